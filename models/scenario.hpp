@@ -1,0 +1,140 @@
+// ScenarioSpec: a scenario file after validation, with Kafka's defaults filled in and every
+// time in SimTime. parse_scenario() is the only way to build one from JSON; it collects every
+// problem with its JSON path so the user can fix them in one pass. It does not simulate.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/distribution.hpp"
+#include "sim/time.hpp"
+
+namespace rsim {
+
+/// The protocol variants of the contract: classic-eager, classic-cooperative, consumer, share.
+inline const std::vector<std::string>& protocol_variants() {
+  static const std::vector<std::string> v{"classic-eager", "classic-cooperative", "consumer",
+                                          "share"};
+  return v;
+}
+/// "classic" for classic-*, else the variant itself ("consumer", "share").
+std::string group_protocol_of(const std::string& variant);
+
+struct TopicSpec {
+  std::string name;
+  std::int32_t partitions = 1;
+  std::int64_t initial_records = 0;
+  /// Gap between produced records per partition; absent = no production.
+  std::optional<sim::Distribution> produce_gap;
+  double records_per_sec = 0;  // when given as a number (informational; gap is authoritative)
+};
+
+struct ProcessingSpec {
+  sim::Distribution per_record = sim::Distribution::constant(0);
+  sim::Distribution per_batch = sim::Distribution::constant(0);
+};
+
+struct CallbacksSpec {
+  sim::Distribution revoke = sim::Distribution::constant(0);
+  sim::Distribution assign = sim::Distribution::constant(0);
+  sim::Distribution lost = sim::Distribution::constant(0);
+};
+
+enum class CommitMode { Auto, Sync, Async };
+
+struct ConsumerSpec {
+  std::string name;
+  std::string group;
+  std::vector<std::string> topics;
+  /// Kafka consumer configs as written (values as JSON), common to every protocol.
+  std::map<std::string, nlohmann::json> config;
+  /// "classic" / "consumer" / "share" -> configs merged over `config` for runs of that protocol.
+  std::map<std::string, std::map<std::string, nlohmann::json>> config_by_protocol;
+  sim::SimTime poll_timeout = sim::ms(100);
+  ProcessingSpec processing;
+  CallbacksSpec callbacks;
+  CommitMode commit = CommitMode::Auto;
+};
+
+struct EventSpec {
+  sim::SimTime at{0};
+  std::string kind;  // the `do`: start, stop, crash, restart, stall, pause, subscribe, ...
+  std::size_t index = 0;  // position in /events, for messages
+  std::string consumer;
+  std::string topic;
+  std::string group;
+  std::vector<std::string> topics;
+  std::int32_t partitions = 0;
+  sim::SimTime after{0};
+  sim::SimTime for_{0};
+  bool has_for = false;
+  bool graceful = true;
+  sim::SimTime down{0};
+  bool has_down = false;
+  std::vector<std::string> between;
+  std::optional<sim::Distribution> latency;
+  std::optional<double> drop_rate;
+};
+
+struct ExpectSpec {
+  std::optional<std::string> protocol;
+  std::string metric;
+  std::string op;  // ==, !=, <, <=, >, >=
+  nlohmann::json value;
+  std::size_t index = 0;
+};
+
+struct NetworkSpec {
+  sim::Distribution latency = sim::Distribution::constant(1);
+  double drop_rate = 0;
+};
+
+struct ClusterSpec {
+  std::int32_t brokers = 1;
+  /// Broker configs as written; typed access through BrokerConfig.
+  std::map<std::string, nlohmann::json> config;
+};
+
+struct ScenarioSpec {
+  std::string source_path;
+  std::string sha256;  // of the file's bytes
+  std::string name;
+  std::string description;
+  std::uint64_t seed = 1;
+  sim::SimTime duration = sim::ms(60000);
+  std::vector<std::string> protocols{"classic-eager", "consumer"};
+  ClusterSpec cluster;
+  NetworkSpec network;
+  std::vector<TopicSpec> topics;
+  std::vector<ConsumerSpec> consumers;
+  std::vector<EventSpec> events;  // sorted by `at`, stable (file order for equal times)
+  std::vector<ExpectSpec> expect;
+
+  const ConsumerSpec* consumer(const std::string& name) const;
+  const TopicSpec* topic(const std::string& name) const;
+};
+
+/// Every problem found in one input, each "JSON path: what is wrong" (with a suggestion where
+/// one helps). what() is the whole list, one per line, each prefixed by the file name.
+class ScenarioError : public std::exception {
+ public:
+  ScenarioError(std::string file, std::vector<std::string> problems);
+  const char* what() const noexcept override { return message_.c_str(); }
+  const std::vector<std::string>& problems() const { return problems_; }
+
+ private:
+  std::string file_;
+  std::vector<std::string> problems_;
+  std::string message_;
+};
+
+/// Parses and validates a scenario; throws ScenarioError listing every problem.
+ScenarioSpec parse_scenario(const nlohmann::json& doc, const std::string& source_path);
+/// Reads the file (not JSON → ScenarioError with the parser's line and column), then parses.
+ScenarioSpec load_scenario_file(const std::string& path);
+
+}  // namespace rsim
