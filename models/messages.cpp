@@ -1,0 +1,55 @@
+#include "models/messages.hpp"
+
+#include <type_traits>
+
+namespace rsim {
+
+namespace {
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+}  // namespace
+
+const char* api_name(const Message& m) {
+  return std::visit(
+      Overloaded{
+          [](const FindCoordinatorRequest&) { return "FindCoordinator"; },
+          [](const FindCoordinatorResponse&) { return "FindCoordinator"; },
+          [](const JoinGroupRequest&) { return "JoinGroup"; },
+          [](const JoinGroupResponse&) { return "JoinGroup"; },
+          [](const SyncGroupRequest&) { return "SyncGroup"; },
+          [](const SyncGroupResponse&) { return "SyncGroup"; },
+          [](const HeartbeatRequest&) { return "Heartbeat"; },
+          [](const HeartbeatResponse&) { return "Heartbeat"; },
+          [](const LeaveGroupRequest&) { return "LeaveGroup"; },
+          [](const LeaveGroupResponse&) { return "LeaveGroup"; },
+          [](const OffsetCommitRequest&) { return "OffsetCommit"; },
+          [](const OffsetCommitResponse&) { return "OffsetCommit"; },
+      },
+      m);
+}
+
+bool is_response(const Message& m) {
+  return std::visit(
+      [](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        return std::is_same_v<T, FindCoordinatorResponse> || std::is_same_v<T, JoinGroupResponse> ||
+               std::is_same_v<T, SyncGroupResponse> || std::is_same_v<T, HeartbeatResponse> ||
+               std::is_same_v<T, LeaveGroupResponse> || std::is_same_v<T, OffsetCommitResponse>;
+      },
+      m);
+}
+
+ErrorCode error_of(const Message& m) {
+  return std::visit(
+      [](const auto& v) -> ErrorCode {
+        if constexpr (requires { v.error; }) return v.error;
+        else return ErrorCode::NONE;
+      },
+      m);
+}
+
+}  // namespace rsim

@@ -1,0 +1,140 @@
+// The Kafka requests and responses the simulated clients and brokers exchange, as a closed
+// std::variant. Field names follow Kafka's message schemas (clients/src/main/resources/common/
+// message/*.json) in snake_case; subscriptions and assignments are kept decoded, not as bytes.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "models/errors.hpp"
+#include "models/topic_partition.hpp"
+
+namespace rsim {
+
+/// ConsumerProtocolSubscription: what a classic consumer embeds in JoinGroup for each assignor.
+struct Subscription {
+  std::vector<std::string> topics;
+  TopicPartitions owned_partitions;
+  std::int32_t generation_id = -1;
+  std::optional<std::string> rack;
+  bool operator==(const Subscription&) const = default;
+};
+
+struct JoinGroupProtocol {
+  std::string name;  // the assignor's name, e.g. "range"
+  Subscription metadata;
+  bool operator==(const JoinGroupProtocol&) const = default;
+};
+
+struct FindCoordinatorRequest {
+  std::string key;  // the group id (key type GROUP)
+};
+struct FindCoordinatorResponse {
+  ErrorCode error = ErrorCode::NONE;
+  std::int32_t node_id = -1;
+};
+
+struct JoinGroupRequest {
+  std::string group_id;
+  std::int32_t session_timeout_ms = 0;
+  std::int32_t rebalance_timeout_ms = 0;
+  std::string member_id;
+  std::optional<std::string> group_instance_id;
+  std::string protocol_type = "consumer";
+  std::vector<JoinGroupProtocol> protocols;
+  std::string client_id;
+  std::string reason;
+};
+struct JoinGroupResponseMember {
+  std::string member_id;
+  std::optional<std::string> group_instance_id;
+  Subscription metadata;
+};
+struct JoinGroupResponse {
+  ErrorCode error = ErrorCode::NONE;
+  std::int32_t generation_id = -1;
+  std::string protocol_name;
+  std::string leader;
+  bool skip_assignment = false;
+  std::string member_id;
+  std::vector<JoinGroupResponseMember> members;  // only for the leader
+};
+
+struct SyncGroupAssignment {
+  std::string member_id;
+  TopicPartitions assignment;
+};
+struct SyncGroupRequest {
+  std::string group_id;
+  std::int32_t generation_id = -1;
+  std::string member_id;
+  std::optional<std::string> group_instance_id;
+  std::string protocol_type = "consumer";
+  std::string protocol_name;
+  std::vector<SyncGroupAssignment> assignments;  // only the leader's is non-empty
+};
+struct SyncGroupResponse {
+  ErrorCode error = ErrorCode::NONE;
+  std::string protocol_name;
+  TopicPartitions assignment;
+};
+
+struct HeartbeatRequest {
+  std::string group_id;
+  std::int32_t generation_id = -1;
+  std::string member_id;
+  std::optional<std::string> group_instance_id;
+};
+struct HeartbeatResponse {
+  ErrorCode error = ErrorCode::NONE;
+};
+
+struct LeaveGroupMember {
+  std::string member_id;
+  std::optional<std::string> group_instance_id;
+  std::string reason;
+};
+struct LeaveGroupRequest {
+  std::string group_id;
+  std::vector<LeaveGroupMember> members;
+};
+struct LeaveGroupResponse {
+  ErrorCode error = ErrorCode::NONE;
+  std::vector<ErrorCode> member_errors;
+};
+
+struct CommittedOffset {
+  TopicPartition partition;
+  std::int64_t offset = 0;
+};
+struct OffsetCommitRequest {
+  std::string group_id;
+  std::int32_t generation_id = -1;  // generation_id_or_member_epoch
+  std::string member_id;
+  std::optional<std::string> group_instance_id;
+  std::vector<CommittedOffset> offsets;
+};
+struct OffsetCommitResponse {
+  ErrorCode error = ErrorCode::NONE;  // the same for every partition of the request here
+};
+
+using Message = std::variant<FindCoordinatorRequest, FindCoordinatorResponse, JoinGroupRequest,
+                             JoinGroupResponse, SyncGroupRequest, SyncGroupResponse,
+                             HeartbeatRequest, HeartbeatResponse, LeaveGroupRequest,
+                             LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse>;
+
+/// What travels on the simulated network: a request or response with its correlation id.
+struct Envelope {
+  std::int32_t correlation_id = 0;
+  Message message;
+};
+
+/// Kafka's request name ("JoinGroup") for a request or response alternative.
+const char* api_name(const Message& m);
+bool is_response(const Message& m);
+/// The error of a response (NONE for requests).
+ErrorCode error_of(const Message& m);
+
+}  // namespace rsim

@@ -1,0 +1,117 @@
+#include "sim/kernel.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace sim {
+
+void assertion_failed(const char* expr, const char* file, int line, const std::string& detail) {
+  throw InvariantViolation(fmt::format("{}:{}: invariant violated: {}{}{}", file, line, expr,
+                                       detail.empty() ? "" : ": ", detail));
+}
+
+void Kernel::push(SimTime at, EventTarget* target, std::uint64_t arg) {
+  heap_.push_back(Event{at, next_seq_++, target, arg});
+  std::push_heap(heap_.begin(), heap_.end(), later);
+}
+
+Kernel::Event Kernel::pop() {
+  std::pop_heap(heap_.begin(), heap_.end(), later);
+  const Event e = heap_.back();
+  heap_.pop_back();
+  return e;
+}
+
+void Kernel::schedule_closure_after(SimTime delay, std::function<void()> fn) {
+  schedule_after(delay, &closures_, closures_.add(std::move(fn)));
+}
+
+std::uint64_t Kernel::run(SimTime stop_at, std::uint64_t max_events) {
+  stopped_ = false;
+  std::uint64_t count = 0;
+  while (!heap_.empty() && count < max_events && !stopped_) {
+    if (heap_.front().at > stop_at) {
+      now_ = stop_at;
+      return count;
+    }
+    const Event e = pop();
+    SIM_ASSERT(e.at >= now_);  // time never goes back
+    now_ = e.at;
+    ++count;
+    ++fired_;
+    e.target->fire(e.arg);
+  }
+  if (heap_.empty() && now_ < stop_at && !stopped_ && count < max_events) now_ = stop_at;
+  return count;
+}
+
+std::uint64_t Kernel::ClosurePool::add(std::function<void()> fn) {
+  if (!free_.empty()) {
+    const std::uint64_t slot = free_.back();
+    free_.pop_back();
+    slots_[slot] = std::move(fn);
+    return slot;
+  }
+  slots_.push_back(std::move(fn));
+  return slots_.size() - 1;
+}
+
+void Kernel::ClosurePool::fire(std::uint64_t slot) {
+  std::function<void()> fn = std::move(slots_[slot]);
+  slots_[slot] = nullptr;
+  free_.push_back(slot);
+  fn();
+}
+
+void Activity::unstall() {
+  stalled_ = false;
+  release();
+}
+
+void Activity::release() {
+  if (!runnable() || deferred_.empty()) return;
+  // Deferred work runs now, in the order it was deferred, as fresh events at this instant.
+  auto work = std::move(deferred_);
+  deferred_.clear();
+  for (const auto& [target, arg] : work) process_.kernel().schedule_after(SimTime::zero(), target, arg);
+}
+
+void Process::start() {
+  alive_ = true;
+  paused_ = false;
+  ++incarnation_;
+  for (Activity* a : activities_) {
+    a->stalled_ = false;
+    a->deferred_.clear();
+  }
+}
+
+void Process::kill() {
+  alive_ = false;
+  paused_ = false;
+  for (Activity* a : activities_) a->deferred_.clear();
+}
+
+void Process::resume() {
+  paused_ = false;
+  for (Activity* a : activities_) a->release();
+}
+
+void Timer::fire(std::uint64_t generation) {
+  if (generation != generation_ || !armed_) return;  // cancelled or re-armed since
+  if (activity_ != nullptr) {
+    if (!activity_->process().alive()) {
+      armed_ = false;
+      return;
+    }
+    if (!activity_->runnable()) {
+      activity_->defer(this, generation);
+      return;
+    }
+  }
+  armed_ = false;
+  on_expiry_();
+}
+
+}  // namespace sim

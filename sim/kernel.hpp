@@ -1,0 +1,176 @@
+// The discrete-event kernel: a virtual clock, an event queue ordered by (time, insertion
+// sequence), re-armable timers, and processes whose activities (threads) can be stopped.
+// It knows nothing about Kafka. Hot-path events carry a target pointer and a 64-bit argument,
+// so firing them allocates nothing; closures (std::function) are for rare, scripted events.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/assert.hpp"
+#include "sim/time.hpp"
+
+namespace sim {
+
+class Kernel;
+
+/// Anything an event can fire. `arg` is the event's own 64-bit payload.
+class EventTarget {
+ public:
+  virtual ~EventTarget() = default;
+  virtual void fire(std::uint64_t arg) = 0;
+};
+
+class Kernel {
+ public:
+  SimTime now() const { return now_; }
+
+  /// Queues target->fire(arg) at now + delay. Equal times fire in scheduling order.
+  void schedule_after(SimTime delay, EventTarget* target, std::uint64_t arg = 0) {
+    SIM_ASSERT(delay >= SimTime::zero());
+    push(now_ + delay, target, arg);
+  }
+  void schedule_at(SimTime at, EventTarget* target, std::uint64_t arg = 0) {
+    SIM_ASSERT(at >= now_);
+    push(at, target, arg);
+  }
+  /// A one-off closure (scenario script, rare protocol steps). Allocates; not for hot paths.
+  void schedule_closure_after(SimTime delay, std::function<void()> fn);
+
+  /// Fires events in (at, seq) order until none are left, the next is later than `stop_at`,
+  /// or `max_events` have fired. Returns the number fired. The clock ends at the last event
+  /// fired, or at `stop_at` if the queue ran past it.
+  std::uint64_t run(SimTime stop_at, std::uint64_t max_events = UINT64_MAX);
+  /// Ends run() after the current event.
+  void stop() { stopped_ = true; }
+  std::size_t pending() const { return heap_.size(); }
+  std::uint64_t fired() const { return fired_; }
+
+ private:
+  struct Event {
+    SimTime at;
+    std::uint64_t seq;
+    EventTarget* target;
+    std::uint64_t arg;
+  };
+  static bool later(const Event& a, const Event& b) {
+    return a.at != b.at ? a.at > b.at : a.seq > b.seq;
+  }
+  void push(SimTime at, EventTarget* target, std::uint64_t arg);
+  Event pop();
+
+  class ClosurePool : public EventTarget {
+   public:
+    std::uint64_t add(std::function<void()> fn);
+    void fire(std::uint64_t arg) override;
+
+   private:
+    std::vector<std::function<void()>> slots_;
+    std::vector<std::uint64_t> free_;
+  };
+
+  SimTime now_{0};
+  std::uint64_t next_seq_ = 0;
+  std::uint64_t fired_ = 0;
+  bool stopped_ = false;
+  std::vector<Event> heap_;  // binary min-heap on (at, seq)
+  ClosurePool closures_;
+};
+
+class Process;
+
+/// One thread of a process (an application thread, a heartbeat thread). Work for a stopped
+/// activity waits, in order, and runs when it may run again.
+class Activity {
+ public:
+  Activity(Process& process, std::string name) : process_(process), name_(std::move(name)) {}
+  Activity(const Activity&) = delete;
+  Activity& operator=(const Activity&) = delete;
+
+  bool runnable() const;
+  bool stalled() const { return stalled_; }
+  void stall() { stalled_ = true; }
+  void unstall();
+  /// Keeps target->fire(arg) until the activity can run; then it runs at that instant.
+  void defer(EventTarget* target, std::uint64_t arg) { deferred_.push_back({target, arg}); }
+  Process& process() { return process_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  friend class Process;
+  void release();
+  Process& process_;
+  std::string name_;
+  bool stalled_ = false;
+  std::vector<std::pair<EventTarget*, std::uint64_t>> deferred_;
+};
+
+/// A simulated OS process: it runs, is paused (everything freezes, work waits), or is dead
+/// (crashed or stopped: work is dropped). Restarting is modelled by the owner building a new
+/// incarnation; `incarnation()` lets stale work recognise itself.
+class Process {
+ public:
+  explicit Process(Kernel& kernel) : kernel_(kernel) {}
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  Kernel& kernel() { return kernel_; }
+  bool alive() const { return alive_; }
+  bool paused() const { return paused_; }
+  std::uint64_t incarnation() const { return incarnation_; }
+
+  void start();  // alive again, a new incarnation
+  void kill();   // dead: deferred work dropped
+  void pause() { paused_ = true; }
+  void resume();
+  void attach(Activity* activity) { activities_.push_back(activity); }
+
+ private:
+  Kernel& kernel_;
+  bool alive_ = false;
+  bool paused_ = false;
+  std::uint64_t incarnation_ = 0;
+  std::vector<Activity*> activities_;
+};
+
+inline bool Activity::runnable() const {
+  return process_.alive() && !process_.paused() && !stalled_;
+}
+
+/// A re-armable timer. arm() replaces any pending expiry in O(log n) (the stale heap entry is
+/// skipped when it surfaces); cancel() is O(1). If bound to an activity that cannot run when
+/// it expires, the callback waits for the activity.
+class Timer : public EventTarget {
+ public:
+  Timer(Kernel& kernel, std::function<void()> on_expiry, Activity* activity = nullptr)
+      : kernel_(kernel), on_expiry_(std::move(on_expiry)), activity_(activity) {}
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+
+  void arm(SimTime delay) { arm_at(kernel_.now() + delay); }
+  void arm_at(SimTime at) {
+    deadline_ = at;
+    ++generation_;
+    armed_ = true;
+    kernel_.schedule_at(at, this, generation_);
+  }
+  void cancel() {
+    ++generation_;
+    armed_ = false;
+  }
+  bool armed() const { return armed_; }
+  SimTime deadline() const { return deadline_; }
+  void fire(std::uint64_t generation) override;
+
+ private:
+  Kernel& kernel_;
+  std::function<void()> on_expiry_;
+  Activity* activity_;
+  std::uint64_t generation_ = 0;
+  SimTime deadline_{0};
+  bool armed_ = false;
+};
+
+}  // namespace sim

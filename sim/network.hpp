@@ -1,0 +1,150 @@
+// Network<Payload>: named endpoints joined by links with a latency distribution, a drop rate
+// and a cut switch. One link is one TCP connection: it never reorders. Messages for an endpoint
+// whose receiving activity is stopped (a paused process) wait and arrive, in order, when it
+// resumes; messages for a dead process are lost. Generic over the payload; no Kafka here.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/distribution.hpp"
+#include "sim/kernel.hpp"
+#include "sim/rng.hpp"
+#include "sim/trace.hpp"
+
+namespace sim {
+
+using NodeId = std::uint32_t;
+
+struct LinkSpec {
+  Distribution latency = Distribution::constant(1);
+  std::uint32_t drop_ppm = 0;  // parts per million
+};
+
+template <typename Payload>
+class Network {
+ public:
+  using Handler = std::function<void(NodeId from, Payload&& payload)>;
+
+  Network(Kernel& kernel, Tracer* tracer, Rng rng, LinkSpec defaults)
+      : kernel_(kernel), tracer_(tracer), rng_(std::move(rng)), defaults_(std::move(defaults)) {}
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
+
+  /// `receiver` (may be null) is the activity that takes delivery: while it cannot run,
+  /// messages wait.
+  NodeId add_node(std::string name, Activity* receiver, Handler handler) {
+    nodes_.push_back(std::make_unique<Node>(*this, static_cast<NodeId>(nodes_.size()),
+                                            std::move(name), receiver, std::move(handler)));
+    return nodes_.back()->id;
+  }
+  const std::string& name(NodeId id) const { return nodes_.at(id)->name; }
+  std::size_t size() const { return nodes_.size(); }
+  void set_receiver(NodeId id, Activity* receiver) { nodes_.at(id)->receiver = receiver; }
+
+  /// Sends; returns false if the message was dropped (cut link or random loss).
+  bool send(NodeId from, NodeId to, Payload payload) {
+    Link& l = link(from, to);
+    if (l.cut || rng_.chance_ppm(l.spec.drop_ppm)) {
+      if (tracer_ != nullptr)
+        tracer_->emit("net.drop", {{"from", name(from)}, {"to", name(to)},
+                                   {"reason", l.cut ? "cut" : "loss"}});
+      return false;
+    }
+    const SimTime arrival = std::max(l.last_delivery, kernel_.now() + l.spec.latency.sample(rng_));
+    l.last_delivery = arrival;
+    l.in_flight.push_back(std::move(payload));
+    kernel_.schedule_at(arrival, &l, 0);
+    return true;
+  }
+
+  /// Changes one direction of a link (latency and/or loss); the change applies to later sends.
+  void set_link(NodeId from, NodeId to, const LinkSpec& spec) { link(from, to).spec = spec; }
+  const LinkSpec& link_spec(NodeId from, NodeId to) { return link(from, to).spec; }
+  void set_cut(NodeId from, NodeId to, bool cut) { link(from, to).cut = cut; }
+  bool is_cut(NodeId from, NodeId to) { return link(from, to).cut; }
+  const LinkSpec& defaults() const { return defaults_; }
+
+ private:
+  struct Node;
+  struct Link : EventTarget {
+    Link(Network& net, NodeId from, NodeId to, LinkSpec spec)
+        : net(net), from(from), to(to), spec(std::move(spec)) {}
+    void fire(std::uint64_t) override {
+      Payload p = std::move(in_flight.front());
+      in_flight.pop_front();
+      net.nodes_[to]->arrive(from, std::move(p));
+    }
+    Network& net;
+    NodeId from, to;
+    LinkSpec spec;
+    bool cut = false;
+    SimTime last_delivery{0};
+    std::deque<Payload> in_flight;
+  };
+
+  struct Node : EventTarget {
+    Node(Network& net, NodeId id, std::string name, Activity* receiver, Handler handler)
+        : net(net), id(id), name(std::move(name)), receiver(receiver), handler(std::move(handler)) {}
+    void arrive(NodeId from, Payload&& p) {
+      if (receiver != nullptr) {
+        if (!receiver->process().alive()) {
+          held.clear();
+          return;  // a dead process receives nothing
+        }
+        if (!receiver->runnable() || !held.empty()) {
+          const bool first = held.empty();
+          held.emplace_back(from, std::move(p));
+          if (first) {
+            if (receiver->runnable()) net.kernel_.schedule_after(SimTime::zero(), this, 0);
+            else receiver->defer(this, 0);
+          }
+          return;
+        }
+      }
+      handler(from, std::move(p));
+    }
+    void fire(std::uint64_t) override {  // release held messages, in arrival order
+      while (!held.empty()) {
+        if (receiver != nullptr && !receiver->process().alive()) {
+          held.clear();
+          return;
+        }
+        if (receiver != nullptr && !receiver->runnable()) {
+          receiver->defer(this, 0);
+          return;
+        }
+        auto [from, p] = std::move(held.front());
+        held.pop_front();
+        handler(from, std::move(p));
+      }
+    }
+    Network& net;
+    NodeId id;
+    std::string name;
+    Activity* receiver;
+    Handler handler;
+    std::deque<std::pair<NodeId, Payload>> held;
+  };
+
+  Link& link(NodeId from, NodeId to) {
+    auto& slot = links_[{from, to}];
+    if (!slot) slot = std::make_unique<Link>(*this, from, to, defaults_);
+    return *slot;
+  }
+
+  Kernel& kernel_;
+  Tracer* tracer_;
+  Rng rng_;
+  LinkSpec defaults_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::map<std::pair<NodeId, NodeId>, std::unique_ptr<Link>> links_;
+};
+
+}  // namespace sim
