@@ -50,7 +50,9 @@ struct ConsumerSpec {
   std::string name;
   std::string group;
   std::vector<std::string> topics;
-  /// Kafka consumer configs as written (values as JSON), common to every protocol.
+  /// Kafka consumer configs (values as JSON), common to every protocol. parse_scenario stores
+  /// them normalized: integers as numbers, booleans as booleans, lists as arrays, assignor class
+  /// names as short names ("45000" and 45000 both become 45000).
   std::map<std::string, nlohmann::json> config;
   /// "classic" / "consumer" / "share" -> configs merged over `config` for runs of that protocol.
   std::map<std::string, std::map<std::string, nlohmann::json>> config_by_protocol;
@@ -97,6 +99,9 @@ struct ClusterSpec {
   std::int32_t brokers = 1;
   /// Broker configs as written; typed access through BrokerConfig.
   std::map<std::string, nlohmann::json> config;
+  /// Simulator knob, not a Kafka config (`cluster.write_latency_ms`): time from appending a
+  /// __consumer_offsets record to its commit (replication). 0 = a single-replica idle shard.
+  sim::Distribution write_latency = sim::Distribution::constant(0);
 };
 
 struct ScenarioSpec {
@@ -136,5 +141,20 @@ class ScenarioError : public std::exception {
 ScenarioSpec parse_scenario(const nlohmann::json& doc, const std::string& source_path);
 /// Reads the file (not JSON → ScenarioError with the parser's line and column), then parses.
 ScenarioSpec load_scenario_file(const std::string& path);
+
+/// The event kinds (`do`), in the order of the format documentation.
+const std::vector<std::string>& event_kinds();
+/// The keys parse_scenario accepts at each level, by level name, sorted; scenarios/schema.json must
+/// list exactly these (tests/models/scenario_loader_test.cpp checks it). Levels: "scenario",
+/// "cluster", "network", "topic", "produce", "consumer", "config_by_protocol", "processing",
+/// "callbacks", "expect", "event:<do>" per event kind, "distribution:<dist>" per distribution.
+/// Kafka config keys are listed by consumer_config_specs() / broker_config_specs() (config.hpp).
+const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys();
+/// The subset of scenario_accepted_keys() that must be present, by the same level names.
+const std::map<std::string, std::vector<std::string>>& scenario_required_keys();
+/// The distribution names: constant, uniform, exponential, normal, lognormal.
+const std::vector<std::string>& distribution_kinds();
+/// The best match for `word` among `candidates` by edit distance, or "" if none is close.
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
 
 }  // namespace rsim
