@@ -28,6 +28,9 @@ struct ClientAssignorInput {
   /// Optional: topic -> per partition, the sorted distinct racks of its replicas.
   std::map<std::string, std::vector<std::vector<std::string>>> partition_racks;
   std::vector<ClientMember> members;
+  /// Test-only switch of Kafka's client assignors: take the rack-aware path whenever consumer
+  /// and partition racks overlap, even if every partition has a replica on every rack.
+  bool prefer_rack_aware_logic = false;
 };
 
 /// member id -> assigned partitions (in the assignor's output order). Every input member is a key.
