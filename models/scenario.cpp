@@ -588,6 +588,12 @@ std::string closest_match(const std::string& word, const std::vector<std::string
       best = c;
     }
   }
+  // A truncated name ("classic" for "classic-eager") is far in edits but obvious.
+  if (best.empty() && w.size() >= 3) {
+    for (const auto& c : candidates) {
+      if (lower(c).starts_with(w)) return c;
+    }
+  }
   return best;
 }
 
