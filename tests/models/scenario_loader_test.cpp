@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -955,4 +956,24 @@ TEST_CASE("sample documents: the loader accepts and rejects what schema.json doe
     CAPTURE(text);
     CHECK(problems(json::parse(text)).empty() == valid);
   }
+}
+
+TEST_CASE("the complete example of docs/scenario-format.md loads") {
+  // The documentation's example must stay a valid scenario.
+  std::ifstream in(std::string(RSIM_SOURCE_DIR) + "/docs/scenario-format.md");
+  REQUIRE(in.good());
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const auto heading = text.find("## A complete example");
+  REQUIRE(heading != std::string::npos);
+  const auto open = text.find("```json\n", heading);
+  REQUIRE(open != std::string::npos);
+  const auto close = text.find("```", open + 8);
+  REQUIRE(close != std::string::npos);
+  const auto s = rsim::parse_scenario(json::parse(text.substr(open + 8, close - open - 8)),
+                                      "docs/scenario-format.md");
+  CHECK(s.protocols.size() == 3);
+  CHECK(s.consumers.size() == 3);
+  CHECK(rsim::resolve_consumer_config(*s.consumer("B"), "classic-eager", 2).session_timeout_ms ==
+        10000);
+  CHECK(rsim::resolve_consumer_config(*s.consumer("C"), "consumer", 3).max_poll_records == 100);
 }
