@@ -1,0 +1,133 @@
+#include "models/assignors/server_java_order.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace rsim::assignors::server_java {
+namespace {
+
+int base64url_value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '-') return 62;
+  if (c == '_') return 63;
+  return -1;
+}
+
+std::size_t table_size_for(std::size_t wanted) {
+  std::size_t size = 1;
+  while (size < wanted) size <<= 1;
+  return size;
+}
+
+}  // namespace
+
+std::optional<Uuid> parse_uuid(std::string_view text) {
+  // 22 characters carry 132 bits: 16 bytes and 4 zero bits (no padding, as Kafka prints it).
+  if (text.size() != 22) return std::nullopt;
+  std::uint64_t halves[2] = {0, 0};
+  int bit = 0;
+  for (const char c : text) {
+    const int v = base64url_value(c);
+    if (v < 0) return std::nullopt;
+    for (int k = 5; k >= 0; --k, ++bit) {
+      const std::uint64_t b = (static_cast<std::uint64_t>(v) >> k) & 1U;
+      // Java's decoder drops the 4 bits past the 16th byte without looking at them.
+      if (bit < 128) halves[bit / 64] = (halves[bit / 64] << 1) | b;
+    }
+  }
+  return Uuid{static_cast<std::int64_t>(halves[0]), static_cast<std::int64_t>(halves[1])};
+}
+
+std::int32_t uuid_hash(const Uuid& id) {
+  const auto x = static_cast<std::uint64_t>(id.most ^ id.least);
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(x >> 32) ^
+                                   static_cast<std::uint32_t>(x));
+}
+
+std::int32_t string_hash(std::string_view utf8) {
+  std::uint32_t h = 0;
+  const auto unit = [&h](std::uint32_t u) { h = 31U * h + u; };
+  for (std::size_t i = 0; i < utf8.size();) {
+    const auto c = static_cast<unsigned char>(utf8[i]);
+    std::uint32_t cp = c;
+    std::size_t len = 1;
+    if (c >= 0xF0) {
+      len = 4;
+      cp = c & 0x07U;
+    } else if (c >= 0xE0) {
+      len = 3;
+      cp = c & 0x0FU;
+    } else if (c >= 0xC0) {
+      len = 2;
+      cp = c & 0x1FU;
+    }
+    if (i + len > utf8.size()) {  // a truncated sequence: hash the byte as it is
+      len = 1;
+      cp = c;
+    }
+    for (std::size_t k = 1; k < len; ++k) {
+      cp = (cp << 6) | (static_cast<unsigned char>(utf8[i + k]) & 0x3FU);
+    }
+    if (cp >= 0x10000) {  // a surrogate pair in UTF-16
+      cp -= 0x10000;
+      unit(0xD800U + (cp >> 10));
+      unit(0xDC00U + (cp & 0x3FFU));
+    } else {
+      unit(cp);
+    }
+    i += len;
+  }
+  return static_cast<std::int32_t>(h);
+}
+
+std::int32_t topic_id_hash(std::string_view id) {
+  const auto uuid = parse_uuid(id);
+  return uuid ? uuid_hash(*uuid) : string_hash(id);
+}
+
+int compare_topic_ids(std::string_view a, std::string_view b) {
+  const auto ua = parse_uuid(a);
+  const auto ub = parse_uuid(b);
+  if (ua && ub) {
+    if (ua->most != ub->most) return ua->most < ub->most ? -1 : 1;
+    if (ua->least != ub->least) return ua->least < ub->least ? -1 : 1;
+    return 0;
+  }
+  if (ua.has_value() != ub.has_value()) return ua ? -1 : 1;
+  const int c = a.compare(b);
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+std::size_t bucket_of(std::int32_t hash, std::size_t capacity) {
+  const auto h = static_cast<std::uint32_t>(hash);
+  return static_cast<std::size_t>(h ^ (h >> 16)) & (capacity - 1);
+}
+
+std::size_t copy_capacity(std::size_t n) {
+  // HashSet(Collection): initial capacity max((int) (n / .75f) + 1, 16), rounded up to a power
+  // of two; n entries never exceed 3/4 of that, so no resize follows.
+  const auto wanted = static_cast<std::size_t>(static_cast<float>(n) / 0.75F) + 1;
+  return table_size_for(std::max<std::size_t>(wanted, 16));
+}
+
+std::size_t growth_capacity(std::size_t n) {
+  std::size_t capacity = 16;
+  while (n > capacity / 4 * 3) capacity <<= 1;
+  return capacity;
+}
+
+std::vector<std::size_t> iteration_order(const std::vector<std::int32_t>& hashes,
+                                         std::size_t capacity) {
+  std::vector<std::size_t> order(hashes.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  // A resize splits each bucket keeping relative order, so within a bucket it stays insertion
+  // order whatever the table's history.
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return bucket_of(hashes[a], capacity) < bucket_of(hashes[b], capacity);
+  });
+  return order;
+}
+
+}  // namespace rsim::assignors::server_java

@@ -1,0 +1,43 @@
+// Java hashing and iteration order as Kafka's group coordinator meets them: Uuid and String
+// hash codes, Uuid.compareTo, and the bucket order of HashMap/HashSet tables. The server-side
+// assignors use it where Kafka's results depend on Java's iteration order; nothing else does.
+// It does not model tree bins (a bucket past 8 entries), which well-spread hashes never reach.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace rsim::assignors::server_java {
+
+/// A Kafka Uuid: two signed 64-bit halves, as Java holds them.
+struct Uuid {
+  std::int64_t most = 0;
+  std::int64_t least = 0;
+};
+
+/// Decodes Kafka's 22-character url-safe base64 form; nullopt for anything else.
+std::optional<Uuid> parse_uuid(std::string_view text);
+/// Uuid.hashCode(): the two 32-bit halves of (most XOR least), XORed.
+std::int32_t uuid_hash(const Uuid& id);
+/// String.hashCode() over UTF-16 code units (input is UTF-8).
+std::int32_t string_hash(std::string_view utf8);
+/// The hash Java would use for a topic id given as a string: the Uuid's when it parses as one.
+std::int32_t topic_id_hash(std::string_view id);
+/// Uuid.compareTo for ids that parse, String.compareTo order otherwise (parsed ids first).
+int compare_topic_ids(std::string_view a, std::string_view b);
+
+/// HashMap's bucket of a key hash in a table of `capacity` (a power of two) buckets.
+std::size_t bucket_of(std::int32_t hash, std::size_t capacity);
+/// Table size of `new HashSet<>(collection)` / `new HashMap<>(map)` for `n` elements.
+std::size_t copy_capacity(std::size_t n);
+/// Table size of a default-constructed HashMap after `n` puts (16, doubling past 3/4 full).
+std::size_t growth_capacity(std::size_t n);
+
+/// Positions 0..hashes.size()-1 in the order a table of `capacity` buckets iterates keys with
+/// these hashes, inserted in position order (bucket ascending, then insertion order).
+std::vector<std::size_t> iteration_order(const std::vector<std::int32_t>& hashes,
+                                         std::size_t capacity);
+
+}  // namespace rsim::assignors::server_java
