@@ -170,10 +170,14 @@ MemberAssignment GroupView::make_assignment(
   int last = -1;
   for (auto& [t, partitions] : parts) {
     if (partitions.empty()) continue;
-    if (t == last) {  // kept and newly added partitions of one topic
+    // Kept and newly added partitions of one topic may arrive unsorted or in two entries.
+    if (!std::is_sorted(partitions.begin(), partitions.end())) {
+      std::sort(partitions.begin(), partitions.end());
+    }
+    if (t == last) {
       auto& merged = std::prev(out.end())->second;
-      merged.insert(merged.end(), partitions.begin(), partitions.end());
-      std::sort(merged.begin(), merged.end());
+      const auto middle = merged.insert(merged.end(), partitions.begin(), partitions.end());
+      std::inplace_merge(merged.begin(), middle, merged.end());
       continue;
     }
     out.emplace_hint(out.end(), input_.topics[static_cast<std::size_t>(t)].id,
