@@ -1,0 +1,954 @@
+#include "models/classic_consumer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "models/assignors/client_assignor.hpp"
+#include "sim/assert.hpp"
+
+namespace rsim {
+
+namespace {
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+nlohmann::ordered_json partition_list(const TopicPartitions& tps) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& tp : tps) list.push_back(tp.str());
+  return list;
+}
+
+TopicPartitions sorted(TopicPartitions tps) {
+  std::sort(tps.begin(), tps.end());
+  return tps;
+}
+
+TopicPartitions minus(const TopicPartitions& a, const TopicPartitions& b) {
+  TopicPartitions out;
+  for (const auto& tp : a)
+    if (std::find(b.begin(), b.end(), tp) == b.end()) out.push_back(tp);
+  return out;
+}
+
+bool retriable_coordinator_error(ErrorCode e) {
+  return e == ErrorCode::COORDINATOR_NOT_AVAILABLE || e == ErrorCode::NOT_COORDINATOR ||
+         e == ErrorCode::NETWORK_EXCEPTION || e == ErrorCode::REQUEST_TIMED_OUT;
+}
+}  // namespace
+
+ClassicConsumer::ClassicConsumer(sim::Kernel& kernel, sim::Tracer& tracer,
+                                 sim::Network<Envelope>& network, const ClusterMetadata& cluster,
+                                 const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed)
+    : kernel_(kernel),
+      tracer_(tracer),
+      network_(network),
+      cluster_(cluster),
+      spec_(spec),
+      config_(std::move(config)),
+      rng_(seed, "consumer-" + spec.name),
+      process_(kernel),
+      app_(process_, "application"),
+      heartbeat_thread_(process_, "heartbeat"),
+      poll_return_timer_(kernel, [this] { on_poll_return(); }, &app_),
+      retry_timer_(kernel, [this] { on_app_wake(); }, &app_),
+      auto_commit_timer_(kernel, [this] { on_app_wake(); }, &app_),
+      callback_timer_(kernel, [this] { on_callback_end(); }, &app_),
+      heartbeat_tick_(kernel, [this] { on_heartbeat_tick(); }, &heartbeat_thread_),
+      request_timeout_timer_(kernel, [this] { on_request_timeout_check(); }, &heartbeat_thread_),
+      stall_end_timer_(kernel, [this] {
+        app_.unstall();
+        if (process_.alive() && close_stage_ == CloseStage::None) begin_poll();
+      }),
+      pause_end_timer_(kernel, [this] {
+        if (process_.alive()) process_.resume();
+      }),
+      restart_timer_(kernel, [this] { start(); }) {
+  process_.attach(&app_);
+  process_.attach(&heartbeat_thread_);
+  // Rebalance protocol: the highest one every configured assignor supports (CC:250-274).
+  std::set<assignors::RebalanceProtocol> common{assignors::RebalanceProtocol::Eager,
+                                                assignors::RebalanceProtocol::Cooperative};
+  for (const auto& a : config_.partition_assignment_strategy) {
+    const auto s = assignors::supported_protocols(a);
+    std::set<assignors::RebalanceProtocol> next;
+    for (const auto p : s)
+      if (common.count(p) > 0) next.insert(p);
+    common = std::move(next);
+  }
+  SIM_ASSERT(!common.empty());
+  cooperative_ = *common.rbegin() == assignors::RebalanceProtocol::Cooperative;
+  node_ = network_.add_node(spec_.name, &heartbeat_thread_,
+                            [this](sim::NodeId from, Envelope&& e) { on_message(from, std::move(e)); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Script
+
+void ClassicConsumer::reset_client_state() {
+  state_ = MemberState::UNJOINED;
+  generation_ = Generation{};
+  rejoin_needed_ = true;
+  needs_join_prepare_ = true;
+  join_future_ = JoinFuture::None;
+  prepare_stage_ = PrepareStage::Start;
+  complete_stage_ = CompleteStage::Start;
+  coordinator_.reset();
+  find_coordinator_in_flight_.reset();
+  coordinator_lookup_attempts_ = 0;
+  coordinator_lookup_not_before_ = kernel_.now();
+  is_leader_ = false;
+  owned_.clear();
+  in_poll_ = false;
+  busy_ = false;
+  stop_requested_ = false;
+  fatal_ = false;
+  close_stage_ = CloseStage::None;
+  prepare_commit_id_.reset();
+  close_commit_id_.reset();
+  close_commit_sent_ = false;
+  leave_id_.reset();
+  heartbeat_enabled_ = false;
+  heartbeat_failed_ = false;
+  heartbeat_attempts_ = 0;
+  in_flight_.clear();
+  for (sim::Timer* t : {&poll_return_timer_, &retry_timer_, &auto_commit_timer_, &callback_timer_,
+                        &heartbeat_tick_, &request_timeout_timer_, &stall_end_timer_,
+                        &pause_end_timer_})
+    t->cancel();
+}
+
+void ClassicConsumer::start() {
+  if (process_.alive()) return;
+  reset_client_state();
+  topics_ = spec_.topics;
+  process_.start();
+  nlohmann::ordered_json topics = nlohmann::ordered_json::array();
+  for (const auto& t : topics_) topics.push_back(t);
+  tracer_.emit("consumer.start", {{"consumer", spec_.name},
+                                  {"group", config_.group_id},
+                                  {"topics", topics},
+                                  {"protocol", cooperative_ ? "classic-cooperative" : "classic-eager"}});
+  // The auto-commit timer starts when the consumer is built (CC:247-248).
+  next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
+  last_poll_ = kernel_.now();
+  begin_poll();
+}
+
+void ClassicConsumer::request_stop() {
+  if (!process_.alive() || close_stage_ != CloseStage::None) return;
+  tracer_.emit("consumer.stop", {{"consumer", spec_.name}});
+  stop_requested_ = true;
+}
+
+void ClassicConsumer::crash() {
+  if (!process_.alive()) return;
+  tracer_.emit("consumer.crash", {{"consumer", spec_.name}});
+  process_.kill();
+  reset_client_state();
+}
+
+void ClassicConsumer::restart(sim::SimTime after, bool graceful) {
+  if (!process_.alive()) {
+    restart_timer_.arm(after);
+    return;
+  }
+  if (graceful) {
+    restart_after_ = kernel_.now() + after;
+    request_stop();
+  } else {
+    crash();
+    restart_timer_.arm(after);
+  }
+}
+
+void ClassicConsumer::stall(sim::SimTime duration) {
+  if (!process_.alive()) return;
+  tracer_.emit("consumer.stall", {{"consumer", spec_.name}, {"for_ms", duration.count() / 1000}});
+  // The application is busy outside poll(): nothing of its thread runs until it returns.
+  in_poll_ = false;
+  poll_return_timer_.cancel();
+  app_.stall();
+  stall_end_timer_.arm(duration);
+}
+
+void ClassicConsumer::pause(sim::SimTime duration) {
+  if (!process_.alive()) return;
+  tracer_.emit("consumer.pause", {{"consumer", spec_.name}, {"for_ms", duration.count() / 1000}});
+  process_.pause();
+  pause_end_timer_.arm(duration);
+}
+
+void ClassicConsumer::subscribe(std::vector<std::string> topics) {
+  if (!process_.alive()) {
+    spec_.topics = std::move(topics);
+    return;
+  }
+  topics_ = std::move(topics);
+  spec_.topics = topics_;
+  request_rejoin("subscription changed");
+  on_app_wake();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Application thread: poll() and what ConsumerCoordinator.poll does inside it
+
+void ClassicConsumer::begin_poll() {
+  if (!process_.alive()) return;
+  in_poll_ = true;
+  poll_return_timer_.arm(spec_.poll_timeout);
+  pass();
+}
+
+void ClassicConsumer::on_poll_return() {
+  in_poll_ = false;
+  if (busy_) return;
+  if (stop_requested_) {
+    stop_requested_ = false;
+    close_stage_ = CloseStage::Committing;
+    close_deadline_ = kernel_.now() + sim::ms(std::min<std::int64_t>(30000, config_.request_timeout_ms));
+    continue_close();
+    return;
+  }
+  begin_poll();  // no records are fetched yet, so the loop calls poll() again at once
+}
+
+void ClassicConsumer::on_app_wake() {
+  if (!process_.alive() || busy_ || !app_.runnable()) return;
+  if (close_stage_ != CloseStage::None) {
+    continue_close();
+    return;
+  }
+  if (in_poll_) pass();
+}
+
+void ClassicConsumer::pass() {
+  if (!process_.alive() || busy_ || fatal_ || close_stage_ != CloseStage::None) return;
+  last_poll_ = kernel_.now();  // Heartbeat.poll(): feeds max.poll.interval.ms
+  if (heartbeat_failed_) {
+    fail_fatally(ErrorCode::FENCED_INSTANCE_ID, "heartbeat thread");
+    return;
+  }
+  if (!coordinator_) {
+    ensure_coordinator();
+    return;
+  }
+  if (rejoin_needed_ || join_future_ != JoinFuture::None) {
+    if (!join_group_if_needed()) return;
+  }
+  maybe_auto_commit();
+}
+
+bool ClassicConsumer::join_group_if_needed() {
+  while (rejoin_needed_ || join_future_ != JoinFuture::None) {
+    if (!coordinator_) {
+      ensure_coordinator();
+      return false;
+    }
+    if (needs_join_prepare_) {
+      if (!on_join_prepare()) return false;
+      needs_join_prepare_ = false;
+    }
+    if (join_future_ == JoinFuture::None) {
+      initiate_join_group();
+      return false;
+    }
+    if (join_future_ == JoinFuture::Pending) return false;
+    if (join_future_ == JoinFuture::Succeeded) {
+      if (generation_.id >= 0 && state_ == MemberState::STABLE) {
+        if (!on_join_complete()) return false;
+        join_future_ = JoinFuture::None;
+        needs_join_prepare_ = true;
+      } else {
+        join_future_ = JoinFuture::None;
+        state_ = MemberState::UNJOINED;
+        request_rejoin("generation was reset while the join was completing");
+        needs_join_prepare_ = true;
+      }
+      continue;
+    }
+    // The join failed.
+    const ErrorCode error = join_error_;
+    join_future_ = JoinFuture::None;
+    if (error != ErrorCode::MEMBER_ID_REQUIRED) rejoin_needed_ = true;
+    if (error == ErrorCode::UNKNOWN_MEMBER_ID || error == ErrorCode::ILLEGAL_GENERATION ||
+        error == ErrorCode::REBALANCE_IN_PROGRESS || error == ErrorCode::MEMBER_ID_REQUIRED) {
+      continue;  // retried at once, without backoff (AC:544-548)
+    }
+    if (error == ErrorCode::FENCED_INSTANCE_ID || error == ErrorCode::INCONSISTENT_GROUP_PROTOCOL ||
+        error == ErrorCode::INVALID_SESSION_TIMEOUT || error == ErrorCode::GROUP_MAX_SIZE_REACHED ||
+        error == ErrorCode::INVALID_GROUP_ID) {
+      fail_fatally(error, "JoinGroup/SyncGroup");
+      return false;
+    }
+    retry_timer_.arm(sim::ms(config_.retry_backoff_ms));  // fixed backoff (AC:558)
+    return false;
+  }
+  return true;
+}
+
+bool ClassicConsumer::on_join_prepare() {
+  if (prepare_stage_ == PrepareStage::Start) {
+    // Commit before revocation (auto-commit only), asynchronously, and wait for it (CC:764-806).
+    if (config_.enable_auto_commit && !owned_.empty() && state_ == MemberState::STABLE &&
+        generation_.id >= 0) {
+      prepare_commit_id_ = send_offset_commit("before revocation");
+      prepare_stage_ = PrepareStage::Committing;
+      return false;
+    }
+    prepare_stage_ = PrepareStage::CommitDone;
+  }
+  if (prepare_stage_ == PrepareStage::Committing) return false;
+  if (prepare_stage_ == PrepareStage::CommitDone) {
+    const bool generation_reset = generation_.id < 0 || generation_.member_id.empty();
+    const char* callback = nullptr;
+    const sim::Distribution* duration = nullptr;
+    if (generation_reset) {
+      pending_revoked_ = owned_;
+      if (!owned_.empty()) {
+        callback = "onPartitionsLost";
+        duration = &spec_.callbacks.lost;
+      }
+    } else if (!is_cooperative()) {
+      pending_revoked_ = owned_;  // EAGER: everything, and the callback runs even when empty
+      callback = "onPartitionsRevoked";
+      duration = &spec_.callbacks.revoke;
+    } else {
+      pending_revoked_.clear();
+      for (const auto& tp : owned_)
+        if (std::find(topics_.begin(), topics_.end(), tp.topic) == topics_.end())
+          pending_revoked_.push_back(tp);
+      if (!pending_revoked_.empty()) {
+        callback = "onPartitionsRevoked";
+        duration = &spec_.callbacks.revoke;
+      }
+    }
+    prepare_stage_ = PrepareStage::Revoking;
+    if (callback != nullptr && !start_callback(callback, pending_revoked_, *duration)) return false;
+  }
+  if (prepare_stage_ == PrepareStage::Revoking) {
+    if (!pending_revoked_.empty()) set_owned(minus(owned_, pending_revoked_));
+    pending_revoked_.clear();
+    is_leader_ = false;
+    prepare_stage_ = PrepareStage::Start;
+    return true;
+  }
+  return false;
+}
+
+void ClassicConsumer::initiate_join_group() {
+  state_ = MemberState::PREPARING_REBALANCE;
+  JoinGroupRequest r;
+  r.group_id = config_.group_id;
+  r.session_timeout_ms = static_cast<std::int32_t>(config_.session_timeout_ms);
+  r.rebalance_timeout_ms = static_cast<std::int32_t>(config_.max_poll_interval_ms);
+  r.member_id = generation_.member_id;
+  r.group_instance_id = config_.group_instance_id;
+  r.protocols = join_protocols();
+  r.client_id = config_.client_id;
+  join_future_ = JoinFuture::Pending;
+  // JoinGroup may wait for the whole rebalance: its timeout is max(request.timeout.ms, R + 5 s).
+  send_request(*coordinator_, std::move(r),
+               std::max(config_.request_timeout_ms, config_.max_poll_interval_ms + 5000));
+}
+
+std::vector<JoinGroupProtocol> ClassicConsumer::join_protocols() const {
+  std::vector<JoinGroupProtocol> out;
+  for (const auto& a : config_.partition_assignment_strategy) {
+    Subscription s;
+    s.topics = topics_;
+    s.owned_partitions = owned_;
+    s.generation_id = generation_.id;
+    s.rack = config_.client_rack;
+    out.push_back({a, std::move(s)});
+  }
+  return out;
+}
+
+bool ClassicConsumer::on_join_complete() {
+  if (complete_stage_ == CompleteStage::Start) {
+    is_leader_ = false;
+    // KIP-429: under COOPERATIVE, what moves away is revoked first and a rejoin follows.
+    pending_revoked_ = is_cooperative() ? minus(owned_, join_assignment_) : TopicPartitions{};
+    complete_stage_ = CompleteStage::Revoking;
+    if (!pending_revoked_.empty() &&
+        !start_callback("onPartitionsRevoked", pending_revoked_, spec_.callbacks.revoke))
+      return false;
+  }
+  if (complete_stage_ == CompleteStage::Revoking) {
+    if (!pending_revoked_.empty()) {
+      set_owned(minus(owned_, pending_revoked_));
+      pending_revoked_.clear();
+      request_rejoin("need to revoke partitions and re-join");
+    }
+    const TopicPartitions added = minus(join_assignment_, owned_);
+    set_owned(join_assignment_);
+    next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
+    complete_stage_ = CompleteStage::Assigning;
+    // onPartitionsAssigned is called even with an empty set (CC:468).
+    if (!start_callback("onPartitionsAssigned", sorted(added), spec_.callbacks.assign)) return false;
+  }
+  complete_stage_ = CompleteStage::Start;
+  return true;
+}
+
+void ClassicConsumer::maybe_auto_commit() {
+  if (!config_.enable_auto_commit || state_ != MemberState::STABLE) return;
+  if (kernel_.now() >= next_auto_commit_) {
+    next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
+    if (!owned_.empty()) send_offset_commit("auto-commit");
+  }
+  auto_commit_timer_.arm_at(next_auto_commit_);
+}
+
+std::int32_t ClassicConsumer::send_offset_commit(const std::string& purpose) {
+  OffsetCommitRequest r;
+  r.group_id = config_.group_id;
+  r.generation_id = generation_.id;
+  r.member_id = generation_.member_id;
+  r.group_instance_id = config_.group_instance_id;
+  // Positions: no records are fetched yet, so every assigned partition sits at offset 0.
+  for (const auto& tp : owned_) r.offsets.push_back({tp, 0});
+  const std::int32_t id = send_request(*coordinator_, std::move(r), config_.request_timeout_ms);
+  in_flight_.at(id).api = "OffsetCommit:" + purpose;
+  return id;
+}
+
+// ---------------------------------------------------------------------------------------------
+// close()
+
+void ClassicConsumer::continue_close() {
+  if (!process_.alive() || busy_) return;
+  if (close_stage_ == CloseStage::Committing) {
+    if (!close_commit_sent_ && config_.enable_auto_commit && coordinator_ && !owned_.empty() &&
+        state_ == MemberState::STABLE && kernel_.now() < close_deadline_) {
+      close_commit_sent_ = true;
+      close_commit_id_ = send_offset_commit("close");  // commitSync of allConsumed()
+      return;
+    }
+    if (close_commit_id_) return;  // waiting for the response
+    // Stop the heartbeat thread, then onLeavePrepare (CC:884-911).
+    heartbeat_enabled_ = false;
+    heartbeat_tick_.cancel();
+    close_stage_ = CloseStage::Revoking;
+    pending_revoked_ = owned_;
+    if (!owned_.empty()) {
+      const bool valid = generation_.id >= 0 && !generation_.member_id.empty() &&
+                         state_ == MemberState::STABLE;
+      const bool done = valid ? start_callback("onPartitionsRevoked", owned_, spec_.callbacks.revoke)
+                              : start_callback("onPartitionsLost", owned_, spec_.callbacks.lost);
+      if (!done) return;
+    }
+  }
+  if (close_stage_ == CloseStage::Revoking) {
+    if (!pending_revoked_.empty()) set_owned({});
+    pending_revoked_.clear();
+    close_stage_ = CloseStage::Leaving;
+    maybe_leave_group("the consumer is being closed");
+    if (leave_id_) return;  // wait (bounded) for the LeaveGroup response
+  }
+  if (close_stage_ == CloseStage::Leaving && !leave_id_) finish_close();
+}
+
+void ClassicConsumer::finish_close() {
+  close_stage_ = CloseStage::Closed;
+  tracer_.emit("consumer.closed", {{"consumer", spec_.name}});
+  process_.kill();
+  reset_client_state();
+  if (restart_after_) {
+    const sim::SimTime at = std::max(*restart_after_, kernel_.now());
+    restart_after_.reset();
+    restart_timer_.arm_at(at);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Heartbeat thread (AC:1464-1595)
+
+void ClassicConsumer::enable_heartbeat() {
+  // Enabling resets all three timers: this sets the phase of the generation's heartbeats.
+  heartbeat_enabled_ = true;
+  heartbeat_due_ = kernel_.now() + sim::ms(config_.heartbeat_interval_ms);
+  session_deadline_ = kernel_.now() + sim::ms(config_.session_timeout_ms);
+  last_poll_ = kernel_.now();
+  heartbeat_attempts_ = 0;
+  arm_heartbeat_tick();
+}
+
+void ClassicConsumer::arm_heartbeat_tick() {
+  const sim::SimTime poll_deadline = last_poll_ + sim::ms(config_.max_poll_interval_ms);
+  heartbeat_tick_.arm_at(std::max(kernel_.now(), std::min({heartbeat_due_, session_deadline_, poll_deadline})));
+}
+
+void ClassicConsumer::on_heartbeat_tick() {
+  if (!heartbeat_enabled_ || !process_.alive()) return;
+  if (state_ == MemberState::UNJOINED || state_ == MemberState::PREPARING_REBALANCE) {
+    heartbeat_enabled_ = false;
+    return;
+  }
+  const sim::SimTime now = kernel_.now();
+  if (!coordinator_) {
+    ensure_coordinator();
+    heartbeat_tick_.arm(sim::ms(config_.retry_backoff_ms));
+    return;
+  }
+  if (now >= session_deadline_) {
+    mark_coordinator_unknown("session timed out without receiving a heartbeat response");
+    heartbeat_tick_.arm(sim::ms(config_.retry_backoff_ms));
+    return;
+  }
+  if (now >= last_poll_ + sim::ms(config_.max_poll_interval_ms)) {
+    tracer_.emit("consumer.poll_timeout", {{"consumer", spec_.name},
+                                           {"max_poll_interval_ms", config_.max_poll_interval_ms}});
+    maybe_leave_group("consumer poll timeout has expired.");
+    return;
+  }
+  if (now < heartbeat_due_) {
+    arm_heartbeat_tick();
+    return;
+  }
+  HeartbeatRequest r{config_.group_id, generation_.id, generation_.member_id, config_.group_instance_id};
+  send_request(*coordinator_, std::move(r), config_.request_timeout_ms);
+  heartbeat_due_ = now + sim::ms(config_.heartbeat_interval_ms);  // send-to-send period
+  arm_heartbeat_tick();
+}
+
+void ClassicConsumer::maybe_leave_group(const std::string& reason) {
+  // LeaveGroup only for a dynamic member in a group, with a known coordinator (AC:1168-1194).
+  if (coordinator_ && state_ != MemberState::UNJOINED && !generation_.member_id.empty() &&
+      !config_.group_instance_id) {
+    LeaveGroupRequest r;
+    r.group_id = config_.group_id;
+    r.members.push_back({generation_.member_id, std::nullopt, reason});
+    leave_id_ = send_request(*coordinator_, std::move(r), config_.request_timeout_ms);
+  }
+  reset_generation(true, reason);
+  request_rejoin(reason);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Network client
+
+std::int32_t ClassicConsumer::send_request(sim::NodeId to, Message request, std::int64_t timeout_ms) {
+  const std::int32_t id = next_correlation_id_++;
+  const char* api = api_name(request);
+  trace_rpc("send", node_, to, api, id, nullptr);
+  const sim::SimTime deadline = kernel_.now() + sim::ms(timeout_ms);
+  in_flight_.emplace(id, InFlight{api, to, deadline, generation_});
+  network_.send(node_, to, Envelope{id, std::move(request)});
+  if (!request_timeout_timer_.armed() || deadline < request_timeout_timer_.deadline())
+    request_timeout_timer_.arm_at(deadline);
+  return id;
+}
+
+void ClassicConsumer::on_request_timeout_check() {
+  // A request with no answer within its timeout: the connection is closed, and every request
+  // on it fails with a disconnect (NetworkClient.handleTimedOutRequests).
+  std::optional<sim::NodeId> timed_out;
+  sim::SimTime next = sim::kNever;
+  for (const auto& [id, req] : in_flight_) {
+    if (req.deadline <= kernel_.now()) {
+      if (!timed_out) timed_out = req.node;
+    } else {
+      next = std::min(next, req.deadline);
+    }
+  }
+  if (timed_out) disconnect(*timed_out, "request timed out");
+  next = sim::kNever;
+  for (const auto& [id, req] : in_flight_) next = std::min(next, req.deadline);
+  if (next != sim::kNever) request_timeout_timer_.arm_at(next);
+}
+
+void ClassicConsumer::disconnect(sim::NodeId node, const std::string& why) {
+  tracer_.emit("net.disconnect", {{"consumer", spec_.name}, {"node", network_.name(node)}, {"reason", why}});
+  std::vector<std::pair<std::int32_t, InFlight>> failed;
+  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+    if (it->second.node == node) {
+      failed.emplace_back(it->first, it->second);
+      it = in_flight_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (coordinator_ == node) mark_coordinator_unknown(why);
+  for (const auto& [id, req] : failed) fail_in_flight(id, req);
+}
+
+void ClassicConsumer::fail_in_flight(std::int32_t id, const InFlight& req) {
+  const ErrorCode e = ErrorCode::NETWORK_EXCEPTION;
+  trace_rpc("recv", req.node, node_, req.api.substr(0, req.api.find(':')).c_str(), id, &e);
+  const std::string api = req.api.substr(0, req.api.find(':'));
+  if (api == "FindCoordinator") on_find_coordinator_response(FindCoordinatorResponse{e, -1});
+  else if (api == "JoinGroup") on_join_group_response(req, JoinGroupResponse{.error = e});
+  else if (api == "SyncGroup") on_sync_group_response(req, SyncGroupResponse{.error = e});
+  else if (api == "Heartbeat") on_heartbeat_response(req, HeartbeatResponse{e});
+  else if (api == "OffsetCommit") {
+    const std::string purpose = req.api.size() > api.size() ? req.api.substr(api.size() + 1) : "";
+    on_offset_commit_response(req, OffsetCommitResponse{e}, purpose);
+  } else if (api == "LeaveGroup") on_leave_group_response(LeaveGroupResponse{.error = e});
+  if (id == prepare_commit_id_) prepare_commit_id_.reset();
+}
+
+void ClassicConsumer::on_message(sim::NodeId from, Envelope&& envelope) {
+  if (!process_.alive()) return;
+  const auto it = in_flight_.find(envelope.correlation_id);
+  if (it == in_flight_.end()) return;  // it timed out or the connection was closed meanwhile
+  const InFlight req = it->second;
+  in_flight_.erase(it);
+  const ErrorCode e = error_of(envelope.message);
+  trace_rpc("recv", from, node_, api_name(envelope.message), envelope.correlation_id, &e);
+  handle_response(req, envelope.message);
+}
+
+void ClassicConsumer::handle_response(const InFlight& req, const Message& response) {
+  std::visit(Overloaded{
+                 [&](const FindCoordinatorResponse& r) { on_find_coordinator_response(r); },
+                 [&](const JoinGroupResponse& r) { on_join_group_response(req, r); },
+                 [&](const SyncGroupResponse& r) { on_sync_group_response(req, r); },
+                 [&](const HeartbeatResponse& r) { on_heartbeat_response(req, r); },
+                 [&](const LeaveGroupResponse& r) { on_leave_group_response(r); },
+                 [&](const OffsetCommitResponse& r) {
+                   const auto colon = req.api.find(':');
+                   on_offset_commit_response(req, r, colon == std::string::npos ? "" : req.api.substr(colon + 1));
+                 },
+                 [&](const FindCoordinatorRequest&) { SIM_ASSERT(false); },
+                 [&](const JoinGroupRequest&) { SIM_ASSERT(false); },
+                 [&](const SyncGroupRequest&) { SIM_ASSERT(false); },
+                 [&](const HeartbeatRequest&) { SIM_ASSERT(false); },
+                 [&](const LeaveGroupRequest&) { SIM_ASSERT(false); },
+                 [&](const OffsetCommitRequest&) { SIM_ASSERT(false); },
+             },
+             response);
+}
+
+void ClassicConsumer::ensure_coordinator() {
+  if (coordinator_ || find_coordinator_in_flight_) return;
+  if (kernel_.now() < coordinator_lookup_not_before_) {
+    retry_timer_.arm_at(coordinator_lookup_not_before_);
+    return;
+  }
+  // The least loaded broker: fewest requests in flight from this client, then lowest id.
+  sim::NodeId best = cluster_.broker_nodes.front();
+  std::size_t best_load = SIZE_MAX;
+  for (const sim::NodeId b : cluster_.broker_nodes) {
+    const auto load = static_cast<std::size_t>(std::count_if(
+        in_flight_.begin(), in_flight_.end(), [b](const auto& kv) { return kv.second.node == b; }));
+    if (load < best_load) {
+      best = b;
+      best_load = load;
+    }
+  }
+  find_coordinator_in_flight_ =
+      send_request(best, FindCoordinatorRequest{config_.group_id}, config_.request_timeout_ms);
+}
+
+void ClassicConsumer::on_find_coordinator_response(const FindCoordinatorResponse& r) {
+  find_coordinator_in_flight_.reset();
+  if (r.error == ErrorCode::NONE) {
+    coordinator_ = cluster_.broker_nodes.at(static_cast<std::size_t>(r.node_id));
+    coordinator_lookup_attempts_ = 0;
+    session_deadline_ = kernel_.now() + sim::ms(config_.session_timeout_ms);
+  } else {
+    coordinator_lookup_not_before_ =
+        kernel_.now() + sim::ms(exponential_backoff_ms(coordinator_lookup_attempts_++));
+  }
+  on_app_wake();
+}
+
+void ClassicConsumer::mark_coordinator_unknown(const std::string& why) {
+  if (!coordinator_) return;
+  tracer_.emit("consumer.coordinator_unknown", {{"consumer", spec_.name}, {"reason", why}});
+  const sim::NodeId old = *coordinator_;
+  coordinator_.reset();
+  // In-flight group requests to the old coordinator fail with a disconnect.
+  bool any = false;
+  for (const auto& [id, req] : in_flight_) any = any || req.node == old;
+  if (any) disconnect(old, why);
+}
+
+void ClassicConsumer::on_join_group_response(const InFlight& req, const JoinGroupResponse& r) {
+  if (join_future_ != JoinFuture::Pending) return;
+  switch (r.error) {
+    case ErrorCode::NONE: {
+      if (state_ != MemberState::PREPARING_REBALANCE) {
+        join_error_ = ErrorCode::UNKNOWN_SERVER_ERROR;  // left meanwhile: retriable, backoff
+        join_future_ = JoinFuture::Failed;
+        break;
+      }
+      state_ = MemberState::COMPLETING_REBALANCE;
+      enable_heartbeat();
+      generation_ = Generation{r.generation_id, r.member_id, r.protocol_name};
+      SyncGroupRequest s;
+      s.group_id = config_.group_id;
+      s.generation_id = r.generation_id;
+      s.member_id = r.member_id;
+      s.group_instance_id = config_.group_instance_id;
+      s.protocol_name = r.protocol_name;
+      if (r.leader == r.member_id && !r.skip_assignment) {
+        is_leader_ = true;
+        s.assignments = run_assignor(r);
+      }
+      send_request(*coordinator_, std::move(s), config_.request_timeout_ms);
+      return;  // the join future completes with the SyncGroup response
+    }
+    case ErrorCode::MEMBER_ID_REQUIRED:
+      generation_ = Generation{-1, r.member_id, ""};
+      join_error_ = r.error;
+      join_future_ = JoinFuture::Failed;
+      break;
+    case ErrorCode::UNKNOWN_MEMBER_ID:
+      if (generation_ == req.generation) reset_generation(true, "JoinGroup: UNKNOWN_MEMBER_ID");
+      join_error_ = r.error;
+      join_future_ = JoinFuture::Failed;
+      break;
+    case ErrorCode::COORDINATOR_NOT_AVAILABLE:
+    case ErrorCode::NOT_COORDINATOR:
+    case ErrorCode::NETWORK_EXCEPTION:
+      mark_coordinator_unknown(std::string(error_name(r.error)));
+      join_error_ = r.error;
+      join_future_ = JoinFuture::Failed;
+      break;
+    default:
+      join_error_ = r.error;
+      join_future_ = JoinFuture::Failed;
+      break;
+  }
+  if (state_ == MemberState::PREPARING_REBALANCE && join_future_ == JoinFuture::Failed)
+    state_ = generation_.id >= 0 ? state_ : MemberState::UNJOINED;
+  on_app_wake();
+}
+
+std::vector<SyncGroupAssignment> ClassicConsumer::run_assignor(const JoinGroupResponse& r) const {
+  assignors::ClientAssignorInput input;
+  for (const auto& m : r.members) {
+    assignors::ClientMember cm;
+    cm.member_id = m.member_id;
+    cm.group_instance_id = m.group_instance_id;
+    cm.topics = m.metadata.topics;
+    cm.owned_partitions = m.metadata.owned_partitions;
+    if (m.metadata.generation_id >= 0) cm.generation = m.metadata.generation_id;
+    cm.rack = m.metadata.rack;
+    for (const auto& t : m.metadata.topics) {
+      const std::int32_t n = cluster_.partitions(t);
+      if (n > 0) input.partitions_per_topic[t] = n;
+    }
+    input.members.push_back(std::move(cm));
+  }
+  const auto assignment = assignors::assign_client(r.protocol_name, input);
+  std::vector<SyncGroupAssignment> out;
+  for (const auto& [member, tps] : assignment) out.push_back({member, tps});
+  // Each partition goes to at most one member (checked here and again when installed).
+  std::set<TopicPartition> seen;
+  for (const auto& a : out)
+    for (const auto& tp : a.assignment) SIM_ASSERT_MSG(seen.insert(tp).second, tp.str());
+  return out;
+}
+
+void ClassicConsumer::on_sync_group_response(const InFlight& req, const SyncGroupResponse& r) {
+  if (join_future_ != JoinFuture::Pending) return;
+  switch (r.error) {
+    case ErrorCode::NONE:
+      if (generation_.id >= 0 && state_ == MemberState::COMPLETING_REBALANCE) {
+        state_ = MemberState::STABLE;
+        rejoin_needed_ = false;
+        join_assignment_ = r.assignment;
+        join_future_ = JoinFuture::Succeeded;
+      } else {
+        join_error_ = ErrorCode::ILLEGAL_GENERATION;
+        join_future_ = JoinFuture::Failed;
+      }
+      break;
+    case ErrorCode::REBALANCE_IN_PROGRESS:
+      request_rejoin("SyncGroup: REBALANCE_IN_PROGRESS");
+      join_error_ = r.error;
+      join_future_ = JoinFuture::Failed;
+      break;
+    case ErrorCode::UNKNOWN_MEMBER_ID:
+    case ErrorCode::ILLEGAL_GENERATION:
+      if (generation_ == req.generation)
+        reset_generation(r.error == ErrorCode::UNKNOWN_MEMBER_ID, fmt::format("SyncGroup: {}", error_name(r.error)));
+      join_error_ = r.error;
+      join_future_ = JoinFuture::Failed;
+      break;
+    case ErrorCode::COORDINATOR_NOT_AVAILABLE:
+    case ErrorCode::NOT_COORDINATOR:
+    case ErrorCode::NETWORK_EXCEPTION:
+      mark_coordinator_unknown(std::string(error_name(r.error)));
+      join_error_ = r.error;
+      join_future_ = JoinFuture::Failed;
+      break;
+    default:
+      join_error_ = r.error;
+      join_future_ = JoinFuture::Failed;
+      break;
+  }
+  on_app_wake();
+}
+
+void ClassicConsumer::on_heartbeat_response(const InFlight& req, const HeartbeatResponse& r) {
+  switch (r.error) {
+    case ErrorCode::NONE:
+      session_deadline_ = kernel_.now() + sim::ms(config_.session_timeout_ms);
+      heartbeat_attempts_ = 0;
+      break;
+    case ErrorCode::REBALANCE_IN_PROGRESS:
+      session_deadline_ = kernel_.now() + sim::ms(config_.session_timeout_ms);
+      heartbeat_attempts_ = 0;
+      if (state_ == MemberState::STABLE) {
+        request_rejoin("group is already rebalancing");
+        on_app_wake();
+      }
+      break;
+    case ErrorCode::ILLEGAL_GENERATION:
+    case ErrorCode::UNKNOWN_MEMBER_ID:
+    case ErrorCode::FENCED_INSTANCE_ID:
+      if (generation_ == req.generation) {
+        reset_generation(r.error == ErrorCode::UNKNOWN_MEMBER_ID, fmt::format("Heartbeat: {}", error_name(r.error)));
+        request_rejoin(fmt::format("Heartbeat: {}", error_name(r.error)));
+        if (r.error == ErrorCode::FENCED_INSTANCE_ID) heartbeat_failed_ = true;
+        on_app_wake();
+      }
+      break;
+    case ErrorCode::COORDINATOR_NOT_AVAILABLE:
+    case ErrorCode::NOT_COORDINATOR:
+      mark_coordinator_unknown(std::string(error_name(r.error)));
+      heartbeat_due_ = kernel_.now() + sim::ms(exponential_backoff_ms(heartbeat_attempts_++));
+      if (heartbeat_enabled_) arm_heartbeat_tick();
+      break;
+    default:  // failHeartbeat(): retry after the exponential backoff
+      heartbeat_due_ = kernel_.now() + sim::ms(exponential_backoff_ms(heartbeat_attempts_++));
+      if (heartbeat_enabled_) arm_heartbeat_tick();
+      break;
+  }
+}
+
+void ClassicConsumer::on_offset_commit_response(const InFlight& req, const OffsetCommitResponse& r,
+                                                const std::string& purpose) {
+  const ErrorCode e = r.error;
+  if (e == ErrorCode::REBALANCE_IN_PROGRESS) request_rejoin("OffsetCommit: REBALANCE_IN_PROGRESS");
+  if (e == ErrorCode::UNKNOWN_MEMBER_ID || e == ErrorCode::ILLEGAL_GENERATION) {
+    if (generation_ == req.generation)
+      reset_generation(e == ErrorCode::UNKNOWN_MEMBER_ID, fmt::format("OffsetCommit: {}", error_name(e)));
+  }
+  if (e == ErrorCode::COORDINATOR_NOT_AVAILABLE || e == ErrorCode::NOT_COORDINATOR)
+    mark_coordinator_unknown(std::string(error_name(e)));
+  const bool retriable = retriable_coordinator_error(e) || e == ErrorCode::COORDINATOR_LOAD_IN_PROGRESS;
+  if (purpose == "before revocation") {
+    prepare_commit_id_.reset();
+    // A retriable failure sends a fresh commit at the next pass; anything else proceeds.
+    prepare_stage_ = retriable ? PrepareStage::Start : PrepareStage::CommitDone;
+    on_app_wake();
+  } else if (purpose == "close") {
+    close_commit_id_.reset();
+    if (retriable && kernel_.now() < close_deadline_) {
+      close_commit_sent_ = false;  // commitSync retries with backoff until the close timeout
+      retry_timer_.arm(sim::ms(exponential_backoff_ms(0)));
+    } else {
+      on_app_wake();
+    }
+  } else if (purpose == "auto-commit") {
+    if (retriable) {
+      next_auto_commit_ = kernel_.now() + sim::ms(config_.retry_backoff_ms);
+      auto_commit_timer_.arm_at(next_auto_commit_);
+    }
+  }
+}
+
+void ClassicConsumer::on_leave_group_response(const LeaveGroupResponse&) {
+  // Errors are only logged (AC:1205-1221); the client has already reset itself.
+  leave_id_.reset();
+  if (close_stage_ == CloseStage::Leaving) continue_close();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+bool ClassicConsumer::start_callback(const char* callback, const TopicPartitions& partitions,
+                                     const sim::Distribution& duration) {
+  tracer_.emit("callback", {{"consumer", spec_.name}, {"callback", callback},
+                            {"partitions", partition_list(partitions)}, {"phase", "start"}});
+  const sim::SimTime d = duration.sample(rng_);
+  current_callback_ = callback;
+  current_callback_partitions_ = partitions;
+  if (d == sim::SimTime::zero()) {
+    tracer_.emit("callback", {{"consumer", spec_.name}, {"callback", callback},
+                              {"partitions", partition_list(partitions)}, {"phase", "end"}});
+    return true;
+  }
+  busy_ = true;
+  callback_timer_.arm(d);
+  return false;
+}
+
+void ClassicConsumer::on_callback_end() {
+  busy_ = false;
+  tracer_.emit("callback", {{"consumer", spec_.name}, {"callback", current_callback_},
+                            {"partitions", partition_list(current_callback_partitions_)},
+                            {"phase", "end"}});
+  if (close_stage_ != CloseStage::None) {
+    continue_close();
+    return;
+  }
+  // The callback ran inside poll(): the same pass goes on.
+  if (!in_poll_) {
+    in_poll_ = true;
+    poll_return_timer_.arm(spec_.poll_timeout);
+  }
+  pass();
+}
+
+void ClassicConsumer::set_owned(TopicPartitions owned) {
+  owned = sorted(std::move(owned));
+  if (owned == owned_) {
+    tracer_.emit("assignment", {{"consumer", spec_.name}, {"owned", partition_list(owned_)}});
+    return;
+  }
+  owned_ = std::move(owned);
+  tracer_.emit("assignment", {{"consumer", spec_.name}, {"owned", partition_list(owned_)}});
+}
+
+void ClassicConsumer::reset_generation(bool reset_member_id, const std::string& why) {
+  tracer_.emit("consumer.generation_reset", {{"consumer", spec_.name}, {"reason", why},
+                                             {"member_id_reset", reset_member_id}});
+  const std::string member_id = reset_member_id ? "" : generation_.member_id;
+  generation_ = Generation{-1, member_id, ""};
+  state_ = MemberState::UNJOINED;
+  needs_join_prepare_ = true;
+  heartbeat_enabled_ = false;
+  heartbeat_tick_.cancel();
+}
+
+void ClassicConsumer::request_rejoin(const std::string&) { rejoin_needed_ = true; }
+
+void ClassicConsumer::fail_fatally(ErrorCode error, const std::string& where) {
+  fatal_ = true;
+  tracer_.emit("consumer.error", {{"consumer", spec_.name}, {"error", error_name(error)}, {"where", where}});
+  process_.kill();
+  reset_client_state();
+}
+
+std::int64_t ClassicConsumer::exponential_backoff_ms(int attempts) {
+  // ExponentialBackoff(retry.backoff.ms, 2, retry.backoff.max.ms, 0.2).
+  const double initial = static_cast<double>(config_.retry_backoff_ms);
+  const double max = static_cast<double>(config_.retry_backoff_max_ms);
+  const double exp_max = max > initial ? std::log(max / std::max(initial, 1.0)) / std::log(2.0) : 0;
+  const double term = initial * std::pow(2.0, std::min(static_cast<double>(attempts), exp_max));
+  const double factor = 0.8 + 0.4 * rng_.uniform01();
+  const auto value = static_cast<std::int64_t>(factor * term);
+  return std::min(value, config_.retry_backoff_max_ms);
+}
+
+void ClassicConsumer::trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
+                                std::int32_t id, const ErrorCode* error) {
+  nlohmann::ordered_json f{{"dir", dir}, {"from", network_.name(from)}, {"to", network_.name(to)},
+                           {"api", api}, {"id", id}};
+  if (error != nullptr) f["error"] = error_name(*error);
+  tracer_.emit("rpc", f);
+}
+
+}  // namespace rsim

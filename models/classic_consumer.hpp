@@ -1,0 +1,194 @@
+// A KafkaConsumer with group.protocol=classic (ClassicKafkaConsumer + ConsumerCoordinator +
+// AbstractCoordinator): an application thread that calls poll() in a loop and a heartbeat
+// thread, over the simulated network. It does not model fetching records (a later issue);
+// positions of assigned partitions are known at once, so commits carry real requests.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "models/cluster.hpp"
+#include "models/config.hpp"
+#include "models/messages.hpp"
+#include "models/scenario.hpp"
+#include "sim/kernel.hpp"
+#include "sim/network.hpp"
+#include "sim/rng.hpp"
+#include "sim/trace.hpp"
+
+namespace rsim {
+
+enum class MemberState { UNJOINED, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE };
+
+class ClassicConsumer {
+ public:
+  ClassicConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& network,
+                  const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
+                  std::uint64_t seed);
+  ClassicConsumer(const ClassicConsumer&) = delete;
+  ClassicConsumer& operator=(const ClassicConsumer&) = delete;
+
+  sim::NodeId node() const { return node_; }
+  const std::string& name() const { return spec_.name; }
+  bool alive() const { return process_.alive(); }
+
+  // The scenario's script.
+  void start();
+  void request_stop();  // graceful close() at the application's next return from poll()
+  void crash();
+  void restart(sim::SimTime after, bool graceful);
+  void stall(sim::SimTime duration);
+  void pause(sim::SimTime duration);
+  void subscribe(std::vector<std::string> topics);
+
+  void on_message(sim::NodeId from, Envelope&& envelope);
+
+ private:
+  struct Generation {
+    std::int32_t id = -1;
+    std::string member_id;
+    std::string protocol;
+    bool operator==(const Generation&) const = default;
+  };
+  enum class JoinFuture { None, Pending, Succeeded, Failed };
+  enum class PrepareStage { Start, Committing, CommitDone, Revoking, Done };
+  enum class CompleteStage { Start, Revoking, Assigning, Done };
+  enum class CloseStage { None, Committing, Revoking, Leaving, Closed };
+  struct InFlight {
+    std::string api;
+    sim::NodeId node;
+    sim::SimTime deadline;
+    Generation generation;  // when it was sent, to tell whether a reset is still current
+  };
+
+  // Application thread.
+  void begin_poll();
+  void on_poll_return();
+  void on_app_wake();
+  void pass();
+  bool join_group_if_needed();
+  bool on_join_prepare();
+  bool on_join_complete();
+  void initiate_join_group();
+  void maybe_auto_commit();
+  void continue_close();
+  void finish_close();
+
+  // Heartbeat thread.
+  void on_heartbeat_tick();
+  void arm_heartbeat_tick();
+  void enable_heartbeat();
+  void maybe_leave_group(const std::string& reason);
+
+  // Network client.
+  std::int32_t send_request(sim::NodeId to, Message request, std::int64_t timeout_ms);
+  void on_request_timeout_check();
+  void disconnect(sim::NodeId node, const std::string& why);
+  void fail_in_flight(std::int32_t correlation_id, const InFlight& req);
+  void handle_response(const InFlight& req, const Message& response);
+  void ensure_coordinator();
+  void mark_coordinator_unknown(const std::string& why);
+
+  void on_find_coordinator_response(const FindCoordinatorResponse& r);
+  void on_join_group_response(const InFlight& req, const JoinGroupResponse& r);
+  void on_sync_group_response(const InFlight& req, const SyncGroupResponse& r);
+  void on_heartbeat_response(const InFlight& req, const HeartbeatResponse& r);
+  void on_offset_commit_response(const InFlight& req, const OffsetCommitResponse& r,
+                                 const std::string& purpose);
+  void on_leave_group_response(const LeaveGroupResponse& r);
+
+  // Helpers.
+  std::vector<JoinGroupProtocol> join_protocols() const;
+  std::vector<SyncGroupAssignment> run_assignor(const JoinGroupResponse& r) const;
+  std::int32_t send_offset_commit(const std::string& purpose);
+  /// Starts a rebalance callback; true if it already ended (zero duration).
+  bool start_callback(const char* callback, const TopicPartitions& partitions,
+                      const sim::Distribution& duration);
+  void on_callback_end();
+  void set_owned(TopicPartitions owned);
+  void reset_generation(bool reset_member_id, const std::string& why);
+  void request_rejoin(const std::string& why);
+  void fail_fatally(ErrorCode error, const std::string& where);
+  bool is_cooperative() const { return cooperative_; }
+  std::int64_t exponential_backoff_ms(int attempts);
+  void trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
+                 std::int32_t id, const ErrorCode* error);
+  void reset_client_state();
+
+  sim::Kernel& kernel_;
+  sim::Tracer& tracer_;
+  sim::Network<Envelope>& network_;
+  const ClusterMetadata& cluster_;
+  ConsumerSpec spec_;
+  ConsumerConfig config_;
+  sim::Rng rng_;
+  bool cooperative_ = false;
+
+  sim::Process process_;
+  sim::Activity app_;
+  sim::Activity heartbeat_thread_;
+  sim::NodeId node_ = 0;
+
+  // Application-thread timers.
+  sim::Timer poll_return_timer_;
+  sim::Timer retry_timer_;
+  sim::Timer auto_commit_timer_;
+  sim::Timer callback_timer_;
+  // Heartbeat-thread and network timers.
+  sim::Timer heartbeat_tick_;
+  sim::Timer request_timeout_timer_;
+  // Script timers (no activity: they act on the process from outside).
+  sim::Timer stall_end_timer_;
+  sim::Timer pause_end_timer_;
+  sim::Timer restart_timer_;
+
+  // Client state (reset at every start).
+  MemberState state_ = MemberState::UNJOINED;
+  Generation generation_;
+  bool rejoin_needed_ = true;
+  bool needs_join_prepare_ = true;
+  JoinFuture join_future_ = JoinFuture::None;
+  ErrorCode join_error_ = ErrorCode::NONE;
+  TopicPartitions join_assignment_;
+  PrepareStage prepare_stage_ = PrepareStage::Start;
+  CompleteStage complete_stage_ = CompleteStage::Start;
+  TopicPartitions pending_revoked_;
+  std::optional<sim::NodeId> coordinator_;
+  std::optional<std::int32_t> find_coordinator_in_flight_;
+  int coordinator_lookup_attempts_ = 0;
+  sim::SimTime coordinator_lookup_not_before_{0};
+  bool is_leader_ = false;
+  TopicPartitions owned_;
+  std::vector<std::string> topics_;
+
+  bool in_poll_ = false;
+  bool busy_ = false;  // inside a rebalance callback
+  bool stop_requested_ = false;
+  bool fatal_ = false;
+  CloseStage close_stage_ = CloseStage::None;
+  std::optional<sim::SimTime> restart_after_;
+  sim::SimTime close_deadline_{0};
+  std::optional<std::int32_t> prepare_commit_id_;
+  std::optional<std::int32_t> close_commit_id_;
+  std::optional<std::int32_t> leave_id_;
+  bool close_commit_sent_ = false;
+  const char* current_callback_ = "";
+  TopicPartitions current_callback_partitions_;
+  sim::SimTime next_auto_commit_{0};
+
+  bool heartbeat_enabled_ = false;
+  bool heartbeat_failed_ = false;
+  sim::SimTime heartbeat_due_{0};
+  sim::SimTime session_deadline_{0};
+  sim::SimTime last_poll_{0};
+  int heartbeat_attempts_ = 0;
+
+  std::int32_t next_correlation_id_ = 0;
+  std::map<std::int32_t, InFlight> in_flight_;
+};
+
+}  // namespace rsim

@@ -1,0 +1,246 @@
+#include "models/world.hpp"
+
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "models/classic_consumer.hpp"
+#include "models/cluster.hpp"
+#include "models/config.hpp"
+#include "models/group_coordinator.hpp"
+#include "sim/assert.hpp"
+#include "sim/kernel.hpp"
+#include "sim/network.hpp"
+#include "sim/trace.hpp"
+
+namespace rsim {
+
+bool variant_supported(const std::string& variant) {
+  return variant == "classic-eager" || variant == "classic-cooperative";
+}
+
+std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const std::string& variant) {
+  std::vector<std::string> problems;
+  if (!variant_supported(variant)) {
+    problems.push_back(fmt::format(
+        "/protocols: variant \"{}\" is not simulated by this version yet; run with --protocol "
+        "classic-eager or classic-cooperative",
+        variant));
+  }
+  for (const auto& e : spec.events) {
+    if (e.kind == "fail-coordinator") {
+      problems.push_back(fmt::format(
+          "/events/{}/do: \"fail-coordinator\" is not simulated by this version yet", e.index));
+    }
+  }
+  return problems;
+}
+
+namespace {
+
+class Broker {
+ public:
+  Broker(std::int32_t id, sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& net,
+         const ClusterMetadata& cluster, const BrokerConfig& config,
+         const sim::Distribution& write_latency, std::uint64_t seed)
+      : id_(id), net_(net), cluster_(cluster) {
+    node_ = net.add_node(fmt::format("broker-{}", id), nullptr,
+                         [this](sim::NodeId from, Envelope&& e) { on_message(from, std::move(e)); });
+    coordinator_ = std::make_unique<GroupCoordinator>(
+        kernel, tracer, sim::Rng(seed, fmt::format("coordinator-{}", id)), config, write_latency,
+        [this](sim::NodeId to, Envelope reply) { net_.send(node_, to, std::move(reply)); },
+        [this](sim::NodeId n) { return net_.name(n); });
+  }
+  sim::NodeId node() const { return node_; }
+
+ private:
+  void on_message(sim::NodeId from, Envelope&& e) {
+    if (const auto* find = std::get_if<FindCoordinatorRequest>(&e.message)) {
+      const std::int32_t partition =
+          coordinator_partition(find->key, cluster_.offsets_topic_num_partitions);
+      net_.send(node_, from,
+                Envelope{e.correlation_id,
+                         FindCoordinatorResponse{ErrorCode::NONE,
+                                                 cluster_.leader_of_offsets_partition(partition)}});
+      return;
+    }
+    const std::string group = std::visit(
+        [](const auto& m) -> std::string {
+          if constexpr (requires { m.group_id; }) return m.group_id;
+          else return "";
+        },
+        e.message);
+    const std::int32_t partition = coordinator_partition(group, cluster_.offsets_topic_num_partitions);
+    if (cluster_.leader_of_offsets_partition(partition) != id_) {
+      net_.send(node_, from, Envelope{e.correlation_id, not_coordinator(e.message)});
+      return;
+    }
+    coordinator_->on_request(from, e);
+  }
+  static Message not_coordinator(const Message& request) {
+    if (std::holds_alternative<JoinGroupRequest>(request)) return JoinGroupResponse{.error = ErrorCode::NOT_COORDINATOR};
+    if (std::holds_alternative<SyncGroupRequest>(request)) return SyncGroupResponse{.error = ErrorCode::NOT_COORDINATOR};
+    if (std::holds_alternative<HeartbeatRequest>(request)) return HeartbeatResponse{ErrorCode::NOT_COORDINATOR};
+    if (std::holds_alternative<LeaveGroupRequest>(request)) return LeaveGroupResponse{.error = ErrorCode::NOT_COORDINATOR};
+    return OffsetCommitResponse{ErrorCode::NOT_COORDINATOR};
+  }
+
+  std::int32_t id_;
+  sim::Network<Envelope>& net_;
+  const ClusterMetadata& cluster_;
+  sim::NodeId node_ = 0;
+  std::unique_ptr<GroupCoordinator> coordinator_;
+};
+
+class World {
+ public:
+  World(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed)
+      : spec_(spec),
+        variant_(variant),
+        seed_(seed),
+        tracer_(kernel_),
+        network_(kernel_, &tracer_, sim::Rng(seed, "net"), link_defaults(spec.network)) {
+    const BrokerConfig broker_config = resolve_broker_config(spec.cluster);
+    cluster_.offsets_topic_num_partitions = broker_config.offsets_topic_num_partitions;
+    for (const auto& t : spec.topics) cluster_.partitions_per_topic[t.name] = t.partitions;
+    for (std::int32_t b = 0; b < spec.cluster.brokers; ++b) {
+      brokers_.push_back(std::make_unique<Broker>(b, kernel_, tracer_, network_, cluster_, broker_config,
+                                                  spec.cluster.write_latency, seed));
+      cluster_.broker_nodes.push_back(brokers_.back()->node());
+    }
+    int sequence = 0;
+    for (const auto& c : spec.consumers) {
+      ConsumerConfig config = resolve_consumer_config(c, variant, ++sequence);
+      consumers_.emplace(c.name, std::make_unique<ClassicConsumer>(kernel_, tracer_, network_, cluster_,
+                                                                   c, std::move(config), seed));
+    }
+  }
+
+  RunResult run() {
+    tracer_.emit("run.start", {{"scenario", spec_.name}, {"protocol", variant_}, {"seed", seed_},
+                               {"duration_ms", sim::to_ms(spec_.duration)}});
+    for (const auto& t : spec_.topics)
+      tracer_.emit("topic.partitions", {{"topic", t.name}, {"partitions", t.partitions}});
+    for (const auto& e : spec_.events) {
+      kernel_.schedule_closure_after(e.at, [this, &e] { apply(e); });
+    }
+    kernel_.run(spec_.duration);
+    tracer_.emit("run.end", {{"events", kernel_.fired()}});
+    RunResult r;
+    r.protocol = variant_;
+    r.seed = seed_;
+    r.trace_lines = tracer_.lines();
+    r.events_fired = kernel_.fired();
+    return r;
+  }
+
+ private:
+  static sim::LinkSpec link_defaults(const NetworkSpec& n) {
+    sim::LinkSpec l;
+    l.latency = n.latency;
+    l.drop_ppm = static_cast<std::uint32_t>(n.drop_rate * 1'000'000.0 + 0.5);
+    return l;
+  }
+
+  ClassicConsumer& consumer(const std::string& name) { return *consumers_.at(name); }
+
+  /// Nodes named by one endpoint of `between`.
+  std::vector<sim::NodeId> resolve(const std::string& endpoint, const std::string& other) {
+    if (endpoint == "*") {
+      std::vector<sim::NodeId> all;
+      for (sim::NodeId n = 0; n < network_.size(); ++n) all.push_back(n);
+      return all;
+    }
+    if (endpoint == "coordinator") {
+      // The coordinator of the other endpoint's group (or of the first consumer's group).
+      const ConsumerSpec* c = spec_.consumer(other);
+      if (c == nullptr && !spec_.consumers.empty()) c = &spec_.consumers.front();
+      const std::string group = c != nullptr ? c->group : "";
+      const std::int32_t p = coordinator_partition(group, cluster_.offsets_topic_num_partitions);
+      return {cluster_.broker_nodes.at(static_cast<std::size_t>(cluster_.leader_of_offsets_partition(p)))};
+    }
+    if (endpoint.rfind("broker-", 0) == 0) {
+      return {cluster_.broker_nodes.at(std::stoul(endpoint.substr(7)))};
+    }
+    return {consumer(endpoint).node()};
+  }
+
+  std::vector<std::pair<sim::NodeId, sim::NodeId>> links(const EventSpec& e) {
+    std::vector<std::pair<sim::NodeId, sim::NodeId>> out;
+    const auto a = resolve(e.between.at(0), e.between.at(1));
+    const auto b = resolve(e.between.at(1), e.between.at(0));
+    for (const auto x : a)
+      for (const auto y : b)
+        if (x != y) {
+          out.emplace_back(x, y);
+          out.emplace_back(y, x);
+        }
+    return out;
+  }
+
+  void apply(const EventSpec& e) {
+    if (e.kind == "start") consumer(e.consumer).start();
+    else if (e.kind == "stop") consumer(e.consumer).request_stop();
+    else if (e.kind == "crash") consumer(e.consumer).crash();
+    else if (e.kind == "restart") consumer(e.consumer).restart(e.after, e.graceful);
+    else if (e.kind == "stall") consumer(e.consumer).stall(e.for_);
+    else if (e.kind == "pause") consumer(e.consumer).pause(e.for_);
+    else if (e.kind == "subscribe") {
+      nlohmann::ordered_json topics = nlohmann::ordered_json::array();
+      for (const auto& t : e.topics) topics.push_back(t);
+      tracer_.emit("consumer.subscribe", {{"consumer", e.consumer}, {"topics", topics}});
+      consumer(e.consumer).subscribe(e.topics);
+    } else if (e.kind == "add-partitions") {
+      cluster_.partitions_per_topic[e.topic] = e.partitions;
+      tracer_.emit("topic.partitions", {{"topic", e.topic}, {"partitions", e.partitions}});
+    } else if (e.kind == "network") {
+      const auto ls = links(e);
+      std::vector<sim::LinkSpec> before;
+      for (const auto& [from, to] : ls) {
+        before.push_back(network_.link_spec(from, to));
+        sim::LinkSpec s = before.back();
+        if (e.latency) s.latency = *e.latency;
+        if (e.drop_rate) s.drop_ppm = static_cast<std::uint32_t>(*e.drop_rate * 1'000'000.0 + 0.5);
+        network_.set_link(from, to, s);
+      }
+      tracer_.emit("net.change", {{"between", e.between}, {"for_ms", e.has_for ? sim::to_ms(e.for_) : -1}});
+      if (e.has_for) {
+        kernel_.schedule_closure_after(e.for_, [this, ls, before, between = e.between] {
+          for (std::size_t i = 0; i < ls.size(); ++i) network_.set_link(ls[i].first, ls[i].second, before[i]);
+          tracer_.emit("net.restore", {{"between", between}});
+        });
+      }
+    } else if (e.kind == "partition-network") {
+      const auto ls = links(e);
+      for (const auto& [from, to] : ls) network_.set_cut(from, to, true);
+      tracer_.emit("net.partition", {{"between", e.between}, {"for_ms", sim::to_ms(e.for_)}});
+      kernel_.schedule_closure_after(e.for_, [this, ls, between = e.between] {
+        for (const auto& [from, to] : ls) network_.set_cut(from, to, false);
+        tracer_.emit("net.heal", {{"between", between}});
+      });
+    } else {
+      SIM_ASSERT_MSG(false, "event kind not handled: " + e.kind);
+    }
+  }
+
+  const ScenarioSpec& spec_;
+  std::string variant_;
+  std::uint64_t seed_;
+  sim::Kernel kernel_;
+  sim::Tracer tracer_;
+  sim::Network<Envelope> network_;
+  ClusterMetadata cluster_;
+  std::vector<std::unique_ptr<Broker>> brokers_;
+  std::map<std::string, std::unique_ptr<ClassicConsumer>> consumers_;
+};
+
+}  // namespace
+
+RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed) {
+  SIM_ASSERT(variant_supported(variant));
+  World world(spec, variant, seed);
+  return world.run();
+}
+
+}  // namespace rsim

@@ -1,0 +1,251 @@
+#include "reports/summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace reports {
+
+namespace {
+
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+double ms_of(std::int64_t us) { return static_cast<double>(us) / 1000.0; }
+
+struct Consumer {
+  std::string group;
+  std::set<std::string> topics;
+  std::set<std::string> owned;
+  bool live = false;
+};
+
+struct Rebalance {
+  std::string group;
+  std::int64_t start_us = 0;
+  std::optional<std::int64_t> settled_us;  // group reached Stable/Empty
+  std::int64_t end_us = 0;
+  std::string trigger;
+  std::int64_t generation = -1;
+  std::set<std::string> waiting;  // members whose onPartitionsAssigned has not ended yet
+  std::map<std::string, std::set<std::string>> revoked, lost, assigned;
+};
+
+ojson partition_map(const std::map<std::string, std::set<std::string>>& m) {
+  ojson out = ojson::object();
+  for (const auto& [consumer, parts] : m) {
+    if (parts.empty()) continue;
+    ojson list = ojson::array();
+    for (const auto& p : parts) list.push_back(p);
+    out[consumer] = list;
+  }
+  return out;
+}
+
+// Sorted as Kafka sorts TopicPartition: by topic, then partition number (not as strings).
+std::vector<std::string> sorted_partitions(const std::set<std::string>& parts) {
+  std::vector<std::string> v(parts.begin(), parts.end());
+  auto key = [](const std::string& s) {
+    const auto dash = s.rfind('-');
+    return std::make_pair(s.substr(0, dash), std::stol(s.substr(dash + 1)));
+  };
+  std::sort(v.begin(), v.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  return v;
+}
+
+}  // namespace
+
+ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs& inputs) {
+  std::map<std::string, Consumer> consumers;
+  std::map<std::string, std::int32_t> topic_partitions;
+  std::vector<Rebalance> done;
+  std::map<std::string, Rebalance> open;  // per group
+  std::map<std::string, ojson> last_members;  // group -> members of its last generation
+  std::int64_t unavailable_us = 0;
+  std::int64_t last_t = 0;
+  std::int64_t end_t = 0;
+  std::int64_t duration_us = -1;
+
+  // Partitions of live groups that no live member owns right now.
+  auto unavailable_now = [&]() {
+    std::int64_t count = 0;
+    std::map<std::string, std::set<std::string>> group_topics, group_owned;
+    for (const auto& [name, c] : consumers) {
+      if (!c.live) continue;
+      group_topics[c.group].insert(c.topics.begin(), c.topics.end());
+      group_owned[c.group].insert(c.owned.begin(), c.owned.end());
+    }
+    for (const auto& [group, topics] : group_topics) {
+      for (const auto& t : topics) {
+        const auto it = topic_partitions.find(t);
+        if (it == topic_partitions.end()) continue;
+        for (std::int32_t p = 0; p < it->second; ++p)
+          if (group_owned[group].count(t + "-" + std::to_string(p)) == 0) ++count;
+      }
+    }
+    return count;
+  };
+  std::int64_t unavailable_count = 0;
+
+  auto close = [&](const std::string& group, std::int64_t at) {
+    auto it = open.find(group);
+    if (it == open.end()) return;
+    it->second.end_us = std::max(at, it->second.settled_us.value_or(it->second.start_us));
+    done.push_back(std::move(it->second));
+    open.erase(it);
+  };
+
+  for (const auto& line : trace_lines) {
+    const json e = json::parse(line);
+    const std::int64_t t = e.at("t_us").get<std::int64_t>();
+    const std::string type = e.at("type").get<std::string>();
+    unavailable_us += unavailable_count * (t - last_t);
+    last_t = t;
+    end_t = t;
+    bool ownership_changed = false;
+
+    if (type == "run.start") {
+      duration_us = e.at("duration_ms").get<std::int64_t>() * 1000;
+    } else if (type == "topic.partitions") {
+      topic_partitions[e.at("topic").get<std::string>()] = e.at("partitions").get<std::int32_t>();
+      ownership_changed = true;
+    } else if (type == "consumer.start") {
+      Consumer& c = consumers[e.at("consumer").get<std::string>()];
+      c.group = e.at("group").get<std::string>();
+      c.topics.clear();
+      for (const auto& tp : e.at("topics")) c.topics.insert(tp.get<std::string>());
+      c.owned.clear();
+      c.live = true;
+      ownership_changed = true;
+    } else if (type == "consumer.subscribe") {
+      Consumer& c = consumers[e.at("consumer").get<std::string>()];
+      c.topics.clear();
+      for (const auto& tp : e.at("topics")) c.topics.insert(tp.get<std::string>());
+      ownership_changed = true;
+    } else if (type == "consumer.crash" || type == "consumer.closed" || type == "consumer.error") {
+      Consumer& c = consumers[e.at("consumer").get<std::string>()];
+      c.live = false;
+      c.owned.clear();
+      ownership_changed = true;
+      for (auto& [g, r] : open) r.waiting.erase(e.at("consumer").get<std::string>());
+    } else if (type == "assignment") {
+      Consumer& c = consumers[e.at("consumer").get<std::string>()];
+      c.owned.clear();
+      for (const auto& tp : e.at("owned")) c.owned.insert(tp.get<std::string>());
+      ownership_changed = true;
+    } else if (type == "group.state") {
+      const std::string group = e.at("group").get<std::string>();
+      const std::string state = e.at("state").get<std::string>();
+      if (state == "PreparingRebalance" || state == "assigning" || state == "reconciling") {
+        auto it = open.find(group);
+        if (it != open.end() && it->second.settled_us) close(group, t);
+        if (open.count(group) == 0) {
+          Rebalance r;
+          r.group = group;
+          r.start_us = t;
+          r.trigger = e.value("reason", "");
+          open.emplace(group, std::move(r));
+        }
+      } else if (state == "Stable" || state == "Empty" || state == "stable" || state == "empty") {
+        auto it = open.find(group);
+        if (it != open.end() && !it->second.settled_us) {
+          it->second.settled_us = t;
+          it->second.waiting.clear();
+          if (state == "Stable" || state == "stable") {
+            for (const auto& m : last_members[group]) {
+              const std::string name = m.get<std::string>();
+              if (consumers.count(name) > 0 && consumers[name].live) it->second.waiting.insert(name);
+            }
+          }
+          if (it->second.waiting.empty()) close(group, t);
+        }
+      }
+    } else if (type == "group.epoch") {
+      const std::string group = e.at("group").get<std::string>();
+      if (e.contains("members")) last_members[group] = e.at("members");
+      if (e.contains("generation")) {
+        auto it = open.find(group);
+        if (it != open.end()) it->second.generation = e.at("generation").get<std::int64_t>();
+      }
+    } else if (type == "callback" && e.at("phase") == "start") {
+      const std::string name = e.at("consumer").get<std::string>();
+      const std::string group = consumers[name].group;
+      auto it = open.find(group);
+      if (it != open.end()) {
+        const std::string cb = e.at("callback").get<std::string>();
+        auto& target = cb == "onPartitionsRevoked" ? it->second.revoked
+                       : cb == "onPartitionsLost"  ? it->second.lost
+                                                   : it->second.assigned;
+        auto& set = target[name];
+        for (const auto& p : e.at("partitions")) set.insert(p.get<std::string>());
+      }
+    } else if (type == "callback" && e.at("phase") == "end" &&
+               e.at("callback") == "onPartitionsAssigned") {
+      const std::string name = e.at("consumer").get<std::string>();
+      const std::string group = consumers[name].group;
+      auto it = open.find(group);
+      if (it != open.end() && it->second.settled_us) {
+        it->second.waiting.erase(name);
+        if (it->second.waiting.empty()) close(group, t);
+      }
+    }
+    if (ownership_changed) unavailable_count = unavailable_now();
+  }
+  if (duration_us >= 0 && duration_us > end_t) {
+    unavailable_us += unavailable_count * (duration_us - last_t);
+    end_t = duration_us;
+  }
+  // A rebalance still open at the end of the run ends there (and says so).
+  std::vector<std::string> unfinished;
+  for (auto& [g, r] : open) unfinished.push_back(g);
+  for (const auto& g : unfinished) close(g, end_t);
+  std::sort(done.begin(), done.end(), [](const Rebalance& a, const Rebalance& b) {
+    return std::tie(a.start_us, a.group) < std::tie(b.start_us, b.group);
+  });
+
+  ojson rebalances = ojson::array();
+  std::int64_t total_us = 0, max_us = 0;
+  for (const auto& r : done) {
+    const std::int64_t d = r.end_us - r.start_us;
+    total_us += d;
+    max_us = std::max(max_us, d);
+    ojson j;
+    j["group"] = r.group;
+    j["start_us"] = r.start_us;
+    j["end_us"] = r.end_us;
+    j["duration_ms"] = ms_of(d);
+    j["trigger"] = r.trigger;
+    j["generation"] = r.generation;
+    j["completed"] = r.settled_us.has_value();
+    j["revoked"] = partition_map(r.revoked);
+    j["lost"] = partition_map(r.lost);
+    j["assigned"] = partition_map(r.assigned);
+    rebalances.push_back(j);
+  }
+  ojson final_assignment = ojson::object();
+  for (const auto& [name, c] : consumers) {
+    if (!c.live) continue;
+    ojson list = ojson::array();
+    for (const auto& p : sorted_partitions(c.owned)) list.push_back(p);
+    final_assignment[name] = list;
+  }
+  ojson metrics;
+  metrics["rebalance_count"] = done.size();
+  metrics["max_rebalance_ms"] = ms_of(max_us);
+  metrics["total_rebalance_ms"] = ms_of(total_us);
+  metrics["unavailable_partition_ms"] = ms_of(unavailable_us);
+  metrics["final_assignment"] = final_assignment;
+
+  ojson out;
+  out["scenario"] = inputs.scenario;
+  out["protocol"] = inputs.protocol;
+  out["seed"] = inputs.seed;
+  out["produced_by"] = inputs.produced_by;
+  out["rebalances"] = rebalances;
+  out["metrics"] = metrics;
+  return out;
+}
+
+}  // namespace reports

@@ -1,0 +1,210 @@
+#include "tools/cli.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "build_info.hpp"
+#include "models/scenario.hpp"
+#include "sim/assert.hpp"
+#include "tools/bench.hpp"
+#include "tools/runner.hpp"
+
+namespace rsim::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kExpectationFailed = 1;
+constexpr int kBadInput = 2;
+constexpr int kInternalError = 3;
+
+const char* kExamples = R"(Examples:
+  rebalance-sim run scenarios/examples/two-consumers.json
+  rebalance-sim run scenarios/examples/two-consumers.json --protocol classic-eager --seed 7 --out out/
+  rebalance-sim check scenarios/ --junit results.xml
+  rebalance-sim validate my-scenario.json
+  rebalance-sim bench kernel)";
+
+std::vector<std::string> scenario_files(const std::vector<std::string>& args) {
+  std::vector<std::string> files;
+  for (const auto& a : args) {
+    if (fs::is_directory(a)) {
+      std::vector<std::string> found;
+      for (const auto& entry : fs::recursive_directory_iterator(a)) {
+        const auto p = entry.path();
+        if (entry.is_regular_file() && p.extension() == ".json" && p.filename() != "schema.json")
+          found.push_back(p.string());
+      }
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back(a);
+    }
+  }
+  return files;
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
+            std::optional<std::uint64_t> seed, std::string out_dir) {
+  const ScenarioSpec spec = load_scenario_file(file);
+  const auto outputs = run_variants(spec, protocols, seed);
+  if (out_dir.empty()) out_dir = (fs::path("out") / spec.name).string();
+  write_outputs(out_dir, outputs);
+  bool failed = false;
+  for (const auto& o : outputs) {
+    const auto& m = o.summary.at("metrics");
+    std::cout << fmt::format("{} [{}]: {} rebalances, max {} ms, total {} ms, unavailable {} partition-ms\n",
+                             spec.name, o.protocol, m.at("rebalance_count").dump(),
+                             m.at("max_rebalance_ms").dump(), m.at("total_rebalance_ms").dump(),
+                             m.at("unavailable_partition_ms").dump());
+    std::cout << fmt::format("  wrote {}/{}/trace.jsonl and summary.json\n", out_dir, o.protocol);
+    for (const auto& e : o.expectations) {
+      if (!e.passed) {
+        failed = true;
+        std::cout << "  FAILED " << e.describe() << "\n";
+      }
+    }
+  }
+  return failed ? kExpectationFailed : kOk;
+}
+
+int cmd_check(const std::vector<std::string>& args, const std::string& junit) {
+  const auto files = scenario_files(args);
+  if (files.empty()) {
+    std::cerr << "rebalance-sim check: no scenario files found\n";
+    return kBadInput;
+  }
+  // Load everything first: a bad file is a usage error and nothing runs.
+  std::vector<ScenarioSpec> specs;
+  for (const auto& f : files) specs.push_back(load_scenario_file(f));
+  int failures = 0, total = 0;
+  std::string cases;
+  for (const auto& spec : specs) {
+    const auto outputs = run_variants(spec, {}, std::nullopt);
+    for (const auto& o : outputs) {
+      for (const auto& e : o.expectations) {
+        ++total;
+        const std::string name = fmt::format("{} [{}] {} {} {}", spec.name, o.protocol, e.metric, e.op, e.expected.dump());
+        cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\">", xml_escape(spec.source_path), xml_escape(name));
+        if (e.passed) {
+          std::cout << "PASS " << name << "\n";
+        } else {
+          ++failures;
+          std::cout << "FAIL " << e.describe() << " (" << spec.source_path << ")\n";
+          cases += fmt::format("<failure message=\"{}\"/>", xml_escape(e.describe()));
+        }
+        cases += "</testcase>\n";
+      }
+    }
+  }
+  std::cout << fmt::format("{} passed, {} failed\n", total - failures, failures);
+  if (!junit.empty()) {
+    std::ofstream out(junit);
+    out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        << fmt::format("<testsuites>\n  <testsuite name=\"rebalance-sim check\" tests=\"{}\" failures=\"{}\">\n", total, failures)
+        << cases << "  </testsuite>\n</testsuites>\n";
+  }
+  return failures > 0 ? kExpectationFailed : kOk;
+}
+
+int cmd_validate(const std::string& file) {
+  const ScenarioSpec spec = load_scenario_file(file);
+  std::vector<std::string> notes;
+  std::cout << fmt::format("{}: ok ({} consumers, {} events, protocols: {})\n", file,
+                           spec.consumers.size(), spec.events.size(), fmt::join(spec.protocols, ", "));
+  return kOk;
+}
+
+int cmd_bench(const std::string& what, std::uint64_t events) {
+  if (what == "kernel") {
+    const auto r = run_kernel_bench(events, 3);
+    std::cout << fmt::format(
+        "kernel: {} events; kernel {:.1f} M events/s; bare binary heap {:.1f} M events/s; ratio {:.2f}\n",
+        r.events, r.kernel_events_per_sec / 1e6, r.bare_events_per_sec / 1e6, r.ratio());
+    return kOk;
+  }
+  std::cerr << "rebalance-sim bench: unknown benchmark \"" << what << "\" (try: kernel)\n";
+  return kBadInput;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rebalance-sim: a deterministic simulator of Apache Kafka consumer-group rebalancing"};
+  app.footer(kExamples);
+  app.set_version_flag("--version", fmt::format("rebalance-sim {} ({})", build::kVersion, build::kCommit));
+  app.require_subcommand(1);
+
+  std::string file, out_dir, junit, bench_what = "kernel";
+  std::vector<std::string> protocols, check_args;
+  std::optional<std::uint64_t> seed;
+  std::uint64_t bench_events = 20'000'000;
+
+  auto* run = app.add_subcommand("run", "run a scenario and write DIR/<protocol>/{trace.jsonl,summary.json}");
+  run->add_option("scenario", file, "scenario file (JSON)")->required();
+  run->add_option("--protocol", protocols, "protocol variant to run (repeatable): classic-eager, classic-cooperative, consumer, share");
+  run->add_option("--seed", seed, "random seed (default: the scenario's `seed`)");
+  run->add_option("--out", out_dir, "output directory (default: out/<scenario name>)");
+  run->footer("Example: rebalance-sim run scenarios/examples/two-consumers.json --protocol classic-eager --out out/");
+
+  auto* check = app.add_subcommand("check", "run scenarios and check their `expect` lists (exit 1 if any fails)");
+  check->add_option("scenarios", check_args, "scenario files or directories")->required();
+  check->add_option("--junit", junit, "also write a JUnit XML report to FILE");
+  check->footer("Example: rebalance-sim check scenarios/ --junit results.xml");
+
+  auto* validate = app.add_subcommand("validate", "check a scenario file without running it");
+  validate->add_option("scenario", file, "scenario file (JSON)")->required();
+  validate->footer("Example: rebalance-sim validate my-scenario.json");
+
+  auto* bench = app.add_subcommand("bench", "benchmarks (not tests): kernel");
+  bench->add_option("what", bench_what, "which benchmark: kernel");
+  bench->add_option("--events", bench_events, "events to fire (kernel)");
+  bench->footer("Example: rebalance-sim bench kernel --events 20000000");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kOk : kBadInput;
+  }
+  try {
+    if (run->parsed()) return cmd_run(file, protocols, seed, out_dir);
+    if (check->parsed()) return cmd_check(check_args, junit);
+    if (validate->parsed()) return cmd_validate(file);
+    if (bench->parsed()) return cmd_bench(bench_what, bench_events);
+  } catch (const ScenarioError& e) {
+    std::cerr << e.what() << "\n";
+    return kBadInput;
+  } catch (const sim::InvariantViolation& e) {
+    std::cerr << "rebalance-sim: internal error (a model invariant broke; please report): " << e.what()
+              << fmt::format(" [scenario {}, seed {}]", file, seed ? std::to_string(*seed) : "from scenario")
+              << "\n";
+    return kInternalError;
+  } catch (const std::exception& e) {
+    std::cerr << "rebalance-sim: internal error: " << e.what() << "\n";
+    return kInternalError;
+  }
+  return kBadInput;
+}
+
+}  // namespace rsim::cli
