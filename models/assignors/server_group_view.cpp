@@ -61,6 +61,9 @@ std::size_t GroupView::resolve(std::size_t member) {
   }
   resolution.sorted = resolution.topics;
   std::sort(resolution.sorted.begin(), resolution.sorted.end());
+  resolution.by_rank = resolution.topics;
+  std::sort(resolution.by_rank.begin(), resolution.by_rank.end(),
+            [this](int a, int b) { return topic(a).id_rank < topic(b).id_rank; });
   resolutions_.push_back(std::move(resolution));
   member_resolution_[member] = resolutions_.size();
   return resolutions_.size() - 1;
@@ -72,6 +75,16 @@ const std::vector<int>& GroupView::subscription(std::size_t member) {
 
 const std::vector<int>& GroupView::sorted_subscription(std::size_t member) {
   return resolutions_[resolve(member)].sorted;
+}
+
+const std::vector<int>& GroupView::subscription_by_id(std::size_t member) {
+  return resolutions_[resolve(member)].by_rank;
+}
+
+std::vector<int> GroupView::by_id(std::vector<int> topics) const {
+  std::sort(topics.begin(), topics.end(),
+            [this](int a, int b) { return topic(a).id_rank < topic(b).id_rank; });
+  return topics;
 }
 
 std::vector<int> GroupView::java_subscription_order(std::size_t member) const {
@@ -163,9 +176,12 @@ int GroupView::compare_ids(int a, int b) const {
 
 MemberAssignment GroupView::make_assignment(
     std::vector<std::pair<int, std::vector<std::int32_t>>>& parts) const {
-  std::sort(parts.begin(), parts.end(), [&](const auto& a, const auto& b) {
+  const auto by_rank = [&](const auto& a, const auto& b) {
     return topic(a.first).id_rank < topic(b.first).id_rank;
-  });
+  };
+  if (!std::is_sorted(parts.begin(), parts.end(), by_rank)) {
+    std::sort(parts.begin(), parts.end(), by_rank);
+  }
   MemberAssignment out;
   int last = -1;
   for (auto& [t, partitions] : parts) {

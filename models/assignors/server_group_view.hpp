@@ -44,6 +44,10 @@ class GroupView {
   const std::vector<int>& subscription(std::size_t member);
   /// The same topics, sorted by topic number (for binary search).
   const std::vector<int>& sorted_subscription(std::size_t member);
+  /// The same topics in topic-id order, the order results are built in.
+  const std::vector<int>& subscription_by_id(std::size_t member);
+  /// `topics` sorted by topic id.
+  std::vector<int> by_id(std::vector<int> topics) const;
   /// The member's subscribed topics in the order Java iterates `new HashSet<>(TopicIds)` built
   /// from the member's HashSet of topic names (what UniformHomogeneousAssignmentBuilder walks).
   std::vector<int> java_subscription_order(std::size_t member) const;
@@ -57,7 +61,8 @@ class GroupView {
   /// Kafka's Uuid.compareTo on two topics' ids.
   int compare_ids(int a, int b) const;
 
-  /// Builds a member's result from (topic, sorted partitions) pairs in any topic order.
+  /// Builds a member's result from (topic, partitions) pairs in any order; cheapest when they
+  /// come in topic-id order with sorted partitions.
   MemberAssignment make_assignment(std::vector<std::pair<int, std::vector<std::int32_t>>>& parts) const;
 
  private:
@@ -65,6 +70,7 @@ class GroupView {
     const std::vector<std::string>* names = nullptr;
     std::vector<int> topics;
     std::vector<int> sorted;
+    std::vector<int> by_rank;
   };
   std::size_t resolve(std::size_t member);
 

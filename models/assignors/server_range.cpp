@@ -72,7 +72,9 @@ ServerAssignment range_assign(GroupView& group) {
   ServerAssignment out;
   std::vector<std::pair<int, std::vector<std::int32_t>>> parts;
   for (const std::size_t m : order) {
-    const std::vector<int>& subscribed = group.subscription(homogeneous ? order.front() : m);
+    // Ranges of one topic depend only on the member order, so topics go in id order, which is
+    // the order the result is built in.
+    const std::vector<int>& subscribed = group.subscription_by_id(homogeneous ? order.front() : m);
     parts.clear();
     for (const int t : subscribed) {
       const auto [start, end] = topics[static_cast<std::size_t>(t)].take();

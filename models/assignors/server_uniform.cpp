@@ -156,13 +156,9 @@ class LoadBalancer {
   explicit LoadBalancer(const std::vector<std::int32_t>& loads) : loads_(loads) {}
 
   /// Starts over with `members`; returns the spread between the most and least loaded.
+  /// `members` must be in ascending member order (as topic subscriber lists are).
   std::int32_t initialize(const std::vector<int>& members) {
-    sorted_ = members;
-    std::sort(sorted_.begin(), sorted_.end(), [this](int a, int b) {
-      const std::int32_t la = load(a);
-      const std::int32_t lb = load(b);
-      return la != lb ? la < lb : a < b;
-    });
+    sort_by_load(members);
     const int n = static_cast<int>(sorted_.size());
     least_end_ = 0;
     least_count_ = load(sorted_.front()) - 1;
@@ -214,10 +210,39 @@ class LoadBalancer {
 
  private:
   std::int32_t load(int member) const { return loads_[static_cast<std::size_t>(member)]; }
+
+  // Orders by (load, member). Loads of one topic's subscribers span a narrow range, so a
+  // stable counting sort of the ascending member list beats comparison sorting.
+  void sort_by_load(const std::vector<int>& members) {
+    std::int32_t lo = load(members.front());
+    std::int32_t hi = lo;
+    for (const int m : members) {
+      lo = std::min(lo, load(m));
+      hi = std::max(hi, load(m));
+    }
+    const auto span = static_cast<std::size_t>(hi - lo) + 1;
+    if (span > 4 * members.size() + 64) {
+      sorted_ = members;
+      std::sort(sorted_.begin(), sorted_.end(), [this](int a, int b) {
+        const std::int32_t la = load(a);
+        const std::int32_t lb = load(b);
+        return la != lb ? la < lb : a < b;
+      });
+      return;
+    }
+    counts_.assign(span + 1, 0);
+    for (const int m : members) ++counts_[static_cast<std::size_t>(load(m) - lo) + 1];
+    for (std::size_t i = 1; i <= span; ++i) counts_[i] += counts_[i - 1];
+    sorted_.resize(members.size());
+    for (const int m : members) {
+      sorted_[counts_[static_cast<std::size_t>(load(m) - lo)]++] = m;
+    }
+  }
   int at(int position) const { return sorted_[static_cast<std::size_t>(position)]; }
 
   const std::vector<std::int32_t>& loads_;
   std::vector<int> sorted_;
+  std::vector<std::size_t> counts_;
   int least_end_ = 0;
   std::int32_t least_count_ = -1;
   int next_least_ = 0;
@@ -395,7 +420,7 @@ class HeterogeneousBuilder {
 
   ServerAssignment result() {
     std::vector<TopicParts> parts(member_count_);
-    for (const int t : topics_) {
+    for (const int t : group_.by_id(topics_)) {  // topic-id order: no sorting per member
       const std::int32_t count = group_.topic(t).partitions;
       for (std::int32_t p = 0; p < count; ++p) {
         const std::int32_t o = owner(t, p);
