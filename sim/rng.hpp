@@ -31,6 +31,16 @@ class Rng {
     for (auto& word : s_) word = splitmix64(sm);
   }
 
+  /// For reference tests: a generator with this exact xoshiro256** state.
+  static Rng from_state(std::uint64_t s0, std::uint64_t s1, std::uint64_t s2, std::uint64_t s3) {
+    Rng r(0, "");
+    r.s_[0] = s0;
+    r.s_[1] = s1;
+    r.s_[2] = s2;
+    r.s_[3] = s3;
+    return r;
+  }
+
   std::uint64_t next() {
     const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
     const std::uint64_t t = s_[1] << 17;
