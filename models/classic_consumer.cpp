@@ -669,6 +669,9 @@ void ClassicConsumer::mark_coordinator_unknown(const std::string& why) {
   bool any = false;
   for (const auto& [id, req] : in_flight_) any = any || req.node == old;
   if (any) disconnect(old, why);
+  // A disconnect ends the application thread's network wait inside poll(): its next pass (a
+  // separate event at this instant) starts the lookup.
+  if (!retry_timer_.armed() || retry_timer_.deadline() > kernel_.now()) retry_timer_.arm(sim::SimTime::zero());
 }
 
 void ClassicConsumer::on_join_group_response(const InFlight& req, const JoinGroupResponse& r) {
@@ -832,8 +835,10 @@ void ClassicConsumer::on_offset_commit_response(const InFlight& req, const Offse
   const ErrorCode e = r.error;
   if (e == ErrorCode::REBALANCE_IN_PROGRESS) request_rejoin("OffsetCommit: REBALANCE_IN_PROGRESS");
   if (e == ErrorCode::UNKNOWN_MEMBER_ID || e == ErrorCode::ILLEGAL_GENERATION) {
-    if (generation_ == req.generation)
+    if (generation_ == req.generation) {
       reset_generation(e == ErrorCode::UNKNOWN_MEMBER_ID, fmt::format("OffsetCommit: {}", error_name(e)));
+      on_app_wake();
+    }
   }
   if (e == ErrorCode::COORDINATOR_NOT_AVAILABLE || e == ErrorCode::NOT_COORDINATOR)
     mark_coordinator_unknown(std::string(error_name(e)));
@@ -918,6 +923,8 @@ void ClassicConsumer::reset_generation(bool reset_member_id, const std::string& 
   const std::string member_id = reset_member_id ? "" : generation_.member_id;
   generation_ = Generation{-1, member_id, ""};
   state_ = MemberState::UNJOINED;
+  // resetStateAndRejoin: every reset on a response error or a leave also asks for a rejoin.
+  rejoin_needed_ = true;
   needs_join_prepare_ = true;
   heartbeat_enabled_ = false;
   heartbeat_tick_.cancel();
