@@ -131,7 +131,10 @@ std::string run_client_assignor_bench(const ClientBenchOptions& options) {
   for (const auto& size : sizes) {
     for (const auto& assignor : assignors) run(size, assignor, false);
   }
-  if (options.unequal_subscriptions) {
+  const bool any_sticky = std::any_of(assignors.begin(), assignors.end(), [](const std::string& a) {
+    return a == "sticky" || a == "cooperative-sticky";
+  });
+  if (options.unequal_subscriptions && any_sticky) {
     report += "general path ('uneq'): the last member subscribes to the first topic only\n";
     for (const auto& size : sizes) {
       for (const auto& assignor : assignors) {

@@ -222,6 +222,18 @@ void compare_expected(const json& expected, const ClientAssignment& actual, bool
   }
 }
 
+// The test compared Kafka's lists in order; so do we (the order feeds later steps' `owned`).
+void compare_ordered(const json& expected, const ClientAssignment& actual, const std::string& what) {
+  for (const auto& [member, pairs] : expected.items()) {
+    const TopicPartitions want = parse_pairs(pairs);
+    const TopicPartitions& got = held(actual, member);
+    if (got != want) {
+      throw Mismatch(what + ": " + member + " got [" + join(to_strings(got)) + "], expected [" +
+                     join(to_strings(want)) + "]");
+    }
+  }
+}
+
 // ---- checks ------------------------------------------------------------------------------
 
 void check_valid(const Call& call, bool balanced) {
@@ -459,6 +471,10 @@ void verify_step(const json& step, const StepRun& run, const std::vector<StepRun
   if (step.contains("expected")) compare_expected(step.at("expected"), run.final.output, exact, "expected");
   if (step.contains("expected_initial")) {
     compare_expected(step.at("expected_initial"), run.initial.output, exact, "expected_initial");
+  }
+  if (step.contains("expected_ordered")) compare_ordered(step.at("expected_ordered"), run.final.output, "expected_ordered");
+  if (step.contains("expected_initial_ordered")) {
+    compare_ordered(step.at("expected_initial_ordered"), run.initial.output, "expected_initial_ordered");
   }
   const json checks = step.value("checks", json::array());
   for (const auto& check : checks) {

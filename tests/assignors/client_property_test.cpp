@@ -139,7 +139,7 @@ void expect_complete(const ClientAssignorInput& in, const ClientAssignment& out)
 
 }  // namespace
 
-TEST_CASE("property: equal subscriptions are valid, balanced, and sticky when a member leaves") {
+TEST_CASE("client property: equal subscriptions are valid, balanced, and sticky when a member leaves") {
   sim::Rng rng(kSeed, "client-assignor-equal");
   for (int round = 0; round < 12; ++round) {
     const json topics = random_topics(rng, rng.uniform(3, 15), 40);
@@ -172,7 +172,7 @@ TEST_CASE("property: equal subscriptions are valid, balanced, and sticky when a 
   }
 }
 
-TEST_CASE("property: random subscriptions stay valid and balanced across a change of members") {
+TEST_CASE("client property: random subscriptions stay valid and balanced across a change of members") {
   // Kafka's testReassignmentWithRandomSubscriptionsAndChanges, smaller and seeded.
   sim::Rng rng(kSeed, "client-assignor-random");
   for (int round = 0; round < 20; ++round) {
@@ -199,7 +199,7 @@ TEST_CASE("property: random subscriptions stay valid and balanced across a chang
   }
 }
 
-TEST_CASE("property: a large equal group (Kafka's uniform-subscription performance test, scaled)") {
+TEST_CASE("client property: a large equal group (Kafka's uniform-subscription performance test, scaled)") {
   // 200 topics x 100 partitions over 500 members, then 499 of them with their partitions owned.
   json topics = json::object();
   for (int t = 0; t < 200; ++t) topics[name("t", t, 3)] = 100;
@@ -210,7 +210,7 @@ TEST_CASE("property: a large equal group (Kafka's uniform-subscription performan
   }
 }
 
-TEST_CASE("property: assignors are deterministic") {
+TEST_CASE("client property: assignors are deterministic") {
   // Same input, same output, down to the order of each member's list.
   sim::Rng rng(kSeed, "client-assignor-determinism");
   const json topics = random_topics(rng, 8, 20);

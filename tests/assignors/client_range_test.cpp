@@ -30,7 +30,7 @@ TopicPartitions tps(std::initializer_list<std::pair<const char*, int>> list) {
 
 }  // namespace
 
-TEST_CASE("range: first members take one extra partition per topic") {
+TEST_CASE("client range: first members take one extra partition per topic") {
   ClientAssignorInput in;
   in.partitions_per_topic = {{"t0", 3}, {"t1", 3}};
   in.members = {member("C1", {"t0", "t1"}), member("C0", {"t0", "t1"})};
@@ -40,7 +40,7 @@ TEST_CASE("range: first members take one extra partition per topic") {
   CHECK(out["C1"].size() == 2);
 }
 
-TEST_CASE("range: static members are ordered by group.instance.id, before dynamic ones") {
+TEST_CASE("client range: static members are ordered by group.instance.id, before dynamic ones") {
   ClientAssignorInput in;
   in.partitions_per_topic = {{"t", 3}};
   in.members = {member("a", {"t"}), member("b", {"t"}), member("c", {"t"})};
@@ -52,7 +52,7 @@ TEST_CASE("range: static members are ordered by group.instance.id, before dynami
   CHECK(out.at("c") == tps({{"t", 2}}));
 }
 
-TEST_CASE("range: members get partitions on their own rack when replicas are rack-local") {
+TEST_CASE("client range: members get partitions on their own rack when replicas are rack-local") {
   ClientAssignorInput in;
   in.partitions_per_topic = {{"t", 2}};
   in.partition_racks = {{"t", {{"b"}, {"a"}}}};
@@ -64,7 +64,7 @@ TEST_CASE("range: members get partitions on their own rack when replicas are rac
   CHECK(out.at("m2") == tps({{"t", 0}}));
 }
 
-TEST_CASE("roundrobin: partitions are dealt in topic order, skipping unsubscribed members") {
+TEST_CASE("client roundrobin: partitions are dealt in topic order, skipping unsubscribed members") {
   ClientAssignorInput in;
   in.partitions_per_topic = {{"t0", 1}, {"t1", 2}, {"t2", 3}};
   in.members = {member("C0", {"t0"}), member("C1", {"t0", "t1"}), member("C2", {"t0", "t1", "t2"})};
