@@ -25,6 +25,9 @@ struct StickyOutcome {
 /// Runs the sticky assignor. `Eager` is `sticky`, `Cooperative` is `cooperative-sticky`.
 /// Members' `owned_partitions`/`generation` are what the assignor decodes from their
 /// subscriptions; a missing generation counts as Kafka's DEFAULT_GENERATION (-1).
+/// Known differences from a long-lived Kafka assignor object: Kafka never lowers its
+/// `maxGeneration` between calls, we start from the call's own maximum; and Java HashMap
+/// order is reproduced for list buckets only (never for buckets of 8+ keys turned into trees).
 StickyOutcome assign_sticky(const ClientAssignorInput& input, StickyFlavor flavor);
 
 }  // namespace rsim::assignors
