@@ -13,6 +13,10 @@
 #include "models/world.hpp"
 #include <set>
 #include "sim/assert.hpp"
+#include "models/assignors/client_bench.hpp"
+#include "models/assignors/client_conformance.hpp"
+#include "models/assignors/server_bench.hpp"
+#include "models/assignors/server_conformance.hpp"
 #include "tools/bench.hpp"
 #include "tools/runner.hpp"
 
@@ -32,6 +36,7 @@ const char* kExamples = R"(Examples:
   rebalance-sim run scenarios/examples/two-consumers.json --protocol classic-eager --seed 7 --out out/
   rebalance-sim check scenarios/ --junit results.xml
   rebalance-sim validate my-scenario.json
+  rebalance-sim conformance ../shared/conformance/kafka/client.StickyAssignorTest.json
   rebalance-sim bench kernel)";
 
 std::vector<std::string> scenario_files(const std::vector<std::string>& args) {
@@ -142,7 +147,51 @@ int cmd_validate(const std::string& file) {
   return kOk;
 }
 
+int cmd_conformance(const std::vector<std::string>& files) {
+  int passed = 0, failed = 0, skipped = 0;
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    if (!in) throw ScenarioError(f, {"cannot read the file"});
+    nlohmann::json doc;
+    try {
+      doc = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      throw ScenarioError(f, {std::string("not JSON: ") + e.what()});
+    }
+    const std::string kind = doc.value("kind", "");
+    std::vector<assignors::ConformanceCaseResult> results;
+    if (kind == "client-assignor") results = assignors::run_client_assignor_vectors(doc);
+    else if (kind == "server-assignor") results = assignors::run_server_assignor_vectors(doc);
+    else if (kind == "current-assignment-builder") results = assignors::run_current_assignment_builder_vectors(doc);
+    else if (kind == "share-assignor") {
+      std::cout << fmt::format("SKIP {}: share-group assignors are not simulated by this version yet\n", f);
+      continue;
+    } else {
+      throw ScenarioError(f, {fmt::format("/kind: unknown vector kind \"{}\"; expected client-assignor, "
+                                          "server-assignor, current-assignment-builder or share-assignor", kind)});
+    }
+    for (const auto& r : results) {
+      if (r.detail.rfind("skipped:", 0) == 0) {
+        ++skipped;
+        std::cout << fmt::format("SKIP {} {}: {}\n", f, r.id, r.detail);
+      } else if (r.passed) {
+        ++passed;
+        std::cout << fmt::format("PASS {} {}\n", f, r.id);
+      } else {
+        ++failed;
+        std::cout << fmt::format("FAIL {} {}: {}\n", f, r.id, r.detail);
+      }
+    }
+  }
+  std::cout << fmt::format("{} passed, {} failed, {} skipped\n", passed, failed, skipped);
+  return failed > 0 ? kExpectationFailed : kOk;
+}
+
 int cmd_bench(const std::string& what, std::uint64_t events) {
+  if (what == "assignors") {
+    std::cout << assignors::run_client_assignor_bench() << "\n" << assignors::run_server_assignor_bench() << "\n";
+    return kOk;
+  }
   if (what == "kernel") {
     const auto r = run_kernel_bench(events, 3);
     std::cout << fmt::format(
@@ -150,7 +199,7 @@ int cmd_bench(const std::string& what, std::uint64_t events) {
         r.events, r.kernel_events_per_sec / 1e6, r.bare_events_per_sec / 1e6, r.ratio());
     return kOk;
   }
-  std::cerr << "rebalance-sim bench: unknown benchmark \"" << what << "\" (try: kernel)\n";
+  std::cerr << "rebalance-sim bench: unknown benchmark \"" << what << "\" (try: kernel, assignors)\n";
   return kBadInput;
 }
 
@@ -183,8 +232,13 @@ int main(int argc, char** argv) {
   validate->add_option("scenario", file, "scenario file (JSON)")->required();
   validate->footer("Example: rebalance-sim validate my-scenario.json");
 
-  auto* bench = app.add_subcommand("bench", "benchmarks (not tests): kernel");
-  bench->add_option("what", bench_what, "which benchmark: kernel");
+  std::vector<std::string> vector_files;
+  auto* conformance = app.add_subcommand("conformance", "check conformance vector files (../shared/conformance format); exit 1 if any case fails");
+  conformance->add_option("files", vector_files, "vector files")->required();
+  conformance->footer("Example: rebalance-sim conformance ../shared/conformance/kafka/client.RangeAssignorTest.json");
+
+  auto* bench = app.add_subcommand("bench", "benchmarks (not tests): kernel, assignors");
+  bench->add_option("what", bench_what, "which benchmark: kernel (event rate) or assignors");
   bench->add_option("--events", bench_events, "events to fire (kernel)");
   bench->footer("Example: rebalance-sim bench kernel --events 20000000");
 
@@ -199,6 +253,7 @@ int main(int argc, char** argv) {
     if (check->parsed()) return cmd_check(check_args, junit);
     if (validate->parsed()) return cmd_validate(file);
     if (bench->parsed()) return cmd_bench(bench_what, bench_events);
+    if (conformance->parsed()) return cmd_conformance(vector_files);
   } catch (const ScenarioError& e) {
     std::cerr << e.what() << "\n";
     return kBadInput;
