@@ -1,3 +1,4 @@
+#include "models/overloaded.hpp"
 #include "models/classic_consumer.hpp"
 
 #include <algorithm>
@@ -11,13 +12,6 @@
 namespace rsim {
 
 namespace {
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
-
 nlohmann::ordered_json partition_list(const TopicPartitions& tps) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& tp : tps) list.push_back(tp.str());

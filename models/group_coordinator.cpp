@@ -1,3 +1,4 @@
+#include "models/overloaded.hpp"
 #include "models/group_coordinator.hpp"
 
 #include <algorithm>
@@ -9,13 +10,6 @@
 namespace rsim {
 
 namespace {
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
-
 // Kafka's fixed timeout for a new member that has not completed its first join
 // (CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS).
 constexpr std::int64_t kNewMemberJoinTimeoutMs = 300000;

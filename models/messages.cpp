@@ -1,17 +1,9 @@
+#include "models/overloaded.hpp"
 #include "models/messages.hpp"
 
 #include <type_traits>
 
 namespace rsim {
-
-namespace {
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
-}  // namespace
 
 const char* api_name(const Message& m) {
   return std::visit(
