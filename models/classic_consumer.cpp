@@ -1,4 +1,3 @@
-#include "models/overloaded.hpp"
 #include "models/classic_consumer.hpp"
 
 #include <algorithm>
@@ -6,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "models/overloaded.hpp"
 #include "models/assignors/client_assignor.hpp"
 #include "sim/assert.hpp"
 

@@ -1,10 +1,10 @@
-#include "models/overloaded.hpp"
 #include "models/group_coordinator.hpp"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
+#include "models/overloaded.hpp"
 #include "sim/assert.hpp"
 
 namespace rsim {

@@ -1,7 +1,8 @@
-#include "models/overloaded.hpp"
 #include "models/messages.hpp"
 
 #include <type_traits>
+
+#include "models/overloaded.hpp"
 
 namespace rsim {
 
