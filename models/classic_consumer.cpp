@@ -673,8 +673,7 @@ void ClassicConsumer::on_join_group_response(const InFlight& req, const JoinGrou
   switch (r.error) {
     case ErrorCode::NONE: {
       if (state_ != MemberState::PREPARING_REBALANCE) {
-        join_error_ = ErrorCode::UNKNOWN_SERVER_ERROR;  // left meanwhile: retriable, backoff
-        join_future_ = JoinFuture::Failed;
+        fail_join(ErrorCode::UNKNOWN_SERVER_ERROR);  // left meanwhile: retriable, backoff
         break;
       }
       state_ = MemberState::COMPLETING_REBALANCE;
@@ -695,24 +694,14 @@ void ClassicConsumer::on_join_group_response(const InFlight& req, const JoinGrou
     }
     case ErrorCode::MEMBER_ID_REQUIRED:
       generation_ = Generation{-1, r.member_id, ""};
-      join_error_ = r.error;
-      join_future_ = JoinFuture::Failed;
+      fail_join(r.error);
       break;
     case ErrorCode::UNKNOWN_MEMBER_ID:
       if (generation_ == req.generation) reset_generation(true, "JoinGroup: UNKNOWN_MEMBER_ID");
-      join_error_ = r.error;
-      join_future_ = JoinFuture::Failed;
-      break;
-    case ErrorCode::COORDINATOR_NOT_AVAILABLE:
-    case ErrorCode::NOT_COORDINATOR:
-    case ErrorCode::NETWORK_EXCEPTION:
-      mark_coordinator_unknown(std::string(error_name(r.error)));
-      join_error_ = r.error;
-      join_future_ = JoinFuture::Failed;
+      fail_join(r.error);
       break;
     default:
-      join_error_ = r.error;
-      join_future_ = JoinFuture::Failed;
+      fail_join(r.error);
       break;
   }
   if (state_ == MemberState::PREPARING_REBALANCE && join_future_ == JoinFuture::Failed)
@@ -756,35 +745,34 @@ void ClassicConsumer::on_sync_group_response(const InFlight& req, const SyncGrou
         join_assignment_ = r.assignment;
         join_future_ = JoinFuture::Succeeded;
       } else {
-        join_error_ = ErrorCode::ILLEGAL_GENERATION;
-        join_future_ = JoinFuture::Failed;
+        fail_join(ErrorCode::ILLEGAL_GENERATION);
       }
       break;
     case ErrorCode::REBALANCE_IN_PROGRESS:
       request_rejoin("SyncGroup: REBALANCE_IN_PROGRESS");
-      join_error_ = r.error;
-      join_future_ = JoinFuture::Failed;
+      fail_join(r.error);
       break;
     case ErrorCode::UNKNOWN_MEMBER_ID:
     case ErrorCode::ILLEGAL_GENERATION:
       if (generation_ == req.generation)
         reset_generation(r.error == ErrorCode::UNKNOWN_MEMBER_ID, fmt::format("SyncGroup: {}", error_name(r.error)));
-      join_error_ = r.error;
-      join_future_ = JoinFuture::Failed;
-      break;
-    case ErrorCode::COORDINATOR_NOT_AVAILABLE:
-    case ErrorCode::NOT_COORDINATOR:
-    case ErrorCode::NETWORK_EXCEPTION:
-      mark_coordinator_unknown(std::string(error_name(r.error)));
-      join_error_ = r.error;
-      join_future_ = JoinFuture::Failed;
+      fail_join(r.error);
       break;
     default:
-      join_error_ = r.error;
-      join_future_ = JoinFuture::Failed;
+      fail_join(r.error);
       break;
   }
   on_app_wake();
+}
+
+void ClassicConsumer::fail_join(ErrorCode error) {
+  // COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR or a disconnect: the coordinator is forgotten
+  // before the join is retried (the JoinGroup/SyncGroup tables of kafka-classic-protocol.md §2.16).
+  if (error == ErrorCode::COORDINATOR_NOT_AVAILABLE || error == ErrorCode::NOT_COORDINATOR ||
+      error == ErrorCode::NETWORK_EXCEPTION)
+    mark_coordinator_unknown(std::string(error_name(error)));
+  join_error_ = error;
+  join_future_ = JoinFuture::Failed;
 }
 
 void ClassicConsumer::on_heartbeat_response(const InFlight& req, const HeartbeatResponse& r) {

@@ -96,6 +96,8 @@ class ClassicConsumer {
   void on_find_coordinator_response(const FindCoordinatorResponse& r);
   void on_join_group_response(const InFlight& req, const JoinGroupResponse& r);
   void on_sync_group_response(const InFlight& req, const SyncGroupResponse& r);
+  /// Completes the pending Join/Sync with an error (forgetting the coordinator if it is gone).
+  void fail_join(ErrorCode error);
   void on_heartbeat_response(const InFlight& req, const HeartbeatResponse& r);
   void on_offset_commit_response(const InFlight& req, const OffsetCommitResponse& r,
                                  const std::string& purpose);
