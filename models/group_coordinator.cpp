@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "models/assignors/client_java_order.hpp"
 #include "models/overloaded.hpp"
 #include "sim/assert.hpp"
 
@@ -22,9 +23,7 @@ nlohmann::ordered_json partition_list(const TopicPartitions& tps) {
 }  // namespace
 
 std::int32_t java_string_hash(const std::string& s) {
-  std::uint32_t h = 0;
-  for (const unsigned char c : s) h = 31 * h + c;
-  return static_cast<std::int32_t>(h);
+  return assignors::java::string_hash(s);  // over UTF-16 code units, as Java does
 }
 
 std::int32_t coordinator_partition(const std::string& group_id, std::int32_t num_partitions) {

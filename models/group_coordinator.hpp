@@ -22,7 +22,7 @@
 namespace rsim {
 
 /// Kafka's coordinator partition for a group: Utils.abs(groupId.hashCode()) % partitions,
-/// with Java's String.hashCode over UTF-16 code units (ASCII here).
+/// with Java's String.hashCode over UTF-16 code units.
 std::int32_t java_string_hash(const std::string& s);
 std::int32_t coordinator_partition(const std::string& group_id, std::int32_t num_partitions);
 

@@ -1,5 +1,7 @@
 #include "models/assignors/server_java_order.hpp"
 
+#include "models/assignors/client_java_order.hpp"
+
 #include <algorithm>
 #include <numeric>
 
@@ -47,39 +49,7 @@ std::int32_t uuid_hash(const Uuid& id) {
 }
 
 std::int32_t string_hash(std::string_view utf8) {
-  std::uint32_t h = 0;
-  const auto unit = [&h](std::uint32_t u) { h = 31U * h + u; };
-  for (std::size_t i = 0; i < utf8.size();) {
-    const auto c = static_cast<unsigned char>(utf8[i]);
-    std::uint32_t cp = c;
-    std::size_t len = 1;
-    if (c >= 0xF0) {
-      len = 4;
-      cp = c & 0x07U;
-    } else if (c >= 0xE0) {
-      len = 3;
-      cp = c & 0x0FU;
-    } else if (c >= 0xC0) {
-      len = 2;
-      cp = c & 0x1FU;
-    }
-    if (i + len > utf8.size()) {  // a truncated sequence: hash the byte as it is
-      len = 1;
-      cp = c;
-    }
-    for (std::size_t k = 1; k < len; ++k) {
-      cp = (cp << 6) | (static_cast<unsigned char>(utf8[i + k]) & 0x3FU);
-    }
-    if (cp >= 0x10000) {  // a surrogate pair in UTF-16
-      cp -= 0x10000;
-      unit(0xD800U + (cp >> 10));
-      unit(0xDC00U + (cp & 0x3FFU));
-    } else {
-      unit(cp);
-    }
-    i += len;
-  }
-  return static_cast<std::int32_t>(h);
+  return java::string_hash(utf8);  // one implementation of Java's String.hashCode
 }
 
 std::int32_t topic_id_hash(std::string_view id) {
