@@ -13,6 +13,7 @@
 
 #include "models/cluster.hpp"
 #include "models/config.hpp"
+#include "models/consumer_model.hpp"
 #include "models/messages.hpp"
 #include "models/scenario.hpp"
 #include "sim/kernel.hpp"
@@ -24,7 +25,7 @@ namespace rsim {
 
 enum class MemberState { UNJOINED, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE };
 
-class ClassicConsumer {
+class ClassicConsumer final : public ConsumerModel {
  public:
   ClassicConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& network,
                   const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
@@ -32,18 +33,18 @@ class ClassicConsumer {
   ClassicConsumer(const ClassicConsumer&) = delete;
   ClassicConsumer& operator=(const ClassicConsumer&) = delete;
 
-  sim::NodeId node() const { return node_; }
+  sim::NodeId node() const override { return node_; }
   const std::string& name() const { return spec_.name; }
   bool alive() const { return process_.alive(); }
 
   // The scenario's script.
-  void start();
-  void request_stop();  // graceful close() at the application's next return from poll()
-  void crash();
-  void restart(sim::SimTime after, bool graceful);
-  void stall(sim::SimTime duration);
-  void pause(sim::SimTime duration);
-  void subscribe(std::vector<std::string> topics);
+  void start() override;
+  void request_stop() override;
+  void crash() override;
+  void restart(sim::SimTime after, bool graceful) override;
+  void stall(sim::SimTime duration) override;
+  void pause(sim::SimTime duration) override;
+  void subscribe(std::vector<std::string> topics) override;
 
   void on_message(sim::NodeId from, Envelope&& envelope);
 

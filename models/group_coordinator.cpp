@@ -33,13 +33,13 @@ std::int32_t coordinator_partition(const std::string& group_id, std::int32_t num
 }
 
 GroupCoordinator::GroupCoordinator(sim::Kernel& kernel, sim::Tracer& tracer, sim::Rng rng,
-                                   BrokerConfig config, sim::Distribution write_latency,
-                                   Sender sender, NodeNamer namer)
+                                   BrokerConfig config, OffsetsLog& log, Sender sender,
+                                   NodeNamer namer)
     : kernel_(kernel),
       tracer_(tracer),
       rng_(std::move(rng)),
       config_(std::move(config)),
-      write_latency_(std::move(write_latency)),
+      log_(log),
       sender_(std::move(sender)),
       namer_(std::move(namer)) {}
 
@@ -72,14 +72,7 @@ void GroupCoordinator::reply(const Reply& to, Message response) {
 }
 
 void GroupCoordinator::reply_after_pending_writes(const Reply& to, Message response) {
-  if (last_commit_at_ <= kernel_.now()) {
-    reply(to, std::move(response));
-    return;
-  }
-  kernel_.schedule_closure_after(last_commit_at_ - kernel_.now(),
-                                 [this, to, m = std::move(response)]() mutable {
-                                   reply(to, std::move(m));
-                                 });
+  log_.after_pending_writes([this, to, m = std::move(response)]() mutable { reply(to, std::move(m)); });
 }
 
 void GroupCoordinator::transition(ClassicGroup& g, ClassicGroupState to, const std::string& reason) {
@@ -145,12 +138,10 @@ void GroupCoordinator::on_join_group(const Reply& from, const JoinGroupRequest& 
                                  {"reason", "group created by the first JoinGroup"}});
   }
   ClassicGroup& g = *it->second;
-  const std::int64_t log_end_before = log_end_offset_[coordinator_partition(
-      r.group_id, config_.offsets_topic_num_partitions)];
+  const std::int64_t log_end_before = log_.log_end_offset(r.group_id);
   if (r.member_id.empty()) join_new_member(g, from, r);
   else join_existing_member(g, from, r);
-  const std::int64_t log_end_after = log_end_offset_[coordinator_partition(
-      r.group_id, config_.offsets_topic_num_partitions)];
+  const std::int64_t log_end_after = log_.log_end_offset(r.group_id);
   if (created && log_end_after == log_end_before) {
     // A new group is tied to a log offset by an "empty group" record (GMM:7089-7109).
     append({group_metadata_record(g)}, nullptr);
@@ -750,25 +741,6 @@ nlohmann::ordered_json GroupCoordinator::group_metadata_record(const ClassicGrou
                               : nullptr;
   rec["members"] = members;
   return rec;
-}
-
-void GroupCoordinator::append(std::vector<nlohmann::ordered_json> records,
-                              std::function<void()> on_commit) {
-  for (auto& rec : records) {
-    const std::int32_t partition =
-        coordinator_partition(rec.at("group").get<std::string>(), config_.offsets_topic_num_partitions);
-    nlohmann::ordered_json fields{{"partition", partition}, {"offset", log_end_offset_[partition]++}};
-    for (const auto& [k, v] : rec.items()) fields[k] = v;
-    tracer_.emit("record", fields);
-  }
-  const sim::SimTime commit_at = std::max(last_commit_at_, kernel_.now() + write_latency_.sample(rng_));
-  last_commit_at_ = commit_at;
-  if (!on_commit) return;
-  if (commit_at == kernel_.now()) {
-    on_commit();
-  } else {
-    kernel_.schedule_closure_after(commit_at - kernel_.now(), std::move(on_commit));
-  }
 }
 
 }  // namespace rsim

@@ -13,6 +13,7 @@
 #include "models/classic_group.hpp"
 #include "models/config.hpp"
 #include "models/messages.hpp"
+#include "models/offsets_log.hpp"
 #include "sim/distribution.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
@@ -33,7 +34,7 @@ class GroupCoordinator {
   using NodeNamer = std::function<std::string(sim::NodeId)>;
 
   GroupCoordinator(sim::Kernel& kernel, sim::Tracer& tracer, sim::Rng rng, BrokerConfig config,
-                   sim::Distribution write_latency, Sender sender, NodeNamer namer);
+                   OffsetsLog& log, Sender sender, NodeNamer namer);
   GroupCoordinator(const GroupCoordinator&) = delete;
   GroupCoordinator& operator=(const GroupCoordinator&) = delete;
 
@@ -82,21 +83,19 @@ class GroupCoordinator {
   std::string generate_member_id(const std::string& client_id,
                                  const std::optional<std::string>& instance_id);
 
-  /// Appends records of one write; `on_commit` runs when they are committed (after the write
-  /// latency). Emits the `record` trace events at append time, in log order.
-  void append(std::vector<nlohmann::ordered_json> records, std::function<void()> on_commit);
+  void append(std::vector<nlohmann::ordered_json> records, std::function<void()> on_commit) {
+    log_.append(std::move(records), std::move(on_commit));
+  }
   nlohmann::ordered_json group_metadata_record(const ClassicGroup& g) const;
 
   sim::Kernel& kernel_;
   sim::Tracer& tracer_;
   sim::Rng rng_;
   BrokerConfig config_;
-  sim::Distribution write_latency_;
+  OffsetsLog& log_;
   Sender sender_;
   NodeNamer namer_;
   std::map<std::string, std::unique_ptr<ClassicGroup>> groups_;
-  std::map<std::int32_t, std::int64_t> log_end_offset_;  // __consumer_offsets partition -> LEO
-  sim::SimTime last_commit_at_{0};
   // Timers of removed members: kept alive because removal can happen inside their own callback.
   std::vector<std::unique_ptr<sim::Timer>> retired_timers_;
 };

@@ -44,11 +44,15 @@ class Broker {
   Broker(std::int32_t id, sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& net,
          const ClusterMetadata& cluster, const BrokerConfig& config,
          const sim::Distribution& write_latency, std::uint64_t seed)
-      : id_(id), net_(net), cluster_(cluster) {
+      : id_(id),
+        net_(net),
+        cluster_(cluster),
+        log_(kernel, tracer, sim::Rng(seed, fmt::format("offsets-log-{}", id)), write_latency,
+             config.offsets_topic_num_partitions) {
     node_ = net.add_node(fmt::format("broker-{}", id), nullptr,
                          [this](sim::NodeId from, Envelope&& e) { on_message(from, std::move(e)); });
     coordinator_ = std::make_unique<GroupCoordinator>(
-        kernel, tracer, sim::Rng(seed, fmt::format("coordinator-{}", id)), config, write_latency,
+        kernel, tracer, sim::Rng(seed, fmt::format("coordinator-{}", id)), config, log_,
         [this](sim::NodeId to, Envelope reply) { net_.send(node_, to, std::move(reply)); },
         [this](sim::NodeId n) { return net_.name(n); });
   }
@@ -90,6 +94,7 @@ class Broker {
   sim::Network<Envelope>& net_;
   const ClusterMetadata& cluster_;
   sim::NodeId node_ = 0;
+  OffsetsLog log_;
   std::unique_ptr<GroupCoordinator> coordinator_;
 };
 
@@ -112,8 +117,7 @@ class World {
     int sequence = 0;
     for (const auto& c : spec.consumers) {
       ConsumerConfig config = resolve_consumer_config(c, variant, ++sequence);
-      consumers_.emplace(c.name, std::make_unique<ClassicConsumer>(kernel_, tracer_, network_, cluster_,
-                                                                   c, std::move(config), seed));
+      consumers_.emplace(c.name, make_consumer(c, std::move(config)));
     }
   }
 
@@ -143,7 +147,12 @@ class World {
     return l;
   }
 
-  ClassicConsumer& consumer(const std::string& name) { return *consumers_.at(name); }
+  std::unique_ptr<ConsumerModel> make_consumer(const ConsumerSpec& c, ConsumerConfig config) {
+    return std::make_unique<ClassicConsumer>(kernel_, tracer_, network_, cluster_, c, std::move(config),
+                                             seed_);
+  }
+
+  ConsumerModel& consumer(const std::string& name) { return *consumers_.at(name); }
 
   /// Nodes named by one endpoint of `between`.
   std::vector<sim::NodeId> resolve(const std::string& endpoint, const std::string& other) {
@@ -194,6 +203,7 @@ class World {
     } else if (e.kind == "add-partitions") {
       cluster_.partitions_per_topic[e.topic] = e.partitions;
       tracer_.emit("topic.partitions", {{"topic", e.topic}, {"partitions", e.partitions}});
+      for (auto& [name, c] : consumers_) c->on_metadata_change();
     } else if (e.kind == "network") {
       const auto ls = links(e);
       std::vector<sim::LinkSpec> before;
@@ -232,7 +242,7 @@ class World {
   sim::Network<Envelope> network_;
   ClusterMetadata cluster_;
   std::vector<std::unique_ptr<Broker>> brokers_;
-  std::map<std::string, std::unique_ptr<ClassicConsumer>> consumers_;
+  std::map<std::string, std::unique_ptr<ConsumerModel>> consumers_;
 };
 
 }  // namespace
