@@ -55,6 +55,8 @@ ClassicConsumer::ClassicConsumer(sim::Kernel& kernel, sim::Tracer& tracer,
       callback_timer_(kernel, [this] { on_callback_end(); }, &app_),
       heartbeat_tick_(kernel, [this] { on_heartbeat_tick(); }, &heartbeat_thread_),
       request_timeout_timer_(kernel, [this] { on_request_timeout_check(); }, &heartbeat_thread_),
+      metadata_timer_(kernel, [this] { refresh_metadata("metadata.max.age.ms elapsed"); },
+                      &heartbeat_thread_),
       stall_end_timer_(kernel, [this] {
         app_.unstall();
         if (process_.alive() && close_stage_ == CloseStage::None) begin_poll();
@@ -98,6 +100,8 @@ void ClassicConsumer::reset_client_state() {
   coordinator_lookup_not_before_ = kernel_.now();
   is_leader_ = false;
   owned_.clear();
+  metadata_.clear();
+  assignment_snapshot_.reset();
   in_poll_ = false;
   busy_ = false;
   stop_requested_ = false;
@@ -112,7 +116,7 @@ void ClassicConsumer::reset_client_state() {
   heartbeat_attempts_ = 0;
   in_flight_.clear();
   for (sim::Timer* t : {&poll_return_timer_, &retry_timer_, &auto_commit_timer_, &callback_timer_,
-                        &heartbeat_tick_, &request_timeout_timer_, &stall_end_timer_,
+                        &heartbeat_tick_, &request_timeout_timer_, &metadata_timer_, &stall_end_timer_,
                         &pause_end_timer_})
     t->cancel();
 }
@@ -131,7 +135,29 @@ void ClassicConsumer::start() {
   // The auto-commit timer starts when the consumer is built (CC:247-248).
   next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
   last_poll_ = kernel_.now();
+  refresh_metadata("subscribed");
   begin_poll();
+}
+
+void ClassicConsumer::refresh_metadata(const std::string& why) {
+  std::map<std::string, std::int32_t> fresh;
+  for (const auto& [topic, n] : cluster_.partitions_per_topic) fresh[topic] = n;
+  if (fresh != metadata_) {
+    nlohmann::ordered_json topics = nlohmann::ordered_json::object();
+    for (const auto& [topic, n] : fresh) topics[topic] = n;
+    tracer_.emit("consumer.metadata", {{"consumer", spec_.name}, {"partitions", topics}, {"reason", why}});
+  }
+  metadata_ = std::move(fresh);
+  metadata_timer_.arm(sim::ms(config_.metadata_max_age_ms));
+}
+
+bool ClassicConsumer::assignment_metadata_changed() const {
+  if (!assignment_snapshot_) return false;
+  for (const auto& [topic, n] : *assignment_snapshot_) {
+    const auto it = metadata_.find(topic);
+    if ((it == metadata_.end() ? 0 : it->second) != n) return true;
+  }
+  return false;
 }
 
 void ClassicConsumer::request_stop() {
@@ -185,6 +211,11 @@ void ClassicConsumer::subscribe(std::vector<std::string> topics) {
   }
   topics_ = std::move(topics);
   spec_.topics = topics_;
+  for (const auto& t : topics_)
+    if (metadata_.count(t) == 0) {
+      refresh_metadata("subscribed to a new topic");  // requestUpdateForNewTopics
+      break;
+    }
   request_rejoin("subscription changed");
   on_app_wake();
 }
@@ -231,6 +262,10 @@ void ClassicConsumer::pass() {
   if (!coordinator_) {
     ensure_coordinator();
     return;
+  }
+  if (state_ == MemberState::STABLE && join_future_ == JoinFuture::None && assignment_metadata_changed()) {
+    tracer_.emit("consumer.rejoin", {{"consumer", spec_.name}, {"reason", "cached metadata has changed"}});
+    request_rejoin("cached metadata has changed");
   }
   if (rejoin_needed_ || join_future_ != JoinFuture::None) {
     if (!join_group_if_needed()) return;
@@ -366,7 +401,7 @@ std::vector<JoinGroupProtocol> ClassicConsumer::join_protocols() const {
 
 bool ClassicConsumer::on_join_complete() {
   if (complete_stage_ == CompleteStage::Start) {
-    is_leader_ = false;
+    if (!is_leader_) assignment_snapshot_.reset();  // only the leader watches metadata
     // KIP-429: under COOPERATIVE, what moves away is revoked first and a rejoin follows.
     pending_revoked_ = is_cooperative() ? minus(owned_, join_assignment_) : TopicPartitions{};
     complete_stage_ = CompleteStage::Revoking;
@@ -685,9 +720,11 @@ void ClassicConsumer::on_join_group_response(const InFlight& req, const JoinGrou
       s.member_id = r.member_id;
       s.group_instance_id = config_.group_instance_id;
       s.protocol_name = r.protocol_name;
-      if (r.leader == r.member_id && !r.skip_assignment) {
+      if (r.leader == r.member_id) {
         is_leader_ = true;
-        s.assignments = run_assignor(r);
+        // A returning static leader (skipAssignment) keeps the stored assignment.
+        if (r.skip_assignment) take_assignment_snapshot(r);
+        else s.assignments = run_assignor(r);
       }
       send_request(*coordinator_, std::move(s), config_.request_timeout_ms);
       return;  // the join future completes with the SyncGroup response
@@ -709,7 +746,25 @@ void ClassicConsumer::on_join_group_response(const InFlight& req, const JoinGrou
   on_app_wake();
 }
 
-std::vector<SyncGroupAssignment> ClassicConsumer::run_assignor(const JoinGroupResponse& r) const {
+void ClassicConsumer::take_assignment_snapshot(const JoinGroupResponse& r) {
+  // The leader watches every topic of the group; it fetches metadata first if one is new to it
+  // (updateGroupSubscription + ensureFreshMetadata); known topics keep their cached counts.
+  std::set<std::string> topics;
+  for (const auto& m : r.members) topics.insert(m.metadata.topics.begin(), m.metadata.topics.end());
+  for (const auto& t : topics)
+    if (metadata_.count(t) == 0 && cluster_.partitions(t) > 0) {
+      refresh_metadata("the group subscribes to a topic the leader had no metadata for");
+      break;
+    }
+  assignment_snapshot_.emplace();
+  for (const auto& t : topics) {
+    const auto known = metadata_.find(t);
+    (*assignment_snapshot_)[t] = known == metadata_.end() ? 0 : known->second;
+  }
+}
+
+std::vector<SyncGroupAssignment> ClassicConsumer::run_assignor(const JoinGroupResponse& r) {
+  take_assignment_snapshot(r);
   assignors::ClientAssignorInput input;
   for (const auto& m : r.members) {
     assignors::ClientMember cm;
@@ -720,7 +775,7 @@ std::vector<SyncGroupAssignment> ClassicConsumer::run_assignor(const JoinGroupRe
     if (m.metadata.generation_id >= 0) cm.generation = m.metadata.generation_id;
     cm.rack = m.metadata.rack;
     for (const auto& t : m.metadata.topics) {
-      const std::int32_t n = cluster_.partitions(t);
+      const std::int32_t n = assignment_snapshot_->at(t);
       if (n > 0) input.partitions_per_topic[t] = n;
     }
     input.members.push_back(std::move(cm));

@@ -106,7 +106,14 @@ class ClassicConsumer final : public ConsumerModel {
 
   // Helpers.
   std::vector<JoinGroupProtocol> join_protocols() const;
-  std::vector<SyncGroupAssignment> run_assignor(const JoinGroupResponse& r) const;
+  std::vector<SyncGroupAssignment> run_assignor(const JoinGroupResponse& r);
+  void take_assignment_snapshot(const JoinGroupResponse& r);
+  /// The client's metadata cache: refreshed when the consumer starts, when a topic it needs is
+  /// unknown, and every metadata.max.age.ms (NetworkClient's maybeUpdate).
+  void refresh_metadata(const std::string& why);
+  /// The leader's check of ConsumerCoordinator.rejoinNeededOrPending: partition counts of the
+  /// group's topics differ from those the last assignment was computed with.
+  bool assignment_metadata_changed() const;
   std::int32_t send_offset_commit(const std::string& purpose);
   /// Starts a rebalance callback; true if it already ended (zero duration).
   bool start_callback(const char* callback, const TopicPartitions& partitions,
@@ -144,6 +151,7 @@ class ClassicConsumer final : public ConsumerModel {
   // Heartbeat-thread and network timers.
   sim::Timer heartbeat_tick_;
   sim::Timer request_timeout_timer_;
+  sim::Timer metadata_timer_;
   // Script timers (no activity: they act on the process from outside).
   sim::Timer stall_end_timer_;
   sim::Timer pause_end_timer_;
@@ -167,6 +175,8 @@ class ClassicConsumer final : public ConsumerModel {
   bool is_leader_ = false;
   TopicPartitions owned_;
   std::vector<std::string> topics_;
+  std::map<std::string, std::int32_t> metadata_;  // topic -> partition count, as last fetched
+  std::optional<std::map<std::string, std::int32_t>> assignment_snapshot_;  // leader only
 
   bool in_poll_ = false;
   bool busy_ = false;  // inside a rebalance callback

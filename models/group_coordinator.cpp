@@ -160,6 +160,11 @@ void GroupCoordinator::join_new_member(ClassicGroup& g, const Reply& from, const
   const std::string member_id = generate_member_id(r.client_id, r.group_instance_id);
   if (r.group_instance_id) {
     // A static member joins directly, without the MEMBER_ID_REQUIRED round trip (KIP-345).
+    if (const auto known = g.static_members.find(*r.group_instance_id);
+        known != g.static_members.end() && g.members.count(known->second) > 0) {
+      update_static_member_then_rebalance_or_complete_join(g, from, r, known->second, member_id);
+      return;
+    }
     g.static_members[*r.group_instance_id] = member_id;
     add_member_then_rebalance_or_complete_join(g, from, r, member_id);
     return;
@@ -254,6 +259,90 @@ void GroupCoordinator::add_member_then_rebalance_or_complete_join(ClassicGroup& 
   auto& added = g.members.emplace(member_id, std::move(m)).first->second;
   rearm_heartbeat(g, added, kNewMemberJoinTimeoutMs);
   maybe_prepare_rebalance_or_complete_join(g, fmt::format("member {} joined", added.consumer));
+}
+
+ClassicGroupMember& GroupCoordinator::replace_static_member(ClassicGroup& g,
+                                                           const std::string& old_id,
+                                                           const std::string& new_id,
+                                                           const std::string& consumer) {
+  auto node = g.members.extract(old_id);
+  SIM_ASSERT_MSG(!node.empty(), "replacing a static member that is not in the group");
+  ClassicGroupMember& old = node.mapped();
+  // Whoever still waits under the old id is fenced at once.
+  if (old.awaiting_join) {
+    reply({old.awaiting_join->node, old.awaiting_join->correlation_id},
+          JoinGroupResponse{.error = ErrorCode::FENCED_INSTANCE_ID, .member_id = old_id});
+    old.awaiting_join.reset();
+  }
+  if (old.awaiting_sync) {
+    reply({old.awaiting_sync->node, old.awaiting_sync->correlation_id},
+          SyncGroupResponse{.error = ErrorCode::FENCED_INSTANCE_ID});
+    old.awaiting_sync.reset();
+  }
+  // The old id's session timer can no longer find its member: retire it.
+  old.heartbeat_timer->cancel();
+  retired_timers_.push_back(std::move(old.heartbeat_timer));
+  ClassicGroupMember m;
+  m.member_id = new_id;
+  m.group_instance_id = old.group_instance_id;
+  m.client_id = old.client_id;
+  m.consumer = consumer;
+  m.rebalance_timeout_ms = old.rebalance_timeout_ms;
+  m.session_timeout_ms = old.session_timeout_ms;
+  m.protocol_type = old.protocol_type;
+  m.protocols = old.protocols;
+  m.assignment = old.assignment;
+  m.heartbeat_timer = std::make_unique<sim::Timer>(
+      kernel_, [this, gid = g.group_id, new_id] { on_member_heartbeat_expired(gid, new_id); });
+  if (g.leader_id == old_id) g.leader_id = new_id;
+  g.static_members[*m.group_instance_id] = new_id;
+  if (g.pending_sync_members.erase(old_id) > 0) g.pending_sync_members.insert(new_id);
+  return g.members.emplace(new_id, std::move(m)).first->second;
+}
+
+void GroupCoordinator::update_static_member_then_rebalance_or_complete_join(
+    ClassicGroup& g, const Reply& from, const JoinGroupRequest& r, const std::string& old_id,
+    const std::string& new_id) {
+  ClassicGroupMember& m = replace_static_member(g, old_id, new_id, namer_(from.node));
+  rearm_heartbeat(g, m, m.session_timeout_ms);
+  m.protocols = r.protocols;
+  m.rebalance_timeout_ms = r.rebalance_timeout_ms;
+  m.session_timeout_ms = r.session_timeout_ms;
+  m.awaiting_join = PendingReply{from.node, from.correlation_id};
+  const std::string reason = fmt::format("static member {} ({}) rejoined", m.consumer, *r.group_instance_id);
+  tracer_.emit("member.replaced", {{"group", g.group_id}, {"consumer", m.consumer},
+                                   {"group_instance_id", *r.group_instance_id},
+                                   {"old_member_id", old_id}, {"member_id", new_id},
+                                   {"state", state_name(g.state)}});
+  switch (g.state) {
+    case ClassicGroupState::Stable:
+      if (g.protocol_name.value_or("") == g.select_protocol()) {
+        // Same protocol: persist the new member id, then answer with the current generation;
+        // a leader gets skipAssignment and keeps the existing assignment.
+        append({group_metadata_record(g)}, [this, gid = g.group_id, new_id] {
+          auto git = groups_.find(gid);
+          if (git == groups_.end()) return;
+          ClassicGroup& gg = *git->second;
+          auto mit = gg.members.find(new_id);
+          if (mit == gg.members.end() || !mit->second.awaiting_join) return;
+          answer_join(gg, mit->second, /*skip_assignment=*/gg.leader_id == new_id);
+        });
+      } else {
+        maybe_prepare_rebalance_or_complete_join(g, reason + " with a change of protocol");
+      }
+      return;
+    case ClassicGroupState::CompletingRebalance:
+      // The leader may be assigning under the old id: start over.
+      prepare_rebalance(g, reason + " while the group was completing a rebalance");
+      return;
+    case ClassicGroupState::PreparingRebalance:
+      maybe_complete_join_phase(g);
+      return;
+    case ClassicGroupState::Empty:
+    case ClassicGroupState::Dead:
+      SIM_ASSERT_MSG(false, "a known static member rejoined a group in state " +
+                                std::string(state_name(g.state)));
+  }
 }
 
 void GroupCoordinator::update_member_then_rebalance_or_complete_join(
@@ -397,9 +486,10 @@ void GroupCoordinator::complete_join(ClassicGroup& g) {
   g.sync_timer->arm(sim::ms(g.rebalance_timeout_ms()));
 }
 
-void GroupCoordinator::answer_join(ClassicGroup& g, ClassicGroupMember& m) {
+void GroupCoordinator::answer_join(ClassicGroup& g, ClassicGroupMember& m, bool skip_assignment) {
   if (!m.awaiting_join) return;
   JoinGroupResponse resp;
+  resp.skip_assignment = skip_assignment;
   resp.error = ErrorCode::NONE;
   resp.generation_id = g.generation_id;
   resp.protocol_name = g.protocol_name.value_or("");

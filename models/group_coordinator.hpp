@@ -65,6 +65,13 @@ class GroupCoordinator {
   void update_member_then_rebalance_or_complete_join(ClassicGroup& g, ClassicGroupMember& m,
                                                      const Reply& from, const JoinGroupRequest& r,
                                                      const std::string& reason);
+  /// KIP-345: a known group.instance.id joined with an empty member id (a restart).
+  void update_static_member_then_rebalance_or_complete_join(ClassicGroup& g, const Reply& from,
+                                                            const JoinGroupRequest& r,
+                                                            const std::string& old_id,
+                                                            const std::string& new_id);
+  ClassicGroupMember& replace_static_member(ClassicGroup& g, const std::string& old_id,
+                                            const std::string& new_id, const std::string& consumer);
   void maybe_prepare_rebalance_or_complete_join(ClassicGroup& g, const std::string& reason);
   void prepare_rebalance(ClassicGroup& g, const std::string& reason);
   void maybe_complete_join_phase(ClassicGroup& g);
@@ -75,7 +82,7 @@ class GroupCoordinator {
   void on_pending_member_expired(const std::string& group_id, const std::string& member_id);
   void remove_member(ClassicGroup& g, const std::string& member_id, const std::string& reason);
   void rearm_heartbeat(ClassicGroup& g, ClassicGroupMember& m, std::int64_t timeout_ms);
-  void answer_join(ClassicGroup& g, ClassicGroupMember& m);
+  void answer_join(ClassicGroup& g, ClassicGroupMember& m, bool skip_assignment = false);
   void transition(ClassicGroup& g, ClassicGroupState to, const std::string& reason);
   /// Kafka's member validation (CG:798-818): UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID / NONE.
   ErrorCode validate_member(const ClassicGroup& g, const std::string& member_id,
