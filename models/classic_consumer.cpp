@@ -62,7 +62,9 @@ ClassicConsumer::ClassicConsumer(sim::Kernel& kernel, sim::Tracer& tracer,
         if (process_.alive() && close_stage_ == CloseStage::None) begin_poll();
       }),
       pause_end_timer_(kernel, [this] {
-        if (process_.alive()) process_.resume();
+        if (!process_.alive()) return;
+        tracer_.emit("consumer.resume", {{"consumer", spec_.name}});
+        process_.resume();
       }),
       restart_timer_(kernel, [this] { start(); }) {
   process_.attach(&app_);
@@ -263,7 +265,8 @@ void ClassicConsumer::pass() {
     ensure_coordinator();
     return;
   }
-  if (state_ == MemberState::STABLE && join_future_ == JoinFuture::None && assignment_metadata_changed()) {
+  if (state_ == MemberState::STABLE && !rejoin_needed_ && join_future_ == JoinFuture::None &&
+      assignment_metadata_changed()) {
     tracer_.emit("consumer.rejoin", {{"consumer", spec_.name}, {"reason", "cached metadata has changed"}});
     request_rejoin("cached metadata has changed");
   }

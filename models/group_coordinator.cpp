@@ -162,7 +162,8 @@ void GroupCoordinator::join_new_member(ClassicGroup& g, const Reply& from, const
     // A static member joins directly, without the MEMBER_ID_REQUIRED round trip (KIP-345).
     if (const auto known = g.static_members.find(*r.group_instance_id);
         known != g.static_members.end() && g.members.count(known->second) > 0) {
-      update_static_member_then_rebalance_or_complete_join(g, from, r, known->second, member_id);
+      const std::string old_id = known->second;  // the map entry is overwritten by the replacement
+      update_static_member_then_rebalance_or_complete_join(g, from, r, old_id, member_id);
       return;
     }
     g.static_members[*r.group_instance_id] = member_id;

@@ -511,7 +511,7 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
         {"event:pause", {"at_ms", "consumer", "do", "for_ms"}},
         {"event:subscribe", {"at_ms", "consumer", "do", "topics"}},
         {"event:add-partitions", {"at_ms", "do", "partitions", "topic"}},
-        {"event:network", {"at_ms", "between", "do", "drop_rate", "for_ms", "latency_ms"}},
+        {"event:network", {"at_ms", "between", "do", "drop_rate", "for_ms", "latency_ms", "one_way"}},
         {"event:partition-network", {"at_ms", "between", "do", "for_ms"}},
         {"event:fail-coordinator", {"at_ms", "do", "down_ms", "group"}},
         {"distribution:constant", {"dist", "value"}},
@@ -974,6 +974,13 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
           for (std::size_t k = 0; k < 2; ++k) {
             if (check_endpoint(b[k], child(bp, k))) ev.between.push_back(b[k].get<std::string>());
           }
+        }
+      }
+      if (has("one_way")) {
+        if (!e["one_way"].is_boolean()) {
+          p.problem(child(ptr, "one_way"), fmt::format("must be true or false, got {}", shown(e["one_way"])));
+        } else {
+          ev.one_way = e["one_way"].get<bool>();
         }
       }
       if (has("latency_ms")) ev.latency = p.read_distribution(e, "latency_ms", ptr);

@@ -75,6 +75,7 @@ struct EventSpec {
   sim::SimTime for_{0};
   bool has_for = false;
   bool graceful = true;
+  bool one_way = false;  // network: only the links from between[0] to between[1]
   sim::SimTime down{0};
   bool has_down = false;
   std::vector<std::string> between;

@@ -183,7 +183,7 @@ class World {
       for (const auto y : b)
         if (x != y) {
           out.emplace_back(x, y);
-          out.emplace_back(y, x);
+          if (!e.one_way) out.emplace_back(y, x);
         }
     return out;
   }
@@ -214,7 +214,8 @@ class World {
         if (e.drop_rate) s.drop_ppm = static_cast<std::uint32_t>(*e.drop_rate * 1'000'000.0 + 0.5);
         network_.set_link(from, to, s);
       }
-      tracer_.emit("net.change", {{"between", e.between}, {"for_ms", e.has_for ? sim::to_ms(e.for_) : -1}});
+      tracer_.emit("net.change", {{"between", e.between}, {"one_way", e.one_way},
+                                  {"for_ms", e.has_for ? sim::to_ms(e.for_) : -1}});
       if (e.has_for) {
         kernel_.schedule_closure_after(e.for_, [this, ls, before, between = e.between] {
           for (std::size_t i = 0; i < ls.size(); ++i) network_.set_link(ls[i].first, ls[i].second, before[i]);

@@ -20,6 +20,7 @@ struct Consumer {
   std::set<std::string> topics;
   std::set<std::string> owned;
   bool live = false;
+  bool paused = false;  // the whole process is frozen: it owns, but consumes nothing
 };
 
 struct Rebalance {
@@ -63,31 +64,79 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
   std::vector<Rebalance> done;
   std::map<std::string, Rebalance> open;  // per group
   std::map<std::string, ojson> last_members;  // group -> members of its last generation
-  std::int64_t unavailable_us = 0;
   std::int64_t last_t = 0;
   std::int64_t end_t = 0;
   std::int64_t duration_us = -1;
 
-  // Partitions of live groups that no live member owns right now.
-  auto unavailable_now = [&]() {
-    std::int64_t count = 0;
-    std::map<std::string, std::set<std::string>> group_topics, group_owned;
+  // Per (group, partition) of a live group's subscription: how many live members own it now.
+  // Zero owners = unavailable; two or more = overlap (a zombie still believes it owns it).
+  struct PartitionState {
+    std::int64_t unavailable_us = 0;
+    std::int64_t overlap_us = 0;
+    std::int64_t since = 0;
+    std::size_t owners = 1;  // as of `since`
+    bool consumed = true;    // some owner is running
+    std::vector<std::string> owner_names;
+  };
+  std::map<std::pair<std::string, std::string>, PartitionState> partitions;  // (group, partition)
+  ojson overlaps = ojson::array();
+  std::map<std::pair<std::string, std::string>, std::size_t> open_overlap;  // index in overlaps
+  auto recount = [&](std::int64_t now) {
+    std::map<std::pair<std::string, std::string>, std::vector<std::string>> owners;
+    std::set<std::pair<std::string, std::string>> wanted, consuming;
     for (const auto& [name, c] : consumers) {
       if (!c.live) continue;
-      group_topics[c.group].insert(c.topics.begin(), c.topics.end());
-      group_owned[c.group].insert(c.owned.begin(), c.owned.end());
-    }
-    for (const auto& [group, topics] : group_topics) {
-      for (const auto& t : topics) {
+      for (const auto& t : c.topics) {
         const auto it = topic_partitions.find(t);
         if (it == topic_partitions.end()) continue;
-        for (std::int32_t p = 0; p < it->second; ++p)
-          if (group_owned[group].count(t + "-" + std::to_string(p)) == 0) ++count;
+        for (std::int32_t p = 0; p < it->second; ++p) wanted.insert({c.group, t + "-" + std::to_string(p)});
+      }
+      for (const auto& p : c.owned) {
+        owners[{c.group, p}].push_back(name);
+        if (!c.paused) consuming.insert({c.group, p});
       }
     }
-    return count;
+    for (const auto& [key, names] : owners) wanted.insert(key);
+    auto settle = [&](PartitionState& st) {
+      if (!st.consumed) st.unavailable_us += now - st.since;
+      if (st.owners >= 2) st.overlap_us += now - st.since;
+      st.since = now;
+    };
+    for (auto& [key, st] : partitions) {
+      settle(st);
+      if (wanted.count(key) == 0) {  // not wanted by a live member: neither
+        st.owners = 1;
+        st.consumed = true;
+      }
+    }
+    for (const auto& key : wanted) {
+      auto [pos, inserted] = partitions.try_emplace(key);
+      PartitionState& st = pos->second;
+      if (inserted) st.since = now;
+      const auto it = owners.find(key);
+      st.owner_names = it == owners.end() ? std::vector<std::string>{} : it->second;
+      st.owners = st.owner_names.size();
+      st.consumed = consuming.count(key) > 0;
+    }
+    for (auto& [key, st] : partitions) {
+      const bool overlapping = wanted.count(key) > 0 && st.owners >= 2;
+      const auto open_it = open_overlap.find(key);
+      if (overlapping && open_it == open_overlap.end()) {
+        ojson o;
+        o["group"] = key.first;
+        o["partition"] = key.second;
+        o["consumers"] = st.owner_names;
+        o["start_us"] = now;
+        o["end_us"] = nullptr;
+        open_overlap[key] = overlaps.size();
+        overlaps.push_back(o);
+      } else if (!overlapping && open_it != open_overlap.end()) {
+        overlaps[open_it->second]["end_us"] = now;
+        open_overlap.erase(open_it);
+      }
+    }
   };
-  std::int64_t unavailable_count = 0;
+  std::int64_t revocations = 0;
 
   auto close = [&](const std::string& group, std::int64_t at) {
     auto it = open.find(group);
@@ -101,7 +150,6 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
     const json e = json::parse(line);
     const std::int64_t t = e.at("t_us").get<std::int64_t>();
     const std::string type = e.at("type").get<std::string>();
-    unavailable_us += unavailable_count * (t - last_t);
     last_t = t;
     end_t = t;
     bool ownership_changed = false;
@@ -118,6 +166,10 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
       for (const auto& tp : e.at("topics")) c.topics.insert(tp.get<std::string>());
       c.owned.clear();
       c.live = true;
+      c.paused = false;
+      ownership_changed = true;
+    } else if (type == "consumer.pause" || type == "consumer.resume") {
+      consumers[e.at("consumer").get<std::string>()].paused = type == "consumer.pause";
       ownership_changed = true;
     } else if (type == "consumer.subscribe") {
       Consumer& c = consumers[e.at("consumer").get<std::string>()];
@@ -170,6 +222,7 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
         if (it != open.end()) it->second.generation = e.at("generation").get<std::int64_t>();
       }
     } else if (type == "callback" && e.at("phase") == "start") {
+      if (e.at("callback") == "onPartitionsRevoked") revocations += static_cast<std::int64_t>(e.at("partitions").size());
       const std::string name = e.at("consumer").get<std::string>();
       const std::string group = consumers[name].group;
       auto it = open.find(group);
@@ -191,11 +244,17 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
         if (it->second.waiting.empty()) close(group, t);
       }
     }
-    if (ownership_changed) unavailable_count = unavailable_now();
+    if (ownership_changed) recount(t);
   }
-  if (duration_us >= 0 && duration_us > end_t) {
-    unavailable_us += unavailable_count * (duration_us - last_t);
-    end_t = duration_us;
+  if (duration_us >= 0 && duration_us > end_t) end_t = duration_us;
+  recount(end_t);
+  (void)last_t;
+  std::int64_t unavailable_us = 0, overlap_us = 0;
+  std::map<std::string, std::int64_t> unavailable_by_partition;
+  for (const auto& [key, st] : partitions) {
+    unavailable_us += st.unavailable_us;
+    overlap_us += st.overlap_us;
+    if (st.unavailable_us > 0) unavailable_by_partition[key.second] += st.unavailable_us;
   }
   // A rebalance still open at the end of the run ends there (and says so).
   std::vector<std::string> unfinished;
@@ -236,6 +295,15 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
   metrics["max_rebalance_ms"] = ms_of(max_us);
   metrics["total_rebalance_ms"] = ms_of(total_us);
   metrics["unavailable_partition_ms"] = ms_of(unavailable_us);
+  ojson by_partition = ojson::object();
+  {
+    std::set<std::string> names;
+    for (const auto& [p, us] : unavailable_by_partition) names.insert(p);
+    for (const auto& p : sorted_partitions(names)) by_partition[p] = ms_of(unavailable_by_partition[p]);
+  }
+  metrics["unavailable_ms_by_partition"] = by_partition;
+  metrics["overlap_partition_ms"] = ms_of(overlap_us);
+  metrics["revocations"] = revocations;
   metrics["final_assignment"] = final_assignment;
 
   ojson out;
@@ -244,6 +312,7 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
   out["seed"] = inputs.seed;
   out["produced_by"] = inputs.produced_by;
   out["rebalances"] = rebalances;
+  out["overlaps"] = overlaps;
   out["metrics"] = metrics;
   return out;
 }

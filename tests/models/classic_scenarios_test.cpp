@@ -1,0 +1,229 @@
+// The classic-protocol scenarios of scenarios/classic/, checked at the instants Kafka's defaults
+// give (heartbeat.interval.ms 3000, session.timeout.ms 45000, request.timeout.ms 30000,
+// metadata.max.age.ms 300000, group.initial.rebalance.delay.ms 3000, 1 ms one-way latency).
+#include <doctest/doctest.h>
+
+#include "reports/summary.hpp"
+#include "trace_helpers.hpp"
+
+namespace {
+using json = nlohmann::json;
+
+/// Times (ms) of events of `type` whose `key` equals `value`.
+std::vector<double> times(const std::vector<json>& trace, const std::string& type, const std::string& key,
+                          const json& value) {
+  std::vector<double> out;
+  for (const auto& e : trace)
+    if (e["type"] == type && e.contains(key) && e[key] == value) out.push_back(e["t_us"].get<double>() / 1000.0);
+  return out;
+}
+
+std::vector<double> group_states(const std::vector<json>& trace, const std::string& state) {
+  return times(trace, "group.state", "state", state);
+}
+
+json summary_of(const std::string& scenario, const std::string& variant) {
+  const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + scenario);
+  const auto run = rsim::run_scenario(spec, variant, spec.seed);
+  reports::SummaryInputs in;
+  in.scenario = spec.name;
+  in.protocol = variant;
+  in.seed = spec.seed;
+  return json::parse(reports::summarize(run.trace_lines, in).dump());
+}
+}  // namespace
+
+TEST_CASE("static members restarted within session.timeout.ms rejoin without a rebalance") {
+  for (const char* variant : {"classic-eager", "classic-cooperative"}) {
+    CAPTURE(variant);
+    const auto trace = testing::run_trace("scenarios/classic/rolling-restart-static.json", variant);
+    // One rebalance only: the initial one, whose 3 s delay was extended once (B and C joined in
+    // the first window): A's JoinGroup at 1003 + 3000 + 3000.
+    CHECK(group_states(trace, "PreparingRebalance") == std::vector<double>{1003});
+    CHECK(group_states(trace, "CompletingRebalance") == std::vector<double>{7003});
+    // No LeaveGroup on close; each restart (at 30, 50, 70 s) replaces the member id at
+    // start + FindCoordinator round trip (2 ms) + JoinGroup arrival (1 ms) ...
+    CHECK(times(trace, "rpc", "api", "LeaveGroup").empty());
+    CHECK(times(trace, "member.replaced", "group", "g") == std::vector<double>{30003, 50003, 70003});
+    // ... and the member gets its old partitions back after the GroupMetadata write, JoinGroup
+    // answer (2 ms) and SyncGroup round trip: start + 6 ms.
+    for (const auto& [name, at] : {std::pair{"A", 30006.0}, {"B", 50006.0}, {"C", 70006.0}}) {
+      CAPTURE(name);
+      const auto assigned = testing::callback_starts(trace, name, "onPartitionsAssigned");
+      REQUIRE(assigned.size() == 2);
+      CHECK(assigned[1] == at);
+      CHECK(testing::callback_partitions(trace, name, "onPartitionsAssigned", 1) ==
+            testing::callback_partitions(trace, name, "onPartitionsAssigned", 0));
+    }
+  }
+}
+
+TEST_CASE("the same rolling restart with dynamic members costs two rebalances per restart") {
+  const auto s = summary_of("scenarios/classic/rolling-restart-dynamic.json", "classic-eager");
+  CHECK(s["metrics"]["rebalance_count"] == 1 + 2 * 3);
+  const auto trace = testing::run_trace("scenarios/classic/rolling-restart-dynamic.json", "classic-eager");
+  // Each close sends a LeaveGroup; the coordinator starts a rebalance when it arrives.
+  CHECK(times(trace, "member.leave", "reason", "left the group (LeaveGroup)").size() +
+            times(trace, "rpc", "api", "LeaveGroup").size() / 2 >= 3);
+  const auto preparing = group_states(trace, "PreparingRebalance");
+  REQUIRE(preparing.size() == 7);
+  // A's leave: close at 20000 commits (2 ms), revokes, then LeaveGroup arrives at 20003.
+  CHECK(preparing[1] == 20003);
+}
+
+TEST_CASE("a static member back after session.timeout.ms: removed at expiry, joins as new") {
+  const auto trace =
+      testing::run_trace("scenarios/classic/static-restart-after-session-timeout.json", "classic-eager");
+  // B's close at 20000 commits synchronously (arrives 20001) and sends no LeaveGroup; the
+  // coordinator removes B 45 s after that last request.
+  CHECK(times(trace, "rpc", "api", "LeaveGroup").empty());
+  CHECK(times(trace, "member.leave", "consumer", "B") == std::vector<double>{20001 + 45000});
+  const auto preparing = group_states(trace, "PreparingRebalance");
+  REQUIRE(preparing.size() == 3);
+  CHECK(preparing[1] == 65001);
+  CHECK(preparing[2] == 80003);  // B's restart at 80000: a static member joins directly
+  CHECK(times(trace, "member.replaced", "group", "g").empty());
+}
+
+TEST_CASE("a second instance with the same group.instance.id fences the first") {
+  const auto trace = testing::run_trace("scenarios/classic/static-fenced-instance.json", "classic-eager");
+  CHECK(times(trace, "member.replaced", "consumer", "B2") == std::vector<double>{20003});
+  // No rebalance: B2 takes over B's assignment.
+  CHECK(group_states(trace, "PreparingRebalance").size() == 1);
+  CHECK(testing::callback_partitions(trace, "B2", "onPartitionsAssigned", 0) ==
+        testing::callback_partitions(trace, "B", "onPartitionsAssigned", 0));
+  // B learns at its next heartbeat (phase from its JoinGroup response at 7004: 22004 + 2 ms).
+  CHECK(testing::responses(trace, "B", "Heartbeat", "FENCED_INSTANCE_ID") == std::vector<double>{22006});
+  CHECK(times(trace, "consumer.error", "error", "FENCED_INSTANCE_ID") == std::vector<double>{22006});
+  // Until then both believed they owned t-3..t-5: 3 partitions x (22006 - 20006) ms.
+  const auto s = summary_of("scenarios/classic/static-fenced-instance.json", "classic-eager");
+  CHECK(s["metrics"]["overlap_partition_ms"] == 3 * 2000.0);
+  REQUIRE(s["overlaps"].size() == 3);
+  CHECK(s["overlaps"][0]["start_us"] == 20006000);
+  CHECK(s["overlaps"][0]["end_us"] == 22006000);
+}
+
+TEST_CASE("cooperative rebalancing leaves the partitions that do not move untouched") {
+  const auto eager = summary_of("scenarios/classic/scale-out-eager-vs-cooperative.json", "classic-eager");
+  const auto coop = summary_of("scenarios/classic/scale-out-eager-vs-cooperative.json", "classic-cooperative");
+  // Both start the same way: A alone at 1000, assigned everything at 1008.
+  // Eager: every member revokes everything in each of the two scale-out rebalances.
+  CHECK(eager["metrics"]["revocations"] == 6 + 6);
+  // Cooperative: only what moves is revoked (3 to B, then 1 from A and 1 from B to C).
+  CHECK(coop["metrics"]["revocations"] == 3 + 2);
+  // A keeps t-0 and t-1 throughout: under cooperative they are unavailable only before the
+  // first assignment (8 ms); under eager each rebalance stops them too.
+  const auto& ce = coop["metrics"]["unavailable_ms_by_partition"];
+  const auto& ee = eager["metrics"]["unavailable_ms_by_partition"];
+  CHECK(ce["t-0"] == 8.0);
+  CHECK(ce["t-1"] == 8.0);
+  CHECK(ee["t-0"].get<double>() > 8.0);
+  CHECK(ee["t-1"].get<double>() > 8.0);
+  // Cooperative takes two rebalances per scale-out (revoke, then assign) and the second waits
+  // for the other members' next heartbeat: the moving partitions wait about 3 s.
+  CHECK(coop["metrics"]["rebalance_count"] == 1 + 2 + 2);
+  CHECK(eager["metrics"]["rebalance_count"] == 1 + 1 + 1);
+  CHECK(ce["t-3"] == 8.0 + 3004.0);
+}
+
+TEST_CASE("protocol selection: the highest protocol every configured assignor supports") {
+  // [cooperative-sticky, range]: range is EAGER only, so the member rebalances eagerly even
+  // though the group selects cooperative-sticky.
+  const auto trace = testing::run_trace("scenarios/classic/protocol-selection.json", "classic-eager");
+  for (const auto& e : trace) {
+    if (e["type"] == "consumer.start") CHECK(e["protocol"] == "classic-eager");
+    if (e["type"] == "group.epoch" && e.contains("protocol")) CHECK(e["protocol"] == "cooperative-sticky");
+  }
+  // Eager: A revokes all six when B joins, before rejoining.
+  CHECK(testing::callback_partitions(trace, "A", "onPartitionsRevoked", 0).size() == 6);
+  // The variants' defaults: classic-eager = [range, cooperative-sticky] (eager),
+  // classic-cooperative = [cooperative-sticky] (cooperative).
+  const auto two = testing::run_trace("scenarios/examples/two-consumers.json", "classic-cooperative");
+  for (const auto& e : two)
+    if (e["type"] == "consumer.start") CHECK(e["protocol"] == "classic-cooperative");
+}
+
+TEST_CASE("a member slow in onPartitionsRevoked holds up the whole group") {
+  const auto trace = testing::run_trace("scenarios/classic/slow-revoke-delays-group.json", "classic-eager");
+  // C joins at 20005; A and B learn at their next heartbeat (22014 + 2) and revoke; B spends
+  // 10 s in onPartitionsRevoked, and the join phase completes only when B's JoinGroup arrives.
+  const auto b_revoke = testing::callback_starts(trace, "B", "onPartitionsRevoked");
+  REQUIRE(b_revoke.size() == 1);
+  CHECK(b_revoke[0] == 22016);
+  CHECK(group_states(trace, "CompletingRebalance").back() == 22016 + 10000 + 1);
+  // A revoked at once but waits with nothing for those 10 s.
+  const auto a_assigned = testing::callback_starts(trace, "A", "onPartitionsAssigned");
+  CHECK(a_assigned.back() == 32020);
+}
+
+TEST_CASE("a member that does not rejoin within the rebalance timeout is removed") {
+  const auto trace = testing::run_trace("scenarios/classic/slow-revoke-rebalance-timeout.json", "classic-eager");
+  // The rebalance starts when C joins (20005); the join timer is the largest rebalance timeout
+  // (max.poll.interval.ms = 30000).
+  CHECK(times(trace, "member.leave", "consumer", "B") == std::vector<double>{20005 + 30000});
+  // B's heartbeat thread keeps running during the callback and is told UNKNOWN_MEMBER_ID.
+  CHECK(testing::responses(trace, "B", "Heartbeat", "UNKNOWN_MEMBER_ID").size() == 1);
+  // After its 40 s callback B joins as a new member.
+  CHECK(testing::responses(trace, "B", "JoinGroup", "MEMBER_ID_REQUIRED").size() == 2);
+  const auto s = summary_of("scenarios/classic/slow-revoke-rebalance-timeout.json", "classic-eager");
+  // C owns t-3..t-5 from 50008 while B, inside onPartitionsRevoked until 62016, still does.
+  CHECK(s["metrics"]["overlap_partition_ms"] == 3 * (62016.0 - 50008.0));
+}
+
+TEST_CASE("a subscription change makes the member rejoin at its next poll") {
+  const auto trace = testing::run_trace("scenarios/classic/subscription-change.json", "classic-eager");
+  // subscribe() at 20000; the next poll() revokes (eager) after the async commit and rejoins.
+  CHECK(group_states(trace, "PreparingRebalance").back() == 20003);
+  CHECK(testing::callback_partitions(trace, "B", "onPartitionsAssigned", 1) ==
+        std::vector<std::string>{"t1-2", "t1-3", "t2-0", "t2-1", "t2-2", "t2-3"});
+}
+
+TEST_CASE("new partitions are assigned when the leader's metadata refresh sees them") {
+  const auto trace = testing::run_trace("scenarios/classic/add-partitions.json", "classic-eager");
+  // The leader A fetched metadata when it started (1000); the next refresh is
+  // metadata.max.age.ms later, at 301000, and A's poll() then rejoins.
+  CHECK(times(trace, "consumer.rejoin", "consumer", "A") == std::vector<double>{301000});
+  CHECK(group_states(trace, "PreparingRebalance").back() == 301003);
+  CHECK(testing::callback_partitions(trace, "B", "onPartitionsAssigned", 1) ==
+        std::vector<std::string>{"t-4", "t-5", "t-6", "t-7"});
+  // B is not the leader: its own refresh (at 301100) triggers nothing.
+  CHECK(times(trace, "consumer.rejoin", "consumer", "B").empty());
+}
+
+TEST_CASE("lost responses: request timeout, disconnect and coordinator rediscovery") {
+  const auto trace = testing::run_trace("scenarios/classic/lost-responses.json", "classic-eager");
+  // B's first heartbeat without an answer was sent at 22012: it times out 30 s later.
+  CHECK(times(trace, "net.disconnect", "consumer", "B").front() == 22012 + 30000);
+  CHECK(times(trace, "consumer.coordinator_unknown", "consumer", "B") == std::vector<double>{52012});
+  // The FindCoordinator sent then is answered into the void too; it times out at 82012 and the
+  // retry (after retry.backoff.ms-based backoff) finds the coordinator.
+  CHECK(testing::responses(trace, "B", "FindCoordinator", "NETWORK_EXCEPTION") == std::vector<double>{82012});
+  CHECK(testing::responses(trace, "B", "FindCoordinator", "NONE").back() > 82012);
+  // B's requests kept arriving, so its session never expired: no rebalance after the start.
+  CHECK(times(trace, "member.leave", "consumer", "B").empty());
+  CHECK(group_states(trace, "PreparingRebalance").size() == 2);
+}
+
+TEST_CASE("a paused member's zombie commit is refused and its ownership overlap is measured") {
+  const auto trace = testing::run_trace("scenarios/classic/pause-session-timeout.json", "classic-eager");
+  const double removed = times(trace, "member.leave", "consumer", "B").front();
+  const auto b_lost = testing::callback_starts(trace, "B", "onPartitionsLost");
+  REQUIRE(b_lost.size() == 1);
+  // Between its removal and the moment it learns (and gives its partitions up as lost), the
+  // zombie's commit is refused and no OffsetCommit record is written for it.
+  int refused = 0;
+  for (const auto& e : trace) {
+    const double t = e["t_us"].get<double>() / 1000.0;
+    if (t <= removed || t > b_lost[0]) continue;
+    if (e["type"] == "rpc" && e["dir"] == "recv" && e["to"] == "B" && e["api"] == "OffsetCommit") {
+      // The first attempt dies with the connection B's heartbeat thread drops on waking up.
+      CHECK((e["error"] == "UNKNOWN_MEMBER_ID" || e["error"] == "NETWORK_EXCEPTION"));
+      if (e["error"] == "UNKNOWN_MEMBER_ID") ++refused;
+    }
+  }
+  CHECK(refused == 1);
+  const auto s = summary_of("scenarios/classic/pause-session-timeout.json", "classic-eager");
+  const auto a_assigned = testing::callback_starts(trace, "A", "onPartitionsAssigned");
+  // A owns t-2 and t-3 from its assignment after B's removal until B, awake, declares them lost.
+  CHECK(s["metrics"]["overlap_partition_ms"] == 2 * (b_lost[0] - a_assigned[2]));
+}
