@@ -222,6 +222,13 @@ void ClassicConsumer::subscribe(std::vector<std::string> topics) {
   on_app_wake();
 }
 
+void ClassicConsumer::on_broker_down(sim::NodeId broker) {
+  if (!process_.alive()) return;
+  const bool connected = std::any_of(in_flight_.begin(), in_flight_.end(),
+                                     [broker](const auto& kv) { return kv.second.node == broker; });
+  if (connected || coordinator_ == broker) disconnect(broker, "connection reset by peer");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Application thread: poll() and what ConsumerCoordinator.poll does inside it
 
@@ -572,6 +579,13 @@ std::int32_t ClassicConsumer::send_request(sim::NodeId to, Message request, std:
   trace_rpc("send", node_, to, api, id, nullptr);
   const sim::SimTime deadline = kernel_.now() + sim::ms(timeout_ms);
   in_flight_.emplace(id, InFlight{api, to, deadline, generation_});
+  if (cluster_.is_down(to)) {
+    // Connection refused: the request fails with a disconnect as soon as it is tried.
+    kernel_.schedule_closure_after(sim::SimTime{0}, [this, to, gen = process_.incarnation()] {
+      if (process_.alive() && process_.incarnation() == gen) disconnect(to, "connection refused");
+    });
+    return id;
+  }
   network_.send(node_, to, Envelope{id, std::move(request)});
   if (!request_timeout_timer_.armed() || deadline < request_timeout_timer_.deadline())
     request_timeout_timer_.arm_at(deadline);
@@ -668,6 +682,7 @@ void ClassicConsumer::ensure_coordinator() {
   sim::NodeId best = cluster_.broker_nodes.front();
   std::size_t best_load = SIZE_MAX;
   for (const sim::NodeId b : cluster_.broker_nodes) {
+    if (cluster_.is_down(b)) continue;  // in reconnect backoff after its connection failed
     const auto load = static_cast<std::size_t>(std::count_if(
         in_flight_.begin(), in_flight_.end(), [b](const auto& kv) { return kv.second.node == b; }));
     if (load < best_load) {

@@ -78,6 +78,9 @@ struct ClassicGroup {
   std::map<std::string, std::string> static_members;  // instance id -> member id
   std::map<std::string, std::unique_ptr<sim::Timer>> pending_join_members;  // id -> expiry timer
   std::set<std::string> pending_sync_members;
+  /// Committed offsets (applied when their OffsetCommit records commit).
+  std::map<TopicPartition, std::int64_t> offsets;
+  sim::SimTime state_timestamp{0};  // when the group last changed state (currentStateTimestamp)
   bool new_member_added = false;
   std::unique_ptr<sim::Timer> join_timer;
   std::unique_ptr<sim::Timer> sync_timer;

@@ -1,7 +1,8 @@
 // What every client and broker may ask of the cluster: topic metadata (partition counts) and
-// which broker leads each __consumer_offsets partition. Metadata propagation delays are not
-// modelled: a client's metadata request sees the current counts.
+// which broker leads each __consumer_offsets partition (and which brokers are down). Metadata
+// propagation delays are not modelled: a client's metadata request sees the current state.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -20,9 +21,31 @@ struct ClusterMetadata {
     const auto it = partitions_per_topic.find(topic);
     return it == partitions_per_topic.end() ? 0 : it->second;
   }
-  /// The broker leading a __consumer_offsets partition (replica placement: partition mod brokers).
+  std::int32_t offsets_topic_replication_factor = 3;
+  /// Leaders elected after a broker failure (partition -> broker id, -1 = no leader); partitions
+  /// not listed keep their initial leader.
+  std::map<std::int32_t, std::int32_t> elected_leaders;
+  std::vector<bool> broker_down;  // by broker id
+
+  std::int32_t brokers() const { return static_cast<std::int32_t>(broker_nodes.size()); }
+  /// Replica k of a __consumer_offsets partition: brokers partition, partition+1, ... (mod
+  /// brokers), as many as min(replication factor, brokers); replica 0 is the initial leader.
+  std::vector<std::int32_t> offsets_replicas(std::int32_t partition) const {
+    std::vector<std::int32_t> r;
+    const std::int32_t n = std::min(offsets_topic_replication_factor, brokers());
+    for (std::int32_t k = 0; k < n; ++k) r.push_back((partition + k) % brokers());
+    return r;
+  }
+  /// The broker leading a __consumer_offsets partition in the cluster's metadata; -1 when the
+  /// partition has no leader (every replica is down).
   std::int32_t leader_of_offsets_partition(std::int32_t partition) const {
-    return partition % static_cast<std::int32_t>(broker_nodes.size());
+    const auto it = elected_leaders.find(partition);
+    return it != elected_leaders.end() ? it->second : partition % brokers();
+  }
+  bool is_down(sim::NodeId node) const {
+    for (std::size_t b = 0; b < broker_nodes.size(); ++b)
+      if (broker_nodes[b] == node) return b < broker_down.size() && broker_down[b];
+    return false;
   }
 };
 

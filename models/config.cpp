@@ -143,6 +143,8 @@ const std::vector<ConfigKeySpec>& consumer_config_specs() {
 
 const std::vector<ConfigKeySpec>& broker_config_specs() {
   static const std::vector<ConfigKeySpec> specs = sorted({
+      int_key("broker.session.timeout.ms", 1, kIntMax, "9000",
+              "KRaft: a broker not heard from for this long is fenced and loses its leaderships"),
       int_key("group.initial.rebalance.delay.ms", 0, kIntMax, "3000",
               "classic: delay of the first rebalance of an empty group"),
       int_key("group.min.session.timeout.ms", 0, kIntMax, "6000",
@@ -455,6 +457,7 @@ BrokerConfig resolve_broker_config(const ClusterSpec& cluster) {
     read_into(cluster.config, key, find_broker_config(key), out);
   };
   BrokerConfig b;
+  read("broker.session.timeout.ms", b.broker_session_timeout_ms);
   read("group.initial.rebalance.delay.ms", b.group_initial_rebalance_delay_ms);
   read("group.min.session.timeout.ms", b.group_min_session_timeout_ms);
   read("group.max.session.timeout.ms", b.group_max_session_timeout_ms);

@@ -45,6 +45,7 @@ struct BrokerConfig {
   std::int32_t offsets_topic_replication_factor = 3;
   std::int64_t offsets_commit_timeout_ms = 5000;
   std::int64_t group_coordinator_append_linger_ms = -1;  // -1: adaptive (4.5 default)
+  std::int64_t broker_session_timeout_ms = 9000;  // KRaft: the controller fences a silent broker
   // KIP-848 (consumer protocol) group configs.
   std::int64_t group_consumer_session_timeout_ms = 45000;
   std::int64_t group_consumer_heartbeat_interval_ms = 5000;

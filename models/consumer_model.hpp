@@ -26,6 +26,9 @@ class ConsumerModel {
   virtual void subscribe(std::vector<std::string> topics) = 0;
   /// A change of the cluster's metadata (a topic got more partitions).
   virtual void on_metadata_change() {}
+  /// A broker's process died: its connections are reset, so the client sees every request in
+  /// flight to it fail at once.
+  virtual void on_broker_down(sim::NodeId /*broker*/) {}
 };
 
 }  // namespace rsim

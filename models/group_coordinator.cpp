@@ -81,6 +81,7 @@ void GroupCoordinator::transition(ClassicGroup& g, ClassicGroupState to, const s
                              state_name(g.state), state_name(to)));
   g.previous_state = g.state;
   g.state = to;
+  g.state_timestamp = kernel_.now();
   nlohmann::ordered_json f{{"group", g.group_id}, {"state", state_name(to)},
                            {"generation", g.generation_id}};
   if (!reason.empty()) f["reason"] = reason;
@@ -806,7 +807,11 @@ void GroupCoordinator::on_offset_commit(const Reply& from, const OffsetCommitReq
     reply(from, OffsetCommitResponse{ErrorCode::NONE});
     return;
   }
-  append(std::move(records), [this, from] { reply(from, OffsetCommitResponse{ErrorCode::NONE}); });
+  append(std::move(records), [this, from, gid = g.group_id, offsets = r.offsets] {
+    if (auto git = groups_.find(gid); git != groups_.end())
+      for (const auto& o : offsets) git->second->offsets[o.partition] = o.offset;
+    reply(from, OffsetCommitResponse{ErrorCode::NONE});
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -817,6 +822,14 @@ nlohmann::ordered_json GroupCoordinator::group_metadata_record(const ClassicGrou
   for (const auto& [id, m] : g.members) {
     nlohmann::ordered_json mj{{"member_id", id}, {"consumer", m.consumer}};
     if (m.group_instance_id) mj["group_instance_id"] = *m.group_instance_id;
+    mj["client_id"] = m.client_id;
+    mj["rebalance_timeout"] = m.rebalance_timeout_ms;
+    mj["session_timeout"] = m.session_timeout_ms;
+    // The subscription of the selected protocol (Kafka stores its bytes).
+    nlohmann::ordered_json topics = nlohmann::ordered_json::array();
+    if (const Subscription* sub = g.protocol_name ? m.metadata_for(*g.protocol_name) : nullptr)
+      for (const auto& t : sub->topics) topics.push_back(t);
+    mj["subscription"] = topics;
     mj["assignment"] = partition_list(m.assignment);
     members.push_back(mj);
   }
@@ -830,8 +843,144 @@ nlohmann::ordered_json GroupCoordinator::group_metadata_record(const ClassicGrou
                                                            ? g.members.at(*g.leader_id).consumer
                                                            : *g.leader_id)
                               : nullptr;
+  rec["current_state_timestamp"] = g.state_timestamp.count() / 1000;
   rec["members"] = members;
   return rec;
+}
+
+nlohmann::ordered_json GroupCoordinator::snapshot(const ClassicGroup& g) const {
+  nlohmann::ordered_json j{{"group", g.group_id}, {"state", state_name(g.state)},
+                           {"generation", g.generation_id}, {"protocol_type", g.protocol_type}};
+  j["protocol"] = g.protocol_name ? nlohmann::ordered_json(*g.protocol_name) : nullptr;
+  j["leader"] = g.leader_id ? nlohmann::ordered_json(*g.leader_id) : nullptr;
+  nlohmann::ordered_json members = nlohmann::ordered_json::array();
+  for (const auto& [id, m] : g.members) {
+    nlohmann::ordered_json mj{{"member_id", id}, {"consumer", m.consumer}};
+    mj["group_instance_id"] = m.group_instance_id ? nlohmann::ordered_json(*m.group_instance_id) : nullptr;
+    mj["client_id"] = m.client_id;
+    mj["rebalance_timeout"] = m.rebalance_timeout_ms;
+    mj["session_timeout"] = m.session_timeout_ms;
+    nlohmann::ordered_json topics = nlohmann::ordered_json::array();
+    if (const Subscription* sub = g.protocol_name ? m.metadata_for(*g.protocol_name) : nullptr)
+      for (const auto& t : sub->topics) topics.push_back(t);
+    mj["subscription"] = topics;
+    mj["assignment"] = partition_list(m.assignment);
+    members.push_back(mj);
+  }
+  j["members"] = members;
+  nlohmann::ordered_json offsets = nlohmann::ordered_json::object();
+  for (const auto& [tp, off] : g.offsets) offsets[tp.str()] = off;
+  j["offsets"] = offsets;
+  return j;
+}
+
+void GroupCoordinator::retire_timers(ClassicGroup& g) {
+  auto retire = [this](std::unique_ptr<sim::Timer>& t) {
+    if (!t) return;
+    t->cancel();
+    retired_timers_.push_back(std::move(t));
+  };
+  retire(g.join_timer);
+  retire(g.sync_timer);
+  for (auto& [id, t] : g.pending_join_members) retire(t);
+  for (auto& [id, m] : g.members) retire(m.heartbeat_timer);
+}
+
+nlohmann::ordered_json GroupCoordinator::unload_partition(std::int32_t partition) {
+  nlohmann::ordered_json dropped = nlohmann::ordered_json::array();
+  for (auto it = groups_.begin(); it != groups_.end();) {
+    if (coordinator_partition(it->first, config_.offsets_topic_num_partitions) != partition) {
+      ++it;
+      continue;
+    }
+    dropped.push_back(snapshot(*it->second));
+    tracer_.emit("group.state", {{"group", it->first}, {"state", "Dead"},
+                                 {"generation", it->second->generation_id},
+                                 {"reason", "the coordinator unloaded the group"}});
+    retire_timers(*it->second);
+    it = groups_.erase(it);
+  }
+  return dropped;
+}
+
+nlohmann::ordered_json GroupCoordinator::load_partition(std::int32_t partition,
+                                                        const std::vector<nlohmann::ordered_json>& records) {
+  unload_partition(partition);
+  std::map<std::string, nlohmann::ordered_json> metadata;  // last GroupMetadata value per group
+  std::map<std::string, std::map<TopicPartition, std::int64_t>> offsets;
+  for (const auto& rec : records) {
+    const std::string gid = rec.at("group").get<std::string>();
+    const std::string type = rec.at("record").get<std::string>();
+    const bool tombstone = rec.value("tombstone", false);
+    if (type == "GroupMetadata") {
+      if (tombstone) {
+        metadata.erase(gid);
+        offsets.erase(gid);
+      } else {
+        metadata[gid] = rec;
+      }
+    } else if (type == "OffsetCommit") {
+      const TopicPartition tp{rec.at("topic").get<std::string>(), rec.at("partition_index").get<std::int32_t>()};
+      if (tombstone) offsets[gid].erase(tp);
+      else offsets[gid][tp] = rec.at("committed_offset").get<std::int64_t>();
+    }
+  }
+  std::set<std::string> ids;
+  for (const auto& [gid, v] : metadata) ids.insert(gid);
+  for (const auto& [gid, v] : offsets) ids.insert(gid);
+  nlohmann::ordered_json loaded = nlohmann::ordered_json::array();
+  for (const auto& gid : ids) {
+    auto g = std::make_unique<ClassicGroup>();
+    g->group_id = gid;
+    g->state_timestamp = kernel_.now();
+    if (const auto mit = metadata.find(gid); mit != metadata.end()) {
+      const auto& v = mit->second;
+      g->protocol_type = v.at("protocol_type").get<std::string>();
+      g->generation_id = v.at("generation").get<std::int32_t>();
+      if (!v.at("protocol").is_null()) g->protocol_name = v.at("protocol").get<std::string>();
+      for (const auto& mj : v.at("members")) {
+        ClassicGroupMember m;
+        m.member_id = mj.at("member_id").get<std::string>();
+        m.consumer = mj.at("consumer").get<std::string>();
+        if (mj.contains("group_instance_id")) m.group_instance_id = mj.at("group_instance_id").get<std::string>();
+        m.client_id = mj.at("client_id").get<std::string>();
+        m.rebalance_timeout_ms = mj.at("rebalance_timeout").get<std::int32_t>();
+        m.session_timeout_ms = mj.at("session_timeout").get<std::int32_t>();
+        m.protocol_type = g->protocol_type;
+        // Only the selected protocol's subscription is stored (GMM:6903-6959).
+        Subscription sub;
+        for (const auto& t : mj.at("subscription")) sub.topics.push_back(t.get<std::string>());
+        m.protocols = {JoinGroupProtocol{g->protocol_name.value_or(""), sub}};
+        for (const auto& p : mj.at("assignment")) {
+          const std::string s = p.get<std::string>();
+          const auto dash = s.rfind('-');
+          m.assignment.push_back({s.substr(0, dash), std::stoi(s.substr(dash + 1))});
+        }
+        if (m.group_instance_id) g->static_members[*m.group_instance_id] = m.member_id;
+        g->members.emplace(m.member_id, std::move(m));
+      }
+      // The record names the leader by consumer; map it back to the member id.
+      if (!v.at("leader").is_null()) {
+        const std::string leader = v.at("leader").get<std::string>();
+        for (const auto& [id, m] : g->members)
+          if (m.consumer == leader || id == leader) g->leader_id = id;
+      }
+      g->state = g->members.empty() ? ClassicGroupState::Empty : ClassicGroupState::Stable;
+    }
+    if (const auto oit = offsets.find(gid); oit != offsets.end()) g->offsets = oit->second;
+    ClassicGroup& ref = *groups_.emplace(gid, std::move(g)).first->second;
+    tracer_.emit("group.state", {{"group", gid}, {"state", state_name(ref.state)},
+                                 {"generation", ref.generation_id},
+                                 {"reason", "loaded by the new coordinator"}});
+    for (auto& [id, m] : ref.members) {
+      m.heartbeat_timer = std::make_unique<sim::Timer>(
+          kernel_, [this, gid, mid = id] { on_member_heartbeat_expired(gid, mid); });
+      rearm_heartbeat(ref, m, m.session_timeout_ms);
+    }
+    loaded.push_back(snapshot(ref));
+  }
+  (void)partition;
+  return loaded;
 }
 
 }  // namespace rsim

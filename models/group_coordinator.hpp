@@ -42,6 +42,20 @@ class GroupCoordinator {
 
   const ClassicGroup* group(const std::string& group_id) const;
 
+  /// Failover. The shard of a __consumer_offsets partition goes away with its broker: its groups
+  /// and their timers are dropped without answering anyone (the connections died with it).
+  /// Returns the snapshots of the groups dropped.
+  nlohmann::ordered_json unload_partition(std::int32_t partition);
+  /// A new leader's load: rebuilds the partition's groups by replaying its committed records
+  /// (last GroupMetadata per group, OffsetCommit records in order), as Kafka restores them:
+  /// Stable with the recorded generation and members (Empty without), each member with a fresh
+  /// session timer. Returns the snapshots of the groups loaded.
+  nlohmann::ordered_json load_partition(std::int32_t partition,
+                                        const std::vector<nlohmann::ordered_json>& records);
+  /// What is durable of a group: state, generation, protocol, leader, members (id, instance id,
+  /// client id, timeouts, subscription, assignment) and committed offsets.
+  nlohmann::ordered_json snapshot(const ClassicGroup& g) const;
+
  private:
   struct Reply {
     sim::NodeId node;
@@ -84,6 +98,8 @@ class GroupCoordinator {
   void rearm_heartbeat(ClassicGroup& g, ClassicGroupMember& m, std::int64_t timeout_ms);
   void answer_join(ClassicGroup& g, ClassicGroupMember& m, bool skip_assignment = false);
   void transition(ClassicGroup& g, ClassicGroupState to, const std::string& reason);
+  /// Moves every timer of a group to retired_timers_ (cancelled): the kernel may still hold them.
+  void retire_timers(ClassicGroup& g);
   /// Kafka's member validation (CG:798-818): UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID / NONE.
   ErrorCode validate_member(const ClassicGroup& g, const std::string& member_id,
                             const std::optional<std::string>& instance_id) const;

@@ -1,4 +1,4 @@
-// The __consumer_offsets partitions a broker writes to: every record a group coordinator
+// The __consumer_offsets topic (its replicated log, shared by the brokers): every record a group coordinator
 // appends (OffsetCommit, GroupMetadata, ConsumerGroup* records) gets the next offset of its
 // group's partition and is emitted as a `record` trace event at append time, in log order.
 // Records commit after the write (replication) latency, in append order.
@@ -31,6 +31,11 @@ class OffsetsLog {
   void after_pending_writes(std::function<void()> then);
   /// The next offset of the group's partition.
   std::int64_t log_end_offset(const std::string& group_id) const;
+  /// The records of a partition committed by `at`, in offset order (what a new leader loads).
+  std::vector<nlohmann::ordered_json> committed_records(std::int32_t partition, sim::SimTime at) const;
+  /// A new leader's log is the committed prefix: records appended but not committed by `at` are
+  /// dropped (a `log.truncate` trace event says from which offset).
+  void truncate_uncommitted(std::int32_t partition, sim::SimTime at);
   std::int32_t num_partitions() const { return num_partitions_; }
 
  private:
@@ -39,7 +44,12 @@ class OffsetsLog {
   sim::Rng rng_;
   sim::Distribution write_latency_;
   std::int32_t num_partitions_;
+  struct Stored {
+    nlohmann::ordered_json record;
+    sim::SimTime committed_at;
+  };
   std::map<std::int32_t, std::int64_t> log_end_offset_;
+  std::map<std::int32_t, std::vector<Stored>> records_;
   sim::SimTime last_commit_at_{0};
 };
 

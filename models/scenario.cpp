@@ -492,7 +492,8 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
         {"scenario",
          {"$schema", "cluster", "consumers", "description", "duration_ms", "events", "expect",
           "name", "network", "protocols", "seed", "topics"}},
-        {"cluster", {"brokers", "config", "write_latency_ms"}},
+        {"cluster", {"brokers", "config", "coordinator_load", "write_latency_ms"}},
+        {"coordinator_load", {"base_ms", "us_per_record"}},
         {"network", {"drop_rate", "latency_ms"}},
         {"topic", {"initial_records", "name", "partitions", "produce"}},
         {"produce", {"gap_ms", "records_per_sec"}},
@@ -662,6 +663,14 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
       }
       if (auto d = p.read_distribution(*it, "write_latency_ms", "/cluster")) {
         s.cluster.write_latency = *d;
+      }
+      if (const auto cl = it->find("coordinator_load"); cl != it->end()) {
+        if (p.check_object(*cl, "/cluster/coordinator_load", "coordinator_load")) {
+          if (auto v = p.read_int(*cl, "base_ms", "/cluster/coordinator_load", 0, 3600000))
+            s.cluster.coordinator_load.base_ms = *v;
+          if (auto v = p.read_int(*cl, "us_per_record", "/cluster/coordinator_load", 0, 1000000))
+            s.cluster.coordinator_load.us_per_record = *v;
+        }
       }
     }
   }

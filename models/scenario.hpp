@@ -96,6 +96,13 @@ struct NetworkSpec {
   double drop_rate = 0;
 };
 
+/// Simulator knob (not a Kafka config): how long a new coordinator takes to load a
+/// __consumer_offsets partition: base_ms + us_per_record x the records it replays.
+struct CoordinatorLoadSpec {
+  std::int64_t base_ms = 10;
+  std::int64_t us_per_record = 5;
+};
+
 struct ClusterSpec {
   std::int32_t brokers = 1;
   /// Broker configs as written; typed access through BrokerConfig.
@@ -103,6 +110,7 @@ struct ClusterSpec {
   /// Simulator knob, not a Kafka config (`cluster.write_latency_ms`): time from appending a
   /// __consumer_offsets record to its commit (replication). 0 = a single-replica idle shard.
   sim::Distribution write_latency = sim::Distribution::constant(0);
+  CoordinatorLoadSpec coordinator_load;  // `cluster.coordinator_load`
 };
 
 struct ScenarioSpec {

@@ -1,6 +1,7 @@
 #include "models/world.hpp"
 
 #include <map>
+#include <set>
 #include <memory>
 
 #include <fmt/format.h>
@@ -28,12 +29,6 @@ std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const st
         "classic-eager or classic-cooperative",
         variant));
   }
-  for (const auto& e : spec.events) {
-    if (e.kind == "fail-coordinator") {
-      problems.push_back(fmt::format(
-          "/events/{}/do: \"fail-coordinator\" is not simulated by this version yet", e.index));
-    }
-  }
   return problems;
 }
 
@@ -42,13 +37,9 @@ namespace {
 class Broker {
  public:
   Broker(std::int32_t id, sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& net,
-         const ClusterMetadata& cluster, const BrokerConfig& config,
-         const sim::Distribution& write_latency, std::uint64_t seed)
-      : id_(id),
-        net_(net),
-        cluster_(cluster),
-        log_(kernel, tracer, sim::Rng(seed, fmt::format("offsets-log-{}", id)), write_latency,
-             config.offsets_topic_num_partitions) {
+         const ClusterMetadata& cluster, const BrokerConfig& config, const CoordinatorLoadSpec& load,
+         OffsetsLog& log, std::uint64_t seed)
+      : id_(id), kernel_(kernel), tracer_(tracer), net_(net), cluster_(cluster), load_(load), log_(log) {
     node_ = net.add_node(fmt::format("broker-{}", id), nullptr,
                          [this](sim::NodeId from, Envelope&& e) { on_message(from, std::move(e)); });
     coordinator_ = std::make_unique<GroupCoordinator>(
@@ -57,16 +48,50 @@ class Broker {
         [this](sim::NodeId n) { return net_.name(n); });
   }
   sim::NodeId node() const { return node_; }
+  std::int32_t id() const { return id_; }
+
+  /// The broker's process dies: every coordinator shard it ran is gone.
+  void fail(const std::vector<std::int32_t>& led_partitions) {
+    ++incarnation_;
+    loading_.clear();
+    for (const std::int32_t p : led_partitions) {
+      const auto dropped = coordinator_->unload_partition(p);
+      if (!dropped.empty())
+        tracer_.emit("coordinator.unloaded", {{"broker", id_}, {"partition", p}, {"groups", dropped}});
+    }
+  }
+  void recover() { ++incarnation_; }
+
+  /// Elected leader of a __consumer_offsets partition: load it (COORDINATOR_LOAD_IN_PROGRESS
+  /// meanwhile), then serve it.
+  void load(std::int32_t partition) {
+    log_.truncate_uncommitted(partition, kernel_.now());
+    const auto records = log_.committed_records(partition, kernel_.now());
+    const sim::SimTime duration =
+        sim::ms(load_.base_ms) + sim::SimTime{load_.us_per_record * static_cast<std::int64_t>(records.size())};
+    loading_.insert(partition);
+    tracer_.emit("coordinator.load", {{"broker", id_}, {"partition", partition},
+                                      {"records", records.size()}, {"load_ms", sim::to_ms(duration)}});
+    kernel_.schedule_closure_after(duration, [this, partition, inc = incarnation_] {
+      if (inc != incarnation_ || loading_.count(partition) == 0) return;
+      const auto loaded = coordinator_->load_partition(partition, log_.committed_records(partition, kernel_.now()));
+      loading_.erase(partition);
+      tracer_.emit("coordinator.loaded", {{"broker", id_}, {"partition", partition}, {"groups", loaded}});
+    });
+  }
 
  private:
   void on_message(sim::NodeId from, Envelope&& e) {
+    if (cluster_.broker_down.at(static_cast<std::size_t>(id_))) return;  // nobody listens
     if (const auto* find = std::get_if<FindCoordinatorRequest>(&e.message)) {
+      // The current leader in the metadata cache, loaded or not (KafkaApis); none → not available.
       const std::int32_t partition =
           coordinator_partition(find->key, cluster_.offsets_topic_num_partitions);
+      const std::int32_t leader = cluster_.leader_of_offsets_partition(partition);
       net_.send(node_, from,
                 Envelope{e.correlation_id,
-                         FindCoordinatorResponse{ErrorCode::NONE,
-                                                 cluster_.leader_of_offsets_partition(partition)}});
+                         leader < 0 ? FindCoordinatorResponse{ErrorCode::COORDINATOR_NOT_AVAILABLE, -1}
+                                    : FindCoordinatorResponse{ErrorCode::NONE, leader}});
       return;
     }
     const std::string group = std::visit(
@@ -77,25 +102,38 @@ class Broker {
         e.message);
     const std::int32_t partition = coordinator_partition(group, cluster_.offsets_topic_num_partitions);
     if (cluster_.leader_of_offsets_partition(partition) != id_) {
-      net_.send(node_, from, Envelope{e.correlation_id, not_coordinator(e.message)});
+      net_.send(node_, from, Envelope{e.correlation_id, refusal(e.message, ErrorCode::NOT_COORDINATOR)});
+      return;
+    }
+    if (loading_.count(partition) > 0) {
+      // While loading, classic heartbeats are answered NONE (GCS:1517-1520); the rest must wait.
+      const ErrorCode error = std::holds_alternative<HeartbeatRequest>(e.message)
+                                  ? ErrorCode::NONE
+                                  : ErrorCode::COORDINATOR_LOAD_IN_PROGRESS;
+      net_.send(node_, from, Envelope{e.correlation_id, refusal(e.message, error)});
       return;
     }
     coordinator_->on_request(from, e);
   }
-  static Message not_coordinator(const Message& request) {
-    if (std::holds_alternative<JoinGroupRequest>(request)) return JoinGroupResponse{.error = ErrorCode::NOT_COORDINATOR};
-    if (std::holds_alternative<SyncGroupRequest>(request)) return SyncGroupResponse{.error = ErrorCode::NOT_COORDINATOR};
-    if (std::holds_alternative<HeartbeatRequest>(request)) return HeartbeatResponse{ErrorCode::NOT_COORDINATOR};
-    if (std::holds_alternative<LeaveGroupRequest>(request)) return LeaveGroupResponse{.error = ErrorCode::NOT_COORDINATOR};
-    return OffsetCommitResponse{ErrorCode::NOT_COORDINATOR};
+  static Message refusal(const Message& request, ErrorCode error) {
+    if (std::holds_alternative<JoinGroupRequest>(request)) return JoinGroupResponse{.error = error};
+    if (std::holds_alternative<SyncGroupRequest>(request)) return SyncGroupResponse{.error = error};
+    if (std::holds_alternative<HeartbeatRequest>(request)) return HeartbeatResponse{error};
+    if (std::holds_alternative<LeaveGroupRequest>(request)) return LeaveGroupResponse{.error = error};
+    return OffsetCommitResponse{error};
   }
 
   std::int32_t id_;
+  sim::Kernel& kernel_;
+  sim::Tracer& tracer_;
   sim::Network<Envelope>& net_;
   const ClusterMetadata& cluster_;
+  CoordinatorLoadSpec load_;
+  OffsetsLog& log_;
   sim::NodeId node_ = 0;
-  OffsetsLog log_;
   std::unique_ptr<GroupCoordinator> coordinator_;
+  std::set<std::int32_t> loading_;
+  std::uint64_t incarnation_ = 0;
 };
 
 class World {
@@ -105,14 +143,18 @@ class World {
         variant_(variant),
         seed_(seed),
         tracer_(kernel_),
-        network_(kernel_, &tracer_, sim::Rng(seed, "net"), link_defaults(spec.network)) {
-    const BrokerConfig broker_config = resolve_broker_config(spec.cluster);
-    cluster_.offsets_topic_num_partitions = broker_config.offsets_topic_num_partitions;
+        network_(kernel_, &tracer_, sim::Rng(seed, "net"), link_defaults(spec.network)),
+        broker_config_(resolve_broker_config(spec.cluster)),
+        log_(kernel_, tracer_, sim::Rng(seed, "offsets-log"), spec.cluster.write_latency,
+             broker_config_.offsets_topic_num_partitions) {
+    cluster_.offsets_topic_num_partitions = broker_config_.offsets_topic_num_partitions;
+    cluster_.offsets_topic_replication_factor = broker_config_.offsets_topic_replication_factor;
     for (const auto& t : spec.topics) cluster_.partitions_per_topic[t.name] = t.partitions;
     for (std::int32_t b = 0; b < spec.cluster.brokers; ++b) {
-      brokers_.push_back(std::make_unique<Broker>(b, kernel_, tracer_, network_, cluster_, broker_config,
-                                                  spec.cluster.write_latency, seed));
+      brokers_.push_back(std::make_unique<Broker>(b, kernel_, tracer_, network_, cluster_, broker_config_,
+                                                  spec.cluster.coordinator_load, log_, seed));
       cluster_.broker_nodes.push_back(brokers_.back()->node());
+      cluster_.broker_down.push_back(false);
     }
     int sequence = 0;
     for (const auto& c : spec.consumers) {
@@ -167,7 +209,9 @@ class World {
       if (c == nullptr && !spec_.consumers.empty()) c = &spec_.consumers.front();
       const std::string group = c != nullptr ? c->group : "";
       const std::int32_t p = coordinator_partition(group, cluster_.offsets_topic_num_partitions);
-      return {cluster_.broker_nodes.at(static_cast<std::size_t>(cluster_.leader_of_offsets_partition(p)))};
+      const std::int32_t leader = cluster_.leader_of_offsets_partition(p);
+      if (leader < 0) return {};
+      return {cluster_.broker_nodes.at(static_cast<std::size_t>(leader))};
     }
     if (endpoint.rfind("broker-", 0) == 0) {
       return {cluster_.broker_nodes.at(std::stoul(endpoint.substr(7)))};
@@ -230,9 +274,86 @@ class World {
         for (const auto& [from, to] : ls) network_.set_cut(from, to, false);
         tracer_.emit("net.heal", {{"between", between}});
       });
+    } else if (e.kind == "fail-coordinator") {
+      fail_coordinator(e);
     } else {
       SIM_ASSERT_MSG(false, "event kind not handled: " + e.kind);
     }
+  }
+
+  /// The group's coordinator broker dies. Its connections reset at once; the controller fences it
+  /// after broker.session.timeout.ms and elects, for every __consumer_offsets partition it led,
+  /// the next live replica, which loads the partition. With down_ms it comes back (a follower).
+  void fail_coordinator(const EventSpec& e) {
+    const std::int32_t p = coordinator_partition(e.group, cluster_.offsets_topic_num_partitions);
+    const std::int32_t b = cluster_.leader_of_offsets_partition(p);
+    if (b < 0 || cluster_.broker_down[static_cast<std::size_t>(b)]) {
+      tracer_.emit("broker.fail", {{"group", e.group}, {"broker", nullptr}, {"reason", "no live coordinator"}});
+      return;
+    }
+    std::vector<std::int32_t> led;
+    for (std::int32_t q = 0; q < cluster_.offsets_topic_num_partitions; ++q)
+      if (cluster_.leader_of_offsets_partition(q) == b) led.push_back(q);
+    const sim::NodeId node = cluster_.broker_nodes[static_cast<std::size_t>(b)];
+    cluster_.broker_down[static_cast<std::size_t>(b)] = true;
+    for (sim::NodeId n = 0; n < network_.size(); ++n)
+      if (n != node) {
+        network_.set_cut(node, n, true);
+        network_.set_cut(n, node, true);
+      }
+    tracer_.emit("broker.fail", {{"group", e.group}, {"broker", b}, {"partition", p},
+                                 {"down_ms", e.has_down ? sim::to_ms(e.down) : -1}});
+    brokers_[static_cast<std::size_t>(b)]->fail(led);
+    for (auto& [name, c] : consumers_) c->on_broker_down(node);
+    const auto fence = sim::ms(broker_config_.broker_session_timeout_ms);
+    kernel_.schedule_closure_after(fence, [this, b, led] { elect_after_failure(b, led); });
+    if (e.has_down) {
+      kernel_.schedule_closure_after(e.down, [this, b, node, led] {
+        cluster_.broker_down[static_cast<std::size_t>(b)] = false;
+        for (sim::NodeId n = 0; n < network_.size(); ++n)
+          if (n != node) {
+            network_.set_cut(node, n, false);
+            network_.set_cut(n, node, false);
+          }
+        brokers_[static_cast<std::size_t>(b)]->recover();
+        tracer_.emit("broker.recover", {{"broker", b}});
+        // A restarted broker registers again: leadership it still held moves now; partitions left
+        // without a leader come back to it.
+        elect_after_failure(b, led);
+        for (const std::int32_t q : led)
+          if (cluster_.leader_of_offsets_partition(q) < 0) elect(q, b);
+      });
+    }
+  }
+
+  void elect_after_failure(std::int32_t failed, const std::vector<std::int32_t>& led) {
+    for (const std::int32_t q : led) {
+      if (cluster_.leader_of_offsets_partition(q) != failed) continue;  // already moved
+      std::int32_t next = -1;
+      for (const std::int32_t r : cluster_.offsets_replicas(q))
+        if (r != failed && !cluster_.broker_down[static_cast<std::size_t>(r)]) {
+          next = r;
+          break;
+        }
+      elect(q, next);
+    }
+  }
+
+  void elect(std::int32_t partition, std::int32_t leader) {
+    cluster_.elected_leaders[partition] = leader;
+    if (log_.committed_records(partition, kernel_.now()).empty() &&
+        partition != coordinator_partition_of_any_group(partition))
+      return;  // nothing to say about partitions no group uses
+    tracer_.emit("coordinator.elected", {{"partition", partition},
+                                         {"broker", leader < 0 ? nlohmann::ordered_json(nullptr)
+                                                               : nlohmann::ordered_json(leader)}});
+    if (leader >= 0) brokers_[static_cast<std::size_t>(leader)]->load(partition);
+  }
+
+  std::int32_t coordinator_partition_of_any_group(std::int32_t partition) const {
+    for (const auto& c : spec_.consumers)
+      if (coordinator_partition(c.group, cluster_.offsets_topic_num_partitions) == partition) return partition;
+    return -1;
   }
 
   const ScenarioSpec& spec_;
@@ -241,6 +362,8 @@ class World {
   sim::Kernel kernel_;
   sim::Tracer tracer_;
   sim::Network<Envelope> network_;
+  BrokerConfig broker_config_;
+  OffsetsLog log_;
   ClusterMetadata cluster_;
   std::vector<std::unique_ptr<Broker>> brokers_;
   std::map<std::string, std::unique_ptr<ConsumerModel>> consumers_;
