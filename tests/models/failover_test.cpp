@@ -84,3 +84,25 @@ TEST_CASE("failover with one broker: nothing can take over until it is back") {
   for (const auto& e : trace)
     if (e["type"] == "member.leave") FAIL("no member may be removed: sessions restart at load");
 }
+
+TEST_CASE("a coordinator that restarts before being fenced answers NOT_COORDINATOR") {
+  const auto trace = testing::run_trace("scenarios/classic/coordinator-restart.json", "classic-eager");
+  // Back at 23000 (down_ms 3000 < broker.session.timeout.ms): leadership moves to broker-1 then.
+  const json& elected = first_of(trace, "coordinator.elected");
+  CHECK(ms(elected) == 23000);
+  CHECK(elected["broker"] == 1);
+  // Clients still pointed at broker-0 are told NOT_COORDINATOR, forget it and look it up again.
+  for (const char* c : {"A", "B"}) {
+    CAPTURE(c);
+    const auto refused = testing::responses(trace, c, "Heartbeat", "NOT_COORDINATOR");
+    REQUIRE(refused.size() == 1);
+    CHECK(refused[0] > 23000);
+    bool found_new = false;
+    for (const auto& e : trace)
+      if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == c && e["api"] == "Heartbeat" &&
+          ms(e) > refused[0])
+        found_new = found_new || e["to"] == "broker-1";
+    CHECK(found_new);
+  }
+  CHECK(first_of(trace, "coordinator.loaded")["groups"] == first_of(trace, "coordinator.unloaded")["groups"]);
+}
