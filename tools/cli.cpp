@@ -17,6 +17,7 @@
 #include "models/assignors/client_conformance.hpp"
 #include "models/assignors/server_bench.hpp"
 #include "models/assignors/server_conformance.hpp"
+#include "tools/assign.hpp"
 #include "tools/bench.hpp"
 #include "tools/runner.hpp"
 
@@ -37,6 +38,7 @@ const char* kExamples = R"(Examples:
   rebalance-sim check scenarios/ --junit results.xml
   rebalance-sim validate my-scenario.json
   rebalance-sim conformance ../shared/conformance/kafka/client.StickyAssignorTest.json
+  rebalance-sim assign scenarios/assign/cooperative-sticky-one-member-leaves.json
   rebalance-sim bench kernel)";
 
 std::vector<std::string> scenario_files(const std::vector<std::string>& args) {
@@ -44,8 +46,14 @@ std::vector<std::string> scenario_files(const std::vector<std::string>& args) {
   for (const auto& a : args) {
     if (fs::is_directory(a)) {
       std::vector<std::string> found;
-      for (const auto& entry : fs::recursive_directory_iterator(a)) {
+      for (auto it = fs::recursive_directory_iterator(a); it != fs::recursive_directory_iterator(); ++it) {
+        const auto& entry = *it;
         const auto p = entry.path();
+        // scenarios/assign/ holds `rebalance-sim assign` cases, not scenarios.
+        if (entry.is_directory() && p.filename() == "assign") {
+          it.disable_recursion_pending();
+          continue;
+        }
         if (entry.is_regular_file() && p.extension() == ".json" && p.filename() != "schema.json")
           found.push_back(p.string());
       }
@@ -237,6 +245,19 @@ int main(int argc, char** argv) {
   conformance->add_option("files", vector_files, "vector files")->required();
   conformance->footer("Example: rebalance-sim conformance ../shared/conformance/kafka/client.RangeAssignorTest.json");
 
+  AssignRequest assign_request;
+  std::string assign_case, assign_assignor;
+  auto* assign = app.add_subcommand("assign", "print the assignment one assignor gives for one case (conformance-vector format), "
+                                               "or one reconciliation step for a current-assignment-builder case");
+  assign->add_option("case", assign_request.file, "case file (JSON): one case object of a ../shared/conformance/kafka/ file")
+      ->required();
+  assign->add_option("--assignor", assign_assignor,
+                     "assignor to run instead of the case's: range, roundrobin, sticky, cooperative-sticky (client side), "
+                     "uniform, server-range (server side)");
+  assign->add_option("--case", assign_case, "with a whole vector file: the `id` of the case to run");
+  assign->add_flag("--json", assign_request.json, "machine-readable output");
+  assign->footer("Example: rebalance-sim assign scenarios/assign/uniform-heterogeneous.json --json");
+
   auto* bench = app.add_subcommand("bench", "benchmarks (not tests): kernel, assignors");
   bench->add_option("what", bench_what, "which benchmark: kernel (event rate) or assignors");
   bench->add_option("--events", bench_events, "events to fire (kernel)");
@@ -254,6 +275,12 @@ int main(int argc, char** argv) {
     if (validate->parsed()) return cmd_validate(file);
     if (bench->parsed()) return cmd_bench(bench_what, bench_events);
     if (conformance->parsed()) return cmd_conformance(vector_files);
+    if (assign->parsed()) {
+      if (!assign_assignor.empty()) assign_request.assignor = assign_assignor;
+      if (!assign_case.empty()) assign_request.case_id = assign_case;
+      run_assign(assign_request, std::cout);
+      return kOk;
+    }
   } catch (const ScenarioError& e) {
     std::cerr << e.what() << "\n";
     return kBadInput;
