@@ -155,6 +155,10 @@ struct CaseStep {
   bool members_as_listed = false;  // server: member_iteration_order "as_listed"
   std::optional<SubscriptionType> subscription_type;
   std::map<std::string, std::string> topic_ids;  // name -> id (server)
+  /// The vector format's `followups`: whether a later step's `from_step` means the assignment
+  /// after the cooperative follow-up rebalances (true) or the first call's. The follow-ups are
+  /// run and shown for cooperative-sticky either way.
+  bool followups = false;
 };
 
 // Informational or expectation fields of the vector format: accepted, not read.
@@ -316,6 +320,9 @@ CaseStep read_step(const json& step, const json& the_case, const std::string& pa
                                       .value_or(false);
     }
   }
+  if (const json* followups = field(step, the_case, "followups")) {
+    s.followups = bool_at(*followups, at_of("followups"), problems).value_or(false);
+  }
   if (const json* order = field(step, the_case, "member_iteration_order")) {
     const auto text = string_at(*order, at_of("member_iteration_order"), problems);
     if (text && *text != "sorted" && *text != "as_listed") {
@@ -371,7 +378,9 @@ struct StepRun {
   std::vector<Call> followups;  // cooperative-sticky: the rebalances that follow revocation
   bool unsettled = false;       // still revoking after kMaxFollowups
   std::optional<SubscriptionType> subscription_type;  // server side: what the assignor was told
-  const Result& final_result() const { return followups.empty() ? first.result : followups.back().result; }
+  const Result& settled_result() const { return followups.empty() ? first.result : followups.back().result; }
+  /// What a later step's `from_step` refers to (see CaseStep::followups).
+  const Result& step_result() const { return step->followups ? settled_result() : first.result; }
 };
 
 Result run_client(const CaseStep& s, const std::vector<CaseMember>& members) {
@@ -452,7 +461,7 @@ StepRun run_step(const CaseStep& s, const std::vector<StepRun>& done, const std:
   run.step = &s;
   run.first.members = s.members;
   for (CaseMember& m : run.first.members) {
-    if (m.owned_from_step) m.owned = held(done[*m.owned_from_step].final_result(), m.id);
+    if (m.owned_from_step) m.owned = held(done[*m.owned_from_step].step_result(), m.id);
   }
   const auto call = [&](const std::vector<CaseMember>& members) {
     if (s.side == Side::Client) return run_client(s, members);
@@ -652,7 +661,7 @@ json step_json(const StepRun& run) {
     for (const Call& c : run.followups) followups.push_back(call_json(s, c));
     result["followups"] = std::move(followups);
     json final_assignment = json::object();
-    for (const auto& [member, tps] : run.final_result()) final_assignment[member] = by_topic_json(tps);
+    for (const auto& [member, tps] : run.settled_result()) final_assignment[member] = by_topic_json(tps);
     result["final"] = std::move(final_assignment);
     result["settled"] = !run.unsettled;
   }
