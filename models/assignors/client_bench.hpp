@@ -11,7 +11,7 @@ namespace rsim::assignors {
 struct ClientBenchOptions {
   /// Assignors to time; empty = all four.
   std::vector<std::string> assignors;
-  /// Group sizes as (members, topics, partitions per topic); empty = 1000x10x1000 and 100x10x100.
+  /// Group sizes as (members, topics, partitions per topic); empty = 100x10x100 and 1000x10x1000.
   struct Size {
     int members = 0;
     int topics = 0;
@@ -24,7 +24,9 @@ struct ClientBenchOptions {
   bool unequal_subscriptions = true;
 };
 
-/// Runs the benchmark and returns a plain-text report, one line per assignor, size and phase.
+/// Runs the benchmark and returns a plain-text report, one line per assignor, size and phase;
+/// each measurement runs in a child process (bench_child.hpp). Throws sim::InvariantViolation,
+/// report included, if any result is not a correct assignment.
 /// Timing uses std::chrono::steady_clock: benchmark only, nothing here reaches a simulation.
 std::string run_client_assignor_bench(const ClientBenchOptions& options);
 std::string run_client_assignor_bench();
