@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -39,8 +40,10 @@ std::string quoted(const std::string& s) {
 }
 
 Outcome assign(const std::string& args) {
-  const fs::path out = fs::temp_directory_path() / "rebalance-sim-assign-test.out";
-  const fs::path err = fs::temp_directory_path() / "rebalance-sim-assign-test.err";
+  // ctest runs the test cases as parallel processes: one pair of files per process.
+  const std::string tag = std::to_string(getpid());
+  const fs::path out = fs::temp_directory_path() / ("rebalance-sim-assign-test-" + tag + ".out");
+  const fs::path err = fs::temp_directory_path() / ("rebalance-sim-assign-test-" + tag + ".err");
   const std::string cmd = std::string("cd ") + RSIM_SOURCE_DIR + " && " + RSIM_BINARY + " assign " + args + " > " +
                           out.string() + " 2> " + err.string();
   const int status = std::system(cmd.c_str());
@@ -231,7 +234,7 @@ TEST_CASE("--assignor runs another assignor on the same case, across sides") {
 }
 
 TEST_CASE("bad input exits 2 with the file, the JSON path and what is wrong") {
-  const fs::path dir = fs::temp_directory_path() / "rebalance-sim-assign-bad";
+  const fs::path dir = fs::temp_directory_path() / ("rebalance-sim-assign-bad-" + std::to_string(getpid()));
   fs::create_directories(dir);
   const fs::path bad = dir / "bad.json";
   std::ofstream(bad) << R"({"assignor": "cooperative-stiky", "topics": {"t": -1},
