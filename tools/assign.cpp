@@ -31,7 +31,8 @@ using assignors::SubscriptionType;
 // follow-up rebalances before calling the assignor broken (CooperativeStickyAssignorTest).
 constexpr int kMaxFollowups = 4;
 
-const std::vector<std::string> kClientAssignors = {"range", "roundrobin", "sticky", "cooperative-sticky"};
+const std::vector<std::string> kClientAssignors = {"range", "roundrobin", "sticky",
+                                                   "cooperative-sticky"};
 const std::vector<std::string> kServerAssignors = {"uniform", "server-range"};
 
 // ---- reading the case, every problem with its JSON path ------------------------------------
@@ -52,21 +53,27 @@ class Problems {
 std::string child(const std::string& path, const std::string& key) {
   std::string escaped;
   for (const char c : key) {
-    if (c == '~') escaped += "~0";
-    else if (c == '/') escaped += "~1";
-    else escaped += c;
+    if (c == '~')
+      escaped += "~0";
+    else if (c == '/')
+      escaped += "~1";
+    else
+      escaped += c;
   }
   return path + "/" + escaped;
 }
-std::string child(const std::string& path, std::size_t index) { return path + "/" + std::to_string(index); }
+std::string child(const std::string& path, std::size_t index) {
+  return path + "/" + std::to_string(index);
+}
 
 void check_keys(const json& obj, const std::string& path, const std::vector<std::string>& allowed,
                 Problems& problems) {
   for (const auto& [key, _] : obj.items()) {
     if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
     const std::string near = closest_match(key, allowed);
-    problems.add(child(path, key), near.empty() ? "unknown key"
-                                                : fmt::format("unknown key; did you mean \"{}\"?", near));
+    problems.add(child(path, key), near.empty()
+                                       ? "unknown key"
+                                       : fmt::format("unknown key; did you mean \"{}\"?", near));
   }
 }
 
@@ -105,8 +112,8 @@ std::optional<bool> bool_at(const json& v, const std::string& path, Problems& pr
 }
 
 // A string field that may be absent or null (then nullopt).
-std::optional<std::string> optional_string(const json& obj, const char* key, const std::string& path,
-                                           Problems& problems) {
+std::optional<std::string> optional_string(const json& obj, const char* key,
+                                           const std::string& path, Problems& problems) {
   if (!obj.contains(key) || obj[key].is_null()) return std::nullopt;
   return string_at(obj[key], child(path, key), problems);
 }
@@ -120,7 +127,8 @@ std::vector<std::string> string_list(const json& v, const std::string& path, Pro
   return out;
 }
 
-std::vector<std::int32_t> partition_list(const json& v, const std::string& path, Problems& problems) {
+std::vector<std::int32_t> partition_list(const json& v, const std::string& path,
+                                         Problems& problems) {
   std::vector<std::int32_t> out;
   if (!is_array_at(v, path, problems)) return out;
   for (std::size_t i = 0; i < v.size(); ++i) {
@@ -162,21 +170,51 @@ struct CaseStep {
 };
 
 // Informational or expectation fields of the vector format: accepted, not read.
-const std::vector<std::string> kCaseKeys = {
-    "kind", "name", "id", "notes", "assignor", "steps", "topics", "topic_ids", "partition_racks",
-    "rack_setup", "rack_config", "assignor_config", "members", "subscription_type",
-    "member_iteration_order", "inverted_target_assignment", "followups", "expected",
-    "expected_initial", "expected_ordered", "expected_initial_ordered", "derived_expected",
-    "member_set_exact", "checks", "expected_error", "timeout_seconds", "generator"};
-const std::vector<std::string> kMemberKeys = {
-    "id", "subscriptions", "rack", "instance_id", "owned", "assigned", "assigned_ordered", "generation",
-    "subscription_version", "subscription_generation", "owned_in_subscription_field_only"};
+const std::vector<std::string> kCaseKeys = {"kind",
+                                            "name",
+                                            "id",
+                                            "notes",
+                                            "assignor",
+                                            "steps",
+                                            "topics",
+                                            "topic_ids",
+                                            "partition_racks",
+                                            "rack_setup",
+                                            "rack_config",
+                                            "assignor_config",
+                                            "members",
+                                            "subscription_type",
+                                            "member_iteration_order",
+                                            "inverted_target_assignment",
+                                            "followups",
+                                            "expected",
+                                            "expected_initial",
+                                            "expected_ordered",
+                                            "expected_initial_ordered",
+                                            "derived_expected",
+                                            "member_set_exact",
+                                            "checks",
+                                            "expected_error",
+                                            "timeout_seconds",
+                                            "generator"};
+const std::vector<std::string> kMemberKeys = {"id",
+                                              "subscriptions",
+                                              "rack",
+                                              "instance_id",
+                                              "owned",
+                                              "assigned",
+                                              "assigned_ordered",
+                                              "generation",
+                                              "subscription_version",
+                                              "subscription_generation",
+                                              "owned_in_subscription_field_only"};
 
 // Does the case use fields only server-assignor vectors have? Then a bare "range" is the
 // coordinator's range assignor.
 bool looks_server_side(const json& c) {
   const auto server_fields = [](const json& s) {
-    if (s.contains("topic_ids") || s.contains("subscription_type") || s.contains("member_iteration_order")) {
+    if (s.contains("topic_ids") || s.contains("subscription_type") ||
+        s.contains("member_iteration_order")) {
       return true;
     }
     if (s.contains("members") && s["members"].is_array()) {
@@ -195,21 +233,27 @@ bool looks_server_side(const json& c) {
   return false;
 }
 
-std::optional<std::pair<std::string, Side>> resolve_assignor(const std::string& name, bool server_case,
-                                                             const std::string& path, Problems& problems) {
-  if (name == "range" && server_case) return std::make_pair(std::string("server-range"), Side::Server);
+std::optional<std::pair<std::string, Side>> resolve_assignor(const std::string& name,
+                                                             bool server_case,
+                                                             const std::string& path,
+                                                             Problems& problems) {
+  if (name == "range" && server_case)
+    return std::make_pair(std::string("server-range"), Side::Server);
   if (assignors::is_client_assignor(name)) return std::make_pair(name, Side::Client);
   if (name == "uniform" || name == "server-range") return std::make_pair(name, Side::Server);
   if (name == "simple") {
-    problems.add(path, "\"simple\" is the share-group assignor; share groups are not simulated by this version yet");
+    problems.add(path,
+                 "\"simple\" is the share-group assignor; share groups are not simulated by this "
+                 "version yet");
     return std::nullopt;
   }
   std::vector<std::string> all = kClientAssignors;
   all.insert(all.end(), kServerAssignors.begin(), kServerAssignors.end());
   const std::string near = closest_match(name, all);
-  problems.add(path, fmt::format("unknown assignor \"{}\"{}; expected one of range, roundrobin, sticky, "
-                                 "cooperative-sticky (client side), uniform, server-range (server side)",
-                                 name, near.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", near)));
+  problems.add(path,
+               fmt::format("unknown assignor \"{}\"{}; expected one of range, roundrobin, sticky, "
+                           "cooperative-sticky (client side), uniform, server-range (server side)",
+                           name, near.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", near)));
   return std::nullopt;
 }
 
@@ -221,7 +265,8 @@ const json* field(const json& step, const json& the_case, const char* key) {
   return nullptr;
 }
 
-CaseMember read_member(const json& m, const std::string& path, std::size_t step_index, Problems& problems) {
+CaseMember read_member(const json& m, const std::string& path, std::size_t step_index,
+                       Problems& problems) {
   CaseMember member;
   if (!is_object_at(m, path, problems)) return member;
   check_keys(m, path, kMemberKeys, problems);
@@ -239,10 +284,12 @@ CaseMember read_member(const json& m, const std::string& path, std::size_t step_
     member.generation = int_at(m["generation"], child(path, "generation"), problems);
   }
   if (m.contains("assigned_ordered")) {
-    member.assigned_ordered = bool_at(m["assigned_ordered"], child(path, "assigned_ordered"), problems).value_or(false);
+    member.assigned_ordered =
+        bool_at(m["assigned_ordered"], child(path, "assigned_ordered"), problems).value_or(false);
   }
   if (m.contains("owned") && m.contains("assigned")) {
-    problems.add(child(path, "assigned"), "give either `owned` (client side) or `assigned` (server side), not both");
+    problems.add(child(path, "assigned"),
+                 "give either `owned` (client side) or `assigned` (server side), not both");
   }
   for (const char* key : {"owned", "assigned"}) {
     if (!m.contains(key)) continue;
@@ -254,8 +301,10 @@ CaseMember read_member(const json& m, const std::string& path, std::size_t step_
         problems.add(child(at, "from_step"), "missing");
       } else if (auto k = int_at(v["from_step"], child(at, "from_step"), problems, 0)) {
         if (static_cast<std::size_t>(*k) >= step_index) {
-          problems.add(child(at, "from_step"), fmt::format("refers to step {}; only an earlier step of `steps` "
-                                                           "can be named (this is step {})", *k, step_index));
+          problems.add(child(at, "from_step"),
+                       fmt::format("refers to step {}; only an earlier step of `steps` "
+                                   "can be named (this is step {})",
+                                   *k, step_index));
         } else {
           member.owned_from_step = static_cast<std::size_t>(*k);
         }
@@ -266,7 +315,8 @@ CaseMember read_member(const json& m, const std::string& path, std::size_t step_
     for (std::size_t i = 0; i < v.size(); ++i) {
       const json& pair = v[i];
       if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string()) {
-        problems.add(child(at, i), fmt::format("expected a [topic, partition] pair, got {}", pair.dump()));
+        problems.add(child(at, i),
+                     fmt::format("expected a [topic, partition] pair, got {}", pair.dump()));
         continue;
       }
       if (auto p = int_at(pair[1], child(child(at, i), 1), problems, 0)) {
@@ -277,8 +327,9 @@ CaseMember read_member(const json& m, const std::string& path, std::size_t step_
   return member;
 }
 
-CaseStep read_step(const json& step, const json& the_case, const std::string& path, std::size_t index,
-                   const std::optional<std::string>& assignor_override, bool server_case, Problems& problems) {
+CaseStep read_step(const json& step, const json& the_case, const std::string& path,
+                   std::size_t index, const std::optional<std::string>& assignor_override,
+                   bool server_case, Problems& problems) {
   CaseStep s;
   if (assignor_override) {
     if (auto r = resolve_assignor(*assignor_override, server_case, "--assignor", problems)) {
@@ -287,15 +338,20 @@ CaseStep read_step(const json& step, const json& the_case, const std::string& pa
   } else if (const json* a = field(step, the_case, "assignor")) {
     const std::string at = step.contains("assignor") ? child(path, "assignor") : "/assignor";
     if (auto name = string_at(*a, at, problems)) {
-      if (auto r = resolve_assignor(*name, server_case, at, problems)) std::tie(s.assignor, s.side) = *r;
+      if (auto r = resolve_assignor(*name, server_case, at, problems))
+        std::tie(s.assignor, s.side) = *r;
     }
   } else {
-    problems.add(child(path, "assignor"), "missing; name the assignor in the case or with --assignor "
-                                          "(range, roundrobin, sticky, cooperative-sticky, uniform, server-range)");
+    problems.add(child(path, "assignor"),
+                 "missing; name the assignor in the case or with --assignor "
+                 "(range, roundrobin, sticky, cooperative-sticky, uniform, server-range)");
   }
-  const auto at_of = [&](const char* key) { return step.contains(key) ? child(path, key) : child("", key); };
+  const auto at_of = [&](const char* key) {
+    return step.contains(key) ? child(path, key) : child("", key);
+  };
 
-  if (const json* topics = field(step, the_case, "topics"); topics && is_object_at(*topics, at_of("topics"), problems)) {
+  if (const json* topics = field(step, the_case, "topics");
+      topics && is_object_at(*topics, at_of("topics"), problems)) {
     for (const auto& [name, count] : topics->items()) {
       if (auto n = int_at(count, child(at_of("topics"), name), problems, 0)) s.topics[name] = *n;
     }
@@ -315,9 +371,10 @@ CaseStep read_step(const json& step, const json& the_case, const std::string& pa
       config && is_object_at(*config, at_of("assignor_config"), problems)) {
     check_keys(*config, at_of("assignor_config"), {"prefer_rack_aware_logic"}, problems);
     if (config->contains("prefer_rack_aware_logic")) {
-      s.prefer_rack_aware_logic = bool_at((*config)["prefer_rack_aware_logic"],
-                                          child(at_of("assignor_config"), "prefer_rack_aware_logic"), problems)
-                                      .value_or(false);
+      s.prefer_rack_aware_logic =
+          bool_at((*config)["prefer_rack_aware_logic"],
+                  child(at_of("assignor_config"), "prefer_rack_aware_logic"), problems)
+              .value_or(false);
     }
   }
   if (const json* followups = field(step, the_case, "followups")) {
@@ -326,24 +383,32 @@ CaseStep read_step(const json& step, const json& the_case, const std::string& pa
   if (const json* order = field(step, the_case, "member_iteration_order")) {
     const auto text = string_at(*order, at_of("member_iteration_order"), problems);
     if (text && *text != "sorted" && *text != "as_listed") {
-      problems.add(at_of("member_iteration_order"), fmt::format("expected \"sorted\" or \"as_listed\", got \"{}\"", *text));
+      problems.add(at_of("member_iteration_order"),
+                   fmt::format("expected \"sorted\" or \"as_listed\", got \"{}\"", *text));
     }
     s.members_as_listed = text && *text == "as_listed";
   }
   if (const json* type = field(step, the_case, "subscription_type")) {
     const auto text = string_at(*type, at_of("subscription_type"), problems);
-    if (text && *text == "HOMOGENEOUS") s.subscription_type = SubscriptionType::Homogeneous;
-    else if (text && *text == "HETEROGENEOUS") s.subscription_type = SubscriptionType::Heterogeneous;
-    else if (text) problems.add(at_of("subscription_type"), fmt::format("expected \"HOMOGENEOUS\" or \"HETEROGENEOUS\", got \"{}\"", *text));
+    if (text && *text == "HOMOGENEOUS")
+      s.subscription_type = SubscriptionType::Homogeneous;
+    else if (text && *text == "HETEROGENEOUS")
+      s.subscription_type = SubscriptionType::Heterogeneous;
+    else if (text)
+      problems.add(at_of("subscription_type"),
+                   fmt::format("expected \"HOMOGENEOUS\" or \"HETEROGENEOUS\", got \"{}\"", *text));
   }
   if (const json* ids = field(step, the_case, "topic_ids")) {
     // "random": the test drew random ids, so any distinct ids will do; the names serve.
     if (ids->is_object()) {
       for (const auto& [name, id] : ids->items()) {
-        if (auto text = string_at(id, child(at_of("topic_ids"), name), problems)) s.topic_ids[name] = *text;
+        if (auto text = string_at(id, child(at_of("topic_ids"), name), problems))
+          s.topic_ids[name] = *text;
       }
     } else if (!(ids->is_string() && ids->get<std::string>() == "random")) {
-      problems.add(at_of("topic_ids"), fmt::format("expected \"random\" or an object of topic name -> id, got {}", ids->dump()));
+      problems.add(
+          at_of("topic_ids"),
+          fmt::format("expected \"random\" or an object of topic name -> id, got {}", ids->dump()));
     }
   }
   const json* members = field(step, the_case, "members");
@@ -354,7 +419,8 @@ CaseStep read_step(const json& step, const json& the_case, const std::string& pa
     for (std::size_t i = 0; i < members->size(); ++i) {
       CaseMember m = read_member((*members)[i], child(at_of("members"), i), index, problems);
       if (!m.id.empty() && !seen.insert(m.id).second) {
-        problems.add(child(child(at_of("members"), i), "id"), fmt::format("member \"{}\" is listed twice", m.id));
+        problems.add(child(child(at_of("members"), i), "id"),
+                     fmt::format("member \"{}\" is listed twice", m.id));
       }
       s.members.push_back(std::move(m));
     }
@@ -378,7 +444,9 @@ struct StepRun {
   std::vector<Call> followups;  // cooperative-sticky: the rebalances that follow revocation
   bool unsettled = false;       // still revoking after kMaxFollowups
   std::optional<SubscriptionType> subscription_type;  // server side: what the assignor was told
-  const Result& settled_result() const { return followups.empty() ? first.result : followups.back().result; }
+  const Result& settled_result() const {
+    return followups.empty() ? first.result : followups.back().result;
+  }
   /// What a later step's `from_step` refers to (see CaseStep::followups).
   const Result& step_result() const { return step->followups ? settled_result() : first.result; }
 };
@@ -389,14 +457,19 @@ Result run_client(const CaseStep& s, const std::vector<CaseMember>& members) {
   in.partition_racks = s.partition_racks;
   in.prefer_rack_aware_logic = s.prefer_rack_aware_logic;
   for (const CaseMember& m : members) {
-    in.members.push_back({.member_id = m.id, .group_instance_id = m.instance_id, .topics = m.subscriptions,
-                          .owned_partitions = m.owned, .generation = m.generation, .rack = m.rack});
+    in.members.push_back({.member_id = m.id,
+                          .group_instance_id = m.instance_id,
+                          .topics = m.subscriptions,
+                          .owned_partitions = m.owned,
+                          .generation = m.generation,
+                          .rack = m.rack});
   }
   const ClientAssignment out = assignors::assign_client(s.assignor, in);
   return {out.begin(), out.end()};
 }
 
-Result run_server(const CaseStep& s, const std::vector<CaseMember>& members, SubscriptionType& type) {
+Result run_server(const CaseStep& s, const std::vector<CaseMember>& members,
+                  SubscriptionType& type) {
   std::map<std::string, std::string> name_of_id;
   std::map<std::string, std::string> id_of;
   const auto id_for = [&](const std::string& name) {
@@ -410,7 +483,9 @@ Result run_server(const CaseStep& s, const std::vector<CaseMember>& members, Sub
   assignors::ServerAssignorInput in;
   for (const auto& [name, count] : s.topics) in.topics.push_back({id_for(name), name, count});
   for (const CaseMember& m : members) {
-    assignors::ServerMember member{.member_id = m.id, .instance_id = m.instance_id, .rack = m.rack,
+    assignors::ServerMember member{.member_id = m.id,
+                                   .instance_id = m.instance_id,
+                                   .rack = m.rack,
                                    .subscribed_topics = m.subscriptions};
     for (const auto& tp : m.owned) {
       const std::string id = id_for(tp.topic);
@@ -429,13 +504,15 @@ Result run_server(const CaseStep& s, const std::vector<CaseMember>& members, Sub
   }
   type = s.subscription_type.value_or(assignors::subscription_type_by_names(in.members));
   in.subscription_type = type;
-  const ServerAssignment out = assignors::assign_server(s.assignor == "server-range" ? "range" : s.assignor, in);
+  const ServerAssignment out =
+      assignors::assign_server(s.assignor == "server-range" ? "range" : s.assignor, in);
   Result result;
   for (const auto& [member, by_id] : out) {
     TopicPartitions& tps = result[member];
     for (const auto& [id, partitions] : by_id) {
       const auto it = name_of_id.find(id);
-      for (const std::int32_t p : partitions) tps.push_back({it == name_of_id.end() ? id : it->second, p});
+      for (const std::int32_t p : partitions)
+        tps.push_back({it == name_of_id.end() ? id : it->second, p});
     }
   }
   return result;
@@ -474,7 +551,8 @@ StepRun run_step(const CaseStep& s, const std::vector<StepRun>& done, const std:
     run.first.result = call(run.first.members);
   } catch (const assignors::PartitionAssignorError& e) {
     throw ScenarioError(file, {fmt::format("the {} assignor refuses this input, as Kafka's does "
-                                           "(PartitionAssignorException): {}", s.assignor, e.what())});
+                                           "(PartitionAssignorException): {}",
+                                           s.assignor, e.what())});
   }
   if (s.assignor != "cooperative-sticky") return run;
   // KIP-429: members that revoked something rejoin at once, owning what they kept; the group's
@@ -483,7 +561,8 @@ StepRun run_step(const CaseStep& s, const std::vector<StepRun>& done, const std:
   for (const CaseMember& m : s.members) generation = std::max(generation, m.generation.value_or(0));
   const Call* last = &run.first;
   const auto revoking = [](const Call& c) {
-    return std::any_of(c.members.begin(), c.members.end(), [&](const CaseMember& m) { return !revoked(m, c.result).empty(); });
+    return std::any_of(c.members.begin(), c.members.end(),
+                       [&](const CaseMember& m) { return !revoked(m, c.result).empty(); });
   };
   while (revoking(*last)) {
     if (static_cast<int>(run.followups.size()) == kMaxFollowups) {
@@ -539,14 +618,16 @@ std::string show(const TopicPartitions& tps) {
 
 json by_topic_json(const TopicPartitions& tps) {
   json out = json::object();
-  for (const auto& [topic, ps] : by_topic(tps)) out[topic] = std::vector<std::int32_t>(ps.begin(), ps.end());
+  for (const auto& [topic, ps] : by_topic(tps))
+    out[topic] = std::vector<std::int32_t>(ps.begin(), ps.end());
   return out;
 }
 
 // Partitions of topics some member subscribes to that nobody got.
 TopicPartitions unassigned(const CaseStep& s, const Call& c) {
   std::set<std::string> wanted;
-  for (const CaseMember& m : c.members) wanted.insert(m.subscriptions.begin(), m.subscriptions.end());
+  for (const CaseMember& m : c.members)
+    wanted.insert(m.subscriptions.begin(), m.subscriptions.end());
   std::set<TopicPartition> given;
   for (const auto& [member, tps] : c.result) given.insert(tps.begin(), tps.end());
   TopicPartitions out;
@@ -561,14 +642,19 @@ TopicPartitions unassigned(const CaseStep& s, const Call& c) {
 
 std::string table(const CaseStep& s, const Call& c, bool followup_pending) {
   std::vector<CaseMember> members = c.members;
-  std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  const bool instances = std::any_of(members.begin(), members.end(), [](const auto& m) { return m.instance_id.has_value(); });
-  const bool racks = std::any_of(members.begin(), members.end(), [](const auto& m) { return m.rack.has_value(); });
+  std::sort(members.begin(), members.end(),
+            [](const auto& a, const auto& b) { return a.id < b.id; });
+  const bool instances = std::any_of(members.begin(), members.end(),
+                                     [](const auto& m) { return m.instance_id.has_value(); });
+  const bool racks =
+      std::any_of(members.begin(), members.end(), [](const auto& m) { return m.rack.has_value(); });
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> header = {"member"};
   if (instances) header.push_back("group.instance.id");
   if (racks) header.push_back("rack");
-  for (const char* h : {s.side == Side::Client ? "owned" : "current", "gets", "partitions", "gives up"}) header.push_back(h);
+  for (const char* h :
+       {s.side == Side::Client ? "owned" : "current", "gets", "partitions", "gives up"})
+    header.push_back(h);
   rows.push_back(header);
   for (const CaseMember& m : members) {
     std::vector<std::string> row = {m.id};
@@ -600,30 +686,39 @@ std::string table(const CaseStep& s, const Call& c, bool followup_pending) {
   }
   const TopicPartitions left = unassigned(s, c);
   out += fmt::format("unassigned: {}{}\n", show(left),
-                     followup_pending && !left.empty() ? " (being revoked; assigned in the follow-up rebalance)" : "");
+                     followup_pending && !left.empty()
+                         ? " (being revoked; assigned in the follow-up rebalance)"
+                         : "");
   return out;
 }
 
 std::string side_text(const CaseStep& s, const StepRun& run) {
   if (s.side == Side::Client) return "client side, classic protocol";
-  return fmt::format("server side, consumer protocol, {} subscriptions",
-                     run.subscription_type == SubscriptionType::Heterogeneous ? "heterogeneous" : "homogeneous");
+  return fmt::format(
+      "server side, consumer protocol, {} subscriptions",
+      run.subscription_type == SubscriptionType::Heterogeneous ? "heterogeneous" : "homogeneous");
 }
 
 std::string step_text(const StepRun& run) {
   const CaseStep& s = *run.step;
   std::int64_t partitions = 0;
   for (const auto& [topic, count] : s.topics) partitions += count;
-  const auto count = [](std::size_t n, const char* noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); };
-  std::string out = fmt::format("{} ({}): {}, {}, {}\n", s.assignor, side_text(s, run), count(s.members.size(), "member"),
-                                count(s.topics.size(), "topic"), count(static_cast<std::size_t>(partitions), "partition"));
+  const auto count = [](std::size_t n, const char* noun) {
+    return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+  };
+  std::string out = fmt::format("{} ({}): {}, {}, {}\n", s.assignor, side_text(s, run),
+                                count(s.members.size(), "member"), count(s.topics.size(), "topic"),
+                                count(static_cast<std::size_t>(partitions), "partition"));
   out += table(s, run.first, !run.followups.empty());
   for (std::size_t i = 0; i < run.followups.size(); ++i) {
-    out += fmt::format("follow-up rebalance {} (members rejoin owning what they kept, generation {}):\n", i + 1,
-                       run.followups[i].members.empty() ? 0 : run.followups[i].members.front().generation.value_or(0));
+    out += fmt::format(
+        "follow-up rebalance {} (members rejoin owning what they kept, generation {}):\n", i + 1,
+        run.followups[i].members.empty() ? 0
+                                         : run.followups[i].members.front().generation.value_or(0));
     out += table(s, run.followups[i], i + 1 < run.followups.size());
   }
-  if (run.unsettled) out += fmt::format("still revoking after {} follow-up rebalances\n", kMaxFollowups);
+  if (run.unsettled)
+    out += fmt::format("still revoking after {} follow-up rebalances\n", kMaxFollowups);
   return out;
 }
 
@@ -651,9 +746,11 @@ json call_json(const CaseStep& s, const Call& c) {
 
 json step_json(const StepRun& run) {
   const CaseStep& s = *run.step;
-  json result = json{{"assignor", s.assignor}, {"side", s.side == Side::Client ? "client" : "server"}};
+  json result =
+      json{{"assignor", s.assignor}, {"side", s.side == Side::Client ? "client" : "server"}};
   if (run.subscription_type) {
-    result["subscription_type"] = *run.subscription_type == SubscriptionType::Heterogeneous ? "HETEROGENEOUS" : "HOMOGENEOUS";
+    result["subscription_type"] =
+        *run.subscription_type == SubscriptionType::Heterogeneous ? "HETEROGENEOUS" : "HOMOGENEOUS";
   }
   result.update(call_json(s, run.first));
   if (s.assignor == "cooperative-sticky") {
@@ -661,7 +758,8 @@ json step_json(const StepRun& run) {
     for (const Call& c : run.followups) followups.push_back(call_json(s, c));
     result["followups"] = std::move(followups);
     json final_assignment = json::object();
-    for (const auto& [member, tps] : run.settled_result()) final_assignment[member] = by_topic_json(tps);
+    for (const auto& [member, tps] : run.settled_result())
+      final_assignment[member] = by_topic_json(tps);
     result["final"] = std::move(final_assignment);
     result["settled"] = !run.unsettled;
   }
@@ -672,21 +770,35 @@ json step_json(const StepRun& run) {
 
 namespace rec = reconciliation;
 
-const std::vector<std::string> kReconciliationCaseKeys = {"kind", "name", "id", "notes", "input", "expected",
-                                                          "expected_error"};
-const std::vector<std::string> kReconciliationInputKeys = {
-    "member", "metadata_topics", "has_subscription_changed", "resolved_regular_expressions",
-    "target_assignment_epoch", "target_assignment", "partition_epochs", "owned_topic_partitions"};
-const std::vector<std::string> kReconciliationMemberKeys = {
-    "member_id", "state", "member_epoch", "previous_member_epoch", "subscribed_topic_names",
-    "subscribed_topic_regex", "assigned", "assigned_epochs", "pending_revocation", "pending_revocation_epochs"};
+const std::vector<std::string> kReconciliationCaseKeys = {
+    "kind", "name", "id", "notes", "input", "expected", "expected_error"};
+const std::vector<std::string> kReconciliationInputKeys = {"member",
+                                                           "metadata_topics",
+                                                           "has_subscription_changed",
+                                                           "resolved_regular_expressions",
+                                                           "target_assignment_epoch",
+                                                           "target_assignment",
+                                                           "partition_epochs",
+                                                           "owned_topic_partitions"};
+const std::vector<std::string> kReconciliationMemberKeys = {"member_id",
+                                                            "state",
+                                                            "member_epoch",
+                                                            "previous_member_epoch",
+                                                            "subscribed_topic_names",
+                                                            "subscribed_topic_regex",
+                                                            "assigned",
+                                                            "assigned_epochs",
+                                                            "pending_revocation",
+                                                            "pending_revocation_epochs"};
 
-rec::PartitionsWithEpochs read_with_epochs(const json& m, const char* sets_key, const char* epochs_key,
-                                           std::int32_t default_epoch, const std::string& path, Problems& problems) {
+rec::PartitionsWithEpochs read_with_epochs(const json& m, const char* sets_key,
+                                           const char* epochs_key, std::int32_t default_epoch,
+                                           const std::string& path, Problems& problems) {
   rec::PartitionsWithEpochs out;
   if (m.contains(sets_key) && is_object_at(m[sets_key], child(path, sets_key), problems)) {
     for (const auto& [topic, partitions] : m[sets_key].items()) {
-      for (const std::int32_t p : partition_list(partitions, child(child(path, sets_key), topic), problems)) {
+      for (const std::int32_t p :
+           partition_list(partitions, child(child(path, sets_key), topic), problems)) {
         out[topic].push_back({p, default_epoch});
       }
     }
@@ -711,9 +823,12 @@ rec::PartitionsWithEpochs read_with_epochs(const json& m, const char* sets_key, 
         }
         const auto e = int_at(epoch, child(at, key), problems);
         if (!e) continue;
-        const auto it = std::find_if(list.begin(), list.end(), [&](const auto& pe) { return pe.partition == partition; });
-        if (it == list.end()) list.push_back({partition, *e});
-        else it->assignment_epoch = *e;
+        const auto it = std::find_if(list.begin(), list.end(),
+                                     [&](const auto& pe) { return pe.partition == partition; });
+        if (it == list.end())
+          list.push_back({partition, *e});
+        else
+          it->assignment_epoch = *e;
       }
     }
   }
@@ -724,7 +839,8 @@ rec::PartitionsWithEpochs read_with_epochs(const json& m, const char* sets_key, 
   return out;
 }
 
-rec::ConsumerGroupMember read_reconciliation_member(const json& m, const std::string& path, Problems& problems) {
+rec::ConsumerGroupMember read_reconciliation_member(const json& m, const std::string& path,
+                                                    Problems& problems) {
   rec::ConsumerGroupMember member;
   if (!is_object_at(m, path, problems)) return member;
   check_keys(m, path, kReconciliationMemberKeys, problems);
@@ -735,28 +851,34 @@ rec::ConsumerGroupMember read_reconciliation_member(const json& m, const std::st
     if (auto state = rec::member_state_from_string(*text)) {
       member.state = *state;
     } else {
-      problems.add(child(path, "state"), fmt::format("unknown state \"{}\"; expected STABLE, UNREVOKED_PARTITIONS, "
-                                                     "UNRELEASED_PARTITIONS or UNKNOWN", *text));
+      problems.add(child(path, "state"),
+                   fmt::format("unknown state \"{}\"; expected STABLE, UNREVOKED_PARTITIONS, "
+                               "UNRELEASED_PARTITIONS or UNKNOWN",
+                               *text));
     }
   }
   if (!m.contains("member_epoch")) {
     problems.add(child(path, "member_epoch"), "missing");
   } else {
-    member.member_epoch = int_at(m["member_epoch"], child(path, "member_epoch"), problems).value_or(0);
+    member.member_epoch =
+        int_at(m["member_epoch"], child(path, "member_epoch"), problems).value_or(0);
   }
   member.previous_member_epoch = member.member_epoch;
   if (m.contains("previous_member_epoch")) {
     member.previous_member_epoch =
-        int_at(m["previous_member_epoch"], child(path, "previous_member_epoch"), problems).value_or(member.member_epoch);
+        int_at(m["previous_member_epoch"], child(path, "previous_member_epoch"), problems)
+            .value_or(member.member_epoch);
   }
   if (m.contains("subscribed_topic_names")) {
-    member.subscribed_topic_names = string_list(m["subscribed_topic_names"], child(path, "subscribed_topic_names"), problems);
+    member.subscribed_topic_names =
+        string_list(m["subscribed_topic_names"], child(path, "subscribed_topic_names"), problems);
   }
   member.subscribed_topic_regex = optional_string(m, "subscribed_topic_regex", path, problems);
   // Partitions listed without an epoch map were assigned at the member's epoch.
-  member.assigned_partitions = read_with_epochs(m, "assigned", "assigned_epochs", member.member_epoch, path, problems);
-  member.partitions_pending_revocation =
-      read_with_epochs(m, "pending_revocation", "pending_revocation_epochs", member.member_epoch, path, problems);
+  member.assigned_partitions =
+      read_with_epochs(m, "assigned", "assigned_epochs", member.member_epoch, path, problems);
+  member.partitions_pending_revocation = read_with_epochs(
+      m, "pending_revocation", "pending_revocation_epochs", member.member_epoch, path, problems);
   return member;
 }
 
@@ -784,44 +906,63 @@ ReconciliationCase read_reconciliation(const json& c, const std::string& base, P
   const json& in = c["input"];
   if (!is_object_at(in, path, problems)) return rc;
   check_keys(in, path, kReconciliationInputKeys, problems);
-  if (!in.contains("member")) problems.add(child(path, "member"), "missing");
-  else rc.member = read_reconciliation_member(in["member"], child(path, "member"), problems);
-  if (in.contains("metadata_topics") && is_object_at(in["metadata_topics"], child(path, "metadata_topics"), problems)) {
+  if (!in.contains("member"))
+    problems.add(child(path, "member"), "missing");
+  else
+    rc.member = read_reconciliation_member(in["member"], child(path, "member"), problems);
+  if (in.contains("metadata_topics") &&
+      is_object_at(in["metadata_topics"], child(path, "metadata_topics"), problems)) {
     for (const auto& [name, topic] : in["metadata_topics"].items()) {
       const std::string at = child(child(path, "metadata_topics"), name);
       if (!is_object_at(topic, at, problems)) continue;
       check_keys(topic, at, {"topic_id", "partitions"}, problems);
-      if (!topic.contains("topic_id")) problems.add(child(at, "topic_id"), "missing");
-      else if (auto id = string_at(topic["topic_id"], child(at, "topic_id"), problems)) rc.topic_ids_by_name[name] = *id;
+      if (!topic.contains("topic_id"))
+        problems.add(child(at, "topic_id"), "missing");
+      else if (auto id = string_at(topic["topic_id"], child(at, "topic_id"), problems))
+        rc.topic_ids_by_name[name] = *id;
     }
   }
   if (in.contains("resolved_regular_expressions") &&
-      is_object_at(in["resolved_regular_expressions"], child(path, "resolved_regular_expressions"), problems)) {
+      is_object_at(in["resolved_regular_expressions"], child(path, "resolved_regular_expressions"),
+                   problems)) {
     for (const auto& [regex, names] : in["resolved_regular_expressions"].items()) {
-      rc.resolved[regex] = string_list(names, child(child(path, "resolved_regular_expressions"), regex), problems);
+      rc.resolved[regex] =
+          string_list(names, child(child(path, "resolved_regular_expressions"), regex), problems);
     }
   }
-  if (!in.contains("target_assignment_epoch")) problems.add(child(path, "target_assignment_epoch"), "missing");
-  else rc.target_epoch = int_at(in["target_assignment_epoch"], child(path, "target_assignment_epoch"), problems).value_or(0);
-  if (in.contains("target_assignment") && is_object_at(in["target_assignment"], child(path, "target_assignment"), problems)) {
+  if (!in.contains("target_assignment_epoch"))
+    problems.add(child(path, "target_assignment_epoch"), "missing");
+  else
+    rc.target_epoch =
+        int_at(in["target_assignment_epoch"], child(path, "target_assignment_epoch"), problems)
+            .value_or(0);
+  if (in.contains("target_assignment") &&
+      is_object_at(in["target_assignment"], child(path, "target_assignment"), problems)) {
     for (const auto& [topic, partitions] : in["target_assignment"].items()) {
-      rc.target[topic] = partition_list(partitions, child(child(path, "target_assignment"), topic), problems);
+      rc.target[topic] =
+          partition_list(partitions, child(child(path, "target_assignment"), topic), problems);
     }
   }
   if (in.contains("has_subscription_changed")) {
-    rc.subscription_changed = bool_at(in["has_subscription_changed"], child(path, "has_subscription_changed"), problems).value_or(false);
+    rc.subscription_changed =
+        bool_at(in["has_subscription_changed"], child(path, "has_subscription_changed"), problems)
+            .value_or(false);
   }
-  if (in.contains("partition_epochs") && is_object_at(in["partition_epochs"], child(path, "partition_epochs"), problems)) {
+  if (in.contains("partition_epochs") &&
+      is_object_at(in["partition_epochs"], child(path, "partition_epochs"), problems)) {
     const json& pe = in["partition_epochs"];
     const std::string at = child(path, "partition_epochs");
     check_keys(pe, at, {"default", "by_topic", "by_partition"}, problems);
-    if (pe.contains("default")) rc.default_epoch = int_at(pe["default"], child(at, "default"), problems).value_or(-1);
+    if (pe.contains("default"))
+      rc.default_epoch = int_at(pe["default"], child(at, "default"), problems).value_or(-1);
     if (pe.contains("by_topic") && is_object_at(pe["by_topic"], child(at, "by_topic"), problems)) {
       for (const auto& [topic, e] : pe["by_topic"].items()) {
-        if (auto v = int_at(e, child(child(at, "by_topic"), topic), problems)) rc.epoch_by_topic[topic] = *v;
+        if (auto v = int_at(e, child(child(at, "by_topic"), topic), problems))
+          rc.epoch_by_topic[topic] = *v;
       }
     }
-    if (pe.contains("by_partition") && is_object_at(pe["by_partition"], child(at, "by_partition"), problems)) {
+    if (pe.contains("by_partition") &&
+        is_object_at(pe["by_partition"], child(at, "by_partition"), problems)) {
       for (const auto& [topic, per] : pe["by_partition"].items()) {
         const std::string t_at = child(child(at, "by_partition"), topic);
         if (!is_object_at(per, t_at, problems)) continue;
@@ -831,16 +972,20 @@ ReconciliationCase read_reconciliation(const json& c, const std::string& base, P
             p = std::stoi(key);
           } catch (const std::exception&) {
           }
-          if (p < 0) problems.add(child(t_at, key), "expected a partition number as the key");
-          else if (auto v = int_at(e, child(t_at, key), problems)) rc.epoch_by_partition[topic][p] = *v;
+          if (p < 0)
+            problems.add(child(t_at, key), "expected a partition number as the key");
+          else if (auto v = int_at(e, child(t_at, key), problems))
+            rc.epoch_by_partition[topic][p] = *v;
         }
       }
     }
   }
   const std::string owned_at = child(path, "owned_topic_partitions");
   if (!in.contains("owned_topic_partitions")) {
-    problems.add(owned_at, "missing; \"absent\" when the heartbeat did not send the field, else a list");
-  } else if (const json& owned = in["owned_topic_partitions"]; owned.is_string() && owned.get<std::string>() == "absent") {
+    problems.add(owned_at,
+                 "missing; \"absent\" when the heartbeat did not send the field, else a list");
+  } else if (const json& owned = in["owned_topic_partitions"];
+             owned.is_string() && owned.get<std::string>() == "absent") {
     rc.owned.reset();
   } else if (owned.is_array()) {
     rc.owned.emplace();
@@ -849,13 +994,19 @@ ReconciliationCase read_reconciliation(const json& c, const std::string& base, P
       if (!is_object_at(owned[i], at, problems)) continue;
       check_keys(owned[i], at, {"topic", "partitions"}, problems);
       rec::OwnedTopicPartitions tp;
-      if (!owned[i].contains("topic")) problems.add(child(at, "topic"), "missing");
-      else tp.topic_id = string_at(owned[i]["topic"], child(at, "topic"), problems).value_or("");
-      if (owned[i].contains("partitions")) tp.partitions = partition_list(owned[i]["partitions"], child(at, "partitions"), problems);
+      if (!owned[i].contains("topic"))
+        problems.add(child(at, "topic"), "missing");
+      else
+        tp.topic_id = string_at(owned[i]["topic"], child(at, "topic"), problems).value_or("");
+      if (owned[i].contains("partitions"))
+        tp.partitions = partition_list(owned[i]["partitions"], child(at, "partitions"), problems);
       rc.owned->push_back(std::move(tp));
     }
   } else {
-    problems.add(owned_at, fmt::format("expected \"absent\" or a list of {{\"topic\", \"partitions\"}}, got {}", owned.dump()));
+    problems.add(
+        owned_at,
+        fmt::format("expected \"absent\" or a list of {{\"topic\", \"partitions\"}}, got {}",
+                    owned.dump()));
   }
   return rc;
 }
@@ -893,7 +1044,8 @@ json member_json(const rec::ConsumerGroupMember& m) {
   return out;
 }
 
-std::string show_with_epochs(const rec::PartitionsWithEpochs& p, const std::map<std::string, std::string>& name_of_id) {
+std::string show_with_epochs(const rec::PartitionsWithEpochs& p,
+                             const std::map<std::string, std::string>& name_of_id) {
   if (p.empty()) return "-";
   std::string out;
   for (const auto& [id, list] : p) {
@@ -906,22 +1058,25 @@ std::string show_with_epochs(const rec::PartitionsWithEpochs& p, const std::map<
   return out;
 }
 
-void print_reconciliation(const ReconciliationCase& rc, const json& case_id, bool as_json, std::ostream& out) {
-  const rec::PartitionEpochLookup lookup = [&rc](const std::string& topic, std::int32_t p) -> std::int32_t {
+void print_reconciliation(const ReconciliationCase& rc, const json& case_id, bool as_json,
+                          std::ostream& out) {
+  const rec::PartitionEpochLookup lookup = [&rc](const std::string& topic,
+                                                 std::int32_t p) -> std::int32_t {
     if (const auto t = rc.epoch_by_partition.find(topic); t != rc.epoch_by_partition.end()) {
       if (const auto e = t->second.find(p); e != t->second.end()) return e->second;
     }
-    if (const auto t = rc.epoch_by_topic.find(topic); t != rc.epoch_by_topic.end()) return t->second;
+    if (const auto t = rc.epoch_by_topic.find(topic); t != rc.epoch_by_topic.end())
+      return t->second;
     return rc.default_epoch;
   };
-  const rec::ReconciliationResult next = rec::next_member_state(
-      rc.member, {.target_assignment_epoch = rc.target_epoch,
-                  .target_assignment = rc.target,
-                  .current_partition_epoch = lookup,
-                  .owned_topic_partitions = rc.owned,
-                  .has_subscription_changed = rc.subscription_changed,
-                  .topic_ids_by_name = rc.topic_ids_by_name,
-                  .resolved_regular_expressions = rc.resolved});
+  const rec::ReconciliationResult next =
+      rec::next_member_state(rc.member, {.target_assignment_epoch = rc.target_epoch,
+                                         .target_assignment = rc.target,
+                                         .current_partition_epoch = lookup,
+                                         .owned_topic_partitions = rc.owned,
+                                         .has_subscription_changed = rc.subscription_changed,
+                                         .topic_ids_by_name = rc.topic_ids_by_name,
+                                         .resolved_regular_expressions = rc.resolved});
   const bool fenced = next.error == rec::ReconciliationError::FencedMemberEpoch;
   if (as_json) {
     json doc{{"kind", "current-assignment-builder"}, {"case", case_id}};
@@ -936,28 +1091,34 @@ void print_reconciliation(const ReconciliationCase& rc, const json& case_id, boo
   }
   std::map<std::string, std::string> name_of_id;
   for (const auto& [name, id] : rc.topic_ids_by_name) name_of_id[id] = name;
-  out << fmt::format("reconciliation (the coordinator's CurrentAssignmentBuilder): member \"{}\", target assignment epoch {}\n",
-                     rc.member.member_id, rc.target_epoch);
+  out << fmt::format(
+      "reconciliation (the coordinator's CurrentAssignmentBuilder): member \"{}\", target "
+      "assignment epoch {}\n",
+      rc.member.member_id, rc.target_epoch);
   std::string owned = "absent (the heartbeat did not send the field)";
   if (rc.owned) {
     TopicPartitions tps;
     for (const auto& t : *rc.owned) {
       const auto it = name_of_id.find(t.topic_id);
-      for (const auto p : t.partitions) tps.push_back({it == name_of_id.end() ? t.topic_id : it->second, p});
+      for (const auto p : t.partitions)
+        tps.push_back({it == name_of_id.end() ? t.topic_id : it->second, p});
     }
     owned = show(tps);
   }
   out << fmt::format("heartbeat owned partitions: {}\n", owned);
   if (fenced) {
-    out << "result: FENCED_MEMBER_EPOCH (the member is in state UNKNOWN and did not report an empty owned set)\n";
+    out << "result: FENCED_MEMBER_EPOCH (the member is in state UNKNOWN and did not report an "
+           "empty owned set)\n";
     return;
   }
   const rec::ConsumerGroupMember& after = next.member_or(rc.member);
   const auto block = [&](const char* when, const rec::ConsumerGroupMember& m, const char* note) {
-    out << fmt::format("{}: {}, member epoch {} (previous {}){}\n", when, rec::to_string(m.state), m.member_epoch,
-                       m.previous_member_epoch, note);
-    out << fmt::format("  assigned:            {}\n", show_with_epochs(m.assigned_partitions, name_of_id));
-    out << fmt::format("  pending revocation:  {}\n", show_with_epochs(m.partitions_pending_revocation, name_of_id));
+    out << fmt::format("{}: {}, member epoch {} (previous {}){}\n", when, rec::to_string(m.state),
+                       m.member_epoch, m.previous_member_epoch, note);
+    out << fmt::format("  assigned:            {}\n",
+                       show_with_epochs(m.assigned_partitions, name_of_id));
+    out << fmt::format("  pending revocation:  {}\n",
+                       show_with_epochs(m.partitions_pending_revocation, name_of_id));
   };
   block("before", rc.member, "");
   block("after", after, next.next ? "" : " (unchanged: the coordinator writes no record)");
@@ -991,9 +1152,10 @@ void run_assign(const AssignRequest& request, std::ostream& out) {
   std::string kind = doc.value("kind", std::string());
   if (doc.contains("cases")) {
     if (!request.case_id) {
-      throw ScenarioError(request.file, {fmt::format("/cases: this is a vector file with {} cases; pass one case "
-                                                     "object, or pick one with --case ID",
-                                                     doc["cases"].is_array() ? doc["cases"].size() : 0)});
+      throw ScenarioError(request.file,
+                          {fmt::format("/cases: this is a vector file with {} cases; pass one case "
+                                       "object, or pick one with --case ID",
+                                       doc["cases"].is_array() ? doc["cases"].size() : 0)});
     }
     the_case = nullptr;
     if (doc["cases"].is_array()) {
@@ -1007,10 +1169,12 @@ void run_assign(const AssignRequest& request, std::ostream& out) {
       }
     }
     if (the_case == nullptr) {
-      throw ScenarioError(request.file, {fmt::format("/cases: no case with id \"{}\"", *request.case_id)});
+      throw ScenarioError(request.file,
+                          {fmt::format("/cases: no case with id \"{}\"", *request.case_id)});
     }
   } else if (request.case_id) {
-    throw ScenarioError(request.file, {"--case: the file is one case, not a vector file with `cases`"});
+    throw ScenarioError(request.file,
+                        {"--case: the file is one case, not a vector file with `cases`"});
   }
   const json& c = *the_case;
   if (!c.is_object()) {
@@ -1019,21 +1183,28 @@ void run_assign(const AssignRequest& request, std::ostream& out) {
   }
   if (c.contains("kind") && c["kind"].is_string()) kind = c["kind"].get<std::string>();
   if (kind.empty()) {
-    if (c.contains("input")) kind = "current-assignment-builder";
-    else kind = looks_server_side(c) ? "server-assignor" : "client-assignor";
+    if (c.contains("input"))
+      kind = "current-assignment-builder";
+    else
+      kind = looks_server_side(c) ? "server-assignor" : "client-assignor";
   }
-  const std::vector<std::string> kinds = {"client-assignor", "server-assignor", "current-assignment-builder"};
+  const std::vector<std::string> kinds = {"client-assignor", "server-assignor",
+                                          "current-assignment-builder"};
   if (kind == "share-assignor") {
-    throw ScenarioError(request.file, {"/kind: share-group assignors are not simulated by this version yet"});
+    throw ScenarioError(request.file,
+                        {"/kind: share-group assignors are not simulated by this version yet"});
   }
   if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
-    throw ScenarioError(request.file, {fmt::format("/kind: unknown kind \"{}\"; expected client-assignor, "
-                                                   "server-assignor or current-assignment-builder", kind)});
+    throw ScenarioError(request.file,
+                        {fmt::format("/kind: unknown kind \"{}\"; expected client-assignor, "
+                                     "server-assignor or current-assignment-builder",
+                                     kind)});
   }
   const json case_id = c.contains("id") ? c["id"] : json(nullptr);
 
   if (kind == "current-assignment-builder") {
-    if (request.assignor) problems.add("--assignor", "a current-assignment-builder case runs no assignor");
+    if (request.assignor)
+      problems.add("--assignor", "a current-assignment-builder case runs no assignor");
     const ReconciliationCase rc = read_reconciliation(c, base, problems);
     if (!problems.empty()) throw ScenarioError(request.file, problems.list());
     print_reconciliation(rc, case_id, request.json, out);
@@ -1051,7 +1222,8 @@ void run_assign(const AssignRequest& request, std::ostream& out) {
         const json& step = c["steps"][i];
         if (!is_object_at(step, child(at, i), problems)) continue;
         check_keys(step, child(at, i), kCaseKeys, problems);
-        steps.push_back(read_step(step, c, child(at, i), i, request.assignor, server_case, problems));
+        steps.push_back(
+            read_step(step, c, child(at, i), i, request.assignor, server_case, problems));
       }
     }
   } else {
@@ -1059,10 +1231,12 @@ void run_assign(const AssignRequest& request, std::ostream& out) {
   }
   const bool generated = c.contains("generator") ||
                          (c.contains("steps") && c["steps"].is_array() &&
-                          std::any_of(c["steps"].begin(), c["steps"].end(),
-                                      [](const json& s) { return s.is_object() && s.contains("generator"); }));
+                          std::any_of(c["steps"].begin(), c["steps"].end(), [](const json& s) {
+                            return s.is_object() && s.contains("generator");
+                          }));
   if (generated) {
-    problems.add(child(base, "generator"), "a generated case lists no members; `assign` needs them written out");
+    problems.add(child(base, "generator"),
+                 "a generated case lists no members; `assign` needs them written out");
   }
   if (!problems.empty()) throw ScenarioError(request.file, problems.list());
 
@@ -1070,8 +1244,9 @@ void run_assign(const AssignRequest& request, std::ostream& out) {
   for (const CaseStep& s : steps) runs.push_back(run_step(s, runs, request.file));
 
   if (request.json) {
-    json doc_out{{"kind", runs.front().step->side == Side::Client ? "client-assignor" : "server-assignor"},
-                 {"case", case_id}};
+    json doc_out{
+        {"kind", runs.front().step->side == Side::Client ? "client-assignor" : "server-assignor"},
+        {"case", case_id}};
     if (c.contains("steps")) {
       json list = json::array();
       for (const StepRun& r : runs) list.push_back(step_json(r));

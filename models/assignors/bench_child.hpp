@@ -9,9 +9,9 @@
 namespace rsim::assignors::bench {
 
 struct ChildOutcome {
-  std::string output;         // what `work` returned (or "error: ..." if it threw)
-  long peak_rss_kib = 0;      // the child's ru_maxrss (KiB on Linux)
-  bool failed = false;        // the child threw, crashed or could not be started
+  std::string output;     // what `work` returned (or "error: ..." if it threw)
+  long peak_rss_kib = 0;  // the child's ru_maxrss (KiB on Linux)
+  bool failed = false;    // the child threw, crashed or could not be started
 };
 
 /// Runs `work` in a forked child and returns its result and peak RSS. The child starts as a

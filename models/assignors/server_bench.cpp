@@ -82,7 +82,8 @@ ServerAssignorInput build_input(const Scenario& s) {
   if (s.held > 0) {
     const ServerAssignment previous = assign_server(s.assignor, build_group(s, s.held));
     for (ServerMember& member : input.members) {
-      if (const auto it = previous.find(member.member_id); it != previous.end()) member.target = it->second;
+      if (const auto it = previous.find(member.member_id); it != previous.end())
+        member.target = it->second;
     }
   }
   return input;
@@ -94,7 +95,8 @@ ServerAssignorInput build_input(const Scenario& s) {
 // within one), range splitting each topic evenly over its subscribers; uniform homogeneous
 // sticky: a partition only leaves a member for one that held nothing before (a joiner).
 std::string check(const Scenario& s, const ServerAssignorInput& in, const ServerAssignment& out) {
-  if (out.size() != in.members.size()) return fmt::format("{} members in the result, {} in the group", out.size(), in.members.size());
+  if (out.size() != in.members.size())
+    return fmt::format("{} members in the result, {} in the group", out.size(), in.members.size());
   std::map<std::string, int> partitions;
   std::map<std::string, std::size_t> subscribers;
   std::map<std::string, std::string> id_of;
@@ -122,18 +124,23 @@ std::string check(const Scenario& s, const ServerAssignorInput& in, const Server
     for (const auto& [id, ps] : assignment) {
       if (partitions.count(id) == 0) return "unknown topic " + id;
       const auto& subs = m->second->subscribed_topics;
-      const bool subscribed = std::any_of(subs.begin(), subs.end(), [&](const std::string& n) { return id_of.at(n) == id; });
-      if (!subscribed && !ps.empty()) return member + " got partitions of a topic it does not subscribe to";
+      const bool subscribed = std::any_of(subs.begin(), subs.end(),
+                                          [&](const std::string& n) { return id_of.at(n) == id; });
+      if (!subscribed && !ps.empty())
+        return member + " got partitions of a topic it does not subscribe to";
       auto& sizes = holder_sizes.try_emplace(id, SIZE_MAX, 0).first->second;
       sizes = {std::min(sizes.first, size), std::max(sizes.second, size)};
       if (s.assignor == std::string("range")) {
         const std::size_t even = static_cast<std::size_t>(partitions[id]) / subscribers[id];
-        if (ps.size() < even || ps.size() > even + 1) return fmt::format("{} holds {} of a topic, not {} or {}", member, ps.size(), even, even + 1);
+        if (ps.size() < even || ps.size() > even + 1)
+          return fmt::format("{} holds {} of a topic, not {} or {}", member, ps.size(), even,
+                             even + 1);
       }
       for (const std::int32_t p : ps) {
         if (p < 0 || p >= partitions[id]) return "a partition that does not exist";
         std::string& o = owner[id][static_cast<std::size_t>(p)];
-        if (!o.empty()) return fmt::format("partition {} of a topic assigned to {} and {}", p, o, member);
+        if (!o.empty())
+          return fmt::format("partition {} of a topic assigned to {} and {}", p, o, member);
         o = member;
       }
     }
@@ -145,9 +152,11 @@ std::string check(const Scenario& s, const ServerAssignorInput& in, const Server
     }
   }
   if (s.assignor == std::string("uniform")) {
-    if (s.type == SubscriptionType::Homogeneous && hi > lo + 1) return fmt::format("unbalanced: {}..{}", lo, hi);
+    if (s.type == SubscriptionType::Homogeneous && hi > lo + 1)
+      return fmt::format("unbalanced: {}..{}", lo, hi);
     for (const auto& [id, sizes] : holder_sizes) {
-      if (sizes.second > sizes.first + 1) return fmt::format("unbalanced: holders of a topic have {}..{}", sizes.first, sizes.second);
+      if (sizes.second > sizes.first + 1)
+        return fmt::format("unbalanced: holders of a topic have {}..{}", sizes.first, sizes.second);
     }
     // The homogeneous builder only takes partitions from members over their quota and gives them
     // to members under it. The heterogeneous one keeps every subscribed partition, then its
@@ -158,7 +167,9 @@ std::string check(const Scenario& s, const ServerAssignorInput& in, const Server
         for (const std::int32_t p : ps) {
           const std::string& now = owner[id][static_cast<std::size_t>(p)];
           if (now != m.member_id && members.at(now)->target.size() > 0) {
-            return fmt::format("not sticky: a partition moved from {} to {}, which already held partitions", m.member_id, now);
+            return fmt::format(
+                "not sticky: a partition moved from {} to {}, which already held partitions",
+                m.member_id, now);
           }
         }
       }
@@ -205,8 +216,13 @@ std::string measure(const Scenario& s) {
     lo = std::min(lo, n);
     hi = std::max(hi, n);
   }
-  return json{{"min", ms.front()}, {"input_kib", input_kib}, {"median", ms[ms.size() / 2]}, {"lo", lo}, {"hi", hi},
-              {"moved", moved(input, result)}, {"check", check(s, input, result)}}
+  return json{{"min", ms.front()},
+              {"input_kib", input_kib},
+              {"median", ms[ms.size() / 2]},
+              {"lo", lo},
+              {"hi", hi},
+              {"moved", moved(input, result)},
+              {"check", check(s, input, result)}}
       .dump();
 }
 
@@ -234,39 +250,53 @@ std::string run_server_assignor_bench() {
       {"uniform", kHetero, 10'000, 1000, 500'000, 0, "full"},
   };
   std::string report = fmt::format(
-      "server-side assignors (consumer protocol): assign_server() alone, {} runs after one warm-up, steady_clock\n"
-      "(Kafka, KIP-1263: 15-20 ms at 1000 members / 1000 topics / 50000 partitions). heterogeneous: 5 groups of\n"
-      "members, each subscribing to its own fifth of the topics. target: 'full' = nobody holds a target; 'one joins'\n"
-      "= all but the last member hold the previous result; '1000->10000' = 1000 members hold the 1000-member result\n"
-      "and 9000 join. Memory: each row runs in a child process (fork); 'input MiB' = its ru_maxrss once the input\n"
-      "is built (getrusage), 'peak MiB' = its final ru_maxrss (wait4); an empty child peaks at {:.1f} MiB.\n"
-      "moved: partitions that left a member holding them. check: a correct assignment (each partition once,\n"
-      "subscribed, balanced as Kafka's tests require; homogeneous uniform moves a partition only to a member that\n"
-      "held nothing; heterogeneous uniform may move more, as the balance() loop of Kafka's builder does).\n"
+      "server-side assignors (consumer protocol): assign_server() alone, {} runs after one "
+      "warm-up, steady_clock\n"
+      "(Kafka, KIP-1263: 15-20 ms at 1000 members / 1000 topics / 50000 partitions). "
+      "heterogeneous: 5 groups of\n"
+      "members, each subscribing to its own fifth of the topics. target: 'full' = nobody holds a "
+      "target; 'one joins'\n"
+      "= all but the last member hold the previous result; '1000->10000' = 1000 members hold the "
+      "1000-member result\n"
+      "and 9000 join. Memory: each row runs in a child process (fork); 'input MiB' = its ru_maxrss "
+      "once the input\n"
+      "is built (getrusage), 'peak MiB' = its final ru_maxrss (wait4); an empty child peaks at "
+      "{:.1f} MiB.\n"
+      "moved: partitions that left a member holding them. check: a correct assignment (each "
+      "partition once,\n"
+      "subscribed, balanced as Kafka's tests require; homogeneous uniform moves a partition only "
+      "to a member that\n"
+      "held nothing; heterogeneous uniform may move more, as the balance() loop of Kafka's builder "
+      "does).\n"
       "{:<8} {:<13} {:>7} {:>6} {:>10} {:<12} {:>8} {:>9} {:>9} {:>9} {:>10} {:>6}  {}\n",
-      kRuns, static_cast<double>(bench::baseline_rss_kib()) / 1024, "assignor", "subscriptions", "members", "topics",
-      "partitions", "target", "min ms", "median ms", "input MiB", "peak MiB", "per member", "moved", "check");
+      kRuns, static_cast<double>(bench::baseline_rss_kib()) / 1024, "assignor", "subscriptions",
+      "members", "topics", "partitions", "target", "min ms", "median ms", "input MiB", "peak MiB",
+      "per member", "moved", "check");
   std::vector<std::string> invalid;
   for (const Scenario& s : scenarios) {
     const auto child = bench::run_in_child([&] { return measure(s); });
     const std::string head = fmt::format("{:<8} {:<13} {:>7} {:>6} {:>10} {:<12}", s.assignor,
-                                         s.type == kHomo ? "homogeneous" : "heterogeneous", s.members, s.topics,
-                                         s.partitions, s.label);
+                                         s.type == kHomo ? "homogeneous" : "heterogeneous",
+                                         s.members, s.topics, s.partitions, s.label);
     if (child.failed) {
       invalid.push_back(head + " " + child.output);
       report += head + " FAILED: " + child.output + "\n";
       continue;
     }
     const json r = json::parse(child.output);
-    const std::string verdict = r["check"].get<std::string>().empty() ? "ok" : "INVALID: " + r["check"].get<std::string>();
+    const std::string verdict =
+        r["check"].get<std::string>().empty() ? "ok" : "INVALID: " + r["check"].get<std::string>();
     if (verdict != "ok") invalid.push_back(head + " " + verdict);
-    report += fmt::format("{} {:>8.2f} {:>9.2f} {:>9.1f} {:>9.1f} {:>10} {:>6}  {}\n", head, r["min"].get<double>(),
-                          r["median"].get<double>(), static_cast<double>(r["input_kib"].get<long>()) / 1024,
-                          static_cast<double>(child.peak_rss_kib) / 1024,
-                          fmt::format("{}..{}", r["lo"].get<std::size_t>(), r["hi"].get<std::size_t>()),
-                          r["moved"].get<std::size_t>(), verdict);
+    report += fmt::format(
+        "{} {:>8.2f} {:>9.2f} {:>9.1f} {:>9.1f} {:>10} {:>6}  {}\n", head, r["min"].get<double>(),
+        r["median"].get<double>(), static_cast<double>(r["input_kib"].get<long>()) / 1024,
+        static_cast<double>(child.peak_rss_kib) / 1024,
+        fmt::format("{}..{}", r["lo"].get<std::size_t>(), r["hi"].get<std::size_t>()),
+        r["moved"].get<std::size_t>(), verdict);
   }
-  if (!invalid.empty()) throw sim::InvariantViolation("an assignor benchmark produced an incorrect assignment:\n" + report);
+  if (!invalid.empty())
+    throw sim::InvariantViolation("an assignor benchmark produced an incorrect assignment:\n" +
+                                  report);
   return report;
 }
 

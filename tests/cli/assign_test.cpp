@@ -4,14 +4,14 @@
 // input exits 2 naming the JSON path.
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -44,8 +44,8 @@ Outcome assign(const std::string& args) {
   const std::string tag = std::to_string(getpid());
   const fs::path out = fs::temp_directory_path() / ("rebalance-sim-assign-test-" + tag + ".out");
   const fs::path err = fs::temp_directory_path() / ("rebalance-sim-assign-test-" + tag + ".err");
-  const std::string cmd = std::string("cd ") + RSIM_SOURCE_DIR + " && " + RSIM_BINARY + " assign " + args + " > " +
-                          out.string() + " 2> " + err.string();
+  const std::string cmd = std::string("cd ") + RSIM_SOURCE_DIR + " && " + RSIM_BINARY + " assign " +
+                          args + " > " + out.string() + " 2> " + err.string();
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(out), read_text(err)};
 }
@@ -84,31 +84,38 @@ std::string check_assignor_step(const json& step, const json& got, bool server) 
   std::string diffs;
   const bool followups = step.value("followups", false);
   const json& settled = got.contains("final") && followups ? got["final"] : got["assignment"];
-  const bool exact = server ? step.value("member_set_exact", true) : step.value("member_set_exact", false);
+  const bool exact =
+      server ? step.value("member_set_exact", true) : step.value("member_set_exact", false);
   if (step.contains("expected")) diffs += differences(step["expected"], settled, exact);
-  if (step.contains("derived_expected")) diffs += differences(step["derived_expected"], settled, true);
-  if (step.contains("expected_initial")) diffs += differences(step["expected_initial"], got["assignment"], exact);
+  if (step.contains("derived_expected"))
+    diffs += differences(step["derived_expected"], settled, true);
+  if (step.contains("expected_initial"))
+    diffs += differences(step["expected_initial"], got["assignment"], exact);
   if (step.contains("expected_ordered") && !followups) {
     for (const auto& [member, pairs] : step["expected_ordered"].items()) {
-      if (got["assignment_ordered"].value(member, json::array()) != pairs) diffs += member + " order differs; ";
+      if (got["assignment_ordered"].value(member, json::array()) != pairs)
+        diffs += member + " order differs; ";
     }
   }
   if (step.contains("expected_initial_ordered")) {
     for (const auto& [member, pairs] : step["expected_initial_ordered"].items()) {
-      if (got["assignment_ordered"].value(member, json::array()) != pairs) diffs += member + " initial order differs; ";
+      if (got["assignment_ordered"].value(member, json::array()) != pairs)
+        diffs += member + " initial order differs; ";
     }
   }
   return diffs;
 }
 
 std::string check_reconciliation(const json& the_case, const json& got) {
-  if (the_case.contains("expected_error")) return got.value("error", "") == "FENCED_MEMBER_EPOCH" ? "" : "not fenced";
+  if (the_case.contains("expected_error"))
+    return got.value("error", "") == "FENCED_MEMBER_EPOCH" ? "" : "not fenced";
   if (!got.contains("member")) return "no member in the output";
   const json& want = the_case["expected"];
   const json& m = got["member"];
   std::string diffs;
   for (const char* key : {"state", "member_epoch", "previous_member_epoch"}) {
-    if (want[key] != m[key]) diffs += std::string(key) + " " + m[key].dump() + " want " + want[key].dump() + "; ";
+    if (want[key] != m[key])
+      diffs += std::string(key) + " " + m[key].dump() + " want " + want[key].dump() + "; ";
   }
   auto names = want.value("subscribed_topic_names", std::vector<std::string>{});
   std::sort(names.begin(), names.end());
@@ -122,7 +129,8 @@ std::string check_reconciliation(const json& the_case, const json& got) {
     return out;
   };
   for (const char* key : {"assigned", "pending_revocation"}) {
-    if (sets(want.value(key, json::object())) != sets(m[key])) diffs += std::string(key) + " differs; ";
+    if (sets(want.value(key, json::object())) != sets(m[key]))
+      diffs += std::string(key) + " differs; ";
   }
   for (const char* key : {"assigned_epochs", "pending_revocation_epochs"}) {
     if (want.contains(key) && want[key] != m[key]) diffs += std::string(key) + " differ; ";
@@ -134,15 +142,18 @@ std::string check_reconciliation(const json& the_case, const json& got) {
 
 TEST_CASE("the example cases print their golden tables and JSON") {
   // Golden files are reviewed output; the Kafka expectations are checked by the next tests.
-  for (const std::string name : {"cooperative-sticky-one-member-leaves", "uniform-heterogeneous", "reconciliation-unrevoked"}) {
+  for (const std::string name : {"cooperative-sticky-one-member-leaves", "uniform-heterogeneous",
+                                 "reconciliation-unrevoked"}) {
     CAPTURE(name);
     const Outcome table = assign("scenarios/assign/" + name + ".json");
     CHECK(table.code == 0);
     CHECK(table.err == "");
-    CHECK(table.out == read_text(std::string(RSIM_SOURCE_DIR) + "/tests/cli/golden/assign/" + name + ".txt"));
+    CHECK(table.out ==
+          read_text(std::string(RSIM_SOURCE_DIR) + "/tests/cli/golden/assign/" + name + ".txt"));
     const Outcome machine = assign("scenarios/assign/" + name + ".json --json");
     CHECK(machine.code == 0);
-    CHECK(machine.out == read_text(std::string(RSIM_SOURCE_DIR) + "/tests/cli/golden/assign/" + name + ".json"));
+    CHECK(machine.out ==
+          read_text(std::string(RSIM_SOURCE_DIR) + "/tests/cli/golden/assign/" + name + ".json"));
   }
 }
 
@@ -150,15 +161,18 @@ TEST_CASE("cooperative-sticky-one-member-leaves gives Kafka's assignments at eve
   // testAddRemoveConsumerOneTopic: consumer1 alone gets topic-0..2; consumer2 joins and
   // consumer1 first keeps 0,1 and revokes 2, which consumer2 gets in the follow-up rebalance;
   // consumer1 leaves and consumer2 gets all three.
-  const json got = json::parse(assign("scenarios/assign/cooperative-sticky-one-member-leaves.json --json").out);
+  const json got =
+      json::parse(assign("scenarios/assign/cooperative-sticky-one-member-leaves.json --json").out);
   const auto steps = got.at("steps");
   REQUIRE(steps.size() == 3);
   CHECK(steps[0]["assignment"] == json::parse(R"({"consumer1": {"topic": [0, 1, 2]}})"));
-  CHECK(steps[1]["assignment"] == json::parse(R"({"consumer1": {"topic": [0, 1]}, "consumer2": {}})"));
+  CHECK(steps[1]["assignment"] ==
+        json::parse(R"({"consumer1": {"topic": [0, 1]}, "consumer2": {}})"));
   CHECK(steps[1]["revoked"] == json::parse(R"({"consumer1": {"topic": [2]}})"));
   CHECK(steps[1]["unassigned"] == json::parse(R"({"topic": [2]})"));
   CHECK(steps[1]["followups"].size() == 1);
-  CHECK(steps[1]["final"] == json::parse(R"({"consumer1": {"topic": [0, 1]}, "consumer2": {"topic": [2]}})"));
+  CHECK(steps[1]["final"] ==
+        json::parse(R"({"consumer1": {"topic": [0, 1]}, "consumer2": {"topic": [2]}})"));
   CHECK(steps[2]["assignment"] == json::parse(R"({"consumer2": {"topic": [0, 1, 2]}})"));
   CHECK(steps[2]["revoked"] == json::object());
 }
@@ -166,9 +180,12 @@ TEST_CASE("cooperative-sticky-one-member-leaves gives Kafka's assignments at eve
 TEST_CASE("uniform-heterogeneous and reconciliation-unrevoked give Kafka's results") {
   // UniformHeterogeneousAssignmentBuilderTest: C removed; A keeps its five and takes topic3-2,
   // B keeps its four and takes the rest of topic2.
-  const json uniform = json::parse(assign("scenarios/assign/uniform-heterogeneous.json --json").out);
-  CHECK(uniform["assignment"] ==
-        json::parse(R"({"A": {"topic1": [0, 1, 2], "topic3": [0, 1, 2]}, "B": {"topic2": [0, 1, 2, 3, 4, 5, 6, 7]}})"));
+  const json uniform =
+      json::parse(assign("scenarios/assign/uniform-heterogeneous.json --json").out);
+  CHECK(
+      uniform["assignment"] ==
+      json::parse(
+          R"({"A": {"topic1": [0, 1, 2], "topic3": [0, 1, 2]}, "B": {"topic2": [0, 1, 2, 3, 4, 5, 6, 7]}})"));
   CHECK(uniform["subscription_type"] == "HETEROGENEOUS");
   // CurrentAssignmentBuilderTest.testStableToUnrevokedPartitions: the member keeps epoch 10
   // and must revoke topic1-1 and topic2-4 before it gets 4 and 7.
@@ -179,22 +196,26 @@ TEST_CASE("uniform-heterogeneous and reconciliation-unrevoked give Kafka's resul
   CHECK(rec["member"]["pending_revocation"] == json::parse(R"({"t1": [1], "t2": [4]})"));
 }
 
-TEST_CASE("every written-out case of the conformance vectors gives the assignment its Kafka test asserts") {
+TEST_CASE(
+    "every written-out case of the conformance vectors gives the assignment its Kafka test "
+    "asserts") {
   // Runs each case through `assign --case ID` on the vector file itself, so the command reads
   // the vector format as the conformance runner does.
   int compared = 0;
-  for (const std::string file : {"client.RangeAssignorTest.json", "client.RoundRobinAssignorTest.json",
-                           "client.StickyAssignorTest.json", "client.CooperativeStickyAssignorTest.json",
-                           "client.AbstractStickyAssignorTest.json", "coordinator.RangeAssignorTest.json",
-                           "coordinator.UniformHomogeneousAssignmentBuilderTest.json",
-                           "coordinator.UniformHeterogeneousAssignmentBuilderTest.json",
-                           "coordinator.CurrentAssignmentBuilderTest.json"}) {
+  for (const std::string file :
+       {"client.RangeAssignorTest.json", "client.RoundRobinAssignorTest.json",
+        "client.StickyAssignorTest.json", "client.CooperativeStickyAssignorTest.json",
+        "client.AbstractStickyAssignorTest.json", "coordinator.RangeAssignorTest.json",
+        "coordinator.UniformHomogeneousAssignmentBuilderTest.json",
+        "coordinator.UniformHeterogeneousAssignmentBuilderTest.json",
+        "coordinator.CurrentAssignmentBuilderTest.json"}) {
     const json doc = json::parse(read_text(kVectors + file));
     const std::string kind = doc.at("kind");
     for (const json& c : doc.at("cases")) {
       const std::string id = c.at("id");
       bool generated = c.contains("generator");
-      for (const json& s : c.value("steps", json::array())) generated = generated || s.contains("generator");
+      for (const json& s : c.value("steps", json::array()))
+        generated = generated || s.contains("generator");
       if (generated) continue;
       CAPTURE(file);
       CAPTURE(id);
@@ -210,7 +231,8 @@ TEST_CASE("every written-out case of the conformance vectors gives the assignmen
       } else if (c.contains("steps")) {
         for (std::size_t k = 0; k < c["steps"].size(); ++k) {
           CAPTURE(k);
-          CHECK(check_assignor_step(c["steps"][k], got["steps"][k], kind == "server-assignor") == "");
+          CHECK(check_assignor_step(c["steps"][k], got["steps"][k], kind == "server-assignor") ==
+                "");
         }
       } else {
         CHECK(check_assignor_step(c, got, kind == "server-assignor") == "");
@@ -224,17 +246,22 @@ TEST_CASE("every written-out case of the conformance vectors gives the assignmen
 TEST_CASE("--assignor runs another assignor on the same case, across sides") {
   // Every topic of the uniform example has exactly one subscriber (A: topic1, topic3; B: topic2),
   // so any valid assignor must give each topic wholly to it.
-  const json got = json::parse(assign("scenarios/assign/uniform-heterogeneous.json --assignor range --json").out);
+  const json got = json::parse(
+      assign("scenarios/assign/uniform-heterogeneous.json --assignor range --json").out);
   CHECK(got["side"] == "server");  // a server-side case: "range" is the coordinator's range
-  CHECK(got["assignment"] ==
-        json::parse(R"({"A": {"topic1": [0, 1, 2], "topic3": [0, 1, 2]}, "B": {"topic2": [0, 1, 2, 3, 4, 5, 6, 7]}})"));
-  const json sticky = json::parse(assign("scenarios/assign/uniform-heterogeneous.json --assignor sticky --json").out);
+  CHECK(
+      got["assignment"] ==
+      json::parse(
+          R"({"A": {"topic1": [0, 1, 2], "topic3": [0, 1, 2]}, "B": {"topic2": [0, 1, 2, 3, 4, 5, 6, 7]}})"));
+  const json sticky = json::parse(
+      assign("scenarios/assign/uniform-heterogeneous.json --assignor sticky --json").out);
   CHECK(sticky["side"] == "client");
   CHECK(sticky["assignment"] == got["assignment"]);
 }
 
 TEST_CASE("bad input exits 2 with the file, the JSON path and what is wrong") {
-  const fs::path dir = fs::temp_directory_path() / ("rebalance-sim-assign-bad-" + std::to_string(getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("rebalance-sim-assign-bad-" + std::to_string(getpid()));
   fs::create_directories(dir);
   const fs::path bad = dir / "bad.json";
   std::ofstream(bad) << R"({"assignor": "cooperative-stiky", "topics": {"t": -1},
@@ -243,26 +270,34 @@ TEST_CASE("bad input exits 2 with the file, the JSON path and what is wrong") {
   CHECK(r.code == 2);
   CHECK(r.out == "");
   const std::string f = bad.string();
-  CHECK(r.err == f + ": /assignor: unknown assignor \"cooperative-stiky\" (did you mean \"cooperative-sticky\"?); "
-                     "expected one of range, roundrobin, sticky, cooperative-sticky (client side), uniform, "
-                     "server-range (server side)\n" +
-                     f + ": /topics/t: expected an integer >= 0, got -1\n" +
-                     f + ": /members/0/subscription: unknown key; did you mean \"subscriptions\"?\n" +
-                     f + ": /members/0/owned/0/1: expected an integer >= 0, got \"x\"\n" +
-                     f + ": /members/1/id: member \"A\" is listed twice\n");
+  CHECK(r.err ==
+        f +
+            ": /assignor: unknown assignor \"cooperative-stiky\" (did you mean "
+            "\"cooperative-sticky\"?); "
+            "expected one of range, roundrobin, sticky, cooperative-sticky (client side), uniform, "
+            "server-range (server side)\n" +
+            f + ": /topics/t: expected an integer >= 0, got -1\n" + f +
+            ": /members/0/subscription: unknown key; did you mean \"subscriptions\"?\n" + f +
+            ": /members/0/owned/0/1: expected an integer >= 0, got \"x\"\n" + f +
+            ": /members/1/id: member \"A\" is listed twice\n");
 
   std::ofstream(bad) << R"({"input": {"member": {"state": "STABEL", "member_epoch": 3},
     "target_assignment_epoch": 4, "target_assignment": {"t1": [0]}}})";
   const Outcome rec = assign(bad.string());
   CHECK(rec.code == 2);
-  CHECK(rec.err == f + ": /input/member/state: unknown state \"STABEL\"; expected STABLE, UNREVOKED_PARTITIONS, "
-                       "UNRELEASED_PARTITIONS or UNKNOWN\n" +
-                       f + ": /input/owned_topic_partitions: missing; \"absent\" when the heartbeat did not send "
-                           "the field, else a list\n");
+  CHECK(
+      rec.err ==
+      f +
+          ": /input/member/state: unknown state \"STABEL\"; expected STABLE, UNREVOKED_PARTITIONS, "
+          "UNRELEASED_PARTITIONS or UNKNOWN\n" +
+          f +
+          ": /input/owned_topic_partitions: missing; \"absent\" when the heartbeat did not send "
+          "the field, else a list\n");
 
   std::ofstream(bad) << "{ not json";
   CHECK(assign(bad.string()).code == 2);
-  CHECK(assign(kVectors + "client.RangeAssignorTest.json").err.find("/cases: this is a vector file with") != std::string::npos);
+  CHECK(assign(kVectors + "client.RangeAssignorTest.json")
+            .err.find("/cases: this is a vector file with") != std::string::npos);
   CHECK(assign(kVectors + "client.RangeAssignorTest.json --case nope").code == 2);
   CHECK(assign("scenarios/assign/reconciliation-unrevoked.json --assignor uniform").code == 2);
   CHECK(assign("scenarios/assign/uniform-heterogeneous.json --assignor simple").code == 2);
