@@ -341,10 +341,13 @@ CaseStep read_step(const json& step, const json& the_case, const std::string& pa
       if (auto r = resolve_assignor(*name, server_case, at, problems))
         std::tie(s.assignor, s.side) = *r;
     }
+  } else if (server_case) {
+    // Kafka's default: the first entry of group.consumer.assignors (uniform, range).
+    std::tie(s.assignor, s.side) = std::make_pair(std::string("uniform"), Side::Server);
   } else {
-    problems.add(child(path, "assignor"),
-                 "missing; name the assignor in the case or with --assignor "
-                 "(range, roundrobin, sticky, cooperative-sticky, uniform, server-range)");
+    // Kafka's default: partition.assignment.strategy [range, cooperative-sticky]; the leader
+    // runs the first one every member supports.
+    std::tie(s.assignor, s.side) = std::make_pair(std::string("range"), Side::Client);
   }
   const auto at_of = [&](const char* key) {
     return step.contains(key) ? child(path, key) : child("", key);

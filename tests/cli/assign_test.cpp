@@ -259,6 +259,18 @@ TEST_CASE("--assignor runs another assignor on the same case, across sides") {
   CHECK(sticky["assignment"] == got["assignment"]);
 }
 
+TEST_CASE("without an assignor, a client-side case runs range, Kafka's default") {
+  // partition.assignment.strategy defaults to [range, cooperative-sticky]: range on 3 partitions
+  // and 2 members gives the first member (by id) two (RangeAssignorTest's arithmetic).
+  const fs::path file = fs::temp_directory_path() /
+                        ("rebalance-sim-assign-default-" + std::to_string(getpid()) + ".json");
+  std::ofstream(file) << R"({"topics": {"t": 3}, "members": [{"id": "B", "subscriptions": ["t"]},
+                                                             {"id": "A", "subscriptions": ["t"]}]})";
+  const json got = json::parse(assign(file.string() + " --json").out);
+  CHECK(got["assignor"] == "range");
+  CHECK(got["assignment"] == json::parse(R"({"A": {"t": [0, 1]}, "B": {"t": [2]}})"));
+}
+
 TEST_CASE("bad input exits 2 with the file, the JSON path and what is wrong") {
   const fs::path dir =
       fs::temp_directory_path() / ("rebalance-sim-assign-bad-" + std::to_string(getpid()));
