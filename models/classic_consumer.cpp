@@ -7,6 +7,8 @@
 
 #include "models/overloaded.hpp"
 #include "models/assignors/client_assignor.hpp"
+#include "models/lag_monitor.hpp"
+#include "models/workload.hpp"
 #include "sim/assert.hpp"
 
 namespace rsim {
@@ -38,7 +40,8 @@ bool retriable_coordinator_error(ErrorCode e) {
 
 ClassicConsumer::ClassicConsumer(sim::Kernel& kernel, sim::Tracer& tracer,
                                  sim::Network<Envelope>& network, const ClusterMetadata& cluster,
-                                 const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed)
+                                 const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed,
+                                 Workload& workload, LagMonitor* lag)
     : kernel_(kernel),
       tracer_(tracer),
       network_(network),
@@ -53,20 +56,29 @@ ClassicConsumer::ClassicConsumer(sim::Kernel& kernel, sim::Tracer& tracer,
       retry_timer_(kernel, [this] { on_app_wake(); }, &app_),
       auto_commit_timer_(kernel, [this] { on_app_wake(); }, &app_),
       callback_timer_(kernel, [this] { on_callback_end(); }, &app_),
+      fetch_wake_timer_(kernel, [this] { on_app_wake(); }, &app_),
+      processing_timer_(kernel, [this] { on_processing_end(); }, &app_),
+      commit_retry_timer_(kernel, [this] { commit_after_batch(); }, &app_),
       heartbeat_tick_(kernel, [this] { on_heartbeat_tick(); }, &heartbeat_thread_),
       request_timeout_timer_(kernel, [this] { on_request_timeout_check(); }, &heartbeat_thread_),
       metadata_timer_(kernel, [this] { refresh_metadata("metadata.max.age.ms elapsed"); },
                       &heartbeat_thread_),
       stall_end_timer_(kernel, [this] {
         app_.unstall();
-        if (process_.alive() && close_stage_ == CloseStage::None) begin_poll();
+        // A batch being processed or a commitSync() goes on; otherwise the loop polls again.
+        if (process_.alive() && close_stage_ == CloseStage::None && !batch_ && !commit_sync_waiting_)
+          begin_poll();
       }),
       pause_end_timer_(kernel, [this] {
         if (!process_.alive()) return;
         tracer_.emit("consumer.resume", {{"consumer", spec_.name}});
         process_.resume();
       }),
-      restart_timer_(kernel, [this] { start(); }) {
+      restart_timer_(kernel, [this] { start(); }),
+      consumption_(kernel, tracer, workload, lag,
+                   RecordConsumption::Options{spec.name, config_.group_id, config_.max_poll_records,
+                                              config_.auto_offset_reset, spec.processing},
+                   sim::Rng(seed, "processing-" + spec.name)) {
   process_.attach(&app_);
   process_.attach(&heartbeat_thread_);
   // Rebalance protocol: the highest one every configured assignor supports (CC:250-274).
@@ -104,6 +116,10 @@ void ClassicConsumer::reset_client_state() {
   owned_.clear();
   metadata_.clear();
   assignment_snapshot_.reset();
+  consumption_.clear();
+  batch_.reset();
+  commit_sync_waiting_ = false;
+  lookups_.clear();
   in_poll_ = false;
   busy_ = false;
   stop_requested_ = false;
@@ -118,6 +134,7 @@ void ClassicConsumer::reset_client_state() {
   heartbeat_attempts_ = 0;
   in_flight_.clear();
   for (sim::Timer* t : {&poll_return_timer_, &retry_timer_, &auto_commit_timer_, &callback_timer_,
+                        &fetch_wake_timer_, &processing_timer_, &commit_retry_timer_,
                         &heartbeat_tick_, &request_timeout_timer_, &metadata_timer_, &stall_end_timer_,
                         &pause_end_timer_})
     t->cancel();
@@ -195,6 +212,7 @@ void ClassicConsumer::stall(sim::SimTime duration) {
   // The application is busy outside poll(): nothing of its thread runs until it returns.
   in_poll_ = false;
   poll_return_timer_.cancel();
+  fetch_wake_timer_.cancel();
   app_.stall();
   stall_end_timer_.arm(duration);
 }
@@ -241,7 +259,14 @@ void ClassicConsumer::begin_poll() {
 
 void ClassicConsumer::on_poll_return() {
   in_poll_ = false;
+  fetch_wake_timer_.cancel();
   if (busy_) return;
+  on_poll_loop_continue();
+}
+
+void ClassicConsumer::on_poll_loop_continue() {
+  // The application's loop: poll() returned (with or without records, processed by now);
+  // unless it was asked to stop, it calls poll() again.
   if (stop_requested_) {
     stop_requested_ = false;
     close_stage_ = CloseStage::Committing;
@@ -249,7 +274,7 @@ void ClassicConsumer::on_poll_return() {
     continue_close();
     return;
   }
-  begin_poll();  // no records are fetched yet, so the loop calls poll() again at once
+  begin_poll();
 }
 
 void ClassicConsumer::on_app_wake() {
@@ -268,9 +293,17 @@ void ClassicConsumer::pass() {
     fail_fatally(ErrorCode::FENCED_INSTANCE_ID, "heartbeat thread");
     return;
   }
+  // updateAssignmentMetadataIfNeeded: the coordinator's part, then positions when the group is
+  // active; the fetch runs either way (CKC poll loop), for partitions that have a position.
+  if (coordinator_poll()) update_fetch_positions();
+  if (!process_.alive() || busy_ || fatal_ || close_stage_ != CloseStage::None) return;
+  maybe_return_records();
+}
+
+bool ClassicConsumer::coordinator_poll() {
   if (!coordinator_) {
     ensure_coordinator();
-    return;
+    return false;
   }
   if (state_ == MemberState::STABLE && !rejoin_needed_ && join_future_ == JoinFuture::None &&
       assignment_metadata_changed()) {
@@ -278,9 +311,10 @@ void ClassicConsumer::pass() {
     request_rejoin("cached metadata has changed");
   }
   if (rejoin_needed_ || join_future_ != JoinFuture::None) {
-    if (!join_group_if_needed()) return;
+    if (!join_group_if_needed()) return false;
   }
   maybe_auto_commit();
+  return true;
 }
 
 bool ClassicConsumer::join_group_if_needed() {
@@ -336,9 +370,13 @@ bool ClassicConsumer::on_join_prepare() {
     // Commit before revocation (auto-commit only), asynchronously, and wait for it (CC:764-806).
     if (config_.enable_auto_commit && !owned_.empty() && state_ == MemberState::STABLE &&
         generation_.id >= 0) {
+      // EAGER: everything owned is pending revocation, so no more records of it are returned.
+      if (!is_cooperative()) consumption_.mark_pending_revocation(owned_);
       prepare_commit_id_ = send_offset_commit("before revocation");
-      prepare_stage_ = PrepareStage::Committing;
-      return false;
+      if (prepare_commit_id_) {
+        prepare_stage_ = PrepareStage::Committing;
+        return false;
+      }
     }
     prepare_stage_ = PrepareStage::CommitDone;
   }
@@ -440,22 +478,163 @@ void ClassicConsumer::maybe_auto_commit() {
   if (!config_.enable_auto_commit || state_ != MemberState::STABLE) return;
   if (kernel_.now() >= next_auto_commit_) {
     next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
-    if (!owned_.empty()) send_offset_commit("auto-commit");
+    send_offset_commit("auto-commit");
   }
   auto_commit_timer_.arm_at(next_auto_commit_);
 }
 
-std::int32_t ClassicConsumer::send_offset_commit(const std::string& purpose) {
+std::optional<std::int32_t> ClassicConsumer::send_offset_commit(const std::string& purpose) {
+  if (!coordinator_) return std::nullopt;
   OffsetCommitRequest r;
   r.group_id = config_.group_id;
   r.generation_id = generation_.id;
   r.member_id = generation_.member_id;
   r.group_instance_id = config_.group_instance_id;
-  // Positions: no records are fetched yet, so every assigned partition sits at offset 0.
-  for (const auto& tp : owned_) r.offsets.push_back({tp, 0});
+  r.offsets = consumption_.all_consumed();
+  if (r.offsets.empty()) return std::nullopt;
+  nlohmann::ordered_json offsets = nlohmann::ordered_json::object();
+  for (const auto& o : r.offsets) offsets[o.partition.str()] = o.offset;
+  tracer_.emit("commit", {{"consumer", spec_.name}, {"group", config_.group_id}, {"phase", "sent"},
+                          {"purpose", purpose}, {"generation", generation_.id}, {"offsets", offsets}});
   const std::int32_t id = send_request(*coordinator_, std::move(r), config_.request_timeout_ms);
   in_flight_.at(id).api = "OffsetCommit:" + purpose;
   return id;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Records: positions, fetch, processing, commits after a batch
+
+void ClassicConsumer::update_fetch_positions() {
+  // auto.offset.reset=none and no committed offset: poll() throws NoOffsetForPartitionException.
+  if (const auto tp = consumption_.missing_offset()) {
+    fatal_ = true;
+    tracer_.emit("consumer.error", {{"consumer", spec_.name},
+                                    {"error", "NoOffsetForPartitionException"},
+                                    {"where", "poll: " + tp->str()}});
+    process_.kill();
+    reset_client_state();
+    return;
+  }
+  // Committed offsets first (OffsetFetch to the coordinator), then ListOffsets for the rest.
+  if (const TopicPartitions need = consumption_.awaiting_committed(); !need.empty() && coordinator_) {
+    OffsetFetchRequest r;
+    r.group_id = config_.group_id;
+    r.partitions = need;
+    consumption_.lookup_sent(need);
+    lookups_[send_request(*coordinator_, std::move(r), config_.request_timeout_ms)] = need;
+  }
+  std::map<sim::NodeId, TopicPartitions> by_leader;
+  for (const auto& tp : consumption_.awaiting_reset()) {
+    const auto n = cluster_.broker_nodes.size();
+    by_leader[cluster_.broker_nodes.at(static_cast<std::size_t>(tp.partition) % n)].push_back(tp);
+  }
+  for (auto& [leader, tps] : by_leader) {
+    consumption_.lookup_sent(tps);
+    ListOffsetsRequest r{consumption_.reset_timestamp(), tps};
+    lookups_[send_request(leader, std::move(r), config_.request_timeout_ms)] = tps;
+  }
+}
+
+void ClassicConsumer::maybe_return_records() {
+  if (!in_poll_ || batch_) return;
+  if (auto batch = consumption_.poll()) {
+    // poll() returns the records; the application processes them before it polls again.
+    in_poll_ = false;
+    poll_return_timer_.cancel();
+    fetch_wake_timer_.cancel();
+    batch_ = std::move(batch);
+    processing_timer_.arm(consumption_.processing_time(*batch_));
+    return;
+  }
+  // Nothing yet: the fetch (a long poll at the broker) answers when a record arrives.
+  const sim::SimTime next = consumption_.next_fetchable();
+  if (next != sim::kNever && (!poll_return_timer_.armed() || next < poll_return_timer_.deadline()))
+    fetch_wake_timer_.arm_at(std::max(next, kernel_.now()));
+  else
+    fetch_wake_timer_.cancel();
+}
+
+void ClassicConsumer::on_processing_end() {
+  if (!batch_) return;
+  consumption_.processed(*batch_);
+  batch_.reset();
+  commit_after_batch();
+}
+
+void ClassicConsumer::commit_after_batch() {
+  if (spec_.commit == CommitMode::Auto) {
+    after_batch();
+    return;
+  }
+  const std::string purpose = spec_.commit == CommitMode::Sync ? "commitSync" : "commitAsync";
+  // A commit while the member is not in a stable generation fails locally (CC:1310-1331).
+  if (state_ != MemberState::STABLE || generation_.id < 0) {
+    if (!consumption_.all_consumed().empty()) {
+      tracer_.emit("commit", {{"consumer", spec_.name}, {"group", config_.group_id}, {"phase", "failed"},
+                              {"purpose", purpose},
+                              {"error", rejoin_needed_ ? "REBALANCE_IN_PROGRESS" : "ILLEGAL_GENERATION"}});
+    }
+    after_batch();
+    return;
+  }
+  if (!commit_sync_waiting_) commit_sync_deadline_ = kernel_.now() + sim::ms(config_.default_api_timeout_ms);
+  if (!coordinator_) {
+    // commitSync waits for the coordinator; commitAsync fails (retriably) without a request.
+    if (spec_.commit == CommitMode::Sync && kernel_.now() < commit_sync_deadline_) {
+      commit_sync_waiting_ = true;
+      ensure_coordinator();
+      commit_retry_timer_.arm(sim::ms(config_.retry_backoff_ms));
+      return;
+    }
+    after_batch();
+    return;
+  }
+  const auto id = send_offset_commit(purpose);
+  if (id && spec_.commit == CommitMode::Sync) {
+    commit_sync_waiting_ = true;  // blocked until the response
+    return;
+  }
+  after_batch();
+}
+
+void ClassicConsumer::after_batch() {
+  commit_sync_waiting_ = false;
+  if (!process_.alive() || close_stage_ != CloseStage::None || !app_.runnable()) return;
+  on_poll_loop_continue();
+}
+
+void ClassicConsumer::on_offset_fetch_response(std::int32_t id, const OffsetFetchResponse& r) {
+  const auto it = lookups_.find(id);
+  if (it == lookups_.end()) return;
+  const TopicPartitions asked = it->second;
+  lookups_.erase(it);
+  if (r.error != ErrorCode::NONE) {
+    consumption_.lookup_failed(asked);
+    if (r.error == ErrorCode::NOT_COORDINATOR || r.error == ErrorCode::COORDINATOR_NOT_AVAILABLE)
+      mark_coordinator_unknown(std::string(error_name(r.error)));
+    retry_timer_.arm(sim::ms(config_.retry_backoff_ms));
+    return;
+  }
+  std::vector<std::pair<TopicPartition, std::int64_t>> offsets;
+  for (const auto& p : r.partitions) offsets.emplace_back(p.partition, p.offset);
+  consumption_.on_committed(offsets);
+  on_app_wake();
+}
+
+void ClassicConsumer::on_list_offsets_response(std::int32_t id, const ListOffsetsResponse& r) {
+  const auto it = lookups_.find(id);
+  if (it == lookups_.end()) return;
+  const TopicPartitions asked = it->second;
+  lookups_.erase(it);
+  if (r.error != ErrorCode::NONE) {
+    consumption_.lookup_failed(asked);
+    retry_timer_.arm(sim::ms(config_.retry_backoff_ms));
+    return;
+  }
+  std::vector<std::pair<TopicPartition, std::int64_t>> offsets;
+  for (const auto& p : r.partitions) offsets.emplace_back(p.partition, p.offset);
+  consumption_.on_reset(offsets);
+  on_app_wake();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -468,7 +647,7 @@ void ClassicConsumer::continue_close() {
         state_ == MemberState::STABLE && kernel_.now() < close_deadline_) {
       close_commit_sent_ = true;
       close_commit_id_ = send_offset_commit("close");  // commitSync of allConsumed()
-      return;
+      if (close_commit_id_) return;
     }
     if (close_commit_id_) return;  // waiting for the response
     // Stop the heartbeat thread, then onLeavePrepare (CC:884-911).
@@ -637,6 +816,8 @@ void ClassicConsumer::fail_in_flight(std::int32_t id, const InFlight& req) {
     const std::string purpose = req.api.size() > api.size() ? req.api.substr(api.size() + 1) : "";
     on_offset_commit_response(req, OffsetCommitResponse{e}, purpose);
   } else if (api == "LeaveGroup") on_leave_group_response(LeaveGroupResponse{.error = e});
+  else if (api == "OffsetFetch") on_offset_fetch_response(id, OffsetFetchResponse{e, {}});
+  else if (api == "ListOffsets") on_list_offsets_response(id, ListOffsetsResponse{e, {}});
   if (id == prepare_commit_id_) prepare_commit_id_.reset();
 }
 
@@ -648,6 +829,7 @@ void ClassicConsumer::on_message(sim::NodeId from, Envelope&& envelope) {
   in_flight_.erase(it);
   const ErrorCode e = error_of(envelope.message);
   trace_rpc("recv", from, node_, api_name(envelope.message), envelope.correlation_id, &e);
+  handling_id_ = envelope.correlation_id;
   handle_response(req, envelope.message);
 }
 
@@ -668,6 +850,10 @@ void ClassicConsumer::handle_response(const InFlight& req, const Message& respon
                  [&](const HeartbeatRequest&) { SIM_ASSERT(false); },
                  [&](const LeaveGroupRequest&) { SIM_ASSERT(false); },
                  [&](const OffsetCommitRequest&) { SIM_ASSERT(false); },
+                 [&](const OffsetFetchResponse& r) { on_offset_fetch_response(handling_id_, r); },
+                 [&](const ListOffsetsResponse& r) { on_list_offsets_response(handling_id_, r); },
+                 [&](const OffsetFetchRequest&) { SIM_ASSERT(false); },
+                 [&](const ListOffsetsRequest&) { SIM_ASSERT(false); },
              },
              response);
 }
@@ -898,6 +1084,20 @@ void ClassicConsumer::on_offset_commit_response(const InFlight& req, const Offse
   if (e == ErrorCode::COORDINATOR_NOT_AVAILABLE || e == ErrorCode::NOT_COORDINATOR)
     mark_coordinator_unknown(std::string(error_name(e)));
   const bool retriable = retriable_coordinator_error(e) || e == ErrorCode::COORDINATOR_LOAD_IN_PROGRESS;
+  tracer_.emit("commit", {{"consumer", spec_.name}, {"group", config_.group_id}, {"phase", "completed"},
+                          {"purpose", purpose}, {"error", error_name(e)}});
+  if (purpose == "commitSync") {
+    if (!commit_sync_waiting_) return;
+    // commitSync retries retriable errors until default.api.timeout.ms; any other error is
+    // thrown to the application (CommitFailedException, RebalanceInProgressException), which
+    // carries on with its loop.
+    if (retriable && kernel_.now() < commit_sync_deadline_) {
+      commit_retry_timer_.arm(sim::ms(config_.retry_backoff_ms));
+      return;
+    }
+    after_batch();
+    return;
+  }
   if (purpose == "before revocation") {
     prepare_commit_id_.reset();
     // A retriable failure sends a fresh commit at the next pass; anything else proceeds.
@@ -964,6 +1164,8 @@ void ClassicConsumer::on_callback_end() {
 
 void ClassicConsumer::set_owned(TopicPartitions owned) {
   owned = sorted(std::move(owned));
+  consumption_.revoke(minus(owned_, owned));
+  consumption_.assign(minus(owned, owned_));
   if (owned == owned_) {
     tracer_.emit("assignment", {{"consumer", spec_.name}, {"owned", partition_list(owned_)}});
     return;

@@ -1,7 +1,9 @@
 // A KafkaConsumer with group.protocol=classic (ClassicKafkaConsumer + ConsumerCoordinator +
 // AbstractCoordinator): an application thread that calls poll() in a loop and a heartbeat
-// thread, over the simulated network. It does not model fetching records (a later issue);
-// positions of assigned partitions are known at once, so commits carry real requests.
+// thread, over the simulated network. Records, positions and processing are the shared
+// RecordConsumption component: positions come from OffsetFetch (then ListOffsets for
+// auto.offset.reset), poll() returns up to max.poll.records, the application processes them
+// and commits by the scenario's `commit` mode.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -15,6 +17,7 @@
 #include "models/config.hpp"
 #include "models/consumer_model.hpp"
 #include "models/messages.hpp"
+#include "models/record_consumption.hpp"
 #include "models/scenario.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
@@ -23,13 +26,16 @@
 
 namespace rsim {
 
+class Workload;
+class LagMonitor;
+
 enum class MemberState { UNJOINED, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE };
 
 class ClassicConsumer final : public ConsumerModel {
  public:
   ClassicConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& network,
                   const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
-                  std::uint64_t seed);
+                  std::uint64_t seed, Workload& workload, LagMonitor* lag);
   ClassicConsumer(const ClassicConsumer&) = delete;
   ClassicConsumer& operator=(const ClassicConsumer&) = delete;
 
@@ -77,6 +83,14 @@ class ClassicConsumer final : public ConsumerModel {
   bool on_join_complete();
   void initiate_join_group();
   void maybe_auto_commit();
+  // Records (poll/fetch/positions/processing/commits), around RecordConsumption.
+  bool coordinator_poll();
+  void update_fetch_positions();
+  void maybe_return_records();
+  void on_processing_end();
+  void after_batch();
+  void commit_after_batch();
+  void on_poll_loop_continue();
   void continue_close();
   void finish_close();
 
@@ -104,6 +118,8 @@ class ClassicConsumer final : public ConsumerModel {
   void on_offset_commit_response(const InFlight& req, const OffsetCommitResponse& r,
                                  const std::string& purpose);
   void on_leave_group_response(const LeaveGroupResponse& r);
+  void on_offset_fetch_response(std::int32_t id, const OffsetFetchResponse& r);
+  void on_list_offsets_response(std::int32_t id, const ListOffsetsResponse& r);
 
   // Helpers.
   std::vector<JoinGroupProtocol> join_protocols() const;
@@ -115,7 +131,9 @@ class ClassicConsumer final : public ConsumerModel {
   /// The leader's check of ConsumerCoordinator.rejoinNeededOrPending: partition counts of the
   /// group's topics differ from those the last assignment was computed with.
   bool assignment_metadata_changed() const;
-  std::int32_t send_offset_commit(const std::string& purpose);
+  /// Sends an OffsetCommit of allConsumed(); std::nullopt when there is nothing to commit (Kafka
+  /// completes such a commit locally, without a request).
+  std::optional<std::int32_t> send_offset_commit(const std::string& purpose);
   /// Starts a rebalance callback; true if it already ended (zero duration).
   bool start_callback(const char* callback, const TopicPartitions& partitions,
                       const sim::Distribution& duration);
@@ -149,6 +167,9 @@ class ClassicConsumer final : public ConsumerModel {
   sim::Timer retry_timer_;
   sim::Timer auto_commit_timer_;
   sim::Timer callback_timer_;
+  sim::Timer fetch_wake_timer_;
+  sim::Timer processing_timer_;
+  sim::Timer commit_retry_timer_;
   // Heartbeat-thread and network timers.
   sim::Timer heartbeat_tick_;
   sim::Timer request_timeout_timer_;
@@ -201,6 +222,14 @@ class ClassicConsumer final : public ConsumerModel {
   sim::SimTime last_poll_{0};
   int heartbeat_attempts_ = 0;
 
+  // Records.
+  RecordConsumption consumption_;
+  std::optional<Batch> batch_;  // being processed by the application
+  bool commit_sync_waiting_ = false;  // the application is blocked in commitSync()
+  sim::SimTime commit_sync_deadline_{0};
+  std::map<std::int32_t, TopicPartitions> lookups_;  // OffsetFetch / ListOffsets in flight
+
+  std::int32_t handling_id_ = 0;  // correlation id of the response being handled
   std::int32_t next_correlation_id_ = 0;
   std::map<std::int32_t, InFlight> in_flight_;
 };

@@ -430,6 +430,9 @@ ConsumerConfig resolve_consumer_config(const ConsumerSpec& consumer, const std::
   read("heartbeat.interval.ms", c.heartbeat_interval_ms);
   read("max.poll.interval.ms", c.max_poll_interval_ms);
   read("max.poll.records", c.max_poll_records);
+  // An application that commits itself (`commit`: sync / async) turns auto-commit off, unless
+  // its config says otherwise.
+  c.enable_auto_commit = consumer.commit == CommitMode::Auto;
   read("enable.auto.commit", c.enable_auto_commit);
   read("auto.commit.interval.ms", c.auto_commit_interval_ms);
   // The classic variants choose the assignors unless the consumer does (contract table).

@@ -56,6 +56,7 @@ void GroupCoordinator::on_request(sim::NodeId from, const Envelope& request) {
                  [&](const HeartbeatRequest& r) { on_heartbeat(to, r); },
                  [&](const LeaveGroupRequest& r) { on_leave_group(to, r); },
                  [&](const OffsetCommitRequest& r) { on_offset_commit(to, r); },
+                 [&](const OffsetFetchRequest& r) { on_offset_fetch(to, r); },
                  [&](const FindCoordinatorRequest&) { SIM_ASSERT(false); },
                  [&](const FindCoordinatorResponse&) { SIM_ASSERT(false); },
                  [&](const JoinGroupResponse&) { SIM_ASSERT(false); },
@@ -63,6 +64,9 @@ void GroupCoordinator::on_request(sim::NodeId from, const Envelope& request) {
                  [&](const HeartbeatResponse&) { SIM_ASSERT(false); },
                  [&](const LeaveGroupResponse&) { SIM_ASSERT(false); },
                  [&](const OffsetCommitResponse&) { SIM_ASSERT(false); },
+                 [&](const OffsetFetchResponse&) { SIM_ASSERT(false); },
+                 [&](const ListOffsetsRequest&) { SIM_ASSERT(false); },
+                 [&](const ListOffsetsResponse&) { SIM_ASSERT(false); },
              },
              request.message);
 }
@@ -807,11 +811,40 @@ void GroupCoordinator::on_offset_commit(const Reply& from, const OffsetCommitReq
     reply(from, OffsetCommitResponse{ErrorCode::NONE});
     return;
   }
+  // The offsets become visible (to OffsetFetch) when the records commit, as does the answer.
   append(std::move(records), [this, from, gid = g.group_id, offsets = r.offsets] {
-    if (auto git = groups_.find(gid); git != groups_.end())
-      for (const auto& o : offsets) git->second->offsets[o.partition] = o.offset;
+    if (auto git = groups_.find(gid); git != groups_.end()) {
+      for (const auto& o : offsets) {
+        git->second->offsets[o.partition] = o.offset;
+        if (offset_listener_) offset_listener_(gid, o.partition, o.offset);
+      }
+    }
     reply(from, OffsetCommitResponse{ErrorCode::NONE});
   });
+}
+
+const std::map<TopicPartition, std::int64_t>* GroupCoordinator::committed_offsets(const std::string& group_id) const {
+  const auto it = groups_.find(group_id);
+  return it == groups_.end() ? nullptr : &it->second->offsets;
+}
+
+// ---------------------------------------------------------------------------------------------
+// OffsetFetch
+
+void GroupCoordinator::on_offset_fetch(const Reply& from, const OffsetFetchRequest& r) {
+  // A classic group's fetch carries no member id or epoch and is not validated; the committed
+  // offsets are those whose records have committed (require_stable: no pending transactional
+  // offsets exist in the simulator). A partition without a committed offset answers -1.
+  OffsetFetchResponse response;
+  const auto* store = committed_offsets(r.group_id);
+  for (const auto& tp : r.partitions) {
+    std::int64_t offset = -1;
+    if (store != nullptr) {
+      if (const auto it = store->find(tp); it != store->end()) offset = it->second;
+    }
+    response.partitions.push_back({tp, offset});
+  }
+  reply(from, std::move(response));
 }
 
 // ---------------------------------------------------------------------------------------------

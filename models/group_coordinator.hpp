@@ -41,6 +41,12 @@ class GroupCoordinator {
   void on_request(sim::NodeId from, const Envelope& request);
 
   const ClassicGroup* group(const std::string& group_id) const;
+  /// The committed offsets of a group (what an OffsetFetch reads): stored when the OffsetCommit
+  /// records commit.
+  const std::map<TopicPartition, std::int64_t>* committed_offsets(const std::string& group_id) const;
+  /// Called for every offset stored (the World feeds its lag monitor with it).
+  using OffsetListener = std::function<void(const std::string& group, const TopicPartition&, std::int64_t)>;
+  void set_offset_listener(OffsetListener listener) { offset_listener_ = std::move(listener); }
 
   /// Failover. The shard of a __consumer_offsets partition goes away with its broker: its groups
   /// and their timers are dropped without answering anyone (the connections died with it).
@@ -70,6 +76,7 @@ class GroupCoordinator {
   void on_heartbeat(const Reply& from, const HeartbeatRequest& r);
   void on_leave_group(const Reply& from, const LeaveGroupRequest& r);
   void on_offset_commit(const Reply& from, const OffsetCommitRequest& r);
+  void on_offset_fetch(const Reply& from, const OffsetFetchRequest& r);
 
   void join_new_member(ClassicGroup& g, const Reply& from, const JoinGroupRequest& r);
   void join_existing_member(ClassicGroup& g, const Reply& from, const JoinGroupRequest& r);
@@ -119,6 +126,7 @@ class GroupCoordinator {
   Sender sender_;
   NodeNamer namer_;
   std::map<std::string, std::unique_ptr<ClassicGroup>> groups_;
+  OffsetListener offset_listener_;
   // Timers of removed members: kept alive because removal can happen inside their own callback.
   std::vector<std::unique_ptr<sim::Timer>> retired_timers_;
 };

@@ -21,6 +21,10 @@ const char* api_name(const Message& m) {
           [](const LeaveGroupResponse&) { return "LeaveGroup"; },
           [](const OffsetCommitRequest&) { return "OffsetCommit"; },
           [](const OffsetCommitResponse&) { return "OffsetCommit"; },
+          [](const OffsetFetchRequest&) { return "OffsetFetch"; },
+          [](const OffsetFetchResponse&) { return "OffsetFetch"; },
+          [](const ListOffsetsRequest&) { return "ListOffsets"; },
+          [](const ListOffsetsResponse&) { return "ListOffsets"; },
       },
       m);
 }
@@ -31,7 +35,8 @@ bool is_response(const Message& m) {
         using T = std::decay_t<decltype(v)>;
         return std::is_same_v<T, FindCoordinatorResponse> || std::is_same_v<T, JoinGroupResponse> ||
                std::is_same_v<T, SyncGroupResponse> || std::is_same_v<T, HeartbeatResponse> ||
-               std::is_same_v<T, LeaveGroupResponse> || std::is_same_v<T, OffsetCommitResponse>;
+               std::is_same_v<T, LeaveGroupResponse> || std::is_same_v<T, OffsetCommitResponse> ||
+               std::is_same_v<T, OffsetFetchResponse> || std::is_same_v<T, ListOffsetsResponse>;
       },
       m);
 }

@@ -120,10 +120,40 @@ struct OffsetCommitResponse {
   ErrorCode error = ErrorCode::NONE;  // the same for every partition of the request here
 };
 
+/// OffsetFetch (v9+, one group): the committed offsets of `partitions`. The classic consumer
+/// sends no member id / epoch; the KIP-848 consumer sends both.
+struct OffsetFetchRequest {
+  std::string group_id;
+  std::string member_id;
+  std::int32_t member_epoch = -1;
+  bool require_stable = true;
+  TopicPartitions partitions;
+};
+struct PartitionOffset {
+  TopicPartition partition;
+  std::int64_t offset = -1;  // -1: no committed offset (OffsetFetch) / unknown (ListOffsets)
+};
+struct OffsetFetchResponse {
+  ErrorCode error = ErrorCode::NONE;
+  std::vector<PartitionOffset> partitions;
+};
+
+/// ListOffsets to a partition leader: timestamp -1 = latest (the log end offset), -2 = earliest.
+struct ListOffsetsRequest {
+  std::int64_t timestamp = -1;
+  TopicPartitions partitions;
+};
+struct ListOffsetsResponse {
+  ErrorCode error = ErrorCode::NONE;
+  std::vector<PartitionOffset> partitions;
+};
+
 using Message = std::variant<FindCoordinatorRequest, FindCoordinatorResponse, JoinGroupRequest,
                              JoinGroupResponse, SyncGroupRequest, SyncGroupResponse,
                              HeartbeatRequest, HeartbeatResponse, LeaveGroupRequest,
-                             LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse>;
+                             LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse,
+                             OffsetFetchRequest, OffsetFetchResponse, ListOffsetsRequest,
+                             ListOffsetsResponse>;
 
 /// What travels on the simulated network: a request or response with its correlation id.
 struct Envelope {

@@ -476,7 +476,7 @@ ScenarioError::ScenarioError(std::string file, std::vector<std::string> problems
 const std::vector<std::string>& event_kinds() {
   static const std::vector<std::string> kinds{
       "start", "stop", "crash", "restart", "stall", "pause", "subscribe", "add-partitions",
-      "network", "partition-network", "fail-coordinator"};
+      "network", "partition-network", "fail-coordinator", "produce"};
   return kinds;
 }
 
@@ -491,7 +491,7 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
     KeyLists k{
         {"scenario",
          {"$schema", "cluster", "consumers", "description", "duration_ms", "events", "expect",
-          "name", "network", "protocols", "seed", "topics"}},
+          "lag_sample_ms", "name", "network", "protocols", "seed", "topics"}},
         {"cluster", {"brokers", "config", "coordinator_load", "write_latency_ms"}},
         {"coordinator_load", {"base_ms", "us_per_record"}},
         {"network", {"drop_rate", "latency_ms"}},
@@ -515,6 +515,7 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
         {"event:network", {"at_ms", "between", "do", "drop_rate", "for_ms", "latency_ms", "one_way"}},
         {"event:partition-network", {"at_ms", "between", "do", "for_ms"}},
         {"event:fail-coordinator", {"at_ms", "do", "down_ms", "group"}},
+        {"event:produce", {"at_ms", "do", "gap_ms", "records_per_sec", "topic"}},
         {"distribution:constant", {"dist", "value"}},
         {"distribution:uniform", {"dist", "max", "min"}},
         {"distribution:exponential", {"dist", "mean"}},
@@ -545,6 +546,7 @@ const std::map<std::string, std::vector<std::string>>& scenario_required_keys() 
         {"event:network", {"at_ms", "between", "do"}},
         {"event:partition-network", {"at_ms", "between", "do", "for_ms"}},
         {"event:fail-coordinator", {"at_ms", "do", "group"}},
+        {"event:produce", {"at_ms", "do", "topic"}},
         {"distribution:constant", {"dist", "value"}},
         {"distribution:uniform", {"dist", "max", "min"}},
         {"distribution:exponential", {"dist", "mean"}},
@@ -624,6 +626,11 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
     const auto v = p.read_int(doc, "duration_ms", "", 1, kMaxDurationMs, "7 days");
     duration_ok = v.has_value();
     if (v) s.duration = sim::ms(*v);
+  }
+  if (doc.contains("lag_sample_ms")) {
+    if (const auto v = p.read_int(doc, "lag_sample_ms", "", 0, kMaxDurationMs, "7 days")) {
+      s.lag_sample = sim::ms(*v);
+    }
   }
 
   // Protocol variants; the group protocols they run decide which consumer keys Kafka rejects.
@@ -996,6 +1003,26 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
       if (has("drop_rate")) ev.drop_rate = p.read_number(e, "drop_rate", ptr, 0, false, 1);
       if (ev.kind == "network" && !e.contains("latency_ms") && !e.contains("drop_rate")) {
         p.problem(ptr, "needs latency_ms and/or drop_rate");
+      }
+      if (ev.kind == "produce") {
+        // The new production of every partition of `topic`: a rate (0 stops it) or a gap.
+        const bool has_rate = e.contains("records_per_sec");
+        const bool has_gap = e.contains("gap_ms");
+        if (has_rate == has_gap) {
+          p.problem(ptr, "give records_per_sec or gap_ms (exactly one)");
+        } else if (has_rate) {
+          if (auto r = p.read_number(e, "records_per_sec", ptr, 0, false, kMaxRecordsPerSec)) {
+            ev.records_per_sec = *r;
+            if (*r > 0) ev.produce_gap = sim::Distribution::constant(1000.0 / *r);
+          }
+        } else if (auto d = p.read_distribution(e, "gap_ms", ptr)) {
+          if (d->is_constant() && d->value <= 0) {
+            p.problem(child(ptr, "gap_ms"), "must be > 0, got 0");
+          } else {
+            ev.produce_gap = *d;
+            ev.records_per_sec = d->is_constant() ? 1000.0 / d->value : 0;
+          }
+        }
       }
       if (p.problems.size() == before) s.events.push_back(std::move(ev));
     }

@@ -81,6 +81,9 @@ struct EventSpec {
   std::vector<std::string> between;
   std::optional<sim::Distribution> latency;
   std::optional<double> drop_rate;
+  // `produce`: the new gap between records (none: production stops) and the rate it came from.
+  std::optional<sim::Distribution> produce_gap;
+  double records_per_sec = 0;
 };
 
 struct ExpectSpec {
@@ -120,6 +123,8 @@ struct ScenarioSpec {
   std::string description;
   std::uint64_t seed = 1;
   sim::SimTime duration = sim::ms(60000);
+  /// Period of the `lag` samples (`lag_sample_ms`); 0 = only at changes of owner.
+  sim::SimTime lag_sample = sim::ms(1000);
   std::vector<std::string> protocols{"classic-eager", "consumer"};
   ClusterSpec cluster;
   NetworkSpec network;

@@ -10,6 +10,8 @@
 #include "models/cluster.hpp"
 #include "models/config.hpp"
 #include "models/group_coordinator.hpp"
+#include "models/lag_monitor.hpp"
+#include "models/workload.hpp"
 #include "sim/assert.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
@@ -38,14 +40,25 @@ class Broker {
  public:
   Broker(std::int32_t id, sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& net,
          const ClusterMetadata& cluster, const BrokerConfig& config, const CoordinatorLoadSpec& load,
-         OffsetsLog& log, std::uint64_t seed)
-      : id_(id), kernel_(kernel), tracer_(tracer), net_(net), cluster_(cluster), load_(load), log_(log) {
+         OffsetsLog& log, std::uint64_t seed, Workload& workload, LagMonitor& lag)
+      : id_(id),
+        kernel_(kernel),
+        tracer_(tracer),
+        net_(net),
+        cluster_(cluster),
+        load_(load),
+        log_(log),
+        workload_(workload) {
     node_ = net.add_node(fmt::format("broker-{}", id), nullptr,
                          [this](sim::NodeId from, Envelope&& e) { on_message(from, std::move(e)); });
     coordinator_ = std::make_unique<GroupCoordinator>(
         kernel, tracer, sim::Rng(seed, fmt::format("coordinator-{}", id)), config, log_,
         [this](sim::NodeId to, Envelope reply) { net_.send(node_, to, std::move(reply)); },
         [this](sim::NodeId n) { return net_.name(n); });
+    coordinator_->set_offset_listener(
+        [&lag](const std::string& group, const TopicPartition& tp, std::int64_t offset) {
+          lag.on_committed(group, tp, offset);
+        });
   }
   sim::NodeId node() const { return node_; }
   std::int32_t id() const { return id_; }
@@ -83,6 +96,17 @@ class Broker {
  private:
   void on_message(sim::NodeId from, Envelope&& e) {
     if (cluster_.broker_down.at(static_cast<std::size_t>(id_))) return;  // nobody listens
+    if (const auto* list = std::get_if<ListOffsetsRequest>(&e.message)) {
+      // Any live broker answers for the partitions it is asked about (leadership of data
+      // partitions is not modelled): latest = the log end offset now, earliest = the log start.
+      ListOffsetsResponse r;
+      for (const auto& tp : list->partitions) {
+        r.partitions.push_back({tp, list->timestamp == -2 ? workload_.log_start_offset(tp)
+                                                          : workload_.log_end_offset(tp)});
+      }
+      net_.send(node_, from, Envelope{e.correlation_id, std::move(r)});
+      return;
+    }
     if (const auto* find = std::get_if<FindCoordinatorRequest>(&e.message)) {
       // The current leader in the metadata cache, loaded or not (KafkaApis); none → not available.
       const std::int32_t partition =
@@ -120,6 +144,7 @@ class Broker {
     if (std::holds_alternative<SyncGroupRequest>(request)) return SyncGroupResponse{.error = error};
     if (std::holds_alternative<HeartbeatRequest>(request)) return HeartbeatResponse{error};
     if (std::holds_alternative<LeaveGroupRequest>(request)) return LeaveGroupResponse{.error = error};
+    if (std::holds_alternative<OffsetFetchRequest>(request)) return OffsetFetchResponse{error, {}};
     return OffsetCommitResponse{error};
   }
 
@@ -130,6 +155,7 @@ class Broker {
   const ClusterMetadata& cluster_;
   CoordinatorLoadSpec load_;
   OffsetsLog& log_;
+  Workload& workload_;
   sim::NodeId node_ = 0;
   std::unique_ptr<GroupCoordinator> coordinator_;
   std::set<std::int32_t> loading_;
@@ -146,13 +172,15 @@ class World {
         network_(kernel_, &tracer_, sim::Rng(seed, "net"), link_defaults(spec.network)),
         broker_config_(resolve_broker_config(spec.cluster)),
         log_(kernel_, tracer_, sim::Rng(seed, "offsets-log"), spec.cluster.write_latency,
-             broker_config_.offsets_topic_num_partitions) {
+             broker_config_.offsets_topic_num_partitions),
+        workload_(kernel_, tracer_, spec.topics, seed),
+        lag_(kernel_, tracer_, workload_, spec.lag_sample) {
     cluster_.offsets_topic_num_partitions = broker_config_.offsets_topic_num_partitions;
     cluster_.offsets_topic_replication_factor = broker_config_.offsets_topic_replication_factor;
     for (const auto& t : spec.topics) cluster_.partitions_per_topic[t.name] = t.partitions;
     for (std::int32_t b = 0; b < spec.cluster.brokers; ++b) {
       brokers_.push_back(std::make_unique<Broker>(b, kernel_, tracer_, network_, cluster_, broker_config_,
-                                                  spec.cluster.coordinator_load, log_, seed));
+                                                  spec.cluster.coordinator_load, log_, seed, workload_, lag_));
       cluster_.broker_nodes.push_back(brokers_.back()->node());
       cluster_.broker_down.push_back(false);
     }
@@ -166,12 +194,28 @@ class World {
   RunResult run() {
     tracer_.emit("run.start", {{"scenario", spec_.name}, {"protocol", variant_}, {"seed", seed_},
                                {"duration_ms", sim::to_ms(spec_.duration)}});
-    for (const auto& t : spec_.topics)
+    for (const auto& t : spec_.topics) {
       tracer_.emit("topic.partitions", {{"topic", t.name}, {"partitions", t.partitions}});
+      // The production each partition starts with (what describe and the lag checks need).
+      nlohmann::ordered_json f{{"topic", t.name}, {"initial_records", t.initial_records}};
+      if (!t.produce_gap) f["records_per_sec"] = 0;
+      else if (t.produce_gap->is_constant()) f["records_per_sec"] = t.records_per_sec > 0 ? t.records_per_sec : 1000.0 / t.produce_gap->value;
+      else f["gap_ms"] = t.produce_gap->describe();
+      tracer_.emit("produce", f);
+    }
     for (const auto& e : spec_.events) {
       kernel_.schedule_closure_after(e.at, [this, &e] { apply(e); });
     }
+    lag_.start();
     kernel_.run(spec_.duration);
+    // Every partition's log end offset at the end of the run.
+    for (const auto& [topic, n] : cluster_.partitions_per_topic) {
+      for (std::int32_t p = 0; p < n; ++p) {
+        const TopicPartition tp{topic, p};
+        tracer_.emit("log_end_offset", {{"partition", tp.str()},
+                                        {"log_end_offset", workload_.log_end_offset_at(tp, spec_.duration)}});
+      }
+    }
     tracer_.emit("run.end", {{"events", kernel_.fired()}});
     RunResult r;
     r.protocol = variant_;
@@ -191,7 +235,7 @@ class World {
 
   std::unique_ptr<ConsumerModel> make_consumer(const ConsumerSpec& c, ConsumerConfig config) {
     return std::make_unique<ClassicConsumer>(kernel_, tracer_, network_, cluster_, c, std::move(config),
-                                             seed_);
+                                             seed_, workload_, &lag_);
   }
 
   ConsumerModel& consumer(const std::string& name) { return *consumers_.at(name); }
@@ -246,8 +290,11 @@ class World {
       consumer(e.consumer).subscribe(e.topics);
     } else if (e.kind == "add-partitions") {
       cluster_.partitions_per_topic[e.topic] = e.partitions;
+      workload_.set_partition_count(e.topic, e.partitions);
       tracer_.emit("topic.partitions", {{"topic", e.topic}, {"partitions", e.partitions}});
       for (auto& [name, c] : consumers_) c->on_metadata_change();
+    } else if (e.kind == "produce") {
+      workload_.set_production(e.topic, e.produce_gap, e.records_per_sec);
     } else if (e.kind == "network") {
       const auto ls = links(e);
       std::vector<sim::LinkSpec> before;
@@ -364,6 +411,8 @@ class World {
   sim::Network<Envelope> network_;
   BrokerConfig broker_config_;
   OffsetsLog log_;
+  Workload workload_;
+  LagMonitor lag_;
   ClusterMetadata cluster_;
   std::vector<std::unique_ptr<Broker>> brokers_;
   std::map<std::string, std::unique_ptr<ConsumerModel>> consumers_;

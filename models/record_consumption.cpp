@@ -1,0 +1,185 @@
+#include "models/record_consumption.hpp"
+
+#include <algorithm>
+
+#include "models/lag_monitor.hpp"
+#include "models/workload.hpp"
+#include "sim/assert.hpp"
+
+namespace rsim {
+
+RecordConsumption::RecordConsumption(sim::Kernel& kernel, sim::Tracer& tracer, Workload& workload,
+                                     LagMonitor* lag, Options options, sim::Rng rng)
+    : kernel_(kernel),
+      tracer_(tracer),
+      workload_(workload),
+      lag_(lag),
+      options_(std::move(options)),
+      rng_(std::move(rng)) {}
+
+void RecordConsumption::assign(const TopicPartitions& added) {
+  for (const auto& tp : added) {
+    if (parts_.count(tp) > 0) continue;
+    parts_.emplace(tp, Part{});
+    if (lag_ != nullptr) lag_->set_owner(options_.group, tp, options_.consumer, this);
+  }
+}
+
+void RecordConsumption::revoke(const TopicPartitions& removed) {
+  for (const auto& tp : removed) {
+    if (parts_.erase(tp) == 0) continue;
+    if (lag_ != nullptr) lag_->set_owner(options_.group, tp, "", nullptr);
+  }
+}
+
+void RecordConsumption::clear() {
+  TopicPartitions all;
+  for (const auto& [tp, p] : parts_) all.push_back(tp);
+  revoke(all);
+  next_in_line_.reset();
+}
+
+void RecordConsumption::mark_pending_revocation(const TopicPartitions& tps) {
+  for (const auto& tp : tps)
+    if (auto it = parts_.find(tp); it != parts_.end()) it->second.pending_revocation = true;
+}
+
+TopicPartitions RecordConsumption::awaiting_committed() const {
+  TopicPartitions out;
+  for (const auto& [tp, p] : parts_)
+    if (p.state == State::Initializing && !p.lookup_in_flight) out.push_back(tp);
+  return out;
+}
+
+TopicPartitions RecordConsumption::awaiting_reset() const {
+  TopicPartitions out;
+  if (options_.auto_offset_reset == "none") return out;
+  for (const auto& [tp, p] : parts_)
+    if (p.state == State::AwaitingReset && !p.lookup_in_flight) out.push_back(tp);
+  return out;
+}
+
+std::optional<TopicPartition> RecordConsumption::missing_offset() const {
+  if (options_.auto_offset_reset != "none") return std::nullopt;
+  for (const auto& [tp, p] : parts_)
+    if (p.state == State::AwaitingReset) return tp;
+  return std::nullopt;
+}
+
+void RecordConsumption::lookup_sent(const TopicPartitions& tps) {
+  for (const auto& tp : tps)
+    if (auto it = parts_.find(tp); it != parts_.end()) it->second.lookup_in_flight = true;
+}
+
+void RecordConsumption::lookup_failed(const TopicPartitions& tps) {
+  for (const auto& tp : tps)
+    if (auto it = parts_.find(tp); it != parts_.end()) it->second.lookup_in_flight = false;
+}
+
+void RecordConsumption::set_position(const TopicPartition& tp, Part& p, std::int64_t offset,
+                                     const std::string& source) {
+  p.state = State::Fetching;
+  p.lookup_in_flight = false;
+  p.position = offset;
+  tracer_.emit("position", {{"consumer", options_.consumer}, {"group", options_.group},
+                            {"partition", tp.str()}, {"offset", offset}, {"source", source}});
+}
+
+void RecordConsumption::on_committed(const std::vector<std::pair<TopicPartition, std::int64_t>>& offsets) {
+  for (const auto& [tp, offset] : offsets) {
+    auto it = parts_.find(tp);
+    if (it == parts_.end() || it->second.state != State::Initializing) continue;  // revoked meanwhile
+    if (offset >= 0) {
+      set_position(tp, it->second, offset, "committed");
+    } else {
+      it->second.state = State::AwaitingReset;
+      it->second.lookup_in_flight = false;
+    }
+  }
+}
+
+void RecordConsumption::on_reset(const std::vector<std::pair<TopicPartition, std::int64_t>>& offsets) {
+  for (const auto& [tp, offset] : offsets) {
+    auto it = parts_.find(tp);
+    if (it == parts_.end() || it->second.state != State::AwaitingReset) continue;
+    set_position(tp, it->second, offset, "reset:" + options_.auto_offset_reset);
+  }
+}
+
+std::optional<std::int64_t> RecordConsumption::position(const TopicPartition& tp) const {
+  const auto it = parts_.find(tp);
+  if (it == parts_.end() || it->second.state != State::Fetching) return std::nullopt;
+  return it->second.position;
+}
+
+std::vector<CommittedOffset> RecordConsumption::all_consumed() const {
+  std::vector<CommittedOffset> out;
+  for (const auto& [tp, p] : parts_)
+    if (p.state == State::Fetching) out.push_back({tp, p.position});
+  return out;
+}
+
+std::optional<Batch> RecordConsumption::poll() {
+  if (parts_.empty()) return std::nullopt;
+  // Partitions in order, starting with the one a previous poll() left partly drained (Kafka's
+  // next-in-line fetch), else after the last one that returned records.
+  auto start = next_in_line_ ? parts_.lower_bound(*next_in_line_) : parts_.begin();
+  if (start == parts_.end()) start = parts_.begin();
+  Batch batch;
+  std::int64_t room = options_.max_poll_records;
+  auto it = start;
+  std::optional<TopicPartition> next;
+  do {
+    auto& [tp, p] = *it;
+    if (p.state == State::Fetching && !p.pending_revocation) {
+      const std::int64_t available = workload_.log_end_offset(tp) - p.position;
+      if (available > 0 && room > 0) {
+        const std::int64_t n = std::min(room, available);
+        batch.ranges.push_back({tp, p.position, p.position + n - 1});
+        batch.records += n;
+        p.position += n;
+        room -= n;
+        if (n < available) next = tp;  // stays next in line
+      }
+    }
+    if (++it == parts_.end()) it = parts_.begin();
+    if (room == 0 && !next) next = it->first;
+  } while (it != start && room > 0);
+  if (batch.records == 0) return std::nullopt;
+  next_in_line_ = next ? next : std::optional<TopicPartition>(it->first);
+  trace_batch("records.fetched", batch);
+  return batch;
+}
+
+sim::SimTime RecordConsumption::next_fetchable() const {
+  sim::SimTime best = sim::kNever;
+  for (const auto& [tp, p] : parts_) {
+    if (p.state != State::Fetching || p.pending_revocation) continue;
+    if (workload_.log_end_offset(tp) > p.position) return kernel_.now();
+    best = std::min(best, workload_.next_append(tp));
+  }
+  return best;
+}
+
+sim::SimTime RecordConsumption::processing_time(const Batch& batch) {
+  sim::SimTime t = options_.processing.per_batch.sample(rng_);
+  const auto& per_record = options_.processing.per_record;
+  if (per_record.is_constant()) {
+    t += per_record.sample(rng_) * batch.records;
+  } else {
+    for (std::int64_t i = 0; i < batch.records; ++i) t += per_record.sample(rng_);
+  }
+  return t;
+}
+
+void RecordConsumption::processed(const Batch& batch) { trace_batch("records.processed", batch); }
+
+void RecordConsumption::trace_batch(const char* type, const Batch& batch) {
+  for (const auto& r : batch.ranges) {
+    tracer_.emit(type, {{"consumer", options_.consumer}, {"group", options_.group},
+                        {"partition", r.partition.str()}, {"first_offset", r.first},
+                        {"last_offset", r.last}, {"count", r.last - r.first + 1}});
+  }
+}
+
+}  // namespace rsim

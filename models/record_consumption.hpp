@@ -1,0 +1,127 @@
+// The records side of a KafkaConsumer, shared by the classic client (ClassicConsumer) and the
+// KIP-848 client: which assigned partitions have a fetch position, where each position is, what
+// poll() returns, how long the application spends on a batch, and what a commit of "all
+// consumed" carries. It sends nothing itself: the client sends OffsetFetch / ListOffsets and
+// feeds the answers in, so the same component works under either group protocol.
+//
+// How a client drives it (Kafka's SubscriptionState + FetchCollector, reduced to offsets):
+//
+//   on assignment            assign(added)                     positions unknown (INITIALIZING)
+//   on revocation / lost     revoke(removed) / clear()
+//   EAGER onJoinPrepare      mark_pending_revocation(owned)    no longer fetchable
+//   in poll(), group active  awaiting_committed() -> send OffsetFetch -> lookup_sent(tps)
+//                            on its answer: on_committed(offsets) (-1 = none)
+//                            awaiting_reset() -> send ListOffsets -> lookup_sent(tps)
+//                            on its answer: on_reset(offsets)
+//                            (auto.offset.reset=none: missing_offset() names the partition,
+//                             the client fails with NoOffsetForPartitionException)
+//                            lookup_failed(tps) when a lookup fails: asked again next pass
+//   then                     poll() -> a Batch (up to max.poll.records), or nothing;
+//                            next_fetchable() -> when to wake up a waiting poll()
+//   the application          processing_time(batch) (draw), then processed(batch)
+//   commits                  all_consumed(): every partition with a valid position
+//
+// Records are fetched from the Workload's log end offsets at the instant of poll(): the
+// fetch round trip and fetch.max.wait.ms are not modelled (in steady state the consumer's
+// prefetch hides them). Positions advance when poll() returns the records, as in Kafka.
+// Trace events: `position` (consumer, group, partition, offset, source "committed" or
+// "reset:<strategy>"), `records.fetched` and `records.processed` (consumer, group, partition,
+// first_offset, last_offset, count), one per partition of a batch.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/messages.hpp"
+#include "models/scenario.hpp"
+#include "models/topic_partition.hpp"
+#include "sim/kernel.hpp"
+#include "sim/rng.hpp"
+#include "sim/trace.hpp"
+
+namespace rsim {
+
+class Workload;
+class LagMonitor;
+
+struct FetchedRange {
+  TopicPartition partition;
+  std::int64_t first = 0;  // offsets, inclusive
+  std::int64_t last = 0;
+};
+struct Batch {
+  std::vector<FetchedRange> ranges;
+  std::int64_t records = 0;
+};
+
+class RecordConsumption {
+ public:
+  struct Options {
+    std::string consumer;  // the scenario's name, for the trace
+    std::string group;
+    std::int32_t max_poll_records = 500;
+    std::string auto_offset_reset = "latest";  // latest | earliest | none
+    ProcessingSpec processing;
+  };
+  RecordConsumption(sim::Kernel& kernel, sim::Tracer& tracer, Workload& workload,
+                    LagMonitor* lag, Options options, sim::Rng rng);
+  RecordConsumption(const RecordConsumption&) = delete;
+  RecordConsumption& operator=(const RecordConsumption&) = delete;
+
+  // Assignment.
+  void assign(const TopicPartitions& added);
+  void revoke(const TopicPartitions& removed);
+  void clear();
+  void mark_pending_revocation(const TopicPartitions& tps);
+  bool assigned(const TopicPartition& tp) const { return parts_.count(tp) > 0; }
+
+  // Positions.
+  /// Assigned partitions without a position, no committed-offset lookup yet and no lookup in flight.
+  TopicPartitions awaiting_committed() const;
+  /// Partitions with no committed offset that need the reset offset (ListOffsets).
+  TopicPartitions awaiting_reset() const;
+  void lookup_sent(const TopicPartitions& tps);
+  void lookup_failed(const TopicPartitions& tps);
+  /// OffsetFetch answer: offset >= 0 seeks there; -1 (none) applies auto.offset.reset.
+  void on_committed(const std::vector<std::pair<TopicPartition, std::int64_t>>& offsets);
+  /// ListOffsets answer for partitions awaiting a reset.
+  void on_reset(const std::vector<std::pair<TopicPartition, std::int64_t>>& offsets);
+  /// With auto.offset.reset=none, a partition that has no committed offset.
+  std::optional<TopicPartition> missing_offset() const;
+  /// The timestamp ListOffsets asks for: -1 (latest) or -2 (earliest).
+  std::int64_t reset_timestamp() const { return options_.auto_offset_reset == "earliest" ? -2 : -1; }
+  std::optional<std::int64_t> position(const TopicPartition& tp) const;
+  /// Kafka's allConsumed(): the position of every assigned partition with a valid position.
+  std::vector<CommittedOffset> all_consumed() const;
+
+  // Fetching and processing.
+  std::optional<Batch> poll();
+  /// When a fetchable partition next gets a record it has not returned (sim::kNever: never).
+  sim::SimTime next_fetchable() const;
+  sim::SimTime processing_time(const Batch& batch);
+  void processed(const Batch& batch);
+
+ private:
+  enum class State { Initializing, AwaitingReset, Fetching };
+  struct Part {
+    State state = State::Initializing;
+    bool lookup_in_flight = false;
+    bool pending_revocation = false;
+    std::int64_t position = 0;
+  };
+  void trace_batch(const char* type, const Batch& batch);
+  void set_position(const TopicPartition& tp, Part& p, std::int64_t offset, const std::string& source);
+
+  sim::Kernel& kernel_;
+  sim::Tracer& tracer_;
+  Workload& workload_;
+  LagMonitor* lag_;
+  Options options_;
+  sim::Rng rng_;
+  std::map<TopicPartition, Part> parts_;
+  std::optional<TopicPartition> next_in_line_;  // a partition a poll() left partly drained
+};
+
+}  // namespace rsim
