@@ -56,6 +56,44 @@ std::vector<std::string> sorted_partitions(const std::set<std::string>& parts) {
   return v;
 }
 
+// Offsets of one group's partition: what was delivered, processed, committed, where it started.
+struct PartitionRecords {
+  std::vector<std::pair<std::int64_t, std::int64_t>> delivered;  // [first, last]
+  std::vector<std::pair<std::int64_t, std::int64_t>> processed;
+  std::optional<std::int64_t> first_position;
+  std::optional<std::int64_t> max_committed;
+};
+
+// Sum over offsets of (times delivered - 1) for those delivered more than once.
+std::int64_t duplicates_of(const std::vector<std::pair<std::int64_t, std::int64_t>>& ranges) {
+  std::map<std::int64_t, std::int64_t> delta;
+  for (const auto& [first, last] : ranges) {
+    ++delta[first];
+    --delta[last + 1];
+  }
+  std::int64_t count = 0, total = 0, at = 0;
+  for (const auto& [offset, d] : delta) {
+    if (count > 1) total += (count - 1) * (offset - at);
+    count += d;
+    at = offset;
+  }
+  return total;
+}
+
+// Offsets in [from, to) not covered by any range.
+std::int64_t uncovered(std::vector<std::pair<std::int64_t, std::int64_t>> ranges, std::int64_t from,
+                       std::int64_t to) {
+  std::sort(ranges.begin(), ranges.end());
+  std::int64_t missing = 0, next = from;
+  for (const auto& [first, last] : ranges) {
+    if (next >= to) break;
+    if (first > next) missing += std::min(first, to) - next;
+    next = std::max(next, last + 1);
+  }
+  if (next < to) missing += to - next;
+  return missing;
+}
+
 }  // namespace
 
 ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs& inputs) {
@@ -67,6 +105,30 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
   std::int64_t last_t = 0;
   std::int64_t end_t = 0;
   std::int64_t duration_us = -1;
+  // Records: per (group, partition); lag: per group, the latest lag of each partition and the
+  // group's total after each instant that had lag events.
+  std::map<std::pair<std::string, std::string>, PartitionRecords> records;
+  std::int64_t max_lag = 0;
+  std::map<std::string, std::map<std::string, std::int64_t>> latest_lag;
+  std::map<std::string, std::map<std::string, bool>> latest_owned;
+  struct LagPoint {
+    std::int64_t t_us;
+    std::int64_t total;
+    bool all_owned;  // every partition with a lag had an owner
+  };
+  std::map<std::string, std::vector<LagPoint>> group_lag;
+  std::set<std::string> lag_touched;
+  std::int64_t lag_t = -1;
+  auto flush_lag = [&]() {
+    for (const auto& g : lag_touched) {
+      std::int64_t total = 0;
+      bool all_owned = true;
+      for (const auto& [p, l] : latest_lag[g]) total += l;
+      for (const auto& [p, owned] : latest_owned[g]) all_owned = all_owned && owned;
+      group_lag[g].push_back({lag_t, total, all_owned});
+    }
+    lag_touched.clear();
+  };
 
   // Per (group, partition) of a live group's subscription: how many live members own it now.
   // Zero owners = unavailable; two or more = overlap (a zombie still believes it owns it).
@@ -150,11 +212,34 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
     const json e = json::parse(line);
     const std::int64_t t = e.at("t_us").get<std::int64_t>();
     const std::string type = e.at("type").get<std::string>();
+    if (t != lag_t) {
+      flush_lag();
+      lag_t = t;
+    }
     last_t = t;
     end_t = t;
     bool ownership_changed = false;
 
-    if (type == "run.start") {
+    if (type == "records.fetched" || type == "records.processed") {
+      auto& r = records[{e.at("group").get<std::string>(), e.at("partition").get<std::string>()}];
+      (type == "records.fetched" ? r.delivered : r.processed)
+          .emplace_back(e.at("first_offset").get<std::int64_t>(), e.at("last_offset").get<std::int64_t>());
+    } else if (type == "position") {
+      auto& r = records[{e.at("group").get<std::string>(), e.at("partition").get<std::string>()}];
+      if (!r.first_position) r.first_position = e.at("offset").get<std::int64_t>();
+    } else if (type == "record" && e.at("record") == "OffsetCommit" && !e.value("tombstone", false)) {
+      auto& r = records[{e.at("group").get<std::string>(),
+                         e.at("topic").get<std::string>() + "-" + std::to_string(e.at("partition_index").get<std::int32_t>())}];
+      const auto offset = e.at("committed_offset").get<std::int64_t>();
+      r.max_committed = std::max(r.max_committed.value_or(offset), offset);
+    } else if (type == "lag") {
+      const std::string group = e.at("group").get<std::string>();
+      const auto lag = e.at("lag").get<std::int64_t>();
+      max_lag = std::max(max_lag, lag);
+      latest_lag[group][e.at("partition").get<std::string>()] = lag;
+      latest_owned[group][e.at("partition").get<std::string>()] = !e.at("owner").is_null();
+      lag_touched.insert(group);
+    } else if (type == "run.start") {
       duration_us = e.at("duration_ms").get<std::int64_t>() * 1000;
     } else if (type == "topic.partitions") {
       topic_partitions[e.at("topic").get<std::string>()] = e.at("partitions").get<std::int32_t>();
@@ -246,6 +331,7 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
     }
     if (ownership_changed) recount(t);
   }
+  flush_lag();
   if (duration_us >= 0 && duration_us > end_t) end_t = duration_us;
   recount(end_t);
   (void)last_t;
@@ -264,6 +350,30 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
     return std::tie(a.start_us, a.group) < std::tie(b.start_us, b.group);
   });
 
+  // Time to drain lag after a rebalance: from its end to the first lag observation at which the
+  // group's total lag is back at or below its level before the rebalance: the last observation
+  // before its start at which every partition had an owner (so lag that built up while a dead
+  // member still held its partitions counts as lag to drain).
+  std::optional<std::int64_t> max_drain_us;
+  auto drain = [&](const Rebalance& r, ojson& j) {
+    const auto it = group_lag.find(r.group);
+    if (it == group_lag.end()) return;
+    std::optional<std::int64_t> before;
+    for (const auto& p : it->second) {
+      if (p.t_us >= r.start_us) break;
+      if (p.all_owned) before = p.total;
+    }
+    if (!before) return;
+    j["lag_before"] = *before;
+    j["drain_ms"] = nullptr;
+    for (const auto& p : it->second) {
+      if (p.t_us < r.end_us || p.total > *before || !p.all_owned) continue;
+      j["drain_ms"] = ms_of(p.t_us - r.end_us);
+      max_drain_us = std::max(max_drain_us.value_or(0), p.t_us - r.end_us);
+      return;
+    }
+  };
+
   ojson rebalances = ojson::array();
   std::int64_t total_us = 0, max_us = 0;
   for (const auto& r : done) {
@@ -281,6 +391,7 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
     j["revoked"] = partition_map(r.revoked);
     j["lost"] = partition_map(r.lost);
     j["assigned"] = partition_map(r.assigned);
+    drain(r, j);
     rebalances.push_back(j);
   }
   ojson final_assignment = ojson::object();
@@ -304,6 +415,23 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
   metrics["unavailable_ms_by_partition"] = by_partition;
   metrics["overlap_partition_ms"] = ms_of(overlap_us);
   metrics["revocations"] = revocations;
+  std::int64_t duplicates = 0, lost = 0, delivered = 0, processed = 0;
+  for (const auto& [key, r] : records) {
+    duplicates += duplicates_of(r.delivered);
+    for (const auto& [first, last] : r.delivered) delivered += last - first + 1;
+    for (const auto& [first, last] : r.processed) processed += last - first + 1;
+    if (r.max_committed) lost += uncovered(r.processed, r.first_position.value_or(0), *r.max_committed);
+  }
+  std::int64_t max_group_lag = 0;
+  for (const auto& [g, points] : group_lag)
+    for (const auto& p : points) max_group_lag = std::max(max_group_lag, p.total);
+  metrics["records_delivered"] = delivered;
+  metrics["records_processed"] = processed;
+  metrics["duplicates"] = duplicates;
+  metrics["lost"] = lost;
+  metrics["max_lag"] = max_lag;
+  metrics["max_group_lag"] = max_group_lag;
+  metrics["max_drain_ms"] = max_drain_us ? ojson(ms_of(*max_drain_us)) : ojson(nullptr);
   metrics["final_assignment"] = final_assignment;
 
   ojson out;
