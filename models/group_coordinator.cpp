@@ -137,6 +137,7 @@ void GroupCoordinator::on_join_group(const Reply& from, const JoinGroupRequest& 
     }
     auto g = std::make_unique<ClassicGroup>();
     g->group_id = r.group_id;
+    g->state_timestamp = kernel_.now();
     it = groups_.emplace(r.group_id, std::move(g)).first;
     created = true;
     tracer_.emit("group.state", {{"group", r.group_id}, {"state", "Empty"}, {"generation", 0},
@@ -805,7 +806,8 @@ void GroupCoordinator::on_offset_commit(const Reply& from, const OffsetCommitReq
   for (const auto& o : r.offsets) {
     records.push_back({{"record", "OffsetCommit"}, {"tombstone", false}, {"group", g.group_id},
                        {"topic", o.partition.topic}, {"partition_index", o.partition.partition},
-                       {"committed_offset", o.offset}});
+                       {"committed_offset", o.offset}, {"leader_epoch", 0},
+                       {"commit_timestamp", sim::to_ms(kernel_.now())}});
   }
   if (records.empty()) {
     reply(from, OffsetCommitResponse{ErrorCode::NONE});
@@ -856,13 +858,21 @@ nlohmann::ordered_json GroupCoordinator::group_metadata_record(const ClassicGrou
     nlohmann::ordered_json mj{{"member_id", id}, {"consumer", m.consumer}};
     if (m.group_instance_id) mj["group_instance_id"] = *m.group_instance_id;
     mj["client_id"] = m.client_id;
+    mj["client_host"] = "/" + m.consumer;  // the client's address: "/" + the scenario's name
     mj["rebalance_timeout"] = m.rebalance_timeout_ms;
     mj["session_timeout"] = m.session_timeout_ms;
-    // The subscription of the selected protocol (Kafka stores its bytes).
+    // The subscription of the selected protocol (Kafka stores its bytes): its topics, and the
+    // rest of the decoded ConsumerProtocolSubscription.
     nlohmann::ordered_json topics = nlohmann::ordered_json::array();
-    if (const Subscription* sub = g.protocol_name ? m.metadata_for(*g.protocol_name) : nullptr)
+    const Subscription* sub = g.protocol_name ? m.metadata_for(*g.protocol_name) : nullptr;
+    if (sub != nullptr)
       for (const auto& t : sub->topics) topics.push_back(t);
     mj["subscription"] = topics;
+    if (sub != nullptr) {
+      mj["owned_partitions"] = partition_list(sub->owned_partitions);
+      mj["generation_id"] = sub->generation_id;
+      mj["rack_id"] = sub->rack ? nlohmann::ordered_json(*sub->rack) : nlohmann::ordered_json(nullptr);
+    }
     mj["assignment"] = partition_list(m.assignment);
     members.push_back(mj);
   }
