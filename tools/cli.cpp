@@ -19,6 +19,7 @@
 #include "models/assignors/server_conformance.hpp"
 #include "tools/assign.hpp"
 #include "tools/bench.hpp"
+#include "tools/inspect_cli.hpp"
 #include "tools/runner.hpp"
 
 namespace rsim::cli {
@@ -39,7 +40,9 @@ const char* kExamples = R"(Examples:
   rebalance-sim validate my-scenario.json
   rebalance-sim conformance ../shared/conformance/kafka/client.StickyAssignorTest.json
   rebalance-sim assign scenarios/assign/cooperative-sticky-one-member-leaves.json
-  rebalance-sim bench kernel)";
+  rebalance-sim bench kernel
+  rebalance-sim dump-log scenarios/examples/two-consumers.json --partition 18
+  rebalance-sim describe scenarios/examples/two-consumers.json --at 12000 --members --verbose)";
 
 std::vector<std::string> scenario_files(const std::vector<std::string>& args) {
   std::vector<std::string> files;
@@ -263,6 +266,10 @@ int main(int argc, char** argv) {
   bench->add_option("--events", bench_events, "events to fire (kernel)");
   bench->footer("Example: rebalance-sim bench kernel --events 20000000");
 
+  InspectArgs inspect_args;
+  auto* dump_log = add_dump_log_subcommand(app, inspect_args);
+  auto* describe = add_describe_subcommand(app, inspect_args);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -281,6 +288,8 @@ int main(int argc, char** argv) {
       run_assign(assign_request, std::cout);
       return kOk;
     }
+    if (dump_log->parsed()) return cmd_dump_log(inspect_args);
+    if (describe->parsed()) return cmd_describe(inspect_args);
   } catch (const ScenarioError& e) {
     std::cerr << e.what() << "\n";
     return kBadInput;

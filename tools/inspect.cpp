@@ -1,0 +1,449 @@
+#include "tools/inspect.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/rng.hpp"
+
+namespace rsim::inspect {
+
+namespace {
+
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+constexpr const char* kMissing = "-";  // ConsumerGroupCommand.MISSING_COLUMN_VALUE
+
+std::pair<std::string, std::int32_t> split_partition(const std::string& s) {
+  const auto dash = s.rfind('-');
+  return {s.substr(0, dash), static_cast<std::int32_t>(std::stol(s.substr(dash + 1)))};
+}
+
+// "orders-0", "orders-2", "other-1" -> [{"topic":"orders","partitions":[0,2]},{"topic":"other",...}]
+ojson topic_partitions_json(const json& list) {
+  std::map<std::string, std::vector<std::int32_t>> by_topic;
+  for (const auto& p : list) {
+    const auto [topic, partition] = split_partition(p.get<std::string>());
+    by_topic[topic].push_back(partition);
+  }
+  ojson out = ojson::array();
+  for (auto& [topic, parts] : by_topic) {
+    std::sort(parts.begin(), parts.end());
+    out.push_back({{"topic", topic}, {"partitions", parts}});
+  }
+  return out;
+}
+
+std::string base64(const std::vector<std::uint8_t>& bytes, bool url) {
+  const char* table = url ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                          : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const std::uint32_t v = (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2];
+    for (int k = 18; k >= 0; k -= 6) out += table[(v >> k) & 63];
+  }
+  const std::size_t rest = bytes.size() - i;
+  if (rest > 0) {
+    std::uint32_t v = bytes[i] << 16;
+    if (rest == 2) v |= bytes[i + 1] << 8;
+    out += table[(v >> 18) & 63];
+    out += table[(v >> 12) & 63];
+    if (rest == 2) out += table[(v >> 6) & 63];
+    if (!url) out += rest == 2 ? "=" : "==";
+  }
+  return out;
+}
+
+// The user data a classic assignor puts in its subscription: CooperativeStickyAssignor encodes
+// the member's generation as one int32; range and roundrobin send none. (The eager sticky
+// assignor's user data, its previous assignment, is not reproduced: null.)
+ojson subscription_user_data(const std::string& protocol, std::int32_t generation) {
+  if (protocol != "cooperative-sticky") return nullptr;
+  const auto g = static_cast<std::uint32_t>(generation);
+  return base64({static_cast<std::uint8_t>(g >> 24), static_cast<std::uint8_t>(g >> 16),
+                 static_cast<std::uint8_t>(g >> 8), static_cast<std::uint8_t>(g)},
+                false);
+}
+
+std::string key_json(const json& r) {
+  ojson data;
+  const std::string name = r.at("record").get<std::string>();
+  ojson key;
+  if (name == "OffsetCommit") {
+    data = {{"group", r.at("group")}, {"topic", r.at("topic")}, {"partition", r.at("partition_index")}};
+    key = {{"type", "1"}, {"data", data}};
+  } else if (name == "GroupMetadata") {
+    key = {{"type", "2"}, {"data", {{"group", r.at("group")}}}};
+  } else {
+    // KIP-848 records: the key is the group (and member id for member records).
+    data = {{"groupId", r.at("group")}};
+    if (r.contains("member_id")) data["memberId"] = r.at("member_id");
+    key = {{"type", name}, {"data", data}};
+  }
+  return key.dump();
+}
+
+std::string group_metadata_payload(const json& r) {
+  ojson data;
+  data["protocolType"] = r.value("protocol_type", "");
+  data["generation"] = r.at("generation");
+  const json protocol = r.value("protocol", json(nullptr));
+  data["protocol"] = protocol;
+  // The record names the leader by the scenario's consumer name; Kafka stores its member id.
+  json leader = r.value("leader", json(nullptr));
+  for (const auto& m : r.at("members"))
+    if (!leader.is_null() && m.value("consumer", "") == leader) leader = m.at("member_id");
+  data["leader"] = leader;
+  data["currentStateTimestamp"] = r.value("current_state_timestamp", std::int64_t{-1});
+  ojson members = ojson::array();
+  const std::string protocol_name = protocol.is_string() ? protocol.get<std::string>() : "";
+  for (const auto& m : r.at("members")) {
+    ojson mj;
+    mj["memberId"] = m.at("member_id");
+    mj["groupInstanceId"] = m.value("group_instance_id", json(nullptr));
+    mj["clientId"] = m.value("client_id", "");
+    mj["clientHost"] = m.value("client_host", "");
+    mj["rebalanceTimeout"] = m.value("rebalance_timeout", -1);
+    mj["sessionTimeout"] = m.value("session_timeout", 0);
+    // The consumer protocol's bytes, decoded as the offsets decoder decodes them (version 3).
+    if (m.contains("subscription")) {
+      const json& s = m.at("subscription");
+      const auto generation = s.value("generation_id", -1);
+      mj["subscription"] = {{"topics", s.at("topics")},
+                            {"userData", subscription_user_data(protocol_name, generation)},
+                            {"ownedPartitions", topic_partitions_json(s.at("owned_partitions"))},
+                            {"generationId", generation},
+                            {"rackId", s.value("rack_id", json(nullptr))}};
+    }
+    mj["assignment"] = {{"assignedPartitions", topic_partitions_json(m.at("assignment"))},
+                        {"userData", nullptr}};
+    members.push_back(mj);
+  }
+  data["members"] = members;
+  return ojson{{"version", "3"}, {"data", data}}.dump();
+}
+
+std::string offset_commit_payload(const json& r) {
+  ojson data;
+  data["offset"] = r.at("committed_offset");
+  data["leaderEpoch"] = r.value("leader_epoch", -1);
+  data["metadata"] = "";
+  data["commitTimestamp"] = r.value("commit_timestamp", std::int64_t{-1});
+  data["topicId"] = simulated_topic_id(r.at("topic").get<std::string>());
+  return ojson{{"version", "4"}, {"data", data}}.dump();
+}
+
+std::string payload_json(const json& r) {
+  if (r.value("tombstone", false)) return "<DELETE>";
+  const std::string name = r.at("record").get<std::string>();
+  if (name == "GroupMetadata") return group_metadata_payload(r);
+  if (name == "OffsetCommit") return offset_commit_payload(r);
+  // KIP-848 records: their value fields as the trace carries them.
+  ojson data = ojson::object();
+  for (const auto& [k, v] : r.items()) {
+    if (k == "t_us" || k == "type" || k == "partition" || k == "offset" || k == "record" ||
+        k == "tombstone" || k == "group" || k == "member_id" || k == "consumer")
+      continue;
+    data[k] = v;
+  }
+  return ojson{{"version", "0"}, {"data", data}}.dump();
+}
+
+// Java's String.format("%-Ns", s).
+std::string pad(const std::string& s, std::size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+std::string assignment_string(const std::set<std::pair<std::string, std::int32_t>>& tps) {
+  // ConsumerGroupCommand.getAssignmentString: "topic:0,1,2;other:3", topics sorted.
+  if (tps.empty()) return kMissing;
+  std::map<std::string, std::vector<std::int32_t>> by_topic;
+  for (const auto& [t, p] : tps) by_topic[t].push_back(p);
+  std::string out;
+  for (const auto& [t, ps] : by_topic) {
+    if (!out.empty()) out += ";";
+    out += t + ":";
+    for (std::size_t i = 0; i < ps.size(); ++i) out += (i ? "," : "") + std::to_string(ps[i]);
+  }
+  return out;
+}
+
+struct Member {
+  std::string member_id;
+  std::string consumer;
+  std::string client_id;
+  std::string host;
+  std::string instance_id;
+  std::set<std::pair<std::string, std::int32_t>> assignment;
+  std::optional<std::int64_t> current_epoch;
+  std::set<std::pair<std::string, std::int32_t>> target;
+};
+
+struct Group {
+  bool exists = false;
+  bool consumer_protocol = false;
+  std::string state = "Dead";
+  std::string protocol;  // assignment strategy
+  std::optional<std::int64_t> group_epoch;
+  std::optional<std::int64_t> target_epoch;
+  std::map<std::string, Member> members;  // by member id
+  std::map<std::pair<std::string, std::int32_t>, std::pair<std::int64_t, std::int64_t>> committed;  // -> offset, epoch
+};
+
+std::string capitalized(std::string s) {
+  if (!s.empty()) s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+  return s;
+}
+
+}  // namespace
+
+std::string simulated_topic_id(const std::string& topic) {
+  std::uint64_t state = sim::fnv1a("topic-id:" + topic);
+  const std::uint64_t hi = sim::splitmix64(state);
+  const std::uint64_t lo = sim::splitmix64(state);
+  std::vector<std::uint8_t> bytes;
+  for (int i = 7; i >= 0; --i) bytes.push_back(static_cast<std::uint8_t>(hi >> (8 * i)));
+  for (int i = 7; i >= 0; --i) bytes.push_back(static_cast<std::uint8_t>(lo >> (8 * i)));
+  return base64(bytes, true);
+}
+
+std::vector<std::string> dump_offsets_partition(const std::vector<std::string>& trace_lines,
+                                                std::int32_t partition) {
+  std::vector<std::string> out{fmt::format("Dumping __consumer_offsets-{}", partition),
+                               "Log starting offset: 0"};
+  for (const auto& line : trace_lines) {
+    if (line.find("\"type\":\"record\"") == std::string::npos) continue;
+    const json r = json::parse(line);
+    if (r.at("type") != "record" || r.at("partition").get<std::int32_t>() != partition) continue;
+    out.push_back(fmt::format("| offset: {} CreateTime: {} key: {} payload: {}", r.at("offset").get<std::int64_t>(),
+                              r.at("t_us").get<std::int64_t>() / 1000, key_json(r), payload_json(r)));
+  }
+  return out;
+}
+
+DescribeOutput describe_groups(const std::vector<std::string>& trace_lines, const DescribeOptions& options) {
+  std::map<std::string, Group> groups;
+  std::map<std::pair<std::string, std::int32_t>, std::int64_t> log_end;
+  for (const auto& line : trace_lines) {
+    const json e = json::parse(line);
+    if (e.at("t_us").get<std::int64_t>() > options.at_us) break;
+    const std::string type = e.at("type").get<std::string>();
+    if (type == "log_end_offset" || type == "lag") {
+      log_end[split_partition(e.at("partition").get<std::string>())] = e.at("log_end_offset").get<std::int64_t>();
+    } else if (type == "group.state") {
+      Group& g = groups[e.at("group").get<std::string>()];
+      g.exists = true;
+      const std::string state = e.at("state").get<std::string>();
+      g.state = capitalized(state);
+      if (state == "dead" || state == "Dead") g.exists = false;
+    } else if (type == "member.leave") {
+      Group& g = groups[e.at("group").get<std::string>()];
+      if (e.contains("member_id") && !g.consumer_protocol) g.members.erase(e.at("member_id").get<std::string>());
+    } else if (type == "record") {
+      Group& g = groups[e.at("group").get<std::string>()];
+      const std::string name = e.at("record").get<std::string>();
+      const bool tombstone = e.value("tombstone", false);
+      if (name == "OffsetCommit") {
+        const std::pair<std::string, std::int32_t> tp{e.at("topic").get<std::string>(),
+                                                      e.at("partition_index").get<std::int32_t>()};
+        if (tombstone) g.committed.erase(tp);
+        else g.committed[tp] = {e.at("committed_offset").get<std::int64_t>(), e.value("leader_epoch", std::int64_t{-1})};
+      } else if (name == "GroupMetadata") {
+        if (tombstone) continue;
+        g.protocol = e.value("protocol", json(nullptr)).is_string() ? e.at("protocol").get<std::string>() : "";
+        g.members.clear();
+        for (const auto& m : e.at("members")) {
+          Member mm;
+          mm.member_id = m.at("member_id").get<std::string>();
+          mm.consumer = m.value("consumer", "");
+          mm.client_id = m.value("client_id", mm.consumer);
+          mm.host = m.value("client_host", "/" + mm.consumer);
+          mm.instance_id = m.value("group_instance_id", "");
+          for (const auto& p : m.at("assignment")) mm.assignment.insert(split_partition(p.get<std::string>()));
+          g.members[mm.member_id] = mm;
+        }
+      } else if (name.rfind("ConsumerGroup", 0) == 0) {
+        // KIP-848 records (field names of scenario-format.md's `record` row).
+        g.consumer_protocol = true;
+        if (g.protocol.empty()) g.protocol = "uniform";
+        if (name == "ConsumerGroupMetadata" && !tombstone) g.group_epoch = e.value("epoch", std::int64_t{0});
+        if (name == "ConsumerGroupTargetAssignmentMetadata" && !tombstone)
+          g.target_epoch = e.value("assignment_epoch", std::int64_t{0});
+        if (!e.contains("member_id")) continue;
+        const std::string id = e.at("member_id").get<std::string>();
+        if (name == "ConsumerGroupMemberMetadata") {
+          if (tombstone) {
+            g.members.erase(id);
+            continue;
+          }
+          Member& m = g.members[id];
+          m.member_id = id;
+          m.consumer = e.value("consumer", "");
+          m.client_id = e.value("client_id", m.consumer);
+          m.host = e.value("client_host", "/" + m.consumer);
+          m.instance_id = e.value("instance_id", "");
+        } else if (name == "ConsumerGroupCurrentMemberAssignment" && !tombstone && g.members.count(id)) {
+          Member& m = g.members[id];
+          m.current_epoch = e.value("member_epoch", std::int64_t{0});
+          m.assignment.clear();
+          for (const auto& p : e.value("assigned", json::array())) m.assignment.insert(split_partition(p.get<std::string>()));
+        } else if (name == "ConsumerGroupTargetAssignmentMember" && !tombstone && g.members.count(id)) {
+          Member& m = g.members[id];
+          m.target.clear();
+          for (const auto& p : e.value("partitions", json::array())) m.target.insert(split_partition(p.get<std::string>()));
+        }
+      }
+    }
+  }
+
+  DescribeOutput result;
+  for (const auto& group_id : options.groups) {
+    const auto it = groups.find(group_id);
+    if (it == groups.end() || !it->second.exists) {
+      result.err += fmt::format("\nError: Consumer group '{}' does not exist.\n", group_id);
+      continue;
+    }
+    const Group& g = it->second;
+    // A classic group shows its members' assignments only while Stable.
+    const bool show_assignment = g.consumer_protocol || g.state == "Stable";
+    std::vector<const Member*> members;
+    if (g.state != "Empty" && g.state != "Dead")
+      for (const auto& [id, m] : g.members) members.push_back(&m);
+
+    // shouldPrintMemberState's notes.
+    auto note_state = [&](std::size_t rows) {
+      if (g.state == "Empty") result.err += fmt::format("\nConsumer group '{}' has no active members.\n", group_id);
+      else if (g.state != "Stable")
+        result.err += fmt::format("\nWarning: Consumer group '{}' is rebalancing.\n", group_id);
+      return rows > 0;
+    };
+
+    if (options.view == DescribeView::State) {
+      if (!note_state(1)) continue;
+      const std::int32_t broker = options.coordinator_of.count(group_id) ? options.coordinator_of.at(group_id) : 0;
+      const std::string coordinator = fmt::format("broker-{}:9092  ({})", broker, broker);
+      const std::size_t cw = std::max<std::size_t>(25, coordinator.size());
+      const std::size_t gw = std::max<std::size_t>(15, group_id.size());
+      const std::string strategy = g.protocol.empty() || g.state == "Empty" ? kMissing : g.protocol;
+      const std::string n = std::to_string(members.size());
+      if (options.verbose) {
+        const auto row = [&](const std::string& a, const std::string& b, const std::string& c, const std::string& d,
+                             const std::string& e, const std::string& f, const std::string& h) {
+          return "\n" + pad(a, gw) + " " + pad(b, cw) + " " + pad(c, 20) + " " + pad(d, 20) + " " + pad(e, 15) + " " +
+                 pad(f, 25) + " " + h;
+        };
+        result.out += row("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "GROUP-EPOCH",
+                          "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS");
+        result.out += row(group_id, coordinator, strategy, g.state,
+                          g.group_epoch ? std::to_string(*g.group_epoch) : kMissing,
+                          g.target_epoch ? std::to_string(*g.target_epoch) : kMissing, n);
+      } else {
+        const auto row = [&](const std::string& a, const std::string& b, const std::string& c, const std::string& d,
+                             const std::string& e) {
+          return "\n" + pad(a, gw) + " " + pad(b, cw) + " " + pad(c, 20) + " " + pad(d, 20) + " " + e;
+        };
+        result.out += row("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS");
+        result.out += row(group_id, coordinator, strategy, g.state, n);
+      }
+      result.out += "\n";
+    } else if (options.view == DescribeView::Members) {
+      note_state(members.size());  // the header is printed even with no member (as Kafka does)
+      std::size_t gw = 15, cw = 15, iw = 17, hw = 15, clw = 15, caw = 20, taw = 20;
+      bool with_instance = false;
+      for (const Member* m : members) {
+        gw = std::max(gw, group_id.size());
+        cw = std::max(cw, m->member_id.size());
+        iw = std::max(iw, m->instance_id.size());
+        hw = std::max(hw, m->host.size());
+        clw = std::max(clw, m->client_id.size());
+        with_instance = with_instance || !m->instance_id.empty();
+        caw = std::max(caw, assignment_string(show_assignment ? m->assignment : decltype(m->assignment){}).size());
+        taw = std::max(taw, assignment_string(m->target).size());
+      }
+      const auto head = [&](const std::string& group, const std::string& id, const std::string& instance,
+                            const std::string& host, const std::string& client, const std::string& n) {
+        std::string s = pad(group, gw) + " " + pad(id, cw) + " ";
+        if (with_instance) s += pad(instance, iw) + " ";
+        return s + pad(host, hw) + " " + pad(client, clw) + " " + pad(n, 15) + " ";
+      };
+      const auto tail = [&](const std::string& ce, const std::string& ca, const std::string& te, const std::string& ta) {
+        return pad(ce, 15) + " " + pad(ca, caw) + " " + pad(te, 15) + " " + pad(ta, taw);
+      };
+      result.out += "\n" + head("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS");
+      if (options.verbose) result.out += tail("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT");
+      result.out += "\n";
+      for (const Member* m : members) {
+        const auto assigned = show_assignment ? m->assignment : decltype(m->assignment){};
+        result.out += head(group_id, m->member_id, m->instance_id, m->host, m->client_id, std::to_string(assigned.size()));
+        if (options.verbose) {
+          result.out += tail(m->current_epoch ? std::to_string(*m->current_epoch) : kMissing, assignment_string(assigned),
+                             g.target_epoch && g.consumer_protocol ? std::to_string(*g.target_epoch) : kMissing,
+                             assignment_string(m->target));
+        }
+        result.out += "\n";
+      }
+    } else {
+      // Offsets: each member's partitions (members with the most partitions first), then the
+      // committed partitions nobody is assigned.
+      struct Row {
+        std::string topic;
+        std::int32_t partition;
+        std::string consumer_id, host, client_id;
+      };
+      std::vector<const Member*> by_size;
+      for (const Member* m : members)
+        if (show_assignment && !m->assignment.empty()) by_size.push_back(m);
+      std::stable_sort(by_size.begin(), by_size.end(),
+                       [](const Member* a, const Member* b) { return a->assignment.size() > b->assignment.size(); });
+      std::vector<Row> rows;
+      std::set<std::pair<std::string, std::int32_t>> assigned;
+      for (const Member* m : by_size) {
+        for (const auto& [t, p] : m->assignment) {
+          rows.push_back({t, p, m->member_id, m->host, m->client_id});
+          assigned.insert({t, p});
+        }
+      }
+      for (const auto& [tp, offset] : g.committed)
+        if (!assigned.count(tp)) rows.push_back({tp.first, tp.second, kMissing, kMissing, kMissing});
+      if (!note_state(rows.size())) continue;
+      std::size_t gw = 15, tw = 15, cw = 15, hw = 15;
+      for (const auto& r : rows) {
+        gw = std::max(gw, group_id.size());
+        tw = std::max(tw, r.topic.size());
+        cw = std::max(cw, r.consumer_id.size());
+        hw = std::max(hw, r.host.size());
+      }
+      const auto line = [&](const std::string& group, const std::string& topic, const std::string& partition,
+                            const std::string& epoch, const std::string& current, const std::string& end,
+                            const std::string& lag, const std::string& id, const std::string& host,
+                            const std::string& client) {
+        std::string s = "\n" + pad(group, gw) + " " + pad(topic, tw) + " " + pad(partition, 10) + " ";
+        if (options.verbose) s += pad(epoch, 15) + " ";
+        return s + pad(current, 15) + " " + pad(end, 15) + " " + pad(lag, 15) + " " + pad(id, cw) + " " +
+               pad(host, hw) + " " + client;
+      };
+      result.out += line("GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
+                         "CONSUMER-ID", "HOST", "CLIENT-ID");
+      for (const auto& r : rows) {
+        const auto c = g.committed.find({r.topic, r.partition});
+        const auto l = log_end.find({r.topic, r.partition});
+        const std::string current = c == g.committed.end() ? kMissing : std::to_string(c->second.first);
+        const std::string epoch =
+            c == g.committed.end() || c->second.second < 0 ? kMissing : std::to_string(c->second.second);
+        const std::string end = l == log_end.end() ? kMissing : std::to_string(l->second);
+        const std::string lag = c == g.committed.end() || l == log_end.end() ? kMissing
+                                                                             : std::to_string(l->second - c->second.first);
+        result.out += line(group_id, r.topic, std::to_string(r.partition), epoch, current, end, lag, r.consumer_id,
+                           r.host, r.client_id);
+      }
+      result.out += "\n";
+    }
+  }
+  return result;
+}
+
+}  // namespace rsim::inspect
