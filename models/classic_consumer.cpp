@@ -76,8 +76,18 @@ ClassicConsumer::ClassicConsumer(sim::Kernel& kernel, sim::Tracer& tracer,
       }),
       restart_timer_(kernel, [this] { start(); }),
       consumption_(kernel, tracer, workload, lag,
-                   RecordConsumption::Options{spec.name, config_.group_id, config_.max_poll_records,
-                                              config_.auto_offset_reset, spec.processing},
+                   RecordConsumption::Options{
+                       spec.name, config_.group_id, config_.max_poll_records, config_.auto_offset_reset,
+                       spec.processing,
+                       [this](const TopicPartition& tp) {
+                         const sim::NodeId leader = partition_leader(tp);
+                         return !network_.is_cut(leader, node_) && !network_.is_cut(node_, leader);
+                       },
+                       [this](const TopicPartition& tp) {
+                         // The mean one-way latency of the leader's link (no draw: no RNG use).
+                         const double ms = network_.link_spec(partition_leader(tp), node_).latency.expected_ms();
+                         return sim::SimTime{static_cast<std::int64_t>(std::llround(ms * 1000.0))};
+                       }},
                    sim::Rng(seed, "processing-" + spec.name)) {
   process_.attach(&app_);
   process_.attach(&heartbeat_thread_);
@@ -524,15 +534,17 @@ void ClassicConsumer::update_fetch_positions() {
     lookups_[send_request(*coordinator_, std::move(r), config_.request_timeout_ms)] = need;
   }
   std::map<sim::NodeId, TopicPartitions> by_leader;
-  for (const auto& tp : consumption_.awaiting_reset()) {
-    const auto n = cluster_.broker_nodes.size();
-    by_leader[cluster_.broker_nodes.at(static_cast<std::size_t>(tp.partition) % n)].push_back(tp);
-  }
+  for (const auto& tp : consumption_.awaiting_reset()) by_leader[partition_leader(tp)].push_back(tp);
   for (auto& [leader, tps] : by_leader) {
     consumption_.lookup_sent(tps);
     ListOffsetsRequest r{consumption_.reset_timestamp(), tps};
     lookups_[send_request(leader, std::move(r), config_.request_timeout_ms)] = tps;
   }
+}
+
+sim::NodeId ClassicConsumer::partition_leader(const TopicPartition& tp) const {
+  // Leadership of data partitions is not modelled beyond this placement: partition mod brokers.
+  return cluster_.broker_nodes.at(static_cast<std::size_t>(tp.partition) % cluster_.broker_nodes.size());
 }
 
 void ClassicConsumer::maybe_return_records() {

@@ -87,6 +87,7 @@ class ClassicConsumer final : public ConsumerModel {
   bool coordinator_poll();
   void update_fetch_positions();
   void maybe_return_records();
+  sim::NodeId partition_leader(const TopicPartition& tp) const;
   void on_processing_end();
   void after_batch();
   void commit_after_batch();

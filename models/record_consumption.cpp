@@ -119,6 +119,11 @@ std::vector<CommittedOffset> RecordConsumption::all_consumed() const {
   return out;
 }
 
+bool RecordConsumption::fetchable(const TopicPartition& tp, const Part& p) const {
+  return p.state == State::Fetching && !p.pending_revocation &&
+         (!options_.leader_reachable || options_.leader_reachable(tp));
+}
+
 std::optional<Batch> RecordConsumption::poll() {
   if (parts_.empty()) return std::nullopt;
   // Partitions in order, starting with the one a previous poll() left partly drained (Kafka's
@@ -131,7 +136,7 @@ std::optional<Batch> RecordConsumption::poll() {
   std::optional<TopicPartition> next;
   do {
     auto& [tp, p] = *it;
-    if (p.state == State::Fetching && !p.pending_revocation) {
+    if (fetchable(tp, p)) {
       const std::int64_t available = workload_.log_end_offset(tp) - p.position;
       if (available > 0 && room > 0) {
         const std::int64_t n = std::min(room, available);
@@ -154,9 +159,11 @@ std::optional<Batch> RecordConsumption::poll() {
 sim::SimTime RecordConsumption::next_fetchable() const {
   sim::SimTime best = sim::kNever;
   for (const auto& [tp, p] : parts_) {
-    if (p.state != State::Fetching || p.pending_revocation) continue;
+    if (!fetchable(tp, p)) continue;
     if (workload_.log_end_offset(tp) > p.position) return kernel_.now();
-    best = std::min(best, workload_.next_append(tp));
+    const sim::SimTime next = workload_.next_append(tp);
+    if (next == sim::kNever) continue;
+    best = std::min(best, next + (options_.fetch_delay ? options_.fetch_delay(tp) : sim::SimTime::zero()));
   }
   return best;
 }

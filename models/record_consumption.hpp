@@ -21,14 +21,18 @@
 //   the application          processing_time(batch) (draw), then processed(batch)
 //   commits                  all_consumed(): every partition with a valid position
 //
-// Records are fetched from the Workload's log end offsets at the instant of poll(): the
-// fetch round trip and fetch.max.wait.ms are not modelled (in steady state the consumer's
-// prefetch hides them). Positions advance when poll() returns the records, as in Kafka.
+// Records are fetched from the Workload's log end offsets at the instant of poll(): a consumer
+// with records waiting gets them at once (in steady state Kafka's prefetch has them buffered);
+// a consumer waiting in poll() for new records gets them `fetch_delay` after their append (the
+// long-poll Fetch answers at once, fetch.min.bytes=1, and the answer crosses the link). Record
+// sizes, fetch.max.bytes and max.partition.fetch.bytes are not modelled. Positions advance when
+// poll() returns the records, as in Kafka.
 // Trace events: `position` (consumer, group, partition, offset, source "committed" or
 // "reset:<strategy>"), `records.fetched` and `records.processed` (consumer, group, partition,
 // first_offset, last_offset, count), one per partition of a batch.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -64,6 +68,12 @@ class RecordConsumption {
     std::int32_t max_poll_records = 500;
     std::string auto_offset_reset = "latest";  // latest | earliest | none
     ProcessingSpec processing;
+    /// Whether the consumer can fetch from the partition's leader now (empty: always). A cut
+    /// link stops the records; positions are kept.
+    std::function<bool(const TopicPartition&)> leader_reachable;
+    /// How long a record takes to reach a consumer waiting in poll() once appended: the long-poll
+    /// Fetch answers at once and the answer crosses the link (empty: 0).
+    std::function<sim::SimTime(const TopicPartition&)> fetch_delay;
   };
   RecordConsumption(sim::Kernel& kernel, sim::Tracer& tracer, Workload& workload,
                     LagMonitor* lag, Options options, sim::Rng rng);
@@ -98,7 +108,8 @@ class RecordConsumption {
 
   // Fetching and processing.
   std::optional<Batch> poll();
-  /// When a fetchable partition next gets a record it has not returned (sim::kNever: never).
+  /// When a record the consumer has not returned yet reaches it, at the earliest: the next append
+  /// to a fetchable partition plus its fetch_delay (sim::kNever: never).
   sim::SimTime next_fetchable() const;
   sim::SimTime processing_time(const Batch& batch);
   void processed(const Batch& batch);
@@ -113,6 +124,7 @@ class RecordConsumption {
   };
   void trace_batch(const char* type, const Batch& batch);
   void set_position(const TopicPartition& tp, Part& p, std::int64_t offset, const std::string& source);
+  bool fetchable(const TopicPartition& tp, const Part& p) const;
 
   sim::Kernel& kernel_;
   sim::Tracer& tracer_;
