@@ -1,0 +1,114 @@
+// The classic coordinator's OffsetCommit validation and OffsetFetch, driven directly: commits
+// of a stale generation or an unknown member are refused and write nothing; accepted commits
+// are what OffsetFetch returns once their records commit.
+#include <doctest/doctest.h>
+
+#include "models/group_coordinator.hpp"
+#include "models/offsets_log.hpp"
+#include "trace_helpers.hpp"
+
+namespace {
+
+struct Harness {
+  sim::Kernel kernel;
+  sim::Tracer tracer{kernel};
+  rsim::OffsetsLog log{kernel, tracer, sim::Rng(1, "log"), sim::Distribution::constant(2), 50};
+  std::vector<rsim::Message> replies;
+  std::unique_ptr<rsim::GroupCoordinator> coordinator;
+  std::int32_t next_id = 0;
+
+  Harness() {
+    rsim::BrokerConfig config;
+    config.group_initial_rebalance_delay_ms = 0;
+    coordinator = std::make_unique<rsim::GroupCoordinator>(
+        kernel, tracer, sim::Rng(1, "coordinator"), config, log,
+        [this](sim::NodeId, rsim::Envelope e) { replies.push_back(std::move(e.message)); },
+        [](sim::NodeId) { return std::string("A"); });
+  }
+  /// Sends one request and runs the kernel until everything due has happened; the last reply.
+  rsim::Message request(rsim::Message m) {
+    const std::size_t before = replies.size();
+    coordinator->on_request(0, rsim::Envelope{next_id++, std::move(m)});
+    kernel.run(kernel.now() + sim::ms(10));
+    REQUIRE(replies.size() > before);
+    return replies.back();
+  }
+  rsim::ErrorCode commit(std::int32_t generation, const std::string& member, std::int64_t offset) {
+    rsim::OffsetCommitRequest r{"g", generation, member, std::nullopt, {{{"t", 0}, offset}}};
+    return std::get<rsim::OffsetCommitResponse>(request(r)).error;
+  }
+  std::int64_t fetch() {
+    rsim::OffsetFetchRequest r;
+    r.group_id = "g";
+    r.partitions = {{"t", 0}};
+    const auto resp = std::get<rsim::OffsetFetchResponse>(request(r));
+    REQUIRE(resp.partitions.size() == 1);
+    return resp.partitions[0].offset;
+  }
+  std::size_t commit_records() const {
+    std::size_t n = 0;
+    for (const auto& e : testing::parse_trace(tracer.lines()))
+      if (e["type"] == "record" && e["record"] == "OffsetCommit") ++n;
+    return n;
+  }
+};
+
+rsim::JoinGroupRequest join(const std::string& member_id) {
+  rsim::JoinGroupRequest r;
+  r.group_id = "g";
+  r.session_timeout_ms = 45000;
+  r.rebalance_timeout_ms = 300000;
+  r.member_id = member_id;
+  r.client_id = "c";
+  r.protocols = {{"range", rsim::Subscription{{"t"}, {}, -1, std::nullopt}}};
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("OffsetCommit: stale generation -> ILLEGAL_GENERATION, unknown member -> UNKNOWN_MEMBER_ID") {
+  Harness h;
+  CHECK(h.fetch() == -1);  // no group, no offset
+  const auto first = std::get<rsim::JoinGroupResponse>(h.request(join("")));
+  REQUIRE(first.error == rsim::ErrorCode::MEMBER_ID_REQUIRED);
+  const std::string id = first.member_id;
+  const auto joined = std::get<rsim::JoinGroupResponse>(h.request(join(id)));
+  REQUIRE(joined.error == rsim::ErrorCode::NONE);
+  REQUIRE(joined.generation_id == 1);
+  // Between the join and the leader's SyncGroup the group is CompletingRebalance.
+  CHECK(h.commit(1, id, 5) == rsim::ErrorCode::REBALANCE_IN_PROGRESS);
+  rsim::SyncGroupRequest sync;
+  sync.group_id = "g";
+  sync.generation_id = 1;
+  sync.member_id = id;
+  sync.protocol_name = "range";
+  sync.assignments = {{id, {{"t", 0}}}};
+  REQUIRE(std::get<rsim::SyncGroupResponse>(h.request(sync)).error == rsim::ErrorCode::NONE);
+  const std::size_t records_before = h.commit_records();
+  CHECK(h.commit(0, id, 7) == rsim::ErrorCode::ILLEGAL_GENERATION);  // a zombie of generation 0
+  CHECK(h.commit(1, "c-not-a-member", 7) == rsim::ErrorCode::UNKNOWN_MEMBER_ID);
+  CHECK(h.commit(-1, "", 7) == rsim::ErrorCode::UNKNOWN_MEMBER_ID);  // no member info, group not Empty
+  CHECK(h.commit_records() == records_before);  // refused commits write nothing
+  CHECK(h.fetch() == -1);
+  CHECK(h.commit(1, id, 42) == rsim::ErrorCode::NONE);
+  CHECK(h.commit_records() == records_before + 1);
+  CHECK(h.fetch() == 42);
+}
+
+TEST_CASE("OffsetFetch sees an offset only once its record has committed") {
+  Harness h;
+  // A commit without member info to a group that does not exist creates a simple group.
+  rsim::OffsetCommitRequest r{"g", -1, "", std::nullopt, {{{"t", 0}, 9}}};
+  h.coordinator->on_request(0, rsim::Envelope{1, r});
+  CHECK(h.replies.empty());  // the response waits for the 2 ms write
+  rsim::OffsetFetchRequest f;
+  f.group_id = "g";
+  f.partitions = {{"t", 0}};
+  h.coordinator->on_request(0, rsim::Envelope{2, f});
+  REQUIRE(h.replies.size() == 1);
+  CHECK(std::get<rsim::OffsetFetchResponse>(h.replies[0]).partitions[0].offset == -1);
+  h.kernel.run(sim::ms(5));
+  REQUIRE(h.replies.size() == 2);
+  CHECK(std::get<rsim::OffsetCommitResponse>(h.replies[1]).error == rsim::ErrorCode::NONE);
+  CHECK(h.fetch() == 9);
+}
