@@ -111,13 +111,12 @@ std::string group_metadata_payload(const json& r) {
     mj["sessionTimeout"] = m.value("session_timeout", 0);
     // The consumer protocol's bytes, decoded as the offsets decoder decodes them (version 3).
     if (m.contains("subscription")) {
-      const json& s = m.at("subscription");
-      const auto generation = s.value("generation_id", -1);
-      mj["subscription"] = {{"topics", s.at("topics")},
+      const auto generation = m.value("generation_id", -1);
+      mj["subscription"] = {{"topics", m.at("subscription")},
                             {"userData", subscription_user_data(protocol_name, generation)},
-                            {"ownedPartitions", topic_partitions_json(s.at("owned_partitions"))},
+                            {"ownedPartitions", topic_partitions_json(m.value("owned_partitions", json::array()))},
                             {"generationId", generation},
-                            {"rackId", s.value("rack_id", json(nullptr))}};
+                            {"rackId", m.value("rack_id", json(nullptr))}};
     }
     mj["assignment"] = {{"assignedPartitions", topic_partitions_json(m.at("assignment"))},
                         {"userData", nullptr}};
