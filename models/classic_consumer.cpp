@@ -543,8 +543,16 @@ void ClassicConsumer::update_fetch_positions() {
 }
 
 sim::NodeId ClassicConsumer::partition_leader(const TopicPartition& tp) const {
-  // Leadership of data partitions is not modelled beyond this placement: partition mod brokers.
-  return cluster_.broker_nodes.at(static_cast<std::size_t>(tp.partition) % cluster_.broker_nodes.size());
+  // Data partitions are placed like __consumer_offsets ones (replicas p, p+1, ... mod brokers);
+  // the leader is the first live replica: a dead broker's data partitions move at once (the
+  // controller's fencing delay is not modelled for them). All replicas down: the first one.
+  const auto n = cluster_.broker_nodes.size();
+  const auto replicas = std::min<std::size_t>(n, static_cast<std::size_t>(std::max(1, cluster_.offsets_topic_replication_factor)));
+  for (std::size_t k = 0; k < replicas; ++k) {
+    const std::size_t b = (static_cast<std::size_t>(tp.partition) + k) % n;
+    if (b >= cluster_.broker_down.size() || !cluster_.broker_down[b]) return cluster_.broker_nodes[b];
+  }
+  return cluster_.broker_nodes[static_cast<std::size_t>(tp.partition) % n];
 }
 
 void ClassicConsumer::maybe_return_records() {
