@@ -152,7 +152,12 @@ std::optional<Batch> RecordConsumption::poll() {
   } while (it != start && room > 0);
   if (batch.records == 0) return std::nullopt;
   next_in_line_ = next ? next : std::optional<TopicPartition>(it->first);
-  trace_batch("records.fetched", batch);
+  batch.id = ++batches_;
+  nlohmann::ordered_json ranges = nlohmann::ordered_json::array();
+  for (const auto& r : batch.ranges)
+    ranges.push_back({{"partition", r.partition.str()}, {"first_offset", r.first}, {"last_offset", r.last}});
+  tracer_.emit("records.fetched", {{"consumer", options_.consumer}, {"group", options_.group},
+                                   {"batch", batch.id}, {"count", batch.records}, {"ranges", ranges}});
   return batch;
 }
 
@@ -179,14 +184,9 @@ sim::SimTime RecordConsumption::processing_time(const Batch& batch) {
   return t;
 }
 
-void RecordConsumption::processed(const Batch& batch) { trace_batch("records.processed", batch); }
-
-void RecordConsumption::trace_batch(const char* type, const Batch& batch) {
-  for (const auto& r : batch.ranges) {
-    tracer_.emit(type, {{"consumer", options_.consumer}, {"group", options_.group},
-                        {"partition", r.partition.str()}, {"first_offset", r.first},
-                        {"last_offset", r.last}, {"count", r.last - r.first + 1}});
-  }
+void RecordConsumption::processed(const Batch& batch) {
+  tracer_.emit("records.processed", {{"consumer", options_.consumer}, {"group", options_.group},
+                                     {"batch", batch.id}, {"count", batch.records}});
 }
 
 }  // namespace rsim

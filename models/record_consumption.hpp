@@ -28,8 +28,10 @@
 // sizes, fetch.max.bytes and max.partition.fetch.bytes are not modelled. Positions advance when
 // poll() returns the records, as in Kafka.
 // Trace events: `position` (consumer, group, partition, offset, source "committed" or
-// "reset:<strategy>"), `records.fetched` and `records.processed` (consumer, group, partition,
-// first_offset, last_offset, count), one per partition of a batch.
+// "reset:<strategy>"); `records.fetched` (consumer, group, batch, count, ranges: one
+// {partition, first_offset, last_offset} per partition of the batch) when poll() returns a
+// batch, and `records.processed` (consumer, group, batch, count) when the application is done
+// with it (its ranges are those of the records.fetched event with the same consumer and batch).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -56,6 +58,7 @@ struct FetchedRange {
   std::int64_t last = 0;
 };
 struct Batch {
+  std::int64_t id = 0;  // the consumer's batch number, from 1
   std::vector<FetchedRange> ranges;
   std::int64_t records = 0;
 };
@@ -122,7 +125,7 @@ class RecordConsumption {
     bool pending_revocation = false;
     std::int64_t position = 0;
   };
-  void trace_batch(const char* type, const Batch& batch);
+
   void set_position(const TopicPartition& tp, Part& p, std::int64_t offset, const std::string& source);
   bool fetchable(const TopicPartition& tp, const Part& p) const;
 
@@ -134,6 +137,7 @@ class RecordConsumption {
   sim::Rng rng_;
   std::map<TopicPartition, Part> parts_;
   std::optional<TopicPartition> next_in_line_;  // a partition a poll() left partly drained
+  std::int64_t batches_ = 0;
 };
 
 }  // namespace rsim

@@ -64,6 +64,16 @@ struct PartitionRecords {
   std::optional<std::int64_t> max_committed;
 };
 
+// Appends [first, last], merged into the previous range when it continues it (the usual case:
+// a consumer reads a partition in order), which keeps long runs to a few ranges.
+void add_range(std::vector<std::pair<std::int64_t, std::int64_t>>& ranges, std::pair<std::int64_t, std::int64_t> r) {
+  if (!ranges.empty() && ranges.back().second + 1 == r.first) {
+    ranges.back().second = r.second;
+    return;
+  }
+  ranges.push_back(r);
+}
+
 // Sum over offsets of (times delivered - 1) for those delivered more than once.
 std::int64_t duplicates_of(const std::vector<std::pair<std::int64_t, std::int64_t>>& ranges) {
   std::map<std::int64_t, std::int64_t> delta;
@@ -108,6 +118,9 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
   // Records: per (group, partition); lag: per group, the latest lag of each partition and the
   // group's total after each instant that had lag events.
   std::map<std::pair<std::string, std::string>, PartitionRecords> records;
+  // Each consumer's batch in hand (fetched, not yet processed): batch number and ranges.
+  std::map<std::string, std::pair<std::int64_t, std::vector<std::pair<std::string, std::pair<std::int64_t, std::int64_t>>>>>
+      in_hand;
   std::int64_t max_lag = 0;
   std::map<std::string, std::map<std::string, std::int64_t>> latest_lag;
   std::map<std::string, std::map<std::string, bool>> latest_owned;
@@ -220,10 +233,24 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
     end_t = t;
     bool ownership_changed = false;
 
-    if (type == "records.fetched" || type == "records.processed") {
-      auto& r = records[{e.at("group").get<std::string>(), e.at("partition").get<std::string>()}];
-      (type == "records.fetched" ? r.delivered : r.processed)
-          .emplace_back(e.at("first_offset").get<std::int64_t>(), e.at("last_offset").get<std::int64_t>());
+    if (type == "records.fetched") {
+      const std::string group = e.at("group").get<std::string>();
+      auto& pending = in_hand[e.at("consumer").get<std::string>()];
+      pending = {e.at("batch").get<std::int64_t>(), {}};
+      for (const auto& range : e.at("ranges")) {
+        const std::string partition = range.at("partition").get<std::string>();
+        const std::pair<std::int64_t, std::int64_t> offsets{range.at("first_offset").get<std::int64_t>(),
+                                                            range.at("last_offset").get<std::int64_t>()};
+        add_range(records[{group, partition}].delivered, offsets);
+        pending.second.emplace_back(partition, offsets);
+      }
+    } else if (type == "records.processed") {
+      const std::string group = e.at("group").get<std::string>();
+      const auto it = in_hand.find(e.at("consumer").get<std::string>());
+      if (it != in_hand.end() && it->second.first == e.at("batch").get<std::int64_t>()) {
+        for (const auto& [partition, offsets] : it->second.second) add_range(records[{group, partition}].processed, offsets);
+        in_hand.erase(it);
+      }
     } else if (type == "position") {
       auto& r = records[{e.at("group").get<std::string>(), e.at("partition").get<std::string>()}];
       if (!r.first_position) r.first_position = e.at("offset").get<std::int64_t>();

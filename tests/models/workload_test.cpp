@@ -145,7 +145,7 @@ TEST_CASE("crash between processing and auto-commit: exactly the uncommitted rec
   // A crashes at 12550 having been handed offsets 90..124 (the last appended at 12.5 s).
   std::int64_t a_last = -1;
   for (const auto& f : events(trace, "records.fetched"))
-    if (f["consumer"] == "A") a_last = f["last_offset"].get<std::int64_t>();
+    if (f["consumer"] == "A") a_last = f["ranges"].back()["last_offset"].get<std::int64_t>();
   CHECK(a_last == 124);
   // B takes orders-0 after A's session times out and starts from the committed 90.
   CHECK(positions.back()["consumer"] == "B");
@@ -194,9 +194,10 @@ TEST_CASE("lag by hand: a consumer that starts behind and catches up") {
   const auto fetched = events(trace, "records.fetched");
   REQUIRE(fetched.size() > 12);
   CHECK(fetched[11]["t_us"] == 2112000);
-  CHECK(fetched[11]["last_offset"] == 119);
-  CHECK(fetched[12]["first_offset"] == 120);
+  CHECK(fetched[11]["ranges"][0]["last_offset"] == 119);
+  CHECK(fetched[12]["ranges"][0]["first_offset"] == 120);
   CHECK(fetched[12]["count"] == 2);
+  CHECK(fetched[12]["batch"] == 13);
   const auto s = summary_of("scenarios/workload/lag-catch-up.json", "classic-eager");
   CHECK(s["metrics"]["max_lag"] == 20);
   // Offsets 0..148 were handed out; the batch fetched at 4912 (offset 148) is still being
