@@ -21,6 +21,18 @@
 //   the application          processing_time(batch) (draw), then processed(batch)
 //   commits                  all_consumed(): every partition with a valid position
 //
+// Wiring a client (what ClassicConsumer does; the KIP-848 client does the same):
+//  - construct it with the World's Workload and LagMonitor (World passes both to consumers),
+//    Options{consumer name, group.id, max.poll.records, auto.offset.reset, the scenario's
+//    processing, leader_reachable, fetch_delay} and an Rng stream of its own
+//    ("processing-<name>");
+//  - OffsetFetchRequest / ListOffsetsRequest (messages.hpp) are answered by the coordinator /
+//    any live broker; the KIP-848 client fills OffsetFetchRequest.member_id/member_epoch;
+//  - its commits (auto-commit from the background thread every auto.commit.interval.ms, the
+//    commit before revocation, commitSync/commitAsync) send all_consumed(), and nothing when it
+//    is empty; the `commit` trace event (consumer, group, phase sent/completed/failed, purpose,
+//    generation, offsets, error) is the client's to emit.
+//
 // Records are fetched from the Workload's log end offsets at the instant of poll(): a consumer
 // with records waiting gets them at once (in steady state Kafka's prefetch has them buffered);
 // a consumer waiting in poll() for new records gets them `fetch_delay` after their append (the
