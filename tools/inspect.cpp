@@ -154,7 +154,21 @@ std::string payload_json(const json& r) {
 
 // Java's String.format("%-Ns", s).
 std::string pad(const std::string& s, std::size_t width) {
-  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+  std::string out = s;
+  if (out.size() < width) out.append(width - out.size(), ' ');
+  return out;
+}
+
+// The cells joined by one space, after `lead` (Java's format strings "%-Ns %-Ms ...").
+std::string cells(const char* lead, std::initializer_list<std::string> parts) {
+  std::string out = lead;
+  bool first = true;
+  for (const auto& p : parts) {
+    if (!first) out += ' ';
+    out += p;
+    first = false;
+  }
+  return out;
 }
 
 std::string assignment_string(const std::set<std::pair<std::string, std::int32_t>>& tps) {
@@ -166,7 +180,10 @@ std::string assignment_string(const std::set<std::pair<std::string, std::int32_t
   for (const auto& [t, ps] : by_topic) {
     if (!out.empty()) out += ";";
     out += t + ":";
-    for (std::size_t i = 0; i < ps.size(); ++i) out += (i ? "," : "") + std::to_string(ps[i]);
+    for (std::size_t i = 0; i < ps.size(); ++i) {
+      if (i > 0) out += ",";
+      out += std::to_string(ps[i]);
+    }
   }
   return out;
 }
@@ -332,8 +349,7 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines, cons
       if (options.verbose) {
         const auto row = [&](const std::string& a, const std::string& b, const std::string& c, const std::string& d,
                              const std::string& e, const std::string& f, const std::string& h) {
-          return "\n" + pad(a, gw) + " " + pad(b, cw) + " " + pad(c, 20) + " " + pad(d, 20) + " " + pad(e, 15) + " " +
-                 pad(f, 25) + " " + h;
+          return cells("\n", {pad(a, gw), pad(b, cw), pad(c, 20), pad(d, 20), pad(e, 15), pad(f, 25), h});
         };
         result.out += row("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "GROUP-EPOCH",
                           "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS");
@@ -343,7 +359,7 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines, cons
       } else {
         const auto row = [&](const std::string& a, const std::string& b, const std::string& c, const std::string& d,
                              const std::string& e) {
-          return "\n" + pad(a, gw) + " " + pad(b, cw) + " " + pad(c, 20) + " " + pad(d, 20) + " " + e;
+          return cells("\n", {pad(a, gw), pad(b, cw), pad(c, 20), pad(d, 20), e});
         };
         result.out += row("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS");
         result.out += row(group_id, coordinator, strategy, g.state, n);
@@ -365,14 +381,14 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines, cons
       }
       const auto head = [&](const std::string& group, const std::string& id, const std::string& instance,
                             const std::string& host, const std::string& client, const std::string& n) {
-        std::string s = pad(group, gw) + " " + pad(id, cw) + " ";
-        if (with_instance) s += pad(instance, iw) + " ";
-        return s + pad(host, hw) + " " + pad(client, clw) + " " + pad(n, 15) + " ";
+        if (with_instance) return cells("", {pad(group, gw), pad(id, cw), pad(instance, iw), pad(host, hw), pad(client, clw), pad(n, 15), ""});
+        return cells("", {pad(group, gw), pad(id, cw), pad(host, hw), pad(client, clw), pad(n, 15), ""});
       };
       const auto tail = [&](const std::string& ce, const std::string& ca, const std::string& te, const std::string& ta) {
-        return pad(ce, 15) + " " + pad(ca, caw) + " " + pad(te, 15) + " " + pad(ta, taw);
+        return cells("", {pad(ce, 15), pad(ca, caw), pad(te, 15), pad(ta, taw)});
       };
-      result.out += "\n" + head("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS");
+      result.out += "\n";
+      result.out += head("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS");
       if (options.verbose) result.out += tail("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT");
       result.out += "\n";
       for (const Member* m : members) {
@@ -420,10 +436,11 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines, cons
                             const std::string& epoch, const std::string& current, const std::string& end,
                             const std::string& lag, const std::string& id, const std::string& host,
                             const std::string& client) {
-        std::string s = "\n" + pad(group, gw) + " " + pad(topic, tw) + " " + pad(partition, 10) + " ";
-        if (options.verbose) s += pad(epoch, 15) + " ";
-        return s + pad(current, 15) + " " + pad(end, 15) + " " + pad(lag, 15) + " " + pad(id, cw) + " " +
-               pad(host, hw) + " " + client;
+        if (options.verbose)
+          return cells("\n", {pad(group, gw), pad(topic, tw), pad(partition, 10), pad(epoch, 15), pad(current, 15),
+                               pad(end, 15), pad(lag, 15), pad(id, cw), pad(host, hw), client});
+        return cells("\n", {pad(group, gw), pad(topic, tw), pad(partition, 10), pad(current, 15), pad(end, 15),
+                             pad(lag, 15), pad(id, cw), pad(host, hw), client});
       };
       result.out += line("GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
                          "CONSUMER-ID", "HOST", "CLIENT-ID");
