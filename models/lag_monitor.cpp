@@ -5,7 +5,8 @@
 
 namespace rsim {
 
-LagMonitor::LagMonitor(sim::Kernel& kernel, sim::Tracer& tracer, Workload& workload, sim::SimTime period)
+LagMonitor::LagMonitor(sim::Kernel& kernel, sim::Tracer& tracer, Workload& workload,
+                       sim::SimTime period)
     : kernel_(kernel),
       tracer_(tracer),
       workload_(workload),
@@ -21,8 +22,8 @@ void LagMonitor::on_tick() {
   timer_.arm(period_);
 }
 
-void LagMonitor::set_owner(const std::string& group, const TopicPartition& tp, const std::string& owner,
-                           const RecordConsumption* consumption) {
+void LagMonitor::set_owner(const std::string& group, const TopicPartition& tp,
+                           const std::string& owner, const RecordConsumption* consumption) {
   const auto key = std::make_pair(group, tp);
   Entry& e = entries_[key];
   e.owner = owner;
@@ -30,11 +31,13 @@ void LagMonitor::set_owner(const std::string& group, const TopicPartition& tp, c
   emit(key, e, "owner");
 }
 
-void LagMonitor::on_committed(const std::string& group, const TopicPartition& tp, std::int64_t offset) {
+void LagMonitor::on_committed(const std::string& group, const TopicPartition& tp,
+                              std::int64_t offset) {
   entries_[std::make_pair(group, tp)].committed = offset;
 }
 
-void LagMonitor::emit(const std::pair<std::string, TopicPartition>& key, const Entry& e, const char* reason) {
+void LagMonitor::emit(const std::pair<std::string, TopicPartition>& key, const Entry& e,
+                      const char* reason) {
   std::optional<std::int64_t> offset;
   if (e.consumption != nullptr) offset = e.consumption->position(key.second);
   if (!offset) offset = e.committed;

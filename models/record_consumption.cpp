@@ -81,14 +81,19 @@ void RecordConsumption::set_position(const TopicPartition& tp, Part& p, std::int
   p.state = State::Fetching;
   p.lookup_in_flight = false;
   p.position = offset;
-  tracer_.emit("position", {{"consumer", options_.consumer}, {"group", options_.group},
-                            {"partition", tp.str()}, {"offset", offset}, {"source", source}});
+  tracer_.emit("position", {{"consumer", options_.consumer},
+                            {"group", options_.group},
+                            {"partition", tp.str()},
+                            {"offset", offset},
+                            {"source", source}});
 }
 
-void RecordConsumption::on_committed(const std::vector<std::pair<TopicPartition, std::int64_t>>& offsets) {
+void RecordConsumption::on_committed(
+    const std::vector<std::pair<TopicPartition, std::int64_t>>& offsets) {
   for (const auto& [tp, offset] : offsets) {
     auto it = parts_.find(tp);
-    if (it == parts_.end() || it->second.state != State::Initializing) continue;  // revoked meanwhile
+    if (it == parts_.end() || it->second.state != State::Initializing)
+      continue;  // revoked meanwhile
     if (offset >= 0) {
       set_position(tp, it->second, offset, "committed");
     } else {
@@ -98,7 +103,8 @@ void RecordConsumption::on_committed(const std::vector<std::pair<TopicPartition,
   }
 }
 
-void RecordConsumption::on_reset(const std::vector<std::pair<TopicPartition, std::int64_t>>& offsets) {
+void RecordConsumption::on_reset(
+    const std::vector<std::pair<TopicPartition, std::int64_t>>& offsets) {
   for (const auto& [tp, offset] : offsets) {
     auto it = parts_.find(tp);
     if (it == parts_.end() || it->second.state != State::AwaitingReset) continue;
@@ -155,9 +161,13 @@ std::optional<Batch> RecordConsumption::poll() {
   batch.id = ++batches_;
   nlohmann::ordered_json ranges = nlohmann::ordered_json::array();
   for (const auto& r : batch.ranges)
-    ranges.push_back({{"partition", r.partition.str()}, {"first_offset", r.first}, {"last_offset", r.last}});
-  tracer_.emit("records.fetched", {{"consumer", options_.consumer}, {"group", options_.group},
-                                   {"batch", batch.id}, {"count", batch.records}, {"ranges", ranges}});
+    ranges.push_back(
+        {{"partition", r.partition.str()}, {"first_offset", r.first}, {"last_offset", r.last}});
+  tracer_.emit("records.fetched", {{"consumer", options_.consumer},
+                                   {"group", options_.group},
+                                   {"batch", batch.id},
+                                   {"count", batch.records},
+                                   {"ranges", ranges}});
   return batch;
 }
 
@@ -168,7 +178,8 @@ sim::SimTime RecordConsumption::next_fetchable() const {
     if (workload_.log_end_offset(tp) > p.position) return kernel_.now();
     const sim::SimTime next = workload_.next_append(tp);
     if (next == sim::kNever) continue;
-    best = std::min(best, next + (options_.fetch_delay ? options_.fetch_delay(tp) : sim::SimTime::zero()));
+    best = std::min(
+        best, next + (options_.fetch_delay ? options_.fetch_delay(tp) : sim::SimTime::zero()));
   }
   return best;
 }
@@ -185,8 +196,10 @@ sim::SimTime RecordConsumption::processing_time(const Batch& batch) {
 }
 
 void RecordConsumption::processed(const Batch& batch) {
-  tracer_.emit("records.processed", {{"consumer", options_.consumer}, {"group", options_.group},
-                                     {"batch", batch.id}, {"count", batch.records}});
+  tracer_.emit("records.processed", {{"consumer", options_.consumer},
+                                     {"group", options_.group},
+                                     {"batch", batch.id},
+                                     {"count", batch.records}});
 }
 
 }  // namespace rsim

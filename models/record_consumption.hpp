@@ -90,8 +90,8 @@ class RecordConsumption {
     /// Fetch answers at once and the answer crosses the link (empty: 0).
     std::function<sim::SimTime(const TopicPartition&)> fetch_delay;
   };
-  RecordConsumption(sim::Kernel& kernel, sim::Tracer& tracer, Workload& workload,
-                    LagMonitor* lag, Options options, sim::Rng rng);
+  RecordConsumption(sim::Kernel& kernel, sim::Tracer& tracer, Workload& workload, LagMonitor* lag,
+                    Options options, sim::Rng rng);
   RecordConsumption(const RecordConsumption&) = delete;
   RecordConsumption& operator=(const RecordConsumption&) = delete;
 
@@ -103,7 +103,8 @@ class RecordConsumption {
   bool assigned(const TopicPartition& tp) const { return parts_.count(tp) > 0; }
 
   // Positions.
-  /// Assigned partitions without a position, no committed-offset lookup yet and no lookup in flight.
+  /// Assigned partitions without a position, no committed-offset lookup yet and no lookup in
+  /// flight.
   TopicPartitions awaiting_committed() const;
   /// Partitions with no committed offset that need the reset offset (ListOffsets).
   TopicPartitions awaiting_reset() const;
@@ -116,7 +117,9 @@ class RecordConsumption {
   /// With auto.offset.reset=none, a partition that has no committed offset.
   std::optional<TopicPartition> missing_offset() const;
   /// The timestamp ListOffsets asks for: -1 (latest) or -2 (earliest).
-  std::int64_t reset_timestamp() const { return options_.auto_offset_reset == "earliest" ? -2 : -1; }
+  std::int64_t reset_timestamp() const {
+    return options_.auto_offset_reset == "earliest" ? -2 : -1;
+  }
   std::optional<std::int64_t> position(const TopicPartition& tp) const;
   /// Kafka's allConsumed(): the position of every assigned partition with a valid position.
   std::vector<CommittedOffset> all_consumed() const;
@@ -138,7 +141,8 @@ class RecordConsumption {
     std::int64_t position = 0;
   };
 
-  void set_position(const TopicPartition& tp, Part& p, std::int64_t offset, const std::string& source);
+  void set_position(const TopicPartition& tp, Part& p, std::int64_t offset,
+                    const std::string& source);
   bool fetchable(const TopicPartition& tp, const Part& p) const;
 
   sim::Kernel& kernel_;

@@ -15,7 +15,8 @@ std::int64_t count_at(sim::SimTime dt, double rate) {
 }
 // The smallest dt with count_at(dt) >= k.
 sim::SimTime time_of(std::int64_t k, double rate) {
-  auto dt = static_cast<std::int64_t>(std::ceil((static_cast<long double>(k) - 1e-9L) * 1e6L / rate));
+  auto dt =
+      static_cast<std::int64_t>(std::ceil((static_cast<long double>(k) - 1e-9L) * 1e6L / rate));
   while (dt > 0 && count_at(sim::SimTime{dt - 1}, rate) >= k) --dt;
   while (count_at(sim::SimTime{dt}, rate) < k) ++dt;
   return sim::SimTime{dt};
@@ -99,12 +100,17 @@ void Workload::set_production(const std::string& topic, std::optional<sim::Distr
   const sim::SimTime now = kernel_.now();
   for (auto& p : t.partitions) advance(t, p, now);
   t.gap = std::move(gap);
-  t.rate = t.gap && t.gap->is_constant() ? (records_per_sec > 0 ? records_per_sec : 1000.0 / t.gap->value) : 0;
+  t.rate = t.gap && t.gap->is_constant()
+               ? (records_per_sec > 0 ? records_per_sec : 1000.0 / t.gap->value)
+               : 0;
   for (auto& p : t.partitions) start_production(t, p, now);
   nlohmann::ordered_json f{{"topic", topic}};
-  if (!t.gap) f["records_per_sec"] = 0;
-  else if (t.gap->is_constant()) f["records_per_sec"] = t.rate;
-  else f["gap_ms"] = t.gap->describe();
+  if (!t.gap)
+    f["records_per_sec"] = 0;
+  else if (t.gap->is_constant())
+    f["records_per_sec"] = t.rate;
+  else
+    f["gap_ms"] = t.gap->describe();
   tracer_.emit("produce", f);
 }
 

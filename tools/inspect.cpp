@@ -22,7 +22,8 @@ std::pair<std::string, std::int32_t> split_partition(const std::string& s) {
   return {s.substr(0, dash), static_cast<std::int32_t>(std::stol(s.substr(dash + 1)))};
 }
 
-// "orders-0", "orders-2", "other-1" -> [{"topic":"orders","partitions":[0,2]},{"topic":"other",...}]
+// "orders-0", "orders-2", "other-1" ->
+// [{"topic":"orders","partitions":[0,2]},{"topic":"other",...}]
 ojson topic_partitions_json(const json& list) {
   std::map<std::string, std::vector<std::int32_t>> by_topic;
   for (const auto& p : list) {
@@ -74,7 +75,8 @@ std::string key_json(const json& r) {
   const std::string name = r.at("record").get<std::string>();
   ojson key;
   if (name == "OffsetCommit") {
-    data = {{"group", r.at("group")}, {"topic", r.at("topic")}, {"partition", r.at("partition_index")}};
+    data = {
+        {"group", r.at("group")}, {"topic", r.at("topic")}, {"partition", r.at("partition_index")}};
     key = {{"type", "1"}, {"data", data}};
   } else if (name == "GroupMetadata") {
     key = {{"type", "2"}, {"data", {{"group", r.at("group")}}}};
@@ -112,11 +114,12 @@ std::string group_metadata_payload(const json& r) {
     // The consumer protocol's bytes, decoded as the offsets decoder decodes them (version 3).
     if (m.contains("subscription")) {
       const auto generation = m.value("generation_id", -1);
-      mj["subscription"] = {{"topics", m.at("subscription")},
-                            {"userData", subscription_user_data(protocol_name, generation)},
-                            {"ownedPartitions", topic_partitions_json(m.value("owned_partitions", json::array()))},
-                            {"generationId", generation},
-                            {"rackId", m.value("rack_id", json(nullptr))}};
+      mj["subscription"] = {
+          {"topics", m.at("subscription")},
+          {"userData", subscription_user_data(protocol_name, generation)},
+          {"ownedPartitions", topic_partitions_json(m.value("owned_partitions", json::array()))},
+          {"generationId", generation},
+          {"rackId", m.value("rack_id", json(nullptr))}};
     }
     mj["assignment"] = {{"assignedPartitions", topic_partitions_json(m.at("assignment"))},
                         {"userData", nullptr}};
@@ -207,7 +210,8 @@ struct Group {
   std::optional<std::int64_t> group_epoch;
   std::optional<std::int64_t> target_epoch;
   std::map<std::string, Member> members;  // by member id
-  std::map<std::pair<std::string, std::int32_t>, std::pair<std::int64_t, std::int64_t>> committed;  // -> offset, epoch
+  std::map<std::pair<std::string, std::int32_t>, std::pair<std::int64_t, std::int64_t>>
+      committed;  // -> offset, epoch
 };
 
 std::string capitalized(std::string s) {
@@ -235,13 +239,15 @@ std::vector<std::string> dump_offsets_partition(const std::vector<std::string>& 
     if (line.find("\"type\":\"record\"") == std::string::npos) continue;
     const json r = json::parse(line);
     if (r.at("type") != "record" || r.at("partition").get<std::int32_t>() != partition) continue;
-    out.push_back(fmt::format("| offset: {} CreateTime: {} key: {} payload: {}", r.at("offset").get<std::int64_t>(),
-                              r.at("t_us").get<std::int64_t>() / 1000, key_json(r), payload_json(r)));
+    out.push_back(fmt::format(
+        "| offset: {} CreateTime: {} key: {} payload: {}", r.at("offset").get<std::int64_t>(),
+        r.at("t_us").get<std::int64_t>() / 1000, key_json(r), payload_json(r)));
   }
   return out;
 }
 
-DescribeOutput describe_groups(const std::vector<std::string>& trace_lines, const DescribeOptions& options) {
+DescribeOutput describe_groups(const std::vector<std::string>& trace_lines,
+                               const DescribeOptions& options) {
   std::map<std::string, Group> groups;
   std::map<std::pair<std::string, std::int32_t>, std::int64_t> log_end;
   for (const auto& line : trace_lines) {
@@ -249,7 +255,8 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines, cons
     if (e.at("t_us").get<std::int64_t>() > options.at_us) break;
     const std::string type = e.at("type").get<std::string>();
     if (type == "log_end_offset" || type == "lag") {
-      log_end[split_partition(e.at("partition").get<std::string>())] = e.at("log_end_offset").get<std::int64_t>();
+      log_end[split_partition(e.at("partition").get<std::string>())] =
+          e.at("log_end_offset").get<std::int64_t>();
     } else if (type == "group.state") {
       Group& g = groups[e.at("group").get<std::string>()];
       g.exists = true;
@@ -258,7 +265,8 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines, cons
       if (state == "dead" || state == "Dead") g.exists = false;
     } else if (type == "member.leave") {
       Group& g = groups[e.at("group").get<std::string>()];
-      if (e.contains("member_id") && !g.consumer_protocol) g.members.erase(e.at("member_id").get<std::string>());
+      if (e.contains("member_id") && !g.consumer_protocol)
+        g.members.erase(e.at("member_id").get<std::string>());
     } else if (type == "record") {
       Group& g = groups[e.at("group").get<std::string>()];
       const std::string name = e.at("record").get<std::string>();
@@ -266,11 +274,16 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines, cons
       if (name == "OffsetCommit") {
         const std::pair<std::string, std::int32_t> tp{e.at("topic").get<std::string>(),
                                                       e.at("partition_index").get<std::int32_t>()};
-        if (tombstone) g.committed.erase(tp);
-        else g.committed[tp] = {e.at("committed_offset").get<std::int64_t>(), e.value("leader_epoch", std::int64_t{-1})};
+        if (tombstone)
+          g.committed.erase(tp);
+        else
+          g.committed[tp] = {e.at("committed_offset").get<std::int64_t>(),
+                             e.value("leader_epoch", std::int64_t{-1})};
       } else if (name == "GroupMetadata") {
         if (tombstone) continue;
-        g.protocol = e.value("protocol", json(nullptr)).is_string() ? e.at("protocol").get<std::string>() : "";
+        g.protocol = e.value("protocol", json(nullptr)).is_string()
+                         ? e.at("protocol").get<std::string>()
+                         : "";
         g.members.clear();
         for (const auto& m : e.at("members")) {
           Member mm;
@@ -279,14 +292,16 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines, cons
           mm.client_id = m.value("client_id", mm.consumer);
           mm.host = m.value("client_host", "/" + mm.consumer);
           mm.instance_id = m.value("group_instance_id", "");
-          for (const auto& p : m.at("assignment")) mm.assignment.insert(split_partition(p.get<std::string>()));
+          for (const auto& p : m.at("assignment"))
+            mm.assignment.insert(split_partition(p.get<std::string>()));
           g.members[mm.member_id] = mm;
         }
       } else if (name.rfind("ConsumerGroup", 0) == 0) {
         // KIP-848 records (field names of scenario-format.md's `record` row).
         g.consumer_protocol = true;
         if (g.protocol.empty()) g.protocol = "uniform";
-        if (name == "ConsumerGroupMetadata" && !tombstone) g.group_epoch = e.value("epoch", std::int64_t{0});
+        if (name == "ConsumerGroupMetadata" && !tombstone)
+          g.group_epoch = e.value("epoch", std::int64_t{0});
         if (name == "ConsumerGroupTargetAssignmentMetadata" && !tombstone)
           g.target_epoch = e.value("assignment_epoch", std::int64_t{0});
         if (!e.contains("member_id")) continue;
@@ -302,15 +317,19 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines, cons
           m.client_id = e.value("client_id", m.consumer);
           m.host = e.value("client_host", "/" + m.consumer);
           m.instance_id = e.value("instance_id", "");
-        } else if (name == "ConsumerGroupCurrentMemberAssignment" && !tombstone && g.members.count(id)) {
+        } else if (name == "ConsumerGroupCurrentMemberAssignment" && !tombstone &&
+                   g.members.count(id)) {
           Member& m = g.members[id];
           m.current_epoch = e.value("member_epoch", std::int64_t{0});
           m.assignment.clear();
-          for (const auto& p : e.value("assigned", json::array())) m.assignment.insert(split_partition(p.get<std::string>()));
-        } else if (name == "ConsumerGroupTargetAssignmentMember" && !tombstone && g.members.count(id)) {
+          for (const auto& p : e.value("assigned", json::array()))
+            m.assignment.insert(split_partition(p.get<std::string>()));
+        } else if (name == "ConsumerGroupTargetAssignmentMember" && !tombstone &&
+                   g.members.count(id)) {
           Member& m = g.members[id];
           m.target.clear();
-          for (const auto& p : e.value("partitions", json::array())) m.target.insert(split_partition(p.get<std::string>()));
+          for (const auto& p : e.value("partitions", json::array()))
+            m.target.insert(split_partition(p.get<std::string>()));
         }
       }
     }
@@ -332,7 +351,8 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines, cons
 
     // shouldPrintMemberState's notes.
     auto note_state = [&](std::size_t rows) {
-      if (g.state == "Empty") result.err += fmt::format("\nConsumer group '{}' has no active members.\n", group_id);
+      if (g.state == "Empty")
+        result.err += fmt::format("\nConsumer group '{}' has no active members.\n", group_id);
       else if (g.state != "Stable")
         result.err += fmt::format("\nWarning: Consumer group '{}' is rebalancing.\n", group_id);
       return rows > 0;
@@ -340,25 +360,28 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines, cons
 
     if (options.view == DescribeView::State) {
       if (!note_state(1)) continue;
-      const std::int32_t broker = options.coordinator_of.count(group_id) ? options.coordinator_of.at(group_id) : 0;
+      const std::int32_t broker =
+          options.coordinator_of.count(group_id) ? options.coordinator_of.at(group_id) : 0;
       const std::string coordinator = fmt::format("broker-{}:9092  ({})", broker, broker);
       const std::size_t cw = std::max<std::size_t>(25, coordinator.size());
       const std::size_t gw = std::max<std::size_t>(15, group_id.size());
       const std::string strategy = g.protocol.empty() || g.state == "Empty" ? kMissing : g.protocol;
       const std::string n = std::to_string(members.size());
       if (options.verbose) {
-        const auto row = [&](const std::string& a, const std::string& b, const std::string& c, const std::string& d,
-                             const std::string& e, const std::string& f, const std::string& h) {
-          return cells("\n", {pad(a, gw), pad(b, cw), pad(c, 20), pad(d, 20), pad(e, 15), pad(f, 25), h});
+        const auto row = [&](const std::string& a, const std::string& b, const std::string& c,
+                             const std::string& d, const std::string& e, const std::string& f,
+                             const std::string& h) {
+          return cells("\n",
+                       {pad(a, gw), pad(b, cw), pad(c, 20), pad(d, 20), pad(e, 15), pad(f, 25), h});
         };
-        result.out += row("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "GROUP-EPOCH",
-                          "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS");
+        result.out += row("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE",
+                          "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS");
         result.out += row(group_id, coordinator, strategy, g.state,
                           g.group_epoch ? std::to_string(*g.group_epoch) : kMissing,
                           g.target_epoch ? std::to_string(*g.target_epoch) : kMissing, n);
       } else {
-        const auto row = [&](const std::string& a, const std::string& b, const std::string& c, const std::string& d,
-                             const std::string& e) {
+        const auto row = [&](const std::string& a, const std::string& b, const std::string& c,
+                             const std::string& d, const std::string& e) {
           return cells("\n", {pad(a, gw), pad(b, cw), pad(c, 20), pad(d, 20), e});
         };
         result.out += row("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS");
@@ -376,28 +399,41 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines, cons
         hw = std::max(hw, m->host.size());
         clw = std::max(clw, m->client_id.size());
         with_instance = with_instance || !m->instance_id.empty();
-        caw = std::max(caw, assignment_string(show_assignment ? m->assignment : decltype(m->assignment){}).size());
+        caw = std::max(
+            caw,
+            assignment_string(show_assignment ? m->assignment : decltype(m->assignment){}).size());
         taw = std::max(taw, assignment_string(m->target).size());
       }
-      const auto head = [&](const std::string& group, const std::string& id, const std::string& instance,
-                            const std::string& host, const std::string& client, const std::string& n) {
-        if (with_instance) return cells("", {pad(group, gw), pad(id, cw), pad(instance, iw), pad(host, hw), pad(client, clw), pad(n, 15), ""});
-        return cells("", {pad(group, gw), pad(id, cw), pad(host, hw), pad(client, clw), pad(n, 15), ""});
+      const auto head = [&](const std::string& group, const std::string& id,
+                            const std::string& instance, const std::string& host,
+                            const std::string& client, const std::string& n) {
+        if (with_instance)
+          return cells("", {pad(group, gw), pad(id, cw), pad(instance, iw), pad(host, hw),
+                            pad(client, clw), pad(n, 15), ""});
+        return cells(
+            "", {pad(group, gw), pad(id, cw), pad(host, hw), pad(client, clw), pad(n, 15), ""});
       };
-      const auto tail = [&](const std::string& ce, const std::string& ca, const std::string& te, const std::string& ta) {
+      const auto tail = [&](const std::string& ce, const std::string& ca, const std::string& te,
+                            const std::string& ta) {
         return cells("", {pad(ce, 15), pad(ca, caw), pad(te, 15), pad(ta, taw)});
       };
       result.out += "\n";
-      result.out += head("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS");
-      if (options.verbose) result.out += tail("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT");
+      result.out +=
+          head("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS");
+      if (options.verbose)
+        result.out +=
+            tail("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT");
       result.out += "\n";
       for (const Member* m : members) {
         const auto assigned = show_assignment ? m->assignment : decltype(m->assignment){};
-        result.out += head(group_id, m->member_id, m->instance_id, m->host, m->client_id, std::to_string(assigned.size()));
+        result.out += head(group_id, m->member_id, m->instance_id, m->host, m->client_id,
+                           std::to_string(assigned.size()));
         if (options.verbose) {
-          result.out += tail(m->current_epoch ? std::to_string(*m->current_epoch) : kMissing, assignment_string(assigned),
-                             g.target_epoch && g.consumer_protocol ? std::to_string(*g.target_epoch) : kMissing,
-                             assignment_string(m->target));
+          result.out += tail(
+              m->current_epoch ? std::to_string(*m->current_epoch) : kMissing,
+              assignment_string(assigned),
+              g.target_epoch && g.consumer_protocol ? std::to_string(*g.target_epoch) : kMissing,
+              assignment_string(m->target));
         }
         result.out += "\n";
       }
@@ -412,8 +448,9 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines, cons
       std::vector<const Member*> by_size;
       for (const Member* m : members)
         if (show_assignment && !m->assignment.empty()) by_size.push_back(m);
-      std::stable_sort(by_size.begin(), by_size.end(),
-                       [](const Member* a, const Member* b) { return a->assignment.size() > b->assignment.size(); });
+      std::stable_sort(by_size.begin(), by_size.end(), [](const Member* a, const Member* b) {
+        return a->assignment.size() > b->assignment.size();
+      });
       std::vector<Row> rows;
       std::set<std::pair<std::string, std::int32_t>> assigned;
       for (const Member* m : by_size) {
@@ -423,7 +460,8 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines, cons
         }
       }
       for (const auto& [tp, offset] : g.committed)
-        if (!assigned.count(tp)) rows.push_back({tp.first, tp.second, kMissing, kMissing, kMissing});
+        if (!assigned.count(tp))
+          rows.push_back({tp.first, tp.second, kMissing, kMissing, kMissing});
       if (!note_state(rows.size())) continue;
       std::size_t gw = 15, tw = 15, cw = 15, hw = 15;
       for (const auto& r : rows) {
@@ -432,29 +470,34 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines, cons
         cw = std::max(cw, r.consumer_id.size());
         hw = std::max(hw, r.host.size());
       }
-      const auto line = [&](const std::string& group, const std::string& topic, const std::string& partition,
-                            const std::string& epoch, const std::string& current, const std::string& end,
+      const auto line = [&](const std::string& group, const std::string& topic,
+                            const std::string& partition, const std::string& epoch,
+                            const std::string& current, const std::string& end,
                             const std::string& lag, const std::string& id, const std::string& host,
                             const std::string& client) {
         if (options.verbose)
-          return cells("\n", {pad(group, gw), pad(topic, tw), pad(partition, 10), pad(epoch, 15), pad(current, 15),
-                               pad(end, 15), pad(lag, 15), pad(id, cw), pad(host, hw), client});
-        return cells("\n", {pad(group, gw), pad(topic, tw), pad(partition, 10), pad(current, 15), pad(end, 15),
-                             pad(lag, 15), pad(id, cw), pad(host, hw), client});
+          return cells("\n", {pad(group, gw), pad(topic, tw), pad(partition, 10), pad(epoch, 15),
+                              pad(current, 15), pad(end, 15), pad(lag, 15), pad(id, cw),
+                              pad(host, hw), client});
+        return cells("\n", {pad(group, gw), pad(topic, tw), pad(partition, 10), pad(current, 15),
+                            pad(end, 15), pad(lag, 15), pad(id, cw), pad(host, hw), client});
       };
-      result.out += line("GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
-                         "CONSUMER-ID", "HOST", "CLIENT-ID");
+      result.out += line("GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "CURRENT-OFFSET",
+                         "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID");
       for (const auto& r : rows) {
         const auto c = g.committed.find({r.topic, r.partition});
         const auto l = log_end.find({r.topic, r.partition});
-        const std::string current = c == g.committed.end() ? kMissing : std::to_string(c->second.first);
-        const std::string epoch =
-            c == g.committed.end() || c->second.second < 0 ? kMissing : std::to_string(c->second.second);
+        const std::string current =
+            c == g.committed.end() ? kMissing : std::to_string(c->second.first);
+        const std::string epoch = c == g.committed.end() || c->second.second < 0
+                                      ? kMissing
+                                      : std::to_string(c->second.second);
         const std::string end = l == log_end.end() ? kMissing : std::to_string(l->second);
-        const std::string lag = c == g.committed.end() || l == log_end.end() ? kMissing
-                                                                             : std::to_string(l->second - c->second.first);
-        result.out += line(group_id, r.topic, std::to_string(r.partition), epoch, current, end, lag, r.consumer_id,
-                           r.host, r.client_id);
+        const std::string lag = c == g.committed.end() || l == log_end.end()
+                                    ? kMissing
+                                    : std::to_string(l->second - c->second.first);
+        result.out += line(group_id, r.topic, std::to_string(r.partition), epoch, current, end, lag,
+                           r.consumer_id, r.host, r.client_id);
       }
       result.out += "\n";
     }

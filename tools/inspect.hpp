@@ -39,7 +39,8 @@ struct DescribeOutput {
   std::string err;  // its notes on stderr ("... has no active members.", "... is rebalancing.")
 };
 
-DescribeOutput describe_groups(const std::vector<std::string>& trace_lines, const DescribeOptions& options);
+DescribeOutput describe_groups(const std::vector<std::string>& trace_lines,
+                               const DescribeOptions& options);
 
 /// Kafka's Uuid.toString() of the simulated topic id of `topic` (stable, derived from the name).
 std::string simulated_topic_id(const std::string& topic);

@@ -3,8 +3,8 @@
 #include <iostream>
 #include <set>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "models/config.hpp"
 #include "models/group_coordinator.hpp"
@@ -20,8 +20,10 @@ constexpr int kOk = 0;
 
 std::string chosen_protocol(const ScenarioSpec& spec, const std::string& asked) {
   const std::string protocol = asked.empty() ? spec.protocols.front() : asked;
-  if (std::find(protocol_variants().begin(), protocol_variants().end(), protocol) == protocol_variants().end())
-    throw ScenarioError(spec.source_path, {fmt::format("--protocol: unknown variant \"{}\"", protocol)});
+  if (std::find(protocol_variants().begin(), protocol_variants().end(), protocol) ==
+      protocol_variants().end())
+    throw ScenarioError(spec.source_path,
+                        {fmt::format("--protocol: unknown variant \"{}\"", protocol)});
   const auto problems = unsupported_features(spec, protocol);
   if (!problems.empty()) throw ScenarioError(spec.source_path, problems);
   return protocol;
@@ -30,10 +32,13 @@ std::string chosen_protocol(const ScenarioSpec& spec, const std::string& asked) 
 }  // namespace
 
 CLI::App* add_dump_log_subcommand(CLI::App& app, InspectArgs& args) {
-  auto* c = app.add_subcommand(
-      "dump-log", "run a scenario and print one __consumer_offsets partition, decoded (kafka-dump-log.sh --offsets-decoder)");
+  auto* c = app.add_subcommand("dump-log",
+                               "run a scenario and print one __consumer_offsets partition, decoded "
+                               "(kafka-dump-log.sh --offsets-decoder)");
   c->add_option("scenario", args.scenario, "scenario file (JSON)")->required();
-  c->add_option("--partition", args.partition, "the __consumer_offsets partition")->required()->check(CLI::NonNegativeNumber);
+  c->add_option("--partition", args.partition, "the __consumer_offsets partition")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
   c->add_option("--protocol", args.protocol, "protocol variant (default: the scenario's first)");
   c->add_option("--seed", args.seed, "random seed (default: the scenario's `seed`)");
   c->footer("Example: rebalance-sim dump-log scenarios/examples/two-consumers.json --partition 18");
@@ -41,20 +46,28 @@ CLI::App* add_dump_log_subcommand(CLI::App& app, InspectArgs& args) {
 }
 
 CLI::App* add_describe_subcommand(CLI::App& app, InspectArgs& args) {
-  auto* c = app.add_subcommand(
-      "describe", "run a scenario to a virtual time and print kafka-consumer-groups.sh --describe for its groups");
+  auto* c = app.add_subcommand("describe",
+                               "run a scenario to a virtual time and print "
+                               "kafka-consumer-groups.sh --describe for its groups");
   c->add_option("scenario", args.scenario, "scenario file (JSON)")->required();
-  c->add_option("--at", args.at_ms, "virtual time in ms")->required()->check(CLI::NonNegativeNumber);
+  c->add_option("--at", args.at_ms, "virtual time in ms")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
   c->add_option("--group", args.group, "one group (default: every group of the scenario, sorted)");
-  auto* state = c->add_flag("--state", args.state, "the group's state (GROUP, COORDINATOR (ID), ASSIGNMENT-STRATEGY, STATE, #MEMBERS)");
+  auto* state = c->add_flag(
+      "--state", args.state,
+      "the group's state (GROUP, COORDINATOR (ID), ASSIGNMENT-STRATEGY, STATE, #MEMBERS)");
   auto* members = c->add_flag("--members", args.members, "the group's members");
-  auto* offsets = c->add_flag("--offsets", args.offsets, "committed offsets and lag per partition (the default)");
+  auto* offsets = c->add_flag("--offsets", args.offsets,
+                              "committed offsets and lag per partition (the default)");
   state->excludes(members)->excludes(offsets);
   members->excludes(offsets);
   c->add_flag("--verbose", args.verbose, "more columns (epochs and assignments with --members)");
   c->add_option("--protocol", args.protocol, "protocol variant (default: the scenario's first)");
   c->add_option("--seed", args.seed, "random seed (default: the scenario's `seed`)");
-  c->footer("Example: rebalance-sim describe scenarios/examples/two-consumers.json --at 12000 --members --verbose");
+  c->footer(
+      "Example: rebalance-sim describe scenarios/examples/two-consumers.json --at 12000 --members "
+      "--verbose");
   return c;
 }
 
@@ -63,10 +76,13 @@ int cmd_dump_log(const InspectArgs& args) {
   const std::string protocol = chosen_protocol(spec, args.protocol);
   const std::int32_t partitions = resolve_broker_config(spec.cluster).offsets_topic_num_partitions;
   if (args.partition >= partitions)
-    throw ScenarioError(spec.source_path, {fmt::format("--partition: __consumer_offsets has {} partitions (0..{}), got {}",
-                                                       partitions, partitions - 1, args.partition)});
+    throw ScenarioError(
+        spec.source_path,
+        {fmt::format("--partition: __consumer_offsets has {} partitions (0..{}), got {}",
+                     partitions, partitions - 1, args.partition)});
   const auto run = run_scenario(spec, protocol, args.seed.value_or(spec.seed));
-  for (const auto& line : inspect::dump_offsets_partition(run.trace_lines, args.partition)) std::cout << line << "\n";
+  for (const auto& line : inspect::dump_offsets_partition(run.trace_lines, args.partition))
+    std::cout << line << "\n";
   return kOk;
 }
 
@@ -79,12 +95,14 @@ int cmd_describe(const InspectArgs& args) {
   std::set<std::string> groups;
   for (const auto& c : spec.consumers) groups.insert(c.group);
   if (!args.group.empty() && groups.count(args.group) == 0)
-    throw ScenarioError(spec.source_path, {fmt::format("--group: no consumer of the scenario is in group \"{}\"", args.group)});
+    throw ScenarioError(
+        spec.source_path,
+        {fmt::format("--group: no consumer of the scenario is in group \"{}\"", args.group)});
   // The run stops at --at: what happened up to then is the same as in a full run.
   spec.duration = sim::ms(args.at_ms);
   const auto run = run_scenario(spec, protocol, args.seed.value_or(spec.seed));
   inspect::DescribeOptions o;
-  o.view = args.state ? inspect::DescribeView::State
+  o.view = args.state     ? inspect::DescribeView::State
            : args.members ? inspect::DescribeView::Members
                           : inspect::DescribeView::Offsets;
   o.verbose = args.verbose;
@@ -93,7 +111,8 @@ int cmd_describe(const InspectArgs& args) {
   for (const auto& g : groups) {
     if (!args.group.empty() && g != args.group) continue;
     o.groups.push_back(g);
-    o.coordinator_of[g] = coordinator_partition(g, broker.offsets_topic_num_partitions) % spec.cluster.brokers;
+    o.coordinator_of[g] =
+        coordinator_partition(g, broker.offsets_topic_num_partitions) % spec.cluster.brokers;
   }
   const auto out = inspect::describe_groups(run.trace_lines, o);
   std::cerr << out.err;

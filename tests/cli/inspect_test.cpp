@@ -2,11 +2,11 @@
 // through the command line, on the two-consumers example and on a scenario with records.
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <sys/wait.h>
 
 #include "models/scenario.hpp"
 #include "models/world.hpp"
@@ -31,31 +31,40 @@ Output cli(const std::string& args, const std::string& tag) {
   const auto dir = std::filesystem::temp_directory_path();
   const auto out = dir / ("rebalance-sim-inspect-" + tag + ".out");
   const auto err = dir / ("rebalance-sim-inspect-" + tag + ".err");
-  const std::string cmd = std::string("cd ") + RSIM_SOURCE_DIR + " && " + RSIM_BINARY + " " + args + " > " +
-                          out.string() + " 2> " + err.string();
+  const std::string cmd = std::string("cd ") + RSIM_SOURCE_DIR + " && " + RSIM_BINARY + " " + args +
+                          " > " + out.string() + " 2> " + err.string();
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
 }
 
 }  // namespace
 
-TEST_CASE("dump-log decodes the same records, one per line, as kafka-dump-log --offsets-decoder does") {
-  const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/scenarios/examples/two-consumers.json");
+TEST_CASE(
+    "dump-log decodes the same records, one per line, as kafka-dump-log --offsets-decoder does") {
+  const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) +
+                                             "/scenarios/examples/two-consumers.json");
   const auto run = rsim::run_scenario(spec, "classic-eager", spec.seed);
   const auto lines = rsim::inspect::dump_offsets_partition(run.trace_lines, 18);
   REQUIRE(lines.size() == 2 + 44);
   CHECK(lines[0] == "Dumping __consumer_offsets-18");
   CHECK(lines[1] == "Log starting offset: 0");
-  CHECK(lines[2] ==
-        R"(| offset: 0 CreateTime: 3043 key: {"type":"2","data":{"group":"g-classic"}} payload: {"version":"3","data":{"protocolType":"","generation":0,"protocol":null,"leader":null,"currentStateTimestamp":3043,"members":[]}})");
-  const std::string oc = R"(| offset: 2 CreateTime: 6049 key: {"type":"1","data":{"group":"g-classic","topic":"orders","partition":0}} payload: {"version":"4","data":{"offset":0,"leaderEpoch":0,"metadata":"","commitTimestamp":6049,"topicId":")" +
-                         rsim::inspect::simulated_topic_id("orders") + R"("}})";
+  CHECK(
+      lines[2] ==
+      R"(| offset: 0 CreateTime: 3043 key: {"type":"2","data":{"group":"g-classic"}} payload: {"version":"3","data":{"protocolType":"","generation":0,"protocol":null,"leader":null,"currentStateTimestamp":3043,"members":[]}})");
+  const std::string oc =
+      R"(| offset: 2 CreateTime: 6049 key: {"type":"1","data":{"group":"g-classic","topic":"orders","partition":0}} payload: {"version":"4","data":{"offset":0,"leaderEpoch":0,"metadata":"","commitTimestamp":6049,"topicId":")" +
+      rsim::inspect::simulated_topic_id("orders") + R"("}})";
   CHECK(lines[4] == oc);
   // Generation 2: the leader is A's member id, both members with their decoded assignment.
-  CHECK(lines[10].find(R"("generation":2,"protocol":"range","leader":"g-classic-A-)") != std::string::npos);
-  CHECK(lines[10].find(R"("assignment":{"assignedPartitions":[{"topic":"orders","partitions":[3,4,5]}],"userData":null})") !=
+  CHECK(lines[10].find(R"("generation":2,"protocol":"range","leader":"g-classic-A-)") !=
         std::string::npos);
-  CHECK(lines.back().find(R"("protocolType":"consumer","generation":4,"protocol":null,"leader":null)") != std::string::npos);
+  CHECK(
+      lines[10].find(
+          R"("assignment":{"assignedPartitions":[{"topic":"orders","partitions":[3,4,5]}],"userData":null})") !=
+      std::string::npos);
+  CHECK(lines.back().find(
+            R"("protocolType":"consumer","generation":4,"protocol":null,"leader":null)") !=
+        std::string::npos);
   CHECK(rsim::inspect::dump_offsets_partition(run.trace_lines, 17).size() == 2);
 }
 
@@ -72,56 +81,75 @@ TEST_CASE("dump-log on the command line: the partition's records, and bad input 
   CHECK(group_metadata == 5);
   const auto bad = cli("dump-log scenarios/examples/two-consumers.json --partition 50", "dump50");
   CHECK(bad.code == 2);
-  CHECK(bad.err.find("--partition: __consumer_offsets has 50 partitions (0..49), got 50") != std::string::npos);
-  CHECK(cli("dump-log scenarios/examples/two-consumers.json --partition 18 --protocol consumer", "dumpc").code == 2);
+  CHECK(bad.err.find("--partition: __consumer_offsets has 50 partitions (0..49), got 50") !=
+        std::string::npos);
+  CHECK(cli("dump-log scenarios/examples/two-consumers.json --partition 18 --protocol consumer",
+            "dumpc")
+            .code == 2);
 }
 
 TEST_CASE("describe at 12 s: Kafka's columns for the state, the members and the offsets") {
-  const auto state = cli("describe scenarios/examples/two-consumers.json --at 12000 --state", "state");
+  const auto state =
+      cli("describe scenarios/examples/two-consumers.json --at 12000 --state", "state");
   CHECK(state.code == 0);
-  CHECK(state.out ==
-        "\nGROUP           COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE                #MEMBERS"
-        "\ng-classic       broker-0:9092  (0)        range                Stable               2\n");
-  const auto members = cli("describe scenarios/examples/two-consumers.json --at 12000 --members --verbose", "members");
+  CHECK(
+      state.out ==
+      "\nGROUP           COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE                "
+      "#MEMBERS"
+      "\ng-classic       broker-0:9092  (0)        range                Stable               2\n");
+  const auto members = cli(
+      "describe scenarios/examples/two-consumers.json --at 12000 --members --verbose", "members");
   CHECK(members.code == 0);
   std::istringstream in(members.out);
   std::vector<std::string> lines;
   for (std::string l; std::getline(in, l);) lines.push_back(l);
   REQUIRE(lines.size() == 4);
   CHECK(lines[0].empty());
-  CHECK(lines[1].rfind("GROUP           CONSUMER-ID                                      HOST            CLIENT-ID       "
-                       "#PARTITIONS     CURRENT-EPOCH   CURRENT-ASSIGNMENT   TARGET-EPOCH    TARGET-ASSIGNMENT",
-                       0) == 0);
+  CHECK(
+      lines[1].rfind(
+          "GROUP           CONSUMER-ID                                      HOST            "
+          "CLIENT-ID       "
+          "#PARTITIONS     CURRENT-EPOCH   CURRENT-ASSIGNMENT   TARGET-EPOCH    TARGET-ASSIGNMENT",
+          0) == 0);
   CHECK(lines[2].rfind("g-classic       g-classic-A-", 0) == 0);
-  CHECK(lines[2].find(" /A              g-classic-A     3               -               orders:0,1,2         -               -") !=
+  CHECK(lines[2].find(" /A              g-classic-A     3               -               "
+                      "orders:0,1,2         -               -") != std::string::npos);
+  CHECK(lines[3].find(
+            " /B              g-classic-B     3               -               orders:3,4,5 ") !=
         std::string::npos);
-  CHECK(lines[3].find(" /B              g-classic-B     3               -               orders:3,4,5 ") != std::string::npos);
   const auto offsets = cli("describe scenarios/examples/two-consumers.json --at 12000", "offsets");
-  CHECK(offsets.out.find("\nGROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG             CONSUMER-ID") == 0);
-  CHECK(offsets.out.find("\ng-classic       orders          5          0               0               0               g-classic-B-") !=
-        std::string::npos);
+  CHECK(offsets.out.find("\nGROUP           TOPIC           PARTITION  CURRENT-OFFSET  "
+                         "LOG-END-OFFSET  LAG             CONSUMER-ID") == 0);
+  CHECK(offsets.out.find("\ng-classic       orders          5          0               0           "
+                         "    0               g-classic-B-") != std::string::npos);
   CHECK(offsets.err.empty());
 }
 
-TEST_CASE("describe: committed offset, log end offset and lag by hand; an Empty group; rebalancing") {
+TEST_CASE(
+    "describe: committed offset, log end offset and lag by hand; an Empty group; rebalancing") {
   // crash-before-auto-commit at 30 s: A died at 12.55 s but is still a member (its session runs
   // to ~57 s); its last commit was 90 at 9.014 s; 10 records/s -> LEO 300; LAG = 300 - 90.
-  const auto r = cli("describe scenarios/workload/crash-before-auto-commit.json --at 30000", "crash30");
+  const auto r =
+      cli("describe scenarios/workload/crash-before-auto-commit.json --at 30000", "crash30");
   CHECK(r.code == 0);
-  CHECK(r.out.find("\ng               orders          0          90              300             210             consumer-g-1-") !=
-        std::string::npos);
+  CHECK(r.out.find("\ng               orders          0          90              300             "
+                   "210             consumer-g-1-") != std::string::npos);
   CHECK(r.out.find("90              300             210") != std::string::npos);
   // At 29 s in two-consumers everyone has left: Empty, committed offsets without a consumer.
   const auto empty = cli("describe scenarios/examples/two-consumers.json --at 29000", "empty");
   CHECK(empty.err == "\nConsumer group 'g-classic' has no active members.\n");
-  CHECK(empty.out.find("\ng-classic       orders          0          0               0               0               -               -               -") !=
-        std::string::npos);
-  const auto st = cli("describe scenarios/examples/two-consumers.json --at 29000 --state", "emptystate");
-  CHECK(st.out.find("g-classic       broker-0:9092  (0)        -                    Empty                0") != std::string::npos);
+  CHECK(empty.out.find("\ng-classic       orders          0          0               0             "
+                       "  0               -               -               -") != std::string::npos);
+  const auto st =
+      cli("describe scenarios/examples/two-consumers.json --at 29000 --state", "emptystate");
+  CHECK(st.out.find("g-classic       broker-0:9092  (0)        -                    Empty          "
+                    "      0") != std::string::npos);
   // 6.05 s: B joined, A is rejoining: PreparingRebalance, and Kafka warns.
-  const auto reb = cli("describe scenarios/examples/two-consumers.json --at 6050 --state", "rebalancing");
+  const auto reb =
+      cli("describe scenarios/examples/two-consumers.json --at 6050 --state", "rebalancing");
   CHECK(reb.err == "\nWarning: Consumer group 'g-classic' is rebalancing.\n");
   CHECK(reb.out.find("PreparingRebalance") != std::string::npos);
   CHECK(cli("describe scenarios/examples/two-consumers.json --at 99000", "late").code == 2);
-  CHECK(cli("describe scenarios/examples/two-consumers.json --at 1000 --state --members", "both").code == 2);
+  CHECK(cli("describe scenarios/examples/two-consumers.json --at 1000 --state --members", "both")
+            .code == 2);
 }

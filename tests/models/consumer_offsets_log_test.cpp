@@ -19,33 +19,37 @@ struct Expected {
 
 }  // namespace
 
-TEST_CASE("two-consumers: __consumer_offsets-18 holds Kafka's five GroupMetadata records and the commits") {
+TEST_CASE(
+    "two-consumers: __consumer_offsets-18 holds Kafka's five GroupMetadata records and the "
+    "commits") {
   const auto trace = testing::run_trace("scenarios/examples/two-consumers.json", "classic-eager");
   std::vector<Expected> expected;
-  auto gm = [&](std::int64_t offset, std::int64_t generation, std::string protocol, std::string leader,
-                std::size_t members) {
-    expected.push_back({offset, "GroupMetadata", generation, std::move(protocol), std::move(leader), members});
+  auto gm = [&](std::int64_t offset, std::int64_t generation, std::string protocol,
+                std::string leader, std::size_t members) {
+    expected.push_back(
+        {offset, "GroupMetadata", generation, std::move(protocol), std::move(leader), members});
   };
   auto commits = [&](std::int64_t first_offset, std::vector<std::int64_t> partitions) {
     for (std::size_t i = 0; i < partitions.size(); ++i)
-      expected.push_back({first_offset + static_cast<std::int64_t>(i), "OffsetCommit", partitions[i]});
+      expected.push_back(
+          {first_offset + static_cast<std::int64_t>(i), "OffsetCommit", partitions[i]});
   };
-  gm(0, 0, "", "", 0);                // the empty group, written at A's first JoinGroup
-  gm(1, 1, "range", "A", 1);          // A's leader SyncGroup, generation 1
-  commits(2, {0, 1, 2, 3, 4, 5});     // A's commit before revoking 0..5 (B joined)
-  gm(8, 2, "range", "A", 2);          // generation 2: A 0..2, B 3..5
-  commits(9, {3, 4, 5, 0, 1, 2});     // auto-commits at 11.05 s: B's, then A's
-  commits(15, {3, 4, 5, 0, 1, 2});    // 16.05 s
-  commits(21, {3, 4, 5, 0, 1, 2});    // 21.05 s
-  commits(27, {3, 4, 5});             // B's commitSync in close()
-  commits(30, {0, 1, 2});             // A's auto-commit at 26.05 s
-  commits(33, {0, 1, 2});             // A's commit before revoking 0..2 (B left)
-  gm(36, 3, "range", "A", 1);         // generation 3: A alone
+  gm(0, 0, "", "", 0);              // the empty group, written at A's first JoinGroup
+  gm(1, 1, "range", "A", 1);        // A's leader SyncGroup, generation 1
+  commits(2, {0, 1, 2, 3, 4, 5});   // A's commit before revoking 0..5 (B joined)
+  gm(8, 2, "range", "A", 2);        // generation 2: A 0..2, B 3..5
+  commits(9, {3, 4, 5, 0, 1, 2});   // auto-commits at 11.05 s: B's, then A's
+  commits(15, {3, 4, 5, 0, 1, 2});  // 16.05 s
+  commits(21, {3, 4, 5, 0, 1, 2});  // 21.05 s
+  commits(27, {3, 4, 5});           // B's commitSync in close()
+  commits(30, {0, 1, 2});           // A's auto-commit at 26.05 s
+  commits(33, {0, 1, 2});           // A's commit before revoking 0..2 (B left)
+  gm(36, 3, "range", "A", 1);       // generation 3: A alone
   // A's close() commits the positions it has of all six partitions (OffsetFetch answered 2 ms
   // after its assignment). In the real run A's closing commit wrote nothing (§5.4: no valid
   // position 127 ms after the assignment, unexplained), so generation 4 sat at offset 37 there.
   commits(37, {0, 1, 2, 3, 4, 5});
-  gm(43, 4, "", "", 0);               // A's LeaveGroup: no protocol, no members
+  gm(43, 4, "", "", 0);  // A's LeaveGroup: no protocol, no members
   std::vector<Expected> actual;
   for (const auto& e : trace) {
     if (e["type"] != "record") continue;

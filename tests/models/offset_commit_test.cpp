@@ -66,7 +66,8 @@ rsim::JoinGroupRequest join(const std::string& member_id) {
 
 }  // namespace
 
-TEST_CASE("OffsetCommit: stale generation -> ILLEGAL_GENERATION, unknown member -> UNKNOWN_MEMBER_ID") {
+TEST_CASE(
+    "OffsetCommit: stale generation -> ILLEGAL_GENERATION, unknown member -> UNKNOWN_MEMBER_ID") {
   Harness h;
   CHECK(h.fetch() == -1);  // no group, no offset
   const auto first = std::get<rsim::JoinGroupResponse>(h.request(join("")));
@@ -87,7 +88,8 @@ TEST_CASE("OffsetCommit: stale generation -> ILLEGAL_GENERATION, unknown member 
   const std::size_t records_before = h.commit_records();
   CHECK(h.commit(0, id, 7) == rsim::ErrorCode::ILLEGAL_GENERATION);  // a zombie of generation 0
   CHECK(h.commit(1, "c-not-a-member", 7) == rsim::ErrorCode::UNKNOWN_MEMBER_ID);
-  CHECK(h.commit(-1, "", 7) == rsim::ErrorCode::UNKNOWN_MEMBER_ID);  // no member info, group not Empty
+  CHECK(h.commit(-1, "", 7) ==
+        rsim::ErrorCode::UNKNOWN_MEMBER_ID);    // no member info, group not Empty
   CHECK(h.commit_records() == records_before);  // refused commits write nothing
   CHECK(h.fetch() == -1);
   CHECK(h.commit(1, id, 42) == rsim::ErrorCode::NONE);
