@@ -874,6 +874,8 @@ void ClassicConsumer::handle_response(const InFlight& req, const Message& respon
                  [&](const ListOffsetsResponse& r) { on_list_offsets_response(handling_id_, r); },
                  [&](const OffsetFetchRequest&) { SIM_ASSERT(false); },
                  [&](const ListOffsetsRequest&) { SIM_ASSERT(false); },
+                 [&](const ConsumerGroupHeartbeatRequest&) { SIM_ASSERT(false); },
+                 [&](const ConsumerGroupHeartbeatResponse&) { SIM_ASSERT(false); },  // classic never sends one
              },
              response);
 }

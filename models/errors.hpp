@@ -24,6 +24,12 @@ enum class ErrorCode {
   UNKNOWN_TOPIC_OR_PARTITION,
   GROUP_ID_NOT_FOUND,
   INVALID_GROUP_ID,
+  // KIP-848 (consumer protocol).
+  FENCED_MEMBER_EPOCH,
+  UNRELEASED_INSTANCE_ID,
+  STALE_MEMBER_EPOCH,
+  UNSUPPORTED_ASSIGNOR,
+  INVALID_REQUEST,
 };
 
 constexpr std::string_view error_name(ErrorCode e) {
@@ -46,6 +52,11 @@ constexpr std::string_view error_name(ErrorCode e) {
     case ErrorCode::UNKNOWN_TOPIC_OR_PARTITION: return "UNKNOWN_TOPIC_OR_PARTITION";
     case ErrorCode::GROUP_ID_NOT_FOUND: return "GROUP_ID_NOT_FOUND";
     case ErrorCode::INVALID_GROUP_ID: return "INVALID_GROUP_ID";
+    case ErrorCode::FENCED_MEMBER_EPOCH: return "FENCED_MEMBER_EPOCH";
+    case ErrorCode::UNRELEASED_INSTANCE_ID: return "UNRELEASED_INSTANCE_ID";
+    case ErrorCode::STALE_MEMBER_EPOCH: return "STALE_MEMBER_EPOCH";
+    case ErrorCode::UNSUPPORTED_ASSIGNOR: return "UNSUPPORTED_ASSIGNOR";
+    case ErrorCode::INVALID_REQUEST: return "INVALID_REQUEST";
   }
   return "UNKNOWN_SERVER_ERROR";
 }

@@ -67,6 +67,8 @@ void GroupCoordinator::on_request(sim::NodeId from, const Envelope& request) {
                  [&](const OffsetFetchResponse&) { SIM_ASSERT(false); },
                  [&](const ListOffsetsRequest&) { SIM_ASSERT(false); },
                  [&](const ListOffsetsResponse&) { SIM_ASSERT(false); },
+                 [&](const ConsumerGroupHeartbeatRequest&) { SIM_ASSERT(false); },  // the consumer-group coordinator's
+                 [&](const ConsumerGroupHeartbeatResponse&) { SIM_ASSERT(false); },
              },
              request.message);
 }

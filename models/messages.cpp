@@ -25,6 +25,8 @@ const char* api_name(const Message& m) {
           [](const OffsetFetchResponse&) { return "OffsetFetch"; },
           [](const ListOffsetsRequest&) { return "ListOffsets"; },
           [](const ListOffsetsResponse&) { return "ListOffsets"; },
+          [](const ConsumerGroupHeartbeatRequest&) { return "ConsumerGroupHeartbeat"; },
+          [](const ConsumerGroupHeartbeatResponse&) { return "ConsumerGroupHeartbeat"; },
       },
       m);
 }
@@ -36,7 +38,8 @@ bool is_response(const Message& m) {
         return std::is_same_v<T, FindCoordinatorResponse> || std::is_same_v<T, JoinGroupResponse> ||
                std::is_same_v<T, SyncGroupResponse> || std::is_same_v<T, HeartbeatResponse> ||
                std::is_same_v<T, LeaveGroupResponse> || std::is_same_v<T, OffsetCommitResponse> ||
-               std::is_same_v<T, OffsetFetchResponse> || std::is_same_v<T, ListOffsetsResponse>;
+               std::is_same_v<T, OffsetFetchResponse> || std::is_same_v<T, ListOffsetsResponse> ||
+               std::is_same_v<T, ConsumerGroupHeartbeatResponse>;
       },
       m);
 }

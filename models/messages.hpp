@@ -148,12 +148,43 @@ struct ListOffsetsResponse {
   std::vector<PartitionOffset> partitions;
 };
 
+/// One entry of ConsumerGroupHeartbeat's TopicPartitions (topic ids are topic names here).
+struct ConsumerGroupHeartbeatTopicPartitions {
+  std::string topic_id;
+  std::vector<std::int32_t> partitions;
+  bool operator==(const ConsumerGroupHeartbeatTopicPartitions&) const = default;
+};
+
+/// KIP-848 ConsumerGroupHeartbeat (apiKey 68). Optional fields are Kafka's nullable ones:
+/// nullopt means "not sent / unchanged since the last request".
+struct ConsumerGroupHeartbeatRequest {
+  std::string group_id;
+  std::string member_id;
+  std::int32_t member_epoch = 0;  // 0 join, -1 leave, -2 static member's temporary leave
+  std::optional<std::string> instance_id;
+  std::optional<std::string> rack_id;
+  std::int32_t rebalance_timeout_ms = -1;  // -1: unchanged
+  std::optional<std::vector<std::string>> subscribed_topic_names;
+  std::optional<std::string> server_assignor;
+  std::optional<std::vector<ConsumerGroupHeartbeatTopicPartitions>> topic_partitions;
+  std::string client_id;  // from the request header; stored in the member's metadata record
+};
+struct ConsumerGroupHeartbeatResponse {
+  ErrorCode error = ErrorCode::NONE;
+  std::string member_id;
+  std::int32_t member_epoch = 0;
+  std::int32_t heartbeat_interval_ms = 0;
+  /// The member's assigned partitions; nullopt means "unchanged".
+  std::optional<std::vector<ConsumerGroupHeartbeatTopicPartitions>> assignment;
+};
+
 using Message = std::variant<FindCoordinatorRequest, FindCoordinatorResponse, JoinGroupRequest,
                              JoinGroupResponse, SyncGroupRequest, SyncGroupResponse,
                              HeartbeatRequest, HeartbeatResponse, LeaveGroupRequest,
                              LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse,
                              OffsetFetchRequest, OffsetFetchResponse, ListOffsetsRequest,
-                             ListOffsetsResponse>;
+                             ListOffsetsResponse,
+                             ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse>;
 
 /// What travels on the simulated network: a request or response with its correlation id.
 struct Envelope {

@@ -8,7 +8,9 @@
 
 #include "models/classic_consumer.hpp"
 #include "models/cluster.hpp"
+#include "models/async_consumer.hpp"
 #include "models/config.hpp"
+#include "models/consumer_group_coordinator.hpp"
 #include "models/group_coordinator.hpp"
 #include "models/lag_monitor.hpp"
 #include "models/workload.hpp"
@@ -20,16 +22,26 @@
 namespace rsim {
 
 bool variant_supported(const std::string& variant) {
-  return variant == "classic-eager" || variant == "classic-cooperative";
+  return variant == "classic-eager" || variant == "classic-cooperative" || variant == "consumer";
 }
 
-std::vector<std::string> unsupported_features(const ScenarioSpec& /*spec*/, const std::string& variant) {
+std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const std::string& variant) {
   std::vector<std::string> problems;
   if (!variant_supported(variant)) {
     problems.push_back(fmt::format(
         "/protocols: variant \"{}\" is not simulated by this version yet; run with --protocol "
-        "classic-eager or classic-cooperative",
+        "classic-eager, classic-cooperative or consumer",
         variant));
+  }
+  if (variant == "consumer") {
+    for (const auto& e : spec.events) {
+      if (e.kind == "fail-coordinator") {
+        problems.push_back(fmt::format(
+            "/events/{}/do: \"fail-coordinator\" is not simulated for the consumer protocol yet; "
+            "run this scenario with --protocol classic-eager or classic-cooperative",
+            e.index));
+      }
+    }
   }
   return problems;
 }
@@ -59,6 +71,10 @@ class Broker {
         [&lag](const std::string& group, const TopicPartition& tp, std::int64_t offset) {
           lag.on_committed(group, tp, offset);
         });
+    consumer_coordinator_ = std::make_unique<ConsumerGroupCoordinator>(
+        kernel, tracer, config, log_, cluster_,
+        [this](sim::NodeId to, Envelope reply) { net_.send(node_, to, std::move(reply)); },
+        [this](sim::NodeId n) { return net_.name(n); });
   }
   sim::NodeId node() const { return node_; }
   std::int32_t id() const { return id_; }
@@ -137,6 +153,16 @@ class Broker {
       net_.send(node_, from, Envelope{e.correlation_id, refusal(e.message, error)});
       return;
     }
+    // KIP-848 consumer groups have their own coordinator; OffsetCommit goes to the group's.
+    if (const auto* hb = std::get_if<ConsumerGroupHeartbeatRequest>(&e.message)) {
+      consumer_coordinator_->on_heartbeat(from, e.correlation_id, *hb);
+      return;
+    }
+    if (const auto* oc = std::get_if<OffsetCommitRequest>(&e.message);
+        oc != nullptr && consumer_coordinator_->has_group(oc->group_id)) {
+      consumer_coordinator_->on_offset_commit(from, e.correlation_id, *oc);
+      return;
+    }
     coordinator_->on_request(from, e);
   }
   static Message refusal(const Message& request, ErrorCode error) {
@@ -145,6 +171,8 @@ class Broker {
     if (std::holds_alternative<HeartbeatRequest>(request)) return HeartbeatResponse{error};
     if (std::holds_alternative<LeaveGroupRequest>(request)) return LeaveGroupResponse{.error = error};
     if (std::holds_alternative<OffsetFetchRequest>(request)) return OffsetFetchResponse{error, {}};
+    if (const auto* hb = std::get_if<ConsumerGroupHeartbeatRequest>(&request))
+      return ConsumerGroupHeartbeatResponse{.error = error, .member_id = hb->member_id};
     return OffsetCommitResponse{error};
   }
 
@@ -158,6 +186,7 @@ class Broker {
   Workload& workload_;
   sim::NodeId node_ = 0;
   std::unique_ptr<GroupCoordinator> coordinator_;
+  std::unique_ptr<ConsumerGroupCoordinator> consumer_coordinator_;
   std::set<std::int32_t> loading_;
   std::uint64_t incarnation_ = 0;
 };
@@ -234,6 +263,9 @@ class World {
   }
 
   std::unique_ptr<ConsumerModel> make_consumer(const ConsumerSpec& c, ConsumerConfig config) {
+    if (config.group_protocol == "consumer") {
+      return std::make_unique<AsyncConsumer>(kernel_, tracer_, network_, cluster_, c, std::move(config), seed_);
+    }
     return std::make_unique<ClassicConsumer>(kernel_, tracer_, network_, cluster_, c, std::move(config),
                                              seed_, workload_, &lag_);
   }

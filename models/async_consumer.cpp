@@ -1,0 +1,885 @@
+#include "models/async_consumer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "models/overloaded.hpp"
+#include "sim/assert.hpp"
+
+namespace rsim {
+
+namespace {
+using State = ConsumerMemberState;
+
+nlohmann::ordered_json partition_list(const TopicPartitions& tps) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& tp : tps) list.push_back(tp.str());
+  return list;
+}
+
+TopicPartitions sorted(TopicPartitions tps) {
+  std::sort(tps.begin(), tps.end());
+  tps.erase(std::unique(tps.begin(), tps.end()), tps.end());
+  return tps;
+}
+
+TopicPartitions minus(const TopicPartitions& a, const TopicPartitions& b) {
+  TopicPartitions out;
+  for (const auto& tp : a)
+    if (!std::binary_search(b.begin(), b.end(), tp)) out.push_back(tp);
+  return out;
+}
+
+std::vector<ConsumerGroupHeartbeatTopicPartitions> to_wire(const TopicPartitions& tps) {
+  std::vector<ConsumerGroupHeartbeatTopicPartitions> out;
+  for (const auto& tp : tps) {
+    if (out.empty() || out.back().topic_id != tp.topic) out.push_back({tp.topic, {}});
+    out.back().partitions.push_back(tp.partition);
+  }
+  return out;
+}
+
+TopicPartitions from_wire(const std::vector<ConsumerGroupHeartbeatTopicPartitions>& tps) {
+  TopicPartitions out;
+  for (const auto& t : tps)
+    for (const auto p : t.partitions) out.push_back({t.topic_id, p});
+  return sorted(std::move(out));
+}
+
+bool fatal_heartbeat_error(ErrorCode e) {
+  return e == ErrorCode::UNRELEASED_INSTANCE_ID || e == ErrorCode::FENCED_INSTANCE_ID ||
+         e == ErrorCode::GROUP_MAX_SIZE_REACHED || e == ErrorCode::UNSUPPORTED_ASSIGNOR ||
+         e == ErrorCode::INVALID_REQUEST || e == ErrorCode::UNKNOWN_SERVER_ERROR ||
+         e == ErrorCode::GROUP_ID_NOT_FOUND;
+}
+}  // namespace
+
+const char* member_state_name(ConsumerMemberState s) {
+  switch (s) {
+    case State::UNSUBSCRIBED: return "UNSUBSCRIBED";
+    case State::JOINING: return "JOINING";
+    case State::RECONCILING: return "RECONCILING";
+    case State::ACKNOWLEDGING: return "ACKNOWLEDGING";
+    case State::STABLE: return "STABLE";
+    case State::FENCED: return "FENCED";
+    case State::PREPARE_LEAVING: return "PREPARE_LEAVING";
+    case State::LEAVING: return "LEAVING";
+    case State::FATAL: return "FATAL";
+    case State::STALE: return "STALE";
+  }
+  return "UNKNOWN";
+}
+
+AsyncConsumer::AsyncConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& network,
+                             const ClusterMetadata& cluster, const ConsumerSpec& spec,
+                             ConsumerConfig config, std::uint64_t seed)
+    : kernel_(kernel),
+      tracer_(tracer),
+      network_(network),
+      cluster_(cluster),
+      spec_(spec),
+      config_(std::move(config)),
+      rng_(seed, "consumer-" + spec.name),
+      process_(kernel),
+      app_(process_, "application"),
+      background_(process_, "network"),
+      poll_return_timer_(kernel, [this] { on_poll_return(); }, &app_),
+      callback_timer_(kernel, [this] { on_callback_end(); }, &app_),
+      close_retry_timer_(kernel, [this] { continue_close(); }, &app_),
+      heartbeat_timer_(kernel, [this] { maybe_heartbeat(); }, &background_),
+      poll_timer_(kernel, [this] { on_poll_timer_expired(); }, &background_),
+      request_timeout_timer_(kernel, [this] { on_request_timeout_check(); }, &background_),
+      coordinator_retry_timer_(kernel, [this] { maybe_heartbeat(); }, &background_),
+      stall_end_timer_(kernel, [this] {
+        app_.unstall();
+        if (process_.alive() && close_stage_ == CloseStage::None) begin_poll();
+      }),
+      pause_end_timer_(kernel, [this] {
+        if (process_.alive()) process_.resume();
+      }),
+      restart_timer_(kernel, [this] { start(); }) {
+  process_.attach(&app_);
+  process_.attach(&background_);
+  node_ = network_.add_node(spec_.name, &background_,
+                            [this](sim::NodeId from, Envelope&& e) { on_message(from, std::move(e)); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Script
+
+void AsyncConsumer::reset_client_state() {
+  state_ = State::UNSUBSCRIBED;
+  member_epoch_ = 0;
+  target_.reset();
+  has_current_ = false;
+  owned_.clear();
+  subscription_updated_ = false;
+  leaving_due_to_poll_timer_ = false;
+  closing_leave_ = false;
+  reconcile_ = Reconcile::Idle;
+  ++reconciliation_;
+  rec_commit_id_.reset();
+  heartbeat_interval_ms_ = 0;
+  next_heartbeat_ = kernel_.now();
+  backoff_until_ = kernel_.now();
+  heartbeat_attempts_ = 0;
+  heartbeat_in_flight_.reset();
+  sent_valid_ = false;
+  app_events_.clear();
+  drain_remaining_ = 0;
+  running_event_.reset();
+  in_poll_ = false;
+  busy_ = false;
+  stop_requested_ = false;
+  close_stage_ = CloseStage::None;
+  close_commit_id_.reset();
+  close_commit_sent_ = false;
+  leave_id_.reset();
+  coordinator_.reset();
+  find_coordinator_in_flight_.reset();
+  coordinator_lookup_attempts_ = 0;
+  coordinator_lookup_not_before_ = kernel_.now();
+  in_flight_.clear();
+  for (sim::Timer* t : {&poll_return_timer_, &callback_timer_, &close_retry_timer_, &heartbeat_timer_,
+                        &poll_timer_, &request_timeout_timer_, &coordinator_retry_timer_,
+                        &stall_end_timer_, &pause_end_timer_})
+    t->cancel();
+}
+
+std::string AsyncConsumer::generate_member_id() {
+  // Uuid.randomUuid().toString(): 16 random bytes (version 4), URL-safe base64 without padding.
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::uint64_t hi = rng_.next(), lo = rng_.next();
+  hi = (hi & ~0xf000ULL) | 0x4000ULL;
+  lo = (lo & ~(0x3ULL << 62)) | (0x2ULL << 62);
+  std::uint8_t bytes[16];
+  for (int i = 0; i < 8; ++i) {
+    bytes[i] = static_cast<std::uint8_t>(hi >> (56 - 8 * i));
+    bytes[8 + i] = static_cast<std::uint8_t>(lo >> (56 - 8 * i));
+  }
+  std::string out;
+  for (int i = 0; i < 16; i += 3) {
+    const std::uint32_t b0 = bytes[i];
+    const std::uint32_t b1 = i + 1 < 16 ? bytes[i + 1] : 0;
+    const std::uint32_t b2 = i + 2 < 16 ? bytes[i + 2] : 0;
+    const std::uint32_t v = (b0 << 16) | (b1 << 8) | b2;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    if (i + 1 < 16) out += kAlphabet[(v >> 6) & 63];
+    if (i + 2 < 16) out += kAlphabet[v & 63];
+  }
+  return out;  // 22 characters
+}
+
+void AsyncConsumer::start() {
+  if (process_.alive()) return;
+  reset_client_state();
+  topics_ = spec_.topics;
+  process_.start();
+  member_id_ = generate_member_id();  // once per process, kept across fencing and rejoins
+  nlohmann::ordered_json topics = nlohmann::ordered_json::array();
+  for (const auto& t : topics_) topics.push_back(t);
+  tracer_.emit("consumer.start", {{"consumer", spec_.name},
+                                  {"group", config_.group_id},
+                                  {"topics", topics},
+                                  {"protocol", "consumer"},
+                                  {"member_id", member_id_}});
+  subscription_updated_ = true;  // subscribe(): the first poll() joins
+  next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
+  last_poll_ = kernel_.now();
+  begin_poll();
+}
+
+void AsyncConsumer::request_stop() {
+  if (!process_.alive() || close_stage_ != CloseStage::None) return;
+  tracer_.emit("consumer.stop", {{"consumer", spec_.name}});
+  stop_requested_ = true;
+}
+
+void AsyncConsumer::crash() {
+  if (!process_.alive()) return;
+  tracer_.emit("consumer.crash", {{"consumer", spec_.name}});
+  process_.kill();
+  reset_client_state();
+}
+
+void AsyncConsumer::restart(sim::SimTime after, bool graceful) {
+  if (!process_.alive()) {
+    restart_timer_.arm(after);
+    return;
+  }
+  if (graceful) {
+    restart_after_ = kernel_.now() + after;
+    request_stop();
+  } else {
+    crash();
+    restart_timer_.arm(after);
+  }
+}
+
+void AsyncConsumer::stall(sim::SimTime duration) {
+  if (!process_.alive()) return;
+  tracer_.emit("consumer.stall", {{"consumer", spec_.name}, {"for_ms", duration.count() / 1000}});
+  in_poll_ = false;
+  poll_return_timer_.cancel();
+  app_.stall();
+  stall_end_timer_.arm(duration);
+}
+
+void AsyncConsumer::pause(sim::SimTime duration) {
+  if (!process_.alive()) return;
+  tracer_.emit("consumer.pause", {{"consumer", spec_.name}, {"for_ms", duration.count() / 1000}});
+  process_.pause();
+  pause_end_timer_.arm(duration);
+}
+
+void AsyncConsumer::subscribe(std::vector<std::string> topics) {
+  spec_.topics = topics;
+  if (!process_.alive()) return;
+  // The new names go out with the next heartbeat (only a member not in the group joins at the
+  // next poll(): AbstractMembershipManager.onSubscriptionUpdated).
+  topics_ = std::move(topics);
+  subscription_updated_ = true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Application thread
+
+void AsyncConsumer::begin_poll() {
+  if (!process_.alive()) return;
+  in_poll_ = true;
+  poll_return_timer_.arm(spec_.poll_timeout);
+  pass();
+}
+
+void AsyncConsumer::on_poll_return() {
+  in_poll_ = false;
+  if (busy_) return;
+  if (stop_requested_) {
+    stop_requested_ = false;
+    start_close();
+    return;
+  }
+  begin_poll();  // no records are fetched yet: the loop calls poll() again at once
+}
+
+void AsyncConsumer::pass() {
+  if (!process_.alive() || busy_ || close_stage_ != CloseStage::None) return;
+  // Each pass of poll() submits an AsyncPollEvent (when the previous one completed), which the
+  // background thread handles at once, then runs the callbacks queued for it so far.
+  last_poll_ = kernel_.now();
+  on_poll_event();
+  drain_remaining_ = app_events_.size();
+  drain_app_events();
+}
+
+void AsyncConsumer::drain_app_events() {
+  while (drain_remaining_ > 0 && !busy_ && !app_events_.empty() && process_.alive()) {
+    --drain_remaining_;
+    AppEvent e = std::move(app_events_.front());
+    app_events_.pop_front();
+    run_app_event(e);
+  }
+}
+
+void AsyncConsumer::run_app_event(const AppEvent& e) {
+  running_event_ = e;
+  bool done = true;
+  switch (e.kind) {
+    case AppEvent::Kind::Revoke:
+      done = start_callback("onPartitionsRevoked", e.partitions, spec_.callbacks.revoke);
+      break;
+    case AppEvent::Kind::Assign:
+      // The new assignment is applied, then onPartitionsAssigned(added), even when empty.
+      if (e.reconciliation == reconciliation_) set_owned(rec_target_);
+      done = start_callback("onPartitionsAssigned", e.partitions, spec_.callbacks.assign);
+      break;
+    case AppEvent::Kind::Lost:
+      done = start_callback("onPartitionsLost", e.partitions, spec_.callbacks.lost);
+      break;
+  }
+  if (done) {
+    running_event_.reset();
+    on_app_event_done(e);
+  }
+}
+
+void AsyncConsumer::on_callback_end() {
+  busy_ = false;
+  tracer_.emit("callback", {{"consumer", spec_.name}, {"callback", current_callback_},
+                            {"partitions", partition_list(current_callback_partitions_)},
+                            {"phase", "end"}});
+  if (close_stage_ != CloseStage::None) {
+    continue_close();
+    return;
+  }
+  if (running_event_) {
+    const AppEvent e = *running_event_;
+    running_event_.reset();
+    on_app_event_done(e);
+  }
+  if (!in_poll_) {
+    // poll() returned while the callback ran: the loop calls it again.
+    if (stop_requested_) {
+      stop_requested_ = false;
+      start_close();
+      return;
+    }
+    begin_poll();
+    return;
+  }
+  drain_app_events();
+}
+
+void AsyncConsumer::on_app_event_done(const AppEvent& e) {
+  // The completion goes back to the background thread.
+  switch (e.kind) {
+    case AppEvent::Kind::Revoke:
+      if (e.reconciliation != reconciliation_ || reconcile_ != Reconcile::Revoking) return;
+      set_owned(minus(owned_, rec_revoked_));
+      reconcile_ = Reconcile::Assigning;
+      app_events_.push_back({AppEvent::Kind::Assign, rec_added_, reconciliation_});
+      return;
+    case AppEvent::Kind::Assign:
+      if (e.reconciliation != reconciliation_ || reconcile_ != Reconcile::Assigning) return;
+      reconcile_ = Reconcile::Idle;
+      has_current_ = true;
+      next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
+      if (state_ == State::RECONCILING) {
+        transition(State::ACKNOWLEDGING);
+        maybe_heartbeat();  // the ack goes out at once
+      }
+      return;
+    case AppEvent::Kind::Lost:
+      set_owned({});
+      has_current_ = false;
+      if (state_ == State::FENCED) {
+        transition_to_joining();
+      } else if (state_ == State::STALE && kernel_.now() < last_poll_ + sim::ms(config_.max_poll_interval_ms)) {
+        transition_to_joining();  // maybeRejoinStaleMember: the poll timer was reset
+      }
+      return;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// close()
+
+void AsyncConsumer::start_close() {
+  close_stage_ = CloseStage::Committing;
+  close_deadline_ = kernel_.now() + sim::ms(std::min<std::int64_t>(30000, config_.request_timeout_ms));
+  continue_close();
+}
+
+void AsyncConsumer::continue_close() {
+  if (!process_.alive() || busy_) return;
+  if (close_stage_ == CloseStage::Committing) {
+    // (1) commitSync of the consumed offsets.
+    if (!close_commit_sent_ && config_.enable_auto_commit && coordinator_ && !owned_.empty() &&
+        member_epoch_ > 0 && kernel_.now() < close_deadline_) {
+      close_commit_sent_ = true;
+      close_commit_id_ = send_offset_commit("close");
+      return;
+    }
+    if (close_commit_id_) return;
+    // (3) onPartitionsRevoked (or Lost when the member has no epoch) on the calling thread.
+    abort_reconciliation();
+    close_stage_ = CloseStage::Revoking;
+    if (!owned_.empty()) {
+      const bool done = member_epoch_ > 0
+                            ? start_callback("onPartitionsRevoked", owned_, spec_.callbacks.revoke)
+                            : start_callback("onPartitionsLost", owned_, spec_.callbacks.lost);
+      if (!done) return;
+    }
+  }
+  if (close_stage_ == CloseStage::Revoking) {
+    set_owned({});
+    close_stage_ = CloseStage::Leaving;
+    // (4) the leave heartbeat: -1, or -2 for a static member (it keeps its partitions).
+    if (coordinator_ && in_group() && member_epoch_ > 0) {
+      closing_leave_ = true;
+      transition(State::PREPARE_LEAVING);
+      transition(State::LEAVING);
+      send_leave_heartbeat(config_.group_instance_id ? -2 : -1);
+      close_retry_timer_.arm_at(close_deadline_);
+      return;
+    }
+  }
+  if (close_stage_ == CloseStage::Leaving && (!leave_id_ || kernel_.now() >= close_deadline_)) finish_close();
+}
+
+void AsyncConsumer::finish_close() {
+  close_stage_ = CloseStage::Closed;
+  tracer_.emit("consumer.closed", {{"consumer", spec_.name}});
+  process_.kill();
+  reset_client_state();
+  if (restart_after_) {
+    const sim::SimTime at = std::max(*restart_after_, kernel_.now());
+    restart_after_.reset();
+    restart_timer_.arm_at(at);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Background thread: membership (ConsumerMembershipManager)
+
+bool AsyncConsumer::in_group() const {
+  return state_ != State::UNSUBSCRIBED && state_ != State::FENCED && state_ != State::FATAL &&
+         state_ != State::STALE;
+}
+
+void AsyncConsumer::transition(ConsumerMemberState to) {
+  if (state_ == to) return;
+  state_ = to;
+  tracer_.emit("consumer.member_state", {{"consumer", spec_.name}, {"state", member_state_name(to)},
+                                         {"epoch", member_epoch_}});
+}
+
+void AsyncConsumer::transition_to_joining() {
+  member_epoch_ = 0;
+  sent_valid_ = false;  // a join sends every field
+  target_.reset();
+  leaving_due_to_poll_timer_ = false;
+  transition(State::JOINING);
+  backoff_until_ = kernel_.now();
+  maybe_heartbeat();
+}
+
+void AsyncConsumer::on_poll_event() {
+  // onConsumerPoll: a member not in the group joins with the updated subscription.
+  if (subscription_updated_ && state_ == State::UNSUBSCRIBED) {
+    subscription_updated_ = false;
+    transition_to_joining();
+  }
+  if (state_ == State::STALE && std::none_of(app_events_.begin(), app_events_.end(), [](const AppEvent& e) {
+        return e.kind == AppEvent::Kind::Lost;
+      }) && !(running_event_ && running_event_->kind == AppEvent::Kind::Lost)) {
+    transition_to_joining();
+  }
+  maybe_reconcile(true);
+  // Interval auto-commits are checked on every application poll() (CommitRequestManager).
+  if (config_.enable_auto_commit && kernel_.now() >= next_auto_commit_) {
+    next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
+    if (!owned_.empty() && coordinator_ && member_epoch_ > 0 && in_group()) send_offset_commit("auto-commit");
+  }
+  poll_timer_.arm_at(last_poll_ + sim::ms(config_.max_poll_interval_ms));
+}
+
+void AsyncConsumer::maybe_reconcile(bool can_commit) {
+  if (state_ != State::RECONCILING || reconcile_ != Reconcile::Idle || !target_) return;
+  const TopicPartitions target = *target_;
+  const TopicPartitions revoked = minus(owned_, target);
+  const TopicPartitions added = minus(target, owned_);
+  // With auto-commit on, or anything to revoke, only an application poll() may proceed.
+  if ((config_.enable_auto_commit || !revoked.empty()) && !can_commit) return;
+  ++reconciliation_;
+  rec_target_ = target;
+  rec_added_ = added;
+  rec_revoked_ = revoked;
+  tracer_.emit("consumer.reconcile", {{"consumer", spec_.name}, {"epoch", member_epoch_},
+                                      {"target", partition_list(target)}, {"added", partition_list(added)},
+                                      {"revoked", partition_list(revoked)}});
+  if (config_.enable_auto_commit && !owned_.empty() && coordinator_) {
+    reconcile_ = Reconcile::Committing;
+    rec_commit_id_ = send_offset_commit("reconcile");
+    return;
+  }
+  after_reconcile_commit();  // an empty offset map completes at once
+}
+
+void AsyncConsumer::after_reconcile_commit() {
+  rec_commit_id_.reset();
+  if (!rec_revoked_.empty()) {
+    reconcile_ = Reconcile::Revoking;
+    app_events_.push_back({AppEvent::Kind::Revoke, rec_revoked_, reconciliation_});
+  } else {
+    reconcile_ = Reconcile::Assigning;
+    app_events_.push_back({AppEvent::Kind::Assign, rec_added_, reconciliation_});
+  }
+}
+
+void AsyncConsumer::abort_reconciliation() {
+  if (reconcile_ == Reconcile::Idle) return;
+  reconcile_ = Reconcile::Idle;
+  ++reconciliation_;
+  rec_commit_id_.reset();
+  std::erase_if(app_events_, [](const AppEvent& e) { return e.kind != AppEvent::Kind::Lost; });
+}
+
+void AsyncConsumer::transition_to_fenced(ErrorCode why) {
+  tracer_.emit("consumer.fenced", {{"consumer", spec_.name}, {"error", error_name(why)}, {"epoch", member_epoch_}});
+  abort_reconciliation();
+  transition(State::FENCED);
+  member_epoch_ = 0;
+  target_.reset();
+  sent_valid_ = false;
+  backoff_until_ = kernel_.now();
+  if (!owned_.empty()) {
+    app_events_.push_back({AppEvent::Kind::Lost, owned_, 0});  // the application runs it in poll()
+  } else {
+    has_current_ = false;
+    transition_to_joining();
+  }
+}
+
+void AsyncConsumer::on_poll_timer_expired() {
+  if (!process_.alive() || close_stage_ != CloseStage::None) return;
+  if (kernel_.now() < last_poll_ + sim::ms(config_.max_poll_interval_ms)) return;
+  if (!in_group() || state_ == State::PREPARE_LEAVING || state_ == State::LEAVING) return;
+  tracer_.emit("consumer.poll_timeout", {{"consumer", spec_.name},
+                                         {"max_poll_interval_ms", config_.max_poll_interval_ms}});
+  // The member leaves at once (response ignored), becomes STALE and loses its partitions; the
+  // next poll() rejoins.
+  abort_reconciliation();
+  leaving_due_to_poll_timer_ = true;
+  transition(State::PREPARE_LEAVING);
+  transition(State::LEAVING);
+  if (coordinator_) send_leave_heartbeat(config_.group_instance_id ? -2 : -1);
+  else transition(State::STALE);
+  member_epoch_ = -1;
+  if (!owned_.empty()) app_events_.push_back({AppEvent::Kind::Lost, owned_, 0});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Heartbeats (ConsumerHeartbeatRequestManager)
+
+void AsyncConsumer::maybe_heartbeat() {
+  if (!process_.alive()) return;
+  if (!coordinator_) {
+    ensure_coordinator();
+    return;
+  }
+  if (state_ == State::UNSUBSCRIBED || state_ == State::FATAL || state_ == State::STALE ||
+      state_ == State::FENCED || state_ == State::PREPARE_LEAVING || state_ == State::LEAVING)
+    return;
+  if (heartbeat_in_flight_) return;  // at most one in flight
+  const bool now_needed = state_ == State::JOINING || state_ == State::ACKNOWLEDGING;
+  const sim::SimTime due = std::max(now_needed ? kernel_.now() : next_heartbeat_, backoff_until_);
+  if (kernel_.now() >= due) {
+    send_heartbeat();
+  } else {
+    heartbeat_timer_.arm_at(due);
+  }
+}
+
+void AsyncConsumer::send_heartbeat() {
+  ConsumerGroupHeartbeatRequest r;
+  r.group_id = config_.group_id;
+  r.member_id = member_id_;
+  r.member_epoch = member_epoch_;
+  r.instance_id = config_.group_instance_id;
+  r.client_id = config_.client_id;
+  const bool all = !sent_valid_ || state_ == State::JOINING;
+  if (all) {
+    r.rebalance_timeout_ms = static_cast<std::int32_t>(config_.max_poll_interval_ms);
+    r.rack_id = config_.client_rack;
+    r.server_assignor = config_.group_remote_assignor;
+  }
+  if (all || topics_ != sent_topics_) r.subscribed_topic_names = topics_;
+  // The owned partitions: empty on a join, and in the first heartbeat after a reconciliation.
+  const TopicPartitions owned = state_ == State::JOINING ? TopicPartitions{} : owned_;
+  if (all || !sent_owned_ || *sent_owned_ != owned) r.topic_partitions = to_wire(owned);
+  sent_valid_ = true;
+  sent_topics_ = topics_;
+  sent_owned_ = owned;
+  heartbeat_in_flight_ = send_request(*coordinator_, std::move(r), config_.request_timeout_ms, member_epoch_);
+  next_heartbeat_ = kernel_.now() + sim::ms(heartbeat_interval_ms_);  // reset on every send
+  if (state_ == State::ACKNOWLEDGING) {
+    transition(target_ && has_current_ && *target_ == owned_ ? State::STABLE : State::RECONCILING);
+    maybe_reconcile(false);
+  }
+}
+
+void AsyncConsumer::send_leave_heartbeat(std::int32_t epoch) {
+  ConsumerGroupHeartbeatRequest r;
+  r.group_id = config_.group_id;
+  r.member_id = member_id_;
+  r.member_epoch = epoch;
+  r.instance_id = config_.group_instance_id;
+  r.client_id = config_.client_id;
+  const std::int32_t id = send_request(*coordinator_, std::move(r), config_.request_timeout_ms, epoch);
+  if (closing_leave_) leave_id_ = id;
+  // Sending the leave ends membership: UNSUBSCRIBED, or STALE after a poll-timer leave.
+  transition(leaving_due_to_poll_timer_ ? State::STALE : State::UNSUBSCRIBED);
+}
+
+void AsyncConsumer::on_heartbeat_response(const InFlight& req, const ConsumerGroupHeartbeatResponse& r) {
+  const bool leave = req.member_epoch < 0;
+  if (!leave) heartbeat_in_flight_.reset();
+  if (leave) {
+    // A leave's answer only matters to close(), which waits for it.
+    if (closing_leave_) {
+      leave_id_.reset();
+      if (close_stage_ == CloseStage::Leaving) continue_close();
+    }
+    return;
+  }
+  if (r.error == ErrorCode::NONE) {
+    heartbeat_attempts_ = 0;
+    if (!in_group() || state_ == State::LEAVING || state_ == State::PREPARE_LEAVING) return;
+    member_epoch_ = r.member_epoch;
+    if (r.heartbeat_interval_ms != heartbeat_interval_ms_) {
+      heartbeat_interval_ms_ = r.heartbeat_interval_ms;
+      next_heartbeat_ = kernel_.now() + sim::ms(heartbeat_interval_ms_);
+    }
+    if (r.assignment) {
+      const TopicPartitions next = from_wire(*r.assignment);
+      if (!target_ || *target_ != next) target_ = next;
+      if (!has_current_ || *target_ != owned_ || reconcile_ != Reconcile::Idle) {
+        transition(State::RECONCILING);
+      } else if (state_ != State::ACKNOWLEDGING) {
+        transition(State::STABLE);
+      }
+    } else if (state_ == State::JOINING) {
+      // A join is always answered with an assignment; nothing to do otherwise.
+    }
+    maybe_reconcile(false);
+    maybe_heartbeat();
+    return;
+  }
+  sent_valid_ = false;  // the next heartbeat is full
+  switch (r.error) {
+    case ErrorCode::FENCED_MEMBER_EPOCH:
+    case ErrorCode::UNKNOWN_MEMBER_ID:
+      if (in_group()) transition_to_fenced(r.error);
+      return;
+    case ErrorCode::NOT_COORDINATOR:
+    case ErrorCode::COORDINATOR_NOT_AVAILABLE:
+    case ErrorCode::NETWORK_EXCEPTION:
+    case ErrorCode::REQUEST_TIMED_OUT:
+      mark_coordinator_unknown(std::string(error_name(r.error)));
+      backoff_until_ = kernel_.now();
+      maybe_heartbeat();
+      return;
+    default:
+      if (fatal_heartbeat_error(r.error)) {
+        if (r.error == ErrorCode::GROUP_ID_NOT_FOUND && !in_group()) return;
+        fail_fatally(r.error);
+        return;
+      }
+      // COORDINATOR_LOAD_IN_PROGRESS and other retriable errors: exponential backoff.
+      backoff_until_ = kernel_.now() + sim::ms(exponential_backoff_ms(heartbeat_attempts_++));
+      next_heartbeat_ = kernel_.now();
+      maybe_heartbeat();
+      return;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commits (CommitRequestManager)
+
+std::int32_t AsyncConsumer::send_offset_commit(const std::string& purpose) {
+  OffsetCommitRequest r;
+  r.group_id = config_.group_id;
+  r.generation_id = member_epoch_;  // generation_id_or_member_epoch
+  r.member_id = member_id_;
+  r.group_instance_id = config_.group_instance_id;
+  for (const auto& tp : owned_) r.offsets.push_back({tp, 0});  // no fetching: positions are 0
+  const std::int32_t id = send_request(*coordinator_, std::move(r), config_.request_timeout_ms, member_epoch_);
+  in_flight_.at(id).api = "OffsetCommit:" + purpose;
+  return id;
+}
+
+void AsyncConsumer::on_offset_commit_response(const InFlight& req, const OffsetCommitResponse& r,
+                                              const std::string& purpose) {
+  const ErrorCode e = r.error;
+  if (e == ErrorCode::NOT_COORDINATOR || e == ErrorCode::COORDINATOR_NOT_AVAILABLE)
+    mark_coordinator_unknown(std::string(error_name(e)));
+  if (purpose == "reconcile") {
+    if (reconcile_ != Reconcile::Committing) return;
+    // A commit that lost the race with an epoch bump is retried with the latest epoch;
+    // any other failure does not stop the reconciliation.
+    if (e == ErrorCode::STALE_MEMBER_EPOCH && member_epoch_ != req.member_epoch && coordinator_ && member_epoch_ > 0) {
+      rec_commit_id_ = send_offset_commit("reconcile");
+      return;
+    }
+    after_reconcile_commit();
+  } else if (purpose == "close") {
+    close_commit_id_.reset();
+    continue_close();
+  }
+}
+
+void AsyncConsumer::fail_fatally(ErrorCode error) {
+  transition(State::FATAL);
+  tracer_.emit("consumer.error", {{"consumer", spec_.name}, {"error", error_name(error)},
+                                  {"where", "ConsumerGroupHeartbeat"}});
+  process_.kill();
+  reset_client_state();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Network client
+
+std::int32_t AsyncConsumer::send_request(sim::NodeId to, Message request, std::int64_t timeout_ms,
+                                         std::int32_t epoch) {
+  const std::int32_t id = next_correlation_id_++;
+  const char* api = api_name(request);
+  trace_rpc("send", node_, to, api, id, nullptr);
+  const sim::SimTime deadline = kernel_.now() + sim::ms(timeout_ms);
+  in_flight_.emplace(id, InFlight{api, to, deadline, epoch});
+  network_.send(node_, to, Envelope{id, std::move(request)});
+  if (!request_timeout_timer_.armed() || deadline < request_timeout_timer_.deadline())
+    request_timeout_timer_.arm_at(deadline);
+  return id;
+}
+
+void AsyncConsumer::on_request_timeout_check() {
+  std::optional<sim::NodeId> timed_out;
+  for (const auto& [id, req] : in_flight_)
+    if (req.deadline <= kernel_.now() && !timed_out) timed_out = req.node;
+  if (timed_out) disconnect(*timed_out, "request timed out");
+  sim::SimTime next = sim::kNever;
+  for (const auto& [id, req] : in_flight_) next = std::min(next, req.deadline);
+  if (next != sim::kNever) request_timeout_timer_.arm_at(next);
+}
+
+void AsyncConsumer::disconnect(sim::NodeId node, const std::string& why) {
+  tracer_.emit("net.disconnect", {{"consumer", spec_.name}, {"node", network_.name(node)}, {"reason", why}});
+  std::vector<std::pair<std::int32_t, InFlight>> failed;
+  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+    if (it->second.node == node) {
+      failed.emplace_back(it->first, it->second);
+      it = in_flight_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (coordinator_ == node) mark_coordinator_unknown(why);
+  for (const auto& [id, req] : failed) {
+    const ErrorCode e = ErrorCode::NETWORK_EXCEPTION;
+    const std::string api = req.api.substr(0, req.api.find(':'));
+    trace_rpc("recv", req.node, node_, api.c_str(), id, &e);
+    if (api == "FindCoordinator") handle_response(req, id, FindCoordinatorResponse{e, -1});
+    else if (api == "ConsumerGroupHeartbeat") handle_response(req, id, ConsumerGroupHeartbeatResponse{.error = e});
+    else if (api == "OffsetCommit") handle_response(req, id, OffsetCommitResponse{e});
+  }
+}
+
+void AsyncConsumer::on_message(sim::NodeId from, Envelope&& envelope) {
+  if (!process_.alive()) return;
+  const auto it = in_flight_.find(envelope.correlation_id);
+  if (it == in_flight_.end()) return;
+  const InFlight req = it->second;
+  in_flight_.erase(it);
+  const ErrorCode e = error_of(envelope.message);
+  trace_rpc("recv", from, node_, api_name(envelope.message), envelope.correlation_id, &e);
+  handle_response(req, envelope.correlation_id, envelope.message);
+}
+
+void AsyncConsumer::handle_response(const InFlight& req, std::int32_t, const Message& response) {
+  std::visit(Overloaded{
+                 [&](const FindCoordinatorResponse& r) { on_find_coordinator_response(r); },
+                 [&](const ConsumerGroupHeartbeatResponse& r) { on_heartbeat_response(req, r); },
+                 [&](const OffsetCommitResponse& r) {
+                   const auto colon = req.api.find(':');
+                   on_offset_commit_response(req, r, colon == std::string::npos ? "" : req.api.substr(colon + 1));
+                 },
+                 [&](const JoinGroupResponse&) { SIM_ASSERT(false); },
+                 [&](const SyncGroupResponse&) { SIM_ASSERT(false); },
+                 [&](const HeartbeatResponse&) { SIM_ASSERT(false); },
+                 [&](const LeaveGroupResponse&) { SIM_ASSERT(false); },
+                 [&](const FindCoordinatorRequest&) { SIM_ASSERT(false); },
+                 [&](const JoinGroupRequest&) { SIM_ASSERT(false); },
+                 [&](const SyncGroupRequest&) { SIM_ASSERT(false); },
+                 [&](const HeartbeatRequest&) { SIM_ASSERT(false); },
+                 [&](const LeaveGroupRequest&) { SIM_ASSERT(false); },
+                 [&](const OffsetCommitRequest&) { SIM_ASSERT(false); },
+                 [&](const ConsumerGroupHeartbeatRequest&) { SIM_ASSERT(false); },
+                 [&](const OffsetFetchRequest&) { SIM_ASSERT(false); },
+                 [&](const OffsetFetchResponse&) { SIM_ASSERT(false); },  // not sent: no fetching yet
+                 [&](const ListOffsetsRequest&) { SIM_ASSERT(false); },
+                 [&](const ListOffsetsResponse&) { SIM_ASSERT(false); },
+             },
+             response);
+}
+
+void AsyncConsumer::ensure_coordinator() {
+  if (coordinator_ || find_coordinator_in_flight_) return;
+  if (kernel_.now() < coordinator_lookup_not_before_) {
+    coordinator_retry_timer_.arm_at(coordinator_lookup_not_before_);
+    return;
+  }
+  // The least loaded broker: fewest requests in flight from this client, then lowest id.
+  sim::NodeId best = cluster_.broker_nodes.front();
+  std::size_t best_load = SIZE_MAX;
+  for (const sim::NodeId b : cluster_.broker_nodes) {
+    const auto load = static_cast<std::size_t>(std::count_if(
+        in_flight_.begin(), in_flight_.end(), [b](const auto& kv) { return kv.second.node == b; }));
+    if (load < best_load) {
+      best = b;
+      best_load = load;
+    }
+  }
+  find_coordinator_in_flight_ =
+      send_request(best, FindCoordinatorRequest{config_.group_id}, config_.request_timeout_ms);
+}
+
+void AsyncConsumer::on_find_coordinator_response(const FindCoordinatorResponse& r) {
+  find_coordinator_in_flight_.reset();
+  if (r.error == ErrorCode::NONE) {
+    coordinator_ = cluster_.broker_nodes.at(static_cast<std::size_t>(r.node_id));
+    coordinator_lookup_attempts_ = 0;
+  } else {
+    coordinator_lookup_not_before_ =
+        kernel_.now() + sim::ms(exponential_backoff_ms(coordinator_lookup_attempts_++));
+  }
+  maybe_heartbeat();  // a heartbeat goes out as soon as the coordinator is known
+}
+
+void AsyncConsumer::mark_coordinator_unknown(const std::string& why) {
+  if (!coordinator_) return;
+  tracer_.emit("consumer.coordinator_unknown", {{"consumer", spec_.name}, {"reason", why}});
+  const sim::NodeId old = *coordinator_;
+  coordinator_.reset();
+  bool any = false;
+  for (const auto& [id, req] : in_flight_) any = any || req.node == old;
+  if (any) disconnect(old, why);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+bool AsyncConsumer::start_callback(const char* callback, const TopicPartitions& partitions,
+                                   const sim::Distribution& duration) {
+  tracer_.emit("callback", {{"consumer", spec_.name}, {"callback", callback},
+                            {"partitions", partition_list(partitions)}, {"phase", "start"}});
+  const sim::SimTime d = duration.sample(rng_);
+  current_callback_ = callback;
+  current_callback_partitions_ = partitions;
+  if (d == sim::SimTime::zero()) {
+    tracer_.emit("callback", {{"consumer", spec_.name}, {"callback", callback},
+                              {"partitions", partition_list(partitions)}, {"phase", "end"}});
+    return true;
+  }
+  busy_ = true;
+  callback_timer_.arm(d);
+  return false;
+}
+
+void AsyncConsumer::set_owned(TopicPartitions owned) {
+  owned_ = sorted(std::move(owned));
+  tracer_.emit("assignment", {{"consumer", spec_.name}, {"owned", partition_list(owned_)}});
+}
+
+std::int64_t AsyncConsumer::exponential_backoff_ms(int attempts) {
+  // ExponentialBackoff(retry.backoff.ms, 2, retry.backoff.max.ms, 0.2).
+  const double initial = static_cast<double>(config_.retry_backoff_ms);
+  const double max = static_cast<double>(config_.retry_backoff_max_ms);
+  const double exp_max = max > initial ? std::log(max / std::max(initial, 1.0)) / std::log(2.0) : 0;
+  const double term = initial * std::pow(2.0, std::min(static_cast<double>(attempts), exp_max));
+  const double factor = 0.8 + 0.4 * rng_.uniform01();
+  return std::min(static_cast<std::int64_t>(factor * term), config_.retry_backoff_max_ms);
+}
+
+void AsyncConsumer::trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
+                              std::int32_t id, const ErrorCode* error) {
+  nlohmann::ordered_json f{{"dir", dir}, {"from", network_.name(from)}, {"to", network_.name(to)},
+                           {"api", api}, {"id", id}};
+  if (error != nullptr) f["error"] = error_name(*error);
+  tracer_.emit("rpc", f);
+}
+
+}  // namespace rsim

@@ -1,0 +1,207 @@
+// A KafkaConsumer with group.protocol=consumer (KIP-848): Kafka's AsyncKafkaConsumer with its
+// background network thread (ConsumerHeartbeatRequestManager, ConsumerMembershipManager,
+// CommitRequestManager) and its application thread, which runs every rebalance callback inside
+// poll(). Like the classic model it does not fetch records; positions are known at once, so
+// commits carry real requests.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/cluster.hpp"
+#include "models/config.hpp"
+#include "models/consumer_model.hpp"
+#include "models/messages.hpp"
+#include "models/scenario.hpp"
+#include "sim/kernel.hpp"
+#include "sim/network.hpp"
+#include "sim/rng.hpp"
+#include "sim/trace.hpp"
+
+namespace rsim {
+
+/// The client's member states (org.apache.kafka.clients.consumer.internals.MemberState).
+enum class ConsumerMemberState {
+  UNSUBSCRIBED,
+  JOINING,
+  RECONCILING,
+  ACKNOWLEDGING,
+  STABLE,
+  FENCED,
+  PREPARE_LEAVING,
+  LEAVING,
+  FATAL,
+  STALE,
+};
+const char* member_state_name(ConsumerMemberState s);
+
+class AsyncConsumer final : public ConsumerModel {
+ public:
+  AsyncConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& network,
+                const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
+                std::uint64_t seed);
+  AsyncConsumer(const AsyncConsumer&) = delete;
+  AsyncConsumer& operator=(const AsyncConsumer&) = delete;
+
+  sim::NodeId node() const override { return node_; }
+  ConsumerMemberState state() const { return state_; }
+
+  void start() override;
+  void request_stop() override;
+  void crash() override;
+  void restart(sim::SimTime after, bool graceful) override;
+  void stall(sim::SimTime duration) override;
+  void pause(sim::SimTime duration) override;
+  void subscribe(std::vector<std::string> topics) override;
+
+  void on_message(sim::NodeId from, Envelope&& envelope);
+
+ private:
+  /// Work the background thread hands to the application thread (callbacks run in poll()).
+  struct AppEvent {
+    enum class Kind { Revoke, Assign, Lost };
+    Kind kind;
+    TopicPartitions partitions;
+    std::uint64_t reconciliation = 0;  // which reconciliation it belongs to (Revoke, Assign)
+  };
+  enum class Reconcile { Idle, Committing, Revoking, Assigning };
+  enum class CloseStage { None, Committing, Revoking, Leaving, Closed };
+  struct InFlight {
+    std::string api;  // "OffsetCommit:<purpose>" for commits
+    sim::NodeId node;
+    sim::SimTime deadline;
+    std::int32_t member_epoch = 0;  // sent in a heartbeat / commit
+  };
+
+  // Application thread.
+  void begin_poll();
+  void on_poll_return();
+  void pass();
+  void drain_app_events();
+  void run_app_event(const AppEvent& e);
+  void on_app_event_done(const AppEvent& e);
+  void start_close();
+  void continue_close();
+  void finish_close();
+
+  // Background thread: membership, heartbeats, commits.
+  void on_poll_event();
+  void transition(ConsumerMemberState to);
+  void transition_to_joining();
+  void transition_to_fenced(ErrorCode why);
+  void maybe_reconcile(bool can_commit);
+  void after_reconcile_commit();
+  void abort_reconciliation();
+  void maybe_heartbeat();
+  void send_heartbeat();
+  void send_leave_heartbeat(std::int32_t epoch);
+  void on_poll_timer_expired();
+  void on_heartbeat_response(const InFlight& req, const ConsumerGroupHeartbeatResponse& r);
+  void on_offset_commit_response(const InFlight& req, const OffsetCommitResponse& r, const std::string& purpose);
+  std::int32_t send_offset_commit(const std::string& purpose);
+  void fail_fatally(ErrorCode error);
+
+  // Network client.
+  std::int32_t send_request(sim::NodeId to, Message request, std::int64_t timeout_ms, std::int32_t epoch = 0);
+  void on_request_timeout_check();
+  void disconnect(sim::NodeId node, const std::string& why);
+  void handle_response(const InFlight& req, std::int32_t id, const Message& response);
+  void ensure_coordinator();
+  void on_find_coordinator_response(const FindCoordinatorResponse& r);
+  void mark_coordinator_unknown(const std::string& why);
+
+  // Helpers.
+  bool start_callback(const char* callback, const TopicPartitions& partitions, const sim::Distribution& duration);
+  void on_callback_end();
+  void set_owned(TopicPartitions owned);
+  std::int64_t exponential_backoff_ms(int attempts);
+  void trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api, std::int32_t id,
+                 const ErrorCode* error);
+  std::string generate_member_id();
+  void reset_client_state();
+  bool in_group() const;
+
+  sim::Kernel& kernel_;
+  sim::Tracer& tracer_;
+  sim::Network<Envelope>& network_;
+  const ClusterMetadata& cluster_;
+  ConsumerSpec spec_;
+  ConsumerConfig config_;
+  sim::Rng rng_;
+
+  sim::Process process_;
+  sim::Activity app_;
+  sim::Activity background_;
+  sim::NodeId node_ = 0;
+
+  sim::Timer poll_return_timer_;
+  sim::Timer callback_timer_;
+  sim::Timer close_retry_timer_;
+  sim::Timer heartbeat_timer_;
+  sim::Timer poll_timer_;
+  sim::Timer request_timeout_timer_;
+  sim::Timer coordinator_retry_timer_;
+  sim::Timer stall_end_timer_;
+  sim::Timer pause_end_timer_;
+  sim::Timer restart_timer_;
+
+  // Membership (reset at every start).
+  ConsumerMemberState state_ = ConsumerMemberState::UNSUBSCRIBED;
+  std::string member_id_;
+  std::int32_t member_epoch_ = 0;
+  std::optional<TopicPartitions> target_;  // the latest assignment the coordinator sent
+  bool has_current_ = false;  // false: the current assignment is NONE (before the first reconciliation)
+  TopicPartitions owned_;
+  std::vector<std::string> topics_;
+  bool subscription_updated_ = false;
+  bool leaving_due_to_poll_timer_ = false;
+  bool closing_leave_ = false;
+
+  // Reconciliation in progress.
+  Reconcile reconcile_ = Reconcile::Idle;
+  std::uint64_t reconciliation_ = 0;
+  TopicPartitions rec_target_, rec_added_, rec_revoked_;
+  std::optional<std::int32_t> rec_commit_id_;
+
+  // Heartbeats: the interval starts at 0, so the first one goes out at once.
+  std::int64_t heartbeat_interval_ms_ = 0;
+  sim::SimTime next_heartbeat_{0};
+  sim::SimTime backoff_until_{0};
+  int heartbeat_attempts_ = 0;
+  std::optional<std::int32_t> heartbeat_in_flight_;
+  // What the last heartbeat sent, for the fields sent only on change (§15.4).
+  bool sent_valid_ = false;
+  std::vector<std::string> sent_topics_;
+  std::optional<TopicPartitions> sent_owned_;
+
+  // Application thread.
+  std::deque<AppEvent> app_events_;
+  std::size_t drain_remaining_ = 0;
+  std::optional<AppEvent> running_event_;
+  bool in_poll_ = false;
+  bool busy_ = false;
+  bool stop_requested_ = false;
+  CloseStage close_stage_ = CloseStage::None;
+  std::optional<sim::SimTime> restart_after_;
+  sim::SimTime close_deadline_{0};
+  std::optional<std::int32_t> close_commit_id_;
+  bool close_commit_sent_ = false;
+  std::optional<std::int32_t> leave_id_;
+  const char* current_callback_ = "";
+  TopicPartitions current_callback_partitions_;
+  sim::SimTime next_auto_commit_{0};
+  sim::SimTime last_poll_{0};
+
+  // Coordinator discovery and the network client.
+  std::optional<sim::NodeId> coordinator_;
+  std::optional<std::int32_t> find_coordinator_in_flight_;
+  int coordinator_lookup_attempts_ = 0;
+  sim::SimTime coordinator_lookup_not_before_{0};
+  std::int32_t next_correlation_id_ = 0;
+  std::map<std::int32_t, InFlight> in_flight_;
+};
+
+}  // namespace rsim
