@@ -32,6 +32,7 @@ struct Rebalance {
   std::int64_t generation = -1;
   std::set<std::string> waiting;  // members whose onPartitionsAssigned has not ended yet
   std::map<std::string, std::set<std::string>> revoked, lost, assigned;
+  bool consumer_protocol = false;  // a KIP-848 group (lower-case states, epochs)
 };
 
 ojson partition_map(const std::map<std::string, std::set<std::string>>& m) {
@@ -112,6 +113,10 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
   std::vector<Rebalance> done;
   std::map<std::string, Rebalance> open;  // per group
   std::map<std::string, ojson> last_members;  // group -> members of its last generation
+  // Consumer protocol (KIP-848): what the coordinator last assigned each member (from its
+  // ConsumerGroupCurrentMemberAssignment records), and each group's last epoch.
+  std::map<std::string, std::set<std::string>> broker_assigned;
+  std::map<std::string, std::int64_t> group_epoch;
   std::int64_t last_t = 0;
   std::int64_t end_t = 0;
   std::int64_t duration_us = -1;
@@ -295,10 +300,23 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
       ownership_changed = true;
       for (auto& [g, r] : open) r.waiting.erase(e.at("consumer").get<std::string>());
     } else if (type == "assignment") {
-      Consumer& c = consumers[e.at("consumer").get<std::string>()];
+      const std::string name = e.at("consumer").get<std::string>();
+      Consumer& c = consumers[name];
       c.owned.clear();
       for (const auto& tp : e.at("owned")) c.owned.insert(tp.get<std::string>());
       ownership_changed = true;
+      // A consumer-protocol member is done once it owns what the coordinator assigned it.
+      auto it = open.find(c.group);
+      if (it != open.end() && it->second.settled_us && it->second.consumer_protocol &&
+          it->second.waiting.count(name) > 0 && c.owned == broker_assigned[name]) {
+        it->second.waiting.erase(name);
+        if (it->second.waiting.empty()) close(c.group, t);
+      }
+    } else if (type == "record" && e.at("record") == "ConsumerGroupCurrentMemberAssignment") {
+      auto& set = broker_assigned[e.at("consumer").get<std::string>()];
+      set.clear();
+      if (e.contains("assigned"))
+        for (const auto& tp : e.at("assigned")) set.insert(tp.get<std::string>());
     } else if (type == "group.state") {
       const std::string group = e.at("group").get<std::string>();
       const std::string state = e.at("state").get<std::string>();
@@ -310,6 +328,7 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
           r.group = group;
           r.start_us = t;
           r.trigger = e.value("reason", "");
+          r.consumer_protocol = state == "assigning" || state == "reconciling";
           open.emplace(group, std::move(r));
         }
       } else if (state == "Stable" || state == "Empty" || state == "stable" || state == "empty") {
@@ -317,7 +336,13 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
         if (it != open.end() && !it->second.settled_us) {
           it->second.settled_us = t;
           it->second.waiting.clear();
-          if (state == "Stable" || state == "stable") {
+          if (it->second.consumer_protocol) {
+            // Members still reconciling on the client side: their owned set differs from the
+            // coordinator's assignment until their callbacks have run.
+            for (const auto& [name, c] : consumers) {
+              if (c.live && c.group == group && c.owned != broker_assigned[name]) it->second.waiting.insert(name);
+            }
+          } else if (state == "Stable" || state == "stable") {
             for (const auto& m : last_members[group]) {
               const std::string name = m.get<std::string>();
               if (consumers.count(name) > 0 && consumers[name].live) it->second.waiting.insert(name);
@@ -332,6 +357,26 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
       if (e.contains("generation")) {
         auto it = open.find(group);
         if (it != open.end()) it->second.generation = e.at("generation").get<std::int64_t>();
+      }
+      if (e.contains("epoch")) {
+        // Consumer protocol: a new group epoch is a rebalance (its inputs changed) until every
+        // member owns what the coordinator assigned it.
+        const std::int64_t epoch = e.at("epoch").get<std::int64_t>();
+        const auto last = group_epoch.find(group);
+        if (last == group_epoch.end() || epoch > last->second) {
+          auto it = open.find(group);
+          if (it != open.end() && it->second.settled_us) close(group, t);
+          if (open.count(group) == 0) {
+            Rebalance r;
+            r.group = group;
+            r.start_us = t;
+            r.trigger = e.value("reason", "");
+            r.consumer_protocol = true;
+            open.emplace(group, std::move(r));
+          }
+          open.at(group).generation = epoch;
+        }
+        group_epoch[group] = epoch;
       }
     } else if (type == "callback" && e.at("phase") == "start") {
       if (e.at("callback") == "onPartitionsRevoked") revocations += static_cast<std::int64_t>(e.at("partitions").size());
