@@ -1,0 +1,218 @@
+// The consumer-group coordinator on its own: its state is always what replaying its `record`
+// trace events gives (replay_record, which a coordinator failover reuses), the join/leave/
+// fencing/static-member paths answer as Kafka does, and OffsetCommit is checked by epoch.
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "models/consumer_group_coordinator.hpp"
+#include "sim/network.hpp"
+
+using namespace rsim;
+
+namespace {
+
+struct Harness {
+  sim::Kernel kernel;
+  sim::Tracer tracer{kernel};
+  sim::Network<Envelope> net{kernel, nullptr, sim::Rng(1, "net"), sim::LinkSpec{}};
+  ClusterMetadata cluster;
+  BrokerConfig config;
+  OffsetsLog log{kernel, tracer, sim::Rng(1, "log"), sim::Distribution::constant(0), 50};
+  std::unique_ptr<ConsumerGroupCoordinator> coordinator;
+  sim::NodeId broker = 0;
+  std::map<std::string, sim::NodeId> nodes;
+  std::map<std::string, std::vector<Message>> answers;
+
+  Harness() {
+    cluster.partitions_per_topic["t"] = 4;
+    broker = net.add_node("broker-0", nullptr, [](sim::NodeId, Envelope&&) {});
+    for (const char* name : {"A", "B", "C"}) {
+      nodes[name] = net.add_node(name, nullptr, [this, n = std::string(name)](sim::NodeId, Envelope&& e) {
+        answers[n].push_back(std::move(e.message));
+      });
+    }
+    coordinator = std::make_unique<ConsumerGroupCoordinator>(
+        kernel, tracer, config, log, cluster,
+        [this](sim::NodeId to, Envelope e) { net.send(broker, to, std::move(e)); },
+        [this](sim::NodeId n) { return net.name(n); });
+  }
+  /// Sends one heartbeat from `who` and runs the simulation for 10 ms; returns the answer.
+  ConsumerGroupHeartbeatResponse heartbeat(const std::string& who, ConsumerGroupHeartbeatRequest r) {
+    r.group_id = "g";
+    coordinator->on_heartbeat(nodes.at(who), 0, r);
+    kernel.run(kernel.now() + sim::ms(10));
+    return std::get<ConsumerGroupHeartbeatResponse>(answers[who].back());
+  }
+  static ConsumerGroupHeartbeatRequest join(const std::string& id, std::optional<std::string> instance = {}) {
+    ConsumerGroupHeartbeatRequest r;
+    r.member_id = id;
+    r.member_epoch = 0;
+    r.instance_id = std::move(instance);
+    r.rebalance_timeout_ms = 300000;
+    r.subscribed_topic_names = std::vector<std::string>{"t"};
+    r.topic_partitions = std::vector<ConsumerGroupHeartbeatTopicPartitions>{};
+    return r;
+  }
+  static ConsumerGroupHeartbeatRequest hb(const std::string& id, std::int32_t epoch,
+                                          std::optional<std::vector<std::int32_t>> owned = {},
+                                          std::optional<std::string> instance = {}) {
+    ConsumerGroupHeartbeatRequest r;
+    r.member_id = id;
+    r.member_epoch = epoch;
+    r.instance_id = std::move(instance);
+    if (owned) r.topic_partitions = std::vector<ConsumerGroupHeartbeatTopicPartitions>{{"t", *owned}};
+    return r;
+  }
+  void advance(std::int64_t ms) { kernel.run(kernel.now() + sim::ms(ms)); }
+  ConsumerGroups replayed() const {
+    ConsumerGroups groups;
+    for (const auto& line : tracer.lines()) {
+      const auto e = nlohmann::json::parse(line);
+      if (e["type"] == "record") replay_record(groups, e);
+    }
+    return groups;
+  }
+  void check_replay() const { CHECK(replayed() == coordinator->groups()); }
+};
+
+std::vector<std::int32_t> assigned(const ConsumerGroupHeartbeatResponse& r) {
+  std::vector<std::int32_t> out;
+  if (r.assignment)
+    for (const auto& t : *r.assignment) out.insert(out.end(), t.partitions.begin(), t.partitions.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("consumer-group coordinator: replaying the records gives the live state, step by step") {
+  Harness h;
+  auto a = h.heartbeat("A", Harness::join("A"));
+  CHECK(a.error == ErrorCode::NONE);
+  CHECK(a.member_epoch == 2);
+  CHECK(a.heartbeat_interval_ms == 5000);
+  CHECK(assigned(a) == std::vector<std::int32_t>{0, 1, 2, 3});
+  h.check_replay();
+  h.advance(2000);  // past the 1 s assignment interval: B's join computes the target at once
+  auto b = h.heartbeat("B", Harness::join("B"));
+  CHECK(b.member_epoch == 3);
+  CHECK(assigned(b).empty());  // its partitions are still A's: UNRELEASED_PARTITIONS
+  const auto& g = h.coordinator->groups().at("g");
+  CHECK(g.group_epoch == 3);
+  CHECK(g.assignment_epoch == 3);
+  CHECK(g.members.at("B").member.state == reconciliation::MemberState::UnreleasedPartitions);
+  CHECK(g.state() == "reconciling");
+  h.check_replay();
+  // A's regular heartbeat (no owned list) learns it must give up two partitions.
+  a = h.heartbeat("A", Harness::hb("A", 2));
+  CHECK(a.member_epoch == 2);
+  CHECK(assigned(a).size() == 2);
+  CHECK(g.members.at("A").member.state == reconciliation::MemberState::UnrevokedPartitions);
+  h.check_replay();
+  // B cannot have them before A's acknowledgement.
+  b = h.heartbeat("B", Harness::hb("B", 3));
+  CHECK(!b.assignment);
+  a = h.heartbeat("A", Harness::hb("A", 2, assigned(a)));
+  CHECK(a.member_epoch == 3);
+  b = h.heartbeat("B", Harness::hb("B", 3));
+  CHECK(assigned(b).size() == 2);
+  CHECK(g.state() == "stable");
+  h.check_replay();
+  // Errors: an epoch ahead of the server, an unknown member, a leave.
+  CHECK(h.heartbeat("B", Harness::hb("B", 7)).error == ErrorCode::FENCED_MEMBER_EPOCH);
+  CHECK(h.heartbeat("C", Harness::hb("C", 3)).error == ErrorCode::UNKNOWN_MEMBER_ID);
+  auto leave = h.heartbeat("B", Harness::hb("B", -1));
+  CHECK(leave.error == ErrorCode::NONE);
+  CHECK(leave.member_epoch == -1);
+  CHECK(g.group_epoch == 4);
+  CHECK(g.assignment_epoch == 3);  // no reassignment at the leave
+  CHECK(g.state() == "assigning");
+  h.check_replay();
+  a = h.heartbeat("A", Harness::hb("A", 3));
+  CHECK(a.member_epoch == 3);  // within 1 s of the last computation: throttled, no timer
+  CHECK(!a.assignment);
+  h.advance(1000);
+  a = h.heartbeat("A", Harness::hb("A", 3));
+  CHECK(a.member_epoch == 4);
+  CHECK(assigned(a) == std::vector<std::int32_t>{0, 1, 2, 3});  // freed at once, no UNRELEASED phase
+  h.check_replay();
+}
+
+TEST_CASE("consumer-group coordinator: session timeout 45 s after the last heartbeat, then empty") {
+  Harness h;
+  h.heartbeat("A", Harness::join("A"));
+  h.advance(44'980);
+  CHECK(h.coordinator->groups().at("g").members.count("A") == 1);
+  h.advance(20);
+  const auto& g = h.coordinator->groups().at("g");
+  CHECK(g.members.empty());
+  CHECK(g.group_epoch == 3);
+  CHECK(g.assignment_epoch == 3);  // emptied: up to date, timestamp 0
+  CHECK(g.assignment_timestamp_ms == 0);
+  CHECK(g.state() == "empty");
+  h.check_replay();
+}
+
+TEST_CASE("consumer-group coordinator: a member that does not revoke within its rebalance timeout is fenced") {
+  Harness h;
+  h.heartbeat("A", Harness::join("A"));
+  h.advance(2000);
+  h.heartbeat("B", Harness::join("B"));
+  h.heartbeat("A", Harness::hb("A", 2));  // UNREVOKED_PARTITIONS from now on
+  // Keep both sessions alive without acknowledging: A is fenced 300 s after it became UNREVOKED.
+  for (int i = 0; i < 60; ++i) {
+    h.advance(4990);
+    if (h.coordinator->groups().at("g").members.count("A") == 0) break;
+    h.heartbeat("A", Harness::hb("A", 2));
+    h.heartbeat("B", Harness::hb("B", 3));
+  }
+  CHECK(h.coordinator->groups().at("g").members.count("A") == 0);
+  CHECK(h.heartbeat("A", Harness::hb("A", 2)).error == ErrorCode::UNKNOWN_MEMBER_ID);
+  h.check_replay();
+}
+
+TEST_CASE("consumer-group coordinator: static member leaves with -2 and comes back under a new member id") {
+  Harness h;
+  h.heartbeat("A", Harness::join("A1", "a"));
+  h.advance(2000);
+  h.heartbeat("B", Harness::join("B"));
+  auto a = h.heartbeat("A", Harness::hb("A1", 2));
+  a = h.heartbeat("A", Harness::hb("A1", 2, assigned(a)));
+  auto b = h.heartbeat("B", Harness::hb("B", 3));
+  REQUIRE(assigned(b).size() == 2);
+  const auto& g = h.coordinator->groups().at("g");
+  const std::int32_t epoch = g.group_epoch;
+  auto leave = h.heartbeat("A", Harness::hb("A1", -2, std::nullopt, "a"));
+  CHECK(leave.member_epoch == -2);
+  CHECK(g.group_epoch == epoch);  // no bump: its partitions stay reserved
+  CHECK(g.partition_epoch("t", 0) == -2);
+  h.check_replay();
+  // The instance is still held by a live member: a second instance is refused.
+  CHECK(h.heartbeat("C", Harness::join("C", "b")).error == ErrorCode::NONE);
+  a = h.heartbeat("A", Harness::join("A2", "a"));
+  CHECK(a.error == ErrorCode::NONE);
+  CHECK(a.member_epoch == 3);
+  CHECK(assigned(a) == std::vector<std::int32_t>{0, 1});  // the same partitions, no rebalance
+  CHECK(g.members.count("A1") == 0);
+  h.check_replay();
+  CHECK(h.heartbeat("C", Harness::join("C2", "a")).error == ErrorCode::UNRELEASED_INSTANCE_ID);
+}
+
+TEST_CASE("consumer-group coordinator: OffsetCommit validated against the member epoch") {
+  Harness h;
+  h.heartbeat("A", Harness::join("A"));
+  const auto commit = [&](const std::string& member, std::int32_t epoch) {
+    OffsetCommitRequest r;
+    r.group_id = "g";
+    r.member_id = member;
+    r.generation_id = epoch;
+    r.offsets.push_back({{"t", 0}, 5});
+    h.coordinator->on_offset_commit(h.nodes.at("A"), 1, r);
+    h.advance(10);
+    return std::get<OffsetCommitResponse>(h.answers["A"].back()).error;
+  };
+  CHECK(commit("A", 2) == ErrorCode::NONE);
+  CHECK(commit("A", 3) == ErrorCode::STALE_MEMBER_EPOCH);
+  CHECK(commit("A", 1) == ErrorCode::STALE_MEMBER_EPOCH);  // 0 was assigned at epoch 2
+  CHECK(commit("X", 2) == ErrorCode::UNKNOWN_MEMBER_ID);
+}
