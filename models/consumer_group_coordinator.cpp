@@ -684,7 +684,7 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to, const Consumer
                          .resolved_regular_expressions = regexes});
     SIM_ASSERT_MSG(result.error == reconciliation::ReconciliationError::None,
                    "no member reaches state UNKNOWN in this model");
-    if (result.next) {
+    if (result.next && *result.next != current.member) {  // a record only for a real change
       ConsumerGroupMemberState next = current;
       next.member = *result.next;
       emit(w, current_assignment_record(r.group_id, next));

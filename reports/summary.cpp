@@ -320,7 +320,9 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
     } else if (type == "group.state") {
       const std::string group = e.at("group").get<std::string>();
       const std::string state = e.at("state").get<std::string>();
-      if (state == "PreparingRebalance" || state == "assigning" || state == "reconciling") {
+      // A consumer-protocol rebalance opens with its new group epoch (group.epoch below): a
+      // static member's temporary leave makes the group `reconciling` without one.
+      if (state == "PreparingRebalance") {
         auto it = open.find(group);
         if (it != open.end() && it->second.settled_us) close(group, t);
         if (open.count(group) == 0) {
@@ -328,7 +330,6 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
           r.group = group;
           r.start_us = t;
           r.trigger = e.value("reason", "");
-          r.consumer_protocol = state == "assigning" || state == "reconciling";
           open.emplace(group, std::move(r));
         }
       } else if (state == "Stable" || state == "Empty" || state == "stable" || state == "empty") {
