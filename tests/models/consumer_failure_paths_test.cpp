@@ -1,0 +1,149 @@
+// Consumer-protocol (KIP-848) scenarios, each instant where Kafka's defaults put it:
+// group.consumer.heartbeat.interval.ms 5000 (anchored on each send), the 1 s assignment interval
+// without a timer, group.consumer.session.timeout.ms 45000 from the last heartbeat, the rebalance
+// timeout = max.poll.interval.ms 300000 from entering UNREVOKED_PARTITIONS, the poll timer
+// (max.poll.interval.ms) from the last poll(), and callbacks only in poll() passes 100 ms apart.
+// Links are 1 ms each way and the coordinator's writes commit at once.
+#include <doctest/doctest.h>
+
+#include "trace_helpers.hpp"
+
+using testing::callback_partitions;
+using testing::callback_starts;
+
+namespace {
+std::vector<nlohmann::json> run(const std::string& name) {
+  return testing::run_trace("scenarios/consumer/" + name + ".json", "consumer");
+}
+double first(const std::vector<nlohmann::json>& trace, const std::string& type, const std::string& consumer) {
+  for (const auto& e : trace)
+    if (e["type"] == type && e.value("consumer", "") == consumer) return e["t_us"].get<double>() / 1000.0;
+  return -1;
+}
+/// Time of the last heartbeat `consumer` sent before `before_ms`.
+double last_heartbeat(const std::vector<nlohmann::json>& trace, const std::string& consumer, double before_ms) {
+  double last = -1;
+  for (const auto& e : trace) {
+    const double t = e["t_us"].get<double>() / 1000.0;
+    if (t >= before_ms) break;
+    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == consumer && e["api"] == "ConsumerGroupHeartbeat")
+      last = t;
+  }
+  return last;
+}
+std::vector<double> epochs_at(const std::vector<nlohmann::json>& trace) {
+  std::vector<double> out;
+  for (const auto& e : trace)
+    if (e["type"] == "group.epoch" && e.contains("epoch")) out.push_back(e["t_us"].get<double>() / 1000.0);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("consumer protocol: a join outside the assignment interval computes the target at once") {
+  const auto t = run("join");
+  // A: start 1000, FindCoordinator + join heartbeat (4 ms), assigned at its pass at 1100; its
+  // acknowledgement at 1100 sets its heartbeat phase: 6100, 11100, ...
+  CHECK(callback_starts(t, "A", "onPartitionsAssigned")[0] == 1100);
+  // B joins at 11003 (> 1003 + 1000): target computed in B's join heartbeat.
+  CHECK(epochs_at(t)[1] == 11003);
+  // A learns at its heartbeat at 11100 (answer 11102): pass 11200 commits, 11300 revokes,
+  // 11400 assigns [] and acknowledges.
+  CHECK(callback_starts(t, "A", "onPartitionsRevoked")[0] == 11300);
+  CHECK(callback_partitions(t, "A", "onPartitionsRevoked", 0) == std::vector<std::string>{"t-2", "t-3"});
+  // B's heartbeat phase is its acknowledgement at 11100: at 16100 the partitions are free.
+  CHECK(callback_starts(t, "B", "onPartitionsAssigned")[1] == 16100 + 100);
+}
+
+TEST_CASE("consumer protocol: a leave frees the partitions at once; A takes them at its next heartbeat") {
+  const auto t = run("leave");
+  // B polls on a 100 ms grid from 3000: close() at 20000, commitSync (2 ms), revoke, leave.
+  CHECK(callback_starts(t, "B", "onPartitionsRevoked")[0] == 20002);
+  // A's heartbeats: acknowledgement at 6400, then every 5000 ms: 21400 is the first after.
+  CHECK(callback_starts(t, "A", "onPartitionsAssigned").back() == 21400 + 200);
+  CHECK(callback_starts(t, "A", "onPartitionsRevoked").size() == 1);  // A revokes nothing then
+}
+
+TEST_CASE("consumer protocol: a crashed member is fenced 45 s after its last heartbeat") {
+  const auto t = run("crash-session-timeout");
+  const double last = last_heartbeat(t, "B", 20000);
+  CHECK(last == 18200);  // acknowledgement at 8200, then every 5 s
+  CHECK(first(t, "member.leave", "B") == last + 1 + 45000);
+  // A's next heartbeat after the fencing (6400 + 5000k = 66400) brings B's partitions.
+  CHECK(callback_starts(t, "A", "onPartitionsAssigned").back() == 66400 + 200);
+}
+
+TEST_CASE("consumer protocol: a stall beyond max.poll.interval.ms leaves (STALE) and rejoins on the next poll") {
+  const auto t = run("stall-max-poll-interval");
+  // B's last pass before the stall at 20000 was at 19900: the poll timer expires 300 s later.
+  CHECK(first(t, "consumer.poll_timeout", "B") == 19900 + 300000);
+  CHECK(callback_starts(t, "B", "onPartitionsLost")[0] == 20000 + 310000);  // first pass after
+  // The leave bumped the epoch at 319901; A's heartbeat at 321400 brings B's partitions.
+  CHECK(callback_starts(t, "A", "onPartitionsAssigned")[2] == 321400 + 200);
+  // B rejoins at once after onPartitionsLost (epoch 0): nothing at first (A still owns them),
+  // then its partitions back once A released them.
+  CHECK(callback_partitions(t, "B", "onPartitionsAssigned", 2).empty());
+  CHECK(callback_partitions(t, "B", "onPartitionsAssigned", 3) == std::vector<std::string>{"t-2", "t-3"});
+}
+
+TEST_CASE("consumer protocol: a revocation slower than the rebalance timeout is fenced") {
+  const auto t = run("slow-revocation-fenced");
+  // A enters UNREVOKED_PARTITIONS at its heartbeat at 11101; fenced 300 s later.
+  double unrevoked = -1;
+  for (const auto& e : t)
+    if (e["type"] == "member.epoch" && e["consumer"] == "A" && e["state"] == "UNREVOKED_PARTITIONS") {
+      unrevoked = e["t_us"].get<double>() / 1000.0;
+      break;
+    }
+  CHECK(unrevoked == 11101);
+  CHECK(first(t, "member.leave", "A") == unrevoked + 300000);
+  CHECK(first(t, "consumer.fenced", "A") == unrevoked + 300000 + 1);
+  // The callback (310 s from 11300) returns; onPartitionsLost then a rejoin with epoch 0.
+  CHECK(callback_starts(t, "A", "onPartitionsLost")[0] == 11300 + 310000);
+}
+
+TEST_CASE("consumer protocol: a static member back within the session timeout gets its partitions, no rebalance") {
+  const auto t = run("static-restart-within-session");
+  CHECK(callback_starts(t, "A", "onPartitionsRevoked").size() == 1);  // only B's first join
+  CHECK(epochs_at(t).size() == 2);  // A's and B's joins; the restart bumps nothing
+  // B is back at 30000: join heartbeat answered at 30004 with its old partitions, pass at 30100.
+  CHECK(callback_starts(t, "B", "onPartitionsAssigned").back() == 30100);
+  CHECK(callback_partitions(t, "B", "onPartitionsAssigned", 2) == std::vector<std::string>{"t-2", "t-3"});
+}
+
+TEST_CASE("consumer protocol: a static member away longer than the session timeout is fenced") {
+  const auto t = run("static-restart-beyond-session");
+  const double last = last_heartbeat(t, "B", 20000);
+  CHECK(last == 18200);
+  // The -2 leave does not refresh the session: fenced 45 s after the last regular heartbeat.
+  CHECK(first(t, "member.leave", "B") == last + 1 + 45000);
+  CHECK(callback_starts(t, "A", "onPartitionsAssigned")[2] == 66400 + 200);
+}
+
+TEST_CASE("consumer protocol: a subscription change goes out with the next heartbeat") {
+  const auto t = run("subscription-change");
+  // B's heartbeats: acknowledgement at 8200, so 23200 is the first after the change at 20000.
+  CHECK(epochs_at(t)[2] == 23201);
+  CHECK(callback_starts(t, "B", "onPartitionsRevoked")[0] == 23400);
+  CHECK(callback_partitions(t, "B", "onPartitionsAssigned", 3) ==
+        std::vector<std::string>{"u-0", "u-1", "u-2", "u-3"});
+  // A gets t-2, t-3 at its own heartbeat after B's acknowledgement (23500): 26400.
+  CHECK(callback_starts(t, "A", "onPartitionsAssigned").back() == 26400 + 200);
+}
+
+TEST_CASE("consumer protocol: more partitions are seen by the next heartbeat of anyone") {
+  const auto t = run("partition-increase");
+  // A's heartbeat at 21400 is the first after 20000: new metadata hash, epoch 4, target.
+  CHECK(epochs_at(t)[2] == 21401);
+  CHECK(callback_partitions(t, "A", "onPartitionsAssigned", 2) == std::vector<std::string>{"t-4", "t-5"});
+  CHECK(callback_starts(t, "B", "onPartitionsAssigned").back() == 23200 + 200);
+}
+
+TEST_CASE("consumer protocol: scale-out 1 -> 10 on 60 partitions ends balanced, epochs one per join") {
+  const auto t = run("scale-out-10");
+  CHECK(epochs_at(t).size() == 10);
+  std::map<std::string, std::size_t> owned;
+  for (const auto& e : t)
+    if (e["type"] == "assignment") owned[e["consumer"].get<std::string>()] = e["owned"].size();
+  CHECK(owned.size() == 10);
+  for (const auto& [c, n] : owned) CHECK(n == 6);
+}
