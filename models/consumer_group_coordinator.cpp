@@ -167,12 +167,23 @@ std::int32_t ConsumerGroupState::partition_epoch(const std::string& topic, std::
 std::string ConsumerGroupState::state() const {
   if (members.empty()) return "empty";
   if (group_epoch > assignment_epoch) return "assigning";
-  for (const auto& [id, m] : members) {
-    if (m.member.state != MemberState::Stable || m.member.member_epoch != assignment_epoch)
-      return "reconciling";
-  }
+  if (reconciled_members < static_cast<std::int32_t>(members.size())) return "reconciling";
   return "stable";
 }
+
+namespace {
+bool reconciled(const ConsumerGroupMember& m, std::int32_t assignment_epoch) {
+  return m.state == MemberState::Stable && m.member_epoch == assignment_epoch;
+}
+void count_subscriptions(ConsumerGroupState& g, const ConsumerGroupMemberState& m, std::int32_t delta) {
+  for (const auto& t : std::set<std::string>(m.member.subscribed_topic_names.begin(),
+                                             m.member.subscribed_topic_names.end())) {
+    if ((g.subscribed_topic_counts[t] += delta) == 0) g.subscribed_topic_counts.erase(t);
+  }
+  if (m.server_assignor && (g.server_assignor_counts[*m.server_assignor] += delta) == 0)
+    g.server_assignor_counts.erase(*m.server_assignor);
+}
+}  // namespace
 
 void replay_record(ConsumerGroups& groups, const json& rec) {
   const std::string type = rec.at("record").get<std::string>();
@@ -198,6 +209,8 @@ void replay_record(ConsumerGroups& groups, const json& rec) {
     SIM_ASSERT(!tombstone);
     g.assignment_epoch = rec.at("assignment_epoch").get<std::int32_t>();
     g.assignment_timestamp_ms = rec.at("assignment_timestamp").get<std::int64_t>();
+    g.reconciled_members = 0;
+    for (const auto& [id, m] : g.members) g.reconciled_members += reconciled(m.member, g.assignment_epoch) ? 1 : 0;
     return;
   }
   const std::string member_id = rec.at("member_id").get<std::string>();
@@ -224,6 +237,8 @@ void replay_record(ConsumerGroups& groups, const json& rec) {
         const auto s = g.static_members.find(*it->second.instance_id);
         if (s != g.static_members.end() && s->second == member_id) g.static_members.erase(s);
       }
+      count_subscriptions(g, it->second, -1);
+      g.reconciled_members -= reconciled(it->second.member, g.assignment_epoch) ? 1 : 0;
       g.members.erase(it);
       return;
     }
@@ -232,6 +247,9 @@ void replay_record(ConsumerGroups& groups, const json& rec) {
     if (created) {
       m.member.member_id = member_id;
       m.member.previous_member_epoch = -1;
+      g.reconciled_members += reconciled(m.member, g.assignment_epoch) ? 1 : 0;
+    } else {
+      count_subscriptions(g, m, -1);
     }
     m.consumer = rec.at("consumer").get<std::string>();
     m.instance_id = opt_string(rec, "instance_id");
@@ -240,19 +258,25 @@ void replay_record(ConsumerGroups& groups, const json& rec) {
     m.member.subscribed_topic_names = rec.at("subscribed_topic_names").get<std::vector<std::string>>();
     m.rebalance_timeout_ms = rec.at("rebalance_timeout_ms").get<std::int32_t>();
     m.server_assignor = opt_string(rec, "server_assignor");
+    count_subscriptions(g, m, +1);
     if (m.instance_id) g.static_members[*m.instance_id] = member_id;
     return;
   }
   // ConsumerGroupCurrentMemberAssignment.
   auto [it, created] = g.members.try_emplace(member_id);
   ConsumerGroupMember& m = it->second.member;
-  if (created) m.member_id = member_id;
+  if (created) {
+    m.member_id = member_id;
+  } else {
+    g.reconciled_members -= reconciled(m, g.assignment_epoch) ? 1 : 0;
+  }
   remove_owned(g, m);
   if (tombstone) {
     m.member_epoch = -1;
     m.previous_member_epoch = -1;
     m.assigned_partitions.clear();
     m.partitions_pending_revocation.clear();
+    g.reconciled_members += reconciled(m, g.assignment_epoch) ? 1 : 0;
     return;
   }
   m.member_epoch = rec.at("member_epoch").get<std::int32_t>();
@@ -267,6 +291,7 @@ void replay_record(ConsumerGroups& groups, const json& rec) {
       rec.contains("pending_revocation_epochs") ? &rec.at("pending_revocation_epochs") : nullptr,
       default_epoch);
   add_owned(g, m);
+  g.reconciled_members += reconciled(m, g.assignment_epoch) ? 1 : 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -383,12 +408,9 @@ ojson ConsumerGroupCoordinator::current_assignment_record(const std::string& gro
 std::int64_t ConsumerGroupCoordinator::metadata_hash(const ConsumerGroupState& g) const {
   // Kafka hashes (XXH3) topic id, name, partition count and racks of every subscribed topic
   // that exists, in name order; any stable hash of the same inputs changes when Kafka's does.
-  std::set<std::string> topics;
-  for (const auto& [id, m] : g.members)
-    for (const auto& t : m.member.subscribed_topic_names) topics.insert(t);
   std::uint64_t h = 1469598103934665603ULL;
   bool any = false;
-  for (const auto& t : topics) {
+  for (const auto& [t, count] : g.subscribed_topic_counts) {
     const std::int32_t n = cluster_.partitions(t);
     if (n <= 0) continue;
     any = true;
@@ -402,12 +424,9 @@ std::int64_t ConsumerGroupCoordinator::metadata_hash(const ConsumerGroupState& g
 
 std::string ConsumerGroupCoordinator::preferred_assignor(const ConsumerGroupState& g) const {
   // The most requested server assignor among members, else the broker's first (uniform).
-  std::map<std::string, int> counts;
-  for (const auto& [id, m] : g.members)
-    if (m.server_assignor) ++counts[*m.server_assignor];
   std::string best;
   int best_count = 0;
-  for (const auto& [name, n] : counts) {
+  for (const auto& [name, n] : g.server_assignor_counts) {
     if (n > best_count) {
       best = name;
       best_count = n;
@@ -605,10 +624,7 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to, const Consumer
   if (g.assignment_epoch < g.group_epoch &&
       (g.assignment_timestamp_ms == 0 || interval == 0 || now_ms >= g.assignment_timestamp_ms + interval)) {
     assignors::ServerAssignorInput in;
-    std::set<std::string> topics;
-    for (const auto& [id, m] : g.members)
-      for (const auto& t : m.member.subscribed_topic_names) topics.insert(t);
-    for (const auto& t : topics) {
+    for (const auto& [t, count] : g.subscribed_topic_counts) {
       const std::int32_t n = cluster_.partitions(t);
       if (n > 0) in.topics.push_back({t, t, n});
     }
@@ -663,8 +679,9 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to, const Consumer
     const auto t = g.target.find(r.member_id);
     const TopicIdPartitions empty;
     const TopicIdPartitions& target = t == g.target.end() ? empty : t->second;
-    std::map<std::string, std::string> ids;
-    for (const auto& [name, n] : cluster_.partitions_per_topic) ids[name] = name;
+    std::map<std::string, std::string> ids;  // topic ids are topic names in this model
+    for (const auto& name : current.member.subscribed_topic_names)
+      if (cluster_.partitions(name) > 0) ids[name] = name;
     const reconciliation::PartitionEpochLookup lookup = [&g](const std::string& topic, std::int32_t p) {
       return g.partition_epoch(topic, p);
     };

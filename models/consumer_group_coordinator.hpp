@@ -58,6 +58,11 @@ struct ConsumerGroupState {
   /// (topic, partition) -> (owner member id, its member epoch) for every owned partition
   /// (assigned or pending revocation).
   std::map<std::pair<std::string, std::int32_t>, std::pair<std::string, std::int32_t>> partition_owners;
+  /// Subscribed topic name -> number of members subscribing; server assignor -> members asking.
+  std::map<std::string, std::int32_t> subscribed_topic_counts;
+  std::map<std::string, std::int32_t> server_assignor_counts;
+  /// Members STABLE at the assignment epoch (so that state() is O(1) per heartbeat).
+  std::int32_t reconciled_members = 0;
 
   bool operator==(const ConsumerGroupState&) const = default;
   std::int32_t partition_epoch(const std::string& topic, std::int32_t partition) const;
