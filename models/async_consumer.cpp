@@ -150,8 +150,13 @@ void AsyncConsumer::reset_client_state() {
 
 std::string AsyncConsumer::generate_member_id() {
   // Uuid.randomUuid().toString(): 16 random bytes (version 4), URL-safe base64 without padding.
+  // Uuid.randomUuid() draws again when the text would start with '-'.
   static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   std::uint64_t hi = rng_.next(), lo = rng_.next();
+  while (kAlphabet[(hi >> 58) & 63] == '-') {
+    hi = rng_.next();
+    lo = rng_.next();
+  }
   hi = (hi & ~0xf000ULL) | 0x4000ULL;
   lo = (lo & ~(0x3ULL << 62)) | (0x2ULL << 62);
   std::uint8_t bytes[16];
