@@ -84,13 +84,6 @@ PartitionsWithEpochs read_partitions_with_epochs(const json& names, const json* 
   return out;
 }
 
-TopicIdPartitions without_epochs(const PartitionsWithEpochs& tps) {
-  TopicIdPartitions out;
-  for (const auto& [topic, ps] : tps)
-    for (const auto& pe : ps) out[topic].push_back(pe.partition);
-  return out;
-}
-
 std::vector<ConsumerGroupHeartbeatTopicPartitions> to_wire(const PartitionsWithEpochs& tps) {
   std::vector<ConsumerGroupHeartbeatTopicPartitions> out;
   for (const auto& [topic, ps] : tps) {
