@@ -16,6 +16,7 @@ struct JoinCost {
   double unavailable_ms = 0;     // partition-ms with no owner after C's start
   int revocations = 0;           // partitions revoked after C's start
   int revoked_but_kept = 0;      // ... that the revoking member owns again at the end
+  double kept_unavailable_ms = 0;  // partition-ms of partitions whose owner is the same before and after
   std::map<std::string, std::set<std::string>> final_owned;
 };
 
@@ -39,15 +40,24 @@ JoinCost cost_of_join(const std::string& variant, double join_ms) {
   std::map<std::string, std::set<std::string>> owned;
   std::map<std::string, std::set<std::string>> revoked;
   double prev = join_ms;
-  const auto unowned = [&] {
+  std::map<std::string, double> unowned_ms;  // by partition, after the join
+  std::map<std::string, std::string> owner_before;
+  const auto accumulate = [&](double dt) {
     std::set<std::string> all;
     for (const auto& [k, v] : owned) all.insert(v.begin(), v.end());
-    return 12 - static_cast<int>(all.size());
+    for (int p = 0; p < 12; ++p) {
+      const std::string name = "t-" + std::to_string(p);
+      if (all.count(name) == 0) unowned_ms[name] += dt;
+    }
+    c.unavailable_ms += (12 - static_cast<int>(all.size())) * dt;
   };
   for (const auto& e : trace) {
     const double t = e["t_us"].get<double>() / 1000.0;
     if (t >= join_ms) {
-      c.unavailable_ms += unowned() * (t - prev);
+      if (owner_before.empty())
+        for (const auto& [consumer, parts] : owned)
+          for (const auto& p : parts) owner_before[p] = consumer;
+      accumulate(t - prev);
       prev = t;
     }
     if (e["type"] == "assignment") {
@@ -58,9 +68,11 @@ JoinCost cost_of_join(const std::string& variant, double join_ms) {
       c.revocations += static_cast<int>(e["partitions"].size());
     }
   }
-  c.unavailable_ms += unowned() * (60000 - prev);
+  accumulate(60000 - prev);
   for (const auto& [consumer, parts] : revoked)
     for (const auto& p : parts) c.revoked_but_kept += owned[consumer].count(p) > 0 ? 1 : 0;
+  for (const auto& [p, consumer] : owner_before)
+    if (owned[consumer].count(p) > 0) c.kept_unavailable_ms += unowned_ms[p];
   c.final_owned = owned;
   return c;
 }
@@ -73,7 +85,8 @@ TEST_CASE("side by side: C joins A and B under classic-eager, classic-cooperativ
   const JoinCost kip848 = cost_of_join("consumer", 20000);
   MESSAGE("C's join: rebalance ms / unavailable partition-ms / revocations / revoked but kept: eager "
           << eager.rebalance_ms << " / " << eager.unavailable_ms << " / " << eager.revocations << " / "
-          << eager.revoked_but_kept << "; cooperative " << coop.rebalance_ms << " / " << coop.unavailable_ms
+          << eager.revoked_but_kept << " (kept partitions unowned " << eager.kept_unavailable_ms
+          << " ms); cooperative " << coop.rebalance_ms << " / " << coop.unavailable_ms
           << " / " << coop.revocations << " / " << coop.revoked_but_kept << "; consumer "
           << kip848.rebalance_ms << " / " << kip848.unavailable_ms << " / " << kip848.revocations << " / "
           << kip848.revoked_but_kept);
@@ -87,6 +100,11 @@ TEST_CASE("side by side: C joins A and B under classic-eager, classic-cooperativ
   CHECK(kip848.revoked_but_kept == 0);
   CHECK(coop.revoked_but_kept == 0);
   CHECK(kip848.revocations < eager.revocations);
+  // The stop-the-world pause: eager leaves the kept partitions without an owner for a while;
+  // the consumer protocol and cooperative never do.
+  CHECK(eager.kept_unavailable_ms > 0);
+  CHECK(kip848.kept_unavailable_ms == 0);
+  CHECK(coop.kept_unavailable_ms == 0);
   // Non-moving partitions are never unowned in the consumer protocol: only the 4 moving ones
   // wait, between their release and C's next heartbeat (at most one interval, 5 s).
   CHECK(kip848.unavailable_ms <= 4 * 5000.0 + 4 * 300.0);
