@@ -544,6 +544,7 @@ void AsyncConsumer::on_poll_timer_expired() {
   if (coordinator_) send_leave_heartbeat(config_.group_instance_id ? -2 : -1);
   else transition(State::STALE);
   member_epoch_ = -1;
+  has_current_ = false;  // the current assignment is NONE again: the rejoin reconciles from scratch
   if (!owned_.empty()) app_events_.push_back({AppEvent::Kind::Lost, owned_, 0});
 }
 
