@@ -6,6 +6,7 @@
 #include <map>
 
 #include "models/consumer_group_coordinator.hpp"
+#include "sim/assert.hpp"
 #include "sim/network.hpp"
 
 using namespace rsim;
@@ -215,4 +216,30 @@ TEST_CASE("consumer-group coordinator: OffsetCommit validated against the member
   CHECK(commit("A", 3) == ErrorCode::STALE_MEMBER_EPOCH);
   CHECK(commit("A", 1) == ErrorCode::STALE_MEMBER_EPOCH);  // 0 was assigned at epoch 2
   CHECK(commit("X", 2) == ErrorCode::UNKNOWN_MEMBER_ID);
+}
+
+TEST_CASE("consumer-group replay: a partition owned by two members at once is an invariant violation") {
+  ConsumerGroups groups;
+  const auto current = [](const std::string& member, int epoch, const std::vector<std::string>& assigned) {
+    return nlohmann::json{{"record", "ConsumerGroupCurrentMemberAssignment"},
+                          {"tombstone", false},
+                          {"group", "g"},
+                          {"member_id", member},
+                          {"consumer", member},
+                          {"member_epoch", epoch},
+                          {"previous_member_epoch", 0},
+                          {"state", 0},
+                          {"assigned", assigned},
+                          {"pending_revocation", nlohmann::json::array()}};
+  };
+  replay_record(groups, current("A", 2, {"t-0", "t-1"}));
+  CHECK(groups.at("g").partition_epoch("t", 1) == 2);
+  replay_record(groups, current("B", 3, {"t-2"}));
+  CHECK_THROWS_AS(replay_record(groups, current("B", 3, {"t-1", "t-2"})), sim::InvariantViolation);
+  // Once A's record no longer lists it, B may have it.
+  ConsumerGroups ok;
+  replay_record(ok, current("A", 2, {"t-0", "t-1"}));
+  replay_record(ok, current("A", 3, {"t-0"}));
+  replay_record(ok, current("B", 3, {"t-1"}));
+  CHECK(ok.at("g").partition_epoch("t", 1) == 3);
 }
