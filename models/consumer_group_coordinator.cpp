@@ -318,13 +318,13 @@ void ConsumerGroupCoordinator::commit(Write& w, const std::optional<Reply>& to, 
   for (const auto& rec : w.records)
     if (rec.contains("member_id") && rec.at("record") == kCurrentAssignment)
       touched.insert(rec.at("member_id").get<std::string>());
-  const bool has_records = !w.records.empty();
-  if (has_records) {
-    log_.append(std::move(w.records), to ? std::function<void()>([this, t = *to, m = std::move(response)]() mutable {
-      reply(t, std::move(m));
-    }) : std::function<void()>());
-  } else if (to) {
-    log_.after_pending_writes([this, t = *to, m = std::move(response)]() mutable { reply(t, std::move(m)); });
+  // The response goes out once the records (or, without records, every earlier write) commit.
+  std::function<void()> send;
+  if (to) send = [this, t = *to, m = std::move(response)]() mutable { reply(t, std::move(m)); };
+  if (!w.records.empty()) {
+    log_.append(std::move(w.records), std::move(send));
+  } else if (send) {
+    log_.after_pending_writes(std::move(send));
   }
   const auto git = groups_.find(w.group_id);
   if (git == groups_.end()) return;
@@ -733,7 +733,7 @@ void ConsumerGroupCoordinator::remove_member_records(Write& w, const ConsumerGro
   }
 }
 
-void ConsumerGroupCoordinator::fence_member(Write& w, const std::string& member_id, const std::string&) {
+void ConsumerGroupCoordinator::fence_member(Write& w, const std::string& member_id) {
   ConsumerGroupState& g = groups_.at(w.group_id);
   const ConsumerGroupMemberState m = g.members.at(member_id);
   remove_member_records(w, m);
@@ -789,7 +789,7 @@ void ConsumerGroupCoordinator::leave(const Reply& to, const ConsumerGroupHeartbe
     reason = fmt::format("static member {} left temporarily", consumer);
   } else {
     reason = fmt::format("member {} left the group", consumer);
-    fence_member(w, member_id, reason);
+    fence_member(w, member_id);
   }
   commit(w, to, ConsumerGroupHeartbeatResponse{.member_id = r.member_id, .member_epoch = r.member_epoch,
                                                .heartbeat_interval_ms = static_cast<std::int32_t>(
@@ -805,7 +805,7 @@ void ConsumerGroupCoordinator::on_session_timeout(const std::string& group_id, c
                                 {"reason", "session timeout"}});
   Write w{group_id, {}};
   const std::string reason = fmt::format("member {} session timeout", consumer);
-  fence_member(w, member_id, reason);
+  fence_member(w, member_id);
   commit(w, std::nullopt, ConsumerGroupHeartbeatResponse{}, reason);
 }
 
@@ -821,7 +821,7 @@ void ConsumerGroupCoordinator::on_rebalance_timeout(const std::string& group_id,
                                 {"reason", "rebalance timeout: partitions not revoked in time"}});
   Write w{group_id, {}};
   const std::string reason = fmt::format("member {} rebalance timeout", consumer);
-  fence_member(w, member_id, reason);
+  fence_member(w, member_id);
   commit(w, std::nullopt, ConsumerGroupHeartbeatResponse{}, reason);
 }
 

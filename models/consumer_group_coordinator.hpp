@@ -114,7 +114,7 @@ class ConsumerGroupCoordinator {
 
   void regular_heartbeat(const Reply& to, const ConsumerGroupHeartbeatRequest& r);
   void leave(const Reply& to, const ConsumerGroupHeartbeatRequest& r);
-  void fence_member(Write& w, const std::string& member_id, const std::string& reason);
+  void fence_member(Write& w, const std::string& member_id);
   void remove_member_records(Write& w, const ConsumerGroupMemberState& m);
   void on_session_timeout(const std::string& group_id, const std::string& member_id);
   void on_rebalance_timeout(const std::string& group_id, const std::string& member_id);
