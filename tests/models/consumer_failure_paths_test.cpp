@@ -147,3 +147,11 @@ TEST_CASE("consumer protocol: scale-out 1 -> 10 on 60 partitions ends balanced, 
   CHECK(owned.size() == 10);
   for (const auto& [c, n] : owned) CHECK(n == 6);
 }
+
+TEST_CASE("consumer protocol: a static member back from a crash meets UNRELEASED_INSTANCE_ID (fatal)") {
+  const auto t = run("static-crash-unreleased-instance");
+  // Back at 30000: FindCoordinator, then the join heartbeat is refused at 30004.
+  CHECK(first(t, "consumer.error", "B") == 30004);
+  CHECK(first(t, "member.leave", "B") == 18200 + 1 + 45000);  // the old member, at its session timeout
+  CHECK(callback_starts(t, "A", "onPartitionsAssigned").back() == 66400 + 200);
+}

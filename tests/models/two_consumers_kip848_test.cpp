@@ -173,3 +173,30 @@ TEST_CASE("consumer protocol: group states and the rebalances of the summary") {
   CHECK(states == std::vector<std::string>{"stable", "assigning", "reconciling", "stable", "assigning",
                                            "stable", "empty"});
 }
+
+TEST_CASE("consumer protocol: which heartbeat fields are sent when (AsyncKafkaConsumer §15.4)") {
+  // A's heartbeats: (time, epoch, fields) for the first five.
+  std::vector<std::tuple<double, int, std::vector<std::string>>> a;
+  for (const auto& e : trace()) {
+    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == "A" && e["api"] == "ConsumerGroupHeartbeat")
+      a.emplace_back(e["t_us"].get<double>() / 1000.0, e["member_epoch"].get<int>(),
+                     e["fields"].get<std::vector<std::string>>());
+  }
+  REQUIRE(a.size() >= 5);
+  using F = std::vector<std::string>;
+  // The join sends everything it has (no rack, no remote assignor configured), owned = [].
+  CHECK(a[0] == std::make_tuple(2702.0, 0, F{"RebalanceTimeoutMs", "SubscribedTopicNames", "TopicPartitions"}));
+  // The acknowledgement right after the reconciliation: only the owned partitions.
+  CHECK(a[1] == std::make_tuple(2800.0, 2, F{"TopicPartitions"}));
+  // Regular heartbeats 5 s after the last send carry nothing optional (owned = null, "unchanged").
+  CHECK(a[2] == std::make_tuple(7800.0, 2, F{}));
+  CHECK(a[3] == std::make_tuple(8100.0, 2, F{"TopicPartitions"}));  // the ack of the revocation
+  CHECK(a[4] == std::make_tuple(13100.0, 3, F{}));
+  // The leave at close() carries epoch -1 and no optional field.
+  bool leave = false;
+  for (const auto& e : trace())
+    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == "B" && e["api"] == "ConsumerGroupHeartbeat" &&
+        e["member_epoch"] == -1)
+      leave = e["fields"].empty();
+  CHECK(leave);
+}
