@@ -249,6 +249,15 @@ void AsyncConsumer::subscribe(std::vector<std::string> topics) {
   subscription_updated_ = true;
 }
 
+void AsyncConsumer::on_broker_down(sim::NodeId broker) {
+  // The broker's connections are reset: every request in flight to it fails at once.
+  if (!process_.alive()) return;
+  if (std::any_of(in_flight_.begin(), in_flight_.end(), [broker](const auto& kv) { return kv.second.node == broker; }))
+    disconnect(broker, "connection reset by peer");
+  else if (coordinator_ == broker)
+    mark_coordinator_unknown("connection reset by peer");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Application thread
 

@@ -56,6 +56,7 @@ class AsyncConsumer final : public ConsumerModel {
   void stall(sim::SimTime duration) override;
   void pause(sim::SimTime duration) override;
   void subscribe(std::vector<std::string> topics) override;
+  void on_broker_down(sim::NodeId broker) override;
 
   void on_message(sim::NodeId from, Envelope&& envelope);
 

@@ -7,6 +7,7 @@
 
 #include "models/assignors/server_assignor.hpp"
 #include "models/assignors/server_java_order.hpp"
+#include "models/group_coordinator.hpp"  // coordinator_partition()
 #include "sim/assert.hpp"
 
 namespace rsim {
@@ -823,6 +824,71 @@ void ConsumerGroupCoordinator::on_rebalance_timeout(const std::string& group_id,
   const std::string reason = fmt::format("member {} rebalance timeout", consumer);
   fence_member(w, member_id);
   commit(w, std::nullopt, ConsumerGroupHeartbeatResponse{}, reason);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failover: unload and load (the caller wires them to leadership changes)
+
+ojson ConsumerGroupCoordinator::snapshot(const ConsumerGroupState& g) const {
+  ojson members = ojson::array();
+  for (const auto& [id, m] : g.members) {
+    ojson assigned, epochs;
+    partitions_with_epochs(m.member.assigned_partitions, assigned, epochs);
+    members.push_back({{"member_id", id},
+                       {"consumer", m.consumer},
+                       {"member_epoch", m.member.member_epoch},
+                       {"state", reconciliation::to_string(m.member.state)},
+                       {"assigned", assigned}});
+  }
+  return ojson{{"group", g.group_id},      {"protocol", "consumer"},
+               {"state", g.state()},       {"epoch", g.group_epoch},
+               {"assignment_epoch", g.assignment_epoch}, {"members", members}};
+}
+
+ojson ConsumerGroupCoordinator::unload_partition(std::int32_t partition) {
+  ojson dropped = ojson::array();
+  for (auto it = groups_.begin(); it != groups_.end();) {
+    if (coordinator_partition(it->first, config_.offsets_topic_num_partitions) != partition) {
+      ++it;
+      continue;
+    }
+    dropped.push_back(snapshot(it->second));
+    for (const auto& [id, m] : it->second.members) cancel_timers(it->first, id);
+    tracer_.emit("group.state", {{"group", it->first}, {"state", "dead"}, {"epoch", it->second.group_epoch},
+                                 {"reason", "the coordinator unloaded the group"}});
+    traced_.erase(it->first);
+    it = groups_.erase(it);
+  }
+  return dropped;
+}
+
+ojson ConsumerGroupCoordinator::load_partition(std::int32_t partition, const std::vector<ojson>& records) {
+  unload_partition(partition);
+  for (const auto& rec : records) {
+    if (coordinator_partition(rec.at("group").get<std::string>(), config_.offsets_topic_num_partitions) != partition)
+      continue;
+    replay_record(groups_, json::parse(rec.dump()));
+  }
+  ojson loaded = ojson::array();
+  for (const auto& [gid, g] : groups_) {
+    if (coordinator_partition(gid, config_.offsets_topic_num_partitions) != partition) continue;
+    for (const auto& [id, m] : g.members) {
+      MemberTimers& tm = timers(gid, id);
+      tm.session->arm(sim::ms(config_.group_consumer_session_timeout_ms));
+      if (m.member.state == MemberState::UnrevokedPartitions) {
+        tm.rebalance_epoch = m.member.member_epoch;
+        tm.rebalance->arm(sim::ms(std::max(0, m.rebalance_timeout_ms)));
+      }
+    }
+    loaded.push_back(snapshot(g));
+    Traced& tr = traced_[gid];
+    tr.epoch = g.group_epoch;
+    tr.assignment_epoch = g.assignment_epoch;
+    tr.state = g.state();
+    tracer_.emit("group.state", {{"group", gid}, {"state", tr.state}, {"epoch", g.group_epoch},
+                                 {"reason", "the coordinator loaded the group"}});
+  }
+  return loaded;
 }
 
 // ---------------------------------------------------------------------------------------------

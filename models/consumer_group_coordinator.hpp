@@ -96,6 +96,16 @@ class ConsumerGroupCoordinator {
   bool has_group(const std::string& group_id) const { return groups_.count(group_id) > 0; }
   const ConsumerGroups& groups() const { return groups_; }
 
+  /// Failover: the shard of a __consumer_offsets partition goes away with its broker; its
+  /// consumer groups and their timers are dropped without answering anyone. Returns snapshots.
+  nlohmann::ordered_json unload_partition(std::int32_t partition);
+  /// A new leader's load (Kafka's replay + onLoaded): replays the partition's committed records,
+  /// then arms a full session timeout for every member and the rebalance timeout of every member
+  /// in UNREVOKED_PARTITIONS, measured from now. Returns snapshots of the groups loaded.
+  nlohmann::ordered_json load_partition(std::int32_t partition, const std::vector<nlohmann::ordered_json>& records);
+  /// Epochs, state and members (epoch, state, assigned) of a group, for trace events.
+  nlohmann::ordered_json snapshot(const ConsumerGroupState& g) const;
+
  private:
   struct Reply {
     sim::NodeId node;

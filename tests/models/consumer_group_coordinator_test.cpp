@@ -6,6 +6,7 @@
 #include <map>
 
 #include "models/consumer_group_coordinator.hpp"
+#include "models/group_coordinator.hpp"
 #include "sim/assert.hpp"
 #include "sim/network.hpp"
 
@@ -242,4 +243,32 @@ TEST_CASE("consumer-group replay: a partition owned by two members at once is an
   replay_record(ok, current("A", 3, {"t-0"}));
   replay_record(ok, current("B", 3, {"t-1"}));
   CHECK(ok.at("g").partition_epoch("t", 1) == 3);
+}
+
+TEST_CASE("consumer-group coordinator: unload then load from the records gives the same groups, fresh timers") {
+  Harness h;
+  h.heartbeat("A", Harness::join("A"));
+  h.advance(2000);
+  h.heartbeat("B", Harness::join("B"));
+  h.heartbeat("A", Harness::hb("A", 2));  // A in UNREVOKED_PARTITIONS
+  const ConsumerGroups before = h.coordinator->groups();
+  std::vector<nlohmann::ordered_json> records;
+  for (const auto& line : h.tracer.lines()) {
+    const auto e = nlohmann::ordered_json::parse(line);
+    if (e["type"] == "record") records.push_back(e);
+  }
+  const std::int32_t p = coordinator_partition("g", 50);
+  CHECK(p == 3);  // abs("g".hashCode()) % 50 = 103 % 50
+  CHECK(h.coordinator->unload_partition(0).empty());  // another shard: nothing to drop
+  CHECK(h.coordinator->unload_partition(p).size() == 1);
+  CHECK(h.coordinator->groups().empty());
+  h.advance(10'000);  // the old timers are gone: nothing is fenced while unloaded
+  const auto loaded = h.coordinator->load_partition(p, records);
+  REQUIRE(loaded.size() == 1);
+  CHECK(h.coordinator->groups() == before);
+  // Full session timeouts from the load: 45 s, not 45 s from the last heartbeat.
+  h.advance(44'990);
+  CHECK(h.coordinator->groups().at("g").members.size() == 2);
+  h.advance(20);
+  CHECK(h.coordinator->groups().at("g").members.empty());
 }
