@@ -665,18 +665,29 @@ void AsyncConsumer::on_heartbeat_response(const InFlight& req, const ConsumerGro
     maybe_heartbeat();
     return;
   }
-  sent_valid_ = false;  // the next heartbeat is full
+  // Any failure: the next heartbeat is full, its timer is set to 0, and it waits for the
+  // exponential backoff (HeartbeatRequestState.onFailedAttempt) unless the error resets it.
+  sent_valid_ = false;
+  next_heartbeat_ = kernel_.now();
+  backoff_until_ = kernel_.now() + sim::ms(exponential_backoff_ms(heartbeat_attempts_++));
   switch (r.error) {
     case ErrorCode::FENCED_MEMBER_EPOCH:
     case ErrorCode::UNKNOWN_MEMBER_ID:
+      heartbeat_attempts_ = 0;
+      backoff_until_ = kernel_.now();
       if (in_group()) transition_to_fenced(r.error);
       return;
     case ErrorCode::NOT_COORDINATOR:
     case ErrorCode::COORDINATOR_NOT_AVAILABLE:
+      // Sent again as soon as the new coordinator is known, without backoff.
+      heartbeat_attempts_ = 0;
+      backoff_until_ = kernel_.now();
+      mark_coordinator_unknown(std::string(error_name(r.error)));
+      maybe_heartbeat();
+      return;
     case ErrorCode::NETWORK_EXCEPTION:
     case ErrorCode::REQUEST_TIMED_OUT:
-      mark_coordinator_unknown(std::string(error_name(r.error)));
-      backoff_until_ = kernel_.now();
+      mark_coordinator_unknown(std::string(error_name(r.error)));  // handleCoordinatorDisconnect
       maybe_heartbeat();
       return;
     default:
@@ -685,10 +696,7 @@ void AsyncConsumer::on_heartbeat_response(const InFlight& req, const ConsumerGro
         fail_fatally(r.error);
         return;
       }
-      // COORDINATOR_LOAD_IN_PROGRESS and other retriable errors: exponential backoff.
-      backoff_until_ = kernel_.now() + sim::ms(exponential_backoff_ms(heartbeat_attempts_++));
-      next_heartbeat_ = kernel_.now();
-      maybe_heartbeat();
+      maybe_heartbeat();  // COORDINATOR_LOAD_IN_PROGRESS and the like: after the backoff
       return;
   }
 }
@@ -746,6 +754,13 @@ std::int32_t AsyncConsumer::send_request(sim::NodeId to, Message request, std::i
   trace_rpc("send", node_, to, api, id, nullptr);
   const sim::SimTime deadline = kernel_.now() + sim::ms(timeout_ms);
   in_flight_.emplace(id, InFlight{api, to, deadline, epoch});
+  if (cluster_.is_down(to)) {
+    // Connection refused: the request fails with a disconnect as soon as it is tried.
+    kernel_.schedule_closure_after(sim::SimTime{0}, [this, to, gen = process_.incarnation()] {
+      if (process_.alive() && process_.incarnation() == gen) disconnect(to, "connection refused");
+    });
+    return id;
+  }
   network_.send(node_, to, Envelope{id, std::move(request)});
   if (!request_timeout_timer_.armed() || deadline < request_timeout_timer_.deadline())
     request_timeout_timer_.arm_at(deadline);
@@ -832,6 +847,7 @@ void AsyncConsumer::ensure_coordinator() {
   sim::NodeId best = cluster_.broker_nodes.front();
   std::size_t best_load = SIZE_MAX;
   for (const sim::NodeId b : cluster_.broker_nodes) {
+    if (cluster_.is_down(b)) continue;  // in reconnect backoff after its connection failed
     const auto load = static_cast<std::size_t>(std::count_if(
         in_flight_.begin(), in_flight_.end(), [b](const auto& kv) { return kv.second.node == b; }));
     if (load < best_load) {
@@ -863,6 +879,9 @@ void AsyncConsumer::mark_coordinator_unknown(const std::string& why) {
   bool any = false;
   for (const auto& [id, req] : in_flight_) any = any || req.node == old;
   if (any) disconnect(old, why);
+  // The network thread's next loop looks the coordinator up again.
+  if (!coordinator_retry_timer_.armed() || coordinator_retry_timer_.deadline() > kernel_.now())
+    coordinator_retry_timer_.arm(sim::SimTime::zero());
 }
 
 // ---------------------------------------------------------------------------------------------

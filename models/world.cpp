@@ -33,16 +33,6 @@ std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const st
         "classic-eager, classic-cooperative or consumer",
         variant));
   }
-  if (variant == "consumer") {
-    for (const auto& e : spec.events) {
-      if (e.kind == "fail-coordinator") {
-        problems.push_back(fmt::format(
-            "/events/{}/do: \"fail-coordinator\" is not simulated for the consumer protocol yet; "
-            "run this scenario with --protocol classic-eager or classic-cooperative",
-            e.index));
-      }
-    }
-  }
   return problems;
 }
 
@@ -84,7 +74,8 @@ class Broker {
     ++incarnation_;
     loading_.clear();
     for (const std::int32_t p : led_partitions) {
-      const auto dropped = coordinator_->unload_partition(p);
+      auto dropped = coordinator_->unload_partition(p);
+      for (auto& g : consumer_coordinator_->unload_partition(p)) dropped.push_back(std::move(g));
       if (!dropped.empty())
         tracer_.emit("coordinator.unloaded", {{"broker", id_}, {"partition", p}, {"groups", dropped}});
     }
@@ -103,7 +94,17 @@ class Broker {
                                       {"records", records.size()}, {"load_ms", sim::to_ms(duration)}});
     kernel_.schedule_closure_after(duration, [this, partition, inc = incarnation_] {
       if (inc != incarnation_ || loading_.count(partition) == 0) return;
-      const auto loaded = coordinator_->load_partition(partition, log_.committed_records(partition, kernel_.now()));
+      // Consumer (KIP-848) groups are rebuilt by their own coordinator, from all their records
+      // (their offsets included); the classic coordinator gets the other groups' records.
+      std::set<std::string> consumer_groups;
+      std::vector<nlohmann::ordered_json> classic_records;
+      const auto committed = log_.committed_records(partition, kernel_.now());
+      for (const auto& r : committed)
+        if (r.at("record").get<std::string>().rfind("ConsumerGroup", 0) == 0) consumer_groups.insert(r.at("group"));
+      for (const auto& r : committed)
+        if (consumer_groups.count(r.at("group").get<std::string>()) == 0) classic_records.push_back(r);
+      auto loaded = coordinator_->load_partition(partition, classic_records);
+      for (auto& g : consumer_coordinator_->load_partition(partition, committed)) loaded.push_back(std::move(g));
       loading_.erase(partition);
       tracer_.emit("coordinator.loaded", {{"broker", id_}, {"partition", partition}, {"groups", loaded}});
     });
