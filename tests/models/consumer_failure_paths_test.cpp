@@ -6,6 +6,8 @@
 // Links are 1 ms each way and the coordinator's writes commit at once.
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include "trace_helpers.hpp"
 
 using testing::callback_partitions;
@@ -154,4 +156,31 @@ TEST_CASE("consumer protocol: a static member back from a crash meets UNRELEASED
   CHECK(first(t, "consumer.error", "B") == 30004);
   CHECK(first(t, "member.leave", "B") == 18200 + 1 + 45000);  // the old member, at its session timeout
   CHECK(callback_starts(t, "A", "onPartitionsAssigned").back() == 66400 + 200);
+}
+
+TEST_CASE("consumer protocol: coordinator failover rebuilds the group from its records, no rebalance") {
+  const auto t = run("coordinator-failover");
+  nlohmann::json unloaded, loaded;
+  for (const auto& e : t) {
+    if (e["type"] == "coordinator.unloaded") unloaded = e["groups"];
+    if (e["type"] == "coordinator.loaded" && !e["groups"].empty()) loaded = e["groups"];
+  }
+  REQUIRE(unloaded.size() == 1);
+  CHECK(loaded == unloaded);  // same epochs, members, member epochs, assignments
+  std::set<int> epochs;
+  for (const auto& e : t)
+    if (e["type"] == "group.epoch") epochs.insert(e["epoch"].get<int>());
+  CHECK(epochs == std::set<int>{2, 3});  // A's and B's joins only
+  // broker-0 is fenced after broker.session.timeout.ms (9 s) and broker-1 loads for 500 ms +
+  // 5 µs per record; the members' heartbeats then reach broker-1.
+  CHECK(first(t, "coordinator.loaded", "") > 29000);
+  double first_hb_after = -1;
+  for (const auto& e : t)
+    if (e["type"] == "rpc" && e["dir"] == "recv" && e["api"] == "ConsumerGroupHeartbeat" && e["from"] == "broker-1" &&
+        e["error"] == "NONE") {
+      first_hb_after = e["t_us"].get<double>() / 1000.0;
+      break;
+    }
+  CHECK(first_hb_after > 29500);
+  CHECK(first_hb_after < 29500 + 2000);  // within the capped backoff (1 s) of the load
 }
