@@ -247,6 +247,22 @@ void AsyncConsumer::subscribe(std::vector<std::string> topics) {
   // next poll(): AbstractMembershipManager.onSubscriptionUpdated).
   topics_ = std::move(topics);
   subscription_updated_ = true;
+  if (!topics_.empty()) return;
+  // subscribe([]) is unsubscribe(): release the assignment (onPartitionsRevoked, or Lost without
+  // an epoch) on the application thread, then leave (AbstractMembershipManager.leaveGroup).
+  subscription_updated_ = false;
+  if (!in_group()) {
+    if (state_ == State::FENCED) {
+      std::erase_if(app_events_, [](const AppEvent& e) { return e.kind == AppEvent::Kind::Lost; });
+      set_owned({});
+      transition(State::UNSUBSCRIBED);
+    }
+    return;
+  }
+  if (state_ == State::PREPARE_LEAVING || state_ == State::LEAVING) return;
+  abort_reconciliation();
+  transition(State::PREPARE_LEAVING);
+  app_events_.push_back({AppEvent::Kind::Leave, owned_, 0});
 }
 
 void AsyncConsumer::on_broker_down(sim::NodeId broker) {
@@ -313,6 +329,11 @@ void AsyncConsumer::run_app_event(const AppEvent& e) {
     case AppEvent::Kind::Lost:
       done = start_callback("onPartitionsLost", e.partitions, spec_.callbacks.lost);
       break;
+    case AppEvent::Kind::Leave:
+      if (e.partitions.empty()) break;
+      done = member_epoch_ > 0 ? start_callback("onPartitionsRevoked", e.partitions, spec_.callbacks.revoke)
+                               : start_callback("onPartitionsLost", e.partitions, spec_.callbacks.lost);
+      break;
   }
   if (done) {
     running_event_.reset();
@@ -365,6 +386,15 @@ void AsyncConsumer::on_app_event_done(const AppEvent& e) {
         transition(State::ACKNOWLEDGING);
         maybe_heartbeat();  // the ack goes out at once
       }
+      return;
+    case AppEvent::Kind::Leave:
+      set_owned({});
+      has_current_ = false;
+      if (state_ != State::PREPARE_LEAVING) return;
+      transition(State::LEAVING);
+      if (coordinator_) send_leave_heartbeat(config_.group_instance_id ? -2 : -1);
+      else transition(State::UNSUBSCRIBED);
+      member_epoch_ = 0;
       return;
     case AppEvent::Kind::Lost:
       set_owned({});
@@ -463,7 +493,7 @@ void AsyncConsumer::transition_to_joining() {
 
 void AsyncConsumer::on_poll_event() {
   // onConsumerPoll: a member not in the group joins with the updated subscription.
-  if (subscription_updated_ && state_ == State::UNSUBSCRIBED) {
+  if (subscription_updated_ && state_ == State::UNSUBSCRIBED && !topics_.empty()) {
     subscription_updated_ = false;
     transition_to_joining();
   }

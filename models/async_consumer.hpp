@@ -63,7 +63,7 @@ class AsyncConsumer final : public ConsumerModel {
  private:
   /// Work the background thread hands to the application thread (callbacks run in poll()).
   struct AppEvent {
-    enum class Kind { Revoke, Assign, Lost };
+    enum class Kind { Revoke, Assign, Lost, Leave };
     Kind kind;
     TopicPartitions partitions;
     std::uint64_t reconciliation = 0;  // which reconciliation it belongs to (Revoke, Assign)

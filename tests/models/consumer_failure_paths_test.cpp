@@ -184,3 +184,25 @@ TEST_CASE("consumer protocol: coordinator failover rebuilds the group from its r
   CHECK(first_hb_after > 29500);
   CHECK(first_hb_after < 29500 + 2000);  // within the capped backoff (1 s) of the load
 }
+
+TEST_CASE("consumer protocol: subscribe([]) leaves the group like unsubscribe(); a new subscription rejoins") {
+  const auto t = run("unsubscribe-resubscribe");
+  // At B's next pass (20000): onPartitionsRevoked, then the -1 leave, answered at 20002.
+  CHECK(callback_starts(t, "B", "onPartitionsRevoked")[0] == 20000);
+  bool left = false;
+  for (const auto& e : t)
+    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == "B" && e["api"] == "ConsumerGroupHeartbeat" &&
+        e["member_epoch"] == -1 && e["t_us"] == 20000000)
+      left = true;
+  CHECK(left);
+  CHECK(callback_starts(t, "A", "onPartitionsAssigned").back() > 30000);  // A gives them back later
+  // B rejoins at its pass at 30000 with epoch 0 and the full set of fields.
+  double rejoin = -1;
+  for (const auto& e : t)
+    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == "B" && e["api"] == "ConsumerGroupHeartbeat" &&
+        e["member_epoch"] == 0 && e["t_us"].get<double>() >= 30000000) {
+      rejoin = e["t_us"].get<double>() / 1000.0;
+      break;
+    }
+  CHECK(rejoin == 30000);  // the coordinator is still known: no FindCoordinator
+}
