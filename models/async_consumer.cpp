@@ -58,23 +58,33 @@ bool fatal_heartbeat_error(ErrorCode e) {
 
 const char* member_state_name(ConsumerMemberState s) {
   switch (s) {
-    case State::UNSUBSCRIBED: return "UNSUBSCRIBED";
-    case State::JOINING: return "JOINING";
-    case State::RECONCILING: return "RECONCILING";
-    case State::ACKNOWLEDGING: return "ACKNOWLEDGING";
-    case State::STABLE: return "STABLE";
-    case State::FENCED: return "FENCED";
-    case State::PREPARE_LEAVING: return "PREPARE_LEAVING";
-    case State::LEAVING: return "LEAVING";
-    case State::FATAL: return "FATAL";
-    case State::STALE: return "STALE";
+    case State::UNSUBSCRIBED:
+      return "UNSUBSCRIBED";
+    case State::JOINING:
+      return "JOINING";
+    case State::RECONCILING:
+      return "RECONCILING";
+    case State::ACKNOWLEDGING:
+      return "ACKNOWLEDGING";
+    case State::STABLE:
+      return "STABLE";
+    case State::FENCED:
+      return "FENCED";
+    case State::PREPARE_LEAVING:
+      return "PREPARE_LEAVING";
+    case State::LEAVING:
+      return "LEAVING";
+    case State::FATAL:
+      return "FATAL";
+    case State::STALE:
+      return "STALE";
   }
   return "UNKNOWN";
 }
 
-AsyncConsumer::AsyncConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& network,
-                             const ClusterMetadata& cluster, const ConsumerSpec& spec,
-                             ConsumerConfig config, std::uint64_t seed)
+AsyncConsumer::AsyncConsumer(sim::Kernel& kernel, sim::Tracer& tracer,
+                             sim::Network<Envelope>& network, const ClusterMetadata& cluster,
+                             const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed)
     : kernel_(kernel),
       tracer_(tracer),
       network_(network),
@@ -85,25 +95,35 @@ AsyncConsumer::AsyncConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Netw
       process_(kernel),
       app_(process_, "application"),
       background_(process_, "network"),
-      poll_return_timer_(kernel, [this] { on_poll_return(); }, &app_),
-      callback_timer_(kernel, [this] { on_callback_end(); }, &app_),
-      close_retry_timer_(kernel, [this] { continue_close(); }, &app_),
-      heartbeat_timer_(kernel, [this] { maybe_heartbeat(); }, &background_),
-      poll_timer_(kernel, [this] { on_poll_timer_expired(); }, &background_),
-      request_timeout_timer_(kernel, [this] { on_request_timeout_check(); }, &background_),
-      coordinator_retry_timer_(kernel, [this] { maybe_heartbeat(); }, &background_),
-      stall_end_timer_(kernel, [this] {
-        app_.unstall();
-        if (process_.alive() && close_stage_ == CloseStage::None) begin_poll();
-      }),
-      pause_end_timer_(kernel, [this] {
-        if (process_.alive()) process_.resume();
-      }),
+      poll_return_timer_(
+          kernel, [this] { on_poll_return(); }, &app_),
+      callback_timer_(
+          kernel, [this] { on_callback_end(); }, &app_),
+      close_retry_timer_(
+          kernel, [this] { continue_close(); }, &app_),
+      heartbeat_timer_(
+          kernel, [this] { maybe_heartbeat(); }, &background_),
+      poll_timer_(
+          kernel, [this] { on_poll_timer_expired(); }, &background_),
+      request_timeout_timer_(
+          kernel, [this] { on_request_timeout_check(); }, &background_),
+      coordinator_retry_timer_(
+          kernel, [this] { maybe_heartbeat(); }, &background_),
+      stall_end_timer_(kernel,
+                       [this] {
+                         app_.unstall();
+                         if (process_.alive() && close_stage_ == CloseStage::None) begin_poll();
+                       }),
+      pause_end_timer_(kernel,
+                       [this] {
+                         if (process_.alive()) process_.resume();
+                       }),
       restart_timer_(kernel, [this] { start(); }) {
   process_.attach(&app_);
   process_.attach(&background_);
-  node_ = network_.add_node(spec_.name, &background_,
-                            [this](sim::NodeId from, Envelope&& e) { on_message(from, std::move(e)); });
+  node_ = network_.add_node(spec_.name, &background_, [this](sim::NodeId from, Envelope&& e) {
+    on_message(from, std::move(e));
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -142,16 +162,17 @@ void AsyncConsumer::reset_client_state() {
   coordinator_lookup_attempts_ = 0;
   coordinator_lookup_not_before_ = kernel_.now();
   in_flight_.clear();
-  for (sim::Timer* t : {&poll_return_timer_, &callback_timer_, &close_retry_timer_, &heartbeat_timer_,
-                        &poll_timer_, &request_timeout_timer_, &coordinator_retry_timer_,
-                        &stall_end_timer_, &pause_end_timer_})
+  for (sim::Timer* t :
+       {&poll_return_timer_, &callback_timer_, &close_retry_timer_, &heartbeat_timer_, &poll_timer_,
+        &request_timeout_timer_, &coordinator_retry_timer_, &stall_end_timer_, &pause_end_timer_})
     t->cancel();
 }
 
 std::string AsyncConsumer::generate_member_id() {
   // Uuid.randomUuid().toString(): 16 random bytes (version 4), URL-safe base64 without padding.
   // Uuid.randomUuid() draws again when the text would start with '-'.
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   std::uint64_t hi = rng_.next(), lo = rng_.next();
   while (kAlphabet[(hi >> 58) & 63] == '-') {
     hi = rng_.next();
@@ -268,7 +289,8 @@ void AsyncConsumer::subscribe(std::vector<std::string> topics) {
 void AsyncConsumer::on_broker_down(sim::NodeId broker) {
   // The broker's connections are reset: every request in flight to it fails at once.
   if (!process_.alive()) return;
-  if (std::any_of(in_flight_.begin(), in_flight_.end(), [broker](const auto& kv) { return kv.second.node == broker; }))
+  if (std::any_of(in_flight_.begin(), in_flight_.end(),
+                  [broker](const auto& kv) { return kv.second.node == broker; }))
     disconnect(broker, "connection reset by peer");
   else if (coordinator_ == broker)
     mark_coordinator_unknown("connection reset by peer");
@@ -331,8 +353,9 @@ void AsyncConsumer::run_app_event(const AppEvent& e) {
       break;
     case AppEvent::Kind::Leave:
       if (e.partitions.empty()) break;
-      done = member_epoch_ > 0 ? start_callback("onPartitionsRevoked", e.partitions, spec_.callbacks.revoke)
-                               : start_callback("onPartitionsLost", e.partitions, spec_.callbacks.lost);
+      done = member_epoch_ > 0
+                 ? start_callback("onPartitionsRevoked", e.partitions, spec_.callbacks.revoke)
+                 : start_callback("onPartitionsLost", e.partitions, spec_.callbacks.lost);
       break;
   }
   if (done) {
@@ -343,7 +366,8 @@ void AsyncConsumer::run_app_event(const AppEvent& e) {
 
 void AsyncConsumer::on_callback_end() {
   busy_ = false;
-  tracer_.emit("callback", {{"consumer", spec_.name}, {"callback", current_callback_},
+  tracer_.emit("callback", {{"consumer", spec_.name},
+                            {"callback", current_callback_},
                             {"partitions", partition_list(current_callback_partitions_)},
                             {"phase", "end"}});
   if (close_stage_ != CloseStage::None) {
@@ -392,8 +416,10 @@ void AsyncConsumer::on_app_event_done(const AppEvent& e) {
       has_current_ = false;
       if (state_ != State::PREPARE_LEAVING) return;
       transition(State::LEAVING);
-      if (coordinator_) send_leave_heartbeat(config_.group_instance_id ? -2 : -1);
-      else transition(State::UNSUBSCRIBED);
+      if (coordinator_)
+        send_leave_heartbeat(config_.group_instance_id ? -2 : -1);
+      else
+        transition(State::UNSUBSCRIBED);
       member_epoch_ = 0;
       return;
     case AppEvent::Kind::Lost:
@@ -401,7 +427,8 @@ void AsyncConsumer::on_app_event_done(const AppEvent& e) {
       has_current_ = false;
       if (state_ == State::FENCED) {
         transition_to_joining();
-      } else if (state_ == State::STALE && kernel_.now() < last_poll_ + sim::ms(config_.max_poll_interval_ms)) {
+      } else if (state_ == State::STALE &&
+                 kernel_.now() < last_poll_ + sim::ms(config_.max_poll_interval_ms)) {
         transition_to_joining();  // maybeRejoinStaleMember: the poll timer was reset
       }
       return;
@@ -413,7 +440,8 @@ void AsyncConsumer::on_app_event_done(const AppEvent& e) {
 
 void AsyncConsumer::start_close() {
   close_stage_ = CloseStage::Committing;
-  close_deadline_ = kernel_.now() + sim::ms(std::min<std::int64_t>(30000, config_.request_timeout_ms));
+  close_deadline_ =
+      kernel_.now() + sim::ms(std::min<std::int64_t>(30000, config_.request_timeout_ms));
   continue_close();
 }
 
@@ -451,7 +479,8 @@ void AsyncConsumer::continue_close() {
       return;
     }
   }
-  if (close_stage_ == CloseStage::Leaving && (!leave_id_ || kernel_.now() >= close_deadline_)) finish_close();
+  if (close_stage_ == CloseStage::Leaving && (!leave_id_ || kernel_.now() >= close_deadline_))
+    finish_close();
 }
 
 void AsyncConsumer::finish_close() {
@@ -477,8 +506,9 @@ bool AsyncConsumer::in_group() const {
 void AsyncConsumer::transition(ConsumerMemberState to) {
   if (state_ == to) return;
   state_ = to;
-  tracer_.emit("consumer.member_state", {{"consumer", spec_.name}, {"state", member_state_name(to)},
-                                         {"epoch", member_epoch_}});
+  tracer_.emit(
+      "consumer.member_state",
+      {{"consumer", spec_.name}, {"state", member_state_name(to)}, {"epoch", member_epoch_}});
 }
 
 void AsyncConsumer::transition_to_joining() {
@@ -497,16 +527,18 @@ void AsyncConsumer::on_poll_event() {
     subscription_updated_ = false;
     transition_to_joining();
   }
-  if (state_ == State::STALE && std::none_of(app_events_.begin(), app_events_.end(), [](const AppEvent& e) {
-        return e.kind == AppEvent::Kind::Lost;
-      }) && !(running_event_ && running_event_->kind == AppEvent::Kind::Lost)) {
+  if (state_ == State::STALE &&
+      std::none_of(app_events_.begin(), app_events_.end(),
+                   [](const AppEvent& e) { return e.kind == AppEvent::Kind::Lost; }) &&
+      !(running_event_ && running_event_->kind == AppEvent::Kind::Lost)) {
     transition_to_joining();
   }
   maybe_reconcile(true);
   // Interval auto-commits are checked on every application poll() (CommitRequestManager).
   if (config_.enable_auto_commit && kernel_.now() >= next_auto_commit_) {
     next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
-    if (!owned_.empty() && coordinator_ && member_epoch_ > 0 && in_group()) send_offset_commit("auto-commit");
+    if (!owned_.empty() && coordinator_ && member_epoch_ > 0 && in_group())
+      send_offset_commit("auto-commit");
   }
   poll_timer_.arm_at(last_poll_ + sim::ms(config_.max_poll_interval_ms));
 }
@@ -522,8 +554,10 @@ void AsyncConsumer::maybe_reconcile(bool can_commit) {
   rec_target_ = target;
   rec_added_ = added;
   rec_revoked_ = revoked;
-  tracer_.emit("consumer.reconcile", {{"consumer", spec_.name}, {"epoch", member_epoch_},
-                                      {"target", partition_list(target)}, {"added", partition_list(added)},
+  tracer_.emit("consumer.reconcile", {{"consumer", spec_.name},
+                                      {"epoch", member_epoch_},
+                                      {"target", partition_list(target)},
+                                      {"added", partition_list(added)},
                                       {"revoked", partition_list(revoked)}});
   if (config_.enable_auto_commit && !owned_.empty() && coordinator_) {
     reconcile_ = Reconcile::Committing;
@@ -553,7 +587,8 @@ void AsyncConsumer::abort_reconciliation() {
 }
 
 void AsyncConsumer::transition_to_fenced(ErrorCode why) {
-  tracer_.emit("consumer.fenced", {{"consumer", spec_.name}, {"error", error_name(why)}, {"epoch", member_epoch_}});
+  tracer_.emit("consumer.fenced",
+               {{"consumer", spec_.name}, {"error", error_name(why)}, {"epoch", member_epoch_}});
   abort_reconciliation();
   transition(State::FENCED);
   member_epoch_ = 0;
@@ -572,16 +607,18 @@ void AsyncConsumer::on_poll_timer_expired() {
   if (!process_.alive() || close_stage_ != CloseStage::None) return;
   if (kernel_.now() < last_poll_ + sim::ms(config_.max_poll_interval_ms)) return;
   if (!in_group() || state_ == State::PREPARE_LEAVING || state_ == State::LEAVING) return;
-  tracer_.emit("consumer.poll_timeout", {{"consumer", spec_.name},
-                                         {"max_poll_interval_ms", config_.max_poll_interval_ms}});
+  tracer_.emit("consumer.poll_timeout",
+               {{"consumer", spec_.name}, {"max_poll_interval_ms", config_.max_poll_interval_ms}});
   // The member leaves at once (response ignored), becomes STALE and loses its partitions; the
   // next poll() rejoins.
   abort_reconciliation();
   leaving_due_to_poll_timer_ = true;
   transition(State::PREPARE_LEAVING);
   transition(State::LEAVING);
-  if (coordinator_) send_leave_heartbeat(config_.group_instance_id ? -2 : -1);
-  else transition(State::STALE);
+  if (coordinator_)
+    send_leave_heartbeat(config_.group_instance_id ? -2 : -1);
+  else
+    transition(State::STALE);
   member_epoch_ = -1;
   has_current_ = false;  // the current assignment is NONE again: the rejoin reconciles from scratch
   if (!owned_.empty()) app_events_.push_back({AppEvent::Kind::Lost, owned_, 0});
@@ -637,7 +674,8 @@ void AsyncConsumer::send_heartbeat() {
   if (r.rack_id) fields.push_back("RackId");
   if (r.topic_partitions) fields.push_back("TopicPartitions");
   last_heartbeat_fields_["fields"] = fields;
-  heartbeat_in_flight_ = send_request(*coordinator_, std::move(r), config_.request_timeout_ms, member_epoch_);
+  heartbeat_in_flight_ =
+      send_request(*coordinator_, std::move(r), config_.request_timeout_ms, member_epoch_);
   last_heartbeat_fields_ = nullptr;
   next_heartbeat_ = kernel_.now() + sim::ms(heartbeat_interval_ms_);  // reset on every send
   if (state_ == State::ACKNOWLEDGING) {
@@ -653,15 +691,18 @@ void AsyncConsumer::send_leave_heartbeat(std::int32_t epoch) {
   r.member_epoch = epoch;
   r.instance_id = config_.group_instance_id;
   r.client_id = config_.client_id;
-  last_heartbeat_fields_ = nlohmann::ordered_json{{"member_epoch", epoch}, {"fields", nlohmann::ordered_json::array()}};
-  const std::int32_t id = send_request(*coordinator_, std::move(r), config_.request_timeout_ms, epoch);
+  last_heartbeat_fields_ =
+      nlohmann::ordered_json{{"member_epoch", epoch}, {"fields", nlohmann::ordered_json::array()}};
+  const std::int32_t id =
+      send_request(*coordinator_, std::move(r), config_.request_timeout_ms, epoch);
   last_heartbeat_fields_ = nullptr;
   if (closing_leave_) leave_id_ = id;
   // Sending the leave ends membership: UNSUBSCRIBED, or STALE after a poll-timer leave.
   transition(leaving_due_to_poll_timer_ ? State::STALE : State::UNSUBSCRIBED);
 }
 
-void AsyncConsumer::on_heartbeat_response(const InFlight& req, const ConsumerGroupHeartbeatResponse& r) {
+void AsyncConsumer::on_heartbeat_response(const InFlight& req,
+                                          const ConsumerGroupHeartbeatResponse& r) {
   const bool leave = req.member_epoch < 0;
   if (!leave) heartbeat_in_flight_.reset();
   if (leave) {
@@ -741,7 +782,8 @@ std::int32_t AsyncConsumer::send_offset_commit(const std::string& purpose) {
   r.member_id = member_id_;
   r.group_instance_id = config_.group_instance_id;
   for (const auto& tp : owned_) r.offsets.push_back({tp, 0});  // no fetching: positions are 0
-  const std::int32_t id = send_request(*coordinator_, std::move(r), config_.request_timeout_ms, member_epoch_);
+  const std::int32_t id =
+      send_request(*coordinator_, std::move(r), config_.request_timeout_ms, member_epoch_);
   in_flight_.at(id).api = "OffsetCommit:" + purpose;
   return id;
 }
@@ -755,7 +797,8 @@ void AsyncConsumer::on_offset_commit_response(const InFlight& req, const OffsetC
     if (reconcile_ != Reconcile::Committing) return;
     // A commit that lost the race with an epoch bump is retried with the latest epoch;
     // any other failure does not stop the reconciliation.
-    if (e == ErrorCode::STALE_MEMBER_EPOCH && member_epoch_ != req.member_epoch && coordinator_ && member_epoch_ > 0) {
+    if (e == ErrorCode::STALE_MEMBER_EPOCH && member_epoch_ != req.member_epoch && coordinator_ &&
+        member_epoch_ > 0) {
       rec_commit_id_ = send_offset_commit("reconcile");
       return;
     }
@@ -768,7 +811,8 @@ void AsyncConsumer::on_offset_commit_response(const InFlight& req, const OffsetC
 
 void AsyncConsumer::fail_fatally(ErrorCode error) {
   transition(State::FATAL);
-  tracer_.emit("consumer.error", {{"consumer", spec_.name}, {"error", error_name(error)},
+  tracer_.emit("consumer.error", {{"consumer", spec_.name},
+                                  {"error", error_name(error)},
                                   {"where", "ConsumerGroupHeartbeat"}});
   process_.kill();
   reset_client_state();
@@ -808,7 +852,8 @@ void AsyncConsumer::on_request_timeout_check() {
 }
 
 void AsyncConsumer::disconnect(sim::NodeId node, const std::string& why) {
-  tracer_.emit("net.disconnect", {{"consumer", spec_.name}, {"node", network_.name(node)}, {"reason", why}});
+  tracer_.emit("net.disconnect",
+               {{"consumer", spec_.name}, {"node", network_.name(node)}, {"reason", why}});
   std::vector<std::pair<std::int32_t, InFlight>> failed;
   for (auto it = in_flight_.begin(); it != in_flight_.end();) {
     if (it->second.node == node) {
@@ -823,9 +868,12 @@ void AsyncConsumer::disconnect(sim::NodeId node, const std::string& why) {
     const ErrorCode e = ErrorCode::NETWORK_EXCEPTION;
     const std::string api = req.api.substr(0, req.api.find(':'));
     trace_rpc("recv", req.node, node_, api.c_str(), id, &e);
-    if (api == "FindCoordinator") handle_response(req, id, FindCoordinatorResponse{e, -1});
-    else if (api == "ConsumerGroupHeartbeat") handle_response(req, id, ConsumerGroupHeartbeatResponse{.error = e});
-    else if (api == "OffsetCommit") handle_response(req, id, OffsetCommitResponse{e});
+    if (api == "FindCoordinator")
+      handle_response(req, id, FindCoordinatorResponse{e, -1});
+    else if (api == "ConsumerGroupHeartbeat")
+      handle_response(req, id, ConsumerGroupHeartbeatResponse{.error = e});
+    else if (api == "OffsetCommit")
+      handle_response(req, id, OffsetCommitResponse{e});
   }
 }
 
@@ -846,7 +894,8 @@ void AsyncConsumer::handle_response(const InFlight& req, std::int32_t, const Mes
                  [&](const ConsumerGroupHeartbeatResponse& r) { on_heartbeat_response(req, r); },
                  [&](const OffsetCommitResponse& r) {
                    const auto colon = req.api.find(':');
-                   on_offset_commit_response(req, r, colon == std::string::npos ? "" : req.api.substr(colon + 1));
+                   on_offset_commit_response(
+                       req, r, colon == std::string::npos ? "" : req.api.substr(colon + 1));
                  },
                  [&](const JoinGroupResponse&) { SIM_ASSERT(false); },
                  [&](const SyncGroupResponse&) { SIM_ASSERT(false); },
@@ -919,14 +968,18 @@ void AsyncConsumer::mark_coordinator_unknown(const std::string& why) {
 
 bool AsyncConsumer::start_callback(const char* callback, const TopicPartitions& partitions,
                                    const sim::Distribution& duration) {
-  tracer_.emit("callback", {{"consumer", spec_.name}, {"callback", callback},
-                            {"partitions", partition_list(partitions)}, {"phase", "start"}});
+  tracer_.emit("callback", {{"consumer", spec_.name},
+                            {"callback", callback},
+                            {"partitions", partition_list(partitions)},
+                            {"phase", "start"}});
   const sim::SimTime d = duration.sample(rng_);
   current_callback_ = callback;
   current_callback_partitions_ = partitions;
   if (d == sim::SimTime::zero()) {
-    tracer_.emit("callback", {{"consumer", spec_.name}, {"callback", callback},
-                              {"partitions", partition_list(partitions)}, {"phase", "end"}});
+    tracer_.emit("callback", {{"consumer", spec_.name},
+                              {"callback", callback},
+                              {"partitions", partition_list(partitions)},
+                              {"phase", "end"}});
     return true;
   }
   busy_ = true;
@@ -951,8 +1004,11 @@ std::int64_t AsyncConsumer::exponential_backoff_ms(int attempts) {
 
 void AsyncConsumer::trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
                               std::int32_t id, const ErrorCode* error) {
-  nlohmann::ordered_json f{{"dir", dir}, {"from", network_.name(from)}, {"to", network_.name(to)},
-                           {"api", api}, {"id", id}};
+  nlohmann::ordered_json f{{"dir", dir},
+                           {"from", network_.name(from)},
+                           {"to", network_.name(to)},
+                           {"api", api},
+                           {"id", id}};
   if (error != nullptr) f["error"] = error_name(*error);
   // A ConsumerGroupHeartbeat request also says its epoch and which optional fields it carries.
   if (error == nullptr && last_heartbeat_fields_.is_object())

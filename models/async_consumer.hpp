@@ -101,12 +101,14 @@ class AsyncConsumer final : public ConsumerModel {
   void send_leave_heartbeat(std::int32_t epoch);
   void on_poll_timer_expired();
   void on_heartbeat_response(const InFlight& req, const ConsumerGroupHeartbeatResponse& r);
-  void on_offset_commit_response(const InFlight& req, const OffsetCommitResponse& r, const std::string& purpose);
+  void on_offset_commit_response(const InFlight& req, const OffsetCommitResponse& r,
+                                 const std::string& purpose);
   std::int32_t send_offset_commit(const std::string& purpose);
   void fail_fatally(ErrorCode error);
 
   // Network client.
-  std::int32_t send_request(sim::NodeId to, Message request, std::int64_t timeout_ms, std::int32_t epoch = 0);
+  std::int32_t send_request(sim::NodeId to, Message request, std::int64_t timeout_ms,
+                            std::int32_t epoch = 0);
   void on_request_timeout_check();
   void disconnect(sim::NodeId node, const std::string& why);
   void handle_response(const InFlight& req, std::int32_t id, const Message& response);
@@ -115,12 +117,13 @@ class AsyncConsumer final : public ConsumerModel {
   void mark_coordinator_unknown(const std::string& why);
 
   // Helpers.
-  bool start_callback(const char* callback, const TopicPartitions& partitions, const sim::Distribution& duration);
+  bool start_callback(const char* callback, const TopicPartitions& partitions,
+                      const sim::Distribution& duration);
   void on_callback_end();
   void set_owned(TopicPartitions owned);
   std::int64_t exponential_backoff_ms(int attempts);
-  void trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api, std::int32_t id,
-                 const ErrorCode* error);
+  void trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
+                 std::int32_t id, const ErrorCode* error);
   std::string generate_member_id();
   void reset_client_state();
   bool in_group() const;
@@ -154,7 +157,8 @@ class AsyncConsumer final : public ConsumerModel {
   std::string member_id_;
   std::int32_t member_epoch_ = 0;
   std::optional<TopicPartitions> target_;  // the latest assignment the coordinator sent
-  bool has_current_ = false;  // false: the current assignment is NONE (before the first reconciliation)
+  bool has_current_ =
+      false;  // false: the current assignment is NONE (before the first reconciliation)
   TopicPartitions owned_;
   std::vector<std::string> topics_;
   bool subscription_updated_ = false;

@@ -30,19 +30,27 @@ constexpr const char* kCurrentAssignment = "ConsumerGroupCurrentMemberAssignment
 
 int state_byte(MemberState s) {
   switch (s) {
-    case MemberState::Stable: return 0;
-    case MemberState::UnrevokedPartitions: return 1;
-    case MemberState::UnreleasedPartitions: return 2;
-    case MemberState::Unknown: return 127;
+    case MemberState::Stable:
+      return 0;
+    case MemberState::UnrevokedPartitions:
+      return 1;
+    case MemberState::UnreleasedPartitions:
+      return 2;
+    case MemberState::Unknown:
+      return 127;
   }
   return 127;
 }
 MemberState state_of_byte(int b) {
   switch (b) {
-    case 0: return MemberState::Stable;
-    case 1: return MemberState::UnrevokedPartitions;
-    case 2: return MemberState::UnreleasedPartitions;
-    default: return MemberState::Unknown;
+    case 0:
+      return MemberState::Stable;
+    case 1:
+      return MemberState::UnrevokedPartitions;
+    case 2:
+      return MemberState::UnreleasedPartitions;
+    default:
+      return MemberState::Unknown;
   }
 }
 
@@ -77,8 +85,8 @@ PartitionsWithEpochs read_partitions_with_epochs(const json& names, const json* 
   PartitionsWithEpochs out;
   for (std::size_t i = 0; i < names.size(); ++i) {
     const auto [topic, p] = parse_partition(names[i].get<std::string>());
-    const std::int32_t e = epochs != nullptr && i < epochs->size() ? (*epochs)[i].get<std::int32_t>()
-                                                                    : default_epoch;
+    const std::int32_t e =
+        epochs != nullptr && i < epochs->size() ? (*epochs)[i].get<std::int32_t>() : default_epoch;
     out[topic].push_back({p, e});
   }
   for (auto& [t, ps] : out) std::sort(ps.begin(), ps.end());
@@ -127,7 +135,8 @@ void remove_owned(ConsumerGroupState& g, const ConsumerGroupMember& m) {
       for (const auto& pe : ps) {
         const auto it = g.partition_owners.find({topic, pe.partition});
         // Only where the stored epoch is the member's (ConsumerGroup.removePartitionEpochs).
-        if (it != g.partition_owners.end() && it->second.first == m.member_id) g.partition_owners.erase(it);
+        if (it != g.partition_owners.end() && it->second.first == m.member_id)
+          g.partition_owners.erase(it);
       }
     }
   }
@@ -137,11 +146,13 @@ void add_owned(ConsumerGroupState& g, const ConsumerGroupMember& m) {
   for (const auto* set : {&m.assigned_partitions, &m.partitions_pending_revocation}) {
     for (const auto& [topic, ps] : *set) {
       for (const auto& pe : ps) {
-        auto [it, inserted] = g.partition_owners.try_emplace({topic, pe.partition}, m.member_id, m.member_epoch);
+        auto [it, inserted] =
+            g.partition_owners.try_emplace({topic, pe.partition}, m.member_id, m.member_epoch);
         // Invariant of the consumer protocol: never two owners of one partition in a group.
-        SIM_ASSERT_MSG(inserted || it->second.first == m.member_id,
-                       fmt::format("group {}: {}-{} given to member {} while member {} still owns it",
-                                   g.group_id, topic, pe.partition, m.member_id, it->second.first));
+        SIM_ASSERT_MSG(
+            inserted || it->second.first == m.member_id,
+            fmt::format("group {}: {}-{} given to member {} while member {} still owns it",
+                        g.group_id, topic, pe.partition, m.member_id, it->second.first));
         it->second = {m.member_id, m.member_epoch};
       }
     }
@@ -153,7 +164,8 @@ void add_owned(ConsumerGroupState& g, const ConsumerGroupMember& m) {
 // ---------------------------------------------------------------------------------------------
 // State and replay
 
-std::int32_t ConsumerGroupState::partition_epoch(const std::string& topic, std::int32_t partition) const {
+std::int32_t ConsumerGroupState::partition_epoch(const std::string& topic,
+                                                 std::int32_t partition) const {
   const auto it = partition_owners.find({topic, partition});
   return it == partition_owners.end() ? -1 : it->second.second;
 }
@@ -169,7 +181,8 @@ namespace {
 bool reconciled(const ConsumerGroupMember& m, std::int32_t assignment_epoch) {
   return m.state == MemberState::Stable && m.member_epoch == assignment_epoch;
 }
-void count_subscriptions(ConsumerGroupState& g, const ConsumerGroupMemberState& m, std::int32_t delta) {
+void count_subscriptions(ConsumerGroupState& g, const ConsumerGroupMemberState& m,
+                         std::int32_t delta) {
   for (const auto& t : std::set<std::string>(m.member.subscribed_topic_names.begin(),
                                              m.member.subscribed_topic_names.end())) {
     if ((g.subscribed_topic_counts[t] += delta) == 0) g.subscribed_topic_counts.erase(t);
@@ -204,7 +217,8 @@ void replay_record(ConsumerGroups& groups, const json& rec) {
     g.assignment_epoch = rec.at("assignment_epoch").get<std::int32_t>();
     g.assignment_timestamp_ms = rec.at("assignment_timestamp").get<std::int64_t>();
     g.reconciled_members = 0;
-    for (const auto& [id, m] : g.members) g.reconciled_members += reconciled(m.member, g.assignment_epoch) ? 1 : 0;
+    for (const auto& [id, m] : g.members)
+      g.reconciled_members += reconciled(m.member, g.assignment_epoch) ? 1 : 0;
     return;
   }
   const std::string member_id = rec.at("member_id").get<std::string>();
@@ -249,7 +263,8 @@ void replay_record(ConsumerGroups& groups, const json& rec) {
     m.instance_id = opt_string(rec, "instance_id");
     m.rack_id = opt_string(rec, "rack_id");
     m.client_id = rec.at("client_id").get<std::string>();
-    m.member.subscribed_topic_names = rec.at("subscribed_topic_names").get<std::vector<std::string>>();
+    m.member.subscribed_topic_names =
+        rec.at("subscribed_topic_names").get<std::vector<std::string>>();
     m.rebalance_timeout_ms = rec.at("rebalance_timeout_ms").get<std::int32_t>();
     m.server_assignor = opt_string(rec, "server_assignor");
     count_subscriptions(g, m, +1);
@@ -427,11 +442,12 @@ std::string ConsumerGroupCoordinator::preferred_assignor(const ConsumerGroupStat
     }
   }
   if (best_count > 0) return best;
-  return config_.group_consumer_assignors.empty() ? "uniform" : config_.group_consumer_assignors.front();
+  return config_.group_consumer_assignors.empty() ? "uniform"
+                                                  : config_.group_consumer_assignors.front();
 }
 
-ConsumerGroupCoordinator::MemberTimers& ConsumerGroupCoordinator::timers(const std::string& group_id,
-                                                                         const std::string& member_id) {
+ConsumerGroupCoordinator::MemberTimers& ConsumerGroupCoordinator::timers(
+    const std::string& group_id, const std::string& member_id) {
   auto [it, created] = timers_.try_emplace({group_id, member_id});
   if (created) {
     it->second.session = std::make_unique<sim::Timer>(
@@ -442,7 +458,8 @@ ConsumerGroupCoordinator::MemberTimers& ConsumerGroupCoordinator::timers(const s
   return it->second;
 }
 
-void ConsumerGroupCoordinator::cancel_timers(const std::string& group_id, const std::string& member_id) {
+void ConsumerGroupCoordinator::cancel_timers(const std::string& group_id,
+                                             const std::string& member_id) {
   const auto it = timers_.find({group_id, member_id});
   if (it == timers_.end()) return;
   it->second.session->cancel();
@@ -456,7 +473,8 @@ void ConsumerGroupCoordinator::on_heartbeat(sim::NodeId from, std::int32_t corre
                                             const ConsumerGroupHeartbeatRequest& r) {
   const Reply to{from, correlation_id};
   const auto invalid = [&](ErrorCode e) {
-    reply(to, ConsumerGroupHeartbeatResponse{.error = e, .member_id = r.member_id, .member_epoch = r.member_epoch});
+    reply(to, ConsumerGroupHeartbeatResponse{
+                  .error = e, .member_id = r.member_id, .member_epoch = r.member_epoch});
   };
   // Static validation (GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid).
   if (r.group_id.empty() || r.member_id.empty() || r.member_epoch < -2 ||
@@ -466,19 +484,23 @@ void ConsumerGroupCoordinator::on_heartbeat(sim::NodeId from, std::int32_t corre
     invalid(ErrorCode::INVALID_REQUEST);
     return;
   }
-  if (r.server_assignor && std::find(config_.group_consumer_assignors.begin(),
-                                     config_.group_consumer_assignors.end(),
-                                     *r.server_assignor) == config_.group_consumer_assignors.end()) {
+  if (r.server_assignor &&
+      std::find(config_.group_consumer_assignors.begin(), config_.group_consumer_assignors.end(),
+                *r.server_assignor) == config_.group_consumer_assignors.end()) {
     invalid(ErrorCode::UNSUPPORTED_ASSIGNOR);
     return;
   }
-  if (r.member_epoch < 0) leave(to, r);
-  else regular_heartbeat(to, r);
+  if (r.member_epoch < 0)
+    leave(to, r);
+  else
+    regular_heartbeat(to, r);
 }
 
-void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to, const ConsumerGroupHeartbeatRequest& r) {
+void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
+                                                 const ConsumerGroupHeartbeatRequest& r) {
   const auto fail = [&](ErrorCode e) {
-    reply(to, ConsumerGroupHeartbeatResponse{.error = e, .member_id = r.member_id, .member_epoch = r.member_epoch});
+    reply(to, ConsumerGroupHeartbeatResponse{
+                  .error = e, .member_id = r.member_id, .member_epoch = r.member_epoch});
   };
   const std::int64_t now_ms = kernel_.now().count() / 1000;
   auto git = groups_.find(r.group_id);
@@ -497,7 +519,8 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to, const Consumer
   bool new_member = false;
   if (r.instance_id) {
     const auto s = before.static_members.find(*r.instance_id);
-    const ConsumerGroupMemberState* existing = s == before.static_members.end() ? nullptr : &before.members.at(s->second);
+    const ConsumerGroupMemberState* existing =
+        s == before.static_members.end() ? nullptr : &before.members.at(s->second);
     if (r.member_epoch == 0) {
       if (existing == nullptr) {
         const auto m = before.members.find(r.member_id);
@@ -548,7 +571,8 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to, const Consumer
     const ConsumerGroupMember& m = member.member;
     if (r.member_epoch > m.member_epoch ||
         (r.member_epoch < m.member_epoch &&
-         (r.member_epoch != m.previous_member_epoch || !is_subset(r.topic_partitions, m.assigned_partitions)))) {
+         (r.member_epoch != m.previous_member_epoch ||
+          !is_subset(r.topic_partitions, m.assigned_partitions)))) {
       fail(ErrorCode::FENCED_MEMBER_EPOCH);
       return;
     }
@@ -562,9 +586,9 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to, const Consumer
     const TopicIdPartitions old_target = t == before.target.end() ? TopicIdPartitions{} : t->second;
     remove_member_records(w, *replaced);
     emit(w, member_metadata_record(r.group_id, member));
-    ojson rec{{"record", kTargetMember}, {"tombstone", false}, {"group", r.group_id},
-              {"member_id", member.member.member_id}, {"consumer", member.consumer},
-              {"partitions", partition_names(old_target)}};
+    ojson rec{{"record", kTargetMember},     {"tombstone", false},
+              {"group", r.group_id},         {"member_id", member.member.member_id},
+              {"consumer", member.consumer}, {"partitions", partition_names(old_target)}};
     emit(w, std::move(rec));
     emit(w, current_assignment_record(r.group_id, member));
     reason = fmt::format("static member {} replaced", member.consumer);
@@ -587,8 +611,8 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to, const Consumer
   const bool subscription_changed = new_member ? !new_names.empty() : old_names != new_names;
   const bool metadata_changed = new_member || updated.consumer != member.consumer ||
                                 updated.instance_id != member.instance_id ||
-                                updated.rack_id != member.rack_id || updated.client_id != member.client_id ||
-                                old_names != new_names ||
+                                updated.rack_id != member.rack_id ||
+                                updated.client_id != member.client_id || old_names != new_names ||
                                 updated.rebalance_timeout_ms != member.rebalance_timeout_ms ||
                                 updated.server_assignor != member.server_assignor;
   const std::string assignor_before = preferred_assignor(g0);
@@ -608,15 +632,18 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to, const Consumer
     if (reason.empty()) reason = "metadata of subscribed topics changed";
   }
   if (bump) {
-    emit(w, ojson{{"record", kGroupMetadata}, {"tombstone", false}, {"group", r.group_id},
-                  {"epoch", g.group_epoch + 1}, {"metadata_hash", hash}});
+    emit(w, ojson{{"record", kGroupMetadata},
+                  {"tombstone", false},
+                  {"group", r.group_id},
+                  {"epoch", g.group_epoch + 1},
+                  {"metadata_hash", hash}});
   }
 
   // Target assignment, throttled by group.consumer.assignment.interval.ms (KIP-1263): no timer;
   // the first heartbeat of anyone at or after the interval computes it.
   const std::int64_t interval = config_.group_consumer_assignment_interval_ms;
-  if (g.assignment_epoch < g.group_epoch &&
-      (g.assignment_timestamp_ms == 0 || interval == 0 || now_ms >= g.assignment_timestamp_ms + interval)) {
+  if (g.assignment_epoch < g.group_epoch && (g.assignment_timestamp_ms == 0 || interval == 0 ||
+                                             now_ms >= g.assignment_timestamp_ms + interval)) {
     assignors::ServerAssignorInput in;
     for (const auto& [t, count] : g.subscribed_topic_counts) {
       const std::int32_t n = cluster_.partitions(t);
@@ -649,7 +676,9 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to, const Consumer
     for (const auto* m : ordered) {
       const std::string& id = m->member.member_id;
       const auto nit = result.find(id);
-      TopicIdPartitions next = nit == result.end() ? TopicIdPartitions{} : TopicIdPartitions(nit->second.begin(), nit->second.end());
+      TopicIdPartitions next = nit == result.end()
+                                   ? TopicIdPartitions{}
+                                   : TopicIdPartitions(nit->second.begin(), nit->second.end());
       const auto t = g.target.find(id);
       const auto norm = [](TopicIdPartitions x) {
         for (auto& [k, v] : x) std::sort(v.begin(), v.end());
@@ -657,17 +686,25 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to, const Consumer
         return x;
       };
       if (t == g.target.end() || norm(t->second) != norm(next)) {
-        emit(w, ojson{{"record", kTargetMember}, {"tombstone", false}, {"group", r.group_id},
-                      {"member_id", id}, {"consumer", m->consumer}, {"partitions", partition_names(next)}});
+        emit(w, ojson{{"record", kTargetMember},
+                      {"tombstone", false},
+                      {"group", r.group_id},
+                      {"member_id", id},
+                      {"consumer", m->consumer},
+                      {"partitions", partition_names(next)}});
       }
     }
-    emit(w, ojson{{"record", kTargetMetadata}, {"tombstone", false}, {"group", r.group_id},
-                  {"assignment_epoch", epoch}, {"assignment_timestamp", now_ms}});
+    emit(w, ojson{{"record", kTargetMetadata},
+                  {"tombstone", false},
+                  {"group", r.group_id},
+                  {"assignment_epoch", epoch},
+                  {"assignment_timestamp", now_ms}});
   }
 
   // Reconciliation (CurrentAssignmentBuilder), unless the member is already there.
   ConsumerGroupMemberState& current = g.members.at(r.member_id);
-  const PartitionsWithEpochs assigned_before = new_member || replaced ? PartitionsWithEpochs{} : member.member.assigned_partitions;
+  const PartitionsWithEpochs assigned_before =
+      new_member || replaced ? PartitionsWithEpochs{} : member.member.assigned_partitions;
   if (subscription_changed || current.member.state != MemberState::Stable ||
       current.member.member_epoch != g.assignment_epoch) {
     const auto t = g.target.find(r.member_id);
@@ -676,9 +713,8 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to, const Consumer
     std::map<std::string, std::string> ids;  // topic ids are topic names in this model
     for (const auto& name : current.member.subscribed_topic_names)
       if (cluster_.partitions(name) > 0) ids[name] = name;
-    const reconciliation::PartitionEpochLookup lookup = [&g](const std::string& topic, std::int32_t p) {
-      return g.partition_epoch(topic, p);
-    };
+    const reconciliation::PartitionEpochLookup lookup =
+        [&g](const std::string& topic, std::int32_t p) { return g.partition_epoch(topic, p); };
     std::optional<std::vector<reconciliation::OwnedTopicPartitions>> owned;
     if (r.topic_partitions) {
       owned.emplace();
@@ -716,7 +752,8 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to, const Consumer
   ConsumerGroupHeartbeatResponse resp;
   resp.member_id = r.member_id;
   resp.member_epoch = done.member.member_epoch;
-  resp.heartbeat_interval_ms = static_cast<std::int32_t>(config_.group_consumer_heartbeat_interval_ms);
+  resp.heartbeat_interval_ms =
+      static_cast<std::int32_t>(config_.group_consumer_heartbeat_interval_ms);
   const bool full = r.rebalance_timeout_ms != -1 && r.subscribed_topic_names && r.topic_partitions;
   if (r.member_epoch == 0 || full || done.member.assigned_partitions != assigned_before)
     resp.assignment = to_wire(done.member.assigned_partitions);
@@ -729,8 +766,11 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to, const Consumer
 void ConsumerGroupCoordinator::remove_member_records(Write& w, const ConsumerGroupMemberState& m) {
   // The order replay requires: current assignment, target, then metadata.
   for (const char* type : {kCurrentAssignment, kTargetMember, kMemberMetadata}) {
-    emit(w, ojson{{"record", type}, {"tombstone", true}, {"group", w.group_id},
-                  {"member_id", m.member.member_id}, {"consumer", m.consumer}});
+    emit(w, ojson{{"record", type},
+                  {"tombstone", true},
+                  {"group", w.group_id},
+                  {"member_id", m.member.member_id},
+                  {"consumer", m.consumer}});
   }
 }
 
@@ -740,18 +780,25 @@ void ConsumerGroupCoordinator::fence_member(Write& w, const std::string& member_
   remove_member_records(w, m);
   cancel_timers(w.group_id, member_id);
   // A leave always bumps the group epoch; the target is recomputed by the next heartbeat.
-  emit(w, ojson{{"record", kGroupMetadata}, {"tombstone", false}, {"group", w.group_id},
-                {"epoch", g.group_epoch + 1}, {"metadata_hash", metadata_hash(g)}});
+  emit(w, ojson{{"record", kGroupMetadata},
+                {"tombstone", false},
+                {"group", w.group_id},
+                {"epoch", g.group_epoch + 1},
+                {"metadata_hash", metadata_hash(g)}});
   if (g.members.empty()) {
     // The group is up to date and the next joiner is not throttled.
-    emit(w, ojson{{"record", kTargetMetadata}, {"tombstone", false}, {"group", w.group_id},
-                  {"assignment_epoch", g.group_epoch}, {"assignment_timestamp", 0}});
+    emit(w, ojson{{"record", kTargetMetadata},
+                  {"tombstone", false},
+                  {"group", w.group_id},
+                  {"assignment_epoch", g.group_epoch},
+                  {"assignment_timestamp", 0}});
   }
 }
 
 void ConsumerGroupCoordinator::leave(const Reply& to, const ConsumerGroupHeartbeatRequest& r) {
   const auto fail = [&](ErrorCode e) {
-    reply(to, ConsumerGroupHeartbeatResponse{.error = e, .member_id = r.member_id, .member_epoch = r.member_epoch});
+    reply(to, ConsumerGroupHeartbeatResponse{
+                  .error = e, .member_id = r.member_id, .member_epoch = r.member_epoch});
   };
   auto git = groups_.find(r.group_id);
   if (git == groups_.end()) {
@@ -792,17 +839,22 @@ void ConsumerGroupCoordinator::leave(const Reply& to, const ConsumerGroupHeartbe
     reason = fmt::format("member {} left the group", consumer);
     fence_member(w, member_id);
   }
-  commit(w, to, ConsumerGroupHeartbeatResponse{.member_id = r.member_id, .member_epoch = r.member_epoch,
-                                               .heartbeat_interval_ms = static_cast<std::int32_t>(
-                                                   config_.group_consumer_heartbeat_interval_ms)},
+  commit(w, to,
+         ConsumerGroupHeartbeatResponse{.member_id = r.member_id,
+                                        .member_epoch = r.member_epoch,
+                                        .heartbeat_interval_ms = static_cast<std::int32_t>(
+                                            config_.group_consumer_heartbeat_interval_ms)},
          reason);
 }
 
-void ConsumerGroupCoordinator::on_session_timeout(const std::string& group_id, const std::string& member_id) {
+void ConsumerGroupCoordinator::on_session_timeout(const std::string& group_id,
+                                                  const std::string& member_id) {
   auto git = groups_.find(group_id);
   if (git == groups_.end() || git->second.members.count(member_id) == 0) return;
   const std::string consumer = git->second.members.at(member_id).consumer;
-  tracer_.emit("member.leave", {{"group", group_id}, {"consumer", consumer}, {"member_id", member_id},
+  tracer_.emit("member.leave", {{"group", group_id},
+                                {"consumer", consumer},
+                                {"member_id", member_id},
                                 {"reason", "session timeout"}});
   Write w{group_id, {}};
   const std::string reason = fmt::format("member {} session timeout", consumer);
@@ -810,15 +862,19 @@ void ConsumerGroupCoordinator::on_session_timeout(const std::string& group_id, c
   commit(w, std::nullopt, ConsumerGroupHeartbeatResponse{}, reason);
 }
 
-void ConsumerGroupCoordinator::on_rebalance_timeout(const std::string& group_id, const std::string& member_id) {
+void ConsumerGroupCoordinator::on_rebalance_timeout(const std::string& group_id,
+                                                    const std::string& member_id) {
   auto git = groups_.find(group_id);
   if (git == groups_.end()) return;
   const auto mit = git->second.members.find(member_id);
   if (mit == git->second.members.end()) return;
   const auto tit = timers_.find({group_id, member_id});
-  if (tit == timers_.end() || mit->second.member.member_epoch != tit->second.rebalance_epoch) return;
+  if (tit == timers_.end() || mit->second.member.member_epoch != tit->second.rebalance_epoch)
+    return;
   const std::string consumer = mit->second.consumer;
-  tracer_.emit("member.leave", {{"group", group_id}, {"consumer", consumer}, {"member_id", member_id},
+  tracer_.emit("member.leave", {{"group", group_id},
+                                {"consumer", consumer},
+                                {"member_id", member_id},
                                 {"reason", "rebalance timeout: partitions not revoked in time"}});
   Write w{group_id, {}};
   const std::string reason = fmt::format("member {} rebalance timeout", consumer);
@@ -840,9 +896,12 @@ ojson ConsumerGroupCoordinator::snapshot(const ConsumerGroupState& g) const {
                        {"state", reconciliation::to_string(m.member.state)},
                        {"assigned", assigned}});
   }
-  return ojson{{"group", g.group_id},      {"protocol", "consumer"},
-               {"state", g.state()},       {"epoch", g.group_epoch},
-               {"assignment_epoch", g.assignment_epoch}, {"members", members}};
+  return ojson{{"group", g.group_id},
+               {"protocol", "consumer"},
+               {"state", g.state()},
+               {"epoch", g.group_epoch},
+               {"assignment_epoch", g.assignment_epoch},
+               {"members", members}};
 }
 
 ojson ConsumerGroupCoordinator::unload_partition(std::int32_t partition) {
@@ -854,7 +913,9 @@ ojson ConsumerGroupCoordinator::unload_partition(std::int32_t partition) {
     }
     dropped.push_back(snapshot(it->second));
     for (const auto& [id, m] : it->second.members) cancel_timers(it->first, id);
-    tracer_.emit("group.state", {{"group", it->first}, {"state", "dead"}, {"epoch", it->second.group_epoch},
+    tracer_.emit("group.state", {{"group", it->first},
+                                 {"state", "dead"},
+                                 {"epoch", it->second.group_epoch},
                                  {"reason", "the coordinator unloaded the group"}});
     traced_.erase(it->first);
     it = groups_.erase(it);
@@ -862,10 +923,12 @@ ojson ConsumerGroupCoordinator::unload_partition(std::int32_t partition) {
   return dropped;
 }
 
-ojson ConsumerGroupCoordinator::load_partition(std::int32_t partition, const std::vector<ojson>& records) {
+ojson ConsumerGroupCoordinator::load_partition(std::int32_t partition,
+                                               const std::vector<ojson>& records) {
   unload_partition(partition);
   for (const auto& rec : records) {
-    if (coordinator_partition(rec.at("group").get<std::string>(), config_.offsets_topic_num_partitions) != partition)
+    if (coordinator_partition(rec.at("group").get<std::string>(),
+                              config_.offsets_topic_num_partitions) != partition)
       continue;
     replay_record(groups_, json::parse(rec.dump()));
   }
@@ -885,7 +948,9 @@ ojson ConsumerGroupCoordinator::load_partition(std::int32_t partition, const std
     tr.epoch = g.group_epoch;
     tr.assignment_epoch = g.assignment_epoch;
     tr.state = g.state();
-    tracer_.emit("group.state", {{"group", gid}, {"state", tr.state}, {"epoch", g.group_epoch},
+    tracer_.emit("group.state", {{"group", gid},
+                                 {"state", tr.state},
+                                 {"epoch", g.group_epoch},
                                  {"reason", "the coordinator loaded the group"}});
   }
   return loaded;
@@ -933,8 +998,11 @@ void ConsumerGroupCoordinator::on_offset_commit(sim::NodeId from, std::int32_t c
   }
   std::vector<ojson> records;
   for (const auto& o : r.offsets) {
-    records.push_back({{"record", "OffsetCommit"}, {"tombstone", false}, {"group", r.group_id},
-                       {"topic", o.partition.topic}, {"partition_index", o.partition.partition},
+    records.push_back({{"record", "OffsetCommit"},
+                       {"tombstone", false},
+                       {"group", r.group_id},
+                       {"topic", o.partition.topic},
+                       {"partition_index", o.partition.partition},
                        {"committed_offset", o.offset}});
   }
   if (records.empty()) {

@@ -57,7 +57,8 @@ struct ConsumerGroupState {
   std::map<std::string, std::string> static_members;  // instance id -> member id
   /// (topic, partition) -> (owner member id, its member epoch) for every owned partition
   /// (assigned or pending revocation).
-  std::map<std::pair<std::string, std::int32_t>, std::pair<std::string, std::int32_t>> partition_owners;
+  std::map<std::pair<std::string, std::int32_t>, std::pair<std::string, std::int32_t>>
+      partition_owners;
   /// Subscribed topic name -> number of members subscribing; server assignor -> members asking.
   std::map<std::string, std::int32_t> subscribed_topic_counts;
   std::map<std::string, std::int32_t> server_assignor_counts;
@@ -102,7 +103,8 @@ class ConsumerGroupCoordinator {
   /// A new leader's load (Kafka's replay + onLoaded): replays the partition's committed records,
   /// then arms a full session timeout for every member and the rebalance timeout of every member
   /// in UNREVOKED_PARTITIONS, measured from now. Returns snapshots of the groups loaded.
-  nlohmann::ordered_json load_partition(std::int32_t partition, const std::vector<nlohmann::ordered_json>& records);
+  nlohmann::ordered_json load_partition(std::int32_t partition,
+                                        const std::vector<nlohmann::ordered_json>& records);
   /// Epochs, state and members (epoch, state, assigned) of a group, for trace events.
   nlohmann::ordered_json snapshot(const ConsumerGroupState& g) const;
 
@@ -135,7 +137,8 @@ class ConsumerGroupCoordinator {
   void emit(Write& w, nlohmann::ordered_json rec);
   /// Appends the write's records; `response` goes out once they (and every earlier write)
   /// have committed. Emits group.state / group.epoch / member.epoch for what changed.
-  void commit(Write& w, const std::optional<Reply>& to, Message response, const std::string& reason);
+  void commit(Write& w, const std::optional<Reply>& to, Message response,
+              const std::string& reason);
   void reply(const Reply& to, Message response);
 
   nlohmann::ordered_json member_metadata_record(const std::string& group_id,

@@ -25,7 +25,7 @@ bool variant_supported(const std::string& variant) {
   return variant == "classic-eager" || variant == "classic-cooperative" || variant == "consumer";
 }
 
-std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const std::string& variant) {
+std::vector<std::string> unsupported_features(const ScenarioSpec& /*spec*/, const std::string& variant) {
   std::vector<std::string> problems;
   if (!variant_supported(variant)) {
     problems.push_back(fmt::format(

@@ -17,18 +17,22 @@ namespace {
 std::vector<nlohmann::json> run(const std::string& name) {
   return testing::run_trace("scenarios/consumer/" + name + ".json", "consumer");
 }
-double first(const std::vector<nlohmann::json>& trace, const std::string& type, const std::string& consumer) {
+double first(const std::vector<nlohmann::json>& trace, const std::string& type,
+             const std::string& consumer) {
   for (const auto& e : trace)
-    if (e["type"] == type && e.value("consumer", "") == consumer) return e["t_us"].get<double>() / 1000.0;
+    if (e["type"] == type && e.value("consumer", "") == consumer)
+      return e["t_us"].get<double>() / 1000.0;
   return -1;
 }
 /// Time of the last heartbeat `consumer` sent before `before_ms`.
-double last_heartbeat(const std::vector<nlohmann::json>& trace, const std::string& consumer, double before_ms) {
+double last_heartbeat(const std::vector<nlohmann::json>& trace, const std::string& consumer,
+                      double before_ms) {
   double last = -1;
   for (const auto& e : trace) {
     const double t = e["t_us"].get<double>() / 1000.0;
     if (t >= before_ms) break;
-    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == consumer && e["api"] == "ConsumerGroupHeartbeat")
+    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == consumer &&
+        e["api"] == "ConsumerGroupHeartbeat")
       last = t;
   }
   return last;
@@ -36,7 +40,8 @@ double last_heartbeat(const std::vector<nlohmann::json>& trace, const std::strin
 std::vector<double> epochs_at(const std::vector<nlohmann::json>& trace) {
   std::vector<double> out;
   for (const auto& e : trace)
-    if (e["type"] == "group.epoch" && e.contains("epoch")) out.push_back(e["t_us"].get<double>() / 1000.0);
+    if (e["type"] == "group.epoch" && e.contains("epoch"))
+      out.push_back(e["t_us"].get<double>() / 1000.0);
   return out;
 }
 }  // namespace
@@ -51,12 +56,14 @@ TEST_CASE("consumer protocol: a join outside the assignment interval computes th
   // A learns at its heartbeat at 11100 (answer 11102): pass 11200 commits, 11300 revokes,
   // 11400 assigns [] and acknowledges.
   CHECK(callback_starts(t, "A", "onPartitionsRevoked")[0] == 11300);
-  CHECK(callback_partitions(t, "A", "onPartitionsRevoked", 0) == std::vector<std::string>{"t-2", "t-3"});
+  CHECK(callback_partitions(t, "A", "onPartitionsRevoked", 0) ==
+        std::vector<std::string>{"t-2", "t-3"});
   // B's heartbeat phase is its acknowledgement at 11100: at 16100 the partitions are free.
   CHECK(callback_starts(t, "B", "onPartitionsAssigned")[1] == 16100 + 100);
 }
 
-TEST_CASE("consumer protocol: a leave frees the partitions at once; A takes them at its next heartbeat") {
+TEST_CASE(
+    "consumer protocol: a leave frees the partitions at once; A takes them at its next heartbeat") {
   const auto t = run("leave");
   // B polls on a 100 ms grid from 3000: close() at 20000, commitSync (2 ms), revoke, leave.
   CHECK(callback_starts(t, "B", "onPartitionsRevoked")[0] == 20002);
@@ -74,7 +81,9 @@ TEST_CASE("consumer protocol: a crashed member is fenced 45 s after its last hea
   CHECK(callback_starts(t, "A", "onPartitionsAssigned").back() == 66400 + 200);
 }
 
-TEST_CASE("consumer protocol: a stall beyond max.poll.interval.ms leaves (STALE) and rejoins on the next poll") {
+TEST_CASE(
+    "consumer protocol: a stall beyond max.poll.interval.ms leaves (STALE) and rejoins on the next "
+    "poll") {
   const auto t = run("stall-max-poll-interval");
   // B's last pass before the stall at 20000 was at 19900: the poll timer expires 300 s later.
   CHECK(first(t, "consumer.poll_timeout", "B") == 19900 + 300000);
@@ -84,7 +93,8 @@ TEST_CASE("consumer protocol: a stall beyond max.poll.interval.ms leaves (STALE)
   // B rejoins at once after onPartitionsLost (epoch 0): nothing at first (A still owns them),
   // then its partitions back once A released them.
   CHECK(callback_partitions(t, "B", "onPartitionsAssigned", 2).empty());
-  CHECK(callback_partitions(t, "B", "onPartitionsAssigned", 3) == std::vector<std::string>{"t-2", "t-3"});
+  CHECK(callback_partitions(t, "B", "onPartitionsAssigned", 3) ==
+        std::vector<std::string>{"t-2", "t-3"});
 }
 
 TEST_CASE("consumer protocol: a revocation slower than the rebalance timeout is fenced") {
@@ -92,7 +102,8 @@ TEST_CASE("consumer protocol: a revocation slower than the rebalance timeout is 
   // A enters UNREVOKED_PARTITIONS at its heartbeat at 11101; fenced 300 s later.
   double unrevoked = -1;
   for (const auto& e : t)
-    if (e["type"] == "member.epoch" && e["consumer"] == "A" && e["state"] == "UNREVOKED_PARTITIONS") {
+    if (e["type"] == "member.epoch" && e["consumer"] == "A" &&
+        e["state"] == "UNREVOKED_PARTITIONS") {
       unrevoked = e["t_us"].get<double>() / 1000.0;
       break;
     }
@@ -103,13 +114,16 @@ TEST_CASE("consumer protocol: a revocation slower than the rebalance timeout is 
   CHECK(callback_starts(t, "A", "onPartitionsLost")[0] == 11300 + 310000);
 }
 
-TEST_CASE("consumer protocol: a static member back within the session timeout gets its partitions, no rebalance") {
+TEST_CASE(
+    "consumer protocol: a static member back within the session timeout gets its partitions, no "
+    "rebalance") {
   const auto t = run("static-restart-within-session");
   CHECK(callback_starts(t, "A", "onPartitionsRevoked").size() == 1);  // only B's first join
   CHECK(epochs_at(t).size() == 2);  // A's and B's joins; the restart bumps nothing
   // B is back at 30000: join heartbeat answered at 30004 with its old partitions, pass at 30100.
   CHECK(callback_starts(t, "B", "onPartitionsAssigned").back() == 30100);
-  CHECK(callback_partitions(t, "B", "onPartitionsAssigned", 2) == std::vector<std::string>{"t-2", "t-3"});
+  CHECK(callback_partitions(t, "B", "onPartitionsAssigned", 2) ==
+        std::vector<std::string>{"t-2", "t-3"});
 }
 
 TEST_CASE("consumer protocol: a static member away longer than the session timeout is fenced") {
@@ -136,11 +150,13 @@ TEST_CASE("consumer protocol: more partitions are seen by the next heartbeat of 
   const auto t = run("partition-increase");
   // A's heartbeat at 21400 is the first after 20000: new metadata hash, epoch 4, target.
   CHECK(epochs_at(t)[2] == 21401);
-  CHECK(callback_partitions(t, "A", "onPartitionsAssigned", 2) == std::vector<std::string>{"t-4", "t-5"});
+  CHECK(callback_partitions(t, "A", "onPartitionsAssigned", 2) ==
+        std::vector<std::string>{"t-4", "t-5"});
   CHECK(callback_starts(t, "B", "onPartitionsAssigned").back() == 23200 + 200);
 }
 
-TEST_CASE("consumer protocol: scale-out 1 -> 10 on 60 partitions ends balanced, epochs one per join") {
+TEST_CASE(
+    "consumer protocol: scale-out 1 -> 10 on 60 partitions ends balanced, epochs one per join") {
   const auto t = run("scale-out-10");
   CHECK(epochs_at(t).size() == 10);
   std::map<std::string, std::size_t> owned;
@@ -150,15 +166,18 @@ TEST_CASE("consumer protocol: scale-out 1 -> 10 on 60 partitions ends balanced, 
   for (const auto& [c, n] : owned) CHECK(n == 6);
 }
 
-TEST_CASE("consumer protocol: a static member back from a crash meets UNRELEASED_INSTANCE_ID (fatal)") {
+TEST_CASE(
+    "consumer protocol: a static member back from a crash meets UNRELEASED_INSTANCE_ID (fatal)") {
   const auto t = run("static-crash-unreleased-instance");
   // Back at 30000: FindCoordinator, then the join heartbeat is refused at 30004.
   CHECK(first(t, "consumer.error", "B") == 30004);
-  CHECK(first(t, "member.leave", "B") == 18200 + 1 + 45000);  // the old member, at its session timeout
+  CHECK(first(t, "member.leave", "B") ==
+        18200 + 1 + 45000);  // the old member, at its session timeout
   CHECK(callback_starts(t, "A", "onPartitionsAssigned").back() == 66400 + 200);
 }
 
-TEST_CASE("consumer protocol: coordinator failover rebuilds the group from its records, no rebalance") {
+TEST_CASE(
+    "consumer protocol: coordinator failover rebuilds the group from its records, no rebalance") {
   const auto t = run("coordinator-failover");
   nlohmann::json unloaded, loaded;
   for (const auto& e : t) {
@@ -176,8 +195,8 @@ TEST_CASE("consumer protocol: coordinator failover rebuilds the group from its r
   CHECK(first(t, "coordinator.loaded", "") > 29000);
   double first_hb_after = -1;
   for (const auto& e : t)
-    if (e["type"] == "rpc" && e["dir"] == "recv" && e["api"] == "ConsumerGroupHeartbeat" && e["from"] == "broker-1" &&
-        e["error"] == "NONE") {
+    if (e["type"] == "rpc" && e["dir"] == "recv" && e["api"] == "ConsumerGroupHeartbeat" &&
+        e["from"] == "broker-1" && e["error"] == "NONE") {
       first_hb_after = e["t_us"].get<double>() / 1000.0;
       break;
     }
@@ -185,22 +204,25 @@ TEST_CASE("consumer protocol: coordinator failover rebuilds the group from its r
   CHECK(first_hb_after < 29500 + 2000);  // within the capped backoff (1 s) of the load
 }
 
-TEST_CASE("consumer protocol: subscribe([]) leaves the group like unsubscribe(); a new subscription rejoins") {
+TEST_CASE(
+    "consumer protocol: subscribe([]) leaves the group like unsubscribe(); a new subscription "
+    "rejoins") {
   const auto t = run("unsubscribe-resubscribe");
   // At B's next pass (20000): onPartitionsRevoked, then the -1 leave, answered at 20002.
   CHECK(callback_starts(t, "B", "onPartitionsRevoked")[0] == 20000);
   bool left = false;
   for (const auto& e : t)
-    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == "B" && e["api"] == "ConsumerGroupHeartbeat" &&
-        e["member_epoch"] == -1 && e["t_us"] == 20000000)
+    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == "B" &&
+        e["api"] == "ConsumerGroupHeartbeat" && e["member_epoch"] == -1 && e["t_us"] == 20000000)
       left = true;
   CHECK(left);
   CHECK(callback_starts(t, "A", "onPartitionsAssigned").back() > 30000);  // A gives them back later
   // B rejoins at its pass at 30000 with epoch 0 and the full set of fields.
   double rejoin = -1;
   for (const auto& e : t)
-    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == "B" && e["api"] == "ConsumerGroupHeartbeat" &&
-        e["member_epoch"] == 0 && e["t_us"].get<double>() >= 30000000) {
+    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == "B" &&
+        e["api"] == "ConsumerGroupHeartbeat" && e["member_epoch"] == 0 &&
+        e["t_us"].get<double>() >= 30000000) {
       rejoin = e["t_us"].get<double>() / 1000.0;
       break;
     }

@@ -30,9 +30,10 @@ struct Harness {
     cluster.partitions_per_topic["t"] = 4;
     broker = net.add_node("broker-0", nullptr, [](sim::NodeId, Envelope&&) {});
     for (const char* name : {"A", "B", "C"}) {
-      nodes[name] = net.add_node(name, nullptr, [this, n = std::string(name)](sim::NodeId, Envelope&& e) {
-        answers[n].push_back(std::move(e.message));
-      });
+      nodes[name] =
+          net.add_node(name, nullptr, [this, n = std::string(name)](sim::NodeId, Envelope&& e) {
+            answers[n].push_back(std::move(e.message));
+          });
     }
     coordinator = std::make_unique<ConsumerGroupCoordinator>(
         kernel, tracer, config, log, cluster,
@@ -40,13 +41,15 @@ struct Harness {
         [this](sim::NodeId n) { return net.name(n); });
   }
   /// Sends one heartbeat from `who` and runs the simulation for 10 ms; returns the answer.
-  ConsumerGroupHeartbeatResponse heartbeat(const std::string& who, ConsumerGroupHeartbeatRequest r) {
+  ConsumerGroupHeartbeatResponse heartbeat(const std::string& who,
+                                           ConsumerGroupHeartbeatRequest r) {
     r.group_id = "g";
     coordinator->on_heartbeat(nodes.at(who), 0, r);
     kernel.run(kernel.now() + sim::ms(10));
     return std::get<ConsumerGroupHeartbeatResponse>(answers[who].back());
   }
-  static ConsumerGroupHeartbeatRequest join(const std::string& id, std::optional<std::string> instance = {}) {
+  static ConsumerGroupHeartbeatRequest join(const std::string& id,
+                                            std::optional<std::string> instance = {}) {
     ConsumerGroupHeartbeatRequest r;
     r.member_id = id;
     r.member_epoch = 0;
@@ -63,7 +66,8 @@ struct Harness {
     r.member_id = id;
     r.member_epoch = epoch;
     r.instance_id = std::move(instance);
-    if (owned) r.topic_partitions = std::vector<ConsumerGroupHeartbeatTopicPartitions>{{"t", *owned}};
+    if (owned)
+      r.topic_partitions = std::vector<ConsumerGroupHeartbeatTopicPartitions>{{"t", *owned}};
     return r;
   }
   void advance(std::int64_t ms) { kernel.run(kernel.now() + sim::ms(ms)); }
@@ -81,7 +85,8 @@ struct Harness {
 std::vector<std::int32_t> assigned(const ConsumerGroupHeartbeatResponse& r) {
   std::vector<std::int32_t> out;
   if (r.assignment)
-    for (const auto& t : *r.assignment) out.insert(out.end(), t.partitions.begin(), t.partitions.end());
+    for (const auto& t : *r.assignment)
+      out.insert(out.end(), t.partitions.begin(), t.partitions.end());
   return out;
 }
 
@@ -136,7 +141,8 @@ TEST_CASE("consumer-group coordinator: replaying the records gives the live stat
   h.advance(1000);
   a = h.heartbeat("A", Harness::hb("A", 3));
   CHECK(a.member_epoch == 4);
-  CHECK(assigned(a) == std::vector<std::int32_t>{0, 1, 2, 3});  // freed at once, no UNRELEASED phase
+  CHECK(assigned(a) ==
+        std::vector<std::int32_t>{0, 1, 2, 3});  // freed at once, no UNRELEASED phase
   h.check_replay();
 }
 
@@ -155,7 +161,9 @@ TEST_CASE("consumer-group coordinator: session timeout 45 s after the last heart
   h.check_replay();
 }
 
-TEST_CASE("consumer-group coordinator: a member that does not revoke within its rebalance timeout is fenced") {
+TEST_CASE(
+    "consumer-group coordinator: a member that does not revoke within its rebalance timeout is "
+    "fenced") {
   Harness h;
   h.heartbeat("A", Harness::join("A"));
   h.advance(2000);
@@ -173,7 +181,9 @@ TEST_CASE("consumer-group coordinator: a member that does not revoke within its 
   h.check_replay();
 }
 
-TEST_CASE("consumer-group coordinator: static member leaves with -2 and comes back under a new member id") {
+TEST_CASE(
+    "consumer-group coordinator: static member leaves with -2 and comes back under a new member "
+    "id") {
   Harness h;
   h.heartbeat("A", Harness::join("A1", "a"));
   h.advance(2000);
@@ -219,9 +229,11 @@ TEST_CASE("consumer-group coordinator: OffsetCommit validated against the member
   CHECK(commit("X", 2) == ErrorCode::UNKNOWN_MEMBER_ID);
 }
 
-TEST_CASE("consumer-group replay: a partition owned by two members at once is an invariant violation") {
+TEST_CASE(
+    "consumer-group replay: a partition owned by two members at once is an invariant violation") {
   ConsumerGroups groups;
-  const auto current = [](const std::string& member, int epoch, const std::vector<std::string>& assigned) {
+  const auto current = [](const std::string& member, int epoch,
+                          const std::vector<std::string>& assigned) {
     return nlohmann::json{{"record", "ConsumerGroupCurrentMemberAssignment"},
                           {"tombstone", false},
                           {"group", "g"},
@@ -245,7 +257,9 @@ TEST_CASE("consumer-group replay: a partition owned by two members at once is an
   CHECK(ok.at("g").partition_epoch("t", 1) == 3);
 }
 
-TEST_CASE("consumer-group coordinator: unload then load from the records gives the same groups, fresh timers") {
+TEST_CASE(
+    "consumer-group coordinator: unload then load from the records gives the same groups, fresh "
+    "timers") {
   Harness h;
   h.heartbeat("A", Harness::join("A"));
   h.advance(2000);
@@ -258,7 +272,7 @@ TEST_CASE("consumer-group coordinator: unload then load from the records gives t
     if (e["type"] == "record") records.push_back(e);
   }
   const std::int32_t p = coordinator_partition("g", 50);
-  CHECK(p == 3);  // abs("g".hashCode()) % 50 = 103 % 50
+  CHECK(p == 3);                                      // abs("g".hashCode()) % 50 = 103 % 50
   CHECK(h.coordinator->unload_partition(0).empty());  // another shard: nothing to drop
   CHECK(h.coordinator->unload_partition(p).size() == 1);
   CHECK(h.coordinator->groups().empty());

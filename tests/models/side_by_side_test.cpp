@@ -12,11 +12,12 @@
 namespace {
 
 struct JoinCost {
-  double rebalance_ms = 0;       // first start to last end of the rebalances of C's join
-  double unavailable_ms = 0;     // partition-ms with no owner after C's start
-  int revocations = 0;           // partitions revoked after C's start
-  int revoked_but_kept = 0;      // ... that the revoking member owns again at the end
-  double kept_unavailable_ms = 0;  // partition-ms of partitions whose owner is the same before and after
+  double rebalance_ms = 0;    // first start to last end of the rebalances of C's join
+  double unavailable_ms = 0;  // partition-ms with no owner after C's start
+  int revocations = 0;        // partitions revoked after C's start
+  int revoked_but_kept = 0;   // ... that the revoking member owns again at the end
+  double kept_unavailable_ms =
+      0;  // partition-ms of partitions whose owner is the same before and after
   std::map<std::string, std::set<std::string>> final_owned;
 };
 
@@ -62,8 +63,8 @@ JoinCost cost_of_join(const std::string& variant, double join_ms) {
     }
     if (e["type"] == "assignment") {
       owned[e["consumer"]] = e["owned"].get<std::set<std::string>>();
-    } else if (e["type"] == "callback" && e["callback"] == "onPartitionsRevoked" && e["phase"] == "start" &&
-               t >= join_ms) {
+    } else if (e["type"] == "callback" && e["callback"] == "onPartitionsRevoked" &&
+               e["phase"] == "start" && t >= join_ms) {
       for (const auto& p : e["partitions"]) revoked[e["consumer"]].insert(p.get<std::string>());
       c.revocations += static_cast<int>(e["partitions"].size());
     }
@@ -83,13 +84,14 @@ TEST_CASE("side by side: C joins A and B under classic-eager, classic-cooperativ
   const JoinCost eager = cost_of_join("classic-eager", 20000);
   const JoinCost coop = cost_of_join("classic-cooperative", 20000);
   const JoinCost kip848 = cost_of_join("consumer", 20000);
-  MESSAGE("C's join: rebalance ms / unavailable partition-ms / revocations / revoked but kept: eager "
-          << eager.rebalance_ms << " / " << eager.unavailable_ms << " / " << eager.revocations << " / "
-          << eager.revoked_but_kept << " (kept partitions unowned " << eager.kept_unavailable_ms
-          << " ms); cooperative " << coop.rebalance_ms << " / " << coop.unavailable_ms
-          << " / " << coop.revocations << " / " << coop.revoked_but_kept << "; consumer "
-          << kip848.rebalance_ms << " / " << kip848.unavailable_ms << " / " << kip848.revocations << " / "
-          << kip848.revoked_but_kept);
+  MESSAGE(
+      "C's join: rebalance ms / unavailable partition-ms / revocations / revoked but kept: eager "
+      << eager.rebalance_ms << " / " << eager.unavailable_ms << " / " << eager.revocations << " / "
+      << eager.revoked_but_kept << " (kept partitions unowned " << eager.kept_unavailable_ms
+      << " ms); cooperative " << coop.rebalance_ms << " / " << coop.unavailable_ms << " / "
+      << coop.revocations << " / " << coop.revoked_but_kept << "; consumer " << kip848.rebalance_ms
+      << " / " << kip848.unavailable_ms << " / " << kip848.revocations << " / "
+      << kip848.revoked_but_kept);
   // Eager stops the world: all 12 partitions are revoked, including 6 that their owner gets
   // straight back (range: A keeps t-0..t-3, B keeps t-6, t-7).
   CHECK(eager.revocations == 12);
@@ -111,7 +113,8 @@ TEST_CASE("side by side: C joins A and B under classic-eager, classic-cooperativ
   for (const JoinCost* c : {&eager, &coop, &kip848}) CHECK(c->final_owned.at("C").size() == 4);
 }
 
-TEST_CASE("side by side: under the consumer protocol A's and B's kept partitions stay owned throughout") {
+TEST_CASE(
+    "side by side: under the consumer protocol A's and B's kept partitions stay owned throughout") {
   const auto trace = testing::run_trace("scenarios/consumer/side-by-side-join.json", "consumer");
   // From B's settled assignment on, A always owns t-0..t-3 (its kept partitions).
   bool settled = false;

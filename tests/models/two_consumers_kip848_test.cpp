@@ -14,7 +14,8 @@ using testing::callback_starts;
 
 namespace {
 const auto& trace() {
-  static const auto t = testing::run_trace("scenarios/examples/two-consumers-kip848.json", "consumer");
+  static const auto t =
+      testing::run_trace("scenarios/examples/two-consumers-kip848.json", "consumer");
   return t;
 }
 std::vector<std::string> parts(std::initializer_list<int> ps) {
@@ -22,9 +23,11 @@ std::vector<std::string> parts(std::initializer_list<int> ps) {
   for (int p : ps) out.push_back("orders-" + std::to_string(p));
   return out;
 }
-double first_of(const std::vector<nlohmann::json>& t, const std::string& type, const std::string& consumer) {
+double first_of(const std::vector<nlohmann::json>& t, const std::string& type,
+                const std::string& consumer) {
   for (const auto& e : t)
-    if (e["type"] == type && e.value("consumer", "") == consumer) return e["t_us"].get<double>() / 1000.0;
+    if (e["type"] == type && e.value("consumer", "") == consumer)
+      return e["t_us"].get<double>() / 1000.0;
   return -1;
 }
 }  // namespace
@@ -54,7 +57,8 @@ TEST_CASE("consumer protocol: callbacks fall within 400 ms of the real Kafka 4.5
   CHECK(callback_partitions(trace(), "A", "onPartitionsAssigned", 2) == parts({3, 4, 5}));
 }
 
-TEST_CASE("consumer protocol: each instant where the heartbeat, throttle and poll-pass rules put it") {
+TEST_CASE(
+    "consumer protocol: each instant where the heartbeat, throttle and poll-pass rules put it") {
   // Links are 1 ms each way; write latency 0. A starts at 2700: FindCoordinator (2 ms), join
   // heartbeat answered at 2704; its poll() passes are 100 ms apart from 2700, so the pass at 2800
   // starts the reconciliation (empty commit) and runs onPartitionsAssigned.
@@ -105,7 +109,8 @@ TEST_CASE("consumer protocol: the group's records are the real __consumer_offset
     got.push_back(r);
   }
   const std::string MM = "ConsumerGroupMemberMetadata", GM = "ConsumerGroupMetadata",
-                    TM = "ConsumerGroupTargetAssignmentMember", TMD = "ConsumerGroupTargetAssignmentMetadata",
+                    TM = "ConsumerGroupTargetAssignmentMember",
+                    TMD = "ConsumerGroupTargetAssignmentMetadata",
                     CA = "ConsumerGroupCurrentMemberAssignment";
   const std::vector<std::string> none;
   const std::vector<Row> expected{
@@ -160,8 +165,8 @@ TEST_CASE("consumer protocol: per-partition assignment epochs (KIP-1251) after B
   // A keeps 0,1,2 from epoch 2 and gets 3,4,5 at epoch 4.
   std::vector<int> epochs;
   for (const auto& e : trace())
-    if (e["type"] == "record" && e["record"] == "ConsumerGroupCurrentMemberAssignment" && !e["tombstone"] &&
-        e["consumer"] == "A" && e["member_epoch"] == 4)
+    if (e["type"] == "record" && e["record"] == "ConsumerGroupCurrentMemberAssignment" &&
+        !e["tombstone"] && e["consumer"] == "A" && e["member_epoch"] == 4)
       epochs = e["assigned_epochs"].get<std::vector<int>>();
   CHECK(epochs == std::vector<int>{2, 2, 2, 4, 4, 4});
 }
@@ -170,22 +175,24 @@ TEST_CASE("consumer protocol: group states and the rebalances of the summary") {
   std::vector<std::string> states;
   for (const auto& e : trace())
     if (e["type"] == "group.state") states.push_back(e["state"]);
-  CHECK(states == std::vector<std::string>{"stable", "assigning", "reconciling", "stable", "assigning",
-                                           "stable", "empty"});
+  CHECK(states == std::vector<std::string>{"stable", "assigning", "reconciling", "stable",
+                                           "assigning", "stable", "empty"});
 }
 
 TEST_CASE("consumer protocol: which heartbeat fields are sent when (AsyncKafkaConsumer §15.4)") {
   // A's heartbeats: (time, epoch, fields) for the first five.
   std::vector<std::tuple<double, int, std::vector<std::string>>> a;
   for (const auto& e : trace()) {
-    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == "A" && e["api"] == "ConsumerGroupHeartbeat")
+    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == "A" &&
+        e["api"] == "ConsumerGroupHeartbeat")
       a.emplace_back(e["t_us"].get<double>() / 1000.0, e["member_epoch"].get<int>(),
                      e["fields"].get<std::vector<std::string>>());
   }
   REQUIRE(a.size() >= 5);
   using F = std::vector<std::string>;
   // The join sends everything it has (no rack, no remote assignor configured), owned = [].
-  CHECK(a[0] == std::make_tuple(2702.0, 0, F{"RebalanceTimeoutMs", "SubscribedTopicNames", "TopicPartitions"}));
+  CHECK(a[0] == std::make_tuple(
+                    2702.0, 0, F{"RebalanceTimeoutMs", "SubscribedTopicNames", "TopicPartitions"}));
   // The acknowledgement right after the reconciliation: only the owned partitions.
   CHECK(a[1] == std::make_tuple(2800.0, 2, F{"TopicPartitions"}));
   // Regular heartbeats 5 s after the last send carry nothing optional (owned = null, "unchanged").
@@ -195,8 +202,8 @@ TEST_CASE("consumer protocol: which heartbeat fields are sent when (AsyncKafkaCo
   // The leave at close() carries epoch -1 and no optional field.
   bool leave = false;
   for (const auto& e : trace())
-    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == "B" && e["api"] == "ConsumerGroupHeartbeat" &&
-        e["member_epoch"] == -1)
+    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == "B" &&
+        e["api"] == "ConsumerGroupHeartbeat" && e["member_epoch"] == -1)
       leave = e["fields"].empty();
   CHECK(leave);
 }
