@@ -108,7 +108,6 @@ std::optional<std::string> opt_string(const json& j, const char* key) {
   return j.at(key).get<std::string>();
 }
 
-ojson opt_json(const std::optional<std::string>& s) { return s ? ojson(*s) : ojson(nullptr); }
 
 /// Kafka's isSubset(owned, assigned): a null owned list is not a subset.
 bool is_subset(const std::optional<std::vector<ConsumerGroupHeartbeatTopicPartitions>>& owned,
@@ -382,17 +381,19 @@ ojson ConsumerGroupCoordinator::member_metadata_record(const std::string& group_
   std::vector<std::string> sorted = m.member.subscribed_topic_names;
   std::sort(sorted.begin(), sorted.end());
   for (const auto& t : sorted) names.push_back(t);
-  return ojson{{"record", kMemberMetadata},
-               {"tombstone", false},
-               {"group", group_id},
-               {"member_id", m.member.member_id},
-               {"consumer", m.consumer},
-               {"instance_id", opt_json(m.instance_id)},
-               {"rack_id", opt_json(m.rack_id)},
-               {"client_id", m.client_id},
-               {"subscribed_topic_names", names},
-               {"rebalance_timeout_ms", m.rebalance_timeout_ms},
-               {"server_assignor", opt_json(m.server_assignor)}};
+  // Kafka's nullable InstanceId, RackId and ServerAssignor are left out when null.
+  ojson rec{{"record", kMemberMetadata},
+            {"tombstone", false},
+            {"group", group_id},
+            {"member_id", m.member.member_id},
+            {"consumer", m.consumer}};
+  if (m.instance_id) rec["instance_id"] = *m.instance_id;
+  if (m.rack_id) rec["rack_id"] = *m.rack_id;
+  rec["client_id"] = m.client_id;
+  rec["subscribed_topic_names"] = names;
+  rec["rebalance_timeout_ms"] = m.rebalance_timeout_ms;
+  if (m.server_assignor) rec["server_assignor"] = *m.server_assignor;
+  return rec;
 }
 
 ojson ConsumerGroupCoordinator::current_assignment_record(const std::string& group_id,

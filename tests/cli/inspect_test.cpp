@@ -83,7 +83,7 @@ TEST_CASE("dump-log on the command line: the partition's records, and bad input 
   CHECK(bad.code == 2);
   CHECK(bad.err.find("--partition: __consumer_offsets has 50 partitions (0..49), got 50") !=
         std::string::npos);
-  CHECK(cli("dump-log scenarios/examples/two-consumers.json --partition 18 --protocol consumer",
+  CHECK(cli("dump-log scenarios/examples/two-consumers.json --partition 18 --protocol share",
             "dumpc")
             .code == 2);
 }
