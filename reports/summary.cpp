@@ -107,6 +107,131 @@ std::int64_t uncovered(std::vector<std::pair<std::int64_t, std::int64_t>> ranges
 
 }  // namespace
 
+/// Time accounting per (group, partition), updated incrementally from ownership events:
+/// `unavailable` while a partition some live member of the group subscribes to (or owns) has no
+/// running owner, `overlap` while two or more live members believe they own it. Each event
+/// touches only the partitions it changes.
+class OwnershipClock {
+ public:
+  using Key = std::pair<std::string, std::string>;  // (group, "topic-partition")
+
+  void subscribe(const std::string& group, const std::string& topic, int delta, std::int64_t now) {
+    int& n = subscribers_[{group, topic}];
+    const bool before = n > 0;
+    n += delta;
+    if ((n > 0) != before) for_partitions(group, topic, 0, partitions_of(topic), now);
+  }
+  void set_partitions(const std::string& topic, std::int32_t count, std::int64_t now) {
+    const std::int32_t old = partitions_of(topic);
+    partitions_[topic] = count;
+    for (const auto& [key, n] : subscribers_)
+      if (key.second == topic && n > 0) for_partitions(key.first, topic, std::min(old, count), std::max(old, count), now);
+  }
+  void own(const std::string& group, const std::string& partition, const std::string& consumer, bool running,
+           std::int64_t now) {
+    State& st = touch({group, partition}, now);
+    st.owners[consumer] = running;
+    refresh({group, partition}, st, now);
+  }
+  void disown(const std::string& group, const std::string& partition, const std::string& consumer,
+              std::int64_t now) {
+    State& st = touch({group, partition}, now);
+    st.owners.erase(consumer);
+    refresh({group, partition}, st, now);
+  }
+  void finish(std::int64_t now) {
+    // Overlaps still open at the end keep "end_us": null.
+    for (auto& [key, st] : states_) accrue(st, now);
+  }
+  std::int64_t unavailable_us() const {
+    std::int64_t sum = 0;
+    for (const auto& [key, st] : states_) sum += st.unavailable_us;
+    return sum;
+  }
+  std::int64_t overlap_us() const {
+    std::int64_t sum = 0;
+    for (const auto& [key, st] : states_) sum += st.overlap_us;
+    return sum;
+  }
+  std::map<std::string, std::int64_t> unavailable_by_partition() const {
+    std::map<std::string, std::int64_t> out;
+    for (const auto& [key, st] : states_)
+      if (st.unavailable_us > 0) out[key.second] += st.unavailable_us;
+    return out;
+  }
+  const ojson& overlaps() const { return overlaps_; }
+
+ private:
+  struct State {
+    std::int64_t unavailable_us = 0;
+    std::int64_t overlap_us = 0;
+    std::int64_t since = 0;
+    std::map<std::string, bool> owners;  // consumer -> running (not paused)
+    bool unavailable = false;
+    bool overlap = false;
+  };
+
+  std::int32_t partitions_of(const std::string& topic) const {
+    const auto it = partitions_.find(topic);
+    return it == partitions_.end() ? 0 : it->second;
+  }
+  void for_partitions(const std::string& group, const std::string& topic, std::int32_t from, std::int32_t to,
+                      std::int64_t now) {
+    for (std::int32_t p = from; p < to; ++p) {
+      const Key key{group, topic + "-" + std::to_string(p)};
+      refresh(key, touch(key, now), now);
+    }
+  }
+  static void accrue(State& st, std::int64_t now) {
+    if (st.unavailable) st.unavailable_us += now - st.since;
+    if (st.overlap) st.overlap_us += now - st.since;
+    st.since = now;
+  }
+  State& touch(const Key& key, std::int64_t now) {
+    auto [it, inserted] = states_.try_emplace(key);
+    if (inserted) it->second.since = now;
+    accrue(it->second, now);
+    return it->second;
+  }
+  bool wanted(const Key& key, const State& st) const {
+    if (!st.owners.empty()) return true;
+    const auto dash = key.second.rfind('-');
+    const std::string topic = key.second.substr(0, dash);
+    const auto sub = subscribers_.find({key.first, topic});
+    return sub != subscribers_.end() && sub->second > 0 &&
+           std::stol(key.second.substr(dash + 1)) < partitions_of(topic);
+  }
+  void refresh(const Key& key, State& st, std::int64_t now) {
+    const bool w = wanted(key, st);
+    bool running = false;
+    for (const auto& [c, r] : st.owners) running = running || r;
+    st.unavailable = w && !running;
+    st.overlap = st.owners.size() >= 2;
+    const auto open_it = open_overlap_.find(key);
+    if (st.overlap && open_it == open_overlap_.end()) {
+      ojson o;
+      o["group"] = key.first;
+      o["partition"] = key.second;
+      ojson names = ojson::array();
+      for (const auto& [c, r] : st.owners) names.push_back(c);
+      o["consumers"] = names;
+      o["start_us"] = now;
+      o["end_us"] = nullptr;
+      open_overlap_[key] = overlaps_.size();
+      overlaps_.push_back(o);
+    } else if (!st.overlap && open_it != open_overlap_.end()) {
+      overlaps_[open_it->second]["end_us"] = now;
+      open_overlap_.erase(open_it);
+    }
+  }
+
+  std::map<Key, State> states_;
+  std::map<std::pair<std::string, std::string>, int> subscribers_;  // (group, topic) -> live subscribers
+  std::map<std::string, std::int32_t> partitions_;
+  ojson overlaps_ = ojson::array();
+  std::map<Key, std::size_t> open_overlap_;
+};
+
 ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs& inputs) {
   std::map<std::string, Consumer> consumers;
   std::map<std::string, std::int32_t> topic_partitions;
@@ -117,7 +242,6 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
   // ConsumerGroupCurrentMemberAssignment records), and each group's last epoch.
   std::map<std::string, std::set<std::string>> broker_assigned;
   std::map<std::string, std::int64_t> group_epoch;
-  std::int64_t last_t = 0;
   std::int64_t end_t = 0;
   std::int64_t duration_us = -1;
   // Records: per (group, partition); lag: per group, the latest lag of each partition and the
@@ -148,74 +272,7 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
     lag_touched.clear();
   };
 
-  // Per (group, partition) of a live group's subscription: how many live members own it now.
-  // Zero owners = unavailable; two or more = overlap (a zombie still believes it owns it).
-  struct PartitionState {
-    std::int64_t unavailable_us = 0;
-    std::int64_t overlap_us = 0;
-    std::int64_t since = 0;
-    std::size_t owners = 1;  // as of `since`
-    bool consumed = true;    // some owner is running
-    std::vector<std::string> owner_names;
-  };
-  std::map<std::pair<std::string, std::string>, PartitionState> partitions;  // (group, partition)
-  ojson overlaps = ojson::array();
-  std::map<std::pair<std::string, std::string>, std::size_t> open_overlap;  // index in overlaps
-  auto recount = [&](std::int64_t now) {
-    std::map<std::pair<std::string, std::string>, std::vector<std::string>> owners;
-    std::set<std::pair<std::string, std::string>> wanted, consuming;
-    for (const auto& [name, c] : consumers) {
-      if (!c.live) continue;
-      for (const auto& t : c.topics) {
-        const auto it = topic_partitions.find(t);
-        if (it == topic_partitions.end()) continue;
-        for (std::int32_t p = 0; p < it->second; ++p) wanted.insert({c.group, t + "-" + std::to_string(p)});
-      }
-      for (const auto& p : c.owned) {
-        owners[{c.group, p}].push_back(name);
-        if (!c.paused) consuming.insert({c.group, p});
-      }
-    }
-    for (const auto& [key, names] : owners) wanted.insert(key);
-    auto settle = [&](PartitionState& st) {
-      if (!st.consumed) st.unavailable_us += now - st.since;
-      if (st.owners >= 2) st.overlap_us += now - st.since;
-      st.since = now;
-    };
-    for (auto& [key, st] : partitions) {
-      settle(st);
-      if (wanted.count(key) == 0) {  // not wanted by a live member: neither
-        st.owners = 1;
-        st.consumed = true;
-      }
-    }
-    for (const auto& key : wanted) {
-      auto [pos, inserted] = partitions.try_emplace(key);
-      PartitionState& st = pos->second;
-      if (inserted) st.since = now;
-      const auto it = owners.find(key);
-      st.owner_names = it == owners.end() ? std::vector<std::string>{} : it->second;
-      st.owners = st.owner_names.size();
-      st.consumed = consuming.count(key) > 0;
-    }
-    for (auto& [key, st] : partitions) {
-      const bool overlapping = wanted.count(key) > 0 && st.owners >= 2;
-      const auto open_it = open_overlap.find(key);
-      if (overlapping && open_it == open_overlap.end()) {
-        ojson o;
-        o["group"] = key.first;
-        o["partition"] = key.second;
-        o["consumers"] = st.owner_names;
-        o["start_us"] = now;
-        o["end_us"] = nullptr;
-        open_overlap[key] = overlaps.size();
-        overlaps.push_back(o);
-      } else if (!overlapping && open_it != open_overlap.end()) {
-        overlaps[open_it->second]["end_us"] = now;
-        open_overlap.erase(open_it);
-      }
-    }
-  };
+  OwnershipClock clock;
   std::int64_t revocations = 0;
 
   auto close = [&](const std::string& group, std::int64_t at) {
@@ -234,9 +291,7 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
       flush_lag();
       lag_t = t;
     }
-    last_t = t;
     end_t = t;
-    bool ownership_changed = false;
 
     if (type == "records.fetched") {
       const std::string group = e.at("group").get<std::string>();
@@ -275,36 +330,53 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
       duration_us = e.at("duration_ms").get<std::int64_t>() * 1000;
     } else if (type == "topic.partitions") {
       topic_partitions[e.at("topic").get<std::string>()] = e.at("partitions").get<std::int32_t>();
-      ownership_changed = true;
+      clock.set_partitions(e.at("topic").get<std::string>(), e.at("partitions").get<std::int32_t>(), t);
     } else if (type == "consumer.start") {
-      Consumer& c = consumers[e.at("consumer").get<std::string>()];
+      const std::string name = e.at("consumer").get<std::string>();
+      Consumer& c = consumers[name];
       c.group = e.at("group").get<std::string>();
       c.topics.clear();
       for (const auto& tp : e.at("topics")) c.topics.insert(tp.get<std::string>());
       c.owned.clear();
       c.live = true;
       c.paused = false;
-      ownership_changed = true;
+      for (const auto& topic : c.topics) clock.subscribe(c.group, topic, +1, t);
     } else if (type == "consumer.pause" || type == "consumer.resume") {
-      consumers[e.at("consumer").get<std::string>()].paused = type == "consumer.pause";
-      ownership_changed = true;
+      const std::string name = e.at("consumer").get<std::string>();
+      Consumer& c = consumers[name];
+      c.paused = type == "consumer.pause";
+      if (c.live)
+        for (const auto& p : c.owned) clock.own(c.group, p, name, !c.paused, t);
     } else if (type == "consumer.subscribe") {
       Consumer& c = consumers[e.at("consumer").get<std::string>()];
+      if (c.live)
+        for (const auto& topic : c.topics) clock.subscribe(c.group, topic, -1, t);
       c.topics.clear();
       for (const auto& tp : e.at("topics")) c.topics.insert(tp.get<std::string>());
-      ownership_changed = true;
+      if (c.live)
+        for (const auto& topic : c.topics) clock.subscribe(c.group, topic, +1, t);
     } else if (type == "consumer.crash" || type == "consumer.closed" || type == "consumer.error") {
-      Consumer& c = consumers[e.at("consumer").get<std::string>()];
+      const std::string name = e.at("consumer").get<std::string>();
+      Consumer& c = consumers[name];
+      if (c.live) {
+        for (const auto& p : c.owned) clock.disown(c.group, p, name, t);
+        for (const auto& topic : c.topics) clock.subscribe(c.group, topic, -1, t);
+      }
       c.live = false;
       c.owned.clear();
-      ownership_changed = true;
       for (auto& [g, r] : open) r.waiting.erase(e.at("consumer").get<std::string>());
     } else if (type == "assignment") {
       const std::string name = e.at("consumer").get<std::string>();
       Consumer& c = consumers[name];
-      c.owned.clear();
-      for (const auto& tp : e.at("owned")) c.owned.insert(tp.get<std::string>());
-      ownership_changed = true;
+      std::set<std::string> now_owned;
+      for (const auto& tp : e.at("owned")) now_owned.insert(tp.get<std::string>());
+      if (c.live) {
+        for (const auto& p : c.owned)
+          if (now_owned.count(p) == 0) clock.disown(c.group, p, name, t);
+        for (const auto& p : now_owned)
+          if (c.owned.count(p) == 0) clock.own(c.group, p, name, !c.paused, t);
+      }
+      c.owned = std::move(now_owned);
       // A consumer-protocol member is done once it owns what the coordinator assigned it.
       auto it = open.find(c.group);
       if (it != open.end() && it->second.settled_us && it->second.consumer_protocol &&
@@ -402,19 +474,13 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
         if (it->second.waiting.empty()) close(group, t);
       }
     }
-    if (ownership_changed) recount(t);
   }
   flush_lag();
   if (duration_us >= 0 && duration_us > end_t) end_t = duration_us;
-  recount(end_t);
-  (void)last_t;
-  std::int64_t unavailable_us = 0, overlap_us = 0;
-  std::map<std::string, std::int64_t> unavailable_by_partition;
-  for (const auto& [key, st] : partitions) {
-    unavailable_us += st.unavailable_us;
-    overlap_us += st.overlap_us;
-    if (st.unavailable_us > 0) unavailable_by_partition[key.second] += st.unavailable_us;
-  }
+  clock.finish(end_t);
+  const std::int64_t unavailable_us = clock.unavailable_us();
+  const std::int64_t overlap_us = clock.overlap_us();
+  std::map<std::string, std::int64_t> unavailable_by_partition = clock.unavailable_by_partition();
   // A rebalance still open at the end of the run ends there (and says so).
   std::vector<std::string> unfinished;
   for (auto& [g, r] : open) unfinished.push_back(g);
@@ -513,7 +579,7 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
   out["seed"] = inputs.seed;
   out["produced_by"] = inputs.produced_by;
   out["rebalances"] = rebalances;
-  out["overlaps"] = overlaps;
+  out["overlaps"] = clock.overlaps();
   out["metrics"] = metrics;
   return out;
 }
