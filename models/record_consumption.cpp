@@ -102,8 +102,7 @@ void RecordConsumption::on_committed(const std::vector<PartitionOffset>& offsets
       // leader's log (AWAIT_VALIDATION) before it is fetched from or committed; one without an
       // epoch is FETCHING at once.
       set_position(o.partition, it->second, o.offset, o.leader_epoch,
-                   o.leader_epoch >= 0 ? State::AwaitingValidation : State::Fetching,
-                   "committed");
+                   o.leader_epoch >= 0 ? State::AwaitingValidation : State::Fetching, "committed");
     } else {
       it->second.state = State::AwaitingReset;
       it->second.lookup_in_flight = false;

@@ -34,8 +34,9 @@
 //    Options{consumer name, group.id, max.poll.records, auto.offset.reset, the scenario's
 //    processing, leader_reachable, fetch_delay} and an Rng stream of its own
 //    ("processing-<name>");
-//  - OffsetFetchRequest / ListOffsetsRequest (messages.hpp) are answered by the coordinator /
-//    any live broker; the KIP-848 client fills OffsetFetchRequest.member_id/member_epoch;
+//  - OffsetFetchRequest / ListOffsetsRequest / OffsetsForLeaderEpochRequest (messages.hpp) are
+//    answered by the coordinator / any live broker / the partition's leader (send the last two
+//    to the leader); the KIP-848 client fills OffsetFetchRequest.member_id/member_epoch;
 //  - its commits (auto-commit from the background thread every auto.commit.interval.ms, the
 //    commit before revocation, commitSync/commitAsync) send all_consumed(), and nothing when it
 //    is empty; the `commit` trace event (consumer, group, phase sent/completed/failed, purpose,
@@ -50,10 +51,11 @@
 // A position's leader epoch: none after a reset (ListOffsets), kDataLeaderEpoch once poll()
 // returned records of the partition, the committed one after OffsetFetch; commits carry it.
 // Trace events: `position` (consumer, group, partition, offset, source "committed",
-// "reset:<strategy>", "validated" or "truncated", state "FETCHING" or "AWAIT_VALIDATION"); `records.fetched` (consumer, group, batch, count, ranges: one
-// {partition, first_offset, last_offset} per partition of the batch) when poll() returns a
-// batch, and `records.processed` (consumer, group, batch, count) when the application is done
-// with it (its ranges are those of the records.fetched event with the same consumer and batch).
+// "reset:<strategy>", "validated" or "truncated", state "FETCHING" or "AWAIT_VALIDATION");
+// `records.fetched` (consumer, group, batch, count, ranges: one {partition, first_offset,
+// last_offset} per partition of the batch) when poll() returns a batch, and `records.processed`
+// (consumer, group, batch, count) when the application is done with it (its ranges are those of
+// the records.fetched event with the same consumer and batch).
 #pragma once
 #include <cstdint>
 #include <functional>

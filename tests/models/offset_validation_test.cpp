@@ -26,20 +26,22 @@ std::vector<json> run(std::int64_t poll_timeout_ms, std::int64_t stop2_ms) {
     ]
   })");
   doc["consumers"][0]["poll_timeout_ms"] = poll_timeout_ms;
-  if (stop2_ms > 0) doc["events"].push_back({{"at_ms", stop2_ms}, {"do", "stop"}, {"consumer", "A"}});
+  if (stop2_ms > 0)
+    doc["events"].push_back({{"at_ms", stop2_ms}, {"do", "stop"}, {"consumer", "A"}});
   const auto spec = rsim::parse_scenario(doc, "offset_validation_test.cpp");
   return testing::parse_trace(rsim::run_scenario(spec, "classic-eager", spec.seed).trace_lines);
 }
 
-std::vector<json> of(const std::vector<json>& trace, const std::string& type, std::int64_t from_us) {
+std::vector<json> of(const std::vector<json>& trace, const std::string& type,
+                     std::int64_t from_us) {
   std::vector<json> out;
   for (const auto& e : trace)
     if (e["type"] == type && e["t_us"].get<std::int64_t>() >= from_us) out.push_back(e);
   return out;
 }
 
-std::vector<json> rpcs(const std::vector<json>& trace, const std::string& dir, const std::string& api,
-                       std::int64_t from_us) {
+std::vector<json> rpcs(const std::vector<json>& trace, const std::string& dir,
+                       const std::string& api, std::int64_t from_us) {
   std::vector<json> out;
   for (const auto& e : of(trace, "rpc", from_us))
     if (e["dir"] == dir && e["api"] == api) out.push_back(e);
@@ -54,7 +56,8 @@ TEST_CASE("a committed offset with a leader epoch awaits validation until the ne
   // position of records fetched from the leader: epoch 0.
   json last_commit;
   for (const auto& r : of(trace, "record", 0))
-    if (r["record"] == "OffsetCommit" && r["t_us"].get<std::int64_t>() < 10'000'000) last_commit = r;
+    if (r["record"] == "OffsetCommit" && r["t_us"].get<std::int64_t>() < 10'000'000)
+      last_commit = r;
   REQUIRE(last_commit.is_object());
   CHECK(last_commit["t_us"] == 5'001'000);
   CHECK(last_commit["leader_epoch"] == 0);
