@@ -912,6 +912,8 @@ void AsyncConsumer::handle_response(const InFlight& req, std::int32_t, const Mes
                  [&](const OffsetFetchResponse&) { SIM_ASSERT(false); },  // not sent: no fetching yet
                  [&](const ListOffsetsRequest&) { SIM_ASSERT(false); },
                  [&](const ListOffsetsResponse&) { SIM_ASSERT(false); },
+                 [&](const OffsetsForLeaderEpochRequest&) { SIM_ASSERT(false); },
+                 [&](const OffsetsForLeaderEpochResponse&) { SIM_ASSERT(false); },  // not sent
              },
              response);
 }

@@ -130,6 +130,8 @@ void ClassicConsumer::reset_client_state() {
   batch_.reset();
   commit_sync_waiting_ = false;
   lookups_.clear();
+  committed_answer_.reset();
+  all_fetch_positions_ = true;
   in_poll_ = false;
   busy_ = false;
   stop_requested_ = false;
@@ -296,7 +298,7 @@ void ClassicConsumer::on_app_wake() {
   if (in_poll_) pass();
 }
 
-void ClassicConsumer::pass() {
+void ClassicConsumer::pass(bool resumed) {
   if (!process_.alive() || busy_ || fatal_ || close_stage_ != CloseStage::None) return;
   last_poll_ = kernel_.now();  // Heartbeat.poll(): feeds max.poll.interval.ms
   if (heartbeat_failed_) {
@@ -305,7 +307,7 @@ void ClassicConsumer::pass() {
   }
   // updateAssignmentMetadataIfNeeded: the coordinator's part, then positions when the group is
   // active; the fetch runs either way (CKC poll loop), for partitions that have a position.
-  if (coordinator_poll()) update_fetch_positions();
+  if (coordinator_poll()) update_fetch_positions(resumed);
   if (!process_.alive() || busy_ || fatal_ || close_stage_ != CloseStage::None) return;
   maybe_return_records();
 }
@@ -514,7 +516,27 @@ std::optional<std::int32_t> ClassicConsumer::send_offset_commit(const std::strin
 // ---------------------------------------------------------------------------------------------
 // Records: positions, fetch, processing, commits after a batch
 
-void ClassicConsumer::update_fetch_positions() {
+void ClassicConsumer::update_fetch_positions(bool resumed) {
+  if (!resumed) {
+    // validatePositionsIfNeeded: an OffsetForLeaderEpoch to each leader for the positions
+    // awaiting validation (asynchronous: the answer completes them).
+    std::map<sim::NodeId, OffsetsForLeaderEpochRequest> by_leader;
+    for (const auto& q : consumption_.awaiting_validation())
+      by_leader[partition_leader(q.partition)].partitions.push_back(q);
+    for (auto& [leader, request] : by_leader) {
+      TopicPartitions tps;
+      for (const auto& q : request.partitions) tps.push_back(q.partition);
+      consumption_.lookup_sent(tps);
+      lookups_[send_request(leader, std::move(request), config_.request_timeout_ms)] = tps;
+    }
+    all_fetch_positions_ = consumption_.has_all_fetch_positions();
+    if (all_fetch_positions_) return;
+  }
+  // initWithCommittedOffsetsIfNeeded: the answer of an OffsetFetch sent earlier.
+  if (committed_answer_) {
+    consumption_.on_committed(*committed_answer_);
+    committed_answer_.reset();
+  }
   // auto.offset.reset=none and no committed offset: poll() throws NoOffsetForPartitionException.
   if (const auto tp = consumption_.missing_offset()) {
     fatal_ = true;
@@ -566,8 +588,11 @@ void ClassicConsumer::maybe_return_records() {
     processing_timer_.arm(consumption_.processing_time(*batch_));
     return;
   }
-  // Nothing yet: the fetch (a long poll at the broker) answers when a record arrives.
-  const sim::SimTime next = consumption_.next_fetchable();
+  // Nothing yet: the fetch (a long poll at the broker) answers when a record arrives. While a
+  // position is missing the wait is capped at retry.backoff.ms (pollForFetches), and only a
+  // pass after it sends what validation needs.
+  sim::SimTime next = consumption_.next_fetchable();
+  if (!all_fetch_positions_) next = std::min(next, kernel_.now() + sim::ms(config_.retry_backoff_ms));
   if (next != sim::kNever && (!poll_return_timer_.armed() || next < poll_return_timer_.deadline()))
     fetch_wake_timer_.arm_at(std::max(next, kernel_.now()));
   else
@@ -635,10 +660,13 @@ void ClassicConsumer::on_offset_fetch_response(std::int32_t id, const OffsetFetc
     retry_timer_.arm(sim::ms(config_.retry_backoff_ms));
     return;
   }
-  std::vector<std::pair<TopicPartition, std::int64_t>> offsets;
-  for (const auto& p : r.partitions) offsets.emplace_back(p.partition, p.offset);
-  consumption_.on_committed(offsets);
-  on_app_wake();
+  // The application thread blocks on this answer inside updateFetchPositions: that pass goes
+  // on with it. Otherwise (poll() returned meanwhile) the next pass applies it.
+  committed_answer_ = r.partitions;
+  if (process_.alive() && !busy_ && app_.runnable() && close_stage_ == CloseStage::None && in_poll_)
+    pass(/*resumed=*/true);
+  else
+    on_app_wake();
 }
 
 void ClassicConsumer::on_list_offsets_response(std::int32_t id, const ListOffsetsResponse& r) {
@@ -654,6 +682,21 @@ void ClassicConsumer::on_list_offsets_response(std::int32_t id, const ListOffset
   std::vector<std::pair<TopicPartition, std::int64_t>> offsets;
   for (const auto& p : r.partitions) offsets.emplace_back(p.partition, p.offset);
   consumption_.on_reset(offsets);
+  on_app_wake();
+}
+
+void ClassicConsumer::on_offsets_for_leader_epoch_response(
+    std::int32_t id, const OffsetsForLeaderEpochResponse& r) {
+  const auto it = lookups_.find(id);
+  if (it == lookups_.end()) return;
+  const TopicPartitions asked = it->second;
+  lookups_.erase(it);
+  if (r.error != ErrorCode::NONE) {
+    consumption_.lookup_failed(asked);  // validated again at a pass after the backoff
+    retry_timer_.arm(sim::ms(config_.retry_backoff_ms));
+    return;
+  }
+  consumption_.on_validated(r.partitions);
   on_app_wake();
 }
 
@@ -838,6 +881,8 @@ void ClassicConsumer::fail_in_flight(std::int32_t id, const InFlight& req) {
   } else if (api == "LeaveGroup") on_leave_group_response(LeaveGroupResponse{.error = e});
   else if (api == "OffsetFetch") on_offset_fetch_response(id, OffsetFetchResponse{e, {}});
   else if (api == "ListOffsets") on_list_offsets_response(id, ListOffsetsResponse{e, {}});
+  else if (api == "OffsetForLeaderEpoch")
+    on_offsets_for_leader_epoch_response(id, OffsetsForLeaderEpochResponse{e, {}});
   if (id == prepare_commit_id_) prepare_commit_id_.reset();
 }
 
@@ -876,6 +921,10 @@ void ClassicConsumer::handle_response(const InFlight& req, const Message& respon
                  [&](const ListOffsetsRequest&) { SIM_ASSERT(false); },
                  [&](const ConsumerGroupHeartbeatRequest&) { SIM_ASSERT(false); },
                  [&](const ConsumerGroupHeartbeatResponse&) { SIM_ASSERT(false); },  // classic never sends one
+                 [&](const OffsetsForLeaderEpochResponse& r) {
+                   on_offsets_for_leader_epoch_response(handling_id_, r);
+                 },
+                 [&](const OffsetsForLeaderEpochRequest&) { SIM_ASSERT(false); },
              },
              response);
 }

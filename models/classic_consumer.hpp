@@ -77,7 +77,9 @@ class ClassicConsumer final : public ConsumerModel {
   void begin_poll();
   void on_poll_return();
   void on_app_wake();
-  void pass();
+  /// One turn of poll()'s loop. `resumed`: the turn a blocking OffsetFetch was waiting in goes
+  /// on with its answer (updateFetchPositions does not validate or re-check positions again).
+  void pass(bool resumed = false);
   bool join_group_if_needed();
   bool on_join_prepare();
   bool on_join_complete();
@@ -85,7 +87,7 @@ class ClassicConsumer final : public ConsumerModel {
   void maybe_auto_commit();
   // Records (poll/fetch/positions/processing/commits), around RecordConsumption.
   bool coordinator_poll();
-  void update_fetch_positions();
+  void update_fetch_positions(bool resumed);
   void maybe_return_records();
   sim::NodeId partition_leader(const TopicPartition& tp) const;
   void on_processing_end();
@@ -121,6 +123,8 @@ class ClassicConsumer final : public ConsumerModel {
   void on_leave_group_response(const LeaveGroupResponse& r);
   void on_offset_fetch_response(std::int32_t id, const OffsetFetchResponse& r);
   void on_list_offsets_response(std::int32_t id, const ListOffsetsResponse& r);
+  void on_offsets_for_leader_epoch_response(std::int32_t id,
+                                            const OffsetsForLeaderEpochResponse& r);
 
   // Helpers.
   std::vector<JoinGroupProtocol> join_protocols() const;
@@ -228,7 +232,14 @@ class ClassicConsumer final : public ConsumerModel {
   std::optional<Batch> batch_;  // being processed by the application
   bool commit_sync_waiting_ = false;  // the application is blocked in commitSync()
   sim::SimTime commit_sync_deadline_{0};
-  std::map<std::int32_t, TopicPartitions> lookups_;  // OffsetFetch / ListOffsets in flight
+  std::map<std::int32_t, TopicPartitions> lookups_;  // OffsetFetch / ListOffsets /
+                                                     // OffsetForLeaderEpoch in flight
+  /// An OffsetFetch answer not yet applied (Kafka's pendingCommittedOffsetRequest): applied in
+  /// updateFetchPositions, after its validation step.
+  std::optional<std::vector<PartitionOffset>> committed_answer_;
+  /// Kafka's cachedSubscriptionHasAllFetchPositions, as of the last updateFetchPositions: while
+  /// false, a poll() waiting for records passes again after retry.backoff.ms at the latest.
+  bool all_fetch_positions_ = true;
 
   std::int32_t handling_id_ = 0;  // correlation id of the response being handled
   std::int32_t next_correlation_id_ = 0;

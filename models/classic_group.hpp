@@ -80,6 +80,8 @@ struct ClassicGroup {
   std::set<std::string> pending_sync_members;
   /// Committed offsets (applied when their OffsetCommit records commit).
   std::map<TopicPartition, std::int64_t> offsets;
+  /// Their committed leader epochs (-1: none), returned by OffsetFetch with the offsets.
+  std::map<TopicPartition, std::int32_t> offset_epochs;
   sim::SimTime state_timestamp{0};  // when the group last changed state (currentStateTimestamp)
   bool new_member_added = false;
   std::unique_ptr<sim::Timer> join_timer;

@@ -69,6 +69,8 @@ void GroupCoordinator::on_request(sim::NodeId from, const Envelope& request) {
                  [&](const ListOffsetsResponse&) { SIM_ASSERT(false); },
                  [&](const ConsumerGroupHeartbeatRequest&) { SIM_ASSERT(false); },  // the consumer-group coordinator's
                  [&](const ConsumerGroupHeartbeatResponse&) { SIM_ASSERT(false); },
+                 [&](const OffsetsForLeaderEpochRequest&) { SIM_ASSERT(false); },  // the leader's
+                 [&](const OffsetsForLeaderEpochResponse&) { SIM_ASSERT(false); },
              },
              request.message);
 }
@@ -808,7 +810,7 @@ void GroupCoordinator::on_offset_commit(const Reply& from, const OffsetCommitReq
   for (const auto& o : r.offsets) {
     records.push_back({{"record", "OffsetCommit"}, {"tombstone", false}, {"group", g.group_id},
                        {"topic", o.partition.topic}, {"partition_index", o.partition.partition},
-                       {"committed_offset", o.offset}, {"leader_epoch", 0},
+                       {"committed_offset", o.offset}, {"leader_epoch", o.leader_epoch},
                        {"commit_timestamp", sim::to_ms(kernel_.now())}});
   }
   if (records.empty()) {
@@ -820,6 +822,7 @@ void GroupCoordinator::on_offset_commit(const Reply& from, const OffsetCommitReq
     if (auto git = groups_.find(gid); git != groups_.end()) {
       for (const auto& o : offsets) {
         git->second->offsets[o.partition] = o.offset;
+        git->second->offset_epochs[o.partition] = o.leader_epoch;
         if (offset_listener_) offset_listener_(gid, o.partition, o.offset);
       }
     }
@@ -840,13 +843,16 @@ void GroupCoordinator::on_offset_fetch(const Reply& from, const OffsetFetchReque
   // offsets are those whose records have committed (require_stable: no pending transactional
   // offsets exist in the simulator). A partition without a committed offset answers -1.
   OffsetFetchResponse response;
-  const auto* store = committed_offsets(r.group_id);
+  const auto git = groups_.find(r.group_id);
   for (const auto& tp : r.partitions) {
-    std::int64_t offset = -1;
-    if (store != nullptr) {
-      if (const auto it = store->find(tp); it != store->end()) offset = it->second;
+    PartitionOffset p{tp};
+    if (git != groups_.end()) {
+      const ClassicGroup& g = *git->second;
+      if (const auto it = g.offsets.find(tp); it != g.offsets.end()) p.offset = it->second;
+      if (const auto it = g.offset_epochs.find(tp); it != g.offset_epochs.end())
+        p.leader_epoch = it->second;
     }
-    response.partitions.push_back({tp, offset});
+    response.partitions.push_back(p);
   }
   reply(from, std::move(response));
 }
@@ -953,6 +959,7 @@ nlohmann::ordered_json GroupCoordinator::load_partition(std::int32_t partition,
   unload_partition(partition);
   std::map<std::string, nlohmann::ordered_json> metadata;  // last GroupMetadata value per group
   std::map<std::string, std::map<TopicPartition, std::int64_t>> offsets;
+  std::map<std::string, std::map<TopicPartition, std::int32_t>> epochs;
   for (const auto& rec : records) {
     const std::string gid = rec.at("group").get<std::string>();
     const std::string type = rec.at("record").get<std::string>();
@@ -961,13 +968,19 @@ nlohmann::ordered_json GroupCoordinator::load_partition(std::int32_t partition,
       if (tombstone) {
         metadata.erase(gid);
         offsets.erase(gid);
+        epochs.erase(gid);
       } else {
         metadata[gid] = rec;
       }
     } else if (type == "OffsetCommit") {
       const TopicPartition tp{rec.at("topic").get<std::string>(), rec.at("partition_index").get<std::int32_t>()};
-      if (tombstone) offsets[gid].erase(tp);
-      else offsets[gid][tp] = rec.at("committed_offset").get<std::int64_t>();
+      if (tombstone) {
+        offsets[gid].erase(tp);
+        epochs[gid].erase(tp);
+      } else {
+        offsets[gid][tp] = rec.at("committed_offset").get<std::int64_t>();
+        epochs[gid][tp] = rec.value("leader_epoch", std::int32_t{-1});
+      }
     }
   }
   std::set<std::string> ids;
@@ -1013,6 +1026,7 @@ nlohmann::ordered_json GroupCoordinator::load_partition(std::int32_t partition,
       g->state = g->members.empty() ? ClassicGroupState::Empty : ClassicGroupState::Stable;
     }
     if (const auto oit = offsets.find(gid); oit != offsets.end()) g->offsets = oit->second;
+    if (const auto eit = epochs.find(gid); eit != epochs.end()) g->offset_epochs = eit->second;
     ClassicGroup& ref = *groups_.emplace(gid, std::move(g)).first->second;
     tracer_.emit("group.state", {{"group", gid}, {"state", state_name(ref.state)},
                                  {"generation", ref.generation_id},

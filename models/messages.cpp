@@ -27,6 +27,8 @@ const char* api_name(const Message& m) {
           [](const ListOffsetsResponse&) { return "ListOffsets"; },
           [](const ConsumerGroupHeartbeatRequest&) { return "ConsumerGroupHeartbeat"; },
           [](const ConsumerGroupHeartbeatResponse&) { return "ConsumerGroupHeartbeat"; },
+          [](const OffsetsForLeaderEpochRequest&) { return "OffsetForLeaderEpoch"; },
+          [](const OffsetsForLeaderEpochResponse&) { return "OffsetForLeaderEpoch"; },
       },
       m);
 }
@@ -39,7 +41,8 @@ bool is_response(const Message& m) {
                std::is_same_v<T, SyncGroupResponse> || std::is_same_v<T, HeartbeatResponse> ||
                std::is_same_v<T, LeaveGroupResponse> || std::is_same_v<T, OffsetCommitResponse> ||
                std::is_same_v<T, OffsetFetchResponse> || std::is_same_v<T, ListOffsetsResponse> ||
-               std::is_same_v<T, ConsumerGroupHeartbeatResponse>;
+               std::is_same_v<T, ConsumerGroupHeartbeatResponse> ||
+               std::is_same_v<T, OffsetsForLeaderEpochResponse>;
       },
       m);
 }

@@ -108,6 +108,7 @@ struct LeaveGroupResponse {
 struct CommittedOffset {
   TopicPartition partition;
   std::int64_t offset = 0;
+  std::int32_t leader_epoch = -1;  // committed_leader_epoch: the position's epoch, -1 = none
 };
 struct OffsetCommitRequest {
   std::string group_id;
@@ -132,6 +133,7 @@ struct OffsetFetchRequest {
 struct PartitionOffset {
   TopicPartition partition;
   std::int64_t offset = -1;  // -1: no committed offset (OffsetFetch) / unknown (ListOffsets)
+  std::int32_t leader_epoch = -1;  // OffsetFetch: committed_leader_epoch (-1 = none)
 };
 struct OffsetFetchResponse {
   ErrorCode error = ErrorCode::NONE;
@@ -178,13 +180,38 @@ struct ConsumerGroupHeartbeatResponse {
   std::optional<std::vector<ConsumerGroupHeartbeatTopicPartitions>> assignment;
 };
 
+/// The leader epoch of every data partition: leader changes of data partitions are not modelled.
+inline constexpr std::int32_t kDataLeaderEpoch = 0;
+
+/// OffsetForLeaderEpoch (apiKey 23) from a consumer (replica_id -1) to a partition's leader:
+/// the end offset of `leader_epoch` in its log, to validate a position that carries an epoch.
+struct EpochOffsetQuery {
+  TopicPartition partition;
+  std::int32_t current_leader_epoch = -1;
+  std::int32_t leader_epoch = -1;  // the epoch of the position being validated
+};
+struct OffsetsForLeaderEpochRequest {
+  std::vector<EpochOffsetQuery> partitions;
+};
+struct EpochEndOffset {
+  TopicPartition partition;
+  ErrorCode error = ErrorCode::NONE;
+  std::int32_t leader_epoch = -1;  // the largest epoch <= the one asked for (-1: none)
+  std::int64_t end_offset = -1;    // the first offset after that epoch (-1: undefined)
+};
+struct OffsetsForLeaderEpochResponse {
+  ErrorCode error = ErrorCode::NONE;  // a request-level failure (disconnect)
+  std::vector<EpochEndOffset> partitions;
+};
+
 using Message = std::variant<FindCoordinatorRequest, FindCoordinatorResponse, JoinGroupRequest,
                              JoinGroupResponse, SyncGroupRequest, SyncGroupResponse,
                              HeartbeatRequest, HeartbeatResponse, LeaveGroupRequest,
                              LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse,
                              OffsetFetchRequest, OffsetFetchResponse, ListOffsetsRequest,
-                             ListOffsetsResponse,
-                             ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse>;
+                             ListOffsetsResponse, ConsumerGroupHeartbeatRequest,
+                             ConsumerGroupHeartbeatResponse, OffsetsForLeaderEpochRequest,
+                             OffsetsForLeaderEpochResponse>;
 
 /// What travels on the simulated network: a request or response with its correlation id.
 struct Envelope {

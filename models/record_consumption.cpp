@@ -77,25 +77,32 @@ void RecordConsumption::lookup_failed(const TopicPartitions& tps) {
 }
 
 void RecordConsumption::set_position(const TopicPartition& tp, Part& p, std::int64_t offset,
-                                     const std::string& source) {
-  p.state = State::Fetching;
+                                     std::int32_t epoch, State state, const std::string& source) {
+  p.state = state;
   p.lookup_in_flight = false;
   p.position = offset;
+  p.offset_epoch = epoch;
   tracer_.emit("position", {{"consumer", options_.consumer},
                             {"group", options_.group},
                             {"partition", tp.str()},
                             {"offset", offset},
-                            {"source", source}});
+                            {"source", source},
+                            {"state", state == State::Fetching ? "FETCHING" : "AWAIT_VALIDATION"}});
 }
 
-void RecordConsumption::on_committed(
-    const std::vector<std::pair<TopicPartition, std::int64_t>>& offsets) {
-  for (const auto& [tp, offset] : offsets) {
-    auto it = parts_.find(tp);
-    if (it == parts_.end() || it->second.state != State::Initializing)
-      continue;  // revoked meanwhile
-    if (offset >= 0) {
-      set_position(tp, it->second, offset, "committed");
+void RecordConsumption::on_committed(const std::vector<PartitionOffset>& offsets) {
+  for (const auto& o : offsets) {
+    auto it = parts_.find(o.partition);
+    // Revoked meanwhile, or assigned again since (a fresh lookup is due): not for us.
+    if (it == parts_.end() || it->second.state != State::Initializing ||
+        !it->second.lookup_in_flight)
+      continue;
+    if (o.offset >= 0) {
+      // seekUnvalidated: a committed offset with a leader epoch must be validated against the
+      // leader's log (AWAIT_VALIDATION) before it is fetched from or committed; one without an
+      // epoch is FETCHING at once.
+      set_position(o.partition, it->second, o.offset, o.leader_epoch,
+                   o.leader_epoch >= 0 ? State::AwaitingValidation : State::Fetching, "committed");
     } else {
       it->second.state = State::AwaitingReset;
       it->second.lookup_in_flight = false;
@@ -108,8 +115,46 @@ void RecordConsumption::on_reset(
   for (const auto& [tp, offset] : offsets) {
     auto it = parts_.find(tp);
     if (it == parts_.end() || it->second.state != State::AwaitingReset) continue;
-    set_position(tp, it->second, offset, "reset:" + options_.auto_offset_reset);
+    // A reset position carries no epoch (Kafka skips its validation).
+    set_position(tp, it->second, offset, -1, State::Fetching,
+                 "reset:" + options_.auto_offset_reset);
   }
+}
+
+std::vector<EpochOffsetQuery> RecordConsumption::awaiting_validation() const {
+  std::vector<EpochOffsetQuery> out;
+  for (const auto& [tp, p] : parts_)
+    if (p.state == State::AwaitingValidation && !p.lookup_in_flight)
+      out.push_back({tp, kDataLeaderEpoch, p.offset_epoch});
+  return out;
+}
+
+void RecordConsumption::on_validated(const std::vector<EpochEndOffset>& answers) {
+  for (const auto& a : answers) {
+    auto it = parts_.find(a.partition);
+    if (it == parts_.end() || it->second.state != State::AwaitingValidation ||
+        !it->second.lookup_in_flight)
+      continue;  // revoked, or no longer awaiting this validation
+    Part& p = it->second;
+    if (a.error != ErrorCode::NONE) {
+      p.lookup_in_flight = false;  // validated again at a later pass
+    } else if (a.end_offset < 0 || a.leader_epoch < 0) {
+      // The epoch is unknown to the leader: truncation, the reset policy applies.
+      p.state = State::AwaitingReset;
+      p.lookup_in_flight = false;
+    } else if (a.end_offset < p.position) {
+      // The log diverged below the position: continue from the end of the epoch.
+      set_position(a.partition, p, a.end_offset, a.leader_epoch, State::Fetching, "truncated");
+    } else {
+      set_position(a.partition, p, p.position, p.offset_epoch, State::Fetching, "validated");
+    }
+  }
+}
+
+bool RecordConsumption::has_all_fetch_positions() const {
+  for (const auto& [tp, p] : parts_)
+    if (p.state != State::Fetching) return false;
+  return true;
 }
 
 std::optional<std::int64_t> RecordConsumption::position(const TopicPartition& tp) const {
@@ -121,7 +166,7 @@ std::optional<std::int64_t> RecordConsumption::position(const TopicPartition& tp
 std::vector<CommittedOffset> RecordConsumption::all_consumed() const {
   std::vector<CommittedOffset> out;
   for (const auto& [tp, p] : parts_)
-    if (p.state == State::Fetching) out.push_back({tp, p.position});
+    if (p.state == State::Fetching) out.push_back({tp, p.position, p.offset_epoch});
   return out;
 }
 
@@ -149,6 +194,7 @@ std::optional<Batch> RecordConsumption::poll() {
         batch.ranges.push_back({tp, p.position, p.position + n - 1});
         batch.records += n;
         p.position += n;
+        p.offset_epoch = kDataLeaderEpoch;  // the epoch of the last record returned
         room -= n;
         if (n < available) next = tp;  // stays next in line
       }

@@ -9,8 +9,15 @@
 //   on assignment            assign(added)                     positions unknown (INITIALIZING)
 //   on revocation / lost     revoke(removed) / clear()
 //   EAGER onJoinPrepare      mark_pending_revocation(owned)    no longer fetchable
-//   in poll(), group active  awaiting_committed() -> send OffsetFetch -> lookup_sent(tps)
-//                            on its answer: on_committed(offsets) (-1 = none)
+//   in poll(), group active  (updateFetchPositions, in this order)
+//                            awaiting_validation() -> send OffsetForLeaderEpoch to each
+//                            partition's leader -> lookup_sent(tps); on its answer:
+//                            on_validated(answers)
+//                            has_all_fetch_positions(): keep it; while false a poll() waiting
+//                            for records wakes after retry.backoff.ms at the latest
+//                            awaiting_committed() -> send OffsetFetch -> lookup_sent(tps)
+//                            on its answer: on_committed(offsets) (-1 = none; an offset with
+//                            a leader epoch awaits validation at the NEXT updateFetchPositions)
 //                            awaiting_reset() -> send ListOffsets -> lookup_sent(tps)
 //                            on its answer: on_reset(offsets)
 //                            (auto.offset.reset=none: missing_offset() names the partition,
@@ -19,15 +26,17 @@
 //   then                     poll() -> a Batch (up to max.poll.records), or nothing;
 //                            next_fetchable() -> when to wake up a waiting poll()
 //   the application          processing_time(batch) (draw), then processed(batch)
-//   commits                  all_consumed(): every partition with a valid position
+//   commits                  all_consumed(): every partition with a valid position (FETCHING;
+//                            not INITIALIZING, AWAIT_RESET or AWAIT_VALIDATION), with its epoch
 //
 // Wiring a client (what ClassicConsumer does; the KIP-848 client does the same):
 //  - construct it with the World's Workload and LagMonitor (World passes both to consumers),
 //    Options{consumer name, group.id, max.poll.records, auto.offset.reset, the scenario's
 //    processing, leader_reachable, fetch_delay} and an Rng stream of its own
 //    ("processing-<name>");
-//  - OffsetFetchRequest / ListOffsetsRequest (messages.hpp) are answered by the coordinator /
-//    any live broker; the KIP-848 client fills OffsetFetchRequest.member_id/member_epoch;
+//  - OffsetFetchRequest / ListOffsetsRequest / OffsetsForLeaderEpochRequest (messages.hpp) are
+//    answered by the coordinator / any live broker / the partition's leader (send the last two
+//    to the leader); the KIP-848 client fills OffsetFetchRequest.member_id/member_epoch;
 //  - its commits (auto-commit from the background thread every auto.commit.interval.ms, the
 //    commit before revocation, commitSync/commitAsync) send all_consumed(), and nothing when it
 //    is empty; the `commit` trace event (consumer, group, phase sent/completed/failed, purpose,
@@ -39,11 +48,14 @@
 // long-poll Fetch answers at once, fetch.min.bytes=1, and the answer crosses the link). Record
 // sizes, fetch.max.bytes and max.partition.fetch.bytes are not modelled. Positions advance when
 // poll() returns the records, as in Kafka.
-// Trace events: `position` (consumer, group, partition, offset, source "committed" or
-// "reset:<strategy>"); `records.fetched` (consumer, group, batch, count, ranges: one
-// {partition, first_offset, last_offset} per partition of the batch) when poll() returns a
-// batch, and `records.processed` (consumer, group, batch, count) when the application is done
-// with it (its ranges are those of the records.fetched event with the same consumer and batch).
+// A position's leader epoch: none after a reset (ListOffsets), kDataLeaderEpoch once poll()
+// returned records of the partition, the committed one after OffsetFetch; commits carry it.
+// Trace events: `position` (consumer, group, partition, offset, source "committed",
+// "reset:<strategy>", "validated" or "truncated", state "FETCHING" or "AWAIT_VALIDATION");
+// `records.fetched` (consumer, group, batch, count, ranges: one {partition, first_offset,
+// last_offset} per partition of the batch) when poll() returns a batch, and `records.processed`
+// (consumer, group, batch, count) when the application is done with it (its ranges are those of
+// the records.fetched event with the same consumer and batch).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -110,10 +122,19 @@ class RecordConsumption {
   TopicPartitions awaiting_reset() const;
   void lookup_sent(const TopicPartitions& tps);
   void lookup_failed(const TopicPartitions& tps);
-  /// OffsetFetch answer: offset >= 0 seeks there; -1 (none) applies auto.offset.reset.
-  void on_committed(const std::vector<std::pair<TopicPartition, std::int64_t>>& offsets);
+  /// OffsetFetch answer: offset >= 0 seeks there (with a leader epoch: AWAIT_VALIDATION, else
+  /// FETCHING); -1 (none) applies auto.offset.reset. Only partitions whose lookup is in flight.
+  void on_committed(const std::vector<PartitionOffset>& offsets);
   /// ListOffsets answer for partitions awaiting a reset.
   void on_reset(const std::vector<std::pair<TopicPartition, std::int64_t>>& offsets);
+  /// Partitions awaiting validation (a committed position with a leader epoch) and no
+  /// OffsetForLeaderEpoch in flight, with the epoch to look up.
+  std::vector<EpochOffsetQuery> awaiting_validation() const;
+  /// OffsetForLeaderEpoch answer: FETCHING from the position, or from the epoch's end offset when
+  /// the log ends below it; an unknown epoch applies auto.offset.reset; an error asks again.
+  void on_validated(const std::vector<EpochEndOffset>& answers);
+  /// Kafka's hasAllFetchPositions(): every assigned partition has a valid position.
+  bool has_all_fetch_positions() const;
   /// With auto.offset.reset=none, a partition that has no committed offset.
   std::optional<TopicPartition> missing_offset() const;
   /// The timestamp ListOffsets asks for: -1 (latest) or -2 (earliest).
@@ -121,7 +142,8 @@ class RecordConsumption {
     return options_.auto_offset_reset == "earliest" ? -2 : -1;
   }
   std::optional<std::int64_t> position(const TopicPartition& tp) const;
-  /// Kafka's allConsumed(): the position of every assigned partition with a valid position.
+  /// Kafka's allConsumed(): the position (and its epoch) of every assigned partition with a valid
+  /// position; partitions awaiting validation or a reset are left out.
   std::vector<CommittedOffset> all_consumed() const;
 
   // Fetching and processing.
@@ -133,16 +155,18 @@ class RecordConsumption {
   void processed(const Batch& batch);
 
  private:
-  enum class State { Initializing, AwaitingReset, Fetching };
+  // Kafka's FetchStates: INITIALIZING, AWAIT_RESET, AWAIT_VALIDATION, FETCHING.
+  enum class State { Initializing, AwaitingReset, AwaitingValidation, Fetching };
   struct Part {
     State state = State::Initializing;
-    bool lookup_in_flight = false;
+    bool lookup_in_flight = false;  // OffsetFetch, ListOffsets or OffsetForLeaderEpoch
     bool pending_revocation = false;
     std::int64_t position = 0;
+    std::int32_t offset_epoch = -1;  // the position's leader epoch (-1: none)
   };
 
-  void set_position(const TopicPartition& tp, Part& p, std::int64_t offset,
-                    const std::string& source);
+  void set_position(const TopicPartition& tp, Part& p, std::int64_t offset, std::int32_t epoch,
+                    State state, const std::string& source);
   bool fetchable(const TopicPartition& tp, const Part& p) const;
 
   sim::Kernel& kernel_;

@@ -124,6 +124,22 @@ class Broker {
       net_.send(node_, from, Envelope{e.correlation_id, std::move(r)});
       return;
     }
+    if (const auto* epochs = std::get_if<OffsetsForLeaderEpochRequest>(&e.message)) {
+      // The partition's leader answers a consumer's validation. Data partitions keep leader
+      // epoch kDataLeaderEpoch (leader changes are not modelled), which ends at the log end
+      // offset.
+      OffsetsForLeaderEpochResponse r;
+      for (const auto& q : epochs->partitions) {
+        EpochEndOffset out{q.partition};
+        if (q.leader_epoch >= kDataLeaderEpoch) {
+          out.leader_epoch = kDataLeaderEpoch;
+          out.end_offset = workload_.log_end_offset(q.partition);
+        }
+        r.partitions.push_back(out);
+      }
+      net_.send(node_, from, Envelope{e.correlation_id, std::move(r)});
+      return;
+    }
     if (const auto* find = std::get_if<FindCoordinatorRequest>(&e.message)) {
       // The current leader in the metadata cache, loaded or not (KafkaApis); none → not available.
       const std::int32_t partition =

@@ -51,8 +51,9 @@ TEST_CASE(
   CHECK(
       lines[2] ==
       R"(| offset: 0 CreateTime: 3043 key: {"type":"2","data":{"group":"g-classic"}} payload: {"version":"3","data":{"protocolType":"","generation":0,"protocol":null,"leader":null,"currentStateTimestamp":3043,"members":[]}})");
+  // leaderEpoch -1: A's positions came from ListOffsets (no epoch) and nothing was fetched.
   const std::string oc =
-      R"(| offset: 2 CreateTime: 6049 key: {"type":"1","data":{"group":"g-classic","topic":"orders","partition":0}} payload: {"version":"4","data":{"offset":0,"leaderEpoch":0,"metadata":"","commitTimestamp":6049,"topicId":")" +
+      R"(| offset: 2 CreateTime: 6049 key: {"type":"1","data":{"group":"g-classic","topic":"orders","partition":0}} payload: {"version":"4","data":{"offset":0,"leaderEpoch":-1,"metadata":"","commitTimestamp":6049,"topicId":")" +
       rsim::inspect::simulated_topic_id("orders") + R"("}})";
   CHECK(lines[4] == oc);
   // Generation 2: the leader is A's member id, both members with their decoded assignment.

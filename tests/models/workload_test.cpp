@@ -135,10 +135,20 @@ TEST_CASE("crash between processing and auto-commit: exactly the uncommitted rec
   CHECK(positions[0]["source"] == "reset:latest");
   // B joins at 2000; A learns at its heartbeat (1006 + 3000 = 4006), commits before revoking
   // (position 40), and gets orders-0 back at 4014 (its range assignment: client id consumer-g-1
-  // sorts before consumer-g-2); it resumes at the committed 40.
+  // sorts before consumer-g-2); it resumes at the committed 40. That commit carried leader epoch
+  // 0 (the position came from fetched records), so the OffsetFetch answer (4016) leaves the
+  // position AWAIT_VALIDATION; the next pass, when poll(100 ms) returns at 4100, sends
+  // OffsetForLeaderEpoch, and the answer (4102) makes it valid.
+  REQUIRE(positions.size() >= 5);
   CHECK(positions[1]["consumer"] == "A");
+  CHECK(positions[1]["t_us"] == 4016000);
   CHECK(positions[1]["offset"] == 40);
   CHECK(positions[1]["source"] == "committed");
+  CHECK(positions[1]["state"] == "AWAIT_VALIDATION");
+  CHECK(positions[2]["t_us"] == 4102000);
+  CHECK(positions[2]["offset"] == 40);
+  CHECK(positions[2]["source"] == "validated");
+  CHECK(positions[2]["state"] == "FETCHING");
   // The auto-commit timer restarts at the assignment (4014): commits at 9014 carry 90.
   std::vector<json> a_auto;
   for (const auto& c : events(trace, "commit"))
@@ -152,10 +162,16 @@ TEST_CASE("crash between processing and auto-commit: exactly the uncommitted rec
   for (const auto& f : events(trace, "records.fetched"))
     if (f["consumer"] == "A") a_last = f["ranges"].back()["last_offset"].get<std::int64_t>();
   CHECK(a_last == 124);
-  // B takes orders-0 after A's session times out and starts from the committed 90.
+  // B takes orders-0 after A's session times out and starts from the committed 90 (validated
+  // first, as A's 40 was).
+  const auto& b_committed = positions[positions.size() - 2];
+  CHECK(b_committed["consumer"] == "B");
+  CHECK(b_committed["offset"] == 90);
+  CHECK(b_committed["source"] == "committed");
+  CHECK(b_committed["state"] == "AWAIT_VALIDATION");
   CHECK(positions.back()["consumer"] == "B");
   CHECK(positions.back()["offset"] == 90);
-  CHECK(positions.back()["source"] == "committed");
+  CHECK(positions.back()["source"] == "validated");
   // So offsets 90..124 reach the application twice: 35 duplicates, and nothing is lost.
   for (const char* variant : {"classic-eager", "classic-cooperative"}) {
     CAPTURE(variant);
