@@ -43,7 +43,7 @@ struct Harness {
   /// Sends one heartbeat from `who` and runs the simulation for 10 ms; returns the answer.
   ConsumerGroupHeartbeatResponse heartbeat(const std::string& who,
                                            ConsumerGroupHeartbeatRequest r) {
-    r.group_id = "g";
+    r.group_id = std::string("g");  // not = "g": GCC 12 -Wrestrict false positive
     coordinator->on_heartbeat(nodes.at(who), 0, r);
     kernel.run(kernel.now() + sim::ms(10));
     return std::get<ConsumerGroupHeartbeatResponse>(answers[who].back());
