@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "models/lag_monitor.hpp"
 #include "models/overloaded.hpp"
+#include "models/workload.hpp"
 #include "sim/assert.hpp"
 
 namespace rsim {
@@ -84,7 +86,8 @@ const char* member_state_name(ConsumerMemberState s) {
 
 AsyncConsumer::AsyncConsumer(sim::Kernel& kernel, sim::Tracer& tracer,
                              sim::Network<Envelope>& network, const ClusterMetadata& cluster,
-                             const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed)
+                             const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed,
+                             Workload& workload, LagMonitor* lag)
     : kernel_(kernel),
       tracer_(tracer),
       network_(network),
@@ -112,13 +115,40 @@ AsyncConsumer::AsyncConsumer(sim::Kernel& kernel, sim::Tracer& tracer,
       stall_end_timer_(kernel,
                        [this] {
                          app_.unstall();
-                         if (process_.alive() && close_stage_ == CloseStage::None) begin_poll();
+                         // A batch being processed or a commitSync() goes on; otherwise the loop
+                         // polls again.
+                         if (process_.alive() && close_stage_ == CloseStage::None && !batch_ &&
+                             !commit_sync_waiting_)
+                           begin_poll();
                        }),
       pause_end_timer_(kernel,
                        [this] {
                          if (process_.alive()) process_.resume();
                        }),
-      restart_timer_(kernel, [this] { start(); }) {
+      restart_timer_(kernel, [this] { start(); }),
+      fetch_wake_timer_(
+          kernel, [this] { on_app_wake(); }, &app_),
+      processing_timer_(
+          kernel, [this] { on_processing_end(); }, &app_),
+      commit_retry_timer_(
+          kernel, [this] { commit_after_batch(); }, &app_),
+      reconcile_commit_timer_(
+          kernel, [this] { retry_reconcile_commit(); }, &background_),
+      consumption_(kernel, tracer, workload, lag,
+                   RecordConsumption::Options{
+                       spec.name, config_.group_id, config_.max_poll_records,
+                       config_.auto_offset_reset, spec.processing,
+                       [this](const TopicPartition& tp) {
+                         const sim::NodeId leader = partition_leader(tp);
+                         return !network_.is_cut(leader, node_) && !network_.is_cut(node_, leader);
+                       },
+                       [this](const TopicPartition& tp) {
+                         // The mean one-way latency of the leader's link (no draw: no RNG use).
+                         const double ms =
+                             network_.link_spec(partition_leader(tp), node_).latency.expected_ms();
+                         return sim::SimTime{static_cast<std::int64_t>(std::llround(ms * 1000.0))};
+                       }},
+                   sim::Rng(seed, "processing-" + spec.name)) {
   process_.attach(&app_);
   process_.attach(&background_);
   node_ = network_.add_node(spec_.name, &background_, [this](sim::NodeId from, Envelope&& e) {
@@ -141,6 +171,14 @@ void AsyncConsumer::reset_client_state() {
   reconcile_ = Reconcile::Idle;
   ++reconciliation_;
   rec_commit_id_.reset();
+  rec_commit_attempts_ = 0;
+  auto_commit_in_flight_.reset();
+  consumption_.clear();
+  batch_.reset();
+  commit_sync_waiting_ = false;
+  commit_sync_attempts_ = 0;
+  lookups_.clear();
+  lookup_not_before_ = kernel_.now();
   heartbeat_interval_ms_ = 0;
   next_heartbeat_ = kernel_.now();
   backoff_until_ = kernel_.now();
@@ -164,7 +202,8 @@ void AsyncConsumer::reset_client_state() {
   in_flight_.clear();
   for (sim::Timer* t :
        {&poll_return_timer_, &callback_timer_, &close_retry_timer_, &heartbeat_timer_, &poll_timer_,
-        &request_timeout_timer_, &coordinator_retry_timer_, &stall_end_timer_, &pause_end_timer_})
+        &request_timeout_timer_, &coordinator_retry_timer_, &stall_end_timer_, &pause_end_timer_,
+        &fetch_wake_timer_, &processing_timer_, &commit_retry_timer_, &reconcile_commit_timer_})
     t->cancel();
 }
 
@@ -250,6 +289,7 @@ void AsyncConsumer::stall(sim::SimTime duration) {
   tracer_.emit("consumer.stall", {{"consumer", spec_.name}, {"for_ms", duration.count() / 1000}});
   in_poll_ = false;
   poll_return_timer_.cancel();
+  fetch_wake_timer_.cancel();
   app_.stall();
   stall_end_timer_.arm(duration);
 }
@@ -308,23 +348,124 @@ void AsyncConsumer::begin_poll() {
 
 void AsyncConsumer::on_poll_return() {
   in_poll_ = false;
+  fetch_wake_timer_.cancel();
   if (busy_) return;
+  on_poll_loop_continue();
+}
+
+void AsyncConsumer::on_poll_loop_continue() {
+  // The application's loop: poll() returned (its records processed by now); unless it was asked
+  // to stop, it calls poll() again.
   if (stop_requested_) {
     stop_requested_ = false;
     start_close();
     return;
   }
-  begin_poll();  // no records are fetched yet: the loop calls poll() again at once
+  begin_poll();
+}
+
+void AsyncConsumer::on_app_wake() {
+  // A record reached the fetch buffer, or positions were found: the waiting poll() goes on.
+  if (!process_.alive() || busy_ || !app_.runnable() || close_stage_ != CloseStage::None) return;
+  if (in_poll_ && !batch_) pass();
 }
 
 void AsyncConsumer::pass() {
   if (!process_.alive() || busy_ || close_stage_ != CloseStage::None) return;
   // Each pass of poll() submits an AsyncPollEvent (when the previous one completed), which the
-  // background thread handles at once, then runs the callbacks queued for it so far.
+  // background thread handles at once, then runs the callbacks queued for it so far, then
+  // returns the records fetched, if any.
   last_poll_ = kernel_.now();
   on_poll_event();
+  if (!process_.alive()) return;
   drain_remaining_ = app_events_.size();
   drain_app_events();
+  maybe_return_records();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Records: fetch, processing, commits after a batch
+
+sim::NodeId AsyncConsumer::partition_leader(const TopicPartition& tp) const {
+  // As ClassicConsumer: replicas p, p+1, ... mod brokers; the leader is the first live one.
+  const auto n = cluster_.broker_nodes.size();
+  const auto replicas = std::min<std::size_t>(
+      n, static_cast<std::size_t>(std::max(1, cluster_.offsets_topic_replication_factor)));
+  for (std::size_t k = 0; k < replicas; ++k) {
+    const std::size_t b = (static_cast<std::size_t>(tp.partition) + k) % n;
+    if (b >= cluster_.broker_down.size() || !cluster_.broker_down[b])
+      return cluster_.broker_nodes[b];
+  }
+  return cluster_.broker_nodes[static_cast<std::size_t>(tp.partition) % n];
+}
+
+void AsyncConsumer::maybe_return_records() {
+  if (!process_.alive() || !in_poll_ || batch_ || busy_ || close_stage_ != CloseStage::None)
+    return;
+  if (auto batch = consumption_.poll()) {
+    // poll() returns the records; the application processes them before it polls again.
+    in_poll_ = false;
+    poll_return_timer_.cancel();
+    fetch_wake_timer_.cancel();
+    batch_ = std::move(batch);
+    processing_timer_.arm(consumption_.processing_time(*batch_));
+    return;
+  }
+  // Nothing yet: the fetch (a long poll at the broker) answers when a record arrives. While a
+  // position is missing the wait is capped at retry.backoff.ms (pollForFetches), so that the
+  // next pass sends what the positions need.
+  sim::SimTime next = consumption_.next_fetchable();
+  if (!consumption_.has_all_fetch_positions())
+    next = std::min(next, kernel_.now() + sim::ms(config_.retry_backoff_ms));
+  if (next != sim::kNever && (!poll_return_timer_.armed() || next < poll_return_timer_.deadline()))
+    fetch_wake_timer_.arm_at(std::max(next, kernel_.now()));
+  else
+    fetch_wake_timer_.cancel();
+}
+
+void AsyncConsumer::on_processing_end() {
+  if (!batch_) return;
+  consumption_.processed(*batch_);
+  batch_.reset();
+  commit_sync_attempts_ = 0;
+  commit_after_batch();
+}
+
+void AsyncConsumer::commit_after_batch() {
+  if (spec_.commit == CommitMode::Auto) {
+    after_batch();
+    return;
+  }
+  // commitSync / commitAsync of every position (a CommitEvent the background thread sends; the
+  // broker, not the client, checks the member epoch).
+  const std::string purpose = spec_.commit == CommitMode::Sync ? "commitSync" : "commitAsync";
+  if (!commit_sync_waiting_)
+    commit_sync_deadline_ = kernel_.now() + sim::ms(config_.default_api_timeout_ms);
+  if (!coordinator_) {
+    // commitSync waits for the coordinator (retried until default.api.timeout.ms); a commitAsync
+    // without a coordinator is not modelled as queued: it is dropped.
+    if (spec_.commit == CommitMode::Sync && kernel_.now() < commit_sync_deadline_ &&
+        !consumption_.all_consumed().empty()) {
+      commit_sync_waiting_ = true;
+      ensure_coordinator();
+      commit_retry_timer_.arm(sim::ms(config_.retry_backoff_ms));
+      return;
+    }
+    after_batch();
+    return;
+  }
+  const auto id = send_offset_commit(purpose);
+  if (id && spec_.commit == CommitMode::Sync) {
+    commit_sync_waiting_ = true;  // blocked until the response
+    return;
+  }
+  after_batch();
+}
+
+void AsyncConsumer::after_batch() {
+  commit_sync_waiting_ = false;
+  if (!process_.alive() || close_stage_ != CloseStage::None || !app_.runnable()) return;
+  on_poll_loop_continue();
 }
 
 void AsyncConsumer::drain_app_events() {
@@ -390,6 +531,7 @@ void AsyncConsumer::on_callback_end() {
     return;
   }
   drain_app_events();
+  maybe_return_records();
 }
 
 void AsyncConsumer::on_app_event_done(const AppEvent& e) {
@@ -452,8 +594,8 @@ void AsyncConsumer::continue_close() {
     if (!close_commit_sent_ && config_.enable_auto_commit && coordinator_ && !owned_.empty() &&
         member_epoch_ > 0 && kernel_.now() < close_deadline_) {
       close_commit_sent_ = true;
-      close_commit_id_ = send_offset_commit("close");
-      return;
+      close_commit_id_ = send_offset_commit("close");  // commitSync of all consumed offsets
+      if (close_commit_id_) return;
     }
     if (close_commit_id_) return;
     // (3) onPartitionsRevoked (or Lost when the member has no epoch) on the calling thread.
@@ -534,13 +676,16 @@ void AsyncConsumer::on_poll_event() {
     transition_to_joining();
   }
   maybe_reconcile(true);
-  // Interval auto-commits are checked on every application poll() (CommitRequestManager).
-  if (config_.enable_auto_commit && kernel_.now() >= next_auto_commit_) {
+  // Interval auto-commits are checked on every application poll() (updateTimerAndMaybeCommit):
+  // once the timer expired and no auto-commit is in flight, all consumed offsets go out and the
+  // timer restarts from the interval, whatever the outcome (a failed auto-commit waits for the
+  // next interval: its error is not a RetriableCommitFailedException).
+  if (config_.enable_auto_commit && kernel_.now() >= next_auto_commit_ && !auto_commit_in_flight_) {
     next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
-    if (!owned_.empty() && coordinator_ && member_epoch_ > 0 && in_group())
-      send_offset_commit("auto-commit");
+    auto_commit_in_flight_ = send_offset_commit("auto-commit");
   }
   poll_timer_.arm_at(last_poll_ + sim::ms(config_.max_poll_interval_ms));
+  update_fetch_positions();
 }
 
 void AsyncConsumer::maybe_reconcile(bool can_commit) {
@@ -559,16 +704,24 @@ void AsyncConsumer::maybe_reconcile(bool can_commit) {
                                       {"target", partition_list(target)},
                                       {"added", partition_list(added)},
                                       {"revoked", partition_list(revoked)}});
-  if (config_.enable_auto_commit && !owned_.empty() && coordinator_) {
-    reconcile_ = Reconcile::Committing;
-    rec_commit_id_ = send_offset_commit("reconcile");
-    return;
+  // Revoked partitions stop fetching now (markPendingRevocationToPauseFetching).
+  consumption_.mark_pending_revocation(revoked);
+  // The commit of all consumed offsets, retried until the rebalance timeout.
+  if (config_.enable_auto_commit) {
+    rec_commit_deadline_ = kernel_.now() + sim::ms(config_.max_poll_interval_ms);
+    rec_commit_attempts_ = 0;
+    rec_commit_id_ = send_offset_commit("before revocation");
+    if (rec_commit_id_) {
+      reconcile_ = Reconcile::Committing;
+      return;
+    }
   }
   after_reconcile_commit();  // an empty offset map completes at once
 }
 
 void AsyncConsumer::after_reconcile_commit() {
   rec_commit_id_.reset();
+  reconcile_commit_timer_.cancel();
   if (!rec_revoked_.empty()) {
     reconcile_ = Reconcile::Revoking;
     app_events_.push_back({AppEvent::Kind::Revoke, rec_revoked_, reconciliation_});
@@ -583,6 +736,7 @@ void AsyncConsumer::abort_reconciliation() {
   reconcile_ = Reconcile::Idle;
   ++reconciliation_;
   rec_commit_id_.reset();
+  reconcile_commit_timer_.cancel();
   std::erase_if(app_events_, [](const AppEvent& e) { return e.kind != AppEvent::Kind::Lost; });
 }
 
@@ -775,15 +929,28 @@ void AsyncConsumer::on_heartbeat_response(const InFlight& req,
 // ---------------------------------------------------------------------------------------------
 // Commits (CommitRequestManager)
 
-std::int32_t AsyncConsumer::send_offset_commit(const std::string& purpose) {
+std::optional<std::int32_t> AsyncConsumer::send_offset_commit(const std::string& purpose) {
+  if (!coordinator_) return std::nullopt;
   OffsetCommitRequest r;
   r.group_id = config_.group_id;
-  r.generation_id = member_epoch_;  // generation_id_or_member_epoch
+  // generation_id_or_member_epoch: the member epoch while the member has one (> 0), else -1
+  // (CommitRequestManager's MemberInfo without an epoch); the member id always.
+  r.generation_id = member_epoch_ > 0 ? member_epoch_ : -1;
   r.member_id = member_id_;
   r.group_instance_id = config_.group_instance_id;
-  for (const auto& tp : owned_) r.offsets.push_back({tp, 0});  // no fetching: positions are 0
+  r.offsets = consumption_.all_consumed();
+  if (r.offsets.empty()) return std::nullopt;
+  nlohmann::ordered_json offsets = nlohmann::ordered_json::object();
+  for (const auto& o : r.offsets) offsets[o.partition.str()] = o.offset;
+  tracer_.emit("commit", {{"consumer", spec_.name},
+                          {"group", config_.group_id},
+                          {"phase", "sent"},
+                          {"purpose", purpose},
+                          {"generation", r.generation_id},
+                          {"offsets", offsets}});
+  const std::int32_t epoch = r.generation_id;
   const std::int32_t id =
-      send_request(*coordinator_, std::move(r), config_.request_timeout_ms, member_epoch_);
+      send_request(*coordinator_, std::move(r), config_.request_timeout_ms, epoch);
   in_flight_.at(id).api = "OffsetCommit:" + purpose;
   return id;
 }
@@ -791,22 +958,170 @@ std::int32_t AsyncConsumer::send_offset_commit(const std::string& purpose) {
 void AsyncConsumer::on_offset_commit_response(const InFlight& req, const OffsetCommitResponse& r,
                                               const std::string& purpose) {
   const ErrorCode e = r.error;
-  if (e == ErrorCode::NOT_COORDINATOR || e == ErrorCode::COORDINATOR_NOT_AVAILABLE)
+  if (e == ErrorCode::NOT_COORDINATOR || e == ErrorCode::COORDINATOR_NOT_AVAILABLE ||
+      e == ErrorCode::REQUEST_TIMED_OUT)
     mark_coordinator_unknown(std::string(error_name(e)));
-  if (purpose == "reconcile") {
+  tracer_.emit("commit", {{"consumer", spec_.name},
+                          {"group", config_.group_id},
+                          {"phase", "completed"},
+                          {"purpose", purpose},
+                          {"error", error_name(e)}});
+  // Kafka's RetriableException among the OffsetCommit errors (a disconnect included).
+  const bool retriable = e == ErrorCode::COORDINATOR_LOAD_IN_PROGRESS ||
+                         e == ErrorCode::NOT_COORDINATOR ||
+                         e == ErrorCode::COORDINATOR_NOT_AVAILABLE ||
+                         e == ErrorCode::REQUEST_TIMED_OUT || e == ErrorCode::NETWORK_EXCEPTION;
+  if (purpose == "before revocation") {
     if (reconcile_ != Reconcile::Committing) return;
-    // A commit that lost the race with an epoch bump is retried with the latest epoch;
-    // any other failure does not stop the reconciliation.
-    if (e == ErrorCode::STALE_MEMBER_EPOCH && member_epoch_ != req.member_epoch && coordinator_ &&
-        member_epoch_ > 0) {
-      rec_commit_id_ = send_offset_commit("reconcile");
+    rec_commit_id_.reset();
+    // Retriable errors, and a stale epoch while the member has a valid one, are retried with the
+    // latest offsets (after the request's backoff) until the rebalance timeout; anything else,
+    // or the deadline, lets the reconciliation go on (autoCommitSyncBeforeRebalanceWithRetries).
+    const bool stale_retry = e == ErrorCode::STALE_MEMBER_EPOCH && member_epoch_ > 0;
+    if (e != ErrorCode::NONE && (retriable || stale_retry) &&
+        kernel_.now() < rec_commit_deadline_) {
+      // The stale epoch's retry goes out at once with the new epoch (it raced with the bump).
+      const bool at_once = stale_retry && member_epoch_ != req.member_epoch && coordinator_;
+      reconcile_commit_timer_.arm(at_once ? sim::SimTime::zero()
+                                          : sim::ms(exponential_backoff_ms(rec_commit_attempts_++)));
       return;
     }
     after_reconcile_commit();
+  } else if (purpose == "auto-commit") {
+    auto_commit_in_flight_.reset();
+  } else if (purpose == "commitSync") {
+    if (!commit_sync_waiting_) return;
+    // commitSync retries retriable errors until default.api.timeout.ms; anything else is thrown
+    // to the application (CommitFailedException), which carries on with its loop.
+    if (retriable && kernel_.now() < commit_sync_deadline_) {
+      commit_retry_timer_.arm(sim::ms(exponential_backoff_ms(commit_sync_attempts_++)));
+      return;
+    }
+    after_batch();
   } else if (purpose == "close") {
     close_commit_id_.reset();
     continue_close();
   }
+}
+
+void AsyncConsumer::retry_reconcile_commit() {
+  if (reconcile_ != Reconcile::Committing || rec_commit_id_) return;
+  if (kernel_.now() >= rec_commit_deadline_) {
+    after_reconcile_commit();
+    return;
+  }
+  if (!coordinator_) {
+    // Sent once the coordinator is known again (the request waits in the queue).
+    reconcile_commit_timer_.arm(sim::ms(config_.retry_backoff_ms));
+    return;
+  }
+  rec_commit_id_ = send_offset_commit("before revocation");
+  if (!rec_commit_id_) after_reconcile_commit();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Positions (OffsetsRequestManager.updateFetchPositions)
+
+void AsyncConsumer::update_fetch_positions() {
+  if (!process_.alive()) return;
+  // auto.offset.reset=none and no committed offset: poll() throws NoOffsetForPartitionException.
+  if (const auto tp = consumption_.missing_offset()) {
+    tracer_.emit("consumer.error", {{"consumer", spec_.name},
+                                    {"error", "NoOffsetForPartitionException"},
+                                    {"where", "poll: " + tp->str()}});
+    transition(State::FATAL);
+    process_.kill();
+    reset_client_state();
+    return;
+  }
+  // validatePositionsIfNeeded: an OffsetForLeaderEpoch to each leader for the positions awaiting
+  // validation (a committed offset with a leader epoch, found by an earlier pass); its answer
+  // completes them. With every position valid there is nothing more to do.
+  std::map<sim::NodeId, OffsetsForLeaderEpochRequest> by_leader;
+  for (const auto& q : consumption_.awaiting_validation())
+    by_leader[partition_leader(q.partition)].partitions.push_back(q);
+  for (auto& [leader, request] : by_leader) {
+    TopicPartitions tps;
+    for (const auto& q : request.partitions) tps.push_back(q.partition);
+    consumption_.lookup_sent(tps);
+    lookups_[send_request(leader, std::move(request), config_.request_timeout_ms)] = tps;
+  }
+  if (consumption_.has_all_fetch_positions()) return;
+  // Committed offsets: OffsetFetch to the coordinator with the member id and epoch (only while
+  // the member has an epoch), require_stable; then ListOffsets for the rest.
+  if (const TopicPartitions need = consumption_.awaiting_committed();
+      !need.empty() && coordinator_ && kernel_.now() >= lookup_not_before_) {
+    OffsetFetchRequest r;
+    r.group_id = config_.group_id;
+    if (member_epoch_ > 0) {
+      r.member_id = member_id_;
+      r.member_epoch = member_epoch_;
+    }
+    r.partitions = need;
+    consumption_.lookup_sent(need);
+    lookups_[send_request(*coordinator_, std::move(r), config_.request_timeout_ms)] = need;
+  }
+  send_list_offsets();
+}
+
+void AsyncConsumer::send_list_offsets() {
+  std::map<sim::NodeId, TopicPartitions> by_leader;
+  for (const auto& tp : consumption_.awaiting_reset())
+    by_leader[partition_leader(tp)].push_back(tp);
+  for (auto& [leader, tps] : by_leader) {
+    consumption_.lookup_sent(tps);
+    ListOffsetsRequest r{consumption_.reset_timestamp(), tps};
+    lookups_[send_request(leader, std::move(r), config_.request_timeout_ms)] = tps;
+  }
+}
+
+void AsyncConsumer::on_offset_fetch_response(std::int32_t id, const OffsetFetchResponse& r) {
+  const auto it = lookups_.find(id);
+  if (it == lookups_.end()) return;
+  const TopicPartitions asked = it->second;
+  lookups_.erase(it);
+  if (r.error != ErrorCode::NONE) {
+    // Asked again by a later poll() once the request's backoff has passed.
+    consumption_.lookup_failed(asked);
+    if (r.error == ErrorCode::NOT_COORDINATOR || r.error == ErrorCode::COORDINATOR_NOT_AVAILABLE)
+      mark_coordinator_unknown(std::string(error_name(r.error)));
+    lookup_not_before_ = kernel_.now() + sim::ms(config_.retry_backoff_ms);
+    return;
+  }
+  // Positions with a leader epoch await validation at the next pass (refreshOffsets).
+  consumption_.on_committed(r.partitions);
+  // The reset of the partitions without a committed offset follows at once (thenCompose).
+  send_list_offsets();
+  on_app_wake();
+}
+
+void AsyncConsumer::on_list_offsets_response(std::int32_t id, const ListOffsetsResponse& r) {
+  const auto it = lookups_.find(id);
+  if (it == lookups_.end()) return;
+  const TopicPartitions asked = it->second;
+  lookups_.erase(it);
+  if (r.error != ErrorCode::NONE) {
+    consumption_.lookup_failed(asked);
+    return;
+  }
+  std::vector<std::pair<TopicPartition, std::int64_t>> offsets;
+  for (const auto& p : r.partitions) offsets.emplace_back(p.partition, p.offset);
+  consumption_.on_reset(offsets);
+  on_app_wake();
+}
+
+void AsyncConsumer::on_offsets_for_leader_epoch_response(std::int32_t id,
+                                                         const OffsetsForLeaderEpochResponse& r) {
+  const auto it = lookups_.find(id);
+  if (it == lookups_.end()) return;
+  const TopicPartitions asked = it->second;
+  lookups_.erase(it);
+  if (r.error != ErrorCode::NONE) {
+    consumption_.lookup_failed(asked);  // validated again at a later pass
+    return;
+  }
+  consumption_.on_validated(r.partitions);
+  on_app_wake();
 }
 
 void AsyncConsumer::fail_fatally(ErrorCode error) {
@@ -874,6 +1189,12 @@ void AsyncConsumer::disconnect(sim::NodeId node, const std::string& why) {
       handle_response(req, id, ConsumerGroupHeartbeatResponse{.error = e});
     else if (api == "OffsetCommit")
       handle_response(req, id, OffsetCommitResponse{e});
+    else if (api == "OffsetFetch")
+      handle_response(req, id, OffsetFetchResponse{e, {}});
+    else if (api == "ListOffsets")
+      handle_response(req, id, ListOffsetsResponse{e, {}});
+    else if (api == "OffsetForLeaderEpoch")
+      handle_response(req, id, OffsetsForLeaderEpochResponse{e, {}});
   }
 }
 
@@ -888,7 +1209,7 @@ void AsyncConsumer::on_message(sim::NodeId from, Envelope&& envelope) {
   handle_response(req, envelope.correlation_id, envelope.message);
 }
 
-void AsyncConsumer::handle_response(const InFlight& req, std::int32_t, const Message& response) {
+void AsyncConsumer::handle_response(const InFlight& req, std::int32_t id, const Message& response) {
   std::visit(Overloaded{
                  [&](const FindCoordinatorResponse& r) { on_find_coordinator_response(r); },
                  [&](const ConsumerGroupHeartbeatResponse& r) { on_heartbeat_response(req, r); },
@@ -909,11 +1230,13 @@ void AsyncConsumer::handle_response(const InFlight& req, std::int32_t, const Mes
                  [&](const OffsetCommitRequest&) { SIM_ASSERT(false); },
                  [&](const ConsumerGroupHeartbeatRequest&) { SIM_ASSERT(false); },
                  [&](const OffsetFetchRequest&) { SIM_ASSERT(false); },
-                 [&](const OffsetFetchResponse&) { SIM_ASSERT(false); },  // not sent: no fetching yet
+                 [&](const OffsetFetchResponse& r) { on_offset_fetch_response(id, r); },
                  [&](const ListOffsetsRequest&) { SIM_ASSERT(false); },
-                 [&](const ListOffsetsResponse&) { SIM_ASSERT(false); },
+                 [&](const ListOffsetsResponse& r) { on_list_offsets_response(id, r); },
                  [&](const OffsetsForLeaderEpochRequest&) { SIM_ASSERT(false); },
-                 [&](const OffsetsForLeaderEpochResponse&) { SIM_ASSERT(false); },  // not sent
+                 [&](const OffsetsForLeaderEpochResponse& r) {
+                   on_offsets_for_leader_epoch_response(id, r);
+                 },
              },
              response);
 }
@@ -990,7 +1313,10 @@ bool AsyncConsumer::start_callback(const char* callback, const TopicPartitions& 
 }
 
 void AsyncConsumer::set_owned(TopicPartitions owned) {
-  owned_ = sorted(std::move(owned));
+  owned = sorted(std::move(owned));
+  consumption_.revoke(minus(owned_, owned));
+  consumption_.assign(minus(owned, owned_));
+  owned_ = std::move(owned);
   tracer_.emit("assignment", {{"consumer", spec_.name}, {"owned", partition_list(owned_)}});
 }
 

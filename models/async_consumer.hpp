@@ -1,8 +1,10 @@
 // A KafkaConsumer with group.protocol=consumer (KIP-848): Kafka's AsyncKafkaConsumer with its
 // background network thread (ConsumerHeartbeatRequestManager, ConsumerMembershipManager,
 // CommitRequestManager) and its application thread, which runs every rebalance callback inside
-// poll(). Like the classic model it does not fetch records; positions are known at once, so
-// commits carry real requests.
+// poll(). Records, positions and processing are the shared RecordConsumption component, driven
+// as Kafka's AsyncPollEvent does: positions from OffsetFetch (with member id and epoch), then
+// ListOffsets for auto.offset.reset; commits (auto-commit, before reconciliation, commitSync /
+// commitAsync, close) carry all_consumed().
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -15,6 +17,7 @@
 #include "models/config.hpp"
 #include "models/consumer_model.hpp"
 #include "models/messages.hpp"
+#include "models/record_consumption.hpp"
 #include "models/scenario.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
@@ -22,6 +25,9 @@
 #include "sim/trace.hpp"
 
 namespace rsim {
+
+class Workload;
+class LagMonitor;
 
 /// The client's member states (org.apache.kafka.clients.consumer.internals.MemberState).
 enum class ConsumerMemberState {
@@ -42,7 +48,7 @@ class AsyncConsumer final : public ConsumerModel {
  public:
   AsyncConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& network,
                 const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
-                std::uint64_t seed);
+                std::uint64_t seed, Workload& workload, LagMonitor* lag);
   AsyncConsumer(const AsyncConsumer&) = delete;
   AsyncConsumer& operator=(const AsyncConsumer&) = delete;
 
@@ -80,7 +86,15 @@ class AsyncConsumer final : public ConsumerModel {
   // Application thread.
   void begin_poll();
   void on_poll_return();
+  void on_poll_loop_continue();
+  void on_app_wake();
   void pass();
+  // Records (fetch, processing, commits after a batch), around RecordConsumption.
+  void maybe_return_records();
+  void on_processing_end();
+  void commit_after_batch();
+  void after_batch();
+  sim::NodeId partition_leader(const TopicPartition& tp) const;
   void drain_app_events();
   void run_app_event(const AppEvent& e);
   void on_app_event_done(const AppEvent& e);
@@ -103,7 +117,18 @@ class AsyncConsumer final : public ConsumerModel {
   void on_heartbeat_response(const InFlight& req, const ConsumerGroupHeartbeatResponse& r);
   void on_offset_commit_response(const InFlight& req, const OffsetCommitResponse& r,
                                  const std::string& purpose);
-  std::int32_t send_offset_commit(const std::string& purpose);
+  /// Sends an OffsetCommit of all_consumed() (member id, and the epoch when the member has one);
+  /// std::nullopt when there is nothing to commit or no coordinator (no request, as Kafka
+  /// completes an empty commit locally).
+  std::optional<std::int32_t> send_offset_commit(const std::string& purpose);
+  void retry_reconcile_commit();
+  // Positions (OffsetsRequestManager): OffsetFetch, then ListOffsets.
+  void update_fetch_positions();
+  void send_list_offsets();
+  void on_offset_fetch_response(std::int32_t id, const OffsetFetchResponse& r);
+  void on_list_offsets_response(std::int32_t id, const ListOffsetsResponse& r);
+  void on_offsets_for_leader_epoch_response(std::int32_t id,
+                                            const OffsetsForLeaderEpochResponse& r);
   void fail_fatally(ErrorCode error);
 
   // Network client.
@@ -151,6 +176,10 @@ class AsyncConsumer final : public ConsumerModel {
   sim::Timer stall_end_timer_;
   sim::Timer pause_end_timer_;
   sim::Timer restart_timer_;
+  sim::Timer fetch_wake_timer_;
+  sim::Timer processing_timer_;
+  sim::Timer commit_retry_timer_;
+  sim::Timer reconcile_commit_timer_;
 
   // Membership (reset at every start).
   ConsumerMemberState state_ = ConsumerMemberState::UNSUBSCRIBED;
@@ -170,6 +199,8 @@ class AsyncConsumer final : public ConsumerModel {
   std::uint64_t reconciliation_ = 0;
   TopicPartitions rec_target_, rec_added_, rec_revoked_;
   std::optional<std::int32_t> rec_commit_id_;
+  sim::SimTime rec_commit_deadline_{0};
+  int rec_commit_attempts_ = 0;
 
   // Heartbeats: the interval starts at 0, so the first one goes out at once.
   std::int64_t heartbeat_interval_ms_ = 0;
@@ -199,7 +230,17 @@ class AsyncConsumer final : public ConsumerModel {
   const char* current_callback_ = "";
   TopicPartitions current_callback_partitions_;
   sim::SimTime next_auto_commit_{0};
+  std::optional<std::int32_t> auto_commit_in_flight_;
   sim::SimTime last_poll_{0};
+
+  // Records.
+  RecordConsumption consumption_;
+  std::optional<Batch> batch_;         // being processed by the application
+  bool commit_sync_waiting_ = false;  // the application is blocked in commitSync()
+  sim::SimTime commit_sync_deadline_{0};
+  int commit_sync_attempts_ = 0;
+  std::map<std::int32_t, TopicPartitions> lookups_;  // OffsetFetch / ListOffsets in flight
+  sim::SimTime lookup_not_before_{0};                 // backoff after a failed OffsetFetch
 
   // Coordinator discovery and the network client.
   std::optional<sim::NodeId> coordinator_;

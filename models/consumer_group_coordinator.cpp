@@ -193,6 +193,21 @@ void count_subscriptions(ConsumerGroupState& g, const ConsumerGroupMemberState& 
 
 void replay_record(ConsumerGroups& groups, const json& rec) {
   const std::string type = rec.at("record").get<std::string>();
+  if (type == "OffsetCommit") {
+    // Offsets of other (classic) groups share the partition: only known consumer groups count.
+    const auto git = groups.find(rec.at("group").get<std::string>());
+    if (git == groups.end()) return;
+    const TopicPartition tp{rec.at("topic").get<std::string>(),
+                            rec.at("partition_index").get<std::int32_t>()};
+    if (rec.value("tombstone", false)) {
+      git->second.offsets.erase(tp);
+      git->second.offset_epochs.erase(tp);
+    } else {
+      git->second.offsets[tp] = rec.at("committed_offset").get<std::int64_t>();
+      git->second.offset_epochs[tp] = rec.value("leader_epoch", std::int32_t{-1});
+    }
+    return;
+  }
   if (type != kMemberMetadata && type != kGroupMetadata && type != kTargetMember &&
       type != kTargetMetadata && type != kCurrentAssignment)
     return;
@@ -897,12 +912,15 @@ ojson ConsumerGroupCoordinator::snapshot(const ConsumerGroupState& g) const {
                        {"state", reconciliation::to_string(m.member.state)},
                        {"assigned", assigned}});
   }
+  ojson offsets = ojson::object();
+  for (const auto& [tp, offset] : g.offsets) offsets[tp.str()] = offset;
   return ojson{{"group", g.group_id},
                {"protocol", "consumer"},
                {"state", g.state()},
                {"epoch", g.group_epoch},
                {"assignment_epoch", g.assignment_epoch},
-               {"members", members}};
+               {"members", members},
+               {"offsets", offsets}};
 }
 
 ojson ConsumerGroupCoordinator::unload_partition(std::int32_t partition) {
@@ -1004,13 +1022,58 @@ void ConsumerGroupCoordinator::on_offset_commit(sim::NodeId from, std::int32_t c
                        {"group", r.group_id},
                        {"topic", o.partition.topic},
                        {"partition_index", o.partition.partition},
-                       {"committed_offset", o.offset}});
+                       {"committed_offset", o.offset},
+                       {"leader_epoch", o.leader_epoch},
+                       {"commit_timestamp", sim::to_ms(kernel_.now())}});
   }
   if (records.empty()) {
     reply(to, OffsetCommitResponse{ErrorCode::NONE});
     return;
   }
-  log_.append(std::move(records), [this, to] { reply(to, OffsetCommitResponse{ErrorCode::NONE}); });
+  // The offsets become visible to OffsetFetch when the records commit, as does the answer.
+  log_.append(std::move(records), [this, to, gid = r.group_id, offsets = r.offsets] {
+    if (const auto git = groups_.find(gid); git != groups_.end()) {
+      for (const auto& o : offsets) {
+        git->second.offsets[o.partition] = o.offset;
+        git->second.offset_epochs[o.partition] = o.leader_epoch;
+        if (offset_listener_) offset_listener_(gid, o.partition, o.offset);
+      }
+    }
+    reply(to, OffsetCommitResponse{ErrorCode::NONE});
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// OffsetFetch (OffsetMetadataManager.fetchOffsets, ConsumerGroup.validateOffsetFetch)
+
+void ConsumerGroupCoordinator::on_offset_fetch(sim::NodeId from, std::int32_t correlation_id,
+                                               const OffsetFetchRequest& r) {
+  const Reply to{from, correlation_id};
+  const auto git = groups_.find(r.group_id);
+  SIM_ASSERT(git != groups_.end());
+  const ConsumerGroupState& g = git->second;
+  // Without a member id and epoch (admin client, or a consumer not in the group) there is nothing
+  // to validate; otherwise the member must exist and send exactly its current epoch.
+  if (!(r.member_id.empty() && r.member_epoch < 0)) {
+    const auto mit = g.members.find(r.member_id);
+    if (mit == g.members.end()) {
+      reply(to, OffsetFetchResponse{ErrorCode::UNKNOWN_MEMBER_ID, {}});
+      return;
+    }
+    if (r.member_epoch != mit->second.member.member_epoch) {
+      reply(to, OffsetFetchResponse{ErrorCode::STALE_MEMBER_EPOCH, {}});
+      return;
+    }
+  }
+  OffsetFetchResponse response;
+  for (const auto& tp : r.partitions) {
+    PartitionOffset p{tp};
+    if (const auto it = g.offsets.find(tp); it != g.offsets.end()) p.offset = it->second;
+    if (const auto it = g.offset_epochs.find(tp); it != g.offset_epochs.end())
+      p.leader_epoch = it->second;
+    response.partitions.push_back(p);
+  }
+  reply(to, std::move(response));
 }
 
 }  // namespace rsim

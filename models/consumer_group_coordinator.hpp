@@ -64,6 +64,10 @@ struct ConsumerGroupState {
   std::map<std::string, std::int32_t> server_assignor_counts;
   /// Members STABLE at the assignment epoch (so that state() is O(1) per heartbeat).
   std::int32_t reconciled_members = 0;
+  /// Committed offsets (OffsetMetadataManager's, for this group): what OffsetFetch reads. The
+  /// coordinator stores an offset when its OffsetCommit record commits; a load replays them.
+  std::map<TopicPartition, std::int64_t> offsets;
+  std::map<TopicPartition, std::int32_t> offset_epochs;  // their committed leader epochs
 
   bool operator==(const ConsumerGroupState&) const = default;
   std::int32_t partition_epoch(const std::string& topic, std::int32_t partition) const;
@@ -74,7 +78,8 @@ struct ConsumerGroupState {
 using ConsumerGroups = std::map<std::string, ConsumerGroupState>;
 
 /// Applies one consumer-group record (a `record` trace event or the record the coordinator
-/// appends; other record types are ignored) to `groups`, as Kafka's replay does. Throws
+/// appends; other record types are ignored) to `groups`, as Kafka's replay does. An OffsetCommit
+/// record sets (a tombstone removes) the offset of a group already known. Throws
 /// sim::InvariantViolation if a partition would be owned by two members at once.
 void replay_record(ConsumerGroups& groups, const nlohmann::json& record);
 
@@ -93,6 +98,15 @@ class ConsumerGroupCoordinator {
                     const ConsumerGroupHeartbeatRequest& request);
   void on_offset_commit(sim::NodeId from, std::int32_t correlation_id,
                         const OffsetCommitRequest& request);
+  /// OffsetFetch for a consumer group (OffsetMetadataManager.fetchOffsets): the member id and
+  /// epoch, when sent, are validated (ConsumerGroup.validateOffsetFetch): UNKNOWN_MEMBER_ID,
+  /// STALE_MEMBER_EPOCH; -1 for a partition without a committed offset.
+  void on_offset_fetch(sim::NodeId from, std::int32_t correlation_id,
+                       const OffsetFetchRequest& request);
+  /// Called for every offset stored (the World feeds its lag monitor with it).
+  using OffsetListener =
+      std::function<void(const std::string& group, const TopicPartition&, std::int64_t)>;
+  void set_offset_listener(OffsetListener listener) { offset_listener_ = std::move(listener); }
 
   bool has_group(const std::string& group_id) const { return groups_.count(group_id) > 0; }
   const ConsumerGroups& groups() const { return groups_; }
@@ -156,6 +170,7 @@ class ConsumerGroupCoordinator {
   Sender sender_;
   NodeNamer namer_;
   ConsumerGroups groups_;
+  OffsetListener offset_listener_;
   std::map<std::pair<std::string, std::string>, MemberTimers> timers_;
   // What the trace last said about each group and member, to emit only changes.
   struct Traced {

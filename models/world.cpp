@@ -65,6 +65,10 @@ class Broker {
         kernel, tracer, config, log_, cluster_,
         [this](sim::NodeId to, Envelope reply) { net_.send(node_, to, std::move(reply)); },
         [this](sim::NodeId n) { return net_.name(n); });
+    consumer_coordinator_->set_offset_listener(
+        [&lag](const std::string& group, const TopicPartition& tp, std::int64_t offset) {
+          lag.on_committed(group, tp, offset);
+        });
   }
   sim::NodeId node() const { return node_; }
   std::int32_t id() const { return id_; }
@@ -170,7 +174,8 @@ class Broker {
       net_.send(node_, from, Envelope{e.correlation_id, refusal(e.message, error)});
       return;
     }
-    // KIP-848 consumer groups have their own coordinator; OffsetCommit goes to the group's.
+    // KIP-848 consumer groups have their own coordinator; OffsetCommit and OffsetFetch go to the
+    // group's.
     if (const auto* hb = std::get_if<ConsumerGroupHeartbeatRequest>(&e.message)) {
       consumer_coordinator_->on_heartbeat(from, e.correlation_id, *hb);
       return;
@@ -178,6 +183,11 @@ class Broker {
     if (const auto* oc = std::get_if<OffsetCommitRequest>(&e.message);
         oc != nullptr && consumer_coordinator_->has_group(oc->group_id)) {
       consumer_coordinator_->on_offset_commit(from, e.correlation_id, *oc);
+      return;
+    }
+    if (const auto* of = std::get_if<OffsetFetchRequest>(&e.message);
+        of != nullptr && consumer_coordinator_->has_group(of->group_id)) {
+      consumer_coordinator_->on_offset_fetch(from, e.correlation_id, *of);
       return;
     }
     coordinator_->on_request(from, e);
@@ -281,7 +291,8 @@ class World {
 
   std::unique_ptr<ConsumerModel> make_consumer(const ConsumerSpec& c, ConsumerConfig config) {
     if (config.group_protocol == "consumer") {
-      return std::make_unique<AsyncConsumer>(kernel_, tracer_, network_, cluster_, c, std::move(config), seed_);
+      return std::make_unique<AsyncConsumer>(kernel_, tracer_, network_, cluster_, c,
+                                             std::move(config), seed_, workload_, &lag_);
     }
     return std::make_unique<ClassicConsumer>(kernel_, tracer_, network_, cluster_, c, std::move(config),
                                              seed_, workload_, &lag_);
