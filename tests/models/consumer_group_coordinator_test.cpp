@@ -229,6 +229,53 @@ TEST_CASE("consumer-group coordinator: OffsetCommit validated against the member
   CHECK(commit("X", 2) == ErrorCode::UNKNOWN_MEMBER_ID);
 }
 
+TEST_CASE("consumer-group coordinator: OffsetFetch validated against the member id and epoch") {
+  // ConsumerGroup.validateOffsetFetch: no member id and epoch -1 (admin client, or a consumer
+  // without an epoch) is not checked; otherwise the member must exist (UNKNOWN_MEMBER_ID) and send
+  // exactly its current epoch (STALE_MEMBER_EPOCH, older or newer). Offsets are visible once
+  // their OffsetCommit records have committed; -1 for a partition without one.
+  Harness h;
+  h.heartbeat("A", Harness::join("A"));  // A: epoch 2, t-0..t-3
+  OffsetCommitRequest c;
+  c.group_id = "g";
+  c.member_id = "A";
+  c.generation_id = 2;
+  c.offsets.push_back({{"t", 0}, 5});
+  h.coordinator->on_offset_commit(h.nodes.at("A"), 1, c);
+  h.advance(10);
+  const auto fetch = [&](const std::string& member, std::int32_t epoch) {
+    OffsetFetchRequest r;
+    r.group_id = "g";
+    r.member_id = member;
+    r.member_epoch = epoch;
+    r.partitions = {{"t", 0}, {"t", 1}};
+    h.coordinator->on_offset_fetch(h.nodes.at("A"), 2, r);
+    h.advance(10);
+    return std::get<OffsetFetchResponse>(h.answers["A"].back());
+  };
+  const auto ok = fetch("A", 2);
+  CHECK(ok.error == ErrorCode::NONE);
+  REQUIRE(ok.partitions.size() == 2);
+  CHECK(ok.partitions[0].offset == 5);
+  CHECK(ok.partitions[1].offset == -1);
+  CHECK(fetch("A", 1).error == ErrorCode::STALE_MEMBER_EPOCH);
+  CHECK(fetch("A", 3).error == ErrorCode::STALE_MEMBER_EPOCH);
+  CHECK(fetch("X", 2).error == ErrorCode::UNKNOWN_MEMBER_ID);
+  CHECK(fetch("", -1).partitions.at(0).offset == 5);
+  // The stored offsets are part of the group's durable state: a load replays them.
+  CHECK(h.coordinator->groups().at("g").offsets.at({"t", 0}) == 5);
+  std::vector<nlohmann::ordered_json> records;
+  for (const auto& line : h.tracer.lines()) {
+    const auto e = nlohmann::ordered_json::parse(line);
+    if (e["type"] == "record") records.push_back(e);
+  }
+  const ConsumerGroups before = h.coordinator->groups();
+  h.coordinator->unload_partition(coordinator_partition("g", 50));
+  h.coordinator->load_partition(coordinator_partition("g", 50), records);
+  CHECK(h.coordinator->groups() == before);
+  CHECK(fetch("A", 2).partitions.at(0).offset == 5);
+}
+
 TEST_CASE(
     "consumer-group replay: a partition owned by two members at once is an invariant violation") {
   ConsumerGroups groups;
