@@ -70,6 +70,78 @@ ojson subscription_user_data(const std::string& protocol, std::int32_t generatio
                 false);
 }
 
+// CoordinatorRecordType ids of the consumer-group records (the apiKey of their *Key.json).
+int consumer_group_record_type(const std::string& name) {
+  if (name == "ConsumerGroupMetadata") return 3;
+  if (name == "ConsumerGroupPartitionMetadata") return 4;
+  if (name == "ConsumerGroupMemberMetadata") return 5;
+  if (name == "ConsumerGroupTargetAssignmentMetadata") return 6;
+  if (name == "ConsumerGroupTargetAssignmentMember") return 7;
+  if (name == "ConsumerGroupCurrentMemberAssignment") return 8;
+  return -1;
+}
+
+// [{"topicId": ..., "partitions": [...]}] (and "assignmentEpochs" when `epochs` is given), one
+// entry per topic in name order, from the record's "topic-partition" list.
+ojson topic_id_partitions(const json& list, const json* epochs) {
+  std::map<std::string, std::vector<std::pair<std::int32_t, std::int64_t>>> by_topic;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const auto [topic, partition] = split_partition(list[i].get<std::string>());
+    const std::int64_t epoch =
+        epochs != nullptr && i < epochs->size() ? (*epochs)[i].get<std::int64_t>() : -1;
+    by_topic[topic].emplace_back(partition, epoch);
+  }
+  ojson out = ojson::array();
+  for (auto& [topic, parts] : by_topic) {
+    ojson partitions = ojson::array(), assignment_epochs = ojson::array();
+    for (const auto& [p, e] : parts) {
+      partitions.push_back(p);
+      assignment_epochs.push_back(e);
+    }
+    ojson t{{"topicId", simulated_topic_id(topic)}, {"partitions", partitions}};
+    if (epochs != nullptr) t["assignmentEpochs"] = assignment_epochs;
+    out.push_back(t);
+  }
+  return out;
+}
+
+// The value of a consumer-group record as the generated *ValueJsonConverter writes version 0:
+// fields in schema order, camelCase; nullable fields as null; tagged fields only when not their
+// default (MetadataHash, AssignmentTimestamp 0; ClassicMemberMetadata null).
+ojson consumer_group_value(const std::string& name, const json& r) {
+  ojson data = ojson::object();
+  const auto opt = [&](const char* key) { return r.contains(key) ? ojson(r.at(key)) : ojson(nullptr); };
+  if (name == "ConsumerGroupMetadata") {
+    data["epoch"] = r.at("epoch");
+    if (r.value("metadata_hash", std::int64_t{0}) != 0) data["metadataHash"] = r.at("metadata_hash");
+  } else if (name == "ConsumerGroupMemberMetadata") {
+    data["instanceId"] = opt("instance_id");
+    data["rackId"] = opt("rack_id");
+    data["clientId"] = r.at("client_id");
+    data["clientHost"] = r.value("client_host", "/" + r.value("consumer", std::string()));
+    data["subscribedTopicNames"] = r.at("subscribed_topic_names");
+    data["subscribedTopicRegex"] = nullptr;
+    data["rebalanceTimeoutMs"] = r.at("rebalance_timeout_ms");
+    data["serverAssignor"] = opt("server_assignor");
+  } else if (name == "ConsumerGroupTargetAssignmentMetadata") {
+    data["assignmentEpoch"] = r.at("assignment_epoch");
+    if (r.value("assignment_timestamp", std::int64_t{0}) != 0)
+      data["assignmentTimestamp"] = r.at("assignment_timestamp");
+  } else if (name == "ConsumerGroupTargetAssignmentMember") {
+    data["topicPartitions"] = topic_id_partitions(r.at("partitions"), nullptr);
+  } else if (name == "ConsumerGroupCurrentMemberAssignment") {
+    data["memberEpoch"] = r.at("member_epoch");
+    data["previousMemberEpoch"] = r.at("previous_member_epoch");
+    data["state"] = r.at("state");
+    data["assignedPartitions"] = topic_id_partitions(
+        r.at("assigned"), r.contains("assigned_epochs") ? &r.at("assigned_epochs") : nullptr);
+    data["partitionsPendingRevocation"] = topic_id_partitions(
+        r.at("pending_revocation"),
+        r.contains("pending_revocation_epochs") ? &r.at("pending_revocation_epochs") : nullptr);
+  }
+  return data;
+}
+
 std::string key_json(const json& r) {
   ojson data;
   const std::string name = r.at("record").get<std::string>();
@@ -81,10 +153,11 @@ std::string key_json(const json& r) {
   } else if (name == "GroupMetadata") {
     key = {{"type", "2"}, {"data", {{"group", r.at("group")}}}};
   } else {
-    // KIP-848 records: the key is the group (and member id for member records).
+    // KIP-848 records: the key's apiKey (CoordinatorRecordType) and its GroupId (and MemberId
+    // for member records), as the generated *KeyJsonConverter writes them.
     data = {{"groupId", r.at("group")}};
     if (r.contains("member_id")) data["memberId"] = r.at("member_id");
-    key = {{"type", name}, {"data", data}};
+    key = {{"type", std::to_string(consumer_group_record_type(name))}, {"data", data}};
   }
   return key.dump();
 }
@@ -144,15 +217,7 @@ std::string payload_json(const json& r) {
   const std::string name = r.at("record").get<std::string>();
   if (name == "GroupMetadata") return group_metadata_payload(r);
   if (name == "OffsetCommit") return offset_commit_payload(r);
-  // KIP-848 records: their value fields as the trace carries them.
-  ojson data = ojson::object();
-  for (const auto& [k, v] : r.items()) {
-    if (k == "t_us" || k == "type" || k == "partition" || k == "offset" || k == "record" ||
-        k == "tombstone" || k == "group" || k == "member_id" || k == "consumer")
-      continue;
-    data[k] = v;
-  }
-  return ojson{{"version", "0"}, {"data", data}}.dump();
+  return ojson{{"version", "0"}, {"data", consumer_group_value(name, r)}}.dump();
 }
 
 // Java's String.format("%-Ns", s).
@@ -200,6 +265,7 @@ struct Member {
   std::set<std::pair<std::string, std::int32_t>> assignment;
   std::optional<std::int64_t> current_epoch;
   std::set<std::pair<std::string, std::int32_t>> target;
+  std::string server_assignor;  // consumer protocol: group.remote.assignor, if sent
 };
 
 struct Group {
@@ -317,6 +383,7 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines,
           m.client_id = e.value("client_id", m.consumer);
           m.host = e.value("client_host", "/" + m.consumer);
           m.instance_id = e.value("instance_id", "");
+          m.server_assignor = e.value("server_assignor", "");
         } else if (name == "ConsumerGroupCurrentMemberAssignment" && !tombstone &&
                    g.members.count(id)) {
           Member& m = g.members[id];
@@ -342,7 +409,21 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines,
       result.err += fmt::format("\nError: Consumer group '{}' does not exist.\n", group_id);
       continue;
     }
-    const Group& g = it->second;
+    Group& g = it->second;
+    if (g.consumer_protocol) {
+      // ConsumerGroupDescription.partitionAssignor: the server assignor most members ask for,
+      // else the broker's default (the first of group.consumer.assignors: uniform).
+      std::map<std::string, int> asked;
+      for (const auto& [id, m] : g.members)
+        if (!m.server_assignor.empty()) ++asked[m.server_assignor];
+      g.protocol = "uniform";
+      int best = 0;
+      for (const auto& [name, n] : asked)
+        if (n > best) {
+          g.protocol = name;
+          best = n;
+        }
+    }
     // A classic group shows its members' assignments only while Stable.
     const bool show_assignment = g.consumer_protocol || g.state == "Stable";
     std::vector<const Member*> members;
@@ -365,7 +446,9 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines,
       const std::string coordinator = fmt::format("broker-{}:9092  ({})", broker, broker);
       const std::size_t cw = std::max<std::size_t>(25, coordinator.size());
       const std::size_t gw = std::max<std::size_t>(15, group_id.size());
-      const std::string strategy = g.protocol.empty() || g.state == "Empty" ? kMissing : g.protocol;
+      // An Empty classic group has no protocol; a consumer group always names its assignor.
+      const std::string strategy =
+          g.protocol.empty() || (g.state == "Empty" && !g.consumer_protocol) ? kMissing : g.protocol;
       const std::string n = std::to_string(members.size());
       if (options.verbose) {
         const auto row = [&](const std::string& a, const std::string& b, const std::string& c,
