@@ -168,3 +168,18 @@ TEST_CASE("at-least-once under the consumer protocol: lost == 0 in every scenari
   }
   CHECK(runs == static_cast<int>(files.size()));
 }
+
+TEST_CASE("consumer protocol failover: the committed offsets survive the coordinator's load") {
+  // The new coordinator replays the partition's OffsetCommit records with the group's records:
+  // the loaded group has the offsets the failed one held, and OffsetFetch reads them.
+  const auto trace = testing::run_trace("scenarios/consumer/coordinator-failover.json", "consumer");
+  json unloaded, loaded;
+  for (const auto& e : trace) {
+    if (e["type"] == "coordinator.unloaded") unloaded = e["groups"];
+    if (e["type"] == "coordinator.loaded" && !e["groups"].empty()) loaded = e["groups"];
+  }
+  REQUIRE(unloaded.size() == 1);
+  REQUIRE(loaded.size() == 1);
+  CHECK(loaded[0]["offsets"].size() == 4);
+  CHECK(loaded[0]["offsets"] == unloaded[0]["offsets"]);
+}
