@@ -400,8 +400,7 @@ sim::NodeId AsyncConsumer::partition_leader(const TopicPartition& tp) const {
 }
 
 void AsyncConsumer::maybe_return_records() {
-  if (!process_.alive() || !in_poll_ || batch_ || busy_ || close_stage_ != CloseStage::None)
-    return;
+  if (!process_.alive() || !in_poll_ || batch_ || busy_ || close_stage_ != CloseStage::None) return;
   if (auto batch = consumption_.poll()) {
     // poll() returns the records; the application processes them before it polls again.
     in_poll_ = false;
@@ -982,8 +981,8 @@ void AsyncConsumer::on_offset_commit_response(const InFlight& req, const OffsetC
         kernel_.now() < rec_commit_deadline_) {
       // The stale epoch's retry goes out at once with the new epoch (it raced with the bump).
       const bool at_once = stale_retry && member_epoch_ != req.member_epoch && coordinator_;
-      reconcile_commit_timer_.arm(at_once ? sim::SimTime::zero()
-                                          : sim::ms(exponential_backoff_ms(rec_commit_attempts_++)));
+      reconcile_commit_timer_.arm(
+          at_once ? sim::SimTime::zero() : sim::ms(exponential_backoff_ms(rec_commit_attempts_++)));
       return;
     }
     after_reconcile_commit();

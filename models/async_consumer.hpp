@@ -235,12 +235,12 @@ class AsyncConsumer final : public ConsumerModel {
 
   // Records.
   RecordConsumption consumption_;
-  std::optional<Batch> batch_;         // being processed by the application
+  std::optional<Batch> batch_;        // being processed by the application
   bool commit_sync_waiting_ = false;  // the application is blocked in commitSync()
   sim::SimTime commit_sync_deadline_{0};
   int commit_sync_attempts_ = 0;
   std::map<std::int32_t, TopicPartitions> lookups_;  // OffsetFetch / ListOffsets in flight
-  sim::SimTime lookup_not_before_{0};                 // backoff after a failed OffsetFetch
+  sim::SimTime lookup_not_before_{0};                // backoff after a failed OffsetFetch
 
   // Coordinator discovery and the network client.
   std::optional<sim::NodeId> coordinator_;

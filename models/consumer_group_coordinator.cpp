@@ -108,7 +108,6 @@ std::optional<std::string> opt_string(const json& j, const char* key) {
   return j.at(key).get<std::string>();
 }
 
-
 /// Kafka's isSubset(owned, assigned): a null owned list is not a subset.
 bool is_subset(const std::optional<std::vector<ConsumerGroupHeartbeatTopicPartitions>>& owned,
                const PartitionsWithEpochs& assigned) {

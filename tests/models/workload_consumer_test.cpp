@@ -34,7 +34,8 @@ json summary_of(const std::string& path) {
 
 TEST_CASE("consumer protocol: a crash before the auto-commit re-delivers exactly 110..124") {
   // orders-0 grows by 10 records/s: offset k is appended at (k + 1) * 100 ms.
-  const auto trace = testing::run_trace("scenarios/workload/crash-before-auto-commit.json", "consumer");
+  const auto trace =
+      testing::run_trace("scenarios/workload/crash-before-auto-commit.json", "consumer");
   // A starts at 1000: FindCoordinator (1000-1002), heartbeat answered at 1004 with orders-0;
   // the 1100 poll pass reconciles (onPartitionsAssigned), the 1200 pass sends OffsetFetch with
   // A's member id and epoch 2 (no committed offset), then ListOffsets at once: 1204, LEO 12.
@@ -94,9 +95,10 @@ TEST_CASE("consumer protocol: commit before revocation carries the revoked parti
   for (const auto& p : events(trace, "position"))
     if (p["consumer"] == "B") CHECK(p["offset"] == 610);
   const auto s = summary_of(
-      rsim::run_scenario(rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) +
-                                                  "/scenarios/workload/cooperative-revocation-duplicates.json"),
-                         "consumer", 1)
+      rsim::run_scenario(
+          rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) +
+                                   "/scenarios/workload/cooperative-revocation-duplicates.json"),
+          "consumer", 1)
           .trace_lines);
   CHECK(s["metrics"]["duplicates"] == 0);
   CHECK(s["metrics"]["max_lag"] == 410);  // LEO 1020 at 10.2 s - 610
