@@ -819,17 +819,17 @@ void AsyncConsumer::send_heartbeat() {
   sent_valid_ = true;
   sent_topics_ = topics_;
   sent_owned_ = owned;
-  last_heartbeat_fields_ = nlohmann::ordered_json{{"member_epoch", r.member_epoch}};
+  rpc_fields_ = nlohmann::ordered_json{{"member_epoch", r.member_epoch}};
   nlohmann::ordered_json fields = nlohmann::ordered_json::array();
   if (r.rebalance_timeout_ms != -1) fields.push_back("RebalanceTimeoutMs");
   if (r.subscribed_topic_names) fields.push_back("SubscribedTopicNames");
   if (r.server_assignor) fields.push_back("ServerAssignor");
   if (r.rack_id) fields.push_back("RackId");
   if (r.topic_partitions) fields.push_back("TopicPartitions");
-  last_heartbeat_fields_["fields"] = fields;
+  rpc_fields_["fields"] = fields;
   heartbeat_in_flight_ =
       send_request(*coordinator_, std::move(r), config_.request_timeout_ms, member_epoch_);
-  last_heartbeat_fields_ = nullptr;
+  rpc_fields_ = nullptr;
   next_heartbeat_ = kernel_.now() + sim::ms(heartbeat_interval_ms_);  // reset on every send
   if (state_ == State::ACKNOWLEDGING) {
     transition(target_ && has_current_ && *target_ == owned_ ? State::STABLE : State::RECONCILING);
@@ -844,11 +844,11 @@ void AsyncConsumer::send_leave_heartbeat(std::int32_t epoch) {
   r.member_epoch = epoch;
   r.instance_id = config_.group_instance_id;
   r.client_id = config_.client_id;
-  last_heartbeat_fields_ =
+  rpc_fields_ =
       nlohmann::ordered_json{{"member_epoch", epoch}, {"fields", nlohmann::ordered_json::array()}};
   const std::int32_t id =
       send_request(*coordinator_, std::move(r), config_.request_timeout_ms, epoch);
-  last_heartbeat_fields_ = nullptr;
+  rpc_fields_ = nullptr;
   if (closing_leave_) leave_id_ = id;
   // Sending the leave ends membership: UNSUBSCRIBED, or STALE after a poll-timer leave.
   transition(leaving_due_to_poll_timer_ ? State::STALE : State::UNSUBSCRIBED);
@@ -1058,7 +1058,9 @@ void AsyncConsumer::update_fetch_positions() {
     }
     r.partitions = need;
     consumption_.lookup_sent(need);
+    rpc_fields_ = nlohmann::ordered_json{{"member_epoch", r.member_epoch}};
     lookups_[send_request(*coordinator_, std::move(r), config_.request_timeout_ms)] = need;
+    rpc_fields_ = nullptr;
   }
   send_list_offsets();
 }
@@ -1337,9 +1339,10 @@ void AsyncConsumer::trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to,
                            {"api", api},
                            {"id", id}};
   if (error != nullptr) f["error"] = error_name(*error);
-  // A ConsumerGroupHeartbeat request also says its epoch and which optional fields it carries.
-  if (error == nullptr && last_heartbeat_fields_.is_object())
-    for (const auto& [k, v] : last_heartbeat_fields_.items()) f[k] = v;
+  // A ConsumerGroupHeartbeat request also says its epoch and which optional fields it carries;
+  // an OffsetFetch request the member epoch it carries (-1: none, and no member id).
+  if (error == nullptr && rpc_fields_.is_object())
+    for (const auto& [k, v] : rpc_fields_.items()) f[k] = v;
   tracer_.emit("rpc", f);
 }
 

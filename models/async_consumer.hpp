@@ -212,7 +212,7 @@ class AsyncConsumer final : public ConsumerModel {
   bool sent_valid_ = false;
   std::vector<std::string> sent_topics_;
   std::optional<TopicPartitions> sent_owned_;
-  nlohmann::ordered_json last_heartbeat_fields_;  // for the `rpc` trace event of the request
+  nlohmann::ordered_json rpc_fields_;  // extra fields of the `rpc` trace event of a request
 
   // Application thread.
   std::deque<AppEvent> app_events_;

@@ -46,6 +46,11 @@ TEST_CASE("consumer protocol: a crash before the auto-commit re-delivers exactly
   CHECK(positions[0]["offset"] == 12);
   CHECK(positions[0]["source"] == "reset:latest");
   CHECK(testing::responses(trace, "A", "OffsetFetch", "NONE") == std::vector<double>{1202});
+  for (const auto& e : events(trace, "rpc"))
+    if (e["api"] == "OffsetFetch" && e["dir"] == "send" && e["from"] == "A") {
+      CHECK(e["t_us"] == 1200000);
+      CHECK(e["member_epoch"] == 2);
+    }
   // The auto-commit timer restarts when the reconciliation completes (1100): commits at 6100
   // and 11100, each carrying the position of that instant. B's join changes nothing for A.
   std::vector<json> a_auto;
