@@ -364,6 +364,14 @@ void AsyncConsumer::on_poll_loop_continue() {
   begin_poll();
 }
 
+void AsyncConsumer::on_positions_changed() {
+  // New valid positions let the fetcher send a Fetch, whose answer wakes a poll() waiting on the
+  // fetch buffer: records are returned if there are some. It is no new AsyncPollEvent: what the
+  // remaining positions need (validation, a retry) waits for the next pass.
+  if (!process_.alive() || busy_ || !app_.runnable() || close_stage_ != CloseStage::None) return;
+  maybe_return_records();
+}
+
 void AsyncConsumer::on_app_wake() {
   // A record reached the fetch buffer, or positions were found: the waiting poll() goes on.
   if (!process_.alive() || busy_ || !app_.runnable() || close_stage_ != CloseStage::None) return;
@@ -1093,7 +1101,7 @@ void AsyncConsumer::on_offset_fetch_response(std::int32_t id, const OffsetFetchR
   consumption_.on_committed(r.partitions);
   // The reset of the partitions without a committed offset follows at once (thenCompose).
   send_list_offsets();
-  on_app_wake();
+  on_positions_changed();
 }
 
 void AsyncConsumer::on_list_offsets_response(std::int32_t id, const ListOffsetsResponse& r) {
@@ -1108,7 +1116,7 @@ void AsyncConsumer::on_list_offsets_response(std::int32_t id, const ListOffsetsR
   std::vector<std::pair<TopicPartition, std::int64_t>> offsets;
   for (const auto& p : r.partitions) offsets.emplace_back(p.partition, p.offset);
   consumption_.on_reset(offsets);
-  on_app_wake();
+  on_positions_changed();
 }
 
 void AsyncConsumer::on_offsets_for_leader_epoch_response(std::int32_t id,
@@ -1122,7 +1130,7 @@ void AsyncConsumer::on_offsets_for_leader_epoch_response(std::int32_t id,
     return;
   }
   consumption_.on_validated(r.partitions);
-  on_app_wake();
+  on_positions_changed();
 }
 
 void AsyncConsumer::fail_fatally(ErrorCode error) {

@@ -88,6 +88,7 @@ class AsyncConsumer final : public ConsumerModel {
   void on_poll_return();
   void on_poll_loop_continue();
   void on_app_wake();
+  void on_positions_changed();
   void pass();
   // Records (fetch, processing, commits after a batch), around RecordConsumption.
   void maybe_return_records();

@@ -40,7 +40,7 @@ TEST_CASE("consumer protocol: a crash before the auto-commit re-delivers exactly
   // the 1100 poll pass reconciles (onPartitionsAssigned), the 1200 pass sends OffsetFetch with
   // A's member id and epoch 2 (no committed offset), then ListOffsets at once: 1204, LEO 12.
   const auto positions = events(trace, "position");
-  REQUIRE(positions.size() == 2);
+  REQUIRE(positions.size() == 3);
   CHECK(positions[0]["consumer"] == "A");
   CHECK(positions[0]["t_us"] == 1204000);
   CHECK(positions[0]["offset"] == 12);
@@ -70,12 +70,18 @@ TEST_CASE("consumer protocol: a crash before the auto-commit re-delivers exactly
     if (f["consumer"] == "A") a_last = f["ranges"].back()["last_offset"].get<std::int64_t>();
   CHECK(a_last == 124);
   // A's session (45 s from its last heartbeat at 11.101 s) expires at 56.101 s; the next target
-  // waits for the 1 s assignment interval (57.101 s); B reconciles at its 57.2 s poll pass and
-  // starts from the committed 110 at 57.302 s.
+  // waits for the 1 s assignment interval (57.101 s); B reconciles at its 57.2 s poll pass, sends
+  // OffsetFetch at the 57.3 s pass and gets the committed 110 with A's leader epoch at 57.302 s:
+  // AWAIT_VALIDATION; the next pass (57.4 s, the end of poll(100 ms)) sends OffsetForLeaderEpoch
+  // and the position is valid at 57.402 s, when B fetches 110..573.
   CHECK(positions[1]["consumer"] == "B");
   CHECK(positions[1]["t_us"] == 57302000);
   CHECK(positions[1]["offset"] == 110);
   CHECK(positions[1]["source"] == "committed");
+  CHECK(positions[1]["state"] == "AWAIT_VALIDATION");
+  CHECK(positions[2]["t_us"] == 57402000);
+  CHECK(positions[2]["offset"] == 110);
+  CHECK(positions[2]["source"] == "validated");
   const auto s = summary_of("scenarios/workload/crash-before-auto-commit.json");
   CHECK(s["metrics"]["duplicates"] == 15);  // 110..124
   CHECK(s["metrics"]["lost"] == 0);
