@@ -237,8 +237,8 @@ TEST_CASE("consumer-group coordinator: OffsetFetch validated against the member 
   Harness h;
   h.heartbeat("A", Harness::join("A"));  // A: epoch 2, t-0..t-3
   OffsetCommitRequest c;
-  c.group_id = "g";
-  c.member_id = "A";
+  c.group_id = std::string("g");  // not = "g": GCC 12 -Wrestrict false positive
+  c.member_id = std::string("A");
   c.generation_id = 2;
   c.offsets.push_back({{"t", 0}, 5});
   h.coordinator->on_offset_commit(h.nodes.at("A"), 1, c);
