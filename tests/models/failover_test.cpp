@@ -106,3 +106,26 @@ TEST_CASE("a coordinator that restarts before being fenced answers NOT_COORDINAT
   }
   CHECK(first_of(trace, "coordinator.loaded")["groups"] == first_of(trace, "coordinator.unloaded")["groups"]);
 }
+
+TEST_CASE("no live replica: FindCoordinator answers COORDINATOR_NOT_AVAILABLE, retried with backoff") {
+  const auto trace = testing::run_trace("scenarios/classic/coordinator-failover-no-replica.json", "classic-eager");
+  const json& elected = first_of(trace, "coordinator.elected");
+  CHECK(ms(elected) == 29000);
+  CHECK(elected["broker"].is_null());
+  // A's lookups: each failure backs off exponentially from retry.backoff.ms (100 ms) to
+  // retry.backoff.max.ms (1000 ms), with +-20 % jitter, plus the 2 ms round trip.
+  const auto refused = testing::responses(trace, "A", "FindCoordinator", "COORDINATOR_NOT_AVAILABLE");
+  REQUIRE(refused.size() >= 6);
+  for (std::size_t i = 1; i < refused.size(); ++i) {
+    CAPTURE(i);
+    const double nominal = std::min(100.0 * (1 << std::min<std::size_t>(i - 1, 4)), 1000.0);
+    const double gap = refused[i] - refused[i - 1] - 2;
+    CHECK(gap >= 0.8 * nominal - 1);
+    CHECK(gap <= 1.2 * nominal + 1);
+  }
+  // Broker-0 is back at 40000, leads its partition again and reloads the group unchanged.
+  CHECK(refused.back() < 40000);
+  const auto loaded = first_of(trace, "coordinator.loaded");
+  CHECK(loaded["broker"] == 0);
+  CHECK(loaded["groups"] == first_of(trace, "coordinator.unloaded")["groups"]);
+}
