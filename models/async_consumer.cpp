@@ -88,73 +88,13 @@ AsyncConsumer::AsyncConsumer(sim::Kernel& kernel, sim::Tracer& tracer,
                              sim::Network<Envelope>& network, const ClusterMetadata& cluster,
                              const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed,
                              Workload& workload, LagMonitor* lag)
-    : kernel_(kernel),
-      tracer_(tracer),
-      network_(network),
-      cluster_(cluster),
-      spec_(spec),
-      config_(std::move(config)),
-      rng_(seed, "consumer-" + spec.name),
-      process_(kernel),
-      app_(process_, "application"),
-      background_(process_, "network"),
-      poll_return_timer_(
-          kernel, [this] { on_poll_return(); }, &app_),
-      callback_timer_(
-          kernel, [this] { on_callback_end(); }, &app_),
-      close_retry_timer_(
-          kernel, [this] { continue_close(); }, &app_),
-      heartbeat_timer_(
-          kernel, [this] { maybe_heartbeat(); }, &background_),
-      poll_timer_(
-          kernel, [this] { on_poll_timer_expired(); }, &background_),
-      request_timeout_timer_(
-          kernel, [this] { on_request_timeout_check(); }, &background_),
-      coordinator_retry_timer_(
-          kernel, [this] { maybe_heartbeat(); }, &background_),
-      stall_end_timer_(kernel,
-                       [this] {
-                         app_.unstall();
-                         // A batch being processed or a commitSync() goes on; otherwise the loop
-                         // polls again.
-                         if (process_.alive() && close_stage_ == CloseStage::None && !batch_ &&
-                             !commit_sync_waiting_)
-                           begin_poll();
-                       }),
-      pause_end_timer_(kernel,
-                       [this] {
-                         if (process_.alive()) process_.resume();
-                       }),
-      restart_timer_(kernel, [this] { start(); }),
-      fetch_wake_timer_(
-          kernel, [this] { on_app_wake(); }, &app_),
-      processing_timer_(
-          kernel, [this] { on_processing_end(); }, &app_),
-      commit_retry_timer_(
-          kernel, [this] { commit_after_batch(); }, &app_),
-      reconcile_commit_timer_(
-          kernel, [this] { retry_reconcile_commit(); }, &background_),
-      consumption_(kernel, tracer, workload, lag,
-                   RecordConsumption::Options{
-                       spec.name, config_.group_id, config_.max_poll_records,
-                       config_.auto_offset_reset, spec.processing,
-                       [this](const TopicPartition& tp) {
-                         const sim::NodeId leader = partition_leader(tp);
-                         return !network_.is_cut(leader, node_) && !network_.is_cut(node_, leader);
-                       },
-                       [this](const TopicPartition& tp) {
-                         // The mean one-way latency of the leader's link (no draw: no RNG use).
-                         const double ms =
-                             network_.link_spec(partition_leader(tp), node_).latency.expected_ms();
-                         return sim::SimTime{static_cast<std::int64_t>(std::llround(ms * 1000.0))};
-                       }},
-                   sim::Rng(seed, "processing-" + spec.name)) {
-  process_.attach(&app_);
-  process_.attach(&background_);
-  node_ = network_.add_node(spec_.name, &background_, [this](sim::NodeId from, Envelope&& e) {
-    on_message(from, std::move(e));
-  });
-}
+    : ConsumerClient(kernel, tracer, network, cluster, spec, std::move(config), seed, workload, lag,
+                     "network"),
+      close_retry_timer_(kernel, [this] { continue_close(); }, &app_),
+      heartbeat_timer_(kernel, [this] { maybe_heartbeat(); }, &network_thread_),
+      poll_timer_(kernel, [this] { on_poll_timer_expired(); }, &network_thread_),
+      coordinator_retry_timer_(kernel, [this] { maybe_heartbeat(); }, &network_thread_),
+      reconcile_commit_timer_(kernel, [this] { retry_reconcile_commit(); }, &network_thread_) {}
 
 // ---------------------------------------------------------------------------------------------
 // Script
@@ -257,50 +197,6 @@ void AsyncConsumer::start() {
   begin_poll();
 }
 
-void AsyncConsumer::request_stop() {
-  if (!process_.alive() || close_stage_ != CloseStage::None) return;
-  tracer_.emit("consumer.stop", {{"consumer", spec_.name}});
-  stop_requested_ = true;
-}
-
-void AsyncConsumer::crash() {
-  if (!process_.alive()) return;
-  tracer_.emit("consumer.crash", {{"consumer", spec_.name}});
-  process_.kill();
-  reset_client_state();
-}
-
-void AsyncConsumer::restart(sim::SimTime after, bool graceful) {
-  if (!process_.alive()) {
-    restart_timer_.arm(after);
-    return;
-  }
-  if (graceful) {
-    restart_after_ = kernel_.now() + after;
-    request_stop();
-  } else {
-    crash();
-    restart_timer_.arm(after);
-  }
-}
-
-void AsyncConsumer::stall(sim::SimTime duration) {
-  if (!process_.alive()) return;
-  tracer_.emit("consumer.stall", {{"consumer", spec_.name}, {"for_ms", duration.count() / 1000}});
-  in_poll_ = false;
-  poll_return_timer_.cancel();
-  fetch_wake_timer_.cancel();
-  app_.stall();
-  stall_end_timer_.arm(duration);
-}
-
-void AsyncConsumer::pause(sim::SimTime duration) {
-  if (!process_.alive()) return;
-  tracer_.emit("consumer.pause", {{"consumer", spec_.name}, {"for_ms", duration.count() / 1000}});
-  process_.pause();
-  pause_end_timer_.arm(duration);
-}
-
 void AsyncConsumer::subscribe(std::vector<std::string> topics) {
   spec_.topics = topics;
   if (!process_.alive()) return;
@@ -393,19 +289,6 @@ void AsyncConsumer::pass() {
 
 // ---------------------------------------------------------------------------------------------
 // Records: fetch, processing, commits after a batch
-
-sim::NodeId AsyncConsumer::partition_leader(const TopicPartition& tp) const {
-  // As ClassicConsumer: replicas p, p+1, ... mod brokers; the leader is the first live one.
-  const auto n = cluster_.broker_nodes.size();
-  const auto replicas = std::min<std::size_t>(
-      n, static_cast<std::size_t>(std::max(1, cluster_.offsets_topic_replication_factor)));
-  for (std::size_t k = 0; k < replicas; ++k) {
-    const std::size_t b = (static_cast<std::size_t>(tp.partition) + k) % n;
-    if (b >= cluster_.broker_down.size() || !cluster_.broker_down[b])
-      return cluster_.broker_nodes[b];
-  }
-  return cluster_.broker_nodes[static_cast<std::size_t>(tp.partition) % n];
-}
 
 void AsyncConsumer::maybe_return_records() {
   if (!process_.alive() || !in_poll_ || batch_ || busy_ || close_stage_ != CloseStage::None) return;

@@ -15,6 +15,7 @@
 
 #include "models/cluster.hpp"
 #include "models/config.hpp"
+#include "models/consumer_client.hpp"
 #include "models/consumer_model.hpp"
 #include "models/messages.hpp"
 #include "models/record_consumption.hpp"
@@ -44,7 +45,7 @@ enum class ConsumerMemberState {
 };
 const char* member_state_name(ConsumerMemberState s);
 
-class AsyncConsumer final : public ConsumerModel {
+class AsyncConsumer final : public ConsumerClient {
  public:
   AsyncConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& network,
                 const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
@@ -52,19 +53,13 @@ class AsyncConsumer final : public ConsumerModel {
   AsyncConsumer(const AsyncConsumer&) = delete;
   AsyncConsumer& operator=(const AsyncConsumer&) = delete;
 
-  sim::NodeId node() const override { return node_; }
   ConsumerMemberState state() const { return state_; }
 
   void start() override;
-  void request_stop() override;
-  void crash() override;
-  void restart(sim::SimTime after, bool graceful) override;
-  void stall(sim::SimTime duration) override;
-  void pause(sim::SimTime duration) override;
   void subscribe(std::vector<std::string> topics) override;
   void on_broker_down(sim::NodeId broker) override;
 
-  void on_message(sim::NodeId from, Envelope&& envelope);
+  void on_message(sim::NodeId from, Envelope&& envelope) override;
 
  private:
   /// Work the background thread hands to the application thread (callbacks run in poll()).
@@ -75,7 +70,6 @@ class AsyncConsumer final : public ConsumerModel {
     std::uint64_t reconciliation = 0;  // which reconciliation it belongs to (Revoke, Assign)
   };
   enum class Reconcile { Idle, Committing, Revoking, Assigning };
-  enum class CloseStage { None, Committing, Revoking, Leaving, Closed };
   struct InFlight {
     std::string api;  // "OffsetCommit:<purpose>" for commits
     sim::NodeId node;
@@ -84,18 +78,17 @@ class AsyncConsumer final : public ConsumerModel {
   };
 
   // Application thread.
-  void begin_poll();
-  void on_poll_return();
+  void begin_poll() override;
+  void on_poll_return() override;
   void on_poll_loop_continue();
-  void on_app_wake();
+  void on_app_wake() override;
   void on_positions_changed();
   void pass();
   // Records (fetch, processing, commits after a batch), around RecordConsumption.
   void maybe_return_records();
-  void on_processing_end();
-  void commit_after_batch();
+  void on_processing_end() override;
+  void commit_after_batch() override;
   void after_batch();
-  sim::NodeId partition_leader(const TopicPartition& tp) const;
   void drain_app_events();
   void run_app_event(const AppEvent& e);
   void on_app_event_done(const AppEvent& e);
@@ -135,7 +128,7 @@ class AsyncConsumer final : public ConsumerModel {
   // Network client.
   std::int32_t send_request(sim::NodeId to, Message request, std::int64_t timeout_ms,
                             std::int32_t epoch = 0);
-  void on_request_timeout_check();
+  void on_request_timeout_check() override;
   void disconnect(sim::NodeId node, const std::string& why);
   void handle_response(const InFlight& req, std::int32_t id, const Message& response);
   void ensure_coordinator();
@@ -145,41 +138,21 @@ class AsyncConsumer final : public ConsumerModel {
   // Helpers.
   bool start_callback(const char* callback, const TopicPartitions& partitions,
                       const sim::Distribution& duration);
-  void on_callback_end();
+  void on_callback_end() override;
   void set_owned(TopicPartitions owned);
   std::int64_t exponential_backoff_ms(int attempts);
   void trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
                  std::int32_t id, const ErrorCode* error);
   std::string generate_member_id();
-  void reset_client_state();
+  void reset_client_state() override;
   bool in_group() const;
 
-  sim::Kernel& kernel_;
-  sim::Tracer& tracer_;
-  sim::Network<Envelope>& network_;
-  const ClusterMetadata& cluster_;
-  ConsumerSpec spec_;
-  ConsumerConfig config_;
-  sim::Rng rng_;
 
-  sim::Process process_;
-  sim::Activity app_;
-  sim::Activity background_;
-  sim::NodeId node_ = 0;
 
-  sim::Timer poll_return_timer_;
-  sim::Timer callback_timer_;
   sim::Timer close_retry_timer_;
   sim::Timer heartbeat_timer_;
   sim::Timer poll_timer_;
-  sim::Timer request_timeout_timer_;
   sim::Timer coordinator_retry_timer_;
-  sim::Timer stall_end_timer_;
-  sim::Timer pause_end_timer_;
-  sim::Timer restart_timer_;
-  sim::Timer fetch_wake_timer_;
-  sim::Timer processing_timer_;
-  sim::Timer commit_retry_timer_;
   sim::Timer reconcile_commit_timer_;
 
   // Membership (reset at every start).
@@ -219,11 +192,7 @@ class AsyncConsumer final : public ConsumerModel {
   std::deque<AppEvent> app_events_;
   std::size_t drain_remaining_ = 0;
   std::optional<AppEvent> running_event_;
-  bool in_poll_ = false;
   bool busy_ = false;
-  bool stop_requested_ = false;
-  CloseStage close_stage_ = CloseStage::None;
-  std::optional<sim::SimTime> restart_after_;
   sim::SimTime close_deadline_{0};
   std::optional<std::int32_t> close_commit_id_;
   bool close_commit_sent_ = false;
@@ -235,9 +204,6 @@ class AsyncConsumer final : public ConsumerModel {
   sim::SimTime last_poll_{0};
 
   // Records.
-  RecordConsumption consumption_;
-  std::optional<Batch> batch_;        // being processed by the application
-  bool commit_sync_waiting_ = false;  // the application is blocked in commitSync()
   sim::SimTime commit_sync_deadline_{0};
   int commit_sync_attempts_ = 0;
   std::map<std::int32_t, TopicPartitions> lookups_;  // OffsetFetch / ListOffsets in flight

@@ -42,55 +42,13 @@ ClassicConsumer::ClassicConsumer(sim::Kernel& kernel, sim::Tracer& tracer,
                                  sim::Network<Envelope>& network, const ClusterMetadata& cluster,
                                  const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed,
                                  Workload& workload, LagMonitor* lag)
-    : kernel_(kernel),
-      tracer_(tracer),
-      network_(network),
-      cluster_(cluster),
-      spec_(spec),
-      config_(std::move(config)),
-      rng_(seed, "consumer-" + spec.name),
-      process_(kernel),
-      app_(process_, "application"),
-      heartbeat_thread_(process_, "heartbeat"),
-      poll_return_timer_(kernel, [this] { on_poll_return(); }, &app_),
+    : ConsumerClient(kernel, tracer, network, cluster, spec, std::move(config), seed, workload, lag,
+                     "heartbeat"),
       retry_timer_(kernel, [this] { on_app_wake(); }, &app_),
       auto_commit_timer_(kernel, [this] { on_app_wake(); }, &app_),
-      callback_timer_(kernel, [this] { on_callback_end(); }, &app_),
-      fetch_wake_timer_(kernel, [this] { on_app_wake(); }, &app_),
-      processing_timer_(kernel, [this] { on_processing_end(); }, &app_),
-      commit_retry_timer_(kernel, [this] { commit_after_batch(); }, &app_),
-      heartbeat_tick_(kernel, [this] { on_heartbeat_tick(); }, &heartbeat_thread_),
-      request_timeout_timer_(kernel, [this] { on_request_timeout_check(); }, &heartbeat_thread_),
+      heartbeat_tick_(kernel, [this] { on_heartbeat_tick(); }, &network_thread_),
       metadata_timer_(kernel, [this] { refresh_metadata("metadata.max.age.ms elapsed"); },
-                      &heartbeat_thread_),
-      stall_end_timer_(kernel, [this] {
-        app_.unstall();
-        // A batch being processed or a commitSync() goes on; otherwise the loop polls again.
-        if (process_.alive() && close_stage_ == CloseStage::None && !batch_ && !commit_sync_waiting_)
-          begin_poll();
-      }),
-      pause_end_timer_(kernel, [this] {
-        if (!process_.alive()) return;
-        tracer_.emit("consumer.resume", {{"consumer", spec_.name}});
-        process_.resume();
-      }),
-      restart_timer_(kernel, [this] { start(); }),
-      consumption_(kernel, tracer, workload, lag,
-                   RecordConsumption::Options{
-                       spec.name, config_.group_id, config_.max_poll_records, config_.auto_offset_reset,
-                       spec.processing,
-                       [this](const TopicPartition& tp) {
-                         const sim::NodeId leader = partition_leader(tp);
-                         return !network_.is_cut(leader, node_) && !network_.is_cut(node_, leader);
-                       },
-                       [this](const TopicPartition& tp) {
-                         // The mean one-way latency of the leader's link (no draw: no RNG use).
-                         const double ms = network_.link_spec(partition_leader(tp), node_).latency.expected_ms();
-                         return sim::SimTime{static_cast<std::int64_t>(std::llround(ms * 1000.0))};
-                       }},
-                   sim::Rng(seed, "processing-" + spec.name)) {
-  process_.attach(&app_);
-  process_.attach(&heartbeat_thread_);
+                      &network_thread_) {
   // Rebalance protocol: the highest one every configured assignor supports (CC:250-274).
   std::set<assignors::RebalanceProtocol> common{assignors::RebalanceProtocol::Eager,
                                                 assignors::RebalanceProtocol::Cooperative};
@@ -103,8 +61,6 @@ ClassicConsumer::ClassicConsumer(sim::Kernel& kernel, sim::Tracer& tracer,
   }
   SIM_ASSERT(!common.empty());
   cooperative_ = *common.rbegin() == assignors::RebalanceProtocol::Cooperative;
-  node_ = network_.add_node(spec_.name, &heartbeat_thread_,
-                            [this](sim::NodeId from, Envelope&& e) { on_message(from, std::move(e)); });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -189,51 +145,6 @@ bool ClassicConsumer::assignment_metadata_changed() const {
     if ((it == metadata_.end() ? 0 : it->second) != n) return true;
   }
   return false;
-}
-
-void ClassicConsumer::request_stop() {
-  if (!process_.alive() || close_stage_ != CloseStage::None) return;
-  tracer_.emit("consumer.stop", {{"consumer", spec_.name}});
-  stop_requested_ = true;
-}
-
-void ClassicConsumer::crash() {
-  if (!process_.alive()) return;
-  tracer_.emit("consumer.crash", {{"consumer", spec_.name}});
-  process_.kill();
-  reset_client_state();
-}
-
-void ClassicConsumer::restart(sim::SimTime after, bool graceful) {
-  if (!process_.alive()) {
-    restart_timer_.arm(after);
-    return;
-  }
-  if (graceful) {
-    restart_after_ = kernel_.now() + after;
-    request_stop();
-  } else {
-    crash();
-    restart_timer_.arm(after);
-  }
-}
-
-void ClassicConsumer::stall(sim::SimTime duration) {
-  if (!process_.alive()) return;
-  tracer_.emit("consumer.stall", {{"consumer", spec_.name}, {"for_ms", duration.count() / 1000}});
-  // The application is busy outside poll(): nothing of its thread runs until it returns.
-  in_poll_ = false;
-  poll_return_timer_.cancel();
-  fetch_wake_timer_.cancel();
-  app_.stall();
-  stall_end_timer_.arm(duration);
-}
-
-void ClassicConsumer::pause(sim::SimTime duration) {
-  if (!process_.alive()) return;
-  tracer_.emit("consumer.pause", {{"consumer", spec_.name}, {"for_ms", duration.count() / 1000}});
-  process_.pause();
-  pause_end_timer_.arm(duration);
 }
 
 void ClassicConsumer::subscribe(std::vector<std::string> topics) {
@@ -562,19 +473,6 @@ void ClassicConsumer::update_fetch_positions(bool resumed) {
     ListOffsetsRequest r{consumption_.reset_timestamp(), tps};
     lookups_[send_request(leader, std::move(r), config_.request_timeout_ms)] = tps;
   }
-}
-
-sim::NodeId ClassicConsumer::partition_leader(const TopicPartition& tp) const {
-  // Data partitions are placed like __consumer_offsets ones (replicas p, p+1, ... mod brokers);
-  // the leader is the first live replica: a dead broker's data partitions move at once (the
-  // controller's fencing delay is not modelled for them). All replicas down: the first one.
-  const auto n = cluster_.broker_nodes.size();
-  const auto replicas = std::min<std::size_t>(n, static_cast<std::size_t>(std::max(1, cluster_.offsets_topic_replication_factor)));
-  for (std::size_t k = 0; k < replicas; ++k) {
-    const std::size_t b = (static_cast<std::size_t>(tp.partition) + k) % n;
-    if (b >= cluster_.broker_down.size() || !cluster_.broker_down[b]) return cluster_.broker_nodes[b];
-  }
-  return cluster_.broker_nodes[static_cast<std::size_t>(tp.partition) % n];
 }
 
 void ClassicConsumer::maybe_return_records() {

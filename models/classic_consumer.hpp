@@ -15,6 +15,7 @@
 
 #include "models/cluster.hpp"
 #include "models/config.hpp"
+#include "models/consumer_client.hpp"
 #include "models/consumer_model.hpp"
 #include "models/messages.hpp"
 #include "models/record_consumption.hpp"
@@ -31,7 +32,7 @@ class LagMonitor;
 
 enum class MemberState { UNJOINED, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE };
 
-class ClassicConsumer final : public ConsumerModel {
+class ClassicConsumer final : public ConsumerClient {
  public:
   ClassicConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& network,
                   const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
@@ -39,21 +40,15 @@ class ClassicConsumer final : public ConsumerModel {
   ClassicConsumer(const ClassicConsumer&) = delete;
   ClassicConsumer& operator=(const ClassicConsumer&) = delete;
 
-  sim::NodeId node() const override { return node_; }
   const std::string& name() const { return spec_.name; }
   bool alive() const { return process_.alive(); }
 
   // The scenario's script.
   void start() override;
-  void request_stop() override;
-  void crash() override;
-  void restart(sim::SimTime after, bool graceful) override;
-  void stall(sim::SimTime duration) override;
-  void pause(sim::SimTime duration) override;
   void subscribe(std::vector<std::string> topics) override;
   void on_broker_down(sim::NodeId broker) override;
 
-  void on_message(sim::NodeId from, Envelope&& envelope);
+  void on_message(sim::NodeId from, Envelope&& envelope) override;
 
  private:
   struct Generation {
@@ -65,7 +60,6 @@ class ClassicConsumer final : public ConsumerModel {
   enum class JoinFuture { None, Pending, Succeeded, Failed };
   enum class PrepareStage { Start, Committing, CommitDone, Revoking, Done };
   enum class CompleteStage { Start, Revoking, Assigning, Done };
-  enum class CloseStage { None, Committing, Revoking, Leaving, Closed };
   struct InFlight {
     std::string api;
     sim::NodeId node;
@@ -74,9 +68,9 @@ class ClassicConsumer final : public ConsumerModel {
   };
 
   // Application thread.
-  void begin_poll();
-  void on_poll_return();
-  void on_app_wake();
+  void begin_poll() override;
+  void on_poll_return() override;
+  void on_app_wake() override;
   /// One turn of poll()'s loop. `resumed`: the turn a blocking OffsetFetch was waiting in goes
   /// on with its answer (updateFetchPositions does not validate or re-check positions again).
   void pass(bool resumed = false);
@@ -89,10 +83,9 @@ class ClassicConsumer final : public ConsumerModel {
   bool coordinator_poll();
   void update_fetch_positions(bool resumed);
   void maybe_return_records();
-  sim::NodeId partition_leader(const TopicPartition& tp) const;
-  void on_processing_end();
+  void on_processing_end() override;
   void after_batch();
-  void commit_after_batch();
+  void commit_after_batch() override;
   void on_poll_loop_continue();
   void continue_close();
   void finish_close();
@@ -105,7 +98,7 @@ class ClassicConsumer final : public ConsumerModel {
 
   // Network client.
   std::int32_t send_request(sim::NodeId to, Message request, std::int64_t timeout_ms);
-  void on_request_timeout_check();
+  void on_request_timeout_check() override;
   void disconnect(sim::NodeId node, const std::string& why);
   void fail_in_flight(std::int32_t correlation_id, const InFlight& req);
   void handle_response(const InFlight& req, const Message& response);
@@ -142,7 +135,7 @@ class ClassicConsumer final : public ConsumerModel {
   /// Starts a rebalance callback; true if it already ended (zero duration).
   bool start_callback(const char* callback, const TopicPartitions& partitions,
                       const sim::Distribution& duration);
-  void on_callback_end();
+  void on_callback_end() override;
   void set_owned(TopicPartitions owned);
   void reset_generation(bool reset_member_id, const std::string& why);
   void request_rejoin(const std::string& why);
@@ -151,38 +144,18 @@ class ClassicConsumer final : public ConsumerModel {
   std::int64_t exponential_backoff_ms(int attempts);
   void trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
                  std::int32_t id, const ErrorCode* error);
-  void reset_client_state();
+  void reset_client_state() override;
 
-  sim::Kernel& kernel_;
-  sim::Tracer& tracer_;
-  sim::Network<Envelope>& network_;
-  const ClusterMetadata& cluster_;
-  ConsumerSpec spec_;
-  ConsumerConfig config_;
-  sim::Rng rng_;
   bool cooperative_ = false;
 
-  sim::Process process_;
-  sim::Activity app_;
-  sim::Activity heartbeat_thread_;
-  sim::NodeId node_ = 0;
 
   // Application-thread timers.
-  sim::Timer poll_return_timer_;
   sim::Timer retry_timer_;
   sim::Timer auto_commit_timer_;
-  sim::Timer callback_timer_;
-  sim::Timer fetch_wake_timer_;
-  sim::Timer processing_timer_;
-  sim::Timer commit_retry_timer_;
   // Heartbeat-thread and network timers.
   sim::Timer heartbeat_tick_;
-  sim::Timer request_timeout_timer_;
   sim::Timer metadata_timer_;
   // Script timers (no activity: they act on the process from outside).
-  sim::Timer stall_end_timer_;
-  sim::Timer pause_end_timer_;
-  sim::Timer restart_timer_;
 
   // Client state (reset at every start).
   MemberState state_ = MemberState::UNJOINED;
@@ -205,12 +178,8 @@ class ClassicConsumer final : public ConsumerModel {
   std::map<std::string, std::int32_t> metadata_;  // topic -> partition count, as last fetched
   std::optional<std::map<std::string, std::int32_t>> assignment_snapshot_;  // leader only
 
-  bool in_poll_ = false;
   bool busy_ = false;  // inside a rebalance callback
-  bool stop_requested_ = false;
   bool fatal_ = false;
-  CloseStage close_stage_ = CloseStage::None;
-  std::optional<sim::SimTime> restart_after_;
   sim::SimTime close_deadline_{0};
   std::optional<std::int32_t> prepare_commit_id_;
   std::optional<std::int32_t> close_commit_id_;
@@ -228,9 +197,6 @@ class ClassicConsumer final : public ConsumerModel {
   int heartbeat_attempts_ = 0;
 
   // Records.
-  RecordConsumption consumption_;
-  std::optional<Batch> batch_;  // being processed by the application
-  bool commit_sync_waiting_ = false;  // the application is blocked in commitSync()
   sim::SimTime commit_sync_deadline_{0};
   std::map<std::int32_t, TopicPartitions> lookups_;  // OffsetFetch / ListOffsets /
                                                      // OffsetForLeaderEpoch in flight

@@ -1,0 +1,102 @@
+// What the classic KafkaConsumer (ClassicConsumer) and the KIP-848 one (AsyncConsumer) share:
+// the process with its application thread and network/heartbeat thread, the records side
+// (RecordConsumption), the timers of the application loop, and what the scenario's script does
+// to the process (stop, crash, restart, stall, pause). Each protocol's client supplies the
+// group logic through the hooks below.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "models/cluster.hpp"
+#include "models/config.hpp"
+#include "models/consumer_model.hpp"
+#include "models/messages.hpp"
+#include "models/record_consumption.hpp"
+#include "models/scenario.hpp"
+#include "sim/kernel.hpp"
+#include "sim/network.hpp"
+#include "sim/rng.hpp"
+#include "sim/trace.hpp"
+
+namespace rsim {
+
+class ConsumerClient : public ConsumerModel {
+ public:
+  ConsumerClient(const ConsumerClient&) = delete;
+  ConsumerClient& operator=(const ConsumerClient&) = delete;
+
+  sim::NodeId node() const override { return node_; }
+
+  // The scenario's script.
+  void request_stop() override;  // graceful close() at the application's next return from poll()
+  void crash() override;
+  void restart(sim::SimTime after, bool graceful) override;
+  void stall(sim::SimTime duration) override;
+  void pause(sim::SimTime duration) override;
+
+ protected:
+  enum class CloseStage { None, Committing, Revoking, Leaving, Closed };
+
+  /// `network_thread` names the thread that owns the client's network node ("heartbeat" for
+  /// the classic client, "network" for the KIP-848 one).
+  ConsumerClient(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& network,
+                 const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
+                 std::uint64_t seed, Workload& workload, LagMonitor* lag, const char* network_thread);
+  ~ConsumerClient() override = default;
+
+  // Hooks of the protocol's client.
+  virtual void on_message(sim::NodeId from, Envelope&& envelope) = 0;
+  virtual void reset_client_state() = 0;
+  virtual void begin_poll() = 0;
+  virtual void on_poll_return() = 0;
+  virtual void on_app_wake() = 0;
+  virtual void on_callback_end() = 0;
+  virtual void on_processing_end() = 0;
+  virtual void commit_after_batch() = 0;
+  virtual void on_request_timeout_check() = 0;
+
+  /// A data partition's leader: replicas p, p+1, ... mod brokers, the first live one (a dead
+  /// broker's data partitions move at once: the controller's fencing delay is not modelled for
+  /// them). All replicas down: the first one.
+  sim::NodeId partition_leader(const TopicPartition& tp) const;
+
+  sim::Kernel& kernel_;
+  sim::Tracer& tracer_;
+  sim::Network<Envelope>& network_;
+  const ClusterMetadata& cluster_;
+  ConsumerSpec spec_;
+  ConsumerConfig config_;
+  sim::Rng rng_;
+
+  sim::Process process_;
+  sim::Activity app_;
+  sim::Activity network_thread_;
+  sim::NodeId node_ = 0;
+
+  // Application-thread timers.
+  sim::Timer poll_return_timer_;
+  sim::Timer callback_timer_;
+  sim::Timer fetch_wake_timer_;
+  sim::Timer processing_timer_;
+  sim::Timer commit_retry_timer_;
+  // Network-thread timer.
+  sim::Timer request_timeout_timer_;
+  // Script timers (no activity: they act on the process from outside).
+  sim::Timer stall_end_timer_;
+  sim::Timer pause_end_timer_;
+  sim::Timer restart_timer_;
+
+  // Application state shared by both clients (reset by reset_client_state()).
+  bool in_poll_ = false;
+  bool stop_requested_ = false;
+  CloseStage close_stage_ = CloseStage::None;
+  std::optional<sim::SimTime> restart_after_;
+
+  // Records.
+  RecordConsumption consumption_;
+  std::optional<Batch> batch_;        // being processed by the application
+  bool commit_sync_waiting_ = false;  // the application is blocked in commitSync()
+};
+
+}  // namespace rsim
