@@ -747,7 +747,7 @@ void AsyncConsumer::send_leave_heartbeat(std::int32_t epoch) {
 
 void AsyncConsumer::on_heartbeat_response(const InFlight& req,
                                           const ConsumerGroupHeartbeatResponse& r) {
-  const bool leave = req.member_epoch < 0;
+  const bool leave = req.context.epoch < 0;
   if (!leave) heartbeat_in_flight_.reset();
   if (leave) {
     // A leave's answer only matters to close(), which waits for it.
@@ -871,7 +871,7 @@ void AsyncConsumer::on_offset_commit_response(const InFlight& req, const OffsetC
     if (e != ErrorCode::NONE && (retriable || stale_retry) &&
         kernel_.now() < rec_commit_deadline_) {
       // The stale epoch's retry goes out at once with the new epoch (it raced with the bump).
-      const bool at_once = stale_retry && member_epoch_ != req.member_epoch && coordinator_;
+      const bool at_once = stale_retry && member_epoch_ != req.context.epoch && coordinator_;
       reconcile_commit_timer_.arm(
           at_once ? sim::SimTime::zero() : sim::ms(exponential_backoff_ms(rec_commit_attempts_++)));
       return;
@@ -1030,64 +1030,25 @@ void AsyncConsumer::fail_fatally(ErrorCode error) {
 
 std::int32_t AsyncConsumer::send_request(sim::NodeId to, Message request, std::int64_t timeout_ms,
                                          std::int32_t epoch) {
-  const std::int32_t id = next_correlation_id_++;
-  const char* api = api_name(request);
-  trace_rpc("send", node_, to, api, id, nullptr);
-  const sim::SimTime deadline = kernel_.now() + sim::ms(timeout_ms);
-  in_flight_.emplace(id, InFlight{api, to, deadline, epoch});
-  if (cluster_.is_down(to)) {
-    // Connection refused: the request fails with a disconnect as soon as it is tried.
-    kernel_.schedule_closure_after(sim::SimTime{0}, [this, to, gen = process_.incarnation()] {
-      if (process_.alive() && process_.incarnation() == gen) disconnect(to, "connection refused");
-    });
-    return id;
-  }
-  network_.send(node_, to, Envelope{id, std::move(request)});
-  if (!request_timeout_timer_.armed() || deadline < request_timeout_timer_.deadline())
-    request_timeout_timer_.arm_at(deadline);
-  return id;
+  return send_to(to, std::move(request), timeout_ms, RequestContext{epoch, {}, {}});
 }
 
-void AsyncConsumer::on_request_timeout_check() {
-  std::optional<sim::NodeId> timed_out;
-  for (const auto& [id, req] : in_flight_)
-    if (req.deadline <= kernel_.now() && !timed_out) timed_out = req.node;
-  if (timed_out) disconnect(*timed_out, "request timed out");
-  sim::SimTime next = sim::kNever;
-  for (const auto& [id, req] : in_flight_) next = std::min(next, req.deadline);
-  if (next != sim::kNever) request_timeout_timer_.arm_at(next);
-}
-
-void AsyncConsumer::disconnect(sim::NodeId node, const std::string& why) {
-  tracer_.emit("net.disconnect",
-               {{"consumer", spec_.name}, {"node", network_.name(node)}, {"reason", why}});
-  std::vector<std::pair<std::int32_t, InFlight>> failed;
-  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
-    if (it->second.node == node) {
-      failed.emplace_back(it->first, it->second);
-      it = in_flight_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  if (coordinator_ == node) mark_coordinator_unknown(why);
-  for (const auto& [id, req] : failed) {
-    const ErrorCode e = ErrorCode::NETWORK_EXCEPTION;
-    const std::string api = req.api.substr(0, req.api.find(':'));
-    trace_rpc("recv", req.node, node_, api.c_str(), id, &e);
-    if (api == "FindCoordinator")
-      handle_response(req, id, FindCoordinatorResponse{e, -1});
-    else if (api == "ConsumerGroupHeartbeat")
-      handle_response(req, id, ConsumerGroupHeartbeatResponse{.error = e});
-    else if (api == "OffsetCommit")
-      handle_response(req, id, OffsetCommitResponse{e});
-    else if (api == "OffsetFetch")
-      handle_response(req, id, OffsetFetchResponse{e, {}});
-    else if (api == "ListOffsets")
-      handle_response(req, id, ListOffsetsResponse{e, {}});
-    else if (api == "OffsetForLeaderEpoch")
-      handle_response(req, id, OffsetsForLeaderEpochResponse{e, {}});
-  }
+void AsyncConsumer::fail_in_flight(std::int32_t id, const InFlight& req) {
+  const ErrorCode e = ErrorCode::NETWORK_EXCEPTION;
+  const std::string api = req.api.substr(0, req.api.find(':'));
+  trace_rpc("recv", req.node, node_, api.c_str(), id, &e);
+  if (api == "FindCoordinator")
+    handle_response(req, id, FindCoordinatorResponse{e, -1});
+  else if (api == "ConsumerGroupHeartbeat")
+    handle_response(req, id, ConsumerGroupHeartbeatResponse{.error = e});
+  else if (api == "OffsetCommit")
+    handle_response(req, id, OffsetCommitResponse{e});
+  else if (api == "OffsetFetch")
+    handle_response(req, id, OffsetFetchResponse{e, {}});
+  else if (api == "ListOffsets")
+    handle_response(req, id, ListOffsetsResponse{e, {}});
+  else if (api == "OffsetForLeaderEpoch")
+    handle_response(req, id, OffsetsForLeaderEpochResponse{e, {}});
 }
 
 void AsyncConsumer::on_message(sim::NodeId from, Envelope&& envelope) {
@@ -1220,21 +1181,6 @@ std::int64_t AsyncConsumer::exponential_backoff_ms(int attempts) {
   const double term = initial * std::pow(2.0, std::min(static_cast<double>(attempts), exp_max));
   const double factor = 0.8 + 0.4 * rng_.uniform01();
   return std::min(static_cast<std::int64_t>(factor * term), config_.retry_backoff_max_ms);
-}
-
-void AsyncConsumer::trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
-                              std::int32_t id, const ErrorCode* error) {
-  nlohmann::ordered_json f{{"dir", dir},
-                           {"from", network_.name(from)},
-                           {"to", network_.name(to)},
-                           {"api", api},
-                           {"id", id}};
-  if (error != nullptr) f["error"] = error_name(*error);
-  // A ConsumerGroupHeartbeat request also says its epoch and which optional fields it carries;
-  // an OffsetFetch request the member epoch it carries (-1: none, and no member id).
-  if (error == nullptr && rpc_fields_.is_object())
-    for (const auto& [k, v] : rpc_fields_.items()) f[k] = v;
-  tracer_.emit("rpc", f);
 }
 
 }  // namespace rsim

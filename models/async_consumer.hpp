@@ -70,12 +70,6 @@ class AsyncConsumer final : public ConsumerClient {
     std::uint64_t reconciliation = 0;  // which reconciliation it belongs to (Revoke, Assign)
   };
   enum class Reconcile { Idle, Committing, Revoking, Assigning };
-  struct InFlight {
-    std::string api;  // "OffsetCommit:<purpose>" for commits
-    sim::NodeId node;
-    sim::SimTime deadline;
-    std::int32_t member_epoch = 0;  // sent in a heartbeat / commit
-  };
 
   // Application thread.
   void begin_poll() override;
@@ -128,12 +122,11 @@ class AsyncConsumer final : public ConsumerClient {
   // Network client.
   std::int32_t send_request(sim::NodeId to, Message request, std::int64_t timeout_ms,
                             std::int32_t epoch = 0);
-  void on_request_timeout_check() override;
-  void disconnect(sim::NodeId node, const std::string& why);
+  void fail_in_flight(std::int32_t id, const InFlight& req) override;
   void handle_response(const InFlight& req, std::int32_t id, const Message& response);
   void ensure_coordinator();
   void on_find_coordinator_response(const FindCoordinatorResponse& r);
-  void mark_coordinator_unknown(const std::string& why);
+  void mark_coordinator_unknown(const std::string& why) override;
 
   // Helpers.
   bool start_callback(const char* callback, const TopicPartitions& partitions,
@@ -141,8 +134,6 @@ class AsyncConsumer final : public ConsumerClient {
   void on_callback_end() override;
   void set_owned(TopicPartitions owned);
   std::int64_t exponential_backoff_ms(int attempts);
-  void trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
-                 std::int32_t id, const ErrorCode* error);
   std::string generate_member_id();
   void reset_client_state() override;
   bool in_group() const;
@@ -186,7 +177,6 @@ class AsyncConsumer final : public ConsumerClient {
   bool sent_valid_ = false;
   std::vector<std::string> sent_topics_;
   std::optional<TopicPartitions> sent_owned_;
-  nlohmann::ordered_json rpc_fields_;  // extra fields of the `rpc` trace event of a request
 
   // Application thread.
   std::deque<AppEvent> app_events_;
@@ -210,12 +200,9 @@ class AsyncConsumer final : public ConsumerClient {
   sim::SimTime lookup_not_before_{0};                // backoff after a failed OffsetFetch
 
   // Coordinator discovery and the network client.
-  std::optional<sim::NodeId> coordinator_;
   std::optional<std::int32_t> find_coordinator_in_flight_;
   int coordinator_lookup_attempts_ = 0;
   sim::SimTime coordinator_lookup_not_before_{0};
-  std::int32_t next_correlation_id_ = 0;
-  std::map<std::int32_t, InFlight> in_flight_;
 };
 
 }  // namespace rsim

@@ -714,55 +714,8 @@ void ClassicConsumer::maybe_leave_group(const std::string& reason) {
 // Network client
 
 std::int32_t ClassicConsumer::send_request(sim::NodeId to, Message request, std::int64_t timeout_ms) {
-  const std::int32_t id = next_correlation_id_++;
-  const char* api = api_name(request);
-  trace_rpc("send", node_, to, api, id, nullptr);
-  const sim::SimTime deadline = kernel_.now() + sim::ms(timeout_ms);
-  in_flight_.emplace(id, InFlight{api, to, deadline, generation_});
-  if (cluster_.is_down(to)) {
-    // Connection refused: the request fails with a disconnect as soon as it is tried.
-    kernel_.schedule_closure_after(sim::SimTime{0}, [this, to, gen = process_.incarnation()] {
-      if (process_.alive() && process_.incarnation() == gen) disconnect(to, "connection refused");
-    });
-    return id;
-  }
-  network_.send(node_, to, Envelope{id, std::move(request)});
-  if (!request_timeout_timer_.armed() || deadline < request_timeout_timer_.deadline())
-    request_timeout_timer_.arm_at(deadline);
-  return id;
-}
-
-void ClassicConsumer::on_request_timeout_check() {
-  // A request with no answer within its timeout: the connection is closed, and every request
-  // on it fails with a disconnect (NetworkClient.handleTimedOutRequests).
-  std::optional<sim::NodeId> timed_out;
-  sim::SimTime next = sim::kNever;
-  for (const auto& [id, req] : in_flight_) {
-    if (req.deadline <= kernel_.now()) {
-      if (!timed_out) timed_out = req.node;
-    } else {
-      next = std::min(next, req.deadline);
-    }
-  }
-  if (timed_out) disconnect(*timed_out, "request timed out");
-  next = sim::kNever;
-  for (const auto& [id, req] : in_flight_) next = std::min(next, req.deadline);
-  if (next != sim::kNever) request_timeout_timer_.arm_at(next);
-}
-
-void ClassicConsumer::disconnect(sim::NodeId node, const std::string& why) {
-  tracer_.emit("net.disconnect", {{"consumer", spec_.name}, {"node", network_.name(node)}, {"reason", why}});
-  std::vector<std::pair<std::int32_t, InFlight>> failed;
-  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
-    if (it->second.node == node) {
-      failed.emplace_back(it->first, it->second);
-      it = in_flight_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  if (coordinator_ == node) mark_coordinator_unknown(why);
-  for (const auto& [id, req] : failed) fail_in_flight(id, req);
+  return send_to(to, std::move(request), timeout_ms,
+                 RequestContext{generation_.id, generation_.member_id, generation_.protocol});
 }
 
 void ClassicConsumer::fail_in_flight(std::int32_t id, const InFlight& req) {
@@ -907,7 +860,7 @@ void ClassicConsumer::on_join_group_response(const InFlight& req, const JoinGrou
       fail_join(r.error);
       break;
     case ErrorCode::UNKNOWN_MEMBER_ID:
-      if (generation_ == req.generation) reset_generation(true, "JoinGroup: UNKNOWN_MEMBER_ID");
+      if (generation_ == generation_of(req)) reset_generation(true, "JoinGroup: UNKNOWN_MEMBER_ID");
       fail_join(r.error);
       break;
     default:
@@ -982,7 +935,7 @@ void ClassicConsumer::on_sync_group_response(const InFlight& req, const SyncGrou
       break;
     case ErrorCode::UNKNOWN_MEMBER_ID:
     case ErrorCode::ILLEGAL_GENERATION:
-      if (generation_ == req.generation)
+      if (generation_ == generation_of(req))
         reset_generation(r.error == ErrorCode::UNKNOWN_MEMBER_ID, fmt::format("SyncGroup: {}", error_name(r.error)));
       fail_join(r.error);
       break;
@@ -1020,7 +973,7 @@ void ClassicConsumer::on_heartbeat_response(const InFlight& req, const Heartbeat
     case ErrorCode::ILLEGAL_GENERATION:
     case ErrorCode::UNKNOWN_MEMBER_ID:
     case ErrorCode::FENCED_INSTANCE_ID:
-      if (generation_ == req.generation) {
+      if (generation_ == generation_of(req)) {
         reset_generation(r.error == ErrorCode::UNKNOWN_MEMBER_ID, fmt::format("Heartbeat: {}", error_name(r.error)));
         request_rejoin(fmt::format("Heartbeat: {}", error_name(r.error)));
         if (r.error == ErrorCode::FENCED_INSTANCE_ID) heartbeat_failed_ = true;
@@ -1045,7 +998,7 @@ void ClassicConsumer::on_offset_commit_response(const InFlight& req, const Offse
   const ErrorCode e = r.error;
   if (e == ErrorCode::REBALANCE_IN_PROGRESS) request_rejoin("OffsetCommit: REBALANCE_IN_PROGRESS");
   if (e == ErrorCode::UNKNOWN_MEMBER_ID || e == ErrorCode::ILLEGAL_GENERATION) {
-    if (generation_ == req.generation) {
+    if (generation_ == generation_of(req)) {
       reset_generation(e == ErrorCode::UNKNOWN_MEMBER_ID, fmt::format("OffsetCommit: {}", error_name(e)));
       on_app_wake();
     }
@@ -1174,14 +1127,6 @@ std::int64_t ClassicConsumer::exponential_backoff_ms(int attempts) {
   const double factor = 0.8 + 0.4 * rng_.uniform01();
   const auto value = static_cast<std::int64_t>(factor * term);
   return std::min(value, config_.retry_backoff_max_ms);
-}
-
-void ClassicConsumer::trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
-                                std::int32_t id, const ErrorCode* error) {
-  nlohmann::ordered_json f{{"dir", dir}, {"from", network_.name(from)}, {"to", network_.name(to)},
-                           {"api", api}, {"id", id}};
-  if (error != nullptr) f["error"] = error_name(*error);
-  tracer_.emit("rpc", f);
 }
 
 }  // namespace rsim

@@ -60,12 +60,9 @@ class ClassicConsumer final : public ConsumerClient {
   enum class JoinFuture { None, Pending, Succeeded, Failed };
   enum class PrepareStage { Start, Committing, CommitDone, Revoking, Done };
   enum class CompleteStage { Start, Revoking, Assigning, Done };
-  struct InFlight {
-    std::string api;
-    sim::NodeId node;
-    sim::SimTime deadline;
-    Generation generation;  // when it was sent, to tell whether a reset is still current
-  };
+  static Generation generation_of(const InFlight& req) {
+    return {req.context.epoch, req.context.member_id, req.context.protocol};
+  }
 
   // Application thread.
   void begin_poll() override;
@@ -98,12 +95,10 @@ class ClassicConsumer final : public ConsumerClient {
 
   // Network client.
   std::int32_t send_request(sim::NodeId to, Message request, std::int64_t timeout_ms);
-  void on_request_timeout_check() override;
-  void disconnect(sim::NodeId node, const std::string& why);
-  void fail_in_flight(std::int32_t correlation_id, const InFlight& req);
+  void fail_in_flight(std::int32_t correlation_id, const InFlight& req) override;
   void handle_response(const InFlight& req, const Message& response);
   void ensure_coordinator();
-  void mark_coordinator_unknown(const std::string& why);
+  void mark_coordinator_unknown(const std::string& why) override;
 
   void on_find_coordinator_response(const FindCoordinatorResponse& r);
   void on_join_group_response(const InFlight& req, const JoinGroupResponse& r);
@@ -142,8 +137,6 @@ class ClassicConsumer final : public ConsumerClient {
   void fail_fatally(ErrorCode error, const std::string& where);
   bool is_cooperative() const { return cooperative_; }
   std::int64_t exponential_backoff_ms(int attempts);
-  void trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
-                 std::int32_t id, const ErrorCode* error);
   void reset_client_state() override;
 
   bool cooperative_ = false;
@@ -168,7 +161,6 @@ class ClassicConsumer final : public ConsumerClient {
   PrepareStage prepare_stage_ = PrepareStage::Start;
   CompleteStage complete_stage_ = CompleteStage::Start;
   TopicPartitions pending_revoked_;
-  std::optional<sim::NodeId> coordinator_;
   std::optional<std::int32_t> find_coordinator_in_flight_;
   int coordinator_lookup_attempts_ = 0;
   sim::SimTime coordinator_lookup_not_before_{0};
@@ -208,8 +200,6 @@ class ClassicConsumer final : public ConsumerClient {
   bool all_fetch_positions_ = true;
 
   std::int32_t handling_id_ = 0;  // correlation id of the response being handled
-  std::int32_t next_correlation_id_ = 0;
-  std::map<std::int32_t, InFlight> in_flight_;
 };
 
 }  // namespace rsim

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 namespace rsim {
 
@@ -117,6 +119,69 @@ void ConsumerClient::pause(sim::SimTime duration) {
   tracer_.emit("consumer.pause", {{"consumer", spec_.name}, {"for_ms", duration.count() / 1000}});
   process_.pause();
   pause_end_timer_.arm(duration);
+}
+
+std::int32_t ConsumerClient::send_to(sim::NodeId to, Message request, std::int64_t timeout_ms,
+                                     RequestContext context) {
+  const std::int32_t id = next_correlation_id_++;
+  const char* api = api_name(request);
+  trace_rpc("send", node_, to, api, id, nullptr);
+  const sim::SimTime deadline = kernel_.now() + sim::ms(timeout_ms);
+  in_flight_.emplace(id, InFlight{api, to, deadline, std::move(context)});
+  if (cluster_.is_down(to)) {
+    // Connection refused: the request fails with a disconnect as soon as it is tried.
+    kernel_.schedule_closure_after(sim::SimTime{0}, [this, to, gen = process_.incarnation()] {
+      if (process_.alive() && process_.incarnation() == gen) disconnect(to, "connection refused");
+    });
+    return id;
+  }
+  network_.send(node_, to, Envelope{id, std::move(request)});
+  if (!request_timeout_timer_.armed() || deadline < request_timeout_timer_.deadline())
+    request_timeout_timer_.arm_at(deadline);
+  return id;
+}
+
+void ConsumerClient::on_request_timeout_check() {
+  // A request with no answer within its timeout: the connection is closed, and every request
+  // on it fails with a disconnect (NetworkClient.handleTimedOutRequests).
+  std::optional<sim::NodeId> timed_out;
+  for (const auto& [id, req] : in_flight_)
+    if (req.deadline <= kernel_.now() && !timed_out) timed_out = req.node;
+  if (timed_out) disconnect(*timed_out, "request timed out");
+  sim::SimTime next = sim::kNever;
+  for (const auto& [id, req] : in_flight_) next = std::min(next, req.deadline);
+  if (next != sim::kNever) request_timeout_timer_.arm_at(next);
+}
+
+void ConsumerClient::disconnect(sim::NodeId node, const std::string& why) {
+  tracer_.emit("net.disconnect",
+               {{"consumer", spec_.name}, {"node", network_.name(node)}, {"reason", why}});
+  std::vector<std::pair<std::int32_t, InFlight>> failed;
+  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+    if (it->second.node == node) {
+      failed.emplace_back(it->first, it->second);
+      it = in_flight_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (coordinator_ == node) mark_coordinator_unknown(why);
+  for (const auto& [id, req] : failed) fail_in_flight(id, req);
+}
+
+void ConsumerClient::trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
+                               std::int32_t id, const ErrorCode* error) {
+  nlohmann::ordered_json f{{"dir", dir},
+                           {"from", network_.name(from)},
+                           {"to", network_.name(to)},
+                           {"api", api},
+                           {"id", id}};
+  if (error != nullptr) f["error"] = error_name(*error);
+  // A ConsumerGroupHeartbeat request also says its epoch and which optional fields it carries;
+  // an OffsetFetch request the member epoch it carries (-1: none, and no member id).
+  if (error == nullptr && rpc_fields_.is_object())
+    for (const auto& [k, v] : rpc_fields_.items()) f[k] = v;
+  tracer_.emit("rpc", f);
 }
 
 }  // namespace rsim

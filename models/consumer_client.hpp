@@ -5,6 +5,7 @@
 // group logic through the hooks below.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -37,6 +38,20 @@ class ConsumerClient : public ConsumerModel {
 
  protected:
   enum class CloseStage { None, Committing, Revoking, Leaving, Closed };
+  /// What the client was when it sent a request, to tell whether its answer is still current:
+  /// the classic generation (id, member id, protocol) or the KIP-848 member epoch (`epoch` only).
+  struct RequestContext {
+    std::int32_t epoch = -1;
+    std::string member_id;
+    std::string protocol;
+    bool operator==(const RequestContext&) const = default;
+  };
+  struct InFlight {
+    std::string api;  // "OffsetCommit:<purpose>" for commits
+    sim::NodeId node;
+    sim::SimTime deadline;
+    RequestContext context;
+  };
 
   /// `network_thread` names the thread that owns the client's network node ("heartbeat" for
   /// the classic client, "network" for the KIP-848 one).
@@ -54,7 +69,17 @@ class ConsumerClient : public ConsumerModel {
   virtual void on_callback_end() = 0;
   virtual void on_processing_end() = 0;
   virtual void commit_after_batch() = 0;
-  virtual void on_request_timeout_check() = 0;
+  /// Fails a request whose connection closed (NETWORK_EXCEPTION), as its response handler would.
+  virtual void fail_in_flight(std::int32_t id, const InFlight& req) = 0;
+  virtual void mark_coordinator_unknown(const std::string& why) = 0;
+
+  // Network client (NetworkClient): one connection per broker, requests time out after their
+  // timeout, which closes the connection and fails every request on it.
+  std::int32_t send_to(sim::NodeId to, Message request, std::int64_t timeout_ms, RequestContext context);
+  void on_request_timeout_check();
+  void disconnect(sim::NodeId node, const std::string& why);
+  void trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api, std::int32_t id,
+                 const ErrorCode* error);
 
   /// A data partition's leader: replicas p, p+1, ... mod brokers, the first live one (a dead
   /// broker's data partitions move at once: the controller's fencing delay is not modelled for
@@ -92,6 +117,12 @@ class ConsumerClient : public ConsumerModel {
   bool stop_requested_ = false;
   CloseStage close_stage_ = CloseStage::None;
   std::optional<sim::SimTime> restart_after_;
+
+  // Coordinator and network client.
+  std::optional<sim::NodeId> coordinator_;
+  nlohmann::ordered_json rpc_fields_;  // extra fields of the next request's `rpc` trace event
+  std::int32_t next_correlation_id_ = 0;
+  std::map<std::int32_t, InFlight> in_flight_;
 
   // Records.
   RecordConsumption consumption_;
