@@ -15,23 +15,10 @@ namespace rsim {
 namespace {
 using State = ConsumerMemberState;
 
-nlohmann::ordered_json partition_list(const TopicPartitions& tps) {
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const auto& tp : tps) list.push_back(tp.str());
-  return list;
-}
-
 TopicPartitions sorted(TopicPartitions tps) {
   std::sort(tps.begin(), tps.end());
   tps.erase(std::unique(tps.begin(), tps.end()), tps.end());
   return tps;
-}
-
-TopicPartitions minus(const TopicPartitions& a, const TopicPartitions& b) {
-  TopicPartitions out;
-  for (const auto& tp : a)
-    if (!std::binary_search(b.begin(), b.end(), tp)) out.push_back(tp);
-  return out;
 }
 
 std::vector<ConsumerGroupHeartbeatTopicPartitions> to_wire(const TopicPartitions& tps) {

@@ -14,22 +14,9 @@
 namespace rsim {
 
 namespace {
-nlohmann::ordered_json partition_list(const TopicPartitions& tps) {
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const auto& tp : tps) list.push_back(tp.str());
-  return list;
-}
-
 TopicPartitions sorted(TopicPartitions tps) {
   std::sort(tps.begin(), tps.end());
   return tps;
-}
-
-TopicPartitions minus(const TopicPartitions& a, const TopicPartitions& b) {
-  TopicPartitions out;
-  for (const auto& tp : a)
-    if (std::find(b.begin(), b.end(), tp) == b.end()) out.push_back(tp);
-  return out;
 }
 
 bool retriable_coordinator_error(ErrorCode e) {

@@ -14,12 +14,6 @@ namespace {
 // Kafka's fixed timeout for a new member that has not completed its first join
 // (CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS).
 constexpr std::int64_t kNewMemberJoinTimeoutMs = 300000;
-
-nlohmann::ordered_json partition_list(const TopicPartitions& tps) {
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const auto& tp : tps) list.push_back(tp.str());
-  return list;
-}
 }  // namespace
 
 std::int32_t java_string_hash(const std::string& s) {
