@@ -279,70 +279,7 @@ void AsyncConsumer::pass() {
 
 void AsyncConsumer::maybe_return_records() {
   if (!process_.alive() || !in_poll_ || batch_ || busy_ || close_stage_ != CloseStage::None) return;
-  if (auto batch = consumption_.poll()) {
-    // poll() returns the records; the application processes them before it polls again.
-    in_poll_ = false;
-    poll_return_timer_.cancel();
-    fetch_wake_timer_.cancel();
-    batch_ = std::move(batch);
-    processing_timer_.arm(consumption_.processing_time(*batch_));
-    return;
-  }
-  // Nothing yet: the fetch (a long poll at the broker) answers when a record arrives. While a
-  // position is missing the wait is capped at retry.backoff.ms (pollForFetches), so that the
-  // next pass sends what the positions need.
-  sim::SimTime next = consumption_.next_fetchable();
-  if (!consumption_.has_all_fetch_positions())
-    next = std::min(next, kernel_.now() + sim::ms(config_.retry_backoff_ms));
-  if (next != sim::kNever && (!poll_return_timer_.armed() || next < poll_return_timer_.deadline()))
-    fetch_wake_timer_.arm_at(std::max(next, kernel_.now()));
-  else
-    fetch_wake_timer_.cancel();
-}
-
-void AsyncConsumer::on_processing_end() {
-  if (!batch_) return;
-  consumption_.processed(*batch_);
-  batch_.reset();
-  commit_sync_attempts_ = 0;
-  commit_after_batch();
-}
-
-void AsyncConsumer::commit_after_batch() {
-  if (spec_.commit == CommitMode::Auto) {
-    after_batch();
-    return;
-  }
-  // commitSync / commitAsync of every position (a CommitEvent the background thread sends; the
-  // broker, not the client, checks the member epoch).
-  const std::string purpose = spec_.commit == CommitMode::Sync ? "commitSync" : "commitAsync";
-  if (!commit_sync_waiting_)
-    commit_sync_deadline_ = kernel_.now() + sim::ms(config_.default_api_timeout_ms);
-  if (!coordinator_) {
-    // commitSync waits for the coordinator (retried until default.api.timeout.ms); a commitAsync
-    // without a coordinator is not modelled as queued: it is dropped.
-    if (spec_.commit == CommitMode::Sync && kernel_.now() < commit_sync_deadline_ &&
-        !consumption_.all_consumed().empty()) {
-      commit_sync_waiting_ = true;
-      ensure_coordinator();
-      commit_retry_timer_.arm(sim::ms(config_.retry_backoff_ms));
-      return;
-    }
-    after_batch();
-    return;
-  }
-  const auto id = send_offset_commit(purpose);
-  if (id && spec_.commit == CommitMode::Sync) {
-    commit_sync_waiting_ = true;  // blocked until the response
-    return;
-  }
-  after_batch();
-}
-
-void AsyncConsumer::after_batch() {
-  commit_sync_waiting_ = false;
-  if (!process_.alive() || close_stage_ != CloseStage::None || !app_.runnable()) return;
-  on_poll_loop_continue();
+  return_records_or_wait(consumption_.has_all_fetch_positions());
 }
 
 void AsyncConsumer::drain_app_events() {

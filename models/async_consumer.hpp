@@ -74,15 +74,12 @@ class AsyncConsumer final : public ConsumerClient {
   // Application thread.
   void begin_poll() override;
   void on_poll_return() override;
-  void on_poll_loop_continue();
+  void on_poll_loop_continue() override;
   void on_app_wake() override;
   void on_positions_changed();
   void pass();
   // Records (fetch, processing, commits after a batch), around RecordConsumption.
   void maybe_return_records();
-  void on_processing_end() override;
-  void commit_after_batch() override;
-  void after_batch();
   void drain_app_events();
   void run_app_event(const AppEvent& e);
   void on_app_event_done(const AppEvent& e);
@@ -108,7 +105,7 @@ class AsyncConsumer final : public ConsumerClient {
   /// Sends an OffsetCommit of all_consumed() (member id, and the epoch when the member has one);
   /// std::nullopt when there is nothing to commit or no coordinator (no request, as Kafka
   /// completes an empty commit locally).
-  std::optional<std::int32_t> send_offset_commit(const std::string& purpose);
+  std::optional<std::int32_t> send_offset_commit(const std::string& purpose) override;
   void retry_reconcile_commit();
   // Positions (OffsetsRequestManager): OffsetFetch, then ListOffsets.
   void update_fetch_positions();
@@ -124,7 +121,7 @@ class AsyncConsumer final : public ConsumerClient {
                             std::int32_t epoch = 0);
   void fail_in_flight(std::int32_t id, const InFlight& req) override;
   void handle_response(const InFlight& req, std::int32_t id, const Message& response);
-  void ensure_coordinator();
+  void ensure_coordinator() override;
   void on_find_coordinator_response(const FindCoordinatorResponse& r);
   void mark_coordinator_unknown(const std::string& why) override;
 
@@ -194,8 +191,6 @@ class AsyncConsumer final : public ConsumerClient {
   sim::SimTime last_poll_{0};
 
   // Records.
-  sim::SimTime commit_sync_deadline_{0};
-  int commit_sync_attempts_ = 0;
   std::map<std::int32_t, TopicPartitions> lookups_;  // OffsetFetch / ListOffsets in flight
   sim::SimTime lookup_not_before_{0};                // backoff after a failed OffsetFetch
 

@@ -464,73 +464,19 @@ void ClassicConsumer::update_fetch_positions(bool resumed) {
 
 void ClassicConsumer::maybe_return_records() {
   if (!in_poll_ || batch_) return;
-  if (auto batch = consumption_.poll()) {
-    // poll() returns the records; the application processes them before it polls again.
-    in_poll_ = false;
-    poll_return_timer_.cancel();
-    fetch_wake_timer_.cancel();
-    batch_ = std::move(batch);
-    processing_timer_.arm(consumption_.processing_time(*batch_));
-    return;
-  }
-  // Nothing yet: the fetch (a long poll at the broker) answers when a record arrives. While a
-  // position is missing the wait is capped at retry.backoff.ms (pollForFetches), and only a
-  // pass after it sends what validation needs.
-  sim::SimTime next = consumption_.next_fetchable();
-  if (!all_fetch_positions_) next = std::min(next, kernel_.now() + sim::ms(config_.retry_backoff_ms));
-  if (next != sim::kNever && (!poll_return_timer_.armed() || next < poll_return_timer_.deadline()))
-    fetch_wake_timer_.arm_at(std::max(next, kernel_.now()));
-  else
-    fetch_wake_timer_.cancel();
+  // Only a pass after the wait sends what validation needs.
+  return_records_or_wait(all_fetch_positions_);
 }
 
-void ClassicConsumer::on_processing_end() {
-  if (!batch_) return;
-  consumption_.processed(*batch_);
-  batch_.reset();
-  commit_after_batch();
-}
-
-void ClassicConsumer::commit_after_batch() {
-  if (spec_.commit == CommitMode::Auto) {
-    after_batch();
-    return;
-  }
-  const std::string purpose = spec_.commit == CommitMode::Sync ? "commitSync" : "commitAsync";
+bool ClassicConsumer::commit_fails_locally(const std::string& purpose) {
   // A commit while the member is not in a stable generation fails locally (CC:1310-1331).
-  if (state_ != MemberState::STABLE || generation_.id < 0) {
-    if (!consumption_.all_consumed().empty()) {
-      tracer_.emit("commit", {{"consumer", spec_.name}, {"group", config_.group_id}, {"phase", "failed"},
-                              {"purpose", purpose},
-                              {"error", rejoin_needed_ ? "REBALANCE_IN_PROGRESS" : "ILLEGAL_GENERATION"}});
-    }
-    after_batch();
-    return;
+  if (state_ == MemberState::STABLE && generation_.id >= 0) return false;
+  if (!consumption_.all_consumed().empty()) {
+    tracer_.emit("commit", {{"consumer", spec_.name}, {"group", config_.group_id}, {"phase", "failed"},
+                            {"purpose", purpose},
+                            {"error", rejoin_needed_ ? "REBALANCE_IN_PROGRESS" : "ILLEGAL_GENERATION"}});
   }
-  if (!commit_sync_waiting_) commit_sync_deadline_ = kernel_.now() + sim::ms(config_.default_api_timeout_ms);
-  if (!coordinator_) {
-    // commitSync waits for the coordinator; commitAsync fails (retriably) without a request.
-    if (spec_.commit == CommitMode::Sync && kernel_.now() < commit_sync_deadline_) {
-      commit_sync_waiting_ = true;
-      ensure_coordinator();
-      commit_retry_timer_.arm(sim::ms(config_.retry_backoff_ms));
-      return;
-    }
-    after_batch();
-    return;
-  }
-  const auto id = send_offset_commit(purpose);
-  if (id && spec_.commit == CommitMode::Sync) {
-    commit_sync_waiting_ = true;  // blocked until the response
-    return;
-  }
-  after_batch();
-}
-
-void ClassicConsumer::after_batch() {
-  commit_sync_waiting_ = false;
-  if (!process_.alive() || close_stage_ != CloseStage::None || !app_.runnable()) return;
-  on_poll_loop_continue();
+  return true;
 }
 
 void ClassicConsumer::on_offset_fetch_response(std::int32_t id, const OffsetFetchResponse& r) {

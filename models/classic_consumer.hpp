@@ -80,10 +80,8 @@ class ClassicConsumer final : public ConsumerClient {
   bool coordinator_poll();
   void update_fetch_positions(bool resumed);
   void maybe_return_records();
-  void on_processing_end() override;
-  void after_batch();
-  void commit_after_batch() override;
-  void on_poll_loop_continue();
+  bool commit_fails_locally(const std::string& purpose) override;
+  void on_poll_loop_continue() override;
   void continue_close();
   void finish_close();
 
@@ -97,7 +95,7 @@ class ClassicConsumer final : public ConsumerClient {
   std::int32_t send_request(sim::NodeId to, Message request, std::int64_t timeout_ms);
   void fail_in_flight(std::int32_t correlation_id, const InFlight& req) override;
   void handle_response(const InFlight& req, const Message& response);
-  void ensure_coordinator();
+  void ensure_coordinator() override;
   void mark_coordinator_unknown(const std::string& why) override;
 
   void on_find_coordinator_response(const FindCoordinatorResponse& r);
@@ -126,7 +124,7 @@ class ClassicConsumer final : public ConsumerClient {
   bool assignment_metadata_changed() const;
   /// Sends an OffsetCommit of allConsumed(); std::nullopt when there is nothing to commit (Kafka
   /// completes such a commit locally, without a request).
-  std::optional<std::int32_t> send_offset_commit(const std::string& purpose);
+  std::optional<std::int32_t> send_offset_commit(const std::string& purpose) override;
   /// Starts a rebalance callback; true if it already ended (zero duration).
   bool start_callback(const char* callback, const TopicPartitions& partitions,
                       const sim::Distribution& duration);
@@ -189,7 +187,6 @@ class ClassicConsumer final : public ConsumerClient {
   int heartbeat_attempts_ = 0;
 
   // Records.
-  sim::SimTime commit_sync_deadline_{0};
   std::map<std::int32_t, TopicPartitions> lookups_;  // OffsetFetch / ListOffsets /
                                                      // OffsetForLeaderEpoch in flight
   /// An OffsetFetch answer not yet applied (Kafka's pendingCommittedOffsetRequest): applied in

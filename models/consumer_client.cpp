@@ -121,6 +121,73 @@ void ConsumerClient::pause(sim::SimTime duration) {
   pause_end_timer_.arm(duration);
 }
 
+void ConsumerClient::return_records_or_wait(bool have_all_positions) {
+  if (auto batch = consumption_.poll()) {
+    // poll() returns the records; the application processes them before it polls again.
+    in_poll_ = false;
+    poll_return_timer_.cancel();
+    fetch_wake_timer_.cancel();
+    batch_ = std::move(batch);
+    processing_timer_.arm(consumption_.processing_time(*batch_));
+    return;
+  }
+  // Nothing yet: the fetch (a long poll at the broker) answers when a record arrives.
+  sim::SimTime next = consumption_.next_fetchable();
+  if (!have_all_positions) next = std::min(next, kernel_.now() + sim::ms(config_.retry_backoff_ms));
+  if (next != sim::kNever && (!poll_return_timer_.armed() || next < poll_return_timer_.deadline()))
+    fetch_wake_timer_.arm_at(std::max(next, kernel_.now()));
+  else
+    fetch_wake_timer_.cancel();
+}
+
+void ConsumerClient::on_processing_end() {
+  if (!batch_) return;
+  consumption_.processed(*batch_);
+  batch_.reset();
+  commit_sync_attempts_ = 0;
+  commit_after_batch();
+}
+
+void ConsumerClient::commit_after_batch() {
+  if (spec_.commit == CommitMode::Auto) {
+    after_batch();
+    return;
+  }
+  const std::string purpose = spec_.commit == CommitMode::Sync ? "commitSync" : "commitAsync";
+  if (commit_fails_locally(purpose)) {
+    after_batch();
+    return;
+  }
+  if (!commit_sync_waiting_)
+    commit_sync_deadline_ = kernel_.now() + sim::ms(config_.default_api_timeout_ms);
+  if (!coordinator_) {
+    // commitSync of something waits for the coordinator (retried until
+    // default.api.timeout.ms); an empty one completes at once. A commitAsync without a
+    // coordinator is not modelled as queued: it is dropped.
+    if (spec_.commit == CommitMode::Sync && kernel_.now() < commit_sync_deadline_ &&
+        !consumption_.all_consumed().empty()) {
+      commit_sync_waiting_ = true;
+      ensure_coordinator();
+      commit_retry_timer_.arm(sim::ms(config_.retry_backoff_ms));
+      return;
+    }
+    after_batch();
+    return;
+  }
+  const auto id = send_offset_commit(purpose);
+  if (id && spec_.commit == CommitMode::Sync) {
+    commit_sync_waiting_ = true;  // blocked until the response
+    return;
+  }
+  after_batch();
+}
+
+void ConsumerClient::after_batch() {
+  commit_sync_waiting_ = false;
+  if (!process_.alive() || close_stage_ != CloseStage::None || !app_.runnable()) return;
+  on_poll_loop_continue();
+}
+
 std::int32_t ConsumerClient::send_to(sim::NodeId to, Message request, std::int64_t timeout_ms,
                                      RequestContext context) {
   const std::int32_t id = next_correlation_id_++;

@@ -67,11 +67,27 @@ class ConsumerClient : public ConsumerModel {
   virtual void on_poll_return() = 0;
   virtual void on_app_wake() = 0;
   virtual void on_callback_end() = 0;
-  virtual void on_processing_end() = 0;
-  virtual void commit_after_batch() = 0;
+  virtual void on_poll_loop_continue() = 0;
+  virtual void ensure_coordinator() = 0;
+  /// Sends an OffsetCommit of all_consumed(); std::nullopt when nothing is sent.
+  virtual std::optional<std::int32_t> send_offset_commit(const std::string& purpose) = 0;
+  /// A commit the client refuses before sending anything (the classic client outside a stable
+  /// generation); true when it did (and traced it).
+  virtual bool commit_fails_locally(const std::string& /*purpose*/) { return false; }
   /// Fails a request whose connection closed (NETWORK_EXCEPTION), as its response handler would.
   virtual void fail_in_flight(std::int32_t id, const InFlight& req) = 0;
   virtual void mark_coordinator_unknown(const std::string& why) = 0;
+
+  // Records: poll() returning a batch, processing, the commit after a batch.
+  /// Returns a batch if there is one (the application then processes it), or arranges to wake
+  /// the waiting poll() when records arrive. While a position is missing the wait is capped at
+  /// retry.backoff.ms (pollForFetches), so that the next pass sends what the positions need.
+  void return_records_or_wait(bool have_all_positions);
+  void on_processing_end();
+  /// commitSync / commitAsync of every position after a batch (`commit: sync/async`), then the
+  /// application loop goes on (after_batch).
+  void commit_after_batch();
+  void after_batch();
 
   // Network client (NetworkClient): one connection per broker, requests time out after their
   // timeout, which closes the connection and fails every request on it.
@@ -128,6 +144,8 @@ class ConsumerClient : public ConsumerModel {
   RecordConsumption consumption_;
   std::optional<Batch> batch_;        // being processed by the application
   bool commit_sync_waiting_ = false;  // the application is blocked in commitSync()
+  sim::SimTime commit_sync_deadline_{0};
+  int commit_sync_attempts_ = 0;
 };
 
 }  // namespace rsim
