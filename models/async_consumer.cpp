@@ -1024,20 +1024,8 @@ void AsyncConsumer::ensure_coordinator() {
     coordinator_retry_timer_.arm_at(coordinator_lookup_not_before_);
     return;
   }
-  // The least loaded broker: fewest requests in flight from this client, then lowest id.
-  sim::NodeId best = cluster_.broker_nodes.front();
-  std::size_t best_load = SIZE_MAX;
-  for (const sim::NodeId b : cluster_.broker_nodes) {
-    if (cluster_.is_down(b)) continue;  // in reconnect backoff after its connection failed
-    const auto load = static_cast<std::size_t>(std::count_if(
-        in_flight_.begin(), in_flight_.end(), [b](const auto& kv) { return kv.second.node == b; }));
-    if (load < best_load) {
-      best = b;
-      best_load = load;
-    }
-  }
-  find_coordinator_in_flight_ =
-      send_request(best, FindCoordinatorRequest{config_.group_id}, config_.request_timeout_ms);
+  find_coordinator_in_flight_ = send_request(least_loaded_broker(), FindCoordinatorRequest{config_.group_id},
+                                            config_.request_timeout_ms);
 }
 
 void AsyncConsumer::on_find_coordinator_response(const FindCoordinatorResponse& r) {
@@ -1095,16 +1083,6 @@ void AsyncConsumer::set_owned(TopicPartitions owned) {
   consumption_.assign(minus(owned, owned_));
   owned_ = std::move(owned);
   tracer_.emit("assignment", {{"consumer", spec_.name}, {"owned", partition_list(owned_)}});
-}
-
-std::int64_t AsyncConsumer::exponential_backoff_ms(int attempts) {
-  // ExponentialBackoff(retry.backoff.ms, 2, retry.backoff.max.ms, 0.2).
-  const double initial = static_cast<double>(config_.retry_backoff_ms);
-  const double max = static_cast<double>(config_.retry_backoff_max_ms);
-  const double exp_max = max > initial ? std::log(max / std::max(initial, 1.0)) / std::log(2.0) : 0;
-  const double term = initial * std::pow(2.0, std::min(static_cast<double>(attempts), exp_max));
-  const double factor = 0.8 + 0.4 * rng_.uniform01();
-  return std::min(static_cast<std::int64_t>(factor * term), config_.retry_backoff_max_ms);
 }
 
 }  // namespace rsim

@@ -130,7 +130,6 @@ class AsyncConsumer final : public ConsumerClient {
                       const sim::Distribution& duration);
   void on_callback_end() override;
   void set_owned(TopicPartitions owned);
-  std::int64_t exponential_backoff_ms(int attempts);
   std::string generate_member_id();
   void reset_client_state() override;
   bool in_group() const;

@@ -719,20 +719,8 @@ void ClassicConsumer::ensure_coordinator() {
     retry_timer_.arm_at(coordinator_lookup_not_before_);
     return;
   }
-  // The least loaded broker: fewest requests in flight from this client, then lowest id.
-  sim::NodeId best = cluster_.broker_nodes.front();
-  std::size_t best_load = SIZE_MAX;
-  for (const sim::NodeId b : cluster_.broker_nodes) {
-    if (cluster_.is_down(b)) continue;  // in reconnect backoff after its connection failed
-    const auto load = static_cast<std::size_t>(std::count_if(
-        in_flight_.begin(), in_flight_.end(), [b](const auto& kv) { return kv.second.node == b; }));
-    if (load < best_load) {
-      best = b;
-      best_load = load;
-    }
-  }
-  find_coordinator_in_flight_ =
-      send_request(best, FindCoordinatorRequest{config_.group_id}, config_.request_timeout_ms);
+  find_coordinator_in_flight_ = send_request(least_loaded_broker(), FindCoordinatorRequest{config_.group_id},
+                                            config_.request_timeout_ms);
 }
 
 void ClassicConsumer::on_find_coordinator_response(const FindCoordinatorResponse& r) {
@@ -1049,17 +1037,6 @@ void ClassicConsumer::fail_fatally(ErrorCode error, const std::string& where) {
   tracer_.emit("consumer.error", {{"consumer", spec_.name}, {"error", error_name(error)}, {"where", where}});
   process_.kill();
   reset_client_state();
-}
-
-std::int64_t ClassicConsumer::exponential_backoff_ms(int attempts) {
-  // ExponentialBackoff(retry.backoff.ms, 2, retry.backoff.max.ms, 0.2).
-  const double initial = static_cast<double>(config_.retry_backoff_ms);
-  const double max = static_cast<double>(config_.retry_backoff_max_ms);
-  const double exp_max = max > initial ? std::log(max / std::max(initial, 1.0)) / std::log(2.0) : 0;
-  const double term = initial * std::pow(2.0, std::min(static_cast<double>(attempts), exp_max));
-  const double factor = 0.8 + 0.4 * rng_.uniform01();
-  const auto value = static_cast<std::int64_t>(factor * term);
-  return std::min(value, config_.retry_backoff_max_ms);
 }
 
 }  // namespace rsim

@@ -134,7 +134,6 @@ class ClassicConsumer final : public ConsumerClient {
   void request_rejoin(const std::string& why);
   void fail_fatally(ErrorCode error, const std::string& where);
   bool is_cooperative() const { return cooperative_; }
-  std::int64_t exponential_backoff_ms(int attempts);
   void reset_client_state() override;
 
   bool cooperative_ = false;

@@ -236,6 +236,30 @@ void ConsumerClient::disconnect(sim::NodeId node, const std::string& why) {
   for (const auto& [id, req] : failed) fail_in_flight(id, req);
 }
 
+sim::NodeId ConsumerClient::least_loaded_broker() const {
+  sim::NodeId best = cluster_.broker_nodes.front();
+  std::size_t best_load = SIZE_MAX;
+  for (const sim::NodeId b : cluster_.broker_nodes) {
+    if (cluster_.is_down(b)) continue;  // in reconnect backoff after its connection failed
+    const auto load = static_cast<std::size_t>(std::count_if(
+        in_flight_.begin(), in_flight_.end(), [b](const auto& kv) { return kv.second.node == b; }));
+    if (load < best_load) {
+      best = b;
+      best_load = load;
+    }
+  }
+  return best;
+}
+
+std::int64_t ConsumerClient::exponential_backoff_ms(int attempts) {
+  const double initial = static_cast<double>(config_.retry_backoff_ms);
+  const double max = static_cast<double>(config_.retry_backoff_max_ms);
+  const double exp_max = max > initial ? std::log(max / std::max(initial, 1.0)) / std::log(2.0) : 0;
+  const double term = initial * std::pow(2.0, std::min(static_cast<double>(attempts), exp_max));
+  const double factor = 0.8 + 0.4 * rng_.uniform01();
+  return std::min(static_cast<std::int64_t>(factor * term), config_.retry_backoff_max_ms);
+}
+
 void ConsumerClient::trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
                                std::int32_t id, const ErrorCode* error) {
   nlohmann::ordered_json f{{"dir", dir},

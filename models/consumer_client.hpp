@@ -94,6 +94,12 @@ class ConsumerClient : public ConsumerModel {
   std::int32_t send_to(sim::NodeId to, Message request, std::int64_t timeout_ms, RequestContext context);
   void on_request_timeout_check();
   void disconnect(sim::NodeId node, const std::string& why);
+  /// The least loaded live broker (fewest requests in flight from this client, then lowest id),
+  /// where FindCoordinator goes.
+  sim::NodeId least_loaded_broker() const;
+  /// ExponentialBackoff(retry.backoff.ms, 2, retry.backoff.max.ms, jitter 0.2) after `attempts`
+  /// failures, drawn from the client's RNG stream.
+  std::int64_t exponential_backoff_ms(int attempts);
   void trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api, std::int32_t id,
                  const ErrorCode* error);
 
