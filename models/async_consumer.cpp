@@ -892,10 +892,9 @@ void AsyncConsumer::send_list_offsets() {
 }
 
 void AsyncConsumer::on_offset_fetch_response(std::int32_t id, const OffsetFetchResponse& r) {
-  const auto it = lookups_.find(id);
-  if (it == lookups_.end()) return;
-  const TopicPartitions asked = it->second;
-  lookups_.erase(it);
+  const auto found = take_lookup(id);
+  if (!found) return;
+  const TopicPartitions& asked = *found;
   if (r.error != ErrorCode::NONE) {
     // Asked again by a later poll() once the request's backoff has passed.
     consumption_.lookup_failed(asked);
@@ -912,10 +911,9 @@ void AsyncConsumer::on_offset_fetch_response(std::int32_t id, const OffsetFetchR
 }
 
 void AsyncConsumer::on_list_offsets_response(std::int32_t id, const ListOffsetsResponse& r) {
-  const auto it = lookups_.find(id);
-  if (it == lookups_.end()) return;
-  const TopicPartitions asked = it->second;
-  lookups_.erase(it);
+  const auto found = take_lookup(id);
+  if (!found) return;
+  const TopicPartitions& asked = *found;
   if (r.error != ErrorCode::NONE) {
     consumption_.lookup_failed(asked);
     return;
@@ -928,10 +926,9 @@ void AsyncConsumer::on_list_offsets_response(std::int32_t id, const ListOffsetsR
 
 void AsyncConsumer::on_offsets_for_leader_epoch_response(std::int32_t id,
                                                          const OffsetsForLeaderEpochResponse& r) {
-  const auto it = lookups_.find(id);
-  if (it == lookups_.end()) return;
-  const TopicPartitions asked = it->second;
-  lookups_.erase(it);
+  const auto found = take_lookup(id);
+  if (!found) return;
+  const TopicPartitions& asked = *found;
   if (r.error != ErrorCode::NONE) {
     consumption_.lookup_failed(asked);  // validated again at a later pass
     return;

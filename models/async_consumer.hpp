@@ -190,8 +190,7 @@ class AsyncConsumer final : public ConsumerClient {
   sim::SimTime last_poll_{0};
 
   // Records.
-  std::map<std::int32_t, TopicPartitions> lookups_;  // OffsetFetch / ListOffsets in flight
-  sim::SimTime lookup_not_before_{0};                // backoff after a failed OffsetFetch
+  sim::SimTime lookup_not_before_{0};  // backoff after a failed OffsetFetch
 
   // Coordinator discovery and the network client.
   std::optional<std::int32_t> find_coordinator_in_flight_;

@@ -480,10 +480,9 @@ bool ClassicConsumer::commit_fails_locally(const std::string& purpose) {
 }
 
 void ClassicConsumer::on_offset_fetch_response(std::int32_t id, const OffsetFetchResponse& r) {
-  const auto it = lookups_.find(id);
-  if (it == lookups_.end()) return;
-  const TopicPartitions asked = it->second;
-  lookups_.erase(it);
+  const auto found = take_lookup(id);
+  if (!found) return;
+  const TopicPartitions& asked = *found;
   if (r.error != ErrorCode::NONE) {
     consumption_.lookup_failed(asked);
     if (r.error == ErrorCode::NOT_COORDINATOR || r.error == ErrorCode::COORDINATOR_NOT_AVAILABLE)
@@ -501,10 +500,9 @@ void ClassicConsumer::on_offset_fetch_response(std::int32_t id, const OffsetFetc
 }
 
 void ClassicConsumer::on_list_offsets_response(std::int32_t id, const ListOffsetsResponse& r) {
-  const auto it = lookups_.find(id);
-  if (it == lookups_.end()) return;
-  const TopicPartitions asked = it->second;
-  lookups_.erase(it);
+  const auto found = take_lookup(id);
+  if (!found) return;
+  const TopicPartitions& asked = *found;
   if (r.error != ErrorCode::NONE) {
     consumption_.lookup_failed(asked);
     retry_timer_.arm(sim::ms(config_.retry_backoff_ms));
@@ -518,10 +516,9 @@ void ClassicConsumer::on_list_offsets_response(std::int32_t id, const ListOffset
 
 void ClassicConsumer::on_offsets_for_leader_epoch_response(
     std::int32_t id, const OffsetsForLeaderEpochResponse& r) {
-  const auto it = lookups_.find(id);
-  if (it == lookups_.end()) return;
-  const TopicPartitions asked = it->second;
-  lookups_.erase(it);
+  const auto found = take_lookup(id);
+  if (!found) return;
+  const TopicPartitions& asked = *found;
   if (r.error != ErrorCode::NONE) {
     consumption_.lookup_failed(asked);  // validated again at a pass after the backoff
     retry_timer_.arm(sim::ms(config_.retry_backoff_ms));

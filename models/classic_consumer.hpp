@@ -186,8 +186,6 @@ class ClassicConsumer final : public ConsumerClient {
   int heartbeat_attempts_ = 0;
 
   // Records.
-  std::map<std::int32_t, TopicPartitions> lookups_;  // OffsetFetch / ListOffsets /
-                                                     // OffsetForLeaderEpoch in flight
   /// An OffsetFetch answer not yet applied (Kafka's pendingCommittedOffsetRequest): applied in
   /// updateFetchPositions, after its validation step.
   std::optional<std::vector<PartitionOffset>> committed_answer_;

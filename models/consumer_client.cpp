@@ -140,6 +140,14 @@ void ConsumerClient::return_records_or_wait(bool have_all_positions) {
     fetch_wake_timer_.cancel();
 }
 
+std::optional<TopicPartitions> ConsumerClient::take_lookup(std::int32_t id) {
+  const auto it = lookups_.find(id);
+  if (it == lookups_.end()) return std::nullopt;
+  TopicPartitions asked = std::move(it->second);
+  lookups_.erase(it);
+  return asked;
+}
+
 void ConsumerClient::on_processing_end() {
   if (!batch_) return;
   consumption_.processed(*batch_);

@@ -84,6 +84,9 @@ class ConsumerClient : public ConsumerModel {
   /// retry.backoff.ms (pollForFetches), so that the next pass sends what the positions need.
   void return_records_or_wait(bool have_all_positions);
   void on_processing_end();
+  /// The partitions lookup request `id` asked for, now forgotten; nullopt if it is no longer
+  /// awaited (the client restarted or gave up on it).
+  std::optional<TopicPartitions> take_lookup(std::int32_t id);
   /// commitSync / commitAsync of every position after a batch (`commit: sync/async`), then the
   /// application loop goes on (after_batch).
   void commit_after_batch();
@@ -150,6 +153,8 @@ class ConsumerClient : public ConsumerModel {
   RecordConsumption consumption_;
   std::optional<Batch> batch_;        // being processed by the application
   bool commit_sync_waiting_ = false;  // the application is blocked in commitSync()
+  /// OffsetFetch / ListOffsets / OffsetForLeaderEpoch requests in flight: what each asked for.
+  std::map<std::int32_t, TopicPartitions> lookups_;
   sim::SimTime commit_sync_deadline_{0};
   int commit_sync_attempts_ = 0;
 };
