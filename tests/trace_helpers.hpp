@@ -1,12 +1,16 @@
 // Helpers for tests that read a run's trace: parse lines, find events, get their times in ms.
 #pragma once
+#include <cstdint>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "models/scenario.hpp"
 #include "models/world.hpp"
+#include "reports/summary.hpp"
 
 namespace testing {
 
@@ -59,6 +63,74 @@ inline std::vector<double> responses(const std::vector<nlohmann::json>& trace, c
       out.push_back(e["t_us"].get<double>() / 1000.0);
   }
   return out;
+}
+
+/// Events of one type, in order.
+inline std::vector<nlohmann::json> events(const std::vector<nlohmann::json>& trace, const std::string& type) {
+  std::vector<nlohmann::json> out;
+  for (const auto& e : trace)
+    if (e["type"] == type) out.push_back(e);
+  return out;
+}
+
+/// Times (ms) of events of `type` whose `key` equals `value`.
+inline std::vector<double> times(const std::vector<nlohmann::json>& trace, const std::string& type,
+                                 const std::string& key, const nlohmann::json& value) {
+  std::vector<double> out;
+  for (const auto& e : trace)
+    if (e["type"] == type && e.contains(key) && e[key] == value) out.push_back(e["t_us"].get<double>() / 1000.0);
+  return out;
+}
+
+/// Time (ms) of the first such event, -1 if there is none.
+inline double first_time(const std::vector<nlohmann::json>& trace, const std::string& type,
+                         const std::string& key, const nlohmann::json& value) {
+  const auto t = times(trace, type, key, value);
+  return t.empty() ? -1 : t.front();
+}
+
+/// Time (ms) of the last request of one of `apis` that `consumer` sent before `before_ms`, -1 if
+/// none.
+inline double last_send_before(const std::vector<nlohmann::json>& trace, const std::string& consumer,
+                               const std::set<std::string>& apis, double before_ms) {
+  double last = -1;
+  for (const auto& e : trace) {
+    const double t = e["t_us"].get<double>() / 1000.0;
+    if (t >= before_ms) break;
+    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == consumer &&
+        apis.count(e["api"].get<std::string>()) > 0)
+      last = t;
+  }
+  return last;
+}
+
+/// (time ms, log end offset, position, lag) of every periodic `lag` sample.
+inline std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>> lag_samples(
+    const std::vector<nlohmann::json>& trace) {
+  std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>> out;
+  for (const auto& l : events(trace, "lag")) {
+    if (l["reason"] != "sample") continue;
+    out.emplace_back(l["t_us"].get<std::int64_t>() / 1000, l["log_end_offset"].get<std::int64_t>(),
+                     l["offset"].get<std::int64_t>(), l["lag"].get<std::int64_t>());
+  }
+  return out;
+}
+
+/// summary.json of a trace.
+inline nlohmann::json summary_of(const std::vector<std::string>& lines) {
+  reports::SummaryInputs in;
+  return nlohmann::json::parse(reports::summarize(lines, in).dump());
+}
+
+/// summary.json of a scenario's run under `variant` with the scenario's seed.
+inline nlohmann::json summary_of(const std::string& scenario_path, const std::string& variant) {
+  const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + scenario_path);
+  reports::SummaryInputs in;
+  in.scenario = spec.name;
+  in.protocol = variant;
+  in.seed = spec.seed;
+  return nlohmann::json::parse(
+      reports::summarize(rsim::run_scenario(spec, variant, spec.seed).trace_lines, in).dump());
 }
 
 }  // namespace testing

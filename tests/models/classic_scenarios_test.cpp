@@ -8,29 +8,13 @@
 
 namespace {
 using json = nlohmann::json;
-
-/// Times (ms) of events of `type` whose `key` equals `value`.
-std::vector<double> times(const std::vector<json>& trace, const std::string& type, const std::string& key,
-                          const json& value) {
-  std::vector<double> out;
-  for (const auto& e : trace)
-    if (e["type"] == type && e.contains(key) && e[key] == value) out.push_back(e["t_us"].get<double>() / 1000.0);
-  return out;
-}
+using testing::summary_of;
+using testing::times;
 
 std::vector<double> group_states(const std::vector<json>& trace, const std::string& state) {
   return times(trace, "group.state", "state", state);
 }
 
-json summary_of(const std::string& scenario, const std::string& variant) {
-  const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + scenario);
-  const auto run = rsim::run_scenario(spec, variant, spec.seed);
-  reports::SummaryInputs in;
-  in.scenario = spec.name;
-  in.protocol = variant;
-  in.seed = spec.seed;
-  return json::parse(reports::summarize(run.trace_lines, in).dump());
-}
 }  // namespace
 
 TEST_CASE("static members restarted within session.timeout.ms rejoin without a rebalance") {

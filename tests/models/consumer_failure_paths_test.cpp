@@ -19,23 +19,16 @@ std::vector<nlohmann::json> run(const std::string& name) {
 }
 double first(const std::vector<nlohmann::json>& trace, const std::string& type,
              const std::string& consumer) {
-  for (const auto& e : trace)
-    if (e["type"] == type && e.value("consumer", "") == consumer)
-      return e["t_us"].get<double>() / 1000.0;
-  return -1;
+  if (consumer.empty()) {  // events that name no consumer
+    const auto all = testing::events(trace, type);
+    return all.empty() ? -1 : all.front()["t_us"].get<double>() / 1000.0;
+  }
+  return testing::first_time(trace, type, "consumer", consumer);
 }
 /// Time of the last heartbeat `consumer` sent before `before_ms`.
 double last_heartbeat(const std::vector<nlohmann::json>& trace, const std::string& consumer,
                       double before_ms) {
-  double last = -1;
-  for (const auto& e : trace) {
-    const double t = e["t_us"].get<double>() / 1000.0;
-    if (t >= before_ms) break;
-    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == consumer &&
-        e["api"] == "ConsumerGroupHeartbeat")
-      last = t;
-  }
-  return last;
+  return testing::last_send_before(trace, consumer, {"ConsumerGroupHeartbeat"}, before_ms);
 }
 std::vector<double> epochs_at(const std::vector<nlohmann::json>& trace) {
   std::vector<double> out;

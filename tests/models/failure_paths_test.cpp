@@ -8,21 +8,11 @@
 namespace {
 double last_request_before(const std::vector<nlohmann::json>& trace, const std::string& consumer,
                            double before_ms) {
-  double last = -1;
-  for (const auto& e : trace) {
-    const double t = e["t_us"].get<double>() / 1000.0;
-    if (t >= before_ms) break;
-    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == consumer &&
-        (e["api"] == "Heartbeat" || e["api"] == "OffsetCommit"))
-      last = t;
-  }
-  return last;
+  return testing::last_send_before(trace, consumer, {"Heartbeat", "OffsetCommit"}, before_ms);
 }
 double first(const std::vector<nlohmann::json>& trace, const std::string& type, const std::string& key,
              const std::string& value) {
-  for (const auto& e : trace)
-    if (e["type"] == type && e.contains(key) && e[key] == value) return e["t_us"].get<double>() / 1000.0;
-  return -1;
+  return testing::first_time(trace, type, key, value);
 }
 }  // namespace
 

@@ -12,23 +12,11 @@
 namespace {
 
 using json = nlohmann::json;
+using testing::events;
+using testing::lag_samples;
+using testing::summary_of;
 
-std::vector<json> events(const std::vector<json>& trace, const std::string& type) {
-  std::vector<json> out;
-  for (const auto& e : trace)
-    if (e["type"] == type) out.push_back(e);
-  return out;
-}
-
-json summary_of(const std::vector<std::string>& lines) {
-  reports::SummaryInputs in;
-  return json::parse(reports::summarize(lines, in).dump());
-}
-
-json summary_of(const std::string& path) {
-  const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + path);
-  return summary_of(rsim::run_scenario(spec, "consumer", spec.seed).trace_lines);
-}
+json summary_of(const std::string& path) { return testing::summary_of(path, "consumer"); }
 
 }  // namespace
 
@@ -120,14 +108,8 @@ TEST_CASE("consumer protocol: lag by hand on lag-catch-up") {
   // the 2 s sample eight batches (position 80) against LEO 100 + 20: lag 40. The 2404 poll takes
   // the 4 records left; later samples see lag 1 (the record appended at the sample instant).
   const auto trace = testing::run_trace("scenarios/workload/lag-catch-up.json", "consumer");
-  std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>> samples;
-  for (const auto& l : events(trace, "lag")) {
-    if (l["reason"] != "sample") continue;
-    samples.emplace_back(l["t_us"].get<std::int64_t>() / 1000,
-                         l["log_end_offset"].get<std::int64_t>(), l["offset"].get<std::int64_t>(),
-                         l["lag"].get<std::int64_t>());
-  }
-  const std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>> expected{
+  const auto samples = lag_samples(trace);  // (ms, log end offset, position, lag)
+  const decltype(samples) expected{
       {2000, 120, 80, 40}, {3000, 130, 129, 1}, {4000, 140, 139, 1}, {5000, 150, 149, 1}};
   CHECK(samples == expected);
   const auto fetched = events(trace, "records.fetched");

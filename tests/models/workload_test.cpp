@@ -13,23 +13,9 @@
 namespace {
 
 using json = nlohmann::json;
-
-std::vector<json> events(const std::vector<json>& trace, const std::string& type) {
-  std::vector<json> out;
-  for (const auto& e : trace)
-    if (e["type"] == type) out.push_back(e);
-  return out;
-}
-
-json summary_of(const std::string& path, const std::string& variant) {
-  const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + path);
-  const auto run = rsim::run_scenario(spec, variant, spec.seed);
-  reports::SummaryInputs in;
-  in.scenario = spec.name;
-  in.protocol = variant;
-  in.seed = spec.seed;
-  return json::parse(reports::summarize(run.trace_lines, in).dump());
-}
+using testing::events;
+using testing::lag_samples;
+using testing::summary_of;
 
 rsim::TopicSpec topic(const std::string& name, std::int32_t partitions, std::int64_t initial,
                       std::optional<sim::Distribution> gap, double rate) {
@@ -205,14 +191,8 @@ TEST_CASE("lag by hand: a consumer that starts behind and catches up") {
   // left; from then on each poll (every 100 ms, at ...12 ms) takes the one new record, so at
   // each later sample the position is LEO - 1 (the record appended at the sample instant).
   const auto trace = testing::run_trace("scenarios/workload/lag-catch-up.json", "classic-eager");
-  std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>> samples;
-  for (const auto& l : events(trace, "lag")) {
-    if (l["reason"] != "sample") continue;
-    samples.emplace_back(l["t_us"].get<std::int64_t>() / 1000,
-                         l["log_end_offset"].get<std::int64_t>(), l["offset"].get<std::int64_t>(),
-                         l["lag"].get<std::int64_t>());
-  }
-  const std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>> expected{
+  const auto samples = lag_samples(trace);  // (ms, log end offset, position, lag)
+  const decltype(samples) expected{
       {2000, 120, 100, 20}, {3000, 130, 129, 1}, {4000, 140, 139, 1}, {5000, 150, 149, 1}};
   CHECK(samples == expected);
   const auto fetched = events(trace, "records.fetched");
