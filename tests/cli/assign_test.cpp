@@ -15,23 +15,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_helpers.hpp"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using Outcome = testing::CliResult;
 
 std::string quoted(const std::string& s) {
   std::string out = "'";
@@ -39,16 +30,7 @@ std::string quoted(const std::string& s) {
   return out + "'";
 }
 
-Outcome assign(const std::string& args) {
-  // ctest runs the test cases as parallel processes: one pair of files per process.
-  const std::string tag = std::to_string(getpid());
-  const fs::path out = fs::temp_directory_path() / ("rebalance-sim-assign-test-" + tag + ".out");
-  const fs::path err = fs::temp_directory_path() / ("rebalance-sim-assign-test-" + tag + ".err");
-  const std::string cmd = std::string("cd ") + RSIM_SOURCE_DIR + " && " + RSIM_BINARY + " assign " +
-                          args + " > " + out.string() + " 2> " + err.string();
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(out), read_text(err)};
-}
+Outcome assign(const std::string& args) { return testing::run_cli("assign " + args, "assign-test"); }
 
 const std::string kExamples = std::string(RSIM_SOURCE_DIR) + "/scenarios/assign/";
 const std::string kVectors = std::string(RSIM_SHARED_DIR) + "/conformance/kafka/";
@@ -149,11 +131,11 @@ TEST_CASE("the example cases print their golden tables and JSON") {
     CHECK(table.code == 0);
     CHECK(table.err == "");
     CHECK(table.out ==
-          read_text(std::string(RSIM_SOURCE_DIR) + "/tests/cli/golden/assign/" + name + ".txt"));
+          testing::read_file(std::string(RSIM_SOURCE_DIR) + "/tests/cli/golden/assign/" + name + ".txt"));
     const Outcome machine = assign("scenarios/assign/" + name + ".json --json");
     CHECK(machine.code == 0);
     CHECK(machine.out ==
-          read_text(std::string(RSIM_SOURCE_DIR) + "/tests/cli/golden/assign/" + name + ".json"));
+          testing::read_file(std::string(RSIM_SOURCE_DIR) + "/tests/cli/golden/assign/" + name + ".json"));
   }
 }
 
@@ -209,7 +191,7 @@ TEST_CASE(
         "coordinator.UniformHomogeneousAssignmentBuilderTest.json",
         "coordinator.UniformHeterogeneousAssignmentBuilderTest.json",
         "coordinator.CurrentAssignmentBuilderTest.json"}) {
-    const json doc = json::parse(read_text(kVectors + file));
+    const json doc = json::parse(testing::read_file(kVectors + file));
     const std::string kind = doc.at("kind");
     for (const json& c : doc.at("cases")) {
       const std::string id = c.at("id");

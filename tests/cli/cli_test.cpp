@@ -9,14 +9,13 @@
 #include <string>
 #include <sys/wait.h>
 
+#include "cli_helpers.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-};
+using Result = testing::CliResult;
 
 fs::path temp_dir(const std::string& name) {
   const fs::path d = fs::temp_directory_path() / ("rebalance-sim-cli-test-" + name);
@@ -25,19 +24,9 @@ fs::path temp_dir(const std::string& name) {
   return d;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
+/// Runs the binary; `out` holds stdout and stderr together.
 Result run(const std::string& args, const std::string& tag) {
-  const fs::path log = fs::temp_directory_path() / ("rebalance-sim-cli-" + tag + ".log");
-  const std::string cmd = std::string("cd ") + RSIM_SOURCE_DIR + " && " + RSIM_BINARY + " " + args + " > " +
-                          log.string() + " 2>&1";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(log)};
+  return testing::run_cli(args, "cli-" + tag, /*merge_stderr=*/true);
 }
 
 fs::path write(const fs::path& dir, const std::string& name, const std::string& text) {
@@ -73,8 +62,8 @@ TEST_CASE("the same scenario and seed give byte-identical files; another seed wi
   REQUIRE(run("run " + scenario.string() + " --out " + (d / "a").string(), "det-a").code == 0);
   REQUIRE(run("run " + scenario.string() + " --out " + (d / "b").string(), "det-b").code == 0);
   REQUIRE(run("run " + scenario.string() + " --seed 4 --out " + (d / "c").string(), "det-c").code == 0);
-  const auto trace = [&](const char* x) { return slurp(d / x / "classic-eager" / "trace.jsonl"); };
-  const auto summary = [&](const char* x) { return slurp(d / x / "classic-eager" / "summary.json"); };
+  const auto trace = [&](const char* x) { return testing::read_file(d / x / "classic-eager" / "trace.jsonl"); };
+  const auto summary = [&](const char* x) { return testing::read_file(d / x / "classic-eager" / "summary.json"); };
   CHECK(!trace("a").empty());
   CHECK(trace("a") == trace("b"));
   CHECK(summary("a") == summary("b"));
@@ -127,7 +116,7 @@ TEST_CASE("validate, check, usage errors, --help and --version") {
   const Result check = run("check " + scenario.string() + " --junit " + (d / "junit.xml").string(), "check");
   CHECK(check.code == 0);
   CHECK(check.out.find("1 passed, 0 failed") != std::string::npos);
-  CHECK(slurp(d / "junit.xml").find("<testsuite name=\"rebalance-sim check\" tests=\"1\" failures=\"0\">") != std::string::npos);
+  CHECK(testing::read_file(d / "junit.xml").find("<testsuite name=\"rebalance-sim check\" tests=\"1\" failures=\"0\">") != std::string::npos);
   CHECK(run("frobnicate", "usage").code == 2);
   CHECK(run("run", "usage2").code == 2);
   const Result help = run("--help", "help");

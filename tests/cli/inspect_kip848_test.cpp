@@ -15,30 +15,14 @@
 #include "models/scenario.hpp"
 #include "models/world.hpp"
 #include "tools/inspect.hpp"
+#include "cli_helpers.hpp"
 
 namespace {
 
-struct Output {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using Output = testing::CliResult;
 
 Output cli(const std::string& args, const std::string& tag) {
-  const auto dir = std::filesystem::temp_directory_path();
-  const auto out = dir / ("rebalance-sim-kip848-" + tag + ".out");
-  const auto err = dir / ("rebalance-sim-kip848-" + tag + ".err");
-  const std::string cmd = std::string("cd ") + RSIM_SOURCE_DIR + " && " + RSIM_BINARY + " " + args +
-                          " > " + out.string() + " 2> " + err.string();
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  return testing::run_cli(args, "kip848-" + tag);
 }
 
 const char* kScenario = "scenarios/examples/two-consumers-kip848.json";

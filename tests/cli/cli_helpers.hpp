@@ -1,0 +1,42 @@
+// Running the rebalance-sim binary from the CLI tests: one process per call, from the source
+// tree, its exit code and its output read back from files.
+#pragma once
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace testing {
+
+struct CliResult {
+  int code;
+  std::string out;  // stdout (and stderr too when merged)
+  std::string err;  // stderr, when not merged
+};
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Runs `rebalance-sim ARGS` in the source tree. `tag` names the output files (with the process
+/// id: ctest runs test cases as parallel processes); `merge_stderr` sends stderr into `out`.
+inline CliResult run_cli(const std::string& args, const std::string& tag, bool merge_stderr = false) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string stem = "rebalance-sim-" + tag + "-" + std::to_string(getpid());
+  const auto out = dir / (stem + ".out");
+  const auto err = dir / (stem + ".err");
+  const std::string cmd = std::string("cd ") + RSIM_SOURCE_DIR + " && " + RSIM_BINARY + " " + args +
+                          " > " + out.string() + (merge_stderr ? " 2>&1" : " 2> " + err.string());
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out),
+          merge_stderr ? std::string() : read_file(err)};
+}
+
+}  // namespace testing
