@@ -209,32 +209,8 @@ void AsyncConsumer::subscribe(std::vector<std::string> topics) {
   app_events_.push_back({AppEvent::Kind::Leave, owned_, 0});
 }
 
-void AsyncConsumer::on_broker_down(sim::NodeId broker) {
-  // The broker's connections are reset: every request in flight to it fails at once.
-  if (!process_.alive()) return;
-  if (std::any_of(in_flight_.begin(), in_flight_.end(),
-                  [broker](const auto& kv) { return kv.second.node == broker; }))
-    disconnect(broker, "connection reset by peer");
-  else if (coordinator_ == broker)
-    mark_coordinator_unknown("connection reset by peer");
-}
-
 // ---------------------------------------------------------------------------------------------
 // Application thread
-
-void AsyncConsumer::begin_poll() {
-  if (!process_.alive()) return;
-  in_poll_ = true;
-  poll_return_timer_.arm(spec_.poll_timeout);
-  pass();
-}
-
-void AsyncConsumer::on_poll_return() {
-  in_poll_ = false;
-  fetch_wake_timer_.cancel();
-  if (busy_) return;
-  on_poll_loop_continue();
-}
 
 void AsyncConsumer::on_poll_loop_continue() {
   // The application's loop: poll() returned (its records processed by now); unless it was asked

@@ -57,7 +57,6 @@ class AsyncConsumer final : public ConsumerClient {
 
   void start() override;
   void subscribe(std::vector<std::string> topics) override;
-  void on_broker_down(sim::NodeId broker) override;
 
   void on_message(sim::NodeId from, Envelope&& envelope) override;
 
@@ -72,8 +71,7 @@ class AsyncConsumer final : public ConsumerClient {
   enum class Reconcile { Idle, Committing, Revoking, Assigning };
 
   // Application thread.
-  void begin_poll() override;
-  void on_poll_return() override;
+  void poll_pass() override { pass(); }
   void on_poll_loop_continue() override;
   void on_app_wake() override;
   void on_positions_changed();
@@ -178,7 +176,6 @@ class AsyncConsumer final : public ConsumerClient {
   std::deque<AppEvent> app_events_;
   std::size_t drain_remaining_ = 0;
   std::optional<AppEvent> running_event_;
-  bool busy_ = false;
   sim::SimTime close_deadline_{0};
   std::optional<std::int32_t> close_commit_id_;
   bool close_commit_sent_ = false;

@@ -150,29 +150,8 @@ void ClassicConsumer::subscribe(std::vector<std::string> topics) {
   on_app_wake();
 }
 
-void ClassicConsumer::on_broker_down(sim::NodeId broker) {
-  if (!process_.alive()) return;
-  const bool connected = std::any_of(in_flight_.begin(), in_flight_.end(),
-                                     [broker](const auto& kv) { return kv.second.node == broker; });
-  if (connected || coordinator_ == broker) disconnect(broker, "connection reset by peer");
-}
-
 // ---------------------------------------------------------------------------------------------
 // Application thread: poll() and what ConsumerCoordinator.poll does inside it
-
-void ClassicConsumer::begin_poll() {
-  if (!process_.alive()) return;
-  in_poll_ = true;
-  poll_return_timer_.arm(spec_.poll_timeout);
-  pass();
-}
-
-void ClassicConsumer::on_poll_return() {
-  in_poll_ = false;
-  fetch_wake_timer_.cancel();
-  if (busy_) return;
-  on_poll_loop_continue();
-}
 
 void ClassicConsumer::on_poll_loop_continue() {
   // The application's loop: poll() returned (with or without records, processed by now);

@@ -46,7 +46,6 @@ class ClassicConsumer final : public ConsumerClient {
   // The scenario's script.
   void start() override;
   void subscribe(std::vector<std::string> topics) override;
-  void on_broker_down(sim::NodeId broker) override;
 
   void on_message(sim::NodeId from, Envelope&& envelope) override;
 
@@ -65,8 +64,7 @@ class ClassicConsumer final : public ConsumerClient {
   }
 
   // Application thread.
-  void begin_poll() override;
-  void on_poll_return() override;
+  void poll_pass() override { pass(); }
   void on_app_wake() override;
   /// One turn of poll()'s loop. `resumed`: the turn a blocking OffsetFetch was waiting in goes
   /// on with its answer (updateFetchPositions does not validate or re-check positions again).
@@ -167,7 +165,6 @@ class ClassicConsumer final : public ConsumerClient {
   std::map<std::string, std::int32_t> metadata_;  // topic -> partition count, as last fetched
   std::optional<std::map<std::string, std::int32_t>> assignment_snapshot_;  // leader only
 
-  bool busy_ = false;  // inside a rebalance callback
   bool fatal_ = false;
   sim::SimTime close_deadline_{0};
   std::optional<std::int32_t> prepare_commit_id_;

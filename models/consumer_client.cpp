@@ -121,6 +121,27 @@ void ConsumerClient::pause(sim::SimTime duration) {
   pause_end_timer_.arm(duration);
 }
 
+void ConsumerClient::on_broker_down(sim::NodeId broker) {
+  if (!process_.alive()) return;
+  const bool connected = std::any_of(in_flight_.begin(), in_flight_.end(),
+                                     [broker](const auto& kv) { return kv.second.node == broker; });
+  if (connected || coordinator_ == broker) disconnect(broker, "connection reset by peer");
+}
+
+void ConsumerClient::begin_poll() {
+  if (!process_.alive()) return;
+  in_poll_ = true;
+  poll_return_timer_.arm(spec_.poll_timeout);
+  poll_pass();
+}
+
+void ConsumerClient::on_poll_return() {
+  in_poll_ = false;
+  fetch_wake_timer_.cancel();
+  if (busy_) return;
+  on_poll_loop_continue();
+}
+
 void ConsumerClient::return_records_or_wait(bool have_all_positions) {
   if (auto batch = consumption_.poll()) {
     // poll() returns the records; the application processes them before it polls again.

@@ -35,6 +35,9 @@ class ConsumerClient : public ConsumerModel {
   void restart(sim::SimTime after, bool graceful) override;
   void stall(sim::SimTime duration) override;
   void pause(sim::SimTime duration) override;
+  /// The broker's process died: a connection to it (requests in flight, or the coordinator's)
+  /// is reset at once.
+  void on_broker_down(sim::NodeId broker) override;
 
  protected:
   enum class CloseStage { None, Committing, Revoking, Leaving, Closed };
@@ -63,8 +66,8 @@ class ConsumerClient : public ConsumerModel {
   // Hooks of the protocol's client.
   virtual void on_message(sim::NodeId from, Envelope&& envelope) = 0;
   virtual void reset_client_state() = 0;
-  virtual void begin_poll() = 0;
-  virtual void on_poll_return() = 0;
+  /// One pass of the application thread's poll() loop.
+  virtual void poll_pass() = 0;
   virtual void on_app_wake() = 0;
   virtual void on_callback_end() = 0;
   virtual void on_poll_loop_continue() = 0;
@@ -77,6 +80,10 @@ class ConsumerClient : public ConsumerModel {
   /// Fails a request whose connection closed (NETWORK_EXCEPTION), as its response handler would.
   virtual void fail_in_flight(std::int32_t id, const InFlight& req) = 0;
   virtual void mark_coordinator_unknown(const std::string& why) = 0;
+
+  // The application's poll(poll_timeout_ms) loop.
+  void begin_poll();
+  void on_poll_return();
 
   // Records: poll() returning a batch, processing, the commit after a batch.
   /// Returns a batch if there is one (the application then processes it), or arranges to wake
@@ -139,6 +146,7 @@ class ConsumerClient : public ConsumerModel {
 
   // Application state shared by both clients (reset by reset_client_state()).
   bool in_poll_ = false;
+  bool busy_ = false;  // inside a rebalance callback
   bool stop_requested_ = false;
   CloseStage close_stage_ = CloseStage::None;
   std::optional<sim::SimTime> restart_after_;
