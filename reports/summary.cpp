@@ -283,6 +283,20 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
     open.erase(it);
   };
 
+  // A new rebalance of `group` starts at `t` unless one is still open (a settled one closes).
+  auto begin_rebalance = [&](const std::string& group, std::int64_t t, std::string trigger,
+                             bool consumer_protocol) {
+    auto it = open.find(group);
+    if (it != open.end() && it->second.settled_us) close(group, t);
+    if (open.count(group) > 0) return;
+    Rebalance r;
+    r.group = group;
+    r.start_us = t;
+    r.trigger = std::move(trigger);
+    r.consumer_protocol = consumer_protocol;
+    open.emplace(group, std::move(r));
+  };
+
   for (const auto& line : trace_lines) {
     const json e = json::parse(line);
     const std::int64_t t = e.at("t_us").get<std::int64_t>();
@@ -395,15 +409,7 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
       // A consumer-protocol rebalance opens with its new group epoch (group.epoch below): a
       // static member's temporary leave makes the group `reconciling` without one.
       if (state == "PreparingRebalance") {
-        auto it = open.find(group);
-        if (it != open.end() && it->second.settled_us) close(group, t);
-        if (open.count(group) == 0) {
-          Rebalance r;
-          r.group = group;
-          r.start_us = t;
-          r.trigger = e.value("reason", "");
-          open.emplace(group, std::move(r));
-        }
+        begin_rebalance(group, t, e.value("reason", ""), /*consumer_protocol=*/false);
       } else if (state == "Stable" || state == "Empty" || state == "stable" || state == "empty") {
         auto it = open.find(group);
         if (it != open.end() && !it->second.settled_us) {
@@ -437,16 +443,7 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
         const std::int64_t epoch = e.at("epoch").get<std::int64_t>();
         const auto last = group_epoch.find(group);
         if (last == group_epoch.end() || epoch > last->second) {
-          auto it = open.find(group);
-          if (it != open.end() && it->second.settled_us) close(group, t);
-          if (open.count(group) == 0) {
-            Rebalance r;
-            r.group = group;
-            r.start_us = t;
-            r.trigger = e.value("reason", "");
-            r.consumer_protocol = true;
-            open.emplace(group, std::move(r));
-          }
+          begin_rebalance(group, t, e.value("reason", ""), /*consumer_protocol=*/true);
           open.at(group).generation = epoch;
         }
         group_epoch[group] = epoch;
