@@ -29,6 +29,12 @@ std::string chosen_protocol(const ScenarioSpec& spec, const std::string& asked) 
   return protocol;
 }
 
+/// The options every inspection command shares: the run to inspect.
+void add_run_options(CLI::App* c, InspectArgs& args) {
+  c->add_option("--protocol", args.protocol, "protocol variant (default: the scenario's first)");
+  c->add_option("--seed", args.seed, "random seed (default: the scenario's `seed`)");
+}
+
 }  // namespace
 
 CLI::App* add_dump_log_subcommand(CLI::App& app, InspectArgs& args) {
@@ -39,8 +45,7 @@ CLI::App* add_dump_log_subcommand(CLI::App& app, InspectArgs& args) {
   c->add_option("--partition", args.partition, "the __consumer_offsets partition")
       ->required()
       ->check(CLI::NonNegativeNumber);
-  c->add_option("--protocol", args.protocol, "protocol variant (default: the scenario's first)");
-  c->add_option("--seed", args.seed, "random seed (default: the scenario's `seed`)");
+  add_run_options(c, args);
   c->footer("Example: rebalance-sim dump-log scenarios/examples/two-consumers.json --partition 18");
   return c;
 }
@@ -63,8 +68,7 @@ CLI::App* add_describe_subcommand(CLI::App& app, InspectArgs& args) {
   state->excludes(members)->excludes(offsets);
   members->excludes(offsets);
   c->add_flag("--verbose", args.verbose, "more columns (epochs and assignments with --members)");
-  c->add_option("--protocol", args.protocol, "protocol variant (default: the scenario's first)");
-  c->add_option("--seed", args.seed, "random seed (default: the scenario's `seed`)");
+  add_run_options(c, args);
   c->footer(
       "Example: rebalance-sim describe scenarios/examples/two-consumers.json --at 12000 --members "
       "--verbose");
