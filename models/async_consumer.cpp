@@ -296,15 +296,7 @@ void AsyncConsumer::run_app_event(const AppEvent& e) {
 }
 
 void AsyncConsumer::on_callback_end() {
-  busy_ = false;
-  tracer_.emit("callback", {{"consumer", spec_.name},
-                            {"callback", current_callback_},
-                            {"partitions", partition_list(current_callback_partitions_)},
-                            {"phase", "end"}});
-  if (close_stage_ != CloseStage::None) {
-    continue_close();
-    return;
-  }
+  if (end_callback()) return;
   if (running_event_) {
     const AppEvent e = *running_event_;
     running_event_.reset();
@@ -413,18 +405,6 @@ void AsyncConsumer::continue_close() {
   }
   if (close_stage_ == CloseStage::Leaving && (!leave_id_ || kernel_.now() >= close_deadline_))
     finish_close();
-}
-
-void AsyncConsumer::finish_close() {
-  close_stage_ = CloseStage::Closed;
-  tracer_.emit("consumer.closed", {{"consumer", spec_.name}});
-  process_.kill();
-  reset_client_state();
-  if (restart_after_) {
-    const sim::SimTime at = std::max(*restart_after_, kernel_.now());
-    restart_after_.reset();
-    restart_timer_.arm_at(at);
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -991,64 +971,8 @@ void AsyncConsumer::handle_response(const InFlight& req, std::int32_t id, const 
              response);
 }
 
-void AsyncConsumer::ensure_coordinator() {
-  if (coordinator_ || find_coordinator_in_flight_) return;
-  if (kernel_.now() < coordinator_lookup_not_before_) {
-    coordinator_retry_timer_.arm_at(coordinator_lookup_not_before_);
-    return;
-  }
-  find_coordinator_in_flight_ = send_request(least_loaded_broker(), FindCoordinatorRequest{config_.group_id},
-                                            config_.request_timeout_ms);
-}
-
-void AsyncConsumer::on_find_coordinator_response(const FindCoordinatorResponse& r) {
-  find_coordinator_in_flight_.reset();
-  if (r.error == ErrorCode::NONE) {
-    coordinator_ = cluster_.broker_nodes.at(static_cast<std::size_t>(r.node_id));
-    coordinator_lookup_attempts_ = 0;
-  } else {
-    coordinator_lookup_not_before_ =
-        kernel_.now() + sim::ms(exponential_backoff_ms(coordinator_lookup_attempts_++));
-  }
-  maybe_heartbeat();  // a heartbeat goes out as soon as the coordinator is known
-}
-
-void AsyncConsumer::mark_coordinator_unknown(const std::string& why) {
-  if (!coordinator_) return;
-  tracer_.emit("consumer.coordinator_unknown", {{"consumer", spec_.name}, {"reason", why}});
-  const sim::NodeId old = *coordinator_;
-  coordinator_.reset();
-  bool any = false;
-  for (const auto& [id, req] : in_flight_) any = any || req.node == old;
-  if (any) disconnect(old, why);
-  // The network thread's next loop looks the coordinator up again.
-  if (!coordinator_retry_timer_.armed() || coordinator_retry_timer_.deadline() > kernel_.now())
-    coordinator_retry_timer_.arm(sim::SimTime::zero());
-}
-
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-bool AsyncConsumer::start_callback(const char* callback, const TopicPartitions& partitions,
-                                   const sim::Distribution& duration) {
-  tracer_.emit("callback", {{"consumer", spec_.name},
-                            {"callback", callback},
-                            {"partitions", partition_list(partitions)},
-                            {"phase", "start"}});
-  const sim::SimTime d = duration.sample(rng_);
-  current_callback_ = callback;
-  current_callback_partitions_ = partitions;
-  if (d == sim::SimTime::zero()) {
-    tracer_.emit("callback", {{"consumer", spec_.name},
-                              {"callback", callback},
-                              {"partitions", partition_list(partitions)},
-                              {"phase", "end"}});
-    return true;
-  }
-  busy_ = true;
-  callback_timer_.arm(d);
-  return false;
-}
 
 void AsyncConsumer::set_owned(TopicPartitions owned) {
   owned = sorted(std::move(owned));

@@ -82,8 +82,11 @@ class AsyncConsumer final : public ConsumerClient {
   void run_app_event(const AppEvent& e);
   void on_app_event_done(const AppEvent& e);
   void start_close();
-  void continue_close();
-  void finish_close();
+  void continue_close() override;
+  sim::Timer& coordinator_retry_timer() override { return coordinator_retry_timer_; }
+  void on_coordinator_lookup_done(bool) override {
+    maybe_heartbeat();  // a heartbeat goes out as soon as the coordinator is known
+  }
 
   // Background thread: membership, heartbeats, commits.
   void on_poll_event();
@@ -119,13 +122,8 @@ class AsyncConsumer final : public ConsumerClient {
                             std::int32_t epoch = 0);
   void fail_in_flight(std::int32_t id, const InFlight& req) override;
   void handle_response(const InFlight& req, std::int32_t id, const Message& response);
-  void ensure_coordinator() override;
-  void on_find_coordinator_response(const FindCoordinatorResponse& r);
-  void mark_coordinator_unknown(const std::string& why) override;
 
   // Helpers.
-  bool start_callback(const char* callback, const TopicPartitions& partitions,
-                      const sim::Distribution& duration);
   void on_callback_end() override;
   void set_owned(TopicPartitions owned);
   std::string generate_member_id();
@@ -180,8 +178,6 @@ class AsyncConsumer final : public ConsumerClient {
   std::optional<std::int32_t> close_commit_id_;
   bool close_commit_sent_ = false;
   std::optional<std::int32_t> leave_id_;
-  const char* current_callback_ = "";
-  TopicPartitions current_callback_partitions_;
   sim::SimTime next_auto_commit_{0};
   std::optional<std::int32_t> auto_commit_in_flight_;
   sim::SimTime last_poll_{0};
@@ -190,9 +186,6 @@ class AsyncConsumer final : public ConsumerClient {
   sim::SimTime lookup_not_before_{0};  // backoff after a failed OffsetFetch
 
   // Coordinator discovery and the network client.
-  std::optional<std::int32_t> find_coordinator_in_flight_;
-  int coordinator_lookup_attempts_ = 0;
-  sim::SimTime coordinator_lookup_not_before_{0};
 };
 
 }  // namespace rsim

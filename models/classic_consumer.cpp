@@ -543,18 +543,6 @@ void ClassicConsumer::continue_close() {
   if (close_stage_ == CloseStage::Leaving && !leave_id_) finish_close();
 }
 
-void ClassicConsumer::finish_close() {
-  close_stage_ = CloseStage::Closed;
-  tracer_.emit("consumer.closed", {{"consumer", spec_.name}});
-  process_.kill();
-  reset_client_state();
-  if (restart_after_) {
-    const sim::SimTime at = std::max(*restart_after_, kernel_.now());
-    restart_after_.reset();
-    restart_timer_.arm_at(at);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Heartbeat thread (AC:1464-1595)
 
@@ -687,43 +675,6 @@ void ClassicConsumer::handle_response(const InFlight& req, const Message& respon
                  [&](const OffsetsForLeaderEpochRequest&) { SIM_ASSERT(false); },
              },
              response);
-}
-
-void ClassicConsumer::ensure_coordinator() {
-  if (coordinator_ || find_coordinator_in_flight_) return;
-  if (kernel_.now() < coordinator_lookup_not_before_) {
-    retry_timer_.arm_at(coordinator_lookup_not_before_);
-    return;
-  }
-  find_coordinator_in_flight_ = send_request(least_loaded_broker(), FindCoordinatorRequest{config_.group_id},
-                                            config_.request_timeout_ms);
-}
-
-void ClassicConsumer::on_find_coordinator_response(const FindCoordinatorResponse& r) {
-  find_coordinator_in_flight_.reset();
-  if (r.error == ErrorCode::NONE) {
-    coordinator_ = cluster_.broker_nodes.at(static_cast<std::size_t>(r.node_id));
-    coordinator_lookup_attempts_ = 0;
-    session_deadline_ = kernel_.now() + sim::ms(config_.session_timeout_ms);
-  } else {
-    coordinator_lookup_not_before_ =
-        kernel_.now() + sim::ms(exponential_backoff_ms(coordinator_lookup_attempts_++));
-  }
-  on_app_wake();
-}
-
-void ClassicConsumer::mark_coordinator_unknown(const std::string& why) {
-  if (!coordinator_) return;
-  tracer_.emit("consumer.coordinator_unknown", {{"consumer", spec_.name}, {"reason", why}});
-  const sim::NodeId old = *coordinator_;
-  coordinator_.reset();
-  // In-flight group requests to the old coordinator fail with a disconnect.
-  bool any = false;
-  for (const auto& [id, req] : in_flight_) any = any || req.node == old;
-  if (any) disconnect(old, why);
-  // A disconnect ends the application thread's network wait inside poll(): its next pass (a
-  // separate event at this instant) starts the lookup.
-  if (!retry_timer_.armed() || retry_timer_.deadline() > kernel_.now()) retry_timer_.arm(sim::SimTime::zero());
 }
 
 void ClassicConsumer::on_join_group_response(const InFlight& req, const JoinGroupResponse& r) {
@@ -947,32 +898,8 @@ void ClassicConsumer::on_leave_group_response(const LeaveGroupResponse&) {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-bool ClassicConsumer::start_callback(const char* callback, const TopicPartitions& partitions,
-                                     const sim::Distribution& duration) {
-  tracer_.emit("callback", {{"consumer", spec_.name}, {"callback", callback},
-                            {"partitions", partition_list(partitions)}, {"phase", "start"}});
-  const sim::SimTime d = duration.sample(rng_);
-  current_callback_ = callback;
-  current_callback_partitions_ = partitions;
-  if (d == sim::SimTime::zero()) {
-    tracer_.emit("callback", {{"consumer", spec_.name}, {"callback", callback},
-                              {"partitions", partition_list(partitions)}, {"phase", "end"}});
-    return true;
-  }
-  busy_ = true;
-  callback_timer_.arm(d);
-  return false;
-}
-
 void ClassicConsumer::on_callback_end() {
-  busy_ = false;
-  tracer_.emit("callback", {{"consumer", spec_.name}, {"callback", current_callback_},
-                            {"partitions", partition_list(current_callback_partitions_)},
-                            {"phase", "end"}});
-  if (close_stage_ != CloseStage::None) {
-    continue_close();
-    return;
-  }
+  if (end_callback()) return;
   // The callback ran inside poll(): the same pass goes on.
   if (!in_poll_) {
     in_poll_ = true;

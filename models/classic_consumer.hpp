@@ -80,8 +80,12 @@ class ClassicConsumer final : public ConsumerClient {
   void maybe_return_records();
   bool commit_fails_locally(const std::string& purpose) override;
   void on_poll_loop_continue() override;
-  void continue_close();
-  void finish_close();
+  void continue_close() override;
+  sim::Timer& coordinator_retry_timer() override { return retry_timer_; }
+  void on_coordinator_lookup_done(bool found) override {
+    if (found) session_deadline_ = kernel_.now() + sim::ms(config_.session_timeout_ms);
+    on_app_wake();
+  }
 
   // Heartbeat thread.
   void on_heartbeat_tick();
@@ -93,10 +97,7 @@ class ClassicConsumer final : public ConsumerClient {
   std::int32_t send_request(sim::NodeId to, Message request, std::int64_t timeout_ms);
   void fail_in_flight(std::int32_t correlation_id, const InFlight& req) override;
   void handle_response(const InFlight& req, const Message& response);
-  void ensure_coordinator() override;
-  void mark_coordinator_unknown(const std::string& why) override;
 
-  void on_find_coordinator_response(const FindCoordinatorResponse& r);
   void on_join_group_response(const InFlight& req, const JoinGroupResponse& r);
   void on_sync_group_response(const InFlight& req, const SyncGroupResponse& r);
   /// Completes the pending Join/Sync with an error (forgetting the coordinator if it is gone).
@@ -123,9 +124,6 @@ class ClassicConsumer final : public ConsumerClient {
   /// Sends an OffsetCommit of allConsumed(); std::nullopt when there is nothing to commit (Kafka
   /// completes such a commit locally, without a request).
   std::optional<std::int32_t> send_offset_commit(const std::string& purpose) override;
-  /// Starts a rebalance callback; true if it already ended (zero duration).
-  bool start_callback(const char* callback, const TopicPartitions& partitions,
-                      const sim::Distribution& duration);
   void on_callback_end() override;
   void set_owned(TopicPartitions owned);
   void reset_generation(bool reset_member_id, const std::string& why);
@@ -156,9 +154,6 @@ class ClassicConsumer final : public ConsumerClient {
   PrepareStage prepare_stage_ = PrepareStage::Start;
   CompleteStage complete_stage_ = CompleteStage::Start;
   TopicPartitions pending_revoked_;
-  std::optional<std::int32_t> find_coordinator_in_flight_;
-  int coordinator_lookup_attempts_ = 0;
-  sim::SimTime coordinator_lookup_not_before_{0};
   bool is_leader_ = false;
   TopicPartitions owned_;
   std::vector<std::string> topics_;
@@ -171,8 +166,6 @@ class ClassicConsumer final : public ConsumerClient {
   std::optional<std::int32_t> close_commit_id_;
   std::optional<std::int32_t> leave_id_;
   bool close_commit_sent_ = false;
-  const char* current_callback_ = "";
-  TopicPartitions current_callback_partitions_;
   sim::SimTime next_auto_commit_{0};
 
   bool heartbeat_enabled_ = false;

@@ -128,6 +128,88 @@ void ConsumerClient::on_broker_down(sim::NodeId broker) {
   if (connected || coordinator_ == broker) disconnect(broker, "connection reset by peer");
 }
 
+void ConsumerClient::ensure_coordinator() {
+  if (coordinator_ || find_coordinator_in_flight_) return;
+  if (kernel_.now() < coordinator_lookup_not_before_) {
+    coordinator_retry_timer().arm_at(coordinator_lookup_not_before_);
+    return;
+  }
+  find_coordinator_in_flight_ =
+      send_to(least_loaded_broker(), FindCoordinatorRequest{config_.group_id}, config_.request_timeout_ms, {});
+}
+
+void ConsumerClient::on_find_coordinator_response(const FindCoordinatorResponse& r) {
+  find_coordinator_in_flight_.reset();
+  const bool found = r.error == ErrorCode::NONE;
+  if (found) {
+    coordinator_ = cluster_.broker_nodes.at(static_cast<std::size_t>(r.node_id));
+    coordinator_lookup_attempts_ = 0;
+  } else {
+    coordinator_lookup_not_before_ =
+        kernel_.now() + sim::ms(exponential_backoff_ms(coordinator_lookup_attempts_++));
+  }
+  on_coordinator_lookup_done(found);
+}
+
+void ConsumerClient::mark_coordinator_unknown(const std::string& why) {
+  if (!coordinator_) return;
+  tracer_.emit("consumer.coordinator_unknown", {{"consumer", spec_.name}, {"reason", why}});
+  const sim::NodeId old = *coordinator_;
+  coordinator_.reset();
+  // In-flight requests to the old coordinator fail with a disconnect.
+  bool any = false;
+  for (const auto& [id, req] : in_flight_) any = any || req.node == old;
+  if (any) disconnect(old, why);
+  // A disconnect ends the thread's network wait: its next event (at this instant) looks the
+  // coordinator up again.
+  sim::Timer& retry = coordinator_retry_timer();
+  if (!retry.armed() || retry.deadline() > kernel_.now()) retry.arm(sim::SimTime::zero());
+}
+
+bool ConsumerClient::start_callback(const char* callback, const TopicPartitions& partitions,
+                                    const sim::Distribution& duration) {
+  tracer_.emit("callback", {{"consumer", spec_.name},
+                            {"callback", callback},
+                            {"partitions", partition_list(partitions)},
+                            {"phase", "start"}});
+  const sim::SimTime d = duration.sample(rng_);
+  current_callback_ = callback;
+  current_callback_partitions_ = partitions;
+  if (d == sim::SimTime::zero()) {
+    tracer_.emit("callback", {{"consumer", spec_.name},
+                              {"callback", callback},
+                              {"partitions", partition_list(partitions)},
+                              {"phase", "end"}});
+    return true;
+  }
+  busy_ = true;
+  callback_timer_.arm(d);
+  return false;
+}
+
+bool ConsumerClient::end_callback() {
+  busy_ = false;
+  tracer_.emit("callback", {{"consumer", spec_.name},
+                            {"callback", current_callback_},
+                            {"partitions", partition_list(current_callback_partitions_)},
+                            {"phase", "end"}});
+  if (close_stage_ == CloseStage::None) return false;
+  continue_close();
+  return true;
+}
+
+void ConsumerClient::finish_close() {
+  close_stage_ = CloseStage::Closed;
+  tracer_.emit("consumer.closed", {{"consumer", spec_.name}});
+  process_.kill();
+  reset_client_state();
+  if (restart_after_) {
+    const sim::SimTime at = std::max(*restart_after_, kernel_.now());
+    restart_after_.reset();
+    restart_timer_.arm_at(at);
+  }
+}
+
 void ConsumerClient::begin_poll() {
   if (!process_.alive()) return;
   in_poll_ = true;

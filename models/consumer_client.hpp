@@ -71,7 +71,12 @@ class ConsumerClient : public ConsumerModel {
   virtual void on_app_wake() = 0;
   virtual void on_callback_end() = 0;
   virtual void on_poll_loop_continue() = 0;
-  virtual void ensure_coordinator() = 0;
+  virtual void continue_close() = 0;
+  /// The timer whose expiry makes the client look the coordinator up (on the application thread
+  /// in the classic client, the network thread in the KIP-848 one).
+  virtual sim::Timer& coordinator_retry_timer() = 0;
+  /// A FindCoordinator answer was handled (`found` or backed off): the client goes on.
+  virtual void on_coordinator_lookup_done(bool found) = 0;
   /// Sends an OffsetCommit of all_consumed(); std::nullopt when nothing is sent.
   virtual std::optional<std::int32_t> send_offset_commit(const std::string& purpose) = 0;
   /// A commit the client refuses before sending anything (the classic client outside a stable
@@ -79,7 +84,22 @@ class ConsumerClient : public ConsumerModel {
   virtual bool commit_fails_locally(const std::string& /*purpose*/) { return false; }
   /// Fails a request whose connection closed (NETWORK_EXCEPTION), as its response handler would.
   virtual void fail_in_flight(std::int32_t id, const InFlight& req) = 0;
-  virtual void mark_coordinator_unknown(const std::string& why) = 0;
+
+  // Coordinator discovery (FindCoordinator to the least loaded broker, exponential backoff).
+  void ensure_coordinator();
+  void on_find_coordinator_response(const FindCoordinatorResponse& r);
+  /// Forgets the coordinator; its in-flight requests fail with a disconnect, and a lookup
+  /// follows at the next event of the thread that does it.
+  void mark_coordinator_unknown(const std::string& why);
+
+  // Rebalance callbacks run by the application thread; close().
+  /// Starts a callback (a `callback` start event); true if it already ended (zero duration).
+  bool start_callback(const char* callback, const TopicPartitions& partitions,
+                      const sim::Distribution& duration);
+  /// The running callback ended (its end event); true if close() took over from there.
+  bool end_callback();
+  /// close() is done: the process ends (and restarts later if the script asked for it).
+  void finish_close();
 
   // The application's poll(poll_timeout_ms) loop.
   void begin_poll();
@@ -147,12 +167,17 @@ class ConsumerClient : public ConsumerModel {
   // Application state shared by both clients (reset by reset_client_state()).
   bool in_poll_ = false;
   bool busy_ = false;  // inside a rebalance callback
+  const char* current_callback_ = "";
+  TopicPartitions current_callback_partitions_;
   bool stop_requested_ = false;
   CloseStage close_stage_ = CloseStage::None;
   std::optional<sim::SimTime> restart_after_;
 
   // Coordinator and network client.
   std::optional<sim::NodeId> coordinator_;
+  std::optional<std::int32_t> find_coordinator_in_flight_;
+  int coordinator_lookup_attempts_ = 0;
+  sim::SimTime coordinator_lookup_not_before_{0};
   nlohmann::ordered_json rpc_fields_;  // extra fields of the next request's `rpc` trace event
   std::int32_t next_correlation_id_ = 0;
   std::map<std::int32_t, InFlight> in_flight_;
