@@ -81,7 +81,12 @@ AsyncConsumer::AsyncConsumer(sim::Kernel& kernel, sim::Tracer& tracer,
       heartbeat_timer_(kernel, [this] { maybe_heartbeat(); }, &network_thread_),
       poll_timer_(kernel, [this] { on_poll_timer_expired(); }, &network_thread_),
       coordinator_retry_timer_(kernel, [this] { maybe_heartbeat(); }, &network_thread_),
-      reconcile_commit_timer_(kernel, [this] { retry_reconcile_commit(); }, &network_thread_) {}
+      reconcile_commit_timer_(kernel, [this] { retry_reconcile_commit(); }, &network_thread_),
+      fetch_response_timer_(kernel, [this] { on_fetch_response_due(); }, &network_thread_),
+      fetch_due_(cluster.broker_nodes.size(), sim::kNever),
+      fetch_sent_(cluster.broker_nodes.size(), sim::kNever),
+      fetch_id_(cluster.broker_nodes.size(), -1),
+      fetch_failed_(cluster.broker_nodes.size(), false) {}
 
 // ---------------------------------------------------------------------------------------------
 // Script
@@ -106,6 +111,9 @@ void AsyncConsumer::reset_client_state() {
   commit_sync_attempts_ = 0;
   lookups_.clear();
   lookup_not_before_ = kernel_.now();
+  clear_fetches();
+  buffer_woken_ = false;
+  spinning_ = false;
   heartbeat_interval_ms_ = 0;
   next_heartbeat_ = kernel_.now();
   backoff_until_ = kernel_.now();
@@ -130,7 +138,8 @@ void AsyncConsumer::reset_client_state() {
   for (sim::Timer* t :
        {&poll_return_timer_, &callback_timer_, &close_retry_timer_, &heartbeat_timer_, &poll_timer_,
         &request_timeout_timer_, &coordinator_retry_timer_, &stall_end_timer_, &pause_end_timer_,
-        &fetch_wake_timer_, &processing_timer_, &commit_retry_timer_, &reconcile_commit_timer_})
+        &fetch_wake_timer_, &processing_timer_, &commit_retry_timer_, &reconcile_commit_timer_, &loop_timer_,
+        &fetch_response_timer_})
     t->cancel();
 }
 
@@ -224,9 +233,11 @@ void AsyncConsumer::on_poll_loop_continue() {
 }
 
 void AsyncConsumer::on_positions_changed() {
-  // New valid positions let the fetcher send a Fetch, whose answer wakes a poll() waiting on the
-  // fetch buffer: records are returned if there are some. It is no new AsyncPollEvent: what the
-  // remaining positions need (validation, a retry) waits for the next pass.
+  // The AsyncPollEvent that asked for the positions goes on to create the Fetch requests
+  // (updateFetchPositions, then createFetchRequests), whose answers wake a poll() waiting on the
+  // fetch buffer; records already there are returned at once. It is no new AsyncPollEvent: what
+  // the remaining positions need (validation, a retry) waits for the next pass.
+  send_fetches();
   if (!process_.alive() || busy_ || !app_.runnable() || close_stage_ != CloseStage::None) return;
   maybe_return_records();
 }
@@ -242,12 +253,62 @@ void AsyncConsumer::pass() {
   // Each pass of poll() submits an AsyncPollEvent (when the previous one completed), which the
   // background thread handles at once, then runs the callbacks queued for it so far, then
   // returns the records fetched, if any.
+  // The callbacks run are those queued before the pass: what the background thread queues while
+  // it handles this pass's AsyncPollEvent (a reconciliation whose commit was empty, say) waits
+  // for the next pass, as the application thread drains its queue right after submitting the
+  // event.
   last_poll_ = kernel_.now();
+  drain_remaining_ = app_events_.size();
   on_poll_event();
   if (!process_.alive()) return;
-  drain_remaining_ = app_events_.size();
   drain_app_events();
   maybe_return_records();
+}
+
+sim::SimTime AsyncConsumer::wait_bound() {
+  const sim::SimTime now = kernel_.now();
+  spinning_ = false;
+  if (buffer_woken_) {
+    buffer_woken_ = false;
+    return now;
+  }
+  const sim::SimTime backoff = now + sim::ms(config_.retry_backoff_ms);
+  sim::SimTime bound = sim::kNever;
+  if (owned_.empty() || !consumption_.has_all_fetch_positions() || consumption_.any_fetchable())
+    bound = backoff;
+  // maximumTimeToWait: FetchRequestManager (nothing in flight), CommitRequestManager (the next
+  // auto-commit), the heartbeat manager (the next heartbeat).
+  if (std::all_of(fetch_due_.begin(), fetch_due_.end(),
+                  [](sim::SimTime t) { return t == sim::kNever; }))
+    bound = std::min(bound, backoff);
+  if (config_.enable_auto_commit && next_auto_commit_ > now)
+    bound = std::min(bound, next_auto_commit_);
+  if (state_ != State::UNSUBSCRIBED) {
+    sim::SimTime heartbeat;
+    if (!coordinator_ || state_ == State::FATAL || state_ == State::STALE || state_ == State::FENCED)
+      heartbeat = now + sim::ms(heartbeat_interval_ms_);
+    else if ((state_ == State::JOINING || state_ == State::ACKNOWLEDGING) && !heartbeat_in_flight_)
+      heartbeat = std::max(now, backoff_until_);
+    else if (next_heartbeat_ > now)
+      heartbeat = next_heartbeat_;
+    else
+      heartbeat = std::max(now, backoff_until_);
+    if (heartbeat <= now)
+      spinning_ = true;
+    else
+      bound = std::min(bound, heartbeat);
+  }
+  return bound;
+}
+
+void AsyncConsumer::wake_app() {
+  if (!process_.alive()) return;
+  const bool waiting = in_poll_ && !busy_ && !batch_ && close_stage_ == CloseStage::None &&
+                       app_.runnable();
+  if (waiting)
+    fetch_wake_timer_.arm(sim::SimTime::zero());
+  else
+    buffer_woken_ = true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -255,7 +316,88 @@ void AsyncConsumer::pass() {
 
 void AsyncConsumer::maybe_return_records() {
   if (!process_.alive() || !in_poll_ || batch_ || busy_ || close_stage_ != CloseStage::None) return;
-  return_records_or_wait(consumption_.has_all_fetch_positions());
+  return_records_or_wait(wait_bound());
+  // Records returned: the Fetch that brought them has ended, and the next pass sends another.
+  if (batch_) clear_fetches();
+}
+
+void AsyncConsumer::send_fetches() {
+  if (!process_.alive()) return;
+  const sim::SimTime now = kernel_.now();
+  // Records waiting to be returned: this pass returns them, and the next one fetches.
+  if (consumption_.next_fetchable() <= now) return;
+  bool sent = false;
+  consumption_.for_each_fetchable([&](const TopicPartition& tp) {
+    const std::size_t b = partition_leader_index(tp);
+    const sim::NodeId leader = cluster_.broker_nodes[b];
+    if (fetch_due_[b] != sim::kNever || cluster_.is_down(leader)) return;
+    fetch_id_[b] = next_correlation_id_++;
+    trace_rpc("send", node_, leader, "Fetch", fetch_id_[b], nullptr);
+    // The mean latency of both links (no draw: the records' own delivery uses no RNG either),
+    // plus the broker's wait for records; at least 1 ms, so that a zero wait cannot spin.
+    const double rtt_ms = network_.link_spec(node_, leader).latency.expected_ms() +
+                          network_.link_spec(leader, node_).latency.expected_ms();
+    const sim::SimTime answer =
+        sim::SimTime{static_cast<std::int64_t>(std::llround(rtt_ms * 1000.0))} +
+        sim::ms(config_.fetch_max_wait_ms);
+    fetch_sent_[b] = now;
+    fetch_due_[b] = now + std::max(answer, sim::ms(1));
+    sent = true;
+  });
+  if (!sent) return;
+  const sim::SimTime first = *std::min_element(fetch_due_.begin(), fetch_due_.end());
+  if (!fetch_response_timer_.armed() || first < fetch_response_timer_.deadline())
+    fetch_response_timer_.arm_at(first);
+}
+
+void AsyncConsumer::on_fetch_response_due() {
+  const sim::SimTime now = kernel_.now();
+  bool ended = false;
+  for (std::size_t b = 0; b < fetch_due_.size(); ++b) {
+    if (fetch_due_[b] > now) continue;
+    const sim::NodeId leader = cluster_.broker_nodes[b];
+    const sim::SimTime timeout = fetch_sent_[b] + sim::ms(config_.request_timeout_ms);
+    if (!fetch_failed_[b] && (network_.is_cut(node_, leader) || network_.is_cut(leader, node_)) &&
+        timeout > now) {
+      fetch_due_[b] = timeout;  // lost on a cut link: the request times out
+      fetch_failed_[b] = true;
+      continue;
+    }
+    end_fetch(b, fetch_failed_[b] ? ErrorCode::NETWORK_EXCEPTION : ErrorCode::NONE);
+    ended = true;
+  }
+  const sim::SimTime next = *std::min_element(fetch_due_.begin(), fetch_due_.end());
+  if (next != sim::kNever) fetch_response_timer_.arm_at(next);
+  if (ended) wake_app();
+}
+
+void AsyncConsumer::end_fetch(std::size_t b, ErrorCode error) {
+  trace_rpc("recv", cluster_.broker_nodes[b], node_, "Fetch", fetch_id_[b], &error);
+  fetch_due_[b] = sim::kNever;
+  fetch_failed_[b] = false;
+}
+
+void AsyncConsumer::clear_fetches() {
+  // The Fetches in flight answer now (with the records just returned); none is traced when
+  // the client is reset.
+  if (process_.alive())
+    for (std::size_t b = 0; b < fetch_due_.size(); ++b)
+      if (fetch_due_[b] != sim::kNever) end_fetch(b, ErrorCode::NONE);
+  std::fill(fetch_due_.begin(), fetch_due_.end(), sim::kNever);
+  std::fill(fetch_failed_.begin(), fetch_failed_.end(), false);
+  fetch_response_timer_.cancel();
+}
+
+void AsyncConsumer::on_broker_down(sim::NodeId broker) {
+  ConsumerClient::on_broker_down(broker);
+  if (!process_.alive()) return;
+  // A Fetch in flight to it fails at once (connection reset), which wakes the wait.
+  for (std::size_t b = 0; b < fetch_due_.size(); ++b)
+    if (cluster_.broker_nodes[b] == broker && fetch_due_[b] != sim::kNever) {
+      fetch_due_[b] = kernel_.now();
+      fetch_failed_[b] = true;
+      fetch_response_timer_.arm(sim::SimTime::zero());
+    }
 }
 
 void AsyncConsumer::drain_app_events() {
@@ -303,13 +445,8 @@ void AsyncConsumer::on_callback_end() {
     on_app_event_done(e);
   }
   if (!in_poll_) {
-    // poll() returned while the callback ran: the loop calls it again.
-    if (stop_requested_) {
-      stop_requested_ = false;
-      start_close();
-      return;
-    }
-    begin_poll();
+    // poll() returned while the callback ran: the loop goes on.
+    continue_loop();
     return;
   }
   drain_app_events();
@@ -450,12 +587,16 @@ void AsyncConsumer::on_poll_event() {
   // once the timer expired and no auto-commit is in flight, all consumed offsets go out and the
   // timer restarts from the interval, whatever the outcome (a failed auto-commit waits for the
   // next interval: its error is not a RetriableCommitFailedException).
-  if (config_.enable_auto_commit && kernel_.now() >= next_auto_commit_ && !auto_commit_in_flight_) {
+  // The commit before a reconciliation counts as an auto-commit in flight (requestAutoCommit):
+  // an interval auto-commit due meanwhile waits for a pass after its answer.
+  if (config_.enable_auto_commit && kernel_.now() >= next_auto_commit_ && !auto_commit_in_flight_ &&
+      !rec_commit_id_) {
     next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
     auto_commit_in_flight_ = send_offset_commit("auto-commit");
   }
   poll_timer_.arm_at(last_poll_ + sim::ms(config_.max_poll_interval_ms));
   update_fetch_positions();
+  send_fetches();
 }
 
 void AsyncConsumer::maybe_reconcile(bool can_commit) {
@@ -969,6 +1110,12 @@ void AsyncConsumer::handle_response(const InFlight& req, std::int32_t id, const 
                  },
              },
              response);
+  // An application thread in a busy loop sees what the response changed at once.
+  if (spinning_ && process_.alive() && in_poll_ && !busy_ && !batch_ &&
+      close_stage_ == CloseStage::None && app_.runnable()) {
+    spinning_ = false;
+    fetch_wake_timer_.arm(sim::SimTime::zero());
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -76,6 +76,15 @@ class AsyncConsumer final : public ConsumerClient {
   void on_app_wake() override;
   void on_positions_changed();
   void pass();
+  /// When the application's wait for records in this pass ends at the latest: Kafka's
+  /// pollForFetches bounds it by retry.backoff.ms (no partition, a position missing, or a
+  /// fetchable partition with nothing buffered) and by the network thread's maximumTimeToWait
+  /// (the next heartbeat, the next auto-commit, retry.backoff.ms without a Fetch in flight).
+  /// A bound of zero is a busy loop (the first join, while the heartbeat interval is still 0):
+  /// spinning_ is set and the next response the network thread handles starts a pass.
+  sim::SimTime wait_bound();
+  /// FetchBuffer.wakeup(): a waiting poll() makes a pass now; otherwise its next wait ends at once.
+  void wake_app();
   // Records (fetch, processing, commits after a batch), around RecordConsumption.
   void maybe_return_records();
   void drain_app_events();
@@ -108,6 +117,16 @@ class AsyncConsumer final : public ConsumerClient {
   /// completes an empty commit locally).
   std::optional<std::int32_t> send_offset_commit(const std::string& purpose) override;
   void retry_reconcile_commit();
+  // Fetching (FetchRequestManager): at most one Fetch in flight per leader, sent by an
+  // AsyncPollEvent (or when positions are found). The broker holds one that finds no records
+  // for fetch.max.wait.ms; its answer, like any Fetch's end, wakes the application's wait.
+  // Records themselves are delivered by RecordConsumption (a waiting poll() gets them
+  // `fetch_delay` after their append), which also ends the Fetch that carried them.
+  void send_fetches();
+  void on_fetch_response_due();
+  void clear_fetches();
+  void end_fetch(std::size_t broker_index, ErrorCode error);
+  void on_broker_down(sim::NodeId broker) override;
   // Positions (OffsetsRequestManager): OffsetFetch, then ListOffsets.
   void update_fetch_positions();
   void send_list_offsets();
@@ -137,6 +156,7 @@ class AsyncConsumer final : public ConsumerClient {
   sim::Timer poll_timer_;
   sim::Timer coordinator_retry_timer_;
   sim::Timer reconcile_commit_timer_;
+  sim::Timer fetch_response_timer_;
 
   // Membership (reset at every start).
   ConsumerMemberState state_ = ConsumerMemberState::UNSUBSCRIBED;
@@ -184,6 +204,13 @@ class AsyncConsumer final : public ConsumerClient {
 
   // Records.
   sim::SimTime lookup_not_before_{0};  // backoff after a failed OffsetFetch
+  // Fetches in flight, by broker index: when each answers (sim::kNever: none) and was sent.
+  std::vector<sim::SimTime> fetch_due_;
+  std::vector<sim::SimTime> fetch_sent_;
+  std::vector<std::int32_t> fetch_id_;  // its correlation id (rpc trace events)
+  std::vector<bool> fetch_failed_;       // its connection was reset or it timed out
+  bool buffer_woken_ = false;  // FetchBuffer's wokenup flag: the next wait ends at once
+  bool spinning_ = false;      // the application's wait bound was zero (see wait_bound())
 
   // Coordinator discovery and the network client.
 };

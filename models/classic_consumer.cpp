@@ -89,7 +89,7 @@ void ClassicConsumer::reset_client_state() {
   heartbeat_attempts_ = 0;
   in_flight_.clear();
   for (sim::Timer* t : {&poll_return_timer_, &retry_timer_, &auto_commit_timer_, &callback_timer_,
-                        &fetch_wake_timer_, &processing_timer_, &commit_retry_timer_,
+                        &fetch_wake_timer_, &processing_timer_, &commit_retry_timer_, &loop_timer_,
                         &heartbeat_tick_, &request_timeout_timer_, &metadata_timer_, &stall_end_timer_,
                         &pause_end_timer_})
     t->cancel();
@@ -444,7 +444,10 @@ void ClassicConsumer::update_fetch_positions(bool resumed) {
 void ClassicConsumer::maybe_return_records() {
   if (!in_poll_ || batch_) return;
   // Only a pass after the wait sends what validation needs.
-  return_records_or_wait(all_fetch_positions_);
+  // While a position is missing the wait is capped at retry.backoff.ms (pollForFetches), so
+  // that the next pass sends what the positions need.
+  return_records_or_wait(all_fetch_positions_ ? sim::kNever
+                                              : kernel_.now() + sim::ms(config_.retry_backoff_ms));
 }
 
 bool ClassicConsumer::commit_fails_locally(const std::string& purpose) {

@@ -18,6 +18,7 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, sim::Tracer& tracer,
       spec_(spec),
       config_(std::move(config)),
       rng_(seed, "consumer-" + spec.name),
+      loop_rng_(seed, "loop-" + spec.name),
       process_(kernel),
       app_(process_, "application"),
       network_thread_(process_, network_thread),
@@ -26,6 +27,12 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, sim::Tracer& tracer,
       fetch_wake_timer_(kernel, [this] { on_app_wake(); }, &app_),
       processing_timer_(kernel, [this] { on_processing_end(); }, &app_),
       commit_retry_timer_(kernel, [this] { commit_after_batch(); }, &app_),
+      loop_timer_(kernel,
+                  [this] {
+                    if (process_.alive() && close_stage_ == CloseStage::None && !busy_)
+                      on_poll_loop_continue();
+                  },
+                  &app_),
       request_timeout_timer_(kernel, [this] { on_request_timeout_check(); }, &network_thread_),
       stall_end_timer_(kernel,
                        [this] {
@@ -66,14 +73,18 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, sim::Tracer& tracer,
 }
 
 sim::NodeId ConsumerClient::partition_leader(const TopicPartition& tp) const {
+  return cluster_.broker_nodes[partition_leader_index(tp)];
+}
+
+std::size_t ConsumerClient::partition_leader_index(const TopicPartition& tp) const {
   const auto n = cluster_.broker_nodes.size();
   const auto replicas = std::min<std::size_t>(
       n, static_cast<std::size_t>(std::max(1, cluster_.offsets_topic_replication_factor)));
   for (std::size_t k = 0; k < replicas; ++k) {
     const std::size_t b = (static_cast<std::size_t>(tp.partition) + k) % n;
-    if (b >= cluster_.broker_down.size() || !cluster_.broker_down[b]) return cluster_.broker_nodes[b];
+    if (b >= cluster_.broker_down.size() || !cluster_.broker_down[b]) return b;
   }
-  return cluster_.broker_nodes[static_cast<std::size_t>(tp.partition) % n];
+  return static_cast<std::size_t>(tp.partition) % n;
 }
 
 void ConsumerClient::request_stop() {
@@ -221,10 +232,19 @@ void ConsumerClient::on_poll_return() {
   in_poll_ = false;
   fetch_wake_timer_.cancel();
   if (busy_) return;
-  on_poll_loop_continue();
+  continue_loop();
 }
 
-void ConsumerClient::return_records_or_wait(bool have_all_positions) {
+void ConsumerClient::continue_loop() {
+  const sim::SimTime d = spec_.processing.per_poll.sample(loop_rng_);
+  if (d == sim::SimTime::zero()) {
+    on_poll_loop_continue();
+    return;
+  }
+  loop_timer_.arm(d);
+}
+
+void ConsumerClient::return_records_or_wait(sim::SimTime wake_by) {
   if (auto batch = consumption_.poll()) {
     // poll() returns the records; the application processes them before it polls again.
     in_poll_ = false;
@@ -235,8 +255,7 @@ void ConsumerClient::return_records_or_wait(bool have_all_positions) {
     return;
   }
   // Nothing yet: the fetch (a long poll at the broker) answers when a record arrives.
-  sim::SimTime next = consumption_.next_fetchable();
-  if (!have_all_positions) next = std::min(next, kernel_.now() + sim::ms(config_.retry_backoff_ms));
+  const sim::SimTime next = std::min(consumption_.next_fetchable(), wake_by);
   if (next != sim::kNever && (!poll_return_timer_.armed() || next < poll_return_timer_.deadline()))
     fetch_wake_timer_.arm_at(std::max(next, kernel_.now()));
   else
@@ -296,7 +315,7 @@ void ConsumerClient::commit_after_batch() {
 void ConsumerClient::after_batch() {
   commit_sync_waiting_ = false;
   if (!process_.alive() || close_stage_ != CloseStage::None || !app_.runnable()) return;
-  on_poll_loop_continue();
+  continue_loop();
 }
 
 std::int32_t ConsumerClient::send_to(sim::NodeId to, Message request, std::int64_t timeout_ms,

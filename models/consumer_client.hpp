@@ -104,12 +104,15 @@ class ConsumerClient : public ConsumerModel {
   // The application's poll(poll_timeout_ms) loop.
   void begin_poll();
   void on_poll_return();
+  /// One turn of the application's loop is over (poll() returned, its records processed): after
+  /// the loop's own time (`processing.per_poll_ms`), on_poll_loop_continue().
+  void continue_loop();
 
   // Records: poll() returning a batch, processing, the commit after a batch.
   /// Returns a batch if there is one (the application then processes it), or arranges to wake
-  /// the waiting poll() when records arrive. While a position is missing the wait is capped at
-  /// retry.backoff.ms (pollForFetches), so that the next pass sends what the positions need.
-  void return_records_or_wait(bool have_all_positions);
+  /// the waiting poll() when records arrive, or at `wake_by` (sim::kNever: no other bound), or
+  /// when poll()'s timeout ends, whichever comes first.
+  void return_records_or_wait(sim::SimTime wake_by);
   void on_processing_end();
   /// The partitions lookup request `id` asked for, now forgotten; nullopt if it is no longer
   /// awaited (the client restarted or gave up on it).
@@ -137,6 +140,8 @@ class ConsumerClient : public ConsumerModel {
   /// broker's data partitions move at once: the controller's fencing delay is not modelled for
   /// them). All replicas down: the first one.
   sim::NodeId partition_leader(const TopicPartition& tp) const;
+  /// The same leader as an index into cluster_.broker_nodes.
+  std::size_t partition_leader_index(const TopicPartition& tp) const;
 
   sim::Kernel& kernel_;
   sim::Tracer& tracer_;
@@ -145,6 +150,7 @@ class ConsumerClient : public ConsumerModel {
   ConsumerSpec spec_;
   ConsumerConfig config_;
   sim::Rng rng_;
+  sim::Rng loop_rng_;  // the application loop's own time (processing.per_poll_ms)
 
   sim::Process process_;
   sim::Activity app_;
@@ -157,6 +163,7 @@ class ConsumerClient : public ConsumerModel {
   sim::Timer fetch_wake_timer_;
   sim::Timer processing_timer_;
   sim::Timer commit_retry_timer_;
+  sim::Timer loop_timer_;
   // Network-thread timer.
   sim::Timer request_timeout_timer_;
   // Script timers (no activity: they act on the process from outside).

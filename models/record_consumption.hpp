@@ -135,6 +135,19 @@ class RecordConsumption {
   void on_validated(const std::vector<EpochEndOffset>& answers);
   /// Kafka's hasAllFetchPositions(): every assigned partition has a valid position.
   bool has_all_fetch_positions() const;
+  /// Calls f(tp) for every partition a Fetch would ask for now (a valid position, not pending
+  /// revocation, its leader reachable), in partition order.
+  /// Whether some partition is fetchable now (see for_each_fetchable).
+  bool any_fetchable() const {
+    for (const auto& [tp, p] : parts_)
+      if (fetchable(tp, p)) return true;
+    return false;
+  }
+  template <class F>
+  void for_each_fetchable(F&& f) const {
+    for (const auto& [tp, p] : parts_)
+      if (fetchable(tp, p)) f(tp);
+  }
   /// With auto.offset.reset=none, a partition that has no committed offset.
   std::optional<TopicPartition> missing_offset() const;
   /// The timestamp ListOffsets asks for: -1 (latest) or -2 (earliest).

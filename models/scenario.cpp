@@ -501,7 +501,7 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
          {"callbacks", "commit", "config", "config_by_protocol", "group", "name",
           "poll_timeout_ms", "processing", "topics"}},
         {"config_by_protocol", {"classic", "consumer", "share"}},
-        {"processing", {"per_batch_ms", "per_record_ms"}},
+        {"processing", {"per_batch_ms", "per_poll_ms", "per_record_ms"}},
         {"callbacks", {"assign_ms", "lost_ms", "revoke_ms"}},
         {"expect", {"metric", "op", "protocol", "value"}},
         {"event:start", {"at_ms", "consumer", "do"}},
@@ -836,6 +836,9 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
           }
           if (auto d = p.read_distribution(*pr, "per_batch_ms", pp)) {
             consumer.processing.per_batch = *d;
+          }
+          if (auto d = p.read_distribution(*pr, "per_poll_ms", pp)) {
+            consumer.processing.per_poll = *d;
           }
         }
       }

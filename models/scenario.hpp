@@ -36,6 +36,8 @@ struct TopicSpec {
 struct ProcessingSpec {
   sim::Distribution per_record = sim::Distribution::constant(0);
   sim::Distribution per_batch = sim::Distribution::constant(0);
+  /// The application loop's own time around each poll() call, records or not.
+  sim::Distribution per_poll = sim::Distribution::constant(0);
 };
 
 struct CallbacksSpec {

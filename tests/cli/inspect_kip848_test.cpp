@@ -55,11 +55,11 @@ TEST_CASE("dump-log --partition 32: the consumer group's records decoded as Kafk
   CHECK(lines[11] == std::string(R"(| offset: 9 CreateTime: 7801 key: {"type":"7","data":{"groupId":"g-consumer","memberId":"k2XHHyNvSzSjHnYAVXXEHA"}} payload: {"version":"0","data":{"topicPartitions":[{"topicId":")" + id + R"(","partitions":[3,4,5]}]}})"));
   CHECK(lines[12] == std::string(R"(| offset: 10 CreateTime: 7801 key: {"type":"6","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"assignmentEpoch":3,"assignmentTimestamp":7801}})"));
   CHECK(lines[13] == std::string(R"(| offset: 11 CreateTime: 7801 key: {"type":"8","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: {"version":"0","data":{"memberEpoch":2,"previousMemberEpoch":2,"state":1,"assignedPartitions":[{"topicId":")" + id + R"(","partitions":[0,1,2],"assignmentEpochs":[2,2,2]}],"partitionsPendingRevocation":[{"topicId":")" + id + R"(","partitions":[3,4,5],"assignmentEpochs":[2,2,2]}]}})"));
-  CHECK(lines[69] == std::string(R"(| offset: 67 CreateTime: 33403 key: {"type":"8","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: <DELETE>)"));
-  CHECK(lines[70] == std::string(R"(| offset: 68 CreateTime: 33403 key: {"type":"7","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: <DELETE>)"));
-  CHECK(lines[71] == std::string(R"(| offset: 69 CreateTime: 33403 key: {"type":"5","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: <DELETE>)"));
-  CHECK(lines[72] == std::string(R"(| offset: 70 CreateTime: 33403 key: {"type":"3","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"epoch":5}})"));
-  CHECK(lines[73] == std::string(R"(| offset: 71 CreateTime: 33403 key: {"type":"6","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"assignmentEpoch":5}})"));
+  CHECK(lines[69] == std::string(R"(| offset: 67 CreateTime: 33102 key: {"type":"8","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: <DELETE>)"));
+  CHECK(lines[70] == std::string(R"(| offset: 68 CreateTime: 33102 key: {"type":"7","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: <DELETE>)"));
+  CHECK(lines[71] == std::string(R"(| offset: 69 CreateTime: 33102 key: {"type":"5","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: <DELETE>)"));
+  CHECK(lines[72] == std::string(R"(| offset: 70 CreateTime: 33102 key: {"type":"3","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"epoch":5}})"));
+  CHECK(lines[73] == std::string(R"(| offset: 71 CreateTime: 33102 key: {"type":"6","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"assignmentEpoch":5}})"));
   std::map<std::string, int> types;
   for (std::size_t i = 2; i < lines.size(); ++i) {
     const auto k = lines[i].find(R"(key: {"type":")");

@@ -2,11 +2,16 @@
 // group.consumer.heartbeat.interval.ms 5000 (anchored on each send), the 1 s assignment interval
 // without a timer, group.consumer.session.timeout.ms 45000 from the last heartbeat, the rebalance
 // timeout = max.poll.interval.ms 300000 from entering UNREVOKED_PARTITIONS, the poll timer
-// (max.poll.interval.ms) from the last poll(), and callbacks only in poll() passes 100 ms apart.
-// Links are 1 ms each way and the coordinator's writes commit at once.
+// (max.poll.interval.ms) from the last poll(), and callbacks only in the application's passes:
+// each poll() call (100 ms apart), the end of each Fetch (502 ms after it went out: 500 ms of
+// fetch.max.wait.ms and two 1 ms links; the first goes out when the positions are found, each
+// next one from the pass the previous one's end started), the next heartbeat and auto-commit.
+// A reconciliation's callback runs at the pass after the one that starts it, or after the
+// commit's answer. Links are 1 ms each way and the coordinator's writes commit at once.
 #include <doctest/doctest.h>
 
 #include <set>
+#include <tuple>
 
 #include "trace_helpers.hpp"
 
@@ -41,48 +46,67 @@ std::vector<double> epochs_at(const std::vector<nlohmann::json>& trace) {
 
 TEST_CASE("consumer protocol: a join outside the assignment interval computes the target at once") {
   const auto t = run("join");
-  // A: start 1000, FindCoordinator + join heartbeat (4 ms), assigned at its pass at 1100; its
-  // acknowledgement at 1100 sets its heartbeat phase: 6100, 11100, ...
+  // A: start 1000, FindCoordinator + join heartbeat (4 ms); its busy loop during the first join
+  // starts the reconciliation at the answer (1004) and onPartitionsAssigned runs at the next
+  // pass, its next poll() at 1100; the acknowledgement at 1100 sets its heartbeat phase: 6100,
+  // 11100, ...
+  CHECK(first(t, "consumer.reconcile", "A") == 1004);
   CHECK(callback_starts(t, "A", "onPartitionsAssigned")[0] == 1100);
   // B joins at 11003 (> 1003 + 1000): target computed in B's join heartbeat.
   CHECK(epochs_at(t)[1] == 11003);
-  // A learns at its heartbeat at 11100 (answer 11102): pass 11200 commits, 11300 revokes,
-  // 11400 assigns [] and acknowledges.
-  CHECK(callback_starts(t, "A", "onPartitionsRevoked")[0] == 11300);
+  // A learns at its heartbeat at 11100 (answer 11102): its poll() at 11200 commits; the next
+  // pass is the end of a Fetch (the first went out when ListOffsets answered at 1204, each one
+  // is answered 502 ms later: 1204 + 20 * 502 = 11244), which revokes; the poll() at 11300
+  // assigns [] and acknowledges.
+  CHECK(callback_starts(t, "A", "onPartitionsRevoked")[0] == 1204 + 20 * 502);
   CHECK(callback_partitions(t, "A", "onPartitionsRevoked", 0) ==
         std::vector<std::string>{"t-2", "t-3"});
-  // B's heartbeat phase is its acknowledgement at 11100: at 16100 the partitions are free.
-  CHECK(callback_starts(t, "B", "onPartitionsAssigned")[1] == 16100 + 100);
+  CHECK(callback_starts(t, "A", "onPartitionsAssigned")[1] == 11300);
+  // B's heartbeat phase is its acknowledgement at 11100: at 16100 the partitions are free; B
+  // owns nothing, so only its poll() calls pass: 16200 reconciles (an empty commit), 16300 runs
+  // the callback.
+  CHECK(callback_starts(t, "B", "onPartitionsAssigned")[1] == 16100 + 200);
 }
 
 TEST_CASE(
-    "consumer protocol: a leave frees the partitions at once; A takes them at its next heartbeat") {
+    "consumer protocol: a leave frees the partitions at once - A takes them at its next heartbeat") {
   const auto t = run("leave");
   // B polls on a 100 ms grid from 3000: close() at 20000, commitSync (2 ms), revoke, leave.
   CHECK(callback_starts(t, "B", "onPartitionsRevoked")[0] == 20002);
-  // A's heartbeats: acknowledgement at 6400, then every 5000 ms: 21400 is the first after.
-  CHECK(callback_starts(t, "A", "onPartitionsAssigned").back() == 21400 + 200);
+  // A revokes t-2, t-3 at a Fetch end (1204 + 10 * 502 = 6224) and acknowledges at its poll()
+  // at 6300, then heartbeats every 5000 ms: 21300 is the first after the leave. Its poll() at
+  // 21400 commits; no Fetch ends before the next poll() (they end at 6224 + 502k: 21284,
+  // 21786), which runs the callback at 21500.
+  CHECK(callback_starts(t, "A", "onPartitionsRevoked")[0] == 1204 + 10 * 502);
+  CHECK(callback_starts(t, "A", "onPartitionsAssigned").back() == 21300 + 200);
   CHECK(callback_starts(t, "A", "onPartitionsRevoked").size() == 1);  // A revokes nothing then
 }
 
 TEST_CASE("consumer protocol: a crashed member is fenced 45 s after its last heartbeat") {
   const auto t = run("crash-session-timeout");
   const double last = last_heartbeat(t, "B", 20000);
-  CHECK(last == 18200);  // acknowledgement at 8200, then every 5 s
+  // B's heartbeat at 8100 frees t-2, t-3; its poll() at 8200 reconciles (empty commit), the one
+  // at 8300 runs the callback and acknowledges: then every 5 s.
+  CHECK(last == 18300);
   CHECK(first(t, "member.leave", "B") == last + 1 + 45000);
-  // A's next heartbeat after the fencing (6400 + 5000k = 66400) brings B's partitions.
-  CHECK(callback_starts(t, "A", "onPartitionsAssigned").back() == 66400 + 200);
+  // A's next heartbeat after the fencing (6300 + 5000k = 66300) brings B's partitions; its
+  // poll() at 66400 commits, and the next pass is a Fetch end (6224 + 120 * 502 = 66464).
+  CHECK(callback_starts(t, "A", "onPartitionsAssigned").back() == 6224 + 120 * 502);
 }
 
 TEST_CASE(
     "consumer protocol: a stall beyond max.poll.interval.ms leaves (STALE) and rejoins on the next "
     "poll") {
   const auto t = run("stall-max-poll-interval");
-  // B's last pass before the stall at 20000 was at 19900: the poll timer expires 300 s later.
-  CHECK(first(t, "consumer.poll_timeout", "B") == 19900 + 300000);
+  // B's last pass before the stall at 20000 was the end of a Fetch at 19948 (its first went out
+  // when OffsetFetch answered at 8402, each answered 502 ms later): the poll timer expires 300 s
+  // later.
+  CHECK(first(t, "consumer.poll_timeout", "B") == 8402 + 23 * 502 + 300000);
   CHECK(callback_starts(t, "B", "onPartitionsLost")[0] == 20000 + 310000);  // first pass after
-  // The leave bumped the epoch at 319901; A's heartbeat at 321400 brings B's partitions.
-  CHECK(callback_starts(t, "A", "onPartitionsAssigned")[2] == 321400 + 200);
+  // The leave bumped the epoch at 319949; A's heartbeat at 321300 (6300 + 5000k) brings B's
+  // partitions, its poll() at 321400 commits and a Fetch end (6224 + 628 * 502) runs the
+  // callback.
+  CHECK(callback_starts(t, "A", "onPartitionsAssigned")[2] == 6224 + 628 * 502);
   // B rejoins at once after onPartitionsLost (epoch 0): nothing at first (A still owns them),
   // then its partitions back once A released them.
   CHECK(callback_partitions(t, "B", "onPartitionsAssigned", 2).empty());
@@ -103,8 +127,10 @@ TEST_CASE("consumer protocol: a revocation slower than the rebalance timeout is 
   CHECK(unrevoked == 11101);
   CHECK(first(t, "member.leave", "A") == unrevoked + 300000);
   CHECK(first(t, "consumer.fenced", "A") == unrevoked + 300000 + 1);
-  // The callback (310 s from 11300) returns; onPartitionsLost then a rejoin with epoch 0.
-  CHECK(callback_starts(t, "A", "onPartitionsLost")[0] == 11300 + 310000);
+  // A's poll() at 11200 commits; onPartitionsRevoked starts at the next pass, a Fetch end
+  // (1204 + 20 * 502 = 11244), and takes 310 s; then onPartitionsLost and a rejoin with epoch 0.
+  CHECK(callback_starts(t, "A", "onPartitionsRevoked")[0] == 1204 + 20 * 502);
+  CHECK(callback_starts(t, "A", "onPartitionsLost")[0] == 1204 + 20 * 502 + 310000);
 }
 
 TEST_CASE(
@@ -122,30 +148,42 @@ TEST_CASE(
 TEST_CASE("consumer protocol: a static member away longer than the session timeout is fenced") {
   const auto t = run("static-restart-beyond-session");
   const double last = last_heartbeat(t, "B", 20000);
-  CHECK(last == 18200);
+  CHECK(last == 18300);  // acknowledgement at 8300, then every 5 s
   // The -2 leave does not refresh the session: fenced 45 s after the last regular heartbeat.
   CHECK(first(t, "member.leave", "B") == last + 1 + 45000);
-  CHECK(callback_starts(t, "A", "onPartitionsAssigned")[2] == 66400 + 200);
+  // A's heartbeat at 66300 brings the partitions; poll() at 66400 commits; a Fetch end runs
+  // the callback (6224 + 120 * 502 = 66464).
+  CHECK(callback_starts(t, "A", "onPartitionsAssigned")[2] == 6224 + 120 * 502);
 }
 
 TEST_CASE("consumer protocol: a subscription change goes out with the next heartbeat") {
   const auto t = run("subscription-change");
-  // B's heartbeats: acknowledgement at 8200, so 23200 is the first after the change at 20000.
-  CHECK(epochs_at(t)[2] == 23201);
-  CHECK(callback_starts(t, "B", "onPartitionsRevoked")[0] == 23400);
+  // B's heartbeats: acknowledgement at 8300, so 23300 is the first after the change at 20000.
+  CHECK(epochs_at(t)[2] == 23301);
+  // B's poll() at 23400 commits; a Fetch end revokes (B's first Fetch went out when OffsetFetch
+  // answered at 8402: 8402 + 30 * 502 = 23462); its poll() at 23500 acknowledges, the answer
+  // brings u-0..u-3 (an empty commit at 23600, the callback at 23700).
+  CHECK(callback_starts(t, "B", "onPartitionsRevoked")[0] == 8402 + 30 * 502);
   CHECK(callback_partitions(t, "B", "onPartitionsAssigned", 3) ==
         std::vector<std::string>{"u-0", "u-1", "u-2", "u-3"});
-  // A gets t-2, t-3 at its own heartbeat after B's acknowledgement (23500): 26400.
-  CHECK(callback_starts(t, "A", "onPartitionsAssigned").back() == 26400 + 200);
+  CHECK(callback_starts(t, "B", "onPartitionsAssigned")[3] == 23700);
+  // A gets t-2, t-3 at its own heartbeat after B's acknowledgement: 26300 (6300 + 5000k),
+  // answered at 26302; a Fetch end (1204 + 50 * 502 = 26304) commits, its poll() at 26400 runs
+  // the callback.
+  CHECK(callback_starts(t, "A", "onPartitionsAssigned").back() == 26400);
 }
 
 TEST_CASE("consumer protocol: more partitions are seen by the next heartbeat of anyone") {
   const auto t = run("partition-increase");
-  // A's heartbeat at 21400 is the first after 20000: new metadata hash, epoch 4, target.
-  CHECK(epochs_at(t)[2] == 21401);
+  // A's heartbeat at 21300 (6300 + 5000k) is the first after 20000: new metadata hash, epoch 4,
+  // target. Its poll() at 21400 commits, the one at 21500 runs the callback (no Fetch ends in
+  // between: 21284, 21786).
+  CHECK(epochs_at(t)[2] == 21301);
   CHECK(callback_partitions(t, "A", "onPartitionsAssigned", 2) ==
         std::vector<std::string>{"t-4", "t-5"});
-  CHECK(callback_starts(t, "B", "onPartitionsAssigned").back() == 23200 + 200);
+  CHECK(callback_starts(t, "A", "onPartitionsAssigned")[2] == 21500);
+  // B's heartbeat at 23300: poll() at 23400 commits, a Fetch end (8402 + 30 * 502) assigns.
+  CHECK(callback_starts(t, "B", "onPartitionsAssigned").back() == 8402 + 30 * 502);
 }
 
 TEST_CASE(
@@ -165,8 +203,8 @@ TEST_CASE(
   // Back at 30000: FindCoordinator, then the join heartbeat is refused at 30004.
   CHECK(first(t, "consumer.error", "B") == 30004);
   CHECK(first(t, "member.leave", "B") ==
-        18200 + 1 + 45000);  // the old member, at its session timeout
-  CHECK(callback_starts(t, "A", "onPartitionsAssigned").back() == 66400 + 200);
+        18300 + 1 + 45000);  // the old member, at its session timeout
+  CHECK(callback_starts(t, "A", "onPartitionsAssigned").back() == 6224 + 120 * 502);
 }
 
 TEST_CASE(
@@ -198,7 +236,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "consumer protocol: subscribe([]) leaves the group like unsubscribe(); a new subscription "
+    "consumer protocol: subscribe([]) leaves the group like unsubscribe() - a new subscription "
     "rejoins") {
   const auto t = run("unsubscribe-resubscribe");
   // At B's next pass (20000): onPartitionsRevoked, then the -1 leave, answered at 20002.
@@ -220,4 +258,38 @@ TEST_CASE(
       break;
     }
   CHECK(rejoin == 30000);  // the coordinator is still known: no FindCoordinator
+}
+
+TEST_CASE(
+    "consumer protocol: a Fetch lost on a cut link ends after request.timeout.ms, one to a dead "
+    "broker at once") {
+  auto fetches = [](const std::vector<nlohmann::json>& t, const std::string& consumer,
+                    double from, double to) {
+    std::vector<std::tuple<double, std::string, std::string>> out;
+    for (const auto& e : testing::events(t, "rpc")) {
+      const double at = e["t_us"].get<double>() / 1000.0;
+      if (e["api"] != "Fetch" || at < from || at > to) continue;
+      if (e["from"] != consumer && e["to"] != consumer) continue;
+      out.emplace_back(at, e["dir"].get<std::string>(), e.value("error", ""));
+    }
+    return out;
+  };
+  using F = std::tuple<double, std::string, std::string>;
+  // network-partition: B fetches every 502 ms (500 ms of fetch.max.wait.ms and the round
+  // trip); the one sent at 9912 is lost when B is cut from broker-0 at 10000 and fails 30 s
+  // after it was sent. No Fetch goes out while the leader is unreachable; the first after the
+  // cut ends (60000) is sent by B's poll() at 60000.
+  const auto np =
+      testing::run_trace("scenarios/classic/network-partition.json", "consumer");
+  CHECK(fetches(np, "B", 9900, 60000) ==
+        std::vector<F>{{9912, "recv", "NONE"}, {9912, "send", ""},
+                       {9912 + 30000, "recv", "NETWORK_EXCEPTION"}, {60000, "send", ""}});
+  // coordinator-failover: broker-0 dies at 20000; the Fetches in flight to it fail at once.
+  const auto cf = testing::run_trace("scenarios/classic/coordinator-failover.json", "consumer");
+  for (const std::string c : {"A", "B"}) {
+    bool reset = false;
+    for (const auto& [at, dir, error] : fetches(cf, c, 20000, 20000))
+      reset = reset || (dir == "recv" && error == "NETWORK_EXCEPTION");
+    CHECK(reset);
+  }
 }

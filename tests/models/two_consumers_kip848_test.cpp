@@ -1,5 +1,6 @@
 // The two-consumers-kip848 example against the measured Kafka 4.5 run with
-// group.protocol=consumer: every callback instant within 400 ms of the real one, each exactly
+// group.protocol=consumer: every callback instant within 400 ms of the real one (all are within
+// 153 ms), each exactly
 // where the heartbeat/assignment-interval/poll-pass rules put it, and the group's records in
 // __consumer_offsets equal to the real log (kafka-consumer-protocol.md §13 and §18).
 #include <doctest/doctest.h>
@@ -59,27 +60,48 @@ TEST_CASE("consumer protocol: callbacks fall within 400 ms of the real Kafka 4.5
 
 TEST_CASE(
     "consumer protocol: each instant where the heartbeat, throttle and poll-pass rules put it") {
-  // Links are 1 ms each way; write latency 0. A starts at 2700: FindCoordinator (2 ms), join
-  // heartbeat answered at 2704; its poll() passes are 100 ms apart from 2700, so the pass at 2800
-  // starts the reconciliation (empty commit) and runs onPartitionsAssigned.
+  // Links are 1 ms each way; write latency 0. Each poll(100) call is followed by the program's
+  // own 0.66 ms (processing.per_poll_ms), so A's poll() calls start at 2700 + 100.66k and B's at
+  // 2784 + 100.66k. Besides those passes, the application thread makes one when a Fetch ends
+  // (an empty answer after fetch.max.wait.ms = 500, i.e. 502 ms after it was sent), at the next
+  // heartbeat or auto-commit, and at once after a response during the first join (its busy loop
+  // while the heartbeat interval is still 0).
   const auto a_assigned = callback_starts(trace(), "A", "onPartitionsAssigned");
   const auto a_revoked = callback_starts(trace(), "A", "onPartitionsRevoked");
   const auto b_assigned = callback_starts(trace(), "B", "onPartitionsAssigned");
-  CHECK(a_assigned[0] == 2800);
-  // B joins at 2787 (< 2703 + 1000: throttled), passes from 2784: callback [] at 2884.
-  CHECK(b_assigned[0] == 2884);
-  // A's ack at 2800 sets its heartbeat phase: 7800 is the first heartbeat after the interval;
-  // the target is computed at 7801; the pass at 7900 commits, 8000 revokes, 8100 assigns.
-  CHECK(a_revoked[0] == 7800 + 200);
-  CHECK(a_assigned[1] == 7800 + 300);
-  // B's heartbeat at 7884 comes before A's ack (8100): UNRELEASED, then a full interval.
-  CHECK(b_assigned[1] == 12884 + 100);
-  // B's stop at 31443 reaches its thread when poll() returns (31484); commitSync takes 2 ms.
-  CHECK(callback_starts(trace(), "B", "onPartitionsRevoked")[0] == 31484 + 2);
-  // B's leave (31487) only bumps the epoch; A gets [3,4,5] at its next heartbeat (8100 + 5000k
-  // = 33100), then a pass (33200) commits and the next (33300) runs the callback.
-  CHECK(a_assigned[2] == 33300);
-  CHECK(first_of(trace(), "consumer.closed", "B") == 31488);
+  auto a_poll = [](int k) { return 2700 + k * 100.66; };
+  auto b_poll = [](int k) { return 2784 + k * 100.66; };
+  // A: FindCoordinator (2 ms), join heartbeat answered at 2704; the busy loop's pass at 2704
+  // starts the reconciliation (an empty commit), whose onPartitionsAssigned runs at the next
+  // pass, the next poll() call.
+  CHECK(first_of(trace(), "consumer.reconcile", "A") == 2704);
+  CHECK(a_assigned[0] == doctest::Approx(a_poll(1)));
+  // B joins at 2787 (< 2703 + 1000: throttled), answered at 2788 (reconciled by its busy
+  // loop's pass at once): callback [] one poll later.
+  CHECK(first_of(trace(), "consumer.reconcile", "B") == 2788);
+  CHECK(b_assigned[0] == doctest::Approx(b_poll(1)));
+  // A's ack at 2800.66 sets its heartbeat phase: 7800.66 is the first heartbeat after the
+  // interval; the target is computed at 7801.66 and answered at 7802.66. A's next poll()
+  // (7833.66) commits; the pass after the commit's answer is the end of a Fetch: A's first Fetch
+  // went out when ListOffsets answered (2905.32), each next one from the pass its answer started,
+  // so they end at 2905.32 + 502k; the 10th, at 7925.32, runs onPartitionsRevoked. The next poll()
+  // (7934.32) runs onPartitionsAssigned([]) and acknowledges.
+  CHECK(a_revoked[0] == doctest::Approx(2905.32 + 10 * 502));
+  CHECK(a_assigned[1] == doctest::Approx(a_poll(52)));
+  // B's heartbeat at 7884.66 comes before A's ack: UNRELEASED, then a full interval. At 12884.66
+  // it gets [3,4,5]; its next poll() (12950.66) reconciles (empty commit), the one after runs
+  // the callback.
+  CHECK(b_assigned[1] == doctest::Approx(b_poll(102)));
+  // B's stop at 31443 reaches its thread when poll() returns (31472.10); commitSync takes 2 ms.
+  CHECK(callback_starts(trace(), "B", "onPartitionsRevoked")[0] ==
+        doctest::Approx(b_poll(285) + 2));
+  CHECK(first_of(trace(), "consumer.closed", "B") == doctest::Approx(b_poll(285) + 4));
+  // B's leave only bumps the epoch; A gets [3,4,5] at its next heartbeat (7934.32 + 5000k =
+  // 32934.32, answered at 32936.32); its next poll() (32998.66) commits and the 60th Fetch end
+  // (33025.32) runs the callback, before A's stop (33093), which closes A at its next poll()
+  // return (33099.32).
+  CHECK(a_assigned[2] == doctest::Approx(2905.32 + 60 * 502));
+  CHECK(a_revoked[1] == doctest::Approx(a_poll(302) + 2));
 }
 
 TEST_CASE("consumer protocol: the group's records are the real __consumer_offsets sequence") {
@@ -194,11 +216,11 @@ TEST_CASE("consumer protocol: which heartbeat fields are sent when (AsyncKafkaCo
   CHECK(a[0] == std::make_tuple(
                     2702.0, 0, F{"RebalanceTimeoutMs", "SubscribedTopicNames", "TopicPartitions"}));
   // The acknowledgement right after the reconciliation: only the owned partitions.
-  CHECK(a[1] == std::make_tuple(2800.0, 2, F{"TopicPartitions"}));
+  CHECK(a[1] == std::make_tuple(2800.66, 2, F{"TopicPartitions"}));
   // Regular heartbeats 5 s after the last send carry nothing optional (owned = null, "unchanged").
-  CHECK(a[2] == std::make_tuple(7800.0, 2, F{}));
-  CHECK(a[3] == std::make_tuple(8100.0, 2, F{"TopicPartitions"}));  // the ack of the revocation
-  CHECK(a[4] == std::make_tuple(13100.0, 3, F{}));
+  CHECK(a[2] == std::make_tuple(7800.66, 2, F{}));
+  CHECK(a[3] == std::make_tuple(7934.32, 2, F{"TopicPartitions"}));  // the ack of the revocation
+  CHECK(a[4] == std::make_tuple(12934.32, 3, F{}));
   // The leave at close() carries epoch -1 and no optional field.
   bool leave = false;
   for (const auto& e : trace())

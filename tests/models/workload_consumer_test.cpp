@@ -58,16 +58,17 @@ TEST_CASE("consumer protocol: a crash before the auto-commit re-delivers exactly
     if (f["consumer"] == "A") a_last = f["ranges"].back()["last_offset"].get<std::int64_t>();
   CHECK(a_last == 124);
   // A's session (45 s from its last heartbeat at 11.101 s) expires at 56.101 s; the next target
-  // waits for the 1 s assignment interval (57.101 s); B reconciles at its 57.2 s poll pass, sends
-  // OffsetFetch at the 57.3 s pass and gets the committed 110 with A's leader epoch at 57.302 s:
-  // AWAIT_VALIDATION; the next pass (57.4 s, the end of poll(100 ms)) sends OffsetForLeaderEpoch
-  // and the position is valid at 57.402 s, when B fetches 110..573.
+  // waits for the 1 s assignment interval (57.101 s); B starts the reconciliation at its 57.2 s
+  // poll pass (an empty commit: B owns nothing) and runs onPartitionsAssigned at the next
+  // (57.3 s), sends OffsetFetch at the 57.4 s pass and gets the committed 110 with A's leader
+  // epoch at 57.402 s: AWAIT_VALIDATION; the next pass (57.5 s) sends OffsetForLeaderEpoch and
+  // the position is valid at 57.502 s, when B fetches 110..573.
   CHECK(positions[1]["consumer"] == "B");
-  CHECK(positions[1]["t_us"] == 57302000);
+  CHECK(positions[1]["t_us"] == 57402000);
   CHECK(positions[1]["offset"] == 110);
   CHECK(positions[1]["source"] == "committed");
   CHECK(positions[1]["state"] == "AWAIT_VALIDATION");
-  CHECK(positions[2]["t_us"] == 57402000);
+  CHECK(positions[2]["t_us"] == 57502000);
   CHECK(positions[2]["offset"] == 110);
   CHECK(positions[2]["source"] == "validated");
   const auto s = summary_of("scenarios/workload/crash-before-auto-commit.json");
@@ -100,7 +101,10 @@ TEST_CASE("consumer protocol: commit before revocation carries the revoked parti
           "consumer", 1)
           .trace_lines);
   CHECK(s["metrics"]["duplicates"] == 0);
-  CHECK(s["metrics"]["max_lag"] == 410);  // LEO 1020 at 10.2 s - 610
+  // B owns orders-2, orders-3 from 10.3 s, has positions at 10.502 s and takes 500 records
+  // (orders-2 610..1049, orders-3 610..669, 1 ms each): at the 11 s sample orders-3 is at
+  // LEO 1100 - 670.
+  CHECK(s["metrics"]["max_lag"] == 430);
 }
 
 TEST_CASE("consumer protocol: lag by hand on lag-catch-up") {
