@@ -56,7 +56,7 @@ TEST_CASE("run writes trace.jsonl and summary.json per variant and exits 0") {
   CHECK(r.out.find("4 rebalances") != std::string::npos);
 }
 
-TEST_CASE("the same scenario and seed give byte-identical files; another seed with random latency does not") {
+TEST_CASE("the same scenario and seed give byte-identical files - another seed with random latency does not") {
   const auto d = temp_dir("determinism");
   const auto scenario = write(d, "tiny.json", kGood);
   REQUIRE(run("run " + scenario.string() + " --out " + (d / "a").string(), "det-a").code == 0);

@@ -111,7 +111,7 @@ TEST_CASE("describe at 12 s: Kafka's columns for the state, the members and the 
 }
 
 TEST_CASE(
-    "describe: committed offset, log end offset and lag by hand; an Empty group; rebalancing") {
+    "describe: committed offset, log end offset and lag by hand - an Empty group - rebalancing") {
   // crash-before-auto-commit at 30 s: A died at 12.55 s but is still a member (its session runs
   // to ~57 s); its last commit was 90 at 9.014 s; 10 records/s -> LEO 300; LAG = 300 - 90.
   const auto r =

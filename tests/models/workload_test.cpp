@@ -52,7 +52,7 @@ TEST_CASE("a constant rate is exact: the k-th record at ceil(k * 10^6 / r) us, n
   CHECK(w.log_end_offset({"t", 7}) == 0);      // unknown partition
 }
 
-TEST_CASE("a rate change takes effect at its instant; 0 stops production") {
+TEST_CASE("a rate change takes effect at its instant - 0 stops production") {
   sim::Kernel kernel;
   sim::Tracer tracer(kernel);
   rsim::Workload w(kernel, tracer, {topic("t", 1, 0, sim::Distribution::constant(100), 10)}, 1);

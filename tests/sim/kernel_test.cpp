@@ -48,7 +48,7 @@ TEST_CASE("run stops before events later than stop_at and resumes them later") {
   CHECK(r.at == std::vector<std::int64_t>{10, 20});
 }
 
-TEST_CASE("a re-armed timer fires once, at its last deadline; a cancelled one never") {
+TEST_CASE("a re-armed timer fires once, at its last deadline - a cancelled one never") {
   Kernel k;
   std::vector<std::int64_t> fired;
   Timer t(k, [&] { fired.push_back(k.now().count()); });
@@ -94,7 +94,7 @@ TEST_CASE("a stalled activity's timers wait and fire when it runs again") {
   CHECK(log[1] == std::make_pair(std::string("app"), std::int64_t{50}));
 }
 
-TEST_CASE("a paused process runs nothing until resumed; a killed one drops its work") {
+TEST_CASE("a paused process runs nothing until resumed - a killed one drops its work") {
   Kernel k;
   sim::Process p(k);
   sim::Activity hb(p, "hb");

@@ -74,7 +74,7 @@ TEST_CASE("a cut link drops both ways until healed") {
   CHECK(f.got[0].second == 2);
 }
 
-TEST_CASE("messages for a paused process wait and arrive in order on resume; a dead one gets none") {
+TEST_CASE("messages for a paused process wait and arrive in order on resume - a dead one gets none") {
   Fixture f(constant(1));
   f.proc.pause();
   f.net.send(f.a, f.b, 1);
