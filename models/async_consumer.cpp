@@ -948,15 +948,7 @@ void AsyncConsumer::update_fetch_positions() {
   // validatePositionsIfNeeded: an OffsetForLeaderEpoch to each leader for the positions awaiting
   // validation (a committed offset with a leader epoch, found by an earlier pass); its answer
   // completes them. With every position valid there is nothing more to do.
-  std::map<sim::NodeId, OffsetsForLeaderEpochRequest> by_leader;
-  for (const auto& q : consumption_.awaiting_validation())
-    by_leader[partition_leader(q.partition)].partitions.push_back(q);
-  for (auto& [leader, request] : by_leader) {
-    TopicPartitions tps;
-    for (const auto& q : request.partitions) tps.push_back(q.partition);
-    consumption_.lookup_sent(tps);
-    lookups_[send_request(leader, std::move(request), config_.request_timeout_ms)] = tps;
-  }
+  send_position_validations(lookup_context());
   if (consumption_.has_all_fetch_positions()) return;
   // Committed offsets: OffsetFetch to the coordinator with the member id and epoch (only while
   // the member has an epoch), require_stable; then ListOffsets for the rest.
@@ -974,18 +966,7 @@ void AsyncConsumer::update_fetch_positions() {
     lookups_[send_request(*coordinator_, std::move(r), config_.request_timeout_ms)] = need;
     rpc_fields_ = nullptr;
   }
-  send_list_offsets();
-}
-
-void AsyncConsumer::send_list_offsets() {
-  std::map<sim::NodeId, TopicPartitions> by_leader;
-  for (const auto& tp : consumption_.awaiting_reset())
-    by_leader[partition_leader(tp)].push_back(tp);
-  for (auto& [leader, tps] : by_leader) {
-    consumption_.lookup_sent(tps);
-    ListOffsetsRequest r{consumption_.reset_timestamp(), tps};
-    lookups_[send_request(leader, std::move(r), config_.request_timeout_ms)] = tps;
-  }
+  send_list_offsets(lookup_context());
 }
 
 void AsyncConsumer::on_offset_fetch_response(std::int32_t id, const OffsetFetchResponse& r) {
@@ -1003,7 +984,7 @@ void AsyncConsumer::on_offset_fetch_response(std::int32_t id, const OffsetFetchR
   // Positions with a leader epoch await validation at the next pass (refreshOffsets).
   consumption_.on_committed(r.partitions);
   // The reset of the partitions without a committed offset follows at once (thenCompose).
-  send_list_offsets();
+  send_list_offsets(lookup_context());
   on_positions_changed();
 }
 

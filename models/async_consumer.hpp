@@ -129,7 +129,8 @@ class AsyncConsumer final : public ConsumerClient {
   void on_broker_down(sim::NodeId broker) override;
   // Positions (OffsetsRequestManager): OffsetFetch, then ListOffsets.
   void update_fetch_positions();
-  void send_list_offsets();
+  /// The context of position lookups (OffsetForLeaderEpoch, ListOffsets): no member epoch.
+  static RequestContext lookup_context() { return RequestContext{0, {}, {}}; }
   void on_offset_fetch_response(std::int32_t id, const OffsetFetchResponse& r);
   void on_list_offsets_response(std::int32_t id, const ListOffsetsResponse& r);
   void on_offsets_for_leader_epoch_response(std::int32_t id,

@@ -397,15 +397,7 @@ void ClassicConsumer::update_fetch_positions(bool resumed) {
   if (!resumed) {
     // validatePositionsIfNeeded: an OffsetForLeaderEpoch to each leader for the positions
     // awaiting validation (asynchronous: the answer completes them).
-    std::map<sim::NodeId, OffsetsForLeaderEpochRequest> by_leader;
-    for (const auto& q : consumption_.awaiting_validation())
-      by_leader[partition_leader(q.partition)].partitions.push_back(q);
-    for (auto& [leader, request] : by_leader) {
-      TopicPartitions tps;
-      for (const auto& q : request.partitions) tps.push_back(q.partition);
-      consumption_.lookup_sent(tps);
-      lookups_[send_request(leader, std::move(request), config_.request_timeout_ms)] = tps;
-    }
+    send_position_validations(generation_context());
     all_fetch_positions_ = consumption_.has_all_fetch_positions();
     if (all_fetch_positions_) return;
   }
@@ -432,13 +424,7 @@ void ClassicConsumer::update_fetch_positions(bool resumed) {
     consumption_.lookup_sent(need);
     lookups_[send_request(*coordinator_, std::move(r), config_.request_timeout_ms)] = need;
   }
-  std::map<sim::NodeId, TopicPartitions> by_leader;
-  for (const auto& tp : consumption_.awaiting_reset()) by_leader[partition_leader(tp)].push_back(tp);
-  for (auto& [leader, tps] : by_leader) {
-    consumption_.lookup_sent(tps);
-    ListOffsetsRequest r{consumption_.reset_timestamp(), tps};
-    lookups_[send_request(leader, std::move(r), config_.request_timeout_ms)] = tps;
-  }
+  send_list_offsets(generation_context());
 }
 
 void ClassicConsumer::maybe_return_records() {
@@ -614,8 +600,7 @@ void ClassicConsumer::maybe_leave_group(const std::string& reason) {
 // Network client
 
 std::int32_t ClassicConsumer::send_request(sim::NodeId to, Message request, std::int64_t timeout_ms) {
-  return send_to(to, std::move(request), timeout_ms,
-                 RequestContext{generation_.id, generation_.member_id, generation_.protocol});
+  return send_to(to, std::move(request), timeout_ms, generation_context());
 }
 
 void ClassicConsumer::fail_in_flight(std::int32_t id, const InFlight& req) {

@@ -95,6 +95,10 @@ class ClassicConsumer final : public ConsumerClient {
 
   // Network client.
   std::int32_t send_request(sim::NodeId to, Message request, std::int64_t timeout_ms);
+  /// The generation a request is sent in (its answer is stale once the generation changed).
+  RequestContext generation_context() const {
+    return RequestContext{generation_.id, generation_.member_id, generation_.protocol};
+  }
   void fail_in_flight(std::int32_t correlation_id, const InFlight& req) override;
   void handle_response(const InFlight& req, const Message& response);
 

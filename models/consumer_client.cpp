@@ -270,6 +270,28 @@ std::optional<TopicPartitions> ConsumerClient::take_lookup(std::int32_t id) {
   return asked;
 }
 
+void ConsumerClient::send_position_validations(const RequestContext& context) {
+  std::map<sim::NodeId, OffsetsForLeaderEpochRequest> by_leader;
+  for (const auto& q : consumption_.awaiting_validation())
+    by_leader[partition_leader(q.partition)].partitions.push_back(q);
+  for (auto& [leader, request] : by_leader) {
+    TopicPartitions tps;
+    for (const auto& q : request.partitions) tps.push_back(q.partition);
+    consumption_.lookup_sent(tps);
+    lookups_[send_to(leader, std::move(request), config_.request_timeout_ms, context)] = tps;
+  }
+}
+
+void ConsumerClient::send_list_offsets(const RequestContext& context) {
+  std::map<sim::NodeId, TopicPartitions> by_leader;
+  for (const auto& tp : consumption_.awaiting_reset()) by_leader[partition_leader(tp)].push_back(tp);
+  for (auto& [leader, tps] : by_leader) {
+    consumption_.lookup_sent(tps);
+    ListOffsetsRequest r{consumption_.reset_timestamp(), tps};
+    lookups_[send_to(leader, std::move(r), config_.request_timeout_ms, context)] = tps;
+  }
+}
+
 void ConsumerClient::on_processing_end() {
   if (!batch_) return;
   consumption_.processed(*batch_);

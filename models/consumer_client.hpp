@@ -117,6 +117,12 @@ class ConsumerClient : public ConsumerModel {
   /// The partitions lookup request `id` asked for, now forgotten; nullopt if it is no longer
   /// awaited (the client restarted or gave up on it).
   std::optional<TopicPartitions> take_lookup(std::int32_t id);
+  /// validatePositionsIfNeeded: an OffsetForLeaderEpoch to each leader for the positions
+  /// awaiting validation (a committed offset with a leader epoch); its answer completes them.
+  void send_position_validations(const RequestContext& context);
+  /// resetPositionsIfNeeded: a ListOffsets to each leader for the partitions awaiting a reset
+  /// (auto.offset.reset).
+  void send_list_offsets(const RequestContext& context);
   /// commitSync / commitAsync of every position after a batch (`commit: sync/async`), then the
   /// application loop goes on (after_batch).
   void commit_after_batch();
