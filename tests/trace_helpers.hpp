@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/scenario.hpp"
-#include "models/world.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/scenario/world.hpp"
 #include "reports/summary.hpp"
 
 namespace testing {

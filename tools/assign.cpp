@@ -15,8 +15,8 @@
 #include "models/assignors/client_assignor.hpp"
 #include "models/assignors/server_assignor.hpp"
 #include "models/reconciliation/current_assignment_builder.hpp"
-#include "models/scenario.hpp"
-#include "models/topic_partition.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/protocol/topic_partition.hpp"
 
 namespace rsim::cli {
 

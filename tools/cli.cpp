@@ -9,16 +9,16 @@
 #include <fmt/ranges.h>
 
 #include "build_info.hpp"
-#include "models/scenario.hpp"
-#include "models/world.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/scenario/world.hpp"
 #include <set>
 #include "sim/assert.hpp"
-#include "models/assignors/client_bench.hpp"
-#include "models/assignors/client_conformance.hpp"
-#include "models/assignors/server_bench.hpp"
-#include "models/assignors/server_conformance.hpp"
+#include "tools/bench/client_bench.hpp"
+#include "tools/conformance/client_conformance.hpp"
+#include "tools/bench/server_bench.hpp"
+#include "tools/conformance/server_conformance.hpp"
 #include "tools/assign.hpp"
-#include "tools/bench.hpp"
+#include "tools/bench/bench.hpp"
 #include "tools/inspect_cli.hpp"
 #include "tools/runner.hpp"
 

@@ -6,10 +6,10 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "models/config.hpp"
-#include "models/group_coordinator.hpp"
-#include "models/scenario.hpp"
-#include "models/world.hpp"
+#include "models/protocol/config.hpp"
+#include "models/coordinator/group_coordinator.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/scenario/world.hpp"
 #include "tools/inspect.hpp"
 
 namespace rsim::cli {

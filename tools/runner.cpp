@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "build_info.hpp"
-#include "models/world.hpp"
+#include "models/scenario/world.hpp"
 #include "reports/summary.hpp"
 
 namespace rsim::cli {

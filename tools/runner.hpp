@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/scenario.hpp"
+#include "models/scenario/scenario.hpp"
 
 namespace rsim::cli {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "models/topic_partition.hpp"
+#include "models/protocol/topic_partition.hpp"
 
 namespace rsim::assignors {
 

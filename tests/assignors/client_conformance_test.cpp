@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/assignors/client_conformance.hpp"
+#include "tools/conformance/client_conformance.hpp"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/assignors/client_assignor.hpp"
-#include "models/assignors/client_conformance.hpp"
+#include "tools/conformance/client_conformance.hpp"
 #include "sim/rng.hpp"
 
 using nlohmann::json;

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/assignors/server_assignor.hpp"
-#include "models/assignors/server_conformance.hpp"
+#include "tools/conformance/server_conformance.hpp"
 #include "models/assignors/server_java_order.hpp"
 
 namespace {

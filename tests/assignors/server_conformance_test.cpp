@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/assignors/server_conformance.hpp"
+#include "tools/conformance/server_conformance.hpp"
 
 namespace {
 

@@ -12,8 +12,8 @@
 #include <map>
 #include <sstream>
 
-#include "models/scenario.hpp"
-#include "models/world.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/scenario/world.hpp"
 #include "tools/inspect.hpp"
 #include "cli_helpers.hpp"
 

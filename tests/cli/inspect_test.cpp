@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "models/scenario.hpp"
-#include "models/world.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/scenario/world.hpp"
 #include "tools/inspect.hpp"
 #include "cli_helpers.hpp"
 

@@ -2,7 +2,7 @@
 // each state lists the states it may be entered from). Anything else is an internal error.
 #include <doctest/doctest.h>
 
-#include "models/classic_group.hpp"
+#include "models/coordinator/classic_group.hpp"
 
 TEST_CASE("classic group transitions are exactly Kafka's") {
   using S = rsim::ClassicGroupState;

@@ -5,8 +5,8 @@
 
 #include <map>
 
-#include "models/consumer_group_coordinator.hpp"
-#include "models/group_coordinator.hpp"
+#include "models/coordinator/consumer_group_coordinator.hpp"
+#include "models/coordinator/group_coordinator.hpp"
 #include "sim/assert.hpp"
 #include "sim/network.hpp"
 

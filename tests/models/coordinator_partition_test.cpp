@@ -2,7 +2,7 @@
 // Java's String.hashCode over UTF-16 code units.
 #include <doctest/doctest.h>
 
-#include "models/group_coordinator.hpp"
+#include "models/coordinator/group_coordinator.hpp"
 
 TEST_CASE("group ids land on the __consumer_offsets partition Kafka picks") {
   CHECK(rsim::coordinator_partition("g-classic", 50) == 18);   // the measured classic run

@@ -3,8 +3,8 @@
 // are what OffsetFetch returns once their records commit.
 #include <doctest/doctest.h>
 
-#include "models/group_coordinator.hpp"
-#include "models/offsets_log.hpp"
+#include "models/coordinator/group_coordinator.hpp"
+#include "models/coordinator/offsets_log.hpp"
 #include "trace_helpers.hpp"
 
 namespace {

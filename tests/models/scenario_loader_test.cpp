@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/config.hpp"
-#include "models/scenario.hpp"
+#include "models/protocol/config.hpp"
+#include "models/scenario/scenario.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include <tuple>
 
-#include "models/consumer_group_coordinator.hpp"
+#include "models/coordinator/consumer_group_coordinator.hpp"
 #include "trace_helpers.hpp"
 
 using testing::callback_partitions;

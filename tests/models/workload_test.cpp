@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "models/workload.hpp"
+#include "models/workload/workload.hpp"
 #include "reports/summary.hpp"
 #include "trace_helpers.hpp"
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/assignors/server_conformance.hpp"
+#include "tools/conformance/server_conformance.hpp"
 
 TEST_CASE("conformance: every current-assignment-builder vector passes") {
   std::vector<std::filesystem::path> files;

@@ -1,0 +1,219 @@
+// A KafkaConsumer with group.protocol=consumer (KIP-848): Kafka's AsyncKafkaConsumer with its
+// background network thread (ConsumerHeartbeatRequestManager, ConsumerMembershipManager,
+// CommitRequestManager) and its application thread, which runs every rebalance callback inside
+// poll(). Records, positions and processing are the shared RecordConsumption component, driven
+// as Kafka's AsyncPollEvent does: positions from OffsetFetch (with member id and epoch), then
+// ListOffsets for auto.offset.reset; commits (auto-commit, before reconciliation, commitSync /
+// commitAsync, close) carry all_consumed().
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/protocol/cluster.hpp"
+#include "models/protocol/config.hpp"
+#include "models/client/consumer_client.hpp"
+#include "models/client/consumer_model.hpp"
+#include "models/protocol/messages.hpp"
+#include "models/client/record_consumption.hpp"
+#include "models/scenario/scenario.hpp"
+#include "sim/kernel.hpp"
+#include "sim/network.hpp"
+#include "sim/rng.hpp"
+#include "sim/trace.hpp"
+
+namespace rsim {
+
+class Workload;
+class LagMonitor;
+
+/// The client's member states (org.apache.kafka.clients.consumer.internals.MemberState).
+enum class ConsumerMemberState {
+  UNSUBSCRIBED,
+  JOINING,
+  RECONCILING,
+  ACKNOWLEDGING,
+  STABLE,
+  FENCED,
+  PREPARE_LEAVING,
+  LEAVING,
+  FATAL,
+  STALE,
+};
+const char* member_state_name(ConsumerMemberState s);
+
+class AsyncConsumer final : public ConsumerClient {
+ public:
+  AsyncConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& network,
+                const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
+                std::uint64_t seed, Workload& workload, LagMonitor* lag);
+  AsyncConsumer(const AsyncConsumer&) = delete;
+  AsyncConsumer& operator=(const AsyncConsumer&) = delete;
+
+  ConsumerMemberState state() const { return state_; }
+
+  void start() override;
+  void subscribe(std::vector<std::string> topics) override;
+
+  void on_message(sim::NodeId from, Envelope&& envelope) override;
+
+ private:
+  /// Work the background thread hands to the application thread (callbacks run in poll()).
+  struct AppEvent {
+    enum class Kind { Revoke, Assign, Lost, Leave };
+    Kind kind;
+    TopicPartitions partitions;
+    std::uint64_t reconciliation = 0;  // which reconciliation it belongs to (Revoke, Assign)
+  };
+  enum class Reconcile { Idle, Committing, Revoking, Assigning };
+
+  // Application thread.
+  void poll_pass() override { pass(); }
+  void on_poll_loop_continue() override;
+  void on_app_wake() override;
+  void on_positions_changed();
+  void pass();
+  /// When the application's wait for records in this pass ends at the latest: Kafka's
+  /// pollForFetches bounds it by retry.backoff.ms (no partition, a position missing, or a
+  /// fetchable partition with nothing buffered) and by the network thread's maximumTimeToWait
+  /// (the next heartbeat, the next auto-commit, retry.backoff.ms without a Fetch in flight).
+  /// A bound of zero is a busy loop (the first join, while the heartbeat interval is still 0):
+  /// spinning_ is set and the next response the network thread handles starts a pass.
+  sim::SimTime wait_bound();
+  /// FetchBuffer.wakeup(): a waiting poll() makes a pass now; otherwise its next wait ends at once.
+  void wake_app();
+  // Records (fetch, processing, commits after a batch), around RecordConsumption.
+  void maybe_return_records();
+  void drain_app_events();
+  void run_app_event(const AppEvent& e);
+  void on_app_event_done(const AppEvent& e);
+  void start_close();
+  void continue_close() override;
+  sim::Timer& coordinator_retry_timer() override { return coordinator_retry_timer_; }
+  void on_coordinator_lookup_done(bool) override {
+    maybe_heartbeat();  // a heartbeat goes out as soon as the coordinator is known
+  }
+
+  // Background thread: membership, heartbeats, commits.
+  void on_poll_event();
+  void transition(ConsumerMemberState to);
+  void transition_to_joining();
+  void transition_to_fenced(ErrorCode why);
+  void maybe_reconcile(bool can_commit);
+  void after_reconcile_commit();
+  void abort_reconciliation();
+  void maybe_heartbeat();
+  void send_heartbeat();
+  void send_leave_heartbeat(std::int32_t epoch);
+  void on_poll_timer_expired();
+  void on_heartbeat_response(const InFlight& req, const ConsumerGroupHeartbeatResponse& r);
+  void on_offset_commit_response(const InFlight& req, const OffsetCommitResponse& r,
+                                 const std::string& purpose);
+  /// Sends an OffsetCommit of all_consumed() (member id, and the epoch when the member has one);
+  /// std::nullopt when there is nothing to commit or no coordinator (no request, as Kafka
+  /// completes an empty commit locally).
+  std::optional<std::int32_t> send_offset_commit(const std::string& purpose) override;
+  void retry_reconcile_commit();
+  // Fetching (FetchRequestManager): at most one Fetch in flight per leader, sent by an
+  // AsyncPollEvent (or when positions are found). The broker holds one that finds no records
+  // for fetch.max.wait.ms; its answer, like any Fetch's end, wakes the application's wait.
+  // Records themselves are delivered by RecordConsumption (a waiting poll() gets them
+  // `fetch_delay` after their append), which also ends the Fetch that carried them.
+  void send_fetches();
+  void on_fetch_response_due();
+  void clear_fetches();
+  void end_fetch(std::size_t broker_index, ErrorCode error);
+  void on_broker_down(sim::NodeId broker) override;
+  // Positions (OffsetsRequestManager): OffsetFetch, then ListOffsets.
+  void update_fetch_positions();
+  /// The context of position lookups (OffsetForLeaderEpoch, ListOffsets): no member epoch.
+  static RequestContext lookup_context() { return RequestContext{0, {}, {}}; }
+  void on_offset_fetch_response(std::int32_t id, const OffsetFetchResponse& r);
+  void on_list_offsets_response(std::int32_t id, const ListOffsetsResponse& r);
+  void on_offsets_for_leader_epoch_response(std::int32_t id,
+                                            const OffsetsForLeaderEpochResponse& r);
+  void fail_fatally(ErrorCode error);
+
+  // Network client.
+  std::int32_t send_request(sim::NodeId to, Message request, std::int64_t timeout_ms,
+                            std::int32_t epoch = 0);
+  void fail_in_flight(std::int32_t id, const InFlight& req) override;
+  void handle_response(const InFlight& req, std::int32_t id, const Message& response);
+
+  // Helpers.
+  void on_callback_end() override;
+  void set_owned(TopicPartitions owned);
+  std::string generate_member_id();
+  void reset_client_state() override;
+  bool in_group() const;
+
+
+
+  sim::Timer close_retry_timer_;
+  sim::Timer heartbeat_timer_;
+  sim::Timer poll_timer_;
+  sim::Timer coordinator_retry_timer_;
+  sim::Timer reconcile_commit_timer_;
+  sim::Timer fetch_response_timer_;
+
+  // Membership (reset at every start).
+  ConsumerMemberState state_ = ConsumerMemberState::UNSUBSCRIBED;
+  std::string member_id_;
+  std::int32_t member_epoch_ = 0;
+  std::optional<TopicPartitions> target_;  // the latest assignment the coordinator sent
+  bool has_current_ =
+      false;  // false: the current assignment is NONE (before the first reconciliation)
+  TopicPartitions owned_;
+  std::vector<std::string> topics_;
+  bool subscription_updated_ = false;
+  bool leaving_due_to_poll_timer_ = false;
+  bool closing_leave_ = false;
+
+  // Reconciliation in progress.
+  Reconcile reconcile_ = Reconcile::Idle;
+  std::uint64_t reconciliation_ = 0;
+  TopicPartitions rec_target_, rec_added_, rec_revoked_;
+  std::optional<std::int32_t> rec_commit_id_;
+  sim::SimTime rec_commit_deadline_{0};
+  int rec_commit_attempts_ = 0;
+
+  // Heartbeats: the interval starts at 0, so the first one goes out at once.
+  std::int64_t heartbeat_interval_ms_ = 0;
+  sim::SimTime next_heartbeat_{0};
+  sim::SimTime backoff_until_{0};
+  int heartbeat_attempts_ = 0;
+  std::optional<std::int32_t> heartbeat_in_flight_;
+  // What the last heartbeat sent, for the fields sent only on change (§15.4).
+  bool sent_valid_ = false;
+  std::vector<std::string> sent_topics_;
+  std::optional<TopicPartitions> sent_owned_;
+
+  // Application thread.
+  std::deque<AppEvent> app_events_;
+  std::size_t drain_remaining_ = 0;
+  std::optional<AppEvent> running_event_;
+  sim::SimTime close_deadline_{0};
+  std::optional<std::int32_t> close_commit_id_;
+  bool close_commit_sent_ = false;
+  std::optional<std::int32_t> leave_id_;
+  sim::SimTime next_auto_commit_{0};
+  std::optional<std::int32_t> auto_commit_in_flight_;
+  sim::SimTime last_poll_{0};
+
+  // Records.
+  sim::SimTime lookup_not_before_{0};  // backoff after a failed OffsetFetch
+  // Fetches in flight, by broker index: when each answers (sim::kNever: none) and was sent.
+  std::vector<sim::SimTime> fetch_due_;
+  std::vector<sim::SimTime> fetch_sent_;
+  std::vector<std::int32_t> fetch_id_;  // its correlation id (rpc trace events)
+  std::vector<bool> fetch_failed_;       // its connection was reset or it timed out
+  bool buffer_woken_ = false;  // FetchBuffer's wokenup flag: the next wait ends at once
+  bool spinning_ = false;      // the application's wait bound was zero (see wait_bound())
+
+  // Coordinator discovery and the network client.
+};
+
+}  // namespace rsim

@@ -1,0 +1,430 @@
+#include "models/client/consumer_client.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+namespace rsim {
+
+ConsumerClient::ConsumerClient(sim::Kernel& kernel, sim::Tracer& tracer,
+                               sim::Network<Envelope>& network, const ClusterMetadata& cluster,
+                               const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed,
+                               Workload& workload, LagMonitor* lag, const char* network_thread)
+    : kernel_(kernel),
+      tracer_(tracer),
+      network_(network),
+      cluster_(cluster),
+      spec_(spec),
+      config_(std::move(config)),
+      rng_(seed, "consumer-" + spec.name),
+      loop_rng_(seed, "loop-" + spec.name),
+      process_(kernel),
+      app_(process_, "application"),
+      network_thread_(process_, network_thread),
+      poll_return_timer_(kernel, [this] { on_poll_return(); }, &app_),
+      callback_timer_(kernel, [this] { on_callback_end(); }, &app_),
+      fetch_wake_timer_(kernel, [this] { on_app_wake(); }, &app_),
+      processing_timer_(kernel, [this] { on_processing_end(); }, &app_),
+      commit_retry_timer_(kernel, [this] { commit_after_batch(); }, &app_),
+      loop_timer_(kernel,
+                  [this] {
+                    if (process_.alive() && close_stage_ == CloseStage::None && !busy_)
+                      on_poll_loop_continue();
+                  },
+                  &app_),
+      request_timeout_timer_(kernel, [this] { on_request_timeout_check(); }, &network_thread_),
+      stall_end_timer_(kernel,
+                       [this] {
+                         app_.unstall();
+                         // A batch being processed or a commitSync() goes on; otherwise the loop
+                         // polls again.
+                         if (process_.alive() && close_stage_ == CloseStage::None && !batch_ &&
+                             !commit_sync_waiting_)
+                           begin_poll();
+                       }),
+      pause_end_timer_(kernel,
+                       [this] {
+                         if (!process_.alive()) return;
+                         tracer_.emit("consumer.resume", {{"consumer", spec_.name}});
+                         process_.resume();
+                       }),
+      restart_timer_(kernel, [this] { start(); }),
+      consumption_(kernel, tracer, workload, lag,
+                   RecordConsumption::Options{
+                       spec.name, config_.group_id, config_.max_poll_records,
+                       config_.auto_offset_reset, spec.processing,
+                       [this](const TopicPartition& tp) {
+                         const sim::NodeId leader = partition_leader(tp);
+                         return !network_.is_cut(leader, node_) && !network_.is_cut(node_, leader);
+                       },
+                       [this](const TopicPartition& tp) {
+                         // The mean one-way latency of the leader's link (no draw: no RNG use).
+                         const double ms =
+                             network_.link_spec(partition_leader(tp), node_).latency.expected_ms();
+                         return sim::SimTime{static_cast<std::int64_t>(std::llround(ms * 1000.0))};
+                       }},
+                   sim::Rng(seed, "processing-" + spec.name)) {
+  process_.attach(&app_);
+  process_.attach(&network_thread_);
+  node_ = network_.add_node(spec_.name, &network_thread_, [this](sim::NodeId from, Envelope&& e) {
+    on_message(from, std::move(e));
+  });
+}
+
+sim::NodeId ConsumerClient::partition_leader(const TopicPartition& tp) const {
+  return cluster_.broker_nodes[partition_leader_index(tp)];
+}
+
+std::size_t ConsumerClient::partition_leader_index(const TopicPartition& tp) const {
+  const auto n = cluster_.broker_nodes.size();
+  const auto replicas = std::min<std::size_t>(
+      n, static_cast<std::size_t>(std::max(1, cluster_.offsets_topic_replication_factor)));
+  for (std::size_t k = 0; k < replicas; ++k) {
+    const std::size_t b = (static_cast<std::size_t>(tp.partition) + k) % n;
+    if (b >= cluster_.broker_down.size() || !cluster_.broker_down[b]) return b;
+  }
+  return static_cast<std::size_t>(tp.partition) % n;
+}
+
+void ConsumerClient::request_stop() {
+  if (!process_.alive() || close_stage_ != CloseStage::None) return;
+  tracer_.emit("consumer.stop", {{"consumer", spec_.name}});
+  stop_requested_ = true;
+}
+
+void ConsumerClient::crash() {
+  if (!process_.alive()) return;
+  tracer_.emit("consumer.crash", {{"consumer", spec_.name}});
+  process_.kill();
+  reset_client_state();
+}
+
+void ConsumerClient::restart(sim::SimTime after, bool graceful) {
+  if (!process_.alive()) {
+    restart_timer_.arm(after);
+    return;
+  }
+  if (graceful) {
+    restart_after_ = kernel_.now() + after;
+    request_stop();
+  } else {
+    crash();
+    restart_timer_.arm(after);
+  }
+}
+
+void ConsumerClient::stall(sim::SimTime duration) {
+  if (!process_.alive()) return;
+  tracer_.emit("consumer.stall", {{"consumer", spec_.name}, {"for_ms", duration.count() / 1000}});
+  // The application is busy outside poll(): nothing of its thread runs until it returns.
+  in_poll_ = false;
+  poll_return_timer_.cancel();
+  fetch_wake_timer_.cancel();
+  app_.stall();
+  stall_end_timer_.arm(duration);
+}
+
+void ConsumerClient::pause(sim::SimTime duration) {
+  if (!process_.alive()) return;
+  tracer_.emit("consumer.pause", {{"consumer", spec_.name}, {"for_ms", duration.count() / 1000}});
+  process_.pause();
+  pause_end_timer_.arm(duration);
+}
+
+void ConsumerClient::on_broker_down(sim::NodeId broker) {
+  if (!process_.alive()) return;
+  const bool connected = std::any_of(in_flight_.begin(), in_flight_.end(),
+                                     [broker](const auto& kv) { return kv.second.node == broker; });
+  if (connected || coordinator_ == broker) disconnect(broker, "connection reset by peer");
+}
+
+void ConsumerClient::ensure_coordinator() {
+  if (coordinator_ || find_coordinator_in_flight_) return;
+  if (kernel_.now() < coordinator_lookup_not_before_) {
+    coordinator_retry_timer().arm_at(coordinator_lookup_not_before_);
+    return;
+  }
+  find_coordinator_in_flight_ =
+      send_to(least_loaded_broker(), FindCoordinatorRequest{config_.group_id}, config_.request_timeout_ms, {});
+}
+
+void ConsumerClient::on_find_coordinator_response(const FindCoordinatorResponse& r) {
+  find_coordinator_in_flight_.reset();
+  const bool found = r.error == ErrorCode::NONE;
+  if (found) {
+    coordinator_ = cluster_.broker_nodes.at(static_cast<std::size_t>(r.node_id));
+    coordinator_lookup_attempts_ = 0;
+  } else {
+    coordinator_lookup_not_before_ =
+        kernel_.now() + sim::ms(exponential_backoff_ms(coordinator_lookup_attempts_++));
+  }
+  on_coordinator_lookup_done(found);
+}
+
+void ConsumerClient::mark_coordinator_unknown(const std::string& why) {
+  if (!coordinator_) return;
+  tracer_.emit("consumer.coordinator_unknown", {{"consumer", spec_.name}, {"reason", why}});
+  const sim::NodeId old = *coordinator_;
+  coordinator_.reset();
+  // In-flight requests to the old coordinator fail with a disconnect.
+  bool any = false;
+  for (const auto& [id, req] : in_flight_) any = any || req.node == old;
+  if (any) disconnect(old, why);
+  // A disconnect ends the thread's network wait: its next event (at this instant) looks the
+  // coordinator up again.
+  sim::Timer& retry = coordinator_retry_timer();
+  if (!retry.armed() || retry.deadline() > kernel_.now()) retry.arm(sim::SimTime::zero());
+}
+
+bool ConsumerClient::start_callback(const char* callback, const TopicPartitions& partitions,
+                                    const sim::Distribution& duration) {
+  tracer_.emit("callback", {{"consumer", spec_.name},
+                            {"callback", callback},
+                            {"partitions", partition_list(partitions)},
+                            {"phase", "start"}});
+  const sim::SimTime d = duration.sample(rng_);
+  current_callback_ = callback;
+  current_callback_partitions_ = partitions;
+  if (d == sim::SimTime::zero()) {
+    tracer_.emit("callback", {{"consumer", spec_.name},
+                              {"callback", callback},
+                              {"partitions", partition_list(partitions)},
+                              {"phase", "end"}});
+    return true;
+  }
+  busy_ = true;
+  callback_timer_.arm(d);
+  return false;
+}
+
+bool ConsumerClient::end_callback() {
+  busy_ = false;
+  tracer_.emit("callback", {{"consumer", spec_.name},
+                            {"callback", current_callback_},
+                            {"partitions", partition_list(current_callback_partitions_)},
+                            {"phase", "end"}});
+  if (close_stage_ == CloseStage::None) return false;
+  continue_close();
+  return true;
+}
+
+void ConsumerClient::finish_close() {
+  close_stage_ = CloseStage::Closed;
+  tracer_.emit("consumer.closed", {{"consumer", spec_.name}});
+  process_.kill();
+  reset_client_state();
+  if (restart_after_) {
+    const sim::SimTime at = std::max(*restart_after_, kernel_.now());
+    restart_after_.reset();
+    restart_timer_.arm_at(at);
+  }
+}
+
+void ConsumerClient::begin_poll() {
+  if (!process_.alive()) return;
+  in_poll_ = true;
+  poll_return_timer_.arm(spec_.poll_timeout);
+  poll_pass();
+}
+
+void ConsumerClient::on_poll_return() {
+  in_poll_ = false;
+  fetch_wake_timer_.cancel();
+  if (busy_) return;
+  continue_loop();
+}
+
+void ConsumerClient::continue_loop() {
+  const sim::SimTime d = spec_.processing.per_poll.sample(loop_rng_);
+  if (d == sim::SimTime::zero()) {
+    on_poll_loop_continue();
+    return;
+  }
+  loop_timer_.arm(d);
+}
+
+void ConsumerClient::return_records_or_wait(sim::SimTime wake_by) {
+  if (auto batch = consumption_.poll()) {
+    // poll() returns the records; the application processes them before it polls again.
+    in_poll_ = false;
+    poll_return_timer_.cancel();
+    fetch_wake_timer_.cancel();
+    batch_ = std::move(batch);
+    processing_timer_.arm(consumption_.processing_time(*batch_));
+    return;
+  }
+  // Nothing yet: the fetch (a long poll at the broker) answers when a record arrives.
+  const sim::SimTime next = std::min(consumption_.next_fetchable(), wake_by);
+  if (next != sim::kNever && (!poll_return_timer_.armed() || next < poll_return_timer_.deadline()))
+    fetch_wake_timer_.arm_at(std::max(next, kernel_.now()));
+  else
+    fetch_wake_timer_.cancel();
+}
+
+std::optional<TopicPartitions> ConsumerClient::take_lookup(std::int32_t id) {
+  const auto it = lookups_.find(id);
+  if (it == lookups_.end()) return std::nullopt;
+  TopicPartitions asked = std::move(it->second);
+  lookups_.erase(it);
+  return asked;
+}
+
+void ConsumerClient::send_position_validations(const RequestContext& context) {
+  std::map<sim::NodeId, OffsetsForLeaderEpochRequest> by_leader;
+  for (const auto& q : consumption_.awaiting_validation())
+    by_leader[partition_leader(q.partition)].partitions.push_back(q);
+  for (auto& [leader, request] : by_leader) {
+    TopicPartitions tps;
+    for (const auto& q : request.partitions) tps.push_back(q.partition);
+    consumption_.lookup_sent(tps);
+    lookups_[send_to(leader, std::move(request), config_.request_timeout_ms, context)] = tps;
+  }
+}
+
+void ConsumerClient::send_list_offsets(const RequestContext& context) {
+  std::map<sim::NodeId, TopicPartitions> by_leader;
+  for (const auto& tp : consumption_.awaiting_reset()) by_leader[partition_leader(tp)].push_back(tp);
+  for (auto& [leader, tps] : by_leader) {
+    consumption_.lookup_sent(tps);
+    ListOffsetsRequest r{consumption_.reset_timestamp(), tps};
+    lookups_[send_to(leader, std::move(r), config_.request_timeout_ms, context)] = tps;
+  }
+}
+
+void ConsumerClient::on_processing_end() {
+  if (!batch_) return;
+  consumption_.processed(*batch_);
+  batch_.reset();
+  commit_sync_attempts_ = 0;
+  commit_after_batch();
+}
+
+void ConsumerClient::commit_after_batch() {
+  if (spec_.commit == CommitMode::Auto) {
+    after_batch();
+    return;
+  }
+  const std::string purpose = spec_.commit == CommitMode::Sync ? "commitSync" : "commitAsync";
+  if (commit_fails_locally(purpose)) {
+    after_batch();
+    return;
+  }
+  if (!commit_sync_waiting_)
+    commit_sync_deadline_ = kernel_.now() + sim::ms(config_.default_api_timeout_ms);
+  if (!coordinator_) {
+    // commitSync of something waits for the coordinator (retried until
+    // default.api.timeout.ms); an empty one completes at once. A commitAsync without a
+    // coordinator is not modelled as queued: it is dropped.
+    if (spec_.commit == CommitMode::Sync && kernel_.now() < commit_sync_deadline_ &&
+        !consumption_.all_consumed().empty()) {
+      commit_sync_waiting_ = true;
+      ensure_coordinator();
+      commit_retry_timer_.arm(sim::ms(config_.retry_backoff_ms));
+      return;
+    }
+    after_batch();
+    return;
+  }
+  const auto id = send_offset_commit(purpose);
+  if (id && spec_.commit == CommitMode::Sync) {
+    commit_sync_waiting_ = true;  // blocked until the response
+    return;
+  }
+  after_batch();
+}
+
+void ConsumerClient::after_batch() {
+  commit_sync_waiting_ = false;
+  if (!process_.alive() || close_stage_ != CloseStage::None || !app_.runnable()) return;
+  continue_loop();
+}
+
+std::int32_t ConsumerClient::send_to(sim::NodeId to, Message request, std::int64_t timeout_ms,
+                                     RequestContext context) {
+  const std::int32_t id = next_correlation_id_++;
+  const char* api = api_name(request);
+  trace_rpc("send", node_, to, api, id, nullptr);
+  const sim::SimTime deadline = kernel_.now() + sim::ms(timeout_ms);
+  in_flight_.emplace(id, InFlight{api, to, deadline, std::move(context)});
+  if (cluster_.is_down(to)) {
+    // Connection refused: the request fails with a disconnect as soon as it is tried.
+    kernel_.schedule_closure_after(sim::SimTime{0}, [this, to, gen = process_.incarnation()] {
+      if (process_.alive() && process_.incarnation() == gen) disconnect(to, "connection refused");
+    });
+    return id;
+  }
+  network_.send(node_, to, Envelope{id, std::move(request)});
+  if (!request_timeout_timer_.armed() || deadline < request_timeout_timer_.deadline())
+    request_timeout_timer_.arm_at(deadline);
+  return id;
+}
+
+void ConsumerClient::on_request_timeout_check() {
+  // A request with no answer within its timeout: the connection is closed, and every request
+  // on it fails with a disconnect (NetworkClient.handleTimedOutRequests).
+  std::optional<sim::NodeId> timed_out;
+  for (const auto& [id, req] : in_flight_)
+    if (req.deadline <= kernel_.now() && !timed_out) timed_out = req.node;
+  if (timed_out) disconnect(*timed_out, "request timed out");
+  sim::SimTime next = sim::kNever;
+  for (const auto& [id, req] : in_flight_) next = std::min(next, req.deadline);
+  if (next != sim::kNever) request_timeout_timer_.arm_at(next);
+}
+
+void ConsumerClient::disconnect(sim::NodeId node, const std::string& why) {
+  tracer_.emit("net.disconnect",
+               {{"consumer", spec_.name}, {"node", network_.name(node)}, {"reason", why}});
+  std::vector<std::pair<std::int32_t, InFlight>> failed;
+  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+    if (it->second.node == node) {
+      failed.emplace_back(it->first, it->second);
+      it = in_flight_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (coordinator_ == node) mark_coordinator_unknown(why);
+  for (const auto& [id, req] : failed) fail_in_flight(id, req);
+}
+
+sim::NodeId ConsumerClient::least_loaded_broker() const {
+  sim::NodeId best = cluster_.broker_nodes.front();
+  std::size_t best_load = SIZE_MAX;
+  for (const sim::NodeId b : cluster_.broker_nodes) {
+    if (cluster_.is_down(b)) continue;  // in reconnect backoff after its connection failed
+    const auto load = static_cast<std::size_t>(std::count_if(
+        in_flight_.begin(), in_flight_.end(), [b](const auto& kv) { return kv.second.node == b; }));
+    if (load < best_load) {
+      best = b;
+      best_load = load;
+    }
+  }
+  return best;
+}
+
+std::int64_t ConsumerClient::exponential_backoff_ms(int attempts) {
+  const double initial = static_cast<double>(config_.retry_backoff_ms);
+  const double max = static_cast<double>(config_.retry_backoff_max_ms);
+  const double exp_max = max > initial ? std::log(max / std::max(initial, 1.0)) / std::log(2.0) : 0;
+  const double term = initial * std::pow(2.0, std::min(static_cast<double>(attempts), exp_max));
+  const double factor = 0.8 + 0.4 * rng_.uniform01();
+  return std::min(static_cast<std::int64_t>(factor * term), config_.retry_backoff_max_ms);
+}
+
+void ConsumerClient::trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
+                               std::int32_t id, const ErrorCode* error) {
+  nlohmann::ordered_json f{{"dir", dir},
+                           {"from", network_.name(from)},
+                           {"to", network_.name(to)},
+                           {"api", api},
+                           {"id", id}};
+  if (error != nullptr) f["error"] = error_name(*error);
+  // A ConsumerGroupHeartbeat request also says its epoch and which optional fields it carries;
+  // an OffsetFetch request the member epoch it carries (-1: none, and no member id).
+  if (error == nullptr && rpc_fields_.is_object())
+    for (const auto& [k, v] : rpc_fields_.items()) f[k] = v;
+  tracer_.emit("rpc", f);
+}
+
+}  // namespace rsim

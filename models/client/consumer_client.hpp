@@ -1,0 +1,208 @@
+// What the classic KafkaConsumer (ClassicConsumer) and the KIP-848 one (AsyncConsumer) share:
+// the process with its application thread and network/heartbeat thread, the records side
+// (RecordConsumption), the timers of the application loop, and what the scenario's script does
+// to the process (stop, crash, restart, stall, pause). Each protocol's client supplies the
+// group logic through the hooks below.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "models/protocol/cluster.hpp"
+#include "models/protocol/config.hpp"
+#include "models/client/consumer_model.hpp"
+#include "models/protocol/messages.hpp"
+#include "models/client/record_consumption.hpp"
+#include "models/scenario/scenario.hpp"
+#include "sim/kernel.hpp"
+#include "sim/network.hpp"
+#include "sim/rng.hpp"
+#include "sim/trace.hpp"
+
+namespace rsim {
+
+class ConsumerClient : public ConsumerModel {
+ public:
+  ConsumerClient(const ConsumerClient&) = delete;
+  ConsumerClient& operator=(const ConsumerClient&) = delete;
+
+  sim::NodeId node() const override { return node_; }
+
+  // The scenario's script.
+  void request_stop() override;  // graceful close() at the application's next return from poll()
+  void crash() override;
+  void restart(sim::SimTime after, bool graceful) override;
+  void stall(sim::SimTime duration) override;
+  void pause(sim::SimTime duration) override;
+  /// The broker's process died: a connection to it (requests in flight, or the coordinator's)
+  /// is reset at once.
+  void on_broker_down(sim::NodeId broker) override;
+
+ protected:
+  enum class CloseStage { None, Committing, Revoking, Leaving, Closed };
+  /// What the client was when it sent a request, to tell whether its answer is still current:
+  /// the classic generation (id, member id, protocol) or the KIP-848 member epoch (`epoch` only).
+  struct RequestContext {
+    std::int32_t epoch = -1;
+    std::string member_id;
+    std::string protocol;
+    bool operator==(const RequestContext&) const = default;
+  };
+  struct InFlight {
+    std::string api;  // "OffsetCommit:<purpose>" for commits
+    sim::NodeId node;
+    sim::SimTime deadline;
+    RequestContext context;
+  };
+
+  /// `network_thread` names the thread that owns the client's network node ("heartbeat" for
+  /// the classic client, "network" for the KIP-848 one).
+  ConsumerClient(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& network,
+                 const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
+                 std::uint64_t seed, Workload& workload, LagMonitor* lag, const char* network_thread);
+  ~ConsumerClient() override = default;
+
+  // Hooks of the protocol's client.
+  virtual void on_message(sim::NodeId from, Envelope&& envelope) = 0;
+  virtual void reset_client_state() = 0;
+  /// One pass of the application thread's poll() loop.
+  virtual void poll_pass() = 0;
+  virtual void on_app_wake() = 0;
+  virtual void on_callback_end() = 0;
+  virtual void on_poll_loop_continue() = 0;
+  virtual void continue_close() = 0;
+  /// The timer whose expiry makes the client look the coordinator up (on the application thread
+  /// in the classic client, the network thread in the KIP-848 one).
+  virtual sim::Timer& coordinator_retry_timer() = 0;
+  /// A FindCoordinator answer was handled (`found` or backed off): the client goes on.
+  virtual void on_coordinator_lookup_done(bool found) = 0;
+  /// Sends an OffsetCommit of all_consumed(); std::nullopt when nothing is sent.
+  virtual std::optional<std::int32_t> send_offset_commit(const std::string& purpose) = 0;
+  /// A commit the client refuses before sending anything (the classic client outside a stable
+  /// generation); true when it did (and traced it).
+  virtual bool commit_fails_locally(const std::string& /*purpose*/) { return false; }
+  /// Fails a request whose connection closed (NETWORK_EXCEPTION), as its response handler would.
+  virtual void fail_in_flight(std::int32_t id, const InFlight& req) = 0;
+
+  // Coordinator discovery (FindCoordinator to the least loaded broker, exponential backoff).
+  void ensure_coordinator();
+  void on_find_coordinator_response(const FindCoordinatorResponse& r);
+  /// Forgets the coordinator; its in-flight requests fail with a disconnect, and a lookup
+  /// follows at the next event of the thread that does it.
+  void mark_coordinator_unknown(const std::string& why);
+
+  // Rebalance callbacks run by the application thread; close().
+  /// Starts a callback (a `callback` start event); true if it already ended (zero duration).
+  bool start_callback(const char* callback, const TopicPartitions& partitions,
+                      const sim::Distribution& duration);
+  /// The running callback ended (its end event); true if close() took over from there.
+  bool end_callback();
+  /// close() is done: the process ends (and restarts later if the script asked for it).
+  void finish_close();
+
+  // The application's poll(poll_timeout_ms) loop.
+  void begin_poll();
+  void on_poll_return();
+  /// One turn of the application's loop is over (poll() returned, its records processed): after
+  /// the loop's own time (`processing.per_poll_ms`), on_poll_loop_continue().
+  void continue_loop();
+
+  // Records: poll() returning a batch, processing, the commit after a batch.
+  /// Returns a batch if there is one (the application then processes it), or arranges to wake
+  /// the waiting poll() when records arrive, or at `wake_by` (sim::kNever: no other bound), or
+  /// when poll()'s timeout ends, whichever comes first.
+  void return_records_or_wait(sim::SimTime wake_by);
+  void on_processing_end();
+  /// The partitions lookup request `id` asked for, now forgotten; nullopt if it is no longer
+  /// awaited (the client restarted or gave up on it).
+  std::optional<TopicPartitions> take_lookup(std::int32_t id);
+  /// validatePositionsIfNeeded: an OffsetForLeaderEpoch to each leader for the positions
+  /// awaiting validation (a committed offset with a leader epoch); its answer completes them.
+  void send_position_validations(const RequestContext& context);
+  /// resetPositionsIfNeeded: a ListOffsets to each leader for the partitions awaiting a reset
+  /// (auto.offset.reset).
+  void send_list_offsets(const RequestContext& context);
+  /// commitSync / commitAsync of every position after a batch (`commit: sync/async`), then the
+  /// application loop goes on (after_batch).
+  void commit_after_batch();
+  void after_batch();
+
+  // Network client (NetworkClient): one connection per broker, requests time out after their
+  // timeout, which closes the connection and fails every request on it.
+  std::int32_t send_to(sim::NodeId to, Message request, std::int64_t timeout_ms, RequestContext context);
+  void on_request_timeout_check();
+  void disconnect(sim::NodeId node, const std::string& why);
+  /// The least loaded live broker (fewest requests in flight from this client, then lowest id),
+  /// where FindCoordinator goes.
+  sim::NodeId least_loaded_broker() const;
+  /// ExponentialBackoff(retry.backoff.ms, 2, retry.backoff.max.ms, jitter 0.2) after `attempts`
+  /// failures, drawn from the client's RNG stream.
+  std::int64_t exponential_backoff_ms(int attempts);
+  void trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api, std::int32_t id,
+                 const ErrorCode* error);
+
+  /// A data partition's leader: replicas p, p+1, ... mod brokers, the first live one (a dead
+  /// broker's data partitions move at once: the controller's fencing delay is not modelled for
+  /// them). All replicas down: the first one.
+  sim::NodeId partition_leader(const TopicPartition& tp) const;
+  /// The same leader as an index into cluster_.broker_nodes.
+  std::size_t partition_leader_index(const TopicPartition& tp) const;
+
+  sim::Kernel& kernel_;
+  sim::Tracer& tracer_;
+  sim::Network<Envelope>& network_;
+  const ClusterMetadata& cluster_;
+  ConsumerSpec spec_;
+  ConsumerConfig config_;
+  sim::Rng rng_;
+  sim::Rng loop_rng_;  // the application loop's own time (processing.per_poll_ms)
+
+  sim::Process process_;
+  sim::Activity app_;
+  sim::Activity network_thread_;
+  sim::NodeId node_ = 0;
+
+  // Application-thread timers.
+  sim::Timer poll_return_timer_;
+  sim::Timer callback_timer_;
+  sim::Timer fetch_wake_timer_;
+  sim::Timer processing_timer_;
+  sim::Timer commit_retry_timer_;
+  sim::Timer loop_timer_;
+  // Network-thread timer.
+  sim::Timer request_timeout_timer_;
+  // Script timers (no activity: they act on the process from outside).
+  sim::Timer stall_end_timer_;
+  sim::Timer pause_end_timer_;
+  sim::Timer restart_timer_;
+
+  // Application state shared by both clients (reset by reset_client_state()).
+  bool in_poll_ = false;
+  bool busy_ = false;  // inside a rebalance callback
+  const char* current_callback_ = "";
+  TopicPartitions current_callback_partitions_;
+  bool stop_requested_ = false;
+  CloseStage close_stage_ = CloseStage::None;
+  std::optional<sim::SimTime> restart_after_;
+
+  // Coordinator and network client.
+  std::optional<sim::NodeId> coordinator_;
+  std::optional<std::int32_t> find_coordinator_in_flight_;
+  int coordinator_lookup_attempts_ = 0;
+  sim::SimTime coordinator_lookup_not_before_{0};
+  nlohmann::ordered_json rpc_fields_;  // extra fields of the next request's `rpc` trace event
+  std::int32_t next_correlation_id_ = 0;
+  std::map<std::int32_t, InFlight> in_flight_;
+
+  // Records.
+  RecordConsumption consumption_;
+  std::optional<Batch> batch_;        // being processed by the application
+  bool commit_sync_waiting_ = false;  // the application is blocked in commitSync()
+  /// OffsetFetch / ListOffsets / OffsetForLeaderEpoch requests in flight: what each asked for.
+  std::map<std::int32_t, TopicPartitions> lookups_;
+  sim::SimTime commit_sync_deadline_{0};
+  int commit_sync_attempts_ = 0;
+};
+
+}  // namespace rsim

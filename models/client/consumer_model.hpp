@@ -1,0 +1,34 @@
+// What the scenario's script can do to a simulated KafkaConsumer, whichever group.protocol it
+// speaks: the classic ClassicConsumer and the KIP-848 consumer implement this.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "models/protocol/messages.hpp"
+#include "sim/network.hpp"
+#include "sim/time.hpp"
+
+namespace rsim {
+
+class ConsumerModel {
+ public:
+  virtual ~ConsumerModel() = default;
+
+  virtual sim::NodeId node() const = 0;
+
+  virtual void start() = 0;
+  /// Graceful close() at the application's next return from poll().
+  virtual void request_stop() = 0;
+  virtual void crash() = 0;
+  virtual void restart(sim::SimTime after, bool graceful) = 0;
+  virtual void stall(sim::SimTime duration) = 0;
+  virtual void pause(sim::SimTime duration) = 0;
+  virtual void subscribe(std::vector<std::string> topics) = 0;
+  /// A change of the cluster's metadata (a topic got more partitions).
+  virtual void on_metadata_change() {}
+  /// A broker's process died: its connections are reset, so the client sees every request in
+  /// flight to it fail at once.
+  virtual void on_broker_down(sim::NodeId /*broker*/) {}
+};
+
+}  // namespace rsim

@@ -1,0 +1,196 @@
+// The records side of a KafkaConsumer, shared by the classic client (ClassicConsumer) and the
+// KIP-848 client: which assigned partitions have a fetch position, where each position is, what
+// poll() returns, how long the application spends on a batch, and what a commit of "all
+// consumed" carries. It sends nothing itself: the client sends OffsetFetch / ListOffsets and
+// feeds the answers in, so the same component works under either group protocol.
+//
+// How a client drives it (Kafka's SubscriptionState + FetchCollector, reduced to offsets):
+//
+//   on assignment            assign(added)                     positions unknown (INITIALIZING)
+//   on revocation / lost     revoke(removed) / clear()
+//   EAGER onJoinPrepare      mark_pending_revocation(owned)    no longer fetchable
+//   in poll(), group active  (updateFetchPositions, in this order)
+//                            awaiting_validation() -> send OffsetForLeaderEpoch to each
+//                            partition's leader -> lookup_sent(tps); on its answer:
+//                            on_validated(answers)
+//                            has_all_fetch_positions(): keep it; while false a poll() waiting
+//                            for records wakes after retry.backoff.ms at the latest
+//                            awaiting_committed() -> send OffsetFetch -> lookup_sent(tps)
+//                            on its answer: on_committed(offsets) (-1 = none; an offset with
+//                            a leader epoch awaits validation at the NEXT updateFetchPositions)
+//                            awaiting_reset() -> send ListOffsets -> lookup_sent(tps)
+//                            on its answer: on_reset(offsets)
+//                            (auto.offset.reset=none: missing_offset() names the partition,
+//                             the client fails with NoOffsetForPartitionException)
+//                            lookup_failed(tps) when a lookup fails: asked again next pass
+//   then                     poll() -> a Batch (up to max.poll.records), or nothing;
+//                            next_fetchable() -> when to wake up a waiting poll()
+//   the application          processing_time(batch) (draw), then processed(batch)
+//   commits                  all_consumed(): every partition with a valid position (FETCHING;
+//                            not INITIALIZING, AWAIT_RESET or AWAIT_VALIDATION), with its epoch
+//
+// Wiring a client (what ClassicConsumer does; the KIP-848 client does the same):
+//  - construct it with the World's Workload and LagMonitor (World passes both to consumers),
+//    Options{consumer name, group.id, max.poll.records, auto.offset.reset, the scenario's
+//    processing, leader_reachable, fetch_delay} and an Rng stream of its own
+//    ("processing-<name>");
+//  - OffsetFetchRequest / ListOffsetsRequest / OffsetsForLeaderEpochRequest (messages.hpp) are
+//    answered by the coordinator / any live broker / the partition's leader (send the last two
+//    to the leader); the KIP-848 client fills OffsetFetchRequest.member_id/member_epoch;
+//  - its commits (auto-commit from the background thread every auto.commit.interval.ms, the
+//    commit before revocation, commitSync/commitAsync) send all_consumed(), and nothing when it
+//    is empty; the `commit` trace event (consumer, group, phase sent/completed/failed, purpose,
+//    generation, offsets, error) is the client's to emit.
+//
+// Records are fetched from the Workload's log end offsets at the instant of poll(): a consumer
+// with records waiting gets them at once (in steady state Kafka's prefetch has them buffered);
+// a consumer waiting in poll() for new records gets them `fetch_delay` after their append (the
+// long-poll Fetch answers at once, fetch.min.bytes=1, and the answer crosses the link). Record
+// sizes, fetch.max.bytes and max.partition.fetch.bytes are not modelled. Positions advance when
+// poll() returns the records, as in Kafka.
+// A position's leader epoch: none after a reset (ListOffsets), kDataLeaderEpoch once poll()
+// returned records of the partition, the committed one after OffsetFetch; commits carry it.
+// Trace events: `position` (consumer, group, partition, offset, source "committed",
+// "reset:<strategy>", "validated" or "truncated", state "FETCHING" or "AWAIT_VALIDATION");
+// `records.fetched` (consumer, group, batch, count, ranges: one {partition, first_offset,
+// last_offset} per partition of the batch) when poll() returns a batch, and `records.processed`
+// (consumer, group, batch, count) when the application is done with it (its ranges are those of
+// the records.fetched event with the same consumer and batch).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/protocol/messages.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/protocol/topic_partition.hpp"
+#include "sim/kernel.hpp"
+#include "sim/rng.hpp"
+#include "sim/trace.hpp"
+
+namespace rsim {
+
+class Workload;
+class LagMonitor;
+
+struct FetchedRange {
+  TopicPartition partition;
+  std::int64_t first = 0;  // offsets, inclusive
+  std::int64_t last = 0;
+};
+struct Batch {
+  std::int64_t id = 0;  // the consumer's batch number, from 1
+  std::vector<FetchedRange> ranges;
+  std::int64_t records = 0;
+};
+
+class RecordConsumption {
+ public:
+  struct Options {
+    std::string consumer;  // the scenario's name, for the trace
+    std::string group;
+    std::int32_t max_poll_records = 500;
+    std::string auto_offset_reset = "latest";  // latest | earliest | none
+    ProcessingSpec processing;
+    /// Whether the consumer can fetch from the partition's leader now (empty: always). A cut
+    /// link stops the records; positions are kept.
+    std::function<bool(const TopicPartition&)> leader_reachable;
+    /// How long a record takes to reach a consumer waiting in poll() once appended: the long-poll
+    /// Fetch answers at once and the answer crosses the link (empty: 0).
+    std::function<sim::SimTime(const TopicPartition&)> fetch_delay;
+  };
+  RecordConsumption(sim::Kernel& kernel, sim::Tracer& tracer, Workload& workload, LagMonitor* lag,
+                    Options options, sim::Rng rng);
+  RecordConsumption(const RecordConsumption&) = delete;
+  RecordConsumption& operator=(const RecordConsumption&) = delete;
+
+  // Assignment.
+  void assign(const TopicPartitions& added);
+  void revoke(const TopicPartitions& removed);
+  void clear();
+  void mark_pending_revocation(const TopicPartitions& tps);
+  bool assigned(const TopicPartition& tp) const { return parts_.count(tp) > 0; }
+
+  // Positions.
+  /// Assigned partitions without a position, no committed-offset lookup yet and no lookup in
+  /// flight.
+  TopicPartitions awaiting_committed() const;
+  /// Partitions with no committed offset that need the reset offset (ListOffsets).
+  TopicPartitions awaiting_reset() const;
+  void lookup_sent(const TopicPartitions& tps);
+  void lookup_failed(const TopicPartitions& tps);
+  /// OffsetFetch answer: offset >= 0 seeks there (with a leader epoch: AWAIT_VALIDATION, else
+  /// FETCHING); -1 (none) applies auto.offset.reset. Only partitions whose lookup is in flight.
+  void on_committed(const std::vector<PartitionOffset>& offsets);
+  /// ListOffsets answer for partitions awaiting a reset.
+  void on_reset(const std::vector<std::pair<TopicPartition, std::int64_t>>& offsets);
+  /// Partitions awaiting validation (a committed position with a leader epoch) and no
+  /// OffsetForLeaderEpoch in flight, with the epoch to look up.
+  std::vector<EpochOffsetQuery> awaiting_validation() const;
+  /// OffsetForLeaderEpoch answer: FETCHING from the position, or from the epoch's end offset when
+  /// the log ends below it; an unknown epoch applies auto.offset.reset; an error asks again.
+  void on_validated(const std::vector<EpochEndOffset>& answers);
+  /// Kafka's hasAllFetchPositions(): every assigned partition has a valid position.
+  bool has_all_fetch_positions() const;
+  /// Calls f(tp) for every partition a Fetch would ask for now (a valid position, not pending
+  /// revocation, its leader reachable), in partition order.
+  /// Whether some partition is fetchable now (see for_each_fetchable).
+  bool any_fetchable() const {
+    for (const auto& [tp, p] : parts_)
+      if (fetchable(tp, p)) return true;
+    return false;
+  }
+  template <class F>
+  void for_each_fetchable(F&& f) const {
+    for (const auto& [tp, p] : parts_)
+      if (fetchable(tp, p)) f(tp);
+  }
+  /// With auto.offset.reset=none, a partition that has no committed offset.
+  std::optional<TopicPartition> missing_offset() const;
+  /// The timestamp ListOffsets asks for: -1 (latest) or -2 (earliest).
+  std::int64_t reset_timestamp() const {
+    return options_.auto_offset_reset == "earliest" ? -2 : -1;
+  }
+  std::optional<std::int64_t> position(const TopicPartition& tp) const;
+  /// Kafka's allConsumed(): the position (and its epoch) of every assigned partition with a valid
+  /// position; partitions awaiting validation or a reset are left out.
+  std::vector<CommittedOffset> all_consumed() const;
+
+  // Fetching and processing.
+  std::optional<Batch> poll();
+  /// When a record the consumer has not returned yet reaches it, at the earliest: the next append
+  /// to a fetchable partition plus its fetch_delay (sim::kNever: never).
+  sim::SimTime next_fetchable() const;
+  sim::SimTime processing_time(const Batch& batch);
+  void processed(const Batch& batch);
+
+ private:
+  // Kafka's FetchStates: INITIALIZING, AWAIT_RESET, AWAIT_VALIDATION, FETCHING.
+  enum class State { Initializing, AwaitingReset, AwaitingValidation, Fetching };
+  struct Part {
+    State state = State::Initializing;
+    bool lookup_in_flight = false;  // OffsetFetch, ListOffsets or OffsetForLeaderEpoch
+    bool pending_revocation = false;
+    std::int64_t position = 0;
+    std::int32_t offset_epoch = -1;  // the position's leader epoch (-1: none)
+  };
+
+  void set_position(const TopicPartition& tp, Part& p, std::int64_t offset, std::int32_t epoch,
+                    State state, const std::string& source);
+  bool fetchable(const TopicPartition& tp, const Part& p) const;
+
+  sim::Kernel& kernel_;
+  sim::Tracer& tracer_;
+  Workload& workload_;
+  LagMonitor* lag_;
+  Options options_;
+  sim::Rng rng_;
+  std::map<TopicPartition, Part> parts_;
+  std::optional<TopicPartition> next_in_line_;  // a partition a poll() left partly drained
+  std::int64_t batches_ = 0;
+};
+
+}  // namespace rsim

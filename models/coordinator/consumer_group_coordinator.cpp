@@ -1,0 +1,1078 @@
+#include "models/coordinator/consumer_group_coordinator.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "models/assignors/server_assignor.hpp"
+#include "models/assignors/server_java_order.hpp"
+#include "models/coordinator/group_coordinator.hpp"  // coordinator_partition()
+#include "sim/assert.hpp"
+
+namespace rsim {
+
+namespace {
+
+using reconciliation::ConsumerGroupMember;
+using reconciliation::MemberState;
+using reconciliation::PartitionEpoch;
+using reconciliation::PartitionsWithEpochs;
+using reconciliation::TopicIdPartitions;
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+constexpr const char* kMemberMetadata = "ConsumerGroupMemberMetadata";
+constexpr const char* kGroupMetadata = "ConsumerGroupMetadata";
+constexpr const char* kTargetMember = "ConsumerGroupTargetAssignmentMember";
+constexpr const char* kTargetMetadata = "ConsumerGroupTargetAssignmentMetadata";
+constexpr const char* kCurrentAssignment = "ConsumerGroupCurrentMemberAssignment";
+
+int state_byte(MemberState s) {
+  switch (s) {
+    case MemberState::Stable:
+      return 0;
+    case MemberState::UnrevokedPartitions:
+      return 1;
+    case MemberState::UnreleasedPartitions:
+      return 2;
+    case MemberState::Unknown:
+      return 127;
+  }
+  return 127;
+}
+MemberState state_of_byte(int b) {
+  switch (b) {
+    case 0:
+      return MemberState::Stable;
+    case 1:
+      return MemberState::UnrevokedPartitions;
+    case 2:
+      return MemberState::UnreleasedPartitions;
+    default:
+      return MemberState::Unknown;
+  }
+}
+
+std::pair<std::string, std::int32_t> parse_partition(const std::string& s) {
+  const auto dash = s.rfind('-');
+  return {s.substr(0, dash), static_cast<std::int32_t>(std::stol(s.substr(dash + 1)))};
+}
+
+ojson partition_names(const TopicIdPartitions& tps) {
+  ojson list = ojson::array();
+  for (const auto& [topic, ps] : tps) {
+    std::vector<std::int32_t> sorted = ps;
+    std::sort(sorted.begin(), sorted.end());
+    for (const auto p : sorted) list.push_back(topic + "-" + std::to_string(p));
+  }
+  return list;
+}
+
+void partitions_with_epochs(const PartitionsWithEpochs& tps, ojson& names, ojson& epochs) {
+  names = ojson::array();
+  epochs = ojson::array();
+  for (const auto& [topic, ps] : tps) {
+    for (const auto& pe : ps) {
+      names.push_back(topic + "-" + std::to_string(pe.partition));
+      epochs.push_back(pe.assignment_epoch);
+    }
+  }
+}
+
+PartitionsWithEpochs read_partitions_with_epochs(const json& names, const json* epochs,
+                                                 std::int32_t default_epoch) {
+  PartitionsWithEpochs out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto [topic, p] = parse_partition(names[i].get<std::string>());
+    const std::int32_t e =
+        epochs != nullptr && i < epochs->size() ? (*epochs)[i].get<std::int32_t>() : default_epoch;
+    out[topic].push_back({p, e});
+  }
+  for (auto& [t, ps] : out) std::sort(ps.begin(), ps.end());
+  return out;
+}
+
+std::vector<ConsumerGroupHeartbeatTopicPartitions> to_wire(const PartitionsWithEpochs& tps) {
+  std::vector<ConsumerGroupHeartbeatTopicPartitions> out;
+  for (const auto& [topic, ps] : tps) {
+    ConsumerGroupHeartbeatTopicPartitions t{topic, {}};
+    for (const auto& pe : ps) t.partitions.push_back(pe.partition);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::optional<std::string> opt_string(const json& j, const char* key) {
+  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
+  return j.at(key).get<std::string>();
+}
+
+/// Kafka's isSubset(owned, assigned): a null owned list is not a subset.
+bool is_subset(const std::optional<std::vector<ConsumerGroupHeartbeatTopicPartitions>>& owned,
+               const PartitionsWithEpochs& assigned) {
+  if (!owned) return false;
+  for (const auto& t : *owned) {
+    const auto it = assigned.find(t.topic_id);
+    if (it == assigned.end()) {
+      if (t.partitions.empty()) continue;
+      return false;
+    }
+    for (const auto p : t.partitions) {
+      if (std::none_of(it->second.begin(), it->second.end(),
+                       [p](const PartitionEpoch& pe) { return pe.partition == p; }))
+        return false;
+    }
+  }
+  return true;
+}
+
+void remove_owned(ConsumerGroupState& g, const ConsumerGroupMember& m) {
+  for (const auto* set : {&m.assigned_partitions, &m.partitions_pending_revocation}) {
+    for (const auto& [topic, ps] : *set) {
+      for (const auto& pe : ps) {
+        const auto it = g.partition_owners.find({topic, pe.partition});
+        // Only where the stored epoch is the member's (ConsumerGroup.removePartitionEpochs).
+        if (it != g.partition_owners.end() && it->second.first == m.member_id)
+          g.partition_owners.erase(it);
+      }
+    }
+  }
+}
+
+void add_owned(ConsumerGroupState& g, const ConsumerGroupMember& m) {
+  for (const auto* set : {&m.assigned_partitions, &m.partitions_pending_revocation}) {
+    for (const auto& [topic, ps] : *set) {
+      for (const auto& pe : ps) {
+        auto [it, inserted] =
+            g.partition_owners.try_emplace({topic, pe.partition}, m.member_id, m.member_epoch);
+        // Invariant of the consumer protocol: never two owners of one partition in a group.
+        SIM_ASSERT_MSG(
+            inserted || it->second.first == m.member_id,
+            fmt::format("group {}: {}-{} given to member {} while member {} still owns it",
+                        g.group_id, topic, pe.partition, m.member_id, it->second.first));
+        it->second = {m.member_id, m.member_epoch};
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// State and replay
+
+std::int32_t ConsumerGroupState::partition_epoch(const std::string& topic,
+                                                 std::int32_t partition) const {
+  const auto it = partition_owners.find({topic, partition});
+  return it == partition_owners.end() ? -1 : it->second.second;
+}
+
+std::string ConsumerGroupState::state() const {
+  if (members.empty()) return "empty";
+  if (group_epoch > assignment_epoch) return "assigning";
+  if (reconciled_members < static_cast<std::int32_t>(members.size())) return "reconciling";
+  return "stable";
+}
+
+namespace {
+bool reconciled(const ConsumerGroupMember& m, std::int32_t assignment_epoch) {
+  return m.state == MemberState::Stable && m.member_epoch == assignment_epoch;
+}
+void count_subscriptions(ConsumerGroupState& g, const ConsumerGroupMemberState& m,
+                         std::int32_t delta) {
+  for (const auto& t : std::set<std::string>(m.member.subscribed_topic_names.begin(),
+                                             m.member.subscribed_topic_names.end())) {
+    if ((g.subscribed_topic_counts[t] += delta) == 0) g.subscribed_topic_counts.erase(t);
+  }
+  if (m.server_assignor && (g.server_assignor_counts[*m.server_assignor] += delta) == 0)
+    g.server_assignor_counts.erase(*m.server_assignor);
+}
+}  // namespace
+
+void replay_record(ConsumerGroups& groups, const json& rec) {
+  const std::string type = rec.at("record").get<std::string>();
+  if (type == "OffsetCommit") {
+    // Offsets of other (classic) groups share the partition: only known consumer groups count.
+    const auto git = groups.find(rec.at("group").get<std::string>());
+    if (git == groups.end()) return;
+    const TopicPartition tp{rec.at("topic").get<std::string>(),
+                            rec.at("partition_index").get<std::int32_t>()};
+    if (rec.value("tombstone", false)) {
+      git->second.offsets.erase(tp);
+      git->second.offset_epochs.erase(tp);
+    } else {
+      git->second.offsets[tp] = rec.at("committed_offset").get<std::int64_t>();
+      git->second.offset_epochs[tp] = rec.value("leader_epoch", std::int32_t{-1});
+    }
+    return;
+  }
+  if (type != kMemberMetadata && type != kGroupMetadata && type != kTargetMember &&
+      type != kTargetMetadata && type != kCurrentAssignment)
+    return;
+  const std::string group_id = rec.at("group").get<std::string>();
+  const bool tombstone = rec.at("tombstone").get<bool>();
+  auto git = groups.find(group_id);
+  if (git == groups.end()) {
+    SIM_ASSERT_MSG(!tombstone, "tombstone for unknown consumer group " + group_id);
+    git = groups.emplace(group_id, ConsumerGroupState{}).first;
+    git->second.group_id = group_id;
+  }
+  ConsumerGroupState& g = git->second;
+  if (type == kGroupMetadata) {
+    SIM_ASSERT(!tombstone);
+    g.group_epoch = rec.at("epoch").get<std::int32_t>();
+    g.metadata_hash = rec.value("metadata_hash", std::int64_t{0});
+    return;
+  }
+  if (type == kTargetMetadata) {
+    SIM_ASSERT(!tombstone);
+    g.assignment_epoch = rec.at("assignment_epoch").get<std::int32_t>();
+    g.assignment_timestamp_ms = rec.at("assignment_timestamp").get<std::int64_t>();
+    g.reconciled_members = 0;
+    for (const auto& [id, m] : g.members)
+      g.reconciled_members += reconciled(m.member, g.assignment_epoch) ? 1 : 0;
+    return;
+  }
+  const std::string member_id = rec.at("member_id").get<std::string>();
+  if (type == kTargetMember) {
+    if (tombstone) {
+      g.target.erase(member_id);
+    } else {
+      TopicIdPartitions t;
+      for (const auto& p : rec.at("partitions")) {
+        const auto [topic, part] = parse_partition(p.get<std::string>());
+        t[topic].push_back(part);
+      }
+      g.target[member_id] = std::move(t);
+    }
+    return;
+  }
+  if (type == kMemberMetadata) {
+    if (tombstone) {
+      const auto it = g.members.find(member_id);
+      SIM_ASSERT_MSG(it != g.members.end(), "metadata tombstone of unknown member " + member_id);
+      SIM_ASSERT_MSG(it->second.member.member_epoch == -1 && g.target.count(member_id) == 0,
+                     "member " + member_id + " removed before its assignment records");
+      if (it->second.instance_id) {
+        const auto s = g.static_members.find(*it->second.instance_id);
+        if (s != g.static_members.end() && s->second == member_id) g.static_members.erase(s);
+      }
+      count_subscriptions(g, it->second, -1);
+      g.reconciled_members -= reconciled(it->second.member, g.assignment_epoch) ? 1 : 0;
+      g.members.erase(it);
+      return;
+    }
+    auto [it, created] = g.members.try_emplace(member_id);
+    ConsumerGroupMemberState& m = it->second;
+    if (created) {
+      m.member.member_id = member_id;
+      m.member.previous_member_epoch = -1;
+      g.reconciled_members += reconciled(m.member, g.assignment_epoch) ? 1 : 0;
+    } else {
+      count_subscriptions(g, m, -1);
+    }
+    m.consumer = rec.at("consumer").get<std::string>();
+    m.instance_id = opt_string(rec, "instance_id");
+    m.rack_id = opt_string(rec, "rack_id");
+    m.client_id = rec.at("client_id").get<std::string>();
+    m.member.subscribed_topic_names =
+        rec.at("subscribed_topic_names").get<std::vector<std::string>>();
+    m.rebalance_timeout_ms = rec.at("rebalance_timeout_ms").get<std::int32_t>();
+    m.server_assignor = opt_string(rec, "server_assignor");
+    count_subscriptions(g, m, +1);
+    if (m.instance_id) g.static_members[*m.instance_id] = member_id;
+    return;
+  }
+  // ConsumerGroupCurrentMemberAssignment.
+  auto [it, created] = g.members.try_emplace(member_id);
+  ConsumerGroupMember& m = it->second.member;
+  if (created) {
+    m.member_id = member_id;
+  } else {
+    g.reconciled_members -= reconciled(m, g.assignment_epoch) ? 1 : 0;
+  }
+  remove_owned(g, m);
+  if (tombstone) {
+    m.member_epoch = -1;
+    m.previous_member_epoch = -1;
+    m.assigned_partitions.clear();
+    m.partitions_pending_revocation.clear();
+    g.reconciled_members += reconciled(m, g.assignment_epoch) ? 1 : 0;
+    return;
+  }
+  m.member_epoch = rec.at("member_epoch").get<std::int32_t>();
+  m.previous_member_epoch = rec.at("previous_member_epoch").get<std::int32_t>();
+  m.state = state_of_byte(rec.at("state").get<int>());
+  const std::int32_t default_epoch = std::max(m.member_epoch, 0);
+  m.assigned_partitions = read_partitions_with_epochs(
+      rec.at("assigned"), rec.contains("assigned_epochs") ? &rec.at("assigned_epochs") : nullptr,
+      default_epoch);
+  m.partitions_pending_revocation = read_partitions_with_epochs(
+      rec.at("pending_revocation"),
+      rec.contains("pending_revocation_epochs") ? &rec.at("pending_revocation_epochs") : nullptr,
+      default_epoch);
+  add_owned(g, m);
+  g.reconciled_members += reconciled(m, g.assignment_epoch) ? 1 : 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Coordinator
+
+ConsumerGroupCoordinator::ConsumerGroupCoordinator(sim::Kernel& kernel, sim::Tracer& tracer,
+                                                   BrokerConfig config, OffsetsLog& log,
+                                                   const ClusterMetadata& cluster, Sender sender,
+                                                   NodeNamer namer)
+    : kernel_(kernel),
+      tracer_(tracer),
+      config_(std::move(config)),
+      log_(log),
+      cluster_(cluster),
+      sender_(std::move(sender)),
+      namer_(std::move(namer)) {}
+
+void ConsumerGroupCoordinator::reply(const Reply& to, Message response) {
+  sender_(to.node, Envelope{to.correlation_id, std::move(response)});
+}
+
+void ConsumerGroupCoordinator::emit(Write& w, ojson rec) {
+  replay_record(groups_, json::parse(rec.dump()));
+  w.records.push_back(std::move(rec));
+}
+
+void ConsumerGroupCoordinator::commit(Write& w, const std::optional<Reply>& to, Message response,
+                                      const std::string& reason) {
+  // Trace what changed, in the order a reader needs: epochs, members, then the group's state.
+  std::set<std::string> touched;
+  for (const auto& rec : w.records)
+    if (rec.contains("member_id") && rec.at("record") == kCurrentAssignment)
+      touched.insert(rec.at("member_id").get<std::string>());
+  // The response goes out once the records (or, without records, every earlier write) commit.
+  std::function<void()> send;
+  if (to) send = [this, t = *to, m = std::move(response)]() mutable { reply(t, std::move(m)); };
+  if (!w.records.empty()) {
+    log_.append(std::move(w.records), std::move(send));
+  } else if (send) {
+    log_.after_pending_writes(std::move(send));
+  }
+  const auto git = groups_.find(w.group_id);
+  if (git == groups_.end()) return;
+  const ConsumerGroupState& g = git->second;
+  Traced& tr = traced_[w.group_id];
+  if (g.group_epoch != tr.epoch || g.assignment_epoch != tr.assignment_epoch) {
+    ojson f{{"group", g.group_id}, {"epoch", g.group_epoch}};
+    if (g.assignment_epoch != tr.assignment_epoch) f["assignment_epoch"] = g.assignment_epoch;
+    ojson members = ojson::array();
+    for (const auto& [id, m] : g.members) members.push_back(m.consumer);
+    f["members"] = members;
+    if (!reason.empty()) f["reason"] = reason;
+    tracer_.emit("group.epoch", f);
+    tr.epoch = g.group_epoch;
+    tr.assignment_epoch = g.assignment_epoch;
+  }
+  for (const auto& id : touched) {
+    const auto it = g.members.find(id);
+    if (it == g.members.end()) continue;
+    const auto& m = it->second;
+    tracer_.emit("member.epoch", {{"group", g.group_id},
+                                  {"consumer", m.consumer},
+                                  {"member_id", id},
+                                  {"epoch", m.member.member_epoch},
+                                  {"state", reconciliation::to_string(m.member.state)}});
+  }
+  const std::string state = g.state();
+  if (state != tr.state) {
+    ojson f{{"group", g.group_id}, {"state", state}, {"epoch", g.group_epoch}};
+    if (!reason.empty()) f["reason"] = reason;
+    tracer_.emit("group.state", f);
+    tr.state = state;
+  }
+}
+
+ojson ConsumerGroupCoordinator::member_metadata_record(const std::string& group_id,
+                                                       const ConsumerGroupMemberState& m) const {
+  ojson names = ojson::array();
+  std::vector<std::string> sorted = m.member.subscribed_topic_names;
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& t : sorted) names.push_back(t);
+  // Kafka's nullable InstanceId, RackId and ServerAssignor are left out when null.
+  ojson rec{{"record", kMemberMetadata},
+            {"tombstone", false},
+            {"group", group_id},
+            {"member_id", m.member.member_id},
+            {"consumer", m.consumer}};
+  if (m.instance_id) rec["instance_id"] = *m.instance_id;
+  if (m.rack_id) rec["rack_id"] = *m.rack_id;
+  rec["client_id"] = m.client_id;
+  rec["subscribed_topic_names"] = names;
+  rec["rebalance_timeout_ms"] = m.rebalance_timeout_ms;
+  if (m.server_assignor) rec["server_assignor"] = *m.server_assignor;
+  return rec;
+}
+
+ojson ConsumerGroupCoordinator::current_assignment_record(const std::string& group_id,
+                                                          const ConsumerGroupMemberState& m) const {
+  ojson assigned, assigned_epochs, pending, pending_epochs;
+  partitions_with_epochs(m.member.assigned_partitions, assigned, assigned_epochs);
+  partitions_with_epochs(m.member.partitions_pending_revocation, pending, pending_epochs);
+  return ojson{{"record", kCurrentAssignment},
+               {"tombstone", false},
+               {"group", group_id},
+               {"member_id", m.member.member_id},
+               {"consumer", m.consumer},
+               {"member_epoch", m.member.member_epoch},
+               {"previous_member_epoch", m.member.previous_member_epoch},
+               {"state", state_byte(m.member.state)},
+               {"assigned", assigned},
+               {"assigned_epochs", assigned_epochs},
+               {"pending_revocation", pending},
+               {"pending_revocation_epochs", pending_epochs}};
+}
+
+std::int64_t ConsumerGroupCoordinator::metadata_hash(const ConsumerGroupState& g) const {
+  // Kafka hashes (XXH3) topic id, name, partition count and racks of every subscribed topic
+  // that exists, in name order; any stable hash of the same inputs changes when Kafka's does.
+  std::uint64_t h = 1469598103934665603ULL;
+  bool any = false;
+  for (const auto& [t, count] : g.subscribed_topic_counts) {
+    const std::int32_t n = cluster_.partitions(t);
+    if (n <= 0) continue;
+    any = true;
+    for (const char c : fmt::format("{}:{};", t, n)) {
+      h ^= static_cast<unsigned char>(c);
+      h *= 1099511628211ULL;
+    }
+  }
+  return any ? static_cast<std::int64_t>(h >> 1) : 0;
+}
+
+std::string ConsumerGroupCoordinator::preferred_assignor(const ConsumerGroupState& g) const {
+  // The most requested server assignor among members, else the broker's first (uniform).
+  std::string best;
+  int best_count = 0;
+  for (const auto& [name, n] : g.server_assignor_counts) {
+    if (n > best_count) {
+      best = name;
+      best_count = n;
+    }
+  }
+  if (best_count > 0) return best;
+  return config_.group_consumer_assignors.empty() ? "uniform"
+                                                  : config_.group_consumer_assignors.front();
+}
+
+ConsumerGroupCoordinator::MemberTimers& ConsumerGroupCoordinator::timers(
+    const std::string& group_id, const std::string& member_id) {
+  auto [it, created] = timers_.try_emplace({group_id, member_id});
+  if (created) {
+    it->second.session = std::make_unique<sim::Timer>(
+        kernel_, [this, group_id, member_id] { on_session_timeout(group_id, member_id); });
+    it->second.rebalance = std::make_unique<sim::Timer>(
+        kernel_, [this, group_id, member_id] { on_rebalance_timeout(group_id, member_id); });
+  }
+  return it->second;
+}
+
+void ConsumerGroupCoordinator::cancel_timers(const std::string& group_id,
+                                             const std::string& member_id) {
+  const auto it = timers_.find({group_id, member_id});
+  if (it == timers_.end()) return;
+  it->second.session->cancel();
+  it->second.rebalance->cancel();
+}
+
+// ---------------------------------------------------------------------------------------------
+// ConsumerGroupHeartbeat
+
+void ConsumerGroupCoordinator::on_heartbeat(sim::NodeId from, std::int32_t correlation_id,
+                                            const ConsumerGroupHeartbeatRequest& r) {
+  const Reply to{from, correlation_id};
+  const auto invalid = [&](ErrorCode e) {
+    reply(to, ConsumerGroupHeartbeatResponse{
+                  .error = e, .member_id = r.member_id, .member_epoch = r.member_epoch});
+  };
+  // Static validation (GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid).
+  if (r.group_id.empty() || r.member_id.empty() || r.member_epoch < -2 ||
+      (r.member_epoch == -2 && !r.instance_id) ||
+      (r.member_epoch == 0 && (r.rebalance_timeout_ms == -1 || !r.topic_partitions ||
+                               !r.topic_partitions->empty() || !r.subscribed_topic_names))) {
+    invalid(ErrorCode::INVALID_REQUEST);
+    return;
+  }
+  if (r.server_assignor &&
+      std::find(config_.group_consumer_assignors.begin(), config_.group_consumer_assignors.end(),
+                *r.server_assignor) == config_.group_consumer_assignors.end()) {
+    invalid(ErrorCode::UNSUPPORTED_ASSIGNOR);
+    return;
+  }
+  if (r.member_epoch < 0)
+    leave(to, r);
+  else
+    regular_heartbeat(to, r);
+}
+
+void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
+                                                 const ConsumerGroupHeartbeatRequest& r) {
+  const auto fail = [&](ErrorCode e) {
+    reply(to, ConsumerGroupHeartbeatResponse{
+                  .error = e, .member_id = r.member_id, .member_epoch = r.member_epoch});
+  };
+  const std::int64_t now_ms = kernel_.now().count() / 1000;
+  auto git = groups_.find(r.group_id);
+  const bool new_group = git == groups_.end();
+  if (new_group && r.member_epoch != 0) {
+    fail(ErrorCode::GROUP_ID_NOT_FOUND);
+    return;
+  }
+  ConsumerGroupState fresh;
+  fresh.group_id = r.group_id;
+  const ConsumerGroupState& before = new_group ? fresh : git->second;
+
+  // Member lookup: static (by instance id) or dynamic (by member id).
+  std::optional<ConsumerGroupMemberState> replaced;  // a static member this join replaces
+  ConsumerGroupMemberState member;
+  bool new_member = false;
+  if (r.instance_id) {
+    const auto s = before.static_members.find(*r.instance_id);
+    const ConsumerGroupMemberState* existing =
+        s == before.static_members.end() ? nullptr : &before.members.at(s->second);
+    if (r.member_epoch == 0) {
+      if (existing == nullptr) {
+        const auto m = before.members.find(r.member_id);
+        new_member = m == before.members.end();
+        if (!new_member) member = m->second;
+      } else {
+        if (existing->member.member_epoch != reconciliation::kLeaveGroupStaticMemberEpoch) {
+          fail(ErrorCode::UNRELEASED_INSTANCE_ID);
+          return;
+        }
+        replaced = *existing;
+        member = *existing;
+        member.member.member_id = r.member_id;
+        member.member.member_epoch = 0;
+        member.member.previous_member_epoch = 0;
+      }
+    } else {
+      if (existing == nullptr) {
+        fail(ErrorCode::UNKNOWN_MEMBER_ID);
+        return;
+      }
+      if (existing->member.member_id != r.member_id) {
+        fail(ErrorCode::FENCED_INSTANCE_ID);
+        return;
+      }
+      member = *existing;
+    }
+  } else {
+    const auto m = before.members.find(r.member_id);
+    if (m == before.members.end()) {
+      if (r.member_epoch != 0) {
+        fail(ErrorCode::UNKNOWN_MEMBER_ID);
+        return;
+      }
+      new_member = true;
+    } else {
+      member = m->second;
+    }
+  }
+  if (new_member) {
+    member = ConsumerGroupMemberState{};
+    member.member.member_id = r.member_id;
+    member.member.previous_member_epoch = -1;
+  }
+  if (r.member_epoch != 0) {
+    // throwIfConsumerGroupMemberEpochIsInvalid: ahead of the server, or behind and not the
+    // previous epoch of a member that still owns only what it was assigned.
+    const ConsumerGroupMember& m = member.member;
+    if (r.member_epoch > m.member_epoch ||
+        (r.member_epoch < m.member_epoch &&
+         (r.member_epoch != m.previous_member_epoch ||
+          !is_subset(r.topic_partitions, m.assigned_partitions)))) {
+      fail(ErrorCode::FENCED_MEMBER_EPOCH);
+      return;
+    }
+  }
+
+  Write w{r.group_id, {}};
+  std::string reason;
+  if (replaced) {
+    // A static member comes back: the old member's records are replaced, no epoch bump.
+    const auto t = before.target.find(replaced->member.member_id);
+    const TopicIdPartitions old_target = t == before.target.end() ? TopicIdPartitions{} : t->second;
+    remove_member_records(w, *replaced);
+    emit(w, member_metadata_record(r.group_id, member));
+    ojson rec{{"record", kTargetMember},     {"tombstone", false},
+              {"group", r.group_id},         {"member_id", member.member.member_id},
+              {"consumer", member.consumer}, {"partitions", partition_names(old_target)}};
+    emit(w, std::move(rec));
+    emit(w, current_assignment_record(r.group_id, member));
+    reason = fmt::format("static member {} replaced", member.consumer);
+  }
+  const ConsumerGroupState& g0 = new_group ? fresh : groups_.at(r.group_id);
+
+  // The updated member (ConsumerGroupMember.Builder.maybeUpdate*).
+  ConsumerGroupMemberState updated = member;
+  updated.consumer = namer_(to.node);
+  if (r.instance_id) updated.instance_id = r.instance_id;
+  if (r.rack_id) updated.rack_id = r.rack_id;
+  if (r.rebalance_timeout_ms != -1) updated.rebalance_timeout_ms = r.rebalance_timeout_ms;
+  if (r.server_assignor) updated.server_assignor = r.server_assignor;
+  if (!r.client_id.empty()) updated.client_id = r.client_id;
+  if (r.subscribed_topic_names) updated.member.subscribed_topic_names = *r.subscribed_topic_names;
+  const std::set<std::string> old_names(member.member.subscribed_topic_names.begin(),
+                                        member.member.subscribed_topic_names.end());
+  const std::set<std::string> new_names(updated.member.subscribed_topic_names.begin(),
+                                        updated.member.subscribed_topic_names.end());
+  const bool subscription_changed = new_member ? !new_names.empty() : old_names != new_names;
+  const bool metadata_changed = new_member || updated.consumer != member.consumer ||
+                                updated.instance_id != member.instance_id ||
+                                updated.rack_id != member.rack_id ||
+                                updated.client_id != member.client_id || old_names != new_names ||
+                                updated.rebalance_timeout_ms != member.rebalance_timeout_ms ||
+                                updated.server_assignor != member.server_assignor;
+  const std::string assignor_before = preferred_assignor(g0);
+  if (metadata_changed) {
+    emit(w, member_metadata_record(r.group_id, updated));
+    if (subscription_changed && reason.empty())
+      reason = new_member ? fmt::format("member {} joined", updated.consumer)
+                          : fmt::format("member {} changed its subscription", updated.consumer);
+  }
+  ConsumerGroupState& g = groups_.at(r.group_id);  // exists now: replay created it
+
+  // Group epoch bump: subscription, preferred assignor, or the subscribed topics' metadata.
+  bool bump = subscription_changed || preferred_assignor(g) != assignor_before;
+  const std::int64_t hash = metadata_hash(g);
+  if (hash != g.metadata_hash) {
+    bump = true;
+    if (reason.empty()) reason = "metadata of subscribed topics changed";
+  }
+  if (bump) {
+    emit(w, ojson{{"record", kGroupMetadata},
+                  {"tombstone", false},
+                  {"group", r.group_id},
+                  {"epoch", g.group_epoch + 1},
+                  {"metadata_hash", hash}});
+  }
+
+  // Target assignment, throttled by group.consumer.assignment.interval.ms (KIP-1263): no timer;
+  // the first heartbeat of anyone at or after the interval computes it.
+  const std::int64_t interval = config_.group_consumer_assignment_interval_ms;
+  if (g.assignment_epoch < g.group_epoch && (g.assignment_timestamp_ms == 0 || interval == 0 ||
+                                             now_ms >= g.assignment_timestamp_ms + interval)) {
+    assignors::ServerAssignorInput in;
+    for (const auto& [t, count] : g.subscribed_topic_counts) {
+      const std::int32_t n = cluster_.partitions(t);
+      if (n > 0) in.topics.push_back({t, t, n});
+    }
+    // Members in java.util.HashMap<String, ...> order of their ids.
+    std::vector<const ConsumerGroupMemberState*> ms;
+    std::vector<std::int32_t> hashes;
+    for (const auto& [id, m] : g.members) {
+      ms.push_back(&m);
+      hashes.push_back(assignors::server_java::string_hash(id));
+    }
+    const auto order = assignors::server_java::iteration_order(
+        hashes, assignors::server_java::growth_capacity(ms.size()));
+    std::vector<const ConsumerGroupMemberState*> ordered;
+    for (const auto i : order) ordered.push_back(ms[i]);
+    for (const auto* m : ordered) {
+      assignors::ServerMember sm;
+      sm.member_id = m->member.member_id;
+      sm.instance_id = m->instance_id;
+      sm.rack = m->rack_id;
+      sm.subscribed_topics = m->member.subscribed_topic_names;
+      const auto t = g.target.find(sm.member_id);
+      if (t != g.target.end()) sm.target = t->second;
+      in.members.push_back(std::move(sm));
+    }
+    in.subscription_type = assignors::subscription_type_by_names(in.members);
+    const auto result = assignors::assign_server(preferred_assignor(g), in);
+    const std::int32_t epoch = g.group_epoch;
+    for (const auto* m : ordered) {
+      const std::string& id = m->member.member_id;
+      const auto nit = result.find(id);
+      TopicIdPartitions next = nit == result.end()
+                                   ? TopicIdPartitions{}
+                                   : TopicIdPartitions(nit->second.begin(), nit->second.end());
+      const auto t = g.target.find(id);
+      const auto norm = [](TopicIdPartitions x) {
+        for (auto& [k, v] : x) std::sort(v.begin(), v.end());
+        std::erase_if(x, [](const auto& kv) { return kv.second.empty(); });
+        return x;
+      };
+      if (t == g.target.end() || norm(t->second) != norm(next)) {
+        emit(w, ojson{{"record", kTargetMember},
+                      {"tombstone", false},
+                      {"group", r.group_id},
+                      {"member_id", id},
+                      {"consumer", m->consumer},
+                      {"partitions", partition_names(next)}});
+      }
+    }
+    emit(w, ojson{{"record", kTargetMetadata},
+                  {"tombstone", false},
+                  {"group", r.group_id},
+                  {"assignment_epoch", epoch},
+                  {"assignment_timestamp", now_ms}});
+  }
+
+  // Reconciliation (CurrentAssignmentBuilder), unless the member is already there.
+  ConsumerGroupMemberState& current = g.members.at(r.member_id);
+  const PartitionsWithEpochs assigned_before =
+      new_member || replaced ? PartitionsWithEpochs{} : member.member.assigned_partitions;
+  if (subscription_changed || current.member.state != MemberState::Stable ||
+      current.member.member_epoch != g.assignment_epoch) {
+    const auto t = g.target.find(r.member_id);
+    const TopicIdPartitions empty;
+    const TopicIdPartitions& target = t == g.target.end() ? empty : t->second;
+    std::map<std::string, std::string> ids;  // topic ids are topic names in this model
+    for (const auto& name : current.member.subscribed_topic_names)
+      if (cluster_.partitions(name) > 0) ids[name] = name;
+    const reconciliation::PartitionEpochLookup lookup =
+        [&g](const std::string& topic, std::int32_t p) { return g.partition_epoch(topic, p); };
+    std::optional<std::vector<reconciliation::OwnedTopicPartitions>> owned;
+    if (r.topic_partitions) {
+      owned.emplace();
+      for (const auto& tp : *r.topic_partitions) owned->push_back({tp.topic_id, tp.partitions});
+    }
+    const std::map<std::string, std::vector<std::string>> regexes;
+    const auto result = reconciliation::next_member_state(
+        current.member, {.target_assignment_epoch = g.assignment_epoch,
+                         .target_assignment = target,
+                         .current_partition_epoch = lookup,
+                         .owned_topic_partitions = owned,
+                         .has_subscription_changed = subscription_changed,
+                         .topic_ids_by_name = ids,
+                         .resolved_regular_expressions = regexes});
+    SIM_ASSERT_MSG(result.error == reconciliation::ReconciliationError::None,
+                   "no member reaches state UNKNOWN in this model");
+    if (result.next && *result.next != current.member) {  // a record only for a real change
+      ConsumerGroupMemberState next = current;
+      next.member = *result.next;
+      emit(w, current_assignment_record(r.group_id, next));
+      MemberTimers& tm = timers(r.group_id, r.member_id);
+      const ConsumerGroupMember& now_member = g.members.at(r.member_id).member;
+      if (now_member.state == MemberState::UnrevokedPartitions) {
+        // The member must revoke within its rebalance timeout (max.poll.interval.ms).
+        tm.rebalance_epoch = now_member.member_epoch;
+        tm.rebalance->arm(sim::ms(std::max(0, g.members.at(r.member_id).rebalance_timeout_ms)));
+      } else {
+        tm.rebalance->cancel();
+      }
+    }
+  }
+  timers(r.group_id, r.member_id).session->arm(sim::ms(config_.group_consumer_session_timeout_ms));
+
+  const ConsumerGroupMemberState& done = g.members.at(r.member_id);
+  ConsumerGroupHeartbeatResponse resp;
+  resp.member_id = r.member_id;
+  resp.member_epoch = done.member.member_epoch;
+  resp.heartbeat_interval_ms =
+      static_cast<std::int32_t>(config_.group_consumer_heartbeat_interval_ms);
+  const bool full = r.rebalance_timeout_ms != -1 && r.subscribed_topic_names && r.topic_partitions;
+  if (r.member_epoch == 0 || full || done.member.assigned_partitions != assigned_before)
+    resp.assignment = to_wire(done.member.assigned_partitions);
+  commit(w, to, std::move(resp), reason);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Leaving, fencing, timers
+
+void ConsumerGroupCoordinator::remove_member_records(Write& w, const ConsumerGroupMemberState& m) {
+  // The order replay requires: current assignment, target, then metadata.
+  for (const char* type : {kCurrentAssignment, kTargetMember, kMemberMetadata}) {
+    emit(w, ojson{{"record", type},
+                  {"tombstone", true},
+                  {"group", w.group_id},
+                  {"member_id", m.member.member_id},
+                  {"consumer", m.consumer}});
+  }
+}
+
+void ConsumerGroupCoordinator::fence_member(Write& w, const std::string& member_id) {
+  ConsumerGroupState& g = groups_.at(w.group_id);
+  const ConsumerGroupMemberState m = g.members.at(member_id);
+  remove_member_records(w, m);
+  cancel_timers(w.group_id, member_id);
+  // A leave always bumps the group epoch; the target is recomputed by the next heartbeat.
+  emit(w, ojson{{"record", kGroupMetadata},
+                {"tombstone", false},
+                {"group", w.group_id},
+                {"epoch", g.group_epoch + 1},
+                {"metadata_hash", metadata_hash(g)}});
+  if (g.members.empty()) {
+    // The group is up to date and the next joiner is not throttled.
+    emit(w, ojson{{"record", kTargetMetadata},
+                  {"tombstone", false},
+                  {"group", w.group_id},
+                  {"assignment_epoch", g.group_epoch},
+                  {"assignment_timestamp", 0}});
+  }
+}
+
+void ConsumerGroupCoordinator::leave(const Reply& to, const ConsumerGroupHeartbeatRequest& r) {
+  const auto fail = [&](ErrorCode e) {
+    reply(to, ConsumerGroupHeartbeatResponse{
+                  .error = e, .member_id = r.member_id, .member_epoch = r.member_epoch});
+  };
+  auto git = groups_.find(r.group_id);
+  if (git == groups_.end()) {
+    fail(ErrorCode::GROUP_ID_NOT_FOUND);
+    return;
+  }
+  ConsumerGroupState& g = git->second;
+  std::string member_id = r.member_id;
+  if (r.instance_id) {
+    const auto s = g.static_members.find(*r.instance_id);
+    if (s == g.static_members.end()) {
+      fail(ErrorCode::UNKNOWN_MEMBER_ID);
+      return;
+    }
+    if (s->second != r.member_id) {
+      fail(ErrorCode::FENCED_INSTANCE_ID);
+      return;
+    }
+  } else if (g.members.count(r.member_id) == 0) {
+    fail(ErrorCode::UNKNOWN_MEMBER_ID);
+    return;
+  }
+  Write w{r.group_id, {}};
+  const std::string consumer = g.members.at(member_id).consumer;
+  std::string reason;
+  if (r.member_epoch == reconciliation::kLeaveGroupStaticMemberEpoch) {
+    // A static member's temporary leave: one record; its partitions stay reserved and its
+    // session timer keeps running from its last heartbeat.
+    ConsumerGroupMemberState m = g.members.at(member_id);
+    m.member.member_epoch = reconciliation::kLeaveGroupStaticMemberEpoch;
+    m.member.partitions_pending_revocation.clear();
+    for (auto& [t, ps] : m.member.assigned_partitions)
+      for (auto& pe : ps) pe.assignment_epoch = 0;
+    emit(w, current_assignment_record(r.group_id, m));
+    timers(r.group_id, member_id).rebalance->cancel();
+    reason = fmt::format("static member {} left temporarily", consumer);
+  } else {
+    reason = fmt::format("member {} left the group", consumer);
+    fence_member(w, member_id);
+  }
+  commit(w, to,
+         ConsumerGroupHeartbeatResponse{.member_id = r.member_id,
+                                        .member_epoch = r.member_epoch,
+                                        .heartbeat_interval_ms = static_cast<std::int32_t>(
+                                            config_.group_consumer_heartbeat_interval_ms)},
+         reason);
+}
+
+void ConsumerGroupCoordinator::on_session_timeout(const std::string& group_id,
+                                                  const std::string& member_id) {
+  auto git = groups_.find(group_id);
+  if (git == groups_.end() || git->second.members.count(member_id) == 0) return;
+  const std::string consumer = git->second.members.at(member_id).consumer;
+  tracer_.emit("member.leave", {{"group", group_id},
+                                {"consumer", consumer},
+                                {"member_id", member_id},
+                                {"reason", "session timeout"}});
+  Write w{group_id, {}};
+  const std::string reason = fmt::format("member {} session timeout", consumer);
+  fence_member(w, member_id);
+  commit(w, std::nullopt, ConsumerGroupHeartbeatResponse{}, reason);
+}
+
+void ConsumerGroupCoordinator::on_rebalance_timeout(const std::string& group_id,
+                                                    const std::string& member_id) {
+  auto git = groups_.find(group_id);
+  if (git == groups_.end()) return;
+  const auto mit = git->second.members.find(member_id);
+  if (mit == git->second.members.end()) return;
+  const auto tit = timers_.find({group_id, member_id});
+  if (tit == timers_.end() || mit->second.member.member_epoch != tit->second.rebalance_epoch)
+    return;
+  const std::string consumer = mit->second.consumer;
+  tracer_.emit("member.leave", {{"group", group_id},
+                                {"consumer", consumer},
+                                {"member_id", member_id},
+                                {"reason", "rebalance timeout: partitions not revoked in time"}});
+  Write w{group_id, {}};
+  const std::string reason = fmt::format("member {} rebalance timeout", consumer);
+  fence_member(w, member_id);
+  commit(w, std::nullopt, ConsumerGroupHeartbeatResponse{}, reason);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failover: unload and load (the caller wires them to leadership changes)
+
+ojson ConsumerGroupCoordinator::snapshot(const ConsumerGroupState& g) const {
+  ojson members = ojson::array();
+  for (const auto& [id, m] : g.members) {
+    ojson assigned, epochs;
+    partitions_with_epochs(m.member.assigned_partitions, assigned, epochs);
+    members.push_back({{"member_id", id},
+                       {"consumer", m.consumer},
+                       {"member_epoch", m.member.member_epoch},
+                       {"state", reconciliation::to_string(m.member.state)},
+                       {"assigned", assigned}});
+  }
+  ojson offsets = ojson::object();
+  for (const auto& [tp, offset] : g.offsets) offsets[tp.str()] = offset;
+  return ojson{{"group", g.group_id},
+               {"protocol", "consumer"},
+               {"state", g.state()},
+               {"epoch", g.group_epoch},
+               {"assignment_epoch", g.assignment_epoch},
+               {"members", members},
+               {"offsets", offsets}};
+}
+
+ojson ConsumerGroupCoordinator::unload_partition(std::int32_t partition) {
+  ojson dropped = ojson::array();
+  for (auto it = groups_.begin(); it != groups_.end();) {
+    if (coordinator_partition(it->first, config_.offsets_topic_num_partitions) != partition) {
+      ++it;
+      continue;
+    }
+    dropped.push_back(snapshot(it->second));
+    for (const auto& [id, m] : it->second.members) cancel_timers(it->first, id);
+    tracer_.emit("group.state", {{"group", it->first},
+                                 {"state", "dead"},
+                                 {"epoch", it->second.group_epoch},
+                                 {"reason", "the coordinator unloaded the group"}});
+    traced_.erase(it->first);
+    it = groups_.erase(it);
+  }
+  return dropped;
+}
+
+ojson ConsumerGroupCoordinator::load_partition(std::int32_t partition,
+                                               const std::vector<ojson>& records) {
+  unload_partition(partition);
+  for (const auto& rec : records) {
+    if (coordinator_partition(rec.at("group").get<std::string>(),
+                              config_.offsets_topic_num_partitions) != partition)
+      continue;
+    replay_record(groups_, json::parse(rec.dump()));
+  }
+  ojson loaded = ojson::array();
+  for (const auto& [gid, g] : groups_) {
+    if (coordinator_partition(gid, config_.offsets_topic_num_partitions) != partition) continue;
+    for (const auto& [id, m] : g.members) {
+      MemberTimers& tm = timers(gid, id);
+      tm.session->arm(sim::ms(config_.group_consumer_session_timeout_ms));
+      if (m.member.state == MemberState::UnrevokedPartitions) {
+        tm.rebalance_epoch = m.member.member_epoch;
+        tm.rebalance->arm(sim::ms(std::max(0, m.rebalance_timeout_ms)));
+      }
+    }
+    loaded.push_back(snapshot(g));
+    Traced& tr = traced_[gid];
+    tr.epoch = g.group_epoch;
+    tr.assignment_epoch = g.assignment_epoch;
+    tr.state = g.state();
+    tracer_.emit("group.state", {{"group", gid},
+                                 {"state", tr.state},
+                                 {"epoch", g.group_epoch},
+                                 {"reason", "the coordinator loaded the group"}});
+  }
+  return loaded;
+}
+
+// ---------------------------------------------------------------------------------------------
+// OffsetCommit (ConsumerGroup.validateOffsetCommit)
+
+void ConsumerGroupCoordinator::on_offset_commit(sim::NodeId from, std::int32_t correlation_id,
+                                                const OffsetCommitRequest& r) {
+  const Reply to{from, correlation_id};
+  const auto git = groups_.find(r.group_id);
+  SIM_ASSERT(git != groups_.end());
+  const ConsumerGroupState& g = git->second;
+  ErrorCode error = ErrorCode::NONE;
+  if (!(r.generation_id < 0 && g.members.empty())) {
+    const auto mit = g.members.find(r.member_id);
+    if (mit == g.members.end()) {
+      error = ErrorCode::UNKNOWN_MEMBER_ID;
+    } else {
+      const ConsumerGroupMember& m = mit->second.member;
+      if (r.generation_id > m.member_epoch) {
+        error = ErrorCode::STALE_MEMBER_EPOCH;
+      } else if (r.generation_id < m.member_epoch) {
+        // KIP-1251: an older epoch is fine for partitions the member held since that epoch.
+        for (const auto& o : r.offsets) {
+          std::int32_t assignment_epoch = -1;
+          for (const auto* set : {&m.assigned_partitions, &m.partitions_pending_revocation}) {
+            const auto t = set->find(o.partition.topic);
+            if (t == set->end()) continue;
+            for (const auto& pe : t->second)
+              if (pe.partition == o.partition.partition) assignment_epoch = pe.assignment_epoch;
+          }
+          if (assignment_epoch < 0 || r.generation_id < assignment_epoch) {
+            error = ErrorCode::STALE_MEMBER_EPOCH;
+            break;
+          }
+        }
+      }
+    }
+  }
+  if (error != ErrorCode::NONE) {
+    reply(to, OffsetCommitResponse{error});
+    return;
+  }
+  std::vector<ojson> records;
+  for (const auto& o : r.offsets) {
+    records.push_back({{"record", "OffsetCommit"},
+                       {"tombstone", false},
+                       {"group", r.group_id},
+                       {"topic", o.partition.topic},
+                       {"partition_index", o.partition.partition},
+                       {"committed_offset", o.offset},
+                       {"leader_epoch", o.leader_epoch},
+                       {"commit_timestamp", sim::to_ms(kernel_.now())}});
+  }
+  if (records.empty()) {
+    reply(to, OffsetCommitResponse{ErrorCode::NONE});
+    return;
+  }
+  // The offsets become visible to OffsetFetch when the records commit, as does the answer.
+  log_.append(std::move(records), [this, to, gid = r.group_id, offsets = r.offsets] {
+    if (const auto git = groups_.find(gid); git != groups_.end()) {
+      for (const auto& o : offsets) {
+        git->second.offsets[o.partition] = o.offset;
+        git->second.offset_epochs[o.partition] = o.leader_epoch;
+        if (offset_listener_) offset_listener_(gid, o.partition, o.offset);
+      }
+    }
+    reply(to, OffsetCommitResponse{ErrorCode::NONE});
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// OffsetFetch (OffsetMetadataManager.fetchOffsets, ConsumerGroup.validateOffsetFetch)
+
+void ConsumerGroupCoordinator::on_offset_fetch(sim::NodeId from, std::int32_t correlation_id,
+                                               const OffsetFetchRequest& r) {
+  const Reply to{from, correlation_id};
+  const auto git = groups_.find(r.group_id);
+  SIM_ASSERT(git != groups_.end());
+  const ConsumerGroupState& g = git->second;
+  // Without a member id and epoch (admin client, or a consumer not in the group) there is nothing
+  // to validate; otherwise the member must exist and send exactly its current epoch.
+  if (!(r.member_id.empty() && r.member_epoch < 0)) {
+    const auto mit = g.members.find(r.member_id);
+    if (mit == g.members.end()) {
+      reply(to, OffsetFetchResponse{ErrorCode::UNKNOWN_MEMBER_ID, {}});
+      return;
+    }
+    if (r.member_epoch != mit->second.member.member_epoch) {
+      reply(to, OffsetFetchResponse{ErrorCode::STALE_MEMBER_EPOCH, {}});
+      return;
+    }
+  }
+  OffsetFetchResponse response;
+  for (const auto& tp : r.partitions) {
+    PartitionOffset p{tp};
+    if (const auto it = g.offsets.find(tp); it != g.offsets.end()) p.offset = it->second;
+    if (const auto it = g.offset_epochs.find(tp); it != g.offset_epochs.end())
+      p.leader_epoch = it->second;
+    response.partitions.push_back(p);
+  }
+  reply(to, std::move(response));
+}
+
+}  // namespace rsim

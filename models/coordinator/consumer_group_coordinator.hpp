@@ -1,0 +1,184 @@
+// The broker-side group coordinator for KIP-848 consumer groups (Kafka's GroupMetadataManager
+// consumer-group paths): ConsumerGroupHeartbeat with group, target-assignment and member epochs,
+// the target assignment (assign_server, throttled by group.consumer.assignment.interval.ms),
+// per-member reconciliation (next_member_state) with partition epochs, the session and
+// rebalance timers, leaves, static membership, and OffsetCommit validation by member epoch.
+//
+// As in Kafka, every state change is a record: the coordinator appends its records to the
+// broker's OffsetsLog and changes its state only by replaying them (replay_record()), so its
+// state is always what replaying its `record` trace events gives.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/protocol/cluster.hpp"
+#include "models/protocol/config.hpp"
+#include "models/protocol/messages.hpp"
+#include "models/coordinator/offsets_log.hpp"
+#include "models/reconciliation/current_assignment_builder.hpp"
+#include "sim/kernel.hpp"
+#include "sim/network.hpp"
+#include "sim/trace.hpp"
+
+namespace rsim {
+
+/// One member as its ConsumerGroupMemberMetadata and ConsumerGroupCurrentMemberAssignment
+/// records define it.
+struct ConsumerGroupMemberState {
+  reconciliation::ConsumerGroupMember member;  // id, state, epochs, subscription, partitions
+  std::string consumer;                        // the scenario's name for it
+  std::optional<std::string> instance_id;
+  std::optional<std::string> rack_id;
+  std::string client_id;
+  std::int32_t rebalance_timeout_ms = -1;
+  std::optional<std::string> server_assignor;
+  bool operator==(const ConsumerGroupMemberState&) const = default;
+};
+
+/// A consumer group (Kafka's ConsumerGroup): what its records define, plus the maps Kafka
+/// derives on replay (static members, partition epochs).
+struct ConsumerGroupState {
+  std::string group_id;
+  std::int32_t group_epoch = 1;  // KAFKA-20268: a group starts at epoch 1 (the empty assignment)
+  std::int64_t metadata_hash = 0;
+  std::int32_t assignment_epoch = 1;
+  std::int64_t assignment_timestamp_ms = 0;
+  std::map<std::string, ConsumerGroupMemberState> members;
+  std::map<std::string, reconciliation::TopicIdPartitions> target;  // member id -> target
+  // Derived on replay.
+  std::map<std::string, std::string> static_members;  // instance id -> member id
+  /// (topic, partition) -> (owner member id, its member epoch) for every owned partition
+  /// (assigned or pending revocation).
+  std::map<std::pair<std::string, std::int32_t>, std::pair<std::string, std::int32_t>>
+      partition_owners;
+  /// Subscribed topic name -> number of members subscribing; server assignor -> members asking.
+  std::map<std::string, std::int32_t> subscribed_topic_counts;
+  std::map<std::string, std::int32_t> server_assignor_counts;
+  /// Members STABLE at the assignment epoch (so that state() is O(1) per heartbeat).
+  std::int32_t reconciled_members = 0;
+  /// Committed offsets (OffsetMetadataManager's, for this group): what OffsetFetch reads. The
+  /// coordinator stores an offset when its OffsetCommit record commits; a load replays them.
+  std::map<TopicPartition, std::int64_t> offsets;
+  std::map<TopicPartition, std::int32_t> offset_epochs;  // their committed leader epochs
+
+  bool operator==(const ConsumerGroupState&) const = default;
+  std::int32_t partition_epoch(const std::string& topic, std::int32_t partition) const;
+  /// "empty", "assigning", "reconciling" or "stable" (ConsumerGroup.state, lower case).
+  std::string state() const;
+};
+
+using ConsumerGroups = std::map<std::string, ConsumerGroupState>;
+
+/// Applies one consumer-group record (a `record` trace event or the record the coordinator
+/// appends; other record types are ignored) to `groups`, as Kafka's replay does. An OffsetCommit
+/// record sets (a tombstone removes) the offset of a group already known. Throws
+/// sim::InvariantViolation if a partition would be owned by two members at once.
+void replay_record(ConsumerGroups& groups, const nlohmann::json& record);
+
+class ConsumerGroupCoordinator {
+ public:
+  using Sender = std::function<void(sim::NodeId to, Envelope reply)>;
+  using NodeNamer = std::function<std::string(sim::NodeId)>;
+
+  ConsumerGroupCoordinator(sim::Kernel& kernel, sim::Tracer& tracer, BrokerConfig config,
+                           OffsetsLog& log, const ClusterMetadata& cluster, Sender sender,
+                           NodeNamer namer);
+  ConsumerGroupCoordinator(const ConsumerGroupCoordinator&) = delete;
+  ConsumerGroupCoordinator& operator=(const ConsumerGroupCoordinator&) = delete;
+
+  void on_heartbeat(sim::NodeId from, std::int32_t correlation_id,
+                    const ConsumerGroupHeartbeatRequest& request);
+  void on_offset_commit(sim::NodeId from, std::int32_t correlation_id,
+                        const OffsetCommitRequest& request);
+  /// OffsetFetch for a consumer group (OffsetMetadataManager.fetchOffsets): the member id and
+  /// epoch, when sent, are validated (ConsumerGroup.validateOffsetFetch): UNKNOWN_MEMBER_ID,
+  /// STALE_MEMBER_EPOCH; -1 for a partition without a committed offset.
+  void on_offset_fetch(sim::NodeId from, std::int32_t correlation_id,
+                       const OffsetFetchRequest& request);
+  /// Called for every offset stored (the World feeds its lag monitor with it).
+  using OffsetListener =
+      std::function<void(const std::string& group, const TopicPartition&, std::int64_t)>;
+  void set_offset_listener(OffsetListener listener) { offset_listener_ = std::move(listener); }
+
+  bool has_group(const std::string& group_id) const { return groups_.count(group_id) > 0; }
+  const ConsumerGroups& groups() const { return groups_; }
+
+  /// Failover: the shard of a __consumer_offsets partition goes away with its broker; its
+  /// consumer groups and their timers are dropped without answering anyone. Returns snapshots.
+  nlohmann::ordered_json unload_partition(std::int32_t partition);
+  /// A new leader's load (Kafka's replay + onLoaded): replays the partition's committed records,
+  /// then arms a full session timeout for every member and the rebalance timeout of every member
+  /// in UNREVOKED_PARTITIONS, measured from now. Returns snapshots of the groups loaded.
+  nlohmann::ordered_json load_partition(std::int32_t partition,
+                                        const std::vector<nlohmann::ordered_json>& records);
+  /// Epochs, state and members (epoch, state, assigned) of a group, for trace events.
+  nlohmann::ordered_json snapshot(const ConsumerGroupState& g) const;
+
+ private:
+  struct Reply {
+    sim::NodeId node;
+    std::int32_t correlation_id;
+  };
+  struct MemberTimers {
+    std::unique_ptr<sim::Timer> session;
+    std::unique_ptr<sim::Timer> rebalance;
+    std::int32_t rebalance_epoch = 0;
+  };
+  /// What one operation writes; emitted records are replayed at once (Kafka replays on append).
+  struct Write {
+    std::string group_id;
+    std::vector<nlohmann::ordered_json> records;
+  };
+
+  void regular_heartbeat(const Reply& to, const ConsumerGroupHeartbeatRequest& r);
+  void leave(const Reply& to, const ConsumerGroupHeartbeatRequest& r);
+  void fence_member(Write& w, const std::string& member_id);
+  void remove_member_records(Write& w, const ConsumerGroupMemberState& m);
+  void on_session_timeout(const std::string& group_id, const std::string& member_id);
+  void on_rebalance_timeout(const std::string& group_id, const std::string& member_id);
+  MemberTimers& timers(const std::string& group_id, const std::string& member_id);
+  void cancel_timers(const std::string& group_id, const std::string& member_id);
+
+  /// Replays `rec` into the group state and keeps it for the log.
+  void emit(Write& w, nlohmann::ordered_json rec);
+  /// Appends the write's records; `response` goes out once they (and every earlier write)
+  /// have committed. Emits group.state / group.epoch / member.epoch for what changed.
+  void commit(Write& w, const std::optional<Reply>& to, Message response,
+              const std::string& reason);
+  void reply(const Reply& to, Message response);
+
+  nlohmann::ordered_json member_metadata_record(const std::string& group_id,
+                                                const ConsumerGroupMemberState& m) const;
+  nlohmann::ordered_json current_assignment_record(const std::string& group_id,
+                                                   const ConsumerGroupMemberState& m) const;
+  std::int64_t metadata_hash(const ConsumerGroupState& g) const;
+  std::string preferred_assignor(const ConsumerGroupState& g) const;
+
+  sim::Kernel& kernel_;
+  sim::Tracer& tracer_;
+  BrokerConfig config_;
+  OffsetsLog& log_;
+  const ClusterMetadata& cluster_;
+  Sender sender_;
+  NodeNamer namer_;
+  ConsumerGroups groups_;
+  OffsetListener offset_listener_;
+  std::map<std::pair<std::string, std::string>, MemberTimers> timers_;
+  // What the trace last said about each group and member, to emit only changes.
+  struct Traced {
+    std::string state;
+    std::int32_t epoch = -1;
+    std::int32_t assignment_epoch = -1;
+  };
+  std::map<std::string, Traced> traced_;
+};
+
+}  // namespace rsim

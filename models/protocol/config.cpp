@@ -1,0 +1,483 @@
+#include "models/protocol/config.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace rsim {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::int64_t kIntMax = std::numeric_limits<std::int32_t>::max();
+// Long-valued ms configs are capped so that ms -> µs never overflows an int64.
+constexpr std::int64_t kLongMsMax = std::numeric_limits<std::int64_t>::max() / 1000;
+
+ConfigKeySpec int_key(std::string key, std::int64_t min, std::int64_t max, std::string def,
+                      std::string doc) {
+  return ConfigKeySpec{std::move(key), ConfigValueType::Int, min, max, {}, std::move(def),
+                       std::move(doc)};
+}
+ConfigKeySpec long_key(std::string key, std::int64_t min, std::string def, std::string doc) {
+  return ConfigKeySpec{std::move(key), ConfigValueType::Long, min, kLongMsMax, {}, std::move(def),
+                       std::move(doc)};
+}
+ConfigKeySpec string_key(std::string key, std::vector<std::string> allowed, std::string def,
+                         std::string doc) {
+  return ConfigKeySpec{std::move(key), ConfigValueType::String, 0, 0, std::move(allowed),
+                       std::move(def), std::move(doc)};
+}
+
+std::vector<ConfigKeySpec> sorted(std::vector<ConfigKeySpec> v) {
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+  return v;
+}
+
+std::string trim(const std::string& s) {
+  std::size_t b = 0;
+  std::size_t e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b])) != 0) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])) != 0) --e;
+  return s.substr(b, e - b);
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Kafka parses integers from properties strings with Integer.parseInt / Long.parseLong after
+// trimming; we accept the same (an optional sign and digits, nothing else).
+std::optional<std::int64_t> parse_integer(const std::string& text) {
+  const std::string t = trim(text);
+  if (t.empty()) return std::nullopt;
+  std::size_t i = (t[0] == '-' || t[0] == '+') ? 1 : 0;
+  if (i == t.size()) return std::nullopt;
+  for (std::size_t j = i; j < t.size(); ++j) {
+    if (std::isdigit(static_cast<unsigned char>(t[j])) == 0) return std::nullopt;
+  }
+  if (t.size() - i > 18) return std::nullopt;  // beyond any range we accept
+  return std::stoll(t);
+}
+
+std::string shorten(const json& raw) {
+  std::string s = raw.dump();
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+std::string normalize_assignor(const ConfigKeySpec& spec, const std::string& name) {
+  if (spec.key == "partition.assignment.strategy") return client_assignor_short_name(name);
+  if (spec.key == "group.remote.assignor" || spec.key == "group.consumer.assignors") {
+    return server_assignor_short_name(name);
+  }
+  return name;
+}
+
+bool is_assignor_key(const std::string& key) {
+  return key == "partition.assignment.strategy" || key == "group.remote.assignor" ||
+         key == "group.consumer.assignors";
+}
+
+std::string unknown_value_message(const ConfigKeySpec& spec, const std::string& value) {
+  const bool assignor = is_assignor_key(spec.key);
+  std::string msg = assignor ? fmt::format("unknown assignor \"{}\"", value)
+                             : fmt::format("must be one of {}, got \"{}\"",
+                                           fmt::join(spec.allowed, ", "), value);
+  if (assignor) {
+    const std::string guess = closest_match(value, spec.allowed);
+    if (!guess.empty()) msg += fmt::format("; did you mean \"{}\"?", guess);
+  }
+  return msg;
+}
+
+json get_value(const std::map<std::string, json>& config, const std::string& key) {
+  const auto it = config.find(key);
+  return it == config.end() ? json() : it->second;
+}
+
+}  // namespace
+
+const std::vector<ConfigKeySpec>& consumer_config_specs() {
+  static const std::vector<ConfigKeySpec> specs = sorted({
+      string_key("group.instance.id", {}, "null",
+                 "static membership id; absent = dynamic member"),
+      string_key("client.id", {}, "consumer-<group.id>-<n>", "client id sent with requests"),
+      string_key("client.rack", {}, "\"\"", "rack of the client (rack-aware assignors)"),
+      int_key("session.timeout.ms", 1, kIntMax, "45000",
+              "classic: member session timeout sent in JoinGroup"),
+      int_key("heartbeat.interval.ms", 1, kIntMax, "3000",
+              "classic: heartbeat period; must be lower than session.timeout.ms"),
+      int_key("max.poll.interval.ms", 1, kIntMax, "300000",
+              "max time between poll() calls; also the rebalance timeout"),
+      int_key("max.poll.records", 1, kIntMax, "500", "records returned by one poll()"),
+      ConfigKeySpec{"enable.auto.commit", ConfigValueType::Bool, 0, 0, {}, "true",
+                    "commit positions in the background"},
+      int_key("auto.commit.interval.ms", 0, kIntMax, "5000", "auto-commit period"),
+      ConfigKeySpec{"partition.assignment.strategy",
+                    ConfigValueType::List,
+                    0,
+                    0,
+                    {"range", "roundrobin", "sticky", "cooperative-sticky"},
+                    "range, cooperative-sticky",
+                    "classic: client assignors in preference order"},
+      string_key("group.remote.assignor", {"uniform", "range"}, "null (broker default uniform)",
+                 "consumer protocol: server assignor the member asks for"),
+      long_key("retry.backoff.ms", 0, "100", "initial backoff before retrying a request"),
+      long_key("retry.backoff.max.ms", 0, "1000", "maximum retry backoff"),
+      long_key("reconnect.backoff.ms", 0, "50", "initial backoff before reconnecting"),
+      long_key("reconnect.backoff.max.ms", 0, "1000", "maximum reconnect backoff"),
+      int_key("request.timeout.ms", 0, kIntMax, "30000", "timeout of one request"),
+      int_key("default.api.timeout.ms", 0, kIntMax, "60000",
+              "default timeout of blocking calls such as commitSync()"),
+      long_key("metadata.max.age.ms", 0, "300000", "metadata refresh period"),
+      int_key("fetch.max.wait.ms", 0, kIntMax, "500", "max time a fetch waits for data"),
+      string_key("auto.offset.reset", {"latest", "earliest", "none"}, "latest",
+                 "where to start without a committed offset"),
+  });
+  return specs;
+}
+
+const std::vector<ConfigKeySpec>& broker_config_specs() {
+  static const std::vector<ConfigKeySpec> specs = sorted({
+      int_key("broker.session.timeout.ms", 1, kIntMax, "9000",
+              "KRaft: a broker not heard from for this long is fenced and loses its leaderships"),
+      int_key("group.initial.rebalance.delay.ms", 0, kIntMax, "3000",
+              "classic: delay of the first rebalance of an empty group"),
+      int_key("group.min.session.timeout.ms", 0, kIntMax, "6000",
+              "classic: smallest session.timeout.ms a member may use"),
+      int_key("group.max.session.timeout.ms", 0, kIntMax, "1800000",
+              "classic: largest session.timeout.ms a member may use"),
+      int_key("group.max.size", 1, kIntMax, "2147483647", "classic: members per group"),
+      int_key("offsets.topic.num.partitions", 1, 100000, "50",
+              "partitions of __consumer_offsets (coordinator shards)"),
+      int_key("offsets.topic.replication.factor", 1, 32767, "3",
+              "replication factor of __consumer_offsets"),
+      int_key("offsets.commit.timeout.ms", 1, kIntMax, "5000",
+              "timeout of a coordinator write"),
+      int_key("group.coordinator.append.linger.ms", -1, kIntMax, "-1",
+              "coordinator write batching linger; -1 = adaptive"),
+      int_key("group.consumer.session.timeout.ms", 1, kIntMax, "45000",
+              "consumer protocol: member session timeout"),
+      int_key("group.consumer.min.session.timeout.ms", 1, kIntMax, "45000",
+              "consumer protocol: lower bound of group.consumer.session.timeout.ms"),
+      int_key("group.consumer.max.session.timeout.ms", 1, kIntMax, "60000",
+              "consumer protocol: upper bound of group.consumer.session.timeout.ms"),
+      int_key("group.consumer.heartbeat.interval.ms", 1, kIntMax, "5000",
+              "consumer protocol: heartbeat interval given to members"),
+      int_key("group.consumer.min.heartbeat.interval.ms", 1, kIntMax, "5000",
+              "consumer protocol: lower bound of group.consumer.heartbeat.interval.ms"),
+      int_key("group.consumer.max.heartbeat.interval.ms", 1, kIntMax, "15000",
+              "consumer protocol: upper bound of group.consumer.heartbeat.interval.ms"),
+      int_key("group.consumer.assignment.interval.ms", 0, kIntMax, "1000",
+              "consumer protocol: minimum time between target assignment computations"),
+      ConfigKeySpec{"group.consumer.assignors",
+                    ConfigValueType::List,
+                    0,
+                    0,
+                    {"uniform", "range"},
+                    "uniform, range",
+                    "consumer protocol: server assignors; the first is the default"},
+  });
+  return specs;
+}
+
+const ConfigKeySpec* find_consumer_config(const std::string& key) {
+  for (const auto& s : consumer_config_specs()) {
+    if (s.key == key) return &s;
+  }
+  return nullptr;
+}
+
+const ConfigKeySpec* find_broker_config(const std::string& key) {
+  for (const auto& s : broker_config_specs()) {
+    if (s.key == key) return &s;
+  }
+  return nullptr;
+}
+
+bool is_unmodelled_consumer_config(const std::string& key) {
+  // ConsumerConfig / CommonClientConfigs keys of Kafka 4.5 that change nothing the simulator
+  // models (bytes, serialization, security, metrics).
+  static const std::vector<std::string> keys{
+      "allow.auto.create.topics", "auto.include.jmx.reporter", "bootstrap.servers",
+      "check.crcs", "client.dns.lookup", "connections.max.idle.ms", "enable.metrics.push",
+      "exclude.internal.topics", "fetch.max.bytes", "fetch.min.bytes", "interceptor.classes",
+      "isolation.level", "key.deserializer", "max.partition.fetch.bytes",
+      "metadata.recovery.rebootstrap.trigger.ms", "metadata.recovery.strategy",
+      "metric.reporters", "metrics.num.samples", "metrics.recording.level",
+      "metrics.sample.window.ms", "receive.buffer.bytes", "security.protocol",
+      "security.providers", "send.buffer.bytes", "share.acknowledgement.mode",
+      "share.acquire.mode", "socket.connection.setup.timeout.max.ms",
+      "socket.connection.setup.timeout.ms", "value.deserializer"};
+  if (std::find(keys.begin(), keys.end(), key) != keys.end()) return true;
+  return key.starts_with("ssl.") || key.starts_with("sasl.");
+}
+
+bool is_unmodelled_broker_config(const std::string& key) {
+  static const std::vector<std::string> keys{
+      "group.consumer.assignor.offload.enable", "group.consumer.max.assignment.interval.ms",
+      "group.consumer.max.size", "group.consumer.migration.policy",
+      "group.consumer.min.assignment.interval.ms", "group.consumer.regex.refresh.interval.ms",
+      "group.coordinator.background.threads", "group.coordinator.rebalance.protocols",
+      "group.coordinator.threads", "offset.metadata.max.bytes", "offsets.load.buffer.size",
+      "offsets.retention.check.interval.ms", "offsets.retention.minutes",
+      "offsets.topic.compression.codec", "offsets.topic.segment.bytes"};
+  if (std::find(keys.begin(), keys.end(), key) != keys.end()) return true;
+  return key.starts_with("group.share.");
+}
+
+const std::vector<std::string>& consumer_keys_rejected_under(const std::string& group_protocol) {
+  // ConsumerConfig: CLASSIC_PROTOCOL_UNSUPPORTED_CONFIGS / CONSUMER_PROTOCOL_UNSUPPORTED_CONFIGS.
+  static const std::vector<std::string> classic{"group.remote.assignor"};
+  static const std::vector<std::string> consumer{"heartbeat.interval.ms",
+                                                 "partition.assignment.strategy",
+                                                 "session.timeout.ms"};
+  static const std::vector<std::string> none;
+  if (group_protocol == "classic") return classic;
+  if (group_protocol == "consumer") return consumer;
+  return none;
+}
+
+std::string client_assignor_short_name(const std::string& name) {
+  static const std::vector<std::pair<std::string, std::string>> names{
+      {"range", "range"},
+      {"roundrobin", "roundrobin"},
+      {"sticky", "sticky"},
+      {"cooperative-sticky", "cooperative-sticky"},
+      {"org.apache.kafka.clients.consumer.RangeAssignor", "range"},
+      {"org.apache.kafka.clients.consumer.RoundRobinAssignor", "roundrobin"},
+      {"org.apache.kafka.clients.consumer.StickyAssignor", "sticky"},
+      {"org.apache.kafka.clients.consumer.CooperativeStickyAssignor", "cooperative-sticky"}};
+  for (const auto& [k, v] : names) {
+    if (k == name) return v;
+  }
+  return {};
+}
+
+std::string server_assignor_short_name(const std::string& name) {
+  static const std::vector<std::pair<std::string, std::string>> names{
+      {"uniform", "uniform"},
+      {"range", "range"},
+      {"org.apache.kafka.coordinator.group.assignor.UniformAssignor", "uniform"},
+      {"org.apache.kafka.coordinator.group.assignor.RangeAssignor", "range"}};
+  for (const auto& [k, v] : names) {
+    if (k == name) return v;
+  }
+  return {};
+}
+
+ConfigValueResult normalize_config_value(const ConfigKeySpec& spec, const json& raw) {
+  ConfigValueResult r;
+  switch (spec.type) {
+    case ConfigValueType::Int:
+    case ConfigValueType::Long: {
+      std::optional<std::int64_t> v;
+      if (raw.is_number_integer()) {
+        if (raw.is_number_unsigned() && raw.get<std::uint64_t>() > static_cast<std::uint64_t>(
+                                                                       spec.max)) {
+          r.problem = fmt::format("must be <= {}, got {}", spec.max, shorten(raw));
+          return r;
+        }
+        v = raw.get<std::int64_t>();
+      } else if (raw.is_string()) {
+        v = parse_integer(raw.get<std::string>());
+      }
+      if (!v) {
+        r.problem = fmt::format("must be an integer, got {}", shorten(raw));
+      } else if (*v < spec.min) {
+        r.problem = fmt::format("must be >= {}, got {}", spec.min, *v);
+      } else if (*v > spec.max) {
+        r.problem = fmt::format("must be <= {}, got {}", spec.max, *v);
+      } else {
+        r.value = *v;
+      }
+      return r;
+    }
+    case ConfigValueType::Bool: {
+      if (raw.is_boolean()) {
+        r.value = raw.get<bool>();
+      } else if (raw.is_string() && (lower(trim(raw.get<std::string>())) == "true" ||
+                                     lower(trim(raw.get<std::string>())) == "false")) {
+        r.value = lower(trim(raw.get<std::string>())) == "true";
+      } else {
+        r.problem = fmt::format("must be true or false, got {}", shorten(raw));
+      }
+      return r;
+    }
+    case ConfigValueType::String: {
+      if (!raw.is_string()) {
+        r.problem = fmt::format("must be a string, got {}", shorten(raw));
+        return r;
+      }
+      const std::string text = trim(raw.get<std::string>());
+      if (spec.allowed.empty()) {
+        if (text.empty()) {
+          r.problem = "must not be empty";
+        } else {
+          r.value = text;
+        }
+        return r;
+      }
+      const std::string v = is_assignor_key(spec.key) ? normalize_assignor(spec, text) : text;
+      if (std::find(spec.allowed.begin(), spec.allowed.end(), v) == spec.allowed.end()) {
+        r.problem = unknown_value_message(spec, text);
+      } else {
+        r.value = v;
+      }
+      return r;
+    }
+    case ConfigValueType::List: {
+      std::vector<std::string> items;
+      bool from_array = false;
+      if (raw.is_array()) {
+        from_array = true;
+        for (std::size_t i = 0; i < raw.size(); ++i) {
+          if (!raw[i].is_string()) {
+            r.problem = fmt::format("must be a string, got {}", shorten(raw[i]));
+            r.problem_suffix = fmt::format("/{}", i);
+            return r;
+          }
+          items.push_back(trim(raw[i].get<std::string>()));
+        }
+      } else if (raw.is_string()) {
+        // A Kafka LIST in a .properties file: comma-separated, blanks around items ignored.
+        const std::string text = raw.get<std::string>();
+        std::size_t start = 0;
+        while (start <= text.size()) {
+          const std::size_t comma = std::min(text.find(',', start), text.size());
+          const std::string item = trim(text.substr(start, comma - start));
+          if (!item.empty()) items.push_back(item);
+          start = comma + 1;
+        }
+      } else {
+        r.problem = fmt::format("must be a list (array or comma-separated string), got {}",
+                                shorten(raw));
+        return r;
+      }
+      if (items.empty()) {
+        r.problem = "must not be empty";
+        return r;
+      }
+      json out = json::array();
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        const std::string v = normalize_assignor(spec, items[i]);
+        if (std::find(spec.allowed.begin(), spec.allowed.end(), v) == spec.allowed.end()) {
+          r.problem = unknown_value_message(spec, items[i]);
+          if (from_array) r.problem_suffix = fmt::format("/{}", i);
+          return r;
+        }
+        if (std::find(out.begin(), out.end(), json(v)) != out.end()) {
+          r.problem = fmt::format("lists \"{}\" twice", v);
+          if (from_array) r.problem_suffix = fmt::format("/{}", i);
+          return r;
+        }
+        out.push_back(v);
+      }
+      r.value = std::move(out);
+      return r;
+    }
+  }
+  return r;
+}
+
+namespace {
+
+// Reads one normalized value; a value that does not normalize is a bug of the caller (the
+// loader validates every value), so it throws rather than falling back to a default.
+template <typename T>
+void read_into(const std::map<std::string, json>& config, const std::string& key,
+               const ConfigKeySpec* spec, T& out) {
+  const json raw = get_value(config, key);
+  if (raw.is_null()) return;
+  if (spec == nullptr) throw std::logic_error("unmodelled config " + key);
+  const ConfigValueResult r = normalize_config_value(*spec, raw);
+  if (!r.problem.empty()) {
+    throw std::invalid_argument(fmt::format("{}: {}", key, r.problem));
+  }
+  if constexpr (std::is_same_v<T, std::optional<std::string>>) {
+    out = r.value.template get<std::string>();
+  } else {
+    out = r.value.template get<T>();
+  }
+}
+
+}  // namespace
+
+ConsumerConfig resolve_consumer_config(const ConsumerSpec& consumer, const std::string& variant,
+                                       int client_sequence) {
+  const std::string protocol = group_protocol_of(variant);
+  std::map<std::string, json> merged = consumer.config;
+  if (const auto it = consumer.config_by_protocol.find(protocol);
+      it != consumer.config_by_protocol.end()) {
+    for (const auto& [k, v] : it->second) merged[k] = v;
+  }
+  const auto read = [&](const std::string& key, auto& out) {
+    read_into(merged, key, find_consumer_config(key), out);
+  };
+
+  ConsumerConfig c;
+  c.group_protocol = protocol;
+  c.group_id = consumer.group;
+  c.client_id = fmt::format("consumer-{}-{}", consumer.group, client_sequence);
+  read("client.id", c.client_id);
+  read("group.instance.id", c.group_instance_id);
+  read("client.rack", c.client_rack);
+  read("session.timeout.ms", c.session_timeout_ms);
+  read("heartbeat.interval.ms", c.heartbeat_interval_ms);
+  read("max.poll.interval.ms", c.max_poll_interval_ms);
+  read("max.poll.records", c.max_poll_records);
+  // An application that commits itself (`commit`: sync / async) turns auto-commit off, unless
+  // its config says otherwise.
+  c.enable_auto_commit = consumer.commit == CommitMode::Auto;
+  read("enable.auto.commit", c.enable_auto_commit);
+  read("auto.commit.interval.ms", c.auto_commit_interval_ms);
+  // The classic variants choose the assignors unless the consumer does (contract table).
+  if (variant == "classic-cooperative") {
+    c.partition_assignment_strategy = {"cooperative-sticky"};
+  } else {
+    c.partition_assignment_strategy = {"range", "cooperative-sticky"};
+  }
+  read("partition.assignment.strategy", c.partition_assignment_strategy);
+  read("group.remote.assignor", c.group_remote_assignor);
+  read("retry.backoff.ms", c.retry_backoff_ms);
+  read("retry.backoff.max.ms", c.retry_backoff_max_ms);
+  read("reconnect.backoff.ms", c.reconnect_backoff_ms);
+  read("reconnect.backoff.max.ms", c.reconnect_backoff_max_ms);
+  read("request.timeout.ms", c.request_timeout_ms);
+  read("default.api.timeout.ms", c.default_api_timeout_ms);
+  read("metadata.max.age.ms", c.metadata_max_age_ms);
+  read("fetch.max.wait.ms", c.fetch_max_wait_ms);
+  read("auto.offset.reset", c.auto_offset_reset);
+  return c;
+}
+
+BrokerConfig resolve_broker_config(const ClusterSpec& cluster) {
+  const auto read = [&](const std::string& key, auto& out) {
+    read_into(cluster.config, key, find_broker_config(key), out);
+  };
+  BrokerConfig b;
+  read("broker.session.timeout.ms", b.broker_session_timeout_ms);
+  read("group.initial.rebalance.delay.ms", b.group_initial_rebalance_delay_ms);
+  read("group.min.session.timeout.ms", b.group_min_session_timeout_ms);
+  read("group.max.session.timeout.ms", b.group_max_session_timeout_ms);
+  read("group.max.size", b.group_max_size);
+  read("offsets.topic.num.partitions", b.offsets_topic_num_partitions);
+  read("offsets.topic.replication.factor", b.offsets_topic_replication_factor);
+  read("offsets.commit.timeout.ms", b.offsets_commit_timeout_ms);
+  read("group.coordinator.append.linger.ms", b.group_coordinator_append_linger_ms);
+  read("group.consumer.session.timeout.ms", b.group_consumer_session_timeout_ms);
+  read("group.consumer.min.session.timeout.ms", b.group_consumer_min_session_timeout_ms);
+  read("group.consumer.max.session.timeout.ms", b.group_consumer_max_session_timeout_ms);
+  read("group.consumer.heartbeat.interval.ms", b.group_consumer_heartbeat_interval_ms);
+  read("group.consumer.min.heartbeat.interval.ms", b.group_consumer_min_heartbeat_interval_ms);
+  read("group.consumer.max.heartbeat.interval.ms", b.group_consumer_max_heartbeat_interval_ms);
+  read("group.consumer.assignment.interval.ms", b.group_consumer_assignment_interval_ms);
+  read("group.consumer.assignors", b.group_consumer_assignors);
+  return b;
+}
+
+}  // namespace rsim

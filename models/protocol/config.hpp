@@ -1,0 +1,111 @@
+// Typed Kafka configuration: the consumer configs of one consumer under one protocol variant,
+// and the broker (cluster) configs, with Kafka 4.5's defaults. Keys are Kafka's, verbatim.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/scenario/scenario.hpp"
+
+namespace rsim {
+
+struct ConsumerConfig {
+  std::string group_protocol = "classic";  // classic | consumer | share
+  std::string group_id;
+  std::string client_id;  // default: consumer-<group.id>-<n> as Kafka numbers them
+  std::optional<std::string> group_instance_id;
+  std::optional<std::string> client_rack;
+  std::int64_t session_timeout_ms = 45000;
+  std::int64_t heartbeat_interval_ms = 3000;
+  std::int64_t max_poll_interval_ms = 300000;
+  std::int32_t max_poll_records = 500;
+  bool enable_auto_commit = true;
+  std::int64_t auto_commit_interval_ms = 5000;
+  /// Client assignor short names in configured order: range, roundrobin, sticky, cooperative-sticky.
+  std::vector<std::string> partition_assignment_strategy{"range", "cooperative-sticky"};
+  std::optional<std::string> group_remote_assignor;  // consumer protocol: uniform | range
+  std::int64_t retry_backoff_ms = 100;
+  std::int64_t retry_backoff_max_ms = 1000;
+  std::int64_t reconnect_backoff_ms = 50;
+  std::int64_t reconnect_backoff_max_ms = 1000;
+  std::int64_t request_timeout_ms = 30000;
+  std::int64_t default_api_timeout_ms = 60000;
+  std::int64_t metadata_max_age_ms = 300000;
+  std::int64_t fetch_max_wait_ms = 500;
+  std::string auto_offset_reset = "latest";
+};
+
+struct BrokerConfig {
+  std::int64_t group_initial_rebalance_delay_ms = 3000;
+  std::int64_t group_min_session_timeout_ms = 6000;
+  std::int64_t group_max_session_timeout_ms = 1800000;
+  std::int32_t group_max_size = 2147483647;
+  std::int32_t offsets_topic_num_partitions = 50;
+  std::int32_t offsets_topic_replication_factor = 3;
+  std::int64_t offsets_commit_timeout_ms = 5000;
+  std::int64_t group_coordinator_append_linger_ms = -1;  // -1: adaptive (4.5 default)
+  std::int64_t broker_session_timeout_ms = 9000;  // KRaft: the controller fences a silent broker
+  // KIP-848 (consumer protocol) group configs.
+  std::int64_t group_consumer_session_timeout_ms = 45000;
+  std::int64_t group_consumer_heartbeat_interval_ms = 5000;
+  std::int64_t group_consumer_assignment_interval_ms = 1000;
+  std::vector<std::string> group_consumer_assignors{"uniform", "range"};
+  // Bounds Kafka enforces at broker start-up on the two values above (GroupCoordinatorConfig).
+  std::int64_t group_consumer_min_session_timeout_ms = 45000;
+  std::int64_t group_consumer_max_session_timeout_ms = 60000;
+  std::int64_t group_consumer_min_heartbeat_interval_ms = 5000;
+  std::int64_t group_consumer_max_heartbeat_interval_ms = 15000;
+  // The coordinator's write latency is a simulator knob, not a Kafka config: ClusterSpec::write_latency.
+};
+
+/// `config` merged with `config_by_protocol[group_protocol_of(variant)]`, then the variant's
+/// own settings (partition.assignment.strategy for classic-*), then defaults.
+ConsumerConfig resolve_consumer_config(const ConsumerSpec& consumer, const std::string& variant,
+                                       int client_sequence);
+BrokerConfig resolve_broker_config(const ClusterSpec& cluster);
+
+/// How a Kafka config value is written and checked. Values may be JSON numbers/booleans/arrays or
+/// strings as in a Kafka .properties file ("45000", "true", "range,sticky").
+enum class ConfigValueType { Int, Long, Bool, String, List };
+
+/// One Kafka config key the simulator models, with Kafka's type, accepted range and default.
+struct ConfigKeySpec {
+  std::string key;
+  ConfigValueType type = ConfigValueType::Int;
+  std::int64_t min = 0;  // Int/Long only
+  std::int64_t max = 0;  // Int/Long only
+  /// String: the accepted values; List: the accepted items (after class names are shortened).
+  std::vector<std::string> allowed;
+  std::string kafka_default;  // as Kafka documents it, for docs and the schema
+  std::string doc;            // one line
+};
+
+/// The consumer configs the simulator models (sorted by key). group.id and group.protocol are not
+/// among them: the consumer's `group` and the protocol variant set those.
+const std::vector<ConfigKeySpec>& consumer_config_specs();
+/// The broker (cluster) configs the simulator models (sorted by key).
+const std::vector<ConfigKeySpec>& broker_config_specs();
+const ConfigKeySpec* find_consumer_config(const std::string& key);
+const ConfigKeySpec* find_broker_config(const std::string& key);
+/// Real Kafka configs the simulator does not model (rejected with a message saying so).
+bool is_unmodelled_consumer_config(const std::string& key);
+bool is_unmodelled_broker_config(const std::string& key);
+/// Consumer keys Kafka rejects under a group protocol ("classic", "consumer"); empty for others.
+const std::vector<std::string>& consumer_keys_rejected_under(const std::string& group_protocol);
+
+/// Checks one value and returns it normalized (integers as numbers, booleans as booleans, lists
+/// as arrays, assignor class names as short names), or the problem as a short lowercase message.
+/// `problem_suffix` receives e.g. "/1" when the bad item is element 1 of a JSON array.
+struct ConfigValueResult {
+  nlohmann::json value;
+  std::string problem;  // empty when fine
+  std::string problem_suffix;
+};
+ConfigValueResult normalize_config_value(const ConfigKeySpec& spec, const nlohmann::json& raw);
+/// "range" for "range" or "org.apache.kafka.clients.consumer.RangeAssignor"; empty if unknown.
+std::string client_assignor_short_name(const std::string& name);
+/// "uniform" for "uniform" or "org.apache.kafka.coordinator.group.assignor.UniformAssignor".
+std::string server_assignor_short_name(const std::string& name);
+
+}  // namespace rsim

@@ -1,0 +1,1140 @@
+#include "models/scenario/scenario.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <openssl/evp.h>
+
+#include "models/protocol/config.hpp"
+
+namespace rsim {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::int64_t kMaxDurationMs = 7LL * 24 * 3600 * 1000;  // 7 days
+constexpr std::int64_t kMaxPartitions = 100000;
+constexpr std::int64_t kMaxBrokers = 1000;
+constexpr std::int64_t kMaxInitialRecords = 1'000'000'000;
+constexpr double kMaxRecordsPerSec = 1'000'000;
+
+using KeyLists = std::map<std::string, std::vector<std::string>>;
+
+// RFC 6901: "~" and "/" inside a key are escaped in a JSON pointer.
+std::string escape_key(const std::string& key) {
+  std::string out;
+  for (const char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string child(const std::string& ptr, const std::string& key) {
+  return ptr + "/" + escape_key(key);
+}
+std::string child(const std::string& ptr, std::size_t index) {
+  return fmt::format("{}/{}", ptr, index);
+}
+
+// The offending value as written, cut short so that one message stays one line.
+std::string shown(const json& v) {
+  std::string s = v.dump();
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+std::string suggestion(const std::string& word, const std::vector<std::string>& candidates) {
+  const std::string guess = closest_match(word, candidates);
+  return guess.empty() ? std::string() : fmt::format("; did you mean \"{}\"?", guess);
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+std::vector<std::string> config_keys(const std::vector<ConfigKeySpec>& specs) {
+  std::vector<std::string> keys;
+  for (const auto& s : specs) keys.push_back(s.key);
+  return keys;
+}
+
+bool valid_topic_name(const std::string& name) {
+  // Kafka's Topic.validate: 1..249 characters of [a-zA-Z0-9._-].
+  if (name.empty() || name.size() > 249) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '_' || c == '-';
+  });
+}
+
+const std::vector<std::string>& expect_ops() {
+  static const std::vector<std::string> ops{"==", "!=", "<", "<=", ">", ">="};
+  return ops;
+}
+
+const std::vector<std::string>& commit_modes() {
+  static const std::vector<std::string> modes{"auto", "sync", "async"};
+  return modes;
+}
+
+// Collects every problem of one document; each check reports and carries on.
+class Parser {
+ public:
+  std::vector<std::string> problems;
+
+  void problem(const std::string& ptr, const std::string& what) {
+    problems.push_back(ptr.empty() ? what : fmt::format("{}: {}", ptr, what));
+  }
+
+  /// Reports a non-object, unknown keys and missing required keys of `level`.
+  bool check_object(const json& v, const std::string& ptr, const std::string& level) {
+    if (!v.is_object()) {
+      problem(ptr, fmt::format("must be an object, got {}", shown(v)));
+      return false;
+    }
+    const auto& accepted = scenario_accepted_keys().at(level);
+    for (const auto& [key, value] : v.items()) {
+      if (contains(accepted, key)) continue;
+      if (level.starts_with("event:") && is_event_field(key)) {
+        problem(child(ptr, key), fmt::format("not a field of a \"{}\" event", level.substr(6)));
+      } else {
+        problem(child(ptr, key), "unknown key" + suggestion(key, accepted));
+      }
+    }
+    if (const auto it = scenario_required_keys().find(level);
+        it != scenario_required_keys().end()) {
+      for (const auto& key : it->second) {
+        if (!v.contains(key)) problem(child(ptr, key), "missing");
+      }
+    }
+    return true;
+  }
+
+  static bool is_event_field(const std::string& key) {
+    for (const auto& kind : event_kinds()) {
+      if (contains(scenario_accepted_keys().at("event:" + kind), key)) return true;
+    }
+    return false;
+  }
+
+  std::optional<std::string> read_string(const json& obj, const std::string& key,
+                                         const std::string& ptr, bool allow_empty = false) {
+    const auto it = obj.find(key);
+    if (it == obj.end()) return std::nullopt;
+    if (!it->is_string()) {
+      problem(child(ptr, key), fmt::format("must be a string, got {}", shown(*it)));
+      return std::nullopt;
+    }
+    if (!allow_empty && it->get<std::string>().empty()) {
+      problem(child(ptr, key), "must not be empty");
+      return std::nullopt;
+    }
+    return it->get<std::string>();
+  }
+
+  std::optional<bool> read_bool(const json& obj, const std::string& key, const std::string& ptr) {
+    const auto it = obj.find(key);
+    if (it == obj.end()) return std::nullopt;
+    if (!it->is_boolean()) {
+      problem(child(ptr, key), fmt::format("must be true or false, got {}", shown(*it)));
+      return std::nullopt;
+    }
+    return it->get<bool>();
+  }
+
+  /// An integer in [min, max]; `max_note` explains the upper bound ("7 days").
+  std::optional<std::int64_t> read_int(const json& obj, const std::string& key,
+                                       const std::string& ptr, std::int64_t min, std::int64_t max,
+                                       const char* max_note = nullptr) {
+    const auto it = obj.find(key);
+    if (it == obj.end()) return std::nullopt;
+    return check_int(*it, child(ptr, key), min, max, max_note);
+  }
+
+  std::optional<std::int64_t> check_int(const json& v, const std::string& ptr, std::int64_t min,
+                                        std::int64_t max, const char* max_note = nullptr) {
+    if (!v.is_number_integer()) {
+      problem(ptr, fmt::format("must be an integer, got {}", shown(v)));
+      return std::nullopt;
+    }
+    const bool too_big = v.is_number_unsigned()
+                             ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(max)
+                             : v.get<std::int64_t>() > max;
+    if (too_big) {
+      problem(ptr, max_note == nullptr
+                       ? fmt::format("must be <= {}, got {}", max, shown(v))
+                       : fmt::format("must be <= {} ({}), got {}", max, max_note, shown(v)));
+      return std::nullopt;
+    }
+    const std::int64_t n = v.get<std::int64_t>();
+    if (n < min) {
+      problem(ptr, min == 1 ? fmt::format("must be > 0, got {}", n)
+                            : fmt::format("must be >= {}, got {}", min, n));
+      return std::nullopt;
+    }
+    return n;
+  }
+
+  /// A number (integer or fractional) >= min (> min if `exclusive`) and <= max.
+  std::optional<double> check_number(const json& v, const std::string& ptr, double min,
+                                     bool exclusive, double max) {
+    if (!v.is_number()) {
+      problem(ptr, fmt::format("must be a number, got {}", shown(v)));
+      return std::nullopt;
+    }
+    const double d = v.get<double>();
+    if (exclusive ? d <= min : d < min) {
+      problem(ptr, fmt::format("must be {} {}, got {}", exclusive ? ">" : ">=", min, shown(v)));
+      return std::nullopt;
+    }
+    if (d > max) {
+      problem(ptr, fmt::format("must be <= {}, got {}", max, shown(v)));
+      return std::nullopt;
+    }
+    return d;
+  }
+
+  std::optional<double> read_number(const json& obj, const std::string& key,
+                                    const std::string& ptr, double min, bool exclusive,
+                                    double max) {
+    const auto it = obj.find(key);
+    if (it == obj.end()) return std::nullopt;
+    return check_number(*it, child(ptr, key), min, exclusive, max);
+  }
+
+  /// A number means a constant; an object picks a distribution. Values are in ms.
+  std::optional<sim::Distribution> check_distribution(const json& v, const std::string& ptr) {
+    const double max = static_cast<double>(kMaxDurationMs);
+    if (v.is_number()) {
+      const auto c = check_number(v, ptr, 0, false, max);
+      if (!c) return std::nullopt;
+      return sim::Distribution::constant(*c);
+    }
+    if (!v.is_object()) {
+      problem(ptr, fmt::format("must be a number or a distribution object, got {}", shown(v)));
+      return std::nullopt;
+    }
+    const auto dist = v.find("dist");
+    if (dist == v.end()) {
+      problem(child(ptr, "dist"), "missing");
+      return std::nullopt;
+    }
+    if (!dist->is_string()) {
+      problem(child(ptr, "dist"), fmt::format("must be a string, got {}", shown(*dist)));
+      return std::nullopt;
+    }
+    const std::string kind = dist->get<std::string>();
+    if (!contains(distribution_kinds(), kind)) {
+      problem(child(ptr, "dist"), fmt::format("unknown distribution \"{}\"", kind) +
+                                      suggestion(kind, distribution_kinds()));
+      return std::nullopt;
+    }
+    const std::size_t before = problems.size();
+    check_object(v, ptr, "distribution:" + kind);
+    sim::Distribution d;
+    const auto num = [&](const char* key, double min, bool exclusive) {
+      return read_number(v, key, ptr, min, exclusive, max).value_or(0);
+    };
+    if (kind == "constant") {
+      d = sim::Distribution::constant(num("value", 0, false));
+    } else if (kind == "uniform") {
+      d.kind = sim::Distribution::Kind::Uniform;
+      d.min = num("min", 0, false);
+      d.max = num("max", 0, false);
+      if (problems.size() == before && d.min > d.max) {
+        problem(ptr, fmt::format("uniform min must be <= max, got {} > {}", shown(v["min"]),
+                                 shown(v["max"])));
+      }
+    } else if (kind == "exponential") {
+      d.kind = sim::Distribution::Kind::Exponential;
+      d.mean = num("mean", 0, true);
+    } else if (kind == "normal") {
+      d.kind = sim::Distribution::Kind::Normal;
+      d.mean = num("mean", 0, false);
+      d.stddev = num("stddev", 0, false);
+      d.has_min = v.contains("min");
+      d.has_max = v.contains("max");
+      if (d.has_min) d.min = num("min", 0, false);
+      if (d.has_max) d.max = num("max", 0, false);
+      if (problems.size() == before && d.has_min && d.has_max && d.min > d.max) {
+        problem(ptr, fmt::format("normal min must be <= max, got {} > {}", shown(v["min"]),
+                                 shown(v["max"])));
+      }
+    } else {
+      d.kind = sim::Distribution::Kind::Lognormal;
+      d.median = num("median", 0, true);
+      d.sigma = num("sigma", 0, false);
+    }
+    if (problems.size() != before) return std::nullopt;
+    return d;
+  }
+
+  std::optional<sim::Distribution> read_distribution(const json& obj, const std::string& key,
+                                                     const std::string& ptr) {
+    const auto it = obj.find(key);
+    if (it == obj.end()) return std::nullopt;
+    return check_distribution(*it, child(ptr, key));
+  }
+
+  /// A JSON array; reports anything else.
+  const json* read_array(const json& obj, const std::string& key, const std::string& ptr) {
+    const auto it = obj.find(key);
+    if (it == obj.end()) return nullptr;
+    if (!it->is_array()) {
+      problem(child(ptr, key), fmt::format("must be an array, got {}", shown(*it)));
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  /// A list of known topic names (subscription), each at most once.
+  std::vector<std::string> read_topic_list(const json& obj, const std::string& key,
+                                           const std::string& ptr,
+                                           const std::vector<std::string>& topics) {
+    std::vector<std::string> out;
+    const json* arr = read_array(obj, key, ptr);
+    if (arr == nullptr) return out;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      const json& t = (*arr)[i];
+      const std::string p = child(child(ptr, key), i);
+      if (!t.is_string()) {
+        problem(p, fmt::format("must be a string, got {}", shown(t)));
+        continue;
+      }
+      const std::string name = t.get<std::string>();
+      if (!contains(topics, name)) {
+        problem(p, fmt::format("unknown topic \"{}\"", name) + suggestion(name, topics));
+      } else if (contains(out, name)) {
+        problem(p, fmt::format("lists topic \"{}\" twice", name));
+      } else {
+        out.push_back(name);
+      }
+    }
+    return out;
+  }
+
+  /// Kafka consumer configs: modelled keys normalized into `out`; `protocol` is the
+  /// config_by_protocol entry being read ("" for the common `config`).
+  void read_consumer_config(const json& v, const std::string& ptr, const std::string& protocol,
+                            std::map<std::string, json>& out) {
+    if (!v.is_object()) {
+      problem(ptr, fmt::format("must be an object, got {}", shown(v)));
+      return;
+    }
+    for (const auto& [key, raw] : v.items()) {
+      const std::string p = child(ptr, key);
+      if (key == "group.protocol") {
+        problem(p, "is set by the protocol variant; use \"protocols\"");
+      } else if (key == "group.id") {
+        problem(p, "is set by the consumer's \"group\"");
+      } else if (const ConfigKeySpec* spec = find_consumer_config(key)) {
+        const ConfigValueResult r = normalize_config_value(*spec, raw);
+        if (!r.problem.empty()) {
+          problem(p + r.problem_suffix, r.problem);
+        } else if (!protocol.empty() && contains(consumer_keys_rejected_under(protocol), key)) {
+          problem(p, fmt::format("kafka rejects this key with group.protocol={}", protocol));
+        } else {
+          out[key] = r.value;
+        }
+      } else if (is_unmodelled_consumer_config(key)) {
+        problem(p, "is a kafka consumer config the simulator does not model");
+      } else {
+        problem(p, "unknown kafka consumer config" +
+                       suggestion(key, config_keys(consumer_config_specs())));
+      }
+    }
+  }
+
+  void read_broker_config(const json& v, const std::string& ptr, std::map<std::string, json>& out) {
+    if (!v.is_object()) {
+      problem(ptr, fmt::format("must be an object, got {}", shown(v)));
+      return;
+    }
+    for (const auto& [key, raw] : v.items()) {
+      const std::string p = child(ptr, key);
+      if (const ConfigKeySpec* spec = find_broker_config(key)) {
+        const ConfigValueResult r = normalize_config_value(*spec, raw);
+        if (!r.problem.empty()) {
+          problem(p + r.problem_suffix, r.problem);
+        } else {
+          out[key] = r.value;
+        }
+      } else if (is_unmodelled_broker_config(key)) {
+        problem(p, "is a kafka broker config the simulator does not model");
+      } else if (find_consumer_config(key) != nullptr) {
+        problem(p, "is a kafka consumer config; set it in a consumer's \"config\"");
+      } else {
+        problem(p, "unknown kafka broker config" +
+                       suggestion(key, config_keys(broker_config_specs())));
+      }
+    }
+  }
+};
+
+std::int64_t int_or(const std::map<std::string, json>& config, const std::string& key,
+                    std::int64_t fallback) {
+  const auto it = config.find(key);
+  return it == config.end() ? fallback : it->second.get<std::int64_t>();
+}
+
+// Kafka's GroupCoordinatorConfig refuses to start a broker whose consumer-group timeouts are out
+// of their bounds, and the classic session bounds must be ordered.
+void check_broker_bounds(Parser& p, const std::map<std::string, json>& config,
+                         const std::string& ptr) {
+  const BrokerConfig d;
+  const auto v = [&](const char* key, std::int64_t fallback) {
+    return int_or(config, key, fallback);
+  };
+  const std::int64_t min_s = v("group.consumer.min.session.timeout.ms",
+                               d.group_consumer_min_session_timeout_ms);
+  const std::int64_t max_s = v("group.consumer.max.session.timeout.ms",
+                               d.group_consumer_max_session_timeout_ms);
+  const std::int64_t s = v("group.consumer.session.timeout.ms", d.group_consumer_session_timeout_ms);
+  const std::int64_t min_h = v("group.consumer.min.heartbeat.interval.ms",
+                               d.group_consumer_min_heartbeat_interval_ms);
+  const std::int64_t max_h = v("group.consumer.max.heartbeat.interval.ms",
+                               d.group_consumer_max_heartbeat_interval_ms);
+  const std::int64_t h = v("group.consumer.heartbeat.interval.ms",
+                           d.group_consumer_heartbeat_interval_ms);
+  const auto at = [&](const char* key) { return child(ptr, key); };
+  if (min_s > max_s) {
+    p.problem(at("group.consumer.min.session.timeout.ms"),
+              fmt::format("must be <= group.consumer.max.session.timeout.ms ({}), got {}", max_s,
+                          min_s));
+  } else if (s < min_s) {
+    p.problem(at("group.consumer.session.timeout.ms"),
+              fmt::format("must be >= group.consumer.min.session.timeout.ms ({}), got {}", min_s,
+                          s));
+  } else if (s > max_s) {
+    p.problem(at("group.consumer.session.timeout.ms"),
+              fmt::format("must be <= group.consumer.max.session.timeout.ms ({}), got {}", max_s,
+                          s));
+  }
+  if (min_h > max_h) {
+    p.problem(at("group.consumer.min.heartbeat.interval.ms"),
+              fmt::format("must be <= group.consumer.max.heartbeat.interval.ms ({}), got {}",
+                          max_h, min_h));
+  } else if (h < min_h) {
+    p.problem(at("group.consumer.heartbeat.interval.ms"),
+              fmt::format("must be >= group.consumer.min.heartbeat.interval.ms ({}), got {}",
+                          min_h, h));
+  } else if (h > max_h) {
+    p.problem(at("group.consumer.heartbeat.interval.ms"),
+              fmt::format("must be <= group.consumer.max.heartbeat.interval.ms ({}), got {}",
+                          max_h, h));
+  }
+  if (h >= s) {
+    p.problem(at("group.consumer.heartbeat.interval.ms"),
+              fmt::format("must be < group.consumer.session.timeout.ms ({}), got {}", s, h));
+  }
+  const std::int64_t cmin = v("group.min.session.timeout.ms", d.group_min_session_timeout_ms);
+  const std::int64_t cmax = v("group.max.session.timeout.ms", d.group_max_session_timeout_ms);
+  if (cmin > cmax) {
+    p.problem(at("group.min.session.timeout.ms"),
+              fmt::format("must be <= group.max.session.timeout.ms ({}), got {}", cmax, cmin));
+  }
+}
+
+}  // namespace
+
+std::string group_protocol_of(const std::string& variant) {
+  return variant.starts_with("classic") ? "classic" : variant;
+}
+
+const ConsumerSpec* ScenarioSpec::consumer(const std::string& n) const {
+  for (const auto& c : consumers) {
+    if (c.name == n) return &c;
+  }
+  return nullptr;
+}
+
+const TopicSpec* ScenarioSpec::topic(const std::string& n) const {
+  for (const auto& t : topics) {
+    if (t.name == n) return &t;
+  }
+  return nullptr;
+}
+
+ScenarioError::ScenarioError(std::string file, std::vector<std::string> problems)
+    : file_(std::move(file)), problems_(std::move(problems)) {
+  for (std::size_t i = 0; i < problems_.size(); ++i) {
+    if (i > 0) message_ += '\n';
+    message_ += fmt::format("{}: {}", file_, problems_[i]);
+  }
+}
+
+const std::vector<std::string>& event_kinds() {
+  static const std::vector<std::string> kinds{
+      "start", "stop", "crash", "restart", "stall", "pause", "subscribe", "add-partitions",
+      "network", "partition-network", "fail-coordinator", "produce"};
+  return kinds;
+}
+
+const std::vector<std::string>& distribution_kinds() {
+  static const std::vector<std::string> kinds{"constant", "uniform", "exponential", "normal",
+                                              "lognormal"};
+  return kinds;
+}
+
+const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() {
+  static const KeyLists keys = [] {
+    KeyLists k{
+        {"scenario",
+         {"$schema", "cluster", "consumers", "description", "duration_ms", "events", "expect",
+          "lag_sample_ms", "name", "network", "protocols", "seed", "topics"}},
+        {"cluster", {"brokers", "config", "coordinator_load", "write_latency_ms"}},
+        {"coordinator_load", {"base_ms", "us_per_record"}},
+        {"network", {"drop_rate", "latency_ms"}},
+        {"topic", {"initial_records", "name", "partitions", "produce"}},
+        {"produce", {"gap_ms", "records_per_sec"}},
+        {"consumer",
+         {"callbacks", "commit", "config", "config_by_protocol", "group", "name",
+          "poll_timeout_ms", "processing", "topics"}},
+        {"config_by_protocol", {"classic", "consumer", "share"}},
+        {"processing", {"per_batch_ms", "per_poll_ms", "per_record_ms"}},
+        {"callbacks", {"assign_ms", "lost_ms", "revoke_ms"}},
+        {"expect", {"metric", "op", "protocol", "value"}},
+        {"event:start", {"at_ms", "consumer", "do"}},
+        {"event:stop", {"at_ms", "consumer", "do"}},
+        {"event:crash", {"at_ms", "consumer", "do"}},
+        {"event:restart", {"after_ms", "at_ms", "consumer", "do", "graceful"}},
+        {"event:stall", {"at_ms", "consumer", "do", "for_ms"}},
+        {"event:pause", {"at_ms", "consumer", "do", "for_ms"}},
+        {"event:subscribe", {"at_ms", "consumer", "do", "topics"}},
+        {"event:add-partitions", {"at_ms", "do", "partitions", "topic"}},
+        {"event:network", {"at_ms", "between", "do", "drop_rate", "for_ms", "latency_ms", "one_way"}},
+        {"event:partition-network", {"at_ms", "between", "do", "for_ms"}},
+        {"event:fail-coordinator", {"at_ms", "do", "down_ms", "group"}},
+        {"event:produce", {"at_ms", "do", "gap_ms", "records_per_sec", "topic"}},
+        {"distribution:constant", {"dist", "value"}},
+        {"distribution:uniform", {"dist", "max", "min"}},
+        {"distribution:exponential", {"dist", "mean"}},
+        {"distribution:normal", {"dist", "max", "mean", "min", "stddev"}},
+        {"distribution:lognormal", {"dist", "median", "sigma"}},
+    };
+    for (auto& [level, list] : k) std::sort(list.begin(), list.end());
+    return k;
+  }();
+  return keys;
+}
+
+const std::map<std::string, std::vector<std::string>>& scenario_required_keys() {
+  static const KeyLists keys = [] {
+    KeyLists k{
+        {"scenario", {"name"}},
+        {"topic", {"name", "partitions"}},
+        {"consumer", {"group", "name", "topics"}},
+        {"expect", {"metric", "op", "value"}},
+        {"event:start", {"at_ms", "consumer", "do"}},
+        {"event:stop", {"at_ms", "consumer", "do"}},
+        {"event:crash", {"at_ms", "consumer", "do"}},
+        {"event:restart", {"after_ms", "at_ms", "consumer", "do"}},
+        {"event:stall", {"at_ms", "consumer", "do", "for_ms"}},
+        {"event:pause", {"at_ms", "consumer", "do", "for_ms"}},
+        {"event:subscribe", {"at_ms", "consumer", "do", "topics"}},
+        {"event:add-partitions", {"at_ms", "do", "partitions", "topic"}},
+        {"event:network", {"at_ms", "between", "do"}},
+        {"event:partition-network", {"at_ms", "between", "do", "for_ms"}},
+        {"event:fail-coordinator", {"at_ms", "do", "group"}},
+        {"event:produce", {"at_ms", "do", "topic"}},
+        {"distribution:constant", {"dist", "value"}},
+        {"distribution:uniform", {"dist", "max", "min"}},
+        {"distribution:exponential", {"dist", "mean"}},
+        {"distribution:normal", {"dist", "mean", "stddev"}},
+        {"distribution:lognormal", {"dist", "median", "sigma"}},
+    };
+    for (auto& [level, list] : k) std::sort(list.begin(), list.end());
+    return k;
+  }();
+  return keys;
+}
+
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
+  const auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  const std::string w = lower(word);
+  // Levenshtein distance, case-insensitive.
+  const auto distance = [&](const std::string& c) {
+    std::vector<std::size_t> prev(c.size() + 1);
+    std::vector<std::size_t> cur(c.size() + 1);
+    for (std::size_t j = 0; j <= c.size(); ++j) prev[j] = j;
+    for (std::size_t i = 1; i <= w.size(); ++i) {
+      cur[0] = i;
+      for (std::size_t j = 1; j <= c.size(); ++j) {
+        const std::size_t sub = prev[j - 1] + (w[i - 1] == c[j - 1] ? 0 : 1);
+        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+      }
+      std::swap(prev, cur);
+    }
+    return prev[c.size()];
+  };
+  // Short words tolerate fewer edits, so "do" does not suggest "op".
+  const std::size_t limit = w.size() <= 3 ? 1 : w.size() <= 6 ? 2 : 3;
+  std::string best;
+  std::size_t best_d = limit + 1;
+  for (const auto& c : candidates) {
+    const std::size_t d = distance(lower(c));
+    if (d < best_d && d < w.size()) {  // replacing every letter is no suggestion
+      best_d = d;
+      best = c;
+    }
+  }
+  // A truncated name ("classic" for "classic-eager") is far in edits but obvious.
+  if (best.empty() && w.size() >= 3) {
+    for (const auto& c : candidates) {
+      if (lower(c).starts_with(w)) return c;
+    }
+  }
+  return best;
+}
+
+ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
+  Parser p;
+  ScenarioSpec s;
+  s.source_path = source_path;
+  if (!doc.is_object()) {
+    throw ScenarioError(source_path, {fmt::format("must be a json object, got {}", shown(doc))});
+  }
+  p.check_object(doc, "", "scenario");
+
+  if (auto v = p.read_string(doc, "name", "")) s.name = *v;
+  if (auto v = p.read_string(doc, "description", "", true)) s.description = *v;
+  p.read_string(doc, "$schema", "", true);
+  if (const auto it = doc.find("seed"); it != doc.end()) {
+    if (it->is_number_unsigned()) {
+      s.seed = it->get<std::uint64_t>();
+    } else if (it->is_number_integer()) {
+      p.problem("/seed", fmt::format("must be >= 0, got {}", shown(*it)));
+    } else {
+      p.problem("/seed", fmt::format("must be an integer, got {}", shown(*it)));
+    }
+  }
+  bool duration_ok = true;
+  if (doc.contains("duration_ms")) {
+    const auto v = p.read_int(doc, "duration_ms", "", 1, kMaxDurationMs, "7 days");
+    duration_ok = v.has_value();
+    if (v) s.duration = sim::ms(*v);
+  }
+  if (doc.contains("lag_sample_ms")) {
+    if (const auto v = p.read_int(doc, "lag_sample_ms", "", 0, kMaxDurationMs, "7 days")) {
+      s.lag_sample = sim::ms(*v);
+    }
+  }
+
+  // Protocol variants; the group protocols they run decide which consumer keys Kafka rejects.
+  std::set<std::string> group_protocols;
+  if (const json* arr = p.read_array(doc, "protocols", "")) {
+    s.protocols.clear();
+    if (arr->empty()) p.problem("/protocols", "must not be empty");
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      const json& v = (*arr)[i];
+      const std::string ptr = child("/protocols", i);
+      if (!v.is_string()) {
+        p.problem(ptr, fmt::format("must be a string, got {}", shown(v)));
+        continue;
+      }
+      const std::string name = v.get<std::string>();
+      if (!contains(protocol_variants(), name)) {
+        p.problem(ptr, fmt::format("unknown protocol variant \"{}\"", name) +
+                           suggestion(name, protocol_variants()));
+      } else if (contains(s.protocols, name)) {
+        p.problem(ptr, fmt::format("lists \"{}\" twice", name));
+      } else {
+        s.protocols.push_back(name);
+      }
+    }
+  }
+  for (const auto& v : s.protocols) group_protocols.insert(group_protocol_of(v));
+
+  if (const auto it = doc.find("cluster"); it != doc.end()) {
+    if (p.check_object(*it, "/cluster", "cluster")) {
+      if (auto v = p.read_int(*it, "brokers", "/cluster", 1, kMaxBrokers)) {
+        s.cluster.brokers = static_cast<std::int32_t>(*v);
+      }
+      if (const auto c = it->find("config"); c != it->end()) {
+        const std::size_t before = p.problems.size();
+        p.read_broker_config(*c, "/cluster/config", s.cluster.config);
+        if (p.problems.size() == before) check_broker_bounds(p, s.cluster.config, "/cluster/config");
+      }
+      if (auto d = p.read_distribution(*it, "write_latency_ms", "/cluster")) {
+        s.cluster.write_latency = *d;
+      }
+      if (const auto cl = it->find("coordinator_load"); cl != it->end()) {
+        if (p.check_object(*cl, "/cluster/coordinator_load", "coordinator_load")) {
+          if (auto v = p.read_int(*cl, "base_ms", "/cluster/coordinator_load", 0, 3600000))
+            s.cluster.coordinator_load.base_ms = *v;
+          if (auto v = p.read_int(*cl, "us_per_record", "/cluster/coordinator_load", 0, 1000000))
+            s.cluster.coordinator_load.us_per_record = *v;
+        }
+      }
+    }
+  }
+
+  if (const auto it = doc.find("network"); it != doc.end()) {
+    if (p.check_object(*it, "/network", "network")) {
+      if (auto d = p.read_distribution(*it, "latency_ms", "/network")) s.network.latency = *d;
+      if (auto v = p.read_number(*it, "drop_rate", "/network", 0, false, 1)) {
+        s.network.drop_rate = *v;
+      }
+    }
+  }
+
+  std::vector<std::string> topic_names;
+  if (const json* arr = p.read_array(doc, "topics", "")) {
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      const json& t = (*arr)[i];
+      const std::string ptr = child("/topics", i);
+      if (!p.check_object(t, ptr, "topic")) continue;
+      TopicSpec topic;
+      if (auto v = p.read_string(t, "name", ptr)) {
+        topic.name = *v;
+        if (!valid_topic_name(topic.name)) {
+          p.problem(child(ptr, "name"),
+                    fmt::format("must be a kafka topic name ([a-zA-Z0-9._-], at most 249), got {}",
+                                shown(t["name"])));
+        } else if (contains(topic_names, topic.name)) {
+          p.problem(child(ptr, "name"), fmt::format("duplicate topic name \"{}\"", topic.name));
+        } else {
+          topic_names.push_back(topic.name);
+        }
+      }
+      if (auto v = p.read_int(t, "partitions", ptr, 1, kMaxPartitions)) {
+        topic.partitions = static_cast<std::int32_t>(*v);
+      }
+      if (auto v = p.read_int(t, "initial_records", ptr, 0, kMaxInitialRecords)) {
+        topic.initial_records = *v;
+      }
+      if (const auto pr = t.find("produce"); pr != t.end()) {
+        const std::string pp = child(ptr, "produce");
+        if (pr->is_number()) {
+          if (auto r = p.check_number(*pr, pp, 0, true, kMaxRecordsPerSec)) {
+            topic.records_per_sec = *r;
+            topic.produce_gap = sim::Distribution::constant(1000.0 / *r);
+          }
+        } else if (p.check_object(*pr, pp, "produce")) {
+          const bool has_rate = pr->contains("records_per_sec");
+          const bool has_gap = pr->contains("gap_ms");
+          if (has_rate && has_gap) {
+            p.problem(pp, "give records_per_sec or gap_ms, not both");
+          } else if (!has_rate && !has_gap) {
+            p.problem(pp, "needs records_per_sec or gap_ms");
+          } else if (has_rate) {
+            if (auto r = p.read_number(*pr, "records_per_sec", pp, 0, true, kMaxRecordsPerSec)) {
+              topic.records_per_sec = *r;
+              topic.produce_gap = sim::Distribution::constant(1000.0 / *r);
+            }
+          } else if (auto d = p.read_distribution(*pr, "gap_ms", pp)) {
+            if (d->is_constant() && d->value <= 0) {
+              p.problem(child(pp, "gap_ms"), "must be > 0, got 0");
+            } else {
+              topic.produce_gap = *d;
+              topic.records_per_sec = d->expected_ms() > 0 ? 1000.0 / d->expected_ms() : 0;
+            }
+          }
+        }
+      }
+      s.topics.push_back(std::move(topic));
+    }
+  }
+
+  std::vector<std::string> consumer_names;
+  std::vector<std::string> groups;
+  if (const json* arr = p.read_array(doc, "consumers", "")) {
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      const json& c = (*arr)[i];
+      const std::string ptr = child("/consumers", i);
+      if (!p.check_object(c, ptr, "consumer")) continue;
+      ConsumerSpec consumer;
+      if (auto v = p.read_string(c, "name", ptr)) {
+        consumer.name = *v;
+        if (*v == "coordinator" || *v == "*" || v->starts_with("broker-")) {
+          p.problem(child(ptr, "name"),
+                    fmt::format("\"{}\" is reserved for network endpoints", *v));
+        } else if (contains(consumer_names, *v)) {
+          p.problem(child(ptr, "name"), fmt::format("duplicate consumer name \"{}\"", *v));
+        } else {
+          consumer_names.push_back(*v);
+        }
+      }
+      if (auto v = p.read_string(c, "group", ptr)) {
+        consumer.group = *v;
+        if (!contains(groups, *v)) groups.push_back(*v);
+      }
+      consumer.topics = p.read_topic_list(c, "topics", ptr, topic_names);
+      if (const auto cfg = c.find("config"); cfg != c.end()) {
+        p.read_consumer_config(*cfg, child(ptr, "config"), "", consumer.config);
+        // Kafka refuses these keys under a protocol the scenario runs (ConsumerConfig's
+        // *_PROTOCOL_UNSUPPORTED_CONFIGS); config_by_protocol keeps one file valid for all.
+        for (const auto& gp : group_protocols) {
+          for (const auto& key : consumer_keys_rejected_under(gp)) {
+            if (consumer.config.count(key) == 0) continue;
+            const char* home = gp == "classic" ? "consumer" : "classic";
+            p.problem(child(child(ptr, "config"), key),
+                      fmt::format("kafka rejects this key with group.protocol={}; move it into "
+                                  "config_by_protocol.{}",
+                                  gp, home));
+          }
+        }
+      }
+      if (const auto byp = c.find("config_by_protocol"); byp != c.end()) {
+        const std::string bp = child(ptr, "config_by_protocol");
+        if (p.check_object(*byp, bp, "config_by_protocol")) {
+          for (const auto& [gp, cfg] : byp->items()) {
+            if (!contains(scenario_accepted_keys().at("config_by_protocol"), gp)) continue;
+            p.read_consumer_config(cfg, child(bp, gp), gp, consumer.config_by_protocol[gp]);
+          }
+        }
+      }
+      // Kafka (classic Heartbeat): the heartbeat interval must be lower than the session timeout.
+      {
+        std::map<std::string, json> merged = consumer.config;
+        std::string where = child(ptr, "config");
+        if (const auto it = consumer.config_by_protocol.find("classic");
+            it != consumer.config_by_protocol.end()) {
+          for (const auto& [k, v] : it->second) merged[k] = v;
+        }
+        const auto source = [&](const std::string& key) {
+          const auto it = consumer.config_by_protocol.find("classic");
+          if (it != consumer.config_by_protocol.end() && it->second.count(key) > 0) {
+            return child(child(child(ptr, "config_by_protocol"), "classic"), key);
+          }
+          return child(child(ptr, "config"), key);
+        };
+        const ConsumerConfig d;
+        const std::int64_t hb = int_or(merged, "heartbeat.interval.ms", d.heartbeat_interval_ms);
+        const std::int64_t st = int_or(merged, "session.timeout.ms", d.session_timeout_ms);
+        if (hb >= st) {
+          if (merged.count("heartbeat.interval.ms") > 0) {
+            p.problem(source("heartbeat.interval.ms"),
+                      fmt::format("must be < session.timeout.ms ({}), got {}", st, hb));
+          } else {
+            p.problem(source("session.timeout.ms"),
+                      fmt::format("must be > heartbeat.interval.ms ({}), got {}", hb, st));
+          }
+        }
+      }
+      if (auto v = p.read_int(c, "poll_timeout_ms", ptr, 0, kMaxDurationMs, "7 days")) {
+        consumer.poll_timeout = sim::ms(*v);
+      }
+      if (const auto pr = c.find("processing"); pr != c.end()) {
+        const std::string pp = child(ptr, "processing");
+        if (p.check_object(*pr, pp, "processing")) {
+          if (auto d = p.read_distribution(*pr, "per_record_ms", pp)) {
+            consumer.processing.per_record = *d;
+          }
+          if (auto d = p.read_distribution(*pr, "per_batch_ms", pp)) {
+            consumer.processing.per_batch = *d;
+          }
+          if (auto d = p.read_distribution(*pr, "per_poll_ms", pp)) {
+            consumer.processing.per_poll = *d;
+          }
+        }
+      }
+      if (const auto cb = c.find("callbacks"); cb != c.end()) {
+        const std::string cp = child(ptr, "callbacks");
+        if (p.check_object(*cb, cp, "callbacks")) {
+          if (auto d = p.read_distribution(*cb, "revoke_ms", cp)) consumer.callbacks.revoke = *d;
+          if (auto d = p.read_distribution(*cb, "assign_ms", cp)) consumer.callbacks.assign = *d;
+          if (auto d = p.read_distribution(*cb, "lost_ms", cp)) consumer.callbacks.lost = *d;
+        }
+      }
+      if (auto v = p.read_string(c, "commit", ptr)) {
+        if (*v == "auto") {
+          consumer.commit = CommitMode::Auto;
+        } else if (*v == "sync") {
+          consumer.commit = CommitMode::Sync;
+        } else if (*v == "async") {
+          consumer.commit = CommitMode::Async;
+        } else {
+          p.problem(child(ptr, "commit"),
+                    fmt::format("unknown commit mode \"{}\"", *v) + suggestion(*v, commit_modes()));
+        }
+      }
+      s.consumers.push_back(std::move(consumer));
+    }
+  }
+
+  // Network endpoints: consumer names, "coordinator", "broker-N" (N < brokers), "*".
+  const auto check_endpoint = [&](const json& v, const std::string& ptr) {
+    if (!v.is_string()) {
+      p.problem(ptr, fmt::format("must be a string, got {}", shown(v)));
+      return false;
+    }
+    const std::string e = v.get<std::string>();
+    if (e == "*" || e == "coordinator" || contains(consumer_names, e)) return true;
+    if (e.starts_with("broker-")) {
+      const std::string n = e.substr(7);
+      const bool digits = !n.empty() && n.size() <= 6 &&
+                          std::all_of(n.begin(), n.end(), [](char ch) {
+                            return ch >= '0' && ch <= '9';
+                          });
+      if (digits && std::stoll(n) < s.cluster.brokers) return true;
+      if (digits) {
+        p.problem(ptr, fmt::format("unknown endpoint \"{}\": cluster.brokers is {}", e,
+                                   s.cluster.brokers));
+        return false;
+      }
+    }
+    std::vector<std::string> known = consumer_names;
+    known.push_back("coordinator");
+    p.problem(ptr, fmt::format("unknown endpoint \"{}\"", e) + suggestion(e, known));
+    return false;
+  };
+
+  if (const json* arr = p.read_array(doc, "events", "")) {
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      const json& e = (*arr)[i];
+      const std::string ptr = child("/events", i);
+      if (!e.is_object()) {
+        p.problem(ptr, fmt::format("must be an object, got {}", shown(e)));
+        continue;
+      }
+      const std::size_t before = p.problems.size();
+      EventSpec ev;
+      ev.index = i;
+      const auto kind = p.read_string(e, "do", ptr);
+      if (!e.contains("do")) p.problem(child(ptr, "do"), "missing");
+      bool known_kind = false;
+      if (kind) {
+        known_kind = contains(event_kinds(), *kind);
+        if (!known_kind) {
+          p.problem(child(ptr, "do"), fmt::format("unknown event kind \"{}\"", *kind) +
+                                          suggestion(*kind, event_kinds()));
+        }
+      }
+      if (known_kind) {
+        ev.kind = *kind;
+        p.check_object(e, ptr, "event:" + ev.kind);
+      } else if (!e.contains("at_ms")) {
+        p.problem(child(ptr, "at_ms"), "missing");
+      }
+      if (auto v = p.read_int(e, "at_ms", ptr, 0, kMaxDurationMs, "7 days")) {
+        ev.at = sim::ms(*v);
+        if (duration_ok && ev.at > s.duration) {
+          p.problem(child(ptr, "at_ms"), fmt::format("must be <= duration_ms ({}), got {}",
+                                                     sim::to_ms(s.duration), *v));
+        }
+      }
+      if (!known_kind) continue;
+      const auto& accepted = scenario_accepted_keys().at("event:" + ev.kind);
+      const auto has = [&](const char* key) { return contains(accepted, key) && e.contains(key); };
+
+      if (has("consumer")) {
+        if (auto v = p.read_string(e, "consumer", ptr)) {
+          ev.consumer = *v;
+          if (!contains(consumer_names, *v)) {
+            p.problem(child(ptr, "consumer"), fmt::format("unknown consumer \"{}\"", *v) +
+                                                  suggestion(*v, consumer_names));
+          }
+        }
+      }
+      if (has("after_ms")) {
+        if (auto v = p.read_int(e, "after_ms", ptr, 0, kMaxDurationMs, "7 days")) {
+          ev.after = sim::ms(*v);
+        }
+      }
+      if (has("graceful")) {
+        if (auto v = p.read_bool(e, "graceful", ptr)) ev.graceful = *v;
+      }
+      if (has("for_ms")) {
+        if (auto v = p.read_int(e, "for_ms", ptr, 1, kMaxDurationMs, "7 days")) {
+          ev.for_ = sim::ms(*v);
+          ev.has_for = true;
+        }
+      }
+      if (has("down_ms")) {
+        if (auto v = p.read_int(e, "down_ms", ptr, 1, kMaxDurationMs, "7 days")) {
+          ev.down = sim::ms(*v);
+          ev.has_down = true;
+        }
+      }
+      if (has("topics")) ev.topics = p.read_topic_list(e, "topics", ptr, topic_names);
+      if (has("topic")) {
+        if (auto v = p.read_string(e, "topic", ptr)) {
+          ev.topic = *v;
+          if (!contains(topic_names, *v)) {
+            p.problem(child(ptr, "topic"),
+                      fmt::format("unknown topic \"{}\"", *v) + suggestion(*v, topic_names));
+          }
+        }
+      }
+      if (has("partitions")) {
+        if (auto v = p.read_int(e, "partitions", ptr, 1, kMaxPartitions)) {
+          ev.partitions = static_cast<std::int32_t>(*v);
+        }
+      }
+      if (has("group")) {
+        if (auto v = p.read_string(e, "group", ptr)) {
+          ev.group = *v;
+          if (!contains(groups, *v)) {
+            p.problem(child(ptr, "group"),
+                      fmt::format("unknown group \"{}\"", *v) + suggestion(*v, groups));
+          }
+        }
+      }
+      if (has("between")) {
+        const json& b = e["between"];
+        const std::string bp = child(ptr, "between");
+        if (!b.is_array() || b.size() != 2) {
+          p.problem(bp, fmt::format("must be an array of two endpoints, got {}", shown(b)));
+        } else {
+          for (std::size_t k = 0; k < 2; ++k) {
+            if (check_endpoint(b[k], child(bp, k))) ev.between.push_back(b[k].get<std::string>());
+          }
+        }
+      }
+      if (has("one_way")) {
+        if (!e["one_way"].is_boolean()) {
+          p.problem(child(ptr, "one_way"), fmt::format("must be true or false, got {}", shown(e["one_way"])));
+        } else {
+          ev.one_way = e["one_way"].get<bool>();
+        }
+      }
+      if (has("latency_ms")) ev.latency = p.read_distribution(e, "latency_ms", ptr);
+      if (has("drop_rate")) ev.drop_rate = p.read_number(e, "drop_rate", ptr, 0, false, 1);
+      if (ev.kind == "network" && !e.contains("latency_ms") && !e.contains("drop_rate")) {
+        p.problem(ptr, "needs latency_ms and/or drop_rate");
+      }
+      if (ev.kind == "produce") {
+        // The new production of every partition of `topic`: a rate (0 stops it) or a gap.
+        const bool has_rate = e.contains("records_per_sec");
+        const bool has_gap = e.contains("gap_ms");
+        if (has_rate == has_gap) {
+          p.problem(ptr, "give records_per_sec or gap_ms (exactly one)");
+        } else if (has_rate) {
+          if (auto r = p.read_number(e, "records_per_sec", ptr, 0, false, kMaxRecordsPerSec)) {
+            ev.records_per_sec = *r;
+            if (*r > 0) ev.produce_gap = sim::Distribution::constant(1000.0 / *r);
+          }
+        } else if (auto d = p.read_distribution(e, "gap_ms", ptr)) {
+          if (d->is_constant() && d->value <= 0) {
+            p.problem(child(ptr, "gap_ms"), "must be > 0, got 0");
+          } else {
+            ev.produce_gap = *d;
+            ev.records_per_sec = d->is_constant() ? 1000.0 / d->value : 0;
+          }
+        }
+      }
+      if (p.problems.size() == before) s.events.push_back(std::move(ev));
+    }
+  }
+  // Equal times keep file order: the script reads top to bottom.
+  std::stable_sort(s.events.begin(), s.events.end(),
+                   [](const EventSpec& a, const EventSpec& b) { return a.at < b.at; });
+  // add-partitions may only grow a topic (Kafka's CreatePartitions), checked in time order.
+  {
+    std::map<std::string, std::int32_t> counts;
+    for (const auto& t : s.topics) counts[t.name] = t.partitions;
+    for (const auto& ev : s.events) {
+      if (ev.kind != "add-partitions") continue;
+      std::int32_t& current = counts[ev.topic];
+      if (ev.partitions <= current) {
+        p.problem(child(child("/events", ev.index), "partitions"),
+                  fmt::format("must be greater than the current partition count ({}), got {}",
+                              current, ev.partitions));
+      } else {
+        current = ev.partitions;
+      }
+    }
+  }
+
+  if (const json* arr = p.read_array(doc, "expect", "")) {
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      const json& x = (*arr)[i];
+      const std::string ptr = child("/expect", i);
+      if (!p.check_object(x, ptr, "expect")) continue;
+      ExpectSpec ex;
+      ex.index = i;
+      if (auto v = p.read_string(x, "protocol", ptr)) {
+        if (!contains(protocol_variants(), *v)) {
+          p.problem(child(ptr, "protocol"), fmt::format("unknown protocol variant \"{}\"", *v) +
+                                                suggestion(*v, protocol_variants()));
+        }
+        ex.protocol = *v;
+      }
+      if (auto v = p.read_string(x, "metric", ptr)) ex.metric = *v;
+      if (auto v = p.read_string(x, "op", ptr)) {
+        ex.op = *v;
+        if (!contains(expect_ops(), *v)) {
+          p.problem(child(ptr, "op"),
+                    fmt::format("unknown op \"{}\" (==, !=, <, <=, >, >=)", *v));
+        }
+      }
+      if (const auto v = x.find("value"); v != x.end()) {
+        ex.value = *v;
+        const bool ordering = ex.op == "<" || ex.op == "<=" || ex.op == ">" || ex.op == ">=";
+        if (ordering && !v->is_number()) {
+          p.problem(child(ptr, "value"),
+                    fmt::format("must be a number for op \"{}\", got {}", ex.op, shown(*v)));
+        }
+      }
+      s.expect.push_back(std::move(ex));
+    }
+  }
+
+  if (!p.problems.empty()) throw ScenarioError(source_path, std::move(p.problems));
+  return s;
+}
+
+namespace {
+
+std::string sha256_hex(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("EVP_Digest(sha256) failed");
+  }
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
+  return hex;
+}
+
+}  // namespace
+
+ScenarioSpec load_scenario_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ScenarioError(path, {"cannot read the file"});
+  std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw ScenarioError(path, {"cannot read the file"});
+  json doc;
+  try {
+    doc = json::parse(bytes);
+  } catch (const json::parse_error& e) {
+    // nlohmann reports a 1-based byte position; users want line and column.
+    const std::size_t pos = e.byte == 0 ? 0 : std::min<std::size_t>(e.byte - 1, bytes.size());
+    std::size_t line = 1;
+    std::size_t line_start = 0;
+    for (std::size_t i = 0; i < pos; ++i) {
+      if (bytes[i] == '\n') {
+        ++line;
+        line_start = i + 1;
+      }
+    }
+    const std::size_t column = pos - line_start + 1;
+    std::string reason = e.what();
+    if (const auto at = reason.find("syntax error"); at != std::string::npos) {
+      reason = reason.substr(at);
+    } else if (const auto colon = reason.rfind(": "); colon != std::string::npos) {
+      reason = reason.substr(colon + 2);
+    }
+    throw ScenarioError(path, {fmt::format("line {}, column {}: not valid json: {}", line,
+                                           column, reason)});
+  }
+  ScenarioSpec spec = parse_scenario(doc, path);
+  spec.sha256 = sha256_hex(bytes);
+  return spec;
+}
+
+}  // namespace rsim

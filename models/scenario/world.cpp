@@ -1,0 +1,489 @@
+#include "models/scenario/world.hpp"
+
+#include <map>
+#include <set>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "models/client/classic_consumer.hpp"
+#include "models/protocol/cluster.hpp"
+#include "models/client/async_consumer.hpp"
+#include "models/protocol/config.hpp"
+#include "models/coordinator/consumer_group_coordinator.hpp"
+#include "models/coordinator/group_coordinator.hpp"
+#include "models/workload/lag_monitor.hpp"
+#include "models/workload/workload.hpp"
+#include "sim/assert.hpp"
+#include "sim/kernel.hpp"
+#include "sim/network.hpp"
+#include "sim/trace.hpp"
+
+namespace rsim {
+
+bool variant_supported(const std::string& variant) {
+  return variant == "classic-eager" || variant == "classic-cooperative" || variant == "consumer";
+}
+
+std::vector<std::string> unsupported_features(const ScenarioSpec& /*spec*/, const std::string& variant) {
+  std::vector<std::string> problems;
+  if (!variant_supported(variant)) {
+    problems.push_back(fmt::format(
+        "/protocols: variant \"{}\" is not simulated by this version yet; run with --protocol "
+        "classic-eager, classic-cooperative or consumer",
+        variant));
+  }
+  return problems;
+}
+
+namespace {
+
+class Broker {
+ public:
+  Broker(std::int32_t id, sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& net,
+         const ClusterMetadata& cluster, const BrokerConfig& config, const CoordinatorLoadSpec& load,
+         OffsetsLog& log, std::uint64_t seed, Workload& workload, LagMonitor& lag)
+      : id_(id),
+        kernel_(kernel),
+        tracer_(tracer),
+        net_(net),
+        cluster_(cluster),
+        load_(load),
+        log_(log),
+        workload_(workload) {
+    node_ = net.add_node(fmt::format("broker-{}", id), nullptr,
+                         [this](sim::NodeId from, Envelope&& e) { on_message(from, std::move(e)); });
+    coordinator_ = std::make_unique<GroupCoordinator>(
+        kernel, tracer, sim::Rng(seed, fmt::format("coordinator-{}", id)), config, log_,
+        [this](sim::NodeId to, Envelope reply) { net_.send(node_, to, std::move(reply)); },
+        [this](sim::NodeId n) { return net_.name(n); });
+    coordinator_->set_offset_listener(
+        [&lag](const std::string& group, const TopicPartition& tp, std::int64_t offset) {
+          lag.on_committed(group, tp, offset);
+        });
+    consumer_coordinator_ = std::make_unique<ConsumerGroupCoordinator>(
+        kernel, tracer, config, log_, cluster_,
+        [this](sim::NodeId to, Envelope reply) { net_.send(node_, to, std::move(reply)); },
+        [this](sim::NodeId n) { return net_.name(n); });
+    consumer_coordinator_->set_offset_listener(
+        [&lag](const std::string& group, const TopicPartition& tp, std::int64_t offset) {
+          lag.on_committed(group, tp, offset);
+        });
+  }
+  sim::NodeId node() const { return node_; }
+  std::int32_t id() const { return id_; }
+
+  /// The broker's process dies: every coordinator shard it ran is gone.
+  void fail(const std::vector<std::int32_t>& led_partitions) {
+    ++incarnation_;
+    loading_.clear();
+    for (const std::int32_t p : led_partitions) {
+      auto dropped = coordinator_->unload_partition(p);
+      for (auto& g : consumer_coordinator_->unload_partition(p)) dropped.push_back(std::move(g));
+      if (!dropped.empty())
+        tracer_.emit("coordinator.unloaded", {{"broker", id_}, {"partition", p}, {"groups", dropped}});
+    }
+  }
+  void recover() { ++incarnation_; }
+
+  /// Elected leader of a __consumer_offsets partition: load it (COORDINATOR_LOAD_IN_PROGRESS
+  /// meanwhile), then serve it.
+  void load(std::int32_t partition) {
+    log_.truncate_uncommitted(partition, kernel_.now());
+    const auto records = log_.committed_records(partition, kernel_.now());
+    const sim::SimTime duration =
+        sim::ms(load_.base_ms) + sim::SimTime{load_.us_per_record * static_cast<std::int64_t>(records.size())};
+    loading_.insert(partition);
+    tracer_.emit("coordinator.load", {{"broker", id_}, {"partition", partition},
+                                      {"records", records.size()}, {"load_ms", sim::to_ms(duration)}});
+    kernel_.schedule_closure_after(duration, [this, partition, inc = incarnation_] {
+      if (inc != incarnation_ || loading_.count(partition) == 0) return;
+      // Consumer (KIP-848) groups are rebuilt by their own coordinator, from all their records
+      // (their offsets included); the classic coordinator gets the other groups' records.
+      std::set<std::string> consumer_groups;
+      std::vector<nlohmann::ordered_json> classic_records;
+      const auto committed = log_.committed_records(partition, kernel_.now());
+      for (const auto& r : committed)
+        if (r.at("record").get<std::string>().rfind("ConsumerGroup", 0) == 0) consumer_groups.insert(r.at("group"));
+      for (const auto& r : committed)
+        if (consumer_groups.count(r.at("group").get<std::string>()) == 0) classic_records.push_back(r);
+      auto loaded = coordinator_->load_partition(partition, classic_records);
+      for (auto& g : consumer_coordinator_->load_partition(partition, committed)) loaded.push_back(std::move(g));
+      loading_.erase(partition);
+      tracer_.emit("coordinator.loaded", {{"broker", id_}, {"partition", partition}, {"groups", loaded}});
+    });
+  }
+
+ private:
+  void on_message(sim::NodeId from, Envelope&& e) {
+    if (cluster_.broker_down.at(static_cast<std::size_t>(id_))) return;  // nobody listens
+    if (const auto* list = std::get_if<ListOffsetsRequest>(&e.message)) {
+      // Any live broker answers for the partitions it is asked about (leadership of data
+      // partitions is not modelled): latest = the log end offset now, earliest = the log start.
+      ListOffsetsResponse r;
+      for (const auto& tp : list->partitions) {
+        r.partitions.push_back({tp, list->timestamp == -2 ? workload_.log_start_offset(tp)
+                                                          : workload_.log_end_offset(tp)});
+      }
+      net_.send(node_, from, Envelope{e.correlation_id, std::move(r)});
+      return;
+    }
+    if (const auto* epochs = std::get_if<OffsetsForLeaderEpochRequest>(&e.message)) {
+      // The partition's leader answers a consumer's validation. Data partitions keep leader
+      // epoch kDataLeaderEpoch (leader changes are not modelled), which ends at the log end
+      // offset.
+      OffsetsForLeaderEpochResponse r;
+      for (const auto& q : epochs->partitions) {
+        EpochEndOffset out{q.partition};
+        if (q.leader_epoch >= kDataLeaderEpoch) {
+          out.leader_epoch = kDataLeaderEpoch;
+          out.end_offset = workload_.log_end_offset(q.partition);
+        }
+        r.partitions.push_back(out);
+      }
+      net_.send(node_, from, Envelope{e.correlation_id, std::move(r)});
+      return;
+    }
+    if (const auto* find = std::get_if<FindCoordinatorRequest>(&e.message)) {
+      // The current leader in the metadata cache, loaded or not (KafkaApis); none → not available.
+      const std::int32_t partition =
+          coordinator_partition(find->key, cluster_.offsets_topic_num_partitions);
+      const std::int32_t leader = cluster_.leader_of_offsets_partition(partition);
+      net_.send(node_, from,
+                Envelope{e.correlation_id,
+                         leader < 0 ? FindCoordinatorResponse{ErrorCode::COORDINATOR_NOT_AVAILABLE, -1}
+                                    : FindCoordinatorResponse{ErrorCode::NONE, leader}});
+      return;
+    }
+    const std::string group = std::visit(
+        [](const auto& m) -> std::string {
+          if constexpr (requires { m.group_id; }) return m.group_id;
+          else return "";
+        },
+        e.message);
+    const std::int32_t partition = coordinator_partition(group, cluster_.offsets_topic_num_partitions);
+    if (cluster_.leader_of_offsets_partition(partition) != id_) {
+      net_.send(node_, from, Envelope{e.correlation_id, refusal(e.message, ErrorCode::NOT_COORDINATOR)});
+      return;
+    }
+    if (loading_.count(partition) > 0) {
+      // While loading, classic heartbeats are answered NONE (GCS:1517-1520); the rest must wait.
+      const ErrorCode error = std::holds_alternative<HeartbeatRequest>(e.message)
+                                  ? ErrorCode::NONE
+                                  : ErrorCode::COORDINATOR_LOAD_IN_PROGRESS;
+      net_.send(node_, from, Envelope{e.correlation_id, refusal(e.message, error)});
+      return;
+    }
+    // KIP-848 consumer groups have their own coordinator; OffsetCommit and OffsetFetch go to the
+    // group's.
+    if (const auto* hb = std::get_if<ConsumerGroupHeartbeatRequest>(&e.message)) {
+      consumer_coordinator_->on_heartbeat(from, e.correlation_id, *hb);
+      return;
+    }
+    if (const auto* oc = std::get_if<OffsetCommitRequest>(&e.message);
+        oc != nullptr && consumer_coordinator_->has_group(oc->group_id)) {
+      consumer_coordinator_->on_offset_commit(from, e.correlation_id, *oc);
+      return;
+    }
+    if (const auto* of = std::get_if<OffsetFetchRequest>(&e.message);
+        of != nullptr && consumer_coordinator_->has_group(of->group_id)) {
+      consumer_coordinator_->on_offset_fetch(from, e.correlation_id, *of);
+      return;
+    }
+    coordinator_->on_request(from, e);
+  }
+  static Message refusal(const Message& request, ErrorCode error) {
+    if (std::holds_alternative<JoinGroupRequest>(request)) return JoinGroupResponse{.error = error};
+    if (std::holds_alternative<SyncGroupRequest>(request)) return SyncGroupResponse{.error = error};
+    if (std::holds_alternative<HeartbeatRequest>(request)) return HeartbeatResponse{error};
+    if (std::holds_alternative<LeaveGroupRequest>(request)) return LeaveGroupResponse{.error = error};
+    if (std::holds_alternative<OffsetFetchRequest>(request)) return OffsetFetchResponse{error, {}};
+    if (const auto* hb = std::get_if<ConsumerGroupHeartbeatRequest>(&request))
+      return ConsumerGroupHeartbeatResponse{.error = error, .member_id = hb->member_id};
+    return OffsetCommitResponse{error};
+  }
+
+  std::int32_t id_;
+  sim::Kernel& kernel_;
+  sim::Tracer& tracer_;
+  sim::Network<Envelope>& net_;
+  const ClusterMetadata& cluster_;
+  CoordinatorLoadSpec load_;
+  OffsetsLog& log_;
+  Workload& workload_;
+  sim::NodeId node_ = 0;
+  std::unique_ptr<GroupCoordinator> coordinator_;
+  std::unique_ptr<ConsumerGroupCoordinator> consumer_coordinator_;
+  std::set<std::int32_t> loading_;
+  std::uint64_t incarnation_ = 0;
+};
+
+class World {
+ public:
+  World(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed)
+      : spec_(spec),
+        variant_(variant),
+        seed_(seed),
+        tracer_(kernel_),
+        network_(kernel_, &tracer_, sim::Rng(seed, "net"), link_defaults(spec.network)),
+        broker_config_(resolve_broker_config(spec.cluster)),
+        log_(kernel_, tracer_, sim::Rng(seed, "offsets-log"), spec.cluster.write_latency,
+             broker_config_.offsets_topic_num_partitions),
+        workload_(kernel_, tracer_, spec.topics, seed),
+        lag_(kernel_, tracer_, workload_, spec.lag_sample) {
+    cluster_.offsets_topic_num_partitions = broker_config_.offsets_topic_num_partitions;
+    cluster_.offsets_topic_replication_factor = broker_config_.offsets_topic_replication_factor;
+    for (const auto& t : spec.topics) cluster_.partitions_per_topic[t.name] = t.partitions;
+    for (std::int32_t b = 0; b < spec.cluster.brokers; ++b) {
+      brokers_.push_back(std::make_unique<Broker>(b, kernel_, tracer_, network_, cluster_, broker_config_,
+                                                  spec.cluster.coordinator_load, log_, seed, workload_, lag_));
+      cluster_.broker_nodes.push_back(brokers_.back()->node());
+      cluster_.broker_down.push_back(false);
+    }
+    int sequence = 0;
+    for (const auto& c : spec.consumers) {
+      ConsumerConfig config = resolve_consumer_config(c, variant, ++sequence);
+      consumers_.emplace(c.name, make_consumer(c, std::move(config)));
+    }
+  }
+
+  RunResult run() {
+    tracer_.emit("run.start", {{"scenario", spec_.name}, {"protocol", variant_}, {"seed", seed_},
+                               {"duration_ms", sim::to_ms(spec_.duration)}});
+    for (const auto& t : spec_.topics) {
+      tracer_.emit("topic.partitions", {{"topic", t.name}, {"partitions", t.partitions}});
+      // The production each partition starts with (what describe and the lag checks need).
+      nlohmann::ordered_json f{{"topic", t.name}, {"initial_records", t.initial_records}};
+      if (!t.produce_gap) f["records_per_sec"] = 0;
+      else if (t.produce_gap->is_constant()) f["records_per_sec"] = t.records_per_sec > 0 ? t.records_per_sec : 1000.0 / t.produce_gap->value;
+      else f["gap_ms"] = t.produce_gap->describe();
+      tracer_.emit("produce", f);
+    }
+    for (const auto& e : spec_.events) {
+      kernel_.schedule_closure_after(e.at, [this, &e] { apply(e); });
+    }
+    lag_.start();
+    kernel_.run(spec_.duration);
+    // Every partition's log end offset at the end of the run.
+    for (const auto& [topic, n] : cluster_.partitions_per_topic) {
+      for (std::int32_t p = 0; p < n; ++p) {
+        const TopicPartition tp{topic, p};
+        tracer_.emit("log_end_offset", {{"partition", tp.str()},
+                                        {"log_end_offset", workload_.log_end_offset_at(tp, spec_.duration)}});
+      }
+    }
+    tracer_.emit("run.end", {{"events", kernel_.fired()}});
+    RunResult r;
+    r.protocol = variant_;
+    r.seed = seed_;
+    r.trace_lines = tracer_.lines();
+    r.events_fired = kernel_.fired();
+    return r;
+  }
+
+ private:
+  static sim::LinkSpec link_defaults(const NetworkSpec& n) {
+    sim::LinkSpec l;
+    l.latency = n.latency;
+    l.drop_ppm = static_cast<std::uint32_t>(n.drop_rate * 1'000'000.0 + 0.5);
+    return l;
+  }
+
+  std::unique_ptr<ConsumerModel> make_consumer(const ConsumerSpec& c, ConsumerConfig config) {
+    if (config.group_protocol == "consumer") {
+      return std::make_unique<AsyncConsumer>(kernel_, tracer_, network_, cluster_, c,
+                                             std::move(config), seed_, workload_, &lag_);
+    }
+    return std::make_unique<ClassicConsumer>(kernel_, tracer_, network_, cluster_, c, std::move(config),
+                                             seed_, workload_, &lag_);
+  }
+
+  ConsumerModel& consumer(const std::string& name) { return *consumers_.at(name); }
+
+  /// Nodes named by one endpoint of `between`.
+  std::vector<sim::NodeId> resolve(const std::string& endpoint, const std::string& other) {
+    if (endpoint == "*") {
+      std::vector<sim::NodeId> all;
+      for (sim::NodeId n = 0; n < network_.size(); ++n) all.push_back(n);
+      return all;
+    }
+    if (endpoint == "coordinator") {
+      // The coordinator of the other endpoint's group (or of the first consumer's group).
+      const ConsumerSpec* c = spec_.consumer(other);
+      if (c == nullptr && !spec_.consumers.empty()) c = &spec_.consumers.front();
+      const std::string group = c != nullptr ? c->group : "";
+      const std::int32_t p = coordinator_partition(group, cluster_.offsets_topic_num_partitions);
+      const std::int32_t leader = cluster_.leader_of_offsets_partition(p);
+      if (leader < 0) return {};
+      return {cluster_.broker_nodes.at(static_cast<std::size_t>(leader))};
+    }
+    if (endpoint.rfind("broker-", 0) == 0) {
+      return {cluster_.broker_nodes.at(std::stoul(endpoint.substr(7)))};
+    }
+    return {consumer(endpoint).node()};
+  }
+
+  std::vector<std::pair<sim::NodeId, sim::NodeId>> links(const EventSpec& e) {
+    std::vector<std::pair<sim::NodeId, sim::NodeId>> out;
+    const auto a = resolve(e.between.at(0), e.between.at(1));
+    const auto b = resolve(e.between.at(1), e.between.at(0));
+    for (const auto x : a)
+      for (const auto y : b)
+        if (x != y) {
+          out.emplace_back(x, y);
+          if (!e.one_way) out.emplace_back(y, x);
+        }
+    return out;
+  }
+
+  void apply(const EventSpec& e) {
+    if (e.kind == "start") consumer(e.consumer).start();
+    else if (e.kind == "stop") consumer(e.consumer).request_stop();
+    else if (e.kind == "crash") consumer(e.consumer).crash();
+    else if (e.kind == "restart") consumer(e.consumer).restart(e.after, e.graceful);
+    else if (e.kind == "stall") consumer(e.consumer).stall(e.for_);
+    else if (e.kind == "pause") consumer(e.consumer).pause(e.for_);
+    else if (e.kind == "subscribe") {
+      nlohmann::ordered_json topics = nlohmann::ordered_json::array();
+      for (const auto& t : e.topics) topics.push_back(t);
+      tracer_.emit("consumer.subscribe", {{"consumer", e.consumer}, {"topics", topics}});
+      consumer(e.consumer).subscribe(e.topics);
+    } else if (e.kind == "add-partitions") {
+      cluster_.partitions_per_topic[e.topic] = e.partitions;
+      workload_.set_partition_count(e.topic, e.partitions);
+      tracer_.emit("topic.partitions", {{"topic", e.topic}, {"partitions", e.partitions}});
+      for (auto& [name, c] : consumers_) c->on_metadata_change();
+    } else if (e.kind == "produce") {
+      workload_.set_production(e.topic, e.produce_gap, e.records_per_sec);
+    } else if (e.kind == "network") {
+      const auto ls = links(e);
+      std::vector<sim::LinkSpec> before;
+      for (const auto& [from, to] : ls) {
+        before.push_back(network_.link_spec(from, to));
+        sim::LinkSpec s = before.back();
+        if (e.latency) s.latency = *e.latency;
+        if (e.drop_rate) s.drop_ppm = static_cast<std::uint32_t>(*e.drop_rate * 1'000'000.0 + 0.5);
+        network_.set_link(from, to, s);
+      }
+      tracer_.emit("net.change", {{"between", e.between}, {"one_way", e.one_way},
+                                  {"for_ms", e.has_for ? sim::to_ms(e.for_) : -1}});
+      if (e.has_for) {
+        kernel_.schedule_closure_after(e.for_, [this, ls, before, between = e.between] {
+          for (std::size_t i = 0; i < ls.size(); ++i) network_.set_link(ls[i].first, ls[i].second, before[i]);
+          tracer_.emit("net.restore", {{"between", between}});
+        });
+      }
+    } else if (e.kind == "partition-network") {
+      const auto ls = links(e);
+      for (const auto& [from, to] : ls) network_.set_cut(from, to, true);
+      tracer_.emit("net.partition", {{"between", e.between}, {"for_ms", sim::to_ms(e.for_)}});
+      kernel_.schedule_closure_after(e.for_, [this, ls, between = e.between] {
+        for (const auto& [from, to] : ls) network_.set_cut(from, to, false);
+        tracer_.emit("net.heal", {{"between", between}});
+      });
+    } else if (e.kind == "fail-coordinator") {
+      fail_coordinator(e);
+    } else {
+      SIM_ASSERT_MSG(false, "event kind not handled: " + e.kind);
+    }
+  }
+
+  /// The group's coordinator broker dies. Its connections reset at once; the controller fences it
+  /// after broker.session.timeout.ms and elects, for every __consumer_offsets partition it led,
+  /// the next live replica, which loads the partition. With down_ms it comes back (a follower).
+  void fail_coordinator(const EventSpec& e) {
+    const std::int32_t p = coordinator_partition(e.group, cluster_.offsets_topic_num_partitions);
+    const std::int32_t b = cluster_.leader_of_offsets_partition(p);
+    if (b < 0 || cluster_.broker_down[static_cast<std::size_t>(b)]) {
+      tracer_.emit("broker.fail", {{"group", e.group}, {"broker", nullptr}, {"reason", "no live coordinator"}});
+      return;
+    }
+    std::vector<std::int32_t> led;
+    for (std::int32_t q = 0; q < cluster_.offsets_topic_num_partitions; ++q)
+      if (cluster_.leader_of_offsets_partition(q) == b) led.push_back(q);
+    const sim::NodeId node = cluster_.broker_nodes[static_cast<std::size_t>(b)];
+    cluster_.broker_down[static_cast<std::size_t>(b)] = true;
+    for (sim::NodeId n = 0; n < network_.size(); ++n)
+      if (n != node) {
+        network_.set_cut(node, n, true);
+        network_.set_cut(n, node, true);
+      }
+    tracer_.emit("broker.fail", {{"group", e.group}, {"broker", b}, {"partition", p},
+                                 {"down_ms", e.has_down ? sim::to_ms(e.down) : -1}});
+    brokers_[static_cast<std::size_t>(b)]->fail(led);
+    for (auto& [name, c] : consumers_) c->on_broker_down(node);
+    const auto fence = sim::ms(broker_config_.broker_session_timeout_ms);
+    kernel_.schedule_closure_after(fence, [this, b, led] { elect_after_failure(b, led); });
+    if (e.has_down) {
+      kernel_.schedule_closure_after(e.down, [this, b, node, led] {
+        cluster_.broker_down[static_cast<std::size_t>(b)] = false;
+        for (sim::NodeId n = 0; n < network_.size(); ++n)
+          if (n != node) {
+            network_.set_cut(node, n, false);
+            network_.set_cut(n, node, false);
+          }
+        brokers_[static_cast<std::size_t>(b)]->recover();
+        tracer_.emit("broker.recover", {{"broker", b}});
+        // A restarted broker registers again: leadership it still held moves now; partitions left
+        // without a leader come back to it.
+        elect_after_failure(b, led);
+        for (const std::int32_t q : led)
+          if (cluster_.leader_of_offsets_partition(q) < 0) elect(q, b);
+      });
+    }
+  }
+
+  void elect_after_failure(std::int32_t failed, const std::vector<std::int32_t>& led) {
+    for (const std::int32_t q : led) {
+      if (cluster_.leader_of_offsets_partition(q) != failed) continue;  // already moved
+      std::int32_t next = -1;
+      for (const std::int32_t r : cluster_.offsets_replicas(q))
+        if (r != failed && !cluster_.broker_down[static_cast<std::size_t>(r)]) {
+          next = r;
+          break;
+        }
+      elect(q, next);
+    }
+  }
+
+  void elect(std::int32_t partition, std::int32_t leader) {
+    cluster_.elected_leaders[partition] = leader;
+    if (log_.committed_records(partition, kernel_.now()).empty() &&
+        partition != coordinator_partition_of_any_group(partition))
+      return;  // nothing to say about partitions no group uses
+    tracer_.emit("coordinator.elected", {{"partition", partition},
+                                         {"broker", leader < 0 ? nlohmann::ordered_json(nullptr)
+                                                               : nlohmann::ordered_json(leader)}});
+    if (leader >= 0) brokers_[static_cast<std::size_t>(leader)]->load(partition);
+  }
+
+  std::int32_t coordinator_partition_of_any_group(std::int32_t partition) const {
+    for (const auto& c : spec_.consumers)
+      if (coordinator_partition(c.group, cluster_.offsets_topic_num_partitions) == partition) return partition;
+    return -1;
+  }
+
+  const ScenarioSpec& spec_;
+  std::string variant_;
+  std::uint64_t seed_;
+  sim::Kernel kernel_;
+  sim::Tracer tracer_;
+  sim::Network<Envelope> network_;
+  BrokerConfig broker_config_;
+  OffsetsLog log_;
+  Workload workload_;
+  LagMonitor lag_;
+  ClusterMetadata cluster_;
+  std::vector<std::unique_ptr<Broker>> brokers_;
+  std::map<std::string, std::unique_ptr<ConsumerModel>> consumers_;
+};
+
+}  // namespace
+
+RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed) {
+  SIM_ASSERT(variant_supported(variant));
+  World world(spec, variant, seed);
+  return world.run();
+}
+
+}  // namespace rsim

@@ -1,0 +1,29 @@
+// wire() + run(): builds one simulated world (kernel, network, brokers with their group
+// coordinators, consumers) for one scenario, protocol variant and seed, queues the scenario's
+// script, and runs it to duration_ms. The result is the trace; everything else derives from it.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/scenario/scenario.hpp"
+
+namespace rsim {
+
+struct RunResult {
+  std::string protocol;
+  std::uint64_t seed = 0;
+  std::vector<std::string> trace_lines;  // trace.jsonl, one JSON object per line
+  std::uint64_t events_fired = 0;
+};
+
+/// Protocol variants this build can simulate.
+bool variant_supported(const std::string& variant);
+/// Problems that make a scenario unrunnable under `variant` with this build (features that
+/// arrive in later versions), as "JSON path: what" strings; empty when it can run.
+std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const std::string& variant);
+
+/// Runs one variant. Throws sim::InvariantViolation if the model breaks an invariant.
+RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed);
+
+}  // namespace rsim

@@ -1,0 +1,76 @@
+// The producers: each partition's log end offset over virtual time, from the topic's
+// `initial_records` and `produce` (a rate or a distribution of the gap between records), and
+// the `produce` events that change the rate later. Production is lazy: no kernel event per
+// record. A partition's arrivals are computed on demand when its log end offset is asked for
+// (time only moves forward), each partition drawing from its own RNG stream
+// ("produce-<topic>-<partition>"), so the answers do not depend on who asks or in what order.
+//
+// A constant rate r (records/s) is exact: after t µs of production, floor(t·r/10^6) records have
+// been appended, the k-th at ceil(k·10^6/r) µs. Any other gap distribution draws one gap per
+// record. A rate change at time T takes effect at T: the next record comes one new gap after T
+// (for a constant rate, T + 1000/r ms), and the pending arrival of the old rate is dropped.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/scenario/scenario.hpp"
+#include "models/protocol/topic_partition.hpp"
+#include "sim/distribution.hpp"
+#include "sim/kernel.hpp"
+#include "sim/rng.hpp"
+#include "sim/trace.hpp"
+
+namespace rsim {
+
+class Workload {
+ public:
+  Workload(sim::Kernel& kernel, sim::Tracer& tracer, const std::vector<TopicSpec>& topics,
+           std::uint64_t seed);
+  Workload(const Workload&) = delete;
+  Workload& operator=(const Workload&) = delete;
+
+  /// The partition's log end offset now (0 for an unknown partition).
+  std::int64_t log_end_offset(const TopicPartition& tp);
+  /// The log end offset at `at` (not before the last time asked about this partition).
+  std::int64_t log_end_offset_at(const TopicPartition& tp, sim::SimTime at);
+  /// The instant the log end offset next grows (sim::kNever if no production).
+  sim::SimTime next_append(const TopicPartition& tp);
+  /// Log start offset: retention is not modelled, so always 0.
+  std::int64_t log_start_offset(const TopicPartition&) const { return 0; }
+
+  /// The `produce` event: from now on every partition of `topic` appends with this gap
+  /// (std::nullopt: production stops). Emits a `produce` trace event.
+  void set_production(const std::string& topic, std::optional<sim::Distribution> gap,
+                      double records_per_sec);
+  /// `add-partitions`: new partitions start empty and produce at the topic's current rate.
+  void set_partition_count(const std::string& topic, std::int32_t partitions);
+
+ private:
+  struct Partition {
+    std::int64_t records = 0;  // appended so far (the log end offset)
+    // Constant rate: records = base + floor((now - since)·rate/10^6).
+    std::int64_t base = 0;
+    sim::SimTime since{0};
+    // Drawn gaps: the instant of the next record.
+    sim::SimTime next{sim::kNever};
+    sim::Rng rng{0, ""};
+  };
+  struct Topic {
+    std::optional<sim::Distribution> gap;
+    double rate = 0;  // records per second when the gap is constant
+    std::vector<Partition> partitions;
+  };
+  Partition* find(const TopicPartition& tp);
+  void advance(const Topic& t, Partition& p, sim::SimTime now);
+  void start_production(const Topic& t, Partition& p, sim::SimTime from);
+
+  sim::Kernel& kernel_;
+  sim::Tracer& tracer_;
+  std::uint64_t seed_;
+  std::map<std::string, Topic> topics_;
+};
+
+}  // namespace rsim
