@@ -88,16 +88,19 @@ public final class ConsumerApp {
     Thread reader = new Thread(this::readCommands, "oracle-commands");
     reader.setDaemon(true);
     reader.start();
-    OUT.println("{\"ready\":true}");
-    synchronized (startLock) {
-      while (clock == null) startLock.wait();
-    }
-    emit("consumer.start", null);
+    // The KafkaConsumer is built before the scenario's start time: on a loaded machine its
+    // construction takes seconds, and nothing of it reaches the group until subscribe() and poll().
     Properties props = new Properties();
     spec.path("config").fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
     props.put("key.deserializer", ByteArrayDeserializer.class.getName());
     props.put("value.deserializer", ByteArrayDeserializer.class.getName());
     consumer = new KafkaConsumer<>(props);
+    warmUp(props);
+    OUT.println("{\"ready\":true}");
+    synchronized (startLock) {
+      while (clock == null) startLock.wait();
+    }
+    emit("consumer.start", null);
     subscribe(topicsOf(spec.path("topics")));
     try {
       loop();
@@ -112,6 +115,41 @@ public final class ConsumerApp {
       emit("consumer.closed", null);
       OUT.flush();
       System.exit(0);
+    }
+  }
+
+  /**
+   * Loads and compiles the client's fetch and network paths before the start, with a second
+   * consumer of no group (so it commits nothing and joins nothing): polls partition 0 of the first
+   * topic until the broker answers, for at most 60 s, then a few polls more.
+   */
+  private void warmUp(Properties props) {
+    List<String> topics = topicsOf(spec.path("topics"));
+    if (topics.isEmpty()) return;
+    Properties w = new Properties();
+    w.putAll(props);
+    w.remove("group.id");
+    w.remove("group.instance.id");
+    w.remove("client.id");
+    w.put("client.id", "kafka-oracle-warm-up-" + name);
+    w.put("enable.auto.commit", "false");
+    w.put("group.protocol", props.getProperty("group.protocol", "classic"));
+    try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(w)) {
+      TopicPartition tp = new TopicPartition(topics.get(0), 0);
+      c.assign(List.of(tp));
+      long deadline = System.nanoTime() + 60_000_000_000L;
+      int after = 0;
+      while (System.nanoTime() < deadline && after < 10) {
+        c.poll(Duration.ofMillis(100));
+        try {
+          c.position(tp, Duration.ofMillis(200));
+          after++;
+        } catch (RuntimeException e) {
+          // not up yet
+        }
+      }
+    } catch (RuntimeException e) {
+      // warm-up is best effort
     }
   }
 

@@ -13,7 +13,7 @@ import java.util.stream.Stream;
 
 /**
  * The groups' __consumer_offsets records, read back with Kafka's own
- * {@code kafka.tools.DumpLogSegments --offsets-decoder} and written as the simulator's
+ * {@code org.apache.kafka.tools.DumpLogSegments --offsets-decoder} and written as the simulator's
  * {@code record} trace events.
  */
 final class OffsetsDump {
@@ -41,7 +41,10 @@ final class OffsetsDump {
     return (h == Integer.MIN_VALUE ? 0 : Math.abs(h)) % n;
   }
 
-  List<ObjectNode> records(List<ObjectNode> trace) throws Exception {
+  /** Where DumpLogSegments' own output is kept beside the trace (null: not kept). */
+  Path copyTo;
+
+  List<ObjectNode> records(List<ObjectNode> trace, java.util.Map<String, String> topicNames) throws Exception {
     TreeSet<String> groups = new TreeSet<>();
     scenario.path("consumers").forEach(c -> groups.add(c.path("group").asText()));
     int n = numPartitions(scenario);
@@ -57,14 +60,18 @@ final class OffsetsDump {
       }
       if (files.isEmpty()) continue;
       Path dump = tmp.resolve("dump-" + p + ".txt");
-      Process pr = new ProcessBuilder(Oracle.javaBin(), "-Xmx512m", "-cp", classpath, "kafka.tools.DumpLogSegments",
+      Process pr = new ProcessBuilder(Oracle.javaBin(), "-Xmx512m", "-cp", classpath, "org.apache.kafka.tools.DumpLogSegments",
           "--files", String.join(",", files), "--offsets-decoder", "--print-data-log", "--deep-iteration")
           .redirectErrorStream(true).redirectOutput(dump.toFile()).start();
       if (!pr.waitFor(120, TimeUnit.SECONDS)) {
         pr.destroyForcibly();
         throw new IllegalStateException("DumpLogSegments did not finish in 120 s");
       }
-      OffsetsDecoder.parse(Files.readAllLines(dump), p, groups, originWallMs, trace, out);
+      if (copyTo != null) {
+        Files.createDirectories(copyTo);
+        Files.copy(dump, copyTo.resolve("__consumer_offsets-" + p + ".txt"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+      }
+      OffsetsDecoder.parse(Files.readAllLines(dump), p, groups, originWallMs, topicNames, trace, out);
     }
     return out;
   }

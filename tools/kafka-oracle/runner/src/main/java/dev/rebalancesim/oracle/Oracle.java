@@ -170,6 +170,8 @@ public final class Oracle {
     log("starting " + brokers + " broker(s) in " + tmp);
     cluster = new Cluster(brokers, brokerConfig, tmp, classpath, lifetime);
     cluster.formatAndStart();
+    // The consumer JVMs start (and build their KafkaConsumer) while the brokers come up.
+    spawnConsumers(lifetime);
     try (Admin admin = cluster.admin()) {
       waitForBrokers(admin, brokers);
       createTopics(admin);
@@ -177,24 +179,35 @@ public final class Oracle {
     }
     producing = new Producing(cluster.bootstrap(), scenario.path("topics"));
     producing.initialRecords();
-    spawnConsumers(lifetime);
+    for (Proc p : procs) p.awaitReady();
     log("all consumer JVMs ready; the scenario starts");
 
     clock = new Clock(System.nanoTime());
     originWallMs = System.currentTimeMillis();
     emit("run.start", obj().put("scenario", scenario.path("name").asText()).put("protocol", variant));
     producing.start(clock);
+    Map<String, String> topicNames = new TreeMap<>();
     try (Admin admin = cluster.admin()) {
       script(admin, duration);
+      clock.sleepUntilUs(duration * 1000);
+      List<String> names = new ArrayList<>();
+      scenario.path("topics").forEach(t -> names.add(t.path("name").asText()));
+      try {
+        admin.describeTopics(names).allTopicNames().get(10, TimeUnit.SECONDS)
+            .forEach((n, d) -> topicNames.put(d.topicId().toString(), n));
+      } catch (Exception e) {
+        log("could not map topic ids to names: " + e);
+      }
     }
-    clock.sleepUntilUs(duration * 1000);
     long endUs = clock.nowUs();
     for (Proc p : procs) p.kill();
     producing.close();
     for (Proc p : procs) p.drain();
     emit("run.end", obj());
     trace.removeIf(o -> o.path("t_us").asLong() > endUs);
-    List<ObjectNode> records = new OffsetsDump(cluster, scenario, clock, originWallMs, classpath, tmp).records(trace);
+    OffsetsDump dump = new OffsetsDump(cluster, scenario, clock, originWallMs, classpath, tmp);
+    dump.copyTo = outDir.resolve(variant);
+    List<ObjectNode> records = dump.records(trace, topicNames);
     records.removeIf(o -> o.path("t_us").asLong() > endUs);
     trace.addAll(records);
     cluster.close();
@@ -270,7 +283,6 @@ public final class Oracle {
       incarnations.put(name, l);
       nextIncarnation.put(name, 0);
     }
-    for (Proc p : procs) p.awaitReady();
   }
 
   private ObjectNode consumerSpec(JsonNode c, JsonNode eventConfig) {
@@ -386,10 +398,10 @@ public final class Oracle {
     }
 
     synchronized void awaitReady() throws InterruptedException {
-      long deadline = System.currentTimeMillis() + 120_000;
+      long deadline = System.currentTimeMillis() + 240_000;
       while (!ready) {
         if (!process.isAlive()) throw new IllegalStateException("consumer JVM " + name + " exited before it was ready; see its log in " + tmp);
-        if (System.currentTimeMillis() > deadline) throw new IllegalStateException("consumer JVM " + name + " not ready in 120 s");
+        if (System.currentTimeMillis() > deadline) throw new IllegalStateException("consumer JVM " + name + " not ready in 240 s");
         wait(200);
       }
     }
