@@ -1,6 +1,7 @@
 #include "tools/compare.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -96,17 +97,18 @@ Record record_of(const json& e) {
 }
 
 /// Longest common subsequence of a and b: the matched index pairs, in order.
-template <class T>
-std::vector<std::pair<std::size_t, std::size_t>> lcs(const std::vector<T>& a, const std::vector<T>& b) {
+template <class T, class Eq = std::equal_to<T>>
+std::vector<std::pair<std::size_t, std::size_t>> lcs(const std::vector<T>& a, const std::vector<T>& b,
+                                                     Eq eq = Eq()) {
   const std::size_t n = a.size(), m = b.size();
   std::vector<std::vector<std::uint32_t>> t(n + 1, std::vector<std::uint32_t>(m + 1, 0));
   for (std::size_t i = n; i-- > 0;)
     for (std::size_t j = m; j-- > 0;)
-      t[i][j] = a[i] == b[j] ? t[i + 1][j + 1] + 1 : std::max(t[i + 1][j], t[i][j + 1]);
+      t[i][j] = eq(a[i], b[j]) ? t[i + 1][j + 1] + 1 : std::max(t[i + 1][j], t[i][j + 1]);
   std::vector<std::pair<std::size_t, std::size_t>> out;
   std::size_t i = 0, j = 0;
   while (i < n && j < m) {
-    if (a[i] == b[j]) {
+    if (eq(a[i], b[j]) && t[i][j] == t[i + 1][j + 1] + 1) {
       out.emplace_back(i++, j++);
     } else if (t[i + 1][j] >= t[i][j + 1]) {
       ++i;
@@ -182,6 +184,19 @@ TraceFacts facts_of(const std::vector<json>& trace) {
         delivered[str_of(r, "partition")].emplace_back(int_of(r, "first_offset"), int_of(r, "last_offset"));
     }
   }
+  // Kafka writes one target assignment's member records in the order of a HashMap of member
+  // ids (TargetAssignmentBuilder.build iterates memberSpecs.keySet()), random UUIDs: the order
+  // within such a run of records is no fact of either side, so both are compared sorted.
+  for (auto it = f.records.begin(); it != f.records.end();) {
+    auto end = it;
+    while (end != f.records.end() && end->record == "ConsumerGroupTargetAssignmentMember" && !end->tombstone) ++end;
+    if (end == it) {
+      ++it;
+      continue;
+    }
+    std::stable_sort(it, end, [](const Record& a, const Record& b) { return a.consumer < b.consumer; });
+    it = end;
+  }
   for (const auto& [name, key] : live) {
     if (key.empty()) continue;
     const auto it = owned.find(key);
@@ -252,7 +267,13 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
       for (const auto& cb : real[k].callbacks)
         if (cb.consumer == name) r.push_back(cb);
       std::vector<bool> matched(r.size(), false);
-      for (const auto& [i, j] : lcs(s, r)) {
+      // Same consumer, callback and partitions, and no further apart than the match window: a
+      // callback seconds away is another invocation, not a late one.
+      const std::int64_t window_us = tol.match_window_ms * 1000;
+      const auto same = [window_us](const Callback& x, const Callback& y) {
+        return x == y && std::llabs(x.t_us - y.t_us) <= window_us;
+      };
+      for (const auto& [i, j] : lcs(s, r, same)) {
         rows[i].real_us[k] = r[j].t_us;
         matched[j] = true;
       }

@@ -16,6 +16,7 @@ namespace rsim::compare {
 struct Tolerances {
   std::int64_t classic_ms = 150;   // per callback under classic-eager / classic-cooperative
   std::int64_t consumer_ms = 400;  // per callback under consumer (KIP-848)
+  std::int64_t match_window_ms = 10000;  // a real callback further from the simulator's is another one
 };
 
 /// One callback invocation (its `phase: start` event).

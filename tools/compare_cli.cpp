@@ -50,6 +50,8 @@ CLI::App* add_compare_subcommand(CLI::App& app, CompareArgs& args) {
                 "allowed |real - sim| per callback under classic-eager and classic-cooperative (default 150)");
   c->add_option("--tolerance-consumer-ms", args.tolerances.consumer_ms,
                 "allowed |real - sim| per callback under consumer (default 400)");
+  c->add_option("--match-window-ms", args.tolerances.match_window_ms,
+                "callbacks further apart than this are never matched with each other (default 10000)");
   c->add_option("--json", args.json_out, "also write the comparison as JSON to FILE");
   c->footer("Example: rebalance-sim compare scenarios/examples/two-consumers.json --real fidelity/real/two-consumers");
   return c;
