@@ -106,10 +106,10 @@ void rect(Out o, double x, double y, double w, double h, std::string_view fill, 
 }
 
 std::vector<Span> merged_spans(const std::vector<Span>& spans, const Scale& sc) {
-  // Processing batches closer than a pixel merge into one shape, so that a busy consumer
+  // Processing batches less than three pixels apart merge into one shape, so that a busy consumer
   // stays a handful of rectangles rather than thousands.
   std::vector<Span> out;
-  const std::int64_t gap = std::max<std::int64_t>(1, sc.duration_us / static_cast<std::int64_t>(kPlotWidth * 2));
+  const std::int64_t gap = std::max<std::int64_t>(1, sc.duration_us * 3 / static_cast<std::int64_t>(kPlotWidth));
   std::size_t batches = 0;
   for (const auto& s : spans) {
     if (s.kind != "processing") {
@@ -329,7 +329,7 @@ void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t ma
 void render_sequence(Out o, const Timeline& tl, const Rebalance& r, bool shown) {
   const auto [from, to] = rebalance_window(tl, r);
   const Sequence seq = sequence_between(tl, r.group, from, to, kMaxSequenceRows);
-  const double col = 180, left = 90, row_h = 19, top = 34;
+  const double col = seq.participants.size() > 8 ? 110 : 180, left = 90, row_h = 19, top = 34;
   const double width = left + col * static_cast<double>(std::max<std::size_t>(1, seq.participants.size())) + 150;
   const double height = top + row_h * static_cast<double>(seq.rows.size() + 1) + (seq.omitted ? 20 : 0);
   std::map<std::string, double> x_of;

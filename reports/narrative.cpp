@@ -49,9 +49,14 @@ std::vector<std::string> narrate(const Timeline& tl) {
     std::vector<std::string> facts;
     if (const Lane* who = named_member(tl, r.trigger)) {
       // What the member the trigger names last did before the coordinator acted on it.
+      // Only what happened since the group's previous rebalance: a rejoin is not news of a start.
+      std::int64_t since = 0;
+      for (const auto& q : tl.rebalances)
+        if (q.group == r.group && q.index < r.index) since = std::max(since, q.end_us);
       const Instant* last = nullptr;
       for (const auto& i : who->instants) {
         if (i.t_us > r.start_us) break;
+        if (i.t_us < since) continue;
         if (i.kind == "start" || i.kind == "stop" || i.kind == "crash" || i.kind == "fenced") last = &i;
       }
       if (last != nullptr) {

@@ -413,8 +413,8 @@ Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
       } else if (type == "consumer.reconcile") {
         const auto revoked = strings(f, "revoked"), added = strings(f, "added");
         instant(ls, t, "heartbeat",
-                fmt::format("heartbeat brought epoch {}: target {}; revoke {}; add {}", num(f, "epoch"),
-                            compress_partitions(strings(f, "target")), compress_partitions(revoked),
+                fmt::format("ConsumerGroupHeartbeat response (member epoch {}, target {}, revoke {}, add {})",
+                            num(f, "epoch"), compress_partitions(strings(f, "target")), compress_partitions(revoked),
                             compress_partitions(added)));
         if (!revoked.empty() && ls.revoking_since < 0) ls.revoking_since = t;
         if (ls.waiting_since < 0 && !added.empty()) ls.waiting_since = t;

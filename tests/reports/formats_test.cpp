@@ -183,8 +183,8 @@ TEST_CASE("csv: every row as wide as the header; lag totals per sampling instant
   REQUIRE(rows.size() == 1 + 39 - 4);  // the header and every line but the 4 lag samples
   for (const auto& r : rows) CHECK(r.size() == 7);
   CHECK(rows[0] == std::vector<std::string>{"time_ms", "type", "consumer", "group", "partitions", "epoch", "detail"});
-  CHECK(rows[11] == std::vector<std::string>{"1005.000", "assignment", "A", "", "orders-0 orders-1 orders-2", "", ""});
-  CHECK(rows[18] == std::vector<std::string>{"6048.000", "rpc", "A", "", "", "", R"({"dir":"recv","from":"broker-0","to":"A","api":"Heartbeat","id":3,"error":"REBALANCE_IN_PROGRESS"})"});
+  CHECK(rows[12] == std::vector<std::string>{"1005.000", "assignment", "A", "", "orders-0 orders-1 orders-2", "", ""});
+  CHECK(rows[17] == std::vector<std::string>{"6048.000", "rpc", "A", "", "", "", R"({"dir":"recv","from":"broker-0","to":"A","api":"Heartbeat","id":3,"error":"REBALANCE_IN_PROGRESS"})"});
   const auto lag = testing::csv_rows(reports::render_lag_csv(testing::kEagerTrace));
   REQUIRE(lag.size() == 1 + 4 + 2);
   for (const auto& r : lag) CHECK(r.size() == 8);
@@ -203,7 +203,7 @@ TEST_CASE("html: one lane per consumer, one marker per rebalance, self-contained
   };
   CHECK(count("data-consumer=\"A\"") == 1);
   CHECK(count("data-consumer=\"B\"") == 1);
-  CHECK(count("data-rebalance=") == 2);
+  CHECK(count("class=\"rb\" data-rebalance=") == 2);
   CHECK(count("data-rebalance=\"2\" data-variant=\"classic-eager\" data-trigger=\"member B joined\"") == 1);
   CHECK(count("http://") == count("http://www.w3.org/2000/svg"));  // no fetch: only the SVG namespace
   CHECK(count("https://") == 0);

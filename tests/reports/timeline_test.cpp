@@ -83,8 +83,9 @@ TEST_CASE("timeline: group band, messages and lag totals") {
   REQUIRE(t.groups.size() == 1);
   const auto& band = t.groups[0];
   // PreparingRebalance of the first join lasts 0 µs and draws nothing.
-  REQUIRE(band.segments.size() == 4);
+  REQUIRE(band.segments.size() == 5);
   CHECK(band.segments[0].state == "CompletingRebalance");
+  CHECK(band.segments[0].label == "CompletingRebalance · generation 1 (all members joined)");
   CHECK(band.segments[2].state == "PreparingRebalance");
   CHECK(band.segments[2].start_us == 3'126'000);
   CHECK(band.segments[2].end_us == 6'051'000);
