@@ -225,10 +225,10 @@ void render_lag(Out o, const Timeline& tl, const Scale& sc, double y, std::int64
     }
     fmt::format_to(o, "{:.2f},{:.1f}\"><title>{}</title></polyline>", sc.x(tl.duration_us), last_y, esc(title));
   };
-  std::size_t drawn = 0;
-  for (std::size_t p = 0; p < tl.lag.size(); ++p) {
+  std::size_t series = 0;
+  for (const auto& l : tl.lag) series += l.empty() ? 0 : 1;
+  for (std::size_t p = 0; p < tl.lag.size() && series <= kMaxSeries; ++p) {
     if (tl.lag[p].empty()) continue;
-    if (++drawn > kMaxSeries) break;
     std::int64_t peak = 0;
     for (const auto& pt : tl.lag[p]) peak = std::max(peak, pt.lag);
     polyline(tl.lag[p], partition_colour(static_cast<int>(p)), 1, fmt::format("lag of {} (max {})", tl.partitions[p], peak));

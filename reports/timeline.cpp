@@ -510,6 +510,11 @@ std::pair<std::int64_t, std::int64_t> rebalance_window(const Timeline& t, const 
     if (m.send_us > r.start_us) break;
     if (m.send_us >= r.start_us - 5'000'000 && m.recv_us >= r.start_us) from = std::min(from, m.send_us);
   }
+  // A round trip that ended just before (JoinGroup's MEMBER_ID_REQUIRED answer) belongs too.
+  for (const auto& m : t.messages) {
+    if (m.send_us > r.start_us) break;
+    if (m.recv_us >= from && m.recv_us <= r.start_us && m.send_us < from && m.send_us >= from - 1'000'000) from = m.send_us;
+  }
   return {from, r.end_us};
 }
 
