@@ -102,7 +102,7 @@ using Out = std::back_insert_iterator<std::string>;
 void rect(Out o, double x, double y, double w, double h, std::string_view fill, std::string_view title,
           std::string_view extra = "") {
   fmt::format_to(o, "<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\"{}><title>{}</title></rect>",
-                 x, y, w, h, fill, extra, esc(title));
+                 x, y, w, h, fill, extra, esc(clip(std::string(title), 300)));
 }
 
 std::vector<Span> merged_spans(const std::vector<Span>& spans, const Scale& sc) {

@@ -290,7 +290,17 @@ Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
         label = fmt::format("group epoch {}", num(f, "epoch"));
         if (f.contains("assignment_epoch")) label += fmt::format(", target assignment epoch {}", assignment_epoch[g]);
       }
-      if (f.contains("members")) label += ", members " + compress_partitions(strings(f, "members"));
+      if (f.contains("members")) {
+        // A thousand members would make every epoch's label kilobytes long: name the first few.
+        const auto members = strings(f, "members");
+        std::string names;
+        for (std::size_t k = 0; k < members.size() && k < 8; ++k) {
+          if (k > 0) names += ", ";
+          names += members[k];
+        }
+        if (members.size() > 8) names += fmt::format(" and {} more", members.size() - 8);
+        label += fmt::format(", {} member{}: {}", members.size(), members.size() == 1 ? "" : "s", names);
+      }
       if (f.contains("reason")) label += " (" + str(f, "reason") + ")";
       tl.groups[gs.index].epochs.push_back(Instant{t, "epoch", label});
       if (gs.open) {
