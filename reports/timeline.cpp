@@ -49,6 +49,7 @@ struct LaneState {
   std::int64_t crashed_since = -1;
   std::int64_t paused_until = -1;
   std::int64_t paused_since = -1;
+  std::int64_t waiting_cap = -1;  // a wait opened because a rebalance still owes partitions ends with it
   bool unreleased = false;  // KIP-848: the coordinator holds partitions back until their owner revokes them
   std::map<std::string, std::int64_t> callbacks;  // callback name -> start
   std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> batches;  // batch -> (start, count)
@@ -205,8 +206,10 @@ Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
     tl.lanes[ls.index].instants.push_back(Instant{t, std::move(kind), std::move(label)});
   };
   auto close_waiting = [&](LaneState& ls, std::int64_t t) {
-    if (ls.waiting_since >= 0 && t > ls.waiting_since) span(ls, ls.waiting_since, t, "waiting", "waiting for assignment");
+    const std::int64_t end = ls.waiting_cap >= 0 ? std::min(t, ls.waiting_cap) : t;
+    if (ls.waiting_since >= 0 && end > ls.waiting_since) span(ls, ls.waiting_since, end, "waiting", "waiting for assignment");
     ls.waiting_since = -1;
+    ls.waiting_cap = -1;
   };
   auto group_band = [&](const std::string& name) -> GroupState& {
     auto it = groups.find(name);
@@ -231,14 +234,14 @@ Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
   // A consumer-protocol member keeps waiting after an assignment while its rebalance still
   // owes it partitions (KIP-848 hands them over once their previous owner has revoked them).
   auto still_owed = [&](const std::string& consumer, const std::string& group, std::int64_t t,
-                        const std::vector<std::string>& owned) {
+                        const std::vector<std::string>& owned) -> std::int64_t {
     for (const auto& r : tl.rebalances) {
       if (r.group != group || t < r.start_us || t >= r.end_us) continue;
       if (!r.assigned.contains(consumer)) continue;
       for (const auto& p : r.assigned[consumer])
-        if (p.is_string() && std::find(owned.begin(), owned.end(), p.get<std::string>()) == owned.end()) return true;
+        if (p.is_string() && std::find(owned.begin(), owned.end(), p.get<std::string>()) == owned.end()) return r.end_us;
     }
-    return false;
+    return -1;
   };
 
   for (const auto& line : lines) {
@@ -441,7 +444,9 @@ Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
         close_owned(ls, t);
         ls.owned = owned;
         close_waiting(ls, t);
-        if (ls.unreleased || still_owed(name, ln.group, t, owned)) ls.waiting_since = t;
+        const std::int64_t owed_until = still_owed(name, ln.group, t, owned);
+        if (ls.unreleased || owed_until >= 0) ls.waiting_since = t;
+        if (!ls.unreleased && owed_until >= 0) ls.waiting_cap = owed_until;
       } else if (type == "records.fetched") {
         ls.batches[num(f, "batch")] = {t, num(f, "count")};
       } else if (type == "records.processed") {
