@@ -90,7 +90,12 @@ final class ClientCases {
         return new Cluster("c", nodes, parts, new HashSet<>(), new HashSet<>());
     }
 
-    /** The owned list the way the eager StickyAssignor's user data decodes it (topics grouped in HashMap order). */
+    /**
+     * The owned list the way the eager StickyAssignor's user data decodes it: grouped by topic in
+     * the order of a HashMap filled with computeIfAbsent (which puts a new key at the head of its
+     * bucket, so colliding topics come out in reverse order of first appearance). What Kafka does
+     * when it encodes the member's assignment; applied once to what the member holds.
+     */
     static List<TopicPartition> stickyDecodedOrder(List<TopicPartition> owned) {
         Map<String, List<Integer>> byTopic = new HashMap<>();
         for (TopicPartition tp : owned) byTopic.computeIfAbsent(tp.topic(), t -> new ArrayList<>()).add(tp.partition());
@@ -131,14 +136,14 @@ final class ClientCases {
 
     // ---- generation ------------------------------------------------------------------------
 
+    /** Share of cases with realistic (long) member ids; small to keep committed files small. */
+    static double longIds = 0.15;
+
     static Group randomGroup(Gen r, int sizeClass) {
         Group g = new Group();
         int nTopics = Gen.topics(r, sizeClass);
         int maxParts = Gen.maxPartitions(sizeClass);
-        for (int t = 0; t < nTopics; t++) {
-            int n = r.chance(0.03) ? 0 : r.between(1, maxParts);
-            g.topics.put("t" + t, n);
-        }
+        for (String t : r.topicNames(nTopics)) g.topics.put(t, r.chance(0.03) ? 0 : r.between(1, maxParts));
         List<String> names = new ArrayList<>(g.topics.keySet());
         boolean racks = r.chance(0.35);
         List<String> rackPool = new ArrayList<>();
@@ -158,10 +163,10 @@ final class ClientCases {
             }
         }
         int n = r.members(sizeClass);
-        List<String> ids = r.ids("c", n, sizeClass == 0 ? 20 : n * 3);
+        List<String> ids = r.memberIds("c", n, sizeClass == 0 ? 20 : n * 3, longIds);
         boolean homogeneous = r.chance(0.5);
         List<String> common = r.subset(names, 1);
-        if (r.chance(0.05)) common.add("x"); // a topic that does not exist
+        if (r.chance(0.05)) common.add("no_such"); // a topic that does not exist
         boolean statics = r.chance(0.2);
         for (String id : ids) {
             Member m = new Member();
@@ -171,7 +176,7 @@ final class ClientCases {
                 m.topics = new ArrayList<>(common);
             } else {
                 m.topics = r.subset(names, 1);
-                if (r.chance(0.03)) m.topics.add("x");
+                if (r.chance(0.03)) m.topics.add("no_such");
             }
             if (racks || r.chance(0.1)) {
                 double p = r.rnd.nextDouble();
@@ -244,7 +249,6 @@ final class ClientCases {
                 List<TopicPartition> theirs = before.getOrDefault(other.id, List.of());
                 if (!theirs.isEmpty()) m.owned.add(r.pick(theirs));
             }
-            if (name.equals("sticky")) m.owned = stickyDecodedOrder(m.owned);
         }
     }
 
@@ -264,7 +268,9 @@ final class ClientCases {
             if (m.instanceId != null) mj.put("instance_id", m.instanceId);
             if (!m.owned.isEmpty()) {
                 List<Object> owned = new ArrayList<>();
-                for (TopicPartition tp : m.owned) owned.add(Json.pair(tp.topic(), tp.partition()));
+                // Vectors give owned partitions as the assignor decodes them.
+                List<TopicPartition> decoded = name.equals("sticky") ? stickyDecodedOrder(m.owned) : m.owned;
+                for (TopicPartition tp : decoded) owned.add(Json.pair(tp.topic(), tp.partition()));
                 mj.put("owned", owned);
             }
             if (m.generation >= 0) mj.put("generation", m.generation);

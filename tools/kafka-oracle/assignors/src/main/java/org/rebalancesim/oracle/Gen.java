@@ -52,6 +52,44 @@ final class Gen {
         return out;
     }
 
+    /**
+     * Member ids in one of three styles per case: short ("c17"), the classic consumer's
+     * "consumer-<group>-<n>-<uuid>", or a 22-character base64 Uuid as KIP-848 clients send.
+     */
+    List<String> memberIds(String prefix, int n, int spread, double longShare) {
+        List<String> ids = ids(prefix, n, spread);
+        if (!chance(longShare)) return ids;
+        boolean classic = chance(0.5);
+        List<String> out = new ArrayList<>();
+        for (String id : ids) {
+            java.util.UUID u = new java.util.UUID(rnd.nextLong(), rnd.nextLong());
+            if (classic) {
+                out.add("consumer-g-" + id.substring(prefix.length()) + "-" + u);
+            } else {
+                out.add(new org.apache.kafka.common.Uuid(u.getMostSignificantBits(), u.getLeastSignificantBits()).toString());
+            }
+        }
+        return out;
+    }
+
+    /** Topic names: "t0", "t1", ... or, in some cases, random names whose order and hashes differ. */
+    List<String> topicNames(int n) {
+        List<String> out = new ArrayList<>();
+        if (!chance(0.25)) {
+            for (int t = 0; t < n; t++) out.add("t" + t);
+            return out;
+        }
+        java.util.Set<String> used = new java.util.HashSet<>();
+        while (out.size() < n) {
+            StringBuilder s = new StringBuilder();
+            int len = between(1, 6);
+            for (int i = 0; i < len; i++) s.append((char) ('a' + rnd.nextInt(26)));
+            if (chance(0.3)) s.append('-').append(rnd.nextInt(100));
+            if (used.add(s.toString())) out.add(s.toString());
+        }
+        return out;
+    }
+
     /** Group size classes: mostly tiny, some up to a dozen members, rare ones up to 120, big ones up to 1000. */
     int members(int sizeClass) {
         return switch (sizeClass) {

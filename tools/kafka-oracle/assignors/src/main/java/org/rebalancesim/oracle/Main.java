@@ -18,6 +18,7 @@ import java.util.Map;
  * Usage: Main --out DIR [--seed N] [--cases N] [--big N]
  *   --cases: small and medium cases per assignor (default 7000)
  *   --big:   cases per assignor with 300 to 1000 members (default 2)
+ *   --long-ids F: share of cases with Kafka-style long member ids (default 0.15)
  *   --medium: draw 3 to 120 members instead of mostly tiny groups (for bug hunts, not committed)
  */
 public final class Main {
@@ -48,6 +49,7 @@ public final class Main {
                 case "--cases" -> cases = Integer.parseInt(args[++i]);
                 case "--big" -> big = Integer.parseInt(args[++i]);
                 case "--medium" -> medium = true;
+                case "--long-ids" -> ClientCases.longIds = Double.parseDouble(args[++i]);
                 default -> {
                     System.err.println("unknown argument " + args[i] + "\nusage: Main --out DIR [--seed N] [--cases N] [--big N]");
                     System.exit(2);
@@ -61,7 +63,7 @@ public final class Main {
         Main.medium = medium;
         Files.createDirectories(out);
         for (Kind k : KINDS) {
-            int small = k.assignor == null ? cases / 2 : cases;
+            int small = k.assignor == null ? cases * 2 / 7 : cases; // reconciliation cases are the largest
             write(out.resolve(k.file + ".json"), k, seed, small, false);
             if (k.assignor != null && big > 0) write(out.resolve(k.file + ".large.json"), k, seed, big, true);
         }

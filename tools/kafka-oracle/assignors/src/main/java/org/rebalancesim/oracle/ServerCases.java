@@ -188,17 +188,17 @@ final class ServerCases {
         Group g = new Group();
         int nTopics = Gen.topics(r, sizeClass);
         int maxParts = Gen.maxPartitions(sizeClass);
-        for (int t = 0; t < nTopics; t++) {
-            g.topics.put("t" + t, r.chance(0.03) ? 0 : r.between(1, maxParts));
-            g.ids.put("t" + t, randomUuid(r));
+        for (String t : r.topicNames(nTopics)) {
+            g.topics.put(t, r.chance(0.03) ? 0 : r.between(1, maxParts));
+            g.ids.put(t, randomUuid(r));
         }
         List<String> names = new ArrayList<>(g.topics.keySet());
         int n = r.members(sizeClass);
         if (name.equals("simple") && sizeClass == 0 && r.chance(0.3)) n = r.between(4, 9); // more members than partitions
-        List<String> ids = r.ids("m", n, sizeClass == 0 ? 20 : n * 3);
+        List<String> ids = r.memberIds("m", n, sizeClass == 0 ? 20 : n * 3, ClientCases.longIds);
         boolean homogeneous = r.chance(0.5);
         List<String> common = r.subset(names, 1);
-        if (r.chance(0.05)) common.add("x");
+        if (r.chance(0.05)) common.add("no_such");
         for (String id : ids) {
             Member m = new Member();
             m.id = id;
@@ -228,8 +228,8 @@ final class ServerCases {
             prev.topics.put(t.getKey(), r.chance(0.15) && n > 1 ? r.between(1, n - 1) : n);
         }
         if (r.chance(0.1)) { // a topic since deleted
-            prev.topics.put("gone", r.between(1, 4));
-            g.ids.put("gone", randomUuid(r));
+            prev.topics.put("deleted_t", r.between(1, 4));
+            g.ids.put("deleted_t", randomUuid(r));
         }
         for (Member m : g.members) {
             if (!r.chance(0.75)) continue;
@@ -237,9 +237,9 @@ final class ServerCases {
             p.id = m.id;
             p.instanceId = m.instanceId;
             p.topics = r.chance(0.1) ? r.subset(new ArrayList<>(prev.topics.keySet()), 1) : m.topics;
-            if (g.ids.containsKey("gone") && r.chance(0.5)) {
+            if (g.ids.containsKey("deleted_t") && r.chance(0.5)) {
                 p.topics = new ArrayList<>(p.topics);
-                p.topics.add("gone");
+                p.topics.add("deleted_t");
             }
             prev.members.add(p);
         }
