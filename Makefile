@@ -38,7 +38,7 @@ clean:
 # Differential assignor testing: run Kafka 4.4.0's own assignors (through Maven) on seeded random
 # groups and rewrite the vectors in fidelity/assignors/ (checked by ctest without Java).
 SEED ?= 1
-CASES ?= 7000
+CASES ?= 8000
 BIG ?= 2
 ORACLE_ASSIGNORS := tools/kafka-oracle/assignors
 oracle-assignors:

@@ -16,7 +16,7 @@ import java.util.Map;
  * and size class. Same seed and counts give byte-identical files.
  *
  * Usage: Main --out DIR [--seed N] [--cases N] [--big N]
- *   --cases: small and medium cases per assignor (default 7000)
+ *   --cases: small and medium cases per assignor (default 8000)
  *   --big:   cases per assignor with 300 to 1000 members (default 2)
  *   --long-ids F: share of cases with Kafka-style long member ids (default 0.15)
  *   --medium: draw 3 to 120 members instead of mostly tiny groups (for bug hunts, not committed)
@@ -39,7 +39,7 @@ public final class Main {
     public static void main(String[] args) throws IOException {
         Path out = null;
         long seed = 1;
-        int cases = 7000;
+        int cases = 8000;
         int big = 2;
         boolean medium = false;
         for (int i = 0; i < args.length; i++) {
