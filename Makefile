@@ -10,7 +10,7 @@ TEST_PACKAGES := chromium
 DEMO_SCENARIO := scenarios/examples/two-consumers.json
 DEMO_OUT := out/two-consumers
 
-.PHONY: deps test-deps build demo test clean
+.PHONY: deps test-deps build demo test clean oracle-assignors
 
 deps test-deps:
 	@missing=""; for p in $(if $(filter test-deps,$@),$(TEST_PACKAGES),$(DEB_PACKAGES)); do \
@@ -38,3 +38,14 @@ test: build test-deps
 
 clean:
 	rm -rf $(BUILD_DIR) build-asan out
+
+# Differential assignor testing: run Kafka 4.4.0's own assignors (through Maven) on seeded random
+# groups and rewrite the vectors in fidelity/assignors/ (checked by ctest without Java).
+SEED ?= 1
+CASES ?= 8000
+BIG ?= 2
+ORACLE_ASSIGNORS := tools/kafka-oracle/assignors
+oracle-assignors:
+	mvn -q -B -f $(ORACLE_ASSIGNORS)/pom.xml package
+	java -cp "$(ORACLE_ASSIGNORS)/target/classes:$(ORACLE_ASSIGNORS)/target/lib/*" \
+	  org.rebalancesim.oracle.Main --out fidelity/assignors --seed $(SEED) --cases $(CASES) --big $(BIG)

@@ -15,6 +15,7 @@
 #include "sim/assert.hpp"
 #include "tools/bench/client_bench.hpp"
 #include "tools/conformance/client_conformance.hpp"
+#include "tools/conformance/file_defaults.hpp"
 #include "tools/bench/server_bench.hpp"
 #include "tools/conformance/server_conformance.hpp"
 #include "tools/assign.hpp"
@@ -179,6 +180,7 @@ int cmd_conformance(const std::vector<std::string>& files) {
     } catch (const nlohmann::json::exception& e) {
       throw ScenarioError(f, {std::string("not JSON: ") + e.what()});
     }
+    assignors::apply_file_defaults(doc);
     const std::string kind = doc.value("kind", "");
     std::vector<assignors::ConformanceCaseResult> results;
     if (kind == "client-assignor") results = assignors::run_client_assignor_vectors(doc);
