@@ -49,6 +49,7 @@ oracle-assignors:
 	mvn -q -B -f $(ORACLE_ASSIGNORS)/pom.xml package
 	java -cp "$(ORACLE_ASSIGNORS)/target/classes:$(ORACLE_ASSIGNORS)/target/lib/*" \
 	  org.rebalancesim.oracle.Main --out fidelity/assignors --seed $(SEED) --cases $(CASES) --big $(BIG)
+
 # Real Kafka 4.4.0 as the oracle (tools/kafka-oracle/, Java 17 and Maven; Maven fetches Kafka
 # from Maven Central on first use):
 #   make oracle SCENARIO=scenarios/classic/crash-session-timeout.json [VARIANTS="classic-eager consumer"] [ORACLE_OUT=out/oracle]
