@@ -15,10 +15,12 @@
 #include "sim/assert.hpp"
 #include "tools/bench/client_bench.hpp"
 #include "tools/conformance/client_conformance.hpp"
+#include "tools/conformance/file_defaults.hpp"
 #include "tools/bench/server_bench.hpp"
 #include "tools/conformance/server_conformance.hpp"
 #include "tools/assign.hpp"
 #include "tools/bench/bench.hpp"
+#include "tools/compare_cli.hpp"
 #include "tools/inspect_cli.hpp"
 #include "tools/report_cli.hpp"
 #include "tools/runner.hpp"
@@ -45,7 +47,8 @@ const char* kExamples = R"(Examples:
   rebalance-sim assign scenarios/assign/cooperative-sticky-one-member-leaves.json
   rebalance-sim bench kernel
   rebalance-sim dump-log scenarios/examples/two-consumers.json --partition 18
-  rebalance-sim describe scenarios/examples/two-consumers.json --at 12000 --members --verbose)";
+  rebalance-sim describe scenarios/examples/two-consumers.json --at 12000 --members --verbose
+  rebalance-sim compare scenarios/examples/two-consumers.json --real fidelity/real/two-consumers)";
 
 std::vector<std::string> scenario_files(const std::vector<std::string>& args) {
   std::vector<std::string> files;
@@ -179,6 +182,7 @@ int cmd_conformance(const std::vector<std::string>& files) {
     } catch (const nlohmann::json::exception& e) {
       throw ScenarioError(f, {std::string("not JSON: ") + e.what()});
     }
+    assignors::apply_file_defaults(doc);
     const std::string kind = doc.value("kind", "");
     std::vector<assignors::ConformanceCaseResult> results;
     if (kind == "client-assignor") results = assignors::run_client_assignor_vectors(doc);
@@ -281,6 +285,8 @@ int main(int argc, char** argv) {
   InspectArgs inspect_args;
   auto* dump_log = add_dump_log_subcommand(app, inspect_args);
   auto* describe = add_describe_subcommand(app, inspect_args);
+  CompareArgs compare_args;
+  auto* compare = add_compare_subcommand(app, compare_args);
 
   std::string report_dir;
   FormatArgs report_formats;
@@ -310,6 +316,7 @@ int main(int argc, char** argv) {
     }
     if (dump_log->parsed()) return cmd_dump_log(inspect_args);
     if (describe->parsed()) return cmd_describe(inspect_args);
+    if (compare->parsed()) return cmd_compare(compare_args);
   } catch (const ScenarioError& e) {
     std::cerr << e.what() << "\n";
     return kBadInput;
