@@ -126,6 +126,7 @@ void AsyncConsumer::reset_client_state() {
   in_poll_ = false;
   busy_ = false;
   stop_requested_ = false;
+  wakeup_pending_ = false;
   close_stage_ = CloseStage::None;
   close_commit_id_.reset();
   close_commit_sent_ = false;
@@ -135,6 +136,7 @@ void AsyncConsumer::reset_client_state() {
   coordinator_lookup_attempts_ = 0;
   coordinator_lookup_not_before_ = kernel_.now();
   in_flight_.clear();
+  reset_metadata();
   for (sim::Timer* t :
        {&poll_return_timer_, &callback_timer_, &close_retry_timer_, &heartbeat_timer_, &poll_timer_,
         &request_timeout_timer_, &coordinator_retry_timer_, &stall_end_timer_, &pause_end_timer_,

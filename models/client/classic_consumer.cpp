@@ -79,6 +79,7 @@ void ClassicConsumer::reset_client_state() {
   in_poll_ = false;
   busy_ = false;
   stop_requested_ = false;
+  wakeup_pending_ = false;
   fatal_ = false;
   close_stage_ = CloseStage::None;
   prepare_commit_id_.reset();
@@ -89,6 +90,7 @@ void ClassicConsumer::reset_client_state() {
   heartbeat_failed_ = false;
   heartbeat_attempts_ = 0;
   in_flight_.clear();
+  reset_metadata();
   for (sim::Timer* t : {&poll_return_timer_, &retry_timer_, &auto_commit_timer_, &callback_timer_,
                         &fetch_wake_timer_, &processing_timer_, &commit_retry_timer_, &loop_timer_,
                         &heartbeat_tick_, &request_timeout_timer_, &metadata_timer_, &stall_end_timer_,
@@ -115,6 +117,7 @@ void ClassicConsumer::start() {
 }
 
 void ClassicConsumer::refresh_metadata(const std::string& why) {
+  refresh_leaders(why);
   std::map<std::string, std::int32_t> fresh;
   for (const auto& [topic, n] : cluster_.partitions_per_topic) fresh[topic] = n;
   if (fresh != metadata_) {

@@ -119,9 +119,11 @@ class ClassicConsumer final : public ConsumerClient {
   std::vector<JoinGroupProtocol> join_protocols() const;
   std::vector<SyncGroupAssignment> run_assignor(const JoinGroupResponse& r);
   void take_assignment_snapshot(const JoinGroupResponse& r);
-  /// The client's metadata cache: refreshed when the consumer starts, when a topic it needs is
-  /// unknown, and every metadata.max.age.ms (NetworkClient's maybeUpdate).
+  /// The client's metadata cache (partition counts and leaders): refreshed when the consumer
+  /// starts, when a topic it needs is unknown, every metadata.max.age.ms (NetworkClient's
+  /// maybeUpdate), and after a requested update (a disconnect, NOT_LEADER_OR_FOLLOWER).
   void refresh_metadata(const std::string& why);
+  void on_metadata_response(const std::string& why) override { refresh_metadata(why); }
   /// The leader's check of ConsumerCoordinator.rejoinNeededOrPending: partition counts of the
   /// group's topics differ from those the last assignment was computed with.
   bool assignment_metadata_changed() const;

@@ -50,13 +50,17 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, sim::Tracer& tracer,
                          process_.resume();
                        }),
       restart_timer_(kernel, [this] { start(); }),
+      metadata_update_timer_(kernel, [this] { on_metadata_response(metadata_update_reason_); },
+                             &network_thread_),
+      fetch_error_timer_(kernel, [this] { on_fetch_errors(); }, &network_thread_),
       consumption_(kernel, tracer, workload, lag,
                    RecordConsumption::Options{
                        spec.name, config_.group_id, config_.max_poll_records,
                        config_.auto_offset_reset, spec.processing,
                        [this](const TopicPartition& tp) {
                          const sim::NodeId leader = partition_leader(tp);
-                         return !network_.is_cut(leader, node_) && !network_.is_cut(node_, leader);
+                         return leader_known(tp) && !network_.is_cut(leader, node_) &&
+                                !network_.is_cut(node_, leader);
                        },
                        [this](const TopicPartition& tp) {
                          // The mean one-way latency of the leader's link (no draw: no RNG use).
@@ -78,19 +82,125 @@ sim::NodeId ConsumerClient::partition_leader(const TopicPartition& tp) const {
 
 std::size_t ConsumerClient::partition_leader_index(const TopicPartition& tp) const {
   const auto n = cluster_.broker_nodes.size();
-  const auto replicas = std::min<std::size_t>(
-      n, static_cast<std::size_t>(std::max(1, cluster_.offsets_topic_replication_factor)));
-  for (std::size_t k = 0; k < replicas; ++k) {
-    const std::size_t b = (static_cast<std::size_t>(tp.partition) + k) % n;
-    if (b >= cluster_.broker_down.size() || !cluster_.broker_down[b]) return b;
+  const auto it = known_leaders_.find(tp);
+  const std::int32_t leader = it != known_leaders_.end() ? it->second : tp.partition % static_cast<std::int32_t>(n);
+  return leader >= 0 ? static_cast<std::size_t>(leader) : static_cast<std::size_t>(tp.partition) % n;
+}
+
+bool ConsumerClient::leader_known(const TopicPartition& tp) const {
+  const auto it = known_leaders_.find(tp);
+  const std::int32_t known =
+      it != known_leaders_.end() ? it->second : tp.partition % cluster_.brokers();
+  return known >= 0 && known == cluster_.data_leader(tp) &&
+         !cluster_.broker_down[static_cast<std::size_t>(known)];
+}
+
+void ConsumerClient::reset_metadata() {
+  metadata_update_timer_.cancel();
+  fetch_error_timer_.cancel();
+  metadata_refresh_attempts_ = 0;
+  // A new process bootstraps: its first metadata answer is the cluster's current one.
+  known_leaders_ = cluster_.data_leaders;
+  last_metadata_refresh_ = kernel_.now();
+}
+
+void ConsumerClient::request_metadata_update(const std::string& why) {
+  if (!process_.alive() || metadata_update_timer_.armed()) return;
+  metadata_update_reason_ = why;
+  // Metadata.timeToNextUpdate: an update waits for the refresh backoff since the last one
+  // (retry.backoff.ms, doubled per refresh that left a leader unknown, up to
+  // retry.backoff.max.ms; the jitter of Kafka's ExponentialBackoff is left out).
+  const double backoff = std::min(
+      static_cast<double>(config_.retry_backoff_max_ms),
+      static_cast<double>(config_.retry_backoff_ms) * std::pow(2.0, std::min(metadata_refresh_attempts_, 30)));
+  const sim::SimTime at = std::max(kernel_.now(), last_metadata_refresh_ + sim::ms(static_cast<std::int64_t>(backoff)));
+  metadata_update_timer_.arm_at(at);
+}
+
+void ConsumerClient::refresh_leaders(const std::string& why) {
+  last_metadata_refresh_ = kernel_.now();
+  metadata_update_timer_.cancel();
+  nlohmann::ordered_json moved = nlohmann::ordered_json::object();
+  consumption_.for_each_assigned([&](const TopicPartition& tp) {
+    const auto it = known_leaders_.find(tp);
+    const std::int32_t before = it != known_leaders_.end() ? it->second : tp.partition % cluster_.brokers();
+    const std::int32_t now = cluster_.data_leader(tp);
+    if (before != now)
+      moved[tp.str()] = now < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(now);
+  });
+  known_leaders_ = cluster_.data_leaders;
+  if (!moved.empty())
+    tracer_.emit("consumer.leaders", {{"consumer", spec_.name}, {"leaders", moved}, {"reason", why}});
+  // A leader that is still down (crashed, not yet fenced by the controller) or missing: the
+  // next Fetch fails to connect, and the client asks again after a longer backoff.
+  bool unknown = false;
+  consumption_.for_each_assigned([&](const TopicPartition& tp) { unknown = unknown || !leader_known(tp); });
+  if (unknown) {
+    ++metadata_refresh_attempts_;
+    request_metadata_update(why);
+  } else {
+    metadata_refresh_attempts_ = 0;
   }
-  return static_cast<std::size_t>(tp.partition) % n;
+  if (!moved.empty()) on_app_wake();
+}
+
+void ConsumerClient::on_leaders_changed() {
+  if (!process_.alive()) return;
+  // The first assigned partition whose Fetch goes to a live broker that no longer leads it: the
+  // resigned leader completes the Fetch at once with NOT_LEADER_OR_FOLLOWER, which arrives one
+  // round trip later. (A Fetch to a broker that died fails with the disconnect instead.)
+  std::optional<TopicPartition> stale;
+  consumption_.for_each_assigned([&](const TopicPartition& tp) {
+    if (stale) return;
+    const auto b = partition_leader_index(tp);
+    if (!cluster_.broker_down[b] && static_cast<std::int32_t>(b) != cluster_.data_leader(tp)) stale = tp;
+  });
+  if (!stale || fetch_error_timer_.armed()) return;
+  const sim::NodeId old = partition_leader(*stale);
+  const double rtt_ms = network_.link_spec(node_, old).latency.expected_ms() +
+                        network_.link_spec(old, node_).latency.expected_ms();
+  fetch_error_timer_.arm(sim::SimTime{static_cast<std::int64_t>(std::llround(rtt_ms * 1000.0))});
+}
+
+void ConsumerClient::on_fetch_errors() {
+  nlohmann::ordered_json partitions = nlohmann::ordered_json::array();
+  std::optional<sim::NodeId> from;
+  consumption_.for_each_assigned([&](const TopicPartition& tp) {
+    const auto b = partition_leader_index(tp);
+    if (cluster_.broker_down[b] || static_cast<std::int32_t>(b) == cluster_.data_leader(tp)) return;
+    if (!from) from = cluster_.broker_nodes[b];
+    if (cluster_.broker_nodes[b] == *from) partitions.push_back(tp.str());
+  });
+  if (!from) return;
+  tracer_.emit("fetch.error", {{"consumer", spec_.name},
+                               {"broker", network_.name(*from)},
+                               {"partitions", partitions},
+                               {"error", "NOT_LEADER_OR_FOLLOWER"}});
+  request_metadata_update("NOT_LEADER_OR_FOLLOWER");
+  // Partitions of another stale broker answer in their own round trip.
+  on_leaders_changed();
 }
 
 void ConsumerClient::request_stop() {
   if (!process_.alive() || close_stage_ != CloseStage::None) return;
   tracer_.emit("consumer.stop", {{"consumer", spec_.name}});
   stop_requested_ = true;
+  if (spec_.on_stop != StopMode::Wakeup) return;
+  wakeup_pending_ = true;
+  maybe_trigger_wakeup();
+}
+
+bool ConsumerClient::maybe_trigger_wakeup() {
+  if (!wakeup_pending_ || !in_poll_ || busy_ || !app_.runnable() || close_stage_ != CloseStage::None)
+    return false;
+  wakeup_pending_ = false;
+  tracer_.emit("consumer.wakeup", {{"consumer", spec_.name}, {"exception", "WakeupException"}});
+  in_poll_ = false;
+  poll_return_timer_.cancel();
+  fetch_wake_timer_.cancel();
+  // The exception ends the application's loop: no records, no loop time; close() follows.
+  on_poll_loop_continue();
+  return true;
 }
 
 void ConsumerClient::crash() {
@@ -134,8 +244,11 @@ void ConsumerClient::pause(sim::SimTime duration) {
 
 void ConsumerClient::on_broker_down(sim::NodeId broker) {
   if (!process_.alive()) return;
-  const bool connected = std::any_of(in_flight_.begin(), in_flight_.end(),
-                                     [broker](const auto& kv) { return kv.second.node == broker; });
+  bool connected = std::any_of(in_flight_.begin(), in_flight_.end(),
+                               [broker](const auto& kv) { return kv.second.node == broker; });
+  // A Fetch to it is in flight whenever it leads an assigned partition.
+  consumption_.for_each_assigned(
+      [&](const TopicPartition& tp) { connected = connected || partition_leader(tp) == broker; });
   if (connected || coordinator_ == broker) disconnect(broker, "connection reset by peer");
 }
 
@@ -224,6 +337,8 @@ void ConsumerClient::finish_close() {
 void ConsumerClient::begin_poll() {
   if (!process_.alive()) return;
   in_poll_ = true;
+  // A wakeup() between two poll() calls makes the next one throw at once.
+  if (maybe_trigger_wakeup()) return;
   poll_return_timer_.arm(spec_.poll_timeout);
   poll_pass();
 }
@@ -254,7 +369,9 @@ void ConsumerClient::return_records_or_wait(sim::SimTime wake_by) {
     processing_timer_.arm(consumption_.processing_time(*batch_));
     return;
   }
-  // Nothing yet: the fetch (a long poll at the broker) answers when a record arrives.
+  // Nothing yet: poll() waits on the network, where a pending wakeup() throws.
+  if (maybe_trigger_wakeup()) return;
+  // The fetch (a long poll at the broker) answers when a record arrives.
   const sim::SimTime next = std::min(consumption_.next_fetchable(), wake_by);
   if (next != sim::kNever && (!poll_return_timer_.armed() || next < poll_return_timer_.deadline()))
     fetch_wake_timer_.arm_at(std::max(next, kernel_.now()));
@@ -386,6 +503,8 @@ void ConsumerClient::disconnect(sim::NodeId node, const std::string& why) {
   }
   if (coordinator_ == node) mark_coordinator_unknown(why);
   for (const auto& [id, req] : failed) fail_in_flight(id, req);
+  // DefaultMetadataUpdater.handleServerDisconnect: the disconnect may come from stale metadata.
+  request_metadata_update("disconnect");
 }
 
 sim::NodeId ConsumerClient::least_loaded_broker() const {

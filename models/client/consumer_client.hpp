@@ -30,7 +30,9 @@ class ConsumerClient : public ConsumerModel {
   sim::NodeId node() const override { return node_; }
 
   // The scenario's script.
-  void request_stop() override;  // graceful close() at the application's next return from poll()
+  /// Graceful close(): by the scenario's `on_stop`, through wakeup() (a poll() in progress ends
+  /// with WakeupException) or at the application's next return from poll().
+  void request_stop() override;
   void crash() override;
   void restart(sim::SimTime after, bool graceful) override;
   void stall(sim::SimTime duration) override;
@@ -38,6 +40,10 @@ class ConsumerClient : public ConsumerModel {
   /// The broker's process died: a connection to it (requests in flight, or the coordinator's)
   /// is reset at once.
   void on_broker_down(sim::NodeId broker) override;
+  /// Data-partition leaders moved: a Fetch to a broker that no longer leads one of the
+  /// partitions it asks for answers NOT_LEADER_OR_FOLLOWER after the round trip, and the client
+  /// asks for a metadata update (AbstractFetch / FetchCollector.handleInitializeErrors).
+  void on_leaders_changed() override;
 
  protected:
   enum class CloseStage { None, Committing, Revoking, Leaving, Closed };
@@ -102,6 +108,10 @@ class ConsumerClient : public ConsumerModel {
   void finish_close();
 
   // The application's poll(poll_timeout_ms) loop.
+  /// A wakeup() is pending and poll() is at a point where it checks for one (a network wait,
+  /// outside a callback): poll() throws WakeupException and the application goes on to close().
+  /// True when it did; the caller's pass is over.
+  bool maybe_trigger_wakeup();
   void begin_poll();
   void on_poll_return();
   /// One turn of the application's loop is over (poll() returned, its records processed): after
@@ -142,12 +152,29 @@ class ConsumerClient : public ConsumerModel {
   void trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api, std::int32_t id,
                  const ErrorCode* error);
 
-  /// A data partition's leader: replicas p, p+1, ... mod brokers, the first live one (a dead
-  /// broker's data partitions move at once: the controller's fencing delay is not modelled for
-  /// them). All replicas down: the first one.
+  /// A data partition's leader as the client's metadata says (where its Fetch and offset
+  /// lookups go): the cluster's leaders as of its last metadata refresh. No leader: the
+  /// partition's first replica (nothing can be fetched then).
   sim::NodeId partition_leader(const TopicPartition& tp) const;
   /// The same leader as an index into cluster_.broker_nodes.
   std::size_t partition_leader_index(const TopicPartition& tp) const;
+  /// The client's metadata names the partition's current, live leader: a Fetch can succeed.
+  bool leader_known(const TopicPartition& tp) const;
+
+  // Metadata (Metadata / ConsumerMetadata / NetworkClient.DefaultMetadataUpdater).
+  /// Metadata.requestUpdate: the next metadata request goes out at the first poll of the
+  /// network client after the refresh backoff (retry.backoff.ms after the last refresh,
+  /// growing exponentially to retry.backoff.max.ms while refreshes leave a leader unknown).
+  void request_metadata_update(const std::string& why);
+  /// The client's view of the data-partition leaders becomes the cluster's (a `consumer.leaders`
+  /// event when an assigned partition's leader changed).
+  void refresh_leaders(const std::string& why);
+  /// The Fetch errors of on_leaders_changed() arrive: a `fetch.error`, then a metadata update.
+  void on_fetch_errors();
+  /// A new process's metadata state (the cluster's leaders, no update pending).
+  void reset_metadata();
+  /// A metadata response arrived: the classic client also takes the partition counts.
+  virtual void on_metadata_response(const std::string& why) { refresh_leaders(why); }
 
   sim::Kernel& kernel_;
   sim::Tracer& tracer_;
@@ -176,6 +203,9 @@ class ConsumerClient : public ConsumerModel {
   sim::Timer stall_end_timer_;
   sim::Timer pause_end_timer_;
   sim::Timer restart_timer_;
+  // Network-thread timers of the metadata: the pending update, the Fetch errors of moved leaders.
+  sim::Timer metadata_update_timer_;
+  sim::Timer fetch_error_timer_;
 
   // Application state shared by both clients (reset by reset_client_state()).
   bool in_poll_ = false;
@@ -183,8 +213,16 @@ class ConsumerClient : public ConsumerModel {
   const char* current_callback_ = "";
   TopicPartitions current_callback_partitions_;
   bool stop_requested_ = false;
+  bool wakeup_pending_ = false;  // consumer.wakeup() was called; the next network wait throws
   CloseStage close_stage_ = CloseStage::None;
   std::optional<sim::SimTime> restart_after_;
+
+  // Metadata: the data-partition leaders the client knows (the cluster's data_leaders as of its
+  // last refresh), when it last refreshed, and the update it waits for.
+  std::map<TopicPartition, std::int32_t> known_leaders_;
+  sim::SimTime last_metadata_refresh_{0};
+  std::string metadata_update_reason_;
+  int metadata_refresh_attempts_ = 0;
 
   // Coordinator and network client.
   std::optional<sim::NodeId> coordinator_;

@@ -17,7 +17,8 @@ class ConsumerModel {
   virtual sim::NodeId node() const = 0;
 
   virtual void start() = 0;
-  /// Graceful close() at the application's next return from poll().
+  /// Graceful close(): through wakeup() or at the application's next return from poll(), by the
+  /// scenario's `on_stop`.
   virtual void request_stop() = 0;
   virtual void crash() = 0;
   virtual void restart(sim::SimTime after, bool graceful) = 0;
@@ -29,6 +30,8 @@ class ConsumerModel {
   /// A broker's process died: its connections are reset, so the client sees every request in
   /// flight to it fail at once.
   virtual void on_broker_down(sim::NodeId /*broker*/) {}
+  /// Leaders of data partitions moved (a broker shut down, was fenced or came back).
+  virtual void on_leaders_changed() {}
 };
 
 }  // namespace rsim

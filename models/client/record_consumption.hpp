@@ -148,6 +148,11 @@ class RecordConsumption {
     for (const auto& [tp, p] : parts_)
       if (fetchable(tp, p)) f(tp);
   }
+  /// Calls f(tp) for every assigned partition, in partition order.
+  template <class F>
+  void for_each_assigned(F&& f) const {
+    for (const auto& [tp, p] : parts_) f(tp);
+  }
   /// With auto.offset.reset=none, a partition that has no committed offset.
   std::optional<TopicPartition> missing_offset() const;
   /// The timestamp ListOffsets asks for: -1 (latest) or -2 (earliest).

@@ -1,6 +1,8 @@
 // What every client and broker may ask of the cluster: topic metadata (partition counts) and
-// which broker leads each __consumer_offsets partition (and which brokers are down). Metadata
-// propagation delays are not modelled: a client's metadata request sees the current state.
+// which broker leads each __consumer_offsets partition and each data partition (and which
+// brokers are down or fenced). Metadata propagation delays are not modelled: a client's metadata
+// request sees the current state; what a client believes until it asks again is its own copy
+// (ConsumerClient's leader cache).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -8,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "models/protocol/topic_partition.hpp"
 #include "sim/network.hpp"
 
 namespace rsim {
@@ -26,6 +29,11 @@ struct ClusterMetadata {
   /// not listed keep their initial leader.
   std::map<std::int32_t, std::int32_t> elected_leaders;
   std::vector<bool> broker_down;  // by broker id
+  /// By broker id: not eligible as a partition leader (shut down in a controlled way, or fenced
+  /// by the controller after broker.session.timeout.ms without heartbeats).
+  std::vector<bool> broker_fenced;
+  /// Data partitions whose leader moved away from their first replica (-1 = no leader).
+  std::map<TopicPartition, std::int32_t> data_leaders;
 
   std::int32_t brokers() const { return static_cast<std::int32_t>(broker_nodes.size()); }
   /// Replica k of a __consumer_offsets partition: brokers partition, partition+1, ... (mod
@@ -41,6 +49,21 @@ struct ClusterMetadata {
   std::int32_t leader_of_offsets_partition(std::int32_t partition) const {
     const auto it = elected_leaders.find(partition);
     return it != elected_leaders.end() ? it->second : partition % brokers();
+  }
+  /// Replicas of a data partition, as of __consumer_offsets: brokers p, p+1, ... (mod brokers),
+  /// min(offsets.topic.replication.factor, brokers) of them; the first is the initial leader.
+  std::vector<std::int32_t> data_replicas(const TopicPartition& tp) const {
+    return offsets_replicas(tp.partition);
+  }
+  /// The data partition's leader in the cluster's metadata; -1 when it has none.
+  std::int32_t data_leader(const TopicPartition& tp) const {
+    const auto it = data_leaders.find(tp);
+    return it != data_leaders.end() ? it->second : tp.partition % brokers();
+  }
+  /// A broker that may lead: alive and neither fenced nor shutting down.
+  bool eligible_leader(std::int32_t broker) const {
+    const auto b = static_cast<std::size_t>(broker);
+    return !(b < broker_down.size() && broker_down[b]) && !(b < broker_fenced.size() && broker_fenced[b]);
   }
   bool is_down(sim::NodeId node) const {
     for (std::size_t b = 0; b < broker_nodes.size(); ++b)

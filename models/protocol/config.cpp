@@ -105,7 +105,8 @@ const std::vector<ConfigKeySpec>& consumer_config_specs() {
   static const std::vector<ConfigKeySpec> specs = sorted({
       string_key("group.instance.id", {}, "null",
                  "static membership id; absent = dynamic member"),
-      string_key("client.id", {}, "consumer-<group.id>-<n>", "client id sent with requests"),
+      string_key("client.id", {}, "consumer-<group.id>-1",
+                 "client id sent with requests (static member: consumer-<group.id>-<group.instance.id>)"),
       string_key("client.rack", {}, "\"\"", "rack of the client (rack-aware assignors)"),
       int_key("session.timeout.ms", 1, kIntMax, "45000",
               "classic: member session timeout sent in JoinGroup"),
@@ -422,9 +423,13 @@ ConsumerConfig resolve_consumer_config(const ConsumerSpec& consumer, const std::
   ConsumerConfig c;
   c.group_protocol = protocol;
   c.group_id = consumer.group;
-  c.client_id = fmt::format("consumer-{}-{}", consumer.group, client_sequence);
-  read("client.id", c.client_id);
   read("group.instance.id", c.group_instance_id);
+  // ConsumerConfig.maybeOverrideClientId: consumer-<group.id>-<group.instance.id>, or the
+  // process's client-id sequence number for a dynamic member.
+  c.client_id = c.group_instance_id
+                    ? fmt::format("consumer-{}-{}", consumer.group, *c.group_instance_id)
+                    : fmt::format("consumer-{}-{}", consumer.group, client_sequence);
+  read("client.id", c.client_id);
   read("client.rack", c.client_rack);
   read("session.timeout.ms", c.session_timeout_ms);
   read("heartbeat.interval.ms", c.heartbeat_interval_ms);

@@ -13,7 +13,7 @@ namespace rsim {
 struct ConsumerConfig {
   std::string group_protocol = "classic";  // classic | consumer | share
   std::string group_id;
-  std::string client_id;  // default: consumer-<group.id>-<n> as Kafka numbers them
+  std::string client_id;  // default: consumer-<group.id>-<n> (n: the process's sequence) or -<group.instance.id>
   std::optional<std::string> group_instance_id;
   std::optional<std::string> client_rack;
   std::int64_t session_timeout_ms = 45000;

@@ -87,6 +87,11 @@ const std::vector<std::string>& commit_modes() {
   return modes;
 }
 
+const std::vector<std::string>& stop_modes() {
+  static const std::vector<std::string> modes{"wakeup", "after_poll"};
+  return modes;
+}
+
 // Collects every problem of one document; each check reports and carries on.
 class Parser {
  public:
@@ -476,7 +481,8 @@ ScenarioError::ScenarioError(std::string file, std::vector<std::string> problems
 const std::vector<std::string>& event_kinds() {
   static const std::vector<std::string> kinds{
       "start", "stop", "crash", "restart", "stall", "pause", "subscribe", "add-partitions",
-      "network", "partition-network", "fail-coordinator", "produce"};
+      "network", "partition-network", "fail-coordinator", "produce", "stop-broker", "crash-broker",
+      "start-broker", "restart-broker"};
   return kinds;
 }
 
@@ -498,7 +504,7 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
         {"topic", {"initial_records", "name", "partitions", "produce"}},
         {"produce", {"gap_ms", "records_per_sec"}},
         {"consumer",
-         {"callbacks", "commit", "config", "config_by_protocol", "group", "name",
+         {"callbacks", "commit", "config", "config_by_protocol", "group", "name", "on_stop",
           "poll_timeout_ms", "processing", "topics"}},
         {"config_by_protocol", {"classic", "consumer", "share"}},
         {"processing", {"per_batch_ms", "per_poll_ms", "per_record_ms"}},
@@ -516,6 +522,10 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
         {"event:partition-network", {"at_ms", "between", "do", "for_ms"}},
         {"event:fail-coordinator", {"at_ms", "do", "down_ms", "group"}},
         {"event:produce", {"at_ms", "do", "gap_ms", "records_per_sec", "topic"}},
+        {"event:stop-broker", {"at_ms", "broker", "do"}},
+        {"event:crash-broker", {"at_ms", "broker", "do"}},
+        {"event:start-broker", {"at_ms", "broker", "do"}},
+        {"event:restart-broker", {"after_ms", "at_ms", "broker", "do", "graceful"}},
         {"distribution:constant", {"dist", "value"}},
         {"distribution:uniform", {"dist", "max", "min"}},
         {"distribution:exponential", {"dist", "mean"}},
@@ -547,6 +557,10 @@ const std::map<std::string, std::vector<std::string>>& scenario_required_keys() 
         {"event:partition-network", {"at_ms", "between", "do", "for_ms"}},
         {"event:fail-coordinator", {"at_ms", "do", "group"}},
         {"event:produce", {"at_ms", "do", "topic"}},
+        {"event:stop-broker", {"at_ms", "broker", "do"}},
+        {"event:crash-broker", {"at_ms", "broker", "do"}},
+        {"event:start-broker", {"at_ms", "broker", "do"}},
+        {"event:restart-broker", {"after_ms", "at_ms", "broker", "do"}},
         {"distribution:constant", {"dist", "value"}},
         {"distribution:uniform", {"dist", "max", "min"}},
         {"distribution:exponential", {"dist", "mean"}},
@@ -862,6 +876,16 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
                     fmt::format("unknown commit mode \"{}\"", *v) + suggestion(*v, commit_modes()));
         }
       }
+      if (auto v = p.read_string(c, "on_stop", ptr)) {
+        if (*v == "wakeup") {
+          consumer.on_stop = StopMode::Wakeup;
+        } else if (*v == "after_poll") {
+          consumer.on_stop = StopMode::AfterPoll;
+        } else {
+          p.problem(child(ptr, "on_stop"),
+                    fmt::format("unknown on_stop \"{}\"", *v) + suggestion(*v, stop_modes()));
+        }
+      }
       s.consumers.push_back(std::move(consumer));
     }
   }
@@ -943,6 +967,13 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
       if (has("after_ms")) {
         if (auto v = p.read_int(e, "after_ms", ptr, 0, kMaxDurationMs, "7 days")) {
           ev.after = sim::ms(*v);
+        }
+      }
+      if (has("broker")) {
+        const std::string note = fmt::format("broker ids are 0..{}: cluster.brokers is {}",
+                                             s.cluster.brokers - 1, s.cluster.brokers);
+        if (auto v = p.read_int(e, "broker", ptr, 0, s.cluster.brokers - 1, note.c_str())) {
+          ev.broker = static_cast<std::int32_t>(*v);
         }
       }
       if (has("graceful")) {

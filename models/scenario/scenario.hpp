@@ -48,6 +48,15 @@ struct CallbacksSpec {
 
 enum class CommitMode { Auto, Sync, Async };
 
+/// What the application does when the script stops its consumer (`on_stop`).
+/// Wakeup: another thread calls consumer.wakeup(), as Kafka's VerifiableConsumer and
+/// ConsoleConsumer do: a poll() in progress throws WakeupException at its next network wait
+/// (at once when it is blocked), the loop ends and the application calls close(); a poll() that
+/// is not running throws at its next call. AfterPoll: the application only sets a flag its loop
+/// checks after poll() returns (`while (running) poll(...)`), so close() waits for poll()'s
+/// return: records, or its timeout.
+enum class StopMode { Wakeup, AfterPoll };
+
 struct ConsumerSpec {
   std::string name;
   std::string group;
@@ -62,6 +71,7 @@ struct ConsumerSpec {
   ProcessingSpec processing;
   CallbacksSpec callbacks;
   CommitMode commit = CommitMode::Auto;
+  StopMode on_stop = StopMode::Wakeup;
 };
 
 struct EventSpec {
@@ -69,6 +79,7 @@ struct EventSpec {
   std::string kind;  // the `do`: start, stop, crash, restart, stall, pause, subscribe, ...
   std::size_t index = 0;  // position in /events, for messages
   std::string consumer;
+  std::int32_t broker = -1;  // stop-broker, crash-broker, start-broker, restart-broker
   std::string topic;
   std::string group;
   std::vector<std::string> topics;

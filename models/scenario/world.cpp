@@ -1,5 +1,7 @@
 #include "models/scenario/world.hpp"
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <memory>
@@ -239,10 +241,13 @@ class World {
                                                   spec.cluster.coordinator_load, log_, seed, workload_, lag_));
       cluster_.broker_nodes.push_back(brokers_.back()->node());
       cluster_.broker_down.push_back(false);
+      cluster_.broker_fenced.push_back(false);
+      broker_epoch_.push_back(0);
     }
-    int sequence = 0;
+    // Each consumer is its own process (JVM), whose first KafkaConsumer takes number 1 of the
+    // process's client-id sequence (ConsumerConfig's CONSUMER_CLIENT_ID_SEQUENCE starts at 1).
     for (const auto& c : spec.consumers) {
-      ConsumerConfig config = resolve_consumer_config(c, variant, ++sequence);
+      ConsumerConfig config = resolve_consumer_config(c, variant, 1);
       consumers_.emplace(c.name, make_consumer(c, std::move(config)));
     }
   }
@@ -383,6 +388,23 @@ class World {
       });
     } else if (e.kind == "fail-coordinator") {
       fail_coordinator(e);
+    } else if (e.kind == "stop-broker") {
+      stop_broker(e.broker);
+    } else if (e.kind == "crash-broker") {
+      crash_broker(e.broker);
+    } else if (e.kind == "start-broker") {
+      start_broker(e.broker);
+    } else if (e.kind == "restart-broker") {
+      // The start comes after_ms after the process stopped.
+      const auto start_later = [this, b = e.broker, after = e.after] {
+        kernel_.schedule_closure_after(after, [this, b] { start_broker(b); });
+      };
+      if (e.graceful) {
+        stop_broker(e.broker, start_later);
+      } else {
+        crash_broker(e.broker);
+        start_later();
+      }
     } else {
       SIM_ASSERT_MSG(false, "event kind not handled: " + e.kind);
     }
@@ -412,6 +434,9 @@ class World {
                                  {"down_ms", e.has_down ? sim::to_ms(e.down) : -1}});
     brokers_[static_cast<std::size_t>(b)]->fail(led);
     for (auto& [name, c] : consumers_) c->on_broker_down(node);
+    // Its data partitions move at once (the controller's fencing delay is modelled only for
+    // crash-broker).
+    move_data_leaders(b, "leader failed");
     const auto fence = sim::ms(broker_config_.broker_session_timeout_ms);
     kernel_.schedule_closure_after(fence, [this, b, led] { elect_after_failure(b, led); });
     if (e.has_down) {
@@ -429,8 +454,165 @@ class World {
         elect_after_failure(b, led);
         for (const std::int32_t q : led)
           if (cluster_.leader_of_offsets_partition(q) < 0) elect(q, b);
+        adopt_leaderless(b);
       });
     }
+  }
+
+  /// The __consumer_offsets partitions `broker` leads.
+  std::vector<std::int32_t> offsets_partitions_led_by(std::int32_t broker) const {
+    std::vector<std::int32_t> led;
+    for (std::int32_t q = 0; q < cluster_.offsets_topic_num_partitions; ++q)
+      if (cluster_.leader_of_offsets_partition(q) == broker) led.push_back(q);
+    return led;
+  }
+
+  /// Every data partition `broker` leads gets its next eligible replica as leader (-1: none);
+  /// one `partition.leaders` event lists them, and the consumers are told.
+  void move_data_leaders(std::int32_t broker, const char* reason) {
+    nlohmann::ordered_json moved = nlohmann::ordered_json::object();
+    for (const auto& [topic, n] : cluster_.partitions_per_topic)
+      for (std::int32_t p = 0; p < n; ++p) {
+        const TopicPartition tp{topic, p};
+        if (cluster_.data_leader(tp) != broker) continue;
+        std::int32_t next = -1;
+        for (const std::int32_t r : cluster_.data_replicas(tp))
+          if (r != broker && cluster_.eligible_leader(r)) {
+            next = r;
+            break;
+          }
+        cluster_.data_leaders[tp] = next;
+        moved[tp.str()] = next < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(next);
+      }
+    if (moved.empty()) return;
+    tracer_.emit("partition.leaders", {{"leaders", moved}, {"reason", reason}});
+    for (auto& [name, c] : consumers_) c->on_leaders_changed();
+  }
+
+  /// Data partitions left without a leader get `broker` back when it is one of their replicas.
+  void adopt_leaderless(std::int32_t broker) {
+    nlohmann::ordered_json moved = nlohmann::ordered_json::object();
+    for (auto& [tp, leader] : cluster_.data_leaders) {
+      if (leader >= 0) continue;
+      const auto replicas = cluster_.data_replicas(tp);
+      if (std::find(replicas.begin(), replicas.end(), broker) == replicas.end()) continue;
+      leader = broker;
+      moved[tp.str()] = broker;
+    }
+    if (moved.empty()) return;
+    tracer_.emit("partition.leaders", {{"leaders", moved}, {"reason", "leader registered"}});
+    for (auto& [name, c] : consumers_) c->on_leaders_changed();
+  }
+
+  /// The broker's process is gone: connections reset, its coordinator shards unloaded.
+  void take_down(std::int32_t b, const std::vector<std::int32_t>& led) {
+    const sim::NodeId node = cluster_.broker_nodes[static_cast<std::size_t>(b)];
+    cluster_.broker_down[static_cast<std::size_t>(b)] = true;
+    ++broker_epoch_[static_cast<std::size_t>(b)];
+    for (sim::NodeId n = 0; n < network_.size(); ++n)
+      if (n != node) {
+        network_.set_cut(node, n, true);
+        network_.set_cut(n, node, true);
+      }
+    brokers_[static_cast<std::size_t>(b)]->fail(led);
+    for (auto& [name, c] : consumers_) c->on_broker_down(node);
+  }
+
+  /// How long a broker in controlled shutdown keeps running after the controller moved its
+  /// leadership: BrokerLifecycleManager sends its first heartbeat with WantShutDown at once, the
+  /// controller moves the leaders and answers ShouldShutDown=false, and the next heartbeat, 50 ms
+  /// later, is answered ShouldShutDown=true (BrokerLifecycleManager's PENDING_CONTROLLED_SHUTDOWN
+  /// case); the process then stops. Local round trips to the controller are left out.
+  static constexpr std::int64_t kControlledShutdownMs = 50;
+
+  /// Controlled shutdown (`stop-broker`): the controller first moves the leadership of every
+  /// partition the broker leads, data and __consumer_offsets ones, to the next live replica
+  /// (the old coordinator resigns its shards, the new one loads them); the broker goes on
+  /// answering (NOT_LEADER_OR_FOLLOWER, NOT_COORDINATOR) for kControlledShutdownMs, then its
+  /// process stops. `then` runs when it has stopped.
+  void stop_broker(std::int32_t b, std::function<void()> then = {}) {
+    if (cluster_.broker_down[static_cast<std::size_t>(b)] || cluster_.broker_fenced[static_cast<std::size_t>(b)]) {
+      tracer_.emit("broker.stop", {{"broker", b}, {"graceful", true}, {"reason", "already down or shutting down"}});
+      return;
+    }
+    tracer_.emit("broker.stop", {{"broker", b}, {"graceful", true}});
+    const auto led = offsets_partitions_led_by(b);
+    cluster_.broker_fenced[static_cast<std::size_t>(b)] = true;  // no longer eligible as leader
+    move_data_leaders(b, "controlled shutdown");
+    brokers_[static_cast<std::size_t>(b)]->fail(led);  // resigns its coordinator shards
+    for (const std::int32_t q : led) {
+      std::int32_t next = -1;
+      for (const std::int32_t r : cluster_.offsets_replicas(q))
+        if (r != b && cluster_.eligible_leader(r)) {
+          next = r;
+          break;
+        }
+      elect(q, next);
+    }
+    kernel_.schedule_closure_after(
+        sim::ms(kControlledShutdownMs),
+        [this, b, then = std::move(then), epoch = broker_epoch_[static_cast<std::size_t>(b)]] {
+          if (broker_epoch_[static_cast<std::size_t>(b)] != epoch) return;
+          take_down(b, {});
+          if (then) then();
+        });
+  }
+
+  /// `crash-broker`: the process dies; the controller fences it after broker.session.timeout.ms
+  /// and only then moves its leadership (data partitions included).
+  void crash_broker(std::int32_t b) {
+    if (cluster_.broker_down[static_cast<std::size_t>(b)]) {
+      tracer_.emit("broker.crash", {{"broker", b}, {"reason", "already down"}});
+      return;
+    }
+    tracer_.emit("broker.crash", {{"broker", b}});
+    const auto led = offsets_partitions_led_by(b);
+    take_down(b, led);
+    kernel_.schedule_closure_after(sim::ms(broker_config_.broker_session_timeout_ms),
+                                   [this, b, led, epoch = broker_epoch_[static_cast<std::size_t>(b)]] {
+                                     if (broker_epoch_[static_cast<std::size_t>(b)] == epoch) fence(b, led);
+                                   });
+    pending_fence_[b] = led;
+  }
+
+  /// The controller fences a crashed broker: its leadership moves to the next live replicas.
+  void fence(std::int32_t b, const std::vector<std::int32_t>& led) {
+    pending_fence_.erase(b);
+    cluster_.broker_fenced[static_cast<std::size_t>(b)] = true;
+    tracer_.emit("broker.fenced", {{"broker", b}});
+    move_data_leaders(b, "leader fenced");
+    elect_after_failure(b, led);
+  }
+
+  /// `start-broker`: the process starts and registers again, as a follower of everything (the
+  /// preferred-leader election of auto.leader.rebalance.enable is not modelled); partitions left
+  /// without a leader elect it. A crashed broker not fenced yet is fenced first (the controller
+  /// sees a new incarnation).
+  void start_broker(std::int32_t b) {
+    const auto i = static_cast<std::size_t>(b);
+    if (!cluster_.broker_down[i]) {
+      tracer_.emit("broker.start", {{"broker", b},
+                                    {"reason", cluster_.broker_fenced[i] ? "still shutting down" : "already running"}});
+      return;
+    }
+    if (const auto it = pending_fence_.find(b); it != pending_fence_.end()) fence(b, it->second);
+    const sim::NodeId node = cluster_.broker_nodes[i];
+    cluster_.broker_down[i] = false;
+    cluster_.broker_fenced[i] = false;
+    ++broker_epoch_[i];
+    for (sim::NodeId n = 0; n < network_.size(); ++n)
+      if (n != node) {
+        network_.set_cut(node, n, false);
+        network_.set_cut(n, node, false);
+      }
+    brokers_[i]->recover();
+    tracer_.emit("broker.start", {{"broker", b}});
+    for (std::int32_t q = 0; q < cluster_.offsets_topic_num_partitions; ++q) {
+      if (cluster_.leader_of_offsets_partition(q) >= 0) continue;
+      const auto replicas = cluster_.offsets_replicas(q);
+      if (std::find(replicas.begin(), replicas.end(), b) != replicas.end()) elect(q, b);
+    }
+    adopt_leaderless(b);
   }
 
   void elect_after_failure(std::int32_t failed, const std::vector<std::int32_t>& led) {
@@ -475,6 +657,8 @@ class World {
   LagMonitor lag_;
   ClusterMetadata cluster_;
   std::vector<std::unique_ptr<Broker>> brokers_;
+  std::vector<std::uint64_t> broker_epoch_;  // by broker id: bumped at every stop and start
+  std::map<std::int32_t, std::vector<std::int32_t>> pending_fence_;  // crashed, not yet fenced
   std::map<std::string, std::unique_ptr<ConsumerModel>> consumers_;
 };
 

@@ -109,15 +109,16 @@ TEST_CASE("poll() waiting for a position to validate passes again after retry.ba
 
 TEST_CASE("close() before the validation commits nothing: allConsumed() has no valid position") {
   // Stop requested at 10050, between the OffsetFetch answer (10010) and the end of that poll()
-  // (10100): close() runs when poll() returns, before any further pass, so the position is still
-  // AWAIT_VALIDATION and the closing commitSync has nothing to send.
+  // (10100): the stop's wakeup() ends the waiting poll() with WakeupException at once and
+  // close() runs before any further pass, so the position is still AWAIT_VALIDATION and the
+  // closing commitSync has nothing to send; the LeaveGroup goes out at the stop.
   const auto trace = run(100, 10050);
   CHECK(rpcs(trace, "send", "OffsetForLeaderEpoch", 10'000'000).empty());
   for (const auto& c : of(trace, "commit", 10'000'000)) CHECK(c["phase"] != "sent");
   for (const auto& r : of(trace, "record", 10'000'000)) CHECK(r["record"] != "OffsetCommit");
   const auto leave = rpcs(trace, "send", "LeaveGroup", 10'000'000);
   REQUIRE(leave.size() == 1);
-  CHECK(leave[0]["t_us"] == 10'100'000);
+  CHECK(leave[0]["t_us"] == 10'050'000);
   const auto positions = of(trace, "position", 10'000'000);
   REQUIRE(positions.size() == 1);
   CHECK(positions[0]["state"] == "AWAIT_VALIDATION");

@@ -751,7 +751,9 @@ TEST_CASE("consumer config merge per protocol and the variant's assignors") {
   const auto eager = rsim::resolve_consumer_config(s.consumers[0], "classic-eager", 1);
   CHECK(eager.group_protocol == "classic");
   CHECK(eager.group_id == "g");
-  CHECK(eager.client_id == "consumer-g-1");
+  // A static member's default client.id is consumer-<group.id>-<group.instance.id>
+  // (ConsumerConfig.maybeOverrideClientId), whatever the process's sequence number.
+  CHECK(eager.client_id == "consumer-g-a-1");
   CHECK(eager.group_instance_id == std::optional<std::string>("a-1"));
   CHECK(eager.session_timeout_ms == 10000);
   CHECK(eager.max_poll_records == 20);
@@ -761,7 +763,7 @@ TEST_CASE("consumer config merge per protocol and the variant's assignors") {
 
   const auto coop = rsim::resolve_consumer_config(s.consumers[0], "classic-cooperative", 2);
   CHECK(coop.partition_assignment_strategy == std::vector<std::string>{"cooperative-sticky"});
-  CHECK(coop.client_id == "consumer-g-2");
+  CHECK(coop.client_id == "consumer-g-a-1");
 
   const auto kip848 = rsim::resolve_consumer_config(s.consumers[0], "consumer", 1);
   CHECK(kip848.group_protocol == "consumer");
@@ -774,6 +776,9 @@ TEST_CASE("consumer config merge per protocol and the variant's assignors") {
   CHECK(own.heartbeat_interval_ms == 3000);
   CHECK(own.max_poll_interval_ms == 300000);
   CHECK(own.auto_offset_reset == "latest");
+  // A dynamic member: consumer-<group.id>-<n>, n the process's sequence number.
+  CHECK(own.client_id == "consumer-g-3");
+  CHECK(rsim::resolve_consumer_config(s.consumers[1], "classic-eager", 1).client_id == "consumer-g-1");
   CHECK(own.enable_auto_commit);
 
   doc["consumers"][0]["config"]["client.id"] = "mine";
@@ -976,4 +981,30 @@ TEST_CASE("the complete example of docs/scenario-format.md loads") {
   CHECK(rsim::resolve_consumer_config(*s.consumer("B"), "classic-eager", 2).session_timeout_ms ==
         10000);
   CHECK(rsim::resolve_consumer_config(*s.consumer("C"), "consumer", 3).max_poll_records == 100);
+}
+
+TEST_CASE("on_stop and the broker events") {
+  // on_stop is wakeup (default) or after_poll.
+  json doc = base();
+  CHECK(rsim::parse_scenario(doc, "x.json").consumers[0].on_stop == rsim::StopMode::Wakeup);
+  doc["consumers"][0]["on_stop"] = "after_poll";
+  CHECK(rsim::parse_scenario(doc, "x.json").consumers[0].on_stop == rsim::StopMode::AfterPoll);
+  doc["consumers"][0]["on_stop"] = "wakup";
+  CHECK(problems(doc) == Problems{"/consumers/0/on_stop: unknown on_stop \"wakup\"; did you mean \"wakeup\"?"});
+  // Broker events name a broker id below cluster.brokers (1 in base()).
+  CHECK(with_event({{"at_ms", 1}, {"do", "stop-broker"}}) == Problems{"/events/1/broker: missing"});
+  CHECK(with_event({{"at_ms", 1}, {"do", "restart-broker"}, {"broker", 0}}) ==
+        Problems{"/events/1/after_ms: missing"});
+  CHECK(with_event({{"at_ms", 1}, {"do", "crash-broker"}, {"broker", 1}}) ==
+        Problems{"/events/1/broker: must be <= 0 (broker ids are 0..0: cluster.brokers is 1), got 1"});
+  CHECK(with_event({{"at_ms", 1}, {"do", "start-broker"}, {"broker", "broker-0"}}) ==
+        Problems{"/events/1/broker: must be an integer, got \"broker-0\""});
+  CHECK(with_event({{"at_ms", 1}, {"do", "stop-broker"}, {"broker", 0}, {"consumer", "A"}}).size() == 1);
+  doc = base();
+  doc["events"].push_back({{"at_ms", 5000}, {"do", "restart-broker"}, {"broker", 0}, {"after_ms", 100}, {"graceful", false}});
+  const auto s = rsim::parse_scenario(doc, "x.json");
+  CHECK(s.events.back().kind == "restart-broker");
+  CHECK(s.events.back().broker == 0);
+  CHECK(s.events.back().after == sim::ms(100));
+  CHECK_FALSE(s.events.back().graceful);
 }
