@@ -503,6 +503,11 @@ class SummaryBuilder {
   void on_consumer_start(const json& e, std::int64_t t) {
     const std::string name = e.at("consumer").get<std::string>();
     Consumer& c = consumers_[name];
+    if (c.live) {  // a start without an end of the previous incarnation: end it first
+      for (const auto& p : c.owned) clock_.disown(c.group, p, name, t);
+      for (const auto& topic : c.topics) clock_.subscribe(c.group, topic, -1, t);
+      clock_.live(c.group, -1, t);
+    }
     c.group = e.at("group").get<std::string>();
     c.member_id = e.value("member_id", "");
     c.topics.clear();

@@ -140,7 +140,7 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, b
       c.assertion = true;
       c.name = fmt::format("expect[{}] {}", e.index, e.what);
       c.passed = e.passed;
-      if (!e.passed) c.failure = e.describe();
+      if (!e.passed) c.failure = e.describe(/*with_protocol=*/false);
       c.time_s = static_cast<double>(e.at_us) / 1e6;
       c.result = e;
       s.cases.push_back(std::move(c));

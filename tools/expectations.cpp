@@ -104,7 +104,7 @@ std::string what_of(const ExpectSpec& x) {
   if (x.consumer) sel += fmt::format(" consumer={}", *x.consumer);
   if (x.partition) sel += fmt::format(" partition={}", *x.partition);
   std::string cmp = fmt::format("{} {}", x.op, x.value.dump());
-  if (x.op == "within") cmp = fmt::format("within {} ± {}", x.value.dump(), json(x.tolerance.value_or(0)).dump());
+  if (x.op == "within") cmp = fmt::format("within {} ± {}", x.value.dump(), fmt::format("{}", x.tolerance.value_or(0)));
   if (x.op == "between") cmp = fmt::format("between {}", x.value.dump());
   return fmt::format("{}{} {}{}", x.metric, sel, cmp, window_text(x));
 }
@@ -224,6 +224,9 @@ bool matches(const json& event, const json& matcher) {
 
 double ms_of_us(std::int64_t us) { return static_cast<double>(us) / 1000.0; }
 
+/// A difference as people write it: rounded to the microsecond, shortest form (17.188, 10).
+std::string num(double d) { return fmt::format("{}", std::round(d * 1e6) / 1e6); }
+
 ExpectResult check_order(const ExpectSpec& x, const std::vector<std::string>& trace_lines) {
   ExpectResult r;
   r.metric = "order";
@@ -273,14 +276,14 @@ bool compare(const std::string& op, const json& a, const json& v, std::optional<
   if (op == "within") {
     const double off = av - v.get<double>();
     const bool ok = std::fabs(off) <= tolerance.value_or(0) + 1e-9;
-    if (!ok) detail = fmt::format("off by {}{}", off > 0 ? "+" : "", json(off).dump());
+    if (!ok) detail = fmt::format("off by {}{}", off > 0 ? "+" : "", num(off));
     return ok;
   }
   if (op == "between") {
     const double lo = v[0].get<double>(), hi = v[1].get<double>();
     const bool ok = av >= lo && av <= hi;
-    if (!ok) detail = av < lo ? fmt::format("{} below the range", json(lo - av).dump())
-                              : fmt::format("{} above the range", json(av - hi).dump());
+    if (!ok) detail = av < lo ? fmt::format("{} below the range", num(lo - av))
+                              : fmt::format("{} above the range", num(av - hi));
     return ok;
   }
   const double vv = v.get<double>();
@@ -289,8 +292,9 @@ bool compare(const std::string& op, const json& a, const json& v, std::optional<
 
 }  // namespace
 
-std::string ExpectResult::describe() const {
-  std::string line = fmt::format("expect[{}] {} {}: expected ", index, protocol, what);
+std::string ExpectResult::describe(bool with_protocol) const {
+  std::string line = with_protocol ? fmt::format("expect[{}] {} {}: expected ", index, protocol, what)
+                                   : fmt::format("expect[{}] {}: expected ", index, what);
   if (op == "order") line += "`first` then `then`";
   else if (op == "within") line += fmt::format("{}", what.substr(what.find("within ") + 7));
   else if (op == "between") line += fmt::format("in {}", expected.dump());

@@ -23,8 +23,9 @@ struct ExpectResult {
   std::string message;    // the scenario's own `message`
   std::int64_t at_us = 0; // the virtual instant the assertion is about (end of its window)
   bool passed = false;
-  /// One line: "expect[3] consumer <what>: expected <x>, actual <y> (<detail>) — <message>".
-  std::string describe() const;
+  /// One line: "expect[3] consumer <what>: expected <x>, actual <y> (<detail>) — <message>"
+  /// (without the variant when `with_protocol` is false).
+  std::string describe(bool with_protocol = true) const;
 };
 
 /// Problems of the expect entries that need summary.json's shape to see (an unknown metric name,
