@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -25,7 +26,9 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
                                         const std::vector<std::string>& protocols,
                                         std::optional<std::uint64_t> seed);
 
-/// Writes DIR/<protocol>/{trace.jsonl,summary.json} for every variant, all or nothing.
-void write_outputs(const std::string& dir, const std::vector<VariantOutput>& outputs);
+/// Writes DIR/<protocol>/{trace.jsonl,summary.json} for every variant, and the `extra` files
+/// (paths relative to DIR, such as report.html or <protocol>/perfetto.json), all or nothing.
+void write_outputs(const std::string& dir, const std::vector<VariantOutput>& outputs,
+                   const std::vector<std::pair<std::string, std::string>>& extra = {});
 
 }  // namespace rsim::cli
