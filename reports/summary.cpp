@@ -27,7 +27,7 @@ std::pair<std::string, long> partition_key(const std::string& s) {
 
 /// A set of partitions ordered as Kafka prints them (orders-2 before orders-10).
 struct PartitionLess {
-  bool operator()(const std::string& a, const std::string& b) const { return partition_less(a, b); }
+  bool operator()(const std::string& a, const std::string& b) const { return kafka_partition_less(a, b); }
 };
 using PartitionSet = std::set<std::string, PartitionLess>;
 
@@ -926,7 +926,7 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
 
 }  // namespace
 
-bool partition_less(const std::string& a, const std::string& b) { return partition_key(a) < partition_key(b); }
+bool kafka_partition_less(const std::string& a, const std::string& b) { return partition_key(a) < partition_key(b); }
 
 ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs& inputs) {
   Window w;

@@ -36,6 +36,6 @@ const std::vector<std::string>& rebalance_fields();
 const std::vector<std::string>& summary_keys();
 
 /// Orders "topic-partition" names as Kafka orders TopicPartition: by topic, then by number.
-bool partition_less(const std::string& a, const std::string& b);
+bool kafka_partition_less(const std::string& a, const std::string& b);
 
 }  // namespace reports
