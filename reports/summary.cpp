@@ -15,59 +15,56 @@ using ojson = nlohmann::ordered_json;
 
 double ms_of(std::int64_t us) { return static_cast<double>(us) / 1000.0; }
 
-struct Consumer {
-  std::string group;
-  std::set<std::string> topics;
-  std::set<std::string> owned;
-  bool live = false;
-  bool paused = false;  // the whole process is frozen: it owns, but consumes nothing
-};
-
-struct Rebalance {
-  std::string group;
-  std::int64_t start_us = 0;
-  std::optional<std::int64_t> settled_us;  // group reached Stable/Empty
-  std::int64_t end_us = 0;
-  std::string trigger;
-  std::int64_t generation = -1;
-  std::set<std::string> waiting;  // members whose onPartitionsAssigned has not ended yet
-  std::map<std::string, std::set<std::string>> revoked, lost, assigned;
-  bool consumer_protocol = false;  // a KIP-848 group (lower-case states, epochs)
-};
-
-ojson partition_map(const std::map<std::string, std::set<std::string>>& m) {
-  ojson out = ojson::object();
-  for (const auto& [consumer, parts] : m) {
-    if (parts.empty()) continue;
-    ojson list = ojson::array();
-    for (const auto& p : parts) list.push_back(p);
-    out[consumer] = list;
+std::pair<std::string, long> partition_key(const std::string& s) {
+  const auto dash = s.rfind('-');
+  if (dash == std::string::npos) return {s, -1};
+  try {
+    return {s.substr(0, dash), std::stol(s.substr(dash + 1))};
+  } catch (const std::exception&) {
+    return {s, -1};
   }
+}
+
+/// A set of partitions ordered as Kafka prints them (orders-2 before orders-10).
+struct PartitionLess {
+  bool operator()(const std::string& a, const std::string& b) const { return kafka_partition_less(a, b); }
+};
+using PartitionSet = std::set<std::string, PartitionLess>;
+
+PartitionSet partition_set(const json& list) {
+  PartitionSet out;
+  for (const auto& p : list) out.insert(p.get<std::string>());
   return out;
 }
 
-// Sorted as Kafka sorts TopicPartition: by topic, then partition number (not as strings).
-std::vector<std::string> sorted_partitions(const std::set<std::string>& parts) {
-  std::vector<std::string> v(parts.begin(), parts.end());
-  auto key = [](const std::string& s) {
-    const auto dash = s.rfind('-');
-    return std::make_pair(s.substr(0, dash), std::stol(s.substr(dash + 1)));
-  };
-  std::sort(v.begin(), v.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
-  return v;
+ojson partition_list(const PartitionSet& parts) {
+  ojson list = ojson::array();
+  for (const auto& p : parts) list.push_back(p);
+  return list;
 }
 
-// Offsets of one group's partition: what was delivered, processed, committed, where it started.
-struct PartitionRecords {
-  std::vector<std::pair<std::int64_t, std::int64_t>> delivered;  // [first, last]
-  std::vector<std::pair<std::int64_t, std::int64_t>> processed;
-  std::optional<std::int64_t> first_position;
-  std::optional<std::int64_t> max_committed;
+ojson partition_map(const std::map<std::string, PartitionSet>& m) {
+  ojson out = ojson::object();
+  for (const auto& [consumer, parts] : m)
+    if (!parts.empty()) out[consumer] = partition_list(parts);
+  return out;
+}
+
+/// The run's window: [from, to). Times are clipped to it.
+struct Window {
+  std::int64_t from = 0;
+  std::int64_t to = INT64_MAX;
+  bool contains(std::int64_t t) const { return t >= from && t < to; }
+  std::int64_t clip(std::int64_t a, std::int64_t b) const {
+    return std::max<std::int64_t>(0, std::min(b, to) - std::max(a, from));
+  }
 };
+
+using Range = std::pair<std::int64_t, std::int64_t>;  // [first, last] offsets
 
 // Appends [first, last], merged into the previous range when it continues it (the usual case:
 // a consumer reads a partition in order), which keeps long runs to a few ranges.
-void add_range(std::vector<std::pair<std::int64_t, std::int64_t>>& ranges, std::pair<std::int64_t, std::int64_t> r) {
+void add_range(std::vector<Range>& ranges, Range r) {
   if (!ranges.empty() && ranges.back().second + 1 == r.first) {
     ranges.back().second = r.second;
     return;
@@ -75,25 +72,43 @@ void add_range(std::vector<std::pair<std::int64_t, std::int64_t>>& ranges, std::
   ranges.push_back(r);
 }
 
-// Sum over offsets of (times delivered - 1) for those delivered more than once.
-std::int64_t duplicates_of(const std::vector<std::pair<std::int64_t, std::int64_t>>& ranges) {
-  std::map<std::int64_t, std::int64_t> delta;
-  for (const auto& [first, last] : ranges) {
-    ++delta[first];
-    --delta[last + 1];
+/// Offsets seen so far, as disjoint ranges (first -> last).
+class OffsetCoverage {
+ public:
+  /// Adds [first, last]; returns how many of its offsets were already covered.
+  std::int64_t add(Range r) {
+    std::int64_t seen = 0;
+    auto it = ranges_.upper_bound(r.first);
+    if (it != ranges_.begin()) --it;
+    std::int64_t first = r.first, last = r.second;
+    while (it != ranges_.end() && it->first <= r.second + 1) {
+      if (it->second + 1 < r.first) {
+        ++it;
+        continue;
+      }
+      seen += std::max<std::int64_t>(0, std::min(it->second, r.second) - std::max(it->first, r.first) + 1);
+      first = std::min(first, it->first);
+      last = std::max(last, it->second);
+      it = ranges_.erase(it);
+    }
+    ranges_.emplace(first, last);
+    return seen;
   }
-  std::int64_t count = 0, total = 0, at = 0;
-  for (const auto& [offset, d] : delta) {
-    if (count > 1) total += (count - 1) * (offset - at);
-    count += d;
-    at = offset;
-  }
-  return total;
-}
+
+ private:
+  std::map<std::int64_t, std::int64_t> ranges_;
+};
+
+// Offsets of one group's partition: what was delivered, processed, committed, where it started.
+struct PartitionRecords {
+  OffsetCoverage delivered;
+  std::vector<Range> processed;
+  std::optional<std::int64_t> first_position;
+  std::optional<std::int64_t> max_committed;
+};
 
 // Offsets in [from, to) not covered by any range.
-std::int64_t uncovered(std::vector<std::pair<std::int64_t, std::int64_t>> ranges, std::int64_t from,
-                       std::int64_t to) {
+std::int64_t uncovered(std::vector<Range> ranges, std::int64_t from, std::int64_t to) {
   std::sort(ranges.begin(), ranges.end());
   std::int64_t missing = 0, next = from;
   for (const auto& [first, last] : ranges) {
@@ -105,15 +120,16 @@ std::int64_t uncovered(std::vector<std::pair<std::int64_t, std::int64_t>> ranges
   return missing;
 }
 
-}  // namespace
-
 /// Time accounting per (group, partition), updated incrementally from ownership events:
 /// `unavailable` while a partition some live member of the group subscribes to (or owns) has no
-/// running owner, `overlap` while two or more live members believe they own it. Each event
-/// touches only the partitions it changes.
+/// running owner, `overlap` while two or more live members believe they own it; per group,
+/// `stop the world` while the group has live members and none of its partitions has a running
+/// owner. Each event touches only the partitions it changes.
 class OwnershipClock {
  public:
   using Key = std::pair<std::string, std::string>;  // (group, "topic-partition")
+
+  explicit OwnershipClock(Window w) : window_(w) {}
 
   void subscribe(const std::string& group, const std::string& topic, int delta, std::int64_t now) {
     int& n = subscribers_[{group, topic}];
@@ -125,10 +141,11 @@ class OwnershipClock {
     const std::int32_t old = partitions_of(topic);
     partitions_[topic] = count;
     for (const auto& [key, n] : subscribers_)
-      if (key.second == topic && n > 0) for_partitions(key.first, topic, std::min(old, count), std::max(old, count), now);
+      if (key.second == topic && n > 0)
+        for_partitions(key.first, topic, std::min(old, count), std::max(old, count), now);
   }
-  void own(const std::string& group, const std::string& partition, const std::string& consumer, bool running,
-           std::int64_t now) {
+  void own(const std::string& group, const std::string& partition, const std::string& consumer,
+           bool running, std::int64_t now) {
     State& st = touch({group, partition}, now);
     st.owners[consumer] = running;
     refresh({group, partition}, st, now);
@@ -139,24 +156,57 @@ class OwnershipClock {
     st.owners.erase(consumer);
     refresh({group, partition}, st, now);
   }
+  /// A live member of `group` came (+1) or went (-1).
+  void live(const std::string& group, int delta, std::int64_t now) {
+    GroupState& g = groups_[group];
+    g.live += delta;
+    refresh_group(g, now);
+  }
   void finish(std::int64_t now) {
     // Overlaps still open at the end keep "end_us": null.
-    for (auto& [key, st] : states_) accrue(st, now);
+    for (auto& [key, st] : states_) {
+      accrue(st, now);
+      if (st.unavailable) st.max_gap_us = std::max(st.max_gap_us, window_.clip(st.gap_since, now));
+    }
+    for (auto& [name, g] : groups_) {
+      accrue_group(g, now);
+      if (g.stopped) g.max_stopped_us = std::max(g.max_stopped_us, window_.clip(g.stopped_since, now));
+    }
   }
   std::int64_t unavailable_us() const {
     std::int64_t sum = 0;
     for (const auto& [key, st] : states_) sum += st.unavailable_us;
     return sum;
   }
+  std::int64_t max_unavailable_us() const {
+    std::int64_t m = 0;
+    for (const auto& [key, st] : states_) m = std::max(m, st.max_gap_us);
+    return m;
+  }
   std::int64_t overlap_us() const {
     std::int64_t sum = 0;
     for (const auto& [key, st] : states_) sum += st.overlap_us;
     return sum;
   }
-  std::map<std::string, std::int64_t> unavailable_by_partition() const {
-    std::map<std::string, std::int64_t> out;
-    for (const auto& [key, st] : states_)
-      if (st.unavailable_us > 0) out[key.second] += st.unavailable_us;
+  std::int64_t stopped_us() const {
+    std::int64_t sum = 0;
+    for (const auto& [name, g] : groups_) sum += g.stopped_us;
+    return sum;
+  }
+  std::int64_t max_stopped_us() const {
+    std::int64_t m = 0;
+    for (const auto& [name, g] : groups_) m = std::max(m, g.max_stopped_us);
+    return m;
+  }
+  /// Per partition (over every group): the summed and the longest single unavailability.
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>, PartitionLess> unavailable_by_partition() const {
+    std::map<std::string, std::pair<std::int64_t, std::int64_t>, PartitionLess> out;
+    for (const auto& [key, st] : states_) {
+      if (st.unavailable_us == 0) continue;
+      auto& [sum, max] = out[key.second];
+      sum += st.unavailable_us;
+      max = std::max(max, st.max_gap_us);
+    }
     return out;
   }
   const ojson& overlaps() const { return overlaps_; }
@@ -166,26 +216,49 @@ class OwnershipClock {
     std::int64_t unavailable_us = 0;
     std::int64_t overlap_us = 0;
     std::int64_t since = 0;
+    std::int64_t gap_since = 0;  // start of the current unavailability
+    std::int64_t max_gap_us = 0;
     std::map<std::string, bool> owners;  // consumer -> running (not paused)
     bool unavailable = false;
     bool overlap = false;
+    bool running = false;
+  };
+  struct GroupState {
+    int live = 0;
+    int running = 0;  // partitions with a running owner
+    bool stopped = false;
+    std::int64_t since = 0;
+    std::int64_t stopped_since = 0;
+    std::int64_t stopped_us = 0;
+    std::int64_t max_stopped_us = 0;
   };
 
   std::int32_t partitions_of(const std::string& topic) const {
     const auto it = partitions_.find(topic);
     return it == partitions_.end() ? 0 : it->second;
   }
-  void for_partitions(const std::string& group, const std::string& topic, std::int32_t from, std::int32_t to,
-                      std::int64_t now) {
+  void for_partitions(const std::string& group, const std::string& topic, std::int32_t from,
+                      std::int32_t to, std::int64_t now) {
     for (std::int32_t p = from; p < to; ++p) {
       const Key key{group, topic + "-" + std::to_string(p)};
       refresh(key, touch(key, now), now);
     }
   }
-  static void accrue(State& st, std::int64_t now) {
-    if (st.unavailable) st.unavailable_us += now - st.since;
-    if (st.overlap) st.overlap_us += now - st.since;
+  void accrue(State& st, std::int64_t now) const {
+    if (st.unavailable) st.unavailable_us += window_.clip(st.since, now);
+    if (st.overlap) st.overlap_us += window_.clip(st.since, now);
     st.since = now;
+  }
+  void accrue_group(GroupState& g, std::int64_t now) const {
+    if (g.stopped) g.stopped_us += window_.clip(g.since, now);
+    g.since = now;
+  }
+  void refresh_group(GroupState& g, std::int64_t now) {
+    accrue_group(g, now);
+    const bool stopped = g.live > 0 && g.running == 0;
+    if (stopped && !g.stopped) g.stopped_since = now;
+    if (!stopped && g.stopped) g.max_stopped_us = std::max(g.max_stopped_us, window_.clip(g.stopped_since, now));
+    g.stopped = stopped;
   }
   State& touch(const Key& key, std::int64_t now) {
     auto [it, inserted] = states_.try_emplace(key);
@@ -195,17 +268,25 @@ class OwnershipClock {
   }
   bool wanted(const Key& key, const State& st) const {
     if (!st.owners.empty()) return true;
-    const auto dash = key.second.rfind('-');
-    const std::string topic = key.second.substr(0, dash);
+    const auto [topic, number] = partition_key(key.second);
     const auto sub = subscribers_.find({key.first, topic});
-    return sub != subscribers_.end() && sub->second > 0 &&
-           std::stol(key.second.substr(dash + 1)) < partitions_of(topic);
+    return sub != subscribers_.end() && sub->second > 0 && number < partitions_of(topic);
   }
   void refresh(const Key& key, State& st, std::int64_t now) {
     const bool w = wanted(key, st);
     bool running = false;
     for (const auto& [c, r] : st.owners) running = running || r;
-    st.unavailable = w && !running;
+    const bool unavailable = w && !running;
+    if (unavailable && !st.unavailable) st.gap_since = now;
+    if (!unavailable && st.unavailable) st.max_gap_us = std::max(st.max_gap_us, window_.clip(st.gap_since, now));
+    st.unavailable = unavailable;
+    if (running != st.running) {
+      GroupState& g = groups_[key.first];
+      accrue_group(g, now);
+      g.running += running ? 1 : -1;
+      st.running = running;
+      refresh_group(g, now);
+    }
     st.overlap = st.owners.size() >= 2;
     const auto open_it = open_overlap_.find(key);
     if (st.overlap && open_it == open_overlap_.end()) {
@@ -225,265 +306,520 @@ class OwnershipClock {
     }
   }
 
+  Window window_;
   std::map<Key, State> states_;
+  std::map<std::string, GroupState> groups_;
   std::map<std::pair<std::string, std::string>, int> subscribers_;  // (group, topic) -> live subscribers
   std::map<std::string, std::int32_t> partitions_;
   ojson overlaps_ = ojson::array();
   std::map<Key, std::size_t> open_overlap_;
 };
 
-ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs& inputs) {
-  std::map<std::string, Consumer> consumers;
-  std::map<std::string, std::int32_t> topic_partitions;
-  std::vector<Rebalance> done;
-  std::map<std::string, Rebalance> open;  // per group
-  std::map<std::string, ojson> last_members;  // group -> members of its last generation
-  // Consumer protocol (KIP-848): what the coordinator last assigned each member (from its
-  // ConsumerGroupCurrentMemberAssignment records), and each group's last epoch.
-  std::map<std::string, std::set<std::string>> broker_assigned;
-  std::map<std::string, std::int64_t> group_epoch;
-  std::int64_t end_t = 0;
-  std::int64_t duration_us = -1;
-  // Records: per (group, partition); lag: per group, the latest lag of each partition and the
-  // group's total after each instant that had lag events.
-  std::map<std::pair<std::string, std::string>, PartitionRecords> records;
-  // Each consumer's batch in hand (fetched, not yet processed): batch number and ranges.
-  std::map<std::string, std::pair<std::int64_t, std::vector<std::pair<std::string, std::pair<std::int64_t, std::int64_t>>>>>
-      in_hand;
-  std::int64_t max_lag = 0;
-  std::map<std::string, std::map<std::string, std::int64_t>> latest_lag;
-  std::map<std::string, std::map<std::string, bool>> latest_owned;
+struct Consumer {
+  std::string group;
+  std::string member_id;  // of the current incarnation (consumer protocol)
+  std::set<std::string> topics;
+  PartitionSet owned;
+  bool live = false;
+  bool paused = false;   // the whole process is frozen: it owns, but consumes nothing
+  bool closing = false;  // close() began (consumer.stop), not yet closed
+  int callbacks_running = 0;
+  std::int64_t paused_since = 0;
+  std::int64_t paused_us = 0;
+  std::int64_t records_processed = 0;
+  // onPartitionsRevoked run by close() before the leave that triggers the next rebalance.
+  std::map<std::string, PartitionSet> leave_revoked;
+};
+
+/// A consumer-protocol member as the coordinator sees it (its ConsumerGroupCurrentMemberAssignment).
+struct CoordinatorMember {
+  std::string group;
+  std::string consumer;
+  std::int64_t epoch = -1;
+  bool stable = false;
+  PartitionSet assigned;
+};
+
+struct Rebalance {
+  std::string group;
+  std::int64_t start_us = 0;
+  std::optional<std::int64_t> settled_us;  // classic: group reached Stable/Empty
+  std::int64_t end_us = 0;
+  bool completed = false;
+  std::string trigger;
+  std::vector<std::string> causes;
+  std::int64_t generation = -1;      // classic generation, or the consumer-protocol group epoch
+  std::set<std::string> waiting;     // classic: consumer names; consumer protocol: member ids
+  std::map<std::string, PartitionSet> revoked, lost, assigned;
+  bool consumer_protocol = false;    // a KIP-848 group (lower-case states, epochs)
+
+  void add_cause(const std::string& c) {
+    if (c.empty()) return;
+    if (std::find(causes.begin(), causes.end(), c) == causes.end()) causes.push_back(c);
+  }
+};
+
+/// The summary's state, fed one trace event at a time; one handler per event kind.
+class SummaryBuilder {
+ public:
+  explicit SummaryBuilder(Window w) : window_(w), clock_(w) {}
+
+  void on_event(const json& e) {
+    const std::int64_t t = e.at("t_us").get<std::int64_t>();
+    const std::string& type = e.at("type").get_ref<const std::string&>();
+    if (t != lag_t_) {
+      settle();
+      flush_lag();
+      lag_t_ = t;
+    }
+    if (!final_taken_ && t >= window_.to) take_final();
+    end_t_ = t;
+    if (type == "records.fetched") on_records_fetched(e, t);
+    else if (type == "records.processed") on_records_processed(e, t);
+    else if (type == "position") on_position(e);
+    else if (type == "record") on_record(e, t);
+    else if (type == "lag") on_lag(e, t);
+    else if (type == "run.start") duration_us_ = e.at("duration_ms").get<std::int64_t>() * 1000;
+    else if (type == "topic.partitions") on_topic_partitions(e, t);
+    else if (type == "consumer.start") on_consumer_start(e, t);
+    else if (type == "consumer.stop") consumers_[e.at("consumer").get<std::string>()].closing = true;
+    else if (type == "consumer.pause" || type == "consumer.resume") on_pause(e, t, type == "consumer.pause");
+    else if (type == "consumer.subscribe") on_subscribe(e, t);
+    else if (type == "consumer.crash" || type == "consumer.closed" || type == "consumer.error") on_gone(e, t);
+    else if (type == "assignment") on_assignment(e, t);
+    else if (type == "member.epoch") on_member_epoch(e, t);
+    else if (type == "member.leave") on_member_leave(e);
+    else if (type == "group.state") on_group_state(e, t);
+    else if (type == "group.epoch") on_group_epoch(e, t);
+    else if (type == "callback") on_callback(e, t);
+  }
+
+  ojson finish(const SummaryInputs& inputs);
+
+ private:
+  // --- records and lag ---
+  void on_records_fetched(const json& e, std::int64_t t) {
+    const std::string group = e.at("group").get<std::string>();
+    auto& pending = in_hand_[e.at("consumer").get<std::string>()];
+    pending = {e.at("batch").get<std::int64_t>(), {}};
+    for (const auto& range : e.at("ranges")) {
+      const std::string partition = range.at("partition").get<std::string>();
+      const Range offsets{range.at("first_offset").get<std::int64_t>(), range.at("last_offset").get<std::int64_t>()};
+      const std::int64_t again = records_[{group, partition}].delivered.add(offsets);
+      if (window_.contains(t)) {
+        delivered_ += offsets.second - offsets.first + 1;
+        duplicates_ += again;
+      }
+      pending.second.emplace_back(partition, offsets);
+    }
+  }
+  void on_records_processed(const json& e, std::int64_t t) {
+    const std::string group = e.at("group").get<std::string>();
+    const std::string name = e.at("consumer").get<std::string>();
+    const auto it = in_hand_.find(name);
+    if (it == in_hand_.end() || it->second.first != e.at("batch").get<std::int64_t>()) return;
+    for (const auto& [partition, offsets] : it->second.second) {
+      add_range(records_[{group, partition}].processed, offsets);
+      if (window_.contains(t)) {
+        processed_ += offsets.second - offsets.first + 1;
+        consumers_[name].records_processed += offsets.second - offsets.first + 1;
+      }
+    }
+    in_hand_.erase(it);
+  }
+  void on_position(const json& e) {
+    auto& r = records_[{e.at("group").get<std::string>(), e.at("partition").get<std::string>()}];
+    if (!r.first_position) r.first_position = e.at("offset").get<std::int64_t>();
+  }
+  void on_lag(const json& e, std::int64_t t) {
+    const std::string group = e.at("group").get<std::string>();
+    const auto lag = e.at("lag").get<std::int64_t>();
+    if (window_.contains(t)) max_lag_ = std::max(max_lag_, lag);
+    latest_lag_[group][e.at("partition").get<std::string>()] = lag;
+    latest_owned_[group][e.at("partition").get<std::string>()] = !e.at("owner").is_null();
+    lag_touched_.insert(group);
+  }
+  void flush_lag() {
+    for (const auto& g : lag_touched_) {
+      std::int64_t total = 0;
+      bool all_owned = true;
+      for (const auto& [p, l] : latest_lag_[g]) total += l;
+      for (const auto& [p, owned] : latest_owned_[g]) all_owned = all_owned && owned;
+      group_lag_[g].push_back({lag_t_, total, all_owned});
+    }
+    lag_touched_.clear();
+  }
+
+  // --- the __consumer_offsets records ---
+  void on_record(const json& e, std::int64_t t) {
+    const std::string& record = e.at("record").get_ref<const std::string&>();
+    const bool tombstone = e.value("tombstone", false);
+    if (record == "OffsetCommit" && !tombstone) {
+      auto& r = records_[{e.at("group").get<std::string>(),
+                          e.at("topic").get<std::string>() + "-" + std::to_string(e.at("partition_index").get<std::int32_t>())}];
+      const auto offset = e.at("committed_offset").get<std::int64_t>();
+      r.max_committed = std::max(r.max_committed.value_or(offset), offset);
+    } else if (record == "ConsumerGroupMemberMetadata" || record == "ConsumerGroupCurrentMemberAssignment") {
+      const std::string member_id = e.at("member_id").get<std::string>();
+      if (tombstone) {
+        remove_member(member_id, t);
+        return;
+      }
+      CoordinatorMember& m = members_[member_id];
+      m.group = e.at("group").get<std::string>();
+      m.consumer = e.value("consumer", "");
+      if (record == "ConsumerGroupCurrentMemberAssignment") {
+        m.epoch = e.at("member_epoch").get<std::int64_t>();
+        m.stable = e.value("state", 0) == 0;
+        m.assigned = e.contains("assigned") ? partition_set(e.at("assigned")) : PartitionSet{};
+        reevaluate(m.group, member_id, t);
+      }
+    }
+  }
+  void on_member_epoch(const json& e, std::int64_t t) {
+    if (!e.contains("member_id")) return;
+    const std::string member_id = e.at("member_id").get<std::string>();
+    const auto it = members_.find(member_id);
+    if (it == members_.end()) return;
+    it->second.epoch = e.at("epoch").get<std::int64_t>();
+    it->second.stable = e.value("state", "") == "STABLE";
+    reevaluate(it->second.group, member_id, t);
+  }
+  void remove_member(const std::string& member_id, std::int64_t t) {
+    const auto it = members_.find(member_id);
+    if (it == members_.end()) return;
+    const std::string group = it->second.group;
+    members_.erase(it);
+    // A member fenced or removed leaves the wait of every open rebalance.
+    for (auto& r : open_[group]) r.waiting.erase(member_id);
+    dirty_.insert(group);
+    dirty_t_ = t;
+  }
+
+  // --- consumers (the application's view) ---
+  void on_topic_partitions(const json& e, std::int64_t t) {
+    clock_.set_partitions(e.at("topic").get<std::string>(), e.at("partitions").get<std::int32_t>(), t);
+  }
+  void on_consumer_start(const json& e, std::int64_t t) {
+    const std::string name = e.at("consumer").get<std::string>();
+    Consumer& c = consumers_[name];
+    if (c.live) {  // a start without an end of the previous incarnation: end it first
+      for (const auto& p : c.owned) clock_.disown(c.group, p, name, t);
+      for (const auto& topic : c.topics) clock_.subscribe(c.group, topic, -1, t);
+      clock_.live(c.group, -1, t);
+    }
+    c.group = e.at("group").get<std::string>();
+    c.member_id = e.value("member_id", "");
+    c.topics.clear();
+    for (const auto& tp : e.at("topics")) c.topics.insert(tp.get<std::string>());
+    c.owned.clear();
+    c.live = true;
+    c.paused = false;
+    c.closing = false;
+    c.callbacks_running = 0;
+    c.leave_revoked.clear();
+    for (const auto& topic : c.topics) clock_.subscribe(c.group, topic, +1, t);
+    clock_.live(c.group, +1, t);
+    // A classic member that starts while its group rebalances joins that rebalance.
+    auto& rs = open_[c.group];
+    if (!rs.empty() && !rs.back().consumer_protocol && !rs.back().settled_us)
+      rs.back().add_cause(fmt_member(name, "joined"));
+  }
+  void on_pause(const json& e, std::int64_t t, bool pause) {
+    const std::string name = e.at("consumer").get<std::string>();
+    Consumer& c = consumers_[name];
+    if (pause && !c.paused) c.paused_since = t;
+    if (!pause && c.paused) c.paused_us += window_.clip(c.paused_since, t);
+    c.paused = pause;
+    if (c.live)
+      for (const auto& p : c.owned) clock_.own(c.group, p, name, !c.paused, t);
+  }
+  void on_subscribe(const json& e, std::int64_t t) {
+    Consumer& c = consumers_[e.at("consumer").get<std::string>()];
+    if (c.live)
+      for (const auto& topic : c.topics) clock_.subscribe(c.group, topic, -1, t);
+    c.topics.clear();
+    for (const auto& tp : e.at("topics")) c.topics.insert(tp.get<std::string>());
+    if (c.live)
+      for (const auto& topic : c.topics) clock_.subscribe(c.group, topic, +1, t);
+  }
+  void on_gone(const json& e, std::int64_t t) {
+    const std::string name = e.at("consumer").get<std::string>();
+    Consumer& c = consumers_[name];
+    if (c.paused) c.paused_us += window_.clip(c.paused_since, t);
+    c.paused = false;
+    if (c.live) {
+      for (const auto& p : c.owned) clock_.disown(c.group, p, name, t);
+      for (const auto& topic : c.topics) clock_.subscribe(c.group, topic, -1, t);
+      clock_.live(c.group, -1, t);
+    }
+    c.live = false;
+    c.closing = false;
+    c.callbacks_running = 0;
+    c.owned.clear();
+    c.leave_revoked.clear();
+    for (auto& r : open_[c.group])
+      if (!r.consumer_protocol) r.waiting.erase(name);
+    // Its member (consumer protocol) stays until the coordinator removes it; it waits on the
+    // coordinator's side only from now on.
+    reevaluate(c.group, c.member_id, t);
+    close_done(c.group, t);
+  }
+  void on_assignment(const json& e, std::int64_t t) {
+    const std::string name = e.at("consumer").get<std::string>();
+    Consumer& c = consumers_[name];
+    PartitionSet now_owned = partition_set(e.at("owned"));
+    if (c.live) {
+      for (const auto& p : c.owned)
+        if (now_owned.count(p) == 0) clock_.disown(c.group, p, name, t);
+      for (const auto& p : now_owned)
+        if (c.owned.count(p) == 0) clock_.own(c.group, p, name, !c.paused, t);
+    }
+    c.owned = std::move(now_owned);
+    reevaluate(c.group, c.member_id, t);
+  }
+  void on_callback(const json& e, std::int64_t t) {
+    const std::string name = e.at("consumer").get<std::string>();
+    Consumer& c = consumers_[name];
+    const std::string& cb = e.at("callback").get_ref<const std::string&>();
+    const bool start = e.at("phase") == "start";
+    if (start) {
+      ++c.callbacks_running;
+      if (cb == "onPartitionsRevoked" && window_.contains(t))
+        revocations_ += static_cast<std::int64_t>(e.at("partitions").size());
+      const PartitionSet parts = partition_set(e.at("partitions"));
+      if (Rebalance* r = rebalance_of(c)) {
+        auto& target = cb == "onPartitionsRevoked" ? r->revoked : cb == "onPartitionsLost" ? r->lost : r->assigned;
+        target[name].insert(parts.begin(), parts.end());
+      } else if (c.closing && cb == "onPartitionsRevoked") {
+        c.leave_revoked[name].insert(parts.begin(), parts.end());
+      }
+      return;
+    }
+    c.callbacks_running = std::max(0, c.callbacks_running - 1);
+    if (cb == "onPartitionsAssigned") {
+      for (auto& r : open_[c.group]) {
+        if (r.consumer_protocol || !r.settled_us) continue;
+        r.waiting.erase(name);
+      }
+    }
+    reevaluate(c.group, c.member_id, t);
+    close_done(c.group, t);
+  }
+  void on_member_leave(const json& e) {
+    auto& rs = open_[e.at("group").get<std::string>()];
+    // Classic: a member leaving while the group rebalances joins that rebalance's causes (the
+    // consumer protocol says so with the group epoch bump's reason).
+    if (!rs.empty() && !rs.back().consumer_protocol && !rs.back().settled_us)
+      rs.back().add_cause(fmt_member(e.value("consumer", "?"), "left the group"));
+  }
+
+  // --- the group (the coordinator's view) ---
+  void on_group_state(const json& e, std::int64_t t) {
+    const std::string group = e.at("group").get<std::string>();
+    const std::string& state = e.at("state").get_ref<const std::string&>();
+    // A consumer-protocol rebalance opens with its new group epoch (group.epoch below): a
+    // static member's temporary leave makes the group `reconciling` without one.
+    if (state == "PreparingRebalance") {
+      begin_classic(group, t, e.value("reason", ""));
+      return;
+    }
+    if (state != "Stable" && state != "Empty") return;
+    auto& rs = open_[group];
+    if (rs.empty() || rs.back().consumer_protocol || rs.back().settled_us) return;
+    Rebalance& r = rs.back();
+    r.settled_us = t;
+    r.waiting.clear();
+    // Classic: done when every live member of the new generation has run onPartitionsAssigned.
+    if (state == "Stable")
+      for (const auto& name : last_members_[group])
+        if (consumers_.count(name) > 0 && consumers_[name].live) r.waiting.insert(name);
+    close_done(group, t);
+  }
+  void on_group_epoch(const json& e, std::int64_t t) {
+    const std::string group = e.at("group").get<std::string>();
+    if (e.contains("members")) {
+      std::vector<std::string> names;
+      for (const auto& m : e.at("members")) names.push_back(m.get<std::string>());
+      last_members_[group] = std::move(names);
+    }
+    if (e.contains("generation")) {
+      auto& rs = open_[group];
+      if (!rs.empty()) rs.back().generation = e.at("generation").get<std::int64_t>();
+    }
+    if (e.contains("assignment_epoch")) assignment_epoch_[group] = e.at("assignment_epoch").get<std::int64_t>();
+    if (e.contains("epoch")) {
+      const std::int64_t epoch = e.at("epoch").get<std::int64_t>();
+      const auto last = group_epoch_.find(group);
+      const bool bump = last == group_epoch_.end() || epoch > last->second;
+      group_epoch_[group] = epoch;
+      if (bump) begin_consumer(group, t, epoch, e.value("reason", ""));
+    }
+  }
+
+  // --- rebalances ---
+  static std::string fmt_member(const std::string& name, const char* what) {
+    return "member " + name + " " + what;
+  }
+  Rebalance& open_new(const std::string& group, std::int64_t t, const std::string& trigger, bool consumer_protocol) {
+    Rebalance r;
+    r.group = group;
+    r.start_us = t;
+    r.trigger = trigger;
+    r.add_cause(trigger);
+    r.consumer_protocol = consumer_protocol;
+    // onPartitionsRevoked that close() ran before the leave that opens this rebalance.
+    for (auto& [name, c] : consumers_) {
+      if (c.group != group || c.leave_revoked.empty()) continue;
+      for (auto& [n, parts] : c.leave_revoked) r.revoked[n].insert(parts.begin(), parts.end());
+      c.leave_revoked.clear();
+    }
+    auto& rs = open_[group];
+    rs.push_back(std::move(r));
+    return rs.back();
+  }
+  void begin_classic(const std::string& group, std::int64_t t, const std::string& reason) {
+    auto& rs = open_[group];
+    if (!rs.empty() && rs.back().settled_us) close_at(group, rs.size() - 1, t, true);
+    if (!rs.empty()) {
+      rs.back().add_cause(reason);  // merged into the rebalance in progress
+      return;
+    }
+    open_new(group, t, reason, /*consumer_protocol=*/false);
+  }
+  /// Consumer protocol (KIP-848): a rebalance runs from a group epoch bump until every member at
+  /// that epoch has reconciled to its target. A bump that comes before the previous bump's target
+  /// was computed (the assignment interval) is folded into it: one target, several causes.
+  void begin_consumer(const std::string& group, std::int64_t t, std::int64_t epoch, const std::string& reason) {
+    auto& rs = open_[group];
+    Rebalance* r = nullptr;
+    if (!rs.empty() && rs.back().consumer_protocol && assignment_epoch_[group] < rs.back().generation) {
+      r = &rs.back();
+      r->add_cause(reason);
+    } else {
+      r = &open_new(group, t, reason, /*consumer_protocol=*/true);
+    }
+    r->generation = epoch;
+    r->waiting.clear();
+    for (const auto& [member_id, m] : members_)
+      if (m.group == group) r->waiting.insert(member_id);
+    dirty_.insert(group);
+    dirty_t_ = t;
+  }
+  /// A member has reconciled to the target of epoch `epoch` when the coordinator has it STABLE at
+  /// that epoch or later and, if its application is alive, the application owns exactly what the
+  /// coordinator assigned it and runs no rebalance callback.
+  bool reconciled(const std::string& member_id, std::int64_t epoch) const {
+    const auto it = members_.find(member_id);
+    if (it == members_.end()) return true;
+    const CoordinatorMember& m = it->second;
+    if (m.epoch < 0) return true;  // a static member's temporary leave (epoch -2): not waited for
+    if (m.epoch < epoch || !m.stable) return false;
+    const auto c = consumers_.find(m.consumer);
+    if (c == consumers_.end() || !c->second.live || c->second.member_id != member_id) return true;
+    return c->second.callbacks_running == 0 && c->second.owned == m.assigned;
+  }
+  /// Marks `group` for a look at its waiting members once every event of this instant is in:
+  /// the application's assignment, its callbacks and the coordinator's records of one instant
+  /// come in some order, and the callbacks of that instant belong to the rebalance they complete.
+  void reevaluate(const std::string& group, const std::string& member_id, std::int64_t t) {
+    if (member_id.empty()) return;
+    dirty_.insert(group);
+    dirty_t_ = t;
+  }
+  void settle() {
+    for (const auto& group : dirty_) {
+      for (auto& r : open_[group]) {
+        if (!r.consumer_protocol) continue;
+        for (auto it = r.waiting.begin(); it != r.waiting.end();)
+          it = reconciled(*it, r.generation) ? r.waiting.erase(it) : std::next(it);
+      }
+      close_done(group, dirty_t_);
+    }
+    dirty_.clear();
+  }
+  /// The open rebalance a callback of `c` belongs to: the oldest that still waits for it, else the
+  /// newest one.
+  Rebalance* rebalance_of(const Consumer& c) {
+    auto& rs = open_[c.group];
+    if (rs.empty()) return nullptr;
+    for (auto& r : rs)
+      if (r.consumer_protocol ? r.waiting.count(c.member_id) > 0 : false) return &r;
+    return &rs.back();
+  }
+  void close_done(const std::string& group, std::int64_t t) {
+    auto& rs = open_[group];
+    for (std::size_t i = 0; i < rs.size();) {
+      Rebalance& r = rs[i];
+      const bool done = r.consumer_protocol ? r.waiting.empty() : (r.settled_us && r.waiting.empty());
+      if (done) {
+        close_at(group, i, t, true);
+      } else {
+        ++i;
+      }
+    }
+  }
+  void close_at(const std::string& group, std::size_t i, std::int64_t at, bool completed) {
+    auto& rs = open_[group];
+    Rebalance r = std::move(rs[i]);
+    rs.erase(rs.begin() + static_cast<std::ptrdiff_t>(i));
+    r.end_us = std::max(at, r.settled_us.value_or(r.start_us));
+    r.completed = completed;
+    done_.push_back(std::move(r));
+  }
+  void take_final() {
+    final_taken_ = true;
+    final_ = ojson::object();
+    for (const auto& [name, c] : consumers_)
+      if (c.live) final_[name] = partition_list(c.owned);
+  }
+
   struct LagPoint {
     std::int64_t t_us;
     std::int64_t total;
     bool all_owned;  // every partition with a lag had an owner
   };
-  std::map<std::string, std::vector<LagPoint>> group_lag;
-  std::set<std::string> lag_touched;
-  std::int64_t lag_t = -1;
-  auto flush_lag = [&]() {
-    for (const auto& g : lag_touched) {
-      std::int64_t total = 0;
-      bool all_owned = true;
-      for (const auto& [p, l] : latest_lag[g]) total += l;
-      for (const auto& [p, owned] : latest_owned[g]) all_owned = all_owned && owned;
-      group_lag[g].push_back({lag_t, total, all_owned});
-    }
-    lag_touched.clear();
-  };
 
-  OwnershipClock clock;
-  std::int64_t revocations = 0;
+  Window window_;
+  OwnershipClock clock_;
+  std::map<std::string, Consumer> consumers_;
+  std::map<std::string, CoordinatorMember> members_;  // by member id (consumer protocol)
+  std::map<std::string, std::vector<std::string>> last_members_;  // group -> members of its last generation
+  std::map<std::string, std::int64_t> group_epoch_, assignment_epoch_;
+  std::map<std::string, std::vector<Rebalance>> open_;  // per group, oldest first
+  std::vector<Rebalance> done_;
+  std::int64_t end_t_ = 0;
+  std::int64_t duration_us_ = -1;
+  std::map<std::pair<std::string, std::string>, PartitionRecords> records_;
+  // Each consumer's batch in hand (fetched, not yet processed): batch number and ranges.
+  std::map<std::string, std::pair<std::int64_t, std::vector<std::pair<std::string, Range>>>> in_hand_;
+  std::int64_t delivered_ = 0, processed_ = 0, duplicates_ = 0, revocations_ = 0, max_lag_ = 0;
+  std::map<std::string, std::map<std::string, std::int64_t>> latest_lag_;
+  std::map<std::string, std::map<std::string, bool>> latest_owned_;
+  std::map<std::string, std::vector<LagPoint>> group_lag_;
+  std::set<std::string> lag_touched_;
+  std::int64_t lag_t_ = -1;
+  bool final_taken_ = false;
+  ojson final_;
+  std::set<std::string> dirty_;  // groups whose waiting members to look at when the instant ends
+  std::int64_t dirty_t_ = 0;
+};
 
-  auto close = [&](const std::string& group, std::int64_t at) {
-    auto it = open.find(group);
-    if (it == open.end()) return;
-    it->second.end_us = std::max(at, it->second.settled_us.value_or(it->second.start_us));
-    done.push_back(std::move(it->second));
-    open.erase(it);
-  };
-
-  // A new rebalance of `group` starts at `t` unless one is still open (a settled one closes).
-  auto begin_rebalance = [&](const std::string& group, std::int64_t t, std::string trigger,
-                             bool consumer_protocol) {
-    auto it = open.find(group);
-    if (it != open.end() && it->second.settled_us) close(group, t);
-    if (open.count(group) > 0) return;
-    Rebalance r;
-    r.group = group;
-    r.start_us = t;
-    r.trigger = std::move(trigger);
-    r.consumer_protocol = consumer_protocol;
-    open.emplace(group, std::move(r));
-  };
-
-  for (const auto& line : trace_lines) {
-    const json e = json::parse(line);
-    const std::int64_t t = e.at("t_us").get<std::int64_t>();
-    const std::string type = e.at("type").get<std::string>();
-    if (t != lag_t) {
-      flush_lag();
-      lag_t = t;
-    }
-    end_t = t;
-
-    if (type == "records.fetched") {
-      const std::string group = e.at("group").get<std::string>();
-      auto& pending = in_hand[e.at("consumer").get<std::string>()];
-      pending = {e.at("batch").get<std::int64_t>(), {}};
-      for (const auto& range : e.at("ranges")) {
-        const std::string partition = range.at("partition").get<std::string>();
-        const std::pair<std::int64_t, std::int64_t> offsets{range.at("first_offset").get<std::int64_t>(),
-                                                            range.at("last_offset").get<std::int64_t>()};
-        add_range(records[{group, partition}].delivered, offsets);
-        pending.second.emplace_back(partition, offsets);
-      }
-    } else if (type == "records.processed") {
-      const std::string group = e.at("group").get<std::string>();
-      const auto it = in_hand.find(e.at("consumer").get<std::string>());
-      if (it != in_hand.end() && it->second.first == e.at("batch").get<std::int64_t>()) {
-        for (const auto& [partition, offsets] : it->second.second) add_range(records[{group, partition}].processed, offsets);
-        in_hand.erase(it);
-      }
-    } else if (type == "position") {
-      auto& r = records[{e.at("group").get<std::string>(), e.at("partition").get<std::string>()}];
-      if (!r.first_position) r.first_position = e.at("offset").get<std::int64_t>();
-    } else if (type == "record" && e.at("record") == "OffsetCommit" && !e.value("tombstone", false)) {
-      auto& r = records[{e.at("group").get<std::string>(),
-                         e.at("topic").get<std::string>() + "-" + std::to_string(e.at("partition_index").get<std::int32_t>())}];
-      const auto offset = e.at("committed_offset").get<std::int64_t>();
-      r.max_committed = std::max(r.max_committed.value_or(offset), offset);
-    } else if (type == "lag") {
-      const std::string group = e.at("group").get<std::string>();
-      const auto lag = e.at("lag").get<std::int64_t>();
-      max_lag = std::max(max_lag, lag);
-      latest_lag[group][e.at("partition").get<std::string>()] = lag;
-      latest_owned[group][e.at("partition").get<std::string>()] = !e.at("owner").is_null();
-      lag_touched.insert(group);
-    } else if (type == "run.start") {
-      duration_us = e.at("duration_ms").get<std::int64_t>() * 1000;
-    } else if (type == "topic.partitions") {
-      topic_partitions[e.at("topic").get<std::string>()] = e.at("partitions").get<std::int32_t>();
-      clock.set_partitions(e.at("topic").get<std::string>(), e.at("partitions").get<std::int32_t>(), t);
-    } else if (type == "consumer.start") {
-      const std::string name = e.at("consumer").get<std::string>();
-      Consumer& c = consumers[name];
-      c.group = e.at("group").get<std::string>();
-      c.topics.clear();
-      for (const auto& tp : e.at("topics")) c.topics.insert(tp.get<std::string>());
-      c.owned.clear();
-      c.live = true;
-      c.paused = false;
-      for (const auto& topic : c.topics) clock.subscribe(c.group, topic, +1, t);
-    } else if (type == "consumer.pause" || type == "consumer.resume") {
-      const std::string name = e.at("consumer").get<std::string>();
-      Consumer& c = consumers[name];
-      c.paused = type == "consumer.pause";
-      if (c.live)
-        for (const auto& p : c.owned) clock.own(c.group, p, name, !c.paused, t);
-    } else if (type == "consumer.subscribe") {
-      Consumer& c = consumers[e.at("consumer").get<std::string>()];
-      if (c.live)
-        for (const auto& topic : c.topics) clock.subscribe(c.group, topic, -1, t);
-      c.topics.clear();
-      for (const auto& tp : e.at("topics")) c.topics.insert(tp.get<std::string>());
-      if (c.live)
-        for (const auto& topic : c.topics) clock.subscribe(c.group, topic, +1, t);
-    } else if (type == "consumer.crash" || type == "consumer.closed" || type == "consumer.error") {
-      const std::string name = e.at("consumer").get<std::string>();
-      Consumer& c = consumers[name];
-      if (c.live) {
-        for (const auto& p : c.owned) clock.disown(c.group, p, name, t);
-        for (const auto& topic : c.topics) clock.subscribe(c.group, topic, -1, t);
-      }
-      c.live = false;
-      c.owned.clear();
-      for (auto& [g, r] : open) r.waiting.erase(e.at("consumer").get<std::string>());
-    } else if (type == "assignment") {
-      const std::string name = e.at("consumer").get<std::string>();
-      Consumer& c = consumers[name];
-      std::set<std::string> now_owned;
-      for (const auto& tp : e.at("owned")) now_owned.insert(tp.get<std::string>());
-      if (c.live) {
-        for (const auto& p : c.owned)
-          if (now_owned.count(p) == 0) clock.disown(c.group, p, name, t);
-        for (const auto& p : now_owned)
-          if (c.owned.count(p) == 0) clock.own(c.group, p, name, !c.paused, t);
-      }
-      c.owned = std::move(now_owned);
-      // A consumer-protocol member is done once it owns what the coordinator assigned it.
-      auto it = open.find(c.group);
-      if (it != open.end() && it->second.settled_us && it->second.consumer_protocol &&
-          it->second.waiting.count(name) > 0 && c.owned == broker_assigned[name]) {
-        it->second.waiting.erase(name);
-        if (it->second.waiting.empty()) close(c.group, t);
-      }
-    } else if (type == "record" && e.at("record") == "ConsumerGroupCurrentMemberAssignment") {
-      auto& set = broker_assigned[e.at("consumer").get<std::string>()];
-      set.clear();
-      if (e.contains("assigned"))
-        for (const auto& tp : e.at("assigned")) set.insert(tp.get<std::string>());
-    } else if (type == "group.state") {
-      const std::string group = e.at("group").get<std::string>();
-      const std::string state = e.at("state").get<std::string>();
-      // A consumer-protocol rebalance opens with its new group epoch (group.epoch below): a
-      // static member's temporary leave makes the group `reconciling` without one.
-      if (state == "PreparingRebalance") {
-        begin_rebalance(group, t, e.value("reason", ""), /*consumer_protocol=*/false);
-      } else if (state == "Stable" || state == "Empty" || state == "stable" || state == "empty") {
-        auto it = open.find(group);
-        if (it != open.end() && !it->second.settled_us) {
-          it->second.settled_us = t;
-          it->second.waiting.clear();
-          if (it->second.consumer_protocol) {
-            // Members still reconciling on the client side: their owned set differs from the
-            // coordinator's assignment until their callbacks have run.
-            for (const auto& [name, c] : consumers) {
-              if (c.live && c.group == group && c.owned != broker_assigned[name]) it->second.waiting.insert(name);
-            }
-          } else if (state == "Stable" || state == "stable") {
-            for (const auto& m : last_members[group]) {
-              const std::string name = m.get<std::string>();
-              if (consumers.count(name) > 0 && consumers[name].live) it->second.waiting.insert(name);
-            }
-          }
-          if (it->second.waiting.empty()) close(group, t);
-        }
-      }
-    } else if (type == "group.epoch") {
-      const std::string group = e.at("group").get<std::string>();
-      if (e.contains("members")) last_members[group] = e.at("members");
-      if (e.contains("generation")) {
-        auto it = open.find(group);
-        if (it != open.end()) it->second.generation = e.at("generation").get<std::int64_t>();
-      }
-      if (e.contains("epoch")) {
-        // Consumer protocol: a new group epoch is a rebalance (its inputs changed) until every
-        // member owns what the coordinator assigned it.
-        const std::int64_t epoch = e.at("epoch").get<std::int64_t>();
-        const auto last = group_epoch.find(group);
-        if (last == group_epoch.end() || epoch > last->second) {
-          begin_rebalance(group, t, e.value("reason", ""), /*consumer_protocol=*/true);
-          open.at(group).generation = epoch;
-        }
-        group_epoch[group] = epoch;
-      }
-    } else if (type == "callback" && e.at("phase") == "start") {
-      if (e.at("callback") == "onPartitionsRevoked") revocations += static_cast<std::int64_t>(e.at("partitions").size());
-      const std::string name = e.at("consumer").get<std::string>();
-      const std::string group = consumers[name].group;
-      auto it = open.find(group);
-      if (it != open.end()) {
-        const std::string cb = e.at("callback").get<std::string>();
-        auto& target = cb == "onPartitionsRevoked" ? it->second.revoked
-                       : cb == "onPartitionsLost"  ? it->second.lost
-                                                   : it->second.assigned;
-        auto& set = target[name];
-        for (const auto& p : e.at("partitions")) set.insert(p.get<std::string>());
-      }
-    } else if (type == "callback" && e.at("phase") == "end" &&
-               e.at("callback") == "onPartitionsAssigned") {
-      const std::string name = e.at("consumer").get<std::string>();
-      const std::string group = consumers[name].group;
-      auto it = open.find(group);
-      if (it != open.end() && it->second.settled_us) {
-        it->second.waiting.erase(name);
-        if (it->second.waiting.empty()) close(group, t);
-      }
-    }
-  }
+ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
+  settle();
   flush_lag();
-  if (duration_us >= 0 && duration_us > end_t) end_t = duration_us;
-  clock.finish(end_t);
-  const std::int64_t unavailable_us = clock.unavailable_us();
-  const std::int64_t overlap_us = clock.overlap_us();
-  std::map<std::string, std::int64_t> unavailable_by_partition = clock.unavailable_by_partition();
+  if (duration_us_ >= 0 && duration_us_ > end_t_) end_t_ = duration_us_;
+  if (!final_taken_) take_final();
+  for (auto& [name, c] : consumers_) {
+    if (c.paused) c.paused_us += window_.clip(c.paused_since, end_t_);
+    c.paused = false;
+  }
+  clock_.finish(end_t_);
   // A rebalance still open at the end of the run ends there (and says so).
-  std::vector<std::string> unfinished;
-  for (auto& [g, r] : open) unfinished.push_back(g);
-  for (const auto& g : unfinished) close(g, end_t);
-  std::sort(done.begin(), done.end(), [](const Rebalance& a, const Rebalance& b) {
-    return std::tie(a.start_us, a.group) < std::tie(b.start_us, b.group);
+  for (auto& [g, rs] : open_)
+    while (!rs.empty()) close_at(g, 0, end_t_, false);
+  std::sort(done_.begin(), done_.end(), [](const Rebalance& a, const Rebalance& b) {
+    return std::tie(a.start_us, a.group, a.generation) < std::tie(b.start_us, b.group, b.generation);
   });
 
   // Time to drain lag after a rebalance: from its end to the first lag observation at which the
@@ -492,8 +828,8 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
   // member still held its partitions counts as lag to drain).
   std::optional<std::int64_t> max_drain_us;
   auto drain = [&](const Rebalance& r, ojson& j) {
-    const auto it = group_lag.find(r.group);
-    if (it == group_lag.end()) return;
+    const auto it = group_lag_.find(r.group);
+    if (it == group_lag_.end()) return;
     std::optional<std::int64_t> before;
     for (const auto& p : it->second) {
       if (p.t_us >= r.start_us) break;
@@ -511,9 +847,11 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
   };
 
   ojson rebalances = ojson::array();
-  std::int64_t total_us = 0, max_us = 0;
-  for (const auto& r : done) {
+  std::int64_t total_us = 0, max_us = 0, count = 0;
+  for (const auto& r : done_) {
+    if (!window_.contains(r.start_us)) continue;
     const std::int64_t d = r.end_us - r.start_us;
+    ++count;
     total_us += d;
     max_us = std::max(max_us, d);
     ojson j;
@@ -522,63 +860,119 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
     j["end_us"] = r.end_us;
     j["duration_ms"] = ms_of(d);
     j["trigger"] = r.trigger;
+    j["causes"] = r.causes;
     j["generation"] = r.generation;
-    j["completed"] = r.settled_us.has_value();
+    j["completed"] = r.completed;
     j["revoked"] = partition_map(r.revoked);
     j["lost"] = partition_map(r.lost);
     j["assigned"] = partition_map(r.assigned);
     drain(r, j);
     rebalances.push_back(j);
   }
-  ojson final_assignment = ojson::object();
-  for (const auto& [name, c] : consumers) {
-    if (!c.live) continue;
-    ojson list = ojson::array();
-    for (const auto& p : sorted_partitions(c.owned)) list.push_back(p);
-    final_assignment[name] = list;
-  }
   ojson metrics;
-  metrics["rebalance_count"] = done.size();
+  metrics["rebalance_count"] = count;
   metrics["max_rebalance_ms"] = ms_of(max_us);
   metrics["total_rebalance_ms"] = ms_of(total_us);
-  metrics["unavailable_partition_ms"] = ms_of(unavailable_us);
-  ojson by_partition = ojson::object();
-  {
-    std::set<std::string> names;
-    for (const auto& [p, us] : unavailable_by_partition) names.insert(p);
-    for (const auto& p : sorted_partitions(names)) by_partition[p] = ms_of(unavailable_by_partition[p]);
+  metrics["unavailable_partition_ms"] = ms_of(clock_.unavailable_us());
+  metrics["max_unavailable_ms"] = ms_of(clock_.max_unavailable_us());
+  ojson by_partition = ojson::object(), max_by_partition = ojson::object();
+  for (const auto& [p, sum_max] : clock_.unavailable_by_partition()) {
+    by_partition[p] = ms_of(sum_max.first);
+    max_by_partition[p] = ms_of(sum_max.second);
   }
   metrics["unavailable_ms_by_partition"] = by_partition;
-  metrics["overlap_partition_ms"] = ms_of(overlap_us);
-  metrics["revocations"] = revocations;
-  std::int64_t duplicates = 0, lost = 0, delivered = 0, processed = 0;
-  for (const auto& [key, r] : records) {
-    duplicates += duplicates_of(r.delivered);
-    for (const auto& [first, last] : r.delivered) delivered += last - first + 1;
-    for (const auto& [first, last] : r.processed) processed += last - first + 1;
+  metrics["max_unavailable_ms_by_partition"] = max_by_partition;
+  metrics["stop_the_world_ms"] = ms_of(clock_.stopped_us());
+  metrics["max_stop_the_world_ms"] = ms_of(clock_.max_stopped_us());
+  metrics["overlap_partition_ms"] = ms_of(clock_.overlap_us());
+  metrics["revocations"] = revocations_;
+  std::int64_t lost = 0;
+  for (const auto& [key, r] : records_)
     if (r.max_committed) lost += uncovered(r.processed, r.first_position.value_or(0), *r.max_committed);
-  }
   std::int64_t max_group_lag = 0;
-  for (const auto& [g, points] : group_lag)
-    for (const auto& p : points) max_group_lag = std::max(max_group_lag, p.total);
-  metrics["records_delivered"] = delivered;
-  metrics["records_processed"] = processed;
-  metrics["duplicates"] = duplicates;
+  for (const auto& [g, points] : group_lag_)
+    for (const auto& p : points)
+      if (window_.contains(p.t_us)) max_group_lag = std::max(max_group_lag, p.total);
+  ojson paused = ojson::object(), processed_by = ojson::object();
+  for (const auto& [name, c] : consumers_) {
+    paused[name] = ms_of(c.paused_us);
+    processed_by[name] = c.records_processed;
+  }
+  metrics["paused_ms_by_consumer"] = paused;
+  metrics["records_delivered"] = delivered_;
+  metrics["records_processed"] = processed_;
+  metrics["records_processed_by_consumer"] = processed_by;
+  metrics["duplicates"] = duplicates_;
   metrics["lost"] = lost;
-  metrics["max_lag"] = max_lag;
+  metrics["max_lag"] = max_lag_;
   metrics["max_group_lag"] = max_group_lag;
   metrics["max_drain_ms"] = max_drain_us ? ojson(ms_of(*max_drain_us)) : ojson(nullptr);
-  metrics["final_assignment"] = final_assignment;
+  metrics["final_assignment"] = final_;
 
   ojson out;
   out["scenario"] = inputs.scenario;
   out["protocol"] = inputs.protocol;
   out["seed"] = inputs.seed;
   out["produced_by"] = inputs.produced_by;
+  if (inputs.from_us || inputs.to_us) {
+    out["window"] = {{"from_ms", ms_of(window_.from)},
+                     {"to_ms", inputs.to_us ? ojson(ms_of(*inputs.to_us)) : ojson(nullptr)}};
+  }
   out["rebalances"] = rebalances;
-  out["overlaps"] = clock.overlaps();
+  out["overlaps"] = clock_.overlaps();
   out["metrics"] = metrics;
   return out;
+}
+
+}  // namespace
+
+bool kafka_partition_less(const std::string& a, const std::string& b) { return partition_key(a) < partition_key(b); }
+
+ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs& inputs) {
+  Window w;
+  if (inputs.from_us) w.from = *inputs.from_us;
+  if (inputs.to_us) w.to = *inputs.to_us;
+  SummaryBuilder builder(w);
+  for (const auto& line : trace_lines) builder.on_event(json::parse(line));
+  return builder.finish(inputs);
+}
+
+const std::vector<std::string>& metric_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v{"rebalance_count", "max_rebalance_ms", "total_rebalance_ms",
+                               "unavailable_partition_ms", "max_unavailable_ms",
+                               "unavailable_ms_by_partition", "max_unavailable_ms_by_partition",
+                               "stop_the_world_ms", "max_stop_the_world_ms", "overlap_partition_ms",
+                               "revocations", "paused_ms_by_consumer", "records_delivered",
+                               "records_processed", "records_processed_by_consumer", "duplicates",
+                               "lost", "max_lag", "max_group_lag", "max_drain_ms", "final_assignment"};
+    std::sort(v.begin(), v.end());
+    return v;
+  }();
+  return names;
+}
+
+const std::vector<std::string>& metrics_by_consumer() {
+  static const std::vector<std::string> v{"final_assignment", "paused_ms_by_consumer", "records_processed_by_consumer"};
+  return v;
+}
+
+const std::vector<std::string>& metrics_by_partition() {
+  static const std::vector<std::string> v{"max_unavailable_ms_by_partition", "unavailable_ms_by_partition"};
+  return v;
+}
+
+const std::vector<std::string>& rebalance_fields() {
+  static const std::vector<std::string> v{"assigned", "causes",  "completed",  "drain_ms", "duration_ms", "end_us",
+                                          "generation", "group", "lag_before", "lost",     "revoked",     "start_us",
+                                          "trigger"};
+  return v;
+}
+
+const std::vector<std::string>& summary_keys() {
+  static const std::vector<std::string> v{"metrics", "overlaps", "produced_by", "protocol", "rebalances", "scenario",
+                                          "seed", "window"};
+  return v;
 }
 
 }  // namespace reports

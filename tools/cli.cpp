@@ -22,6 +22,8 @@
 #include "tools/bench/bench.hpp"
 #include "tools/compare_cli.hpp"
 #include "tools/inspect_cli.hpp"
+#include "tools/check.hpp"
+#include "tools/expectations.hpp"
 #include "tools/report_cli.hpp"
 #include "tools/runner.hpp"
 
@@ -50,48 +52,21 @@ const char* kExamples = R"(Examples:
   rebalance-sim describe scenarios/examples/two-consumers.json --at 12000 --members --verbose
   rebalance-sim compare scenarios/examples/two-consumers.json --real fidelity/real/two-consumers)";
 
-std::vector<std::string> scenario_files(const std::vector<std::string>& args) {
-  std::vector<std::string> files;
-  for (const auto& a : args) {
-    if (fs::is_directory(a)) {
-      std::vector<std::string> found;
-      for (auto it = fs::recursive_directory_iterator(a); it != fs::recursive_directory_iterator(); ++it) {
-        const auto& entry = *it;
-        const auto p = entry.path();
-        // scenarios/assign/ holds `rebalance-sim assign` cases, not scenarios.
-        if (entry.is_directory() && p.filename() == "assign") {
-          it.disable_recursion_pending();
-          continue;
-        }
-        if (entry.is_regular_file() && p.extension() == ".json" && p.filename() != "schema.json")
-          found.push_back(p.string());
-      }
-      std::sort(found.begin(), found.end());
-      files.insert(files.end(), found.begin(), found.end());
-    } else {
-      files.push_back(a);
-    }
+/// A --protocol that is not a variant: the message lists the valid ones.
+void check_variants(const std::vector<std::string>& protocols) {
+  for (const auto& p : protocols) {
+    if (std::find(protocol_variants().begin(), protocol_variants().end(), p) != protocol_variants().end()) continue;
+    const std::string guess = closest_match(p, protocol_variants());
+    throw ScenarioError("--protocol", {fmt::format("unknown variant \"{}\"{}; valid variants: {}", p,
+                                                   guess.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", guess),
+                                                   fmt::join(protocol_variants(), ", "))});
   }
-  return files;
-}
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
             std::optional<std::uint64_t> seed, std::string out_dir, const FormatArgs& formats) {
-  const ScenarioSpec spec = load_scenario_file(file);
+  check_variants(protocols);
+  const ScenarioSpec spec = load_checked_scenario(file);
   const auto outputs = run_variants(spec, protocols, seed);
   if (out_dir.empty()) out_dir = (fs::path("out") / spec.name).string();
   // The report is rendered from the same text the files hold, so `report DIR` gives the same bytes.
@@ -102,10 +77,11 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
   bool failed = false;
   for (const auto& o : outputs) {
     const auto& m = o.summary.at("metrics");
-    std::cout << fmt::format("{} [{}]: {} rebalances, max {} ms, total {} ms, unavailable {} partition-ms\n",
-                             spec.name, o.protocol, m.at("rebalance_count").dump(),
-                             m.at("max_rebalance_ms").dump(), m.at("total_rebalance_ms").dump(),
-                             m.at("unavailable_partition_ms").dump());
+    std::cout << fmt::format(
+        "{} [{}]: {} rebalances, max {} ms, total {} ms, unavailable {} partition-ms, {} duplicates, {} lost\n",
+        spec.name, o.protocol, m.at("rebalance_count").dump(), m.at("max_rebalance_ms").dump(),
+        m.at("total_rebalance_ms").dump(), m.at("unavailable_partition_ms").dump(), m.at("duplicates").dump(),
+        m.at("lost").dump());
     std::cout << fmt::format("  wrote {}/{}/trace.jsonl and summary.json\n", out_dir, o.protocol);
     for (const auto& [rel, bytes] : extra)
       if (rel.rfind(o.protocol + "/", 0) == 0) std::cout << fmt::format("  wrote {}/{}\n", out_dir, rel);
@@ -120,47 +96,8 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
   return failed ? kExpectationFailed : kOk;
 }
 
-int cmd_check(const std::vector<std::string>& args, const std::string& junit) {
-  const auto files = scenario_files(args);
-  if (files.empty()) {
-    std::cerr << "rebalance-sim check: no scenario files found\n";
-    return kBadInput;
-  }
-  // Load everything first: a bad file is a usage error and nothing runs.
-  std::vector<ScenarioSpec> specs;
-  for (const auto& f : files) specs.push_back(load_scenario_file(f));
-  int failures = 0, total = 0;
-  std::string cases;
-  for (const auto& spec : specs) {
-    const auto outputs = run_variants(spec, {}, std::nullopt);
-    for (const auto& o : outputs) {
-      for (const auto& e : o.expectations) {
-        ++total;
-        const std::string name = fmt::format("{} [{}] {} {} {}", spec.name, o.protocol, e.metric, e.op, e.expected.dump());
-        cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\">", xml_escape(spec.source_path), xml_escape(name));
-        if (e.passed) {
-          std::cout << "PASS " << name << "\n";
-        } else {
-          ++failures;
-          std::cout << "FAIL " << e.describe() << " (" << spec.source_path << ")\n";
-          cases += fmt::format("<failure message=\"{}\"/>", xml_escape(e.describe()));
-        }
-        cases += "</testcase>\n";
-      }
-    }
-  }
-  std::cout << fmt::format("{} passed, {} failed\n", total - failures, failures);
-  if (!junit.empty()) {
-    std::ofstream out(junit);
-    out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        << fmt::format("<testsuites>\n  <testsuite name=\"rebalance-sim check\" tests=\"{}\" failures=\"{}\">\n", total, failures)
-        << cases << "  </testsuite>\n</testsuites>\n";
-  }
-  return failures > 0 ? kExpectationFailed : kOk;
-}
-
 int cmd_validate(const std::string& file) {
-  const ScenarioSpec spec = load_scenario_file(file);
+  const ScenarioSpec spec = load_checked_scenario(file);
   std::cout << fmt::format("{}: ok ({} consumers, {} events, protocols: {})\n", file,
                            spec.consumers.size(), spec.events.size(), fmt::join(spec.protocols, ", "));
   // Valid input that this version cannot run yet: said here, refused (exit 2) by `run`.
@@ -236,8 +173,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", fmt::format("rebalance-sim {} ({})", build::kVersion, build::kCommit));
   app.require_subcommand(1);
 
-  std::string file, out_dir, junit, bench_what = "kernel";
-  std::vector<std::string> protocols, check_args;
+  std::string file, out_dir, bench_what = "kernel";
+  std::vector<std::string> protocols;
   std::optional<std::uint64_t> seed;
   std::uint64_t bench_events = 20'000'000;
 
@@ -250,10 +187,8 @@ int main(int argc, char** argv) {
   add_format_options(run, run_formats);
   run->footer("Example: rebalance-sim run scenarios/examples/two-consumers.json --protocol classic-eager --out out/ --format perfetto");
 
-  auto* check = app.add_subcommand("check", "run scenarios and check their `expect` lists (exit 1 if any fails)");
-  check->add_option("scenarios", check_args, "scenario files or directories")->required();
-  check->add_option("--junit", junit, "also write a JUnit XML report to FILE");
-  check->footer("Example: rebalance-sim check scenarios/ --junit results.xml");
+  CheckArgs check_args;
+  auto* check = add_check_subcommand(app, check_args);
 
   auto* validate = app.add_subcommand("validate", "check a scenario file without running it");
   validate->add_option("scenario", file, "scenario file (JSON)")->required();
@@ -294,6 +229,19 @@ int main(int argc, char** argv) {
   ExplainArgs explain_args;
   auto* explain = add_explain_subcommand(app, explain_args);
 
+  // An unknown subcommand is answered with the list of the valid ones.
+  if (argc >= 2 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
+    const std::string asked = argv[1];
+    if (std::find(names.begin(), names.end(), asked) == names.end()) {
+      const std::string guess = closest_match(asked, names);
+      std::cerr << fmt::format("rebalance-sim: unknown subcommand \"{}\"{}; valid subcommands: {}\n", asked,
+                               guess.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", guess),
+                               fmt::join(names, ", "));
+      return kBadInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -304,7 +252,7 @@ int main(int argc, char** argv) {
     if (run->parsed()) return cmd_run(file, protocols, seed, out_dir, run_formats);
     if (report->parsed()) return cmd_report(report_dir, report_formats);
     if (explain->parsed()) return cmd_explain(explain_args);
-    if (check->parsed()) return cmd_check(check_args, junit);
+    if (check->parsed()) return cmd_check(check_args);
     if (validate->parsed()) return cmd_validate(file);
     if (bench->parsed()) return cmd_bench(bench_what, bench_events);
     if (conformance->parsed()) return cmd_conformance(vector_files);

@@ -333,6 +333,25 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines,
       Group& g = groups[e.at("group").get<std::string>()];
       if (e.contains("member_id") && !g.consumer_protocol)
         g.members.erase(e.at("member_id").get<std::string>());
+    } else if (type == "member.join") {
+      // A classic member the coordinator added: listed at once, as DescribeGroups does, though
+      // the GroupMetadata record naming it comes only with its generation's assignment.
+      Group& g = groups[e.at("group").get<std::string>()];
+      Member& m = g.members[e.at("member_id").get<std::string>()];
+      m.member_id = e.at("member_id").get<std::string>();
+      m.consumer = e.value("consumer", "");
+      m.client_id = e.value("client_id", m.consumer);
+      m.host = "/" + m.consumer;
+      m.instance_id = e.value("group_instance_id", "");
+      m.assignment.clear();
+    } else if (type == "member.replaced") {
+      Group& g = groups[e.at("group").get<std::string>()];
+      auto node = g.members.extract(e.at("old_member_id").get<std::string>());
+      if (!node.empty()) {
+        node.key() = e.at("member_id").get<std::string>();
+        node.mapped().member_id = node.key();
+        g.members.insert(std::move(node));
+      }
     } else if (type == "record") {
       Group& g = groups[e.at("group").get<std::string>()];
       const std::string name = e.at("record").get<std::string>();

@@ -4,6 +4,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include "models/protocol/config.hpp"
@@ -23,7 +24,8 @@ std::string chosen_protocol(const ScenarioSpec& spec, const std::string& asked) 
   if (std::find(protocol_variants().begin(), protocol_variants().end(), protocol) ==
       protocol_variants().end())
     throw ScenarioError(spec.source_path,
-                        {fmt::format("--protocol: unknown variant \"{}\"", protocol)});
+                        {fmt::format("--protocol: unknown variant \"{}\"; valid variants: {}", protocol,
+                                     fmt::join(protocol_variants(), ", "))});
   const auto problems = unsupported_features(spec, protocol);
   if (!problems.empty()) throw ScenarioError(spec.source_path, problems);
   return protocol;
@@ -85,8 +87,18 @@ int cmd_dump_log(const InspectArgs& args) {
         {fmt::format("--partition: __consumer_offsets has {} partitions (0..{}), got {}",
                      partitions, partitions - 1, args.partition)});
   const auto run = run_scenario(spec, protocol, args.seed.value_or(spec.seed));
-  for (const auto& line : inspect::dump_offsets_partition(run.trace_lines, args.partition))
-    std::cout << line << "\n";
+  const auto lines = inspect::dump_offsets_partition(run.trace_lines, args.partition);
+  for (const auto& line : lines) std::cout << line << "\n";
+  // Only the header: say where each group of the scenario keeps its records instead.
+  if (lines.size() <= 2) {
+    std::set<std::string> groups;
+    for (const auto& c : spec.consumers) groups.insert(c.group);
+    std::cerr << fmt::format("note: __consumer_offsets-{} holds no record in this run.", args.partition);
+    for (const auto& g : groups)
+      std::cerr << fmt::format(" Group \"{}\" uses __consumer_offsets-{} (--partition {}).", g,
+                               coordinator_partition(g, partitions), coordinator_partition(g, partitions));
+    std::cerr << "\n";
+  }
   return kOk;
 }
 

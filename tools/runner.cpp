@@ -14,11 +14,6 @@ namespace rsim::cli {
 
 namespace fs = std::filesystem;
 
-std::string ExpectResult::describe() const {
-  return fmt::format("expect[{}] {} {} {} {}: actual {}", index, protocol, metric, op,
-                     expected.dump(), actual.is_null() ? "(missing from summary.json)" : actual.dump());
-}
-
 std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
                                         const std::vector<std::string>& protocols,
                                         std::optional<std::uint64_t> seed) {
@@ -51,42 +46,17 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
                       {"scenario_file", spec.source_path},
                       {"scenario_sha256", spec.sha256}};
     o.summary = reports::summarize(result.trace_lines, in);
-    o.expectations = check_expectations(spec, v, o.summary);
+    o.expectations = check_expectations(spec, v, o.summary, result.trace_lines);
     nlohmann::ordered_json checks = nlohmann::ordered_json::array();
     for (const auto& e : o.expectations) {
-      checks.push_back({{"index", e.index}, {"metric", e.metric}, {"op", e.op}, {"value", e.expected},
-                        {"actual", e.actual}, {"passed", e.passed}});
+      nlohmann::ordered_json c{{"index", e.index}, {"assertion", e.what}, {"metric", e.metric}, {"op", e.op},
+                               {"value", e.expected}, {"actual", e.actual}, {"passed", e.passed}};
+      if (!e.detail.empty()) c["detail"] = e.detail;
+      if (!e.message.empty()) c["message"] = e.message;
+      checks.push_back(std::move(c));
     }
     o.summary["expectations"] = checks;
     out.push_back(std::move(o));
-  }
-  return out;
-}
-
-std::vector<ExpectResult> check_expectations(const ScenarioSpec& spec, const std::string& protocol,
-                                             const nlohmann::ordered_json& summary) {
-  std::vector<ExpectResult> out;
-  const auto& metrics = summary.at("metrics");
-  for (const auto& x : spec.expect) {
-    if (x.protocol && *x.protocol != protocol) continue;
-    ExpectResult r;
-    r.index = x.index;
-    r.protocol = protocol;
-    r.metric = x.metric;
-    r.op = x.op;
-    r.expected = x.value;
-    if (metrics.contains(x.metric)) {
-      r.actual = nlohmann::json::parse(metrics.at(x.metric).dump());
-      const nlohmann::json& a = r.actual;
-      const nlohmann::json& v = x.value;
-      if (x.op == "==") r.passed = a.is_number() && v.is_number() ? a.get<double>() == v.get<double>() : a == v;
-      else if (x.op == "!=") r.passed = a.is_number() && v.is_number() ? a.get<double>() != v.get<double>() : a != v;
-      else if (a.is_number() && v.is_number()) {
-        const double av = a.get<double>(), vv = v.get<double>();
-        r.passed = x.op == "<" ? av < vv : x.op == "<=" ? av <= vv : x.op == ">" ? av > vv : av >= vv;
-      }
-    }
-    out.push_back(std::move(r));
   }
   return out;
 }

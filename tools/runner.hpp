@@ -10,19 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "models/scenario/scenario.hpp"
+#include "tools/expectations.hpp"
 
 namespace rsim::cli {
-
-struct ExpectResult {
-  std::size_t index = 0;
-  std::string protocol;
-  std::string metric;
-  std::string op;
-  nlohmann::json expected;
-  nlohmann::json actual;  // null when the metric is missing
-  bool passed = false;
-  std::string describe() const;
-};
 
 struct VariantOutput {
   std::string protocol;
@@ -35,10 +25,6 @@ struct VariantOutput {
 std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
                                         const std::vector<std::string>& protocols,
                                         std::optional<std::uint64_t> seed);
-
-/// Evaluates the expect entries that apply to one variant against its summary.
-std::vector<ExpectResult> check_expectations(const ScenarioSpec& spec, const std::string& protocol,
-                                             const nlohmann::ordered_json& summary);
 
 /// Writes DIR/<protocol>/{trace.jsonl,summary.json} for every variant, and the `extra` files
 /// (paths relative to DIR, such as report.html or <protocol>/perfetto.json), all or nothing.

@@ -262,6 +262,11 @@ void GroupCoordinator::add_member_then_rebalance_or_complete_join(ClassicGroup& 
   if (g.members.empty()) g.protocol_type = r.protocol_type;
   if (!g.leader_id) g.leader_id = member_id;  // the first member of a leaderless group leads
   auto& added = g.members.emplace(member_id, std::move(m)).first->second;
+  // The coordinator's membership as DescribeGroups reports it, between GroupMetadata records.
+  nlohmann::ordered_json joined{{"group", g.group_id}, {"consumer", added.consumer}, {"member_id", member_id},
+                                {"client_id", added.client_id}};
+  if (added.group_instance_id) joined["group_instance_id"] = *added.group_instance_id;
+  tracer_.emit("member.join", joined);
   rearm_heartbeat(g, added, kNewMemberJoinTimeoutMs);
   maybe_prepare_rebalance_or_complete_join(g, fmt::format("member {} joined", added.consumer));
 }

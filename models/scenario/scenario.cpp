@@ -78,7 +78,7 @@ bool valid_topic_name(const std::string& name) {
 }
 
 const std::vector<std::string>& expect_ops() {
-  static const std::vector<std::string> ops{"==", "!=", "<", "<=", ">", ">="};
+  static const std::vector<std::string> ops{"==", "!=", "<", "<=", ">", ">=", "within", "between"};
   return ops;
 }
 
@@ -509,7 +509,10 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
         {"config_by_protocol", {"classic", "consumer", "share"}},
         {"processing", {"per_batch_ms", "per_poll_ms", "per_record_ms"}},
         {"callbacks", {"assign_ms", "lost_ms", "revoke_ms"}},
-        {"expect", {"metric", "op", "protocol", "value"}},
+        {"expect",
+         {"consumer", "from_ms", "message", "metric", "op", "partition", "protocol", "to_ms",
+          "tolerance", "value"}},
+        {"expect:order", {"expect", "first", "from_ms", "message", "protocol", "then", "to_ms"}},
         {"event:start", {"at_ms", "consumer", "do"}},
         {"event:stop", {"at_ms", "consumer", "do"}},
         {"event:crash", {"at_ms", "consumer", "do"}},
@@ -545,6 +548,7 @@ const std::map<std::string, std::vector<std::string>>& scenario_required_keys() 
         {"topic", {"name", "partitions"}},
         {"consumer", {"group", "name", "topics"}},
         {"expect", {"metric", "op", "value"}},
+        {"expect:order", {"expect", "first", "then"}},
         {"event:start", {"at_ms", "consumer", "do"}},
         {"event:stop", {"at_ms", "consumer", "do"}},
         {"event:crash", {"at_ms", "consumer", "do"}},
@@ -1085,9 +1089,11 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
     for (std::size_t i = 0; i < arr->size(); ++i) {
       const json& x = (*arr)[i];
       const std::string ptr = child("/expect", i);
-      if (!p.check_object(x, ptr, "expect")) continue;
+      const bool order = x.is_object() && x.contains("expect");
+      if (!p.check_object(x, ptr, order ? "expect:order" : "expect")) continue;
       ExpectSpec ex;
       ex.index = i;
+      ex.order = order;
       if (auto v = p.read_string(x, "protocol", ptr)) {
         if (!contains(protocol_variants(), *v)) {
           p.problem(child(ptr, "protocol"), fmt::format("unknown protocol variant \"{}\"", *v) +
@@ -1095,21 +1101,68 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
         }
         ex.protocol = *v;
       }
+      if (auto v = p.read_string(x, "message", ptr)) ex.message = *v;
+      if (auto v = p.read_int(x, "from_ms", ptr, 0, kMaxDurationMs, "7 days")) ex.from_ms = *v;
+      if (auto v = p.read_int(x, "to_ms", ptr, 0, kMaxDurationMs, "7 days")) ex.to_ms = *v;
+      if (ex.from_ms && ex.to_ms && *ex.to_ms <= *ex.from_ms) {
+        p.problem(child(ptr, "to_ms"), fmt::format("must be greater than from_ms ({}), got {}", *ex.from_ms, *ex.to_ms));
+      }
+      if (order) {
+        if (auto v = p.read_string(x, "expect", ptr); v && *v != "order") {
+          p.problem(child(ptr, "expect"), fmt::format("unknown assertion kind \"{}\" (order)", *v));
+        }
+        for (const char* key : {"first", "then"}) {
+          const auto it = x.find(key);
+          if (it == x.end()) continue;
+          const std::string mptr = child(ptr, key);
+          if (!it->is_object()) {
+            p.problem(mptr, fmt::format("must be an object (a trace event's type and fields), got {}", shown(*it)));
+            continue;
+          }
+          if (!it->contains("type")) p.problem(child(mptr, "type"), "missing (the trace event's type, e.g. \"callback\")");
+          else if (!it->at("type").is_string()) p.problem(child(mptr, "type"), fmt::format("must be a string, got {}", shown(it->at("type"))));
+          else if (it->at("type").get<std::string>().empty()) p.problem(child(mptr, "type"), "must not be empty");
+          if (std::string(key) == "first") ex.first = *it;
+          else ex.then = *it;
+        }
+        s.expect.push_back(std::move(ex));
+        continue;
+      }
       if (auto v = p.read_string(x, "metric", ptr)) ex.metric = *v;
+      if (auto v = p.read_string(x, "consumer", ptr)) ex.consumer = *v;
+      if (auto v = p.read_string(x, "partition", ptr)) ex.partition = *v;
       if (auto v = p.read_string(x, "op", ptr)) {
         ex.op = *v;
         if (!contains(expect_ops(), *v)) {
-          p.problem(child(ptr, "op"),
-                    fmt::format("unknown op \"{}\" (==, !=, <, <=, >, >=)", *v));
+          p.problem(child(ptr, "op"), fmt::format("unknown op \"{}\" (==, !=, <, <=, >, >=, within, between)", *v));
         }
+      }
+      if (auto v = p.read_number(x, "tolerance", ptr, 0, false, 1e18)) ex.tolerance = *v;
+      if (ex.op == "within" && !ex.tolerance && !x.contains("tolerance")) {
+        p.problem(child(ptr, "tolerance"), "missing (op \"within\" needs a tolerance: |actual - value| <= tolerance)");
+      }
+      if (ex.op != "within" && x.contains("tolerance")) {
+        p.problem(child(ptr, "tolerance"), fmt::format("only for op \"within\", not \"{}\"", ex.op));
       }
       if (const auto v = x.find("value"); v != x.end()) {
         ex.value = *v;
-        const bool ordering = ex.op == "<" || ex.op == "<=" || ex.op == ">" || ex.op == ">=";
+        const bool ordering = ex.op == "<" || ex.op == "<=" || ex.op == ">" || ex.op == ">=" || ex.op == "within";
         if (ordering && !v->is_number()) {
           p.problem(child(ptr, "value"),
                     fmt::format("must be a number for op \"{}\", got {}", ex.op, shown(*v)));
         }
+        if (ex.op == "between") {
+          if (!v->is_array() || v->size() != 2 || !(*v)[0].is_number() || !(*v)[1].is_number()) {
+            p.problem(child(ptr, "value"), fmt::format("must be [lo, hi] (two numbers) for op \"between\", got {}", shown(*v)));
+          } else if ((*v)[0].get<double>() > (*v)[1].get<double>()) {
+            p.problem(child(ptr, "value"), fmt::format("lo must be <= hi, got {}", shown(*v)));
+          }
+        }
+      }
+      if (ex.consumer && !s.consumer(*ex.consumer)) {
+        std::vector<std::string> names;
+        for (const auto& c : s.consumers) names.push_back(c.name);
+        p.problem(child(ptr, "consumer"), fmt::format("unknown consumer \"{}\"", *ex.consumer) + suggestion(*ex.consumer, names));
       }
       s.expect.push_back(std::move(ex));
     }

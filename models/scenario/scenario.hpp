@@ -99,11 +99,19 @@ struct EventSpec {
   double records_per_sec = 0;
 };
 
+/// One `expect` entry: a metric assertion (`metric`, `op`, `value`, ...) or, when it has
+/// `"expect": "order"`, an ordering of two trace events (`first` before `then`).
 struct ExpectSpec {
   std::optional<std::string> protocol;
-  std::string metric;
-  std::string op;  // ==, !=, <, <=, >, >=
+  std::string metric;  // a metrics name or a /-path into summary.json
+  std::string op;      // ==, !=, <, <=, >, >=, within, between
   nlohmann::json value;
+  std::optional<double> tolerance;  // `within`
+  std::optional<std::int64_t> from_ms, to_ms;  // the window the metric is computed over
+  std::optional<std::string> consumer, partition;  // selectors
+  std::string message;  // shown on failure
+  bool order = false;   // `"expect": "order"`
+  nlohmann::json first, then;  // order: trace-event matchers (`type` and fields to equal)
   std::size_t index = 0;
 };
 

@@ -68,6 +68,12 @@ TEST_CASE("dump-log on the command line: the partition's records, and bad input 
   CHECK(bad.code == 2);
   CHECK(bad.err.find("--partition: __consumer_offsets has 50 partitions (0..49), got 50") !=
         std::string::npos);
+  // A partition with no record: the header only, and where the scenario's group is instead.
+  const auto empty = cli("dump-log scenarios/examples/two-consumers.json --partition 3", "dump3");
+  CHECK(empty.code == 0);
+  CHECK(empty.out == "Dumping __consumer_offsets-3\nLog starting offset: 0\n");
+  CHECK(empty.err == "note: __consumer_offsets-3 holds no record in this run. Group \"g-classic\" uses "
+                     "__consumer_offsets-18 (--partition 18).\n");
   CHECK(cli("dump-log scenarios/examples/two-consumers.json --partition 18 --protocol share",
             "dumpc")
             .code == 2);
@@ -135,6 +141,16 @@ TEST_CASE(
   CHECK(reb.err == "\nWarning: Consumer group 'g-classic' is rebalancing.\n");
   CHECK(reb.out.find("PreparingRebalance") != std::string::npos);
   CHECK(cli("describe scenarios/examples/two-consumers.json --at 99000", "late").code == 2);
+  // 6.052 s: generation 2 (A and B) is in CompletingRebalance; its GroupMetadata record comes at
+  // 6.053 s. DescribeGroups answers from the coordinator's members: both, with no assignment yet.
+  for (const char* at : {"5000", "6052"}) {
+    CAPTURE(at);
+    const auto completing = cli(std::string("describe scenarios/examples/two-consumers.json --members --at ") + at,
+                                std::string("completing") + at);
+    CHECK(completing.out.find("g-classic-A-") != std::string::npos);
+    CHECK(completing.out.find(" /B ") != std::string::npos);
+    CHECK(completing.out.find("g-classic-B ") != std::string::npos);
+  }
   CHECK(cli("describe scenarios/examples/two-consumers.json --at 1000 --state --members", "both")
             .code == 2);
 }

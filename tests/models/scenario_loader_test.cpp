@@ -597,7 +597,7 @@ TEST_CASE("expect entries with a bad op, protocol or value") {
       {{"metric", "lost"}, {"op", "=="}}};
   CHECK(problems(doc) ==
         Problems{
-            "/expect/0/op: unknown op \"=~\" (==, !=, <, <=, >, >=)",
+            "/expect/0/op: unknown op \"=~\" (==, !=, <, <=, >, >=, within, between)",
             "/expect/1/protocol: unknown protocol variant \"classic\"; did you mean "
             "\"classic-eager\"?",
             "/expect/2/value: must be a number for op \"<\", got \"10\"",
@@ -626,7 +626,7 @@ TEST_CASE("all problems are reported in one pass") {
           "scenarios/x.json: /consumers/0/config/sesion.timeout.ms: unknown kafka consumer "
           "config; did you mean \"session.timeout.ms\"?\n"
           "scenarios/x.json: /events/1/for_ms: must be > 0, got -5\n"
-          "scenarios/x.json: /expect/0/op: unknown op \"=~\" (==, !=, <, <=, >, >=)");
+          "scenarios/x.json: /expect/0/op: unknown op \"=~\" (==, !=, <, <=, >, >=, within, between)");
   }
 }
 

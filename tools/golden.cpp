@@ -1,0 +1,121 @@
+#include "tools/golden.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace rsim::cli {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// The metrics a golden keeps: timings (compared within `time_ms`) and counts (within `count`).
+const std::vector<std::string> kTimeMetrics{"max_rebalance_ms", "total_rebalance_ms", "unavailable_partition_ms",
+                                            "max_unavailable_ms", "stop_the_world_ms", "max_stop_the_world_ms",
+                                            "overlap_partition_ms"};
+const std::vector<std::string> kCountMetrics{"rebalance_count", "revocations", "records_processed", "duplicates",
+                                             "lost", "max_lag"};
+
+double ms(const ojson& us) { return us.is_number() ? us.get<double>() / 1000.0 : 0.0; }
+
+std::string signed_ms(double d) { return fmt::format("{}{:.3f} ms", d >= 0 ? "+" : "", d); }
+
+std::string num(const ojson& v) { return v.dump(); }
+
+}  // namespace
+
+std::string golden_path(const std::string& scenario_path) {
+  const std::string ext = ".json";
+  if (scenario_path.size() > ext.size() && scenario_path.ends_with(ext))
+    return scenario_path.substr(0, scenario_path.size() - ext.size()) + ".golden.json";
+  return scenario_path + ".golden.json";
+}
+
+ojson golden_of(const ojson& summary) {
+  ojson g;
+  ojson rebalances = ojson::array();
+  for (const auto& r : summary.at("rebalances")) {
+    rebalances.push_back({{"group", r.at("group")},
+                          {"start_ms", ms(r.at("start_us"))},
+                          {"end_ms", ms(r.at("end_us"))},
+                          {"trigger", r.at("trigger")},
+                          {"causes", r.at("causes")}});
+  }
+  g["rebalances"] = rebalances;
+  ojson metrics;
+  const auto& m = summary.at("metrics");
+  for (const auto& k : kCountMetrics) metrics[k] = m.at(k);
+  for (const auto& k : kTimeMetrics) metrics[k] = m.at(k);
+  metrics["final_assignment"] = m.at("final_assignment");
+  g["metrics"] = metrics;
+  return g;
+}
+
+ojson golden_file(const std::string& scenario_name, const std::vector<std::pair<std::string, ojson>>& variants) {
+  ojson f;
+  f["scenario"] = scenario_name;
+  f["comment"] = "written by `rebalance-sim check --update-golden`; review its diff like code";
+  f["tolerances"] = {{"time_ms", 1.0}, {"count", 0}};
+  ojson v = ojson::object();
+  for (const auto& [protocol, summary] : variants) v[protocol] = golden_of(summary);
+  f["variants"] = v;
+  return f;
+}
+
+std::vector<std::string> golden_diff(const ojson& golden, const ojson& actual, const ojson& tolerances) {
+  std::vector<std::string> out;
+  const double tol_ms = tolerances.value("time_ms", 0.0);
+  const double tol_count = tolerances.value("count", 0.0);
+  const auto& gr = golden.at("rebalances");
+  const auto& ar = actual.at("rebalances");
+  const std::size_t common = std::min(gr.size(), ar.size());
+  for (std::size_t i = 0; i < common; ++i) {
+    const auto& g = gr[i];
+    const auto& a = ar[i];
+    const std::string label = fmt::format("rebalance {} ({})", i, g.at("trigger").get<std::string>());
+    if (g.at("trigger") != a.at("trigger"))
+      out.push_back(fmt::format("{}: trigger is now \"{}\"", label, a.at("trigger").get<std::string>()));
+    for (const char* k : {"start_ms", "end_ms"}) {
+      const double d = a.at(k).get<double>() - g.at(k).get<double>();
+      if (std::fabs(d) > tol_ms + 1e-9)
+        out.push_back(fmt::format("{}: {} moved {} ({} -> {})", label, std::string(k).substr(0, std::string(k).size() - 3),
+                                  signed_ms(d), num(g.at(k)), num(a.at(k))));
+    }
+    if (g.at("causes") != a.at("causes"))
+      out.push_back(fmt::format("{}: causes {} -> {}", label, g.at("causes").dump(), a.at("causes").dump()));
+  }
+  for (std::size_t i = common; i < ar.size(); ++i)
+    out.push_back(fmt::format("extra rebalance {} at {} ms: {}", i, num(ar[i].at("start_ms")),
+                              ar[i].at("trigger").get<std::string>()));
+  for (std::size_t i = common; i < gr.size(); ++i)
+    out.push_back(fmt::format("missing rebalance {} (was at {} ms: {})", i, num(gr[i].at("start_ms")),
+                              gr[i].at("trigger").get<std::string>()));
+  const auto& gm = golden.at("metrics");
+  const auto& am = actual.at("metrics");
+  auto compare = [&](const std::string& k, double tol, const char* unit) {
+    if (!gm.contains(k) || !am.contains(k)) return;
+    const auto& g = gm.at(k);
+    const auto& a = am.at(k);
+    if (!g.is_number() || !a.is_number()) {
+      if (g != a) out.push_back(fmt::format("{}: {} -> {}", k, g.dump(), a.dump()));
+      return;
+    }
+    const double d = a.get<double>() - g.get<double>();
+    if (std::fabs(d) > tol + 1e-9)
+      out.push_back(fmt::format("{}: {} -> {} ({}{}{})", k, num(g), num(a), d >= 0 ? "+" : "", ojson(d).dump(), unit));
+  };
+  for (const auto& k : kCountMetrics) compare(k, tol_count, "");
+  for (const auto& k : kTimeMetrics) compare(k, tol_ms, " ms");
+  const auto& gf = gm.at("final_assignment");
+  const auto& af = am.at("final_assignment");
+  for (const auto& [c, parts] : gf.items()) {
+    if (!af.contains(c)) out.push_back(fmt::format("final_assignment/{}: {} -> (not live)", c, parts.dump()));
+    else if (af.at(c) != parts) out.push_back(fmt::format("final_assignment/{}: {} -> {}", c, parts.dump(), af.at(c).dump()));
+  }
+  for (const auto& [c, parts] : af.items())
+    if (!gf.contains(c)) out.push_back(fmt::format("final_assignment/{}: (not live) -> {}", c, parts.dump()));
+  return out;
+}
+
+}  // namespace rsim::cli
