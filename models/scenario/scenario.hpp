@@ -48,6 +48,14 @@ struct CallbacksSpec {
 
 enum class CommitMode { Auto, Sync, Async };
 
+/// Share consumers (share.acknowledgement.mode=explicit): the fraction of records the
+/// application REJECTs (e.g. poison records) and RELEASEs (e.g. on a processing error); the
+/// rest it ACCEPTs.
+struct OutcomesSpec {
+  double reject = 0;
+  double release = 0;
+};
+
 struct ConsumerSpec {
   std::string name;
   std::string group;
@@ -62,6 +70,7 @@ struct ConsumerSpec {
   ProcessingSpec processing;
   CallbacksSpec callbacks;
   CommitMode commit = CommitMode::Auto;
+  OutcomesSpec outcomes;  // `outcomes`
 };
 
 struct EventSpec {

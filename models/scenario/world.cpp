@@ -13,6 +13,7 @@
 #include "models/coordinator/consumer_group_coordinator.hpp"
 #include "models/coordinator/group_coordinator.hpp"
 #include "models/workload/lag_monitor.hpp"
+#include "models/scenario/share_world.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/assert.hpp"
 #include "sim/kernel.hpp"
@@ -22,15 +23,17 @@
 namespace rsim {
 
 bool variant_supported(const std::string& variant) {
-  return variant == "classic-eager" || variant == "classic-cooperative" || variant == "consumer";
+  return variant == "classic-eager" || variant == "classic-cooperative" || variant == "consumer" ||
+         variant == "share";
 }
 
-std::vector<std::string> unsupported_features(const ScenarioSpec& /*spec*/, const std::string& variant) {
+std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const std::string& variant) {
   std::vector<std::string> problems;
+  if (variant == "share") return share_unsupported_features(spec);
   if (!variant_supported(variant)) {
     problems.push_back(fmt::format(
         "/protocols: variant \"{}\" is not simulated by this version yet; run with --protocol "
-        "classic-eager, classic-cooperative or consumer",
+        "classic-eager, classic-cooperative, consumer or share",
         variant));
   }
   return problems;
@@ -482,6 +485,7 @@ class World {
 
 RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed) {
   SIM_ASSERT(variant_supported(variant));
+  if (variant == "share") return run_share_scenario(spec, seed);
   World world(spec, variant, seed);
   return world.run();
 }
