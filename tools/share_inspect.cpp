@@ -202,7 +202,7 @@ std::vector<std::string> dump_share_state_partition(const std::vector<std::strin
     if (r.at("partition").get<std::int32_t>() != partition) continue;
     const auto [topic, p] = split(r.at("topic_partition").get<std::string>());
     const bool snapshot = r.at("record") == "ShareSnapshot";
-    nlohmann::ordered_json key{{"type", snapshot ? 0 : 1}, {"data", {{"groupId", r.at("group")}, {"topicId", topic}, {"partition", p}}}};
+    nlohmann::ordered_json key{{"type", snapshot ? 0 : 1}, {"data", {{"groupId", r.at("group")}, {"topicId", simulated_topic_id(topic)}, {"partition", p}}}};
     nlohmann::ordered_json batches = nlohmann::ordered_json::array();
     for (const auto& b : r.at("state_batches")) {
       batches.push_back({{"firstOffset", b.at("first_offset")}, {"lastOffset", b.at("last_offset")},

@@ -238,6 +238,34 @@ class CyclingMembers {
   std::size_t next_ = 0;
 };
 
+/// Step 5 of both builders: one pass over the partitions (in the table's order); a partition
+/// held by fewer than `sharing` members goes to the next members of the cycle that do not hold
+/// it. `give(member, key)` records the assignment and returns whether the member is now full.
+/// Like Kafka, the pass does not add the new holder to the partition's set.
+template <class Key, class Give>
+void hand_out(JavaTable<Key, IntSet>& by_partition, int sharing, CyclingMembers& cycle, Give give) {
+  bool assigned_this_round = false;
+  for (const Key& key : by_partition.keys()) {
+    IntSet& holders = *by_partition.find(key);
+    if (holders.size() < static_cast<std::size_t>(sharing)) {
+      std::size_t to_make = static_cast<std::size_t>(sharing) - holders.size();
+      while (to_make > 0) {
+        if (!cycle.has_next()) {
+          if (!assigned_this_round) break;
+          cycle.restart();
+          assigned_this_round = false;
+        }
+        const int mi = cycle.next();
+        if (holders.contains(mi)) continue;
+        --to_make;
+        assigned_this_round = true;
+        if (give(mi, key)) cycle.remove_last();
+      }
+    }
+    if (cycle.empty()) break;
+  }
+}
+
 // --- homogeneous ------------------------------------------------------------------------------
 
 ServerAssignment homogeneous(GroupView& group, const AssignablePartitions& assignable) {
@@ -321,29 +349,12 @@ ServerAssignment homogeneous(GroupView& group, const AssignablePartitions& assig
   // 5. Hand out what is missing, cycling over the members short of their count.
   CyclingMembers cycle(std::move(unfilled));
   if (!cycle.empty()) {
-    bool assigned_this_round = false;
-    for (const TopicPartitionKey& tp : by_partition.keys()) {
-      IntSet& holders = *by_partition.find(tp);
-      if (holders.size() < static_cast<std::size_t>(sharing)) {
-        std::size_t to_make = static_cast<std::size_t>(sharing) - holders.size();
-        while (to_make > 0) {
-          if (!cycle.has_next()) {
-            if (!assigned_this_round) break;
-            cycle.restart();
-            assigned_this_round = false;
-          }
-          const int mi = cycle.next();
-          if (holders.contains(mi)) continue;
-          const auto m = static_cast<std::size_t>(mi);
-          b.edit(m)[tp.first].insert(tp.second);
-          by_member[m].insert(tp, b.partition_hash(tp.first, tp.second));
-          --to_make;
-          assigned_this_round = true;
-          if (by_member[m].size() >= static_cast<std::size_t>(desired[m])) cycle.remove_last();
-        }
-      }
-      if (cycle.empty()) break;
-    }
+    hand_out(by_partition, sharing, cycle, [&](int mi, const TopicPartitionKey& tp) {
+      const auto m = static_cast<std::size_t>(mi);
+      b.edit(m)[tp.first].insert(tp.second);
+      by_member[m].insert(tp, b.partition_hash(tp.first, tp.second));
+      return by_member[m].size() >= static_cast<std::size_t>(desired[m]);
+    });
   }
   return b.result();
 }
@@ -430,30 +441,13 @@ ServerAssignment heterogeneous(GroupView& group, const AssignablePartitions& ass
       if (held < static_cast<std::size_t>(desired[static_cast<std::size_t>(mi)])) unfilled.push_back(mi);
     }
     CyclingMembers cycle(std::move(unfilled));
-    bool assigned_this_round = false;
-    for (const std::int32_t p : by_partition.keys()) {
-      IntSet& holders = *by_partition.find(p);
-      if (holders.size() < static_cast<std::size_t>(sharing)) {
-        std::size_t to_make = static_cast<std::size_t>(sharing) - holders.size();
-        while (to_make > 0) {
-          if (!cycle.has_next()) {
-            if (!assigned_this_round) break;
-            cycle.restart();
-            assigned_this_round = false;
-          }
-          const int mi = cycle.next();
-          if (holders.contains(mi)) continue;
-          const auto m = static_cast<std::size_t>(mi);
-          b.edit(m)[topic].insert(p);
-          IntSet& mine = by_member.get_or_insert(mi, int_hash(mi));
-          mine.insert(p, int_hash(p));
-          --to_make;
-          assigned_this_round = true;
-          if (mine.size() >= static_cast<std::size_t>(desired[m])) cycle.remove_last();
-        }
-      }
-      if (cycle.empty()) break;
-    }
+    hand_out(by_partition, sharing, cycle, [&](int mi, std::int32_t p) {
+      const auto m = static_cast<std::size_t>(mi);
+      b.edit(m)[topic].insert(p);
+      IntSet& mine = by_member.get_or_insert(mi, int_hash(mi));
+      mine.insert(p, int_hash(p));
+      return mine.size() >= static_cast<std::size_t>(desired[m]);
+    });
   }
   return b.result();
 }

@@ -130,8 +130,9 @@ void ShareGroupCoordinator::update_target(Group& g, std::vector<ojson>& records)
     const auto it = result.find(id);
     assignors::MemberAssignment next = it == result.end() ? assignors::MemberAssignment{} : it->second;
     for (auto t = next.begin(); t != next.end();) t = t->second.empty() ? next.erase(t) : std::next(t);
-    if (next == m.target) continue;
+    if (next == m.target && m.target_written) continue;  // a new member's empty target is written too
     m.target = std::move(next);
+    m.target_written = true;
     records.push_back(ojson{{"record", "ShareGroupTargetAssignmentMember"},
                             {"tombstone", false},
                             {"group", g.group_id},

@@ -57,6 +57,7 @@ class ShareGroupCoordinator {
     std::optional<std::string> rack;
     TopicPartitions assigned;               // current assignment, sorted
     assignors::MemberAssignment target;     // target assignment (topic -> partitions)
+    bool target_written = false;            // a ShareGroupTargetAssignmentMember exists
     std::uint64_t joined = 0;               // join order, for Java HashMap order of member ids
     std::uint64_t session_generation = 0;  // the latest heartbeat's session deadline
   };

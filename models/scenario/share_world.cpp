@@ -14,6 +14,7 @@
 #include "models/coordinator/share_partition.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
+#include "models/scenario/script_network.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/assert.hpp"
 #include "sim/kernel.hpp"
@@ -539,17 +540,6 @@ class ShareWorld {
     return {consumer(endpoint).node()};
   }
 
-  std::vector<std::pair<sim::NodeId, sim::NodeId>> links(const EventSpec& e) {
-    std::vector<std::pair<sim::NodeId, sim::NodeId>> out;
-    for (const auto x : resolve(e.between.at(0), e.between.at(1)))
-      for (const auto y : resolve(e.between.at(1), e.between.at(0)))
-        if (x != y) {
-          out.emplace_back(x, y);
-          if (!e.one_way) out.emplace_back(y, x);
-        }
-    return out;
-  }
-
   void apply(const EventSpec& e) {
     if (e.kind == "start") consumer(e.consumer).start();
     else if (e.kind == "stop") consumer(e.consumer).request_stop();
@@ -566,32 +556,9 @@ class ShareWorld {
       tracer_.emit("topic.partitions", {{"topic", e.topic}, {"partitions", e.partitions}});
     } else if (e.kind == "produce") {
       workload_.set_production(e.topic, e.produce_gap, e.records_per_sec);
-    } else if (e.kind == "network") {
-      const auto ls = links(e);
-      std::vector<sim::LinkSpec> before;
-      for (const auto& [from, to] : ls) {
-        before.push_back(net_.link_spec(from, to));
-        sim::LinkSpec s = before.back();
-        if (e.latency) s.latency = *e.latency;
-        if (e.drop_rate) s.drop_ppm = static_cast<std::uint32_t>(*e.drop_rate * 1'000'000.0 + 0.5);
-        net_.set_link(from, to, s);
-      }
-      tracer_.emit("net.change", {{"between", e.between}, {"one_way", e.one_way},
-                                  {"for_ms", e.has_for ? sim::to_ms(e.for_) : -1}});
-      if (e.has_for) {
-        kernel_.schedule_closure_after(e.for_, [this, ls, before, between = e.between] {
-          for (std::size_t i = 0; i < ls.size(); ++i) net_.set_link(ls[i].first, ls[i].second, before[i]);
-          tracer_.emit("net.restore", {{"between", between}});
-        });
-      }
-    } else if (e.kind == "partition-network") {
-      const auto ls = links(e);
-      for (const auto& [from, to] : ls) net_.set_cut(from, to, true);
-      tracer_.emit("net.partition", {{"between", e.between}, {"for_ms", sim::to_ms(e.for_)}});
-      kernel_.schedule_closure_after(e.for_, [this, ls, between = e.between] {
-        for (const auto& [from, to] : ls) net_.set_cut(from, to, false);
-        tracer_.emit("net.heal", {{"between", between}});
-      });
+    } else if (e.kind == "network" || e.kind == "partition-network") {
+      apply_network_event(kernel_, tracer_, net_, e,
+                          [this](const std::string& a, const std::string& b) { return resolve(a, b); });
     } else {
       SIM_ASSERT_MSG(false, "event kind not handled in a share run: " + e.kind);
     }

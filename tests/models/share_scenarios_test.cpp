@@ -77,7 +77,7 @@ TEST_CASE("share: the article's membership table, step by step, through the simu
         for (std::size_t p = 0; p < counts.size(); ++p) {
           int holders = 0;
           for (const auto& [c, ps] : owned)
-            holders += static_cast<int>(std::count(ps.begin(), ps.end(), "T1-" + std::to_string(p)));
+            holders += static_cast<int>(std::count(ps.begin(), ps.end(), std::string("T1-").append(std::to_string(p))));
           CHECK_MESSAGE(holders == counts[p], "T1-" << p);
         }
       } else if (check["check"] == "each_member_size_between") {
@@ -193,7 +193,7 @@ TEST_CASE("share: eight consumers on four partitions all make progress, one cras
   const Run r = run("scenarios/share/eight-consumers-one-crash.json");
   const auto& m = r.summary["metrics"];
   for (int i = 1; i <= 8; ++i) {
-    const std::string c = "C" + std::to_string(i);
+    const std::string c = std::string("C").append(std::to_string(i));
     INFO(c);
     CHECK(m["records_processed_by_consumer"][c].get<std::int64_t>() > 0);
   }
