@@ -15,11 +15,14 @@
 #include "sim/assert.hpp"
 #include "tools/bench/client_bench.hpp"
 #include "tools/conformance/client_conformance.hpp"
+#include "tools/conformance/file_defaults.hpp"
 #include "tools/bench/server_bench.hpp"
 #include "tools/conformance/server_conformance.hpp"
 #include "tools/assign.hpp"
 #include "tools/bench/bench.hpp"
+#include "tools/compare_cli.hpp"
 #include "tools/inspect_cli.hpp"
+#include "tools/report_cli.hpp"
 #include "tools/runner.hpp"
 
 namespace rsim::cli {
@@ -36,13 +39,16 @@ constexpr int kInternalError = 3;
 const char* kExamples = R"(Examples:
   rebalance-sim run scenarios/examples/two-consumers.json
   rebalance-sim run scenarios/examples/two-consumers.json --protocol classic-eager --seed 7 --out out/
+  rebalance-sim report out/two-consumers --format perfetto --format csv
+  rebalance-sim explain scenarios/examples/two-consumers.json
   rebalance-sim check scenarios/ --junit results.xml
   rebalance-sim validate my-scenario.json
   rebalance-sim conformance ../shared/conformance/kafka/client.StickyAssignorTest.json
   rebalance-sim assign scenarios/assign/cooperative-sticky-one-member-leaves.json
   rebalance-sim bench kernel
   rebalance-sim dump-log scenarios/examples/two-consumers.json --partition 18
-  rebalance-sim describe scenarios/examples/two-consumers.json --at 12000 --members --verbose)";
+  rebalance-sim describe scenarios/examples/two-consumers.json --at 12000 --members --verbose
+  rebalance-sim compare scenarios/examples/two-consumers.json --real fidelity/real/two-consumers)";
 
 std::vector<std::string> scenario_files(const std::vector<std::string>& args) {
   std::vector<std::string> files;
@@ -84,11 +90,15 @@ std::string xml_escape(const std::string& s) {
 }
 
 int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
-            std::optional<std::uint64_t> seed, std::string out_dir) {
+            std::optional<std::uint64_t> seed, std::string out_dir, const FormatArgs& formats) {
   const ScenarioSpec spec = load_scenario_file(file);
   const auto outputs = run_variants(spec, protocols, seed);
   if (out_dir.empty()) out_dir = (fs::path("out") / spec.name).string();
-  write_outputs(out_dir, outputs);
+  // The report is rendered from the same text the files hold, so `report DIR` gives the same bytes.
+  std::vector<VariantText> texts;
+  for (const auto& o : outputs) texts.push_back(VariantText{o.protocol, o.trace_jsonl, o.summary.dump(2) + "\n"});
+  const auto extra = render_outputs(std::move(texts), formats);
+  write_outputs(out_dir, outputs, extra);
   bool failed = false;
   for (const auto& o : outputs) {
     const auto& m = o.summary.at("metrics");
@@ -97,6 +107,8 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
                              m.at("max_rebalance_ms").dump(), m.at("total_rebalance_ms").dump(),
                              m.at("unavailable_partition_ms").dump());
     std::cout << fmt::format("  wrote {}/{}/trace.jsonl and summary.json\n", out_dir, o.protocol);
+    for (const auto& [rel, bytes] : extra)
+      if (rel.rfind(o.protocol + "/", 0) == 0) std::cout << fmt::format("  wrote {}/{}\n", out_dir, rel);
     for (const auto& e : o.expectations) {
       if (!e.passed) {
         failed = true;
@@ -104,6 +116,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
       }
     }
   }
+  std::cout << fmt::format("report: {}\n", (fs::path(out_dir) / "report.html").string());
   return failed ? kExpectationFailed : kOk;
 }
 
@@ -169,6 +182,7 @@ int cmd_conformance(const std::vector<std::string>& files) {
     } catch (const nlohmann::json::exception& e) {
       throw ScenarioError(f, {std::string("not JSON: ") + e.what()});
     }
+    assignors::apply_file_defaults(doc);
     const std::string kind = doc.value("kind", "");
     std::vector<assignors::ConformanceCaseResult> results;
     if (kind == "client-assignor") results = assignors::run_client_assignor_vectors(doc);
@@ -230,7 +244,9 @@ int main(int argc, char** argv) {
   run->add_option("--protocol", protocols, "protocol variant to run (repeatable): classic-eager, classic-cooperative, consumer, share");
   run->add_option("--seed", seed, "random seed (default: the scenario's `seed`)");
   run->add_option("--out", out_dir, "output directory (default: out/<scenario name>)");
-  run->footer("Example: rebalance-sim run scenarios/examples/two-consumers.json --protocol classic-eager --out out/");
+  FormatArgs run_formats;
+  add_format_options(run, run_formats);
+  run->footer("Example: rebalance-sim run scenarios/examples/two-consumers.json --protocol classic-eager --out out/ --format perfetto");
 
   auto* check = app.add_subcommand("check", "run scenarios and check their `expect` lists (exit 1 if any fails)");
   check->add_option("scenarios", check_args, "scenario files or directories")->required();
@@ -267,6 +283,14 @@ int main(int argc, char** argv) {
   InspectArgs inspect_args;
   auto* dump_log = add_dump_log_subcommand(app, inspect_args);
   auto* describe = add_describe_subcommand(app, inspect_args);
+  CompareArgs compare_args;
+  auto* compare = add_compare_subcommand(app, compare_args);
+
+  std::string report_dir;
+  FormatArgs report_formats;
+  auto* report = add_report_subcommand(app, report_dir, report_formats);
+  ExplainArgs explain_args;
+  auto* explain = add_explain_subcommand(app, explain_args);
 
   try {
     app.parse(argc, argv);
@@ -275,7 +299,9 @@ int main(int argc, char** argv) {
     return rc == 0 ? kOk : kBadInput;
   }
   try {
-    if (run->parsed()) return cmd_run(file, protocols, seed, out_dir);
+    if (run->parsed()) return cmd_run(file, protocols, seed, out_dir, run_formats);
+    if (report->parsed()) return cmd_report(report_dir, report_formats);
+    if (explain->parsed()) return cmd_explain(explain_args);
     if (check->parsed()) return cmd_check(check_args, junit);
     if (validate->parsed()) return cmd_validate(file);
     if (bench->parsed()) return cmd_bench(bench_what, bench_events);
@@ -288,6 +314,7 @@ int main(int argc, char** argv) {
     }
     if (dump_log->parsed()) return cmd_dump_log(inspect_args);
     if (describe->parsed()) return cmd_describe(inspect_args);
+    if (compare->parsed()) return cmd_compare(compare_args);
   } catch (const ScenarioError& e) {
     std::cerr << e.what() << "\n";
     return kBadInput;

@@ -93,7 +93,8 @@ std::vector<ExpectResult> check_expectations(const ScenarioSpec& spec, const std
   return out;
 }
 
-void write_outputs(const std::string& dir, const std::vector<VariantOutput>& outputs) {
+void write_outputs(const std::string& dir, const std::vector<VariantOutput>& outputs,
+                   const std::vector<std::pair<std::string, std::string>>& extra) {
   const fs::path target(dir);
   if (!target.parent_path().empty()) fs::create_directories(target.parent_path());
   // Everything goes to a sibling temporary directory first; each variant's directory is then
@@ -108,7 +109,18 @@ void write_outputs(const std::string& dir, const std::vector<VariantOutput>& out
     std::ofstream(d / "summary.json", std::ios::binary) << o.summary.dump(2) << '\n';
     if (!fs::exists(d / "summary.json")) throw std::runtime_error("cannot write " + (d / "summary.json").string());
   }
+  for (const auto& [rel, bytes] : extra) {
+    const fs::path p = staging / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << bytes;
+    if (!fs::exists(p)) throw std::runtime_error("cannot write " + p.string());
+  }
   fs::create_directories(target);
+  for (const auto& [rel, bytes] : extra) {
+    // Files at the top (report.html) move on their own; the variants' files move with their directory.
+    if (fs::path(rel).has_parent_path()) continue;
+    fs::rename(staging / rel, target / rel);
+  }
   for (const auto& o : outputs) {
     const fs::path final_dir = target / o.protocol;
     fs::remove_all(final_dir);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -39,7 +40,9 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
 std::vector<ExpectResult> check_expectations(const ScenarioSpec& spec, const std::string& protocol,
                                              const nlohmann::ordered_json& summary);
 
-/// Writes DIR/<protocol>/{trace.jsonl,summary.json} for every variant, all or nothing.
-void write_outputs(const std::string& dir, const std::vector<VariantOutput>& outputs);
+/// Writes DIR/<protocol>/{trace.jsonl,summary.json} for every variant, and the `extra` files
+/// (paths relative to DIR, such as report.html or <protocol>/perfetto.json), all or nothing.
+void write_outputs(const std::string& dir, const std::vector<VariantOutput>& outputs,
+                   const std::vector<std::pair<std::string, std::string>>& extra = {});
 
 }  // namespace rsim::cli
