@@ -243,8 +243,8 @@ std::optional<std::pair<std::string, Side>> resolve_assignor(const std::string& 
   if (name == "uniform" || name == "server-range") return std::make_pair(name, Side::Server);
   if (name == "simple") {
     problems.add(path,
-                 "\"simple\" is the share-group assignor; share groups are not simulated by this "
-                 "version yet");
+                 "\"simple\" is the share-group assignor; `assign` does not run it yet (run the "
+                 "case's file with `rebalance-sim conformance`)");
     return std::nullopt;
   }
   std::vector<std::string> all = kClientAssignors;
@@ -1195,7 +1195,8 @@ void run_assign(const AssignRequest& request, std::ostream& out) {
                                           "current-assignment-builder"};
   if (kind == "share-assignor") {
     throw ScenarioError(request.file,
-                        {"/kind: share-group assignors are not simulated by this version yet"});
+                        {"/kind: `assign` does not run share-group assignors yet; run the file with "
+                         "`rebalance-sim conformance`"});
   }
   if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
     throw ScenarioError(request.file,

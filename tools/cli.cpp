@@ -125,10 +125,8 @@ int cmd_conformance(const std::vector<std::string>& files) {
     if (kind == "client-assignor") results = assignors::run_client_assignor_vectors(doc);
     else if (kind == "server-assignor") results = assignors::run_server_assignor_vectors(doc);
     else if (kind == "current-assignment-builder") results = assignors::run_current_assignment_builder_vectors(doc);
-    else if (kind == "share-assignor") {
-      std::cout << fmt::format("SKIP {}: share-group assignors are not simulated by this version yet\n", f);
-      continue;
-    } else {
+    else if (kind == "share-assignor") results = assignors::run_share_assignor_vectors(doc);
+    else {
       throw ScenarioError(f, {fmt::format("/kind: unknown vector kind \"{}\"; expected client-assignor, "
                                           "server-assignor, current-assignment-builder or share-assignor", kind)});
     }

@@ -78,6 +78,13 @@ int consumer_group_record_type(const std::string& name) {
   if (name == "ConsumerGroupTargetAssignmentMetadata") return 6;
   if (name == "ConsumerGroupTargetAssignmentMember") return 7;
   if (name == "ConsumerGroupCurrentMemberAssignment") return 8;
+  // KIP-932 share-group records.
+  if (name == "ShareGroupMemberMetadata") return 10;
+  if (name == "ShareGroupMetadata") return 11;
+  if (name == "ShareGroupTargetAssignmentMetadata") return 12;
+  if (name == "ShareGroupTargetAssignmentMember") return 13;
+  if (name == "ShareGroupCurrentMemberAssignment") return 14;
+  if (name == "ShareGroupStatePartitionMetadata") return 15;
   return -1;
 }
 
@@ -138,6 +145,27 @@ ojson consumer_group_value(const std::string& name, const json& r) {
     data["partitionsPendingRevocation"] = topic_id_partitions(
         r.at("pending_revocation"),
         r.contains("pending_revocation_epochs") ? &r.at("pending_revocation_epochs") : nullptr);
+  } else if (name == "ShareGroupMemberMetadata") {
+    data["rackId"] = opt("rack_id");
+    data["clientId"] = r.at("client_id");
+    data["clientHost"] = r.value("client_host", "/" + r.value("consumer", std::string()));
+    data["subscribedTopicNames"] = r.at("subscribed_topic_names");
+  } else if (name == "ShareGroupMetadata") {
+    data["epoch"] = r.at("epoch");
+    data["metadataHash"] = r.at("metadata_hash");
+  } else if (name == "ShareGroupTargetAssignmentMetadata") {
+    data["assignmentEpoch"] = r.at("assignment_epoch");
+  } else if (name == "ShareGroupTargetAssignmentMember") {
+    data["topicPartitions"] = topic_id_partitions(r.at("partitions"), nullptr);
+  } else if (name == "ShareGroupCurrentMemberAssignment") {
+    data["memberEpoch"] = r.at("member_epoch");
+    data["previousMemberEpoch"] = r.at("previous_member_epoch");
+    data["state"] = r.at("state");
+    data["assignedPartitions"] = topic_id_partitions(r.at("assigned"), nullptr);
+  } else if (name == "ShareGroupStatePartitionMetadata") {
+    data["initializingTopics"] = topic_id_partitions(r.at("initializing_topics"), nullptr);
+    data["initializedTopics"] = topic_id_partitions(r.at("initialized_topics"), nullptr);
+    data["deletingTopics"] = topic_id_partitions(r.at("deleting_topics"), nullptr);
   }
   return data;
 }

@@ -12,6 +12,7 @@
 #include "models/scenario/scenario.hpp"
 #include "models/scenario/world.hpp"
 #include "tools/inspect.hpp"
+#include "tools/share_inspect.hpp"
 
 namespace rsim::cli {
 
@@ -47,6 +48,9 @@ CLI::App* add_dump_log_subcommand(CLI::App& app, InspectArgs& args) {
   c->add_option("--partition", args.partition, "the __consumer_offsets partition")
       ->required()
       ->check(CLI::NonNegativeNumber);
+  c->add_flag("--share-group-state", args.share_group_state,
+              "print the __share_group_state partition instead (kafka-dump-log.sh "
+              "--share-group-state-decoder), for share runs");
   add_run_options(c, args);
   c->footer("Example: rebalance-sim dump-log scenarios/examples/two-consumers.json --partition 18");
   return c;
@@ -80,13 +84,26 @@ CLI::App* add_describe_subcommand(CLI::App& app, InspectArgs& args) {
 int cmd_dump_log(const InspectArgs& args) {
   const ScenarioSpec spec = load_scenario_file(args.scenario);
   const std::string protocol = chosen_protocol(spec, args.protocol);
-  const std::int32_t partitions = resolve_broker_config(spec.cluster).offsets_topic_num_partitions;
+  const BrokerConfig broker = resolve_broker_config(spec.cluster);
+  const std::int32_t partitions = args.share_group_state
+                                      ? broker.share_coordinator_state_topic_num_partitions
+                                      : broker.offsets_topic_num_partitions;
+  const char* topic = args.share_group_state ? "__share_group_state" : "__consumer_offsets";
+  if (args.share_group_state && protocol != "share")
+    throw ScenarioError(spec.source_path,
+                        {"--share-group-state: only share runs write __share_group_state; add "
+                         "--protocol share"});
   if (args.partition >= partitions)
     throw ScenarioError(
         spec.source_path,
-        {fmt::format("--partition: __consumer_offsets has {} partitions (0..{}), got {}",
+        {fmt::format("--partition: {} has {} partitions (0..{}), got {}", topic,
                      partitions, partitions - 1, args.partition)});
   const auto run = run_scenario(spec, protocol, args.seed.value_or(spec.seed));
+  if (args.share_group_state) {
+    for (const auto& line : inspect::dump_share_state_partition(run.trace_lines, args.partition))
+      std::cout << line << "\n";
+    return kOk;
+  }
   const auto lines = inspect::dump_offsets_partition(run.trace_lines, args.partition);
   for (const auto& line : lines) std::cout << line << "\n";
   // Only the header: say where each group of the scenario keeps its records instead.
@@ -130,7 +147,9 @@ int cmd_describe(const InspectArgs& args) {
     o.coordinator_of[g] =
         coordinator_partition(g, broker.offsets_topic_num_partitions) % spec.cluster.brokers;
   }
-  const auto out = inspect::describe_groups(run.trace_lines, o);
+  // kafka-share-groups.sh for share groups, kafka-consumer-groups.sh otherwise.
+  const auto out = protocol == "share" ? inspect::describe_share_groups(run.trace_lines, o)
+                                       : inspect::describe_groups(run.trace_lines, o);
   std::cerr << out.err;
   std::cout << out.out;
   return kOk;

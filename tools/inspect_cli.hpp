@@ -19,6 +19,7 @@ struct InspectArgs {
   std::int64_t at_ms = -1;      // describe
   std::string group;            // describe: one group (default: every group of the scenario)
   bool state = false, members = false, offsets = false, verbose = false;
+  bool share_group_state = false;  // dump-log: __share_group_state instead of __consumer_offsets
 };
 
 CLI::App* add_dump_log_subcommand(CLI::App& app, InspectArgs& args);

@@ -8,6 +8,7 @@
 
 #include "build_info.hpp"
 #include "models/scenario/world.hpp"
+#include "reports/share_summary.hpp"
 #include "reports/summary.hpp"
 
 namespace rsim::cli {
@@ -46,6 +47,7 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
                       {"scenario_file", spec.source_path},
                       {"scenario_sha256", spec.sha256}};
     o.summary = reports::summarize(result.trace_lines, in);
+    reports::add_share_metrics(result.trace_lines, o.summary);
     o.expectations = check_expectations(spec, v, o.summary, result.trace_lines);
     nlohmann::ordered_json checks = nlohmann::ordered_json::array();
     for (const auto& e : o.expectations) {

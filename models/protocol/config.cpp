@@ -138,6 +138,10 @@ const std::vector<ConfigKeySpec>& consumer_config_specs() {
       int_key("fetch.max.wait.ms", 0, kIntMax, "500", "max time a fetch waits for data"),
       string_key("auto.offset.reset", {"latest", "earliest", "none"}, "latest",
                  "where to start without a committed offset"),
+      string_key("share.acknowledgement.mode", {"implicit", "explicit"}, "implicit",
+                 "share: implicit accepts every record at the next poll(); explicit acknowledges each"),
+      string_key("share.acquire.mode", {"batch_optimized", "record_limit"}, "batch_optimized",
+                 "share: how the broker sizes acquired batches (both acquire at most max.poll.records)"),
   });
   return specs;
 }
@@ -173,6 +177,23 @@ const std::vector<ConfigKeySpec>& broker_config_specs() {
               "consumer protocol: lower bound of group.consumer.heartbeat.interval.ms"),
       int_key("group.consumer.max.heartbeat.interval.ms", 1, kIntMax, "15000",
               "consumer protocol: upper bound of group.consumer.heartbeat.interval.ms"),
+      int_key("group.share.session.timeout.ms", 1, kIntMax, "45000",
+              "share groups: member session timeout"),
+      int_key("group.share.heartbeat.interval.ms", 1, kIntMax, "5000",
+              "share groups: heartbeat interval given to members"),
+      int_key("group.share.assignment.interval.ms", 0, 15000, "1000",
+              "share groups: minimum time between target assignment computations"),
+      int_key("group.share.max.size", 1, 1000, "200", "share groups: members per group"),
+      int_key("group.share.record.lock.duration.ms", 1000, 3600000, "30000",
+              "share groups: acquisition lock of a delivered record"),
+      int_key("group.share.delivery.count.limit", 2, 10, "5",
+              "share groups: deliveries after which a record is archived"),
+      int_key("group.share.partition.max.record.locks", 100, 10000, "2000",
+              "share groups: in-flight records per share-partition (SPEO - SPSO + 1)"),
+      int_key("share.coordinator.state.topic.num.partitions", 1, 100000, "50",
+              "partitions of __share_group_state"),
+      int_key("share.coordinator.snapshot.update.records.per.snapshot", 0, 500, "500",
+              "ShareUpdate records per share-partition before a ShareSnapshot"),
       int_key("group.consumer.assignment.interval.ms", 0, kIntMax, "1000",
               "consumer protocol: minimum time between target assignment computations"),
       ConfigKeySpec{"group.consumer.assignors",
@@ -211,8 +232,7 @@ bool is_unmodelled_consumer_config(const std::string& key) {
       "metadata.recovery.rebootstrap.trigger.ms", "metadata.recovery.strategy",
       "metric.reporters", "metrics.num.samples", "metrics.recording.level",
       "metrics.sample.window.ms", "receive.buffer.bytes", "security.protocol",
-      "security.providers", "send.buffer.bytes", "share.acknowledgement.mode",
-      "share.acquire.mode", "socket.connection.setup.timeout.max.ms",
+      "security.providers", "send.buffer.bytes", "socket.connection.setup.timeout.max.ms",
       "socket.connection.setup.timeout.ms", "value.deserializer"};
   if (std::find(keys.begin(), keys.end(), key) != keys.end()) return true;
   return key.starts_with("ssl.") || key.starts_with("sasl.");
@@ -228,7 +248,7 @@ bool is_unmodelled_broker_config(const std::string& key) {
       "offsets.retention.check.interval.ms", "offsets.retention.minutes",
       "offsets.topic.compression.codec", "offsets.topic.segment.bytes"};
   if (std::find(keys.begin(), keys.end(), key) != keys.end()) return true;
-  return key.starts_with("group.share.");
+  return key.starts_with("group.share.") && find_broker_config(key) == nullptr;
 }
 
 const std::vector<std::string>& consumer_keys_rejected_under(const std::string& group_protocol) {
@@ -237,9 +257,15 @@ const std::vector<std::string>& consumer_keys_rejected_under(const std::string& 
   static const std::vector<std::string> consumer{"heartbeat.interval.ms",
                                                  "partition.assignment.strategy",
                                                  "session.timeout.ms"};
+  // ShareConsumerConfig.SHARE_GROUP_UNSUPPORTED_CONFIGS, as far as they are modelled.
+  static const std::vector<std::string> share{"auto.offset.reset",    "enable.auto.commit",
+                                              "group.instance.id",    "group.remote.assignor",
+                                              "heartbeat.interval.ms", "partition.assignment.strategy",
+                                              "session.timeout.ms"};
   static const std::vector<std::string> none;
   if (group_protocol == "classic") return classic;
   if (group_protocol == "consumer") return consumer;
+  if (group_protocol == "share") return share;
   return none;
 }
 
@@ -457,6 +483,8 @@ ConsumerConfig resolve_consumer_config(const ConsumerSpec& consumer, const std::
   read("metadata.max.age.ms", c.metadata_max_age_ms);
   read("fetch.max.wait.ms", c.fetch_max_wait_ms);
   read("auto.offset.reset", c.auto_offset_reset);
+  read("share.acknowledgement.mode", c.share_acknowledgement_mode);
+  read("share.acquire.mode", c.share_acquire_mode);
   return c;
 }
 
@@ -482,6 +510,16 @@ BrokerConfig resolve_broker_config(const ClusterSpec& cluster) {
   read("group.consumer.max.heartbeat.interval.ms", b.group_consumer_max_heartbeat_interval_ms);
   read("group.consumer.assignment.interval.ms", b.group_consumer_assignment_interval_ms);
   read("group.consumer.assignors", b.group_consumer_assignors);
+  read("group.share.session.timeout.ms", b.group_share_session_timeout_ms);
+  read("group.share.heartbeat.interval.ms", b.group_share_heartbeat_interval_ms);
+  read("group.share.assignment.interval.ms", b.group_share_assignment_interval_ms);
+  read("group.share.max.size", b.group_share_max_size);
+  read("group.share.record.lock.duration.ms", b.group_share_record_lock_duration_ms);
+  read("group.share.delivery.count.limit", b.group_share_delivery_count_limit);
+  read("group.share.partition.max.record.locks", b.group_share_partition_max_record_locks);
+  read("share.coordinator.state.topic.num.partitions", b.share_coordinator_state_topic_num_partitions);
+  read("share.coordinator.snapshot.update.records.per.snapshot",
+       b.share_coordinator_snapshot_update_records_per_snapshot);
   return b;
 }
 

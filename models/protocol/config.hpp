@@ -34,6 +34,9 @@ struct ConsumerConfig {
   std::int64_t metadata_max_age_ms = 300000;
   std::int64_t fetch_max_wait_ms = 500;
   std::string auto_offset_reset = "latest";
+  // KIP-932 share consumer (group.protocol=share).
+  std::string share_acknowledgement_mode = "implicit";  // implicit | explicit
+  std::string share_acquire_mode = "batch_optimized";   // batch_optimized | record_limit
 };
 
 struct BrokerConfig {
@@ -56,6 +59,16 @@ struct BrokerConfig {
   std::int64_t group_consumer_max_session_timeout_ms = 60000;
   std::int64_t group_consumer_min_heartbeat_interval_ms = 5000;
   std::int64_t group_consumer_max_heartbeat_interval_ms = 15000;
+  // KIP-932 share-group configs (GroupCoordinatorConfig, ShareGroupConfig).
+  std::int64_t group_share_session_timeout_ms = 45000;
+  std::int64_t group_share_heartbeat_interval_ms = 5000;
+  std::int64_t group_share_assignment_interval_ms = 1000;
+  std::int32_t group_share_max_size = 200;
+  std::int64_t group_share_record_lock_duration_ms = 30000;
+  std::int32_t group_share_delivery_count_limit = 5;
+  std::int32_t group_share_partition_max_record_locks = 2000;
+  std::int32_t share_coordinator_state_topic_num_partitions = 50;
+  std::int32_t share_coordinator_snapshot_update_records_per_snapshot = 500;
   // The coordinator's write latency is a simulator knob, not a Kafka config: ClusterSpec::write_latency.
 };
 

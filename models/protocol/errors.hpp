@@ -30,6 +30,9 @@ enum class ErrorCode {
   STALE_MEMBER_EPOCH,
   UNSUPPORTED_ASSIGNOR,
   INVALID_REQUEST,
+  // KIP-932 (share groups).
+  INVALID_RECORD_STATE,
+  SHARE_SESSION_NOT_FOUND,
 };
 
 constexpr std::string_view error_name(ErrorCode e) {
@@ -57,6 +60,8 @@ constexpr std::string_view error_name(ErrorCode e) {
     case ErrorCode::STALE_MEMBER_EPOCH: return "STALE_MEMBER_EPOCH";
     case ErrorCode::UNSUPPORTED_ASSIGNOR: return "UNSUPPORTED_ASSIGNOR";
     case ErrorCode::INVALID_REQUEST: return "INVALID_REQUEST";
+    case ErrorCode::INVALID_RECORD_STATE: return "INVALID_RECORD_STATE";
+    case ErrorCode::SHARE_SESSION_NOT_FOUND: return "SHARE_SESSION_NOT_FOUND";
   }
   return "UNKNOWN_SERVER_ERROR";
 }

@@ -504,8 +504,9 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
         {"topic", {"initial_records", "name", "partitions", "produce"}},
         {"produce", {"gap_ms", "records_per_sec"}},
         {"consumer",
-         {"callbacks", "commit", "config", "config_by_protocol", "group", "name", "on_stop",
+         {"callbacks", "commit", "config", "config_by_protocol", "group", "name", "on_stop", "outcomes",
           "poll_timeout_ms", "processing", "topics"}},
+        {"outcomes", {"reject", "release"}},
         {"config_by_protocol", {"classic", "consumer", "share"}},
         {"processing", {"per_batch_ms", "per_poll_ms", "per_record_ms"}},
         {"callbacks", {"assign_ms", "lost_ms", "revoke_ms"}},
@@ -866,6 +867,30 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
           if (auto d = p.read_distribution(*cb, "revoke_ms", cp)) consumer.callbacks.revoke = *d;
           if (auto d = p.read_distribution(*cb, "assign_ms", cp)) consumer.callbacks.assign = *d;
           if (auto d = p.read_distribution(*cb, "lost_ms", cp)) consumer.callbacks.lost = *d;
+        }
+      }
+      if (const auto oc = c.find("outcomes"); oc != c.end()) {
+        const std::string op = child(ptr, "outcomes");
+        if (p.check_object(*oc, op, "outcomes")) {
+          if (auto v = p.read_number(*oc, "reject", op, 0, false, 1)) consumer.outcomes.reject = *v;
+          if (auto v = p.read_number(*oc, "release", op, 0, false, 1)) consumer.outcomes.release = *v;
+          if (consumer.outcomes.reject + consumer.outcomes.release > 1) {
+            p.problem(op, "reject + release must not exceed 1 (they are fractions of the records)");
+          }
+          // Only an explicit-mode share consumer chooses how each record is acknowledged.
+          std::string mode = "implicit";
+          const auto share_cfg = consumer.config_by_protocol.find("share");
+          for (const auto* cfg : {&consumer.config, share_cfg == consumer.config_by_protocol.end()
+                                                        ? nullptr
+                                                        : &share_cfg->second}) {
+            if (cfg == nullptr) continue;
+            const auto m = cfg->find("share.acknowledgement.mode");
+            if (m != cfg->end() && m->second.is_string()) mode = m->second.get<std::string>();
+          }
+          if (mode != "explicit" && (consumer.outcomes.reject > 0 || consumer.outcomes.release > 0)) {
+            p.problem(op, "outcomes other than ACCEPT need share.acknowledgement.mode=explicit; set it in "
+                          "config (or config_by_protocol.share)");
+          }
         }
       }
       if (auto v = p.read_string(c, "commit", ptr)) {

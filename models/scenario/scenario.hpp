@@ -57,6 +57,14 @@ enum class CommitMode { Auto, Sync, Async };
 /// return: records, or its timeout.
 enum class StopMode { Wakeup, AfterPoll };
 
+/// Share consumers (share.acknowledgement.mode=explicit): the fraction of records the
+/// application REJECTs (e.g. poison records) and RELEASEs (e.g. on a processing error); the
+/// rest it ACCEPTs.
+struct OutcomesSpec {
+  double reject = 0;
+  double release = 0;
+};
+
 struct ConsumerSpec {
   std::string name;
   std::string group;
@@ -72,6 +80,7 @@ struct ConsumerSpec {
   CallbacksSpec callbacks;
   CommitMode commit = CommitMode::Auto;
   StopMode on_stop = StopMode::Wakeup;
+  OutcomesSpec outcomes;  // `outcomes`
 };
 
 struct EventSpec {

@@ -15,6 +15,8 @@
 #include "models/coordinator/consumer_group_coordinator.hpp"
 #include "models/coordinator/group_coordinator.hpp"
 #include "models/workload/lag_monitor.hpp"
+#include "models/scenario/script_network.hpp"
+#include "models/scenario/share_world.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/assert.hpp"
 #include "sim/kernel.hpp"
@@ -24,15 +26,17 @@
 namespace rsim {
 
 bool variant_supported(const std::string& variant) {
-  return variant == "classic-eager" || variant == "classic-cooperative" || variant == "consumer";
+  return variant == "classic-eager" || variant == "classic-cooperative" || variant == "consumer" ||
+         variant == "share";
 }
 
-std::vector<std::string> unsupported_features(const ScenarioSpec& /*spec*/, const std::string& variant) {
+std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const std::string& variant) {
   std::vector<std::string> problems;
+  if (variant == "share") return share_unsupported_features(spec);
   if (!variant_supported(variant)) {
     problems.push_back(fmt::format(
         "/protocols: variant \"{}\" is not simulated by this version yet; run with --protocol "
-        "classic-eager, classic-cooperative or consumer",
+        "classic-eager, classic-cooperative, consumer or share",
         variant));
   }
   return problems;
@@ -328,19 +332,6 @@ class World {
     return {consumer(endpoint).node()};
   }
 
-  std::vector<std::pair<sim::NodeId, sim::NodeId>> links(const EventSpec& e) {
-    std::vector<std::pair<sim::NodeId, sim::NodeId>> out;
-    const auto a = resolve(e.between.at(0), e.between.at(1));
-    const auto b = resolve(e.between.at(1), e.between.at(0));
-    for (const auto x : a)
-      for (const auto y : b)
-        if (x != y) {
-          out.emplace_back(x, y);
-          if (!e.one_way) out.emplace_back(y, x);
-        }
-    return out;
-  }
-
   void apply(const EventSpec& e) {
     if (e.kind == "start") consumer(e.consumer).start();
     else if (e.kind == "stop") consumer(e.consumer).request_stop();
@@ -360,32 +351,9 @@ class World {
       for (auto& [name, c] : consumers_) c->on_metadata_change();
     } else if (e.kind == "produce") {
       workload_.set_production(e.topic, e.produce_gap, e.records_per_sec);
-    } else if (e.kind == "network") {
-      const auto ls = links(e);
-      std::vector<sim::LinkSpec> before;
-      for (const auto& [from, to] : ls) {
-        before.push_back(network_.link_spec(from, to));
-        sim::LinkSpec s = before.back();
-        if (e.latency) s.latency = *e.latency;
-        if (e.drop_rate) s.drop_ppm = static_cast<std::uint32_t>(*e.drop_rate * 1'000'000.0 + 0.5);
-        network_.set_link(from, to, s);
-      }
-      tracer_.emit("net.change", {{"between", e.between}, {"one_way", e.one_way},
-                                  {"for_ms", e.has_for ? sim::to_ms(e.for_) : -1}});
-      if (e.has_for) {
-        kernel_.schedule_closure_after(e.for_, [this, ls, before, between = e.between] {
-          for (std::size_t i = 0; i < ls.size(); ++i) network_.set_link(ls[i].first, ls[i].second, before[i]);
-          tracer_.emit("net.restore", {{"between", between}});
-        });
-      }
-    } else if (e.kind == "partition-network") {
-      const auto ls = links(e);
-      for (const auto& [from, to] : ls) network_.set_cut(from, to, true);
-      tracer_.emit("net.partition", {{"between", e.between}, {"for_ms", sim::to_ms(e.for_)}});
-      kernel_.schedule_closure_after(e.for_, [this, ls, between = e.between] {
-        for (const auto& [from, to] : ls) network_.set_cut(from, to, false);
-        tracer_.emit("net.heal", {{"between", between}});
-      });
+    } else if (e.kind == "network" || e.kind == "partition-network") {
+      apply_network_event(kernel_, tracer_, network_, e,
+                          [this](const std::string& a, const std::string& b) { return resolve(a, b); });
     } else if (e.kind == "fail-coordinator") {
       fail_coordinator(e);
     } else if (e.kind == "stop-broker") {
@@ -666,6 +634,7 @@ class World {
 
 RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed) {
   SIM_ASSERT(variant_supported(variant));
+  if (variant == "share") return run_share_scenario(spec, seed);
   World world(spec, variant, seed);
   return world.run();
 }

@@ -101,11 +101,11 @@ TEST_CASE("not JSON exits 2 with the position of the problem") {
   CHECK(r.out.find("3:") != std::string::npos);  // line 3
 }
 
-TEST_CASE("a variant this version cannot simulate is refused with exit 2, not run half-way") {
+TEST_CASE("a scenario feature a variant cannot simulate is refused with exit 2, not run half-way") {
   const auto d = temp_dir("variant");
-  const Result r = run("run scenarios/examples/two-consumers.json --protocol share --out " + (d / "out").string(), "variant");
+  const Result r = run("run scenarios/classic/coordinator-failover.json --protocol share --out " + (d / "out").string(), "variant");
   CHECK(r.code == 2);
-  CHECK(r.out.find("not simulated by this version yet") != std::string::npos);
+  CHECK(r.out.find("fail-coordinator is not simulated for share groups by this version yet") != std::string::npos);
   CHECK_FALSE(fs::exists(d / "out"));
 }
 

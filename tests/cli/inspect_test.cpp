@@ -74,7 +74,8 @@ TEST_CASE("dump-log on the command line: the partition's records, and bad input 
   CHECK(empty.out == "Dumping __consumer_offsets-3\nLog starting offset: 0\n");
   CHECK(empty.err == "note: __consumer_offsets-3 holds no record in this run. Group \"g-classic\" uses "
                      "__consumer_offsets-18 (--partition 18).\n");
-  CHECK(cli("dump-log scenarios/examples/two-consumers.json --partition 18 --protocol share",
+  // __share_group_state exists only in share runs.
+  CHECK(cli("dump-log scenarios/examples/two-consumers.json --partition 18 --share-group-state",
             "dumpc")
             .code == 2);
 }

@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "models/assignors/server_assignor.hpp"
+#include "models/assignors/share_assignor.hpp"
 #include "models/reconciliation/current_assignment_builder.hpp"
 
 namespace rsim::assignors {
@@ -185,8 +186,16 @@ class ServerCaseRunner {
                                    : subscription_type_by_names(input.members);
 
     const json* expected_error = field(step, case_, "expected_error");
+    AssignablePartitions assignable;
+    if (const json* allowed = field(step, case_, "assignable_partitions")) {
+      assignable.emplace();
+      for (const auto& [name, partitions] : allowed->items()) {
+        (*assignable)[id_for(name)] = partitions.get<std::vector<std::int32_t>>();
+      }
+    }
     try {
-      s.raw = assign_server(assignor, input);
+      s.raw = assignor == "simple" ? assign_share_simple(input, assignable)
+                                   : assign_server(assignor, input);
     } catch (const PartitionAssignorError& e) {
       if (expected_error == nullptr) problem(fmt::format("assignor threw: {}", e.what()));
       return;
@@ -652,6 +661,11 @@ std::vector<ConformanceCaseResult> run_server_assignor_vectors(const nlohmann::j
     results.push_back(ServerCaseRunner(the_case).run());
   }
   return results;
+}
+
+std::vector<ConformanceCaseResult> run_share_assignor_vectors(const nlohmann::json& file_doc) {
+  // The same cases and checks as the server assignors; `assignor` is "simple".
+  return run_server_assignor_vectors(file_doc);
 }
 
 std::vector<ConformanceCaseResult> run_current_assignment_builder_vectors(

@@ -1,4 +1,4 @@
-// Runs the conformance vectors of kinds `server-assignor` and `current-assignment-builder`
+// Runs the conformance vectors of kinds `server-assignor`, `share-assignor` and `current-assignment-builder`
 // (see shared/conformance/README.md) against assign_server() and next_member_state(), and
 // evaluates every expectation and check they list, `derived` ones included. One checker for the
 // tests and `rebalance-sim conformance`; it reads parsed JSON, it does not load files.
@@ -15,6 +15,11 @@ namespace rsim::assignors {
 /// coordinator.Uniform*.json), in file order. Cases with a `generator` are not run: they come
 /// back passed with a detail starting "skipped:" (tests cover them as property tests).
 std::vector<ConformanceCaseResult> run_server_assignor_vectors(const nlohmann::json& file_doc);
+
+/// One result per case of a `share-assignor` file (coordinator.SimpleAssignorTest.json or an
+/// articles/share.*.json table), run against assign_share_simple() with the cases'
+/// `assignable_partitions`.
+std::vector<ConformanceCaseResult> run_share_assignor_vectors(const nlohmann::json& file_doc);
 
 /// One result per case of `file_doc` (a parsed coordinator.CurrentAssignmentBuilderTest.json).
 std::vector<ConformanceCaseResult> run_current_assignment_builder_vectors(

@@ -1,0 +1,416 @@
+#include "models/client/share_consumer.hpp"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace rsim {
+namespace {
+using ojson = nlohmann::ordered_json;
+}  // namespace
+
+ShareConsumer::ShareConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<ShareEnvelope>& net,
+                             const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
+                             std::uint64_t seed, std::function<sim::NodeId(const TopicPartition&)> leader_of,
+                             std::function<sim::NodeId()> coordinator)
+    : kernel_(kernel),
+      tracer_(tracer),
+      net_(net),
+      cluster_(cluster),
+      spec_(spec),
+      config_(std::move(config)),
+      rng_(seed, "consumer-" + spec.name),
+      leader_of_(std::move(leader_of)),
+      coordinator_(std::move(coordinator)),
+      process_(kernel),
+      app_(process_, "application"),
+      background_(process_, "background"),
+      heartbeat_timer_(kernel, [this] { heartbeat(); }, &background_),
+      app_timer_(kernel, [this] { app_step(); }, &app_),
+      topics_(spec.topics) {
+  process_.attach(&app_);
+  process_.attach(&background_);
+  node_ = net.add_node(spec.name, &background_,
+                       [this](sim::NodeId from, ShareEnvelope&& e) { on_message(from, std::move(e)); });
+  explicit_ = config_.share_acknowledgement_mode == "explicit";
+}
+
+std::string ShareConsumer::new_member_id() {
+  // Uuid.randomUuid() in Kafka's url-safe base64 form.
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string id;
+  std::uint64_t bits = rng_.next();
+  std::uint64_t more = rng_.next();
+  for (int i = 0; i < 22; ++i) {
+    if (i == 10) bits = more;
+    id.push_back(kAlphabet[bits & 63U]);
+    bits >>= 6;
+  }
+  return id;
+}
+
+void ShareConsumer::reset() {
+  heartbeat_timer_.cancel();
+  app_timer_.cancel();
+  member_epoch_ = 0;
+  heartbeat_interval_ms_ = 0;
+  heartbeat_in_flight_ = false;
+  heartbeat_again_ = false;
+  leaving_ = false;
+  stopping_ = false;
+  processing_ = false;
+  assigned_.clear();
+  sessions_.clear();
+  buffer_.clear();
+  current_.reset();
+  current_acks_.clear();
+  closes_pending_ = 0;
+  topics_changed_ = true;
+}
+
+void ShareConsumer::send(sim::NodeId to, ShareMessage message) {
+  const std::int32_t id = ++next_correlation_;
+  tracer_.emit("rpc", {{"dir", "send"}, {"from", spec_.name}, {"to", net_.name(to)},
+                       {"api", share_api_name(message)}, {"id", id}});
+  net_.send(node_, to, ShareEnvelope{id, std::move(message)});
+}
+
+void ShareConsumer::start() {
+  if (process_.alive()) return;
+  reset();
+  process_.start();
+  member_id_ = new_member_id();
+  tracer_.emit("consumer.start", {{"consumer", spec_.name}, {"group", spec_.group}, {"topics", topics_},
+                                  {"protocol", "share"}, {"member_id", member_id_}});
+  heartbeat();
+  app_timer_.arm(sim::SimTime::zero());
+}
+
+void ShareConsumer::subscribe(const std::vector<std::string>& topics) {
+  topics_ = topics;
+  topics_changed_ = true;
+  if (process_.alive() && !heartbeat_in_flight_) heartbeat();
+  else heartbeat_again_ = true;
+}
+
+void ShareConsumer::schedule_heartbeat(sim::SimTime delay) { heartbeat_timer_.arm(delay); }
+
+void ShareConsumer::heartbeat() {
+  if (!process_.alive()) return;
+  if (heartbeat_in_flight_) {
+    heartbeat_again_ = true;
+    return;
+  }
+  ShareGroupHeartbeatRequest r;
+  r.group_id = spec_.group;
+  r.member_id = member_id_;
+  r.member_epoch = leaving_ ? -1 : member_epoch_;
+  r.client_id = config_.client_id;
+  if (!leaving_ && (member_epoch_ == 0 || topics_changed_)) {
+    r.subscribed_topic_names = topics_;
+    if (config_.client_rack) r.rack_id = config_.client_rack;
+  }
+  topics_changed_ = false;
+  heartbeat_in_flight_ = true;
+  heartbeat_timer_.cancel();
+  send(coordinator_(), std::move(r));
+}
+
+void ShareConsumer::on_heartbeat_response(const ShareGroupHeartbeatResponse& r) {
+  heartbeat_in_flight_ = false;
+  if (leaving_) {
+    finish_stop();
+    return;
+  }
+  if (r.error == ErrorCode::UNKNOWN_MEMBER_ID || r.error == ErrorCode::FENCED_MEMBER_EPOCH) {
+    // Fenced: rejoin with epoch 0 and the same member id, giving up the assignment.
+    member_epoch_ = 0;
+    topics_changed_ = true;
+    if (!assigned_.empty()) {
+      assigned_.clear();
+      tracer_.emit("assignment", {{"consumer", spec_.name}, {"owned", ojson::array()}});
+    }
+    heartbeat();
+    return;
+  }
+  if (r.error != ErrorCode::NONE) {
+    schedule_heartbeat(sim::ms(config_.retry_backoff_ms));
+    return;
+  }
+  member_epoch_ = r.member_epoch;
+  heartbeat_interval_ms_ = r.heartbeat_interval_ms;
+  bool acknowledge = false;
+  if (r.assignment) {
+    TopicPartitions next = *r.assignment;
+    std::sort(next.begin(), next.end());
+    if (next != assigned_) {
+      assigned_ = std::move(next);
+      tracer_.emit("assignment", {{"consumer", spec_.name}, {"owned", partition_list(assigned_)}});
+      acknowledge = true;  // ShareMembershipManager sends the acknowledging heartbeat at once
+    }
+  }
+  if (heartbeat_again_ || acknowledge) {
+    heartbeat_again_ = false;
+    heartbeat();
+  } else {
+    schedule_heartbeat(sim::ms(heartbeat_interval_ms_));
+  }
+  if (acknowledge && !processing_) app_timer_.arm(sim::SimTime::zero());
+}
+
+void ShareConsumer::app_step() {
+  if (processing_) {
+    finish_batch();
+    return;
+  }
+  poll();
+}
+
+void ShareConsumer::poll() {
+  if (!process_.alive() || leaving_) return;
+  if (stopping_) {
+    close_sessions_and_leave();
+    return;
+  }
+  if (buffer_.empty()) {
+    maybe_fetch();
+    for (auto& [leader, s] : sessions_) flush_acks(leader);
+    app_timer_.arm(spec_.poll_timeout);
+    return;
+  }
+  current_ = buffer_.front();
+  buffer_.pop_front();
+  const AcquiredRecords& a = current_->records;
+  // The application's time for this batch, and what it does with each record.
+  sim::SimTime spent = spec_.processing.per_batch.sample(rng_) + spec_.processing.per_poll.sample(rng_);
+  current_acks_.clear();
+  current_released_ = 0;
+  current_rejected_ = 0;
+  for (std::int64_t offset = a.first_offset; offset <= a.last_offset; ++offset) {
+    spent += spec_.processing.per_record.sample(rng_);
+    AcknowledgeType type = AcknowledgeType::ACCEPT;
+    if (explicit_) {
+      const double u = rng_.uniform01();
+      if (u < spec_.outcomes.reject) type = AcknowledgeType::REJECT;
+      else if (u < spec_.outcomes.reject + spec_.outcomes.release) type = AcknowledgeType::RELEASE;
+    }
+    if (type == AcknowledgeType::REJECT) ++current_rejected_;
+    if (type == AcknowledgeType::RELEASE) ++current_released_;
+    if (!current_acks_.empty() && current_acks_.back().type == type && current_acks_.back().last_offset + 1 == offset) {
+      current_acks_.back().last_offset = offset;
+    } else {
+      current_acks_.push_back({offset, offset, type});
+    }
+  }
+  processing_ = true;
+  app_timer_.arm(spent);
+}
+
+void ShareConsumer::finish_batch() {
+  processing_ = false;
+  if (!current_) return;
+  const Batch b = *current_;
+  current_.reset();
+  const std::int64_t n = b.records.last_offset - b.records.first_offset + 1;
+  tracer_.emit("share.process", {{"consumer", spec_.name},
+                                 {"partition", b.partition.str()},
+                                 {"first_offset", b.records.first_offset},
+                                 {"last_offset", b.records.last_offset},
+                                 {"delivery_count", b.records.delivery_count},
+                                 {"records", n},
+                                 {"accepted", n - current_released_ - current_rejected_},
+                                 {"released", current_released_},
+                                 {"rejected", current_rejected_}});
+  queue_acks(b.partition, std::move(current_acks_));
+  current_acks_.clear();
+  if (spec_.commit != CommitMode::Auto) flush_acks(leader_of_(b.partition));  // commitSync/Async
+  poll();
+}
+
+void ShareConsumer::queue_acks(const TopicPartition& tp, std::vector<AcknowledgementBatch> acks) {
+  if (acks.empty()) return;
+  Session& s = sessions_[leader_of_(tp)];
+  for (auto& p : s.pending_acks) {
+    if (p.partition == tp) {
+      p.batches.insert(p.batches.end(), acks.begin(), acks.end());
+      return;
+    }
+  }
+  s.pending_acks.push_back({tp, std::move(acks)});
+}
+
+void ShareConsumer::maybe_fetch() {
+  std::set<sim::NodeId> leaders;
+  for (const auto& tp : assigned_) leaders.insert(leader_of_(tp));
+  for (const sim::NodeId leader : leaders) {
+    if (!sessions_[leader].fetch_in_flight) send_fetch(leader);
+  }
+}
+
+void ShareConsumer::send_fetch(sim::NodeId leader) {
+  Session& s = sessions_[leader];
+  ShareFetchRequest r;
+  r.group_id = spec_.group;
+  r.member_id = member_id_;
+  r.share_session_epoch = s.epoch;
+  r.max_wait_ms = static_cast<std::int32_t>(config_.fetch_max_wait_ms);
+  r.max_records = config_.max_poll_records;
+  for (const auto& tp : assigned_)
+    if (leader_of_(tp) == leader) r.partitions.push_back(tp);
+  // Acknowledgements ride on a fetch of an open session, never on the one that opens it.
+  if (s.epoch > 0) r.acknowledgements = std::move(s.pending_acks);
+  s.pending_acks.clear();
+  ++s.epoch;
+  s.fetch_in_flight = true;
+  send(leader, std::move(r));
+}
+
+void ShareConsumer::flush_acks(sim::NodeId leader) {
+  Session& s = sessions_[leader];
+  if (s.pending_acks.empty() || s.fetch_in_flight || s.ack_in_flight) return;
+  if (s.epoch == 0) {
+    send_fetch(leader);  // opens the session; the acknowledgements wait for the next request
+    return;
+  }
+  ShareAcknowledgeRequest r;
+  r.group_id = spec_.group;
+  r.member_id = member_id_;
+  r.share_session_epoch = s.epoch++;
+  r.acknowledgements = std::move(s.pending_acks);
+  s.pending_acks.clear();
+  s.ack_in_flight = true;
+  send(leader, std::move(r));
+}
+
+void ShareConsumer::on_fetch_response(sim::NodeId from, const ShareFetchResponse& r) {
+  Session& s = sessions_[from];
+  s.fetch_in_flight = false;
+  bool got = false;
+  for (const auto& p : r.partitions) {
+    for (const auto& a : p.acquired_records) {
+      buffer_.push_back({p.partition, a});
+      got = true;
+    }
+  }
+  if (!s.pending_acks.empty()) flush_acks(from);
+  if (got && !processing_ && !stopping_) app_timer_.arm(sim::SimTime::zero());
+}
+
+void ShareConsumer::on_message(sim::NodeId from, ShareEnvelope&& e) {
+  if (!process_.alive()) return;
+  ojson f{{"dir", "recv"}, {"from", net_.name(from)}, {"to", spec_.name}, {"api", share_api_name(e.message)},
+          {"id", e.correlation_id}};
+  std::visit(
+      [&](const auto& m) {
+        if constexpr (requires { m.error; }) f["error"] = std::string(error_name(m.error));
+      },
+      e.message);
+  tracer_.emit("rpc", f);
+  if (const auto* hb = std::get_if<ShareGroupHeartbeatResponse>(&e.message)) {
+    on_heartbeat_response(*hb);
+  } else if (const auto* fetch = std::get_if<ShareFetchResponse>(&e.message)) {
+    on_fetch_response(from, *fetch);
+  } else if (std::holds_alternative<ShareAcknowledgeResponse>(e.message)) {
+    Session& s = sessions_[from];
+    s.ack_in_flight = false;
+    if (closes_pending_ > 0 && s.epoch == -1) {
+      if (--closes_pending_ == 0) {
+        leaving_ = true;
+        heartbeat();
+      }
+      return;
+    }
+    if (!s.pending_acks.empty()) flush_acks(from);
+  }
+}
+
+void ShareConsumer::request_stop() {
+  if (!process_.alive() || stopping_) return;
+  stopping_ = true;
+  tracer_.emit("consumer.stop", {{"consumer", spec_.name}});
+  // close() runs on the application thread once the current batch is done.
+  if (!processing_) app_timer_.arm(sim::SimTime::zero());
+}
+
+void ShareConsumer::close_sessions_and_leave() {
+  // close(): acknowledge what is pending and end every share session with epoch -1, which
+  // releases the records still acquired (buffered ones included); then leave the group.
+  buffer_.clear();
+  std::vector<sim::NodeId> leaders;
+  for (const auto& [leader, s] : sessions_)
+    if (s.epoch > 0) leaders.push_back(leader);
+  for (const sim::NodeId leader : leaders) {
+    Session& s = sessions_[leader];
+    ShareAcknowledgeRequest r;
+    r.group_id = spec_.group;
+    r.member_id = member_id_;
+    r.share_session_epoch = -1;
+    r.acknowledgements = std::move(s.pending_acks);
+    s.pending_acks.clear();
+    s.epoch = -1;
+    s.ack_in_flight = true;
+    ++closes_pending_;
+    send(leader, std::move(r));
+  }
+  if (closes_pending_ == 0) {
+    leaving_ = true;
+    heartbeat_in_flight_ = false;
+    heartbeat();
+  }
+}
+
+void ShareConsumer::finish_stop() {
+  tracer_.emit("consumer.closed", {{"consumer", spec_.name}});
+  process_.kill();
+  reset();
+  if (restart_after_stop_) {
+    restart_after_stop_ = false;
+    kernel_.schedule_closure_after(restart_after_, [this] { start(); });
+  }
+}
+
+void ShareConsumer::crash() {
+  if (!process_.alive()) return;
+  // The host dies: no close, no leave, and the brokers see no disconnect. Records it holds stay
+  // ACQUIRED until their acquisition locks expire; its membership ends with the session timeout.
+  tracer_.emit("consumer.crash", {{"consumer", spec_.name}});
+  process_.kill();
+  reset();
+}
+
+void ShareConsumer::restart(sim::SimTime after, bool graceful) {
+  if (graceful && process_.alive()) {
+    restart_after_stop_ = true;
+    restart_after_ = after;
+    request_stop();
+    return;
+  }
+  crash();
+  kernel_.schedule_closure_after(after, [this] { start(); });
+}
+
+void ShareConsumer::stall(sim::SimTime duration) {
+  if (!process_.alive()) return;
+  tracer_.emit("consumer.stall", {{"consumer", spec_.name}, {"for_ms", sim::to_ms(duration)}});
+  app_.stall();
+  kernel_.schedule_closure_after(duration, [this, inc = process_.incarnation()] {
+    if (process_.incarnation() != inc || !process_.alive()) return;
+    app_.unstall();
+    tracer_.emit("consumer.resume", {{"consumer", spec_.name}, {"after", "stall"}});
+  });
+}
+
+void ShareConsumer::pause(sim::SimTime duration) {
+  if (!process_.alive()) return;
+  tracer_.emit("consumer.pause", {{"consumer", spec_.name}, {"for_ms", sim::to_ms(duration)}});
+  process_.pause();
+  kernel_.schedule_closure_after(duration, [this, inc = process_.incarnation()] {
+    if (process_.incarnation() != inc || !process_.alive()) return;
+    process_.resume();
+    tracer_.emit("consumer.resume", {{"consumer", spec_.name}, {"after", "pause"}});
+  });
+}
+
+}  // namespace rsim

@@ -1,0 +1,120 @@
+// KafkaShareConsumer (ShareConsumerImpl) as far as it shapes timing (kafka-share-groups.md §6):
+// ShareGroupHeartbeat membership (first heartbeat at once, then the interval the coordinator
+// gives; an immediate heartbeat after a new assignment; leave with epoch -1), one share session
+// per partition leader (epoch 0 opens, +1 per request, -1 closes), ShareFetch driven by poll()
+// when nothing is buffered, acknowledgements piggybacked on the next ShareFetch to that leader
+// or sent in a ShareAcknowledge, implicit or explicit acknowledgement
+// (share.acknowledgement.mode), and the application loop with its processing time and its
+// per-record outcomes (ACCEPT, RELEASE, REJECT). No rebalance callbacks exist for share groups.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/protocol/cluster.hpp"
+#include "models/protocol/config.hpp"
+#include "models/protocol/share_messages.hpp"
+#include "models/scenario/scenario.hpp"
+#include "sim/kernel.hpp"
+#include "sim/network.hpp"
+#include "sim/rng.hpp"
+#include "sim/trace.hpp"
+
+namespace rsim {
+
+class ShareConsumer {
+ public:
+  /// `leader_of`: the broker node leading a data partition; `coordinator`: the group
+  /// coordinator's node.
+  ShareConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<ShareEnvelope>& net,
+                const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
+                std::uint64_t seed, std::function<sim::NodeId(const TopicPartition&)> leader_of,
+                std::function<sim::NodeId()> coordinator);
+  ShareConsumer(const ShareConsumer&) = delete;
+  ShareConsumer& operator=(const ShareConsumer&) = delete;
+
+  sim::NodeId node() const { return node_; }
+  void start();
+  void request_stop();
+  void crash();
+  void restart(sim::SimTime after, bool graceful);
+  void stall(sim::SimTime duration);
+  void pause(sim::SimTime duration);
+  void subscribe(const std::vector<std::string>& topics);
+
+ private:
+  struct Batch {
+    TopicPartition partition;
+    AcquiredRecords records;
+  };
+  struct Session {
+    std::int32_t epoch = 0;
+    bool fetch_in_flight = false;
+    bool ack_in_flight = false;
+    std::vector<PartitionAcknowledgements> pending_acks;
+  };
+
+  void send(sim::NodeId to, ShareMessage message);
+  void on_message(sim::NodeId from, ShareEnvelope&& e);
+  void heartbeat();
+  void on_heartbeat_response(const ShareGroupHeartbeatResponse& r);
+  void schedule_heartbeat(sim::SimTime delay);
+  void app_step();
+  void poll();
+  void finish_batch();
+  void queue_acks(const TopicPartition& tp, std::vector<AcknowledgementBatch> acks);
+  void maybe_fetch();
+  void send_fetch(sim::NodeId leader);
+  void flush_acks(sim::NodeId leader);
+  void on_fetch_response(sim::NodeId from, const ShareFetchResponse& r);
+  void close_sessions_and_leave();
+  void finish_stop();
+  std::string new_member_id();
+  void reset();
+
+  sim::Kernel& kernel_;
+  sim::Tracer& tracer_;
+  sim::Network<ShareEnvelope>& net_;
+  const ClusterMetadata& cluster_;
+  const ConsumerSpec& spec_;
+  ConsumerConfig config_;
+  sim::Rng rng_;
+  std::function<sim::NodeId(const TopicPartition&)> leader_of_;
+  std::function<sim::NodeId()> coordinator_;
+  sim::Process process_;
+  sim::Activity app_;
+  sim::Activity background_;
+  sim::NodeId node_ = 0;
+  sim::Timer heartbeat_timer_;
+  sim::Timer app_timer_;  // the application thread: end of processing, or poll() waking up
+
+  std::vector<std::string> topics_;
+  bool topics_changed_ = true;
+  std::string member_id_;
+  std::int32_t member_epoch_ = 0;
+  std::int32_t heartbeat_interval_ms_ = 0;
+  bool heartbeat_in_flight_ = false;
+  bool heartbeat_again_ = false;
+  bool leaving_ = false;
+  bool stopping_ = false;
+  bool processing_ = false;
+  TopicPartitions assigned_;
+  std::map<sim::NodeId, Session> sessions_;
+  std::deque<Batch> buffer_;
+  std::optional<Batch> current_;  // the batch poll() returned, being processed
+  std::vector<AcknowledgementBatch> current_acks_;
+  std::int64_t current_released_ = 0;
+  std::int64_t current_rejected_ = 0;
+  bool explicit_ = false;
+  std::int32_t next_correlation_ = 0;
+  std::int32_t closes_pending_ = 0;
+  bool restart_after_stop_ = false;
+  sim::SimTime restart_after_{0};
+};
+
+}  // namespace rsim

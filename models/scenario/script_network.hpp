@@ -1,0 +1,66 @@
+// The script's `network` and `partition-network` events on a Network<Payload>, once for the
+// worlds of every variant: which links an event's `between` names, the change (latency, loss)
+// or the cut, and the restore after `for_ms`, each with its trace event.
+#pragma once
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/scenario/scenario.hpp"
+#include "sim/kernel.hpp"
+#include "sim/network.hpp"
+#include "sim/trace.hpp"
+
+namespace rsim {
+
+/// The nodes one endpoint of `between` names (`other` is the other endpoint).
+using EndpointResolver =
+    std::function<std::vector<sim::NodeId>(const std::string& endpoint, const std::string& other)>;
+
+/// The directed links of an event's `between` (both directions unless `one_way`).
+inline std::vector<std::pair<sim::NodeId, sim::NodeId>> event_links(const EventSpec& e,
+                                                                    const EndpointResolver& resolve) {
+  std::vector<std::pair<sim::NodeId, sim::NodeId>> out;
+  for (const auto x : resolve(e.between.at(0), e.between.at(1)))
+    for (const auto y : resolve(e.between.at(1), e.between.at(0)))
+      if (x != y) {
+        out.emplace_back(x, y);
+        if (!e.one_way) out.emplace_back(y, x);
+      }
+  return out;
+}
+
+/// Applies a `network` or `partition-network` event.
+template <typename Payload>
+void apply_network_event(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Payload>& net,
+                         const EventSpec& e, const EndpointResolver& resolve) {
+  const auto ls = event_links(e, resolve);
+  if (e.kind == "network") {
+    std::vector<sim::LinkSpec> before;
+    for (const auto& [from, to] : ls) {
+      before.push_back(net.link_spec(from, to));
+      sim::LinkSpec s = before.back();
+      if (e.latency) s.latency = *e.latency;
+      if (e.drop_rate) s.drop_ppm = static_cast<std::uint32_t>(*e.drop_rate * 1'000'000.0 + 0.5);
+      net.set_link(from, to, s);
+    }
+    tracer.emit("net.change", {{"between", e.between}, {"one_way", e.one_way},
+                               {"for_ms", e.has_for ? sim::to_ms(e.for_) : -1}});
+    if (e.has_for) {
+      kernel.schedule_closure_after(e.for_, [&net, &tracer, ls, before, between = e.between] {
+        for (std::size_t i = 0; i < ls.size(); ++i) net.set_link(ls[i].first, ls[i].second, before[i]);
+        tracer.emit("net.restore", {{"between", between}});
+      });
+    }
+    return;
+  }
+  for (const auto& [from, to] : ls) net.set_cut(from, to, true);
+  tracer.emit("net.partition", {{"between", e.between}, {"for_ms", sim::to_ms(e.for_)}});
+  kernel.schedule_closure_after(e.for_, [&net, &tracer, ls, between = e.between] {
+    for (const auto& [from, to] : ls) net.set_cut(from, to, false);
+    tracer.emit("net.heal", {{"between", between}});
+  });
+}
+
+}  // namespace rsim
