@@ -945,7 +945,14 @@ const std::vector<std::string>& metric_names() {
                                "stop_the_world_ms", "max_stop_the_world_ms", "overlap_partition_ms",
                                "revocations", "paused_ms_by_consumer", "records_delivered",
                                "records_processed", "records_processed_by_consumer", "duplicates",
-                               "lost", "max_lag", "max_group_lag", "max_drain_ms", "final_assignment"};
+                               "lost", "max_lag", "max_group_lag", "max_drain_ms", "final_assignment",
+                               // share groups (reports/share_summary.cpp)
+                               "acknowledged", "acknowledged_twice", "acknowledge_errors", "archived",
+                               "archived_delivery_limit", "archived_rejected",
+                               "deliveries_by_delivery_count", "lock_timeouts",
+                               "min_records_processed_by_consumer", "redelivered", "released",
+                               "share_window_by_partition", "throughput_by_consumer",
+                               "unacknowledged_at_end"};
     std::sort(v.begin(), v.end());
     return v;
   }();
@@ -953,7 +960,8 @@ const std::vector<std::string>& metric_names() {
 }
 
 const std::vector<std::string>& metrics_by_consumer() {
-  static const std::vector<std::string> v{"final_assignment", "paused_ms_by_consumer", "records_processed_by_consumer"};
+  static const std::vector<std::string> v{"final_assignment", "paused_ms_by_consumer", "records_processed_by_consumer",
+                                          "throughput_by_consumer"};
   return v;
 }
 
