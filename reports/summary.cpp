@@ -1,5 +1,7 @@
 #include "reports/summary.hpp"
 
+#include "models/protocol/trace_jsonl.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -8,7 +10,16 @@
 
 namespace reports {
 
+namespace trace = rsim::trace;
+
 namespace {
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
 
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
@@ -232,12 +243,13 @@ class OwnershipClock {
   std::map<Key, std::size_t> open_overlap_;
 };
 
-ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs& inputs) {
+// The summary's state while the trace streams by: what each event kind changes.
+struct SummarySink::State {
   std::map<std::string, Consumer> consumers;
   std::map<std::string, std::int32_t> topic_partitions;
   std::vector<Rebalance> done;
   std::map<std::string, Rebalance> open;  // per group
-  std::map<std::string, ojson> last_members;  // group -> members of its last generation
+  std::map<std::string, std::vector<std::string>> last_members;  // group -> members of its last generation
   // Consumer protocol (KIP-848): what the coordinator last assigned each member (from its
   // ConsumerGroupCurrentMemberAssignment records), and each group's last epoch.
   std::map<std::string, std::set<std::string>> broker_assigned;
@@ -261,7 +273,12 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
   std::map<std::string, std::vector<LagPoint>> group_lag;
   std::set<std::string> lag_touched;
   std::int64_t lag_t = -1;
-  auto flush_lag = [&]() {
+
+  OwnershipClock clock;
+  std::int64_t revocations = 0;
+  rsim::trace::ReadStorage raw_storage;  // events still published the untyped way, read back
+
+  void flush_lag() {
     for (const auto& g : lag_touched) {
       std::int64_t total = 0;
       bool all_owned = true;
@@ -270,22 +287,18 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
       group_lag[g].push_back({lag_t, total, all_owned});
     }
     lag_touched.clear();
-  };
+  }
 
-  OwnershipClock clock;
-  std::int64_t revocations = 0;
-
-  auto close = [&](const std::string& group, std::int64_t at) {
+  void close(const std::string& group, std::int64_t at) {
     auto it = open.find(group);
     if (it == open.end()) return;
     it->second.end_us = std::max(at, it->second.settled_us.value_or(it->second.start_us));
     done.push_back(std::move(it->second));
     open.erase(it);
-  };
+  }
 
   // A new rebalance of `group` starts at `t` unless one is still open (a settled one closes).
-  auto begin_rebalance = [&](const std::string& group, std::int64_t t, std::string trigger,
-                             bool consumer_protocol) {
+  void begin_rebalance(const std::string& group, std::int64_t t, std::string trigger, bool consumer_protocol) {
     auto it = open.find(group);
     if (it != open.end() && it->second.settled_us) close(group, t);
     if (open.count(group) > 0) return;
@@ -295,183 +308,245 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
     r.trigger = std::move(trigger);
     r.consumer_protocol = consumer_protocol;
     open.emplace(group, std::move(r));
-  };
+  }
 
-  for (const auto& line : trace_lines) {
-    const json e = json::parse(line);
-    const std::int64_t t = e.at("t_us").get<std::int64_t>();
-    const std::string type = e.at("type").get<std::string>();
-    if (t != lag_t) {
-      flush_lag();
-      lag_t = t;
-    }
-    end_t = t;
+  void on(std::int64_t t, const trace::Event& event);
+  void pause_or_resume(std::int64_t t, const std::string& name, bool pause);
+  void gone(std::int64_t t, const std::string& name);
+};
 
-    if (type == "records.fetched") {
-      const std::string group = e.at("group").get<std::string>();
-      auto& pending = in_hand[e.at("consumer").get<std::string>()];
-      pending = {e.at("batch").get<std::int64_t>(), {}};
-      for (const auto& range : e.at("ranges")) {
-        const std::string partition = range.at("partition").get<std::string>();
-        const std::pair<std::int64_t, std::int64_t> offsets{range.at("first_offset").get<std::int64_t>(),
-                                                            range.at("last_offset").get<std::int64_t>()};
-        add_range(records[{group, partition}].delivered, offsets);
-        pending.second.emplace_back(partition, offsets);
-      }
-    } else if (type == "records.processed") {
-      const std::string group = e.at("group").get<std::string>();
-      const auto it = in_hand.find(e.at("consumer").get<std::string>());
-      if (it != in_hand.end() && it->second.first == e.at("batch").get<std::int64_t>()) {
-        for (const auto& [partition, offsets] : it->second.second) add_range(records[{group, partition}].processed, offsets);
-        in_hand.erase(it);
-      }
-    } else if (type == "position") {
-      auto& r = records[{e.at("group").get<std::string>(), e.at("partition").get<std::string>()}];
-      if (!r.first_position) r.first_position = e.at("offset").get<std::int64_t>();
-    } else if (type == "record" && e.at("record") == "OffsetCommit" && !e.value("tombstone", false)) {
-      auto& r = records[{e.at("group").get<std::string>(),
-                         e.at("topic").get<std::string>() + "-" + std::to_string(e.at("partition_index").get<std::int32_t>())}];
-      const auto offset = e.at("committed_offset").get<std::int64_t>();
-      r.max_committed = std::max(r.max_committed.value_or(offset), offset);
-    } else if (type == "lag") {
-      const std::string group = e.at("group").get<std::string>();
-      const auto lag = e.at("lag").get<std::int64_t>();
-      max_lag = std::max(max_lag, lag);
-      latest_lag[group][e.at("partition").get<std::string>()] = lag;
-      latest_owned[group][e.at("partition").get<std::string>()] = !e.at("owner").is_null();
-      lag_touched.insert(group);
-    } else if (type == "run.start") {
-      duration_us = e.at("duration_ms").get<std::int64_t>() * 1000;
-    } else if (type == "topic.partitions") {
-      topic_partitions[e.at("topic").get<std::string>()] = e.at("partitions").get<std::int32_t>();
-      clock.set_partitions(e.at("topic").get<std::string>(), e.at("partitions").get<std::int32_t>(), t);
-    } else if (type == "consumer.start") {
-      const std::string name = e.at("consumer").get<std::string>();
-      Consumer& c = consumers[name];
-      c.group = e.at("group").get<std::string>();
-      c.topics.clear();
-      for (const auto& tp : e.at("topics")) c.topics.insert(tp.get<std::string>());
-      c.owned.clear();
-      c.live = true;
-      c.paused = false;
-      for (const auto& topic : c.topics) clock.subscribe(c.group, topic, +1, t);
-    } else if (type == "consumer.pause" || type == "consumer.resume") {
-      const std::string name = e.at("consumer").get<std::string>();
-      Consumer& c = consumers[name];
-      c.paused = type == "consumer.pause";
-      if (c.live)
-        for (const auto& p : c.owned) clock.own(c.group, p, name, !c.paused, t);
-    } else if (type == "consumer.subscribe") {
-      Consumer& c = consumers[e.at("consumer").get<std::string>()];
-      if (c.live)
-        for (const auto& topic : c.topics) clock.subscribe(c.group, topic, -1, t);
-      c.topics.clear();
-      for (const auto& tp : e.at("topics")) c.topics.insert(tp.get<std::string>());
-      if (c.live)
-        for (const auto& topic : c.topics) clock.subscribe(c.group, topic, +1, t);
-    } else if (type == "consumer.crash" || type == "consumer.closed" || type == "consumer.error") {
-      const std::string name = e.at("consumer").get<std::string>();
-      Consumer& c = consumers[name];
-      if (c.live) {
-        for (const auto& p : c.owned) clock.disown(c.group, p, name, t);
-        for (const auto& topic : c.topics) clock.subscribe(c.group, topic, -1, t);
-      }
-      c.live = false;
-      c.owned.clear();
-      for (auto& [g, r] : open) r.waiting.erase(e.at("consumer").get<std::string>());
-    } else if (type == "assignment") {
-      const std::string name = e.at("consumer").get<std::string>();
-      Consumer& c = consumers[name];
-      std::set<std::string> now_owned;
-      for (const auto& tp : e.at("owned")) now_owned.insert(tp.get<std::string>());
-      if (c.live) {
-        for (const auto& p : c.owned)
-          if (now_owned.count(p) == 0) clock.disown(c.group, p, name, t);
-        for (const auto& p : now_owned)
-          if (c.owned.count(p) == 0) clock.own(c.group, p, name, !c.paused, t);
-      }
-      c.owned = std::move(now_owned);
-      // A consumer-protocol member is done once it owns what the coordinator assigned it.
-      auto it = open.find(c.group);
-      if (it != open.end() && it->second.settled_us && it->second.consumer_protocol &&
-          it->second.waiting.count(name) > 0 && c.owned == broker_assigned[name]) {
-        it->second.waiting.erase(name);
-        if (it->second.waiting.empty()) close(c.group, t);
-      }
-    } else if (type == "record" && e.at("record") == "ConsumerGroupCurrentMemberAssignment") {
-      auto& set = broker_assigned[e.at("consumer").get<std::string>()];
-      set.clear();
-      if (e.contains("assigned"))
-        for (const auto& tp : e.at("assigned")) set.insert(tp.get<std::string>());
-    } else if (type == "group.state") {
-      const std::string group = e.at("group").get<std::string>();
-      const std::string state = e.at("state").get<std::string>();
-      // A consumer-protocol rebalance opens with its new group epoch (group.epoch below): a
-      // static member's temporary leave makes the group `reconciling` without one.
-      if (state == "PreparingRebalance") {
-        begin_rebalance(group, t, e.value("reason", ""), /*consumer_protocol=*/false);
-      } else if (state == "Stable" || state == "Empty" || state == "stable" || state == "empty") {
-        auto it = open.find(group);
-        if (it != open.end() && !it->second.settled_us) {
-          it->second.settled_us = t;
-          it->second.waiting.clear();
-          if (it->second.consumer_protocol) {
-            // Members still reconciling on the client side: their owned set differs from the
-            // coordinator's assignment until their callbacks have run.
-            for (const auto& [name, c] : consumers) {
-              if (c.live && c.group == group && c.owned != broker_assigned[name]) it->second.waiting.insert(name);
-            }
-          } else if (state == "Stable" || state == "stable") {
-            for (const auto& m : last_members[group]) {
-              const std::string name = m.get<std::string>();
-              if (consumers.count(name) > 0 && consumers[name].live) it->second.waiting.insert(name);
-            }
-          }
-          if (it->second.waiting.empty()) close(group, t);
-        }
-      }
-    } else if (type == "group.epoch") {
-      const std::string group = e.at("group").get<std::string>();
-      if (e.contains("members")) last_members[group] = e.at("members");
-      if (e.contains("generation")) {
-        auto it = open.find(group);
-        if (it != open.end()) it->second.generation = e.at("generation").get<std::int64_t>();
-      }
-      if (e.contains("epoch")) {
-        // Consumer protocol: a new group epoch is a rebalance (its inputs changed) until every
-        // member owns what the coordinator assigned it.
-        const std::int64_t epoch = e.at("epoch").get<std::int64_t>();
-        const auto last = group_epoch.find(group);
-        if (last == group_epoch.end() || epoch > last->second) {
-          begin_rebalance(group, t, e.value("reason", ""), /*consumer_protocol=*/true);
-          open.at(group).generation = epoch;
-        }
-        group_epoch[group] = epoch;
-      }
-    } else if (type == "callback" && e.at("phase") == "start") {
-      if (e.at("callback") == "onPartitionsRevoked") revocations += static_cast<std::int64_t>(e.at("partitions").size());
-      const std::string name = e.at("consumer").get<std::string>();
-      const std::string group = consumers[name].group;
-      auto it = open.find(group);
-      if (it != open.end()) {
-        const std::string cb = e.at("callback").get<std::string>();
-        auto& target = cb == "onPartitionsRevoked" ? it->second.revoked
-                       : cb == "onPartitionsLost"  ? it->second.lost
-                                                   : it->second.assigned;
-        auto& set = target[name];
-        for (const auto& p : e.at("partitions")) set.insert(p.get<std::string>());
-      }
-    } else if (type == "callback" && e.at("phase") == "end" &&
-               e.at("callback") == "onPartitionsAssigned") {
-      const std::string name = e.at("consumer").get<std::string>();
-      const std::string group = consumers[name].group;
-      auto it = open.find(group);
-      if (it != open.end() && it->second.settled_us) {
-        it->second.waiting.erase(name);
-        if (it->second.waiting.empty()) close(group, t);
-      }
+void SummarySink::State::pause_or_resume(std::int64_t t, const std::string& name, bool pause) {
+  Consumer& c = consumers[name];
+  c.paused = pause;
+  if (c.live)
+    for (const auto& p : c.owned) clock.own(c.group, p, name, !c.paused, t);
+}
+
+// consumer.crash, consumer.closed, consumer.error: the member is gone.
+void SummarySink::State::gone(std::int64_t t, const std::string& name) {
+  Consumer& c = consumers[name];
+  if (c.live) {
+    for (const auto& p : c.owned) clock.disown(c.group, p, name, t);
+    for (const auto& topic : c.topics) clock.subscribe(c.group, topic, -1, t);
+  }
+  c.live = false;
+  c.owned.clear();
+  for (auto& [g, r] : open) r.waiting.erase(name);
+}
+
+void SummarySink::State::on(std::int64_t t, const trace::Event& event) {
+  using namespace rsim::trace;
+  if (const auto* raw = std::get_if<sim::RawTraceEvent>(&event); raw != nullptr && raw->fields != nullptr) {
+    // Transitional: an event published untyped is read as its typed kind.
+    raw_storage.clear();
+    const Event typed = parse_fields(raw->type, *raw->fields, raw_storage);
+    if (!std::holds_alternative<sim::RawTraceEvent>(typed)) {
+      on(t, typed);
+      return;
     }
   }
+  if (t != lag_t) {
+    flush_lag();
+    lag_t = t;
+  }
+  end_t = t;
+
+  auto str = [](std::string_view v) { return std::string(v); };
+  auto names = [](Partitions ps) {
+    std::set<std::string> out;
+    for (const auto& tp : ps) out.insert(tp.str());
+    return out;
+  };
+  std::visit(
+      Overloaded{
+          [&](const RecordsFetched& e) {
+            const std::string group = str(e.group);
+            auto& pending = in_hand[str(e.consumer)];
+            pending = {e.batch, {}};
+            for (const auto& range : e.ranges) {
+              const std::string partition = range.partition.str();
+              const std::pair<std::int64_t, std::int64_t> offsets{range.first, range.last};
+              add_range(records[{group, partition}].delivered, offsets);
+              pending.second.emplace_back(partition, offsets);
+            }
+          },
+          [&](const RecordsProcessed& e) {
+            const std::string group = str(e.group);
+            const auto it = in_hand.find(str(e.consumer));
+            if (it != in_hand.end() && it->second.first == e.batch) {
+              for (const auto& [partition, offsets] : it->second.second) add_range(records[{group, partition}].processed, offsets);
+              in_hand.erase(it);
+            }
+          },
+          [&](const Position& e) {
+            if (e.partition == nullptr) return;
+            auto& r = records[{str(e.group), e.partition->str()}];
+            if (!r.first_position) r.first_position = e.offset;
+          },
+          [&](const Record& e) {
+            if (e.value.object == nullptr) return;
+            const ojson& v = *e.value.object;
+            if (v.at("record") == "OffsetCommit" && !v.value("tombstone", false)) {
+              auto& r = records[{v.at("group").get<std::string>(),
+                                 v.at("topic").get<std::string>() + "-" + std::to_string(v.at("partition_index").get<std::int32_t>())}];
+              const auto offset = v.at("committed_offset").get<std::int64_t>();
+              r.max_committed = std::max(r.max_committed.value_or(offset), offset);
+            } else if (v.at("record") == "ConsumerGroupCurrentMemberAssignment") {
+              auto& set = broker_assigned[v.at("consumer").get<std::string>()];
+              set.clear();
+              if (v.contains("assigned"))
+                for (const auto& tp : v.at("assigned")) set.insert(tp.get<std::string>());
+            }
+          },
+          [&](const Lag& e) {
+            if (e.partition == nullptr) return;
+            const std::string group = str(e.group);
+            const std::string partition = e.partition->str();
+            max_lag = std::max(max_lag, e.lag);
+            latest_lag[group][partition] = e.lag;
+            latest_owned[group][partition] = e.owner.value.has_value();
+            lag_touched.insert(group);
+          },
+          [&](const RunStart& e) { duration_us = e.duration_ms * 1000; },
+          [&](const TopicPartitionCount& e) {
+            topic_partitions[str(e.topic)] = e.partitions;
+            clock.set_partitions(str(e.topic), e.partitions, t);
+          },
+          [&](const ConsumerStart& e) {
+            const std::string name = str(e.consumer);
+            Consumer& c = consumers[name];
+            c.group = str(e.group);
+            c.topics.clear();
+            for (const auto& tp : e.topics) c.topics.insert(tp);
+            c.owned.clear();
+            c.live = true;
+            c.paused = false;
+            for (const auto& topic : c.topics) clock.subscribe(c.group, topic, +1, t);
+          },
+          [&](const ConsumerPause& e) { pause_or_resume(t, str(e.consumer), true); },
+          [&](const ConsumerResume& e) { pause_or_resume(t, str(e.consumer), false); },
+          [&](const ConsumerSubscribe& e) {
+            Consumer& c = consumers[str(e.consumer)];
+            if (c.live)
+              for (const auto& topic : c.topics) clock.subscribe(c.group, topic, -1, t);
+            c.topics.clear();
+            for (const auto& tp : e.topics) c.topics.insert(tp);
+            if (c.live)
+              for (const auto& topic : c.topics) clock.subscribe(c.group, topic, +1, t);
+          },
+          [&](const ConsumerCrash& e) { gone(t, str(e.consumer)); },
+          [&](const ConsumerClosed& e) { gone(t, str(e.consumer)); },
+          [&](const ConsumerError& e) { gone(t, str(e.consumer)); },
+          [&](const Assignment& e) {
+            const std::string name = str(e.consumer);
+            Consumer& c = consumers[name];
+            std::set<std::string> now_owned = names(e.owned);
+            if (c.live) {
+              for (const auto& p : c.owned)
+                if (now_owned.count(p) == 0) clock.disown(c.group, p, name, t);
+              for (const auto& p : now_owned)
+                if (c.owned.count(p) == 0) clock.own(c.group, p, name, !c.paused, t);
+            }
+            c.owned = std::move(now_owned);
+            // A consumer-protocol member is done once it owns what the coordinator assigned it.
+            auto it = open.find(c.group);
+            if (it != open.end() && it->second.settled_us && it->second.consumer_protocol &&
+                it->second.waiting.count(name) > 0 && c.owned == broker_assigned[name]) {
+              it->second.waiting.erase(name);
+              if (it->second.waiting.empty()) close(c.group, t);
+            }
+          },
+          [&](const GroupStateChange& e) {
+            const std::string group = str(e.group);
+            const std::string state = str(e.state);
+            // A consumer-protocol rebalance opens with its new group epoch (group.epoch below): a
+            // static member's temporary leave makes the group `reconciling` without one.
+            if (state == "PreparingRebalance") {
+              begin_rebalance(group, t, str(e.reason.value_or("")), /*consumer_protocol=*/false);
+            } else if (state == "Stable" || state == "Empty" || state == "stable" || state == "empty") {
+              auto it = open.find(group);
+              if (it != open.end() && !it->second.settled_us) {
+                it->second.settled_us = t;
+                it->second.waiting.clear();
+                if (it->second.consumer_protocol) {
+                  // Members still reconciling on the client side: their owned set differs from the
+                  // coordinator's assignment until their callbacks have run.
+                  for (const auto& [name, c] : consumers) {
+                    if (c.live && c.group == group && c.owned != broker_assigned[name]) it->second.waiting.insert(name);
+                  }
+                } else if (state == "Stable" || state == "stable") {
+                  for (const auto& name : last_members[group]) {
+                    if (consumers.count(name) > 0 && consumers[name].live) it->second.waiting.insert(name);
+                  }
+                }
+                if (it->second.waiting.empty()) close(group, t);
+              }
+            }
+          },
+          [&](const GroupEpoch& e) {
+            const std::string group = str(e.group);
+            last_members[group].assign(e.members.begin(), e.members.end());
+            if (e.generation) {
+              auto it = open.find(group);
+              if (it != open.end()) it->second.generation = *e.generation;
+            }
+            if (e.epoch) {
+              // Consumer protocol: a new group epoch is a rebalance (its inputs changed) until every
+              // member owns what the coordinator assigned it.
+              const std::int64_t epoch = *e.epoch;
+              const auto last = group_epoch.find(group);
+              if (last == group_epoch.end() || epoch > last->second) {
+                begin_rebalance(group, t, str(e.reason.value_or("")), /*consumer_protocol=*/true);
+                open.at(group).generation = epoch;
+              }
+              group_epoch[group] = epoch;
+            }
+          },
+          [&](const Callback& e) {
+            const std::string name = str(e.consumer);
+            if (e.phase == "start") {
+              if (e.callback == "onPartitionsRevoked") revocations += static_cast<std::int64_t>(e.partitions.size());
+              const std::string group = consumers[name].group;
+              auto it = open.find(group);
+              if (it != open.end()) {
+                auto& target = e.callback == "onPartitionsRevoked" ? it->second.revoked
+                               : e.callback == "onPartitionsLost"  ? it->second.lost
+                                                                   : it->second.assigned;
+                auto& set = target[name];
+                for (const auto& p : e.partitions) set.insert(p.str());
+              }
+            } else if (e.phase == "end" && e.callback == "onPartitionsAssigned") {
+              const std::string group = consumers[name].group;
+              auto it = open.find(group);
+              if (it != open.end() && it->second.settled_us) {
+                it->second.waiting.erase(name);
+                if (it->second.waiting.empty()) close(group, t);
+              }
+            }
+          },
+          [&](const auto&) {},  // kinds the summary does not read
+      },
+      event);
+}
+
+SummarySink::SummarySink(SummaryInputs inputs) : inputs_(std::move(inputs)), s_(std::make_unique<State>()) {}
+SummarySink::~SummarySink() = default;
+
+void SummarySink::on_event(sim::SimTime t, const trace::Event& e) { s_->on(t.count(), e); }
+
+ojson SummarySink::finish() {
+  State& st = *s_;
+  const SummaryInputs& inputs = inputs_;
+  auto& consumers = st.consumers;
+  auto& done = st.done;
+  auto& open = st.open;
+  auto& end_t = st.end_t;
+  auto& records = st.records;
+  auto& group_lag = st.group_lag;
+  auto& clock = st.clock;
+  const std::int64_t duration_us = st.duration_us, max_lag = st.max_lag, revocations = st.revocations;
+  auto flush_lag = [&] { st.flush_lag(); };
+  auto close = [&](const std::string& group, std::int64_t at) { st.close(group, at); };
   flush_lag();
   if (duration_us >= 0 && duration_us > end_t) end_t = duration_us;
   clock.finish(end_t);
@@ -579,6 +654,18 @@ ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs
   out["overlaps"] = clock.overlaps();
   out["metrics"] = metrics;
   return out;
+}
+
+ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs& inputs) {
+  SummarySink sink(inputs);
+  rsim::trace::read_jsonl(trace_lines, sink);
+  return sink.finish();
+}
+
+ojson summarize_jsonl(std::istream& trace_jsonl, const SummaryInputs& inputs) {
+  SummarySink sink(inputs);
+  rsim::trace::read_jsonl(trace_jsonl, sink);
+  return sink.finish();
 }
 
 }  // namespace reports

@@ -9,6 +9,7 @@
 #include "models/protocol/config.hpp"
 #include "models/coordinator/group_coordinator.hpp"
 #include "models/scenario/scenario.hpp"
+#include "models/protocol/trace_jsonl.hpp"
 #include "models/scenario/world.hpp"
 #include "tools/inspect.hpp"
 
@@ -17,6 +18,26 @@ namespace rsim::cli {
 namespace {
 
 constexpr int kOk = 0;
+
+/// Keeps, as trace.jsonl lines, only the `record` events of one __consumer_offsets partition:
+/// the full log dump-log prints, read from the streamed trace (the coordinator keeps only its
+/// compacted state).
+class PartitionRecordsSink final : public TraceSink {
+ public:
+  explicit PartitionRecordsSink(std::int32_t partition) : partition_(partition) {}
+  void on_event(sim::SimTime t, const trace::Event& e) override {
+    const auto* r = std::get_if<trace::Record>(&e);
+    if (r == nullptr || r->partition != partition_) return;
+    std::string line;
+    trace::append_jsonl(line, t, e);
+    lines_.push_back(std::move(line));
+  }
+  const std::vector<std::string>& lines() const { return lines_; }
+
+ private:
+  std::int32_t partition_;
+  std::vector<std::string> lines_;
+};
 
 std::string chosen_protocol(const ScenarioSpec& spec, const std::string& asked) {
   const std::string protocol = asked.empty() ? spec.protocols.front() : asked;
@@ -84,8 +105,9 @@ int cmd_dump_log(const InspectArgs& args) {
         spec.source_path,
         {fmt::format("--partition: __consumer_offsets has {} partitions (0..{}), got {}",
                      partitions, partitions - 1, args.partition)});
-  const auto run = run_scenario(spec, protocol, args.seed.value_or(spec.seed));
-  for (const auto& line : inspect::dump_offsets_partition(run.trace_lines, args.partition))
+  PartitionRecordsSink records(args.partition);
+  run_scenario(spec, protocol, args.seed.value_or(spec.seed), {&records});
+  for (const auto& line : inspect::dump_offsets_partition(records.lines(), args.partition))
     std::cout << line << "\n";
   return kOk;
 }

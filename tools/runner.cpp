@@ -2,12 +2,15 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "build_info.hpp"
+#include "models/protocol/trace_jsonl.hpp"
 #include "models/scenario/world.hpp"
+#include "tools/progress.hpp"
 #include "reports/summary.hpp"
 
 namespace rsim::cli {
@@ -19,9 +22,34 @@ std::string ExpectResult::describe() const {
                      expected.dump(), actual.is_null() ? "(missing from summary.json)" : actual.dump());
 }
 
+std::optional<TraceLevel> parse_trace_level(const std::string& s) {
+  if (s == "full") return TraceLevel::Full;
+  if (s == "standard") return TraceLevel::Standard;
+  if (s == "none") return TraceLevel::None;
+  return std::nullopt;
+}
+
+namespace {
+
+reports::SummaryInputs summary_inputs(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed) {
+  reports::SummaryInputs in;
+  in.scenario = spec.name;
+  in.protocol = variant;
+  in.seed = seed;
+  in.produced_by = {{"simulator", "rebalance-sim"},
+                    {"version", build::kVersion},
+                    {"commit", build::kCommit},
+                    {"scenario_file", spec.source_path},
+                    {"scenario_sha256", spec.sha256}};
+  return in;
+}
+
+}  // namespace
+
 std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
                                         const std::vector<std::string>& protocols,
-                                        std::optional<std::uint64_t> seed) {
+                                        std::optional<std::uint64_t> seed, const std::string& out_dir,
+                                        TraceLevel level, bool progress) {
   const std::vector<std::string>& variants = protocols.empty() ? spec.protocols : protocols;
   std::vector<std::string> problems;
   for (const auto& v : variants)
@@ -31,26 +59,45 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     problems.erase(std::unique(problems.begin(), problems.end()), problems.end());
     throw ScenarioError(spec.source_path, problems);
   }
+  // Everything goes to a sibling temporary directory first; each variant's directory is then
+  // swapped into place, so a failure leaves no partial files.
+  const fs::path target(out_dir);
+  const fs::path staging = target.string() + ".tmp-rebalance-sim";
+  if (!out_dir.empty()) {
+    if (!target.parent_path().empty()) fs::create_directories(target.parent_path());
+    fs::remove_all(staging);
+    fs::create_directories(staging);
+  }
   std::vector<VariantOutput> out;
   const std::uint64_t s = seed.value_or(spec.seed);
+  try {
   for (const auto& v : variants) {
-    RunResult result = run_scenario(spec, v, s);
     VariantOutput o;
     o.protocol = v;
-    for (const auto& line : result.trace_lines) {
-      o.trace_jsonl += line;
-      o.trace_jsonl += '\n';
+    reports::SummarySink summary(summary_inputs(spec, v, s));
+    std::vector<TraceSink*> sinks{&summary};
+    std::optional<trace::JsonlFileSink> jsonl;
+    std::optional<ProgressSink> progress_line;
+    if (progress) {
+      progress_line.emplace(fmt::format("{} [{}]", spec.name, v), spec.duration);
+      sinks.push_back(&*progress_line);
     }
-    reports::SummaryInputs in;
-    in.scenario = spec.name;
-    in.protocol = v;
-    in.seed = s;
-    in.produced_by = {{"simulator", "rebalance-sim"},
-                      {"version", build::kVersion},
-                      {"commit", build::kCommit},
-                      {"scenario_file", spec.source_path},
-                      {"scenario_sha256", spec.sha256}};
-    o.summary = reports::summarize(result.trace_lines, in);
+    const fs::path d = staging / v;
+    if (!out_dir.empty()) {
+      fs::create_directories(d);
+      if (level != TraceLevel::None) {
+        jsonl.emplace((d / "trace.jsonl").string());
+        sinks.push_back(&*jsonl);
+      }
+    }
+    o.events_fired =
+        run_scenario(spec, v, s, sinks, level == TraceLevel::Full ? trace::Detail::Full : trace::Detail::Standard);
+    if (progress_line) progress_line->finish();
+    if (jsonl) {
+      jsonl->close();
+      o.trace_bytes = jsonl->file().bytes_written();
+    }
+    o.summary = summary.finish();
     o.expectations = check_expectations(spec, v, o.summary);
     nlohmann::ordered_json checks = nlohmann::ordered_json::array();
     for (const auto& e : o.expectations) {
@@ -58,7 +105,24 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
                         {"actual", e.actual}, {"passed", e.passed}});
     }
     o.summary["expectations"] = checks;
+    if (!out_dir.empty()) {
+      std::ofstream(d / "summary.json", std::ios::binary) << o.summary.dump(2) << '\n';
+      if (!fs::exists(d / "summary.json")) throw std::runtime_error("cannot write " + (d / "summary.json").string());
+    }
     out.push_back(std::move(o));
+  }
+  } catch (...) {
+    if (!out_dir.empty()) fs::remove_all(staging);
+    throw;
+  }
+  if (!out_dir.empty()) {
+    fs::create_directories(target);
+    for (const auto& o : out) {
+      const fs::path final_dir = target / o.protocol;
+      fs::remove_all(final_dir);
+      fs::rename(staging / o.protocol, final_dir);
+    }
+    fs::remove_all(staging);
   }
   return out;
 }
@@ -89,30 +153,6 @@ std::vector<ExpectResult> check_expectations(const ScenarioSpec& spec, const std
     out.push_back(std::move(r));
   }
   return out;
-}
-
-void write_outputs(const std::string& dir, const std::vector<VariantOutput>& outputs) {
-  const fs::path target(dir);
-  if (!target.parent_path().empty()) fs::create_directories(target.parent_path());
-  // Everything goes to a sibling temporary directory first; each variant's directory is then
-  // swapped into place, so a failure leaves no partial files.
-  const fs::path staging = target.string() + ".tmp-rebalance-sim";
-  fs::remove_all(staging);
-  fs::create_directories(staging);
-  for (const auto& o : outputs) {
-    const fs::path d = staging / o.protocol;
-    fs::create_directories(d);
-    std::ofstream(d / "trace.jsonl", std::ios::binary) << o.trace_jsonl;
-    std::ofstream(d / "summary.json", std::ios::binary) << o.summary.dump(2) << '\n';
-    if (!fs::exists(d / "summary.json")) throw std::runtime_error("cannot write " + (d / "summary.json").string());
-  }
-  fs::create_directories(target);
-  for (const auto& o : outputs) {
-    const fs::path final_dir = target / o.protocol;
-    fs::remove_all(final_dir);
-    fs::rename(staging / o.protocol, final_dir);
-  }
-  fs::remove_all(staging);
 }
 
 }  // namespace rsim::cli

@@ -7,7 +7,7 @@
 
 namespace rsim {
 
-ConsumerClient::ConsumerClient(sim::Kernel& kernel, sim::Tracer& tracer,
+ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
                                sim::Network<Envelope>& network, const ClusterMetadata& cluster,
                                const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed,
                                Workload& workload, LagMonitor* lag, const char* network_thread)
@@ -46,7 +46,7 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, sim::Tracer& tracer,
       pause_end_timer_(kernel,
                        [this] {
                          if (!process_.alive()) return;
-                         tracer_.emit("consumer.resume", {{"consumer", spec_.name}});
+                         tracer_.publish(trace::ConsumerResume{.consumer = spec_.name});
                          process_.resume();
                        }),
       restart_timer_(kernel, [this] { start(); }),
@@ -89,13 +89,13 @@ std::size_t ConsumerClient::partition_leader_index(const TopicPartition& tp) con
 
 void ConsumerClient::request_stop() {
   if (!process_.alive() || close_stage_ != CloseStage::None) return;
-  tracer_.emit("consumer.stop", {{"consumer", spec_.name}});
+  tracer_.publish(trace::ConsumerStop{.consumer = spec_.name});
   stop_requested_ = true;
 }
 
 void ConsumerClient::crash() {
   if (!process_.alive()) return;
-  tracer_.emit("consumer.crash", {{"consumer", spec_.name}});
+  tracer_.publish(trace::ConsumerCrash{.consumer = spec_.name});
   process_.kill();
   reset_client_state();
 }
@@ -116,7 +116,7 @@ void ConsumerClient::restart(sim::SimTime after, bool graceful) {
 
 void ConsumerClient::stall(sim::SimTime duration) {
   if (!process_.alive()) return;
-  tracer_.emit("consumer.stall", {{"consumer", spec_.name}, {"for_ms", duration.count() / 1000}});
+  tracer_.publish(trace::ConsumerStall{.consumer = spec_.name, .for_ms = duration.count() / 1000});
   // The application is busy outside poll(): nothing of its thread runs until it returns.
   in_poll_ = false;
   poll_return_timer_.cancel();
@@ -127,7 +127,7 @@ void ConsumerClient::stall(sim::SimTime duration) {
 
 void ConsumerClient::pause(sim::SimTime duration) {
   if (!process_.alive()) return;
-  tracer_.emit("consumer.pause", {{"consumer", spec_.name}, {"for_ms", duration.count() / 1000}});
+  tracer_.publish(trace::ConsumerPause{.consumer = spec_.name, .for_ms = duration.count() / 1000});
   process_.pause();
   pause_end_timer_.arm(duration);
 }
@@ -164,7 +164,7 @@ void ConsumerClient::on_find_coordinator_response(const FindCoordinatorResponse&
 
 void ConsumerClient::mark_coordinator_unknown(const std::string& why) {
   if (!coordinator_) return;
-  tracer_.emit("consumer.coordinator_unknown", {{"consumer", spec_.name}, {"reason", why}});
+  tracer_.publish(trace::ConsumerCoordinatorUnknown{.consumer = spec_.name, .reason = why});
   const sim::NodeId old = *coordinator_;
   coordinator_.reset();
   // In-flight requests to the old coordinator fail with a disconnect.
@@ -179,18 +179,14 @@ void ConsumerClient::mark_coordinator_unknown(const std::string& why) {
 
 bool ConsumerClient::start_callback(const char* callback, const TopicPartitions& partitions,
                                     const sim::Distribution& duration) {
-  tracer_.emit("callback", {{"consumer", spec_.name},
-                            {"callback", callback},
-                            {"partitions", partition_list(partitions)},
-                            {"phase", "start"}});
+  tracer_.publish(trace::Callback{.consumer = spec_.name, .callback = callback, .partitions = partitions,
+                                  .phase = "start"});
   const sim::SimTime d = duration.sample(rng_);
   current_callback_ = callback;
   current_callback_partitions_ = partitions;
   if (d == sim::SimTime::zero()) {
-    tracer_.emit("callback", {{"consumer", spec_.name},
-                              {"callback", callback},
-                              {"partitions", partition_list(partitions)},
-                              {"phase", "end"}});
+    tracer_.publish(trace::Callback{.consumer = spec_.name, .callback = callback, .partitions = partitions,
+                                    .phase = "end"});
     return true;
   }
   busy_ = true;
@@ -200,10 +196,8 @@ bool ConsumerClient::start_callback(const char* callback, const TopicPartitions&
 
 bool ConsumerClient::end_callback() {
   busy_ = false;
-  tracer_.emit("callback", {{"consumer", spec_.name},
-                            {"callback", current_callback_},
-                            {"partitions", partition_list(current_callback_partitions_)},
-                            {"phase", "end"}});
+  tracer_.publish(trace::Callback{.consumer = spec_.name, .callback = current_callback_,
+                                  .partitions = current_callback_partitions_, .phase = "end"});
   if (close_stage_ == CloseStage::None) return false;
   continue_close();
   return true;
@@ -211,7 +205,7 @@ bool ConsumerClient::end_callback() {
 
 void ConsumerClient::finish_close() {
   close_stage_ = CloseStage::Closed;
-  tracer_.emit("consumer.closed", {{"consumer", spec_.name}});
+  tracer_.publish(trace::ConsumerClosed{.consumer = spec_.name});
   process_.kill();
   reset_client_state();
   if (restart_after_) {
@@ -373,8 +367,7 @@ void ConsumerClient::on_request_timeout_check() {
 }
 
 void ConsumerClient::disconnect(sim::NodeId node, const std::string& why) {
-  tracer_.emit("net.disconnect",
-               {{"consumer", spec_.name}, {"node", network_.name(node)}, {"reason", why}});
+  tracer_.publish(trace::NetDisconnect{.consumer = spec_.name, .node = network_.name(node), .reason = why});
   std::vector<std::pair<std::int32_t, InFlight>> failed;
   for (auto it = in_flight_.begin(); it != in_flight_.end();) {
     if (it->second.node == node) {
@@ -414,17 +407,13 @@ std::int64_t ConsumerClient::exponential_backoff_ms(int attempts) {
 
 void ConsumerClient::trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
                                std::int32_t id, const ErrorCode* error) {
-  nlohmann::ordered_json f{{"dir", dir},
-                           {"from", network_.name(from)},
-                           {"to", network_.name(to)},
-                           {"api", api},
-                           {"id", id}};
-  if (error != nullptr) f["error"] = error_name(*error);
+  if (!trace::wants(tracer_, trace::data_path_api(api) ? trace::Detail::Full : trace::Detail::Standard)) return;
+  trace::Rpc f{.dir = dir, .from = network_.name(from), .to = network_.name(to), .api = api, .id = id};
+  if (error != nullptr) f.error = error_name(*error);
   // A ConsumerGroupHeartbeat request also says its epoch and which optional fields it carries;
   // an OffsetFetch request the member epoch it carries (-1: none, and no member id).
-  if (error == nullptr && rpc_fields_.is_object())
-    for (const auto& [k, v] : rpc_fields_.items()) f[k] = v;
-  tracer_.emit("rpc", f);
+  if (error == nullptr && rpc_fields_.is_object()) f.extra.object = &rpc_fields_;
+  tracer_.publish(f);
 }
 
 }  // namespace rsim
