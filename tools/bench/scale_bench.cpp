@@ -107,7 +107,9 @@ std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::stri
   const auto tmp = std::filesystem::temp_directory_path() / fmt::format("rsim-bench-scale-{}", getpid());
   for (const auto& size : sizes) {
     const auto child = assignors::bench::run_in_child([&]() -> std::string {
-      const ScenarioSpec spec = parse_scenario(scale_scenario(size, protocol, virtual_ms), "bench-scale");
+      // Through text, as a scenario file is read (the loader expects parsed numbers' types).
+      const ScenarioSpec spec =
+          parse_scenario(nlohmann::json::parse(scale_scenario(size, protocol, virtual_ms).dump()), "bench-scale");
       std::filesystem::create_directories(tmp);
       const double before = cpu_seconds();
       trace::JsonlFileSink jsonl((tmp / "trace.jsonl").string());
