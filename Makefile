@@ -5,13 +5,15 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 DEB_PACKAGES := cmake make g++ git ccache libboost-graph-dev nlohmann-json3-dev libcli11-dev libfmt-dev doctest-dev libssl-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# The browser the report's tests render report.html in (installed by `make test`).
+TEST_PACKAGES := chromium
 DEMO_SCENARIO := scenarios/examples/two-consumers.json
 DEMO_OUT := out/two-consumers
 
-.PHONY: deps build demo test clean
+.PHONY: deps test-deps build demo test clean oracle-assignors oracle oracle-smoke
 
-deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+deps test-deps:
+	@missing=""; for p in $(if $(filter test-deps,$@),$(TEST_PACKAGES),$(DEB_PACKAGES)); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -24,13 +26,42 @@ build: deps
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 demo: build
-	./$(BUILD_DIR)/rebalance-sim run $(DEMO_SCENARIO) --out $(DEMO_OUT)
+	./$(BUILD_DIR)/rebalance-sim run $(DEMO_SCENARIO) --out $(DEMO_OUT) --format perfetto --format mermaid --format csv
 	@echo
 	@echo "Outputs (one directory per protocol variant):"
 	@find $(DEMO_OUT) -type f | sort | sed 's/^/  /'
+	@echo
+	@echo "The report (open it in a browser): $(abspath $(DEMO_OUT))/report.html"
 
-test: build
+test: build test-deps
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 clean:
 	rm -rf $(BUILD_DIR) build-asan out
+
+# Differential assignor testing: run Kafka 4.4.0's own assignors (through Maven) on seeded random
+# groups and rewrite the vectors in fidelity/assignors/ (checked by ctest without Java).
+SEED ?= 1
+CASES ?= 8000
+BIG ?= 2
+ORACLE_ASSIGNORS := tools/kafka-oracle/assignors
+oracle-assignors:
+	mvn -q -B -f $(ORACLE_ASSIGNORS)/pom.xml package
+	java -cp "$(ORACLE_ASSIGNORS)/target/classes:$(ORACLE_ASSIGNORS)/target/lib/*" \
+	  org.rebalancesim.oracle.Main --out fidelity/assignors --seed $(SEED) --cases $(CASES) --big $(BIG)
+
+# Real Kafka 4.4.0 as the oracle (tools/kafka-oracle/, Java 17 and Maven; Maven fetches Kafka
+# from Maven Central on first use):
+#   make oracle SCENARIO=scenarios/classic/crash-session-timeout.json [VARIANTS="classic-eager consumer"] [ORACLE_OUT=out/oracle]
+#   make oracle-smoke   one short scenario on a real broker, then `compare` on it (under 2 minutes)
+ORACLE_OUT ?= out/oracle
+ORACLE_SMOKE := scenarios/examples/oracle-smoke.json
+
+oracle:
+	@if [ -z "$(SCENARIO)" ]; then echo "usage: make oracle SCENARIO=path [VARIANTS='classic-eager consumer'] [ORACLE_OUT=dir]" >&2; exit 2; fi
+	tools/kafka-oracle/oracle $(SCENARIO) $(ORACLE_OUT)/$$(basename $(SCENARIO) .json) $(VARIANTS)
+
+oracle-smoke: build
+	rm -rf out/oracle-smoke
+	timeout -s KILL 300 tools/kafka-oracle/oracle $(ORACLE_SMOKE) out/oracle-smoke classic-eager
+	./$(BUILD_DIR)/rebalance-sim compare $(ORACLE_SMOKE) --real out/oracle-smoke --tolerance-classic-ms 10000

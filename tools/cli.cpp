@@ -16,12 +16,15 @@
 #include "sim/assert.hpp"
 #include "tools/bench/client_bench.hpp"
 #include "tools/conformance/client_conformance.hpp"
+#include "tools/conformance/file_defaults.hpp"
 #include "tools/bench/server_bench.hpp"
 #include "tools/conformance/server_conformance.hpp"
 #include "tools/assign.hpp"
 #include "tools/bench/bench.hpp"
 #include "tools/bench/scale_bench.hpp"
+#include "tools/compare_cli.hpp"
 #include "tools/inspect_cli.hpp"
+#include "tools/report_cli.hpp"
 #include "tools/runner.hpp"
 
 namespace rsim::cli {
@@ -38,13 +41,16 @@ constexpr int kInternalError = 3;
 const char* kExamples = R"(Examples:
   rebalance-sim run scenarios/examples/two-consumers.json
   rebalance-sim run scenarios/examples/two-consumers.json --protocol classic-eager --seed 7 --out out/
+  rebalance-sim report out/two-consumers --format perfetto --format csv
+  rebalance-sim explain scenarios/examples/two-consumers.json
   rebalance-sim check scenarios/ --junit results.xml
   rebalance-sim validate my-scenario.json
   rebalance-sim conformance ../shared/conformance/kafka/client.StickyAssignorTest.json
   rebalance-sim assign scenarios/assign/cooperative-sticky-one-member-leaves.json
   rebalance-sim bench kernel
   rebalance-sim dump-log scenarios/examples/two-consumers.json --partition 18
-  rebalance-sim describe scenarios/examples/two-consumers.json --at 12000 --members --verbose)";
+  rebalance-sim describe scenarios/examples/two-consumers.json --at 12000 --members --verbose
+  rebalance-sim compare scenarios/examples/two-consumers.json --real fidelity/real/two-consumers)";
 
 std::vector<std::string> scenario_files(const std::vector<std::string>& args) {
   std::vector<std::string> files;
@@ -86,10 +92,30 @@ std::string xml_escape(const std::string& s) {
 }
 
 int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
-            std::optional<std::uint64_t> seed, std::string out_dir, TraceLevel level, bool quiet) {
+            std::optional<std::uint64_t> seed, std::string out_dir, TraceLevel level, bool quiet,
+            const FormatArgs& formats) {
   const ScenarioSpec spec = load_scenario_file(file);
   if (out_dir.empty()) out_dir = (fs::path("out") / spec.name).string();
-  const auto outputs = run_variants(spec, protocols, seed, out_dir, level, !quiet && isatty(STDERR_FILENO) != 0);
+  RunOptions options;
+  options.out_dir = out_dir;
+  options.level = level;
+  options.progress = !quiet && isatty(STDERR_FILENO) != 0;
+  std::vector<std::pair<std::string, std::string>> extra;
+  if (level != TraceLevel::None) {
+    // The report is rendered from the same text the files hold (read back from the staged
+    // trace.jsonl), so `report DIR` gives the same bytes. Without a trace there is no report.
+    options.extra = [&](const std::string& staging, const std::vector<VariantOutput>& outputs) {
+      std::vector<VariantText> texts;
+      for (const auto& o : outputs) {
+        std::ifstream in(fs::path(staging) / o.protocol / "trace.jsonl", std::ios::binary);
+        std::string trace((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        texts.push_back(VariantText{o.protocol, std::move(trace), o.summary.dump(2) + "\n"});
+      }
+      extra = render_outputs(std::move(texts), formats);
+      return extra;
+    };
+  }
+  const auto outputs = run_variants(spec, protocols, seed, options);
   if (quiet) {
     for (const auto& o : outputs)
       for (const auto& e : o.expectations)
@@ -105,6 +131,8 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
                              m.at("unavailable_partition_ms").dump());
     if (level == TraceLevel::None) std::cout << fmt::format("  wrote {}/{}/summary.json\n", out_dir, o.protocol);
     else std::cout << fmt::format("  wrote {}/{}/trace.jsonl and summary.json\n", out_dir, o.protocol);
+    for (const auto& [rel, bytes] : extra)
+      if (rel.rfind(o.protocol + "/", 0) == 0) std::cout << fmt::format("  wrote {}/{}\n", out_dir, rel);
     for (const auto& e : o.expectations) {
       if (!e.passed) {
         failed = true;
@@ -112,6 +140,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
       }
     }
   }
+  if (level != TraceLevel::None) std::cout << fmt::format("report: {}\n", (fs::path(out_dir) / "report.html").string());
   return failed ? kExpectationFailed : kOk;
 }
 
@@ -177,6 +206,7 @@ int cmd_conformance(const std::vector<std::string>& files) {
     } catch (const nlohmann::json::exception& e) {
       throw ScenarioError(f, {std::string("not JSON: ") + e.what()});
     }
+    assignors::apply_file_defaults(doc);
     const std::string kind = doc.value("kind", "");
     std::vector<assignors::ConformanceCaseResult> results;
     if (kind == "client-assignor") results = assignors::run_client_assignor_vectors(doc);
@@ -274,7 +304,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"full", "standard", "none"}));
   bool quiet = false;
   run->add_flag("--quiet", quiet, "print nothing but errors (no per-variant lines, no progress)");
-  run->footer("Example: rebalance-sim run scenarios/examples/two-consumers.json --protocol classic-eager --out out/");
+  FormatArgs run_formats;
+  add_format_options(run, run_formats);
+  run->footer("Example: rebalance-sim run scenarios/examples/two-consumers.json --protocol classic-eager --out out/ --format perfetto");
 
   auto* check = app.add_subcommand("check", "run scenarios and check their `expect` lists (exit 1 if any fails)");
   check->add_option("scenarios", check_args, "scenario files or directories")->required();
@@ -315,6 +347,14 @@ int main(int argc, char** argv) {
   InspectArgs inspect_args;
   auto* dump_log = add_dump_log_subcommand(app, inspect_args);
   auto* describe = add_describe_subcommand(app, inspect_args);
+  CompareArgs compare_args;
+  auto* compare = add_compare_subcommand(app, compare_args);
+
+  std::string report_dir;
+  FormatArgs report_formats;
+  auto* report = add_report_subcommand(app, report_dir, report_formats);
+  ExplainArgs explain_args;
+  auto* explain = add_explain_subcommand(app, explain_args);
 
   try {
     app.parse(argc, argv);
@@ -323,7 +363,10 @@ int main(int argc, char** argv) {
     return rc == 0 ? kOk : kBadInput;
   }
   try {
-    if (run->parsed()) return cmd_run(file, protocols, seed, out_dir, *parse_trace_level(trace_level), quiet);
+    if (run->parsed())
+      return cmd_run(file, protocols, seed, out_dir, *parse_trace_level(trace_level), quiet, run_formats);
+    if (report->parsed()) return cmd_report(report_dir, report_formats);
+    if (explain->parsed()) return cmd_explain(explain_args);
     if (check->parsed()) return cmd_check(check_args, junit);
     if (validate->parsed()) return cmd_validate(file);
     if (bench->parsed()) return cmd_bench(bench_what, bench_events, scale_args);
@@ -336,6 +379,7 @@ int main(int argc, char** argv) {
     }
     if (dump_log->parsed()) return cmd_dump_log(inspect_args);
     if (describe->parsed()) return cmd_describe(inspect_args);
+    if (compare->parsed()) return cmd_compare(compare_args);
   } catch (const ScenarioError& e) {
     std::cerr << e.what() << "\n";
     return kBadInput;

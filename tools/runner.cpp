@@ -48,8 +48,10 @@ reports::SummaryInputs summary_inputs(const ScenarioSpec& spec, const std::strin
 
 std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
                                         const std::vector<std::string>& protocols,
-                                        std::optional<std::uint64_t> seed, const std::string& out_dir,
-                                        TraceLevel level, bool progress) {
+                                        std::optional<std::uint64_t> seed, const RunOptions& options) {
+  const std::string& out_dir = options.out_dir;
+  const TraceLevel level = options.level;
+  const bool progress = options.progress;
   const std::vector<std::string>& variants = protocols.empty() ? spec.protocols : protocols;
   std::vector<std::string> problems;
   for (const auto& v : variants)
@@ -69,6 +71,7 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     fs::create_directories(staging);
   }
   std::vector<VariantOutput> out;
+  std::vector<std::string> top_level;
   const std::uint64_t s = seed.value_or(spec.seed);
   try {
   for (const auto& v : variants) {
@@ -77,6 +80,11 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     reports::SummarySink summary(summary_inputs(spec, v, s));
     std::vector<TraceSink*> sinks{&summary};
     std::optional<trace::JsonlFileSink> jsonl;
+    std::optional<trace::JsonlLinesSink> kept;
+    if (options.keep_trace) {
+      kept.emplace();
+      sinks.push_back(&*kept);
+    }
     std::optional<ProgressSink> progress_line;
     if (progress) {
       progress_line.emplace(fmt::format("{} [{}]", spec.name, v), spec.duration);
@@ -93,6 +101,8 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     o.events_fired =
         run_scenario(spec, v, s, sinks, level == TraceLevel::Full ? trace::Detail::Full : trace::Detail::Standard);
     if (progress_line) progress_line->finish();
+    if (kept)
+      for (const auto& line : kept->lines()) o.trace_jsonl += line + '\n';
     if (jsonl) {
       jsonl->close();
       o.trace_bytes = jsonl->file().bytes_written();
@@ -111,12 +121,23 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     }
     out.push_back(std::move(o));
   }
+  if (!out_dir.empty() && options.extra) {
+    for (const auto& [rel, bytes] : options.extra(staging.string(), out)) {
+      const fs::path p = staging / rel;
+      fs::create_directories(p.parent_path());
+      std::ofstream(p, std::ios::binary) << bytes;
+      if (!fs::exists(p)) throw std::runtime_error("cannot write " + p.string());
+      // Files at the top (report.html) move on their own; the variants' move with their directory.
+      if (!fs::path(rel).has_parent_path()) top_level.push_back(rel);
+    }
+  }
   } catch (...) {
     if (!out_dir.empty()) fs::remove_all(staging);
     throw;
   }
   if (!out_dir.empty()) {
     fs::create_directories(target);
+    for (const auto& rel : top_level) fs::rename(staging / rel, target / rel);
     for (const auto& o : out) {
       const fs::path final_dir = target / o.protocol;
       fs::remove_all(final_dir);

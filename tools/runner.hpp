@@ -4,6 +4,7 @@
 // no trace is held.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,7 @@ struct VariantOutput {
   std::vector<ExpectResult> expectations;
   std::uint64_t events_fired = 0;
   std::uint64_t trace_bytes = 0;  // of trace.jsonl (0 when none was written)
+  std::string trace_jsonl;        // the whole trace, only with RunOptions::keep_trace
 };
 
 /// `--trace`: how much trace.jsonl keeps.
@@ -38,15 +40,27 @@ enum class TraceLevel { Full, Standard, None };
 /// "full" | "standard" | "none"; nullopt for anything else.
 std::optional<TraceLevel> parse_trace_level(const std::string& s);
 
+/// Files added to a run directory (paths relative to DIR, such as report.html), computed once
+/// every variant has run from the staged directory (its <protocol>/trace.jsonl files).
+using ExtraFiles = std::function<std::vector<std::pair<std::string, std::string>>(
+    const std::string& staging_dir, const std::vector<struct VariantOutput>& outputs)>;
+
+struct RunOptions {
+  std::string out_dir;  // empty: write nothing
+  TraceLevel level = TraceLevel::Standard;
+  bool progress = false;    // a progress line on stderr while each variant runs (terminals)
+  bool keep_trace = false;  // also keep each trace in memory (in-process readers: explain)
+  ExtraFiles extra;         // with out_dir
+};
+
 /// Runs each variant (the scenario's `protocols`, or `protocols` when not empty), one at a time.
 /// With `out_dir`, writes DIR/<protocol>/{trace.jsonl,summary.json} for every variant (only
-/// summary.json at TraceLevel::None), all or nothing; without, keeps only the summaries.
-/// `progress`: a progress line on stderr while each variant runs (for terminals).
+/// summary.json at TraceLevel::None) and the extra files, all or nothing; without, keeps only
+/// the summaries (and the traces with keep_trace).
 std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
                                         const std::vector<std::string>& protocols,
                                         std::optional<std::uint64_t> seed,
-                                        const std::string& out_dir = "",
-                                        TraceLevel level = TraceLevel::Standard, bool progress = false);
+                                        const RunOptions& options = {});
 
 /// Evaluates the expect entries that apply to one variant against its summary.
 std::vector<ExpectResult> check_expectations(const ScenarioSpec& spec, const std::string& protocol,

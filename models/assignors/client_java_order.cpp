@@ -86,4 +86,39 @@ std::vector<std::size_t> hash_map_order(const std::vector<std::string>& keys) {
   return distinct;
 }
 
+std::vector<std::size_t> compute_if_absent_order(const std::vector<std::string>& keys) {
+  std::vector<std::size_t> distinct;
+  std::set<std::string_view> seen;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (seen.insert(keys[i]).second) distinct.push_back(i);
+  }
+  // The table is created (16 buckets) by the first insertion and doubled before an insertion
+  // that finds it more than 3/4 full, so the last key does not count towards the final size.
+  std::size_t capacity = 16;
+  for (std::size_t size = 1; size < distinct.size(); ++size) {
+    if (size > capacity / 4 * 3) capacity *= 2;
+  }
+  std::vector<std::size_t> bucket(keys.size(), 0);
+  for (const std::size_t i : distinct) bucket[i] = bucket_of(string_hash(keys[i]), capacity);
+  // Head insertion: within a bucket the latest key comes first (splits keep relative order).
+  std::reverse(distinct.begin(), distinct.end());
+  std::stable_sort(distinct.begin(), distinct.end(),
+                   [&](std::size_t a, std::size_t b) { return bucket[a] < bucket[b]; });
+  return distinct;
+}
+
+TopicPartitions sticky_user_data_order(const TopicPartitions& owned) {
+  std::vector<std::string> topics;
+  topics.reserve(owned.size());
+  for (const auto& tp : owned) topics.push_back(tp.topic);
+  TopicPartitions out;
+  out.reserve(owned.size());
+  for (const std::size_t k : compute_if_absent_order(topics)) {
+    for (const auto& tp : owned) {
+      if (tp.topic == topics[k]) out.push_back(tp);
+    }
+  }
+  return out;
+}
+
 }  // namespace rsim::assignors::java

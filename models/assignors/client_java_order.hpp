@@ -25,4 +25,13 @@ std::size_t default_capacity(std::size_t entries);
 /// (duplicates ignored). Returns indices into `keys`.
 std::vector<std::size_t> hash_map_order(const std::vector<std::string>& keys);
 
+/// The same for a HashMap filled with computeIfAbsent (Kafka's grouping idiom). Unlike put, it
+/// links a new key at the head of its bucket and resizes before inserting, so keys that share a
+/// bucket come out in reverse order of first appearance. Returns indices of first appearances.
+std::vector<std::size_t> compute_if_absent_order(const std::vector<std::string>& keys);
+
+/// `owned` as the eager StickyAssignor's user data gives it back to the leader: the member's
+/// partitions grouped by topic in compute_if_absent_order, each topic's in their order in `owned`.
+TopicPartitions sticky_user_data_order(const TopicPartitions& owned);
+
 }  // namespace rsim::assignors::java

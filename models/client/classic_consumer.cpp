@@ -7,6 +7,7 @@
 
 #include "models/protocol/overloaded.hpp"
 #include "models/assignors/client_assignor.hpp"
+#include "models/assignors/client_java_order.hpp"
 #include "models/workload/lag_monitor.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/assert.hpp"
@@ -326,7 +327,9 @@ std::vector<JoinGroupProtocol> ClassicConsumer::join_protocols() const {
   for (const auto& a : config_.partition_assignment_strategy) {
     Subscription s;
     s.topics = topics_;
-    s.owned_partitions = owned_;
+    // The eager StickyAssignor carries the owned partitions in its user data, which the leader
+    // decodes grouped by topic in Java (computeIfAbsent) HashMap order.
+    s.owned_partitions = a == "sticky" ? assignors::java::sticky_user_data_order(owned_) : owned_;
     s.generation_id = generation_.id;
     s.rack = config_.client_rack;
     out.push_back({a, std::move(s)});

@@ -1,0 +1,583 @@
+#include "reports/html_report.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "reports/narrative.hpp"
+#include "reports/sequence.hpp"
+
+namespace reports {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr double kLabelWidth = 150;
+constexpr double kPlotWidth = 1100;
+constexpr double kAxisHeight = 22;
+constexpr double kBandHeight = 16;
+constexpr double kLagHeight = 90;
+constexpr std::size_t kStripeBudget = 6000;     // per-partition stripes per variant before aggregating
+constexpr std::size_t kMaxStripesPerInterval = 32;
+constexpr std::size_t kMaxSequenceViews = 40;   // per variant
+constexpr std::size_t kMaxSequenceRows = 160;
+constexpr std::size_t kMaxSeries = 24;          // per-partition lag lines drawn before only the total
+
+std::string esc(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string clip(std::string s, std::size_t max = 400) {
+  if (s.size() > max) s = s.substr(0, max) + "…";
+  return s;
+}
+
+std::string ms(std::int64_t us) {
+  std::string s = milliseconds(us);
+  return s.substr(0, s.size() - 3);
+}
+
+// A stable, well-spread colour per partition index (the golden angle around the hue circle).
+std::string partition_colour(int index) {
+  const int hue = static_cast<int>((static_cast<long long>(index) * 137508 / 1000) % 360);
+  return fmt::format("hsl({},62%,{}%)", hue, 48 + (index % 3) * 8);
+}
+
+const char* span_colour(const std::string& kind) {
+  if (kind == "revoking") return "#d62728";
+  if (kind == "waiting") return "#ff9f1c";
+  if (kind == "processing") return "#8fd18f";
+  if (kind == "stalled") return "#8c564b";
+  if (kind == "paused") return "#9467bd";
+  if (kind == "crashed") return "#444";
+  if (kind == "callback") return "#1f77b4";
+  return "#999";
+}
+
+const char* instant_colour(const std::string& kind) {
+  if (kind == "start") return "#2a9d2a";
+  if (kind == "stop") return "#555";
+  if (kind == "crash") return "#d62728";
+  if (kind == "heartbeat") return "#e76f00";
+  if (kind == "join") return "#3366cc";
+  if (kind == "sync") return "#00a0b0";
+  if (kind == "epoch") return "#7b3fa0";
+  if (kind == "leave") return "#777";
+  if (kind == "fenced") return "#b00020";
+  return "#333";
+}
+
+const char* state_colour(const std::string& state) {
+  if (state == "Empty" || state == "empty") return "#e0e0e0";
+  if (state == "PreparingRebalance" || state == "assigning") return "#f4a261";
+  if (state == "CompletingRebalance" || state == "reconciling") return "#e9c46a";
+  if (state == "Stable" || state == "stable") return "#90be6d";
+  if (state == "Dead" || state == "dead") return "#666";
+  return "#bbb";
+}
+
+struct Scale {
+  std::int64_t duration_us = 1;
+  double x(std::int64_t t) const { return kPlotWidth * static_cast<double>(t) / static_cast<double>(duration_us); }
+  double w(std::int64_t from, std::int64_t to, double min = 0.6) const { return std::max(min, x(to) - x(from)); }
+};
+
+using Out = std::back_insert_iterator<std::string>;
+
+void rect(Out o, double x, double y, double w, double h, std::string_view fill, std::string_view title,
+          std::string_view extra = "") {
+  fmt::format_to(o, "<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\"{}><title>{}</title></rect>",
+                 x, y, w, h, fill, extra, esc(clip(std::string(title), 300)));
+}
+
+std::vector<Span> merged_spans(const std::vector<Span>& spans, const Scale& sc) {
+  // Processing batches less than three pixels apart merge into one shape, so that a busy consumer
+  // stays a handful of rectangles rather than thousands.
+  std::vector<Span> out;
+  const std::int64_t gap = std::max<std::int64_t>(1, sc.duration_us * 3 / static_cast<std::int64_t>(kPlotWidth));
+  std::size_t batches = 0;
+  for (const auto& s : spans) {
+    if (s.kind != "processing") {
+      out.push_back(s);
+      continue;
+    }
+    Span* last = nullptr;
+    for (auto it = out.rbegin(); it != out.rend(); ++it)
+      if (it->kind == "processing") {
+        last = &*it;
+        break;
+      }
+    if (last != nullptr && s.start_us - last->end_us <= gap) {
+      last->end_us = std::max(last->end_us, s.end_us);
+      ++batches;
+      last->label = fmt::format("processing: {} batches", batches);
+    } else {
+      out.push_back(s);
+      batches = 1;
+    }
+  }
+  return out;
+}
+
+void render_lane(Out o, const Timeline& tl, const Lane& lane, const Scale& sc, double y, double h, bool stripes,
+                 const std::string& clip_id) {
+  fmt::format_to(o, "<g class=\"lane\" data-consumer=\"{}\" data-group=\"{}\">", esc(lane.consumer), esc(lane.group));
+  fmt::format_to(o, "<text class=\"lbl\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", kLabelWidth - 6, y + h * 0.62,
+                 esc(lane.consumer));
+  fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">", kLabelWidth, clip_id);
+  fmt::format_to(o, "<rect class=\"lanebg\" x=\"0\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\"/>", y, kPlotWidth, h);
+  const double oy = y + 1, oh = h * 0.55, sy = oy + oh + 1, sh = std::max(1.0, h * 0.32);
+  for (const auto& own : lane.owned) {
+    std::vector<std::string> names;
+    for (const int p : own.partitions) names.push_back(tl.partitions[static_cast<std::size_t>(p)]);
+    const std::string title = fmt::format("{} owns {} ({} partition{}) from {} to {}", lane.consumer,
+                                          clip(compress_partitions(names)), names.size(), names.size() == 1 ? "" : "s",
+                                          seconds(own.start_us), seconds(own.end_us));
+    const double x = sc.x(own.start_us), w = sc.w(own.start_us, own.end_us);
+    if (stripes && own.partitions.size() <= kMaxStripesPerInterval) {
+      const double ph = oh / static_cast<double>(own.partitions.size());
+      for (std::size_t k = 0; k < own.partitions.size(); ++k)
+        rect(o, x, oy + ph * static_cast<double>(k), w, ph, partition_colour(own.partitions[k]),
+             fmt::format("{}: {}", tl.partitions[static_cast<std::size_t>(own.partitions[k])], title),
+             " class=\"own\"");
+    } else {
+      // Aggregated: one bar coloured after the middle of the partitions it holds.
+      rect(o, x, oy, w, oh, partition_colour(own.partitions[own.partitions.size() / 2]), title,
+           fmt::format(" class=\"own agg\" data-count=\"{}\"", own.partitions.size()));
+    }
+  }
+  for (const auto& s : merged_spans(lane.spans, sc)) {
+    const bool cb = s.kind == "callback";
+    rect(o, sc.x(s.start_us), cb ? sy - 1 : sy, sc.w(s.start_us, s.end_us, cb ? 1.2 : 0.6), cb ? sh + 2 : sh,
+         span_colour(s.kind), fmt::format("{}: {} ({} to {})", lane.consumer, s.label, seconds(s.start_us), seconds(s.end_us)),
+         fmt::format(" class=\"span {}\"", s.kind));
+  }
+  // Instants of one kind closer than half a pixel share one tick.
+  std::map<std::pair<long long, std::string>, std::pair<std::int64_t, std::string>> ticks;
+  for (const auto& i : lane.instants) {
+    const auto key = std::make_pair(static_cast<long long>(sc.x(i.t_us) * 2), i.kind);
+    auto& slot = ticks[key];
+    if (slot.second.empty()) slot = {i.t_us, fmt::format("{} at {}: {}", lane.consumer, seconds(i.t_us), i.label)};
+    else if (slot.second.size() < 600) slot.second += fmt::format("\n{}: {}", seconds(i.t_us), i.label);
+  }
+  std::vector<std::tuple<std::int64_t, std::string, std::string>> ordered;
+  for (const auto& [key, v] : ticks) ordered.emplace_back(v.first, key.second, v.second);
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  for (const auto& [t, kind, title] : ordered) {
+    const double x = sc.x(t);
+    fmt::format_to(o, "<line class=\"inst {}\" x1=\"{:.2f}\" x2=\"{:.2f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\"><title>{}</title></line>",
+                   kind, x, x, y, y + h, instant_colour(kind), esc(title));
+  }
+  fmt::format_to(o, "</g></g></g></g>");
+}
+
+std::vector<LagPoint> downsample(const std::vector<LagPoint>& points, const Scale& sc) {
+  // At most two points per pixel: the first and the largest of each, so peaks survive.
+  std::vector<LagPoint> out;
+  long long bucket = -1;
+  std::size_t peak = 0;
+  for (const auto& p : points) {
+    const long long b = static_cast<long long>(sc.x(p.t_us) * 2);
+    if (b != bucket) {
+      bucket = b;
+      out.push_back(p);
+      peak = out.size() - 1;
+    } else if (p.lag > out[peak].lag) {
+      out.push_back(p);
+      if (out.size() >= 2 && out[out.size() - 2].t_us == p.t_us) out.erase(out.end() - 2);
+      peak = out.size() - 1;
+    }
+  }
+  return out;
+}
+
+void render_lag(Out o, const Timeline& tl, const Scale& sc, double y, std::int64_t max_lag, const std::string& clip_id) {
+  fmt::format_to(o, "<g class=\"lag\" data-max-lag=\"{}\">", max_lag);
+  fmt::format_to(o, "<text class=\"lbl\" x=\"{:.1f}\" y=\"{:.1f}\">lag (records)</text>", kLabelWidth - 6, y + 14);
+  fmt::format_to(o, "<text class=\"lbl small\" x=\"{:.1f}\" y=\"{:.1f}\">max {}</text>", kLabelWidth - 6, y + 28, max_lag);
+  fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">", kLabelWidth, clip_id);
+  fmt::format_to(o, "<rect class=\"lanebg\" x=\"0\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\"/>", y, kPlotWidth, kLagHeight);
+  const double denom = static_cast<double>(std::max<std::int64_t>(1, max_lag));
+  auto polyline = [&](const std::vector<LagPoint>& pts, std::string_view colour, double width, std::string_view title) {
+    if (pts.empty()) return;
+    fmt::format_to(o, "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" vector-effect=\"non-scaling-stroke\" points=\"", colour, width);
+    double last_y = -1;
+    for (const auto& p : downsample(pts, sc)) {
+      const double py = y + kLagHeight - 2 - (kLagHeight - 6) * static_cast<double>(p.lag) / denom;
+      if (last_y >= 0) fmt::format_to(o, "{:.2f},{:.1f} ", sc.x(p.t_us), last_y);  // a step: lag holds until the next sample
+      fmt::format_to(o, "{:.2f},{:.1f} ", sc.x(p.t_us), py);
+      last_y = py;
+    }
+    fmt::format_to(o, "{:.2f},{:.1f}\"><title>{}</title></polyline>", sc.x(tl.duration_us), last_y, esc(title));
+  };
+  std::size_t series = 0;
+  for (const auto& l : tl.lag) series += l.empty() ? 0 : 1;
+  for (std::size_t p = 0; p < tl.lag.size() && series <= kMaxSeries; ++p) {
+    if (tl.lag[p].empty()) continue;
+    std::int64_t peak = 0;
+    for (const auto& pt : tl.lag[p]) peak = std::max(peak, pt.lag);
+    polyline(tl.lag[p], partition_colour(static_cast<int>(p)), 1, fmt::format("lag of {} (max {})", tl.partitions[p], peak));
+  }
+  std::int64_t peak = 0;
+  for (const auto& pt : tl.total_lag) peak = std::max(peak, pt.lag);
+  polyline(tl.total_lag, "#111", 2, fmt::format("total lag (max {})", peak));
+  fmt::format_to(o, "</g></g></g></g>");
+}
+
+std::string owned_summary(const json& final_assignment) {
+  std::string out;
+  if (!final_assignment.is_object()) return esc(final_assignment.dump());
+  for (const auto& [consumer, parts] : final_assignment.items()) {
+    std::vector<std::string> names;
+    if (parts.is_array())
+      for (const auto& p : parts)
+        if (p.is_string()) names.push_back(p.get<std::string>());
+    out += fmt::format("<div><b>{}</b>: {}</div>", esc(consumer), esc(clip(compress_partitions(names), 300)));
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string partitions_of(const json& by_consumer) {
+  std::string out;
+  if (!by_consumer.is_object()) return out;
+  for (const auto& [consumer, parts] : by_consumer.items()) {
+    std::vector<std::string> names;
+    if (parts.is_array())
+      for (const auto& p : parts)
+        if (p.is_string()) names.push_back(p.get<std::string>());
+    if (!out.empty()) out += "; ";
+    out += consumer + ": " + clip(compress_partitions(names), 200);
+  }
+  return out;
+}
+
+std::string metric(const json& summary, const char* key) {
+  if (!summary.contains("metrics") || !summary["metrics"].contains(key)) return "–";
+  const auto& v = summary["metrics"][key];
+  return esc(v.is_string() ? v.get<std::string>() : v.dump());
+}
+
+void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t max_lag, const std::string& clip_id) {
+  std::size_t stripes = 0;
+  for (const auto& l : tl.lanes)
+    for (const auto& own : l.owned) stripes += own.partitions.size();
+  const bool per_partition = stripes <= kStripeBudget;
+  const std::size_t n = tl.lanes.size();
+  const double lane_h = n <= 12 ? 30 : n <= 40 ? 22 : n <= 150 ? 12 : 5;
+  const double band_top = kAxisHeight + 4;
+  const double lanes_top = band_top + kBandHeight * static_cast<double>(tl.groups.size()) + 6;
+  const double lag_top = lanes_top + lane_h * static_cast<double>(n) + 8;
+  const double height = lag_top + kLagHeight + 4;
+  const double width = kLabelWidth + kPlotWidth + 10;
+  fmt::format_to(o, "<svg class=\"timeline\" data-variant=\"{}\" data-consumers=\"{}\" data-ownership=\"{}\" width=\"{}\" height=\"{:.0f}\" viewBox=\"0 0 {} {:.0f}\" xmlns=\"http://www.w3.org/2000/svg\">",
+                 esc(tl.protocol), n, per_partition ? "per-partition" : "aggregated", width, height, width, height);
+  fmt::format_to(o, "<defs><clipPath id=\"{}\"><rect x=\"0\" y=\"0\" width=\"{}\" height=\"100000\"/></clipPath></defs>", clip_id, kPlotWidth);
+  fmt::format_to(o, "<g class=\"axis\" transform=\"translate({},0)\" data-height=\"{:.0f}\"></g>", kLabelWidth, height);
+  // Rebalance windows: shaded behind everything, across the band and every lane.
+  fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">", kLabelWidth, clip_id);
+  for (const auto& r : tl.rebalances) {
+    rect(o, sc.x(r.start_us), band_top, sc.w(r.start_us, r.end_us, 1.0), lag_top - band_top - 4, "rgba(230,57,70,0.13)",
+         fmt::format("rebalance {} of {}: {} ({}), {} to {}, {} ms", r.index, r.group, r.trigger, r.epoch_label,
+                     seconds(r.start_us), seconds(r.end_us), ms(r.end_us - r.start_us)),
+         fmt::format(" class=\"rb\" data-rebalance=\"{}\" data-variant=\"{}\" data-trigger=\"{}\" data-start-us=\"{}\" data-end-us=\"{}\"",
+                     r.index, esc(tl.protocol), esc(r.trigger), r.start_us, r.end_us));
+  }
+  fmt::format_to(o, "</g></g>");
+  for (const auto& r : tl.rebalances)
+    fmt::format_to(o, "<text class=\"pin rbl\" data-x=\"{:.2f}\" x=\"2\" y=\"{:.1f}\" transform=\"translate({:.2f},0)\">R{}</text>",
+                   sc.x(r.start_us), band_top - 1, sc.x(r.start_us), r.index);
+  fmt::format_to(o, "</g>");
+  // The group's band.
+  for (std::size_t g = 0; g < tl.groups.size(); ++g) {
+    const auto& band = tl.groups[g];
+    const double y = band_top + kBandHeight * static_cast<double>(g);
+    fmt::format_to(o, "<g class=\"band\" data-group=\"{}\"><text class=\"lbl small\" x=\"{:.1f}\" y=\"{:.1f}\">group {}</text>",
+                   esc(band.group), kLabelWidth - 6, y + 11, esc(band.group));
+    fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">", kLabelWidth, clip_id);
+    for (const auto& s : band.segments)
+      rect(o, sc.x(s.start_us), y + 1, sc.w(s.start_us, s.end_us), kBandHeight - 2, state_colour(s.state),
+           fmt::format("group {}: {} ({} to {})", band.group, s.label, seconds(s.start_us), seconds(s.end_us)),
+           fmt::format(" class=\"state\" data-state=\"{}\"", esc(s.state)));
+    for (const auto& e : band.epochs) {
+      const double x = sc.x(e.t_us);
+      fmt::format_to(o, "<line class=\"inst epoch\" x1=\"{:.2f}\" x2=\"{:.2f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#222\"><title>{}</title></line>",
+                     x, x, y, y + kBandHeight, esc(fmt::format("{}: {}", seconds(e.t_us), e.label)));
+    }
+    fmt::format_to(o, "</g></g></g></g>");
+  }
+  for (std::size_t l = 0; l < n; ++l)
+    render_lane(o, tl, tl.lanes[l], sc, lanes_top + lane_h * static_cast<double>(l), lane_h - 1, per_partition, clip_id);
+  render_lag(o, tl, sc, lag_top, max_lag, clip_id);
+  fmt::format_to(o, "</svg>");
+}
+
+void render_sequence(Out o, const Timeline& tl, const Rebalance& r, bool shown) {
+  const auto [from, to] = rebalance_window(tl, r);
+  const Sequence seq = sequence_between(tl, r.group, from, to, kMaxSequenceRows);
+  const double col = seq.participants.size() > 8 ? 110 : 180, left = 90, row_h = 19, top = 34;
+  const double width = left + col * static_cast<double>(std::max<std::size_t>(1, seq.participants.size())) + 150;
+  const double height = top + row_h * static_cast<double>(seq.rows.size() + 1) + (seq.omitted ? 20 : 0);
+  std::map<std::string, double> x_of;
+  for (std::size_t i = 0; i < seq.participants.size(); ++i) x_of[seq.participants[i]] = left + col * (static_cast<double>(i) + 0.5);
+  fmt::format_to(o, "<svg class=\"seq\" data-variant=\"{}\" data-seq=\"{}\" width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\"{} xmlns=\"http://www.w3.org/2000/svg\">",
+                 esc(tl.protocol), r.index, width, height, width, height, shown ? "" : " style=\"display:none\"");
+  for (const auto& p : seq.participants) {
+    const double x = x_of[p];
+    fmt::format_to(o, "<rect x=\"{:.1f}\" y=\"4\" width=\"{:.1f}\" height=\"20\" rx=\"3\" class=\"actor\"/><text x=\"{:.1f}\" y=\"18\" class=\"actor-t\">{}</text>",
+                   x - col * 0.42, col * 0.84, x, esc(p == "broker-0" || p.rfind("broker-", 0) == 0 ? p + " (coordinator)" : p));
+    fmt::format_to(o, "<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"24\" y2=\"{:.0f}\" class=\"life\"/>", x, x, height - 4);
+  }
+  double y = top;
+  for (const auto& row : seq.rows) {
+    y += row_h;
+    fmt::format_to(o, "<text x=\"4\" y=\"{:.1f}\" class=\"ts\">{}</text>", y + 4, seconds(row.t_us));
+    const double x1 = x_of.count(row.from) ? x_of[row.from] : left;
+    if (row.kind == SequenceRow::Kind::Note) {
+      const std::string note = clip(row.text, 48);
+      const double nw = std::max(col * 0.9, 5.6 * static_cast<double>(note.size()) + 10);
+      fmt::format_to(o, "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"15\" class=\"note\"/><text x=\"{:.1f}\" y=\"{:.1f}\" class=\"note-t\">{}</text>",
+                     x1 - nw / 2, y - 8, nw, x1, y + 3, esc(note));
+      continue;
+    }
+    const double x2 = x_of.count(row.to) ? x_of[row.to] : left;
+    const char* cls = row.kind == SequenceRow::Kind::Request ? "req" : row.error ? "resp err" : "resp";
+    const double head = x2 > x1 ? -7 : 7;
+    fmt::format_to(o, "<g class=\"msg {}\"><title>{}</title><line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/><path d=\"M{:.1f},{:.1f} l{:.1f},-4 l0,8 z\"/><text x=\"{:.1f}\" y=\"{:.1f}\">{}</text></g>",
+                   cls, esc(fmt::format("{} {} → {}: {}", seconds(row.t_us), row.from, row.to, row.text)), x1, x2, y, y,
+                   x2, y, head, (x1 + x2) / 2, y - 3, esc(clip(row.text, 44)));
+  }
+  if (seq.omitted)
+    fmt::format_to(o, "<text x=\"4\" y=\"{:.1f}\" class=\"ts\">… {} more rows (see sequence.mmd with --from/--to)</text>", y + 26, seq.omitted);
+  fmt::format_to(o, "</svg>");
+}
+
+const char* kStyle = R"CSS(
+body{font:13px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#222;background:#fafafa}
+header{padding:10px 18px;background:#263238;color:#fff}
+header h1{margin:0;font-size:18px}header p{margin:2px 0 0;color:#cfd8dc}
+main{padding:8px 18px 120px}
+h2{font-size:16px;margin:22px 0 6px;border-bottom:1px solid #ddd}
+h3{font-size:14px;margin:14px 0 4px}
+.controls{position:sticky;top:0;z-index:2;background:#fafafa;padding:6px 0;border-bottom:1px solid #eee}
+.controls button{font:inherit;margin-right:4px}
+.variant{margin:6px 0 14px}.variant h3{margin:4px 0}
+svg.timeline{display:block;background:#fff;border:1px solid #e3e3e3;cursor:grab;user-select:none}
+svg.timeline .lbl{text-anchor:end;font-size:12px;fill:#333}
+svg.timeline .small{font-size:10px;fill:#666}
+svg.timeline .lanebg{fill:#f6f7f9}
+svg.timeline .axis text{font-size:10px;fill:#555;text-anchor:middle}
+svg.timeline .axis line{stroke:#e6e6e6}
+svg.timeline line.inst{stroke-width:1.3;vector-effect:non-scaling-stroke}
+svg.timeline .rbl{font-size:10px;fill:#c1121f;font-weight:600}
+svg.timeline rect.rb{stroke:rgba(193,18,31,.5);stroke-width:1;vector-effect:non-scaling-stroke;cursor:zoom-in}
+svg.timeline .sel{outline:2px solid #000}
+.legend span{display:inline-block;margin-right:12px;font-size:12px}
+.legend i{display:inline-block;width:12px;height:10px;margin-right:4px;vertical-align:-1px;border-radius:2px}
+table{border-collapse:collapse;margin:4px 0 8px;background:#fff}
+td,th{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top;font-size:12px}
+th{background:#f0f2f4}
+tr.rbrow{cursor:pointer}tr.rbrow:hover{background:#fff3e0}
+.narrative li{margin:3px 0}
+svg.seq{background:#fff;border:1px solid #e3e3e3;display:block;margin-top:6px}
+svg.seq .actor{fill:#eceff1;stroke:#90a4ae}
+svg.seq .actor-t{text-anchor:middle;font-size:12px;font-weight:600}
+svg.seq .life{stroke:#b0bec5;stroke-dasharray:3 3}
+svg.seq .ts{font-size:10px;fill:#666}
+svg.seq .msg line{stroke:#1f77b4;stroke-width:1.3}svg.seq .msg path{fill:#1f77b4}
+svg.seq .msg.resp line{stroke:#2a9d2a;stroke-dasharray:5 3}svg.seq .msg.resp path{fill:#2a9d2a}
+svg.seq .msg.err line{stroke:#d62728}svg.seq .msg.err path{fill:#d62728}
+svg.seq .msg text{font-size:10px;text-anchor:middle;fill:#222}
+svg.seq .note{fill:#fff8c5;stroke:#d4c36a}svg.seq .note-t{font-size:10px;text-anchor:middle}
+#details{position:fixed;left:0;right:0;bottom:0;max-height:110px;overflow:auto;background:#263238;color:#eceff1;
+ padding:6px 18px;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;margin:0}
+)CSS";
+
+// Zoom and pan on the one shared time axis, click details, the sequence-view chooser. Written
+// as plain DOM code with no library; errors are collected for the browser tests.
+const char* kScript = R"JS(
+(function(){
+'use strict';
+var W=+document.body.dataset.plotWidth, DUR=+document.body.dataset.durationUs;
+var v0=0,v1=W;
+function fmtT(us){var s=us/1e6;return (Math.abs(s)>=100?s.toFixed(0):s>=10?s.toFixed(1):s.toFixed(3).replace(/0+$/,'').replace(/\.$/,''))+' s';}
+function step(spanUs){var raw=spanUs/8,p=Math.pow(10,Math.floor(Math.log10(raw))),m=raw/p;return (m<1.5?1:m<3.5?2:m<7.5?5:10)*p;}
+function axes(){
+  var k=W/(v1-v0),t0=v0/W*DUR,t1=v1/W*DUR,st=step(t1-t0);
+  document.querySelectorAll('svg.timeline .axis').forEach(function(g){
+    var h=+g.dataset.height,html='';
+    for(var t=Math.ceil(t0/st)*st;t<=t1+1e-6;t+=st){var x=(t/DUR*W-v0)*k;
+      html+='<line x1="'+x.toFixed(1)+'" x2="'+x.toFixed(1)+'" y1="18" y2="'+h+'"></line><text x="'+x.toFixed(1)+'" y="13">'+fmtT(t)+'</text>';}
+    g.innerHTML=html;});
+}
+function apply(){
+  var k=W/(v1-v0),tr='translate('+(-v0*k).toFixed(3)+',0) scale('+k.toFixed(6)+',1)';
+  document.querySelectorAll('svg.timeline g.z').forEach(function(z){z.setAttribute('transform',tr);});
+  document.querySelectorAll('svg.timeline .pin').forEach(function(p){var x=(+p.dataset.x-v0)*k;
+    p.setAttribute('transform','translate('+x.toFixed(2)+',0)');p.style.display=(x<-1||x>W)?'none':'';});
+  axes();
+  var z=document.getElementById('zoomlevel');if(z)z.textContent=fmtT((v1-v0)/W*DUR)+' shown';
+}
+function zoomAt(px,f){var nw=Math.min(W,Math.max(W/200000,(v1-v0)*f));var c=v0+px/W*(v1-v0);
+  v0=c-(c-v0)*nw/(v1-v0);v1=v0+nw;if(v0<0){v1-=v0;v0=0;}if(v1>W){v0-=v1-W;v1=W;}if(v0<0)v0=0;apply();}
+function toPlot(svg,clientX){var r=svg.getBoundingClientRect();return (clientX-r.left)*(svg.viewBox.baseVal.width/r.width)-LBL;}
+var LBL=+document.body.dataset.labelWidth;
+document.querySelectorAll('svg.timeline').forEach(function(svg){
+  svg.addEventListener('wheel',function(e){e.preventDefault();zoomAt(Math.max(0,Math.min(W,toPlot(svg,e.clientX))),e.deltaY<0?0.8:1.25);},{passive:false});
+  var drag=null;
+  svg.addEventListener('mousedown',function(e){drag={x:e.clientX,v0:v0,v1:v1,moved:false};});
+  window.addEventListener('mousemove',function(e){if(!drag)return;var r=svg.getBoundingClientRect();
+    var d=(e.clientX-drag.x)*(svg.viewBox.baseVal.width/r.width)*(drag.v1-drag.v0)/W;if(Math.abs(d)>0.5)drag.moved=true;
+    var w=drag.v1-drag.v0;v0=Math.max(0,Math.min(W-w,drag.v0-d));v1=v0+w;apply();});
+  window.addEventListener('mouseup',function(){setTimeout(function(){drag=null;},0);});
+  svg.addEventListener('click',function(e){if(drag&&drag.moved)return;var el=e.target.closest('[data-rebalance],rect,line,polyline');
+    if(!el)return;var t=el.querySelector('title');show(t?t.textContent:'');});
+  svg.addEventListener('dblclick',function(e){var el=e.target.closest('[data-rebalance]');if(el)focusRebalance(el);});
+});
+function show(text){var d=document.getElementById('details');if(d)d.textContent=text||'';}
+function focusRebalance(el){var s=+el.dataset.startUs,e=+el.dataset.endUs,pad=Math.max((e-s)*0.25,DUR/2000);
+  v0=Math.max(0,(s-pad)/DUR*W);v1=Math.min(W,Math.max(v0+W/200000,(e+pad)/DUR*W));apply();
+  var sel=document.querySelector('select.seqpick[data-variant="'+el.dataset.variant+'"]');
+  if(sel&&sel.querySelector('option[value="'+el.dataset.rebalance+'"]')){sel.value=el.dataset.rebalance;pick(sel);}
+  show(el.querySelector('title').textContent);}
+function pick(sel){document.querySelectorAll('svg.seq[data-variant="'+sel.dataset.variant+'"]').forEach(function(s){
+  s.style.display=s.dataset.seq===sel.value?'':'none';});}
+document.querySelectorAll('select.seqpick').forEach(function(sel){sel.addEventListener('change',function(){pick(sel);});});
+document.querySelectorAll('tr.rbrow').forEach(function(tr){tr.addEventListener('click',function(){
+  var el=document.querySelector('svg.timeline[data-variant="'+tr.dataset.variant+'"] [data-rebalance="'+tr.dataset.row+'"]');
+  if(el){focusRebalance(el);el.scrollIntoView({block:'center'});}});});
+document.getElementById('zoom-in').onclick=function(){zoomAt(W/2,0.5);};
+document.getElementById('zoom-out').onclick=function(){zoomAt(W/2,2);};
+document.getElementById('zoom-reset').onclick=function(){v0=0;v1=W;apply();};
+apply();
+document.documentElement.dataset.lanes=document.querySelectorAll('[data-consumer]').length;
+document.documentElement.dataset.rebalances=document.querySelectorAll('[data-rebalance]').length;
+document.documentElement.dataset.ready='1';
+})();
+)JS";
+
+}  // namespace
+
+bool variant_less(const std::string& a, const std::string& b) {
+  static const std::vector<std::string> order = {"classic-eager", "classic-cooperative", "consumer", "share"};
+  const auto ia = std::find(order.begin(), order.end(), a) - order.begin();
+  const auto ib = std::find(order.begin(), order.end(), b) - order.begin();
+  return ia != ib ? ia < ib : a < b;
+}
+
+std::string render_html_report(const std::vector<Timeline>& variants) {
+  std::string html;
+  html.reserve(1 << 20);
+  Out o(html);
+  Scale sc;
+  std::int64_t max_lag = 0;
+  for (const auto& v : variants) {
+    sc.duration_us = std::max(sc.duration_us, v.duration_us);
+    for (const auto& p : v.total_lag) max_lag = std::max(max_lag, p.lag);
+  }
+  const std::string scenario = variants.empty() ? std::string() : variants.front().scenario;
+  fmt::format_to(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
+                    "<title>rebalance-sim: {}</title><style>{}</style>"
+                    "<script>window.__errors=[];window.addEventListener('error',function(e){{window.__errors.push(String(e.message));"
+                    "document.documentElement.dataset.errors=window.__errors.join(' | ');}});</script></head>\n",
+                 esc(scenario), kStyle);
+  fmt::format_to(o, "<body data-duration-us=\"{}\" data-plot-width=\"{}\" data-label-width=\"{}\">", sc.duration_us, kPlotWidth, kLabelWidth);
+  std::string description;
+  if (!variants.empty() && variants.front().summary.contains("produced_by")) {
+    const auto& pb = variants.front().summary["produced_by"];
+    description = fmt::format("{} · seed {} · {} {}", pb.value("scenario_file", std::string()),
+                              variants.front().summary.value("seed", 0), pb.value("simulator", std::string()),
+                              pb.value("version", std::string()));
+  }
+  fmt::format_to(o, "<header><h1>{}</h1><p>{} · {} variant{} on one time axis ({} of virtual time)</p></header><main>\n",
+                 esc(scenario), esc(description), variants.size(), variants.size() == 1 ? "" : "s", seconds(sc.duration_us));
+
+  // The variants side by side.
+  fmt::format_to(o, "<h2>Timelines</h2><div class=\"controls\"><button id=\"zoom-in\">zoom in</button><button id=\"zoom-out\">zoom out</button>"
+                    "<button id=\"zoom-reset\">reset</button> <span id=\"zoomlevel\"></span> · wheel to zoom, drag to pan, "
+                    "click for details, double-click a shaded rebalance to zoom to it</div>\n");
+  fmt::format_to(o, "<div class=\"legend\">");
+  for (const char* k : {"revoking", "waiting", "processing", "callback", "stalled", "paused", "crashed"})
+    fmt::format_to(o, "<span><i style=\"background:{}\"></i>{}</span>", span_colour(k),
+                   std::string_view(k) == "waiting" ? "waiting for assignment" : k);
+  for (const char* k : {"start", "stop", "crash", "heartbeat", "join", "sync", "epoch", "fenced"})
+    fmt::format_to(o, "<span><i style=\"background:{};width:3px\"></i>{}</span>", instant_colour(k),
+                   std::string_view(k) == "heartbeat" ? "heartbeat with news" : std::string_view(k) == "join" ? "JoinGroup" : std::string_view(k) == "sync" ? "SyncGroup" : k);
+  fmt::format_to(o, "<span><i style=\"background:rgba(230,57,70,0.25)\"></i>rebalance window</span>");
+  for (const char* k : {"Empty", "PreparingRebalance", "CompletingRebalance", "Stable"})
+    fmt::format_to(o, "<span><i style=\"background:{}\"></i>{}</span>", state_colour(k), k);
+  fmt::format_to(o, "<span>(consumer protocol: assigning, reconciling, stable)</span>"
+                    "<span>ownership bars: one colour per partition (one bar per consumer when there are many)</span></div>\n");
+  for (std::size_t vi = 0; vi < variants.size(); ++vi) {
+    const auto& v = variants[vi];
+    fmt::format_to(o, "<div class=\"variant\"><h3>{} — {} rebalance{}</h3>", esc(v.protocol), v.rebalances.size(),
+                   v.rebalances.size() == 1 ? "" : "s");
+    render_timeline(o, v, sc, max_lag, fmt::format("clip-{}", vi));
+    fmt::format_to(o, "</div>\n");
+  }
+
+  // The variants compared.
+  fmt::format_to(o, "<h2>Summary</h2><table class=\"compare\"><tr><th>metric</th>");
+  for (const auto& v : variants) fmt::format_to(o, "<th>{}</th>", esc(v.protocol));
+  fmt::format_to(o, "</tr>");
+  for (const char* key : {"rebalance_count", "max_rebalance_ms", "total_rebalance_ms", "unavailable_partition_ms",
+                          "revocations", "duplicates", "lost", "max_lag", "max_group_lag", "records_processed"}) {
+    fmt::format_to(o, "<tr><td>{}</td>", key);
+    for (const auto& v : variants) fmt::format_to(o, "<td>{}</td>", metric(v.summary, key));
+    fmt::format_to(o, "</tr>");
+  }
+  fmt::format_to(o, "<tr><td>final_assignment</td>");
+  for (const auto& v : variants)
+    fmt::format_to(o, "<td>{}</td>", v.summary.contains("metrics") && v.summary["metrics"].contains("final_assignment")
+                                         ? owned_summary(v.summary["metrics"]["final_assignment"]) : "–");
+  fmt::format_to(o, "</tr></table>\n");
+
+  for (const auto& v : variants) {
+    fmt::format_to(o, "<section class=\"details\" data-variant=\"{}\"><h2>{}</h2>", esc(v.protocol), esc(v.protocol));
+    fmt::format_to(o, "<h3>Rebalances</h3><table><tr><th>#</th><th>group</th><th>trigger</th><th>{}</th><th>start</th><th>end</th>"
+                      "<th>duration (ms)</th><th>revoked</th><th>assigned</th></tr>",
+                   v.protocol == "consumer" ? "epoch" : "generation");
+    for (const auto& r : v.rebalances)
+      fmt::format_to(o, "<tr class=\"rbrow\" data-variant=\"{}\" data-row=\"{}\"><td>R{}</td><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                     esc(v.protocol), r.index, r.index, esc(r.group), esc(r.trigger), r.completed ? "" : " (not completed)",
+                     esc(r.epoch_label), seconds(r.start_us), seconds(r.end_us), ms(r.end_us - r.start_us),
+                     esc(partitions_of(r.revoked)), esc(partitions_of(r.assigned)));
+    fmt::format_to(o, "</table>");
+    fmt::format_to(o, "<h3>What happened</h3><ol class=\"narrative\">");
+    for (const auto& p : narrate(v)) fmt::format_to(o, "<li>{}</li>", esc(p));
+    fmt::format_to(o, "</ol>");
+    if (!v.rebalances.empty()) {
+      // The longest rebalance is shown first: usually the one worth reading.
+      std::size_t chosen = 0;
+      for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i)
+        if (v.rebalances[i].end_us - v.rebalances[i].start_us > v.rebalances[chosen].end_us - v.rebalances[chosen].start_us) chosen = i;
+      fmt::format_to(o, "<h3>Messages of a rebalance</h3><label>rebalance <select class=\"seqpick\" data-variant=\"{}\">", esc(v.protocol));
+      for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i)
+        fmt::format_to(o, "<option value=\"{}\"{}>R{}: {} ({} ms)</option>", v.rebalances[i].index, i == chosen ? " selected" : "",
+                       v.rebalances[i].index, esc(v.rebalances[i].trigger), ms(v.rebalances[i].end_us - v.rebalances[i].start_us));
+      fmt::format_to(o, "</select></label>{}", v.rebalances.size() > kMaxSequenceViews
+                                                  ? fmt::format(" (the first {} rebalances)", kMaxSequenceViews) : std::string());
+      for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i) render_sequence(o, v, v.rebalances[i], i == chosen);
+    }
+    fmt::format_to(o, "</section>\n");
+  }
+  fmt::format_to(o, "</main><pre id=\"details\">Click a shape for its details.</pre><script>{}</script></body></html>\n", kScript);
+  return html;
+}
+
+}  // namespace reports

@@ -1,0 +1,18 @@
+// The plain-words story of each rebalance ("B joined at 3.121 s; A learned of it from its
+// heartbeat at 6.048 s and revoked orders-0..5; ..."), told from the timeline model alone.
+// Used by `rebalance-sim explain` and by report.html.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "reports/timeline.hpp"
+
+namespace reports {
+
+/// One paragraph per rebalance, in the order of summary.json's `rebalances`.
+std::vector<std::string> narrate(const Timeline& timeline);
+
+/// The text `explain` prints for one variant: a heading line and the paragraphs.
+std::string explain_text(const Timeline& timeline);
+
+}  // namespace reports

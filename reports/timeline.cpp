@@ -1,0 +1,536 @@
+#include "reports/timeline.hpp"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace reports {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string str(const json& o, const char* key) {
+  const auto it = o.find(key);
+  if (it == o.end()) return {};
+  if (it->is_string()) return it->get<std::string>();
+  return it->dump();
+}
+
+std::int64_t num(const json& o, const char* key, std::int64_t fallback = 0) {
+  const auto it = o.find(key);
+  if (it == o.end() || !it->is_number()) return fallback;
+  return it->is_number_integer() ? it->get<std::int64_t>() : static_cast<std::int64_t>(it->get<double>());
+}
+
+std::vector<std::string> strings(const json& o, const char* key) {
+  std::vector<std::string> out;
+  const auto it = o.find(key);
+  if (it == o.end() || !it->is_array()) return out;
+  for (const auto& v : *it)
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  return out;
+}
+
+// Requests that move data rather than coordinate the group stay out of the message views.
+bool data_api(const std::string& api) {
+  return api == "Fetch" || api == "ListOffsets" || api == "OffsetForLeaderEpoch" || api == "Metadata" ||
+         api == "ShareFetch" || api == "ShareAcknowledge";
+}
+
+struct LaneState {
+  std::size_t index = 0;
+  std::vector<std::string> owned;
+  std::int64_t owned_since = 0;
+  std::int64_t waiting_since = -1;
+  std::int64_t revoking_since = -1;
+  std::int64_t crashed_since = -1;
+  std::int64_t paused_until = -1;
+  std::int64_t paused_since = -1;
+  std::int64_t waiting_cap = -1;  // a wait opened because a rebalance still owes partitions ends with it
+  bool unreleased = false;  // KIP-848: the coordinator holds partitions back until their owner revokes them
+  std::map<std::string, std::int64_t> callbacks;  // callback name -> start
+  std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> batches;  // batch -> (start, count)
+};
+
+struct GroupState {
+  std::size_t index = 0;
+  std::string state;
+  std::string epoch_text;
+  std::string reason;
+  std::int64_t since = 0;
+  bool open = false;
+};
+
+}  // namespace
+
+std::vector<TraceLine> parse_trace(std::string_view jsonl) {
+  std::vector<TraceLine> out;
+  std::size_t pos = 0, line_no = 0;
+  while (pos < jsonl.size()) {
+    std::size_t end = jsonl.find('\n', pos);
+    if (end == std::string_view::npos) end = jsonl.size();
+    ++line_no;
+    const std::string_view line = jsonl.substr(pos, end - pos);
+    pos = end + 1;
+    if (line.empty()) continue;
+    TraceLine t;
+    try {
+      t.fields = json::parse(line);
+    } catch (const json::exception& e) {
+      throw std::runtime_error(fmt::format("trace.jsonl line {}: not valid json: {}", line_no, e.what()));
+    }
+    if (!t.fields.is_object() || !t.fields.contains("t_us") || !t.fields["t_us"].is_number_integer() ||
+        !t.fields.contains("type") || !t.fields["type"].is_string())
+      throw std::runtime_error(fmt::format("trace.jsonl line {}: needs an integer t_us and a string type", line_no));
+    t.t_us = t.fields["t_us"].get<std::int64_t>();
+    t.type = t.fields["type"].get<std::string>();
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+bool partition_less(const std::string& a, const std::string& b) {
+  const auto da = a.rfind('-'), db = b.rfind('-');
+  if (da == std::string::npos || db == std::string::npos) return a < b;
+  const std::string_view ta(a.data(), da), tb(b.data(), db);
+  if (ta != tb) return ta < tb;
+  const std::string na = a.substr(da + 1), nb = b.substr(db + 1);
+  if (na.size() != nb.size()) return na.size() < nb.size();
+  return na < nb;
+}
+
+std::string compress_partitions(std::vector<std::string> partitions) {
+  std::sort(partitions.begin(), partitions.end(), partition_less);
+  partitions.erase(std::unique(partitions.begin(), partitions.end()), partitions.end());
+  std::string out;
+  std::size_t i = 0;
+  while (i < partitions.size()) {
+    const auto& p = partitions[i];
+    const auto dash = p.rfind('-');
+    std::size_t j = i;
+    if (dash != std::string::npos) {
+      const std::string topic = p.substr(0, dash);
+      long first = std::strtol(p.c_str() + dash + 1, nullptr, 10);
+      while (j + 1 < partitions.size()) {
+        const auto& q = partitions[j + 1];
+        const auto qd = q.rfind('-');
+        if (qd == std::string::npos || q.substr(0, qd) != topic ||
+            std::strtol(q.c_str() + qd + 1, nullptr, 10) != first + static_cast<long>(j + 1 - i))
+          break;
+        ++j;
+      }
+      if (!out.empty()) out += ", ";
+      if (j == i) out += p;
+      else out += fmt::format("{}-{}..{}", topic, first, first + static_cast<long>(j - i));
+    } else {
+      if (!out.empty()) out += ", ";
+      out += p;
+    }
+    i = j + 1;
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string seconds(std::int64_t t_us) {
+  if (t_us % 1000 == 0) return fmt::format("{}.{:03} s", t_us / 1'000'000, (t_us / 1000) % 1000);
+  return fmt::format("{}.{:06} s", t_us / 1'000'000, t_us % 1'000'000);
+}
+
+std::string milliseconds(std::int64_t us) {
+  if (us % 1000 == 0) return fmt::format("{} ms", us / 1000);
+  std::string s = fmt::format("{:.3f}", static_cast<double>(us) / 1000.0);
+  while (s.back() == '0') s.pop_back();
+  return s + " ms";
+}
+
+Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
+  const auto lines = parse_trace(trace_jsonl);
+  Timeline tl;
+  tl.summary = summary;
+  tl.scenario = summary.value("scenario", std::string());
+  tl.protocol = summary.value("protocol", std::string());
+  const bool consumer_protocol = tl.protocol == "consumer" || tl.protocol == "share";
+
+  if (summary.contains("rebalances") && summary["rebalances"].is_array()) {
+    int index = 0;
+    for (const auto& r : summary["rebalances"]) {
+      Rebalance rb;
+      rb.index = ++index;
+      rb.group = str(r, "group");
+      rb.start_us = num(r, "start_us");
+      rb.end_us = num(r, "end_us", rb.start_us);
+      rb.trigger = str(r, "trigger");
+      if (r.contains("generation") && r["generation"].is_number())
+        rb.epoch_label = fmt::format("{} {}", consumer_protocol ? "epoch" : "generation", num(r, "generation"));
+      rb.completed = r.value("completed", true);
+      rb.revoked = r.contains("revoked") ? r["revoked"] : json::object();
+      rb.assigned = r.contains("assigned") ? r["assigned"] : json::object();
+      tl.rebalances.push_back(std::move(rb));
+    }
+  }
+
+  std::map<std::string, LaneState> lanes;
+  std::map<std::string, GroupState> groups;
+  std::map<std::string, std::string> assignment_epoch;  // group -> latest target assignment epoch
+  std::set<std::string, decltype(&partition_less)> partition_names(&partition_less);
+  std::map<std::string, std::vector<LagPoint>> lag_by_partition;
+  std::map<std::string, std::int64_t> lag_now;
+  std::int64_t lag_total = 0;
+  std::int64_t last_lag_t = -1;
+  std::map<std::tuple<std::string, std::string, std::int64_t>, std::size_t> open_requests;
+  std::vector<std::vector<std::tuple<std::int64_t, std::int64_t, std::vector<std::string>>>> raw_owned;
+  std::int64_t last_t = 0;
+
+  auto lane = [&](const std::string& name, std::int64_t t) -> LaneState& {
+    auto it = lanes.find(name);
+    if (it == lanes.end()) {
+      it = lanes.emplace(name, LaneState{}).first;
+      it->second.index = tl.lanes.size();
+      it->second.owned_since = t;
+      tl.lanes.push_back(Lane{name, {}, {}, {}, {}});
+      raw_owned.emplace_back();
+    }
+    return it->second;
+  };
+  auto close_owned = [&](LaneState& ls, std::int64_t t) {
+    if (!ls.owned.empty() && t > ls.owned_since) raw_owned[ls.index].emplace_back(ls.owned_since, t, ls.owned);
+    ls.owned_since = t;
+  };
+  auto span = [&](LaneState& ls, std::int64_t from, std::int64_t to, std::string kind, std::string label) {
+    tl.lanes[ls.index].spans.push_back(Span{from, std::max(from, to), std::move(kind), std::move(label)});
+  };
+  auto instant = [&](LaneState& ls, std::int64_t t, std::string kind, std::string label) {
+    tl.lanes[ls.index].instants.push_back(Instant{t, std::move(kind), std::move(label)});
+  };
+  auto close_waiting = [&](LaneState& ls, std::int64_t t) {
+    const std::int64_t end = ls.waiting_cap >= 0 ? std::min(t, ls.waiting_cap) : t;
+    if (ls.waiting_since >= 0 && end > ls.waiting_since) span(ls, ls.waiting_since, end, "waiting", "waiting for assignment");
+    ls.waiting_since = -1;
+    ls.waiting_cap = -1;
+  };
+  auto group_band = [&](const std::string& name) -> GroupState& {
+    auto it = groups.find(name);
+    if (it == groups.end()) {
+      it = groups.emplace(name, GroupState{}).first;
+      it->second.index = tl.groups.size();
+      tl.groups.push_back(GroupBand{name, consumer_protocol, {}, {}});
+    }
+    return it->second;
+  };
+  auto close_segment = [&](GroupState& gs, std::int64_t t) {
+    if (gs.open && t > gs.since) {
+      std::string label = gs.state;
+      if (!gs.epoch_text.empty()) label += " · " + gs.epoch_text;
+      tl.groups[gs.index].segments.push_back(GroupSegment{gs.since, t, gs.state, label + (gs.reason.empty() ? "" : " (" + gs.reason + ")")});
+    }
+    gs.since = t;
+  };
+  auto flush_lag = [&]() {
+    if (last_lag_t >= 0) tl.total_lag.push_back(LagPoint{last_lag_t, lag_total});
+  };
+  // A consumer-protocol member keeps waiting after an assignment while its rebalance still
+  // owes it partitions (KIP-848 hands them over once their previous owner has revoked them).
+  auto still_owed = [&](const std::string& consumer, const std::string& group, std::int64_t t,
+                        const std::vector<std::string>& owned) -> std::int64_t {
+    for (const auto& r : tl.rebalances) {
+      if (r.group != group || t < r.start_us || t >= r.end_us) continue;
+      if (!r.assigned.contains(consumer)) continue;
+      for (const auto& p : r.assigned[consumer])
+        if (p.is_string() && std::find(owned.begin(), owned.end(), p.get<std::string>()) == owned.end()) return r.end_us;
+    }
+    return -1;
+  };
+
+  for (const auto& line : lines) {
+    const auto& f = line.fields;
+    const std::int64_t t = line.t_us;
+    const std::string& type = line.type;
+    last_t = std::max(last_t, t);
+    if (type == "run.start") {
+      tl.duration_us = num(f, "duration_ms") * 1000;
+      if (tl.scenario.empty()) tl.scenario = str(f, "scenario");
+      if (tl.protocol.empty()) tl.protocol = str(f, "protocol");
+    } else if (type == "topic.partitions") {
+      const std::string topic = str(f, "topic");
+      const auto n = num(f, "partitions");
+      for (std::int64_t p = 0; p < n && p < 1'000'000; ++p) partition_names.insert(fmt::format("{}-{}", topic, p));
+    } else if (type == "lag") {
+      if (t != last_lag_t) {
+        flush_lag();
+        last_lag_t = t;
+      }
+      const std::string p = str(f, "partition");
+      const std::int64_t v = num(f, "lag");
+      partition_names.insert(p);
+      auto& now = lag_now[p];
+      lag_total += v - now;
+      now = v;
+      lag_by_partition[p].push_back(LagPoint{t, v});
+    } else if (type == "group.state") {
+      auto& gs = group_band(str(f, "group"));
+      close_segment(gs, t);
+      gs.state = str(f, "state");
+      gs.reason = str(f, "reason");
+      gs.open = true;
+      if (f.contains("generation")) gs.epoch_text = fmt::format("generation {}", num(f, "generation"));
+      else if (f.contains("epoch")) {
+        const std::string g = str(f, "group");
+        gs.epoch_text = fmt::format("epoch {}", num(f, "epoch"));
+        if (assignment_epoch.count(g)) gs.epoch_text += " / target " + assignment_epoch[g];
+      }
+    } else if (type == "group.epoch") {
+      const std::string g = str(f, "group");
+      auto& gs = group_band(g);
+      std::string label;
+      if (f.contains("generation")) {
+        label = fmt::format("generation {}", num(f, "generation"));
+        if (f.contains("leader")) label += ", leader " + str(f, "leader");
+      } else {
+        if (f.contains("assignment_epoch")) assignment_epoch[g] = str(f, "assignment_epoch");
+        label = fmt::format("group epoch {}", num(f, "epoch"));
+        if (f.contains("assignment_epoch")) label += fmt::format(", target assignment epoch {}", assignment_epoch[g]);
+      }
+      if (f.contains("members")) {
+        // A thousand members would make every epoch's label kilobytes long: name the first few.
+        const auto members = strings(f, "members");
+        std::string names;
+        for (std::size_t k = 0; k < members.size() && k < 8; ++k) {
+          if (k > 0) names += ", ";
+          names += members[k];
+        }
+        if (members.size() > 8) names += fmt::format(" and {} more", members.size() - 8);
+        label += fmt::format(", {} member{}: {}", members.size(), members.size() == 1 ? "" : "s", names);
+      }
+      if (f.contains("reason")) label += " (" + str(f, "reason") + ")";
+      tl.groups[gs.index].epochs.push_back(Instant{t, "epoch", label});
+      if (gs.open) {
+        close_segment(gs, t);
+        if (f.contains("generation")) gs.epoch_text = fmt::format("generation {}", num(f, "generation"));
+        else {
+          gs.epoch_text = fmt::format("epoch {}", num(f, "epoch"));
+          if (assignment_epoch.count(g)) gs.epoch_text += " / target " + assignment_epoch[g];
+        }
+      }
+    } else if (type == "rpc") {
+      const std::string dir = str(f, "dir"), api = str(f, "api");
+      if (data_api(api)) continue;
+      if (dir == "send") {
+        const std::string from = str(f, "from");
+        Message m;
+        m.send_us = t;
+        m.client = from;
+        m.server = str(f, "to");
+        m.api = api;
+        if (f.contains("member_epoch")) m.detail = fmt::format("member_epoch={}", num(f, "member_epoch"));
+        if (f.contains("fields") && f["fields"].is_array()) {
+          std::string fields;
+          for (const auto& x : f["fields"]) {
+            if (!fields.empty()) fields += ',';
+            fields += x.is_string() ? x.get<std::string>() : x.dump();
+          }
+          if (!m.detail.empty()) m.detail += ' ';
+          m.detail += "fields=" + fields;
+        }
+        open_requests[{from, api, num(f, "id", -1)}] = tl.messages.size();
+        tl.messages.push_back(m);
+        if (lanes.count(from)) {
+          auto& ls = lane(from, t);
+          if (api == "JoinGroup") {
+            instant(ls, t, "join", "JoinGroup request");
+            if (ls.waiting_since < 0) ls.waiting_since = t;
+          } else if (api == "SyncGroup") {
+            instant(ls, t, "sync", "SyncGroup request");
+          } else if (api == "LeaveGroup") {
+            instant(ls, t, "leave", "LeaveGroup request");
+          }
+        }
+      } else {
+        const std::string to = str(f, "to");
+        const auto key = std::make_tuple(to, api, num(f, "id", -1));
+        const auto it = open_requests.find(key);
+        const std::string error = str(f, "error");
+        if (it != open_requests.end()) {
+          tl.messages[it->second].recv_us = t;
+          tl.messages[it->second].error = error.empty() ? "NONE" : error;
+          open_requests.erase(it);
+        }
+        if (lanes.count(to)) {
+          auto& ls = lane(to, t);
+          const std::string err = error.empty() || error == "NONE" ? "" : " (" + error + ")";
+          if (api == "JoinGroup") instant(ls, t, "join", "JoinGroup response" + err);
+          else if (api == "SyncGroup") instant(ls, t, "sync", "SyncGroup response" + err);
+          else if ((api == "Heartbeat" || api == "ConsumerGroupHeartbeat" || api == "ShareGroupHeartbeat") && !err.empty())
+            instant(ls, t, "heartbeat", api + " response" + err);
+        }
+      }
+    } else if (type == "record" || type == "log_end_offset" || type == "produce" || type == "position" ||
+               type == "run.end" || type == "net.change" || type == "net.heal" || type == "net.partition" ||
+               type == "net.restore" || type == "net.drop" || type == "coordinator.elected" ||
+               type == "coordinator.load" || type == "coordinator.loaded" || type == "coordinator.unloaded" ||
+               type == "broker.fail" || type == "broker.recover") {
+      // not a consumer's own line (a member record's `consumer` names the member, not an actor)
+    } else if (f.contains("consumer") && f["consumer"].is_string()) {
+      const std::string name = str(f, "consumer");
+      auto& ls = lane(name, t);
+      auto& ln = tl.lanes[ls.index];
+      if (type == "consumer.start") {
+        if (ln.group.empty()) ln.group = str(f, "group");
+        if (ls.crashed_since >= 0) span(ls, ls.crashed_since, t, "crashed", "crashed (process down)");
+        ls.crashed_since = -1;
+        ls.owned.clear();
+        ls.owned_since = t;
+        ls.waiting_since = t;
+        instant(ls, t, "start", "started (subscribe, poll)");
+      } else if (type == "consumer.stop") {
+        instant(ls, t, "stop", "close() called");
+      } else if (type == "consumer.closed") {
+        close_owned(ls, t);
+        ls.owned.clear();
+        close_waiting(ls, t);
+        instant(ls, t, "stop", "closed");
+      } else if (type == "consumer.crash") {
+        close_owned(ls, t);
+        ls.owned.clear();
+        close_waiting(ls, t);
+        if (ls.revoking_since >= 0) span(ls, ls.revoking_since, t, "revoking", "revoking (interrupted by the crash)");
+        ls.revoking_since = -1;
+        ls.batches.clear();
+        ls.crashed_since = t;
+        instant(ls, t, "crash", "crashed");
+      } else if (type == "consumer.stall") {
+        const auto for_ms = num(f, "for_ms");
+        span(ls, t, t + for_ms * 1000, "stalled", fmt::format("stalled: no poll() for {} ms", for_ms));
+      } else if (type == "consumer.pause") {
+        ls.paused_since = t;
+        ls.paused_until = t + num(f, "for_ms") * 1000;
+      } else if (type == "consumer.resume") {
+        if (ls.paused_since >= 0) span(ls, ls.paused_since, t, "paused", fmt::format("process paused for {} ms", (t - ls.paused_since) / 1000));
+        ls.paused_since = -1;
+      } else if (type == "callback") {
+        const std::string cb = str(f, "callback");
+        if (str(f, "phase") == "start") {
+          ls.callbacks[cb] = t;
+          if (cb == "onPartitionsRevoked" && ls.revoking_since < 0) ls.revoking_since = t;
+        } else {
+          const auto it = ls.callbacks.find(cb);
+          const std::int64_t from = it == ls.callbacks.end() ? t : it->second;
+          if (it != ls.callbacks.end()) ls.callbacks.erase(it);
+          span(ls, from, t, "callback", fmt::format("{}({})", cb, compress_partitions(strings(f, "partitions"))));
+        }
+      } else if (type == "commit") {
+        if (str(f, "purpose") == "before revocation" && str(f, "phase") == "sent" && ls.revoking_since < 0)
+          ls.revoking_since = t;
+      } else if (type == "consumer.reconcile") {
+        const auto revoked = strings(f, "revoked"), added = strings(f, "added");
+        instant(ls, t, "heartbeat",
+                fmt::format("ConsumerGroupHeartbeat response (member epoch {}, target {}, revoke {}, add {})",
+                            num(f, "epoch"), compress_partitions(strings(f, "target")), compress_partitions(revoked),
+                            compress_partitions(added)));
+        if (!revoked.empty() && ls.revoking_since < 0) ls.revoking_since = t;
+        if (ls.waiting_since < 0 && !added.empty()) ls.waiting_since = t;
+      } else if (type == "assignment") {
+        auto owned = strings(f, "owned");
+        for (const auto& p : owned) partition_names.insert(p);
+        if (ls.revoking_since >= 0) {
+          std::vector<std::string> gone;
+          for (const auto& p : ls.owned)
+            if (std::find(owned.begin(), owned.end(), p) == owned.end()) gone.push_back(p);
+          span(ls, ls.revoking_since, t, "revoking", "revoking " + compress_partitions(gone));
+          ls.revoking_since = -1;
+        }
+        close_owned(ls, t);
+        ls.owned = owned;
+        close_waiting(ls, t);
+        const std::int64_t owed_until = still_owed(name, ln.group, t, owned);
+        if (ls.unreleased || owed_until >= 0) ls.waiting_since = t;
+        if (!ls.unreleased && owed_until >= 0) ls.waiting_cap = owed_until;
+      } else if (type == "records.fetched") {
+        ls.batches[num(f, "batch")] = {t, num(f, "count")};
+      } else if (type == "records.processed") {
+        const auto it = ls.batches.find(num(f, "batch"));
+        if (it != ls.batches.end()) {
+          span(ls, it->second.first, t, "processing", fmt::format("processing batch {}: {} records", it->first, it->second.second));
+          ls.batches.erase(it);
+        }
+      } else if (type == "member.epoch") {
+        const std::string state = str(f, "state");
+        instant(ls, t, "epoch", fmt::format("member epoch {} ({})", num(f, "epoch"), state));
+        ls.unreleased = state == "UNRELEASED_PARTITIONS";
+        if (ls.unreleased && ls.waiting_since < 0) ls.waiting_since = t;
+      } else if (type == "member.leave") {
+        instant(ls, t, "leave", "coordinator removed the member: " + str(f, "reason"));
+      } else if (type == "consumer.fenced" || type == "consumer.poll_timeout" || type == "consumer.error" ||
+                 type == "consumer.rejoin" || type == "consumer.generation_reset") {
+        std::string detail = str(f, "error");
+        if (detail.empty()) detail = str(f, "reason");
+        if (type == "consumer.poll_timeout") detail = fmt::format("max.poll.interval.ms {} expired", num(f, "max_poll_interval_ms"));
+        instant(ls, t, type == "consumer.rejoin" || type == "consumer.generation_reset" ? "epoch" : "fenced",
+                type.substr(9) + (detail.empty() ? "" : ": " + detail));
+      }
+    }
+  }
+  flush_lag();
+
+  const std::int64_t end = std::max(tl.duration_us, last_t);
+  if (tl.duration_us == 0) tl.duration_us = end;
+  for (auto& [name, ls] : lanes) {
+    close_owned(ls, end);
+    close_waiting(ls, end);
+    if (ls.revoking_since >= 0) span(ls, ls.revoking_since, end, "revoking", "revoking");
+    if (ls.crashed_since >= 0) span(ls, ls.crashed_since, end, "crashed", "crashed (process down)");
+    if (ls.paused_since >= 0) span(ls, ls.paused_since, std::min(end, std::max(ls.paused_until, ls.paused_since)), "paused", "process paused");
+    for (const auto& [cb, from] : ls.callbacks) span(ls, from, end, "callback", cb + " (still running at the end)");
+  }
+  for (auto& [name, gs] : groups) {
+    close_segment(gs, end);
+    gs.open = false;
+  }
+
+  tl.partitions.assign(partition_names.begin(), partition_names.end());
+  std::map<std::string, int> index_of;
+  for (std::size_t i = 0; i < tl.partitions.size(); ++i) index_of[tl.partitions[i]] = static_cast<int>(i);
+  for (std::size_t l = 0; l < tl.lanes.size(); ++l) {
+    for (auto& [from, to, owned] : raw_owned[l]) {
+      Ownership o{from, to, {}};
+      for (const auto& p : owned) o.partitions.push_back(index_of.at(p));
+      std::sort(o.partitions.begin(), o.partitions.end());
+      tl.lanes[l].owned.push_back(std::move(o));
+    }
+    auto& spans = tl.lanes[l].spans;
+    std::stable_sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start_us < b.start_us; });
+  }
+  tl.lag.resize(tl.partitions.size());
+  for (auto& [p, points] : lag_by_partition) tl.lag[index_of.at(p)] = std::move(points);
+  return tl;
+}
+
+std::vector<const Message*> messages_between(const Timeline& t, std::int64_t from_us, std::int64_t to_us) {
+  std::vector<const Message*> out;
+  for (const auto& m : t.messages) {
+    const bool sent_inside = m.send_us >= from_us && m.send_us <= to_us;
+    const bool answered_inside = m.recv_us >= from_us && m.recv_us <= to_us;
+    if (sent_inside || answered_inside) out.push_back(&m);
+  }
+  return out;
+}
+
+std::pair<std::int64_t, std::int64_t> rebalance_window(const Timeline& t, const Rebalance& r) {
+  // The request that opened the rebalance (a JoinGroup, a heartbeat with news, a LeaveGroup)
+  // reaches the coordinator just before the window starts: take the last one sent before it.
+  std::int64_t from = r.start_us;
+  for (const auto& m : t.messages) {
+    if (m.send_us > r.start_us) break;
+    if (m.send_us >= r.start_us - 5'000'000 && m.recv_us >= r.start_us) from = std::min(from, m.send_us);
+  }
+  // A round trip that ended just before (JoinGroup's MEMBER_ID_REQUIRED answer) belongs too.
+  for (const auto& m : t.messages) {
+    if (m.send_us > r.start_us) break;
+    if (m.recv_us >= from && m.recv_us <= r.start_us && m.send_us < from && m.send_us >= from - 1'000'000) from = m.send_us;
+  }
+  return {from, r.end_us};
+}
+
+}  // namespace reports

@@ -1,0 +1,138 @@
+// The timeline model behind every visual output (report.html, Perfetto, Mermaid, CSV, explain):
+// a pure function of one variant's trace.jsonl text and summary.json. It knows the trace
+// vocabulary of docs/scenario-format.md and no model class; it never reads a clock or a file.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace reports {
+
+/// One trace.jsonl line, parsed. `t_us` and `type` are lifted out of `fields`.
+struct TraceLine {
+  std::int64_t t_us = 0;
+  std::string type;
+  nlohmann::ordered_json fields;  // the whole object, t_us and type included
+};
+
+/// Parses trace.jsonl text; throws std::runtime_error naming the line of a malformed entry.
+std::vector<TraceLine> parse_trace(std::string_view jsonl);
+
+/// A time interval of one consumer: `kind` is revoking, waiting, processing, stalled, paused,
+/// crashed or callback; `label` is what a reader sees on hover.
+struct Span {
+  std::int64_t start_us = 0;
+  std::int64_t end_us = 0;
+  std::string kind;
+  std::string label;
+};
+
+/// A point in time: `kind` is start, stop, crash, heartbeat (one that carried news), join,
+/// sync, epoch (a generation or member-epoch change), leave or fenced.
+struct Instant {
+  std::int64_t t_us = 0;
+  std::string kind;
+  std::string label;
+};
+
+/// A stretch of time over which a consumer owned exactly `partitions` (indexes into
+/// Timeline::partitions).
+struct Ownership {
+  std::int64_t start_us = 0;
+  std::int64_t end_us = 0;
+  std::vector<int> partitions;
+};
+
+struct Lane {
+  std::string consumer;
+  std::string group;
+  std::vector<Ownership> owned;
+  std::vector<Span> spans;
+  std::vector<Instant> instants;
+};
+
+/// The group's band: classic states (Empty, PreparingRebalance, ...) or, for the consumer
+/// protocol, the group state with the group epoch and target-assignment epoch.
+struct GroupSegment {
+  std::int64_t start_us = 0;
+  std::int64_t end_us = 0;
+  std::string state;
+  std::string label;
+};
+
+struct GroupBand {
+  std::string group;
+  bool consumer_protocol = false;
+  std::vector<GroupSegment> segments;
+  std::vector<Instant> epochs;  // group.epoch lines
+};
+
+/// A request and its response (recv_us is -1 when no response arrived).
+struct Message {
+  std::int64_t send_us = 0;
+  std::int64_t recv_us = -1;
+  std::string client;  // the consumer that sent the request
+  std::string server;  // the broker that answered it
+  std::string api;
+  std::string error;   // the response's error name, "" without a response
+  std::string detail;  // e.g. "member_epoch=3"
+};
+
+struct Rebalance {
+  int index = 0;  // 1-based, in summary.json order
+  std::string group;
+  std::int64_t start_us = 0;
+  std::int64_t end_us = 0;
+  std::string trigger;
+  std::string epoch_label;  // "generation 2" or "epoch 3"
+  bool completed = true;
+  nlohmann::ordered_json revoked;   // consumer -> partitions
+  nlohmann::ordered_json assigned;  // consumer -> partitions
+};
+
+struct LagPoint {
+  std::int64_t t_us = 0;
+  std::int64_t lag = 0;
+};
+
+struct Timeline {
+  std::string scenario;
+  std::string protocol;
+  std::int64_t duration_us = 0;          // run.start's duration_ms, or the last event
+  std::vector<std::string> partitions;   // every partition seen, topic then number order
+  std::vector<Lane> lanes;               // in order of first appearance
+  std::vector<GroupBand> groups;         // in order of first appearance
+  std::vector<Rebalance> rebalances;
+  std::vector<Message> messages;         // group-coordination requests (no Fetch, ListOffsets)
+  std::vector<std::vector<LagPoint>> lag;  // per partition index (empty when never sampled)
+  std::vector<LagPoint> total_lag;       // sum over partitions, at every sample time
+  nlohmann::ordered_json summary;
+};
+
+/// Builds the model of one variant from its trace text and summary.json.
+Timeline build_timeline(std::string_view trace_jsonl, const nlohmann::ordered_json& summary);
+
+/// "orders-0..5, payments-3" for a list of partition names (sorted by topic and number first).
+std::string compress_partitions(std::vector<std::string> partitions);
+
+/// Time as a reader sees it: "3.121 s" (milliseconds precision, trailing µs kept when present).
+std::string seconds(std::int64_t t_us);
+
+/// A duration as a reader sees it: "2928 ms", "10264.32 ms".
+std::string milliseconds(std::int64_t us);
+
+/// The messages of the window [from_us, to_us] (a request belongs when sent or answered inside).
+std::vector<const Message*> messages_between(const Timeline& t, std::int64_t from_us, std::int64_t to_us);
+
+/// The window a rebalance's sequence view and Mermaid diagram show: from the request that
+/// triggered it (up to one heartbeat interval before) to its end.
+std::pair<std::int64_t, std::int64_t> rebalance_window(const Timeline& t, const Rebalance& r);
+
+/// Sorting partitions as Kafka users read them: by topic, then by number.
+bool partition_less(const std::string& a, const std::string& b);
+
+}  // namespace reports

@@ -1,0 +1,137 @@
+// report.html in a real browser: Debian's headless Chromium opens the reports of example
+// scenarios from disk, runs the page's script, and the test reads back the DOM: no console
+// output or script error, one lane per consumer and variant, one shaded window per rebalance.
+// A screenshot of each report stays in the build directory (test-artifacts/browser/).
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int sh(const std::string& cmd) {
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string chromium() {
+  for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+    if (fs::exists(c)) return c;
+  return {};
+}
+
+// The flags the issue fixes, and a fresh profile per start.
+std::string chromium_command(const fs::path& profile) {
+  return chromium() + " --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update"
+                      " --disable-sync --no-first-run --user-data-dir=" + profile.string() +
+         " --enable-logging=stderr --v=0 --hide-scrollbars";
+}
+
+std::string attribute(const std::string& dom, const std::string& name) {
+  std::smatch m;
+  const std::regex re("<html[^>]*\\s" + name + "=\"([^\"]*)\"");
+  return std::regex_search(dom, m, re) ? m[1].str() : std::string("(absent)");
+}
+
+struct Expected {
+  std::size_t lanes = 0;
+  std::size_t rebalances = 0;
+};
+
+// From the run's own files: the consumers of every variant's trace and summary.json's rebalances.
+Expected expected_of(const fs::path& out) {
+  Expected e;
+  for (const auto& d : fs::directory_iterator(out)) {
+    if (!d.is_directory()) continue;
+    const auto summary = nlohmann::json::parse(slurp(d.path() / "summary.json"));
+    e.rebalances += summary["rebalances"].size();
+    std::set<std::string> consumers;
+    std::istringstream trace(slurp(d.path() / "trace.jsonl"));
+    std::string line;
+    while (std::getline(trace, line)) {
+      const auto j = nlohmann::json::parse(line);
+      if (j["type"] == "consumer.start") consumers.insert(j["consumer"].get<std::string>());
+    }
+    e.lanes += consumers.size();
+  }
+  return e;
+}
+
+void check_in_browser(const std::string& scenario, const std::string& name, std::size_t variants) {
+  INFO("scenario " << scenario);
+  REQUIRE_MESSAGE(!chromium().empty(), "chromium is missing: `make test` installs it (apt package chromium)");
+  const fs::path dir = fs::path(RSIM_BUILD_DIR) / "test-artifacts" / "browser" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path out = dir / "run";
+  REQUIRE(sh(std::string("cd ") + RSIM_SOURCE_DIR + " && " + RSIM_BINARY + " run " + scenario + " --out " + out.string() +
+             " > " + (dir / "run.log").string() + " 2>&1") == 0);
+  const fs::path report = out / "report.html";
+  REQUIRE(fs::exists(report));
+  const Expected want = expected_of(out);
+  CHECK(want.lanes >= variants);
+
+  const fs::path profile = dir / "profile";
+  const fs::path dom_file = dir / "dom.html", log_file = dir / "chromium.log";
+  const int rc = sh(chromium_command(profile) + " --virtual-time-budget=5000 --dump-dom file://" + report.string() + " > " +
+                    dom_file.string() + " 2> " + log_file.string());
+  CHECK(rc == 0);
+  const std::string dom = slurp(dom_file), log = slurp(log_file);
+  // The page logs nothing: any console line is a script error or a stray message.
+  std::istringstream lines(log);
+  std::string line;
+  while (std::getline(lines, line))
+    CHECK_MESSAGE(line.find(":CONSOLE") == std::string::npos, line);
+  CHECK(log.find("Uncaught") == std::string::npos);
+  CHECK(attribute(dom, "data-errors") == "(absent)");
+  CHECK(attribute(dom, "data-ready") == "1");
+  CHECK(attribute(dom, "data-lanes") == std::to_string(want.lanes));
+  CHECK(attribute(dom, "data-rebalances") == std::to_string(want.rebalances));
+  std::size_t timelines = 0;
+  for (auto p = dom.find("<svg class=\"timeline\""); p != std::string::npos; p = dom.find("<svg class=\"timeline\"", p + 1)) ++timelines;
+  CHECK(timelines == variants);
+  // The script drew the time axis (its ticks exist only after it ran).
+  CHECK(dom.find("<g class=\"axis\" transform=\"translate(150,0)\" data-height=") != std::string::npos);
+  CHECK(std::regex_search(dom, std::regex("<text x=\"[0-9.]+\" y=\"13\">[0-9.]+ s</text>")));
+
+  fs::remove_all(profile);
+  const fs::path shot = dir / "screenshot.png";
+  CHECK(sh(chromium_command(profile) + " --virtual-time-budget=5000 --window-size=1400,2200 --screenshot=" + shot.string() +
+           " file://" + report.string() + " > /dev/null 2>> " + log_file.string()) == 0);
+  REQUIRE(fs::exists(shot));
+  CHECK(fs::file_size(shot) > 20'000);  // a drawn page, not a blank one
+  fs::remove_all(profile);
+}
+
+}  // namespace
+
+TEST_CASE("chromium: the two-consumers example report") {
+  check_in_browser("scenarios/examples/two-consumers.json", "two-consumers", 1);
+}
+
+TEST_CASE("chromium: the KIP-848 two-consumers example report") {
+  check_in_browser("scenarios/examples/two-consumers-kip848.json", "two-consumers-kip848", 1);
+}
+
+TEST_CASE("chromium: three variants side by side") {
+  check_in_browser("scenarios/consumer/side-by-side-join.json", "side-by-side-join", 3);
+}

@@ -1,0 +1,398 @@
+#include "tools/compare.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace rsim::compare {
+
+namespace {
+
+using json = nlohmann::json;
+
+/// "orders-10" sorts after "orders-9": topic, then partition number.
+bool partition_less(const std::string& a, const std::string& b) {
+  const auto da = a.rfind('-');
+  const auto db = b.rfind('-');
+  if (da == std::string::npos || db == std::string::npos) return a < b;
+  const std::string ta = a.substr(0, da), tb = b.substr(0, db);
+  if (ta != tb) return ta < tb;
+  return std::strtol(a.c_str() + da + 1, nullptr, 10) < std::strtol(b.c_str() + db + 1, nullptr, 10);
+}
+
+std::vector<std::string> partition_list(const json& a) {
+  std::vector<std::string> out;
+  if (!a.is_array()) return out;
+  for (const auto& p : a)
+    if (p.is_string()) out.push_back(p.get<std::string>());
+  std::sort(out.begin(), out.end(), partition_less);
+  return out;
+}
+
+std::int64_t int_of(const json& o, const char* key) {
+  const auto it = o.find(key);
+  return it != o.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+}
+
+std::string str_of(const json& o, const char* key) {
+  const auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+/// "orders-0..5" for a run of one topic's consecutive partitions.
+std::string compact(const std::vector<std::string>& ps) {
+  if (ps.empty()) return "[]";
+  std::vector<std::string> parts;
+  std::size_t i = 0;
+  while (i < ps.size()) {
+    const auto d = ps[i].rfind('-');
+    const std::string topic = ps[i].substr(0, d);
+    const long first = std::strtol(ps[i].c_str() + d + 1, nullptr, 10);
+    long last = first;
+    std::size_t j = i + 1;
+    while (j < ps.size()) {
+      const auto dj = ps[j].rfind('-');
+      if (ps[j].substr(0, dj) != topic || std::strtol(ps[j].c_str() + dj + 1, nullptr, 10) != last + 1) break;
+      ++last;
+      ++j;
+    }
+    parts.push_back(last > first + 1 ? fmt::format("{}-{}..{}", topic, first, last)
+                                     : last == first ? ps[i] : fmt::format("{},{}", ps[i], ps[j - 1]));
+    i = j;
+  }
+  return fmt::format("[{}]", fmt::join(parts, " "));
+}
+
+Record record_of(const json& e) {
+  Record r;
+  r.record = str_of(e, "record");
+  r.consumer = str_of(e, "consumer");
+  r.tombstone = e.value("tombstone", false);
+  if (r.record == "ConsumerGroupMetadata") r.epoch = int_of(e, "epoch");
+  else if (r.record == "ConsumerGroupTargetAssignmentMetadata") r.epoch = int_of(e, "assignment_epoch");
+  else if (r.record == "ConsumerGroupCurrentMemberAssignment") r.epoch = int_of(e, "member_epoch");
+  else if (r.record == "GroupMetadata") r.epoch = int_of(e, "generation");
+  if (r.record == "ConsumerGroupTargetAssignmentMember") {
+    r.partitions = partition_list(e.value("partitions", json::array()));
+  } else if (r.record == "ConsumerGroupCurrentMemberAssignment") {
+    r.partitions = partition_list(e.value("assigned", json::array()));
+    for (const auto& p : partition_list(e.value("pending_revocation", json::array())))
+      r.partitions.push_back("pending:" + p);
+  } else if (r.record == "GroupMetadata" && e.contains("members") && e["members"].is_array()) {
+    std::vector<std::string> all;
+    for (const auto& m : e["members"])
+      for (const auto& p : partition_list(m.value("assignment", json::array())))
+        all.push_back(str_of(m, "consumer") + ":" + p);
+    std::sort(all.begin(), all.end());
+    r.partitions = all;
+  }
+  return r;
+}
+
+/// Longest common subsequence of a and b: the matched index pairs, in order.
+template <class T, class Eq = std::equal_to<T>>
+std::vector<std::pair<std::size_t, std::size_t>> lcs(const std::vector<T>& a, const std::vector<T>& b,
+                                                     Eq eq = Eq()) {
+  const std::size_t n = a.size(), m = b.size();
+  std::vector<std::vector<std::uint32_t>> t(n + 1, std::vector<std::uint32_t>(m + 1, 0));
+  for (std::size_t i = n; i-- > 0;)
+    for (std::size_t j = m; j-- > 0;)
+      t[i][j] = eq(a[i], b[j]) ? t[i + 1][j + 1] + 1 : std::max(t[i + 1][j], t[i][j + 1]);
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  std::size_t i = 0, j = 0;
+  while (i < n && j < m) {
+    if (eq(a[i], b[j]) && t[i][j] == t[i + 1][j + 1] + 1) {
+      out.emplace_back(i++, j++);
+    } else if (t[i + 1][j] >= t[i][j + 1]) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return out;
+}
+
+std::string fmt_ms(std::optional<std::int64_t> us) {
+  return us ? fmt::format("{:.0f}", static_cast<double>(*us) / 1000.0) : std::string("-");
+}
+
+std::string fmt_dev(std::int64_t us) {
+  return fmt::format("{:+.0f}", static_cast<double>(us) / 1000.0);
+}
+
+}  // namespace
+
+std::string Record::str() const {
+  return fmt::format("{}{}{} epoch {} {}", tombstone ? "tombstone " : "", record,
+                     consumer.empty() ? "" : " " + consumer, epoch, compact(partitions));
+}
+
+std::vector<json> parse_jsonl(const std::string& text, const std::string& source) {
+  std::vector<json> out;
+  std::istringstream in(text);
+  std::string line;
+  std::size_t n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.empty()) continue;
+    try {
+      out.push_back(json::parse(line));
+    } catch (const json::parse_error& e) {
+      throw std::runtime_error(fmt::format("{}: line {}: not valid json: {}", source, n, e.what()));
+    }
+  }
+  return out;
+}
+
+TraceFacts facts_of(const std::vector<json>& trace) {
+  TraceFacts f;
+  // final assignment: each consumer's live incarnation and what it owns last
+  std::map<std::string, std::vector<std::string>> owned;  // "name#incarnation"
+  std::map<std::string, std::string> live;                 // name -> "name#incarnation" or ""
+  std::map<std::string, std::set<std::int64_t>> generations;
+  std::map<std::string, std::vector<std::pair<std::int64_t, std::int64_t>>> delivered;
+  for (const auto& e : trace) {
+    const std::string type = str_of(e, "type");
+    const std::string consumer = str_of(e, "consumer");
+    const std::string key = consumer + "#" + std::to_string(int_of(e, "incarnation"));
+    if (type == "callback" && str_of(e, "phase") == "start") {
+      f.callbacks.push_back({int_of(e, "t_us"), consumer, str_of(e, "callback"),
+                             partition_list(e.value("partitions", json::array()))});
+    } else if (type == "assignment") {
+      owned[key] = partition_list(e.value("owned", json::array()));
+    } else if (type == "consumer.start") {
+      live[consumer] = key;
+      owned[key].clear();
+    } else if (type == "consumer.stop" || type == "consumer.crash") {
+      if (live[consumer] == key || int_of(e, "incarnation") == 0) live[consumer].clear();
+    } else if (type == "record") {
+      const std::string rec = str_of(e, "record");
+      if (rec == "OffsetCommit") continue;
+      const Record r = record_of(e);
+      f.records.push_back(r);
+      if (!r.tombstone && r.epoch > 0 && (rec == "GroupMetadata" || rec == "ConsumerGroupMetadata"))
+        generations[str_of(e, "group")].insert(r.epoch);
+    } else if (type == "records.fetched" && e.contains("ranges") && e["ranges"].is_array()) {
+      for (const auto& r : e["ranges"])
+        delivered[str_of(r, "partition")].emplace_back(int_of(r, "first_offset"), int_of(r, "last_offset"));
+    }
+  }
+  // Kafka writes one target assignment's member records in the order of a HashMap of member
+  // ids (TargetAssignmentBuilder.build iterates memberSpecs.keySet()), random UUIDs: the order
+  // within such a run of records is no fact of either side, so both are compared sorted.
+  for (auto it = f.records.begin(); it != f.records.end();) {
+    auto end = it;
+    while (end != f.records.end() && end->record == "ConsumerGroupTargetAssignmentMember" && !end->tombstone) ++end;
+    if (end == it) {
+      ++it;
+      continue;
+    }
+    std::stable_sort(it, end, [](const Record& a, const Record& b) { return a.consumer < b.consumer; });
+    it = end;
+  }
+  for (const auto& [name, key] : live) {
+    if (key.empty()) continue;
+    const auto it = owned.find(key);
+    if (it == owned.end() || it->second.empty()) continue;
+    f.final_assignment[name] = it->second;
+  }
+  for (const auto& [g, gens] : generations) f.rebalances += static_cast<std::int64_t>(gens.size());
+  for (auto& [p, ranges] : delivered) {
+    std::sort(ranges.begin(), ranges.end());
+    std::int64_t covered_to = -1;  // highest offset delivered so far
+    const std::int64_t low = ranges.front().first;
+    for (const auto& [a, b] : ranges) {
+      if (a <= covered_to) f.duplicates += std::min(b, covered_to) - a + 1;
+      if (a > covered_to + 1 && covered_to >= low) f.lost += a - covered_to - 1;
+      covered_to = std::max(covered_to, b);
+    }
+  }
+  return f;
+}
+
+bool VariantComparison::passed() const { return failures().empty(); }
+
+std::vector<std::string> VariantComparison::failures() const {
+  std::vector<std::string> out;
+  for (const auto& row : callbacks) {
+    if (row.within) continue;
+    std::string where = fmt::format("{} {} {}", row.callback.consumer, row.callback.kind, compact(row.callback.partitions));
+    if (!row.sim_us) {
+      out.push_back(fmt::format("callback {} only in the real run", where));
+    } else if (std::any_of(row.real_us.begin(), row.real_us.end(), [](const auto& r) { return !r; })) {
+      out.push_back(fmt::format("callback {} (sim {} ms) missing in a real run", where, fmt_ms(row.sim_us)));
+    } else {
+      out.push_back(fmt::format("callback {} beyond ±{} ms", where, tolerance_ms));
+    }
+  }
+  if (!records_equal)
+    out.push_back(fmt::format("__consumer_offsets records differ: {}", first_record_difference));
+  if (final_sim != final_real) out.push_back("final assignment differs");
+  if (rebalances_sim != rebalances_real)
+    out.push_back(fmt::format("rebalances: sim {} real {}", rebalances_sim, rebalances_real));
+  if (duplicates_sim != duplicates_real)
+    out.push_back(fmt::format("duplicates: sim {} real {}", duplicates_sim, duplicates_real));
+  if (lost_sim != lost_real) out.push_back(fmt::format("lost: sim {} real {}", lost_sim, lost_real));
+  return out;
+}
+
+VariantComparison compare_variant(const std::string& variant, const TraceFacts& sim,
+                                  const std::vector<TraceFacts>& real,
+                                  const std::vector<std::string>& real_dirs, const Tolerances& tol) {
+  VariantComparison c;
+  c.variant = variant;
+  c.real_dirs = real_dirs;
+  c.tolerance_ms = variant == "consumer" ? tol.consumer_ms : tol.classic_ms;
+  const std::size_t runs = real.size();
+  // Per consumer, each real run's callbacks aligned with the simulator's.
+  std::set<std::string> consumers;
+  for (const auto& cb : sim.callbacks) consumers.insert(cb.consumer);
+  for (const auto& r : real)
+    for (const auto& cb : r.callbacks) consumers.insert(cb.consumer);
+  for (const auto& name : consumers) {
+    std::vector<Callback> s;
+    for (const auto& cb : sim.callbacks)
+      if (cb.consumer == name) s.push_back(cb);
+    std::vector<CallbackRow> rows;
+    for (const auto& cb : s) rows.push_back({cb, cb.t_us, std::vector<std::optional<std::int64_t>>(runs), true});
+    for (std::size_t k = 0; k < runs; ++k) {
+      std::vector<Callback> r;
+      for (const auto& cb : real[k].callbacks)
+        if (cb.consumer == name) r.push_back(cb);
+      std::vector<bool> matched(r.size(), false);
+      // Same consumer, callback and partitions, and no further apart than the match window: a
+      // callback seconds away is another invocation, not a late one.
+      const std::int64_t window_us = tol.match_window_ms * 1000;
+      const auto same = [window_us](const Callback& x, const Callback& y) {
+        return x == y && std::llabs(x.t_us - y.t_us) <= window_us;
+      };
+      for (const auto& [i, j] : lcs(s, r, same)) {
+        rows[i].real_us[k] = r[j].t_us;
+        matched[j] = true;
+      }
+      for (std::size_t j = 0; j < r.size(); ++j) {
+        if (matched[j]) continue;
+        CallbackRow row{r[j], std::nullopt, std::vector<std::optional<std::int64_t>>(runs), false};
+        row.real_us[k] = r[j].t_us;
+        rows.push_back(row);
+      }
+    }
+    for (auto& row : rows) {
+      if (!row.sim_us) continue;
+      std::optional<std::int64_t> lo, hi;
+      for (const auto& r : row.real_us) {
+        if (!r) {
+          row.within = false;
+          continue;
+        }
+        const std::int64_t dev = *r - *row.sim_us;
+        if (std::llabs(dev) > c.tolerance_ms * 1000) row.within = false;
+        if (std::llabs(dev) > std::llabs(c.worst_deviation_us) || c.worst_callback.empty()) {
+          c.worst_deviation_us = dev;
+          c.worst_callback = fmt::format("{} {} {} at {} ms", row.callback.consumer, row.callback.kind,
+                                         compact(row.callback.partitions), fmt_ms(row.sim_us));
+        }
+        lo = lo ? std::min(*lo, *r) : *r;
+        hi = hi ? std::max(*hi, *r) : *r;
+      }
+      if (lo && hi) c.spread_us = std::max(c.spread_us, *hi - *lo);
+    }
+    for (auto& row : rows) c.callbacks.push_back(std::move(row));
+  }
+  c.callbacks_unmatched = static_cast<std::size_t>(std::count_if(
+      c.callbacks.begin(), c.callbacks.end(),
+      [](const CallbackRow& r) { return !r.sim_us || std::any_of(r.real_us.begin(), r.real_us.end(), [](const auto& x) { return !x; }); }));
+  std::stable_sort(c.callbacks.begin(), c.callbacks.end(), [](const CallbackRow& a, const CallbackRow& b) {
+    const auto ta = a.sim_us ? *a.sim_us : a.real_us.empty() ? 0 : a.real_us[0].value_or(0);
+    const auto tb = b.sim_us ? *b.sim_us : b.real_us.empty() ? 0 : b.real_us[0].value_or(0);
+    return ta < tb;
+  });
+  if (!real.empty()) {
+    const auto& r = real[0];
+    c.records_sim = sim.records.size();
+    c.records_real = r.records.size();
+    const auto m = lcs(sim.records, r.records);
+    c.records_matched = m.size();
+    c.records_equal = m.size() == sim.records.size() && m.size() == r.records.size();
+    if (!c.records_equal) {
+      // the first place where the two sequences part
+      std::size_t i = 0, j = 0, k = 0;
+      while (k < m.size() && m[k].first == i && m[k].second == j) ++i, ++j, ++k;
+      c.first_record_difference =
+          fmt::format("at record {}: sim {}, real {}", i + 1,
+                      i < sim.records.size() ? sim.records[i].str() : std::string("(none)"),
+                      j < r.records.size() ? r.records[j].str() : std::string("(none)"));
+    }
+    c.final_sim = sim.final_assignment;
+    c.final_real = r.final_assignment;
+    c.rebalances_sim = sim.rebalances;
+    c.rebalances_real = r.rebalances;
+    c.duplicates_sim = sim.duplicates;
+    c.duplicates_real = r.duplicates;
+    c.lost_sim = sim.lost;
+    c.lost_real = r.lost;
+  }
+  return c;
+}
+
+std::string render_table(const std::string& scenario, const VariantComparison& c) {
+  std::string out = fmt::format("{} / {}: simulator against {} real run(s) ({}), tolerance ±{} ms per callback\n",
+                                scenario, c.variant, c.real_dirs.size(), fmt::join(c.real_dirs, ", "), c.tolerance_ms);
+  std::string header = fmt::format("  {:<8} {:<22} {:<34} {:>8}", "CONSUMER", "CALLBACK", "PARTITIONS", "SIM-MS");
+  for (std::size_t k = 0; k < c.real_dirs.size(); ++k)
+    header += fmt::format(" {:>9} {:>8}", fmt::format("REAL{}-MS", k + 1), "DEV-MS");
+  out += header + "  RESULT\n";
+  for (const auto& row : c.callbacks) {
+    std::string line = fmt::format("  {:<8} {:<22} {:<34} {:>8}", row.callback.consumer, row.callback.kind,
+                                   compact(row.callback.partitions), fmt_ms(row.sim_us));
+    for (const auto& r : row.real_us)
+      line += fmt::format(" {:>9} {:>8}", fmt_ms(r), r && row.sim_us ? fmt_dev(*r - *row.sim_us) : std::string("-"));
+    line += row.within ? "  ok" : !row.sim_us ? "  only in real" : "  DIFFERS";
+    out += line + "\n";
+  }
+  out += fmt::format("  worst callback deviation: {} ms ({}); spread between real runs: {} ms\n",
+                     fmt_dev(c.worst_deviation_us), c.worst_callback.empty() ? "none matched" : c.worst_callback,
+                     fmt_ms(c.spread_us));
+  out += fmt::format("  __consumer_offsets records (OffsetCommit aside): sim {}, real {}, {} matched in order{}\n",
+                     c.records_sim, c.records_real, c.records_matched,
+                     c.records_equal ? "" : "; first difference " + c.first_record_difference);
+  out += fmt::format("  final assignment: {}\n", c.final_sim == c.final_real
+                                                      ? "equal " + c.final_sim.dump()
+                                                      : "sim " + c.final_sim.dump() + " real " + c.final_real.dump());
+  out += fmt::format("  rebalances: sim {} real {}; duplicates: sim {} real {}; lost: sim {} real {}\n",
+                     c.rebalances_sim, c.rebalances_real, c.duplicates_sim, c.duplicates_real, c.lost_sim, c.lost_real);
+  const auto f = c.failures();
+  out += f.empty() ? "  => AGREES\n" : fmt::format("  => DIFFERS: {}\n", fmt::join(f, "; "));
+  return out;
+}
+
+nlohmann::ordered_json to_json(const std::string& scenario, const VariantComparison& c) {
+  nlohmann::ordered_json j;
+  j["scenario"] = scenario;
+  j["variant"] = c.variant;
+  j["real"] = c.real_dirs;
+  j["tolerance_ms"] = c.tolerance_ms;
+  j["callbacks"] = c.callbacks.size();
+  j["callbacks_unmatched"] = c.callbacks_unmatched;
+  j["worst_deviation_ms"] = static_cast<double>(c.worst_deviation_us) / 1000.0;
+  j["worst_callback"] = c.worst_callback;
+  j["spread_ms"] = static_cast<double>(c.spread_us) / 1000.0;
+  j["records"] = {{"sim", c.records_sim}, {"real", c.records_real}, {"matched", c.records_matched},
+                  {"first_difference", c.first_record_difference}};
+  j["final_assignment"] = {{"sim", c.final_sim}, {"real", c.final_real}};
+  j["rebalances"] = {{"sim", c.rebalances_sim}, {"real", c.rebalances_real}};
+  j["duplicates"] = {{"sim", c.duplicates_sim}, {"real", c.duplicates_real}};
+  j["lost"] = {{"sim", c.lost_sim}, {"real", c.lost_real}};
+  j["passed"] = c.passed();
+  j["failures"] = c.failures();
+  return j;
+}
+
+}  // namespace rsim::compare

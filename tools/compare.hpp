@@ -1,0 +1,94 @@
+// `rebalance-sim compare SCENARIO --real DIR`: the simulator against a recorded real-Kafka run
+// (tools/kafka-oracle/). A pure function of two traces in the trace vocabulary of
+// docs/scenario-format.md: callbacks matched by consumer, kind and partitions with their time
+// deviation; the groups' __consumer_offsets record sequence (OffsetCommit aside); the final
+// assignment; rebalances, duplicates and lost records.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace rsim::compare {
+
+struct Tolerances {
+  std::int64_t classic_ms = 150;   // per callback under classic-eager / classic-cooperative
+  std::int64_t consumer_ms = 400;  // per callback under consumer (KIP-848)
+  std::int64_t match_window_ms = 10000;  // a real callback further from the simulator's is another one
+};
+
+/// One callback invocation (its `phase: start` event).
+struct Callback {
+  std::int64_t t_us = 0;
+  std::string consumer;
+  std::string kind;  // onPartitionsRevoked, onPartitionsAssigned, onPartitionsLost
+  std::vector<std::string> partitions;
+  bool operator==(const Callback& o) const {
+    return consumer == o.consumer && kind == o.kind && partitions == o.partitions;
+  }
+};
+
+/// One non-OffsetCommit __consumer_offsets record, reduced to what both sides share.
+struct Record {
+  std::string record;    // Kafka's record name
+  std::string consumer;  // the scenario's member name, "" for group-level records
+  std::int64_t epoch = 0;  // epoch, member_epoch, assignment_epoch or generation
+  std::vector<std::string> partitions;
+  bool tombstone = false;
+  bool operator==(const Record& o) const {
+    return record == o.record && consumer == o.consumer && epoch == o.epoch &&
+           partitions == o.partitions && tombstone == o.tombstone;
+  }
+  std::string str() const;
+};
+
+/// What compare reads of one trace.
+struct TraceFacts {
+  std::vector<Callback> callbacks;
+  std::vector<Record> records;
+  nlohmann::ordered_json final_assignment = nlohmann::ordered_json::object();
+  std::int64_t rebalances = 0;  // distinct group generations / epochs in the group records
+  std::int64_t duplicates = 0;  // (partition, offset) delivered to the application more than once
+  std::int64_t lost = 0;        // offsets below a partition's highest delivered one never delivered
+};
+
+TraceFacts facts_of(const std::vector<nlohmann::json>& trace);
+std::vector<nlohmann::json> parse_jsonl(const std::string& text, const std::string& source);
+
+struct CallbackRow {
+  Callback callback;                       // from the simulator, or from the real run when unmatched
+  std::optional<std::int64_t> sim_us;
+  std::vector<std::optional<std::int64_t>> real_us;  // one per real run
+  bool within = true;
+};
+
+struct VariantComparison {
+  std::string variant;
+  std::vector<std::string> real_dirs;
+  std::int64_t tolerance_ms = 0;
+  std::vector<CallbackRow> callbacks;
+  std::size_t callbacks_unmatched = 0;
+  std::int64_t worst_deviation_us = 0;  // largest |real - sim| of matched callbacks (signed)
+  std::string worst_callback;
+  std::int64_t spread_us = 0;  // largest difference between two real runs of one callback
+  // records: the first real run against the simulator
+  std::size_t records_sim = 0, records_real = 0, records_matched = 0;
+  std::string first_record_difference;
+  bool records_equal = true;
+  nlohmann::ordered_json final_sim, final_real;
+  std::int64_t rebalances_sim = 0, rebalances_real = 0, duplicates_sim = 0, duplicates_real = 0,
+               lost_sim = 0, lost_real = 0;
+  bool passed() const;
+  std::vector<std::string> failures() const;
+};
+
+VariantComparison compare_variant(const std::string& variant, const TraceFacts& sim,
+                                  const std::vector<TraceFacts>& real,
+                                  const std::vector<std::string>& real_dirs, const Tolerances& tol);
+
+std::string render_table(const std::string& scenario, const VariantComparison& c);
+nlohmann::ordered_json to_json(const std::string& scenario, const VariantComparison& c);
+
+}  // namespace rsim::compare

@@ -1,0 +1,114 @@
+#include "tools/compare_cli.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <openssl/evp.h>
+
+#include "models/scenario/scenario.hpp"
+#include "tools/runner.hpp"
+
+namespace rsim::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string sha256_hex(const std::string& data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) out += fmt::format("{:02x}", md[i]);
+  return out;
+}
+
+}  // namespace
+
+CLI::App* add_compare_subcommand(CLI::App& app, CompareArgs& args) {
+  auto* c = app.add_subcommand(
+      "compare", "run the simulator on a scenario and compare it with recorded real-Kafka runs (exit 1 beyond the tolerances)");
+  c->add_option("scenario", args.scenario, "scenario file (JSON)")->required();
+  c->add_option("--real", args.real,
+                "directory of a real run, holding <variant>/trace.jsonl and meta.json (repeatable: the spread "
+                "between runs is shown)")
+      ->required();
+  c->add_option("--protocol", args.protocols, "variant to compare (repeatable; default: every recorded variant)");
+  c->add_option("--tolerance-classic-ms", args.tolerances.classic_ms,
+                "allowed |real - sim| per callback under classic-eager and classic-cooperative (default 150)");
+  c->add_option("--tolerance-consumer-ms", args.tolerances.consumer_ms,
+                "allowed |real - sim| per callback under consumer (default 400)");
+  c->add_option("--match-window-ms", args.tolerances.match_window_ms,
+                "callbacks further apart than this are never matched with each other (default 10000)");
+  c->add_option("--json", args.json_out, "also write the comparison as JSON to FILE");
+  c->footer("Example: rebalance-sim compare scenarios/examples/two-consumers.json --real fidelity/real/two-consumers");
+  return c;
+}
+
+int cmd_compare(const CompareArgs& args) {
+  const ScenarioSpec spec = load_scenario_file(args.scenario);
+  const std::string sha = sha256_hex(read_file(args.scenario));
+  std::vector<std::string> variants = args.protocols.empty() ? spec.protocols : args.protocols;
+  std::vector<std::string> recorded;
+  for (const auto& v : variants) {
+    std::size_t present = 0;
+    for (const auto& d : args.real) present += fs::is_regular_file(fs::path(d) / v / "trace.jsonl") ? 1 : 0;
+    if (present == args.real.size()) {
+      recorded.push_back(v);
+    } else if (present > 0 || !args.protocols.empty()) {
+      for (const auto& d : args.real)
+        if (!fs::is_regular_file(fs::path(d) / v / "trace.jsonl"))
+          std::cerr << fmt::format("{}: no {}/trace.jsonl (record it with `make oracle SCENARIO={} VARIANTS={}`)\n", d, v,
+                                   args.scenario, v);
+      return 2;
+    }
+  }
+  if (recorded.empty()) {
+    std::cerr << fmt::format("{}: no recorded variant of {} ({}) in it\n", args.real.front(), args.scenario,
+                             fmt::join(variants, ", "));
+    return 2;
+  }
+  bool all_passed = true;
+  nlohmann::ordered_json report = nlohmann::ordered_json::array();
+  for (const auto& v : recorded) {
+    std::vector<compare::TraceFacts> real;
+    std::vector<std::string> dirs;
+    for (const auto& d : args.real) {
+      const fs::path dir = fs::path(d) / v;
+      const fs::path meta = dir / "meta.json";
+      if (fs::is_regular_file(meta)) {
+        const auto m = nlohmann::json::parse(read_file(meta), nullptr, false);
+        if (!m.is_discarded() && m.value("scenario_sha256", sha) != sha)
+          std::cerr << fmt::format("note: {} was recorded from another version of {} (sha256 {})\n", dir.string(),
+                                   args.scenario, m.value("scenario_sha256", ""));
+      }
+      real.push_back(compare::facts_of(compare::parse_jsonl(read_file(dir / "trace.jsonl"), (dir / "trace.jsonl").string())));
+      dirs.push_back(dir.string());
+    }
+    const auto outputs = run_variants(spec, {v}, std::nullopt);
+    std::vector<nlohmann::json> sim_trace = compare::parse_jsonl(outputs.at(0).trace_jsonl, "simulator trace");
+    const auto c = compare::compare_variant(v, compare::facts_of(sim_trace), real, dirs, args.tolerances);
+    std::cout << compare::render_table(spec.name, c) << "\n";
+    report.push_back(compare::to_json(spec.name, c));
+    all_passed = all_passed && c.passed();
+  }
+  if (!args.json_out.empty()) {
+    std::ofstream out(args.json_out);
+    out << report.dump(2) << "\n";
+  }
+  return all_passed ? 0 : 1;
+}
+
+}  // namespace rsim::cli

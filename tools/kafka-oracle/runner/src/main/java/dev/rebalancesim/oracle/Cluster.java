@@ -1,0 +1,185 @@
+package dev.rebalancesim.oracle;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.Uuid;
+
+/**
+ * Real Kafka brokers in KRaft combined mode (broker and controller in one JVM each), bound to
+ * 127.0.0.1 only, with storage formatted in a temporary folder. Every broker JVM runs under
+ * coreutils {@code timeout -s KILL}, so that none outlives the run even if the oracle is killed.
+ */
+final class Cluster implements AutoCloseable {
+  final int size;
+  final Path dir;
+  private final String classpath;
+  private final long lifetimeSec;
+  private final int[] brokerPorts;
+  private final int[] controllerPorts;
+  private final Process[] processes;
+  private final Map<String, String> brokerConfig;
+
+  Cluster(int size, Map<String, String> brokerConfig, Path dir, String classpath, long lifetimeSec) {
+    this.size = size;
+    this.dir = dir;
+    this.classpath = classpath;
+    this.lifetimeSec = lifetimeSec;
+    this.brokerConfig = brokerConfig;
+    brokerPorts = new int[size];
+    controllerPorts = new int[size];
+    processes = new Process[size];
+    for (int i = 0; i < size; i++) {
+      brokerPorts[i] = freePort();
+      controllerPorts[i] = freePort();
+    }
+  }
+
+  static int freePort() {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+      return s.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  String bootstrap() {
+    List<String> l = new ArrayList<>();
+    for (int p : brokerPorts) l.add("127.0.0.1:" + p);
+    return String.join(",", l);
+  }
+
+  Path logDir(int broker) {
+    return dir.resolve("broker-" + broker + "-data");
+  }
+
+  private Path propsFile(int broker) {
+    return dir.resolve("broker-" + broker + ".properties");
+  }
+
+  void formatAndStart() throws Exception {
+    String clusterId = Uuid.randomUuid().toString();
+    List<String> voters = new ArrayList<>();
+    for (int i = 0; i < size; i++) voters.add(i + "@127.0.0.1:" + controllerPorts[i]);
+    int rf = Math.min(size, 3);
+    for (int i = 0; i < size; i++) {
+      Map<String, String> p = new TreeMap<>();
+      p.put("process.roles", "broker,controller");
+      p.put("node.id", Integer.toString(i));
+      p.put("controller.quorum.voters", String.join(",", voters));
+      p.put("listeners", "PLAINTEXT://127.0.0.1:" + brokerPorts[i] + ",CONTROLLER://127.0.0.1:" + controllerPorts[i]);
+      p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPorts[i]);
+      p.put("controller.listener.names", "CONTROLLER");
+      p.put("inter.broker.listener.name", "PLAINTEXT");
+      p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+      p.put("log.dirs", logDir(i).toString());
+      p.put("num.partitions", "1");
+      p.put("default.replication.factor", Integer.toString(rf));
+      p.put("offsets.topic.replication.factor", Integer.toString(rf));
+      p.put("transaction.state.log.replication.factor", Integer.toString(rf));
+      p.put("transaction.state.log.min.isr", "1");
+      p.put("share.coordinator.state.topic.replication.factor", Integer.toString(rf));
+      p.put("share.coordinator.state.topic.min.isr", "1");
+      p.put("auto.create.topics.enable", "false");
+      p.put("log.flush.interval.messages", "1");
+      p.putAll(brokerConfig);
+      if (brokerConfig.containsKey("offsets.topic.replication.factor")) {
+        // one broker cannot hold three replicas: Kafka would never create __consumer_offsets
+        int asked = Integer.parseInt(brokerConfig.get("offsets.topic.replication.factor"));
+        p.put("offsets.topic.replication.factor", Integer.toString(Math.min(asked, size)));
+      }
+      StringBuilder sb = new StringBuilder();
+      p.forEach((k, v) -> sb.append(k).append('=').append(v).append('\n'));
+      Files.writeString(propsFile(i), sb.toString(), StandardCharsets.UTF_8);
+      // kafka-storage format, in this JVM (one JVM start fewer on a loaded machine)
+      Path log = dir.resolve("format-" + i + ".log");
+      try (java.io.PrintStream ps = new java.io.PrintStream(log.toFile(), StandardCharsets.UTF_8)) {
+        int rc = kafka.tools.StorageTool.execute(new String[] {"format", "--cluster-id", clusterId,
+            "--config", propsFile(i).toString(), "--ignore-formatted"}, ps);
+        if (rc != 0) {
+          throw new IllegalStateException("kafka-storage format of broker-" + i + " failed: " + tail(log));
+        }
+      }
+    }
+    for (int i = 0; i < size; i++) start(i);
+  }
+
+  void start(int broker) throws IOException {
+    processes[broker] = java(dir.resolve("broker-" + broker + ".log"), "kafka.Kafka", propsFile(broker).toString());
+  }
+
+  boolean alive(int broker) {
+    return processes[broker] != null && processes[broker].isAlive();
+  }
+
+  /** SIGKILL, as a crashed machine: no controlled shutdown. */
+  void kill(int broker) throws InterruptedException {
+    Process p = processes[broker];
+    if (p == null) return;
+    p.descendants().forEach(ProcessHandle::destroyForcibly);
+    p.destroyForcibly();
+    p.waitFor(30, TimeUnit.SECONDS);
+  }
+
+  Admin admin() {
+    Properties p = new Properties();
+    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+    p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+    p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
+    return Admin.create(p);
+  }
+
+  private Process java(Path log, String main, String... args) throws IOException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add("timeout");
+    cmd.add("-s");
+    cmd.add("KILL");
+    cmd.add(Long.toString(lifetimeSec));
+    cmd.add(Oracle.javaBin());
+    cmd.add("-Xmx512m");
+    cmd.add("-XX:+UseSerialGC");
+    cmd.add("-Djava.awt.headless=true");
+    cmd.add("-cp");
+    cmd.add(classpath);
+    cmd.add(main);
+    cmd.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(cmd);
+    pb.redirectErrorStream(true);
+    pb.redirectOutput(log.toFile());
+    pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+    return pb.start();
+  }
+
+  static String tail(Path log) {
+    try {
+      List<String> l = Files.readAllLines(log);
+      return String.join(" | ", l.subList(Math.max(0, l.size() - 5), l.size()));
+    } catch (IOException e) {
+      return "(no log)";
+    }
+  }
+
+  @Override
+  public void close() {
+    for (int i = 0; i < size; i++) {
+      try {
+        kill(i);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}

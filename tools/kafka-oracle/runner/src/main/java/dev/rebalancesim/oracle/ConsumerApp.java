@@ -1,0 +1,411 @@
+package dev.rebalancesim.oracle;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * One scenario consumer in its own JVM: the real KafkaConsumer in the application's poll loop.
+ *
+ * <p>Started by {@link Oracle} ahead of its start time (so that JVM start-up is not part of the
+ * scenario), it waits for commands on stdin: {@code start ORIGIN_NANOS}, {@code stop},
+ * {@code stall FOR_MS}, {@code subscribe T1,T2}. It writes trace events as JSON lines on stdout,
+ * timed by the shared monotonic clock.
+ */
+public final class ConsumerApp {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final PrintStream OUT =
+      new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true, StandardCharsets.UTF_8);
+
+  private final JsonNode spec;
+  private final String name;
+  private final Random random;
+  private final Dist perRecord, perBatch, perPoll, revokeMs, assignMs, lostMs;
+  private final String commit;
+  private final long pollTimeoutMs;
+  private final ConcurrentLinkedQueue<String[]> commands = new ConcurrentLinkedQueue<>();
+  private volatile boolean stopping;
+  private volatile KafkaConsumer<byte[], byte[]> consumer;
+  private volatile Clock clock;
+  private final Object startLock = new Object();
+  private List<String> owned = new ArrayList<>();
+  private String memberId = "";
+  private int generation = Integer.MIN_VALUE;
+  private int emptyPolls;
+  private long emptySinceUs;
+
+  private ConsumerApp(JsonNode spec) {
+    this.spec = spec;
+    this.name = spec.path("name").asText();
+    this.random = new Random(spec.path("seed").asLong(1) * 7919 + name.hashCode());
+    JsonNode p = spec.path("processing");
+    perRecord = Dist.of(p.get("per_record_ms"));
+    perBatch = Dist.of(p.get("per_batch_ms"));
+    perPoll = Dist.of(p.get("per_poll_ms"));
+    JsonNode c = spec.path("callbacks");
+    revokeMs = Dist.of(c.get("revoke_ms"));
+    assignMs = Dist.of(c.get("assign_ms"));
+    lostMs = Dist.of(c.get("lost_ms"));
+    commit = spec.path("commit").asText("auto");
+    pollTimeoutMs = spec.path("poll_timeout_ms").asLong(100);
+  }
+
+  public static void main(String[] args) throws Exception {
+    JsonNode spec = JSON.readTree(new File(args[0]));
+    // Load the client's classes while waiting, so that start is not class loading.
+    Class.forName("org.apache.kafka.clients.consumer.KafkaConsumer");
+    Class.forName("org.apache.kafka.clients.consumer.internals.ClassicKafkaConsumer");
+    Class.forName("org.apache.kafka.clients.consumer.internals.AsyncKafkaConsumer");
+    new ConsumerApp(spec).run();
+  }
+
+  private void run() throws Exception {
+    Thread reader = new Thread(this::readCommands, "oracle-commands");
+    reader.setDaemon(true);
+    reader.start();
+    // The KafkaConsumer is built before the scenario's start time: on a loaded machine its
+    // construction takes seconds, and nothing of it reaches the group until subscribe() and poll().
+    Properties props = new Properties();
+    spec.path("config").fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+    props.put("key.deserializer", ByteArrayDeserializer.class.getName());
+    props.put("value.deserializer", ByteArrayDeserializer.class.getName());
+    consumer = new KafkaConsumer<>(props);
+    warmUp(props);
+    OUT.println("{\"ready\":true}");
+    synchronized (startLock) {
+      while (clock == null) startLock.wait();
+    }
+    emit("consumer.start", null);
+    subscribe(topicsOf(spec.path("topics")));
+    try {
+      loop();
+    } finally {
+      flushPolls();
+      try {
+        consumer.close();
+      } catch (RuntimeException e) {
+        emitError("close", e);
+      }
+      emitAssignmentIfChanged();
+      emit("consumer.closed", null);
+      OUT.flush();
+      System.exit(0);
+    }
+  }
+
+  /**
+   * Loads and compiles the client's fetch and network paths before the start, with a second
+   * consumer of no group (so it commits nothing and joins nothing): polls partition 0 of the first
+   * topic until the broker answers, for at most 60 s, then a few polls more.
+   */
+  private void warmUp(Properties props) {
+    List<String> topics = topicsOf(spec.path("topics"));
+    if (topics.isEmpty()) return;
+    Properties w = new Properties();
+    w.putAll(props);
+    w.remove("group.id");
+    w.remove("group.instance.id");
+    w.remove("client.id");
+    w.put("client.id", "kafka-oracle-warm-up-" + name);
+    w.put("enable.auto.commit", "false");
+    w.put("group.protocol", props.getProperty("group.protocol", "classic"));
+    try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(w)) {
+      TopicPartition tp = new TopicPartition(topics.get(0), 0);
+      c.assign(List.of(tp));
+      long deadline = System.nanoTime() + 60_000_000_000L;
+      int after = 0;
+      while (System.nanoTime() < deadline && after < 10) {
+        c.poll(Duration.ofMillis(100));
+        try {
+          c.position(tp, Duration.ofMillis(200));
+          after++;
+        } catch (RuntimeException e) {
+          // not up yet
+        }
+      }
+    } catch (RuntimeException e) {
+      // warm-up is best effort
+    }
+  }
+
+  private void loop() {
+    while (!stopping) {
+      for (String[] cmd; (cmd = commands.poll()) != null; ) handle(cmd);
+      if (stopping) break;
+      ConsumerRecords<byte[], byte[]> records;
+      try {
+        records = consumer.poll(Duration.ofMillis(pollTimeoutMs));
+      } catch (WakeupException e) {
+        if (stopping) break;
+        continue;
+      } catch (RuntimeException e) {
+        flushPolls();
+        emitError("poll", e);
+        continue;
+      }
+      noteMember();
+      int n = records.count();
+      if (n == 0) {
+        if (emptyPolls++ == 0) emptySinceUs = clock.nowUs();
+      } else {
+        flushPolls();
+        emitFetched(records);
+        double ms = perBatch.sample(random);
+        for (int i = 0; i < n; i++) ms += perRecord.sample(random);
+        Clock.sleepMs(ms);
+        if (!commit.equals("auto")) commitProcessed();
+      }
+      Clock.sleepMs(perPoll.sample(random));
+    }
+  }
+
+  private void handle(String[] cmd) {
+    switch (cmd[0]) {
+      case "stall": {
+        flushPolls();
+        long until = Long.parseLong(cmd[1]);
+        clock.sleepUntilUs(until);
+        emit("consumer.resume", null);
+        break;
+      }
+      case "subscribe": {
+        flushPolls();
+        List<String> topics = cmd.length > 1 && !cmd[1].isEmpty() ? List.of(cmd[1].split(",")) : List.of();
+        ObjectNode f = JSON.createObjectNode();
+        ArrayNode a = f.putArray("topics");
+        topics.forEach(a::add);
+        emit("consumer.subscribe", f);
+        subscribe(topics);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  private void subscribe(List<String> topics) {
+    if (topics.isEmpty()) {
+      consumer.unsubscribe();
+      return;
+    }
+    consumer.subscribe(topics, new ConsumerRebalanceListener() {
+      @Override
+      public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+        callback("onPartitionsRevoked", partitions, revokeMs);
+      }
+
+      @Override
+      public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+        callback("onPartitionsAssigned", partitions, assignMs);
+      }
+
+      @Override
+      public void onPartitionsLost(Collection<TopicPartition> partitions) {
+        callback("onPartitionsLost", partitions, lostMs);
+      }
+    });
+  }
+
+  private void callback(String kind, Collection<TopicPartition> partitions, Dist d) {
+    flushPolls();
+    noteMember();
+    ObjectNode f = JSON.createObjectNode();
+    f.put("callback", kind);
+    ArrayNode a = f.putArray("partitions");
+    sorted(partitions).forEach(a::add);
+    f.put("phase", "start");
+    emit("callback", f);
+    Clock.sleepMs(d.sample(random));
+    f.put("phase", "end");
+    emit("callback", f);
+    emitAssignmentIfChanged();
+  }
+
+  private void commitProcessed() {
+    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+    for (TopicPartition tp : consumer.assignment()) {
+      offsets.put(tp, new OffsetAndMetadata(consumer.position(tp, Duration.ofSeconds(5))));
+    }
+    String purpose = commit.equals("sync") ? "commitSync" : "commitAsync";
+    ObjectNode f = JSON.createObjectNode();
+    f.put("phase", "sent");
+    f.put("purpose", purpose);
+    f.put("generation", consumer.groupMetadata().generationId());
+    ObjectNode o = f.putObject("offsets");
+    offsets.entrySet().stream()
+        .sorted(Comparator.comparing(e -> e.getKey().toString(), Comparator.comparing(ConsumerApp::tpKey)))
+        .forEach(e -> o.put(e.getKey().toString(), e.getValue().offset()));
+    emit("commit", f);
+    if (commit.equals("sync")) {
+      String error = "NONE";
+      try {
+        consumer.commitSync(offsets);
+      } catch (WakeupException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        error = e.getClass().getSimpleName();
+      }
+      commitDone(purpose, error);
+    } else {
+      consumer.commitAsync(offsets, (m, e) -> commitDone(purpose, e == null ? "NONE" : e.getClass().getSimpleName()));
+    }
+  }
+
+  private void commitDone(String purpose, String error) {
+    ObjectNode f = JSON.createObjectNode();
+    f.put("phase", "completed");
+    f.put("purpose", purpose);
+    f.put("error", error);
+    emit("commit", f);
+  }
+
+  private void emitFetched(ConsumerRecords<byte[], byte[]> records) {
+    ObjectNode f = JSON.createObjectNode();
+    f.put("count", records.count());
+    ArrayNode ranges = f.putArray("ranges");
+    List<TopicPartition> parts = new ArrayList<>(records.partitions());
+    parts.sort(Comparator.comparing(TopicPartition::toString, Comparator.comparing(ConsumerApp::tpKey)));
+    for (TopicPartition tp : parts) {
+      List<ConsumerRecord<byte[], byte[]>> rs = records.records(tp);
+      ObjectNode r = ranges.addObject();
+      r.put("partition", tp.toString());
+      r.put("first_offset", rs.get(0).offset());
+      r.put("last_offset", rs.get(rs.size() - 1).offset());
+      r.put("count", rs.size());
+    }
+    emit("records.fetched", f);
+  }
+
+  /** A run of empty poll() returns is one line: how many, from when to when. */
+  private void flushPolls() {
+    if (emptyPolls == 0) return;
+    ObjectNode f = JSON.createObjectNode();
+    f.put("count", 0);
+    f.put("polls", emptyPolls);
+    f.put("first_us", emptySinceUs);
+    emptyPolls = 0;
+    emit("poll", f);
+  }
+
+  private void noteMember() {
+    try {
+      var m = consumer.groupMetadata();
+      if (!m.memberId().equals(memberId) || m.generationId() != generation) {
+        memberId = m.memberId();
+        generation = m.generationId();
+        ObjectNode f = JSON.createObjectNode();
+        f.put("member_id", memberId);
+        f.put("generation", generation);
+        emit("member.id", f);
+      }
+    } catch (RuntimeException e) {
+      // no group metadata yet
+    }
+    emitAssignmentIfChanged();
+  }
+
+  private void emitAssignmentIfChanged() {
+    List<String> now;
+    try {
+      now = sorted(consumer.assignment());
+    } catch (RuntimeException e) {
+      return;
+    }
+    if (now.equals(owned)) return;
+    owned = now;
+    ObjectNode f = JSON.createObjectNode();
+    ArrayNode a = f.putArray("owned");
+    now.forEach(a::add);
+    emit("assignment", f);
+  }
+
+  private void readCommands() {
+    try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+      for (String line; (line = in.readLine()) != null; ) {
+        String[] cmd = line.trim().split(" ", 2);
+        switch (cmd[0]) {
+          case "start":
+            synchronized (startLock) {
+              clock = new Clock(Long.parseLong(cmd[1]));
+              startLock.notifyAll();
+            }
+            break;
+          case "stall":
+            emit("consumer.stall", null);
+            commands.add(cmd);
+            break;
+          case "stop":
+            emit("consumer.stop", null);
+            stopping = true;
+            if (consumer != null) consumer.wakeup();
+            break;
+          default:
+            commands.add(cmd);
+        }
+      }
+    } catch (Exception e) {
+      // the orchestrator went away
+    }
+    // stdin closed: the orchestrator is gone, so is this run
+    Runtime.getRuntime().halt(3);
+  }
+
+  private void emitError(String where, RuntimeException e) {
+    ObjectNode f = JSON.createObjectNode();
+    f.put("where", where);
+    f.put("error", e.getClass().getSimpleName());
+    f.put("message", String.valueOf(e.getMessage()));
+    emit("consumer.error", f);
+  }
+
+  private synchronized void emit(String type, ObjectNode fields) {
+    ObjectNode o = JSON.createObjectNode();
+    o.put("t_us", clock == null ? 0 : clock.nowUs());
+    o.put("type", type);
+    o.put("consumer", name);
+    if (fields != null) o.setAll(fields);
+    OUT.println(o.toString());
+  }
+
+  static List<String> topicsOf(JsonNode a) {
+    List<String> l = new ArrayList<>();
+    a.forEach(t -> l.add(t.asText()));
+    return l;
+  }
+
+  static String tpKey(String tp) {
+    int dash = tp.lastIndexOf('-');
+    return String.format("%s-%08d", tp.substring(0, dash), Integer.parseInt(tp.substring(dash + 1)));
+  }
+
+  static List<String> sorted(Collection<TopicPartition> ps) {
+    TreeSet<String> keys = new TreeSet<>(Comparator.comparing(ConsumerApp::tpKey));
+    ps.forEach(p -> keys.add(p.toString()));
+    return new ArrayList<>(keys);
+  }
+}

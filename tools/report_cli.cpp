@@ -1,0 +1,164 @@
+#include "tools/report_cli.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "models/scenario/scenario.hpp"
+#include "reports/csv.hpp"
+#include "reports/html_report.hpp"
+#include "reports/mermaid.hpp"
+#include "reports/narrative.hpp"
+#include "reports/perfetto.hpp"
+#include "reports/timeline.hpp"
+#include "tools/runner.hpp"
+
+namespace rsim::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kOk = 0;
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// The variants of a run directory: every DIR/<variant>/ with a trace.jsonl and a summary.json.
+std::vector<VariantText> read_run_dir(const std::string& dir) {
+  if (!fs::is_directory(dir)) throw ScenarioError(dir, {"not a directory (expected the --out DIR of a run)"});
+  std::vector<VariantText> out;
+  std::vector<fs::path> subdirs;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory() && fs::exists(e.path() / "trace.jsonl") && fs::exists(e.path() / "summary.json")) subdirs.push_back(e.path());
+  std::sort(subdirs.begin(), subdirs.end());
+  for (const auto& d : subdirs)
+    out.push_back(VariantText{d.filename().string(), read_all(d / "trace.jsonl"), read_all(d / "summary.json")});
+  if (out.empty())
+    throw ScenarioError(dir, {"no variant directories with trace.jsonl and summary.json; run `rebalance-sim run SCENARIO --out DIR` first"});
+  return out;
+}
+
+std::vector<reports::Timeline> timelines(std::vector<VariantText>& variants) {
+  std::stable_sort(variants.begin(), variants.end(),
+                   [](const VariantText& a, const VariantText& b) { return reports::variant_less(a.protocol, b.protocol); });
+  std::vector<reports::Timeline> out;
+  for (const auto& v : variants) {
+    nlohmann::ordered_json summary;
+    try {
+      summary = nlohmann::ordered_json::parse(v.summary_json);
+    } catch (const nlohmann::json::exception& e) {
+      throw ScenarioError(v.protocol + "/summary.json", {std::string("not valid json: ") + e.what()});
+    }
+    try {
+      out.push_back(reports::build_timeline(v.trace_jsonl, summary));
+    } catch (const std::runtime_error& e) {
+      throw ScenarioError(v.protocol + "/trace.jsonl", {e.what()});
+    }
+    if (out.back().protocol.empty()) out.back().protocol = v.protocol;
+  }
+  return out;
+}
+
+void write_atomically(const fs::path& path, const std::string& bytes) {
+  const fs::path tmp = path.string() + ".tmp-rebalance-sim";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f << bytes;
+    if (!f) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, path);
+}
+
+}  // namespace
+
+void add_format_options(CLI::App* c, FormatArgs& args) {
+  c->add_option("--format", args.formats, "also write perfetto (perfetto.json), mermaid (sequence.mmd) or csv "
+                                          "(timeline.csv, lag.csv) per variant; repeatable")
+      ->check(CLI::IsMember({"perfetto", "mermaid", "csv"}));
+  c->add_option("--rebalance", args.rebalance, "mermaid: the rebalance to draw (1-based; default: the longest)")
+      ->check(CLI::PositiveNumber);
+  c->add_option("--from", args.from_ms, "mermaid: draw the window from this virtual time (ms) instead")
+      ->check(CLI::NonNegativeNumber);
+  c->add_option("--to", args.to_ms, "mermaid: ... to this virtual time (ms)")->check(CLI::NonNegativeNumber);
+}
+
+std::vector<std::pair<std::string, std::string>> render_outputs(std::vector<VariantText> variants, const FormatArgs& args) {
+  const auto tls = timelines(variants);
+  std::vector<std::pair<std::string, std::string>> files;
+  files.emplace_back("report.html", reports::render_html_report(tls));
+  auto wants = [&](const char* f) { return std::find(args.formats.begin(), args.formats.end(), f) != args.formats.end(); };
+  if (args.from_ms && args.to_ms && *args.from_ms > *args.to_ms)
+    throw ScenarioError("--from/--to", {fmt::format("--from ({}) must not be after --to ({})", *args.from_ms, *args.to_ms)});
+  for (std::size_t i = 0; i < tls.size(); ++i) {
+    const auto& tl = tls[i];
+    const std::string p = variants[i].protocol;
+    if (wants("perfetto")) files.emplace_back(p + "/perfetto.json", reports::render_perfetto(tl));
+    if (wants("mermaid")) {
+      reports::MermaidWindow w;
+      w.rebalance = args.rebalance;
+      if (args.from_ms) w.from_us = *args.from_ms * 1000;
+      if (args.to_ms) w.to_us = *args.to_ms * 1000;
+      if (w.rebalance && !w.from_us && !w.to_us && static_cast<std::size_t>(*w.rebalance) > tl.rebalances.size())
+        throw ScenarioError(p, {fmt::format("--rebalance {}: the {} run has {} rebalance{}", *w.rebalance, p,
+                                            tl.rebalances.size(), tl.rebalances.size() == 1 ? "" : "s")});
+      files.emplace_back(p + "/sequence.mmd", reports::render_mermaid(tl, w));
+    }
+    if (wants("csv")) {
+      files.emplace_back(p + "/timeline.csv", reports::render_timeline_csv(variants[i].trace_jsonl));
+      files.emplace_back(p + "/lag.csv", reports::render_lag_csv(variants[i].trace_jsonl));
+    }
+  }
+  return files;
+}
+
+CLI::App* add_report_subcommand(CLI::App& app, std::string& dir, FormatArgs& args) {
+  auto* c = app.add_subcommand("report", "render DIR/report.html (and --format outputs) again from a run's traces");
+  c->add_option("dir", dir, "the output directory of `run --out DIR`")->required();
+  add_format_options(c, args);
+  c->footer("Example: rebalance-sim report out/two-consumers --format perfetto --format mermaid --rebalance 2");
+  return c;
+}
+
+int cmd_report(const std::string& dir, const FormatArgs& args) {
+  const auto files = render_outputs(read_run_dir(dir), args);
+  for (const auto& [rel, bytes] : files) write_atomically(fs::path(dir) / rel, bytes);
+  for (const auto& [rel, bytes] : files) std::cout << fmt::format("wrote {}\n", (fs::path(dir) / rel).string());
+  return kOk;
+}
+
+CLI::App* add_explain_subcommand(CLI::App& app, ExplainArgs& args) {
+  auto* c = app.add_subcommand("explain", "tell each rebalance in plain words, per variant (a scenario is run first; "
+                                          "a run directory is read)");
+  c->add_option("target", args.target, "scenario file (JSON) or the output directory of a run")->required();
+  c->add_option("--protocol", args.protocols, "with a scenario: the variants to run (repeatable)");
+  c->add_option("--seed", args.seed, "with a scenario: random seed (default: the scenario's `seed`)");
+  c->footer("Example: rebalance-sim explain scenarios/examples/two-consumers.json");
+  return c;
+}
+
+int cmd_explain(const ExplainArgs& args) {
+  std::vector<VariantText> variants;
+  if (fs::is_directory(args.target)) {
+    variants = read_run_dir(args.target);
+  } else {
+    const ScenarioSpec spec = load_scenario_file(args.target);
+    RunOptions keep;
+    keep.keep_trace = true;
+    for (auto& o : run_variants(spec, args.protocols, args.seed, keep))
+      variants.push_back(VariantText{o.protocol, std::move(o.trace_jsonl), o.summary.dump(2)});
+  }
+  for (const auto& tl : timelines(variants)) std::cout << reports::explain_text(tl);
+  return kOk;
+}
+
+}  // namespace rsim::cli
