@@ -153,6 +153,7 @@ int cmd_explain(const ExplainArgs& args) {
   } else {
     const ScenarioSpec spec = load_scenario_file(args.target);
     RunOptions keep;
+    keep.level = TraceLevel::Full;
     keep.keep_trace = true;
     for (auto& o : run_variants(spec, args.protocols, args.seed, keep))
       variants.push_back(VariantText{o.protocol, std::move(o.trace_jsonl), o.summary.dump(2)});

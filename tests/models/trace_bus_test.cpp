@@ -41,7 +41,7 @@ const std::vector<std::pair<std::string, std::string>> kRuns{
 }  // namespace
 
 TEST_CASE("the JSON writer escapes strings and writes numbers as nlohmann::json::dump() does") {
-  for (const std::string s : {std::string("plain"), std::string("quote \" and \\ backslash"),
+  for (const std::string& s : {std::string("plain"), std::string("quote \" and \\ backslash"),
                               std::string("tab\tnewline\nreturn\rbell\x07 nul", 28), std::string("\x1f\b\f"),
                               std::string("caf\xc3\xa9 \xe2\x82\xac"), std::string("\x7f")}) {
     CHECK(written_string(s) == nlohmann::ordered_json(s).dump());
