@@ -220,7 +220,8 @@ class Broker {
 
 class World {
  public:
-  World(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed)
+  World(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed,
+        const sim::WatchdogLimits& limits)
       : spec_(spec),
         variant_(variant),
         seed_(seed),
@@ -231,6 +232,8 @@ class World {
              broker_config_.offsets_topic_num_partitions),
         workload_(kernel_, tracer_, spec.topics, seed),
         lag_(kernel_, tracer_, workload_, spec.lag_sample) {
+    kernel_.set_watchdog(limits);
+    tracer_.set_max_bytes(limits.max_trace_bytes);
     cluster_.offsets_topic_num_partitions = broker_config_.offsets_topic_num_partitions;
     cluster_.offsets_topic_replication_factor = broker_config_.offsets_topic_replication_factor;
     for (const auto& t : spec.topics) cluster_.partitions_per_topic[t.name] = t.partitions;
@@ -368,9 +371,16 @@ class World {
       tracer_.emit("net.change", {{"between", e.between}, {"one_way", e.one_way},
                                   {"for_ms", e.has_for ? sim::to_ms(e.for_) : -1}});
       if (e.has_for) {
-        kernel_.schedule_closure_after(e.for_, [this, ls, before, between = e.between] {
-          for (std::size_t i = 0; i < ls.size(); ++i) network_.set_link(ls[i].first, ls[i].second, before[i]);
-          tracer_.emit("net.restore", {{"between", between}});
+        // Only what this event changed goes back: another change of the same links meanwhile (a
+        // loss window inside a latency spike) keeps its own fields and its own end.
+        kernel_.schedule_closure_after(e.for_, [this, ls, before, &e] {
+          for (std::size_t i = 0; i < ls.size(); ++i) {
+            sim::LinkSpec s = network_.link_spec(ls[i].first, ls[i].second);
+            if (e.latency) s.latency = before[i].latency;
+            if (e.drop_rate) s.drop_ppm = before[i].drop_ppm;
+            network_.set_link(ls[i].first, ls[i].second, s);
+          }
+          tracer_.emit("net.restore", {{"between", e.between}});
         });
       }
     } else if (e.kind == "partition-network") {
@@ -412,8 +422,14 @@ class World {
                                  {"down_ms", e.has_down ? sim::to_ms(e.down) : -1}});
     brokers_[static_cast<std::size_t>(b)]->fail(led);
     for (auto& [name, c] : consumers_) c->on_broker_down(node);
+    // The controller fences the broker only if it is still down from this very failure: a broker
+    // back (and registered again) before broker.session.timeout.ms keeps its leadership.
+    const std::uint64_t failure = ++broker_failures_[b];
     const auto fence = sim::ms(broker_config_.broker_session_timeout_ms);
-    kernel_.schedule_closure_after(fence, [this, b, led] { elect_after_failure(b, led); });
+    kernel_.schedule_closure_after(fence, [this, b, led, failure] {
+      if (broker_failures_[b] != failure || !cluster_.broker_down[static_cast<std::size_t>(b)]) return;
+      elect_after_failure(b, led);
+    });
     if (e.has_down) {
       kernel_.schedule_closure_after(e.down, [this, b, node, led] {
         cluster_.broker_down[static_cast<std::size_t>(b)] = false;
@@ -476,13 +492,15 @@ class World {
   ClusterMetadata cluster_;
   std::vector<std::unique_ptr<Broker>> brokers_;
   std::map<std::string, std::unique_ptr<ConsumerModel>> consumers_;
+  std::map<std::int32_t, std::uint64_t> broker_failures_;  // failures so far, by broker
 };
 
 }  // namespace
 
-RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed) {
+RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed,
+                       const sim::WatchdogLimits& limits) {
   SIM_ASSERT(variant_supported(variant));
-  World world(spec, variant, seed);
+  World world(spec, variant, seed, limits);
   return world.run();
 }
 
