@@ -9,6 +9,7 @@
 #include "build_info.hpp"
 #include "models/scenario/world.hpp"
 #include "reports/summary.hpp"
+#include "tools/staged_output.hpp"
 
 namespace rsim::cli {
 
@@ -21,7 +22,8 @@ std::string ExpectResult::describe() const {
 
 std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
                                         const std::vector<std::string>& protocols,
-                                        std::optional<std::uint64_t> seed) {
+                                        std::optional<std::uint64_t> seed,
+                                        const sim::WatchdogLimits& limits) {
   const std::vector<std::string>& variants = protocols.empty() ? spec.protocols : protocols;
   std::vector<std::string> problems;
   for (const auto& v : variants)
@@ -34,7 +36,7 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
   std::vector<VariantOutput> out;
   const std::uint64_t s = seed.value_or(spec.seed);
   for (const auto& v : variants) {
-    RunResult result = run_scenario(spec, v, s);
+    RunResult result = run_scenario(spec, v, s, limits);
     VariantOutput o;
     o.protocol = v;
     for (const auto& line : result.trace_lines) {
@@ -92,27 +94,12 @@ std::vector<ExpectResult> check_expectations(const ScenarioSpec& spec, const std
 }
 
 void write_outputs(const std::string& dir, const std::vector<VariantOutput>& outputs) {
-  const fs::path target(dir);
-  if (!target.parent_path().empty()) fs::create_directories(target.parent_path());
-  // Everything goes to a sibling temporary directory first; each variant's directory is then
-  // swapped into place, so a failure leaves no partial files.
-  const fs::path staging = target.string() + ".tmp-rebalance-sim";
-  fs::remove_all(staging);
-  fs::create_directories(staging);
+  StagedOutput out{fs::path(dir)};
   for (const auto& o : outputs) {
-    const fs::path d = staging / o.protocol;
-    fs::create_directories(d);
-    std::ofstream(d / "trace.jsonl", std::ios::binary) << o.trace_jsonl;
-    std::ofstream(d / "summary.json", std::ios::binary) << o.summary.dump(2) << '\n';
-    if (!fs::exists(d / "summary.json")) throw std::runtime_error("cannot write " + (d / "summary.json").string());
+    out.write_file(fs::path(o.protocol) / "trace.jsonl", o.trace_jsonl);
+    out.write_file(fs::path(o.protocol) / "summary.json", o.summary.dump(2) + "\n");
   }
-  fs::create_directories(target);
-  for (const auto& o : outputs) {
-    const fs::path final_dir = target / o.protocol;
-    fs::remove_all(final_dir);
-    fs::rename(staging / o.protocol, final_dir);
-  }
-  fs::remove_all(staging);
+  out.commit();
 }
 
 }  // namespace rsim::cli

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/scenario/scenario.hpp"
+#include "sim/kernel.hpp"
 
 namespace rsim::cli {
 
@@ -33,13 +34,15 @@ struct VariantOutput {
 /// Runs each variant (the scenario's `protocols`, or `protocols` when not empty).
 std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
                                         const std::vector<std::string>& protocols,
-                                        std::optional<std::uint64_t> seed);
+                                        std::optional<std::uint64_t> seed,
+                                        const sim::WatchdogLimits& limits = {});
 
 /// Evaluates the expect entries that apply to one variant against its summary.
 std::vector<ExpectResult> check_expectations(const ScenarioSpec& spec, const std::string& protocol,
                                              const nlohmann::ordered_json& summary);
 
-/// Writes DIR/<protocol>/{trace.jsonl,summary.json} for every variant, all or nothing.
+/// Writes DIR/<protocol>/{trace.jsonl,summary.json} for every variant, all or nothing (staged,
+/// fsynced, renamed into place); throws OutputError naming the path that failed.
 void write_outputs(const std::string& dir, const std::vector<VariantOutput>& outputs);
 
 }  // namespace rsim::cli
