@@ -8,7 +8,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_SCENARIO := scenarios/examples/two-consumers.json
 DEMO_OUT := out/two-consumers
 
-.PHONY: deps build demo test clean
+FUZZ_DEB_PACKAGES := clang libclang-rt-14-dev
+FUZZ_SECONDS ?= 120
+
+.PHONY: deps build demo test fuzz clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -32,5 +35,10 @@ demo: build
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
+# libFuzzer targets (tests/fuzz/), each run for FUZZ_SECONDS; see README "Development".
+fuzz:
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(DEB_PACKAGES) $(FUZZ_DEB_PACKAGES)"
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tools/fuzz.sh
+
 clean:
-	rm -rf $(BUILD_DIR) build-asan out
+	rm -rf $(BUILD_DIR) build-asan build-fuzz out
