@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "trace_helpers.hpp"
 
 namespace {
@@ -45,12 +47,6 @@ std::vector<json> run_bounded(const json& doc, const std::string& variant) {
   limits.max_events_per_instant = 100'000;
   limits.max_events = 20'000'000;
   return testing::parse_trace(rsim::run_scenario(spec, variant, spec.seed, limits).trace_lines);
-}
-
-std::size_t count(const std::vector<json>& trace, const std::string& type) {
-  std::size_t n = 0;
-  for (const auto& e : trace) n += e["type"] == type;
-  return n;
 }
 
 std::vector<std::string> final_owned(const std::vector<json>& trace, const std::string& consumer) {
@@ -129,19 +125,19 @@ TEST_CASE("loader: runs larger than the simulator's limits are refused; the scal
     return std::string();
   };
   json consumers = json::array();
-  for (int i = 0; i < 1000; ++i) consumers.push_back({{"name", "c" + std::to_string(i)}, {"group", "g"}, {"topics", {"t"}}});
+  for (int i = 0; i < 1000; ++i) consumers.push_back({{"name", fmt::format("c{}", i)}, {"group", "g"}, {"topics", {"t"}}});
   json week = {{"name", "week"}, {"duration_ms", 7LL * 24 * 3600 * 1000},
                {"topics", {{{"name", "t"}, {"partitions", 10}}}}, {"consumers", consumers}};
   CHECK(problems(week).find("/duration_ms: 1000 consumers for 168 h is 168000 consumer-hours; the "
                             "simulator's limit is 20000") != std::string::npos);
   json topics = json::array();
-  for (int i = 0; i < 100; ++i) topics.push_back({{"name", "t" + std::to_string(i)}, {"partitions", 100000}});
+  for (int i = 0; i < 100; ++i) topics.push_back({{"name", fmt::format("t{}", i)}, {"partitions", 100000}});
   json wide = {{"name", "wide"}, {"duration_ms", 60000}, {"topics", topics}};
   CHECK(problems(wide).find("/topics: 10000000 partitions in all; the simulator's limit is 1000000") !=
         std::string::npos);
   // Issue 10's scale goal: 10,000 consumers x 100,000 partitions x 1 h.
   json many = json::array();
-  for (int i = 0; i < 10000; ++i) many.push_back({{"name", "c" + std::to_string(i)}, {"group", "g"}, {"topics", {"t"}}});
+  for (int i = 0; i < 10000; ++i) many.push_back({{"name", fmt::format("c{}", i)}, {"group", "g"}, {"topics", {"t"}}});
   json goal = {{"name", "goal"}, {"duration_ms", 3600 * 1000},
                {"topics", {{{"name", "t"}, {"partitions", 100000}}}}, {"consumers", many}};
   CHECK(problems(goal).empty());
@@ -215,8 +211,7 @@ TEST_CASE("fail-coordinator on one broker, back before broker.session.timeout.ms
 
 TEST_CASE("loader: a deep `expect` value (it passed validate, then crashed run printing it) is refused at load") {
   json doc = two_consumers();
-  std::string deep = "1";
-  for (int i = 0; i < 30000; ++i) deep = "[" + deep + "]";
+  const std::string deep = std::string(30000, '[') + "1" + std::string(30000, ']');
   std::string text = doc.dump();
   text.insert(text.size() - 1, R"(, "expect": [{"metric": "rebalance_count", "op": "==", "value": )" + deep + "}]");
   CHECK(load_error(text).find("nested deeper than 64 levels") != std::string::npos);
