@@ -519,7 +519,7 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
         {"produce", {"gap_ms", "records_per_sec"}},
         {"consumer",
          {"callbacks", "commit", "config", "config_by_protocol", "group", "name", "on_stop", "outcomes",
-          "poll_timeout_ms", "processing", "topics"}},
+          "poll_timeout_ms", "processing", "start_latency_ms", "topics"}},
         {"outcomes", {"reject", "release"}},
         {"config_by_protocol", {"classic", "consumer", "share"}},
         {"processing", {"per_batch_ms", "per_poll_ms", "per_record_ms"}},
@@ -861,6 +861,7 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
       if (auto v = p.read_int(c, "poll_timeout_ms", ptr, 0, kMaxDurationMs, "7 days")) {
         consumer.poll_timeout = sim::ms(*v);
       }
+      if (auto d = p.read_distribution(c, "start_latency_ms", ptr)) consumer.start_latency = *d;
       if (const auto pr = c.find("processing"); pr != c.end()) {
         const std::string pp = child(ptr, "processing");
         if (p.check_object(*pr, pp, "processing")) {

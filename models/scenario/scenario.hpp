@@ -76,6 +76,11 @@ struct ConsumerSpec {
   /// "classic" / "consumer" / "share" -> configs merged over `config` for runs of that protocol.
   std::map<std::string, std::map<std::string, nlohmann::json>> config_by_protocol;
   sim::SimTime poll_timeout = sim::ms(100);
+  /// `start_latency_ms`: the time from the script's `start` (or a restart's new process) to the
+  /// application's first poll(), hence to the consumer's first request: on a loaded machine
+  /// subscribe() and the first poll() of a fresh JVM take that long (docs/fidelity.md, finding 1).
+  /// Zero by default: the consumer polls at once.
+  sim::Distribution start_latency = sim::Distribution::constant(0);
   ProcessingSpec processing;
   CallbacksSpec callbacks;
   CommitMode commit = CommitMode::Auto;
