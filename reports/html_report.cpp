@@ -6,18 +6,19 @@
 
 #include <fmt/format.h>
 
+#include "reports/escape.hpp"
+#include "reports/html_parts.hpp"
 #include "reports/narrative.hpp"
 #include "reports/sequence.hpp"
 
 namespace reports {
 
-namespace {
+// The drawing helpers are shared with the side-by-side page of `compare --out`
+// (reports/compare_report.cpp) through reports/html_parts.hpp.
+namespace html {
 
 using json = nlohmann::ordered_json;
 
-constexpr double kLabelWidth = 150;
-constexpr double kPlotWidth = 1100;
-constexpr double kAxisHeight = 22;
 constexpr double kBandHeight = 16;
 constexpr double kLagHeight = 90;
 constexpr std::size_t kStripeBudget = 6000;     // per-partition stripes per variant before aggregating
@@ -26,23 +27,9 @@ constexpr std::size_t kMaxSequenceViews = 40;   // per variant
 constexpr std::size_t kMaxSequenceRows = 160;
 constexpr std::size_t kMaxSeries = 24;          // per-partition lag lines drawn before only the total
 
-std::string esc(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string esc(std::string_view s) { return markup_escape(s); }
 
-std::string clip(std::string s, std::size_t max = 400) {
+std::string clip(std::string s, std::size_t max) {
   if (s.size() > max) s = s.substr(0, max) + "…";
   return s;
 }
@@ -91,16 +78,8 @@ const char* state_colour(const std::string& state) {
   return "#bbb";
 }
 
-struct Scale {
-  std::int64_t duration_us = 1;
-  double x(std::int64_t t) const { return kPlotWidth * static_cast<double>(t) / static_cast<double>(duration_us); }
-  double w(std::int64_t from, std::int64_t to, double min = 0.6) const { return std::max(min, x(to) - x(from)); }
-};
-
-using Out = std::back_insert_iterator<std::string>;
-
 void rect(Out o, double x, double y, double w, double h, std::string_view fill, std::string_view title,
-          std::string_view extra = "") {
+          std::string_view extra) {
   fmt::format_to(o, "<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\"{}><title>{}</title></rect>",
                  x, y, w, h, fill, extra, esc(clip(std::string(title), 300)));
 }
@@ -135,10 +114,10 @@ std::vector<Span> merged_spans(const std::vector<Span>& spans, const Scale& sc) 
 }
 
 void render_lane(Out o, const Timeline& tl, const Lane& lane, const Scale& sc, double y, double h, bool stripes,
-                 const std::string& clip_id) {
+                 const std::string& clip_id, std::string_view label) {
   fmt::format_to(o, "<g class=\"lane\" data-consumer=\"{}\" data-group=\"{}\">", esc(lane.consumer), esc(lane.group));
   fmt::format_to(o, "<text class=\"lbl\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", kLabelWidth - 6, y + h * 0.62,
-                 esc(lane.consumer));
+                 esc(label.empty() ? std::string_view(lane.consumer) : label));
   fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">", kLabelWidth, clip_id);
   fmt::format_to(o, "<rect class=\"lanebg\" x=\"0\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\"/>", y, kPlotWidth, h);
   const double oy = y + 1, oh = h * 0.55, sy = oy + oh + 1, sh = std::max(1.0, h * 0.32);
@@ -470,7 +449,9 @@ document.documentElement.dataset.ready='1';
 })();
 )JS";
 
-}  // namespace
+}  // namespace html
+
+using namespace html;
 
 bool variant_less(const std::string& a, const std::string& b) {
   static const std::vector<std::string> order = {"classic-eager", "classic-cooperative", "consumer", "share"};

@@ -293,7 +293,11 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
           continue;
         }
         const std::int64_t dev = *r - *row.sim_us;
-        if (std::llabs(dev) > c.tolerance_ms * 1000) row.within = false;
+        ++c.deviations;
+        if (std::llabs(dev) > c.tolerance_ms * 1000) {
+          row.within = false;
+          ++c.deviations_beyond;
+        }
         if (std::llabs(dev) > std::llabs(c.worst_deviation_us) || c.worst_callback.empty()) {
           c.worst_deviation_us = dev;
           c.worst_callback = fmt::format("{} {} {} at {} ms", row.callback.consumer, row.callback.kind,
@@ -357,21 +361,29 @@ std::string render_table(const std::string& scenario, const VariantComparison& c
     line += row.within ? "  ok" : !row.sim_us ? "  only in real" : "  DIFFERS";
     out += line + "\n";
   }
-  out += fmt::format("  worst callback deviation: {} ms ({}); spread between real runs: {} ms\n",
-                     fmt_dev(c.worst_deviation_us), c.worst_callback.empty() ? "none matched" : c.worst_callback,
-                     fmt_ms(c.spread_us));
-  out += fmt::format("  __consumer_offsets records (OffsetCommit aside): sim {}, real {}, {} matched in order{}\n",
-                     c.records_sim, c.records_real, c.records_matched,
-                     c.records_equal ? "" : "; first difference " + c.first_record_difference);
-  out += fmt::format("  final assignment: {}\n", c.final_sim == c.final_real
-                                                      ? "equal " + c.final_sim.dump()
-                                                      : "sim " + c.final_sim.dump() + " real " + c.final_real.dump());
-  out += fmt::format("  rebalances: sim {} real {}; duplicates: sim {} real {}; lost: sim {} real {}\n",
-                     c.rebalances_sim, c.rebalances_real, c.duplicates_sim, c.duplicates_real, c.lost_sim, c.lost_real);
-  const auto f = c.failures();
-  out += f.empty() ? "  => AGREES\n" : fmt::format("  => DIFFERS: {}\n", fmt::join(f, "; "));
+  for (const auto& l : summary_lines(c)) out += "  " + l + "\n";
   return out;
 }
+
+std::vector<std::string> summary_lines(const VariantComparison& c) {
+  std::vector<std::string> out;
+  out.push_back(fmt::format("worst callback deviation: {} ms ({}); spread between real runs: {} ms; {} of {} deviations beyond ±{} ms",
+                            fmt_dev(c.worst_deviation_us), c.worst_callback.empty() ? "none matched" : c.worst_callback,
+                            fmt_ms(c.spread_us), c.deviations_beyond, c.deviations, c.tolerance_ms));
+  out.push_back(fmt::format("__consumer_offsets records (OffsetCommit aside): sim {}, real {}, {} matched in order{}",
+                            c.records_sim, c.records_real, c.records_matched,
+                            c.records_equal ? "" : "; first difference " + c.first_record_difference));
+  out.push_back(fmt::format("final assignment: {}", c.final_sim == c.final_real
+                                                         ? "equal " + c.final_sim.dump()
+                                                         : "sim " + c.final_sim.dump() + " real " + c.final_real.dump()));
+  out.push_back(fmt::format("rebalances: sim {} real {}; duplicates: sim {} real {}; lost: sim {} real {}",
+                            c.rebalances_sim, c.rebalances_real, c.duplicates_sim, c.duplicates_real, c.lost_sim, c.lost_real));
+  const auto f = c.failures();
+  out.push_back(f.empty() ? "=> AGREES" : fmt::format("=> DIFFERS: {}", fmt::join(f, "; ")));
+  return out;
+}
+
+std::string compact_partitions(const std::vector<std::string>& partitions) { return compact(partitions); }
 
 nlohmann::ordered_json to_json(const std::string& scenario, const VariantComparison& c) {
   nlohmann::ordered_json j;
@@ -381,6 +393,8 @@ nlohmann::ordered_json to_json(const std::string& scenario, const VariantCompari
   j["tolerance_ms"] = c.tolerance_ms;
   j["callbacks"] = c.callbacks.size();
   j["callbacks_unmatched"] = c.callbacks_unmatched;
+  j["deviations"] = c.deviations;
+  j["deviations_beyond_tolerance"] = c.deviations_beyond;
   j["worst_deviation_ms"] = static_cast<double>(c.worst_deviation_us) / 1000.0;
   j["worst_callback"] = c.worst_callback;
   j["spread_ms"] = static_cast<double>(c.spread_us) / 1000.0;

@@ -70,6 +70,8 @@ struct VariantComparison {
   std::int64_t tolerance_ms = 0;
   std::vector<CallbackRow> callbacks;
   std::size_t callbacks_unmatched = 0;
+  std::size_t deviations = 0;         // matched (callback, real run) pairs
+  std::size_t deviations_beyond = 0;  // ... of them with |real - sim| beyond the tolerance
   std::int64_t worst_deviation_us = 0;  // largest |real - sim| of matched callbacks (signed)
   std::string worst_callback;
   std::int64_t spread_us = 0;  // largest difference between two real runs of one callback
@@ -89,6 +91,11 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
                                   const std::vector<std::string>& real_dirs, const Tolerances& tol);
 
 std::string render_table(const std::string& scenario, const VariantComparison& c);
+/// The lines render_table prints below the callback rows (worst deviation, records, final
+/// assignment, counts, the verdict), without their indentation.
+std::vector<std::string> summary_lines(const VariantComparison& c);
+/// "orders-0..5" for a run of one topic's consecutive partitions, as the table prints them.
+std::string compact_partitions(const std::vector<std::string>& partitions);
 nlohmann::ordered_json to_json(const std::string& scenario, const VariantComparison& c);
 
 }  // namespace rsim::compare

@@ -11,6 +11,8 @@
 #include <openssl/evp.h>
 
 #include "models/scenario/scenario.hpp"
+#include "reports/compare_report.hpp"
+#include "reports/timeline.hpp"
 #include "tools/runner.hpp"
 
 namespace rsim::cli {
@@ -35,7 +37,51 @@ std::string sha256_hex(const std::string& data) {
   return out;
 }
 
+/// A trace file's lines; a malformed line is bad input (exit 2), named by file and line.
+std::vector<nlohmann::json> read_trace(const fs::path& file) {
+  try {
+    return compare::parse_jsonl(read_file(file), file.string());
+  } catch (const std::runtime_error& e) {
+    throw ScenarioError(file.string(), {e.what()});
+  }
+}
+
+reports::Timeline timeline_of(const std::string& trace_jsonl, const nlohmann::ordered_json& summary,
+                              const std::string& source) {
+  try {
+    return reports::build_timeline(trace_jsonl, summary);
+  } catch (const std::runtime_error& e) {
+    throw ScenarioError(source, {e.what()});
+  }
+}
+
+void write_atomically(const fs::path& path, const std::string& bytes) {
+  const fs::path tmp = path.string() + ".tmp-rebalance-sim";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f << bytes;
+    if (!f) throw ScenarioError(path.string(), {"cannot write this file (is --out a writable directory?)"});
+  }
+  fs::rename(tmp, path);
+}
+
 }  // namespace
+
+reports::SideBySideVariant side_by_side(const compare::VariantComparison& c, reports::Timeline sim,
+                                        std::vector<reports::Timeline> real) {
+  reports::SideBySideVariant v;
+  v.variant = c.variant;
+  v.tolerance_ms = c.tolerance_ms;
+  v.sim = std::move(sim);
+  v.real = std::move(real);
+  v.real_names = c.real_dirs;
+  for (const auto& row : c.callbacks)
+    v.callbacks.push_back({row.callback.consumer, row.callback.kind, compare::compact_partitions(row.callback.partitions),
+                           row.sim_us, row.real_us, row.within});
+  v.summary = compare::summary_lines(c);
+  v.passed = c.passed();
+  return v;
+}
 
 CLI::App* add_compare_subcommand(CLI::App& app, CompareArgs& args) {
   auto* c = app.add_subcommand(
@@ -53,7 +99,11 @@ CLI::App* add_compare_subcommand(CLI::App& app, CompareArgs& args) {
   c->add_option("--match-window-ms", args.tolerances.match_window_ms,
                 "callbacks further apart than this are never matched with each other (default 10000)");
   c->add_option("--json", args.json_out, "also write the comparison as JSON to FILE");
-  c->footer("Example: rebalance-sim compare scenarios/examples/two-consumers.json --real fidelity/real/two-consumers");
+  c->add_option("--out", args.out_dir,
+                "also write OUT/report.html (per consumer the simulator's lane beside each real run's, matched "
+                "callbacks linked, deviations beyond the tolerance in red, and this table) and OUT/compare.json");
+  c->footer("Example: rebalance-sim compare scenarios/examples/two-consumers.json --real fidelity/real/two-consumers "
+            "--real fidelity/real/two-consumers/run-2 --out out/two-consumers-vs-kafka");
   return c;
 }
 
@@ -80,8 +130,11 @@ int cmd_compare(const CompareArgs& args) {
                              fmt::join(variants, ", "));
     return 2;
   }
+  if (!args.out_dir.empty() && fs::exists(args.out_dir) && !fs::is_directory(args.out_dir))
+    throw ScenarioError(args.out_dir, {"--out must name a directory (it is created when missing), not a file"});
   bool all_passed = true;
   nlohmann::ordered_json report = nlohmann::ordered_json::array();
+  std::vector<reports::SideBySideVariant> pages;
   for (const auto& v : recorded) {
     std::vector<compare::TraceFacts> real;
     std::vector<std::string> dirs;
@@ -94,19 +147,38 @@ int cmd_compare(const CompareArgs& args) {
           std::cerr << fmt::format("note: {} was recorded from another version of {} (sha256 {})\n", dir.string(),
                                    args.scenario, m.value("scenario_sha256", ""));
       }
-      real.push_back(compare::facts_of(compare::parse_jsonl(read_file(dir / "trace.jsonl"), (dir / "trace.jsonl").string())));
+      real.push_back(compare::facts_of(read_trace(dir / "trace.jsonl")));
       dirs.push_back(dir.string());
     }
     const auto outputs = run_variants(spec, {v}, std::nullopt);
     std::vector<nlohmann::json> sim_trace = compare::parse_jsonl(outputs.at(0).trace_jsonl, "simulator trace");
     const auto c = compare::compare_variant(v, compare::facts_of(sim_trace), real, dirs, args.tolerances);
-    std::cout << compare::render_table(spec.name, c) << "\n";
+    const std::string table = compare::render_table(spec.name, c);
+    std::cout << table << "\n";
     report.push_back(compare::to_json(spec.name, c));
     all_passed = all_passed && c.passed();
+    if (!args.out_dir.empty()) {
+      std::vector<reports::Timeline> real_timelines;
+      for (const auto& d : dirs) {
+        const fs::path file = fs::path(d) / "trace.jsonl";
+        real_timelines.push_back(timeline_of(read_file(file), nlohmann::ordered_json{{"scenario", spec.name}, {"protocol", v}},
+                                             file.string()));
+      }
+      pages.push_back(side_by_side(c, timeline_of(outputs.at(0).trace_jsonl, outputs.at(0).summary, "simulator trace"),
+                                   std::move(real_timelines)));
+      pages.back().table_text = table;
+    }
   }
   if (!args.json_out.empty()) {
     std::ofstream out(args.json_out);
     out << report.dump(2) << "\n";
+  }
+  if (!args.out_dir.empty()) {
+    fs::create_directories(args.out_dir);
+    const fs::path html = fs::path(args.out_dir) / "report.html", json = fs::path(args.out_dir) / "compare.json";
+    write_atomically(html, reports::render_side_by_side(spec.name, pages));
+    write_atomically(json, report.dump(2) + "\n");
+    std::cout << fmt::format("wrote {}\nwrote {}\n", html.string(), json.string());
   }
   return all_passed ? 0 : 1;
 }

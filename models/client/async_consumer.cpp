@@ -127,6 +127,7 @@ void AsyncConsumer::reset_client_state() {
   busy_ = false;
   stop_requested_ = false;
   wakeup_pending_ = false;
+  first_poll_pending_ = false;
   close_stage_ = CloseStage::None;
   close_commit_id_.reset();
   close_commit_sent_ = false;
@@ -139,7 +140,7 @@ void AsyncConsumer::reset_client_state() {
   reset_metadata();
   for (sim::Timer* t :
        {&poll_return_timer_, &callback_timer_, &close_retry_timer_, &heartbeat_timer_, &poll_timer_,
-        &request_timeout_timer_, &coordinator_retry_timer_, &stall_end_timer_, &pause_end_timer_,
+        &request_timeout_timer_, &coordinator_retry_timer_, &stall_end_timer_, &pause_end_timer_, &first_poll_timer_,
         &fetch_wake_timer_, &processing_timer_, &commit_retry_timer_, &reconcile_commit_timer_, &loop_timer_,
         &fetch_response_timer_})
     t->cancel();
@@ -184,13 +185,21 @@ void AsyncConsumer::start() {
   member_id_ = generate_member_id();  // once per process, kept across fencing and rejoins
   nlohmann::ordered_json topics = nlohmann::ordered_json::array();
   for (const auto& t : topics_) topics.push_back(t);
-  tracer_.emit("consumer.start", {{"consumer", spec_.name},
-                                  {"group", config_.group_id},
-                                  {"topics", topics},
-                                  {"protocol", "consumer"},
-                                  {"member_id", member_id_}});
+  nlohmann::ordered_json fields{{"consumer", spec_.name},
+                                {"group", config_.group_id},
+                                {"topics", topics},
+                                {"protocol", "consumer"},
+                                {"member_id", member_id_}};
+  const sim::SimTime latency = draw_start_latency();
+  if (latency > sim::SimTime::zero()) fields["start_latency_ms"] = static_cast<double>(latency.count()) / 1000.0;
+  tracer_.emit("consumer.start", std::move(fields));
   subscription_updated_ = true;  // subscribe(): the first poll() joins
   next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
+  last_poll_ = kernel_.now();
+  schedule_first_poll(latency);
+}
+
+void AsyncConsumer::first_poll() {
   last_poll_ = kernel_.now();
   begin_poll();
 }

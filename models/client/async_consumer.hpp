@@ -73,6 +73,7 @@ class AsyncConsumer final : public ConsumerClient {
   // Application thread.
   void poll_pass() override { pass(); }
   void on_poll_loop_continue() override;
+  void first_poll() override;
   void on_app_wake() override;
   void on_positions_changed();
   void pass();

@@ -80,6 +80,7 @@ void ClassicConsumer::reset_client_state() {
   busy_ = false;
   stop_requested_ = false;
   wakeup_pending_ = false;
+  first_poll_pending_ = false;
   fatal_ = false;
   close_stage_ = CloseStage::None;
   prepare_commit_id_.reset();
@@ -94,7 +95,7 @@ void ClassicConsumer::reset_client_state() {
   for (sim::Timer* t : {&poll_return_timer_, &retry_timer_, &auto_commit_timer_, &callback_timer_,
                         &fetch_wake_timer_, &processing_timer_, &commit_retry_timer_, &loop_timer_,
                         &heartbeat_tick_, &request_timeout_timer_, &metadata_timer_, &stall_end_timer_,
-                        &pause_end_timer_})
+                        &pause_end_timer_, &first_poll_timer_})
     t->cancel();
 }
 
@@ -105,12 +106,20 @@ void ClassicConsumer::start() {
   process_.start();
   nlohmann::ordered_json topics = nlohmann::ordered_json::array();
   for (const auto& t : topics_) topics.push_back(t);
-  tracer_.emit("consumer.start", {{"consumer", spec_.name},
-                                  {"group", config_.group_id},
-                                  {"topics", topics},
-                                  {"protocol", cooperative_ ? "classic-cooperative" : "classic-eager"}});
+  nlohmann::ordered_json fields{{"consumer", spec_.name},
+                                {"group", config_.group_id},
+                                {"topics", topics},
+                                {"protocol", cooperative_ ? "classic-cooperative" : "classic-eager"}};
+  const sim::SimTime latency = draw_start_latency();
+  if (latency > sim::SimTime::zero()) fields["start_latency_ms"] = static_cast<double>(latency.count()) / 1000.0;
+  tracer_.emit("consumer.start", std::move(fields));
   // The auto-commit timer starts when the consumer is built (CC:247-248).
   next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
+  last_poll_ = kernel_.now();
+  schedule_first_poll(latency);
+}
+
+void ClassicConsumer::first_poll() {
   last_poll_ = kernel_.now();
   refresh_metadata("subscribed");
   begin_poll();

@@ -80,6 +80,7 @@ class ClassicConsumer final : public ConsumerClient {
   void maybe_return_records();
   bool commit_fails_locally(const std::string& purpose) override;
   void on_poll_loop_continue() override;
+  void first_poll() override;
   void continue_close() override;
   sim::Timer& coordinator_retry_timer() override { return retry_timer_; }
   void on_coordinator_lookup_done(bool found) override {

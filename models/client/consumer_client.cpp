@@ -19,6 +19,7 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, sim::Tracer& tracer,
       config_(std::move(config)),
       rng_(seed, "consumer-" + spec.name),
       loop_rng_(seed, "loop-" + spec.name),
+      start_rng_(seed, "start-" + spec.name),
       process_(kernel),
       app_(process_, "application"),
       network_thread_(process_, network_thread),
@@ -39,8 +40,9 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, sim::Tracer& tracer,
                          app_.unstall();
                          // A batch being processed or a commitSync() goes on; otherwise the loop
                          // polls again.
+                         // A stall inside start_latency_ms: the first poll() is still to come.
                          if (process_.alive() && close_stage_ == CloseStage::None && !batch_ &&
-                             !commit_sync_waiting_)
+                             !commit_sync_waiting_ && !first_poll_pending_)
                            begin_poll();
                        }),
       pause_end_timer_(kernel,
@@ -49,7 +51,21 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, sim::Tracer& tracer,
                          tracer_.emit("consumer.resume", {{"consumer", spec_.name}});
                          process_.resume();
                        }),
-      restart_timer_(kernel, [this] { start(); }),
+      restart_timer_(kernel,
+                     [this] {
+                       if (!next_incarnation_) return start();
+                       // The next incarnation is another client object: it may destroy nothing
+                       // of this one, which the World keeps.
+                       const auto next = std::exchange(next_incarnation_, {});
+                       next();
+                     }),
+      first_poll_timer_(kernel,
+                        [this] {
+                          if (!first_poll_pending_) return;
+                          first_poll_pending_ = false;
+                          if (process_.alive() && close_stage_ == CloseStage::None) first_poll();
+                        },
+                        &app_),
       metadata_update_timer_(kernel, [this] { on_metadata_response(metadata_update_reason_); },
                              &network_thread_),
       fetch_error_timer_(kernel, [this] { on_fetch_errors(); }, &network_thread_),
@@ -210,7 +226,8 @@ void ConsumerClient::crash() {
   reset_client_state();
 }
 
-void ConsumerClient::restart(sim::SimTime after, bool graceful) {
+void ConsumerClient::restart(sim::SimTime after, bool graceful, std::function<void()> next) {
+  next_incarnation_ = std::move(next);
   if (!process_.alive()) {
     restart_timer_.arm(after);
     return;
@@ -332,6 +349,17 @@ void ConsumerClient::finish_close() {
     restart_after_.reset();
     restart_timer_.arm_at(at);
   }
+}
+
+sim::SimTime ConsumerClient::draw_start_latency() { return spec_.start_latency.sample(start_rng_); }
+
+void ConsumerClient::schedule_first_poll(sim::SimTime latency) {
+  if (latency <= sim::SimTime::zero()) {
+    first_poll();
+    return;
+  }
+  first_poll_pending_ = true;
+  first_poll_timer_.arm(latency);
 }
 
 void ConsumerClient::begin_poll() {

@@ -34,7 +34,9 @@ class ConsumerClient : public ConsumerModel {
   /// with WakeupException) or at the application's next return from poll().
   void request_stop() override;
   void crash() override;
-  void restart(sim::SimTime after, bool graceful) override;
+  void restart(sim::SimTime after, bool graceful, std::function<void()> next = {}) override;
+  std::vector<std::string> topics() const override { return spec_.topics; }
+  bool running() const override { return process_.alive(); }
   void stall(sim::SimTime duration) override;
   void pause(sim::SimTime duration) override;
   /// The broker's process died: a connection to it (requests in flight, or the coordinator's)
@@ -77,6 +79,8 @@ class ConsumerClient : public ConsumerModel {
   virtual void on_app_wake() = 0;
   virtual void on_callback_end() = 0;
   virtual void on_poll_loop_continue() = 0;
+  /// The application's first poll() after a start (at once, or after `start_latency_ms`).
+  virtual void first_poll() = 0;
   virtual void continue_close() = 0;
   /// The timer whose expiry makes the client look the coordinator up (on the application thread
   /// in the classic client, the network thread in the KIP-848 one).
@@ -113,6 +117,10 @@ class ConsumerClient : public ConsumerModel {
   /// True when it did; the caller's pass is over.
   bool maybe_trigger_wakeup();
   void begin_poll();
+  /// Draws `start_latency_ms` for a start: zero calls first_poll() at once; otherwise the call
+  /// comes when the latency is over. Returns the latency drawn.
+  sim::SimTime draw_start_latency();
+  void schedule_first_poll(sim::SimTime latency);
   void on_poll_return();
   /// One turn of the application's loop is over (poll() returned, its records processed): after
   /// the loop's own time (`processing.per_poll_ms`), on_poll_loop_continue().
@@ -184,6 +192,7 @@ class ConsumerClient : public ConsumerModel {
   ConsumerConfig config_;
   sim::Rng rng_;
   sim::Rng loop_rng_;  // the application loop's own time (processing.per_poll_ms)
+  sim::Rng start_rng_;  // start_latency_ms
 
   sim::Process process_;
   sim::Activity app_;
@@ -203,6 +212,8 @@ class ConsumerClient : public ConsumerModel {
   sim::Timer stall_end_timer_;
   sim::Timer pause_end_timer_;
   sim::Timer restart_timer_;
+  sim::Timer first_poll_timer_;     // the end of start_latency_ms (on the application thread)
+  bool first_poll_pending_ = false;  // started, the first poll() not called yet
   // Network-thread timers of the metadata: the pending update, the Fetch errors of moved leaders.
   sim::Timer metadata_update_timer_;
   sim::Timer fetch_error_timer_;
@@ -216,6 +227,7 @@ class ConsumerClient : public ConsumerModel {
   bool wakeup_pending_ = false;  // consumer.wakeup() was called; the next network wait throws
   CloseStage close_stage_ = CloseStage::None;
   std::optional<sim::SimTime> restart_after_;
+  std::function<void()> next_incarnation_;  // started by restart_timer_ instead of start()
 
   // Metadata: the data-partition leaders the client knows (the cluster's data_leaders as of its
   // last refresh), when it last refreshed, and the update it waits for.

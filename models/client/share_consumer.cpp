@@ -22,6 +22,7 @@ ShareConsumer::ShareConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Netw
       spec_(spec),
       config_(std::move(config)),
       rng_(seed, "consumer-" + spec.name),
+      start_rng_(seed, "start-" + spec.name),
       leader_of_(std::move(leader_of)),
       coordinator_(std::move(coordinator)),
       process_(kernel),
@@ -82,8 +83,18 @@ void ShareConsumer::start() {
   reset();
   process_.start();
   member_id_ = new_member_id();
-  tracer_.emit("consumer.start", {{"consumer", spec_.name}, {"group", spec_.group}, {"topics", topics_},
-                                  {"protocol", "share"}, {"member_id", member_id_}});
+  nlohmann::ordered_json fields{{"consumer", spec_.name}, {"group", spec_.group}, {"topics", topics_},
+                                {"protocol", "share"}, {"member_id", member_id_}};
+  const sim::SimTime latency = spec_.start_latency.sample(start_rng_);
+  if (latency > sim::SimTime::zero()) {
+    // start_latency_ms: subscribe() and the first poll() come that much later.
+    fields["start_latency_ms"] = static_cast<double>(latency.count()) / 1000.0;
+    tracer_.emit("consumer.start", fields);
+    heartbeat_timer_.arm(latency);
+    app_timer_.arm(latency);
+    return;
+  }
+  tracer_.emit("consumer.start", fields);
   heartbeat();
   app_timer_.arm(sim::SimTime::zero());
 }

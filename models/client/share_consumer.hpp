@@ -84,6 +84,7 @@ class ShareConsumer {
   const ConsumerSpec& spec_;
   ConsumerConfig config_;
   sim::Rng rng_;
+  sim::Rng start_rng_;  // start_latency_ms
   std::function<sim::NodeId(const TopicPartition&)> leader_of_;
   std::function<sim::NodeId()> coordinator_;
   sim::Process process_;

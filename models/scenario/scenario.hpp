@@ -76,6 +76,11 @@ struct ConsumerSpec {
   /// "classic" / "consumer" / "share" -> configs merged over `config` for runs of that protocol.
   std::map<std::string, std::map<std::string, nlohmann::json>> config_by_protocol;
   sim::SimTime poll_timeout = sim::ms(100);
+  /// `start_latency_ms`: the time from the script's `start` (or a restart's new process) to the
+  /// application's first poll(), hence to the consumer's first request: on a loaded machine
+  /// subscribe() and the first poll() of a fresh JVM take that long (docs/fidelity.md, finding 1).
+  /// Zero by default: the consumer polls at once.
+  sim::Distribution start_latency = sim::Distribution::constant(0);
   ProcessingSpec processing;
   CallbacksSpec callbacks;
   CommitMode commit = CommitMode::Auto;
@@ -106,6 +111,11 @@ struct EventSpec {
   // `produce`: the new gap between records (none: production stops) and the rate it came from.
   std::optional<sim::Distribution> produce_gap;
   double records_per_sec = 0;
+  /// `start` / `restart`: Kafka consumer configs of the new incarnation (normalized as
+  /// ConsumerSpec::config), `group.protocol` ("classic" / "consumer") included. They stay for
+  /// the consumer's later incarnations until another event changes them.
+  std::map<std::string, nlohmann::json> config;
+  bool has_config = false;
 };
 
 /// One `expect` entry: a metric assertion (`metric`, `op`, `value`, ...) or, when it has

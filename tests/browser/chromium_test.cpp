@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -122,7 +123,72 @@ void check_in_browser(const std::string& scenario, const std::string& name, std:
   fs::remove_all(profile);
 }
 
+// compare --out: the side-by-side page of the simulator against both recorded real runs of a
+// scenario. Its lanes are the scenario's consumers times (1 + runs) per variant, and it draws one
+// red link per deviation that compare counts beyond the tolerance.
+void check_compare_in_browser(const std::string& real, const std::string& name) {
+  INFO("fidelity run " << real);
+  REQUIRE_MESSAGE(!chromium().empty(), "chromium is missing: `make test` installs it (apt package chromium)");
+  const fs::path dir = fs::path(RSIM_BUILD_DIR) / "test-artifacts" / "browser" / ("compare-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string scenario = slurp(fs::path(RSIM_SOURCE_DIR) / real / "scenario.path");
+  while (!scenario.empty() && std::isspace(static_cast<unsigned char>(scenario.back()))) scenario.pop_back();
+  const fs::path out = dir / "out";
+  const int code = sh(std::string("cd ") + RSIM_SOURCE_DIR + " && " + RSIM_BINARY + " compare " + scenario + " --real " + real +
+                      " --real " + real + "/run-2 --out " + out.string() + " > " + (dir / "compare.log").string() + " 2>&1");
+  REQUIRE((code == 0 || code == 1));  // agrees or differs: the page is written either way
+  const fs::path report = out / "report.html";
+  REQUIRE(fs::exists(report));
+  const auto verdicts = nlohmann::json::parse(slurp(out / "compare.json"));
+  const auto spec = nlohmann::json::parse(slurp(fs::path(RSIM_SOURCE_DIR) / scenario));
+  std::size_t lanes = 0, beyond = 0;
+  for (const auto& v : verdicts) {
+    lanes += spec["consumers"].size() * (1 + v["real"].size());
+    beyond += v["deviations_beyond_tolerance"].get<std::size_t>();
+  }
+  CHECK(lanes >= 2 * 3);
+
+  const fs::path profile = dir / "profile";
+  const fs::path dom_file = dir / "dom.html", log_file = dir / "chromium.log";
+  const int rc = sh(chromium_command(profile) + " --virtual-time-budget=5000 --dump-dom file://" + report.string() + " > " +
+                    dom_file.string() + " 2> " + log_file.string());
+  CHECK(rc == 0);
+  const std::string dom = slurp(dom_file), log = slurp(log_file);
+  std::istringstream lines(log);
+  std::string line;
+  while (std::getline(lines, line))
+    CHECK_MESSAGE(line.find(":CONSOLE") == std::string::npos, line);
+  CHECK(log.find("Uncaught") == std::string::npos);
+  CHECK(attribute(dom, "data-errors") == "(absent)");
+  CHECK(attribute(dom, "data-ready") == "1");
+  CHECK(attribute(dom, "data-pair-ready") == "1");
+  CHECK(attribute(dom, "data-lanes") == std::to_string(lanes));
+  CHECK(attribute(dom, "data-deviations-out") == std::to_string(beyond));
+  std::size_t timelines = 0;
+  for (auto p = dom.find("<svg class=\"timeline pair\""); p != std::string::npos; p = dom.find("<svg class=\"timeline pair\"", p + 1))
+    ++timelines;
+  CHECK(timelines == verdicts.size());
+  CHECK(std::regex_search(dom, std::regex("<text x=\"[0-9.]+\" y=\"13\">[0-9.]+ s</text>")));  // the axis, drawn by the script
+
+  fs::remove_all(profile);
+  const fs::path shot = dir / "screenshot.png";
+  CHECK(sh(chromium_command(profile) + " --virtual-time-budget=5000 --window-size=1400,2200 --screenshot=" + shot.string() +
+           " file://" + report.string() + " > /dev/null 2>> " + log_file.string()) == 0);
+  REQUIRE(fs::exists(shot));
+  CHECK(fs::file_size(shot) > 20'000);
+  fs::remove_all(profile);
+}
+
 }  // namespace
+
+TEST_CASE("chromium: compare --out, two-consumers against both real runs side by side") {
+  check_compare_in_browser("fidelity/real/two-consumers", "two-consumers");
+}
+
+TEST_CASE("chromium: compare --out, three variants of cooperative-revocation-duplicates against real Kafka") {
+  check_compare_in_browser("fidelity/real/cooperative-revocation-duplicates", "cooperative-revocation-duplicates");
+}
 
 TEST_CASE("chromium: the two-consumers example report") {
   check_in_browser("scenarios/examples/two-consumers.json", "two-consumers", 1);

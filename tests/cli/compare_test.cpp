@@ -2,10 +2,21 @@
 // (tools/compare.hpp), and the exit codes of `rebalance-sim compare`.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "reports/compare_report.hpp"
+#include "reports/timeline.hpp"
 #include "tools/compare.hpp"
+#include "tools/compare_cli.hpp"
 #include "cli_helpers.hpp"
 
 namespace {
@@ -94,4 +105,126 @@ TEST_CASE("compare: the command refuses a directory without a recorded variant (
   const auto r = testing::run_cli("compare scenarios/examples/two-consumers.json --real /nonexistent-dir", "compare-none");
   CHECK(r.code == 2);
   CHECK(r.err.find("no recorded variant") != std::string::npos);
+}
+
+namespace {
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+/// kSim with the line starting `prefix` changed by `edit` (erased when it returns "").
+std::string edited(std::string text, const std::string& prefix, const std::function<std::string(std::string)>& edit) {
+  const auto at = text.find(prefix);
+  REQUIRE(at != std::string::npos);
+  const auto end = text.find('\n', at) + 1;
+  const std::string line = edit(text.substr(at, end - at));
+  text.replace(at, end - at, line);
+  return text;
+}
+
+std::string shifted_all(const std::string& text, std::int64_t us) {
+  std::string out;
+  for (auto& e : trace(text)) {
+    e["t_us"] = e["t_us"].get<std::int64_t>() + us;
+    out += e.dump() + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("compare --out: the side-by-side page links each matched callback and marks what is beyond or one-sided") {
+  // real run 1: A's first onPartitionsAssigned 151 ms late (beyond ±150 ms), A owned a-0 before
+  // (a partition the simulator never saw: it sorts first, yet t-0 keeps its colour), and an
+  // onPartitionsLost the simulator does not have. Real run 2: everything 10 ms late, and B's
+  // onPartitionsAssigned missing.
+  std::string real1 = edited(kSim, R"({"t_us":3048000,"type":"callback")", [](std::string l) {
+    return l.replace(l.find("3048000"), 7, "3199000");
+  });
+  real1 = R"({"t_us":1000000,"type":"assignment","consumer":"A","owned":["a-0"]})" "\n" + real1 +
+          R"({"t_us":9000000,"type":"callback","consumer":"A","callback":"onPartitionsLost","partitions":["t-0"],"phase":"start"})" "\n";
+  const std::string real2 =
+      shifted_all(edited(kSim, R"({"t_us":6054000,"type":"callback")", [](const std::string&) { return std::string(); }), 10000);
+  const auto c = compare_variant("classic-eager", facts_of(trace(kSim)), {facts_of(trace(real1)), facts_of(trace(real2))},
+                                 {"r1", "r2"}, {});
+  CHECK(c.deviations == 5);         // A assigned, A revoked in both runs; B assigned in run 1
+  CHECK(c.deviations_beyond == 1);  // A assigned in run 1: +151 ms
+  const auto summary = nlohmann::ordered_json{{"protocol", "classic-eager"}};
+  auto page = [&] {
+    std::vector<reports::Timeline> real{reports::build_timeline(real1, summary), reports::build_timeline(real2, summary)};
+    auto v = rsim::cli::side_by_side(c, reports::build_timeline(kSim, summary), std::move(real));
+    v.table_text = rsim::compare::render_table("t", c);
+    return reports::render_side_by_side("t", {v});
+  };
+  const std::string html = page();
+  CHECK(html == page());  // the same bytes for the same inputs
+  CHECK(count_of(html, "<g class=\"lane\"") == 6);  // A and B, each: sim, real 1, real 2
+  for (const char* label : {">A · sim<", ">A · real 1<", ">A · real 2<", ">B · sim<", ">B · real 1<", ">B · real 2<"})
+    CHECK_MESSAGE(count_of(html, label) == 1, label);
+  CHECK(count_of(html, "data-deviation=\"out\" data-run=") == c.deviations_beyond);
+  CHECK(count_of(html, "data-deviation=\"in\" data-run=") == c.deviations - c.deviations_beyond);
+  CHECK(count_of(html, "data-only=\"sim\" data-run=\"2\"") == 1);   // B's callback, not in run 2
+  CHECK(count_of(html, "data-only=\"real\" data-run=\"1\"") == 1);  // A's onPartitionsLost
+  CHECK(count_of(html, ">+151 ms</text>") == 1);                        // the deviation beyond, labelled
+  CHECK(html.find("deviation +151 ms (beyond ±150 ms)") != std::string::npos);
+  CHECK(html.find("deviation +10 ms (within ±150 ms)") != std::string::npos);
+  // the link of the late callback runs from the simulator's x (3048 ms of 9000 ms) to the real one's
+  const auto x = [](double t_us) { return 1100.0 * t_us / 9000000.0; };
+  CHECK(html.find(fmt::format("data-deviation=\"out\" data-run=\"1\" data-dev-us=\"151000\" x1=\"{:.2f}\" x2=\"{:.2f}\"",
+                              x(3048000), x(3199000))) != std::string::npos);
+  // the compare table is in the page, its beyond cell highlighted, its verdict last
+  CHECK(html.find("<td class=\"out\">+151</td>") != std::string::npos);
+  CHECK(html.find("only in real</td>") != std::string::npos);
+  CHECK(html.find("1 of 5 deviations beyond ±150 ms") != std::string::npos);
+  CHECK(html.find("<li class=\"verdict differs\">=&gt; DIFFERS: ") != std::string::npos);
+  // one partition, one colour, in every lane
+  for (const char* p : {"t-0", "t-1"}) {
+    std::set<std::string> fills;
+    const std::regex re(std::string("fill=\"(hsl\\([^\"]*\\))\" class=\"own\"><title>") + p + ":");
+    for (auto it = std::sregex_iterator(html.begin(), html.end(), re); it != std::sregex_iterator(); ++it) fills.insert((*it)[1]);
+    CHECK_MESSAGE(fills.size() == 1, p);
+  }
+}
+
+TEST_CASE("compare --out writes report.html and compare.json, the same bytes twice, as many red links as compare counts") {
+  namespace fs = std::filesystem;
+  const fs::path base = fs::temp_directory_path() / ("rebalance-sim-compare-out-" + std::to_string(getpid()));
+  fs::remove_all(base);
+  const std::string args = "compare scenarios/examples/two-consumers.json --real fidelity/real/two-consumers "
+                           "--real fidelity/real/two-consumers/run-2 --out ";
+  const auto a = testing::run_cli(args + (base / "a").string(), "compare-out-a");
+  const auto b = testing::run_cli(args + (base / "b").string(), "compare-out-b");
+  REQUIRE(a.code <= 1);  // 0 agrees, 1 differs: both write the page
+  CHECK(a.code == b.code);
+  const std::string html = testing::read_file(base / "a" / "report.html");
+  CHECK(html == testing::read_file(base / "b" / "report.html"));
+  CHECK(testing::read_file(base / "a" / "compare.json") == testing::read_file(base / "b" / "compare.json"));
+  const auto report = nlohmann::json::parse(testing::read_file(base / "a" / "compare.json"));
+  REQUIRE(report.size() == 1);
+  CHECK(count_of(html, "data-deviation=\"out\" data-run=") == report[0]["deviations_beyond_tolerance"].get<std::size_t>());
+  CHECK(count_of(html, "data-deviation=\"in\" data-run=") ==
+        report[0]["deviations"].get<std::size_t>() - report[0]["deviations_beyond_tolerance"].get<std::size_t>());
+  CHECK(count_of(html, "<g class=\"lane\"") == 2 * 3);
+  CHECK(a.out.find("wrote " + (base / "a" / "report.html").string()) != std::string::npos);
+  fs::remove_all(base);
+}
+
+TEST_CASE("compare --out refuses a file for OUT, and a malformed real trace is bad input (exit 2)") {
+  namespace fs = std::filesystem;
+  const fs::path base = fs::temp_directory_path() / ("rebalance-sim-compare-bad-" + std::to_string(getpid()));
+  fs::remove_all(base);
+  fs::create_directories(base / "real" / "classic-eager");
+  std::ofstream(base / "file") << "x";
+  const auto r = testing::run_cli("compare scenarios/examples/two-consumers.json --real fidelity/real/two-consumers --out " +
+                                      (base / "file").string(), "compare-out-file");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--out must name a directory") != std::string::npos);
+  std::ofstream(base / "real" / "classic-eager" / "trace.jsonl") << "{\"t_us\":1,\"type\":\"run.start\"}\n{bad\n";
+  const auto m = testing::run_cli("compare scenarios/examples/two-consumers.json --real " + (base / "real").string(), "compare-bad-trace");
+  CHECK(m.code == 2);
+  CHECK(m.err.find("line 2: not valid json") != std::string::npos);
+  fs::remove_all(base);
 }
