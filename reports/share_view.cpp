@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "reports/escape.hpp"
 #include "reports/timeline.hpp"
 
 namespace reports {
@@ -19,20 +20,7 @@ constexpr double kWidth = 1100;  // plot width
 constexpr double kPanel = 70;    // height of each of the two panels
 constexpr double kGap = 16;
 
-std::string esc(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string esc(std::string_view s) { return markup_escape(s); }
 
 /// Keeps the last point of every pixel column (and the first point), so a series has at most
 /// about kWidth points whatever the run's length.
