@@ -460,7 +460,7 @@ bool variant_less(const std::string& a, const std::string& b) {
   return ia != ib ? ia < ib : a < b;
 }
 
-std::string render_html_report(const std::vector<Timeline>& variants) {
+std::string render_html_report(const std::vector<Timeline>& variants, const std::vector<ShareView>& share) {
   std::string html;
   html.reserve(1 << 20);
   Out o(html);
@@ -511,6 +511,8 @@ std::string render_html_report(const std::vector<Timeline>& variants) {
     render_timeline(o, v, sc, max_lag, fmt::format("clip-{}", vi));
     fmt::format_to(o, "</div>\n");
   }
+
+  html += render_share_section(share);  // share groups' in-flight windows and record states
 
   // The variants compared.
   fmt::format_to(o, "<h2>Summary</h2><table class=\"compare\"><tr><th>metric</th>");

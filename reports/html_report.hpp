@@ -5,11 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "reports/share_view.hpp"
 #include "reports/timeline.hpp"
 
 namespace reports {
 
-std::string render_html_report(const std::vector<Timeline>& variants);
+/// `share`: the share views of the variants (reports/share_view.hpp); a "Share groups" section
+/// is added when one has share-partitions.
+std::string render_html_report(const std::vector<Timeline>& variants, const std::vector<ShareView>& share = {});
 
 /// Variants in the order every output lists them: classic-eager, classic-cooperative,
 /// consumer, share, then any other name alphabetically.

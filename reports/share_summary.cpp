@@ -58,7 +58,7 @@ struct Window {
 void add_share_metrics(const std::vector<std::string>& trace_lines, ojson& summary) {
   bool share = false;
   std::int64_t acknowledged = 0, archived = 0, archived_rejected = 0, archived_limit = 0, redelivered = 0,
-               delivered = 0, lock_timeouts = 0, released = 0, acknowledged_twice = 0, ack_errors = 0,
+               delivered = 0, lock_timeouts = 0, released = 0, released_on_disconnect = 0, acknowledged_twice = 0, ack_errors = 0,
                duplicates = 0, processed_total = 0, end_us = 0;
   std::map<std::string, std::int64_t> deliveries_by_count;
   std::map<std::string, OffsetSet> acked;
@@ -134,7 +134,8 @@ void add_share_metrics(const std::vector<std::string>& trace_lines, ojson& summa
         if (count > 1) redelivered += n;
       }
       if (cause == "lock_timeout") lock_timeouts += n;
-      if (cause == "RELEASE" || cause == "session_close") released += n;
+      if (cause == "RELEASE" || cause == "session_close" || cause == "disconnect") released += n;
+      if (cause == "disconnect") released_on_disconnect += n;
       if (to == "ACKNOWLEDGED") {
         acknowledged += n;
         acknowledged_twice += acked[p].add(e.at("first_offset"), e.at("last_offset"));
@@ -235,6 +236,7 @@ void add_share_metrics(const std::vector<std::string>& trace_lines, ojson& summa
   m["lost"] = archived;
   m["lock_timeouts"] = lock_timeouts;
   m["released"] = released;
+  m["released_on_disconnect"] = released_on_disconnect;
   m["acknowledged_twice"] = acknowledged_twice;
   m["acknowledge_errors"] = ack_errors;
   m["unacknowledged_at_end"] = unfinished;

@@ -969,6 +969,7 @@ const std::vector<std::string>& metric_names() {
                                "archived_delivery_limit", "archived_rejected",
                                "deliveries_by_delivery_count", "lock_timeouts",
                                "min_records_processed_by_consumer", "redelivered", "released",
+                               "released_on_disconnect",
                                "share_window_by_partition", "throughput_by_consumer",
                                "unacknowledged_at_end"};
     std::sort(v.begin(), v.end());

@@ -14,6 +14,8 @@
 
 #include "models/assignors/client_assignor.hpp"
 #include "models/assignors/server_assignor.hpp"
+#include "models/assignors/share_assignor.hpp"
+#include "tools/conformance/file_defaults.hpp"
 #include "models/reconciliation/current_assignment_builder.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/protocol/topic_partition.hpp"
@@ -33,7 +35,7 @@ constexpr int kMaxFollowups = 4;
 
 const std::vector<std::string> kClientAssignors = {"range", "roundrobin", "sticky",
                                                    "cooperative-sticky"};
-const std::vector<std::string> kServerAssignors = {"uniform", "server-range"};
+const std::vector<std::string> kServerAssignors = {"uniform", "server-range", "simple"};
 
 // ---- reading the case, every problem with its JSON path ------------------------------------
 
@@ -154,7 +156,7 @@ struct CaseMember {
 };
 
 struct CaseStep {
-  std::string assignor;  // as named: a client name, "uniform" or "server-range"
+  std::string assignor;  // as named: a client name, "uniform", "server-range" or "simple"
   Side side = Side::Client;
   std::map<std::string, std::int32_t> topics;
   std::map<std::string, std::vector<std::vector<std::string>>> partition_racks;
@@ -163,6 +165,9 @@ struct CaseStep {
   bool members_as_listed = false;  // server: member_iteration_order "as_listed"
   std::optional<SubscriptionType> subscription_type;
   std::map<std::string, std::string> topic_ids;  // name -> id (server)
+  /// `simple` (share groups): topic name -> the partitions the group may assign (the
+  /// initialized share-partitions); absent = every partition.
+  std::optional<std::map<std::string, std::vector<std::int32_t>>> assignable_partitions;
   /// The vector format's `followups`: whether a later step's `from_step` means the assignment
   /// after the cooperative follow-up rebalances (true) or the first call's. The follow-ups are
   /// run and shown for cooperative-sticky either way.
@@ -178,6 +183,7 @@ const std::vector<std::string> kCaseKeys = {"kind",
                                             "steps",
                                             "topics",
                                             "topic_ids",
+                                            "assignable_partitions",
                                             "partition_racks",
                                             "rack_setup",
                                             "rack_config",
@@ -242,17 +248,21 @@ std::optional<std::pair<std::string, Side>> resolve_assignor(const std::string& 
   if (assignors::is_client_assignor(name)) return std::make_pair(name, Side::Client);
   if (name == "uniform" || name == "server-range") return std::make_pair(name, Side::Server);
   if (name == "simple") {
-    problems.add(path,
-                 "\"simple\" is the share-group assignor; `assign` does not run it yet (run the "
-                 "case's file with `rebalance-sim conformance`)");
-    return std::nullopt;
+    // The share-group assignor runs on the coordinator: it needs a server-side case.
+    if (!server_case) {
+      problems.add(path, "\"simple\" is the share-group assignor of the coordinator; give a "
+                         "server-side case (members with `assigned` targets, `topic_ids`, "
+                         "`subscription_type`, or \"kind\": \"share-assignor\")");
+      return std::nullopt;
+    }
+    return std::make_pair(name, Side::Server);
   }
   std::vector<std::string> all = kClientAssignors;
   all.insert(all.end(), kServerAssignors.begin(), kServerAssignors.end());
   const std::string near = closest_match(name, all);
   problems.add(path,
                fmt::format("unknown assignor \"{}\"{}; expected one of range, roundrobin, sticky, "
-                           "cooperative-sticky (client side), uniform, server-range (server side)",
+                           "cooperative-sticky (client side), uniform, server-range, simple (server side)",
                            name, near.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", near)));
   return std::nullopt;
 }
@@ -414,6 +424,22 @@ CaseStep read_step(const json& step, const json& the_case, const std::string& pa
           fmt::format("expected \"random\" or an object of topic name -> id, got {}", ids->dump()));
     }
   }
+  if (const json* a = field(step, the_case, "assignable_partitions")) {
+    const std::string at = at_of("assignable_partitions");
+    if (s.assignor != "simple") {
+      problems.add(at, "only the share-group assignor \"simple\" reads assignable partitions");
+    } else if (is_object_at(*a, at, problems)) {
+      s.assignable_partitions.emplace();
+      for (const auto& [name, partitions] : a->items()) {
+        const std::string pat = child(at, name);
+        if (!is_array_at(partitions, pat, problems)) continue;
+        auto& list = (*s.assignable_partitions)[name];
+        for (std::size_t i = 0; i < partitions.size(); ++i) {
+          if (auto p = int_at(partitions[i], child(pat, i), problems, 0)) list.push_back(*p);
+        }
+      }
+    }
+  }
   const json* members = field(step, the_case, "members");
   if (members == nullptr) {
     problems.add(child(path, "members"), "missing");
@@ -507,8 +533,17 @@ Result run_server(const CaseStep& s, const std::vector<CaseMember>& members,
   }
   type = s.subscription_type.value_or(assignors::subscription_type_by_names(in.members));
   in.subscription_type = type;
-  const ServerAssignment out =
-      assignors::assign_server(s.assignor == "server-range" ? "range" : s.assignor, in);
+  ServerAssignment out;
+  if (s.assignor == "simple") {
+    assignors::AssignablePartitions assignable;
+    if (s.assignable_partitions) {
+      assignable.emplace();
+      for (const auto& [name, partitions] : *s.assignable_partitions) (*assignable)[id_for(name)] = partitions;
+    }
+    out = assignors::assign_share_simple(in, assignable);
+  } else {
+    out = assignors::assign_server(s.assignor == "server-range" ? "range" : s.assignor, in);
+  }
   Result result;
   for (const auto& [member, by_id] : out) {
     TopicPartitions& tps = result[member];
@@ -556,6 +591,8 @@ StepRun run_step(const CaseStep& s, const std::vector<StepRun>& done, const std:
     throw ScenarioError(file, {fmt::format("the {} assignor refuses this input, as Kafka's does "
                                            "(PartitionAssignorException): {}",
                                            s.assignor, e.what())});
+  } catch (const assignors::ShareAssignorCrash& e) {
+    throw ScenarioError(file, {fmt::format("Kafka's {} assignor fails on this input: {}", s.assignor, e.what())});
   }
   if (s.assignor != "cooperative-sticky") return run;
   // KIP-429: members that revoked something rejoin at once, owning what they kept; the group's
@@ -1143,7 +1180,8 @@ json load(const std::string& file) {
 }  // namespace
 
 void run_assign(const AssignRequest& request, std::ostream& out) {
-  const json doc = load(request.file);
+  json doc = load(request.file);
+  assignors::apply_file_defaults(doc);  // a vector file's "defaults" hold for each case
   Problems problems;
   if (!doc.is_object()) {
     problems.add("", "expected one case object (or a vector file with --case ID)");
@@ -1193,15 +1231,12 @@ void run_assign(const AssignRequest& request, std::ostream& out) {
   }
   const std::vector<std::string> kinds = {"client-assignor", "server-assignor",
                                           "current-assignment-builder"};
-  if (kind == "share-assignor") {
-    throw ScenarioError(request.file,
-                        {"/kind: `assign` does not run share-group assignors yet; run the file with "
-                         "`rebalance-sim conformance`"});
-  }
+  const bool share_case = kind == "share-assignor";
+  if (share_case) kind = "server-assignor";  // the coordinator's side, the `simple` assignor
   if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
     throw ScenarioError(request.file,
                         {fmt::format("/kind: unknown kind \"{}\"; expected client-assignor, "
-                                     "server-assignor or current-assignment-builder",
+                                     "server-assignor, share-assignor or current-assignment-builder",
                                      kind)});
   }
   const json case_id = c.contains("id") ? c["id"] : json(nullptr);
@@ -1217,6 +1252,9 @@ void run_assign(const AssignRequest& request, std::ostream& out) {
 
   check_keys(c, base, kCaseKeys, problems);
   const bool server_case = kind == "server-assignor";
+  // A share-assignor case runs `simple` unless it names its assignor.
+  std::optional<std::string> assignor = request.assignor;
+  if (share_case && !assignor && !c.contains("assignor")) assignor = "simple";
   std::vector<CaseStep> steps;
   if (c.contains("steps")) {
     const std::string at = child(base, "steps");
@@ -1227,11 +1265,11 @@ void run_assign(const AssignRequest& request, std::ostream& out) {
         if (!is_object_at(step, child(at, i), problems)) continue;
         check_keys(step, child(at, i), kCaseKeys, problems);
         steps.push_back(
-            read_step(step, c, child(at, i), i, request.assignor, server_case, problems));
+            read_step(step, c, child(at, i), i, assignor, server_case, problems));
       }
     }
   } else {
-    steps.push_back(read_step(c, c, base, 0, request.assignor, server_case, problems));
+    steps.push_back(read_step(c, c, base, 0, assignor, server_case, problems));
   }
   const bool generated = c.contains("generator") ||
                          (c.contains("steps") && c["steps"].is_array() &&

@@ -122,6 +122,12 @@ int cmd_conformance(const std::vector<std::string>& files) {
     assignors::apply_file_defaults(doc);
     const std::string kind = doc.value("kind", "");
     std::vector<assignors::ConformanceCaseResult> results;
+    if (kind == "server-assignor" || kind == "share-assignor") {
+      // A malformed vector is refused (exit 2) before any assignor runs on it.
+      if (auto problems = assignors::server_vector_problems(doc); !problems.empty()) {
+        throw ScenarioError(f, std::move(problems));
+      }
+    }
     if (kind == "client-assignor") results = assignors::run_client_assignor_vectors(doc);
     else if (kind == "server-assignor") results = assignors::run_server_assignor_vectors(doc);
     else if (kind == "current-assignment-builder") results = assignors::run_current_assignment_builder_vectors(doc);

@@ -94,8 +94,17 @@ void add_format_options(CLI::App* c, FormatArgs& args) {
 
 std::vector<std::pair<std::string, std::string>> render_outputs(std::vector<VariantText> variants, const FormatArgs& args) {
   const auto tls = timelines(variants);
+  std::vector<reports::ShareView> share;
+  for (const auto& v : variants) {
+    if (v.protocol != "share") continue;
+    try {
+      share.push_back(reports::build_share_view(v.trace_jsonl, v.protocol));
+    } catch (const std::runtime_error& e) {
+      throw ScenarioError(v.protocol + "/trace.jsonl", {e.what()});
+    }
+  }
   std::vector<std::pair<std::string, std::string>> files;
-  files.emplace_back("report.html", reports::render_html_report(tls));
+  files.emplace_back("report.html", reports::render_html_report(tls, share));
   auto wants = [&](const char* f) { return std::find(args.formats.begin(), args.formats.end(), f) != args.formats.end(); };
   if (args.from_ms && args.to_ms && *args.from_ms > *args.to_ms)
     throw ScenarioError("--from/--to", {fmt::format("--from ({}) must not be after --to ({})", *args.from_ms, *args.to_ms)});

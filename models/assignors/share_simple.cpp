@@ -229,7 +229,15 @@ class CyclingMembers {
   }
   bool empty() const { return members_.empty(); }
   bool has_next() const { return next_ < members_.size(); }
-  int next() { return members_[next_++]; }
+  /// Java's Iterator.next(): past the end it throws (NoSuchElementException), never reads on.
+  int next() {
+    if (next_ >= members_.size()) {
+      throw ShareAssignorCrash(
+          "NoSuchElementException: SimpleAssignor restarted its iterator over unfilled members after "
+          "the last one was filled (Kafka 4.4.0 throws here too)");
+    }
+    return members_[next_++];
+  }
   void remove_last() { members_.erase(members_.begin() + static_cast<std::ptrdiff_t>(--next_)); }
   void restart() { next_ = 0; }
 

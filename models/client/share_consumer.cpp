@@ -384,9 +384,16 @@ void ShareConsumer::finish_stop() {
 
 void ShareConsumer::crash() {
   if (!process_.alive()) return;
-  // The host dies: no close, no leave, and the brokers see no disconnect. Records it holds stay
-  // ACQUIRED until their acquisition locks expire; its membership ends with the session timeout.
+  // The process is killed: no close(), no leave heartbeat. Its OS closes its sockets, so every
+  // broker it had a share session with sees the connection end (a FIN behind whatever was
+  // already on the wire; lost on a cut link) and releases the records the member acquired there
+  // (ShareSessionCache's disconnect listener). Its membership still ends only with the session
+  // timeout. A paused process or a cut network closes nothing: those records wait for their
+  // acquisition locks to expire.
   tracer_.emit("consumer.crash", {{"consumer", spec_.name}});
+  for (const auto& [leader, s] : sessions_) {
+    if (s.epoch != 0) net_.send(node_, leader, ShareEnvelope{0, ShareConnectionClosed{}});
+  }
   process_.kill();
   reset();
 }

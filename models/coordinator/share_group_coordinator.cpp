@@ -1,6 +1,7 @@
 #include "models/coordinator/share_group_coordinator.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
@@ -42,13 +43,21 @@ TopicPartitions flatten(const assignors::MemberAssignment& a) {
 
 ShareGroupCoordinator::ShareGroupCoordinator(sim::Kernel& kernel, sim::Tracer& tracer,
                                              const BrokerConfig& config, OffsetsLog& log,
-                                             const ClusterMetadata& cluster, Initializer initializer)
+                                             const ClusterMetadata& cluster, Initializer initializer,
+                                             std::map<std::string, ShareGroupConfig> group_configs)
     : kernel_(kernel),
       tracer_(tracer),
       config_(config),
+      group_configs_(std::move(group_configs)),
+      broker_defaults_(resolve_share_group_config(config, {})),
       log_(log),
       cluster_(cluster),
       initializer_(std::move(initializer)) {}
+
+const ShareGroupConfig& ShareGroupCoordinator::group_config(const std::string& group) const {
+  const auto it = group_configs_.find(group);
+  return it == group_configs_.end() ? broker_defaults_ : it->second;
+}
 
 std::int32_t ShareGroupCoordinator::group_epoch(const std::string& group) const {
   const auto it = groups_.find(group);
@@ -107,7 +116,7 @@ ojson ShareGroupCoordinator::current_assignment_record(const Group& g, const Mem
 void ShareGroupCoordinator::update_target(Group& g, std::vector<ojson>& records) {
   if (g.assignment_epoch >= g.epoch) return;
   // The same throttle as consumer groups: at most one computation per assignment interval.
-  const sim::SimTime interval = sim::ms(config_.group_share_assignment_interval_ms);
+  const sim::SimTime interval = sim::ms(group_config(g.group_id).assignment_interval_ms);
   if (g.assignment_computed && kernel_.now() < g.assignment_time + interval) return;
   assignors::ServerAssignorInput in;
   for (const auto& [topic, n] : cluster_.partitions_per_topic) in.topics.push_back({topic, topic, n});
@@ -125,7 +134,17 @@ void ShareGroupCoordinator::update_target(Group& g, std::vector<ojson>& records)
   in.subscription_type = assignors::subscription_type_by_names(in.members);
   std::map<std::string, std::vector<std::int32_t>> assignable;
   for (const auto& [topic, partitions] : g.initialized) assignable[topic].assign(partitions.begin(), partitions.end());
-  const assignors::ServerAssignment result = assignors::assign_share_simple(in, assignable);
+  assignors::ServerAssignment result;
+  try {
+    result = assignors::assign_share_simple(in, assignable);
+  } catch (const std::runtime_error& e) {
+    // Kafka 4.4.0's SimpleAssignor can throw (NoSuchElementException, see share_assignor.hpp);
+    // the coordinator then fails that heartbeat's write with UNKNOWN_SERVER_ERROR and the
+    // target stays as it was. Here the heartbeat goes on without a new target; a later one
+    // tries again.
+    tracer_.emit("share.assignor_error", {{"group", g.group_id}, {"error", e.what()}});
+    return;
+  }
   for (auto& [id, m] : g.members) {
     const auto it = result.find(id);
     assignors::MemberAssignment next = it == result.end() ? assignors::MemberAssignment{} : it->second;
@@ -386,13 +405,13 @@ void ShareGroupCoordinator::on_heartbeat(const ShareGroupHeartbeatRequest& r, co
   const std::int32_t member_epoch_before = m.epoch;
   reconcile(g, m, records);
   // The session timer restarts with every heartbeat; a stale expiry finds a newer generation.
-  kernel_.schedule_closure_after(sim::ms(config_.group_share_session_timeout_ms),
+  kernel_.schedule_closure_after(sim::ms(group_config(g.group_id).session_timeout_ms),
                                  [this, group = g.group_id, id = m.member_id, gen = m.session_generation = ++next_session_] {
                                    on_session_expired(group, id, gen);
                                  });
 
   response.member_epoch = m.epoch;
-  response.heartbeat_interval_ms = static_cast<std::int32_t>(config_.group_share_heartbeat_interval_ms);
+  response.heartbeat_interval_ms = static_cast<std::int32_t>(group_config(g.group_id).heartbeat_interval_ms);
   if (r.member_epoch == 0 || r.subscribed_topic_names || m.assigned != assigned_before) {
     response.assignment = m.assigned;
   }

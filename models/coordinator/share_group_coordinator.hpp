@@ -35,8 +35,11 @@ class ShareGroupCoordinator {
                                          std::int32_t state_epoch, std::int64_t start_offset,
                                          std::function<void()> done)>;
 
+  /// `group_configs`: the groups' own configs (share.session.timeout.ms, ...); other groups use
+  /// the broker's group.share.* values.
   ShareGroupCoordinator(sim::Kernel& kernel, sim::Tracer& tracer, const BrokerConfig& config,
-                        OffsetsLog& log, const ClusterMetadata& cluster, Initializer initializer);
+                        OffsetsLog& log, const ClusterMetadata& cluster, Initializer initializer,
+                        std::map<std::string, ShareGroupConfig> group_configs = {});
   ShareGroupCoordinator(const ShareGroupCoordinator&) = delete;
   ShareGroupCoordinator& operator=(const ShareGroupCoordinator&) = delete;
 
@@ -95,6 +98,9 @@ class ShareGroupCoordinator {
   sim::Kernel& kernel_;
   sim::Tracer& tracer_;
   const BrokerConfig& config_;
+  std::map<std::string, ShareGroupConfig> group_configs_;
+  ShareGroupConfig broker_defaults_;
+  const ShareGroupConfig& group_config(const std::string& group) const;
   OffsetsLog& log_;
   const ClusterMetadata& cluster_;
   Initializer initializer_;

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <map>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -239,6 +241,131 @@ bool is_unmodelled_consumer_config(const std::string& key) {
       "socket.connection.setup.timeout.ms", "value.deserializer"};
   if (std::find(keys.begin(), keys.end(), key) != keys.end()) return true;
   return key.starts_with("ssl.") || key.starts_with("sasl.");
+}
+
+const std::vector<ConfigKeySpec>& group_config_specs() {
+  // GroupConfig's CONFIG_DEF (Kafka 4.4): types and atLeast() bounds; the broker's min/max
+  // bounds are checked by validate_share_group_config, with Kafka's messages.
+  static const std::vector<ConfigKeySpec> specs = sorted({
+      int_key("share.session.timeout.ms", 1, kIntMax, "45000",
+              "share group: session timeout (broker bounds 45000-60000)"),
+      int_key("share.heartbeat.interval.ms", 1, kIntMax, "5000",
+              "share group: heartbeat interval (broker bounds 5000-15000)"),
+      int_key("share.assignment.interval.ms", 0, kIntMax, "1000",
+              "share group: minimum time between target assignment computations (0-15000)"),
+      int_key("share.record.lock.duration.ms", 1000, kIntMax, "30000",
+              "share group: acquisition lock of a delivered record (broker bounds 15000-60000)"),
+      int_key("share.delivery.count.limit", 2, kIntMax, "5",
+              "share group: deliveries of a record before it is archived (broker bounds 2-10)"),
+      int_key("share.partition.max.record.locks", 100, kIntMax, "2000",
+              "share group: in-flight window (SPEO - SPSO + 1) per share-partition (100-4000)"),
+      string_key("share.auto.offset.reset", {}, "latest",
+                 "share group: where a share-partition that never started begins: latest, earliest, "
+                 "by_duration:<PnDTnHnMn.nS>"),
+      string_key("share.isolation.level", {"read_committed", "read_uncommitted"}, "read_uncommitted",
+                 "share group: how transactional records are read (no transactions are simulated)"),
+      ConfigKeySpec{"share.renew.acknowledge.enable", ConfigValueType::Bool, 0, 0, {}, "true",
+                    "share group: whether RENEW acknowledgements are accepted"},
+  });
+  return specs;
+}
+
+const ConfigKeySpec* find_group_config(const std::string& key) {
+  for (const auto& s : group_config_specs()) {
+    if (s.key == key) return &s;
+  }
+  return nullptr;
+}
+
+bool is_unmodelled_group_config(const std::string& key) {
+  return key.starts_with("consumer.") || key.starts_with("streams.") ||
+         key.starts_with("errors.deadletterqueue.") || key == "share.assignor.offload.enable";
+}
+
+std::optional<std::int64_t> parse_iso8601_duration_ms(const std::string& text) {
+  // [-]P[nD][T[nH][nM][n[.n]S]], case-insensitive, at least one part, as Duration.parse.
+  std::size_t i = 0;
+  const auto upper = [&](std::size_t k) {
+    return static_cast<char>(std::toupper(static_cast<unsigned char>(text[k])));
+  };
+  bool negative = false;
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) negative = text[i++] == '-';
+  if (i >= text.size() || upper(i) != 'P') return std::nullopt;
+  ++i;
+  double ms = 0;
+  bool any = false;
+  bool in_time = false;
+  while (i < text.size()) {
+    if (upper(i) == 'T') {
+      if (in_time) return std::nullopt;
+      in_time = true;
+      ++i;
+      if (i >= text.size()) return std::nullopt;
+      continue;
+    }
+    const std::size_t start = i;
+    if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+    if (i == start || i >= text.size()) return std::nullopt;
+    double value = 0;
+    try {
+      value = std::stod(text.substr(start, i - start));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    const char unit = upper(i++);
+    if (!in_time && unit == 'D') ms += value * 86400000.0;
+    else if (in_time && unit == 'H') ms += value * 3600000.0;
+    else if (in_time && unit == 'M') ms += value * 60000.0;
+    else if (in_time && unit == 'S') ms += value * 1000.0;
+    else return std::nullopt;
+    any = true;
+  }
+  if (!any || ms > 9.0e15) return std::nullopt;
+  const auto out = static_cast<std::int64_t>(ms);
+  return negative ? -out : out;
+}
+
+std::vector<std::pair<std::string, std::string>> validate_share_group_config(
+    const std::map<std::string, json>& config) {
+  std::vector<std::pair<std::string, std::string>> problems;
+  const auto int_of = [&](const char* key) -> std::optional<std::int64_t> {
+    const auto it = config.find(key);
+    if (it == config.end() || !it->second.is_number_integer()) return std::nullopt;
+    return it->second.get<std::int64_t>();
+  };
+  // The broker's bounds (group.share.min/max.*, their Kafka defaults).
+  const std::vector<std::tuple<const char*, std::int64_t, std::int64_t>> ranges{
+      {"share.heartbeat.interval.ms", 5000, 15000},   {"share.session.timeout.ms", 45000, 60000},
+      {"share.record.lock.duration.ms", 15000, 60000}, {"share.delivery.count.limit", 2, 10},
+      {"share.partition.max.record.locks", 100, 4000}, {"share.assignment.interval.ms", 0, 15000}};
+  for (const auto& [key, lo, hi] : ranges) {
+    if (const auto v = int_of(key); v && (*v < lo || *v > hi)) {
+      problems.emplace_back(key, fmt::format("{} must be in the range {} to {} inclusive.", key, lo, hi));
+    }
+  }
+  const auto session = int_of("share.session.timeout.ms");
+  const auto heartbeat = int_of("share.heartbeat.interval.ms");
+  if ((session || heartbeat) && session.value_or(45000) <= heartbeat.value_or(5000)) {
+    problems.emplace_back(session ? "share.session.timeout.ms" : "share.heartbeat.interval.ms",
+                          "share.session.timeout.ms must be greater than share.heartbeat.interval.ms");
+  }
+  if (const auto it = config.find("share.auto.offset.reset"); it != config.end() && it->second.is_string()) {
+    const std::string v = lower(it->second.get<std::string>());
+    bool ok = v == "latest" || v == "earliest";
+    if (v.starts_with("by_duration:")) {
+      const auto d = parse_iso8601_duration_ms(v.substr(12));
+      ok = d && *d >= 0;
+    }
+    if (!ok) {
+      problems.emplace_back("share.auto.offset.reset",
+                            fmt::format("Invalid value `{}` for configuration share.auto.offset.reset. The value "
+                                        "must be either 'earliest', 'latest' or of the format "
+                                        "'by_duration:<PnDTnHnMn.nS>'.",
+                                        it->second.get<std::string>()));
+    }
+  }
+  return problems;
 }
 
 bool is_unmodelled_broker_config(const std::string& key) {
@@ -525,6 +652,38 @@ BrokerConfig resolve_broker_config(const ClusterSpec& cluster) {
   read("share.coordinator.snapshot.update.records.per.snapshot",
        b.share_coordinator_snapshot_update_records_per_snapshot);
   return b;
+}
+
+ShareGroupConfig resolve_share_group_config(const BrokerConfig& broker,
+                                            const std::map<std::string, json>& group_config) {
+  ShareGroupConfig c;
+  c.session_timeout_ms = broker.group_share_session_timeout_ms;
+  c.heartbeat_interval_ms = broker.group_share_heartbeat_interval_ms;
+  c.assignment_interval_ms = broker.group_share_assignment_interval_ms;
+  c.record_lock_duration_ms = broker.group_share_record_lock_duration_ms;
+  c.delivery_count_limit = broker.group_share_delivery_count_limit;
+  c.partition_max_record_locks = broker.group_share_partition_max_record_locks;
+  const auto read = [&](const std::string& key, auto& out) {
+    read_into(group_config, key, find_group_config(key), out);
+  };
+  read("share.session.timeout.ms", c.session_timeout_ms);
+  read("share.heartbeat.interval.ms", c.heartbeat_interval_ms);
+  read("share.assignment.interval.ms", c.assignment_interval_ms);
+  read("share.record.lock.duration.ms", c.record_lock_duration_ms);
+  read("share.delivery.count.limit", c.delivery_count_limit);
+  read("share.partition.max.record.locks", c.partition_max_record_locks);
+  read("share.isolation.level", c.isolation_level);
+  read("share.renew.acknowledge.enable", c.renew_acknowledge_enable);
+  std::string reset = c.auto_offset_reset;
+  read("share.auto.offset.reset", reset);
+  reset = lower(reset);
+  if (reset.starts_with("by_duration:")) {
+    c.auto_offset_reset = "by_duration";
+    c.auto_offset_reset_duration_ms = parse_iso8601_duration_ms(reset.substr(12)).value_or(0);
+  } else {
+    c.auto_offset_reset = reset;
+  }
+  return c;
 }
 
 }  // namespace rsim

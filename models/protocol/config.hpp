@@ -2,8 +2,10 @@
 // and the broker (cluster) configs, with Kafka 4.5's defaults. Keys are Kafka's, verbatim.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/scenario/scenario.hpp"
@@ -80,6 +82,28 @@ struct BrokerConfig {
   // The coordinator's write latency is a simulator knob, not a Kafka config: ClusterSpec::write_latency.
 };
 
+/// A share group's effective configs (what the group coordinator and the share-partition
+/// leaders use): the broker's group.share.* values overridden by the group's own configs
+/// (Kafka's GroupConfig, set per group with incrementalAlterConfigs on the GROUP resource, e.g.
+/// `kafka-configs.sh --entity-type groups --entity-name G --alter --add-config ...`).
+struct ShareGroupConfig {
+  std::int64_t session_timeout_ms = 45000;        // share.session.timeout.ms
+  std::int64_t heartbeat_interval_ms = 5000;      // share.heartbeat.interval.ms
+  std::int64_t assignment_interval_ms = 1000;     // share.assignment.interval.ms
+  std::int64_t record_lock_duration_ms = 30000;   // share.record.lock.duration.ms
+  std::int32_t delivery_count_limit = 5;          // share.delivery.count.limit
+  std::int32_t partition_max_record_locks = 2000; // share.partition.max.record.locks
+  /// share.auto.offset.reset: "latest", "earliest" or "by_duration" (then the duration).
+  std::string auto_offset_reset = "latest";
+  std::int64_t auto_offset_reset_duration_ms = 0;
+  std::string isolation_level = "read_uncommitted";  // share.isolation.level
+  bool renew_acknowledge_enable = true;               // share.renew.acknowledge.enable
+};
+
+/// `broker`'s share-group values overridden by a group's (validated) configs.
+ShareGroupConfig resolve_share_group_config(const BrokerConfig& broker,
+                                            const std::map<std::string, nlohmann::json>& group_config);
+
 /// `config` merged with `config_by_protocol[group_protocol_of(variant)]`, then the variant's
 /// own settings (partition.assignment.strategy for classic-*), then defaults.
 ConsumerConfig resolve_consumer_config(const ConsumerSpec& consumer, const std::string& variant,
@@ -109,6 +133,18 @@ const std::vector<ConfigKeySpec>& consumer_config_specs();
 const std::vector<ConfigKeySpec>& broker_config_specs();
 const ConfigKeySpec* find_consumer_config(const std::string& key);
 const ConfigKeySpec* find_broker_config(const std::string& key);
+/// The group configs the simulator models (Kafka 4.4 GroupConfig's share.* keys), sorted.
+const std::vector<ConfigKeySpec>& group_config_specs();
+const ConfigKeySpec* find_group_config(const std::string& key);
+/// Real GroupConfig keys the simulator does not model (consumer.*, streams.*, DLQ).
+bool is_unmodelled_group_config(const std::string& key);
+/// java.time.Duration.parse of an ISO-8601 duration (PnDTnHnMn.nS), in whole milliseconds;
+/// nullopt when it does not parse.
+std::optional<std::int64_t> parse_iso8601_duration_ms(const std::string& text);
+/// Kafka's GroupConfig.validate on normalized values: the broker's min/max bounds of each
+/// share key and session > heartbeat; each problem is (key, Kafka's message).
+std::vector<std::pair<std::string, std::string>> validate_share_group_config(
+    const std::map<std::string, nlohmann::json>& config);
 /// Real Kafka configs the simulator does not model (rejected with a message saying so).
 bool is_unmodelled_consumer_config(const std::string& key);
 bool is_unmodelled_broker_config(const std::string& key);

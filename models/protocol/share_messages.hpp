@@ -78,9 +78,15 @@ struct ShareAcknowledgeResponse {
   std::vector<ShareAcknowledgePartition> partitions;
 };
 
+/// Not a Kafka API: the client's end of a TCP connection closed (the FIN its OS sends when the
+/// socket is closed, e.g. when the process is killed or a request timed out). It travels the
+/// link like a packet, after what was sent before it; a cut link loses it. The broker's
+/// socket server then runs its connection-disconnect listeners (ShareSessionCache).
+struct ShareConnectionClosed {};
+
 using ShareMessage = std::variant<ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse,
                                   ShareFetchRequest, ShareFetchResponse, ShareAcknowledgeRequest,
-                                  ShareAcknowledgeResponse>;
+                                  ShareAcknowledgeResponse, ShareConnectionClosed>;
 
 struct ShareEnvelope {
   std::int32_t correlation_id = 0;
@@ -94,9 +100,11 @@ inline const char* share_api_name(const ShareMessage& m) {
     case 1: return "ShareGroupHeartbeat";
     case 2:
     case 3: return "ShareFetch";
-    default: return "ShareAcknowledge";
+    case 4:
+    case 5: return "ShareAcknowledge";
+    default: return "connection.close";
   }
 }
-inline bool is_share_response(const ShareMessage& m) { return m.index() % 2 == 1; }
+inline bool is_share_response(const ShareMessage& m) { return m.index() % 2 == 1 && m.index() < 6; }
 
 }  // namespace rsim

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <openssl/evp.h>
 
 #include "models/protocol/config.hpp"
@@ -511,7 +512,8 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
     KeyLists k{
         {"scenario",
          {"$schema", "cluster", "consumers", "description", "duration_ms", "events", "expect",
-          "lag_sample_ms", "name", "network", "protocols", "seed", "topics"}},
+          "groups", "lag_sample_ms", "name", "network", "protocols", "seed", "topics"}},
+        {"group", {"config"}},
         {"cluster", {"brokers", "config", "coordinator_load", "write_latency_ms"}},
         {"coordinator_load", {"base_ms", "us_per_record"}},
         {"network", {"drop_rate", "latency_ms"}},
@@ -931,6 +933,64 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
         }
       }
       s.consumers.push_back(std::move(consumer));
+    }
+  }
+
+  // Group configs (Kafka's GroupConfig, set per group with incrementalAlterConfigs on the GROUP
+  // resource); only share-group keys are modelled.
+  if (const auto it = doc.find("groups"); it != doc.end()) {
+    if (!it->is_object()) {
+      p.problem("/groups", fmt::format("must be an object: group id -> {{\"config\": {{...}}}}, got {}", shown(*it)));
+    } else {
+      std::vector<std::string> groups;
+      for (const auto& c : s.consumers) {
+        if (!contains(groups, c.group)) groups.push_back(c.group);
+      }
+      for (const auto& [group, g] : it->items()) {
+        const std::string ptr = child("/groups", group);
+        if (!contains(groups, group)) {
+          const std::string guess = suggestion(group, groups);
+          p.problem(ptr, guess.empty() ? fmt::format("no consumer is in this group (the consumers' groups: {})",
+                                                     fmt::join(groups, ", "))
+                                       : "no consumer is in this group" + guess);
+          continue;
+        }
+        if (!p.check_object(g, ptr, "group")) continue;
+        const auto c = g.find("config");
+        if (c == g.end()) continue;
+        const std::string cptr = child(ptr, "config");
+        if (!c->is_object()) {
+          p.problem(cptr, fmt::format("must be an object, got {}", shown(*c)));
+          continue;
+        }
+        std::map<std::string, json>& out = s.group_configs[group];
+        bool ok = true;
+        for (const auto& [key, raw] : c->items()) {
+          const std::string kp = child(cptr, key);
+          if (const ConfigKeySpec* spec = find_group_config(key)) {
+            const ConfigValueResult r = normalize_config_value(*spec, raw);
+            if (!r.problem.empty()) {
+              p.problem(kp + r.problem_suffix, r.problem);
+              ok = false;
+            } else {
+              out[key] = r.value;
+            }
+          } else if (is_unmodelled_group_config(key)) {
+            p.problem(kp, "is a kafka group config the simulator does not model");
+            ok = false;
+          } else if (find_broker_config("group." + key) != nullptr) {
+            p.problem(kp, fmt::format("unknown kafka group config; \"group.{}\" is the broker's default, "
+                                      "set in \"cluster.config\"", key));
+            ok = false;
+          } else {
+            p.problem(kp, "unknown kafka group config" + suggestion(key, config_keys(group_config_specs())));
+            ok = false;
+          }
+        }
+        if (ok) {
+          for (const auto& [key, why] : validate_share_group_config(out)) p.problem(child(cptr, key), why);
+        }
+      }
     }
   }
 

@@ -170,6 +170,8 @@ struct ScenarioSpec {
   NetworkSpec network;
   std::vector<TopicSpec> topics;
   std::vector<ConsumerSpec> consumers;
+  /// `groups`: group id -> its group configs (Kafka GroupConfig keys, normalized and validated).
+  std::map<std::string, std::map<std::string, nlohmann::json>> group_configs;
   std::vector<EventSpec> events;  // sorted by `at`, stable (file order for equal times)
   std::vector<ExpectSpec> expect;
 

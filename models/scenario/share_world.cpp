@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -137,9 +138,11 @@ class ShareWorld {
     cluster_.offsets_topic_num_partitions = config_.offsets_topic_num_partitions;
     cluster_.offsets_topic_replication_factor = config_.offsets_topic_replication_factor;
     for (const auto& t : spec.topics) cluster_.partitions_per_topic[t.name] = t.partitions;
-    partition_config_.record_lock_duration = sim::ms(config_.group_share_record_lock_duration_ms);
-    partition_config_.delivery_count_limit = config_.group_share_delivery_count_limit;
-    partition_config_.max_record_locks = config_.group_share_partition_max_record_locks;
+    // Each group's configs: the broker's group.share.* values, then the group's own (`groups`).
+    broker_group_config_ = resolve_share_group_config(config_, {});
+    std::map<std::string, ShareGroupConfig> overrides;
+    for (const auto& [group, c] : spec.group_configs) overrides.emplace(group, resolve_share_group_config(config_, c));
+    group_configs_ = overrides;
     for (std::int32_t b = 0; b < spec.cluster.brokers; ++b) {
       const sim::NodeId node = net_.add_node(fmt::format("broker-{}", b), nullptr,
                                              [this, b](sim::NodeId from, ShareEnvelope&& e) {
@@ -153,7 +156,8 @@ class ShareWorld {
         [this](const std::string& group, const TopicPartitions& partitions, std::int32_t state_epoch,
                std::int64_t start, std::function<void()> done) {
           initialize_state(group, partitions, state_epoch, start, std::move(done));
-        });
+        },
+        std::move(overrides));
     int sequence = 0;
     for (const auto& c : spec.consumers) {
       ConsumerConfig config = resolve_consumer_config(c, "share", ++sequence);
@@ -176,11 +180,25 @@ class ShareWorld {
       else f["gap_ms"] = t.produce_gap->describe();
       tracer_.emit("produce", f);
     }
+    ojson groups = ojson::object();
+    for (const auto& [group, c] : group_configs_) {
+      // The effective values of a group with its own configs, as describe-configs shows them.
+      groups[group] = {{"share.session.timeout.ms", c.session_timeout_ms},
+                       {"share.heartbeat.interval.ms", c.heartbeat_interval_ms},
+                       {"share.assignment.interval.ms", c.assignment_interval_ms},
+                       {"share.record.lock.duration.ms", c.record_lock_duration_ms},
+                       {"share.delivery.count.limit", c.delivery_count_limit},
+                       {"share.partition.max.record.locks", c.partition_max_record_locks},
+                       {"share.auto.offset.reset", auto_offset_reset_text(c)},
+                       {"share.isolation.level", c.isolation_level},
+                       {"share.renew.acknowledge.enable", c.renew_acknowledge_enable}};
+    }
     tracer_.emit("share.config", {{"group.share.record.lock.duration.ms", config_.group_share_record_lock_duration_ms},
                                   {"group.share.delivery.count.limit", config_.group_share_delivery_count_limit},
                                   {"group.share.partition.max.record.locks", config_.group_share_partition_max_record_locks},
                                   {"group.share.heartbeat.interval.ms", config_.group_share_heartbeat_interval_ms},
-                                  {"group.share.session.timeout.ms", config_.group_share_session_timeout_ms}});
+                                  {"group.share.session.timeout.ms", config_.group_share_session_timeout_ms},
+                                  {"groups", groups}});
     for (const auto& e : spec_.events) kernel_.schedule_closure_after(e.at, [this, &e] { apply(e); });
     kernel_.run(spec_.duration);
     for (const auto& [topic, n] : cluster_.partitions_per_topic) {
@@ -220,6 +238,24 @@ class ShareWorld {
     bool initializing = false;
     std::vector<std::function<void()>> waiting;  // requests that wait for the initialization
   };
+
+  const ShareGroupConfig& group_config(const std::string& group) const {
+    const auto it = group_configs_.find(group);
+    return it == group_configs_.end() ? broker_group_config_ : it->second;
+  }
+  static std::string auto_offset_reset_text(const ShareGroupConfig& c) {
+    return c.auto_offset_reset == "by_duration" ? fmt::format("by_duration:{}ms", c.auto_offset_reset_duration_ms)
+                                                : c.auto_offset_reset;
+  }
+  SharePartitionConfig partition_config(const std::string& group) const {
+    const ShareGroupConfig& c = group_config(group);
+    SharePartitionConfig out;
+    out.record_lock_duration = sim::ms(c.record_lock_duration_ms);
+    out.delivery_count_limit = c.delivery_count_limit;
+    out.max_record_locks = c.partition_max_record_locks;
+    out.renew_acknowledge_enable = c.renew_acknowledge_enable;
+    return out;
+  }
 
   static sim::LinkSpec link_defaults(const NetworkSpec& n) {
     sim::LinkSpec l;
@@ -317,6 +353,8 @@ class ShareWorld {
       on_share_fetch(broker, from, e.correlation_id, std::move(*fetch));
     } else if (auto* ack = std::get_if<ShareAcknowledgeRequest>(&e.message)) {
       on_share_acknowledge(broker, from, e.correlation_id, std::move(*ack));
+    } else if (std::holds_alternative<ShareConnectionClosed>(e.message)) {
+      on_connection_closed(broker, from);
     }
   }
 
@@ -339,11 +377,24 @@ class ShareWorld {
       Leader& leader = partitions_[k];
       std::int64_t start = state_log_.start_offset(k);
       const bool reset = start < 0;
-      if (reset) start = workload_.log_end_offset(k.partition);  // share.auto.offset.reset=latest
-      leader.sp = std::make_unique<SharePartition>(partition_config_, start);
+      const ShareGroupConfig& gc = group_config(k.group);
+      if (reset) {
+        // share.auto.offset.reset: the log end (latest), the log start (earliest), or the first
+        // record appended at or after now minus the duration (by_duration).
+        if (gc.auto_offset_reset == "earliest") {
+          start = workload_.log_start_offset(k.partition);
+        } else if (gc.auto_offset_reset == "by_duration") {
+          const sim::SimTime since = kernel_.now() - sim::ms(gc.auto_offset_reset_duration_ms);
+          start = since <= sim::SimTime::zero() ? workload_.log_start_offset(k.partition)
+                                                : workload_.log_end_offset_at(k.partition, since);
+        } else {
+          start = workload_.log_end_offset(k.partition);
+        }
+      }
+      leader.sp = std::make_unique<SharePartition>(partition_config(k.group), start);
       leader.initializing = false;
       tracer_.emit("share.partition.init", {{"group", k.group}, {"partition", k.partition.str()},
-                                            {"spso", start}, {"reset", reset ? "latest" : "none"}});
+                                            {"spso", start}, {"reset", reset ? auto_offset_reset_text(gc) : "none"}});
       trace_window(k, *leader.sp);
       auto waiting = std::move(leader.waiting);
       leader.waiting.clear();
@@ -385,14 +436,11 @@ class ShareWorld {
     }
     if (close_session) {
       // The share session ends: everything the member still holds on this broker is released.
-      for (auto& [k, l] : partitions_) {
-        if (k.group != group || !l.sp || leader_broker(k.partition) != broker) continue;
-        ShareChange c = l.sp->release_member(member);
-        if (c.changes.empty()) continue;
-        trace_changes(k, c.changes, "session_close");
+      sessions_.erase({broker, group, member_id});
+      release_session(broker, group, member_id, "session_close", [&](ShareKey k, ShareChange c) {
         ++*pending;
         persist(broker, k, std::move(c), finish);
-      }
+      });
       for (auto it = parked_.begin(); it != parked_.end();) {
         if (it->second.request.member_id == member_id && it->second.broker == broker) {
           reply(broker, it->second.from, it->second.correlation_id, ShareFetchResponse{});
@@ -403,6 +451,55 @@ class ShareWorld {
       }
     }
     finish();
+  }
+
+  /// SharePartitionManager.releaseSession's release step: every record `member_id` holds on the
+  /// share-partitions this broker leads for `group` goes back (AVAILABLE, or ARCHIVED at the
+  /// delivery limit), persisted like an acknowledgement; `write` persists each change.
+  template <class Write>
+  void release_session(std::int32_t broker, const std::string& group, const std::string& member_id,
+                       const char* cause, Write write) {
+    const auto m = members_.find(member_id);
+    if (m == members_.end()) return;
+    for (auto& [k, l] : partitions_) {
+      if (k.group != group || !l.sp || leader_broker(k.partition) != broker) continue;
+      ShareChange c = l.sp->release_member(m->second);
+      if (c.changes.empty()) continue;
+      trace_changes(k, c.changes, cause);
+      write(k, std::move(c));
+    }
+  }
+
+  /// The broker's socket server saw the connection from `from` close (ShareSessionCache's
+  /// ClientConnectionDisconnectListener): each share session opened on it that the client had
+  /// not closed itself is removed and the member's acquired records are released at once, not
+  /// after their locks. A session whose member re-opened it on another connection is left.
+  void on_connection_closed(std::int32_t broker, sim::NodeId from) {
+    std::vector<std::pair<std::string, std::string>> ended;
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+      if (std::get<0>(it->first) == broker && it->second == from) {
+        ended.emplace_back(std::get<1>(it->first), std::get<2>(it->first));
+        it = sessions_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (const auto& [group, member_id] : ended) {
+      tracer_.emit("share.session", {{"broker", broker}, {"group", group}, {"consumer", consumer_of(from)},
+                                     {"member_id", member_id}, {"event", "disconnect"}});
+      release_session(broker, group, member_id, "disconnect", [&](ShareKey k, ShareChange c) {
+        persist(broker, k, std::move(c), nullptr);
+      });
+      // A fetch parked for that member has no connection to answer on.
+      for (auto it = parked_.begin(); it != parked_.end();) {
+        if (it->second.request.member_id == member_id && it->second.broker == broker) {
+          ack_errors_.erase(it->first);
+          it = parked_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
   }
 
   void schedule_lock_expiry(std::int32_t broker, const ShareKey& k, std::int64_t first, std::int64_t last) {
@@ -434,6 +531,9 @@ class ShareWorld {
 
   void on_share_fetch(std::int32_t broker, sim::NodeId from, std::int32_t id, ShareFetchRequest r) {
     const bool close = r.share_session_epoch == -1;
+    // Epoch 0 opens a share session on this connection (a session of the same member is
+    // replaced, as ShareSessionCache.maybeCreateSession does).
+    if (r.share_session_epoch == 0) sessions_[{broker, r.group_id, r.member_id}] = from;
     const std::string group = r.group_id;
     const std::string member_id = r.member_id;
     const auto acks = r.acknowledgements;
@@ -459,7 +559,8 @@ class ShareWorld {
     if (owner_names_.size() < members_.size()) owner_names_.resize(members_.size());
     owner_names_[static_cast<std::size_t>(member)] = consumer_of(p.from);
     ShareFetchResponse response;
-    response.acquisition_lock_timeout_ms = static_cast<std::int32_t>(config_.group_share_record_lock_duration_ms);
+    response.acquisition_lock_timeout_ms =
+        static_cast<std::int32_t>(group_config(p.request.group_id).record_lock_duration_ms);
     std::int32_t budget = p.request.max_records;
     bool any = false;
     sim::SimTime next_data = sim::kNever;
@@ -575,7 +676,8 @@ class ShareWorld {
   ShareStateLog state_log_;
   sim::Rng persist_rng_;
   ClusterMetadata cluster_;
-  SharePartitionConfig partition_config_;
+  ShareGroupConfig broker_group_config_;
+  std::map<std::string, ShareGroupConfig> group_configs_;
   std::unique_ptr<ShareGroupCoordinator> group_coordinator_;
   std::map<std::string, std::unique_ptr<ShareConsumer>> consumers_;
   std::map<sim::NodeId, std::string> consumer_by_node_;
@@ -585,6 +687,8 @@ class ShareWorld {
   std::vector<std::string> member_names_;
   std::vector<std::string> owner_names_;
   std::map<std::uint64_t, Parked> parked_;
+  /// Open share sessions: (broker, group, member id) -> the client's node (its connection).
+  std::map<std::tuple<std::int32_t, std::string, std::string>, sim::NodeId> sessions_;
   std::map<std::uint64_t, std::map<TopicPartition, ErrorCode>> ack_errors_;
   std::uint64_t next_parked_ = 1;
 };

@@ -77,7 +77,10 @@ Expected expected_of(const fs::path& out) {
   return e;
 }
 
-void check_in_browser(const std::string& scenario, const std::string& name, std::size_t variants) {
+/// `share_partitions`: how many share-partition charts the share view must draw (0: none, and no
+/// share section at all).
+void check_in_browser(const std::string& scenario, const std::string& name, std::size_t variants,
+                      std::size_t share_partitions = 0) {
   INFO("scenario " << scenario);
   REQUIRE_MESSAGE(!chromium().empty(), "chromium is missing: `make test` installs it (apt package chromium)");
   const fs::path dir = fs::path(RSIM_BUILD_DIR) / "test-artifacts" / "browser" / name;
@@ -113,6 +116,16 @@ void check_in_browser(const std::string& scenario, const std::string& name, std:
   // The script drew the time axis (its ticks exist only after it ran).
   CHECK(dom.find("<g class=\"axis\" transform=\"translate(150,0)\" data-height=") != std::string::npos);
   CHECK(std::regex_search(dom, std::regex("<text x=\"[0-9.]+\" y=\"13\">[0-9.]+ s</text>")));
+  // The share view: one chart per share-partition, counted by its own script once drawn.
+  std::size_t charts = 0;
+  for (auto p = dom.find("<svg class=\"share-window\""); p != std::string::npos; p = dom.find("<svg class=\"share-window\"", p + 1)) ++charts;
+  CHECK(charts == share_partitions);
+  CHECK(attribute(dom, "data-share-partitions") == (share_partitions == 0 ? std::string("(absent)") : std::to_string(share_partitions)));
+  if (share_partitions > 0) {
+    CHECK(dom.find("<h2>Share groups</h2>") != std::string::npos);
+    CHECK(dom.find("class=\"sv-spso\"") != std::string::npos);
+    CHECK(dom.find("class=\"sv-acquired\"") != std::string::npos);
+  }
 
   fs::remove_all(profile);
   const fs::path shot = dir / "screenshot.png";
@@ -200,4 +213,10 @@ TEST_CASE("chromium: the KIP-848 two-consumers example report") {
 
 TEST_CASE("chromium: three variants side by side") {
   check_in_browser("scenarios/consumer/side-by-side-join.json", "side-by-side-join", 3);
+}
+
+TEST_CASE("chromium: a share-group run's report with its share view") {
+  // Eight share consumers on four partitions: four share-partition charts (in-flight window and
+  // records by state), no script error.
+  check_in_browser("scenarios/share/eight-consumers-one-crash.json", "share-eight-consumers", 1, 4);
 }

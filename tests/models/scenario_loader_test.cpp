@@ -1010,6 +1010,77 @@ TEST_CASE("on_stop and the broker events") {
   CHECK_FALSE(s.events.back().graceful);
 }
 
+TEST_CASE("group configs: share keys per group, validated as Kafka's GroupConfig does") {
+  json doc = base();
+  doc["groups"] = {{"g", {{"config", {{"share.record.lock.duration.ms", "20000"},
+                                      {"share.delivery.count.limit", 3},
+                                      {"share.auto.offset.reset", "by_duration:PT10S"},
+                                      {"share.isolation.level", "read_committed"},
+                                      {"share.renew.acknowledge.enable", "false"}}}}}};
+  const rsim::ScenarioSpec spec = rsim::parse_scenario(doc, "x.json");
+  REQUIRE(spec.group_configs.count("g") == 1);
+  const rsim::ShareGroupConfig c = rsim::resolve_share_group_config(rsim::BrokerConfig{}, spec.group_configs.at("g"));
+  CHECK(c.record_lock_duration_ms == 20000);
+  CHECK(c.delivery_count_limit == 3);
+  CHECK(c.auto_offset_reset == "by_duration");
+  CHECK(c.auto_offset_reset_duration_ms == 10000);
+  CHECK(c.isolation_level == "read_committed");
+  CHECK_FALSE(c.renew_acknowledge_enable);
+  CHECK(c.session_timeout_ms == 45000);  // the broker's group.share.session.timeout.ms
+  CHECK(c.heartbeat_interval_ms == 5000);
+
+  // Out of the broker's bounds, with Kafka's messages; unknown and unmodelled keys; a group no
+  // consumer is in.
+  doc["groups"] = {{"g", {{"config", {{"share.record.lock.duration.ms", 5000},
+                                      {"share.delivery.count.limit", 11},
+                                      {"share.session.timeout.ms", 50000},
+                                      {"share.heartbeat.interval.ms", 6000},
+                                      {"share.auto.offset.reset", "none"}}}}},
+                   {"h", {{"config", json::object()}}}};
+  const Problems bad = problems(doc);
+  const std::set<std::string> got(bad.begin(), bad.end());
+  CHECK(got == std::set<std::string>{
+                   "/groups/g/config/share.auto.offset.reset: Invalid value `none` for configuration "
+                   "share.auto.offset.reset. The value must be either 'earliest', 'latest' or of the format "
+                   "'by_duration:<PnDTnHnMn.nS>'.",
+                   "/groups/g/config/share.delivery.count.limit: share.delivery.count.limit must be in the range "
+                   "2 to 10 inclusive.",
+                   "/groups/g/config/share.record.lock.duration.ms: share.record.lock.duration.ms must be in the "
+                   "range 15000 to 60000 inclusive.",
+                   "/groups/h: no consumer is in this group (the consumers' groups: g)",
+               });
+  doc["groups"] = {{"g", {{"config", {{"share.session.timeout.ms", 45000}, {"share.heartbeat.interval.ms", 15000},
+                                      {"share.record.lock.duration", 20000},
+                                      {"consumer.session.timeout.ms", 45000},
+                                      {"share.delivery.count.limit", "five"}}}}}};
+  const Problems more = problems(doc);
+  const std::set<std::string> got2(more.begin(), more.end());
+  CHECK(got2 == std::set<std::string>{
+                    "/groups/g/config/consumer.session.timeout.ms: is a kafka group config the simulator does not model",
+                    "/groups/g/config/share.delivery.count.limit: must be an integer, got \"five\"",
+                    "/groups/g/config/share.record.lock.duration: unknown kafka group config; did you mean "
+                    "\"share.record.lock.duration.ms\"?",
+                });
+  doc["groups"] = {{"g", {{"config", {{"share.session.timeout.ms", 45000}, {"share.heartbeat.interval.ms", 15000}}}}}};
+  CHECK(problems(doc) == Problems{});
+  doc["groups"] = {{"g", {{"config", {{"share.session.timeout.ms", 50000}, {"share.heartbeat.interval.ms", 15000}}}}}};
+  CHECK(problems(doc) == Problems{});
+  CHECK(rsim::parse_iso8601_duration_ms("PT1H30M") == 5400000);
+  CHECK(rsim::parse_iso8601_duration_ms("P1DT0.5S") == 86400500);
+  CHECK(rsim::parse_iso8601_duration_ms("-PT1S") == -1000);
+  CHECK_FALSE(rsim::parse_iso8601_duration_ms("PT").has_value());
+  CHECK_FALSE(rsim::parse_iso8601_duration_ms("10s").has_value());
+  CHECK_FALSE(rsim::parse_iso8601_duration_ms("P1H").has_value());
+}
+
+TEST_CASE("schema.json lists the modelled group configs") {
+  const json schema = load_schema();
+  std::set<std::string> keys;
+  for (const auto& s : rsim::group_config_specs()) keys.insert(s.key);
+  CHECK(keys_of(schema.at("$defs").at("group_config")) == keys);
+  CHECK(schema.at("$defs").at("group_config").at("additionalProperties") == false);
+}
+
 // --- start/restart config: a new incarnation's Kafka configs ---
 
 TEST_CASE("a restart's config is read like a consumer's config, group.protocol included") {

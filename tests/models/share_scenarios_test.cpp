@@ -1,6 +1,7 @@
 // Share-group (KIP-932) runs end to end: the membership table of the share-group article
-// reproduced step by step, acquisition locks of a crashed consumer ending exactly 30000 ms
-// (group.share.record.lock.duration.ms) after acquisition with the delivery count then 2, the
+// reproduced step by step, acquisition locks of a paused or cut-off consumer ending exactly
+// 30000 ms (group.share.record.lock.duration.ms) after acquisition with the delivery count then
+// 2, a killed consumer's records released when its connection closes, the
 // delivery limit and REJECT archiving records, and eight consumers on four partitions.
 #include <doctest/doctest.h>
 
@@ -110,53 +111,145 @@ TEST_CASE("share: a new group's first member gets its partitions one heartbeat a
   CHECK(epochs[1] == 3);
 }
 
-TEST_CASE("share: a crashed consumer's records are available again exactly when their locks end") {
-  const Run r = run("scenarios/share/lock-expiry-crash.json");
-  const std::int64_t crash_us = 20000 * 1000;
-  // What A acquired and never acknowledged before it crashed.
-  std::map<std::int64_t, std::int64_t> acquired_at;  // offset -> acquisition time
+namespace {
+
+/// Offsets `consumer` held ACQUIRED at `at_us` -> their acquisition time.
+std::map<std::int64_t, std::int64_t> held_at(const Run& r, const std::string& consumer, std::int64_t at_us) {
+  std::map<std::int64_t, std::int64_t> acquired_at;
   for (const auto& e : testing::events(r.trace, "share.records")) {
-    if (us(e) > crash_us) break;
+    if (us(e) > at_us) break;
     for (std::int64_t o = e["first_offset"]; o <= e["last_offset"].get<std::int64_t>(); ++o) {
-      if (e["cause"] == "fetch" && e["consumer"] == "A") acquired_at[o] = us(e);
+      if (e["cause"] == "fetch" && e["consumer"] == consumer) acquired_at[o] = us(e);
       if (e["from"] == "ACQUIRED" && e["to"] != "ACQUIRED") acquired_at.erase(o);
     }
   }
-  REQUIRE(!acquired_at.empty());
-  std::size_t timed_out = 0;
+  return acquired_at;
+}
+
+/// What `consumer` held at `at_us`, plus what a request it sent before then acquired for it
+/// later (the broker serves a ShareFetch already on its way, or parked, whatever the client does).
+std::map<std::int64_t, std::int64_t> held_from(const Run& r, const std::string& consumer, std::int64_t at_us) {
+  auto held = held_at(r, consumer, at_us);
   for (const auto& e : testing::events(r.trace, "share.records")) {
-    if (e["cause"] != "lock_timeout") continue;
+    if (us(e) <= at_us || e["cause"] != "fetch" || e["consumer"] != consumer) continue;
+    for (std::int64_t o = e["first_offset"]; o <= e["last_offset"].get<std::int64_t>(); ++o) held[o] = us(e);
+  }
+  return held;
+}
+
+/// The first acquisition of `offset` after `after_us` (null if none).
+const json* next_fetch(const Run& r, std::int64_t offset, std::int64_t after_us) {
+  for (const auto& e : r.trace) {
+    if (e["type"] != "share.records" || e["cause"] != "fetch" || us(e) <= after_us) continue;
+    if (offset >= e["first_offset"].get<std::int64_t>() && offset <= e["last_offset"].get<std::int64_t>()) return &e;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("share: a paused or cut-off consumer's records are available again exactly when their locks end") {
+  // Neither a frozen process nor a cut network closes the connection: the broker keeps A's
+  // share session and only the acquisition locks (their duration after acquisition) free them.
+  // The cut-off run's group sets share.record.lock.duration.ms to 15000 and
+  // share.auto.offset.reset to earliest (its share-partition starts at offset 0, not at the log
+  // end); the paused run uses the broker's 30000.
+  const std::vector<std::pair<const char*, std::int64_t>> runs{{"scenarios/share/lock-expiry-pause.json", 30000},
+                                                               {"scenarios/share/lock-expiry-network-cut.json", 15000}};
+  for (const auto& [file, lock_ms] : runs) {
+    INFO(file);
+    const Run r = run(file);
+    const auto inits = testing::events(r.trace, "share.partition.init");
+    REQUIRE(inits.size() == 1);
+    CHECK(inits[0]["reset"] == (lock_ms == 15000 ? "earliest" : "latest"));
+    if (lock_ms == 15000) CHECK(inits[0]["spso"] == 0);
+    if (lock_ms == 30000) CHECK(inits[0]["spso"].get<std::int64_t>() > 0);
+    const std::int64_t fault_us = 20000 * 1000;
+    const auto acquired_at = held_from(r, "A", fault_us);
+    REQUIRE(!acquired_at.empty());
+    std::size_t timed_out = 0;
+    for (const auto& e : testing::events(r.trace, "share.records")) {
+      CHECK(e["cause"] != "disconnect");
+      if (e["cause"] != "lock_timeout") continue;
+      CHECK(e["consumer"] == "A");
+      CHECK(e["to"] == "AVAILABLE");
+      CHECK(e["delivery_count"] == 1);
+      for (std::int64_t o = e["first_offset"]; o <= e["last_offset"].get<std::int64_t>(); ++o) {
+        REQUIRE(acquired_at.count(o) == 1);
+        CHECK(us(e) == acquired_at.at(o) + lock_ms * 1000);
+        ++timed_out;
+      }
+    }
+    CHECK(timed_out == acquired_at.size());
+    // B gets each of them next, with delivery count 2, no earlier than the lock's end.
+    for (const auto& [offset, at] : acquired_at) {
+      const json* e = next_fetch(r, offset, at);
+      REQUIRE_MESSAGE(e != nullptr, "offset " << offset);
+      CHECK((*e)["consumer"] == "B");
+      CHECK((*e)["delivery_count"] == 2);
+      CHECK(us(*e) >= at + lock_ms * 1000);
+    }
+    const auto& m = r.summary["metrics"];
+    CHECK(m["lock_timeouts"] == static_cast<std::int64_t>(acquired_at.size()));
+    CHECK(m["released_on_disconnect"] == 0);
+    CHECK(m["acknowledged_twice"] == 0);
+    CHECK(m["archived"] == 0);
+    CHECK(m["lost"] == 0);
+    CHECK(testing::events(r.trace, "share.session").empty());
+    // A's membership ends with the session timeout, 45000 ms after its last heartbeat.
+    const auto leaves = testing::events(r.trace, "member.leave");
+    REQUIRE(leaves.size() == 1);
+    CHECK(leaves[0]["consumer"] == "A");
+    CHECK(leaves[0]["reason"] == "session timeout");
+  }
+}
+
+TEST_CASE("share: a killed consumer's records are released when the broker sees its connection close") {
+  // The OS of a killed process closes its sockets: the FIN reaches the broker one link latency
+  // (1 ms) after the crash, ShareSessionCache's disconnect listener removes the session and
+  // SharePartitionManager.releaseSession makes A's records AVAILABLE again (delivery count
+  // unchanged, 1); B then acquires them with delivery count 2. No lock expires.
+  const Run r = run("scenarios/share/crash-disconnect.json");
+  const std::int64_t crash_us = 20000 * 1000;
+  const std::int64_t fin_us = crash_us + 1000;
+  const auto acquired_at = held_from(r, "A", crash_us);
+  REQUIRE(!acquired_at.empty());
+  const auto sessions = testing::events(r.trace, "share.session");
+  REQUIRE(sessions.size() == 1);
+  CHECK(sessions[0]["consumer"] == "A");
+  CHECK(sessions[0]["event"] == "disconnect");
+  CHECK(us(sessions[0]) == fin_us);
+  std::size_t released = 0;
+  for (const auto& e : testing::events(r.trace, "share.records")) {
+    CHECK(e["cause"] != "lock_timeout");
+    if (e["cause"] != "disconnect") continue;
+    CHECK(us(e) == fin_us);
     CHECK(e["consumer"] == "A");
+    CHECK(e["from"] == "ACQUIRED");
     CHECK(e["to"] == "AVAILABLE");
     CHECK(e["delivery_count"] == 1);
     for (std::int64_t o = e["first_offset"]; o <= e["last_offset"].get<std::int64_t>(); ++o) {
-      REQUIRE(acquired_at.count(o) == 1);
-      CHECK(us(e) == acquired_at[o] + 30000 * 1000);
-      ++timed_out;
+      CHECK(acquired_at.count(o) == 1);
+      ++released;
     }
   }
-  CHECK(timed_out == acquired_at.size());
-  // B gets each of them next, with delivery count 2, no earlier than the lock's end.
+  CHECK(released == acquired_at.size());
   for (const auto& [offset, at] : acquired_at) {
-    bool found = false;
-    for (const auto& e : testing::events(r.trace, "share.records")) {
-      if (e["cause"] != "fetch" || us(e) <= crash_us || offset < e["first_offset"].get<std::int64_t>() ||
-          offset > e["last_offset"].get<std::int64_t>())
-        continue;
-      CHECK(e["consumer"] == "B");
-      CHECK(e["delivery_count"] == 2);
-      CHECK(us(e) >= at + 30000 * 1000);
-      found = true;
-      break;
-    }
-    CHECK_MESSAGE(found, "offset " << offset);
+    const json* e = next_fetch(r, offset, at);
+    REQUIRE_MESSAGE(e != nullptr, "offset " << offset);
+    CHECK((*e)["consumer"] == "B");
+    CHECK((*e)["delivery_count"] == 2);
+    // Long before the lock would have ended: once the release is persisted (the share
+    // coordinator is on the same broker, write latency 0) and B's next fetch comes in.
+    CHECK(us(*e) >= fin_us);
+    CHECK(us(*e) < fin_us + 600 * 1000);
+    CHECK(us(*e) < at + 30000 * 1000);
   }
   const auto& m = r.summary["metrics"];
-  CHECK(m["lock_timeouts"] == static_cast<std::int64_t>(acquired_at.size()));
+  CHECK(m["released_on_disconnect"] == static_cast<std::int64_t>(acquired_at.size()));
+  CHECK(m["lock_timeouts"] == 0);
   CHECK(m["acknowledged_twice"] == 0);
-  CHECK(m["archived"] == 0);
   CHECK(m["lost"] == 0);
-  // A's membership ends with the session timeout, 45000 ms after its last heartbeat.
   const auto leaves = testing::events(r.trace, "member.leave");
   REQUIRE(leaves.size() == 1);
   CHECK(leaves[0]["consumer"] == "A");
@@ -210,7 +303,9 @@ TEST_CASE("share: eight consumers on four partitions all make progress, one cras
   CHECK(m["archived"] == 0);
   CHECK(m["lost"] == 0);
   CHECK(m["redelivered"].get<std::int64_t>() > 0);
-  CHECK(m["redelivered"] == m["lock_timeouts"]);  // only C3's locked records come back
+  // Only C3's records come back, released when the broker saw its connection close.
+  CHECK(m["lock_timeouts"] == 0);
+  CHECK(m["redelivered"] == m["released_on_disconnect"]);
   // After the crash the survivors keep up: what is left at the end is only what is in flight.
   CHECK(m["unacknowledged_at_end"].get<std::int64_t>() < 4 * 500);
 }

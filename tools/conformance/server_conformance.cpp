@@ -653,7 +653,205 @@ ConformanceCaseResult run_reconciliation_case(const json& the_case) {
   return result;
 }
 
+// --- vector validation -------------------------------------------------------------------
+
+/// Partition counts and numbers a vector may use: enough for every real group, small enough
+/// that no assignor allocates without bound.
+constexpr std::int64_t kMaxVectorPartitions = 100000;
+
+class VectorChecker {
+ public:
+  std::vector<std::string> problems;
+
+  void check_file(const json& doc) {
+    if (!doc.is_object()) return add("", "must be an object with \"cases\"");
+    const auto cases = doc.find("cases");
+    if (cases == doc.end() || !cases->is_array()) return add("/cases", "must be an array of cases");
+    for (std::size_t i = 0; i < cases->size(); ++i) check_case((*cases)[i], fmt::format("/cases/{}", i));
+  }
+
+ private:
+  void add(const std::string& path, const std::string& what) {
+    if (problems.size() < 20) problems.push_back(fmt::format("{}: {}", path.empty() ? "/" : path, what));
+  }
+
+  void check_case(const json& c, const std::string& at) {
+    if (!c.is_object()) return add(at, "must be an object");
+    if (c.contains("generator") || (c.contains("steps") && c["steps"].is_array() &&
+                                    std::any_of(c["steps"].begin(), c["steps"].end(), [](const json& s) {
+                                      return s.is_object() && s.contains("generator");
+                                    }))) {
+      return;  // not run (skipped with a reason)
+    }
+    if (c.contains("steps")) {
+      if (!c["steps"].is_array() || c["steps"].empty()) return add(at + "/steps", "must be a non-empty array");
+      for (std::size_t k = 0; k < c["steps"].size(); ++k) {
+        check_step(c["steps"][k], c, fmt::format("{}/steps/{}", at, k), at, k);
+      }
+    } else {
+      check_step(c, c, at, at, 0);
+    }
+  }
+
+  /// `key` from the step, else from the case (as the runner reads it).
+  static const json* value(const json& step, const json& c, const char* key) {
+    if (step.contains(key)) return &step[key];
+    if (c.contains(key)) return &c[key];
+    return nullptr;
+  }
+
+  bool partition_number(const json& v, const std::string& at) {
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= kMaxVectorPartitions) {
+      add(at, fmt::format("must be a partition number 0..{}, got {}", kMaxVectorPartitions - 1, v.dump()));
+      return false;
+    }
+    return true;
+  }
+
+  void check_step(const json& step, const json& c, const std::string& at, const std::string& case_at,
+                  std::size_t k) {
+    if (!step.is_object()) return add(at, "must be an object");
+    // Where a key was read from: the step, else the case it inherits from.
+    const auto where = [&](const json& /*c*/, const char* key) {
+      return (step.contains(key) ? at : case_at) + "/" + key;
+    };
+    if (const json* a = value(step, c, "assignor"); a && !a->is_string()) add(where(c, "assignor"), "must be a string");
+    if (const json* t = value(step, c, "subscription_type")) {
+      if (!t->is_string() || (*t != "HOMOGENEOUS" && *t != "HETEROGENEOUS")) {
+        add(where(c, "subscription_type"), fmt::format("must be \"HOMOGENEOUS\" or \"HETEROGENEOUS\", got {}", t->dump()));
+      }
+    }
+    if (const json* o = value(step, c, "member_iteration_order")) {
+      if (!o->is_string() || (*o != "sorted" && *o != "as_listed")) {
+        add(where(c, "member_iteration_order"), fmt::format("must be \"sorted\" or \"as_listed\", got {}", o->dump()));
+      }
+    }
+    if (const json* t = value(step, c, "topics")) {
+      if (!t->is_object()) {
+        add(where(c, "topics"), "must be an object: topic name -> partition count");
+      } else {
+        for (const auto& [name, n] : t->items()) {
+          if (!n.is_number_integer() || n.get<std::int64_t>() < 0 || n.get<std::int64_t>() > kMaxVectorPartitions) {
+            add(where(c, "topics") + "/" + name, fmt::format("must be a partition count 0..{}, got {}", kMaxVectorPartitions, n.dump()));
+          }
+        }
+      }
+    }
+    if (const json* ids = value(step, c, "topic_ids")) {
+      if (ids->is_string() && ids->get<std::string>() == "random") {
+        // The test drew random ids: any distinct ids will do.
+      } else if (!ids->is_object()) {
+        add(where(c, "topic_ids"), "must be \"random\" or an object: topic name -> topic id");
+      } else {
+        std::map<std::string, std::string> seen;
+        for (const auto& [name, id] : ids->items()) {
+          if (!id.is_string() || id.get<std::string>().empty()) {
+            add(where(c, "topic_ids") + "/" + name, fmt::format("must be a non-empty string, got {}", id.dump()));
+            continue;
+          }
+          const auto [it, fresh] = seen.emplace(id.get<std::string>(), name);
+          if (!fresh) add(where(c, "topic_ids") + "/" + name, fmt::format("repeats the id of topic \"{}\"", it->second));
+        }
+      }
+    }
+    if (const json* a = value(step, c, "assignable_partitions")) {
+      if (!a->is_object()) {
+        add(where(c, "assignable_partitions"), "must be an object: topic name -> partition numbers");
+      } else {
+        for (const auto& [name, ps] : a->items()) {
+          const std::string p = where(c, "assignable_partitions") + "/" + name;
+          if (!ps.is_array()) {
+            add(p, "must be an array of partition numbers");
+            continue;
+          }
+          for (std::size_t i = 0; i < ps.size(); ++i) partition_number(ps[i], fmt::format("{}/{}", p, i));
+        }
+      }
+    }
+    const json* members = value(step, c, "members");
+    if (members == nullptr) return;
+    const std::string mat = where(c, "members");
+    if (!members->is_array()) return add(mat, "must be an array of members");
+    std::set<std::string> ids;
+    for (std::size_t i = 0; i < members->size(); ++i) {
+      const json& m = (*members)[i];
+      const std::string p = fmt::format("{}/{}", mat, i);
+      if (!m.is_object()) {
+        add(p, "must be an object");
+        continue;
+      }
+      if (!m.contains("id") || !m["id"].is_string()) {
+        add(p + "/id", "must be a string (the member id)");
+      } else if (!ids.insert(m["id"].get<std::string>()).second) {
+        add(p + "/id", fmt::format("member \"{}\" is listed twice", m["id"].get<std::string>()));
+      }
+      for (const char* key : {"instance_id", "rack"}) {
+        if (m.contains(key) && !m[key].is_null() && !m[key].is_string()) add(p + "/" + key, "must be a string or null");
+      }
+      if (m.contains("subscriptions")) {
+        if (!m["subscriptions"].is_array()) {
+          add(p + "/subscriptions", "must be an array of topic names");
+        } else {
+          for (std::size_t j = 0; j < m["subscriptions"].size(); ++j) {
+            if (!m["subscriptions"][j].is_string()) add(fmt::format("{}/subscriptions/{}", p, j), "must be a topic name");
+          }
+        }
+      }
+      if (m.contains("assigned")) {
+        const json& a = m["assigned"];
+        if (a.is_object()) {
+          const auto from = a.find("from_step");
+          if (from == a.end() || !from->is_number_unsigned() || from->get<std::size_t>() >= k) {
+            add(p + "/assigned/from_step", k == 0 ? std::string("the first step has no earlier step to take it from")
+                                                  : fmt::format("must be the number of an earlier step (0..{})", k - 1));
+          }
+        } else if (!a.is_array()) {
+          add(p + "/assigned", "must be an array of [topic, partition] pairs or {\"from_step\": n}");
+        } else {
+          for (std::size_t j = 0; j < a.size(); ++j) {
+            const std::string q = fmt::format("{}/assigned/{}", p, j);
+            if (!a[j].is_array() || a[j].size() != 2 || !a[j][0].is_string()) {
+              add(q, "must be a [topic name, partition] pair");
+              continue;
+            }
+            partition_number(a[j][1], q + "/1");
+          }
+        }
+      }
+    }
+    for (const char* key : {"expected", "derived_expected"}) {
+      if (!step.contains(key)) continue;
+      const json& e = step[key];
+      const std::string p = at + "/" + key;
+      if (!e.is_object()) {
+        add(p, "must be an object: member -> topic -> partitions");
+        continue;
+      }
+      for (const auto& [member, topics] : e.items()) {
+        if (!topics.is_object()) {
+          add(p + "/" + member, "must be an object: topic -> partitions");
+          continue;
+        }
+        for (const auto& [topic, ps] : topics.items()) {
+          if (!ps.is_array()) {
+            add(p + "/" + member + "/" + topic, "must be an array of partition numbers");
+            continue;
+          }
+          for (std::size_t j = 0; j < ps.size(); ++j) partition_number(ps[j], fmt::format("{}/{}/{}/{}", p, member, topic, j));
+        }
+      }
+    }
+    if (step.contains("checks") && !step["checks"].is_array()) add(at + "/checks", "must be an array");
+  }
+};
+
 }  // namespace
+
+std::vector<std::string> server_vector_problems(const nlohmann::json& file_doc) {
+  VectorChecker checker;
+  checker.check_file(file_doc);
+  return checker.problems;
+}
 
 std::vector<ConformanceCaseResult> run_server_assignor_vectors(const nlohmann::json& file_doc) {
   std::vector<ConformanceCaseResult> results;
