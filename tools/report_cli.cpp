@@ -16,6 +16,7 @@
 #include "reports/narrative.hpp"
 #include "reports/perfetto.hpp"
 #include "reports/timeline.hpp"
+#include "tools/cli_args.hpp"
 #include "tools/runner.hpp"
 
 namespace rsim::cli {
@@ -141,7 +142,8 @@ CLI::App* add_explain_subcommand(CLI::App& app, ExplainArgs& args) {
                                           "a run directory is read)");
   c->add_option("target", args.target, "scenario file (JSON) or the output directory of a run")->required();
   c->add_option("--protocol", args.protocols, "with a scenario: the variants to run (repeatable)");
-  c->add_option("--seed", args.seed, "with a scenario: random seed (default: the scenario's `seed`)");
+  c->add_option("--seed", args.seed, "with a scenario: random seed (default: the scenario's `seed`)")
+      ->check(non_negative_integer(UINT64_MAX));
   c->footer("Example: rebalance-sim explain scenarios/examples/two-consumers.json");
   return c;
 }

@@ -30,6 +30,16 @@
 
 namespace rsim {
 
+/// Test-only (`--inject-bug`, hidden): deliberately broken models that prove explore's checkers
+/// and shrink catch real bugs. Never set in a normal run.
+struct InjectedBugs {
+  /// The KIP-848 coordinator hands a partition to its new owner without waiting for the old
+  /// owner to revoke it (a coordinator that skips revocation).
+  bool skip_revocation = false;
+};
+InjectedBugs& injected_bugs();
+
+
 /// One member as its ConsumerGroupMemberMetadata and ConsumerGroupCurrentMemberAssignment
 /// records define it.
 struct ConsumerGroupMemberState {
