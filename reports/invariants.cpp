@@ -82,7 +82,7 @@ struct InvariantChecker::State {
 
   // Exclusive ownership among the coordinator's live members, at the end of an instant.
   void end_instant() {
-    if (instant < 0) return;
+    if (instant < 0 || context.shared_ownership) return;
     for (const auto& [gname, g] : groups) {
       std::map<std::string, std::string> owner;
       for (const auto& name : g.members) {

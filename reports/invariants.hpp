@@ -4,7 +4,7 @@
 // `explore` use it. It includes no model class.
 //
 // Safety, at the end of every instant:
-//  - exclusive-ownership: no partition owned by two live members of one group that the coordinator
+//  - exclusive-ownership (not for share groups, whose partitions are shared by design): no partition owned by two live members of one group that the coordinator
 //    counts as members (KIP-848: the latest group.epoch's members; classic: the members of the
 //    current generation). Zombies (members the coordinator removed) are reported, not counted.
 //  - monotonic-epochs: a group's epoch or generation and a member's epoch never decrease, except
@@ -38,6 +38,10 @@ struct InvariantContext {
   /// When the last fault of the script ends (us), and how long after it liveness must hold.
   std::int64_t last_fault_end_us = 0;
   std::int64_t liveness_bound_us = 0;
+  /// Share groups (KIP-932): a partition may be assigned to several members at once by design, so
+  /// exclusive-ownership does not apply; their records are acknowledged, not committed, so the
+  /// commit properties have nothing to check (at_least_once is empty).
+  bool shared_ownership = false;
   /// The largest lag a partition may end the run with.
   std::int64_t max_final_lag = 10'000;
 };

@@ -278,30 +278,6 @@ int main_impl(int argc, char** argv, bool parse_only) {
   };
   add_inject_bug(run);
 
-  ExploreArgs explore_args;
-  auto* explore = app.add_subcommand("explore", "swarm testing: per seed, derive fault knobs, run every variant, "
-                                                "check safety and liveness on the traces (exit 1 if one fails)");
-  explore->add_option("scenario", explore_args.scenario, "scenario file (JSON)")->required();
-  explore->add_option("--seeds", explore_args.seeds, "seeds A..B (inclusive), or one seed")->required();
-  explore->add_option("--jobs", explore_args.jobs, "runs in parallel (the output does not depend on it)")
-      ->check(non_negative_integer(256));
-  explore->add_option("--protocol", explore_args.protocols, "protocol variant to run (repeatable; default: the scenario's)");
-  explore->add_option("--out", explore_args.out_dir, "folder for failing scenarios (default: out/explore/<scenario name>)");
-  explore->add_flag("--quiet", explore_args.quiet, "print only failures and the total");
-  add_watchdog_options(explore, explore_args.limits);
-  add_inject_bug(explore);
-  explore->footer("Example: rebalance-sim explore scenarios/explore/two-groups-short.json --seeds 1..200 --jobs 2");
-
-  ShrinkArgs shrink_args;
-  auto* shrink = app.add_subcommand("shrink", "delta-debug a scenario that breaks a property down to a small one "
-                                              "that still breaks it");
-  shrink->add_option("scenario", shrink_args.scenario, "failing scenario file (JSON), e.g. from explore")->required();
-  shrink->add_option("--protocol", shrink_args.protocol, "the variant (default: the first that fails)");
-  shrink->add_option("--property", shrink_args.property, "the property (default: the first that fails)");
-  shrink->add_option("--out", shrink_args.out, "where to write the smallest scenario (default: FILE.shrunk.json)");
-  add_watchdog_options(shrink, shrink_args.limits);
-  add_inject_bug(shrink);
-  shrink->footer("Example: rebalance-sim shrink out/explore/two-groups-short/seed-17.json");
   run->footer("Example: rebalance-sim run scenarios/examples/two-consumers.json --protocol classic-eager --out out/ --format perfetto");
 
   CheckArgs check_args;
@@ -345,6 +321,31 @@ int main_impl(int argc, char** argv, bool parse_only) {
   auto* report = add_report_subcommand(app, report_dir, report_formats);
   ExplainArgs explain_args;
   auto* explain = add_explain_subcommand(app, explain_args);
+
+  ExploreArgs explore_args;
+  auto* explore = app.add_subcommand("explore", "swarm testing: per seed, derive fault knobs, run every variant, "
+                                                "check safety and liveness on the traces (exit 1 if one fails)");
+  explore->add_option("scenario", explore_args.scenario, "scenario file (JSON)")->required();
+  explore->add_option("--seeds", explore_args.seeds, "seeds A..B (inclusive), or one seed")->required();
+  explore->add_option("--jobs", explore_args.jobs, "runs in parallel (the output does not depend on it)")
+      ->check(non_negative_integer(256));
+  explore->add_option("--protocol", explore_args.protocols, "protocol variant to run (repeatable; default: the scenario's)");
+  explore->add_option("--out", explore_args.out_dir, "folder for failing scenarios (default: out/explore/<scenario name>)");
+  explore->add_flag("--quiet", explore_args.quiet, "print only failures and the total");
+  add_watchdog_options(explore, explore_args.limits);
+  add_inject_bug(explore);
+  explore->footer("Example: rebalance-sim explore scenarios/explore/two-groups-short.json --seeds 1..200 --jobs 2");
+
+  ShrinkArgs shrink_args;
+  auto* shrink = app.add_subcommand("shrink", "delta-debug a scenario that breaks a property down to a small one "
+                                              "that still breaks it");
+  shrink->add_option("scenario", shrink_args.scenario, "failing scenario file (JSON), e.g. from explore")->required();
+  shrink->add_option("--protocol", shrink_args.protocol, "the variant (default: the first that fails)");
+  shrink->add_option("--property", shrink_args.property, "the property (default: the first that fails)");
+  shrink->add_option("--out", shrink_args.out, "where to write the smallest scenario (default: FILE.shrunk.json)");
+  add_watchdog_options(shrink, shrink_args.limits);
+  add_inject_bug(shrink);
+  shrink->footer("Example: rebalance-sim shrink out/explore/two-groups-short/seed-17.json");
 
   // An unknown subcommand is answered with the list of the valid ones.
   if (!parse_only && argc >= 2 && argv[1][0] != '-') {

@@ -12,6 +12,7 @@
 
 #include "models/scenario/scenario.hpp"
 #include "tools/runner.hpp"
+#include "tools/staged_output.hpp"
 
 namespace rsim::cli {
 
@@ -105,8 +106,7 @@ int cmd_compare(const CompareArgs& args) {
     all_passed = all_passed && c.passed();
   }
   if (!args.json_out.empty()) {
-    std::ofstream out(args.json_out);
-    out << report.dump(2) << "\n";
+    write_file_atomically(args.json_out, report.dump(2) + "\n");
   }
   return all_passed ? 0 : 1;
 }

@@ -155,7 +155,11 @@ json with_fault_knobs(const json& base, std::uint64_t seed, std::vector<std::str
 
 reports::InvariantContext invariant_context(const ScenarioSpec& spec, const std::string& variant) {
   reports::InvariantContext c;
+  // A share group's partitions are shared by its members and its records acknowledged, not
+  // committed: only the epochs and the liveness of the assignment apply.
+  c.shared_ownership = variant == "share";
   for (const auto& consumer : spec.consumers) {
+    if (c.shared_ownership) break;
     // Commits after processing (sync, async), and the classic auto-commit, which commits inside
     // poll() what the loop has processed. The KIP-848 client auto-commits from its background
     // thread what poll() returned, processed or not: not at least once.

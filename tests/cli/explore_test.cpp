@@ -91,3 +91,20 @@ TEST_CASE("explore: --seeds must be A..B") {
   CHECK(r.code == 2);
   CHECK(r.err.find("--seeds: must be A..B with A <= B (or one seed), got \"9..3\"") != std::string::npos);
 }
+
+TEST_CASE("run --check-invariants on a share group: shared partitions are not a violation; the watchdog bounds it") {
+  // KIP-932: the eight members share four partitions (two members each after the assignment at
+  // 6.0 s), which exclusive-ownership would wrongly count; epochs and liveness still apply.
+  const fs::path dir = scratch("share");
+  const auto r = run_cli("run scenarios/share/eight-consumers-one-crash.json --check-invariants --out " + dir.string(),
+                         "share-invariants");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("share-eight-consumers-one-crash [share]: invariants hold") != std::string::npos);
+  CHECK(r.out.find("VIOLATED") == std::string::npos);
+  const auto w = run_cli("run scenarios/share/eight-consumers-one-crash.json --max-events 1000 --out " + (dir / "w").string(),
+                         "share-watchdog");
+  CHECK(w.code == 2);
+  CHECK(w.err.find("watchdog: ") != std::string::npos);
+  CHECK(!fs::exists(dir / "w" / "share"));
+  fs::remove_all(dir);
+}
