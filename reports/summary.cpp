@@ -391,6 +391,7 @@ class SummaryBuilder {
     else if (type == "member.leave") on_member_leave(e);
     else if (type == "group.state") on_group_state(e, t);
     else if (type == "group.epoch") on_group_epoch(e, t);
+    else if (type == "group.migration") on_group_migration(e, t);
     else if (type == "callback") on_callback(e, t);
   }
 
@@ -654,6 +655,23 @@ class SummaryBuilder {
       const bool bump = last == group_epoch_.end() || epoch > last->second;
       group_epoch_[group] = epoch;
       if (bump) begin_consumer(group, t, epoch, e.value("reason", ""));
+    }
+  }
+
+  /// An online migration: the rebalances open under the old protocol end with the conversion
+  /// (the members carry their assignments over); the new protocol's own events open the next.
+  void on_group_migration(const json& e, std::int64_t t) {
+    if (e.contains("refused")) return;
+    const std::string group = e.at("group").get<std::string>();
+    auto& rs = open_[group];
+    while (!rs.empty()) close_at(group, 0, t, true);
+    if (e.at("to") == "consumer") {
+      // The conversion writes the group epoch as it was (the classic generation): no bump.
+      group_epoch_[group] = e.at("generation").get<std::int64_t>();
+      assignment_epoch_[group] = e.at("generation").get<std::int64_t>();
+    } else {
+      group_epoch_.erase(group);
+      assignment_epoch_.erase(group);
     }
   }
 
