@@ -26,7 +26,7 @@ fs::path scratch(const std::string& tag) {
 // The 200 seeds per variant of the CI scenario with no violation are a ctest of their own
 // (tests/CMakeLists.txt: "explore: ..."), outside the sanitizer run of the unit tests.
 
-TEST_CASE("explore: each seed prints its knobs; the output does not depend on --jobs") {
+TEST_CASE("explore: each seed prints its knobs, and the output does not depend on --jobs") {
   const fs::path dir = scratch("jobs");
   const auto one = run_cli(std::string("explore ") + kBase + " --seeds 40..47 --jobs 1 --out " + dir.string(), "explore-j1");
   const auto three = run_cli(std::string("explore ") + kBase + " --seeds 40..47 --jobs 3 --out " + dir.string(), "explore-j3");
@@ -92,7 +92,7 @@ TEST_CASE("explore: --seeds must be A..B") {
   CHECK(r.err.find("--seeds: must be A..B with A <= B (or one seed), got \"9..3\"") != std::string::npos);
 }
 
-TEST_CASE("run --check-invariants on a share group: shared partitions are not a violation; the watchdog bounds it") {
+TEST_CASE("run --check-invariants on a share group: shared partitions are not a violation, and the watchdog bounds it") {
   // KIP-932: the eight members share four partitions (two members each after the assignment at
   // 6.0 s), which exclusive-ownership would wrongly count; epochs and liveness still apply.
   const fs::path dir = scratch("share");

@@ -115,7 +115,7 @@ TEST_CASE("loader: a folder and an endless file are refused, the read is bounded
   CHECK(what == "/dev/zero: larger than 64 MiB, the simulator's limit for a scenario file");
 }
 
-TEST_CASE("loader: runs larger than the simulator's limits are refused; the scale goal is accepted") {
+TEST_CASE("loader: runs larger than the simulator's limits are refused, and the scale goal is accepted") {
   const auto problems = [](const json& doc) {
     try {
       rsim::parse_scenario(doc, "big.json");
