@@ -10,7 +10,10 @@ TEST_PACKAGES := chromium
 DEMO_SCENARIO := scenarios/examples/two-consumers.json
 DEMO_OUT := out/two-consumers
 
-.PHONY: deps test-deps build demo test clean oracle-assignors oracle oracle-smoke
+FUZZ_DEB_PACKAGES := clang libclang-rt-14-dev
+FUZZ_SECONDS ?= 60
+
+.PHONY: deps test-deps build demo test fuzz clean oracle-assignors oracle oracle-smoke
 
 deps test-deps:
 	@missing=""; for p in $(if $(filter test-deps,$@),$(TEST_PACKAGES),$(DEB_PACKAGES)); do \
@@ -36,8 +39,13 @@ demo: build
 test: build test-deps
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
+# libFuzzer targets (tests/fuzz/), each run for FUZZ_SECONDS; see README "Development".
+fuzz:
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(DEB_PACKAGES) $(FUZZ_DEB_PACKAGES)"
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tools/fuzz.sh
+
 clean:
-	rm -rf $(BUILD_DIR) build-asan out
+	rm -rf $(BUILD_DIR) build-asan build-fuzz out
 
 # Differential assignor testing: run Kafka 4.4.0's own assignors (through Maven) on seeded random
 # groups and rewrite the vectors in fidelity/assignors/ (checked by ctest without Java).

@@ -36,7 +36,8 @@ double Distribution::sample_ms(Rng& rng) const {
       v = median * std::exp(sigma * standard_normal(rng));
       break;
   }
-  return std::max(v, 0.0);
+  if (!(v > 0)) return 0;  // negative, zero or NaN
+  return std::min(v, kMaxSampleMs);
 }
 
 SimTime Distribution::sample(Rng& rng) const {
@@ -44,14 +45,17 @@ SimTime Distribution::sample(Rng& rng) const {
 }
 
 double Distribution::expected_ms() const {
+  double e = 0;
   switch (kind) {
-    case Kind::Constant: return value;
-    case Kind::Uniform: return (min + max) / 2;
-    case Kind::Exponential: return mean;
-    case Kind::Normal: return mean;
-    case Kind::Lognormal: return median * std::exp(sigma * sigma / 2);
+    case Kind::Constant: e = value; break;
+    case Kind::Uniform: e = (min + max) / 2; break;
+    case Kind::Exponential: e = mean; break;
+    case Kind::Normal: e = mean; break;
+    case Kind::Lognormal: e = median * std::exp(sigma * sigma / 2); break;
   }
-  return 0;
+  // Draws never pass kMaxSampleMs, nor can their mean (a huge sigma overflows to inf).
+  if (!(e > 0)) return 0;
+  return std::min(e, kMaxSampleMs);
 }
 
 std::string Distribution::describe() const {

@@ -9,6 +9,10 @@
 
 namespace sim {
 
+/// The largest draw of any distribution, in ms: 7 days, the longest run. A lognormal with a huge
+/// sigma or median draws up to this, never past it (and never an overflowing time).
+inline constexpr double kMaxSampleMs = 7.0 * 24 * 3600 * 1000;
+
 struct Distribution {
   enum class Kind { Constant, Uniform, Exponential, Normal, Lognormal };
   Kind kind = Kind::Constant;
@@ -29,11 +33,11 @@ struct Distribution {
   }
   bool is_constant() const { return kind == Kind::Constant; }
 
-  /// One draw in milliseconds, never negative. A constant draws nothing from `rng`.
+  /// One draw in milliseconds, in [0, kMaxSampleMs] (NaN draws 0). A constant draws nothing from `rng`.
   double sample_ms(Rng& rng) const;
   /// One draw as SimTime (rounded to the nearest microsecond).
   SimTime sample(Rng& rng) const;
-  /// The expected value in milliseconds (before clamping), for documentation and checks.
+  /// The expected value in milliseconds, at most kMaxSampleMs, for documentation and checks.
   double expected_ms() const;
   std::string describe() const;
 };

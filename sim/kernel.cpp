@@ -37,6 +37,7 @@ std::uint64_t Kernel::run(SimTime stop_at, std::uint64_t max_events) {
     }
     const Event e = pop();
     SIM_ASSERT(e.at >= now_);  // time never goes back
+    watch(e);
     now_ = e.at;
     ++count;
     ++fired_;
@@ -44,6 +45,39 @@ std::uint64_t Kernel::run(SimTime stop_at, std::uint64_t max_events) {
   }
   if (heap_.empty() && now_ < stop_at && !stopped_ && count < max_events) now_ = stop_at;
   return count;
+}
+
+void Kernel::watch(const Event& e) {
+  if (fired_ >= limits_.max_events) {
+    throw WatchdogTripped(fmt::format(
+        "watchdog: {} events fired, the limit of one run, at t={} us (the last by {}); raise "
+        "--max-events if the scenario really needs more",
+        fired_, e.at.count(), e.target->actor()));
+  }
+  if (e.at != now_ || fired_ == 0) {
+    at_instant_ = 0;
+    busiest_.clear();
+  }
+  ++at_instant_;
+  // Near the bound, remember who fires: the message names the busiest actor of the instant.
+  constexpr std::uint64_t kSample = 4096;
+  if (at_instant_ + kSample > limits_.max_events_per_instant) ++busiest_[e.target->actor()];
+  if (at_instant_ > limits_.max_events_per_instant) trip_instant();
+}
+
+void Kernel::trip_instant() {
+  std::string actor = "?";
+  std::uint64_t most = 0;
+  for (const auto& [name, n] : busiest_)
+    if (n > most) {
+      most = n;
+      actor = name;
+    }
+  throw WatchdogTripped(fmt::format(
+      "watchdog: {} events at t={} us without the clock advancing (a loop that takes no time), "
+      "most of the last ones by {}; raise --max-events-per-instant if the scenario really needs "
+      "more",
+      at_instant_, now_.count(), actor));
 }
 
 std::uint64_t Kernel::ClosurePool::add(std::function<void()> fn) {
@@ -96,6 +130,11 @@ void Process::kill() {
 void Process::resume() {
   paused_ = false;
   for (Activity* a : activities_) a->release();
+}
+
+std::string Timer::actor() const {
+  if (activity_ == nullptr) return "a timer";
+  return fmt::format("{}/{}", activity_->process().name(), activity_->name());
 }
 
 void Timer::fire(std::uint64_t generation) {

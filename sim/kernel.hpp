@@ -5,6 +5,8 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +23,25 @@ class EventTarget {
  public:
   virtual ~EventTarget() = default;
   virtual void fire(std::uint64_t arg) = 0;
+  /// Who acts when this fires, for the watchdog's message ("consumer-1/heartbeat-thread").
+  virtual std::string actor() const { return "an unnamed event target"; }
+};
+
+/// The kernel's watchdog: bounds that end a run instead of letting it hang or eat the machine.
+/// The defaults leave room for 10,000 consumers x 100,000 partitions x 1 h; tests lower them.
+struct WatchdogLimits {
+  /// Events fired at one instant (a loop that never lets the clock advance).
+  std::uint64_t max_events_per_instant = 50'000'000;
+  /// Events fired in one run.
+  std::uint64_t max_events = 20'000'000'000;
+  /// Bytes of trace one run may produce (checked by the tracer).
+  std::uint64_t max_trace_bytes = std::uint64_t{16} << 30;
+};
+
+/// A watchdog bound was reached: the run ends (the CLI exits 2 with this message).
+class WatchdogTripped : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 class Kernel {
@@ -30,7 +51,7 @@ class Kernel {
   /// Queues target->fire(arg) at now + delay. Equal times fire in scheduling order.
   void schedule_after(SimTime delay, EventTarget* target, std::uint64_t arg = 0) {
     SIM_ASSERT(delay >= SimTime::zero());
-    push(now_ + delay, target, arg);
+    push(saturating_add(now_, delay), target, arg);
   }
   void schedule_at(SimTime at, EventTarget* target, std::uint64_t arg = 0) {
     SIM_ASSERT(at >= now_);
@@ -47,6 +68,8 @@ class Kernel {
   void stop() { stopped_ = true; }
   std::size_t pending() const { return heap_.size(); }
   std::uint64_t fired() const { return fired_; }
+  void set_watchdog(const WatchdogLimits& limits) { limits_ = limits; }
+  const WatchdogLimits& watchdog() const { return limits_; }
 
  private:
   struct Event {
@@ -65,16 +88,24 @@ class Kernel {
    public:
     std::uint64_t add(std::function<void()> fn);
     void fire(std::uint64_t arg) override;
+    std::string actor() const override { return "the scenario script or a scheduled closure"; }
 
    private:
     std::vector<std::function<void()>> slots_;
     std::vector<std::uint64_t> free_;
   };
 
+  // The watchdog's view of the current instant: events fired at it, and near the bound, by whom.
+  void watch(const Event& e);
+  [[noreturn]] void trip_instant();
+
   SimTime now_{0};
   std::uint64_t next_seq_ = 0;
   std::uint64_t fired_ = 0;
   bool stopped_ = false;
+  WatchdogLimits limits_;
+  std::uint64_t at_instant_ = 0;
+  std::map<std::string, std::uint64_t> busiest_;
   std::vector<Event> heap_;  // binary min-heap on (at, seq)
   ClosurePool closures_;
 };
@@ -126,9 +157,13 @@ class Process {
   void pause() { paused_ = true; }
   void resume();
   void attach(Activity* activity) { activities_.push_back(activity); }
+  /// Who the process is ("consumer-1"), for messages.
+  void set_name(std::string name) { name_ = std::move(name); }
+  const std::string& name() const { return name_; }
 
  private:
   Kernel& kernel_;
+  std::string name_ = "a process";
   bool alive_ = false;
   bool paused_ = false;
   std::uint64_t incarnation_ = 0;
@@ -149,7 +184,7 @@ class Timer : public EventTarget {
   Timer(const Timer&) = delete;
   Timer& operator=(const Timer&) = delete;
 
-  void arm(SimTime delay) { arm_at(kernel_.now() + delay); }
+  void arm(SimTime delay) { arm_at(saturating_add(kernel_.now(), delay)); }
   void arm_at(SimTime at) {
     deadline_ = at;
     ++generation_;
@@ -163,6 +198,7 @@ class Timer : public EventTarget {
   bool armed() const { return armed_; }
   SimTime deadline() const { return deadline_; }
   void fire(std::uint64_t generation) override;
+  std::string actor() const override;
 
  private:
   Kernel& kernel_;

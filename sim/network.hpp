@@ -81,6 +81,9 @@ class Network {
       in_flight.pop_front();
       net.nodes_[to]->arrive(from, std::move(p));
     }
+    std::string actor() const override {
+      return "the network: delivery from " + net.name(from) + " to " + net.name(to);
+    }
     Network& net;
     NodeId from, to;
     LinkSpec spec;
@@ -125,6 +128,7 @@ class Network {
         handler(from, std::move(p));
       }
     }
+    std::string actor() const override { return name + " (messages held while it could not run)"; }
     Network& net;
     NodeId id;
     std::string name;

@@ -1,5 +1,7 @@
 #include "sim/trace.hpp"
 
+#include <fmt/format.h>
+
 namespace sim {
 
 void Tracer::emit(std::string_view type, const nlohmann::ordered_json& fields) {
@@ -9,6 +11,13 @@ void Tracer::emit(std::string_view type, const nlohmann::ordered_json& fields) {
   line["type"] = type;
   for (const auto& [key, value] : fields.items()) line[key] = value;
   lines_.push_back(line.dump());
+  bytes_ += lines_.back().size() + 1;
+  if (bytes_ > max_bytes_) {
+    throw WatchdogTripped(fmt::format(
+        "watchdog: the trace passed {} bytes at t={} us (the last line: {}); raise "
+        "--max-trace-bytes if the scenario really needs more",
+        max_bytes_, kernel_.now().count(), lines_.back().substr(0, 160)));
+  }
 }
 
 std::string Tracer::jsonl() const {

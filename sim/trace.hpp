@@ -20,11 +20,16 @@ class Tracer {
   std::string jsonl() const;
   /// When off, emit() does nothing (benchmarks).
   void set_enabled(bool on) { enabled_ = on; }
+  /// The watchdog's bound on the trace: emit() throws WatchdogTripped past it.
+  void set_max_bytes(std::uint64_t max) { max_bytes_ = max; }
+  std::uint64_t bytes() const { return bytes_; }
 
  private:
   const Kernel& kernel_;
   std::vector<std::string> lines_;
   bool enabled_ = true;
+  std::uint64_t bytes_ = 0;
+  std::uint64_t max_bytes_ = WatchdogLimits{}.max_trace_bytes;
 };
 
 }  // namespace sim

@@ -18,6 +18,7 @@
 #include "sim/assert.hpp"
 #include "tools/golden.hpp"
 #include "tools/runner.hpp"
+#include "tools/staged_output.hpp"
 
 namespace rsim::cli {
 
@@ -279,17 +280,14 @@ std::string unwritable(const std::string& file) {
   return "";
 }
 
-bool write_file(const std::string& file, const std::string& text) {
-  const fs::path tmp = file + ".tmp-rebalance-sim";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) return false;
-    out << text;
-    if (!out) return false;
+/// Writes `file` atomically and fsynced (tools/staged_output.hpp); "" or why it failed.
+std::string write_file(const std::string& file, const std::string& text) {
+  try {
+    write_file_atomically(file, text);
+  } catch (const OutputError& e) {
+    return e.what();
   }
-  std::error_code ec;
-  fs::rename(tmp, file, ec);
-  return !ec;
+  return "";
 }
 
 }  // namespace
@@ -406,8 +404,8 @@ int cmd_check(const CheckArgs& args) {
   bool io_error = false;
   auto report = [&](const std::string& file, const std::string& text) {
     if (file.empty()) return;
-    if (!write_file(file, text)) {
-      std::cerr << fmt::format("rebalance-sim check: cannot write {}\n", file);
+    if (const std::string why = write_file(file, text); !why.empty()) {
+      std::cerr << fmt::format("rebalance-sim check: {}\n", one_line(why));
       io_error = true;
     }
   };
@@ -420,7 +418,7 @@ int cmd_check(const CheckArgs& args) {
       try {
         write_outputs((fs::path(args.out_dir) / r.out_name).string(), r.outputs);
       } catch (const std::exception& e) {
-        std::cerr << fmt::format("rebalance-sim check: cannot write {}: {}\n", args.out_dir, e.what());
+        std::cerr << fmt::format("rebalance-sim check: {}\n", one_line(e.what()));
         io_error = true;
       }
     }
@@ -428,8 +426,8 @@ int cmd_check(const CheckArgs& args) {
   for (const auto& r : results) {
     if (r.golden_written.empty()) continue;
     const std::string g = golden_path(r.file);
-    if (!write_file(g, r.golden_written)) {
-      std::cerr << fmt::format("rebalance-sim check: cannot write {}\n", g);
+    if (const std::string why = write_file(g, r.golden_written); !why.empty()) {
+      std::cerr << fmt::format("rebalance-sim check: {}\n", one_line(why));
       io_error = true;
     } else {
       std::cout << fmt::format("wrote {}\n", g);

@@ -26,12 +26,38 @@
 #include "tools/expectations.hpp"
 #include "tools/report_cli.hpp"
 #include "tools/runner.hpp"
+#include "models/coordinator/consumer_group_coordinator.hpp"
+#include "reports/invariants.hpp"
+#include "sim/kernel.hpp"
+#include "tools/cli_args.hpp"
+#include "tools/explore.hpp"
+#include "tools/shrink.hpp"
+#include "tools/staged_output.hpp"
 
 namespace rsim::cli {
 
 namespace fs = std::filesystem;
 
 namespace {
+
+/// What `run` checks beyond the run itself.
+struct RunChecks {
+  bool determinism = false;
+  bool invariants = false;
+  std::optional<std::uint64_t> faults_seed;
+  sim::WatchdogLimits limits;
+};
+
+std::vector<std::string> lines_of(const std::string& jsonl) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < jsonl.size(); ++i)
+    if (jsonl[i] == '\n') {
+      lines.push_back(jsonl.substr(start, i - start));
+      start = i + 1;
+    }
+  return lines;
+}
 
 constexpr int kOk = 0;
 constexpr int kExpectationFailed = 1;
@@ -44,6 +70,8 @@ const char* kExamples = R"(Examples:
   rebalance-sim report out/two-consumers --format perfetto --format csv
   rebalance-sim explain scenarios/examples/two-consumers.json
   rebalance-sim check scenarios/ --junit results.xml
+  rebalance-sim explore scenarios/explore/two-groups-short.json --seeds 1..200 --jobs 2
+  rebalance-sim shrink out/explore/two-groups-short/seed-17.json
   rebalance-sim validate my-scenario.json
   rebalance-sim conformance ../shared/conformance/kafka/client.StickyAssignorTest.json
   rebalance-sim assign scenarios/assign/cooperative-sticky-one-member-leaves.json
@@ -64,17 +92,58 @@ void check_variants(const std::vector<std::string>& protocols) {
 }
 
 int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
-            std::optional<std::uint64_t> seed, std::string out_dir, const FormatArgs& formats) {
+            std::optional<std::uint64_t> seed, std::string out_dir, const FormatArgs& formats,
+            const RunChecks& checks) {
   check_variants(protocols);
-  const ScenarioSpec spec = load_checked_scenario(file);
-  const auto outputs = run_variants(spec, protocols, seed);
-  if (out_dir.empty()) out_dir = (fs::path("out") / spec.name).string();
+  for (std::size_t i = 0; i < protocols.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (protocols[i] == protocols[j])
+        throw ScenarioError("--protocol", {fmt::format("\"{}\" given twice", one_line(protocols[i]))});
+  ScenarioSpec spec = load_checked_scenario(file);
+  if (checks.faults_seed) {
+    // The fault knobs `explore` derives from this seed, applied to the file.
+    std::vector<std::string> knobs;
+    const auto doc = with_fault_knobs(load_scenario_json(file), *checks.faults_seed, knobs);
+    const std::string sha = spec.sha256;
+    spec = parse_scenario(doc, file);
+    spec.sha256 = sha;
+    for (const auto& k : knobs) std::cout << fmt::format("fault knob (seed {}): {}\n", *checks.faults_seed, k);
+  }
+  // The scenario's name is at most one sanitised folder under out/; --out is the user's choice.
+  if (out_dir.empty()) out_dir = default_output_dir(spec.name).string();
+  // The output folder is checked (and staged) before anything runs.
+  StagedOutput staged{fs::path(out_dir)};
+  const auto outputs = run_variants(spec, protocols, seed, checks.limits);
+  if (checks.determinism) {
+    const auto again = run_variants(spec, protocols, seed, checks.limits);
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      const std::string a = sha256_hex(outputs[i].trace_jsonl), b = sha256_hex(again[i].trace_jsonl);
+      std::cout << fmt::format("determinism [{}]: trace sha256 {} and {}: {}\n", outputs[i].protocol, a, b,
+                               a == b ? "identical" : "DIFFERENT");
+      if (a != b) {
+        std::cerr << fmt::format("rebalance-sim: internal error: two runs of {} [{}] with the same seed "
+                                 "gave different traces\n", file, outputs[i].protocol);
+        return kInternalError;
+      }
+    }
+  }
   // The report is rendered from the same text the files hold, so `report DIR` gives the same bytes.
   std::vector<VariantText> texts;
   for (const auto& o : outputs) texts.push_back(VariantText{o.protocol, o.trace_jsonl, o.summary.dump(2) + "\n"});
   const auto extra = render_outputs(std::move(texts), formats);
-  write_outputs(out_dir, outputs, extra);
+  stage_outputs(staged, outputs, extra);
+  staged.commit();
   bool failed = false;
+  for (const auto& o : outputs) {
+    if (!checks.invariants) continue;
+    const auto lines = lines_of(o.trace_jsonl);
+    const auto violations = reports::check_invariants(lines, invariant_context(spec, o.protocol));
+    for (const auto& v : violations) {
+      failed = true;
+      std::cout << fmt::format("{} [{}]: VIOLATED {}", spec.name, o.protocol, describe_violation(v, lines));
+    }
+    if (violations.empty()) std::cout << fmt::format("{} [{}]: invariants hold\n", spec.name, o.protocol);
+  }
   for (const auto& o : outputs) {
     const auto& m = o.summary.at("metrics");
     std::cout << fmt::format(
@@ -171,7 +240,16 @@ int cmd_bench(const std::string& what, std::uint64_t events) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+int main_impl(int argc, char** argv, bool parse_only);
+}  // namespace
+
+int main(int argc, char** argv) { return main_impl(argc, argv, false); }
+int parse_arguments(int argc, char** argv) { return main_impl(argc, argv, true); }
+
+namespace {
+
+int main_impl(int argc, char** argv, bool parse_only) {
   CLI::App app{"rebalance-sim: a deterministic simulator of Apache Kafka consumer-group rebalancing"};
   app.footer(kExamples);
   app.set_version_flag("--version", fmt::format("rebalance-sim {} ({})", build::kVersion, build::kCommit));
@@ -185,10 +263,27 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "run a scenario and write DIR/<protocol>/{trace.jsonl,summary.json}");
   run->add_option("scenario", file, "scenario file (JSON)")->required();
   run->add_option("--protocol", protocols, "protocol variant to run (repeatable): classic-eager, classic-cooperative, consumer, share");
-  run->add_option("--seed", seed, "random seed (default: the scenario's `seed`)");
-  run->add_option("--out", out_dir, "output directory (default: out/<scenario name>)");
+  run->add_option("--seed", seed, "random seed (default: the scenario's `seed`)")
+      ->check(non_negative_integer(UINT64_MAX));
+  run->add_option("--out", out_dir, "output directory (default: out/<scenario name>, the name made one safe folder name)");
   FormatArgs run_formats;
   add_format_options(run, run_formats);
+  RunChecks run_checks;
+  run->add_flag("--check-determinism", run_checks.determinism,
+                "run every variant twice and compare the traces' sha256 (exit 3 if they differ)");
+  run->add_flag("--check-invariants", run_checks.invariants,
+                "check the safety and liveness properties on each trace (exit 1 if one fails)");
+  run->add_option("--faults-seed", run_checks.faults_seed,
+                  "add the fault knobs `explore` derives from this seed (prints them)")
+      ->check(non_negative_integer(UINT64_MAX));
+  add_watchdog_options(run, run_checks.limits);
+  std::string inject_bug;
+  const auto add_inject_bug = [&](CLI::App* c) {
+    // Test-only and hidden: a deliberately broken model, for the tests of explore and shrink.
+    c->add_option("--inject-bug", inject_bug, "")->group("")->check(CLI::IsMember(std::vector<std::string>{"skip-revocation"}));
+  };
+  add_inject_bug(run);
+
   run->footer("Example: rebalance-sim run scenarios/examples/two-consumers.json --protocol classic-eager --out out/ --format perfetto");
 
   CheckArgs check_args;
@@ -218,7 +313,7 @@ int main(int argc, char** argv) {
 
   auto* bench = app.add_subcommand("bench", "benchmarks (not tests): kernel, assignors");
   bench->add_option("what", bench_what, "which benchmark: kernel (event rate) or assignors");
-  bench->add_option("--events", bench_events, "events to fire (kernel)");
+  bench->add_option("--events", bench_events, "events to fire (kernel)")->check(non_negative_integer(UINT64_MAX));
   bench->footer("Example: rebalance-sim bench kernel --events 20000000");
 
   InspectArgs inspect_args;
@@ -233,8 +328,33 @@ int main(int argc, char** argv) {
   ExplainArgs explain_args;
   auto* explain = add_explain_subcommand(app, explain_args);
 
+  ExploreArgs explore_args;
+  auto* explore = app.add_subcommand("explore", "swarm testing: per seed, derive fault knobs, run every variant, "
+                                                "check safety and liveness on the traces (exit 1 if one fails)");
+  explore->add_option("scenario", explore_args.scenario, "scenario file (JSON)")->required();
+  explore->add_option("--seeds", explore_args.seeds, "seeds A..B (inclusive), or one seed")->required();
+  explore->add_option("--jobs", explore_args.jobs, "runs in parallel (the output does not depend on it)")
+      ->check(non_negative_integer(256));
+  explore->add_option("--protocol", explore_args.protocols, "protocol variant to run (repeatable; default: the scenario's)");
+  explore->add_option("--out", explore_args.out_dir, "folder for failing scenarios (default: out/explore/<scenario name>)");
+  explore->add_flag("--quiet", explore_args.quiet, "print only failures and the total");
+  add_watchdog_options(explore, explore_args.limits);
+  add_inject_bug(explore);
+  explore->footer("Example: rebalance-sim explore scenarios/explore/two-groups-short.json --seeds 1..200 --jobs 2");
+
+  ShrinkArgs shrink_args;
+  auto* shrink = app.add_subcommand("shrink", "delta-debug a scenario that breaks a property down to a small one "
+                                              "that still breaks it");
+  shrink->add_option("scenario", shrink_args.scenario, "failing scenario file (JSON), e.g. from explore")->required();
+  shrink->add_option("--protocol", shrink_args.protocol, "the variant (default: the first that fails)");
+  shrink->add_option("--property", shrink_args.property, "the property (default: the first that fails)");
+  shrink->add_option("--out", shrink_args.out, "where to write the smallest scenario (default: FILE.shrunk.json)");
+  add_watchdog_options(shrink, shrink_args.limits);
+  add_inject_bug(shrink);
+  shrink->footer("Example: rebalance-sim shrink out/explore/two-groups-short/seed-17.json");
+
   // An unknown subcommand is answered with the list of the valid ones.
-  if (argc >= 2 && argv[1][0] != '-') {
+  if (!parse_only && argc >= 2 && argv[1][0] != '-') {
     std::vector<std::string> names;
     for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
     const std::string asked = argv[1];
@@ -249,11 +369,16 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (parse_only) return e.get_exit_code() == 0 ? kOk : kBadInput;
     const int rc = app.exit(e);
     return rc == 0 ? kOk : kBadInput;
   }
+  if (parse_only) return kOk;
   try {
-    if (run->parsed()) return cmd_run(file, protocols, seed, out_dir, run_formats);
+    if (inject_bug == "skip-revocation") injected_bugs().skip_revocation = true;
+    if (run->parsed()) return cmd_run(file, protocols, seed, out_dir, run_formats, run_checks);
+    if (explore->parsed()) return cmd_explore(explore_args);
+    if (shrink->parsed()) return cmd_shrink(shrink_args);
     if (report->parsed()) return cmd_report(report_dir, report_formats);
     if (explain->parsed()) return cmd_explain(explain_args);
     if (check->parsed()) return cmd_check(check_args);
@@ -272,6 +397,12 @@ int main(int argc, char** argv) {
   } catch (const ScenarioError& e) {
     std::cerr << e.what() << "\n";
     return kBadInput;
+  } catch (const OutputError& e) {
+    std::cerr << "rebalance-sim: " << one_line(e.what()) << "\n";
+    return kBadInput;
+  } catch (const sim::WatchdogTripped& e) {
+    std::cerr << "rebalance-sim: " << one_line(e.what()) << fmt::format(" [scenario {}]", one_line(file)) << "\n";
+    return kBadInput;
   } catch (const sim::InvariantViolation& e) {
     std::cerr << "rebalance-sim: internal error (a model invariant broke; please report): " << e.what()
               << fmt::format(" [scenario {}, seed {}]", file, seed ? std::to_string(*seed) : "from scenario")
@@ -284,4 +415,5 @@ int main(int argc, char** argv) {
   return kBadInput;
 }
 
+}  // namespace
 }  // namespace rsim::cli

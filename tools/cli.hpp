@@ -5,5 +5,8 @@
 namespace rsim::cli {
 
 int main(int argc, char** argv);
+/// Parses the arguments as main() does and stops there (no command runs, nothing is printed):
+/// 0 for a valid command line, 2 for a usage error. For the CLI's fuzz target.
+int parse_arguments(int argc, char** argv);
 
 }  // namespace rsim::cli

@@ -14,6 +14,7 @@
 #include "reports/compare_report.hpp"
 #include "reports/timeline.hpp"
 #include "tools/runner.hpp"
+#include "tools/staged_output.hpp"
 
 namespace rsim::cli {
 
@@ -170,8 +171,7 @@ int cmd_compare(const CompareArgs& args) {
     }
   }
   if (!args.json_out.empty()) {
-    std::ofstream out(args.json_out);
-    out << report.dump(2) << "\n";
+    write_file_atomically(args.json_out, report.dump(2) + "\n");
   }
   if (!args.out_dir.empty()) {
     fs::create_directories(args.out_dir);

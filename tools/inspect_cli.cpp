@@ -11,6 +11,7 @@
 #include "models/coordinator/group_coordinator.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/scenario/world.hpp"
+#include "tools/cli_args.hpp"
 #include "tools/inspect.hpp"
 #include "tools/share_inspect.hpp"
 
@@ -35,7 +36,8 @@ std::string chosen_protocol(const ScenarioSpec& spec, const std::string& asked) 
 /// The options every inspection command shares: the run to inspect.
 void add_run_options(CLI::App* c, InspectArgs& args) {
   c->add_option("--protocol", args.protocol, "protocol variant (default: the scenario's first)");
-  c->add_option("--seed", args.seed, "random seed (default: the scenario's `seed`)");
+  c->add_option("--seed", args.seed, "random seed (default: the scenario's `seed`)")
+      ->check(non_negative_integer(UINT64_MAX));
 }
 
 }  // namespace
@@ -47,7 +49,7 @@ CLI::App* add_dump_log_subcommand(CLI::App& app, InspectArgs& args) {
   c->add_option("scenario", args.scenario, "scenario file (JSON)")->required();
   c->add_option("--partition", args.partition, "the __consumer_offsets partition")
       ->required()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_integer(INT32_MAX));
   c->add_flag("--share-group-state", args.share_group_state,
               "print the __share_group_state partition instead (kafka-dump-log.sh "
               "--share-group-state-decoder), for share runs");
@@ -63,7 +65,7 @@ CLI::App* add_describe_subcommand(CLI::App& app, InspectArgs& args) {
   c->add_option("scenario", args.scenario, "scenario file (JSON)")->required();
   c->add_option("--at", args.at_ms, "virtual time in ms")
       ->required()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_integer(INT64_MAX / 1000));
   c->add_option("--group", args.group, "one group (default: every group of the scenario, sorted)");
   auto* state = c->add_flag(
       "--state", args.state,
@@ -122,7 +124,7 @@ int cmd_dump_log(const InspectArgs& args) {
 int cmd_describe(const InspectArgs& args) {
   ScenarioSpec spec = load_scenario_file(args.scenario);
   const std::string protocol = chosen_protocol(spec, args.protocol);
-  if (sim::ms(args.at_ms) > spec.duration)
+  if (args.at_ms > sim::to_ms(spec.duration))
     throw ScenarioError(spec.source_path, {fmt::format("--at: must be <= duration_ms ({}), got {}",
                                                        sim::to_ms(spec.duration), args.at_ms)});
   std::set<std::string> groups;

@@ -16,7 +16,9 @@
 #include "reports/narrative.hpp"
 #include "reports/perfetto.hpp"
 #include "reports/timeline.hpp"
+#include "tools/cli_args.hpp"
 #include "tools/runner.hpp"
+#include "tools/staged_output.hpp"
 
 namespace rsim::cli {
 
@@ -67,16 +69,6 @@ std::vector<reports::Timeline> timelines(std::vector<VariantText>& variants) {
     if (out.back().protocol.empty()) out.back().protocol = v.protocol;
   }
   return out;
-}
-
-void write_atomically(const fs::path& path, const std::string& bytes) {
-  const fs::path tmp = path.string() + ".tmp-rebalance-sim";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f << bytes;
-    if (!f) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
 }
 
 }  // namespace
@@ -140,7 +132,7 @@ CLI::App* add_report_subcommand(CLI::App& app, std::string& dir, FormatArgs& arg
 
 int cmd_report(const std::string& dir, const FormatArgs& args) {
   const auto files = render_outputs(read_run_dir(dir), args);
-  for (const auto& [rel, bytes] : files) write_atomically(fs::path(dir) / rel, bytes);
+  for (const auto& [rel, bytes] : files) write_file_atomically(fs::path(dir) / rel, bytes);
   for (const auto& [rel, bytes] : files) std::cout << fmt::format("wrote {}\n", (fs::path(dir) / rel).string());
   return kOk;
 }
@@ -150,7 +142,8 @@ CLI::App* add_explain_subcommand(CLI::App& app, ExplainArgs& args) {
                                           "a run directory is read)");
   c->add_option("target", args.target, "scenario file (JSON) or the output directory of a run")->required();
   c->add_option("--protocol", args.protocols, "with a scenario: the variants to run (repeatable)");
-  c->add_option("--seed", args.seed, "with a scenario: random seed (default: the scenario's `seed`)");
+  c->add_option("--seed", args.seed, "with a scenario: random seed (default: the scenario's `seed`)")
+      ->check(non_negative_integer(UINT64_MAX));
   c->footer("Example: rebalance-sim explain scenarios/examples/two-consumers.json");
   return c;
 }

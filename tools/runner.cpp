@@ -10,6 +10,7 @@
 #include "models/scenario/world.hpp"
 #include "reports/share_summary.hpp"
 #include "reports/summary.hpp"
+#include "tools/staged_output.hpp"
 
 namespace rsim::cli {
 
@@ -17,7 +18,8 @@ namespace fs = std::filesystem;
 
 std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
                                         const std::vector<std::string>& protocols,
-                                        std::optional<std::uint64_t> seed) {
+                                        std::optional<std::uint64_t> seed,
+                                        const sim::WatchdogLimits& limits) {
   const std::vector<std::string>& variants = protocols.empty() ? spec.protocols : protocols;
   std::vector<std::string> problems;
   for (const auto& v : variants)
@@ -30,7 +32,7 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
   std::vector<VariantOutput> out;
   const std::uint64_t s = seed.value_or(spec.seed);
   for (const auto& v : variants) {
-    RunResult result = run_scenario(spec, v, s);
+    RunResult result = run_scenario(spec, v, s, limits);
     VariantOutput o;
     o.protocol = v;
     for (const auto& line : result.trace_lines) {
@@ -63,40 +65,20 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
   return out;
 }
 
+void stage_outputs(StagedOutput& out, const std::vector<VariantOutput>& outputs,
+                   const std::vector<std::pair<std::string, std::string>>& extra) {
+  for (const auto& o : outputs) {
+    out.write_file(fs::path(o.protocol) / "trace.jsonl", o.trace_jsonl);
+    out.write_file(fs::path(o.protocol) / "summary.json", o.summary.dump(2) + "\n");
+  }
+  for (const auto& [rel, bytes] : extra) out.write_file(fs::path(rel), bytes);
+}
+
 void write_outputs(const std::string& dir, const std::vector<VariantOutput>& outputs,
                    const std::vector<std::pair<std::string, std::string>>& extra) {
-  const fs::path target(dir);
-  if (!target.parent_path().empty()) fs::create_directories(target.parent_path());
-  // Everything goes to a sibling temporary directory first; each variant's directory is then
-  // swapped into place, so a failure leaves no partial files.
-  const fs::path staging = target.string() + ".tmp-rebalance-sim";
-  fs::remove_all(staging);
-  fs::create_directories(staging);
-  for (const auto& o : outputs) {
-    const fs::path d = staging / o.protocol;
-    fs::create_directories(d);
-    std::ofstream(d / "trace.jsonl", std::ios::binary) << o.trace_jsonl;
-    std::ofstream(d / "summary.json", std::ios::binary) << o.summary.dump(2) << '\n';
-    if (!fs::exists(d / "summary.json")) throw std::runtime_error("cannot write " + (d / "summary.json").string());
-  }
-  for (const auto& [rel, bytes] : extra) {
-    const fs::path p = staging / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << bytes;
-    if (!fs::exists(p)) throw std::runtime_error("cannot write " + p.string());
-  }
-  fs::create_directories(target);
-  for (const auto& [rel, bytes] : extra) {
-    // Files at the top (report.html) move on their own; the variants' files move with their directory.
-    if (fs::path(rel).has_parent_path()) continue;
-    fs::rename(staging / rel, target / rel);
-  }
-  for (const auto& o : outputs) {
-    const fs::path final_dir = target / o.protocol;
-    fs::remove_all(final_dir);
-    fs::rename(staging / o.protocol, final_dir);
-  }
-  fs::remove_all(staging);
+  StagedOutput out{fs::path(dir)};
+  stage_outputs(out, outputs, extra);
+  out.commit();
 }
 
 }  // namespace rsim::cli

@@ -194,7 +194,7 @@ void AsyncConsumer::start() {
   if (latency > sim::SimTime::zero()) fields["start_latency_ms"] = static_cast<double>(latency.count()) / 1000.0;
   tracer_.emit("consumer.start", std::move(fields));
   subscription_updated_ = true;  // subscribe(): the first poll() joins
-  next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
+  next_auto_commit_ = sim::saturating_add(kernel_.now(), sim::ms(config_.auto_commit_interval_ms));
   last_poll_ = kernel_.now();
   schedule_first_poll(latency);
 }
@@ -283,7 +283,8 @@ sim::SimTime AsyncConsumer::wait_bound() {
     buffer_woken_ = false;
     return now;
   }
-  const sim::SimTime backoff = now + sim::ms(config_.retry_backoff_ms);
+  // retry.backoff.ms=0: the background thread spins; a kSpinTurn per turn here.
+  const sim::SimTime backoff = sim::saturating_add(now, at_least_a_turn(sim::ms(config_.retry_backoff_ms)));
   sim::SimTime bound = sim::kNever;
   if (owned_.empty() || !consumption_.has_all_fetch_positions() || consumption_.any_fetchable())
     bound = backoff;
@@ -297,7 +298,7 @@ sim::SimTime AsyncConsumer::wait_bound() {
   if (state_ != State::UNSUBSCRIBED) {
     sim::SimTime heartbeat;
     if (!coordinator_ || state_ == State::FATAL || state_ == State::STALE || state_ == State::FENCED)
-      heartbeat = now + sim::ms(heartbeat_interval_ms_);
+      heartbeat = sim::saturating_add(now, sim::ms(heartbeat_interval_ms_));
     else if ((state_ == State::JOINING || state_ == State::ACKNOWLEDGING) && !heartbeat_in_flight_)
       heartbeat = std::max(now, backoff_until_);
     else if (next_heartbeat_ > now)
@@ -367,7 +368,7 @@ void AsyncConsumer::on_fetch_response_due() {
   for (std::size_t b = 0; b < fetch_due_.size(); ++b) {
     if (fetch_due_[b] > now) continue;
     const sim::NodeId leader = cluster_.broker_nodes[b];
-    const sim::SimTime timeout = fetch_sent_[b] + sim::ms(config_.request_timeout_ms);
+    const sim::SimTime timeout = sim::saturating_add(fetch_sent_[b], sim::ms(config_.request_timeout_ms));
     if (!fetch_failed_[b] && (network_.is_cut(node_, leader) || network_.is_cut(leader, node_)) &&
         timeout > now) {
       fetch_due_[b] = timeout;  // lost on a cut link: the request times out
@@ -477,7 +478,7 @@ void AsyncConsumer::on_app_event_done(const AppEvent& e) {
       if (e.reconciliation != reconciliation_ || reconcile_ != Reconcile::Assigning) return;
       reconcile_ = Reconcile::Idle;
       has_current_ = true;
-      next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
+      next_auto_commit_ = sim::saturating_add(kernel_.now(), sim::ms(config_.auto_commit_interval_ms));
       if (state_ == State::RECONCILING) {
         transition(State::ACKNOWLEDGING);
         maybe_heartbeat();  // the ack goes out at once
@@ -500,7 +501,7 @@ void AsyncConsumer::on_app_event_done(const AppEvent& e) {
       if (state_ == State::FENCED) {
         transition_to_joining();
       } else if (state_ == State::STALE &&
-                 kernel_.now() < last_poll_ + sim::ms(config_.max_poll_interval_ms)) {
+                 kernel_.now() < sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms))) {
         transition_to_joining();  // maybeRejoinStaleMember: the poll timer was reset
       }
       return;
@@ -513,7 +514,7 @@ void AsyncConsumer::on_app_event_done(const AppEvent& e) {
 void AsyncConsumer::start_close() {
   close_stage_ = CloseStage::Committing;
   close_deadline_ =
-      kernel_.now() + sim::ms(std::min<std::int64_t>(30000, config_.request_timeout_ms));
+      sim::saturating_add(kernel_.now(), sim::ms(std::min<std::int64_t>(30000, config_.request_timeout_ms)));
   continue_close();
 }
 
@@ -602,10 +603,10 @@ void AsyncConsumer::on_poll_event() {
   // an interval auto-commit due meanwhile waits for a pass after its answer.
   if (config_.enable_auto_commit && kernel_.now() >= next_auto_commit_ && !auto_commit_in_flight_ &&
       !rec_commit_id_) {
-    next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
+    next_auto_commit_ = sim::saturating_add(kernel_.now(), sim::ms(config_.auto_commit_interval_ms));
     auto_commit_in_flight_ = send_offset_commit("auto-commit");
   }
-  poll_timer_.arm_at(last_poll_ + sim::ms(config_.max_poll_interval_ms));
+  poll_timer_.arm_at(sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms)));
   update_fetch_positions();
   send_fetches();
 }
@@ -630,7 +631,7 @@ void AsyncConsumer::maybe_reconcile(bool can_commit) {
   consumption_.mark_pending_revocation(revoked);
   // The commit of all consumed offsets, retried until the rebalance timeout.
   if (config_.enable_auto_commit) {
-    rec_commit_deadline_ = kernel_.now() + sim::ms(config_.max_poll_interval_ms);
+    rec_commit_deadline_ = sim::saturating_add(kernel_.now(), sim::ms(config_.max_poll_interval_ms));
     rec_commit_attempts_ = 0;
     rec_commit_id_ = send_offset_commit("before revocation");
     if (rec_commit_id_) {
@@ -681,7 +682,7 @@ void AsyncConsumer::transition_to_fenced(ErrorCode why) {
 
 void AsyncConsumer::on_poll_timer_expired() {
   if (!process_.alive() || close_stage_ != CloseStage::None) return;
-  if (kernel_.now() < last_poll_ + sim::ms(config_.max_poll_interval_ms)) return;
+  if (kernel_.now() < sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms))) return;
   if (!in_group() || state_ == State::PREPARE_LEAVING || state_ == State::LEAVING) return;
   tracer_.emit("consumer.poll_timeout",
                {{"consumer", spec_.name}, {"max_poll_interval_ms", config_.max_poll_interval_ms}});
@@ -753,7 +754,7 @@ void AsyncConsumer::send_heartbeat() {
   heartbeat_in_flight_ =
       send_request(*coordinator_, std::move(r), config_.request_timeout_ms, member_epoch_);
   rpc_fields_ = nullptr;
-  next_heartbeat_ = kernel_.now() + sim::ms(heartbeat_interval_ms_);  // reset on every send
+  next_heartbeat_ = sim::saturating_add(kernel_.now(), sim::ms(heartbeat_interval_ms_));  // reset on every send
   if (state_ == State::ACKNOWLEDGING) {
     transition(target_ && has_current_ && *target_ == owned_ ? State::STABLE : State::RECONCILING);
     maybe_reconcile(false);
@@ -795,7 +796,7 @@ void AsyncConsumer::on_heartbeat_response(const InFlight& req,
     member_epoch_ = r.member_epoch;
     if (r.heartbeat_interval_ms != heartbeat_interval_ms_) {
       heartbeat_interval_ms_ = r.heartbeat_interval_ms;
-      next_heartbeat_ = kernel_.now() + sim::ms(heartbeat_interval_ms_);
+      next_heartbeat_ = sim::saturating_add(kernel_.now(), sim::ms(heartbeat_interval_ms_));
     }
     if (r.assignment) {
       const TopicPartitions next = from_wire(*r.assignment);
@@ -816,7 +817,7 @@ void AsyncConsumer::on_heartbeat_response(const InFlight& req,
   // exponential backoff (HeartbeatRequestState.onFailedAttempt) unless the error resets it.
   sent_valid_ = false;
   next_heartbeat_ = kernel_.now();
-  backoff_until_ = kernel_.now() + sim::ms(exponential_backoff_ms(heartbeat_attempts_++));
+  backoff_until_ = sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(heartbeat_attempts_++)));
   switch (r.error) {
     case ErrorCode::FENCED_MEMBER_EPOCH:
     case ErrorCode::UNKNOWN_MEMBER_ID:
@@ -934,7 +935,7 @@ void AsyncConsumer::retry_reconcile_commit() {
   }
   if (!coordinator_) {
     // Sent once the coordinator is known again (the request waits in the queue).
-    reconcile_commit_timer_.arm(sim::ms(config_.retry_backoff_ms));
+    reconcile_commit_timer_.arm(at_least_a_turn(sim::ms(config_.retry_backoff_ms)));
     return;
   }
   rec_commit_id_ = send_offset_commit("before revocation");
@@ -989,7 +990,7 @@ void AsyncConsumer::on_offset_fetch_response(std::int32_t id, const OffsetFetchR
     consumption_.lookup_failed(asked);
     if (r.error == ErrorCode::NOT_COORDINATOR || r.error == ErrorCode::COORDINATOR_NOT_AVAILABLE)
       mark_coordinator_unknown(std::string(error_name(r.error)));
-    lookup_not_before_ = kernel_.now() + sim::ms(config_.retry_backoff_ms);
+    lookup_not_before_ = sim::saturating_add(kernel_.now(), sim::ms(config_.retry_backoff_ms));
     return;
   }
   // Positions with a leader epoch await validation at the next pass (refreshOffsets).

@@ -88,6 +88,7 @@ void ClassicConsumer::reset_client_state() {
   close_commit_sent_ = false;
   leave_id_.reset();
   heartbeat_enabled_ = false;
+  heartbeat_awaits_notify_ = false;
   heartbeat_failed_ = false;
   heartbeat_attempts_ = 0;
   in_flight_.clear();
@@ -114,7 +115,7 @@ void ClassicConsumer::start() {
   if (latency > sim::SimTime::zero()) fields["start_latency_ms"] = static_cast<double>(latency.count()) / 1000.0;
   tracer_.emit("consumer.start", std::move(fields));
   // The auto-commit timer starts when the consumer is built (CC:247-248).
-  next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
+  next_auto_commit_ = sim::saturating_add(kernel_.now(), sim::ms(config_.auto_commit_interval_ms));
   last_poll_ = kernel_.now();
   schedule_first_poll(latency);
 }
@@ -135,7 +136,10 @@ void ClassicConsumer::refresh_metadata(const std::string& why) {
     tracer_.emit("consumer.metadata", {{"consumer", spec_.name}, {"partitions", topics}, {"reason", why}});
   }
   metadata_ = std::move(fresh);
-  metadata_timer_.arm(sim::ms(config_.metadata_max_age_ms));
+  // Metadata.timeToNextUpdate: the age limit, but never sooner than the refresh backoff
+  // (retry.backoff.ms after a successful update); both 0 spin, a kSpinTurn per refresh.
+  metadata_timer_.arm(at_least_a_turn(
+      std::max(sim::ms(config_.metadata_max_age_ms), sim::ms(config_.retry_backoff_ms))));
 }
 
 bool ClassicConsumer::assignment_metadata_changed() const {
@@ -172,7 +176,7 @@ void ClassicConsumer::on_poll_loop_continue() {
   if (stop_requested_) {
     stop_requested_ = false;
     close_stage_ = CloseStage::Committing;
-    close_deadline_ = kernel_.now() + sim::ms(std::min<std::int64_t>(30000, config_.request_timeout_ms));
+    close_deadline_ = sim::saturating_add(kernel_.now(), sim::ms(std::min<std::int64_t>(30000, config_.request_timeout_ms)));
     continue_close();
     return;
   }
@@ -191,6 +195,11 @@ void ClassicConsumer::on_app_wake() {
 void ClassicConsumer::pass(bool resumed) {
   if (!process_.alive() || busy_ || fatal_ || close_stage_ != CloseStage::None) return;
   last_poll_ = kernel_.now();  // Heartbeat.poll(): feeds max.poll.interval.ms
+  // pollHeartbeat: notify() the heartbeat thread when a heartbeat is due (it may be in wait(0)).
+  if (heartbeat_awaits_notify_ && kernel_.now() >= heartbeat_due_) {
+    heartbeat_awaits_notify_ = false;
+    if (heartbeat_enabled_) heartbeat_tick_.arm(sim::SimTime::zero());
+  }
   if (heartbeat_failed_) {
     fail_fatally(ErrorCode::FENCED_INSTANCE_ID, "heartbeat thread");
     return;
@@ -369,7 +378,7 @@ bool ClassicConsumer::on_join_complete() {
     }
     const TopicPartitions added = minus(join_assignment_, owned_);
     set_owned(join_assignment_);
-    next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
+    next_auto_commit_ = sim::saturating_add(kernel_.now(), sim::ms(config_.auto_commit_interval_ms));
     complete_stage_ = CompleteStage::Assigning;
     // onPartitionsAssigned is called even with an empty set (CC:468).
     if (!start_callback("onPartitionsAssigned", sorted(added), spec_.callbacks.assign)) return false;
@@ -381,7 +390,9 @@ bool ClassicConsumer::on_join_complete() {
 void ClassicConsumer::maybe_auto_commit() {
   if (!config_.enable_auto_commit || state_ != MemberState::STABLE) return;
   if (kernel_.now() >= next_auto_commit_) {
-    next_auto_commit_ = kernel_.now() + sim::ms(config_.auto_commit_interval_ms);
+    // auto.commit.interval.ms=0: Kafka commits at every poll pass; here once per kSpinTurn.
+    next_auto_commit_ =
+        sim::saturating_add(kernel_.now(), at_least_a_turn(sim::ms(config_.auto_commit_interval_ms)));
     send_offset_commit("auto-commit");
   }
   auto_commit_timer_.arm_at(next_auto_commit_);
@@ -446,9 +457,12 @@ void ClassicConsumer::maybe_return_records() {
   if (!in_poll_ || batch_) return;
   // Only a pass after the wait sends what validation needs.
   // While a position is missing the wait is capped at retry.backoff.ms (pollForFetches), so
-  // that the next pass sends what the positions need.
-  return_records_or_wait(all_fetch_positions_ ? sim::kNever
-                                              : kernel_.now() + sim::ms(config_.retry_backoff_ms));
+  // that the next pass sends what the positions need. With retry.backoff.ms=0 Kafka's
+  // client.poll(0) returns from the network at once and poll() loops again: a real spin that
+  // takes CPU time, here a kSpinTurn per turn (not a loop at one instant).
+  return_records_or_wait(all_fetch_positions_
+                             ? sim::kNever
+                             : sim::saturating_add(kernel_.now(), at_least_a_turn(sim::ms(config_.retry_backoff_ms))));
 }
 
 bool ClassicConsumer::commit_fails_locally(const std::string& purpose) {
@@ -553,19 +567,20 @@ void ClassicConsumer::continue_close() {
 void ClassicConsumer::enable_heartbeat() {
   // Enabling resets all three timers: this sets the phase of the generation's heartbeats.
   heartbeat_enabled_ = true;
-  heartbeat_due_ = kernel_.now() + sim::ms(config_.heartbeat_interval_ms);
-  session_deadline_ = kernel_.now() + sim::ms(config_.session_timeout_ms);
+  heartbeat_due_ = sim::saturating_add(kernel_.now(), sim::ms(config_.heartbeat_interval_ms));
+  session_deadline_ = sim::saturating_add(kernel_.now(), sim::ms(config_.session_timeout_ms));
   last_poll_ = kernel_.now();
   heartbeat_attempts_ = 0;
   arm_heartbeat_tick();
 }
 
 void ClassicConsumer::arm_heartbeat_tick() {
-  const sim::SimTime poll_deadline = last_poll_ + sim::ms(config_.max_poll_interval_ms);
+  const sim::SimTime poll_deadline = sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms));
   heartbeat_tick_.arm_at(std::max(kernel_.now(), std::min({heartbeat_due_, session_deadline_, poll_deadline})));
 }
 
 void ClassicConsumer::on_heartbeat_tick() {
+  heartbeat_awaits_notify_ = false;
   if (!heartbeat_enabled_ || !process_.alive()) return;
   if (state_ == MemberState::UNJOINED || state_ == MemberState::PREPARING_REBALANCE) {
     heartbeat_enabled_ = false;
@@ -574,7 +589,10 @@ void ClassicConsumer::on_heartbeat_tick() {
   const sim::SimTime now = kernel_.now();
   if (!coordinator_) {
     ensure_coordinator();
-    heartbeat_tick_.arm(sim::ms(config_.retry_backoff_ms));
+    // AbstractCoordinator.this.wait(retryBackoffMs): Object.wait(0) waits until notified (the
+    // main thread's pollHeartbeat, a failed heartbeat), not zero time.
+    if (config_.retry_backoff_ms > 0) heartbeat_tick_.arm(sim::ms(config_.retry_backoff_ms));
+    else heartbeat_awaits_notify_ = true;
     return;
   }
   if (now >= session_deadline_) {
@@ -582,7 +600,7 @@ void ClassicConsumer::on_heartbeat_tick() {
     heartbeat_tick_.arm(sim::ms(config_.retry_backoff_ms));
     return;
   }
-  if (now >= last_poll_ + sim::ms(config_.max_poll_interval_ms)) {
+  if (now >= sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms))) {
     tracer_.emit("consumer.poll_timeout", {{"consumer", spec_.name},
                                            {"max_poll_interval_ms", config_.max_poll_interval_ms}});
     maybe_leave_group("consumer poll timeout has expired.");
@@ -594,7 +612,7 @@ void ClassicConsumer::on_heartbeat_tick() {
   }
   HeartbeatRequest r{config_.group_id, generation_.id, generation_.member_id, config_.group_instance_id};
   send_request(*coordinator_, std::move(r), config_.request_timeout_ms);
-  heartbeat_due_ = now + sim::ms(config_.heartbeat_interval_ms);  // send-to-send period
+  heartbeat_due_ = sim::saturating_add(now, sim::ms(config_.heartbeat_interval_ms));  // send-to-send period
   arm_heartbeat_tick();
 }
 
@@ -810,11 +828,11 @@ void ClassicConsumer::fail_join(ErrorCode error) {
 void ClassicConsumer::on_heartbeat_response(const InFlight& req, const HeartbeatResponse& r) {
   switch (r.error) {
     case ErrorCode::NONE:
-      session_deadline_ = kernel_.now() + sim::ms(config_.session_timeout_ms);
+      session_deadline_ = sim::saturating_add(kernel_.now(), sim::ms(config_.session_timeout_ms));
       heartbeat_attempts_ = 0;
       break;
     case ErrorCode::REBALANCE_IN_PROGRESS:
-      session_deadline_ = kernel_.now() + sim::ms(config_.session_timeout_ms);
+      session_deadline_ = sim::saturating_add(kernel_.now(), sim::ms(config_.session_timeout_ms));
       heartbeat_attempts_ = 0;
       if (state_ == MemberState::STABLE) {
         request_rejoin("group is already rebalancing");
@@ -834,11 +852,11 @@ void ClassicConsumer::on_heartbeat_response(const InFlight& req, const Heartbeat
     case ErrorCode::COORDINATOR_NOT_AVAILABLE:
     case ErrorCode::NOT_COORDINATOR:
       mark_coordinator_unknown(std::string(error_name(r.error)));
-      heartbeat_due_ = kernel_.now() + sim::ms(exponential_backoff_ms(heartbeat_attempts_++));
+      heartbeat_due_ = sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(heartbeat_attempts_++)));
       if (heartbeat_enabled_) arm_heartbeat_tick();
       break;
     default:  // failHeartbeat(): retry after the exponential backoff
-      heartbeat_due_ = kernel_.now() + sim::ms(exponential_backoff_ms(heartbeat_attempts_++));
+      heartbeat_due_ = sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(heartbeat_attempts_++)));
       if (heartbeat_enabled_) arm_heartbeat_tick();
       break;
   }
@@ -886,7 +904,7 @@ void ClassicConsumer::on_offset_commit_response(const InFlight& req, const Offse
     }
   } else if (purpose == "auto-commit") {
     if (retriable) {
-      next_auto_commit_ = kernel_.now() + sim::ms(config_.retry_backoff_ms);
+      next_auto_commit_ = sim::saturating_add(kernel_.now(), sim::ms(config_.retry_backoff_ms));
       auto_commit_timer_.arm_at(next_auto_commit_);
     }
   }
@@ -906,7 +924,7 @@ void ClassicConsumer::on_callback_end() {
   // The callback ran inside poll(): the same pass goes on.
   if (!in_poll_) {
     in_poll_ = true;
-    poll_return_timer_.arm(spec_.poll_timeout);
+    poll_return_timer_.arm(at_least_a_turn(spec_.poll_timeout));
   }
   pass();
 }

@@ -84,7 +84,7 @@ class ClassicConsumer final : public ConsumerClient {
   void continue_close() override;
   sim::Timer& coordinator_retry_timer() override { return retry_timer_; }
   void on_coordinator_lookup_done(bool found) override {
-    if (found) session_deadline_ = kernel_.now() + sim::ms(config_.session_timeout_ms);
+    if (found) session_deadline_ = sim::saturating_add(kernel_.now(), sim::ms(config_.session_timeout_ms));
     on_app_wake();
   }
 
@@ -176,6 +176,7 @@ class ClassicConsumer final : public ConsumerClient {
   sim::SimTime next_auto_commit_{0};
 
   bool heartbeat_enabled_ = false;
+  bool heartbeat_awaits_notify_ = false;  // in wait(0) (retry.backoff.ms=0): until notified
   bool heartbeat_failed_ = false;
   sim::SimTime heartbeat_due_{0};
   sim::SimTime session_deadline_{0};

@@ -85,6 +85,7 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, sim::Tracer& tracer,
                          return sim::SimTime{static_cast<std::int64_t>(std::llround(ms * 1000.0))};
                        }},
                    sim::Rng(seed, "processing-" + spec.name)) {
+  process_.set_name(spec_.name);
   process_.attach(&app_);
   process_.attach(&network_thread_);
   node_ = network_.add_node(spec_.name, &network_thread_, [this](sim::NodeId from, Envelope&& e) {
@@ -287,7 +288,7 @@ void ConsumerClient::on_find_coordinator_response(const FindCoordinatorResponse&
     coordinator_lookup_attempts_ = 0;
   } else {
     coordinator_lookup_not_before_ =
-        kernel_.now() + sim::ms(exponential_backoff_ms(coordinator_lookup_attempts_++));
+        sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(coordinator_lookup_attempts_++)));
   }
   on_coordinator_lookup_done(found);
 }
@@ -367,7 +368,7 @@ void ConsumerClient::begin_poll() {
   in_poll_ = true;
   // A wakeup() between two poll() calls makes the next one throw at once.
   if (maybe_trigger_wakeup()) return;
-  poll_return_timer_.arm(spec_.poll_timeout);
+  poll_return_timer_.arm(at_least_a_turn(spec_.poll_timeout));
   poll_pass();
 }
 
@@ -456,7 +457,7 @@ void ConsumerClient::commit_after_batch() {
     return;
   }
   if (!commit_sync_waiting_)
-    commit_sync_deadline_ = kernel_.now() + sim::ms(config_.default_api_timeout_ms);
+    commit_sync_deadline_ = sim::saturating_add(kernel_.now(), sim::ms(config_.default_api_timeout_ms));
   if (!coordinator_) {
     // commitSync of something waits for the coordinator (retried until
     // default.api.timeout.ms); an empty one completes at once. A commitAsync without a
@@ -490,7 +491,7 @@ std::int32_t ConsumerClient::send_to(sim::NodeId to, Message request, std::int64
   const std::int32_t id = next_correlation_id_++;
   const char* api = api_name(request);
   trace_rpc("send", node_, to, api, id, nullptr);
-  const sim::SimTime deadline = kernel_.now() + sim::ms(timeout_ms);
+  const sim::SimTime deadline = sim::saturating_add(kernel_.now(), sim::ms(timeout_ms));
   in_flight_.emplace(id, InFlight{api, to, deadline, std::move(context)});
   if (cluster_.is_down(to)) {
     // Connection refused: the request fails with a disconnect as soon as it is tried.

@@ -22,6 +22,13 @@
 
 namespace rsim {
 
+/// The simulator does not model CPU time. A loop that Kafka runs back to back with nothing to
+/// wait for (poll(Duration.ZERO), the network thread with retry.backoff.ms=0,
+/// auto.commit.interval.ms=0, metadata.max.age.ms=0 with retry.backoff.ms=0) spins in real time
+/// there; here each turn of it takes kSpinTurn, so that the clock advances.
+inline constexpr sim::SimTime kSpinTurn = sim::ms(1);
+inline constexpr sim::SimTime at_least_a_turn(sim::SimTime d) { return d < kSpinTurn ? kSpinTurn : d; }
+
 class ConsumerClient : public ConsumerModel {
  public:
   ConsumerClient(const ConsumerClient&) = delete;

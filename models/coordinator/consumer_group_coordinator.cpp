@@ -13,6 +13,12 @@
 
 namespace rsim {
 
+InjectedBugs& injected_bugs() {
+  static InjectedBugs bugs;
+  return bugs;
+}
+
+
 namespace {
 
 using reconciliation::ConsumerGroupMember;
@@ -147,9 +153,10 @@ void add_owned(ConsumerGroupState& g, const ConsumerGroupMember& m) {
       for (const auto& pe : ps) {
         auto [it, inserted] =
             g.partition_owners.try_emplace({topic, pe.partition}, m.member_id, m.member_epoch);
-        // Invariant of the consumer protocol: never two owners of one partition in a group.
+        // Invariant of the consumer protocol: never two owners of one partition in a group (the
+        // injected bug breaks it on purpose, for the trace's checkers to find).
         SIM_ASSERT_MSG(
-            inserted || it->second.first == m.member_id,
+            inserted || it->second.first == m.member_id || injected_bugs().skip_revocation,
             fmt::format("group {}: {}-{} given to member {} while member {} still owns it",
                         g.group_id, topic, pe.partition, m.member_id, it->second.first));
         it->second = {m.member_id, m.member_epoch};
@@ -787,8 +794,11 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
     std::map<std::string, std::string> ids;  // topic ids are topic names in this model
     for (const auto& name : current.member.subscribed_topic_names)
       if (cluster_.partitions(name) > 0) ids[name] = name;
+    const bool skip_revocation = injected_bugs().skip_revocation;
     const reconciliation::PartitionEpochLookup lookup =
-        [&g](const std::string& topic, std::int32_t p) { return g.partition_epoch(topic, p); };
+        [&g, skip_revocation](const std::string& topic, std::int32_t p) {
+          return skip_revocation ? -1 : g.partition_epoch(topic, p);
+        };
     std::optional<std::vector<reconciliation::OwnedTopicPartitions>> owned;
     if (r.topic_partitions) {
       owned.emplace();

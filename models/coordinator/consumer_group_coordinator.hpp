@@ -31,6 +31,15 @@
 
 namespace rsim {
 
+/// Test-only (`--inject-bug`, hidden): deliberately broken models that prove explore's checkers
+/// and shrink catch real bugs. Never set in a normal run.
+struct InjectedBugs {
+  /// The KIP-848 coordinator hands a partition to its new owner without waiting for the old
+  /// owner to revoke it (a coordinator that skips revocation).
+  bool skip_revocation = false;
+};
+InjectedBugs& injected_bugs();
+
 /// A member that speaks the classic protocol in a consumer group (ConsumerGroupMemberMetadata's
 /// ClassicMemberMetadata): its JoinGroup session timeout and protocols.
 struct ClassicMemberMetadata {

@@ -1,6 +1,7 @@
 #include "models/scenario/scenario.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -11,6 +12,7 @@
 #include <openssl/evp.h>
 
 #include "models/protocol/config.hpp"
+#include "models/scenario/json_guard.hpp"
 
 namespace rsim {
 namespace {
@@ -22,6 +24,11 @@ constexpr std::int64_t kMaxPartitions = 100000;
 constexpr std::int64_t kMaxBrokers = 1000;
 constexpr std::int64_t kMaxInitialRecords = 1'000'000'000;
 constexpr double kMaxRecordsPerSec = 1'000'000;
+constexpr std::size_t kMaxScenarioFileBytes = std::size_t{64} << 20;
+constexpr std::size_t kMaxConsumers = 10'000;
+constexpr std::int64_t kMaxTotalPartitions = 1'000'000;
+constexpr double kMaxConsumerHours = 20'000;
+constexpr double kMaxPartitionHours = 200'000;
 
 using KeyLists = std::map<std::string, std::vector<std::string>>;
 
@@ -465,6 +472,42 @@ void check_broker_bounds(Parser& p, const std::map<std::string, json>& config,
   }
 }
 
+// The simulator's limits on the size of one run (memory and time grow with consumers x duration
+// and partitions x duration). They leave room for 10,000 consumers x 100,000 partitions x 1 h.
+void check_scenario_size(Parser& p, const ScenarioSpec& s) {
+  if (s.consumers.size() > kMaxConsumers) {
+    p.problem("/consumers", fmt::format("{} consumers; the simulator's limit is {}",
+                                        s.consumers.size(), kMaxConsumers));
+  }
+  std::int64_t partitions = 0;
+  std::map<std::string, std::int64_t> largest;
+  for (const auto& t : s.topics) largest[t.name] = t.partitions;
+  for (const auto& e : s.events)
+    if (e.kind == "add-partitions") largest[e.topic] = std::max<std::int64_t>(largest[e.topic], e.partitions);
+  for (const auto& [name, n] : largest) partitions += n;
+  if (partitions > kMaxTotalPartitions) {
+    p.problem("/topics", fmt::format("{} partitions in all; the simulator's limit is {}",
+                                     partitions, kMaxTotalPartitions));
+  }
+  const double hours = static_cast<double>(sim::to_ms(s.duration)) / 3'600'000.0;
+  const double consumer_hours = static_cast<double>(s.consumers.size()) * hours;
+  if (consumer_hours > kMaxConsumerHours) {
+    p.problem("/duration_ms",
+              fmt::format("{} consumers for {:.4g} h is {:.0f} consumer-hours; the simulator's "
+                          "limit is {:.0f} (e.g. 10000 consumers for 2 h): shorten duration_ms or "
+                          "run fewer consumers",
+                          s.consumers.size(), hours, consumer_hours, kMaxConsumerHours));
+  }
+  const double partition_hours = static_cast<double>(partitions) * hours;
+  if (partition_hours > kMaxPartitionHours) {
+    p.problem("/duration_ms",
+              fmt::format("{} partitions for {:.4g} h is {:.0f} partition-hours; the simulator's "
+                          "limit is {:.0f} (e.g. 100000 partitions for 2 h): shorten duration_ms "
+                          "or use fewer partitions",
+                          partitions, hours, partition_hours, kMaxPartitionHours));
+  }
+}
+
 }  // namespace
 
 std::string group_protocol_of(const std::string& variant) {
@@ -485,11 +528,27 @@ const TopicSpec* ScenarioSpec::topic(const std::string& n) const {
   return nullptr;
 }
 
+std::string one_line(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
+    else out += c;
+  }
+  return out;
+}
+
 ScenarioError::ScenarioError(std::string file, std::vector<std::string> problems)
     : file_(std::move(file)), problems_(std::move(problems)) {
+  // One problem, one line: a newline inside a value or a key cannot forge another error line.
+  for (auto& p : problems_) p = one_line(p);
   for (std::size_t i = 0; i < problems_.size(); ++i) {
     if (i > 0) message_ += '\n';
-    message_ += fmt::format("{}: {}", file_, problems_[i]);
+    message_ += fmt::format("{}: {}", one_line(file_), problems_[i]);
   }
 }
 
@@ -1333,11 +1392,10 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
     }
   }
 
+  check_scenario_size(p, s);
   if (!p.problems.empty()) throw ScenarioError(source_path, std::move(p.problems));
   return s;
 }
-
-namespace {
 
 std::string sha256_hex(const std::string& bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -1350,13 +1408,38 @@ std::string sha256_hex(const std::string& bytes) {
   return hex;
 }
 
-}  // namespace
-
-ScenarioSpec load_scenario_file(const std::string& path) {
+static std::string read_scenario_bytes(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ScenarioError(path, {"is a directory, not a scenario file (`rebalance-sim check DIR` "
+                               "runs every scenario of a folder)"});
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ScenarioError(path, {"cannot read the file"});
-  std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  // A bounded read: /dev/zero or a runaway file is refused, not slurped.
+  std::string bytes;
+  char buffer[1 << 16];
+  while (in) {
+    in.read(buffer, sizeof buffer);
+    bytes.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (bytes.size() > kMaxScenarioFileBytes) {
+      throw ScenarioError(path, {fmt::format("larger than {} MiB, the simulator's limit for a "
+                                             "scenario file",
+                                             kMaxScenarioFileBytes >> 20)});
+    }
+  }
   if (in.bad()) throw ScenarioError(path, {"cannot read the file"});
+  return bytes;
+}
+
+json load_scenario_json(const std::string& path) {
+  load_scenario_file(path);  // every problem reported as load_scenario_file reports it
+  return json::parse(read_scenario_bytes(path));
+}
+
+ScenarioSpec load_scenario_file(const std::string& path) {
+  const std::string bytes = read_scenario_bytes(path);
+  if (auto problem = check_json_structure(bytes)) throw ScenarioError(path, {*problem});
   json doc;
   try {
     doc = json::parse(bytes);

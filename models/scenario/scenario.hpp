@@ -193,10 +193,18 @@ class ScenarioError : public std::exception {
   std::string message_;
 };
 
+/// `text` with control characters escaped (\n, \t, \x01): one message stays one line.
+std::string one_line(const std::string& text);
+
+/// The sha256 of `bytes`, in lowercase hex.
+std::string sha256_hex(const std::string& bytes);
+
 /// Parses and validates a scenario; throws ScenarioError listing every problem.
 ScenarioSpec parse_scenario(const nlohmann::json& doc, const std::string& source_path);
 /// Reads the file (not JSON → ScenarioError with the parser's line and column), then parses.
 ScenarioSpec load_scenario_file(const std::string& path);
+/// The file's JSON document, read with the same bounds and checks (for tools that rewrite it).
+nlohmann::json load_scenario_json(const std::string& path);
 
 /// The event kinds (`do`), in the order of the format documentation.
 const std::vector<std::string>& event_kinds();

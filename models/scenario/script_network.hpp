@@ -48,8 +48,16 @@ void apply_network_event(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<
     tracer.emit("net.change", {{"between", e.between}, {"one_way", e.one_way},
                                {"for_ms", e.has_for ? sim::to_ms(e.for_) : -1}});
     if (e.has_for) {
-      kernel.schedule_closure_after(e.for_, [&net, &tracer, ls, before, between = e.between] {
-        for (std::size_t i = 0; i < ls.size(); ++i) net.set_link(ls[i].first, ls[i].second, before[i]);
+      // Only what this event changed goes back: another change of the same links meanwhile (a
+      // loss window inside a latency spike) keeps its own fields and its own end.
+      kernel.schedule_closure_after(e.for_, [&net, &tracer, ls, before, between = e.between,
+                                             latency = e.latency.has_value(), drop = e.drop_rate.has_value()] {
+        for (std::size_t i = 0; i < ls.size(); ++i) {
+          sim::LinkSpec s = net.link_spec(ls[i].first, ls[i].second);
+          if (latency) s.latency = before[i].latency;
+          if (drop) s.drop_ppm = before[i].drop_ppm;
+          net.set_link(ls[i].first, ls[i].second, s);
+        }
         tracer.emit("net.restore", {{"between", between}});
       });
     }

@@ -124,7 +124,7 @@ class ShareStateLog {
 
 class ShareWorld {
  public:
-  ShareWorld(const ScenarioSpec& spec, std::uint64_t seed)
+  ShareWorld(const ScenarioSpec& spec, std::uint64_t seed, const sim::WatchdogLimits& limits)
       : spec_(spec),
         seed_(seed),
         tracer_(kernel_),
@@ -135,6 +135,8 @@ class ShareWorld {
         workload_(kernel_, tracer_, spec.topics, seed),
         state_log_(tracer_, config_),
         persist_rng_(seed, "share-persister") {
+    kernel_.set_watchdog(limits);
+    tracer_.set_max_bytes(limits.max_trace_bytes);
     cluster_.offsets_topic_num_partitions = config_.offsets_topic_num_partitions;
     cluster_.offsets_topic_replication_factor = config_.offsets_topic_replication_factor;
     for (const auto& t : spec.topics) cluster_.partitions_per_topic[t.name] = t.partitions;
@@ -695,8 +697,8 @@ class ShareWorld {
 
 }  // namespace
 
-RunResult run_share_scenario(const ScenarioSpec& spec, std::uint64_t seed) {
-  ShareWorld world(spec, seed);
+RunResult run_share_scenario(const ScenarioSpec& spec, std::uint64_t seed, const sim::WatchdogLimits& limits) {
+  ShareWorld world(spec, seed, limits);
   return world.run();
 }
 

@@ -11,6 +11,7 @@
 
 #include "models/scenario/scenario.hpp"
 #include "models/scenario/world.hpp"
+#include "sim/kernel.hpp"
 
 namespace rsim {
 
@@ -18,7 +19,8 @@ namespace rsim {
 /// not model), as "JSON path: what" strings.
 std::vector<std::string> share_unsupported_features(const ScenarioSpec& spec);
 
-/// Runs the `share` variant of `spec`.
-RunResult run_share_scenario(const ScenarioSpec& spec, std::uint64_t seed);
+/// Runs the `share` variant of `spec` under the kernel watchdog's `limits`.
+RunResult run_share_scenario(const ScenarioSpec& spec, std::uint64_t seed,
+                             const sim::WatchdogLimits& limits = {});
 
 }  // namespace rsim

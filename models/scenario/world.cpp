@@ -304,7 +304,8 @@ class Broker {
 
 class World {
  public:
-  World(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed)
+  World(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed,
+        const sim::WatchdogLimits& limits)
       : spec_(spec),
         variant_(variant),
         seed_(seed),
@@ -315,6 +316,8 @@ class World {
              broker_config_.offsets_topic_num_partitions),
         workload_(kernel_, tracer_, spec.topics, seed),
         lag_(kernel_, tracer_, workload_, spec.lag_sample) {
+    kernel_.set_watchdog(limits);
+    tracer_.set_max_bytes(limits.max_trace_bytes);
     cluster_.offsets_topic_num_partitions = broker_config_.offsets_topic_num_partitions;
     cluster_.offsets_topic_replication_factor = broker_config_.offsets_topic_replication_factor;
     for (const auto& t : spec.topics) cluster_.partitions_per_topic[t.name] = t.partitions;
@@ -534,8 +537,14 @@ class World {
     // Its data partitions move at once (the controller's fencing delay is modelled only for
     // crash-broker).
     move_data_leaders(b, "leader failed");
+    // The controller fences the broker only if it is still down from this very failure: a broker
+    // back (and registered again) before broker.session.timeout.ms keeps its leadership.
+    const std::uint64_t failure = ++broker_failures_[b];
     const auto fence = sim::ms(broker_config_.broker_session_timeout_ms);
-    kernel_.schedule_closure_after(fence, [this, b, led] { elect_after_failure(b, led); });
+    kernel_.schedule_closure_after(fence, [this, b, led, failure] {
+      if (broker_failures_[b] != failure || !cluster_.broker_down[static_cast<std::size_t>(b)]) return;
+      elect_after_failure(b, led);
+    });
     if (e.has_down) {
       kernel_.schedule_closure_after(e.down, [this, b, node, led] {
         cluster_.broker_down[static_cast<std::size_t>(b)] = false;
@@ -757,6 +766,7 @@ class World {
   std::vector<std::uint64_t> broker_epoch_;  // by broker id: bumped at every stop and start
   std::map<std::int32_t, std::vector<std::int32_t>> pending_fence_;  // crashed, not yet fenced
   std::map<std::string, std::unique_ptr<ConsumerModel>> consumers_;
+  std::map<std::int32_t, std::uint64_t> broker_failures_;  // failures so far, by broker
   // Incarnations with their own configs (start/restart `config`).
   std::map<std::string, std::map<std::string, nlohmann::json>> overrides_;  // consumer -> configs
   std::map<std::string, int> incarnations_;  // consumer -> replacements so far
@@ -766,10 +776,11 @@ class World {
 
 }  // namespace
 
-RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed) {
+RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed,
+                       const sim::WatchdogLimits& limits) {
   SIM_ASSERT(variant_supported(variant));
-  if (variant == "share") return run_share_scenario(spec, seed);
-  World world(spec, variant, seed);
+  if (variant == "share") return run_share_scenario(spec, seed, limits);
+  World world(spec, variant, seed, limits);
   return world.run();
 }
 

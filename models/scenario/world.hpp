@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/scenario/scenario.hpp"
+#include "sim/kernel.hpp"
 
 namespace rsim {
 
@@ -23,7 +24,9 @@ bool variant_supported(const std::string& variant);
 /// arrive in later versions), as "JSON path: what" strings; empty when it can run.
 std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const std::string& variant);
 
-/// Runs one variant. Throws sim::InvariantViolation if the model breaks an invariant.
-RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed);
+/// Runs one variant. Throws sim::InvariantViolation if the model breaks an invariant and
+/// sim::WatchdogTripped if the run passes one of `limits`.
+RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed,
+                       const sim::WatchdogLimits& limits = {});
 
 }  // namespace rsim

@@ -1,0 +1,126 @@
+#include "models/scenario/json_guard.hpp"
+
+#include <set>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace rsim {
+namespace {
+
+// RFC 6901 escaping of one reference token.
+std::string pointer_token(const std::string& key) {
+  std::string out;
+  for (const char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+std::optional<std::string> too_deep(const std::string& bytes) {
+  std::size_t depth = 0, line = 1, line_start = 0;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const char c = bytes[i];
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) {
+        return fmt::format("line {}, column {}: nested deeper than {} levels (a scenario needs "
+                           "about 6)",
+                           line, i - line_start + 1, kMaxJsonDepth);
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+// A SAX pass that remembers the keys of every open object and where it is (a JSON pointer).
+class DuplicateKeys : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  std::optional<std::string> problem;
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override { return open(true); }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(false); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    Frame& f = frames_.back();
+    if (!f.keys.insert(k).second) {
+      problem = fmt::format("{}: duplicate key \"{}\" (a JSON object lists each key once)",
+                            path() + "/" + pointer_token(k), k);
+      return false;
+    }
+    f.token = pointer_token(k);
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;  // the DOM parser reports it with line and column
+  }
+
+ private:
+  struct Frame {
+    bool object;
+    std::set<std::string> keys;
+    std::string token;        // of the member or element being read
+    std::size_t elements = 0;
+  };
+  // A value starts in the current container: arrays number their elements.
+  void enter_value() {
+    if (frames_.empty()) return;
+    Frame& f = frames_.back();
+    if (!f.object) f.token = std::to_string(f.elements++);
+  }
+  bool value() {
+    enter_value();
+    return true;
+  }
+  bool open(bool object) {
+    enter_value();
+    frames_.push_back(Frame{object, {}, {}, 0});
+    return true;
+  }
+  bool close() {
+    frames_.pop_back();
+    return true;
+  }
+  std::string path() const {
+    std::string p;
+    for (std::size_t i = 0; i + 1 < frames_.size(); ++i) p += "/" + frames_[i].token;
+    return p;
+  }
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
+std::optional<std::string> check_json_structure(const std::string& bytes) {
+  if (auto p = too_deep(bytes)) return p;
+  DuplicateKeys sax;
+  nlohmann::json::sax_parse(bytes, &sax);
+  return sax.problem;
+}
+
+}  // namespace rsim
