@@ -52,8 +52,9 @@ struct Suite {
 struct ScenarioResult {
   std::string file, out_name;
   std::vector<Suite> suites;
-  std::vector<VariantOutput> outputs;  // kept for --out
+  std::vector<VariantOutput> outputs;
   std::string golden_written;
+  std::string write_error;  // --out could not be written
   bool invalid = false, internal_error = false;
 };
 
@@ -82,7 +83,8 @@ std::string md_escape(const std::string& s) {
   return out;
 }
 
-ScenarioResult check_one(const std::string& file, const std::string& out_name, bool update_golden) {
+ScenarioResult check_one(const std::string& file, const std::string& out_name, bool update_golden,
+                         const std::string& out_root) {
   ScenarioResult res;
   res.file = file;
   res.out_name = out_name;
@@ -101,7 +103,19 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, b
   ScenarioSpec spec;
   try {
     spec = load_checked_scenario(file);
-    res.outputs = run_variants(spec, {}, std::nullopt);
+    // With --out, each variant streams its files into DIR/<scenario>/ as it runs.
+    RunOptions options;
+    if (!out_root.empty()) options.out_dir = (fs::path(out_root) / out_name).string();
+    try {
+      res.outputs = run_variants(spec, {}, std::nullopt, options);
+    } catch (const fs::filesystem_error& e) {
+      res.write_error = e.what();
+      res.outputs = run_variants(spec, {}, std::nullopt);
+    } catch (const std::runtime_error& e) {
+      if (std::string_view(e.what()).rfind("cannot write", 0) != 0) throw;
+      res.write_error = e.what();
+      res.outputs = run_variants(spec, {}, std::nullopt);
+    }
   } catch (const ScenarioError& e) {
     invalid(e.what(), false);
     return res;
@@ -373,7 +387,7 @@ int cmd_check(const CheckArgs& args) {
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t i = next++; i < files.size(); i = next++)
-      results[i] = check_one(files[i].first, files[i].second, args.update_golden);
+      results[i] = check_one(files[i].first, files[i].second, args.update_golden, args.out_dir);
   };
   const unsigned jobs = std::max(1u, std::min<unsigned>(args.jobs, static_cast<unsigned>(files.size())));
   if (jobs == 1) {
@@ -426,16 +440,10 @@ int cmd_check(const CheckArgs& args) {
   report(args.junit, junit_of(results));
   report(args.markdown, markdown_of(results, passed, failed, warnings));
   report(args.json, json_of(results, passed, failed, warnings));
-  if (!args.out_dir.empty()) {
-    for (const auto& r : results) {
-      if (r.outputs.empty()) continue;
-      try {
-        write_outputs((fs::path(args.out_dir) / r.out_name).string(), r.outputs);
-      } catch (const std::exception& e) {
-        std::cerr << fmt::format("rebalance-sim check: cannot write {}: {}\n", args.out_dir, e.what());
-        io_error = true;
-      }
-    }
+  for (const auto& r : results) {
+    if (r.write_error.empty()) continue;
+    std::cerr << fmt::format("rebalance-sim check: cannot write {}: {}\n", args.out_dir, r.write_error);
+    io_error = true;
   }
   for (const auto& r : results) {
     if (r.golden_written.empty()) continue;

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -20,6 +21,7 @@
 #include "tools/conformance/server_conformance.hpp"
 #include "tools/assign.hpp"
 #include "tools/bench/bench.hpp"
+#include "tools/bench/scale_bench.hpp"
 #include "tools/compare_cli.hpp"
 #include "tools/inspect_cli.hpp"
 #include "tools/check.hpp"
@@ -64,16 +66,37 @@ void check_variants(const std::vector<std::string>& protocols) {
 }
 
 int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
-            std::optional<std::uint64_t> seed, std::string out_dir, const FormatArgs& formats) {
+            std::optional<std::uint64_t> seed, std::string out_dir, TraceLevel level, bool quiet,
+            const FormatArgs& formats) {
   check_variants(protocols);
   const ScenarioSpec spec = load_checked_scenario(file);
-  const auto outputs = run_variants(spec, protocols, seed);
   if (out_dir.empty()) out_dir = (fs::path("out") / spec.name).string();
-  // The report is rendered from the same text the files hold, so `report DIR` gives the same bytes.
-  std::vector<VariantText> texts;
-  for (const auto& o : outputs) texts.push_back(VariantText{o.protocol, o.trace_jsonl, o.summary.dump(2) + "\n"});
-  const auto extra = render_outputs(std::move(texts), formats);
-  write_outputs(out_dir, outputs, extra);
+  RunOptions options;
+  options.out_dir = out_dir;
+  options.level = level;
+  options.progress = !quiet && isatty(STDERR_FILENO) != 0;
+  std::vector<std::pair<std::string, std::string>> extra;
+  if (level != TraceLevel::None) {
+    // The report is rendered from the same text the files hold (read back from the staged
+    // trace.jsonl), so `report DIR` gives the same bytes. Without a trace there is no report.
+    options.extra = [&](const std::string& staging, const std::vector<VariantOutput>& outputs) {
+      std::vector<VariantText> texts;
+      for (const auto& o : outputs) {
+        std::ifstream in(fs::path(staging) / o.protocol / "trace.jsonl", std::ios::binary);
+        std::string trace((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        texts.push_back(VariantText{o.protocol, std::move(trace), o.summary.dump(2) + "\n"});
+      }
+      extra = render_outputs(std::move(texts), formats);
+      return extra;
+    };
+  }
+  const auto outputs = run_variants(spec, protocols, seed, options);
+  if (quiet) {
+    for (const auto& o : outputs)
+      for (const auto& e : o.expectations)
+        if (!e.passed) return kExpectationFailed;
+    return kOk;
+  }
   bool failed = false;
   for (const auto& o : outputs) {
     const auto& m = o.summary.at("metrics");
@@ -82,7 +105,8 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
         spec.name, o.protocol, m.at("rebalance_count").dump(), m.at("max_rebalance_ms").dump(),
         m.at("total_rebalance_ms").dump(), m.at("unavailable_partition_ms").dump(), m.at("duplicates").dump(),
         m.at("lost").dump());
-    std::cout << fmt::format("  wrote {}/{}/trace.jsonl and summary.json\n", out_dir, o.protocol);
+    if (level == TraceLevel::None) std::cout << fmt::format("  wrote {}/{}/summary.json\n", out_dir, o.protocol);
+    else std::cout << fmt::format("  wrote {}/{}/trace.jsonl and summary.json\n", out_dir, o.protocol);
     for (const auto& [rel, bytes] : extra)
       if (rel.rfind(o.protocol + "/", 0) == 0) std::cout << fmt::format("  wrote {}/{}\n", out_dir, rel);
     for (const auto& e : o.expectations) {
@@ -92,7 +116,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
       }
     }
   }
-  std::cout << fmt::format("report: {}\n", (fs::path(out_dir) / "report.html").string());
+  if (level != TraceLevel::None) std::cout << fmt::format("report: {}\n", (fs::path(out_dir) / "report.html").string());
   return failed ? kExpectationFailed : kOk;
 }
 
@@ -147,7 +171,34 @@ int cmd_conformance(const std::vector<std::string>& files) {
   return failed > 0 ? kExpectationFailed : kOk;
 }
 
-int cmd_bench(const std::string& what, std::uint64_t events) {
+struct ScaleArgs {
+  std::string protocol = "consumer";
+  std::string sizes = "100x1000,1000x10000";
+  std::int64_t virtual_ms = 120000;
+};
+
+int cmd_bench(const std::string& what, std::uint64_t events, const ScaleArgs& scale) {
+  if (what == "scale") {
+    std::vector<ScaleSize> sizes;
+    try {
+      sizes = parse_scale_sizes(scale.sizes);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "rebalance-sim bench scale: " << e.what() << "\n";
+      return kBadInput;
+    }
+    if (std::find(protocol_variants().begin(), protocol_variants().end(), scale.protocol) ==
+            protocol_variants().end() ||
+        !variant_supported(scale.protocol)) {
+      std::cerr << "rebalance-sim bench scale: --protocol: unknown variant \"" << scale.protocol << "\"\n";
+      return kBadInput;
+    }
+    if (scale.virtual_ms < 10000) {
+      std::cerr << "rebalance-sim bench scale: --virtual-ms: must be >= 10000, got " << scale.virtual_ms << "\n";
+      return kBadInput;
+    }
+    std::cout << run_scale_bench(sizes, scale.protocol, scale.virtual_ms) << std::flush;
+    return kOk;
+  }
   if (what == "assignors") {
     std::cout << assignors::run_client_assignor_bench() << "\n" << assignors::run_server_assignor_bench() << "\n";
     return kOk;
@@ -159,7 +210,7 @@ int cmd_bench(const std::string& what, std::uint64_t events) {
         r.events, r.kernel_events_per_sec / 1e6, r.bare_events_per_sec / 1e6, r.ratio());
     return kOk;
   }
-  std::cerr << "rebalance-sim bench: unknown benchmark \"" << what << "\" (try: kernel, assignors)\n";
+  std::cerr << "rebalance-sim bench: unknown benchmark \"" << what << "\" (try: kernel, assignors, scale)\n";
   return kBadInput;
 }
 
@@ -181,6 +232,13 @@ int main(int argc, char** argv) {
   run->add_option("--protocol", protocols, "protocol variant to run (repeatable): classic-eager, classic-cooperative, consumer, share");
   run->add_option("--seed", seed, "random seed (default: the scenario's `seed`)");
   run->add_option("--out", out_dir, "output directory (default: out/<scenario name>)");
+  std::string trace_level = "standard";
+  run->add_option("--trace", trace_level,
+                  "trace detail: standard (default: what summary and reports read), full (also every Fetch rpc), "
+                  "none (only summary.json)")
+      ->check(CLI::IsMember({"full", "standard", "none"}));
+  bool quiet = false;
+  run->add_flag("--quiet", quiet, "print nothing but errors (no per-variant lines, no progress)");
   FormatArgs run_formats;
   add_format_options(run, run_formats);
   run->footer("Example: rebalance-sim run scenarios/examples/two-consumers.json --protocol classic-eager --out out/ --format perfetto");
@@ -210,9 +268,13 @@ int main(int argc, char** argv) {
   assign->add_flag("--json", assign_request.json, "machine-readable output");
   assign->footer("Example: rebalance-sim assign scenarios/assign/uniform-heterogeneous.json --json");
 
-  auto* bench = app.add_subcommand("bench", "benchmarks (not tests): kernel, assignors");
-  bench->add_option("what", bench_what, "which benchmark: kernel (event rate) or assignors");
+  auto* bench = app.add_subcommand("bench", "benchmarks (not tests): kernel, assignors, scale");
+  bench->add_option("what", bench_what, "which benchmark: kernel (event rate), assignors, scale (the simulator on N consumers x P partitions)");
   bench->add_option("--events", bench_events, "events to fire (kernel)");
+  ScaleArgs scale_args;
+  bench->add_option("--protocol", scale_args.protocol, "scale: protocol variant (default consumer)");
+  bench->add_option("--sizes", scale_args.sizes, "scale: CONSUMERSxPARTITIONS,... (default 100x1000,1000x10000)");
+  bench->add_option("--virtual-ms", scale_args.virtual_ms, "scale: virtual time per size (default 120000)");
   bench->footer("Example: rebalance-sim bench kernel --events 20000000");
 
   InspectArgs inspect_args;
@@ -247,12 +309,13 @@ int main(int argc, char** argv) {
     return rc == 0 ? kOk : kBadInput;
   }
   try {
-    if (run->parsed()) return cmd_run(file, protocols, seed, out_dir, run_formats);
+    if (run->parsed())
+      return cmd_run(file, protocols, seed, out_dir, *parse_trace_level(trace_level), quiet, run_formats);
     if (report->parsed()) return cmd_report(report_dir, report_formats);
     if (explain->parsed()) return cmd_explain(explain_args);
     if (check->parsed()) return cmd_check(check_args);
     if (validate->parsed()) return cmd_validate(file);
-    if (bench->parsed()) return cmd_bench(bench_what, bench_events);
+    if (bench->parsed()) return cmd_bench(bench_what, bench_events, scale_args);
     if (conformance->parsed()) return cmd_conformance(vector_files);
     if (assign->parsed()) {
       if (!assign_assignor.empty()) assign_request.assignor = assign_assignor;

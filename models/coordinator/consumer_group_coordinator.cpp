@@ -319,7 +319,7 @@ void replay_record(ConsumerGroups& groups, const json& rec) {
 // ---------------------------------------------------------------------------------------------
 // Coordinator
 
-ConsumerGroupCoordinator::ConsumerGroupCoordinator(sim::Kernel& kernel, sim::Tracer& tracer,
+ConsumerGroupCoordinator::ConsumerGroupCoordinator(sim::Kernel& kernel, Tracer& tracer,
                                                    BrokerConfig config, OffsetsLog& log,
                                                    const ClusterMetadata& cluster, Sender sender,
                                                    NodeNamer namer)
@@ -360,13 +360,13 @@ void ConsumerGroupCoordinator::commit(Write& w, const std::optional<Reply>& to, 
   const ConsumerGroupState& g = git->second;
   Traced& tr = traced_[w.group_id];
   if (g.group_epoch != tr.epoch || g.assignment_epoch != tr.assignment_epoch) {
-    ojson f{{"group", g.group_id}, {"epoch", g.group_epoch}};
-    if (g.assignment_epoch != tr.assignment_epoch) f["assignment_epoch"] = g.assignment_epoch;
-    ojson members = ojson::array();
+    trace::GroupEpoch f{.group = g.group_id, .epoch = g.group_epoch};
+    if (g.assignment_epoch != tr.assignment_epoch) f.assignment_epoch = g.assignment_epoch;
+    std::vector<std::string> members;
     for (const auto& [id, m] : g.members) members.push_back(m.consumer);
-    f["members"] = members;
-    if (!reason.empty()) f["reason"] = reason;
-    tracer_.emit("group.epoch", f);
+    f.members = members;
+    if (!reason.empty()) f.reason = reason;
+    tracer_.publish(f);
     tr.epoch = g.group_epoch;
     tr.assignment_epoch = g.assignment_epoch;
   }
@@ -374,17 +374,17 @@ void ConsumerGroupCoordinator::commit(Write& w, const std::optional<Reply>& to, 
     const auto it = g.members.find(id);
     if (it == g.members.end()) continue;
     const auto& m = it->second;
-    tracer_.emit("member.epoch", {{"group", g.group_id},
-                                  {"consumer", m.consumer},
-                                  {"member_id", id},
-                                  {"epoch", m.member.member_epoch},
-                                  {"state", reconciliation::to_string(m.member.state)}});
+    tracer_.publish(trace::MemberEpoch{.group = g.group_id,
+                                       .consumer = m.consumer,
+                                       .member_id = id,
+                                       .epoch = m.member.member_epoch,
+                                       .state = reconciliation::to_string(m.member.state)});
   }
   const std::string state = g.state();
   if (state != tr.state) {
-    ojson f{{"group", g.group_id}, {"state", state}, {"epoch", g.group_epoch}};
-    if (!reason.empty()) f["reason"] = reason;
-    tracer_.emit("group.state", f);
+    trace::GroupStateChange f{.group = g.group_id, .state = state, .epoch = g.group_epoch};
+    if (!reason.empty()) f.reason = reason;
+    tracer_.publish(f);
     tr.state = state;
   }
 }
@@ -867,10 +867,10 @@ void ConsumerGroupCoordinator::on_session_timeout(const std::string& group_id,
   auto git = groups_.find(group_id);
   if (git == groups_.end() || git->second.members.count(member_id) == 0) return;
   const std::string consumer = git->second.members.at(member_id).consumer;
-  tracer_.emit("member.leave", {{"group", group_id},
-                                {"consumer", consumer},
-                                {"member_id", member_id},
-                                {"reason", "session timeout"}});
+  tracer_.publish(trace::MemberLeave{.group = group_id,
+                                     .consumer = consumer,
+                                     .member_id = member_id,
+                                     .reason = "session timeout"});
   Write w{group_id, {}};
   const std::string reason = fmt::format("member {} session timeout", consumer);
   fence_member(w, member_id);
@@ -887,10 +887,10 @@ void ConsumerGroupCoordinator::on_rebalance_timeout(const std::string& group_id,
   if (tit == timers_.end() || mit->second.member.member_epoch != tit->second.rebalance_epoch)
     return;
   const std::string consumer = mit->second.consumer;
-  tracer_.emit("member.leave", {{"group", group_id},
-                                {"consumer", consumer},
-                                {"member_id", member_id},
-                                {"reason", "rebalance timeout: partitions not revoked in time"}});
+  tracer_.publish(trace::MemberLeave{.group = group_id,
+                                     .consumer = consumer,
+                                     .member_id = member_id,
+                                     .reason = "rebalance timeout: partitions not revoked in time"});
   Write w{group_id, {}};
   const std::string reason = fmt::format("member {} rebalance timeout", consumer);
   fence_member(w, member_id);
@@ -931,10 +931,10 @@ ojson ConsumerGroupCoordinator::unload_partition(std::int32_t partition) {
     }
     dropped.push_back(snapshot(it->second));
     for (const auto& [id, m] : it->second.members) cancel_timers(it->first, id);
-    tracer_.emit("group.state", {{"group", it->first},
-                                 {"state", "dead"},
-                                 {"epoch", it->second.group_epoch},
-                                 {"reason", "the coordinator unloaded the group"}});
+    tracer_.publish(trace::GroupStateChange{.group = it->first,
+                                            .state = "dead",
+                                            .epoch = it->second.group_epoch,
+                                            .reason = "the coordinator unloaded the group"});
     traced_.erase(it->first);
     it = groups_.erase(it);
   }
@@ -966,10 +966,10 @@ ojson ConsumerGroupCoordinator::load_partition(std::int32_t partition,
     tr.epoch = g.group_epoch;
     tr.assignment_epoch = g.assignment_epoch;
     tr.state = g.state();
-    tracer_.emit("group.state", {{"group", gid},
-                                 {"state", tr.state},
-                                 {"epoch", g.group_epoch},
-                                 {"reason", "the coordinator loaded the group"}});
+    tracer_.publish(trace::GroupStateChange{.group = gid,
+                                            .state = tr.state,
+                                            .epoch = g.group_epoch,
+                                            .reason = "the coordinator loaded the group"});
   }
   return loaded;
 }

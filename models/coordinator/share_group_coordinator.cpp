@@ -40,7 +40,7 @@ TopicPartitions flatten(const assignors::MemberAssignment& a) {
 
 }  // namespace
 
-ShareGroupCoordinator::ShareGroupCoordinator(sim::Kernel& kernel, sim::Tracer& tracer,
+ShareGroupCoordinator::ShareGroupCoordinator(sim::Kernel& kernel, Tracer& tracer,
                                              const BrokerConfig& config, OffsetsLog& log,
                                              const ClusterMetadata& cluster, Initializer initializer)
     : kernel_(kernel),
@@ -190,15 +190,13 @@ void ShareGroupCoordinator::remove_member(Group& g, const std::string& member_id
                             {"group", g.group_id}, {"assignment_epoch", g.assignment_epoch},
                             {"assignment_timestamp", 0}});
   }
-  tracer_.emit("member.leave", {{"group", g.group_id}, {"consumer", consumer}, {"member_id", member_id},
-                                {"reason", reason}});
-  ojson f{{"group", g.group_id}, {"epoch", g.epoch}};
-  if (g.members.empty()) f["assignment_epoch"] = g.assignment_epoch;
-  ojson members = ojson::array();
+  tracer_.publish(
+      trace::MemberLeave{.group = g.group_id, .consumer = consumer, .member_id = member_id, .reason = reason});
+  std::vector<std::string> members;
   for (const auto& [id, m] : g.members) members.push_back(m.consumer);
-  f["members"] = members;
-  f["reason"] = reason;
-  tracer_.emit("group.epoch", f);
+  trace::GroupEpoch f{.group = g.group_id, .epoch = g.epoch, .members = members, .reason = reason};
+  if (g.members.empty()) f.assignment_epoch = g.assignment_epoch;
+  tracer_.publish(f);
 }
 
 void ShareGroupCoordinator::start_initialization(Group& g, std::vector<ojson>& records,
@@ -276,9 +274,9 @@ void ShareGroupCoordinator::trace_state(Group& g, const std::string& reason) {
   const std::string state = g.members.empty() ? "empty" : "stable";
   if (state == g.traced_state) return;
   g.traced_state = state;
-  ojson f{{"group", g.group_id}, {"state", state}, {"epoch", g.epoch}};
-  if (!reason.empty()) f["reason"] = reason;
-  tracer_.emit("group.state", f);
+  trace::GroupStateChange f{.group = g.group_id, .state = state, .epoch = g.epoch};
+  if (!reason.empty()) f.reason = reason;
+  tracer_.publish(f);
 }
 
 void ShareGroupCoordinator::on_heartbeat(const ShareGroupHeartbeatRequest& r, const std::string& consumer,
@@ -399,17 +397,16 @@ void ShareGroupCoordinator::on_heartbeat(const ShareGroupHeartbeatRequest& r, co
   start_initialization(g, records, after);
 
   if (g.epoch != epoch_before || g.assignment_epoch != assignment_before) {
-    ojson f{{"group", g.group_id}, {"epoch", g.epoch}};
-    if (g.assignment_epoch != assignment_before) f["assignment_epoch"] = g.assignment_epoch;
-    ojson members = ojson::array();
+    std::vector<std::string> members;
     for (const auto& [id, mm] : g.members) members.push_back(mm.consumer);
-    f["members"] = members;
-    if (g.epoch != epoch_before && !reason.empty()) f["reason"] = reason;
-    tracer_.emit("group.epoch", f);
+    trace::GroupEpoch f{.group = g.group_id, .epoch = g.epoch, .members = members};
+    if (g.assignment_epoch != assignment_before) f.assignment_epoch = g.assignment_epoch;
+    if (g.epoch != epoch_before && !reason.empty()) f.reason = reason;
+    tracer_.publish(f);
   }
   if (m.epoch != member_epoch_before || joining) {
-    tracer_.emit("member.epoch", {{"group", g.group_id}, {"consumer", m.consumer}, {"member_id", m.member_id},
-                                  {"epoch", m.epoch}, {"state", "STABLE"}});
+    tracer_.publish(trace::MemberEpoch{
+        .group = g.group_id, .consumer = m.consumer, .member_id = m.member_id, .epoch = m.epoch, .state = "STABLE"});
   }
   // The response and the initialization request go out once the heartbeat's write committed.
   write(g, std::move(records), [reply, response, after = std::move(after)] {

@@ -22,7 +22,7 @@
 #include "models/protocol/config.hpp"
 #include "models/protocol/share_messages.hpp"
 #include "sim/kernel.hpp"
-#include "sim/trace.hpp"
+#include "models/protocol/trace_events.hpp"
 
 namespace rsim {
 
@@ -35,7 +35,7 @@ class ShareGroupCoordinator {
                                          std::int32_t state_epoch, std::int64_t start_offset,
                                          std::function<void()> done)>;
 
-  ShareGroupCoordinator(sim::Kernel& kernel, sim::Tracer& tracer, const BrokerConfig& config,
+  ShareGroupCoordinator(sim::Kernel& kernel, Tracer& tracer, const BrokerConfig& config,
                         OffsetsLog& log, const ClusterMetadata& cluster, Initializer initializer);
   ShareGroupCoordinator(const ShareGroupCoordinator&) = delete;
   ShareGroupCoordinator& operator=(const ShareGroupCoordinator&) = delete;
@@ -93,7 +93,7 @@ class ShareGroupCoordinator {
   ojson current_assignment_record(const Group& g, const Member& m) const;
 
   sim::Kernel& kernel_;
-  sim::Tracer& tracer_;
+  Tracer& tracer_;
   const BrokerConfig& config_;
   OffsetsLog& log_;
   const ClusterMetadata& cluster_;

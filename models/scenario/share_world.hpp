@@ -18,7 +18,9 @@ namespace rsim {
 /// not model), as "JSON path: what" strings.
 std::vector<std::string> share_unsupported_features(const ScenarioSpec& spec);
 
-/// Runs the `share` variant of `spec`.
-RunResult run_share_scenario(const ScenarioSpec& spec, std::uint64_t seed);
+/// Runs the `share` variant of `spec`, publishing its trace to `sinks`; returns the number of
+/// kernel events fired.
+std::uint64_t run_share_scenario(const ScenarioSpec& spec, std::uint64_t seed, const std::vector<TraceSink*>& sinks,
+                                 trace::Detail detail);
 
 }  // namespace rsim

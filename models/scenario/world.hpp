@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "models/protocol/trace_events.hpp"
 #include "models/scenario/scenario.hpp"
 
 namespace rsim {
@@ -23,7 +24,12 @@ bool variant_supported(const std::string& variant);
 /// arrive in later versions), as "JSON path: what" strings; empty when it can run.
 std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const std::string& variant);
 
-/// Runs one variant. Throws sim::InvariantViolation if the model breaks an invariant.
+/// Runs one variant, publishing its trace to `sinks` as it goes (nothing of it is kept here).
+/// Returns the number of kernel events fired. Throws sim::InvariantViolation if the model breaks
+/// an invariant.
+std::uint64_t run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed,
+                           const std::vector<TraceSink*>& sinks, trace::Detail detail = trace::Detail::Full);
+/// Runs one variant and keeps its whole trace as lines (tests, short in-process runs).
 RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed);
 
 }  // namespace rsim
