@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "reports/escape.hpp"
 #include "reports/narrative.hpp"
 #include "reports/sequence.hpp"
 
@@ -26,21 +27,7 @@ constexpr std::size_t kMaxSequenceViews = 40;   // per variant
 constexpr std::size_t kMaxSequenceRows = 160;
 constexpr std::size_t kMaxSeries = 24;          // per-partition lag lines drawn before only the total
 
-std::string esc(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string esc(std::string_view s) { return markup_escape(s); }
 
 std::string clip(std::string s, std::size_t max = 400) {
   if (s.size() > max) s = s.substr(0, max) + "…";

@@ -400,6 +400,9 @@ class SummaryBuilder {
                    [&](const GroupStateChange& e) { on_group_state(e, t); },
                    [&](const GroupEpoch& e) { on_group_epoch(e, t); },
                    [&](const Callback& e) { on_callback(e, t); },
+                   [&](const sim::RawTraceEvent& e) {
+                     if (e.type == "group.migration" && e.fields != nullptr) on_group_migration(*e.fields, t);
+                   },
                    [&](const auto&) {},  // kinds the summary does not read
                },
                event);
@@ -673,6 +676,23 @@ class SummaryBuilder {
       const bool bump = last == group_epoch_.end() || epoch > last->second;
       group_epoch_[group] = epoch;
       if (bump) begin_consumer(group, t, epoch, str(e.reason.value_or("")));
+    }
+  }
+
+  /// An online migration: the rebalances open under the old protocol end with the conversion
+  /// (the members carry their assignments over); the new protocol's own events open the next.
+  void on_group_migration(const ojson& e, std::int64_t t) {
+    if (e.contains("refused")) return;
+    const std::string group = e.at("group").get<std::string>();
+    auto& rs = open_[group];
+    while (!rs.empty()) close_at(group, 0, t, true);
+    if (e.at("to") == "consumer") {
+      // The conversion writes the group epoch as it was (the classic generation): no bump.
+      group_epoch_[group] = e.at("generation").get<std::int64_t>();
+      assignment_epoch_[group] = e.at("generation").get<std::int64_t>();
+    } else {
+      group_epoch_.erase(group);
+      assignment_epoch_.erase(group);
     }
   }
 

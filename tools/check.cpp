@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "build_info.hpp"
+#include "reports/escape.hpp"
 #include "sim/assert.hpp"
 #include "tools/golden.hpp"
 #include "tools/runner.hpp"
@@ -58,20 +59,7 @@ struct ScenarioResult {
   bool invalid = false, internal_error = false;
 };
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\n': out += "&#10;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string xml_escape(const std::string& s) { return reports::markup_escape(s); }
 
 std::string md_escape(const std::string& s) {
   std::string out;

@@ -130,6 +130,13 @@ ojson consumer_group_value(const std::string& name, const json& r) {
     data["subscribedTopicRegex"] = nullptr;
     data["rebalanceTimeoutMs"] = r.at("rebalance_timeout_ms");
     data["serverAssignor"] = opt("server_assignor");
+    if (const auto c = r.find("classic_member_metadata"); c != r.end()) {
+      // The protocols' metadata are ConsumerProtocolSubscription bytes in Kafka; their names here.
+      ojson protocols = ojson::array();
+      for (const auto& p : c->at("supported_protocols")) protocols.push_back({{"name", p.at("name")}});
+      data["classicMemberMetadata"] = {{"sessionTimeoutMs", c->at("session_timeout_ms")},
+                                       {"supportedProtocols", protocols}};
+    }
   } else if (name == "ConsumerGroupTargetAssignmentMetadata") {
     data["assignmentEpoch"] = r.at("assignment_epoch");
     if (r.value("assignment_timestamp", std::int64_t{0}) != 0)
@@ -394,6 +401,10 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines,
                              e.value("leader_epoch", std::int64_t{-1})};
       } else if (name == "GroupMetadata") {
         if (tombstone) continue;
+        // A classic group again (an online downgrade wrote the consumer group's tombstones).
+        g.consumer_protocol = false;
+        g.group_epoch.reset();
+        g.target_epoch.reset();
         g.protocol = e.value("protocol", json(nullptr)).is_string()
                          ? e.at("protocol").get<std::string>()
                          : "";
@@ -411,6 +422,15 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines,
         }
       } else if (name.rfind("ConsumerGroup", 0) == 0) {
         // KIP-848 records (field names of scenario-format.md's `record` row).
+        if (name == "ConsumerGroupMetadata" && tombstone) {
+          // The consumer group is gone (deleted, or converted to a classic group).
+          g.consumer_protocol = false;
+          g.members.clear();
+          g.group_epoch.reset();
+          g.target_epoch.reset();
+          continue;
+        }
+        if (!g.consumer_protocol) g.members.clear();  // converted from a classic group
         g.consumer_protocol = true;
         if (g.protocol.empty()) g.protocol = "uniform";
         if (name == "ConsumerGroupMetadata" && !tombstone)

@@ -49,7 +49,14 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
                          tracer_.publish(trace::ConsumerResume{.consumer = spec_.name});
                          process_.resume();
                        }),
-      restart_timer_(kernel, [this] { start(); }),
+      restart_timer_(kernel,
+                     [this] {
+                       if (!next_incarnation_) return start();
+                       // The next incarnation is another client object: it may destroy nothing
+                       // of this one, which the World keeps.
+                       const auto next = std::exchange(next_incarnation_, {});
+                       next();
+                     }),
       metadata_update_timer_(kernel, [this] { on_metadata_response(metadata_update_reason_); },
                              &network_thread_),
       fetch_error_timer_(kernel, [this] { on_fetch_errors(); }, &network_thread_),
@@ -208,7 +215,8 @@ void ConsumerClient::crash() {
   reset_client_state();
 }
 
-void ConsumerClient::restart(sim::SimTime after, bool graceful) {
+void ConsumerClient::restart(sim::SimTime after, bool graceful, std::function<void()> next) {
+  next_incarnation_ = std::move(next);
   if (!process_.alive()) {
     restart_timer_.arm(after);
     return;

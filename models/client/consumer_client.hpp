@@ -34,7 +34,9 @@ class ConsumerClient : public ConsumerModel {
   /// with WakeupException) or at the application's next return from poll().
   void request_stop() override;
   void crash() override;
-  void restart(sim::SimTime after, bool graceful) override;
+  void restart(sim::SimTime after, bool graceful, std::function<void()> next = {}) override;
+  std::vector<std::string> topics() const override { return spec_.topics; }
+  bool running() const override { return process_.alive(); }
   void stall(sim::SimTime duration) override;
   void pause(sim::SimTime duration) override;
   /// The broker's process died: a connection to it (requests in flight, or the coordinator's)
@@ -216,6 +218,7 @@ class ConsumerClient : public ConsumerModel {
   bool wakeup_pending_ = false;  // consumer.wakeup() was called; the next network wait throws
   CloseStage close_stage_ = CloseStage::None;
   std::optional<sim::SimTime> restart_after_;
+  std::function<void()> next_incarnation_;  // started by restart_timer_ instead of start()
 
   // Metadata: the data-partition leaders the client knows (the cluster's data_leaders as of its
   // last refresh), when it last refreshed, and the update it waits for.

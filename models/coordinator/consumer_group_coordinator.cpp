@@ -9,6 +9,7 @@
 #include "models/assignors/server_java_order.hpp"
 #include "models/coordinator/group_coordinator.hpp"  // coordinator_partition()
 #include "sim/assert.hpp"
+#include "sim/rng.hpp"
 
 namespace rsim {
 
@@ -219,6 +220,13 @@ void replay_record(ConsumerGroups& groups, const json& rec) {
     git->second.group_id = group_id;
   }
   ConsumerGroupState& g = git->second;
+  if (type == kGroupMetadata && tombstone) {
+    // The group goes (it was converted to a classic group, or deleted): its members went first.
+    SIM_ASSERT_MSG(g.members.empty(), "group tombstone of consumer group " + group_id + " with members");
+    groups.erase(git);
+    return;
+  }
+  if (type == kTargetMetadata && tombstone) return;  // the group tombstone follows
   if (type == kGroupMetadata) {
     SIM_ASSERT(!tombstone);
     g.group_epoch = rec.at("epoch").get<std::int32_t>();
@@ -280,6 +288,25 @@ void replay_record(ConsumerGroups& groups, const json& rec) {
         rec.at("subscribed_topic_names").get<std::vector<std::string>>();
     m.rebalance_timeout_ms = rec.at("rebalance_timeout_ms").get<std::int32_t>();
     m.server_assignor = opt_string(rec, "server_assignor");
+    m.classic.reset();
+    if (const auto c = rec.find("classic_member_metadata"); c != rec.end()) {
+      ClassicMemberMetadata cm;
+      cm.session_timeout_ms = c->at("session_timeout_ms").get<std::int32_t>();
+      for (const auto& pj : c->at("supported_protocols")) {
+        JoinGroupProtocol jp;
+        jp.name = pj.at("name").get<std::string>();
+        jp.metadata.topics = pj.at("topics").get<std::vector<std::string>>();
+        for (const auto& o : pj.at("owned_partitions")) {
+          const auto [topic, part] = parse_partition(o.get<std::string>());
+          jp.metadata.owned_partitions.push_back({topic, part});
+        }
+        jp.metadata.generation_id = pj.at("generation_id").get<std::int32_t>();
+        if (pj.contains("rack_id") && !pj.at("rack_id").is_null())
+          jp.metadata.rack = pj.at("rack_id").get<std::string>();
+        cm.supported_protocols.push_back(std::move(jp));
+      }
+      m.classic = std::move(cm);
+    }
     count_subscriptions(g, m, +1);
     if (m.instance_id) g.static_members[*m.instance_id] = member_id;
     return;
@@ -407,6 +434,20 @@ ojson ConsumerGroupCoordinator::member_metadata_record(const std::string& group_
   rec["subscribed_topic_names"] = names;
   rec["rebalance_timeout_ms"] = m.rebalance_timeout_ms;
   if (m.server_assignor) rec["server_assignor"] = *m.server_assignor;
+  if (m.classic) {
+    ojson protocols = ojson::array();
+    for (const auto& p : m.classic->supported_protocols) {
+      ojson topics = ojson::array();
+      for (const auto& t : p.metadata.topics) topics.push_back(t);
+      protocols.push_back({{"name", p.name},
+                           {"topics", topics},
+                           {"owned_partitions", partition_list(p.metadata.owned_partitions)},
+                           {"generation_id", p.metadata.generation_id},
+                           {"rack_id", p.metadata.rack ? ojson(*p.metadata.rack) : ojson(nullptr)}});
+    }
+    rec["classic_member_metadata"] = {{"session_timeout_ms", m.classic->session_timeout_ms},
+                                      {"supported_protocols", protocols}};
+  }
   return rec;
 }
 
@@ -469,6 +510,12 @@ ConsumerGroupCoordinator::MemberTimers& ConsumerGroupCoordinator::timers(
         kernel_, [this, group_id, member_id] { on_session_timeout(group_id, member_id); });
     it->second.rebalance = std::make_unique<sim::Timer>(
         kernel_, [this, group_id, member_id] { on_rebalance_timeout(group_id, member_id); });
+    it->second.join = std::make_unique<sim::Timer>(kernel_, [this, group_id, member_id] {
+      on_classic_timer(group_id, member_id, "the classic member failed to join within the rebalance timeout");
+    });
+    it->second.sync = std::make_unique<sim::Timer>(kernel_, [this, group_id, member_id] {
+      on_classic_timer(group_id, member_id, "the member failed to sync within timeout");
+    });
   }
   return it->second;
 }
@@ -479,6 +526,8 @@ void ConsumerGroupCoordinator::cancel_timers(const std::string& group_id,
   if (it == timers_.end()) return;
   it->second.session->cancel();
   it->second.rebalance->cancel();
+  it->second.join->cancel();
+  it->second.sync->cancel();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -512,8 +561,13 @@ void ConsumerGroupCoordinator::on_heartbeat(sim::NodeId from, std::int32_t corre
 }
 
 void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
-                                                 const ConsumerGroupHeartbeatRequest& r) {
+                                                 const ConsumerGroupHeartbeatRequest& r,
+                                                 const JoinGroupRequest* classic) {
   const auto fail = [&](ErrorCode e) {
+    if (classic != nullptr) {
+      reply(to, JoinGroupResponse{.error = e, .member_id = r.member_id});
+      return;
+    }
     reply(to, ConsumerGroupHeartbeatResponse{
                   .error = e, .member_id = r.member_id, .member_epoch = r.member_epoch});
   };
@@ -542,7 +596,9 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
         new_member = m == before.members.end();
         if (!new_member) member = m->second;
       } else {
-        if (existing->member.member_epoch != reconciliation::kLeaveGroupStaticMemberEpoch) {
+        // A classic static member replaces the old one whatever its epoch.
+        if (classic == nullptr &&
+            existing->member.member_epoch != reconciliation::kLeaveGroupStaticMemberEpoch) {
           fail(ErrorCode::UNRELEASED_INSTANCE_ID);
           return;
         }
@@ -618,6 +674,8 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
   if (r.rebalance_timeout_ms != -1) updated.rebalance_timeout_ms = r.rebalance_timeout_ms;
   if (r.server_assignor) updated.server_assignor = r.server_assignor;
   if (!r.client_id.empty()) updated.client_id = r.client_id;
+  if (classic != nullptr)
+    updated.classic = ClassicMemberMetadata{classic->session_timeout_ms, classic->protocols};
   if (r.subscribed_topic_names) updated.member.subscribed_topic_names = *r.subscribed_topic_names;
   const std::set<std::string> old_names(member.member.subscribed_topic_names.begin(),
                                         member.member.subscribed_topic_names.end());
@@ -629,7 +687,8 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
                                 updated.rack_id != member.rack_id ||
                                 updated.client_id != member.client_id || old_names != new_names ||
                                 updated.rebalance_timeout_ms != member.rebalance_timeout_ms ||
-                                updated.server_assignor != member.server_assignor;
+                                updated.server_assignor != member.server_assignor ||
+                                updated.classic != member.classic;
   const std::string assignor_before = preferred_assignor(g0);
   if (metadata_changed) {
     emit(w, member_metadata_record(r.group_id, updated));
@@ -752,7 +811,9 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
       emit(w, current_assignment_record(r.group_id, next));
       MemberTimers& tm = timers(r.group_id, r.member_id);
       const ConsumerGroupMember& now_member = g.members.at(r.member_id).member;
-      if (now_member.state == MemberState::UnrevokedPartitions) {
+      // Classic members have only their join and sync timers (GMM.maybeReconcile).
+      if (classic != nullptr) {
+      } else if (now_member.state == MemberState::UnrevokedPartitions) {
         // The member must revoke within its rebalance timeout (max.poll.interval.ms).
         tm.rebalance_epoch = now_member.member_epoch;
         tm.rebalance->arm(sim::ms(std::max(0, g.members.at(r.member_id).rebalance_timeout_ms)));
@@ -761,9 +822,23 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
       }
     }
   }
+  const ConsumerGroupMemberState& done = g.members.at(r.member_id);
+  if (classic != nullptr) {
+    // The join is over: its join timer stops, the session timer restarts, and the member must
+    // sync within its rebalance timeout.
+    MemberTimers& tm = timers(r.group_id, r.member_id);
+    tm.join->cancel();
+    tm.session->arm(sim::ms(classic->session_timeout_ms));
+    tm.sync->arm(sim::ms(std::max(0, classic->rebalance_timeout_ms)));
+    JoinGroupResponse resp;
+    resp.member_id = r.member_id;
+    resp.generation_id = done.member.member_epoch;
+    resp.protocol_name = classic->protocols.empty() ? "" : classic->protocols.front().name;
+    commit(w, to, std::move(resp), reason);
+    return;
+  }
   timers(r.group_id, r.member_id).session->arm(sim::ms(config_.group_consumer_session_timeout_ms));
 
-  const ConsumerGroupMemberState& done = g.members.at(r.member_id);
   ConsumerGroupHeartbeatResponse resp;
   resp.member_id = r.member_id;
   resp.member_epoch = done.member.member_epoch;
@@ -852,7 +927,13 @@ void ConsumerGroupCoordinator::leave(const Reply& to, const ConsumerGroupHeartbe
     reason = fmt::format("static member {} left temporarily", consumer);
   } else {
     reason = fmt::format("member {} left the group", consumer);
-    fence_member(w, member_id);
+    fence_or_downgrade(r.group_id, member_id, to,
+                       ConsumerGroupHeartbeatResponse{.member_id = r.member_id,
+                                                      .member_epoch = r.member_epoch,
+                                                      .heartbeat_interval_ms = static_cast<std::int32_t>(
+                                                          config_.group_consumer_heartbeat_interval_ms)},
+                       reason);
+    return;
   }
   commit(w, to,
          ConsumerGroupHeartbeatResponse{.member_id = r.member_id,
@@ -871,10 +952,8 @@ void ConsumerGroupCoordinator::on_session_timeout(const std::string& group_id,
                                      .consumer = consumer,
                                      .member_id = member_id,
                                      .reason = "session timeout"});
-  Write w{group_id, {}};
-  const std::string reason = fmt::format("member {} session timeout", consumer);
-  fence_member(w, member_id);
-  commit(w, std::nullopt, ConsumerGroupHeartbeatResponse{}, reason);
+  fence_or_downgrade(group_id, member_id, std::nullopt, ConsumerGroupHeartbeatResponse{},
+                     fmt::format("member {} session timeout", consumer));
 }
 
 void ConsumerGroupCoordinator::on_rebalance_timeout(const std::string& group_id,
@@ -891,10 +970,8 @@ void ConsumerGroupCoordinator::on_rebalance_timeout(const std::string& group_id,
                                      .consumer = consumer,
                                      .member_id = member_id,
                                      .reason = "rebalance timeout: partitions not revoked in time"});
-  Write w{group_id, {}};
-  const std::string reason = fmt::format("member {} rebalance timeout", consumer);
-  fence_member(w, member_id);
-  commit(w, std::nullopt, ConsumerGroupHeartbeatResponse{}, reason);
+  fence_or_downgrade(group_id, member_id, std::nullopt, ConsumerGroupHeartbeatResponse{},
+                     fmt::format("member {} rebalance timeout", consumer));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -950,13 +1027,28 @@ ojson ConsumerGroupCoordinator::load_partition(std::int32_t partition,
       continue;
     replay_record(groups_, json::parse(rec.dump()));
   }
+  // Offsets committed while a group was classic (before an online upgrade) are its offsets too.
+  for (const auto& rec : records) {
+    if (rec.at("record") != "OffsetCommit") continue;
+    const auto git = groups_.find(rec.at("group").get<std::string>());
+    if (git == groups_.end()) continue;
+    const TopicPartition tp{rec.at("topic").get<std::string>(), rec.at("partition_index").get<std::int32_t>()};
+    if (rec.value("tombstone", false)) {
+      git->second.offsets.erase(tp);
+      git->second.offset_epochs.erase(tp);
+    } else {
+      git->second.offsets[tp] = rec.at("committed_offset").get<std::int64_t>();
+      git->second.offset_epochs[tp] = rec.value("leader_epoch", std::int32_t{-1});
+    }
+  }
   ojson loaded = ojson::array();
   for (const auto& [gid, g] : groups_) {
     if (coordinator_partition(gid, config_.offsets_topic_num_partitions) != partition) continue;
     for (const auto& [id, m] : g.members) {
       MemberTimers& tm = timers(gid, id);
-      tm.session->arm(sim::ms(config_.group_consumer_session_timeout_ms));
-      if (m.member.state == MemberState::UnrevokedPartitions) {
+      tm.session->arm(sim::ms(m.classic ? m.classic->session_timeout_ms
+                                        : config_.group_consumer_session_timeout_ms));
+      if (!m.classic && m.member.state == MemberState::UnrevokedPartitions) {
         tm.rebalance_epoch = m.member.member_epoch;
         tm.rebalance->arm(sim::ms(std::max(0, m.rebalance_timeout_ms)));
       }
@@ -991,7 +1083,8 @@ void ConsumerGroupCoordinator::on_offset_commit(sim::NodeId from, std::int32_t c
     } else {
       const ConsumerGroupMember& m = mit->second.member;
       if (r.generation_id > m.member_epoch) {
-        error = ErrorCode::STALE_MEMBER_EPOCH;
+        // A classic member's generation is its member epoch.
+        error = mit->second.classic ? ErrorCode::ILLEGAL_GENERATION : ErrorCode::STALE_MEMBER_EPOCH;
       } else if (r.generation_id < m.member_epoch) {
         // KIP-1251: an older epoch is fine for partitions the member held since that epoch.
         for (const auto& o : r.offsets) {
@@ -1073,6 +1166,449 @@ void ConsumerGroupCoordinator::on_offset_fetch(sim::NodeId from, std::int32_t co
     response.partitions.push_back(p);
   }
   reply(to, std::move(response));
+}
+
+}  // namespace rsim
+
+namespace rsim {
+
+// ---------------------------------------------------------------------------------------------
+// Classic members of a consumer group (GMM.classicGroup*ToConsumerGroup)
+
+namespace {
+/// The member a classic request names: static by instance id, else dynamic by member id.
+ErrorCode find_classic_member(const ConsumerGroupState& g, const std::string& member_id,
+                              const std::optional<std::string>& instance_id,
+                              const ConsumerGroupMemberState** out) {
+  if (instance_id) {
+    const auto s = g.static_members.find(*instance_id);
+    if (s == g.static_members.end()) return ErrorCode::UNKNOWN_MEMBER_ID;
+    if (s->second != member_id) return ErrorCode::FENCED_INSTANCE_ID;
+  }
+  const auto it = g.members.find(member_id);
+  if (it == g.members.end()) return ErrorCode::UNKNOWN_MEMBER_ID;
+  // throwIfMemberDoesNotUseClassicProtocol.
+  if (!it->second.classic) return ErrorCode::UNKNOWN_MEMBER_ID;
+  *out = &it->second;
+  return ErrorCode::NONE;
+}
+
+TopicPartitions to_topic_partitions(const PartitionsWithEpochs& tps) {
+  TopicPartitions out;
+  for (const auto& [topic, ps] : tps)
+    for (const auto& pe : ps) out.push_back({topic, pe.partition});
+  std::sort(out.begin(), out.end());
+  return out;
+}
+}  // namespace
+
+std::string ConsumerGroupCoordinator::new_member_id(const std::string& group_id,
+                                                    const std::string& client_id) {
+  // Uuid.randomUuid().toString(): 16 bytes (version 4), URL-safe base64 without padding, never
+  // starting with '-'. Drawn from a hash of the group, the client and a counter (no RNG stream).
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::uint64_t state =
+      sim::fnv1a(fmt::format("classic-member/{}/{}/{}", group_id, client_id, ++member_ids_issued_));
+  std::uint64_t hi = sim::splitmix64(state), lo = sim::splitmix64(state);
+  while (kAlphabet[(hi >> 58) & 63] == '-') {
+    hi = sim::splitmix64(state);
+    lo = sim::splitmix64(state);
+  }
+  hi = (hi & ~0xf000ULL) | 0x4000ULL;
+  lo = (lo & ~(0x3ULL << 62)) | (0x2ULL << 62);
+  std::uint8_t bytes[16];
+  for (int i = 0; i < 8; ++i) {
+    bytes[i] = static_cast<std::uint8_t>(hi >> (56 - 8 * i));
+    bytes[8 + i] = static_cast<std::uint8_t>(lo >> (56 - 8 * i));
+  }
+  std::string out;
+  for (int i = 0; i < 16; i += 3) {
+    const std::uint32_t b0 = bytes[i];
+    const std::uint32_t b1 = i + 1 < 16 ? bytes[i + 1] : 0;
+    const std::uint32_t b2 = i + 2 < 16 ? bytes[i + 2] : 0;
+    const std::uint32_t v = (b0 << 16) | (b1 << 8) | b2;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    if (i + 1 < 16) out += kAlphabet[(v >> 6) & 63];
+    if (i + 2 < 16) out += kAlphabet[v & 63];
+  }
+  return out;  // 22 characters
+}
+
+bool ConsumerGroupCoordinator::waiting_on_unreleased(const ConsumerGroupState& g,
+                                                     const ConsumerGroupMemberState& m) const {
+  const auto t = g.target.find(m.member.member_id);
+  if (t == g.target.end()) return false;
+  for (const auto& [topic, ps] : t->second) {
+    const auto a = m.member.assigned_partitions.find(topic);
+    for (const auto p : ps) {
+      const bool assigned =
+          a != m.member.assigned_partitions.end() &&
+          std::any_of(a->second.begin(), a->second.end(), [p](const PartitionEpoch& pe) { return pe.partition == p; });
+      if (!assigned && g.partition_epoch(topic, p) != -1) return true;
+    }
+  }
+  return false;
+}
+
+void ConsumerGroupCoordinator::on_classic_join(sim::NodeId from, std::int32_t correlation_id,
+                                               const JoinGroupRequest& r) {
+  const Reply to{from, correlation_id};
+  const auto git = groups_.find(r.group_id);
+  SIM_ASSERT(git != groups_.end() && !git->second.members.empty());
+  const ConsumerGroupState& g = git->second;
+  const auto fail = [&](ErrorCode e, const std::string& member_id) {
+    reply(to, JoinGroupResponse{.error = e, .member_id = member_id});
+  };
+  // throwIfClassicMemberCannotJoinConsumerGroup.
+  if (config_.group_consumer_migration_policy == "disabled") {
+    fail(ErrorCode::INCONSISTENT_GROUP_PROTOCOL, r.member_id);
+    return;
+  }
+  const bool unknown = r.member_id.empty();
+  const std::string member_id = unknown ? new_member_id(r.group_id, r.client_id) : r.member_id;
+  // throwIfClassicProtocolIsNotSupported (ConsumerGroup.supportsClassicProtocols): a protocol
+  // every other classic member supports.
+  bool supported = r.protocol_type == "consumer" && !r.protocols.empty();
+  if (supported) {
+    std::map<std::string, int> counts;
+    int classic_members = 0;
+    for (const auto& [id, m] : g.members) {
+      if (!m.classic || id == member_id) continue;
+      ++classic_members;
+      for (const auto& p : m.classic->supported_protocols) ++counts[p.name];
+    }
+    supported = classic_members == 0 ||
+                std::any_of(r.protocols.begin(), r.protocols.end(),
+                            [&](const JoinGroupProtocol& p) { return counts[p.name] == classic_members; });
+  }
+  if (!supported) {
+    fail(ErrorCode::INCONSISTENT_GROUP_PROTOCOL, member_id);
+    return;
+  }
+  if (unknown && !r.group_instance_id) {  // JoinGroupRequest.requiresKnownMemberId
+    fail(ErrorCode::MEMBER_ID_REQUIRED, member_id);
+    return;
+  }
+  // The embedded ConsumerProtocolSubscription (every protocol carries the same one).
+  const Subscription& sub = r.protocols.front().metadata;
+  ConsumerGroupHeartbeatRequest hb;
+  hb.group_id = r.group_id;
+  hb.member_id = member_id;
+  const auto mit = g.members.find(member_id);
+  hb.member_epoch = mit == g.members.end() ? 0 : mit->second.member.member_epoch;
+  hb.instance_id = r.group_instance_id;
+  hb.rack_id = sub.rack;
+  hb.rebalance_timeout_ms = r.rebalance_timeout_ms;
+  hb.subscribed_topic_names = sub.topics;
+  std::vector<ConsumerGroupHeartbeatTopicPartitions> owned;
+  for (const auto& tp : sub.owned_partitions) {
+    if (owned.empty() || owned.back().topic_id != tp.topic) owned.push_back({tp.topic, {}});
+    owned.back().partitions.push_back(tp.partition);
+  }
+  hb.topic_partitions = std::move(owned);
+  hb.client_id = r.client_id;
+  regular_heartbeat(to, hb, &r);
+}
+
+void ConsumerGroupCoordinator::on_classic_sync(sim::NodeId from, std::int32_t correlation_id,
+                                               const SyncGroupRequest& r) {
+  const Reply to{from, correlation_id};
+  const auto git = groups_.find(r.group_id);
+  SIM_ASSERT(git != groups_.end());
+  const ConsumerGroupState& g = git->second;
+  const ConsumerGroupMemberState* m = nullptr;
+  ErrorCode error = find_classic_member(g, r.member_id, r.group_instance_id, &m);
+  if (error == ErrorCode::NONE && r.generation_id != m->member.member_epoch)
+    error = ErrorCode::ILLEGAL_GENERATION;
+  if (error == ErrorCode::NONE &&
+      (r.protocol_type != "consumer" ||
+       (!r.protocol_name.empty() && r.protocol_name != m->classic->supported_protocols.front().name)))
+    error = ErrorCode::INCONSISTENT_GROUP_PROTOCOL;
+  // throwIfRebalanceInProgress: a newer target the member must rejoin for, unless it is
+  // revoking (its next rejoin comes by itself).
+  if (error == ErrorCode::NONE && g.assignment_epoch > m->member.member_epoch &&
+      m->member.state != MemberState::UnrevokedPartitions) {
+    MemberTimers& tm = timers(r.group_id, r.member_id);
+    if (!tm.join->armed()) tm.join->arm(sim::ms(std::max(0, m->rebalance_timeout_ms)));
+    error = ErrorCode::REBALANCE_IN_PROGRESS;
+  }
+  if (error != ErrorCode::NONE) {
+    reply(to, SyncGroupResponse{.error = error});
+    return;
+  }
+  MemberTimers& tm = timers(r.group_id, r.member_id);
+  tm.sync->cancel();
+  tm.session->arm(sim::ms(m->classic->session_timeout_ms));
+  SyncGroupResponse resp{.error = ErrorCode::NONE,
+                         .protocol_name = r.protocol_name,
+                         .assignment = to_topic_partitions(m->member.assigned_partitions)};
+  log_.after_pending_writes([this, to, resp = std::move(resp)]() mutable { reply(to, std::move(resp)); });
+}
+
+void ConsumerGroupCoordinator::on_classic_heartbeat(sim::NodeId from, std::int32_t correlation_id,
+                                                    const HeartbeatRequest& r) {
+  const Reply to{from, correlation_id};
+  const auto git = groups_.find(r.group_id);
+  SIM_ASSERT(git != groups_.end());
+  const ConsumerGroupState& g = git->second;
+  const ConsumerGroupMemberState* m = nullptr;
+  ErrorCode error = find_classic_member(g, r.member_id, r.group_instance_id, &m);
+  if (error == ErrorCode::NONE && r.generation_id != m->member.member_epoch)
+    error = ErrorCode::ILLEGAL_GENERATION;
+  if (error == ErrorCode::NONE) {
+    MemberTimers& tm = timers(r.group_id, r.member_id);
+    tm.session->arm(sim::ms(m->classic->session_timeout_ms));
+    // Rejoin when the target moved on, to revoke, or to collect partitions now free.
+    if (m->member.member_epoch < g.assignment_epoch ||
+        m->member.state == MemberState::UnrevokedPartitions ||
+        (m->member.state == MemberState::UnreleasedPartitions && !waiting_on_unreleased(g, *m))) {
+      error = ErrorCode::REBALANCE_IN_PROGRESS;
+      if (!tm.join->armed()) tm.join->arm(sim::ms(std::max(0, m->rebalance_timeout_ms)));
+    }
+  }
+  log_.after_pending_writes([this, to, error] { reply(to, HeartbeatResponse{error}); });
+}
+
+void ConsumerGroupCoordinator::on_classic_leave(sim::NodeId from, std::int32_t correlation_id,
+                                                const LeaveGroupRequest& r) {
+  const Reply to{from, correlation_id};
+  const auto git = groups_.find(r.group_id);
+  SIM_ASSERT(git != groups_.end());
+  LeaveGroupResponse resp;
+  std::vector<std::string> leaving;
+  for (const auto& who : r.members) {
+    const ConsumerGroupState& g = git->second;
+    ErrorCode e = ErrorCode::NONE;
+    std::string id = who.member_id;
+    if (who.group_instance_id) {
+      const auto s = g.static_members.find(*who.group_instance_id);
+      if (s == g.static_members.end()) {
+        e = ErrorCode::UNKNOWN_MEMBER_ID;
+      } else if (!who.member_id.empty() && s->second != who.member_id) {
+        e = ErrorCode::FENCED_INSTANCE_ID;
+      } else {
+        id = s->second;
+      }
+    } else if (g.members.count(who.member_id) == 0) {
+      e = ErrorCode::UNKNOWN_MEMBER_ID;
+    }
+    resp.member_errors.push_back(e);
+    if (e == ErrorCode::NONE) leaving.push_back(id);
+  }
+  if (leaving.empty()) {
+    reply(to, std::move(resp));
+    return;
+  }
+  // One member per request from the simulated clients; more are fenced one after the other.
+  for (std::size_t i = 0; i < leaving.size(); ++i) {
+    const auto it = groups_.find(r.group_id);
+    if (it == groups_.end() || it->second.members.count(leaving[i]) == 0) continue;  // downgraded
+    const std::string consumer = it->second.members.at(leaving[i]).consumer;
+    const bool last = i + 1 == leaving.size();
+    fence_or_downgrade(r.group_id, leaving[i], last ? std::optional<Reply>(to) : std::nullopt,
+                       last ? Message(resp) : Message(LeaveGroupResponse{}),
+                       fmt::format("member {} left the group", consumer));
+  }
+}
+
+void ConsumerGroupCoordinator::on_classic_timer(const std::string& group_id,
+                                                const std::string& member_id, const char* why) {
+  const auto git = groups_.find(group_id);
+  if (git == groups_.end()) return;
+  const auto mit = git->second.members.find(member_id);
+  if (mit == git->second.members.end()) return;
+  const std::string consumer = mit->second.consumer;
+  tracer_.emit("member.leave",
+               {{"group", group_id}, {"consumer", consumer}, {"member_id", member_id}, {"reason", why}});
+  fence_or_downgrade(group_id, member_id, std::nullopt, ConsumerGroupHeartbeatResponse{},
+                     fmt::format("member {}: {}", consumer, why));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Online migration
+
+void ConsumerGroupCoordinator::fence_or_downgrade(const std::string& group_id,
+                                                  const std::string& member_id,
+                                                  const std::optional<Reply>& to, Message response,
+                                                  const std::string& reason) {
+  if (downgrade_allowed(groups_.at(group_id), member_id)) {
+    downgrade(group_id, member_id, to, std::move(response), reason);
+    return;
+  }
+  Write w{group_id, {}};
+  fence_member(w, member_id);
+  commit(w, to, std::move(response), reason);
+}
+
+bool ConsumerGroupCoordinator::downgrade_allowed(const ConsumerGroupState& g,
+                                                 const std::string& leaving) const {
+  // GMM.validateOnlineDowngradeWithFencedMembers.
+  if (!downgrader_) return false;
+  std::size_t remaining = 0;
+  for (const auto& [id, m] : g.members) {
+    if (id == leaving) continue;
+    if (!m.classic) return false;
+    ++remaining;
+  }
+  if (remaining == 0) return false;
+  if (!config_.downgrade_enabled()) {
+    tracer_.emit("group.migration", {{"group", g.group_id},
+                                     {"from", "consumer"},
+                                     {"to", "classic"},
+                                     {"refused", fmt::format("online downgrade is disabled "
+                                                             "(group.consumer.migration.policy={})",
+                                                             config_.group_consumer_migration_policy)}});
+    return false;
+  }
+  return remaining <= static_cast<std::size_t>(config_.group_max_size);
+}
+
+void ConsumerGroupCoordinator::downgrade(const std::string& group_id, const std::string& leaving,
+                                         const std::optional<Reply>& to, Message response,
+                                         const std::string& reason) {
+  const ConsumerGroupState g = groups_.at(group_id);  // a copy: the tombstones erase it
+  ClassicGroupImage image;
+  image.group_id = group_id;
+  image.generation_id = g.group_epoch;
+  image.protocol_type = "consumer";
+  for (const auto& [id, m] : g.members) {
+    if (id == leaving) continue;
+    ClassicGroupImage::Member im{id, m.instance_id, m.client_id, m.consumer, m.rebalance_timeout_ms,
+                                 m.classic->session_timeout_ms, m.classic->supported_protocols, {}};
+    // The classic assignment is the consumer group's target (ClassicGroup.fromConsumerGroup).
+    if (const auto t = g.target.find(id); t != g.target.end())
+      for (const auto& [topic, ps] : t->second)
+        for (const auto p : ps) im.assignment.push_back({topic, p});
+    std::sort(im.assignment.begin(), im.assignment.end());
+    image.members.push_back(std::move(im));
+  }
+  image.offsets = g.offsets;
+  image.offset_epochs = g.offset_epochs;
+  // ConsumerGroup.createGroupTombstoneRecords, in its order.
+  Write w{group_id, {}};
+  const auto tombstone = [&](const char* type, const std::string* member_id) {
+    ojson rec{{"record", type}, {"tombstone", true}, {"group", group_id}};
+    if (member_id != nullptr) {
+      rec["member_id"] = *member_id;
+      rec["consumer"] = g.members.at(*member_id).consumer;
+    }
+    emit(w, std::move(rec));
+  };
+  for (const auto& [id, m] : g.members) tombstone(kCurrentAssignment, &id);
+  for (const auto& [id, m] : g.members) tombstone(kTargetMember, &id);
+  tombstone(kTargetMetadata, nullptr);
+  for (const auto& [id, m] : g.members) tombstone(kMemberMetadata, &id);
+  tombstone(kGroupMetadata, nullptr);
+  for (const auto& [id, m] : g.members) cancel_timers(group_id, id);
+  tracer_.emit("group.migration", {{"group", group_id},
+                                   {"from", "consumer"},
+                                   {"to", "classic"},
+                                   {"generation", image.generation_id},
+                                   {"reason", reason}});
+  tracer_.emit("group.state", {{"group", group_id},
+                               {"state", "dead"},
+                               {"epoch", g.group_epoch},
+                               {"reason", "converted to a classic group"}});
+  traced_.erase(group_id);
+  commit(w, to, std::move(response), reason);
+  downgrader_(image, fmt::format("Downgrade group {} from consumer to classic for member leaving.", group_id));
+}
+
+void ConsumerGroupCoordinator::adopt_classic(const ClassicGroupImage& image, const std::string& reason) {
+  const std::string& gid = image.group_id;
+  SIM_ASSERT(groups_.count(gid) == 0);
+  const std::int32_t epoch = image.generation_id;
+  std::vector<ConsumerGroupMemberState> members;
+  for (const auto& im : image.members) {
+    ConsumerGroupMemberState m;
+    m.member.member_id = im.member_id;
+    m.member.member_epoch = epoch;
+    m.member.previous_member_epoch = epoch;
+    m.member.state = MemberState::Stable;
+    m.consumer = im.consumer;
+    m.instance_id = im.group_instance_id;
+    m.client_id = im.client_id;
+    m.rebalance_timeout_ms = im.rebalance_timeout_ms;
+    const JoinGroupProtocol* chosen = im.protocols.empty() ? nullptr : &im.protocols.front();
+    for (const auto& p : im.protocols)
+      if (image.protocol_name && p.name == *image.protocol_name) chosen = &p;
+    if (chosen != nullptr) {
+      m.member.subscribed_topic_names = chosen->metadata.topics;
+      m.rack_id = chosen->metadata.rack;
+    }
+    for (const auto& tp : im.assignment) m.member.assigned_partitions[tp.topic].push_back({tp.partition, epoch});
+    for (auto& [t, ps] : m.member.assigned_partitions) std::sort(ps.begin(), ps.end());
+    m.classic = ClassicMemberMetadata{im.session_timeout_ms, im.protocols};
+    members.push_back(std::move(m));
+  }
+  tracer_.emit("group.migration", {{"group", gid},
+                                   {"from", "classic"},
+                                   {"to", "consumer"},
+                                   {"generation", epoch},
+                                   {"reason", reason}});
+  // ConsumerGroup.createConsumerGroupRecords, in its order.
+  Write w{gid, {}};
+  for (const auto& m : members) emit(w, member_metadata_record(gid, m));
+  emit(w, ojson{{"record", kGroupMetadata},
+                {"tombstone", false},
+                {"group", gid},
+                {"epoch", epoch},
+                {"metadata_hash", metadata_hash(groups_.at(gid))}});
+  for (const auto& m : members) {
+    ojson names = ojson::array();
+    for (const auto& [topic, ps] : m.member.assigned_partitions)
+      for (const auto& pe : ps) names.push_back(topic + "-" + std::to_string(pe.partition));
+    emit(w, ojson{{"record", kTargetMember},
+                  {"tombstone", false},
+                  {"group", gid},
+                  {"member_id", m.member.member_id},
+                  {"consumer", m.consumer},
+                  {"partitions", names}});
+  }
+  emit(w, ojson{{"record", kTargetMetadata},
+                {"tombstone", false},
+                {"group", gid},
+                {"assignment_epoch", epoch},
+                {"assignment_timestamp", 0}});
+  for (const auto& m : members) emit(w, current_assignment_record(gid, m));
+  ConsumerGroupState& g = groups_.at(gid);
+  g.offsets = image.offsets;
+  g.offset_epochs = image.offset_epochs;
+  for (const auto& m : members)
+    timers(gid, m.member.member_id).session->arm(sim::ms(m.classic->session_timeout_ms));
+  commit(w, std::nullopt, ConsumerGroupHeartbeatResponse{},
+         fmt::format("converted from a classic group at generation {}", epoch));
+}
+
+ClassicGroupImage ConsumerGroupCoordinator::release_empty_group(const std::string& group_id) {
+  const ConsumerGroupState g = groups_.at(group_id);
+  SIM_ASSERT(g.members.empty());
+  ClassicGroupImage image;
+  image.group_id = group_id;
+  image.offsets = g.offsets;
+  image.offset_epochs = g.offset_epochs;
+  Write w{group_id, {}};
+  emit(w, ojson{{"record", kTargetMetadata}, {"tombstone", true}, {"group", group_id}});
+  emit(w, ojson{{"record", kGroupMetadata}, {"tombstone", true}, {"group", group_id}});
+  tracer_.emit("group.state", {{"group", group_id},
+                               {"state", "dead"},
+                               {"epoch", g.group_epoch},
+                               {"reason", "the empty consumer group is replaced by a classic group"}});
+  traced_.erase(group_id);
+  commit(w, std::nullopt, ConsumerGroupHeartbeatResponse{}, "");
+  return image;
+}
+
+void ConsumerGroupCoordinator::adopt_offsets(const std::string& group_id,
+                                             std::map<TopicPartition, std::int64_t> offsets,
+                                             std::map<TopicPartition, std::int32_t> epochs) {
+  if (offsets.empty()) return;
+  ConsumerGroupState& g = groups_[group_id];
+  g.group_id = group_id;
+  g.offsets = std::move(offsets);
+  g.offset_epochs = std::move(epochs);
 }
 
 }  // namespace rsim

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/coordinator/group_conversion.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
 #include "models/protocol/messages.hpp"
@@ -30,6 +31,14 @@
 
 namespace rsim {
 
+/// A member that speaks the classic protocol in a consumer group (ConsumerGroupMemberMetadata's
+/// ClassicMemberMetadata): its JoinGroup session timeout and protocols.
+struct ClassicMemberMetadata {
+  std::int32_t session_timeout_ms = 0;
+  std::vector<JoinGroupProtocol> supported_protocols;
+  bool operator==(const ClassicMemberMetadata&) const = default;
+};
+
 /// One member as its ConsumerGroupMemberMetadata and ConsumerGroupCurrentMemberAssignment
 /// records define it.
 struct ConsumerGroupMemberState {
@@ -40,6 +49,7 @@ struct ConsumerGroupMemberState {
   std::string client_id;
   std::int32_t rebalance_timeout_ms = -1;
   std::optional<std::string> server_assignor;
+  std::optional<ClassicMemberMetadata> classic;  // set for a member using the classic protocol
   bool operator==(const ConsumerGroupMemberState&) const = default;
 };
 
@@ -108,7 +118,36 @@ class ConsumerGroupCoordinator {
       std::function<void(const std::string& group, const TopicPartition&, std::int64_t)>;
   void set_offset_listener(OffsetListener listener) { offset_listener_ = std::move(listener); }
 
+  // Classic members of a consumer group (GMM.classicGroup*ToConsumerGroup): JoinGroup reconciles
+  // the member against the target assignment like a heartbeat, SyncGroup hands out its assigned
+  // partitions, Heartbeat answers REBALANCE_IN_PROGRESS when it must rejoin, LeaveGroup fences.
+  void on_classic_join(sim::NodeId from, std::int32_t correlation_id, const JoinGroupRequest& request);
+  void on_classic_sync(sim::NodeId from, std::int32_t correlation_id, const SyncGroupRequest& request);
+  void on_classic_heartbeat(sim::NodeId from, std::int32_t correlation_id,
+                            const HeartbeatRequest& request);
+  void on_classic_leave(sim::NodeId from, std::int32_t correlation_id, const LeaveGroupRequest& request);
+
+  // Online migration.
+  /// Upgrade (ConsumerGroup.fromClassicGroup + createConsumerGroupRecords): the classic group's
+  /// members become STABLE members at its generation with their assignments as target and
+  /// current assignment; the records are written; each member's session timer starts with its
+  /// classic session timeout.
+  void adopt_classic(const ClassicGroupImage& image, const std::string& reason);
+  /// An empty consumer group a classic member joins: its tombstones are written and it goes;
+  /// returns its offsets (in an image without members).
+  ClassicGroupImage release_empty_group(const std::string& group_id);
+  /// An empty classic group a consumer-protocol member takes over: its offsets.
+  void adopt_offsets(const std::string& group_id, std::map<TopicPartition, std::int64_t> offsets,
+                     std::map<TopicPartition, std::int32_t> epochs);
+  /// Where a downgraded group goes (the classic coordinator's adopt_group).
+  using Downgrader = std::function<void(const ClassicGroupImage&, const std::string& reason)>;
+  void set_downgrader(Downgrader d) { downgrader_ = std::move(d); }
+
   bool has_group(const std::string& group_id) const { return groups_.count(group_id) > 0; }
+  bool is_empty(const std::string& group_id) const {
+    const auto it = groups_.find(group_id);
+    return it == groups_.end() || it->second.members.empty();
+  }
   const ConsumerGroups& groups() const { return groups_; }
 
   /// Failover: the shard of a __consumer_offsets partition goes away with its broker; its
@@ -131,6 +170,10 @@ class ConsumerGroupCoordinator {
     std::unique_ptr<sim::Timer> session;
     std::unique_ptr<sim::Timer> rebalance;
     std::int32_t rebalance_epoch = 0;
+    // Classic members only: rejoin after REBALANCE_IN_PROGRESS, and sync after a join, both
+    // within the rebalance timeout.
+    std::unique_ptr<sim::Timer> join;
+    std::unique_ptr<sim::Timer> sync;
   };
   /// What one operation writes; emitted records are replayed at once (Kafka replays on append).
   struct Write {
@@ -138,7 +181,22 @@ class ConsumerGroupCoordinator {
     std::vector<nlohmann::ordered_json> records;
   };
 
-  void regular_heartbeat(const Reply& to, const ConsumerGroupHeartbeatRequest& r);
+  /// A KIP-848 heartbeat, or (`classic` set) a classic member's JoinGroup translated into one.
+  void regular_heartbeat(const Reply& to, const ConsumerGroupHeartbeatRequest& r,
+                         const JoinGroupRequest* classic = nullptr);
+  /// Fences a member (leave, session/rebalance/join/sync timeout) or, when only classic members
+  /// would remain, downgrades the group (GMM.consumerGroupFenceMembers).
+  void fence_or_downgrade(const std::string& group_id, const std::string& member_id,
+                          const std::optional<Reply>& to, Message response, const std::string& reason);
+  bool downgrade_allowed(const ConsumerGroupState& g, const std::string& leaving) const;
+  void downgrade(const std::string& group_id, const std::string& leaving,
+                 const std::optional<Reply>& to, Message response, const std::string& reason);
+  void on_classic_timer(const std::string& group_id, const std::string& member_id, const char* why);
+  /// ConsumerGroup.waitingOnUnreleasedPartition: a partition of the member's target is still
+  /// owned by another member.
+  bool waiting_on_unreleased(const ConsumerGroupState& g, const ConsumerGroupMemberState& m) const;
+  /// Uuid.randomUuid().toString() for a classic member joining without an id (deterministic).
+  std::string new_member_id(const std::string& group_id, const std::string& client_id);
   void leave(const Reply& to, const ConsumerGroupHeartbeatRequest& r);
   void fence_member(Write& w, const std::string& member_id);
   void remove_member_records(Write& w, const ConsumerGroupMemberState& m);
@@ -172,6 +230,8 @@ class ConsumerGroupCoordinator {
   ConsumerGroups groups_;
   OffsetListener offset_listener_;
   std::map<std::pair<std::string, std::string>, MemberTimers> timers_;
+  Downgrader downgrader_;
+  std::uint64_t member_ids_issued_ = 0;
   // What the trace last said about each group and member, to emit only changes.
   struct Traced {
     std::string state;

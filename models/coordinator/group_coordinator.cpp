@@ -855,6 +855,110 @@ void GroupCoordinator::on_offset_fetch(const Reply& from, const OffsetFetchReque
 }
 
 // ---------------------------------------------------------------------------------------------
+// Online migration
+
+std::string GroupCoordinator::upgrade_refusal(const std::string& group_id) const {
+  const auto it = groups_.find(group_id);
+  SIM_ASSERT(it != groups_.end());
+  const ClassicGroup& g = *it->second;
+  if (!config_.upgrade_enabled())
+    return fmt::format("online upgrade is disabled (group.consumer.migration.policy={})",
+                       config_.group_consumer_migration_policy);
+  // ClassicGroup.usesConsumerGroupProtocol: protocol type "consumer" and every member with it.
+  bool consumer_protocol = g.protocol_type == "consumer";
+  for (const auto& [id, m] : g.members) consumer_protocol = consumer_protocol && m.protocol_type == "consumer";
+  if (!consumer_protocol) return "the group does not use the consumer embedded protocol";
+  return "";
+}
+
+ClassicGroupImage GroupCoordinator::release_group(const std::string& group_id,
+                                                  const std::string& reason) {
+  const auto it = groups_.find(group_id);
+  SIM_ASSERT(it != groups_.end());
+  ClassicGroup& g = *it->second;
+  ClassicGroupImage image;
+  image.group_id = g.group_id;
+  image.generation_id = g.generation_id;
+  image.protocol_type = g.protocol_type.empty() ? "consumer" : g.protocol_type;
+  image.protocol_name = g.protocol_name;
+  for (auto& [id, m] : g.members) {
+    // completeAllJoinFutures / completeAllSyncFutures(REBALANCE_IN_PROGRESS).
+    if (m.awaiting_join) {
+      reply({m.awaiting_join->node, m.awaiting_join->correlation_id},
+            JoinGroupResponse{.error = ErrorCode::REBALANCE_IN_PROGRESS, .member_id = id});
+      m.awaiting_join.reset();
+    }
+    if (m.awaiting_sync) {
+      reply({m.awaiting_sync->node, m.awaiting_sync->correlation_id},
+            SyncGroupResponse{.error = ErrorCode::REBALANCE_IN_PROGRESS});
+      m.awaiting_sync.reset();
+    }
+    image.members.push_back({id, m.group_instance_id, m.client_id, m.consumer, m.rebalance_timeout_ms,
+                             m.session_timeout_ms, m.protocols, m.assignment});
+  }
+  image.offsets = g.offsets;
+  image.offset_epochs = g.offset_epochs;
+  retire_timers(g);
+  append({nlohmann::ordered_json{{"record", "GroupMetadata"}, {"tombstone", true}, {"group", group_id}}},
+         nullptr);
+  tracer_.emit("group.state", {{"group", group_id}, {"state", "Dead"}, {"generation", g.generation_id},
+                               {"reason", reason}});
+  groups_.erase(it);
+  return image;
+}
+
+void GroupCoordinator::adopt_group(const ClassicGroupImage& image, const std::string& reason) {
+  SIM_ASSERT(groups_.count(image.group_id) == 0);
+  auto owned = std::make_unique<ClassicGroup>();
+  ClassicGroup& g = *owned;
+  g.group_id = image.group_id;
+  g.generation_id = image.generation_id;
+  g.protocol_type = image.protocol_type;
+  g.state = ClassicGroupState::Stable;  // built Stable, not entered by a transition
+  g.state_timestamp = kernel_.now();
+  g.offsets = image.offsets;
+  g.offset_epochs = image.offset_epochs;
+  for (const auto& im : image.members) {
+    ClassicGroupMember m;
+    m.member_id = im.member_id;
+    m.group_instance_id = im.group_instance_id;
+    m.client_id = im.client_id;
+    m.consumer = im.consumer;
+    m.rebalance_timeout_ms = im.rebalance_timeout_ms;
+    m.session_timeout_ms = im.session_timeout_ms;
+    m.protocol_type = image.protocol_type;
+    m.protocols = im.protocols;
+    m.assignment = im.assignment;
+    m.heartbeat_timer = std::make_unique<sim::Timer>(
+        kernel_, [this, gid = g.group_id, mid = im.member_id] { on_member_heartbeat_expired(gid, mid); });
+    if (m.group_instance_id) g.static_members[*m.group_instance_id] = m.member_id;
+    g.members.emplace(m.member_id, std::move(m));
+  }
+  g.protocol_name = g.select_protocol();
+  groups_.emplace(g.group_id, std::move(owned));
+  tracer_.emit("group.state", {{"group", g.group_id}, {"state", state_name(g.state)},
+                               {"generation", g.generation_id},
+                               {"reason", "converted from a consumer group"}});
+  append({group_metadata_record(g)}, nullptr);
+  for (auto& [id, m] : g.members) rearm_heartbeat(g, m, m.session_timeout_ms);
+  prepare_rebalance(g, reason);
+}
+
+void GroupCoordinator::adopt_offsets(const std::string& group_id,
+                                     std::map<TopicPartition, std::int64_t> offsets,
+                                     std::map<TopicPartition, std::int32_t> epochs) {
+  if (offsets.empty()) return;
+  auto& slot = groups_[group_id];
+  if (!slot) {
+    slot = std::make_unique<ClassicGroup>();
+    slot->group_id = group_id;
+    slot->state_timestamp = kernel_.now();
+  }
+  slot->offsets = std::move(offsets);
+  slot->offset_epochs = std::move(epochs);
+}
+
+// ---------------------------------------------------------------------------------------------
 // __consumer_offsets
 
 nlohmann::ordered_json GroupCoordinator::group_metadata_record(const ClassicGroup& g) const {
@@ -963,9 +1067,9 @@ nlohmann::ordered_json GroupCoordinator::load_partition(std::int32_t partition,
     const bool tombstone = rec.value("tombstone", false);
     if (type == "GroupMetadata") {
       if (tombstone) {
+        // The group's metadata goes (it migrated, or was deleted); its offsets have their own
+        // records.
         metadata.erase(gid);
-        offsets.erase(gid);
-        epochs.erase(gid);
       } else {
         metadata[gid] = rec;
       }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/coordinator/classic_group.hpp"
+#include "models/coordinator/group_conversion.hpp"
 #include "models/protocol/config.hpp"
 #include "models/protocol/messages.hpp"
 #include "models/coordinator/offsets_log.hpp"
@@ -47,6 +48,22 @@ class GroupCoordinator {
   /// Called for every offset stored (the World feeds its lag monitor with it).
   using OffsetListener = std::function<void(const std::string& group, const TopicPartition&, std::int64_t)>;
   void set_offset_listener(OffsetListener listener) { offset_listener_ = std::move(listener); }
+
+  // Online migration (group.consumer.migration.policy; the World's Broker routes the requests).
+  /// Why a classic group may not be upgraded to a consumer group now (GMM.validateOnlineUpgrade),
+  /// or "" when it may.
+  std::string upgrade_refusal(const std::string& group_id) const;
+  /// The group leaves this coordinator (upgrade, or an empty group a consumer-protocol member
+  /// takes over): parked JoinGroup/SyncGroup answers get REBALANCE_IN_PROGRESS, its timers stop,
+  /// a GroupMetadata tombstone is written. Returns what the consumer-group coordinator builds on.
+  ClassicGroupImage release_group(const std::string& group_id, const std::string& reason);
+  /// Downgrade (ClassicGroup.fromConsumerGroup + createClassicGroupRecords): the group arrives
+  /// Stable at `image.generation_id` with its members' assignments, a GroupMetadata record is
+  /// written, every member's session timer starts, and a rebalance begins (prepareRebalance).
+  void adopt_group(const ClassicGroupImage& image, const std::string& reason);
+  /// An empty consumer group became classic (a classic member joined it): its offsets.
+  void adopt_offsets(const std::string& group_id, std::map<TopicPartition, std::int64_t> offsets,
+                     std::map<TopicPartition, std::int32_t> epochs);
 
   /// Failover. The shard of a __consumer_offsets partition goes away with its broker: its groups
   /// and their timers are dropped without answering anyone (the connections died with it).

@@ -194,6 +194,9 @@ const std::vector<ConfigKeySpec>& broker_config_specs() {
               "partitions of __share_group_state"),
       int_key("share.coordinator.snapshot.update.records.per.snapshot", 0, 500, "500",
               "ShareUpdate records per share-partition before a ShareSnapshot"),
+      string_key("group.consumer.migration.policy", {"bidirectional", "upgrade", "downgrade", "disabled"},
+                 "bidirectional",
+                 "online migration between the classic and consumer protocols: which directions"),
       int_key("group.consumer.assignment.interval.ms", 0, kIntMax, "1000",
               "consumer protocol: minimum time between target assignment computations"),
       ConfigKeySpec{"group.consumer.assignors",
@@ -241,7 +244,7 @@ bool is_unmodelled_consumer_config(const std::string& key) {
 bool is_unmodelled_broker_config(const std::string& key) {
   static const std::vector<std::string> keys{
       "group.consumer.assignor.offload.enable", "group.consumer.max.assignment.interval.ms",
-      "group.consumer.max.size", "group.consumer.migration.policy",
+      "group.consumer.max.size",
       "group.consumer.min.assignment.interval.ms", "group.consumer.regex.refresh.interval.ms",
       "group.coordinator.background.threads", "group.coordinator.rebalance.protocols",
       "group.coordinator.threads", "offset.metadata.max.bytes", "offsets.load.buffer.size",
@@ -510,6 +513,7 @@ BrokerConfig resolve_broker_config(const ClusterSpec& cluster) {
   read("group.consumer.max.heartbeat.interval.ms", b.group_consumer_max_heartbeat_interval_ms);
   read("group.consumer.assignment.interval.ms", b.group_consumer_assignment_interval_ms);
   read("group.consumer.assignors", b.group_consumer_assignors);
+  read("group.consumer.migration.policy", b.group_consumer_migration_policy);
   read("group.share.session.timeout.ms", b.group_share_session_timeout_ms);
   read("group.share.heartbeat.interval.ms", b.group_share_heartbeat_interval_ms);
   read("group.share.assignment.interval.ms", b.group_share_assignment_interval_ms);

@@ -54,6 +54,14 @@ struct BrokerConfig {
   std::int64_t group_consumer_heartbeat_interval_ms = 5000;
   std::int64_t group_consumer_assignment_interval_ms = 1000;
   std::vector<std::string> group_consumer_assignors{"uniform", "range"};
+  /// ConsumerGroupMigrationPolicy: bidirectional | upgrade | downgrade | disabled.
+  std::string group_consumer_migration_policy = "bidirectional";
+  bool upgrade_enabled() const {
+    return group_consumer_migration_policy == "bidirectional" || group_consumer_migration_policy == "upgrade";
+  }
+  bool downgrade_enabled() const {
+    return group_consumer_migration_policy == "bidirectional" || group_consumer_migration_policy == "downgrade";
+  }
   // Bounds Kafka enforces at broker start-up on the two values above (GroupCoordinatorConfig).
   std::int64_t group_consumer_min_session_timeout_ms = 45000;
   std::int64_t group_consumer_max_session_timeout_ms = 60000;

@@ -330,16 +330,30 @@ class Parser {
 
   /// Kafka consumer configs: modelled keys normalized into `out`; `protocol` is the
   /// config_by_protocol entry being read ("" for the common `config`).
+  /// `event_config`: a start/restart event's config, where group.protocol may change the
+  /// protocol of the new incarnation.
   void read_consumer_config(const json& v, const std::string& ptr, const std::string& protocol,
-                            std::map<std::string, json>& out) {
+                            std::map<std::string, json>& out, bool event_config = false) {
     if (!v.is_object()) {
       problem(ptr, fmt::format("must be an object, got {}", shown(v)));
       return;
     }
     for (const auto& [key, raw] : v.items()) {
       const std::string p = child(ptr, key);
-      if (key == "group.protocol") {
-        problem(p, "is set by the protocol variant; use \"protocols\"");
+      if (key == "group.protocol" && event_config) {
+        const std::string value = raw.is_string() ? raw.get<std::string>() : "";
+        if (value == "classic" || value == "consumer") {
+          out[key] = value;
+        } else if (value == "share") {
+          problem(p, "share groups are their own variant (a share consumer is a different client); "
+                     "use \"protocols\"");
+        } else {
+          problem(p, fmt::format("must be \"classic\" or \"consumer\", got {}", shown(raw)) +
+                         (raw.is_string() ? suggestion(value, {"classic", "consumer"}) : ""));
+        }
+      } else if (key == "group.protocol") {
+        problem(p, "is set by the protocol variant; use \"protocols\" (or a start/restart "
+                   "event's \"config\" to change it for one incarnation)");
       } else if (key == "group.id") {
         problem(p, "is set by the consumer's \"group\"");
       } else if (const ConfigKeySpec* spec = find_consumer_config(key)) {
@@ -514,10 +528,10 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
          {"consumer", "from_ms", "message", "metric", "op", "partition", "protocol", "to_ms",
           "tolerance", "value"}},
         {"expect:order", {"expect", "first", "from_ms", "message", "protocol", "then", "to_ms"}},
-        {"event:start", {"at_ms", "consumer", "do"}},
+        {"event:start", {"at_ms", "config", "consumer", "do"}},
         {"event:stop", {"at_ms", "consumer", "do"}},
         {"event:crash", {"at_ms", "consumer", "do"}},
-        {"event:restart", {"after_ms", "at_ms", "consumer", "do", "graceful"}},
+        {"event:restart", {"after_ms", "at_ms", "config", "consumer", "do", "graceful"}},
         {"event:stall", {"at_ms", "consumer", "do", "for_ms"}},
         {"event:pause", {"at_ms", "consumer", "do", "for_ms"}},
         {"event:subscribe", {"at_ms", "consumer", "do", "topics"}},
@@ -998,6 +1012,10 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
           ev.after = sim::ms(*v);
         }
       }
+      if (has("config")) {
+        ev.has_config = true;
+        p.read_consumer_config(e["config"], child(ptr, "config"), "", ev.config, true);
+      }
       if (has("broker")) {
         const std::string note = fmt::format("broker ids are 0..{}: cluster.brokers is {}",
                                              s.cluster.brokers - 1, s.cluster.brokers);
@@ -1093,6 +1111,67 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
   // Equal times keep file order: the script reads top to bottom.
   std::stable_sort(s.events.begin(), s.events.end(),
                    [](const EventSpec& a, const EventSpec& b) { return a.at < b.at; });
+  // Each incarnation's configs, in time order: a start/restart config stays for the consumer's
+  // later incarnations; Kafka refuses keys unsupported by the incarnation's group.protocol, and a
+  // classic heartbeat interval must stay below the session timeout.
+  {
+    std::map<std::string, std::map<std::string, json>> overrides;  // consumer -> event configs
+    std::map<std::string, std::map<std::string, std::string>> set_at;  // consumer -> key -> path
+    for (const auto& ev : s.events) {
+      if (!ev.has_config) continue;
+      const ConsumerSpec* c = s.consumer(ev.consumer);
+      if (c == nullptr) continue;
+      const std::string ptr = child(child("/events", ev.index), "config");
+      auto& ov = overrides[ev.consumer];
+      for (const auto& [k, v] : ev.config) {
+        ov[k] = v;
+        set_at[ev.consumer][k] = child(ptr, k);
+      }
+      std::vector<std::string> protocols;  // the group protocols this incarnation may run
+      const bool explicit_protocol = ov.count("group.protocol") > 0;
+      if (const auto gp = ov.find("group.protocol"); gp != ov.end()) {
+        protocols.push_back(gp->second.get<std::string>());
+      } else {
+        for (const auto& gp : group_protocols) protocols.push_back(gp);
+      }
+      for (const auto& gp : protocols) {
+        if (gp == "share") continue;
+        const char* home = gp == "classic" ? "consumer" : "classic";
+        for (const auto& key : consumer_keys_rejected_under(gp)) {
+          if (ov.count(key) > 0) {
+            p.problem(set_at[ev.consumer][key],
+                      explicit_protocol
+                          ? fmt::format("kafka rejects this key with group.protocol={}, the "
+                                        "protocol of this incarnation",
+                                        gp)
+                          : fmt::format("kafka rejects this key with group.protocol={}, which the "
+                                        "scenario runs; set group.protocol in this config",
+                                        gp));
+          } else if (c->config.count(key) > 0) {
+            const std::size_t ci = static_cast<std::size_t>(c - s.consumers.data());
+            p.problem(child(child(child("/consumers", ci), "config"), key),
+                      fmt::format("kafka rejects this key with group.protocol={}, which {} sets; "
+                                  "move it into config_by_protocol.{}",
+                                  gp, ptr, home));
+          }
+        }
+        if (gp != "classic") continue;
+        std::map<std::string, json> merged = c->config;
+        if (const auto it = c->config_by_protocol.find("classic"); it != c->config_by_protocol.end())
+          for (const auto& [k, v] : it->second) merged[k] = v;
+        for (const auto& [k, v] : ov) merged[k] = v;
+        const ConsumerConfig d;
+        const std::int64_t hb = int_or(merged, "heartbeat.interval.ms", d.heartbeat_interval_ms);
+        const std::int64_t st = int_or(merged, "session.timeout.ms", d.session_timeout_ms);
+        if (hb >= st && (ev.config.count("heartbeat.interval.ms") > 0 ||
+                         ev.config.count("session.timeout.ms") > 0)) {
+          p.problem(ptr, fmt::format("heartbeat.interval.ms ({}) must be < session.timeout.ms ({}) "
+                                     "in this incarnation",
+                                     hb, st));
+        }
+      }
+    }
+  }
   // add-partitions may only grow a topic (Kafka's CreatePartitions), checked in time order.
   {
     std::map<std::string, std::int32_t> counts;

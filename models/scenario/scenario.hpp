@@ -106,6 +106,11 @@ struct EventSpec {
   // `produce`: the new gap between records (none: production stops) and the rate it came from.
   std::optional<sim::Distribution> produce_gap;
   double records_per_sec = 0;
+  /// `start` / `restart`: Kafka consumer configs of the new incarnation (normalized as
+  /// ConsumerSpec::config), `group.protocol` ("classic" / "consumer") included. They stay for
+  /// the consumer's later incarnations until another event changes them.
+  std::map<std::string, nlohmann::json> config;
+  bool has_config = false;
 };
 
 /// One `expect` entry: a metric assertion (`metric`, `op`, `value`, ...) or, when it has

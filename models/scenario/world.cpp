@@ -1,6 +1,7 @@
 #include "models/scenario/world.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <map>
 #include <set>
@@ -33,7 +34,16 @@ bool variant_supported(const std::string& variant) {
 
 std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const std::string& variant) {
   std::vector<std::string> problems;
-  if (variant == "share") return share_unsupported_features(spec);
+  if (variant == "share") {
+    problems = share_unsupported_features(spec);
+    for (const auto& e : spec.events)
+      if (e.has_config)
+        problems.push_back(fmt::format(
+            "/events/{}/config: a start/restart config (a new incarnation's configs) is not "
+            "simulated under share yet; run the classic or consumer variants",
+            e.index));
+    return problems;
+  }
   if (!variant_supported(variant)) {
     problems.push_back(fmt::format(
         "/protocols: variant \"{}\" is not simulated by this version yet; run with --protocol "
@@ -76,6 +86,10 @@ class Broker {
         [&lag](const std::string& group, const TopicPartition& tp, std::int64_t offset) {
           lag.on_committed(group, tp, offset);
         });
+    // Online downgrade: the consumer group's classic members become a classic group here.
+    consumer_coordinator_->set_downgrader([this](const ClassicGroupImage& image, const std::string& reason) {
+      coordinator_->adopt_group(image, reason);
+    });
   }
   sim::NodeId node() const { return node_; }
   std::int32_t id() const { return id_; }
@@ -111,11 +125,17 @@ class Broker {
       if (inc != incarnation_ || loading_.count(partition) == 0) return;
       // Consumer (KIP-848) groups are rebuilt by their own coordinator, from all their records
       // (their offsets included); the classic coordinator gets the other groups' records.
+      // A group's type is that of its last GroupMetadata / ConsumerGroupMetadata record (an
+      // online migration writes the other type's tombstones first).
       std::set<std::string> consumer_groups;
       std::vector<nlohmann::ordered_json> classic_records;
       const auto committed = log_.committed_records(partition, kernel_.now());
-      for (const auto& r : committed)
-        if (r.at("record").get<std::string>().rfind("ConsumerGroup", 0) == 0) consumer_groups.insert(r.at("group"));
+      for (const auto& r : committed) {
+        const std::string type = r.at("record").get<std::string>();
+        const bool tombstone = r.value("tombstone", false);
+        if (type == "ConsumerGroupMetadata" && !tombstone) consumer_groups.insert(r.at("group"));
+        else if (type == "GroupMetadata" && !tombstone) consumer_groups.erase(r.at("group").get<std::string>());
+      }
       for (const auto& r : committed)
         if (consumer_groups.count(r.at("group").get<std::string>()) == 0) classic_records.push_back(r);
       auto loaded = coordinator_->load_partition(partition, classic_records);
@@ -189,7 +209,35 @@ class Broker {
     // KIP-848 consumer groups have their own coordinator; OffsetCommit and OffsetFetch go to the
     // group's.
     if (const auto* hb = std::get_if<ConsumerGroupHeartbeatRequest>(&e.message)) {
+      if (coordinator_->group(hb->group_id) != nullptr && !upgrade_classic_group(from, e.correlation_id, *hb))
+        return;
       consumer_coordinator_->on_heartbeat(from, e.correlation_id, *hb);
+      return;
+    }
+    // Classic requests to a consumer group: its coordinator serves its classic members; an empty
+    // consumer group a classic member joins becomes a classic group (GMM.classicGroupJoin).
+    if (const auto* join = std::get_if<JoinGroupRequest>(&e.message);
+        join != nullptr && consumer_coordinator_->has_group(join->group_id)) {
+      if (!consumer_coordinator_->is_empty(join->group_id)) {
+        consumer_coordinator_->on_classic_join(from, e.correlation_id, *join);
+        return;
+      }
+      ClassicGroupImage image = consumer_coordinator_->release_empty_group(join->group_id);
+      coordinator_->adopt_offsets(join->group_id, std::move(image.offsets), std::move(image.offset_epochs));
+    }
+    if (const auto* sync = std::get_if<SyncGroupRequest>(&e.message);
+        sync != nullptr && consumer_coordinator_->has_group(sync->group_id)) {
+      consumer_coordinator_->on_classic_sync(from, e.correlation_id, *sync);
+      return;
+    }
+    if (const auto* beat = std::get_if<HeartbeatRequest>(&e.message);
+        beat != nullptr && consumer_coordinator_->has_group(beat->group_id)) {
+      consumer_coordinator_->on_classic_heartbeat(from, e.correlation_id, *beat);
+      return;
+    }
+    if (const auto* leave = std::get_if<LeaveGroupRequest>(&e.message);
+        leave != nullptr && consumer_coordinator_->has_group(leave->group_id)) {
+      consumer_coordinator_->on_classic_leave(from, e.correlation_id, *leave);
       return;
     }
     if (const auto* oc = std::get_if<OffsetCommitRequest>(&e.message);
@@ -204,6 +252,36 @@ class Broker {
     }
     coordinator_->on_request(from, e);
   }
+  /// A ConsumerGroupHeartbeat for a group the classic coordinator has
+  /// (GMM.getOrMaybeCreateConsumerGroup): an empty classic group is deleted and its offsets move
+  /// over; a joining member (epoch 0) upgrades a non-empty one when validateOnlineUpgrade allows,
+  /// else the heartbeat fails with GROUP_ID_NOT_FOUND. True when the heartbeat goes on to the
+  /// consumer-group coordinator.
+  bool upgrade_classic_group(sim::NodeId from, std::int32_t correlation_id,
+                             const ConsumerGroupHeartbeatRequest& hb) {
+    const ClassicGroup& g = *coordinator_->group(hb.group_id);
+    if (g.members.empty()) {
+      ClassicGroupImage image = coordinator_->release_group(hb.group_id, "the empty classic group is replaced by a consumer group");
+      consumer_coordinator_->adopt_offsets(hb.group_id, std::move(image.offsets), std::move(image.offset_epochs));
+      return true;
+    }
+    std::string refusal = hb.member_epoch == 0 ? coordinator_->upgrade_refusal(hb.group_id)
+                                               : std::string("the group is not a consumer group");
+    if (!refusal.empty()) {
+      tracer_.emit("group.migration", {{"group", hb.group_id}, {"from", "classic"}, {"to", "consumer"},
+                                       {"refused", refusal}});
+      net_.send(node_, from,
+                Envelope{correlation_id, ConsumerGroupHeartbeatResponse{.error = ErrorCode::GROUP_ID_NOT_FOUND,
+                                                                        .member_id = hb.member_id,
+                                                                        .member_epoch = hb.member_epoch}});
+      return false;
+    }
+    const std::string reason = fmt::format("member {} joined with the consumer protocol", net_.name(from));
+    consumer_coordinator_->adopt_classic(coordinator_->release_group(hb.group_id, "converted to a consumer group"),
+                                         reason);
+    return true;
+  }
+
   static Message refusal(const Message& request, ErrorCode error) {
     if (std::holds_alternative<JoinGroupRequest>(request)) return JoinGroupResponse{.error = error};
     if (std::holds_alternative<SyncGroupRequest>(request)) return SyncGroupResponse{.error = error};
@@ -262,7 +340,7 @@ class World {
     // process's client-id sequence (ConsumerConfig's CONSUMER_CLIENT_ID_SEQUENCE starts at 1).
     for (const auto& c : spec.consumers) {
       ConsumerConfig config = resolve_consumer_config(c, variant, 1);
-      consumers_.emplace(c.name, make_consumer(c, std::move(config)));
+      consumers_.emplace(c.name, make_consumer(c, std::move(config), seed_));
     }
   }
 
@@ -307,13 +385,14 @@ class World {
     return l;
   }
 
-  std::unique_ptr<ConsumerModel> make_consumer(const ConsumerSpec& c, ConsumerConfig config) {
+  std::unique_ptr<ConsumerModel> make_consumer(const ConsumerSpec& c, ConsumerConfig config,
+                                               std::uint64_t seed) {
     if (config.group_protocol == "consumer") {
       return std::make_unique<AsyncConsumer>(kernel_, tracer_, network_, cluster_, c,
-                                             std::move(config), seed_, workload_, &lag_);
+                                             std::move(config), seed, workload_, &lag_);
     }
     return std::make_unique<ClassicConsumer>(kernel_, tracer_, network_, cluster_, c, std::move(config),
-                                             seed_, workload_, &lag_);
+                                             seed, workload_, &lag_);
   }
 
   ConsumerModel& consumer(const std::string& name) { return *consumers_.at(name); }
@@ -341,11 +420,61 @@ class World {
     return {consumer(endpoint).node()};
   }
 
+  /// A start/restart `config`: merged over the consumer's earlier event configs.
+  void merge_overrides(const EventSpec& e) {
+    auto& ov = overrides_[e.consumer];
+    for (const auto& [k, v] : e.config) ov[k] = v;
+  }
+
+  /// The consumer's next incarnation, a new process: the scenario's consumer with every
+  /// start/restart config so far merged over its configs, as the client of its group.protocol.
+  /// The old client object is kept (the kernel may still hold its timers), its node goes quiet.
+  void replace_consumer(const std::string& name) {
+    const ConsumerSpec& base = *spec_.consumer(name);
+    ConsumerSpec& s = incarnation_specs_.emplace_back(base);
+    s.topics = consumer(name).topics();
+    const auto& ov = overrides_[name];
+    std::string variant = variant_;
+    if (const auto gp = ov.find("group.protocol"); gp != ov.end()) {
+      const std::string protocol = gp->second.get<std::string>();
+      // Back to classic under the consumer variant: Kafka's default assignors (range first).
+      if (protocol != group_protocol_of(variant_)) variant = protocol == "consumer" ? "consumer" : "classic-eager";
+    }
+    nlohmann::ordered_json shown = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : ov) {
+      shown[k] = v;
+      if (k == "group.protocol") continue;
+      s.config[k] = v;
+      for (auto& [gp, cfg] : s.config_by_protocol) cfg.erase(k);
+    }
+    // A new process draws new random ids (a KIP-848 member id is the client's own UUID).
+    const int n = ++incarnations_[name];
+    const std::uint64_t seed = seed_ ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(n));
+    auto next = make_consumer(s, resolve_consumer_config(s, variant, 1), seed);
+    tracer_.emit("consumer.config", {{"consumer", name},
+                                     {"protocol", group_protocol_of(variant) == "classic" ? variant : "consumer"},
+                                     {"incarnation", n + 1},
+                                     {"config", shown}});
+    retired_consumers_.push_back(std::move(consumers_.at(name)));
+    consumers_[name] = std::move(next);
+  }
+
   void apply(const EventSpec& e) {
-    if (e.kind == "start") consumer(e.consumer).start();
-    else if (e.kind == "stop") consumer(e.consumer).request_stop();
+    if (e.kind == "start") {
+      if (e.has_config && !consumer(e.consumer).running()) {
+        merge_overrides(e);
+        replace_consumer(e.consumer);
+      }
+      consumer(e.consumer).start();
+    } else if (e.kind == "stop") consumer(e.consumer).request_stop();
     else if (e.kind == "crash") consumer(e.consumer).crash();
-    else if (e.kind == "restart") consumer(e.consumer).restart(e.after, e.graceful);
+    else if (e.kind == "restart" && e.has_config) {
+      merge_overrides(e);
+      consumer(e.consumer).restart(e.after, e.graceful, [this, name = e.consumer] {
+        replace_consumer(name);
+        consumer(name).start();
+      });
+    } else if (e.kind == "restart") consumer(e.consumer).restart(e.after, e.graceful);
     else if (e.kind == "stall") consumer(e.consumer).stall(e.for_);
     else if (e.kind == "pause") consumer(e.consumer).pause(e.for_);
     else if (e.kind == "subscribe") {
@@ -635,6 +764,11 @@ class World {
   std::vector<std::uint64_t> broker_epoch_;  // by broker id: bumped at every stop and start
   std::map<std::int32_t, std::vector<std::int32_t>> pending_fence_;  // crashed, not yet fenced
   std::map<std::string, std::unique_ptr<ConsumerModel>> consumers_;
+  // Incarnations with their own configs (start/restart `config`).
+  std::map<std::string, std::map<std::string, nlohmann::json>> overrides_;  // consumer -> configs
+  std::map<std::string, int> incarnations_;  // consumer -> replacements so far
+  std::deque<ConsumerSpec> incarnation_specs_;
+  std::vector<std::unique_ptr<ConsumerModel>> retired_consumers_;
 };
 
 }  // namespace

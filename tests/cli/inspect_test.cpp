@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "models/coordinator/group_coordinator.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/scenario/world.hpp"
 #include "tools/inspect.hpp"
@@ -154,4 +155,41 @@ TEST_CASE(
   }
   CHECK(cli("describe scenarios/examples/two-consumers.json --at 1000 --state --members", "both")
             .code == 2);
+}
+
+TEST_CASE("describe and dump-log follow an online migration: classic, consumer group, classic again") {
+  const std::string scenario = "scenarios/migration/online-upgrade-and-downgrade.json";
+  const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + scenario);
+  const auto run = rsim::run_scenario(spec, "classic-eager", spec.seed);
+  const auto state_at = [&](std::int64_t ms) {
+    rsim::inspect::DescribeOptions o;
+    o.view = rsim::inspect::DescribeView::State;
+    o.verbose = true;
+    o.at_us = ms * 1000;
+    o.groups = {"g"};
+    const auto out = rsim::inspect::describe_groups(run.trace_lines, o).out;
+    return out.substr(out.rfind('\n', out.size() - 2) + 1);  // the group's row
+  };
+  // 21 s: A has left, the classic group rebalances (range, no epochs).
+  CHECK(state_at(21000) ==
+        "g               broker-0:9092  (0)        range                PreparingRebalance   -    "
+        "           -                         2\n");
+  // 30 s: a consumer group since 22003 (the broker's uniform assignor, group and target epoch 2).
+  CHECK(state_at(30000) ==
+        "g               broker-0:9092  (0)        uniform              Stable               2    "
+        "           2                         3\n");
+  // 140 s: classic again since the downgrade at 130003 (generation 12 since 134023).
+  CHECK(state_at(140000) ==
+        "g               broker-0:9092  (0)        range                Stable               -    "
+        "           -                         3\n");
+  // The conversion's records in __consumer_offsets: the classic group's tombstone first.
+  const std::int32_t partition = rsim::coordinator_partition("g", 50);
+  const auto lines = rsim::inspect::dump_offsets_partition(run.trace_lines, partition);
+  std::vector<std::string> at_conversion;
+  for (const auto& l : lines)
+    if (l.find("CreateTime: 22003 ") != std::string::npos) at_conversion.push_back(l);
+  REQUIRE(at_conversion.size() == 14);
+  CHECK(at_conversion[0].find(R"(key: {"type":"2","data":{"group":"g"}} payload: <DELETE>)") != std::string::npos);
+  CHECK(at_conversion[1].find(R"("classicMemberMetadata":{"sessionTimeoutMs":45000,"supportedProtocols":[{"name":"range"},{"name":"cooperative-sticky"}]})") !=
+        std::string::npos);
 }

@@ -200,7 +200,8 @@ TEST_CASE("group.protocol and group.id are set by the scenario, not by config") 
   CHECK(problems(doc) == Problems{
                              "/consumers/0/config/group.id: is set by the consumer's \"group\"",
                              "/consumers/0/config/group.protocol: is set by the protocol variant; "
-                             "use \"protocols\"",
+                             "use \"protocols\" (or a start/restart event's \"config\" to change "
+                             "it for one incarnation)",
                          });
 }
 
@@ -1007,4 +1008,61 @@ TEST_CASE("on_stop and the broker events") {
   CHECK(s.events.back().broker == 0);
   CHECK(s.events.back().after == sim::ms(100));
   CHECK_FALSE(s.events.back().graceful);
+}
+
+// --- start/restart config: a new incarnation's Kafka configs ---
+
+TEST_CASE("a restart's config is read like a consumer's config, group.protocol included") {
+  json doc = base();
+  doc["events"].push_back({{"at_ms", 2000}, {"do", "restart"}, {"consumer", "A"}, {"after_ms", 100},
+                           {"config", {{"group.protocol", "consumer"}, {"max.poll.records", "50"}}}});
+  doc["events"].push_back({{"at_ms", 3000}, {"do", "start"}, {"consumer", "B"},
+                           {"config", {{"group.protocol", "classic"},
+                                       {"partition.assignment.strategy",
+                                        "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"}}}});
+  const auto spec = rsim::parse_scenario(doc, "x.json");
+  REQUIRE(spec.events.size() == 3);
+  CHECK(spec.events[1].has_config);
+  CHECK(spec.events[1].config.at("group.protocol") == "consumer");
+  CHECK(spec.events[1].config.at("max.poll.records") == 50);  // normalized as consumer configs are
+  CHECK(spec.events[2].config.at("partition.assignment.strategy") == json::array({"cooperative-sticky"}));
+  CHECK_FALSE(spec.events[0].has_config);
+}
+
+TEST_CASE("a restart's config: bad values and keys Kafka refuses under the incarnation's protocol") {
+  CHECK(with_event({{"at_ms", 2000}, {"do", "restart"}, {"consumer", "A"}, {"after_ms", 0},
+                    {"config", {{"group.protocol", "share"}}}}) ==
+        Problems{"/events/1/config/group.protocol: share groups are their own variant (a share "
+                 "consumer is a different client); use \"protocols\""});
+  CHECK(with_event({{"at_ms", 2000}, {"do", "restart"}, {"consumer", "A"}, {"after_ms", 0},
+                    {"config", {{"group.protocol", "consumr"}}}}) ==
+        Problems{"/events/1/config/group.protocol: must be \"classic\" or \"consumer\", got "
+                 "\"consumr\"; did you mean \"consumer\"?"});
+  CHECK(with_event({{"at_ms", 2000}, {"do", "restart"}, {"consumer", "A"}, {"after_ms", 0},
+                    {"config", {{"group.protocol", "consumer"}, {"session.timeout.ms", 10000}}}}) ==
+        Problems{"/events/1/config/session.timeout.ms: kafka rejects this key with "
+                 "group.protocol=consumer, the protocol of this incarnation"});
+  // Without group.protocol the incarnation runs every protocol of the scenario.
+  CHECK(with_event({{"at_ms", 2000}, {"do", "restart"}, {"consumer", "A"}, {"after_ms", 0},
+                    {"config", {{"partition.assignment.strategy", "range"}}}}) ==
+        Problems{"/events/1/config/partition.assignment.strategy: kafka rejects this key with "
+                 "group.protocol=consumer, which the scenario runs; set group.protocol in this "
+                 "config"});
+  const auto on_stop = with_event({{"at_ms", 2000}, {"do", "stop"}, {"consumer", "A"}, {"config", json::object()}});
+  REQUIRE(on_stop.size() == 1);
+  CHECK(on_stop[0] == "/events/1/config: not a field of a \"stop\" event");  // only start and restart
+  // A consumer's own config with a key the new protocol refuses must move to config_by_protocol.
+  json doc = base();
+  doc["protocols"] = {"classic-eager"};
+  doc["consumers"][0]["config"] = {{"session.timeout.ms", 10000}};
+  doc["events"].push_back({{"at_ms", 2000}, {"do", "restart"}, {"consumer", "A"}, {"after_ms", 0},
+                           {"config", {{"group.protocol", "consumer"}}}});
+  CHECK(problems(doc) == Problems{"/consumers/0/config/session.timeout.ms: kafka rejects this key "
+                                  "with group.protocol=consumer, which /events/1/config sets; move "
+                                  "it into config_by_protocol.classic"});
+  // The classic heartbeat bound holds per incarnation.
+  CHECK(with_event({{"at_ms", 2000}, {"do", "restart"}, {"consumer", "A"}, {"after_ms", 0},
+                    {"config", {{"group.protocol", "classic"}, {"heartbeat.interval.ms", 50000}}}}) ==
+        Problems{"/events/1/config: heartbeat.interval.ms (50000) must be < session.timeout.ms "
+                 "(45000) in this incarnation"});
 }

@@ -10,6 +10,7 @@
 
 #include "report_fixture.hpp"
 #include "reports/csv.hpp"
+#include "reports/escape.hpp"
 #include "reports/html_report.hpp"
 #include "reports/mermaid.hpp"
 #include "reports/perfetto.hpp"
@@ -211,4 +212,11 @@ TEST_CASE("html: one lane per consumer, one marker per rebalance, self-contained
   CHECK(count("<link") == 0);
   CHECK(count("B started at 3.121 s") == 1);  // the narrative
   CHECK(count("class=\"seq\"") == 2);        // a sequence view per rebalance
+}
+
+TEST_CASE("markup_escape: one escaping for the HTML report and the JUnit XML of check") {
+  CHECK(reports::markup_escape("a<b>&\"c'") == "a&lt;b&gt;&amp;&quot;c&#39;");
+  CHECK(reports::markup_escape("line 1\nline 2") == "line 1&#10;line 2");  // kept inside an attribute
+  CHECK(reports::markup_escape("plain: t-0..3 → B") == "plain: t-0..3 → B");
+  CHECK(reports::markup_escape("") == "");
 }
