@@ -21,7 +21,11 @@ std::vector<std::string> group_records_at(const std::vector<json>& trace, double
     if (e["type"] != "record" || e["t_us"].get<double>() != at_ms * 1000 || e["record"] == "OffsetCommit") continue;
     std::string s = e["tombstone"].get<bool>() ? "~" : "";
     s += e["record"].get<std::string>();
-    if (e.contains("consumer")) s += "(" + e["consumer"].get<std::string>() + ")";
+    if (e.contains("consumer")) {  // appended piecewise: "(" + str + ")" trips GCC 12's -Wrestrict
+      s += '(';
+      s += e["consumer"].get<std::string>();
+      s += ')';
+    }
     out.push_back(s);
   }
   return out;
