@@ -248,7 +248,10 @@ void ShareGroupCoordinator::start_initialization(Group& g, std::vector<ojson>& r
   for (const auto& tp : fresh_topics) g.known_topics.insert(tp.topic);
   const std::string group = g.group_id;
   const std::int32_t state_epoch = g.epoch;
-  for (auto [partitions, start] : {std::make_pair(fresh_topics, std::int64_t{-1}), std::make_pair(new_partitions, std::int64_t{0})}) {
+  // A plain pair, not a structured binding: clang 14 (the fuzz build) cannot capture bindings.
+  for (const auto& batch : {std::make_pair(fresh_topics, std::int64_t{-1}), std::make_pair(new_partitions, std::int64_t{0})}) {
+    const TopicPartitions& partitions = batch.first;
+    const std::int64_t start = batch.second;
     if (partitions.empty()) continue;
     after.push_back([this, group, partitions, state_epoch, start] {
       initializer_(group, partitions, state_epoch, start, [this, group, partitions] { on_initialized(group, partitions); });
