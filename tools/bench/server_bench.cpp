@@ -125,7 +125,7 @@ std::string check(const Scenario& s, const ServerAssignorInput& in, const Server
       if (partitions.count(id) == 0) return "unknown topic " + id;
       const auto& subs = m->second->subscribed_topics;
       const bool subscribed = std::any_of(subs.begin(), subs.end(),
-                                          [&](const std::string& n) { return id_of.at(n) == id; });
+                                          [&, &topic = id](const std::string& n) { return id_of.at(n) == topic; });
       if (!subscribed && !ps.empty())
         return member + " got partitions of a topic it does not subscribe to";
       auto& sizes = holder_sizes.try_emplace(id, SIZE_MAX, 0).first->second;
