@@ -228,7 +228,11 @@ std::pair<std::uint64_t, std::uint64_t> parse_seed_range(const std::string& text
 }
 
 int cmd_explore(const ExploreArgs& args) {
-  const auto [from, to] = parse_seed_range(args.seeds);
+  // Two plain variables, not a structured binding: the worker lambda below uses `from`, and
+  // clang 14 (the fuzz build) cannot capture bindings.
+  const auto seed_range = parse_seed_range(args.seeds);
+  const auto from = seed_range.first;
+  const auto to = seed_range.second;
   const json base = load_scenario_json(args.scenario);
   const ScenarioSpec plain = parse_scenario(base, args.scenario);
   const std::vector<std::string> variants = args.protocols.empty() ? plain.protocols : args.protocols;
