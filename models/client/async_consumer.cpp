@@ -7,6 +7,7 @@
 
 #include "models/workload/lag_monitor.hpp"
 #include "models/protocol/overloaded.hpp"
+#include "models/protocol/uuid.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/assert.hpp"
 
@@ -147,34 +148,7 @@ void AsyncConsumer::reset_client_state() {
 }
 
 std::string AsyncConsumer::generate_member_id() {
-  // Uuid.randomUuid().toString(): 16 random bytes (version 4), URL-safe base64 without padding.
-  // Uuid.randomUuid() draws again when the text would start with '-'.
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::uint64_t hi = rng_.next(), lo = rng_.next();
-  while (kAlphabet[(hi >> 58) & 63] == '-') {
-    hi = rng_.next();
-    lo = rng_.next();
-  }
-  hi = (hi & ~0xf000ULL) | 0x4000ULL;
-  lo = (lo & ~(0x3ULL << 62)) | (0x2ULL << 62);
-  std::uint8_t bytes[16];
-  for (int i = 0; i < 8; ++i) {
-    bytes[i] = static_cast<std::uint8_t>(hi >> (56 - 8 * i));
-    bytes[8 + i] = static_cast<std::uint8_t>(lo >> (56 - 8 * i));
-  }
-  std::string out;
-  for (int i = 0; i < 16; i += 3) {
-    const std::uint32_t b0 = bytes[i];
-    const std::uint32_t b1 = i + 1 < 16 ? bytes[i + 1] : 0;
-    const std::uint32_t b2 = i + 2 < 16 ? bytes[i + 2] : 0;
-    const std::uint32_t v = (b0 << 16) | (b1 << 8) | b2;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    if (i + 1 < 16) out += kAlphabet[(v >> 6) & 63];
-    if (i + 2 < 16) out += kAlphabet[v & 63];
-  }
-  return out;  // 22 characters
+  return random_uuid_string([this] { return rng_.next(); });
 }
 
 void AsyncConsumer::start() {

@@ -8,6 +8,7 @@
 #include "models/assignors/server_assignor.hpp"
 #include "models/assignors/server_java_order.hpp"
 #include "models/coordinator/group_coordinator.hpp"  // coordinator_partition()
+#include "models/protocol/uuid.hpp"
 #include "sim/assert.hpp"
 #include "sim/rng.hpp"
 
@@ -1214,36 +1215,10 @@ TopicPartitions to_topic_partitions(const PartitionsWithEpochs& tps) {
 
 std::string ConsumerGroupCoordinator::new_member_id(const std::string& group_id,
                                                     const std::string& client_id) {
-  // Uuid.randomUuid().toString(): 16 bytes (version 4), URL-safe base64 without padding, never
-  // starting with '-'. Drawn from a hash of the group, the client and a counter (no RNG stream).
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  // Drawn from a hash of the group, the client and a counter (no RNG stream).
   std::uint64_t state =
       sim::fnv1a(fmt::format("classic-member/{}/{}/{}", group_id, client_id, ++member_ids_issued_));
-  std::uint64_t hi = sim::splitmix64(state), lo = sim::splitmix64(state);
-  while (kAlphabet[(hi >> 58) & 63] == '-') {
-    hi = sim::splitmix64(state);
-    lo = sim::splitmix64(state);
-  }
-  hi = (hi & ~0xf000ULL) | 0x4000ULL;
-  lo = (lo & ~(0x3ULL << 62)) | (0x2ULL << 62);
-  std::uint8_t bytes[16];
-  for (int i = 0; i < 8; ++i) {
-    bytes[i] = static_cast<std::uint8_t>(hi >> (56 - 8 * i));
-    bytes[8 + i] = static_cast<std::uint8_t>(lo >> (56 - 8 * i));
-  }
-  std::string out;
-  for (int i = 0; i < 16; i += 3) {
-    const std::uint32_t b0 = bytes[i];
-    const std::uint32_t b1 = i + 1 < 16 ? bytes[i + 1] : 0;
-    const std::uint32_t b2 = i + 2 < 16 ? bytes[i + 2] : 0;
-    const std::uint32_t v = (b0 << 16) | (b1 << 8) | b2;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    if (i + 1 < 16) out += kAlphabet[(v >> 6) & 63];
-    if (i + 2 < 16) out += kAlphabet[v & 63];
-  }
-  return out;  // 22 characters
+  return random_uuid_string([&state] { return sim::splitmix64(state); });
 }
 
 bool ConsumerGroupCoordinator::waiting_on_unreleased(const ConsumerGroupState& g,
