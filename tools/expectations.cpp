@@ -121,7 +121,7 @@ std::map<std::string, std::int32_t> max_partitions(const ScenarioSpec& spec) {
 class PathChecker {
  public:
   PathChecker(const ScenarioSpec& spec, std::string ptr, std::vector<std::string>& problems)
-      : spec_(spec), ptr_(std::move(ptr)), problems_(problems), partitions_(max_partitions(spec)) {
+      : ptr_(std::move(ptr)), problems_(problems), partitions_(max_partitions(spec)) {
     for (const auto& c : spec.consumers) consumers_.push_back(c.name);
   }
 
@@ -207,7 +207,6 @@ class PathChecker {
     problem(fmt::format("rebalances/{}/{} has nothing under it", segs[1], field));
   }
 
-  const ScenarioSpec& spec_;
   std::string ptr_;
   std::vector<std::string>& problems_;
   std::map<std::string, std::int32_t> partitions_;

@@ -12,13 +12,12 @@ using ojson = nlohmann::ordered_json;
 }  // namespace
 
 ShareConsumer::ShareConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<ShareEnvelope>& net,
-                             const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
+                             const ConsumerSpec& spec, ConsumerConfig config,
                              std::uint64_t seed, std::function<sim::NodeId(const TopicPartition&)> leader_of,
                              std::function<sim::NodeId()> coordinator)
     : kernel_(kernel),
       tracer_(tracer),
       net_(net),
-      cluster_(cluster),
       spec_(spec),
       config_(std::move(config)),
       rng_(seed, "consumer-" + spec.name),

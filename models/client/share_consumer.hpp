@@ -32,7 +32,7 @@ class ShareConsumer {
   /// `leader_of`: the broker node leading a data partition; `coordinator`: the group
   /// coordinator's node.
   ShareConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<ShareEnvelope>& net,
-                const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
+                const ConsumerSpec& spec, ConsumerConfig config,
                 std::uint64_t seed, std::function<sim::NodeId(const TopicPartition&)> leader_of,
                 std::function<sim::NodeId()> coordinator);
   ShareConsumer(const ShareConsumer&) = delete;
@@ -80,7 +80,6 @@ class ShareConsumer {
   sim::Kernel& kernel_;
   sim::Tracer& tracer_;
   sim::Network<ShareEnvelope>& net_;
-  const ClusterMetadata& cluster_;
   const ConsumerSpec& spec_;
   ConsumerConfig config_;
   sim::Rng rng_;

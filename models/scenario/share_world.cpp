@@ -164,7 +164,7 @@ class ShareWorld {
     for (const auto& c : spec.consumers) {
       ConsumerConfig config = resolve_consumer_config(c, "share", ++sequence);
       consumers_.emplace(c.name, std::make_unique<ShareConsumer>(
-                                     kernel_, tracer_, net_, cluster_, c, std::move(config), seed,
+                                     kernel_, tracer_, net_, c, std::move(config), seed,
                                      [this](const TopicPartition& tp) { return leader_node(tp); },
                                      [this, group = c.group] { return coordinator_node(group); }));
       consumer_by_node_[consumers_.at(c.name)->node()] = c.name;

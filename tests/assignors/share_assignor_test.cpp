@@ -168,9 +168,12 @@ TEST_CASE("simple: the Kafka 4.4.0 oracle vectors run without a crash; how many 
   // (docs/model.md); on one small case (4035) our builder, having diverged earlier, reaches the
   // step where Kafka's would throw and throws ShareAssignorCrash: reported, not a segfault as
   // before. A change that moves these numbers is news.
-  for (const auto& [file, cases, agree] : std::vector<std::tuple<std::string, std::size_t, std::size_t>>{
+  for (const auto& row : std::vector<std::tuple<std::string, std::size_t, std::size_t>>{
            {"fidelity/assignors/coordinator.simple.json", 8000, 7818},
            {"fidelity/assignors/coordinator.simple.large.json", 2, 0}}) {
+    const auto& file = std::get<0>(row);
+    const auto& cases = std::get<1>(row);
+    const auto& agree = std::get<2>(row);
     INFO(file);
     std::ifstream in(std::filesystem::path(RSIM_SOURCE_DIR) / file);
     REQUIRE(in);

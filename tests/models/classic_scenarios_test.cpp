@@ -31,7 +31,9 @@ TEST_CASE("static members restarted within session.timeout.ms rejoin without a r
     CHECK(times(trace, "member.replaced", "group", "g") == std::vector<double>{30003, 50003, 70003});
     // ... and the member gets its old partitions back after the GroupMetadata write, JoinGroup
     // answer (2 ms) and SyncGroup round trip: start + 6 ms.
-    for (const auto& [name, at] : {std::pair{"A", 30006.0}, {"B", 50006.0}, {"C", 70006.0}}) {
+    for (const auto& row : {std::pair{"A", 30006.0}, {"B", 50006.0}, {"C", 70006.0}}) {
+      const auto& name = std::get<0>(row);
+      const auto& at = std::get<1>(row);
       CAPTURE(name);
       const auto assigned = testing::callback_starts(trace, name, "onPartitionsAssigned");
       REQUIRE(assigned.size() == 2);

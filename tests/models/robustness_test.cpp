@@ -156,7 +156,9 @@ TEST_CASE("zero intervals: each setting runs to its end with time advancing, in 
   const std::vector<std::pair<std::string, json>> settings{
       {"retry.backoff.ms", 0}, {"auto.commit.interval.ms", 0}, {"metadata.max.age.ms", 0}};
   for (const auto& variant : {"classic-eager", "classic-cooperative", "consumer"}) {
-    for (const auto& [key, value] : settings) {
+    for (const auto& row : settings) {
+      const auto& key = std::get<0>(row);
+      const auto& value = std::get<1>(row);
       CAPTURE(variant);
       CAPTURE(key);
       json doc = two_consumers();

@@ -831,7 +831,9 @@ TEST_CASE("schema.json lists exactly the keys the loader accepts, at every level
   const json schema = load_schema();
   CHECK(schema.at("$schema") == "https://json-schema.org/draft/2020-12/schema");
   const json& defs = schema.at("$defs");
-  for (const auto& [level, keys] : rsim::scenario_accepted_keys()) {
+  for (const auto& row : rsim::scenario_accepted_keys()) {
+    const auto& level = std::get<0>(row);
+    const auto& keys = std::get<1>(row);
     CAPTURE(level);
     const json& object_schema = level == "scenario" ? schema : defs.at(def_name(level));
     CHECK(keys_of(object_schema) == as_set(keys));
@@ -958,7 +960,9 @@ TEST_CASE("sample documents: the loader accepts and rejects what schema.json doe
       {R"({"name":"x","topics":[{"name":"t","partitions":1,
            "produce":{"gap_ms":{"dist":"exponential","mean":2}}}]})", true},
   };
-  for (const auto& [text, valid] : samples) {
+  for (const auto& row : samples) {
+    const auto& text = std::get<0>(row);
+    const auto& valid = std::get<1>(row);
     CAPTURE(text);
     CHECK(problems(json::parse(text)).empty() == valid);
   }

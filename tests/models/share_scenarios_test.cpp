@@ -82,7 +82,9 @@ TEST_CASE("share: the article's membership table, step by step, through the simu
           CHECK_MESSAGE(holders == counts[p], "T1-" << p);
         }
       } else if (check["check"] == "each_member_size_between") {
-        for (const auto& [c, ps] : owned) {
+        for (const auto& row : owned) {
+          const auto& c = std::get<0>(row);
+          const auto& ps = std::get<1>(row);
           CHECK_MESSAGE(ps.size() >= check["min"].get<std::size_t>(), c);
           CHECK_MESSAGE(ps.size() <= check["max"].get<std::size_t>(), c);
         }
@@ -156,7 +158,9 @@ TEST_CASE("share: a paused or cut-off consumer's records are available again exa
   // end); the paused run uses the broker's 30000.
   const std::vector<std::pair<const char*, std::int64_t>> runs{{"scenarios/share/lock-expiry-pause.json", 30000},
                                                                {"scenarios/share/lock-expiry-network-cut.json", 15000}};
-  for (const auto& [file, lock_ms] : runs) {
+  for (const auto& row : runs) {
+    const auto& file = std::get<0>(row);
+    const auto& lock_ms = std::get<1>(row);
     INFO(file);
     const Run r = run(file);
     const auto inits = testing::events(r.trace, "share.partition.init");
@@ -182,7 +186,9 @@ TEST_CASE("share: a paused or cut-off consumer's records are available again exa
     }
     CHECK(timed_out == acquired_at.size());
     // B gets each of them next, with delivery count 2, no earlier than the lock's end.
-    for (const auto& [offset, at] : acquired_at) {
+    for (const auto& row : acquired_at) {
+      const auto& offset = std::get<0>(row);
+      const auto& at = std::get<1>(row);
       const json* e = next_fetch(r, offset, at);
       REQUIRE_MESSAGE(e != nullptr, "offset " << offset);
       CHECK((*e)["consumer"] == "B");
@@ -234,7 +240,9 @@ TEST_CASE("share: a killed consumer's records are released when the broker sees 
     }
   }
   CHECK(released == acquired_at.size());
-  for (const auto& [offset, at] : acquired_at) {
+  for (const auto& row : acquired_at) {
+    const auto& offset = std::get<0>(row);
+    const auto& at = std::get<1>(row);
     const json* e = next_fetch(r, offset, at);
     REQUIRE_MESSAGE(e != nullptr, "offset " << offset);
     CHECK((*e)["consumer"] == "B");

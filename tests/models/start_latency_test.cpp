@@ -66,9 +66,11 @@ json pair(const std::string& protocol) {
 }  // namespace
 
 TEST_CASE("start_latency_ms 0 is the default: the same trace, byte for byte") {
-  for (const auto& [path, variant] :
+  for (const auto& row :
        {std::pair<std::string, std::string>{"scenarios/examples/two-consumers.json", "classic-eager"},
         {"scenarios/examples/two-consumers-kip848.json", "consumer"}}) {
+    const auto& path = std::get<0>(row);
+    const auto& variant = std::get<1>(row);
     INFO(path);
     const json doc = read_json(path);
     CHECK(run_lines(with_latency(with_latency(doc, "A", 0), "B", json{{"dist", "constant"}, {"value", 0}}), variant) ==

@@ -30,8 +30,11 @@ TEST_CASE("stop wakes a 7-day poll(): WakeupException at once, close(), two reba
     double first_start;
     double stop;
   };
-  for (const auto& [name, first_start, at] :
+  for (const auto& row :
        {Bounce{"A", 1000, 20000}, Bounce{"B", 1100, 40000}, Bounce{"C", 1200, 60000}}) {
+    const char* name = row.name;
+    const double first_start = row.first_start;
+    const double at = row.stop;
     CAPTURE(name);
     CHECK(testing::last_send_before(trace, name, {"LeaveGroup"}, at + 10) == at + 2);
     CHECK(times(trace, "member.leave", "consumer", name) == std::vector<double>{at + 3});

@@ -121,8 +121,11 @@ TEST_CASE("a revoked partition the heartbeat no longer reports does not hold the
 }
 
 TEST_CASE("a topic dropped from the subscription is revoked while the member still owns it") {
-  for (const auto& [epoch, target_epoch, changed] :
+  for (const auto& row :
        std::vector<std::tuple<int, int, bool>>{{10, 11, false}, {10, 11, true}, {10, 10, true}}) {
+    const auto& epoch = std::get<0>(row);
+    const auto& target_epoch = std::get<1>(row);
+    const auto& changed = std::get<2>(row);
     CAPTURE(epoch);
     CAPTURE(target_epoch);
     CAPTURE(changed);
