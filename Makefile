@@ -13,7 +13,7 @@ DEMO_OUT := out/two-consumers
 FUZZ_DEB_PACKAGES := clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps test-deps build demo test fuzz clean oracle-assignors oracle oracle-smoke
+.PHONY: deps test-deps sanitize-deps build demo test sanitize sanitize-build fuzz clean oracle-assignors oracle oracle-smoke
 
 deps test-deps:
 	@missing=""; for p in $(if $(filter test-deps,$@),$(TEST_PACKAGES),$(DEB_PACKAGES)); do \
@@ -39,13 +39,32 @@ demo: build
 test: build test-deps
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
-# libFuzzer targets (tests/fuzz/), each run for FUZZ_SECONDS; see README "Development".
-fuzz:
+# One clang build, everything instrumented with AddressSanitizer, UndefinedBehaviorSanitizer and
+# libFuzzer's coverage, at -O1, warnings as errors: the unit tests run in it (`make sanitize`) and
+# the libFuzzer targets of tests/fuzz/ come from it (`make fuzz`, each run for FUZZ_SECONDS).
+# See README "Development".
+SANITIZE_DIR := build-sanitize
+SANITIZE_CMAKE_ARGS := -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS=-O1 -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DREBALANCE_SIM_FUZZ=ON -DREBALANCE_SIM_WERROR=ON
+SANITIZE_TARGETS ?=
+
+sanitize-deps:
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(DEB_PACKAGES) $(FUZZ_DEB_PACKAGES)"
-	FUZZ_SECONDS=$(FUZZ_SECONDS) tools/fuzz.sh
+
+sanitize-build: sanitize-deps
+	cmake -S . -B $(SANITIZE_DIR) $(SANITIZE_CMAKE_ARGS) > /dev/null
+	cmake --build $(SANITIZE_DIR) -j $(JOBS) $(if $(SANITIZE_TARGETS),--target $(SANITIZE_TARGETS))
+
+sanitize: sanitize-build
+	cd $(SANITIZE_DIR) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) -L unit
+
+fuzz:
+	@$(MAKE) --no-print-directory sanitize-build SANITIZE_TARGETS="fuzz_scenario_loader fuzz_cli_args"
+	FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD=$(SANITIZE_DIR) tools/fuzz.sh
 
 clean:
-	rm -rf $(BUILD_DIR) build-asan build-fuzz out
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) build-asan build-fuzz out
 
 # Differential assignor testing: run Kafka 4.4.0's own assignors (through Maven) on seeded random
 # groups and rewrite the vectors in fidelity/assignors/ (checked by ctest without Java).

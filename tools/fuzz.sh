@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # A bounded libFuzzer run of both targets (tests/fuzz/): the scenario loader, seeded with every
 # scenario under scenarios/, and the command-line parser, seeded with the README's command lines.
-# FUZZ_SECONDS per target (default 120). Prints libFuzzer's figures; exits non-zero on a finding.
+# The two run side by side, FUZZ_SECONDS each (default 120). Prints libFuzzer's figures; exits
+# non-zero on a finding. `make fuzz` builds the targets first (the sanitizer build, BUILD).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET="${FUZZ_SECONDS:-120}"
-BUILD=build-fuzz
-# -O1 without debug info: the usual libFuzzer build, and quick to compile.
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS=-O1 -DCMAKE_CXX_COMPILER=clang++ \
-      -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DREBALANCE_SIM_FUZZ=ON > /dev/null
-cmake --build "$BUILD" -j "$(nproc)" --target fuzz_scenario_loader fuzz_cli_args
+BUILD="${BUILD:-build-sanitize}"
+for target in fuzz_scenario_loader fuzz_cli_args; do
+  if [ ! -x "$BUILD/$target" ]; then
+    echo "fuzz.sh: $BUILD/$target is not built; run \`make fuzz\`" >&2
+    exit 2
+  fi
+done
 corpus="$BUILD/corpus"
 mkdir -p "$corpus/loader" "$corpus/cli" "$BUILD/findings"
 find scenarios -name '*.json' ! -name schema.json -exec cp {} "$corpus/loader/" \;
@@ -31,15 +34,28 @@ bench kernel --events 20000000
 assign scenarios/assign/uniform-heterogeneous.json --json
 ARGS
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
+rm -f "$BUILD/findings/"*
+pids=()
 for target in fuzz_scenario_loader fuzz_cli_args; do
   dir=loader
   [ "$target" = fuzz_cli_args ] && dir=cli
-  echo "== $target: $SECONDS_PER_TARGET s"
   "$BUILD/$target" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-      -print_final_stats=1 -artifact_prefix="$BUILD/findings/$target-" "$corpus/$dir" 2>&1 |
-    grep -E '^(#[0-9]+.*(INITED|DONE)|stat::number_of_executed_units|stat::new_units_added|==[0-9]+==ERROR|SUMMARY|Done)' || true
+      -print_final_stats=1 -artifact_prefix="$BUILD/findings/$target-" "$corpus/$dir" \
+      > "$BUILD/$target.log" 2>&1 &
+  pids+=($!)
+done
+status=0
+for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+for target in fuzz_scenario_loader fuzz_cli_args; do
+  echo "== $target: $SECONDS_PER_TARGET s (log: $BUILD/$target.log)"
+  grep -E '^(#[0-9]+.*(INITED|DONE)|stat::number_of_executed_units|stat::new_units_added|==[0-9]+==ERROR|SUMMARY|Done)' \
+      "$BUILD/$target.log" || true
   if ls "$BUILD/findings/$target-"* > /dev/null 2>&1; then
     echo "$target: findings in $BUILD/findings/" >&2
-    exit 1
+    status=1
   fi
 done
+if [ "$status" != 0 ]; then
+  echo "fuzz.sh: a target failed; see the logs above" >&2
+fi
+exit "$status"
