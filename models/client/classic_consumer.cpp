@@ -581,8 +581,11 @@ void ClassicConsumer::enable_heartbeat() {
 }
 
 void ClassicConsumer::set_heartbeat_due(sim::SimTime due) {
+  // A poll() blocked on the network returns at the due time, as late as a thread's timed wait
+  // returns (heartbeat_wakeup_lateness_ms), and its pass notifies the heartbeat thread.
   heartbeat_due_ = due;
-  heartbeat_due_timer_.arm_at(std::max(kernel_.now(), due));
+  heartbeat_due_timer_.arm_at(
+      std::max(kernel_.now(), sim::saturating_add(due, spec_.heartbeat_wakeup_lateness.sample(heartbeat_rng_))));
 }
 
 void ClassicConsumer::arm_heartbeat_tick() {

@@ -81,9 +81,9 @@ struct ConsumerSpec {
   /// subscribe() and the first poll() of a fresh JVM take that long (docs/fidelity.md, finding 1).
   /// Zero by default: the consumer polls at once.
   sim::Distribution start_latency = sim::Distribution::constant(0);
-  /// `heartbeat_wakeup_lateness_ms`: how late the classic heartbeat thread's timed wait
-  /// (`wait(retry.backoff.ms)`) returns, per wake-up, beyond its timeout; the lateness of the
-  /// thread's loop adds up from one heartbeat to the next when no poll() notifies it.
+  /// `heartbeat_wakeup_lateness_ms`: how late a classic client's timed waits return, per
+  /// wake-up: the heartbeat thread's `wait(retry.backoff.ms)` and a blocking poll()'s network wait
+  /// for the next heartbeat. The next heartbeat is timed from the actual send, so it adds up.
   sim::Distribution heartbeat_wakeup_lateness = sim::Distribution::constant(0);
   ProcessingSpec processing;
   CallbacksSpec callbacks;

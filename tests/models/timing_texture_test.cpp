@@ -99,19 +99,21 @@ TEST_CASE("a busy application's heartbeats come from the thread's 100 ms waits, 
   // B's heartbeats during the stall are sent by the heartbeat thread alone: it waits
   // retry.backoff.ms (100) at a time from its last send, so with each wake 1 ms late the first
   // wake at or after the due time (send + 3000) is the 30th, at send + 30 x 101 = send + 3030.
-  // Its last heartbeat before the stall, at 7012 (its JoinGroup answer at 4012 + 3000), was
-  // notified by its poll(); the next is the thread's own, at 7012 + 3030.
-  // A polls all the time (poll() returns every 100 ms without records): its poll() wakes at the
-  // due time and notifies the thread, so A heartbeats every 3000 ms whatever its lateness.
+  // Before the stall B waits in poll(), which returns 1 ms after the due time and notifies the
+  // thread. B's JoinGroup answer comes at 4013, 1 ms later than without lateness (A learns of
+  // B's join at its heartbeat of 1006 + 3000 + 1 = 4007), so B's first heartbeat is at 4013 + 3000 + 1 = 7014 (the
+  // thread's own wake would be 4013 + 3030), the next, the thread's own, at 7014 + 3030.
+  // A polls all the time (poll() returns every 100 ms without records), so each of its
+  // heartbeats is the notified one, 1 ms after the due time: 3001 ms apart.
   const auto late = run_events(stalled_pair(1, 1), "classic-eager");
   const auto b_late = within(sends(late, "B", "Heartbeat"), 7000, 30000);
   REQUIRE(b_late.size() >= 6);
-  CHECK(b_late[0] == 7012);
-  CHECK(b_late[1] == 7012 + 3030);
-  for (double g : gaps(b_late)) CHECK(g == doctest::Approx(3030));
+  CHECK(b_late[0] == 7014);
+  CHECK(b_late[1] == 7014 + 3030);
+  for (std::size_t i = 1; i + 1 < b_late.size(); ++i) CHECK(b_late[i + 1] - b_late[i] == doctest::Approx(3030));
   const auto a_late = within(sends(late, "A", "Heartbeat"), 10000, 30000);
   REQUIRE(a_late.size() >= 5);
-  for (double g : gaps(a_late)) CHECK(g == doctest::Approx(3000));
+  for (double g : gaps(a_late)) CHECK(g == doctest::Approx(3001));
 
   // Without lateness the waits add up to the interval exactly: B heartbeats every 3000 ms too,
   // at the same instants as without the stall.
@@ -144,12 +146,12 @@ TEST_CASE("the poll timeout is noticed at a wake of the heartbeat thread, on its
   const auto trace = run_events(stalled_pair(0, 0, 10000), "classic-eager");
   CHECK(within(sends(trace, "B", "Heartbeat"), 10000, 20000) == std::vector<double>{10012, 13012, 16012, 19012});
   CHECK(sends(trace, "B", "LeaveGroup") == std::vector<double>{19912});
-  // With each wake 2 ms late the heartbeats of the stall drift from B's last poll-notified one
-  // at 7012 (7012 + 3060 k: 30 wakes of 102 ms each) and so does the wake that notices:
-  // 19252 + 6 x 102 = 19864 < 19900 <= 19252 + 7 x 102.
+  // With each wake 2 ms late, B's last poll-notified heartbeat is at 4012 + 3000 + 2 = 7014; the
+  // heartbeats of the stall drift from there (7014 + 3060 k: 30 wakes of 102 ms each) and so does
+  // the wake that notices: 19254 + 6 x 102 = 19866 < 19900 <= 19254 + 7 x 102.
   const auto late = run_events(stalled_pair(0, 2, 10000), "classic-eager");
-  CHECK(within(sends(late, "B", "Heartbeat"), 10000, 20000) == std::vector<double>{10072, 13132, 16192, 19252});
-  CHECK(sends(late, "B", "LeaveGroup") == std::vector<double>{19252 + 7 * 102});
+  CHECK(within(sends(late, "B", "Heartbeat"), 7000, 20000) == std::vector<double>{7014, 10074, 13134, 16194, 19254});
+  CHECK(sends(late, "B", "LeaveGroup") == std::vector<double>{19254 + 7 * 102});
 }
 
 TEST_CASE("request_handling_ms delays every request a broker handles, in order per connection") {
