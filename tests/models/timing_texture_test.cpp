@@ -80,9 +80,11 @@ std::vector<double> gaps(const std::vector<double>& v) {
 }  // namespace
 
 TEST_CASE("heartbeat_wakeup_lateness_ms and request_handling_ms 0 are the defaults: the same trace") {
-  for (const auto& [path, variant] :
+  for (const auto& row :
        {std::pair<std::string, std::string>{"scenarios/examples/two-consumers.json", "classic-eager"},
         {"scenarios/examples/two-consumers-kip848.json", "consumer"}}) {
+    const auto& path = std::get<0>(row);
+    const auto& variant = std::get<1>(row);
     INFO(path);
     std::ifstream in(std::string(RSIM_SOURCE_DIR) + "/" + path);
     std::stringstream ss;
