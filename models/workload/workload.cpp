@@ -24,7 +24,7 @@ sim::SimTime time_of(std::int64_t k, double rate) {
 constexpr sim::SimTime kMinGap{1};  // two drawn arrivals are at least 1 µs apart
 }  // namespace
 
-Workload::Workload(sim::Kernel& kernel, sim::Tracer& tracer, const std::vector<TopicSpec>& topics,
+Workload::Workload(sim::Kernel& kernel, Tracer& tracer, const std::vector<TopicSpec>& topics,
                    std::uint64_t seed)
     : kernel_(kernel), tracer_(tracer), seed_(seed) {
   for (const auto& spec : topics) {
@@ -104,14 +104,15 @@ void Workload::set_production(const std::string& topic, std::optional<sim::Distr
                ? (records_per_sec > 0 ? records_per_sec : 1000.0 / t.gap->value)
                : 0;
   for (auto& p : t.partitions) start_production(t, p, now);
-  nlohmann::ordered_json f{{"topic", topic}};
+  trace::Produce f{.topic = topic};
+  std::string described;
   if (!t.gap)
-    f["records_per_sec"] = 0;
+    f.records_per_sec = std::int64_t{0};
   else if (t.gap->is_constant())
-    f["records_per_sec"] = t.rate;
+    f.records_per_sec = t.rate;
   else
-    f["gap_ms"] = t.gap->describe();
-  tracer_.emit("produce", f);
+    f.gap_ms = described = t.gap->describe();
+  tracer_.publish(f);
 }
 
 void Workload::set_partition_count(const std::string& topic, std::int32_t partitions) {
