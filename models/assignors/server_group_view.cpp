@@ -87,9 +87,10 @@ std::vector<int> GroupView::by_id(std::vector<int> topics) const {
   return topics;
 }
 
-std::vector<int> GroupView::java_subscription_order(std::size_t member) const {
-  // ConsumerGroupMember keeps the names in a HashSet<String> built from the request's list;
-  // the builder copies the TopicIds view of it into a HashSet<Uuid> sized by the name count.
+std::vector<int> GroupView::names_in_java_order(std::size_t member,
+                                               std::size_t& distinct_names) const {
+  // ModernGroupMember keeps the names in a HashSet<String> built from the request's list
+  // (`new HashSet<>(list)`); the TopicIds view iterates that set and resolves each name.
   const std::vector<std::string>& names = input_.members[member].subscribed_topics;
   std::vector<std::int32_t> name_hashes;
   name_hashes.reserve(names.size());
@@ -97,7 +98,6 @@ std::vector<int> GroupView::java_subscription_order(std::size_t member) const {
   const auto name_order =
       server_java::iteration_order(name_hashes, server_java::copy_capacity(names.size()));
   std::vector<int> topics;
-  std::vector<std::int32_t> id_hashes;
   std::vector<char> seen(topics_.size(), 0);
   // Duplicates in the list collapse into the set's first entry.
   std::unordered_map<std::string_view, char> distinct;
@@ -110,10 +110,26 @@ std::vector<int> GroupView::java_subscription_order(std::size_t member) const {
     if (seen[t] != 0) continue;
     seen[t] = 1;
     topics.push_back(it->second);
-    id_hashes.push_back(topics_[t].java_hash);
   }
+  distinct_names = distinct.size();
+  return topics;
+}
+
+std::vector<int> GroupView::topic_ids_view_order(std::size_t member) const {
+  std::size_t distinct_names = 0;
+  return names_in_java_order(member, distinct_names);
+}
+
+std::vector<int> GroupView::java_subscription_order(std::size_t member) const {
+  // UniformHomogeneousAssignmentBuilder copies the TopicIds view into a HashSet<Uuid> sized by
+  // the name count.
+  std::size_t distinct_names = 0;
+  const std::vector<int> topics = names_in_java_order(member, distinct_names);
+  std::vector<std::int32_t> id_hashes;
+  id_hashes.reserve(topics.size());
+  for (const int t : topics) id_hashes.push_back(topic(t).java_hash);
   const auto id_order =
-      server_java::iteration_order(id_hashes, server_java::copy_capacity(distinct.size()));
+      server_java::iteration_order(id_hashes, server_java::copy_capacity(distinct_names));
   std::vector<int> ordered;
   ordered.reserve(topics.size());
   for (const std::size_t i : id_order) ordered.push_back(topics[i]);

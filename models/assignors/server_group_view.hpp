@@ -51,6 +51,10 @@ class GroupView {
   /// The member's subscribed topics in the order Java iterates `new HashSet<>(TopicIds)` built
   /// from the member's HashSet of topic names (what UniformHomogeneousAssignmentBuilder walks).
   std::vector<int> java_subscription_order(std::size_t member) const;
+  /// The member's subscribed topics in the order Java iterates the TopicIds view itself (no
+  /// copy): the order of the member's HashSet of topic names, names missing from the metadata
+  /// left out (what SimpleHomogeneousAssignmentBuilder walks).
+  std::vector<int> topic_ids_view_order(std::size_t member) const;
 
   /// The member's current target in Kafka's iteration order (see ServerMember).
   std::vector<TargetTopic> target_in_java_order(std::size_t member) const;
@@ -73,6 +77,9 @@ class GroupView {
     std::vector<int> by_rank;
   };
   std::size_t resolve(std::size_t member);
+  /// The member's existing subscribed topics in the order of its HashSet of names;
+  /// `distinct_names` gets the set's size (missing names included).
+  std::vector<int> names_in_java_order(std::size_t member, std::size_t& distinct_names) const;
 
   const ServerAssignorInput& input_;
   std::vector<TopicView> topics_;

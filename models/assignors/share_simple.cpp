@@ -2,8 +2,9 @@
 // drop what a member no longer subscribes to, trim members holding more than their desired
 // count, trim partitions shared by more members than desired, then hand out what is missing
 // to the members still short of their count. Which partition moves depends on Java's HashMap
-// and HashSet iteration order, which JavaTable below reproduces (bucket order, then insertion
-// order within a bucket; tree bins of a crowded bucket are not modelled).
+// and HashSet iteration order, which JavaTable below reproduces (bucket order, then list order
+// within a bucket: computeIfAbsent links a new key at the head, put/add at the tail; tree bins
+// of a crowded bucket in a table of 64 or more are not modelled).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -38,35 +39,56 @@ std::size_t presized(std::size_t n) {
 
 constexpr std::size_t kDefaultCapacity = 16;
 
-/// The keys of a Java HashMap/HashSet with their hashes, iterated as Java iterates them. The
-/// table doubles once it holds more than 3/4 of its capacity, as Java's does.
+/// The keys of a Java HashMap/HashSet with their hashes, iterated as Java iterates them: by
+/// bucket, and within a bucket in list order. Two ways in, as in java.util.HashMap:
+///  - put / HashSet.add (putVal) appends the new entry to its bucket's list, then doubles the
+///    table once the size passes the threshold (3/4 of the capacity);
+///  - computeIfAbsent first doubles the table if the size is already past the threshold, then
+///    puts the new entry at the head of its bucket's list.
+/// A bucket that reaches 8 entries (putVal: 9) is to be turned into a tree bin; a table under
+/// 64 buckets is doubled instead, as HashMap.treeifyBin does. Real tree bins (a crowded bucket
+/// in a table of 64 or more) are not modelled; well-spread hashes do not reach them. A resize
+/// keeps the relative order of the entries that land in one bucket, so one order key per entry
+/// (heads negative, tails positive, both growing in magnitude) gives every list's order.
 template <class Key, class Value>
 class JavaTable {
  public:
-  explicit JavaTable(std::size_t capacity = kDefaultCapacity) : capacity_(table_size_for(capacity)) {}
+  explicit JavaTable(std::size_t capacity = kDefaultCapacity)
+      : capacity_(table_size_for(capacity)), bucket_sizes_(capacity_, 0) {}
 
   bool contains(const Key& key) const { return slots_.count(key) > 0; }
   std::size_t size() const { return slots_.size(); }
   bool empty() const { return slots_.empty(); }
 
-  /// computeIfAbsent / add: the value of `key`, inserted at the end of its bucket if new.
+  /// computeIfAbsent: the value of `key`, inserted at the head of its bucket if new.
   Value& get_or_insert(const Key& key, std::int32_t hash, Value fresh = Value{}) {
+    if (slots_.size() > threshold()) grow();
     auto it = slots_.find(key);
     if (it == slots_.end()) {
-      it = slots_.emplace(key, Slot{std::move(fresh), hash, next_seq_++}).first;
-      // Java doubles the table once the size passes (int) (capacity * 0.75f).
-      if (slots_.size() > static_cast<std::size_t>(static_cast<float>(capacity_) * 0.75F)) {
-        capacity_ <<= 1;
-      }
+      const std::size_t bucket = server_java::bucket_of(hash, capacity_);
+      const std::uint32_t already = bucket_sizes_[bucket]++;
+      it = slots_.emplace(key, Slot{std::move(fresh), hash, -(next_order_++)}).first;
+      if (already >= 7) treeify_bin();
     }
     return it->second.value;
   }
+  /// put of a new key / HashSet.add: appended at the tail of its bucket.
   bool insert(const Key& key, std::int32_t hash) {
     if (contains(key)) return false;
-    get_or_insert(key, hash);
+    const std::size_t bucket = server_java::bucket_of(hash, capacity_);
+    const std::uint32_t already = bucket_sizes_[bucket]++;
+    slots_.emplace(key, Slot{Value{}, hash, next_order_++});
+    if (already >= 8) treeify_bin();
+    if (slots_.size() > threshold()) grow();
     return true;
   }
-  bool erase(const Key& key) { return slots_.erase(key) > 0; }
+  bool erase(const Key& key) {
+    const auto it = slots_.find(key);
+    if (it == slots_.end()) return false;
+    --bucket_sizes_[server_java::bucket_of(it->second.hash, capacity_)];
+    slots_.erase(it);
+    return true;
+  }
   Value* find(const Key& key) {
     const auto it = slots_.find(key);
     return it == slots_.end() ? nullptr : &it->second.value;
@@ -74,10 +96,10 @@ class JavaTable {
 
   /// The keys in Java's iteration order.
   std::vector<Key> keys() const {
-    std::vector<std::pair<std::pair<std::size_t, std::uint64_t>, Key>> order;
+    std::vector<std::pair<std::pair<std::size_t, std::int64_t>, Key>> order;
     order.reserve(slots_.size());
     for (const auto& [key, slot] : slots_) {
-      order.push_back({{server_java::bucket_of(slot.hash, capacity_), slot.seq}, key});
+      order.push_back({{server_java::bucket_of(slot.hash, capacity_), slot.order}, key});
     }
     std::sort(order.begin(), order.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -91,11 +113,27 @@ class JavaTable {
   struct Slot {
     Value value;
     std::int32_t hash = 0;
-    std::uint64_t seq = 0;  // insertion order: a resize keeps it within a bucket
+    std::int64_t order = 0;  // position in its bucket's list (see the class comment)
   };
+  /// HashMap's threshold: (int) (capacity * 0.75f).
+  std::size_t threshold() const {
+    return static_cast<std::size_t>(static_cast<float>(capacity_) * 0.75F);
+  }
+  void grow() {
+    capacity_ <<= 1;
+    bucket_sizes_.assign(capacity_, 0);
+    for (const auto& [key, slot] : slots_) {
+      ++bucket_sizes_[server_java::bucket_of(slot.hash, capacity_)];
+    }
+  }
+  /// HashMap.treeifyBin: a table under MIN_TREEIFY_CAPACITY (64) is resized instead.
+  void treeify_bin() {
+    if (capacity_ < 64) grow();
+  }
   std::map<Key, Slot> slots_;
   std::size_t capacity_;
-  std::uint64_t next_seq_ = 0;
+  std::vector<std::uint32_t> bucket_sizes_;
+  std::int64_t next_order_ = 1;
 };
 
 struct Nothing {};
@@ -277,7 +315,9 @@ void hand_out(JavaTable<Key, IntSet>& by_partition, int sharing, CyclingMembers&
 // --- homogeneous ------------------------------------------------------------------------------
 
 ServerAssignment homogeneous(GroupView& group, const AssignablePartitions& assignable) {
-  const std::vector<int>& subscribed = group.subscription(0);
+  // The first member's TopicIds view, iterated in the order of its HashSet of names: the order
+  // of the target partitions, and so of their insertion into the partition table.
+  const std::vector<int> subscribed = group.topic_ids_view_order(0);
   if (subscribed.empty()) return {};
   Builder b(group, assignable, false);
   const std::size_t members = group.member_count();
