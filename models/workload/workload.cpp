@@ -42,11 +42,12 @@ Workload::Workload(sim::Kernel& kernel, Tracer& tracer, const std::vector<TopicS
   }
 }
 
-Workload::Partition* Workload::find(const TopicPartition& tp) {
+Workload::Partition* Workload::find(const TopicPartition& tp, const Topic** topic) {
   const auto it = topics_.find(tp.topic);
   if (it == topics_.end() || tp.partition < 0 ||
       tp.partition >= static_cast<std::int32_t>(it->second.partitions.size()))
     return nullptr;
+  *topic = &it->second;
   return &it->second.partitions[static_cast<std::size_t>(tp.partition)];
 }
 
@@ -81,16 +82,18 @@ std::int64_t Workload::log_end_offset(const TopicPartition& tp) {
 }
 
 std::int64_t Workload::log_end_offset_at(const TopicPartition& tp, sim::SimTime at) {
-  Partition* p = find(tp);
+  const Topic* t = nullptr;
+  Partition* p = find(tp, &t);
   if (p == nullptr) return 0;
-  advance(topics_.at(tp.topic), *p, at);
+  advance(*t, *p, at);
   return p->records;
 }
 
 sim::SimTime Workload::next_append(const TopicPartition& tp) {
-  Partition* p = find(tp);
+  const Topic* t = nullptr;
+  Partition* p = find(tp, &t);
   if (p == nullptr) return sim::kNever;
-  advance(topics_.at(tp.topic), *p, kernel_.now());
+  advance(*t, *p, kernel_.now());
   return p->next;
 }
 

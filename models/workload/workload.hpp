@@ -63,7 +63,8 @@ class Workload {
     double rate = 0;  // records per second when the gap is constant
     std::vector<Partition> partitions;
   };
-  Partition* find(const TopicPartition& tp);
+  /// The partition and its topic, found with one lookup (nullptr: no such partition).
+  Partition* find(const TopicPartition& tp, const Topic** topic);
   void advance(const Topic& t, Partition& p, sim::SimTime now);
   void start_production(const Topic& t, Partition& p, sim::SimTime from);
 
