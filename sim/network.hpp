@@ -49,6 +49,14 @@ class Network {
   const std::string& name(NodeId id) const { return nodes_.at(id)->name; }
   std::size_t size() const { return nodes_.size(); }
   void set_receiver(NodeId id, Activity* receiver) { nodes_.at(id)->receiver = receiver; }
+  /// The time the node takes to handle each message it receives (a server's request queue and
+  /// handler), added to the link's latency; one link stays in order. Drawn from `rng`, a stream
+  /// of its own, so a constant (which draws nothing) leaves every other draw where it was.
+  void set_handling(NodeId id, Distribution handling, Rng rng) {
+    Node& n = *nodes_.at(id);
+    n.handling = std::move(handling);
+    n.handling_rng = std::move(rng);
+  }
 
   /// Sends; returns false if the message was dropped (cut link or random loss).
   bool send(NodeId from, NodeId to, Payload payload) {
@@ -57,7 +65,9 @@ class Network {
       if (on_drop_) on_drop_(from, to, l.cut);
       return false;
     }
-    const SimTime arrival = std::max(l.last_delivery, kernel_.now() + l.spec.latency.sample(rng_));
+    Node& dest = *nodes_[to];
+    const SimTime delay = l.spec.latency.sample(rng_) + dest.handling.sample(dest.handling_rng);
+    const SimTime arrival = std::max(l.last_delivery, kernel_.now() + delay);
     l.last_delivery = arrival;
     l.in_flight.push_back(std::move(payload));
     kernel_.schedule_at(arrival, &l, 0);
@@ -136,6 +146,8 @@ class Network {
     Handler handler;
     std::deque<std::pair<NodeId, Payload>> held;
     std::vector<std::unique_ptr<Link>> out;  // by destination; created on first use
+    Distribution handling = Distribution::constant(0);
+    Rng handling_rng{0, "handling"};
   };
 
   Link& link(NodeId from, NodeId to) {

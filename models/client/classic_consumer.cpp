@@ -34,9 +34,11 @@ ClassicConsumer::ClassicConsumer(sim::Kernel& kernel, Tracer& tracer,
                      "heartbeat"),
       retry_timer_(kernel, [this] { on_app_wake(); }, &app_),
       auto_commit_timer_(kernel, [this] { on_app_wake(); }, &app_),
+      heartbeat_due_timer_(kernel, [this] { on_app_wake(); }, &app_),
       heartbeat_tick_(kernel, [this] { on_heartbeat_tick(); }, &network_thread_),
       metadata_timer_(kernel, [this] { refresh_metadata("metadata.max.age.ms elapsed"); },
-                      &network_thread_) {
+                      &network_thread_),
+      heartbeat_rng_(seed, "heartbeat-" + spec.name) {
   // Rebalance protocol: the highest one every configured assignor supports (CC:250-274).
   std::set<assignors::RebalanceProtocol> common{assignors::RebalanceProtocol::Eager,
                                                 assignors::RebalanceProtocol::Cooperative};
@@ -93,7 +95,7 @@ void ClassicConsumer::reset_client_state() {
   heartbeat_attempts_ = 0;
   in_flight_.clear();
   reset_metadata();
-  for (sim::Timer* t : {&poll_return_timer_, &retry_timer_, &auto_commit_timer_, &callback_timer_,
+  for (sim::Timer* t : {&poll_return_timer_, &retry_timer_, &auto_commit_timer_, &heartbeat_due_timer_, &callback_timer_,
                         &fetch_wake_timer_, &processing_timer_, &commit_retry_timer_, &loop_timer_,
                         &heartbeat_tick_, &request_timeout_timer_, &metadata_timer_, &stall_end_timer_,
                         &pause_end_timer_, &first_poll_timer_})
@@ -192,10 +194,11 @@ void ClassicConsumer::on_app_wake() {
 void ClassicConsumer::pass(bool resumed) {
   if (!process_.alive() || busy_ || fatal_ || close_stage_ != CloseStage::None) return;
   last_poll_ = kernel_.now();  // Heartbeat.poll(): feeds max.poll.interval.ms
-  // pollHeartbeat: notify() the heartbeat thread when a heartbeat is due (it may be in wait(0)).
-  if (heartbeat_awaits_notify_ && kernel_.now() >= heartbeat_due_) {
+  // pollHeartbeat: notify() the heartbeat thread when a heartbeat is due (AC:370-385); it wakes
+  // from its wait at once, instead of at the end of its current retry.backoff.ms step.
+  if (heartbeat_enabled_ && heartbeat_awaits_notify_ && kernel_.now() >= heartbeat_due_) {
     heartbeat_awaits_notify_ = false;
-    if (heartbeat_enabled_) heartbeat_tick_.arm(sim::SimTime::zero());
+    heartbeat_tick_.arm(sim::SimTime::zero());
   }
   if (heartbeat_failed_) {
     fail_fatally(ErrorCode::FENCED_INSTANCE_ID, "heartbeat thread");
@@ -536,6 +539,7 @@ void ClassicConsumer::continue_close() {
     // Stop the heartbeat thread, then onLeavePrepare (CC:884-911).
     heartbeat_enabled_ = false;
     heartbeat_tick_.cancel();
+    heartbeat_due_timer_.cancel();
     close_stage_ = CloseStage::Revoking;
     pending_revoked_ = owned_;
     if (!owned_.empty()) {
@@ -560,18 +564,66 @@ void ClassicConsumer::continue_close() {
 // Heartbeat thread (AC:1464-1595)
 
 void ClassicConsumer::enable_heartbeat() {
-  // Enabling resets all three timers: this sets the phase of the generation's heartbeats.
+  // Enabling resets all three timers: this sets the phase of the generation's heartbeats. It
+  // notifies the thread, which passes its loop now and waits from here.
   heartbeat_enabled_ = true;
-  heartbeat_due_ = sim::saturating_add(kernel_.now(), sim::ms(config_.heartbeat_interval_ms));
+  set_heartbeat_due(sim::saturating_add(kernel_.now(), sim::ms(config_.heartbeat_interval_ms)));
   session_deadline_ = sim::saturating_add(kernel_.now(), sim::ms(config_.session_timeout_ms));
   last_poll_ = kernel_.now();
   heartbeat_attempts_ = 0;
+  heartbeat_wake_ = kernel_.now();
   arm_heartbeat_tick();
 }
 
+void ClassicConsumer::set_heartbeat_due(sim::SimTime due) {
+  // A poll() blocked on the network returns at the due time, as late as a thread's timed wait
+  // returns (heartbeat_wakeup_lateness_ms), and its pass notifies the heartbeat thread.
+  heartbeat_due_ = due;
+  heartbeat_due_timer_.arm_at(
+      std::max(kernel_.now(), sim::saturating_add(due, spec_.heartbeat_wakeup_lateness.sample(heartbeat_rng_))));
+}
+
 void ClassicConsumer::arm_heartbeat_tick() {
+  // The thread waits retry.backoff.ms at a time from its last pass (HeartbeatThread.run(): when no
+  // heartbeat is due, wait(retryBackoffMs)), each wake heartbeat_wakeup_lateness_ms late; a
+  // notify() wakes it earlier. A wake before one of its deadlines only checks and waits again,
+  // so the tick is armed at the first wake at or after the earliest deadline.
+  heartbeat_awaits_notify_ = true;
+  if (config_.retry_backoff_ms <= 0) {
+    heartbeat_tick_.cancel();  // Object.wait(0): until notified
+    return;
+  }
   const sim::SimTime poll_deadline = sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms));
-  heartbeat_tick_.arm_at(std::max(kernel_.now(), std::min({heartbeat_due_, session_deadline_, poll_deadline})));
+  const sim::SimTime target = std::max(kernel_.now(), std::min({heartbeat_due_, session_deadline_, poll_deadline}));
+  const sim::SimTime backoff = sim::ms(config_.retry_backoff_ms);
+  const sim::Distribution& lateness = spec_.heartbeat_wakeup_lateness;
+  if (target == sim::kNever) {
+    heartbeat_tick_.cancel();
+    return;
+  }
+  if (heartbeat_wake_ < target) {
+    if (lateness.is_constant()) {
+      const sim::SimTime step = backoff + lateness.sample(heartbeat_rng_);  // a constant draws nothing
+      const auto steps = (target - heartbeat_wake_ + step - sim::SimTime{1}) / step;
+      heartbeat_wake_ = sim::saturating_add(heartbeat_wake_, step * steps);
+    } else {
+      while (heartbeat_wake_ < target)
+        heartbeat_wake_ = sim::saturating_add(heartbeat_wake_, backoff + lateness.sample(heartbeat_rng_));
+    }
+  }
+  heartbeat_tick_.arm_at(std::max(kernel_.now(), heartbeat_wake_));
+}
+
+void ClassicConsumer::wait_one_backoff() {
+  // One wait(retryBackoffMs) from this pass; wait(0) waits until notified.
+  heartbeat_awaits_notify_ = true;
+  if (config_.retry_backoff_ms <= 0) {
+    heartbeat_tick_.cancel();
+    return;
+  }
+  heartbeat_wake_ = sim::saturating_add(
+      kernel_.now(), sim::ms(config_.retry_backoff_ms) + spec_.heartbeat_wakeup_lateness.sample(heartbeat_rng_));
+  heartbeat_tick_.arm_at(heartbeat_wake_);
 }
 
 void ClassicConsumer::on_heartbeat_tick() {
@@ -579,20 +631,19 @@ void ClassicConsumer::on_heartbeat_tick() {
   if (!heartbeat_enabled_ || !process_.alive()) return;
   if (state_ == MemberState::UNJOINED || state_ == MemberState::PREPARING_REBALANCE) {
     heartbeat_enabled_ = false;
+    heartbeat_due_timer_.cancel();
     return;
   }
   const sim::SimTime now = kernel_.now();
+  heartbeat_wake_ = now;  // this pass: the next wait starts here
   if (!coordinator_) {
     ensure_coordinator();
-    // AbstractCoordinator.this.wait(retryBackoffMs): Object.wait(0) waits until notified (the
-    // main thread's pollHeartbeat, a failed heartbeat), not zero time.
-    if (config_.retry_backoff_ms > 0) heartbeat_tick_.arm(sim::ms(config_.retry_backoff_ms));
-    else heartbeat_awaits_notify_ = true;
+    wait_one_backoff();
     return;
   }
   if (now >= session_deadline_) {
     mark_coordinator_unknown("session timed out without receiving a heartbeat response");
-    heartbeat_tick_.arm(sim::ms(config_.retry_backoff_ms));
+    wait_one_backoff();
     return;
   }
   if (now >= sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms))) {
@@ -607,7 +658,8 @@ void ClassicConsumer::on_heartbeat_tick() {
   }
   HeartbeatRequest r{config_.group_id, generation_.id, generation_.member_id, config_.group_instance_id};
   send_request(*coordinator_, std::move(r), config_.request_timeout_ms);
-  heartbeat_due_ = sim::saturating_add(now, sim::ms(config_.heartbeat_interval_ms));  // send-to-send period
+  // Heartbeat.sentHeartbeat(now): the next one is due an interval after this send.
+  set_heartbeat_due(sim::saturating_add(now, sim::ms(config_.heartbeat_interval_ms)));
   arm_heartbeat_tick();
 }
 
@@ -847,14 +899,21 @@ void ClassicConsumer::on_heartbeat_response(const InFlight& req, const Heartbeat
     case ErrorCode::COORDINATOR_NOT_AVAILABLE:
     case ErrorCode::NOT_COORDINATOR:
       mark_coordinator_unknown(std::string(error_name(r.error)));
-      heartbeat_due_ = sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(heartbeat_attempts_++)));
-      if (heartbeat_enabled_) arm_heartbeat_tick();
+      fail_heartbeat();
       break;
-    default:  // failHeartbeat(): retry after the exponential backoff
-      heartbeat_due_ = sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(heartbeat_attempts_++)));
-      if (heartbeat_enabled_) arm_heartbeat_tick();
+    default:
+      fail_heartbeat();
       break;
   }
+}
+
+void ClassicConsumer::fail_heartbeat() {
+  // failHeartbeat(): the next heartbeat after the exponential backoff; then notify(), so the
+  // thread passes now and waits from here.
+  set_heartbeat_due(sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(heartbeat_attempts_++))));
+  if (!heartbeat_enabled_) return;
+  heartbeat_wake_ = kernel_.now();
+  arm_heartbeat_tick();
 }
 
 void ClassicConsumer::on_offset_commit_response(const InFlight& req, const OffsetCommitResponse& r,
@@ -947,6 +1006,7 @@ void ClassicConsumer::reset_generation(bool reset_member_id, const std::string& 
   needs_join_prepare_ = true;
   heartbeat_enabled_ = false;
   heartbeat_tick_.cancel();
+  heartbeat_due_timer_.cancel();
 }
 
 void ClassicConsumer::request_rejoin(const std::string&) { rejoin_needed_ = true; }

@@ -91,6 +91,9 @@ class ClassicConsumer final : public ConsumerClient {
   // Heartbeat thread.
   void on_heartbeat_tick();
   void arm_heartbeat_tick();
+  void wait_one_backoff();
+  void fail_heartbeat();
+  void set_heartbeat_due(sim::SimTime due);
   void enable_heartbeat();
   void maybe_leave_group(const std::string& reason);
 
@@ -145,6 +148,9 @@ class ClassicConsumer final : public ConsumerClient {
   // Application-thread timers.
   sim::Timer retry_timer_;
   sim::Timer auto_commit_timer_;
+  /// poll() blocks on the network no longer than the time to the next heartbeat
+  /// (ConsumerCoordinator.timeToNextPoll): then its pass notifies the heartbeat thread.
+  sim::Timer heartbeat_due_timer_;
   // Heartbeat-thread and network timers.
   sim::Timer heartbeat_tick_;
   sim::Timer metadata_timer_;
@@ -176,9 +182,13 @@ class ClassicConsumer final : public ConsumerClient {
   sim::SimTime next_auto_commit_{0};
 
   bool heartbeat_enabled_ = false;
-  bool heartbeat_awaits_notify_ = false;  // in wait(0) (retry.backoff.ms=0): until notified
+  bool heartbeat_awaits_notify_ = false;  // in wait(): a notify() wakes it before its timeout
   bool heartbeat_failed_ = false;
   sim::SimTime heartbeat_due_{0};
+  /// The end of the heartbeat thread's current wait: its last pass plus whole steps of
+  /// retry.backoff.ms, each `heartbeat_wakeup_lateness_ms` late.
+  sim::SimTime heartbeat_wake_{0};
+  sim::Rng heartbeat_rng_;  // heartbeat_wakeup_lateness_ms
   sim::SimTime session_deadline_{0};
   sim::SimTime last_poll_{0};
   int heartbeat_attempts_ = 0;

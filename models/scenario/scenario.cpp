@@ -573,14 +573,14 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
          {"$schema", "cluster", "consumers", "description", "duration_ms", "events", "expect",
           "groups", "lag_sample_ms", "name", "network", "protocols", "seed", "topics"}},
         {"group", {"config"}},
-        {"cluster", {"brokers", "config", "coordinator_load", "write_latency_ms"}},
+        {"cluster", {"brokers", "config", "coordinator_load", "request_handling_ms", "write_latency_ms"}},
         {"coordinator_load", {"base_ms", "us_per_record"}},
         {"network", {"drop_rate", "latency_ms"}},
         {"topic", {"initial_records", "name", "partitions", "produce"}},
         {"produce", {"gap_ms", "records_per_sec"}},
         {"consumer",
-         {"callbacks", "commit", "config", "config_by_protocol", "group", "name", "on_stop", "outcomes",
-          "poll_timeout_ms", "processing", "start_latency_ms", "topics"}},
+         {"callbacks", "commit", "config", "config_by_protocol", "group", "heartbeat_wakeup_lateness_ms", "name",
+          "on_stop", "outcomes", "poll_timeout_ms", "processing", "start_latency_ms", "topics"}},
         {"outcomes", {"reject", "release"}},
         {"config_by_protocol", {"classic", "consumer", "share"}},
         {"processing", {"per_batch_ms", "per_poll_ms", "per_record_ms"}},
@@ -765,6 +765,9 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
       if (auto d = p.read_distribution(*it, "write_latency_ms", "/cluster")) {
         s.cluster.write_latency = *d;
       }
+      if (auto d = p.read_distribution(*it, "request_handling_ms", "/cluster")) {
+        s.cluster.request_handling = *d;
+      }
       if (const auto cl = it->find("coordinator_load"); cl != it->end()) {
         if (p.check_object(*cl, "/cluster/coordinator_load", "coordinator_load")) {
           if (auto v = p.read_int(*cl, "base_ms", "/cluster/coordinator_load", 0, 3600000))
@@ -923,6 +926,8 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
         consumer.poll_timeout = sim::ms(*v);
       }
       if (auto d = p.read_distribution(c, "start_latency_ms", ptr)) consumer.start_latency = *d;
+      if (auto d = p.read_distribution(c, "heartbeat_wakeup_lateness_ms", ptr))
+        consumer.heartbeat_wakeup_lateness = *d;
       if (const auto pr = c.find("processing"); pr != c.end()) {
         const std::string pp = child(ptr, "processing");
         if (p.check_object(*pr, pp, "processing")) {

@@ -81,6 +81,10 @@ struct ConsumerSpec {
   /// subscribe() and the first poll() of a fresh JVM take that long (docs/fidelity.md, finding 1).
   /// Zero by default: the consumer polls at once.
   sim::Distribution start_latency = sim::Distribution::constant(0);
+  /// `heartbeat_wakeup_lateness_ms`: how late a classic client's timed waits return, per
+  /// wake-up: the heartbeat thread's `wait(retry.backoff.ms)` and a blocking poll()'s network wait
+  /// for the next heartbeat. The next heartbeat is timed from the actual send, so it adds up.
+  sim::Distribution heartbeat_wakeup_lateness = sim::Distribution::constant(0);
   ProcessingSpec processing;
   CallbacksSpec callbacks;
   CommitMode commit = CommitMode::Auto;
@@ -146,6 +150,9 @@ struct CoordinatorLoadSpec {
   std::int64_t us_per_record = 5;
 };
 
+/// `cluster.request_handling_ms` when a scenario does not set it (docs/scenario-format.md).
+inline const sim::Distribution kDefaultRequestHandling = sim::Distribution::constant(0);
+
 struct ClusterSpec {
   std::int32_t brokers = 1;
   /// Broker configs as written; typed access through BrokerConfig.
@@ -153,6 +160,10 @@ struct ClusterSpec {
   /// Simulator knob, not a Kafka config (`cluster.write_latency_ms`): time from appending a
   /// __consumer_offsets record to its commit (replication). 0 = a single-replica idle shard.
   sim::Distribution write_latency = sim::Distribution::constant(0);
+  /// Simulator knob, not a Kafka config (`cluster.request_handling_ms`): the time a broker takes
+  /// to handle each request it receives (request queue, handler thread, response queue), added to
+  /// the network latency of the request.
+  sim::Distribution request_handling = kDefaultRequestHandling;
   CoordinatorLoadSpec coordinator_load;  // `cluster.coordinator_load`
 };
 

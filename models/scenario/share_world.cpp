@@ -155,6 +155,7 @@ class ShareWorld {
                                                on_broker_message(b, from, std::move(e));
                                              });
       cluster_.broker_nodes.push_back(node);
+      net_.set_handling(node, spec.cluster.request_handling, sim::Rng(seed, fmt::format("request-handling-{}", b)));
       cluster_.broker_down.push_back(false);
     }
     group_coordinator_ = std::make_unique<ShareGroupCoordinator>(

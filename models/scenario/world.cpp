@@ -334,6 +334,8 @@ class World {
       brokers_.push_back(std::make_unique<Broker>(b, kernel_, tracer_, network_, cluster_, broker_config_,
                                                   spec.cluster.coordinator_load, log_, seed, workload_, lag_));
       cluster_.broker_nodes.push_back(brokers_.back()->node());
+      network_.set_handling(brokers_.back()->node(), spec.cluster.request_handling,
+                            sim::Rng(seed, fmt::format("request-handling-{}", b)));
       cluster_.broker_down.push_back(false);
       cluster_.broker_fenced.push_back(false);
       broker_epoch_.push_back(0);

@@ -210,19 +210,26 @@ TEST_CASE("lag by hand: a consumer that starts behind and catches up") {
   CHECK(s["metrics"]["records_processed"] == 148);
 }
 
-TEST_CASE("a zombie's commit is refused: UNKNOWN_MEMBER_ID, and no record is written for it") {
+TEST_CASE("a zombie's commits fail: none is written, and its heartbeat finds it removed first") {
   const auto trace = testing::run_trace("scenarios/workload/zombie-commit.json", "classic-eager");
   // A is frozen from 10 s to 60 s; the coordinator expires it (45 s session) and B owns both
-  // partitions from 55 s. A's first commit after waking fails on the closed connection (its
-  // pre-pause requests timed out), the retry 100 ms later is refused as from a removed member.
+  // partitions from 55 s. On waking, A's application sends its overdue auto-commit at 60000 and
+  // its heartbeat thread, which has seen no heartbeat answer for 45 s, closes the connection to
+  // the coordinator at the same instant: the commit fails (NETWORK_EXCEPTION) and is retried
+  // retry.backoff.ms (100) later. Before that, A's poll() finds the coordinator again (60002)
+  // and, a heartbeat being long due, notifies the heartbeat thread: its heartbeat is answered
+  // UNKNOWN_MEMBER_ID at 60004, A loses orders-1 and rejoins, and the retry is never sent.
   std::vector<std::pair<std::int64_t, std::string>> a_results;
   for (const auto& c : events(trace, "commit"))
     if (c["consumer"] == "A" && c["phase"] == "completed" &&
         c["t_us"].get<std::int64_t>() >= 60000000)
       a_results.emplace_back(c["t_us"].get<std::int64_t>() / 1000, c["error"].get<std::string>());
   REQUIRE(a_results.size() >= 2);
-  CHECK(a_results[0].second == "NETWORK_EXCEPTION");
-  CHECK(a_results[1] == std::make_pair(std::int64_t{60102}, std::string("UNKNOWN_MEMBER_ID")));
+  CHECK(a_results[0] == std::make_pair(std::int64_t{60000}, std::string("NETWORK_EXCEPTION")));
+  CHECK(a_results[1].first > 60100);  // the next one is the new member's
+  CHECK(testing::responses(trace, "A", "Heartbeat", "UNKNOWN_MEMBER_ID").size() == 1);
+  CHECK(testing::first_time(trace, "consumer.generation_reset", "consumer", "A") == 60004);
+  CHECK(testing::callback_starts(trace, "A", "onPartitionsLost") == std::vector<double>{60004});
   // The only OffsetCommit records between A's wake-up and its rejoin are B's.
   std::vector<std::int64_t> b_sent;
   for (const auto& c : events(trace, "commit"))
