@@ -1,5 +1,7 @@
 #include "reports/share_summary.hpp"
 
+#include "models/protocol/trace_jsonl.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -53,9 +55,9 @@ struct Window {
   std::int64_t max_in_flight = 0;
 };
 
-}  // namespace
 
-void add_share_metrics(const std::vector<std::string>& trace_lines, ojson& summary) {
+/// The share metrics' state, fed one event at a time (as its JSON object).
+struct ShareAccounting {
   bool share = false;
   std::int64_t acknowledged = 0, archived = 0, archived_rejected = 0, archived_limit = 0, redelivered = 0,
                delivered = 0, lock_timeouts = 0, released = 0, released_on_disconnect = 0, acknowledged_twice = 0, ack_errors = 0,
@@ -79,7 +81,7 @@ void add_share_metrics(const std::vector<std::string>& trace_lines, ojson& summa
   std::map<std::string, Change> open;
   ojson rebalances = ojson::array();
   std::int64_t total_rebalance_us = 0, max_rebalance_us = 0;
-  const auto maybe_close = [&](const std::string& g, std::int64_t t) {
+  void maybe_close(const std::string& g, std::int64_t t) {
     const auto it = open.find(g);
     if (it == open.end() || assignment_epoch[g] < group_epoch[g]) return;
     for (const auto& [c, epoch] : member_epochs[g])
@@ -107,19 +109,17 @@ void add_share_metrics(const std::vector<std::string>& trace_lines, ojson& summa
                           {"duration_ms", static_cast<double>(d) / 1000.0}, {"trigger", it->second.trigger},
                           {"revoked", revoked}, {"assigned", assigned}});
     open.erase(it);
-  };
+  }
 
-  const auto stop_clock = [&](const std::string& c, std::int64_t t) {
+  void stop_clock(const std::string& c, std::int64_t t) {
     const auto it = started_at.find(c);
     if (it == started_at.end()) return;
     active_us[c] += t - it->second;
     started_at.erase(it);
-  };
+  }
 
-  for (const auto& line : trace_lines) {
-    const ojson e = ojson::parse(line);
-    const std::string type = e.at("type").get<std::string>();
-    const std::int64_t t = e.at("t_us").get<std::int64_t>();
+
+  void on(std::int64_t t, const std::string& type, const ojson& e) {
     end_us = std::max(end_us, t);
     if (type == "share.records") {
       share = true;
@@ -204,6 +204,8 @@ void add_share_metrics(const std::vector<std::string>& trace_lines, ojson& summa
       stop_clock(e.at("consumer").get<std::string>(), t);
     }
   }
+
+  void finish(ojson& summary) {
   if (!share) return;
   std::vector<std::string> running;
   for (const auto& [c, since] : started_at) running.push_back(c);
@@ -265,6 +267,40 @@ void add_share_metrics(const std::vector<std::string>& trace_lines, ojson& summa
     spso[p] = {{"max_in_flight", w.max_in_flight}, {"t_ms_spso_speo", points}};
   }
   m["share_window_by_partition"] = spso;
+  }
+};
+
+}  // namespace
+
+struct ShareSummarySink::State {
+  ShareAccounting acc;
+};
+
+ShareSummarySink::ShareSummarySink() : s_(std::make_unique<State>()) {}
+ShareSummarySink::~ShareSummarySink() = default;
+
+void ShareSummarySink::on_event(sim::SimTime t, const rsim::trace::Event& e) {
+  const std::string_view type = rsim::trace::type_of(e);
+  static const std::set<std::string_view> kRead{
+      "share.records", "share.process", "share.ack_error", "share.window", "share.partition.end",
+      "log_end_offset", "group.epoch", "member.epoch", "member.leave", "assignment", "consumer.start",
+      "consumer.crash", "consumer.closed"};
+  if (kRead.count(type) == 0) {
+    s_->acc.end_us = std::max(s_->acc.end_us, t.count());
+    return;
+  }
+  s_->acc.on(t.count(), std::string(type), rsim::trace::to_json(t, e));
+}
+
+void ShareSummarySink::finish(ojson& summary) { s_->acc.finish(summary); }
+
+void add_share_metrics(const std::vector<std::string>& trace_lines, ojson& summary) {
+  ShareAccounting acc;
+  for (const auto& line : trace_lines) {
+    const ojson e = ojson::parse(line);
+    acc.on(e.at("t_us").get<std::int64_t>(), e.at("type").get<std::string>(), e);
+  }
+  acc.finish(summary);
 }
 
 }  // namespace reports

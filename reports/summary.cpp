@@ -1,5 +1,7 @@
 #include "reports/summary.hpp"
 
+#include "models/protocol/trace_jsonl.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -9,6 +11,15 @@
 namespace reports {
 
 namespace {
+
+namespace trace = rsim::trace;
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
 
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
@@ -31,10 +42,12 @@ struct PartitionLess {
 };
 using PartitionSet = std::set<std::string, PartitionLess>;
 
-PartitionSet partition_set(const json& list) {
-  PartitionSet out;
-  for (const auto& p : list) out.insert(p.get<std::string>());
-  return out;
+/// Appends `key` to `object` without looking for it first: ordered_json's operator[] searches its
+/// members linearly, O(n^2) for the 10,000-consumer and 100,000-partition objects. Only for keys
+/// known to be new (a std::map's, in order).
+void put_new(ojson& object, const std::string& key, ojson value) {
+  using Members = std::vector<std::pair<const std::string, ojson>>;
+  static_cast<Members&>(object.get_ref<ojson::object_t&>()).emplace_back(key, std::move(value));
 }
 
 ojson partition_list(const PartitionSet& parts) {
@@ -46,7 +59,7 @@ ojson partition_list(const PartitionSet& parts) {
 ojson partition_map(const std::map<std::string, PartitionSet>& m) {
   ojson out = ojson::object();
   for (const auto& [consumer, parts] : m)
-    if (!parts.empty()) out[consumer] = partition_list(parts);
+    if (!parts.empty()) put_new(out, consumer, partition_list(parts));
   return out;
 }
 
@@ -364,9 +377,7 @@ class SummaryBuilder {
  public:
   explicit SummaryBuilder(Window w) : window_(w), clock_(w) {}
 
-  void on_event(const json& e) {
-    const std::int64_t t = e.at("t_us").get<std::int64_t>();
-    const std::string& type = e.at("type").get_ref<const std::string&>();
+  void on_event(std::int64_t t, const trace::Event& event) {
     if (t != lag_t_) {
       settle();
       flush_lag();
@@ -374,38 +385,53 @@ class SummaryBuilder {
     }
     if (!final_taken_ && t >= window_.to) take_final();
     end_t_ = t;
-    if (type == "records.fetched") on_records_fetched(e, t);
-    else if (type == "records.processed") on_records_processed(e, t);
-    else if (type == "position") on_position(e);
-    else if (type == "record") on_record(e, t);
-    else if (type == "lag") on_lag(e, t);
-    else if (type == "run.start") duration_us_ = e.at("duration_ms").get<std::int64_t>() * 1000;
-    else if (type == "topic.partitions") on_topic_partitions(e, t);
-    else if (type == "consumer.start") on_consumer_start(e, t);
-    else if (type == "consumer.stop") consumers_[e.at("consumer").get<std::string>()].closing = true;
-    else if (type == "consumer.pause" || type == "consumer.resume") on_pause(e, t, type == "consumer.pause");
-    else if (type == "consumer.subscribe") on_subscribe(e, t);
-    else if (type == "consumer.crash" || type == "consumer.closed" || type == "consumer.error") on_gone(e, t);
-    else if (type == "assignment") on_assignment(e, t);
-    else if (type == "member.epoch") on_member_epoch(e, t);
-    else if (type == "member.leave") on_member_leave(e);
-    else if (type == "group.state") on_group_state(e, t);
-    else if (type == "group.epoch") on_group_epoch(e, t);
-    else if (type == "group.migration") on_group_migration(e, t);
-    else if (type == "callback") on_callback(e, t);
+    using namespace rsim::trace;
+    std::visit(Overloaded{
+                   [&](const RecordsFetched& e) { on_records_fetched(e, t); },
+                   [&](const RecordsProcessed& e) { on_records_processed(e, t); },
+                   [&](const Position& e) { on_position(e); },
+                   [&](const Record& e) { on_record(e, t); },
+                   [&](const Lag& e) { on_lag(e, t); },
+                   [&](const RunStart& e) { duration_us_ = e.duration_ms * 1000; },
+                   [&](const TopicPartitionCount& e) { clock_.set_partitions(str(e.topic), e.partitions, t); },
+                   [&](const ConsumerStart& e) { on_consumer_start(e, t); },
+                   [&](const ConsumerStop& e) { consumers_[str(e.consumer)].closing = true; },
+                   [&](const ConsumerPause& e) { on_pause(e.consumer, t, true); },
+                   [&](const ConsumerResume& e) { on_pause(e.consumer, t, false); },
+                   [&](const ConsumerSubscribe& e) { on_subscribe(e, t); },
+                   [&](const ConsumerCrash& e) { on_gone(e.consumer, t); },
+                   [&](const ConsumerClosed& e) { on_gone(e.consumer, t); },
+                   [&](const ConsumerError& e) { on_gone(e.consumer, t); },
+                   [&](const Assignment& e) { on_assignment(e, t); },
+                   [&](const MemberEpoch& e) { on_member_epoch(e, t); },
+                   [&](const MemberLeave& e) { on_member_leave(e); },
+                   [&](const GroupStateChange& e) { on_group_state(e, t); },
+                   [&](const GroupEpoch& e) { on_group_epoch(e, t); },
+                   [&](const Callback& e) { on_callback(e, t); },
+                   [&](const GroupMigration& e) { on_group_migration(e, t); },
+                   [&](const auto&) {},  // kinds the summary does not read
+               },
+               event);
   }
 
   ojson finish(const SummaryInputs& inputs);
 
  private:
+  static std::string str(std::string_view v) { return std::string(v); }
+  static PartitionSet partition_set(trace::Partitions ps) {
+    PartitionSet out;
+    for (const auto& tp : ps) out.insert(tp.str());
+    return out;
+  }
+
   // --- records and lag ---
-  void on_records_fetched(const json& e, std::int64_t t) {
-    const std::string group = e.at("group").get<std::string>();
-    auto& pending = in_hand_[e.at("consumer").get<std::string>()];
-    pending = {e.at("batch").get<std::int64_t>(), {}};
-    for (const auto& range : e.at("ranges")) {
-      const std::string partition = range.at("partition").get<std::string>();
-      const Range offsets{range.at("first_offset").get<std::int64_t>(), range.at("last_offset").get<std::int64_t>()};
+  void on_records_fetched(const trace::RecordsFetched& e, std::int64_t t) {
+    const std::string group = str(e.group);
+    auto& pending = in_hand_[str(e.consumer)];
+    pending = {e.batch, {}};
+    for (const auto& range : e.ranges) {
+      const std::string partition = range.partition.str();
+      const Range offsets{range.first, range.last};
       const std::int64_t again = records_[{group, partition}].delivered.add(offsets);
       if (window_.contains(t)) {
         delivered_ += offsets.second - offsets.first + 1;
@@ -414,11 +440,11 @@ class SummaryBuilder {
       pending.second.emplace_back(partition, offsets);
     }
   }
-  void on_records_processed(const json& e, std::int64_t t) {
-    const std::string group = e.at("group").get<std::string>();
-    const std::string name = e.at("consumer").get<std::string>();
+  void on_records_processed(const trace::RecordsProcessed& e, std::int64_t t) {
+    const std::string group = str(e.group);
+    const std::string name = str(e.consumer);
     const auto it = in_hand_.find(name);
-    if (it == in_hand_.end() || it->second.first != e.at("batch").get<std::int64_t>()) return;
+    if (it == in_hand_.end() || it->second.first != e.batch) return;
     for (const auto& [partition, offsets] : it->second.second) {
       add_range(records_[{group, partition}].processed, offsets);
       if (window_.contains(t)) {
@@ -428,16 +454,18 @@ class SummaryBuilder {
     }
     in_hand_.erase(it);
   }
-  void on_position(const json& e) {
-    auto& r = records_[{e.at("group").get<std::string>(), e.at("partition").get<std::string>()}];
-    if (!r.first_position) r.first_position = e.at("offset").get<std::int64_t>();
+  void on_position(const trace::Position& e) {
+    if (e.partition == nullptr) return;
+    auto& r = records_[{str(e.group), e.partition->str()}];
+    if (!r.first_position) r.first_position = e.offset;
   }
-  void on_lag(const json& e, std::int64_t t) {
-    const std::string group = e.at("group").get<std::string>();
-    const auto lag = e.at("lag").get<std::int64_t>();
-    if (window_.contains(t)) max_lag_ = std::max(max_lag_, lag);
-    latest_lag_[group][e.at("partition").get<std::string>()] = lag;
-    latest_owned_[group][e.at("partition").get<std::string>()] = !e.at("owner").is_null();
+  void on_lag(const trace::Lag& e, std::int64_t t) {
+    if (e.partition == nullptr) return;
+    const std::string group = str(e.group);
+    const std::string partition = e.partition->str();
+    if (window_.contains(t)) max_lag_ = std::max(max_lag_, e.lag);
+    latest_lag_[group][partition] = e.lag;
+    latest_owned_[group][partition] = e.owner.value.has_value();
     lag_touched_.insert(group);
   }
   void flush_lag() {
@@ -452,8 +480,12 @@ class SummaryBuilder {
   }
 
   // --- the __consumer_offsets records ---
-  void on_record(const json& e, std::int64_t t) {
-    const std::string& record = e.at("record").get_ref<const std::string&>();
+  void on_record(const trace::Record& rec, std::int64_t t) {
+    if (rec.value.object == nullptr) return;
+    const ojson& e = *rec.value.object;
+    const auto kind = e.find("record");
+    if (kind == e.end() || !kind->is_string()) return;
+    const std::string& record = kind->get_ref<const std::string&>();
     const bool tombstone = e.value("tombstone", false);
     if (record == "OffsetCommit" && !tombstone) {
       auto& r = records_[{e.at("group").get<std::string>(),
@@ -472,18 +504,20 @@ class SummaryBuilder {
       if (record == "ConsumerGroupCurrentMemberAssignment") {
         m.epoch = e.at("member_epoch").get<std::int64_t>();
         m.stable = e.value("state", 0) == 0;
-        m.assigned = e.contains("assigned") ? partition_set(e.at("assigned")) : PartitionSet{};
+        m.assigned = PartitionSet{};
+        if (const auto a = e.find("assigned"); a != e.end())
+          for (const auto& p : *a) m.assigned.insert(p.get<std::string>());
         reevaluate(m.group, member_id, t);
       }
     }
   }
-  void on_member_epoch(const json& e, std::int64_t t) {
-    if (!e.contains("member_id")) return;
-    const std::string member_id = e.at("member_id").get<std::string>();
+  void on_member_epoch(const trace::MemberEpoch& e, std::int64_t t) {
+    if (e.member_id.empty()) return;
+    const std::string member_id = str(e.member_id);
     const auto it = members_.find(member_id);
     if (it == members_.end()) return;
-    it->second.epoch = e.at("epoch").get<std::int64_t>();
-    it->second.stable = e.value("state", "") == "STABLE";
+    it->second.epoch = e.epoch;
+    it->second.stable = e.state == "STABLE";
     reevaluate(it->second.group, member_id, t);
   }
   void remove_member(const std::string& member_id, std::int64_t t) {
@@ -498,21 +532,18 @@ class SummaryBuilder {
   }
 
   // --- consumers (the application's view) ---
-  void on_topic_partitions(const json& e, std::int64_t t) {
-    clock_.set_partitions(e.at("topic").get<std::string>(), e.at("partitions").get<std::int32_t>(), t);
-  }
-  void on_consumer_start(const json& e, std::int64_t t) {
-    const std::string name = e.at("consumer").get<std::string>();
+  void on_consumer_start(const trace::ConsumerStart& e, std::int64_t t) {
+    const std::string name = str(e.consumer);
     Consumer& c = consumers_[name];
     if (c.live) {  // a start without an end of the previous incarnation: end it first
       for (const auto& p : c.owned) clock_.disown(c.group, p, name, t);
       for (const auto& topic : c.topics) clock_.subscribe(c.group, topic, -1, t);
       clock_.live(c.group, -1, t);
     }
-    c.group = e.at("group").get<std::string>();
-    c.member_id = e.value("member_id", "");
+    c.group = str(e.group);
+    c.member_id = str(e.member_id.value_or(""));
     c.topics.clear();
-    for (const auto& tp : e.at("topics")) c.topics.insert(tp.get<std::string>());
+    for (const auto& tp : e.topics) c.topics.insert(tp);
     c.owned.clear();
     c.live = true;
     c.paused = false;
@@ -526,8 +557,8 @@ class SummaryBuilder {
     if (!rs.empty() && !rs.back().consumer_protocol && !rs.back().settled_us)
       rs.back().add_cause(fmt_member(name, "joined"));
   }
-  void on_pause(const json& e, std::int64_t t, bool pause) {
-    const std::string name = e.at("consumer").get<std::string>();
+  void on_pause(std::string_view consumer, std::int64_t t, bool pause) {
+    const std::string name = str(consumer);
     Consumer& c = consumers_[name];
     if (pause && !c.paused) c.paused_since = t;
     if (!pause && c.paused) c.paused_us += window_.clip(c.paused_since, t);
@@ -535,17 +566,17 @@ class SummaryBuilder {
     if (c.live)
       for (const auto& p : c.owned) clock_.own(c.group, p, name, !c.paused, t);
   }
-  void on_subscribe(const json& e, std::int64_t t) {
-    Consumer& c = consumers_[e.at("consumer").get<std::string>()];
+  void on_subscribe(const trace::ConsumerSubscribe& e, std::int64_t t) {
+    Consumer& c = consumers_[str(e.consumer)];
     if (c.live)
       for (const auto& topic : c.topics) clock_.subscribe(c.group, topic, -1, t);
     c.topics.clear();
-    for (const auto& tp : e.at("topics")) c.topics.insert(tp.get<std::string>());
+    for (const auto& tp : e.topics) c.topics.insert(tp);
     if (c.live)
       for (const auto& topic : c.topics) clock_.subscribe(c.group, topic, +1, t);
   }
-  void on_gone(const json& e, std::int64_t t) {
-    const std::string name = e.at("consumer").get<std::string>();
+  void on_gone(std::string_view consumer, std::int64_t t) {
+    const std::string name = str(consumer);
     Consumer& c = consumers_[name];
     if (c.paused) c.paused_us += window_.clip(c.paused_since, t);
     c.paused = false;
@@ -566,10 +597,10 @@ class SummaryBuilder {
     reevaluate(c.group, c.member_id, t);
     close_done(c.group, t);
   }
-  void on_assignment(const json& e, std::int64_t t) {
-    const std::string name = e.at("consumer").get<std::string>();
+  void on_assignment(const trace::Assignment& e, std::int64_t t) {
+    const std::string name = str(e.consumer);
     Consumer& c = consumers_[name];
-    PartitionSet now_owned = partition_set(e.at("owned"));
+    PartitionSet now_owned = partition_set(e.owned);
     if (c.live) {
       for (const auto& p : c.owned)
         if (now_owned.count(p) == 0) clock_.disown(c.group, p, name, t);
@@ -579,16 +610,16 @@ class SummaryBuilder {
     c.owned = std::move(now_owned);
     reevaluate(c.group, c.member_id, t);
   }
-  void on_callback(const json& e, std::int64_t t) {
-    const std::string name = e.at("consumer").get<std::string>();
+  void on_callback(const trace::Callback& e, std::int64_t t) {
+    const std::string name = str(e.consumer);
     Consumer& c = consumers_[name];
-    const std::string& cb = e.at("callback").get_ref<const std::string&>();
-    const bool start = e.at("phase") == "start";
+    const std::string_view cb = e.callback;
+    const bool start = e.phase == "start";
     if (start) {
       ++c.callbacks_running;
       if (cb == "onPartitionsRevoked" && window_.contains(t))
-        revocations_ += static_cast<std::int64_t>(e.at("partitions").size());
-      const PartitionSet parts = partition_set(e.at("partitions"));
+        revocations_ += static_cast<std::int64_t>(e.partitions.size());
+      const PartitionSet parts = partition_set(e.partitions);
       if (Rebalance* r = rebalance_of(c)) {
         auto& target = cb == "onPartitionsRevoked" ? r->revoked : cb == "onPartitionsLost" ? r->lost : r->assigned;
         target[name].insert(parts.begin(), parts.end());
@@ -607,22 +638,22 @@ class SummaryBuilder {
     reevaluate(c.group, c.member_id, t);
     close_done(c.group, t);
   }
-  void on_member_leave(const json& e) {
-    auto& rs = open_[e.at("group").get<std::string>()];
+  void on_member_leave(const trace::MemberLeave& e) {
+    auto& rs = open_[str(e.group)];
     // Classic: a member leaving while the group rebalances joins that rebalance's causes (the
     // consumer protocol says so with the group epoch bump's reason).
     if (!rs.empty() && !rs.back().consumer_protocol && !rs.back().settled_us)
-      rs.back().add_cause(fmt_member(e.value("consumer", "?"), "left the group"));
+      rs.back().add_cause(fmt_member(e.consumer.empty() ? std::string("?") : str(e.consumer), "left the group"));
   }
 
   // --- the group (the coordinator's view) ---
-  void on_group_state(const json& e, std::int64_t t) {
-    const std::string group = e.at("group").get<std::string>();
-    const std::string& state = e.at("state").get_ref<const std::string&>();
+  void on_group_state(const trace::GroupStateChange& e, std::int64_t t) {
+    const std::string group = str(e.group);
+    const std::string_view state = e.state;
     // A consumer-protocol rebalance opens with its new group epoch (group.epoch below): a
     // static member's temporary leave makes the group `reconciling` without one.
     if (state == "PreparingRebalance") {
-      begin_classic(group, t, e.value("reason", ""));
+      begin_classic(group, t, str(e.reason.value_or("")));
       return;
     }
     if (state != "Stable" && state != "Empty") return;
@@ -637,38 +668,34 @@ class SummaryBuilder {
         if (consumers_.count(name) > 0 && consumers_[name].live) r.waiting.insert(name);
     close_done(group, t);
   }
-  void on_group_epoch(const json& e, std::int64_t t) {
-    const std::string group = e.at("group").get<std::string>();
-    if (e.contains("members")) {
-      std::vector<std::string> names;
-      for (const auto& m : e.at("members")) names.push_back(m.get<std::string>());
-      last_members_[group] = std::move(names);
-    }
-    if (e.contains("generation")) {
+  void on_group_epoch(const trace::GroupEpoch& e, std::int64_t t) {
+    const std::string group = str(e.group);
+    last_members_[group].assign(e.members.begin(), e.members.end());
+    if (e.generation) {
       auto& rs = open_[group];
-      if (!rs.empty()) rs.back().generation = e.at("generation").get<std::int64_t>();
+      if (!rs.empty()) rs.back().generation = *e.generation;
     }
-    if (e.contains("assignment_epoch")) assignment_epoch_[group] = e.at("assignment_epoch").get<std::int64_t>();
-    if (e.contains("epoch")) {
-      const std::int64_t epoch = e.at("epoch").get<std::int64_t>();
+    if (e.assignment_epoch) assignment_epoch_[group] = *e.assignment_epoch;
+    if (e.epoch) {
+      const std::int64_t epoch = *e.epoch;
       const auto last = group_epoch_.find(group);
       const bool bump = last == group_epoch_.end() || epoch > last->second;
       group_epoch_[group] = epoch;
-      if (bump) begin_consumer(group, t, epoch, e.value("reason", ""));
+      if (bump) begin_consumer(group, t, epoch, str(e.reason.value_or("")));
     }
   }
 
   /// An online migration: the rebalances open under the old protocol end with the conversion
   /// (the members carry their assignments over); the new protocol's own events open the next.
-  void on_group_migration(const json& e, std::int64_t t) {
-    if (e.contains("refused")) return;
-    const std::string group = e.at("group").get<std::string>();
+  void on_group_migration(const trace::GroupMigration& e, std::int64_t t) {
+    if (e.refused) return;
+    const std::string group(e.group);
     auto& rs = open_[group];
     while (!rs.empty()) close_at(group, 0, t, true);
-    if (e.at("to") == "consumer") {
+    if (e.to == "consumer") {
       // The conversion writes the group epoch as it was (the classic generation): no bump.
-      group_epoch_[group] = e.at("generation").get<std::int64_t>();
-      assignment_epoch_[group] = e.at("generation").get<std::int64_t>();
+      group_epoch_[group] = e.generation.value_or(0);
+      assignment_epoch_[group] = e.generation.value_or(0);
     } else {
       group_epoch_.erase(group);
       assignment_epoch_.erase(group);
@@ -789,7 +816,7 @@ class SummaryBuilder {
     final_taken_ = true;
     final_ = ojson::object();
     for (const auto& [name, c] : consumers_)
-      if (c.live) final_[name] = partition_list(c.owned);
+      if (c.live) put_new(final_, name, partition_list(c.owned));
   }
 
   struct LagPoint {
@@ -895,8 +922,8 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
   metrics["max_unavailable_ms"] = ms_of(clock_.max_unavailable_us());
   ojson by_partition = ojson::object(), max_by_partition = ojson::object();
   for (const auto& [p, sum_max] : clock_.unavailable_by_partition()) {
-    by_partition[p] = ms_of(sum_max.first);
-    max_by_partition[p] = ms_of(sum_max.second);
+    put_new(by_partition, p, ms_of(sum_max.first));
+    put_new(max_by_partition, p, ms_of(sum_max.second));
   }
   metrics["unavailable_ms_by_partition"] = by_partition;
   metrics["max_unavailable_ms_by_partition"] = max_by_partition;
@@ -913,8 +940,8 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
       if (window_.contains(p.t_us)) max_group_lag = std::max(max_group_lag, p.total);
   ojson paused = ojson::object(), processed_by = ojson::object();
   for (const auto& [name, c] : consumers_) {
-    paused[name] = ms_of(c.paused_us);
-    processed_by[name] = c.records_processed;
+    put_new(paused, name, ms_of(c.paused_us));
+    put_new(processed_by, name, c.records_processed);
   }
   metrics["paused_ms_by_consumer"] = paused;
   metrics["records_delivered"] = delivered_;
@@ -942,17 +969,49 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
   return out;
 }
 
+Window window_of(const SummaryInputs& inputs) {
+  Window w;
+  if (inputs.from_us) w.from = *inputs.from_us;
+  if (inputs.to_us) w.to = *inputs.to_us;
+  return w;
+}
+
 }  // namespace
 
 bool kafka_partition_less(const std::string& a, const std::string& b) { return partition_key(a) < partition_key(b); }
 
+struct SummarySink::State {
+  explicit State(Window w) : builder(w) {}
+  SummaryBuilder builder;
+  trace::ReadStorage raw_storage;  // events published the untyped way, read as their kind
+};
+
+SummarySink::SummarySink(SummaryInputs inputs)
+    : inputs_(std::move(inputs)), s_(std::make_unique<State>(window_of(inputs_))) {}
+SummarySink::~SummarySink() = default;
+
+void SummarySink::on_event(sim::SimTime t, const trace::Event& e) {
+  if (const auto* raw = std::get_if<sim::RawTraceEvent>(&e); raw != nullptr && raw->fields != nullptr) {
+    s_->raw_storage.clear();
+    const trace::Event typed = trace::parse_fields(raw->type, *raw->fields, s_->raw_storage);
+    s_->builder.on_event(t.count(), typed);
+    return;
+  }
+  s_->builder.on_event(t.count(), e);
+}
+
+ojson SummarySink::finish() { return s_->builder.finish(inputs_); }
+
 ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs& inputs) {
-  Window w;
-  if (inputs.from_us) w.from = *inputs.from_us;
-  if (inputs.to_us) w.to = *inputs.to_us;
-  SummaryBuilder builder(w);
-  for (const auto& line : trace_lines) builder.on_event(json::parse(line));
-  return builder.finish(inputs);
+  SummarySink sink(inputs);
+  trace::read_jsonl(trace_lines, sink);
+  return sink.finish();
+}
+
+ojson summarize_jsonl(std::istream& trace_jsonl, const SummaryInputs& inputs) {
+  SummarySink sink(inputs);
+  trace::read_jsonl(trace_jsonl, sink);
+  return sink.finish();
 }
 
 const std::vector<std::string>& metric_names() {

@@ -2,6 +2,7 @@
 // and a cut switch. One link is one TCP connection: it never reorders. Messages for an endpoint
 // whose receiving activity is stopped (a paused process) wait and arrive, in order, when it
 // resumes; messages for a dead process are lost. Generic over the payload; no Kafka here.
+// Links are found in O(1): each node keeps its outgoing links in a vector indexed by destination.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -16,7 +17,6 @@
 #include "sim/distribution.hpp"
 #include "sim/kernel.hpp"
 #include "sim/rng.hpp"
-#include "sim/trace.hpp"
 
 namespace sim {
 
@@ -31,9 +31,11 @@ template <typename Payload>
 class Network {
  public:
   using Handler = std::function<void(NodeId from, Payload&& payload)>;
+  /// Told of every dropped message: `cut` when the link was cut, else random loss.
+  using DropObserver = std::function<void(NodeId from, NodeId to, bool cut)>;
 
-  Network(Kernel& kernel, Tracer* tracer, Rng rng, LinkSpec defaults)
-      : kernel_(kernel), tracer_(tracer), rng_(std::move(rng)), defaults_(std::move(defaults)) {}
+  Network(Kernel& kernel, Rng rng, LinkSpec defaults, DropObserver on_drop = nullptr)
+      : kernel_(kernel), on_drop_(std::move(on_drop)), rng_(std::move(rng)), defaults_(std::move(defaults)) {}
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
 
@@ -60,9 +62,7 @@ class Network {
   bool send(NodeId from, NodeId to, Payload payload) {
     Link& l = link(from, to);
     if (l.cut || rng_.chance_ppm(l.spec.drop_ppm)) {
-      if (tracer_ != nullptr)
-        tracer_->emit("net.drop", {{"from", name(from)}, {"to", name(to)},
-                                   {"reason", l.cut ? "cut" : "loss"}});
+      if (on_drop_) on_drop_(from, to, l.cut);
       return false;
     }
     Node& dest = *nodes_[to];
@@ -145,22 +145,26 @@ class Network {
     Activity* receiver;
     Handler handler;
     std::deque<std::pair<NodeId, Payload>> held;
+    std::vector<std::unique_ptr<Link>> out;  // by destination; created on first use
     Distribution handling = Distribution::constant(0);
     Rng handling_rng{0, "handling"};
   };
 
   Link& link(NodeId from, NodeId to) {
-    auto& slot = links_[{from, to}];
+    SIM_ASSERT(from < nodes_.size());
+    SIM_ASSERT(to < nodes_.size());
+    auto& out = nodes_[from]->out;
+    if (out.size() <= to) out.resize(nodes_.size());
+    auto& slot = out[to];
     if (!slot) slot = std::make_unique<Link>(*this, from, to, defaults_);
     return *slot;
   }
 
   Kernel& kernel_;
-  Tracer* tracer_;
+  DropObserver on_drop_;
   Rng rng_;
   LinkSpec defaults_;
   std::vector<std::unique_ptr<Node>> nodes_;
-  std::map<std::pair<NodeId, NodeId>, std::unique_ptr<Link>> links_;
 };
 
 }  // namespace sim

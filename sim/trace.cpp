@@ -1,35 +1,89 @@
 #include "sim/trace.hpp"
 
-#include <fmt/format.h>
+#include <charconv>
+#include <stdexcept>
 
 namespace sim {
 
-void Tracer::emit(std::string_view type, const nlohmann::ordered_json& fields) {
-  if (!enabled_) return;
-  nlohmann::ordered_json line;
-  line["t_us"] = kernel_.now().count();
-  line["type"] = type;
-  for (const auto& [key, value] : fields.items()) line[key] = value;
-  lines_.push_back(line.dump());
-  bytes_ += lines_.back().size() + 1;
-  if (bytes_ > max_bytes_) {
-    throw WatchdogTripped(fmt::format(
-        "watchdog: the trace passed {} bytes at t={} us (the last line: {}); raise "
-        "--max-trace-bytes if the scenario really needs more",
-        max_bytes_, kernel_.now().count(), lines_.back().substr(0, 160)));
+void JsonWriter::value(std::int64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out_.append(buf, r.ptr);
+  first_ = false;
+}
+
+void JsonWriter::value(std::uint64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out_.append(buf, r.ptr);
+  first_ = false;
+}
+
+void JsonWriter::value(double v) {
+  // Rare (rates); nlohmann's own float format keeps the bytes identical ("1000.0", "0.5").
+  out_ += nlohmann::json(v).dump();
+  first_ = false;
+}
+
+void JsonWriter::members(const nlohmann::ordered_json& object) {
+  for (const auto& [k, v] : object.items()) {
+    key(k);
+    value(v);
   }
 }
 
-std::string Tracer::jsonl() const {
-  std::string out;
-  std::size_t total = 0;
-  for (const auto& l : lines_) total += l.size() + 1;
-  out.reserve(total);
-  for (const auto& l : lines_) {
-    out += l;
-    out += '\n';
+void JsonWriter::escaped(std::string_view s) {
+  // As nlohmann's serializer with ensure_ascii off: the two-character escapes, \u00XX for the
+  // other control characters, every other byte as it is.
+  std::size_t plain = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out_.append(s.data() + plain, i - plain);
+    plain = i + 1;
+    switch (c) {
+      case '"': out_ += "\\\""; break;
+      case '\\': out_ += "\\\\"; break;
+      case '\b': out_ += "\\b"; break;
+      case '\f': out_ += "\\f"; break;
+      case '\n': out_ += "\\n"; break;
+      case '\r': out_ += "\\r"; break;
+      case '\t': out_ += "\\t"; break;
+      default: {
+        static constexpr char kHex[] = "0123456789abcdef";
+        out_ += "\\u00";
+        out_ += kHex[c >> 4];
+        out_ += kHex[c & 0xF];
+      }
+    }
   }
-  return out;
+  out_.append(s.data() + plain, s.size() - plain);
+}
+
+BufferedFile::BufferedFile(const std::string& path, std::size_t capacity)
+    : path_(path), file_(std::fopen(path.c_str(), "wb")), capacity_(capacity) {
+  if (file_ == nullptr) throw std::runtime_error("cannot write " + path);
+  buffer_.reserve(capacity_ + 4096);
+}
+
+BufferedFile::~BufferedFile() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void BufferedFile::flush() {
+  peak_ = std::max(peak_, buffer_.size());
+  if (buffer_.empty() || file_ == nullptr) return;
+  if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) failed_ = true;
+  written_ += buffer_.size();
+  buffer_.clear();
+}
+
+void BufferedFile::close() {
+  flush();
+  if (file_ == nullptr) return;
+  if (std::fclose(file_) != 0) failed_ = true;
+  file_ = nullptr;
+  if (failed_) throw std::runtime_error("cannot write " + path_);
 }
 
 }  // namespace sim

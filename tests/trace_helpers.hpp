@@ -8,11 +8,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/protocol/trace_jsonl.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/scenario/world.hpp"
 #include "reports/summary.hpp"
 
 namespace testing {
+
+/// A trace bus that also keeps every event as a trace.jsonl line (unit tests of one model).
+struct RecordedTracer : rsim::Tracer {
+  explicit RecordedTracer(const sim::Kernel& kernel) : rsim::Tracer(kernel) { attach(sink); }
+  const std::vector<std::string>& lines() const { return sink.lines(); }
+  rsim::trace::JsonlLinesSink sink;
+};
 
 inline std::vector<nlohmann::json> parse_trace(const std::vector<std::string>& lines) {
   std::vector<nlohmann::json> out;

@@ -54,8 +54,9 @@ struct Suite {
 struct ScenarioResult {
   std::string file, out_name;
   std::vector<Suite> suites;
-  std::vector<VariantOutput> outputs;  // kept for --out
+  std::vector<VariantOutput> outputs;
   std::string golden_written;
+  std::string write_error;  // --out could not be written
   bool invalid = false, internal_error = false;
 };
 
@@ -71,7 +72,8 @@ std::string md_escape(const std::string& s) {
   return out;
 }
 
-ScenarioResult check_one(const std::string& file, const std::string& out_name, bool update_golden) {
+ScenarioResult check_one(const std::string& file, const std::string& out_name, bool update_golden,
+                         const std::string& out_root) {
   ScenarioResult res;
   res.file = file;
   res.out_name = out_name;
@@ -90,7 +92,20 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, b
   ScenarioSpec spec;
   try {
     spec = load_checked_scenario(file);
-    res.outputs = run_variants(spec, {}, std::nullopt);
+    // With --out, each variant streams its files into DIR/<scenario>/ (staged) as it runs.
+    try {
+      std::optional<StagedOutput> staged;
+      RunOptions options;
+      if (!out_root.empty()) {
+        staged.emplace(fs::path(out_root) / out_name);
+        options.staged = &*staged;
+      }
+      res.outputs = run_variants(spec, {}, std::nullopt, options);
+      if (staged) staged->commit();
+    } catch (const OutputError& e) {
+      res.write_error = e.what();
+      res.outputs = run_variants(spec, {}, std::nullopt);
+    }
   } catch (const ScenarioError& e) {
     invalid(e.what(), false);
     return res;
@@ -359,7 +374,7 @@ int cmd_check(const CheckArgs& args) {
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t i = next++; i < files.size(); i = next++)
-      results[i] = check_one(files[i].first, files[i].second, args.update_golden);
+      results[i] = check_one(files[i].first, files[i].second, args.update_golden, args.out_dir);
   };
   const unsigned jobs = std::max(1u, std::min<unsigned>(args.jobs, static_cast<unsigned>(files.size())));
   if (jobs == 1) {
@@ -412,16 +427,10 @@ int cmd_check(const CheckArgs& args) {
   report(args.junit, junit_of(results));
   report(args.markdown, markdown_of(results, passed, failed, warnings));
   report(args.json, json_of(results, passed, failed, warnings));
-  if (!args.out_dir.empty()) {
-    for (const auto& r : results) {
-      if (r.outputs.empty()) continue;
-      try {
-        write_outputs((fs::path(args.out_dir) / r.out_name).string(), r.outputs);
-      } catch (const std::exception& e) {
-        std::cerr << fmt::format("rebalance-sim check: {}\n", one_line(e.what()));
-        io_error = true;
-      }
-    }
+  for (const auto& r : results) {
+    if (r.write_error.empty()) continue;
+    std::cerr << fmt::format("rebalance-sim check: {}\n", one_line(r.write_error));
+    io_error = true;
   }
   for (const auto& r : results) {
     if (r.golden_written.empty()) continue;

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -20,6 +21,7 @@
 #include "tools/conformance/server_conformance.hpp"
 #include "tools/assign.hpp"
 #include "tools/bench/bench.hpp"
+#include "tools/bench/scale_bench.hpp"
 #include "tools/compare_cli.hpp"
 #include "tools/inspect_cli.hpp"
 #include "tools/check.hpp"
@@ -92,8 +94,8 @@ void check_variants(const std::vector<std::string>& protocols) {
 }
 
 int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
-            std::optional<std::uint64_t> seed, std::string out_dir, const FormatArgs& formats,
-            const RunChecks& checks) {
+            std::optional<std::uint64_t> seed, std::string out_dir, TraceLevel level, bool quiet,
+            const FormatArgs& formats, const RunChecks& checks) {
   check_variants(protocols);
   for (std::size_t i = 0; i < protocols.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
@@ -111,13 +113,36 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
   }
   // The scenario's name is at most one sanitised folder under out/; --out is the user's choice.
   if (out_dir.empty()) out_dir = default_output_dir(spec.name).string();
-  // The output folder is checked (and staged) before anything runs.
+  // The output folder is checked (and staged) before anything runs; each trace.jsonl streams
+  // into the staging folder as its variant runs.
   StagedOutput staged{fs::path(out_dir)};
-  const auto outputs = run_variants(spec, protocols, seed, checks.limits);
+  RunOptions options;
+  options.staged = &staged;
+  options.level = level;
+  options.progress = !quiet && isatty(STDERR_FILENO) != 0;
+  options.limits = checks.limits;
+  // Without a trace.jsonl, the invariant and determinism checks read a trace kept in memory.
+  options.keep_trace = level == TraceLevel::None && (checks.invariants || checks.determinism);
+  auto outputs = run_variants(spec, protocols, seed, options);
+  // The traces as the files hold them (read back from the staging folder), for the checks and
+  // the report: `report DIR` gives the same bytes.
+  std::vector<std::string> traces;
+  for (const auto& o : outputs) {
+    if (level == TraceLevel::None) {
+      traces.push_back(o.trace_jsonl);
+      continue;
+    }
+    std::ifstream in(staged_trace_path(staged, o.protocol), std::ios::binary);
+    traces.emplace_back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
   if (checks.determinism) {
-    const auto again = run_variants(spec, protocols, seed, checks.limits);
+    RunOptions again_options;
+    again_options.level = level;
+    again_options.limits = checks.limits;
+    again_options.keep_trace = true;
+    const auto again = run_variants(spec, protocols, seed, again_options);
     for (std::size_t i = 0; i < outputs.size(); ++i) {
-      const std::string a = sha256_hex(outputs[i].trace_jsonl), b = sha256_hex(again[i].trace_jsonl);
+      const std::string a = sha256_hex(traces[i]), b = sha256_hex(again[i].trace_jsonl);
       std::cout << fmt::format("determinism [{}]: trace sha256 {} and {}: {}\n", outputs[i].protocol, a, b,
                                a == b ? "identical" : "DIFFERENT");
       if (a != b) {
@@ -127,22 +152,33 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
       }
     }
   }
-  // The report is rendered from the same text the files hold, so `report DIR` gives the same bytes.
-  std::vector<VariantText> texts;
-  for (const auto& o : outputs) texts.push_back(VariantText{o.protocol, o.trace_jsonl, o.summary.dump(2) + "\n"});
-  const auto extra = render_outputs(std::move(texts), formats);
-  stage_outputs(staged, outputs, extra);
+  std::vector<std::pair<std::string, std::string>> extra;
+  if (level != TraceLevel::None) {
+    // Without a trace there is no report.
+    std::vector<VariantText> texts;
+    for (std::size_t i = 0; i < outputs.size(); ++i)
+      texts.push_back(VariantText{outputs[i].protocol, traces[i], outputs[i].summary.dump(2) + "\n"});
+    extra = render_outputs(std::move(texts), formats);
+    for (const auto& [rel, bytes] : extra) staged.write_file(fs::path(rel), bytes);
+  }
   staged.commit();
   bool failed = false;
-  for (const auto& o : outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
     if (!checks.invariants) continue;
-    const auto lines = lines_of(o.trace_jsonl);
+    const auto& o = outputs[i];
+    const auto lines = lines_of(traces[i]);
     const auto violations = reports::check_invariants(lines, invariant_context(spec, o.protocol));
     for (const auto& v : violations) {
       failed = true;
-      std::cout << fmt::format("{} [{}]: VIOLATED {}", spec.name, o.protocol, describe_violation(v, lines));
+      if (!quiet) std::cout << fmt::format("{} [{}]: VIOLATED {}", spec.name, o.protocol, describe_violation(v, lines));
     }
-    if (violations.empty()) std::cout << fmt::format("{} [{}]: invariants hold\n", spec.name, o.protocol);
+    if (violations.empty() && !quiet) std::cout << fmt::format("{} [{}]: invariants hold\n", spec.name, o.protocol);
+  }
+  if (quiet) {
+    for (const auto& o : outputs)
+      for (const auto& e : o.expectations)
+        if (!e.passed) failed = true;
+    return failed ? kExpectationFailed : kOk;
   }
   for (const auto& o : outputs) {
     const auto& m = o.summary.at("metrics");
@@ -151,7 +187,8 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
         spec.name, o.protocol, m.at("rebalance_count").dump(), m.at("max_rebalance_ms").dump(),
         m.at("total_rebalance_ms").dump(), m.at("unavailable_partition_ms").dump(), m.at("duplicates").dump(),
         m.at("lost").dump());
-    std::cout << fmt::format("  wrote {}/{}/trace.jsonl and summary.json\n", out_dir, o.protocol);
+    if (level == TraceLevel::None) std::cout << fmt::format("  wrote {}/{}/summary.json\n", out_dir, o.protocol);
+    else std::cout << fmt::format("  wrote {}/{}/trace.jsonl and summary.json\n", out_dir, o.protocol);
     for (const auto& [rel, bytes] : extra)
       if (rel.rfind(o.protocol + "/", 0) == 0) std::cout << fmt::format("  wrote {}/{}\n", out_dir, rel);
     for (const auto& e : o.expectations) {
@@ -161,7 +198,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
       }
     }
   }
-  std::cout << fmt::format("report: {}\n", (fs::path(out_dir) / "report.html").string());
+  if (level != TraceLevel::None) std::cout << fmt::format("report: {}\n", (fs::path(out_dir) / "report.html").string());
   return failed ? kExpectationFailed : kOk;
 }
 
@@ -222,7 +259,34 @@ int cmd_conformance(const std::vector<std::string>& files) {
   return failed > 0 ? kExpectationFailed : kOk;
 }
 
-int cmd_bench(const std::string& what, std::uint64_t events) {
+struct ScaleArgs {
+  std::string protocol = "consumer";
+  std::string sizes = "100x1000,1000x10000";
+  std::int64_t virtual_ms = 120000;
+};
+
+int cmd_bench(const std::string& what, std::uint64_t events, const ScaleArgs& scale) {
+  if (what == "scale") {
+    std::vector<ScaleSize> sizes;
+    try {
+      sizes = parse_scale_sizes(scale.sizes);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "rebalance-sim bench scale: " << e.what() << "\n";
+      return kBadInput;
+    }
+    if (std::find(protocol_variants().begin(), protocol_variants().end(), scale.protocol) ==
+            protocol_variants().end() ||
+        !variant_supported(scale.protocol)) {
+      std::cerr << "rebalance-sim bench scale: --protocol: unknown variant \"" << scale.protocol << "\"\n";
+      return kBadInput;
+    }
+    if (scale.virtual_ms < 10000) {
+      std::cerr << "rebalance-sim bench scale: --virtual-ms: must be >= 10000, got " << scale.virtual_ms << "\n";
+      return kBadInput;
+    }
+    std::cout << run_scale_bench(sizes, scale.protocol, scale.virtual_ms) << std::flush;
+    return kOk;
+  }
   if (what == "assignors") {
     std::cout << assignors::run_client_assignor_bench() << "\n" << assignors::run_server_assignor_bench() << "\n";
     return kOk;
@@ -234,7 +298,7 @@ int cmd_bench(const std::string& what, std::uint64_t events) {
         r.events, r.kernel_events_per_sec / 1e6, r.bare_events_per_sec / 1e6, r.ratio());
     return kOk;
   }
-  std::cerr << "rebalance-sim bench: unknown benchmark \"" << what << "\" (try: kernel, assignors)\n";
+  std::cerr << "rebalance-sim bench: unknown benchmark \"" << what << "\" (try: kernel, assignors, scale)\n";
   return kBadInput;
 }
 
@@ -266,6 +330,13 @@ int main_impl(int argc, char** argv, bool parse_only) {
   run->add_option("--seed", seed, "random seed (default: the scenario's `seed`)")
       ->check(non_negative_integer(UINT64_MAX));
   run->add_option("--out", out_dir, "output directory (default: out/<scenario name>, the name made one safe folder name)");
+  std::string trace_level = "standard";
+  run->add_option("--trace", trace_level,
+                  "trace detail: standard (default: what summary and reports read), full (also every Fetch rpc), "
+                  "none (only summary.json)")
+      ->check(CLI::IsMember({"full", "standard", "none"}));
+  bool quiet = false;
+  run->add_flag("--quiet", quiet, "print nothing but errors (no per-variant lines, no progress)");
   FormatArgs run_formats;
   add_format_options(run, run_formats);
   RunChecks run_checks;
@@ -311,9 +382,13 @@ int main_impl(int argc, char** argv, bool parse_only) {
   assign->add_flag("--json", assign_request.json, "machine-readable output");
   assign->footer("Example: rebalance-sim assign scenarios/assign/uniform-heterogeneous.json --json");
 
-  auto* bench = app.add_subcommand("bench", "benchmarks (not tests): kernel, assignors");
-  bench->add_option("what", bench_what, "which benchmark: kernel (event rate) or assignors");
+  auto* bench = app.add_subcommand("bench", "benchmarks (not tests): kernel, assignors, scale");
+  bench->add_option("what", bench_what, "which benchmark: kernel (event rate), assignors, scale (the simulator on N consumers x P partitions)");
   bench->add_option("--events", bench_events, "events to fire (kernel)")->check(non_negative_integer(UINT64_MAX));
+  ScaleArgs scale_args;
+  bench->add_option("--protocol", scale_args.protocol, "scale: protocol variant (default consumer)");
+  bench->add_option("--sizes", scale_args.sizes, "scale: CONSUMERSxPARTITIONS,... (default 100x1000,1000x10000)");
+  bench->add_option("--virtual-ms", scale_args.virtual_ms, "scale: virtual time per size (default 120000)");
   bench->footer("Example: rebalance-sim bench kernel --events 20000000");
 
   InspectArgs inspect_args;
@@ -376,14 +451,15 @@ int main_impl(int argc, char** argv, bool parse_only) {
   if (parse_only) return kOk;
   try {
     if (inject_bug == "skip-revocation") injected_bugs().skip_revocation = true;
-    if (run->parsed()) return cmd_run(file, protocols, seed, out_dir, run_formats, run_checks);
+    if (run->parsed())
+      return cmd_run(file, protocols, seed, out_dir, *parse_trace_level(trace_level), quiet, run_formats, run_checks);
     if (explore->parsed()) return cmd_explore(explore_args);
     if (shrink->parsed()) return cmd_shrink(shrink_args);
     if (report->parsed()) return cmd_report(report_dir, report_formats);
     if (explain->parsed()) return cmd_explain(explain_args);
     if (check->parsed()) return cmd_check(check_args);
     if (validate->parsed()) return cmd_validate(file);
-    if (bench->parsed()) return cmd_bench(bench_what, bench_events);
+    if (bench->parsed()) return cmd_bench(bench_what, bench_events, scale_args);
     if (conformance->parsed()) return cmd_conformance(vector_files);
     if (assign->parsed()) {
       if (!assign_assignor.empty()) assign_request.assignor = assign_assignor;

@@ -151,7 +151,10 @@ int cmd_compare(const CompareArgs& args) {
       real.push_back(compare::facts_of(read_trace(dir / "trace.jsonl")));
       dirs.push_back(dir.string());
     }
-    const auto outputs = run_variants(spec, {v}, std::nullopt);
+    RunOptions keep;  // the whole trace, in memory, as the simulator writes it at full detail
+    keep.level = TraceLevel::Full;
+    keep.keep_trace = true;
+    const auto outputs = run_variants(spec, {v}, std::nullopt, keep);
     std::vector<nlohmann::json> sim_trace = compare::parse_jsonl(outputs.at(0).trace_jsonl, "simulator trace");
     const auto c = compare::compare_variant(v, compare::facts_of(sim_trace), real, dirs, args.tolerances);
     const std::string table = compare::render_table(spec.name, c);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "models/protocol/trace_jsonl.hpp"
 #include "reports/summary.hpp"
 
 namespace rsim::cli {
@@ -226,43 +227,66 @@ double ms_of_us(std::int64_t us) { return static_cast<double>(us) / 1000.0; }
 /// A difference as people write it: rounded to the microsecond, shortest form (17.188, 10).
 std::string num(double d) { return fmt::format("{}", std::round(d * 1e6) / 1e6); }
 
-ExpectResult check_order(const ExpectSpec& x, const std::vector<std::string>& trace_lines) {
-  ExpectResult r;
-  r.metric = "order";
-  r.op = "order";
-  r.expected = {{"first", x.first}, {"then", x.then}};
-  const std::int64_t from = x.from_ms.value_or(0) * 1000;
-  const std::int64_t to = x.to_ms ? *x.to_ms * 1000 : INT64_MAX;
+}  // namespace
+
+/// An order check followed event by event: the first event matching `first` in the window, then
+/// the first matching `then` after it.
+struct OrderState {
+  const ExpectSpec* x = nullptr;
+  std::int64_t from = 0, to = INT64_MAX;
   std::optional<std::int64_t> first_at, then_at, then_before;
-  for (const auto& line : trace_lines) {
-    const json e = json::parse(line);
-    const std::int64_t t = e.at("t_us").get<std::int64_t>();
-    if (t < from) continue;
-    if (t >= to) break;
+  bool done = false;
+
+  explicit OrderState(const ExpectSpec& spec)
+      : x(&spec), from(spec.from_ms.value_or(0) * 1000), to(spec.to_ms ? *spec.to_ms * 1000 : INT64_MAX) {}
+
+  /// Whether the event at `t` of kind `type` can matter (before building its JSON).
+  bool wants(std::int64_t t, std::string_view type) {
+    if (done || t < from) return false;
+    if (t >= to) {
+      done = true;
+      return false;
+    }
+    const json& next = first_at ? x->then : x->first;
+    const auto want_type = [&](const json& m) {
+      const auto it = m.find("type");
+      return it == m.end() || !it->is_string() || it->get_ref<const std::string&>() == type;
+    };
+    return want_type(next) || (!first_at && !then_before && want_type(x->then));
+  }
+  void on(std::int64_t t, const json& e) {
     if (!first_at) {
-      if (matches(e, x.first)) first_at = t;
-      else if (!then_before && matches(e, x.then)) then_before = t;
-      continue;
+      if (matches(e, x->first)) first_at = t;
+      else if (!then_before && matches(e, x->then)) then_before = t;
+      return;
     }
-    if (matches(e, x.then)) {
+    if (matches(e, x->then)) {
       then_at = t;
-      break;
+      done = true;
     }
   }
-  r.at_us = then_at.value_or(first_at.value_or(0));
-  if (!first_at) {
-    r.actual = nullptr;
-    r.detail = "no event matches `first`";
-  } else if (!then_at) {
-    r.actual = {{"first_ms", ms_of_us(*first_at)}, {"then_ms", nullptr}};
-    r.detail = then_before ? fmt::format("`then` happened only before `first` (at {} ms)", ms_of_us(*then_before))
-                           : "no event matching `then` follows `first`";
-  } else {
-    r.actual = {{"first_ms", ms_of_us(*first_at)}, {"then_ms", ms_of_us(*then_at)}};
-    r.passed = true;
+  ExpectResult result() const {
+    ExpectResult r;
+    r.metric = "order";
+    r.op = "order";
+    r.expected = {{"first", x->first}, {"then", x->then}};
+    r.at_us = then_at.value_or(first_at.value_or(0));
+    if (!first_at) {
+      r.actual = nullptr;
+      r.detail = "no event matches `first`";
+    } else if (!then_at) {
+      r.actual = {{"first_ms", ms_of_us(*first_at)}, {"then_ms", nullptr}};
+      r.detail = then_before ? fmt::format("`then` happened only before `first` (at {} ms)", ms_of_us(*then_before))
+                             : "no event matching `then` follows `first`";
+    } else {
+      r.actual = {{"first_ms", ms_of_us(*first_at)}, {"then_ms", ms_of_us(*then_at)}};
+      r.passed = true;
+    }
+    return r;
   }
-  return r;
-}
+};
+
+namespace {
 
 bool compare(const std::string& op, const json& a, const json& v, std::optional<double> tolerance, std::string& detail) {
   if (op == "==") return a.is_number() && v.is_number() ? a.get<double>() == v.get<double>() : a == v;
@@ -369,32 +393,70 @@ ScenarioSpec load_checked_scenario(const std::string& path) {
   return spec;
 }
 
-std::vector<ExpectResult> check_expectations(const ScenarioSpec& spec, const std::string& protocol,
-                                             const ojson& summary, const std::vector<std::string>& trace_lines) {
-  std::vector<ExpectResult> out;
-  std::map<std::pair<std::int64_t, std::int64_t>, ojson> windows;
-  const std::int64_t run_end_us = spec.duration.count();
+/// Follows every order check of the run.
+class ExpectationSinks::OrderSink final : public TraceSink {
+ public:
+  explicit OrderSink(std::vector<OrderState>& orders) : orders_(orders) {}
+  void on_event(sim::SimTime t, const trace::Event& e) override {
+    const std::string_view type = trace::type_of(e);
+    std::optional<json> line;
+    for (auto& o : orders_) {
+      if (!o.wants(t.count(), type)) continue;
+      if (!line) line = json(trace::to_json(t, e));
+      o.on(t.count(), *line);
+    }
+  }
+
+ private:
+  std::vector<OrderState>& orders_;
+};
+
+ExpectationSinks::ExpectationSinks(const ScenarioSpec& spec, const std::string& protocol,
+                                   const reports::SummaryInputs& inputs)
+    : spec_(spec), protocol_(protocol) {
   for (const auto& x : spec.expect) {
     if (x.protocol && *x.protocol != protocol) continue;
+    if (x.order) {
+      orders_.emplace_back(x);
+      continue;
+    }
+    if (!x.from_ms && !x.to_ms) continue;
+    const std::pair<std::int64_t, std::int64_t> key{x.from_ms.value_or(0), x.to_ms.value_or(-1)};
+    if (windows_.count(key) > 0) continue;
+    reports::SummaryInputs in;
+    in.scenario = inputs.scenario;
+    in.protocol = protocol;
+    in.seed = inputs.seed;
+    if (x.from_ms) in.from_us = *x.from_ms * 1000;
+    if (x.to_ms) in.to_us = *x.to_ms * 1000;
+    windows_.emplace(key, std::make_unique<reports::SummarySink>(in));
+  }
+  if (!orders_.empty()) order_sink_ = std::make_unique<OrderSink>(orders_);
+}
+
+ExpectationSinks::~ExpectationSinks() = default;
+
+std::vector<TraceSink*> ExpectationSinks::sinks() {
+  std::vector<TraceSink*> out;
+  for (auto& [key, s] : windows_) out.push_back(s.get());
+  if (order_sink_) out.push_back(order_sink_.get());
+  return out;
+}
+
+std::vector<ExpectResult> ExpectationSinks::results(const ojson& summary) {
+  std::vector<ExpectResult> out;
+  std::map<std::pair<std::int64_t, std::int64_t>, ojson> windows;
+  for (auto& [key, s] : windows_) windows.emplace(key, s->finish());
+  const std::int64_t run_end_us = spec_.duration.count();
+  std::size_t order = 0;
+  for (const auto& x : spec_.expect) {
+    if (x.protocol && *x.protocol != protocol_) continue;
     ExpectResult r;
     if (x.order) {
-      r = check_order(x, trace_lines);
+      r = orders_.at(order++).result();
     } else {
       const ojson* s = &summary;
-      if (x.from_ms || x.to_ms) {
-        const std::pair<std::int64_t, std::int64_t> key{x.from_ms.value_or(0), x.to_ms.value_or(-1)};
-        auto it = windows.find(key);
-        if (it == windows.end()) {
-          reports::SummaryInputs in;
-          in.scenario = summary.value("scenario", "");
-          in.protocol = protocol;
-          in.seed = summary.value("seed", std::uint64_t{0});
-          if (x.from_ms) in.from_us = *x.from_ms * 1000;
-          if (x.to_ms) in.to_us = *x.to_ms * 1000;
-          it = windows.emplace(key, reports::summarize(trace_lines, in)).first;
-        }
-        s = &it->second;
-      }
+      if (x.from_ms || x.to_ms) s = &windows.at({x.from_ms.value_or(0), x.to_ms.value_or(-1)});
       r.metric = effective_path(x);
       r.op = x.op;
       r.expected = x.value;
@@ -408,12 +470,31 @@ std::vector<ExpectResult> check_expectations(const ScenarioSpec& spec, const std
       r.at_us = x.to_ms ? *x.to_ms * 1000 : run_end_us;
     }
     r.index = x.index;
-    r.protocol = protocol;
+    r.protocol = protocol_;
     r.what = what_of(x);
     r.message = x.message;
     out.push_back(std::move(r));
   }
   return out;
+}
+
+std::vector<ExpectResult> check_expectations(const ScenarioSpec& spec, const std::string& protocol,
+                                             const ojson& summary, const std::vector<std::string>& trace_lines) {
+  reports::SummaryInputs in;
+  in.scenario = summary.value("scenario", "");
+  in.protocol = protocol;
+  in.seed = summary.value("seed", std::uint64_t{0});
+  ExpectationSinks sinks(spec, protocol, in);
+  const auto all = sinks.sinks();
+  if (!all.empty()) {
+    trace::ReadStorage st;
+    sim::SimTime t{0};
+    for (const auto& line : trace_lines) {
+      const trace::Event e = trace::parse_jsonl(line, st, t);
+      for (auto* s : all) s->on_event(t, e);
+    }
+  }
+  return sinks.results(summary);
 }
 
 }  // namespace rsim::cli

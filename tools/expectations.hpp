@@ -2,12 +2,15 @@
 // (with consumer/partition selectors and from_ms/to_ms windows), the ops (==, !=, <, <=, >, >=,
 // within, between) and orderings of trace events. Knows summary.json's shape, no model class.
 #pragma once
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "models/scenario/scenario.hpp"
+#include "reports/summary.hpp"
 
 namespace rsim::cli {
 
@@ -35,6 +38,27 @@ std::vector<std::string> expectation_problems(const ScenarioSpec& spec);
 
 /// load_scenario_file() plus expectation_problems(): throws ScenarioError listing them all.
 ScenarioSpec load_checked_scenario(const std::string& path);
+
+/// What the expect entries of one variant need while it runs: a summary per from_ms/to_ms
+/// window, and the order checks followed event by event. Attach sinks() to the run, then
+/// results() with the whole-run summary.
+class ExpectationSinks {
+ public:
+  ExpectationSinks(const ScenarioSpec& spec, const std::string& protocol, const reports::SummaryInputs& inputs);
+  ~ExpectationSinks();
+  ExpectationSinks(const ExpectationSinks&) = delete;
+  ExpectationSinks& operator=(const ExpectationSinks&) = delete;
+  std::vector<TraceSink*> sinks();
+  std::vector<ExpectResult> results(const nlohmann::ordered_json& summary);
+
+ private:
+  class OrderSink;
+  const ScenarioSpec& spec_;
+  std::string protocol_;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::unique_ptr<reports::SummarySink>> windows_;
+  std::vector<struct OrderState> orders_;
+  std::unique_ptr<OrderSink> order_sink_;
+};
 
 /// Evaluates the expect entries that apply to `protocol`. `summary` is the whole-run summary;
 /// windows are recomputed from `trace_lines`.

@@ -10,6 +10,7 @@
 #include "models/protocol/config.hpp"
 #include "models/coordinator/group_coordinator.hpp"
 #include "models/scenario/scenario.hpp"
+#include "models/protocol/trace_jsonl.hpp"
 #include "models/scenario/world.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/inspect.hpp"
@@ -20,6 +21,27 @@ namespace rsim::cli {
 namespace {
 
 constexpr int kOk = 0;
+
+/// Keeps, as trace.jsonl lines, only the log records (`record`, or `share_state.record`) of one
+/// partition of __consumer_offsets (or __share_group_state): the full log dump-log prints, read
+/// from the streamed trace (the coordinator keeps only its compacted state).
+class PartitionRecordsSink final : public TraceSink {
+ public:
+  PartitionRecordsSink(std::int32_t partition, std::string_view type) : partition_(partition), type_(type) {}
+  void on_event(sim::SimTime t, const trace::Event& e) override {
+    if (trace::type_of(e) != type_) return;
+    if (const auto* r = std::get_if<trace::Record>(&e); r != nullptr && r->partition != partition_) return;
+    std::string line;
+    trace::append_jsonl(line, t, e);
+    lines_.push_back(std::move(line));
+  }
+  const std::vector<std::string>& lines() const { return lines_; }
+
+ private:
+  std::int32_t partition_;
+  std::string_view type_;
+  std::vector<std::string> lines_;
+};
 
 std::string chosen_protocol(const ScenarioSpec& spec, const std::string& asked) {
   const std::string protocol = asked.empty() ? spec.protocols.front() : asked;
@@ -100,13 +122,14 @@ int cmd_dump_log(const InspectArgs& args) {
         spec.source_path,
         {fmt::format("--partition: {} has {} partitions (0..{}), got {}", topic,
                      partitions, partitions - 1, args.partition)});
-  const auto run = run_scenario(spec, protocol, args.seed.value_or(spec.seed));
+  PartitionRecordsSink records(args.partition, args.share_group_state ? "share_state.record" : "record");
+  run_scenario(spec, protocol, args.seed.value_or(spec.seed), {&records});
   if (args.share_group_state) {
-    for (const auto& line : inspect::dump_share_state_partition(run.trace_lines, args.partition))
+    for (const auto& line : inspect::dump_share_state_partition(records.lines(), args.partition))
       std::cout << line << "\n";
     return kOk;
   }
-  const auto lines = inspect::dump_offsets_partition(run.trace_lines, args.partition);
+  const auto lines = inspect::dump_offsets_partition(records.lines(), args.partition);
   for (const auto& line : lines) std::cout << line << "\n";
   // Only the header: say where each group of the scenario keeps its records instead.
   if (lines.size() <= 2) {

@@ -154,7 +154,10 @@ int cmd_explain(const ExplainArgs& args) {
     variants = read_run_dir(args.target);
   } else {
     const ScenarioSpec spec = load_scenario_file(args.target);
-    for (auto& o : run_variants(spec, args.protocols, args.seed))
+    RunOptions keep;
+    keep.level = TraceLevel::Full;
+    keep.keep_trace = true;
+    for (auto& o : run_variants(spec, args.protocols, args.seed, keep))
       variants.push_back(VariantText{o.protocol, std::move(o.trace_jsonl), o.summary.dump(2)});
   }
   for (const auto& tl : timelines(variants)) std::cout << reports::explain_text(tl);

@@ -2,24 +2,81 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "build_info.hpp"
+#include "models/protocol/trace_jsonl.hpp"
 #include "models/scenario/world.hpp"
 #include "reports/share_summary.hpp"
 #include "reports/summary.hpp"
+#include "tools/progress.hpp"
 #include "tools/staged_output.hpp"
 
 namespace rsim::cli {
 
 namespace fs = std::filesystem;
 
+std::optional<TraceLevel> parse_trace_level(const std::string& s) {
+  if (s == "full") return TraceLevel::Full;
+  if (s == "standard") return TraceLevel::Standard;
+  if (s == "none") return TraceLevel::None;
+  return std::nullopt;
+}
+
+namespace {
+
+reports::SummaryInputs summary_inputs(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed) {
+  reports::SummaryInputs in;
+  in.scenario = spec.name;
+  in.protocol = variant;
+  in.seed = seed;
+  in.produced_by = {{"simulator", "rebalance-sim"},
+                    {"version", build::kVersion},
+                    {"commit", build::kCommit},
+                    {"scenario_file", spec.source_path},
+                    {"scenario_sha256", spec.sha256}};
+  return in;
+}
+
+/// trace.jsonl streamed into the staging folder through a bounded buffer (fsynced on close).
+class StagedTraceSink final : public TraceSink {
+ public:
+  static constexpr std::size_t kBuffer = 1 << 16;
+  StagedTraceSink(const fs::path& path, std::uint64_t max_bytes) : file_(path), bound_(max_bytes) {
+    buffer_.reserve(kBuffer + 4096);
+  }
+  void on_event(sim::SimTime t, const trace::Event& e) override {
+    const std::size_t start = buffer_.size();
+    trace::append_jsonl(buffer_, t, e);
+    buffer_ += '\n';
+    bound_.add(t, std::string_view(buffer_).substr(start));
+    if (buffer_.size() >= kBuffer) flush();
+  }
+  void close() {
+    flush();
+    file_.close();
+  }
+  std::uint64_t bytes() const { return bound_.bytes(); }
+
+ private:
+  void flush() {
+    file_.append(buffer_);
+    buffer_.clear();
+  }
+  OutputFile file_;
+  trace::TraceByteBound bound_;
+  std::string buffer_;
+};
+
+}  // namespace
+
 std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
                                         const std::vector<std::string>& protocols,
-                                        std::optional<std::uint64_t> seed,
-                                        const sim::WatchdogLimits& limits) {
+                                        std::optional<std::uint64_t> seed, const RunOptions& options) {
+  const TraceLevel level = options.level;
   const std::vector<std::string>& variants = protocols.empty() ? spec.protocols : protocols;
   std::vector<std::string> problems;
   for (const auto& v : variants)
@@ -32,25 +89,50 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
   std::vector<VariantOutput> out;
   const std::uint64_t s = seed.value_or(spec.seed);
   for (const auto& v : variants) {
-    RunResult result = run_scenario(spec, v, s, limits);
     VariantOutput o;
     o.protocol = v;
-    for (const auto& line : result.trace_lines) {
-      o.trace_jsonl += line;
-      o.trace_jsonl += '\n';
+    const reports::SummaryInputs inputs = summary_inputs(spec, v, s);
+    reports::SummarySink summary(inputs);
+    std::vector<TraceSink*> sinks{&summary};
+    std::optional<reports::ShareSummarySink> share;
+    if (v == "share") {
+      share.emplace();
+      sinks.push_back(&*share);
     }
-    reports::SummaryInputs in;
-    in.scenario = spec.name;
-    in.protocol = v;
-    in.seed = s;
-    in.produced_by = {{"simulator", "rebalance-sim"},
-                      {"version", build::kVersion},
-                      {"commit", build::kCommit},
-                      {"scenario_file", spec.source_path},
-                      {"scenario_sha256", spec.sha256}};
-    o.summary = reports::summarize(result.trace_lines, in);
-    reports::add_share_metrics(result.trace_lines, o.summary);
-    o.expectations = check_expectations(spec, v, o.summary, result.trace_lines);
+    ExpectationSinks expect(spec, v, inputs);
+    for (auto* sink : expect.sinks()) sinks.push_back(sink);
+    std::optional<StagedTraceSink> jsonl;
+    std::optional<trace::JsonlLinesSink> kept;
+    if (options.keep_trace) {
+      kept.emplace();
+      kept->set_max_bytes(options.limits.max_trace_bytes);
+      sinks.push_back(&*kept);
+    }
+    std::optional<ProgressSink> progress_line;
+    if (options.progress) {
+      progress_line.emplace(fmt::format("{} [{}]", spec.name, v), spec.duration);
+      sinks.push_back(&*progress_line);
+    }
+    if (options.staged != nullptr && level != TraceLevel::None) {
+      jsonl.emplace(staged_trace_path(*options.staged, v), options.limits.max_trace_bytes);
+      sinks.push_back(&*jsonl);
+    }
+    o.events_fired = run_scenario(spec, v, s, sinks,
+                                  level == TraceLevel::Full ? trace::Detail::Full : trace::Detail::Standard,
+                                  options.limits);
+    if (progress_line) progress_line->finish();
+    if (kept)
+      for (const auto& line : kept->lines()) {
+        o.trace_jsonl += line;
+        o.trace_jsonl += '\n';
+      }
+    if (jsonl) {
+      jsonl->close();
+      o.trace_bytes = jsonl->bytes();
+    }
+    o.summary = summary.finish();
+    if (share) share->finish(o.summary);
+    o.expectations = expect.results(o.summary);
     nlohmann::ordered_json checks = nlohmann::ordered_json::array();
     for (const auto& e : o.expectations) {
       nlohmann::ordered_json c{{"index", e.index}, {"assertion", e.what}, {"metric", e.metric}, {"op", e.op},
@@ -60,25 +142,15 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
       checks.push_back(std::move(c));
     }
     o.summary["expectations"] = checks;
+    if (options.staged != nullptr)
+      options.staged->write_file(fs::path(v) / "summary.json", o.summary.dump(2) + "\n");
     out.push_back(std::move(o));
   }
   return out;
 }
 
-void stage_outputs(StagedOutput& out, const std::vector<VariantOutput>& outputs,
-                   const std::vector<std::pair<std::string, std::string>>& extra) {
-  for (const auto& o : outputs) {
-    out.write_file(fs::path(o.protocol) / "trace.jsonl", o.trace_jsonl);
-    out.write_file(fs::path(o.protocol) / "summary.json", o.summary.dump(2) + "\n");
-  }
-  for (const auto& [rel, bytes] : extra) out.write_file(fs::path(rel), bytes);
-}
-
-void write_outputs(const std::string& dir, const std::vector<VariantOutput>& outputs,
-                   const std::vector<std::pair<std::string, std::string>>& extra) {
-  StagedOutput out{fs::path(dir)};
-  stage_outputs(out, outputs, extra);
-  out.commit();
+fs::path staged_trace_path(StagedOutput& out, const std::string& protocol) {
+  return out.staged(fs::path(protocol) / "trace.jsonl");
 }
 
 }  // namespace rsim::cli

@@ -1,7 +1,11 @@
-// Running a scenario to files: every variant staged (fsynced) and moved into place only when
-// everything succeeded, and the expect checks over the summaries.
+// Running a scenario to files: the variants one at a time, each streaming its trace.jsonl into
+// the staging folder of a StagedOutput (fsynced, moved into place only when every write
+// succeeded) while its summary accumulates online, and the expect checks over the summaries.
+// Memory is the world's state: no trace is held.
 #pragma once
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -19,26 +23,36 @@ class StagedOutput;
 
 struct VariantOutput {
   std::string protocol;
-  std::string trace_jsonl;
   nlohmann::ordered_json summary;
   std::vector<ExpectResult> expectations;
+  std::uint64_t events_fired = 0;
+  std::uint64_t trace_bytes = 0;  // of trace.jsonl (0 when none was written)
+  std::string trace_jsonl;        // the whole trace, only with RunOptions::keep_trace
 };
 
-/// Runs each variant (the scenario's `protocols`, or `protocols` when not empty) under the
-/// kernel watchdog's `limits`.
+/// `--trace`: how much trace.jsonl keeps.
+enum class TraceLevel { Full, Standard, None };
+/// "full" | "standard" | "none"; nullopt for anything else.
+std::optional<TraceLevel> parse_trace_level(const std::string& s);
+
+struct RunOptions {
+  /// Where DIR/<protocol>/{trace.jsonl,summary.json} are staged (only summary.json at
+  /// TraceLevel::None); the caller commits. Null: nothing is written.
+  StagedOutput* staged = nullptr;
+  TraceLevel level = TraceLevel::Standard;
+  bool progress = false;    // a progress line on stderr while each variant runs (terminals)
+  bool keep_trace = false;  // also keep each trace in memory (in-process readers: explain)
+  sim::WatchdogLimits limits;  // the kernel watchdog's; max_trace_bytes bounds each trace.jsonl
+};
+
+/// Runs each variant (the scenario's `protocols`, or `protocols` when not empty), one at a time.
+/// Write failures are OutputError (naming the path); the watchdog's, sim::WatchdogTripped.
 std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
                                         const std::vector<std::string>& protocols,
                                         std::optional<std::uint64_t> seed,
-                                        const sim::WatchdogLimits& limits = {});
+                                        const RunOptions& options = {});
 
-/// Stages DIR/<protocol>/{trace.jsonl,summary.json} for every variant, and the `extra` files
-/// (paths relative to DIR, such as report.html or <protocol>/perfetto.json), in `out`.
-void stage_outputs(StagedOutput& out, const std::vector<VariantOutput>& outputs,
-                   const std::vector<std::pair<std::string, std::string>>& extra = {});
-
-/// The same into a staging folder of `dir`, then moved into place: all or nothing (staged,
-/// fsynced, renamed); throws OutputError naming the path that failed.
-void write_outputs(const std::string& dir, const std::vector<VariantOutput>& outputs,
-                   const std::vector<std::pair<std::string, std::string>>& extra = {});
+/// The staged path of a variant's trace.jsonl (to read it back before commit).
+std::filesystem::path staged_trace_path(StagedOutput& out, const std::string& protocol);
 
 }  // namespace rsim::cli

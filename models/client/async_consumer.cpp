@@ -72,7 +72,7 @@ const char* member_state_name(ConsumerMemberState s) {
   return "UNKNOWN";
 }
 
-AsyncConsumer::AsyncConsumer(sim::Kernel& kernel, sim::Tracer& tracer,
+AsyncConsumer::AsyncConsumer(sim::Kernel& kernel, Tracer& tracer,
                              sim::Network<Envelope>& network, const ClusterMetadata& cluster,
                              const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed,
                              Workload& workload, LagMonitor* lag)
@@ -157,16 +157,13 @@ void AsyncConsumer::start() {
   topics_ = spec_.topics;
   process_.start();
   member_id_ = generate_member_id();  // once per process, kept across fencing and rejoins
-  nlohmann::ordered_json topics = nlohmann::ordered_json::array();
-  for (const auto& t : topics_) topics.push_back(t);
-  nlohmann::ordered_json fields{{"consumer", spec_.name},
-                                {"group", config_.group_id},
-                                {"topics", topics},
-                                {"protocol", "consumer"},
-                                {"member_id", member_id_}};
   const sim::SimTime latency = draw_start_latency();
-  if (latency > sim::SimTime::zero()) fields["start_latency_ms"] = static_cast<double>(latency.count()) / 1000.0;
-  tracer_.emit("consumer.start", std::move(fields));
+  tracer_.publish(trace::ConsumerStart{.consumer = spec_.name,
+                                       .group = config_.group_id,
+                                       .topics = topics_,
+                                       .protocol = "consumer",
+                                       .member_id = member_id_,
+                                       .start_latency_ms = trace::start_latency_ms(latency)});
   subscription_updated_ = true;  // subscribe(): the first poll() joins
   next_auto_commit_ = sim::saturating_add(kernel_.now(), sim::ms(config_.auto_commit_interval_ms));
   last_poll_ = kernel_.now();
@@ -541,9 +538,8 @@ bool AsyncConsumer::in_group() const {
 void AsyncConsumer::transition(ConsumerMemberState to) {
   if (state_ == to) return;
   state_ = to;
-  tracer_.emit(
-      "consumer.member_state",
-      {{"consumer", spec_.name}, {"state", member_state_name(to)}, {"epoch", member_epoch_}});
+  tracer_.publish(
+      trace::ConsumerMemberState{.consumer = spec_.name, .state = member_state_name(to), .epoch = member_epoch_});
 }
 
 void AsyncConsumer::transition_to_joining() {
@@ -596,11 +592,11 @@ void AsyncConsumer::maybe_reconcile(bool can_commit) {
   rec_target_ = target;
   rec_added_ = added;
   rec_revoked_ = revoked;
-  tracer_.emit("consumer.reconcile", {{"consumer", spec_.name},
-                                      {"epoch", member_epoch_},
-                                      {"target", partition_list(target)},
-                                      {"added", partition_list(added)},
-                                      {"revoked", partition_list(revoked)}});
+  tracer_.publish(trace::ConsumerReconcile{.consumer = spec_.name,
+                                           .epoch = member_epoch_,
+                                           .target = target,
+                                           .added = added,
+                                           .revoked = revoked});
   // Revoked partitions stop fetching now (markPendingRevocationToPauseFetching).
   consumption_.mark_pending_revocation(revoked);
   // The commit of all consumed offsets, retried until the rebalance timeout.
@@ -638,8 +634,7 @@ void AsyncConsumer::abort_reconciliation() {
 }
 
 void AsyncConsumer::transition_to_fenced(ErrorCode why) {
-  tracer_.emit("consumer.fenced",
-               {{"consumer", spec_.name}, {"error", error_name(why)}, {"epoch", member_epoch_}});
+  tracer_.publish(trace::ConsumerFenced{.consumer = spec_.name, .error = error_name(why), .epoch = member_epoch_});
   abort_reconciliation();
   transition(State::FENCED);
   member_epoch_ = 0;
@@ -658,8 +653,8 @@ void AsyncConsumer::on_poll_timer_expired() {
   if (!process_.alive() || close_stage_ != CloseStage::None) return;
   if (kernel_.now() < sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms))) return;
   if (!in_group() || state_ == State::PREPARE_LEAVING || state_ == State::LEAVING) return;
-  tracer_.emit("consumer.poll_timeout",
-               {{"consumer", spec_.name}, {"max_poll_interval_ms", config_.max_poll_interval_ms}});
+  tracer_.publish(trace::ConsumerPollTimeout{.consumer = spec_.name,
+                                             .max_poll_interval_ms = config_.max_poll_interval_ms});
   // The member leaves at once (response ignored), becomes STALE and loses its partitions; the
   // next poll() rejoins.
   abort_reconciliation();
@@ -837,14 +832,12 @@ std::optional<std::int32_t> AsyncConsumer::send_offset_commit(const std::string&
   r.group_instance_id = config_.group_instance_id;
   r.offsets = consumption_.all_consumed();
   if (r.offsets.empty()) return std::nullopt;
-  nlohmann::ordered_json offsets = nlohmann::ordered_json::object();
-  for (const auto& o : r.offsets) offsets[o.partition.str()] = o.offset;
-  tracer_.emit("commit", {{"consumer", spec_.name},
-                          {"group", config_.group_id},
-                          {"phase", "sent"},
-                          {"purpose", purpose},
-                          {"generation", r.generation_id},
-                          {"offsets", offsets}});
+  tracer_.publish(trace::Commit{.consumer = spec_.name,
+                                .group = config_.group_id,
+                                .phase = "sent",
+                                .purpose = purpose,
+                                .generation = r.generation_id,
+                                .offsets = r.offsets});
   const std::int32_t epoch = r.generation_id;
   const std::int32_t id =
       send_request(*coordinator_, std::move(r), config_.request_timeout_ms, epoch);
@@ -858,11 +851,11 @@ void AsyncConsumer::on_offset_commit_response(const InFlight& req, const OffsetC
   if (e == ErrorCode::NOT_COORDINATOR || e == ErrorCode::COORDINATOR_NOT_AVAILABLE ||
       e == ErrorCode::REQUEST_TIMED_OUT)
     mark_coordinator_unknown(std::string(error_name(e)));
-  tracer_.emit("commit", {{"consumer", spec_.name},
-                          {"group", config_.group_id},
-                          {"phase", "completed"},
-                          {"purpose", purpose},
-                          {"error", error_name(e)}});
+  tracer_.publish(trace::Commit{.consumer = spec_.name,
+                                .group = config_.group_id,
+                                .phase = "completed",
+                                .purpose = purpose,
+                                .error = error_name(e)});
   // Kafka's RetriableException among the OffsetCommit errors (a disconnect included).
   const bool retriable = e == ErrorCode::COORDINATOR_LOAD_IN_PROGRESS ||
                          e == ErrorCode::NOT_COORDINATOR ||
@@ -923,9 +916,9 @@ void AsyncConsumer::update_fetch_positions() {
   if (!process_.alive()) return;
   // auto.offset.reset=none and no committed offset: poll() throws NoOffsetForPartitionException.
   if (const auto tp = consumption_.missing_offset()) {
-    tracer_.emit("consumer.error", {{"consumer", spec_.name},
-                                    {"error", "NoOffsetForPartitionException"},
-                                    {"where", "poll: " + tp->str()}});
+    tracer_.publish(trace::ConsumerError{.consumer = spec_.name,
+                                         .error = "NoOffsetForPartitionException",
+                                         .where = "poll: " + tp->str()});
     transition(State::FATAL);
     process_.kill();
     reset_client_state();
@@ -1003,9 +996,9 @@ void AsyncConsumer::on_offsets_for_leader_epoch_response(std::int32_t id,
 
 void AsyncConsumer::fail_fatally(ErrorCode error) {
   transition(State::FATAL);
-  tracer_.emit("consumer.error", {{"consumer", spec_.name},
-                                  {"error", error_name(error)},
-                                  {"where", "ConsumerGroupHeartbeat"}});
+  tracer_.publish(trace::ConsumerError{.consumer = spec_.name,
+                                       .error = error_name(error),
+                                       .where = "ConsumerGroupHeartbeat"});
   process_.kill();
   reset_client_state();
 }
@@ -1093,7 +1086,7 @@ void AsyncConsumer::set_owned(TopicPartitions owned) {
   consumption_.revoke(minus(owned_, owned));
   consumption_.assign(minus(owned, owned_));
   owned_ = std::move(owned);
-  tracer_.emit("assignment", {{"consumer", spec_.name}, {"owned", partition_list(owned_)}});
+  tracer_.publish(trace::Assignment{.consumer = spec_.name, .owned = owned_});
 }
 
 }  // namespace rsim

@@ -23,7 +23,7 @@
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
 #include "sim/rng.hpp"
-#include "sim/trace.hpp"
+#include "models/protocol/trace_events.hpp"
 
 namespace rsim {
 
@@ -47,7 +47,7 @@ const char* member_state_name(ConsumerMemberState s);
 
 class AsyncConsumer final : public ConsumerClient {
  public:
-  AsyncConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& network,
+  AsyncConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& network,
                 const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
                 std::uint64_t seed, Workload& workload, LagMonitor* lag);
   AsyncConsumer(const AsyncConsumer&) = delete;

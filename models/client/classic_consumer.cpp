@@ -26,7 +26,7 @@ bool retriable_coordinator_error(ErrorCode e) {
 }
 }  // namespace
 
-ClassicConsumer::ClassicConsumer(sim::Kernel& kernel, sim::Tracer& tracer,
+ClassicConsumer::ClassicConsumer(sim::Kernel& kernel, Tracer& tracer,
                                  sim::Network<Envelope>& network, const ClusterMetadata& cluster,
                                  const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed,
                                  Workload& workload, LagMonitor* lag)
@@ -107,15 +107,12 @@ void ClassicConsumer::start() {
   reset_client_state();
   topics_ = spec_.topics;
   process_.start();
-  nlohmann::ordered_json topics = nlohmann::ordered_json::array();
-  for (const auto& t : topics_) topics.push_back(t);
-  nlohmann::ordered_json fields{{"consumer", spec_.name},
-                                {"group", config_.group_id},
-                                {"topics", topics},
-                                {"protocol", cooperative_ ? "classic-cooperative" : "classic-eager"}};
   const sim::SimTime latency = draw_start_latency();
-  if (latency > sim::SimTime::zero()) fields["start_latency_ms"] = static_cast<double>(latency.count()) / 1000.0;
-  tracer_.emit("consumer.start", std::move(fields));
+  tracer_.publish(trace::ConsumerStart{.consumer = spec_.name,
+                                       .group = config_.group_id,
+                                       .topics = topics_,
+                                       .protocol = cooperative_ ? "classic-cooperative" : "classic-eager",
+                                       .start_latency_ms = trace::start_latency_ms(latency)});
   // The auto-commit timer starts when the consumer is built (CC:247-248).
   next_auto_commit_ = sim::saturating_add(kernel_.now(), sim::ms(config_.auto_commit_interval_ms));
   last_poll_ = kernel_.now();
@@ -135,7 +132,7 @@ void ClassicConsumer::refresh_metadata(const std::string& why) {
   if (fresh != metadata_) {
     nlohmann::ordered_json topics = nlohmann::ordered_json::object();
     for (const auto& [topic, n] : fresh) topics[topic] = n;
-    tracer_.emit("consumer.metadata", {{"consumer", spec_.name}, {"partitions", topics}, {"reason", why}});
+    tracer_.publish(trace::ConsumerMetadata{.consumer = spec_.name, .partitions = &topics, .reason = why});
   }
   metadata_ = std::move(fresh);
   // Metadata.timeToNextUpdate: the age limit, but never sooner than the refresh backoff
@@ -221,7 +218,7 @@ bool ClassicConsumer::coordinator_poll() {
   }
   if (state_ == MemberState::STABLE && !rejoin_needed_ && join_future_ == JoinFuture::None &&
       assignment_metadata_changed()) {
-    tracer_.emit("consumer.rejoin", {{"consumer", spec_.name}, {"reason", "cached metadata has changed"}});
+    tracer_.publish(trace::ConsumerRejoin{.consumer = spec_.name, .reason = "cached metadata has changed"});
     request_rejoin("cached metadata has changed");
   }
   if (rejoin_needed_ || join_future_ != JoinFuture::None) {
@@ -410,10 +407,8 @@ std::optional<std::int32_t> ClassicConsumer::send_offset_commit(const std::strin
   r.group_instance_id = config_.group_instance_id;
   r.offsets = consumption_.all_consumed();
   if (r.offsets.empty()) return std::nullopt;
-  nlohmann::ordered_json offsets = nlohmann::ordered_json::object();
-  for (const auto& o : r.offsets) offsets[o.partition.str()] = o.offset;
-  tracer_.emit("commit", {{"consumer", spec_.name}, {"group", config_.group_id}, {"phase", "sent"},
-                          {"purpose", purpose}, {"generation", generation_.id}, {"offsets", offsets}});
+  tracer_.publish(trace::Commit{.consumer = spec_.name, .group = config_.group_id, .phase = "sent",
+                                .purpose = purpose, .generation = generation_.id, .offsets = r.offsets});
   const std::int32_t id = send_request(*coordinator_, std::move(r), config_.request_timeout_ms);
   in_flight_.at(id).api = "OffsetCommit:" + purpose;
   return id;
@@ -438,9 +433,9 @@ void ClassicConsumer::update_fetch_positions(bool resumed) {
   // auto.offset.reset=none and no committed offset: poll() throws NoOffsetForPartitionException.
   if (const auto tp = consumption_.missing_offset()) {
     fatal_ = true;
-    tracer_.emit("consumer.error", {{"consumer", spec_.name},
-                                    {"error", "NoOffsetForPartitionException"},
-                                    {"where", "poll: " + tp->str()}});
+    tracer_.publish(trace::ConsumerError{.consumer = spec_.name,
+                                         .error = "NoOffsetForPartitionException",
+                                         .where = "poll: " + tp->str()});
     process_.kill();
     reset_client_state();
     return;
@@ -472,9 +467,9 @@ bool ClassicConsumer::commit_fails_locally(const std::string& purpose) {
   // A commit while the member is not in a stable generation fails locally (CC:1310-1331).
   if (state_ == MemberState::STABLE && generation_.id >= 0) return false;
   if (!consumption_.all_consumed().empty()) {
-    tracer_.emit("commit", {{"consumer", spec_.name}, {"group", config_.group_id}, {"phase", "failed"},
-                            {"purpose", purpose},
-                            {"error", rejoin_needed_ ? "REBALANCE_IN_PROGRESS" : "ILLEGAL_GENERATION"}});
+    tracer_.publish(trace::Commit{.consumer = spec_.name, .group = config_.group_id, .phase = "failed",
+                                  .purpose = purpose,
+                                  .error = rejoin_needed_ ? "REBALANCE_IN_PROGRESS" : "ILLEGAL_GENERATION"});
   }
   return true;
 }
@@ -652,8 +647,8 @@ void ClassicConsumer::on_heartbeat_tick() {
     return;
   }
   if (now >= sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms))) {
-    tracer_.emit("consumer.poll_timeout", {{"consumer", spec_.name},
-                                           {"max_poll_interval_ms", config_.max_poll_interval_ms}});
+    tracer_.publish(trace::ConsumerPollTimeout{.consumer = spec_.name,
+                                               .max_poll_interval_ms = config_.max_poll_interval_ms});
     maybe_leave_group("consumer poll timeout has expired.");
     return;
   }
@@ -934,8 +929,8 @@ void ClassicConsumer::on_offset_commit_response(const InFlight& req, const Offse
   if (e == ErrorCode::COORDINATOR_NOT_AVAILABLE || e == ErrorCode::NOT_COORDINATOR)
     mark_coordinator_unknown(std::string(error_name(e)));
   const bool retriable = retriable_coordinator_error(e) || e == ErrorCode::COORDINATOR_LOAD_IN_PROGRESS;
-  tracer_.emit("commit", {{"consumer", spec_.name}, {"group", config_.group_id}, {"phase", "completed"},
-                          {"purpose", purpose}, {"error", error_name(e)}});
+  tracer_.publish(trace::Commit{.consumer = spec_.name, .group = config_.group_id, .phase = "completed",
+                                .purpose = purpose, .error = error_name(e)});
   if (purpose == "commitSync") {
     if (!commit_sync_waiting_) return;
     // commitSync retries retriable errors until default.api.timeout.ms; any other error is
@@ -993,16 +988,16 @@ void ClassicConsumer::set_owned(TopicPartitions owned) {
   consumption_.revoke(minus(owned_, owned));
   consumption_.assign(minus(owned, owned_));
   if (owned == owned_) {
-    tracer_.emit("assignment", {{"consumer", spec_.name}, {"owned", partition_list(owned_)}});
+    tracer_.publish(trace::Assignment{.consumer = spec_.name, .owned = owned_});
     return;
   }
   owned_ = std::move(owned);
-  tracer_.emit("assignment", {{"consumer", spec_.name}, {"owned", partition_list(owned_)}});
+  tracer_.publish(trace::Assignment{.consumer = spec_.name, .owned = owned_});
 }
 
 void ClassicConsumer::reset_generation(bool reset_member_id, const std::string& why) {
-  tracer_.emit("consumer.generation_reset", {{"consumer", spec_.name}, {"reason", why},
-                                             {"member_id_reset", reset_member_id}});
+  tracer_.publish(trace::ConsumerGenerationReset{.consumer = spec_.name, .reason = why,
+                                                 .member_id_reset = reset_member_id});
   const std::string member_id = reset_member_id ? "" : generation_.member_id;
   generation_ = Generation{-1, member_id, ""};
   state_ = MemberState::UNJOINED;
@@ -1018,7 +1013,7 @@ void ClassicConsumer::request_rejoin(const std::string&) { rejoin_needed_ = true
 
 void ClassicConsumer::fail_fatally(ErrorCode error, const std::string& where) {
   fatal_ = true;
-  tracer_.emit("consumer.error", {{"consumer", spec_.name}, {"error", error_name(error)}, {"where", where}});
+  tracer_.publish(trace::ConsumerError{.consumer = spec_.name, .error = error_name(error), .where = where});
   process_.kill();
   reset_client_state();
 }

@@ -23,7 +23,7 @@
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
 #include "sim/rng.hpp"
-#include "sim/trace.hpp"
+#include "models/protocol/trace_events.hpp"
 
 namespace rsim {
 
@@ -34,7 +34,7 @@ enum class MemberState { UNJOINED, PREPARING_REBALANCE, COMPLETING_REBALANCE, ST
 
 class ClassicConsumer final : public ConsumerClient {
  public:
-  ClassicConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& network,
+  ClassicConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& network,
                   const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
                   std::uint64_t seed, Workload& workload, LagMonitor* lag);
   ClassicConsumer(const ClassicConsumer&) = delete;

@@ -7,7 +7,7 @@
 
 namespace rsim {
 
-ConsumerClient::ConsumerClient(sim::Kernel& kernel, sim::Tracer& tracer,
+ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
                                sim::Network<Envelope>& network, const ClusterMetadata& cluster,
                                const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed,
                                Workload& workload, LagMonitor* lag, const char* network_thread)
@@ -48,7 +48,7 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, sim::Tracer& tracer,
       pause_end_timer_(kernel,
                        [this] {
                          if (!process_.alive()) return;
-                         tracer_.emit("consumer.resume", {{"consumer", spec_.name}});
+                         tracer_.publish(trace::ConsumerResume{.consumer = spec_.name});
                          process_.resume();
                        }),
       restart_timer_(kernel,
@@ -147,7 +147,7 @@ void ConsumerClient::refresh_leaders(const std::string& why) {
   });
   known_leaders_ = cluster_.data_leaders;
   if (!moved.empty())
-    tracer_.emit("consumer.leaders", {{"consumer", spec_.name}, {"leaders", moved}, {"reason", why}});
+    tracer_.publish(trace::ConsumerLeaders{.consumer = spec_.name, .leaders = &moved, .reason = why});
   // A leader that is still down (crashed, not yet fenced by the controller) or missing: the
   // next Fetch fails to connect, and the client asks again after a longer backoff.
   bool unknown = false;
@@ -180,19 +180,17 @@ void ConsumerClient::on_leaders_changed() {
 }
 
 void ConsumerClient::on_fetch_errors() {
-  nlohmann::ordered_json partitions = nlohmann::ordered_json::array();
+  std::vector<TopicPartition> partitions;
   std::optional<sim::NodeId> from;
   consumption_.for_each_assigned([&](const TopicPartition& tp) {
     const auto b = partition_leader_index(tp);
     if (cluster_.broker_down[b] || static_cast<std::int32_t>(b) == cluster_.data_leader(tp)) return;
     if (!from) from = cluster_.broker_nodes[b];
-    if (cluster_.broker_nodes[b] == *from) partitions.push_back(tp.str());
+    if (cluster_.broker_nodes[b] == *from) partitions.push_back(tp);
   });
   if (!from) return;
-  tracer_.emit("fetch.error", {{"consumer", spec_.name},
-                               {"broker", network_.name(*from)},
-                               {"partitions", partitions},
-                               {"error", "NOT_LEADER_OR_FOLLOWER"}});
+  tracer_.publish(trace::FetchError{.consumer = spec_.name, .broker = network_.name(*from), .partitions = partitions,
+                                    .error = "NOT_LEADER_OR_FOLLOWER"});
   request_metadata_update("NOT_LEADER_OR_FOLLOWER");
   // Partitions of another stale broker answer in their own round trip.
   on_leaders_changed();
@@ -200,7 +198,7 @@ void ConsumerClient::on_fetch_errors() {
 
 void ConsumerClient::request_stop() {
   if (!process_.alive() || close_stage_ != CloseStage::None) return;
-  tracer_.emit("consumer.stop", {{"consumer", spec_.name}});
+  tracer_.publish(trace::ConsumerStop{.consumer = spec_.name});
   stop_requested_ = true;
   if (spec_.on_stop != StopMode::Wakeup) return;
   wakeup_pending_ = true;
@@ -211,7 +209,7 @@ bool ConsumerClient::maybe_trigger_wakeup() {
   if (!wakeup_pending_ || !in_poll_ || busy_ || !app_.runnable() || close_stage_ != CloseStage::None)
     return false;
   wakeup_pending_ = false;
-  tracer_.emit("consumer.wakeup", {{"consumer", spec_.name}, {"exception", "WakeupException"}});
+  tracer_.publish(trace::ConsumerWakeup{.consumer = spec_.name, .exception = "WakeupException"});
   in_poll_ = false;
   poll_return_timer_.cancel();
   fetch_wake_timer_.cancel();
@@ -222,7 +220,7 @@ bool ConsumerClient::maybe_trigger_wakeup() {
 
 void ConsumerClient::crash() {
   if (!process_.alive()) return;
-  tracer_.emit("consumer.crash", {{"consumer", spec_.name}});
+  tracer_.publish(trace::ConsumerCrash{.consumer = spec_.name});
   process_.kill();
   reset_client_state();
 }
@@ -244,7 +242,7 @@ void ConsumerClient::restart(sim::SimTime after, bool graceful, std::function<vo
 
 void ConsumerClient::stall(sim::SimTime duration) {
   if (!process_.alive()) return;
-  tracer_.emit("consumer.stall", {{"consumer", spec_.name}, {"for_ms", duration.count() / 1000}});
+  tracer_.publish(trace::ConsumerStall{.consumer = spec_.name, .for_ms = duration.count() / 1000});
   // The application is busy outside poll(): nothing of its thread runs until it returns.
   in_poll_ = false;
   poll_return_timer_.cancel();
@@ -255,7 +253,7 @@ void ConsumerClient::stall(sim::SimTime duration) {
 
 void ConsumerClient::pause(sim::SimTime duration) {
   if (!process_.alive()) return;
-  tracer_.emit("consumer.pause", {{"consumer", spec_.name}, {"for_ms", duration.count() / 1000}});
+  tracer_.publish(trace::ConsumerPause{.consumer = spec_.name, .for_ms = duration.count() / 1000});
   process_.pause();
   pause_end_timer_.arm(duration);
 }
@@ -295,7 +293,7 @@ void ConsumerClient::on_find_coordinator_response(const FindCoordinatorResponse&
 
 void ConsumerClient::mark_coordinator_unknown(const std::string& why) {
   if (!coordinator_) return;
-  tracer_.emit("consumer.coordinator_unknown", {{"consumer", spec_.name}, {"reason", why}});
+  tracer_.publish(trace::ConsumerCoordinatorUnknown{.consumer = spec_.name, .reason = why});
   const sim::NodeId old = *coordinator_;
   coordinator_.reset();
   // In-flight requests to the old coordinator fail with a disconnect.
@@ -310,18 +308,14 @@ void ConsumerClient::mark_coordinator_unknown(const std::string& why) {
 
 bool ConsumerClient::start_callback(const char* callback, const TopicPartitions& partitions,
                                     const sim::Distribution& duration) {
-  tracer_.emit("callback", {{"consumer", spec_.name},
-                            {"callback", callback},
-                            {"partitions", partition_list(partitions)},
-                            {"phase", "start"}});
+  tracer_.publish(trace::Callback{.consumer = spec_.name, .callback = callback, .partitions = partitions,
+                                  .phase = "start"});
   const sim::SimTime d = duration.sample(rng_);
   current_callback_ = callback;
   current_callback_partitions_ = partitions;
   if (d == sim::SimTime::zero()) {
-    tracer_.emit("callback", {{"consumer", spec_.name},
-                              {"callback", callback},
-                              {"partitions", partition_list(partitions)},
-                              {"phase", "end"}});
+    tracer_.publish(trace::Callback{.consumer = spec_.name, .callback = callback, .partitions = partitions,
+                                    .phase = "end"});
     return true;
   }
   busy_ = true;
@@ -331,10 +325,8 @@ bool ConsumerClient::start_callback(const char* callback, const TopicPartitions&
 
 bool ConsumerClient::end_callback() {
   busy_ = false;
-  tracer_.emit("callback", {{"consumer", spec_.name},
-                            {"callback", current_callback_},
-                            {"partitions", partition_list(current_callback_partitions_)},
-                            {"phase", "end"}});
+  tracer_.publish(trace::Callback{.consumer = spec_.name, .callback = current_callback_,
+                                  .partitions = current_callback_partitions_, .phase = "end"});
   if (close_stage_ == CloseStage::None) return false;
   continue_close();
   return true;
@@ -342,7 +334,7 @@ bool ConsumerClient::end_callback() {
 
 void ConsumerClient::finish_close() {
   close_stage_ = CloseStage::Closed;
-  tracer_.emit("consumer.closed", {{"consumer", spec_.name}});
+  tracer_.publish(trace::ConsumerClosed{.consumer = spec_.name});
   process_.kill();
   reset_client_state();
   if (restart_after_) {
@@ -519,8 +511,7 @@ void ConsumerClient::on_request_timeout_check() {
 }
 
 void ConsumerClient::disconnect(sim::NodeId node, const std::string& why) {
-  tracer_.emit("net.disconnect",
-               {{"consumer", spec_.name}, {"node", network_.name(node)}, {"reason", why}});
+  tracer_.publish(trace::NetDisconnect{.consumer = spec_.name, .node = network_.name(node), .reason = why});
   std::vector<std::pair<std::int32_t, InFlight>> failed;
   for (auto it = in_flight_.begin(); it != in_flight_.end();) {
     if (it->second.node == node) {
@@ -562,17 +553,13 @@ std::int64_t ConsumerClient::exponential_backoff_ms(int attempts) {
 
 void ConsumerClient::trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
                                std::int32_t id, const ErrorCode* error) {
-  nlohmann::ordered_json f{{"dir", dir},
-                           {"from", network_.name(from)},
-                           {"to", network_.name(to)},
-                           {"api", api},
-                           {"id", id}};
-  if (error != nullptr) f["error"] = error_name(*error);
+  if (!trace::wants(tracer_, trace::data_path_api(api) ? trace::Detail::Full : trace::Detail::Standard)) return;
+  trace::Rpc f{.dir = dir, .from = network_.name(from), .to = network_.name(to), .api = api, .id = id};
+  if (error != nullptr) f.error = error_name(*error);
   // A ConsumerGroupHeartbeat request also says its epoch and which optional fields it carries;
   // an OffsetFetch request the member epoch it carries (-1: none, and no member id).
-  if (error == nullptr && rpc_fields_.is_object())
-    for (const auto& [k, v] : rpc_fields_.items()) f[k] = v;
-  tracer_.emit("rpc", f);
+  if (error == nullptr && rpc_fields_.is_object()) f.extra.object = &rpc_fields_;
+  tracer_.publish(f);
 }
 
 }  // namespace rsim

@@ -18,7 +18,7 @@
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
 #include "sim/rng.hpp"
-#include "sim/trace.hpp"
+#include "models/protocol/trace_events.hpp"
 
 namespace rsim {
 
@@ -73,7 +73,7 @@ class ConsumerClient : public ConsumerModel {
 
   /// `network_thread` names the thread that owns the client's network node ("heartbeat" for
   /// the classic client, "network" for the KIP-848 one).
-  ConsumerClient(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& network,
+  ConsumerClient(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& network,
                  const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
                  std::uint64_t seed, Workload& workload, LagMonitor* lag, const char* network_thread);
   ~ConsumerClient() override = default;
@@ -192,7 +192,7 @@ class ConsumerClient : public ConsumerModel {
   virtual void on_metadata_response(const std::string& why) { refresh_leaders(why); }
 
   sim::Kernel& kernel_;
-  sim::Tracer& tracer_;
+  Tracer& tracer_;
   sim::Network<Envelope>& network_;
   const ClusterMetadata& cluster_;
   ConsumerSpec spec_;

@@ -8,7 +8,7 @@
 
 namespace rsim {
 
-RecordConsumption::RecordConsumption(sim::Kernel& kernel, sim::Tracer& tracer, Workload& workload,
+RecordConsumption::RecordConsumption(sim::Kernel& kernel, Tracer& tracer, Workload& workload,
                                      LagMonitor* lag, Options options, sim::Rng rng)
     : kernel_(kernel),
       tracer_(tracer),
@@ -82,12 +82,12 @@ void RecordConsumption::set_position(const TopicPartition& tp, Part& p, std::int
   p.lookup_in_flight = false;
   p.position = offset;
   p.offset_epoch = epoch;
-  tracer_.emit("position", {{"consumer", options_.consumer},
-                            {"group", options_.group},
-                            {"partition", tp.str()},
-                            {"offset", offset},
-                            {"source", source},
-                            {"state", state == State::Fetching ? "FETCHING" : "AWAIT_VALIDATION"}});
+  tracer_.publish(trace::Position{.consumer = options_.consumer,
+                                  .group = options_.group,
+                                  .partition = &tp,
+                                  .offset = offset,
+                                  .source = source,
+                                  .state = state == State::Fetching ? "FETCHING" : "AWAIT_VALIDATION"});
 }
 
 void RecordConsumption::on_committed(const std::vector<PartitionOffset>& offsets) {
@@ -205,15 +205,11 @@ std::optional<Batch> RecordConsumption::poll() {
   if (batch.records == 0) return std::nullopt;
   next_in_line_ = next ? next : std::optional<TopicPartition>(it->first);
   batch.id = ++batches_;
-  nlohmann::ordered_json ranges = nlohmann::ordered_json::array();
-  for (const auto& r : batch.ranges)
-    ranges.push_back(
-        {{"partition", r.partition.str()}, {"first_offset", r.first}, {"last_offset", r.last}});
-  tracer_.emit("records.fetched", {{"consumer", options_.consumer},
-                                   {"group", options_.group},
-                                   {"batch", batch.id},
-                                   {"count", batch.records},
-                                   {"ranges", ranges}});
+  tracer_.publish(trace::RecordsFetched{.consumer = options_.consumer,
+                                        .group = options_.group,
+                                        .batch = batch.id,
+                                        .count = batch.records,
+                                        .ranges = batch.ranges});
   return batch;
 }
 
@@ -242,10 +238,10 @@ sim::SimTime RecordConsumption::processing_time(const Batch& batch) {
 }
 
 void RecordConsumption::processed(const Batch& batch) {
-  tracer_.emit("records.processed", {{"consumer", options_.consumer},
-                                     {"group", options_.group},
-                                     {"batch", batch.id},
-                                     {"count", batch.records}});
+  tracer_.publish(trace::RecordsProcessed{.consumer = options_.consumer,
+                                          .group = options_.group,
+                                          .batch = batch.id,
+                                          .count = batch.records});
 }
 
 }  // namespace rsim

@@ -69,18 +69,13 @@
 #include "models/protocol/topic_partition.hpp"
 #include "sim/kernel.hpp"
 #include "sim/rng.hpp"
-#include "sim/trace.hpp"
+#include "models/protocol/trace_events.hpp"
 
 namespace rsim {
 
 class Workload;
 class LagMonitor;
 
-struct FetchedRange {
-  TopicPartition partition;
-  std::int64_t first = 0;  // offsets, inclusive
-  std::int64_t last = 0;
-};
 struct Batch {
   std::int64_t id = 0;  // the consumer's batch number, from 1
   std::vector<FetchedRange> ranges;
@@ -102,7 +97,7 @@ class RecordConsumption {
     /// Fetch answers at once and the answer crosses the link (empty: 0).
     std::function<sim::SimTime(const TopicPartition&)> fetch_delay;
   };
-  RecordConsumption(sim::Kernel& kernel, sim::Tracer& tracer, Workload& workload, LagMonitor* lag,
+  RecordConsumption(sim::Kernel& kernel, Tracer& tracer, Workload& workload, LagMonitor* lag,
                     Options options, sim::Rng rng);
   RecordConsumption(const RecordConsumption&) = delete;
   RecordConsumption& operator=(const RecordConsumption&) = delete;
@@ -188,7 +183,7 @@ class RecordConsumption {
   bool fetchable(const TopicPartition& tp, const Part& p) const;
 
   sim::Kernel& kernel_;
-  sim::Tracer& tracer_;
+  Tracer& tracer_;
   Workload& workload_;
   LagMonitor* lag_;
   Options options_;

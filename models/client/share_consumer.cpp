@@ -11,7 +11,7 @@ namespace {
 using ojson = nlohmann::ordered_json;
 }  // namespace
 
-ShareConsumer::ShareConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<ShareEnvelope>& net,
+ShareConsumer::ShareConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<ShareEnvelope>& net,
                              const ConsumerSpec& spec, ConsumerConfig config,
                              std::uint64_t seed, std::function<sim::NodeId(const TopicPartition&)> leader_of,
                              std::function<sim::NodeId()> coordinator)
@@ -72,8 +72,8 @@ void ShareConsumer::reset() {
 
 void ShareConsumer::send(sim::NodeId to, ShareMessage message) {
   const std::int32_t id = ++next_correlation_;
-  tracer_.emit("rpc", {{"dir", "send"}, {"from", spec_.name}, {"to", net_.name(to)},
-                       {"api", share_api_name(message)}, {"id", id}});
+  tracer_.publish(
+      trace::Rpc{.dir = "send", .from = spec_.name, .to = net_.name(to), .api = share_api_name(message), .id = id});
   net_.send(node_, to, ShareEnvelope{id, std::move(message)});
 }
 
@@ -82,18 +82,16 @@ void ShareConsumer::start() {
   reset();
   process_.start();
   member_id_ = new_member_id();
-  nlohmann::ordered_json fields{{"consumer", spec_.name}, {"group", spec_.group}, {"topics", topics_},
-                                {"protocol", "share"}, {"member_id", member_id_}};
   const sim::SimTime latency = spec_.start_latency.sample(start_rng_);
+  // start_latency_ms: subscribe() and the first poll() come that much later.
+  tracer_.publish(trace::ConsumerStart{.consumer = spec_.name, .group = spec_.group, .topics = topics_,
+                                       .protocol = "share", .member_id = member_id_,
+                                       .start_latency_ms = trace::start_latency_ms(latency)});
   if (latency > sim::SimTime::zero()) {
-    // start_latency_ms: subscribe() and the first poll() come that much later.
-    fields["start_latency_ms"] = static_cast<double>(latency.count()) / 1000.0;
-    tracer_.emit("consumer.start", fields);
     heartbeat_timer_.arm(latency);
     app_timer_.arm(latency);
     return;
   }
-  tracer_.emit("consumer.start", fields);
   heartbeat();
   app_timer_.arm(sim::SimTime::zero());
 }
@@ -140,7 +138,7 @@ void ShareConsumer::on_heartbeat_response(const ShareGroupHeartbeatResponse& r) 
     topics_changed_ = true;
     if (!assigned_.empty()) {
       assigned_.clear();
-      tracer_.emit("assignment", {{"consumer", spec_.name}, {"owned", ojson::array()}});
+      tracer_.publish(trace::Assignment{.consumer = spec_.name});
     }
     heartbeat();
     return;
@@ -157,7 +155,7 @@ void ShareConsumer::on_heartbeat_response(const ShareGroupHeartbeatResponse& r) 
     std::sort(next.begin(), next.end());
     if (next != assigned_) {
       assigned_ = std::move(next);
-      tracer_.emit("assignment", {{"consumer", spec_.name}, {"owned", partition_list(assigned_)}});
+      tracer_.publish(trace::Assignment{.consumer = spec_.name, .owned = assigned_});
       acknowledge = true;  // ShareMembershipManager sends the acknowledging heartbeat at once
     }
   }
@@ -224,15 +222,15 @@ void ShareConsumer::finish_batch() {
   const Batch b = *current_;
   current_.reset();
   const std::int64_t n = b.records.last_offset - b.records.first_offset + 1;
-  tracer_.emit("share.process", {{"consumer", spec_.name},
-                                 {"partition", b.partition.str()},
-                                 {"first_offset", b.records.first_offset},
-                                 {"last_offset", b.records.last_offset},
-                                 {"delivery_count", b.records.delivery_count},
-                                 {"records", n},
-                                 {"accepted", n - current_released_ - current_rejected_},
-                                 {"released", current_released_},
-                                 {"rejected", current_rejected_}});
+  tracer_.publish(trace::ShareProcess{.consumer = spec_.name,
+                                      .partition = &b.partition,
+                                      .first_offset = b.records.first_offset,
+                                      .last_offset = b.records.last_offset,
+                                      .delivery_count = b.records.delivery_count,
+                                      .records = n,
+                                      .accepted = n - current_released_ - current_rejected_,
+                                      .released = current_released_,
+                                      .rejected = current_rejected_});
   queue_acks(b.partition, std::move(current_acks_));
   current_acks_.clear();
   if (spec_.commit != CommitMode::Auto) flush_acks(leader_of_(b.partition));  // commitSync/Async
@@ -310,14 +308,14 @@ void ShareConsumer::on_fetch_response(sim::NodeId from, const ShareFetchResponse
 
 void ShareConsumer::on_message(sim::NodeId from, ShareEnvelope&& e) {
   if (!process_.alive()) return;
-  ojson f{{"dir", "recv"}, {"from", net_.name(from)}, {"to", spec_.name}, {"api", share_api_name(e.message)},
-          {"id", e.correlation_id}};
+  trace::Rpc f{.dir = "recv", .from = net_.name(from), .to = spec_.name, .api = share_api_name(e.message),
+               .id = e.correlation_id};
   std::visit(
       [&](const auto& m) {
-        if constexpr (requires { m.error; }) f["error"] = std::string(error_name(m.error));
+        if constexpr (requires { m.error; }) f.error = error_name(m.error);
       },
       e.message);
-  tracer_.emit("rpc", f);
+  tracer_.publish(f);
   if (const auto* hb = std::get_if<ShareGroupHeartbeatResponse>(&e.message)) {
     on_heartbeat_response(*hb);
   } else if (const auto* fetch = std::get_if<ShareFetchResponse>(&e.message)) {
@@ -339,7 +337,7 @@ void ShareConsumer::on_message(sim::NodeId from, ShareEnvelope&& e) {
 void ShareConsumer::request_stop() {
   if (!process_.alive() || stopping_) return;
   stopping_ = true;
-  tracer_.emit("consumer.stop", {{"consumer", spec_.name}});
+  tracer_.publish(trace::ConsumerStop{.consumer = spec_.name});
   // close() runs on the application thread once the current batch is done.
   if (!processing_) app_timer_.arm(sim::SimTime::zero());
 }
@@ -372,7 +370,7 @@ void ShareConsumer::close_sessions_and_leave() {
 }
 
 void ShareConsumer::finish_stop() {
-  tracer_.emit("consumer.closed", {{"consumer", spec_.name}});
+  tracer_.publish(trace::ConsumerClosed{.consumer = spec_.name});
   process_.kill();
   reset();
   if (restart_after_stop_) {
@@ -389,7 +387,7 @@ void ShareConsumer::crash() {
   // (ShareSessionCache's disconnect listener). Its membership still ends only with the session
   // timeout. A paused process or a cut network closes nothing: those records wait for their
   // acquisition locks to expire.
-  tracer_.emit("consumer.crash", {{"consumer", spec_.name}});
+  tracer_.publish(trace::ConsumerCrash{.consumer = spec_.name});
   for (const auto& [leader, s] : sessions_) {
     if (s.epoch != 0) net_.send(node_, leader, ShareEnvelope{0, ShareConnectionClosed{}});
   }
@@ -410,23 +408,23 @@ void ShareConsumer::restart(sim::SimTime after, bool graceful) {
 
 void ShareConsumer::stall(sim::SimTime duration) {
   if (!process_.alive()) return;
-  tracer_.emit("consumer.stall", {{"consumer", spec_.name}, {"for_ms", sim::to_ms(duration)}});
+  tracer_.publish(trace::ConsumerStall{.consumer = spec_.name, .for_ms = sim::to_ms(duration)});
   app_.stall();
   kernel_.schedule_closure_after(duration, [this, inc = process_.incarnation()] {
     if (process_.incarnation() != inc || !process_.alive()) return;
     app_.unstall();
-    tracer_.emit("consumer.resume", {{"consumer", spec_.name}, {"after", "stall"}});
+    tracer_.publish(trace::ConsumerResume{.consumer = spec_.name, .after = "stall"});
   });
 }
 
 void ShareConsumer::pause(sim::SimTime duration) {
   if (!process_.alive()) return;
-  tracer_.emit("consumer.pause", {{"consumer", spec_.name}, {"for_ms", sim::to_ms(duration)}});
+  tracer_.publish(trace::ConsumerPause{.consumer = spec_.name, .for_ms = sim::to_ms(duration)});
   process_.pause();
   kernel_.schedule_closure_after(duration, [this, inc = process_.incarnation()] {
     if (process_.incarnation() != inc || !process_.alive()) return;
     process_.resume();
-    tracer_.emit("consumer.resume", {{"consumer", spec_.name}, {"after", "pause"}});
+    tracer_.publish(trace::ConsumerResume{.consumer = spec_.name, .after = "pause"});
   });
 }
 

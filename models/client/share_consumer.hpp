@@ -23,7 +23,7 @@
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
 #include "sim/rng.hpp"
-#include "sim/trace.hpp"
+#include "models/protocol/trace_events.hpp"
 
 namespace rsim {
 
@@ -31,7 +31,7 @@ class ShareConsumer {
  public:
   /// `leader_of`: the broker node leading a data partition; `coordinator`: the group
   /// coordinator's node.
-  ShareConsumer(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<ShareEnvelope>& net,
+  ShareConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<ShareEnvelope>& net,
                 const ConsumerSpec& spec, ConsumerConfig config,
                 std::uint64_t seed, std::function<sim::NodeId(const TopicPartition&)> leader_of,
                 std::function<sim::NodeId()> coordinator);
@@ -78,7 +78,7 @@ class ShareConsumer {
   void reset();
 
   sim::Kernel& kernel_;
-  sim::Tracer& tracer_;
+  Tracer& tracer_;
   sim::Network<ShareEnvelope>& net_;
   const ConsumerSpec& spec_;
   ConsumerConfig config_;

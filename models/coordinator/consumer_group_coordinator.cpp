@@ -354,7 +354,7 @@ void replay_record(ConsumerGroups& groups, const json& rec) {
 // ---------------------------------------------------------------------------------------------
 // Coordinator
 
-ConsumerGroupCoordinator::ConsumerGroupCoordinator(sim::Kernel& kernel, sim::Tracer& tracer,
+ConsumerGroupCoordinator::ConsumerGroupCoordinator(sim::Kernel& kernel, Tracer& tracer,
                                                    BrokerConfig config, OffsetsLog& log,
                                                    const ClusterMetadata& cluster, Sender sender,
                                                    NodeNamer namer)
@@ -395,13 +395,13 @@ void ConsumerGroupCoordinator::commit(Write& w, const std::optional<Reply>& to, 
   const ConsumerGroupState& g = git->second;
   Traced& tr = traced_[w.group_id];
   if (g.group_epoch != tr.epoch || g.assignment_epoch != tr.assignment_epoch) {
-    ojson f{{"group", g.group_id}, {"epoch", g.group_epoch}};
-    if (g.assignment_epoch != tr.assignment_epoch) f["assignment_epoch"] = g.assignment_epoch;
-    ojson members = ojson::array();
+    trace::GroupEpoch f{.group = g.group_id, .epoch = g.group_epoch};
+    if (g.assignment_epoch != tr.assignment_epoch) f.assignment_epoch = g.assignment_epoch;
+    std::vector<std::string> members;
     for (const auto& [id, m] : g.members) members.push_back(m.consumer);
-    f["members"] = members;
-    if (!reason.empty()) f["reason"] = reason;
-    tracer_.emit("group.epoch", f);
+    f.members = members;
+    if (!reason.empty()) f.reason = reason;
+    tracer_.publish(f);
     tr.epoch = g.group_epoch;
     tr.assignment_epoch = g.assignment_epoch;
   }
@@ -409,17 +409,17 @@ void ConsumerGroupCoordinator::commit(Write& w, const std::optional<Reply>& to, 
     const auto it = g.members.find(id);
     if (it == g.members.end()) continue;
     const auto& m = it->second;
-    tracer_.emit("member.epoch", {{"group", g.group_id},
-                                  {"consumer", m.consumer},
-                                  {"member_id", id},
-                                  {"epoch", m.member.member_epoch},
-                                  {"state", reconciliation::to_string(m.member.state)}});
+    tracer_.publish(trace::MemberEpoch{.group = g.group_id,
+                                       .consumer = m.consumer,
+                                       .member_id = id,
+                                       .epoch = m.member.member_epoch,
+                                       .state = reconciliation::to_string(m.member.state)});
   }
   const std::string state = g.state();
   if (state != tr.state) {
-    ojson f{{"group", g.group_id}, {"state", state}, {"epoch", g.group_epoch}};
-    if (!reason.empty()) f["reason"] = reason;
-    tracer_.emit("group.state", f);
+    trace::GroupStateChange f{.group = g.group_id, .state = state, .epoch = g.group_epoch};
+    if (!reason.empty()) f.reason = reason;
+    tracer_.publish(f);
     tr.state = state;
   }
 }
@@ -959,10 +959,10 @@ void ConsumerGroupCoordinator::on_session_timeout(const std::string& group_id,
   auto git = groups_.find(group_id);
   if (git == groups_.end() || git->second.members.count(member_id) == 0) return;
   const std::string consumer = git->second.members.at(member_id).consumer;
-  tracer_.emit("member.leave", {{"group", group_id},
-                                {"consumer", consumer},
-                                {"member_id", member_id},
-                                {"reason", "session timeout"}});
+  tracer_.publish(trace::MemberLeave{.group = group_id,
+                                     .consumer = consumer,
+                                     .member_id = member_id,
+                                     .reason = "session timeout"});
   fence_or_downgrade(group_id, member_id, std::nullopt, ConsumerGroupHeartbeatResponse{},
                      fmt::format("member {} session timeout", consumer));
 }
@@ -977,10 +977,10 @@ void ConsumerGroupCoordinator::on_rebalance_timeout(const std::string& group_id,
   if (tit == timers_.end() || mit->second.member.member_epoch != tit->second.rebalance_epoch)
     return;
   const std::string consumer = mit->second.consumer;
-  tracer_.emit("member.leave", {{"group", group_id},
-                                {"consumer", consumer},
-                                {"member_id", member_id},
-                                {"reason", "rebalance timeout: partitions not revoked in time"}});
+  tracer_.publish(trace::MemberLeave{.group = group_id,
+                                     .consumer = consumer,
+                                     .member_id = member_id,
+                                     .reason = "rebalance timeout: partitions not revoked in time"});
   fence_or_downgrade(group_id, member_id, std::nullopt, ConsumerGroupHeartbeatResponse{},
                      fmt::format("member {} rebalance timeout", consumer));
 }
@@ -1019,10 +1019,10 @@ ojson ConsumerGroupCoordinator::unload_partition(std::int32_t partition) {
     }
     dropped.push_back(snapshot(it->second));
     for (const auto& [id, m] : it->second.members) cancel_timers(it->first, id);
-    tracer_.emit("group.state", {{"group", it->first},
-                                 {"state", "dead"},
-                                 {"epoch", it->second.group_epoch},
-                                 {"reason", "the coordinator unloaded the group"}});
+    tracer_.publish(trace::GroupStateChange{.group = it->first,
+                                            .state = "dead",
+                                            .epoch = it->second.group_epoch,
+                                            .reason = "the coordinator unloaded the group"});
     traced_.erase(it->first);
     it = groups_.erase(it);
   }
@@ -1069,10 +1069,10 @@ ojson ConsumerGroupCoordinator::load_partition(std::int32_t partition,
     tr.epoch = g.group_epoch;
     tr.assignment_epoch = g.assignment_epoch;
     tr.state = g.state();
-    tracer_.emit("group.state", {{"group", gid},
-                                 {"state", tr.state},
-                                 {"epoch", g.group_epoch},
-                                 {"reason", "the coordinator loaded the group"}});
+    tracer_.publish(trace::GroupStateChange{.group = gid,
+                                            .state = tr.state,
+                                            .epoch = g.group_epoch,
+                                            .reason = "the coordinator loaded the group"});
   }
   return loaded;
 }
@@ -1405,8 +1405,7 @@ void ConsumerGroupCoordinator::on_classic_timer(const std::string& group_id,
   const auto mit = git->second.members.find(member_id);
   if (mit == git->second.members.end()) return;
   const std::string consumer = mit->second.consumer;
-  tracer_.emit("member.leave",
-               {{"group", group_id}, {"consumer", consumer}, {"member_id", member_id}, {"reason", why}});
+  tracer_.publish(trace::MemberLeave{.group = group_id, .consumer = consumer, .member_id = member_id, .reason = why});
   fence_or_downgrade(group_id, member_id, std::nullopt, ConsumerGroupHeartbeatResponse{},
                      fmt::format("member {}: {}", consumer, why));
 }
@@ -1439,12 +1438,9 @@ bool ConsumerGroupCoordinator::downgrade_allowed(const ConsumerGroupState& g,
   }
   if (remaining == 0) return false;
   if (!config_.downgrade_enabled()) {
-    tracer_.emit("group.migration", {{"group", g.group_id},
-                                     {"from", "consumer"},
-                                     {"to", "classic"},
-                                     {"refused", fmt::format("online downgrade is disabled "
-                                                             "(group.consumer.migration.policy={})",
-                                                             config_.group_consumer_migration_policy)}});
+    const std::string refused = fmt::format("online downgrade is disabled (group.consumer.migration.policy={})",
+                                            config_.group_consumer_migration_policy);
+    tracer_.publish(trace::GroupMigration{.group = g.group_id, .from = "consumer", .to = "classic", .refused = refused});
     return false;
   }
   return remaining <= static_cast<std::size_t>(config_.group_max_size);
@@ -1487,15 +1483,10 @@ void ConsumerGroupCoordinator::downgrade(const std::string& group_id, const std:
   for (const auto& [id, m] : g.members) tombstone(kMemberMetadata, &id);
   tombstone(kGroupMetadata, nullptr);
   for (const auto& [id, m] : g.members) cancel_timers(group_id, id);
-  tracer_.emit("group.migration", {{"group", group_id},
-                                   {"from", "consumer"},
-                                   {"to", "classic"},
-                                   {"generation", image.generation_id},
-                                   {"reason", reason}});
-  tracer_.emit("group.state", {{"group", group_id},
-                               {"state", "dead"},
-                               {"epoch", g.group_epoch},
-                               {"reason", "converted to a classic group"}});
+  tracer_.publish(trace::GroupMigration{.group = group_id, .from = "consumer", .to = "classic",
+                                        .generation = image.generation_id, .reason = reason});
+  tracer_.publish(trace::GroupStateChange{.group = group_id, .state = "dead", .epoch = g.group_epoch,
+                                          .reason = "converted to a classic group"});
   traced_.erase(group_id);
   commit(w, to, std::move(response), reason);
   downgrader_(image, fmt::format("Downgrade group {} from consumer to classic for member leaving.", group_id));
@@ -1528,11 +1519,8 @@ void ConsumerGroupCoordinator::adopt_classic(const ClassicGroupImage& image, con
     m.classic = ClassicMemberMetadata{im.session_timeout_ms, im.protocols};
     members.push_back(std::move(m));
   }
-  tracer_.emit("group.migration", {{"group", gid},
-                                   {"from", "classic"},
-                                   {"to", "consumer"},
-                                   {"generation", epoch},
-                                   {"reason", reason}});
+  tracer_.publish(trace::GroupMigration{.group = gid, .from = "classic", .to = "consumer", .generation = epoch,
+                                        .reason = reason});
   // ConsumerGroup.createConsumerGroupRecords, in its order.
   Write w{gid, {}};
   for (const auto& m : members) emit(w, member_metadata_record(gid, m));
@@ -1577,10 +1565,8 @@ ClassicGroupImage ConsumerGroupCoordinator::release_empty_group(const std::strin
   Write w{group_id, {}};
   emit(w, ojson{{"record", kTargetMetadata}, {"tombstone", true}, {"group", group_id}});
   emit(w, ojson{{"record", kGroupMetadata}, {"tombstone", true}, {"group", group_id}});
-  tracer_.emit("group.state", {{"group", group_id},
-                               {"state", "dead"},
-                               {"epoch", g.group_epoch},
-                               {"reason", "the empty consumer group is replaced by a classic group"}});
+  tracer_.publish(trace::GroupStateChange{.group = group_id, .state = "dead", .epoch = g.group_epoch,
+                                          .reason = "the empty consumer group is replaced by a classic group"});
   traced_.erase(group_id);
   commit(w, std::nullopt, ConsumerGroupHeartbeatResponse{}, "");
   return image;

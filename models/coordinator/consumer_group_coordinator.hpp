@@ -27,7 +27,7 @@
 #include "models/reconciliation/current_assignment_builder.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
-#include "sim/trace.hpp"
+#include "models/protocol/trace_events.hpp"
 
 namespace rsim {
 
@@ -107,7 +107,7 @@ class ConsumerGroupCoordinator {
   using Sender = std::function<void(sim::NodeId to, Envelope reply)>;
   using NodeNamer = std::function<std::string(sim::NodeId)>;
 
-  ConsumerGroupCoordinator(sim::Kernel& kernel, sim::Tracer& tracer, BrokerConfig config,
+  ConsumerGroupCoordinator(sim::Kernel& kernel, Tracer& tracer, BrokerConfig config,
                            OffsetsLog& log, const ClusterMetadata& cluster, Sender sender,
                            NodeNamer namer);
   ConsumerGroupCoordinator(const ConsumerGroupCoordinator&) = delete;
@@ -230,7 +230,7 @@ class ConsumerGroupCoordinator {
   std::string preferred_assignor(const ConsumerGroupState& g) const;
 
   sim::Kernel& kernel_;
-  sim::Tracer& tracer_;
+  Tracer& tracer_;
   BrokerConfig config_;
   OffsetsLog& log_;
   const ClusterMetadata& cluster_;

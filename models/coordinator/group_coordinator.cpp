@@ -26,7 +26,7 @@ std::int32_t coordinator_partition(const std::string& group_id, std::int32_t num
   return abs % num_partitions;
 }
 
-GroupCoordinator::GroupCoordinator(sim::Kernel& kernel, sim::Tracer& tracer, sim::Rng rng,
+GroupCoordinator::GroupCoordinator(sim::Kernel& kernel, Tracer& tracer, sim::Rng rng,
                                    BrokerConfig config, OffsetsLog& log, Sender sender,
                                    NodeNamer namer)
     : kernel_(kernel),
@@ -84,10 +84,9 @@ void GroupCoordinator::transition(ClassicGroup& g, ClassicGroupState to, const s
   g.previous_state = g.state;
   g.state = to;
   g.state_timestamp = kernel_.now();
-  nlohmann::ordered_json f{{"group", g.group_id}, {"state", state_name(to)},
-                           {"generation", g.generation_id}};
-  if (!reason.empty()) f["reason"] = reason;
-  tracer_.emit("group.state", f);
+  trace::GroupStateChange f{.group = g.group_id, .state = state_name(to), .generation = g.generation_id};
+  if (!reason.empty()) f.reason = reason;
+  tracer_.publish(f);
 }
 
 ErrorCode GroupCoordinator::validate_member(const ClassicGroup& g, const std::string& member_id,
@@ -138,8 +137,8 @@ void GroupCoordinator::on_join_group(const Reply& from, const JoinGroupRequest& 
     g->state_timestamp = kernel_.now();
     it = groups_.emplace(r.group_id, std::move(g)).first;
     created = true;
-    tracer_.emit("group.state", {{"group", r.group_id}, {"state", "Empty"}, {"generation", 0},
-                                 {"reason", "group created by the first JoinGroup"}});
+    tracer_.publish(trace::GroupStateChange{.group = r.group_id, .state = "Empty", .generation = 0,
+                                            .reason = "group created by the first JoinGroup"});
   }
   ClassicGroup& g = *it->second;
   const std::int64_t log_end_before = log_.log_end_offset(r.group_id);
@@ -263,10 +262,10 @@ void GroupCoordinator::add_member_then_rebalance_or_complete_join(ClassicGroup& 
   if (!g.leader_id) g.leader_id = member_id;  // the first member of a leaderless group leads
   auto& added = g.members.emplace(member_id, std::move(m)).first->second;
   // The coordinator's membership as DescribeGroups reports it, between GroupMetadata records.
-  nlohmann::ordered_json joined{{"group", g.group_id}, {"consumer", added.consumer}, {"member_id", member_id},
-                                {"client_id", added.client_id}};
-  if (added.group_instance_id) joined["group_instance_id"] = *added.group_instance_id;
-  tracer_.emit("member.join", joined);
+  trace::MemberJoin joined{.group = g.group_id, .consumer = added.consumer, .member_id = member_id,
+                           .client_id = added.client_id};
+  if (added.group_instance_id) joined.group_instance_id = *added.group_instance_id;
+  tracer_.publish(joined);
   rearm_heartbeat(g, added, kNewMemberJoinTimeoutMs);
   maybe_prepare_rebalance_or_complete_join(g, fmt::format("member {} joined", added.consumer));
 }
@@ -320,10 +319,10 @@ void GroupCoordinator::update_static_member_then_rebalance_or_complete_join(
   m.session_timeout_ms = r.session_timeout_ms;
   m.awaiting_join = PendingReply{from.node, from.correlation_id};
   const std::string reason = fmt::format("static member {} ({}) rejoined", m.consumer, *r.group_instance_id);
-  tracer_.emit("member.replaced", {{"group", g.group_id}, {"consumer", m.consumer},
-                                   {"group_instance_id", *r.group_instance_id},
-                                   {"old_member_id", old_id}, {"member_id", new_id},
-                                   {"state", state_name(g.state)}});
+  tracer_.publish(trace::MemberReplaced{.group = g.group_id, .consumer = m.consumer,
+                                        .group_instance_id = *r.group_instance_id,
+                                        .old_member_id = old_id, .member_id = new_id,
+                                        .state = state_name(g.state)});
   switch (g.state) {
     case ClassicGroupState::Stable:
       if (g.protocol_name.value_or("") == g.select_protocol()) {
@@ -467,19 +466,18 @@ void GroupCoordinator::complete_join(ClassicGroup& g) {
     g.protocol_name.reset();
     g.leader_id.reset();
     transition(g, ClassicGroupState::Empty, "no members left");
-    tracer_.emit("group.epoch", {{"group", g.group_id}, {"generation", g.generation_id},
-                                 {"members", nlohmann::ordered_json::array()}});
+    tracer_.publish(trace::GroupEpoch{.group = g.group_id, .generation = g.generation_id});
     append({group_metadata_record(g)}, nullptr);
     return;
   }
   g.protocol_name = g.select_protocol();
   transition(g, ClassicGroupState::CompletingRebalance, "all members joined");
-  nlohmann::ordered_json names = nlohmann::ordered_json::array();
+  std::vector<std::string> names;
   for (const auto& [id, m] : g.members) names.push_back(m.consumer);
-  tracer_.emit("group.epoch", {{"group", g.group_id}, {"generation", g.generation_id},
-                               {"protocol", *g.protocol_name},
-                               {"leader", g.members.at(*g.leader_id).consumer},
-                               {"members", names}});
+  tracer_.publish(trace::GroupEpoch{.group = g.group_id, .generation = g.generation_id,
+                                    .protocol = *g.protocol_name,
+                                    .leader = g.members.at(*g.leader_id).consumer,
+                                    .members = names});
   for (auto& [id, m] : g.members) {
     answer_join(g, m);
     rearm_heartbeat(g, m, m.session_timeout_ms);
@@ -694,8 +692,8 @@ void GroupCoordinator::remove_member(ClassicGroup& g, const std::string& member_
   auto it = g.members.find(member_id);
   if (it == g.members.end()) return;
   ClassicGroupMember& m = it->second;
-  tracer_.emit("member.leave", {{"group", g.group_id}, {"consumer", m.consumer},
-                                {"member_id", member_id}, {"reason", reason}});
+  tracer_.publish(trace::MemberLeave{.group = g.group_id, .consumer = m.consumer,
+                                     .member_id = member_id, .reason = reason});
   m.heartbeat_timer->cancel();
   retired_timers_.push_back(std::move(m.heartbeat_timer));
   if (m.group_instance_id) g.static_members.erase(*m.group_instance_id);
@@ -903,8 +901,8 @@ ClassicGroupImage GroupCoordinator::release_group(const std::string& group_id,
   retire_timers(g);
   append({nlohmann::ordered_json{{"record", "GroupMetadata"}, {"tombstone", true}, {"group", group_id}}},
          nullptr);
-  tracer_.emit("group.state", {{"group", group_id}, {"state", "Dead"}, {"generation", g.generation_id},
-                               {"reason", reason}});
+  tracer_.publish(trace::GroupStateChange{.group = group_id, .state = "Dead", .generation = g.generation_id,
+                                          .reason = reason});
   groups_.erase(it);
   return image;
 }
@@ -938,9 +936,9 @@ void GroupCoordinator::adopt_group(const ClassicGroupImage& image, const std::st
   }
   g.protocol_name = g.select_protocol();
   groups_.emplace(g.group_id, std::move(owned));
-  tracer_.emit("group.state", {{"group", g.group_id}, {"state", state_name(g.state)},
-                               {"generation", g.generation_id},
-                               {"reason", "converted from a consumer group"}});
+  tracer_.publish(trace::GroupStateChange{.group = g.group_id, .state = state_name(g.state),
+                                          .generation = g.generation_id,
+                                          .reason = "converted from a consumer group"});
   append({group_metadata_record(g)}, nullptr);
   for (auto& [id, m] : g.members) rearm_heartbeat(g, m, m.session_timeout_ms);
   prepare_rebalance(g, reason);
@@ -1048,9 +1046,9 @@ nlohmann::ordered_json GroupCoordinator::unload_partition(std::int32_t partition
       continue;
     }
     dropped.push_back(snapshot(*it->second));
-    tracer_.emit("group.state", {{"group", it->first}, {"state", "Dead"},
-                                 {"generation", it->second->generation_id},
-                                 {"reason", "the coordinator unloaded the group"}});
+    tracer_.publish(trace::GroupStateChange{.group = it->first, .state = "Dead",
+                                            .generation = it->second->generation_id,
+                                            .reason = "the coordinator unloaded the group"});
     retire_timers(*it->second);
     it = groups_.erase(it);
   }
@@ -1131,9 +1129,9 @@ nlohmann::ordered_json GroupCoordinator::load_partition(std::int32_t partition,
     if (const auto oit = offsets.find(gid); oit != offsets.end()) g->offsets = oit->second;
     if (const auto eit = epochs.find(gid); eit != epochs.end()) g->offset_epochs = eit->second;
     ClassicGroup& ref = *groups_.emplace(gid, std::move(g)).first->second;
-    tracer_.emit("group.state", {{"group", gid}, {"state", state_name(ref.state)},
-                                 {"generation", ref.generation_id},
-                                 {"reason", "loaded by the new coordinator"}});
+    tracer_.publish(trace::GroupStateChange{.group = gid, .state = state_name(ref.state),
+                                            .generation = ref.generation_id,
+                                            .reason = "loaded by the new coordinator"});
     for (auto& [id, m] : ref.members) {
       m.heartbeat_timer = std::make_unique<sim::Timer>(
           kernel_, [this, gid, mid = id] { on_member_heartbeat_expired(gid, mid); });

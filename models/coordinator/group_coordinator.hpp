@@ -19,7 +19,7 @@
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
 #include "sim/rng.hpp"
-#include "sim/trace.hpp"
+#include "models/protocol/trace_events.hpp"
 
 namespace rsim {
 
@@ -34,7 +34,7 @@ class GroupCoordinator {
   /// Maps a client node to the scenario's consumer name (for trace events).
   using NodeNamer = std::function<std::string(sim::NodeId)>;
 
-  GroupCoordinator(sim::Kernel& kernel, sim::Tracer& tracer, sim::Rng rng, BrokerConfig config,
+  GroupCoordinator(sim::Kernel& kernel, Tracer& tracer, sim::Rng rng, BrokerConfig config,
                    OffsetsLog& log, Sender sender, NodeNamer namer);
   GroupCoordinator(const GroupCoordinator&) = delete;
   GroupCoordinator& operator=(const GroupCoordinator&) = delete;
@@ -136,7 +136,7 @@ class GroupCoordinator {
   nlohmann::ordered_json group_metadata_record(const ClassicGroup& g) const;
 
   sim::Kernel& kernel_;
-  sim::Tracer& tracer_;
+  Tracer& tracer_;
   sim::Rng rng_;
   BrokerConfig config_;
   OffsetsLog& log_;

@@ -6,7 +6,7 @@
 
 namespace rsim {
 
-OffsetsLog::OffsetsLog(sim::Kernel& kernel, sim::Tracer& tracer, sim::Rng rng,
+OffsetsLog::OffsetsLog(sim::Kernel& kernel, Tracer& tracer, sim::Rng rng,
                        sim::Distribution write_latency, std::int32_t num_partitions)
     : kernel_(kernel),
       tracer_(tracer),
@@ -24,10 +24,13 @@ void OffsetsLog::append(std::vector<nlohmann::ordered_json> records, std::functi
   last_commit_at_ = commit_at;
   for (auto& rec : records) {
     const std::int32_t partition = coordinator_partition(rec.at("group").get<std::string>(), num_partitions_);
-    nlohmann::ordered_json fields{{"partition", partition}, {"offset", log_end_offset_[partition]++}};
-    for (const auto& [k, v] : rec.items()) fields[k] = v;
-    tracer_.emit("record", fields);
-    records_[partition].push_back({std::move(fields), commit_at});
+    const std::int64_t offset = log_end_offset_[partition]++;
+    tracer_.publish(trace::Record{.partition = partition, .offset = offset, .value = {&rec}});
+    nlohmann::ordered_json fields{{"partition", partition}, {"offset", offset}};
+    for (auto it = rec.begin(); it != rec.end(); ++it) fields[it.key()] = std::move(it.value());
+    Partition& stored = records_[partition];
+    stored.records.push_back({std::move(fields), commit_at});
+    settle(stored, kernel_.now());
   }
   if (!on_commit) return;
   if (commit_at == kernel_.now()) {
@@ -37,26 +40,88 @@ void OffsetsLog::append(std::vector<nlohmann::ordered_json> records, std::functi
   }
 }
 
-std::vector<nlohmann::ordered_json> OffsetsLog::committed_records(std::int32_t partition,
-                                                                 sim::SimTime at) const {
+namespace {
+
+// The compaction key of a record, empty for records never compacted here. Only OffsetCommit
+// values are dropped: their replay is last-value-wins whatever comes between.
+std::string compaction_key(const nlohmann::ordered_json& r) {
+  const auto& type = r.at("record");
+  if (!type.is_string() || type.get_ref<const std::string&>() != std::string_view("OffsetCommit")) return {};
+  return r.at("group").get<std::string>() + '\0' + r.at("topic").get<std::string>() + '\0' +
+         std::to_string(r.at("partition_index").get<std::int32_t>());
+}
+
+}  // namespace
+
+void OffsetsLog::settle(Partition& p, sim::SimTime at) {
+  while (p.settled < p.records.size() && p.records[p.settled].committed_at <= at) {
+    const std::string key = compaction_key(p.records[p.settled].record);
+    if (!key.empty()) {
+      auto [it, inserted] = p.latest.try_emplace(key, p.settled);
+      if (!inserted) {
+        p.records[it->second].removed = true;
+        ++p.removed;
+        ++p.compacted;
+        it->second = p.settled;
+      }
+    }
+    ++p.settled;
+  }
+  if (p.removed * 2 <= p.records.size() || p.removed < 64) return;
+  // Drop the removed entries and renumber the index.
+  std::vector<Stored> kept;
+  kept.reserve(p.records.size() - p.removed);
+  std::vector<std::size_t> new_index(p.records.size());
+  std::size_t settled = 0;
+  for (std::size_t i = 0; i < p.records.size(); ++i) {
+    if (p.records[i].removed) continue;
+    new_index[i] = kept.size();
+    if (i < p.settled) ++settled;
+    kept.push_back(std::move(p.records[i]));
+  }
+  for (auto& [key, index] : p.latest) index = new_index[index];
+  p.records = std::move(kept);
+  p.settled = settled;
+  p.removed = 0;
+}
+
+std::vector<nlohmann::ordered_json> OffsetsLog::committed_records(std::int32_t partition, sim::SimTime at) {
   std::vector<nlohmann::ordered_json> out;
   const auto it = records_.find(partition);
   if (it == records_.end()) return out;
-  for (const auto& r : it->second)
-    if (r.committed_at <= at) out.push_back(r.record);
+  settle(it->second, at);
+  for (const auto& r : it->second.records)
+    if (r.committed_at <= at && !r.removed) out.push_back(r.record);
   return out;
+}
+
+std::int64_t OffsetsLog::committed_count(std::int32_t partition, sim::SimTime at) {
+  const auto it = records_.find(partition);
+  if (it == records_.end()) return 0;
+  settle(it->second, at);
+  std::int64_t n = it->second.compacted;
+  for (const auto& r : it->second.records)
+    if (r.committed_at <= at && !r.removed) ++n;
+  return n;
+}
+
+std::size_t OffsetsLog::retained_records() const {
+  std::size_t n = 0;
+  for (const auto& [partition, p] : records_) n += p.records.size() - p.removed;
+  return n;
 }
 
 void OffsetsLog::truncate_uncommitted(std::int32_t partition, sim::SimTime at) {
   auto it = records_.find(partition);
   if (it == records_.end()) return;
-  auto& v = it->second;
+  settle(it->second, at);
+  auto& v = it->second.records;
   const auto first_uncommitted =
       std::find_if(v.begin(), v.end(), [at](const Stored& r) { return r.committed_at > at; });
   if (first_uncommitted == v.end()) return;
   const std::int64_t from = first_uncommitted->record.at("offset").get<std::int64_t>();
-  tracer_.emit("log.truncate", {{"partition", partition}, {"from_offset", from},
-                                {"records", static_cast<std::int64_t>(v.end() - first_uncommitted)}});
+  tracer_.publish(trace::LogTruncate{.partition = partition, .from_offset = from,
+                                     .records = static_cast<std::int64_t>(v.end() - first_uncommitted)});
   v.erase(first_uncommitted, v.end());
   log_end_offset_[partition] = from;
 }

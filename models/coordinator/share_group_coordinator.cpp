@@ -41,7 +41,7 @@ TopicPartitions flatten(const assignors::MemberAssignment& a) {
 
 }  // namespace
 
-ShareGroupCoordinator::ShareGroupCoordinator(sim::Kernel& kernel, sim::Tracer& tracer,
+ShareGroupCoordinator::ShareGroupCoordinator(sim::Kernel& kernel, Tracer& tracer,
                                              const BrokerConfig& config, OffsetsLog& log,
                                              const ClusterMetadata& cluster, Initializer initializer,
                                              std::map<std::string, ShareGroupConfig> group_configs)
@@ -142,7 +142,7 @@ void ShareGroupCoordinator::update_target(Group& g, std::vector<ojson>& records)
     // the coordinator then fails that heartbeat's write with UNKNOWN_SERVER_ERROR and the
     // target stays as it was. Here the heartbeat goes on without a new target; a later one
     // tries again.
-    tracer_.emit("share.assignor_error", {{"group", g.group_id}, {"error", e.what()}});
+    tracer_.publish(trace::ShareAssignorError{.group = g.group_id, .error = e.what()});
     return;
   }
   for (auto& [id, m] : g.members) {
@@ -209,15 +209,13 @@ void ShareGroupCoordinator::remove_member(Group& g, const std::string& member_id
                             {"group", g.group_id}, {"assignment_epoch", g.assignment_epoch},
                             {"assignment_timestamp", 0}});
   }
-  tracer_.emit("member.leave", {{"group", g.group_id}, {"consumer", consumer}, {"member_id", member_id},
-                                {"reason", reason}});
-  ojson f{{"group", g.group_id}, {"epoch", g.epoch}};
-  if (g.members.empty()) f["assignment_epoch"] = g.assignment_epoch;
-  ojson members = ojson::array();
+  tracer_.publish(
+      trace::MemberLeave{.group = g.group_id, .consumer = consumer, .member_id = member_id, .reason = reason});
+  std::vector<std::string> members;
   for (const auto& [id, m] : g.members) members.push_back(m.consumer);
-  f["members"] = members;
-  f["reason"] = reason;
-  tracer_.emit("group.epoch", f);
+  trace::GroupEpoch f{.group = g.group_id, .epoch = g.epoch, .members = members, .reason = reason};
+  if (g.members.empty()) f.assignment_epoch = g.assignment_epoch;
+  tracer_.publish(f);
 }
 
 void ShareGroupCoordinator::start_initialization(Group& g, std::vector<ojson>& records,
@@ -298,9 +296,9 @@ void ShareGroupCoordinator::trace_state(Group& g, const std::string& reason) {
   const std::string state = g.members.empty() ? "empty" : "stable";
   if (state == g.traced_state) return;
   g.traced_state = state;
-  ojson f{{"group", g.group_id}, {"state", state}, {"epoch", g.epoch}};
-  if (!reason.empty()) f["reason"] = reason;
-  tracer_.emit("group.state", f);
+  trace::GroupStateChange f{.group = g.group_id, .state = state, .epoch = g.epoch};
+  if (!reason.empty()) f.reason = reason;
+  tracer_.publish(f);
 }
 
 void ShareGroupCoordinator::on_heartbeat(const ShareGroupHeartbeatRequest& r, const std::string& consumer,
@@ -421,17 +419,16 @@ void ShareGroupCoordinator::on_heartbeat(const ShareGroupHeartbeatRequest& r, co
   start_initialization(g, records, after);
 
   if (g.epoch != epoch_before || g.assignment_epoch != assignment_before) {
-    ojson f{{"group", g.group_id}, {"epoch", g.epoch}};
-    if (g.assignment_epoch != assignment_before) f["assignment_epoch"] = g.assignment_epoch;
-    ojson members = ojson::array();
+    std::vector<std::string> members;
     for (const auto& [id, mm] : g.members) members.push_back(mm.consumer);
-    f["members"] = members;
-    if (g.epoch != epoch_before && !reason.empty()) f["reason"] = reason;
-    tracer_.emit("group.epoch", f);
+    trace::GroupEpoch f{.group = g.group_id, .epoch = g.epoch, .members = members};
+    if (g.assignment_epoch != assignment_before) f.assignment_epoch = g.assignment_epoch;
+    if (g.epoch != epoch_before && !reason.empty()) f.reason = reason;
+    tracer_.publish(f);
   }
   if (m.epoch != member_epoch_before || joining) {
-    tracer_.emit("member.epoch", {{"group", g.group_id}, {"consumer", m.consumer}, {"member_id", m.member_id},
-                                  {"epoch", m.epoch}, {"state", "STABLE"}});
+    tracer_.publish(trace::MemberEpoch{
+        .group = g.group_id, .consumer = m.consumer, .member_id = m.member_id, .epoch = m.epoch, .state = "STABLE"});
   }
   // The response and the initialization request go out once the heartbeat's write committed.
   write(g, std::move(records), [reply, response, after = std::move(after)] {

@@ -22,7 +22,7 @@
 #include "models/protocol/config.hpp"
 #include "models/protocol/share_messages.hpp"
 #include "sim/kernel.hpp"
-#include "sim/trace.hpp"
+#include "models/protocol/trace_events.hpp"
 
 namespace rsim {
 
@@ -37,7 +37,7 @@ class ShareGroupCoordinator {
 
   /// `group_configs`: the groups' own configs (share.session.timeout.ms, ...); other groups use
   /// the broker's group.share.* values.
-  ShareGroupCoordinator(sim::Kernel& kernel, sim::Tracer& tracer, const BrokerConfig& config,
+  ShareGroupCoordinator(sim::Kernel& kernel, Tracer& tracer, const BrokerConfig& config,
                         OffsetsLog& log, const ClusterMetadata& cluster, Initializer initializer,
                         std::map<std::string, ShareGroupConfig> group_configs = {});
   ShareGroupCoordinator(const ShareGroupCoordinator&) = delete;
@@ -96,7 +96,7 @@ class ShareGroupCoordinator {
   ojson current_assignment_record(const Group& g, const Member& m) const;
 
   sim::Kernel& kernel_;
-  sim::Tracer& tracer_;
+  Tracer& tracer_;
   const BrokerConfig& config_;
   std::map<std::string, ShareGroupConfig> group_configs_;
   ShareGroupConfig broker_defaults_;

@@ -10,7 +10,7 @@
 #include "models/scenario/scenario.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
-#include "sim/trace.hpp"
+#include "models/protocol/trace_events.hpp"
 
 namespace rsim {
 
@@ -33,7 +33,7 @@ inline std::vector<std::pair<sim::NodeId, sim::NodeId>> event_links(const EventS
 
 /// Applies a `network` or `partition-network` event.
 template <typename Payload>
-void apply_network_event(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Payload>& net,
+void apply_network_event(sim::Kernel& kernel, Tracer& tracer, sim::Network<Payload>& net,
                          const EventSpec& e, const EndpointResolver& resolve) {
   const auto ls = event_links(e, resolve);
   if (e.kind == "network") {
@@ -45,8 +45,8 @@ void apply_network_event(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<
       if (e.drop_rate) s.drop_ppm = static_cast<std::uint32_t>(*e.drop_rate * 1'000'000.0 + 0.5);
       net.set_link(from, to, s);
     }
-    tracer.emit("net.change", {{"between", e.between}, {"one_way", e.one_way},
-                               {"for_ms", e.has_for ? sim::to_ms(e.for_) : -1}});
+    tracer.publish(trace::NetChange{.between = e.between, .one_way = e.one_way,
+                                    .for_ms = e.has_for ? sim::to_ms(e.for_) : -1});
     if (e.has_for) {
       // Only what this event changed goes back: another change of the same links meanwhile (a
       // loss window inside a latency spike) keeps its own fields and its own end.
@@ -58,16 +58,16 @@ void apply_network_event(sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<
           if (drop) s.drop_ppm = before[i].drop_ppm;
           net.set_link(ls[i].first, ls[i].second, s);
         }
-        tracer.emit("net.restore", {{"between", between}});
+        tracer.publish(trace::NetRestore{.between = between});
       });
     }
     return;
   }
   for (const auto& [from, to] : ls) net.set_cut(from, to, true);
-  tracer.emit("net.partition", {{"between", e.between}, {"for_ms", sim::to_ms(e.for_)}});
+  tracer.publish(trace::NetPartition{.between = e.between, .for_ms = sim::to_ms(e.for_)});
   kernel.schedule_closure_after(e.for_, [&net, &tracer, ls, between = e.between] {
     for (const auto& [from, to] : ls) net.set_cut(from, to, false);
-    tracer.emit("net.heal", {{"between", between}});
+    tracer.publish(trace::NetHeal{.between = between});
   });
 }
 

@@ -52,7 +52,7 @@ struct ShareKey {
 /// share.coordinator.snapshot.update.records.per.snapshot of them.
 class ShareStateLog {
  public:
-  ShareStateLog(sim::Tracer& tracer, const BrokerConfig& config) : tracer_(tracer), config_(config) {}
+  ShareStateLog(Tracer& tracer, const BrokerConfig& config) : tracer_(tracer), config_(config) {}
 
   std::int32_t partition_of(const ShareKey& k) const {
     // SharePartitionKey "<group>:<topicId>:<partition>" (topic ids are names here).
@@ -100,23 +100,24 @@ class ShareStateLog {
   void append(const ShareKey& k, const char* type, const State& s, const std::vector<PersistedBatch>& batches,
               std::int32_t delivery_complete) {
     const std::int32_t p = partition_of(k);
-    ojson list = ojson::array();
-    for (const auto& b : batches) {
-      list.push_back({{"first_offset", b.first_offset}, {"last_offset", b.last_offset},
-                      {"delivery_state", static_cast<int>(b.state)}, {"delivery_count", b.delivery_count}});
-    }
-    ojson f{{"partition", p},        {"offset", offsets_[p]++}, {"record", type},
-            {"group", k.group},      {"topic_partition", k.partition.str()},
-            {"snapshot_epoch", s.snapshot_epoch}};
-    if (std::string(type) == "ShareSnapshot") f["state_epoch"] = s.state_epoch;
-    f["leader_epoch"] = 0;
-    f["start_offset"] = s.start_offset;
-    f["delivery_complete_count"] = delivery_complete;
-    f["state_batches"] = list;
-    tracer_.emit("share_state.record", f);
+    std::vector<trace::ShareStateBatch> list;
+    for (const auto& b : batches)
+      list.push_back({b.first_offset, b.last_offset, static_cast<std::int32_t>(b.state), b.delivery_count});
+    trace::ShareStateRecord f{.partition = p,
+                              .offset = offsets_[p]++,
+                              .record = type,
+                              .group = k.group,
+                              .topic_partition = &k.partition,
+                              .snapshot_epoch = s.snapshot_epoch,
+                              .leader_epoch = 0,
+                              .start_offset = s.start_offset,
+                              .delivery_complete_count = delivery_complete,
+                              .state_batches = list};
+    if (std::string_view(type) == "ShareSnapshot") f.state_epoch = s.state_epoch;
+    tracer_.publish(f);
   }
 
-  sim::Tracer& tracer_;
+  Tracer& tracer_;
   const BrokerConfig& config_;
   std::map<ShareKey, State> states_;
   std::map<std::int32_t, std::int64_t> offsets_;
@@ -128,7 +129,11 @@ class ShareWorld {
       : spec_(spec),
         seed_(seed),
         tracer_(kernel_),
-        net_(kernel_, &tracer_, sim::Rng(seed, "net"), link_defaults(spec.network)),
+        net_(kernel_, sim::Rng(seed, "net"), link_defaults(spec.network),
+             [this](sim::NodeId from, sim::NodeId to, bool cut) {
+               tracer_.publish(trace::NetDrop{.from = net_.name(from), .to = net_.name(to),
+                                              .reason = cut ? "cut" : "loss"});
+             }),
         config_(resolve_broker_config(spec.cluster)),
         offsets_log_(kernel_, tracer_, sim::Rng(seed, "offsets-log"), spec.cluster.write_latency,
                      config_.offsets_topic_num_partitions),
@@ -136,7 +141,6 @@ class ShareWorld {
         state_log_(tracer_, config_),
         persist_rng_(seed, "share-persister") {
     kernel_.set_watchdog(limits);
-    tracer_.set_max_bytes(limits.max_trace_bytes);
     cluster_.offsets_topic_num_partitions = config_.offsets_topic_num_partitions;
     cluster_.offsets_topic_replication_factor = config_.offsets_topic_replication_factor;
     for (const auto& t : spec.topics) cluster_.partitions_per_topic[t.name] = t.partitions;
@@ -172,16 +176,19 @@ class ShareWorld {
     }
   }
 
-  RunResult run() {
-    tracer_.emit("run.start", {{"scenario", spec_.name}, {"protocol", "share"}, {"seed", seed_},
-                               {"duration_ms", sim::to_ms(spec_.duration)}});
+  std::uint64_t run(const std::vector<TraceSink*>& sinks, trace::Detail detail) {
+    tracer_.set_detail(static_cast<int>(detail));
+    for (auto* s : sinks) tracer_.attach(*s);
+    tracer_.publish(trace::RunStart{.scenario = spec_.name, .protocol = "share", .seed = seed_,
+                                    .duration_ms = sim::to_ms(spec_.duration)});
     for (const auto& t : spec_.topics) {
-      tracer_.emit("topic.partitions", {{"topic", t.name}, {"partitions", t.partitions}});
-      ojson f{{"topic", t.name}, {"initial_records", t.initial_records}};
-      if (!t.produce_gap) f["records_per_sec"] = 0;
-      else if (t.produce_gap->is_constant()) f["records_per_sec"] = t.records_per_sec > 0 ? t.records_per_sec : 1000.0 / t.produce_gap->value;
-      else f["gap_ms"] = t.produce_gap->describe();
-      tracer_.emit("produce", f);
+      tracer_.publish(trace::TopicPartitionCount{.topic = t.name, .partitions = t.partitions});
+      trace::Produce f{.topic = t.name, .initial_records = t.initial_records};
+      std::string gap;
+      if (!t.produce_gap) f.records_per_sec = std::int64_t{0};
+      else if (t.produce_gap->is_constant()) f.records_per_sec = t.records_per_sec > 0 ? t.records_per_sec : 1000.0 / t.produce_gap->value;
+      else f.gap_ms = gap = t.produce_gap->describe();
+      tracer_.publish(f);
     }
     ojson groups = ojson::object();
     for (const auto& [group, c] : group_configs_) {
@@ -196,35 +203,34 @@ class ShareWorld {
                        {"share.isolation.level", c.isolation_level},
                        {"share.renew.acknowledge.enable", c.renew_acknowledge_enable}};
     }
-    tracer_.emit("share.config", {{"group.share.record.lock.duration.ms", config_.group_share_record_lock_duration_ms},
-                                  {"group.share.delivery.count.limit", config_.group_share_delivery_count_limit},
-                                  {"group.share.partition.max.record.locks", config_.group_share_partition_max_record_locks},
-                                  {"group.share.heartbeat.interval.ms", config_.group_share_heartbeat_interval_ms},
-                                  {"group.share.session.timeout.ms", config_.group_share_session_timeout_ms},
-                                  {"groups", groups}});
+    tracer_.publish(trace::ShareConfig{
+        .record_lock_duration_ms = config_.group_share_record_lock_duration_ms,
+        .delivery_count_limit = config_.group_share_delivery_count_limit,
+        .partition_max_record_locks = config_.group_share_partition_max_record_locks,
+        .heartbeat_interval_ms = config_.group_share_heartbeat_interval_ms,
+        .session_timeout_ms = config_.group_share_session_timeout_ms,
+        .groups = &groups});
     for (const auto& e : spec_.events) kernel_.schedule_closure_after(e.at, [this, &e] { apply(e); });
     kernel_.run(spec_.duration);
     for (const auto& [topic, n] : cluster_.partitions_per_topic) {
       for (std::int32_t p = 0; p < n; ++p) {
         const TopicPartition tp{topic, p};
-        tracer_.emit("log_end_offset", {{"partition", tp.str()},
-                                        {"log_end_offset", workload_.log_end_offset_at(tp, spec_.duration)}});
+        tracer_.publish(trace::LogEndOffset{.partition = &tp,
+                                            .log_end_offset = workload_.log_end_offset_at(tp, spec_.duration)});
       }
     }
     for (const auto& [key, leader] : partitions_) {
       if (!leader.sp) continue;
-      tracer_.emit("share.partition.end", {{"group", key.group}, {"partition", key.partition.str()},
-                                           {"spso", leader.sp->start_offset()}, {"speo", leader.sp->end_offset()},
-                                           {"in_flight", leader.sp->in_flight()},
-                                           {"delivery_complete_count", leader.sp->delivery_complete_count()}});
+      tracer_.publish(trace::SharePartitionEnd{.group = key.group,
+                                               .partition = &key.partition,
+                                               .spso = leader.sp->start_offset(),
+                                               .speo = leader.sp->end_offset(),
+                                               .in_flight = leader.sp->in_flight(),
+                                               .delivery_complete_count = leader.sp->delivery_complete_count()});
     }
-    tracer_.emit("run.end", {{"events", kernel_.fired()}});
-    RunResult r;
-    r.protocol = "share";
-    r.seed = seed_;
-    r.trace_lines = tracer_.lines();
-    r.events_fired = kernel_.fired();
-    return r;
+    tracer_.publish(trace::RunEnd{.events = kernel_.fired()});
+    for (auto* s : sinks) tracer_.detach(*s);
+    return kernel_.fired();
   }
 
  private:
@@ -311,12 +317,18 @@ class ShareWorld {
 
   void trace_changes(const ShareKey& k, const std::vector<StateChange>& changes, const char* cause) {
     for (const auto& c : changes) {
-      tracer_.emit("share.records",
-                   {{"group", k.group}, {"partition", k.partition.str()},
-                    {"consumer", c.member >= 0 ? owner_names_.at(static_cast<std::size_t>(c.member)) : ""},
-                    {"from", to_string(c.from)}, {"to", to_string(c.to)}, {"first_offset", c.first_offset},
-                    {"last_offset", c.last_offset}, {"records", c.last_offset - c.first_offset + 1},
-                    {"delivery_count", c.delivery_count}, {"cause", cause}});
+      tracer_.publish(trace::ShareRecords{
+          .group = k.group,
+          .partition = &k.partition,
+          .consumer = c.member >= 0 ? std::string_view(owner_names_.at(static_cast<std::size_t>(c.member)))
+                                    : std::string_view(),
+          .from = to_string(c.from),
+          .to = to_string(c.to),
+          .first_offset = c.first_offset,
+          .last_offset = c.last_offset,
+          .records = c.last_offset - c.first_offset + 1,
+          .delivery_count = c.delivery_count,
+          .cause = cause});
     }
   }
   void trace_window(const ShareKey& k, const SharePartition& sp) {
@@ -324,8 +336,8 @@ class ShareWorld {
     const auto [it, fresh] = windows_.emplace(k, now);
     if (!fresh && it->second == now) return;
     it->second = now;
-    tracer_.emit("share.window", {{"group", k.group}, {"partition", k.partition.str()}, {"spso", now.first},
-                                  {"speo", now.second}, {"in_flight", sp.in_flight()}});
+    tracer_.publish(trace::ShareWindow{.group = k.group, .partition = &k.partition, .spso = now.first,
+                                       .speo = now.second, .in_flight = sp.in_flight()});
   }
 
   /// Persists `change` for `k`, then commits it and runs `then`.
@@ -396,8 +408,9 @@ class ShareWorld {
       }
       leader.sp = std::make_unique<SharePartition>(partition_config(k.group), start);
       leader.initializing = false;
-      tracer_.emit("share.partition.init", {{"group", k.group}, {"partition", k.partition.str()},
-                                            {"spso", start}, {"reset", reset ? auto_offset_reset_text(gc) : "none"}});
+      const std::string reset_text = reset ? auto_offset_reset_text(gc) : "none";
+      tracer_.publish(trace::SharePartitionInit{.group = k.group, .partition = &k.partition, .spso = start,
+                                                .reset = reset_text});
       trace_window(k, *leader.sp);
       auto waiting = std::move(leader.waiting);
       leader.waiting.clear();
@@ -425,10 +438,13 @@ class ShareWorld {
         ShareChange c = l.sp->acknowledge(member, b.first_offset, b.last_offset, b.type, kernel_.now());
         if (c.error != ErrorCode::NONE) {
           (*errors)[pa.partition] = c.error;
-          tracer_.emit("share.ack_error", {{"group", group}, {"partition", pa.partition.str()},
-                                           {"consumer", consumer_of(from)}, {"type", to_string(b.type)},
-                                           {"first_offset", b.first_offset}, {"last_offset", b.last_offset},
-                                           {"error", std::string(error_name(c.error))}});
+          tracer_.publish(trace::ShareAckError{.group = group,
+                                               .partition = &pa.partition,
+                                               .consumer = consumer_of(from),
+                                               .type = to_string(b.type),
+                                               .first_offset = b.first_offset,
+                                               .last_offset = b.last_offset,
+                                               .error = error_name(c.error)});
           continue;
         }
         if (b.type == AcknowledgeType::RENEW) schedule_lock_expiry(broker, k, b.first_offset, b.last_offset);
@@ -488,8 +504,8 @@ class ShareWorld {
       }
     }
     for (const auto& [group, member_id] : ended) {
-      tracer_.emit("share.session", {{"broker", broker}, {"group", group}, {"consumer", consumer_of(from)},
-                                     {"member_id", member_id}, {"event", "disconnect"}});
+      tracer_.publish(trace::ShareSession{.broker = broker, .group = group, .consumer = consumer_of(from),
+                                          .member_id = member_id, .event = "disconnect"});
       release_session(broker, group, member_id, "disconnect", [&](ShareKey k, ShareChange c) {
         persist(broker, k, std::move(c), nullptr);
       });
@@ -652,12 +668,12 @@ class ShareWorld {
     else if (e.kind == "stall") consumer(e.consumer).stall(e.for_);
     else if (e.kind == "pause") consumer(e.consumer).pause(e.for_);
     else if (e.kind == "subscribe") {
-      tracer_.emit("consumer.subscribe", {{"consumer", e.consumer}, {"topics", e.topics}});
+      tracer_.publish(trace::ConsumerSubscribe{.consumer = e.consumer, .topics = e.topics});
       consumer(e.consumer).subscribe(e.topics);
     } else if (e.kind == "add-partitions") {
       cluster_.partitions_per_topic[e.topic] = e.partitions;
       workload_.set_partition_count(e.topic, e.partitions);
-      tracer_.emit("topic.partitions", {{"topic", e.topic}, {"partitions", e.partitions}});
+      tracer_.publish(trace::TopicPartitionCount{.topic = e.topic, .partitions = e.partitions});
     } else if (e.kind == "produce") {
       workload_.set_production(e.topic, e.produce_gap, e.records_per_sec);
     } else if (e.kind == "network" || e.kind == "partition-network") {
@@ -671,7 +687,7 @@ class ShareWorld {
   const ScenarioSpec& spec_;
   std::uint64_t seed_;
   sim::Kernel kernel_;
-  sim::Tracer tracer_;
+  Tracer tracer_;
   sim::Network<ShareEnvelope> net_;
   BrokerConfig config_;
   OffsetsLog offsets_log_;
@@ -698,9 +714,10 @@ class ShareWorld {
 
 }  // namespace
 
-RunResult run_share_scenario(const ScenarioSpec& spec, std::uint64_t seed, const sim::WatchdogLimits& limits) {
+std::uint64_t run_share_scenario(const ScenarioSpec& spec, std::uint64_t seed, const std::vector<TraceSink*>& sinks,
+                                 trace::Detail detail, const sim::WatchdogLimits& limits) {
   ShareWorld world(spec, seed, limits);
-  return world.run();
+  return world.run(sinks, detail);
 }
 
 }  // namespace rsim

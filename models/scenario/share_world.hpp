@@ -19,8 +19,9 @@ namespace rsim {
 /// not model), as "JSON path: what" strings.
 std::vector<std::string> share_unsupported_features(const ScenarioSpec& spec);
 
-/// Runs the `share` variant of `spec` under the kernel watchdog's `limits`.
-RunResult run_share_scenario(const ScenarioSpec& spec, std::uint64_t seed,
-                             const sim::WatchdogLimits& limits = {});
+/// Runs the `share` variant of `spec` under the kernel watchdog's `limits`, publishing its trace to
+/// `sinks`; returns the number of kernel events fired.
+std::uint64_t run_share_scenario(const ScenarioSpec& spec, std::uint64_t seed, const std::vector<TraceSink*>& sinks,
+                                 trace::Detail detail, const sim::WatchdogLimits& limits = {});
 
 }  // namespace rsim

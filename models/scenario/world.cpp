@@ -13,6 +13,7 @@
 #include "models/protocol/cluster.hpp"
 #include "models/client/async_consumer.hpp"
 #include "models/protocol/config.hpp"
+#include "models/protocol/trace_jsonl.hpp"
 #include "models/coordinator/consumer_group_coordinator.hpp"
 #include "models/coordinator/group_coordinator.hpp"
 #include "models/workload/lag_monitor.hpp"
@@ -22,7 +23,7 @@
 #include "sim/assert.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
-#include "sim/trace.hpp"
+#include "models/protocol/trace_events.hpp"
 
 namespace rsim {
 
@@ -56,7 +57,7 @@ namespace {
 
 class Broker {
  public:
-  Broker(std::int32_t id, sim::Kernel& kernel, sim::Tracer& tracer, sim::Network<Envelope>& net,
+  Broker(std::int32_t id, sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net,
          const ClusterMetadata& cluster, const BrokerConfig& config, const CoordinatorLoadSpec& load,
          OffsetsLog& log, std::uint64_t seed, Workload& workload, LagMonitor& lag)
       : id_(id),
@@ -101,7 +102,10 @@ class Broker {
       auto dropped = coordinator_->unload_partition(p);
       for (auto& g : consumer_coordinator_->unload_partition(p)) dropped.push_back(std::move(g));
       if (!dropped.empty())
-        tracer_.emit("coordinator.unloaded", {{"broker", id_}, {"partition", p}, {"groups", dropped}});
+      {
+        const nlohmann::ordered_json groups = dropped;
+        tracer_.publish(trace::CoordinatorUnloaded{.broker = id_, .partition = p, .groups = &groups});
+      }
     }
   }
   void recover() { ++incarnation_; }
@@ -110,12 +114,13 @@ class Broker {
   /// meanwhile), then serve it.
   void load(std::int32_t partition) {
     log_.truncate_uncommitted(partition, kernel_.now());
-    const auto records = log_.committed_records(partition, kernel_.now());
-    const sim::SimTime duration =
-        sim::ms(load_.base_ms) + sim::SimTime{load_.us_per_record * static_cast<std::int64_t>(records.size())};
+    // Loading reads the whole log, records the cleaner has since compacted away included.
+    const std::int64_t records = log_.committed_count(partition, kernel_.now());
+    const sim::SimTime duration = sim::ms(load_.base_ms) + sim::SimTime{load_.us_per_record * records};
     loading_.insert(partition);
-    tracer_.emit("coordinator.load", {{"broker", id_}, {"partition", partition},
-                                      {"records", records.size()}, {"load_ms", sim::to_ms(duration)}});
+    tracer_.publish(trace::CoordinatorLoad{.broker = id_, .partition = partition,
+                                           .records = static_cast<std::uint64_t>(records),
+                                           .load_ms = sim::to_ms(duration)});
     kernel_.schedule_closure_after(duration, [this, partition, inc = incarnation_] {
       if (inc != incarnation_ || loading_.count(partition) == 0) return;
       // Consumer (KIP-848) groups are rebuilt by their own coordinator, from all their records
@@ -136,7 +141,8 @@ class Broker {
       auto loaded = coordinator_->load_partition(partition, classic_records);
       for (auto& g : consumer_coordinator_->load_partition(partition, committed)) loaded.push_back(std::move(g));
       loading_.erase(partition);
-      tracer_.emit("coordinator.loaded", {{"broker", id_}, {"partition", partition}, {"groups", loaded}});
+      const nlohmann::ordered_json groups = loaded;
+      tracer_.publish(trace::CoordinatorLoaded{.broker = id_, .partition = partition, .groups = &groups});
     });
   }
 
@@ -262,8 +268,8 @@ class Broker {
     std::string refusal = hb.member_epoch == 0 ? coordinator_->upgrade_refusal(hb.group_id)
                                                : std::string("the group is not a consumer group");
     if (!refusal.empty()) {
-      tracer_.emit("group.migration", {{"group", hb.group_id}, {"from", "classic"}, {"to", "consumer"},
-                                       {"refused", refusal}});
+      tracer_.publish(trace::GroupMigration{.group = hb.group_id, .from = "classic", .to = "consumer",
+                                            .refused = refusal});
       net_.send(node_, from,
                 Envelope{correlation_id, ConsumerGroupHeartbeatResponse{.error = ErrorCode::GROUP_ID_NOT_FOUND,
                                                                         .member_id = hb.member_id,
@@ -289,7 +295,7 @@ class Broker {
 
   std::int32_t id_;
   sim::Kernel& kernel_;
-  sim::Tracer& tracer_;
+  Tracer& tracer_;
   sim::Network<Envelope>& net_;
   const ClusterMetadata& cluster_;
   CoordinatorLoadSpec load_;
@@ -310,14 +316,17 @@ class World {
         variant_(variant),
         seed_(seed),
         tracer_(kernel_),
-        network_(kernel_, &tracer_, sim::Rng(seed, "net"), link_defaults(spec.network)),
+        network_(kernel_, sim::Rng(seed, "net"), link_defaults(spec.network),
+                 [this](sim::NodeId from, sim::NodeId to, bool cut) {
+                   tracer_.publish(trace::NetDrop{.from = network_.name(from), .to = network_.name(to),
+                                                  .reason = cut ? "cut" : "loss"});
+                 }),
         broker_config_(resolve_broker_config(spec.cluster)),
         log_(kernel_, tracer_, sim::Rng(seed, "offsets-log"), spec.cluster.write_latency,
              broker_config_.offsets_topic_num_partitions),
         workload_(kernel_, tracer_, spec.topics, seed),
         lag_(kernel_, tracer_, workload_, spec.lag_sample) {
     kernel_.set_watchdog(limits);
-    tracer_.set_max_bytes(limits.max_trace_bytes);
     cluster_.offsets_topic_num_partitions = broker_config_.offsets_topic_num_partitions;
     cluster_.offsets_topic_replication_factor = broker_config_.offsets_topic_replication_factor;
     for (const auto& t : spec.topics) cluster_.partitions_per_topic[t.name] = t.partitions;
@@ -339,17 +348,20 @@ class World {
     }
   }
 
-  RunResult run() {
-    tracer_.emit("run.start", {{"scenario", spec_.name}, {"protocol", variant_}, {"seed", seed_},
-                               {"duration_ms", sim::to_ms(spec_.duration)}});
+  std::uint64_t run(const std::vector<TraceSink*>& sinks, trace::Detail detail) {
+    tracer_.set_detail(static_cast<int>(detail));
+    for (auto* s : sinks) tracer_.attach(*s);
+    tracer_.publish(trace::RunStart{.scenario = spec_.name, .protocol = variant_, .seed = seed_,
+                                    .duration_ms = sim::to_ms(spec_.duration)});
     for (const auto& t : spec_.topics) {
-      tracer_.emit("topic.partitions", {{"topic", t.name}, {"partitions", t.partitions}});
+      tracer_.publish(trace::TopicPartitionCount{.topic = t.name, .partitions = t.partitions});
       // The production each partition starts with (what describe and the lag checks need).
-      nlohmann::ordered_json f{{"topic", t.name}, {"initial_records", t.initial_records}};
-      if (!t.produce_gap) f["records_per_sec"] = 0;
-      else if (t.produce_gap->is_constant()) f["records_per_sec"] = t.records_per_sec > 0 ? t.records_per_sec : 1000.0 / t.produce_gap->value;
-      else f["gap_ms"] = t.produce_gap->describe();
-      tracer_.emit("produce", f);
+      trace::Produce f{.topic = t.name, .initial_records = t.initial_records};
+      std::string gap;
+      if (!t.produce_gap) f.records_per_sec = std::int64_t{0};
+      else if (t.produce_gap->is_constant()) f.records_per_sec = t.records_per_sec > 0 ? t.records_per_sec : 1000.0 / t.produce_gap->value;
+      else f.gap_ms = gap = t.produce_gap->describe();
+      tracer_.publish(f);
     }
     for (const auto& e : spec_.events) {
       kernel_.schedule_closure_after(e.at, [this, &e] { apply(e); });
@@ -360,17 +372,13 @@ class World {
     for (const auto& [topic, n] : cluster_.partitions_per_topic) {
       for (std::int32_t p = 0; p < n; ++p) {
         const TopicPartition tp{topic, p};
-        tracer_.emit("log_end_offset", {{"partition", tp.str()},
-                                        {"log_end_offset", workload_.log_end_offset_at(tp, spec_.duration)}});
+        tracer_.publish(trace::LogEndOffset{.partition = &tp,
+                                            .log_end_offset = workload_.log_end_offset_at(tp, spec_.duration)});
       }
     }
-    tracer_.emit("run.end", {{"events", kernel_.fired()}});
-    RunResult r;
-    r.protocol = variant_;
-    r.seed = seed_;
-    r.trace_lines = tracer_.lines();
-    r.events_fired = kernel_.fired();
-    return r;
+    tracer_.publish(trace::RunEnd{.events = kernel_.fired()});
+    for (auto* s : sinks) tracer_.detach(*s);
+    return kernel_.fired();
   }
 
  private:
@@ -447,10 +455,8 @@ class World {
     const int n = ++incarnations_[name];
     const std::uint64_t seed = seed_ ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(n));
     auto next = make_consumer(s, resolve_consumer_config(s, variant, 1), seed);
-    tracer_.emit("consumer.config", {{"consumer", name},
-                                     {"protocol", group_protocol_of(variant) == "classic" ? variant : "consumer"},
-                                     {"incarnation", n + 1},
-                                     {"config", shown}});
+    const std::string protocol = group_protocol_of(variant) == "classic" ? variant : "consumer";
+    tracer_.publish(trace::ConsumerConfig{.consumer = name, .protocol = protocol, .incarnation = n + 1, .config = &shown});
     retired_consumers_.push_back(std::move(consumers_.at(name)));
     consumers_[name] = std::move(next);
   }
@@ -474,14 +480,12 @@ class World {
     else if (e.kind == "stall") consumer(e.consumer).stall(e.for_);
     else if (e.kind == "pause") consumer(e.consumer).pause(e.for_);
     else if (e.kind == "subscribe") {
-      nlohmann::ordered_json topics = nlohmann::ordered_json::array();
-      for (const auto& t : e.topics) topics.push_back(t);
-      tracer_.emit("consumer.subscribe", {{"consumer", e.consumer}, {"topics", topics}});
+      tracer_.publish(trace::ConsumerSubscribe{.consumer = e.consumer, .topics = e.topics});
       consumer(e.consumer).subscribe(e.topics);
     } else if (e.kind == "add-partitions") {
       cluster_.partitions_per_topic[e.topic] = e.partitions;
       workload_.set_partition_count(e.topic, e.partitions);
-      tracer_.emit("topic.partitions", {{"topic", e.topic}, {"partitions", e.partitions}});
+      tracer_.publish(trace::TopicPartitionCount{.topic = e.topic, .partitions = e.partitions});
       for (auto& [name, c] : consumers_) c->on_metadata_change();
     } else if (e.kind == "produce") {
       workload_.set_production(e.topic, e.produce_gap, e.records_per_sec);
@@ -519,7 +523,7 @@ class World {
     const std::int32_t p = coordinator_partition(e.group, cluster_.offsets_topic_num_partitions);
     const std::int32_t b = cluster_.leader_of_offsets_partition(p);
     if (b < 0 || cluster_.broker_down[static_cast<std::size_t>(b)]) {
-      tracer_.emit("broker.fail", {{"group", e.group}, {"broker", nullptr}, {"reason", "no live coordinator"}});
+      tracer_.publish(trace::BrokerFail{.group = e.group, .reason = "no live coordinator"});
       return;
     }
     std::vector<std::int32_t> led;
@@ -532,8 +536,8 @@ class World {
         network_.set_cut(node, n, true);
         network_.set_cut(n, node, true);
       }
-    tracer_.emit("broker.fail", {{"group", e.group}, {"broker", b}, {"partition", p},
-                                 {"down_ms", e.has_down ? sim::to_ms(e.down) : -1}});
+    tracer_.publish(trace::BrokerFail{.group = e.group, .broker = {b}, .partition = p,
+                                      .down_ms = e.has_down ? sim::to_ms(e.down) : -1});
     brokers_[static_cast<std::size_t>(b)]->fail(led);
     for (auto& [name, c] : consumers_) c->on_broker_down(node);
     // Its data partitions move at once (the controller's fencing delay is modelled only for
@@ -556,7 +560,7 @@ class World {
             network_.set_cut(n, node, false);
           }
         brokers_[static_cast<std::size_t>(b)]->recover();
-        tracer_.emit("broker.recover", {{"broker", b}});
+        tracer_.publish(trace::BrokerRecover{.broker = b});
         // A restarted broker registers again: leadership it still held moves now; partitions left
         // without a leader come back to it.
         elect_after_failure(b, led);
@@ -593,7 +597,7 @@ class World {
         moved[tp.str()] = next < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(next);
       }
     if (moved.empty()) return;
-    tracer_.emit("partition.leaders", {{"leaders", moved}, {"reason", reason}});
+    tracer_.publish(trace::PartitionLeaders{.leaders = &moved, .reason = reason});
     for (auto& [name, c] : consumers_) c->on_leaders_changed();
   }
 
@@ -608,7 +612,7 @@ class World {
       moved[tp.str()] = broker;
     }
     if (moved.empty()) return;
-    tracer_.emit("partition.leaders", {{"leaders", moved}, {"reason", "leader registered"}});
+    tracer_.publish(trace::PartitionLeaders{.leaders = &moved, .reason = "leader registered"});
     for (auto& [name, c] : consumers_) c->on_leaders_changed();
   }
 
@@ -640,10 +644,10 @@ class World {
   /// process stops. `then` runs when it has stopped.
   void stop_broker(std::int32_t b, std::function<void()> then = {}) {
     if (cluster_.broker_down[static_cast<std::size_t>(b)] || cluster_.broker_fenced[static_cast<std::size_t>(b)]) {
-      tracer_.emit("broker.stop", {{"broker", b}, {"graceful", true}, {"reason", "already down or shutting down"}});
+      tracer_.publish(trace::BrokerStop{.broker = b, .graceful = true, .reason = "already down or shutting down"});
       return;
     }
-    tracer_.emit("broker.stop", {{"broker", b}, {"graceful", true}});
+    tracer_.publish(trace::BrokerStop{.broker = b, .graceful = true});
     const auto led = offsets_partitions_led_by(b);
     cluster_.broker_fenced[static_cast<std::size_t>(b)] = true;  // no longer eligible as leader
     move_data_leaders(b, "controlled shutdown");
@@ -670,10 +674,10 @@ class World {
   /// and only then moves its leadership (data partitions included).
   void crash_broker(std::int32_t b) {
     if (cluster_.broker_down[static_cast<std::size_t>(b)]) {
-      tracer_.emit("broker.crash", {{"broker", b}, {"reason", "already down"}});
+      tracer_.publish(trace::BrokerCrash{.broker = b, .reason = "already down"});
       return;
     }
-    tracer_.emit("broker.crash", {{"broker", b}});
+    tracer_.publish(trace::BrokerCrash{.broker = b});
     const auto led = offsets_partitions_led_by(b);
     take_down(b, led);
     kernel_.schedule_closure_after(sim::ms(broker_config_.broker_session_timeout_ms),
@@ -687,7 +691,7 @@ class World {
   void fence(std::int32_t b, const std::vector<std::int32_t>& led) {
     pending_fence_.erase(b);
     cluster_.broker_fenced[static_cast<std::size_t>(b)] = true;
-    tracer_.emit("broker.fenced", {{"broker", b}});
+    tracer_.publish(trace::BrokerFenced{.broker = b});
     move_data_leaders(b, "leader fenced");
     elect_after_failure(b, led);
   }
@@ -699,8 +703,8 @@ class World {
   void start_broker(std::int32_t b) {
     const auto i = static_cast<std::size_t>(b);
     if (!cluster_.broker_down[i]) {
-      tracer_.emit("broker.start", {{"broker", b},
-                                    {"reason", cluster_.broker_fenced[i] ? "still shutting down" : "already running"}});
+      tracer_.publish(trace::BrokerStart{
+          .broker = b, .reason = cluster_.broker_fenced[i] ? "still shutting down" : "already running"});
       return;
     }
     if (const auto it = pending_fence_.find(b); it != pending_fence_.end()) fence(b, it->second);
@@ -714,7 +718,7 @@ class World {
         network_.set_cut(n, node, false);
       }
     brokers_[i]->recover();
-    tracer_.emit("broker.start", {{"broker", b}});
+    tracer_.publish(trace::BrokerStart{.broker = b});
     for (std::int32_t q = 0; q < cluster_.offsets_topic_num_partitions; ++q) {
       if (cluster_.leader_of_offsets_partition(q) >= 0) continue;
       const auto replicas = cluster_.offsets_replicas(q);
@@ -738,12 +742,12 @@ class World {
 
   void elect(std::int32_t partition, std::int32_t leader) {
     cluster_.elected_leaders[partition] = leader;
-    if (log_.committed_records(partition, kernel_.now()).empty() &&
+    if (log_.committed_count(partition, kernel_.now()) == 0 &&
         partition != coordinator_partition_of_any_group(partition))
       return;  // nothing to say about partitions no group uses
-    tracer_.emit("coordinator.elected", {{"partition", partition},
-                                         {"broker", leader < 0 ? nlohmann::ordered_json(nullptr)
-                                                               : nlohmann::ordered_json(leader)}});
+    trace::CoordinatorElected elected{.partition = partition};
+    if (leader >= 0) elected.broker.value = leader;
+    tracer_.publish(elected);
     if (leader >= 0) brokers_[static_cast<std::size_t>(leader)]->load(partition);
   }
 
@@ -757,7 +761,7 @@ class World {
   std::string variant_;
   std::uint64_t seed_;
   sim::Kernel kernel_;
-  sim::Tracer tracer_;
+  Tracer tracer_;
   sim::Network<Envelope> network_;
   BrokerConfig broker_config_;
   OffsetsLog log_;
@@ -778,12 +782,29 @@ class World {
 
 }  // namespace
 
+std::uint64_t run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed,
+                           const std::vector<TraceSink*>& sinks, trace::Detail detail,
+                           const sim::WatchdogLimits& limits) {
+  SIM_ASSERT(variant_supported(variant));
+  if (variant == "share") return run_share_scenario(spec, seed, sinks, detail, limits);
+  World world(spec, variant, seed, limits);
+  return world.run(sinks, detail);
+}
+
 RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed,
                        const sim::WatchdogLimits& limits) {
-  SIM_ASSERT(variant_supported(variant));
-  if (variant == "share") return run_share_scenario(spec, seed, limits);
-  World world(spec, variant, seed, limits);
-  return world.run();
+  trace::JsonlLinesSink lines;
+  lines.set_max_bytes(limits.max_trace_bytes);
+  RunResult r;
+  r.protocol = variant;
+  r.seed = seed;
+  r.events_fired = run_scenario(spec, variant, seed, {&lines}, trace::Detail::Full, limits);
+  r.trace_lines = lines.take();
+  return r;
+}
+
+RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed) {
+  return run_scenario(spec, variant, seed, sim::WatchdogLimits{});
 }
 
 }  // namespace rsim

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "models/protocol/trace_events.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/kernel.hpp"
 
@@ -24,9 +25,17 @@ bool variant_supported(const std::string& variant);
 /// arrive in later versions), as "JSON path: what" strings; empty when it can run.
 std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const std::string& variant);
 
-/// Runs one variant. Throws sim::InvariantViolation if the model breaks an invariant and
-/// sim::WatchdogTripped if the run passes one of `limits`.
+/// Runs one variant under the kernel watchdog's `limits`, publishing its trace to `sinks` as it
+/// goes (nothing of it is kept here). Returns the number of kernel events fired. Throws
+/// sim::InvariantViolation if the model breaks an invariant and sim::WatchdogTripped if the run
+/// passes one of `limits` (the trace's byte bound is the trace sinks' to keep).
+std::uint64_t run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed,
+                           const std::vector<TraceSink*>& sinks, trace::Detail detail = trace::Detail::Full,
+                           const sim::WatchdogLimits& limits = {});
+/// Runs one variant and keeps its whole trace as lines (tests, short in-process runs); the lines
+/// stop at `limits.max_trace_bytes` (sim::WatchdogTripped).
 RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed,
-                       const sim::WatchdogLimits& limits = {});
+                       const sim::WatchdogLimits& limits);
+RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed);
 
 }  // namespace rsim

@@ -5,7 +5,7 @@
 
 namespace rsim {
 
-LagMonitor::LagMonitor(sim::Kernel& kernel, sim::Tracer& tracer, Workload& workload,
+LagMonitor::LagMonitor(sim::Kernel& kernel, Tracer& tracer, Workload& workload,
                        sim::SimTime period)
     : kernel_(kernel),
       tracer_(tracer),
@@ -43,14 +43,10 @@ void LagMonitor::emit(const std::pair<std::string, TopicPartition>& key, const E
   if (!offset) offset = e.committed;
   if (!offset) return;
   const std::int64_t leo = workload_.log_end_offset(key.second);
-  nlohmann::ordered_json f{{"group", key.first},
-                           {"partition", key.second.str()},
-                           {"lag", leo - *offset},
-                           {"log_end_offset", leo},
-                           {"offset", *offset}};
-  f["owner"] = e.owner.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(e.owner);
-  f["reason"] = reason;
-  tracer_.emit("lag", f);
+  trace::Lag f{.group = key.first, .partition = &key.second, .lag = leo - *offset, .log_end_offset = leo,
+               .offset = *offset, .reason = reason};
+  if (!e.owner.empty()) f.owner.value = e.owner;
+  tracer_.publish(f);
 }
 
 }  // namespace rsim

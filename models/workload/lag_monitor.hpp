@@ -17,7 +17,7 @@
 
 #include "models/protocol/topic_partition.hpp"
 #include "sim/kernel.hpp"
-#include "sim/trace.hpp"
+#include "models/protocol/trace_events.hpp"
 
 namespace rsim {
 
@@ -26,7 +26,7 @@ class RecordConsumption;
 
 class LagMonitor {
  public:
-  LagMonitor(sim::Kernel& kernel, sim::Tracer& tracer, Workload& workload, sim::SimTime period);
+  LagMonitor(sim::Kernel& kernel, Tracer& tracer, Workload& workload, sim::SimTime period);
   LagMonitor(const LagMonitor&) = delete;
   LagMonitor& operator=(const LagMonitor&) = delete;
 
@@ -48,7 +48,7 @@ class LagMonitor {
   void on_tick();
 
   sim::Kernel& kernel_;
-  sim::Tracer& tracer_;
+  Tracer& tracer_;
   Workload& workload_;
   sim::SimTime period_;
   sim::Timer timer_;

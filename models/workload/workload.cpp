@@ -24,7 +24,7 @@ sim::SimTime time_of(std::int64_t k, double rate) {
 constexpr sim::SimTime kMinGap{1};  // two drawn arrivals are at least 1 µs apart
 }  // namespace
 
-Workload::Workload(sim::Kernel& kernel, sim::Tracer& tracer, const std::vector<TopicSpec>& topics,
+Workload::Workload(sim::Kernel& kernel, Tracer& tracer, const std::vector<TopicSpec>& topics,
                    std::uint64_t seed)
     : kernel_(kernel), tracer_(tracer), seed_(seed) {
   for (const auto& spec : topics) {
@@ -42,11 +42,12 @@ Workload::Workload(sim::Kernel& kernel, sim::Tracer& tracer, const std::vector<T
   }
 }
 
-Workload::Partition* Workload::find(const TopicPartition& tp) {
+Workload::Partition* Workload::find(const TopicPartition& tp, const Topic** topic) {
   const auto it = topics_.find(tp.topic);
   if (it == topics_.end() || tp.partition < 0 ||
       tp.partition >= static_cast<std::int32_t>(it->second.partitions.size()))
     return nullptr;
+  *topic = &it->second;
   return &it->second.partitions[static_cast<std::size_t>(tp.partition)];
 }
 
@@ -81,16 +82,18 @@ std::int64_t Workload::log_end_offset(const TopicPartition& tp) {
 }
 
 std::int64_t Workload::log_end_offset_at(const TopicPartition& tp, sim::SimTime at) {
-  Partition* p = find(tp);
+  const Topic* t = nullptr;
+  Partition* p = find(tp, &t);
   if (p == nullptr) return 0;
-  advance(topics_.at(tp.topic), *p, at);
+  advance(*t, *p, at);
   return p->records;
 }
 
 sim::SimTime Workload::next_append(const TopicPartition& tp) {
-  Partition* p = find(tp);
+  const Topic* t = nullptr;
+  Partition* p = find(tp, &t);
   if (p == nullptr) return sim::kNever;
-  advance(topics_.at(tp.topic), *p, kernel_.now());
+  advance(*t, *p, kernel_.now());
   return p->next;
 }
 
@@ -104,14 +107,15 @@ void Workload::set_production(const std::string& topic, std::optional<sim::Distr
                ? (records_per_sec > 0 ? records_per_sec : 1000.0 / t.gap->value)
                : 0;
   for (auto& p : t.partitions) start_production(t, p, now);
-  nlohmann::ordered_json f{{"topic", topic}};
+  trace::Produce f{.topic = topic};
+  std::string described;
   if (!t.gap)
-    f["records_per_sec"] = 0;
+    f.records_per_sec = std::int64_t{0};
   else if (t.gap->is_constant())
-    f["records_per_sec"] = t.rate;
+    f.records_per_sec = t.rate;
   else
-    f["gap_ms"] = t.gap->describe();
-  tracer_.emit("produce", f);
+    f.gap_ms = described = t.gap->describe();
+  tracer_.publish(f);
 }
 
 void Workload::set_partition_count(const std::string& topic, std::int32_t partitions) {

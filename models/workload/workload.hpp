@@ -21,13 +21,13 @@
 #include "sim/distribution.hpp"
 #include "sim/kernel.hpp"
 #include "sim/rng.hpp"
-#include "sim/trace.hpp"
+#include "models/protocol/trace_events.hpp"
 
 namespace rsim {
 
 class Workload {
  public:
-  Workload(sim::Kernel& kernel, sim::Tracer& tracer, const std::vector<TopicSpec>& topics,
+  Workload(sim::Kernel& kernel, Tracer& tracer, const std::vector<TopicSpec>& topics,
            std::uint64_t seed);
   Workload(const Workload&) = delete;
   Workload& operator=(const Workload&) = delete;
@@ -63,12 +63,13 @@ class Workload {
     double rate = 0;  // records per second when the gap is constant
     std::vector<Partition> partitions;
   };
-  Partition* find(const TopicPartition& tp);
+  /// The partition and its topic, found with one lookup (nullptr: no such partition).
+  Partition* find(const TopicPartition& tp, const Topic** topic);
   void advance(const Topic& t, Partition& p, sim::SimTime now);
   void start_production(const Topic& t, Partition& p, sim::SimTime from);
 
   sim::Kernel& kernel_;
-  sim::Tracer& tracer_;
+  Tracer& tracer_;
   std::uint64_t seed_;
   std::map<std::string, Topic> topics_;
 };

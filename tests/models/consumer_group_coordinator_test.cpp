@@ -3,6 +3,8 @@
 // fencing/static-member paths answer as Kafka does, and OffsetCommit is checked by epoch.
 #include <doctest/doctest.h>
 
+#include "trace_helpers.hpp"
+
 #include <map>
 
 #include "models/coordinator/consumer_group_coordinator.hpp"
@@ -16,8 +18,8 @@ namespace {
 
 struct Harness {
   sim::Kernel kernel;
-  sim::Tracer tracer{kernel};
-  sim::Network<Envelope> net{kernel, nullptr, sim::Rng(1, "net"), sim::LinkSpec{}};
+  testing::RecordedTracer tracer{kernel};
+  sim::Network<Envelope> net{kernel, sim::Rng(1, "net"), sim::LinkSpec{}};
   ClusterMetadata cluster;
   BrokerConfig config;
   OffsetsLog log{kernel, tracer, sim::Rng(1, "log"), sim::Distribution::constant(0), 50};

@@ -11,7 +11,7 @@ namespace {
 
 struct Harness {
   sim::Kernel kernel;
-  sim::Tracer tracer{kernel};
+  testing::RecordedTracer tracer{kernel};
   rsim::OffsetsLog log{kernel, tracer, sim::Rng(1, "log"), sim::Distribution::constant(2), 50};
   std::vector<rsim::Message> replies;
   std::unique_ptr<rsim::GroupCoordinator> coordinator;

@@ -32,7 +32,7 @@ rsim::TopicSpec topic(const std::string& name, std::int32_t partitions, std::int
 
 TEST_CASE("a constant rate is exact: the k-th record at ceil(k * 10^6 / r) us, no drift") {
   sim::Kernel kernel;
-  sim::Tracer tracer(kernel);
+  testing::RecordedTracer tracer(kernel);
   // 3 records/s: records at 333334 us, 666667 us, 1000000 us, ...
   rsim::Workload w(kernel, tracer, {topic("t", 2, 5, sim::Distribution::constant(1000.0 / 3), 3)},
                    1);
@@ -54,7 +54,7 @@ TEST_CASE("a constant rate is exact: the k-th record at ceil(k * 10^6 / r) us, n
 
 TEST_CASE("a rate change takes effect at its instant - 0 stops production") {
   sim::Kernel kernel;
-  sim::Tracer tracer(kernel);
+  testing::RecordedTracer tracer(kernel);
   rsim::Workload w(kernel, tracer, {topic("t", 1, 0, sim::Distribution::constant(100), 10)}, 1);
   const rsim::TopicPartition tp{"t", 0};
   std::vector<std::int64_t> seen;
@@ -85,7 +85,7 @@ TEST_CASE("drawn gaps: each partition has its own stream, whatever the order of 
   }();
   auto leo_at = [&](bool reverse) {
     sim::Kernel kernel;
-    sim::Tracer tracer(kernel);
+    testing::RecordedTracer tracer(kernel);
     rsim::Workload w(kernel, tracer, {topic("t", 2, 0, gap, 20)}, 42);
     std::vector<std::int64_t> out(4);
     kernel.schedule_closure_after(sim::ms(500), [&] {

@@ -76,14 +76,6 @@ TEST_CASE("watchdog: a timer names its process and activity") {
   CHECK(t.actor() == "consumer-A/heartbeat-thread");
 }
 
-TEST_CASE("watchdog: the tracer stops a run past its byte bound") {
-  sim::Kernel k;
-  sim::Tracer tracer(k);
-  tracer.set_max_bytes(100);
-  tracer.emit("a", {{"x", 1}});
-  CHECK_THROWS_AS(for (int i = 0; i < 10; ++i) tracer.emit("b", {{"x", i}}), sim::WatchdogTripped);
-}
-
 TEST_CASE("time: arithmetic saturates at kNever instead of overflowing") {
   CHECK(sim::ms(INT64_MAX) == sim::kNever);
   CHECK(sim::ms(INT64_MAX / 1000 + 1) == sim::kNever);

@@ -1,0 +1,100 @@
+// trace.jsonl, both ways: the sinks that write typed trace events as JSON lines (streamed to a
+// file through a bounded buffer, or kept as lines for tests and in-process readers), and the
+// reader that turns a line back into the typed event, so that a sink fed from a trace.jsonl
+// read back sees what it saw online.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <istream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/protocol/trace_events.hpp"
+
+namespace rsim::trace {
+
+/// Appends `e` as one JSON object (no newline): {"t_us":..,"type":..,fields...}.
+void append_jsonl(std::string& out, sim::SimTime t, const Event& e);
+
+/// `e` as the JSON object of its trace.jsonl line (for sinks that match events by their fields:
+/// order checks, the share accounting).
+nlohmann::ordered_json to_json(sim::SimTime t, const Event& e);
+
+/// The watchdog's bound on a trace's bytes: add() each line written (with its newline); past the
+/// bound it throws sim::WatchdogTripped naming the time and the line.
+class TraceByteBound {
+ public:
+  explicit TraceByteBound(std::uint64_t max_bytes = sim::WatchdogLimits{}.max_trace_bytes) : max_(max_bytes) {}
+  void set_max(std::uint64_t max_bytes) { max_ = max_bytes; }
+  void add(sim::SimTime t, std::string_view line, std::size_t newline = 0) {
+    bytes_ += line.size() + newline;
+    if (bytes_ > max_) trip(t, line);
+  }
+  std::uint64_t bytes() const { return bytes_; }
+
+ private:
+  [[noreturn]] void trip(sim::SimTime t, std::string_view line) const;
+  std::uint64_t max_;
+  std::uint64_t bytes_ = 0;
+};
+
+/// Streams every event to a file, one line each, through sim::BufferedFile.
+class JsonlFileSink final : public TraceSink {
+ public:
+  explicit JsonlFileSink(const std::string& path, std::size_t buffer = sim::BufferedFile::kDefaultCapacity)
+      : file_(path, buffer) {}
+  void on_event(sim::SimTime t, const Event& e) override;
+  void close() { file_.close(); }
+  const sim::BufferedFile& file() const { return file_; }
+
+ private:
+  sim::BufferedFile file_;
+};
+
+/// Keeps every line in memory: for tests and short in-process runs (describe, dump-log).
+class JsonlLinesSink final : public TraceSink {
+ public:
+  void on_event(sim::SimTime t, const Event& e) override;
+  const std::vector<std::string>& lines() const { return lines_; }
+  std::vector<std::string> take() { return std::move(lines_); }
+  /// The watchdog's bound on the lines' bytes (sim::WatchdogTripped past it).
+  void set_max_bytes(std::uint64_t max) { bound_.set_max(max); }
+  std::uint64_t bytes() const { return bound_.bytes(); }
+
+ private:
+  std::vector<std::string> lines_;
+  TraceByteBound bound_;
+};
+
+/// Owns what the views of events read back point into; valid until the next parse.
+struct ReadStorage {
+  nlohmann::ordered_json line;
+  std::deque<TopicPartition> partition;
+  std::deque<std::vector<TopicPartition>> partitions;
+  std::deque<std::vector<std::string>> names;
+  std::deque<std::vector<FetchedRange>> ranges;
+  std::deque<std::vector<CommittedOffset>> offsets;
+  std::deque<std::vector<ShareStateBatch>> share_batches;
+  std::deque<nlohmann::ordered_json> json;
+  void clear();
+};
+
+/// A line of trace.jsonl as its typed event (kinds this build does not know come back as
+/// sim::RawTraceEvent), with its time. Throws nlohmann::json::exception on malformed lines.
+Event parse_jsonl(const std::string& line, ReadStorage& storage, sim::SimTime& t);
+
+/// The typed event of kind `type` read from a JSON object of its fields (a line, or the fields
+/// of a sim::RawTraceEvent: how sinks read events still published the untyped way).
+Event parse_fields(std::string_view type, const nlohmann::ordered_json& fields, ReadStorage& storage);
+
+/// Reads a trace.jsonl stream line by line into `sink` (never holding the whole file).
+void read_jsonl(std::istream& in, TraceSink& sink);
+void read_jsonl(const std::vector<std::string>& lines, TraceSink& sink);
+
+/// "orders-3" as a TopicPartition.
+TopicPartition parse_partition(std::string_view s);
+
+}  // namespace rsim::trace

@@ -1,0 +1,86 @@
+// Memory bounded by the state of the world, not by the length of the run: the __consumer_offsets
+// model keeps one value per committed key however many commits there are (as Kafka's log cleaner
+// would), and trace.jsonl leaves the process through a buffer of fixed size.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "models/coordinator/group_coordinator.hpp"
+#include "models/coordinator/offsets_log.hpp"
+#include "models/protocol/trace_jsonl.hpp"
+#include "trace_helpers.hpp"
+
+namespace {
+
+nlohmann::ordered_json offset_commit(const std::string& group, std::int32_t partition, std::int64_t offset) {
+  return {{"record", "OffsetCommit"}, {"tombstone", false}, {"group", group},
+          {"topic", "t"},            {"partition_index", partition}, {"committed_offset", offset}};
+}
+
+}  // namespace
+
+TEST_CASE("the offsets log keeps the latest committed value per key: 10,000 commits of 10 partitions") {
+  sim::Kernel kernel;
+  testing::RecordedTracer tracer(kernel);
+  rsim::OffsetsLog log(kernel, tracer, sim::Rng(1, "log"), sim::Distribution::constant(2), 50);
+  const std::int32_t p = rsim::coordinator_partition("g", 50);
+  std::size_t most_retained = 0;
+  for (int round = 0; round < 1000; ++round) {
+    kernel.schedule_closure_after(sim::ms(5), [&, round] {
+      std::vector<nlohmann::ordered_json> write;
+      for (std::int32_t i = 0; i < 10; ++i) write.push_back(offset_commit("g", i, round * 10 + i));
+      log.append(std::move(write), nullptr);
+      most_retained = std::max(most_retained, log.retained_records());
+    });
+    kernel.run(kernel.now() + sim::ms(5));
+  }
+  kernel.run(kernel.now() + sim::ms(100));
+  // At most the ten live keys plus one write in flight and the superseded ones awaiting the
+  // next clean-up (a clean-up runs once half the held records are superseded).
+  CHECK(most_retained <= 10 + 10 + 64);
+  const auto records = log.committed_records(p, kernel.now());
+  REQUIRE(records.size() == 10);
+  for (std::int32_t i = 0; i < 10; ++i) {
+    CHECK(records[static_cast<std::size_t>(i)].at("partition_index") == i);
+    CHECK(records[static_cast<std::size_t>(i)].at("committed_offset") == 9990 + i);
+    CHECK(records[static_cast<std::size_t>(i)].at("offset") == 9990 + i);  // offsets keep their place
+  }
+  // The log a new leader reads is still 10,000 records long (its load time), and the trace has
+  // them all (dump-log's source).
+  CHECK(log.committed_count(p, kernel.now()) == 10'000);
+  std::size_t traced = 0;
+  for (const auto& l : tracer.lines()) traced += l.find("\"type\":\"record\"") != std::string::npos ? 1 : 0;
+  CHECK(traced == 10'000);
+}
+
+TEST_CASE("a record superseded by an uncommitted write stays until that write commits") {
+  sim::Kernel kernel;
+  testing::RecordedTracer tracer(kernel);
+  rsim::OffsetsLog log(kernel, tracer, sim::Rng(1, "log"), sim::Distribution::constant(10), 50);
+  const std::int32_t p = rsim::coordinator_partition("g", 50);
+  std::vector<nlohmann::ordered_json> records;
+  kernel.schedule_closure_after(sim::ms(1), [&] { log.append({offset_commit("g", 0, 5)}, nullptr); });  // commits at 11 ms
+  kernel.schedule_closure_after(sim::ms(20), [&] { log.append({offset_commit("g", 0, 7)}, nullptr); });  // at 30 ms
+  kernel.schedule_closure_after(sim::ms(25), [&] {
+    // A new leader at 25 ms truncates the uncommitted write: the old value must still be there.
+    log.truncate_uncommitted(p, kernel.now());
+    records = log.committed_records(p, kernel.now());
+  });
+  kernel.run(sim::ms(40));
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].at("committed_offset") == 5);
+}
+
+TEST_CASE("a long run streams its trace through a bounded buffer and retains no trace") {
+  // two-consumers for 30 virtual minutes: a trace of megabytes, a buffer of 64 KiB.
+  auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/scenarios/examples/two-consumers.json");
+  spec.duration = sim::ms(30 * 60 * 1000);
+  const auto dir = std::filesystem::temp_directory_path() / "rsim-bounded-memory-test";
+  std::filesystem::create_directories(dir);
+  rsim::trace::JsonlFileSink file((dir / "trace.jsonl").string());
+  rsim::run_scenario(spec, "classic-eager", spec.seed, {&file});
+  file.close();
+  CHECK(file.file().bytes_written() > 16 * sim::BufferedFile::kDefaultCapacity);
+  CHECK(file.file().peak_buffered() < sim::BufferedFile::kDefaultCapacity + 16 * 1024);
+  std::filesystem::remove_all(dir);
+}

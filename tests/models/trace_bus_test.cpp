@@ -1,0 +1,195 @@
+// The trace bus and its sinks: the JSON writer writes nlohmann's bytes, trace.jsonl lines read
+// back into typed events write the same lines again, the file sink streams through a bounded
+// buffer, and the summary accumulated online equals the summary of the trace read back.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "models/protocol/trace_jsonl.hpp"
+#include "reports/share_summary.hpp"
+#include "reports/summary.hpp"
+#include "trace_helpers.hpp"
+
+namespace {
+
+std::string write(const nlohmann::ordered_json& j) {
+  std::string out;
+  sim::JsonWriter w(out);
+  w.value(j);
+  return out;
+}
+
+std::string written_string(std::string_view s) {
+  std::string out;
+  sim::JsonWriter w(out);
+  w.value(s);
+  return out;
+}
+
+const std::vector<std::pair<std::string, std::string>> kRuns{
+    {"scenarios/examples/two-consumers.json", "classic-eager"},
+    {"scenarios/examples/two-consumers.json", "classic-cooperative"},
+    {"scenarios/examples/two-consumers-kip848.json", "consumer"},
+    {"scenarios/classic/coordinator-failover.json", "classic-eager"},
+    {"scenarios/consumer/coordinator-failover.json", "consumer"},
+    {"scenarios/workload/zombie-commit.json", "classic-eager"},
+    {"scenarios/classic/network-partition.json", "classic-cooperative"},
+    {"scenarios/consumer/slow-revocation-fenced.json", "consumer"},
+    {"scenarios/brokers/broker-rolling-bounce.json", "consumer"},
+    {"scenarios/brokers/broker-rolling-bounce.json", "classic-cooperative"},
+    {"scenarios/library/crash-loop-rebalance-storm.json", "classic-eager"},
+    {"scenarios/library/flaky-network.json", "consumer"},
+    {"scenarios/share/eight-consumers-one-crash.json", "share"},
+    {"scenarios/share/reject-and-release.json", "share"},
+    {"scenarios/share/crash-disconnect.json", "share"},
+    {"scenarios/share/lock-expiry-network-cut.json", "share"},
+    {"scenarios/share/lock-expiry-pause.json", "share"},
+    {"scenarios/migration/online-upgrade-and-downgrade.json", "classic-eager"},
+    {"scenarios/migration/online-migration-coordinator-failover.json", "classic-cooperative"},
+};
+
+}  // namespace
+
+TEST_CASE("the JSON writer escapes strings and writes numbers as nlohmann::json::dump() does") {
+  for (const std::string& s : {std::string("plain"), std::string("quote \" and \\ backslash"),
+                              std::string("tab\tnewline\nreturn\rbell\x07 nul", 28), std::string("\x1f\b\f"),
+                              std::string("caf\xc3\xa9 \xe2\x82\xac"), std::string("\x7f")}) {
+    CHECK(written_string(s) == nlohmann::ordered_json(s).dump());
+  }
+  std::string out;
+  sim::JsonWriter w(out);
+  w.begin_object();
+  w.key("a");
+  w.value(std::int64_t{-5});
+  w.key("b");
+  w.value(std::uint64_t{18446744073709551615ULL});
+  w.key("c");
+  w.value(1000.0);
+  w.key("d");
+  w.value(1.0 / 3.0);
+  w.key("e");
+  w.begin_array();
+  w.element();
+  w.value(true);
+  w.element();
+  w.null();
+  w.end_array();
+  w.end_object();
+  nlohmann::ordered_json j;
+  j["a"] = -5;
+  j["b"] = 18446744073709551615ULL;
+  j["c"] = 1000.0;
+  j["d"] = 1.0 / 3.0;
+  j["e"] = {true, nullptr};
+  CHECK(out == j.dump());
+  CHECK(write(j) == j.dump());
+}
+
+TEST_CASE("typed events are written with their fields in order, optional ones only when set") {
+  const rsim::TopicPartitions owned{{"orders", 0}, {"orders", 11}};
+  std::string line;
+  rsim::trace::append_jsonl(line, sim::ms(5), rsim::trace::Assignment{.consumer = "A", .owned = owned});
+  CHECK(line == R"({"t_us":5000,"type":"assignment","consumer":"A","owned":["orders-0","orders-11"]})");
+  line.clear();
+  rsim::trace::append_jsonl(line, sim::SimTime{7},
+                            rsim::trace::GroupStateChange{.group = "g", .state = "Stable", .generation = 3});
+  CHECK(line == R"({"t_us":7,"type":"group.state","group":"g","state":"Stable","generation":3})");
+  line.clear();
+  rsim::trace::Lag lag{.group = "g", .partition = &owned[1], .lag = 4, .log_end_offset = 10, .offset = 6, .reason = "sample"};
+  rsim::trace::append_jsonl(line, sim::SimTime{0}, lag);
+  CHECK(line ==
+        R"({"t_us":0,"type":"lag","group":"g","partition":"orders-11","lag":4,"log_end_offset":10,"offset":6,"owner":null,"reason":"sample"})");
+  // The transitional untyped form writes what the old tracer wrote.
+  line.clear();
+  const nlohmann::ordered_json fields{{"x", 1}, {"y", "z"}};
+  rsim::trace::append_jsonl(line, sim::SimTime{3}, sim::RawTraceEvent{"something.new", &fields});
+  CHECK(line == R"({"t_us":3,"type":"something.new","x":1,"y":"z"})");
+}
+
+TEST_CASE("every line of example traces reads back into a typed event that writes the same line") {
+  for (const auto& [path, variant] : kRuns) {
+    CAPTURE(path);
+    CAPTURE(variant);
+    const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + path);
+    const auto run = rsim::run_scenario(spec, variant, spec.seed);
+    rsim::trace::ReadStorage st;
+    std::size_t raw = 0;
+    for (const auto& line : run.trace_lines) {
+      sim::SimTime t{0};
+      const auto e = rsim::trace::parse_jsonl(line, st, t);
+      raw += std::holds_alternative<sim::RawTraceEvent>(e) ? 1 : 0;
+      std::string again;
+      rsim::trace::append_jsonl(again, t, e);
+      CHECK(again == line);
+    }
+    CHECK(raw == 0);  // every kind the models publish is in the vocabulary
+  }
+}
+
+TEST_CASE("the summary accumulated online equals the summary of its trace.jsonl read back") {
+  for (const auto& [path, variant] : kRuns) {
+    CAPTURE(path);
+    CAPTURE(variant);
+    const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + path);
+    reports::SummaryInputs in;
+    in.scenario = spec.name;
+    in.protocol = variant;
+    in.seed = spec.seed;
+    // A window in the middle of the run too (what `expect` entries with from_ms/to_ms read).
+    reports::SummaryInputs window = in;
+    window.from_us = spec.duration.count() / 4;
+    window.to_us = spec.duration.count() / 2;
+    reports::SummarySink online(in), online_window(window);
+    reports::ShareSummarySink share;
+    rsim::trace::JsonlLinesSink lines;
+    rsim::run_scenario(spec, variant, spec.seed, {&online, &online_window, &share, &lines});
+    auto a = online.finish();
+    share.finish(a);
+    CHECK(a["metrics"]["rebalance_count"].get<int>() > 0);
+    std::stringstream jsonl;
+    for (const auto& l : lines.lines()) jsonl << l << '\n';
+    auto b = reports::summarize_jsonl(jsonl, in);
+    reports::add_share_metrics(lines.lines(), b);
+    CHECK(b.dump(2) == a.dump(2));
+    auto c = reports::summarize(lines.lines(), in);
+    reports::add_share_metrics(lines.lines(), c);
+    CHECK(c.dump(2) == a.dump(2));
+    CHECK(reports::summarize(lines.lines(), window).dump(2) == online_window.finish().dump(2));
+    if (variant == "share") CHECK(a["metrics"].contains("acknowledged"));
+  }
+}
+
+TEST_CASE("the file sink streams lines to disk through a buffer that never holds the trace") {
+  const auto dir = std::filesystem::temp_directory_path() / "rsim-trace-bus-test";
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "trace.jsonl").string();
+  const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/scenarios/examples/two-consumers.json");
+  rsim::trace::JsonlFileSink file(path, 4096);
+  rsim::trace::JsonlLinesSink lines;
+  rsim::run_scenario(spec, "classic-eager", spec.seed, {&file, &lines});
+  file.close();
+  std::string expected;
+  for (const auto& l : lines.lines()) expected += l + '\n';
+  std::ifstream in(path, std::ios::binary);
+  const std::string on_disk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(on_disk == expected);
+  CHECK(file.file().bytes_written() == expected.size());
+  CHECK(expected.size() > 4 * 4096);
+  CHECK(file.file().peak_buffered() < 4096 + 4096);  // capacity plus at most one line
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("watchdog: a trace sink stops a run past its byte bound") {
+  sim::Kernel k;
+  rsim::Tracer bus(k);
+  rsim::trace::JsonlLinesSink lines;
+  lines.set_max_bytes(100);
+  bus.attach(lines);
+  bus.publish(rsim::trace::RunEnd{.events = 1});  // {"t_us":0,"type":"run.end","events":1} and its newline: 39 bytes
+  CHECK(lines.bytes() == 39);
+  CHECK_THROWS_AS(
+      for (std::uint64_t i = 0; i < 10; ++i) bus.publish(rsim::trace::RunEnd{.events = i}), sim::WatchdogTripped);
+  CHECK(lines.bytes() == 117);  // the third line passed 100: counted, then the run stops
+}
