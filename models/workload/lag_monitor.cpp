@@ -7,8 +7,7 @@ namespace rsim {
 
 LagMonitor::LagMonitor(sim::Kernel& kernel, Tracer& tracer, Workload& workload,
                        sim::SimTime period)
-    : kernel_(kernel),
-      tracer_(tracer),
+    : tracer_(tracer),
       workload_(workload),
       period_(period),
       timer_(kernel, [this] { on_tick(); }) {}

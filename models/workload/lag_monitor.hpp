@@ -47,7 +47,6 @@ class LagMonitor {
   void emit(const std::pair<std::string, TopicPartition>& key, const Entry& e, const char* reason);
   void on_tick();
 
-  sim::Kernel& kernel_;
   Tracer& tracer_;
   Workload& workload_;
   sim::SimTime period_;

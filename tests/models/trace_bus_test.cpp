@@ -109,7 +109,9 @@ TEST_CASE("typed events are written with their fields in order, optional ones on
 }
 
 TEST_CASE("every line of example traces reads back into a typed event that writes the same line") {
-  for (const auto& [path, variant] : kRuns) {
+  for (const auto& entry : kRuns) {
+    const auto& path = entry.first;
+    const auto& variant = entry.second;
     CAPTURE(path);
     CAPTURE(variant);
     const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + path);
@@ -129,7 +131,9 @@ TEST_CASE("every line of example traces reads back into a typed event that write
 }
 
 TEST_CASE("the summary accumulated online equals the summary of its trace.jsonl read back") {
-  for (const auto& [path, variant] : kRuns) {
+  for (const auto& entry : kRuns) {
+    const auto& path = entry.first;
+    const auto& variant = entry.second;
     CAPTURE(path);
     CAPTURE(variant);
     const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + path);
