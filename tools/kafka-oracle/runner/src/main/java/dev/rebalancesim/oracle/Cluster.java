@@ -118,7 +118,41 @@ final class Cluster implements AutoCloseable {
   }
 
   void start(int broker) throws IOException {
-    processes[broker] = java(dir.resolve("broker-" + broker + ".log"), "kafka.Kafka", propsFile(broker).toString());
+    List<String> jvm = new ArrayList<>();
+    if (requestLog()) jvm.add("-Dlog4j2.configurationFile=" + requestLogConfig(broker));
+    processes[broker] = java(dir.resolve("broker-" + broker + ".log"), jvm, "kafka.Kafka", propsFile(broker).toString());
+  }
+
+  /** With ORACLE_REQUEST_LOG=1, each broker writes Kafka's request log (kafka.request.logger at
+   *  DEBUG: one line per request, the wall-clock epoch ms of its completion then "Completed request:" and its JSON with its totalTimeMs, requestQueueTimeMs,
+   *  localTimeMs, remoteTimeMs, responseQueueTimeMs and sendTimeMs) to requests-broker-N.log in the
+   *  run's folder; tools/kafka-oracle/request-times reads them. Off by default: the log costs the
+   *  broker a JSON rendering of every request. */
+  static boolean requestLog() {
+    return "1".equals(System.getenv("ORACLE_REQUEST_LOG"));
+  }
+
+  Path requestLogFile(int broker) {
+    return dir.resolve("requests-broker-" + broker + ".log");
+  }
+
+  private Path requestLogConfig(int broker) throws IOException {
+    Path f = dir.resolve("log4j2-broker-" + broker + ".properties");
+    String file = requestLogFile(broker).toString();
+    Files.writeString(f, String.join("\n",
+        "status = off",
+        "rootLogger.level = off",
+        "appender.requests.type = File",
+        "appender.requests.name = requests",
+        "appender.requests.append = true",
+        "appender.requests.fileName = " + file,
+        "appender.requests.layout.type = PatternLayout",
+        "appender.requests.layout.pattern = %d{UNIX_MILLIS} %m%n",
+        "logger.requests.name = kafka.request.logger",
+        "logger.requests.level = debug",
+        "logger.requests.additivity = false",
+        "logger.requests.appenderRef.requests.ref = requests", ""), StandardCharsets.UTF_8);
+    return f;
   }
 
   boolean alive(int broker) {
@@ -142,7 +176,7 @@ final class Cluster implements AutoCloseable {
     return Admin.create(p);
   }
 
-  private Process java(Path log, String main, String... args) throws IOException {
+  private Process java(Path log, List<String> jvmOptions, String main, String... args) throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add("timeout");
     cmd.add("-s");
@@ -152,6 +186,7 @@ final class Cluster implements AutoCloseable {
     cmd.add("-Xmx512m");
     cmd.add("-XX:+UseSerialGC");
     cmd.add("-Djava.awt.headless=true");
+    cmd.addAll(jvmOptions);
     cmd.add("-cp");
     cmd.add(classpath);
     cmd.add(main);

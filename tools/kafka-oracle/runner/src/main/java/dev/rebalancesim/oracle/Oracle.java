@@ -212,6 +212,14 @@ public final class Oracle {
     trace.addAll(records);
     cluster.close();
     write(wallStart);
+    if (Cluster.requestLog()) {
+      for (int b = 0; b < cluster.size; b++) {
+        Path f = cluster.requestLogFile(b);
+        if (Files.exists(f)) {
+          Files.copy(f, outDir.resolve(variant).resolve(f.getFileName()), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
+      }
+    }
     return 0;
   }
 
