@@ -31,6 +31,13 @@ struct Distribution {
     d.value = v;
     return d;
   }
+  static Distribution lognormal(double median, double sigma) {
+    Distribution d;
+    d.kind = Kind::Lognormal;
+    d.median = median;
+    d.sigma = sigma;
+    return d;
+  }
   bool is_constant() const { return kind == Kind::Constant; }
 
   /// One draw in milliseconds, in [0, kMaxSampleMs] (NaN draws 0). A constant draws nothing from `rng`.

@@ -29,9 +29,35 @@ inline std::vector<nlohmann::json> parse_trace(const std::vector<std::string>& l
   return out;
 }
 
+/// The idealized machine of the unit tests: the timing texture's knobs that a scenario left at
+/// their Kafka-like defaults (cluster.request_handling_ms, cluster.write_latency_ms, each
+/// consumer's heartbeat_wakeup_lateness_ms; docs/fidelity.md, "Timing texture") become 0, so that
+/// only Kafka's timers and the network take time and a test can derive every time by hand from
+/// Kafka's rules. A knob the scenario sets stays as set. The scenario files' own `expect` blocks
+/// (ctest "scenario") and tests/models/timing_texture_test.cpp run with the defaults.
+inline bool is_default(const sim::Distribution& d, const sim::Distribution& def) {
+  return d.kind == def.kind && d.median == def.median && d.sigma == def.sigma && d.value == def.value;
+}
+inline rsim::ScenarioSpec ideal_machine(rsim::ScenarioSpec spec) {
+  const auto zero = sim::Distribution::constant(0);
+  if (is_default(spec.cluster.request_handling, rsim::kDefaultRequestHandling)) spec.cluster.request_handling = zero;
+  if (is_default(spec.cluster.write_latency, rsim::kDefaultWriteLatency)) spec.cluster.write_latency = zero;
+  for (auto& c : spec.consumers)
+    if (is_default(c.heartbeat_wakeup_lateness, rsim::kDefaultHeartbeatWakeupLateness))
+      c.heartbeat_wakeup_lateness = zero;
+  return spec;
+}
+inline rsim::ScenarioSpec ideal_machine(const nlohmann::json& doc, const std::string& path = "test.json") {
+  return ideal_machine(rsim::parse_scenario(doc, path));
+}
+inline rsim::ScenarioSpec load_ideal(const std::string& scenario_path) {
+  return ideal_machine(rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + scenario_path));
+}
+
+/// A scenario file's run on the idealized machine (ideal_machine).
 inline std::vector<nlohmann::json> run_trace(const std::string& scenario_path, const std::string& variant,
                                              std::uint64_t seed = 0) {
-  const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + scenario_path);
+  const auto spec = load_ideal(scenario_path);
   return parse_trace(rsim::run_scenario(spec, variant, seed == 0 ? spec.seed : seed).trace_lines);
 }
 
@@ -130,9 +156,10 @@ inline nlohmann::json summary_of(const std::vector<std::string>& lines) {
   return nlohmann::json::parse(reports::summarize(lines, in).dump());
 }
 
-/// summary.json of a scenario's run under `variant` with the scenario's seed.
+/// summary.json of a scenario's run under `variant` with the scenario's seed, on the idealized
+/// machine (ideal_machine).
 inline nlohmann::json summary_of(const std::string& scenario_path, const std::string& variant) {
-  const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + scenario_path);
+  const auto spec = load_ideal(scenario_path);
   reports::SummaryInputs in;
   in.scenario = spec.name;
   in.protocol = variant;

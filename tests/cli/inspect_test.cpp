@@ -13,6 +13,7 @@
 #include "models/scenario/world.hpp"
 #include "tools/inspect.hpp"
 #include "cli_helpers.hpp"
+#include "trace_helpers.hpp"
 
 namespace {
 
@@ -26,8 +27,8 @@ Output cli(const std::string& args, const std::string& tag) {
 
 TEST_CASE(
     "dump-log decodes the same records, one per line, as kafka-dump-log --offsets-decoder does") {
-  const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) +
-                                             "/scenarios/examples/two-consumers.json");
+  // On the idealized machine (tests/trace_helpers.hpp): every time derived from Kafka's rules.
+  const auto spec = testing::load_ideal("scenarios/examples/two-consumers.json");
   const auto run = rsim::run_scenario(spec, "classic-eager", spec.seed);
   const auto lines = rsim::inspect::dump_offsets_partition(run.trace_lines, 18);
   REQUIRE(lines.size() == 2 + 44);
@@ -159,7 +160,7 @@ TEST_CASE(
 
 TEST_CASE("describe and dump-log follow an online migration: classic, consumer group, classic again") {
   const std::string scenario = "scenarios/migration/online-upgrade-and-downgrade.json";
-  const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + scenario);
+  const auto spec = testing::load_ideal(scenario);  // the times below: the idealized machine
   const auto run = rsim::run_scenario(spec, "classic-eager", spec.seed);
   const auto state_at = [&](std::int64_t ms) {
     rsim::inspect::DescribeOptions o;

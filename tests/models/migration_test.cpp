@@ -173,7 +173,7 @@ TEST_CASE("group.consumer.migration.policy: disabled refuses the upgrade (GROUP_
     "events": [{"at_ms": 0, "do": "start", "consumer": "A"}, {"at_ms": 0, "do": "start", "consumer": "B"},
                {"at_ms": 10000, "do": "restart", "consumer": "B", "after_ms": 1000,
                 "config": {"group.protocol": "consumer"}}]})");
-  const auto spec = rsim::parse_scenario(doc, "no-upgrade.json");
+  const auto spec = testing::ideal_machine(doc, "no-upgrade.json");
   const auto trace = testing::parse_trace(rsim::run_scenario(spec, "classic-eager", 1).trace_lines);
   const auto migrations = testing::events(trace, "group.migration");
   REQUIRE(migrations.size() == 1);

@@ -28,7 +28,7 @@ std::vector<json> run(std::int64_t poll_timeout_ms, std::int64_t stop2_ms) {
   doc["consumers"][0]["poll_timeout_ms"] = poll_timeout_ms;
   if (stop2_ms > 0)
     doc["events"].push_back({{"at_ms", stop2_ms}, {"do", "stop"}, {"consumer", "A"}});
-  const auto spec = rsim::parse_scenario(doc, "offset_validation_test.cpp");
+  const auto spec = testing::ideal_machine(doc, "offset_validation_test.cpp");
   return testing::parse_trace(rsim::run_scenario(spec, "classic-eager", spec.seed).trace_lines);
 }
 

@@ -42,7 +42,7 @@ std::string load_error(const std::string& text) {
 
 // A run bounded tightly: a regression that loops at one instant fails fast instead of hanging.
 std::vector<json> run_bounded(const json& doc, const std::string& variant) {
-  const auto spec = rsim::parse_scenario(doc, "robust.json");
+  const auto spec = testing::ideal_machine(doc, "robust.json");
   sim::WatchdogLimits limits;
   limits.max_events_per_instant = 100'000;
   limits.max_events = 20'000'000;

@@ -640,8 +640,14 @@ TEST_CASE("defaults are filled in") {
   CHECK(s.protocols == std::vector<std::string>{"classic-eager", "consumer"});
   CHECK(s.cluster.brokers == 1);
   CHECK(s.cluster.config.empty());
-  CHECK(s.cluster.write_latency.is_constant());
-  CHECK(s.cluster.write_latency.value == 0);
+  // The timing texture's Kafka-like defaults (docs/fidelity.md, "Timing texture"), each also
+  // what a scenario's {"dist": "lognormal", ...} of the same parameters gives.
+  CHECK(s.cluster.write_latency.kind == sim::Distribution::Kind::Lognormal);
+  CHECK(s.cluster.write_latency.median == 3.5);
+  CHECK(s.cluster.write_latency.sigma == 0.6);
+  CHECK(s.cluster.request_handling.kind == sim::Distribution::Kind::Lognormal);
+  CHECK(s.cluster.request_handling.median == 1.5);
+  CHECK(s.cluster.request_handling.sigma == 0.5);
   CHECK(s.network.latency.is_constant());
   CHECK(s.network.latency.value == 1);
   CHECK(s.network.drop_rate == 0);
@@ -653,6 +659,11 @@ TEST_CASE("defaults are filled in") {
   CHECK(c.poll_timeout == sim::ms(100));
   CHECK(c.commit == rsim::CommitMode::Auto);
   CHECK(c.processing.per_record.value == 0);
+  CHECK(c.heartbeat_wakeup_lateness.kind == sim::Distribution::Kind::Lognormal);
+  CHECK(c.heartbeat_wakeup_lateness.median == 1.0);
+  CHECK(c.heartbeat_wakeup_lateness.sigma == 1.2);
+  CHECK(c.callbacks.revoke.is_constant());
+  CHECK(c.callbacks.revoke.value == 0);
   CHECK(b.topics[0].initial_records == 0);
   CHECK_FALSE(b.topics[0].produce_gap.has_value());
 

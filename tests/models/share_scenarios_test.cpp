@@ -22,7 +22,7 @@ struct Run {
 };
 
 Run run(const std::string& path) {
-  const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + path);
+  const auto spec = testing::load_ideal(path);
   const auto result = rsim::run_scenario(spec, "share", spec.seed);
   Run r;
   r.trace = testing::parse_trace(result.trace_lines);
