@@ -589,6 +589,10 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
   ConsumerGroupState fresh;
   fresh.group_id = r.group_id;
   const ConsumerGroupState& before = new_group ? fresh : git->second;
+  if (group_full(before, r.member_id, r.instance_id)) {
+    fail(ErrorCode::GROUP_MAX_SIZE_REACHED);
+    return;
+  }
 
   // Member lookup: static (by instance id) or dynamic (by member id).
   std::optional<ConsumerGroupMemberState> replaced;  // a static member this join replaces
@@ -1237,6 +1241,13 @@ bool ConsumerGroupCoordinator::waiting_on_unreleased(const ConsumerGroupState& g
   return false;
 }
 
+bool ConsumerGroupCoordinator::group_full(const ConsumerGroupState& g, const std::string& member_id,
+                                          const std::optional<std::string>& instance_id) const {
+  if (instance_id && g.static_members.count(*instance_id) > 0) return false;
+  return static_cast<std::int64_t>(g.members.size()) >= config_.group_consumer_max_size &&
+         (member_id.empty() || g.members.count(member_id) == 0);
+}
+
 void ConsumerGroupCoordinator::on_classic_join(sim::NodeId from, std::int32_t correlation_id,
                                                const JoinGroupRequest& r) {
   const Reply to{from, correlation_id};
@@ -1253,6 +1264,10 @@ void ConsumerGroupCoordinator::on_classic_join(sim::NodeId from, std::int32_t co
   }
   const bool unknown = r.member_id.empty();
   const std::string member_id = unknown ? new_member_id(r.group_id, r.client_id) : r.member_id;
+  if (group_full(g, member_id, r.group_instance_id)) {
+    fail(ErrorCode::GROUP_MAX_SIZE_REACHED, member_id);
+    return;
+  }
   // throwIfClassicProtocolIsNotSupported (ConsumerGroup.supportsClassicProtocols): a protocol
   // every other classic member supports.
   bool supported = r.protocol_type == "consumer" && !r.protocols.empty();

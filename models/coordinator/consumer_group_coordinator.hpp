@@ -191,6 +191,10 @@ class ConsumerGroupCoordinator {
   };
 
   /// A KIP-848 heartbeat, or (`classic` set) a classic member's JoinGroup translated into one.
+  /// GroupMetadataManager.throwIfConsumerGroupIsFull: `g` is at group.consumer.max.size and
+  /// `member_id` is not one of its members (an existing static member is never refused).
+  bool group_full(const ConsumerGroupState& g, const std::string& member_id,
+                  const std::optional<std::string>& instance_id) const;
   void regular_heartbeat(const Reply& to, const ConsumerGroupHeartbeatRequest& r,
                          const JoinGroupRequest* classic = nullptr);
   /// Fences a member (leave, session/rebalance/join/sync timeout) or, when only classic members

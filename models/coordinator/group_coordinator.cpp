@@ -142,13 +142,43 @@ void GroupCoordinator::on_join_group(const Reply& from, const JoinGroupRequest& 
   }
   ClassicGroup& g = *it->second;
   const std::int64_t log_end_before = log_.log_end_offset(r.group_id);
-  if (r.member_id.empty()) join_new_member(g, from, r);
-  else join_existing_member(g, from, r);
+  if (!accept_joining_member(g, r.member_id)) {
+    // Beyond group.max.size: Kafka removes the member if it is one (ClassicGroup.remove, no
+    // rebalance of its own) and answers with no member id; the client fails fatally.
+    remove_member(g, r.member_id, "group.max.size reached");
+    reply(from, JoinGroupResponse{.error = ErrorCode::GROUP_MAX_SIZE_REACHED});
+  } else if (r.member_id.empty()) {
+    join_new_member(g, from, r);
+  } else {
+    join_existing_member(g, from, r);
+  }
   const std::int64_t log_end_after = log_.log_end_offset(r.group_id);
   if (created && log_end_after == log_end_before) {
     // A new group is tied to a log offset by an "empty group" record (GMM:7089-7109).
     append({group_metadata_record(g)}, nullptr);
   }
+}
+
+bool GroupCoordinator::accept_joining_member(const ClassicGroup& g, const std::string& member_id) const {
+  const auto member = g.members.find(member_id);
+  const bool known = member != g.members.end();
+  switch (g.state) {
+    case ClassicGroupState::Empty:
+    case ClassicGroupState::Dead:
+      return true;
+    case ClassicGroupState::PreparingRebalance: {
+      // A member already awaiting its join answer stays; new ones up to the size, counted by the
+      // members awaiting an answer (the group may be above the size until the join completes).
+      if (known && member->second.awaiting_join) return true;
+      std::int64_t awaiting = 0;
+      for (const auto& [id, m] : g.members) awaiting += m.awaiting_join ? 1 : 0;
+      return awaiting < config_.group_max_size;
+    }
+    case ClassicGroupState::CompletingRebalance:
+    case ClassicGroupState::Stable:
+      return known || static_cast<std::int64_t>(g.members.size()) < config_.group_max_size;
+  }
+  return true;
 }
 
 void GroupCoordinator::join_new_member(ClassicGroup& g, const Reply& from, const JoinGroupRequest& r) {
@@ -868,6 +898,9 @@ std::string GroupCoordinator::upgrade_refusal(const std::string& group_id) const
   bool consumer_protocol = g.protocol_type == "consumer";
   for (const auto& [id, m] : g.members) consumer_protocol = consumer_protocol && m.protocol_type == "consumer";
   if (!consumer_protocol) return "the group does not use the consumer embedded protocol";
+  if (static_cast<std::int64_t>(g.members.size()) > config_.group_consumer_max_size)
+    return fmt::format("the group size ({}) exceeds the consumer group maximum size (group.consumer.max.size={})",
+                       g.members.size(), config_.group_consumer_max_size);
   return "";
 }
 

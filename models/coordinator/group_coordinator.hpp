@@ -119,6 +119,8 @@ class GroupCoordinator {
   void on_member_heartbeat_expired(const std::string& group_id, const std::string& member_id);
   void on_pending_member_expired(const std::string& group_id, const std::string& member_id);
   void remove_member(ClassicGroup& g, const std::string& member_id, const std::string& reason);
+  /// GroupMetadataManager.acceptJoiningMember: whether group.max.size lets `member_id` join.
+  bool accept_joining_member(const ClassicGroup& g, const std::string& member_id) const;
   void rearm_heartbeat(ClassicGroup& g, ClassicGroupMember& m, std::int64_t timeout_ms);
   void answer_join(ClassicGroup& g, ClassicGroupMember& m, bool skip_assignment = false);
   void transition(ClassicGroup& g, ClassicGroupState to, const std::string& reason);

@@ -158,7 +158,8 @@ const std::vector<ConfigKeySpec>& broker_config_specs() {
               "classic: smallest session.timeout.ms a member may use"),
       int_key("group.max.session.timeout.ms", 0, kIntMax, "1800000",
               "classic: largest session.timeout.ms a member may use"),
-      int_key("group.max.size", 1, kIntMax, "2147483647", "classic: members per group"),
+      int_key("group.max.size", 1, kIntMax, "2147483647",
+              "classic: members per group (a new member beyond it: GROUP_MAX_SIZE_REACHED)"),
       int_key("offsets.topic.num.partitions", 1, 100000, "50",
               "partitions of __consumer_offsets (coordinator shards)"),
       int_key("offsets.topic.replication.factor", 1, 32767, "3",
@@ -173,6 +174,8 @@ const std::vector<ConfigKeySpec>& broker_config_specs() {
               "consumer protocol: lower bound of group.consumer.session.timeout.ms"),
       int_key("group.consumer.max.session.timeout.ms", 1, kIntMax, "60000",
               "consumer protocol: upper bound of group.consumer.session.timeout.ms"),
+      int_key("group.consumer.max.size", 1, kIntMax, "2147483647",
+              "consumer protocol: members per group (a new member beyond it: GROUP_MAX_SIZE_REACHED)"),
       int_key("group.consumer.heartbeat.interval.ms", 1, kIntMax, "5000",
               "consumer protocol: heartbeat interval given to members"),
       int_key("group.consumer.min.heartbeat.interval.ms", 1, kIntMax, "5000",
@@ -371,7 +374,6 @@ std::vector<std::pair<std::string, std::string>> validate_share_group_config(
 bool is_unmodelled_broker_config(const std::string& key) {
   static const std::vector<std::string> keys{
       "group.consumer.assignor.offload.enable", "group.consumer.max.assignment.interval.ms",
-      "group.consumer.max.size",
       "group.consumer.min.assignment.interval.ms", "group.consumer.regex.refresh.interval.ms",
       "group.coordinator.background.threads", "group.coordinator.rebalance.protocols",
       "group.coordinator.threads", "offset.metadata.max.bytes", "offsets.load.buffer.size",
@@ -640,6 +642,7 @@ BrokerConfig resolve_broker_config(const ClusterSpec& cluster) {
   read("group.consumer.max.heartbeat.interval.ms", b.group_consumer_max_heartbeat_interval_ms);
   read("group.consumer.assignment.interval.ms", b.group_consumer_assignment_interval_ms);
   read("group.consumer.assignors", b.group_consumer_assignors);
+  read("group.consumer.max.size", b.group_consumer_max_size);
   read("group.consumer.migration.policy", b.group_consumer_migration_policy);
   read("group.share.session.timeout.ms", b.group_share_session_timeout_ms);
   read("group.share.heartbeat.interval.ms", b.group_share_heartbeat_interval_ms);

@@ -56,6 +56,7 @@ struct BrokerConfig {
   std::int64_t group_consumer_heartbeat_interval_ms = 5000;
   std::int64_t group_consumer_assignment_interval_ms = 1000;
   std::vector<std::string> group_consumer_assignors{"uniform", "range"};
+  std::int32_t group_consumer_max_size = 2147483647;  // members per consumer group
   /// ConsumerGroupMigrationPolicy: bidirectional | upgrade | downgrade | disabled.
   std::string group_consumer_migration_policy = "bidirectional";
   bool upgrade_enabled() const {
