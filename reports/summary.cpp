@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 namespace reports {
 
@@ -365,6 +367,11 @@ struct Rebalance {
   std::set<std::string> waiting;     // classic: consumer names; consumer protocol: member ids
   std::map<std::string, PartitionSet> revoked, lost, assigned;
   bool consumer_protocol = false;    // a KIP-848 group (lower-case states, epochs)
+  // Consumer protocol: the members of `waiting` to look at when the group settles, those whose
+  // state (or their application's) changed since they were last found not reconciled; all of
+  // them when `check_all` (the wait was filled or its epoch changed since).
+  std::set<std::string> to_check;
+  bool check_all = false;
 
   void add_cause(const std::string& c) {
     if (c.empty()) return;
@@ -461,20 +468,34 @@ class SummaryBuilder {
   }
   void on_lag(const trace::Lag& e, std::int64_t t) {
     if (e.partition == nullptr) return;
-    const std::string group = str(e.group);
-    const std::string partition = e.partition->str();
     if (window_.contains(t)) max_lag_ = std::max(max_lag_, e.lag);
-    latest_lag_[group][partition] = e.lag;
-    latest_owned_[group][partition] = e.owner.value.has_value();
-    lag_touched_.insert(group);
+    auto g = latest_lag_.find(e.group);
+    if (g == latest_lag_.end()) g = latest_lag_.emplace(str(e.group), GroupLag{}).first;
+    GroupLag& gl = g->second;
+    // The group's total and its partitions without an owner, kept up to date: a flush costs
+    // O(1) per group, not O(partitions) (owner changes come at many instants of a rebalance).
+    const bool owned = e.owner.value.has_value();
+    auto [it, inserted] = gl.latest.try_emplace(*e.partition, LatestLag{e.lag, owned});
+    if (inserted) {
+      gl.total += e.lag;
+      if (!owned) ++gl.unowned;
+    } else {
+      gl.total += e.lag - it->second.lag;
+      gl.unowned += (owned ? 0 : 1) - (it->second.owned ? 0 : 1);
+      it->second = LatestLag{e.lag, owned};
+    }
+    if (!gl.touched) {
+      gl.touched = true;
+      lag_touched_.push_back(&*g);
+    }
   }
   void flush_lag() {
-    for (const auto& g : lag_touched_) {
-      std::int64_t total = 0;
-      bool all_owned = true;
-      for (const auto& [p, l] : latest_lag_[g]) total += l;
-      for (const auto& [p, owned] : latest_owned_[g]) all_owned = all_owned && owned;
-      group_lag_[g].push_back({lag_t_, total, all_owned});
+    // Groups in name order, as the set of names this replaces gave them.
+    std::sort(lag_touched_.begin(), lag_touched_.end(),
+              [](const auto* a, const auto* b) { return a->first < b->first; });
+    for (auto* g : lag_touched_) {
+      g->second.touched = false;
+      group_lag_[g->first].push_back({lag_t_, g->second.total, g->second.unowned == 0});
     }
     lag_touched_.clear();
   }
@@ -500,7 +521,13 @@ class SummaryBuilder {
       }
       CoordinatorMember& m = members_[member_id];
       m.group = e.at("group").get<std::string>();
-      m.consumer = e.value("consumer", "");
+      std::string consumer = e.value("consumer", "");
+      if (consumer != m.consumer) {
+        unindex_member(m.consumer, member_id);
+        members_by_consumer_[consumer].insert(member_id);
+        m.consumer = std::move(consumer);
+      }
+      touch_member(member_id);
       if (record == "ConsumerGroupCurrentMemberAssignment") {
         m.epoch = e.at("member_epoch").get<std::int64_t>();
         m.stable = e.value("state", 0) == 0;
@@ -518,15 +545,18 @@ class SummaryBuilder {
     if (it == members_.end()) return;
     it->second.epoch = e.epoch;
     it->second.stable = e.state == "STABLE";
+    touch_member(member_id);
     reevaluate(it->second.group, member_id, t);
   }
   void remove_member(const std::string& member_id, std::int64_t t) {
     const auto it = members_.find(member_id);
     if (it == members_.end()) return;
     const std::string group = it->second.group;
+    unindex_member(it->second.consumer, member_id);
     members_.erase(it);
     // A member fenced or removed leaves the wait of every open rebalance.
     for (auto& r : open_[group]) r.waiting.erase(member_id);
+    touch_member(member_id);
     dirty_.insert(group);
     dirty_t_ = t;
   }
@@ -550,6 +580,7 @@ class SummaryBuilder {
     c.closing = false;
     c.callbacks_running = 0;
     c.leave_revoked.clear();
+    touch_consumer(name);
     for (const auto& topic : c.topics) clock_.subscribe(c.group, topic, +1, t);
     clock_.live(c.group, +1, t);
     // A classic member that starts while its group rebalances joins that rebalance.
@@ -590,6 +621,7 @@ class SummaryBuilder {
     c.callbacks_running = 0;
     c.owned.clear();
     c.leave_revoked.clear();
+    touch_consumer(name);
     for (auto& r : open_[c.group])
       if (!r.consumer_protocol) r.waiting.erase(name);
     // Its member (consumer protocol) stays until the coordinator removes it; it waits on the
@@ -608,6 +640,7 @@ class SummaryBuilder {
         if (c.owned.count(p) == 0) clock_.own(c.group, p, name, !c.paused, t);
     }
     c.owned = std::move(now_owned);
+    touch_consumer(name);
     reevaluate(c.group, c.member_id, t);
   }
   void on_callback(const trace::Callback& e, std::int64_t t) {
@@ -615,6 +648,7 @@ class SummaryBuilder {
     Consumer& c = consumers_[name];
     const std::string_view cb = e.callback;
     const bool start = e.phase == "start";
+    touch_consumer(name);  // callbacks_running changes
     if (start) {
       ++c.callbacks_running;
       if (cb == "onPartitionsRevoked" && window_.contains(t))
@@ -673,7 +707,10 @@ class SummaryBuilder {
     last_members_[group].assign(e.members.begin(), e.members.end());
     if (e.generation) {
       auto& rs = open_[group];
-      if (!rs.empty()) rs.back().generation = *e.generation;
+      if (!rs.empty()) {
+        rs.back().generation = *e.generation;
+        rs.back().check_all = true;
+      }
     }
     if (e.assignment_epoch) assignment_epoch_[group] = *e.assignment_epoch;
     if (e.epoch) {
@@ -747,7 +784,9 @@ class SummaryBuilder {
     r->generation = epoch;
     r->waiting.clear();
     for (const auto& [member_id, m] : members_)
-      if (m.group == group) r->waiting.insert(member_id);
+      if (m.group == group) r->waiting.insert(r->waiting.end(), member_id);  // in order
+    r->check_all = true;
+    r->to_check.clear();
     dirty_.insert(group);
     dirty_t_ = t;
   }
@@ -772,12 +811,40 @@ class SummaryBuilder {
     dirty_.insert(group);
     dirty_t_ = t;
   }
+  /// The member's state changed: the open rebalances waiting for it look at it again when their
+  /// group settles (the others need not: nothing reconciled() reads of them changed).
+  void touch_member(const std::string& member_id) {
+    for (auto& [g, rs] : open_)
+      for (auto& r : rs)
+        if (r.consumer_protocol && !r.check_all && r.waiting.count(member_id) > 0) r.to_check.insert(member_id);
+  }
+  /// The application `name` changed: every member it is (or was) the application of.
+  void touch_consumer(const std::string& name) {
+    const auto it = members_by_consumer_.find(name);
+    if (it == members_by_consumer_.end()) return;
+    for (const auto& id : it->second) touch_member(id);
+  }
+  void unindex_member(const std::string& consumer, const std::string& member_id) {
+    const auto it = members_by_consumer_.find(consumer);
+    if (it == members_by_consumer_.end()) return;
+    it->second.erase(member_id);
+    if (it->second.empty()) members_by_consumer_.erase(it);
+  }
   void settle() {
     for (const auto& group : dirty_) {
       for (auto& r : open_[group]) {
         if (!r.consumer_protocol) continue;
-        for (auto it = r.waiting.begin(); it != r.waiting.end();)
-          it = reconciled(*it, r.generation) ? r.waiting.erase(it) : std::next(it);
+        if (r.check_all) {
+          for (auto it = r.waiting.begin(); it != r.waiting.end();)
+            it = reconciled(*it, r.generation) ? r.waiting.erase(it) : std::next(it);
+        } else {
+          // Only the members whose state changed: the others are still not reconciled.
+          for (const auto& id : r.to_check)
+            if (const auto w = r.waiting.find(id); w != r.waiting.end() && reconciled(id, r.generation))
+              r.waiting.erase(w);
+        }
+        r.check_all = false;
+        r.to_check.clear();
       }
       close_done(group, dirty_t_);
     }
@@ -829,6 +896,7 @@ class SummaryBuilder {
   OwnershipClock clock_;
   std::map<std::string, Consumer> consumers_;
   std::map<std::string, CoordinatorMember> members_;  // by member id (consumer protocol)
+  std::map<std::string, std::set<std::string>> members_by_consumer_;  // consumer -> its members' ids
   std::map<std::string, std::vector<std::string>> last_members_;  // group -> members of its last generation
   std::map<std::string, std::int64_t> group_epoch_, assignment_epoch_;
   std::map<std::string, std::vector<Rebalance>> open_;  // per group, oldest first
@@ -839,10 +907,26 @@ class SummaryBuilder {
   // Each consumer's batch in hand (fetched, not yet processed): batch number and ranges.
   std::map<std::string, std::pair<std::int64_t, std::vector<std::pair<std::string, Range>>>> in_hand_;
   std::int64_t delivered_ = 0, processed_ = 0, duplicates_ = 0, revocations_ = 0, max_lag_ = 0;
-  std::map<std::string, std::map<std::string, std::int64_t>> latest_lag_;
-  std::map<std::string, std::map<std::string, bool>> latest_owned_;
+  struct LatestLag {
+    std::int64_t lag = 0;
+    bool owned = false;
+  };
+  struct TopicPartitionHash {
+    std::size_t operator()(const rsim::TopicPartition& tp) const {
+      return std::hash<std::string_view>{}(tp.topic) * 31 + static_cast<std::size_t>(tp.partition);
+    }
+  };
+  /// A group's latest lag per partition (only summed, never listed: a hash map is fine), their
+  /// total and how many have no owner.
+  struct GroupLag {
+    std::unordered_map<rsim::TopicPartition, LatestLag, TopicPartitionHash> latest;
+    std::int64_t total = 0;
+    std::int64_t unowned = 0;
+    bool touched = false;  // in lag_touched_
+  };
+  std::map<std::string, GroupLag, std::less<>> latest_lag_;
   std::map<std::string, std::vector<LagPoint>> group_lag_;
-  std::set<std::string> lag_touched_;
+  std::vector<std::pair<const std::string, GroupLag>*> lag_touched_;  // groups with lag at lag_t_
   std::int64_t lag_t_ = -1;
   bool final_taken_ = false;
   ojson final_;
