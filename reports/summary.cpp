@@ -348,11 +348,56 @@ struct Consumer {
 
 /// A consumer-protocol member as the coordinator sees it (its ConsumerGroupCurrentMemberAssignment).
 struct CoordinatorMember {
+  const std::string* interned = nullptr;  // its id, kept for the whole run (WaitSet points at it)
   std::string group;
   std::string consumer;
   std::int64_t epoch = -1;
   bool stable = false;
   PartitionSet assigned;
+};
+
+/// The member ids a consumer-protocol rebalance waits for: filled in member-id order at a bump
+/// (pointers to interned ids, no copies), then only ever removed from (a flag), so a bump costs
+/// O(members) pointer copies and no allocation per member.
+class WaitSet {
+ public:
+  void clear() {
+    ids_.clear();
+    gone_.clear();
+    live_ = 0;
+  }
+  /// In increasing id order only.
+  void push_back(const std::string* id) {
+    ids_.push_back(id);
+    gone_.push_back(0);
+    ++live_;
+  }
+  bool empty() const { return live_ == 0; }
+  /// The index of a waiting id, or npos.
+  std::size_t find(const std::string& id) const {
+    const auto it = std::lower_bound(ids_.begin(), ids_.end(), id,
+                                     [](const std::string* a, const std::string& b) { return *a < b; });
+    if (it == ids_.end() || **it != id) return npos;
+    const auto i = static_cast<std::size_t>(it - ids_.begin());
+    return gone_[i] ? npos : i;
+  }
+  bool count(const std::string& id) const { return find(id) != npos; }
+  void erase_at(std::size_t i) {
+    gone_[i] = 1;
+    --live_;
+  }
+  void erase(const std::string& id) {
+    if (const std::size_t i = find(id); i != npos) erase_at(i);
+  }
+  std::size_t size() const { return ids_.size(); }  // slots, gone ones included
+  bool live(std::size_t i) const { return !gone_[i]; }
+  const std::string& at(std::size_t i) const { return *ids_[i]; }
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+
+ private:
+  std::vector<const std::string*> ids_;
+  std::vector<char> gone_;
+  std::size_t live_ = 0;
 };
 
 struct Rebalance {
@@ -364,10 +409,11 @@ struct Rebalance {
   std::string trigger;
   std::vector<std::string> causes;
   std::int64_t generation = -1;      // classic generation, or the consumer-protocol group epoch
-  std::set<std::string> waiting;     // classic: consumer names; consumer protocol: member ids
+  std::set<std::string> waiting;     // classic: consumer names
+  WaitSet members;                   // consumer protocol: member ids
   std::map<std::string, PartitionSet> revoked, lost, assigned;
   bool consumer_protocol = false;    // a KIP-848 group (lower-case states, epochs)
-  // Consumer protocol: the members of `waiting` to look at when the group settles, those whose
+  // Consumer protocol: the members of `members` to look at when the group settles, those whose
   // state (or their application's) changed since they were last found not reconciled; all of
   // them when `check_all` (the wait was filled or its epoch changed since).
   std::set<std::string> to_check;
@@ -520,6 +566,7 @@ class SummaryBuilder {
         return;
       }
       CoordinatorMember& m = members_[member_id];
+      if (m.interned == nullptr) m.interned = &*interned_ids_.insert(member_id).first;
       m.group = e.at("group").get<std::string>();
       std::string consumer = e.value("consumer", "");
       if (consumer != m.consumer) {
@@ -555,7 +602,10 @@ class SummaryBuilder {
     unindex_member(it->second.consumer, member_id);
     members_.erase(it);
     // A member fenced or removed leaves the wait of every open rebalance.
-    for (auto& r : open_[group]) r.waiting.erase(member_id);
+    for (auto& r : open_[group]) {
+      r.waiting.erase(member_id);
+      r.members.erase(member_id);
+    }
     touch_member(member_id);
     dirty_.insert(group);
     dirty_t_ = t;
@@ -783,8 +833,9 @@ class SummaryBuilder {
     }
     r->generation = epoch;
     r->waiting.clear();
+    r->members.clear();
     for (const auto& [member_id, m] : members_)
-      if (m.group == group) r->waiting.insert(r->waiting.end(), member_id);  // in order
+      if (m.group == group) r->members.push_back(m.interned);  // in id order
     r->check_all = true;
     r->to_check.clear();
     dirty_.insert(group);
@@ -795,8 +846,12 @@ class SummaryBuilder {
   /// coordinator assigned it and runs no rebalance callback.
   bool reconciled(const std::string& member_id, std::int64_t epoch) const {
     const auto it = members_.find(member_id);
-    if (it == members_.end()) return true;
-    const CoordinatorMember& m = it->second;
+    return reconciled(member_id, it == members_.end() ? nullptr : &it->second, epoch);
+  }
+  /// The same, with the member already looked up (nullptr: not a member).
+  bool reconciled(const std::string& member_id, const CoordinatorMember* found, std::int64_t epoch) const {
+    if (found == nullptr) return true;
+    const CoordinatorMember& m = *found;
     if (m.epoch < 0) return true;  // a static member's temporary leave (epoch -2): not waited for
     if (m.epoch < epoch || !m.stable) return false;
     const auto c = consumers_.find(m.consumer);
@@ -816,7 +871,7 @@ class SummaryBuilder {
   void touch_member(const std::string& member_id) {
     for (auto& [g, rs] : open_)
       for (auto& r : rs)
-        if (r.consumer_protocol && !r.check_all && r.waiting.count(member_id) > 0) r.to_check.insert(member_id);
+        if (r.consumer_protocol && !r.check_all && r.members.count(member_id)) r.to_check.insert(member_id);
   }
   /// The application `name` changed: every member it is (or was) the application of.
   void touch_consumer(const std::string& name) {
@@ -835,13 +890,20 @@ class SummaryBuilder {
       for (auto& r : open_[group]) {
         if (!r.consumer_protocol) continue;
         if (r.check_all) {
-          for (auto it = r.waiting.begin(); it != r.waiting.end();)
-            it = reconciled(*it, r.generation) ? r.waiting.erase(it) : std::next(it);
+          // Every waiting member, walking members_ alongside (both in id order): no lookup each.
+          auto m = members_.begin();
+          for (std::size_t i = 0; i < r.members.size(); ++i) {
+            if (!r.members.live(i)) continue;
+            const std::string& id = r.members.at(i);
+            while (m != members_.end() && m->first < id) ++m;
+            const CoordinatorMember* found = m != members_.end() && m->first == id ? &m->second : nullptr;
+            if (reconciled(id, found, r.generation)) r.members.erase_at(i);
+          }
         } else {
           // Only the members whose state changed: the others are still not reconciled.
           for (const auto& id : r.to_check)
-            if (const auto w = r.waiting.find(id); w != r.waiting.end() && reconciled(id, r.generation))
-              r.waiting.erase(w);
+            if (const std::size_t w = r.members.find(id); w != WaitSet::npos && reconciled(id, r.generation))
+              r.members.erase_at(w);
         }
         r.check_all = false;
         r.to_check.clear();
@@ -856,14 +918,14 @@ class SummaryBuilder {
     auto& rs = open_[c.group];
     if (rs.empty()) return nullptr;
     for (auto& r : rs)
-      if (r.consumer_protocol ? r.waiting.count(c.member_id) > 0 : false) return &r;
+      if (r.consumer_protocol ? r.members.count(c.member_id) : false) return &r;
     return &rs.back();
   }
   void close_done(const std::string& group, std::int64_t t) {
     auto& rs = open_[group];
     for (std::size_t i = 0; i < rs.size();) {
       Rebalance& r = rs[i];
-      const bool done = r.consumer_protocol ? r.waiting.empty() : (r.settled_us && r.waiting.empty());
+      const bool done = r.consumer_protocol ? r.members.empty() : (r.settled_us && r.waiting.empty());
       if (done) {
         close_at(group, i, t, true);
       } else {
@@ -897,6 +959,7 @@ class SummaryBuilder {
   std::map<std::string, Consumer> consumers_;
   std::map<std::string, CoordinatorMember> members_;  // by member id (consumer protocol)
   std::map<std::string, std::set<std::string>> members_by_consumer_;  // consumer -> its members' ids
+  std::set<std::string> interned_ids_;  // every member id seen, never erased
   std::map<std::string, std::vector<std::string>> last_members_;  // group -> members of its last generation
   std::map<std::string, std::int64_t> group_epoch_, assignment_epoch_;
   std::map<std::string, std::vector<Rebalance>> open_;  // per group, oldest first
