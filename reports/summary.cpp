@@ -565,9 +565,15 @@ class SummaryBuilder {
         remove_member(member_id, t);
         return;
       }
-      CoordinatorMember& m = members_[member_id];
-      if (m.interned == nullptr) m.interned = &*interned_ids_.insert(member_id).first;
-      m.group = e.at("group").get<std::string>();
+      auto [mit, created] = members_.try_emplace(member_id);
+      CoordinatorMember& m = mit->second;
+      if (created) m.interned = &*interned_ids_.insert(member_id).first;
+      std::string group = e.at("group").get<std::string>();
+      if (created || group != m.group) {
+        if (!created) unindex_group_member(m.group, member_id);
+        index_group_member(group, m.interned, &m);
+      }
+      m.group = std::move(group);
       std::string consumer = e.value("consumer", "");
       if (consumer != m.consumer) {
         unindex_member(m.consumer, member_id);
@@ -600,6 +606,7 @@ class SummaryBuilder {
     if (it == members_.end()) return;
     const std::string group = it->second.group;
     unindex_member(it->second.consumer, member_id);
+    unindex_group_member(group, member_id);
     members_.erase(it);
     // A member fenced or removed leaves the wait of every open rebalance.
     for (auto& r : open_[group]) {
@@ -834,8 +841,8 @@ class SummaryBuilder {
     r->generation = epoch;
     r->waiting.clear();
     r->members.clear();
-    for (const auto& [member_id, m] : members_)
-      if (m.group == group) r->members.push_back(m.interned);  // in id order
+    if (const auto gm = group_members_.find(group); gm != group_members_.end())
+      for (const auto& [id, m] : gm->second) r->members.push_back(id);  // in id order
     r->check_all = true;
     r->to_check.clear();
     dirty_.insert(group);
@@ -879,6 +886,21 @@ class SummaryBuilder {
     if (it == members_by_consumer_.end()) return;
     for (const auto& id : it->second) touch_member(id);
   }
+  using GroupMembers = std::vector<std::pair<const std::string*, CoordinatorMember*>>;  // by id
+  static GroupMembers::iterator find_in(GroupMembers& v, const std::string& id) {
+    return std::lower_bound(v.begin(), v.end(), id,
+                            [](const auto& a, const std::string& b) { return *a.first < b; });
+  }
+  void index_group_member(const std::string& group, const std::string* id, CoordinatorMember* m) {
+    auto& v = group_members_[group];
+    v.insert(find_in(v, *id), {id, m});
+  }
+  void unindex_group_member(const std::string& group, const std::string& id) {
+    const auto g = group_members_.find(group);
+    if (g == group_members_.end()) return;
+    const auto it = find_in(g->second, id);
+    if (it != g->second.end() && *it->first == id) g->second.erase(it);
+  }
   void unindex_member(const std::string& consumer, const std::string& member_id) {
     const auto it = members_by_consumer_.find(consumer);
     if (it == members_by_consumer_.end()) return;
@@ -890,13 +912,21 @@ class SummaryBuilder {
       for (auto& r : open_[group]) {
         if (!r.consumer_protocol) continue;
         if (r.check_all) {
-          // Every waiting member, walking members_ alongside (both in id order): no lookup each.
-          auto m = members_.begin();
+          // Every waiting member, walking the group's members alongside (both in id order): no
+          // lookup each (a member now in another group is looked up).
+          static const std::vector<std::pair<const std::string*, CoordinatorMember*>> none;
+          const auto gmit = group_members_.find(group);
+          const auto& gm = gmit == group_members_.end() ? none : gmit->second;
+          std::size_t j = 0;
           for (std::size_t i = 0; i < r.members.size(); ++i) {
             if (!r.members.live(i)) continue;
             const std::string& id = r.members.at(i);
-            while (m != members_.end() && m->first < id) ++m;
-            const CoordinatorMember* found = m != members_.end() && m->first == id ? &m->second : nullptr;
+            while (j < gm.size() && *gm[j].first < id) ++j;
+            const CoordinatorMember* found = j < gm.size() && *gm[j].first == id ? gm[j].second : nullptr;
+            if (found == nullptr) {
+              const auto m = members_.find(id);
+              found = m == members_.end() ? nullptr : &m->second;
+            }
             if (reconciled(id, found, r.generation)) r.members.erase_at(i);
           }
         } else {
@@ -960,6 +990,8 @@ class SummaryBuilder {
   std::map<std::string, CoordinatorMember> members_;  // by member id (consumer protocol)
   std::map<std::string, std::set<std::string>> members_by_consumer_;  // consumer -> its members' ids
   std::set<std::string> interned_ids_;  // every member id seen, never erased
+  // Each group's members_ (by their group), in id order: what a bump's wait is filled from.
+  std::map<std::string, std::vector<std::pair<const std::string*, CoordinatorMember*>>> group_members_;
   std::map<std::string, std::vector<std::string>> last_members_;  // group -> members of its last generation
   std::map<std::string, std::int64_t> group_epoch_, assignment_epoch_;
   std::map<std::string, std::vector<Rebalance>> open_;  // per group, oldest first
@@ -1125,7 +1157,32 @@ Window window_of(const SummaryInputs& inputs) {
 
 }  // namespace
 
-bool kafka_partition_less(const std::string& a, const std::string& b) { return partition_key(a) < partition_key(b); }
+namespace {
+/// partition_key() without its copies, for "topic-N" with N plain decimal digits (what the
+/// simulator writes); false for anything else, which takes partition_key()'s own path.
+bool plain_partition_key(std::string_view s, std::string_view& topic, long& number) {
+  const auto dash = s.rfind('-');
+  if (dash == std::string_view::npos || dash + 1 == s.size() || s.size() - dash - 1 > 18) return false;
+  long n = 0;
+  for (std::size_t i = dash + 1; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    n = n * 10 + (s[i] - '0');
+  }
+  topic = s.substr(0, dash);
+  number = n;
+  return true;
+}
+}  // namespace
+
+bool kafka_partition_less(const std::string& a, const std::string& b) {
+  std::string_view ta, tb;
+  long na = 0, nb = 0;
+  if (plain_partition_key(a, ta, na) && plain_partition_key(b, tb, nb)) {
+    if (const int c = ta.compare(tb); c != 0) return c < 0;
+    return na < nb;
+  }
+  return partition_key(a) < partition_key(b);
+}
 
 struct SummarySink::State {
   explicit State(Window w) : builder(w) {}
