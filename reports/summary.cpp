@@ -480,10 +480,13 @@ class SummaryBuilder {
   // --- records and lag ---
   void on_records_fetched(const trace::RecordsFetched& e, std::int64_t t) {
     const std::string group = str(e.group);
-    auto& pending = in_hand_[str(e.consumer)];
-    pending = {e.batch, {}};
+    auto in = in_hand_.find(e.consumer);
+    if (in == in_hand_.end()) in = in_hand_.emplace(str(e.consumer), InHand{}).first;
+    auto& pending = in->second;
+    pending.first = e.batch;
+    pending.second.clear();  // keeps its capacity: no allocation per batch
     for (const auto& range : e.ranges) {
-      const std::string partition = range.partition.str();
+      const rsim::TopicPartition& partition = range.partition;
       const Range offsets{range.first, range.last};
       const std::int64_t again = records_[{group, partition}].delivered.add(offsets);
       if (window_.contains(t)) {
@@ -505,11 +508,12 @@ class SummaryBuilder {
         consumers_[name].records_processed += offsets.second - offsets.first + 1;
       }
     }
-    in_hand_.erase(it);
+    it->second.first = -1;  // none in hand (batches count from 1); the entry stays for reuse
+    it->second.second.clear();
   }
   void on_position(const trace::Position& e) {
     if (e.partition == nullptr) return;
-    auto& r = records_[{str(e.group), e.partition->str()}];
+    auto& r = records_[{str(e.group), *e.partition}];
     if (!r.first_position) r.first_position = e.offset;
   }
   void on_lag(const trace::Lag& e, std::int64_t t) {
@@ -556,7 +560,7 @@ class SummaryBuilder {
     const bool tombstone = e.value("tombstone", false);
     if (record == "OffsetCommit" && !tombstone) {
       auto& r = records_[{e.at("group").get<std::string>(),
-                          e.at("topic").get<std::string>() + "-" + std::to_string(e.at("partition_index").get<std::int32_t>())}];
+                          rsim::TopicPartition{e.at("topic").get<std::string>(), e.at("partition_index").get<std::int32_t>()}}];
       const auto offset = e.at("committed_offset").get<std::int64_t>();
       r.max_committed = std::max(r.max_committed.value_or(offset), offset);
     } else if (record == "ConsumerGroupMemberMetadata" || record == "ConsumerGroupCurrentMemberAssignment") {
@@ -998,9 +1002,18 @@ class SummaryBuilder {
   std::vector<Rebalance> done_;
   std::int64_t end_t_ = 0;
   std::int64_t duration_us_ = -1;
-  std::map<std::pair<std::string, std::string>, PartitionRecords> records_;
+  struct RecordsKeyHash {
+    std::size_t operator()(const std::pair<std::string, rsim::TopicPartition>& k) const {
+      return (std::hash<std::string>{}(k.first) * 31 + std::hash<std::string>{}(k.second.topic)) * 31 +
+             static_cast<std::size_t>(k.second.partition);
+    }
+  };
+  // (group, partition) -> its offsets. Hashed: only ever looked up, and summed over in finish()
+  // (an integer sum: the order does not matter).
+  std::unordered_map<std::pair<std::string, rsim::TopicPartition>, PartitionRecords, RecordsKeyHash> records_;
   // Each consumer's batch in hand (fetched, not yet processed): batch number and ranges.
-  std::map<std::string, std::pair<std::int64_t, std::vector<std::pair<std::string, Range>>>> in_hand_;
+  using InHand = std::pair<std::int64_t, std::vector<std::pair<rsim::TopicPartition, Range>>>;
+  std::map<std::string, InHand, std::less<>> in_hand_;
   std::int64_t delivered_ = 0, processed_ = 0, duplicates_ = 0, revocations_ = 0, max_lag_ = 0;
   struct LatestLag {
     std::int64_t lag = 0;
