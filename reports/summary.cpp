@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 namespace reports {
 
@@ -346,11 +348,56 @@ struct Consumer {
 
 /// A consumer-protocol member as the coordinator sees it (its ConsumerGroupCurrentMemberAssignment).
 struct CoordinatorMember {
+  const std::string* interned = nullptr;  // its id, kept for the whole run (WaitSet points at it)
   std::string group;
   std::string consumer;
   std::int64_t epoch = -1;
   bool stable = false;
   PartitionSet assigned;
+};
+
+/// The member ids a consumer-protocol rebalance waits for: filled in member-id order at a bump
+/// (pointers to interned ids, no copies), then only ever removed from (a flag), so a bump costs
+/// O(members) pointer copies and no allocation per member.
+class WaitSet {
+ public:
+  void clear() {
+    ids_.clear();
+    gone_.clear();
+    live_ = 0;
+  }
+  /// In increasing id order only.
+  void push_back(const std::string* id) {
+    ids_.push_back(id);
+    gone_.push_back(0);
+    ++live_;
+  }
+  bool empty() const { return live_ == 0; }
+  /// The index of a waiting id, or npos.
+  std::size_t find(const std::string& id) const {
+    const auto it = std::lower_bound(ids_.begin(), ids_.end(), id,
+                                     [](const std::string* a, const std::string& b) { return *a < b; });
+    if (it == ids_.end() || **it != id) return npos;
+    const auto i = static_cast<std::size_t>(it - ids_.begin());
+    return gone_[i] ? npos : i;
+  }
+  bool count(const std::string& id) const { return find(id) != npos; }
+  void erase_at(std::size_t i) {
+    gone_[i] = 1;
+    --live_;
+  }
+  void erase(const std::string& id) {
+    if (const std::size_t i = find(id); i != npos) erase_at(i);
+  }
+  std::size_t size() const { return ids_.size(); }  // slots, gone ones included
+  bool live(std::size_t i) const { return !gone_[i]; }
+  const std::string& at(std::size_t i) const { return *ids_[i]; }
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+
+ private:
+  std::vector<const std::string*> ids_;
+  std::vector<char> gone_;
+  std::size_t live_ = 0;
 };
 
 struct Rebalance {
@@ -362,9 +409,15 @@ struct Rebalance {
   std::string trigger;
   std::vector<std::string> causes;
   std::int64_t generation = -1;      // classic generation, or the consumer-protocol group epoch
-  std::set<std::string> waiting;     // classic: consumer names; consumer protocol: member ids
+  std::set<std::string> waiting;     // classic: consumer names
+  WaitSet members;                   // consumer protocol: member ids
   std::map<std::string, PartitionSet> revoked, lost, assigned;
   bool consumer_protocol = false;    // a KIP-848 group (lower-case states, epochs)
+  // Consumer protocol: the members of `members` to look at when the group settles, those whose
+  // state (or their application's) changed since they were last found not reconciled; all of
+  // them when `check_all` (the wait was filled or its epoch changed since).
+  std::set<std::string> to_check;
+  bool check_all = false;
 
   void add_cause(const std::string& c) {
     if (c.empty()) return;
@@ -427,10 +480,13 @@ class SummaryBuilder {
   // --- records and lag ---
   void on_records_fetched(const trace::RecordsFetched& e, std::int64_t t) {
     const std::string group = str(e.group);
-    auto& pending = in_hand_[str(e.consumer)];
-    pending = {e.batch, {}};
+    auto in = in_hand_.find(e.consumer);
+    if (in == in_hand_.end()) in = in_hand_.emplace(str(e.consumer), InHand{}).first;
+    auto& pending = in->second;
+    pending.first = e.batch;
+    pending.second.clear();  // keeps its capacity: no allocation per batch
     for (const auto& range : e.ranges) {
-      const std::string partition = range.partition.str();
+      const rsim::TopicPartition& partition = range.partition;
       const Range offsets{range.first, range.last};
       const std::int64_t again = records_[{group, partition}].delivered.add(offsets);
       if (window_.contains(t)) {
@@ -452,29 +508,44 @@ class SummaryBuilder {
         consumers_[name].records_processed += offsets.second - offsets.first + 1;
       }
     }
-    in_hand_.erase(it);
+    it->second.first = -1;  // none in hand (batches count from 1); the entry stays for reuse
+    it->second.second.clear();
   }
   void on_position(const trace::Position& e) {
     if (e.partition == nullptr) return;
-    auto& r = records_[{str(e.group), e.partition->str()}];
+    auto& r = records_[{str(e.group), *e.partition}];
     if (!r.first_position) r.first_position = e.offset;
   }
   void on_lag(const trace::Lag& e, std::int64_t t) {
     if (e.partition == nullptr) return;
-    const std::string group = str(e.group);
-    const std::string partition = e.partition->str();
     if (window_.contains(t)) max_lag_ = std::max(max_lag_, e.lag);
-    latest_lag_[group][partition] = e.lag;
-    latest_owned_[group][partition] = e.owner.value.has_value();
-    lag_touched_.insert(group);
+    auto g = latest_lag_.find(e.group);
+    if (g == latest_lag_.end()) g = latest_lag_.emplace(str(e.group), GroupLag{}).first;
+    GroupLag& gl = g->second;
+    // The group's total and its partitions without an owner, kept up to date: a flush costs
+    // O(1) per group, not O(partitions) (owner changes come at many instants of a rebalance).
+    const bool owned = e.owner.value.has_value();
+    auto [it, inserted] = gl.latest.try_emplace(*e.partition, LatestLag{e.lag, owned});
+    if (inserted) {
+      gl.total += e.lag;
+      if (!owned) ++gl.unowned;
+    } else {
+      gl.total += e.lag - it->second.lag;
+      gl.unowned += (owned ? 0 : 1) - (it->second.owned ? 0 : 1);
+      it->second = LatestLag{e.lag, owned};
+    }
+    if (!gl.touched) {
+      gl.touched = true;
+      lag_touched_.push_back(&*g);
+    }
   }
   void flush_lag() {
-    for (const auto& g : lag_touched_) {
-      std::int64_t total = 0;
-      bool all_owned = true;
-      for (const auto& [p, l] : latest_lag_[g]) total += l;
-      for (const auto& [p, owned] : latest_owned_[g]) all_owned = all_owned && owned;
-      group_lag_[g].push_back({lag_t_, total, all_owned});
+    // Groups in name order, as the set of names this replaces gave them.
+    std::sort(lag_touched_.begin(), lag_touched_.end(),
+              [](const auto* a, const auto* b) { return a->first < b->first; });
+    for (auto* g : lag_touched_) {
+      g->second.touched = false;
+      group_lag_[g->first].push_back({lag_t_, g->second.total, g->second.unowned == 0});
     }
     lag_touched_.clear();
   }
@@ -489,7 +560,7 @@ class SummaryBuilder {
     const bool tombstone = e.value("tombstone", false);
     if (record == "OffsetCommit" && !tombstone) {
       auto& r = records_[{e.at("group").get<std::string>(),
-                          e.at("topic").get<std::string>() + "-" + std::to_string(e.at("partition_index").get<std::int32_t>())}];
+                          rsim::TopicPartition{e.at("topic").get<std::string>(), e.at("partition_index").get<std::int32_t>()}}];
       const auto offset = e.at("committed_offset").get<std::int64_t>();
       r.max_committed = std::max(r.max_committed.value_or(offset), offset);
     } else if (record == "ConsumerGroupMemberMetadata" || record == "ConsumerGroupCurrentMemberAssignment") {
@@ -498,9 +569,22 @@ class SummaryBuilder {
         remove_member(member_id, t);
         return;
       }
-      CoordinatorMember& m = members_[member_id];
-      m.group = e.at("group").get<std::string>();
-      m.consumer = e.value("consumer", "");
+      auto [mit, created] = members_.try_emplace(member_id);
+      CoordinatorMember& m = mit->second;
+      if (created) m.interned = &*interned_ids_.insert(member_id).first;
+      std::string group = e.at("group").get<std::string>();
+      if (created || group != m.group) {
+        if (!created) unindex_group_member(m.group, member_id);
+        index_group_member(group, m.interned, &m);
+      }
+      m.group = std::move(group);
+      std::string consumer = e.value("consumer", "");
+      if (consumer != m.consumer) {
+        unindex_member(m.consumer, member_id);
+        members_by_consumer_[consumer].insert(member_id);
+        m.consumer = std::move(consumer);
+      }
+      touch_member(member_id);
       if (record == "ConsumerGroupCurrentMemberAssignment") {
         m.epoch = e.at("member_epoch").get<std::int64_t>();
         m.stable = e.value("state", 0) == 0;
@@ -518,15 +602,22 @@ class SummaryBuilder {
     if (it == members_.end()) return;
     it->second.epoch = e.epoch;
     it->second.stable = e.state == "STABLE";
+    touch_member(member_id);
     reevaluate(it->second.group, member_id, t);
   }
   void remove_member(const std::string& member_id, std::int64_t t) {
     const auto it = members_.find(member_id);
     if (it == members_.end()) return;
     const std::string group = it->second.group;
+    unindex_member(it->second.consumer, member_id);
+    unindex_group_member(group, member_id);
     members_.erase(it);
     // A member fenced or removed leaves the wait of every open rebalance.
-    for (auto& r : open_[group]) r.waiting.erase(member_id);
+    for (auto& r : open_[group]) {
+      r.waiting.erase(member_id);
+      r.members.erase(member_id);
+    }
+    touch_member(member_id);
     dirty_.insert(group);
     dirty_t_ = t;
   }
@@ -550,6 +641,7 @@ class SummaryBuilder {
     c.closing = false;
     c.callbacks_running = 0;
     c.leave_revoked.clear();
+    touch_consumer(name);
     for (const auto& topic : c.topics) clock_.subscribe(c.group, topic, +1, t);
     clock_.live(c.group, +1, t);
     // A classic member that starts while its group rebalances joins that rebalance.
@@ -590,6 +682,7 @@ class SummaryBuilder {
     c.callbacks_running = 0;
     c.owned.clear();
     c.leave_revoked.clear();
+    touch_consumer(name);
     for (auto& r : open_[c.group])
       if (!r.consumer_protocol) r.waiting.erase(name);
     // Its member (consumer protocol) stays until the coordinator removes it; it waits on the
@@ -608,6 +701,7 @@ class SummaryBuilder {
         if (c.owned.count(p) == 0) clock_.own(c.group, p, name, !c.paused, t);
     }
     c.owned = std::move(now_owned);
+    touch_consumer(name);
     reevaluate(c.group, c.member_id, t);
   }
   void on_callback(const trace::Callback& e, std::int64_t t) {
@@ -615,6 +709,7 @@ class SummaryBuilder {
     Consumer& c = consumers_[name];
     const std::string_view cb = e.callback;
     const bool start = e.phase == "start";
+    touch_consumer(name);  // callbacks_running changes
     if (start) {
       ++c.callbacks_running;
       if (cb == "onPartitionsRevoked" && window_.contains(t))
@@ -673,7 +768,10 @@ class SummaryBuilder {
     last_members_[group].assign(e.members.begin(), e.members.end());
     if (e.generation) {
       auto& rs = open_[group];
-      if (!rs.empty()) rs.back().generation = *e.generation;
+      if (!rs.empty()) {
+        rs.back().generation = *e.generation;
+        rs.back().check_all = true;
+      }
     }
     if (e.assignment_epoch) assignment_epoch_[group] = *e.assignment_epoch;
     if (e.epoch) {
@@ -746,8 +844,11 @@ class SummaryBuilder {
     }
     r->generation = epoch;
     r->waiting.clear();
-    for (const auto& [member_id, m] : members_)
-      if (m.group == group) r->waiting.insert(member_id);
+    r->members.clear();
+    if (const auto gm = group_members_.find(group); gm != group_members_.end())
+      for (const auto& [id, m] : gm->second) r->members.push_back(id);  // in id order
+    r->check_all = true;
+    r->to_check.clear();
     dirty_.insert(group);
     dirty_t_ = t;
   }
@@ -756,8 +857,12 @@ class SummaryBuilder {
   /// coordinator assigned it and runs no rebalance callback.
   bool reconciled(const std::string& member_id, std::int64_t epoch) const {
     const auto it = members_.find(member_id);
-    if (it == members_.end()) return true;
-    const CoordinatorMember& m = it->second;
+    return reconciled(member_id, it == members_.end() ? nullptr : &it->second, epoch);
+  }
+  /// The same, with the member already looked up (nullptr: not a member).
+  bool reconciled(const std::string& member_id, const CoordinatorMember* found, std::int64_t epoch) const {
+    if (found == nullptr) return true;
+    const CoordinatorMember& m = *found;
     if (m.epoch < 0) return true;  // a static member's temporary leave (epoch -2): not waited for
     if (m.epoch < epoch || !m.stable) return false;
     const auto c = consumers_.find(m.consumer);
@@ -772,12 +877,70 @@ class SummaryBuilder {
     dirty_.insert(group);
     dirty_t_ = t;
   }
+  /// The member's state changed: the open rebalances waiting for it look at it again when their
+  /// group settles (the others need not: nothing reconciled() reads of them changed).
+  void touch_member(const std::string& member_id) {
+    for (auto& [g, rs] : open_)
+      for (auto& r : rs)
+        if (r.consumer_protocol && !r.check_all && r.members.count(member_id)) r.to_check.insert(member_id);
+  }
+  /// The application `name` changed: every member it is (or was) the application of.
+  void touch_consumer(const std::string& name) {
+    const auto it = members_by_consumer_.find(name);
+    if (it == members_by_consumer_.end()) return;
+    for (const auto& id : it->second) touch_member(id);
+  }
+  using GroupMembers = std::vector<std::pair<const std::string*, CoordinatorMember*>>;  // by id
+  static GroupMembers::iterator find_in(GroupMembers& v, const std::string& id) {
+    return std::lower_bound(v.begin(), v.end(), id,
+                            [](const auto& a, const std::string& b) { return *a.first < b; });
+  }
+  void index_group_member(const std::string& group, const std::string* id, CoordinatorMember* m) {
+    auto& v = group_members_[group];
+    v.insert(find_in(v, *id), {id, m});
+  }
+  void unindex_group_member(const std::string& group, const std::string& id) {
+    const auto g = group_members_.find(group);
+    if (g == group_members_.end()) return;
+    const auto it = find_in(g->second, id);
+    if (it != g->second.end() && *it->first == id) g->second.erase(it);
+  }
+  void unindex_member(const std::string& consumer, const std::string& member_id) {
+    const auto it = members_by_consumer_.find(consumer);
+    if (it == members_by_consumer_.end()) return;
+    it->second.erase(member_id);
+    if (it->second.empty()) members_by_consumer_.erase(it);
+  }
   void settle() {
     for (const auto& group : dirty_) {
       for (auto& r : open_[group]) {
         if (!r.consumer_protocol) continue;
-        for (auto it = r.waiting.begin(); it != r.waiting.end();)
-          it = reconciled(*it, r.generation) ? r.waiting.erase(it) : std::next(it);
+        if (r.check_all) {
+          // Every waiting member, walking the group's members alongside (both in id order): no
+          // lookup each (a member now in another group is looked up).
+          static const std::vector<std::pair<const std::string*, CoordinatorMember*>> none;
+          const auto gmit = group_members_.find(group);
+          const auto& gm = gmit == group_members_.end() ? none : gmit->second;
+          std::size_t j = 0;
+          for (std::size_t i = 0; i < r.members.size(); ++i) {
+            if (!r.members.live(i)) continue;
+            const std::string& id = r.members.at(i);
+            while (j < gm.size() && *gm[j].first < id) ++j;
+            const CoordinatorMember* found = j < gm.size() && *gm[j].first == id ? gm[j].second : nullptr;
+            if (found == nullptr) {
+              const auto m = members_.find(id);
+              found = m == members_.end() ? nullptr : &m->second;
+            }
+            if (reconciled(id, found, r.generation)) r.members.erase_at(i);
+          }
+        } else {
+          // Only the members whose state changed: the others are still not reconciled.
+          for (const auto& id : r.to_check)
+            if (const std::size_t w = r.members.find(id); w != WaitSet::npos && reconciled(id, r.generation))
+              r.members.erase_at(w);
+        }
+        r.check_all = false;
+        r.to_check.clear();
       }
       close_done(group, dirty_t_);
     }
@@ -789,14 +952,14 @@ class SummaryBuilder {
     auto& rs = open_[c.group];
     if (rs.empty()) return nullptr;
     for (auto& r : rs)
-      if (r.consumer_protocol ? r.waiting.count(c.member_id) > 0 : false) return &r;
+      if (r.consumer_protocol ? r.members.count(c.member_id) : false) return &r;
     return &rs.back();
   }
   void close_done(const std::string& group, std::int64_t t) {
     auto& rs = open_[group];
     for (std::size_t i = 0; i < rs.size();) {
       Rebalance& r = rs[i];
-      const bool done = r.consumer_protocol ? r.waiting.empty() : (r.settled_us && r.waiting.empty());
+      const bool done = r.consumer_protocol ? r.members.empty() : (r.settled_us && r.waiting.empty());
       if (done) {
         close_at(group, i, t, true);
       } else {
@@ -829,20 +992,49 @@ class SummaryBuilder {
   OwnershipClock clock_;
   std::map<std::string, Consumer> consumers_;
   std::map<std::string, CoordinatorMember> members_;  // by member id (consumer protocol)
+  std::map<std::string, std::set<std::string>> members_by_consumer_;  // consumer -> its members' ids
+  std::set<std::string> interned_ids_;  // every member id seen, never erased
+  // Each group's members_ (by their group), in id order: what a bump's wait is filled from.
+  std::map<std::string, std::vector<std::pair<const std::string*, CoordinatorMember*>>> group_members_;
   std::map<std::string, std::vector<std::string>> last_members_;  // group -> members of its last generation
   std::map<std::string, std::int64_t> group_epoch_, assignment_epoch_;
   std::map<std::string, std::vector<Rebalance>> open_;  // per group, oldest first
   std::vector<Rebalance> done_;
   std::int64_t end_t_ = 0;
   std::int64_t duration_us_ = -1;
-  std::map<std::pair<std::string, std::string>, PartitionRecords> records_;
+  struct RecordsKeyHash {
+    std::size_t operator()(const std::pair<std::string, rsim::TopicPartition>& k) const {
+      return (std::hash<std::string>{}(k.first) * 31 + std::hash<std::string>{}(k.second.topic)) * 31 +
+             static_cast<std::size_t>(k.second.partition);
+    }
+  };
+  // (group, partition) -> its offsets. Hashed: only ever looked up, and summed over in finish()
+  // (an integer sum: the order does not matter).
+  std::unordered_map<std::pair<std::string, rsim::TopicPartition>, PartitionRecords, RecordsKeyHash> records_;
   // Each consumer's batch in hand (fetched, not yet processed): batch number and ranges.
-  std::map<std::string, std::pair<std::int64_t, std::vector<std::pair<std::string, Range>>>> in_hand_;
+  using InHand = std::pair<std::int64_t, std::vector<std::pair<rsim::TopicPartition, Range>>>;
+  std::map<std::string, InHand, std::less<>> in_hand_;
   std::int64_t delivered_ = 0, processed_ = 0, duplicates_ = 0, revocations_ = 0, max_lag_ = 0;
-  std::map<std::string, std::map<std::string, std::int64_t>> latest_lag_;
-  std::map<std::string, std::map<std::string, bool>> latest_owned_;
+  struct LatestLag {
+    std::int64_t lag = 0;
+    bool owned = false;
+  };
+  struct TopicPartitionHash {
+    std::size_t operator()(const rsim::TopicPartition& tp) const {
+      return std::hash<std::string_view>{}(tp.topic) * 31 + static_cast<std::size_t>(tp.partition);
+    }
+  };
+  /// A group's latest lag per partition (only summed, never listed: a hash map is fine), their
+  /// total and how many have no owner.
+  struct GroupLag {
+    std::unordered_map<rsim::TopicPartition, LatestLag, TopicPartitionHash> latest;
+    std::int64_t total = 0;
+    std::int64_t unowned = 0;
+    bool touched = false;  // in lag_touched_
+  };
+  std::map<std::string, GroupLag, std::less<>> latest_lag_;
   std::map<std::string, std::vector<LagPoint>> group_lag_;
-  std::set<std::string> lag_touched_;
+  std::vector<std::pair<const std::string, GroupLag>*> lag_touched_;  // groups with lag at lag_t_
   std::int64_t lag_t_ = -1;
   bool final_taken_ = false;
   ojson final_;
@@ -978,7 +1170,32 @@ Window window_of(const SummaryInputs& inputs) {
 
 }  // namespace
 
-bool kafka_partition_less(const std::string& a, const std::string& b) { return partition_key(a) < partition_key(b); }
+namespace {
+/// partition_key() without its copies, for "topic-N" with N plain decimal digits (what the
+/// simulator writes); false for anything else, which takes partition_key()'s own path.
+bool plain_partition_key(std::string_view s, std::string_view& topic, long& number) {
+  const auto dash = s.rfind('-');
+  if (dash == std::string_view::npos || dash + 1 == s.size() || s.size() - dash - 1 > 18) return false;
+  long n = 0;
+  for (std::size_t i = dash + 1; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    n = n * 10 + (s[i] - '0');
+  }
+  topic = s.substr(0, dash);
+  number = n;
+  return true;
+}
+}  // namespace
+
+bool kafka_partition_less(const std::string& a, const std::string& b) {
+  std::string_view ta, tb;
+  long na = 0, nb = 0;
+  if (plain_partition_key(a, ta, na) && plain_partition_key(b, tb, nb)) {
+    if (const int c = ta.compare(tb); c != 0) return c < 0;
+    return na < nb;
+  }
+  return partition_key(a) < partition_key(b);
+}
 
 struct SummarySink::State {
   explicit State(Window w) : builder(w) {}

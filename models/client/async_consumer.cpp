@@ -307,13 +307,19 @@ void AsyncConsumer::maybe_return_records() {
 void AsyncConsumer::send_fetches() {
   if (!process_.alive()) return;
   const sim::SimTime now = kernel_.now();
+  // The brokers a Fetch can go to now (none in flight, not down). With none there is nothing to
+  // send, and the scan below stops once each has one (not O(assigned partitions) per pass).
+  std::size_t open = 0;
+  for (std::size_t b = 0; b < fetch_due_.size(); ++b)
+    if (fetch_due_[b] == sim::kNever && !cluster_.is_down(cluster_.broker_nodes[b])) ++open;
+  if (open == 0) return;
   // Records waiting to be returned: this pass returns them, and the next one fetches.
   if (consumption_.next_fetchable() <= now) return;
   bool sent = false;
-  consumption_.for_each_fetchable([&](const TopicPartition& tp) {
+  consumption_.for_each_fetchable_while([&](const TopicPartition& tp) {
     const std::size_t b = partition_leader_index(tp);
     const sim::NodeId leader = cluster_.broker_nodes[b];
-    if (fetch_due_[b] != sim::kNever || cluster_.is_down(leader)) return;
+    if (fetch_due_[b] != sim::kNever || cluster_.is_down(leader)) return true;
     fetch_id_[b] = next_correlation_id_++;
     trace_rpc("send", node_, leader, "Fetch", fetch_id_[b], nullptr);
     // The mean latency of both links (no draw: the records' own delivery uses no RNG either),
@@ -326,6 +332,7 @@ void AsyncConsumer::send_fetches() {
     fetch_sent_[b] = now;
     fetch_due_[b] = now + std::max(answer, sim::ms(1));
     sent = true;
+    return --open > 0;
   });
   if (!sent) return;
   const sim::SimTime first = *std::min_element(fetch_due_.begin(), fetch_due_.end());

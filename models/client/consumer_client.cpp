@@ -74,8 +74,18 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
                        spec.name, config_.group_id, config_.max_poll_records,
                        config_.auto_offset_reset, spec.processing,
                        [this](const TopicPartition& tp) {
-                         const sim::NodeId leader = partition_leader(tp);
-                         return leader_known(tp) && !network_.is_cut(leader, node_) &&
+                         // partition_leader() and leader_known() with one lookup of the
+                         // partition (this runs per partition per poll pass).
+                         const auto it = known_leaders_.find(tp);
+                         const bool found = it != known_leaders_.end();
+                         const auto n = cluster_.broker_nodes.size();
+                         const std::int32_t raw = found ? it->second : tp.partition % static_cast<std::int32_t>(n);
+                         const sim::NodeId leader = cluster_.broker_nodes[
+                             raw >= 0 ? static_cast<std::size_t>(raw) : static_cast<std::size_t>(tp.partition) % n];
+                         const std::int32_t known = found ? it->second : tp.partition % cluster_.brokers();
+                         const bool leader_is_known = known >= 0 && known == cluster_.data_leader(tp) &&
+                                                      !cluster_.broker_down[static_cast<std::size_t>(known)];
+                         return leader_is_known && !network_.is_cut(leader, node_) &&
                                 !network_.is_cut(node_, leader);
                        },
                        [this](const TopicPartition& tp) {

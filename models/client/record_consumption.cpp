@@ -21,15 +21,31 @@ void RecordConsumption::assign(const TopicPartitions& added) {
   for (const auto& tp : added) {
     if (parts_.count(tp) > 0) continue;
     parts_.emplace(tp, Part{});
+    ++not_fetching_;  // INITIALIZING
+    index_valid_ = false;
     if (lag_ != nullptr) lag_->set_owner(options_.group, tp, options_.consumer, this);
   }
 }
 
 void RecordConsumption::revoke(const TopicPartitions& removed) {
   for (const auto& tp : removed) {
-    if (parts_.erase(tp) == 0) continue;
+    const auto it = parts_.find(tp);
+    if (it == parts_.end()) continue;
+    if (it->second.state != State::Fetching) --not_fetching_;
+    if (it->second.state == State::AwaitingValidation) --validating_;
+    parts_.erase(it);
+    index_valid_ = false;
     if (lag_ != nullptr) lag_->set_owner(options_.group, tp, "", nullptr);
   }
+}
+
+void RecordConsumption::set_state(Part& p, State state) {
+  if (p.state == state) return;
+  not_fetching_ += (state != State::Fetching ? 1 : 0) - (p.state != State::Fetching ? 1 : 0);
+  validating_ += (state == State::AwaitingValidation ? 1 : 0) -
+                 (p.state == State::AwaitingValidation ? 1 : 0);
+  p.state = state;
+  index_valid_ = false;
 }
 
 void RecordConsumption::clear() {
@@ -42,6 +58,7 @@ void RecordConsumption::clear() {
 void RecordConsumption::mark_pending_revocation(const TopicPartitions& tps) {
   for (const auto& tp : tps)
     if (auto it = parts_.find(tp); it != parts_.end()) it->second.pending_revocation = true;
+  index_valid_ = false;
 }
 
 TopicPartitions RecordConsumption::awaiting_committed() const {
@@ -78,7 +95,8 @@ void RecordConsumption::lookup_failed(const TopicPartitions& tps) {
 
 void RecordConsumption::set_position(const TopicPartition& tp, Part& p, std::int64_t offset,
                                      std::int32_t epoch, State state, const std::string& source) {
-  p.state = state;
+  set_state(p, state);
+  index_valid_ = false;  // a new position
   p.lookup_in_flight = false;
   p.position = offset;
   p.offset_epoch = epoch;
@@ -104,7 +122,7 @@ void RecordConsumption::on_committed(const std::vector<PartitionOffset>& offsets
       set_position(o.partition, it->second, o.offset, o.leader_epoch,
                    o.leader_epoch >= 0 ? State::AwaitingValidation : State::Fetching, "committed");
     } else {
-      it->second.state = State::AwaitingReset;
+      set_state(it->second, State::AwaitingReset);
       it->second.lookup_in_flight = false;
     }
   }
@@ -123,6 +141,7 @@ void RecordConsumption::on_reset(
 
 std::vector<EpochOffsetQuery> RecordConsumption::awaiting_validation() const {
   std::vector<EpochOffsetQuery> out;
+  if (validating_ == 0) return out;  // every poll pass asks: O(1) in steady state
   for (const auto& [tp, p] : parts_)
     if (p.state == State::AwaitingValidation && !p.lookup_in_flight)
       out.push_back({tp, kDataLeaderEpoch, p.offset_epoch});
@@ -140,7 +159,7 @@ void RecordConsumption::on_validated(const std::vector<EpochEndOffset>& answers)
       p.lookup_in_flight = false;  // validated again at a later pass
     } else if (a.end_offset < 0 || a.leader_epoch < 0) {
       // The epoch is unknown to the leader: truncation, the reset policy applies.
-      p.state = State::AwaitingReset;
+      set_state(p, State::AwaitingReset);
       p.lookup_in_flight = false;
     } else if (a.end_offset < p.position) {
       // The log diverged below the position: continue from the end of the epoch.
@@ -149,12 +168,6 @@ void RecordConsumption::on_validated(const std::vector<EpochEndOffset>& answers)
       set_position(a.partition, p, p.position, p.offset_epoch, State::Fetching, "validated");
     }
   }
-}
-
-bool RecordConsumption::has_all_fetch_positions() const {
-  for (const auto& [tp, p] : parts_)
-    if (p.state != State::Fetching) return false;
-  return true;
 }
 
 std::optional<std::int64_t> RecordConsumption::position(const TopicPartition& tp) const {
@@ -175,21 +188,77 @@ bool RecordConsumption::fetchable(const TopicPartition& tp, const Part& p) const
          (!options_.leader_reachable || options_.leader_reachable(tp));
 }
 
+void RecordConsumption::ensure_index() const {
+  if (index_valid_ && index_layout_ == workload_.layout()) return;
+  order_.clear();
+  ready_.clear();
+  later_.clear();
+  std::uint32_t rank = 0;
+  for (auto& e : const_cast<std::map<TopicPartition, Part>&>(parts_)) {
+    Part& p = e.second;
+    p.rank = rank++;
+    p.ref = workload_.ref(e.first);
+    p.drained = false;
+    order_.push_back(&e);
+    if (p.state == State::Fetching && !p.pending_revocation) ready_.push_back(&e);
+  }
+  index_valid_ = true;
+  index_layout_ = workload_.layout();
+}
+
+void RecordConsumption::promote_due() const {
+  const sim::SimTime now = kernel_.now();
+  const auto later = [](const auto& a, const auto& b) { return a > b; };
+  while (!later_.empty() && later_.front().first <= now) {
+    std::pop_heap(later_.begin(), later_.end(), later);
+    Entry* e = order_[later_.back().second];
+    later_.pop_back();
+    const auto at = std::upper_bound(ready_.begin(), ready_.end(), e->second.rank,
+                                     [](std::uint32_t r, const Entry* x) { return r < x->second.rank; });
+    ready_.insert(at, e);
+  }
+}
+
+void RecordConsumption::demote_drained() const {
+  const auto later = [](const auto& a, const auto& b) { return a > b; };
+  std::erase_if(ready_, [&](Entry* e) {
+    Part& p = e->second;
+    if (!p.drained) return false;
+    p.drained = false;
+    // No record past the position until the log next grows (sim::kNever: never, until
+    // production changes and the index is rebuilt).
+    later_.emplace_back(workload_.next_append(p.ref), p.rank);
+    std::push_heap(later_.begin(), later_.end(), later);
+    return true;
+  });
+}
+
 std::optional<Batch> RecordConsumption::poll() {
   if (parts_.empty()) return std::nullopt;
+  ensure_index();
+  promote_due();
   // Partitions in order, starting with the one a previous poll() left partly drained (Kafka's
-  // next-in-line fetch), else after the last one that returned records.
+  // next-in-line fetch), else after the last one that returned records. Only partitions that may
+  // have records are looked at: the others would return nothing.
   auto start = next_in_line_ ? parts_.lower_bound(*next_in_line_) : parts_.begin();
   if (start == parts_.end()) start = parts_.begin();
+  const std::uint32_t start_rank = start->second.rank;
+  const std::size_t first =
+      static_cast<std::size_t>(std::lower_bound(ready_.begin(), ready_.end(), start_rank,
+                                                [](const Entry* x, std::uint32_t r) { return x->second.rank < r; }) -
+                               ready_.begin());
   Batch batch;
   std::int64_t room = options_.max_poll_records;
-  auto it = start;
   std::optional<TopicPartition> next;
-  do {
-    auto& [tp, p] = *it;
-    if (fetchable(tp, p)) {
-      const std::int64_t available = workload_.log_end_offset(tp) - p.position;
-      if (available > 0 && room > 0) {
+  const std::size_t n_ready = ready_.size();
+  for (std::size_t i = 0; i < n_ready && room > 0; ++i) {
+    Entry* e = ready_[(first + i) % n_ready];
+    const TopicPartition& tp = e->first;
+    Part& p = e->second;
+    ++visited_;
+    if (reachable(tp)) {
+      const std::int64_t available = workload_.log_end_offset(p.ref) - p.position;
+      if (available > 0) {
         const std::int64_t n = std::min(room, available);
         batch.ranges.push_back({tp, p.position, p.position + n - 1});
         batch.records += n;
@@ -197,13 +266,17 @@ std::optional<Batch> RecordConsumption::poll() {
         p.offset_epoch = kDataLeaderEpoch;  // the epoch of the last record returned
         room -= n;
         if (n < available) next = tp;  // stays next in line
+        else p.drained = true;
+      } else {
+        p.drained = true;
       }
     }
-    if (++it == parts_.end()) it = parts_.begin();
-    if (room == 0 && !next) next = it->first;
-  } while (it != start && room > 0);
+    // Full: the next poll() starts at the partition after this one (in every assigned one).
+    if (room == 0 && !next) next = order_[(p.rank + 1) % order_.size()]->first;
+  }
+  demote_drained();
   if (batch.records == 0) return std::nullopt;
-  next_in_line_ = next ? next : std::optional<TopicPartition>(it->first);
+  next_in_line_ = next ? next : std::optional<TopicPartition>(start->first);
   batch.id = ++batches_;
   tracer_.publish(trace::RecordsFetched{.consumer = options_.consumer,
                                         .group = options_.group,
@@ -215,13 +288,48 @@ std::optional<Batch> RecordConsumption::poll() {
 
 sim::SimTime RecordConsumption::next_fetchable() const {
   sim::SimTime best = sim::kNever;
-  for (const auto& [tp, p] : parts_) {
-    if (!fetchable(tp, p)) continue;
-    if (workload_.log_end_offset(tp) > p.position) return kernel_.now();
-    const sim::SimTime next = workload_.next_append(tp);
+  if (parts_.empty()) return best;
+  ensure_index();
+  promote_due();
+  const sim::SimTime now = kernel_.now();
+  const auto delay = [&](const TopicPartition& tp) {
+    return options_.fetch_delay ? options_.fetch_delay(tp) : sim::SimTime::zero();
+  };
+  for (Entry* e : ready_) {
+    const TopicPartition& tp = e->first;
+    Part& p = e->second;
+    ++visited_;
+    if (!reachable(tp)) continue;
+    if (workload_.log_end_offset(p.ref) > p.position) {
+      demote_drained();
+      return now;
+    }
+    p.drained = true;
+    const sim::SimTime next = workload_.next_append(p.ref);
     if (next == sim::kNever) continue;
-    best = std::min(
-        best, next + (options_.fetch_delay ? options_.fetch_delay(tp) : sim::SimTime::zero()));
+    best = std::min(best, next + delay(tp));
+  }
+  demote_drained();
+  // The rest are in later_, each until its instant (fetch_delay >= 0): walk the heap from its
+  // root in time order and stop at the first instant no earlier than the best so far.
+  if (later_.empty()) return best;
+  const auto later = [this](std::size_t a, std::size_t b) { return later_[a] > later_[b]; };
+  scratch_.clear();
+  scratch_.push_back(0);
+  while (!scratch_.empty()) {
+    std::pop_heap(scratch_.begin(), scratch_.end(), later);
+    const std::size_t i = scratch_.back();
+    scratch_.pop_back();
+    const auto [at, rank] = later_[i];
+    if (at == sim::kNever || at >= best) break;
+    const TopicPartition& tp = order_[rank]->first;
+    ++visited_;
+    if (reachable(tp)) best = std::min(best, at + delay(tp));
+    for (const std::size_t c : {2 * i + 1, 2 * i + 2}) {
+      if (c >= later_.size()) continue;
+      scratch_.push_back(c);
+      std::push_heap(scratch_.begin(), scratch_.end(), later);
+    }
   }
   return best;
 }

@@ -70,10 +70,10 @@
 #include "sim/kernel.hpp"
 #include "sim/rng.hpp"
 #include "models/protocol/trace_events.hpp"
+#include "models/workload/workload.hpp"
 
 namespace rsim {
 
-class Workload;
 class LagMonitor;
 
 struct Batch {
@@ -128,8 +128,8 @@ class RecordConsumption {
   /// OffsetForLeaderEpoch answer: FETCHING from the position, or from the epoch's end offset when
   /// the log ends below it; an unknown epoch applies auto.offset.reset; an error asks again.
   void on_validated(const std::vector<EpochEndOffset>& answers);
-  /// Kafka's hasAllFetchPositions(): every assigned partition has a valid position.
-  bool has_all_fetch_positions() const;
+  /// Kafka's hasAllFetchPositions(): every assigned partition has a valid position. O(1).
+  bool has_all_fetch_positions() const { return not_fetching_ == 0; }
   /// Calls f(tp) for every partition a Fetch would ask for now (a valid position, not pending
   /// revocation, its leader reachable), in partition order.
   /// Whether some partition is fetchable now (see for_each_fetchable).
@@ -142,6 +142,12 @@ class RecordConsumption {
   void for_each_fetchable(F&& f) const {
     for (const auto& [tp, p] : parts_)
       if (fetchable(tp, p)) f(tp);
+  }
+  /// for_each_fetchable() while f(tp) returns true.
+  template <class F>
+  void for_each_fetchable_while(F&& f) const {
+    for (const auto& [tp, p] : parts_)
+      if (fetchable(tp, p) && !f(tp)) return;
   }
   /// Calls f(tp) for every assigned partition, in partition order.
   template <class F>
@@ -160,9 +166,11 @@ class RecordConsumption {
   std::vector<CommittedOffset> all_consumed() const;
 
   // Fetching and processing.
+  /// O(partitions that may have records) plus O(log assigned), not O(assigned): see the
+  /// fetchable-data index below.
   std::optional<Batch> poll();
   /// When a record the consumer has not returned yet reaches it, at the earliest: the next append
-  /// to a fetchable partition plus its fetch_delay (sim::kNever: never).
+  /// to a fetchable partition plus its fetch_delay (sim::kNever: never). Same cost as poll().
   sim::SimTime next_fetchable() const;
   sim::SimTime processing_time(const Batch& batch);
   void processed(const Batch& batch);
@@ -176,11 +184,39 @@ class RecordConsumption {
     bool pending_revocation = false;
     std::int64_t position = 0;
     std::int32_t offset_epoch = -1;  // the position's leader epoch (-1: none)
+    // The fetchable-data index (valid while index_valid_): the partition's rank in parts_, its
+    // Workload::Ref, and whether it leaves ready_ at the end of this pass.
+    std::uint32_t rank = 0;
+    Workload::Ref ref;
+    bool drained = false;
   };
+  using Entry = std::map<TopicPartition, Part>::value_type;
 
   void set_position(const TopicPartition& tp, Part& p, std::int64_t offset, std::int32_t epoch,
                     State state, const std::string& source);
+  void set_state(Part& p, State state);
   bool fetchable(const TopicPartition& tp, const Part& p) const;
+  bool reachable(const TopicPartition& tp) const {
+    return !options_.leader_reachable || options_.leader_reachable(tp);
+  }
+
+  // The fetchable-data index. Every partition a Fetch would ask for (FETCHING, not pending
+  // revocation) is either in ready_ (it may have records now: visited by poll()) or in later_,
+  // a min-heap of (the instant its log next grows, rank): it has no record past its position
+  // until then, so poll() need not look at it. poll() moves a partition it drained to later_;
+  // once its instant comes it is back in ready_. Any change of assignment, state or production
+  // (Workload::layout()) rebuilds the index (O(assigned), rare): everything fetchable is ready.
+  void ensure_index() const;
+  void promote_due() const;
+  void demote_drained() const;
+  mutable bool index_valid_ = false;
+  mutable std::uint64_t index_layout_ = 0;
+  mutable std::vector<Entry*> order_;  // every assigned partition, by rank (= partition order)
+  mutable std::vector<Entry*> ready_;  // by rank
+  mutable std::vector<std::pair<sim::SimTime, std::uint32_t>> later_;  // min-heap
+  mutable std::vector<std::size_t> scratch_;  // next_fetchable()'s walk of later_
+  std::int32_t not_fetching_ = 0;  // assigned partitions not FETCHING
+  std::int32_t validating_ = 0;    // assigned partitions AWAIT_VALIDATION
 
   sim::Kernel& kernel_;
   Tracer& tracer_;
@@ -191,6 +227,13 @@ class RecordConsumption {
   std::map<TopicPartition, Part> parts_;
   std::optional<TopicPartition> next_in_line_;  // a partition a poll() left partly drained
   std::int64_t batches_ = 0;
+
+ public:
+  /// For tests: how many partitions poll() and next_fetchable() looked at so far.
+  std::uint64_t partitions_visited() const { return visited_; }
+
+ private:
+  mutable std::uint64_t visited_ = 0;
 };
 
 }  // namespace rsim

@@ -30,20 +30,22 @@ std::int32_t ClassicGroup::rebalance_timeout_ms() const {
 }
 
 std::set<std::string> ClassicGroup::candidate_protocols() const {
+  // The protocols every member supports: the first member's, narrowed member by member in place
+  // (no set built per member; once none is left, none will be: every JoinGroup asks this).
   std::set<std::string> candidates;
   bool first = true;
   for (const auto& [id, m] : members) {
-    std::set<std::string> names;
-    for (const auto& p : m.protocols) names.insert(p.name);
     if (first) {
-      candidates = std::move(names);
+      for (const auto& p : m.protocols) candidates.insert(p.name);
       first = false;
-    } else {
-      std::set<std::string> both;
-      std::set_intersection(candidates.begin(), candidates.end(), names.begin(), names.end(),
-                            std::inserter(both, both.begin()));
-      candidates = std::move(both);
+      continue;
     }
+    for (auto it = candidates.begin(); it != candidates.end();) {
+      const bool supported = std::any_of(m.protocols.begin(), m.protocols.end(),
+                                         [&](const JoinGroupProtocol& p) { return p.name == *it; });
+      it = supported ? std::next(it) : candidates.erase(it);
+    }
+    if (candidates.empty()) break;
   }
   return candidates;
 }

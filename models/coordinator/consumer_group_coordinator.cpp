@@ -372,6 +372,13 @@ void ConsumerGroupCoordinator::reply(const Reply& to, Message response) {
 
 void ConsumerGroupCoordinator::emit(Write& w, ojson rec) {
   replay_record(groups_, json::parse(rec.dump()));
+  // Keep group.epoch's member list in step with the members this record changed.
+  const auto gid = rec.find("group");
+  const std::string& group_id = gid != rec.end() && gid->is_string() ? gid->get_ref<const std::string&>() : w.group_id;
+  if (const auto id = rec.find("member_id"); id != rec.end() && id->is_string())
+    sync_member_name(group_id, id->get_ref<const std::string&>());
+  else if (groups_.count(group_id) == 0)
+    member_names_.erase(group_id);
   w.records.push_back(std::move(rec));
 }
 
@@ -397,9 +404,7 @@ void ConsumerGroupCoordinator::commit(Write& w, const std::optional<Reply>& to, 
   if (g.group_epoch != tr.epoch || g.assignment_epoch != tr.assignment_epoch) {
     trace::GroupEpoch f{.group = g.group_id, .epoch = g.group_epoch};
     if (g.assignment_epoch != tr.assignment_epoch) f.assignment_epoch = g.assignment_epoch;
-    std::vector<std::string> members;
-    for (const auto& [id, m] : g.members) members.push_back(m.consumer);
-    f.members = members;
+    f.members = member_names(g);
     if (!reason.empty()) f.reason = reason;
     tracer_.publish(f);
     tr.epoch = g.group_epoch;
@@ -508,6 +513,45 @@ std::string ConsumerGroupCoordinator::preferred_assignor(const ConsumerGroupStat
   if (best_count > 0) return best;
   return config_.group_consumer_assignors.empty() ? "uniform"
                                                   : config_.group_consumer_assignors.front();
+}
+
+const std::vector<std::string>& ConsumerGroupCoordinator::member_names(const ConsumerGroupState& g) {
+  auto [it, fresh] = member_names_.try_emplace(g.group_id);
+  if (fresh) {
+    it->second.ids.reserve(g.members.size());
+    it->second.names.reserve(g.members.size());
+    for (const auto& [id, m] : g.members) {
+      it->second.ids.push_back(id);
+      it->second.names.push_back(m.consumer);
+    }
+  }
+  return it->second.names;
+}
+
+void ConsumerGroupCoordinator::sync_member_name(const std::string& group_id, const std::string& member_id) {
+  const auto c = member_names_.find(group_id);
+  if (c == member_names_.end()) return;  // built when next asked for
+  const auto git = groups_.find(group_id);
+  if (git == groups_.end()) {
+    member_names_.erase(c);
+    return;
+  }
+  MemberNames& mn = c->second;
+  const auto mit = git->second.members.find(member_id);
+  const auto pos = std::lower_bound(mn.ids.begin(), mn.ids.end(), member_id);
+  const bool have = pos != mn.ids.end() && *pos == member_id;
+  const auto i = pos - mn.ids.begin();
+  if (mit == git->second.members.end()) {
+    if (have) {
+      mn.ids.erase(pos);
+      mn.names.erase(mn.names.begin() + i);
+    }
+  } else if (have) {
+    mn.names[static_cast<std::size_t>(i)] = mit->second.consumer;
+  } else {
+    mn.ids.insert(pos, member_id);
+    mn.names.insert(mn.names.begin() + i, mit->second.consumer);
+  }
 }
 
 ConsumerGroupCoordinator::MemberTimers& ConsumerGroupCoordinator::timers(
@@ -1022,6 +1066,7 @@ ojson ConsumerGroupCoordinator::unload_partition(std::int32_t partition) {
       continue;
     }
     dropped.push_back(snapshot(it->second));
+    member_names_.erase(it->first);
     for (const auto& [id, m] : it->second.members) cancel_timers(it->first, id);
     tracer_.publish(trace::GroupStateChange{.group = it->first,
                                             .state = "dead",
@@ -1041,6 +1086,7 @@ ojson ConsumerGroupCoordinator::load_partition(std::int32_t partition,
                               config_.offsets_topic_num_partitions) != partition)
       continue;
     replay_record(groups_, json::parse(rec.dump()));
+    member_names_.clear();
   }
   // Offsets committed while a group was classic (before an online upgrade) are its offsets too.
   for (const auto& rec : records) {
@@ -1591,6 +1637,7 @@ void ConsumerGroupCoordinator::adopt_offsets(const std::string& group_id,
                                              std::map<TopicPartition, std::int64_t> offsets,
                                              std::map<TopicPartition, std::int32_t> epochs) {
   if (offsets.empty()) return;
+  member_names_.erase(group_id);
   ConsumerGroupState& g = groups_[group_id];
   g.group_id = group_id;
   g.offsets = std::move(offsets);

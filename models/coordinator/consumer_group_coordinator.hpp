@@ -252,6 +252,15 @@ class ConsumerGroupCoordinator {
     std::int32_t assignment_epoch = -1;
   };
   std::map<std::string, Traced> traced_;
+  /// Each group's members' consumer names in member-id order (group.epoch's `members`), kept up
+  /// to date record by record (a memmove, not a walk of the members map per epoch bump).
+  struct MemberNames {
+    std::vector<std::string> ids;    // sorted
+    std::vector<std::string> names;  // names[i] is the consumer of ids[i]
+  };
+  const std::vector<std::string>& member_names(const ConsumerGroupState& g);
+  void sync_member_name(const std::string& group_id, const std::string& member_id);
+  std::map<std::string, MemberNames> member_names_;
 };
 
 }  // namespace rsim

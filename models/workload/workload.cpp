@@ -100,6 +100,7 @@ sim::SimTime Workload::next_append(const TopicPartition& tp) {
 void Workload::set_production(const std::string& topic, std::optional<sim::Distribution> gap,
                               double records_per_sec) {
   Topic& t = topics_.at(topic);
+  ++layout_;  // cached next append times are stale
   const sim::SimTime now = kernel_.now();
   for (auto& p : t.partitions) advance(t, p, now);
   t.gap = std::move(gap);
@@ -120,6 +121,7 @@ void Workload::set_production(const std::string& topic, std::optional<sim::Distr
 
 void Workload::set_partition_count(const std::string& topic, std::int32_t partitions) {
   Topic& t = topics_[topic];
+  ++layout_;  // the partitions may move
   while (static_cast<std::int32_t>(t.partitions.size()) < partitions) {
     Partition p;
     p.rng = sim::Rng(seed_, fmt::format("produce-{}-{}", topic, t.partitions.size()));

@@ -32,6 +32,46 @@ class Workload {
   Workload(const Workload&) = delete;
   Workload& operator=(const Workload&) = delete;
 
+  // Opaque to callers (held through Ref).
+  struct Partition {
+    std::int64_t records = 0;  // appended so far (the log end offset)
+    // Constant rate: records = base + floor((now - since)·rate/10^6).
+    std::int64_t base = 0;
+    sim::SimTime since{0};
+    // Drawn gaps: the instant of the next record.
+    sim::SimTime next{sim::kNever};
+    sim::Rng rng{0, ""};
+  };
+  struct Topic {
+    std::optional<sim::Distribution> gap;
+    double rate = 0;  // records per second when the gap is constant
+    std::vector<Partition> partitions;
+  };
+
+  /// A partition found once (no lookup by topic name per call): valid until layout() changes.
+  struct Ref {
+    const Topic* topic = nullptr;
+    Partition* partition = nullptr;  // nullptr: no such partition (log end offset 0, no appends)
+  };
+  Ref ref(const TopicPartition& tp) {
+    const Topic* t = nullptr;
+    Partition* p = find(tp, &t);
+    return Ref{t, p};
+  }
+  /// Changes whenever production changes or partitions are added: Refs and any cached next
+  /// append time are stale then.
+  std::uint64_t layout() const { return layout_; }
+  std::int64_t log_end_offset(Ref r) {
+    if (r.partition == nullptr) return 0;
+    advance(*r.topic, *r.partition, kernel_.now());
+    return r.partition->records;
+  }
+  sim::SimTime next_append(Ref r) {
+    if (r.partition == nullptr) return sim::kNever;
+    advance(*r.topic, *r.partition, kernel_.now());
+    return r.partition->next;
+  }
+
   /// The partition's log end offset now (0 for an unknown partition).
   std::int64_t log_end_offset(const TopicPartition& tp);
   /// The log end offset at `at` (not before the last time asked about this partition).
@@ -49,25 +89,12 @@ class Workload {
   void set_partition_count(const std::string& topic, std::int32_t partitions);
 
  private:
-  struct Partition {
-    std::int64_t records = 0;  // appended so far (the log end offset)
-    // Constant rate: records = base + floor((now - since)·rate/10^6).
-    std::int64_t base = 0;
-    sim::SimTime since{0};
-    // Drawn gaps: the instant of the next record.
-    sim::SimTime next{sim::kNever};
-    sim::Rng rng{0, ""};
-  };
-  struct Topic {
-    std::optional<sim::Distribution> gap;
-    double rate = 0;  // records per second when the gap is constant
-    std::vector<Partition> partitions;
-  };
   /// The partition and its topic, found with one lookup (nullptr: no such partition).
   Partition* find(const TopicPartition& tp, const Topic** topic);
   void advance(const Topic& t, Partition& p, sim::SimTime now);
   void start_production(const Topic& t, Partition& p, sim::SimTime from);
 
+  std::uint64_t layout_ = 0;
   sim::Kernel& kernel_;
   Tracer& tracer_;
   std::uint64_t seed_;

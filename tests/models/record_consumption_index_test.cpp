@@ -1,0 +1,181 @@
+// RecordConsumption's fetchable-data index: a poll pass looks only at partitions that may have
+// records (not at every assigned one), and poll() / next_fetchable() give exactly what the plain
+// scan over every assigned partition gives (checked against that scan, written out here).
+#include <doctest/doctest.h>
+
+#include <map>
+#include <optional>
+
+#include "models/client/record_consumption.hpp"
+#include "models/workload/workload.hpp"
+#include "trace_helpers.hpp"
+
+namespace {
+
+rsim::TopicSpec topic(const std::string& name, std::int32_t partitions, std::optional<sim::Distribution> gap) {
+  rsim::TopicSpec t;
+  t.name = name;
+  t.partitions = partitions;
+  t.produce_gap = std::move(gap);
+  return t;
+}
+
+sim::Distribution uniform_ms(double lo, double hi) {
+  sim::Distribution d;
+  d.kind = sim::Distribution::Kind::Uniform;
+  d.min = lo;
+  d.max = hi;
+  return d;
+}
+
+/// Every partition FETCHING from offset 0.
+void fetch_from_zero(rsim::RecordConsumption& c, const rsim::TopicPartitions& tps) {
+  c.assign(tps);
+  c.lookup_sent(c.awaiting_committed());
+  std::vector<rsim::PartitionOffset> offsets;
+  for (const auto& tp : tps) offsets.push_back({.partition = tp, .offset = 0, .leader_epoch = -1});
+  c.on_committed(offsets);
+}
+
+/// The scan the index replaces: every assigned partition in order, from the next in line.
+struct Reference {
+  rsim::Workload& workload;
+  std::int64_t max_poll_records;
+  std::function<bool(const rsim::TopicPartition&)> reachable;
+  std::function<sim::SimTime(const rsim::TopicPartition&)> delay;
+  std::map<rsim::TopicPartition, std::int64_t> positions;
+  std::optional<rsim::TopicPartition> next_in_line;
+
+  std::vector<rsim::FetchedRange> poll() {
+    std::vector<rsim::FetchedRange> out;
+    auto start = next_in_line ? positions.lower_bound(*next_in_line) : positions.begin();
+    if (start == positions.end()) start = positions.begin();
+    std::int64_t room = max_poll_records;
+    auto it = start;
+    std::optional<rsim::TopicPartition> next;
+    do {
+      auto& [tp, pos] = *it;
+      if (reachable(tp)) {
+        const std::int64_t available = workload.log_end_offset(tp) - pos;
+        if (available > 0 && room > 0) {
+          const std::int64_t n = std::min(room, available);
+          out.push_back({tp, pos, pos + n - 1});
+          pos += n;
+          room -= n;
+          if (n < available) next = tp;
+        }
+      }
+      if (++it == positions.end()) it = positions.begin();
+      if (room == 0 && !next) next = it->first;
+    } while (it != start && room > 0);
+    if (out.empty()) return out;
+    next_in_line = next ? next : std::optional<rsim::TopicPartition>(it->first);
+    return out;
+  }
+  sim::SimTime next_fetchable(sim::SimTime now) {
+    sim::SimTime best = sim::kNever;
+    for (const auto& [tp, pos] : positions) {
+      if (!reachable(tp)) continue;
+      if (workload.log_end_offset(tp) > pos) return now;
+      const sim::SimTime next = workload.next_append(tp);
+      if (next == sim::kNever) continue;
+      best = std::min(best, next + delay(tp));
+    }
+    return best;
+  }
+};
+
+bool same(const std::vector<rsim::FetchedRange>& a, const std::vector<rsim::FetchedRange>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].partition != b[i].partition || a[i].first != b[i].first || a[i].last != b[i].last) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("record consumption: a poll pass visits only the partitions with records") {
+  sim::Kernel kernel;
+  testing::RecordedTracer tracer(kernel);
+  // 2 busy partitions (10 records/s) among 100 assigned; the other 98 never get a record.
+  rsim::Workload workload(kernel, tracer,
+                          {topic("busy", 2, sim::Distribution::constant(100)), topic("idle", 98, std::nullopt)}, 1);
+  rsim::RecordConsumption c(kernel, tracer, workload, nullptr,
+                            rsim::RecordConsumption::Options{.consumer = "c", .group = "g"}, sim::Rng(1, "t"));
+  rsim::TopicPartitions all;
+  for (std::int32_t p = 0; p < 2; ++p) all.push_back({"busy", p});
+  for (std::int32_t p = 0; p < 98; ++p) all.push_back({"idle", p});
+  fetch_from_zero(c, all);
+  CHECK(c.has_all_fetch_positions());
+
+  // The first pass after an assignment looks at everything once.
+  kernel.run(sim::ms(1000));
+  auto batch = c.poll();
+  REQUIRE(batch);
+  CHECK(batch->records == 20);
+  CHECK(c.partitions_visited() == 100);
+
+  // From then on only the partitions whose log grew: 2 per pass, not 100.
+  for (int second = 2; second <= 5; ++second) {
+    kernel.run(sim::ms(1000 * second));
+    const std::uint64_t before = c.partitions_visited();
+    batch = c.poll();
+    REQUIRE(batch);
+    CHECK(batch->records == 20);
+    CHECK(batch->ranges.size() == 2);
+    CHECK(c.partitions_visited() - before == 2);
+    // Nothing left: the next record is 100 ms away, found without a scan.
+    const std::uint64_t mid = c.partitions_visited();
+    CHECK(c.next_fetchable() == sim::ms(1000 * second + 100));
+    CHECK(c.partitions_visited() - mid <= 2);
+    CHECK_FALSE(c.poll());
+  }
+}
+
+TEST_CASE("record consumption: the index returns what a scan of every partition returns") {
+  for (const std::uint64_t seed : {1, 2, 3}) {
+    sim::Kernel kernel;
+    testing::RecordedTracer tracer(kernel);
+    const std::vector<rsim::TopicSpec> topics = {topic("a", 5, sim::Distribution::constant(37)),
+                                                 topic("b", 4, uniform_ms(5, 400)),
+                                                 topic("c", 3, std::nullopt)};
+    // Two workloads of the same spec and seed produce the same records whoever asks.
+    rsim::Workload w1(kernel, tracer, topics, seed), w2(kernel, tracer, topics, seed);
+    bool cut = false;  // partition b-1's leader unreachable
+    const auto reachable = [&cut](const rsim::TopicPartition& tp) { return !(cut && tp.topic == "b" && tp.partition == 1); };
+    const auto delay = [](const rsim::TopicPartition& tp) { return sim::ms(tp.partition % 3); };
+    rsim::RecordConsumption c(kernel, tracer, w1, nullptr,
+                              rsim::RecordConsumption::Options{.consumer = "c", .group = "g", .max_poll_records = 7,
+                                                               .leader_reachable = reachable, .fetch_delay = delay},
+                              sim::Rng(seed, "t"));
+    Reference ref{w2, 7, reachable, delay, {}, {}};
+    rsim::TopicPartitions all;
+    for (const auto& t : topics)
+      for (std::int32_t p = 0; p < t.partitions; ++p) all.push_back({t.name, p});
+    fetch_from_zero(c, all);
+    for (const auto& tp : all) ref.positions[tp] = 0;
+
+    sim::Rng rng(seed, "steps");
+    for (int step = 0; step < 3000; ++step) {
+      const std::uint64_t r = rng.next() % 10;
+      if (r < 4) {
+        kernel.run(kernel.now() + sim::ms(static_cast<std::int64_t>(rng.next() % 60)));
+      } else if (r < 8) {
+        const auto got = c.poll();
+        const auto want = ref.poll();
+        REQUIRE(same(got ? got->ranges : std::vector<rsim::FetchedRange>{}, want));
+      } else if (r < 9) {
+        REQUIRE(c.next_fetchable() == ref.next_fetchable(kernel.now()));
+      } else {
+        cut = !cut;
+      }
+    }
+    // A production change (Workload::layout()) is seen too.
+    w1.set_production("c", sim::Distribution::constant(10), 100);
+    w2.set_production("c", sim::Distribution::constant(10), 100);
+    kernel.run(kernel.now() + sim::ms(50));
+    REQUIRE(c.next_fetchable() == ref.next_fetchable(kernel.now()));
+    const auto got = c.poll();
+    REQUIRE(same(got ? got->ranges : std::vector<rsim::FetchedRange>{}, ref.poll()));
+  }
+}
