@@ -58,6 +58,9 @@ class Network {
     n.handling_rng = std::move(rng);
   }
 
+  /// The time the node takes to handle a message, as set by set_handling().
+  const Distribution& handling(NodeId id) const { return nodes_.at(id)->handling; }
+
   /// Sends; returns false if the message was dropped (cut link or random loss).
   bool send(NodeId from, NodeId to, Payload payload) {
     Link& l = link(from, to);

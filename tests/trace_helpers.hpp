@@ -30,9 +30,9 @@ inline std::vector<nlohmann::json> parse_trace(const std::vector<std::string>& l
 }
 
 /// The idealized machine of the unit tests: the timing texture's knobs that a scenario left at
-/// their Kafka-like defaults (cluster.request_handling_ms, cluster.write_latency_ms, each
-/// consumer's heartbeat_wakeup_lateness_ms; docs/fidelity.md, "Timing texture") become 0, so that
-/// only Kafka's timers and the network take time and a test can derive every time by hand from
+/// their Kafka-like defaults (cluster.request_handling_ms, cluster.write_latency_ms,
+/// cluster.purgatory_lateness_ms, each consumer's heartbeat_wakeup_lateness_ms; docs/fidelity.md,
+/// "Timing texture") become 0, so that only Kafka's timers and the network take time and a test can derive every time by hand from
 /// Kafka's rules. A knob the scenario sets stays as set. The scenario files' own `expect` blocks
 /// (ctest "scenario") and tests/models/timing_texture_test.cpp run with the defaults.
 inline bool is_default(const sim::Distribution& d, const sim::Distribution& def) {
@@ -42,6 +42,8 @@ inline rsim::ScenarioSpec ideal_machine(rsim::ScenarioSpec spec) {
   const auto zero = sim::Distribution::constant(0);
   if (is_default(spec.cluster.request_handling, rsim::kDefaultRequestHandling)) spec.cluster.request_handling = zero;
   if (is_default(spec.cluster.write_latency, rsim::kDefaultWriteLatency)) spec.cluster.write_latency = zero;
+  if (is_default(spec.cluster.purgatory_lateness, rsim::kDefaultPurgatoryLateness))
+    spec.cluster.purgatory_lateness = zero;
   for (auto& c : spec.consumers)
     if (is_default(c.heartbeat_wakeup_lateness, rsim::kDefaultHeartbeatWakeupLateness))
       c.heartbeat_wakeup_lateness = zero;

@@ -82,12 +82,7 @@ AsyncConsumer::AsyncConsumer(sim::Kernel& kernel, Tracer& tracer,
       heartbeat_timer_(kernel, [this] { maybe_heartbeat(); }, &network_thread_),
       poll_timer_(kernel, [this] { on_poll_timer_expired(); }, &network_thread_),
       coordinator_retry_timer_(kernel, [this] { maybe_heartbeat(); }, &network_thread_),
-      reconcile_commit_timer_(kernel, [this] { retry_reconcile_commit(); }, &network_thread_),
-      fetch_response_timer_(kernel, [this] { on_fetch_response_due(); }, &network_thread_),
-      fetch_due_(cluster.broker_nodes.size(), sim::kNever),
-      fetch_sent_(cluster.broker_nodes.size(), sim::kNever),
-      fetch_id_(cluster.broker_nodes.size(), -1),
-      fetch_failed_(cluster.broker_nodes.size(), false) {}
+      reconcile_commit_timer_(kernel, [this] { retry_reconcile_commit(); }, &network_thread_) {}
 
 // ---------------------------------------------------------------------------------------------
 // Script
@@ -112,7 +107,7 @@ void AsyncConsumer::reset_client_state() {
   commit_sync_attempts_ = 0;
   lookups_.clear();
   lookup_not_before_ = kernel_.now();
-  clear_fetches();
+  reset_fetching();
   buffer_woken_ = false;
   spinning_ = false;
   heartbeat_interval_ms_ = 0;
@@ -302,92 +297,6 @@ void AsyncConsumer::maybe_return_records() {
   return_records_or_wait(wait_bound());
   // Records returned: the Fetch that brought them has ended, and the next pass sends another.
   if (batch_) clear_fetches();
-}
-
-void AsyncConsumer::send_fetches() {
-  if (!process_.alive()) return;
-  const sim::SimTime now = kernel_.now();
-  // The brokers a Fetch can go to now (none in flight, not down). With none there is nothing to
-  // send, and the scan below stops once each has one (not O(assigned partitions) per pass).
-  std::size_t open = 0;
-  for (std::size_t b = 0; b < fetch_due_.size(); ++b)
-    if (fetch_due_[b] == sim::kNever && !cluster_.is_down(cluster_.broker_nodes[b])) ++open;
-  if (open == 0) return;
-  // Records waiting to be returned: this pass returns them, and the next one fetches.
-  if (consumption_.next_fetchable() <= now) return;
-  bool sent = false;
-  consumption_.for_each_fetchable_while([&](const TopicPartition& tp) {
-    const std::size_t b = partition_leader_index(tp);
-    const sim::NodeId leader = cluster_.broker_nodes[b];
-    if (fetch_due_[b] != sim::kNever || cluster_.is_down(leader)) return true;
-    fetch_id_[b] = next_correlation_id_++;
-    trace_rpc("send", node_, leader, "Fetch", fetch_id_[b], nullptr);
-    // The mean latency of both links (no draw: the records' own delivery uses no RNG either),
-    // plus the broker's wait for records; at least 1 ms, so that a zero wait cannot spin.
-    const double rtt_ms = network_.link_spec(node_, leader).latency.expected_ms() +
-                          network_.link_spec(leader, node_).latency.expected_ms();
-    const sim::SimTime answer =
-        sim::SimTime{static_cast<std::int64_t>(std::llround(rtt_ms * 1000.0))} +
-        sim::ms(config_.fetch_max_wait_ms);
-    fetch_sent_[b] = now;
-    fetch_due_[b] = now + std::max(answer, sim::ms(1));
-    sent = true;
-    return --open > 0;
-  });
-  if (!sent) return;
-  const sim::SimTime first = *std::min_element(fetch_due_.begin(), fetch_due_.end());
-  if (!fetch_response_timer_.armed() || first < fetch_response_timer_.deadline())
-    fetch_response_timer_.arm_at(first);
-}
-
-void AsyncConsumer::on_fetch_response_due() {
-  const sim::SimTime now = kernel_.now();
-  bool ended = false;
-  for (std::size_t b = 0; b < fetch_due_.size(); ++b) {
-    if (fetch_due_[b] > now) continue;
-    const sim::NodeId leader = cluster_.broker_nodes[b];
-    const sim::SimTime timeout = sim::saturating_add(fetch_sent_[b], sim::ms(config_.request_timeout_ms));
-    if (!fetch_failed_[b] && (network_.is_cut(node_, leader) || network_.is_cut(leader, node_)) &&
-        timeout > now) {
-      fetch_due_[b] = timeout;  // lost on a cut link: the request times out
-      fetch_failed_[b] = true;
-      continue;
-    }
-    end_fetch(b, fetch_failed_[b] ? ErrorCode::NETWORK_EXCEPTION : ErrorCode::NONE);
-    ended = true;
-  }
-  const sim::SimTime next = *std::min_element(fetch_due_.begin(), fetch_due_.end());
-  if (next != sim::kNever) fetch_response_timer_.arm_at(next);
-  if (ended) wake_app();
-}
-
-void AsyncConsumer::end_fetch(std::size_t b, ErrorCode error) {
-  trace_rpc("recv", cluster_.broker_nodes[b], node_, "Fetch", fetch_id_[b], &error);
-  fetch_due_[b] = sim::kNever;
-  fetch_failed_[b] = false;
-}
-
-void AsyncConsumer::clear_fetches() {
-  // The Fetches in flight answer now (with the records just returned); none is traced when
-  // the client is reset.
-  if (process_.alive())
-    for (std::size_t b = 0; b < fetch_due_.size(); ++b)
-      if (fetch_due_[b] != sim::kNever) end_fetch(b, ErrorCode::NONE);
-  std::fill(fetch_due_.begin(), fetch_due_.end(), sim::kNever);
-  std::fill(fetch_failed_.begin(), fetch_failed_.end(), false);
-  fetch_response_timer_.cancel();
-}
-
-void AsyncConsumer::on_broker_down(sim::NodeId broker) {
-  ConsumerClient::on_broker_down(broker);
-  if (!process_.alive()) return;
-  // A Fetch in flight to it fails at once (connection reset), which wakes the wait.
-  for (std::size_t b = 0; b < fetch_due_.size(); ++b)
-    if (cluster_.broker_nodes[b] == broker && fetch_due_[b] != sim::kNever) {
-      fetch_due_[b] = kernel_.now();
-      fetch_failed_[b] = true;
-      fetch_response_timer_.arm(sim::SimTime::zero());
-    }
 }
 
 void AsyncConsumer::drain_app_events() {

@@ -118,16 +118,10 @@ class AsyncConsumer final : public ConsumerClient {
   /// completes an empty commit locally).
   std::optional<std::int32_t> send_offset_commit(const std::string& purpose) override;
   void retry_reconcile_commit();
-  // Fetching (FetchRequestManager): at most one Fetch in flight per leader, sent by an
-  // AsyncPollEvent (or when positions are found). The broker holds one that finds no records
-  // for fetch.max.wait.ms; its answer, like any Fetch's end, wakes the application's wait.
-  // Records themselves are delivered by RecordConsumption (a waiting poll() gets them
-  // `fetch_delay` after their append), which also ends the Fetch that carried them.
-  void send_fetches();
-  void on_fetch_response_due();
-  void clear_fetches();
-  void end_fetch(std::size_t broker_index, ErrorCode error);
-  void on_broker_down(sim::NodeId broker) override;
+  /// A Fetch ended (ConsumerClient's fetching): like any Fetch's end, it wakes the
+  /// application's wait. Records themselves are delivered by RecordConsumption (a waiting poll()
+  /// gets them `fetch_delay` after their append), which also ends the Fetch that carried them.
+  void on_fetch_ended() override { wake_app(); }
   // Positions (OffsetsRequestManager): OffsetFetch, then ListOffsets.
   void update_fetch_positions();
   /// The context of position lookups (OffsetForLeaderEpoch, ListOffsets): no member epoch.
@@ -158,7 +152,6 @@ class AsyncConsumer final : public ConsumerClient {
   sim::Timer poll_timer_;
   sim::Timer coordinator_retry_timer_;
   sim::Timer reconcile_commit_timer_;
-  sim::Timer fetch_response_timer_;
 
   // Membership (reset at every start).
   ConsumerMemberState state_ = ConsumerMemberState::UNSUBSCRIBED;
@@ -206,11 +199,6 @@ class AsyncConsumer final : public ConsumerClient {
 
   // Records.
   sim::SimTime lookup_not_before_{0};  // backoff after a failed OffsetFetch
-  // Fetches in flight, by broker index: when each answers (sim::kNever: none) and was sent.
-  std::vector<sim::SimTime> fetch_due_;
-  std::vector<sim::SimTime> fetch_sent_;
-  std::vector<std::int32_t> fetch_id_;  // its correlation id (rpc trace events)
-  std::vector<bool> fetch_failed_;       // its connection was reset or it timed out
   bool buffer_woken_ = false;  // FetchBuffer's wokenup flag: the next wait ends at once
   bool spinning_ = false;      // the application's wait bound was zero (see wait_bound())
 

@@ -38,6 +38,7 @@ ClassicConsumer::ClassicConsumer(sim::Kernel& kernel, Tracer& tracer,
       heartbeat_tick_(kernel, [this] { on_heartbeat_tick(); }, &network_thread_),
       metadata_timer_(kernel, [this] { refresh_metadata("metadata.max.age.ms elapsed"); },
                       &network_thread_),
+      leader_metadata_timer_(kernel, [this] { on_leader_metadata_response(); }, &network_thread_),
       heartbeat_rng_(seed, "heartbeat-" + spec.name) {
   // Rebalance protocol: the highest one every configured assignor supports (CC:250-274).
   std::set<assignors::RebalanceProtocol> common{assignors::RebalanceProtocol::Eager,
@@ -72,6 +73,8 @@ void ClassicConsumer::reset_client_state() {
   owned_.clear();
   metadata_.clear();
   assignment_snapshot_.reset();
+  leader_join_.reset();
+  leader_metadata_timed_out_ = false;
   consumption_.clear();
   batch_.reset();
   commit_sync_waiting_ = false;
@@ -95,10 +98,11 @@ void ClassicConsumer::reset_client_state() {
   heartbeat_attempts_ = 0;
   in_flight_.clear();
   reset_metadata();
+  reset_fetching();
   for (sim::Timer* t : {&poll_return_timer_, &retry_timer_, &auto_commit_timer_, &heartbeat_due_timer_, &callback_timer_,
                         &fetch_wake_timer_, &processing_timer_, &commit_retry_timer_, &loop_timer_,
                         &heartbeat_tick_, &request_timeout_timer_, &metadata_timer_, &stall_end_timer_,
-                        &pause_end_timer_, &first_poll_timer_})
+                        &pause_end_timer_, &first_poll_timer_, &fetch_response_timer_, &leader_metadata_timer_})
     t->cancel();
 }
 
@@ -453,6 +457,9 @@ void ClassicConsumer::update_fetch_positions(bool resumed) {
 
 void ClassicConsumer::maybe_return_records() {
   if (!in_poll_ || batch_) return;
+  // pollForFetches: Fetches go to every leader without one in flight (none while records wait
+  // to be returned), then poll() waits on the network.
+  send_fetches();
   // Only a pass after the wait sends what validation needs.
   // While a position is missing the wait is capped at retry.backoff.ms (pollForFetches), so
   // that the next pass sends what the positions need. With retry.backoff.ms=0 Kafka's
@@ -461,6 +468,15 @@ void ClassicConsumer::maybe_return_records() {
   return_records_or_wait(all_fetch_positions_
                              ? sim::kNever
                              : sim::saturating_add(kernel_.now(), at_least_a_turn(sim::ms(config_.retry_backoff_ms))));
+  // Records returned: the Fetches that brought them have ended.
+  if (batch_) clear_fetches();
+}
+
+void ClassicConsumer::on_fetch_ended() {
+  // The answer wakes poll()'s network wait; its loop passes again (and sends the next Fetch).
+  if (process_.alive() && in_poll_ && !busy_ && !batch_ && close_stage_ == CloseStage::None &&
+      app_.runnable())
+    fetch_wake_timer_.arm(sim::SimTime::zero());
 }
 
 bool ClassicConsumer::commit_fails_locally(const std::string& purpose) {
@@ -756,19 +772,15 @@ void ClassicConsumer::on_join_group_response(const InFlight& req, const JoinGrou
       state_ = MemberState::COMPLETING_REBALANCE;
       enable_heartbeat();
       generation_ = Generation{r.generation_id, r.member_id, r.protocol_name};
-      SyncGroupRequest s;
-      s.group_id = config_.group_id;
-      s.generation_id = r.generation_id;
-      s.member_id = r.member_id;
-      s.group_instance_id = config_.group_instance_id;
-      s.protocol_name = r.protocol_name;
       if (r.leader == r.member_id) {
         is_leader_ = true;
-        // A returning static leader (skipAssignment) keeps the stored assignment.
-        if (r.skip_assignment) take_assignment_snapshot(r);
-        else s.assignments = run_assignor(r);
+        if (leader_needs_metadata(r)) {
+          leader_join_ = r;
+          send_leader_metadata_request();
+          return;  // the SyncGroup goes with the metadata's answer
+        }
       }
-      send_request(*coordinator_, std::move(s), config_.request_timeout_ms);
+      send_sync_group(r);
       return;  // the join future completes with the SyncGroup response
     }
     case ErrorCode::MEMBER_ID_REQUIRED:
@@ -788,16 +800,93 @@ void ClassicConsumer::on_join_group_response(const InFlight& req, const JoinGrou
   on_app_wake();
 }
 
+void ClassicConsumer::send_sync_group(const JoinGroupResponse& r) {
+  SyncGroupRequest s;
+  s.group_id = config_.group_id;
+  s.generation_id = r.generation_id;
+  s.member_id = r.member_id;
+  s.group_instance_id = config_.group_instance_id;
+  s.protocol_name = r.protocol_name;
+  if (r.leader == r.member_id) {
+    // A returning static leader (skipAssignment) keeps the stored assignment.
+    if (r.skip_assignment) take_assignment_snapshot(r);
+    else s.assignments = run_assignor(r);
+  }
+  send_request(*coordinator_, std::move(s), config_.request_timeout_ms);
+}
+
+bool ClassicConsumer::leader_needs_metadata(const JoinGroupResponse& r) const {
+  // SubscriptionState.groupSubscribe: true when the group subscribes to a topic outside the
+  // leader's own subscription (the group subscription is reset before every join), and then
+  // Metadata.requestUpdateForNewTopics makes ensureFreshMetadata wait for an update.
+  for (const auto& m : r.members)
+    for (const auto& t : m.metadata.topics)
+      if (std::find(topics_.begin(), topics_.end(), t) == topics_.end()) return true;
+  return false;
+}
+
+void ClassicConsumer::send_leader_metadata_request() {
+  const auto b = least_loaded_data_connection();
+  if (!b) {
+    // No broker to ask: awaitMetadataUpdate polls again after the refresh backoff.
+    leader_metadata_timed_out_ = true;
+    leader_metadata_broker_ = cluster_.broker_nodes.size();
+    leader_metadata_timer_.arm(at_least_a_turn(sim::ms(config_.retry_backoff_ms)));
+    return;
+  }
+  const sim::NodeId broker = cluster_.broker_nodes[*b];
+  leader_metadata_id_ = next_correlation_id_++;
+  leader_metadata_broker_ = *b;
+  connected_[*b] = true;
+  trace_rpc("send", node_, broker, "Metadata", leader_metadata_id_, nullptr);
+  if (network_.is_cut(node_, broker) || network_.is_cut(broker, node_)) {
+    // No answer comes: the request times out and the update is asked for again.
+    leader_metadata_timed_out_ = true;
+    leader_metadata_timer_.arm(sim::ms(config_.request_timeout_ms));
+    return;
+  }
+  leader_metadata_timed_out_ = false;
+  // Mean latencies and handling time (no draw, as for the Fetches the request waits behind).
+  const auto micros = [](double ms) { return sim::SimTime{static_cast<std::int64_t>(std::llround(ms * 1000.0))}; };
+  const sim::SimTime out = micros(network_.link_spec(node_, broker).latency.expected_ms());
+  const sim::SimTime back = micros(network_.link_spec(broker, node_).latency.expected_ms());
+  const sim::SimTime handling = micros(network_.handling(broker).expected_ms());
+  const sim::SimTime read = std::max(kernel_.now() + out, data_connection_free_at(*b));
+  leader_metadata_timer_.arm_at(read + handling + back);
+}
+
+void ClassicConsumer::on_leader_metadata_response() {
+  if (!process_.alive() || !leader_join_) return;
+  if (leader_metadata_timed_out_) {
+    if (leader_metadata_broker_ < cluster_.broker_nodes.size()) {
+      const ErrorCode error = ErrorCode::REQUEST_TIMED_OUT;
+      trace_rpc("recv", cluster_.broker_nodes[leader_metadata_broker_], node_, "Metadata",
+                leader_metadata_id_, &error);
+    }
+    send_leader_metadata_request();
+    return;
+  }
+  const ErrorCode none = ErrorCode::NONE;
+  trace_rpc("recv", cluster_.broker_nodes[leader_metadata_broker_], node_, "Metadata", leader_metadata_id_, &none);
+  refresh_metadata("the group subscribes to a topic outside the leader's subscription");
+  const JoinGroupResponse r = std::move(*leader_join_);
+  leader_join_.reset();
+  // The SyncGroup goes even if the generation was reset meanwhile: its answer fails the join.
+  if (join_future_ != JoinFuture::Pending) return;
+  if (!coordinator_) {
+    fail_join(ErrorCode::COORDINATOR_NOT_AVAILABLE);
+    on_app_wake();
+    return;
+  }
+  send_sync_group(r);
+}
+
 void ClassicConsumer::take_assignment_snapshot(const JoinGroupResponse& r) {
-  // The leader watches every topic of the group; it fetches metadata first if one is new to it
-  // (updateGroupSubscription + ensureFreshMetadata); known topics keep their cached counts.
+  // The leader watches every topic of the group (updateGroupSubscription); the metadata it
+  // assigns with is the cache, updated first when the group subscribes to a topic outside the
+  // leader's own subscription (leader_needs_metadata).
   std::set<std::string> topics;
   for (const auto& m : r.members) topics.insert(m.metadata.topics.begin(), m.metadata.topics.end());
-  for (const auto& t : topics)
-    if (metadata_.count(t) == 0 && cluster_.partitions(t) > 0) {
-      refresh_metadata("the group subscribes to a topic the leader had no metadata for");
-      break;
-    }
   assignment_snapshot_.emplace();
   for (const auto& t : topics) {
     const auto known = metadata_.find(t);

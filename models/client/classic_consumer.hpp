@@ -123,6 +123,16 @@ class ClassicConsumer final : public ConsumerClient {
   std::vector<JoinGroupProtocol> join_protocols() const;
   std::vector<SyncGroupAssignment> run_assignor(const JoinGroupResponse& r);
   void take_assignment_snapshot(const JoinGroupResponse& r);
+  /// The SyncGroup of a JoinGroup answer: the leader's carries its assignment (none for a
+  /// returning static leader); the join future completes with its answer.
+  void send_sync_group(const JoinGroupResponse& r);
+  /// The group subscribes to a topic outside the leader's own subscription
+  /// (updateGroupSubscription), so the leader waits for a metadata update before it assigns.
+  bool leader_needs_metadata(const JoinGroupResponse& r) const;
+  /// ensureFreshMetadata: a Metadata request to the least loaded node. The broker reads it only
+  /// once its answer to a Fetch in flight on that connection is sent.
+  void send_leader_metadata_request();
+  void on_leader_metadata_response();
   /// The client's metadata cache (partition counts and leaders): refreshed when the consumer
   /// starts, when a topic it needs is unknown, every metadata.max.age.ms (NetworkClient's
   /// maybeUpdate), and after a requested update (a disconnect, NOT_LEADER_OR_FOLLOWER).
@@ -141,6 +151,7 @@ class ClassicConsumer final : public ConsumerClient {
   void fail_fatally(ErrorCode error, const std::string& where);
   bool is_cooperative() const { return cooperative_; }
   void reset_client_state() override;
+  void on_fetch_ended() override;
 
   bool cooperative_ = false;
 
@@ -154,6 +165,7 @@ class ClassicConsumer final : public ConsumerClient {
   // Heartbeat-thread and network timers.
   sim::Timer heartbeat_tick_;
   sim::Timer metadata_timer_;
+  sim::Timer leader_metadata_timer_;  // the answer of the leader's Metadata request
   // Script timers (no activity: they act on the process from outside).
 
   // Client state (reset at every start).
@@ -172,6 +184,11 @@ class ClassicConsumer final : public ConsumerClient {
   std::vector<std::string> topics_;
   std::map<std::string, std::int32_t> metadata_;  // topic -> partition count, as last fetched
   std::optional<std::map<std::string, std::int32_t>> assignment_snapshot_;  // leader only
+  /// The leader's JoinGroup answer while it waits for metadata before assigning.
+  std::optional<JoinGroupResponse> leader_join_;
+  std::int32_t leader_metadata_id_ = -1;      // its Metadata request's correlation id
+  std::size_t leader_metadata_broker_ = 0;    // where it went (broker index)
+  bool leader_metadata_timed_out_ = false;    // it went over a cut link: no answer comes
 
   bool fatal_ = false;
   sim::SimTime close_deadline_{0};

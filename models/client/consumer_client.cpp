@@ -2,10 +2,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace rsim {
+
+namespace {
+/// Requests that go to the group coordinator, over the client's own connection to it
+/// (AbstractCoordinator and the KIP-848 request managers address the coordinator under a node id
+/// of its own); the others use the broker's data connection.
+bool is_coordinator_api(std::string_view api) {
+  for (const std::string_view c : {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit",
+                                   "OffsetFetch", "ConsumerGroupHeartbeat", "ShareGroupHeartbeat"})
+    if (api.substr(0, c.size()) == c && (api.size() == c.size() || api[c.size()] == ':')) return true;
+  return false;
+}
+}  // namespace
 
 ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
                                sim::Network<Envelope>& network, const ClusterMetadata& cluster,
@@ -94,7 +107,14 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
                              network_.link_spec(partition_leader(tp), node_).latency.expected_ms();
                          return sim::SimTime{static_cast<std::int64_t>(std::llround(ms * 1000.0))};
                        }},
-                   sim::Rng(seed, "processing-" + spec.name)) {
+                   sim::Rng(seed, "processing-" + spec.name)),
+      fetch_response_timer_(kernel, [this] { on_fetch_response_due(); }, &network_thread_),
+      fetch_due_(cluster.broker_nodes.size(), sim::kNever),
+      fetch_sent_(cluster.broker_nodes.size(), sim::kNever),
+      fetch_id_(cluster.broker_nodes.size(), -1),
+      fetch_failed_(cluster.broker_nodes.size(), false),
+      connected_(cluster.broker_nodes.size(), false),
+      least_loaded_rng_(seed, "least-loaded-" + spec.name) {
   process_.set_name(spec_.name);
   process_.attach(&app_);
   process_.attach(&network_thread_);
@@ -276,6 +296,17 @@ void ConsumerClient::on_broker_down(sim::NodeId broker) {
   consumption_.for_each_assigned(
       [&](const TopicPartition& tp) { connected = connected || partition_leader(tp) == broker; });
   if (connected || coordinator_ == broker) disconnect(broker, "connection reset by peer");
+  if (!process_.alive()) return;
+  // A Fetch in flight to it fails at once (connection reset), which wakes the wait.
+  for (std::size_t b = 0; b < fetch_due_.size(); ++b) {
+    if (cluster_.broker_nodes[b] != broker) continue;
+    connected_[b] = false;
+    if (fetch_due_[b] != sim::kNever) {
+      fetch_due_[b] = kernel_.now();
+      fetch_failed_[b] = true;
+      fetch_response_timer_.arm(sim::SimTime::zero());
+    }
+  }
 }
 
 void ConsumerClient::ensure_coordinator() {
@@ -503,6 +534,9 @@ std::int32_t ConsumerClient::send_to(sim::NodeId to, Message request, std::int64
     return id;
   }
   network_.send(node_, to, Envelope{id, std::move(request)});
+  if (!is_coordinator_api(api))
+    for (std::size_t b = 0; b < cluster_.broker_nodes.size(); ++b)
+      if (cluster_.broker_nodes[b] == to) connected_[b] = true;
   if (!request_timeout_timer_.armed() || deadline < request_timeout_timer_.deadline())
     request_timeout_timer_.arm_at(deadline);
   return id;
@@ -535,6 +569,129 @@ void ConsumerClient::disconnect(sim::NodeId node, const std::string& why) {
   for (const auto& [id, req] : failed) fail_in_flight(id, req);
   // DefaultMetadataUpdater.handleServerDisconnect: the disconnect may come from stale metadata.
   request_metadata_update("disconnect");
+}
+
+void ConsumerClient::send_fetches() {
+  if (!process_.alive()) return;
+  const sim::SimTime now = kernel_.now();
+  // The brokers a Fetch can go to now (none in flight, not down). With none there is nothing to
+  // send, and the scan below stops once each has one (not O(assigned partitions) per pass).
+  std::size_t open = 0;
+  for (std::size_t b = 0; b < fetch_due_.size(); ++b)
+    if (fetch_due_[b] == sim::kNever && !cluster_.is_down(cluster_.broker_nodes[b])) ++open;
+  if (open == 0) return;
+  // Records waiting to be returned: this pass returns them, and the next one fetches.
+  if (consumption_.next_fetchable() <= now) return;
+  bool sent = false;
+  consumption_.for_each_fetchable_while([&](const TopicPartition& tp) {
+    const std::size_t b = partition_leader_index(tp);
+    const sim::NodeId leader = cluster_.broker_nodes[b];
+    if (fetch_due_[b] != sim::kNever || cluster_.is_down(leader)) return true;
+    fetch_id_[b] = next_correlation_id_++;
+    trace_rpc("send", node_, leader, "Fetch", fetch_id_[b], nullptr);
+    // The mean latency of both links and of the broker's handling and purgatory lateness (no
+    // draw: the records' own delivery uses no RNG either), plus the broker's wait for records;
+    // at least 1 ms, so that a zero wait cannot spin.
+    const double rtt_ms = network_.link_spec(node_, leader).latency.expected_ms() +
+                          network_.link_spec(leader, node_).latency.expected_ms() +
+                          network_.handling(leader).expected_ms() + cluster_.purgatory_lateness_ms;
+    const sim::SimTime answer =
+        sim::SimTime{static_cast<std::int64_t>(std::llround(rtt_ms * 1000.0))} +
+        sim::ms(config_.fetch_max_wait_ms);
+    fetch_sent_[b] = now;
+    connected_[b] = true;
+    fetch_due_[b] = now + std::max(answer, sim::ms(1));
+    sent = true;
+    return --open > 0;
+  });
+  if (!sent) return;
+  const sim::SimTime first = *std::min_element(fetch_due_.begin(), fetch_due_.end());
+  if (!fetch_response_timer_.armed() || first < fetch_response_timer_.deadline())
+    fetch_response_timer_.arm_at(first);
+}
+
+void ConsumerClient::on_fetch_response_due() {
+  const sim::SimTime now = kernel_.now();
+  bool ended = false;
+  for (std::size_t b = 0; b < fetch_due_.size(); ++b) {
+    if (fetch_due_[b] > now) continue;
+    const sim::NodeId leader = cluster_.broker_nodes[b];
+    const sim::SimTime timeout = sim::saturating_add(fetch_sent_[b], sim::ms(config_.request_timeout_ms));
+    if (!fetch_failed_[b] && (network_.is_cut(node_, leader) || network_.is_cut(leader, node_)) &&
+        timeout > now) {
+      fetch_due_[b] = timeout;  // lost on a cut link: the request times out
+      fetch_failed_[b] = true;
+      continue;
+    }
+    end_fetch(b, fetch_failed_[b] ? ErrorCode::NETWORK_EXCEPTION : ErrorCode::NONE);
+    ended = true;
+  }
+  const sim::SimTime next = *std::min_element(fetch_due_.begin(), fetch_due_.end());
+  if (next != sim::kNever) fetch_response_timer_.arm_at(next);
+  if (ended) on_fetch_ended();
+}
+
+void ConsumerClient::end_fetch(std::size_t b, ErrorCode error) {
+  trace_rpc("recv", cluster_.broker_nodes[b], node_, "Fetch", fetch_id_[b], &error);
+  fetch_due_[b] = sim::kNever;
+  fetch_failed_[b] = false;
+}
+
+void ConsumerClient::reset_fetching() {
+  clear_fetches();
+  std::fill(connected_.begin(), connected_.end(), false);
+}
+
+void ConsumerClient::clear_fetches() {
+  // The Fetches in flight answer now (with the records just returned); none is traced when
+  // the client is reset.
+  if (process_.alive())
+    for (std::size_t b = 0; b < fetch_due_.size(); ++b)
+      if (fetch_due_[b] != sim::kNever) end_fetch(b, ErrorCode::NONE);
+  std::fill(fetch_due_.begin(), fetch_due_.end(), sim::kNever);
+  std::fill(fetch_failed_.begin(), fetch_failed_.end(), false);
+  fetch_response_timer_.cancel();
+}
+
+sim::SimTime ConsumerClient::data_connection_free_at(std::size_t b) const {
+  const sim::SimTime now = kernel_.now();
+  if (fetch_due_[b] == sim::kNever || fetch_failed_[b]) return now;
+  // The broker answers the Fetch when records for it arrive (they reach the client `fetch_delay`
+  // after their append, one link after the answer) or when fetch.max.wait.ms is over (the Fetch's
+  // due time is its arrival here); the connection is read again once the answer is sent.
+  const sim::NodeId leader = cluster_.broker_nodes[b];
+  const double back_ms = network_.link_spec(leader, node_).latency.expected_ms();
+  const sim::SimTime back{static_cast<std::int64_t>(std::llround(back_ms * 1000.0))};
+  const sim::SimTime answered_here = std::min(fetch_due_[b], consumption_.next_fetchable());
+  return std::max(now, answered_here - back);
+}
+
+std::optional<std::size_t> ConsumerClient::least_loaded_data_connection() {
+  const std::size_t n = cluster_.broker_nodes.size();
+  const auto offset = static_cast<std::size_t>(least_loaded_rng_.uniform(0, static_cast<std::int64_t>(n) - 1));
+  std::optional<std::size_t> ready;
+  std::size_t ready_load = SIZE_MAX;
+  std::optional<std::size_t> can_connect;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t b = (offset + i) % n;
+    const sim::NodeId node = cluster_.broker_nodes[b];
+    if (cluster_.is_down(node)) continue;
+    if (!connected_[b]) {
+      if (!can_connect) can_connect = b;
+      continue;
+    }
+    // Requests in flight on the data connection: its Fetch and the requests that are not the
+    // group coordinator's (those use a connection of their own).
+    std::size_t load = fetch_due_[b] != sim::kNever ? 1 : 0;
+    for (const auto& [id, req] : in_flight_)
+      if (req.node == node && !is_coordinator_api(req.api)) ++load;
+    if (load == 0) return b;
+    if (load < ready_load) {
+      ready = b;
+      ready_load = load;
+    }
+  }
+  return ready ? ready : can_connect;
 }
 
 sim::NodeId ConsumerClient::least_loaded_broker() const {

@@ -176,6 +176,30 @@ class ConsumerClient : public ConsumerModel {
   /// The client's metadata names the partition's current, live leader: a Fetch can succeed.
   bool leader_known(const TopicPartition& tp) const;
 
+  // Fetching (Fetcher / FetchRequestManager): at most one Fetch in flight per leader, sent by a
+  // pass of poll() for the fetchable partitions it leads. The broker holds one that finds no
+  // records for fetch.max.wait.ms; its answer, like any Fetch's end, goes to on_fetch_ended().
+  // Records themselves are delivered by RecordConsumption (a waiting poll() gets them
+  // `fetch_delay` after their append); returning them ends the Fetches in flight.
+  void send_fetches();
+  void on_fetch_response_due();
+  void clear_fetches();
+  /// A new process: no Fetch in flight, no connection open.
+  void reset_fetching();
+  void end_fetch(std::size_t broker_index, ErrorCode error);
+  /// A Fetch ended: the application's waiting poll() goes on.
+  virtual void on_fetch_ended() = 0;
+  /// When the broker (by index) can read another request of this client's connection to it:
+  /// its SocketServer mutes a connection while one of its requests is being served, and a Fetch
+  /// is served until it answers (records for it, or fetch.max.wait.ms). `now` with no Fetch in
+  /// flight there.
+  sim::SimTime data_connection_free_at(std::size_t broker_index) const;
+  /// NetworkClient.leastLoadedNode over the data connections (Fetches and other requests to a
+  /// broker that is not the group coordinator's connection): walking the brokers from a random
+  /// one, the first connected one with nothing in flight, else the connected one with the
+  /// fewest, else one to connect to; std::nullopt when every broker is down.
+  std::optional<std::size_t> least_loaded_data_connection();
+
   // Metadata (Metadata / ConsumerMetadata / NetworkClient.DefaultMetadataUpdater).
   /// Metadata.requestUpdate: the next metadata request goes out at the first poll of the
   /// network client after the refresh backoff (retry.backoff.ms after the last refresh,
@@ -260,6 +284,17 @@ class ConsumerClient : public ConsumerModel {
   std::map<std::int32_t, TopicPartitions> lookups_;
   sim::SimTime commit_sync_deadline_{0};
   int commit_sync_attempts_ = 0;
+
+  // Fetches in flight, by broker index: when each answers (sim::kNever: none) and was sent.
+  sim::Timer fetch_response_timer_;
+  std::vector<sim::SimTime> fetch_due_;
+  std::vector<sim::SimTime> fetch_sent_;
+  std::vector<std::int32_t> fetch_id_;  // its correlation id (rpc trace events)
+  std::vector<bool> fetch_failed_;       // its connection was reset or it timed out
+  /// Data connections open, by broker index (a request was sent there since the start and the
+  /// broker did not go down since): leastLoadedNode prefers them.
+  std::vector<bool> connected_;
+  sim::Rng least_loaded_rng_;  // leastLoadedNode's random starting node
 };
 
 }  // namespace rsim

@@ -19,6 +19,9 @@ struct ClusterMetadata {
   std::map<std::string, std::int32_t> partitions_per_topic;
   std::vector<sim::NodeId> broker_nodes;  // broker-N is broker_nodes[N]
   std::int32_t offsets_topic_num_partitions = 50;
+  /// The mean of `cluster.purgatory_lateness_ms`: how much later than fetch.max.wait.ms a broker
+  /// answers a Fetch that found no records.
+  double purgatory_lateness_ms = 0;
 
   std::int32_t partitions(const std::string& topic) const {
     const auto it = partitions_per_topic.find(topic);

@@ -573,7 +573,7 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
          {"$schema", "cluster", "consumers", "description", "duration_ms", "events", "expect",
           "groups", "lag_sample_ms", "name", "network", "protocols", "seed", "topics"}},
         {"group", {"config"}},
-        {"cluster", {"brokers", "config", "coordinator_load", "request_handling_ms", "write_latency_ms"}},
+        {"cluster", {"brokers", "config", "coordinator_load", "purgatory_lateness_ms", "request_handling_ms", "write_latency_ms"}},
         {"coordinator_load", {"base_ms", "us_per_record"}},
         {"network", {"drop_rate", "latency_ms"}},
         {"topic", {"initial_records", "name", "partitions", "produce"}},
@@ -767,6 +767,9 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
       }
       if (auto d = p.read_distribution(*it, "request_handling_ms", "/cluster")) {
         s.cluster.request_handling = *d;
+      }
+      if (auto d = p.read_distribution(*it, "purgatory_lateness_ms", "/cluster")) {
+        s.cluster.purgatory_lateness = *d;
       }
       if (const auto cl = it->find("coordinator_load"); cl != it->end()) {
         if (p.check_object(*cl, "/cluster/coordinator_load", "coordinator_load")) {

@@ -35,6 +35,10 @@ inline const sim::Distribution kDefaultRequestHandling = sim::Distribution::logn
 /// `cluster.write_latency_ms`: a __consumer_offsets append until the request that wrote it may be
 /// answered (Kafka's remoteTimeMs of a leader's SyncGroup: median 2.9 ms, of an OffsetCommit: 4.2).
 inline const sim::Distribution kDefaultWriteLatency = sim::Distribution::lognormal(3.5, 0.6);
+/// `cluster.purgatory_lateness_ms`: how much later than fetch.max.wait.ms a broker answers a Fetch
+/// that found no records (Kafka's remoteTimeMs of such Fetches minus 500: median 1.13 ms, mean
+/// 1.34 ms, 10th-90th percentile 0.41-2.24 ms over 4932 Fetches of the recorded runs).
+inline const sim::Distribution kDefaultPurgatoryLateness = sim::Distribution::lognormal(1.1, 0.6);
 /// A consumer's `heartbeat_wakeup_lateness_ms`: how much more than heartbeat.interval.ms a classic
 /// consumer waiting in poll() leaves between two heartbeats (median 1.0 ms, mean 2.2 ms over 338
 /// intervals of 22 recorded runs).
@@ -177,6 +181,10 @@ struct ClusterSpec {
   /// to handle each request it receives (request queue, handler thread, response queue), added to
   /// the network latency of the request.
   sim::Distribution request_handling = kDefaultRequestHandling;
+  /// Simulator knob, not a Kafka config (`cluster.purgatory_lateness_ms`): how much later than
+  /// its fetch.max.wait.ms a broker answers a Fetch that waited for records in vain (the fetch
+  /// purgatory's expiration), on top of its request handling.
+  sim::Distribution purgatory_lateness = kDefaultPurgatoryLateness;
   CoordinatorLoadSpec coordinator_load;  // `cluster.coordinator_load`
 };
 

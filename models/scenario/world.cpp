@@ -328,6 +328,7 @@ class World {
         lag_(kernel_, tracer_, workload_, spec.lag_sample) {
     kernel_.set_watchdog(limits);
     cluster_.offsets_topic_num_partitions = broker_config_.offsets_topic_num_partitions;
+    cluster_.purgatory_lateness_ms = spec.cluster.purgatory_lateness.expected_ms();
     cluster_.offsets_topic_replication_factor = broker_config_.offsets_topic_replication_factor;
     for (const auto& t : spec.topics) cluster_.partitions_per_topic[t.name] = t.partitions;
     for (std::int32_t b = 0; b < spec.cluster.brokers; ++b) {

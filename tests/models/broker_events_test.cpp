@@ -124,11 +124,13 @@ TEST_CASE("partition growth is noticed at the leader's first disconnect after it
     const auto trace = testing::run_trace(kGrowth, variant);
     // t grows at 20 s; broker-1 crashes at 60 s: A (the leader, fetching t-1 from broker-1) sees
     // its connection reset, the disconnect's metadata update shows 8 partitions at once (A's last
-    // refresh was at 1 s, far beyond retry.backoff.ms), and A's next poll() pass (poll(100 ms)
-    // returns at 60100) rejoins; its JoinGroup reaches the coordinator 3 ms later.
+    // refresh was at 1 s, far beyond retry.backoff.ms). The Fetch in flight to broker-1 fails
+    // with the reset, which ends poll()'s network wait, and the pass that follows rejoins (the
+    // refresh being instantaneous here, at once); its JoinGroup reaches the coordinator 3 ms later.
     CHECK(times(trace, "consumer.metadata", "consumer", "A") == std::vector<double>{1000, 60000});
     CHECK(events(trace, "consumer.metadata")[2]["reason"] == "disconnect");
-    CHECK(times(trace, "consumer.rejoin", "consumer", "A") == std::vector<double>{60100});
-    CHECK(times(trace, "group.state", "reason", "leader A rejoined").back() == 60103);
+    CHECK(times(trace, "consumer.rejoin", "consumer", "A") == std::vector<double>{60000});
+    CHECK(times(trace, "group.state", "reason", "leader A rejoined").back() == 60003);
+    CHECK(testing::responses(trace, "A", "Fetch", "NETWORK_EXCEPTION").front() == 60000);
   }
 }
