@@ -77,8 +77,14 @@ class Network {
   /// Changes one direction of a link (latency and/or loss); the change applies to later sends.
   void set_link(NodeId from, NodeId to, const LinkSpec& spec) { link(from, to).spec = spec; }
   const LinkSpec& link_spec(NodeId from, NodeId to) { return link(from, to).spec; }
-  void set_cut(NodeId from, NodeId to, bool cut) { link(from, to).cut = cut; }
-  bool is_cut(NodeId from, NodeId to) { return link(from, to).cut; }
+  void set_cut(NodeId from, NodeId to, bool cut) {
+    Link& l = link(from, to);
+    if (l.cut && !cut) --cut_links_;
+    if (!l.cut && cut) ++cut_links_;
+    l.cut = cut;
+  }
+  /// O(1) and touching no link while nothing is cut (asked per partition per poll pass).
+  bool is_cut(NodeId from, NodeId to) { return cut_links_ > 0 && link(from, to).cut; }
   const LinkSpec& defaults() const { return defaults_; }
 
  private:
@@ -163,8 +169,9 @@ class Network {
   Kernel& kernel_;
   DropObserver on_drop_;
   Rng rng_;
-  LinkSpec defaults_;
+  LinkSpec defaults_;  // never changed: a link made later is the link made now
   std::vector<std::unique_ptr<Node>> nodes_;
+  std::size_t cut_links_ = 0;  // links whose cut is set
 };
 
 }  // namespace sim
