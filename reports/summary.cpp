@@ -95,6 +95,16 @@ class OffsetCoverage {
     std::int64_t seen = 0;
     auto it = ranges_.upper_bound(r.first);
     if (it != ranges_.begin()) --it;
+    // The usual case: [first, last] extends the range that starts at or before it and reaches no
+    // later range; that range grows in place (no node erased and made again per fetch).
+    if (it != ranges_.end() && it->first <= r.first && it->second + 1 >= r.first) {
+      const auto next = std::next(it);
+      if (next == ranges_.end() || next->first > r.second + 1) {
+        seen = std::max<std::int64_t>(0, std::min(it->second, r.second) - r.first + 1);
+        it->second = std::max(it->second, r.second);
+        return seen;
+      }
+    }
     std::int64_t first = r.first, last = r.second;
     while (it != ranges_.end() && it->first <= r.second + 1) {
       if (it->second + 1 < r.first) {
