@@ -75,8 +75,14 @@ class Network {
   }
 
   /// Changes one direction of a link (latency and/or loss); the change applies to later sends.
-  void set_link(NodeId from, NodeId to, const LinkSpec& spec) { link(from, to).spec = spec; }
+  void set_link(NodeId from, NodeId to, const LinkSpec& spec) {
+    Link& l = link(from, to);
+    l.spec = spec;
+    l.mean_latency_ms = spec.latency.expected_ms();
+  }
   const LinkSpec& link_spec(NodeId from, NodeId to) { return link(from, to).spec; }
+  /// link_spec(from, to).latency.expected_ms(), kept with the link (asked per partition per poll pass).
+  double mean_latency_ms(NodeId from, NodeId to) { return link(from, to).mean_latency_ms; }
   void set_cut(NodeId from, NodeId to, bool cut) {
     Link& l = link(from, to);
     if (l.cut && !cut) --cut_links_;
@@ -91,7 +97,7 @@ class Network {
   struct Node;
   struct Link : EventTarget {
     Link(Network& net, NodeId from, NodeId to, LinkSpec spec)
-        : net(net), from(from), to(to), spec(std::move(spec)) {}
+        : net(net), from(from), to(to), spec(std::move(spec)), mean_latency_ms(this->spec.latency.expected_ms()) {}
     void fire(std::uint64_t) override {
       Payload p = std::move(in_flight.front());
       in_flight.pop_front();
@@ -103,6 +109,7 @@ class Network {
     Network& net;
     NodeId from, to;
     LinkSpec spec;
+    double mean_latency_ms;  // spec.latency.expected_ms(), set with spec
     bool cut = false;
     SimTime last_delivery{0};
     std::deque<Payload> in_flight;
