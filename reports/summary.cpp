@@ -95,6 +95,16 @@ class OffsetCoverage {
     std::int64_t seen = 0;
     auto it = ranges_.upper_bound(r.first);
     if (it != ranges_.begin()) --it;
+    // The usual case: [first, last] extends the range that starts at or before it and reaches no
+    // later range; that range grows in place (no node erased and made again per fetch).
+    if (it != ranges_.end() && it->first <= r.first && it->second + 1 >= r.first) {
+      const auto next = std::next(it);
+      if (next == ranges_.end() || next->first > r.second + 1) {
+        seen = std::max<std::int64_t>(0, std::min(it->second, r.second) - r.first + 1);
+        it->second = std::max(it->second, r.second);
+        return seen;
+      }
+    }
     std::int64_t first = r.first, last = r.second;
     while (it != ranges_.end() && it->first <= r.second + 1) {
       if (it->second + 1 < r.first) {
@@ -488,12 +498,13 @@ class SummaryBuilder {
     for (const auto& range : e.ranges) {
       const rsim::TopicPartition& partition = range.partition;
       const Range offsets{range.first, range.last};
-      const std::int64_t again = records_[{group, partition}].delivered.add(offsets);
+      auto& entry = *records_.try_emplace({group, partition}).first;
+      const std::int64_t again = entry.second.delivered.add(offsets);
       if (window_.contains(t)) {
         delivered_ += offsets.second - offsets.first + 1;
         duplicates_ += again;
       }
-      pending.second.emplace_back(partition, offsets);
+      pending.second.push_back({&entry, offsets});
     }
   }
   void on_records_processed(const trace::RecordsProcessed& e, std::int64_t t) {
@@ -501,11 +512,15 @@ class SummaryBuilder {
     const std::string name = str(e.consumer);
     const auto it = in_hand_.find(name);
     if (it == in_hand_.end() || it->second.first != e.batch) return;
-    for (const auto& [partition, offsets] : it->second.second) {
-      add_range(records_[{group, partition}].processed, offsets);
-      if (window_.contains(t)) {
+    // The consumer's entry is made (as its first processed range in the window made it) once.
+    Consumer* consumer = window_.contains(t) && !it->second.second.empty() ? &consumers_[name] : nullptr;
+    for (const auto& [entry, offsets] : it->second.second) {
+      // The entry the fetch found (records_ nodes never move), unless the group differs.
+      PartitionRecords& r = entry->first.first == group ? entry->second : records_[{group, entry->first.second}];
+      add_range(r.processed, offsets);
+      if (consumer != nullptr) {
         processed_ += offsets.second - offsets.first + 1;
-        consumers_[name].records_processed += offsets.second - offsets.first + 1;
+        consumer->records_processed += offsets.second - offsets.first + 1;
       }
     }
     it->second.first = -1;  // none in hand (batches count from 1); the entry stays for reuse
@@ -925,8 +940,15 @@ class SummaryBuilder {
           for (std::size_t i = 0; i < r.members.size(); ++i) {
             if (!r.members.live(i)) continue;
             const std::string& id = r.members.at(i);
-            while (j < gm.size() && *gm[j].first < id) ++j;
-            const CoordinatorMember* found = j < gm.size() && *gm[j].first == id ? gm[j].second : nullptr;
+            const CoordinatorMember* found = nullptr;
+            if (j < gm.size() && gm[j].first == &id) {
+              // Both point at the interned id (the usual case: the wait was filled from gm):
+              // no string comparison; the next waiting id is greater, so gm[j] is behind it.
+              found = gm[j++].second;
+            } else {
+              while (j < gm.size() && *gm[j].first < id) ++j;
+              found = j < gm.size() && *gm[j].first == id ? gm[j].second : nullptr;
+            }
             if (found == nullptr) {
               const auto m = members_.find(id);
               found = m == members_.end() ? nullptr : &m->second;
@@ -1011,8 +1033,10 @@ class SummaryBuilder {
   // (group, partition) -> its offsets. Hashed: only ever looked up, and summed over in finish()
   // (an integer sum: the order does not matter).
   std::unordered_map<std::pair<std::string, rsim::TopicPartition>, PartitionRecords, RecordsKeyHash> records_;
-  // Each consumer's batch in hand (fetched, not yet processed): batch number and ranges.
-  using InHand = std::pair<std::int64_t, std::vector<std::pair<rsim::TopicPartition, Range>>>;
+  // Each consumer's batch in hand (fetched, not yet processed): batch number and ranges, each
+  // with its records_ entry.
+  using RecordsEntry = std::pair<const std::pair<std::string, rsim::TopicPartition>, PartitionRecords>;
+  using InHand = std::pair<std::int64_t, std::vector<std::pair<RecordsEntry*, Range>>>;
   std::map<std::string, InHand, std::less<>> in_hand_;
   std::int64_t delivered_ = 0, processed_ = 0, duplicates_ = 0, revocations_ = 0, max_lag_ = 0;
   struct LatestLag {

@@ -11,8 +11,8 @@ void assertion_failed(const char* expr, const char* file, int line, const std::s
                                        detail.empty() ? "" : ": ", detail));
 }
 
-void Kernel::push(SimTime at, EventTarget* target, std::uint64_t arg) {
-  heap_.push_back(Event{at, next_seq_++, target, arg});
+void Kernel::push_seq(SimTime at, std::uint64_t seq, EventTarget* target, std::uint64_t arg) {
+  heap_.push_back(Event{at, seq, target, arg});
   std::push_heap(heap_.begin(), heap_.end(), later);
 }
 
@@ -29,11 +29,21 @@ void Kernel::schedule_closure_after(SimTime delay, std::function<void()> fn) {
 
 std::uint64_t Kernel::run(SimTime stop_at, std::uint64_t max_events) {
   stopped_ = false;
+  // While running, a re-armed timer may leave its later expiry out of the queue (elide()).
+  struct Running {
+    Kernel& k;
+    Running(Kernel& kernel, SimTime stop_at) : k(kernel) {
+      k.running_ = true;
+      k.stop_at_ = stop_at;
+    }
+    ~Running() { k.running_ = false; }
+  } running(*this, stop_at);
+  const std::uint64_t elided_before = elided_;
   std::uint64_t count = 0;
   while (!heap_.empty() && count < max_events && !stopped_) {
     if (heap_.front().at > stop_at) {
       now_ = stop_at;
-      return count;
+      return count + (elided_ - elided_before);
     }
     const Event e = pop();
     SIM_ASSERT(e.at >= now_);  // time never goes back
@@ -44,15 +54,15 @@ std::uint64_t Kernel::run(SimTime stop_at, std::uint64_t max_events) {
     e.target->fire(e.arg);
   }
   if (heap_.empty() && now_ < stop_at && !stopped_ && count < max_events) now_ = stop_at;
-  return count;
+  return count + (elided_ - elided_before);
 }
 
 void Kernel::watch(const Event& e) {
-  if (fired_ >= limits_.max_events) {
+  if (fired() >= limits_.max_events) {
     throw WatchdogTripped(fmt::format(
         "watchdog: {} events fired, the limit of one run, at t={} us (the last by {}); raise "
         "--max-events if the scenario really needs more",
-        fired_, e.at.count(), e.target->actor()));
+        fired(), e.at.count(), e.target->actor()));
   }
   if (e.at != now_ || fired_ == 0) {
     at_instant_ = 0;
@@ -138,13 +148,27 @@ std::string Timer::actor() const {
 }
 
 void Timer::fire(std::uint64_t generation) {
-  if (generation != generation_ || !armed_) return;  // cancelled or re-armed since
+  if (generation != generation_) return;  // superseded by a later queue()
+  if (deferred_) {
+    deferred_ = false;  // the expiry waited for the activity; cancel() may have come meanwhile
+    if (!armed_) return;
+  } else {
+    queued_ = false;
+    if (!armed_) return;
+    if (queued_at_ != deadline_ || queued_seq_ != seq_) {
+      // An earlier entry: the timer was re-armed later since (arm_at() elided that entry).
+      if (elided_counted_) kernel_.unelide();
+      queue();
+      return;
+    }
+  }
   if (activity_ != nullptr) {
     if (!activity_->process().alive()) {
       armed_ = false;
       return;
     }
     if (!activity_->runnable()) {
+      deferred_ = true;
       activity_->defer(this, generation);
       return;
     }

@@ -60,6 +60,27 @@ class Kernel {
   /// A one-off closure (scenario script, rare protocol steps). Allocates; not for hot paths.
   void schedule_closure_after(SimTime delay, std::function<void()> fn);
 
+  /// Takes the sequence number the next scheduled event would get: an event pushed later with
+  /// schedule_at_seq() keeps the place it would have had among events at the same time.
+  std::uint64_t take_seq() { return next_seq_++; }
+  void schedule_at_seq(SimTime at, std::uint64_t seq, EventTarget* target, std::uint64_t arg) {
+    SIM_ASSERT(at >= now_);
+    SIM_ASSERT(seq < next_seq_);
+    push_seq(at, seq, target, arg);
+  }
+  /// Whether an event at `at` may be left out of the queue (see Timer::arm_at), and if so,
+  /// whether it is counted in fired() as the stale entry would have been when it surfaced:
+  /// only during run() (before it, the run's end is unknown), counted when `at` <= its end.
+  enum class Elision { No, Uncounted, Counted };
+  Elision elide(SimTime at) {
+    if (!running_) return Elision::No;
+    if (at > stop_at_) return Elision::Uncounted;
+    ++elided_;
+    return Elision::Counted;
+  }
+  /// An elided event was queued after all (it is no longer an uncounted pop).
+  void unelide() { --elided_; }
+
   /// Fires events in (at, seq) order until none are left, the next is later than `stop_at`,
   /// or `max_events` have fired. Returns the number fired. The clock ends at the last event
   /// fired, or at `stop_at` if the queue ran past it.
@@ -67,7 +88,9 @@ class Kernel {
   /// Ends run() after the current event.
   void stop() { stopped_ = true; }
   std::size_t pending() const { return heap_.size(); }
-  std::uint64_t fired() const { return fired_; }
+  /// Events fired so far, counting each elided stale timer entry of the runs so far as fired
+  /// (they used to be queued and skipped when they surfaced; the count stays the same).
+  std::uint64_t fired() const { return fired_ + elided_; }
   void set_watchdog(const WatchdogLimits& limits) { limits_ = limits; }
   const WatchdogLimits& watchdog() const { return limits_; }
 
@@ -81,7 +104,8 @@ class Kernel {
   static bool later(const Event& a, const Event& b) {
     return a.at != b.at ? a.at > b.at : a.seq > b.seq;
   }
-  void push(SimTime at, EventTarget* target, std::uint64_t arg);
+  void push(SimTime at, EventTarget* target, std::uint64_t arg) { push_seq(at, next_seq_++, target, arg); }
+  void push_seq(SimTime at, std::uint64_t seq, EventTarget* target, std::uint64_t arg);
   Event pop();
 
   class ClosurePool : public EventTarget {
@@ -102,7 +126,10 @@ class Kernel {
   SimTime now_{0};
   std::uint64_t next_seq_ = 0;
   std::uint64_t fired_ = 0;
+  std::uint64_t elided_ = 0;  // stale timer entries never queued, counted as fired (see elide())
   bool stopped_ = false;
+  bool running_ = false;
+  SimTime stop_at_{0};
   WatchdogLimits limits_;
   std::uint64_t at_instant_ = 0;
   std::map<std::string, std::uint64_t> busiest_;
@@ -174,9 +201,14 @@ inline bool Activity::runnable() const {
   return process_.alive() && !process_.paused() && !stalled_;
 }
 
-/// A re-armable timer. arm() replaces any pending expiry in O(log n) (the stale heap entry is
-/// skipped when it surfaces); cancel() is O(1). If bound to an activity that cannot run when
-/// it expires, the callback waits for the activity.
+/// A re-armable timer. arm() replaces any pending expiry in O(log n); cancel() is O(1).
+/// If bound to an activity that cannot run when it expires, the callback waits for the activity.
+/// A timer re-armed to a later deadline while its earlier entry is still queued (a poll timer
+/// pushed back at every poll) queues nothing new: that entry wakes it at its old time and it
+/// queues its real expiry then, with the sequence number taken when it was armed. Events fire
+/// in the same (time, seq) order as if every arm() had queued an entry, the queue stays at about
+/// one entry per timer instead of one per arm() within the timeout, and Kernel::fired() counts
+/// the entries left out as the skipped pops they used to be.
 class Timer : public EventTarget {
  public:
   Timer(Kernel& kernel, std::function<void()> on_expiry, Activity* activity = nullptr)
@@ -187,26 +219,46 @@ class Timer : public EventTarget {
   void arm(SimTime delay) { arm_at(saturating_add(kernel_.now(), delay)); }
   void arm_at(SimTime at) {
     deadline_ = at;
-    ++generation_;
+    seq_ = kernel_.take_seq();
     armed_ = true;
-    kernel_.schedule_at(at, this, generation_);
+    if (queued_ && queued_at_ <= at) {
+      const Kernel::Elision e = kernel_.elide(at);
+      if (e != Kernel::Elision::No) {
+        elided_counted_ = e == Kernel::Elision::Counted;
+        return;
+      }
+    }
+    queue();
   }
-  void cancel() {
-    ++generation_;
-    armed_ = false;
-  }
+  void cancel() { armed_ = false; }
   bool armed() const { return armed_; }
   SimTime deadline() const { return deadline_; }
   void fire(std::uint64_t generation) override;
   std::string actor() const override;
 
  private:
+  // Queues the expiry (deadline_, seq_) as the timer's one live entry; earlier ones go stale.
+  void queue() {
+    ++generation_;
+    queued_ = true;
+    deferred_ = false;
+    elided_counted_ = false;
+    queued_at_ = deadline_;
+    queued_seq_ = seq_;
+    kernel_.schedule_at_seq(deadline_, seq_, this, generation_);
+  }
   Kernel& kernel_;
   std::function<void()> on_expiry_;
   Activity* activity_;
-  std::uint64_t generation_ = 0;
+  std::uint64_t generation_ = 0;  // the live entry's; any other entry is stale
   SimTime deadline_{0};
+  std::uint64_t seq_ = 0;  // the expiry's place among events at deadline_
+  SimTime queued_at_{0};   // the live entry, when queued_
+  std::uint64_t queued_seq_ = 0;
   bool armed_ = false;
+  bool queued_ = false;    // the live entry is in the kernel's queue
+  bool deferred_ = false;  // the live entry expired and waits for the activity
+  bool elided_counted_ = false;  // the expiry (deadline_, seq_) was elided and counted
 };
 
 }  // namespace sim

@@ -78,17 +78,29 @@ class Network {
   }
 
   /// Changes one direction of a link (latency and/or loss); the change applies to later sends.
-  void set_link(NodeId from, NodeId to, const LinkSpec& spec) { link(from, to).spec = spec; }
+  void set_link(NodeId from, NodeId to, const LinkSpec& spec) {
+    Link& l = link(from, to);
+    l.spec = spec;
+    l.mean_latency_ms = spec.latency.expected_ms();
+  }
   const LinkSpec& link_spec(NodeId from, NodeId to) { return link(from, to).spec; }
-  void set_cut(NodeId from, NodeId to, bool cut) { link(from, to).cut = cut; }
-  bool is_cut(NodeId from, NodeId to) { return link(from, to).cut; }
+  /// link_spec(from, to).latency.expected_ms(), kept with the link (asked per partition per poll pass).
+  double mean_latency_ms(NodeId from, NodeId to) { return link(from, to).mean_latency_ms; }
+  void set_cut(NodeId from, NodeId to, bool cut) {
+    Link& l = link(from, to);
+    if (l.cut && !cut) --cut_links_;
+    if (!l.cut && cut) ++cut_links_;
+    l.cut = cut;
+  }
+  /// O(1) and touching no link while nothing is cut (asked per partition per poll pass).
+  bool is_cut(NodeId from, NodeId to) { return cut_links_ > 0 && link(from, to).cut; }
   const LinkSpec& defaults() const { return defaults_; }
 
  private:
   struct Node;
   struct Link : EventTarget {
     Link(Network& net, NodeId from, NodeId to, LinkSpec spec)
-        : net(net), from(from), to(to), spec(std::move(spec)) {}
+        : net(net), from(from), to(to), spec(std::move(spec)), mean_latency_ms(this->spec.latency.expected_ms()) {}
     void fire(std::uint64_t) override {
       Payload p = std::move(in_flight.front());
       in_flight.pop_front();
@@ -100,6 +112,7 @@ class Network {
     Network& net;
     NodeId from, to;
     LinkSpec spec;
+    double mean_latency_ms;  // spec.latency.expected_ms(), set with spec
     bool cut = false;
     SimTime last_delivery{0};
     std::deque<Payload> in_flight;
@@ -166,8 +179,9 @@ class Network {
   Kernel& kernel_;
   DropObserver on_drop_;
   Rng rng_;
-  LinkSpec defaults_;
+  LinkSpec defaults_;  // never changed: a link made later is the link made now
   std::vector<std::unique_ptr<Node>> nodes_;
+  std::size_t cut_links_ = 0;  // links whose cut is set
 };
 
 }  // namespace sim

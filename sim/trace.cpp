@@ -1,6 +1,7 @@
 #include "sim/trace.hpp"
 
 #include <charconv>
+#include <cstring>
 #include <stdexcept>
 
 namespace sim {
@@ -26,17 +27,48 @@ void JsonWriter::value(double v) {
 }
 
 void JsonWriter::members(const nlohmann::ordered_json& object) {
+  using value_t = nlohmann::ordered_json::value_t;
   for (const auto& [k, v] : object.items()) {
     key(k);
-    value(v);
+    // Scalars written directly, as dump() writes them (no string built per value); the strings
+    // are valid UTF-8, as everything nlohmann parsed or we built is.
+    switch (v.type()) {
+      case value_t::string: value(std::string_view(v.get_ref<const std::string&>())); break;
+      case value_t::number_integer: value(v.get<std::int64_t>()); break;
+      case value_t::number_unsigned: value(v.get<std::uint64_t>()); break;
+      case value_t::boolean: value(v.get<bool>()); break;
+      case value_t::null: null(); break;
+      default: value(v);
+    }
   }
 }
 
+namespace {
+
+// Whether any of the 8 bytes of `w` is a control character, '"' or '\\' (exact, no false
+// positives: bytes >= 0x80 are never flagged).
+bool needs_escape(std::uint64_t w) {
+  constexpr std::uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+  const auto has_zero = [&](std::uint64_t v) { return ((v - ones) & ~v & highs) != 0; };
+  const bool control = ((w - ones * 0x20) & ~w & highs) != 0;  // some byte < 0x20
+  return control || has_zero(w ^ (ones * '"')) || has_zero(w ^ (ones * '\\'));
+}
+
+}  // namespace
+
 void JsonWriter::escaped(std::string_view s) {
   // As nlohmann's serializer with ensure_ascii off: the two-character escapes, \u00XX for the
-  // other control characters, every other byte as it is.
+  // other control characters, every other byte as it is. Eight bytes at a time while none of
+  // them needs escaping (names, ids and keys almost never do).
+  std::size_t i = 0;
+  while (i + 8 <= s.size()) {
+    std::uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    if (needs_escape(w)) break;
+    i += 8;
+  }
   std::size_t plain = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
+  for (; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c != '"' && c != '\\') continue;
     out_.append(s.data() + plain, i - plain);

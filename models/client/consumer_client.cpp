@@ -103,8 +103,7 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
                        },
                        [this](const TopicPartition& tp) {
                          // The mean one-way latency of the leader's link (no draw: no RNG use).
-                         const double ms =
-                             network_.link_spec(partition_leader(tp), node_).latency.expected_ms();
+                         const double ms = network_.mean_latency_ms(partition_leader(tp), node_);
                          return sim::SimTime{static_cast<std::int64_t>(std::llround(ms * 1000.0))};
                        }},
                    sim::Rng(seed, "processing-" + spec.name)),

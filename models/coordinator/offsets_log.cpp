@@ -1,6 +1,7 @@
 #include "models/coordinator/offsets_log.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 #include "models/coordinator/group_coordinator.hpp"
 
@@ -23,11 +24,20 @@ void OffsetsLog::append(std::vector<nlohmann::ordered_json> records, std::functi
   const sim::SimTime commit_at = std::max(last_commit_at_, kernel_.now() + write_latency_.sample(rng_));
   last_commit_at_ = commit_at;
   for (auto& rec : records) {
-    const std::int32_t partition = coordinator_partition(rec.at("group").get<std::string>(), num_partitions_);
+    const std::int32_t partition =
+        coordinator_partition(rec.at("group").get_ref<const std::string&>(), num_partitions_);
     const std::int64_t offset = log_end_offset_[partition]++;
     tracer_.publish(trace::Record{.partition = partition, .offset = offset, .value = {&rec}});
     nlohmann::ordered_json fields{{"partition", partition}, {"offset", offset}};
-    for (auto it = rec.begin(); it != rec.end(); ++it) fields[it.key()] = std::move(it.value());
+    // The record's own keys follow, appended without ordered_json's search for an equal key
+    // (O(keys^2) per record) unless one could be "partition" or "offset" (then it replaces).
+    auto& members = fields.get_ref<nlohmann::ordered_json::object_t&>();
+    auto& list = static_cast<nlohmann::ordered_json::object_t::Container&>(members);
+    list.reserve(2 + rec.size());
+    for (auto it = rec.begin(); it != rec.end(); ++it) {
+      if (it.key() == "partition" || it.key() == "offset") fields[it.key()] = std::move(it.value());
+      else list.emplace_back(it.key(), std::move(it.value()));
+    }
     Partition& stored = records_[partition];
     stored.records.push_back({std::move(fields), commit_at});
     settle(stored, kernel_.now());
@@ -47,8 +57,15 @@ namespace {
 std::string compaction_key(const nlohmann::ordered_json& r) {
   const auto& type = r.at("record");
   if (!type.is_string() || type.get_ref<const std::string&>() != std::string_view("OffsetCommit")) return {};
-  return r.at("group").get<std::string>() + '\0' + r.at("topic").get<std::string>() + '\0' +
-         std::to_string(r.at("partition_index").get<std::int32_t>());
+  // group \0 topic \0 partition, built in one string.
+  const auto& group = r.at("group").get_ref<const std::string&>();
+  const auto& topic = r.at("topic").get_ref<const std::string&>();
+  char digits[16];
+  const auto end = std::to_chars(digits, digits + sizeof digits, r.at("partition_index").get<std::int32_t>()).ptr;
+  std::string key;
+  key.reserve(group.size() + topic.size() + 2 + static_cast<std::size_t>(end - digits));
+  key.append(group).append(1, '\0').append(topic).append(1, '\0').append(digits, end);
+  return key;
 }
 
 }  // namespace

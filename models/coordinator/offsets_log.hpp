@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -64,7 +65,8 @@ class OffsetsLog {
     std::size_t settled = 0;      // records before this index are committed and compacted
     std::size_t removed = 0;      // removed entries still in `records`
     std::int64_t compacted = 0;   // records compacted away since the start
-    std::map<std::string, std::size_t> latest;  // key -> index of its latest committed value
+    // key -> index of its latest committed value (hashed: only looked up, and renumbered whole)
+    std::unordered_map<std::string, std::size_t> latest;
   };
   /// Compacts the records committed by `at`.
   void settle(Partition& p, sim::SimTime at);
