@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -122,6 +123,61 @@ class OffsetCoverage {
 
  private:
   std::map<std::int64_t, std::int64_t> ranges_;
+};
+
+/// Values per partition of one group, in a deque per topic indexed by the partition number: a
+/// lookup compares one topic name (the last topic found is remembered) and indexes, where a hash
+/// map of TopicPartition missed the cache on every lag sample and fetched batch of a large group.
+/// Slots never move (deques grow at the end), so a caller may keep a pointer to one. Partition
+/// numbers outside [0, kDense) (only a hand-made trace has them) live in a map instead.
+template <class T>
+class PartitionTable {
+ public:
+  /// The value of `tp`, made (value-initialised) if it is new; `created` says whether it was.
+  /// `topic`, if given, is set to the table's own copy of the topic name (it lives as long as
+  /// the table).
+  T& find_or_add(const rsim::TopicPartition& tp, bool* created = nullptr, const std::string** topic = nullptr) {
+    if (tp.partition < 0 || tp.partition >= kDense) {
+      auto [it, inserted] = sparse_.try_emplace(tp);
+      if (created != nullptr) *created = inserted;
+      if (topic != nullptr) *topic = &it->first.topic;
+      return it->second;
+    }
+    auto& [name, slots] = topic_of(tp.topic);
+    if (topic != nullptr) *topic = &name;
+    const auto i = static_cast<std::size_t>(tp.partition);
+    if (slots.size() <= i) slots.resize(i + 1);
+    Slot& slot = slots[i];
+    if (created != nullptr) *created = !slot.present;
+    slot.present = true;
+    return slot.value;
+  }
+  /// Calls f(value) for every value made (in no particular order: callers only sum).
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& [name, slots] : topics_)
+      for (const auto& slot : slots)
+        if (slot.present) f(slot.value);
+    for (const auto& [tp, value] : sparse_) f(value);
+  }
+
+ private:
+  static constexpr std::int32_t kDense = 1 << 22;
+  struct Slot {
+    T value{};
+    bool present = false;
+  };
+  using Topic = std::pair<const std::string, std::deque<Slot>>;
+  Topic& topic_of(std::string_view name) {
+    if (last_ != nullptr && last_->first == name) return *last_;
+    auto it = topics_.find(name);
+    if (it == topics_.end()) it = topics_.emplace(std::string(name), std::deque<Slot>{}).first;
+    last_ = &*it;
+    return *it;
+  }
+  std::map<std::string, std::deque<Slot>, std::less<>> topics_;
+  Topic* last_ = nullptr;  // map nodes never move
+  std::map<rsim::TopicPartition, T> sparse_;
 };
 
 // Offsets of one group's partition: what was delivered, processed, committed, where it started.
@@ -439,6 +495,9 @@ struct Rebalance {
 class SummaryBuilder {
  public:
   explicit SummaryBuilder(Window w) : window_(w), clock_(w) {}
+  // It keeps pointers into its own maps.
+  SummaryBuilder(const SummaryBuilder&) = delete;
+  SummaryBuilder& operator=(const SummaryBuilder&) = delete;
 
   void on_event(std::int64_t t, const trace::Event& event) {
     if (t != lag_t_) {
@@ -489,34 +548,35 @@ class SummaryBuilder {
 
   // --- records and lag ---
   void on_records_fetched(const trace::RecordsFetched& e, std::int64_t t) {
-    const std::string group = str(e.group);
     auto in = in_hand_.find(e.consumer);
     if (in == in_hand_.end()) in = in_hand_.emplace(str(e.consumer), InHand{}).first;
     auto& pending = in->second;
     pending.first = e.batch;
     pending.second.clear();  // keeps its capacity: no allocation per batch
+    auto& [group, table] = group_records(e.group);
     for (const auto& range : e.ranges) {
-      const rsim::TopicPartition& partition = range.partition;
       const Range offsets{range.first, range.last};
-      auto& entry = *records_.try_emplace({group, partition}).first;
-      const std::int64_t again = entry.second.delivered.add(offsets);
+      const std::string* topic = nullptr;
+      PartitionRecords& r = table.find_or_add(range.partition, nullptr, &topic);
+      const std::int64_t again = r.delivered.add(offsets);
       if (window_.contains(t)) {
         delivered_ += offsets.second - offsets.first + 1;
         duplicates_ += again;
       }
-      pending.second.push_back({&entry, offsets});
+      pending.second.push_back({&group, topic, range.partition.partition, &r, offsets});
     }
   }
   void on_records_processed(const trace::RecordsProcessed& e, std::int64_t t) {
-    const std::string group = str(e.group);
-    const std::string name = str(e.consumer);
-    const auto it = in_hand_.find(name);
+    const auto it = in_hand_.find(e.consumer);
     if (it == in_hand_.end() || it->second.first != e.batch) return;
     // The consumer's entry is made (as its first processed range in the window made it) once.
-    Consumer* consumer = window_.contains(t) && !it->second.second.empty() ? &consumers_[name] : nullptr;
-    for (const auto& [entry, offsets] : it->second.second) {
-      // The entry the fetch found (records_ nodes never move), unless the group differs.
-      PartitionRecords& r = entry->first.first == group ? entry->second : records_[{group, entry->first.second}];
+    Consumer* consumer =
+        window_.contains(t) && !it->second.second.empty() ? &consumers_[str(e.consumer)] : nullptr;
+    for (const auto& [group, topic, partition, records, offsets] : it->second.second) {
+      // The entry the fetch found (table slots never move), unless the group differs.
+      PartitionRecords& r = *group == e.group
+                                ? *records
+                                : group_records(e.group).second.find_or_add(rsim::TopicPartition{*topic, partition});
       add_range(r.processed, offsets);
       if (consumer != nullptr) {
         processed_ += offsets.second - offsets.first + 1;
@@ -528,27 +588,32 @@ class SummaryBuilder {
   }
   void on_position(const trace::Position& e) {
     if (e.partition == nullptr) return;
-    auto& r = records_[{str(e.group), *e.partition}];
+    auto& r = group_records(e.group).second.find_or_add(*e.partition);
     if (!r.first_position) r.first_position = e.offset;
   }
   void on_lag(const trace::Lag& e, std::int64_t t) {
     if (e.partition == nullptr) return;
     if (window_.contains(t)) max_lag_ = std::max(max_lag_, e.lag);
-    auto g = latest_lag_.find(e.group);
-    if (g == latest_lag_.end()) g = latest_lag_.emplace(str(e.group), GroupLag{}).first;
+    if (last_lag_ == nullptr || last_lag_->first != e.group) {
+      auto g = latest_lag_.find(e.group);
+      if (g == latest_lag_.end()) g = latest_lag_.emplace(str(e.group), GroupLag{}).first;
+      last_lag_ = &*g;
+    }
+    auto* g = last_lag_;
     GroupLag& gl = g->second;
     // The group's total and its partitions without an owner, kept up to date: a flush costs
     // O(1) per group, not O(partitions) (owner changes come at many instants of a rebalance).
     const bool owned = e.owner.value.has_value();
-    auto [it, inserted] = gl.latest.try_emplace(*e.partition, LatestLag{e.lag, owned});
+    bool inserted = false;
+    LatestLag& latest = gl.latest.find_or_add(*e.partition, &inserted);
     if (inserted) {
       gl.total += e.lag;
       if (!owned) ++gl.unowned;
     } else {
-      gl.total += e.lag - it->second.lag;
-      gl.unowned += (owned ? 0 : 1) - (it->second.owned ? 0 : 1);
-      it->second = LatestLag{e.lag, owned};
+      gl.total += e.lag - latest.lag;
+      gl.unowned += (owned ? 0 : 1) - (latest.owned ? 0 : 1);
     }
+    latest = LatestLag{e.lag, owned};
     if (!gl.touched) {
       gl.touched = true;
       lag_touched_.push_back(&*g);
@@ -574,8 +639,9 @@ class SummaryBuilder {
     const std::string& record = kind->get_ref<const std::string&>();
     const bool tombstone = e.value("tombstone", false);
     if (record == "OffsetCommit" && !tombstone) {
-      auto& r = records_[{e.at("group").get<std::string>(),
-                          rsim::TopicPartition{e.at("topic").get<std::string>(), e.at("partition_index").get<std::int32_t>()}}];
+      auto& r = group_records(e.at("group").get_ref<const std::string&>())
+                    .second.find_or_add(rsim::TopicPartition{e.at("topic").get<std::string>(),
+                                                             e.at("partition_index").get<std::int32_t>()});
       const auto offset = e.at("committed_offset").get<std::int64_t>();
       r.max_committed = std::max(r.max_committed.value_or(offset), offset);
     } else if (record == "ConsumerGroupMemberMetadata" || record == "ConsumerGroupCurrentMemberAssignment") {
@@ -1024,39 +1090,44 @@ class SummaryBuilder {
   std::vector<Rebalance> done_;
   std::int64_t end_t_ = 0;
   std::int64_t duration_us_ = -1;
-  struct RecordsKeyHash {
-    std::size_t operator()(const std::pair<std::string, rsim::TopicPartition>& k) const {
-      return (std::hash<std::string>{}(k.first) * 31 + std::hash<std::string>{}(k.second.topic)) * 31 +
-             static_cast<std::size_t>(k.second.partition);
-    }
-  };
-  // (group, partition) -> its offsets. Hashed: only ever looked up, and summed over in finish()
-  // (an integer sum: the order does not matter).
-  std::unordered_map<std::pair<std::string, rsim::TopicPartition>, PartitionRecords, RecordsKeyHash> records_;
+  // group -> partition -> its offsets (only ever looked up, and summed over in finish(): an
+  // integer sum, the order does not matter).
+  using GroupRecords = std::pair<const std::string, PartitionTable<PartitionRecords>>;
+  std::map<std::string, PartitionTable<PartitionRecords>, std::less<>> records_;
+  GroupRecords* last_records_ = nullptr;  // the group looked up last (map nodes never move)
+  GroupRecords& group_records(std::string_view group) {
+    if (last_records_ != nullptr && last_records_->first == group) return *last_records_;
+    auto it = records_.find(group);
+    if (it == records_.end()) it = records_.try_emplace(std::string(group)).first;
+    last_records_ = &*it;
+    return *it;
+  }
   // Each consumer's batch in hand (fetched, not yet processed): batch number and ranges, each
-  // with its records_ entry.
-  using RecordsEntry = std::pair<const std::pair<std::string, rsim::TopicPartition>, PartitionRecords>;
-  using InHand = std::pair<std::int64_t, std::vector<std::pair<RecordsEntry*, Range>>>;
+  // with its records_ entry (and that entry's group and partition, the tables' own strings).
+  struct InHandRange {
+    const std::string* group;
+    const std::string* topic;
+    std::int32_t partition;
+    PartitionRecords* records;
+    Range offsets;
+  };
+  using InHand = std::pair<std::int64_t, std::vector<InHandRange>>;
   std::map<std::string, InHand, std::less<>> in_hand_;
   std::int64_t delivered_ = 0, processed_ = 0, duplicates_ = 0, revocations_ = 0, max_lag_ = 0;
   struct LatestLag {
     std::int64_t lag = 0;
     bool owned = false;
   };
-  struct TopicPartitionHash {
-    std::size_t operator()(const rsim::TopicPartition& tp) const {
-      return std::hash<std::string_view>{}(tp.topic) * 31 + static_cast<std::size_t>(tp.partition);
-    }
-  };
-  /// A group's latest lag per partition (only summed, never listed: a hash map is fine), their
-  /// total and how many have no owner.
+  /// A group's latest lag per partition (only summed, never listed), their total and how many
+  /// have no owner.
   struct GroupLag {
-    std::unordered_map<rsim::TopicPartition, LatestLag, TopicPartitionHash> latest;
+    PartitionTable<LatestLag> latest;
     std::int64_t total = 0;
     std::int64_t unowned = 0;
     bool touched = false;  // in lag_touched_
   };
   std::map<std::string, GroupLag, std::less<>> latest_lag_;
+  std::pair<const std::string, GroupLag>* last_lag_ = nullptr;  // looked up last (nodes never move)
   std::map<std::string, std::vector<LagPoint>> group_lag_;
   std::vector<std::pair<const std::string, GroupLag>*> lag_touched_;  // groups with lag at lag_t_
   std::int64_t lag_t_ = -1;
@@ -1148,8 +1219,10 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
   metrics["overlap_partition_ms"] = ms_of(clock_.overlap_us());
   metrics["revocations"] = revocations_;
   std::int64_t lost = 0;
-  for (const auto& [key, r] : records_)
-    if (r.max_committed) lost += uncovered(r.processed, r.first_position.value_or(0), *r.max_committed);
+  for (const auto& [group, table] : records_)
+    table.for_each([&](const PartitionRecords& r) {
+      if (r.max_committed) lost += uncovered(r.processed, r.first_position.value_or(0), *r.max_committed);
+    });
   std::int64_t max_group_lag = 0;
   for (const auto& [g, points] : group_lag_)
     for (const auto& p : points)
