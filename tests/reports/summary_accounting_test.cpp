@@ -131,3 +131,38 @@ TEST_CASE("consumer protocol: two-consumers-kip848, each rebalance holds its own
   CHECK(rs[3]["end_us"] == 33102320);
   CHECK(rs[3]["revoked"]["A"].size() == 6);
 }
+
+TEST_CASE("records and lag kept per group and partition: two groups, two topics, a partition beyond the dense table") {
+  // Group g reads t-1 and u-0, group h reads t-1 too (its own offsets); u-5000000 is beyond the
+  // summary's dense per-topic table and lands in its map instead. Lag totals per group: g's
+  // latest t-1 and u-0 and u-5000000 values summed at each instant; h's kept apart.
+  const std::vector<std::string> lines{
+      R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"classic-eager","seed":1,"duration_ms":20})",
+      R"({"t_us":1000,"type":"consumer.start","consumer":"A","group":"g","topics":["t","u"]})",
+      R"({"t_us":1000,"type":"consumer.start","consumer":"B","group":"h","topics":["t"]})",
+      R"({"t_us":2000,"type":"position","consumer":"A","group":"g","partition":"t-1","offset":0})",
+      R"({"t_us":2000,"type":"position","consumer":"A","group":"g","partition":"u-5000000","offset":0})",
+      R"({"t_us":3000,"type":"records.fetched","consumer":"A","group":"g","batch":1,"count":7,"ranges":[{"partition":"t-1","first_offset":0,"last_offset":2},{"partition":"u-5000000","first_offset":0,"last_offset":3}]})",
+      R"({"t_us":3000,"type":"records.fetched","consumer":"B","group":"h","batch":1,"count":2,"ranges":[{"partition":"t-1","first_offset":0,"last_offset":1}]})",
+      R"({"t_us":3500,"type":"records.processed","consumer":"A","group":"g","batch":1,"count":7})",
+      R"({"t_us":3500,"type":"records.processed","consumer":"B","group":"h","batch":1,"count":2})",
+      // A's second batch re-delivers t-1 offset 2 (one duplicate) and u-5000000 offset 3 (another).
+      R"({"t_us":4000,"type":"records.fetched","consumer":"A","group":"g","batch":2,"count":3,"ranges":[{"partition":"t-1","first_offset":2,"last_offset":3},{"partition":"u-5000000","first_offset":3,"last_offset":3}]})",
+      R"({"t_us":4500,"type":"records.processed","consumer":"A","group":"g","batch":2,"count":3})",
+      R"({"t_us":5000,"type":"lag","group":"g","partition":"t-1","lag":3,"log_end_offset":7,"offset":4,"owner":"A","reason":"sample"})",
+      R"({"t_us":5000,"type":"lag","group":"g","partition":"u-0","lag":2,"log_end_offset":2,"offset":0,"owner":null,"reason":"sample"})",
+      R"({"t_us":5000,"type":"lag","group":"g","partition":"u-5000000","lag":4,"log_end_offset":8,"offset":4,"owner":"A","reason":"sample"})",
+      R"({"t_us":5000,"type":"lag","group":"h","partition":"t-1","lag":5,"log_end_offset":7,"offset":2,"owner":"B","reason":"sample"})",
+      R"({"t_us":6000,"type":"lag","group":"g","partition":"u-5000000","lag":1,"log_end_offset":8,"offset":7,"owner":"A","reason":"sample"})",
+  };
+  const json s = summary(lines);
+  const json& m = s["metrics"];
+  CHECK(m["records_delivered"] == 12);  // 3 + 4 + 2 + 2 + 1
+  CHECK(m["duplicates"] == 2);
+  CHECK(m["records_processed"] == 12);
+  CHECK(m["records_processed_by_consumer"] == json({{"A", 10}, {"B", 2}}));
+  CHECK(m["max_lag"] == 5);
+  // g: 3 + 2 + 4 = 9 at 5 ms (without the sparse slot it would be 5), then 3 + 2 + 1 = 6; h: 5.
+  CHECK(m["max_group_lag"] == 9);
+  CHECK(m["lost"] == 0);
+}
