@@ -27,14 +27,21 @@ void write_partition(sim::JsonWriter& w, const TopicPartition& tp) {
 struct Writer {
   sim::JsonWriter& w;
 
-  void operator()(std::string_view name, sv s) { w.key(name); w.value(s); }
-  void operator()(std::string_view name, std::int64_t v) { w.key(name); w.value(v); }
-  void operator()(std::string_view name, std::int32_t v) { w.key(name); w.value(v); }
-  void operator()(std::string_view name, std::uint64_t v) { w.key(name); w.value(v); }
-  void operator()(std::string_view name, bool v) { w.key(name); w.value(v); }
-  void operator()(std::string_view name, double v) { w.key(name); w.value(v); }
+  // Field names are the events' own identifiers: nothing in them needs escaping.
+  void key(std::string_view name) {
+    w.key_begin();
+    w.out() += name;
+    w.key_end();
+  }
+
+  void operator()(std::string_view name, sv s) { key(name); w.value(s); }
+  void operator()(std::string_view name, std::int64_t v) { key(name); w.value(v); }
+  void operator()(std::string_view name, std::int32_t v) { key(name); w.value(v); }
+  void operator()(std::string_view name, std::uint64_t v) { key(name); w.value(v); }
+  void operator()(std::string_view name, bool v) { key(name); w.value(v); }
+  void operator()(std::string_view name, double v) { key(name); w.value(v); }
   void operator()(std::string_view name, const Number& n) {
-    w.key(name);
+    key(name);
     std::visit([&](auto x) { w.value(x); }, n);
   }
   template <class T>
@@ -45,16 +52,16 @@ struct Writer {
   void operator()(std::string_view name, const OrNull<T>& o) {
     if (o.value) (*this)(name, *o.value);
     else {
-      w.key(name);
+      key(name);
       w.null();
     }
   }
   void operator()(std::string_view name, const TopicPartition* tp) {
-    w.key(name);
+    key(name);
     write_partition(w, *tp);
   }
   void operator()(std::string_view name, Partitions ps) {
-    w.key(name);
+    key(name);
     w.begin_array();
     for (const auto& tp : ps) {
       w.element();
@@ -63,7 +70,7 @@ struct Writer {
     w.end_array();
   }
   void operator()(std::string_view name, Names ns) {
-    w.key(name);
+    key(name);
     w.begin_array();
     for (const auto& n : ns) {
       w.element();
@@ -72,16 +79,16 @@ struct Writer {
     w.end_array();
   }
   void operator()(std::string_view name, std::span<const FetchedRange> rs) {
-    w.key(name);
+    key(name);
     w.begin_array();
     for (const auto& r : rs) {
       w.element();
       w.begin_object();
-      w.key("partition");
+      key("partition");
       write_partition(w, r.partition);
-      w.key("first_offset");
+      key("first_offset");
       w.value(r.first);
-      w.key("last_offset");
+      key("last_offset");
       w.value(r.last);
       w.end_object();
     }
@@ -89,7 +96,7 @@ struct Writer {
   }
   void operator()(std::string_view name, std::span<const CommittedOffset> os) {
     // An object keyed by partition (each partition once: a request commits a partition once).
-    w.key(name);
+    key(name);
     w.begin_object();
     for (const auto& o : os) {
       char buf[16];
@@ -104,18 +111,18 @@ struct Writer {
     w.end_object();
   }
   void operator()(std::string_view name, std::span<const ShareStateBatch> bs) {
-    w.key(name);
+    key(name);
     w.begin_array();
     for (const auto& b : bs) {
       w.element();
       w.begin_object();
-      w.key("first_offset");
+      key("first_offset");
       w.value(b.first_offset);
-      w.key("last_offset");
+      key("last_offset");
       w.value(b.last_offset);
-      w.key("delivery_state");
+      key("delivery_state");
       w.value(b.delivery_state);
-      w.key("delivery_count");
+      key("delivery_count");
       w.value(b.delivery_count);
       w.end_object();
     }
@@ -123,7 +130,7 @@ struct Writer {
   }
   void operator()(std::string_view name, Json j) {
     if (j == nullptr) return;
-    w.key(name);
+    key(name);
     w.value(*j);
   }
   void operator()(std::string_view, const Splice& s) {
@@ -247,11 +254,13 @@ std::string_view type_of(const Event& e) {
 }
 
 void append_jsonl(std::string& out, sim::SimTime t, const Event& e) {
+  // The first two members written directly (every line starts with them).
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, static_cast<std::int64_t>(t.count()));
+  out += "{\"t_us\":";
+  out.append(buf, r.ptr);
+  out += ",\"type\":";
   sim::JsonWriter w(out);
-  w.begin_object();
-  w.key("t_us");
-  w.value(static_cast<std::int64_t>(t.count()));
-  w.key("type");
   w.value(type_of(e));
   std::visit(
       [&](const auto& ev) {
