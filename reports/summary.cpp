@@ -473,7 +473,8 @@ struct Rebalance {
   std::int64_t end_us = 0;
   bool completed = false;
   std::string trigger;
-  std::vector<std::string> causes;
+  std::vector<std::string> causes;  // in the order they came
+  std::set<std::string> cause_set;
   std::int64_t generation = -1;      // classic generation, or the consumer-protocol group epoch
   std::set<std::string> waiting;     // classic: consumer names
   WaitSet members;                   // consumer protocol: member ids
@@ -487,7 +488,8 @@ struct Rebalance {
 
   void add_cause(const std::string& c) {
     if (c.empty()) return;
-    if (std::find(causes.begin(), causes.end(), c) == causes.end()) causes.push_back(c);
+    // A join storm gives a rebalance one cause per member: looked up in a set, not the list.
+    if (cause_set.insert(c).second) causes.push_back(c);
   }
 };
 
