@@ -19,11 +19,11 @@ RecordConsumption::RecordConsumption(sim::Kernel& kernel, Tracer& tracer, Worklo
 
 void RecordConsumption::assign(const TopicPartitions& added) {
   for (const auto& tp : added) {
-    if (parts_.count(tp) > 0) continue;
-    parts_.emplace(tp, Part{});
+    const auto [it, added_now] = parts_.emplace(tp, Part{});
+    if (!added_now) continue;
     ++not_fetching_;  // INITIALIZING
     index_valid_ = false;
-    if (lag_ != nullptr) lag_->set_owner(options_.group, tp, options_.consumer, this);
+    if (lag_ != nullptr) lag_->set_owner(options_.group, tp, options_.consumer, &it->second);
   }
 }
 
@@ -172,8 +172,8 @@ void RecordConsumption::on_validated(const std::vector<EpochEndOffset>& answers)
 
 std::optional<std::int64_t> RecordConsumption::position(const TopicPartition& tp) const {
   const auto it = parts_.find(tp);
-  if (it == parts_.end() || it->second.state != State::Fetching) return std::nullopt;
-  return it->second.position;
+  if (it == parts_.end()) return std::nullopt;
+  return position(it->second);
 }
 
 std::vector<CommittedOffset> RecordConsumption::all_consumed() const {

@@ -97,6 +97,22 @@ class RecordConsumption {
     /// Fetch answers at once and the answer crosses the link (empty: 0).
     std::function<sim::SimTime(const TopicPartition&)> fetch_delay;
   };
+  // Opaque to callers (LagMonitor holds an assigned partition's Part, see position(const Part&)).
+  // Kafka's FetchStates: INITIALIZING, AWAIT_RESET, AWAIT_VALIDATION, FETCHING.
+  enum class State { Initializing, AwaitingReset, AwaitingValidation, Fetching };
+  struct Part {
+    State state = State::Initializing;
+    bool lookup_in_flight = false;  // OffsetFetch, ListOffsets or OffsetForLeaderEpoch
+    bool pending_revocation = false;
+    std::int64_t position = 0;
+    std::int32_t offset_epoch = -1;  // the position's leader epoch (-1: none)
+    // The fetchable-data index (valid while index_valid_): the partition's rank in parts_, its
+    // Workload::Ref, and whether it leaves ready_ at the end of this pass.
+    std::uint32_t rank = 0;
+    Workload::Ref ref;
+    bool drained = false;
+  };
+
   RecordConsumption(sim::Kernel& kernel, Tracer& tracer, Workload& workload, LagMonitor* lag,
                     Options options, sim::Rng rng);
   RecordConsumption(const RecordConsumption&) = delete;
@@ -161,6 +177,12 @@ class RecordConsumption {
     return options_.auto_offset_reset == "earliest" ? -2 : -1;
   }
   std::optional<std::int64_t> position(const TopicPartition& tp) const;
+  /// position() of a partition found once: its Part, which stays where it is while the
+  /// partition is assigned (LagMonitor::set_owner is told of it at assign() and revoke()).
+  static std::optional<std::int64_t> position(const Part& p) {
+    if (p.state != State::Fetching) return std::nullopt;
+    return p.position;
+  }
   /// Kafka's allConsumed(): the position (and its epoch) of every assigned partition with a valid
   /// position; partitions awaiting validation or a reset are left out.
   std::vector<CommittedOffset> all_consumed() const;
@@ -176,20 +198,6 @@ class RecordConsumption {
   void processed(const Batch& batch);
 
  private:
-  // Kafka's FetchStates: INITIALIZING, AWAIT_RESET, AWAIT_VALIDATION, FETCHING.
-  enum class State { Initializing, AwaitingReset, AwaitingValidation, Fetching };
-  struct Part {
-    State state = State::Initializing;
-    bool lookup_in_flight = false;  // OffsetFetch, ListOffsets or OffsetForLeaderEpoch
-    bool pending_revocation = false;
-    std::int64_t position = 0;
-    std::int32_t offset_epoch = -1;  // the position's leader epoch (-1: none)
-    // The fetchable-data index (valid while index_valid_): the partition's rank in parts_, its
-    // Workload::Ref, and whether it leaves ready_ at the end of this pass.
-    std::uint32_t rank = 0;
-    Workload::Ref ref;
-    bool drained = false;
-  };
   using Entry = std::map<TopicPartition, Part>::value_type;
 
   void set_position(const TopicPartition& tp, Part& p, std::int64_t offset, std::int32_t epoch,
