@@ -184,8 +184,7 @@ std::vector<CommittedOffset> RecordConsumption::all_consumed() const {
 }
 
 bool RecordConsumption::fetchable(const TopicPartition& tp, const Part& p) const {
-  return p.state == State::Fetching && !p.pending_revocation &&
-         (!options_.leader_reachable || options_.leader_reachable(tp));
+  return p.state == State::Fetching && !p.pending_revocation && reachable(tp, p.route);
 }
 
 void RecordConsumption::ensure_index() const {
@@ -256,7 +255,7 @@ std::optional<Batch> RecordConsumption::poll() {
     const TopicPartition& tp = e->first;
     Part& p = e->second;
     ++visited_;
-    if (reachable(tp)) {
+    if (reachable(tp, p.route)) {
       const std::int64_t available = workload_.log_end_offset(p.ref) - p.position;
       if (available > 0) {
         const std::int64_t n = std::min(room, available);
@@ -292,14 +291,11 @@ sim::SimTime RecordConsumption::next_fetchable() const {
   ensure_index();
   promote_due();
   const sim::SimTime now = kernel_.now();
-  const auto delay = [&](const TopicPartition& tp) {
-    return options_.fetch_delay ? options_.fetch_delay(tp) : sim::SimTime::zero();
-  };
   for (Entry* e : ready_) {
     const TopicPartition& tp = e->first;
     Part& p = e->second;
     ++visited_;
-    if (!reachable(tp)) continue;
+    if (!reachable(tp, p.route)) continue;
     if (workload_.log_end_offset(p.ref) > p.position) {
       demote_drained();
       return now;
@@ -307,10 +303,10 @@ sim::SimTime RecordConsumption::next_fetchable() const {
     p.drained = true;
     const sim::SimTime next = workload_.next_append(p.ref);
     if (next == sim::kNever) continue;
-    best = std::min(best, next + delay(tp));
+    best = std::min(best, next + p.route.delay);
   }
   demote_drained();
-  // The rest are in later_, each until its instant (fetch_delay >= 0): walk the heap from its
+  // The rest are in later_, each until its instant (delays are >= 0): walk the heap from its
   // root in time order and stop at the first instant no earlier than the best so far.
   if (later_.empty()) return best;
   const auto later = [this](std::size_t a, std::size_t b) { return later_[a] > later_[b]; };
@@ -322,9 +318,9 @@ sim::SimTime RecordConsumption::next_fetchable() const {
     scratch_.pop_back();
     const auto [at, rank] = later_[i];
     if (at == sim::kNever || at >= best) break;
-    const TopicPartition& tp = order_[rank]->first;
+    auto& [tp, p] = *order_[rank];
     ++visited_;
-    if (reachable(tp)) best = std::min(best, at + delay(tp));
+    if (reachable(tp, p.route)) best = std::min(best, at + p.route.delay);
     for (const std::size_t c : {2 * i + 1, 2 * i + 2}) {
       if (c >= later_.size()) continue;
       scratch_.push_back(c);

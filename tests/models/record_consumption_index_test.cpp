@@ -146,7 +146,10 @@ TEST_CASE("record consumption: the index returns what a scan of every partition 
     const auto delay = [](const rsim::TopicPartition& tp) { return sim::ms(tp.partition % 3); };
     rsim::RecordConsumption c(kernel, tracer, w1, nullptr,
                               rsim::RecordConsumption::Options{.consumer = "c", .group = "g", .max_poll_records = 7,
-                                                               .leader_reachable = reachable, .fetch_delay = delay},
+                                                               .leader_reachable = [&](const rsim::TopicPartition& tp, rsim::RecordConsumption::Route& route) {
+                                                                 route.delay = delay(tp);
+                                                                 return reachable(tp);
+                                                               }},
                               sim::Rng(seed, "t"));
     Reference ref{w2, 7, reachable, delay, {}, {}};
     rsim::TopicPartitions all;
