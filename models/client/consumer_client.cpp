@@ -582,7 +582,7 @@ void ConsumerClient::send_fetches() {
     if (fetch_due_[b] == sim::kNever && !cluster_.is_down(cluster_.broker_nodes[b])) ++open;
   if (open == 0) return;
   // Records waiting to be returned: this pass returns them, and the next one fetches.
-  if (consumption_.next_fetchable() <= now) return;
+  if (consumption_.records_waiting()) return;
   bool sent = false;
   consumption_.for_each_fetchable_while([&](const TopicPartition&, const RecordConsumption::Route& route) {
     const std::size_t b = route.broker;

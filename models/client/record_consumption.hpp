@@ -205,6 +205,9 @@ class RecordConsumption {
   /// When a record the consumer has not returned yet reaches it, at the earliest: the next append
   /// to a fetchable partition plus its Route::delay (sim::kNever: never). Same cost as poll().
   sim::SimTime next_fetchable() const;
+  /// next_fetchable() <= now: a record not returned yet has reached the consumer. Looks only at
+  /// the partitions that may have records (any other one's next record arrives after now).
+  bool records_waiting() const;
   sim::SimTime processing_time(const Batch& batch);
   void processed(const Batch& batch);
 
@@ -245,6 +248,7 @@ class RecordConsumption {
   sim::Rng rng_;
   std::map<TopicPartition, Part> parts_;
   std::optional<TopicPartition> next_in_line_;  // a partition a poll() left partly drained
+  mutable std::uint32_t next_rank_ = 0;  // where poll() starts: next_in_line_'s rank (in the index)
   std::int64_t batches_ = 0;
 
  public:
