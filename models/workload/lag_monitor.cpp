@@ -20,9 +20,10 @@ void LagMonitor::on_tick() {
 
 LagMonitor::Entries::iterator LagMonitor::find_or_add(const std::string& group, const TopicPartition& tp) {
   const KeyRef key{group, tp};
-  const auto it = entries_.lower_bound(key);
-  if (it != entries_.end() && !KeyLess{}(key, it->first)) return it;
-  return entries_.emplace_hint(it, Key{group, tp}, Entry{});
+  if (const auto found = index_.find(key); found != index_.end()) return *found;
+  const auto it = entries_.emplace(Key{group, tp}, Entry{}).first;
+  index_.insert(it);
+  return it;
 }
 
 void LagMonitor::set_owner(const std::string& group, const TopicPartition& tp,

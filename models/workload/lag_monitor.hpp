@@ -13,7 +13,8 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <tuple>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 
 #include "models/client/record_consumption.hpp"
@@ -47,16 +48,6 @@ class LagMonitor {
     const std::string& group;
     const TopicPartition& tp;
   };
-  /// Key order (group, then partition) for keys and KeyRefs alike.
-  struct KeyLess {
-    using is_transparent = void;
-    static auto tie(const Key& k) { return std::tie(k.first, k.second); }
-    static auto tie(const KeyRef& k) { return std::tie(k.group, k.tp); }
-    template <class A, class B>
-    bool operator()(const A& a, const B& b) const {
-      return tie(a) < tie(b);
-    }
-  };
   struct Entry {
     std::string owner;
     const RecordConsumption::Part* part = nullptr;
@@ -65,7 +56,28 @@ class LagMonitor {
     Workload::Ref ref;
     std::optional<std::uint64_t> ref_layout;
   };
-  using Entries = std::map<Key, Entry, KeyLess>;
+  using Entries = std::map<Key, Entry>;
+  /// entries_ by hash (commits and owner changes find their entry without a walk down the map's
+  /// string comparisons); never iterated.
+  struct IndexHash {
+    using is_transparent = void;
+    std::size_t operator()(const KeyRef& k) const {
+      std::size_t h = std::hash<std::string_view>{}(k.group);
+      h = h * 1000003 ^ std::hash<std::string_view>{}(k.tp.topic);
+      return h * 1000003 ^ static_cast<std::size_t>(static_cast<std::uint32_t>(k.tp.partition));
+    }
+    std::size_t operator()(Entries::iterator it) const { return (*this)(KeyRef{it->first.first, it->first.second}); }
+  };
+  struct IndexEqual {
+    using is_transparent = void;
+    static KeyRef ref(const KeyRef& k) { return k; }
+    static KeyRef ref(Entries::iterator it) { return KeyRef{it->first.first, it->first.second}; }
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      const KeyRef x = ref(a), y = ref(b);
+      return x.tp.partition == y.tp.partition && x.group == y.group && x.tp.topic == y.tp.topic;
+    }
+  };
   Entries::iterator find_or_add(const std::string& group, const TopicPartition& tp);
   void emit(const Key& key, Entry& e, const char* reason);
   void on_tick();
@@ -75,6 +87,7 @@ class LagMonitor {
   sim::SimTime period_;
   sim::Timer timer_;
   Entries entries_;
+  std::unordered_set<Entries::iterator, IndexHash, IndexEqual> index_;
 };
 
 }  // namespace rsim
