@@ -82,6 +82,7 @@ class Network {
     Link& l = link(from, to);
     l.spec = spec;
     l.mean_latency_ms = spec.latency.expected_ms();
+    ++changes_;
   }
   const LinkSpec& link_spec(NodeId from, NodeId to) { return link(from, to).spec; }
   /// link_spec(from, to).latency.expected_ms(), kept with the link (asked per partition per poll pass).
@@ -91,10 +92,14 @@ class Network {
     if (l.cut && !cut) --cut_links_;
     if (!l.cut && cut) ++cut_links_;
     l.cut = cut;
+    ++changes_;
   }
   /// O(1) and touching no link while nothing is cut (asked per partition per poll pass).
   bool is_cut(NodeId from, NodeId to) { return cut_links_ > 0 && link(from, to).cut; }
   const LinkSpec& defaults() const { return defaults_; }
+  /// Counts set_link() and set_cut() calls: what a caller derived from links (a latency, a cut)
+  /// is still current while it is unchanged.
+  std::uint64_t changes() const { return changes_; }
 
  private:
   struct Node;
@@ -182,6 +187,7 @@ class Network {
   LinkSpec defaults_;  // never changed: a link made later is the link made now
   std::vector<std::unique_ptr<Node>> nodes_;
   std::size_t cut_links_ = 0;  // links whose cut is set
+  std::uint64_t changes_ = 0;
 };
 
 }  // namespace sim

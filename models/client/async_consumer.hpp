@@ -120,7 +120,7 @@ class AsyncConsumer final : public ConsumerClient {
   void retry_reconcile_commit();
   /// A Fetch ended (ConsumerClient's fetching): like any Fetch's end, it wakes the
   /// application's wait. Records themselves are delivered by RecordConsumption (a waiting poll()
-  /// gets them `fetch_delay` after their append), which also ends the Fetch that carried them.
+  /// gets them `Route::delay` after their append), which also ends the Fetch that carried them.
   void on_fetch_ended() override { wake_app(); }
   // Positions (OffsetsRequestManager): OffsetFetch, then ListOffsets.
   void update_fetch_positions();

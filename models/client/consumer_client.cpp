@@ -86,25 +86,12 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
                    RecordConsumption::Options{
                        spec.name, config_.group_id, config_.max_poll_records,
                        config_.auto_offset_reset, spec.processing,
-                       [this](const TopicPartition& tp) {
-                         // partition_leader() and leader_known() with one lookup of the
-                         // partition (this runs per partition per poll pass).
-                         const auto it = known_leaders_.find(tp);
-                         const bool found = it != known_leaders_.end();
-                         const auto n = cluster_.broker_nodes.size();
-                         const std::int32_t raw = found ? it->second : tp.partition % static_cast<std::int32_t>(n);
-                         const sim::NodeId leader = cluster_.broker_nodes[
-                             raw >= 0 ? static_cast<std::size_t>(raw) : static_cast<std::size_t>(tp.partition) % n];
-                         const std::int32_t known = found ? it->second : tp.partition % cluster_.brokers();
-                         const bool leader_is_known = known >= 0 && known == cluster_.data_leader(tp) &&
-                                                      !cluster_.broker_down[static_cast<std::size_t>(known)];
-                         return leader_is_known && !network_.is_cut(leader, node_) &&
-                                !network_.is_cut(node_, leader);
-                       },
-                       [this](const TopicPartition& tp) {
-                         // The mean one-way latency of the leader's link (no draw: no RNG use).
-                         const double ms = network_.mean_latency_ms(partition_leader(tp), node_);
-                         return sim::SimTime{static_cast<std::int64_t>(std::llround(ms * 1000.0))};
+                       [this](const TopicPartition& tp, RecordConsumption::Route& r) {
+                         // leader_known() and no cut link to the leader, from the partition's
+                         // route (this runs per partition per poll pass).
+                         refresh_route(tp, r);
+                         return r.leader >= 0 && r.leader == cluster_.data_leader(tp) &&
+                                !cluster_.broker_down[static_cast<std::size_t>(r.leader)] && !r.cut;
                        }},
                    sim::Rng(seed, "processing-" + spec.name)),
       fetch_response_timer_(kernel, [this] { on_fetch_response_due(); }, &network_thread_),
@@ -120,6 +107,19 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
   node_ = network_.add_node(spec_.name, &network_thread_, [this](sim::NodeId from, Envelope&& e) {
     on_message(from, std::move(e));
   });
+}
+
+void ConsumerClient::fill_route(const TopicPartition& tp, RecordConsumption::Route& r) const {
+  r.version = route_version();
+  const auto n = cluster_.broker_nodes.size();
+  const auto it = known_leaders_.find(tp);
+  r.leader = it != known_leaders_.end() ? it->second : tp.partition % static_cast<std::int32_t>(n);
+  r.broker = r.leader >= 0 ? static_cast<std::size_t>(r.leader) : static_cast<std::size_t>(tp.partition) % n;
+  const sim::NodeId leader = cluster_.broker_nodes[r.broker];
+  r.cut = network_.is_cut(leader, node_) || network_.is_cut(node_, leader);
+  // The records' delay: the mean one-way latency of the leader's link (no draw: no RNG use).
+  const double ms = network_.mean_latency_ms(leader, node_);
+  r.delay = sim::SimTime{static_cast<std::int64_t>(std::llround(ms * 1000.0))};
 }
 
 sim::NodeId ConsumerClient::partition_leader(const TopicPartition& tp) const {
@@ -147,6 +147,7 @@ void ConsumerClient::reset_metadata() {
   metadata_refresh_attempts_ = 0;
   // A new process bootstraps: its first metadata answer is the cluster's current one.
   known_leaders_ = cluster_.data_leaders;
+  ++leaders_version_;
   last_metadata_refresh_ = kernel_.now();
 }
 
@@ -175,6 +176,7 @@ void ConsumerClient::refresh_leaders(const std::string& why) {
       moved[tp.str()] = now < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(now);
   });
   known_leaders_ = cluster_.data_leaders;
+  ++leaders_version_;
   if (!moved.empty())
     tracer_.publish(trace::ConsumerLeaders{.consumer = spec_.name, .leaders = &moved, .reason = why});
   // A leader that is still down (crashed, not yet fenced by the controller) or missing: the
@@ -580,10 +582,10 @@ void ConsumerClient::send_fetches() {
     if (fetch_due_[b] == sim::kNever && !cluster_.is_down(cluster_.broker_nodes[b])) ++open;
   if (open == 0) return;
   // Records waiting to be returned: this pass returns them, and the next one fetches.
-  if (consumption_.next_fetchable() <= now) return;
+  if (consumption_.records_waiting()) return;
   bool sent = false;
-  consumption_.for_each_fetchable_while([&](const TopicPartition& tp) {
-    const std::size_t b = partition_leader_index(tp);
+  consumption_.for_each_fetchable_while([&](const TopicPartition&, const RecordConsumption::Route& route) {
+    const std::size_t b = route.broker;
     const sim::NodeId leader = cluster_.broker_nodes[b];
     if (fetch_due_[b] != sim::kNever || cluster_.is_down(leader)) return true;
     fetch_id_[b] = next_correlation_id_++;
@@ -591,8 +593,7 @@ void ConsumerClient::send_fetches() {
     // The mean latency of both links and of the broker's handling and purgatory lateness (no
     // draw: the records' own delivery uses no RNG either), plus the broker's wait for records;
     // at least 1 ms, so that a zero wait cannot spin.
-    const double rtt_ms = network_.link_spec(node_, leader).latency.expected_ms() +
-                          network_.link_spec(leader, node_).latency.expected_ms() +
+    const double rtt_ms = network_.mean_latency_ms(node_, leader) + network_.mean_latency_ms(leader, node_) +
                           network_.handling(leader).expected_ms() + cluster_.purgatory_lateness_ms;
     const sim::SimTime answer =
         sim::SimTime{static_cast<std::int64_t>(std::llround(rtt_ms * 1000.0))} +
@@ -655,7 +656,7 @@ void ConsumerClient::clear_fetches() {
 sim::SimTime ConsumerClient::data_connection_free_at(std::size_t b) const {
   const sim::SimTime now = kernel_.now();
   if (fetch_due_[b] == sim::kNever || fetch_failed_[b]) return now;
-  // The broker answers the Fetch when records for it arrive (they reach the client `fetch_delay`
+  // The broker answers the Fetch when records for it arrive (they reach the client `Route::delay`
   // after their append, one link after the answer) or when fetch.max.wait.ms is over (the Fetch's
   // due time is its arrival here); the connection is read again once the answer is sent.
   const sim::NodeId leader = cluster_.broker_nodes[b];

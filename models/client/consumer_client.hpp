@@ -171,6 +171,14 @@ class ConsumerClient : public ConsumerModel {
   /// lookups go): the cluster's leaders as of its last metadata refresh. No leader: the
   /// partition's first replica (nothing can be fetched then).
   sim::NodeId partition_leader(const TopicPartition& tp) const;
+  /// Brings a partition's route (its leader in the client's metadata, the link to it) up to date.
+  void refresh_route(const TopicPartition& tp, RecordConsumption::Route& route) const {
+    if (route.version != route_version()) fill_route(tp, route);
+  }
+  /// What routes are derived from: the client's leaders and the links to them (their latency,
+  /// their cut). Never 0.
+  std::uint64_t route_version() const { return leaders_version_ + network_.changes(); }
+  void fill_route(const TopicPartition& tp, RecordConsumption::Route& route) const;
   /// The same leader as an index into cluster_.broker_nodes.
   std::size_t partition_leader_index(const TopicPartition& tp) const;
   /// The client's metadata names the partition's current, live leader: a Fetch can succeed.
@@ -180,7 +188,7 @@ class ConsumerClient : public ConsumerModel {
   // pass of poll() for the fetchable partitions it leads. The broker holds one that finds no
   // records for fetch.max.wait.ms; its answer, like any Fetch's end, goes to on_fetch_ended().
   // Records themselves are delivered by RecordConsumption (a waiting poll() gets them
-  // `fetch_delay` after their append); returning them ends the Fetches in flight.
+  // `Route::delay` after their append); returning them ends the Fetches in flight.
   void send_fetches();
   void on_fetch_response_due();
   void clear_fetches();
@@ -263,6 +271,7 @@ class ConsumerClient : public ConsumerModel {
   // Metadata: the data-partition leaders the client knows (the cluster's data_leaders as of its
   // last refresh), when it last refreshed, and the update it waits for.
   std::map<TopicPartition, std::int32_t> known_leaders_;
+  std::uint64_t leaders_version_ = 1;  // changes with known_leaders_ (routes are stale then)
   sim::SimTime last_metadata_refresh_{0};
   std::string metadata_update_reason_;
   int metadata_refresh_attempts_ = 0;

@@ -19,11 +19,11 @@ RecordConsumption::RecordConsumption(sim::Kernel& kernel, Tracer& tracer, Worklo
 
 void RecordConsumption::assign(const TopicPartitions& added) {
   for (const auto& tp : added) {
-    if (parts_.count(tp) > 0) continue;
-    parts_.emplace(tp, Part{});
+    const auto [it, added_now] = parts_.emplace(tp, Part{});
+    if (!added_now) continue;
     ++not_fetching_;  // INITIALIZING
     index_valid_ = false;
-    if (lag_ != nullptr) lag_->set_owner(options_.group, tp, options_.consumer, this);
+    if (lag_ != nullptr) lag_->set_owner(options_.group, tp, options_.consumer, &it->second);
   }
 }
 
@@ -53,6 +53,7 @@ void RecordConsumption::clear() {
   for (const auto& [tp, p] : parts_) all.push_back(tp);
   revoke(all);
   next_in_line_.reset();
+  index_valid_ = false;
 }
 
 void RecordConsumption::mark_pending_revocation(const TopicPartitions& tps) {
@@ -172,8 +173,8 @@ void RecordConsumption::on_validated(const std::vector<EpochEndOffset>& answers)
 
 std::optional<std::int64_t> RecordConsumption::position(const TopicPartition& tp) const {
   const auto it = parts_.find(tp);
-  if (it == parts_.end() || it->second.state != State::Fetching) return std::nullopt;
-  return it->second.position;
+  if (it == parts_.end()) return std::nullopt;
+  return position(it->second);
 }
 
 std::vector<CommittedOffset> RecordConsumption::all_consumed() const {
@@ -184,8 +185,7 @@ std::vector<CommittedOffset> RecordConsumption::all_consumed() const {
 }
 
 bool RecordConsumption::fetchable(const TopicPartition& tp, const Part& p) const {
-  return p.state == State::Fetching && !p.pending_revocation &&
-         (!options_.leader_reachable || options_.leader_reachable(tp));
+  return p.state == State::Fetching && !p.pending_revocation && reachable(tp, p.route);
 }
 
 void RecordConsumption::ensure_index() const {
@@ -202,6 +202,10 @@ void RecordConsumption::ensure_index() const {
     order_.push_back(&e);
     if (p.state == State::Fetching && !p.pending_revocation) ready_.push_back(&e);
   }
+  // Where the next poll() starts: the next in line, or the partition after it if it is gone.
+  next_rank_ = 0;
+  if (next_in_line_)
+    if (const auto it = parts_.lower_bound(*next_in_line_); it != parts_.end()) next_rank_ = it->second.rank;
   index_valid_ = true;
   index_layout_ = workload_.layout();
 }
@@ -240,23 +244,21 @@ std::optional<Batch> RecordConsumption::poll() {
   // Partitions in order, starting with the one a previous poll() left partly drained (Kafka's
   // next-in-line fetch), else after the last one that returned records. Only partitions that may
   // have records are looked at: the others would return nothing.
-  auto start = next_in_line_ ? parts_.lower_bound(*next_in_line_) : parts_.begin();
-  if (start == parts_.end()) start = parts_.begin();
-  const std::uint32_t start_rank = start->second.rank;
+  const std::uint32_t start_rank = next_rank_;
   const std::size_t first =
       static_cast<std::size_t>(std::lower_bound(ready_.begin(), ready_.end(), start_rank,
                                                 [](const Entry* x, std::uint32_t r) { return x->second.rank < r; }) -
                                ready_.begin());
   Batch batch;
   std::int64_t room = options_.max_poll_records;
-  std::optional<TopicPartition> next;
+  std::optional<std::uint32_t> next;  // by rank
   const std::size_t n_ready = ready_.size();
   for (std::size_t i = 0; i < n_ready && room > 0; ++i) {
     Entry* e = ready_[(first + i) % n_ready];
     const TopicPartition& tp = e->first;
     Part& p = e->second;
     ++visited_;
-    if (reachable(tp)) {
+    if (reachable(tp, p.route)) {
       const std::int64_t available = workload_.log_end_offset(p.ref) - p.position;
       if (available > 0) {
         const std::int64_t n = std::min(room, available);
@@ -265,18 +267,19 @@ std::optional<Batch> RecordConsumption::poll() {
         p.position += n;
         p.offset_epoch = kDataLeaderEpoch;  // the epoch of the last record returned
         room -= n;
-        if (n < available) next = tp;  // stays next in line
+        if (n < available) next = p.rank;  // stays next in line
         else p.drained = true;
       } else {
         p.drained = true;
       }
     }
     // Full: the next poll() starts at the partition after this one (in every assigned one).
-    if (room == 0 && !next) next = order_[(p.rank + 1) % order_.size()]->first;
+    if (room == 0 && !next) next = static_cast<std::uint32_t>((p.rank + 1) % order_.size());
   }
   demote_drained();
   if (batch.records == 0) return std::nullopt;
-  next_in_line_ = next ? next : std::optional<TopicPartition>(start->first);
+  next_rank_ = next ? *next : start_rank;
+  next_in_line_ = order_[next_rank_]->first;
   batch.id = ++batches_;
   tracer_.publish(trace::RecordsFetched{.consumer = options_.consumer,
                                         .group = options_.group,
@@ -292,14 +295,11 @@ sim::SimTime RecordConsumption::next_fetchable() const {
   ensure_index();
   promote_due();
   const sim::SimTime now = kernel_.now();
-  const auto delay = [&](const TopicPartition& tp) {
-    return options_.fetch_delay ? options_.fetch_delay(tp) : sim::SimTime::zero();
-  };
   for (Entry* e : ready_) {
     const TopicPartition& tp = e->first;
     Part& p = e->second;
     ++visited_;
-    if (!reachable(tp)) continue;
+    if (!reachable(tp, p.route)) continue;
     if (workload_.log_end_offset(p.ref) > p.position) {
       demote_drained();
       return now;
@@ -307,31 +307,46 @@ sim::SimTime RecordConsumption::next_fetchable() const {
     p.drained = true;
     const sim::SimTime next = workload_.next_append(p.ref);
     if (next == sim::kNever) continue;
-    best = std::min(best, next + delay(tp));
+    best = std::min(best, next + p.route.delay);
   }
   demote_drained();
-  // The rest are in later_, each until its instant (fetch_delay >= 0): walk the heap from its
-  // root in time order and stop at the first instant no earlier than the best so far.
+  // The rest are in later_, each until its instant (delays are >= 0): walk the heap from its
+  // root, leaving out every subtree whose root's instant is no earlier than the best so far (its
+  // instants are all later). The minimum does not depend on the order of the walk.
   if (later_.empty()) return best;
-  const auto later = [this](std::size_t a, std::size_t b) { return later_[a] > later_[b]; };
   scratch_.clear();
   scratch_.push_back(0);
   while (!scratch_.empty()) {
-    std::pop_heap(scratch_.begin(), scratch_.end(), later);
     const std::size_t i = scratch_.back();
     scratch_.pop_back();
     const auto [at, rank] = later_[i];
-    if (at == sim::kNever || at >= best) break;
-    const TopicPartition& tp = order_[rank]->first;
+    if (at == sim::kNever || at >= best) continue;
+    auto& [tp, p] = *order_[rank];
     ++visited_;
-    if (reachable(tp)) best = std::min(best, at + delay(tp));
-    for (const std::size_t c : {2 * i + 1, 2 * i + 2}) {
-      if (c >= later_.size()) continue;
-      scratch_.push_back(c);
-      std::push_heap(scratch_.begin(), scratch_.end(), later);
-    }
+    if (reachable(tp, p.route)) best = std::min(best, at + p.route.delay);
+    if (2 * i + 2 < later_.size()) scratch_.push_back(2 * i + 2);
+    if (2 * i + 1 < later_.size()) scratch_.push_back(2 * i + 1);
   }
   return best;
+}
+
+bool RecordConsumption::records_waiting() const {
+  if (parts_.empty()) return false;
+  ensure_index();
+  promote_due();
+  // next_fetchable()'s walk of ready_ up to its answer `now`; later_ holds only instants after now.
+  for (Entry* e : ready_) {
+    auto& [tp, p] = *e;
+    ++visited_;
+    if (!reachable(tp, p.route)) continue;
+    if (workload_.log_end_offset(p.ref) > p.position) {
+      demote_drained();
+      return true;
+    }
+    p.drained = true;
+  }
+  demote_drained();
+  return false;
 }
 
 sim::SimTime RecordConsumption::processing_time(const Batch& batch) {

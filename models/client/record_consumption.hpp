@@ -32,7 +32,7 @@
 // Wiring a client (what ClassicConsumer does; the KIP-848 client does the same):
 //  - construct it with the World's Workload and LagMonitor (World passes both to consumers),
 //    Options{consumer name, group.id, max.poll.records, auto.offset.reset, the scenario's
-//    processing, leader_reachable, fetch_delay} and an Rng stream of its own
+//    processing, leader_reachable} and an Rng stream of its own
 //    ("processing-<name>");
 //  - OffsetFetchRequest / ListOffsetsRequest / OffsetsForLeaderEpochRequest (messages.hpp) are
 //    answered by the coordinator / any live broker / the partition's leader (send the last two
@@ -44,7 +44,7 @@
 //
 // Records are fetched from the Workload's log end offsets at the instant of poll(): a consumer
 // with records waiting gets them at once (in steady state Kafka's prefetch has them buffered);
-// a consumer waiting in poll() for new records gets them `fetch_delay` after their append (the
+// a consumer waiting in poll() for new records gets them `Route::delay` after their append (the
 // long-poll Fetch answers at once, fetch.min.bytes=1, and the answer crosses the link). Record
 // sizes, fetch.max.bytes and max.partition.fetch.bytes are not modelled. Positions advance when
 // poll() returns the records, as in Kafka.
@@ -84,19 +84,46 @@ struct Batch {
 
 class RecordConsumption {
  public:
+  /// The partition's leader as the client's metadata names it, kept with the partition (Kafka's
+  /// fetch position carries its current leader too) so that leader_reachable, which runs per
+  /// partition per poll pass, looks nothing up by partition. The client fills it when its
+  /// `version` is stale; RecordConsumption only keeps it and reads `delay`.
+  struct Route {
+    std::uint64_t version = 0;  // the client's version it was filled at (0: never)
+    std::int32_t leader = -1;   // the leader's broker id in the client's metadata (-1: none)
+    std::size_t broker = 0;     // the broker a Fetch for it goes to, by index
+    bool cut = false;           // a link between the client and that broker is cut
+    /// How long a record takes to reach a consumer waiting in poll() once appended: the
+    /// long-poll Fetch answers at once and the answer crosses the link.
+    sim::SimTime delay{0};
+  };
   struct Options {
     std::string consumer;  // the scenario's name, for the trace
     std::string group;
     std::int32_t max_poll_records = 500;
     std::string auto_offset_reset = "latest";  // latest | earliest | none
     ProcessingSpec processing;
-    /// Whether the consumer can fetch from the partition's leader now (empty: always). A cut
-    /// link stops the records; positions are kept.
-    std::function<bool(const TopicPartition&)> leader_reachable;
-    /// How long a record takes to reach a consumer waiting in poll() once appended: the long-poll
-    /// Fetch answers at once and the answer crosses the link (empty: 0).
-    std::function<sim::SimTime(const TopicPartition&)> fetch_delay;
+    /// Whether the consumer can fetch from the partition's leader now, its route brought up to
+    /// date (empty: always, with no delay). A cut link stops the records; positions are kept.
+    std::function<bool(const TopicPartition&, Route&)> leader_reachable;
   };
+  // Opaque to callers (LagMonitor holds an assigned partition's Part, see position(const Part&)).
+  // Kafka's FetchStates: INITIALIZING, AWAIT_RESET, AWAIT_VALIDATION, FETCHING.
+  enum class State { Initializing, AwaitingReset, AwaitingValidation, Fetching };
+  struct Part {
+    State state = State::Initializing;
+    bool lookup_in_flight = false;  // OffsetFetch, ListOffsets or OffsetForLeaderEpoch
+    bool pending_revocation = false;
+    std::int64_t position = 0;
+    std::int32_t offset_epoch = -1;  // the position's leader epoch (-1: none)
+    // The fetchable-data index (valid while index_valid_): the partition's rank in parts_, its
+    // Workload::Ref, and whether it leaves ready_ at the end of this pass.
+    std::uint32_t rank = 0;
+    Workload::Ref ref;
+    bool drained = false;
+    mutable Route route;  // the client's, through leader_reachable
+  };
+
   RecordConsumption(sim::Kernel& kernel, Tracer& tracer, Workload& workload, LagMonitor* lag,
                     Options options, sim::Rng rng);
   RecordConsumption(const RecordConsumption&) = delete;
@@ -143,11 +170,11 @@ class RecordConsumption {
     for (const auto& [tp, p] : parts_)
       if (fetchable(tp, p)) f(tp);
   }
-  /// for_each_fetchable() while f(tp) returns true.
+  /// for_each_fetchable() while f(tp, route) returns true; the route is current.
   template <class F>
   void for_each_fetchable_while(F&& f) const {
     for (const auto& [tp, p] : parts_)
-      if (fetchable(tp, p) && !f(tp)) return;
+      if (fetchable(tp, p) && !f(tp, static_cast<const Route&>(p.route))) return;
   }
   /// Calls f(tp) for every assigned partition, in partition order.
   template <class F>
@@ -161,6 +188,12 @@ class RecordConsumption {
     return options_.auto_offset_reset == "earliest" ? -2 : -1;
   }
   std::optional<std::int64_t> position(const TopicPartition& tp) const;
+  /// position() of a partition found once: its Part, which stays where it is while the
+  /// partition is assigned (LagMonitor::set_owner is told of it at assign() and revoke()).
+  static std::optional<std::int64_t> position(const Part& p) {
+    if (p.state != State::Fetching) return std::nullopt;
+    return p.position;
+  }
   /// Kafka's allConsumed(): the position (and its epoch) of every assigned partition with a valid
   /// position; partitions awaiting validation or a reset are left out.
   std::vector<CommittedOffset> all_consumed() const;
@@ -170,34 +203,23 @@ class RecordConsumption {
   /// fetchable-data index below.
   std::optional<Batch> poll();
   /// When a record the consumer has not returned yet reaches it, at the earliest: the next append
-  /// to a fetchable partition plus its fetch_delay (sim::kNever: never). Same cost as poll().
+  /// to a fetchable partition plus its Route::delay (sim::kNever: never). Same cost as poll().
   sim::SimTime next_fetchable() const;
+  /// next_fetchable() <= now: a record not returned yet has reached the consumer. Looks only at
+  /// the partitions that may have records (any other one's next record arrives after now).
+  bool records_waiting() const;
   sim::SimTime processing_time(const Batch& batch);
   void processed(const Batch& batch);
 
  private:
-  // Kafka's FetchStates: INITIALIZING, AWAIT_RESET, AWAIT_VALIDATION, FETCHING.
-  enum class State { Initializing, AwaitingReset, AwaitingValidation, Fetching };
-  struct Part {
-    State state = State::Initializing;
-    bool lookup_in_flight = false;  // OffsetFetch, ListOffsets or OffsetForLeaderEpoch
-    bool pending_revocation = false;
-    std::int64_t position = 0;
-    std::int32_t offset_epoch = -1;  // the position's leader epoch (-1: none)
-    // The fetchable-data index (valid while index_valid_): the partition's rank in parts_, its
-    // Workload::Ref, and whether it leaves ready_ at the end of this pass.
-    std::uint32_t rank = 0;
-    Workload::Ref ref;
-    bool drained = false;
-  };
   using Entry = std::map<TopicPartition, Part>::value_type;
 
   void set_position(const TopicPartition& tp, Part& p, std::int64_t offset, std::int32_t epoch,
                     State state, const std::string& source);
   void set_state(Part& p, State state);
   bool fetchable(const TopicPartition& tp, const Part& p) const;
-  bool reachable(const TopicPartition& tp) const {
-    return !options_.leader_reachable || options_.leader_reachable(tp);
+  bool reachable(const TopicPartition& tp, Route& route) const {
+    return !options_.leader_reachable || options_.leader_reachable(tp, route);
   }
 
   // The fetchable-data index. Every partition a Fetch would ask for (FETCHING, not pending
@@ -226,6 +248,7 @@ class RecordConsumption {
   sim::Rng rng_;
   std::map<TopicPartition, Part> parts_;
   std::optional<TopicPartition> next_in_line_;  // a partition a poll() left partly drained
+  mutable std::uint32_t next_rank_ = 0;  // where poll() starts: next_in_line_'s rank (in the index)
   std::int64_t batches_ = 0;
 
  public:

@@ -60,6 +60,7 @@ struct ClusterMetadata {
   }
   /// The data partition's leader in the cluster's metadata; -1 when it has none.
   std::int32_t data_leader(const TopicPartition& tp) const {
+    if (data_leaders.empty()) return tp.partition % brokers();  // asked per partition per poll pass
     const auto it = data_leaders.find(tp);
     return it != data_leaders.end() ? it->second : tp.partition % brokers();
   }

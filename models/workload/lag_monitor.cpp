@@ -1,8 +1,5 @@
 #include "models/workload/lag_monitor.hpp"
 
-#include "models/client/record_consumption.hpp"
-#include "models/workload/workload.hpp"
-
 namespace rsim {
 
 LagMonitor::LagMonitor(sim::Kernel& kernel, Tracer& tracer, Workload& workload,
@@ -17,31 +14,42 @@ void LagMonitor::start() {
 }
 
 void LagMonitor::on_tick() {
-  for (const auto& [key, e] : entries_) emit(key, e, "sample");
+  for (auto& [key, e] : entries_) emit(key, e, "sample");
   timer_.arm(period_);
 }
 
+LagMonitor::Entries::iterator LagMonitor::find_or_add(const std::string& group, const TopicPartition& tp) {
+  const KeyRef key{group, tp};
+  if (const auto found = index_.find(key); found != index_.end()) return *found;
+  const auto it = entries_.emplace(Key{group, tp}, Entry{}).first;
+  index_.insert(it);
+  return it;
+}
+
 void LagMonitor::set_owner(const std::string& group, const TopicPartition& tp,
-                           const std::string& owner, const RecordConsumption* consumption) {
-  const auto key = std::make_pair(group, tp);
-  Entry& e = entries_[key];
+                           const std::string& owner, const RecordConsumption::Part* part) {
+  const auto it = find_or_add(group, tp);
+  Entry& e = it->second;
   e.owner = owner;
-  e.consumption = consumption;
-  emit(key, e, "owner");
+  e.part = part;
+  emit(it->first, e, "owner");
 }
 
 void LagMonitor::on_committed(const std::string& group, const TopicPartition& tp,
                               std::int64_t offset) {
-  entries_[std::make_pair(group, tp)].committed = offset;
+  find_or_add(group, tp)->second.committed = offset;
 }
 
-void LagMonitor::emit(const std::pair<std::string, TopicPartition>& key, const Entry& e,
-                      const char* reason) {
+void LagMonitor::emit(const Key& key, Entry& e, const char* reason) {
   std::optional<std::int64_t> offset;
-  if (e.consumption != nullptr) offset = e.consumption->position(key.second);
+  if (e.part != nullptr) offset = RecordConsumption::position(*e.part);
   if (!offset) offset = e.committed;
   if (!offset) return;
-  const std::int64_t leo = workload_.log_end_offset(key.second);
+  if (e.ref_layout != workload_.layout()) {
+    e.ref = workload_.ref(key.second);
+    e.ref_layout = workload_.layout();
+  }
+  const std::int64_t leo = workload_.log_end_offset(e.ref);
   trace::Lag f{.group = key.first, .partition = &key.second, .lag = leo - *offset, .log_end_offset = leo,
                .offset = *offset, .reason = reason};
   if (!e.owner.empty()) f.owner.value = e.owner;

@@ -13,16 +13,17 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 
+#include "models/client/record_consumption.hpp"
 #include "models/protocol/topic_partition.hpp"
+#include "models/workload/workload.hpp"
 #include "sim/kernel.hpp"
 #include "models/protocol/trace_events.hpp"
 
 namespace rsim {
-
-class Workload;
-class RecordConsumption;
 
 class LagMonitor {
  public:
@@ -32,26 +33,61 @@ class LagMonitor {
 
   /// Arms the periodic sampling (first sample one period after now).
   void start();
-  /// `owner` empty and `consumption` null: the partition has no owner any more.
+  /// `owner` is the consumer the partition is assigned to now, `part` its state in that
+  /// consumer's RecordConsumption (where its position is read: no lookup per sample);
+  /// `owner` empty and `part` null: the partition has no owner any more.
   void set_owner(const std::string& group, const TopicPartition& tp, const std::string& owner,
-                 const RecordConsumption* consumption);
+                 const RecordConsumption::Part* part);
   /// The group's coordinator stored a committed offset.
   void on_committed(const std::string& group, const TopicPartition& tp, std::int64_t offset);
 
  private:
+  using Key = std::pair<std::string, TopicPartition>;
+  /// A key to look up without building one (no copy of the group's name per commit).
+  struct KeyRef {
+    const std::string& group;
+    const TopicPartition& tp;
+  };
   struct Entry {
     std::string owner;
-    const RecordConsumption* consumption = nullptr;
+    const RecordConsumption::Part* part = nullptr;
     std::optional<std::int64_t> committed;
+    // The partition in the Workload, found once: valid while ref_layout is Workload::layout().
+    Workload::Ref ref;
+    std::optional<std::uint64_t> ref_layout;
   };
-  void emit(const std::pair<std::string, TopicPartition>& key, const Entry& e, const char* reason);
+  using Entries = std::map<Key, Entry>;
+  /// entries_ by hash (commits and owner changes find their entry without a walk down the map's
+  /// string comparisons); never iterated.
+  struct IndexHash {
+    using is_transparent = void;
+    std::size_t operator()(const KeyRef& k) const {
+      std::size_t h = std::hash<std::string_view>{}(k.group);
+      h = h * 1000003 ^ std::hash<std::string_view>{}(k.tp.topic);
+      return h * 1000003 ^ static_cast<std::size_t>(static_cast<std::uint32_t>(k.tp.partition));
+    }
+    std::size_t operator()(Entries::iterator it) const { return (*this)(KeyRef{it->first.first, it->first.second}); }
+  };
+  struct IndexEqual {
+    using is_transparent = void;
+    static KeyRef ref(const KeyRef& k) { return k; }
+    static KeyRef ref(Entries::iterator it) { return KeyRef{it->first.first, it->first.second}; }
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      const KeyRef x = ref(a), y = ref(b);
+      return x.tp.partition == y.tp.partition && x.group == y.group && x.tp.topic == y.tp.topic;
+    }
+  };
+  Entries::iterator find_or_add(const std::string& group, const TopicPartition& tp);
+  void emit(const Key& key, Entry& e, const char* reason);
   void on_tick();
 
   Tracer& tracer_;
   Workload& workload_;
   sim::SimTime period_;
   sim::Timer timer_;
-  std::map<std::pair<std::string, TopicPartition>, Entry> entries_;
+  Entries entries_;
+  std::unordered_set<Entries::iterator, IndexHash, IndexEqual> index_;
 };
 
 }  // namespace rsim

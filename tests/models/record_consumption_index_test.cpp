@@ -146,7 +146,10 @@ TEST_CASE("record consumption: the index returns what a scan of every partition 
     const auto delay = [](const rsim::TopicPartition& tp) { return sim::ms(tp.partition % 3); };
     rsim::RecordConsumption c(kernel, tracer, w1, nullptr,
                               rsim::RecordConsumption::Options{.consumer = "c", .group = "g", .max_poll_records = 7,
-                                                               .leader_reachable = reachable, .fetch_delay = delay},
+                                                               .leader_reachable = [&](const rsim::TopicPartition& tp, rsim::RecordConsumption::Route& route) {
+                                                                 route.delay = delay(tp);
+                                                                 return reachable(tp);
+                                                               }},
                               sim::Rng(seed, "t"));
     Reference ref{w2, 7, reachable, delay, {}, {}};
     rsim::TopicPartitions all;
@@ -178,4 +181,52 @@ TEST_CASE("record consumption: the index returns what a scan of every partition 
     const auto got = c.poll();
     REQUIRE(same(got ? got->ranges : std::vector<rsim::FetchedRange>{}, ref.poll()));
   }
+}
+
+TEST_CASE("record consumption: a partition's route is kept until the client says it is stale") {
+  sim::Kernel kernel;
+  testing::RecordedTracer tracer(kernel);
+  rsim::Workload workload(kernel, tracer, {topic("t", 3, sim::Distribution::constant(100))}, 1);
+  // The client's side: routes derived from `version`, with a delay that says which version.
+  std::uint64_t version = 1;
+  int fills = 0;
+  const auto reachable = [&](const rsim::TopicPartition&, rsim::RecordConsumption::Route& route) {
+    if (route.version != version) {
+      route.version = version;
+      route.delay = sim::ms(static_cast<std::int64_t>(version));
+      ++fills;
+    }
+    return true;
+  };
+  rsim::RecordConsumption c(kernel, tracer, workload, nullptr,
+                            rsim::RecordConsumption::Options{.consumer = "c", .group = "g", .leader_reachable = reachable},
+                            sim::Rng(1, "t"));
+  const rsim::TopicPartitions all = {{"t", 0}, {"t", 1}, {"t", 2}};
+  fetch_from_zero(c, all);
+  kernel.run(sim::ms(150));
+  REQUIRE(c.poll());
+  CHECK(fills == 3);  // each partition's route once
+  CHECK(c.next_fetchable() == sim::ms(200 + 1));
+  CHECK_FALSE(c.records_waiting());
+  CHECK(fills == 3);  // kept while the version holds, index rebuilds included
+  c.mark_pending_revocation({});
+  CHECK(c.next_fetchable() == sim::ms(200 + 1));
+  CHECK(fills == 3);
+
+  // The client's leaders or links changed: every route is filled again, once.
+  version = 2;
+  CHECK(c.next_fetchable() == sim::ms(200 + 2));
+  CHECK(fills == 3 + 3);
+  CHECK(c.next_fetchable() == sim::ms(200 + 2));
+  CHECK(fills == 3 + 3);
+
+  // A partition revoked and assigned again starts with no route.
+  c.revoke({{"t", 1}});
+  fetch_from_zero(c, {{"t", 1}});
+  CHECK(c.records_waiting());  // t-1 is back at offset 0
+  CHECK(fills == 3 + 3 + 1);
+  kernel.run(sim::ms(200));
+  CHECK(c.records_waiting());
+  REQUIRE(c.poll());
+  CHECK(fills == 3 + 3 + 1);
 }

@@ -74,6 +74,22 @@ TEST_CASE("a cut link drops both ways until healed") {
   CHECK(f.got[0].second == 2);
 }
 
+TEST_CASE("changes() moves with every cut, heal and link change, and with nothing else") {
+  Fixture f(constant(1));
+  const std::uint64_t start = f.net.changes();
+  f.net.send(f.a, f.b, 1);
+  CHECK(f.net.is_cut(f.a, f.b) == false);
+  CHECK(f.net.mean_latency_ms(f.a, f.b) == 1.0);
+  CHECK(f.net.changes() == start);
+  f.net.set_cut(f.a, f.b, true);
+  CHECK(f.net.changes() == start + 1);
+  f.net.set_cut(f.a, f.b, false);
+  CHECK(f.net.changes() == start + 2);
+  f.net.set_link(f.b, f.a, constant(3));
+  CHECK(f.net.changes() == start + 3);
+  CHECK(f.net.mean_latency_ms(f.b, f.a) == 3.0);
+}
+
 TEST_CASE("messages for a paused process wait and arrive in order on resume - a dead one gets none") {
   Fixture f(constant(1));
   f.proc.pause();
