@@ -1168,32 +1168,25 @@ void ConsumerGroupCoordinator::on_offset_commit(sim::NodeId from, std::int32_t c
     reply(to, OffsetCommitResponse{error});
     return;
   }
-  std::vector<ojson> records;
-  for (const auto& o : r.offsets) {
-    records.push_back({{"record", "OffsetCommit"},
-                       {"tombstone", false},
-                       {"group", r.group_id},
-                       {"topic", o.partition.topic},
-                       {"partition_index", o.partition.partition},
-                       {"committed_offset", o.offset},
-                       {"leader_epoch", o.leader_epoch},
-                       {"commit_timestamp", sim::to_ms(kernel_.now())}});
-  }
-  if (records.empty()) {
+  if (r.offsets.empty()) {
     reply(to, OffsetCommitResponse{ErrorCode::NONE});
     return;
   }
   // The offsets become visible to OffsetFetch when the records commit, as does the answer.
-  log_.append(std::move(records), [this, to, gid = r.group_id, offsets = r.offsets] {
-    if (const auto git = groups_.find(gid); git != groups_.end()) {
-      for (const auto& o : offsets) {
-        git->second.offsets[o.partition] = o.offset;
-        git->second.offset_epochs[o.partition] = o.leader_epoch;
-        if (offset_listener_) offset_listener_(gid, o.partition, o.offset);
-      }
+  log_.append_offset_commits(r.group_id, r.offsets, sim::to_ms(kernel_.now()), *this, to.node, to.correlation_id);
+}
+
+void ConsumerGroupCoordinator::on_offsets_committed(const std::string& group_id,
+                                                    std::span<const CommittedOffset> offsets, sim::NodeId node,
+                                                    std::int32_t correlation_id) {
+  if (const auto git = groups_.find(group_id); git != groups_.end()) {
+    for (const auto& o : offsets) {
+      git->second.offsets[o.partition] = o.offset;
+      git->second.offset_epochs[o.partition] = o.leader_epoch;
+      if (offset_listener_) offset_listener_(group_id, o.partition, o.offset);
     }
-    reply(to, OffsetCommitResponse{ErrorCode::NONE});
-  });
+  }
+  reply({node, correlation_id}, OffsetCommitResponse{ErrorCode::NONE});
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -102,7 +102,7 @@ using ConsumerGroups = std::map<std::string, ConsumerGroupState>;
 /// sim::InvariantViolation if a partition would be owned by two members at once.
 void replay_record(ConsumerGroups& groups, const nlohmann::json& record);
 
-class ConsumerGroupCoordinator {
+class ConsumerGroupCoordinator : private OffsetsLog::CommitListener {
  public:
   using Sender = std::function<void(sim::NodeId to, Envelope reply)>;
   using NodeNamer = std::function<std::string(sim::NodeId)>;
@@ -225,6 +225,10 @@ class ConsumerGroupCoordinator {
   void commit(Write& w, const std::optional<Reply>& to, Message response,
               const std::string& reason);
   void reply(const Reply& to, Message response);
+  /// An OffsetCommit's records committed: its offsets are stored (OffsetFetch sees them), and
+  /// the request is answered.
+  void on_offsets_committed(const std::string& group_id, std::span<const CommittedOffset> offsets,
+                            sim::NodeId node, std::int32_t correlation_id) override;
 
   nlohmann::ordered_json member_metadata_record(const std::string& group_id,
                                                 const ConsumerGroupMemberState& m) const;
