@@ -101,6 +101,7 @@ using ConsumerGroups = std::map<std::string, ConsumerGroupState>;
 /// record sets (a tombstone removes) the offset of a group already known. Throws
 /// sim::InvariantViolation if a partition would be owned by two members at once.
 void replay_record(ConsumerGroups& groups, const nlohmann::json& record);
+void replay_record(ConsumerGroups& groups, const nlohmann::ordered_json& record);
 
 class ConsumerGroupCoordinator : private OffsetsLog::CommitListener {
  public:
