@@ -1,6 +1,7 @@
 #include "models/coordinator/consumer_group_coordinator.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 
 #include <fmt/format.h>
@@ -506,10 +507,19 @@ std::int64_t ConsumerGroupCoordinator::metadata_hash(const ConsumerGroupState& g
     const std::int32_t n = cluster_.partitions(t);
     if (n <= 0) continue;
     any = true;
-    for (const char c : fmt::format("{}:{};", t, n)) {
-      h ^= static_cast<unsigned char>(c);
-      h *= 1099511628211ULL;
-    }
+    // "topic:partitions;", hashed piece by piece (no string built per heartbeat).
+    const auto mix = [&h](std::string_view s) {
+      for (const char c : s) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 1099511628211ULL;
+      }
+    };
+    char digits[16];
+    const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+    mix(t);
+    mix(":");
+    mix(std::string_view(digits, static_cast<std::size_t>(end - digits)));
+    mix(";");
   }
   return any ? static_cast<std::int64_t>(h >> 1) : 0;
 }
@@ -570,8 +580,10 @@ void ConsumerGroupCoordinator::sync_member_name(const std::string& group_id, con
 
 ConsumerGroupCoordinator::MemberTimers& ConsumerGroupCoordinator::timers(
     const std::string& group_id, const std::string& member_id) {
-  auto [it, created] = timers_.try_emplace({group_id, member_id});
-  if (created) {
+  // Looked up by views: a heartbeat arms its member's session timer without copying two ids.
+  auto it = timers_.find(MemberKeyView{group_id, member_id});
+  if (it == timers_.end()) {
+    it = timers_.try_emplace({group_id, member_id}).first;
     it->second.session = std::make_unique<sim::Timer>(
         kernel_, [this, group_id, member_id] { on_session_timeout(group_id, member_id); });
     it->second.rebalance = std::make_unique<sim::Timer>(
@@ -588,7 +600,7 @@ ConsumerGroupCoordinator::MemberTimers& ConsumerGroupCoordinator::timers(
 
 void ConsumerGroupCoordinator::cancel_timers(const std::string& group_id,
                                              const std::string& member_id) {
-  const auto it = timers_.find({group_id, member_id});
+  const auto it = timers_.find(MemberKeyView{group_id, member_id});
   if (it == timers_.end()) return;
   it->second.session->cancel();
   it->second.rebalance->cancel();
@@ -1035,7 +1047,7 @@ void ConsumerGroupCoordinator::on_rebalance_timeout(const std::string& group_id,
   if (git == groups_.end()) return;
   const auto mit = git->second.members.find(member_id);
   if (mit == git->second.members.end()) return;
-  const auto tit = timers_.find({group_id, member_id});
+  const auto tit = timers_.find(MemberKeyView{group_id, member_id});
   if (tit == timers_.end() || mit->second.member.member_epoch != tit->second.rebalance_epoch)
     return;
   const std::string consumer = mit->second.consumer;

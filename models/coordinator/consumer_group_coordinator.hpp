@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -247,7 +248,18 @@ class ConsumerGroupCoordinator : private OffsetsLog::CommitListener {
   NodeNamer namer_;
   ConsumerGroups groups_;
   OffsetListener offset_listener_;
-  std::map<std::pair<std::string, std::string>, MemberTimers> timers_;
+  /// (group id, member id), compared as views: found without building the pair of strings.
+  using MemberKeyView = std::pair<std::string_view, std::string_view>;
+  struct MemberKeyLess {
+    using is_transparent = void;
+    static MemberKeyView view(const std::pair<std::string, std::string>& k) { return {k.first, k.second}; }
+    static MemberKeyView view(const MemberKeyView& k) { return k; }
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return view(a) < view(b);
+    }
+  };
+  std::map<std::pair<std::string, std::string>, MemberTimers, MemberKeyLess> timers_;
   Downgrader downgrader_;
   std::uint64_t member_ids_issued_ = 0;
   // What the trace last said about each group and member, to emit only changes.
