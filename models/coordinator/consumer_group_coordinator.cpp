@@ -1,6 +1,7 @@
 #include "models/coordinator/consumer_group_coordinator.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 
 #include <fmt/format.h>
@@ -27,7 +28,6 @@ using reconciliation::MemberState;
 using reconciliation::PartitionEpoch;
 using reconciliation::PartitionsWithEpochs;
 using reconciliation::TopicIdPartitions;
-using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
 constexpr const char* kMemberMetadata = "ConsumerGroupMemberMetadata";
@@ -88,7 +88,7 @@ void partitions_with_epochs(const PartitionsWithEpochs& tps, ojson& names, ojson
   }
 }
 
-PartitionsWithEpochs read_partitions_with_epochs(const json& names, const json* epochs,
+PartitionsWithEpochs read_partitions_with_epochs(const ojson& names, const ojson* epochs,
                                                  std::int32_t default_epoch) {
   PartitionsWithEpochs out;
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -111,7 +111,7 @@ std::vector<ConsumerGroupHeartbeatTopicPartitions> to_wire(const PartitionsWithE
   return out;
 }
 
-std::optional<std::string> opt_string(const json& j, const char* key) {
+std::optional<std::string> opt_string(const ojson& j, const char* key) {
   if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
   return j.at(key).get<std::string>();
 }
@@ -199,7 +199,13 @@ void count_subscriptions(ConsumerGroupState& g, const ConsumerGroupMemberState& 
 }
 }  // namespace
 
-void replay_record(ConsumerGroups& groups, const json& rec) {
+// The coordinator replays the records it builds (ordered JSON) as they are; a record read back
+// as plain JSON (a test's) goes through text once.
+void replay_record(ConsumerGroups& groups, const nlohmann::json& record) {
+  replay_record(groups, ojson::parse(record.dump()));
+}
+
+void replay_record(ConsumerGroups& groups, const ojson& rec) {
   const std::string type = rec.at("record").get<std::string>();
   if (type == "OffsetCommit") {
     // Offsets of other (classic) groups share the partition: only known consumer groups count.
@@ -371,7 +377,7 @@ void ConsumerGroupCoordinator::reply(const Reply& to, Message response) {
 }
 
 void ConsumerGroupCoordinator::emit(Write& w, ojson rec) {
-  replay_record(groups_, json::parse(rec.dump()));
+  replay_record(groups_, rec);
   // Keep group.epoch's member list in step with the members this record changed.
   const auto gid = rec.find("group");
   const std::string& group_id = gid != rec.end() && gid->is_string() ? gid->get_ref<const std::string&>() : w.group_id;
@@ -386,16 +392,25 @@ void ConsumerGroupCoordinator::commit(Write& w, const std::optional<Reply>& to, 
                                       const std::string& reason) {
   // Trace what changed, in the order a reader needs: epochs, members, then the group's state.
   std::set<std::string> touched;
-  for (const auto& rec : w.records)
-    if (rec.contains("member_id") && rec.at("record") == kCurrentAssignment)
+  for (const auto& rec : w.records) {
+    const auto type = rec.find("record");
+    if (rec.contains("member_id") && type != rec.end() && type->is_string() &&
+        type->get_ref<const std::string&>() == kCurrentAssignment)
       touched.insert(rec.at("member_id").get<std::string>());
-  // The response goes out once the records (or, without records, every earlier write) commit.
-  std::function<void()> send;
-  if (to) send = [this, t = *to, m = std::move(response)]() mutable { reply(t, std::move(m)); };
-  if (!w.records.empty()) {
-    log_.append(std::move(w.records), std::move(send));
-  } else if (send) {
-    log_.after_pending_writes(std::move(send));
+  }
+  // The response goes out once the records (or, without records, every earlier write) commit;
+  // a heartbeat that writes nothing while nothing is pending is answered at once, as
+  // after_pending_writes() would, without wrapping the response in a closure.
+  if (w.records.empty() && to && !log_.writes_pending()) {
+    reply(*to, std::move(response));
+  } else {
+    std::function<void()> send;
+    if (to) send = [this, t = *to, m = std::move(response)]() mutable { reply(t, std::move(m)); };
+    if (!w.records.empty()) {
+      log_.append(std::move(w.records), std::move(send));
+    } else if (send) {
+      log_.after_pending_writes(std::move(send));
+    }
   }
   const auto git = groups_.find(w.group_id);
   if (git == groups_.end()) return;
@@ -492,10 +507,19 @@ std::int64_t ConsumerGroupCoordinator::metadata_hash(const ConsumerGroupState& g
     const std::int32_t n = cluster_.partitions(t);
     if (n <= 0) continue;
     any = true;
-    for (const char c : fmt::format("{}:{};", t, n)) {
-      h ^= static_cast<unsigned char>(c);
-      h *= 1099511628211ULL;
-    }
+    // "topic:partitions;", hashed piece by piece (no string built per heartbeat).
+    const auto mix = [&h](std::string_view s) {
+      for (const char c : s) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 1099511628211ULL;
+      }
+    };
+    char digits[16];
+    const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+    mix(t);
+    mix(":");
+    mix(std::string_view(digits, static_cast<std::size_t>(end - digits)));
+    mix(";");
   }
   return any ? static_cast<std::int64_t>(h >> 1) : 0;
 }
@@ -556,8 +580,10 @@ void ConsumerGroupCoordinator::sync_member_name(const std::string& group_id, con
 
 ConsumerGroupCoordinator::MemberTimers& ConsumerGroupCoordinator::timers(
     const std::string& group_id, const std::string& member_id) {
-  auto [it, created] = timers_.try_emplace({group_id, member_id});
-  if (created) {
+  // Looked up by views: a heartbeat arms its member's session timer without copying two ids.
+  auto it = timers_.find(MemberKeyView{group_id, member_id});
+  if (it == timers_.end()) {
+    it = timers_.try_emplace({group_id, member_id}).first;
     it->second.session = std::make_unique<sim::Timer>(
         kernel_, [this, group_id, member_id] { on_session_timeout(group_id, member_id); });
     it->second.rebalance = std::make_unique<sim::Timer>(
@@ -574,7 +600,7 @@ ConsumerGroupCoordinator::MemberTimers& ConsumerGroupCoordinator::timers(
 
 void ConsumerGroupCoordinator::cancel_timers(const std::string& group_id,
                                              const std::string& member_id) {
-  const auto it = timers_.find({group_id, member_id});
+  const auto it = timers_.find(MemberKeyView{group_id, member_id});
   if (it == timers_.end()) return;
   it->second.session->cancel();
   it->second.rebalance->cancel();
@@ -1021,7 +1047,7 @@ void ConsumerGroupCoordinator::on_rebalance_timeout(const std::string& group_id,
   if (git == groups_.end()) return;
   const auto mit = git->second.members.find(member_id);
   if (mit == git->second.members.end()) return;
-  const auto tit = timers_.find({group_id, member_id});
+  const auto tit = timers_.find(MemberKeyView{group_id, member_id});
   if (tit == timers_.end() || mit->second.member.member_epoch != tit->second.rebalance_epoch)
     return;
   const std::string consumer = mit->second.consumer;
@@ -1085,7 +1111,7 @@ ojson ConsumerGroupCoordinator::load_partition(std::int32_t partition,
     if (coordinator_partition(rec.at("group").get<std::string>(),
                               config_.offsets_topic_num_partitions) != partition)
       continue;
-    replay_record(groups_, json::parse(rec.dump()));
+    replay_record(groups_, rec);
     member_names_.clear();
   }
   // Offsets committed while a group was classic (before an online upgrade) are its offsets too.
@@ -1168,32 +1194,25 @@ void ConsumerGroupCoordinator::on_offset_commit(sim::NodeId from, std::int32_t c
     reply(to, OffsetCommitResponse{error});
     return;
   }
-  std::vector<ojson> records;
-  for (const auto& o : r.offsets) {
-    records.push_back({{"record", "OffsetCommit"},
-                       {"tombstone", false},
-                       {"group", r.group_id},
-                       {"topic", o.partition.topic},
-                       {"partition_index", o.partition.partition},
-                       {"committed_offset", o.offset},
-                       {"leader_epoch", o.leader_epoch},
-                       {"commit_timestamp", sim::to_ms(kernel_.now())}});
-  }
-  if (records.empty()) {
+  if (r.offsets.empty()) {
     reply(to, OffsetCommitResponse{ErrorCode::NONE});
     return;
   }
   // The offsets become visible to OffsetFetch when the records commit, as does the answer.
-  log_.append(std::move(records), [this, to, gid = r.group_id, offsets = r.offsets] {
-    if (const auto git = groups_.find(gid); git != groups_.end()) {
-      for (const auto& o : offsets) {
-        git->second.offsets[o.partition] = o.offset;
-        git->second.offset_epochs[o.partition] = o.leader_epoch;
-        if (offset_listener_) offset_listener_(gid, o.partition, o.offset);
-      }
+  log_.append_offset_commits(r.group_id, r.offsets, sim::to_ms(kernel_.now()), *this, to.node, to.correlation_id);
+}
+
+void ConsumerGroupCoordinator::on_offsets_committed(const std::string& group_id,
+                                                    std::span<const CommittedOffset> offsets, sim::NodeId node,
+                                                    std::int32_t correlation_id) {
+  if (const auto git = groups_.find(group_id); git != groups_.end()) {
+    for (const auto& o : offsets) {
+      git->second.offsets[o.partition] = o.offset;
+      git->second.offset_epochs[o.partition] = o.leader_epoch;
+      if (offset_listener_) offset_listener_(group_id, o.partition, o.offset);
     }
-    reply(to, OffsetCommitResponse{ErrorCode::NONE});
-  });
+  }
+  reply({node, correlation_id}, OffsetCommitResponse{ErrorCode::NONE});
 }
 
 // ---------------------------------------------------------------------------------------------

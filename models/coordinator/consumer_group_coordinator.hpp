@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -101,8 +102,9 @@ using ConsumerGroups = std::map<std::string, ConsumerGroupState>;
 /// record sets (a tombstone removes) the offset of a group already known. Throws
 /// sim::InvariantViolation if a partition would be owned by two members at once.
 void replay_record(ConsumerGroups& groups, const nlohmann::json& record);
+void replay_record(ConsumerGroups& groups, const nlohmann::ordered_json& record);
 
-class ConsumerGroupCoordinator {
+class ConsumerGroupCoordinator : private OffsetsLog::CommitListener {
  public:
   using Sender = std::function<void(sim::NodeId to, Envelope reply)>;
   using NodeNamer = std::function<std::string(sim::NodeId)>;
@@ -225,6 +227,10 @@ class ConsumerGroupCoordinator {
   void commit(Write& w, const std::optional<Reply>& to, Message response,
               const std::string& reason);
   void reply(const Reply& to, Message response);
+  /// An OffsetCommit's records committed: its offsets are stored (OffsetFetch sees them), and
+  /// the request is answered.
+  void on_offsets_committed(const std::string& group_id, std::span<const CommittedOffset> offsets,
+                            sim::NodeId node, std::int32_t correlation_id) override;
 
   nlohmann::ordered_json member_metadata_record(const std::string& group_id,
                                                 const ConsumerGroupMemberState& m) const;
@@ -242,7 +248,18 @@ class ConsumerGroupCoordinator {
   NodeNamer namer_;
   ConsumerGroups groups_;
   OffsetListener offset_listener_;
-  std::map<std::pair<std::string, std::string>, MemberTimers> timers_;
+  /// (group id, member id), compared as views: found without building the pair of strings.
+  using MemberKeyView = std::pair<std::string_view, std::string_view>;
+  struct MemberKeyLess {
+    using is_transparent = void;
+    static MemberKeyView view(const std::pair<std::string, std::string>& k) { return {k.first, k.second}; }
+    static MemberKeyView view(const MemberKeyView& k) { return k; }
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return view(a) < view(b);
+    }
+  };
+  std::map<std::pair<std::string, std::string>, MemberTimers, MemberKeyLess> timers_;
   Downgrader downgrader_;
   std::uint64_t member_ids_issued_ = 0;
   // What the trace last said about each group and member, to emit only changes.

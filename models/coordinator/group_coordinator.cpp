@@ -833,28 +833,25 @@ void GroupCoordinator::on_offset_commit(const Reply& from, const OffsetCommitReq
       rearm_heartbeat(g, m, m.session_timeout_ms);  // a commit counts as a heartbeat
     }
   }
-  std::vector<nlohmann::ordered_json> records;
-  for (const auto& o : r.offsets) {
-    records.push_back({{"record", "OffsetCommit"}, {"tombstone", false}, {"group", g.group_id},
-                       {"topic", o.partition.topic}, {"partition_index", o.partition.partition},
-                       {"committed_offset", o.offset}, {"leader_epoch", o.leader_epoch},
-                       {"commit_timestamp", sim::to_ms(kernel_.now())}});
-  }
-  if (records.empty()) {
+  if (r.offsets.empty()) {
     reply(from, OffsetCommitResponse{ErrorCode::NONE});
     return;
   }
   // The offsets become visible (to OffsetFetch) when the records commit, as does the answer.
-  append(std::move(records), [this, from, gid = g.group_id, offsets = r.offsets] {
-    if (auto git = groups_.find(gid); git != groups_.end()) {
-      for (const auto& o : offsets) {
-        git->second->offsets[o.partition] = o.offset;
-        git->second->offset_epochs[o.partition] = o.leader_epoch;
-        if (offset_listener_) offset_listener_(gid, o.partition, o.offset);
-      }
+  log_.append_offset_commits(g.group_id, r.offsets, sim::to_ms(kernel_.now()), *this, from.node,
+                             from.correlation_id);
+}
+
+void GroupCoordinator::on_offsets_committed(const std::string& group_id, std::span<const CommittedOffset> offsets,
+                                            sim::NodeId node, std::int32_t correlation_id) {
+  if (auto git = groups_.find(group_id); git != groups_.end()) {
+    for (const auto& o : offsets) {
+      git->second->offsets[o.partition] = o.offset;
+      git->second->offset_epochs[o.partition] = o.leader_epoch;
+      if (offset_listener_) offset_listener_(group_id, o.partition, o.offset);
     }
-    reply(from, OffsetCommitResponse{ErrorCode::NONE});
-  });
+  }
+  reply({node, correlation_id}, OffsetCommitResponse{ErrorCode::NONE});
 }
 
 const std::map<TopicPartition, std::int64_t>* GroupCoordinator::committed_offsets(const std::string& group_id) const {

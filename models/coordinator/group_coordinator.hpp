@@ -28,7 +28,7 @@ namespace rsim {
 std::int32_t java_string_hash(const std::string& s);
 std::int32_t coordinator_partition(const std::string& group_id, std::int32_t num_partitions);
 
-class GroupCoordinator {
+class GroupCoordinator : private OffsetsLog::CommitListener {
  public:
   using Sender = std::function<void(sim::NodeId to, Envelope reply)>;
   /// Maps a client node to the scenario's consumer name (for trace events).
@@ -132,6 +132,10 @@ class GroupCoordinator {
   std::string generate_member_id(const std::string& client_id,
                                  const std::optional<std::string>& instance_id);
 
+  /// An OffsetCommit's records committed: its offsets are stored (OffsetFetch sees them), and
+  /// the request is answered.
+  void on_offsets_committed(const std::string& group_id, std::span<const CommittedOffset> offsets,
+                            sim::NodeId node, std::int32_t correlation_id) override;
   void append(std::vector<nlohmann::ordered_json> records, std::function<void()> on_commit) {
     log_.append(std::move(records), std::move(on_commit));
   }

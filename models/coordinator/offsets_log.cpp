@@ -1,11 +1,24 @@
 #include "models/coordinator/offsets_log.hpp"
 
 #include <algorithm>
-#include <charconv>
 
 #include "models/coordinator/group_coordinator.hpp"
 
 namespace rsim {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson::object_t::Container& members_of(ojson& object) {
+  return static_cast<ojson::object_t::Container&>(object.get_ref<ojson::object_t&>());
+}
+
+// Where each field sits in an OffsetCommit record's value (OffsetsLog::commit_value_), in the
+// order the coordinators have always written them.
+enum CommitField : std::size_t { kGroup = 2, kTopic, kPartitionIndex, kCommittedOffset, kLeaderEpoch, kCommitTimestamp };
+
+}  // namespace
 
 OffsetsLog::OffsetsLog(sim::Kernel& kernel, Tracer& tracer, sim::Rng rng,
                        sim::Distribution write_latency, std::int32_t num_partitions)
@@ -13,33 +26,56 @@ OffsetsLog::OffsetsLog(sim::Kernel& kernel, Tracer& tracer, sim::Rng rng,
       tracer_(tracer),
       rng_(std::move(rng)),
       write_latency_(std::move(write_latency)),
-      num_partitions_(num_partitions) {}
+      num_partitions_(num_partitions),
+      commit_value_{{"record", "OffsetCommit"},
+                    {"tombstone", false},
+                    {"group", ""},
+                    {"topic", ""},
+                    {"partition_index", std::int32_t{0}},
+                    {"committed_offset", std::int64_t{0}},
+                    {"leader_epoch", std::int32_t{0}},
+                    {"commit_timestamp", std::int64_t{0}}} {}
 
 std::int64_t OffsetsLog::log_end_offset(const std::string& group_id) const {
   const auto it = log_end_offset_.find(coordinator_partition(group_id, num_partitions_));
   return it == log_end_offset_.end() ? 0 : it->second;
 }
 
-void OffsetsLog::append(std::vector<nlohmann::ordered_json> records, std::function<void()> on_commit) {
+sim::SimTime OffsetsLog::next_commit_at() {
   const sim::SimTime commit_at = std::max(last_commit_at_, kernel_.now() + write_latency_.sample(rng_));
   last_commit_at_ = commit_at;
+  return commit_at;
+}
+
+std::uint32_t OffsetsLog::intern(const std::string& name) {
+  const auto it = name_ids_.find(name);
+  if (it != name_ids_.end()) return it->second;
+  const auto id = static_cast<std::uint32_t>(names_.size());
+  names_.push_back(name);
+  name_ids_.emplace(name, id);
+  return id;
+}
+
+void OffsetsLog::append(std::vector<nlohmann::ordered_json> records, std::function<void()> on_commit) {
+  const sim::SimTime commit_at = next_commit_at();
   for (auto& rec : records) {
     const std::int32_t partition =
         coordinator_partition(rec.at("group").get_ref<const std::string&>(), num_partitions_);
     const std::int64_t offset = log_end_offset_[partition]++;
     tracer_.publish(trace::Record{.partition = partition, .offset = offset, .value = {&rec}});
-    nlohmann::ordered_json fields{{"partition", partition}, {"offset", offset}};
-    // The record's own keys follow, appended without ordered_json's search for an equal key
-    // (O(keys^2) per record) unless one could be "partition" or "offset" (then it replaces).
-    auto& members = fields.get_ref<nlohmann::ordered_json::object_t&>();
-    auto& list = static_cast<nlohmann::ordered_json::object_t::Container&>(members);
-    list.reserve(2 + rec.size());
-    for (auto it = rec.begin(); it != rec.end(); ++it) {
-      if (it.key() == "partition" || it.key() == "offset") fields[it.key()] = std::move(it.value());
-      else list.emplace_back(it.key(), std::move(it.value()));
+    Stored s{.committed_at = commit_at, .offset = offset, .value = ojson()};
+    // Only OffsetCommit values are compacted: their replay is last-value-wins whatever comes
+    // between.
+    const auto& type = rec.at("record");
+    if (type.is_string() && type.get_ref<const std::string&>() == std::string_view("OffsetCommit")) {
+      s.compacts = true;
+      s.key = CommitKey{intern(rec.at("group").get_ref<const std::string&>()),
+                        intern(rec.at("topic").get_ref<const std::string&>()),
+                        rec.at("partition_index").get<std::int32_t>()};
     }
+    s.value = std::move(rec);  // "partition" and "offset" are put in front when it is read
     Partition& stored = records_[partition];
-    stored.records.push_back({std::move(fields), commit_at});
+    stored.records.push_back(std::move(s));
     settle(stored, kernel_.now());
   }
   if (!on_commit) return;
@@ -50,31 +86,75 @@ void OffsetsLog::append(std::vector<nlohmann::ordered_json> records, std::functi
   }
 }
 
-namespace {
-
-// The compaction key of a record, empty for records never compacted here. Only OffsetCommit
-// values are dropped: their replay is last-value-wins whatever comes between.
-std::string compaction_key(const nlohmann::ordered_json& r) {
-  const auto& type = r.at("record");
-  if (!type.is_string() || type.get_ref<const std::string&>() != std::string_view("OffsetCommit")) return {};
-  // group \0 topic \0 partition, built in one string.
-  const auto& group = r.at("group").get_ref<const std::string&>();
-  const auto& topic = r.at("topic").get_ref<const std::string&>();
-  char digits[16];
-  const auto end = std::to_chars(digits, digits + sizeof digits, r.at("partition_index").get<std::int32_t>()).ptr;
-  std::string key;
-  key.reserve(group.size() + topic.size() + 2 + static_cast<std::size_t>(end - digits));
-  key.append(group).append(1, '\0').append(topic).append(1, '\0').append(digits, end);
-  return key;
+void OffsetsLog::append_offset_commits(const std::string& group_id, std::span<const CommittedOffset> offsets,
+                                       std::int64_t commit_timestamp_ms, CommitListener& listener,
+                                       sim::NodeId node, std::int32_t correlation_id) {
+  SIM_ASSERT(!offsets.empty());
+  const sim::SimTime commit_at = next_commit_at();
+  const std::int32_t partition = coordinator_partition(group_id, num_partitions_);
+  std::int64_t& end = log_end_offset_[partition];
+  Partition& stored = records_[partition];
+  const std::uint32_t group = intern(group_id);
+  const bool traced = tracer_.active();
+  auto& value = members_of(commit_value_);
+  if (traced) {
+    value[kGroup].second.get_ref<std::string&>() = group_id;
+    value[kCommitTimestamp].second = commit_timestamp_ms;
+  }
+  for (const auto& o : offsets) {
+    const std::int64_t offset = end++;
+    const OffsetCommitValue v{.group = group,
+                              .topic = intern(o.partition.topic),
+                              .partition_index = o.partition.partition,
+                              .leader_epoch = o.leader_epoch,
+                              .committed_offset = o.offset,
+                              .commit_timestamp = commit_timestamp_ms};
+    if (traced) {
+      value[kTopic].second.get_ref<std::string&>() = o.partition.topic;
+      value[kPartitionIndex].second = o.partition.partition;
+      value[kCommittedOffset].second = o.offset;
+      value[kLeaderEpoch].second = o.leader_epoch;
+      tracer_.publish(trace::Record{.partition = partition, .offset = offset, .value = {&commit_value_}});
+    }
+    stored.records.push_back(Stored{.committed_at = commit_at,
+                                    .offset = offset,
+                                    .key = CommitKey{group, v.topic, v.partition_index},
+                                    .compacts = true,
+                                    .value = v});
+  }
+  settle(stored, kernel_.now());
+  if (commit_at == kernel_.now()) {
+    listener.on_offsets_committed(group_id, offsets, node, correlation_id);
+    return;
+  }
+  std::uint64_t slot;
+  if (!free_pending_.empty()) {
+    slot = free_pending_.back();
+    free_pending_.pop_back();
+  } else {
+    slot = pending_.size();
+    pending_.emplace_back();
+  }
+  PendingCommit& p = pending_[slot];
+  p.group_id = group_id;
+  p.offsets.assign(offsets.begin(), offsets.end());
+  p.listener = &listener;
+  p.node = node;
+  p.correlation_id = correlation_id;
+  kernel_.schedule_after(commit_at - kernel_.now(), this, slot);
 }
 
-}  // namespace
+void OffsetsLog::fire(std::uint64_t slot) {
+  const PendingCommit& p = pending_[slot];
+  p.listener->on_offsets_committed(p.group_id, p.offsets, p.node, p.correlation_id);
+  free_pending_.push_back(slot);  // only now: the listener may have appended (another slot)
+}
 
 void OffsetsLog::settle(Partition& p, sim::SimTime at) {
   while (p.settled < p.records.size() && p.records[p.settled].committed_at <= at) {
-    const std::string key = compaction_key(p.records[p.settled].record);
-    if (!key.empty()) {
-      auto [it, inserted] = p.latest.try_emplace(key, p.settled);
+    const Stored& s = p.records[p.settled];
+    if (s.compacts) {
+      auto [it, inserted] = p.latest.try_emplace(s.key, p.settled);
       if (!inserted) {
         p.records[it->second].removed = true;
         ++p.removed;
@@ -85,21 +165,47 @@ void OffsetsLog::settle(Partition& p, sim::SimTime at) {
     ++p.settled;
   }
   if (p.removed * 2 <= p.records.size() || p.removed < 64) return;
-  // Drop the removed entries and renumber the index.
-  std::vector<Stored> kept;
-  kept.reserve(p.records.size() - p.removed);
+  // Drop the removed entries (in place, order kept) and renumber the index.
   std::vector<std::size_t> new_index(p.records.size());
+  std::size_t kept = 0;
   std::size_t settled = 0;
   for (std::size_t i = 0; i < p.records.size(); ++i) {
     if (p.records[i].removed) continue;
-    new_index[i] = kept.size();
+    new_index[i] = kept;
     if (i < p.settled) ++settled;
-    kept.push_back(std::move(p.records[i]));
+    if (kept != i) p.records[kept] = std::move(p.records[i]);
+    ++kept;
   }
+  p.records.erase(p.records.begin() + static_cast<std::ptrdiff_t>(kept), p.records.end());
   for (auto& [key, index] : p.latest) index = new_index[index];
-  p.records = std::move(kept);
   p.settled = settled;
   p.removed = 0;
+}
+
+ojson OffsetsLog::materialise(std::int32_t partition, const Stored& s) const {
+  // The record's fields after its partition and offset, appended without ordered_json's search
+  // for an equal key unless one could be "partition" or "offset" (then it replaces).
+  ojson out{{"partition", partition}, {"offset", s.offset}};
+  auto& list = members_of(out);
+  if (const auto* rec = std::get_if<ojson>(&s.value)) {
+    list.reserve(2 + rec->size());
+    for (auto it = rec->begin(); it != rec->end(); ++it) {
+      if (it.key() == "partition" || it.key() == "offset") out[it.key()] = it.value();
+      else list.emplace_back(it.key(), it.value());
+    }
+    return out;
+  }
+  const auto& v = std::get<OffsetCommitValue>(s.value);
+  list.reserve(10);
+  list.emplace_back("record", "OffsetCommit");
+  list.emplace_back("tombstone", false);
+  list.emplace_back("group", names_[v.group]);
+  list.emplace_back("topic", names_[v.topic]);
+  list.emplace_back("partition_index", v.partition_index);
+  list.emplace_back("committed_offset", v.committed_offset);
+  list.emplace_back("leader_epoch", v.leader_epoch);
+  list.emplace_back("commit_timestamp", v.commit_timestamp);
+  return out;
 }
 
 std::vector<nlohmann::ordered_json> OffsetsLog::committed_records(std::int32_t partition, sim::SimTime at) {
@@ -108,7 +214,7 @@ std::vector<nlohmann::ordered_json> OffsetsLog::committed_records(std::int32_t p
   if (it == records_.end()) return out;
   settle(it->second, at);
   for (const auto& r : it->second.records)
-    if (r.committed_at <= at && !r.removed) out.push_back(r.record);
+    if (r.committed_at <= at && !r.removed) out.push_back(materialise(partition, r));
   return out;
 }
 
@@ -136,7 +242,7 @@ void OffsetsLog::truncate_uncommitted(std::int32_t partition, sim::SimTime at) {
   const auto first_uncommitted =
       std::find_if(v.begin(), v.end(), [at](const Stored& r) { return r.committed_at > at; });
   if (first_uncommitted == v.end()) return;
-  const std::int64_t from = first_uncommitted->record.at("offset").get<std::int64_t>();
+  const std::int64_t from = first_uncommitted->offset;
   tracer_.publish(trace::LogTruncate{.partition = partition, .from_offset = from,
                                      .records = static_cast<std::int64_t>(v.end() - first_uncommitted)});
   v.erase(first_uncommitted, v.end());

@@ -6,23 +6,31 @@
 // the same (group, topic, partition) has committed, the earlier one is gone (only the latest
 // value per key remains; the replay of the compacted log gives the same groups). The full log
 // stays in the trace (`record` events), which is where `dump-log` reads it.
+// OffsetCommit records, most of the log, are held in a typed form (names interned); they become
+// JSON only for the trace event (one reused object) and when a new leader reads the log.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
+#include <span>
+#include <string>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/distribution.hpp"
 #include "sim/kernel.hpp"
+#include "sim/network.hpp"
 #include "sim/rng.hpp"
+#include "models/protocol/messages.hpp"
 #include "models/protocol/trace_events.hpp"
 
 namespace rsim {
 
-class OffsetsLog {
+class OffsetsLog final : public sim::EventTarget {
  public:
   OffsetsLog(sim::Kernel& kernel, Tracer& tracer, sim::Rng rng, sim::Distribution write_latency,
              std::int32_t num_partitions);
@@ -32,8 +40,30 @@ class OffsetsLog {
   /// Appends the records of one write (each must have a "group" field); `on_commit`, if set,
   /// runs once they are committed.
   void append(std::vector<nlohmann::ordered_json> records, std::function<void()> on_commit);
+
+  /// Told when an OffsetCommit write has committed: the write's group and offsets, and the
+  /// request it answers (the node and correlation id given to append_offset_commits()).
+  class CommitListener {
+   public:
+    virtual void on_offsets_committed(const std::string& group_id, std::span<const CommittedOffset> offsets,
+                                      sim::NodeId node, std::int32_t correlation_id) = 0;
+
+   protected:
+    ~CommitListener() = default;
+  };
+  /// Appends one OffsetCommit record per offset (the records append() would get from
+  /// {"record": "OffsetCommit", "tombstone": false, "group", "topic", "partition_index",
+  /// "committed_offset", "leader_epoch", "commit_timestamp"}), then tells `listener` once they
+  /// have committed: at once if they commit now, else from an event at their commit time (the
+  /// one event append() would schedule for its `on_commit`). `offsets` must not be empty.
+  void append_offset_commits(const std::string& group_id, std::span<const CommittedOffset> offsets,
+                             std::int64_t commit_timestamp_ms, CommitListener& listener, sim::NodeId node,
+                             std::int32_t correlation_id);
+
   /// Runs `then` once every record appended so far has committed (at once if none is pending).
   void after_pending_writes(std::function<void()> then);
+  /// Whether some record appended so far has not committed yet (after_pending_writes() waits).
+  bool writes_pending() const { return last_commit_at_ > kernel_.now(); }
   /// The next offset of the group's partition.
   std::int64_t log_end_offset(const std::string& group_id) const;
   /// The records of a partition committed by `at`, in offset order, after compaction (what a
@@ -49,16 +79,43 @@ class OffsetsLog {
   void truncate_uncommitted(std::int32_t partition, sim::SimTime at);
   std::int32_t num_partitions() const { return num_partitions_; }
 
+  // sim::EventTarget: an OffsetCommit write committed (the argument is its pending slot).
+  void fire(std::uint64_t slot) override;
+  // As the kernel's closures say (the event this one stands for was a closure).
+  std::string actor() const override { return "the scenario script or a scheduled closure"; }
+
  private:
-  sim::Kernel& kernel_;
-  Tracer& tracer_;
-  sim::Rng rng_;
-  sim::Distribution write_latency_;
-  std::int32_t num_partitions_;
+  /// An OffsetCommit value: group and topic are indexes into names_.
+  struct OffsetCommitValue {
+    std::uint32_t group = 0;
+    std::uint32_t topic = 0;
+    std::int32_t partition_index = 0;
+    std::int32_t leader_epoch = -1;
+    std::int64_t committed_offset = 0;
+    std::int64_t commit_timestamp = 0;
+  };
+  /// The compaction key of an OffsetCommit record: (group, topic, partition) as interned ids.
+  struct CommitKey {
+    std::uint32_t group = 0;
+    std::uint32_t topic = 0;
+    std::int32_t partition = 0;
+    bool operator==(const CommitKey&) const = default;
+  };
+  struct CommitKeyHash {
+    std::size_t operator()(const CommitKey& k) const {
+      std::uint64_t h = (std::uint64_t{k.group} << 32 | k.topic) * 0x9E3779B97F4A7C15ULL;
+      h ^= static_cast<std::uint32_t>(k.partition) + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
+      return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+  };
   struct Stored {
-    nlohmann::ordered_json record;
     sim::SimTime committed_at;
-    bool removed = false;  // superseded by a later committed value of its key
+    std::int64_t offset = 0;  // in its partition
+    CommitKey key;            // set when `compacts`
+    bool compacts = false;    // an OffsetCommit value (the only records compacted here)
+    bool removed = false;     // superseded by a later committed value of its key
+    // A typed OffsetCommit, or any record as the JSON append() was given.
+    std::variant<OffsetCommitValue, nlohmann::ordered_json> value;
   };
   struct Partition {
     std::vector<Stored> records;  // offset order
@@ -66,13 +123,39 @@ class OffsetsLog {
     std::size_t removed = 0;      // removed entries still in `records`
     std::int64_t compacted = 0;   // records compacted away since the start
     // key -> index of its latest committed value (hashed: only looked up, and renumbered whole)
-    std::unordered_map<std::string, std::size_t> latest;
+    std::unordered_map<CommitKey, std::size_t, CommitKeyHash> latest;
+  };
+  /// An OffsetCommit write waiting for its commit event (slots are reused: no allocation once
+  /// the pool has grown to the writes in flight).
+  struct PendingCommit {
+    std::string group_id;
+    std::vector<CommittedOffset> offsets;
+    CommitListener* listener = nullptr;
+    sim::NodeId node = 0;
+    std::int32_t correlation_id = 0;
   };
   /// Compacts the records committed by `at`.
   void settle(Partition& p, sim::SimTime at);
+  /// The id of a group or topic name (interned for good: names are few).
+  std::uint32_t intern(const std::string& name);
+  /// The record's JSON as committed_records() returns it.
+  nlohmann::ordered_json materialise(std::int32_t partition, const Stored& s) const;
+  /// The commit time of a write appended now (draws the write latency).
+  sim::SimTime next_commit_at();
+
+  sim::Kernel& kernel_;
+  Tracer& tracer_;
+  sim::Rng rng_;
+  sim::Distribution write_latency_;
+  std::int32_t num_partitions_;
   std::map<std::int32_t, std::int64_t> log_end_offset_;
   std::map<std::int32_t, Partition> records_;
   sim::SimTime last_commit_at_{0};
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, std::uint32_t> name_ids_;
+  std::deque<PendingCommit> pending_;  // a deque: a listener may append while its slot is read
+  std::vector<std::uint64_t> free_pending_;
+  nlohmann::ordered_json commit_value_;  // the `record` event's value of a typed OffsetCommit, reused
 };
 
 }  // namespace rsim

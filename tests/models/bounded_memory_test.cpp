@@ -53,6 +53,37 @@ TEST_CASE("the offsets log keeps the latest committed value per key: 10,000 comm
   CHECK(traced == 10'000);
 }
 
+TEST_CASE("the offsets log keeps the latest committed value per key: 10,000 typed commits (the coordinators' path)") {
+  struct Ignore final : rsim::OffsetsLog::CommitListener {
+    void on_offsets_committed(const std::string&, std::span<const rsim::CommittedOffset>, sim::NodeId,
+                              std::int32_t) override {}
+  } ignore;
+  sim::Kernel kernel;
+  testing::RecordedTracer tracer(kernel);
+  rsim::OffsetsLog log(kernel, tracer, sim::Rng(1, "log"), sim::Distribution::constant(2), 50);
+  const std::int32_t p = rsim::coordinator_partition("g", 50);
+  std::size_t most_retained = 0;
+  for (int round = 0; round < 1000; ++round) {
+    kernel.schedule_closure_after(sim::ms(5), [&, round] {
+      std::vector<rsim::CommittedOffset> write;
+      for (std::int32_t i = 0; i < 10; ++i) write.push_back({{"t", i}, round * 10 + i, -1});
+      log.append_offset_commits("g", write, sim::to_ms(kernel.now()), ignore, 0, round);
+      most_retained = std::max(most_retained, log.retained_records());
+    });
+    kernel.run(kernel.now() + sim::ms(5));
+  }
+  kernel.run(kernel.now() + sim::ms(100));
+  CHECK(most_retained <= 10 + 10 + 64);
+  const auto records = log.committed_records(p, kernel.now());
+  REQUIRE(records.size() == 10);
+  for (std::int32_t i = 0; i < 10; ++i) {
+    CHECK(records[static_cast<std::size_t>(i)].at("partition_index") == i);
+    CHECK(records[static_cast<std::size_t>(i)].at("committed_offset") == 9990 + i);
+    CHECK(records[static_cast<std::size_t>(i)].at("offset") == 9990 + i);
+  }
+  CHECK(log.committed_count(p, kernel.now()) == 10'000);
+}
+
 TEST_CASE("a record superseded by an uncommitted write stays until that write commits") {
   sim::Kernel kernel;
   testing::RecordedTracer tracer(kernel);
