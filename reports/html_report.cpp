@@ -26,6 +26,7 @@ constexpr std::size_t kMaxStripesPerInterval = 32;
 constexpr std::size_t kMaxSequenceViews = 40;   // per variant
 constexpr std::size_t kMaxSequenceRows = 160;
 constexpr std::size_t kMaxSeries = 24;          // per-partition lag lines drawn before only the total
+static_assert(kMaxSeries <= kLagSeriesKept, "a Timeline keeps the lag series report.html draws");
 
 std::string esc(std::string_view s) { return markup_escape(s); }
 
@@ -206,6 +207,7 @@ void render_lag(Out o, const Timeline& tl, const Scale& sc, double y, std::int64
   };
   std::size_t series = 0;
   for (const auto& l : tl.lag) series += l.empty() ? 0 : 1;
+  series = std::max(series, tl.lag_series);  // a built timeline keeps only the first series
   for (std::size_t p = 0; p < tl.lag.size() && series <= kMaxSeries; ++p) {
     if (tl.lag[p].empty()) continue;
     std::int64_t peak = 0;

@@ -16,6 +16,7 @@ constexpr int kHeartbeatThread = 2;
 constexpr int kCoordinatorBase = 10000;  // pid of broker-N is kCoordinatorBase + N
 constexpr int kLagPid = 9999;
 constexpr std::size_t kMaxLagCounters = 64;
+static_assert(kMaxLagCounters <= kLagSeriesKept, "a Timeline keeps the lag series perfetto.json draws");
 
 struct Writer {
   std::vector<std::string> events;

@@ -1,8 +1,12 @@
 #include "reports/timeline.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <functional>
+#include <istream>
 #include <set>
 #include <stdexcept>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -35,7 +39,7 @@ std::vector<std::string> strings(const json& o, const char* key) {
 }
 
 // Requests that move data rather than coordinate the group stay out of the message views.
-bool data_api(const std::string& api) {
+bool data_api(std::string_view api) {
   return api == "Fetch" || api == "ListOffsets" || api == "OffsetForLeaderEpoch" || api == "Metadata" ||
          api == "ShareFetch" || api == "ShareAcknowledge";
 }
@@ -64,6 +68,112 @@ struct GroupState {
   bool open = false;
 };
 
+// The few top-level fields the timeline needs from the trace's high-volume lines (lag samples,
+// fetched and processed batches, data rpcs), read from the line's text without building a json
+// value. It reads only the compact form the trace writer produces; anything else (whitespace,
+// escapes in a wanted string, a non-integer number) makes the caller parse the line in full.
+class LineScan {
+ public:
+  enum Key { kTUs, kType, kPartition, kLag, kConsumer, kBatch, kCount, kApi, kKeys };
+
+  bool read(std::string_view line) {
+    for (auto& v : raw_) v = {};
+    std::size_t i = 0;
+    if (line.size() < 2 || line[i++] != '{' || line.back() != '}') return false;
+    while (i < line.size()) {
+      if (line[i] != '"') return false;
+      const std::size_t key_end = line.find('"', i + 1);
+      if (key_end == std::string_view::npos || key_end + 1 >= line.size() || line[key_end + 1] != ':') return false;
+      const std::string_view key = line.substr(i + 1, key_end - i - 1);
+      if (key.find('\\') != std::string_view::npos) return false;
+      const std::size_t value = key_end + 2;
+      const std::size_t value_end = skip_value(line, value);
+      if (value_end == std::string_view::npos || value_end >= line.size() || value_end == value) return false;
+      const int k = key_index(key);
+      if (k < kKeys) raw_[k] = line.substr(value, value_end - value);
+      if (line[value_end] == '}') return value_end + 1 == line.size() && integer(kTUs, t_us) && string(kType, type);
+      if (line[value_end] != ',') return false;
+      i = value_end + 1;
+    }
+    return false;
+  }
+  // A wanted string field without escapes, unquoted.
+  bool string(Key k, std::string_view& out) const {
+    const std::string_view v = raw_[k];
+    if (v.size() < 2 || v.front() != '"' || v.find('\\') != std::string_view::npos) return false;
+    out = v.substr(1, v.size() - 2);
+    return true;
+  }
+  bool integer(Key k, std::int64_t& out) const {
+    const std::string_view v = raw_[k];
+    if (v.empty()) return false;
+    const auto r = std::from_chars(v.data(), v.data() + v.size(), out);
+    return r.ec == std::errc() && r.ptr == v.data() + v.size();
+  }
+
+  std::int64_t t_us = 0;
+  std::string_view type;
+
+ private:
+  static int key_index(std::string_view key) {
+    static constexpr std::string_view kNames[kKeys] = {"t_us", "type", "partition", "lag", "consumer", "batch", "count", "api"};
+    for (int k = 0; k < kKeys; ++k)
+      if (kNames[k] == key) return k;
+    return kKeys;
+  }
+  // The index just past the value starting at i, or npos.
+  static std::size_t skip_value(std::string_view s, std::size_t i) {
+    if (i >= s.size()) return std::string_view::npos;
+    if (s[i] == '"') {
+      for (++i; i < s.size(); ++i) {
+        if (s[i] == '\\') ++i;
+        else if (s[i] == '"') return i + 1;
+      }
+      return std::string_view::npos;
+    }
+    if (s[i] == '{' || s[i] == '[') {
+      int depth = 0;
+      while (i < s.size()) {
+        const char c = s[i];
+        if (c == '"') {
+          i = skip_value(s, i);
+          if (i == std::string_view::npos) return i;
+          continue;
+        }
+        if (c == '{' || c == '[') ++depth;
+        else if ((c == '}' || c == ']') && --depth == 0) return i + 1;
+        ++i;
+      }
+      return std::string_view::npos;
+    }
+    while (i < s.size() && s[i] != ',' && s[i] != '}') {
+      if (s[i] == ' ' || s[i] == '\t' || s[i] == '"') return std::string_view::npos;
+      ++i;
+    }
+    return i;
+  }
+
+  std::string_view raw_[kKeys];
+};
+
+// Types the timeline passes over: not a consumer's own line and nothing it draws.
+bool ignored_type(std::string_view type) {
+  static constexpr std::string_view kIgnored[] = {
+      "record",      "log_end_offset",     "produce",          "position",           "run.end",
+      "net.change",  "net.heal",           "net.partition",    "net.restore",        "net.drop",
+      "coordinator.elected", "coordinator.load", "coordinator.loaded", "coordinator.unloaded",
+      "broker.fail", "broker.recover"};
+  for (const auto& t : kIgnored)
+    if (t == type) return true;
+  return false;
+}
+
+// Heterogeneous lookup of a partition's lag series by the name read from a line.
+struct NameHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
 }  // namespace
 
 std::vector<TraceLine> parse_trace(std::string_view jsonl) {
@@ -76,20 +186,24 @@ std::vector<TraceLine> parse_trace(std::string_view jsonl) {
     const std::string_view line = jsonl.substr(pos, end - pos);
     pos = end + 1;
     if (line.empty()) continue;
-    TraceLine t;
-    try {
-      t.fields = json::parse(line);
-    } catch (const json::exception& e) {
-      throw std::runtime_error(fmt::format("trace.jsonl line {}: not valid json: {}", line_no, e.what()));
-    }
-    if (!t.fields.is_object() || !t.fields.contains("t_us") || !t.fields["t_us"].is_number_integer() ||
-        !t.fields.contains("type") || !t.fields["type"].is_string())
-      throw std::runtime_error(fmt::format("trace.jsonl line {}: needs an integer t_us and a string type", line_no));
-    t.t_us = t.fields["t_us"].get<std::int64_t>();
-    t.type = t.fields["type"].get<std::string>();
-    out.push_back(std::move(t));
+    out.push_back(parse_line(line, line_no));
   }
   return out;
+}
+
+TraceLine parse_line(std::string_view line, std::size_t line_no) {
+  TraceLine t;
+  try {
+    t.fields = json::parse(line);
+  } catch (const json::exception& e) {
+    throw std::runtime_error(fmt::format("trace.jsonl line {}: not valid json: {}", line_no, e.what()));
+  }
+  if (!t.fields.is_object() || !t.fields.contains("t_us") || !t.fields["t_us"].is_number_integer() ||
+      !t.fields.contains("type") || !t.fields["type"].is_string())
+    throw std::runtime_error(fmt::format("trace.jsonl line {}: needs an integer t_us and a string type", line_no));
+  t.t_us = t.fields["t_us"].get<std::int64_t>();
+  t.type = t.fields["type"].get<std::string>();
+  return t;
 }
 
 bool partition_less(const std::string& a, const std::string& b) {
@@ -146,8 +260,8 @@ std::string milliseconds(std::int64_t us) {
   return s + " ms";
 }
 
-Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
-  const auto lines = parse_trace(trace_jsonl);
+// The timeline of the lines `next_line` yields one at a time (a trace is never held whole).
+static Timeline build_from(const std::function<bool(std::string_view&)>& next_line, const json& summary) {
   Timeline tl;
   tl.summary = summary;
   tl.scenario = summary.value("scenario", std::string());
@@ -176,8 +290,17 @@ Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
   std::map<std::string, GroupState> groups;
   std::map<std::string, std::string> assignment_epoch;  // group -> latest target assignment epoch
   std::set<std::string, decltype(&partition_less)> partition_names(&partition_less);
-  std::map<std::string, std::vector<LagPoint>> lag_by_partition;
-  std::map<std::string, std::int64_t> lag_now;
+  // Each sampled partition's latest lag; the points of the first kLagSeriesKept of them in
+  // partition order (all that any renderer draws per partition).
+  struct LagSeries {
+    std::string name;
+    std::int64_t now = 0;
+    bool kept = false;
+    std::vector<LagPoint> points;
+  };
+  std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>> lag_slot;
+  std::vector<LagSeries> lag_series;
+  std::set<std::string, decltype(&partition_less)> kept_series(&partition_less);
   std::int64_t lag_total = 0;
   std::int64_t last_lag_t = -1;
   std::map<std::tuple<std::string, std::string, std::int64_t>, std::size_t> open_requests;
@@ -244,7 +367,72 @@ Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
     return -1;
   };
 
-  for (const auto& line : lines) {
+  auto on_lag = [&](std::string_view partition, std::int64_t t, std::int64_t v) {
+    if (t != last_lag_t) {
+      flush_lag();
+      last_lag_t = t;
+    }
+    auto it = lag_slot.find(partition);
+    if (it == lag_slot.end()) {
+      it = lag_slot.emplace(std::string(partition), lag_series.size()).first;
+      lag_series.push_back(LagSeries{it->first, 0, false, {}});
+      partition_names.insert(it->first);
+      // The kept series are always the smallest sampled partitions: one pushed out (or never
+      // let in) has kLagSeriesKept smaller ones sampled for good.
+      if (kept_series.size() >= kLagSeriesKept && partition_less(it->first, *kept_series.rbegin())) {
+        auto& out = lag_series[lag_slot.find(*kept_series.rbegin())->second];
+        out.kept = false;
+        std::vector<LagPoint>().swap(out.points);
+        kept_series.erase(std::prev(kept_series.end()));
+      }
+      if (kept_series.size() < kLagSeriesKept) {
+        kept_series.insert(it->first);
+        lag_series.back().kept = true;
+      }
+    }
+    auto& series = lag_series[it->second];
+    lag_total += v - series.now;
+    series.now = v;
+    if (series.kept) series.points.push_back(LagPoint{t, v});
+  };
+
+  std::string_view raw;
+  std::size_t line_no = 0;
+  LineScan scan;
+  while (next_line(raw)) {
+    ++line_no;
+    if (raw.empty()) continue;
+    // The high-volume lines, read without a json parse.
+    if (scan.read(raw)) {
+      const std::int64_t t = scan.t_us;
+      const std::string_view type = scan.type;
+      std::string_view name, api;
+      std::int64_t value = 0, count = 0;
+      bool done = true;
+      if (ignored_type(type)) {
+      } else if (type == "lag" && scan.string(LineScan::kPartition, name) && scan.integer(LineScan::kLag, value)) {
+        on_lag(name, t, value);
+      } else if (type == "rpc" && scan.string(LineScan::kApi, api) && data_api(api)) {
+      } else if (type == "records.fetched" && scan.string(LineScan::kConsumer, name) &&
+                 scan.integer(LineScan::kBatch, value) && scan.integer(LineScan::kCount, count)) {
+        lane(std::string(name), t).batches[value] = {t, count};
+      } else if (type == "records.processed" && scan.string(LineScan::kConsumer, name) &&
+                 scan.integer(LineScan::kBatch, value)) {
+        auto& ls = lane(std::string(name), t);
+        const auto it = ls.batches.find(value);
+        if (it != ls.batches.end()) {
+          span(ls, it->second.first, t, "processing", fmt::format("processing batch {}: {} records", it->first, it->second.second));
+          ls.batches.erase(it);
+        }
+      } else {
+        done = false;
+      }
+      if (done) {
+        last_t = std::max(last_t, t);
+        continue;
+      }
+    }
+    const TraceLine line = parse_line(raw, line_no);
     const auto& f = line.fields;
     const std::int64_t t = line.t_us;
     const std::string& type = line.type;
@@ -258,17 +446,7 @@ Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
       const auto n = num(f, "partitions");
       for (std::int64_t p = 0; p < n && p < 1'000'000; ++p) partition_names.insert(fmt::format("{}-{}", topic, p));
     } else if (type == "lag") {
-      if (t != last_lag_t) {
-        flush_lag();
-        last_lag_t = t;
-      }
-      const std::string p = str(f, "partition");
-      const std::int64_t v = num(f, "lag");
-      partition_names.insert(p);
-      auto& now = lag_now[p];
-      lag_total += v - now;
-      now = v;
-      lag_by_partition[p].push_back(LagPoint{t, v});
+      on_lag(str(f, "partition"), t, num(f, "lag"));
     } else if (type == "group.state") {
       auto& gs = group_band(str(f, "group"));
       close_segment(gs, t);
@@ -503,8 +681,35 @@ Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
     std::stable_sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start_us < b.start_us; });
   }
   tl.lag.resize(tl.partitions.size());
-  for (auto& [p, points] : lag_by_partition) tl.lag[index_of.at(p)] = std::move(points);
+  tl.lag_series = lag_series.size();
+  for (auto& series : lag_series)
+    if (series.kept) tl.lag[static_cast<std::size_t>(index_of.at(series.name))] = std::move(series.points);
   return tl;
+}
+
+Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
+  std::size_t pos = 0;
+  return build_from(
+      [&](std::string_view& line) {
+        if (pos >= trace_jsonl.size()) return false;
+        std::size_t end = trace_jsonl.find('\n', pos);
+        if (end == std::string_view::npos) end = trace_jsonl.size();
+        line = trace_jsonl.substr(pos, end - pos);
+        pos = end + 1;
+        return true;
+      },
+      summary);
+}
+
+Timeline build_timeline(std::istream& trace_jsonl, const json& summary) {
+  std::string buffer;
+  return build_from(
+      [&](std::string_view& line) {
+        if (!std::getline(trace_jsonl, buffer)) return false;
+        line = buffer;
+        return true;
+      },
+      summary);
 }
 
 std::vector<const Message*> messages_between(const Timeline& t, std::int64_t from_us, std::int64_t to_us) {

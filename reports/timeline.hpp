@@ -3,6 +3,7 @@
 // vocabulary of docs/scenario-format.md and no model class; it never reads a clock or a file.
 #pragma once
 #include <cstdint>
+#include <iosfwd>
 #include <map>
 #include <string>
 #include <string_view>
@@ -21,6 +22,9 @@ struct TraceLine {
 
 /// Parses trace.jsonl text; throws std::runtime_error naming the line of a malformed entry.
 std::vector<TraceLine> parse_trace(std::string_view jsonl);
+
+/// Parses one non-empty trace.jsonl line (`line_no` 1-based, for the message); throws as above.
+TraceLine parse_line(std::string_view line, std::size_t line_no);
 
 /// A time interval of one consumer: `kind` is revoking, waiting, processing, stalled, paused,
 /// crashed or callback; `label` is what a reader sees on hover.
@@ -108,13 +112,21 @@ struct Timeline {
   std::vector<GroupBand> groups;         // in order of first appearance
   std::vector<Rebalance> rebalances;
   std::vector<Message> messages;         // group-coordination requests (no Fetch, ListOffsets)
-  std::vector<std::vector<LagPoint>> lag;  // per partition index (empty when never sampled)
+  // Per partition index: the lag samples of the first kLagSeriesKept sampled partitions (all
+  // that report.html and perfetto.json draw per partition); empty for the others.
+  std::vector<std::vector<LagPoint>> lag;
+  std::size_t lag_series = 0;            // partitions with lag samples
   std::vector<LagPoint> total_lag;       // sum over partitions, at every sample time
   nlohmann::ordered_json summary;
 };
 
+/// Per-partition lag series a Timeline keeps (report.html draws them up to 24, perfetto.json 64).
+inline constexpr std::size_t kLagSeriesKept = 64;
+
 /// Builds the model of one variant from its trace text and summary.json.
 Timeline build_timeline(std::string_view trace_jsonl, const nlohmann::ordered_json& summary);
+/// The same, reading the trace one line at a time (memory follows the timeline, not the trace).
+Timeline build_timeline(std::istream& trace_jsonl, const nlohmann::ordered_json& summary);
 
 /// "orders-0..5, payments-3" for a list of partition names (sorted by topic and number first).
 std::string compress_partitions(std::vector<std::string> partitions);

@@ -125,11 +125,17 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
   options.keep_trace = level == TraceLevel::None && (checks.invariants || checks.determinism);
   auto outputs = run_variants(spec, protocols, seed, options);
   // The traces as the files hold them (read back from the staging folder), for the checks and
-  // the report: `report DIR` gives the same bytes.
+  // the report: `report DIR` gives the same bytes. Only the invariant and determinism checks
+  // hold a trace whole; the report reads each file one line at a time.
+  const bool whole_traces = checks.invariants || checks.determinism;
   std::vector<std::string> traces;
   for (const auto& o : outputs) {
     if (level == TraceLevel::None) {
       traces.push_back(o.trace_jsonl);
+      continue;
+    }
+    if (!whole_traces) {
+      traces.emplace_back();
       continue;
     }
     std::ifstream in(staged_trace_path(staged, o.protocol), std::ios::binary);
@@ -157,7 +163,8 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
     // Without a trace there is no report.
     std::vector<VariantText> texts;
     for (std::size_t i = 0; i < outputs.size(); ++i)
-      texts.push_back(VariantText{outputs[i].protocol, traces[i], outputs[i].summary.dump(2) + "\n"});
+      texts.push_back(VariantText{outputs[i].protocol, traces[i], outputs[i].summary.dump(2) + "\n",
+                                  whole_traces ? std::string() : staged_trace_path(staged, outputs[i].protocol).string()});
     extra = render_outputs(std::move(texts), formats);
     for (const auto& [rel, bytes] : extra) staged.write_file(fs::path(rel), bytes);
   }

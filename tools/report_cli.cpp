@@ -44,7 +44,7 @@ std::vector<VariantText> read_run_dir(const std::string& dir) {
     if (e.is_directory() && fs::exists(e.path() / "trace.jsonl") && fs::exists(e.path() / "summary.json")) subdirs.push_back(e.path());
   std::sort(subdirs.begin(), subdirs.end());
   for (const auto& d : subdirs)
-    out.push_back(VariantText{d.filename().string(), read_all(d / "trace.jsonl"), read_all(d / "summary.json")});
+    out.push_back(VariantText{d.filename().string(), {}, read_all(d / "summary.json"), (d / "trace.jsonl").string()});
   if (out.empty())
     throw ScenarioError(dir, {"no variant directories with trace.jsonl and summary.json; run `rebalance-sim run SCENARIO --out DIR` first"});
   return out;
@@ -62,13 +62,28 @@ std::vector<reports::Timeline> timelines(std::vector<VariantText>& variants) {
       throw ScenarioError(v.protocol + "/summary.json", {std::string("not valid json: ") + e.what()});
     }
     try {
-      out.push_back(reports::build_timeline(v.trace_jsonl, summary));
+      if (v.trace_jsonl.empty() && !v.trace_path.empty()) {
+        std::ifstream in(v.trace_path, std::ios::binary);
+        if (!in) throw std::runtime_error("cannot be read");
+        out.push_back(reports::build_timeline(in, summary));
+      } else {
+        out.push_back(reports::build_timeline(v.trace_jsonl, summary));
+      }
     } catch (const std::runtime_error& e) {
       throw ScenarioError(v.protocol + "/trace.jsonl", {e.what()});
     }
     if (out.back().protocol.empty()) out.back().protocol = v.protocol;
   }
   return out;
+}
+
+// The whole trace text of a variant, read from its file the first time it is needed.
+const std::string& trace_text(VariantText& v) {
+  if (v.trace_jsonl.empty() && !v.trace_path.empty()) {
+    v.trace_jsonl = read_all(v.trace_path);
+    v.trace_path.clear();
+  }
+  return v.trace_jsonl;
 }
 
 }  // namespace
@@ -87,10 +102,10 @@ void add_format_options(CLI::App* c, FormatArgs& args) {
 std::vector<std::pair<std::string, std::string>> render_outputs(std::vector<VariantText> variants, const FormatArgs& args) {
   const auto tls = timelines(variants);
   std::vector<reports::ShareView> share;
-  for (const auto& v : variants) {
+  for (auto& v : variants) {
     if (v.protocol != "share") continue;
     try {
-      share.push_back(reports::build_share_view(v.trace_jsonl, v.protocol));
+      share.push_back(reports::build_share_view(trace_text(v), v.protocol));
     } catch (const std::runtime_error& e) {
       throw ScenarioError(v.protocol + "/trace.jsonl", {e.what()});
     }
@@ -115,8 +130,8 @@ std::vector<std::pair<std::string, std::string>> render_outputs(std::vector<Vari
       files.emplace_back(p + "/sequence.mmd", reports::render_mermaid(tl, w));
     }
     if (wants("csv")) {
-      files.emplace_back(p + "/timeline.csv", reports::render_timeline_csv(variants[i].trace_jsonl));
-      files.emplace_back(p + "/lag.csv", reports::render_lag_csv(variants[i].trace_jsonl));
+      files.emplace_back(p + "/timeline.csv", reports::render_timeline_csv(trace_text(variants[i])));
+      files.emplace_back(p + "/lag.csv", reports::render_lag_csv(trace_text(variants[i])));
     }
   }
   return files;

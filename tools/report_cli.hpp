@@ -21,11 +21,14 @@ struct FormatArgs {
   std::optional<std::int64_t> to_ms;
 };
 
-/// One variant's outputs as text.
+/// One variant's outputs as text. A trace too large to hold is named by `trace_path` instead
+/// (trace_jsonl left empty): report.html reads it one line at a time; the csv and share views
+/// read it whole.
 struct VariantText {
   std::string protocol;
   std::string trace_jsonl;
   std::string summary_json;
+  std::string trace_path;
 };
 
 /// Adds --format, --rebalance, --from and --to to `run` or `report`.
