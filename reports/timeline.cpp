@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -74,7 +75,7 @@ struct GroupState {
 // escapes in a wanted string, a non-integer number) makes the caller parse the line in full.
 class LineScan {
  public:
-  enum Key { kTUs, kType, kPartition, kLag, kConsumer, kBatch, kCount, kApi, kKeys };
+  enum Key { kTUs, kType, kPartition, kLag, kConsumer, kBatch, kCount, kApi, kPurpose, kPhase, kMembers, kKeys };
 
   bool read(std::string_view line) {
     for (auto& v : raw_) v = {};
@@ -104,6 +105,26 @@ class LineScan {
     out = v.substr(1, v.size() - 2);
     return true;
   }
+  std::string_view raw(Key k) const { return raw_[k]; }
+  // The number of strings in a wanted array of strings and the first `limit` of them.
+  bool strings(Key k, std::size_t limit, std::size_t& count, std::vector<std::string>& first) const {
+    const std::string_view v = raw_[k];
+    count = 0;
+    first.clear();
+    if (v.size() < 2 || v.front() != '[' || v.back() != ']' || v.find('\\') != std::string_view::npos) return false;
+    std::size_t i = 1;
+    if (v[i] == ']') return i + 1 == v.size();
+    while (i < v.size()) {
+      if (v[i] != '"') return false;
+      const std::size_t end = v.find('"', i + 1);
+      if (end == std::string_view::npos || end + 1 >= v.size()) return false;
+      if (count++ < limit) first.emplace_back(v.substr(i + 1, end - i - 1));
+      if (v[end + 1] == ']') return end + 2 == v.size();
+      if (v[end + 1] != ',') return false;
+      i = end + 2;
+    }
+    return false;
+  }
   bool integer(Key k, std::int64_t& out) const {
     const std::string_view v = raw_[k];
     if (v.empty()) return false;
@@ -116,7 +137,9 @@ class LineScan {
 
  private:
   static int key_index(std::string_view key) {
-    static constexpr std::string_view kNames[kKeys] = {"t_us", "type", "partition", "lag", "consumer", "batch", "count", "api"};
+    static constexpr std::string_view kNames[kKeys] = {"t_us",     "type",  "partition", "lag",
+                                                       "consumer", "batch", "count",     "api",
+                                                       "purpose",  "phase", "members"};
     for (int k = 0; k < kKeys; ++k)
       if (kNames[k] == key) return k;
     return kKeys;
@@ -356,13 +379,24 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
   };
   // A consumer-protocol member keeps waiting after an assignment while its rebalance still
   // owes it partitions (KIP-848 hands them over once their previous owner has revoked them).
+  // Each rebalance's assigned partitions by consumer, indexed once (a summary's `assigned` is an
+  // ordered object: a lookup in it is a linear search over the group's members).
+  std::vector<std::unordered_map<std::string, const json*, NameHash, std::equal_to<>>> assigned_of(tl.rebalances.size());
+  for (std::size_t i = 0; i < tl.rebalances.size(); ++i)
+    if (tl.rebalances[i].assigned.is_object())
+      for (auto it = tl.rebalances[i].assigned.cbegin(); it != tl.rebalances[i].assigned.cend(); ++it)
+        assigned_of[i].emplace(it.key(), &it.value());
   auto still_owed = [&](const std::string& consumer, const std::string& group, std::int64_t t,
                         const std::vector<std::string>& owned) -> std::int64_t {
-    for (const auto& r : tl.rebalances) {
+    std::unordered_set<std::string_view> owned_set;
+    for (std::size_t i = 0; i < tl.rebalances.size(); ++i) {
+      const auto& r = tl.rebalances[i];
       if (r.group != group || t < r.start_us || t >= r.end_us) continue;
-      if (!r.assigned.contains(consumer)) continue;
-      for (const auto& p : r.assigned[consumer])
-        if (p.is_string() && std::find(owned.begin(), owned.end(), p.get<std::string>()) == owned.end()) return r.end_us;
+      const auto it = assigned_of[i].find(consumer);
+      if (it == assigned_of[i].end()) continue;
+      if (owned_set.empty()) owned_set.insert(owned.begin(), owned.end());
+      for (const auto& p : *it->second)
+        if (p.is_string() && !owned_set.contains(p.get_ref<const std::string&>())) return r.end_us;
     }
     return -1;
   };
@@ -399,14 +433,18 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
   std::string_view raw;
   std::size_t line_no = 0;
   LineScan scan;
+  bool scanned_members = false;
+  std::size_t member_count = 0;
+  std::vector<std::string> first_members;
   while (next_line(raw)) {
     ++line_no;
     if (raw.empty()) continue;
     // The high-volume lines, read without a json parse.
-    if (scan.read(raw)) {
+    const bool scanned = scan.read(raw);
+    if (scanned) {
       const std::int64_t t = scan.t_us;
       const std::string_view type = scan.type;
-      std::string_view name, api;
+      std::string_view name, api, purpose, phase;
       std::int64_t value = 0, count = 0;
       bool done = true;
       if (ignored_type(type)) {
@@ -416,6 +454,10 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
       } else if (type == "records.fetched" && scan.string(LineScan::kConsumer, name) &&
                  scan.integer(LineScan::kBatch, value) && scan.integer(LineScan::kCount, count)) {
         lane(std::string(name), t).batches[value] = {t, count};
+      } else if (type == "commit" && scan.string(LineScan::kConsumer, name) &&
+                 scan.string(LineScan::kPurpose, purpose) && scan.string(LineScan::kPhase, phase)) {
+        auto& ls = lane(std::string(name), t);
+        if (purpose == "before revocation" && phase == "sent" && ls.revoking_since < 0) ls.revoking_since = t;
       } else if (type == "records.processed" && scan.string(LineScan::kConsumer, name) &&
                  scan.integer(LineScan::kBatch, value)) {
         auto& ls = lane(std::string(name), t);
@@ -431,6 +473,18 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
         last_t = std::max(last_t, t);
         continue;
       }
+    }
+    // A group epoch's member list (ten thousand names in a large group) is counted from the text;
+    // the rest of the line is parsed.
+    scanned_members = false;
+    std::string reduced;
+    if (scanned && scan.type == "group.epoch" && !scan.raw(LineScan::kMembers).empty() &&
+        scan.strings(LineScan::kMembers, 8, member_count, first_members)) {
+      const std::string_view m = scan.raw(LineScan::kMembers);
+      const std::size_t at = static_cast<std::size_t>(m.data() - raw.data());
+      reduced.append(raw.substr(0, at)).append("[]").append(raw.substr(at + m.size()));
+      raw = reduced;
+      scanned_members = true;
     }
     const TraceLine line = parse_line(raw, line_no);
     const auto& f = line.fields;
@@ -473,14 +527,18 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
       }
       if (f.contains("members")) {
         // A thousand members would make every epoch's label kilobytes long: name the first few.
-        const auto members = strings(f, "members");
-        std::string names;
-        for (std::size_t k = 0; k < members.size() && k < 8; ++k) {
-          if (k > 0) names += ", ";
-          names += members[k];
+        if (!scanned_members) {
+          const auto all = strings(f, "members");
+          member_count = all.size();
+          first_members.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(8, all.size())));
         }
-        if (members.size() > 8) names += fmt::format(" and {} more", members.size() - 8);
-        label += fmt::format(", {} member{}: {}", members.size(), members.size() == 1 ? "" : "s", names);
+        std::string names;
+        for (std::size_t k = 0; k < first_members.size(); ++k) {
+          if (k > 0) names += ", ";
+          names += first_members[k];
+        }
+        if (member_count > 8) names += fmt::format(" and {} more", member_count - 8);
+        label += fmt::format(", {} member{}: {}", member_count, member_count == 1 ? "" : "s", names);
       }
       if (f.contains("reason")) label += " (" + str(f, "reason") + ")";
       tl.groups[gs.index].epochs.push_back(Instant{t, "epoch", label});

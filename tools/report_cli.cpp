@@ -14,6 +14,7 @@
 #include "reports/html_report.hpp"
 #include "reports/mermaid.hpp"
 #include "reports/narrative.hpp"
+#include "reports/ordered_parse.hpp"
 #include "reports/perfetto.hpp"
 #include "reports/timeline.hpp"
 #include "tools/cli_args.hpp"
@@ -57,7 +58,7 @@ std::vector<reports::Timeline> timelines(std::vector<VariantText>& variants) {
   for (const auto& v : variants) {
     nlohmann::ordered_json summary;
     try {
-      summary = nlohmann::ordered_json::parse(v.summary_json);
+      summary = reports::parse_ordered(v.summary_json);
     } catch (const nlohmann::json::exception& e) {
       throw ScenarioError(v.protocol + "/summary.json", {std::string("not valid json: ") + e.what()});
     }

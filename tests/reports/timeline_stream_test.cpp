@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "reports/html_report.hpp"
+#include "reports/ordered_parse.hpp"
 #include "reports/perfetto.hpp"
 #include "reports/timeline.hpp"
 #include "trace_helpers.hpp"
@@ -118,4 +119,19 @@ TEST_CASE("timeline stream: of 100 sampled partitions the first 64 in partition 
   const std::string perfetto = reports::render_perfetto(tl);
   CHECK(perfetto.find("\"lag t-63\"") != std::string::npos);
   CHECK(perfetto.find("\"lag t-64\"") == std::string::npos);
+}
+
+TEST_CASE("parse_ordered: the value ordered_json::parse gives, keys in their order, a repeated key as parse keeps it") {
+  std::string big = R"({"assigned":{)";
+  for (int i = 40; i >= 0; --i) big += fmt::format(R"({}"c{}":["t-{}"])", i == 40 ? "" : ",", i, i);
+  big += R"(,"c7":["again"]},"n":1.5,"u":18446744073709551615,"i":-3,"b":true,"z":null,"s":"x\"y",)"
+         R"("small":{"a":1,"b":2,"a":3},"arr":[{"k":[]},[],{}]})";
+  const auto fast = reports::parse_ordered(big);
+  const auto slow = nlohmann::ordered_json::parse(big);
+  CHECK(fast == slow);
+  CHECK(fast.dump() == slow.dump());
+  CHECK(fast["assigned"].begin().key() == "c40");
+  CHECK(fast["assigned"]["c7"] == nlohmann::ordered_json::array({"again"}));
+  CHECK(fast["small"].dump() == R"({"a":3,"b":2})");
+  CHECK_THROWS_AS(reports::parse_ordered(R"({"a":)"), nlohmann::json::parse_error);
 }
