@@ -51,6 +51,7 @@ struct Ownership {
   std::vector<int> partitions;
 };
 
+/// `owned` and `spans` are in order of their start (sequence_between searches them).
 struct Lane {
   std::string consumer;
   std::string group;
