@@ -82,9 +82,9 @@ class LineScan {
     std::size_t i = 0;
     if (line.size() < 2 || line[i++] != '{' || line.back() != '}') return false;
     while (i < line.size()) {
-      if (line[i] != '"') return false;
-      const std::size_t key_end = line.find('"', i + 1);
-      if (key_end == std::string_view::npos || key_end + 1 >= line.size() || line[key_end + 1] != ':') return false;
+      const std::size_t after_key = skip_string(line, i);
+      if (after_key == std::string_view::npos || after_key >= line.size() || line[after_key] != ':') return false;
+      const std::size_t key_end = after_key - 1;
       const std::string_view key = line.substr(i + 1, key_end - i - 1);
       if (key.find('\\') != std::string_view::npos) return false;
       const std::size_t value = key_end + 2;
@@ -145,34 +145,60 @@ class LineScan {
     return kKeys;
   }
   // The index just past the value starting at i, or npos.
-  static std::size_t skip_value(std::string_view s, std::size_t i) {
-    if (i >= s.size()) return std::string_view::npos;
-    if (s[i] == '"') {
-      for (++i; i < s.size(); ++i) {
-        if (s[i] == '\\') ++i;
-        else if (s[i] == '"') return i + 1;
-      }
-      return std::string_view::npos;
-    }
-    if (s[i] == '{' || s[i] == '[') {
-      int depth = 0;
+  // The index just past the JSON value starting at i, or npos. The value is checked as strictly
+  // as a parse would check it, over a narrower language: no whitespace, strings of printable
+  // ASCII and the two-character escapes, at most kMaxDepth levels. Anything outside gives npos
+  // and the caller's full parse (which accepts or rejects it as nlohmann does).
+  static constexpr int kMaxDepth = 32;
+  static std::size_t skip_value(std::string_view s, std::size_t i, int depth = 0) {
+    constexpr auto npos = std::string_view::npos;
+    if (i >= s.size() || depth > kMaxDepth) return npos;
+    const char c = s[i];
+    if (c == '"') return skip_string(s, i);
+    if (c == '[' || c == '{') {
+      const char close = c == '[' ? ']' : '}';
+      ++i;
+      if (i < s.size() && s[i] == close) return i + 1;
       while (i < s.size()) {
-        const char c = s[i];
-        if (c == '"') {
-          i = skip_value(s, i);
-          if (i == std::string_view::npos) return i;
-          continue;
+        if (close == '}') {
+          i = skip_string(s, i);
+          if (i == npos || i >= s.size() || s[i] != ':') return npos;
+          ++i;
         }
-        if (c == '{' || c == '[') ++depth;
-        else if ((c == '}' || c == ']') && --depth == 0) return i + 1;
+        i = skip_value(s, i, depth + 1);
+        if (i == npos || i >= s.size()) return npos;
+        if (s[i] == close) return i + 1;
+        if (s[i] != ',') return npos;
         ++i;
       }
-      return std::string_view::npos;
+      return npos;
     }
-    while (i < s.size() && s[i] != ',' && s[i] != '}') {
-      if (s[i] == ' ' || s[i] == '\t' || s[i] == '"') return std::string_view::npos;
-      ++i;
+    for (const std::string_view literal : {"true", "false", "null"})
+      if (s.substr(i, literal.size()) == literal) return i + literal.size();
+    return skip_number(s, i);
+  }
+  static std::size_t skip_string(std::string_view s, std::size_t i) {
+    if (i >= s.size() || s[i] != '"') return std::string_view::npos;
+    for (++i; i < s.size(); ++i) {
+      const char c = s[i];
+      if (c == '"') return i + 1;
+      if (c < 0x20 || c > 0x7e) return std::string_view::npos;
+      if (c == '\\') {
+        if (++i >= s.size()) return std::string_view::npos;
+        if (std::string_view("\"\\/bfnrt").find(s[i]) == std::string_view::npos) return std::string_view::npos;
+      }
     }
+    return std::string_view::npos;
+  }
+  // An integer of at most 18 digits: -?(0|[1-9][0-9]*). A fraction, an exponent or a longer
+  // integer (which a parse may find out of range) is left to the full parse.
+  static std::size_t skip_number(std::string_view s, std::size_t i) {
+    if (i < s.size() && s[i] == '-') ++i;
+    const std::size_t first = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    const std::size_t n = i - first;
+    if (n == 0 || n > 18 || (n > 1 && s[first] == '0')) return std::string_view::npos;
+    if (i < s.size() && (s[i] == '.' || s[i] == 'e' || s[i] == 'E')) return std::string_view::npos;
     return i;
   }
 

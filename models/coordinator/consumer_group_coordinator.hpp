@@ -104,7 +104,7 @@ using ConsumerGroups = std::map<std::string, ConsumerGroupState>;
 void replay_record(ConsumerGroups& groups, const nlohmann::json& record);
 void replay_record(ConsumerGroups& groups, const nlohmann::ordered_json& record);
 
-class ConsumerGroupCoordinator : private OffsetsLog::CommitListener {
+class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
  public:
   using Sender = std::function<void(sim::NodeId to, Envelope reply)>;
   using NodeNamer = std::function<std::string(sim::NodeId)>;

@@ -28,7 +28,7 @@ namespace rsim {
 std::int32_t java_string_hash(const std::string& s);
 std::int32_t coordinator_partition(const std::string& group_id, std::int32_t num_partitions);
 
-class GroupCoordinator : private OffsetsLog::CommitListener {
+class GroupCoordinator final : private OffsetsLog::CommitListener {
  public:
   using Sender = std::function<void(sim::NodeId to, Envelope reply)>;
   /// Maps a client node to the scenario's consumer name (for trace events).

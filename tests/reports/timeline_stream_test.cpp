@@ -135,3 +135,27 @@ TEST_CASE("parse_ordered: the value ordered_json::parse gives, keys in their ord
   CHECK(fast["small"].dump() == R"({"a":3,"b":2})");
   CHECK_THROWS_AS(reports::parse_ordered(R"({"a":)"), nlohmann::json::parse_error);
 }
+
+TEST_CASE("timeline stream: a line the fast reader would pass is still rejected when a parse rejects it") {
+  const std::string start = R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":3})";
+  for (const std::string bad : {
+           R"({"t_us":1,"type":"lag","group":"g","partition":"t-0","lag":01})",     // a leading zero
+           R"({"t_us":1,"type":"position","consumer":"c","offsets":[1,,2]})",       // an empty element
+           R"({"t_us":1,"type":"record","tombstone":tru})",                         // not a literal
+           R"({"t_us":1,"type":"lag","group":"g","partition":"t-0","lag":1e999})",  // out of a double's range
+           "{\"t_us\":1,\"type\":\"records.processed\",\"consumer\":\"c\tx\",\"batch\":1}",  // a raw tab
+           R"({"t_us":1,"type":"rpc","api":"Fetch","id":"\q"})",                    // an unknown escape
+       }) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(reports::build_timeline(std::string_view(start + "\n" + bad + "\n"), nlohmann::ordered_json::object()),
+                         doctest::Contains("trace.jsonl line 2: not valid json"), std::runtime_error);
+  }
+  // Valid lines in forms the fast reader leaves to the parse: a fraction, an escape, a space.
+  const auto tl = reports::build_timeline(
+      std::string_view(start + "\n" + R"({"t_us":1000,"type":"lag","group":"g","partition":"t-\u0030","lag":2.5})" + "\n" +
+                       R"({"t_us":1000, "type":"lag","group":"g","partition":"t-1","lag":4})" + "\n"),
+      nlohmann::ordered_json::object());
+  REQUIRE(tl.total_lag.size() == 1);
+  CHECK(tl.total_lag[0].lag == 6);  // 2.5 read as 2 (as num() truncates), plus 4
+  CHECK(tl.partitions == std::vector<std::string>{"t-0", "t-1"});
+}
