@@ -294,22 +294,7 @@ sim::SimTime RecordConsumption::next_fetchable() const {
   if (parts_.empty()) return best;
   ensure_index();
   promote_due();
-  const sim::SimTime now = kernel_.now();
-  for (Entry* e : ready_) {
-    const TopicPartition& tp = e->first;
-    Part& p = e->second;
-    ++visited_;
-    if (!reachable(tp, p.route)) continue;
-    if (workload_.log_end_offset(p.ref) > p.position) {
-      demote_drained();
-      return now;
-    }
-    p.drained = true;
-    const sim::SimTime next = workload_.next_append(p.ref);
-    if (next == sim::kNever) continue;
-    best = std::min(best, next + p.route.delay);
-  }
-  demote_drained();
+  if (walk_ready(&best)) return kernel_.now();
   // The rest are in later_, each until its instant (delays are >= 0): walk the heap from its
   // root, leaving out every subtree whose root's instant is no earlier than the best so far (its
   // instants are all later). The minimum does not depend on the order of the walk.
@@ -335,8 +320,13 @@ bool RecordConsumption::records_waiting() const {
   ensure_index();
   promote_due();
   // next_fetchable()'s walk of ready_ up to its answer `now`; later_ holds only instants after now.
+  return walk_ready(nullptr);
+}
+
+bool RecordConsumption::walk_ready(sim::SimTime* best) const {
   for (Entry* e : ready_) {
-    auto& [tp, p] = *e;
+    const TopicPartition& tp = e->first;
+    Part& p = e->second;
     ++visited_;
     if (!reachable(tp, p.route)) continue;
     if (workload_.log_end_offset(p.ref) > p.position) {
@@ -344,6 +334,9 @@ bool RecordConsumption::records_waiting() const {
       return true;
     }
     p.drained = true;
+    if (best == nullptr) continue;
+    const sim::SimTime next = workload_.next_append(p.ref);
+    if (next != sim::kNever) *best = std::min(*best, next + p.route.delay);
   }
   demote_drained();
   return false;

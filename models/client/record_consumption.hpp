@@ -231,6 +231,10 @@ class RecordConsumption {
   void ensure_index() const;
   void promote_due() const;
   void demote_drained() const;
+  /// Walks ready_: true at the first reachable partition with a record past its position; the
+  /// others visited are marked drained (and leave ready_ with demote_drained()). With `best`,
+  /// also lowers it to the earliest arrival among the drained ones.
+  bool walk_ready(sim::SimTime* best) const;
   mutable bool index_valid_ = false;
   mutable std::uint64_t index_layout_ = 0;
   mutable std::vector<Entry*> order_;  // every assigned partition, by rank (= partition order)
