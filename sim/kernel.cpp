@@ -11,16 +11,47 @@ void assertion_failed(const char* expr, const char* file, int line, const std::s
                                        detail.empty() ? "" : ": ", detail));
 }
 
+// The queue is a 4-ary min-heap kept by hand: half the levels of a binary heap, and the four
+// children of a node share a cache line or two, so a pop over ~10^5 pending events (one per
+// timer of 10,000 consumers) touches far fewer lines. Moving a hole instead of swapping writes
+// each event once. (at, seq) is unique, so the firing order is the same as any other heap's.
+namespace {
+constexpr std::size_t kArity = 4;
+}  // namespace
+
 void Kernel::push_seq(SimTime at, std::uint64_t seq, EventTarget* target, std::uint64_t arg) {
-  heap_.push_back(Event{at, seq, target, arg});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  const Event e{at, seq, target, arg};
+  std::size_t hole = heap_.size();
+  heap_.emplace_back();
+  while (hole > 0) {
+    const std::size_t parent = (hole - 1) / kArity;
+    if (!later(heap_[parent], e)) break;
+    heap_[hole] = heap_[parent];
+    hole = parent;
+  }
+  heap_[hole] = e;
 }
 
 Kernel::Event Kernel::pop() {
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  const Event e = heap_.back();
+  const Event top = heap_.front();
+  const Event last = heap_.back();
   heap_.pop_back();
-  return e;
+  const std::size_t n = heap_.size();
+  if (n == 0) return top;
+  std::size_t hole = 0;
+  for (;;) {
+    const std::size_t first = hole * kArity + 1;
+    if (first >= n) break;
+    std::size_t best = first;
+    const std::size_t end = std::min(first + kArity, n);
+    for (std::size_t c = first + 1; c < end; ++c)
+      if (later(heap_[best], heap_[c])) best = c;
+    if (!later(last, heap_[best])) break;
+    heap_[hole] = heap_[best];
+    hole = best;
+  }
+  heap_[hole] = last;
+  return top;
 }
 
 void Kernel::schedule_closure_after(SimTime delay, std::function<void()> fn) {

@@ -133,7 +133,7 @@ class Kernel {
   WatchdogLimits limits_;
   std::uint64_t at_instant_ = 0;
   std::map<std::string, std::uint64_t> busiest_;
-  std::vector<Event> heap_;  // binary min-heap on (at, seq)
+  std::vector<Event> heap_;  // 4-ary min-heap on (at, seq), see kernel.cpp
   ClosurePool closures_;
 };
 
