@@ -97,6 +97,9 @@ class Network {
   /// O(1) and touching no link while nothing is cut (asked per partition per poll pass).
   bool is_cut(NodeId from, NodeId to) { return cut_links_ > 0 && link(from, to).cut; }
   const LinkSpec& defaults() const { return defaults_; }
+  /// The link slots a node keeps (its highest destination so far, plus one): what a node's
+  /// links cost does not grow with the number of nodes it never talks to.
+  std::size_t link_slots(NodeId from) const { return nodes_.at(from)->out.size(); }
   /// Counts set_link() and set_cut() calls: what a caller derived from links (a latency, a cut)
   /// is still current while it is unchanged.
   std::uint64_t changes() const { return changes_; }

@@ -119,3 +119,24 @@ TEST_CASE("random latency is reproducible per seed and differs across seeds") {
   CHECK(arrivals(1) == arrivals(1));
   CHECK(arrivals(1) != arrivals(2));
 }
+
+TEST_CASE("a node keeps link slots up to the highest node it sent to, not one per node") {
+  // 10,000 consumers each talking to three brokers made first: a slot per node would cost every
+  // consumer 10,000 pointers.
+  sim::Kernel k;
+  sim::Network<int> net(k, sim::Rng(1, "net"), constant(1));
+  std::vector<sim::NodeId> brokers, clients;
+  for (int i = 0; i < 3; ++i) brokers.push_back(net.add_node("broker", nullptr, [](sim::NodeId, int&&) {}));
+  for (int i = 0; i < 2000; ++i) clients.push_back(net.add_node("client", nullptr, [](sim::NodeId, int&&) {}));
+  for (const sim::NodeId c : clients)
+    for (const sim::NodeId b : brokers) {
+      net.send(c, b, 1);
+      net.send(b, c, 2);
+    }
+  k.run(sim::ms(10));
+  for (const sim::NodeId c : clients) CHECK(net.link_slots(c) == 3);
+  CHECK(net.link_slots(brokers[0]) == clients.back() + 1);
+  // A link made later still works and keeps its place.
+  CHECK(net.send(clients[0], clients.back(), 3));
+  CHECK(net.link_slots(clients[0]) == clients.back() + 1);
+}
