@@ -92,7 +92,8 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
                          refresh_route(tp, r);
                          return r.leader >= 0 && r.leader == cluster_.data_leader(tp) &&
                                 !cluster_.broker_down[static_cast<std::size_t>(r.leader)] && !r.cut;
-                       }},
+                       },
+                       [this] { return reach_epoch(); }},
                    sim::Rng(seed, "processing-" + spec.name)),
       fetch_response_timer_(kernel, [this] { on_fetch_response_due(); }, &network_thread_),
       fetch_due_(cluster.broker_nodes.size(), sim::kNever),
@@ -120,6 +121,19 @@ void ConsumerClient::fill_route(const TopicPartition& tp, RecordConsumption::Rou
   // The records' delay: the mean one-way latency of the leader's link (no draw: no RNG use).
   const double ms = network_.mean_latency_ms(leader, node_);
   r.delay = sim::SimTime{static_cast<std::int64_t>(std::llround(ms * 1000.0))};
+}
+
+std::uint64_t ConsumerClient::reach_epoch() const {
+  // leader_reachable reads the route (route_version()), the partition's leader in the cluster
+  // and which brokers are down. With no leader moved the cluster's leader is the first replica,
+  // fixed: the version and one bit per broker name every answer. Otherwise: unknown.
+  const auto& down = cluster_.broker_down;
+  const std::uint64_t version = route_version();
+  if (!cluster_.data_leaders.empty() || down.size() > 32 || version >= (std::uint64_t{1} << 31)) return 0;
+  std::uint64_t bits = 0;
+  for (std::size_t b = 0; b < down.size(); ++b)
+    if (down[b]) bits |= std::uint64_t{1} << b;
+  return version << 32 | bits;
 }
 
 sim::NodeId ConsumerClient::partition_leader(const TopicPartition& tp) const {
@@ -584,8 +598,8 @@ void ConsumerClient::send_fetches() {
   // Records waiting to be returned: this pass returns them, and the next one fetches.
   if (consumption_.records_waiting()) return;
   bool sent = false;
-  consumption_.for_each_fetchable_while([&](const TopicPartition&, const RecordConsumption::Route& route) {
-    const std::size_t b = route.broker;
+  // One Fetch per open broker, in the order of the fetchable partitions each one leads first.
+  consumption_.for_each_fetch_broker_while([&](std::size_t b) {
     const sim::NodeId leader = cluster_.broker_nodes[b];
     if (fetch_due_[b] != sim::kNever || cluster_.is_down(leader)) return true;
     fetch_id_[b] = next_correlation_id_++;

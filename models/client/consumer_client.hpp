@@ -179,6 +179,9 @@ class ConsumerClient : public ConsumerModel {
   /// their cut). Never 0.
   std::uint64_t route_version() const { return leaders_version_ + network_.changes(); }
   void fill_route(const TopicPartition& tp, RecordConsumption::Route& route) const;
+  /// RecordConsumption's reach_epoch: equal values, equal reachability and routes for every
+  /// partition (0: unknown, when a data leader moved).
+  std::uint64_t reach_epoch() const;
   /// The same leader as an index into cluster_.broker_nodes.
   std::size_t partition_leader_index(const TopicPartition& tp) const;
   /// The client's metadata names the partition's current, live leader: a Fetch can succeed.
