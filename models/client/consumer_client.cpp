@@ -604,17 +604,9 @@ void ConsumerClient::send_fetches() {
     if (fetch_due_[b] != sim::kNever || cluster_.is_down(leader)) return true;
     fetch_id_[b] = next_correlation_id_++;
     trace_rpc("send", node_, leader, "Fetch", fetch_id_[b], nullptr);
-    // The mean latency of both links and of the broker's handling and purgatory lateness (no
-    // draw: the records' own delivery uses no RNG either), plus the broker's wait for records;
-    // at least 1 ms, so that a zero wait cannot spin.
-    const double rtt_ms = network_.mean_latency_ms(node_, leader) + network_.mean_latency_ms(leader, node_) +
-                          network_.handling(leader).expected_ms() + cluster_.purgatory_lateness_ms;
-    const sim::SimTime answer =
-        sim::SimTime{static_cast<std::int64_t>(std::llround(rtt_ms * 1000.0))} +
-        sim::ms(config_.fetch_max_wait_ms);
     fetch_sent_[b] = now;
     connected_[b] = true;
-    fetch_due_[b] = now + std::max(answer, sim::ms(1));
+    fetch_due_[b] = now + fetch_answer(b);
     sent = true;
     return --open > 0;
   });
@@ -622,6 +614,26 @@ void ConsumerClient::send_fetches() {
   const sim::SimTime first = *std::min_element(fetch_due_.begin(), fetch_due_.end());
   if (!fetch_response_timer_.armed() || first < fetch_response_timer_.deadline())
     fetch_response_timer_.arm_at(first);
+}
+
+sim::SimTime ConsumerClient::fetch_answer(std::size_t b) {
+  // Sent several times a second per broker: derived from the links once per change of them.
+  if (fetch_answer_changes_ != network_.changes()) {
+    fetch_answer_changes_ = network_.changes();
+    fetch_answer_.assign(cluster_.broker_nodes.size(), sim::kNever);
+  }
+  sim::SimTime& answer = fetch_answer_[b];
+  if (answer != sim::kNever) return answer;
+  // The mean latency of both links and of the broker's handling and purgatory lateness (no
+  // draw: the records' own delivery uses no RNG either), plus the broker's wait for records;
+  // at least 1 ms, so that a zero wait cannot spin.
+  const sim::NodeId leader = cluster_.broker_nodes[b];
+  const double rtt_ms = network_.mean_latency_ms(node_, leader) + network_.mean_latency_ms(leader, node_) +
+                        network_.handling(leader).expected_ms() + cluster_.purgatory_lateness_ms;
+  answer = std::max(sim::SimTime{static_cast<std::int64_t>(std::llround(rtt_ms * 1000.0))} +
+                        sim::ms(config_.fetch_max_wait_ms),
+                    sim::ms(1));
+  return answer;
 }
 
 void ConsumerClient::on_fetch_response_due() {

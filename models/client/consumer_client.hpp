@@ -193,6 +193,8 @@ class ConsumerClient : public ConsumerModel {
   // Records themselves are delivered by RecordConsumption (a waiting poll() gets them
   // `Route::delay` after their append); returning them ends the Fetches in flight.
   void send_fetches();
+  /// How long after it is sent a Fetch to broker `b` (by index) answers at the latest.
+  sim::SimTime fetch_answer(std::size_t b);
   void on_fetch_response_due();
   void clear_fetches();
   /// A new process: no Fetch in flight, no connection open.
@@ -306,6 +308,11 @@ class ConsumerClient : public ConsumerModel {
   /// Data connections open, by broker index (a request was sent there since the start and the
   /// broker did not go down since): leastLoadedNode prefers them.
   std::vector<bool> connected_;
+  /// By broker index, how long after it is sent a Fetch there answers at the latest (see
+  /// send_fetches()), derived from the links as of network_.changes() == fetch_answer_changes_
+  /// (the brokers' handling is set at wiring and never changes).
+  std::vector<sim::SimTime> fetch_answer_;
+  std::uint64_t fetch_answer_changes_ = UINT64_MAX;
   sim::Rng least_loaded_rng_;  // leastLoadedNode's random starting node
 };
 
