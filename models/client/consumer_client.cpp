@@ -92,7 +92,8 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
                          refresh_route(tp, r);
                          return r.leader >= 0 && r.leader == cluster_.data_leader(tp) &&
                                 !cluster_.broker_down[static_cast<std::size_t>(r.leader)] && !r.cut;
-                       }},
+                       },
+                       [this] { return reach_epoch(); }},
                    sim::Rng(seed, "processing-" + spec.name)),
       fetch_response_timer_(kernel, [this] { on_fetch_response_due(); }, &network_thread_),
       fetch_due_(cluster.broker_nodes.size(), sim::kNever),
@@ -120,6 +121,19 @@ void ConsumerClient::fill_route(const TopicPartition& tp, RecordConsumption::Rou
   // The records' delay: the mean one-way latency of the leader's link (no draw: no RNG use).
   const double ms = network_.mean_latency_ms(leader, node_);
   r.delay = sim::SimTime{static_cast<std::int64_t>(std::llround(ms * 1000.0))};
+}
+
+std::uint64_t ConsumerClient::reach_epoch() const {
+  // leader_reachable reads the route (route_version()), the partition's leader in the cluster
+  // and which brokers are down. With no leader moved the cluster's leader is the first replica,
+  // fixed: the version and one bit per broker name every answer. Otherwise: unknown.
+  const auto& down = cluster_.broker_down;
+  const std::uint64_t version = route_version();
+  if (!cluster_.data_leaders.empty() || down.size() > 32 || version >= (std::uint64_t{1} << 31)) return 0;
+  std::uint64_t bits = 0;
+  for (std::size_t b = 0; b < down.size(); ++b)
+    if (down[b]) bits |= std::uint64_t{1} << b;
+  return version << 32 | bits;
 }
 
 sim::NodeId ConsumerClient::partition_leader(const TopicPartition& tp) const {
@@ -584,23 +598,15 @@ void ConsumerClient::send_fetches() {
   // Records waiting to be returned: this pass returns them, and the next one fetches.
   if (consumption_.records_waiting()) return;
   bool sent = false;
-  consumption_.for_each_fetchable_while([&](const TopicPartition&, const RecordConsumption::Route& route) {
-    const std::size_t b = route.broker;
+  // One Fetch per open broker, in the order of the fetchable partitions each one leads first.
+  consumption_.for_each_fetch_broker_while([&](std::size_t b) {
     const sim::NodeId leader = cluster_.broker_nodes[b];
     if (fetch_due_[b] != sim::kNever || cluster_.is_down(leader)) return true;
     fetch_id_[b] = next_correlation_id_++;
     trace_rpc("send", node_, leader, "Fetch", fetch_id_[b], nullptr);
-    // The mean latency of both links and of the broker's handling and purgatory lateness (no
-    // draw: the records' own delivery uses no RNG either), plus the broker's wait for records;
-    // at least 1 ms, so that a zero wait cannot spin.
-    const double rtt_ms = network_.mean_latency_ms(node_, leader) + network_.mean_latency_ms(leader, node_) +
-                          network_.handling(leader).expected_ms() + cluster_.purgatory_lateness_ms;
-    const sim::SimTime answer =
-        sim::SimTime{static_cast<std::int64_t>(std::llround(rtt_ms * 1000.0))} +
-        sim::ms(config_.fetch_max_wait_ms);
     fetch_sent_[b] = now;
     connected_[b] = true;
-    fetch_due_[b] = now + std::max(answer, sim::ms(1));
+    fetch_due_[b] = now + fetch_answer(b);
     sent = true;
     return --open > 0;
   });
@@ -608,6 +614,26 @@ void ConsumerClient::send_fetches() {
   const sim::SimTime first = *std::min_element(fetch_due_.begin(), fetch_due_.end());
   if (!fetch_response_timer_.armed() || first < fetch_response_timer_.deadline())
     fetch_response_timer_.arm_at(first);
+}
+
+sim::SimTime ConsumerClient::fetch_answer(std::size_t b) {
+  // Sent several times a second per broker: derived from the links once per change of them.
+  if (fetch_answer_changes_ != network_.changes()) {
+    fetch_answer_changes_ = network_.changes();
+    fetch_answer_.assign(cluster_.broker_nodes.size(), sim::kNever);
+  }
+  sim::SimTime& answer = fetch_answer_[b];
+  if (answer != sim::kNever) return answer;
+  // The mean latency of both links and of the broker's handling and purgatory lateness (no
+  // draw: the records' own delivery uses no RNG either), plus the broker's wait for records;
+  // at least 1 ms, so that a zero wait cannot spin.
+  const sim::NodeId leader = cluster_.broker_nodes[b];
+  const double rtt_ms = network_.mean_latency_ms(node_, leader) + network_.mean_latency_ms(leader, node_) +
+                        network_.handling(leader).expected_ms() + cluster_.purgatory_lateness_ms;
+  answer = std::max(sim::SimTime{static_cast<std::int64_t>(std::llround(rtt_ms * 1000.0))} +
+                        sim::ms(config_.fetch_max_wait_ms),
+                    sim::ms(1));
+  return answer;
 }
 
 void ConsumerClient::on_fetch_response_due() {

@@ -179,6 +179,9 @@ class ConsumerClient : public ConsumerModel {
   /// their cut). Never 0.
   std::uint64_t route_version() const { return leaders_version_ + network_.changes(); }
   void fill_route(const TopicPartition& tp, RecordConsumption::Route& route) const;
+  /// RecordConsumption's reach_epoch: equal values, equal reachability and routes for every
+  /// partition (0: unknown, when a data leader moved).
+  std::uint64_t reach_epoch() const;
   /// The same leader as an index into cluster_.broker_nodes.
   std::size_t partition_leader_index(const TopicPartition& tp) const;
   /// The client's metadata names the partition's current, live leader: a Fetch can succeed.
@@ -190,6 +193,8 @@ class ConsumerClient : public ConsumerModel {
   // Records themselves are delivered by RecordConsumption (a waiting poll() gets them
   // `Route::delay` after their append); returning them ends the Fetches in flight.
   void send_fetches();
+  /// How long after it is sent a Fetch to broker `b` (by index) answers at the latest.
+  sim::SimTime fetch_answer(std::size_t b);
   void on_fetch_response_due();
   void clear_fetches();
   /// A new process: no Fetch in flight, no connection open.
@@ -303,6 +308,11 @@ class ConsumerClient : public ConsumerModel {
   /// Data connections open, by broker index (a request was sent there since the start and the
   /// broker did not go down since): leastLoadedNode prefers them.
   std::vector<bool> connected_;
+  /// By broker index, how long after it is sent a Fetch there answers at the latest (see
+  /// send_fetches()), derived from the links as of network_.changes() == fetch_answer_changes_
+  /// (the brokers' handling is set at wiring and never changes).
+  std::vector<sim::SimTime> fetch_answer_;
+  std::uint64_t fetch_answer_changes_ = UINT64_MAX;
   sim::Rng least_loaded_rng_;  // leastLoadedNode's random starting node
 };
 

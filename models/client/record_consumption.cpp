@@ -15,14 +15,16 @@ RecordConsumption::RecordConsumption(sim::Kernel& kernel, Tracer& tracer, Worklo
       workload_(workload),
       lag_(lag),
       options_(std::move(options)),
-      rng_(std::move(rng)) {}
+      rng_(std::move(rng)) {
+  reset_none_ = options_.auto_offset_reset == "none";
+}
 
 void RecordConsumption::assign(const TopicPartitions& added) {
   for (const auto& tp : added) {
     const auto [it, added_now] = parts_.emplace(tp, Part{});
     if (!added_now) continue;
     ++not_fetching_;  // INITIALIZING
-    index_valid_ = false;
+    invalidate();
     if (lag_ != nullptr) lag_->set_owner(options_.group, tp, options_.consumer, &it->second);
   }
 }
@@ -33,8 +35,9 @@ void RecordConsumption::revoke(const TopicPartitions& removed) {
     if (it == parts_.end()) continue;
     if (it->second.state != State::Fetching) --not_fetching_;
     if (it->second.state == State::AwaitingValidation) --validating_;
+    if (it->second.state == State::AwaitingReset) --resetting_;
     parts_.erase(it);
-    index_valid_ = false;
+    invalidate();
     if (lag_ != nullptr) lag_->set_owner(options_.group, tp, "", nullptr);
   }
 }
@@ -44,8 +47,9 @@ void RecordConsumption::set_state(Part& p, State state) {
   not_fetching_ += (state != State::Fetching ? 1 : 0) - (p.state != State::Fetching ? 1 : 0);
   validating_ += (state == State::AwaitingValidation ? 1 : 0) -
                  (p.state == State::AwaitingValidation ? 1 : 0);
+  resetting_ += (state == State::AwaitingReset ? 1 : 0) - (p.state == State::AwaitingReset ? 1 : 0);
   p.state = state;
-  index_valid_ = false;
+  invalidate();
 }
 
 void RecordConsumption::clear() {
@@ -53,13 +57,13 @@ void RecordConsumption::clear() {
   for (const auto& [tp, p] : parts_) all.push_back(tp);
   revoke(all);
   next_in_line_.reset();
-  index_valid_ = false;
+  invalidate();
 }
 
 void RecordConsumption::mark_pending_revocation(const TopicPartitions& tps) {
   for (const auto& tp : tps)
     if (auto it = parts_.find(tp); it != parts_.end()) it->second.pending_revocation = true;
-  index_valid_ = false;
+  invalidate();
 }
 
 TopicPartitions RecordConsumption::awaiting_committed() const {
@@ -77,8 +81,7 @@ TopicPartitions RecordConsumption::awaiting_reset() const {
   return out;
 }
 
-std::optional<TopicPartition> RecordConsumption::missing_offset() const {
-  if (options_.auto_offset_reset != "none") return std::nullopt;
+std::optional<TopicPartition> RecordConsumption::first_resetting() const {
   for (const auto& [tp, p] : parts_)
     if (p.state == State::AwaitingReset) return tp;
   return std::nullopt;
@@ -97,7 +100,7 @@ void RecordConsumption::lookup_failed(const TopicPartitions& tps) {
 void RecordConsumption::set_position(const TopicPartition& tp, Part& p, std::int64_t offset,
                                      std::int32_t epoch, State state, const std::string& source) {
   set_state(p, state);
-  index_valid_ = false;  // a new position
+  invalidate();  // a new position
   p.lookup_in_flight = false;
   p.position = offset;
   p.offset_epoch = epoch;
@@ -188,8 +191,42 @@ bool RecordConsumption::fetchable(const TopicPartition& tp, const Part& p) const
   return p.state == State::Fetching && !p.pending_revocation && reachable(tp, p.route);
 }
 
+bool RecordConsumption::any_fetchable() const {
+  const std::uint64_t epoch = reach_epoch();
+  if (epoch != 0 && epoch == any_epoch_ && fetchable_changes_ == any_changes_) return any_;
+  bool any = false;
+  for (const auto& [tp, p] : parts_)
+    if (fetchable(tp, p)) {
+      any = true;
+      break;
+    }
+  any_epoch_ = epoch;
+  any_changes_ = fetchable_changes_;
+  any_ = any;
+  return any;
+}
+
+const std::vector<std::size_t>& RecordConsumption::fetch_brokers(std::uint64_t epoch) const {
+  if (epoch == brokers_epoch_ && fetchable_changes_ == brokers_changes_) return brokers_;
+  brokers_.clear();
+  for (const auto& [tp, p] : parts_)
+    if (fetchable(tp, p) && std::find(brokers_.begin(), brokers_.end(), p.route.broker) == brokers_.end())
+      brokers_.push_back(p.route.broker);
+  brokers_epoch_ = epoch;
+  brokers_changes_ = fetchable_changes_;
+  return brokers_;
+}
+
+bool RecordConsumption::quiet() const {
+  if (quiet_.epoch == 0 || quiet_.changes != index_changes_ || kernel_.now() >= quiet_.until || !index_valid_ ||
+      index_layout_ != workload_.layout())
+    return false;
+  return quiet_.epoch == reach_epoch();
+}
+
 void RecordConsumption::ensure_index() const {
   if (index_valid_ && index_layout_ == workload_.layout()) return;
+  ++index_changes_;
   order_.clear();
   ready_.clear();
   later_.clear();
@@ -213,14 +250,22 @@ void RecordConsumption::ensure_index() const {
 void RecordConsumption::promote_due() const {
   const sim::SimTime now = kernel_.now();
   const auto later = [](const auto& a, const auto& b) { return a > b; };
+  if (later_.empty() || later_.front().first > now) return;
+  ++index_changes_;
+  // The due partitions join ready_ in rank order: sorted by rank among themselves (no partition
+  // is looked at), then merged with those already there (often none: all were drained).
+  due_.clear();
   while (!later_.empty() && later_.front().first <= now) {
     std::pop_heap(later_.begin(), later_.end(), later);
-    Entry* e = order_[later_.back().second];
+    due_.push_back(later_.back().second);
     later_.pop_back();
-    const auto at = std::upper_bound(ready_.begin(), ready_.end(), e->second.rank,
-                                     [](std::uint32_t r, const Entry* x) { return r < x->second.rank; });
-    ready_.insert(at, e);
   }
+  std::sort(due_.begin(), due_.end());
+  const std::size_t kept = ready_.size();
+  for (const std::uint32_t rank : due_) ready_.push_back(order_[rank]);
+  if (kept > 0)
+    std::inplace_merge(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(kept), ready_.end(),
+                       [](const Entry* a, const Entry* b) { return a->second.rank < b->second.rank; });
 }
 
 void RecordConsumption::demote_drained() const {
@@ -233,12 +278,13 @@ void RecordConsumption::demote_drained() const {
     // production changes and the index is rebuilt).
     later_.emplace_back(workload_.next_append(p.ref), p.rank);
     std::push_heap(later_.begin(), later_.end(), later);
+    ++index_changes_;
     return true;
   });
 }
 
 std::optional<Batch> RecordConsumption::poll() {
-  if (parts_.empty()) return std::nullopt;
+  if (parts_.empty() || quiet()) return std::nullopt;
   ensure_index();
   promote_due();
   // Partitions in order, starting with the one a previous poll() left partly drained (Kafka's
@@ -251,6 +297,7 @@ std::optional<Batch> RecordConsumption::poll() {
                                ready_.begin());
   Batch batch;
   std::int64_t room = options_.max_poll_records;
+  batch.ranges.reserve(static_cast<std::size_t>(std::min<std::int64_t>(room, static_cast<std::int64_t>(ready_.size()))));
   std::optional<std::uint32_t> next;  // by rank
   const std::size_t n_ready = ready_.size();
   for (std::size_t i = 0; i < n_ready && room > 0; ++i) {
@@ -278,6 +325,7 @@ std::optional<Batch> RecordConsumption::poll() {
   }
   demote_drained();
   if (batch.records == 0) return std::nullopt;
+  ++index_changes_;  // positions moved
   next_rank_ = next ? *next : start_rank;
   next_in_line_ = order_[next_rank_]->first;
   batch.id = ++batches_;
@@ -292,9 +340,13 @@ std::optional<Batch> RecordConsumption::poll() {
 sim::SimTime RecordConsumption::next_fetchable() const {
   sim::SimTime best = sim::kNever;
   if (parts_.empty()) return best;
+  if (quiet()) return quiet_.next;
   ensure_index();
   promote_due();
   if (walk_ready(&best)) return kernel_.now();
+  // Every reachable partition of ready_ went to later_: quiet until later_'s earliest instant.
+  const std::uint64_t epoch = reach_epoch();
+  quiet_ = Quiet{epoch, index_changes_, later_.empty() ? sim::kNever : later_.front().first, best};
   // The rest are in later_, each until its instant (delays are >= 0): walk the heap from its
   // root, leaving out every subtree whose root's instant is no earlier than the best so far (its
   // instants are all later). The minimum does not depend on the order of the walk.
@@ -312,11 +364,12 @@ sim::SimTime RecordConsumption::next_fetchable() const {
     if (2 * i + 2 < later_.size()) scratch_.push_back(2 * i + 2);
     if (2 * i + 1 < later_.size()) scratch_.push_back(2 * i + 1);
   }
+  quiet_.next = best;
   return best;
 }
 
 bool RecordConsumption::records_waiting() const {
-  if (parts_.empty()) return false;
+  if (parts_.empty() || quiet()) return false;
   ensure_index();
   promote_due();
   // next_fetchable()'s walk of ready_ up to its answer `now`; later_ holds only instants after now.

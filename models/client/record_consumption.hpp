@@ -32,7 +32,7 @@
 // Wiring a client (what ClassicConsumer does; the KIP-848 client does the same):
 //  - construct it with the World's Workload and LagMonitor (World passes both to consumers),
 //    Options{consumer name, group.id, max.poll.records, auto.offset.reset, the scenario's
-//    processing, leader_reachable} and an Rng stream of its own
+//    processing, leader_reachable, reach_epoch} and an Rng stream of its own
 //    ("processing-<name>");
 //  - OffsetFetchRequest / ListOffsetsRequest / OffsetsForLeaderEpochRequest (messages.hpp) are
 //    answered by the coordinator / any live broker / the partition's leader (send the last two
@@ -57,6 +57,7 @@
 // (consumer, group, batch, count) when the application is done with it (its ranges are those of
 // the records.fetched event with the same consumer and batch).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -106,6 +107,11 @@ class RecordConsumption {
     /// Whether the consumer can fetch from the partition's leader now, its route brought up to
     /// date (empty: always, with no delay). A cut link stops the records; positions are kept.
     std::function<bool(const TopicPartition&, Route&)> leader_reachable;
+    /// A value that names what leader_reachable answers (and the routes it fills) for every
+    /// partition: equal values, equal answers. 0 (or empty): unknown. While it holds, what was
+    /// derived from those answers is kept (see the quiet state below) instead of asking again per
+    /// partition per poll pass.
+    std::function<std::uint64_t()> reach_epoch;
   };
   // Opaque to callers (LagMonitor holds an assigned partition's Part, see position(const Part&)).
   // Kafka's FetchStates: INITIALIZING, AWAIT_RESET, AWAIT_VALIDATION, FETCHING.
@@ -157,24 +163,34 @@ class RecordConsumption {
   void on_validated(const std::vector<EpochEndOffset>& answers);
   /// Kafka's hasAllFetchPositions(): every assigned partition has a valid position. O(1).
   bool has_all_fetch_positions() const { return not_fetching_ == 0; }
+  /// Whether some partition is fetchable now (see for_each_fetchable). O(1) while the
+  /// reach_epoch and the fetchable partitions' states are unchanged.
+  bool any_fetchable() const;
   /// Calls f(tp) for every partition a Fetch would ask for now (a valid position, not pending
   /// revocation, its leader reachable), in partition order.
-  /// Whether some partition is fetchable now (see for_each_fetchable).
-  bool any_fetchable() const {
-    for (const auto& [tp, p] : parts_)
-      if (fetchable(tp, p)) return true;
-    return false;
-  }
   template <class F>
   void for_each_fetchable(F&& f) const {
     for (const auto& [tp, p] : parts_)
       if (fetchable(tp, p)) f(tp);
   }
-  /// for_each_fetchable() while f(tp, route) returns true; the route is current.
+  /// Calls f(b) for each broker a fetchable partition's Fetch goes to (Route::broker), in the
+  /// order of its first fetchable partition, while f returns true. What a walk of
+  /// for_each_fetchable() that sends one Fetch per broker needs; kept while the reach_epoch and
+  /// the fetchable partitions' states are unchanged.
   template <class F>
-  void for_each_fetchable_while(F&& f) const {
-    for (const auto& [tp, p] : parts_)
-      if (fetchable(tp, p) && !f(tp, static_cast<const Route&>(p.route))) return;
+  void for_each_fetch_broker_while(F&& f) const {
+    const std::uint64_t epoch = reach_epoch();
+    if (epoch == 0) {
+      std::vector<std::size_t> seen;
+      for (const auto& [tp, p] : parts_) {
+        if (!fetchable(tp, p) || std::find(seen.begin(), seen.end(), p.route.broker) != seen.end()) continue;
+        seen.push_back(p.route.broker);
+        if (!f(p.route.broker)) return;
+      }
+      return;
+    }
+    for (const std::size_t b : fetch_brokers(epoch))
+      if (!f(b)) return;
   }
   /// Calls f(tp) for every assigned partition, in partition order.
   template <class F>
@@ -182,7 +198,10 @@ class RecordConsumption {
     for (const auto& [tp, p] : parts_) f(tp);
   }
   /// With auto.offset.reset=none, a partition that has no committed offset.
-  std::optional<TopicPartition> missing_offset() const;
+  std::optional<TopicPartition> missing_offset() const {
+    if (!reset_none_ || resetting_ == 0) return std::nullopt;  // asked per poll pass
+    return first_resetting();
+  }
   /// The timestamp ListOffsets asks for: -1 (latest) or -2 (earliest).
   std::int64_t reset_timestamp() const {
     return options_.auto_offset_reset == "earliest" ? -2 : -1;
@@ -200,7 +219,7 @@ class RecordConsumption {
 
   // Fetching and processing.
   /// O(partitions that may have records) plus O(log assigned), not O(assigned): see the
-  /// fetchable-data index below.
+  /// fetchable-data index below; O(1) in the quiet state.
   std::optional<Batch> poll();
   /// When a record the consumer has not returned yet reaches it, at the earliest: the next append
   /// to a fetchable partition plus its Route::delay (sim::kNever: never). Same cost as poll().
@@ -217,7 +236,16 @@ class RecordConsumption {
   void set_position(const TopicPartition& tp, Part& p, std::int64_t offset, std::int32_t epoch,
                     State state, const std::string& source);
   void set_state(Part& p, State state);
+  /// Which partitions are fetchable may have changed (assignment, state, pending revocation, a
+  /// position): the index is rebuilt at its next use, and what was kept of it is stale.
+  void invalidate() {
+    index_valid_ = false;
+    ++fetchable_changes_;
+  }
+  std::optional<TopicPartition> first_resetting() const;
   bool fetchable(const TopicPartition& tp, const Part& p) const;
+  std::uint64_t reach_epoch() const { return options_.reach_epoch ? options_.reach_epoch() : 0; }
+  const std::vector<std::size_t>& fetch_brokers(std::uint64_t epoch) const;
   bool reachable(const TopicPartition& tp, Route& route) const {
     return !options_.leader_reachable || options_.leader_reachable(tp, route);
   }
@@ -241,8 +269,32 @@ class RecordConsumption {
   mutable std::vector<Entry*> ready_;  // by rank
   mutable std::vector<std::pair<sim::SimTime, std::uint32_t>> later_;  // min-heap
   mutable std::vector<std::size_t> scratch_;  // next_fetchable()'s walk of later_
+  mutable std::vector<std::uint32_t> due_;    // promote_due()'s ranks
   std::int32_t not_fetching_ = 0;  // assigned partitions not FETCHING
   std::int32_t validating_ = 0;    // assigned partitions AWAIT_VALIDATION
+  std::int32_t resetting_ = 0;     // assigned partitions AWAIT_RESET
+  bool reset_none_ = false;        // auto.offset.reset=none
+
+  // The quiet state: a poll pass with nothing to return and the same reach_epoch as the last
+  // one asks nothing per partition. next_fetchable() found no reachable partition in ready_ with
+  // a record (all of them went to later_) and `next`; until later_'s earliest instant (`until`),
+  // with no change of the index (`changes`) and the same reach_epoch, poll() returns nothing,
+  // records_waiting() is false and next_fetchable() is `next` again.
+  struct Quiet {
+    std::uint64_t epoch = 0;  // 0: nothing kept
+    std::uint64_t changes = 0;
+    sim::SimTime until{0};
+    sim::SimTime next{0};
+  };
+  bool quiet() const;
+  mutable Quiet quiet_;
+  mutable std::uint64_t index_changes_ = 0;  // a rebuild, or a partition moved or polled
+  std::uint64_t fetchable_changes_ = 0;      // counts invalidate()
+  // any_fetchable() and fetch_brokers() as of a reach_epoch and fetchable_changes_ (epoch 0: none).
+  mutable std::uint64_t any_epoch_ = 0, any_changes_ = 0;
+  mutable bool any_ = false;
+  mutable std::uint64_t brokers_epoch_ = 0, brokers_changes_ = 0;
+  mutable std::vector<std::size_t> brokers_;
 
   sim::Kernel& kernel_;
   Tracer& tracer_;

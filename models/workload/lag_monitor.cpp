@@ -14,7 +14,11 @@ void LagMonitor::start() {
 }
 
 void LagMonitor::on_tick() {
-  for (auto& [key, e] : entries_) emit(key, e, "sample");
+  if (order_.size() != entries_.size()) {
+    order_.clear();
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) order_.push_back(it);
+  }
+  for (const auto it : order_) emit(it->first, it->second, "sample");
   timer_.arm(period_);
 }
 

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "models/client/record_consumption.hpp"
 #include "models/protocol/topic_partition.hpp"
@@ -88,6 +89,9 @@ class LagMonitor {
   sim::Timer timer_;
   Entries entries_;
   std::unordered_set<Entries::iterator, IndexHash, IndexEqual> index_;
+  /// entries_ in its order, for the samples' walk (a vector, not the map's tree); entries are
+  /// never removed, so it is rebuilt only when one was added.
+  std::vector<Entries::iterator> order_;
 };
 
 }  // namespace rsim

@@ -133,7 +133,11 @@ TEST_CASE("record consumption: a poll pass visits only the partitions with recor
 }
 
 TEST_CASE("record consumption: the index returns what a scan of every partition returns") {
+  // With a reach_epoch (the cut's state: equal epochs, equal answers) the quiet state is kept
+  // between passes; without one every pass asks each partition.
+  for (const bool with_epoch : {false, true})
   for (const std::uint64_t seed : {1, 2, 3}) {
+    CAPTURE(with_epoch);
     sim::Kernel kernel;
     testing::RecordedTracer tracer(kernel);
     const std::vector<rsim::TopicSpec> topics = {topic("a", 5, sim::Distribution::constant(37)),
@@ -149,6 +153,10 @@ TEST_CASE("record consumption: the index returns what a scan of every partition 
                                                                .leader_reachable = [&](const rsim::TopicPartition& tp, rsim::RecordConsumption::Route& route) {
                                                                  route.delay = delay(tp);
                                                                  return reachable(tp);
+                                                               },
+                                                               .reach_epoch = [&]() -> std::uint64_t {
+                                                                 if (!with_epoch) return 0;
+                                                                 return cut ? 2 : 1;
                                                                }},
                               sim::Rng(seed, "t"));
     Reference ref{w2, 7, reachable, delay, {}, {}};
@@ -168,7 +176,10 @@ TEST_CASE("record consumption: the index returns what a scan of every partition 
         const auto want = ref.poll();
         REQUIRE(same(got ? got->ranges : std::vector<rsim::FetchedRange>{}, want));
       } else if (r < 9) {
-        REQUIRE(c.next_fetchable() == ref.next_fetchable(kernel.now()));
+        const sim::SimTime want = ref.next_fetchable(kernel.now());
+        if (rng.next() % 2 == 0) REQUIRE(c.records_waiting() == (want <= kernel.now()));
+        REQUIRE(c.next_fetchable() == want);
+        REQUIRE(c.any_fetchable());
       } else {
         cut = !cut;
       }
@@ -229,4 +240,57 @@ TEST_CASE("record consumption: a partition's route is kept until the client says
   CHECK(c.records_waiting());
   REQUIRE(c.poll());
   CHECK(fills == 3 + 3 + 1);
+}
+
+TEST_CASE("record consumption: the brokers a pass fetches from, in the order of their first partition") {
+  for (const bool with_epoch : {false, true}) {
+    CAPTURE(with_epoch);
+    sim::Kernel kernel;
+    testing::RecordedTracer tracer(kernel);
+    rsim::Workload workload(kernel, tracer, {topic("t", 6, sim::Distribution::constant(100))}, 1);
+    // Partition p's leader is broker (p + 2) % 3; partition 0's is unreachable while `cut`.
+    bool cut = false;
+    int asked = 0;
+    const auto reachable = [&](const rsim::TopicPartition& tp, rsim::RecordConsumption::Route& route) {
+      ++asked;
+      route.broker = static_cast<std::size_t>((tp.partition + 2) % 3);
+      return !(cut && tp.partition == 0);
+    };
+    rsim::RecordConsumption c(kernel, tracer, workload, nullptr,
+                              rsim::RecordConsumption::Options{.consumer = "c",
+                                                               .group = "g",
+                                                               .leader_reachable = reachable,
+                                                               .reach_epoch = [&]() -> std::uint64_t {
+                                                                 return with_epoch ? (cut ? 2 : 1) : 0;
+                                                               }},
+                              sim::Rng(1, "t"));
+    const auto brokers = [&c] {
+      std::vector<std::size_t> out;
+      c.for_each_fetch_broker_while([&](std::size_t b) {
+        out.push_back(b);
+        return true;
+      });
+      return out;
+    };
+    fetch_from_zero(c, {{"t", 0}, {"t", 1}, {"t", 2}, {"t", 3}});
+    CHECK(brokers() == std::vector<std::size_t>{2, 0, 1});
+    // f returning false ends the walk.
+    std::vector<std::size_t> first;
+    c.for_each_fetch_broker_while([&](std::size_t b) {
+      first.push_back(b);
+      return false;
+    });
+    CHECK(first == std::vector<std::size_t>{2});
+    cut = true;
+    CHECK(brokers() == std::vector<std::size_t>{0, 1, 2});
+    // The same epoch asks no partition again; without one every walk does.
+    const int before = asked;
+    CHECK(brokers() == std::vector<std::size_t>{0, 1, 2});
+    CHECK((asked == before) == with_epoch);
+    // A partition no longer fetchable (pending revocation) is seen whatever the epoch.
+    c.mark_pending_revocation({{"t", 1}});
+    CHECK(brokers() == std::vector<std::size_t>{1, 2});
+    cut = false;
+    CHECK(brokers() == std::vector<std::size_t>{2, 1});
+  }
 }
