@@ -90,7 +90,7 @@ class LineScan {
       if (after_key == std::string_view::npos || after_key >= line.size() || line[after_key] != ':') return false;
       const std::size_t key_end = after_key - 1;
       const std::string_view key = line.substr(i + 1, key_end - i - 1);
-      if (key.find('\\') != std::string_view::npos) return false;
+      if (has_backslash(key)) return false;
       const std::size_t value = key_end + 2;
       const std::size_t value_end = skip_value(line, value);
       if (value_end == std::string_view::npos || value_end >= line.size() || value_end == value) return false;
@@ -105,7 +105,7 @@ class LineScan {
   // A wanted string field without escapes, unquoted.
   bool string(Key k, std::string_view& out) const {
     const std::string_view v = raw_[k];
-    if (v.size() < 2 || v.front() != '"' || v.find('\\') != std::string_view::npos) return false;
+    if (v.size() < 2 || v.front() != '"' || has_backslash(v)) return false;
     out = v.substr(1, v.size() - 2);
     return true;
   }
@@ -115,7 +115,7 @@ class LineScan {
     const std::string_view v = raw_[k];
     count = 0;
     first.clear();
-    if (v.size() < 2 || v.front() != '[' || v.back() != ']' || v.find('\\') != std::string_view::npos) return false;
+    if (v.size() < 2 || v.front() != '[' || v.back() != ']' || has_backslash(v)) return false;
     std::size_t i = 1;
     if (v[i] == ']') return i + 1 == v.size();
     while (i < v.size()) {
@@ -140,6 +140,12 @@ class LineScan {
   std::string_view type;
 
  private:
+  // Inline: the strings looked at are a few bytes long, shorter than a memchr call costs.
+  static bool has_backslash(std::string_view v) {
+    for (const char c : v)
+      if (c == '\\') return true;
+    return false;
+  }
   static int key_index(std::string_view key) {
     // By length and first letter, then one comparison: every line has about ten keys, and a
     // search through the names compared most of them.
@@ -221,12 +227,15 @@ class LineScan {
   static std::size_t skip_string(std::string_view s, std::size_t i) {
     if (i >= s.size() || s[i] != '"') return std::string_view::npos;
     ++i;
-    // Eight bytes at a time while all are printable ASCII other than '"' and '\\' (names and
-    // numbers in strings, nearly every byte of a line), then byte by byte as before.
+    // Eight bytes at a time while all are printable ASCII other than '\\' (names and numbers
+    // in strings, nearly every byte of a line): the closing quote is found in the word when no
+    // byte before it needs a look. Anything else goes byte by byte from that word on.
     while (i + 8 <= s.size()) {
       std::uint64_t w;
       std::memcpy(&w, s.data() + i, 8);
-      if (!plain8(w)) break;
+      const std::uint64_t bad = unplain8(w), quote = zero_bytes(w ^ (kOnes * '"'));
+      if (quote != 0 && (bad == 0 || lowest_byte(quote) < lowest_byte(bad))) return i + lowest_byte(quote) + 1;
+      if (bad != 0 || quote != 0) break;
       i += 8;
     }
     for (; i < s.size(); ++i) {
@@ -240,14 +249,18 @@ class LineScan {
     }
     return std::string_view::npos;
   }
-  // Whether all 8 bytes of `w` are in [0x20, 0x7e] and none is '"' or '\\' (exact).
-  static bool plain8(std::uint64_t w) {
-    constexpr std::uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-    const auto has_zero = [&](std::uint64_t v) { return ((v - ones) & ~v & highs) != 0; };
-    if ((w & highs) != 0) return false;                          // a byte >= 0x80
-    if (((w - ones * 0x20) & ~w & highs) != 0) return false;     // a byte < 0x20
-    if (((w + ones * 0x01) & highs) != 0) return false;          // a byte == 0x7f
-    return !has_zero(w ^ (ones * '"')) && !has_zero(w ^ (ones * '\\'));
+  // Byte masks of a little-endian word of 8 bytes: the high bit of a byte is set where the
+  // test holds. The lowest flagged byte is always right (borrows and carries only flag bytes
+  // above a true one), which is all the callers read.
+  static constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
+  static std::uint64_t zero_bytes(std::uint64_t v) { return (v - kOnes) & ~v & kHighs; }
+  // Bytes outside printable ASCII [0x20, 0x7e], or '\\'.
+  static std::uint64_t unplain8(std::uint64_t w) {
+    return (w & kHighs) | ((w - kOnes * 0x20) & ~w & kHighs) | ((w + kOnes) & kHighs) |
+           zero_bytes(w ^ (kOnes * '\\'));
+  }
+  static std::size_t lowest_byte(std::uint64_t mask) {
+    return static_cast<std::size_t>(__builtin_ctzll(mask)) / 8;
   }
   // An integer of at most 18 digits: -?(0|[1-9][0-9]*). A fraction, an exponent or a longer
   // integer (which a parse may find out of range) is left to the full parse.
