@@ -71,7 +71,7 @@ struct GroupState {
 };
 
 // The few top-level fields the timeline needs from the trace's high-volume lines (lag samples,
-// fetched and processed batches, data rpcs), read from the line's text without building a json
+// fetched and processed batches, commits, rpcs), read from the line's text without building a json
 // value. It reads only the compact form the trace writer produces; anything else (whitespace,
 // escapes in a wanted string, a non-integer number) makes the caller parse the line in full.
 class LineScan {
