@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <functional>
 #include <istream>
 #include <set>
@@ -70,12 +71,15 @@ struct GroupState {
 };
 
 // The few top-level fields the timeline needs from the trace's high-volume lines (lag samples,
-// fetched and processed batches, data rpcs), read from the line's text without building a json
+// fetched and processed batches, commits, rpcs), read from the line's text without building a json
 // value. It reads only the compact form the trace writer produces; anything else (whitespace,
 // escapes in a wanted string, a non-integer number) makes the caller parse the line in full.
 class LineScan {
  public:
-  enum Key { kTUs, kType, kPartition, kLag, kConsumer, kBatch, kCount, kApi, kPurpose, kPhase, kMembers, kKeys };
+  enum Key {
+    kTUs, kType, kPartition, kLag, kConsumer, kBatch, kCount, kApi, kPurpose, kPhase, kMembers,
+    kDir, kFrom, kTo, kId, kError, kMemberEpoch, kFields, kKeys
+  };
 
   bool read(std::string_view line) {
     for (auto& v : raw_) v = {};
@@ -86,7 +90,7 @@ class LineScan {
       if (after_key == std::string_view::npos || after_key >= line.size() || line[after_key] != ':') return false;
       const std::size_t key_end = after_key - 1;
       const std::string_view key = line.substr(i + 1, key_end - i - 1);
-      if (key.find('\\') != std::string_view::npos) return false;
+      if (has_backslash(key)) return false;
       const std::size_t value = key_end + 2;
       const std::size_t value_end = skip_value(line, value);
       if (value_end == std::string_view::npos || value_end >= line.size() || value_end == value) return false;
@@ -101,7 +105,7 @@ class LineScan {
   // A wanted string field without escapes, unquoted.
   bool string(Key k, std::string_view& out) const {
     const std::string_view v = raw_[k];
-    if (v.size() < 2 || v.front() != '"' || v.find('\\') != std::string_view::npos) return false;
+    if (v.size() < 2 || v.front() != '"' || has_backslash(v)) return false;
     out = v.substr(1, v.size() - 2);
     return true;
   }
@@ -111,7 +115,7 @@ class LineScan {
     const std::string_view v = raw_[k];
     count = 0;
     first.clear();
-    if (v.size() < 2 || v.front() != '[' || v.back() != ']' || v.find('\\') != std::string_view::npos) return false;
+    if (v.size() < 2 || v.front() != '[' || v.back() != ']' || has_backslash(v)) return false;
     std::size_t i = 1;
     if (v[i] == ']') return i + 1 == v.size();
     while (i < v.size()) {
@@ -136,13 +140,54 @@ class LineScan {
   std::string_view type;
 
  private:
+  // Inline: the strings looked at are a few bytes long, shorter than a memchr call costs.
+  static bool has_backslash(std::string_view v) {
+    for (const char c : v)
+      if (c == '\\') return true;
+    return false;
+  }
   static int key_index(std::string_view key) {
-    static constexpr std::string_view kNames[kKeys] = {"t_us",     "type",  "partition", "lag",
-                                                       "consumer", "batch", "count",     "api",
-                                                       "purpose",  "phase", "members"};
-    for (int k = 0; k < kKeys; ++k)
-      if (kNames[k] == key) return k;
-    return kKeys;
+    // By length and first letter, then one comparison: every line has about ten keys, and a
+    // search through the names compared most of them.
+    // Compared inline, byte by byte (a memcmp call per key cost more than the compare).
+    auto is = [&](std::string_view name, Key k) {
+      if (key.size() != name.size()) return static_cast<int>(kKeys);
+      for (std::size_t i = 0; i < name.size(); ++i)
+        if (key[i] != name[i]) return static_cast<int>(kKeys);
+      return static_cast<int>(k);
+    };
+    if (key.empty()) return kKeys;
+    switch (key.size()) {
+      case 2: return key[0] == 't' ? is("to", kTo) : is("id", kId);
+      case 3:
+        switch (key[0]) {
+          case 'l': return is("lag", kLag);
+          case 'a': return is("api", kApi);
+          case 'd': return is("dir", kDir);
+          default: return kKeys;
+        }
+      case 4:
+        switch (key[1]) {
+          case '_': return is("t_us", kTUs);
+          case 'y': return is("type", kType);
+          case 'r': return is("from", kFrom);
+          default: return kKeys;
+        }
+      case 5:
+        switch (key[0]) {
+          case 'b': return is("batch", kBatch);
+          case 'c': return is("count", kCount);
+          case 'p': return is("phase", kPhase);
+          case 'e': return is("error", kError);
+          default: return kKeys;
+        }
+      case 6: return is("fields", kFields);
+      case 7: return key[0] == 'p' ? is("purpose", kPurpose) : key[0] == 'm' ? is("members", kMembers) : kKeys;
+      case 8: return is("consumer", kConsumer);
+      case 9: return is("partition", kPartition);
+      case 12: return is("member_epoch", kMemberEpoch);
+      default: return kKeys;
+    }
   }
   // The index just past the value starting at i, or npos.
   // The index just past the JSON value starting at i, or npos. The value is checked as strictly
@@ -173,13 +218,27 @@ class LineScan {
       }
       return npos;
     }
+    // Numbers first (most values), without comparing them to the literals.
+    if (c == '-' || (c >= '0' && c <= '9')) return skip_number(s, i);
     for (const std::string_view literal : {"true", "false", "null"})
       if (s.substr(i, literal.size()) == literal) return i + literal.size();
-    return skip_number(s, i);
+    return std::string_view::npos;
   }
   static std::size_t skip_string(std::string_view s, std::size_t i) {
     if (i >= s.size() || s[i] != '"') return std::string_view::npos;
-    for (++i; i < s.size(); ++i) {
+    ++i;
+    // Eight bytes at a time while all are printable ASCII other than '\\' (names and numbers
+    // in strings, nearly every byte of a line): the closing quote is found in the word when no
+    // byte before it needs a look. Anything else goes byte by byte from that word on.
+    while (i + 8 <= s.size()) {
+      std::uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      const std::uint64_t bad = unplain8(w), quote = zero_bytes(w ^ (kOnes * '"'));
+      if (quote != 0 && (bad == 0 || lowest_byte(quote) < lowest_byte(bad))) return i + lowest_byte(quote) + 1;
+      if (bad != 0 || quote != 0) break;
+      i += 8;
+    }
+    for (; i < s.size(); ++i) {
       const char c = s[i];
       if (c == '"') return i + 1;
       if (c < 0x20 || c > 0x7e) return std::string_view::npos;
@@ -189,6 +248,19 @@ class LineScan {
       }
     }
     return std::string_view::npos;
+  }
+  // Byte masks of a little-endian word of 8 bytes: the high bit of a byte is set where the
+  // test holds. The lowest flagged byte is always right (borrows and carries only flag bytes
+  // above a true one), which is all the callers read.
+  static constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
+  static std::uint64_t zero_bytes(std::uint64_t v) { return (v - kOnes) & ~v & kHighs; }
+  // Bytes outside printable ASCII [0x20, 0x7e], or '\\'.
+  static std::uint64_t unplain8(std::uint64_t w) {
+    return (w & kHighs) | ((w - kOnes * 0x20) & ~w & kHighs) | ((w + kOnes) & kHighs) |
+           zero_bytes(w ^ (kOnes * '\\'));
+  }
+  static std::size_t lowest_byte(std::uint64_t mask) {
+    return static_cast<std::size_t>(__builtin_ctzll(mask)) / 8;
   }
   // An integer of at most 18 digits: -?(0|[1-9][0-9]*). A fraction, an exponent or a longer
   // integer (which a parse may find out of range) is left to the full parse.
@@ -335,7 +407,7 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
     }
   }
 
-  std::map<std::string, LaneState> lanes;
+  std::map<std::string, LaneState, std::less<>> lanes;  // found by a name read from a line, uncopied
   std::map<std::string, GroupState> groups;
   std::map<std::string, std::string> assignment_epoch;  // group -> latest target assignment epoch
   std::set<std::string, decltype(&partition_less)> partition_names(&partition_less);
@@ -356,13 +428,13 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
   std::vector<std::vector<std::tuple<std::int64_t, std::int64_t, std::vector<std::string>>>> raw_owned;
   std::int64_t last_t = 0;
 
-  auto lane = [&](const std::string& name, std::int64_t t) -> LaneState& {
+  auto lane = [&](std::string_view name, std::int64_t t) -> LaneState& {
     auto it = lanes.find(name);
     if (it == lanes.end()) {
-      it = lanes.emplace(name, LaneState{}).first;
+      it = lanes.emplace(std::string(name), LaneState{}).first;
       it->second.index = tl.lanes.size();
       it->second.owned_since = t;
-      tl.lanes.push_back(Lane{name, {}, {}, {}, {}});
+      tl.lanes.push_back(Lane{std::string(name), {}, {}, {}, {}});
       raw_owned.emplace_back();
     }
     return it->second;
@@ -427,34 +499,90 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
     return -1;
   };
 
+  // A partition's first sample: its series, kept if it is among the smallest sampled.
+  auto new_lag_series = [&](std::string_view partition) -> std::size_t {
+    const auto it = lag_slot.emplace(std::string(partition), lag_series.size()).first;
+    lag_series.push_back(LagSeries{it->first, 0, false, {}});
+    partition_names.insert(it->first);
+    // The kept series are always the smallest sampled partitions: one pushed out (or never
+    // let in) has kLagSeriesKept smaller ones sampled for good.
+    if (kept_series.size() >= kLagSeriesKept && partition_less(it->first, *kept_series.rbegin())) {
+      auto& out = lag_series[lag_slot.find(*kept_series.rbegin())->second];
+      out.kept = false;
+      std::vector<LagPoint>().swap(out.points);
+      kept_series.erase(std::prev(kept_series.end()));
+    }
+    if (kept_series.size() < kLagSeriesKept) {
+      kept_series.insert(it->first);
+      lag_series.back().kept = true;
+    }
+    return it->second;
+  };
+  std::size_t lag_guess = 0;
   auto on_lag = [&](std::string_view partition, std::int64_t t, std::int64_t v) {
     if (t != last_lag_t) {
       flush_lag();
       last_lag_t = t;
     }
-    auto it = lag_slot.find(partition);
-    if (it == lag_slot.end()) {
-      it = lag_slot.emplace(std::string(partition), lag_series.size()).first;
-      lag_series.push_back(LagSeries{it->first, 0, false, {}});
-      partition_names.insert(it->first);
-      // The kept series are always the smallest sampled partitions: one pushed out (or never
-      // let in) has kLagSeriesKept smaller ones sampled for good.
-      if (kept_series.size() >= kLagSeriesKept && partition_less(it->first, *kept_series.rbegin())) {
-        auto& out = lag_series[lag_slot.find(*kept_series.rbegin())->second];
-        out.kept = false;
-        std::vector<LagPoint>().swap(out.points);
-        kept_series.erase(std::prev(kept_series.end()));
-      }
-      if (kept_series.size() < kLagSeriesKept) {
-        kept_series.insert(it->first);
-        lag_series.back().kept = true;
-      }
+    // Samples come partition after partition in the same order at every tick: the series after
+    // the last one is tried first, and the hash lookup only when it is not that one.
+    std::size_t slot = lag_guess < lag_series.size() ? lag_guess : 0;
+    if (slot >= lag_series.size() || lag_series[slot].name != partition) {
+      auto it = lag_slot.find(partition);
+      if (it != lag_slot.end()) slot = it->second;
+      else slot = new_lag_series(partition);
     }
-    auto& series = lag_series[it->second];
+    lag_guess = slot + 1;
+    auto& series = lag_series[slot];
     lag_total += v - series.now;
     series.now = v;
     if (series.kept) series.points.push_back(LagPoint{t, v});
   };
+
+
+  // A group-coordination request sent (`detail` as Message::detail) and a response received.
+  auto rpc_send = [&](std::int64_t t, std::string from, std::string to, const std::string& api, std::int64_t id,
+                      std::string detail) {
+    Message m;
+    m.send_us = t;
+    m.client = from;
+    m.server = std::move(to);
+    m.api = api;
+    m.detail = std::move(detail);
+    open_requests[{from, api, id}] = tl.messages.size();
+    tl.messages.push_back(std::move(m));
+    if (lanes.count(from)) {
+      auto& ls = lane(from, t);
+      if (api == "JoinGroup") {
+        instant(ls, t, "join", "JoinGroup request");
+        if (ls.waiting_since < 0) ls.waiting_since = t;
+      } else if (api == "SyncGroup") {
+        instant(ls, t, "sync", "SyncGroup request");
+      } else if (api == "LeaveGroup") {
+        instant(ls, t, "leave", "LeaveGroup request");
+      }
+    }
+  };
+  auto rpc_recv = [&](std::int64_t t, const std::string& to, const std::string& api, std::int64_t id,
+                      const std::string& error) {
+    const auto key = std::make_tuple(to, api, id);
+    const auto it = open_requests.find(key);
+    if (it != open_requests.end()) {
+      tl.messages[it->second].recv_us = t;
+      tl.messages[it->second].error = error.empty() ? "NONE" : error;
+      open_requests.erase(it);
+    }
+    if (lanes.count(to)) {
+      auto& ls = lane(to, t);
+      const std::string err = error.empty() || error == "NONE" ? "" : " (" + error + ")";
+      if (api == "JoinGroup") instant(ls, t, "join", "JoinGroup response" + err);
+      else if (api == "SyncGroup") instant(ls, t, "sync", "SyncGroup response" + err);
+      else if ((api == "Heartbeat" || api == "ConsumerGroupHeartbeat" || api == "ShareGroupHeartbeat") && !err.empty())
+        instant(ls, t, "heartbeat", api + " response" + err);
+    }
+  };
+  std::vector<std::string> rpc_fields;  // a scanned request's `fields`
+  std::size_t field_count = 0;
 
   std::string_view raw;
   std::size_t line_no = 0;
@@ -470,23 +598,47 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
     if (scanned) {
       const std::int64_t t = scan.t_us;
       const std::string_view type = scan.type;
-      std::string_view name, api, purpose, phase;
+      std::string_view name, api, purpose, phase, dir, to, error;
       std::int64_t value = 0, count = 0;
       bool done = true;
       if (ignored_type(type)) {
       } else if (type == "lag" && scan.string(LineScan::kPartition, name) && scan.integer(LineScan::kLag, value)) {
         on_lag(name, t, value);
       } else if (type == "rpc" && scan.string(LineScan::kApi, api) && data_api(api)) {
+      } else if (type == "rpc" && scan.string(LineScan::kApi, api) && scan.string(LineScan::kDir, dir) &&
+                 dir == "recv" && scan.string(LineScan::kTo, to) && scan.integer(LineScan::kId, value) &&
+                 (scan.raw(LineScan::kError).empty() || scan.string(LineScan::kError, error))) {
+        // A response, as the parse below reads it (an absent error is "").
+        rpc_recv(t, std::string(to), std::string(api), value, std::string(error));
+      } else if (type == "rpc" && scan.string(LineScan::kApi, api) && scan.string(LineScan::kDir, dir) &&
+                 dir == "send" && scan.string(LineScan::kFrom, name) && scan.string(LineScan::kTo, to) &&
+                 scan.integer(LineScan::kId, value) &&
+                 (scan.raw(LineScan::kMemberEpoch).empty() || scan.integer(LineScan::kMemberEpoch, count)) &&
+                 (scan.raw(LineScan::kFields).empty() ||
+                  scan.strings(LineScan::kFields, SIZE_MAX, field_count, rpc_fields))) {
+        // A request, as the parse below reads it.
+        std::string detail;
+        if (!scan.raw(LineScan::kMemberEpoch).empty()) detail = fmt::format("member_epoch={}", count);
+        if (!scan.raw(LineScan::kFields).empty()) {
+          std::string fields;
+          for (const auto& x : rpc_fields) {
+            if (!fields.empty()) fields += ',';
+            fields += x;
+          }
+          if (!detail.empty()) detail += ' ';
+          detail += "fields=" + fields;
+        }
+        rpc_send(t, std::string(name), std::string(to), std::string(api), value, std::move(detail));
       } else if (type == "records.fetched" && scan.string(LineScan::kConsumer, name) &&
                  scan.integer(LineScan::kBatch, value) && scan.integer(LineScan::kCount, count)) {
-        lane(std::string(name), t).batches[value] = {t, count};
+        lane(name, t).batches[value] = {t, count};
       } else if (type == "commit" && scan.string(LineScan::kConsumer, name) &&
                  scan.string(LineScan::kPurpose, purpose) && scan.string(LineScan::kPhase, phase)) {
-        auto& ls = lane(std::string(name), t);
+        auto& ls = lane(name, t);
         if (purpose == "before revocation" && phase == "sent" && ls.revoking_since < 0) ls.revoking_since = t;
       } else if (type == "records.processed" && scan.string(LineScan::kConsumer, name) &&
                  scan.integer(LineScan::kBatch, value)) {
-        auto& ls = lane(std::string(name), t);
+        auto& ls = lane(name, t);
         const auto it = ls.batches.find(value);
         if (it != ls.batches.end()) {
           span(ls, it->second.first, t, "processing", fmt::format("processing batch {}: {} records", it->first, it->second.second));
@@ -580,53 +732,20 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
       const std::string dir = str(f, "dir"), api = str(f, "api");
       if (data_api(api)) continue;
       if (dir == "send") {
-        const std::string from = str(f, "from");
-        Message m;
-        m.send_us = t;
-        m.client = from;
-        m.server = str(f, "to");
-        m.api = api;
-        if (f.contains("member_epoch")) m.detail = fmt::format("member_epoch={}", num(f, "member_epoch"));
+        std::string detail;
+        if (f.contains("member_epoch")) detail = fmt::format("member_epoch={}", num(f, "member_epoch"));
         if (f.contains("fields") && f["fields"].is_array()) {
           std::string fields;
           for (const auto& x : f["fields"]) {
             if (!fields.empty()) fields += ',';
             fields += x.is_string() ? x.get<std::string>() : x.dump();
           }
-          if (!m.detail.empty()) m.detail += ' ';
-          m.detail += "fields=" + fields;
+          if (!detail.empty()) detail += ' ';
+          detail += "fields=" + fields;
         }
-        open_requests[{from, api, num(f, "id", -1)}] = tl.messages.size();
-        tl.messages.push_back(m);
-        if (lanes.count(from)) {
-          auto& ls = lane(from, t);
-          if (api == "JoinGroup") {
-            instant(ls, t, "join", "JoinGroup request");
-            if (ls.waiting_since < 0) ls.waiting_since = t;
-          } else if (api == "SyncGroup") {
-            instant(ls, t, "sync", "SyncGroup request");
-          } else if (api == "LeaveGroup") {
-            instant(ls, t, "leave", "LeaveGroup request");
-          }
-        }
+        rpc_send(t, str(f, "from"), str(f, "to"), api, num(f, "id", -1), std::move(detail));
       } else {
-        const std::string to = str(f, "to");
-        const auto key = std::make_tuple(to, api, num(f, "id", -1));
-        const auto it = open_requests.find(key);
-        const std::string error = str(f, "error");
-        if (it != open_requests.end()) {
-          tl.messages[it->second].recv_us = t;
-          tl.messages[it->second].error = error.empty() ? "NONE" : error;
-          open_requests.erase(it);
-        }
-        if (lanes.count(to)) {
-          auto& ls = lane(to, t);
-          const std::string err = error.empty() || error == "NONE" ? "" : " (" + error + ")";
-          if (api == "JoinGroup") instant(ls, t, "join", "JoinGroup response" + err);
-          else if (api == "SyncGroup") instant(ls, t, "sync", "SyncGroup response" + err);
-          else if ((api == "Heartbeat" || api == "ConsumerGroupHeartbeat" || api == "ShareGroupHeartbeat") && !err.empty())
-            instant(ls, t, "heartbeat", api + " response" + err);
-        }
+        rpc_recv(t, str(f, "to"), api, num(f, "id", -1), str(f, "error"));
       }
     } else if (type == "record" || type == "log_end_offset" || type == "produce" || type == "position" ||
                type == "run.end" || type == "net.change" || type == "net.heal" || type == "net.partition" ||
@@ -786,12 +905,39 @@ Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
 }
 
 Timeline build_timeline(std::istream& trace_jsonl, const json& summary) {
+  // The lines as std::getline() splits them, read in blocks (a line-at-a-time getline cost as
+  // much as scanning the line): `buffer` holds [begin, end) of what was read, a line is a view
+  // into it, valid until the next call. Memory: one block plus the longest line.
+  constexpr std::size_t kBlock = 1 << 20;
   std::string buffer;
+  std::size_t begin = 0, end = 0;
+  bool eof = false;
   return build_from(
       [&](std::string_view& line) {
-        if (!std::getline(trace_jsonl, buffer)) return false;
-        line = buffer;
-        return true;
+        for (;;) {
+          const char* data = buffer.data();
+          if (const void* nl = end > begin ? std::memchr(data + begin, '\n', end - begin) : nullptr) {
+            const auto at = static_cast<std::size_t>(static_cast<const char*>(nl) - data);
+            line = std::string_view(data + begin, at - begin);
+            begin = at + 1;
+            return true;
+          }
+          if (eof) {
+            if (begin == end) return false;
+            line = std::string_view(data + begin, end - begin);  // the last line, without '\n'
+            begin = end;
+            return true;
+          }
+          // Keep the partial line, then read another block after it.
+          buffer.erase(0, begin);
+          end -= begin;
+          begin = 0;
+          if (buffer.size() < end + kBlock) buffer.resize(end + kBlock);
+          trace_jsonl.read(buffer.data() + end, static_cast<std::streamsize>(kBlock));
+          const auto got = static_cast<std::size_t>(trace_jsonl.gcount());
+          end += got;
+          if (got < kBlock) eof = true;
+        }
       },
       summary);
 }
