@@ -1,6 +1,7 @@
 #include "models/protocol/trace_jsonl.hpp"
 
 #include <charconv>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <map>
@@ -241,6 +242,241 @@ const std::map<std::string_view, ParseFn>& parsers() {
   return m;
 }
 
+
+// --- fast paths for the high-volume kinds ------------------------------------------------------
+// At --trace standard, lag, records.fetched, record (OffsetCommit), records.processed and commit
+// lines are nearly all of the bytes, and the generic writer's many small appends (each checking
+// capacity) and per-character escaping cost more than the bytes themselves. These write the same
+// bytes through a raw cursor into room reserved once; a line whose strings need escaping (or whose
+// record holds anything but scalars) is left to the generic writer, which is what decides the bytes.
+
+// Whether `s` is written as it is between quotes (no '"', '\\' or control character in it).
+bool plain(std::string_view s) {
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
+
+constexpr std::size_t kNumber = 24;  // room for any 64-bit integer
+
+class Cursor {
+ public:
+  // Reserves `room` bytes at the end of `out`; done() trims to what was written.
+  Cursor(std::string& out, std::size_t room) : out_(out) {
+    const std::size_t start = out_.size();
+    out_.resize(start + room);
+    p_ = out_.data() + start;
+  }
+  void lit(std::string_view s) {
+    std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
+  }
+  void ch(char c) { *p_++ = c; }
+  void num(std::int64_t v) { p_ = std::to_chars(p_, p_ + kNumber, v).ptr; }
+  void num(std::uint64_t v) { p_ = std::to_chars(p_, p_ + kNumber, v).ptr; }
+  void str(std::string_view s) {  // checked plain() by the caller
+    ch('"');
+    lit(s);
+    ch('"');
+  }
+  void partition(const TopicPartition& tp) {  // "topic-partition", topic checked plain()
+    ch('"');
+    lit(tp.topic);
+    ch('-');
+    num(static_cast<std::int64_t>(tp.partition));
+    ch('"');
+  }
+  void head(sim::SimTime t, std::string_view type_member) {  // {"t_us":..,"type":"..."
+    lit("{\"t_us\":");
+    num(static_cast<std::int64_t>(t.count()));
+    lit(type_member);
+  }
+  void done() { out_.resize(static_cast<std::size_t>(p_ - out_.data())); }
+
+ private:
+  std::string& out_;
+  char* p_;
+};
+
+bool fast_lag(std::string& out, sim::SimTime t, const Lag& e) {
+  const TopicPartition& tp = *e.partition;
+  const sv owner = e.owner.value ? *e.owner.value : sv("null");
+  if (!plain(e.group) || !plain(tp.topic) || !plain(owner) || !plain(e.reason)) return false;
+  Cursor c(out, 200 + 5 * kNumber + e.group.size() + tp.topic.size() + owner.size() + e.reason.size());
+  c.head(t, ",\"type\":\"lag\",\"group\":");
+  c.str(e.group);
+  c.lit(",\"partition\":");
+  c.partition(tp);
+  c.lit(",\"lag\":");
+  c.num(e.lag);
+  c.lit(",\"log_end_offset\":");
+  c.num(e.log_end_offset);
+  c.lit(",\"offset\":");
+  c.num(e.offset);
+  c.lit(",\"owner\":");
+  if (e.owner.value) c.str(owner);
+  else c.lit("null");
+  c.lit(",\"reason\":");
+  c.str(e.reason);
+  c.ch('}');
+  c.done();
+  return true;
+}
+
+bool fast_records_fetched(std::string& out, sim::SimTime t, const RecordsFetched& e) {
+  if (!plain(e.consumer) || !plain(e.group)) return false;
+  std::size_t room = 200 + 3 * kNumber + e.consumer.size() + e.group.size();
+  for (const auto& r : e.ranges) {
+    if (!plain(r.partition.topic)) return false;
+    room += 60 + 3 * kNumber + r.partition.topic.size();
+  }
+  Cursor c(out, room);
+  c.head(t, ",\"type\":\"records.fetched\",\"consumer\":");
+  c.str(e.consumer);
+  c.lit(",\"group\":");
+  c.str(e.group);
+  c.lit(",\"batch\":");
+  c.num(e.batch);
+  c.lit(",\"count\":");
+  c.num(e.count);
+  c.lit(",\"ranges\":[");
+  bool first = true;
+  for (const auto& r : e.ranges) {
+    if (!first) c.ch(',');
+    first = false;
+    c.lit("{\"partition\":");
+    c.partition(r.partition);
+    c.lit(",\"first_offset\":");
+    c.num(r.first);
+    c.lit(",\"last_offset\":");
+    c.num(r.last);
+    c.ch('}');
+  }
+  c.lit("]}");
+  c.done();
+  return true;
+}
+
+bool fast_records_processed(std::string& out, sim::SimTime t, const RecordsProcessed& e) {
+  if (!plain(e.consumer) || !plain(e.group)) return false;
+  Cursor c(out, 200 + 3 * kNumber + e.consumer.size() + e.group.size());
+  c.head(t, ",\"type\":\"records.processed\",\"consumer\":");
+  c.str(e.consumer);
+  c.lit(",\"group\":");
+  c.str(e.group);
+  c.lit(",\"batch\":");
+  c.num(e.batch);
+  c.lit(",\"count\":");
+  c.num(e.count);
+  c.ch('}');
+  c.done();
+  return true;
+}
+
+bool fast_commit(std::string& out, sim::SimTime t, const Commit& e) {
+  const sv error = e.error ? *e.error : sv();
+  if (!plain(e.consumer) || !plain(e.group) || !plain(e.phase) || !plain(e.purpose) || !plain(error)) return false;
+  std::size_t room = 250 + 2 * kNumber + e.consumer.size() + e.group.size() + e.phase.size() + e.purpose.size() +
+                     error.size();
+  if (e.offsets)
+    for (const auto& o : *e.offsets) {
+      if (!plain(o.partition.topic)) return false;
+      room += 8 + 2 * kNumber + o.partition.topic.size();
+    }
+  Cursor c(out, room);
+  c.head(t, ",\"type\":\"commit\",\"consumer\":");
+  c.str(e.consumer);
+  c.lit(",\"group\":");
+  c.str(e.group);
+  c.lit(",\"phase\":");
+  c.str(e.phase);
+  c.lit(",\"purpose\":");
+  c.str(e.purpose);
+  if (e.generation) {
+    c.lit(",\"generation\":");
+    c.num(*e.generation);
+  }
+  if (e.offsets) {
+    c.lit(",\"offsets\":{");
+    bool first = true;
+    for (const auto& o : *e.offsets) {
+      if (!first) c.ch(',');
+      first = false;
+      c.partition(o.partition);
+      c.ch(':');
+      c.num(o.offset);
+    }
+    c.ch('}');
+  }
+  if (e.error) {
+    c.lit(",\"error\":");
+    c.str(error);
+  }
+  c.ch('}');
+  c.done();
+  return true;
+}
+
+bool fast_record(std::string& out, sim::SimTime t, const Record& e) {
+  // The value's members as JsonWriter::members() writes the scalars; any nested value (the
+  // metadata records' arrays) goes the generic way.
+  using value_t = ojson::value_t;
+  const ojson::object_t* members = nullptr;
+  std::size_t room = 200 + 3 * kNumber;
+  if (e.value.object != nullptr && e.value.object->is_object()) {
+    members = &e.value.object->get_ref<const ojson::object_t&>();
+    for (const auto& [k, v] : *members) {
+      if (!plain(k)) return false;
+      room += 8 + kNumber + k.size();
+      switch (v.type()) {
+        case value_t::string: {
+          const auto& s = v.get_ref<const std::string&>();
+          if (!plain(s)) return false;
+          room += s.size();
+          break;
+        }
+        case value_t::number_integer:
+        case value_t::number_unsigned:
+        case value_t::boolean:
+        case value_t::null: break;
+        default: return false;
+      }
+    }
+  }
+  Cursor c(out, room);
+  c.head(t, ",\"type\":\"record\",\"partition\":");
+  c.num(static_cast<std::int64_t>(e.partition));
+  c.lit(",\"offset\":");
+  c.num(e.offset);
+  if (members != nullptr)
+    for (const auto& [k, v] : *members) {
+      c.ch(',');
+      c.str(k);
+      c.ch(':');
+      switch (v.type()) {
+        case value_t::string: c.str(v.get_ref<const std::string&>()); break;
+        case value_t::number_integer: c.num(v.get<std::int64_t>()); break;
+        case value_t::number_unsigned: c.num(v.get<std::uint64_t>()); break;
+        case value_t::boolean: c.lit(v.get<bool>() ? "true" : "false"); break;
+        default: c.lit("null"); break;
+      }
+    }
+  c.ch('}');
+  c.done();
+  return true;
+}
+
+bool append_fast(std::string& out, sim::SimTime t, const Event& e) {
+  if (const auto* x = std::get_if<Lag>(&e)) return fast_lag(out, t, *x);
+  if (const auto* x = std::get_if<RecordsFetched>(&e)) return fast_records_fetched(out, t, *x);
+  if (const auto* x = std::get_if<Record>(&e)) return fast_record(out, t, *x);
+  if (const auto* x = std::get_if<RecordsProcessed>(&e)) return fast_records_processed(out, t, *x);
+  if (const auto* x = std::get_if<Commit>(&e)) return fast_commit(out, t, *x);
+  return false;
+}
+
 }  // namespace
 
 std::string_view type_of(const Event& e) {
@@ -254,6 +490,7 @@ std::string_view type_of(const Event& e) {
 }
 
 void append_jsonl(std::string& out, sim::SimTime t, const Event& e) {
+  if (append_fast(out, t, e)) return;
   // The first two members written directly (every line starts with them).
   char buf[24];
   const auto r = std::to_chars(buf, buf + sizeof buf, static_cast<std::int64_t>(t.count()));

@@ -108,6 +108,51 @@ TEST_CASE("typed events are written with their fields in order, optional ones on
   CHECK(line == R"({"t_us":3,"type":"something.new","x":1,"y":"z"})");
 }
 
+TEST_CASE("the hot kinds' direct writers write what dump() writes, names to escape included") {
+  // Each line must be the compact dump of itself parsed back (so: valid, escaped as nlohmann
+  // escapes, members in order), and lines are appended after what the buffer already holds.
+  namespace tr = rsim::trace;
+  const rsim::TopicPartitions tps{{"t", 0}, {"q\"t", 12}};
+  const std::vector<rsim::FetchedRange> ranges{{tps[0], 0, 4}, {tps[1], 5, 5}};
+  const std::vector<rsim::CommittedOffset> offsets{{tps[0], 5, -1}, {tps[1], 6, -1}};
+  nlohmann::ordered_json flat{{"record", "OffsetCommit"}, {"tombstone", false}, {"group", "g"},
+                              {"committed_offset", 5}, {"hash", 18446744073709551615ULL}, {"x", nullptr}};
+  nlohmann::ordered_json nested{{"record", "Meta"}, {"topics", {"t"}}, {"rate", 0.5}};
+  nlohmann::ordered_json escaped{{"group", "g\n"}};
+  const std::vector<tr::Event> events{
+      tr::Lag{.group = "g", .partition = &tps[0], .lag = 1, .log_end_offset = 5, .offset = 4, .owner = {"c3"}, .reason = "sample"},
+      tr::Lag{.group = "g\\", .partition = &tps[1], .lag = -1, .owner = {"c\x01"}, .reason = "sample"},
+      tr::RecordsFetched{.consumer = "c0", .group = "g", .batch = 1, .count = 6, .ranges = ranges},
+      tr::RecordsFetched{.consumer = "c0", .group = "g", .batch = 2, .count = 0},
+      tr::RecordsProcessed{.consumer = "c\"0", .group = "g", .batch = 1, .count = 6},
+      tr::Commit{.consumer = "c0", .group = "g", .phase = "sent", .purpose = "auto-commit", .generation = 3, .offsets = offsets},
+      tr::Commit{.consumer = "c0", .group = "g", .phase = "completed", .purpose = "auto-commit", .error = "NONE"},
+      tr::Record{.partition = 3, .offset = 4004, .value = {&flat}},
+      tr::Record{.partition = 3, .offset = 1, .value = {&nested}},
+      tr::Record{.partition = 3, .offset = 2, .value = {&escaped}},
+      tr::Record{.partition = 3, .offset = 3},
+  };
+  for (const auto& e : events) {
+    std::string line = "prefix";
+    tr::append_jsonl(line, sim::SimTime{-7}, e);
+    CAPTURE(line);
+    REQUIRE(line.rfind("prefix", 0) == 0);
+    line.erase(0, 6);
+    CHECK(nlohmann::ordered_json::parse(line).dump() == line);
+  }
+  std::string line;
+  tr::append_jsonl(line, sim::SimTime{1000000}, events[0]);
+  CHECK(line ==
+        R"({"t_us":1000000,"type":"lag","group":"g","partition":"t-0","lag":1,"log_end_offset":5,"offset":4,"owner":"c3","reason":"sample"})");
+  line.clear();
+  tr::append_jsonl(line, sim::SimTime{5}, events[5]);
+  CHECK(line ==
+        R"({"t_us":5,"type":"commit","consumer":"c0","group":"g","phase":"sent","purpose":"auto-commit","generation":3,"offsets":{"t-0":5,"q\"t-12":6}})");
+  line.clear();
+  tr::append_jsonl(line, sim::SimTime{5}, events[3]);
+  CHECK(line == R"({"t_us":5,"type":"records.fetched","consumer":"c0","group":"g","batch":2,"count":0,"ranges":[]})");
+}
+
 TEST_CASE("every line of example traces reads back into a typed event that writes the same line") {
   for (const auto& entry : kRuns) {
     const auto& path = entry.first;
