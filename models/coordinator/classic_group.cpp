@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/assert.hpp"
+
 namespace rsim {
 
 bool classic_transition_allowed(ClassicGroupState from, ClassicGroupState to) {
@@ -29,24 +31,55 @@ std::int32_t ClassicGroup::rebalance_timeout_ms() const {
   return t;
 }
 
-std::set<std::string> ClassicGroup::candidate_protocols() const {
-  // The protocols every member supports: the first member's, narrowed member by member in place
-  // (no set built per member; once none is left, none will be: every JoinGroup asks this).
-  std::set<std::string> candidates;
-  bool first = true;
-  for (const auto& [id, m] : members) {
-    if (first) {
-      for (const auto& p : m.protocols) candidates.insert(p.name);
-      first = false;
-      continue;
-    }
-    for (auto it = candidates.begin(); it != candidates.end();) {
-      const bool supported = std::any_of(m.protocols.begin(), m.protocols.end(),
-                                         [&](const JoinGroupProtocol& p) { return p.name == *it; });
-      it = supported ? std::next(it) : candidates.erase(it);
-    }
-    if (candidates.empty()) break;
+namespace {
+
+// Each distinct name of a member's list once (a name listed twice is supported once).
+void count_protocols(std::map<std::string, std::int32_t>& counts, const std::vector<JoinGroupProtocol>& ps,
+                     std::int32_t delta) {
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    const bool seen = std::any_of(ps.begin(), ps.begin() + static_cast<std::ptrdiff_t>(i),
+                                  [&](const JoinGroupProtocol& p) { return p.name == ps[i].name; });
+    if (seen) continue;
+    auto it = counts.try_emplace(ps[i].name, 0).first;
+    it->second += delta;
+    if (it->second == 0) counts.erase(it);
   }
+}
+
+}  // namespace
+
+ClassicGroupMember& ClassicGroup::add_member(ClassicGroupMember m) {
+  const auto [it, inserted] = members.emplace(m.member_id, std::move(m));
+  SIM_ASSERT_MSG(inserted, "a member added twice: " + it->first);
+  count_protocols(supported_protocols, it->second.protocols, +1);
+  return it->second;
+}
+
+void ClassicGroup::remove_member(std::map<std::string, ClassicGroupMember>::iterator it) {
+  count_protocols(supported_protocols, it->second.protocols, -1);
+  members.erase(it);
+}
+
+ClassicGroupMember ClassicGroup::take_member(const std::string& member_id) {
+  auto node = members.extract(member_id);
+  SIM_ASSERT_MSG(!node.empty(), "taking a member that is not in the group: " + member_id);
+  count_protocols(supported_protocols, node.mapped().protocols, -1);
+  return std::move(node.mapped());
+}
+
+void ClassicGroup::set_protocols(ClassicGroupMember& m, std::vector<JoinGroupProtocol> protocols) {
+  count_protocols(supported_protocols, m.protocols, -1);
+  m.protocols = std::move(protocols);
+  count_protocols(supported_protocols, m.protocols, +1);
+}
+
+std::set<std::string> ClassicGroup::candidate_protocols() const {
+  // The names every member supports: O(protocols), not O(members), per JoinGroup.
+  std::set<std::string> candidates;
+  const auto n = static_cast<std::int32_t>(members.size());
+  if (n == 0) return candidates;
+  for (const auto& [name, count] : supported_protocols)
+    if (count == n) candidates.insert(name);
   return candidates;
 }
 

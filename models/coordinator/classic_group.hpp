@@ -91,6 +91,16 @@ struct ClassicGroup {
   std::int64_t initial_remaining_ms = 0;
   bool join_timer_is_initial = false;
 
+  /// How many members support each protocol name (Kafka's ClassicGroup.supportedProtocols): every
+  /// JoinGroup asks which protocols all members support, so it is kept as members come, go or
+  /// change theirs, through the three calls below (never by touching `members` directly).
+  std::map<std::string, std::int32_t> supported_protocols;
+  ClassicGroupMember& add_member(ClassicGroupMember m);
+  void remove_member(std::map<std::string, ClassicGroupMember>::iterator it);
+  /// Takes a member out (to put it back under another id with add_member()).
+  ClassicGroupMember take_member(const std::string& member_id);
+  void set_protocols(ClassicGroupMember& m, std::vector<JoinGroupProtocol> protocols);
+
   bool has_all_members_joined() const;
   std::int32_t rebalance_timeout_ms() const;
   bool can_rebalance() const {

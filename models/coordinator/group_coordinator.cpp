@@ -170,6 +170,9 @@ bool GroupCoordinator::accept_joining_member(const ClassicGroup& g, const std::s
       // A member already awaiting its join answer stays; new ones up to the size, counted by the
       // members awaiting an answer (the group may be above the size until the join completes).
       if (known && member->second.awaiting_join) return true;
+      // Fewer members than the size (group.max.size is unbounded by default): fewer awaiting
+      // too, so no count per JoinGroup.
+      if (static_cast<std::int64_t>(g.members.size()) < config_.group_max_size) return true;
       std::int64_t awaiting = 0;
       for (const auto& [id, m] : g.members) awaiting += m.awaiting_join ? 1 : 0;
       return awaiting < config_.group_max_size;
@@ -290,7 +293,7 @@ void GroupCoordinator::add_member_then_rebalance_or_complete_join(ClassicGroup& 
   }
   if (g.members.empty()) g.protocol_type = r.protocol_type;
   if (!g.leader_id) g.leader_id = member_id;  // the first member of a leaderless group leads
-  auto& added = g.members.emplace(member_id, std::move(m)).first->second;
+  auto& added = g.add_member(std::move(m));
   // The coordinator's membership as DescribeGroups reports it, between GroupMetadata records.
   trace::MemberJoin joined{.group = g.group_id, .consumer = added.consumer, .member_id = member_id,
                            .client_id = added.client_id};
@@ -304,9 +307,8 @@ ClassicGroupMember& GroupCoordinator::replace_static_member(ClassicGroup& g,
                                                            const std::string& old_id,
                                                            const std::string& new_id,
                                                            const std::string& consumer) {
-  auto node = g.members.extract(old_id);
-  SIM_ASSERT_MSG(!node.empty(), "replacing a static member that is not in the group");
-  ClassicGroupMember& old = node.mapped();
+  SIM_ASSERT_MSG(g.members.count(old_id) > 0, "replacing a static member that is not in the group");
+  ClassicGroupMember old = g.take_member(old_id);
   // Whoever still waits under the old id is fenced at once.
   if (old.awaiting_join) {
     reply({old.awaiting_join->node, old.awaiting_join->correlation_id},
@@ -336,7 +338,7 @@ ClassicGroupMember& GroupCoordinator::replace_static_member(ClassicGroup& g,
   if (g.leader_id == old_id) g.leader_id = new_id;
   g.static_members[*m.group_instance_id] = new_id;
   if (g.pending_sync_members.erase(old_id) > 0) g.pending_sync_members.insert(new_id);
-  return g.members.emplace(new_id, std::move(m)).first->second;
+  return g.add_member(std::move(m));
 }
 
 void GroupCoordinator::update_static_member_then_rebalance_or_complete_join(
@@ -344,7 +346,7 @@ void GroupCoordinator::update_static_member_then_rebalance_or_complete_join(
     const std::string& new_id) {
   ClassicGroupMember& m = replace_static_member(g, old_id, new_id, namer_(from.node));
   rearm_heartbeat(g, m, m.session_timeout_ms);
-  m.protocols = r.protocols;
+  g.set_protocols(m, r.protocols);
   m.rebalance_timeout_ms = r.rebalance_timeout_ms;
   m.session_timeout_ms = r.session_timeout_ms;
   m.awaiting_join = PendingReply{from.node, from.correlation_id};
@@ -387,7 +389,7 @@ void GroupCoordinator::update_static_member_then_rebalance_or_complete_join(
 void GroupCoordinator::update_member_then_rebalance_or_complete_join(
     ClassicGroup& g, ClassicGroupMember& m, const Reply& from, const JoinGroupRequest& r,
     const std::string& reason) {
-  m.protocols = r.protocols;
+  g.set_protocols(m, r.protocols);
   m.rebalance_timeout_ms = r.rebalance_timeout_ms;
   m.session_timeout_ms = r.session_timeout_ms;
   m.awaiting_join = PendingReply{from.node, from.correlation_id};
@@ -728,7 +730,7 @@ void GroupCoordinator::remove_member(ClassicGroup& g, const std::string& member_
   retired_timers_.push_back(std::move(m.heartbeat_timer));
   if (m.group_instance_id) g.static_members.erase(*m.group_instance_id);
   g.pending_sync_members.erase(member_id);
-  g.members.erase(it);
+  g.remove_member(it);
   if (g.leader_id == member_id) {
     g.leader_id.reset();
     if (!g.members.empty()) g.leader_id = g.members.begin()->first;
@@ -962,7 +964,7 @@ void GroupCoordinator::adopt_group(const ClassicGroupImage& image, const std::st
     m.heartbeat_timer = std::make_unique<sim::Timer>(
         kernel_, [this, gid = g.group_id, mid = im.member_id] { on_member_heartbeat_expired(gid, mid); });
     if (m.group_instance_id) g.static_members[*m.group_instance_id] = m.member_id;
-    g.members.emplace(m.member_id, std::move(m));
+    g.add_member(std::move(m));
   }
   g.protocol_name = g.select_protocol();
   groups_.emplace(g.group_id, std::move(owned));
@@ -1146,7 +1148,7 @@ nlohmann::ordered_json GroupCoordinator::load_partition(std::int32_t partition,
           m.assignment.push_back({s.substr(0, dash), std::stoi(s.substr(dash + 1))});
         }
         if (m.group_instance_id) g->static_members[*m.group_instance_id] = m.member_id;
-        g->members.emplace(m.member_id, std::move(m));
+        g->add_member(std::move(m));
       }
       // The record names the leader by consumer; map it back to the member id.
       if (!v.at("leader").is_null()) {
