@@ -3,6 +3,8 @@
 
 #include <functional>
 #include <memory>
+#include <set>
+#include <tuple>
 #include <vector>
 
 #include "sim/kernel.hpp"
@@ -241,4 +243,65 @@ TEST_CASE("a timer re-armed later queues no new entry, yet everything fires as i
   k.run(sim::ms(5000));
   CHECK(k.pending() <= 2);
   CHECK(fired == 0);
+}
+
+TEST_CASE("the calendar queue fires in exactly (time, seq) order, near, ahead and far") {
+  // Events scheduled at random distances: the same microsecond, the same 1 ms bucket, the
+  // ring's next seconds, beyond the ring (far heap), and never. A reference ordered set with
+  // the same sequence numbers gives the expected order. run() in slices makes the kernel peek
+  // past its stop, and events scheduled between slices land in buckets it has looked past.
+  struct Chain : sim::EventTarget {
+    Kernel* k = nullptr;
+    sim::Rng* rng = nullptr;
+    std::set<std::tuple<std::int64_t, std::uint64_t, std::uint64_t>>* expected = nullptr;
+    std::uint64_t* seq = nullptr;
+    std::vector<std::pair<std::int64_t, std::uint64_t>> fired;
+    std::uint64_t next_id = 0;
+    std::int64_t distance() {
+      switch (rng->next() % 6) {
+        case 0: return 0;
+        case 1: return static_cast<std::int64_t>(rng->next() % 1024);
+        case 2: return static_cast<std::int64_t>(rng->next() % 8'000'000);
+        case 3: return static_cast<std::int64_t>(rng->next() % 60'000'000);
+        case 4: return 8'388'608 + static_cast<std::int64_t>(rng->next() % 3);  // the ring's edge
+        default: return rng->next() % 97 == 0 ? -1 : static_cast<std::int64_t>(rng->next() % 2048);
+      }
+    }
+    void add() {
+      const std::int64_t d = distance();
+      const SimTime at = d < 0 ? sim::kNever : k->now() + SimTime{d};
+      const std::uint64_t id = next_id++;
+      expected->insert({at.count(), (*seq)++, id});
+      k->schedule_at(at, this, id);
+    }
+    void fire(std::uint64_t id) override {
+      fired.emplace_back(k->now().count(), id);
+      if (fired.size() < 40'000) {
+        add();
+        if (rng->next() % 3 == 0) add();
+      }
+    }
+  };
+  Kernel k;
+  sim::Rng rng(7, "calendar");
+  std::set<std::tuple<std::int64_t, std::uint64_t, std::uint64_t>> expected;
+  std::uint64_t seq = 0;
+  Chain chain;
+  chain.k = &k;
+  chain.rng = &rng;
+  chain.expected = &expected;
+  chain.seq = &seq;
+  for (int i = 0; i < 200; ++i) chain.add();
+  for (std::int64_t stop = 0; stop < 3'600'000'000; stop += 1 + static_cast<std::int64_t>(rng.next() % 5'000'000)) {
+    k.run(SimTime{stop});
+    CHECK(k.now() == SimTime{stop});
+    if (rng.next() % 4 == 0) chain.add();  // between slices: maybe before where run() peeked
+  }
+  k.run(SimTime{3'600'000'000});
+  std::vector<std::pair<std::int64_t, std::uint64_t>> want;
+  for (const auto& [at, s, id] : expected)
+    if (at <= 3'600'000'000) want.emplace_back(at, id);
+  REQUIRE(chain.fired.size() > 40'000);
+  CHECK(chain.fired == want);
+  CHECK(k.pending() == expected.size() - want.size());  // only the kNever ones are left
 }
