@@ -147,7 +147,8 @@ class Kernel {
   std::uint64_t at_instant_ = 0;
   std::map<std::string, std::uint64_t> busiest_;
   std::int64_t current_ = 0;           // the bucket being fired
-  std::vector<Event> now_heap_;        // binary min-heap: the events of buckets <= current_
+  std::vector<Event> bucket_;          // bucket current_'s events, latest first (fired from the back)
+  std::vector<Event> late_;            // binary min-heap: pushed for buckets <= current_ meanwhile
   std::vector<std::vector<Event>> ring_ = std::vector<std::vector<Event>>(kBuckets);
   std::size_t in_ring_ = 0;            // events in ring_ (buckets current_+1 .. current_+kBuckets-1)
   std::vector<Event> far_;             // 4-ary min-heap: buckets >= current_ + kBuckets
