@@ -21,11 +21,13 @@ void assertion_failed(const char* expr, const char* file, int line, const std::s
 // consumers a single heap over ~10^5 pending events missed the cache at every level, and each
 // event's target (a timer of one of 10,000 consumers) missed it again. (at, seq) is unique and every event of a
 // bucket precedes every event of a later one, so the firing order is exactly the (at, seq)
-// order any heap would give. Bucket vectors keep their capacity: steady pushes allocate nothing.
+// order any heap would give. A ring slot keeps its storage while that is at most twice what it
+// held last turn (plus a little): steady pushes allocate nothing, and the ring's memory stays
+// proportional to the pending events, not to the busiest bucket ever seen.
 namespace {
 constexpr std::size_t kArity = 4;
-// A drained bucket keeping more than this many slots (a burst's) gives the memory back.
-constexpr std::size_t kKeepCapacity = 512;
+// Room a ring slot may keep beyond twice the events it held.
+constexpr std::size_t kSlack = 32;
 }  // namespace
 
 // The heap order for std::*_heap (a functor, so the comparisons inline).
@@ -97,13 +99,24 @@ bool Kernel::fill_current() {
     }
     std::vector<Event>& slot = ring_[static_cast<std::size_t>(current_ & (kBuckets - 1))];
     if (slot.empty()) continue;
-    bucket_.swap(slot);  // the slot gets the drained bucket's storage back
-    if (slot.capacity() > kKeepCapacity) std::vector<Event>().swap(slot);
-    in_ring_ -= bucket_.size();
+    bucket_.assign(slot.begin(), slot.end());
+    in_ring_ -= slot.size();
+    // The slot keeps its storage for its next turn unless that is well beyond what it held:
+    // the ring's memory follows the number of pending events, not the busiest bucket so far.
+    if (slot.capacity() > 2 * slot.size() + kSlack)
+      std::vector<Event>().swap(slot);
+    else
+      slot.clear();
     // Latest first: events leave from the back, and the next few are known (prefetched).
     std::sort(bucket_.begin(), bucket_.end(), Later{});
   }
   return true;
+}
+
+std::size_t Kernel::reserved_events() const {
+  std::size_t n = bucket_.capacity() + late_.capacity() + far_.capacity();
+  for (const auto& slot : ring_) n += slot.capacity();
+  return n;
 }
 
 const Kernel::Event* Kernel::front() {

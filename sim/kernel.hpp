@@ -88,6 +88,9 @@ class Kernel {
   /// Ends run() after the current event.
   void stop() { stopped_ = true; }
   std::size_t pending() const { return size_; }
+  /// Event slots the queue holds storage for (pending or not): what it costs in memory, for
+  /// tests that memory follows the pending events and not the run's length. O(buckets).
+  std::size_t reserved_events() const;
   /// Events fired so far, counting each elided stale timer entry of the runs so far as fired
   /// (they used to be queued and skipped when they surfaced; the count stays the same).
   std::uint64_t fired() const { return fired_ + elided_; }

@@ -305,3 +305,44 @@ TEST_CASE("the calendar queue fires in exactly (time, seq) order, near, ahead an
   CHECK(chain.fired == want);
   CHECK(k.pending() == expected.size() - want.size());  // only the kNever ones are left
 }
+
+TEST_CASE("the queue's memory follows the pending events, not the busiest bucket so far") {
+  // 1,000 timers re-arming at random 1 ms .. 2 s, and every 10 s a burst of 400 events at one
+  // instant, for a virtual hour. The calendar's ring slots must not each keep a burst's worth of
+  // storage: what the queue reserves stays within a few times what is pending plus a small
+  // fixed amount per ring slot, at 10 minutes as at the hour.
+  Kernel k;
+  sim::Rng rng(3, "memory");
+  std::vector<std::unique_ptr<Timer>> timers;
+  for (int i = 0; i < 1000; ++i) {
+    timers.push_back(std::make_unique<Timer>(k, [&timers, &rng, i] {
+      timers[static_cast<std::size_t>(i)]->arm(sim::ms(1 + static_cast<std::int64_t>(rng.next() % 2000)));
+    }));
+    timers.back()->arm(sim::ms(1 + static_cast<std::int64_t>(rng.next() % 2000)));
+  }
+  struct Burst : sim::EventTarget {
+    Kernel* k = nullptr;
+    sim::Rng* rng = nullptr;
+    int fired = 0;
+    void fire(std::uint64_t arg) override {
+      ++fired;
+      if (arg != 1) return;  // one of a burst
+      const SimTime at = k->now() + SimTime{static_cast<std::int64_t>(rng->next() % 3'000'000)};
+      for (int i = 0; i < 400; ++i) k->schedule_at(at, this, 0);
+      k->schedule_after(sim::ms(10'000), this, 1);
+    }
+  } burst;
+  burst.k = &k;
+  burst.rng = &rng;
+  k.schedule_after(sim::ms(10'000), &burst, 1);
+  // Twice the pending events and a few empty slots' worth per ring slot (a slot that held one
+  // or two events keeps room for them); a burst's 400 may be pending too.
+  const auto bound = [&k] { return 3 * k.pending() + 8192 * 16 + 2 * 400; };
+  k.run(sim::ms(600'000));
+  const std::size_t at_ten_minutes = k.reserved_events();
+  CHECK(at_ten_minutes <= bound());
+  k.run(sim::ms(3'600'000));
+  CHECK(burst.fired > 100'000);
+  CHECK(k.reserved_events() <= bound());
+  CHECK(k.reserved_events() <= at_ten_minutes + at_ten_minutes / 2);
+}
