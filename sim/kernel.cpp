@@ -21,13 +21,12 @@ void assertion_failed(const char* expr, const char* file, int line, const std::s
 // consumers a single heap over ~10^5 pending events missed the cache at every level, and each
 // event's target (a timer of one of 10,000 consumers) missed it again. (at, seq) is unique and every event of a
 // bucket precedes every event of a later one, so the firing order is exactly the (at, seq)
-// order any heap would give. A ring slot keeps its storage while that is at most twice what it
-// held last turn (plus a little): steady pushes allocate nothing, and the ring's memory stays
-// proportional to the pending events, not to the busiest bucket ever seen.
+// order any heap would give. A ring slot holds storage only while it holds events: the ring's
+// memory follows the pending events, at the cost of a few allocations per bucket (not per event).
 namespace {
 constexpr std::size_t kArity = 4;
-// Room a ring slot may keep beyond twice the events it held.
-constexpr std::size_t kSlack = 32;
+// The storage a ring slot gets with its first event (grown by doubling from there).
+constexpr std::size_t kFirstCapacity = 16;
 }  // namespace
 
 // The heap order for std::*_heap (a functor, so the comparisons inline).
@@ -43,7 +42,9 @@ void Kernel::push_seq(SimTime at, std::uint64_t seq, EventTarget* target, std::u
     late_.push_back(e);
     std::push_heap(late_.begin(), late_.end(), Later{});
   } else if (b - current_ < kBuckets) {
-    ring_[static_cast<std::size_t>(b & (kBuckets - 1))].push_back(e);
+    std::vector<Event>& slot = ring_[static_cast<std::size_t>(b & (kBuckets - 1))];
+    if (slot.capacity() == 0) slot.reserve(kFirstCapacity);
+    slot.push_back(e);
     ++in_ring_;
   } else {
     push_far(e);
@@ -99,14 +100,13 @@ bool Kernel::fill_current() {
     }
     std::vector<Event>& slot = ring_[static_cast<std::size_t>(current_ & (kBuckets - 1))];
     if (slot.empty()) continue;
-    bucket_.assign(slot.begin(), slot.end());
-    in_ring_ -= slot.size();
-    // The slot keeps its storage for its next turn unless that is well beyond what it held:
-    // the ring's memory follows the number of pending events, not the busiest bucket so far.
-    if (slot.capacity() > 2 * slot.size() + kSlack)
-      std::vector<Event>().swap(slot);
-    else
-      slot.clear();
+    bucket_.swap(slot);
+    in_ring_ -= bucket_.size();
+    // The slot gives back the drained bucket's storage: a slot holds storage only while it holds
+    // events, so the ring's memory follows the pending events. Keeping it for the slot's next
+    // turn would hold about the event rate times the ring's span (a million events at 10,000
+    // consumers) to save a few allocations per bucket.
+    std::vector<Event>().swap(slot);
     // Latest first: events leave from the back, and the next few are known (prefetched).
     std::sort(bucket_.begin(), bucket_.end(), Later{});
   }

@@ -346,3 +346,23 @@ TEST_CASE("the queue's memory follows the pending events, not the busiest bucket
   CHECK(k.reserved_events() <= bound());
   CHECK(k.reserved_events() <= at_ten_minutes + at_ten_minutes / 2);
 }
+
+TEST_CASE("the queue's memory follows the pending events, not the event rate") {
+  // 1,000 timers re-arming 1 to 20 ms ahead: about 100,000 events per virtual second pass
+  // through the ring while about 1,000 are pending. A ring slot must not keep the storage of
+  // the events that passed through it (that would be the rate times the ring's 8 s).
+  Kernel k;
+  sim::Rng rng(5, "rate");
+  std::vector<std::unique_ptr<Timer>> timers;
+  for (int i = 0; i < 1000; ++i) {
+    timers.push_back(std::make_unique<Timer>(k, [&timers, &rng, i] {
+      timers[static_cast<std::size_t>(i)]->arm(sim::ms(1 + static_cast<std::int64_t>(rng.next() % 20)));
+    }));
+    timers.back()->arm(sim::ms(1 + static_cast<std::int64_t>(rng.next() % 20)));
+  }
+  const std::uint64_t fired = k.run(sim::ms(30'000));
+  CHECK(fired > 2'000'000);
+  CHECK(k.pending() == 1000);
+  // The pending events' slots (at most 20 buckets hold them, 16 events' room at least each).
+  CHECK(k.reserved_events() <= 3 * k.pending() + 20 * 16 + 4096);
+}
