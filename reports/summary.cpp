@@ -78,34 +78,56 @@ struct Window {
 
 using Range = std::pair<std::int64_t, std::int64_t>;  // [first, last] offsets
 
-// Appends [first, last], merged into the previous range when it continues it (the usual case:
-// a consumer reads a partition in order), which keeps long runs to a few ranges.
-void add_range(std::vector<Range>& ranges, Range r) {
-  if (!ranges.empty() && ranges.back().second + 1 == r.first) {
-    ranges.back().second = r.second;
-    return;
+// Ranges appended in order, [first, last] merged into the previous range when it continues it
+// (the usual case: a consumer reads a partition in order), which keeps long runs to a few
+// ranges. The last range lives inline: a partition read in order never allocates.
+class RangeList {
+ public:
+  void add(Range r) {
+    if (last_ && last_->second + 1 == r.first) {
+      last_->second = r.second;
+      return;
+    }
+    if (last_) older_.push_back(*last_);
+    last_ = r;
   }
-  ranges.push_back(r);
-}
+  std::vector<Range> all() const {
+    std::vector<Range> out = older_;
+    if (last_) out.push_back(*last_);
+    return out;
+  }
 
-/// Offsets seen so far, as disjoint ranges (first -> last).
+ private:
+  std::vector<Range> older_;
+  std::optional<Range> last_;
+};
+
+/// Offsets seen so far, as disjoint ranges (first -> last). The range that starts last lives
+/// inline, the others in a map: a partition delivered in order (the usual case) extends the
+/// inline range and never touches the map.
 class OffsetCoverage {
  public:
   /// Adds [first, last]; returns how many of its offsets were already covered.
   std::int64_t add(Range r) {
+    if (last_ && last_->first <= r.first && r.first <= last_->second + 1) {
+      // Nothing starts after the inline range: it only grows.
+      const std::int64_t seen = std::max<std::int64_t>(0, std::min(last_->second, r.second) - r.first + 1);
+      last_->second = std::max(last_->second, r.second);
+      return seen;
+    }
+    if (last_) ranges_.emplace(last_->first, last_->second);
+    const std::int64_t seen = add_to_map(r);
+    const auto top = std::prev(ranges_.end());
+    last_ = Range{top->first, top->second};
+    ranges_.erase(top);
+    return seen;
+  }
+
+ private:
+  std::int64_t add_to_map(Range r) {
     std::int64_t seen = 0;
     auto it = ranges_.upper_bound(r.first);
     if (it != ranges_.begin()) --it;
-    // The usual case: [first, last] extends the range that starts at or before it and reaches no
-    // later range; that range grows in place (no node erased and made again per fetch).
-    if (it != ranges_.end() && it->first <= r.first && it->second + 1 >= r.first) {
-      const auto next = std::next(it);
-      if (next == ranges_.end() || next->first > r.second + 1) {
-        seen = std::max<std::int64_t>(0, std::min(it->second, r.second) - r.first + 1);
-        it->second = std::max(it->second, r.second);
-        return seen;
-      }
-    }
     std::int64_t first = r.first, last = r.second;
     while (it != ranges_.end() && it->first <= r.second + 1) {
       if (it->second + 1 < r.first) {
@@ -120,9 +142,8 @@ class OffsetCoverage {
     ranges_.emplace(first, last);
     return seen;
   }
-
- private:
   std::map<std::int64_t, std::int64_t> ranges_;
+  std::optional<Range> last_;
 };
 
 /// Values per partition of one group, in a deque per topic indexed by the partition number: a
@@ -183,7 +204,7 @@ class PartitionTable {
 // Offsets of one group's partition: what was delivered, processed, committed, where it started.
 struct PartitionRecords {
   OffsetCoverage delivered;
-  std::vector<Range> processed;
+  RangeList processed;
   std::optional<std::int64_t> first_position;
   std::optional<std::int64_t> max_committed;
 };
@@ -572,14 +593,17 @@ class SummaryBuilder {
     const auto it = in_hand_.find(e.consumer);
     if (it == in_hand_.end() || it->second.first != e.batch) return;
     // The consumer's entry is made (as its first processed range in the window made it) once.
-    Consumer* consumer =
-        window_.contains(t) && !it->second.second.empty() ? &consumers_[str(e.consumer)] : nullptr;
+    Consumer* consumer = nullptr;
+    if (window_.contains(t) && !it->second.second.empty()) {
+      if (it->second.consumer == nullptr) it->second.consumer = &consumers_[str(e.consumer)];  // map nodes stay put
+      consumer = it->second.consumer;
+    }
     for (const auto& [group, topic, partition, records, offsets] : it->second.second) {
       // The entry the fetch found (table slots never move), unless the group differs.
       PartitionRecords& r = *group == e.group
                                 ? *records
                                 : group_records(e.group).second.find_or_add(rsim::TopicPartition{*topic, partition});
-      add_range(r.processed, offsets);
+      r.processed.add(offsets);
       if (consumer != nullptr) {
         processed_ += offsets.second - offsets.first + 1;
         consumer->records_processed += offsets.second - offsets.first + 1;
@@ -1113,8 +1137,17 @@ class SummaryBuilder {
     PartitionRecords* records;
     Range offsets;
   };
-  using InHand = std::pair<std::int64_t, std::vector<InHandRange>>;
-  std::map<std::string, InHand, std::less<>> in_hand_;
+  struct InHand {
+    std::int64_t first = -1;  // the batch in hand (batches count from 1)
+    std::vector<InHandRange> second;
+    Consumer* consumer = nullptr;  // its consumers_ entry, once one was made
+  };
+  // Looked up twice per batch by name; never iterated (no order reaches the output).
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, InHand, NameHash, std::equal_to<>> in_hand_;
   std::int64_t delivered_ = 0, processed_ = 0, duplicates_ = 0, revocations_ = 0, max_lag_ = 0;
   struct LatestLag {
     std::int64_t lag = 0;
@@ -1223,7 +1256,7 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
   std::int64_t lost = 0;
   for (const auto& [group, table] : records_)
     table.for_each([&](const PartitionRecords& r) {
-      if (r.max_committed) lost += uncovered(r.processed, r.first_position.value_or(0), *r.max_committed);
+      if (r.max_committed) lost += uncovered(r.processed.all(), r.first_position.value_or(0), *r.max_committed);
     });
   std::int64_t max_group_lag = 0;
   for (const auto& [g, points] : group_lag_)

@@ -87,7 +87,10 @@ class Kernel {
   std::uint64_t run(SimTime stop_at, std::uint64_t max_events = UINT64_MAX);
   /// Ends run() after the current event.
   void stop() { stopped_ = true; }
-  std::size_t pending() const { return heap_.size(); }
+  std::size_t pending() const { return size_; }
+  /// Event slots the queue holds storage for (pending or not): what it costs in memory, for
+  /// tests that memory follows the pending events and not the run's length. O(buckets).
+  std::size_t reserved_events() const;
   /// Events fired so far, counting each elided stale timer entry of the runs so far as fired
   /// (they used to be queued and skipped when they surfaced; the count stays the same).
   std::uint64_t fired() const { return fired_ + elided_; }
@@ -104,9 +107,22 @@ class Kernel {
   static bool later(const Event& a, const Event& b) {
     return a.at != b.at ? a.at > b.at : a.seq > b.seq;
   }
+  struct Later;
   void push(SimTime at, EventTarget* target, std::uint64_t arg) { push_seq(at, next_seq_++, target, arg); }
   void push_seq(SimTime at, std::uint64_t seq, EventTarget* target, std::uint64_t arg);
-  Event pop();
+  // The earliest event, or nullptr when none is queued. May move the calendar forward.
+  const Event* front();
+  Event pop();  // the earliest event; front() must have returned one
+  // Makes the current bucket non-empty if any event is queued (see kernel.cpp).
+  bool fill_current();
+  void push_far(const Event& e);
+  Event pop_far();
+
+  // The queue is a calendar (see kernel.cpp): events by time bucket, each bucket's events
+  // ordered only when the clock reaches it.
+  static constexpr int kBucketShift = 10;            // a bucket spans 1024 us
+  static constexpr std::int64_t kBuckets = 8192;     // the ring covers about 8.4 s ahead
+  static std::int64_t bucket_of(SimTime at) { return at.count() >> kBucketShift; }
 
   class ClosurePool : public EventTarget {
    public:
@@ -133,7 +149,13 @@ class Kernel {
   WatchdogLimits limits_;
   std::uint64_t at_instant_ = 0;
   std::map<std::string, std::uint64_t> busiest_;
-  std::vector<Event> heap_;  // 4-ary min-heap on (at, seq), see kernel.cpp
+  std::int64_t current_ = 0;           // the bucket being fired
+  std::vector<Event> bucket_;          // bucket current_'s events, latest first (fired from the back)
+  std::vector<Event> late_;            // binary min-heap: pushed for buckets <= current_ meanwhile
+  std::vector<std::vector<Event>> ring_ = std::vector<std::vector<Event>>(kBuckets);
+  std::size_t in_ring_ = 0;            // events in ring_ (buckets current_+1 .. current_+kBuckets-1)
+  std::vector<Event> far_;             // 4-ary min-heap: buckets >= current_ + kBuckets
+  std::size_t size_ = 0;
   ClosurePool closures_;
 };
 

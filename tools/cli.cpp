@@ -270,6 +270,7 @@ struct ScaleArgs {
   std::string protocol = "consumer";
   std::string sizes = "100x1000,1000x10000";
   std::int64_t virtual_ms = 120000;
+  std::string trace = "standard";
 };
 
 int cmd_bench(const std::string& what, std::uint64_t events, const ScaleArgs& scale) {
@@ -291,7 +292,7 @@ int cmd_bench(const std::string& what, std::uint64_t events, const ScaleArgs& sc
       std::cerr << "rebalance-sim bench scale: --virtual-ms: must be >= 10000, got " << scale.virtual_ms << "\n";
       return kBadInput;
     }
-    std::cout << run_scale_bench(sizes, scale.protocol, scale.virtual_ms) << std::flush;
+    std::cout << run_scale_bench(sizes, scale.protocol, scale.virtual_ms, scale.trace) << std::flush;
     return kOk;
   }
   if (what == "assignors") {
@@ -396,6 +397,9 @@ int main_impl(int argc, char** argv, bool parse_only) {
   bench->add_option("--protocol", scale_args.protocol, "scale: protocol variant (default consumer)");
   bench->add_option("--sizes", scale_args.sizes, "scale: CONSUMERSxPARTITIONS,... (default 100x1000,1000x10000)");
   bench->add_option("--virtual-ms", scale_args.virtual_ms, "scale: virtual time per size (default 120000)");
+  bench->add_option("--trace", scale_args.trace,
+                    "scale: trace detail written, as on run: standard (default), full, none (summary only)")
+      ->check(CLI::IsMember({"full", "standard", "none"}));
   bench->footer("Example: rebalance-sim bench kernel --events 20000000");
 
   InspectArgs inspect_args;

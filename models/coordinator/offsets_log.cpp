@@ -34,7 +34,8 @@ OffsetsLog::OffsetsLog(sim::Kernel& kernel, Tracer& tracer, sim::Rng rng,
                     {"partition_index", std::int32_t{0}},
                     {"committed_offset", std::int64_t{0}},
                     {"leader_epoch", std::int32_t{0}},
-                    {"commit_timestamp", std::int64_t{0}}} {}
+                    {"commit_timestamp", std::int64_t{0}}},
+      offset_commit_type_(intern("OffsetCommit")) {}
 
 std::int64_t OffsetsLog::log_end_offset(const std::string& group_id) const {
   const auto it = log_end_offset_.find(coordinator_partition(group_id, num_partitions_));
@@ -64,15 +65,17 @@ void OffsetsLog::append(std::vector<nlohmann::ordered_json> records, std::functi
     const std::int64_t offset = log_end_offset_[partition]++;
     tracer_.publish(trace::Record{.partition = partition, .offset = offset, .value = {&rec}});
     Stored s{.committed_at = commit_at, .offset = offset, .value = ojson()};
-    // Only OffsetCommit values are compacted: their replay is last-value-wins whatever comes
-    // between.
-    const auto& type = rec.at("record");
-    if (type.is_string() && type.get_ref<const std::string&>() == std::string_view("OffsetCommit")) {
-      s.compacts = true;
-      s.key = CommitKey{intern(rec.at("group").get_ref<const std::string&>()),
-                        intern(rec.at("topic").get_ref<const std::string&>()),
-                        rec.at("partition_index").get<std::int32_t>()};
-    }
+    const auto name = [&](const char* field) {
+      const auto it = rec.find(field);
+      return it != rec.end() && it->is_string() ? intern(it->get_ref<const std::string&>()) : kNoName;
+    };
+    s.key.type = name("record");
+    s.key.group = name("group");
+    s.key.member = name("member_id");
+    s.key.topic = name("topic");
+    if (const auto it = rec.find("partition_index"); it != rec.end() && it->is_number_integer())
+      s.key.partition = it->get<std::int32_t>();
+    if (const auto it = rec.find("tombstone"); it != rec.end() && it->is_boolean()) s.tombstone = it->get<bool>();
     s.value = std::move(rec);  // "partition" and "offset" are put in front when it is read
     Partition& stored = records_[partition];
     stored.records.push_back(std::move(s));
@@ -118,8 +121,10 @@ void OffsetsLog::append_offset_commits(const std::string& group_id, std::span<co
     }
     stored.records.push_back(Stored{.committed_at = commit_at,
                                     .offset = offset,
-                                    .key = CommitKey{group, v.topic, v.partition_index},
-                                    .compacts = true,
+                                    .key = RecordKey{.type = offset_commit_type_,
+                                                     .group = group,
+                                                     .topic = v.topic,
+                                                     .partition = v.partition_index},
                                     .value = v});
   }
   settle(stored, kernel_.now());
@@ -152,15 +157,20 @@ void OffsetsLog::fire(std::uint64_t slot) {
 
 void OffsetsLog::settle(Partition& p, sim::SimTime at) {
   while (p.settled < p.records.size() && p.records[p.settled].committed_at <= at) {
-    const Stored& s = p.records[p.settled];
-    if (s.compacts) {
-      auto [it, inserted] = p.latest.try_emplace(s.key, p.settled);
-      if (!inserted) {
-        p.records[it->second].removed = true;
-        ++p.removed;
-        ++p.compacted;
-        it->second = p.settled;
-      }
+    Stored& s = p.records[p.settled];
+    auto [it, inserted] = p.latest.try_emplace(s.key, p.settled);
+    if (!inserted) {
+      p.records[it->second].removed = true;
+      ++p.removed;
+      ++p.compacted;
+      it->second = p.settled;
+    }
+    if (s.tombstone) {
+      // The key is gone: the tombstone has nothing left to delete.
+      s.removed = true;
+      ++p.removed;
+      ++p.compacted;
+      p.latest.erase(it);
     }
     ++p.settled;
   }

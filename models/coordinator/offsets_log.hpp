@@ -2,10 +2,14 @@
 // appends (OffsetCommit, GroupMetadata, ConsumerGroup* records) gets the next offset of its
 // group's partition and is emitted as a `record` trace event at append time, in log order.
 // Records commit after the write (replication) latency, in append order.
-// In memory the log is kept as Kafka's log cleaner would leave it: once a later OffsetCommit of
-// the same (group, topic, partition) has committed, the earlier one is gone (only the latest
-// value per key remains; the replay of the compacted log gives the same groups). The full log
-// stays in the trace (`record` events), which is where `dump-log` reads it.
+// In memory the log is kept as Kafka's log cleaner would leave it: once a later record of the
+// same key (record type and group, plus the member id or the topic and partition, as Kafka's
+// record keys) has committed, the earlier one is gone, and a committed tombstone goes with all
+// its key's records (Kafka keeps it delete.retention.ms longer; a replay of it deletes nothing
+// that is left). Only the latest value per live key remains, so memory follows the groups,
+// members and offsets that exist, not how often they changed; the replay of the compacted log
+// gives the same groups. The full log stays in the trace (`record` events), which is where
+// `dump-log` reads it.
 // OffsetCommit records, most of the log, are held in a typed form (names interned); they become
 // JSON only for the trace event (one reused object) and when a new leader reads the log.
 #pragma once
@@ -94,16 +98,22 @@ class OffsetsLog final : public sim::EventTarget {
     std::int64_t committed_offset = 0;
     std::int64_t commit_timestamp = 0;
   };
-  /// The compaction key of an OffsetCommit record: (group, topic, partition) as interned ids.
-  struct CommitKey {
+  /// The compaction key of a record, as Kafka's record keys have it: the record type and its
+  /// group, plus the member id (member records) or the topic and partition (OffsetCommit);
+  /// names are interned ids, kNoName where the key has no such field.
+  static constexpr std::uint32_t kNoName = UINT32_MAX;
+  struct RecordKey {
+    std::uint32_t type = 0;
     std::uint32_t group = 0;
-    std::uint32_t topic = 0;
-    std::int32_t partition = 0;
-    bool operator==(const CommitKey&) const = default;
+    std::uint32_t member = kNoName;
+    std::uint32_t topic = kNoName;
+    std::int32_t partition = -1;
+    bool operator==(const RecordKey&) const = default;
   };
-  struct CommitKeyHash {
-    std::size_t operator()(const CommitKey& k) const {
+  struct RecordKeyHash {
+    std::size_t operator()(const RecordKey& k) const {
       std::uint64_t h = (std::uint64_t{k.group} << 32 | k.topic) * 0x9E3779B97F4A7C15ULL;
+      h ^= (std::uint64_t{k.type} << 32 | k.member) + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
       h ^= static_cast<std::uint32_t>(k.partition) + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
       return static_cast<std::size_t>(h ^ (h >> 29));
     }
@@ -111,9 +121,9 @@ class OffsetsLog final : public sim::EventTarget {
   struct Stored {
     sim::SimTime committed_at;
     std::int64_t offset = 0;  // in its partition
-    CommitKey key;            // set when `compacts`
-    bool compacts = false;    // an OffsetCommit value (the only records compacted here)
-    bool removed = false;     // superseded by a later committed value of its key
+    RecordKey key;
+    bool tombstone = false;
+    bool removed = false;     // compacted away: superseded, or a tombstone that has committed
     // A typed OffsetCommit, or any record as the JSON append() was given.
     std::variant<OffsetCommitValue, nlohmann::ordered_json> value;
   };
@@ -123,7 +133,7 @@ class OffsetsLog final : public sim::EventTarget {
     std::size_t removed = 0;      // removed entries still in `records`
     std::int64_t compacted = 0;   // records compacted away since the start
     // key -> index of its latest committed value (hashed: only looked up, and renumbered whole)
-    std::unordered_map<CommitKey, std::size_t, CommitKeyHash> latest;
+    std::unordered_map<RecordKey, std::size_t, RecordKeyHash> latest;
   };
   /// An OffsetCommit write waiting for its commit event (slots are reused: no allocation once
   /// the pool has grown to the writes in flight).
@@ -136,7 +146,8 @@ class OffsetsLog final : public sim::EventTarget {
   };
   /// Compacts the records committed by `at`.
   void settle(Partition& p, sim::SimTime at);
-  /// The id of a group or topic name (interned for good: names are few).
+  /// The id of a record type, group, topic or member id (interned for good: a member id per
+  /// member incarnation, the others are few).
   std::uint32_t intern(const std::string& name);
   /// The record's JSON as committed_records() returns it.
   nlohmann::ordered_json materialise(std::int32_t partition, const Stored& s) const;
@@ -156,6 +167,7 @@ class OffsetsLog final : public sim::EventTarget {
   std::deque<PendingCommit> pending_;  // a deque: a listener may append while its slot is read
   std::vector<std::uint64_t> free_pending_;
   nlohmann::ordered_json commit_value_;  // the `record` event's value of a typed OffsetCommit, reused
+  std::uint32_t offset_commit_type_;     // "OffsetCommit" interned (the typed records' key type)
 };
 
 }  // namespace rsim

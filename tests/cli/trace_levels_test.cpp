@@ -88,3 +88,32 @@ TEST_CASE("--quiet prints nothing on success and still exits 1 on a failed expec
   CHECK(fs::exists(d / "out" / "classic-eager" / "summary.json"));
   fs::remove_all(d);
 }
+
+TEST_CASE("bench scale --trace: none writes no trace, standard does; a bad level is a usage error") {
+  // 20 consumers x 200 partitions for 10 virtual s: the same events at both levels (the trace
+  // level changes what is written, never what happens), trace bytes only at standard.
+  const auto row = [](const std::string& out) {
+    std::istringstream in(out);
+    std::string line;
+    while (std::getline(in, line))
+      if (line.find("20 x 200") != std::string::npos) return line;
+    return std::string();
+  };
+  const auto none = testing::run_cli("bench scale --sizes 20x200 --virtual-ms 10000 --trace none", "bench-none");
+  const auto standard = testing::run_cli("bench scale --sizes 20x200 --virtual-ms 10000", "bench-standard");
+  REQUIRE(none.code == 0);
+  REQUIRE(standard.code == 0);
+  CHECK(none.out.find("trace none (summary only)") != std::string::npos);
+  CHECK(standard.out.find("trace at standard detail") != std::string::npos);
+  std::istringstream a(row(none.out)), b(row(standard.out));
+  std::string a_label, x, b_label, y, a_events, b_events;
+  a >> a_label >> x >> y >> a_events;
+  b >> b_label >> x >> y >> b_events;
+  CHECK(!a_events.empty());
+  CHECK(a_events == b_events);
+  // The trace column: "-" without a trace, a size with one.
+  CHECK(row(none.out).find(" - ") != std::string::npos);
+  CHECK((row(standard.out).find("KiB") != std::string::npos || row(standard.out).find("MiB") != std::string::npos));
+  const auto bad = testing::run_cli("bench scale --sizes 20x200 --trace verbose", "bench-bad", true);
+  CHECK(bad.code == 2);
+}

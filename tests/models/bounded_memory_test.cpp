@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <functional>
 
+#include <fmt/format.h>
+
+#include "models/coordinator/consumer_group_coordinator.hpp"
 #include "models/coordinator/group_coordinator.hpp"
 #include "models/coordinator/offsets_log.hpp"
 #include "models/protocol/trace_jsonl.hpp"
@@ -98,6 +101,93 @@ TEST_CASE("a record superseded by an uncommitted write stays until that write co
   kernel.run(sim::ms(40));
   REQUIRE(records.size() == 1);
   CHECK(records[0].at("committed_offset") == 5);
+}
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson member_record(const char* type, const std::string& member, bool tombstone) {
+  return {{"record", type}, {"tombstone", tombstone}, {"group", "g"}, {"member_id", member}};
+}
+
+}  // namespace
+
+TEST_CASE("member churn: the log keeps the live members' latest records, and its replay is the full log's") {
+  // 300 rounds of a KIP-848 group of 10 members: each round one member leaves (its current
+  // assignment, target and metadata tombstones, in the coordinator's order) and a new one joins,
+  // the group epoch bumps, and every member gets a new target and current assignment (its
+  // epoch moves), with an offset commit of 10 partitions. Held records stay about the live keys
+  // (2 group records, 3 per member, 10 offsets) plus the write in flight, not 300 rounds' worth;
+  // the compacted log replays to exactly the groups the whole log replays to.
+  sim::Kernel kernel;
+  testing::RecordedTracer tracer(kernel);
+  rsim::OffsetsLog log(kernel, tracer, sim::Rng(1, "log"), sim::Distribution::constant(2), 50);
+  const std::int32_t p = rsim::coordinator_partition("g", 50);
+  std::vector<ojson> whole;  // every record, in log order
+  std::vector<std::string> members;
+  int next_member = 0;
+  std::size_t most_retained = 0, appended = 0;
+  const auto join = [&](std::vector<ojson>& write) {
+    const std::string id = fmt::format("m{}", next_member++);
+    members.push_back(id);
+    ojson r = member_record("ConsumerGroupMemberMetadata", id, false);
+    r["consumer"] = fmt::format("c-{}", id);
+    r["client_id"] = fmt::format("consumer-g-{}", id);
+    r["subscribed_topic_names"] = {"t"};
+    r["rebalance_timeout_ms"] = 300000;
+    write.push_back(std::move(r));
+  };
+  for (int round = 1; round <= 300; ++round) {
+    kernel.schedule_closure_after(sim::ms(5), [&, round] {
+      std::vector<ojson> write;
+      if (members.size() == 10) {
+        const std::string gone = members.front();
+        members.erase(members.begin());
+        write.push_back(member_record("ConsumerGroupCurrentMemberAssignment", gone, true));
+        write.push_back(member_record("ConsumerGroupTargetAssignmentMember", gone, true));
+        write.push_back(member_record("ConsumerGroupMemberMetadata", gone, true));
+      }
+      while (members.size() < 10) join(write);
+      write.push_back({{"record", "ConsumerGroupMetadata"}, {"tombstone", false}, {"group", "g"}, {"epoch", round + 1}});
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        ojson t = member_record("ConsumerGroupTargetAssignmentMember", members[i], false);
+        t["partitions"] = {"t-" + std::to_string(i)};
+        write.push_back(std::move(t));
+      }
+      write.push_back({{"record", "ConsumerGroupTargetAssignmentMetadata"}, {"tombstone", false}, {"group", "g"},
+                       {"assignment_epoch", round + 1}, {"assignment_timestamp", round}});
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        ojson c = member_record("ConsumerGroupCurrentMemberAssignment", members[i], false);
+        c["member_epoch"] = round + 1;
+        c["previous_member_epoch"] = round;
+        c["state"] = 0;
+        c["assigned"] = {"t-" + std::to_string(i)};
+        c["pending_revocation"] = ojson::array();
+        write.push_back(std::move(c));
+      }
+      for (std::int32_t i = 0; i < 10; ++i) write.push_back(offset_commit("g", i, round * 10 + i));
+      whole.insert(whole.end(), write.begin(), write.end());
+      appended += write.size();
+      log.append(std::move(write), nullptr);
+      most_retained = std::max(most_retained, log.retained_records());
+    });
+    kernel.run(kernel.now() + sim::ms(5));
+  }
+  kernel.run(kernel.now() + sim::ms(100));
+  // Live keys: 2 group records, 3 per member (30), 10 offsets; plus one write (<= 36) in flight.
+  CHECK(most_retained <= 42 + 36);
+  const auto compacted = log.committed_records(p, kernel.now());
+  CHECK(compacted.size() == 42);
+  CHECK(log.committed_count(p, kernel.now()) == static_cast<std::int64_t>(appended));
+  rsim::ConsumerGroups from_whole, from_compacted;
+  for (const auto& r : whole) rsim::replay_record(from_whole, r);
+  for (const auto& r : compacted) rsim::replay_record(from_compacted, r);
+  REQUIRE(from_whole.count("g") == 1);
+  CHECK(from_whole.at("g").members.size() == 10);
+  CHECK(from_whole.at("g").group_epoch == 301);
+  CHECK(from_whole.at("g").offsets.size() == 10);
+  CHECK(from_compacted == from_whole);
 }
 
 TEST_CASE("a long run streams its trace through a bounded buffer and retains no trace") {

@@ -3,6 +3,8 @@
 
 #include <functional>
 #include <memory>
+#include <set>
+#include <tuple>
 #include <vector>
 
 #include "sim/kernel.hpp"
@@ -241,4 +243,126 @@ TEST_CASE("a timer re-armed later queues no new entry, yet everything fires as i
   k.run(sim::ms(5000));
   CHECK(k.pending() <= 2);
   CHECK(fired == 0);
+}
+
+TEST_CASE("the calendar queue fires in exactly (time, seq) order, near, ahead and far") {
+  // Events scheduled at random distances: the same microsecond, the same 1 ms bucket, the
+  // ring's next seconds, beyond the ring (far heap), and never. A reference ordered set with
+  // the same sequence numbers gives the expected order. run() in slices makes the kernel peek
+  // past its stop, and events scheduled between slices land in buckets it has looked past.
+  struct Chain : sim::EventTarget {
+    Kernel* k = nullptr;
+    sim::Rng* rng = nullptr;
+    std::set<std::tuple<std::int64_t, std::uint64_t, std::uint64_t>>* expected = nullptr;
+    std::uint64_t* seq = nullptr;
+    std::vector<std::pair<std::int64_t, std::uint64_t>> fired;
+    std::uint64_t next_id = 0;
+    std::int64_t distance() {
+      switch (rng->next() % 6) {
+        case 0: return 0;
+        case 1: return static_cast<std::int64_t>(rng->next() % 1024);
+        case 2: return static_cast<std::int64_t>(rng->next() % 8'000'000);
+        case 3: return static_cast<std::int64_t>(rng->next() % 60'000'000);
+        case 4: return 8'388'608 + static_cast<std::int64_t>(rng->next() % 3);  // the ring's edge
+        default: return rng->next() % 97 == 0 ? -1 : static_cast<std::int64_t>(rng->next() % 2048);
+      }
+    }
+    void add() {
+      const std::int64_t d = distance();
+      const SimTime at = d < 0 ? sim::kNever : k->now() + SimTime{d};
+      const std::uint64_t id = next_id++;
+      expected->insert({at.count(), (*seq)++, id});
+      k->schedule_at(at, this, id);
+    }
+    void fire(std::uint64_t id) override {
+      fired.emplace_back(k->now().count(), id);
+      if (fired.size() < 40'000) {
+        add();
+        if (rng->next() % 3 == 0) add();
+      }
+    }
+  };
+  Kernel k;
+  sim::Rng rng(7, "calendar");
+  std::set<std::tuple<std::int64_t, std::uint64_t, std::uint64_t>> expected;
+  std::uint64_t seq = 0;
+  Chain chain;
+  chain.k = &k;
+  chain.rng = &rng;
+  chain.expected = &expected;
+  chain.seq = &seq;
+  for (int i = 0; i < 200; ++i) chain.add();
+  for (std::int64_t stop = 0; stop < 3'600'000'000; stop += 1 + static_cast<std::int64_t>(rng.next() % 5'000'000)) {
+    k.run(SimTime{stop});
+    CHECK(k.now() == SimTime{stop});
+    if (rng.next() % 4 == 0) chain.add();  // between slices: maybe before where run() peeked
+  }
+  k.run(SimTime{3'600'000'000});
+  std::vector<std::pair<std::int64_t, std::uint64_t>> want;
+  for (const auto& [at, s, id] : expected)
+    if (at <= 3'600'000'000) want.emplace_back(at, id);
+  REQUIRE(chain.fired.size() > 40'000);
+  CHECK(chain.fired == want);
+  CHECK(k.pending() == expected.size() - want.size());  // only the kNever ones are left
+}
+
+TEST_CASE("the queue's memory follows the pending events, not the busiest bucket so far") {
+  // 1,000 timers re-arming at random 1 ms .. 2 s, and every 10 s a burst of 400 events at one
+  // instant, for a virtual hour. The calendar's ring slots must not each keep a burst's worth of
+  // storage: what the queue reserves stays within a few times what is pending plus a small
+  // fixed amount per ring slot, at 10 minutes as at the hour.
+  Kernel k;
+  sim::Rng rng(3, "memory");
+  std::vector<std::unique_ptr<Timer>> timers;
+  for (int i = 0; i < 1000; ++i) {
+    timers.push_back(std::make_unique<Timer>(k, [&timers, &rng, i] {
+      timers[static_cast<std::size_t>(i)]->arm(sim::ms(1 + static_cast<std::int64_t>(rng.next() % 2000)));
+    }));
+    timers.back()->arm(sim::ms(1 + static_cast<std::int64_t>(rng.next() % 2000)));
+  }
+  struct Burst : sim::EventTarget {
+    Kernel* k = nullptr;
+    sim::Rng* rng = nullptr;
+    int fired = 0;
+    void fire(std::uint64_t arg) override {
+      ++fired;
+      if (arg != 1) return;  // one of a burst
+      const SimTime at = k->now() + SimTime{static_cast<std::int64_t>(rng->next() % 3'000'000)};
+      for (int i = 0; i < 400; ++i) k->schedule_at(at, this, 0);
+      k->schedule_after(sim::ms(10'000), this, 1);
+    }
+  } burst;
+  burst.k = &k;
+  burst.rng = &rng;
+  k.schedule_after(sim::ms(10'000), &burst, 1);
+  // Twice the pending events and a few empty slots' worth per ring slot (a slot that held one
+  // or two events keeps room for them); a burst's 400 may be pending too.
+  const auto bound = [&k] { return 3 * k.pending() + 8192 * 16 + 2 * 400; };
+  k.run(sim::ms(600'000));
+  const std::size_t at_ten_minutes = k.reserved_events();
+  CHECK(at_ten_minutes <= bound());
+  k.run(sim::ms(3'600'000));
+  CHECK(burst.fired > 100'000);
+  CHECK(k.reserved_events() <= bound());
+  CHECK(k.reserved_events() <= at_ten_minutes + at_ten_minutes / 2);
+}
+
+TEST_CASE("the queue's memory follows the pending events, not the event rate") {
+  // 1,000 timers re-arming 1 to 20 ms ahead: about 100,000 events per virtual second pass
+  // through the ring while about 1,000 are pending. A ring slot must not keep the storage of
+  // the events that passed through it (that would be the rate times the ring's 8 s).
+  Kernel k;
+  sim::Rng rng(5, "rate");
+  std::vector<std::unique_ptr<Timer>> timers;
+  for (int i = 0; i < 1000; ++i) {
+    timers.push_back(std::make_unique<Timer>(k, [&timers, &rng, i] {
+      timers[static_cast<std::size_t>(i)]->arm(sim::ms(1 + static_cast<std::int64_t>(rng.next() % 20)));
+    }));
+    timers.back()->arm(sim::ms(1 + static_cast<std::int64_t>(rng.next() % 20)));
+  }
+  const std::uint64_t fired = k.run(sim::ms(30'000));
+  CHECK(fired > 2'000'000);
+  CHECK(k.pending() == 1000);
+  // The pending events' slots (at most 20 buckets hold them, 16 events' room at least each).
+  CHECK(k.reserved_events() <= 3 * k.pending() + 20 * 16 + 4096);
 }

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -96,9 +97,11 @@ std::string human_bytes(double b) {
 }  // namespace
 
 std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::string& protocol,
-                            std::int64_t virtual_ms) {
-  std::string out = fmt::format("bench scale: protocol {}, {} virtual s, trace at standard detail\n", protocol,
-                                static_cast<double>(virtual_ms) / 1000.0);
+                            std::int64_t virtual_ms, const std::string& trace_level) {
+  const bool write_trace = trace_level != "none";
+  std::string out = fmt::format("bench scale: protocol {}, {} virtual s, trace {}\n", protocol,
+                                static_cast<double>(virtual_ms) / 1000.0,
+                                write_trace ? fmt::format("at {} detail", trace_level) : std::string("none (summary only)"));
   out += fmt::format("{:>18} {:>12} {:>8} {:>12} {:>11} {:>11} {:>9}\n", "consumers x parts", "events", "CPU s",
                      "virtual/CPU", "peak RSS", "trace", "exponent");
   const long floor_kib = assignors::bench::baseline_rss_kib();
@@ -112,14 +115,24 @@ std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::stri
           parse_scenario(nlohmann::json::parse(scale_scenario(size, protocol, virtual_ms).dump()), "bench-scale");
       std::filesystem::create_directories(tmp);
       const double before = cpu_seconds();
-      trace::JsonlFileSink jsonl((tmp / "trace.jsonl").string());
+      std::optional<trace::JsonlFileSink> jsonl;
       reports::SummarySink summary(reports::SummaryInputs{spec.name, protocol, spec.seed, nullptr});
-      const std::uint64_t events = run_scenario(spec, protocol, spec.seed, {&summary, &jsonl}, trace::Detail::Standard);
-      jsonl.close();
+      std::vector<sim::TraceSink<trace::Event>*> sinks{&summary};
+      if (write_trace) {
+        jsonl.emplace((tmp / "trace.jsonl").string());
+        sinks.push_back(&*jsonl);
+      }
+      const std::uint64_t events = run_scenario(spec, protocol, spec.seed, sinks,
+                                                trace_level == "full" ? trace::Detail::Full : trace::Detail::Standard);
+      std::uint64_t bytes = 0;
+      if (jsonl) {
+        jsonl->close();
+        bytes = jsonl->file().bytes_written();
+      }
       (void)summary.finish();
       const double cpu = cpu_seconds() - before;
       std::filesystem::remove_all(tmp);
-      return fmt::format("{} {} {}", events, cpu, jsonl.file().bytes_written());
+      return fmt::format("{} {} {}", events, cpu, bytes);
     });
     const std::string label = fmt::format("{} x {}", size.consumers, size.partitions);
     if (child.failed) {
@@ -135,7 +148,7 @@ std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::stri
     out += fmt::format("{:>18} {:>12} {:>8.2f} {:>12.1f} {:>11} {:>11} {:>9}\n", label, events, cpu,
                        cpu > 0 ? static_cast<double>(virtual_ms) / 1000.0 / cpu : 0.0,
                        human_bytes(static_cast<double>(child.peak_rss_kib) * 1024.0),
-                       human_bytes(static_cast<double>(bytes)), exponent);
+                       write_trace ? human_bytes(static_cast<double>(bytes)) : std::string("-"), exponent);
     last_cpu = cpu;
     last_n = size.consumers;
   }

@@ -25,6 +25,6 @@ nlohmann::json scale_scenario(const ScaleSize& size, const std::string& protocol
 
 /// Runs every size and returns the table.
 std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::string& protocol,
-                            std::int64_t virtual_ms);
+                            std::int64_t virtual_ms, const std::string& trace_level = "standard");
 
 }  // namespace rsim::cli
