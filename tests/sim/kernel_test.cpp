@@ -306,6 +306,30 @@ TEST_CASE("the calendar queue fires in exactly (time, seq) order, near, ahead an
   CHECK(k.pending() == expected.size() - want.size());  // only the kNever ones are left
 }
 
+namespace {
+// A timer that re-arms itself 1 to `max_ms` ms ahead (drawn from `rng`) when armed and whenever
+// it fires: a steady source of queue traffic.
+struct RearmingTimer {
+  RearmingTimer(Kernel& k, sim::Rng& r, std::int64_t max)
+      : rng(r), max_ms(max), timer(k, [this] { arm(); }) {
+    arm();
+  }
+  void arm() {
+    timer.arm(sim::ms(1 + static_cast<std::int64_t>(rng.next() % static_cast<std::uint64_t>(max_ms))));
+  }
+  sim::Rng& rng;
+  std::int64_t max_ms;
+  Timer timer;
+};
+
+std::vector<std::unique_ptr<RearmingTimer>> rearming_timers(Kernel& k, sim::Rng& rng, int n,
+                                                           std::int64_t max_ms) {
+  std::vector<std::unique_ptr<RearmingTimer>> timers;
+  for (int i = 0; i < n; ++i) timers.push_back(std::make_unique<RearmingTimer>(k, rng, max_ms));
+  return timers;
+}
+}  // namespace
+
 TEST_CASE("the queue's memory follows the pending events, not the busiest bucket so far") {
   // 1,000 timers re-arming at random 1 ms .. 2 s, and every 10 s a burst of 400 events at one
   // instant, for a virtual hour. The calendar's ring slots must not each keep a burst's worth of
@@ -313,13 +337,7 @@ TEST_CASE("the queue's memory follows the pending events, not the busiest bucket
   // fixed amount per ring slot, at 10 minutes as at the hour.
   Kernel k;
   sim::Rng rng(3, "memory");
-  std::vector<std::unique_ptr<Timer>> timers;
-  for (int i = 0; i < 1000; ++i) {
-    timers.push_back(std::make_unique<Timer>(k, [&timers, &rng, i] {
-      timers[static_cast<std::size_t>(i)]->arm(sim::ms(1 + static_cast<std::int64_t>(rng.next() % 2000)));
-    }));
-    timers.back()->arm(sim::ms(1 + static_cast<std::int64_t>(rng.next() % 2000)));
-  }
+  const auto timers = rearming_timers(k, rng, 1000, 2000);
   struct Burst : sim::EventTarget {
     Kernel* k = nullptr;
     sim::Rng* rng = nullptr;
@@ -353,13 +371,7 @@ TEST_CASE("the queue's memory follows the pending events, not the event rate") {
   // the events that passed through it (that would be the rate times the ring's 8 s).
   Kernel k;
   sim::Rng rng(5, "rate");
-  std::vector<std::unique_ptr<Timer>> timers;
-  for (int i = 0; i < 1000; ++i) {
-    timers.push_back(std::make_unique<Timer>(k, [&timers, &rng, i] {
-      timers[static_cast<std::size_t>(i)]->arm(sim::ms(1 + static_cast<std::int64_t>(rng.next() % 20)));
-    }));
-    timers.back()->arm(sim::ms(1 + static_cast<std::int64_t>(rng.next() % 20)));
-  }
+  const auto timers = rearming_timers(k, rng, 1000, 20);
   const std::uint64_t fired = k.run(sim::ms(30'000));
   CHECK(fired > 2'000'000);
   CHECK(k.pending() == 1000);
