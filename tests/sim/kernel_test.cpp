@@ -292,7 +292,8 @@ TEST_CASE("the calendar queue fires in exactly (time, seq) order, near, ahead an
   chain.expected = &expected;
   chain.seq = &seq;
   for (int i = 0; i < 200; ++i) chain.add();
-  for (std::int64_t stop = 0; stop < 3'600'000'000; stop += 1 + static_cast<std::int64_t>(rng.next() % 5'000'000)) {
+  for (std::int64_t stop = 0; stop < 3'600'000'000;
+       stop += 1 + static_cast<std::int64_t>(rng.next() % 5'000'000)) {
     k.run(SimTime{stop});
     CHECK(k.now() == SimTime{stop});
     if (rng.next() % 4 == 0) chain.add();  // between slices: maybe before where run() peeked
