@@ -1206,9 +1206,12 @@ void ConsumerGroupCoordinator::on_offsets_committed(const std::string& group_id,
                                                     std::span<const CommittedOffset> offsets, sim::NodeId node,
                                                     std::int32_t correlation_id) {
   if (const auto git = groups_.find(group_id); git != groups_.end()) {
+    ConsumerGroupState& g = git->second;
+    auto offset = g.offsets.begin();
+    auto epoch = g.offset_epochs.begin();
     for (const auto& o : offsets) {
-      git->second.offsets[o.partition] = o.offset;
-      git->second.offset_epochs[o.partition] = o.leader_epoch;
+      offset = assign_from(g.offsets, offset, o.partition, o.offset);
+      epoch = assign_from(g.offset_epochs, epoch, o.partition, o.leader_epoch);
       if (offset_listener_) offset_listener_(group_id, o.partition, o.offset);
     }
   }

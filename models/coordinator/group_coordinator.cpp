@@ -847,9 +847,12 @@ void GroupCoordinator::on_offset_commit(const Reply& from, const OffsetCommitReq
 void GroupCoordinator::on_offsets_committed(const std::string& group_id, std::span<const CommittedOffset> offsets,
                                             sim::NodeId node, std::int32_t correlation_id) {
   if (auto git = groups_.find(group_id); git != groups_.end()) {
+    auto& g = *git->second;
+    auto offset = g.offsets.begin();
+    auto epoch = g.offset_epochs.begin();
     for (const auto& o : offsets) {
-      git->second->offsets[o.partition] = o.offset;
-      git->second->offset_epochs[o.partition] = o.leader_epoch;
+      offset = assign_from(g.offsets, offset, o.partition, o.offset);
+      epoch = assign_from(g.offset_epochs, epoch, o.partition, o.leader_epoch);
       if (offset_listener_) offset_listener_(group_id, o.partition, o.offset);
     }
   }
