@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -248,18 +249,29 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   NodeNamer namer_;
   ConsumerGroups groups_;
   OffsetListener offset_listener_;
-  /// (group id, member id), compared as views: found without building the pair of strings.
+  /// (group id, member id), hashed and compared as views: a heartbeat finds its member's timers
+  /// without building the pair of strings or walking a tree of 22-character member ids. Never
+  /// iterated.
   using MemberKeyView = std::pair<std::string_view, std::string_view>;
-  struct MemberKeyLess {
+  struct MemberKeyHash {
+    using is_transparent = void;
+    std::size_t operator()(const MemberKeyView& k) const {
+      return std::hash<std::string_view>{}(k.first) * 1000003 ^ std::hash<std::string_view>{}(k.second);
+    }
+    std::size_t operator()(const std::pair<std::string, std::string>& k) const {
+      return (*this)(MemberKeyView{k.first, k.second});
+    }
+  };
+  struct MemberKeyEqual {
     using is_transparent = void;
     static MemberKeyView view(const std::pair<std::string, std::string>& k) { return {k.first, k.second}; }
     static MemberKeyView view(const MemberKeyView& k) { return k; }
     template <class A, class B>
     bool operator()(const A& a, const B& b) const {
-      return view(a) < view(b);
+      return view(a) == view(b);
     }
   };
-  std::map<std::pair<std::string, std::string>, MemberTimers, MemberKeyLess> timers_;
+  std::unordered_map<std::pair<std::string, std::string>, MemberTimers, MemberKeyHash, MemberKeyEqual> timers_;
   Downgrader downgrader_;
   std::uint64_t member_ids_issued_ = 0;
   // What the trace last said about each group and member, to emit only changes.
