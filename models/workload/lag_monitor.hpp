@@ -10,6 +10,7 @@
 // used), owner (consumer name or null), reason ("sample" or "owner").
 #pragma once
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -92,6 +93,8 @@ class LagMonitor {
   /// entries_ in its order, for the samples' walk (a vector, not the map's tree); entries are
   /// never removed, so it is rebuilt only when one was added.
   std::vector<Entries::iterator> order_;
+  /// The entry after the one the last committed offset went to (end() at first).
+  Entries::iterator committed_next_;
 };
 
 }  // namespace rsim
