@@ -3,8 +3,14 @@
 // are what OffsetFetch returns once their records commit.
 #include <doctest/doctest.h>
 
+#include <iterator>
+#include <map>
+#include <utility>
+#include <vector>
+
 #include "models/coordinator/group_coordinator.hpp"
 #include "models/coordinator/offsets_log.hpp"
+#include "sim/rng.hpp"
 #include "trace_helpers.hpp"
 
 namespace {
@@ -113,4 +119,62 @@ TEST_CASE("OffsetFetch sees an offset only once its record has committed") {
   REQUIRE(h.replies.size() == 2);
   CHECK(std::get<rsim::OffsetCommitResponse>(h.replies[1]).error == rsim::ErrorCode::NONE);
   CHECK(h.fetch() == 9);
+}
+
+TEST_CASE("a commit's offsets land whatever their order: consecutive, reversed, gapped, new or not") {
+  Harness h;
+  // Simple-group commits (no member) of partitions of two topics: in order, backwards, with
+  // gaps, repeated within one request, existing and new. The group's offsets are the last
+  // value of each partition, as a map updated one key at a time would hold.
+  std::map<rsim::TopicPartition, std::int64_t> expected;
+  const std::vector<std::vector<std::pair<rsim::TopicPartition, std::int64_t>>> commits = {
+      {{{"t", 0}, 1}, {{"t", 1}, 2}, {{"t", 2}, 3}, {{"t", 3}, 4}},
+      {{{"t", 3}, 14}, {{"t", 2}, 13}, {{"t", 0}, 11}},
+      {{{"a", 5}, 50}, {{"t", 1}, 12}, {{"t", 9}, 90}, {{"a", 5}, 51}, {{"t", 4}, 40}},
+      {{{"t", 2}, 23}, {{"t", 3}, 24}, {{"t", 4}, 25}, {{"t", 5}, 26}, {{"u", 0}, 7}},
+  };
+  for (const auto& offsets : commits) {
+    rsim::OffsetCommitRequest r{"g", -1, "", std::nullopt, {}};
+    for (const auto& [tp, offset] : offsets) {
+      r.offsets.push_back({tp, offset});
+      expected[tp] = offset;
+    }
+    CHECK(std::get<rsim::OffsetCommitResponse>(h.request(r)).error == rsim::ErrorCode::NONE);
+  }
+  rsim::OffsetFetchRequest f;
+  f.group_id = "g";
+  for (const auto& [tp, offset] : expected) f.partitions.push_back(tp);
+  f.partitions.push_back({"t", 7});  // never committed
+  const auto resp = std::get<rsim::OffsetFetchResponse>(h.request(f));
+  REQUIRE(resp.partitions.size() == expected.size() + 1);
+  std::size_t i = 0;
+  for (const auto& [tp, offset] : expected) {
+    CHECK(resp.partitions[i].partition == tp);
+    CHECK(resp.partitions[i].offset == offset);
+    ++i;
+  }
+  CHECK(resp.partitions.back().offset == -1);
+  const auto* committed = h.coordinator->committed_offsets("g");
+  REQUIRE(committed != nullptr);
+  CHECK(*committed == expected);
+}
+
+TEST_CASE("assign_from: each key set as operator[] would, the hint only saves the search") {
+  // Random keys (runs of consecutive ones, jumps back and forth, repeats) against a reference.
+  sim::Rng rng(7, "assign-from");
+  std::map<rsim::TopicPartition, std::int64_t> m, reference;
+  auto hint = m.begin();
+  std::int32_t p = 0;
+  for (std::int64_t i = 0; i < 5000; ++i) {
+    const std::uint64_t r = rng.next() % 10;
+    if (r == 0) p = static_cast<std::int32_t>(rng.next() % 200);  // a jump
+    else if (r == 1) hint = m.begin();                                 // a new request
+    else if (r == 2) hint = m.end();
+    else if (r < 8) ++p;                                               // the next partition
+    const rsim::TopicPartition tp{r == 9 ? "a" : "t", p};
+    hint = rsim::assign_from(m, hint, tp, i);
+    reference[tp] = i;
+    REQUIRE(m == reference);
+    CHECK(hint == std::next(m.find(tp)));
+  }
 }
