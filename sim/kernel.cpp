@@ -274,6 +274,14 @@ std::string Timer::actor() const {
 }
 
 void Timer::fire(std::uint64_t generation) {
+  // This call uses up the hold of the entry that made it; the hold stays while the callback
+  // runs (it may retire this timer) and passes on to the activity when the expiry waits.
+  struct Release {
+    std::uint32_t* holds;
+    ~Release() {
+      if (holds != nullptr) --*holds;
+    }
+  } release{&holds_};
   if (generation != generation_) return;  // superseded by a later queue()
   if (deferred_) {
     deferred_ = false;  // the expiry waited for the activity; cancel() may have come meanwhile
@@ -296,6 +304,7 @@ void Timer::fire(std::uint64_t generation) {
     if (!activity_->runnable()) {
       deferred_ = true;
       activity_->defer(this, generation);
+      release.holds = nullptr;  // kept by the activity until it runs the expiry
       return;
     }
   }

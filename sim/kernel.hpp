@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -254,6 +255,10 @@ class Timer : public EventTarget {
   }
   void cancel() { armed_ = false; }
   bool armed() const { return armed_; }
+  /// Nothing will call fire() any more: no queued entry (live or stale), no expiry waiting for
+  /// its activity, and no fire() in progress. Only an idle timer may be destroyed while the
+  /// kernel runs (see RetiredTimers).
+  bool idle() const { return holds_ == 0; }
   SimTime deadline() const { return deadline_; }
   void fire(std::uint64_t generation) override;
   std::string actor() const override;
@@ -261,6 +266,7 @@ class Timer : public EventTarget {
  private:
   // Queues the expiry (deadline_, seq_) as the timer's one live entry; earlier ones go stale.
   void queue() {
+    ++holds_;
     ++generation_;
     queued_ = true;
     deferred_ = false;
@@ -281,6 +287,32 @@ class Timer : public EventTarget {
   bool queued_ = false;    // the live entry is in the kernel's queue
   bool deferred_ = false;  // the live entry expired and waits for the activity
   bool elided_counted_ = false;  // the expiry (deadline_, seq_) was elided and counted
+  // Calls of fire() to come: one per queued entry (a deferred expiry keeps its entry's), plus
+  // one while fire() runs.
+  std::uint32_t holds_ = 0;
+};
+
+/// Timers that nothing arms any more (those of a member that left), kept until the kernel
+/// can no longer fire them: a cancelled timer may still have entries queued, or be running its
+/// own callback. Idle ones are freed in sweeps whose cost is amortised over the retirements,
+/// so the pool holds about twice the timers still busy, not every timer ever retired.
+class RetiredTimers {
+ public:
+  void retire(std::unique_ptr<Timer> t) {
+    if (!t) return;
+    t->cancel();
+    timers_.push_back(std::move(t));
+    if (timers_.size() >= sweep_at_) {
+      std::erase_if(timers_, [](const std::unique_ptr<Timer>& x) { return x->idle(); });
+      sweep_at_ = 2 * timers_.size() + 16;
+    }
+  }
+  /// Timers held (busy, or idle since the last sweep).
+  std::size_t size() const { return timers_.size(); }
+
+ private:
+  std::vector<std::unique_ptr<Timer>> timers_;
+  std::size_t sweep_at_ = 16;
 };
 
 }  // namespace sim

@@ -598,14 +598,14 @@ ConsumerGroupCoordinator::MemberTimers& ConsumerGroupCoordinator::timers(
   return it->second;
 }
 
-void ConsumerGroupCoordinator::cancel_timers(const std::string& group_id,
+void ConsumerGroupCoordinator::retire_timers(const std::string& group_id,
                                              const std::string& member_id) {
   const auto it = timers_.find(MemberKeyView{group_id, member_id});
   if (it == timers_.end()) return;
-  it->second.session->cancel();
-  it->second.rebalance->cancel();
-  it->second.join->cancel();
-  it->second.sync->cancel();
+  // The member is gone: its timers go, once the kernel holds them no more.
+  MemberTimers& tm = it->second;
+  for (auto* t : {&tm.session, &tm.rebalance, &tm.join, &tm.sync}) retired_.retire(std::move(*t));
+  timers_.erase(it);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -953,7 +953,7 @@ void ConsumerGroupCoordinator::fence_member(Write& w, const std::string& member_
   ConsumerGroupState& g = groups_.at(w.group_id);
   const ConsumerGroupMemberState m = g.members.at(member_id);
   remove_member_records(w, m);
-  cancel_timers(w.group_id, member_id);
+  retire_timers(w.group_id, member_id);
   // A leave always bumps the group epoch; the target is recomputed by the next heartbeat.
   emit(w, ojson{{"record", kGroupMetadata},
                 {"tombstone", false},
@@ -1093,7 +1093,7 @@ ojson ConsumerGroupCoordinator::unload_partition(std::int32_t partition) {
     }
     dropped.push_back(snapshot(it->second));
     member_names_.erase(it->first);
-    for (const auto& [id, m] : it->second.members) cancel_timers(it->first, id);
+    for (const auto& [id, m] : it->second.members) retire_timers(it->first, id);
     tracer_.publish(trace::GroupStateChange{.group = it->first,
                                             .state = "dead",
                                             .epoch = it->second.group_epoch,
@@ -1565,7 +1565,7 @@ void ConsumerGroupCoordinator::downgrade(const std::string& group_id, const std:
   tombstone(kTargetMetadata, nullptr);
   for (const auto& [id, m] : g.members) tombstone(kMemberMetadata, &id);
   tombstone(kGroupMetadata, nullptr);
-  for (const auto& [id, m] : g.members) cancel_timers(group_id, id);
+  for (const auto& [id, m] : g.members) retire_timers(group_id, id);
   tracer_.publish(trace::GroupMigration{.group = group_id, .from = "consumer", .to = "classic",
                                         .generation = image.generation_id, .reason = reason});
   tracer_.publish(trace::GroupStateChange{.group = group_id, .state = "dead", .epoch = g.group_epoch,

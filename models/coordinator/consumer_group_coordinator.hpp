@@ -161,6 +161,9 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
     return it == groups_.end() || it->second.members.empty();
   }
   const ConsumerGroups& groups() const { return groups_; }
+  /// Member timers alive: four per member that has had one, plus removed members' timers the
+  /// kernel may still fire (for tests that memory follows the members, not their churn).
+  std::size_t timers_held() const { return 4 * timers_.size() + retired_.size(); }
 
   /// Failover: the shard of a __consumer_offsets partition goes away with its broker; its
   /// consumer groups and their timers are dropped without answering anyone. Returns snapshots.
@@ -219,7 +222,8 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   void on_session_timeout(const std::string& group_id, const std::string& member_id);
   void on_rebalance_timeout(const std::string& group_id, const std::string& member_id);
   MemberTimers& timers(const std::string& group_id, const std::string& member_id);
-  void cancel_timers(const std::string& group_id, const std::string& member_id);
+  /// Cancels a removed member's timers and lets them go (timers() makes new ones if it is back).
+  void retire_timers(const std::string& group_id, const std::string& member_id);
 
   /// Replays `rec` into the group state and keeps it for the log.
   void emit(Write& w, nlohmann::ordered_json rec);
@@ -272,6 +276,7 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
     }
   };
   std::unordered_map<std::pair<std::string, std::string>, MemberTimers, MemberKeyHash, MemberKeyEqual> timers_;
+  sim::RetiredTimers retired_;  // timers of removed members the kernel may still fire
   Downgrader downgrader_;
   std::uint64_t member_ids_issued_ = 0;
   // What the trace last said about each group and member, to emit only changes.

@@ -226,7 +226,7 @@ void GroupCoordinator::join_existing_member(ClassicGroup& g, const Reply& from,
   }
   if (auto pending = g.pending_join_members.find(r.member_id); pending != g.pending_join_members.end()) {
     pending->second->cancel();
-    retired_timers_.push_back(std::move(pending->second));
+    retired_timers_.retire(std::move(pending->second));
     g.pending_join_members.erase(pending);
     add_member_then_rebalance_or_complete_join(g, from, r, r.member_id);
     return;
@@ -322,7 +322,7 @@ ClassicGroupMember& GroupCoordinator::replace_static_member(ClassicGroup& g,
   }
   // The old id's session timer can no longer find its member: retire it.
   old.heartbeat_timer->cancel();
-  retired_timers_.push_back(std::move(old.heartbeat_timer));
+  retired_timers_.retire(std::move(old.heartbeat_timer));
   ClassicGroupMember m;
   m.member_id = new_id;
   m.group_instance_id = old.group_instance_id;
@@ -689,7 +689,7 @@ void GroupCoordinator::on_pending_member_expired(const std::string& group_id,
   ClassicGroup& g = *it->second;
   auto p = g.pending_join_members.find(member_id);
   if (p == g.pending_join_members.end()) return;
-  retired_timers_.push_back(std::move(p->second));
+  retired_timers_.retire(std::move(p->second));
   g.pending_join_members.erase(p);
   if (g.state == ClassicGroupState::PreparingRebalance && g.has_all_members_joined()) complete_join(g);
 }
@@ -727,7 +727,7 @@ void GroupCoordinator::remove_member(ClassicGroup& g, const std::string& member_
   tracer_.publish(trace::MemberLeave{.group = g.group_id, .consumer = m.consumer,
                                      .member_id = member_id, .reason = reason});
   m.heartbeat_timer->cancel();
-  retired_timers_.push_back(std::move(m.heartbeat_timer));
+  retired_timers_.retire(std::move(m.heartbeat_timer));
   if (m.group_instance_id) g.static_members.erase(*m.group_instance_id);
   g.pending_sync_members.erase(member_id);
   g.remove_member(it);
@@ -764,7 +764,7 @@ void GroupCoordinator::on_leave_group(const Reply& from, const LeaveGroupRequest
       id = s->second;
     } else if (auto p = g.pending_join_members.find(id); p != g.pending_join_members.end()) {
       p->second->cancel();
-      retired_timers_.push_back(std::move(p->second));
+      retired_timers_.retire(std::move(p->second));
       g.pending_join_members.erase(p);
       resp.member_errors.push_back(ErrorCode::NONE);
       continue;
@@ -1065,7 +1065,7 @@ void GroupCoordinator::retire_timers(ClassicGroup& g) {
   auto retire = [this](std::unique_ptr<sim::Timer>& t) {
     if (!t) return;
     t->cancel();
-    retired_timers_.push_back(std::move(t));
+    retired_timers_.retire(std::move(t));
   };
   retire(g.join_timer);
   retire(g.sync_timer);

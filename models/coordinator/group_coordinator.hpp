@@ -42,6 +42,8 @@ class GroupCoordinator final : private OffsetsLog::CommitListener {
   void on_request(sim::NodeId from, const Envelope& request);
 
   const ClassicGroup* group(const std::string& group_id) const;
+  /// Timers of removed members still held (until the kernel can no longer fire them).
+  std::size_t retired_timers() const { return retired_timers_.size(); }
   /// The committed offsets of a group (what an OffsetFetch reads): stored when the OffsetCommit
   /// records commit.
   const std::map<TopicPartition, std::int64_t>* committed_offsets(const std::string& group_id) const;
@@ -124,7 +126,7 @@ class GroupCoordinator final : private OffsetsLog::CommitListener {
   void rearm_heartbeat(ClassicGroup& g, ClassicGroupMember& m, std::int64_t timeout_ms);
   void answer_join(ClassicGroup& g, ClassicGroupMember& m, bool skip_assignment = false);
   void transition(ClassicGroup& g, ClassicGroupState to, const std::string& reason);
-  /// Moves every timer of a group to retired_timers_ (cancelled): the kernel may still hold them.
+  /// Retires every timer of a group (cancelled; freed once the kernel no longer holds them).
   void retire_timers(ClassicGroup& g);
   /// Kafka's member validation (CG:798-818): UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID / NONE.
   ErrorCode validate_member(const ClassicGroup& g, const std::string& member_id,
@@ -150,8 +152,9 @@ class GroupCoordinator final : private OffsetsLog::CommitListener {
   NodeNamer namer_;
   std::map<std::string, std::unique_ptr<ClassicGroup>> groups_;
   OffsetListener offset_listener_;
-  // Timers of removed members: kept alive because removal can happen inside their own callback.
-  std::vector<std::unique_ptr<sim::Timer>> retired_timers_;
+  // Timers of removed members: kept while the kernel may still fire them (removal can happen
+  // inside their own callback, and cancelled entries stay queued).
+  sim::RetiredTimers retired_timers_;
 };
 
 }  // namespace rsim

@@ -178,3 +178,21 @@ TEST_CASE("assign_from: each key set as operator[] would, the hint only saves th
     CHECK(hint == std::next(m.find(tp)));
   }
 }
+
+TEST_CASE("classic coordinator: timers of pending members that never rejoin are freed, not kept") {
+  Harness h;
+  std::size_t most = 0;
+  // 2,000 JoinGroups without a member id, 100 ms apart: each makes a pending member whose
+  // timer expires a session timeout (45 s) later, retiring it from inside its own callback.
+  for (int i = 0; i < 2000; ++i) {
+    const auto r = std::get<rsim::JoinGroupResponse>(h.request(join("")));
+    REQUIRE(r.error == rsim::ErrorCode::MEMBER_ID_REQUIRED);
+    h.kernel.run(h.kernel.now() + sim::ms(90));
+    most = std::max(most, h.coordinator->retired_timers());
+  }
+  h.kernel.run(h.kernel.now() + sim::ms(100'000));
+  // Every timer is idle once it has fired: the pool is swept down as it grows, to about 2x
+  // what was busy at the last sweep.
+  CHECK(most <= 64);
+  CHECK(h.coordinator->retired_timers() <= 64);
+}

@@ -379,3 +379,71 @@ TEST_CASE("the queue's memory follows the pending events, not the event rate") {
   // The pending events' slots (at most 20 buckets hold them, 16 events' room at least each).
   CHECK(k.reserved_events() <= 3 * k.pending() + 20 * 16 + 4096);
 }
+
+TEST_CASE("a timer is idle only when nothing will call fire() again: queued, stale, deferred or running") {
+  Kernel k;
+  sim::Process p(k);
+  sim::Activity app(p, "app");
+  p.attach(&app);
+  p.start();
+  bool idle_in_callback = true;
+  Timer t(k, [&] { idle_in_callback = false; }, &app);
+  Timer* self = &t;
+  Timer u(k, [&] { idle_in_callback = self->idle(); });
+  CHECK(t.idle());
+  t.arm(SimTime{100});
+  t.arm(SimTime{50});  // an earlier deadline: the entry at 100 stays queued, stale
+  t.cancel();
+  CHECK_FALSE(t.idle());
+  k.run(SimTime{60});
+  CHECK_FALSE(t.idle());  // the stale entry at 100 is still queued
+  k.run(SimTime{100});
+  CHECK(t.idle());
+  // An expiry that waits for its stalled activity still holds the timer.
+  t.arm(SimTime{10});
+  app.stall();
+  k.run(SimTime{150});
+  CHECK_FALSE(t.idle());
+  app.unstall();
+  k.run(SimTime{160});
+  CHECK(t.idle());
+  CHECK_FALSE(idle_in_callback);  // it ran, after the stall
+  // A timer is not idle while its own callback runs.
+  self = &u;
+  u.arm(SimTime{5});
+  k.run(SimTime{200});
+  CHECK_FALSE(idle_in_callback);
+  CHECK(u.idle());
+}
+
+TEST_CASE("retired timers are freed once idle: the pool follows the busy timers, not every retirement") {
+  Kernel k;
+  sim::RetiredTimers retired;
+  int fired = 0;
+  std::size_t most = 0;
+  // 10,000 timers, each armed 1 s ahead and retired 1 ms later (a member that left): each keeps
+  // a queued entry for a second, so about 1,000 are busy at any time.
+  for (int i = 0; i < 10'000; ++i) {
+    auto t = std::make_unique<Timer>(k, [&] { ++fired; });
+    t->arm(sim::ms(1000));
+    k.run(k.now() + sim::ms(1));
+    retired.retire(std::move(t));
+    most = std::max(most, retired.size());
+  }
+  CHECK(fired == 0);  // retired timers are cancelled
+  CHECK(most <= 2 * 1001 + 16);
+  CHECK(most >= 1000);
+  k.run(k.now() + sim::ms(2000));
+  // A timer retired from inside its own callback survives the sweep it triggers.
+  std::unique_ptr<Timer> last;
+  bool ran = false;
+  last = std::make_unique<Timer>(k, [&] {
+    ran = true;
+    retired.retire(std::move(last));
+    for (int i = 0; i < 4000; ++i) retired.retire(std::make_unique<Timer>(k, [] {}));
+  });
+  last->arm(sim::ms(1));
+  k.run(k.now() + sim::ms(5));
+  CHECK(ran);
+  CHECK(retired.size() < 4000);
+}
