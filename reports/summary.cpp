@@ -579,8 +579,9 @@ class SummaryBuilder {
 
   // --- records and lag ---
   void on_records_fetched(const trace::RecordsFetched& e, std::int64_t t) {
-    auto in = in_hand_.find(e.consumer);
-    if (in == in_hand_.end()) in = in_hand_.emplace(str(e.consumer), InHand{}).first;
+    InHandEntry* in = in_hand(e.consumer, e.consumer_slot);
+    if (in == nullptr) in = &*in_hand_.emplace(str(e.consumer), InHand{}).first;
+    remember_slot(e.consumer_slot, in);
     auto& pending = in->second;
     pending.first = e.batch;
     pending.second.clear();  // keeps its capacity: no allocation per batch
@@ -599,8 +600,8 @@ class SummaryBuilder {
     }
   }
   void on_records_processed(const trace::RecordsProcessed& e, std::int64_t t) {
-    const auto it = in_hand_.find(e.consumer);
-    if (it == in_hand_.end() || it->second.first != e.batch) return;
+    InHandEntry* const it = in_hand(e.consumer, e.consumer_slot);
+    if (it == nullptr || it->second.first != e.batch) return;
     // The consumer's entry is made (as its first processed range in the window made it) once.
     Consumer* consumer = nullptr;
     if (window_.contains(t) && !it->second.second.empty()) {
@@ -668,6 +669,14 @@ class SummaryBuilder {
 
   // --- the __consumer_offsets records ---
   void on_record(const trace::Record& rec, std::int64_t t) {
+    if (const trace::OffsetCommitValue* c = rec.value.commit; c != nullptr) {
+      // The typed OffsetCommit (a live run's): what the JSON branch below reads, unparsed.
+      commit_topic_.topic.assign(c->topic);  // reused: no allocation per record
+      commit_topic_.partition = c->partition_index;
+      auto& r = group_records(c->group).second.find_or_add(commit_topic_);
+      r.max_committed = std::max(r.max_committed.value_or(c->committed_offset), c->committed_offset);
+      return;
+    }
     if (rec.value.object == nullptr) return;
     const ojson& e = *rec.value.object;
     const auto kind = e.find("record");
@@ -1158,6 +1167,24 @@ class SummaryBuilder {
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   std::unordered_map<std::string, InHand, NameHash, std::equal_to<>> in_hand_;
+  rsim::TopicPartition commit_topic_;  // a typed OffsetCommit's partition (its string reused)
+  using InHandEntry = std::pair<const std::string, InHand>;
+  // The entries by the events' consumer_slot (hash nodes never move), checked by name: a
+  // consumer's batches are found without hashing its name.
+  std::vector<InHandEntry*> in_hand_by_slot_;
+  InHandEntry* in_hand(std::string_view consumer, std::uint32_t slot) {
+    if (slot < in_hand_by_slot_.size()) {
+      InHandEntry* e = in_hand_by_slot_[slot];
+      if (e != nullptr && e->first == consumer) return e;
+    }
+    const auto it = in_hand_.find(consumer);
+    return it == in_hand_.end() ? nullptr : &*it;
+  }
+  void remember_slot(std::uint32_t slot, InHandEntry* e) {
+    if (slot == 0) return;
+    if (slot >= in_hand_by_slot_.size()) in_hand_by_slot_.resize(slot + 1, nullptr);
+    in_hand_by_slot_[slot] = e;
+  }
   std::int64_t delivered_ = 0, processed_ = 0, duplicates_ = 0, revocations_ = 0, max_lag_ = 0;
   struct LatestLag {
     std::int64_t lag = 0;

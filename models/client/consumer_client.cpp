@@ -108,6 +108,8 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
   node_ = network_.add_node(spec_.name, &network_thread_, [this](sim::NodeId from, Envelope&& e) {
     on_message(from, std::move(e));
   });
+  // A network node is one consumer's for the run: its id names the consumer for trace sinks.
+  consumption_.set_trace_slot(static_cast<std::uint32_t>(node_) + 1);
 }
 
 void ConsumerClient::fill_route(const TopicPartition& tp, RecordConsumption::Route& r) const {

@@ -333,7 +333,8 @@ std::optional<Batch> RecordConsumption::poll() {
                                         .group = options_.group,
                                         .batch = batch.id,
                                         .count = batch.records,
-                                        .ranges = batch.ranges});
+                                        .ranges = batch.ranges,
+                                        .consumer_slot = trace_slot_});
   return batch;
 }
 
@@ -410,7 +411,8 @@ void RecordConsumption::processed(const Batch& batch) {
   tracer_.publish(trace::RecordsProcessed{.consumer = options_.consumer,
                                           .group = options_.group,
                                           .batch = batch.id,
-                                          .count = batch.records});
+                                          .count = batch.records,
+                                          .consumer_slot = trace_slot_});
 }
 
 }  // namespace rsim

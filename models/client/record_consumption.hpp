@@ -135,6 +135,10 @@ class RecordConsumption {
   RecordConsumption(const RecordConsumption&) = delete;
   RecordConsumption& operator=(const RecordConsumption&) = delete;
 
+  /// The consumer_slot its records.* events carry: a number naming this consumer for the run
+  /// (0: none).
+  void set_trace_slot(std::uint32_t slot) { trace_slot_ = slot; }
+
   // Assignment.
   void assign(const TopicPartitions& added);
   void revoke(const TopicPartitions& removed);
@@ -301,6 +305,7 @@ class RecordConsumption {
   Workload& workload_;
   LagMonitor* lag_;
   Options options_;
+  std::uint32_t trace_slot_ = 0;
   sim::Rng rng_;
   std::map<TopicPartition, Part> parts_;
   std::optional<TopicPartition> next_in_line_;  // a partition a poll() left partly drained

@@ -14,9 +14,6 @@ ojson::object_t::Container& members_of(ojson& object) {
   return static_cast<ojson::object_t::Container&>(object.get_ref<ojson::object_t&>());
 }
 
-// Where each field sits in an OffsetCommit record's value (OffsetsLog::commit_value_), in the
-// order the coordinators have always written them.
-enum CommitField : std::size_t { kGroup = 2, kTopic, kPartitionIndex, kCommittedOffset, kLeaderEpoch, kCommitTimestamp };
 
 }  // namespace
 
@@ -27,14 +24,6 @@ OffsetsLog::OffsetsLog(sim::Kernel& kernel, Tracer& tracer, sim::Rng rng,
       rng_(std::move(rng)),
       write_latency_(std::move(write_latency)),
       num_partitions_(num_partitions),
-      commit_value_{{"record", "OffsetCommit"},
-                    {"tombstone", false},
-                    {"group", ""},
-                    {"topic", ""},
-                    {"partition_index", std::int32_t{0}},
-                    {"committed_offset", std::int64_t{0}},
-                    {"leader_epoch", std::int32_t{0}},
-                    {"commit_timestamp", std::int64_t{0}}},
       offset_commit_type_(intern("OffsetCommit")) {}
 
 std::int64_t OffsetsLog::log_end_offset(const std::string& group_id) const {
@@ -99,25 +88,28 @@ void OffsetsLog::append_offset_commits(const std::string& group_id, std::span<co
   Partition& stored = records_[partition];
   const std::uint32_t group = intern(group_id);
   const bool traced = tracer_.active();
-  auto& value = members_of(commit_value_);
-  if (traced) {
-    value[kGroup].second.get_ref<std::string&>() = group_id;
-    value[kCommitTimestamp].second = commit_timestamp_ms;
-  }
+  trace::OffsetCommitValue traced_value{.group = group_id, .commit_timestamp = commit_timestamp_ms};
+  std::uint32_t topic = kNoName;
+  const std::string* topic_name = nullptr;  // the offsets of a commit are mostly of one topic
   for (const auto& o : offsets) {
+    if (topic_name == nullptr || *topic_name != o.partition.topic) {
+      topic = intern(o.partition.topic);
+      topic_name = &o.partition.topic;
+    }
     const std::int64_t offset = end++;
     const OffsetCommitValue v{.group = group,
-                              .topic = intern(o.partition.topic),
+                              .topic = topic,
                               .partition_index = o.partition.partition,
                               .leader_epoch = o.leader_epoch,
                               .committed_offset = o.offset,
                               .commit_timestamp = commit_timestamp_ms};
     if (traced) {
-      value[kTopic].second.get_ref<std::string&>() = o.partition.topic;
-      value[kPartitionIndex].second = o.partition.partition;
-      value[kCommittedOffset].second = o.offset;
-      value[kLeaderEpoch].second = o.leader_epoch;
-      tracer_.publish(trace::Record{.partition = partition, .offset = offset, .value = {&commit_value_}});
+      traced_value.topic = o.partition.topic;
+      traced_value.partition_index = o.partition.partition;
+      traced_value.committed_offset = o.offset;
+      traced_value.leader_epoch = o.leader_epoch;
+      tracer_.publish(
+          trace::Record{.partition = partition, .offset = offset, .value = {.commit = &traced_value}});
     }
     stored.records.push_back(Stored{.committed_at = commit_at,
                                     .offset = offset,

@@ -10,8 +10,8 @@
 // members and offsets that exist, not how often they changed; the replay of the compacted log
 // gives the same groups. The full log stays in the trace (`record` events), which is where
 // `dump-log` reads it.
-// OffsetCommit records, most of the log, are held in a typed form (names interned); they become
-// JSON only for the trace event (one reused object) and when a new leader reads the log.
+// OffsetCommit records, most of the log, are held in a typed form (names interned) and go to the
+// trace typed (trace::OffsetCommitValue); they become JSON only when a new leader reads the log.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -166,7 +166,6 @@ class OffsetsLog final : public sim::EventTarget {
   std::unordered_map<std::string, std::uint32_t> name_ids_;
   std::deque<PendingCommit> pending_;  // a deque: a listener may append while its slot is read
   std::vector<std::uint64_t> free_pending_;
-  nlohmann::ordered_json commit_value_;  // the `record` event's value of a typed OffsetCommit, reused
   std::uint32_t offset_commit_type_;     // "OffsetCommit" interned (the typed records' key type)
 };
 

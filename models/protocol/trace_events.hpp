@@ -41,9 +41,22 @@ using Number = std::variant<std::int64_t, double>;
 using Partitions = std::span<const TopicPartition>;  // ["orders-0", ...]
 using Names = std::span<const std::string>;
 using Json = const nlohmann::ordered_json*;  // a nested value written as it is (rare events)
-/// The members of a JSON object written in place (a `record`'s value, an rpc's extra fields).
+/// An OffsetCommit record's value (most of __consumer_offsets), typed: written as the members
+/// "record": "OffsetCommit", "tombstone": false, "group", "topic", "partition_index",
+/// "committed_offset", "leader_epoch", "commit_timestamp", in that order.
+struct OffsetCommitValue {
+  sv group, topic;
+  std::int32_t partition_index = 0;
+  std::int64_t committed_offset = 0;
+  std::int32_t leader_epoch = -1;
+  std::int64_t commit_timestamp = 0;
+};
+/// The members of a JSON object written in place (a `record`'s value, an rpc's extra fields),
+/// or of a typed OffsetCommit value (`commit`, set instead of `object`). An event read back from
+/// trace.jsonl always has `object`.
 struct Splice {
   const nlohmann::ordered_json* object = nullptr;
+  const OffsetCommitValue* commit = nullptr;
 };
 
 #define RSIM_TRACE_KIND(name) static constexpr std::string_view kType = name
@@ -274,6 +287,10 @@ struct RecordsFetched {
   sv consumer, group;
   std::int64_t batch = 0, count = 0;
   std::span<const FetchedRange> ranges;
+  /// Not written: a number that names `consumer` for the whole run (never another name), by
+  /// which a sink may keep per-consumer state instead of hashing the name; 0: none (an event
+  /// read back from trace.jsonl).
+  std::uint32_t consumer_slot = 0;
   template <class S, class V> static void fields(S& s, V& v) {
     v("consumer", s.consumer); v("group", s.group); v("batch", s.batch); v("count", s.count);
     v("ranges", s.ranges);
@@ -283,6 +300,7 @@ struct RecordsProcessed {
   RSIM_TRACE_KIND("records.processed");
   sv consumer, group;
   std::int64_t batch = 0, count = 0;
+  std::uint32_t consumer_slot = 0;  // as RecordsFetched's
   template <class S, class V> static void fields(S& s, V& v) {
     v("consumer", s.consumer); v("group", s.group); v("batch", s.batch); v("count", s.count);
   }

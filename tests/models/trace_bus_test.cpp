@@ -242,3 +242,64 @@ TEST_CASE("watchdog: a trace sink stops a run past its byte bound") {
       for (std::uint64_t i = 0; i < 10; ++i) bus.publish(rsim::trace::RunEnd{.events = i}), sim::WatchdogTripped);
   CHECK(lines.bytes() == 117);  // the third line passed 100: counted, then the run stops
 }
+
+TEST_CASE("a typed OffsetCommit record writes the bytes of its JSON value, names to escape included") {
+  namespace tr = rsim::trace;
+  for (const auto& [group, topic] : std::vector<std::pair<std::string, std::string>>{
+           {"g", "orders"}, {"group \"q\"", "t\n1"}, {"", "t"}}) {
+    CAPTURE(group);
+    const tr::OffsetCommitValue typed{.group = group,
+                                      .topic = topic,
+                                      .partition_index = 2147483647,
+                                      .committed_offset = -9223372036854775807LL - 1,
+                                      .leader_epoch = -1,
+                                      .commit_timestamp = 9223372036854775807LL};
+    const nlohmann::ordered_json object{{"record", "OffsetCommit"},
+                                        {"tombstone", false},
+                                        {"group", group},
+                                        {"topic", topic},
+                                        {"partition_index", typed.partition_index},
+                                        {"committed_offset", typed.committed_offset},
+                                        {"leader_epoch", typed.leader_epoch},
+                                        {"commit_timestamp", typed.commit_timestamp}};
+    std::string a = "prefix", b = "prefix";
+    tr::append_jsonl(a, sim::SimTime{-9223372036854775807LL}, tr::Record{.partition = 49, .offset = 7, .value = {.commit = &typed}});
+    tr::append_jsonl(b, sim::SimTime{-9223372036854775807LL}, tr::Record{.partition = 49, .offset = 7, .value = {&object}});
+    CHECK(a == b);
+    CHECK(nlohmann::ordered_json::parse(a.substr(6)).dump() == a.substr(6));
+  }
+}
+
+TEST_CASE("the summary finds a consumer's batch by the events' consumer_slot, checked by name") {
+  namespace tr = rsim::trace;
+  const rsim::TopicPartitions tps{{"t", 0}, {"t", 1}};
+  const std::vector<rsim::FetchedRange> r0{{tps[0], 0, 9}}, r1{{tps[1], 0, 4}}, again{{tps[0], 5, 9}};
+  // Slot 3 names "a", then (another run's sink, or a trace read back) "b": a slot never stands
+  // for a name it was not seen with.
+  const auto events = [&](std::uint32_t a, std::uint32_t b) {
+    return std::vector<tr::Event>{
+        tr::RecordsFetched{.consumer = "a", .group = "g", .batch = 1, .count = 10, .ranges = r0, .consumer_slot = a},
+        tr::RecordsFetched{.consumer = "b", .group = "g", .batch = 1, .count = 5, .ranges = r1, .consumer_slot = b},
+        tr::RecordsProcessed{.consumer = "a", .group = "g", .batch = 1, .count = 10, .consumer_slot = a},
+        tr::RecordsProcessed{.consumer = "b", .group = "g", .batch = 1, .count = 5, .consumer_slot = b},
+        tr::RecordsFetched{.consumer = "b", .group = "g", .batch = 2, .count = 5, .ranges = again, .consumer_slot = b},
+        tr::RecordsProcessed{.consumer = "a", .group = "g", .batch = 2, .count = 5, .consumer_slot = a},  // not a's
+        tr::RecordsProcessed{.consumer = "b", .group = "g", .batch = 2, .count = 5, .consumer_slot = b},
+    };
+  };
+  const auto summary = [](const std::vector<tr::Event>& es) {
+    reports::SummaryInputs in;
+    in.scenario = "slots";
+    in.protocol = "consumer";
+    reports::SummarySink s(in);
+    std::int64_t t = 0;
+    for (const auto& e : es) s.on_event(sim::SimTime{t += 1000}, e);
+    return s.finish();
+  };
+  const auto by_name = summary(events(0, 0));
+  CHECK(by_name["metrics"]["records_processed"] == 20);
+  CHECK(by_name["metrics"]["duplicates"] == 5);
+  CHECK(summary(events(3, 4)).dump(2) == by_name.dump(2));
+  CHECK(summary(events(3, 3)).dump(2) == by_name.dump(2));  // one slot, two names
+  CHECK(summary(events(3, 0)).dump(2) == by_name.dump(2));
+}
