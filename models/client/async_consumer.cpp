@@ -256,9 +256,7 @@ sim::SimTime AsyncConsumer::wait_bound() {
     bound = backoff;
   // maximumTimeToWait: FetchRequestManager (nothing in flight), CommitRequestManager (the next
   // auto-commit), the heartbeat manager (the next heartbeat).
-  if (std::all_of(fetch_due_.begin(), fetch_due_.end(),
-                  [](sim::SimTime t) { return t == sim::kNever; }))
-    bound = std::min(bound, backoff);
+  if (fetches_in_flight_ == 0) bound = std::min(bound, backoff);
   if (config_.enable_auto_commit && next_auto_commit_ > now)
     bound = std::min(bound, next_auto_commit_);
   if (state_ != State::UNSUBSCRIBED) {

@@ -102,6 +102,7 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
       fetch_failed_(cluster.broker_nodes.size(), false),
       connected_(cluster.broker_nodes.size(), false),
       least_loaded_rng_(seed, "least-loaded-" + spec.name) {
+  fetch_brokers_ = static_cast<std::uint32_t>(fetch_due_.size());
   process_.set_name(spec_.name);
   process_.attach(&app_);
   process_.attach(&network_thread_);
@@ -593,6 +594,7 @@ void ConsumerClient::send_fetches() {
   const sim::SimTime now = kernel_.now();
   // The brokers a Fetch can go to now (none in flight, not down). With none there is nothing to
   // send, and the scan below stops once each has one (not O(assigned partitions) per pass).
+  if (fetches_in_flight_ == fetch_brokers_) return;
   std::size_t open = 0;
   for (std::size_t b = 0; b < fetch_due_.size(); ++b)
     if (fetch_due_[b] == sim::kNever && !cluster_.is_down(cluster_.broker_nodes[b])) ++open;
@@ -609,6 +611,7 @@ void ConsumerClient::send_fetches() {
     fetch_sent_[b] = now;
     connected_[b] = true;
     fetch_due_[b] = now + fetch_answer(b);
+    ++fetches_in_flight_;
     sent = true;
     return --open > 0;
   });
@@ -661,7 +664,9 @@ void ConsumerClient::on_fetch_response_due() {
 
 void ConsumerClient::end_fetch(std::size_t b, ErrorCode error) {
   trace_rpc("recv", cluster_.broker_nodes[b], node_, "Fetch", fetch_id_[b], &error);
+  SIM_ASSERT(fetch_due_[b] != sim::kNever && fetches_in_flight_ > 0);
   fetch_due_[b] = sim::kNever;
+  --fetches_in_flight_;
   fetch_failed_[b] = false;
 }
 
@@ -677,6 +682,7 @@ void ConsumerClient::clear_fetches() {
     for (std::size_t b = 0; b < fetch_due_.size(); ++b)
       if (fetch_due_[b] != sim::kNever) end_fetch(b, ErrorCode::NONE);
   std::fill(fetch_due_.begin(), fetch_due_.end(), sim::kNever);
+  fetches_in_flight_ = 0;
   std::fill(fetch_failed_.begin(), fetch_failed_.end(), false);
   fetch_response_timer_.cancel();
 }

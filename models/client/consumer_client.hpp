@@ -239,6 +239,11 @@ class ConsumerClient : public ConsumerModel {
   sim::Rng start_rng_;  // start_latency_ms
 
   sim::Process process_;
+  // Fetches in flight (fetch_due_ entries other than sim::kNever) and brokers, kept beside the
+  // process's state: a poll pass with a Fetch in flight to every broker (most passes) learns it
+  // here, without loading fetch_due_.
+  std::uint32_t fetches_in_flight_ = 0;
+  std::uint32_t fetch_brokers_ = 0;
   sim::Activity app_;
   sim::Activity network_thread_;
   sim::NodeId node_ = 0;
