@@ -7,20 +7,38 @@
 
 namespace rsim {
 
-namespace {
-// Records appended after `dt` of production at `rate` records per second.
-std::int64_t count_at(sim::SimTime dt, double rate) {
+std::int64_t ProductionClock::reference_count(sim::SimTime dt, double rate) {
   const long double x = static_cast<long double>(dt.count()) * rate / 1e6L;
   return static_cast<std::int64_t>(std::floor(x + 1e-9L));
 }
-// The smallest dt with count_at(dt) >= k.
-sim::SimTime time_of(std::int64_t k, double rate) {
+
+sim::SimTime ProductionClock::reference_time_of(std::int64_t k, double rate) {
   auto dt =
       static_cast<std::int64_t>(std::ceil((static_cast<long double>(k) - 1e-9L) * 1e6L / rate));
-  while (dt > 0 && count_at(sim::SimTime{dt - 1}, rate) >= k) --dt;
-  while (count_at(sim::SimTime{dt}, rate) < k) ++dt;
+  while (dt > 0 && reference_count(sim::SimTime{dt - 1}, rate) >= k) --dt;
+  while (reference_count(sim::SimTime{dt}, rate) < k) ++dt;
   return sim::SimTime{dt};
 }
+
+std::int64_t ProductionClock::whole_rate_of(double rate) {
+  if (!(rate >= 1 && rate <= static_cast<double>(kMaxWholeRate)) || rate != std::floor(rate)) return 0;
+  return static_cast<std::int64_t>(rate);
+}
+
+std::int64_t ProductionClock::count(sim::SimTime dt) const {
+  if (whole_ > 0 && dt.count() >= 0 && dt.count() <= kMaxWholeSpan) return dt.count() * whole_ / 1'000'000;
+  return reference_count(dt, rate_);
+}
+
+sim::SimTime ProductionClock::time_of(std::int64_t k) const {
+  if (whole_ > 0 && k >= 0 && k <= kMaxWholeSpan) {
+    const std::int64_t dt = (k * 1'000'000 + whole_ - 1) / whole_;
+    if (dt <= kMaxWholeSpan) return sim::SimTime{dt};
+  }
+  return reference_time_of(k, rate_);
+}
+
+namespace {
 constexpr sim::SimTime kMinGap{1};  // two drawn arrivals are at least 1 µs apart
 }  // namespace
 
@@ -32,6 +50,7 @@ Workload::Workload(sim::Kernel& kernel, Tracer& tracer, const std::vector<TopicS
     t.gap = spec.produce_gap;
     t.rate = spec.produce_gap && spec.produce_gap->is_constant() ? spec.records_per_sec : 0;
     if (t.gap && t.gap->is_constant() && t.rate <= 0) t.rate = 1000.0 / t.gap->value;
+    t.clock = ProductionClock(t.rate);
     for (std::int32_t i = 0; i < spec.partitions; ++i) {
       Partition p;
       p.rng = sim::Rng(seed_, fmt::format("produce-{}-{}", spec.name, i));
@@ -57,7 +76,7 @@ void Workload::start_production(const Topic& t, Partition& p, sim::SimTime from)
   p.next = sim::kNever;
   if (!t.gap) return;
   if (t.gap->is_constant()) {
-    p.next = from + time_of(1, t.rate);
+    p.next = from + t.clock.time_of(1);
   } else {
     p.next = from + std::max(kMinGap, t.gap->sample(p.rng));
   }
@@ -66,9 +85,9 @@ void Workload::start_production(const Topic& t, Partition& p, sim::SimTime from)
 void Workload::advance(const Topic& t, Partition& p, sim::SimTime now) {
   if (!t.gap || now < p.next) return;
   if (t.gap->is_constant()) {
-    const std::int64_t n = count_at(now - p.since, t.rate);
+    const std::int64_t n = t.clock.count(now - p.since);
     p.records = p.base + n;
-    p.next = p.since + time_of(n + 1, t.rate);
+    p.next = p.since + t.clock.time_of(n + 1);
     return;
   }
   while (p.next <= now) {
@@ -107,6 +126,7 @@ void Workload::set_production(const std::string& topic, std::optional<sim::Distr
   t.rate = t.gap && t.gap->is_constant()
                ? (records_per_sec > 0 ? records_per_sec : 1000.0 / t.gap->value)
                : 0;
+  t.clock = ProductionClock(t.rate);
   for (auto& p : t.partitions) start_production(t, p, now);
   trace::Produce f{.topic = topic};
   std::string described;
