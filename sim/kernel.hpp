@@ -64,6 +64,8 @@ class Kernel {
   /// Takes the sequence number the next scheduled event would get: an event pushed later with
   /// schedule_at_seq() keeps the place it would have had among events at the same time.
   std::uint64_t take_seq() { return next_seq_++; }
+  /// The sequence number take_seq() gives next.
+  std::uint64_t next_seq() const { return next_seq_; }
   void schedule_at_seq(SimTime at, std::uint64_t seq, EventTarget* target, std::uint64_t arg) {
     SIM_ASSERT(at >= now_);
     SIM_ASSERT(seq < next_seq_);

@@ -78,11 +78,17 @@ AsyncConsumer::AsyncConsumer(sim::Kernel& kernel, Tracer& tracer,
                              Workload& workload, LagMonitor* lag)
     : ConsumerClient(kernel, tracer, network, cluster, spec, std::move(config), seed, workload, lag,
                      "network"),
-      close_retry_timer_(kernel, [this] { continue_close(); }, &app_),
-      heartbeat_timer_(kernel, [this] { maybe_heartbeat(); }, &network_thread_),
-      poll_timer_(kernel, [this] { on_poll_timer_expired(); }, &network_thread_),
-      coordinator_retry_timer_(kernel, [this] { maybe_heartbeat(); }, &network_thread_),
-      reconcile_commit_timer_(kernel, [this] { retry_reconcile_commit(); }, &network_thread_) {}
+      close_retry_timer_(kernel, [this] { entered(); continue_close(); }, &app_),
+      heartbeat_timer_(kernel,
+                       [this] {
+                         entered();
+                         maybe_heartbeat();
+                         settled();
+                       },
+                       &network_thread_),
+      poll_timer_(kernel, [this] { entered(); on_poll_timer_expired(); }, &network_thread_),
+      coordinator_retry_timer_(kernel, [this] { entered(); maybe_heartbeat(); }, &network_thread_),
+      reconcile_commit_timer_(kernel, [this] { entered(); retry_reconcile_commit(); }, &network_thread_) {}
 
 // ---------------------------------------------------------------------------------------------
 // Script
@@ -147,6 +153,7 @@ std::string AsyncConsumer::generate_member_id() {
 }
 
 void AsyncConsumer::start() {
+  entered();
   if (process_.alive()) return;
   reset_client_state();
   topics_ = spec_.topics;
@@ -171,6 +178,7 @@ void AsyncConsumer::first_poll() {
 }
 
 void AsyncConsumer::subscribe(std::vector<std::string> topics) {
+  entered();
   spec_.topics = topics;
   if (!process_.alive()) return;
   // The new names go out with the next heartbeat (only a member not in the group joins at the
@@ -207,6 +215,91 @@ void AsyncConsumer::on_poll_loop_continue() {
     return;
   }
   begin_poll();
+}
+
+bool AsyncConsumer::quiet_poll_return() {
+  const bool quiet = quiet_pass_.valid && entries_ == quiet_pass_.entries + 1 && kernel_.now() < quiet_pass_.until &&
+                     consumption_.finds_nothing();
+  if (quiet) ++quiet_passes_;
+  if (quiet && !check_quiet_passes_) {
+    quiet_pass();
+    quiet_pass_.entries = entries_;
+    return true;
+  }
+  quiet_pass_.valid = false;
+  if (!quiet) {
+    full_poll_return();
+    note_quiet_pass();
+    return true;
+  }
+  // Checking: the full pass, then what the quiet pass would have left, compared.
+  const std::uint64_t seq_before = kernel_.next_seq();
+  const QuietPass noted = quiet_pass_;
+  full_poll_return();
+  const std::uint64_t seqs = kernel_.next_seq() - seq_before;
+  const auto full = std::tuple{poll_return_timer_.armed(), poll_return_timer_.deadline(), poll_timer_.armed(),
+                               poll_timer_.deadline(), fetch_wake_timer_.armed(), fetch_wake_timer_.deadline(),
+                               last_poll_, in_poll_, spinning_, drain_remaining_};
+  note_quiet_pass();
+  SIM_ASSERT_MSG(quiet_pass_.valid && quiet_pass_.until == noted.until && quiet_pass_.fixed_bound == noted.fixed_bound &&
+                 quiet_pass_.backoff_bound == noted.backoff_bound,
+             "quiet pass of " + spec_.name + ": the full pass left another quiet state");
+  // The quiet pass from the same state: the full pass's arms are undone by arming again.
+  const std::uint64_t seq_quiet = kernel_.next_seq();
+  quiet_pass();
+  const auto fast = std::tuple{poll_return_timer_.armed(), poll_return_timer_.deadline(), poll_timer_.armed(),
+                               poll_timer_.deadline(), fetch_wake_timer_.armed(), fetch_wake_timer_.deadline(),
+                               last_poll_, in_poll_, spinning_, drain_remaining_};
+  SIM_ASSERT_MSG(full == fast && kernel_.next_seq() - seq_quiet == seqs,
+             "quiet pass of " + spec_.name + " differs from the full pass");
+  quiet_pass_.entries = entries_;
+  return true;
+}
+
+void AsyncConsumer::note_quiet_pass() {
+  quiet_pass_.valid = false;
+  const sim::SimTime now = kernel_.now();
+  const auto& per_poll = spec_.processing.per_poll;
+  if (!process_.alive() || close_stage_ != CloseStage::None || busy_ || batch_ || !in_poll_ || stop_requested_ ||
+      wakeup_pending_ || buffer_woken_ || spinning_ || !per_poll.is_constant() || per_poll.value != 0 ||
+      state_ != State::STABLE || !coordinator_ || reconcile_ != Reconcile::Idle || subscription_updated_ ||
+      !app_events_.empty() || running_event_ || next_heartbeat_ <= now ||
+      fetches_in_flight_ != fetch_brokers_ || !consumption_.has_all_fetch_positions() ||
+      !consumption_.finds_nothing())
+    return;
+  sim::SimTime until = next_heartbeat_;
+  if (config_.enable_auto_commit) {
+    if (next_auto_commit_ <= now || auto_commit_in_flight_ || rec_commit_id_) return;
+    until = std::min(until, next_auto_commit_);
+  }
+  quiet_pass_.valid = true;
+  quiet_pass_.entries = entries_;
+  quiet_pass_.until = until;
+  // wait_bound() in this state: the next heartbeat and auto-commit, and retry.backoff.ms when a
+  // partition is fetchable (or no Fetch is in flight).
+  quiet_pass_.fixed_bound = until;
+  quiet_pass_.backoff_bound = owned_.empty() || consumption_.any_fetchable() || fetches_in_flight_ == 0;
+}
+
+void AsyncConsumer::quiet_pass() {
+  // full_poll_return(), begin_poll() and pass() in this state, step by step.
+  const sim::SimTime now = kernel_.now();
+  in_poll_ = false;
+  fetch_wake_timer_.cancel();
+  in_poll_ = true;
+  poll_return_timer_.arm(at_least_a_turn(spec_.poll_timeout));
+  last_poll_ = now;
+  drain_remaining_ = 0;
+  poll_timer_.arm_at(sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms)));
+  spinning_ = false;
+  sim::SimTime bound = quiet_pass_.fixed_bound;
+  if (quiet_pass_.backoff_bound)
+    bound = std::min(bound, sim::saturating_add(now, at_least_a_turn(sim::ms(config_.retry_backoff_ms))));
+  const sim::SimTime next = std::min(consumption_.quiet_next(), bound);
+  if (next != sim::kNever && (!poll_return_timer_.armed() || next < poll_return_timer_.deadline()))
+    fetch_wake_timer_.arm_at(std::max(next, now));
+  else
+    fetch_wake_timer_.cancel();
 }
 
 void AsyncConsumer::on_positions_changed() {

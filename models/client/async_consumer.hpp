@@ -60,6 +60,13 @@ class AsyncConsumer final : public ConsumerClient {
 
   void on_message(sim::NodeId from, Envelope&& envelope) override;
 
+  /// Every quiet pass (see quiet_poll_return()) also runs the full pass and checks that both
+  /// leave the same state; a difference is an internal error (exit 3). For tests, and
+  /// RSIM_CHECK_QUIET_PASSES=1 in the environment of the command line.
+  static void check_quiet_passes(bool on) { check_quiet_passes_ = on; }
+  /// Quiet passes taken (or, when checking, checked) by every KIP-848 client of this process.
+  static std::uint64_t quiet_passes() { return quiet_passes_; }
+
  private:
   /// Work the background thread hands to the application thread (callbacks run in poll()).
   struct AppEvent {
@@ -203,6 +210,29 @@ class AsyncConsumer final : public ConsumerClient {
   bool spinning_ = false;      // the application's wait bound was zero (see wait_bound())
 
   // Coordinator discovery and the network client.
+
+  // Quiet passes. In the steady state most returns of poll() at its timeout find nothing to do:
+  // the member is STABLE, a Fetch is in flight to every broker, no record can be there before
+  // the next append, and nothing is due. Such a pass only re-arms its timers; once a full pass
+  // left the client in that state and nothing entered the client since (entries_), the next
+  // return does just that, at the same instants, in the same order, with the same kernel
+  // sequence numbers as the full pass.
+  struct QuietPass {
+    bool valid = false;
+    std::uint64_t entries = 0;          // entries_ as the pass ended
+    sim::SimTime until{0};              // the next auto-commit or heartbeat: a pass then acts
+    sim::SimTime fixed_bound{0};        // wait_bound() without its retry.backoff.ms part
+    bool backoff_bound = false;         // wait_bound() includes now + retry.backoff.ms
+  };
+  bool quiet_poll_return() override;
+  void settled() override { note_quiet_pass(); }
+  /// After a full return of poll(): whether the client is in the quiet state, and its bounds.
+  void note_quiet_pass();
+  /// What a quiet pass does at `now`: the timers of the full pass, armed alike.
+  void quiet_pass();
+  QuietPass quiet_pass_;
+  static inline bool check_quiet_passes_ = false;
+  static inline std::uint64_t quiet_passes_ = 0;
 };
 
 }  // namespace rsim

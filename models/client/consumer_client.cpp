@@ -36,20 +36,22 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
       process_(kernel),
       app_(process_, "application"),
       network_thread_(process_, network_thread),
-      poll_return_timer_(kernel, [this] { on_poll_return(); }, &app_),
-      callback_timer_(kernel, [this] { on_callback_end(); }, &app_),
-      fetch_wake_timer_(kernel, [this] { on_app_wake(); }, &app_),
-      processing_timer_(kernel, [this] { on_processing_end(); }, &app_),
-      commit_retry_timer_(kernel, [this] { commit_after_batch(); }, &app_),
+      poll_return_timer_(kernel, [this] { entered(); on_poll_return(); }, &app_),
+      callback_timer_(kernel, [this] { entered(); on_callback_end(); }, &app_),
+      fetch_wake_timer_(kernel, [this] { entered(); on_app_wake(); settled(); }, &app_),
+      processing_timer_(kernel, [this] { entered(); on_processing_end(); settled(); }, &app_),
+      commit_retry_timer_(kernel, [this] { entered(); commit_after_batch(); }, &app_),
       loop_timer_(kernel,
                   [this] {
+                    entered();
                     if (process_.alive() && close_stage_ == CloseStage::None && !busy_)
                       on_poll_loop_continue();
                   },
                   &app_),
-      request_timeout_timer_(kernel, [this] { on_request_timeout_check(); }, &network_thread_),
+      request_timeout_timer_(kernel, [this] { entered(); on_request_timeout_check(); }, &network_thread_),
       stall_end_timer_(kernel,
                        [this] {
+                         entered();
                          app_.unstall();
                          // A batch being processed or a commitSync() goes on; otherwise the loop
                          // polls again.
@@ -60,12 +62,14 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
                        }),
       pause_end_timer_(kernel,
                        [this] {
+                         entered();
                          if (!process_.alive()) return;
                          tracer_.publish(trace::ConsumerResume{.consumer = spec_.name});
                          process_.resume();
                        }),
       restart_timer_(kernel,
                      [this] {
+                       entered();
                        if (!next_incarnation_) return start();
                        // The next incarnation is another client object: it may destroy nothing
                        // of this one, which the World keeps.
@@ -74,14 +78,19 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
                      }),
       first_poll_timer_(kernel,
                         [this] {
+                          entered();
                           if (!first_poll_pending_) return;
                           first_poll_pending_ = false;
                           if (process_.alive() && close_stage_ == CloseStage::None) first_poll();
                         },
                         &app_),
-      metadata_update_timer_(kernel, [this] { on_metadata_response(metadata_update_reason_); },
+      metadata_update_timer_(kernel,
+                             [this] {
+                               entered();
+                               on_metadata_response(metadata_update_reason_);
+                             },
                              &network_thread_),
-      fetch_error_timer_(kernel, [this] { on_fetch_errors(); }, &network_thread_),
+      fetch_error_timer_(kernel, [this] { entered(); on_fetch_errors(); }, &network_thread_),
       consumption_(kernel, tracer, workload, lag,
                    RecordConsumption::Options{
                        spec.name, config_.group_id, config_.max_poll_records,
@@ -95,7 +104,7 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
                        },
                        [this] { return reach_epoch(); }},
                    sim::Rng(seed, "processing-" + spec.name)),
-      fetch_response_timer_(kernel, [this] { on_fetch_response_due(); }, &network_thread_),
+      fetch_response_timer_(kernel, [this] { entered(); on_fetch_response_due(); settled(); }, &network_thread_),
       fetch_due_(cluster.broker_nodes.size(), sim::kNever),
       fetch_sent_(cluster.broker_nodes.size(), sim::kNever),
       fetch_id_(cluster.broker_nodes.size(), -1),
@@ -107,7 +116,9 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
   process_.attach(&app_);
   process_.attach(&network_thread_);
   node_ = network_.add_node(spec_.name, &network_thread_, [this](sim::NodeId from, Envelope&& e) {
+    entered();
     on_message(from, std::move(e));
+    settled();
   });
   // A network node is one consumer's for the run: its id names the consumer for trace sinks.
   consumption_.set_trace_slot(static_cast<std::uint32_t>(node_) + 1);
@@ -210,6 +221,7 @@ void ConsumerClient::refresh_leaders(const std::string& why) {
 }
 
 void ConsumerClient::on_leaders_changed() {
+  entered();
   if (!process_.alive()) return;
   // The first assigned partition whose Fetch goes to a live broker that no longer leads it: the
   // resigned leader completes the Fetch at once with NOT_LEADER_OR_FOLLOWER, which arrives one
@@ -245,6 +257,7 @@ void ConsumerClient::on_fetch_errors() {
 }
 
 void ConsumerClient::request_stop() {
+  entered();
   if (!process_.alive() || close_stage_ != CloseStage::None) return;
   tracer_.publish(trace::ConsumerStop{.consumer = spec_.name});
   stop_requested_ = true;
@@ -267,6 +280,7 @@ bool ConsumerClient::maybe_trigger_wakeup() {
 }
 
 void ConsumerClient::crash() {
+  entered();
   if (!process_.alive()) return;
   tracer_.publish(trace::ConsumerCrash{.consumer = spec_.name});
   process_.kill();
@@ -274,6 +288,7 @@ void ConsumerClient::crash() {
 }
 
 void ConsumerClient::restart(sim::SimTime after, bool graceful, std::function<void()> next) {
+  entered();
   next_incarnation_ = std::move(next);
   if (!process_.alive()) {
     restart_timer_.arm(after);
@@ -289,6 +304,7 @@ void ConsumerClient::restart(sim::SimTime after, bool graceful, std::function<vo
 }
 
 void ConsumerClient::stall(sim::SimTime duration) {
+  entered();
   if (!process_.alive()) return;
   tracer_.publish(trace::ConsumerStall{.consumer = spec_.name, .for_ms = duration.count() / 1000});
   // The application is busy outside poll(): nothing of its thread runs until it returns.
@@ -300,6 +316,7 @@ void ConsumerClient::stall(sim::SimTime duration) {
 }
 
 void ConsumerClient::pause(sim::SimTime duration) {
+  entered();
   if (!process_.alive()) return;
   tracer_.publish(trace::ConsumerPause{.consumer = spec_.name, .for_ms = duration.count() / 1000});
   process_.pause();
@@ -307,6 +324,7 @@ void ConsumerClient::pause(sim::SimTime duration) {
 }
 
 void ConsumerClient::on_broker_down(sim::NodeId broker) {
+  entered();
   if (!process_.alive()) return;
   bool connected = std::any_of(in_flight_.begin(), in_flight_.end(),
                                [broker](const auto& kv) { return kv.second.node == broker; });
@@ -424,6 +442,11 @@ void ConsumerClient::begin_poll() {
 }
 
 void ConsumerClient::on_poll_return() {
+  if (quiet_poll_return()) return;
+  full_poll_return();
+}
+
+void ConsumerClient::full_poll_return() {
   in_poll_ = false;
   fetch_wake_timer_.cancel();
   if (busy_) return;

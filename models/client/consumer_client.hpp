@@ -84,6 +84,11 @@ class ConsumerClient : public ConsumerModel {
   /// One pass of the application thread's poll() loop.
   virtual void poll_pass() = 0;
   virtual void on_app_wake() = 0;
+  /// The poll() timer returned: true when the protocol's client handled it all (the KIP-848
+  /// client's quiet passes), false for the shared full_poll_return().
+  virtual bool quiet_poll_return() { return false; }
+  /// poll() returned at its timeout: the application's loop goes on.
+  void full_poll_return();
   virtual void on_callback_end() = 0;
   virtual void on_poll_loop_continue() = 0;
   /// The application's first poll() after a start (at once, or after `start_latency_ms`).
@@ -227,6 +232,15 @@ class ConsumerClient : public ConsumerModel {
   void reset_metadata();
   /// A metadata response arrived: the classic client also takes the partition counts.
   virtual void on_metadata_response(const std::string& why) { refresh_leaders(why); }
+
+  /// Counts every entry into the client: each of its timers' expiries, each message to its
+  /// node, each call of the scenario's script. Between two entries nothing of the client changes
+  /// but what time itself changes (see AsyncConsumer::quiet_poll_return()).
+  void entered() { ++entries_; }
+  /// The end of an entry (of the frequent ones: messages, records and Fetch answers, processed
+  /// batches): the protocol's client may note its state (AsyncConsumer::note_quiet_pass()).
+  virtual void settled() {}
+  std::uint64_t entries_ = 0;
 
   sim::Kernel& kernel_;
   Tracer& tracer_;

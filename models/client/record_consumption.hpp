@@ -170,6 +170,12 @@ class RecordConsumption {
   /// Whether some partition is fetchable now (see for_each_fetchable). O(1) while the
   /// reach_epoch and the fetchable partitions' states are unchanged.
   bool any_fetchable() const;
+  /// poll() would return nothing now and next_fetchable() would answer quiet_next(): nothing
+  /// changed since a poll() and next_fetchable() found every reachable partition drained, and
+  /// no partition can have a record before its next append.
+  bool finds_nothing() const { return !parts_.empty() && quiet(); }
+  /// next_fetchable()'s answer while finds_nothing().
+  sim::SimTime quiet_next() const { return quiet_.next; }
   /// Calls f(tp) for every partition a Fetch would ask for now (a valid position, not pending
   /// revocation, its leader reachable), in partition order.
   template <class F>
