@@ -245,8 +245,11 @@ TEST_CASE("watchdog: a trace sink stops a run past its byte bound") {
 
 TEST_CASE("a typed OffsetCommit record writes the bytes of its JSON value, names to escape included") {
   namespace tr = rsim::trace;
-  for (const auto& [group, topic] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& names : std::vector<std::pair<std::string, std::string>>{
            {"g", "orders"}, {"group \"q\"", "t\n1"}, {"", "t"}}) {
+    // Named copies, not a structured binding: Clang 14 cannot capture a binding in CAPTURE's lambda.
+    const std::string& group = names.first;
+    const std::string& topic = names.second;
     CAPTURE(group);
     const tr::OffsetCommitValue typed{.group = group,
                                       .topic = topic,
