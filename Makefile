@@ -3,7 +3,7 @@
 #   make test   install missing packages, build, run every test through ctest
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
-DEB_PACKAGES := cmake make g++ git ccache libboost-graph-dev nlohmann-json3-dev libcli11-dev libfmt-dev doctest-dev libssl-dev
+DEB_PACKAGES := cmake make g++ git ccache libboost-graph-dev nlohmann-json3-dev libcli11-dev libfmt-dev doctest-dev libssl-dev libmimalloc-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The browser the report's tests render report.html in (installed by `make test`).
 TEST_PACKAGES := chromium

@@ -320,11 +320,18 @@ int main(int argc, char** argv) { return main_impl(argc, argv, false); }
 int parse_arguments(int argc, char** argv) { return main_impl(argc, argv, true); }
 
 namespace {
+const char* g_allocator = "glibc";
+}  // namespace
+
+void set_allocator(const char* name) { g_allocator = name; }
+
+namespace {
 
 int main_impl(int argc, char** argv, bool parse_only) {
   CLI::App app{"rebalance-sim: a deterministic simulator of Apache Kafka consumer-group rebalancing"};
   app.footer(kExamples);
-  app.set_version_flag("--version", fmt::format("rebalance-sim {} ({})", build::kVersion, build::kCommit));
+  app.set_version_flag("--version", fmt::format("rebalance-sim {} ({}), malloc: {}", build::kVersion,
+                                                 build::kCommit, g_allocator));
   app.require_subcommand(1);
 
   std::string file, out_dir, bench_what = "kernel";

@@ -8,5 +8,8 @@ int main(int argc, char** argv);
 /// Parses the arguments as main() does and stops there (no command runs, nothing is printed):
 /// 0 for a valid command line, 2 for a usage error. For the CLI's fuzz target.
 int parse_arguments(int argc, char** argv);
+/// The allocator the binary's malloc resolves to, as `--version` names it (main() sets it
+/// before main(argc, argv); default "glibc").
+void set_allocator(const char* name);
 
 }  // namespace rsim::cli

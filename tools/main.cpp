@@ -4,10 +4,36 @@
 #include "models/client/async_consumer.hpp"
 #include "tools/cli.hpp"
 
+#ifdef RSIM_MIMALLOC
+#include <mimalloc.h>
+
+#include <string>
+
+namespace {
+// What --version names: mimalloc and its version only if a block from malloc() is mimalloc's
+// (the library linked and its malloc the one resolved), else what is in use.
+const char* allocator_name() {
+  static const std::string name = [] {
+    void* block = std::malloc(64);
+    const bool ours = mi_is_in_heap_region(block);
+    std::free(block);
+    const int v = mi_version();
+    return ours ? "mimalloc " + std::to_string(v / 100) + "." + std::to_string(v / 10 % 10) + "." +
+                      std::to_string(v % 10)
+                : std::string("glibc (mimalloc linked, not in use)");
+  }();
+  return name.c_str();
+}
+}  // namespace
+#endif
+
 int main(int argc, char** argv) {
   // A developer's check, not an option of the tool: every quiet poll() pass of the KIP-848
   // client also runs the full pass and compares (see AsyncConsumer::check_quiet_passes).
   if (const char* check = std::getenv("RSIM_CHECK_QUIET_PASSES"); check != nullptr && std::strcmp(check, "1") == 0)
     rsim::AsyncConsumer::check_quiet_passes(true);
+#ifdef RSIM_MIMALLOC
+  rsim::cli::set_allocator(allocator_name());
+#endif
   return rsim::cli::main(argc, argv);
 }

@@ -125,5 +125,11 @@ TEST_CASE("validate, check, usage errors, --help and --version") {
   const Result version = run("--version", "version");
   CHECK(version.code == 0);
   CHECK(version.out.find("rebalance-sim 0.1.0") != std::string::npos);
+#ifdef RSIM_EXPECT_MIMALLOC
+  // The release binary's malloc is mimalloc's (a block from malloc() lies in its heap).
+  CHECK(version.out.find("malloc: mimalloc 2.") != std::string::npos);
+#else
+  CHECK(version.out.find("malloc: glibc") != std::string::npos);
+#endif
   CHECK(run("validate " + (d / "missing.json").string(), "missing").code == 2);
 }
