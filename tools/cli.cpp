@@ -320,7 +320,7 @@ int main(int argc, char** argv) { return main_impl(argc, argv, false); }
 int parse_arguments(int argc, char** argv) { return main_impl(argc, argv, true); }
 
 namespace {
-const char* g_allocator = "glibc";
+const char* g_allocator = "libc";
 }  // namespace
 
 void set_allocator(const char* name) { g_allocator = name; }

@@ -9,7 +9,7 @@ int main(int argc, char** argv);
 /// 0 for a valid command line, 2 for a usage error. For the CLI's fuzz target.
 int parse_arguments(int argc, char** argv);
 /// The allocator the binary's malloc resolves to, as `--version` names it (main() sets it
-/// before main(argc, argv); default "glibc").
+/// before main(argc, argv); default "libc": the C library's, or a sanitizer's in its build).
 void set_allocator(const char* name);
 
 }  // namespace rsim::cli

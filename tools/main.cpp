@@ -20,7 +20,7 @@ const char* allocator_name() {
     const int v = mi_version();
     return ours ? "mimalloc " + std::to_string(v / 100) + "." + std::to_string(v / 10 % 10) + "." +
                       std::to_string(v % 10)
-                : std::string("glibc (mimalloc linked, not in use)");
+                : std::string("libc (mimalloc linked, not in use)");
   }();
   return name.c_str();
 }

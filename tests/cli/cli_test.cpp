@@ -129,7 +129,7 @@ TEST_CASE("validate, check, usage errors, --help and --version") {
   // The release binary's malloc is mimalloc's (a block from malloc() lies in its heap).
   CHECK(version.out.find("malloc: mimalloc 2.") != std::string::npos);
 #else
-  CHECK(version.out.find("malloc: glibc") != std::string::npos);
+  CHECK(version.out.find("malloc: libc") != std::string::npos);
 #endif
   CHECK(run("validate " + (d / "missing.json").string(), "missing").code == 2);
 }
