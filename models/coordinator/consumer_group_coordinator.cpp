@@ -357,6 +357,73 @@ void replay_record(ConsumerGroups& groups, const ojson& rec) {
   g.reconciled_members += reconciled(m, g.assignment_epoch) ? 1 : 0;
 }
 
+namespace {
+/// A record's partitions as replay reads them back: each topic's partitions sorted, no empty topic.
+PartitionsWithEpochs as_replayed(const PartitionsWithEpochs& tps) {
+  PartitionsWithEpochs out;
+  for (const auto& [topic, ps] : tps) {
+    if (ps.empty()) continue;
+    auto& v = out[topic];
+    v = ps;
+    std::sort(v.begin(), v.end());
+  }
+  return out;
+}
+bool holds(const ConsumerGroupMember& m, const std::string& topic, std::int32_t partition) {
+  for (const auto* set : {&m.assigned_partitions, &m.partitions_pending_revocation}) {
+    const auto it = set->find(topic);
+    if (it == set->end()) continue;
+    const auto& ps = it->second;
+    const auto pe = std::lower_bound(ps.begin(), ps.end(), partition,
+                                     [](const PartitionEpoch& x, std::int32_t p) { return x.partition < p; });
+    if (pe != ps.end() && pe->partition == partition) return true;
+  }
+  return false;
+}
+}  // namespace
+
+void apply_current_assignment(ConsumerGroupState& g, const ConsumerGroupMember& from) {
+  auto [it, created] = g.members.try_emplace(from.member_id);
+  ConsumerGroupMember& m = it->second.member;
+  ConsumerGroupMember next;
+  next.member_id = from.member_id;
+  next.member_epoch = from.member_epoch;
+  next.previous_member_epoch = from.previous_member_epoch;
+  next.state = state_of_byte(state_byte(from.state));
+  next.assigned_partitions = as_replayed(from.assigned_partitions);
+  next.partitions_pending_revocation = as_replayed(from.partitions_pending_revocation);
+  if (created) {
+    m.member_id = from.member_id;
+  } else {
+    g.reconciled_members -= reconciled(m, g.assignment_epoch) ? 1 : 0;
+  }
+  // remove_owned(old) then add_owned(next), without taking out and putting back the entries
+  // the member keeps: those only get their new epoch.
+  for (const auto* set : {&m.assigned_partitions, &m.partitions_pending_revocation})
+    for (const auto& [topic, ps] : *set)
+      for (const auto& pe : ps) {
+        if (holds(next, topic, pe.partition)) continue;
+        const auto o = g.partition_owners.find({topic, pe.partition});
+        if (o != g.partition_owners.end() && o->second.first == m.member_id) g.partition_owners.erase(o);
+      }
+  for (const auto* set : {&next.assigned_partitions, &next.partitions_pending_revocation})
+    for (const auto& [topic, ps] : *set)
+      for (const auto& pe : ps) {
+        auto [o, inserted] = g.partition_owners.try_emplace({topic, pe.partition}, m.member_id, next.member_epoch);
+        SIM_ASSERT_MSG(
+            inserted || o->second.first == m.member_id || injected_bugs().skip_revocation,
+            fmt::format("group {}: {}-{} given to member {} while member {} still owns it",
+                        g.group_id, topic, pe.partition, m.member_id, o->second.first));
+        if (!inserted) o->second = {m.member_id, next.member_epoch};
+      }
+  m.member_epoch = next.member_epoch;
+  m.previous_member_epoch = next.previous_member_epoch;
+  m.state = next.state;
+  m.assigned_partitions = std::move(next.assigned_partitions);
+  m.partitions_pending_revocation = std::move(next.partitions_pending_revocation);
+  g.reconciled_members += reconciled(m, g.assignment_epoch) ? 1 : 0;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Coordinator
 
@@ -385,6 +452,20 @@ void ConsumerGroupCoordinator::emit(Write& w, ojson rec) {
     sync_member_name(group_id, id->get_ref<const std::string&>());
   else if (groups_.count(group_id) == 0)
     member_names_.erase(group_id);
+  w.records.push_back(std::move(rec));
+}
+
+void ConsumerGroupCoordinator::emit_current_assignment(Write& w, const std::string& group_id,
+                                                       const ConsumerGroupMemberState& m) {
+  ojson rec = current_assignment_record(group_id, m);
+  const auto git = groups_.find(group_id);
+  if (git == groups_.end()) {
+    emit(w, std::move(rec));  // replay creates the group
+    return;
+  }
+  // What replay_record() would read back from `rec`, applied without reading it.
+  apply_current_assignment(git->second, m.member);
+  sync_member_name(group_id, m.member.member_id);
   w.records.push_back(std::move(rec));
 }
 
@@ -743,7 +824,7 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
               {"group", r.group_id},         {"member_id", member.member.member_id},
               {"consumer", member.consumer}, {"partitions", partition_names(old_target)}};
     emit(w, std::move(rec));
-    emit(w, current_assignment_record(r.group_id, member));
+    emit_current_assignment(w, r.group_id, member);
     reason = fmt::format("static member {} replaced", member.consumer);
   }
   const ConsumerGroupState& g0 = new_group ? fresh : groups_.at(r.group_id);
@@ -893,7 +974,7 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
     if (result.next && *result.next != current.member) {  // a record only for a real change
       ConsumerGroupMemberState next = current;
       next.member = *result.next;
-      emit(w, current_assignment_record(r.group_id, next));
+      emit_current_assignment(w, r.group_id, next);
       MemberTimers& tm = timers(r.group_id, r.member_id);
       const ConsumerGroupMember& now_member = g.members.at(r.member_id).member;
       // Classic members have only their join and sync timers (GMM.maybeReconcile).
@@ -1007,7 +1088,7 @@ void ConsumerGroupCoordinator::leave(const Reply& to, const ConsumerGroupHeartbe
     m.member.partitions_pending_revocation.clear();
     for (auto& [t, ps] : m.member.assigned_partitions)
       for (auto& pe : ps) pe.assignment_epoch = 0;
-    emit(w, current_assignment_record(r.group_id, m));
+    emit_current_assignment(w, r.group_id, m);
     timers(r.group_id, member_id).rebalance->cancel();
     reason = fmt::format("static member {} left temporarily", consumer);
   } else {
@@ -1628,7 +1709,7 @@ void ConsumerGroupCoordinator::adopt_classic(const ClassicGroupImage& image, con
                 {"group", gid},
                 {"assignment_epoch", epoch},
                 {"assignment_timestamp", 0}});
-  for (const auto& m : members) emit(w, current_assignment_record(gid, m));
+  for (const auto& m : members) emit_current_assignment(w, gid, m);
   ConsumerGroupState& g = groups_.at(gid);
   g.offsets = image.offsets;
   g.offset_epochs = image.offset_epochs;

@@ -104,6 +104,11 @@ using ConsumerGroups = std::map<std::string, ConsumerGroupState>;
 /// sim::InvariantViolation if a partition would be owned by two members at once.
 void replay_record(ConsumerGroups& groups, const nlohmann::json& record);
 void replay_record(ConsumerGroups& groups, const nlohmann::ordered_json& record);
+/// What replay_record() does with the ConsumerGroupCurrentMemberAssignment record (not a
+/// tombstone) of `member` in `g`, without building and reading the record: the member's epochs,
+/// state and partitions (each topic's sorted, empty topics left out) and the partitions' owners.
+/// The coordinator applies its own records so; a test holds it equal to replay_record().
+void apply_current_assignment(ConsumerGroupState& g, const reconciliation::ConsumerGroupMember& member);
 
 class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
  public:
@@ -241,6 +246,8 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
                                                 const ConsumerGroupMemberState& m) const;
   nlohmann::ordered_json current_assignment_record(const std::string& group_id,
                                                    const ConsumerGroupMemberState& m) const;
+  /// emit() of current_assignment_record(group_id, m), applied with apply_current_assignment().
+  void emit_current_assignment(Write& w, const std::string& group_id, const ConsumerGroupMemberState& m);
   std::int64_t metadata_hash(const ConsumerGroupState& g) const;
   std::string preferred_assignor(const ConsumerGroupState& g) const;
 
