@@ -512,7 +512,9 @@ struct Rebalance {
   // Consumer protocol: the members of `members` to look at when the group settles, those whose
   // state (or their application's) changed since they were last found not reconciled; all of
   // them when `check_all` (the wait was filled or its epoch changed since).
-  std::set<std::string> to_check;
+  // Interned ids (SummaryBuilder::interned_ids_), in the order they were touched, repeats
+  // included: a member is noted in O(1), whatever the size of the wait.
+  std::vector<const std::string*> to_check;
   bool check_all = false;
 
   void add_cause(const std::string& c) {
@@ -571,6 +573,16 @@ class SummaryBuilder {
 
  private:
   static std::string str(std::string_view v) { return std::string(v); }
+  /// Whether the JSON list of partition names holds exactly `set`'s partitions, in its order.
+  static bool same_partitions(const ojson& list, const PartitionSet& set) {
+    if (!list.is_array() || list.size() != set.size()) return false;
+    auto it = set.begin();
+    for (const auto& p : list) {
+      if (!p.is_string() || p.get_ref<const std::string&>() != *it) return false;
+      ++it;
+    }
+    return true;
+  }
   static PartitionSet partition_set(trace::Partitions ps) {
     PartitionSet out;
     for (const auto& tp : ps) out.insert(tp.str());
@@ -710,13 +722,18 @@ class SummaryBuilder {
         members_by_consumer_[consumer].insert(member_id);
         m.consumer = std::move(consumer);
       }
-      touch_member(member_id);
+      touch_member(m.interned);
       if (record == "ConsumerGroupCurrentMemberAssignment") {
         m.epoch = e.at("member_epoch").get<std::int64_t>();
         m.stable = e.value("state", 0) == 0;
-        m.assigned = PartitionSet{};
-        if (const auto a = e.find("assigned"); a != e.end())
-          for (const auto& p : *a) m.assigned.insert(p.get<std::string>());
+        // An epoch bump mostly leaves the partitions as they were: the set is rebuilt only when the
+        // record's list (in the set's order when unchanged) differs from it.
+        const auto a = e.find("assigned");
+        if (a == e.end() ? !m.assigned.empty() : !same_partitions(*a, m.assigned)) {
+          m.assigned = PartitionSet{};
+          if (a != e.end())
+            for (const auto& p : *a) m.assigned.insert(p.get<std::string>());
+        }
         reevaluate(m.group, member_id, t);
       }
     }
@@ -728,13 +745,14 @@ class SummaryBuilder {
     if (it == members_.end()) return;
     it->second.epoch = e.epoch;
     it->second.stable = e.state == "STABLE";
-    touch_member(member_id);
+    touch_member(it->second.interned);
     reevaluate(it->second.group, member_id, t);
   }
   void remove_member(const std::string& member_id, std::int64_t t) {
     const auto it = members_.find(member_id);
     if (it == members_.end()) return;
     const std::string group = it->second.group;
+    const std::string* const interned = it->second.interned;
     unindex_member(it->second.consumer, member_id);
     unindex_group_member(group, member_id);
     members_.erase(it);
@@ -743,7 +761,7 @@ class SummaryBuilder {
       r.waiting.erase(member_id);
       r.members.erase(member_id);
     }
-    touch_member(member_id);
+    touch_member(interned);
     dirty_.insert(group);
     dirty_t_ = t;
   }
@@ -1005,16 +1023,18 @@ class SummaryBuilder {
   }
   /// The member's state changed: the open rebalances waiting for it look at it again when their
   /// group settles (the others need not: nothing reconciled() reads of them changed).
-  void touch_member(const std::string& member_id) {
+  /// `member_id` is the interned id. A member not (or no longer) in a wait is found missing
+  /// when the group settles, as it would be here.
+  void touch_member(const std::string* member_id) {
     for (auto& [g, rs] : open_)
       for (auto& r : rs)
-        if (r.consumer_protocol && !r.check_all && r.members.count(member_id)) r.to_check.insert(member_id);
+        if (r.consumer_protocol && !r.check_all) r.to_check.push_back(member_id);
   }
   /// The application `name` changed: every member it is (or was) the application of.
   void touch_consumer(const std::string& name) {
     const auto it = members_by_consumer_.find(name);
     if (it == members_by_consumer_.end()) return;
-    for (const auto& id : it->second) touch_member(id);
+    for (const auto& id : it->second) touch_member(&*interned_ids_.find(id));
   }
   using GroupMembers = std::vector<std::pair<const std::string*, CoordinatorMember*>>;  // by id
   static GroupMembers::iterator find_in(GroupMembers& v, const std::string& id) {
@@ -1068,8 +1088,10 @@ class SummaryBuilder {
           }
         } else {
           // Only the members whose state changed: the others are still not reconciled.
-          for (const auto& id : r.to_check)
-            if (const std::size_t w = r.members.find(id); w != WaitSet::npos && reconciled(id, r.generation))
+          std::sort(r.to_check.begin(), r.to_check.end());
+          r.to_check.erase(std::unique(r.to_check.begin(), r.to_check.end()), r.to_check.end());
+          for (const std::string* id : r.to_check)
+            if (const std::size_t w = r.members.find(*id); w != WaitSet::npos && reconciled(*id, r.generation))
               r.members.erase_at(w);
         }
         r.check_all = false;
