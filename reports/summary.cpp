@@ -1,4 +1,5 @@
 #include "reports/summary.hpp"
+#include "reports/wait_set.hpp"
 
 #include "models/protocol/trace_jsonl.hpp"
 
@@ -449,50 +450,6 @@ struct CoordinatorMember {
   std::int64_t epoch = -1;
   bool stable = false;
   PartitionSet assigned;
-};
-
-/// The member ids a consumer-protocol rebalance waits for: filled in member-id order at a bump
-/// (pointers to interned ids, no copies), then only ever removed from (a flag), so a bump costs
-/// O(members) pointer copies and no allocation per member.
-class WaitSet {
- public:
-  void clear() {
-    ids_.clear();
-    gone_.clear();
-    live_ = 0;
-  }
-  /// In increasing id order only.
-  void push_back(const std::string* id) {
-    ids_.push_back(id);
-    gone_.push_back(0);
-    ++live_;
-  }
-  bool empty() const { return live_ == 0; }
-  /// The index of a waiting id, or npos.
-  std::size_t find(const std::string& id) const {
-    const auto it = std::lower_bound(ids_.begin(), ids_.end(), id,
-                                     [](const std::string* a, const std::string& b) { return *a < b; });
-    if (it == ids_.end() || **it != id) return npos;
-    const auto i = static_cast<std::size_t>(it - ids_.begin());
-    return gone_[i] ? npos : i;
-  }
-  bool count(const std::string& id) const { return find(id) != npos; }
-  void erase_at(std::size_t i) {
-    gone_[i] = 1;
-    --live_;
-  }
-  void erase(const std::string& id) {
-    if (const std::size_t i = find(id); i != npos) erase_at(i);
-  }
-  std::size_t size() const { return ids_.size(); }  // slots, gone ones included
-  bool live(std::size_t i) const { return !gone_[i]; }
-  const std::string& at(std::size_t i) const { return *ids_[i]; }
-  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
-
- private:
-  std::vector<const std::string*> ids_;
-  std::vector<char> gone_;
-  std::size_t live_ = 0;
 };
 
 struct Rebalance {
