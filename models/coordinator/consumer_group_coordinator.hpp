@@ -5,8 +5,9 @@
 // rebalance timers, leaves, static membership, and OffsetCommit validation by member epoch.
 //
 // As in Kafka, every state change is a record: the coordinator appends its records to the
-// broker's OffsetsLog and changes its state only by replaying them (replay_record()), so its
-// state is always what replaying its `record` trace events gives.
+// broker's OffsetsLog and changes its state only by replaying them (replay_record(); its
+// current-assignment records through apply_current_assignment(), which does the same without
+// reading the record back), so its state is always what replaying its `record` trace events gives.
 #pragma once
 #include <cstdint>
 #include <functional>
