@@ -527,6 +527,13 @@ class SummaryBuilder {
   }
 
   ojson finish(const SummaryInputs& inputs);
+  std::size_t retained_wait_entries() const {
+    std::size_t n = 0;
+    for (const auto& [g, rs] : open_)
+      for (const auto& r : rs) n += r.members.size() + r.to_check.size();
+    for (const auto& r : done_) n += r.members.size() + r.to_check.size();
+    return n;
+  }
 
  private:
   static std::string str(std::string_view v) { return std::string(v); }
@@ -982,10 +989,20 @@ class SummaryBuilder {
   /// group settles (the others need not: nothing reconciled() reads of them changed).
   /// `member_id` is the interned id. A member not (or no longer) in a wait is found missing
   /// when the group settles, as it would be here.
+  /// Once a rebalance has noted as many members as its wait has slots, it looks at its whole
+  /// wait instead (the same answer: a member not noted is unchanged): noting stays O(1) and the
+  /// notes never outgrow the wait, however long the group goes without settling.
   void touch_member(const std::string* member_id) {
     for (auto& [g, rs] : open_)
-      for (auto& r : rs)
-        if (r.consumer_protocol && !r.check_all) r.to_check.push_back(member_id);
+      for (auto& r : rs) {
+        if (!r.consumer_protocol || r.check_all) continue;
+        if (r.to_check.size() >= r.members.size()) {
+          r.check_all = true;
+          r.to_check.clear();
+        } else {
+          r.to_check.push_back(member_id);
+        }
+      }
   }
   /// The application `name` changed: every member it is (or was) the application of.
   void touch_consumer(const std::string& name) {
@@ -1083,6 +1100,11 @@ class SummaryBuilder {
     auto& rs = open_[group];
     Rebalance r = std::move(rs[i]);
     rs.erase(rs.begin() + static_cast<std::ptrdiff_t>(i));
+    // What only an open rebalance needs goes: the summary keeps one entry per rebalance of the
+    // run, and a wait of 10,000 members is a few hundred KiB.
+    r.members.release();
+    std::vector<const std::string*>().swap(r.to_check);
+    std::set<std::string>().swap(r.cause_set);
     r.end_us = std::max(at, r.settled_us.value_or(r.start_us));
     r.completed = completed;
     done_.push_back(std::move(r));
@@ -1366,6 +1388,8 @@ void SummarySink::on_event(sim::SimTime t, const trace::Event& e) {
 }
 
 ojson SummarySink::finish() { return s_->builder.finish(inputs_); }
+
+std::size_t SummarySink::retained_wait_entries() const { return s_->builder.retained_wait_entries(); }
 
 ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs& inputs) {
   SummarySink sink(inputs);

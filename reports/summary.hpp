@@ -4,6 +4,7 @@
 // only the trace vocabulary. The handlers inside are organised per trace event kind (one method
 // each).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <istream>
 #include <memory>
@@ -37,6 +38,10 @@ class SummarySink final : public rsim::TraceSink {
   void on_event(sim::SimTime t, const rsim::trace::Event& e) override;
   /// summary.json of everything received so far.
   nlohmann::ordered_json finish();
+  /// The member ids the consumer-protocol rebalances hold for their waits (slots, and members
+  /// noted for their next look): only open rebalances hold any, each at most twice its wait.
+  /// What the bounded-memory test reads.
+  std::size_t retained_wait_entries() const;
 
  private:
   struct State;

@@ -18,6 +18,12 @@ class WaitSet {
     gone_.clear();
     live_ = 0;
   }
+  /// clear(), and gives the arrays' memory back (a closed rebalance keeps no wait).
+  void release() {
+    std::vector<Entry>().swap(ids_);
+    std::vector<char>().swap(gone_);
+    live_ = 0;
+  }
   /// In increasing id order only.
   void push_back(const std::string* id) {
     ids_.push_back({key_of(*id), id});

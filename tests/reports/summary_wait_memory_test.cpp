@@ -1,0 +1,104 @@
+// The summary's waits stay bounded by the group, not by the run: a consumer-protocol rebalance
+// holds the member ids it waits for only while it is open, and the members it notes for its next
+// look never outgrow that wait, even when its group goes long without settling.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "models/protocol/trace_jsonl.hpp"
+#include "reports/summary.hpp"
+
+namespace {
+
+// Feeds trace lines to a live summary sink, as a run's bus would.
+struct Feed {
+  reports::SummarySink sink{reports::SummaryInputs{}};
+  rsim::trace::ReadStorage storage;
+  void line(const std::string& l) {
+    storage.clear();
+    sim::SimTime t{};
+    const rsim::trace::Event e = rsim::trace::parse_jsonl(l, storage, t);
+    sink.on_event(t, e);
+  }
+  void bump(std::int64_t t_us, const std::string& group, std::int64_t epoch) {
+    line(fmt::format(R"({{"t_us":{},"type":"group.epoch","group":"{}","epoch":{},"assignment_epoch":{},"members":[],"reason":"bump {}"}})",
+                     t_us, group, epoch, epoch, epoch));
+  }
+  // The coordinator's record of `member` at `epoch`: state 0 is STABLE, 1 UNREVOKED_PARTITIONS.
+  void member(std::int64_t t_us, const std::string& group, const std::string& member, std::int64_t epoch, int state) {
+    line(fmt::format(
+        R"({{"t_us":{},"type":"record","partition":0,"offset":0,"record":"ConsumerGroupCurrentMemberAssignment","tombstone":false,"group":"{}","member_id":"{}","consumer":"{}","member_epoch":{},"previous_member_epoch":{},"state":{},"assigned":[],"pending_revocation":[]}})",
+        t_us, group, member, member, epoch, epoch - 1, state));
+  }
+};
+
+std::string member_id(const std::string& group, int i) { return fmt::format("{}-member-{:03}", group, i); }
+
+}  // namespace
+
+TEST_CASE("a completed rebalance gives back its wait: 100 epoch bumps of a 200-member group hold one wait") {
+  Feed f;
+  f.line(R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":1000})");
+  std::int64_t t = 1000;
+  for (int i = 0; i < 200; ++i) f.member(t, "g", member_id("g", i), 1, 0);
+  std::size_t most = 0;
+  for (int epoch = 2; epoch <= 101; ++epoch) {
+    t += 1000;
+    f.bump(t, "g", epoch);
+    most = std::max(most, f.sink.retained_wait_entries());
+    t += 1000;
+    for (int i = 0; i < 200; ++i) f.member(t, "g", member_id("g", i), epoch, 0);
+    most = std::max(most, f.sink.retained_wait_entries());
+  }
+  f.line(fmt::format(R"({{"t_us":{},"type":"run.end"}})", t + 1000));
+  // The open rebalance's 200 slots and, at most, one note per slot (without giving waits back,
+  // 100 rebalances of 200 slots each: 20,000).
+  CHECK(most <= 400);
+  CHECK(f.sink.retained_wait_entries() == 0);
+  const auto s = f.sink.finish();
+  // Every bump was a rebalance of its own, completed when the last member reached its epoch.
+  REQUIRE(s["rebalances"].size() == 100);
+  CHECK(s["rebalances"][0]["start_us"] == 2000);
+  CHECK(s["rebalances"][0]["end_us"] == 3000);
+  CHECK(s["rebalances"][99]["start_us"] == 200000);
+  CHECK(s["rebalances"][99]["end_us"] == 201000);
+  for (const auto& r : s["rebalances"]) CHECK(r["completed"] == true);
+}
+
+TEST_CASE("a rebalance that does not settle notes no more members than it waits for") {
+  // Group h's rebalance waits for its 50 members, one stuck in UNREVOKED_PARTITIONS, and h sees
+  // nothing else: it never settles. Group g's 200 members change 100 times meanwhile; each change
+  // is noted for every open rebalance. h's notes stop at its 50 slots and it looks at its whole
+  // wait instead, which finds the same members reconciled.
+  Feed f;
+  f.line(R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":1000})");
+  std::int64_t t = 1000;
+  for (int i = 0; i < 50; ++i) f.member(t, "h", member_id("h", i), 1, 0);
+  for (int i = 0; i < 200; ++i) f.member(t, "g", member_id("g", i), 1, 0);
+  t += 1000;
+  f.bump(t, "h", 2);
+  t += 1000;
+  f.member(t, "h", member_id("h", 0), 2, 1);  // stuck
+  for (int i = 1; i < 50; ++i) f.member(t, "h", member_id("h", i), 2, 0);
+  std::size_t most = 0;
+  for (int round = 0; round < 100; ++round) {
+    t += 1000;
+    for (int i = 0; i < 200; ++i) f.member(t, "g", member_id("g", i), 1, round % 2);
+    most = std::max(most, f.sink.retained_wait_entries());
+  }
+  // h's 50 slots and at most 50 notes (without the cap: 20,000 notes).
+  CHECK(most <= 100);
+  // The stuck member reaches its epoch: h's rebalance completes then, and not before.
+  t += 1000;
+  f.member(t, "h", member_id("h", 0), 2, 0);
+  f.line(fmt::format(R"({{"t_us":{},"type":"run.end"}})", t + 1000));
+  const auto s = f.sink.finish();
+  REQUIRE(s["rebalances"].size() == 1);
+  CHECK(s["rebalances"][0]["start_us"] == 2000);
+  CHECK(s["rebalances"][0]["end_us"] == t);
+  CHECK(s["rebalances"][0]["completed"] == true);
+  CHECK(f.sink.retained_wait_entries() == 0);
+}
