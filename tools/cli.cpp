@@ -75,7 +75,7 @@ const char* kExamples = R"(Examples:
   rebalance-sim explore scenarios/explore/two-groups-short.json --seeds 1..200 --jobs 2
   rebalance-sim shrink out/explore/two-groups-short/seed-17.json
   rebalance-sim validate my-scenario.json
-  rebalance-sim conformance ../shared/conformance/kafka/client.StickyAssignorTest.json
+  rebalance-sim conformance tests/conformance/kafka/client.StickyAssignorTest.json
   rebalance-sim assign scenarios/assign/cooperative-sticky-one-member-leaves.json
   rebalance-sim bench kernel
   rebalance-sim dump-log scenarios/examples/two-consumers.json --partition 18
@@ -380,15 +380,15 @@ int main_impl(int argc, char** argv, bool parse_only) {
   validate->footer("Example: rebalance-sim validate my-scenario.json");
 
   std::vector<std::string> vector_files;
-  auto* conformance = app.add_subcommand("conformance", "check conformance vector files (../shared/conformance format); exit 1 if any case fails");
+  auto* conformance = app.add_subcommand("conformance", "check conformance vector files (the format of tests/conformance/README.md); exit 1 if any case fails");
   conformance->add_option("files", vector_files, "vector files")->required();
-  conformance->footer("Example: rebalance-sim conformance ../shared/conformance/kafka/client.RangeAssignorTest.json");
+  conformance->footer("Example: rebalance-sim conformance tests/conformance/kafka/client.RangeAssignorTest.json");
 
   AssignRequest assign_request;
   std::string assign_case, assign_assignor;
   auto* assign = app.add_subcommand("assign", "print the assignment one assignor gives for one case (conformance-vector format), "
                                                "or one reconciliation step for a current-assignment-builder case");
-  assign->add_option("case", assign_request.file, "case file (JSON): one case object of a ../shared/conformance/kafka/ file")
+  assign->add_option("case", assign_request.file, "case file (JSON): one case object of a tests/conformance/kafka/ file")
       ->required();
   assign->add_option("--assignor", assign_assignor,
                      "assignor to run instead of the case's: range, roundrobin, sticky, cooperative-sticky (client side), "
