@@ -73,7 +73,7 @@ std::string md_escape(const std::string& s) {
 }
 
 ScenarioResult check_one(const std::string& file, const std::string& out_name, bool update_golden,
-                         const std::string& out_root) {
+                         const std::string& out_root, const ModelOptions& model) {
   ScenarioResult res;
   res.file = file;
   res.out_name = out_name;
@@ -96,6 +96,7 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, b
     try {
       std::optional<StagedOutput> staged;
       RunOptions options;
+      options.model = model;
       if (!out_root.empty()) {
         staged.emplace(fs::path(out_root) / out_name);
         options.staged = &*staged;
@@ -374,7 +375,7 @@ int cmd_check(const CheckArgs& args) {
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t i = next++; i < files.size(); i = next++)
-      results[i] = check_one(files[i].first, files[i].second, args.update_golden, args.out_dir);
+      results[i] = check_one(files[i].first, files[i].second, args.update_golden, args.out_dir, args.model);
   };
   const unsigned jobs = std::max(1u, std::min<unsigned>(args.jobs, static_cast<unsigned>(files.size())));
   if (jobs == 1) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "models/protocol/model_options.hpp"
+
 namespace CLI {
 class App;
 }
@@ -17,6 +19,7 @@ struct CheckArgs {
   std::string junit, markdown, json, out_dir;
   unsigned jobs = 1;
   bool update_golden = false;
+  ModelOptions model;  // developer checks (RSIM_CHECK_QUIET_PASSES)
 };
 
 CLI::App* add_check_subcommand(CLI::App& app, CheckArgs& args);

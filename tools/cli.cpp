@@ -1,6 +1,8 @@
 #include "tools/cli.hpp"
 
+#include <cstdlib>
 #include <filesystem>
+#include <string_view>
 #include <fstream>
 #include <iostream>
 #include <unistd.h>
@@ -42,12 +44,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// The developer checks asked for in the environment: RSIM_CHECK_QUIET_PASSES=1 makes every quiet
+/// poll() pass of the KIP-848 client also run the full pass and compare (a developer's check,
+/// not an option of the tool). Read once per command and passed down: the models see no globals.
+ModelOptions model_options() {
+  ModelOptions model;
+  const char* check = std::getenv("RSIM_CHECK_QUIET_PASSES");
+  model.check_quiet_passes = check != nullptr && std::string_view(check) == "1";
+  return model;
+}
+
 /// What `run` checks beyond the run itself.
 struct RunChecks {
   bool determinism = false;
   bool invariants = false;
   std::optional<std::uint64_t> faults_seed;
   sim::WatchdogLimits limits;
+  ModelOptions model;
 };
 
 std::vector<std::string> lines_of(const std::string& jsonl) {
@@ -121,6 +134,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
   options.level = level;
   options.progress = !quiet && isatty(STDERR_FILENO) != 0;
   options.limits = checks.limits;
+  options.model = checks.model;
   // Without a trace.jsonl, the invariant and determinism checks read a trace kept in memory.
   options.keep_trace = level == TraceLevel::None && (checks.invariants || checks.determinism);
   auto outputs = run_variants(spec, protocols, seed, options);
@@ -145,6 +159,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
     RunOptions again_options;
     again_options.level = level;
     again_options.limits = checks.limits;
+    again_options.model = checks.model;
     again_options.keep_trace = true;
     const auto again = run_variants(spec, protocols, seed, again_options);
     for (std::size_t i = 0; i < outputs.size(); ++i) {
@@ -468,7 +483,9 @@ int main_impl(int argc, char** argv, bool parse_only) {
   }
   if (parse_only) return kOk;
   try {
-    if (inject_bug == "skip-revocation") injected_bugs().skip_revocation = true;
+    ModelOptions model = model_options();
+    if (inject_bug == "skip-revocation") model.bugs.skip_revocation = true;
+    run_checks.model = explore_args.model = shrink_args.model = check_args.model = model;
     if (run->parsed())
       return cmd_run(file, protocols, seed, out_dir, *parse_trace_level(trace_level), quiet, run_formats, run_checks);
     if (explore->parsed()) return cmd_explore(explore_args);

@@ -119,7 +119,7 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     }
     o.events_fired = run_scenario(spec, v, s, sinks,
                                   level == TraceLevel::Full ? trace::Detail::Full : trace::Detail::Standard,
-                                  options.limits);
+                                  options.limits, options.model);
     if (progress_line) progress_line->finish();
     if (kept)
       for (const auto& line : kept->lines()) {

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/protocol/model_options.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/kernel.hpp"
 #include "tools/expectations.hpp"
@@ -43,6 +44,7 @@ struct RunOptions {
   bool progress = false;    // a progress line on stderr while each variant runs (terminals)
   bool keep_trace = false;  // also keep each trace in memory (in-process readers: explain)
   sim::WatchdogLimits limits;  // the kernel watchdog's; max_trace_bytes bounds each trace.jsonl
+  ModelOptions model;          // test-only injected bugs, developer checks
 };
 
 /// Runs each variant (the scenario's `protocols`, or `protocols` when not empty), one at a time.
