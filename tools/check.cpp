@@ -338,6 +338,13 @@ std::vector<std::pair<std::string, std::string>> scenario_files(const std::vecto
           it.disable_recursion_pending();
           continue;
         }
+        // Output folders (owned: a manifest) and staging folders hold outputs, not scenarios.
+        std::error_code ec;
+        if (entry.is_directory() && (fs::exists(p / kManifestName, ec) ||
+                                     p.filename().string().find(".rebalance-sim-staging-") != std::string::npos)) {
+          it.disable_recursion_pending();
+          continue;
+        }
         const std::string name = p.filename().string();
         if (entry.is_regular_file() && p.extension() == ".json" && name != "schema.json" && !name.ends_with(".golden.json"))
           found.emplace_back(p.string(), out_name_of(fs::relative(p, a).replace_extension()));
