@@ -115,7 +115,7 @@ bool any_staging(const fs::path& dir) {
 
 }  // namespace
 
-TEST_CASE("output folders: a non-empty folder without a manifest is refused and left intact; --force writes beside it") {
+TEST_CASE("output folders: a non-empty folder without a manifest is refused and left intact and --force writes beside it") {
   const fs::path dir = scratch("foreign");
   const fs::path o = dir / "o";
   fs::create_directories(o / "consumer");
@@ -248,7 +248,7 @@ TEST_CASE("output folders: a commit that fails half-way leaves the old folder as
   fs::remove_all(dir);
 }
 
-TEST_CASE("output folders: a second writer is refused with the lock's message; SIGTERM and SIGINT leave the old outputs") {
+TEST_CASE("output folders: a second writer is refused by the lock and SIGTERM or SIGINT leave the old outputs") {
   const fs::path dir = scratch("signals");
   const fs::path o = dir / "o";
   write_scenario(dir / "long.json", {{"duration_ms", 86400000}, {"protocols", nlohmann::json::array({"classic-eager"})}});
@@ -258,6 +258,9 @@ TEST_CASE("output folders: a second writer is refused with the lock's message; S
   // A staging folder left by a process that was killed outright (SIGKILL): the next run removes it.
   fs::create_directories(dir / ".o.rebalance-sim-staging-999999999" / "classic-eager");
   std::ofstream(dir / ".o.rebalance-sim-staging-999999999" / "classic-eager" / "trace.jsonl") << "partial";
+  // ... and one of an older version, inside the folder.
+  fs::create_directories(o / ".rebalance-sim-staging-999999999");
+  std::ofstream(o / ".rebalance-sim-staging-999999999" / "trace.jsonl") << "partial";
 
   for (const int sig : {SIGTERM, SIGINT}) {
     CAPTURE(sig);
@@ -266,6 +269,7 @@ TEST_CASE("output folders: a second writer is refused with the lock's message; S
     REQUIRE(!staging.empty());
     std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the trace is being written
     CHECK(!fs::exists(dir / ".o.rebalance-sim-staging-999999999"));
+    CHECK(!fs::exists(o / ".rebalance-sim-staging-999999999"));
     if (sig == SIGTERM) {
       r = run_cli("run " + kScenario + " --out " + o.string(), "owned-lock");
       CHECK(r.code == 2);
@@ -283,7 +287,7 @@ TEST_CASE("output folders: a second writer is refused with the lock's message; S
   fs::remove_all(dir);
 }
 
-TEST_CASE("output folders: report reads the manifest's variants and never writes through a planted symlink") {
+TEST_CASE("output folders: report reads the variants of the manifest and never writes through a planted symlink") {
   const fs::path dir = scratch("report");
   const fs::path o = dir / "o";
   auto r = run_cli("run " + kScenario + " --protocol consumer --out " + o.string(), "owned-report1");
