@@ -251,7 +251,7 @@ TEST_CASE("output folders: a commit that fails half-way leaves the old folder as
 TEST_CASE("output folders: a second writer is refused by the lock and SIGTERM or SIGINT leave the old outputs") {
   const fs::path dir = scratch("signals");
   const fs::path o = dir / "o";
-  write_scenario(dir / "long.json", {{"duration_ms", 86400000}, {"protocols", nlohmann::json::array({"classic-eager"})}});
+  write_scenario(dir / "long.json", {{"duration_ms", 604800000}, {"protocols", nlohmann::json::array({"classic-eager"})}});
   auto r = run_cli("run " + kScenario + " --out " + o.string(), "owned-sig0");
   REQUIRE(r.code == 0);
   const auto before = files_of(o);
