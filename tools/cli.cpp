@@ -61,6 +61,7 @@ struct RunChecks {
   std::optional<std::uint64_t> faults_seed;
   sim::WatchdogLimits limits;
   ModelOptions model;
+  bool force = false;  // --force: write into a folder rebalance-sim does not own
 };
 
 std::vector<std::string> lines_of(const std::string& jsonl) {
@@ -106,6 +107,10 @@ void check_variants(const std::vector<std::string>& protocols) {
   }
 }
 
+int run_staged(const ScenarioSpec& spec, const std::string& file, const std::vector<std::string>& protocols,
+               std::optional<std::uint64_t> seed, const std::string& out_dir, TraceLevel level, bool quiet,
+               const FormatArgs& formats, const RunChecks& checks, StagedOutput& staged);
+
 int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
             std::optional<std::uint64_t> seed, std::string out_dir, TraceLevel level, bool quiet,
             const FormatArgs& formats, const RunChecks& checks) {
@@ -126,9 +131,24 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
   }
   // The scenario's name is at most one sanitised folder under out/; --out is the user's choice.
   if (out_dir.empty()) out_dir = default_output_dir(spec.name).string();
-  // The output folder is checked (and staged) before anything runs; each trace.jsonl streams
-  // into the staging folder as its variant runs.
-  StagedOutput staged{fs::path(out_dir)};
+  // The output folder is locked, its ownership checked and its outputs claimed before anything
+  // runs; each trace.jsonl streams into the staging folder beside it as its variant runs.
+  StagedOutput staged{fs::path(out_dir), OutputOwner{spec.name, file, checks.force}};
+  {
+    std::vector<std::string> names = protocols.empty() ? spec.protocols : protocols;
+    if (level != TraceLevel::None) names.emplace_back("report.html");
+    staged.claim(names);
+  }
+  try {
+    return run_staged(spec, file, protocols, seed, out_dir, level, quiet, formats, checks, staged);
+  } catch (const OutputError& e) {
+    throw staged.retold(e);  // named by the path it was going to have, not the staging folder's
+  }
+}
+
+int run_staged(const ScenarioSpec& spec, const std::string& file, const std::vector<std::string>& protocols,
+               std::optional<std::uint64_t> seed, const std::string& out_dir, TraceLevel level, bool quiet,
+               const FormatArgs& formats, const RunChecks& checks, StagedOutput& staged) {
   RunOptions options;
   options.staged = &staged;
   options.level = level;
@@ -378,6 +398,9 @@ int main_impl(int argc, char** argv, bool parse_only) {
                   "add the fault knobs `explore` derives from this seed (prints them)")
       ->check(non_negative_integer(UINT64_MAX));
   add_watchdog_options(run, run_checks.limits);
+  run->add_flag("--force", run_checks.force,
+                "write into a non-empty folder that is not an output folder of rebalance-sim (no "
+                ".rebalance-sim-manifest.json), replacing its entries named as the outputs and keeping the rest");
   std::string inject_bug;
   const auto add_inject_bug = [&](CLI::App* c) {
     // Test-only and hidden: a deliberately broken model, for the tests of explore and shrink.
@@ -482,6 +505,10 @@ int main_impl(int argc, char** argv, bool parse_only) {
     return rc == 0 ? kOk : kBadInput;
   }
   if (parse_only) return kOk;
+  // The commands that write files: an interrupt removes their staging folders, and a closed
+  // stdout does not stop them before their files are written.
+  if (run->parsed() || check->parsed() || report->parsed() || explore->parsed() || shrink->parsed())
+    install_interrupt_cleanup();
   try {
     ModelOptions model = model_options();
     if (inject_bug == "skip-revocation") model.bugs.skip_revocation = true;

@@ -87,6 +87,7 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     throw ScenarioError(spec.source_path, problems);
   }
   std::vector<VariantOutput> out;
+  if (options.staged != nullptr) options.staged->set_variants(variants);
   const std::uint64_t s = seed.value_or(spec.seed);
   for (const auto& v : variants) {
     VariantOutput o;
