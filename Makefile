@@ -60,7 +60,7 @@ sanitize: sanitize-build
 	  ctest --output-on-failure -j $(JOBS) -L unit
 
 fuzz:
-	@$(MAKE) --no-print-directory sanitize-build SANITIZE_TARGETS="fuzz_scenario_loader fuzz_cli_args fuzz_trace_reader"
+	@$(MAKE) --no-print-directory sanitize-build SANITIZE_TARGETS="fuzz_scenario_loader fuzz_cli_args fuzz_trace_reader fuzz_run_folder fuzz_recording_reader"
 	FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD=$(SANITIZE_DIR) tools/fuzz.sh
 
 clean:
