@@ -454,7 +454,7 @@ TEST_CASE("messages: markup_escape keeps XML well-formed for control characters 
   CHECK(reports::markup_escape("<&'\">") == "&lt;&amp;&#39;&quot;&gt;");
 }
 
-TEST_CASE("messages: long configs take Kafka's range, Long.MAX_VALUE included; one more is refused") {
+TEST_CASE("messages: long configs take Kafka's range up to Long.MAX_VALUE and one more is refused") {
   const auto* spec = rsim::find_consumer_config("retry.backoff.ms");
   REQUIRE(spec != nullptr);
   CHECK(rsim::normalize_config_value(*spec, json(INT64_MAX)).problem.empty());
@@ -478,7 +478,7 @@ TEST_CASE("messages: long configs take Kafka's range, Long.MAX_VALUE included; o
   fs::remove_all(dir);
 }
 
-TEST_CASE("messages: \"seed\": -0 is seed 0; a negative seed says so") {
+TEST_CASE("messages: a seed of -0 is seed 0 and a negative seed says so") {
   json doc = two_consumers();
   doc["seed"] = json::parse("-0");
   CHECK(problems_of(doc).empty());
