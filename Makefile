@@ -76,7 +76,7 @@ tsan: sanitize-deps
 	@echo "tsan: check --jobs 2 and explore --jobs 2 ran with no data race"
 
 fuzz:
-	@$(MAKE) --no-print-directory sanitize-build SANITIZE_TARGETS="fuzz_scenario_loader fuzz_cli_args fuzz_trace_reader"
+	@$(MAKE) --no-print-directory sanitize-build SANITIZE_TARGETS="fuzz_scenario_loader fuzz_cli_args fuzz_trace_reader fuzz_run_folder fuzz_recording_reader"
 	FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD=$(SANITIZE_DIR) tools/fuzz.sh
 
 clean:

@@ -1,6 +1,9 @@
 #include "reports/csv.hpp"
 
+#include <istream>
 #include <map>
+#include <sstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -40,12 +43,39 @@ std::string joined(const json& v) {
   return out;
 }
 
+// A field that must have one type: a trace line with another is refused with its number.
+[[noreturn]] void wrong_type(std::size_t line_no, const char* key, const char* what, const json& v) {
+  std::string got = v.dump();
+  if (got.size() > 40) got = got.substr(0, 37) + "...";
+  throw std::runtime_error(fmt::format("trace.jsonl line {}: \"{}\" must be {}, got {}", line_no, key, what, got));
+}
+
+std::string string_field(const json& f, const char* key, std::size_t line_no) {
+  const auto it = f.find(key);
+  if (it == f.end() || it->is_null()) return {};
+  if (!it->is_string()) wrong_type(line_no, key, "a string", *it);
+  return it->get<std::string>();
+}
+
+// Every non-empty line of the trace, parsed (one at a time: the trace is never held whole).
+template <class F>
+void each_line(std::istream& in, F&& f) {
+  LineReader reader(in);
+  std::string_view line;
+  std::size_t line_no = 0;
+  while (reader.next(line)) {
+    ++line_no;
+    if (line.empty()) continue;
+    f(parse_line(line, line_no), line_no);
+  }
+}
+
 }  // namespace
 
-std::string render_timeline_csv(std::string_view trace_jsonl) {
+std::string render_timeline_csv(std::istream& trace_jsonl) {
   std::string out = "time_ms,type,consumer,group,partitions,epoch,detail\n";
-  for (const auto& line : parse_trace(trace_jsonl)) {
-    if (line.type == "lag") continue;  // lag.csv
+  each_line(trace_jsonl, [&](const TraceLine& line, std::size_t line_no) {
+    if (line.type == "lag") return;  // lag.csv
     json rest = json::object();
     std::string consumer, group, partitions, epoch;
     for (const auto& [key, value] : line.fields.items()) {
@@ -62,16 +92,16 @@ std::string render_timeline_csv(std::string_view trace_jsonl) {
     }
     if (line.type == "rpc" && consumer.empty()) {
       // The client end of a request: the sender of a request, the receiver of a response.
-      const bool send = line.fields.value("dir", "") == "send";
-      consumer = line.fields.value(send ? "from" : "to", "");
+      const bool send = string_field(line.fields, "dir", line_no) == "send";
+      consumer = string_field(line.fields, send ? "from" : "to", line_no);
     }
     out += fmt::format("{},{},{},{},{},{},{}\n", time_ms(line.t_us), cell(line.type), cell(consumer), cell(group),
                        cell(partitions), cell(epoch), cell(rest.empty() ? std::string() : rest.dump()));
-  }
+  });
   return out;
 }
 
-std::string render_lag_csv(std::string_view trace_jsonl) {
+std::string render_lag_csv(std::istream& trace_jsonl) {
   std::string out = "time_ms,group,partition,lag,log_end_offset,offset,owner,reason\n";
   std::map<std::string, std::map<std::string, std::int64_t>> now;  // group -> partition -> lag
   std::int64_t last_t = -1;
@@ -83,8 +113,8 @@ std::string render_lag_csv(std::string_view trace_jsonl) {
       out += fmt::format("{},{},(total),{},,,,\n", time_ms(last_t), cell(group), sum);
     }
   };
-  for (const auto& line : parse_trace(trace_jsonl)) {
-    if (line.type != "lag") continue;
+  each_line(trace_jsonl, [&](const TraceLine& line, std::size_t line_no) {
+    if (line.type != "lag") return;
     if (line.t_us != last_t) {
       total();
       last_t = line.t_us;
@@ -92,13 +122,28 @@ std::string render_lag_csv(std::string_view trace_jsonl) {
     const auto& f = line.fields;
     const std::string group = f.contains("group") ? plain(f["group"]) : std::string();
     const std::string partition = f.contains("partition") ? plain(f["partition"]) : std::string();
-    now[group][partition] = f.value("lag", std::int64_t{0});
+    std::int64_t lag = 0;
+    if (const auto it = f.find("lag"); it != f.end() && !it->is_null()) {
+      if (!it->is_number_integer()) wrong_type(line_no, "lag", "an integer", *it);
+      lag = it->get<std::int64_t>();
+    }
+    now[group][partition] = lag;
     auto field = [&](const char* k) { return f.contains(k) && !f[k].is_null() ? cell(plain(f[k])) : std::string(); };
     out += fmt::format("{},{},{},{},{},{},{},{}\n", time_ms(line.t_us), cell(group), cell(partition), field("lag"),
                        field("log_end_offset"), field("offset"), field("owner"), field("reason"));
-  }
+  });
   total();
   return out;
+}
+
+std::string render_timeline_csv(std::string_view trace_jsonl) {
+  std::istringstream in{std::string(trace_jsonl)};
+  return render_timeline_csv(in);
+}
+
+std::string render_lag_csv(std::string_view trace_jsonl) {
+  std::istringstream in{std::string(trace_jsonl)};
+  return render_lag_csv(in);
 }
 
 }  // namespace reports

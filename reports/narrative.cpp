@@ -1,20 +1,47 @@
 #include "reports/narrative.hpp"
 
+#include <algorithm>
+#include <iterator>
+#include <map>
+
 #include <fmt/format.h>
 
 namespace reports {
 
 namespace {
 
+// The first stretch of ownership that holds t. A timeline in time order keeps its stretches
+// by start and apart from each other: the one that starts last at or before t is the only
+// candidate (a binary search, so that a long run's report stays linear).
+const Ownership* owning_at(const Lane& lane, std::int64_t t, bool time_ordered) {
+  if (!time_ordered) {
+    for (const auto& o : lane.owned)
+      if (o.start_us <= t && t < o.end_us) return &o;
+    return nullptr;
+  }
+  auto it = std::upper_bound(lane.owned.begin(), lane.owned.end(), t,
+                             [](std::int64_t v, const Ownership& o) { return v < o.start_us; });
+  if (it == lane.owned.begin()) return nullptr;
+  --it;
+  return t < it->end_us ? &*it : nullptr;
+}
+
 std::vector<std::string> owned_at(const Timeline& tl, const Lane& lane, std::int64_t t) {
   std::vector<std::string> out;
-  for (const auto& o : lane.owned) {
-    if (o.start_us <= t && t < o.end_us) {
-      for (const int p : o.partitions) out.push_back(tl.partitions[static_cast<std::size_t>(p)]);
-      break;
-    }
-  }
+  if (const Ownership* o = owning_at(lane, t, tl.time_ordered))
+    for (const int p : o->partitions) out.push_back(tl.partitions[static_cast<std::size_t>(p)]);
   return out;
+}
+
+// The instants of a lane with from <= t <= to, in order: found by binary search in a timeline
+// in time order, else every instant looked at.
+std::pair<std::vector<Instant>::const_iterator, std::vector<Instant>::const_iterator> instants_within(
+    const Timeline& tl, const Lane& lane, std::int64_t from, std::int64_t to) {
+  if (!tl.time_ordered) return {lane.instants.begin(), lane.instants.end()};
+  const auto lo = std::lower_bound(lane.instants.begin(), lane.instants.end(), from,
+                                   [](const Instant& i, std::int64_t v) { return i.t_us < v; });
+  const auto hi = std::upper_bound(lo, lane.instants.end(), to, [](std::int64_t v, const Instant& i) { return v < i.t_us; });
+  return {lo, hi};
 }
 
 std::string join_sentences(const std::vector<std::string>& parts) {
@@ -40,6 +67,9 @@ const Lane* named_member(const Timeline& tl, const std::string& trigger) {
 
 std::vector<std::string> narrate(const Timeline& tl) {
   std::vector<std::string> out;
+  // Per group, the latest end of its rebalances so far (in index order): what each rebalance
+  // counts as "since the group's previous rebalance", without a pass over all of them.
+  std::map<std::string, std::int64_t> previous_end;
   for (const auto& r : tl.rebalances) {
     const auto [from, to] = rebalance_window(tl, r);
     std::string text = fmt::format("Rebalance {} of group {}{}: from {} to {} ({}), trigger \"{}\"{}.", r.index,
@@ -51,13 +81,23 @@ std::vector<std::string> narrate(const Timeline& tl) {
       // What the member the trigger names last did before the coordinator acted on it.
       // Only what happened since the group's previous rebalance: a rejoin is not news of a start.
       std::int64_t since = 0;
-      for (const auto& q : tl.rebalances)
-        if (q.group == r.group && q.index < r.index) since = std::max(since, q.end_us);
+      if (const auto it = previous_end.find(r.group); it != previous_end.end()) since = std::max(since, it->second);
       const Instant* last = nullptr;
-      for (const auto& i : who->instants) {
-        if (i.t_us > r.start_us) break;
-        if (i.t_us < since) continue;
-        if (i.kind == "start" || i.kind == "stop" || i.kind == "crash" || i.kind == "fenced") last = &i;
+      if (tl.time_ordered) {
+        const auto [lo, hi] = instants_within(tl, *who, since, r.start_us);
+        for (auto it = hi; it != lo;) {
+          --it;
+          if (it->kind == "start" || it->kind == "stop" || it->kind == "crash" || it->kind == "fenced") {
+            last = &*it;
+            break;
+          }
+        }
+      } else {
+        for (const auto& i : who->instants) {
+          if (i.t_us > r.start_us) break;
+          if (i.t_us < since) continue;
+          if (i.kind == "start" || i.kind == "stop" || i.kind == "crash" || i.kind == "fenced") last = &i;
+        }
       }
       if (last != nullptr) {
         std::string what = last->kind == "start" ? "started" : last->kind == "crash" ? "crashed" : last->label;
@@ -69,7 +109,9 @@ std::vector<std::string> narrate(const Timeline& tl) {
       if (lane.group != r.group) continue;
       std::vector<std::string> mine;
       bool learned = false;
-      for (const auto& i : lane.instants) {
+      const auto [first_instant, end_instant] = instants_within(tl, lane, from, to);
+      for (auto it = first_instant; it != end_instant; ++it) {
+        const Instant& i = *it;
         if (i.t_us < from || i.t_us > to) continue;
         if (i.kind == "heartbeat" && !learned && i.t_us >= r.start_us) {
           learned = true;
@@ -82,7 +124,11 @@ std::vector<std::string> narrate(const Timeline& tl) {
           mine.push_back(fmt::format("{} at {}", i.label, seconds(i.t_us)));
         }
       }
-      for (const auto& s : lane.spans) {
+      // Spans are kept by start: only those that start in the window are looked at.
+      const auto first_span = std::lower_bound(lane.spans.begin(), lane.spans.end(), from,
+                                               [](const Span& x, std::int64_t v) { return x.start_us < v; });
+      for (auto it = first_span; it != lane.spans.end() && it->start_us <= to; ++it) {
+        const Span& s = *it;
         if (s.start_us < from || s.start_us > to) continue;
         if (s.kind == "callback" && (s.label.rfind("onPartitionsRevoked", 0) == 0 || s.label.rfind("onPartitionsLost", 0) == 0))
           mine.push_back(fmt::format("ran {} from {} to {}", s.label, seconds(s.start_us), seconds(s.end_us)));
@@ -92,8 +138,15 @@ std::vector<std::string> narrate(const Timeline& tl) {
       const auto before = owned_at(tl, lane, r.start_us - 1), after = owned_at(tl, lane, r.end_us);
       if (before != after) {
         std::int64_t when = r.end_us;
-        for (const auto& o : lane.owned)
-          if (o.start_us <= r.end_us && o.start_us >= r.start_us) when = o.start_us;
+        if (tl.time_ordered) {
+          // The last stretch that starts within the rebalance.
+          const auto it = std::upper_bound(lane.owned.begin(), lane.owned.end(), r.end_us,
+                                           [](std::int64_t v, const Ownership& o) { return v < o.start_us; });
+          if (it != lane.owned.begin() && std::prev(it)->start_us >= r.start_us) when = std::prev(it)->start_us;
+        } else {
+          for (const auto& o : lane.owned)
+            if (o.start_us <= r.end_us && o.start_us >= r.start_us) when = o.start_us;
+        }
         mine.push_back(fmt::format("went from {} to {} (last change at {})", compress_partitions(before),
                                    compress_partitions(after), seconds(when)));
       } else if (!mine.empty() && !after.empty()) {
@@ -110,6 +163,8 @@ std::vector<std::string> narrate(const Timeline& tl) {
     }
     if (!facts.empty()) text += " " + join_sentences(facts) + ".";
     out.push_back(text);
+    auto& end = previous_end.try_emplace(r.group, r.end_us).first->second;
+    end = std::max(end, r.end_us);
   }
   return out;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <istream>
 #include <set>
@@ -484,12 +485,42 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
     if (tl.rebalances[i].assigned.is_object())
       for (auto it = tl.rebalances[i].assigned.cbegin(); it != tl.rebalances[i].assigned.cend(); ++it)
         assigned_of[i].emplace(it.key(), &it.value());
+  // Each group's rebalances by start, with the latest end among the first k of them: the
+  // rebalances open at t are found by a binary search and a walk back that stops as soon as no
+  // earlier one ends after t (an assignment looks at its group's open rebalances, not at all).
+  struct GroupRebalances {
+    std::vector<std::size_t> by_start;      // indexes into tl.rebalances
+    std::vector<std::int64_t> max_end;      // max end_us of by_start[0..k]
+  };
+  std::map<std::string, GroupRebalances, std::less<>> rebalances_of;
+  for (std::size_t i = 0; i < tl.rebalances.size(); ++i) rebalances_of[tl.rebalances[i].group].by_start.push_back(i);
+  for (auto& [g, gr] : rebalances_of) {
+    std::stable_sort(gr.by_start.begin(), gr.by_start.end(),
+                     [&](std::size_t a, std::size_t b) { return tl.rebalances[a].start_us < tl.rebalances[b].start_us; });
+    std::int64_t m = INT64_MIN;
+    for (const std::size_t i : gr.by_start) gr.max_end.push_back(m = std::max(m, tl.rebalances[i].end_us));
+  }
+  std::vector<std::size_t> open_now;
   auto still_owed = [&](const std::string& consumer, const std::string& group, std::int64_t t,
                         const std::vector<std::string>& owned) -> std::int64_t {
+    const auto g = rebalances_of.find(group);
+    if (g == rebalances_of.end()) return -1;
+    const auto& gr = g->second;
+    // The ones started at or before t, walked back while an earlier one may still be open.
+    open_now.clear();
+    std::size_t k = static_cast<std::size_t>(
+        std::upper_bound(gr.by_start.begin(), gr.by_start.end(), t,
+                         [&](std::int64_t v, std::size_t i) { return v < tl.rebalances[i].start_us; }) -
+        gr.by_start.begin());
+    while (k > 0 && gr.max_end[k - 1] > t) {
+      --k;
+      if (t < tl.rebalances[gr.by_start[k]].end_us) open_now.push_back(gr.by_start[k]);
+    }
+    // In the order of the summary, as every rebalance used to be looked at.
+    std::sort(open_now.begin(), open_now.end());
     std::unordered_set<std::string_view> owned_set;
-    for (std::size_t i = 0; i < tl.rebalances.size(); ++i) {
+    for (const std::size_t i : open_now) {
       const auto& r = tl.rebalances[i];
-      if (r.group != group || t < r.start_us || t >= r.end_us) continue;
       const auto it = assigned_of[i].find(consumer);
       if (it == assigned_of[i].end()) continue;
       if (owned_set.empty()) owned_set.insert(owned.begin(), owned.end());
@@ -883,6 +914,15 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
     auto& spans = tl.lanes[l].spans;
     std::stable_sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start_us < b.start_us; });
   }
+  tl.time_ordered = std::is_sorted(tl.messages.begin(), tl.messages.end(),
+                                  [](const Message& a, const Message& b) { return a.send_us < b.send_us; });
+  for (const auto& l : tl.lanes) {
+    if (!tl.time_ordered) break;
+    tl.time_ordered = std::is_sorted(l.instants.begin(), l.instants.end(),
+                                     [](const Instant& a, const Instant& b) { return a.t_us < b.t_us; }) &&
+                      std::is_sorted(l.owned.begin(), l.owned.end(),
+                                     [](const Ownership& a, const Ownership& b) { return a.start_us < b.start_us; });
+  }
   tl.lag.resize(tl.partitions.size());
   tl.lag_series = lag_series.size();
   for (auto& series : lag_series)
@@ -904,42 +944,98 @@ Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
       summary);
 }
 
-Timeline build_timeline(std::istream& trace_jsonl, const json& summary) {
+bool LineReader::next(std::string_view& line) {
   // The lines as std::getline() splits them, read in blocks (a line-at-a-time getline cost as
-  // much as scanning the line): `buffer` holds [begin, end) of what was read, a line is a view
-  // into it, valid until the next call. Memory: one block plus the longest line.
+  // much as scanning the line): `buffer_` holds [begin_, end_) of what was read.
   constexpr std::size_t kBlock = 1 << 20;
-  std::string buffer;
-  std::size_t begin = 0, end = 0;
-  bool eof = false;
-  return build_from(
-      [&](std::string_view& line) {
-        for (;;) {
-          const char* data = buffer.data();
-          if (const void* nl = end > begin ? std::memchr(data + begin, '\n', end - begin) : nullptr) {
-            const auto at = static_cast<std::size_t>(static_cast<const char*>(nl) - data);
-            line = std::string_view(data + begin, at - begin);
-            begin = at + 1;
-            return true;
-          }
-          if (eof) {
-            if (begin == end) return false;
-            line = std::string_view(data + begin, end - begin);  // the last line, without '\n'
-            begin = end;
-            return true;
-          }
-          // Keep the partial line, then read another block after it.
-          buffer.erase(0, begin);
-          end -= begin;
-          begin = 0;
-          if (buffer.size() < end + kBlock) buffer.resize(end + kBlock);
-          trace_jsonl.read(buffer.data() + end, static_cast<std::streamsize>(kBlock));
-          const auto got = static_cast<std::size_t>(trace_jsonl.gcount());
-          end += got;
-          if (got < kBlock) eof = true;
-        }
-      },
-      summary);
+  for (;;) {
+    const char* data = buffer_.data();
+    if (const void* nl = end_ > begin_ ? std::memchr(data + begin_, '\n', end_ - begin_) : nullptr) {
+      const auto at = static_cast<std::size_t>(static_cast<const char*>(nl) - data);
+      line = std::string_view(data + begin_, at - begin_);
+      begin_ = at + 1;
+      return true;
+    }
+    if (eof_) {
+      if (begin_ == end_) return false;
+      line = std::string_view(data + begin_, end_ - begin_);  // the last line, without '\n'
+      begin_ = end_;
+      return true;
+    }
+    // Keep the partial line, then read another block after it.
+    buffer_.erase(0, begin_);
+    end_ -= begin_;
+    begin_ = 0;
+    if (buffer_.size() < end_ + kBlock) buffer_.resize(end_ + kBlock);
+    in_.read(buffer_.data() + end_, static_cast<std::streamsize>(kBlock));
+    const auto got = static_cast<std::size_t>(in_.gcount());
+    end_ += got;
+    if (got < kBlock) eof_ = true;
+  }
+}
+
+Timeline build_timeline(std::istream& trace_jsonl, const json& summary) {
+  LineReader reader(trace_jsonl);
+  return build_from([&](std::string_view& line) { return reader.next(line); }, summary);
+}
+
+std::vector<std::string> summary_shape_problems(const json& summary) {
+  std::vector<std::string> out;
+  auto got = [](const json& v) {
+    std::string d = v.dump();
+    return d.size() > 40 ? d.substr(0, 37) + "..." : d;
+  };
+  auto need = [&](const json& o, const std::string& where, const char* key, const char* what, bool (json::*is)() const) {
+    const auto it = o.find(key);
+    if (it != o.end() && !((*it).*is)()) out.push_back(fmt::format("{}/{}: must be {}, got {}", where, key, what, got(*it)));
+  };
+  if (!summary.is_object()) {
+    out.push_back(fmt::format("the document must be an object (the summary a run writes), got {}", got(summary)));
+    return out;
+  }
+  need(summary, "", "scenario", "a string", &json::is_string);
+  need(summary, "", "protocol", "a string", &json::is_string);
+  need(summary, "", "seed", "an integer", &json::is_number_integer);
+  need(summary, "", "metrics", "an object", &json::is_object);
+  need(summary, "", "produced_by", "an object", &json::is_object);
+  need(summary, "", "rebalances", "an array", &json::is_array);
+  if (const auto pb = summary.find("produced_by"); pb != summary.end() && pb->is_object())
+    for (const char* k : {"scenario_file", "simulator", "version"}) need(*pb, "/produced_by", k, "a string", &json::is_string);
+  if (const auto rs = summary.find("rebalances"); rs != summary.end() && rs->is_array()) {
+    std::size_t i = 0;
+    for (const auto& r : *rs) {
+      const std::string where = fmt::format("/rebalances/{}", i++);
+      if (!r.is_object()) {
+        out.push_back(fmt::format("{}: must be an object, got {}", where, got(r)));
+        continue;
+      }
+      for (const char* k : {"start_us", "end_us", "generation"}) need(r, where, k, "a number", &json::is_number);
+      need(r, where, "completed", "true or false", &json::is_boolean);
+      need(r, where, "revoked", "an object", &json::is_object);
+      need(r, where, "assigned", "an object", &json::is_object);
+      if (out.size() >= 20) break;
+    }
+  }
+  return out;
+}
+
+std::string trace_end_problem(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return "cannot be read";
+  const std::streamoff size = in.tellg();
+  if (size <= 0) return "is empty (a trace ends with its run.end line)";
+  // The last line: at most the last 64 KiB are read (a run.end line is about 60 bytes).
+  const std::streamoff from = std::max<std::streamoff>(0, size - (64 << 10));
+  in.seekg(from);
+  std::string tail(static_cast<std::size_t>(size - from), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  if (!in) return "cannot be read";
+  while (!tail.empty() && tail.back() == '\n') tail.pop_back();
+  const auto nl = tail.rfind('\n');
+  const std::string last = nl == std::string::npos ? tail : tail.substr(nl + 1);
+  const json doc = json::parse(last, nullptr, false);
+  if (!doc.is_discarded() && doc.is_object() && doc.contains("type") && doc["type"] == "run.end") return "";
+  return "does not end with its run.end line: the trace was cut short (copy or record it again)";
 }
 
 std::vector<const Message*> messages_between(const Timeline& t, std::int64_t from_us, std::int64_t to_us) {
@@ -953,17 +1049,39 @@ std::vector<const Message*> messages_between(const Timeline& t, std::int64_t fro
 }
 
 std::pair<std::int64_t, std::int64_t> rebalance_window(const Timeline& t, const Rebalance& r) {
+  // Saturating: a summary's times are input, and may be anything.
+  const auto minus = [](std::int64_t v, std::int64_t d) { return v < INT64_MIN + d ? INT64_MIN : v - d; };
   // The request that opened the rebalance (a JoinGroup, a heartbeat with news, a LeaveGroup)
   // reaches the coordinator just before the window starts: take the last one sent before it.
   std::int64_t from = r.start_us;
-  for (const auto& m : t.messages) {
-    if (m.send_us > r.start_us) break;
-    if (m.send_us >= r.start_us - 5'000'000 && m.recv_us >= r.start_us) from = std::min(from, m.send_us);
+  const auto& ms = t.messages;
+  if (!t.time_ordered) {
+    for (const auto& m : ms) {
+      if (m.send_us > r.start_us) break;
+      if (m.send_us >= minus(r.start_us, 5'000'000) && m.recv_us >= r.start_us) from = std::min(from, m.send_us);
+    }
+    // A round trip that ended just before (JoinGroup's MEMBER_ID_REQUIRED answer) belongs too.
+    for (const auto& m : ms) {
+      if (m.send_us > r.start_us) break;
+      if (m.recv_us >= from && m.recv_us <= r.start_us && m.send_us < from && m.send_us >= minus(from, 1'000'000)) from = m.send_us;
+    }
+    return {from, r.end_us};
   }
-  // A round trip that ended just before (JoinGroup's MEMBER_ID_REQUIRED answer) belongs too.
-  for (const auto& m : t.messages) {
-    if (m.send_us > r.start_us) break;
-    if (m.recv_us >= from && m.recv_us <= r.start_us && m.send_us < from && m.send_us >= from - 1'000'000) from = m.send_us;
+  // The same, with the messages in send order: only those sent within the 5 s (then 1 s)
+  // before are looked at, found by binary search (a long run's report stays linear).
+  const auto sent_from = [&](std::int64_t v) {
+    return std::lower_bound(ms.begin(), ms.end(), v, [](const Message& m, std::int64_t x) { return m.send_us < x; });
+  };
+  for (auto it = sent_from(minus(r.start_us, 5'000'000)); it != ms.end() && it->send_us <= r.start_us; ++it)
+    if (it->recv_us >= r.start_us) from = std::min(from, it->send_us);
+  // Once `from` moves to a message's send time, no later message is sent before it: the first
+  // match is the only one.
+  const std::int64_t first_from = from;
+  for (auto it = sent_from(minus(first_from, 1'000'000)); it != ms.end() && it->send_us < first_from && it->send_us <= r.start_us; ++it) {
+    if (it->recv_us >= first_from && it->recv_us <= r.start_us) {
+      from = it->send_us;
+      break;
+    }
   }
   return {from, r.end_us};
 }

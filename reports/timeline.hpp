@@ -119,6 +119,10 @@ struct Timeline {
   std::size_t lag_series = 0;            // partitions with lag samples
   std::vector<LagPoint> total_lag;       // sum over partitions, at every sample time
   nlohmann::ordered_json summary;
+  // The messages by send_us, each lane's instants by t_us and its ownership by start_us are in
+  // time order (a trace in time order gives them so): readers may then find a window by binary
+  // search instead of a pass over everything (a report stays linear in the trace).
+  bool time_ordered = false;
 };
 
 /// Per-partition lag series a Timeline keeps (report.html draws them up to 24, perfetto.json 64).
@@ -128,6 +132,29 @@ inline constexpr std::size_t kLagSeriesKept = 64;
 Timeline build_timeline(std::string_view trace_jsonl, const nlohmann::ordered_json& summary);
 /// The same, reading the trace one line at a time (memory follows the timeline, not the trace).
 Timeline build_timeline(std::istream& trace_jsonl, const nlohmann::ordered_json& summary);
+
+/// The lines of a trace read from a stream in blocks (memory: one block plus the longest line).
+/// A line is a view into the reader's buffer, valid until the next call of next().
+class LineReader {
+ public:
+  explicit LineReader(std::istream& in) : in_(in) {}
+  bool next(std::string_view& line);
+
+ private:
+  std::istream& in_;
+  std::string buffer_;
+  std::size_t begin_ = 0, end_ = 0;
+  bool eof_ = false;
+};
+
+/// What is wrong with the shape of a summary.json that `report` and `explain` read (valid JSON
+/// but not the object the simulator writes): "/rebalances/2/start_us: must be a number, got
+/// \"x\"", one line per problem; empty when the reader can use it.
+std::vector<std::string> summary_shape_problems(const nlohmann::ordered_json& summary);
+
+/// "" when the trace at `path` ends with its run.end line, else why not (a trace cut short at
+/// a line boundary is otherwise well-formed).
+std::string trace_end_problem(const std::string& path);
 
 /// "orders-0..5, payments-3" for a list of partition names (sorted by topic and number first).
 std::string compress_partitions(std::vector<std::string> partitions);

@@ -63,8 +63,9 @@ struct ScenarioResult {
 
 std::string xml_escape(const std::string& s) { return reports::markup_escape(s); }
 
-std::string md_escape(const std::string& s) {
+std::string md_escape(const std::string& raw) {
   std::string out;
+  const std::string s = escaped_lines(raw);
   for (const char c : s) {
     if (c == '|') out += "\\|";
     else if (c == '\n') out += "<br>";
@@ -329,26 +330,31 @@ std::string out_name_of(const fs::path& rel) {
 std::vector<std::pair<std::string, std::string>> scenario_files(const std::vector<std::string>& args) {
   std::vector<std::pair<std::string, std::string>> files;
   for (const auto& a : args) {
-    if (fs::is_directory(a)) {
+    std::error_code ec;
+    if (fs::is_directory(a, ec)) {
       std::vector<std::pair<std::string, std::string>> found;
-      for (auto it = fs::recursive_directory_iterator(a); it != fs::recursive_directory_iterator(); ++it) {
+      // A folder that cannot be listed is bad input (exit 2) named by its path, not an error of ours.
+      fs::recursive_directory_iterator it(a, ec), end;
+      if (ec) throw ScenarioError(a, {fmt::format("cannot list the folder: {}", ec.message())});
+      while (it != end) {
         const auto& entry = *it;
         const auto p = entry.path();
+        std::error_code e2;
         // scenarios/assign/ holds `rebalance-sim assign` cases, not scenarios.
-        if (entry.is_directory() && p.filename() == "assign") {
+        if (entry.is_directory(e2) && p.filename() == "assign") {
           it.disable_recursion_pending();
-          continue;
-        }
-        // Output folders (owned: a manifest) and staging folders hold outputs, not scenarios.
-        std::error_code ec;
-        if (entry.is_directory() && (fs::exists(p / kManifestName, ec) ||
-                                     p.filename().string().find(".rebalance-sim-staging-") != std::string::npos)) {
+        } else if (entry.is_directory(e2) &&
+                   (fs::exists(p / kManifestName, e2) ||
+                    p.filename().string().find(".rebalance-sim-staging-") != std::string::npos)) {
+          // Output folders (owned: a manifest) and staging folders hold outputs, not scenarios.
           it.disable_recursion_pending();
-          continue;
+        } else {
+          const std::string name = p.filename().string();
+          if (entry.is_regular_file(e2) && p.extension() == ".json" && name != "schema.json" && !name.ends_with(".golden.json"))
+            found.emplace_back(p.string(), out_name_of(fs::relative(p, a, e2).replace_extension()));
         }
-        const std::string name = p.filename().string();
-        if (entry.is_regular_file() && p.extension() == ".json" && name != "schema.json" && !name.ends_with(".golden.json"))
-          found.emplace_back(p.string(), out_name_of(fs::relative(p, a).replace_extension()));
+        it.increment(ec);
+        if (ec) throw ScenarioError(p.string(), {fmt::format("cannot list the folder: {}", ec.message())});
       }
       std::sort(found.begin(), found.end());
       files.insert(files.end(), found.begin(), found.end());
@@ -397,7 +403,8 @@ int cmd_check(const CheckArgs& args) {
     }
   }
   for (const auto& p : args.paths) {
-    if (!fs::exists(p)) {
+    std::error_code ec;
+    if (!fs::exists(p, ec)) {
       std::cerr << fmt::format("rebalance-sim check: {}: no such file or directory\n", p);
       return kBadInput;
     }
@@ -433,20 +440,23 @@ int cmd_check(const CheckArgs& args) {
     for (const auto& s : r.suites) {
       int sp = 0, sf = 0, sw = 0;
       for (const auto& c : s.cases) {
+        // Names come from the scenario (and the file system): printed with control characters
+        // escaped, one result is one line and no name can forge another PASS line.
         if (c.skipped) {
           ++warnings, ++sw;
-          std::cout << fmt::format("WARN {} [{}]: {}\n", s.scenario, s.variant, c.failure);
+          std::cout << fmt::format("WARN {} [{}]: {}\n", one_line(s.scenario), s.variant, one_line(c.failure));
         } else if (c.passed) {
           ++passed, ++sp;
-          std::cout << fmt::format("PASS {} [{}] {}\n", s.scenario, s.variant, c.name);
+          std::cout << fmt::format("PASS {} [{}] {}\n", one_line(s.scenario), s.variant, one_line(c.name));
         } else {
           ++failed, ++sf;
-          if (s.variant == "-") std::cout << fmt::format("FAIL {}: invalid scenario:\n{}\n", s.file, c.failure);
-          else std::cout << fmt::format("FAIL {} [{}] {} ({})\n", s.scenario, s.variant, c.failure, s.file);
+          if (s.variant == "-") std::cout << fmt::format("FAIL {}: invalid scenario:\n{}\n", one_line(s.file), escaped_lines(c.failure));
+          else std::cout << fmt::format("FAIL {} [{}] {} ({})\n", one_line(s.scenario), s.variant,
+                                        c.assertion ? one_line(c.failure) : escaped_lines(c.failure), one_line(s.file));
         }
       }
       table.push_back(fmt::format("| {:<44} | {:<19} | {:>4} | {:>4} | {:>4} |",
-                                  s.variant == "-" ? s.file : s.scenario, s.variant, sp, sf, sw));
+                                  one_line(s.variant == "-" ? s.file : s.scenario), s.variant, sp, sf, sw));
     }
   }
   std::cout << "\n" << fmt::format("| {:<44} | {:<19} | {:>4} | {:>4} | {:>4} |\n", "scenario", "variant", "pass", "fail", "warn");

@@ -212,9 +212,9 @@ int run_staged(const ScenarioSpec& spec, const std::string& file, const std::vec
     const auto violations = reports::check_invariants(lines, invariant_context(spec, o.protocol));
     for (const auto& v : violations) {
       failed = true;
-      if (!quiet) std::cout << fmt::format("{} [{}]: VIOLATED {}", spec.name, o.protocol, describe_violation(v, lines));
+      if (!quiet) std::cout << fmt::format("{} [{}]: VIOLATED {}", one_line(spec.name), o.protocol, describe_violation(v, lines));
     }
-    if (violations.empty() && !quiet) std::cout << fmt::format("{} [{}]: invariants hold\n", spec.name, o.protocol);
+    if (violations.empty() && !quiet) std::cout << fmt::format("{} [{}]: invariants hold\n", one_line(spec.name), o.protocol);
   }
   if (quiet) {
     for (const auto& o : outputs)
@@ -226,33 +226,33 @@ int run_staged(const ScenarioSpec& spec, const std::string& file, const std::vec
     const auto& m = o.summary.at("metrics");
     std::cout << fmt::format(
         "{} [{}]: {} rebalances, max {} ms, total {} ms, unavailable {} partition-ms, {} duplicates, {} lost\n",
-        spec.name, o.protocol, m.at("rebalance_count").dump(), m.at("max_rebalance_ms").dump(),
+        one_line(spec.name), o.protocol, m.at("rebalance_count").dump(), m.at("max_rebalance_ms").dump(),
         m.at("total_rebalance_ms").dump(), m.at("unavailable_partition_ms").dump(), m.at("duplicates").dump(),
         m.at("lost").dump());
-    if (level == TraceLevel::None) std::cout << fmt::format("  wrote {}/{}/summary.json\n", out_dir, o.protocol);
-    else std::cout << fmt::format("  wrote {}/{}/trace.jsonl and summary.json\n", out_dir, o.protocol);
+    if (level == TraceLevel::None) std::cout << fmt::format("  wrote {}/{}/summary.json\n", one_line(out_dir), o.protocol);
+    else std::cout << fmt::format("  wrote {}/{}/trace.jsonl and summary.json\n", one_line(out_dir), o.protocol);
     for (const auto& [rel, bytes] : extra)
-      if (rel.rfind(o.protocol + "/", 0) == 0) std::cout << fmt::format("  wrote {}/{}\n", out_dir, rel);
+      if (rel.rfind(o.protocol + "/", 0) == 0) std::cout << fmt::format("  wrote {}/{}\n", one_line(out_dir), rel);
     for (const auto& e : o.expectations) {
       if (!e.passed) {
         failed = true;
-        std::cout << "  FAILED " << e.describe() << "\n";
+        std::cout << "  FAILED " << one_line(e.describe()) << "\n";
       }
     }
   }
-  if (level != TraceLevel::None) std::cout << fmt::format("report: {}\n", (fs::path(out_dir) / "report.html").string());
+  if (level != TraceLevel::None) std::cout << fmt::format("report: {}\n", one_line((fs::path(out_dir) / "report.html").string()));
   return failed ? kExpectationFailed : kOk;
 }
 
 int cmd_validate(const std::string& file) {
   const ScenarioSpec spec = load_checked_scenario(file);
-  std::cout << fmt::format("{}: ok ({} consumers, {} events, protocols: {})\n", file,
+  std::cout << fmt::format("{}: ok ({} consumers, {} events, protocols: {})\n", one_line(file),
                            spec.consumers.size(), spec.events.size(), fmt::join(spec.protocols, ", "));
   // Valid input that this version cannot run yet: said here, refused (exit 2) by `run`.
   std::set<std::string> notes;
   for (const auto& v : spec.protocols)
     for (const auto& p : unsupported_features(spec, v)) notes.insert(p);
-  for (const auto& n : notes) std::cout << fmt::format("note: {}: {}\n", file, n);
+  for (const auto& n : notes) std::cout << fmt::format("note: {}: {}\n", one_line(file), one_line(n));
   return kOk;
 }
 

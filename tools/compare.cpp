@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <functional>
 #include <cstdlib>
+#include <istream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "reports/timeline.hpp"
 
 namespace rsim::compare {
 
@@ -144,46 +148,58 @@ std::vector<json> parse_jsonl(const std::string& text, const std::string& source
     if (line.empty()) continue;
     try {
       out.push_back(json::parse(line));
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
       throw std::runtime_error(fmt::format("{}: line {}: not valid json: {}", source, n, e.what()));
     }
   }
   return out;
 }
 
-TraceFacts facts_of(const std::vector<json>& trace) {
+struct FactsBuilder::State {
   TraceFacts f;
   // final assignment: each consumer's live incarnation and what it owns last
   std::map<std::string, std::vector<std::string>> owned;  // "name#incarnation"
   std::map<std::string, std::string> live;                 // name -> "name#incarnation" or ""
   std::map<std::string, std::set<std::int64_t>> generations;
   std::map<std::string, std::vector<std::pair<std::int64_t, std::int64_t>>> delivered;
-  for (const auto& e : trace) {
-    const std::string type = str_of(e, "type");
-    const std::string consumer = str_of(e, "consumer");
-    const std::string key = consumer + "#" + std::to_string(int_of(e, "incarnation"));
-    if (type == "callback" && str_of(e, "phase") == "start") {
-      f.callbacks.push_back({int_of(e, "t_us"), consumer, str_of(e, "callback"),
-                             partition_list(e.value("partitions", json::array()))});
-    } else if (type == "assignment") {
-      owned[key] = partition_list(e.value("owned", json::array()));
-    } else if (type == "consumer.start") {
-      live[consumer] = key;
-      owned[key].clear();
-    } else if (type == "consumer.stop" || type == "consumer.crash") {
-      if (live[consumer] == key || int_of(e, "incarnation") == 0) live[consumer].clear();
-    } else if (type == "record") {
-      const std::string rec = str_of(e, "record");
-      if (rec == "OffsetCommit") continue;
-      const Record r = record_of(e);
-      f.records.push_back(r);
-      if (!r.tombstone && r.epoch > 0 && (rec == "GroupMetadata" || rec == "ConsumerGroupMetadata"))
-        generations[str_of(e, "group")].insert(r.epoch);
-    } else if (type == "records.fetched" && e.contains("ranges") && e["ranges"].is_array()) {
-      for (const auto& r : e["ranges"])
-        delivered[str_of(r, "partition")].emplace_back(int_of(r, "first_offset"), int_of(r, "last_offset"));
-    }
+};
+
+FactsBuilder::FactsBuilder() : s_(std::make_unique<State>()) {}
+FactsBuilder::~FactsBuilder() = default;
+
+void FactsBuilder::add(const json& e) {
+  auto& f = s_->f;
+  auto& owned = s_->owned;
+  auto& live = s_->live;
+  const std::string type = str_of(e, "type");
+  const std::string consumer = str_of(e, "consumer");
+  const std::string key = consumer + "#" + std::to_string(int_of(e, "incarnation"));
+  if (type == "callback" && str_of(e, "phase") == "start") {
+    f.callbacks.push_back({int_of(e, "t_us"), consumer, str_of(e, "callback"),
+                           partition_list(e.value("partitions", json::array()))});
+  } else if (type == "assignment") {
+    owned[key] = partition_list(e.value("owned", json::array()));
+  } else if (type == "consumer.start") {
+    live[consumer] = key;
+    owned[key].clear();
+  } else if (type == "consumer.stop" || type == "consumer.crash") {
+    if (live[consumer] == key || int_of(e, "incarnation") == 0) live[consumer].clear();
+  } else if (type == "record") {
+    const std::string rec = str_of(e, "record");
+    if (rec == "OffsetCommit") return;
+    const Record r = record_of(e);
+    f.records.push_back(r);
+    if (!r.tombstone && r.epoch > 0 && (rec == "GroupMetadata" || rec == "ConsumerGroupMetadata"))
+      s_->generations[str_of(e, "group")].insert(r.epoch);
+  } else if (type == "records.fetched" && e.contains("ranges") && e["ranges"].is_array()) {
+    for (const auto& r : e["ranges"])
+      if (r.is_object())
+        s_->delivered[str_of(r, "partition")].emplace_back(int_of(r, "first_offset"), int_of(r, "last_offset"));
   }
+}
+
+TraceFacts FactsBuilder::finish() {
+  TraceFacts f = std::move(s_->f);
   // Kafka writes one target assignment's member records in the order of a HashMap of member
   // ids (TargetAssignmentBuilder.build iterates memberSpecs.keySet()), random UUIDs: the order
   // within such a run of records is no fact of either side, so both are compared sorted.
@@ -197,14 +213,14 @@ TraceFacts facts_of(const std::vector<json>& trace) {
     std::stable_sort(it, end, [](const Record& a, const Record& b) { return a.consumer < b.consumer; });
     it = end;
   }
-  for (const auto& [name, key] : live) {
+  for (const auto& [name, key] : s_->live) {
     if (key.empty()) continue;
-    const auto it = owned.find(key);
-    if (it == owned.end() || it->second.empty()) continue;
+    const auto it = s_->owned.find(key);
+    if (it == s_->owned.end() || it->second.empty()) continue;
     f.final_assignment[name] = it->second;
   }
-  for (const auto& [g, gens] : generations) f.rebalances += static_cast<std::int64_t>(gens.size());
-  for (auto& [p, ranges] : delivered) {
+  for (const auto& [g, gens] : s_->generations) f.rebalances += static_cast<std::int64_t>(gens.size());
+  for (auto& [p, ranges] : s_->delivered) {
     std::sort(ranges.begin(), ranges.end());
     std::int64_t covered_to = -1;  // highest offset delivered so far
     const std::int64_t low = ranges.front().first;
@@ -214,7 +230,50 @@ TraceFacts facts_of(const std::vector<json>& trace) {
       covered_to = std::max(covered_to, b);
     }
   }
+  s_ = std::make_unique<State>();
   return f;
+}
+
+TraceFacts facts_of(const std::vector<json>& trace) {
+  FactsBuilder b;
+  for (const auto& e : trace) b.add(e);
+  return b.finish();
+}
+
+TraceFacts facts_of_stream(std::istream& in, const std::string& source, bool require_run_end) {
+  FactsBuilder b;
+  reports::LineReader reader(in);
+  std::string_view line;
+  std::size_t n = 0, last = 0;
+  bool ended = false;
+  while (reader.next(line)) {
+    ++n;
+    if (line.empty()) continue;
+    last = n;
+    json e;
+    try {
+      e = json::parse(line);
+    } catch (const json::exception& ex) {
+      throw std::runtime_error(fmt::format("{}: line {}: not valid json: {}", source, n, ex.what()));
+    }
+    if (!e.is_object()) throw std::runtime_error(fmt::format("{}: line {}: a trace line must be a JSON object", source, n));
+    try {
+      b.add(e);
+    } catch (const json::exception& ex) {
+      throw std::runtime_error(fmt::format("{}: line {}: a field of an unexpected type: {}", source, n, ex.what()));
+    }
+    const auto type = e.find("type");
+    ended = type != e.end() && *type == "run.end";
+  }
+  if (in.bad()) throw std::runtime_error(fmt::format("{}: cannot be read", source));
+  // A trace cut short at a line boundary is well-formed line by line: its last line, run.end,
+  // is what says that it is whole.
+  if (require_run_end && !ended) {
+    if (last == 0) throw std::runtime_error(fmt::format("{}: empty (a trace ends with its run.end line)", source));
+    throw std::runtime_error(fmt::format("{}: line {}: the trace ends without its run.end line: it was cut short "
+                                         "(record or copy it again)", source, last));
+  }
+  return b.finish();
 }
 
 bool VariantComparison::passed() const { return failures().empty(); }

@@ -5,6 +5,8 @@
 // assignment; rebalances, duplicates and lost records.
 #pragma once
 #include <cstdint>
+#include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,7 +56,25 @@ struct TraceFacts {
   std::int64_t lost = 0;        // offsets below a partition's highest delivered one never delivered
 };
 
+/// The facts of a trace, one line at a time (add() each line, then finish() once).
+class FactsBuilder {
+ public:
+  FactsBuilder();
+  ~FactsBuilder();
+  /// One trace line; a field of an unexpected type may throw nlohmann::json::exception.
+  void add(const nlohmann::json& line);
+  TraceFacts finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
 TraceFacts facts_of(const std::vector<nlohmann::json>& trace);
+/// The same, streaming a trace's lines (it is never held whole); a malformed or wrongly typed
+/// line, or (with require_run_end) a trace whose last line is not run.end, is a
+/// std::runtime_error "SOURCE: line N: ...".
+TraceFacts facts_of_stream(std::istream& trace_jsonl, const std::string& source, bool require_run_end = true);
 std::vector<nlohmann::json> parse_jsonl(const std::string& text, const std::string& source);
 
 struct CallbackRow {

@@ -22,6 +22,25 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// An istream over text held elsewhere (std::istringstream would copy a whole trace).
+struct TextStream {
+  struct Buffer : std::streambuf {
+    explicit Buffer(const std::string& text) {
+      char* begin = const_cast<char*>(text.data());  // read only: the get area is never written
+      setg(begin, begin, begin + text.size());
+    }
+  };
+  explicit TextStream(const std::string& text) : buffer(text), stream(&buffer) {}
+  Buffer buffer;
+  std::istream stream;
+};
+
+// Never throws: a path that cannot be looked at is no file.
+bool is_file(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::ostringstream s;
@@ -38,32 +57,43 @@ std::string sha256_hex(const std::string& data) {
   return out;
 }
 
-/// A trace file's lines; a malformed line is bad input (exit 2), named by file and line.
-std::vector<nlohmann::json> read_trace(const fs::path& file) {
+/// A recorded trace's facts, streamed (never held whole); a malformed line, a wrongly typed field
+/// or a trace cut short (no run.end line last) is bad input (exit 2), named by file and line.
+compare::TraceFacts read_trace_facts(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ScenarioError(file.string(), {"cannot read the file"});
   try {
-    return compare::parse_jsonl(read_file(file), file.string());
+    return compare::facts_of_stream(in, file.string());
   } catch (const std::runtime_error& e) {
-    throw ScenarioError(file.string(), {e.what()});
+    std::string what = e.what();
+    // "FILE: line N: ..." -> "line N: ..." (the error names the file once).
+    if (what.rfind(file.string() + ": ", 0) == 0) what = what.substr(file.string().size() + 2);
+    throw ScenarioError(file.string(), {what});
   }
 }
 
-reports::Timeline timeline_of(const std::string& trace_jsonl, const nlohmann::ordered_json& summary,
-                              const std::string& source) {
+reports::Timeline timeline_of(std::istream& trace_jsonl, const nlohmann::ordered_json& summary, const std::string& source) {
   try {
     return reports::build_timeline(trace_jsonl, summary);
   } catch (const std::runtime_error& e) {
     throw ScenarioError(source, {e.what()});
+  } catch (const nlohmann::json::exception& e) {
+    throw ScenarioError(source, {fmt::format("a field of an unexpected type: {}", e.what())});
   }
 }
 
-void write_atomically(const fs::path& path, const std::string& bytes) {
-  const fs::path tmp = path.string() + ".tmp-rebalance-sim";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f << bytes;
-    if (!f) throw ScenarioError(path.string(), {"cannot write this file (is --out a writable directory?)"});
-  }
-  fs::rename(tmp, path);
+/// The scenario_sha256 a recording's meta.json names ("" when it names none); a meta.json that
+/// is not JSON, or not the object the oracle writes, is bad input.
+std::string recorded_sha256(const fs::path& meta) {
+  const std::string text = read_file(meta);
+  const auto m = nlohmann::json::parse(text, nullptr, false);
+  if (m.is_discarded()) throw ScenarioError(meta.string(), {"not valid json (the oracle writes an object; record the run again)"});
+  if (!m.is_object()) throw ScenarioError(meta.string(), {fmt::format("must be a JSON object (as the oracle writes it), got {}", one_line(m.dump().substr(0, 40)))});
+  const auto it = m.find("scenario_sha256");
+  if (it == m.end()) return "";
+  if (!it->is_string())
+    throw ScenarioError(meta.string(), {fmt::format("/scenario_sha256: must be a string (the sha256 of the scenario file), got {}", one_line(it->dump().substr(0, 40)))});
+  return it->get<std::string>();
 }
 
 }  // namespace
@@ -115,12 +145,12 @@ int cmd_compare(const CompareArgs& args) {
   std::vector<std::string> recorded;
   for (const auto& v : variants) {
     std::size_t present = 0;
-    for (const auto& d : args.real) present += fs::is_regular_file(fs::path(d) / v / "trace.jsonl") ? 1 : 0;
+    for (const auto& d : args.real) present += is_file(fs::path(d) / v / "trace.jsonl") ? 1 : 0;
     if (present == args.real.size()) {
       recorded.push_back(v);
     } else if (present > 0 || !args.protocols.empty()) {
       for (const auto& d : args.real)
-        if (!fs::is_regular_file(fs::path(d) / v / "trace.jsonl"))
+        if (!is_file(fs::path(d) / v / "trace.jsonl"))
           std::cerr << fmt::format("{}: no {}/trace.jsonl (record it with `make oracle SCENARIO={} VARIANTS={}`)\n", d, v,
                                    args.scenario, v);
       return 2;
@@ -131,7 +161,8 @@ int cmd_compare(const CompareArgs& args) {
                              fmt::join(variants, ", "));
     return 2;
   }
-  if (!args.out_dir.empty() && fs::exists(args.out_dir) && !fs::is_directory(args.out_dir))
+  std::error_code ec;
+  if (!args.out_dir.empty() && fs::exists(args.out_dir, ec) && !fs::is_directory(args.out_dir, ec))
     throw ScenarioError(args.out_dir, {"--out must name a directory (it is created when missing), not a file"});
   bool all_passed = true;
   nlohmann::ordered_json report = nlohmann::ordered_json::array();
@@ -142,33 +173,39 @@ int cmd_compare(const CompareArgs& args) {
     for (const auto& d : args.real) {
       const fs::path dir = fs::path(d) / v;
       const fs::path meta = dir / "meta.json";
-      if (fs::is_regular_file(meta)) {
-        const auto m = nlohmann::json::parse(read_file(meta), nullptr, false);
-        if (!m.is_discarded() && m.value("scenario_sha256", sha) != sha)
-          std::cerr << fmt::format("note: {} was recorded from another version of {} (sha256 {})\n", dir.string(),
-                                   args.scenario, m.value("scenario_sha256", ""));
+      if (is_file(meta)) {
+        const std::string recorded_sha = recorded_sha256(meta);
+        if (!recorded_sha.empty() && recorded_sha != sha)
+          std::cerr << fmt::format("note: {} was recorded from another version of {} (sha256 {})\n", one_line(dir.string()),
+                                   one_line(args.scenario), one_line(recorded_sha));
       }
-      real.push_back(compare::facts_of(read_trace(dir / "trace.jsonl")));
+      real.push_back(read_trace_facts(dir / "trace.jsonl"));
       dirs.push_back(dir.string());
     }
     RunOptions keep;  // the whole trace, in memory, as the simulator writes it at full detail
     keep.level = TraceLevel::Full;
     keep.keep_trace = true;
     const auto outputs = run_variants(spec, {v}, std::nullopt, keep);
-    std::vector<nlohmann::json> sim_trace = compare::parse_jsonl(outputs.at(0).trace_jsonl, "simulator trace");
-    const auto c = compare::compare_variant(v, compare::facts_of(sim_trace), real, dirs, args.tolerances);
+    compare::TraceFacts sim_facts;
+    {
+      TextStream sim_in(outputs.at(0).trace_jsonl);  // read in place, not copied
+      sim_facts = compare::facts_of_stream(sim_in.stream, "simulator trace");
+    }
+    const auto c = compare::compare_variant(v, sim_facts, real, dirs, args.tolerances);
     const std::string table = compare::render_table(spec.name, c);
-    std::cout << table << "\n";
+    std::cout << escaped_lines(table) << "\n";  // names from the traces: control characters escaped
     report.push_back(compare::to_json(spec.name, c));
     all_passed = all_passed && c.passed();
     if (!args.out_dir.empty()) {
       std::vector<reports::Timeline> real_timelines;
       for (const auto& d : dirs) {
         const fs::path file = fs::path(d) / "trace.jsonl";
-        real_timelines.push_back(timeline_of(read_file(file), nlohmann::ordered_json{{"scenario", spec.name}, {"protocol", v}},
-                                             file.string()));
+        std::ifstream in(file, std::ios::binary);
+        if (!in) throw ScenarioError(file.string(), {"cannot read the file"});
+        real_timelines.push_back(timeline_of(in, nlohmann::ordered_json{{"scenario", spec.name}, {"protocol", v}}, file.string()));
       }
-      pages.push_back(side_by_side(c, timeline_of(outputs.at(0).trace_jsonl, outputs.at(0).summary, "simulator trace"),
+      TextStream sim_in(outputs.at(0).trace_jsonl);
+      pages.push_back(side_by_side(c, timeline_of(sim_in.stream, outputs.at(0).summary, "simulator trace"),
                                    std::move(real_timelines)));
       pages.back().table_text = table;
     }
@@ -177,11 +214,12 @@ int cmd_compare(const CompareArgs& args) {
     write_file_atomically(args.json_out, report.dump(2) + "\n");
   }
   if (!args.out_dir.empty()) {
-    fs::create_directories(args.out_dir);
+    // Each file written whole (checked writes, fsync and close, then a rename): a full disk or
+    // an unwritable folder is an OutputError (exit 2) and leaves no temporary file behind.
     const fs::path html = fs::path(args.out_dir) / "report.html", json = fs::path(args.out_dir) / "compare.json";
-    write_atomically(html, reports::render_side_by_side(spec.name, pages));
-    write_atomically(json, report.dump(2) + "\n");
-    std::cout << fmt::format("wrote {}\nwrote {}\n", html.string(), json.string());
+    write_file_atomically_in(args.out_dir, "report.html", reports::render_side_by_side(spec.name, pages));
+    write_file_atomically_in(args.out_dir, "compare.json", report.dump(2) + "\n");
+    std::cout << fmt::format("wrote {}\nwrote {}\n", one_line(html.string()), one_line(json.string()));
   }
   return all_passed ? 0 : 1;
 }

@@ -189,6 +189,11 @@ std::vector<reports::Violation> run_and_check(const ScenarioSpec& spec, const st
     // The model's own assertions are properties too: the seed fails, explore goes on.
     if (trace != nullptr) trace->clear();
     return {reports::Violation{"model-invariant", 0, e.what(), 0, 0}};
+  } catch (const sim::WatchdogTripped& e) {
+    // A run that hits a watchdog bound (a loop that takes no time, a run too long, a trace too
+    // large) is this seed's finding: the other seeds' results stand.
+    if (trace != nullptr) trace->clear();
+    return {reports::Violation{"watchdog", 0, one_line(e.what()), 0, 0}};
   }
   auto violations = reports::check_invariants(r.trace_lines, invariant_context(spec, variant));
   if (trace != nullptr) *trace = std::move(r.trace_lines);
@@ -196,7 +201,9 @@ std::vector<reports::Violation> run_and_check(const ScenarioSpec& spec, const st
 }
 
 std::string describe_violation(const reports::Violation& v, const std::vector<std::string>& trace) {
-  std::string out = fmt::format("{} at t={} ms: {}\n", v.property, fmt_ms(static_cast<double>(v.t_us) / 1000.0), v.detail);
+  // A watchdog's message names its own instant; the run has no trace window.
+  if (v.property == "watchdog") return fmt::format("{}: {}\n", v.property, one_line(v.detail));
+  std::string out = fmt::format("{} at t={} ms: {}\n", v.property, fmt_ms(static_cast<double>(v.t_us) / 1000.0), one_line(v.detail));
   // The window: the lines that show it, at most the last 12.
   if (trace.empty()) return out;
   const std::size_t last = std::min(v.last_line, trace.size() - 1);
@@ -274,13 +281,13 @@ int cmd_explore(const ExploreArgs& args) {
           r.violations += violations.size();
           for (const auto& x : violations) body += fmt::format("  {}: FAILED {}", v, describe_violation(x, trace));
           body += fmt::format("    reproduce: rebalance-sim run {} --faults-seed {} --protocol {} --check-invariants{}\n",
-                              args.scenario, seed, v, injected_bug_flag(args.model));
+                              one_line(args.scenario), seed, v, injected_bug_flag(args.model));
           r.failing = doc.dump(2) + "\n";
         }
         if (!args.quiet || r.violations > 0) {
           r.text = fmt::format("seed {}: {}\n", seed, fmt::join(knobs, "; ")) + body;
           if (r.violations > 0)
-            r.text += fmt::format("  scenario with these faults: {}\n", (out_dir / fmt::format("seed-{}.json", seed)).string());
+            r.text += fmt::format("  scenario with these faults: {}\n", one_line((out_dir / fmt::format("seed-{}.json", seed)).string()));
         }
       } catch (const std::exception& e) {
         std::lock_guard<std::mutex> lock(fatal_mutex);
@@ -306,7 +313,7 @@ int cmd_explore(const ExploreArgs& args) {
     }
   }
   std::cout << fmt::format("explore {}: seeds {}..{} ({} seeds) x {} variants = {} runs, {} violations in {} seeds\n",
-                           args.scenario, from, to, n, variants.size(), runs, violations, failing_seeds);
+                           one_line(args.scenario), from, to, n, variants.size(), runs, violations, failing_seeds);
   return violations > 0 ? 1 : 0;
 }
 

@@ -32,8 +32,10 @@ constexpr int kOk = 0;
 
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
+  if (!in) throw ScenarioError(p.string(), {"cannot read the file"});
   std::stringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) throw ScenarioError(p.string(), {"cannot read the file"});
   return ss.str();
 }
 
@@ -42,7 +44,8 @@ std::string read_all(const fs::path& p) {
 /// before manifests, or by hand) is refused unless `any_variant`; then every DIR/<variant>/ with
 /// both files is read.
 std::vector<VariantText> read_run_dir(const std::string& dir, bool any_variant) {
-  if (!fs::is_directory(dir)) throw ScenarioError(dir, {"not a directory (expected the --out DIR of a run)"});
+  std::error_code dir_ec;
+  if (!fs::is_directory(dir, dir_ec)) throw ScenarioError(dir, {"not a directory (expected the --out DIR of a run)"});
   std::vector<VariantText> out;
   std::vector<fs::path> subdirs;
   OutputManifest manifest;
@@ -65,12 +68,24 @@ std::vector<VariantText> read_run_dir(const std::string& dir, bool any_variant) 
                                           "SCENARIO --out DIR` into it, or pass --force to read every DIR/<variant>/ "
                                           "with a trace.jsonl and a summary.json", kManifestName)});
   } else {
-    for (const auto& e : fs::directory_iterator(dir))
-      if (e.is_directory() && fs::exists(e.path() / "trace.jsonl") && fs::exists(e.path() / "summary.json")) subdirs.push_back(e.path());
+    std::error_code ec;
+    fs::directory_iterator it(dir, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+      const fs::path p = it->path();
+      std::error_code e2;
+      if (it->is_directory(e2) && fs::exists(p / "trace.jsonl", e2) && fs::exists(p / "summary.json", e2)) subdirs.push_back(p);
+    }
+    if (ec) throw ScenarioError(dir, {fmt::format("cannot list the folder: {}", ec.message())});
   }
   std::sort(subdirs.begin(), subdirs.end());
-  for (const auto& d : subdirs)
-    out.push_back(VariantText{d.filename().string(), {}, read_all(d / "summary.json"), (d / "trace.jsonl").string()});
+  for (const auto& d : subdirs) {
+    // A trace cut short at a line boundary is well-formed line by line: its run.end line is
+    // what says that it is whole.
+    if (const std::string why = reports::trace_end_problem((d / "trace.jsonl").string()); !why.empty())
+      throw ScenarioError((d / "trace.jsonl").string(), {why});
+    out.push_back(VariantText{d.filename().string(), {}, read_all(d / "summary.json"), (d / "trace.jsonl").string(),
+                              (d / "summary.json").string()});
+  }
   if (out.empty())
     throw ScenarioError(dir, {"no variant directories with trace.jsonl and summary.json; run `rebalance-sim run SCENARIO --out DIR` first"});
   return out;
@@ -81,12 +96,16 @@ std::vector<reports::Timeline> timelines(std::vector<VariantText>& variants) {
                    [](const VariantText& a, const VariantText& b) { return reports::variant_less(a.protocol, b.protocol); });
   std::vector<reports::Timeline> out;
   for (const auto& v : variants) {
+    const std::string summary_name = v.summary_path.empty() ? v.protocol + "/summary.json" : v.summary_path;
+    const std::string trace_name = v.trace_path.empty() ? v.protocol + "/trace.jsonl" : v.trace_path;
     nlohmann::ordered_json summary;
     try {
       summary = reports::parse_ordered(v.summary_json);
     } catch (const nlohmann::json::exception& e) {
-      throw ScenarioError(v.protocol + "/summary.json", {std::string("not valid json: ") + e.what()});
+      throw ScenarioError(summary_name, {std::string("not valid json: ") + e.what()});
     }
+    if (auto problems = reports::summary_shape_problems(summary); !problems.empty())
+      throw ScenarioError(summary_name, std::move(problems));
     try {
       if (v.trace_jsonl.empty() && !v.trace_path.empty()) {
         std::ifstream in(v.trace_path, std::ios::binary);
@@ -96,7 +115,10 @@ std::vector<reports::Timeline> timelines(std::vector<VariantText>& variants) {
         out.push_back(reports::build_timeline(v.trace_jsonl, summary));
       }
     } catch (const std::runtime_error& e) {
-      throw ScenarioError(v.protocol + "/trace.jsonl", {e.what()});
+      throw ScenarioError(trace_name, {e.what()});
+    } catch (const nlohmann::json::exception& e) {
+      // A field of an unexpected type that the reader's own checks let through.
+      throw ScenarioError(trace_name, {fmt::format("a field of an unexpected type: {}", e.what())});
     }
     if (out.back().protocol.empty()) out.back().protocol = v.protocol;
   }
@@ -110,6 +132,25 @@ const std::string& trace_text(VariantText& v) {
     v.trace_path.clear();
   }
   return v.trace_jsonl;
+}
+
+// A CSV rendering of a variant's trace, read one line at a time from its file when it has one
+// (never whole, never as JSON documents); a malformed or wrongly typed line is bad input.
+std::string csv_of(const VariantText& v, std::string (*render)(std::istream&)) {
+  const std::string name = v.trace_path.empty() ? v.protocol + "/trace.jsonl" : v.trace_path;
+  try {
+    if (v.trace_jsonl.empty() && !v.trace_path.empty()) {
+      std::ifstream in(v.trace_path, std::ios::binary);
+      if (!in) throw std::runtime_error("cannot be read");
+      return render(in);
+    }
+    std::istringstream in(v.trace_jsonl);
+    return render(in);
+  } catch (const std::runtime_error& e) {
+    throw ScenarioError(name, {e.what()});
+  } catch (const nlohmann::json::exception& e) {
+    throw ScenarioError(name, {fmt::format("a field of an unexpected type: {}", e.what())});
+  }
 }
 
 }  // namespace
@@ -156,8 +197,8 @@ std::vector<std::pair<std::string, std::string>> render_outputs(std::vector<Vari
       files.emplace_back(p + "/sequence.mmd", reports::render_mermaid(tl, w));
     }
     if (wants("csv")) {
-      files.emplace_back(p + "/timeline.csv", reports::render_timeline_csv(trace_text(variants[i])));
-      files.emplace_back(p + "/lag.csv", reports::render_lag_csv(trace_text(variants[i])));
+      files.emplace_back(p + "/timeline.csv", csv_of(variants[i], reports::render_timeline_csv));
+      files.emplace_back(p + "/lag.csv", csv_of(variants[i], reports::render_lag_csv));
     }
   }
   return files;
@@ -194,7 +235,7 @@ int cmd_report(const std::string& dir, const FormatArgs& args) {
     }
   }
   for (const auto& [rel, bytes] : files) write_file_atomically(fs::path(dir) / rel, bytes);
-  for (const auto& [rel, bytes] : files) std::cout << fmt::format("wrote {}\n", (fs::path(dir) / rel).string());
+  for (const auto& [rel, bytes] : files) std::cout << fmt::format("wrote {}\n", one_line((fs::path(dir) / rel).string()));
   return kOk;
 }
 
@@ -221,7 +262,8 @@ int cmd_explain(const ExplainArgs& args) {
     for (auto& o : run_variants(spec, args.protocols, args.seed, keep))
       variants.push_back(VariantText{o.protocol, std::move(o.trace_jsonl), o.summary.dump(2)});
   }
-  for (const auto& tl : timelines(variants)) std::cout << reports::explain_text(tl);
+  // Names come from the scenario: control characters escaped, the narrative's own lines kept.
+  for (const auto& tl : timelines(variants)) std::cout << escaped_lines(reports::explain_text(tl));
   return kOk;
 }
 

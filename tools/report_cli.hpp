@@ -30,6 +30,7 @@ struct VariantText {
   std::string trace_jsonl;
   std::string summary_json;
   std::string trace_path;
+  std::string summary_path;  // for messages: the summary.json read, when one was read from a folder
 };
 
 /// Adds --format, --rebalance, --from and --to to `run` or `report`.

@@ -1,6 +1,7 @@
 #include "models/protocol/config.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <limits>
 #include <map>
@@ -15,8 +16,11 @@ namespace {
 using nlohmann::json;
 
 constexpr std::int64_t kIntMax = std::numeric_limits<std::int32_t>::max();
-// Long-valued ms configs are capped so that ms -> µs never overflows an int64.
-constexpr std::int64_t kLongMsMax = std::numeric_limits<std::int64_t>::max() / 1000;
+// Long-valued ms configs take Kafka's whole range (Long.MAX_VALUE included). The models see at
+// most kLongMsInModel (10^15 ms, about 31,700 years: far beyond the 7 days a run may last), so
+// that ms -> µs and the backoff arithmetic on it never overflow; a larger value behaves the same.
+constexpr std::int64_t kLongMsMax = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kLongMsInModel = 1'000'000'000'000'000;
 
 ConfigKeySpec int_key(std::string key, std::int64_t min, std::int64_t max, std::string def,
                       std::string doc) {
@@ -61,8 +65,12 @@ std::optional<std::int64_t> parse_integer(const std::string& text) {
   for (std::size_t j = i; j < t.size(); ++j) {
     if (std::isdigit(static_cast<unsigned char>(t[j])) == 0) return std::nullopt;
   }
-  if (t.size() - i > 18) return std::nullopt;  // beyond any range we accept
-  return std::stoll(t);
+  // Long.parseLong's range exactly: Long.MAX_VALUE parses, one more does not.
+  std::int64_t v = 0;
+  const char* first = t.data() + (t[0] == '+' ? 1 : 0);
+  const auto [end, ec] = std::from_chars(first, t.data() + t.size(), v);
+  if (ec != std::errc() || end != t.data() + t.size()) return std::nullopt;
+  return v;
 }
 
 std::string shorten(const json& raw) {
@@ -559,6 +567,9 @@ void read_into(const std::map<std::string, json>& config, const std::string& key
   }
   if constexpr (std::is_same_v<T, std::optional<std::string>>) {
     out = r.value.template get<std::string>();
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    out = spec->type == ConfigValueType::Long ? std::min(r.value.template get<std::int64_t>(), kLongMsInModel)
+                                              : r.value.template get<std::int64_t>();
   } else {
     out = r.value.template get<T>();
   }

@@ -1,6 +1,8 @@
 #include "models/scenario/json_guard.hpp"
 
+#include <algorithm>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -76,9 +78,19 @@ class DuplicateKeys : public nlohmann::json_sax<nlohmann::json> {
     f.token = pointer_token(k);
     return true;
   }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
-    return false;  // the DOM parser reports it with line and column
+  bool parse_error(std::size_t position, const std::string& token, const nlohmann::detail::exception& ex) override {
+    // A number beyond a double (1e400) is no syntax error to the parser but an out_of_range
+    // one (406) that carries no position: reported here with the value's JSON pointer. Other
+    // errors are left to the DOM parser, which reports them with line and column.
+    if (ex.id == 406) {
+      enter_value();
+      overflow_at = position;
+      problem = fmt::format("{}: the number {} is beyond the range of a double (at most 1.7976931348623157e308)",
+                            path_with_current(), token);
+    }
+    return false;
   }
+  std::size_t overflow_at = 0;
 
  private:
   struct Frame {
@@ -111,6 +123,12 @@ class DuplicateKeys : public nlohmann::json_sax<nlohmann::json> {
     for (std::size_t i = 0; i + 1 < frames_.size(); ++i) p += "/" + frames_[i].token;
     return p;
   }
+  // The pointer of the value being read (a member or element of the innermost container).
+  std::string path_with_current() const {
+    std::string p;
+    for (const auto& f : frames_) p += "/" + f.token;
+    return p.empty() ? "/" : p;
+  }
   std::vector<Frame> frames_;
 };
 
@@ -120,6 +138,20 @@ std::optional<std::string> check_json_structure(const std::string& bytes) {
   if (auto p = too_deep(bytes)) return p;
   DuplicateKeys sax;
   nlohmann::json::sax_parse(bytes, &sax);
+  if (sax.problem && sax.overflow_at > 0) {
+    // "line L, column C: /pointer: ...", as a syntax error is reported.
+    const std::size_t end = std::min(sax.overflow_at, bytes.size());
+    std::size_t line = 1, line_start = 0;
+    for (std::size_t i = 0; i < end; ++i)
+      if (bytes[i] == '\n') {
+        ++line;
+        line_start = i + 1;
+      }
+    // The position is the byte after the number: step back to its first character.
+    std::size_t first = end;
+    while (first > line_start && std::string_view("0123456789+-.eE").find(bytes[first - 1]) != std::string_view::npos) --first;
+    return fmt::format("line {}, column {}: {}", line, first - line_start + 1, *sax.problem);
+  }
   return sax.problem;
 }
 

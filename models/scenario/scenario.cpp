@@ -29,6 +29,22 @@ constexpr std::size_t kMaxConsumers = 10'000;
 constexpr std::int64_t kMaxTotalPartitions = 1'000'000;
 constexpr double kMaxConsumerHours = 20'000;
 constexpr double kMaxPartitionHours = 200'000;
+// Lists a scenario can grow (docs/scenario-format.md "Limits of one run").
+constexpr std::size_t kMaxTopics = 10'000;
+constexpr std::size_t kMaxEvents = 100'000;
+constexpr std::size_t kMaxExpectations = 1'000;
+constexpr std::size_t kMaxListEntries = 10'000;  // any other list (a subscription, a protocols list)
+
+// The most entries the array `key` of the object at `ptr` may have, and why.
+std::pair<std::size_t, const char*> list_limit(const std::string& ptr, const std::string& key) {
+  if (ptr.empty()) {
+    if (key == "consumers") return {kMaxConsumers, "memory and time grow with the consumers"};
+    if (key == "topics") return {kMaxTopics, "each subscription is checked against every topic"};
+    if (key == "events") return {kMaxEvents, "each event is scheduled and traced"};
+    if (key == "expect") return {kMaxExpectations, "each expectation is checked against the whole run"};
+  }
+  return {kMaxListEntries, "a longer list has no use in a scenario"};
+}
 
 using KeyLists = std::map<std::string, std::vector<std::string>>;
 
@@ -299,12 +315,18 @@ class Parser {
     return check_distribution(*it, child(ptr, key));
   }
 
-  /// A JSON array; reports anything else.
+  /// A JSON array; reports anything else, and an array longer than its limit (whose entries
+  /// are then not read: the time and memory a list costs stay bounded).
   const json* read_array(const json& obj, const std::string& key, const std::string& ptr) {
     const auto it = obj.find(key);
     if (it == obj.end()) return nullptr;
     if (!it->is_array()) {
       problem(child(ptr, key), fmt::format("must be an array, got {}", shown(*it)));
+      return nullptr;
+    }
+    const auto [limit, why] = list_limit(ptr, key);
+    if (it->size() > limit) {
+      problem(child(ptr, key), fmt::format("{} entries; the simulator's limit is {} ({})", it->size(), limit, why));
       return nullptr;
     }
     return &*it;
@@ -489,22 +511,36 @@ void check_scenario_size(Parser& p, const ScenarioSpec& s) {
     p.problem("/topics", fmt::format("{} partitions in all; the simulator's limit is {}",
                                      partitions, kMaxTotalPartitions));
   }
-  const double hours = static_cast<double>(sim::to_ms(s.duration)) / 3'600'000.0;
-  const double consumer_hours = static_cast<double>(s.consumers.size()) * hours;
-  if (consumer_hours > kMaxConsumerHours) {
+  // Compared exactly, in integers (consumer-ms against the limit's consumer-ms), and printed
+  // exactly: a scenario one millisecond past the limit is not shown as being at it.
+  const std::int64_t duration_ms = sim::to_ms(s.duration);
+  const auto exact_hours = [](std::int64_t units_ms) {
+    // units_ms / 3,600,000 as a decimal of at most 9 places when it is one, else "about" and
+    // 9 places (3,600,000 has a factor 9: a third of an hour has no finite decimal).
+    const std::int64_t whole = units_ms / 3'600'000, rest = units_ms % 3'600'000;
+    if (rest == 0) return fmt::format("{}", whole);
+    for (int digits = 1; digits <= 9; ++digits) {
+      std::int64_t scale = 1;
+      for (int k = 0; k < digits; ++k) scale *= 10;
+      if ((rest * scale) % 3'600'000 == 0) return fmt::format("{}.{:0{}}", whole, rest * scale / 3'600'000, digits);
+    }
+    return fmt::format("about {}.{:09}", whole, rest * 1'000'000'000 / 3'600'000);
+  };
+  const auto consumers = static_cast<std::int64_t>(s.consumers.size());
+  if (consumers * duration_ms > static_cast<std::int64_t>(kMaxConsumerHours) * 3'600'000) {
     p.problem("/duration_ms",
-              fmt::format("{} consumers for {:.4g} h is {:.0f} consumer-hours; the simulator's "
+              fmt::format("{} consumers for {} h is {} consumer-hours; the simulator's "
                           "limit is {:.0f} (e.g. 10000 consumers for 2 h): shorten duration_ms or "
                           "run fewer consumers",
-                          s.consumers.size(), hours, consumer_hours, kMaxConsumerHours));
+                          s.consumers.size(), exact_hours(duration_ms), exact_hours(consumers * duration_ms), kMaxConsumerHours));
   }
-  const double partition_hours = static_cast<double>(partitions) * hours;
-  if (partition_hours > kMaxPartitionHours) {
+  // (Past kMaxTotalPartitions the count is refused above, and the product could overflow.)
+  if (partitions <= kMaxTotalPartitions && partitions * duration_ms > static_cast<std::int64_t>(kMaxPartitionHours) * 3'600'000) {
     p.problem("/duration_ms",
-              fmt::format("{} partitions for {:.4g} h is {:.0f} partition-hours; the simulator's "
+              fmt::format("{} partitions for {} h is {} partition-hours; the simulator's "
                           "limit is {:.0f} (e.g. 100000 partitions for 2 h): shorten duration_ms "
                           "or use fewer partitions",
-                          partitions, hours, partition_hours, kMaxPartitionHours));
+                          partitions, exact_hours(duration_ms), exact_hours(partitions * duration_ms), kMaxPartitionHours));
   }
 }
 
@@ -538,6 +574,20 @@ std::string one_line(const std::string& text) {
     else if (c == '\t') out += "\\t";
     else if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
     else out += c;
+  }
+  return out;
+}
+
+std::string escaped_lines(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t nl = text.find('\n', pos);
+    out += one_line(text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos));
+    if (nl == std::string::npos) break;
+    out += '\n';
+    pos = nl + 1;
   }
   return out;
 }
@@ -709,6 +759,8 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
   if (const auto it = doc.find("seed"); it != doc.end()) {
     if (it->is_number_unsigned()) {
       s.seed = it->get<std::uint64_t>();
+    } else if (it->is_number_integer() && it->get<std::int64_t>() == 0) {
+      s.seed = 0;  // "-0" is zero: a JSON parser reads it as a signed integer
     } else if (it->is_number_integer()) {
       p.problem("/seed", fmt::format("must be >= 0, got {}", shown(*it)));
     } else {

@@ -227,6 +227,8 @@ class ScenarioError : public std::exception {
 
 /// `text` with control characters escaped (\n, \t, \x01): one message stays one line.
 std::string one_line(const std::string& text);
+/// The same for text of several lines: each line escaped, the newlines between them kept.
+std::string escaped_lines(const std::string& text);
 
 /// The sha256 of `bytes`, in lowercase hex.
 std::string sha256_hex(const std::string& bytes);

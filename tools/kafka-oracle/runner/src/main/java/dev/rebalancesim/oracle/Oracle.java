@@ -61,6 +61,7 @@ public final class Oracle {
   private Cluster cluster;
   private Clock clock;
   private long originWallMs;
+  private long runEndUs;
   private Producing producing;
   private Path tmp;
 
@@ -203,7 +204,8 @@ public final class Oracle {
     for (Proc p : procs) p.kill();
     producing.close();
     for (Proc p : procs) p.drain();
-    emit("run.end", obj());
+    // run.end is written last, at the end of the run (write()): a trace without it was cut short.
+    runEndUs = endUs;
     trace.removeIf(o -> o.path("t_us").asLong() > endUs);
     OffsetsDump dump = new OffsetsDump(cluster, scenario, clock, originWallMs, classpath, tmp);
     dump.copyTo = outDir.resolve(variant);
@@ -616,6 +618,11 @@ public final class Oracle {
     Path t = dir.resolve("trace.jsonl.tmp");
     try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(t, StandardCharsets.UTF_8))) {
       for (ObjectNode o : sorted) w.println(o.toString());
+      long last = sorted.isEmpty() ? runEndUs : Math.max(runEndUs, sorted.get(sorted.size() - 1).path("t_us").asLong());
+      ObjectNode end = obj();
+      end.put("t_us", last);
+      end.put("type", "run.end");
+      w.println(end.toString());
     }
     Files.move(t, dir.resolve("trace.jsonl"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     ObjectNode m = obj();
