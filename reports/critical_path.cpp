@@ -29,7 +29,9 @@ struct EdgeProp {
   Cause cause = Cause::Other;
   bool timer = false;  // a timer armed at the source fired at the target: the target's reason
 };
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, boost::no_property, EdgeProp>;
+// Edges in a vector too (the default keeps them in a std::list: a node per edge).
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, boost::no_property, EdgeProp,
+                                    boost::no_property, boost::vecS>;
 
 /// What a vertex is, as far as the edges' causes go.
 enum class Kind : std::uint8_t {

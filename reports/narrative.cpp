@@ -51,9 +51,11 @@ std::string readable_ms(double ms) {
 }
 
 // One cause in plain words: who waited for what, and the config that governs it.
-std::string cause_words(const std::string& cause, const std::string& actor) {
+std::string cause_words(const std::string& cause, const std::string& actor, bool kip848) {
   const std::string who = actor.empty() || actor == "coordinator" ? std::string("a member") : actor;
-  if (cause == "heartbeat_wait_ms") return who + " waiting for its next heartbeat (heartbeat.interval.ms)";
+  if (cause == "heartbeat_wait_ms")
+    return who + (kip848 ? " waiting for its next heartbeat (group.consumer.heartbeat.interval.ms)"
+                         : " waiting for its next heartbeat (heartbeat.interval.ms)");
   if (cause == "poll_wait_ms") return who + " waiting for its next poll() (processing between polls; max.poll.interval.ms bounds it)";
   if (cause == "session_timeout_ms") return "waiting for " + who + "'s session to expire (session.timeout.ms)";
   if (cause == "rebalance_timeout_ms") return "waiting out the rebalance timeout (max.poll.interval.ms)";
@@ -78,8 +80,10 @@ std::string critical_path_sentence(const nlohmann::ordered_json& rebalance, int 
     if (it.value().is_number() && it.value().get<double>() > 0) causes.emplace_back(it.key(), it.value().get<double>());
   std::stable_sort(causes.begin(), causes.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::map<std::string, std::map<std::string, double>> by_actor;  // cause -> actor -> ms
+  bool kip848 = false;  // the consumer protocol: the coordinator sets the heartbeat interval
   if (cp.contains("steps") && cp["steps"].is_array())
     for (const auto& step : cp["steps"]) {
+      kip848 = kip848 || step.value("what", "").rfind("ConsumerGroupHeartbeat", 0) == 0;
       if (!step.contains("causes")) continue;
       for (auto it = step["causes"].begin(); it != step["causes"].end(); ++it) {
         // A wait for another member's heartbeat is that member's.
@@ -101,7 +105,7 @@ std::string critical_path_sentence(const nlohmann::ordered_json& rebalance, int 
   std::string out = fmt::format("R{} took {}", index, readable_ms(rebalance.value("duration_ms", 0.0)));
   for (std::size_t i = 0; i < causes.size(); ++i)
     out += fmt::format("{}{} {}", i == 0 ? ": " : ", ", readable_ms(causes[i].second),
-                       cause_words(causes[i].first, main_actor(causes[i].first)));
+                       cause_words(causes[i].first, main_actor(causes[i].first), kip848));
   return out + ".";
 }
 

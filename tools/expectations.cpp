@@ -219,8 +219,11 @@ class PathChecker {
     if (segs[3] == "causes") {
       std::vector<std::string> names;
       for (const auto n : reports::cause_names()) names.emplace_back(n);
-      if (!contains(names, segs[4]))
-        return problem(fmt::format("\"{}\" is not a cause of a critical path", segs[4]) + suggest(segs[4], names));
+      if (!contains(names, segs[4])) {
+        const std::string guess = suggest(segs[4], names);
+        return problem(fmt::format("\"{}\" is not a cause of a critical path", segs[4]) +
+                       (guess.empty() ? fmt::format(" (causes: {})", fmt::join(names, ", ")) : guess));
+      }
       if (segs.size() > 5) problem(fmt::format("critical_path/causes/{} has nothing under it", segs[4]));
       return;
     }

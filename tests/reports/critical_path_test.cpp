@@ -11,6 +11,7 @@
 #include <map>
 
 #include "reports/critical_path.hpp"
+#include "reports/narrative.hpp"
 #include "trace_helpers.hpp"
 
 namespace {
@@ -52,7 +53,7 @@ struct Run {
 
 std::unique_ptr<Run> run(const json& doc, const std::string& variant) {
   auto r = std::make_unique<Run>();
-  const auto spec = testing::ideal_machine(doc);
+  const auto spec = testing::ideal_machine(json::parse(doc.dump()));  // numbers typed as a file's
   r->lines = rsim::run_scenario(spec, variant, spec.seed).trace_lines;
   r->summary = testing::summary_of(r->lines);
   Feed feed(r->paths);
@@ -155,6 +156,9 @@ TEST_CASE("critical path: A learns of B's join at its next heartbeat (classic, e
     if (s["actor"] == "A" && s["what"] == "Heartbeat request" && s.contains("causes"))
       hb = s["causes"].value("heartbeat_wait_ms", 0.0) == 2001.0;
   CHECK(hb);
+  // What `explain` and report.html say of it: the dominant cause first, with its config.
+  CHECK(reports::critical_path_sentence(nlohmann::ordered_json::parse(r->summary["rebalances"][1].dump()), 2) ==
+        "R2 took 2,009 ms: 2,001 ms A waiting for its next heartbeat (heartbeat.interval.ms), 8 ms network.");
 }
 
 TEST_CASE("critical path: a slow onPartitionsRevoked holds an eager join (classic)") {
@@ -220,6 +224,11 @@ TEST_CASE("critical path: KIP-848's assignment interval, then reconciliation") {
                                     (6200000 - 6102000) + (6300000 - 6200000));
   // 5101 -> 5102, OffsetCommit 2, A's ack 1, B's heartbeat 1 + 1.
   CHECK(c.at("network_ms") == 6000);
+  CHECK(reports::critical_path_sentence(nlohmann::ordered_json::parse(rb.dump()), 2) ==
+        "R2 took 5,297 ms: 4,098 ms the coordinator holding back the target assignment "
+        "(group.consumer.assignment.interval.ms), 799 ms B waiting for its next heartbeat "
+        "(group.consumer.heartbeat.interval.ms), 394 ms B waiting for its next poll() (processing between polls; "
+        "max.poll.interval.ms bounds it), 6 ms network.");
   bool waited = false;
   for (const auto& s : rb["critical_path"]["steps"])
     if (s.contains("waited_for")) waited = s["waited_for"].value("actor", "") == "B";
