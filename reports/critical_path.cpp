@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include <boost/graph/adjacency_list.hpp>
 #include <fmt/format.h>
@@ -47,11 +48,17 @@ enum class Kind : std::uint8_t {
   Record,
 };
 
+constexpr std::uint32_t kNoActor = 0xffffffffu;
+
+/// A vertex's event. Its label is shared by many (interned); what varies per event (the member
+/// it is about, an epoch or a count) is kept beside it: "B" + "STABLE at epoch #" + 4.
 struct Node {
   std::int64_t t = 0;
+  std::int64_t num = -1;            // replaces '#' in the label
   std::uint32_t actor = 0;
-  std::uint16_t type = 0;   // into Impl::types
-  std::uint16_t label = 0;  // into Impl::labels
+  std::uint32_t about = kNoActor;   // the member a coordinator event is about: its name leads
+  std::uint32_t label = 0;          // into Impl::labels
+  std::uint16_t type = 0;           // into Impl::types
   Kind kind = Kind::ConsumerOther;
 };
 
@@ -62,7 +69,7 @@ struct Pending {
   std::int64_t t_send = 0;
   std::int64_t send = kNone;
   std::int64_t app_at_send = kNone;  // the application's last vertex when it was sent
-  std::uint16_t api_label = 0;       // "<api> request"
+  std::uint32_t api_label = 0;       // "<api> request"
   bool heartbeat = false;
   bool drives_group = false;  // JoinGroup, SyncGroup, LeaveGroup: may change the group by itself
   bool attributable = false;  // the coordinator's member events may be this request's doing
@@ -75,6 +82,7 @@ struct Actor {
   std::int64_t last_app = kNone;  // the application thread's last vertex
   std::int64_t last_hb = kNone;   // the heartbeat thread's last vertex
   std::int64_t hb_link = kNone;   // a heartbeat response the application has not acted on yet
+  std::int64_t member_epoch = kNone;  // the coordinator's last member.epoch about it (KIP-848)
   std::vector<Pending> pending;
 };
 
@@ -87,6 +95,7 @@ struct Group {
   std::int64_t initial_prepare = kNone;  // PreparingRebalance out of Empty: the initial delay's arm
   std::int64_t open = kNone;      // the last PreparingRebalance / group epoch bump
   std::int64_t bump_t = -1, ta_t = -1;
+  bool bump_by_request = false;   // the last epoch bump came with a member's heartbeat
   std::int64_t last_ta = kNone;   // the last target assignment computed (KIP-848)
   std::int64_t inherit_send = kNone, inherit_t = -1;  // the request behind this instant's member event
   std::vector<std::int64_t> ends;  // vertices a rebalance may end at, in time order
@@ -111,25 +120,43 @@ struct CriticalPaths::Impl {
   std::vector<std::string> types{""};
   std::map<std::string, std::uint16_t, std::less<>> type_ids;
   std::vector<std::string> labels{""};
-  std::map<std::string, std::uint16_t, std::less<>> label_ids;
+  std::map<std::string, std::uint32_t, std::less<>> label_ids;
+  // What the next vertex carries beside its label (add() takes them).
+  std::int64_t next_num = -1;
+  std::uint32_t next_about = kNoActor;
   std::string buf;  // reused for labels
 
-  static std::uint16_t intern(std::vector<std::string>& v, std::map<std::string, std::uint16_t, std::less<>>& ids,
-                              std::string_view s) {
+  template <class Id>
+  static Id intern(std::vector<std::string>& v, std::map<std::string, Id, std::less<>>& ids, std::string_view s) {
     const auto it = ids.find(s);
     if (it != ids.end()) return it->second;
-    const auto id = static_cast<std::uint16_t>(std::min<std::size_t>(v.size(), 65535));
-    if (v.size() < 65535) {
-      v.emplace_back(s);
-      ids.emplace(std::string(s), id);
-    }
+    const auto id = static_cast<Id>(v.size());
+    v.emplace_back(s);
+    ids.emplace(std::string(s), id);
     return id;
   }
+  /// A label from a fixed set of shapes (names of states, apis, errors, callbacks; never a
+  /// member's name or a number: those go to num() and about()).
   template <class... A>
-  std::uint16_t label(fmt::format_string<A...> f, A&&... a) {
+  std::uint32_t label(fmt::format_string<A...> f, A&&... a) {
     buf.clear();
     fmt::format_to(std::back_inserter(buf), f, std::forward<A>(a)...);
-    return intern(labels, label_ids, buf);
+    return intern(labels, label_ids, std::string_view(buf));
+  }
+  std::uint32_t num(std::int64_t n, std::uint32_t lbl) {
+    next_num = n;
+    return lbl;
+  }
+  std::uint32_t about(std::string_view member, std::uint32_t lbl) {
+    next_about = member.empty() ? kNoActor : actor(member);
+    return lbl;
+  }
+  std::string what(const Node& n) const {
+    std::string out = n.about == kNoActor ? std::string() : actors[n.about].name + " ";
+    const std::string& l = labels[n.label];
+    const auto hash = l.find('#');
+    out += hash == std::string::npos || n.num < 0 ? l : l.substr(0, hash) + std::to_string(n.num) + l.substr(hash + 1);
+    return out;
   }
   std::uint32_t actor(std::string_view name) {
     const auto it = actor_ids.find(name);
@@ -151,9 +178,19 @@ struct CriticalPaths::Impl {
     }
     return groups[it->second];
   }
-  std::int64_t add(std::int64_t t, std::uint32_t actor_id, std::string_view type, std::uint16_t lbl, Kind kind) {
+  std::int64_t add(std::int64_t t, std::uint32_t actor_id, std::string_view type, std::uint32_t lbl, Kind kind) {
     const auto v = static_cast<std::int64_t>(boost::add_vertex(g));
-    nodes.push_back(Node{t, actor_id, intern(types, type_ids, type), lbl, kind});
+    Node n;
+    n.t = t;
+    n.num = next_num;
+    n.actor = actor_id;
+    n.about = next_about;
+    n.label = lbl;
+    n.type = intern(types, type_ids, type);
+    n.kind = kind;
+    nodes.push_back(n);
+    next_num = -1;
+    next_about = kNoActor;
     return v;
   }
   void edge(std::int64_t from, std::int64_t to, Cause c, bool timer = false) {
@@ -176,7 +213,7 @@ struct CriticalPaths::Impl {
 
   /// A vertex of consumer `c`'s application thread, after its previous one and after a
   /// heartbeat response it has not acted on yet.
-  std::int64_t app_event(std::int64_t t, std::string_view consumer, std::string_view type, std::uint16_t lbl,
+  std::int64_t app_event(std::int64_t t, std::string_view consumer, std::string_view type, std::uint32_t lbl,
                          Kind kind) {
     const std::uint32_t id = actor(consumer);
     const std::int64_t v = add(t, id, type, lbl, kind);
@@ -197,7 +234,13 @@ struct CriticalPaths::Impl {
   /// says it mattered).
   void materialize(Actor& a, std::uint32_t id, Pending& p) {
     if (p.send != kNone) return;
+    // Between an event's label and its vertex (a coordinator event finding its request): what
+    // that vertex carries stays for it.
+    const std::int64_t keep_num = std::exchange(next_num, -1);
+    const std::uint32_t keep_about = std::exchange(next_about, kNoActor);
     p.send = add(p.t_send, id, trace::Rpc::kType, p.api_label, Kind::HeartbeatSend);
+    next_num = keep_num;
+    next_about = keep_about;
     // The heartbeat timer: from the heartbeat thread's last event in the graph, and from the
     // application when it sent the heartbeat itself (KIP-848's acknowledgement, at once).
     edge(a.last_hb, p.send, Cause::HeartbeatWait);
@@ -233,7 +276,7 @@ struct CriticalPaths::Impl {
       a.pending.erase(it);
     }
     const std::string_view error = e.error.value_or("NONE");
-    const std::uint16_t lbl =
+    const std::uint32_t lbl =
         error == "NONE" ? label("{} response", e.api) : label("{} response {}", e.api, error);
     if (hb) {
       if (!p) return;
@@ -294,10 +337,30 @@ struct CriticalPaths::Impl {
     return best;
   }
 
+  /// The group's latest heartbeat in flight at t (its send enters the graph), kNone if none.
+  std::int64_t heartbeat_in_flight(Group& gr, std::int64_t t) {
+    Actor* best_actor = nullptr;
+    Pending* best = nullptr;
+    std::uint32_t best_id = 0;
+    for (std::uint32_t i = 0; i < actors.size(); ++i) {
+      Actor& a = actors[i];
+      if (!a.has_group || &groups[a.group] != &gr) continue;
+      for (auto& p : a.pending)
+        if (p.heartbeat && p.t_send <= t && (best == nullptr || p.t_send > best->t_send)) {
+          best = &p;
+          best_actor = &a;
+          best_id = i;
+        }
+    }
+    if (best == nullptr) return kNone;
+    materialize(*best_actor, best_id, *best);
+    return best->send;
+  }
+
   /// A vertex of the group's coordinator, after its previous one; `by_request`: the request
   /// behind it gets an edge (`consumer`: the member the event is about).
   std::int64_t coordinator_event(std::int64_t t, std::string_view group_name, std::string_view type,
-                                 std::uint16_t lbl, Kind kind, bool by_request, std::string_view consumer,
+                                 std::uint32_t lbl, Kind kind, bool by_request, std::string_view consumer,
                                  Cause own = Cause::Broker, bool end = false) {
     Group& gr = group(group_name);
     const std::int64_t req = by_request ? request_of(gr, t, consumer) : kNone;
@@ -346,20 +409,29 @@ struct CriticalPaths::Impl {
     if (record == "GroupMetadata") {
       coordinator_event(t, group_name, trace::Record::kType, label("{}", record), Kind::Record, true, {});
     } else if (record == "ConsumerGroupMemberMetadata" || record == "ConsumerGroupCurrentMemberAssignment") {
+      // A tombstone removes the member: the coordinator's doing (a timeout), not its request's.
+      const bool tombstone = o.value("tombstone", false);
       const std::string consumer = o.value("consumer", std::string());
-      coordinator_event(t, group_name, trace::Record::kType, label("{}", record), Kind::Record, true, consumer);
+      coordinator_event(t, group_name, trace::Record::kType, (tombstone ? label("{} removed", record) : label("{}", record)),
+                        Kind::Record, !tombstone, consumer);
     } else if (record == "ConsumerGroupMetadata") {
-      group(group_name).bump_t = t;
+      Group& gr = group(group_name);
+      gr.bump_t = t;
+      gr.bump_by_request = gr.inherit_t == t && gr.inherit_send != kNone;
     } else if (record == "ConsumerGroupTargetAssignmentMetadata") {
       Group& gr = group(group_name);
-      // Computed at a later instant than the epoch bump: held back by
-      // group.consumer.assignment.interval.ms since the previous target.
-      const bool deferred = gr.bump_t >= 0 && gr.bump_t < t && gr.ta_t < gr.bump_t;
+      // Computed at a later instant than the epoch bump: a heartbeat's bump that did not compute
+      // it was inside group.consumer.assignment.interval.ms of the previous target; a bump
+      // without a heartbeat (a member removed) waits for the next heartbeat, whoever's.
+      const bool later = gr.bump_t >= 0 && gr.bump_t < t && gr.ta_t < gr.bump_t;
+      const bool deferred = later && gr.bump_by_request;
       const std::int64_t prev = gr.last_ta != kNone ? gr.last_ta : gr.open;
+      const std::int64_t hb = later && !deferred ? heartbeat_in_flight(gr, t) : kNone;
       const std::int64_t v =
           coordinator_event(t, group_name, trace::Record::kType, label("target assignment computed"), Kind::Record,
                             true, {});
       Group& g2 = group(group_name);
+      edge(hb, v, Cause::Network);
       if (deferred) edge(prev, v, Cause::AssignmentInterval, true);
       g2.last_ta = v;
       g2.ta_t = t;
@@ -372,7 +444,13 @@ struct CriticalPaths::Impl {
     const bool rebalance = contains(why, "rebalance timeout") || contains(why, "did not rejoin") ||
                            contains(why, "failed to join");
     const Cause own = session ? Cause::SessionTimeout : rebalance ? Cause::RebalanceTimeout : Cause::Broker;
-    const std::int64_t v = coordinator_event(t, e.group, trace::MemberLeave::kType, label("{} left: {}", e.consumer, why),
+    if (session || rebalance) {
+      // The group's events of this instant are the timer's doing, whatever is in flight.
+      Group& gr = group(e.group);
+      gr.inherit_t = t;
+      gr.inherit_send = kNone;
+    }
+    const std::int64_t v = coordinator_event(t, e.group, trace::MemberLeave::kType, about(e.consumer, label("left: {}", why)),
                                              Kind::Coordinator, !session && !rebalance, e.consumer, own);
     if (session) {
       // The member's session timer, armed at its last contact.
@@ -381,7 +459,12 @@ struct CriticalPaths::Impl {
         edge(std::max(a.last_app, a.last_hb), v, Cause::SessionTimeout, true);
       }
     } else if (rebalance) {
-      edge(group(e.group).open, v, Cause::RebalanceTimeout, true);
+      // Armed when the member was told to revoke (KIP-848: its last member epoch), or when the
+      // group began to rebalance (classic).
+      std::int64_t armed = group(e.group).open;
+      if (const auto it = actor_ids.find(e.consumer); it != actor_ids.end() && actors[it->second].member_epoch != kNone)
+        armed = actors[it->second].member_epoch;
+      edge(armed, v, Cause::RebalanceTimeout, true);
     }
   }
 
@@ -411,18 +494,18 @@ struct CriticalPaths::Impl {
               actors[actor(e.consumer)].pending.clear();
             },
             [&](const ConsumerClosed& e) { app_event(t, e.consumer, ConsumerClosed::kType, label("closed"), Kind::ConsumerOther); },
-            [&](const ConsumerStall& e) { app_event(t, e.consumer, ConsumerStall::kType, label("stalled {} ms", e.for_ms), Kind::ConsumerOther); },
-            [&](const ConsumerPause& e) { app_event(t, e.consumer, ConsumerPause::kType, label("paused {} ms", e.for_ms), Kind::ConsumerOther); },
+            [&](const ConsumerStall& e) { app_event(t, e.consumer, ConsumerStall::kType, num(e.for_ms, label("stalled # ms")), Kind::ConsumerOther); },
+            [&](const ConsumerPause& e) { app_event(t, e.consumer, ConsumerPause::kType, num(e.for_ms, label("paused # ms")), Kind::ConsumerOther); },
             [&](const ConsumerResume& e) { app_event(t, e.consumer, ConsumerResume::kType, label("resumed"), Kind::ConsumerOther); },
             [&](const ConsumerRejoin& e) { app_event(t, e.consumer, ConsumerRejoin::kType, label("rejoin: {}", e.reason), Kind::PollDriven); },
             [&](const ConsumerPollTimeout& e) {
               app_event(t, e.consumer, ConsumerPollTimeout::kType, label("max.poll.interval.ms expired"), Kind::PollDriven);
             },
             [&](const ConsumerMemberState& e) {
-              app_event(t, e.consumer, ConsumerMemberState::kType, label("{} at epoch {}", e.state, e.epoch), Kind::ConsumerOther);
+              app_event(t, e.consumer, ConsumerMemberState::kType, num(e.epoch, label("{} at epoch #", e.state)), Kind::ConsumerOther);
             },
             [&](const ConsumerReconcile& e) {
-              app_event(t, e.consumer, ConsumerReconcile::kType, label("reconcile to epoch {}", e.epoch), Kind::PollDriven);
+              app_event(t, e.consumer, ConsumerReconcile::kType, num(e.epoch, label("reconcile to epoch #")), Kind::PollDriven);
             },
             [&](const ConsumerFenced& e) { app_event(t, e.consumer, ConsumerFenced::kType, label("fenced: {}", e.error), Kind::ConsumerOther); },
             [&](const ConsumerError& e) { app_event(t, e.consumer, ConsumerError::kType, label("error {}", e.error), Kind::ConsumerOther); },
@@ -432,22 +515,24 @@ struct CriticalPaths::Impl {
                         start ? Kind::CallbackStart : Kind::CallbackEnd);
             },
             [&](const Assignment& e) {
-              app_event(t, e.consumer, Assignment::kType, label("owns {} partitions", e.owned.size()), Kind::Assignment);
+              app_event(t, e.consumer, Assignment::kType, num(static_cast<std::int64_t>(e.owned.size()), label("owns # partitions")), Kind::Assignment);
             },
             [&](const GroupStateChange& e) { on_group_state(t, e); },
             [&](const GroupEpoch& e) {
               const std::int64_t n = e.epoch ? *e.epoch : e.generation.value_or(-1);
               const std::int64_t v = coordinator_event(t, e.group, GroupEpoch::kType,
-                                                       label("{} {}", e.epoch ? "epoch" : "generation", n),
+                                                       num(n, label("{} #", e.epoch ? "epoch" : "generation")),
                                                        Kind::Coordinator, true, {});
-              if (e.epoch) group(e.group).open = v;
+              if (e.epoch && e.reason) group(e.group).open = v;  // a bump (it says why)
             },
             [&](const MemberEpoch& e) {
-              coordinator_event(t, e.group, MemberEpoch::kType, label("{} {} at epoch {}", e.consumer, e.state, e.epoch),
-                                Kind::Coordinator, true, e.consumer, Cause::Broker, true);
+              const std::int64_t v = coordinator_event(t, e.group, MemberEpoch::kType,
+                                                       about(e.consumer, num(e.epoch, label("{} at epoch #", e.state))),
+                                                       Kind::Coordinator, true, e.consumer, Cause::Broker, true);
+              if (e.state == "UNREVOKED_PARTITIONS") actors[actor(e.consumer)].member_epoch = v;
             },
             [&](const MemberJoin& e) {
-              coordinator_event(t, e.group, MemberJoin::kType, label("{} joined", e.consumer), Kind::Coordinator, true,
+              coordinator_event(t, e.group, MemberJoin::kType, about(e.consumer, label("joined")), Kind::Coordinator, true,
                                 e.consumer);
             },
             [&](const MemberLeave& e) { on_member_leave(t, e); },
@@ -544,7 +629,7 @@ struct CriticalPaths::Impl {
       s.t_us = n.t;
       s.actor = actors[n.actor].name;
       s.event = types[n.type];
-      s.what = labels[n.label];
+      s.what = what(n);
       if (i == 0 && clip(first_t) > start) add_part(s, lead_wait ? Cause::HeartbeatWait : Cause::Other, clip(first_t) - start);
       if (i > 0) {
         // The edge from the previous step into this one, for the part inside the rebalance.
@@ -558,7 +643,7 @@ struct CriticalPaths::Impl {
           s.waited_for = static_cast<std::size_t>(b.via);
           s.waited_for_t_us = w.t;
           s.waited_for_actor = actors[w.actor].name;
-          s.waited_for_what = labels[w.label];
+          s.waited_for_what = what(w);
         } else {
           add_part(s, b.cause, clip(n.t) - from);
         }
