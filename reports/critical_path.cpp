@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <optional>
 #include <utility>
 
@@ -101,6 +102,14 @@ struct Group {
   std::vector<std::int64_t> ends;  // vertices a rebalance may end at, in time order
 };
 
+// Names to their numbers: only looked up, never iterated (no order reaches the output).
+struct NameHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+template <class Id>
+using IdMap = std::unordered_map<std::string, Id, NameHash, std::equal_to<>>;
+
 bool heartbeat_api(std::string_view api) { return api == "Heartbeat" || api == "ConsumerGroupHeartbeat"; }
 bool group_api(std::string_view api) {
   return heartbeat_api(api) || api == "JoinGroup" || api == "SyncGroup" || api == "LeaveGroup" ||
@@ -114,20 +123,20 @@ struct CriticalPaths::Impl {
   Graph g;
   std::vector<Node> nodes;
   std::vector<Actor> actors;
-  std::map<std::string, std::uint32_t, std::less<>> actor_ids;
+  IdMap<std::uint32_t> actor_ids;
   std::vector<Group> groups;
-  std::map<std::string, std::uint32_t, std::less<>> group_ids;
+  IdMap<std::uint32_t> group_ids;
   std::vector<std::string> types{""};
-  std::map<std::string, std::uint16_t, std::less<>> type_ids;
+  IdMap<std::uint16_t> type_ids;
   std::vector<std::string> labels{""};
-  std::map<std::string, std::uint32_t, std::less<>> label_ids;
+  IdMap<std::uint32_t> label_ids;
   // What the next vertex carries beside its label (add() takes them).
   std::int64_t next_num = -1;
   std::uint32_t next_about = kNoActor;
   std::string buf;  // reused for labels
 
   template <class Id>
-  static Id intern(std::vector<std::string>& v, std::map<std::string, Id, std::less<>>& ids, std::string_view s) {
+  static Id intern(std::vector<std::string>& v, IdMap<Id>& ids, std::string_view s) {
     const auto it = ids.find(s);
     if (it != ids.end()) return it->second;
     const auto id = static_cast<Id>(v.size());
@@ -501,9 +510,10 @@ struct CriticalPaths::Impl {
             [&](const ConsumerPollTimeout& e) {
               app_event(t, e.consumer, ConsumerPollTimeout::kType, label("max.poll.interval.ms expired"), Kind::PollDriven);
             },
-            [&](const ConsumerMemberState& e) {
-              app_event(t, e.consumer, ConsumerMemberState::kType, num(e.epoch, label("{} at epoch #", e.state)), Kind::ConsumerOther);
-            },
+            // consumer.member_state: not a vertex (every state change it reports comes with one
+            // that is: the heartbeat's response, the reconciliation, the callbacks, the
+            // acknowledging heartbeat), which keeps a consumer-protocol graph a third smaller.
+            [&](const ConsumerMemberState&) {},
             [&](const ConsumerReconcile& e) {
               app_event(t, e.consumer, ConsumerReconcile::kType, num(e.epoch, label("reconcile to epoch #")), Kind::PollDriven);
             },

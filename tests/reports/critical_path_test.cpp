@@ -11,7 +11,9 @@
 #include <map>
 
 #include "reports/critical_path.hpp"
+#include "reports/html_report.hpp"
 #include "reports/narrative.hpp"
+#include "reports/timeline.hpp"
 #include "trace_helpers.hpp"
 
 namespace {
@@ -254,4 +256,26 @@ TEST_CASE("critical path: the same causes without the heartbeats that change not
     for (std::size_t i = 0; i < s["rebalances"].size(); ++i)
       CHECK(s["rebalances"][i]["critical_path"] == r->summary["rebalances"][i]["critical_path"]);
   }
+}
+
+TEST_CASE("critical path: report.html draws each rebalance's path and lists its steps") {
+  const auto r = run(scenario("classic-eager", {consumer("A"), consumer("B")}, {start(0, "A"), start(10000, "B")},
+                              {{"group.initial.rebalance.delay.ms", 0}}),
+                     "classic-eager");
+  std::string text;
+  for (const auto& l : r->lines) text += l + "\n";
+  auto summary = nlohmann::ordered_json::parse(r->summary.dump());
+  summary["produced_by"] = {{"simulator", "rebalance-sim"}, {"version", "test"}, {"scenario_file", "critical-path.json"}};
+  const std::string html = reports::render_html_report({reports::build_timeline(text, summary)});
+  // Over the timeline: a line through the path's steps, one dot per step.
+  const auto at = html.find("<g class=\"critical-path\" data-path=\"2\"");
+  REQUIRE(at != std::string::npos);
+  const auto end = html.find("</g>", at);
+  std::size_t dots = 0;
+  for (auto p = html.find("<circle", at); p != std::string::npos && p < end; p = html.find("<circle", p + 1)) ++dots;
+  CHECK(dots == r->summary["rebalances"][1]["critical_path"]["steps"].size());
+  // Beside the sequence view: the steps with their causes, under the explain sentence.
+  CHECK(html.find("<table class=\"critical-path\" data-variant=\"classic-eager\" data-seq=\"2\"><caption>R2 took 2,009 ms: "
+                  "2,001 ms A waiting for its next heartbeat (heartbeat.interval.ms), 8 ms network.</caption>") !=
+        std::string::npos);
 }
