@@ -253,6 +253,44 @@ std::string metric(const json& summary, const char* key) {
   return esc(v.is_string() ? v.get<std::string>() : v.dump());
 }
 
+/// Each rebalance's critical path (summary.json's `critical_path`) over the lanes: a line from
+/// step to step, on the lane of the consumer that took it (the group band for the coordinator),
+/// with a dot per step (`<g class="critical-path" data-path="N">`, N the rebalance's number).
+void render_critical_paths(Out o, const Timeline& tl, const Scale& sc, double band_top, double lanes_top, double lane_h,
+                           const std::string& clip_id) {
+  if (!tl.summary.contains("rebalances") || !tl.summary["rebalances"].is_array()) return;
+  std::map<std::string, double> lane_y;
+  for (std::size_t l = 0; l < tl.lanes.size(); ++l)
+    lane_y.emplace(tl.lanes[l].consumer, lanes_top + lane_h * (static_cast<double>(l) + 0.5));
+  std::map<std::string, double> band_y;
+  for (std::size_t g = 0; g < tl.groups.size(); ++g)
+    band_y.emplace(tl.groups[g].group, band_top + kBandHeight * (static_cast<double>(g) + 0.5));
+  fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">", kLabelWidth, clip_id);
+  const auto& rbs = tl.summary["rebalances"];
+  for (std::size_t i = 0; i < rbs.size() && i < tl.rebalances.size(); ++i) {
+    const auto& r = rbs[i];
+    if (!r.contains("critical_path") || !r["critical_path"].contains("steps")) continue;
+    const std::string group = r.value("group", "");
+    std::string points, dots;
+    for (const auto& step : r["critical_path"]["steps"]) {
+      const std::string actor = step.value("actor", "");
+      const auto ly = lane_y.find(actor);
+      const auto by = band_y.find(group);
+      const double y = ly != lane_y.end() ? ly->second : by != band_y.end() ? by->second : band_top;
+      const std::int64_t t = std::max(step.value("t_us", std::int64_t{0}), tl.rebalances[i].start_us);
+      fmt::format_to(std::back_inserter(points), "{:.2f},{:.1f} ", sc.x(t), y);
+      fmt::format_to(std::back_inserter(dots), "<circle cx=\"{:.2f}\" cy=\"{:.1f}\" r=\"2\" fill=\"#7b2cbf\"><title>{}</title></circle>",
+                     sc.x(t), y, esc(fmt::format("{} {}: {} ({})", seconds(step.value("t_us", std::int64_t{0})), actor,
+                                                 step.value("what", ""), step.value("event", ""))));
+    }
+    fmt::format_to(o, "<g class=\"critical-path\" data-path=\"{}\" data-variant=\"{}\"><polyline fill=\"none\" stroke=\"#7b2cbf\" "
+                      "stroke-width=\"2\" vector-effect=\"non-scaling-stroke\" points=\"{}\"><title>{}</title></polyline>{}</g>",
+                   tl.rebalances[i].index, esc(tl.protocol), points,
+                   esc(critical_path_sentence(r, tl.rebalances[i].index)), dots);
+  }
+  fmt::format_to(o, "</g></g></g>");
+}
+
 void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t max_lag, const std::string& clip_id) {
   std::size_t stripes = 0;
   for (const auto& l : tl.lanes)
@@ -303,8 +341,32 @@ void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t ma
   }
   for (std::size_t l = 0; l < n; ++l)
     render_lane(o, tl, tl.lanes[l], sc, lanes_top + lane_h * static_cast<double>(l), lane_h - 1, per_partition, clip_id);
+  render_critical_paths(o, tl, sc, band_top, lanes_top, lane_h, clip_id);
   render_lag(o, tl, sc, lag_top, max_lag, clip_id);
   fmt::format_to(o, "</svg>");
+}
+
+/// The critical path of rebalance i beside its sequence view: its steps, each with the time the
+/// edge into it covers by cause (`<table class="critical-path" data-seq="N">`, shown with it).
+void render_path_table(Out o, const Timeline& tl, std::size_t i, bool shown) {
+  if (!tl.summary.contains("rebalances") || i >= tl.summary["rebalances"].size()) return;
+  const auto& r = tl.summary["rebalances"][i];
+  if (!r.contains("critical_path") || !r["critical_path"].contains("steps")) return;
+  fmt::format_to(o, "<table class=\"critical-path\" data-variant=\"{}\" data-seq=\"{}\"{}><caption>{}</caption>"
+                    "<tr><th>time</th><th>who</th><th>event</th><th>waited (ms)</th></tr>",
+                 esc(tl.protocol), tl.rebalances[i].index, shown ? "" : " style=\"display:none\"",
+                 esc(critical_path_sentence(r, tl.rebalances[i].index)));
+  for (const auto& step : r["critical_path"]["steps"]) {
+    std::string waited;
+    if (step.contains("causes"))
+      for (auto it = step["causes"].begin(); it != step["causes"].end(); ++it)
+        waited += fmt::format("{}{} {}", waited.empty() ? "" : ", ", it.value().dump(), it.key());
+    if (step.contains("waited_for"))
+      waited += fmt::format(" (for {}'s {})", step["waited_for"].value("actor", ""), step["waited_for"].value("what", ""));
+    fmt::format_to(o, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", seconds(step.value("t_us", std::int64_t{0})),
+                   esc(step.value("actor", "")), esc(step.value("what", "")), esc(waited));
+  }
+  fmt::format_to(o, "</table>");
 }
 
 void render_sequence(Out o, const Timeline& tl, const Rebalance& r, bool shown) {
@@ -435,7 +497,7 @@ function focusRebalance(el){var s=+el.dataset.startUs,e=+el.dataset.endUs,pad=Ma
   var sel=document.querySelector('select.seqpick[data-variant="'+el.dataset.variant+'"]');
   if(sel&&sel.querySelector('option[value="'+el.dataset.rebalance+'"]')){sel.value=el.dataset.rebalance;pick(sel);}
   show(el.querySelector('title').textContent);}
-function pick(sel){document.querySelectorAll('svg.seq[data-variant="'+sel.dataset.variant+'"]').forEach(function(s){
+function pick(sel){document.querySelectorAll('svg.seq[data-variant="'+sel.dataset.variant+'"],table.critical-path[data-variant="'+sel.dataset.variant+'"]').forEach(function(s){
   s.style.display=s.dataset.seq===sel.value?'':'none';});}
 document.querySelectorAll('select.seqpick').forEach(function(sel){sel.addEventListener('change',function(){pick(sel);});});
 document.querySelectorAll('tr.rbrow').forEach(function(tr){tr.addEventListener('click',function(){
@@ -557,7 +619,10 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
                        v.rebalances[i].index, esc(v.rebalances[i].trigger), ms(v.rebalances[i].end_us - v.rebalances[i].start_us));
       fmt::format_to(o, "</select></label>{}", v.rebalances.size() > kMaxSequenceViews
                                                   ? fmt::format(" (the first {} rebalances)", kMaxSequenceViews) : std::string());
-      for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i) render_sequence(o, v, v.rebalances[i], i == chosen);
+      for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i) {
+        render_sequence(o, v, v.rebalances[i], i == chosen);
+        render_path_table(o, v, i, i == chosen);
+      }
     }
     fmt::format_to(o, "</section>\n");
   }

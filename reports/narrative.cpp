@@ -1,6 +1,7 @@
 #include "reports/narrative.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <map>
 
@@ -63,7 +64,74 @@ const Lane* named_member(const Timeline& tl, const std::string& trigger) {
   return nullptr;
 }
 
+// "2,001 ms", "3.5 ms", "10,264.32 ms".
+std::string readable_ms(double ms) {
+  const auto us = static_cast<std::int64_t>(std::llround(ms * 1000.0));
+  std::string whole = std::to_string(us / 1000);
+  for (int i = static_cast<int>(whole.size()) - 3; i > 0; i -= 3) whole.insert(static_cast<std::size_t>(i), ",");
+  std::string frac = fmt::format("{:03d}", us % 1000);
+  while (!frac.empty() && frac.back() == '0') frac.pop_back();
+  return whole + (frac.empty() ? "" : "." + frac) + " ms";
+}
+
+// One cause in plain words: who waited for what, and the config that governs it.
+std::string cause_words(const std::string& cause, const std::string& actor, bool kip848) {
+  const std::string who = actor.empty() || actor == "coordinator" ? std::string("a member") : actor;
+  if (cause == "heartbeat_wait_ms")
+    return who + (kip848 ? " waiting for its next heartbeat (group.consumer.heartbeat.interval.ms)"
+                         : " waiting for its next heartbeat (heartbeat.interval.ms)");
+  if (cause == "poll_wait_ms") return who + " waiting for its next poll() (processing between polls; max.poll.interval.ms bounds it)";
+  if (cause == "session_timeout_ms") return "waiting for " + who + "'s session to expire (session.timeout.ms)";
+  if (cause == "rebalance_timeout_ms") return "waiting out the rebalance timeout (max.poll.interval.ms)";
+  if (cause == "initial_delay_ms") return "the coordinator's initial delay (group.initial.rebalance.delay.ms)";
+  if (cause == "assignment_interval_ms")
+    return "the coordinator holding back the target assignment (group.consumer.assignment.interval.ms)";
+  if (cause == "network_ms") return "network";
+  if (cause == "broker_ms") return "the broker handling requests and writing __consumer_offsets";
+  if (cause == "callback_ms") return who + " inside its rebalance callbacks";
+  return "other";
+}
+
 }  // namespace
+
+std::string critical_path_sentence(const nlohmann::ordered_json& rebalance, int index) {
+  if (!rebalance.is_object() || !rebalance.contains("critical_path")) return "";
+  const auto& cp = rebalance["critical_path"];
+  if (!cp.contains("causes") || !cp["causes"].is_object()) return "";
+  // Each cause's time and the actor that spent most of it (on the steps of the path).
+  std::vector<std::pair<std::string, double>> causes;
+  for (auto it = cp["causes"].begin(); it != cp["causes"].end(); ++it)
+    if (it.value().is_number() && it.value().get<double>() > 0) causes.emplace_back(it.key(), it.value().get<double>());
+  std::stable_sort(causes.begin(), causes.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::map<std::string, std::map<std::string, double>> by_actor;  // cause -> actor -> ms
+  bool kip848 = false;  // the consumer protocol: the coordinator sets the heartbeat interval
+  if (cp.contains("steps") && cp["steps"].is_array())
+    for (const auto& step : cp["steps"]) {
+      kip848 = kip848 || step.value("what", "").rfind("ConsumerGroupHeartbeat", 0) == 0;
+      if (!step.contains("causes")) continue;
+      for (auto it = step["causes"].begin(); it != step["causes"].end(); ++it) {
+        // A wait for another member's heartbeat is that member's.
+        const bool theirs = it.key() == "heartbeat_wait_ms" && step.contains("waited_for");
+        const std::string actor = theirs ? step["waited_for"].value("actor", "") : step.value("actor", "");
+        by_actor[it.key()][actor] += it.value().get<double>();
+      }
+    }
+  auto main_actor = [&](const std::string& cause) {
+    std::string best;
+    double most = -1;
+    for (const auto& [actor, ms] : by_actor[cause])
+      if (ms > most) {
+        most = ms;
+        best = actor;
+      }
+    return best;
+  };
+  std::string out = fmt::format("R{} took {}", index, readable_ms(rebalance.value("duration_ms", 0.0)));
+  for (std::size_t i = 0; i < causes.size(); ++i)
+    out += fmt::format("{}{} {}", i == 0 ? ": " : ", ", readable_ms(causes[i].second),
+                       cause_words(causes[i].first, main_actor(causes[i].first), kip848));
+  return out + ".";
+}
 
 std::vector<std::string> narrate(const Timeline& tl) {
   std::vector<std::string> out;
@@ -162,6 +230,13 @@ std::vector<std::string> narrate(const Timeline& tl) {
       }
     }
     if (!facts.empty()) text += " " + join_sentences(facts) + ".";
+    // Why it took that long: the critical path (reports/critical_path.hpp).
+    if (tl.summary.contains("rebalances") && tl.summary["rebalances"].is_array() && r.index >= 1 &&
+        static_cast<std::size_t>(r.index) <= tl.summary["rebalances"].size()) {
+      const std::string why =
+          critical_path_sentence(tl.summary["rebalances"][static_cast<std::size_t>(r.index - 1)], r.index);
+      if (!why.empty()) text += " " + why;
+    }
     out.push_back(text);
     auto& end = previous_end.try_emplace(r.group, r.end_us).first->second;
     end = std::max(end, r.end_us);

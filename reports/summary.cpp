@@ -1,4 +1,5 @@
 #include "reports/summary.hpp"
+#include "reports/critical_path.hpp"
 #include "reports/wait_set.hpp"
 
 #include "models/protocol/trace_jsonl.hpp"
@@ -1370,6 +1371,7 @@ bool kafka_partition_less(const std::string& a, const std::string& b) {
 struct SummarySink::State {
   explicit State(Window w) : builder(w) {}
   SummaryBuilder builder;
+  CriticalPaths paths;  // each rebalance's critical_path (reports/critical_path.hpp)
   trace::ReadStorage raw_storage;  // events published the untyped way, read as their kind
 };
 
@@ -1382,12 +1384,21 @@ void SummarySink::on_event(sim::SimTime t, const trace::Event& e) {
     s_->raw_storage.clear();
     const trace::Event typed = trace::parse_fields(raw->type, *raw->fields, s_->raw_storage);
     s_->builder.on_event(t.count(), typed);
+    if (inputs_.critical_paths) s_->paths.on_event(t.count(), typed);
     return;
   }
   s_->builder.on_event(t.count(), e);
+  if (inputs_.critical_paths) s_->paths.on_event(t.count(), e);
 }
 
-ojson SummarySink::finish() { return s_->builder.finish(inputs_); }
+ojson SummarySink::finish() {
+  ojson out = s_->builder.finish(inputs_);
+  if (inputs_.critical_paths)
+    for (auto& r : out["rebalances"])
+      r["critical_path"] = s_->paths.to_json(r["group"].get<std::string>(), r["start_us"].get<std::int64_t>(),
+                                             r["end_us"].get<std::int64_t>());
+  return out;
+}
 
 std::size_t SummarySink::retained_wait_entries() const { return s_->builder.retained_wait_entries(); }
 
@@ -1438,7 +1449,7 @@ const std::vector<std::string>& metrics_by_partition() {
 }
 
 const std::vector<std::string>& rebalance_fields() {
-  static const std::vector<std::string> v{"assigned", "causes",  "completed",  "drain_ms", "duration_ms", "end_us",
+  static const std::vector<std::string> v{"assigned", "causes",  "completed",  "critical_path", "drain_ms", "duration_ms", "end_us",
                                           "generation", "group", "lag_before", "lost",     "revoked",     "start_us",
                                           "trigger"};
   return v;

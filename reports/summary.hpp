@@ -28,6 +28,8 @@ struct SummaryInputs {
   /// `lost` is always over the whole run.
   std::optional<std::int64_t> from_us;
   std::optional<std::int64_t> to_us;
+  /// Each rebalance's `critical_path` (reports/critical_path.hpp); off only to measure its cost.
+  bool critical_paths = true;
 };
 
 /// The summary as a sink: attach it to the run's bus, then finish() once the run has ended.

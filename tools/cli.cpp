@@ -306,6 +306,7 @@ struct ScaleArgs {
   std::string sizes = "100x1000,1000x10000";
   std::int64_t virtual_ms = 120000;
   std::string trace = "standard";
+  bool no_critical_paths = false;
 };
 
 int cmd_bench(const std::string& what, std::uint64_t events, const ScaleArgs& scale) {
@@ -327,7 +328,8 @@ int cmd_bench(const std::string& what, std::uint64_t events, const ScaleArgs& sc
       std::cerr << "rebalance-sim bench scale: --virtual-ms: must be >= 10000, got " << scale.virtual_ms << "\n";
       return kBadInput;
     }
-    std::cout << run_scale_bench(sizes, scale.protocol, scale.virtual_ms, scale.trace) << std::flush;
+    std::cout << run_scale_bench(sizes, scale.protocol, scale.virtual_ms, scale.trace, !scale.no_critical_paths)
+              << std::flush;
     return kOk;
   }
   if (what == "assignors") {
@@ -445,6 +447,8 @@ int main_impl(int argc, char** argv, bool parse_only) {
   bench->add_option("--trace", scale_args.trace,
                     "scale: trace detail written, as on run: standard (default), full, none (summary only)")
       ->check(CLI::IsMember({"full", "standard", "none"}));
+  bench->add_flag("--no-critical-paths", scale_args.no_critical_paths,
+                  "scale: summary.json without the rebalances' critical paths (to measure what they cost)");
   bench->footer("Example: rebalance-sim bench kernel --events 20000000");
 
   InspectArgs inspect_args;

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "models/protocol/trace_jsonl.hpp"
+#include "reports/critical_path.hpp"
 #include "reports/summary.hpp"
 
 namespace rsim::cli {
@@ -205,7 +206,32 @@ class PathChecker {
       return;
     }
     if (field == "causes" && as_index(segs[3]) && segs.size() == 4) return;
+    if (field == "critical_path") return check_critical_path(segs);
     problem(fmt::format("rebalances/{}/{} has nothing under it", segs[1], field));
+  }
+
+  /// rebalances/N/critical_path/causes/<cause> (a number, ms) or .../steps/<i>[/<field>].
+  void check_critical_path(const std::vector<std::string>& segs) {
+    static const std::vector<std::string> parts{"causes", "steps"};
+    if (!contains(parts, segs[3]))
+      return problem(fmt::format("a critical_path has no \"{}\"", segs[3]) + suggest(segs[3], parts));
+    if (segs.size() < 5) return;
+    if (segs[3] == "causes") {
+      std::vector<std::string> names;
+      for (const auto n : reports::cause_names()) names.emplace_back(n);
+      if (!contains(names, segs[4])) {
+        const std::string guess = suggest(segs[4], names);
+        return problem(fmt::format("\"{}\" is not a cause of a critical path", segs[4]) +
+                       (guess.empty() ? fmt::format(" (causes: {})", fmt::join(names, ", ")) : guess));
+      }
+      if (segs.size() > 5) problem(fmt::format("critical_path/causes/{} has nothing under it", segs[4]));
+      return;
+    }
+    if (!as_index(segs[4]))
+      return problem(fmt::format("\"{}\" is not an index of critical_path/steps (0 is the first, -1 the last)", segs[4]));
+    static const std::vector<std::string> step_fields{"actor", "causes", "event", "t_us", "waited_for", "what"};
+    if (segs.size() > 5 && !contains(step_fields, segs[5]))
+      problem(fmt::format("a critical_path step has no field \"{}\"", segs[5]) + suggest(segs[5], step_fields));
   }
 
   std::string ptr_;

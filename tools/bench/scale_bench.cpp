@@ -97,11 +97,12 @@ std::string human_bytes(double b) {
 }  // namespace
 
 std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::string& protocol,
-                            std::int64_t virtual_ms, const std::string& trace_level) {
+                            std::int64_t virtual_ms, const std::string& trace_level, bool critical_paths) {
   const bool write_trace = trace_level != "none";
-  std::string out = fmt::format("bench scale: protocol {}, {} virtual s, trace {}\n", protocol,
+  std::string out = fmt::format("bench scale: protocol {}, {} virtual s, trace {}{}\n", protocol,
                                 static_cast<double>(virtual_ms) / 1000.0,
-                                write_trace ? fmt::format("at {} detail", trace_level) : std::string("none (summary only)"));
+                                write_trace ? fmt::format("at {} detail", trace_level) : std::string("none (summary only)"),
+                                critical_paths ? "" : ", no critical paths");
   out += fmt::format("{:>18} {:>12} {:>8} {:>12} {:>11} {:>11} {:>9}\n", "consumers x parts", "events", "CPU s",
                      "virtual/CPU", "peak RSS", "trace", "exponent");
   const long floor_kib = assignors::bench::baseline_rss_kib();
@@ -116,7 +117,9 @@ std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::stri
       std::filesystem::create_directories(tmp);
       const double before = cpu_seconds();
       std::optional<trace::JsonlFileSink> jsonl;
-      reports::SummarySink summary(reports::SummaryInputs{spec.name, protocol, spec.seed, nullptr});
+      reports::SummaryInputs inputs{spec.name, protocol, spec.seed, nullptr};
+      inputs.critical_paths = critical_paths;
+      reports::SummarySink summary(inputs);
       std::vector<sim::TraceSink<trace::Event>*> sinks{&summary};
       if (write_trace) {
         jsonl.emplace((tmp / "trace.jsonl").string());

@@ -24,7 +24,10 @@ std::vector<ScaleSize> parse_scale_sizes(const std::string& text);
 nlohmann::json scale_scenario(const ScaleSize& size, const std::string& protocol, std::int64_t virtual_ms);
 
 /// Runs every size and returns the table.
+/// `critical_paths` false: the summary leaves out the rebalances' critical paths (their cost is
+/// the difference).
 std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::string& protocol,
-                            std::int64_t virtual_ms, const std::string& trace_level = "standard");
+                            std::int64_t virtual_ms, const std::string& trace_level = "standard",
+                            bool critical_paths = true);
 
 }  // namespace rsim::cli

@@ -1,0 +1,84 @@
+// Why each rebalance took as long as it did: the run's happens-before graph (Boost.Graph, kept
+// inside this module) and, per rebalance, its critical path from the trigger to the last
+// member's assignment with its time split into named causes. A pure function of the trace: it is
+// fed typed trace events (online, or read back from trace.jsonl) and reads only events that the
+// standard trace level keeps (docs/report.md, "Critical paths").
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/protocol/trace_events.hpp"
+
+namespace reports {
+
+/// The causes a rebalance's time is split into, in the order summary.json writes them.
+enum class Cause : std::uint8_t {
+  HeartbeatWait,
+  PollWait,
+  SessionTimeout,
+  RebalanceTimeout,
+  InitialDelay,
+  AssignmentInterval,
+  Network,
+  Broker,
+  Callback,
+  Other,
+};
+inline constexpr std::size_t kCauseCount = 10;
+/// "heartbeat_wait_ms", ...: the keys of `critical_path.causes`.
+const std::array<std::string_view, kCauseCount>& cause_names();
+
+/// One event of a critical path and the edge that led to it.
+struct PathStep {
+  std::size_t node = 0;  // the graph's vertex
+  std::int64_t t_us = 0;
+  std::string actor;     // a consumer, or "coordinator" (of the rebalance's group)
+  std::string event;     // the trace type: rpc, callback, group.state, ...
+  std::string what;      // "JoinGroup request", "onPartitionsRevoked end", "PreparingRebalance", ...
+  /// The part of the rebalance the edge into this step covers, by cause (none on the first
+  /// step): one cause, or two when this step waited for a request that a timer sent
+  /// (`waited_for`): the wait, then the request's way.
+  std::vector<std::pair<Cause, std::int64_t>> causes;
+  std::optional<std::size_t> waited_for;  // a vertex: the request this step waited for
+  std::int64_t waited_for_t_us = 0;
+  std::string waited_for_actor, waited_for_what;
+};
+
+struct CriticalPath {
+  std::vector<PathStep> steps;
+  std::array<std::int64_t, kCauseCount> causes_us{};  // sums to end_us - start_us
+};
+
+/// The happens-before graph of one run, built as the events come.
+class CriticalPaths {
+ public:
+  CriticalPaths();
+  ~CriticalPaths();
+  CriticalPaths(const CriticalPaths&) = delete;
+  CriticalPaths& operator=(const CriticalPaths&) = delete;
+
+  void on_event(std::int64_t t_us, const rsim::trace::Event& e);
+
+  /// The critical path of the rebalance of `group` that ran from start_us to end_us.
+  CriticalPath find(const std::string& group, std::int64_t start_us, std::int64_t end_us) const;
+  /// The same as summary.json's `critical_path`: {"causes": {...}, "steps": [...]}.
+  nlohmann::ordered_json to_json(const std::string& group, std::int64_t start_us, std::int64_t end_us) const;
+
+  /// The graph, for tests: its size and whether it has the edge a -> b.
+  std::size_t vertices() const;
+  std::size_t edges() const;
+  bool has_edge(std::size_t a, std::size_t b) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace reports
