@@ -122,11 +122,11 @@ std::string explain_text(const Timeline& tl) {
   if (const auto it = tl.summary.find("scaling"); it != tl.summary.end() && it->is_array()) {
     for (const auto& a : *it) {
       const std::int64_t rebalances = a.value("rebalances", std::int64_t{0});
-      std::string line = fmt::format("  at {} {}: {} -> {} replicas ({}); {} rebalance{}; {} records redelivered; ",
-                                     seconds(static_cast<std::int64_t>(a.value("at_ms", 0.0) * 1000)),
-                                     a.value("deployment", ""), a.value("from", 0), a.value("to", 0),
-                                     a.value("reason", ""), rebalances, rebalances == 1 ? "" : "s",
-                                     a.value("records_redelivered", std::int64_t{0}));
+      std::string line = fmt::format(
+          "  at {} {}: {} -> {} replicas ({}); {} rebalance{}; {} partition-ms unavailable; {} records redelivered; ",
+          seconds(static_cast<std::int64_t>(a.value("at_ms", 0.0) * 1000)), a.value("deployment", ""),
+          a.value("from", 0), a.value("to", 0), a.value("reason", ""), rebalances, rebalances == 1 ? "" : "s",
+          a.value("unavailable_partition_ms", 0.0), a.value("records_redelivered", std::int64_t{0}));
       const auto drain = a.find("drain_ms");
       line += drain != a.end() && drain->is_number()
                   ? fmt::format("backlog drained {} after\n", seconds(static_cast<std::int64_t>(drain->get<double>() * 1000)))

@@ -289,6 +289,13 @@ class OwnershipClock {
     for (const auto& [key, st] : states_) sum += st.unavailable_us;
     return sum;
   }
+  /// `group`'s unavailable partition time up to `now`, the open intervals included.
+  std::int64_t unavailable_us_of(const std::string& group, std::int64_t now) const {
+    std::int64_t sum = 0;
+    for (auto it = states_.lower_bound({group, std::string()}); it != states_.end() && it->first.first == group; ++it)
+      sum += it->second.unavailable_us + (it->second.unavailable ? window_.clip(it->second.since, now) : 0);
+    return sum;
+  }
   std::int64_t max_unavailable_us() const {
     std::int64_t m = 0;
     for (const auto& [key, st] : states_) m = std::max(m, st.max_gap_us);
@@ -546,11 +553,13 @@ class SummaryBuilder {
     std::string deployment, group, reason;
     std::int64_t from = 0, to = 0, lag = 0;
     std::int64_t duplicates_before = 0;
+    std::int64_t unavailable_before = 0;
   };
   /// Two actions of one deployment in opposite directions this close together are a flap.
   static constexpr std::int64_t kFlapWindowUs = 300'000'000;
   void on_scaling(const trace::AutoscalerDecision& e, std::int64_t t) {
-    scaling_.push_back({t, str(e.deployment), str(e.group), str(e.reason), e.from, e.to, e.lag, duplicates_});
+    scaling_.push_back({t, str(e.deployment), str(e.group), str(e.reason), e.from, e.to, e.lag, duplicates_,
+                        clock_.unavailable_us_of(str(e.group), t)});
   }
   std::vector<ScalingAction> scaling_;
   /// Whether the JSON list of partition names holds exactly `set`'s partitions, in its order.
@@ -1341,10 +1350,12 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
     if (!window_.contains(a.t_us)) continue;
     ++actions;
     std::int64_t until = end_t_, duplicates_after = duplicates_;
+    std::int64_t unavailable_after = clock_.unavailable_us_of(a.group, end_t_);
     for (std::size_t k = i + 1; k < scaling_.size(); ++k)
       if (scaling_[k].group == a.group) {
         until = scaling_[k].t_us;
         duplicates_after = scaling_[k].duplicates_before;
+        unavailable_after = scaling_[k].unavailable_before;
         break;
       }
     for (std::size_t k = i; k-- > 0;) {
@@ -1382,6 +1393,7 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
     j["reason"] = a.reason;
     j["lag"] = a.lag;
     j["rebalances"] = rebalances_caused;
+    j["unavailable_partition_ms"] = ms_of(unavailable_after - a.unavailable_before);
     j["records_redelivered"] = duplicates_after - a.duplicates_before;
     j["drain_ms"] = drain_ms;
     scaling.push_back(j);

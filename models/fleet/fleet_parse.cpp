@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "models/protocol/config.hpp"
 
 namespace rsim {
 
@@ -220,8 +224,12 @@ void parse_fleet(const json& doc, ScenarioSpec& s, std::vector<std::string>& pro
               const ScenarioSpec t = parse_scenario(one, s.source_path);
               d.consumer = std::make_shared<const ConsumerSpec>(t.consumers.at(0));
             } catch (const ScenarioError& e) {
-              for (const auto& pr : e.problems())
-                if (pr.starts_with("/consumers/0")) r.problem(tp + pr.substr(12, pr.find(':') - 12), pr.substr(pr.find(':') + 2));
+              // The template's problems under its own path ("/consumers/0/x: what" -> ".../template/x: what").
+              for (const auto& pr : e.problems()) {
+                const std::size_t colon = pr.find(": ");
+                if (!pr.starts_with("/consumers/0") || colon == std::string::npos || colon < 12) continue;
+                r.problem(tp + pr.substr(12, colon - 12), pr.substr(colon + 2));
+              }
             }
           }
         }
@@ -296,6 +304,27 @@ void parse_fleet(const json& doc, ScenarioSpec& s, std::vector<std::string>& pro
         }
         if (problems.size() == before) s.autoscalers.push_back(std::move(a));
       }
+    }
+  }
+  // A rollout's configs go over its deployment's template: Kafka refuses keys the pods' group
+  // protocol does not support (the rollout's group.protocol, else every protocol the scenario runs).
+  {
+    std::map<std::string, std::map<std::string, json>> merged;  // deployment -> template configs so far
+    for (const auto& d : s.deployments) merged[d.name] = d.consumer->config;
+    std::set<std::string> protocols;
+    for (const auto& v : s.protocols)
+      if (v != "share") protocols.insert(group_protocol_of(v));
+    for (const auto& e : s.events) {
+      if (e.kind != "rollout" || !e.has_config || merged.count(e.deployment) == 0) continue;
+      auto& cfg = merged[e.deployment];
+      for (const auto& [k, v] : e.config) cfg[k] = v;
+      std::set<std::string> runs = protocols;
+      if (const auto gp = cfg.find("group.protocol"); gp != cfg.end()) runs = {gp->second.get<std::string>()};
+      for (const auto& gp : runs)
+        for (const auto& key : consumer_keys_rejected_under(gp))
+          if (cfg.count(key) > 0)
+            r.problem(child(child("/events", e.index), "config"),
+                      fmt::format("kafka rejects {} with group.protocol={}, which the rolled-out pods run", key, gp));
     }
   }
   // The fleet events name a deployment or a node.

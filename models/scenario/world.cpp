@@ -417,7 +417,18 @@ class World {
   void make_fleet() {
     FleetHost host;
     host.spawn = [this](const ConsumerSpec& c, std::uint64_t seed) -> ConsumerModel& {
-      auto next = make_consumer(c, resolve_consumer_config(c, variant_, 1), seed);
+      // A pod template with its own group.protocol (a rollout that migrates the group) runs that
+      // protocol's client, as a restart with that config does.
+      std::string variant = variant_;
+      const ConsumerSpec* spec = &c;
+      if (const auto gp = c.config.find("group.protocol"); gp != c.config.end()) {
+        const std::string protocol = gp->second.get<std::string>();
+        if (protocol != group_protocol_of(variant_)) variant = protocol == "consumer" ? "consumer" : "classic-eager";
+        ConsumerSpec& s = incarnation_specs_.emplace_back(c);
+        s.config.erase("group.protocol");
+        spec = &s;
+      }
+      auto next = make_consumer(*spec, resolve_consumer_config(*spec, variant, 1), seed);
       if (const auto it = consumers_.find(c.name); it != consumers_.end()) retired_consumers_.push_back(std::move(it->second));
       consumers_[c.name] = std::move(next);
       return *consumers_[c.name];
