@@ -71,10 +71,10 @@ std::int32_t Hpa::change_in_period(sim::SimTime now, sim::SimTime period, const 
 HpaDecision Hpa::decide(sim::SimTime now, std::int32_t current, std::int32_t proposal) {
   HpaDecision d;
   d.proposal = proposal;
-  // A new HPA with a scale-down window starts as if it had recommended the current count.
+  // A new HPA starts as if it had recommended the current count (recordInitialRecommendation).
   if (!initialized_) {
     initialized_ = true;
-    if (down_.stabilization_window > sim::SimTime{0}) recommendations_.push_back({now, current});
+    recommendations_.push_back({now, current});
   }
   // Stabilization: the lowest recommendation of the scale-up window bounds a rise, the highest
   // of the scale-down window bounds a fall.

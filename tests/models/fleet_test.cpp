@@ -211,6 +211,16 @@ TEST_CASE("HPA behavior: scale-up policies, the scale-down window and a Pods pol
     }
     CHECK(first == 300);  // the recommendation of 10 at 0 s leaves the window (0, 300]
   }
+  SUBCASE("a scale-up window holds the count the HPA started with for that long") {
+    rsim::HpaRules up = rsim::default_scale_up();
+    up.stabilization_window = s(60);
+    rsim::fleet::Hpa h(1, 50, up, rsim::default_scale_down());
+    const auto d = h.decide(s(15), 2, 20);  // records 2 (its start), then 20
+    CHECK(d.desired == 2);
+    CHECK(d.limit == "ScaleUpStabilized");
+    CHECK(h.decide(s(60), 2, 20).desired == 2);   // 2 at 15 s is inside (0, 60]
+    CHECK(h.decide(s(75), 2, 20).desired == 6);   // out of (15, 75]: 20 wanted, max(+100%, +4)
+  }
   SUBCASE("scale-down by at most 1 pod per 60 s, no window") {
     rsim::HpaRules down;
     down.policies = {{false, 1, s(60)}};
@@ -293,4 +303,28 @@ TEST_CASE("fleet input problems: named by path, all in one pass") {
     CHECK(m.find("/autoscalers/0/lagThreshold: must be between 1 and") != std::string::npos);
     CHECK(m.find("/events/0/node: unknown node \"node-3\"") != std::string::npos);
   }
+}
+
+TEST_CASE("drain-node under a PodDisruptionBudget: one eviction at a time, retried every 5 s") {
+  // 4 pods spread over 2 nodes (app-1-0, app-1-2 on node-0), each ready 10 s after it starts;
+  // maxUnavailable 1: with 4 ready pods one eviction is allowed, with 3 none.
+  const json doc = json::parse(R"({
+    "name": "drain", "seed": 1, "duration_ms": 60000, "protocols": ["classic-cooperative"],
+    "topics": [{"name": "t", "partitions": 4}],
+    "deployments": [{"name": "app", "replicas": 4, "nodes": 2, "readinessProbe": {"initialDelaySeconds": 10},
+                     "podDisruptionBudget": {"maxUnavailable": 1},
+                     "template": {"group": "g", "topics": ["t"]}}],
+    "events": [{"at_ms": 30000, "do": "drain-node", "node": "node-0"}]
+  })");
+  const auto trace = run_trace(doc, "classic-cooperative");
+  std::vector<std::string> nodes;
+  for (const auto& e : trace)
+    if (e["type"] == "pod.scheduled") nodes.push_back(e["pod"].get<std::string>() + ":" + e["node"].get<std::string>());
+  CHECK(nodes == std::vector<std::string>{"app-1-0:node-0", "app-1-1:node-1", "app-1-2:node-0", "app-1-3:node-1",
+                                          "app-1-4:node-1", "app-1-5:node-1"});
+  // app-1-2's eviction is refused at 30 s and 35 s; at 40 s app-1-0's replacement is ready.
+  CHECK(pods(trace, "pod.terminating") == std::vector<std::string>{"app-1-0@30000", "app-1-2@40000"});
+  CHECK(pods(trace, "pod.scheduled").back() == "app-1-5@40000");
+  CHECK(pods(trace, "pod.ready") == std::vector<std::string>{"app-1-0@10000", "app-1-1@10000", "app-1-2@10000",
+                                                             "app-1-3@10000", "app-1-4@40000", "app-1-5@50000"});
 }
