@@ -265,7 +265,7 @@ TEST_CASE("KEDA and the HPA scale a deployment whose lag is known: 1 -> 5 -> 10 
   CHECK(s["scaling"][2]["to"] == 12);
 }
 
-TEST_CASE("KEDA activates a deployment at 0 at its polling interval; the HPA then takes over") {
+TEST_CASE("KEDA activates a deployment at 0 at its polling interval, then the HPA takes over") {
   const json doc = json::parse(R"({
     "name": "keda0", "seed": 1, "duration_ms": 40000, "protocols": ["classic-eager"],
     "topics": [{"name": "t", "partitions": 4, "initial_records": 3100}],
