@@ -588,6 +588,14 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
     for (const auto& v : variants) fmt::format_to(o, "<td>{}</td>", metric(v.summary, key));
     fmt::format_to(o, "</tr>");
   }
+  bool scaled = false;
+  for (const auto& v : variants) scaled = scaled || v.summary.contains("scaling");
+  if (scaled)
+    for (const char* key : {"scaling_actions", "flaps"}) {
+      fmt::format_to(o, "<tr><td>{}</td>", key);
+      for (const auto& v : variants) fmt::format_to(o, "<td>{}</td>", metric(v.summary, key));
+      fmt::format_to(o, "</tr>");
+    }
   fmt::format_to(o, "<tr><td>final_assignment</td>");
   for (const auto& v : variants)
     fmt::format_to(o, "<td>{}</td>", v.summary.contains("metrics") && v.summary["metrics"].contains("final_assignment")
@@ -605,6 +613,22 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
                      esc(r.epoch_label), seconds(r.start_us), seconds(r.end_us), ms(r.end_us - r.start_us),
                      esc(partitions_of(r.revoked)), esc(partitions_of(r.assigned)));
     fmt::format_to(o, "</table>");
+    // Fleets: each scaling decision with its reason, and what it caused (summary.json's `scaling`).
+    if (v.summary.contains("scaling") && v.summary["scaling"].is_array() && !v.summary["scaling"].empty()) {
+      fmt::format_to(o, "<h3>Scaling</h3><table class=\"scaling\"><tr><th>at</th><th>deployment</th><th>replicas</th>"
+                        "<th>reason</th><th>rebalances</th><th>unavailable partition-ms</th><th>records redelivered</th>"
+                        "<th>backlog drained after</th></tr>");
+      for (const auto& a : v.summary["scaling"]) {
+        const auto drain = a.find("drain_ms");
+        fmt::format_to(o, "<tr><td>{}</td><td>{}</td><td>{} &rarr; {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                       seconds(static_cast<std::int64_t>(a.value("at_ms", 0.0) * 1000)), esc(a.value("deployment", "")),
+                       a.value("from", 0), a.value("to", 0), esc(a.value("reason", "")), a.value("rebalances", 0),
+                       a.value("unavailable_partition_ms", 0.0), a.value("records_redelivered", 0),
+                       drain != a.end() && drain->is_number()
+                           ? seconds(static_cast<std::int64_t>(drain->get<double>() * 1000)) : std::string("&ndash;"));
+      }
+      fmt::format_to(o, "</table>");
+    }
     fmt::format_to(o, "<h3>What happened</h3><ol class=\"narrative\">");
     for (const auto& p : narrate(v)) fmt::format_to(o, "<li>{}</li>", esc(p));
     fmt::format_to(o, "</ol>");

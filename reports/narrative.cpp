@@ -248,6 +248,22 @@ std::string explain_text(const Timeline& tl) {
   std::string out = fmt::format("{} [{}]: {} rebalance{}\n", tl.scenario, tl.protocol, tl.rebalances.size(),
                                 tl.rebalances.size() == 1 ? "" : "s");
   for (const auto& p : narrate(tl)) out += "  " + p + "\n";
+  // Fleets: the autoscaling loop, one line per scaling action (summary.json's `scaling`).
+  if (const auto it = tl.summary.find("scaling"); it != tl.summary.end() && it->is_array()) {
+    for (const auto& a : *it) {
+      const std::int64_t rebalances = a.value("rebalances", std::int64_t{0});
+      std::string line = fmt::format(
+          "  at {} {}: {} -> {} replicas ({}); {} rebalance{}; {} partition-ms unavailable; {} records redelivered; ",
+          seconds(static_cast<std::int64_t>(a.value("at_ms", 0.0) * 1000)), a.value("deployment", ""),
+          a.value("from", 0), a.value("to", 0), a.value("reason", ""), rebalances, rebalances == 1 ? "" : "s",
+          a.value("unavailable_partition_ms", 0.0), a.value("records_redelivered", std::int64_t{0}));
+      const auto drain = a.find("drain_ms");
+      line += drain != a.end() && drain->is_number()
+                  ? fmt::format("backlog drained {} after\n", seconds(static_cast<std::int64_t>(drain->get<double>() * 1000)))
+                  : std::string("backlog not drained by the next action\n");
+      out += line;
+    }
+  }
   return out;
 }
 

@@ -290,6 +290,13 @@ class OwnershipClock {
     for (const auto& [key, st] : states_) sum += st.unavailable_us;
     return sum;
   }
+  /// `group`'s unavailable partition time up to `now`, the open intervals included.
+  std::int64_t unavailable_us_of(const std::string& group, std::int64_t now) const {
+    std::int64_t sum = 0;
+    for (auto it = states_.lower_bound({group, std::string()}); it != states_.end() && it->first.first == group; ++it)
+      sum += it->second.unavailable_us + (it->second.unavailable ? window_.clip(it->second.since, now) : 0);
+    return sum;
+  }
   std::int64_t max_unavailable_us() const {
     std::int64_t m = 0;
     for (const auto& [key, st] : states_) m = std::max(m, st.max_gap_us);
@@ -522,6 +529,7 @@ class SummaryBuilder {
                    [&](const GroupEpoch& e) { on_group_epoch(e, t); },
                    [&](const Callback& e) { on_callback(e, t); },
                    [&](const GroupMigration& e) { on_group_migration(e, t); },
+                   [&](const AutoscalerDecision& e) { on_scaling(e, t); },
                    [&](const auto&) {},  // kinds the summary does not read
                },
                event);
@@ -538,6 +546,23 @@ class SummaryBuilder {
 
  private:
   static std::string str(std::string_view v) { return std::string(v); }
+  // --- fleets: autoscaler decisions (issue 38) ---
+  /// One scaling action and the counters when it happened (what it caused is counted up to the
+  /// next action of the same group, or the end).
+  struct ScalingAction {
+    std::int64_t t_us = 0;
+    std::string deployment, group, reason;
+    std::int64_t from = 0, to = 0, lag = 0;
+    std::int64_t duplicates_before = 0;
+    std::int64_t unavailable_before = 0;
+  };
+  /// Two actions of one deployment in opposite directions this close together are a flap.
+  static constexpr std::int64_t kFlapWindowUs = 300'000'000;
+  void on_scaling(const trace::AutoscalerDecision& e, std::int64_t t) {
+    scaling_.push_back({t, str(e.deployment), str(e.group), str(e.reason), e.from, e.to, e.lag, duplicates_,
+                        clock_.unavailable_us_of(str(e.group), t)});
+  }
+  std::vector<ScalingAction> scaling_;
   /// Whether the JSON list of partition names holds exactly `set`'s partitions, in its order.
   static bool same_partitions(const ojson& list, const PartitionSet& set) {
     if (!list.is_array() || list.size() != set.size()) return false;
@@ -1316,6 +1341,66 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
   metrics["max_group_lag"] = max_group_lag;
   metrics["max_drain_ms"] = max_drain_us ? ojson(ms_of(*max_drain_us)) : ojson(nullptr);
   metrics["final_assignment"] = final_;
+  // Scaling actions: what each caused until the group's next action (or the end of the run):
+  // the rebalances that started, the records fetched again, and the time from the action until
+  // the group's lag is back at or below its level at the action (after those rebalances).
+  ojson scaling = ojson::array();
+  std::int64_t actions = 0, flaps = 0;
+  for (std::size_t i = 0; i < scaling_.size(); ++i) {
+    const ScalingAction& a = scaling_[i];
+    if (!window_.contains(a.t_us)) continue;
+    ++actions;
+    std::int64_t until = end_t_, duplicates_after = duplicates_;
+    std::int64_t unavailable_after = clock_.unavailable_us_of(a.group, end_t_);
+    for (std::size_t k = i + 1; k < scaling_.size(); ++k)
+      if (scaling_[k].group == a.group) {
+        until = scaling_[k].t_us;
+        duplicates_after = scaling_[k].duplicates_before;
+        unavailable_after = scaling_[k].unavailable_before;
+        break;
+      }
+    for (std::size_t k = i; k-- > 0;) {
+      const ScalingAction& b = scaling_[k];
+      if (b.deployment != a.deployment) continue;
+      if (a.t_us - b.t_us <= kFlapWindowUs && (b.to > b.from) != (a.to > a.from)) ++flaps;
+      break;
+    }
+    std::int64_t rebalances_caused = 0, rebalance_end = a.t_us;
+    for (const auto& r : done_)
+      if (r.group == a.group && r.start_us >= a.t_us && r.start_us < until) {
+        ++rebalances_caused;
+        rebalance_end = std::max(rebalance_end, r.end_us);
+      }
+    ojson drain_ms = nullptr;
+    if (const auto it = group_lag_.find(a.group); it != group_lag_.end()) {
+      std::optional<std::int64_t> at_action;
+      for (const auto& p : it->second) {
+        if (p.t_us > a.t_us) break;
+        at_action = p.total;
+      }
+      if (at_action)
+        for (const auto& p : it->second)
+          if (p.t_us >= rebalance_end && p.total <= *at_action && p.all_owned) {
+            drain_ms = ms_of(p.t_us - a.t_us);
+            break;
+          }
+    }
+    ojson j;
+    j["at_ms"] = ms_of(a.t_us);
+    j["deployment"] = a.deployment;
+    j["group"] = a.group;
+    j["from"] = a.from;
+    j["to"] = a.to;
+    j["reason"] = a.reason;
+    j["lag"] = a.lag;
+    j["rebalances"] = rebalances_caused;
+    j["unavailable_partition_ms"] = ms_of(unavailable_after - a.unavailable_before);
+    j["records_redelivered"] = duplicates_after - a.duplicates_before;
+    j["drain_ms"] = drain_ms;
+    scaling.push_back(j);
+  }
+  metrics["scaling_actions"] = actions;
+  metrics["flaps"] = flaps;
 
   ojson out;
   out["scenario"] = inputs.scenario;
@@ -1328,6 +1413,7 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
   }
   out["rebalances"] = rebalances;
   out["overlaps"] = clock_.overlaps();
+  if (!scaling_.empty()) out["scaling"] = scaling;
   out["metrics"] = metrics;
   return out;
 }
@@ -1423,6 +1509,8 @@ const std::vector<std::string>& metric_names() {
                                "revocations", "paused_ms_by_consumer", "records_delivered",
                                "records_processed", "records_processed_by_consumer", "duplicates",
                                "lost", "max_lag", "max_group_lag", "max_drain_ms", "final_assignment",
+                               // fleets (issue 38)
+                               "scaling_actions", "flaps",
                                // share groups (reports/share_summary.cpp)
                                "acknowledged", "acknowledged_twice", "acknowledge_errors", "archived",
                                "archived_delivery_limit", "archived_rejected",
@@ -1456,7 +1544,7 @@ const std::vector<std::string>& rebalance_fields() {
 }
 
 const std::vector<std::string>& summary_keys() {
-  static const std::vector<std::string> v{"metrics", "overlaps", "produced_by", "protocol", "rebalances", "scenario",
+  static const std::vector<std::string> v{"metrics", "overlaps", "produced_by", "protocol", "rebalances", "scaling", "scenario",
                                           "seed", "window"};
   return v;
 }

@@ -677,6 +677,61 @@ struct ShareStateRecord {
   }
 };
 
+// --- fleets: Kubernetes pods and autoscalers (issue 38) -------------------------------------------
+/// A pod bound to a node (`revision`: its ReplicaSet's or StatefulSet's revision, from 1).
+struct PodScheduled {
+  RSIM_TRACE_KIND("pod.scheduled");
+  sv pod, deployment, node;
+  std::int64_t revision = 0;
+  template <class S, class V> static void fields(S& s, V& v) {
+    v("pod", s.pod); v("deployment", s.deployment); v("node", s.node); v("revision", s.revision);
+  }
+};
+/// The pod's container runs (image pulled, JVM started): its consumer starts.
+struct PodStarted {
+  RSIM_TRACE_KIND("pod.started");
+  sv pod, deployment;
+  template <class S, class V> static void fields(S& s, V& v) { v("pod", s.pod); v("deployment", s.deployment); }
+};
+/// The pod reports ready: `by` "assignment" (its consumer's first assignment) or "probe".
+struct PodReady {
+  RSIM_TRACE_KIND("pod.ready");
+  sv pod, deployment, by;
+  template <class S, class V> static void fields(S& s, V& v) {
+    v("pod", s.pod); v("deployment", s.deployment); v("by", s.by);
+  }
+};
+/// The pod is deleted: preStop, then SIGTERM (close()), SIGKILL at grace_ms.
+struct PodTerminating {
+  RSIM_TRACE_KIND("pod.terminating");
+  sv pod, deployment, reason;
+  std::int64_t grace_ms = 0;
+  template <class S, class V> static void fields(S& s, V& v) {
+    v("pod", s.pod); v("deployment", s.deployment); v("reason", s.reason); v("grace_ms", s.grace_ms);
+  }
+};
+/// The pod is gone: `how` "closed" (its consumer's close() finished in time), "SIGKILL" (the
+/// grace period ran out: the consumer crashed) or "not started".
+struct PodKilled {
+  RSIM_TRACE_KIND("pod.killed");
+  sv pod, deployment, how;
+  template <class S, class V> static void fields(S& s, V& v) {
+    v("pod", s.pod); v("deployment", s.deployment); v("how", s.how);
+  }
+};
+/// An autoscaler changes a deployment's replicas (`lag`: KEDA's metric at the decision).
+struct AutoscalerDecision {
+  RSIM_TRACE_KIND("autoscaler.decision");
+  sv deployment, group;
+  std::int64_t from = 0, to = 0;
+  sv reason;
+  std::int64_t lag = 0;
+  template <class S, class V> static void fields(S& s, V& v) {
+    v("deployment", s.deployment); v("group", s.group); v("from", s.from); v("to", s.to); v("reason", s.reason);
+    v("lag", s.lag);
+  }
+};
+
 #undef RSIM_TRACE_KIND
 
 /// Every event kind; sim::RawTraceEvent is a line of a kind this build does not know, read back.
@@ -693,7 +748,8 @@ using Event = std::variant<RunStart, RunEnd, TopicPartitionCount, Produce, LogEn
                            ConsumerLeaders, FetchError, ConsumerWakeup, MemberJoin, ShareConfig, ShareRecords,
                            ShareWindow, SharePartitionInit, SharePartitionEnd, ShareAckError, ShareProcess,
                            ShareStateRecord, GroupMigration, ShareAssignorError, ShareSession,
-                           ConsumerConfig, sim::RawTraceEvent>;
+                           ConsumerConfig, PodScheduled, PodStarted, PodReady, PodTerminating, PodKilled,
+                           AutoscalerDecision, sim::RawTraceEvent>;
 
 /// How much of the run the trace keeps (`--trace`): `standard` everything the summary and the
 /// reports read (group-protocol rpcs, callbacks, assignments, commits, records, lag samples);

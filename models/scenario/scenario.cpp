@@ -1,4 +1,5 @@
 #include "models/scenario/scenario.hpp"
+#include "models/fleet/fleet_parse.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -606,7 +607,7 @@ const std::vector<std::string>& event_kinds() {
   static const std::vector<std::string> kinds{
       "start", "stop", "crash", "restart", "stall", "pause", "subscribe", "add-partitions",
       "network", "partition-network", "fail-coordinator", "produce", "stop-broker", "crash-broker",
-      "start-broker", "restart-broker"};
+      "start-broker", "restart-broker", "rollout", "drain-node"};
   return kinds;
 }
 
@@ -621,7 +622,8 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
     KeyLists k{
         {"scenario",
          {"$schema", "cluster", "consumers", "description", "duration_ms", "events", "expect",
-          "groups", "lag_sample_ms", "name", "network", "protocols", "seed", "topics"}},
+          "groups", "lag_sample_ms", "name", "network", "protocols", "seed", "topics",
+          "deployments", "autoscalers"}},
         {"group", {"config"}},
         {"cluster", {"brokers", "config", "coordinator_load", "purgatory_lateness_ms", "request_handling_ms", "write_latency_ms"}},
         {"coordinator_load", {"base_ms", "us_per_record"}},
@@ -655,6 +657,25 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
         {"event:crash-broker", {"at_ms", "broker", "do"}},
         {"event:start-broker", {"at_ms", "broker", "do"}},
         {"event:restart-broker", {"after_ms", "at_ms", "broker", "do", "graceful"}},
+        {"event:rollout", {"at_ms", "config", "deployment", "do"}},
+        {"event:drain-node", {"at_ms", "do", "node"}},
+        // Fleets (issue 38): Kubernetes and KEDA spellings.
+        {"deployment",
+         {"kind", "minReadySeconds", "name", "nodes", "podDisruptionBudget", "podManagementPolicy", "pod_start_ms",
+          "preStop_ms", "readinessProbe", "replicas", "strategy", "template", "terminationGracePeriodSeconds"}},
+        {"strategy", {"rollingUpdate", "type"}},
+        {"rollingUpdate", {"maxSurge", "maxUnavailable"}},
+        {"pod_start", {"image_pull", "jvm_start", "scheduling"}},
+        {"readinessProbe", {"initialDelaySeconds"}},
+        {"podDisruptionBudget", {"maxUnavailable", "minAvailable"}},
+        {"autoscaler",
+         {"activationLagThreshold", "allowIdleConsumers", "consumerGroup", "cooldownPeriod", "deployment", "hpa",
+          "lagThreshold", "limitToPartitionsWithLag", "maxReplicaCount", "minReplicaCount", "name",
+          "offsetResetPolicy", "pollingInterval", "scaleToZeroOnInvalidOffset", "topic"}},
+        {"hpa", {"behavior", "syncPeriodSeconds", "tolerance"}},
+        {"behavior", {"scaleDown", "scaleUp"}},
+        {"scaling_rules", {"policies", "selectPolicy", "stabilizationWindowSeconds"}},
+        {"hpa_policy", {"periodSeconds", "type", "value"}},
         {"distribution:constant", {"dist", "value"}},
         {"distribution:uniform", {"dist", "max", "min"}},
         {"distribution:exponential", {"dist", "mean"}},
@@ -691,6 +712,11 @@ const std::map<std::string, std::vector<std::string>>& scenario_required_keys() 
         {"event:crash-broker", {"at_ms", "broker", "do"}},
         {"event:start-broker", {"at_ms", "broker", "do"}},
         {"event:restart-broker", {"after_ms", "at_ms", "broker", "do"}},
+        {"event:rollout", {"at_ms", "deployment", "do"}},
+        {"event:drain-node", {"at_ms", "do", "node"}},
+        {"deployment", {"name", "template"}},
+        {"autoscaler", {"deployment", "name"}},
+        {"hpa_policy", {"periodSeconds", "type", "value"}},
         {"distribution:constant", {"dist", "value"}},
         {"distribution:uniform", {"dist", "max", "min"}},
         {"distribution:exponential", {"dist", "mean"}},
@@ -1187,6 +1213,12 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
           }
         }
       }
+      if (has("deployment")) {
+        if (auto v = p.read_string(e, "deployment", ptr)) ev.deployment = *v;  // checked by parse_fleet
+      }
+      if (has("node")) {
+        if (auto v = p.read_string(e, "node", ptr)) ev.node = *v;
+      }
       if (has("after_ms")) {
         if (auto v = p.read_int(e, "after_ms", ptr, 0, kMaxDurationMs, "7 days")) {
           ev.after = sim::ms(*v);
@@ -1452,9 +1484,18 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
     }
   }
 
+  parse_fleet(doc, s, p.problems);
   check_scenario_size(p, s);
   if (!p.problems.empty()) throw ScenarioError(source_path, std::move(p.problems));
   return s;
+}
+
+std::optional<sim::Distribution> parse_distribution(const json& v, const std::string& ptr,
+                                                    std::vector<std::string>& problems) {
+  Parser p;
+  auto d = p.check_distribution(v, ptr);
+  for (auto& problem : p.problems) problems.push_back(std::move(problem));
+  return d;
 }
 
 std::string sha256_hex(const std::string& bytes) {

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/fleet/fleet_spec.hpp"
 #include "sim/distribution.hpp"
 #include "sim/time.hpp"
 
@@ -140,6 +141,8 @@ struct EventSpec {
   /// the consumer's later incarnations until another event changes them.
   std::map<std::string, nlohmann::json> config;
   bool has_config = false;
+  std::string deployment;  // rollout
+  std::string node;        // drain-node: "node-N"
 };
 
 /// One `expect` entry: a metric assertion (`metric`, `op`, `value`, ...) or, when it has
@@ -206,6 +209,9 @@ struct ScenarioSpec {
   std::map<std::string, std::map<std::string, nlohmann::json>> group_configs;
   std::vector<EventSpec> events;  // sorted by `at`, stable (file order for equal times)
   std::vector<ExpectSpec> expect;
+  /// Fleets (issue 38): Kubernetes workloads whose pods run consumers, and their autoscalers.
+  std::vector<DeploymentSpec> deployments;
+  std::vector<AutoscalerSpec> autoscalers;
 
   const ConsumerSpec* consumer(const std::string& name) const;
   const TopicSpec* topic(const std::string& name) const;
@@ -239,6 +245,10 @@ ScenarioSpec parse_scenario(const nlohmann::json& doc, const std::string& source
 ScenarioSpec load_scenario_file(const std::string& path);
 /// The file's JSON document, read with the same bounds and checks (for tools that rewrite it).
 nlohmann::json load_scenario_json(const std::string& path);
+
+/// A distribution value (a number or a distribution object) at `ptr`; its problems are appended.
+std::optional<sim::Distribution> parse_distribution(const nlohmann::json& v, const std::string& ptr,
+                                                    std::vector<std::string>& problems);
 
 /// The event kinds (`do`), in the order of the format documentation.
 const std::vector<std::string>& event_kinds();

@@ -16,6 +16,7 @@
 #include "models/protocol/trace_jsonl.hpp"
 #include "models/coordinator/consumer_group_coordinator.hpp"
 #include "models/coordinator/group_coordinator.hpp"
+#include "models/fleet/fleet.hpp"
 #include "models/workload/lag_monitor.hpp"
 #include "models/scenario/script_network.hpp"
 #include "models/scenario/share_world.hpp"
@@ -36,6 +37,9 @@ std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const st
   std::vector<std::string> problems;
   if (variant == "share") {
     problems = share_unsupported_features(spec);
+    if (!spec.deployments.empty())
+      problems.push_back("/deployments: fleets (deployments, autoscalers) are not simulated under share yet; run "
+                         "the classic or consumer variants");
     for (const auto& e : spec.events)
       if (e.has_config)
         problems.push_back(fmt::format(
@@ -351,6 +355,7 @@ class World {
       ConsumerConfig config = resolve_consumer_config(c, variant, 1);
       consumers_.emplace(c.name, make_consumer(c, std::move(config), seed_));
     }
+    if (!spec.deployments.empty()) make_fleet();
   }
 
   const ModelCounters& counters() const { return counters_; }
@@ -374,6 +379,10 @@ class World {
       kernel_.schedule_closure_after(e.at, [this, &e] { apply(e); });
     }
     lag_.start();
+    if (fleet_) {
+      tracer_.attach(*fleet_);
+      fleet_->start();
+    }
     kernel_.run(spec_.duration);
     // Every partition's log end offset at the end of the run.
     for (const auto& [topic, n] : cluster_.partitions_per_topic) {
@@ -385,6 +394,7 @@ class World {
     }
     tracer_.publish(trace::RunEnd{.events = kernel_.fired()});
     for (auto* s : sinks) tracer_.detach(*s);
+    if (fleet_) tracer_.detach(*fleet_);
     return kernel_.fired();
   }
 
@@ -410,6 +420,36 @@ class World {
   }
 
   ConsumerModel& consumer(const std::string& name) { return *consumers_.at(name); }
+
+  /// The deployments' pods and autoscalers (models/fleet): each pod's consumer is one more process
+  /// of this world, registered under the pod's name.
+  void make_fleet() {
+    FleetHost host;
+    host.spawn = [this](const ConsumerSpec& c, std::uint64_t seed) -> ConsumerModel& {
+      // A pod template with its own group.protocol (a rollout that migrates the group) runs that
+      // protocol's client, as a restart with that config does.
+      std::string variant = variant_;
+      const ConsumerSpec* spec = &c;
+      if (const auto gp = c.config.find("group.protocol"); gp != c.config.end()) {
+        const std::string protocol = gp->second.get<std::string>();
+        if (protocol != group_protocol_of(variant_)) variant = protocol == "consumer" ? "consumer" : "classic-eager";
+        ConsumerSpec& s = incarnation_specs_.emplace_back(c);
+        s.config.erase("group.protocol");
+        spec = &s;
+      }
+      auto next = make_consumer(*spec, resolve_consumer_config(*spec, variant, 1), seed);
+      if (const auto it = consumers_.find(c.name); it != consumers_.end()) retired_consumers_.push_back(std::move(it->second));
+      consumers_[c.name] = std::move(next);
+      return *consumers_[c.name];
+    };
+    host.committed = [this](const std::string& group, const TopicPartition& tp) { return lag_.committed(group, tp); };
+    host.log_end_offset = [this](const TopicPartition& tp) { return workload_.log_end_offset(tp); };
+    host.partitions = [this](const std::string& topic) {
+      const auto it = cluster_.partitions_per_topic.find(topic);
+      return it == cluster_.partitions_per_topic.end() ? 0 : it->second;
+    };
+    fleet_ = std::make_unique<Fleet>(kernel_, tracer_, spec_, seed_, std::move(host));
+  }
 
   /// Nodes named by one endpoint of `between`.
   std::vector<sim::NodeId> resolve(const std::string& endpoint, const std::string& other) {
@@ -510,6 +550,8 @@ class World {
       crash_broker(e.broker);
     } else if (e.kind == "start-broker") {
       start_broker(e.broker);
+    } else if (e.kind == "rollout" || e.kind == "drain-node") {
+      fleet_->apply(e);
     } else if (e.kind == "restart-broker") {
       // The start comes after_ms after the process stopped.
       const auto start_later = [this, b = e.broker, after = e.after] {
@@ -790,6 +832,7 @@ class World {
   std::map<std::string, int> incarnations_;  // consumer -> replacements so far
   std::deque<ConsumerSpec> incarnation_specs_;
   std::vector<std::unique_ptr<ConsumerModel>> retired_consumers_;
+  std::unique_ptr<Fleet> fleet_;  // with deployments only
 };
 
 }  // namespace

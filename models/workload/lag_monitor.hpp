@@ -42,6 +42,11 @@ class LagMonitor {
                  const RecordConsumption::Part* part);
   /// The group's coordinator stored a committed offset.
   void on_committed(const std::string& group, const TopicPartition& tp, std::int64_t offset);
+  /// The group's last committed offset of `tp`, if any (what an admin client's OffsetFetch reads).
+  std::optional<std::int64_t> committed(const std::string& group, const TopicPartition& tp) const {
+    const auto it = index_.find(KeyRef{group, tp});
+    return it == index_.end() ? std::nullopt : (*it)->second.committed;
+  }
 
  private:
   using Key = std::pair<std::string, TopicPartition>;
