@@ -123,6 +123,8 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
   options.limits = checks.limits;
   // Without a trace.jsonl, the invariant and determinism checks read a trace kept in memory.
   options.keep_trace = level == TraceLevel::None && (checks.invariants || checks.determinism);
+  // The invariants read every event, also those only `full` writes (records, OffsetCommit).
+  options.keep_every_event = level != TraceLevel::Full && checks.invariants;
   auto outputs = run_variants(spec, protocols, seed, options);
   // The traces as the files hold them (read back from the staging folder), for the checks and
   // the report: `report DIR` gives the same bytes. Only the invariant and determinism checks
@@ -173,7 +175,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     if (!checks.invariants) continue;
     const auto& o = outputs[i];
-    const auto lines = lines_of(traces[i]);
+    const auto lines = lines_of(level == TraceLevel::Full ? traces[i] : o.every_event_jsonl);
     const auto violations = reports::check_invariants(lines, invariant_context(spec, o.protocol));
     for (const auto& v : violations) {
       failed = true;
