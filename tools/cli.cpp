@@ -349,8 +349,9 @@ int main_impl(int argc, char** argv, bool parse_only) {
   run->add_option("--out", out_dir, "output directory (default: out/<scenario name>, the name made one safe folder name)");
   std::string trace_level = "standard";
   run->add_option("--trace", trace_level,
-                  "trace detail: standard (default: what summary and reports read), full (also every Fetch rpc), "
-                  "none (only summary.json)")
+                  "trace detail: standard (default: grows with what changes: lag lines only when a lag or owner "
+                  "changes, no per-batch records.* lines, OffsetCommit records or quiet heartbeats), full (everything, "
+                  "also every Fetch rpc and lag sample), none (only summary.json); the summary is the same at every level")
       ->check(CLI::IsMember({"full", "standard", "none"}));
   bool quiet = false;
   run->add_flag("--quiet", quiet, "print nothing but errors (no per-variant lines, no progress)");
@@ -407,7 +408,8 @@ int main_impl(int argc, char** argv, bool parse_only) {
   bench->add_option("--sizes", scale_args.sizes, "scale: CONSUMERSxPARTITIONS,... (default 100x1000,1000x10000)");
   bench->add_option("--virtual-ms", scale_args.virtual_ms, "scale: virtual time per size (default 120000)");
   bench->add_option("--trace", scale_args.trace,
-                    "scale: trace detail written, as on run: standard (default), full, none (summary only)")
+                    "scale: trace detail written, as on run: standard (default), full, none (summary only); the "
+                    "trace/vs column is its bytes per virtual second")
       ->check(CLI::IsMember({"full", "standard", "none"}));
   bench->footer("Example: rebalance-sim bench kernel --events 20000000");
 

@@ -565,10 +565,19 @@ std::int32_t ConsumerClient::send_to(sim::NodeId to, Message request, std::int64
   const std::int32_t id = next_correlation_id_++;
   const char* api = api_name(request);
   // A heartbeat with nothing new in it: the classic Heartbeat always, a ConsumerGroupHeartbeat
-  // that sends none of its optional fields.
+  // of a member at a positive epoch (not a join, -1 or -2: a leave) sending none of its
+  // optional fields.
   const std::string_view a = api;
-  const bool quiet = a == "Heartbeat" || (a == "ConsumerGroupHeartbeat" && rpc_fields_.is_object() &&
-                                          rpc_fields_.contains("fields") && rpc_fields_["fields"].empty());
+  const auto member_epoch = [&] {
+    const auto it = rpc_fields_.find("member_epoch");
+    return it != rpc_fields_.end() && it->is_number_integer() ? it->get<std::int64_t>() : std::int64_t{0};
+  };
+  const auto no_fields = [&] {
+    const auto it = rpc_fields_.find("fields");
+    return it != rpc_fields_.end() && it->empty();
+  };
+  const bool quiet = a == "Heartbeat" ||
+                     (a == "ConsumerGroupHeartbeat" && rpc_fields_.is_object() && no_fields() && member_epoch() > 0);
   trace_rpc("send", node_, to, api, id, nullptr, quiet);
   const sim::SimTime deadline = sim::saturating_add(kernel_.now(), sim::ms(timeout_ms));
   in_flight_.emplace(id, InFlight{api, to, deadline, std::move(context), quiet});

@@ -48,7 +48,8 @@ struct LevelWalk {
 
 /// Walks the full trace line by line against the standard one: a line standard lacks must be one
 /// the rules leave to `full` (records.*, a Fetch rpc, an OffsetCommit record, a heartbeat
-/// request with nothing new or its NONE answer, a lag line equal in lag and owner to the last
+/// request with nothing new (a classic Heartbeat, a ConsumerGroupHeartbeat at a positive epoch
+/// with no optional field: never a join or a leave) or a NONE answer, a lag line equal in lag and owner to the last
 /// one written for its partition); every other line must be there, in the same order.
 LevelWalk walk_levels(const std::string& full, const std::string& standard) {
   LevelWalk w;
@@ -100,7 +101,8 @@ LevelWalk walk_levels(const std::string& full, const std::string& standard) {
     else if (type == "record" && e.value("record", "") == "OffsetCommit") ++w.commit_records_dropped;
     else if (type == "rpc" && e.value("api", "") == "Fetch") ++w.fetch_dropped;
     else if (type == "rpc" && heartbeat_api(e.value("api", "")) && e.value("dir", "") == "send" &&
-             (e.value("api", "") == "Heartbeat" || (e.contains("fields") && e["fields"].empty())))
+             (e.value("api", "") == "Heartbeat" ||
+              (e.contains("fields") && e["fields"].empty() && e.value("member_epoch", 0) > 0)))
       ++w.heartbeats_dropped;
     else if (type == "rpc" && heartbeat_api(e.value("api", "")) && e.value("dir", "") == "recv" &&
              e.value("error", "") == "NONE")
@@ -267,6 +269,19 @@ TEST_CASE("standard: lag lines only on change, no records.* or OffsetCommit reco
     CHECK(steps_differ(pf, perfetto_lag_steps(file("standard", "perfetto.json"))) == "");
     CHECK(timeline_differs(file("full", "timeline.csv"), file("standard", "timeline.csv")) == "");
   }
+  // explain tells the same story from both run directories (who learned of each rebalance by
+  // which heartbeat, callbacks, leaves): a leave's heartbeat is never quiet.
+  for (const std::string level : {"full", "standard"}) {
+    const auto r = testing::run_cli("run scenarios/library/rolling-restart-dynamic.json --trace " + level +
+                                        " --quiet --out " + (d / ("rolling-" + level)).string(),
+                                    "readers-rolling");
+    REQUIRE(r.code == 0);
+  }
+  const auto explain_full = testing::run_cli("explain " + (d / "rolling-full").string(), "readers-explain-full");
+  const auto explain_standard = testing::run_cli("explain " + (d / "rolling-standard").string(), "readers-explain-std");
+  REQUIRE(explain_full.code == 0);
+  CHECK(explain_full.out.find("learned of it from its ConsumerGroupHeartbeat response") != std::string::npos);
+  CHECK(explain_full.out == explain_standard.out);
   // `report DIR` renders the same files from a standard run directory as `run` did.
   const auto before = testing::read_file(d / "standard" / "consumer" / "lag.csv");
   const auto again = testing::run_cli("report " + (d / "standard").string() + " --format csv", "readers-report");
