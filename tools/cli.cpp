@@ -157,6 +157,8 @@ int run_staged(const ScenarioSpec& spec, const std::string& file, const std::vec
   options.model = checks.model;
   // Without a trace.jsonl, the invariant and determinism checks read a trace kept in memory.
   options.keep_trace = level == TraceLevel::None && (checks.invariants || checks.determinism);
+  // The invariants read every event, also those only `full` writes (records, OffsetCommit).
+  options.keep_every_event = level != TraceLevel::Full && checks.invariants;
   auto outputs = run_variants(spec, protocols, seed, options);
   // The traces as the files hold them (read back from the staging folder), for the checks and
   // the report: `report DIR` gives the same bytes. Only the invariant and determinism checks
@@ -208,7 +210,7 @@ int run_staged(const ScenarioSpec& spec, const std::string& file, const std::vec
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     if (!checks.invariants) continue;
     const auto& o = outputs[i];
-    const auto lines = lines_of(traces[i]);
+    const auto lines = lines_of(level == TraceLevel::Full ? traces[i] : o.every_event_jsonl);
     const auto violations = reports::check_invariants(lines, invariant_context(spec, o.protocol));
     for (const auto& v : violations) {
       failed = true;
@@ -384,8 +386,9 @@ int main_impl(int argc, char** argv, bool parse_only) {
   run->add_option("--out", out_dir, "output directory (default: out/<scenario name>, the name made one safe folder name)");
   std::string trace_level = "standard";
   run->add_option("--trace", trace_level,
-                  "trace detail: standard (default: what summary and reports read), full (also every Fetch rpc), "
-                  "none (only summary.json)")
+                  "trace detail: standard (default: grows with what changes: lag lines only when a lag or owner "
+                  "changes, no per-batch records.* lines, OffsetCommit records or quiet heartbeats), full (everything, "
+                  "also every Fetch rpc and lag sample), none (only summary.json); the summary is the same at every level")
       ->check(CLI::IsMember({"full", "standard", "none"}));
   bool quiet = false;
   run->add_flag("--quiet", quiet, "print nothing but errors (no per-variant lines, no progress)");
@@ -445,7 +448,8 @@ int main_impl(int argc, char** argv, bool parse_only) {
   bench->add_option("--sizes", scale_args.sizes, "scale: CONSUMERSxPARTITIONS,... (default 100x1000,1000x10000)");
   bench->add_option("--virtual-ms", scale_args.virtual_ms, "scale: virtual time per size (default 120000)");
   bench->add_option("--trace", scale_args.trace,
-                    "scale: trace detail written, as on run: standard (default), full, none (summary only)")
+                    "scale: trace detail written, as on run: standard (default), full, none (summary only); the "
+                    "trace/vs column is its bytes per virtual second")
       ->check(CLI::IsMember({"full", "standard", "none"}));
   bench->add_flag("--no-critical-paths", scale_args.no_critical_paths,
                   "scale: summary.json without the rebalances' critical paths (to measure what they cost)");

@@ -45,12 +45,13 @@ reports::SummaryInputs summary_inputs(const ScenarioSpec& spec, const std::strin
 class StagedTraceSink final : public TraceSink {
  public:
   static constexpr std::size_t kBuffer = 1 << 16;
-  StagedTraceSink(const fs::path& path, std::uint64_t max_bytes) : file_(path), bound_(max_bytes) {
+  StagedTraceSink(const fs::path& path, std::uint64_t max_bytes, trace::Detail level)
+      : file_(path), bound_(max_bytes), level_(level) {
     buffer_.reserve(kBuffer + 4096);
   }
   void on_event(sim::SimTime t, const trace::Event& e) override {
     const std::size_t start = buffer_.size();
-    trace::append_jsonl(buffer_, t, e);
+    if (!trace::append_jsonl_at(buffer_, t, e, level_)) return;
     buffer_ += '\n';
     bound_.add(t, std::string_view(buffer_).substr(start));
     if (buffer_.size() >= kBuffer) flush();
@@ -68,6 +69,7 @@ class StagedTraceSink final : public TraceSink {
   }
   OutputFile file_;
   trace::TraceByteBound bound_;
+  trace::LevelFilter level_;
   std::string buffer_;
 };
 
@@ -103,11 +105,19 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     ExpectationSinks expect(spec, v, inputs);
     for (auto* sink : expect.sinks()) sinks.push_back(sink);
     std::optional<StagedTraceSink> jsonl;
-    std::optional<trace::JsonlLinesSink> kept;
+    // The level trace.jsonl is written at (`none` keeps in memory what `standard` writes).
+    const trace::Detail written = level == TraceLevel::Full ? trace::Detail::Full : trace::Detail::Standard;
+    std::optional<trace::JsonlLinesSink> kept, all;
     if (options.keep_trace) {
       kept.emplace();
+      kept->set_level(written);
       kept->set_max_bytes(options.limits.max_trace_bytes);
       sinks.push_back(&*kept);
+    }
+    if (options.keep_every_event) {
+      all.emplace();
+      all->set_max_bytes(options.limits.max_trace_bytes);
+      sinks.push_back(&*all);
     }
     std::optional<ProgressSink> progress_line;
     if (options.progress) {
@@ -115,17 +125,20 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
       sinks.push_back(&*progress_line);
     }
     if (options.staged != nullptr && level != TraceLevel::None) {
-      jsonl.emplace(staged_trace_path(*options.staged, v), options.limits.max_trace_bytes);
+      jsonl.emplace(staged_trace_path(*options.staged, v), options.limits.max_trace_bytes, written);
       sinks.push_back(&*jsonl);
     }
-    o.events_fired = run_scenario(spec, v, s, sinks,
-                                  level == TraceLevel::Full ? trace::Detail::Full : trace::Detail::Standard,
-                                  options.limits, options.model);
+    o.events_fired = run_scenario(spec, v, s, sinks, written, options.limits, options.model);
     if (progress_line) progress_line->finish();
     if (kept)
       for (const auto& line : kept->lines()) {
         o.trace_jsonl += line;
         o.trace_jsonl += '\n';
+      }
+    if (all)
+      for (const auto& line : all->lines()) {
+        o.every_event_jsonl += line;
+        o.every_event_jsonl += '\n';
       }
     if (jsonl) {
       jsonl->close();

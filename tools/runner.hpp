@@ -29,6 +29,7 @@ struct VariantOutput {
   std::uint64_t events_fired = 0;
   std::uint64_t trace_bytes = 0;  // of trace.jsonl (0 when none was written)
   std::string trace_jsonl;        // the whole trace, only with RunOptions::keep_trace
+  std::string every_event_jsonl;  // every event on the bus, only with RunOptions::keep_every_event
 };
 
 /// `--trace`: how much trace.jsonl keeps.
@@ -42,7 +43,10 @@ struct RunOptions {
   StagedOutput* staged = nullptr;
   TraceLevel level = TraceLevel::Standard;
   bool progress = false;    // a progress line on stderr while each variant runs (terminals)
-  bool keep_trace = false;  // also keep each trace in memory (in-process readers: explain)
+  bool keep_trace = false;  // also keep each trace in memory, as its level writes it (explain)
+  /// Also keep in memory a line of every event the bus carries, whatever the level writes
+  /// (the invariant checks read records and OffsetCommit records that only `full` writes).
+  bool keep_every_event = false;
   sim::WatchdogLimits limits;  // the kernel watchdog's; max_trace_bytes bounds each trace.jsonl
   ModelOptions model;          // test-only injected bugs, developer checks
 };

@@ -725,7 +725,9 @@ void ClassicConsumer::on_message(sim::NodeId from, Envelope&& envelope) {
   const InFlight req = it->second;
   in_flight_.erase(it);
   const ErrorCode e = error_of(envelope.message);
-  trace_rpc("recv", from, node_, api_name(envelope.message), envelope.correlation_id, &e);
+  // A quiet Heartbeat's answer causes nothing when it is NONE.
+  const bool quiet = req.quiet && e == ErrorCode::NONE && std::holds_alternative<HeartbeatResponse>(envelope.message);
+  trace_rpc("recv", from, node_, api_name(envelope.message), envelope.correlation_id, &e, quiet);
   handling_id_ = envelope.correlation_id;
   handle_response(req, envelope.message);
 }

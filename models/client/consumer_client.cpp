@@ -564,9 +564,23 @@ std::int32_t ConsumerClient::send_to(sim::NodeId to, Message request, std::int64
                                      RequestContext context) {
   const std::int32_t id = next_correlation_id_++;
   const char* api = api_name(request);
-  trace_rpc("send", node_, to, api, id, nullptr);
+  // A heartbeat with nothing new in it: the classic Heartbeat always, a ConsumerGroupHeartbeat
+  // of a member at a positive epoch (not a join, -1 or -2: a leave) sending none of its
+  // optional fields.
+  const std::string_view a = api;
+  const auto member_epoch = [&] {
+    const auto it = rpc_fields_.find("member_epoch");
+    return it != rpc_fields_.end() && it->is_number_integer() ? it->get<std::int64_t>() : std::int64_t{0};
+  };
+  const auto no_fields = [&] {
+    const auto it = rpc_fields_.find("fields");
+    return it != rpc_fields_.end() && it->empty();
+  };
+  const bool quiet = a == "Heartbeat" ||
+                     (a == "ConsumerGroupHeartbeat" && rpc_fields_.is_object() && no_fields() && member_epoch() > 0);
+  trace_rpc("send", node_, to, api, id, nullptr, quiet);
   const sim::SimTime deadline = sim::saturating_add(kernel_.now(), sim::ms(timeout_ms));
-  in_flight_.emplace(id, InFlight{api, to, deadline, std::move(context)});
+  in_flight_.emplace(id, InFlight{api, to, deadline, std::move(context), quiet});
   if (cluster_.is_down(to)) {
     // Connection refused: the request fails with a disconnect as soon as it is tried.
     kernel_.schedule_closure_after(sim::SimTime{0}, [this, to, gen = process_.incarnation()] {
@@ -776,9 +790,10 @@ std::int64_t ConsumerClient::exponential_backoff_ms(int attempts) {
 }
 
 void ConsumerClient::trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
-                               std::int32_t id, const ErrorCode* error) {
+                               std::int32_t id, const ErrorCode* error, bool quiet) {
   if (!trace::wants(tracer_, trace::data_path_api(api) ? trace::Detail::Full : trace::Detail::Standard)) return;
-  trace::Rpc f{.dir = dir, .from = network_.name(from), .to = network_.name(to), .api = api, .id = id};
+  trace::Rpc f{.dir = dir, .from = network_.name(from), .to = network_.name(to), .api = api, .id = id,
+               .quiet = quiet};
   if (error != nullptr) f.error = error_name(*error);
   // A ConsumerGroupHeartbeat request also says its epoch and which optional fields it carries;
   // an OffsetFetch request the member epoch it carries (-1: none, and no member id).

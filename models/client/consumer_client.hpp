@@ -69,6 +69,7 @@ class ConsumerClient : public ConsumerModel {
     sim::NodeId node;
     sim::SimTime deadline;
     RequestContext context;
+    bool quiet = false;  // a heartbeat that carries no news (trace::Rpc::quiet)
   };
 
   /// `network_thread` names the thread that owns the client's network node ("heartbeat" for
@@ -169,8 +170,9 @@ class ConsumerClient : public ConsumerModel {
   /// ExponentialBackoff(retry.backoff.ms, 2, retry.backoff.max.ms, jitter 0.2) after `attempts`
   /// failures, drawn from the client's RNG stream.
   std::int64_t exponential_backoff_ms(int attempts);
+  /// `quiet`: trace::Rpc::quiet (a heartbeat that carries and causes no news).
   void trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api, std::int32_t id,
-                 const ErrorCode* error);
+                 const ErrorCode* error, bool quiet = false);
 
   /// A data partition's leader as the client's metadata says (where its Fetch and offset
   /// lookups go): the cluster's leaders as of its last metadata refresh. No leader: the

@@ -108,6 +108,10 @@ struct Lag {
   std::int64_t lag = 0, log_end_offset = 0, offset = 0;
   OrNull<sv> owner;
   sv reason;
+  /// Not written: a number that names (group, partition) for the whole run, by which the
+  /// `standard` writer remembers the last lag it wrote (trace::LevelFilter); 0: none (an event
+  /// read back from trace.jsonl: always written).
+  std::uint32_t slot = 0;
   template <class S, class V> static void fields(S& s, V& v) {
     v("group", s.group); v("partition", s.partition); v("lag", s.lag); v("log_end_offset", s.log_end_offset);
     v("offset", s.offset); v("owner", s.owner); v("reason", s.reason);
@@ -313,6 +317,10 @@ struct Rpc {
   std::int32_t id = 0;
   Opt<sv> error;
   Splice extra;  // a request's extra fields (ConsumerGroupHeartbeat epoch, OffsetFetch epoch)
+  /// Not written: a heartbeat that carries no news (a request with nothing new in it) or causes
+  /// none (its response to such a request: NONE, no assignment, the same member epoch); only
+  /// the `full` trace writes it.
+  bool quiet = false;
   template <class S, class V> static void fields(S& s, V& v) {
     v("dir", s.dir); v("from", s.from); v("to", s.to); v("api", s.api); v("id", s.id); v("error", s.error);
     v("", s.extra);

@@ -536,15 +536,65 @@ nlohmann::ordered_json to_json(sim::SimTime t, const Event& e) {
   return nlohmann::ordered_json::parse(line);
 }
 
+bool LevelFilter::keep_lag(const Lag& l) {
+  if (l.slot == 0) return true;
+  if (l.slot >= last_lag_.size()) last_lag_.resize(std::max<std::size_t>(l.slot + 1, last_lag_.size() * 2));
+  LastLag& last = last_lag_[l.slot];
+  const bool owned = l.owner.value.has_value();
+  const std::string_view owner = owned ? *l.owner.value : std::string_view();
+  if (last.written && last.lag == l.lag && last.owned == owned && last.owner == owner) return false;
+  last.written = true;
+  last.lag = l.lag;
+  last.owned = owned;
+  if (last.owner != owner) last.owner.assign(owner);
+  return true;
+}
+
+bool LevelFilter::keep(const Event& e) {
+  if (!standard_) return true;
+  if (const auto* l = std::get_if<Lag>(&e)) return keep_lag(*l);
+  if (std::holds_alternative<RecordsFetched>(e) || std::holds_alternative<RecordsProcessed>(e)) return false;
+  if (const auto* r = std::get_if<Rpc>(&e)) return !r->quiet;
+  if (const auto* r = std::get_if<Record>(&e)) {
+    if (r->value.commit != nullptr) return false;  // a typed OffsetCommit
+    if (r->value.object == nullptr) return true;
+    const auto it = r->value.object->find("record");
+    return it == r->value.object->end() || !it->is_string() ||
+           it->get_ref<const std::string&>() != "OffsetCommit";
+  }
+  return true;
+}
+
+bool append_jsonl_at(std::string& out, sim::SimTime t, const Event& e, LevelFilter& filter) {
+  if (!filter.keep(e)) return false;
+  const std::size_t start = out.size();
+  append_jsonl(out, t, e);
+  if (std::holds_alternative<RunStart>(e) && out.size() > start && out.back() == '}') {
+    out.pop_back();
+    out += ",\"trace_level\":\"";
+    out += filter.name();
+    out += "\"}";
+  }
+  return true;
+}
+
 void JsonlFileSink::on_event(sim::SimTime t, const Event& e) {
-  append_jsonl(file_.buffer(), t, e);
+  if (level_) {
+    if (!append_jsonl_at(file_.buffer(), t, e, *level_)) return;
+  } else {
+    append_jsonl(file_.buffer(), t, e);
+  }
   file_.buffer() += '\n';
   file_.maybe_flush();
 }
 
 void JsonlLinesSink::on_event(sim::SimTime t, const Event& e) {
   std::string line;
-  append_jsonl(line, t, e);
+  if (level_) {
+    if (!append_jsonl_at(line, t, e, *level_)) return;
+  } else {
+    append_jsonl(line, t, e);
+  }
   lines_.push_back(std::move(line));
   bound_.add(t, lines_.back(), 1);  // and its newline
 }

@@ -7,6 +7,7 @@
 #include <deque>
 #include <functional>
 #include <istream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,22 +42,57 @@ class TraceByteBound {
   std::uint64_t bytes_ = 0;
 };
 
-/// Streams every event to a file, one line each, through sim::BufferedFile.
+/// What trace.jsonl writes at a `--trace` level (docs/scenario-format.md, "Trace levels").
+/// `full`: every event the bus carries. `standard`: a `lag` line only when the partition's lag
+/// differs from the last value written for it or its owner changes; no `records.fetched` /
+/// `records.processed` lines, no OffsetCommit `record` lines, no quiet heartbeats (Rpc::quiet).
+/// Both say their level in `run.start` (`trace_level`). The sinks on the bus (the summary, the
+/// expectations) see every event whatever is written; this filter is the writer's alone.
+class LevelFilter {
+ public:
+  explicit LevelFilter(Detail level) : standard_(level == Detail::Standard) {}
+  /// "full" | "standard".
+  std::string_view name() const { return standard_ ? "standard" : "full"; }
+  /// Whether `e` is written at this level; a `lag` line let through is remembered.
+  bool keep(const Event& e);
+
+ private:
+  struct LastLag {
+    std::int64_t lag = 0;
+    std::string owner;
+    bool owned = false;
+    bool written = false;
+  };
+  bool keep_lag(const Lag& l);
+  bool standard_;
+  std::vector<LastLag> last_lag_;  // by Lag::slot
+};
+
+/// Appends the line of `e` as `filter`'s level writes it (run.start with its `trace_level`);
+/// false, and nothing appended, when the level leaves it out.
+bool append_jsonl_at(std::string& out, sim::SimTime t, const Event& e, LevelFilter& filter);
+
+/// Streams every event to a file, one line each, through sim::BufferedFile; with set_level(),
+/// as that level writes it.
 class JsonlFileSink final : public TraceSink {
  public:
   explicit JsonlFileSink(const std::string& path, std::size_t buffer = sim::BufferedFile::kDefaultCapacity)
       : file_(path, buffer) {}
+  void set_level(Detail level) { level_.emplace(level); }
   void on_event(sim::SimTime t, const Event& e) override;
   void close() { file_.close(); }
   const sim::BufferedFile& file() const { return file_; }
 
  private:
   sim::BufferedFile file_;
+  std::optional<LevelFilter> level_;
 };
 
-/// Keeps every line in memory: for tests and short in-process runs (describe, dump-log).
+/// Keeps every line in memory: for tests and short in-process runs (describe, dump-log); with
+/// set_level(), as that level writes them.
 class JsonlLinesSink final : public TraceSink {
  public:
+  void set_level(Detail level) { level_.emplace(level); }
   void on_event(sim::SimTime t, const Event& e) override;
   const std::vector<std::string>& lines() const { return lines_; }
   std::vector<std::string> take() { return std::move(lines_); }
@@ -67,6 +103,7 @@ class JsonlLinesSink final : public TraceSink {
  private:
   std::vector<std::string> lines_;
   TraceByteBound bound_;
+  std::optional<LevelFilter> level_;
 };
 
 /// Owns what the views of events read back point into; valid until the next parse.

@@ -38,6 +38,7 @@ LagMonitor::Entries::iterator LagMonitor::find_or_add(const std::string& group, 
   const KeyRef key{group, tp};
   if (const auto found = index_.find(key); found != index_.end()) return *found;
   const auto it = entries_.emplace(Key{group, tp}, Entry{}).first;
+  it->second.slot = static_cast<std::uint32_t>(entries_.size());
   index_.insert(it);
   return it;
 }
@@ -73,7 +74,7 @@ void LagMonitor::emit(const Key& key, Entry& e, const char* reason) {
   }
   const std::int64_t leo = workload_.log_end_offset(e.ref);
   trace::Lag f{.group = key.first, .partition = &key.second, .lag = leo - *offset, .log_end_offset = leo,
-               .offset = *offset, .reason = reason};
+               .offset = *offset, .reason = reason, .slot = e.slot};
   if (!e.owner.empty()) f.owner.value = e.owner;
   tracer_.publish(f);
 }

@@ -62,6 +62,7 @@ class LagMonitor {
     // The partition in the Workload, found once: valid while ref_layout is Workload::layout().
     Workload::Ref ref;
     std::optional<std::uint64_t> ref_layout;
+    std::uint32_t slot = 0;  // trace::Lag::slot: 1 + the number of entries before it
   };
   using Entries = std::map<Key, Entry>;
   /// entries_ by hash (commits and owner changes find their entry without a walk down the map's

@@ -1,12 +1,19 @@
 // `run --trace full|standard|none` and `--quiet`, as a separate process: each level is
-// deterministic, the summary is the same at every level, `standard` is `full` without the Fetch
-// rpc lines, `none` writes only summary.json, and --quiet prints nothing on success.
+// deterministic, the summary is the same at every level, `standard` is `full` without what only
+// `full` writes (Fetch rpcs, records.* lines, OffsetCommit records, quiet heartbeats, lag lines
+// that repeat the last value written), every reader of the files carries lag forward, `none`
+// writes only summary.json, and --quiet prints nothing on success.
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
 
@@ -21,13 +28,161 @@ fs::path temp_dir(const std::string& name) {
   return d;
 }
 
-std::string without_fetch_rpcs(const std::string& trace) {
-  std::istringstream in(trace);
-  std::string out, line;
-  while (std::getline(in, line))
-    if (line.find("\"type\":\"rpc\"") == std::string::npos || line.find("\"api\":\"Fetch\"") == std::string::npos)
-      out += line + '\n';
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) out.push_back(line);
   return out;
+}
+
+bool heartbeat_api(const std::string& api) { return api == "Heartbeat" || api == "ConsumerGroupHeartbeat"; }
+
+/// What a comparison of a `full` trace with a `standard` one found.
+struct LevelWalk {
+  bool matched = true;          // standard = full less lines only full writes, in order
+  std::string first_problem;
+  int lag_written = 0, lag_held = 0, lag_owner_changes = 0, lag_value_changes = 0;
+  int records_dropped = 0, commit_records_dropped = 0, heartbeats_dropped = 0, fetch_dropped = 0;
+};
+
+/// Walks the full trace line by line against the standard one: a line standard lacks must be one
+/// the rules leave to `full` (records.*, a Fetch rpc, an OffsetCommit record, a heartbeat
+/// request with nothing new (a classic Heartbeat, a ConsumerGroupHeartbeat at a positive epoch
+/// with no optional field: never a join or a leave) or a NONE answer, a lag line equal in lag and owner to the last
+/// one written for its partition); every other line must be there, in the same order.
+LevelWalk walk_levels(const std::string& full, const std::string& standard) {
+  LevelWalk w;
+  const auto f = lines_of(full), s = lines_of(standard);
+  std::map<std::pair<std::string, std::string>, std::pair<std::int64_t, std::string>> last;  // written lag, owner
+  std::size_t j = 0;
+  auto fail = [&](const std::string& why) {
+    if (w.matched) w.first_problem = why;
+    w.matched = false;
+  };
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    const auto e = nlohmann::json::parse(f[i]);
+    const std::string type = e.at("type");
+    if (type == "run.start") {
+      auto a = e, b = nlohmann::json::parse(s.at(j++));
+      if (a.value("trace_level", "") != "full" || b.value("trace_level", "") != "standard") fail("run.start level");
+      a.erase("trace_level");
+      b.erase("trace_level");
+      if (a != b) fail("run.start");
+      continue;
+    }
+    const bool same = j < s.size() && s[j] == f[i];
+    if (type == "lag") {
+      const auto key = std::make_pair(e.at("group").get<std::string>(), e.at("partition").get<std::string>());
+      const std::string owner = e.at("owner").is_null() ? "<null>" : e.at("owner").get<std::string>();
+      const auto it = last.find(key);
+      const bool repeat = it != last.end() && it->second == std::make_pair(e.at("lag").get<std::int64_t>(), owner);
+      if (repeat) {
+        if (same) fail("a repeated lag line written: " + f[i]);
+        ++w.lag_held;
+        continue;
+      }
+      if (!same) {
+        fail("a changed lag line missing: " + f[i]);
+        continue;
+      }
+      if (it != last.end() && it->second.second != owner) ++w.lag_owner_changes;
+      if (it != last.end() && it->second.first != e.at("lag").get<std::int64_t>()) ++w.lag_value_changes;
+      last[key] = {e.at("lag").get<std::int64_t>(), owner};
+      ++w.lag_written;
+      ++j;
+      continue;
+    }
+    if (same) {
+      ++j;
+      continue;
+    }
+    if (type == "records.fetched" || type == "records.processed") ++w.records_dropped;
+    else if (type == "record" && e.value("record", "") == "OffsetCommit") ++w.commit_records_dropped;
+    else if (type == "rpc" && e.value("api", "") == "Fetch") ++w.fetch_dropped;
+    else if (type == "rpc" && heartbeat_api(e.value("api", "")) && e.value("dir", "") == "send" &&
+             (e.value("api", "") == "Heartbeat" ||
+              (e.contains("fields") && e["fields"].empty() && e.value("member_epoch", 0) > 0)))
+      ++w.heartbeats_dropped;
+    else if (type == "rpc" && heartbeat_api(e.value("api", "")) && e.value("dir", "") == "recv" &&
+             e.value("error", "") == "NONE")
+      ++w.heartbeats_dropped;
+    else
+      fail("a line only full writes that is not of a kind left to full: " + f[i]);
+  }
+  if (j != s.size()) fail("standard has lines full does not");
+  return w;
+}
+
+/// A CSV's rows as cells (no quoted commas in the columns read here: time, group, partition, lag).
+std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& line : lines_of(text)) {
+    std::vector<std::string> cells;
+    std::string cell;
+    std::istringstream in(line);
+    while (std::getline(in, cell, ',')) cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+using Steps = std::map<std::string, std::vector<std::pair<double, std::int64_t>>>;  // series -> (t, value)
+
+/// Whether two step functions agree at every time either of them changes: what carrying the last
+/// value forward gives. `missing` names a series one side lacks.
+std::string steps_differ(const Steps& a, const Steps& b) {
+  auto at = [](const std::vector<std::pair<double, std::int64_t>>& s, double t) -> std::optional<std::int64_t> {
+    std::optional<std::int64_t> v;
+    for (const auto& [x, y] : s)
+      if (x <= t) v = y;
+    return v;
+  };
+  for (const auto* side : {&a, &b})
+    for (const auto& [name, points] : *side) {
+      const auto oa = a.find(name), ob = b.find(name);
+      if (oa == a.end() || ob == b.end()) return "series " + name + " on one side only";
+      for (const auto& [t, v] : points)
+        if (at(oa->second, t) != at(ob->second, t)) return "series " + name + " at " + std::to_string(t);
+    }
+  return "";
+}
+
+Steps lag_csv_steps(const std::string& text) {
+  Steps out;
+  const auto rows = csv_rows(text);
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    out[rows[i].at(1) + "|" + rows[i].at(2)].emplace_back(std::stod(rows[i].at(0)), std::stoll(rows[i].at(3)));
+  return out;
+}
+
+Steps perfetto_lag_steps(const std::string& text) {
+  Steps out;
+  const auto j = nlohmann::json::parse(text);
+  const auto& events = j.is_array() ? j : j.at("traceEvents");
+  for (const auto& e : events)
+    if (e.value("ph", "") == "C" && e.value("name", "").find("lag") != std::string::npos)
+      out[e.at("name")].emplace_back(e.at("ts").get<double>(), e.at("args").at("records").get<std::int64_t>());
+  return out;
+}
+
+/// timeline.csv's rows at standard are full's rows in order, less rows of kinds only full writes.
+std::string timeline_differs(const std::string& full, const std::string& standard) {
+  const auto f = lines_of(full), s = lines_of(standard);
+  std::size_t j = 0;
+  for (const auto& row : f) {
+    if (j < s.size() && (row == s[j] || row.find(",run.start,") != std::string::npos)) {
+      ++j;
+      continue;
+    }
+    const bool full_only = row.find(",records.fetched,") != std::string::npos ||
+                           row.find(",records.processed,") != std::string::npos ||
+                           row.find("\"\"record\"\":\"\"OffsetCommit\"\"") != std::string::npos ||
+                           row.find("\"\"api\"\":\"\"Fetch\"\"") != std::string::npos ||
+                           row.find("Heartbeat\"\"") != std::string::npos;
+    if (!full_only) return "missing at standard: " + row;
+  }
+  return j == s.size() ? "" : "extra rows at standard";
 }
 
 // The summary without produced_by (the same) and expectations: every metric and rebalance.
@@ -65,7 +220,73 @@ TEST_CASE("every trace level is deterministic and gives the same summary; standa
   CHECK(summary_body(summary["none"]) == summary_body(summary["full"]));
   CHECK(trace["full"].find("\"api\":\"Fetch\"") != std::string::npos);
   CHECK(trace["standard"].find("\"api\":\"Fetch\"") == std::string::npos);
-  CHECK(trace["standard"] == without_fetch_rpcs(trace["full"]));
+  const LevelWalk w = walk_levels(trace["full"], trace["standard"]);
+  CAPTURE(w.first_problem);
+  CHECK(w.matched);
+  fs::remove_all(d);
+}
+
+TEST_CASE("standard: lag lines only on change, no records.* or OffsetCommit records or quiet heartbeats; every "
+          "reader carries lag forward") {
+  // Two consumers on orders-0/1 at 50 records/s; B stalls for 20 s from 20 s (its partition's
+  // lag grows, then drains); a steady lag holds in between; under the consumer protocol a
+  // partition changes owner (A holds both until B's assignment).
+  const auto d = temp_dir("readers");
+  const std::string scenario = "scenarios/library/lag-build-up-and-drain.json";
+  for (const std::string level : {"full", "standard"}) {
+    const auto r = testing::run_cli("run " + scenario + " --trace " + level +
+                                        " --format csv --format perfetto --quiet --out " + (d / level).string(),
+                                    "readers");
+    REQUIRE(r.code == 0);
+  }
+  for (const std::string variant : {"classic-eager", "classic-cooperative", "consumer"}) {
+    CAPTURE(variant);
+    const auto file = [&](const std::string& level, const std::string& name) {
+      return testing::read_file(d / level / variant / name);
+    };
+    CHECK(file("full", "summary.json") == file("standard", "summary.json"));
+    const std::string full = file("full", "trace.jsonl"), standard = file("standard", "trace.jsonl");
+    CHECK(standard.size() * 20 < full.size());  // this scenario's trace is mostly per-batch and lag lines
+    const LevelWalk w = walk_levels(full, standard);
+    CAPTURE(w.first_problem);
+    CHECK(w.matched);
+    // The scenario exercises each rule: lag that changes, lag that holds, an owner change.
+    CHECK(w.lag_value_changes > 0);
+    CHECK(w.lag_held > w.lag_written);
+    // Under the consumer protocol A owns both partitions before B's first heartbeat gives it one.
+    if (variant == "consumer") CHECK(w.lag_owner_changes > 0);
+    CHECK(w.records_dropped > 0);
+    CHECK(w.commit_records_dropped > 0);
+    CHECK(w.heartbeats_dropped > 0);
+    // The readers: lag.csv and perfetto.json's lag counters are the same step functions (each
+    // partition's and the group's total); timeline.csv is full's less the rows only full writes.
+    const Steps lf = lag_csv_steps(file("full", "lag.csv")), ls = lag_csv_steps(file("standard", "lag.csv"));
+    CHECK(lf.size() == 3);  // orders-0, orders-1, (total)
+    CHECK(steps_differ(lf, ls) == "");
+    CHECK(lag_csv_steps(file("full", "lag.csv")).begin()->second.size() > ls.begin()->second.size());
+    const Steps pf = perfetto_lag_steps(file("full", "perfetto.json"));
+    CHECK(pf.size() == 3);  // total lag, lag orders-0, lag orders-1
+    CHECK(steps_differ(pf, perfetto_lag_steps(file("standard", "perfetto.json"))) == "");
+    CHECK(timeline_differs(file("full", "timeline.csv"), file("standard", "timeline.csv")) == "");
+  }
+  // explain tells the same story from both run directories (who learned of each rebalance by
+  // which heartbeat, callbacks, leaves): a leave's heartbeat is never quiet.
+  for (const std::string level : {"full", "standard"}) {
+    const auto r = testing::run_cli("run scenarios/library/rolling-restart-dynamic.json --trace " + level +
+                                        " --quiet --out " + (d / ("rolling-" + level)).string(),
+                                    "readers-rolling");
+    REQUIRE(r.code == 0);
+  }
+  const auto explain_full = testing::run_cli("explain " + (d / "rolling-full").string(), "readers-explain-full");
+  const auto explain_standard = testing::run_cli("explain " + (d / "rolling-standard").string(), "readers-explain-std");
+  REQUIRE(explain_full.code == 0);
+  CHECK(explain_full.out.find("learned of it from its ConsumerGroupHeartbeat response") != std::string::npos);
+  CHECK(explain_full.out == explain_standard.out);
+  // `report DIR` renders the same files from a standard run directory as `run` did.
+  const auto before = testing::read_file(d / "standard" / "consumer" / "lag.csv");
+  const auto again = testing::run_cli("report " + (d / "standard").string() + " --format csv", "readers-report");
+  REQUIRE(again.code == 0);
+  CHECK(testing::read_file(d / "standard" / "consumer" / "lag.csv") == before);
   fs::remove_all(d);
 }
 

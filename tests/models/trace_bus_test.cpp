@@ -306,3 +306,64 @@ TEST_CASE("the summary finds a consumer's batch by the events' consumer_slot, ch
   CHECK(summary(events(3, 3)).dump(2) == by_name.dump(2));  // one slot, two names
   CHECK(summary(events(3, 0)).dump(2) == by_name.dump(2));
 }
+
+TEST_CASE("the standard level's filter: lag only on a change of lag or owner, per (group, partition) slot") {
+  using namespace rsim::trace;
+  LevelFilter standard(Detail::Standard), full(Detail::Full);
+  const rsim::TopicPartition p0{"orders", 0}, p1{"orders", 1};
+  auto lag = [&](const rsim::TopicPartition& p, std::uint32_t slot, std::int64_t v, const char* owner) {
+    Lag l{.group = "g", .partition = &p, .lag = v, .log_end_offset = 100 + v, .offset = 100, .reason = "sample", .slot = slot};
+    if (owner != nullptr) l.owner.value = std::string_view(owner);
+    return Event{l};
+  };
+  CHECK(standard.keep(lag(p0, 1, 5, "A")));         // first line of its partition
+  CHECK(standard.keep(lag(p1, 2, 5, "A")));         // another slot: its own first line
+  CHECK_FALSE(standard.keep(lag(p0, 1, 5, "A")));   // holds
+  CHECK_FALSE(standard.keep(lag(p0, 1, 5, "A")));
+  CHECK(standard.keep(lag(p0, 1, 6, "A")));         // changes
+  CHECK(standard.keep(lag(p0, 1, 6, "B")));         // new owner, same lag
+  CHECK(standard.keep(lag(p0, 1, 6, nullptr)));     // no owner
+  CHECK_FALSE(standard.keep(lag(p0, 1, 6, nullptr)));
+  CHECK(standard.keep(lag(p0, 1, 6, "B")));
+  CHECK_FALSE(standard.keep(lag(p1, 2, 5, "A")));   // p1 untouched by p0's lines
+  CHECK(standard.keep(lag(p0, 0, 6, "B")));         // no slot (read back): always written
+  CHECK(standard.keep(lag(p0, 0, 6, "B")));
+  for (int i = 0; i < 3; ++i) CHECK(full.keep(lag(p0, 1, 6, "B")));  // full writes every sample
+
+  const RecordsFetched fetched{.consumer = "A", .group = "g", .batch = 1, .count = 2};
+  const RecordsProcessed processed{.consumer = "A", .group = "g", .batch = 1, .count = 2};
+  CHECK_FALSE(standard.keep(Event{fetched}));
+  CHECK_FALSE(standard.keep(Event{processed}));
+  CHECK(full.keep(Event{fetched}));
+  const OffsetCommitValue v{.group = "g", .topic = "orders", .partition_index = 0, .committed_offset = 7};
+  Record typed{.partition = 3, .offset = 9};
+  typed.value.commit = &v;
+  CHECK_FALSE(standard.keep(Event{typed}));
+  CHECK(full.keep(Event{typed}));
+  const nlohmann::ordered_json commit_json{{"record", "OffsetCommit"}, {"group", "g"}};
+  const nlohmann::ordered_json metadata_json{{"record", "ConsumerGroupMetadata"}, {"group", "g"}, {"epoch", 2}};
+  Record as_json{.partition = 3, .offset = 10}, group_record{.partition = 3, .offset = 11};
+  as_json.value.object = &commit_json;
+  group_record.value.object = &metadata_json;
+  CHECK_FALSE(standard.keep(Event{as_json}));
+  CHECK(standard.keep(Event{group_record}));  // the group-protocol records stay
+  const Rpc quiet{.dir = "send", .from = "A", .to = "broker-0", .api = "Heartbeat", .id = 4, .quiet = true};
+  const Rpc news{.dir = "recv", .from = "broker-0", .to = "A", .api = "Heartbeat", .id = 4, .quiet = false};
+  CHECK_FALSE(standard.keep(Event{quiet}));
+  CHECK(standard.keep(Event{news}));
+  CHECK(full.keep(Event{quiet}));
+  CHECK(standard.keep(Event{Commit{.consumer = "A", .group = "g", .phase = "sent", .purpose = "auto-commit"}}));
+
+  // run.start says the level; a line left out appends nothing.
+  std::string out;
+  CHECK(append_jsonl_at(out, sim::SimTime{0}, Event{RunStart{.scenario = "s", .protocol = "consumer", .seed = 1, .duration_ms = 5}},
+                        standard));
+  CHECK(out == R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":5,"trace_level":"standard"})");
+  out.clear();
+  CHECK(append_jsonl_at(out, sim::SimTime{0}, Event{RunStart{.scenario = "s", .protocol = "consumer", .seed = 1, .duration_ms = 5}},
+                        full));
+  CHECK(out == R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":5,"trace_level":"full"})");
+  out.clear();
+  CHECK_FALSE(append_jsonl_at(out, sim::SimTime{1}, Event{fetched}, standard));
+  CHECK(out.empty());
+}

@@ -103,8 +103,8 @@ std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::stri
                                 static_cast<double>(virtual_ms) / 1000.0,
                                 write_trace ? fmt::format("at {} detail", trace_level) : std::string("none (summary only)"),
                                 critical_paths ? "" : ", no critical paths");
-  out += fmt::format("{:>18} {:>12} {:>8} {:>12} {:>11} {:>11} {:>9}\n", "consumers x parts", "events", "CPU s",
-                     "virtual/CPU", "peak RSS", "trace", "exponent");
+  out += fmt::format("{:>18} {:>12} {:>8} {:>12} {:>11} {:>11} {:>12} {:>9}\n", "consumers x parts", "events",
+                     "CPU s", "virtual/CPU", "peak RSS", "trace", "trace/vs", "exponent");
   const long floor_kib = assignors::bench::baseline_rss_kib();
   double last_cpu = 0;
   std::int64_t last_n = 0;
@@ -123,6 +123,7 @@ std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::stri
       std::vector<sim::TraceSink<trace::Event>*> sinks{&summary};
       if (write_trace) {
         jsonl.emplace((tmp / "trace.jsonl").string());
+        jsonl->set_level(trace_level == "full" ? trace::Detail::Full : trace::Detail::Standard);
         sinks.push_back(&*jsonl);
       }
       const std::uint64_t events = run_scenario(spec, protocol, spec.seed, sinks,
@@ -148,15 +149,18 @@ std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::stri
     std::string exponent = "-";
     if (last_n > 0 && last_cpu > 0 && size.consumers != last_n)
       exponent = fmt::format("{:.2f}", std::log(cpu / last_cpu) / std::log(static_cast<double>(size.consumers) / last_n));
-    out += fmt::format("{:>18} {:>12} {:>8.2f} {:>12.1f} {:>11} {:>11} {:>9}\n", label, events, cpu,
-                       cpu > 0 ? static_cast<double>(virtual_ms) / 1000.0 / cpu : 0.0,
-                       human_bytes(static_cast<double>(child.peak_rss_kib) * 1024.0),
-                       write_trace ? human_bytes(static_cast<double>(bytes)) : std::string("-"), exponent);
+    const double virtual_s = static_cast<double>(virtual_ms) / 1000.0;
+    out += fmt::format("{:>18} {:>12} {:>8.2f} {:>12.1f} {:>11} {:>11} {:>12} {:>9}\n", label, events, cpu,
+                       cpu > 0 ? virtual_s / cpu : 0.0, human_bytes(static_cast<double>(child.peak_rss_kib) * 1024.0),
+                       write_trace ? human_bytes(static_cast<double>(bytes)) : std::string("-"),
+                       write_trace && virtual_s > 0 ? human_bytes(static_cast<double>(bytes) / virtual_s) + "/s"
+                                                    : std::string("-"),
+                       exponent);
     last_cpu = cpu;
     last_n = size.consumers;
   }
-  out += fmt::format("(peak RSS includes the forked child's floor of {}; exponent: CPU growth in members "
-                     "between consecutive sizes)\n",
+  out += fmt::format("(peak RSS includes the forked child's floor of {}; trace/vs: trace bytes per virtual "
+                     "second; exponent: CPU growth in members between consecutive sizes)\n",
                      human_bytes(static_cast<double>(floor_kib) * 1024.0));
   return out;
 }
