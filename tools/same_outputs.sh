@@ -2,6 +2,7 @@
 # Runs every scenario under scenarios/ with two rebalance-sim binaries at one trace level (all
 # formats) and compares their outputs byte for byte. The commit in produced_by / --version and
 # run.start's trace_level (which older binaries do not write; also in timeline.csv) are set aside.
+# The output folder's manifest (.rebalance-sim-manifest.json, which older binaries do not write) is not compared.
 # Usage: tools/same_outputs.sh OLD_BINARY NEW_BINARY [LEVEL] [WORKDIR]
 set -u
 old=$1 new=$2 level=${3:-full} work=${4:-$(mktemp -d)}
@@ -22,7 +23,7 @@ for f in $(find scenarios -name '*.json' ! -name schema.json ! -name '*.golden.j
         -e 's/,""trace_level"":""[a-z]*""}/}/' "$x"
     done
   done
-  if diff -r "$work/old/$n" "$work/new/$n" >/dev/null && cmp -s "$work/old.$n.err" "$work/new.$n.err"; then
+  if diff -r -x .rebalance-sim-manifest.json "$work/old/$n" "$work/new/$n" >/dev/null && cmp -s "$work/old.$n.err" "$work/new.$n.err"; then
     same=$((same + 1))
   else
     differ=$((differ + 1)); echo "DIFFERENT: $f"
