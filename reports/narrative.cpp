@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "reports/summary.hpp"
+
 namespace reports {
 
 namespace {
@@ -34,6 +36,26 @@ const Lane* named_member(const Timeline& tl, const std::string& trigger) {
       return &lane;
   }
   return nullptr;
+}
+
+/// The one rebalance a span of a lane in `group` starting at `t` is told under: of the group's
+/// rebalances whose window holds `t`, the last one that started at or before `t` (else the first
+/// whose window holds it). Windows of consecutive rebalances overlap (a window opens up to one
+/// heartbeat interval before its rebalance), and a callback is told once.
+int owning_rebalance(const Timeline& tl, const std::string& group, std::int64_t t) {
+  int started = 0, first = 0;
+  std::int64_t started_at = 0;
+  for (const auto& q : tl.rebalances) {
+    if (q.group != group) continue;
+    const auto [from, to] = rebalance_window(tl, q);
+    if (t < from || t > to) continue;
+    if (first == 0) first = q.index;
+    if (q.start_us <= t && (started == 0 || q.start_us >= started_at)) {
+      started = q.index;
+      started_at = q.start_us;
+    }
+  }
+  return started != 0 ? started : first;
 }
 
 }  // namespace
@@ -84,6 +106,7 @@ std::vector<std::string> narrate(const Timeline& tl) {
       }
       for (const auto& s : lane.spans) {
         if (s.start_us < from || s.start_us > to) continue;
+        if (owning_rebalance(tl, r.group, s.start_us) != r.index) continue;
         if (s.kind == "callback" && (s.label.rfind("onPartitionsRevoked", 0) == 0 || s.label.rfind("onPartitionsLost", 0) == 0))
           mine.push_back(fmt::format("ran {} from {} to {}", s.label, seconds(s.start_us), seconds(s.end_us)));
         else if (s.kind == "stalled" || s.kind == "paused")
@@ -117,6 +140,11 @@ std::vector<std::string> narrate(const Timeline& tl) {
 std::string explain_text(const Timeline& tl) {
   std::string out = fmt::format("{} [{}]: {} rebalance{}\n", tl.scenario, tl.protocol, tl.rebalances.size(),
                                 tl.rebalances.size() == 1 ? "" : "s");
+  if (tl.summary.is_object() && tl.summary.contains("verdict"))
+    out += "  Verdict: " + tl.summary.at("verdict").get<std::string>() + "\n";
+  if (tl.summary.is_object() && tl.summary.contains("metrics")) out += "  " + headline_of(tl.summary) + "\n";
+  if (tl.summary.is_object())
+    for (const auto& m : moment_lines(tl.summary)) out += "  Decisive moment " + m + "\n";
   for (const auto& p : narrate(tl)) out += "  " + p + "\n";
   return out;
 }
