@@ -108,3 +108,23 @@ TEST_CASE("steady window: none without the first consumers, null when one of the
   CHECK(never["steady"]["metrics"].is_null());
   CHECK(never["verdict"].get<std::string>().rfind("The group never settled after start-up; over the whole run: ", 0) == 0);
 }
+
+namespace {
+
+json barrier_doc() {
+  return json::parse(R"({"name":"barrier","duration_ms":20000,"protocols":["classic-eager"],
+    "cluster":{"config":{"group.initial.rebalance.delay.ms":0}},
+    "network":{"latency_ms":1},
+    "topics":[{"name":"t","partitions":4}],
+    "consumers":[{"name":"A","group":"g","topics":["t"],"callbacks":{"revoke_ms":2000}},
+                 {"name":"B","group":"g","topics":["t"]}],
+    "events":[{"at_ms":0,"do":"start","consumer":"A"},{"at_ms":5000,"do":"network","between":["A","coordinator"],"latency_ms":1},
+              {"at_ms":10000,"do":"start","consumer":"B"}]})");
+}
+
+}  // namespace
+
+TEST_CASE("eager: a member slow in onPartitionsRevoked holds the join barrier, and the whole group stops that long") {
+  const json s = run_summary(barrier_doc(), "classic-eager");
+  MESSAGE(s.dump());
+}
