@@ -4,6 +4,7 @@
 // worked on? A sink-side structure, fed by the summary builder from trace events only.
 #pragma once
 #include <algorithm>
+#include <iterator>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -24,8 +25,8 @@ struct ClockWindow {
 
 /// Per (group, partition): *not processed* while the partition is wanted (a live member of the
 /// group subscribes to it, or someone owns it) and no owner is *active*. An owner is active while
-/// its process runs (not paused), its application is not stalled, and it runs no rebalance
-/// callback (Kafka runs callbacks on the application thread, inside poll(): nothing is processed
+/// its process runs (not paused), its application is not stalled and has not begun close(), and
+/// it runs no rebalance callback (Kafka runs callbacks on the application thread, inside poll(): nothing is processed
 /// meanwhile). A partition without an owner (being revoked, awaiting its assignment, held by a
 /// crashed member not yet detected) is not processed either. Each interval is attributed to the
 /// consumer that holds the partition (the first of its owners by name) or, with no owner, to the
@@ -119,6 +120,7 @@ class ProcessingClock {
     std::map<std::string, bool> owners;  // consumer -> active
     std::string last_owner;
     std::int64_t since = 0, gap_since = 0, sum_us = 0, max_gap_us = 0;
+    std::int64_t gap_closed_at = -1;  // when the last interval closed (one reopened then goes on)
     bool wanted = false, not_processed = false, processed = false, unowned = false;
   };
   struct Group {
@@ -127,6 +129,8 @@ class ProcessingClock {
     int unowned = 0;    // wanted partitions without an owner now
     bool stopped = false;
     std::int64_t since = 0, stopped_since = 0, stopped_us = 0, max_stopped_us = 0;
+    std::int64_t stop_closed_at = -1, stop_closed_since = 0;  // the last stop (one reopened then goes on)
+    bool stop_recorded = false;  // the last stop is in stops_
   };
 
   State& touch(const Key& key, std::int64_t now) {
@@ -155,12 +159,29 @@ class ProcessingClock {
   void close_stop(const std::string& group, Group& g, std::int64_t now, bool open) {
     const std::int64_t d = window_.clip(g.stopped_since, now);
     g.max_stopped_us = std::max(g.max_stopped_us, d);
+    g.stop_closed_at = now;
+    g.stop_closed_since = g.stopped_since;
+    g.stop_recorded = d > 0;
     if (d > 0) stops_.push_back(Stop{group, std::max(g.stopped_since, window_.from), now, open});
   }
   void refresh_group(const std::string& name, Group& g, std::int64_t now) {
     accrue_group(g, now);
     const bool stopped = g.live > 0 && g.processed == 0;
-    if (stopped && !g.stopped) g.stopped_since = now;
+    if (stopped && !g.stopped) {
+      // A stop that ended at this very instant goes on (a partition's owner changed and its
+      // callback began at one instant): one stop, not two.
+      if (g.stop_closed_at == now) {
+        g.stopped_since = g.stop_closed_since;
+        if (g.stop_recorded)
+          for (auto it = stops_.rbegin(); it != stops_.rend(); ++it)
+            if (it->end_us == now && it->group == name) {
+              stops_.erase(std::next(it).base());
+              break;
+            }
+      } else {
+        g.stopped_since = now;
+      }
+    }
     if (!stopped && g.stopped) close_stop(name, g, now, false);
     g.stopped = stopped;
   }
@@ -169,8 +190,11 @@ class ProcessingClock {
     for (const auto& [c, a] : st.owners) active = active || a;
     const bool wanted = st.wanted || !st.owners.empty();
     const bool not_processed = wanted && !active;
-    if (not_processed && !st.not_processed) st.gap_since = now;
-    if (!not_processed && st.not_processed) st.max_gap_us = std::max(st.max_gap_us, window_.clip(st.gap_since, now));
+    if (not_processed && !st.not_processed && st.gap_closed_at != now) st.gap_since = now;  // else it goes on
+    if (!not_processed && st.not_processed) {
+      st.max_gap_us = std::max(st.max_gap_us, window_.clip(st.gap_since, now));
+      st.gap_closed_at = now;
+    }
     st.not_processed = not_processed;
     const bool unowned = wanted && st.owners.empty();
     if (unowned != st.unowned) {

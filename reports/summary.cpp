@@ -532,7 +532,12 @@ class SummaryBuilder {
                    [&](const RunStart& e) { duration_us_ = e.duration_ms * 1000; },
                    [&](const TopicPartitionCount& e) { clock_.set_partitions(str(e.topic), e.partitions, t); },
                    [&](const ConsumerStart& e) { on_consumer_start(e, t); },
-                   [&](const ConsumerStop& e) { consumers_[str(e.consumer)].closing = true; },
+                   [&](const ConsumerStop& e) {
+                     const std::string name = str(e.consumer);
+                     Consumer& c = consumers_[name];
+                     c.closing = true;
+                     refresh_active(c, name, t);  // close() began: the application processes no more
+                   },
                    [&](const ConsumerPause& e) { on_pause(e.consumer, t, true); },
                    [&](const ConsumerStall& e) { on_stall(e.consumer, t, true); },
                    [&](const ConsumerResume& e) {
@@ -923,9 +928,11 @@ class SummaryBuilder {
   }
 
   // --- processing (reports/availability.hpp) ---
-  /// Whether the application processes what it owns: its process runs, it calls poll() and runs
-  /// no rebalance callback.
-  static bool active(const Consumer& c) { return c.live && !c.paused && !c.stalled && c.callbacks_running == 0; }
+  /// Whether the application processes what it owns: its process runs, it calls poll(), it has
+  /// not begun close() and runs no rebalance callback.
+  static bool active(const Consumer& c) {
+    return c.live && !c.paused && !c.stalled && !c.closing && c.callbacks_running == 0;
+  }
   void own(const Consumer& c, const std::string& name, const std::string& p, std::int64_t t) {
     clock_.own(c.group, p, name, !c.paused, t);
     processing_.own({c.group, p}, name, active(c), t);
