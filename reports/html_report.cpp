@@ -470,6 +470,9 @@ document.querySelectorAll('tr.rbrow').forEach(function(tr){tr.addEventListener('
 document.getElementById('zoom-in').onclick=function(){zoomAt(W/2,0.5);};
 document.getElementById('zoom-out').onclick=function(){zoomAt(W/2,2);};
 document.getElementById('zoom-reset').onclick=function(){v0=0;v1=W;apply();};
+// A link may open the page zoomed: report.html#zoom=FROM_US,TO_US (virtual microseconds).
+var zm=/^#zoom=(\d+),(\d+)$/.exec(location.hash);
+if(zm&&DUR>0&&+zm[2]>+zm[1]){v0=Math.max(0,+zm[1]/DUR*W);v1=Math.min(W,Math.max(v0+W/200000,+zm[2]/DUR*W));}
 apply();
 document.documentElement.dataset.lanes=document.querySelectorAll('[data-consumer]').length;
 document.documentElement.dataset.rebalances=document.querySelectorAll('[data-rebalance]').length;
