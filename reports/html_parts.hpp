@@ -24,6 +24,10 @@ struct Scale {
   std::int64_t duration_us = 1;
   double x(std::int64_t t) const { return kPlotWidth * static_cast<double>(t) / static_cast<double>(duration_us); }
   double w(std::int64_t from, std::int64_t to, double min = 0.6) const { return std::max(min, x(to) - x(from)); }
+  /// For a shape inside the zoomed group whose width was raised to `min`: its true width and the
+  /// minimum, so that the page keeps the minimum in screen pixels at every zoom (a 0 ms callback
+  /// stays a thin mark, not 30 ms wide); "" when the true width is wider.
+  std::string min_width_attrs(std::int64_t from, std::int64_t to, double min = 0.6) const;
 };
 
 std::string esc(std::string_view s);

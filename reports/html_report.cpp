@@ -9,6 +9,7 @@
 #include "reports/escape.hpp"
 #include "reports/html_parts.hpp"
 #include "reports/narrative.hpp"
+#include "reports/summary.hpp"
 #include "reports/sequence.hpp"
 
 namespace reports {
@@ -79,6 +80,12 @@ const char* state_colour(const std::string& state) {
   return "#bbb";
 }
 
+std::string Scale::min_width_attrs(std::int64_t from, std::int64_t to, double min) const {
+  const double real = x(to) - x(from);
+  if (real >= min) return "";
+  return fmt::format(" data-w=\"{:.6f}\" data-minw=\"{}\"", std::max(0.0, real), min);
+}
+
 void rect(Out o, double x, double y, double w, double h, std::string_view fill, std::string_view title,
           std::string_view extra) {
   fmt::format_to(o, "<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\"{}><title>{}</title></rect>",
@@ -134,18 +141,19 @@ void render_lane(Out o, const Timeline& tl, const Lane& lane, const Scale& sc, d
       for (std::size_t k = 0; k < own.partitions.size(); ++k)
         rect(o, x, oy + ph * static_cast<double>(k), w, ph, partition_colour(own.partitions[k]),
              fmt::format("{}: {}", tl.partitions[static_cast<std::size_t>(own.partitions[k])], title),
-             " class=\"own\"");
+             " class=\"own\"" + sc.min_width_attrs(own.start_us, own.end_us));
     } else {
       // Aggregated: one bar coloured after the middle of the partitions it holds.
       rect(o, x, oy, w, oh, partition_colour(own.partitions[own.partitions.size() / 2]), title,
-           fmt::format(" class=\"own agg\" data-count=\"{}\"", own.partitions.size()));
+           fmt::format(" class=\"own agg\" data-count=\"{}\"{}", own.partitions.size(),
+                       sc.min_width_attrs(own.start_us, own.end_us)));
     }
   }
   for (const auto& s : merged_spans(lane.spans, sc)) {
     const bool cb = s.kind == "callback";
     rect(o, sc.x(s.start_us), cb ? sy - 1 : sy, sc.w(s.start_us, s.end_us, cb ? 1.2 : 0.6), cb ? sh + 2 : sh,
          span_colour(s.kind), fmt::format("{}: {} ({} to {})", lane.consumer, s.label, seconds(s.start_us), seconds(s.end_us)),
-         fmt::format(" class=\"span {}\"", s.kind));
+         fmt::format(" class=\"span {}\"{}", s.kind, sc.min_width_attrs(s.start_us, s.end_us, cb ? 1.2 : 0.6)));
   }
   // Instants of one kind closer than half a pixel share one tick.
   std::map<std::pair<long long, std::string>, std::pair<std::int64_t, std::string>> ticks;
@@ -313,8 +321,20 @@ void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t ma
     rect(o, sc.x(r.start_us), band_top, sc.w(r.start_us, r.end_us, 1.0), lag_top - band_top - 4, "rgba(230,57,70,0.13)",
          fmt::format("rebalance {} of {}: {} ({}), {} to {}, {} ms", r.index, r.group, r.trigger, r.epoch_label,
                      seconds(r.start_us), seconds(r.end_us), ms(r.end_us - r.start_us)),
-         fmt::format(" class=\"rb\" data-rebalance=\"{}\" data-variant=\"{}\" data-trigger=\"{}\" data-start-us=\"{}\" data-end-us=\"{}\"",
-                     r.index, esc(tl.protocol), esc(r.trigger), r.start_us, r.end_us));
+         fmt::format(" class=\"rb\" data-rebalance=\"{}\" data-variant=\"{}\" data-trigger=\"{}\" data-start-us=\"{}\" data-end-us=\"{}\"{}",
+                     r.index, esc(tl.protocol), esc(r.trigger), r.start_us, r.end_us,
+                     sc.min_width_attrs(r.start_us, r.end_us, 1.0)));
+  }
+  // The decisive moments (summary.json's `moments`): a dashed line across the band and lanes.
+  if (const auto ms = tl.summary.find("moments"); ms != tl.summary.end() && ms->is_array()) {
+    const auto lines = moment_lines(tl.summary);
+    for (std::size_t i = 0; i < ms->size() && i < lines.size() && i < 200; ++i) {
+      const auto& m = (*ms)[i];
+      const double x = sc.x(m.at("t_us").get<std::int64_t>());
+      fmt::format_to(o, "<line class=\"inst moment\" data-moment=\"{}\" x1=\"{:.2f}\" x2=\"{:.2f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" "
+                        "stroke=\"#8b0000\" stroke-dasharray=\"4 3\"><title>{}</title></line>",
+                     esc(m.value("kind", std::string())), x, x, band_top, lag_top - 4, esc(lines[i]));
+    }
   }
   fmt::format_to(o, "</g></g>");
   for (const auto& r : tl.rebalances)
@@ -331,7 +351,7 @@ void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t ma
     for (const auto& s : band.segments)
       rect(o, sc.x(s.start_us), y + 1, sc.w(s.start_us, s.end_us), kBandHeight - 2, state_colour(s.state),
            fmt::format("group {}: {} ({} to {})", band.group, s.label, seconds(s.start_us), seconds(s.end_us)),
-           fmt::format(" class=\"state\" data-state=\"{}\"", esc(s.state)));
+           fmt::format(" class=\"state\" data-state=\"{}\"{}", esc(s.state), sc.min_width_attrs(s.start_us, s.end_us)));
     for (const auto& e : band.epochs) {
       const double x = sc.x(e.t_us);
       fmt::format_to(o, "<line class=\"inst epoch\" x1=\"{:.2f}\" x2=\"{:.2f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#222\"><title>{}</title></line>",
@@ -457,19 +477,25 @@ const char* kScript = R"JS(
 'use strict';
 var W=+document.body.dataset.plotWidth, DUR=+document.body.dataset.durationUs;
 var v0=0,v1=W;
-function fmtT(us){var s=us/1e6;return (Math.abs(s)>=100?s.toFixed(0):s>=10?s.toFixed(1):s.toFixed(3).replace(/0+$/,'').replace(/\.$/,''))+' s';}
+function fmtT(us,st){var s=us/1e6;
+  // With a tick step: as many decimals as the step needs (zoomed ticks 21.9012, 21.9014 s differ).
+  if(st){var d=Math.max(0,Math.min(6,Math.ceil(-Math.log10(st/1e6)-1e-9)));return s.toFixed(d)+' s';}
+  return (Math.abs(s)>=100?s.toFixed(0):s>=10?s.toFixed(1):s.toFixed(3).replace(/0+$/,'').replace(/\.$/,''))+' s';}
 function step(spanUs){var raw=spanUs/8,p=Math.pow(10,Math.floor(Math.log10(raw))),m=raw/p;return (m<1.5?1:m<3.5?2:m<7.5?5:10)*p;}
 function axes(){
   var k=W/(v1-v0),t0=v0/W*DUR,t1=v1/W*DUR,st=step(t1-t0);
   document.querySelectorAll('svg.timeline .axis').forEach(function(g){
     var h=+g.dataset.height,html='';
     for(var t=Math.ceil(t0/st)*st;t<=t1+1e-6;t+=st){var x=(t/DUR*W-v0)*k;
-      html+='<line x1="'+x.toFixed(1)+'" x2="'+x.toFixed(1)+'" y1="18" y2="'+h+'"></line><text x="'+x.toFixed(1)+'" y="13">'+fmtT(t)+'</text>';}
+      html+='<line x1="'+x.toFixed(1)+'" x2="'+x.toFixed(1)+'" y1="18" y2="'+h+'"></line><text x="'+x.toFixed(1)+'" y="13">'+fmtT(t,st)+'</text>';}
     g.innerHTML=html;});
 }
 function apply(){
   var k=W/(v1-v0),tr='translate('+(-v0*k).toFixed(3)+',0) scale('+k.toFixed(6)+',1)';
   document.querySelectorAll('svg.timeline g.z').forEach(function(z){z.setAttribute('transform',tr);});
+  // A minimum width is in screen pixels: the zoom must not widen a shape that is really narrower.
+  document.querySelectorAll('svg g.z [data-minw]').forEach(function(r){
+    r.setAttribute('width',Math.max(+r.dataset.w,+r.dataset.minw/k).toFixed(6));});
   document.querySelectorAll('svg.timeline .pin').forEach(function(p){var x=(+p.dataset.x-v0)*k;
     p.setAttribute('transform','translate('+x.toFixed(2)+',0)');p.style.display=(x<-1||x>W)?'none':'';});
   axes();
@@ -506,6 +532,9 @@ document.querySelectorAll('tr.rbrow').forEach(function(tr){tr.addEventListener('
 document.getElementById('zoom-in').onclick=function(){zoomAt(W/2,0.5);};
 document.getElementById('zoom-out').onclick=function(){zoomAt(W/2,2);};
 document.getElementById('zoom-reset').onclick=function(){v0=0;v1=W;apply();};
+// A link may open the page zoomed: report.html#zoom=FROM_US,TO_US (virtual microseconds).
+var zm=/^#zoom=(\d+),(\d+)$/.exec(location.hash);
+if(zm&&DUR>0&&+zm[2]>+zm[1]){v0=Math.max(0,+zm[1]/DUR*W);v1=Math.min(W,Math.max(v0+W/200000,+zm[2]/DUR*W));}
 apply();
 document.documentElement.dataset.lanes=document.querySelectorAll('[data-consumer]').length;
 document.documentElement.dataset.rebalances=document.querySelectorAll('[data-rebalance]').length;
@@ -552,6 +581,22 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
   fmt::format_to(o, "<header><h1>{}</h1><p>{} · {} variant{} on one time axis ({} of virtual time)</p></header><main>\n",
                  esc(scenario), esc(description), variants.size(), variants.size() == 1 ? "" : "s", seconds(sc.duration_us));
 
+  // The verdict of each variant first: what the numbers say, in words (the steady window's).
+  fmt::format_to(o, "<h2>Verdict</h2><div class=\"verdicts\">");
+  for (const auto& v : variants) {
+    if (!v.summary.is_object() || !v.summary.contains("metrics")) continue;
+    fmt::format_to(o, "<p class=\"verdict\" data-variant=\"{}\"><b>{}</b>: {}<br><small>{}</small></p>", esc(v.protocol),
+                   esc(v.protocol), esc(v.summary.value("verdict", std::string())), esc(headline_of(v.summary)));
+    const auto moments = moment_lines(v.summary);
+    if (!moments.empty()) {
+      fmt::format_to(o, "<ul class=\"moments\" data-variant=\"{}\">", esc(v.protocol));
+      for (std::size_t i = 0; i < moments.size() && i < 50; ++i) fmt::format_to(o, "<li>{}</li>", esc(moments[i]));
+      if (moments.size() > 50) fmt::format_to(o, "<li>… and {} more (summary.json's moments)</li>", moments.size() - 50);
+      fmt::format_to(o, "</ul>");
+    }
+  }
+  fmt::format_to(o, "</div>\n");
+
   // The variants side by side.
   fmt::format_to(o, "<h2>Timelines</h2><div class=\"controls\"><button id=\"zoom-in\">zoom in</button><button id=\"zoom-out\">zoom out</button>"
                     "<button id=\"zoom-reset\">reset</button> <span id=\"zoomlevel\"></span> · wheel to zoom, drag to pan, "
@@ -579,13 +624,35 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
   html += render_share_section(share);  // share groups' in-flight windows and record states
 
   // The variants compared.
-  fmt::format_to(o, "<h2>Summary</h2><table class=\"compare\"><tr><th>metric</th>");
+  // Each cell: the steady window's value (start-up excluded), the whole run's after it when it
+  // differs.
+  fmt::format_to(o, "<h2>Summary</h2><p>Steady window (from the moment the consumers started first hold a stable "
+                    "assignment); the whole run's value in parentheses where it differs.</p>"
+                    "<table class=\"compare\"><tr><th>metric</th>");
   for (const auto& v : variants) fmt::format_to(o, "<th>{}</th>", esc(v.protocol));
+  fmt::format_to(o, "</tr><tr><td>steady from</td>");
+  for (const auto& v : variants) {
+    const auto st = v.summary.find("steady");
+    fmt::format_to(o, "<td>{}</td>", st == v.summary.end() || !st->is_object() ? std::string("–")
+                                     : st->at("from_us").is_null() ? std::string("never")
+                                                                     : seconds(st->at("from_us").get<std::int64_t>()));
+  }
   fmt::format_to(o, "</tr>");
-  for (const char* key : {"rebalance_count", "max_rebalance_ms", "total_rebalance_ms", "unavailable_partition_ms",
-                          "revocations", "duplicates", "lost", "max_lag", "max_group_lag", "records_processed"}) {
+  for (const char* key : {"rebalance_count", "max_rebalance_ms", "total_rebalance_ms", "stop_the_world_ms",
+                          "max_stop_the_world_ms", "not_processed_partition_ms", "max_not_processed_ms",
+                          "unavailable_partition_ms", "revocations", "duplicates", "lost", "max_lag", "max_group_lag",
+                          "records_processed", "overlap_partition_ms", "fatal_errors"}) {
     fmt::format_to(o, "<tr><td>{}</td>", key);
-    for (const auto& v : variants) fmt::format_to(o, "<td>{}</td>", metric(v.summary, key));
+    for (const auto& v : variants) {
+      const std::string whole = metric(v.summary, key);
+      const auto st = v.summary.find("steady");
+      if (st == v.summary.end() || !st->is_object() || !st->at("metrics").is_object() || std::string_view(key) == "lost") {
+        fmt::format_to(o, "<td>{}</td>", whole);
+        continue;
+      }
+      const std::string steady = metric(json{{"metrics", st->at("metrics")}}, key);
+      fmt::format_to(o, "<td>{}{}</td>", steady, steady == whole ? std::string() : " <small>(" + whole + ")</small>");
+    }
     fmt::format_to(o, "</tr>");
   }
   bool scaled = false;

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <iterator>
 #include <map>
 
 #include <fmt/format.h>
+
+#include "reports/summary.hpp"
 
 namespace reports {
 
@@ -92,6 +95,66 @@ std::string cause_words(const std::string& cause, const std::string& actor, bool
   return "other";
 }
 
+/// Which rebalance a span is told under. Per group, its rebalances in start order with their
+/// windows, found by binary search (a long run's report stays linear).
+class RebalanceOwners {
+ public:
+  explicit RebalanceOwners(const Timeline& tl) {
+    for (const auto& q : tl.rebalances) {
+      const auto [from, to] = rebalance_window(tl, q);
+      auto& g = groups_[q.group];
+      g.push_back(Entry{q.start_us, from, to, q.index, 0, 0});
+    }
+    for (auto& [name, g] : groups_) {
+      std::stable_sort(g.begin(), g.end(), [](const Entry& a, const Entry& b) { return a.start_us < b.start_us; });
+      std::int64_t max_to = INT64_MIN, max_lead = 0;
+      for (auto& e : g) {
+        max_to = std::max(max_to, e.to);
+        e.max_to = max_to;
+        max_lead = std::max(max_lead, e.start_us - e.from);
+      }
+      for (auto& e : g) e.max_lead = max_lead;
+    }
+  }
+
+  /// The one rebalance a span of a lane in `group` starting at `t` is told under: of the group's
+  /// rebalances whose window holds `t`, the last one that started at or before `t` (else the
+  /// first whose window holds it). Windows of consecutive rebalances overlap (a window opens up to
+  /// one heartbeat interval before its rebalance), and a callback is told once.
+  int owner(const std::string& group, std::int64_t t) const {
+    const auto it = groups_.find(group);
+    if (it == groups_.end()) return 0;
+    const auto& g = it->second;
+    const auto after = std::upper_bound(g.begin(), g.end(), t, [](std::int64_t v, const Entry& e) { return v < e.start_us; });
+    // Started at or before t: walk back while an earlier window can still reach t.
+    int started = 0;
+    std::int64_t started_at = 0;
+    for (auto k = after; k != g.begin();) {
+      --k;
+      if (k->max_to < t) break;
+      if (k->to >= t && k->from <= t && (started == 0 || k->start_us > started_at)) {
+        started = k->index;
+        started_at = k->start_us;
+      }
+    }
+    if (started != 0) return started;
+    // Else the first (in index order) whose window opens before it starts and holds t.
+    int first = 0;
+    for (auto k = after; k != g.end() && k->start_us - k->max_lead <= t; ++k)
+      if (k->from <= t && k->to >= t && (first == 0 || k->index < first)) first = k->index;
+    return first;
+  }
+
+ private:
+  struct Entry {
+    std::int64_t start_us, from, to;
+    int index;
+    std::int64_t max_to;    // the latest window end of this entry and every earlier one
+    std::int64_t max_lead;  // the longest window opening before its rebalance, in the group
+  };
+  std::map<std::string, std::vector<Entry>> groups_;
+};
+
 }  // namespace
 
 std::string critical_path_sentence(const nlohmann::ordered_json& rebalance, int index) {
@@ -138,6 +201,7 @@ std::vector<std::string> narrate(const Timeline& tl) {
   // Per group, the latest end of its rebalances so far (in index order): what each rebalance
   // counts as "since the group's previous rebalance", without a pass over all of them.
   std::map<std::string, std::int64_t> previous_end;
+  const RebalanceOwners owners(tl);
   for (const auto& r : tl.rebalances) {
     const auto [from, to] = rebalance_window(tl, r);
     std::string text = fmt::format("Rebalance {} of group {}{}: from {} to {} ({}), trigger \"{}\"{}.", r.index,
@@ -198,6 +262,7 @@ std::vector<std::string> narrate(const Timeline& tl) {
       for (auto it = first_span; it != lane.spans.end() && it->start_us <= to; ++it) {
         const Span& s = *it;
         if (s.start_us < from || s.start_us > to) continue;
+        if (owners.owner(r.group, s.start_us) != r.index) continue;
         if (s.kind == "callback" && (s.label.rfind("onPartitionsRevoked", 0) == 0 || s.label.rfind("onPartitionsLost", 0) == 0))
           mine.push_back(fmt::format("ran {} from {} to {}", s.label, seconds(s.start_us), seconds(s.end_us)));
         else if (s.kind == "stalled" || s.kind == "paused")
@@ -247,6 +312,11 @@ std::vector<std::string> narrate(const Timeline& tl) {
 std::string explain_text(const Timeline& tl) {
   std::string out = fmt::format("{} [{}]: {} rebalance{}\n", tl.scenario, tl.protocol, tl.rebalances.size(),
                                 tl.rebalances.size() == 1 ? "" : "s");
+  if (tl.summary.is_object() && tl.summary.contains("verdict"))
+    out += "  Verdict: " + tl.summary.at("verdict").get<std::string>() + "\n";
+  if (tl.summary.is_object() && tl.summary.contains("metrics")) out += "  " + headline_of(tl.summary) + "\n";
+  if (tl.summary.is_object())
+    for (const auto& m : moment_lines(tl.summary)) out += "  Decisive moment " + m + "\n";
   for (const auto& p : narrate(tl)) out += "  " + p + "\n";
   // Fleets: the autoscaling loop, one line per scaling action (summary.json's `scaling`).
   if (const auto it = tl.summary.find("scaling"); it != tl.summary.end() && it->is_array()) {

@@ -1,5 +1,6 @@
 #include "reports/summary.hpp"
 #include "reports/critical_path.hpp"
+#include "reports/availability.hpp"
 #include "reports/wait_set.hpp"
 
 #include "models/protocol/trace_jsonl.hpp"
@@ -242,6 +243,9 @@ class OwnershipClock {
   using Key = std::pair<std::string, std::string>;  // (group, "topic-partition")
 
   explicit OwnershipClock(Window w) : window_(w) {}
+  /// The processing clock told of every change of a partition's being wanted.
+  void attach(ProcessingClock* processing) { processing_ = processing; }
+  void set_from(std::int64_t from) { window_.from = from; }
 
   void subscribe(const std::string& group, const std::string& topic, int delta, std::int64_t now) {
     int& n = subscribers_[{group, topic}];
@@ -393,6 +397,7 @@ class OwnershipClock {
   }
   void refresh(const Key& key, State& st, std::int64_t now) {
     const bool w = wanted(key, st);
+    if (processing_ != nullptr) processing_->want(key, w, now);
     bool running = false;
     for (const auto& [c, r] : st.owners) running = running || r;
     const bool unavailable = w && !running;
@@ -426,6 +431,7 @@ class OwnershipClock {
   }
 
   Window window_;
+  ProcessingClock* processing_ = nullptr;
   std::map<Key, State> states_;
   std::map<std::string, GroupState> groups_;
   std::map<std::pair<std::string, std::string>, int> subscribers_;  // (group, topic) -> live subscribers
@@ -442,6 +448,9 @@ struct Consumer {
   bool live = false;
   bool paused = false;   // the whole process is frozen: it owns, but consumes nothing
   bool closing = false;  // close() began (consumer.stop), not yet closed
+  bool stalled = false;  // the application does not call poll() (consumer.stall to consumer.resume)
+  bool assigned = false;  // an assignment reached the application since it started
+  std::int64_t started_us = 0;
   int callbacks_running = 0;
   std::int64_t paused_since = 0;
   std::int64_t paused_us = 0;
@@ -492,7 +501,22 @@ struct Rebalance {
 /// The summary's state, fed one trace event at a time; one handler per event kind.
 class SummaryBuilder {
  public:
-  explicit SummaryBuilder(Window w) : window_(w), clock_(w) {}
+  explicit SummaryBuilder(Window w) : window_(w), clock_(w), processing_(ClockWindow{w.from, w.to}) {
+    clock_.attach(&processing_);
+  }
+  /// Moves the window's start to `from` (the steady window, found while the run goes).
+  void set_from(std::int64_t from) {
+    window_.from = from;
+    clock_.set_from(from);
+    processing_.set_from(from);
+  }
+  /// The steady moment once found (see steady_check()).
+  std::optional<std::int64_t> steady_from() const { return steady_from_; }
+  /// The consumers whose stable assignment starts the steady window (none: no steady window).
+  void set_steady_consumers(std::vector<std::string> names) {
+    steady_consumers_ = std::move(names);
+    steady_wanted_ = !steady_consumers_.empty();
+  }
   // It keeps pointers into its own maps.
   SummaryBuilder(const SummaryBuilder&) = delete;
   SummaryBuilder& operator=(const SummaryBuilder&) = delete;
@@ -501,6 +525,7 @@ class SummaryBuilder {
     if (t != lag_t_) {
       settle();
       flush_lag();
+      steady_check(lag_t_);
       lag_t_ = t;
     }
     if (!final_taken_ && t >= window_.to) take_final();
@@ -515,20 +540,60 @@ class SummaryBuilder {
                    [&](const RunStart& e) { duration_us_ = e.duration_ms * 1000; },
                    [&](const TopicPartitionCount& e) { clock_.set_partitions(str(e.topic), e.partitions, t); },
                    [&](const ConsumerStart& e) { on_consumer_start(e, t); },
-                   [&](const ConsumerStop& e) { consumers_[str(e.consumer)].closing = true; },
+                   [&](const ConsumerStop& e) {
+                     const std::string name = str(e.consumer);
+                     Consumer& c = consumers_[name];
+                     c.closing = true;
+                     refresh_active(c, name, t);  // close() began: the application processes no more
+                   },
                    [&](const ConsumerPause& e) { on_pause(e.consumer, t, true); },
-                   [&](const ConsumerResume& e) { on_pause(e.consumer, t, false); },
+                   [&](const ConsumerStall& e) { on_stall(e.consumer, t, true); },
+                   [&](const ConsumerResume& e) {
+                     if (e.after && *e.after == "stall") on_stall(e.consumer, t, false);
+                     else on_pause(e.consumer, t, false);
+                   },
                    [&](const ConsumerSubscribe& e) { on_subscribe(e, t); },
                    [&](const ConsumerCrash& e) { on_gone(e.consumer, t); },
                    [&](const ConsumerClosed& e) { on_gone(e.consumer, t); },
-                   [&](const ConsumerError& e) { on_gone(e.consumer, t); },
+                   [&](const ConsumerError& e) {
+                     on_fatal_error(e, t);
+                     on_gone(e.consumer, t);
+                   },
+                   [&](const ConsumerPollTimeout& e) {
+                     moment(t, "poll_timeout", e.consumer,
+                            "max.poll.interval.ms (" + std::to_string(e.max_poll_interval_ms) +
+                                ") expired: the consumer left the group while its application was not calling poll()");
+                   },
+                   [&](const ConsumerFenced& e) {
+                     moment(t, "fenced", e.consumer, "fenced (" + str(e.error) + "): its partitions were lost");
+                   },
+                   [&](const MemberReplaced& e) {
+                     moment(t, "fenced", e.consumer,
+                            "group.instance.id " + str(e.group_instance_id) +
+                                " taken over by a new member: the old member is fenced");
+                   },
                    [&](const Assignment& e) { on_assignment(e, t); },
                    [&](const MemberEpoch& e) { on_member_epoch(e, t); },
-                   [&](const MemberLeave& e) { on_member_leave(e); },
+                   [&](const MemberLeave& e) {
+                     on_member_leave(e);
+                     if (e.reason.find("session timeout") != std::string_view::npos)
+                       moment(t, "session_timeout", e.consumer,
+                              "session timeout: the coordinator removed the member (no heartbeat in session.timeout.ms)");
+                     else if (e.reason.find("rebalance timeout") != std::string_view::npos)
+                       moment(t, "rebalance_timeout", e.consumer, "rebalance timeout: " + str(e.reason));
+                   },
                    [&](const GroupStateChange& e) { on_group_state(e, t); },
                    [&](const GroupEpoch& e) { on_group_epoch(e, t); },
                    [&](const Callback& e) { on_callback(e, t); },
-                   [&](const GroupMigration& e) { on_group_migration(e, t); },
+                   [&](const GroupMigration& e) {
+                     on_group_migration(e, t);
+                     if (e.refused)
+                       moment(t, "migration", "", "group " + str(e.group) + ": conversion from " + str(e.from) + " to " +
+                                                      str(e.to) + " refused (" + str(*e.refused) + ")");
+                     else
+                       moment(t, "migration", "", "group " + str(e.group) + " converted from the " + str(e.from) +
+                                                      " to the " + str(e.to) + " protocol (group.migration)");
+                   },
                    [&](const AutoscalerDecision& e) { on_scaling(e, t); },
                    [&](const auto&) {},  // kinds the summary does not read
                },
@@ -536,6 +601,12 @@ class SummaryBuilder {
   }
 
   ojson finish(const SummaryInputs& inputs);
+  void add_processing_metrics(ojson& metrics) const;
+  void add_moments(ojson& out) const;
+  static std::string fmt_overlap(const std::string& group, const std::string& who, std::int64_t partitions) {
+    return "zombie overlap in group " + group + ": " + who + " both believed they owned " + std::to_string(partitions) +
+           (partitions == 1 ? " partition" : " partitions");
+  }
   std::size_t retained_wait_entries() const {
     std::size_t n = 0;
     for (const auto& [g, rs] : open_)
@@ -761,9 +832,9 @@ class SummaryBuilder {
     const std::string name = str(e.consumer);
     Consumer& c = consumers_[name];
     if (c.live) {  // a start without an end of the previous incarnation: end it first
-      for (const auto& p : c.owned) clock_.disown(c.group, p, name, t);
+      for (const auto& p : c.owned) disown(c, name, p, t);
       for (const auto& topic : c.topics) clock_.subscribe(c.group, topic, -1, t);
-      clock_.live(c.group, -1, t);
+      live(c.group, -1, t);
     }
     c.group = str(e.group);
     c.member_id = str(e.member_id.value_or(""));
@@ -773,11 +844,14 @@ class SummaryBuilder {
     c.live = true;
     c.paused = false;
     c.closing = false;
+    c.stalled = false;
+    c.assigned = false;
+    c.started_us = t;
     c.callbacks_running = 0;
     c.leave_revoked.clear();
     touch_consumer(name);
     for (const auto& topic : c.topics) clock_.subscribe(c.group, topic, +1, t);
-    clock_.live(c.group, +1, t);
+    live(c.group, +1, t);
     // A classic member that starts while its group rebalances joins that rebalance.
     auto& rs = open_[c.group];
     if (!rs.empty() && !rs.back().consumer_protocol && !rs.back().settled_us)
@@ -790,7 +864,7 @@ class SummaryBuilder {
     if (!pause && c.paused) c.paused_us += window_.clip(c.paused_since, t);
     c.paused = pause;
     if (c.live)
-      for (const auto& p : c.owned) clock_.own(c.group, p, name, !c.paused, t);
+      for (const auto& p : c.owned) own(c, name, p, t);
   }
   void on_subscribe(const trace::ConsumerSubscribe& e, std::int64_t t) {
     Consumer& c = consumers_[str(e.consumer)];
@@ -807,12 +881,13 @@ class SummaryBuilder {
     if (c.paused) c.paused_us += window_.clip(c.paused_since, t);
     c.paused = false;
     if (c.live) {
-      for (const auto& p : c.owned) clock_.disown(c.group, p, name, t);
+      for (const auto& p : c.owned) disown(c, name, p, t);
       for (const auto& topic : c.topics) clock_.subscribe(c.group, topic, -1, t);
-      clock_.live(c.group, -1, t);
+      live(c.group, -1, t);
     }
     c.live = false;
     c.closing = false;
+    c.stalled = false;
     c.callbacks_running = 0;
     c.owned.clear();
     c.leave_revoked.clear();
@@ -830,11 +905,12 @@ class SummaryBuilder {
     PartitionSet now_owned = partition_set(e.owned);
     if (c.live) {
       for (const auto& p : c.owned)
-        if (now_owned.count(p) == 0) clock_.disown(c.group, p, name, t);
+        if (now_owned.count(p) == 0) disown(c, name, p, t);
       for (const auto& p : now_owned)
-        if (c.owned.count(p) == 0) clock_.own(c.group, p, name, !c.paused, t);
+        if (c.owned.count(p) == 0) own(c, name, p, t);
     }
     c.owned = std::move(now_owned);
+    if (c.live) c.assigned = true;
     touch_consumer(name);
     reevaluate(c.group, c.member_id, t);
   }
@@ -846,6 +922,7 @@ class SummaryBuilder {
     touch_consumer(name);  // callbacks_running changes
     if (start) {
       ++c.callbacks_running;
+      if (c.callbacks_running == 1) refresh_active(c, name, t);
       if (cb == "onPartitionsRevoked" && window_.contains(t))
         revocations_ += static_cast<std::int64_t>(e.partitions.size());
       const PartitionSet parts = partition_set(e.partitions);
@@ -858,6 +935,7 @@ class SummaryBuilder {
       return;
     }
     c.callbacks_running = std::max(0, c.callbacks_running - 1);
+    if (c.callbacks_running == 0) refresh_active(c, name, t);
     if (cb == "onPartitionsAssigned") {
       for (auto& r : open_[c.group]) {
         if (r.consumer_protocol || !r.settled_us) continue;
@@ -873,6 +951,72 @@ class SummaryBuilder {
     // consumer protocol says so with the group epoch bump's reason).
     if (!rs.empty() && !rs.back().consumer_protocol && !rs.back().settled_us)
       rs.back().add_cause(fmt_member(e.consumer.empty() ? std::string("?") : str(e.consumer), "left the group"));
+  }
+
+  // --- processing (reports/availability.hpp) ---
+  /// Whether the application processes what it owns: its process runs, it calls poll(), it has
+  /// not begun close() and runs no rebalance callback.
+  static bool active(const Consumer& c) {
+    return c.live && !c.paused && !c.stalled && !c.closing && c.callbacks_running == 0;
+  }
+  void own(const Consumer& c, const std::string& name, const std::string& p, std::int64_t t) {
+    clock_.own(c.group, p, name, !c.paused, t);
+    processing_.own({c.group, p}, name, active(c), t);
+  }
+  void disown(const Consumer& c, const std::string& name, const std::string& p, std::int64_t t) {
+    clock_.disown(c.group, p, name, t);
+    processing_.disown({c.group, p}, name, t);
+  }
+  void live(const std::string& group, int delta, std::int64_t t) {
+    clock_.live(group, delta, t);
+    processing_.live(group, delta, t);
+  }
+  /// The consumer became (in)active: its owned partitions say so.
+  void refresh_active(const Consumer& c, const std::string& name, std::int64_t t) {
+    if (!c.live) return;
+    const bool a = active(c);
+    for (const auto& p : c.owned) processing_.own({c.group, p}, name, a, t);
+  }
+  void on_stall(std::string_view consumer, std::int64_t t, bool stall) {
+    const std::string name = str(consumer);
+    Consumer& c = consumers_[name];
+    if (c.stalled == stall) return;
+    c.stalled = stall;
+    refresh_active(c, name, t);
+  }
+  // --- decisive moments ---
+  void moment(std::int64_t t, const char* kind, std::string_view consumer, std::string text) {
+    if (!window_.contains(t)) return;
+    ojson m;
+    m["t_us"] = t;
+    m["kind"] = kind;
+    if (!consumer.empty()) m["consumer"] = str(consumer);
+    m["text"] = std::move(text);
+    moments_.push_back(std::move(m));
+  }
+  void on_fatal_error(const trace::ConsumerError& e, std::int64_t t) {
+    if (window_.contains(t)) ++fatal_errors_;
+    moment(t, "fatal_error", e.consumer,
+           "fatal error " + str(e.error) + (e.where.empty() ? std::string() : " (" + str(e.where) + ")") +
+               ": the consumer stopped");
+  }
+  /// The steady window starts at the end of the first instant `t` at which every consumer of
+  /// the initial set is live, has received an assignment, runs no callback, no rebalance of its
+  /// group is open and every partition its group wants has an owner.
+  void steady_check(std::int64_t t) {
+    if (!steady_wanted_ || steady_from_ || t < 0) return;
+    for (const auto& name : steady_consumers_) {
+      const auto it = consumers_.find(name);
+      if (it == consumers_.end()) return;
+      const Consumer& c = it->second;
+      if (!c.live || !c.assigned || c.callbacks_running > 0) return;
+      const auto rs = open_.find(c.group);
+      if (rs != open_.end() && !rs->second.empty()) return;
+      // A cooperative group between its revoking rebalance and the follow-up has partitions
+      // nobody owns: not yet a stable assignment.
+      if (processing_.unowned(c.group) > 0) return;
+    }
+    steady_from_ = t;
   }
 
   // --- the group (the coordinator's view) ---
@@ -1150,6 +1294,12 @@ class SummaryBuilder {
 
   Window window_;
   OwnershipClock clock_;
+  ProcessingClock processing_;
+  std::vector<std::string> steady_consumers_;
+  bool steady_wanted_ = false;
+  std::optional<std::int64_t> steady_from_;
+  std::int64_t fatal_errors_ = 0;
+  ojson moments_ = ojson::array();
   std::map<std::string, Consumer> consumers_;
   std::map<std::string, CoordinatorMember> members_;  // by member id (consumer protocol)
   std::map<std::string, std::set<std::string>> members_by_consumer_;  // consumer -> its members' ids
@@ -1239,6 +1389,7 @@ class SummaryBuilder {
 ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
   settle();
   flush_lag();
+  steady_check(lag_t_);
   if (duration_us_ >= 0 && duration_us_ > end_t_) end_t_ = duration_us_;
   if (!final_taken_) take_final();
   for (auto& [name, c] : consumers_) {
@@ -1246,6 +1397,7 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
     c.paused = false;
   }
   clock_.finish(end_t_);
+  processing_.finish(end_t_);
   // A rebalance still open at the end of the run ends there (and says so).
   for (auto& [g, rs] : open_)
     while (!rs.empty()) close_at(g, 0, end_t_, false);
@@ -1316,6 +1468,7 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
   metrics["stop_the_world_ms"] = ms_of(clock_.stopped_us());
   metrics["max_stop_the_world_ms"] = ms_of(clock_.max_stopped_us());
   metrics["overlap_partition_ms"] = ms_of(clock_.overlap_us());
+  add_processing_metrics(metrics);
   metrics["revocations"] = revocations_;
   std::int64_t lost = 0;
   for (const auto& [group, table] : records_)
@@ -1415,7 +1568,51 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
   out["overlaps"] = clock_.overlaps();
   if (!scaling_.empty()) out["scaling"] = scaling;
   out["metrics"] = metrics;
+  add_moments(out);
   return out;
+}
+
+void SummaryBuilder::add_processing_metrics(ojson& metrics) const {
+  metrics["not_processed_partition_ms"] = ms_of(processing_.total_us());
+  metrics["max_not_processed_ms"] = ms_of(processing_.max_us());
+  ojson by_partition = ojson::object(), by_consumer = ojson::object();
+  for (const auto& [p, us] : processing_.by_partition<PartitionLess>()) put_new(by_partition, p, ms_of(us));
+  for (const auto& [c, us] : processing_.by_consumer()) put_new(by_consumer, c, ms_of(us));
+  metrics["not_processed_ms_by_partition"] = by_partition;
+  metrics["not_processed_ms_by_consumer"] = by_consumer;
+  metrics["group_stopped_ms"] = ms_of(processing_.stopped_us());
+  metrics["max_group_stopped_ms"] = ms_of(processing_.max_stopped_us());
+  metrics["fatal_errors"] = fatal_errors_;
+}
+
+void SummaryBuilder::add_moments(ojson& out) const {
+  ojson stops = ojson::array();
+  for (const auto& st : processing_.stops())
+    stops.push_back({{"group", st.group}, {"start_us", st.start_us}, {"end_us", st.open ? ojson(nullptr) : ojson(st.end_us)}});
+  out["stops"] = stops;
+  // Zombie overlaps, one moment per group and set of owners: when it began, how many partitions.
+  ojson moments = moments_;
+  std::map<std::pair<std::string, std::string>, std::pair<std::int64_t, std::int64_t>> overlaps;  // -> (first start, partitions)
+  for (const auto& o : clock_.overlaps()) {
+    const std::int64_t start = o.at("start_us").get<std::int64_t>();
+    if (!window_.contains(start)) continue;
+    std::string who;
+    for (const auto& c : o.at("consumers")) who += (who.empty() ? "" : " and ") + c.get<std::string>();
+    auto [it, fresh] = overlaps.try_emplace({o.at("group").get<std::string>(), who}, start, 0);
+    it->second.first = std::min(it->second.first, start);
+    ++it->second.second;
+  }
+  for (const auto& [key, first_count] : overlaps) {
+    ojson m;
+    m["t_us"] = first_count.first;
+    m["kind"] = "overlap";
+    m["text"] = fmt_overlap(key.first, key.second, first_count.second);
+    moments.push_back(std::move(m));
+  }
+  std::stable_sort(moments.begin(), moments.end(), [](const ojson& a, const ojson& b) {
+    return a.at("t_us").get<std::int64_t>() < b.at("t_us").get<std::int64_t>();
+  });
+  out["moments"] = moments;
 }
 
 Window window_of(const SummaryInputs& inputs) {
@@ -1458,11 +1655,20 @@ struct SummarySink::State {
   explicit State(Window w) : builder(w) {}
   SummaryBuilder builder;
   CriticalPaths paths;  // each rebalance's critical_path (reports/critical_path.hpp)
+  // The steady window's builder: it sees every event, its window opens once `builder` finds the
+  // steady moment (before that nothing accrues: its start is the end of time).
+  std::unique_ptr<SummaryBuilder> steady;
+  bool steady_open = false;
   trace::ReadStorage raw_storage;  // events published the untyped way, read as their kind
 };
 
 SummarySink::SummarySink(SummaryInputs inputs)
-    : inputs_(std::move(inputs)), s_(std::make_unique<State>(window_of(inputs_))) {}
+    : inputs_(std::move(inputs)), s_(std::make_unique<State>(window_of(inputs_))) {
+  if (inputs_.steady_consumers && !inputs_.from_us && !inputs_.to_us) {
+    s_->builder.set_steady_consumers(*inputs_.steady_consumers);
+    s_->steady = std::make_unique<SummaryBuilder>(Window{INT64_MAX, INT64_MAX});
+  }
+}
 SummarySink::~SummarySink() = default;
 
 void SummarySink::on_event(sim::SimTime t, const trace::Event& e) {
@@ -1471,10 +1677,21 @@ void SummarySink::on_event(sim::SimTime t, const trace::Event& e) {
     const trace::Event typed = trace::parse_fields(raw->type, *raw->fields, s_->raw_storage);
     s_->builder.on_event(t.count(), typed);
     if (inputs_.critical_paths) s_->paths.on_event(t.count(), typed);
+    steady_event(t.count(), typed);
     return;
   }
   s_->builder.on_event(t.count(), e);
   if (inputs_.critical_paths) s_->paths.on_event(t.count(), e);
+  steady_event(t.count(), e);
+}
+
+void SummarySink::steady_event(std::int64_t t, const trace::Event& e) {
+  if (!s_->steady) return;
+  if (!s_->steady_open && s_->builder.steady_from()) {
+    s_->steady->set_from(*s_->builder.steady_from());
+    s_->steady_open = true;
+  }
+  s_->steady->on_event(t, e);
 }
 
 ojson SummarySink::finish() {
@@ -1483,6 +1700,19 @@ ojson SummarySink::finish() {
     for (auto& r : out["rebalances"])
       r["critical_path"] = s_->paths.to_json(r["group"].get<std::string>(), r["start_us"].get<std::int64_t>(),
                                              r["end_us"].get<std::int64_t>());
+  if (s_->steady) {
+    const auto from = s_->builder.steady_from();
+    ojson steady;
+    steady["from_us"] = from ? ojson(*from) : ojson(nullptr);
+    if (from) {
+      if (!s_->steady_open) s_->steady->set_from(*from);
+      steady["metrics"] = s_->steady->finish(inputs_).at("metrics");
+    } else {
+      steady["metrics"] = nullptr;
+    }
+    out["steady"] = std::move(steady);
+    out["verdict"] = verdict_of(out);
+  }
   return out;
 }
 
@@ -1506,6 +1736,9 @@ const std::vector<std::string>& metric_names() {
                                "unavailable_partition_ms", "max_unavailable_ms",
                                "unavailable_ms_by_partition", "max_unavailable_ms_by_partition",
                                "stop_the_world_ms", "max_stop_the_world_ms", "overlap_partition_ms",
+                               "not_processed_partition_ms", "max_not_processed_ms",
+                               "not_processed_ms_by_partition", "not_processed_ms_by_consumer",
+                               "group_stopped_ms", "max_group_stopped_ms", "fatal_errors",
                                "revocations", "paused_ms_by_consumer", "records_delivered",
                                "records_processed", "records_processed_by_consumer", "duplicates",
                                "lost", "max_lag", "max_group_lag", "max_drain_ms", "final_assignment",
@@ -1526,13 +1759,14 @@ const std::vector<std::string>& metric_names() {
 }
 
 const std::vector<std::string>& metrics_by_consumer() {
-  static const std::vector<std::string> v{"final_assignment", "paused_ms_by_consumer", "records_processed_by_consumer",
-                                          "throughput_by_consumer"};
+  static const std::vector<std::string> v{"final_assignment", "not_processed_ms_by_consumer", "paused_ms_by_consumer",
+                                          "records_processed_by_consumer", "throughput_by_consumer"};
   return v;
 }
 
 const std::vector<std::string>& metrics_by_partition() {
-  static const std::vector<std::string> v{"max_unavailable_ms_by_partition", "unavailable_ms_by_partition"};
+  static const std::vector<std::string> v{"max_unavailable_ms_by_partition", "not_processed_ms_by_partition",
+                                          "unavailable_ms_by_partition"};
   return v;
 }
 
@@ -1544,8 +1778,8 @@ const std::vector<std::string>& rebalance_fields() {
 }
 
 const std::vector<std::string>& summary_keys() {
-  static const std::vector<std::string> v{"metrics", "overlaps", "produced_by", "protocol", "rebalances", "scaling", "scenario",
-                                          "seed", "window"};
+  static const std::vector<std::string> v{"metrics",  "moments", "overlaps", "produced_by", "protocol", "rebalances",
+                                          "scaling",  "scenario", "seed",   "steady",   "stops",       "verdict",  "window"};
   return v;
 }
 

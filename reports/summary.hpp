@@ -30,6 +30,10 @@ struct SummaryInputs {
   std::optional<std::int64_t> to_us;
   /// Each rebalance's `critical_path` (reports/critical_path.hpp); off only to measure its cost.
   bool critical_paths = true;
+  /// The consumers the script starts before its first event of another kind: with them, the
+  /// summary gains `steady` (the same metrics from the first moment at which each of them holds
+  /// a stable assignment), `verdict`, computed from it. Without: neither key.
+  std::optional<std::vector<std::string>> steady_consumers;
 };
 
 /// The summary as a sink: attach it to the run's bus, then finish() once the run has ended.
@@ -47,6 +51,7 @@ class SummarySink final : public rsim::TraceSink {
 
  private:
   struct State;
+  void steady_event(std::int64_t t, const rsim::trace::Event& e);
   SummaryInputs inputs_;
   std::unique_ptr<State> s_;
 };
@@ -63,6 +68,15 @@ const std::vector<std::string>& metrics_by_partition();
 /// The fields of one entry of summary.json's `rebalances`, and the top-level keys.
 const std::vector<std::string>& rebalance_fields();
 const std::vector<std::string>& summary_keys();
+
+/// One plain sentence on a variant's summary.json (its steady window when it has one).
+std::string verdict_of(const nlohmann::ordered_json& summary);
+/// The numbers behind the verdict on one line: the steady window's (or the whole run's).
+std::string headline_of(const nlohmann::ordered_json& summary);
+/// The decisive moments (summary.json's `moments`), one line each: "at 7.7 ms: C: fatal error ...".
+std::vector<std::string> moment_lines(const nlohmann::ordered_json& summary);
+/// "60 ms", "3.9 s", "300 s".
+std::string duration_text(double ms);
 
 /// Orders "topic-partition" names as Kafka orders TopicPartition: by topic, then by number.
 bool kafka_partition_less(const std::string& a, const std::string& b);

@@ -757,6 +757,8 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
         else {
           gs.epoch_text = fmt::format("epoch {}", num(f, "epoch"));
           if (assignment_epoch.count(g)) gs.epoch_text += " / target " + assignment_epoch[g];
+          // The new epoch's own trigger: the segment it opens is not the previous epoch's.
+          gs.reason = str(f, "reason");
         }
       }
     } else if (type == "rpc") {

@@ -16,6 +16,7 @@
 
 #include "build_info.hpp"
 #include "reports/escape.hpp"
+#include "reports/summary.hpp"
 #include "sim/assert.hpp"
 #include "tools/golden.hpp"
 #include "tools/runner.hpp"
@@ -50,6 +51,7 @@ struct Suite {
   std::uint64_t seed = 0;
   double time_s = 0;  // the variant's simulated duration
   std::vector<Case> cases;
+  std::vector<std::string> moments;  // the decisive moments of the run (summary.json's `moments`)
 };
 
 struct ScenarioResult {
@@ -148,6 +150,7 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, b
     s.variant = o.protocol;
     s.seed = spec.seed;
     s.time_s = static_cast<double>(spec.duration.count()) / 1e6;
+    s.moments = reports::moment_lines(o.summary);
     for (const auto& e : o.expectations) {
       Case c;
       c.assertion = true;
@@ -439,6 +442,10 @@ int cmd_check(const CheckArgs& args) {
     if (r.invalid) ++invalid;
     for (const auto& s : r.suites) {
       int sp = 0, sf = 0, sw = 0;
+      for (std::size_t i = 0; i < s.moments.size() && i < 5; ++i)
+        std::cout << fmt::format("WARN {} [{}]: decisive moment {}\n", s.scenario, s.variant, s.moments[i]);
+      if (s.moments.size() > 5)
+        std::cout << fmt::format("WARN {} [{}]: ... and {} more decisive moments\n", s.scenario, s.variant, s.moments.size() - 5);
       for (const auto& c : s.cases) {
         // Names come from the scenario (and the file system): printed with control characters
         // escaped, one result is one line and no name can forge another PASS line.

@@ -32,6 +32,7 @@
 #include "tools/runner.hpp"
 #include "models/coordinator/consumer_group_coordinator.hpp"
 #include "reports/invariants.hpp"
+#include "reports/summary.hpp"
 #include "sim/kernel.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/explore.hpp"
@@ -79,6 +80,7 @@ constexpr int kOk = 0;
 constexpr int kExpectationFailed = 1;
 constexpr int kBadInput = 2;
 constexpr int kInternalError = 3;
+constexpr std::size_t kMaxMomentLines = 20;  // decisive moments printed per variant
 
 const char* kExamples = R"(Examples:
   rebalance-sim run scenarios/examples/two-consumers.json
@@ -225,12 +227,16 @@ int run_staged(const ScenarioSpec& spec, const std::string& file, const std::vec
     return failed ? kExpectationFailed : kOk;
   }
   for (const auto& o : outputs) {
-    const auto& m = o.summary.at("metrics");
-    std::cout << fmt::format(
-        "{} [{}]: {} rebalances, max {} ms, total {} ms, unavailable {} partition-ms, {} duplicates, {} lost\n",
-        one_line(spec.name), o.protocol, m.at("rebalance_count").dump(), m.at("max_rebalance_ms").dump(),
-        m.at("total_rebalance_ms").dump(), m.at("unavailable_partition_ms").dump(), m.at("duplicates").dump(),
-        m.at("lost").dump());
+    if (o.summary.contains("verdict"))
+      std::cout << fmt::format("{} [{}]: {}\n  {}\n", one_line(spec.name), o.protocol, o.summary.at("verdict").get<std::string>(),
+                               reports::headline_of(o.summary));
+    else
+      std::cout << fmt::format("{} [{}]: {}\n", one_line(spec.name), o.protocol, reports::headline_of(o.summary));
+    const auto moments = reports::moment_lines(o.summary);
+    for (std::size_t i = 0; i < moments.size() && i < kMaxMomentLines; ++i) std::cout << "  warning: " << one_line(moments[i]) << "\n";
+    if (moments.size() > kMaxMomentLines)
+      std::cout << fmt::format("  warning: ... and {} more decisive moments (summary.json's \"moments\")\n",
+                               moments.size() - kMaxMomentLines);
     if (level == TraceLevel::None) std::cout << fmt::format("  wrote {}/{}/summary.json\n", one_line(out_dir), o.protocol);
     else std::cout << fmt::format("  wrote {}/{}/trace.jsonl and summary.json\n", one_line(out_dir), o.protocol);
     for (const auto& [rel, bytes] : extra)
@@ -248,13 +254,14 @@ int run_staged(const ScenarioSpec& spec, const std::string& file, const std::vec
 
 int cmd_validate(const std::string& file) {
   const ScenarioSpec spec = load_checked_scenario(file);
-  std::cout << fmt::format("{}: ok ({} consumers, {} events, protocols: {})\n", one_line(file),
-                           spec.consumers.size(), spec.events.size(), fmt::join(spec.protocols, ", "));
-  // Valid input that this version cannot run yet: said here, refused (exit 2) by `run`.
-  std::set<std::string> notes;
+  // What this version cannot run is refused here as `run` refuses it (exit 2, the same lines):
+  // validate's verdict is run's.
+  std::set<std::string> unsupported;
   for (const auto& v : spec.protocols)
-    for (const auto& p : unsupported_features(spec, v)) notes.insert(p);
-  for (const auto& n : notes) std::cout << fmt::format("note: {}: {}\n", one_line(file), one_line(n));
+    for (const auto& p : unsupported_features(spec, v)) unsupported.insert(p);
+  if (!unsupported.empty()) throw ScenarioError(file, {unsupported.begin(), unsupported.end()});
+  std::cout << fmt::format("{}: ok ({} consumers, {} events, protocols: {})\n", file,
+                           spec.consumers.size(), spec.events.size(), fmt::join(spec.protocols, ", "));
   return kOk;
 }
 

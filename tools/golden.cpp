@@ -23,6 +23,13 @@ std::string signed_ms(double d) { return fmt::format("{}{:.3f} ms", d >= 0 ? "+"
 
 std::string num(const ojson& v) { return v.dump(); }
 
+/// A difference of two times kept in microseconds (ms with at most 3 decimals), without the
+/// binary noise of their subtraction: 29843.559, not 29843.558999999994.
+std::string delta_text(double d) {
+  const double rounded = std::round(d * 1000.0) / 1000.0;
+  return fmt::format("{}{}", rounded >= 0 ? "+" : "", rounded == 0.0 ? 0.0 : rounded);
+}
+
 }  // namespace
 
 std::string golden_path(const std::string& scenario_path) {
@@ -103,7 +110,7 @@ std::vector<std::string> golden_diff(const ojson& golden, const ojson& actual, c
     }
     const double d = a.get<double>() - g.get<double>();
     if (std::fabs(d) > tol + 1e-9)
-      out.push_back(fmt::format("{}: {} -> {} ({}{}{})", k, num(g), num(a), d >= 0 ? "+" : "", ojson(d).dump(), unit));
+      out.push_back(fmt::format("{}: {} -> {} ({}{})", k, num(g), num(a), delta_text(d), unit));
   };
   for (const auto& k : kCountMetrics) compare(k, tol_count, "");
   for (const auto& k : kTimeMetrics) compare(k, tol_ms, " ms");

@@ -1,5 +1,6 @@
 #include "tools/runner.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -26,6 +27,16 @@ std::optional<TraceLevel> parse_trace_level(const std::string& s) {
   return std::nullopt;
 }
 
+std::vector<std::string> steady_consumers_of(const ScenarioSpec& spec) {
+  // The script in time order (the loader keeps it sorted by at_ms, stable).
+  std::vector<std::string> out;
+  for (const auto& e : spec.events) {
+    if (e.kind != "start") break;
+    if (std::find(out.begin(), out.end(), e.consumer) == out.end()) out.push_back(e.consumer);
+  }
+  return out;
+}
+
 namespace {
 
 reports::SummaryInputs summary_inputs(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed) {
@@ -38,6 +49,7 @@ reports::SummaryInputs summary_inputs(const ScenarioSpec& spec, const std::strin
                     {"commit", build::kCommit},
                     {"scenario_file", spec.source_path},
                     {"scenario_sha256", spec.sha256}};
+  in.steady_consumers = steady_consumers_of(spec);
   return in;
 }
 

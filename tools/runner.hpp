@@ -58,6 +58,10 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
                                         std::optional<std::uint64_t> seed,
                                         const RunOptions& options = {});
 
+/// The consumers the script starts before its first event of another kind, in script order:
+/// the steady window opens once each holds a stable assignment (summary.json's `steady`).
+std::vector<std::string> steady_consumers_of(const ScenarioSpec& spec);
+
 /// The staged path of a variant's trace.jsonl (to read it back before commit).
 std::filesystem::path staged_trace_path(StagedOutput& out, const std::string& protocol);
 

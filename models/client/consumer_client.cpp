@@ -53,6 +53,9 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
                        [this] {
                          entered();
                          app_.unstall();
+                         // The application calls poll() again (or goes on with its batch).
+                         if (process_.alive())
+                           tracer_.publish(trace::ConsumerResume{.consumer = spec_.name, .after = "stall"});
                          // A batch being processed or a commitSync() goes on; otherwise the loop
                          // polls again.
                          // A stall inside start_latency_ms: the first poll() is still to come.

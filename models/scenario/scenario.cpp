@@ -639,7 +639,7 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
         {"callbacks", {"assign_ms", "lost_ms", "revoke_ms"}},
         {"expect",
          {"consumer", "from_ms", "message", "metric", "op", "partition", "protocol", "to_ms",
-          "tolerance", "value"}},
+          "tolerance", "value", "window"}},
         {"expect:order", {"expect", "first", "from_ms", "message", "protocol", "then", "to_ms"}},
         {"event:start", {"at_ms", "config", "consumer", "do"}},
         {"event:stop", {"at_ms", "consumer", "do"}},
@@ -770,7 +770,7 @@ std::string closest_match(const std::string& word, const std::vector<std::string
   return best;
 }
 
-ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
+ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, const ExtraScenarioCheck& extra) {
   Parser p;
   ScenarioSpec s;
   s.source_path = source_path;
@@ -1423,6 +1423,16 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
       if (ex.from_ms && ex.to_ms && *ex.to_ms <= *ex.from_ms) {
         p.problem(child(ptr, "to_ms"), fmt::format("must be greater than from_ms ({}), got {}", *ex.from_ms, *ex.to_ms));
       }
+      if (auto v = p.read_string(x, "window", ptr)) {
+        if (*v != "steady" && *v != "run") {
+          p.problem(child(ptr, "window"), fmt::format("unknown window \"{}\" (steady, run)", *v) +
+                                              suggestion(*v, {"steady", "run"}));
+        } else if (*v == "steady" && (ex.from_ms || ex.to_ms)) {
+          p.problem(child(ptr, "window"), "\"steady\" cannot be combined with from_ms/to_ms");
+        } else {
+          ex.steady = *v == "steady";
+        }
+      }
       if (order) {
         if (auto v = p.read_string(x, "expect", ptr); v && *v != "order") {
           p.problem(child(ptr, "expect"), fmt::format("unknown assertion kind \"{}\" (order)", *v));
@@ -1486,6 +1496,10 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path) {
 
   parse_fleet(doc, s, p.problems);
   check_scenario_size(p, s);
+  if (extra) {
+    const bool clean = p.problems.empty();
+    for (auto& x : extra(s, clean)) p.problems.push_back(std::move(x));
+  }
   if (!p.problems.empty()) throw ScenarioError(source_path, std::move(p.problems));
   return s;
 }
@@ -1538,7 +1552,7 @@ json load_scenario_json(const std::string& path) {
   return json::parse(read_scenario_bytes(path));
 }
 
-ScenarioSpec load_scenario_file(const std::string& path) {
+ScenarioSpec load_scenario_file(const std::string& path, const ExtraScenarioCheck& extra) {
   const std::string bytes = read_scenario_bytes(path);
   if (auto problem = check_json_structure(bytes)) throw ScenarioError(path, {*problem});
   json doc;
@@ -1565,7 +1579,7 @@ ScenarioSpec load_scenario_file(const std::string& path) {
     throw ScenarioError(path, {fmt::format("line {}, column {}: not valid json: {}", line,
                                            column, reason)});
   }
-  ScenarioSpec spec = parse_scenario(doc, path);
+  ScenarioSpec spec = parse_scenario(doc, path, extra);
   spec.sha256 = sha256_hex(bytes);
   return spec;
 }

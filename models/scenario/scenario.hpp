@@ -2,6 +2,7 @@
 // time in SimTime. parse_scenario() is the only way to build one from JSON; it collects every
 // problem with its JSON path so the user can fix them in one pass. It does not simulate.
 #pragma once
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -154,6 +155,7 @@ struct ExpectSpec {
   nlohmann::json value;
   std::optional<double> tolerance;  // `within`
   std::optional<std::int64_t> from_ms, to_ms;  // the window the metric is computed over
+  bool steady = false;  // `"window": "steady"`: over summary.json's steady window
   std::optional<std::string> consumer, partition;  // selectors
   std::string message;  // shown on failure
   bool order = false;   // `"expect": "order"`
@@ -239,10 +241,15 @@ std::string escaped_lines(const std::string& text);
 /// The sha256 of `bytes`, in lowercase hex.
 std::string sha256_hex(const std::string& bytes);
 
+/// Checks a caller adds to the loader's own (e.g. the expectations' paths), run on what parsed
+/// even when the loader found problems (`clean` false then), so that every problem of a file is
+/// reported in one pass.
+using ExtraScenarioCheck = std::function<std::vector<std::string>(const ScenarioSpec& spec, bool clean)>;
 /// Parses and validates a scenario; throws ScenarioError listing every problem.
-ScenarioSpec parse_scenario(const nlohmann::json& doc, const std::string& source_path);
+ScenarioSpec parse_scenario(const nlohmann::json& doc, const std::string& source_path,
+                            const ExtraScenarioCheck& extra = {});
 /// Reads the file (not JSON → ScenarioError with the parser's line and column), then parses.
-ScenarioSpec load_scenario_file(const std::string& path);
+ScenarioSpec load_scenario_file(const std::string& path, const ExtraScenarioCheck& extra = {});
 /// The file's JSON document, read with the same bounds and checks (for tools that rewrite it).
 nlohmann::json load_scenario_json(const std::string& path);
 

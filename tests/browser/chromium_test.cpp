@@ -220,3 +220,61 @@ TEST_CASE("chromium: a share-group run's report with its share view") {
   // records by state), no script error.
   check_in_browser("scenarios/share/eight-consumers-one-crash.json", "share-eight-consumers", 1, 4);
 }
+
+// Zoomed in on a 0 ms callback (report.html#zoom=FROM_US,TO_US: a 1 ms window): the axis
+// labels differ from each other (the old fmtT printed "6.0 s" for every tick with toFixed(1)),
+// and a shape whose width was raised to its minimum keeps that minimum in screen pixels (the old
+// page scaled it with the zoom: a 0 ms callback drew 1.2 px x the zoom factor wide).
+TEST_CASE("chromium: zoomed in, axis labels differ and minimum widths stay in screen pixels") {
+  REQUIRE_MESSAGE(!chromium().empty(), "chromium is missing: `make test` installs it (apt package chromium)");
+  const fs::path dir = fs::path(RSIM_BUILD_DIR) / "test-artifacts" / "browser" / "zoom";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path out = dir / "run";
+  REQUIRE(sh(std::string("cd ") + RSIM_SOURCE_DIR + " && " + RSIM_BINARY +
+             " run scenarios/examples/two-consumers.json --out " + out.string() + " > " + (dir / "run.log").string() +
+             " 2>&1") == 0);
+  // A's onPartitionsRevoked when B joins: a 0 ms callback.
+  std::int64_t at = -1, duration_us = 0;
+  std::istringstream trace(slurp(out / "classic-eager" / "trace.jsonl"));
+  std::string line;
+  while (std::getline(trace, line)) {
+    const auto j = nlohmann::json::parse(line);
+    if (j["type"] == "run.start") duration_us = j["duration_ms"].get<std::int64_t>() * 1000;
+    if (at < 0 && j["type"] == "callback" && j["callback"] == "onPartitionsRevoked" && j["phase"] == "start")
+      at = j["t_us"].get<std::int64_t>();
+  }
+  REQUIRE(at > 0);
+  const std::int64_t from = at - 500, to = at + 500;
+  const fs::path profile = dir / "profile";
+  const fs::path dom_file = dir / "dom.html", log_file = dir / "chromium.log";
+  CHECK(sh(chromium_command(profile) + " --virtual-time-budget=5000 --dump-dom 'file://" + (out / "report.html").string() +
+           "#zoom=" + std::to_string(from) + "," + std::to_string(to) + "' > " + dom_file.string() + " 2> " +
+           log_file.string()) == 0);
+  const std::string dom = slurp(dom_file);
+  CHECK(attribute(dom, "data-ready") == "1");
+  CHECK(attribute(dom, "data-errors") == "(absent)");
+  // The ticks of the first timeline's axis: a 1 ms window has ticks 0.1 ms apart, each label
+  // its own ("6.1165 s", "6.1166 s", ...).
+  const auto axis_at = dom.find("<g class=\"axis\"");
+  REQUIRE(axis_at != std::string::npos);
+  const std::string axis = dom.substr(axis_at, dom.find("</g>", axis_at) - axis_at);
+  std::vector<std::string> labels;
+  const std::regex tick("<text x=\"[-0-9.]+\" y=\"13\">([0-9.]+ s)</text>");
+  for (auto it = std::sregex_iterator(axis.begin(), axis.end(), tick); it != std::sregex_iterator(); ++it)
+    labels.push_back((*it)[1].str());
+  CHECK(labels.size() >= 5);
+  CHECK(std::set<std::string>(labels.begin(), labels.end()).size() == labels.size());
+  // Every shape raised to a minimum width: at zoom factor k (1100 plot px showing 1 ms of the
+  // run), its width is max(true width, minimum / k), in plot units.
+  const double k = static_cast<double>(duration_us) / static_cast<double>(to - from);
+  const std::regex shape("<rect[^>]* width=\"([0-9.e-]+)\"[^>]* data-w=\"([0-9.e-]+)\" data-minw=\"([0-9.]+)\"");
+  std::size_t shapes = 0;
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), shape); it != std::sregex_iterator(); ++it) {
+    const double width = std::stod((*it)[1].str()), real = std::stod((*it)[2].str()), min = std::stod((*it)[3].str());
+    CHECK(width == doctest::Approx(std::max(real, min / k)).epsilon(1e-3));
+    ++shapes;
+  }
+  CHECK(shapes > 0);
+  fs::remove_all(profile);
+}

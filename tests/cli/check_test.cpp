@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
+#include "tools/golden.hpp"
 
 namespace fs = std::filesystem;
 
@@ -350,4 +351,89 @@ TEST_CASE("an unknown subcommand or variant is answered with the valid ones") {
   const Result describe = run("describe scenarios/examples/two-consumers.json --at 100 --protocol nope", "unknown-variant-describe");
   CHECK(describe.code == 2);
   CHECK(has(describe.out, "valid variants: classic-eager, classic-cooperative, consumer, share"));
+}
+
+TEST_CASE("golden diffs print a time's change in microseconds, without the binary noise of a subtraction") {
+  // 31118.904 - 1275.345 is 29843.558999999997 in binary; the change is 29843.559 ms.
+  const auto metrics = [](double v) {
+    return nlohmann::ordered_json{{"rebalances", nlohmann::ordered_json::array()},
+                                  {"metrics", {{"unavailable_partition_ms", v}, {"final_assignment", nlohmann::ordered_json::object()}}}};
+  };
+  const auto diff = rsim::cli::golden_diff(metrics(1275.345), metrics(31118.904), {{"time_ms", 1.0}});
+  REQUIRE(diff.size() == 1);
+  CHECK(diff[0] == "unavailable_partition_ms: 1275.345 -> 31118.904 (+29843.559 ms)");
+  const auto down = rsim::cli::golden_diff(metrics(31118.904), metrics(1275.345), {{"time_ms", 1.0}});
+  REQUIRE(down.size() == 1);
+  CHECK(down[0] == "unavailable_partition_ms: 31118.904 -> 1275.345 (-29843.559 ms)");
+}
+
+TEST_CASE("window steady: an assertion over the steady window, the steady window in summary.json, a typo refused") {
+  const auto d = temp_dir("steady");
+  const auto f = write(d, "steady.json", scenario(R"(
+    {"metric": "rebalance_count", "op": "==", "value": 2},
+    {"metric": "rebalance_count", "op": "==", "value": 0, "window": "steady"},
+    {"metric": "not_processed_partition_ms", "op": "==", "value": 0, "window": "steady"},
+    {"metric": "rebalance_count", "op": "==", "value": 1, "window": "steady"}
+  )"));
+  const Result r = run("run " + f.string() + " --out " + (d / "out").string(), "steady-run");
+  CHECK(r.code == 1);
+  CHECK(has(r.out, "FAILED expect[3] classic-eager rebalance_count == 1 over the steady window: expected == 1, actual 0"));
+  CHECK(count(r.out, "FAILED") == 1);
+  const auto summary = nlohmann::json::parse(testing::read_file(d / "out" / "classic-eager" / "summary.json"));
+  // A and B (the script's only starts) hold their assignment once B's onPartitionsAssigned ends
+  // at 3126.12 ms; the start-up's two rebalances are before.
+  CHECK(summary["steady"]["from_us"] == 3126120);
+  CHECK(summary["steady"]["metrics"]["rebalance_count"] == 0);
+  CHECK(summary["verdict"] ==
+        "After start-up (from 3.1 s): 0 rebalances; the group never stopped as a whole; all 4 partitions were "
+        "processed throughout.");
+  // The run line: the verdict, then the steady window's numbers.
+  CHECK(has(r.out, "tiny [classic-eager]: After start-up (from 3.1 s): 0 rebalances;"));
+  CHECK(has(r.out, "  steady from 3.1 s: 0 rebalances, max 0 ms, stop-the-world 0 ms, not processed 0 partition-ms"));
+
+  const auto g = write(d, "typo.json", scenario(R"(
+    {"metric": "max_lag", "op": "<", "value": 1, "window": "stedy"},
+    {"metric": "max_lag", "op": "<", "value": 1, "window": "steady", "from_ms": 10},
+    {"metric": "rebalances/0/duration_ms", "op": "<", "value": 1, "window": "steady"}
+  )"));
+  const Result bad = run("validate " + g.string(), "steady-typo");
+  CHECK(bad.code == 2);
+  CHECK(has(bad.out, "/expect/0/window: unknown window \"stedy\" (steady, run); did you mean \"steady\"?"));
+  CHECK(has(bad.out, "/expect/1/window: \"steady\" cannot be combined with from_ms/to_ms"));
+  CHECK(has(bad.out, "/expect/2/window: \"steady\" computes metrics only; \"rebalances\" is not a metric"));
+}
+
+TEST_CASE("validation in one pass: the expectations' paths are reported with the loader's own problems") {
+  const auto d = temp_dir("one-pass");
+  std::string text = scenario(R"({"metric": "max_unavailble_ms", "op": "<", "value": 1},
+                                  {"metric": "rebalances/-1/duraton_ms", "op": "==", "value": 0},
+                                  {"metric": "paused_ms_by_consumer/Z", "op": "==", "value": 0})");
+  text.replace(text.find("\"duration_ms\": 20000"), 20, "\"duration_ms\": -5");
+  const auto f = write(d, "both.json", text);
+  const Result r = run("validate " + f.string(), "one-pass");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, f.string() + ": /duration_ms: "));
+  CHECK(has(r.out, f.string() + ": /expect/0/metric: unknown metric \"max_unavailble_ms\"; did you mean \"max_unavailable_ms\"?"));
+  CHECK(has(r.out, f.string() + ": /expect/1/metric: a rebalance has no field \"duraton_ms\"; did you mean \"duration_ms\"?"));
+  // A consumer an expectation names is looked up only in a file without other problems: a
+  // consumer entry with a problem of its own is left out of what parsed.
+  CHECK_FALSE(has(r.out, "/expect/2/metric"));
+}
+
+TEST_CASE("validate refuses what run refuses: a share scenario with fail-coordinator") {
+  const auto d = temp_dir("validate-share");
+  const auto f = write(d, "share.json", R"({
+  "name": "share-failover", "duration_ms": 20000, "protocols": ["share"],
+  "topics": [{"name": "t", "partitions": 2}],
+  "consumers": [{"name": "A", "group": "q", "topics": ["t"]}],
+  "events": [{"at_ms": 0, "do": "start", "consumer": "A"}, {"at_ms": 5000, "do": "fail-coordinator", "group": "q"}]
+})");
+  const Result v = run("validate " + f.string(), "validate-share");
+  const Result r = run("run " + f.string() + " --out " + (d / "out").string(), "run-share");
+  CHECK(v.code == 2);
+  CHECK(r.code == 2);
+  const std::string line = f.string() + ": /events/1: fail-coordinator is not simulated for share groups by this version yet";
+  CHECK(has(v.out, line));
+  CHECK(has(r.out, line));
+  CHECK_FALSE(has(v.out, ": ok ("));
 }

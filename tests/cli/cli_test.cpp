@@ -9,6 +9,8 @@
 #include <string>
 #include <sys/wait.h>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_helpers.hpp"
 
 namespace fs = std::filesystem;
@@ -53,7 +55,15 @@ TEST_CASE("run writes trace.jsonl and summary.json per variant and exits 0") {
   CHECK(r.code == 0);
   CHECK(fs::exists(d / "out" / "classic-eager" / "trace.jsonl"));
   CHECK(fs::exists(d / "out" / "classic-eager" / "summary.json"));
-  CHECK(r.out.find("4 rebalances") != std::string::npos);
+  // The run line leads with the verdict of the steady window (after A's start-up rebalance and B's
+  // join: the script starts A and B before anything else), then that window's numbers.
+  CHECK(r.out.find("two-consumers [classic-eager]: After start-up (from 6.1 s): 2 rebalances; the whole group "
+                   "stopped 2 times") != std::string::npos);
+  CHECK(r.out.find("\n  steady from 6.1 s: 2 rebalances, max ") != std::string::npos);
+  // The whole run's count stays in summary.json's metrics.
+  const auto summary = nlohmann::json::parse(testing::read_file(d / "out" / "classic-eager" / "summary.json"));
+  CHECK(summary["metrics"]["rebalance_count"] == 4);
+  CHECK(summary["steady"]["metrics"]["rebalance_count"] == 2);
 }
 
 TEST_CASE("the same scenario and seed give byte-identical files - another seed with random latency does not") {

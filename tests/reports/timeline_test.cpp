@@ -144,3 +144,52 @@ TEST_CASE("parse_trace names the line of a malformed entry") {
                     doctest::Contains("trace.jsonl line 2: not valid json"));
   CHECK_THROWS_WITH(reports::parse_trace("{\"type\":\"a\"}\n"), doctest::Contains("line 1: needs an integer t_us"));
 }
+
+TEST_CASE("timeline: a KIP-848 epoch bump without a state change labels its segment with its own trigger") {
+  const char* trace = R"({"t_us":0,"type":"run.start","scenario":"k","protocol":"consumer","seed":1,"duration_ms":10}
+{"t_us":1000,"type":"group.epoch","group":"g","epoch":2,"members":["A","B"],"reason":"member B joined"}
+{"t_us":1000,"type":"group.state","group":"g","state":"reconciling","epoch":2,"reason":"member B joined"}
+{"t_us":2000,"type":"group.epoch","group":"g","epoch":3,"members":["A","B","C"],"reason":"member C joined"}
+{"t_us":5000,"type":"group.state","group":"g","state":"stable","epoch":3}
+)";
+  const auto t = reports::build_timeline(trace, nlohmann::ordered_json::parse(
+                                                    R"({"scenario":"k","protocol":"consumer","rebalances":[],"metrics":{}})"));
+  REQUIRE(t.groups.size() == 1);
+  const auto& segs = t.groups[0].segments;
+  REQUIRE(segs.size() >= 2);
+  CHECK(segs[0].start_us == 1000);
+  CHECK(segs[0].label == "reconciling · epoch 2 (member B joined)");
+  CHECK(segs[1].start_us == 2000);
+  CHECK(segs[1].label == "reconciling · epoch 3 (member C joined)");  // was "(member B joined)"
+}
+
+TEST_CASE("narrative: a callback inside two rebalances' windows is told under one of them") {
+  // Two rebalances of g whose windows overlap: R1 [0.5, 2] ms, R2 [0.9, 3] ms; A's revocation at
+  // 1 ms belongs to R2, the latest that had started (it used to be told under both).
+  reports::Timeline t;
+  t.scenario = "s";
+  t.protocol = "consumer";
+  t.duration_us = 10'000;
+  t.partitions = {"t-0"};
+  reports::Lane a;
+  a.consumer = "A";
+  a.group = "g";
+  a.spans.push_back(Span{1000, 1000, "callback", "onPartitionsRevoked(t-0)"});
+  t.lanes.push_back(a);
+  reports::Rebalance r1;
+  r1.index = 1;
+  r1.group = "g";
+  r1.start_us = 500;
+  r1.end_us = 2000;
+  r1.trigger = "member B joined";
+  reports::Rebalance r2 = r1;
+  r2.index = 2;
+  r2.start_us = 900;
+  r2.end_us = 3000;
+  r2.trigger = "member C joined";
+  t.rebalances = {r1, r2};
+  const auto story = reports::narrate(t);
+  REQUIRE(story.size() == 2);
+  CHECK(story[0].find("onPartitionsRevoked") == std::string::npos);
+  CHECK(story[1].find("A ran onPartitionsRevoked(t-0) from 0.001 s to 0.001 s") != std::string::npos);
+}

@@ -117,8 +117,14 @@ std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::stri
       std::filesystem::create_directories(tmp);
       const double before = cpu_seconds();
       std::optional<trace::JsonlFileSink> jsonl;
+      // As `run` summarizes: with the steady window (the script's leading starts).
       reports::SummaryInputs inputs{spec.name, protocol, spec.seed, nullptr};
       inputs.critical_paths = critical_paths;
+      inputs.steady_consumers.emplace();
+      for (const auto& e : spec.events) {
+        if (e.kind != "start") break;
+        inputs.steady_consumers->push_back(e.consumer);
+      }
       reports::SummarySink summary(inputs);
       std::vector<sim::TraceSink<trace::Event>*> sinks{&summary};
       if (write_trace) {

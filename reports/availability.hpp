@@ -1,0 +1,221 @@
+// Processing time accounting for summary.json: when is a partition *processed*? Kept apart from
+// the ownership clock of reports/summary.cpp (which counts an owner as consuming as long as its
+// process runs) because the question users ask is another one: was the partition's data being
+// worked on? A sink-side structure, fed by the summary builder from trace events only.
+#pragma once
+#include <algorithm>
+#include <iterator>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace reports {
+
+/// A window of the run, [from, to); `from` may move forward once (the steady window's start is
+/// found while the run goes: until then it is the end of time and nothing accrues).
+struct ClockWindow {
+  std::int64_t from = 0;
+  std::int64_t to = INT64_MAX;
+  std::int64_t clip(std::int64_t a, std::int64_t b) const {
+    return std::max<std::int64_t>(0, std::min(b, to) - std::max(a, from));
+  }
+};
+
+/// Per (group, partition): *not processed* while the partition is wanted (a live member of the
+/// group subscribes to it, or someone owns it) and no owner is *active*. An owner is active while
+/// its process runs (not paused), its application is not stalled and has not begun close(), and
+/// it runs no rebalance callback (Kafka runs callbacks on the application thread, inside poll(): nothing is processed
+/// meanwhile). A partition without an owner (being revoked, awaiting its assignment, held by a
+/// crashed member not yet detected) is not processed either. Each interval is attributed to the
+/// consumer that holds the partition (the first of its owners by name) or, with no owner, to the
+/// last consumer that held it; a partition never owned is attributed to no one.
+/// Per group: the group is *stopped* while it has live members and none of its wanted partitions
+/// is processed.
+class ProcessingClock {
+ public:
+  using Key = std::pair<std::string, std::string>;  // (group, "topic-partition")
+
+  explicit ProcessingClock(ClockWindow w) : window_(w) {}
+  /// The window starts at `from` (a steady window found while the run goes).
+  void set_from(std::int64_t from) { window_.from = from; }
+
+  void want(const Key& key, bool wanted, std::int64_t now) {
+    State& st = touch(key, now);
+    st.wanted = wanted;
+    refresh(key, st, now);
+  }
+  void own(const Key& key, const std::string& consumer, bool active, std::int64_t now) {
+    State& st = touch(key, now);
+    st.owners[consumer] = active;
+    st.last_owner = consumer;
+    refresh(key, st, now);
+  }
+  void disown(const Key& key, const std::string& consumer, std::int64_t now) {
+    State& st = touch(key, now);
+    st.owners.erase(consumer);
+    refresh(key, st, now);
+  }
+  void live(const std::string& group, int delta, std::int64_t now) {
+    const auto git = groups_.try_emplace(group).first;
+    git->second.live += delta;
+    refresh_group(git->first, git->second, now);
+  }
+  void finish(std::int64_t now) {
+    for (auto& [key, st] : states_) {
+      accrue(st, now);
+      if (st.not_processed) st.max_gap_us = std::max(st.max_gap_us, window_.clip(st.gap_since, now));
+    }
+    for (auto& [name, g] : groups_) {
+      accrue_group(g, now);
+      if (g.stopped) close_stop(name, g, now, true);
+    }
+  }
+
+  std::int64_t total_us() const {
+    std::int64_t sum = 0;
+    for (const auto& [key, st] : states_) sum += st.sum_us;
+    return sum;
+  }
+  std::int64_t max_us() const {
+    std::int64_t m = 0;
+    for (const auto& [key, st] : states_) m = std::max(m, st.max_gap_us);
+    return m;
+  }
+  /// Per partition name (summed over groups), only partitions with time not processed.
+  template <class Less>
+  std::map<std::string, std::int64_t, Less> by_partition() const {
+    std::map<std::string, std::int64_t, Less> out;
+    for (const auto& [key, st] : states_)
+      if (st.sum_us > 0) out[key.second] += st.sum_us;
+    return out;
+  }
+  const std::map<std::string, std::int64_t>& by_consumer() const { return by_consumer_; }
+  /// The partitions of `group` that are wanted and have no owner now.
+  int unowned(const std::string& group) const {
+    const auto it = groups_.find(group);
+    return it == groups_.end() ? 0 : it->second.unowned;
+  }
+  std::int64_t stopped_us() const {
+    std::int64_t sum = 0;
+    for (const auto& [name, g] : groups_) sum += g.stopped_us;
+    return sum;
+  }
+  std::int64_t max_stopped_us() const {
+    std::int64_t m = 0;
+    for (const auto& [name, g] : groups_) m = std::max(m, g.max_stopped_us);
+    return m;
+  }
+  struct Stop {
+    std::string group;
+    std::int64_t start_us, end_us;
+    bool open;  // still stopped when the run ended
+  };
+  /// The group stops, in the order they ended (clipped to the window; empty ones left out).
+  const std::vector<Stop>& stops() const { return stops_; }
+
+ private:
+  struct State {
+    std::map<std::string, bool> owners;  // consumer -> active
+    std::string last_owner;
+    std::int64_t since = 0, gap_since = 0, sum_us = 0, max_gap_us = 0;
+    std::int64_t gap_closed_at = -1;  // when the last interval closed (one reopened then goes on)
+    bool wanted = false, not_processed = false, processed = false, unowned = false;
+  };
+  struct Group {
+    int live = 0;
+    int processed = 0;  // partitions processed now
+    int unowned = 0;    // wanted partitions without an owner now
+    bool stopped = false;
+    std::int64_t since = 0, stopped_since = 0, stopped_us = 0, max_stopped_us = 0;
+    std::int64_t stop_closed_at = -1, stop_closed_since = 0;  // the last stop (one reopened then goes on)
+    bool stop_recorded = false;  // the last stop is in stops_
+  };
+
+  State& touch(const Key& key, std::int64_t now) {
+    auto [it, inserted] = states_.try_emplace(key);
+    if (inserted) it->second.since = now;
+    accrue(it->second, now);
+    return it->second;
+  }
+  const std::string* attributed(const State& st) const {
+    if (!st.owners.empty()) return &st.owners.begin()->first;
+    return st.last_owner.empty() ? nullptr : &st.last_owner;
+  }
+  void accrue(State& st, std::int64_t now) {
+    if (st.not_processed) {
+      const std::int64_t d = window_.clip(st.since, now);
+      st.sum_us += d;
+      if (d > 0)
+        if (const std::string* who = attributed(st)) by_consumer_[*who] += d;
+    }
+    st.since = now;
+  }
+  void accrue_group(Group& g, std::int64_t now) {
+    if (g.stopped) g.stopped_us += window_.clip(g.since, now);
+    g.since = now;
+  }
+  void close_stop(const std::string& group, Group& g, std::int64_t now, bool open) {
+    const std::int64_t d = window_.clip(g.stopped_since, now);
+    g.max_stopped_us = std::max(g.max_stopped_us, d);
+    g.stop_closed_at = now;
+    g.stop_closed_since = g.stopped_since;
+    g.stop_recorded = d > 0;
+    if (d > 0) stops_.push_back(Stop{group, std::max(g.stopped_since, window_.from), now, open});
+  }
+  void refresh_group(const std::string& name, Group& g, std::int64_t now) {
+    accrue_group(g, now);
+    const bool stopped = g.live > 0 && g.processed == 0;
+    if (stopped && !g.stopped) {
+      // A stop that ended at this very instant goes on (a partition's owner changed and its
+      // callback began at one instant): one stop, not two.
+      if (g.stop_closed_at == now) {
+        g.stopped_since = g.stop_closed_since;
+        if (g.stop_recorded)
+          for (auto it = stops_.rbegin(); it != stops_.rend(); ++it)
+            if (it->end_us == now && it->group == name) {
+              stops_.erase(std::next(it).base());
+              break;
+            }
+      } else {
+        g.stopped_since = now;
+      }
+    }
+    if (!stopped && g.stopped) close_stop(name, g, now, false);
+    g.stopped = stopped;
+  }
+  void refresh(const Key& key, State& st, std::int64_t now) {
+    bool active = false;
+    for (const auto& [c, a] : st.owners) active = active || a;
+    const bool wanted = st.wanted || !st.owners.empty();
+    const bool not_processed = wanted && !active;
+    if (not_processed && !st.not_processed && st.gap_closed_at != now) st.gap_since = now;  // else it goes on
+    if (!not_processed && st.not_processed) {
+      st.max_gap_us = std::max(st.max_gap_us, window_.clip(st.gap_since, now));
+      st.gap_closed_at = now;
+    }
+    st.not_processed = not_processed;
+    const bool unowned = wanted && st.owners.empty();
+    if (unowned != st.unowned) {
+      groups_[key.first].unowned += unowned ? 1 : -1;
+      st.unowned = unowned;
+    }
+    if (active != st.processed) {
+      const auto git = groups_.try_emplace(key.first).first;
+      Group& g = git->second;
+      accrue_group(g, now);
+      g.processed += active ? 1 : -1;
+      st.processed = active;
+      refresh_group(git->first, g, now);
+    }
+  }
+
+  ClockWindow window_;
+  std::map<Key, State> states_;
+  std::map<std::string, Group> groups_;
+  std::map<std::string, std::int64_t> by_consumer_;
+  std::vector<Stop> stops_;
+};
+
+}  // namespace reports
