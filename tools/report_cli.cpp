@@ -140,16 +140,53 @@ std::vector<std::pair<std::string, std::string>> render_outputs(std::vector<Vari
 
 CLI::App* add_report_subcommand(CLI::App& app, std::string& dir, FormatArgs& args) {
   auto* c = app.add_subcommand("report", "render DIR/report.html (and --format outputs) again from a run's traces");
-  c->add_option("dir", dir, "the output directory of `run --out DIR`")->required();
+  c->add_option("dir", dir, "the output directory of `run --out DIR`, or a folder of runs (`check --out DIR`: a report per run)")->required();
   add_format_options(c, args);
   c->footer("Example: rebalance-sim report out/two-consumers --format perfetto --format mermaid --rebalance 2");
   return c;
 }
 
+namespace {
+
+bool is_variant_dir(const fs::path& d) { return fs::exists(d / "trace.jsonl") && fs::exists(d / "summary.json"); }
+
+/// The run directories under `dir` (a folder of runs, e.g. `check --out DIR`): every folder with
+/// a variant folder in it, sorted; `dir` itself when it is one.
+std::vector<fs::path> run_dirs_under(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_directory() || it->is_symlink() || !is_variant_dir(it->path())) continue;
+    const fs::path run = it->path().parent_path();
+    if (out.empty() || out.back() != run) out.push_back(run);
+    it.disable_recursion_pending();
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace
+
 int cmd_report(const std::string& dir, const FormatArgs& args) {
-  const auto files = render_outputs(read_run_dir(dir), args);
-  for (const auto& [rel, bytes] : files) write_file_atomically(fs::path(dir) / rel, bytes);
-  for (const auto& [rel, bytes] : files) std::cout << fmt::format("wrote {}\n", (fs::path(dir) / rel).string());
+  // A folder of runs (`check --out DIR`): a report per run.
+  std::vector<fs::path> runs{fs::path(dir)};
+  bool direct = false;
+  std::error_code ec;
+  if (fs::is_directory(dir, ec))
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.is_directory() && is_variant_dir(e.path())) direct = true;
+  if (!direct) {
+    auto found = run_dirs_under(dir);
+    if (!found.empty()) runs = std::move(found);
+  }
+  std::vector<std::pair<fs::path, std::vector<std::pair<std::string, std::string>>>> all;
+  for (const auto& run : runs) all.emplace_back(run, render_outputs(read_run_dir(run.string()), args));
+  for (const auto& [run, files] : all)
+    for (const auto& [rel, bytes] : files) write_file_atomically(run / rel, bytes);
+  for (const auto& [run, files] : all)
+    for (const auto& [rel, bytes] : files) std::cout << fmt::format("wrote {}\n", (run / rel).string());
   return kOk;
 }
 

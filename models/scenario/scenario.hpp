@@ -153,6 +153,7 @@ struct ExpectSpec {
   std::optional<std::int64_t> from_ms, to_ms;  // the window the metric is computed over
   std::optional<std::string> consumer, partition;  // selectors
   std::string message;  // shown on failure
+  std::string id;       // the stable JUnit test name (check); "" = the message, else the index
   bool order = false;   // `"expect": "order"`
   nlohmann::json first, then;  // order: trace-event matchers (`type` and fields to equal)
   std::size_t index = 0;
@@ -206,6 +207,8 @@ struct ScenarioSpec {
   std::map<std::string, std::map<std::string, nlohmann::json>> group_configs;
   std::vector<EventSpec> events;  // sorted by `at`, stable (file order for equal times)
   std::vector<ExpectSpec> expect;
+  /// `regression`: metric -> tolerance against a baseline ("+10%", "+0", "-5%"), file order.
+  std::vector<std::pair<std::string, std::string>> regression;
 
   const ConsumerSpec* consumer(const std::string& name) const;
   const TopicSpec* topic(const std::string& name) const;
@@ -252,5 +255,17 @@ const std::map<std::string, std::vector<std::string>>& scenario_required_keys();
 const std::vector<std::string>& distribution_kinds();
 /// The best match for `word` among `candidates` by edit distance, or "" if none is close.
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
+
+/// A tolerance with a direction against a baseline (`regression`, check --max-regression):
+/// "+N%" / "+N": the metric may rise by at most N % / N (a rise is worse; any drop passes);
+/// "-N%" / "-N": it may drop by at most that much (a drop is worse).
+struct RegressionTolerance {
+  bool rise_is_worse = true;
+  bool percent = false;
+  double amount = 0;
+  std::string text;  // as written
+};
+/// nullopt unless `text` is [+-]N[.N][%].
+std::optional<RegressionTolerance> parse_regression_tolerance(const std::string& text);
 
 }  // namespace rsim
