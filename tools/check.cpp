@@ -486,7 +486,8 @@ CLI::App* add_check_subcommand(CLI::App& app, CheckArgs& args) {
                   "write each scenario's golden summary next to it (x.json -> x.golden.json)");
   check->add_option("--baseline", args.baseline,
                     "compare each scenario's metrics with RESULTS.json (what `check --json` wrote on the base branch); "
-                    "a metric beyond its tolerance fails");
+                    "a metric beyond its tolerance fails")
+      ->type_name("RESULTS.json");
   check->add_option("--max-regression", args.max_regressions,
                     "METRIC=+N% or METRIC=+N: the metric may rise by at most that much against --baseline (-N%: drop); "
                     "repeatable; overrides the scenario's `regression`")
@@ -494,7 +495,8 @@ CLI::App* add_check_subcommand(CLI::App& app, CheckArgs& args) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);  // one value each time: the paths stay paths
   check->add_option("--regression-file", args.regression_file,
-                    "tolerances against --baseline from FILE, a JSON object {\"METRIC\": \"+N%\"} (overrides the scenario's)");
+                    "tolerances against --baseline from FILE, a JSON object {\"METRIC\": \"+N%\"} (overrides the scenario's)")
+      ->type_name("FILE");
   check->add_option("--junit-time", args.junit_time,
                     "JUnit time attributes: wall (seconds each run took; default), virtual (simulated seconds), zero "
                     "(byte-identical files)")

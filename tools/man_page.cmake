@@ -5,8 +5,10 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${BIN} --help exited with ${rc}")
 endif()
 
-# roff: a backslash is \e; a line starting with . or ' needs \& in front.
+# roff: a backslash is \e; a line starting with . or ' needs \& in front. The binary's path in
+# "Usage:" lines is the command's name.
 function(roff_text text out)
+  string(REPLACE "${BIN}" "rebalance-sim" text "${text}")
   string(REPLACE "\\" "\\e" text "${text}")
   string(REGEX REPLACE "(^|\n)([.'])" "\\1\\\\&\\2" text "${text}")
   set(${out} "${text}" PARENT_SCOPE)

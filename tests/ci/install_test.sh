@@ -16,7 +16,7 @@ for f in bin/rebalance-sim share/man/man1/rebalance-sim.1 share/rebalance-sim/sc
   [ -e "$root/$f" ] || { echo "not installed: $f"; exit 1; }
 done
 # The man page holds every subcommand's --help.
-for section in '.SS check' '.SS run' '.SS report' 'max\-regression' 'junit\-time'; do
+for section in '.SS check' '.SS run' '.SS report' '--max-regression METRIC=+N%' '--junit-time' 'Usage: rebalance-sim check'; do
   grep -qF -- "$section" "$root/share/man/man1/rebalance-sim.1" || { echo "man page lacks $section"; exit 1; }
 done
 if command -v man > /dev/null; then MANWIDTH=100 man -l "$root/share/man/man1/rebalance-sim.1" > "$work/man.txt" 2>/dev/null || true; fi
