@@ -197,9 +197,19 @@ TEST_CASE("check --baseline: tolerances with a direction, a slower PR fails, a f
   CHECK(summary.find("### Regressions against the baseline") < summary.find("<details><summary>All "));
   CHECK(has(summary, "| | scenario | variant | metric | base | now | Δ | Δ % | tolerance |"));
   CHECK(has(summary, "| :x: | tiny | classic-eager | `max_rebalance_ms` | 2917.188 | "));
-  // The command line overrides the scenario's tolerance.
+  // The command line overrides the scenario's tolerance; a tolerance file does too.
   CHECK(slow_ok.code == 0);
   CHECK(has(slow_ok.out, "+25%"));
+  const auto tol_file = write(d, "tolerances.json", R"({"max_rebalance_ms": "+30%"})");
+  const Result from_file = run("check " + slow_dir.string() + " --baseline " + base_json.string() +
+                                   " --regression-file " + tol_file.string(), "tol-file");
+  CHECK(from_file.code == 0);
+  CHECK(std::regex_search(from_file.out, std::regex("\n  ok +tiny +classic-eager +max_rebalance_ms .* \\+30%\n")));
+  write(d, "bad-tolerances.json", R"({"max_rebalance_ms": 30})");
+  const Result bad_file = run("check " + slow_dir.string() + " --baseline " + base_json.string() + " --regression-file " +
+                                  (d / "bad-tolerances.json").string(), "tol-file-bad");
+  CHECK(bad_file.code == 2);
+  CHECK(has(bad_file.out, "bad-tolerances.json: /max_rebalance_ms: must be \"+N%\", \"+N\", \"-N%\" or \"-N\""));
   // Faster never fails, whatever the tolerance.
   CHECK(fast.code == 0);
   CHECK(std::regex_search(fast.out, std::regex("improved +tiny +classic-eager +max_rebalance_ms +2917.188 +[0-9.]+ +-[0-9.]+ +-[0-9.]+%")));
