@@ -51,8 +51,11 @@ deb: build
 
 IMAGE ?= rebalance-sim
 IMAGE_BASE ?= docker.io/library/debian:bookworm-slim
+# Where podman cannot start containers (no CAP_SYS_RESOURCE, hybrid cgroups), buildah without
+# one: IMAGE_BUILDER="buildah bud --isolation=chroot --ulimit nofile=1024:1024" (docs/ci.md).
+IMAGE_BUILDER ?= podman build
 image:
-	podman build --build-arg BASE=$(IMAGE_BASE) -f ci/Containerfile -t $(IMAGE) .
+	$(IMAGE_BUILDER) --build-arg BASE=$(IMAGE_BASE) -f ci/Containerfile -t $(IMAGE) .
 
 # One clang build, everything instrumented with AddressSanitizer, UndefinedBehaviorSanitizer and
 # libFuzzer's coverage, at -O1, warnings as errors: the unit tests run in it (`make sanitize`) and

@@ -27,7 +27,11 @@ std::string md_cell(const std::string& s) {
   return out;
 }
 
-std::string signed_number(double v) { return (v > 0 ? "+" : "") + show_number(v); }
+std::string signed_number(double v) {
+  std::string s = show_number(v);
+  if (v > 0 && s != "0") s.insert(s.begin(), '+');
+  return s;
+}
 
 std::optional<double> number_at(const ojson* metrics, const std::string& m) {
   if (metrics == nullptr || !metrics->contains(m) || !metrics->at(m).is_number()) return std::nullopt;
