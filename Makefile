@@ -1,19 +1,22 @@
 # The whole set-up on a fresh Debian bookworm machine:
 #   make demo   install missing packages, build (release), run the example scenario
 #   make test   install missing packages, build, run every test through ctest
+#   make install [PREFIX=/usr/local] [DESTDIR=]   build, then install (binary, man page, schema, docs)
+#   make deb     build, then the .deb (CPack) in $(BUILD_DIR)/
+#   make image   the container image (ci/Containerfile) with podman
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 DEB_PACKAGES := cmake make g++ git ccache libboost-graph-dev nlohmann-json3-dev libcli11-dev libfmt-dev doctest-dev libssl-dev libmimalloc-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The browser the report's tests render report.html in (installed by `make test`).
-TEST_PACKAGES := chromium
+TEST_PACKAGES := chromium libxml2-utils
 DEMO_SCENARIO := scenarios/examples/two-consumers.json
 DEMO_OUT := out/two-consumers
 
 FUZZ_DEB_PACKAGES := clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps test-deps sanitize-deps build demo test sanitize sanitize-build tsan fuzz clean oracle-assignors oracle oracle-smoke
+.PHONY: deps test-deps sanitize-deps build demo test install deb image sanitize sanitize-build tsan fuzz clean oracle-assignors oracle oracle-smoke
 
 deps test-deps:
 	@missing=""; for p in $(if $(filter test-deps,$@),$(TEST_PACKAGES),$(DEB_PACKAGES)); do \
@@ -38,6 +41,21 @@ demo: build
 
 test: build test-deps
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+PREFIX ?= /usr/local
+install: build
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+deb: build
+	cd $(BUILD_DIR) && cpack -G DEB
+
+IMAGE ?= rebalance-sim
+IMAGE_BASE ?= docker.io/library/debian:bookworm-slim
+# Where podman cannot start containers (no CAP_SYS_RESOURCE, hybrid cgroups), buildah without
+# one: IMAGE_BUILDER="buildah bud --isolation=chroot --ulimit nofile=1024:1024" (docs/ci.md).
+IMAGE_BUILDER ?= podman build
+image:
+	$(IMAGE_BUILDER) --build-arg BASE=$(IMAGE_BASE) -f ci/Containerfile -t $(IMAGE) .
 
 # One clang build, everything instrumented with AddressSanitizer, UndefinedBehaviorSanitizer and
 # libFuzzer's coverage, at -O1, warnings as errors: the unit tests run in it (`make sanitize`) and

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -17,8 +18,11 @@
 #include "build_info.hpp"
 #include "reports/escape.hpp"
 #include "reports/summary.hpp"
+#include "models/scenario/world.hpp"
 #include "sim/assert.hpp"
+#include "tools/baseline.hpp"
 #include "tools/golden.hpp"
+#include "tools/report_cli.hpp"
 #include "tools/runner.hpp"
 #include "tools/staged_output.hpp"
 
@@ -39,7 +43,10 @@ struct Case {
   std::string name;
   bool passed = false;
   bool skipped = false;  // a warning: nothing to check
+  bool error = false;    // the scenario did not load (JUnit <error>, not <failure>)
   std::string failure;   // the failure line (or the warning)
+  std::string passed_line;  // what a PASS line adds: the actual value
+  std::string md_actual;    // the Markdown cell when it is not the failure line (golden: headline, detail folded)
   double time_s = 0;     // virtual seconds: the instant the assertion is about
   ExpectResult result;   // for assertions
   bool assertion = false;
@@ -50,8 +57,11 @@ struct Suite {
   std::string scenario, file, variant;
   std::uint64_t seed = 0;
   double time_s = 0;  // the variant's simulated duration
+  double wall_s = 0;  // the wall time the variant's run took (JUnit --junit-time wall)
   std::vector<Case> cases;
   std::vector<std::string> moments;  // the decisive moments of the run (summary.json's `moments`)
+  std::vector<RegressionRow> regression;  // with --baseline
+  nlohmann::ordered_json metrics;         // its single-number metrics (check --json `runs`)
 };
 
 struct ScenarioResult {
@@ -76,8 +86,30 @@ std::string md_escape(const std::string& raw) {
   return out;
 }
 
-ScenarioResult check_one(const std::string& file, const std::string& out_name, bool update_golden,
-                         const std::string& out_root, bool force, const ModelOptions& model) {
+/// What every scenario of one `check` is checked with.
+struct CheckContext {
+  bool update_golden = false;
+  std::string out_root;
+  bool strict = false;
+  const std::map<std::pair<std::string, std::string>, ojson>* baseline = nullptr;  // --baseline
+  Tolerances file_tolerances, cli_tolerances;
+  bool force = false;   // --force: write into per-scenario folders rebalance-sim does not own
+  ModelOptions model;   // developer checks (RSIM_CHECK_QUIET_PASSES)
+};
+
+/// The stable JUnit name of an assertion: its `id`, else its `message`, else its index.
+std::string case_name(const ScenarioSpec& spec, const ExpectResult& e) {
+  const ExpectSpec* x = e.index < spec.expect.size() ? &spec.expect[e.index] : nullptr;
+  if (x != nullptr && !x->id.empty()) return x->id;
+  if (x != nullptr && !x->message.empty()) return x->message;
+  return fmt::format("expect[{}] {}", e.index, e.what);
+}
+
+ScenarioResult check_one(const std::string& file, const std::string& out_name, const CheckContext& ctx) {
+  const bool update_golden = ctx.update_golden;
+  const std::string& out_root = ctx.out_root;
+  const bool force = ctx.force;
+  const ModelOptions& model = ctx.model;
   ScenarioResult res;
   res.file = file;
   res.out_name = out_name;
@@ -89,11 +121,13 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, b
     Case c;
     c.name = "scenario is valid";
     c.failure = why;
+    c.error = true;
     s.cases.push_back(std::move(c));
     res.suites.push_back(std::move(s));
     (internal ? res.internal_error : res.invalid) = true;
   };
   ScenarioSpec spec;
+  std::vector<double> wall_s;
   try {
     spec = load_checked_scenario(file);
     // With --out, each variant streams its files into DIR/<scenario>/ (staged) as it runs.
@@ -107,15 +141,44 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, b
         options.staged = &*staged;
       }
       try {
-        res.outputs = run_variants(spec, {}, std::nullopt, options);
-        if (staged) staged->commit();
+        // One variant at a time, each timed (JUnit's wall time); every variant's unsupported
+        // features are reported together first, as one run_variants() call would.
+        std::vector<std::string> problems;
+        for (const auto& v : spec.protocols)
+          for (auto& p : unsupported_features(spec, v)) problems.push_back(std::move(p));
+        if (!problems.empty()) {
+          std::sort(problems.begin(), problems.end());
+          problems.erase(std::unique(problems.begin(), problems.end()), problems.end());
+          throw ScenarioError(spec.source_path, problems);
+        }
+        for (const auto& v : spec.protocols) {
+          const auto t0 = std::chrono::steady_clock::now();
+          auto one = run_variants(spec, {v}, std::nullopt, options);
+          wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+          for (auto& o : one) res.outputs.push_back(std::move(o));
+        }
+        if (staged) {
+          // Each scenario's report.html, as `run` writes it (`report DIR/<scenario>` gives the same bytes).
+          std::vector<VariantText> texts;
+          for (const auto& o : res.outputs)
+            texts.push_back(VariantText{o.protocol, {}, o.summary.dump(2) + "\n", staged_trace_path(*staged, o.protocol).string()});
+          for (const auto& [rel, bytes] : render_outputs(std::move(texts), FormatArgs{})) staged->write_file(fs::path(rel), bytes);
+          staged->commit();
+        }
       } catch (const OutputError& e) {
         if (staged) throw staged->retold(e);
         throw;
       }
     } catch (const OutputError& e) {
       res.write_error = e.what();
-      res.outputs = run_variants(spec, {}, std::nullopt);
+      res.outputs.clear();
+      wall_s.clear();
+      for (const auto& v : spec.protocols) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto one = run_variants(spec, {v}, std::nullopt);
+        wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        for (auto& o : one) res.outputs.push_back(std::move(o));
+      }
     }
   } catch (const ScenarioError& e) {
     invalid(e.what(), false);
@@ -143,8 +206,12 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, b
       return res;
     }
   }
-  for (const auto& o : res.outputs) {
+  const Tolerances tolerances = merged_tolerances(spec, ctx.file_tolerances, ctx.cli_tolerances);
+  for (std::size_t vi = 0; vi < res.outputs.size(); ++vi) {
+    const auto& o = res.outputs[vi];
     Suite s;
+    s.wall_s = vi < wall_s.size() ? wall_s[vi] : 0.0;
+    s.metrics = baseline_metrics(o.summary);
     s.scenario = spec.name;
     s.file = file;
     s.variant = o.protocol;
@@ -154,8 +221,11 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, b
     for (const auto& e : o.expectations) {
       Case c;
       c.assertion = true;
-      c.name = fmt::format("expect[{}] {}", e.index, e.what);
+      c.name = case_name(spec, e);
       c.passed = e.passed;
+      // A PASS line shows the value: " (actual 2)", or ": duplicates == 0 (actual 0)" under an id/message.
+      c.passed_line = fmt::format("{} (actual {}{})", c.name.find(e.what) == std::string::npos ? ": " + e.what : "",
+                                  e.actual.dump(), e.detail.empty() ? "" : ", " + e.detail);
       if (!e.passed) c.failure = e.describe(/*with_protocol=*/false);
       c.time_s = static_cast<double>(e.at_us) / 1e6;
       c.result = e;
@@ -168,20 +238,55 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, b
       if (!golden.contains("variants") || !golden.at("variants").contains(o.protocol)) {
         c.failure = fmt::format("{} has no variant \"{}\" (rerun with --update-golden)", gpath, o.protocol);
       } else {
-        const auto diff = golden_diff(golden.at("variants").at(o.protocol), golden_of(o.summary),
-                                      golden.value("tolerances", ojson::object()));
-        c.passed = diff.empty();
+        const auto diff = golden_compare(golden.at("variants").at(o.protocol), golden_of(o.summary),
+                                         golden.value("tolerances", ojson::object()));
+        c.passed = !diff.failed;
+        // The headline deltas first; the per-rebalance detail after them.
         std::string text;
-        for (const auto& d : diff) text += "\n    " + d;
+        for (const auto& d : diff.headline) text += "\n    " + d;
+        if (!diff.detail.empty() && !diff.headline.empty()) text += "\n    per rebalance:";
+        for (const auto& d : diff.detail) text += "\n    " + d;
         if (!c.passed) c.failure = fmt::format("differs from {}:{}", gpath, text);
+        else c.passed_line = diff.detail.empty() ? "" : fmt::format(" (within tolerances:{})", text);
+        std::string cell;
+        for (const auto& d : diff.headline) cell += (cell.empty() ? "" : "<br>") + md_escape(d);
+        if (!diff.detail.empty()) {
+          std::string folded;
+          for (const auto& d : diff.detail) folded += (folded.empty() ? "" : "<br>") + md_escape(d);
+          cell += fmt::format("<details><summary>per rebalance ({} lines)</summary>{}</details>", diff.detail.size(), folded);
+        }
+        c.md_actual = cell;
       }
       s.cases.push_back(std::move(c));
+    }
+    if (ctx.baseline != nullptr) {
+      const auto it = ctx.baseline->find({spec.name, o.protocol});
+      s.regression = compare_with_baseline(spec.name, o.protocol, it == ctx.baseline->end() ? nullptr : &it->second,
+                                           s.metrics, tolerances);
+      for (const auto& r : s.regression) {
+        if (!r.tolerance) continue;
+        Case c;
+        c.name = "regression " + r.metric;  // stable: one per metric
+        c.time_s = s.time_s;
+        c.passed = !r.failed;
+        if (r.failed) c.failure = fmt::format("regressed: {}", r.describe());
+        else c.passed_line = ": " + r.describe() + (r.verdict == "improved" ? " improved" : "");
+        s.cases.push_back(std::move(c));
+      }
+    }
+    // Two assertions with the same message: the index tells them apart.
+    for (auto& c : s.cases) {
+      if (!c.assertion) continue;
+      const auto same = std::count_if(s.cases.begin(), s.cases.end(), [&](const Case& o) { return o.name == c.name; });
+      if (same > 1) c.name += fmt::format(" [expect[{}]]", c.result.index);
     }
     if (s.cases.empty()) {
       Case c;
       c.name = "assertions";
-      c.skipped = true;
-      c.failure = "no assertions for this variant (add an `expect` list, or a golden file with --update-golden)";
+      c.skipped = !ctx.strict;  // --strict: nothing to check is a failure
+      c.failure = ctx.strict ? "no assertions for this variant (--strict; add an `expect` list, a golden file with "
+                               "--update-golden, or tolerances with --baseline)"
+                             : "no assertions for this variant (add an `expect` list, or a golden file with --update-golden)";
       s.cases.push_back(std::move(c));
     }
     res.suites.push_back(std::move(s));
@@ -189,46 +294,60 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, b
   return res;
 }
 
-std::string junit_of(const std::vector<ScenarioResult>& results) {
-  int tests = 0, failures = 0, skipped = 0;
+/// JUnit XML in the common shape (tests/cli/junit.xsd): <error> for a scenario that does not
+/// load, <failure> for an assertion that fails, <skipped> for nothing to check. `time`: wall
+/// seconds of each variant's run (shared evenly by its test cases), virtual seconds, or zero.
+std::string junit_of(const std::vector<ScenarioResult>& results, const std::string& time_mode) {
+  int tests = 0, failures = 0, errors = 0;
+  double total_time = 0;
+  auto suite_time = [&](const Suite& s) { return time_mode == "wall" ? s.wall_s : time_mode == "virtual" ? s.time_s : 0.0; };
   for (const auto& r : results)
-    for (const auto& s : r.suites)
+    for (const auto& s : r.suites) {
+      total_time += suite_time(s);
       for (const auto& c : s.cases) {
         ++tests;
-        if (c.skipped) ++skipped;
-        else if (!c.passed) ++failures;
+        if (c.error) ++errors;
+        else if (!c.skipped && !c.passed) ++failures;
       }
+    }
   std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  x += fmt::format("<testsuites name=\"rebalance-sim check\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
-                   tests, failures, skipped);
+  x += fmt::format("<testsuites name=\"rebalance-sim check\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n",
+                   tests, failures, errors, total_time);
   for (const auto& r : results) {
     for (const auto& s : r.suites) {
-      int f = 0, k = 0;
+      int f = 0, k = 0, e = 0;
       for (const auto& c : s.cases) {
-        if (c.skipped) ++k;
+        if (c.error) ++e;
+        else if (c.skipped) ++k;
         else if (!c.passed) ++f;
       }
       const std::string suite_name = s.variant == "-" ? s.file : fmt::format("{} [{}]", s.scenario, s.variant);
-      x += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.3f}\">\n",
-                       xml_escape(suite_name), s.cases.size(), f, k, s.time_s);
+      x += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
+                       xml_escape(suite_name), s.cases.size(), f, e, k, suite_time(s));
       x += "    <properties>\n";
       x += fmt::format("      <property name=\"scenario_file\" value=\"{}\"/>\n", xml_escape(s.file));
       if (s.variant != "-") {
         x += fmt::format("      <property name=\"seed\" value=\"{}\"/>\n", s.seed);
         x += fmt::format("      <property name=\"variant\" value=\"{}\"/>\n", xml_escape(s.variant));
+        x += fmt::format("      <property name=\"virtual_seconds\" value=\"{:.3f}\"/>\n", s.time_s);
       }
       x += fmt::format("      <property name=\"commit\" value=\"{}\"/>\n", xml_escape(build::kCommit));
       x += "    </properties>\n";
       const std::string classname = s.variant == "-" ? s.file : fmt::format("{}.{}", s.scenario, s.variant);
       for (const auto& c : s.cases) {
+        const double t = time_mode == "wall" ? s.wall_s / static_cast<double>(s.cases.size())
+                         : time_mode == "virtual" ? c.time_s : 0.0;
         x += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\"", xml_escape(classname),
-                         xml_escape(c.name), c.time_s);
-        if (c.passed) {
+                         xml_escape(c.name), t);
+        const std::string first_line = c.failure.substr(0, c.failure.find('\n'));
+        if (c.error) {
+          x += fmt::format("><error message=\"{}\" type=\"invalid scenario\">{}</error></testcase>\n", xml_escape(first_line),
+                           xml_escape(c.failure));
+        } else if (c.passed) {
           x += "/>\n";
         } else if (c.skipped) {
           x += fmt::format("><skipped message=\"{}\"/></testcase>\n", xml_escape(c.failure));
         } else {
-          const std::string first_line = c.failure.substr(0, c.failure.find('\n'));
           x += fmt::format("><failure message=\"{}\">{}</failure></testcase>\n", xml_escape(first_line),
                            xml_escape(c.failure));
         }
@@ -240,22 +359,37 @@ std::string junit_of(const std::vector<ScenarioResult>& results) {
   return x;
 }
 
-std::string markdown_of(const std::vector<ScenarioResult>& results, int passed, int failed, int warnings) {
+std::string markdown_row(const Suite& s, const Case& c) {
+  const char* mark = c.error ? ":boom:" : c.skipped ? ":warning:" : c.passed ? ":white_check_mark:" : ":x:";
+  std::string actual;
+  if (c.assertion) actual = md_escape(c.result.actual.dump() + (c.result.detail.empty() ? "" : " (" + c.result.detail + ")"));
+  else if (!c.md_actual.empty()) actual = c.md_actual;
+  else if (!c.passed) actual = md_escape(c.failure);
+  else actual = md_escape(c.passed_line.starts_with(": ") ? c.passed_line.substr(2) : c.passed_line);
+  return fmt::format("| {} | {} | {} | `{}` | {} |\n", mark, md_escape(s.variant == "-" ? s.file : s.scenario), s.variant,
+                     md_escape(c.name), actual);
+}
+
+/// The step summary: the regression table first (with --baseline), then what failed, then every
+/// result folded in <details>.
+std::string markdown_of(const std::vector<ScenarioResult>& results, int passed, int failed, int warnings,
+                        const std::vector<RegressionRow>* regression) {
   std::string m = "## rebalance-sim check\n\n";
   m += fmt::format("**{} passed, {} failed, {} warnings** (commit `{}`)\n\n", passed, failed, warnings, build::kCommit);
-  m += "| | scenario | variant | assertion | actual |\n|---|---|---|---|---|\n";
-  for (const auto& r : results) {
-    for (const auto& s : r.suites) {
+  if (regression != nullptr) m += regression_markdown(*regression);
+  constexpr const char* head = "| | scenario | variant | assertion | actual |\n|---|---|---|---|---|\n";
+  std::string failing, all;
+  int n = 0;
+  for (const auto& r : results)
+    for (const auto& s : r.suites)
       for (const auto& c : s.cases) {
-        const char* mark = c.skipped ? ":warning:" : c.passed ? ":white_check_mark:" : ":x:";
-        std::string actual;
-        if (c.assertion) actual = c.result.actual.dump() + (c.result.detail.empty() ? "" : " (" + c.result.detail + ")");
-        else if (!c.passed) actual = c.failure;
-        m += fmt::format("| {} | {} | {} | `{}` | {} |\n", mark, md_escape(s.variant == "-" ? s.file : s.scenario),
-                         s.variant, md_escape(c.name), md_escape(actual));
+        const std::string row = markdown_row(s, c);
+        all += row;
+        ++n;
+        if (!c.passed && !c.skipped) failing += row;
       }
-    }
-  }
+  if (!failing.empty()) m += "### Failed\n\n" + std::string(head) + failing + "\n";
+  m += fmt::format("<details><summary>All {} results</summary>\n\n{}{}\n</details>\n", n, head, all);
   return m;
 }
 
@@ -275,7 +409,7 @@ std::string json_of(const std::vector<ScenarioResult>& results, int passed, int 
         j["variant"] = s.variant;
         if (s.variant != "-") j["seed"] = s.seed;
         j["name"] = c.name;
-        j["status"] = c.skipped ? "warning" : c.passed ? "passed" : "failed";
+        j["status"] = c.error ? "error" : c.skipped ? "warning" : c.passed ? "passed" : "failed";
         if (c.assertion) {
           j["index"] = c.result.index;
           j["metric"] = c.result.metric;
@@ -291,6 +425,14 @@ std::string json_of(const std::vector<ScenarioResult>& results, int passed, int 
     }
   }
   doc["results"] = list;
+  // What a later `check --baseline` compares with: each scenario and variant's metrics.
+  ojson runs = ojson::array();
+  for (const auto& r : results)
+    for (const auto& s : r.suites) {
+      if (s.variant == "-") continue;
+      runs.push_back({{"file", s.file}, {"scenario", s.scenario}, {"variant", s.variant}, {"seed", s.seed}, {"metrics", s.metrics}});
+    }
+  doc["runs"] = runs;
   return doc.dump(2) + "\n";
 }
 
@@ -394,7 +536,27 @@ CLI::App* add_check_subcommand(CLI::App& app, CheckArgs& args) {
                   "with --out: write into per-scenario folders that are not output folders of rebalance-sim");
   check->add_flag("--update-golden", args.update_golden,
                   "write each scenario's golden summary next to it (x.json -> x.golden.json)");
-  check->footer("Example: rebalance-sim check scenarios/ --junit results.xml --markdown summary.md --jobs 2");
+  check->add_option("--baseline", args.baseline,
+                    "compare each scenario's metrics with RESULTS.json (what `check --json` wrote on the base branch); "
+                    "a metric beyond its tolerance fails")
+      ->type_name("RESULTS.json");
+  check->add_option("--max-regression", args.max_regressions,
+                    "METRIC=+N% or METRIC=+N: the metric may rise by at most that much against --baseline (-N%: drop); "
+                    "repeatable; overrides the scenario's `regression`")
+      ->type_name("METRIC=+N%")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);  // one value each time: the paths stay paths
+  check->add_option("--regression-file", args.regression_file,
+                    "tolerances against --baseline from FILE, a JSON object {\"METRIC\": \"+N%\"} (overrides the scenario's)")
+      ->type_name("FILE");
+  check->add_option("--junit-time", args.junit_time,
+                    "JUnit time attributes: wall (seconds each run took; default), virtual (simulated seconds), zero "
+                    "(byte-identical files)")
+      ->check(CLI::IsMember({"wall", "virtual", "zero"}));
+  check->add_flag("--strict", args.strict, "a variant with nothing to check fails (instead of a warning)");
+  check->footer("Example: rebalance-sim check scenarios/ --junit results.xml --markdown summary.md --jobs 2\n"
+                "         rebalance-sim check scenarios/ --baseline base.json --max-regression max_rebalance_ms=+10% "
+                "--markdown \"$GITHUB_STEP_SUMMARY\"");
   return check;
 }
 
@@ -417,13 +579,41 @@ int cmd_check(const CheckArgs& args) {
     std::cerr << "rebalance-sim check: no scenario files found\n";
     return kBadInput;
   }
+  // The baseline and the tolerances are read before anything runs: bad ones are exit 2.
+  CheckContext ctx;
+  ctx.update_golden = args.update_golden;
+  ctx.out_root = args.out_dir;
+  ctx.strict = args.strict;
+  ctx.force = args.force;
+  ctx.model = args.model;
+  std::map<std::pair<std::string, std::string>, ojson> baseline;
+  {
+    std::vector<std::string> problems;
+    ctx.cli_tolerances = parse_max_regressions(args.max_regressions, problems);
+    ctx.file_tolerances = read_tolerance_file(args.regression_file, problems);
+    if (args.baseline.empty() && (!args.max_regressions.empty() || !args.regression_file.empty()))
+      problems.push_back("--max-regression and --regression-file need --baseline RESULTS.json (what `check --json` wrote "
+                         "on the base branch)");
+    if (!args.baseline.empty()) {
+      try {
+        baseline = read_baseline(args.baseline);
+        ctx.baseline = &baseline;
+      } catch (const ScenarioError& e) {
+        problems.push_back(e.what());
+      }
+    }
+    if (!problems.empty()) {
+      for (const auto& p : problems) std::cerr << "rebalance-sim check: " << p << "\n";
+      return kBadInput;
+    }
+  }
   // Each scenario is independent (its own world, kernel and random streams); the results are
   // collected by index and printed in file order, so any --jobs gives the same bytes.
   std::vector<ScenarioResult> results(files.size());
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t i = next++; i < files.size(); i = next++)
-      results[i] = check_one(files[i].first, files[i].second, args.update_golden, args.out_dir, args.force, args.model);
+      results[i] = check_one(files[i].first, files[i].second, ctx);
   };
   const unsigned jobs = std::max(1u, std::min<unsigned>(args.jobs, static_cast<unsigned>(files.size())));
   if (jobs == 1) {
@@ -433,6 +623,12 @@ int cmd_check(const CheckArgs& args) {
     for (unsigned j = 0; j < jobs; ++j) pool.emplace_back(worker);
     for (auto& t : pool) t.join();
   }
+
+  // The regression table comes first, on the console as in the step summary.
+  std::vector<RegressionRow> regression;
+  for (const auto& r : results)
+    for (const auto& s : r.suites) regression.insert(regression.end(), s.regression.begin(), s.regression.end());
+  if (ctx.baseline != nullptr) std::cout << regression_console(regression);
 
   int passed = 0, failed = 0, warnings = 0, invalid = 0;
   bool internal = false;
@@ -454,7 +650,7 @@ int cmd_check(const CheckArgs& args) {
           std::cout << fmt::format("WARN {} [{}]: {}\n", one_line(s.scenario), s.variant, one_line(c.failure));
         } else if (c.passed) {
           ++passed, ++sp;
-          std::cout << fmt::format("PASS {} [{}] {}\n", one_line(s.scenario), s.variant, one_line(c.name));
+          std::cout << fmt::format("PASS {} [{}] {}{}\n", one_line(s.scenario), s.variant, one_line(c.name), c.passed_line);
         } else {
           ++failed, ++sf;
           if (s.variant == "-") std::cout << fmt::format("FAIL {}: invalid scenario:\n{}\n", one_line(s.file), escaped_lines(c.failure));
@@ -480,8 +676,8 @@ int cmd_check(const CheckArgs& args) {
       io_error = true;
     }
   };
-  report(args.junit, junit_of(results));
-  report(args.markdown, markdown_of(results, passed, failed, warnings));
+  report(args.junit, junit_of(results, args.junit_time));
+  report(args.markdown, markdown_of(results, passed, failed, warnings, ctx.baseline != nullptr ? &regression : nullptr));
   report(args.json, json_of(results, passed, failed, warnings));
   for (const auto& r : results) {
     if (r.write_error.empty()) continue;

@@ -21,6 +21,12 @@ struct CheckArgs {
   bool update_golden = false;
   ModelOptions model;  // developer checks (RSIM_CHECK_QUIET_PASSES)
   bool force = false;  // --force: write into per-scenario folders rebalance-sim does not own
+  // CI (docs/ci.md): a baseline and tolerances with a direction, JUnit time, strict mode.
+  std::string baseline;                      // --baseline RESULTS.json (a `check --json` file)
+  std::vector<std::string> max_regressions;  // --max-regression METRIC=+N% (repeatable)
+  std::string regression_file;               // --regression-file FILE: {"METRIC": "+N%"}
+  std::string junit_time = "wall";           // --junit-time wall|virtual|zero
+  bool strict = false;                       // --strict: a variant with nothing to check fails
 };
 
 CLI::App* add_check_subcommand(CLI::App& app, CheckArgs& args);

@@ -10,6 +10,7 @@
 #include "models/protocol/trace_jsonl.hpp"
 #include "reports/critical_path.hpp"
 #include "reports/summary.hpp"
+#include "tools/baseline.hpp"
 
 namespace rsim::cli {
 
@@ -391,6 +392,10 @@ json resolve_path(const ojson& summary, const std::string& path) {
 }
 
 std::vector<std::string> expectation_problems(const ScenarioSpec& spec) {
+  std::vector<std::string> regression_problems;
+  for (const auto& [metric, text] : spec.regression)
+    if (const auto why = tolerance_metric_problem(metric); !why.empty())
+      regression_problems.push_back(fmt::format("/regression/{}: {}", metric, why));
   std::vector<std::string> problems;
   for (const auto& x : spec.expect) {
     if (x.order) continue;
@@ -417,6 +422,7 @@ std::vector<std::string> expectation_problems(const ScenarioSpec& spec) {
       if (problems.size() != before) problems.back().replace(problems.back().find("/metric:"), 8, "/partition:");
     }
   }
+  problems.insert(problems.end(), regression_problems.begin(), regression_problems.end());
   return problems;
 }
 

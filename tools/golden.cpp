@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "models/scenario/scenario.hpp"
+#include "tools/baseline.hpp"
+
 namespace rsim::cli {
 
 namespace {
@@ -22,13 +25,6 @@ double ms(const ojson& us) { return us.is_number() ? us.get<double>() / 1000.0 :
 std::string signed_ms(double d) { return fmt::format("{}{:.3f} ms", d >= 0 ? "+" : "", d); }
 
 std::string num(const ojson& v) { return v.dump(); }
-
-/// A difference of two times kept in microseconds (ms with at most 3 decimals), without the
-/// binary noise of their subtraction: 29843.559, not 29843.558999999994.
-std::string delta_text(double d) {
-  const double rounded = std::round(d * 1000.0) / 1000.0;
-  return fmt::format("{}{}", rounded >= 0 ? "+" : "", rounded == 0.0 ? 0.0 : rounded);
-}
 
 }  // namespace
 
@@ -70,10 +66,50 @@ ojson golden_file(const std::string& scenario_name, const std::vector<std::pair<
   return f;
 }
 
-std::vector<std::string> golden_diff(const ojson& golden, const ojson& actual, const ojson& tolerances) {
-  std::vector<std::string> out;
+GoldenDiff golden_compare(const ojson& golden, const ojson& actual, const ojson& tolerances) {
+  GoldenDiff out;
   const double tol_ms = tolerances.value("time_ms", 0.0);
   const double tol_count = tolerances.value("count", 0.0);
+  const ojson directed = tolerances.contains("metrics") && tolerances.at("metrics").is_object() ? tolerances.at("metrics")
+                                                                                                 : ojson::object();
+  // With tolerances per metric, a single rebalance moving in time is detail, not a failure.
+  const bool timing_is_detail = !directed.empty();
+  const auto& gm = golden.at("metrics");
+  const auto& am = actual.at("metrics");
+  // The headline: the main metrics beyond their tolerance.
+  auto compare = [&](const std::string& k, double tol, const char* unit) {
+    if (!gm.contains(k) || !am.contains(k)) return;
+    const auto& g = gm.at(k);
+    const auto& a = am.at(k);
+    if (!g.is_number() || !a.is_number()) {
+      if (g != a) out.headline.push_back(fmt::format("{}: {} -> {}", k, g.dump(), a.dump()));
+      return;
+    }
+    const double gv = g.get<double>(), av = a.get<double>();
+    const double d = std::round((av - gv) * 1000.0) / 1000.0;
+    const std::string pct = gv == 0 ? std::string() : fmt::format(", {:+.1f}%", d / std::fabs(gv) * 100.0);
+    if (directed.contains(k) && directed.at(k).is_string()) {
+      const auto t = parse_regression_tolerance(directed.at(k).get<std::string>());
+      if (t) {
+        const double worse = t->rise_is_worse ? d : -d;
+        const double limit = t->percent ? std::fabs(gv) * t->amount / 100.0 : t->amount;
+        if (worse > limit + 1e-9)
+          out.headline.push_back(fmt::format("{}: {} -> {} ({}{}{}{}; tolerance {})", k, show_number(gv), show_number(av),
+                                             d >= 0 ? "+" : "", show_number(d), unit, pct, t->text));
+        return;
+      }
+    }
+    if (std::fabs(d) > tol + 1e-9)
+      out.headline.push_back(fmt::format("{}: {} -> {} ({}{}{}{})", k, show_number(gv), show_number(av), d >= 0 ? "+" : "",
+                                         show_number(d), unit, pct));
+  };
+  for (const auto& k : kTimeMetrics) compare(k, tol_ms, " ms");
+  for (const auto& k : kCountMetrics) compare(k, tol_count, "");
+  bool detail_fails = false;
+  auto failing = [&](std::string line) {
+    out.detail.push_back(std::move(line));
+    detail_fails = true;
+  };
   const auto& gr = golden.at("rebalances");
   const auto& ar = actual.at("rebalances");
   const std::size_t common = std::min(gr.size(), ar.size());
@@ -82,46 +118,40 @@ std::vector<std::string> golden_diff(const ojson& golden, const ojson& actual, c
     const auto& a = ar[i];
     const std::string label = fmt::format("rebalance {} ({})", i, g.at("trigger").get<std::string>());
     if (g.at("trigger") != a.at("trigger"))
-      out.push_back(fmt::format("{}: trigger is now \"{}\"", label, a.at("trigger").get<std::string>()));
+      failing(fmt::format("{}: trigger is now \"{}\"", label, a.at("trigger").get<std::string>()));
     for (const char* k : {"start_ms", "end_ms"}) {
       const double d = a.at(k).get<double>() - g.at(k).get<double>();
-      if (std::fabs(d) > tol_ms + 1e-9)
-        out.push_back(fmt::format("{}: {} moved {} ({} -> {})", label, std::string(k).substr(0, std::string(k).size() - 3),
-                                  signed_ms(d), num(g.at(k)), num(a.at(k))));
+      if (std::fabs(d) > tol_ms + 1e-9) {
+        std::string line = fmt::format("{}: {} moved {} ({} -> {})", label, std::string(k).substr(0, std::string(k).size() - 3),
+                                       signed_ms(d), num(g.at(k)), num(a.at(k)));
+        if (timing_is_detail) out.detail.push_back(std::move(line));
+        else failing(std::move(line));
+      }
     }
     if (g.at("causes") != a.at("causes"))
-      out.push_back(fmt::format("{}: causes {} -> {}", label, g.at("causes").dump(), a.at("causes").dump()));
+      failing(fmt::format("{}: causes {} -> {}", label, g.at("causes").dump(), a.at("causes").dump()));
   }
   for (std::size_t i = common; i < ar.size(); ++i)
-    out.push_back(fmt::format("extra rebalance {} at {} ms: {}", i, num(ar[i].at("start_ms")),
-                              ar[i].at("trigger").get<std::string>()));
+    failing(fmt::format("extra rebalance {} at {} ms: {}", i, num(ar[i].at("start_ms")), ar[i].at("trigger").get<std::string>()));
   for (std::size_t i = common; i < gr.size(); ++i)
-    out.push_back(fmt::format("missing rebalance {} (was at {} ms: {})", i, num(gr[i].at("start_ms")),
-                              gr[i].at("trigger").get<std::string>()));
-  const auto& gm = golden.at("metrics");
-  const auto& am = actual.at("metrics");
-  auto compare = [&](const std::string& k, double tol, const char* unit) {
-    if (!gm.contains(k) || !am.contains(k)) return;
-    const auto& g = gm.at(k);
-    const auto& a = am.at(k);
-    if (!g.is_number() || !a.is_number()) {
-      if (g != a) out.push_back(fmt::format("{}: {} -> {}", k, g.dump(), a.dump()));
-      return;
-    }
-    const double d = a.get<double>() - g.get<double>();
-    if (std::fabs(d) > tol + 1e-9)
-      out.push_back(fmt::format("{}: {} -> {} ({}{})", k, num(g), num(a), delta_text(d), unit));
-  };
-  for (const auto& k : kCountMetrics) compare(k, tol_count, "");
-  for (const auto& k : kTimeMetrics) compare(k, tol_ms, " ms");
+    failing(fmt::format("missing rebalance {} (was at {} ms: {})", i, num(gr[i].at("start_ms")),
+                        gr[i].at("trigger").get<std::string>()));
   const auto& gf = gm.at("final_assignment");
   const auto& af = am.at("final_assignment");
   for (const auto& [c, parts] : gf.items()) {
-    if (!af.contains(c)) out.push_back(fmt::format("final_assignment/{}: {} -> (not live)", c, parts.dump()));
-    else if (af.at(c) != parts) out.push_back(fmt::format("final_assignment/{}: {} -> {}", c, parts.dump(), af.at(c).dump()));
+    if (!af.contains(c)) failing(fmt::format("final_assignment/{}: {} -> (not live)", c, parts.dump()));
+    else if (af.at(c) != parts) failing(fmt::format("final_assignment/{}: {} -> {}", c, parts.dump(), af.at(c).dump()));
   }
   for (const auto& [c, parts] : af.items())
-    if (!gf.contains(c)) out.push_back(fmt::format("final_assignment/{}: (not live) -> {}", c, parts.dump()));
+    if (!gf.contains(c)) failing(fmt::format("final_assignment/{}: (not live) -> {}", c, parts.dump()));
+  out.failed = !out.headline.empty() || detail_fails;
+  return out;
+}
+
+std::vector<std::string> golden_diff(const ojson& golden, const ojson& actual, const ojson& tolerances) {
+  auto d = golden_compare(golden, actual, tolerances);
+  std::vector<std::string> out = std::move(d.headline);
+  out.insert(out.end(), d.detail.begin(), d.detail.end());
   return out;
 }
 

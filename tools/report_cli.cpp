@@ -206,7 +206,7 @@ std::vector<std::pair<std::string, std::string>> render_outputs(std::vector<Vari
 
 CLI::App* add_report_subcommand(CLI::App& app, std::string& dir, FormatArgs& args) {
   auto* c = app.add_subcommand("report", "render DIR/report.html (and --format outputs) again from a run's traces");
-  c->add_option("dir", dir, "the output directory of `run --out DIR`")->required();
+  c->add_option("dir", dir, "the output directory of `run --out DIR`, or a folder of runs (`check --out DIR`: a report per run)")->required();
   add_format_options(c, args);
   c->add_flag("--force", args.force,
               "read and write a folder without .rebalance-sim-manifest.json (every DIR/<variant>/ with a trace.jsonl "
@@ -215,27 +215,64 @@ CLI::App* add_report_subcommand(CLI::App& app, std::string& dir, FormatArgs& arg
   return c;
 }
 
-int cmd_report(const std::string& dir, const FormatArgs& args) {
-  // A `run` into the folder at the same time is excluded; the variants are the manifest's.
-  std::optional<FolderLock> lock;
-  if (fs::is_directory(dir)) lock.emplace(fs::path(dir), fs::path(dir));
-  const auto files = render_outputs(read_run_dir(dir, args.force), args);
-  // Only into the run's own folders: never through a symbolic link planted in the folder.
-  for (const auto& [rel, bytes] : files) {
-    fs::path at = fs::path(dir);
-    const fs::path r(rel);
-    for (auto it = r.begin(); it != r.end(); ++it) {
-      at /= *it;
-      std::error_code ec;
-      const auto st = fs::symlink_status(at, ec);
-      if (st.type() == fs::file_type::symlink)
-        throw OutputError(at, "is a symbolic link; report writes only into the run's own folders and files");
-      if (std::next(it) != r.end() && st.type() != fs::file_type::directory)
-        throw OutputError(at, "is not a folder of the run");
-    }
+namespace {
+
+bool is_variant_dir(const fs::path& d) { return fs::exists(d / "trace.jsonl") && fs::exists(d / "summary.json"); }
+
+/// The run directories under `dir` (a folder of runs, e.g. `check --out DIR`): every folder with
+/// a variant folder in it, sorted; `dir` itself when it is one.
+std::vector<fs::path> run_dirs_under(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_directory() || it->is_symlink() || !is_variant_dir(it->path())) continue;
+    const fs::path run = it->path().parent_path();
+    if (out.empty() || out.back() != run) out.push_back(run);
+    it.disable_recursion_pending();
   }
-  for (const auto& [rel, bytes] : files) write_file_atomically(fs::path(dir) / rel, bytes);
-  for (const auto& [rel, bytes] : files) std::cout << fmt::format("wrote {}\n", one_line((fs::path(dir) / rel).string()));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace
+
+int cmd_report(const std::string& dir, const FormatArgs& args) {
+  // A folder of runs (`check --out DIR`): a report per run; a run folder itself (its manifest, or a
+  // variant folder in it) is one run.
+  std::vector<fs::path> runs{fs::path(dir)};
+  bool direct = fs::exists(fs::path(dir) / kManifestName);
+  std::error_code ec;
+  if (!direct && fs::is_directory(dir, ec))
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.is_directory() && is_variant_dir(e.path())) direct = true;
+  if (!direct) {
+    auto found = run_dirs_under(dir);
+    if (!found.empty()) runs = std::move(found);
+  }
+  for (const auto& run : runs) {
+    // A `run` into the folder at the same time is excluded; the variants are the manifest's.
+    std::optional<FolderLock> lock;
+    if (fs::is_directory(run)) lock.emplace(run, run);
+    const auto files = render_outputs(read_run_dir(run.string(), args.force), args);
+    // Only into the run's own folders: never through a symbolic link planted in the folder.
+    for (const auto& [rel, bytes] : files) {
+      fs::path at = run;
+      const fs::path r(rel);
+      for (auto it = r.begin(); it != r.end(); ++it) {
+        at /= *it;
+        std::error_code lec;
+        const auto st = fs::symlink_status(at, lec);
+        if (st.type() == fs::file_type::symlink)
+          throw OutputError(at, "is a symbolic link; report writes only into the run's own folders and files");
+        if (std::next(it) != r.end() && st.type() != fs::file_type::directory)
+          throw OutputError(at, "is not a folder of the run");
+      }
+    }
+    for (const auto& [rel, bytes] : files) write_file_atomically(run / rel, bytes);
+    for (const auto& [rel, bytes] : files) std::cout << fmt::format("wrote {}\n", one_line((run / rel).string()));
+  }
   return kOk;
 }
 

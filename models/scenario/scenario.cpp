@@ -622,7 +622,7 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
     KeyLists k{
         {"scenario",
          {"$schema", "cluster", "consumers", "description", "duration_ms", "events", "expect",
-          "groups", "lag_sample_ms", "name", "network", "protocols", "seed", "topics",
+          "groups", "lag_sample_ms", "name", "network", "protocols", "regression", "seed", "topics",
           "deployments", "autoscalers"}},
         {"group", {"config"}},
         {"cluster", {"brokers", "config", "coordinator_load", "purgatory_lateness_ms", "request_handling_ms", "write_latency_ms"}},
@@ -638,9 +638,9 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
         {"processing", {"per_batch_ms", "per_poll_ms", "per_record_ms"}},
         {"callbacks", {"assign_ms", "lost_ms", "revoke_ms"}},
         {"expect",
-         {"consumer", "from_ms", "message", "metric", "op", "partition", "protocol", "to_ms",
-          "tolerance", "value", "window"}},
-        {"expect:order", {"expect", "first", "from_ms", "message", "protocol", "then", "to_ms"}},
+        {"consumer", "from_ms", "id", "message", "metric", "op", "partition", "protocol", "to_ms",
+         "tolerance", "value", "window"}},
+        {"expect:order", {"expect", "first", "from_ms", "id", "message", "protocol", "then", "to_ms"}},
         {"event:start", {"at_ms", "config", "consumer", "do"}},
         {"event:stop", {"at_ms", "consumer", "do"}},
         {"event:crash", {"at_ms", "consumer", "do"}},
@@ -1401,6 +1401,24 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, con
     }
   }
 
+  // `regression`: per-metric tolerances against a baseline (check --baseline), "+N%" or "+N"
+  // (a rise is worse) or "-N%" / "-N" (a drop is worse); the metric names are checked by check.
+  if (const auto it = doc.find("regression"); it != doc.end()) {
+    if (!it->is_object()) {
+      p.problem("/regression", fmt::format("must be an object of metric -> tolerance (e.g. {{\"not_processed_partition_ms\": \"+10%\"}}), got {}", shown(*it)));
+    } else {
+      for (const auto& [metric, tol] : it->items()) {
+        const std::string ptr = child("/regression", metric);
+        if (!tol.is_string() || !parse_regression_tolerance(tol.get<std::string>())) {
+          p.problem(ptr, fmt::format("must be a tolerance with a direction: \"+N%\", \"+N\", \"-N%\" or \"-N\" "
+                                     "(+: a rise is a regression), got {}", shown(tol)));
+          continue;
+        }
+        s.regression.emplace_back(metric, tol.get<std::string>());
+      }
+    }
+  }
+
   if (const json* arr = p.read_array(doc, "expect", "")) {
     for (std::size_t i = 0; i < arr->size(); ++i) {
       const json& x = (*arr)[i];
@@ -1418,6 +1436,15 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, con
         ex.protocol = *v;
       }
       if (auto v = p.read_string(x, "message", ptr)) ex.message = *v;
+      if (auto v = p.read_string(x, "id", ptr)) {
+        // The stable JUnit test name (check): unique within the scenario.
+        if (v->empty()) p.problem(child(ptr, "id"), "must not be empty");
+        for (const auto& other : s.expect)
+          if (!v->empty() && other.id == *v)
+            p.problem(child(ptr, "id"), fmt::format("\"{}\" is already the id of /expect/{} (ids name JUnit test cases: "
+                                                    "make them unique)", *v, other.index));
+        ex.id = *v;
+      }
       if (auto v = p.read_int(x, "from_ms", ptr, 0, kMaxDurationMs, "7 days")) ex.from_ms = *v;
       if (auto v = p.read_int(x, "to_ms", ptr, 0, kMaxDurationMs, "7 days")) ex.to_ms = *v;
       if (ex.from_ms && ex.to_ms && *ex.to_ms <= *ex.from_ms) {
@@ -1582,6 +1609,28 @@ ScenarioSpec load_scenario_file(const std::string& path, const ExtraScenarioChec
   ScenarioSpec spec = parse_scenario(doc, path, extra);
   spec.sha256 = sha256_hex(bytes);
   return spec;
+}
+
+std::optional<RegressionTolerance> parse_regression_tolerance(const std::string& text) {
+  // [+-] digits [. digits] [%], nothing else ("+10%", "+0", "-2.5%").
+  if (text.size() < 2 || (text[0] != '+' && text[0] != '-')) return std::nullopt;
+  RegressionTolerance t;
+  t.rise_is_worse = text[0] == '+';
+  std::string number = text.substr(1);
+  if (number.ends_with('%')) {
+    t.percent = true;
+    number.pop_back();
+  }
+  if (number.empty() || number.size() > 12) return std::nullopt;
+  bool dot = false;
+  for (std::size_t i = 0; i < number.size(); ++i) {
+    const char c = number[i];
+    if (c == '.' && !dot && i > 0 && i + 1 < number.size()) dot = true;
+    else if (c < '0' || c > '9') return std::nullopt;
+  }
+  t.amount = std::stod(number);
+  t.text = text;
+  return t;
 }
 
 }  // namespace rsim

@@ -158,6 +158,7 @@ struct ExpectSpec {
   bool steady = false;  // `"window": "steady"`: over summary.json's steady window
   std::optional<std::string> consumer, partition;  // selectors
   std::string message;  // shown on failure
+  std::string id;       // the stable JUnit test name (check); "" = the message, else the index
   bool order = false;   // `"expect": "order"`
   nlohmann::json first, then;  // order: trace-event matchers (`type` and fields to equal)
   std::size_t index = 0;
@@ -214,6 +215,8 @@ struct ScenarioSpec {
   /// Fleets (issue 38): Kubernetes workloads whose pods run consumers, and their autoscalers.
   std::vector<DeploymentSpec> deployments;
   std::vector<AutoscalerSpec> autoscalers;
+  /// `regression`: metric -> tolerance against a baseline ("+10%", "+0", "-5%"), file order.
+  std::vector<std::pair<std::string, std::string>> regression;
 
   const ConsumerSpec* consumer(const std::string& name) const;
   const TopicSpec* topic(const std::string& name) const;
@@ -271,5 +274,17 @@ const std::map<std::string, std::vector<std::string>>& scenario_required_keys();
 const std::vector<std::string>& distribution_kinds();
 /// The best match for `word` among `candidates` by edit distance, or "" if none is close.
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
+
+/// A tolerance with a direction against a baseline (`regression`, check --max-regression):
+/// "+N%" / "+N": the metric may rise by at most N % / N (a rise is worse; any drop passes);
+/// "-N%" / "-N": it may drop by at most that much (a drop is worse).
+struct RegressionTolerance {
+  bool rise_is_worse = true;
+  bool percent = false;
+  double amount = 0;
+  std::string text;  // as written
+};
+/// nullopt unless `text` is [+-]N[.N][%].
+std::optional<RegressionTolerance> parse_regression_tolerance(const std::string& text);
 
 }  // namespace rsim

@@ -113,19 +113,19 @@ TEST_CASE("each operator passes and fails, the failure line showing expected and
   const Result r = run("check " + f.string(), "ops");
   CHECK(r.code == 1);
   CHECK(has(r.out, "7 passed, 7 failed, 0 warnings"));
-  CHECK(has(r.out, "PASS tiny [classic-eager] expect[0] rebalance_count == 2\n"));
+  CHECK(has(r.out, "PASS tiny [classic-eager] expect[0] rebalance_count == 2 (actual "));
   CHECK(has(r.out, "FAIL tiny [classic-eager] expect[1] rebalance_count == 3: expected == 3, actual 2 ("));
   CHECK(has(r.out, "expect[3] rebalance_count != 2: expected != 2, actual 2"));
-  CHECK(has(r.out, "PASS tiny [classic-eager] expect[4] max_unavailable_ms < 14\n"));
+  CHECK(has(r.out, "PASS tiny [classic-eager] expect[4] max_unavailable_ms < 14 (actual "));
   CHECK(has(r.out, "expect[5] max_unavailable_ms < 13.546: expected < 13.546, actual 13.546"));
-  CHECK(has(r.out, "PASS tiny [classic-eager] expect[6] max_unavailable_ms <= 13.546\n"));
+  CHECK(has(r.out, "PASS tiny [classic-eager] expect[6] max_unavailable_ms <= 13.546 (actual "));
   CHECK(has(r.out, "expect[7] max_unavailable_ms > 13.546: expected > 13.546, actual 13.546"));
-  CHECK(has(r.out, "PASS tiny [classic-eager] expect[8] max_unavailable_ms >= 13.546\n"));
+  CHECK(has(r.out, "PASS tiny [classic-eager] expect[8] max_unavailable_ms >= 13.546 (actual "));
   CHECK(has(r.out, "expect[9] max_unavailable_ms >= 13.547: expected >= 13.547, actual 13.546"));
-  CHECK(has(r.out, "PASS tiny [classic-eager] expect[10] max_rebalance_ms within 2917 ± 0.2\n"));
+  CHECK(has(r.out, "PASS tiny [classic-eager] expect[10] max_rebalance_ms within 2917 ± 0.2 (actual "));
   CHECK(has(r.out, "expect[11] max_rebalance_ms within 2900 ± 10: expected 2900 ± 10, actual 2917.188 "
                    "(off by +17.188) — B's join settles in 2.9 s"));
-  CHECK(has(r.out, "PASS tiny [classic-eager] expect[12] stop_the_world_ms between [18,19]\n"));
+  CHECK(has(r.out, "PASS tiny [classic-eager] expect[12] stop_the_world_ms between [18,19] (actual "));
   CHECK(has(r.out, "expect[13] stop_the_world_ms between [1,18]: expected in [1,18], actual 18.422 "
                    "(0.422 above the range)"));
 }
@@ -154,10 +154,10 @@ TEST_CASE("paths, selectors and windows pick the value they name") {
   const Result r = run("check " + f.string(), "paths");
   CHECK(r.code == 1);
   CHECK(has(r.out, "16 passed, 1 failed"));
-  CHECK(has(r.out, "PASS tiny [classic-eager] expect[14] unavailable_partition_ms within 24.028 ± 0.001 over [150, end) ms\n"));
+  CHECK(has(r.out, "PASS tiny [classic-eager] expect[14] unavailable_partition_ms within 24.028 ± 0.001 over [150, end) ms (actual "));
   CHECK(has(r.out, "expect[6] rebalances/7/duration_ms == 1: expected == 1, actual (missing from summary.json)"));
-  CHECK(has(r.out, "PASS tiny [classic-eager] expect[16] rebalance_count == 0 over [250, 3000) ms\n"));
-  CHECK(has(r.out, "PASS tiny [classic-eager] expect[9] paused_ms_by_consumer consumer=A == 0\n"));
+  CHECK(has(r.out, "PASS tiny [classic-eager] expect[16] rebalance_count == 0 over [250, 3000) ms (actual "));
+  CHECK(has(r.out, "PASS tiny [classic-eager] expect[9] paused_ms_by_consumer consumer=A == 0 (actual "));
 }
 
 TEST_CASE("an ordering of trace events passes when `then` follows `first`, and says why it fails") {
@@ -227,7 +227,7 @@ TEST_CASE("malformed assertions are refused with exit 2, each with its JSON path
   CHECK_FALSE(fs::exists(d / "out"));
 }
 
-TEST_CASE("check: an invalid scenario is one failed test case; JUnit, Markdown and JSON count every case") {
+TEST_CASE("check: an invalid scenario is one error test case; JUnit, Markdown and JSON count every case") {
   const auto d = temp_dir("reports");
   write(d, "a-good.json", scenario(R"({"metric": "rebalance_count", "op": "==", "value": 2},
                                       {"metric": "rebalance_count", "op": "==", "value": 5})"));
@@ -236,7 +236,7 @@ TEST_CASE("check: an invalid scenario is one failed test case; JUnit, Markdown a
   none.replace(none.find("\"tiny\""), 6, "\"quiet\"");
   write(d, "c-no-assertions.json", none);
   const std::string reports = " --junit " + (d / "junit.xml").string() + " --markdown " + (d / "summary.md").string() +
-                              " --json " + (d / "results.json").string();
+                              " --json " + (d / "results.json").string() + " --junit-time virtual";
   const Result r = run("check " + d.string() + reports, "reports");
   CHECK(r.code == 2);  // an invalid scenario is bad input, reported, not an abort
   CHECK(has(r.out, "1 passed, 2 failed, 1 warnings (3 scenarios, 1 invalid)"));
@@ -245,7 +245,7 @@ TEST_CASE("check: an invalid scenario is one failed test case; JUnit, Markdown a
   CHECK(has(r.out, "WARN quiet [classic-eager]: no assertions for this variant"));
   const std::string junit = testing::read_file(d / "junit.xml");
   CHECK(well_formed_xml(junit));
-  CHECK(has(junit, "<testsuites name=\"rebalance-sim check\" tests=\"4\" failures=\"2\" errors=\"0\" skipped=\"1\">"));
+  CHECK(has(junit, "<testsuites name=\"rebalance-sim check\" tests=\"4\" failures=\"1\" errors=\"1\" time=\"40.000\">"));
   CHECK(count(junit, "<testsuite ") == 3);
   CHECK(has(junit, "<testsuite name=\"tiny [classic-eager]\" tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"0\" time=\"20.000\">"));
   CHECK(has(junit, "<property name=\"seed\" value=\"3\"/>"));
@@ -253,7 +253,7 @@ TEST_CASE("check: an invalid scenario is one failed test case; JUnit, Markdown a
   CHECK(has(junit, "<property name=\"commit\" value=\""));
   CHECK(has(junit, "<testcase classname=\"tiny.classic-eager\" name=\"expect[0] rebalance_count == 2\" time=\"20.000\"/>"));
   CHECK(has(junit, "<failure message=\"expect[1] rebalance_count == 5: expected == 5, actual 2\">"));
-  CHECK(has(junit, "name=\"scenario is valid\""));
+  CHECK(has(junit, "name=\"scenario is valid\" time=\"0.000\"><error message="));
   CHECK(has(junit, "<skipped message=\"no assertions for this variant"));
   const std::string md = testing::read_file(d / "summary.md");
   CHECK(has(md, "**1 passed, 2 failed, 1 warnings**"));
@@ -281,7 +281,7 @@ TEST_CASE("check --jobs 2 writes the same bytes as --jobs 1") {
   auto once = [&](int jobs) {
     const fs::path dir = reports / ("out-" + std::to_string(jobs));
     fs::create_directories(dir);
-    const Result r = run(fmt::format("check scenarios/examples {} --jobs {} --junit {} --json {} --markdown {} --out {}",
+    const Result r = run(fmt::format("check scenarios/examples {} --jobs {} --junit-time zero --junit {} --json {} --markdown {} --out {}",
                                      d.string(), jobs, (dir / "j.xml").string(), (dir / "r.json").string(),
                                      (dir / "s.md").string(), (dir / "runs").string()),
                          "jobs" + std::to_string(jobs));

@@ -1,0 +1,48 @@
+# Writes the man page rebalance-sim.1 from the tool's own --help (the tool and each subcommand):
+#   cmake -DBIN=path/to/rebalance-sim -DOUT=rebalance-sim.1 -DVERSION=x.y.z -P tools/man_page.cmake
+execute_process(COMMAND ${BIN} --help OUTPUT_VARIABLE main_help RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${BIN} --help exited with ${rc}")
+endif()
+
+# roff: a backslash is \e; a line starting with . or ' needs \& in front. The binary's path in
+# "Usage:" lines is the command's name.
+function(roff_text text out)
+  string(REPLACE "${BIN}" "rebalance-sim" text "${text}")
+  string(REPLACE "\\" "\\e" text "${text}")
+  string(REGEX REPLACE "(^|\n)([.'])" "\\1\\\\&\\2" text "${text}")
+  set(${out} "${text}" PARENT_SCOPE)
+endfunction()
+
+# The subcommands: the lines "  name   description" after the SUBCOMMANDS: heading.
+set(subcommands "")
+set(in_list FALSE)
+string(REPLACE "\n" ";" lines "${main_help}")
+foreach(line IN LISTS lines)
+  if(line MATCHES "^[A-Za-z ]*[Ss][Uu][Bb][Cc][Oo][Mm][Mm][Aa][Nn][Dd][Ss]:")
+    set(in_list TRUE)
+  elseif(in_list AND line MATCHES "^  ([a-z][a-z0-9-]*)( |$)")
+    list(APPEND subcommands ${CMAKE_MATCH_1})
+  elseif(in_list AND NOT line MATCHES "^ ")
+    set(in_list FALSE)
+  endif()
+endforeach()
+
+roff_text("${main_help}" main_roff)
+set(page ".TH REBALANCE-SIM 1 \"\" \"rebalance-sim ${VERSION}\" \"User Commands\"\n")
+string(APPEND page ".SH NAME\nrebalance-sim \\- deterministic simulator of Apache Kafka consumer-group rebalancing\n")
+string(APPEND page ".SH SYNOPSIS\n.B rebalance-sim\n\\fISUBCOMMAND\\fR [\\fIOPTIONS\\fR]\n")
+string(APPEND page ".SH DESCRIPTION\n.nf\n${main_roff}\n.fi\n.SH SUBCOMMANDS\n")
+foreach(sub IN LISTS subcommands)
+  execute_process(COMMAND ${BIN} ${sub} --help OUTPUT_VARIABLE sub_help RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${BIN} ${sub} --help exited with ${rc}")
+  endif()
+  roff_text("${sub_help}" sub_roff)
+  string(APPEND page ".SS ${sub}\n.nf\n${sub_roff}\n.fi\n")
+endforeach()
+string(APPEND page ".SH FILES\n.TP\n.I /usr/share/rebalance-sim/scenarios/schema.json\nthe JSON schema of scenario files (reference it with \"$schema\")\n")
+string(APPEND page ".TP\n.I /usr/share/rebalance-sim/scenarios/library/\nscenarios that each answer one question, to start from\n")
+string(APPEND page ".SH EXIT STATUS\n0 all passed, 1 an expectation failed, 2 bad input, 3 an internal error.\n")
+string(APPEND page ".SH SEE ALSO\n/usr/share/doc/rebalance-sim/ci.md, /usr/share/doc/rebalance-sim/scenario-format.md\n")
+file(WRITE ${OUT} "${page}")
