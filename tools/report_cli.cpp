@@ -41,11 +41,19 @@ std::vector<VariantText> read_run_dir(const std::string& dir) {
   if (!fs::is_directory(dir)) throw ScenarioError(dir, {"not a directory (expected the --out DIR of a run)"});
   std::vector<VariantText> out;
   std::vector<fs::path> subdirs;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_directory() && fs::exists(e.path() / "trace.jsonl") && fs::exists(e.path() / "summary.json")) subdirs.push_back(e.path());
+  const auto is_variant = [](const fs::path& p) {
+    return fs::is_directory(p) && fs::exists(p / "trace.jsonl") && fs::exists(p / "summary.json");
+  };
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (is_variant(e.path())) subdirs.push_back(e.path());
+    else if (e.is_directory() && e.path().filename().string()[0] != '.')
+      // A settings variant's folder: DIR/<variant>/<protocol>/.
+      for (const auto& inner : fs::directory_iterator(e.path()))
+        if (is_variant(inner.path())) subdirs.push_back(inner.path());
+  }
   std::sort(subdirs.begin(), subdirs.end());
   for (const auto& d : subdirs)
-    out.push_back(VariantText{d.filename().string(), {}, read_all(d / "summary.json"), (d / "trace.jsonl").string()});
+    out.push_back(VariantText{fs::relative(d, dir).generic_string(), {}, read_all(d / "summary.json"), (d / "trace.jsonl").string()});
   if (out.empty())
     throw ScenarioError(dir, {"no variant directories with trace.jsonl and summary.json; run `rebalance-sim run SCENARIO --out DIR` first"});
   return out;
@@ -74,6 +82,8 @@ std::vector<reports::Timeline> timelines(std::vector<VariantText>& variants) {
       throw ScenarioError(v.protocol + "/trace.jsonl", {e.what()});
     }
     if (out.back().protocol.empty()) out.back().protocol = v.protocol;
+    // A settings variant's run is labelled <variant>/<protocol> on the shared time axis.
+    if (v.protocol.find('/') != std::string::npos) out.back().protocol = v.protocol;
   }
   return out;
 }
@@ -104,7 +114,7 @@ std::vector<std::pair<std::string, std::string>> render_outputs(std::vector<Vari
   const auto tls = timelines(variants);
   std::vector<reports::ShareView> share;
   for (auto& v : variants) {
-    if (v.protocol != "share") continue;
+    if (v.protocol != "share" && !v.protocol.ends_with("/share")) continue;
     try {
       share.push_back(reports::build_share_view(trace_text(v), v.protocol));
     } catch (const std::runtime_error& e) {

@@ -571,7 +571,7 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
     KeyLists k{
         {"scenario",
          {"$schema", "cluster", "consumers", "description", "duration_ms", "events", "expect",
-          "groups", "lag_sample_ms", "name", "network", "protocols", "seed", "topics"}},
+          "groups", "lag_sample_ms", "name", "network", "protocols", "seed", "topics", "variants"}},
         {"group", {"config"}},
         {"cluster", {"brokers", "config", "coordinator_load", "purgatory_lateness_ms", "request_handling_ms", "write_latency_ms"}},
         {"coordinator_load", {"base_ms", "us_per_record"}},
