@@ -37,6 +37,7 @@
 #include "tools/settings_run.hpp"
 #include "tools/sweep.hpp"
 #include "tools/merge.hpp"
+#include "tools/explore_shard.hpp"
 #include "models/scenario/variants.hpp"
 #include "tools/staged_output.hpp"
 
@@ -442,6 +443,9 @@ int main_impl(int argc, char** argv, bool parse_only) {
   explore->add_flag("--quiet", explore_args.quiet, "print only failures and the total");
   add_watchdog_options(explore, explore_args.limits);
   add_inject_bug(explore);
+  std::string explore_shard;
+  explore->add_option("--shard", explore_shard, "I/N: run only the I-th of N deterministic shares of the seeds and write "
+                                                "DIR/shard-I-of-N.json (DIR: --out; combine with `merge`)");
   explore->footer("Example: rebalance-sim explore scenarios/explore/two-groups-short.json --seeds 1..200 --jobs 2");
 
   ShrinkArgs shrink_args;
@@ -492,6 +496,7 @@ int main_impl(int argc, char** argv, bool parse_only) {
     }
     if (run->parsed())
       return cmd_run(file, protocols, seed, out_dir, *parse_trace_level(trace_level), quiet, run_formats, run_checks);
+    if (explore->parsed() && !explore_shard.empty()) return cmd_explore_shard(explore_args, explore_shard);
     if (explore->parsed()) return cmd_explore(explore_args);
     if (shrink->parsed()) return cmd_shrink(shrink_args);
     if (report->parsed()) return cmd_report(report_dir, report_formats);

@@ -317,7 +317,14 @@ ojson num(double v) {
 }  // namespace
 
 VaryAxis parse_vary(const std::string& text) {
-  const auto eq = text.find('=');
+  // The first '=' outside a `*[KEY=VALUE]` filter.
+  std::size_t eq = std::string::npos;
+  int depth = 0;
+  for (std::size_t i = 0; i < text.size() && eq == std::string::npos; ++i) {
+    if (text[i] == '[') ++depth;
+    else if (text[i] == ']' && depth > 0) --depth;
+    else if (text[i] == '=' && depth == 0) eq = i;
+  }
   if (eq == std::string::npos || eq == 0)
     throw ScenarioError("--vary", {"must be PATH=VALUES, e.g. /consumers/*/config/session.timeout.ms=10000,45000"});
   VaryAxis a;

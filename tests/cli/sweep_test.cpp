@@ -210,3 +210,30 @@ TEST_CASE("sweep: bad --vary, --seeds and --shard are refused with the reason") 
   CHECK(bad_value.err.find("cell /consumers/*/config/session.timeout.ms=-3: /consumers/0/config/session.timeout.ms") !=
         std::string::npos);
 }
+
+TEST_CASE("explore --shard: merge prints and writes what the unsharded explore does") {
+  const fs::path dir = scratch("explore-shard");
+  // A deliberately broken coordinator: some seeds fail and write their scenario.
+  const std::string base =
+      "explore scenarios/explore/two-groups-short.json --seeds 1..5 --protocol consumer --inject-bug skip-revocation";
+  const auto whole = run_cli(base + " --jobs 2 --out " + (dir / "whole").string(), "explore-whole");
+  REQUIRE(whole.code == 1);
+  std::vector<std::string> files;
+  for (int i = 1; i <= 3; ++i) {
+    const auto r = run_cli(base + " --shard " + std::to_string(i) + "/3 --out " + (dir / "shards").string(), "explore-shard");
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    files.push_back((dir / "shards" / ("shard-" + std::to_string(i) + "-of-3.json")).string());
+  }
+  const auto merged = run_cli("merge " + files[2] + " " + files[0] + " " + files[1] + " --out " + (dir / "whole").string(),
+                              "explore-merge");
+  CHECK(merged.code == 1);
+  CHECK(merged.out == whole.out);
+  CHECK(merged.out.find("seeds 1..5 (5 seeds) x 1 variants = 5 runs") != std::string::npos);
+  const auto before = tree(dir / "whole");
+  CHECK_FALSE(before.empty());
+  // The merge rewrote the same seed files.
+  const fs::path again = dir / "again";
+  const auto m2 = run_cli("merge " + files[1] + " " + files[2] + " " + files[0] + " --out " + again.string(), "explore-merge2");
+  CHECK(m2.code == 1);
+  CHECK(tree(again) == before);
+}
