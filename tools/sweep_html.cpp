@@ -131,9 +131,10 @@ A click on a cell opens the report of its worst seed (the largest {1}). Hover fo
                                number(c->stats[m].p95), number(c->stats[m].max));
         fmt::format_to(o,
                        "<td class=\"cell\" data-cell=\"{}\" data-worst-seed=\"{}\" data-median=\"{}\" "
-                       "style=\"background:{}\" title=\"{}\" onclick=\"location.href=this.dataset.report\" "
+                       "style=\"background:{}{}\" title=\"{}\" onclick=\"location.href=this.dataset.report\" "
                        "data-report=\"{}\"><a href=\"{}\">{}</a></td>",
                        esc(c->cell), c->worst_seed, number(c->stats[mi].median), colour(c->stats[mi].median, lo, hi),
+                       hi > lo && (c->stats[mi].median - lo) / (hi - lo) > 0.6 ? ";color:#fff" : "",
                        esc(title), esc(c->report), esc(c->report), number(c->stats[mi].median));
       }
       fmt::format_to(o, "</tr>\n");
