@@ -41,10 +41,20 @@ std::string read_all(const fs::path& p) {
 }  // namespace
 
 bool has_settings_variants(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return false;
-  const auto doc = nlohmann::json::parse(in, nullptr, false);
-  return doc.is_object() && doc.contains("variants");
+  // Only a regular file of a scenario's size: a folder, a device or a huge file is for the
+  // loader to refuse, with its own message.
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec) || ec) return false;
+  const auto size = fs::file_size(file, ec);
+  if (ec || size > (64u << 20)) return false;
+  try {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return false;
+    const auto doc = nlohmann::json::parse(in, nullptr, false);
+    return doc.is_object() && doc.contains("variants");
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 int cmd_run_settings(const SettingsRunArgs& args, const FormatArgs& formats) {
