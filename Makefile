@@ -14,7 +14,7 @@ DEMO_OUT := out/two-consumers
 FUZZ_DEB_PACKAGES := clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps test-deps sanitize-deps build demo test sanitize sanitize-build fuzz clean oracle-assignors oracle oracle-smoke
+.PHONY: deps test-deps sanitize-deps build demo test sanitize sanitize-build tsan fuzz clean oracle-assignors oracle oracle-smoke
 
 deps test-deps:
 	@missing=""; for p in $(if $(filter test-deps,$@),$(TEST_PACKAGES),$(DEB_PACKAGES)); do \
@@ -60,12 +60,28 @@ sanitize: sanitize-build
 	cd $(SANITIZE_DIR) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) -L unit
 
+# One clang build of rebalance-sim with ThreadSanitizer: `check --jobs 2` over every scenario and
+# `explore --jobs 2` over 40 seeds of the CI scenario, the commands whose worker threads run
+# worlds side by side. A data race (shared mutable state between worlds) fails the step.
+TSAN_DIR := build-tsan
+TSAN_CMAKE_ARGS := -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS=-O1 -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DREBALANCE_SIM_TSAN=ON -DREBALANCE_SIM_WERROR=ON
+
+tsan: sanitize-deps
+	cmake -S . -B $(TSAN_DIR) $(TSAN_CMAKE_ARGS) > /dev/null
+	cmake --build $(TSAN_DIR) -j $(JOBS) --target rebalance-sim
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./$(TSAN_DIR)/rebalance-sim check scenarios --jobs 2 > $(TSAN_DIR)/check.log
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./$(TSAN_DIR)/rebalance-sim explore scenarios/explore/two-groups-short.json \
+	  --seeds 1..40 --jobs 2 --quiet --out $(TSAN_DIR)/explore --inject-bug skip-revocation > $(TSAN_DIR)/explore.log || \
+	  [ $$? -eq 1 ]
+	@echo "tsan: check --jobs 2 and explore --jobs 2 ran with no data race"
+
 fuzz:
 	@$(MAKE) --no-print-directory sanitize-build SANITIZE_TARGETS="fuzz_scenario_loader fuzz_cli_args fuzz_trace_reader"
 	FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD=$(SANITIZE_DIR) tools/fuzz.sh
 
 clean:
-	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) build-asan build-fuzz out
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(TSAN_DIR) build-asan build-fuzz out
 
 # Differential assignor testing: run Kafka 4.4.0's own assignors (through Maven) on seeded random
 # groups and rewrite the vectors in fidelity/assignors/ (checked by ctest without Java).

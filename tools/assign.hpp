@@ -1,6 +1,6 @@
 // `rebalance-sim assign`: what one assignor (or one step of the coordinator's per-member
 // reconciliation) gives for one case written in the conformance-vector format
-// (shared/conformance/README.md), as a table or as JSON. It validates the case (every problem
+// (tests/conformance/README.md), as a table or as JSON. It validates the case (every problem
 // with its JSON path) and calls the models' pure functions; it checks no expectations (that is
 // `rebalance-sim conformance`) and simulates no group.
 #pragma once

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -73,7 +74,7 @@ std::string md_escape(const std::string& s) {
 }
 
 ScenarioResult check_one(const std::string& file, const std::string& out_name, bool update_golden,
-                         const std::string& out_root) {
+                         const std::string& out_root, bool force, const ModelOptions& model) {
   ScenarioResult res;
   res.file = file;
   res.out_name = out_name;
@@ -96,12 +97,19 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, b
     try {
       std::optional<StagedOutput> staged;
       RunOptions options;
+      options.model = model;
       if (!out_root.empty()) {
-        staged.emplace(fs::path(out_root) / out_name);
+        staged.emplace(fs::path(out_root) / out_name, OutputOwner{spec.name, file, force});
+        staged->claim(spec.protocols);
         options.staged = &*staged;
       }
-      res.outputs = run_variants(spec, {}, std::nullopt, options);
-      if (staged) staged->commit();
+      try {
+        res.outputs = run_variants(spec, {}, std::nullopt, options);
+        if (staged) staged->commit();
+      } catch (const OutputError& e) {
+        if (staged) throw staged->retold(e);
+        throw;
+      }
     } catch (const OutputError& e) {
       res.write_error = e.what();
       res.outputs = run_variants(spec, {}, std::nullopt);
@@ -305,6 +313,17 @@ std::string write_file(const std::string& file, const std::string& text) {
   return "";
 }
 
+/// A relative path (without .json) as an output folder name: each component made safe.
+std::string out_name_of(const fs::path& rel) {
+  std::string out;
+  for (const auto& c : rel) {
+    if (c.empty()) continue;
+    if (!out.empty()) out += '/';
+    out += safe_component(c.string());
+  }
+  return out.empty() ? "_" : out;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> scenario_files(const std::vector<std::string>& args) {
@@ -320,17 +339,33 @@ std::vector<std::pair<std::string, std::string>> scenario_files(const std::vecto
           it.disable_recursion_pending();
           continue;
         }
-        const std::string name = p.filename().string();
-        if (entry.is_regular_file() && p.extension() == ".json" && name != "schema.json" && !name.ends_with(".golden.json")) {
-          std::string rel = fs::relative(p, a).replace_extension().generic_string();
-          found.emplace_back(p.string(), rel);
+        // Output folders (owned: a manifest) and staging folders hold outputs, not scenarios.
+        std::error_code ec;
+        if (entry.is_directory() && (fs::exists(p / kManifestName, ec) ||
+                                     p.filename().string().find(".rebalance-sim-staging-") != std::string::npos)) {
+          it.disable_recursion_pending();
+          continue;
         }
+        const std::string name = p.filename().string();
+        if (entry.is_regular_file() && p.extension() == ".json" && name != "schema.json" && !name.ends_with(".golden.json"))
+          found.emplace_back(p.string(), out_name_of(fs::relative(p, a).replace_extension()));
       }
       std::sort(found.begin(), found.end());
       files.insert(files.end(), found.begin(), found.end());
     } else {
-      files.emplace_back(a, fs::path(a).stem().string());
+      files.emplace_back(a, out_name_of(fs::path(a).filename().replace_extension()));
     }
+  }
+  // Unique, and never a folder that another name lies in.
+  std::set<std::string> folders, taken;
+  for (const auto& f : files)
+    for (std::size_t slash = f.second.find('/'); slash != std::string::npos; slash = f.second.find('/', slash + 1))
+      folders.insert(f.second.substr(0, slash));
+  for (auto& f : files) {
+    std::string name = f.second;
+    for (int k = 2; taken.count(name) > 0 || folders.count(name) > 0; ++k) name = fmt::format("{}-{}", f.second, k);
+    taken.insert(name);
+    f.second = name;
   }
   return files;
 }
@@ -343,7 +378,11 @@ CLI::App* add_check_subcommand(CLI::App& app, CheckArgs& args) {
   check->add_option("--json", args.json, "also write the results as JSON to FILE");
   check->add_option("--jobs", args.jobs, "run N scenarios at a time (the results are the same for every N)")
       ->check(CLI::Range(1u, 256u));
-  check->add_option("--out", args.out_dir, "keep every run's outputs under DIR/<scenario>/<variant>/");
+  check->add_option("--out", args.out_dir,
+                    "keep every run's outputs under DIR/<scenario>/<variant>/ (<scenario>: the file's path relative "
+                    "to its argument, without .json, made safe and unique)");
+  check->add_flag("--force", args.force,
+                  "with --out: write into per-scenario folders that are not output folders of rebalance-sim");
   check->add_flag("--update-golden", args.update_golden,
                   "write each scenario's golden summary next to it (x.json -> x.golden.json)");
   check->footer("Example: rebalance-sim check scenarios/ --junit results.xml --markdown summary.md --jobs 2");
@@ -374,7 +413,7 @@ int cmd_check(const CheckArgs& args) {
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t i = next++; i < files.size(); i = next++)
-      results[i] = check_one(files[i].first, files[i].second, args.update_golden, args.out_dir);
+      results[i] = check_one(files[i].first, files[i].second, args.update_golden, args.out_dir, args.force, args.model);
   };
   const unsigned jobs = std::max(1u, std::min<unsigned>(args.jobs, static_cast<unsigned>(files.size())));
   if (jobs == 1) {

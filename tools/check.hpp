@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "models/protocol/model_options.hpp"
+
 namespace CLI {
 class App;
 }
@@ -17,6 +19,8 @@ struct CheckArgs {
   std::string junit, markdown, json, out_dir;
   unsigned jobs = 1;
   bool update_golden = false;
+  ModelOptions model;  // developer checks (RSIM_CHECK_QUIET_PASSES)
+  bool force = false;  // --force: write into per-scenario folders rebalance-sim does not own
 };
 
 CLI::App* add_check_subcommand(CLI::App& app, CheckArgs& args);
@@ -24,8 +28,11 @@ CLI::App* add_check_subcommand(CLI::App& app, CheckArgs& args);
 /// or a report cannot be written, 3 an internal error.
 int cmd_check(const CheckArgs& args);
 
-/// The scenario files under `args` (directories recursively, sorted; scenarios/assign/, schema.json
-/// and *.golden.json left out), each with the name it gets under --out.
+/// The scenario files under `args` (directories recursively, sorted; scenarios/assign/, schema.json,
+/// *.golden.json and output folders (a .rebalance-sim-manifest.json) left out), each with the folder it gets under --out: its path relative to the
+/// argument (a file given alone: its name) without `.json`, each component made safe
+/// (safe_component), and unique: a name another file already has, or that a folder of another
+/// name uses, gets -2, -3, ... (in file order). Never "..", never absolute, never nested in another.
 std::vector<std::pair<std::string, std::string>> scenario_files(const std::vector<std::string>& args);
 
 }  // namespace rsim::cli

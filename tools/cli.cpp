@@ -1,6 +1,8 @@
 #include "tools/cli.hpp"
 
+#include <cstdlib>
 #include <filesystem>
+#include <string_view>
 #include <fstream>
 #include <iostream>
 #include <unistd.h>
@@ -47,12 +49,24 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// The developer checks asked for in the environment: RSIM_CHECK_QUIET_PASSES=1 makes every quiet
+/// poll() pass of the KIP-848 client also run the full pass and compare (a developer's check,
+/// not an option of the tool). Read once per command and passed down: the models see no globals.
+ModelOptions model_options() {
+  ModelOptions model;
+  const char* check = std::getenv("RSIM_CHECK_QUIET_PASSES");
+  model.check_quiet_passes = check != nullptr && std::string_view(check) == "1";
+  return model;
+}
+
 /// What `run` checks beyond the run itself.
 struct RunChecks {
   bool determinism = false;
   bool invariants = false;
   std::optional<std::uint64_t> faults_seed;
   sim::WatchdogLimits limits;
+  ModelOptions model;
+  bool force = false;  // --force: write into a folder rebalance-sim does not own
 };
 
 std::vector<std::string> lines_of(const std::string& jsonl) {
@@ -82,7 +96,7 @@ const char* kExamples = R"(Examples:
   rebalance-sim merge out/shards/shard-*-of-4.json --out out/sweep/poll-interval-storm
   rebalance-sim shrink out/explore/two-groups-short/seed-17.json
   rebalance-sim validate my-scenario.json
-  rebalance-sim conformance ../shared/conformance/kafka/client.StickyAssignorTest.json
+  rebalance-sim conformance tests/conformance/kafka/client.StickyAssignorTest.json
   rebalance-sim assign scenarios/assign/cooperative-sticky-one-member-leaves.json
   rebalance-sim bench kernel
   rebalance-sim dump-log scenarios/examples/two-consumers.json --partition 18
@@ -99,6 +113,10 @@ void check_variants(const std::vector<std::string>& protocols) {
                                                    fmt::join(protocol_variants(), ", "))});
   }
 }
+
+int run_staged(const ScenarioSpec& spec, const std::string& file, const std::vector<std::string>& protocols,
+               std::optional<std::uint64_t> seed, const std::string& out_dir, TraceLevel level, bool quiet,
+               const FormatArgs& formats, const RunChecks& checks, StagedOutput& staged);
 
 int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
             std::optional<std::uint64_t> seed, std::string out_dir, TraceLevel level, bool quiet,
@@ -120,14 +138,30 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
   }
   // The scenario's name is at most one sanitised folder under out/; --out is the user's choice.
   if (out_dir.empty()) out_dir = default_output_dir(spec.name).string();
-  // The output folder is checked (and staged) before anything runs; each trace.jsonl streams
-  // into the staging folder as its variant runs.
-  StagedOutput staged{fs::path(out_dir)};
+  // The output folder is locked, its ownership checked and its outputs claimed before anything
+  // runs; each trace.jsonl streams into the staging folder beside it as its variant runs.
+  StagedOutput staged{fs::path(out_dir), OutputOwner{spec.name, file, checks.force}};
+  {
+    std::vector<std::string> names = protocols.empty() ? spec.protocols : protocols;
+    if (level != TraceLevel::None) names.emplace_back("report.html");
+    staged.claim(names);
+  }
+  try {
+    return run_staged(spec, file, protocols, seed, out_dir, level, quiet, formats, checks, staged);
+  } catch (const OutputError& e) {
+    throw staged.retold(e);  // named by the path it was going to have, not the staging folder's
+  }
+}
+
+int run_staged(const ScenarioSpec& spec, const std::string& file, const std::vector<std::string>& protocols,
+               std::optional<std::uint64_t> seed, const std::string& out_dir, TraceLevel level, bool quiet,
+               const FormatArgs& formats, const RunChecks& checks, StagedOutput& staged) {
   RunOptions options;
   options.staged = &staged;
   options.level = level;
   options.progress = !quiet && isatty(STDERR_FILENO) != 0;
   options.limits = checks.limits;
+  options.model = checks.model;
   // Without a trace.jsonl, the invariant and determinism checks read a trace kept in memory.
   options.keep_trace = level == TraceLevel::None && (checks.invariants || checks.determinism);
   auto outputs = run_variants(spec, protocols, seed, options);
@@ -152,6 +186,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
     RunOptions again_options;
     again_options.level = level;
     again_options.limits = checks.limits;
+    again_options.model = checks.model;
     again_options.keep_trace = true;
     const auto again = run_variants(spec, protocols, seed, again_options);
     for (std::size_t i = 0; i < outputs.size(); ++i) {
@@ -370,6 +405,9 @@ int main_impl(int argc, char** argv, bool parse_only) {
                   "add the fault knobs `explore` derives from this seed (prints them)")
       ->check(non_negative_integer(UINT64_MAX));
   add_watchdog_options(run, run_checks.limits);
+  run->add_flag("--force", run_checks.force,
+                "write into a non-empty folder that is not an output folder of rebalance-sim (no "
+                ".rebalance-sim-manifest.json), replacing its entries named as the outputs and keeping the rest");
   std::string inject_bug;
   const auto add_inject_bug = [&](CLI::App* c) {
     // Test-only and hidden: a deliberately broken model, for the tests of explore and shrink.
@@ -390,15 +428,15 @@ int main_impl(int argc, char** argv, bool parse_only) {
   validate->footer("Example: rebalance-sim validate my-scenario.json");
 
   std::vector<std::string> vector_files;
-  auto* conformance = app.add_subcommand("conformance", "check conformance vector files (../shared/conformance format); exit 1 if any case fails");
+  auto* conformance = app.add_subcommand("conformance", "check conformance vector files (the format of tests/conformance/README.md); exit 1 if any case fails");
   conformance->add_option("files", vector_files, "vector files")->required();
-  conformance->footer("Example: rebalance-sim conformance ../shared/conformance/kafka/client.RangeAssignorTest.json");
+  conformance->footer("Example: rebalance-sim conformance tests/conformance/kafka/client.RangeAssignorTest.json");
 
   AssignRequest assign_request;
   std::string assign_case, assign_assignor;
   auto* assign = app.add_subcommand("assign", "print the assignment one assignor gives for one case (conformance-vector format), "
                                                "or one reconciliation step for a current-assignment-builder case");
-  assign->add_option("case", assign_request.file, "case file (JSON): one case object of a ../shared/conformance/kafka/ file")
+  assign->add_option("case", assign_request.file, "case file (JSON): one case object of a tests/conformance/kafka/ file")
       ->required();
   assign->add_option("--assignor", assign_assignor,
                      "assignor to run instead of the case's: range, roundrobin, sticky, cooperative-sticky (client side), "
@@ -485,13 +523,21 @@ int main_impl(int argc, char** argv, bool parse_only) {
     return rc == 0 ? kOk : kBadInput;
   }
   if (parse_only) return kOk;
+  // The commands that write files: an interrupt removes their staging folders, and a closed
+  // stdout does not stop them before their files are written.
+  if (run->parsed() || check->parsed() || report->parsed() || explore->parsed() || shrink->parsed() ||
+      sweep->parsed() || merge->parsed())
+    install_interrupt_cleanup();
   try {
-    if (inject_bug == "skip-revocation") injected_bugs().skip_revocation = true;
+    ModelOptions model = model_options();
+    if (inject_bug == "skip-revocation") model.bugs.skip_revocation = true;
+    run_checks.model = explore_args.model = shrink_args.model = check_args.model = model;
     if (run->parsed() && (!run_variant_picks.empty() || has_settings_variants(file))) {
       if (run_checks.faults_seed)
         throw ScenarioError("--faults-seed", {"not with settings variants (`variants`): run one variant's own file"});
       SettingsRunArgs a{file, run_variant_picks, protocols, seed, out_dir, *parse_trace_level(trace_level), quiet,
-                        run_checks.determinism, run_checks.invariants, run_checks.limits};
+                        run_checks.determinism, run_checks.invariants, run_checks.limits, run_checks.model,
+                        run_checks.force};
       return cmd_run_settings(a, run_formats);
     }
     if (run->parsed())

@@ -181,10 +181,10 @@ reports::InvariantContext invariant_context(const ScenarioSpec& spec, const std:
 
 std::vector<reports::Violation> run_and_check(const ScenarioSpec& spec, const std::string& variant,
                                               std::uint64_t seed, const sim::WatchdogLimits& limits,
-                                              std::vector<std::string>* trace) {
+                                              const ModelOptions& model, std::vector<std::string>* trace) {
   RunResult r;
   try {
-    r = run_scenario(spec, variant, seed, limits);
+    r = run_scenario(spec, variant, seed, limits, model);
   } catch (const sim::InvariantViolation& e) {
     // The model's own assertions are properties too: the seed fails, explore goes on.
     if (trace != nullptr) trace->clear();
@@ -206,8 +206,8 @@ std::string describe_violation(const reports::Violation& v, const std::vector<st
   return out;
 }
 
-std::string injected_bug_flag() {
-  return injected_bugs().skip_revocation ? " --inject-bug skip-revocation" : "";
+std::string injected_bug_flag(const ModelOptions& model) {
+  return model.bugs.skip_revocation ? " --inject-bug skip-revocation" : "";
 }
 
 std::pair<std::uint64_t, std::uint64_t> parse_seed_range(const std::string& text) {
@@ -265,7 +265,7 @@ int cmd_explore(const ExploreArgs& args) {
         std::string body;
         for (const auto& v : variants) {
           std::vector<std::string> trace;
-          const auto violations = run_and_check(spec, v, spec.seed, args.limits, &trace);
+          const auto violations = run_and_check(spec, v, spec.seed, args.limits, args.model, &trace);
           ++r.runs;
           if (violations.empty()) {
             if (!args.quiet) body += fmt::format("  {}: ok\n", v);
@@ -274,7 +274,7 @@ int cmd_explore(const ExploreArgs& args) {
           r.violations += violations.size();
           for (const auto& x : violations) body += fmt::format("  {}: FAILED {}", v, describe_violation(x, trace));
           body += fmt::format("    reproduce: rebalance-sim run {} --faults-seed {} --protocol {} --check-invariants{}\n",
-                              args.scenario, seed, v, injected_bug_flag());
+                              args.scenario, seed, v, injected_bug_flag(args.model));
           r.failing = doc.dump(2) + "\n";
         }
         if (!args.quiet || r.violations > 0) {

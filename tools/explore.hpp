@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/protocol/model_options.hpp"
 #include "models/scenario/scenario.hpp"
 #include "reports/invariants.hpp"
 #include "sim/kernel.hpp"
@@ -30,6 +31,7 @@ reports::InvariantContext invariant_context(const ScenarioSpec& spec, const std:
 /// Runs `variant` of `spec` and checks the invariants; `trace` gets the trace lines.
 std::vector<reports::Violation> run_and_check(const ScenarioSpec& spec, const std::string& variant,
                                               std::uint64_t seed, const sim::WatchdogLimits& limits,
+                                              const ModelOptions& model = {},
                                               std::vector<std::string>* trace = nullptr);
 
 /// One violation as the lines a user reads (property, time, detail, the trace window).
@@ -43,13 +45,14 @@ struct ExploreArgs {
   std::string out_dir;  // where failing scenarios go (default out/explore/<name>)
   sim::WatchdogLimits limits;
   bool quiet = false;  // only failures and the total
+  ModelOptions model;  // test-only injected bugs, developer checks
 };
 
 /// Parses "A..B" or "A"; throws ScenarioError("--seeds", ...) on anything else.
 std::pair<std::uint64_t, std::uint64_t> parse_seed_range(const std::string& text);
 
 /// " --inject-bug NAME" when a test-only bug is switched on (for the commands printed), else "".
-std::string injected_bug_flag();
+std::string injected_bug_flag(const ModelOptions& model);
 
 /// Exit code: 0 no violation, 1 some property failed.
 int cmd_explore(const ExploreArgs& args);

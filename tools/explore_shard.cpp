@@ -59,7 +59,7 @@ int cmd_explore_shard(const ExploreArgs& args, const std::string& shard_text) {
         std::size_t violations = 0, runs = 0;
         for (const auto& v : variants) {
           std::vector<std::string> trace;
-          const auto found = run_and_check(spec, v, spec.seed, args.limits, &trace);
+          const auto found = run_and_check(spec, v, spec.seed, args.limits, args.model, &trace);
           ++runs;
           if (found.empty()) {
             if (!args.quiet) body += fmt::format("  {}: ok\n", v);
@@ -68,7 +68,7 @@ int cmd_explore_shard(const ExploreArgs& args, const std::string& shard_text) {
           violations += found.size();
           for (const auto& x : found) body += fmt::format("  {}: FAILED {}", v, describe_violation(x, trace));
           body += fmt::format("    reproduce: rebalance-sim run {} --faults-seed {} --protocol {} --check-invariants{}\n",
-                              args.scenario, seed, v, injected_bug_flag());
+                              args.scenario, seed, v, injected_bug_flag(args.model));
           failing = doc.dump(2) + "\n";
         }
         std::string text;
@@ -87,7 +87,7 @@ int cmd_explore_shard(const ExploreArgs& args, const std::string& shard_text) {
   for (auto& t : threads) t.join();
   if (!fatal.empty()) throw std::runtime_error(fatal);
   const json def{{"scenario_file", args.scenario}, {"scenario_sha256", plain.sha256}, {"seeds", {from, to}},
-                 {"variants", variants}, {"quiet", args.quiet}, {"inject_bug", injected_bug_flag()}};
+                 {"variants", variants}, {"quiet", args.quiet}, {"inject_bug", injected_bug_flag(args.model)}};
   const json result{{"kind", kKind}, {"shard", {shard.first, shard.second}}, {"explore", def}, {"units", results}};
   const fs::path dir = args.out_dir.empty()
                            ? fs::path("out/explore") / default_output_dir(plain.name).filename() / "shards"

@@ -1,7 +1,5 @@
 #include <cstdlib>
-#include <cstring>
 
-#include "models/client/async_consumer.hpp"
 #include "tools/cli.hpp"
 
 #ifdef RSIM_MIMALLOC
@@ -28,10 +26,6 @@ const char* allocator_name() {
 #endif
 
 int main(int argc, char** argv) {
-  // A developer's check, not an option of the tool: every quiet poll() pass of the KIP-848
-  // client also runs the full pass and compares (see AsyncConsumer::check_quiet_passes).
-  if (const char* check = std::getenv("RSIM_CHECK_QUIET_PASSES"); check != nullptr && std::strcmp(check, "1") == 0)
-    rsim::AsyncConsumer::check_quiet_passes(true);
 #ifdef RSIM_MIMALLOC
   // Memory from the OS in 2 MiB pages where the kernel allows it (transparent huge pages): at
   // 10,000 consumers the state of the world spans about half a GiB, touched all over at every

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -36,20 +37,55 @@ std::string read_all(const fs::path& p) {
   return ss.str();
 }
 
-/// The variants of a run directory: every DIR/<variant>/ with a trace.jsonl and a summary.json.
-std::vector<VariantText> read_run_dir(const std::string& dir) {
+/// The variants of a run directory: those its manifest names (the last run's, never a leftover of
+/// another), each with a trace.jsonl and a summary.json. A folder without a manifest (written
+/// before manifests, or by hand) is refused unless `any_variant`; then every DIR/<variant>/ with
+/// both files is read.
+std::vector<VariantText> read_run_dir(const std::string& dir, bool any_variant) {
   if (!fs::is_directory(dir)) throw ScenarioError(dir, {"not a directory (expected the --out DIR of a run)"});
   std::vector<VariantText> out;
   std::vector<fs::path> subdirs;
-  const auto is_variant = [](const fs::path& p) {
-    return fs::is_directory(p) && fs::exists(p / "trace.jsonl") && fs::exists(p / "summary.json");
-  };
-  for (const auto& e : fs::directory_iterator(dir)) {
-    if (is_variant(e.path())) subdirs.push_back(e.path());
-    else if (e.is_directory() && e.path().filename().string()[0] != '.')
-      // A settings variant's folder: DIR/<variant>/<protocol>/.
-      for (const auto& inner : fs::directory_iterator(e.path()))
-        if (is_variant(inner.path())) subdirs.push_back(inner.path());
+  OutputManifest manifest;
+  bool owned = false;
+  try {
+    owned = read_manifest(dir, manifest);
+  } catch (const OutputError& e) {
+    if (!any_variant) throw ScenarioError(dir, {e.what()});
+  }
+  if (owned) {
+    for (const auto& v : manifest.variants) {
+      const fs::path d = fs::path(dir) / v;
+      if (!fs::exists(d / "trace.jsonl") && fs::is_directory(d)) {
+        // A settings variant's folder: DIR/<variant>/<protocol>/.
+        std::vector<fs::path> inner;
+        for (const auto& e : fs::directory_iterator(d))
+          if (e.is_directory() && fs::exists(e.path() / "trace.jsonl") && fs::exists(e.path() / "summary.json"))
+            inner.push_back(e.path());
+        if (!inner.empty()) {
+          for (auto& p : inner) subdirs.push_back(std::move(p));
+          continue;
+        }
+      }
+      if (!fs::exists(d / "trace.jsonl") || !fs::exists(d / "summary.json"))
+        throw ScenarioError(dir, {fmt::format("variant \"{}\" of {} has no trace.jsonl and summary.json (a run with "
+                                              "--trace none has no report)", v, kManifestName)});
+      subdirs.push_back(d);
+    }
+  } else if (!any_variant) {
+    throw ScenarioError(dir, {fmt::format("not an output folder of rebalance-sim (no {}); run `rebalance-sim run "
+                                          "SCENARIO --out DIR` into it, or pass --force to read every DIR/<variant>/ "
+                                          "with a trace.jsonl and a summary.json", kManifestName)});
+  } else {
+    const auto is_variant = [](const fs::path& p) {
+      return fs::is_directory(p) && fs::exists(p / "trace.jsonl") && fs::exists(p / "summary.json");
+    };
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (is_variant(e.path())) subdirs.push_back(e.path());
+      else if (e.is_directory() && e.path().filename().string()[0] != '.')
+        // A settings variant's folder: DIR/<variant>/<protocol>/.
+        for (const auto& inner : fs::directory_iterator(e.path()))
+          if (is_variant(inner.path())) subdirs.push_back(inner.path());
+    }
   }
   std::sort(subdirs.begin(), subdirs.end());
   for (const auto& d : subdirs)
@@ -152,12 +188,32 @@ CLI::App* add_report_subcommand(CLI::App& app, std::string& dir, FormatArgs& arg
   auto* c = app.add_subcommand("report", "render DIR/report.html (and --format outputs) again from a run's traces");
   c->add_option("dir", dir, "the output directory of `run --out DIR`")->required();
   add_format_options(c, args);
+  c->add_flag("--force", args.force,
+              "read and write a folder without .rebalance-sim-manifest.json (every DIR/<variant>/ with a trace.jsonl "
+              "and a summary.json)");
   c->footer("Example: rebalance-sim report out/two-consumers --format perfetto --format mermaid --rebalance 2");
   return c;
 }
 
 int cmd_report(const std::string& dir, const FormatArgs& args) {
-  const auto files = render_outputs(read_run_dir(dir), args);
+  // A `run` into the folder at the same time is excluded; the variants are the manifest's.
+  std::optional<FolderLock> lock;
+  if (fs::is_directory(dir)) lock.emplace(fs::path(dir), fs::path(dir));
+  const auto files = render_outputs(read_run_dir(dir, args.force), args);
+  // Only into the run's own folders: never through a symbolic link planted in the folder.
+  for (const auto& [rel, bytes] : files) {
+    fs::path at = fs::path(dir);
+    const fs::path r(rel);
+    for (auto it = r.begin(); it != r.end(); ++it) {
+      at /= *it;
+      std::error_code ec;
+      const auto st = fs::symlink_status(at, ec);
+      if (st.type() == fs::file_type::symlink)
+        throw OutputError(at, "is a symbolic link; report writes only into the run's own folders and files");
+      if (std::next(it) != r.end() && st.type() != fs::file_type::directory)
+        throw OutputError(at, "is not a folder of the run");
+    }
+  }
   for (const auto& [rel, bytes] : files) write_file_atomically(fs::path(dir) / rel, bytes);
   for (const auto& [rel, bytes] : files) std::cout << fmt::format("wrote {}\n", (fs::path(dir) / rel).string());
   return kOk;
@@ -177,7 +233,7 @@ CLI::App* add_explain_subcommand(CLI::App& app, ExplainArgs& args) {
 int cmd_explain(const ExplainArgs& args) {
   std::vector<VariantText> variants;
   if (fs::is_directory(args.target)) {
-    variants = read_run_dir(args.target);
+    variants = read_run_dir(args.target, /*any_variant=*/true);
   } else {
     const ScenarioSpec spec = load_scenario_file(args.target);
     RunOptions keep;

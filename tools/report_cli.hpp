@@ -19,6 +19,7 @@ struct FormatArgs {
   std::optional<int> rebalance;       // mermaid: which rebalance (1-based)
   std::optional<std::int64_t> from_ms;  // mermaid: a window instead
   std::optional<std::int64_t> to_ms;
+  bool force = false;  // report only: read and write a folder without a manifest
 };
 
 /// One variant's outputs as text. A trace too large to hold is named by `trace_path` instead

@@ -87,6 +87,12 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     throw ScenarioError(spec.source_path, problems);
   }
   std::vector<VariantOutput> out;
+  if (options.staged != nullptr) {
+    // The manifest names the folders of the run: <protocol>, or <settings variant> (a caller that
+    // runs several settings variants sets the whole list after them).
+    // A settings variant's run is one folder, DIR/<variant>/, holding its protocols' folders.
+    options.staged->set_variants(options.variant.empty() ? variants : std::vector<std::string>{options.variant});
+  }
   const std::uint64_t s = seed.value_or(spec.seed);
   for (const auto& v : variants) {
     VariantOutput o;
@@ -123,7 +129,7 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     }
     o.events_fired = run_scenario(spec, v, s, sinks,
                                   level == TraceLevel::Full ? trace::Detail::Full : trace::Detail::Standard,
-                                  options.limits);
+                                  options.limits, options.model);
     if (progress_line) progress_line->finish();
     if (kept)
       for (const auto& line : kept->lines()) {

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/protocol/model_options.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/kernel.hpp"
 #include "tools/expectations.hpp"
@@ -44,6 +45,7 @@ struct RunOptions {
   bool progress = false;    // a progress line on stderr while each variant runs (terminals)
   bool keep_trace = false;  // also keep each trace in memory (in-process readers: explain)
   sim::WatchdogLimits limits;  // the kernel watchdog's; max_trace_bytes bounds each trace.jsonl
+  ModelOptions model;          // test-only injected bugs, developer checks
   /// A settings variant's name (scenario `variants`): outputs go to DIR/<variant>/<protocol>/ and
   /// summary.json names it (`"variant"`, after `"protocol"`). Empty: DIR/<protocol>/.
   std::string variant;

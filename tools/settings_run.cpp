@@ -1,5 +1,6 @@
 #include "tools/settings_run.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -73,7 +74,20 @@ int cmd_run_settings(const SettingsRunArgs& args, const FormatArgs& formats) {
     if (!problems.empty()) throw ScenarioError(args.file, problems);
   }
   const std::string out_dir = args.out_dir.empty() ? default_output_dir(variants.front().spec.name).string() : args.out_dir;
-  StagedOutput staged{fs::path(out_dir)};
+  StagedOutput staged{fs::path(out_dir), OutputOwner{variants.front().spec.name, args.file, args.force}};
+  {
+    // Every folder the run writes, claimed before anything runs.
+    std::vector<std::string> names;
+    for (const auto& v : variants) {
+      if (v.name.empty()) {
+        for (const auto& p : args.protocols.empty() ? v.spec.protocols : args.protocols) names.push_back(p);
+      } else {
+        names.push_back(v.name);
+      }
+    }
+    if (args.level != TraceLevel::None) names.emplace_back("report.html");
+    staged.claim(names);
+  }
   std::vector<VariantOutput> outputs;
   std::vector<const SettingsVariant*> of;  // the settings variant of each output
   for (const auto& v : variants) {
@@ -83,6 +97,7 @@ int cmd_run_settings(const SettingsRunArgs& args, const FormatArgs& formats) {
     options.progress = !args.quiet && isatty(STDERR_FILENO) != 0;
     options.limits = args.limits;
     options.variant = v.name;
+    options.model = args.model;
     options.keep_trace = args.level == TraceLevel::None && (args.invariants || args.determinism);
     for (auto& o : run_variants(v.spec, args.protocols, args.seed, options)) {
       outputs.push_back(std::move(o));
@@ -105,12 +120,22 @@ int cmd_run_settings(const SettingsRunArgs& args, const FormatArgs& formats) {
       again.limits = args.limits;
       again.keep_trace = true;
       again.variant = outputs[i].variant;
+      again.model = args.model;
       const auto second = run_variants(of[i]->spec, {outputs[i].protocol}, args.seed, again);
       const std::string a = sha256_hex(traces[i]), b = sha256_hex(second.front().trace_jsonl);
       std::cout << fmt::format("determinism [{}]: trace sha256 {} and {}: {}\n", rel(i), a, b,
                                a == b ? "identical" : "DIFFERENT");
       if (a != b) return 3;
     }
+  }
+  {
+    // The manifest's folders: each settings variant's (its protocols inside).
+    std::vector<std::string> folders;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      const std::string top = outputs[i].variant.empty() ? outputs[i].protocol : outputs[i].variant;
+      if (std::find(folders.begin(), folders.end(), top) == folders.end()) folders.push_back(top);
+    }
+    staged.set_variants(folders);
   }
   std::vector<std::pair<std::string, std::string>> extra;
   if (args.level != TraceLevel::None) {

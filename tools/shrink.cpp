@@ -63,7 +63,7 @@ int cmd_shrink(const ShrinkArgs& args) {
   for (const auto& v : variants) {
     const auto problems = unsupported_features(spec, v);
     if (!problems.empty()) throw ScenarioError(args.scenario, problems);
-    for (const auto& x : run_and_check(spec, v, spec.seed, args.limits)) {
+    for (const auto& x : run_and_check(spec, v, spec.seed, args.limits, args.model)) {
       if (!args.property.empty() && x.property != args.property) continue;
       variant = v;
       property = x.property;
@@ -81,7 +81,7 @@ int cmd_shrink(const ShrinkArgs& args) {
     ++runs;
     try {
       const ScenarioSpec s = parse_scenario(candidate, args.scenario);
-      for (const auto& x : run_and_check(s, variant, s.seed, args.limits))
+      for (const auto& x : run_and_check(s, variant, s.seed, args.limits, args.model))
         if (x.property == property) return true;
     } catch (const ScenarioError&) {
       return false;  // not a valid scenario any more
@@ -181,7 +181,7 @@ int cmd_shrink(const ShrinkArgs& args) {
   std::cout << fmt::format("shrink {}: {} fails under {}; {} runs\n", args.scenario, property, variant, runs);
   std::cout << fmt::format("  from {}\n  to   {}\n", before, sizes(doc));
   std::cout << fmt::format("  wrote {}\n  reproduce: rebalance-sim run {} --protocol {} --check-invariants{}\n", out, out,
-                           variant, injected_bug_flag());
+                           variant, injected_bug_flag(args.model));
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "models/protocol/model_options.hpp"
 #include "sim/kernel.hpp"
 
 namespace rsim::cli {
@@ -16,6 +17,7 @@ struct ShrinkArgs {
   std::string property;  // default: the first property that fails
   std::string out;       // default: <scenario without .json>.shrunk.json
   sim::WatchdogLimits limits;
+  ModelOptions model;  // test-only injected bugs, developer checks
 };
 
 /// Exit code: 0 shrunk and written, 2 the scenario does not fail (or is not valid).

@@ -637,7 +637,8 @@ void finish_sweep(const std::vector<json>& shards, const std::string& out, bool 
   }
 
   const std::string name = def.at("scenario").get<std::string>();
-  StagedOutput staged{fs::path(out)};
+  StagedOutput staged{fs::path(out), OutputOwner{name, args.scenario, false}};
+  staged.claim({"runs.csv", "runs.json", "cells.csv", "cells.json", "phase.html", "worst"});
   ojson header{{"scenario", name}, {"scenario_file", args.scenario}, {"scenario_sha256", sha},
                {"vary", ojson::parse(def.at("vary").dump())}, {"seeds", ojson::parse(def.at("seeds").dump())},
                {"metric", s.metric}, {"metrics", metrics}, {"percentiles", "nearest rank"}};
@@ -683,6 +684,7 @@ void finish_sweep(const std::vector<json>& shards, const std::string& out, bool 
         staged.write_file(fs::path(dir) / rel, bytes);
       ++reports;
     }
+  staged.set_variants({});  // no run of its own at the top: `report DIR` is for worst/c<N>/seed-<S>/
   staged.commit();
   if (!quiet) {
     std::size_t runs = 0;

@@ -220,7 +220,7 @@ void AsyncConsumer::on_poll_loop_continue() {
 bool AsyncConsumer::quiet_poll_return() {
   const bool quiet = quiet_pass_.valid && entries_ == quiet_pass_.entries + 1 && kernel_.now() < quiet_pass_.until &&
                      consumption_.finds_nothing();
-  if (quiet) ++quiet_passes_;
+  if (quiet && counters_ != nullptr) ++counters_->quiet_passes;
   if (quiet && !check_quiet_passes_) {
     quiet_pass();
     quiet_pass_.entries = entries_;

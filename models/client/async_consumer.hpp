@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "models/protocol/model_options.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
 #include "models/client/consumer_client.hpp"
@@ -61,11 +62,11 @@ class AsyncConsumer final : public ConsumerClient {
   void on_message(sim::NodeId from, Envelope&& envelope) override;
 
   /// Every quiet pass (see quiet_poll_return()) also runs the full pass and checks that both
-  /// leave the same state; a difference is an internal error (exit 3). For tests, and
-  /// RSIM_CHECK_QUIET_PASSES=1 in the environment of the command line.
-  static void check_quiet_passes(bool on) { check_quiet_passes_ = on; }
-  /// Quiet passes taken (or, when checking, checked) by every KIP-848 client of this process.
-  static std::uint64_t quiet_passes() { return quiet_passes_; }
+  /// leave the same state; a difference is an internal error (exit 3). ModelOptions::
+  /// check_quiet_passes, set by the world.
+  void check_quiet_passes(bool on) { check_quiet_passes_ = on; }
+  /// Where the client counts its quiet passes (the world's ModelCounters); null: not counted.
+  void count_into(ModelCounters* counters) { counters_ = counters; }
 
  private:
   /// Work the background thread hands to the application thread (callbacks run in poll()).
@@ -231,8 +232,8 @@ class AsyncConsumer final : public ConsumerClient {
   /// What a quiet pass does at `now`: the timers of the full pass, armed alike.
   void quiet_pass();
   QuietPass quiet_pass_;
-  static inline bool check_quiet_passes_ = false;
-  static inline std::uint64_t quiet_passes_ = 0;
+  bool check_quiet_passes_ = false;
+  ModelCounters* counters_ = nullptr;
 };
 
 }  // namespace rsim

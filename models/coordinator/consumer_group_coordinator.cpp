@@ -15,11 +15,6 @@
 
 namespace rsim {
 
-InjectedBugs& injected_bugs() {
-  static InjectedBugs bugs;
-  return bugs;
-}
-
 
 namespace {
 
@@ -148,7 +143,7 @@ void remove_owned(ConsumerGroupState& g, const ConsumerGroupMember& m) {
   }
 }
 
-void add_owned(ConsumerGroupState& g, const ConsumerGroupMember& m) {
+void add_owned(ConsumerGroupState& g, const ConsumerGroupMember& m, const InjectedBugs& bugs) {
   for (const auto* set : {&m.assigned_partitions, &m.partitions_pending_revocation}) {
     for (const auto& [topic, ps] : *set) {
       for (const auto& pe : ps) {
@@ -157,7 +152,7 @@ void add_owned(ConsumerGroupState& g, const ConsumerGroupMember& m) {
         // Invariant of the consumer protocol: never two owners of one partition in a group (the
         // injected bug breaks it on purpose, for the trace's checkers to find).
         SIM_ASSERT_MSG(
-            inserted || it->second.first == m.member_id || injected_bugs().skip_revocation,
+            inserted || it->second.first == m.member_id || bugs.skip_revocation,
             fmt::format("group {}: {}-{} given to member {} while member {} still owns it",
                         g.group_id, topic, pe.partition, m.member_id, it->second.first));
         it->second = {m.member_id, m.member_epoch};
@@ -201,11 +196,11 @@ void count_subscriptions(ConsumerGroupState& g, const ConsumerGroupMemberState& 
 
 // The coordinator replays the records it builds (ordered JSON) as they are; a record read back
 // as plain JSON (a test's) goes through text once.
-void replay_record(ConsumerGroups& groups, const nlohmann::json& record) {
-  replay_record(groups, ojson::parse(record.dump()));
+void replay_record(ConsumerGroups& groups, const nlohmann::json& record, const InjectedBugs& bugs) {
+  replay_record(groups, ojson::parse(record.dump()), bugs);
 }
 
-void replay_record(ConsumerGroups& groups, const ojson& rec) {
+void replay_record(ConsumerGroups& groups, const ojson& rec, const InjectedBugs& bugs) {
   const std::string type = rec.at("record").get<std::string>();
   if (type == "OffsetCommit") {
     // Offsets of other (classic) groups share the partition: only known consumer groups count.
@@ -353,7 +348,7 @@ void replay_record(ConsumerGroups& groups, const ojson& rec) {
       rec.at("pending_revocation"),
       rec.contains("pending_revocation_epochs") ? &rec.at("pending_revocation_epochs") : nullptr,
       default_epoch);
-  add_owned(g, m);
+  add_owned(g, m, bugs);
   g.reconciled_members += reconciled(m, g.assignment_epoch) ? 1 : 0;
 }
 
@@ -382,7 +377,7 @@ bool holds(const ConsumerGroupMember& m, const std::string& topic, std::int32_t 
 }
 }  // namespace
 
-void apply_current_assignment(ConsumerGroupState& g, const ConsumerGroupMember& from) {
+void apply_current_assignment(ConsumerGroupState& g, const ConsumerGroupMember& from, const InjectedBugs& bugs) {
   auto [it, created] = g.members.try_emplace(from.member_id);
   ConsumerGroupMember& m = it->second.member;
   ConsumerGroupMember next;
@@ -411,7 +406,7 @@ void apply_current_assignment(ConsumerGroupState& g, const ConsumerGroupMember& 
       for (const auto& pe : ps) {
         auto [o, inserted] = g.partition_owners.try_emplace({topic, pe.partition}, m.member_id, next.member_epoch);
         SIM_ASSERT_MSG(
-            inserted || o->second.first == m.member_id || injected_bugs().skip_revocation,
+            inserted || o->second.first == m.member_id || bugs.skip_revocation,
             fmt::format("group {}: {}-{} given to member {} while member {} still owns it",
                         g.group_id, topic, pe.partition, m.member_id, o->second.first));
         if (!inserted) o->second = {m.member_id, next.member_epoch};
@@ -444,7 +439,7 @@ void ConsumerGroupCoordinator::reply(const Reply& to, Message response) {
 }
 
 void ConsumerGroupCoordinator::emit(Write& w, ojson rec) {
-  replay_record(groups_, rec);
+  replay_record(groups_, rec, bugs_);
   // Keep group.epoch's member list in step with the members this record changed.
   const auto gid = rec.find("group");
   const std::string& group_id = gid != rec.end() && gid->is_string() ? gid->get_ref<const std::string&>() : w.group_id;
@@ -464,7 +459,7 @@ void ConsumerGroupCoordinator::emit_current_assignment(Write& w, const std::stri
     return;
   }
   // What replay_record() would read back from `rec`, applied without reading it.
-  apply_current_assignment(git->second, m.member);
+  apply_current_assignment(git->second, m.member, bugs_);
   sync_member_name(group_id, m.member.member_id);
   w.records.push_back(std::move(rec));
 }
@@ -950,7 +945,7 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
     std::map<std::string, std::string> ids;  // topic ids are topic names in this model
     for (const auto& name : current.member.subscribed_topic_names)
       if (cluster_.partitions(name) > 0) ids[name] = name;
-    const bool skip_revocation = injected_bugs().skip_revocation;
+    const bool skip_revocation = bugs_.skip_revocation;
     const reconciliation::PartitionEpochLookup lookup =
         [&g, skip_revocation](const std::string& topic, std::int32_t p) {
           return skip_revocation ? -1 : g.partition_epoch(topic, p);
@@ -1192,7 +1187,7 @@ ojson ConsumerGroupCoordinator::load_partition(std::int32_t partition,
     if (coordinator_partition(rec.at("group").get<std::string>(),
                               config_.offsets_topic_num_partitions) != partition)
       continue;
-    replay_record(groups_, rec);
+    replay_record(groups_, rec, bugs_);
     member_names_.clear();
   }
   // Offsets committed while a group was classic (before an online upgrade) are its offsets too.

@@ -30,18 +30,11 @@
 #include "models/reconciliation/current_assignment_builder.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
+#include "models/protocol/model_options.hpp"
 #include "models/protocol/trace_events.hpp"
 
 namespace rsim {
 
-/// Test-only (`--inject-bug`, hidden): deliberately broken models that prove explore's checkers
-/// and shrink catch real bugs. Never set in a normal run.
-struct InjectedBugs {
-  /// The KIP-848 coordinator hands a partition to its new owner without waiting for the old
-  /// owner to revoke it (a coordinator that skips revocation).
-  bool skip_revocation = false;
-};
-InjectedBugs& injected_bugs();
 
 /// A member that speaks the classic protocol in a consumer group (ConsumerGroupMemberMetadata's
 /// ClassicMemberMetadata): its JoinGroup session timeout and protocols.
@@ -102,14 +95,16 @@ using ConsumerGroups = std::map<std::string, ConsumerGroupState>;
 /// Applies one consumer-group record (a `record` trace event or the record the coordinator
 /// appends; other record types are ignored) to `groups`, as Kafka's replay does. An OffsetCommit
 /// record sets (a tombstone removes) the offset of a group already known. Throws
-/// sim::InvariantViolation if a partition would be owned by two members at once.
-void replay_record(ConsumerGroups& groups, const nlohmann::json& record);
-void replay_record(ConsumerGroups& groups, const nlohmann::ordered_json& record);
+/// sim::InvariantViolation if a partition would be owned by two members at once (unless `bugs`
+/// injects a coordinator that skips revocation).
+void replay_record(ConsumerGroups& groups, const nlohmann::json& record, const InjectedBugs& bugs = {});
+void replay_record(ConsumerGroups& groups, const nlohmann::ordered_json& record, const InjectedBugs& bugs = {});
 /// What replay_record() does with the ConsumerGroupCurrentMemberAssignment record (not a
 /// tombstone) of `member` in `g`, without building and reading the record: the member's epochs,
 /// state and partitions (each topic's sorted, empty topics left out) and the partitions' owners.
 /// The coordinator applies its own records so; a test holds it equal to replay_record().
-void apply_current_assignment(ConsumerGroupState& g, const reconciliation::ConsumerGroupMember& member);
+void apply_current_assignment(ConsumerGroupState& g, const reconciliation::ConsumerGroupMember& member,
+                              const InjectedBugs& bugs = {});
 
 class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
  public:
@@ -160,6 +155,8 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   /// Where a downgraded group goes (the classic coordinator's adopt_group).
   using Downgrader = std::function<void(const ClassicGroupImage&, const std::string& reason)>;
   void set_downgrader(Downgrader d) { downgrader_ = std::move(d); }
+  /// Test-only: the world's injected bugs (ModelOptions::bugs).
+  void set_injected_bugs(const InjectedBugs& bugs) { bugs_ = bugs; }
 
   bool has_group(const std::string& group_id) const { return groups_.count(group_id) > 0; }
   bool is_empty(const std::string& group_id) const {
@@ -183,6 +180,7 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   nlohmann::ordered_json snapshot(const ConsumerGroupState& g) const;
 
  private:
+  InjectedBugs bugs_;
   struct Reply {
     sim::NodeId node;
     std::int32_t correlation_id;

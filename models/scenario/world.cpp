@@ -59,7 +59,8 @@ class Broker {
  public:
   Broker(std::int32_t id, sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net,
          const ClusterMetadata& cluster, const BrokerConfig& config, const CoordinatorLoadSpec& load,
-         OffsetsLog& log, std::uint64_t seed, Workload& workload, LagMonitor& lag)
+         OffsetsLog& log, std::uint64_t seed, Workload& workload, LagMonitor& lag,
+         const InjectedBugs& bugs)
       : id_(id),
         kernel_(kernel),
         tracer_(tracer),
@@ -82,6 +83,7 @@ class Broker {
         kernel, tracer, config, log_, cluster_,
         [this](sim::NodeId to, Envelope reply) { net_.send(node_, to, std::move(reply)); },
         [this](sim::NodeId n) { return net_.name(n); });
+    consumer_coordinator_->set_injected_bugs(bugs);
     consumer_coordinator_->set_offset_listener(
         [&lag](const std::string& group, const TopicPartition& tp, std::int64_t offset) {
           lag.on_committed(group, tp, offset);
@@ -311,8 +313,9 @@ class Broker {
 class World {
  public:
   World(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed,
-        const sim::WatchdogLimits& limits)
+        const sim::WatchdogLimits& limits, const ModelOptions& options)
       : spec_(spec),
+        options_(options),
         variant_(variant),
         seed_(seed),
         tracer_(kernel_),
@@ -333,7 +336,8 @@ class World {
     for (const auto& t : spec.topics) cluster_.partitions_per_topic[t.name] = t.partitions;
     for (std::int32_t b = 0; b < spec.cluster.brokers; ++b) {
       brokers_.push_back(std::make_unique<Broker>(b, kernel_, tracer_, network_, cluster_, broker_config_,
-                                                  spec.cluster.coordinator_load, log_, seed, workload_, lag_));
+                                                  spec.cluster.coordinator_load, log_, seed, workload_, lag_,
+                                                  options_.bugs));
       cluster_.broker_nodes.push_back(brokers_.back()->node());
       network_.set_handling(brokers_.back()->node(), spec.cluster.request_handling,
                             sim::Rng(seed, fmt::format("request-handling-{}", b)));
@@ -348,6 +352,8 @@ class World {
       consumers_.emplace(c.name, make_consumer(c, std::move(config), seed_));
     }
   }
+
+  const ModelCounters& counters() const { return counters_; }
 
   std::uint64_t run(const std::vector<TraceSink*>& sinks, trace::Detail detail) {
     tracer_.set_detail(static_cast<int>(detail));
@@ -393,8 +399,11 @@ class World {
   std::unique_ptr<ConsumerModel> make_consumer(const ConsumerSpec& c, ConsumerConfig config,
                                                std::uint64_t seed) {
     if (config.group_protocol == "consumer") {
-      return std::make_unique<AsyncConsumer>(kernel_, tracer_, network_, cluster_, c,
-                                             std::move(config), seed, workload_, &lag_);
+      auto consumer = std::make_unique<AsyncConsumer>(kernel_, tracer_, network_, cluster_, c,
+                                                      std::move(config), seed, workload_, &lag_);
+      consumer->check_quiet_passes(options_.check_quiet_passes);
+      consumer->count_into(&counters_);
+      return consumer;
     }
     return std::make_unique<ClassicConsumer>(kernel_, tracer_, network_, cluster_, c, std::move(config),
                                              seed, workload_, &lag_);
@@ -759,6 +768,8 @@ class World {
   }
 
   const ScenarioSpec& spec_;
+  ModelOptions options_;
+  ModelCounters counters_;  // the models count into it (ModelOptions and counters: no globals)
   std::string variant_;
   std::uint64_t seed_;
   sim::Kernel kernel_;
@@ -785,21 +796,24 @@ class World {
 
 std::uint64_t run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed,
                            const std::vector<TraceSink*>& sinks, trace::Detail detail,
-                           const sim::WatchdogLimits& limits) {
+                           const sim::WatchdogLimits& limits, const ModelOptions& options,
+                           ModelCounters* counters) {
   SIM_ASSERT(variant_supported(variant));
   if (variant == "share") return run_share_scenario(spec, seed, sinks, detail, limits);
-  World world(spec, variant, seed, limits);
-  return world.run(sinks, detail);
+  World world(spec, variant, seed, limits, options);
+  const std::uint64_t fired = world.run(sinks, detail);
+  if (counters != nullptr) *counters = world.counters();
+  return fired;
 }
 
 RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed,
-                       const sim::WatchdogLimits& limits) {
+                       const sim::WatchdogLimits& limits, const ModelOptions& options) {
   trace::JsonlLinesSink lines;
   lines.set_max_bytes(limits.max_trace_bytes);
   RunResult r;
   r.protocol = variant;
   r.seed = seed;
-  r.events_fired = run_scenario(spec, variant, seed, {&lines}, trace::Detail::Full, limits);
+  r.events_fired = run_scenario(spec, variant, seed, {&lines}, trace::Detail::Full, limits, options, &r.counters);
   r.trace_lines = lines.take();
   return r;
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "models/protocol/model_options.hpp"
 #include "models/protocol/trace_events.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/kernel.hpp"
@@ -17,6 +18,7 @@ struct RunResult {
   std::uint64_t seed = 0;
   std::vector<std::string> trace_lines;  // trace.jsonl, one JSON object per line
   std::uint64_t events_fired = 0;
+  ModelCounters counters;
 };
 
 /// Protocol variants this build can simulate.
@@ -26,16 +28,18 @@ bool variant_supported(const std::string& variant);
 std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const std::string& variant);
 
 /// Runs one variant under the kernel watchdog's `limits`, publishing its trace to `sinks` as it
-/// goes (nothing of it is kept here). Returns the number of kernel events fired. Throws
+/// goes (nothing of it is kept here). Returns the number of kernel events fired. `options` are
+/// the test-only injected bugs and developer checks; `counters`, if given, receives the world's. Throws
 /// sim::InvariantViolation if the model breaks an invariant and sim::WatchdogTripped if the run
 /// passes one of `limits` (the trace's byte bound is the trace sinks' to keep).
 std::uint64_t run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed,
                            const std::vector<TraceSink*>& sinks, trace::Detail detail = trace::Detail::Full,
-                           const sim::WatchdogLimits& limits = {});
+                           const sim::WatchdogLimits& limits = {}, const ModelOptions& options = {},
+                           ModelCounters* counters = nullptr);
 /// Runs one variant and keeps its whole trace as lines (tests, short in-process runs); the lines
 /// stop at `limits.max_trace_bytes` (sim::WatchdogTripped).
 RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed,
-                       const sim::WatchdogLimits& limits);
+                       const sim::WatchdogLimits& limits, const ModelOptions& options = {});
 RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed);
 
 }  // namespace rsim

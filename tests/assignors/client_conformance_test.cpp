@@ -12,7 +12,7 @@
 namespace {
 
 nlohmann::json load_vectors(const std::string& name) {
-  const std::string path = std::string(RSIM_SHARED_DIR) + "/conformance/kafka/" + name;
+  const std::string path = std::string(RSIM_CONFORMANCE_DIR) + "/kafka/" + name;
   std::ifstream in(path);
   REQUIRE_MESSAGE(in.good(), "cannot open " << path);
   return nlohmann::json::parse(in);

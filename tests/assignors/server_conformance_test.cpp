@@ -1,4 +1,4 @@
-// Proves that every conformance vector of kind `server-assignor` in shared/conformance/kafka/
+// Proves that every conformance vector of kind `server-assignor` in tests/conformance/kafka/
 // passes against `uniform` and `range`, through the checker `rebalance-sim conformance` uses.
 #include <doctest/doctest.h>
 
@@ -17,7 +17,7 @@ namespace {
 /// Every vector file of the given kind, sorted by name, so that a new file is picked up.
 std::vector<std::filesystem::path> vector_files(const std::string& kind) {
   std::vector<std::filesystem::path> files;
-  const std::filesystem::path dir = std::filesystem::path(RSIM_SHARED_DIR) / "conformance" / "kafka";
+  const std::filesystem::path dir = std::filesystem::path(RSIM_CONFORMANCE_DIR) / "kafka";
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".json") continue;
     std::ifstream in(entry.path());

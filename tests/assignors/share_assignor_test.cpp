@@ -1,5 +1,5 @@
 // The share-group `simple` assignor (Kafka's SimpleAssignor): every share-assignor vector in
-// shared/conformance/ passes with none skipped, and the reference tables of
+// tests/conformance/ passes with none skipped, and the reference tables of
 // kafka-share-groups.md §4.2, produced by running Kafka's classes with a topic id whose hash is
 // 0 (so partitions iterate in ascending order), come out placement for placement.
 #include <doctest/doctest.h>
@@ -74,9 +74,9 @@ using P = std::vector<std::int32_t>;
 }  // namespace
 
 TEST_CASE("conformance: every SimpleAssignor vector passes, none skipped") {
-  const std::filesystem::path shared(RSIM_SHARED_DIR);
-  run_file(shared / "conformance" / "kafka" / "coordinator.SimpleAssignorTest.json", 10);
-  run_file(shared / "conformance" / "articles" / "share.SimpleAssignor.membership-table.json", 1);
+  const std::filesystem::path vectors(RSIM_CONFORMANCE_DIR);
+  run_file(vectors / "kafka" / "coordinator.SimpleAssignorTest.json", 10);
+  run_file(vectors / "articles" / "share.SimpleAssignor.membership-table.json", 1);
 }
 
 TEST_CASE("simple assignor: the P=6 membership table of kafka-share-groups.md") {

@@ -35,7 +35,7 @@ std::string quoted(const std::string& s) {
 Outcome assign(const std::string& args) { return testing::run_cli("assign " + args, "assign-test"); }
 
 const std::string kExamples = std::string(RSIM_SOURCE_DIR) + "/scenarios/assign/";
-const std::string kVectors = std::string(RSIM_SHARED_DIR) + "/conformance/kafka/";
+const std::string kVectors = std::string(RSIM_CONFORMANCE_DIR) + "/kafka/";
 
 // Compares an assignment (member -> topic -> partitions) with a vector's expectation: listed
 // members as sets, topics with no partitions counting as absent; with `exact`, no other member.

@@ -15,10 +15,11 @@
 
 namespace {
 
-struct CheckQuietPasses {
-  CheckQuietPasses() { rsim::AsyncConsumer::check_quiet_passes(true); }
-  ~CheckQuietPasses() { rsim::AsyncConsumer::check_quiet_passes(false); }
-};
+rsim::ModelOptions checked_quiet_passes() {
+  rsim::ModelOptions model;
+  model.check_quiet_passes = true;
+  return model;
+}
 
 // One group in the steady state: 20 consumers on 200 partitions, 1 record/s each, for 30 s,
 // with one crash and restart and one graceful restart.
@@ -46,21 +47,17 @@ rsim::ScenarioSpec steady_group() {
 
 TEST_CASE("quiet passes: most returns of poll() in a steady group, each equal to the full pass") {
   const rsim::ScenarioSpec spec = steady_group();
-  const std::uint64_t before = rsim::AsyncConsumer::quiet_passes();
   const auto fast = rsim::run_scenario(spec, "consumer", spec.seed);
-  const std::uint64_t taken = rsim::AsyncConsumer::quiet_passes() - before;
+  const std::uint64_t taken = fast.counters.quiet_passes;
   // 20 consumers return from poll() about 10 times a second for about 29 s: 5,800 returns, the
   // quiet ones more than half of them (a return after a records batch, a Fetch answer from a
   // broker that did not settle, a heartbeat or a rebalance is a full one).
   CHECK(taken > 5800 / 2);
   CHECK(taken < 5800);
-  std::vector<std::string> checked;
-  {
-    CheckQuietPasses check;
-    const std::uint64_t at = rsim::AsyncConsumer::quiet_passes();
-    REQUIRE_NOTHROW(checked = rsim::run_scenario(spec, "consumer", spec.seed).trace_lines);
-    CHECK(rsim::AsyncConsumer::quiet_passes() - at == taken);
-  }
+  rsim::RunResult checked_run;
+  REQUIRE_NOTHROW(checked_run = rsim::run_scenario(spec, "consumer", spec.seed, sim::WatchdogLimits{}, checked_quiet_passes()));
+  CHECK(checked_run.counters.quiet_passes == taken);
+  const std::vector<std::string>& checked = checked_run.trace_lines;
   // The check arms the timers twice, which the kernel counts among its elided events: only the
   // run's end line (its event count) may differ.
   REQUIRE(checked.size() == fast.trace_lines.size());
@@ -68,8 +65,8 @@ TEST_CASE("quiet passes: most returns of poll() in a steady group, each equal to
 }
 
 TEST_CASE("quiet passes: every consumer-protocol scenario passes the check") {
-  CheckQuietPasses check;
   int ran = 0;
+  std::uint64_t checked = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(RSIM_SOURCE_DIR) + "/scenarios")) {
     const std::string path = entry.path().string();
     if (entry.path().extension() != ".json" || entry.path().filename() == "schema.json" ||
@@ -78,8 +75,11 @@ TEST_CASE("quiet passes: every consumer-protocol scenario passes the check") {
     const rsim::ScenarioSpec spec = rsim::load_scenario_file(path);
     if (std::find(spec.protocols.begin(), spec.protocols.end(), "consumer") == spec.protocols.end()) continue;
     CAPTURE(path);
-    REQUIRE_NOTHROW(rsim::run_scenario(spec, "consumer", spec.seed));
+    rsim::RunResult r;
+    REQUIRE_NOTHROW(r = rsim::run_scenario(spec, "consumer", spec.seed, sim::WatchdogLimits{}, checked_quiet_passes()));
+    checked += r.counters.quiet_passes;
     ++ran;
   }
   CHECK(ran >= 20);
+  CHECK(checked > 0);
 }

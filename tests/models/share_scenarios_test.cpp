@@ -58,7 +58,7 @@ std::int64_t us(const json& e) { return e["t_us"].get<std::int64_t>(); }
 TEST_CASE("share: the article's membership table, step by step, through the simulation") {
   // Each step of the vector file is checked where the run has settled after that step's event
   // (joins at 1, 10, 30, 40, 50 s; T1 grows to 4 partitions at 20 s; all but M2 stop at 65 s).
-  std::ifstream in(std::string(RSIM_SHARED_DIR) + "/conformance/articles/share.SimpleAssignor.membership-table.json");
+  std::ifstream in(std::string(RSIM_CONFORMANCE_DIR) + "/articles/share.SimpleAssignor.membership-table.json");
   REQUIRE(in);
   const json vectors = json::parse(in);
   const auto& steps = vectors["cases"][0]["steps"];

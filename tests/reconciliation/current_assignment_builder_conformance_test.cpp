@@ -14,7 +14,7 @@
 
 TEST_CASE("conformance: every current-assignment-builder vector passes") {
   std::vector<std::filesystem::path> files;
-  const std::filesystem::path dir = std::filesystem::path(RSIM_SHARED_DIR) / "conformance" / "kafka";
+  const std::filesystem::path dir = std::filesystem::path(RSIM_CONFORMANCE_DIR) / "kafka";
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".json") continue;
     std::ifstream in(entry.path());

@@ -1,4 +1,4 @@
-// Runs the conformance vectors of kind `client-assignor` (see shared/conformance/README.md)
+// Runs the conformance vectors of kind `client-assignor` (see tests/conformance/README.md)
 // against our client-side assignors and evaluates every expectation and check they list.
 // One checker for the tests and `rebalance-sim conformance`; it reads JSON, it does not load files.
 #pragma once

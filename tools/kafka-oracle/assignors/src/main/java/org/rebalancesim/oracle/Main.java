@@ -12,7 +12,7 @@ import java.util.Map;
 /**
  * Differential assignor oracle. Generates seeded random groups, runs Apache Kafka 4.4.0's own
  * assignors and reconciliation state machine on them, and writes the inputs with Kafka's outputs
- * as conformance vectors (the format of ../shared/conformance/README.md), one file per assignor
+ * as conformance vectors (the format of tests/conformance/README.md), one file per assignor
  * and size class. Same seed and counts give byte-identical files.
  *
  * Usage: Main --out DIR [--seed N] [--cases N] [--big N]
