@@ -37,6 +37,13 @@ std::string read_all(const fs::path& p) {
   return ss.str();
 }
 
+/// `d` (a folder built as DIR/x or DIR/x/y) relative to DIR, lexically: "x" or "x/y".
+std::string label_under(const fs::path& d, const std::string& dir) {
+  fs::path base = fs::path(dir).lexically_normal();
+  if (!base.has_filename() && base.has_parent_path()) base = base.parent_path();
+  return d.lexically_normal().lexically_relative(base).generic_string();
+}
+
 /// The variants of a run directory: those its manifest names (the last run's, never a leftover of
 /// another), each with a trace.jsonl and a summary.json. A folder without a manifest (written
 /// before manifests, or by hand) is refused unless `any_variant`; then every DIR/<variant>/ with
@@ -89,7 +96,9 @@ std::vector<VariantText> read_run_dir(const std::string& dir, bool any_variant) 
   }
   std::sort(subdirs.begin(), subdirs.end());
   for (const auto& d : subdirs)
-    out.push_back(VariantText{fs::relative(d, dir).generic_string(), {}, read_all(d / "summary.json"), (d / "trace.jsonl").string()});
+    // The folder's name under DIR as written (<protocol> or <variant>/<protocol>), never resolved
+    // through a symbolic link.
+    out.push_back(VariantText{label_under(d, dir), {}, read_all(d / "summary.json"), (d / "trace.jsonl").string()});
   if (out.empty())
     throw ScenarioError(dir, {"no variant directories with trace.jsonl and summary.json; run `rebalance-sim run SCENARIO --out DIR` first"});
   return out;
