@@ -8,8 +8,9 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 DEB_PACKAGES := cmake make g++ git ccache libboost-graph-dev nlohmann-json3-dev libcli11-dev libfmt-dev doctest-dev libssl-dev libmimalloc-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# The browser the report's tests render report.html in (installed by `make test`).
-TEST_PACKAGES := chromium libxml2-utils
+# The browser the report's tests render report.html in, xmllint for the JUnit schema test, and GNU
+# parallel for the sharded sweep example (installed by `make test`).
+TEST_PACKAGES := chromium libxml2-utils parallel
 DEMO_SCENARIO := scenarios/examples/two-consumers.json
 DEMO_OUT := out/two-consumers
 

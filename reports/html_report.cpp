@@ -547,6 +547,15 @@ document.documentElement.dataset.ready='1';
 using namespace html;
 
 bool variant_less(const std::string& a, const std::string& b) {
+  // Settings variants (<variant>/<protocol>): by variant name, then by protocol.
+  const auto slash_a = a.rfind('/'), slash_b = b.rfind('/');
+  if (slash_a != std::string::npos || slash_b != std::string::npos) {
+    const std::string va = slash_a == std::string::npos ? "" : a.substr(0, slash_a);
+    const std::string vb = slash_b == std::string::npos ? "" : b.substr(0, slash_b);
+    if (va != vb) return va < vb;
+    return variant_less(a.substr(slash_a == std::string::npos ? 0 : slash_a + 1),
+                        b.substr(slash_b == std::string::npos ? 0 : slash_b + 1));
+  }
   static const std::vector<std::string> order = {"classic-eager", "classic-cooperative", "consumer", "share"};
   const auto ia = std::find(order.begin(), order.end(), a) - order.begin();
   const auto ib = std::find(order.begin(), order.end(), b) - order.begin();
@@ -673,7 +682,7 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
     fmt::format_to(o, "<section class=\"details\" data-variant=\"{}\"><h2>{}</h2>", esc(v.protocol), esc(v.protocol));
     fmt::format_to(o, "<h3>Rebalances</h3><table><tr><th>#</th><th>group</th><th>trigger</th><th>{}</th><th>start</th><th>end</th>"
                       "<th>duration (ms)</th><th>revoked</th><th>assigned</th></tr>",
-                   v.protocol == "consumer" ? "epoch" : "generation");
+                   v.protocol == "consumer" || v.protocol.ends_with("/consumer") ? "epoch" : "generation");
     for (const auto& r : v.rebalances)
       fmt::format_to(o, "<tr class=\"rbrow\" data-variant=\"{}\" data-row=\"{}\"><td>R{}</td><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                      esc(v.protocol), r.index, r.index, esc(r.group), esc(r.trigger), r.completed ? "" : " (not completed)",

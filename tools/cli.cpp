@@ -37,6 +37,11 @@
 #include "tools/cli_args.hpp"
 #include "tools/explore.hpp"
 #include "tools/shrink.hpp"
+#include "tools/settings_run.hpp"
+#include "tools/sweep.hpp"
+#include "tools/merge.hpp"
+#include "tools/explore_shard.hpp"
+#include "models/scenario/variants.hpp"
 #include "tools/staged_output.hpp"
 
 namespace rsim::cli {
@@ -89,6 +94,8 @@ const char* kExamples = R"(Examples:
   rebalance-sim explain scenarios/examples/two-consumers.json
   rebalance-sim check scenarios/ --junit results.xml
   rebalance-sim explore scenarios/explore/two-groups-short.json --seeds 1..200 --jobs 2
+  rebalance-sim sweep scenarios/sweeps/poll-interval-storm.json --vary /consumers/*/processing/per_record_ms=10..40:10 --seeds 1..20
+  rebalance-sim merge out/shards/shard-*-of-4.json --out out/sweep/poll-interval-storm
   rebalance-sim shrink out/explore/two-groups-short/seed-17.json
   rebalance-sim validate my-scenario.json
   rebalance-sim conformance tests/conformance/kafka/client.StickyAssignorTest.json
@@ -419,6 +426,9 @@ int main_impl(int argc, char** argv, bool parse_only) {
     c->add_option("--inject-bug", inject_bug, "")->group("")->check(CLI::IsMember(std::vector<std::string>{"skip-revocation"}));
   };
   add_inject_bug(run);
+  std::vector<std::string> run_variant_picks;
+  run->add_option("--variant", run_variant_picks,
+                  "settings variant to run (repeatable; default: every one of the scenario's `variants`)");
 
   run->footer("Example: rebalance-sim run scenarios/examples/two-consumers.json --protocol classic-eager --out out/ --format perfetto");
 
@@ -486,6 +496,9 @@ int main_impl(int argc, char** argv, bool parse_only) {
   explore->add_flag("--quiet", explore_args.quiet, "print only failures and the total");
   add_watchdog_options(explore, explore_args.limits);
   add_inject_bug(explore);
+  std::string explore_shard;
+  explore->add_option("--shard", explore_shard, "I/N: run only the I-th of N deterministic shares of the seeds and write "
+                                                "DIR/shard-I-of-N.json (DIR: --out; combine with `merge`)");
   explore->footer("Example: rebalance-sim explore scenarios/explore/two-groups-short.json --seeds 1..200 --jobs 2");
 
   ShrinkArgs shrink_args;
@@ -498,6 +511,11 @@ int main_impl(int argc, char** argv, bool parse_only) {
   add_watchdog_options(shrink, shrink_args.limits);
   add_inject_bug(shrink);
   shrink->footer("Example: rebalance-sim shrink out/explore/two-groups-short/seed-17.json");
+
+  SweepArgs sweep_args;
+  auto* sweep = add_sweep_subcommand(app, sweep_args);
+  MergeArgs merge_args;
+  auto* merge = add_merge_subcommand(app, merge_args);
 
   // An unknown subcommand is answered with the list of the valid ones.
   if (!parse_only && argc >= 2 && argv[1][0] != '-') {
@@ -522,19 +540,40 @@ int main_impl(int argc, char** argv, bool parse_only) {
   if (parse_only) return kOk;
   // The commands that write files: an interrupt removes their staging folders, and a closed
   // stdout does not stop them before their files are written.
-  if (run->parsed() || check->parsed() || report->parsed() || explore->parsed() || shrink->parsed())
+  if (run->parsed() || check->parsed() || report->parsed() || explore->parsed() || shrink->parsed() ||
+      sweep->parsed() || merge->parsed())
     install_interrupt_cleanup();
   try {
     ModelOptions model = model_options();
     if (inject_bug == "skip-revocation") model.bugs.skip_revocation = true;
     run_checks.model = explore_args.model = shrink_args.model = check_args.model = model;
+    if (run->parsed() && (!run_variant_picks.empty() || has_settings_variants(file))) {
+      if (run_checks.faults_seed)
+        throw ScenarioError("--faults-seed", {"not with settings variants (`variants`): run one variant's own file"});
+      SettingsRunArgs a{file, run_variant_picks, protocols, seed, out_dir, *parse_trace_level(trace_level), quiet,
+                        run_checks.determinism, run_checks.invariants, run_checks.limits, run_checks.model,
+                        run_checks.force};
+      return cmd_run_settings(a, run_formats);
+    }
     if (run->parsed())
       return cmd_run(file, protocols, seed, out_dir, *parse_trace_level(trace_level), quiet, run_formats, run_checks);
+    if (explore->parsed() && !explore_shard.empty()) return cmd_explore_shard(explore_args, explore_shard);
     if (explore->parsed()) return cmd_explore(explore_args);
     if (shrink->parsed()) return cmd_shrink(shrink_args);
     if (report->parsed()) return cmd_report(report_dir, report_formats);
     if (explain->parsed()) return cmd_explain(explain_args);
     if (check->parsed()) return cmd_check(check_args);
+    if (sweep->parsed()) return cmd_sweep(sweep_args);
+    if (merge->parsed()) return cmd_merge(merge_args);
+    if (validate->parsed() && has_settings_variants(file)) {
+      // Every variant validated (all problems of all variants in one pass), then the base as usual.
+      const auto vs = load_settings_variants(file, {});
+      std::vector<std::string> names;
+      for (const auto& v : vs) names.push_back(v.name);
+      const int rc = cmd_validate(file);
+      std::cout << fmt::format("{}: variants: {} (each crossed with its protocols)\n", file, fmt::join(names, ", "));
+      return rc;
+    }
     if (validate->parsed()) return cmd_validate(file);
     if (bench->parsed()) return cmd_bench(bench_what, bench_events, scale_args);
     if (conformance->parsed()) return cmd_conformance(vector_files);

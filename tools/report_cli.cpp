@@ -39,6 +39,13 @@ std::string read_all(const fs::path& p) {
   return ss.str();
 }
 
+/// `d` (a folder built as DIR/x or DIR/x/y) relative to DIR, lexically: "x" or "x/y".
+std::string label_under(const fs::path& d, const std::string& dir) {
+  fs::path base = fs::path(dir).lexically_normal();
+  if (!base.has_filename() && base.has_parent_path()) base = base.parent_path();
+  return d.lexically_normal().lexically_relative(base).generic_string();
+}
+
 /// The variants of a run directory: those its manifest names (the last run's, never a leftover of
 /// another), each with a trace.jsonl and a summary.json. A folder without a manifest (written
 /// before manifests, or by hand) is refused unless `any_variant`; then every DIR/<variant>/ with
@@ -58,6 +65,17 @@ std::vector<VariantText> read_run_dir(const std::string& dir, bool any_variant) 
   if (owned) {
     for (const auto& v : manifest.variants) {
       const fs::path d = fs::path(dir) / v;
+      if (!fs::exists(d / "trace.jsonl") && fs::is_directory(d)) {
+        // A settings variant's folder: DIR/<variant>/<protocol>/.
+        std::vector<fs::path> inner;
+        for (const auto& e : fs::directory_iterator(d))
+          if (e.is_directory() && fs::exists(e.path() / "trace.jsonl") && fs::exists(e.path() / "summary.json"))
+            inner.push_back(e.path());
+        if (!inner.empty()) {
+          for (auto& p : inner) subdirs.push_back(std::move(p));
+          continue;
+        }
+      }
       if (!fs::exists(d / "trace.jsonl") || !fs::exists(d / "summary.json"))
         throw ScenarioError(dir, {fmt::format("variant \"{}\" of {} has no trace.jsonl and summary.json (a run with "
                                               "--trace none has no report)", v, kManifestName)});
@@ -70,10 +88,21 @@ std::vector<VariantText> read_run_dir(const std::string& dir, bool any_variant) 
   } else {
     std::error_code ec;
     fs::directory_iterator it(dir, ec), end;
+    const auto is_variant = [](const fs::path& p) {
+      std::error_code e2;
+      return fs::is_directory(p, e2) && fs::exists(p / "trace.jsonl", e2) && fs::exists(p / "summary.json", e2);
+    };
     for (; !ec && it != end; it.increment(ec)) {
       const fs::path p = it->path();
       std::error_code e2;
-      if (it->is_directory(e2) && fs::exists(p / "trace.jsonl", e2) && fs::exists(p / "summary.json", e2)) subdirs.push_back(p);
+      if (is_variant(p)) {
+        subdirs.push_back(p);
+      } else if (it->is_directory(e2) && p.filename().string()[0] != '.') {
+        // A settings variant's folder: DIR/<variant>/<protocol>/.
+        std::error_code e3;
+        for (fs::directory_iterator inner(p, e3), iend; !e3 && inner != iend; inner.increment(e3))
+          if (is_variant(inner->path())) subdirs.push_back(inner->path());
+      }
     }
     if (ec) throw ScenarioError(dir, {fmt::format("cannot list the folder: {}", ec.message())});
   }
@@ -83,7 +112,9 @@ std::vector<VariantText> read_run_dir(const std::string& dir, bool any_variant) 
     // what says that it is whole.
     if (const std::string why = reports::trace_end_problem((d / "trace.jsonl").string()); !why.empty())
       throw ScenarioError((d / "trace.jsonl").string(), {why});
-    out.push_back(VariantText{d.filename().string(), {}, read_all(d / "summary.json"), (d / "trace.jsonl").string(),
+    // The folder's name under DIR as written (<protocol> or <variant>/<protocol>), never resolved
+    // through a symbolic link.
+    out.push_back(VariantText{label_under(d, dir), {}, read_all(d / "summary.json"), (d / "trace.jsonl").string(),
                               (d / "summary.json").string()});
   }
   if (out.empty())
@@ -121,6 +152,8 @@ std::vector<reports::Timeline> timelines(std::vector<VariantText>& variants) {
       throw ScenarioError(trace_name, {fmt::format("a field of an unexpected type: {}", e.what())});
     }
     if (out.back().protocol.empty()) out.back().protocol = v.protocol;
+    // A settings variant's run is labelled <variant>/<protocol> on the shared time axis.
+    if (v.protocol.find('/') != std::string::npos) out.back().protocol = v.protocol;
   }
   return out;
 }
@@ -170,7 +203,7 @@ std::vector<std::pair<std::string, std::string>> render_outputs(std::vector<Vari
   const auto tls = timelines(variants);
   std::vector<reports::ShareView> share;
   for (auto& v : variants) {
-    if (v.protocol != "share") continue;
+    if (v.protocol != "share" && !v.protocol.ends_with("/share")) continue;
     try {
       share.push_back(reports::build_share_view(trace_text(v), v.protocol));
     } catch (const std::runtime_error& e) {
@@ -226,7 +259,13 @@ std::vector<fs::path> run_dirs_under(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (!it->is_directory() || it->is_symlink() || !is_variant_dir(it->path())) continue;
+    if (!it->is_directory() || it->is_symlink()) continue;
+    if (fs::exists(it->path() / kManifestName)) {  // an owned run folder, whatever its layout
+      out.push_back(it->path());
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!is_variant_dir(it->path())) continue;
     const fs::path run = it->path().parent_path();
     if (out.empty() || out.back() != run) out.push_back(run);
     it.disable_recursion_pending();

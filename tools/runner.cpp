@@ -101,11 +101,20 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     throw ScenarioError(spec.source_path, problems);
   }
   std::vector<VariantOutput> out;
-  if (options.staged != nullptr) options.staged->set_variants(variants);
+  if (options.staged != nullptr) {
+    // The manifest names the folders of the run: <protocol>, or <settings variant> (a caller that
+    // runs several settings variants sets the whole list after them).
+    // A settings variant's run is one folder, DIR/<variant>/, holding its protocols' folders.
+    options.staged->set_variants(options.variant.empty() ? variants : std::vector<std::string>{options.variant});
+  }
   const std::uint64_t s = seed.value_or(spec.seed);
   for (const auto& v : variants) {
     VariantOutput o;
     o.protocol = v;
+    o.variant = options.variant;
+    // Where the variant's files go: <protocol>, or <settings variant>/<protocol>.
+    std::string rel = options.variant.empty() ? v : options.variant + "/" + v;
+    if (!options.prefix.empty()) rel = options.prefix + "/" + rel;
     const reports::SummaryInputs inputs = summary_inputs(spec, v, s);
     reports::SummarySink summary(inputs);
     std::vector<TraceSink*> sinks{&summary};
@@ -133,11 +142,11 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     }
     std::optional<ProgressSink> progress_line;
     if (options.progress) {
-      progress_line.emplace(fmt::format("{} [{}]", spec.name, v), spec.duration);
+      progress_line.emplace(fmt::format("{} [{}]", spec.name, options.variant.empty() ? v : options.variant + "/" + v), spec.duration);
       sinks.push_back(&*progress_line);
     }
     if (options.staged != nullptr && level != TraceLevel::None) {
-      jsonl.emplace(staged_trace_path(*options.staged, v), options.limits.max_trace_bytes, written);
+      jsonl.emplace(staged_trace_path(*options.staged, rel), options.limits.max_trace_bytes, written);
       sinks.push_back(&*jsonl);
     }
     o.events_fired = run_scenario(spec, v, s, sinks, written, options.limits, options.model);
@@ -157,6 +166,16 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
       o.trace_bytes = jsonl->bytes();
     }
     o.summary = summary.finish();
+    if (!options.variant.empty()) {
+      // The settings variant, right after the protocol.
+      nlohmann::ordered_json named;
+      for (auto it = o.summary.begin(); it != o.summary.end(); ++it) {
+        named[it.key()] = std::move(it.value());
+        if (it.key() == "protocol") named["variant"] = options.variant;
+      }
+      if (!named.contains("variant")) named["variant"] = options.variant;
+      o.summary = std::move(named);
+    }
     if (share) share->finish(o.summary);
     o.expectations = expect.results(o.summary);
     nlohmann::ordered_json checks = nlohmann::ordered_json::array();
@@ -169,7 +188,7 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     }
     o.summary["expectations"] = checks;
     if (options.staged != nullptr)
-      options.staged->write_file(fs::path(v) / "summary.json", o.summary.dump(2) + "\n");
+      options.staged->write_file(fs::path(rel) / "summary.json", o.summary.dump(2) + "\n");
     out.push_back(std::move(o));
   }
   return out;

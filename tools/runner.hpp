@@ -24,6 +24,7 @@ class StagedOutput;
 
 struct VariantOutput {
   std::string protocol;
+  std::string variant;  // the settings variant ("" without `variants`)
   nlohmann::ordered_json summary;
   std::vector<ExpectResult> expectations;
   std::uint64_t events_fired = 0;
@@ -49,6 +50,11 @@ struct RunOptions {
   bool keep_every_event = false;
   sim::WatchdogLimits limits;  // the kernel watchdog's; max_trace_bytes bounds each trace.jsonl
   ModelOptions model;          // test-only injected bugs, developer checks
+  /// A settings variant's name (scenario `variants`): outputs go to DIR/<variant>/<protocol>/ and
+  /// summary.json names it (`"variant"`, after `"protocol"`). Empty: DIR/<protocol>/.
+  std::string variant;
+  /// A folder under the staging root for every file of the run (e.g. a sweep's worst/c3/seed-7).
+  std::string prefix;
 };
 
 /// Runs each variant (the scenario's `protocols`, or `protocols` when not empty), one at a time.

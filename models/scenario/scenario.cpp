@@ -623,7 +623,7 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
         {"scenario",
          {"$schema", "cluster", "consumers", "description", "duration_ms", "events", "expect",
           "groups", "lag_sample_ms", "name", "network", "protocols", "regression", "seed", "topics",
-          "deployments", "autoscalers"}},
+          "deployments", "autoscalers", "variants"}},
         {"group", {"config"}},
         {"cluster", {"brokers", "config", "coordinator_load", "purgatory_lateness_ms", "request_handling_ms", "write_latency_ms"}},
         {"coordinator_load", {"base_ms", "us_per_record"}},
