@@ -1,6 +1,6 @@
 // The timeline model behind every visual output (report.html, Perfetto, Mermaid, CSV, explain):
 // a pure function of one variant's trace.jsonl text and summary.json. It knows the trace
-// vocabulary of docs/scenario-format.md and no model class; it never reads a clock or a file.
+// vocabulary of docs/writing-scenarios.md and no model class; it never reads a clock or a file.
 #pragma once
 #include <cstdint>
 #include <iosfwd>

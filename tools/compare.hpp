@@ -1,6 +1,6 @@
 // `rebalance-sim compare SCENARIO --real DIR`: the simulator against a recorded real-Kafka run
 // (tools/kafka-oracle/). A pure function of two traces in the trace vocabulary of
-// docs/scenario-format.md: callbacks matched by consumer, kind and partitions with their time
+// docs/writing-scenarios.md: callbacks matched by consumer, kind and partitions with their time
 // deviation; the groups' __consumer_offsets record sequence (OffsetCommit aside); the final
 // assignment; rebalances, duplicates and lost records.
 #pragma once

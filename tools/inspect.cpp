@@ -421,7 +421,7 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines,
           g.members[mm.member_id] = mm;
         }
       } else if (name.rfind("ConsumerGroup", 0) == 0) {
-        // KIP-848 records (field names of scenario-format.md's `record` row).
+        // KIP-848 records (field names of writing-scenarios.md's `record` row).
         if (name == "ConsumerGroupMetadata" && tombstone) {
           // The consumer group is gone (deleted, or converted to a classic group).
           g.consumer_protocol = false;

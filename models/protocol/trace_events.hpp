@@ -1,5 +1,5 @@
 // The trace vocabulary: one struct per trace event kind, its `type` as trace.jsonl spells it and
-// its fields in the order they are written (docs/scenario-format.md lists them for users). The
+// its fields in the order they are written (docs/writing-scenarios.md lists them for users). The
 // bus (sim::TraceBus) carries them to sinks; fields are views into the publisher's state, valid
 // for the duration of the call, so publishing allocates nothing. A sink that keeps a fact copies
 // it. `fields(s, v)` calls v(name, field) for each field in order: one list for writing

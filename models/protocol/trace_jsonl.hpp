@@ -42,7 +42,7 @@ class TraceByteBound {
   std::uint64_t bytes_ = 0;
 };
 
-/// What trace.jsonl writes at a `--trace` level (docs/scenario-format.md, "Trace levels").
+/// What trace.jsonl writes at a `--trace` level (docs/writing-scenarios.md, "Trace levels").
 /// `full`: every event the bus carries. `standard`: a `lag` line only when the partition's lag
 /// differs from the last value written for it or its owner changes; no `records.fetched` /
 /// `records.processed` lines, no OffsetCommit `record` lines, no quiet heartbeats (Rpc::quiet).

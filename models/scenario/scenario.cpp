@@ -30,7 +30,7 @@ constexpr std::size_t kMaxConsumers = 10'000;
 constexpr std::int64_t kMaxTotalPartitions = 1'000'000;
 constexpr double kMaxConsumerHours = 20'000;
 constexpr double kMaxPartitionHours = 200'000;
-// Lists a scenario can grow (docs/scenario-format.md "Limits of one run").
+// Lists a scenario can grow (docs/writing-scenarios.md "Limits of one run").
 constexpr std::size_t kMaxTopics = 10'000;
 constexpr std::size_t kMaxEvents = 100'000;
 constexpr std::size_t kMaxExpectations = 1'000;

@@ -979,9 +979,9 @@ TEST_CASE("sample documents: the loader accepts and rejects what schema.json doe
   }
 }
 
-TEST_CASE("the complete example of docs/scenario-format.md loads") {
+TEST_CASE("the complete example of docs/writing-scenarios.md loads") {
   // The documentation's example must stay a valid scenario.
-  std::ifstream in(std::string(RSIM_SOURCE_DIR) + "/docs/scenario-format.md");
+  std::ifstream in(std::string(RSIM_SOURCE_DIR) + "/docs/writing-scenarios.md");
   REQUIRE(in.good());
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   const auto heading = text.find("## A complete example");
@@ -991,7 +991,7 @@ TEST_CASE("the complete example of docs/scenario-format.md loads") {
   const auto close = text.find("```", open + 8);
   REQUIRE(close != std::string::npos);
   const auto s = rsim::parse_scenario(json::parse(text.substr(open + 8, close - open - 8)),
-                                      "docs/scenario-format.md");
+                                      "docs/writing-scenarios.md");
   CHECK(s.protocols.size() == 3);
   CHECK(s.consumers.size() == 3);
   CHECK(rsim::resolve_consumer_config(*s.consumer("B"), "classic-eager", 2).session_timeout_ms ==

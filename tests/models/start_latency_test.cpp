@@ -1,4 +1,4 @@
-// A consumer's start_latency_ms (docs/scenario-format.md#consumers): the time from the script's
+// A consumer's start_latency_ms (docs/writing-scenarios.md#consumers): the time from the script's
 // start to the application's first poll(), hence to the first request. Zero (the default)
 // changes nothing; a latency moves the first request by exactly that much, under every client,
 // is drawn again for a restart's new process, and a crash or stop inside it behaves as Kafka's

@@ -1,4 +1,4 @@
-// Timing texture (docs/scenario-format.md): the classic heartbeat thread's wait loop of
+// Timing texture (docs/writing-scenarios.md): the classic heartbeat thread's wait loop of
 // retry.backoff.ms steps with a consumer's heartbeat_wakeup_lateness_ms, the notify() from a
 // poll() that finds a heartbeat due, and a broker's cluster.request_handling_ms. Their defaults
 // are the Kafka-like timing texture measured on Kafka 4.4.0 (docs/fidelity.md, "Timing
