@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Lists function bodies longer than a limit (default 150 lines) in sim/, models/, reports/ and
+tools/; exit 1 if there is one. A function is a top-level or class-member definition whose body
+is the first brace after its parameter list; braces are counted outside strings and comments.
+  tools/dev/long_functions.py [--limit N] [ROOT]
+"""
+import os
+import re
+import sys
+
+args = sys.argv[1:]
+limit = 150
+if args[:1] == ["--limit"]:
+    limit = int(args[1])
+    args = args[2:]
+ROOT = args[0] if args else os.path.join(os.path.dirname(__file__), "..", "..")
+NOT_FUNCTIONS = ("if", "for", "while", "switch", "catch", "namespace", "struct", "class", "enum", "else", "do")
+
+
+def strip(line, in_block):
+    out, i = [], 0
+    while i < len(line):
+        if in_block:
+            j = line.find("*/", i)
+            if j < 0:
+                return "".join(out), True
+            i, in_block = j + 2, False
+        elif line.startswith("//", i):
+            break
+        elif line.startswith("/*", i):
+            in_block, i = True, i + 2
+        elif line[i] in "\"'":
+            q, i = line[i], i + 1
+            while i < len(line) and line[i] != q:
+                i += 2 if line[i] == "\\" else 1
+            i += 1
+        else:
+            out.append(line[i])
+            i += 1
+    return "".join(out), in_block
+
+
+def scan(path):
+    """Every function body: a '{' opened outside a function whose statement (the text since the
+    last ';', '{' or '}') has a parameter list and is not a control statement or a type."""
+    found = []
+    depth, fn_depth, start, name, in_block, stmt = 0, None, None, None, False, ""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, raw in enumerate(f, 1):
+            code, in_block = strip(raw.rstrip("\n"), in_block)
+            if code.lstrip().startswith("#"):
+                continue
+            for ch in code:
+                if ch == "{":
+                    if fn_depth is None:
+                        head = stmt.strip()
+                        words = head.split()
+                        if "(" in head and ")" in head and words and words[0] not in NOT_FUNCTIONS and "=" not in head.split("(")[0]:
+                            before = head.split("(")[0].split()
+                            fn_depth, start, name = depth, n, before[-1] if before else "?"
+                    depth += 1
+                    stmt = ""
+                elif ch == "}":
+                    depth -= 1
+                    stmt = ""
+                    if fn_depth is not None and depth == fn_depth:
+                        if n - start + 1 > limit:
+                            found.append((n - start + 1, name, start))
+                        fn_depth = None
+                elif ch == ";":
+                    stmt = ""
+                else:
+                    stmt += ch
+            stmt += " "
+    return found
+
+
+def main():
+    rows = []
+    for top in ("sim", "models", "reports", "tools"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            if "kafka-oracle" in dirpath:
+                continue
+            for name in sorted(files):
+                if name.endswith(".cpp") or name.endswith(".hpp"):
+                    path = os.path.join(dirpath, name)
+                    for length, fn, line in scan(path):
+                        rows.append((length, f"{os.path.relpath(path, ROOT)}:{line}", fn))
+    for length, where, fn in sorted(rows, reverse=True):
+        print(f"{length:5} lines  {where}  {fn}")
+    print(f"functions over {limit} lines: {len(rows)}")
+    return 1 if rows else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
