@@ -361,10 +361,10 @@ TEST_CASE("golden diffs print a time's change in microseconds, without the binar
   };
   const auto diff = rsim::cli::golden_diff(metrics(1275.345), metrics(31118.904), {{"time_ms", 1.0}});
   REQUIRE(diff.size() == 1);
-  CHECK(diff[0] == "unavailable_partition_ms: 1275.345 -> 31118.904 (+29843.559 ms)");
+  CHECK(diff[0] == "unavailable_partition_ms: 1275.345 -> 31118.904 (+29843.559 ms, +2340.0%)");
   const auto down = rsim::cli::golden_diff(metrics(31118.904), metrics(1275.345), {{"time_ms", 1.0}});
   REQUIRE(down.size() == 1);
-  CHECK(down[0] == "unavailable_partition_ms: 31118.904 -> 1275.345 (-29843.559 ms)");
+  CHECK(down[0] == "unavailable_partition_ms: 31118.904 -> 1275.345 (-29843.559 ms, -95.9%)");
 }
 
 TEST_CASE("window steady: an assertion over the steady window, the steady window in summary.json, a typo refused") {
