@@ -134,6 +134,7 @@ struct CriticalPaths::Impl {
   std::int64_t next_num = -1;
   std::uint32_t next_about = kNoActor;
   std::string buf;  // reused for labels
+  std::size_t prune_at = CriticalPaths::kPruneSlack;  // prune_due() from this many vertices
 
   template <class Id>
   static Id intern(std::vector<std::string>& v, IdMap<Id>& ids, std::string_view s) {
@@ -552,6 +553,70 @@ struct CriticalPaths::Impl {
         ev);
   }
 
+  /// find() from `horizon` on reads: the vertices after it, with their in-edges and those
+  /// edges' sources (its walk stops at the first vertex at or before its start, and looks one
+  /// edge further back only from a vertex after it), and the group's ends after it. Later events
+  /// add edges only from the vertices the actors and groups point at.
+  void prune(std::int64_t horizon) {
+    const std::size_t n = nodes.size();
+    enum : std::uint8_t { kDrop, kKeep, kKeepWithEdges };
+    std::vector<std::uint8_t> keep(n, kDrop);
+    for (std::size_t v = 0; v < n; ++v) {
+      if (nodes[v].t <= horizon) continue;
+      keep[v] = kKeepWithEdges;
+      for (auto [ei, ee] = boost::in_edges(v, g); ei != ee; ++ei) {
+        const std::size_t s = boost::source(*ei, g);
+        if (keep[s] == kDrop) keep[s] = kKeep;
+      }
+    }
+    auto mark = [&](std::int64_t v) {
+      if (v != kNone && keep[static_cast<std::size_t>(v)] == kDrop) keep[static_cast<std::size_t>(v)] = kKeep;
+    };
+    for (const Actor& a : actors) {
+      for (const std::int64_t v : {a.last_app, a.last_hb, a.hb_link, a.member_epoch}) mark(v);
+      for (const Pending& p : a.pending) {
+        mark(p.send);
+        mark(p.app_at_send);
+      }
+    }
+    for (Group& gr : groups) {
+      for (const std::int64_t v : {gr.last, gr.initial_prepare, gr.open, gr.last_ta, gr.inherit_send}) mark(v);
+      std::erase_if(gr.ends, [&](std::int64_t v) { return nodes[static_cast<std::size_t>(v)].t <= horizon; });
+    }
+    std::vector<std::int64_t> to(n, kNone);
+    std::size_t kept = 0;
+    for (std::size_t v = 0; v < n; ++v)
+      if (keep[v] != kDrop) to[v] = static_cast<std::int64_t>(kept++);
+    Graph ng(kept);
+    std::vector<Node> nn;
+    nn.reserve(kept);
+    for (std::size_t v = 0; v < n; ++v) {
+      if (keep[v] == kDrop) continue;
+      nn.push_back(nodes[v]);
+      if (keep[v] != kKeepWithEdges) continue;
+      // In their order: of two edges from one source, find() takes the first.
+      for (auto [ei, ee] = boost::in_edges(v, g); ei != ee; ++ei)
+        boost::add_edge(static_cast<std::size_t>(to[boost::source(*ei, g)]), static_cast<std::size_t>(to[v]), g[*ei], ng);
+    }
+    g = std::move(ng);
+    nodes = std::move(nn);
+    auto re = [&](std::int64_t& v) {
+      if (v != kNone) v = to[static_cast<std::size_t>(v)];
+    };
+    for (Actor& a : actors) {
+      for (std::int64_t* v : {&a.last_app, &a.last_hb, &a.hb_link, &a.member_epoch}) re(*v);
+      for (Pending& p : a.pending) {
+        re(p.send);
+        re(p.app_at_send);
+      }
+    }
+    for (Group& gr : groups) {
+      for (std::int64_t* v : {&gr.last, &gr.initial_prepare, &gr.open, &gr.last_ta, &gr.inherit_send}) re(*v);
+      for (std::int64_t& v : gr.ends) re(v);
+    }
+    prune_at = 2 * kept + CriticalPaths::kPruneSlack;
+  }
+
   CriticalPath find(const std::string& group_name, std::int64_t start, std::int64_t end) const {
     CriticalPath out;
     const std::int64_t total = std::max<std::int64_t>(end - start, 0);
@@ -698,6 +763,9 @@ ojson CriticalPaths::to_json(const std::string& group, std::int64_t start_us, st
   }
   return ojson{{"causes", std::move(causes)}, {"steps", std::move(steps)}};
 }
+
+void CriticalPaths::prune(std::int64_t horizon_us) { impl_->prune(horizon_us); }
+bool CriticalPaths::prune_due() const { return impl_->nodes.size() >= impl_->prune_at; }
 
 std::size_t CriticalPaths::vertices() const { return boost::num_vertices(impl_->g); }
 std::size_t CriticalPaths::edges() const { return boost::num_edges(impl_->g); }

@@ -71,6 +71,19 @@ class CriticalPaths {
   /// The same as summary.json's `critical_path`: {"causes": {...}, "steps": [...]}.
   nlohmann::ordered_json to_json(const std::string& group, std::int64_t start_us, std::int64_t end_us) const;
 
+  /// Drops what no find() with start_us >= horizon_us can reach, and renumbers the vertices
+  /// kept (in their order: ties on time still break the same way). Kept: every vertex after the
+  /// horizon with its in-edges and their sources, each actor's and group's vertices that later
+  /// events may get edges from (last events, requests in flight, the open rebalance's arm), and
+  /// nothing else. The caller promises that every later find() starts at or after the horizon
+  /// and ends before the first event after its end is fed, or after all of them (a vertex added
+  /// later is never a predecessor of an earlier one).
+  void prune(std::int64_t horizon_us);
+  /// Whether the graph has grown enough since the last prune() for another to pay off: twice
+  /// what the last one kept, plus kPruneSlack (so pruning costs O(1) per vertex, amortized).
+  bool prune_due() const;
+  static constexpr std::size_t kPruneSlack = 1024;
+
   /// The graph, for tests: its size and whether it has the edge a -> b.
   std::size_t vertices() const;
   std::size_t edges() const;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 namespace reports {
@@ -542,6 +543,16 @@ class SummaryBuilder {
       for (const auto& r : rs) n += r.members.size() + r.to_check.size();
     for (const auto& r : done_) n += r.members.size() + r.to_check.size();
     return n;
+  }
+  /// For the critical paths (SummarySink): the rebalances closed so far, in the order they
+  /// closed (until finish() sorts them), and the start of the oldest one still open.
+  std::size_t closed_count() const { return done_.size(); }
+  const Rebalance& closed(std::size_t i) const { return done_[i]; }
+  std::optional<std::int64_t> oldest_open_start() const {
+    std::optional<std::int64_t> oldest;
+    for (const auto& [g, rs] : open_)
+      for (const auto& r : rs) oldest = std::min(oldest.value_or(r.start_us), r.start_us);
+    return oldest;
   }
 
  private:
@@ -1458,6 +1469,15 @@ struct SummarySink::State {
   explicit State(Window w) : builder(w) {}
   SummaryBuilder builder;
   CriticalPaths paths;  // each rebalance's critical_path (reports/critical_path.hpp)
+  // The graph keeps only what a rebalance not yet found can reach (CriticalPaths::prune): the
+  // rebalances closed since the last prune wait here (group, start, end) until every event at
+  // their end has come, then their paths are found and kept until finish() puts them in.
+  using PathKey = std::tuple<std::string, std::int64_t, std::int64_t>;
+  std::size_t paths_seen = 0;  // builder.closed(i) below this are in paths_pending or paths_found
+  std::vector<PathKey> paths_pending;
+  std::map<PathKey, ojson> paths_found;
+  std::int64_t now = 0;  // the latest event's time
+  void prune_paths(const Window& w);
   trace::ReadStorage raw_storage;  // events published the untyped way, read as their kind
 };
 
@@ -1470,23 +1490,57 @@ void SummarySink::on_event(sim::SimTime t, const trace::Event& e) {
     s_->raw_storage.clear();
     const trace::Event typed = trace::parse_fields(raw->type, *raw->fields, s_->raw_storage);
     s_->builder.on_event(t.count(), typed);
-    if (inputs_.critical_paths) s_->paths.on_event(t.count(), typed);
+    if (inputs_.critical_paths) {
+      s_->paths.on_event(t.count(), typed);
+      s_->now = std::max(s_->now, t.count());
+      if (s_->paths.prune_due()) s_->prune_paths(window_of(inputs_));
+    }
     return;
   }
   s_->builder.on_event(t.count(), e);
-  if (inputs_.critical_paths) s_->paths.on_event(t.count(), e);
+  if (inputs_.critical_paths) {
+    s_->paths.on_event(t.count(), e);
+    s_->now = std::max(s_->now, t.count());
+    if (s_->paths.prune_due()) s_->prune_paths(window_of(inputs_));
+  }
+}
+
+void SummarySink::State::prune_paths(const Window& w) {
+  for (; paths_seen < builder.closed_count(); ++paths_seen) {
+    const Rebalance& r = builder.closed(paths_seen);
+    if (w.contains(r.start_us)) paths_pending.emplace_back(r.group, r.start_us, r.end_us);
+  }
+  // A rebalance that ended before now has all its events in the graph (a later vertex is never
+  // an earlier one's predecessor): its path is what finish() would find.
+  std::int64_t horizon = now;
+  if (const auto open = builder.oldest_open_start()) horizon = std::min(horizon, *open);
+  std::erase_if(paths_pending, [&](const PathKey& k) {
+    const auto& [group, start, end] = k;
+    if (end < now) {
+      if (!paths_found.contains(k)) paths_found.emplace(k, paths.to_json(group, start, end));
+      return true;
+    }
+    horizon = std::min(horizon, start);
+    return false;
+  });
+  paths.prune(horizon);
 }
 
 ojson SummarySink::finish() {
   ojson out = s_->builder.finish(inputs_);
   if (inputs_.critical_paths)
-    for (auto& r : out["rebalances"])
-      r["critical_path"] = s_->paths.to_json(r["group"].get<std::string>(), r["start_us"].get<std::int64_t>(),
-                                             r["end_us"].get<std::int64_t>());
+    for (auto& r : out["rebalances"]) {
+      State::PathKey k{r["group"].get<std::string>(), r["start_us"].get<std::int64_t>(), r["end_us"].get<std::int64_t>()};
+      const auto found = s_->paths_found.find(k);
+      r["critical_path"] = found != s_->paths_found.end()
+                               ? found->second
+                               : s_->paths.to_json(std::get<0>(k), std::get<1>(k), std::get<2>(k));
+    }
   return out;
 }
 
 std::size_t SummarySink::retained_wait_entries() const { return s_->builder.retained_wait_entries(); }
+std::size_t SummarySink::retained_path_vertices() const { return s_->paths.vertices(); }
 
 ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs& inputs) {
   SummarySink sink(inputs);
