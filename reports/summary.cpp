@@ -545,14 +545,12 @@ class SummaryBuilder {
     return n;
   }
   /// For the critical paths (SummarySink): the rebalances closed so far, in the order they
-  /// closed (until finish() sorts them), and the start of the oldest one still open.
+  /// closed (until finish() sorts them), and the starts of those still open.
   std::size_t closed_count() const { return done_.size(); }
   const Rebalance& closed(std::size_t i) const { return done_[i]; }
-  std::optional<std::int64_t> oldest_open_start() const {
-    std::optional<std::int64_t> oldest;
+  void open_starts(std::vector<std::int64_t>& out) const {
     for (const auto& [g, rs] : open_)
-      for (const auto& r : rs) oldest = std::min(oldest.value_or(r.start_us), r.start_us);
-    return oldest;
+      for (const auto& r : rs) out.push_back(r.start_us);
   }
 
  private:
@@ -1471,11 +1469,10 @@ struct SummarySink::State {
   CriticalPaths paths;  // each rebalance's critical_path (reports/critical_path.hpp)
   // The graph keeps only what a rebalance not yet found can reach (CriticalPaths::prune): the
   // rebalances closed since the last prune wait here (group, start, end) until every event at
-  // their end has come, then their paths are found and kept until finish() puts them in.
+  // their end has come, then their paths are found and remembered for finish().
   using PathKey = std::tuple<std::string, std::int64_t, std::int64_t>;
-  std::size_t paths_seen = 0;  // builder.closed(i) below this are in paths_pending or paths_found
+  std::size_t paths_seen = 0;  // builder.closed(i) below this are pending or remembered
   std::vector<PathKey> paths_pending;
-  std::map<PathKey, ojson> paths_found;
   std::int64_t now = 0;  // the latest event's time
   void prune_paths(const Window& w);
   trace::ReadStorage raw_storage;  // events published the untyped way, read as their kind
@@ -1511,31 +1508,31 @@ void SummarySink::State::prune_paths(const Window& w) {
     if (w.contains(r.start_us)) paths_pending.emplace_back(r.group, r.start_us, r.end_us);
   }
   // A rebalance that ended before now has all its events in the graph (a later vertex is never
-  // an earlier one's predecessor): its path is what finish() would find.
-  std::int64_t horizon = now;
-  if (const auto open = builder.oldest_open_start()) horizon = std::min(horizon, *open);
+  // an earlier one's predecessor): its path is what finish() would find. One that ended now
+  // may still get its end vertex from this instant's other events: the prune waits for the next.
+  bool wait = false;
   std::erase_if(paths_pending, [&](const PathKey& k) {
     const auto& [group, start, end] = k;
-    if (end < now) {
-      if (!paths_found.contains(k)) paths_found.emplace(k, paths.to_json(group, start, end));
-      return true;
+    if (end >= now) {
+      wait = true;
+      return false;
     }
-    horizon = std::min(horizon, start);
-    return false;
+    paths.remember(group, start, end);
+    return true;
   });
-  paths.prune(horizon);
+  if (wait) return;
+  // An open rebalance ends now or later (at the instant it is found complete, or the run's end).
+  std::vector<std::int64_t> starts;
+  builder.open_starts(starts);
+  paths.prune(starts);
 }
 
 ojson SummarySink::finish() {
   ojson out = s_->builder.finish(inputs_);
   if (inputs_.critical_paths)
-    for (auto& r : out["rebalances"]) {
-      State::PathKey k{r["group"].get<std::string>(), r["start_us"].get<std::int64_t>(), r["end_us"].get<std::int64_t>()};
-      const auto found = s_->paths_found.find(k);
-      r["critical_path"] = found != s_->paths_found.end()
-                               ? found->second
-                               : s_->paths.to_json(std::get<0>(k), std::get<1>(k), std::get<2>(k));
-    }
+    for (auto& r : out["rebalances"])
+      r["critical_path"] = s_->paths.to_json(r["group"].get<std::string>(), r["start_us"].get<std::int64_t>(),
+                                             r["end_us"].get<std::int64_t>());
   return out;
 }
 
