@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 #include <optional>
 #include <utility>
@@ -134,6 +135,65 @@ struct CriticalPaths::Impl {
   std::int64_t next_num = -1;
   std::uint32_t next_about = kNoActor;
   std::string buf;  // reused for labels
+  std::size_t prune_at = CriticalPaths::kPruneSlack;  // prune_due() from this many vertices
+  // Paths found before their vertices were pruned (remember()): each step as its vertex's
+  // event (labels by number), a few dozen bytes a step.
+  struct KeptStep {
+    Node n;
+    std::array<std::pair<Cause, std::int64_t>, 2> causes{};
+    std::uint8_t cause_count = 0;
+    bool waited = false;
+    Node waited_for;
+  };
+  struct KeptPath {
+    std::vector<KeptStep> steps;
+    std::array<std::int64_t, kCauseCount> causes_us{};
+  };
+  using PathKey = std::tuple<std::string, std::int64_t, std::int64_t>;
+  std::map<PathKey, KeptPath> kept_paths;
+
+  void remember(const std::string& group_name, std::int64_t start, std::int64_t end) {
+    PathKey key{group_name, start, end};
+    if (kept_paths.contains(key)) return;
+    const CriticalPath p = find(group_name, start, end);
+    KeptPath k;
+    k.causes_us = p.causes_us;
+    k.steps.reserve(p.steps.size());
+    for (const PathStep& s : p.steps) {
+      KeptStep ks;
+      ks.n = nodes[s.node];
+      for (const auto& c : s.causes) ks.causes[ks.cause_count++] = c;
+      if (s.waited_for) {
+        ks.waited = true;
+        ks.waited_for = nodes[*s.waited_for];
+      }
+      k.steps.push_back(ks);
+    }
+    kept_paths.emplace(std::move(key), std::move(k));
+  }
+  /// A path as find() gives it: remembered, else found now.
+  CriticalPath path(const std::string& group_name, std::int64_t start, std::int64_t end) const {
+    const auto it = kept_paths.find(PathKey{group_name, start, end});
+    if (it == kept_paths.end()) return find(group_name, start, end);
+    CriticalPath out;
+    out.causes_us = it->second.causes_us;
+    for (const KeptStep& ks : it->second.steps) {
+      PathStep s;
+      s.t_us = ks.n.t;
+      s.actor = actors[ks.n.actor].name;
+      s.event = types[ks.n.type];
+      s.what = what(ks.n);
+      for (std::uint8_t i = 0; i < ks.cause_count; ++i) s.causes.push_back(ks.causes[i]);
+      if (ks.waited) {
+        s.waited_for = 0;  // its vertex is gone: only what it was stays
+        s.waited_for_t_us = ks.waited_for.t;
+        s.waited_for_actor = actors[ks.waited_for.actor].name;
+        s.waited_for_what = what(ks.waited_for);
+      }
+      out.steps.push_back(std::move(s));
+    }
+    return out;
+  }
 
   template <class Id>
   static Id intern(std::vector<std::string>& v, IdMap<Id>& ids, std::string_view s) {
@@ -552,6 +612,145 @@ struct CriticalPaths::Impl {
         ev);
   }
 
+  // Backwards: a vertex a timer fired is reached through that timer; any other through the
+  // predecessor that happened last (the one it waited for). When that predecessor is a
+  // heartbeat that a timer sent, and another predecessor was ready while the timer ran, the
+  // path goes on through that other one: the heartbeat's wait counts only from then.
+  struct Pick {
+    std::int64_t v = kNone, runner_up = kNone;
+    Cause cause = Cause::Other;
+    bool timer = false;
+  };
+  std::int64_t t_of(std::int64_t v) const { return nodes[static_cast<std::size_t>(v)].t; }
+  Pick pick(std::int64_t at) const {
+    Pick p;
+    for (auto [ei, ee] = boost::in_edges(static_cast<std::size_t>(at), g); ei != ee; ++ei) {
+      const auto s = static_cast<std::int64_t>(boost::source(*ei, g));
+      const EdgeProp& e = g[*ei];
+      const bool better = p.v == kNone || (e.timer && !p.timer) ||
+                          (e.timer == p.timer && std::make_pair(t_of(s), s) > std::make_pair(t_of(p.v), p.v));
+      if (better) {
+        if (p.v != kNone && !p.timer) p.runner_up = p.v;
+        p.v = s;
+        p.cause = e.cause;
+        p.timer = e.timer;
+      } else if (!e.timer && !p.timer &&
+                 (p.runner_up == kNone || std::make_pair(t_of(s), s) > std::make_pair(t_of(p.runner_up), p.runner_up))) {
+        p.runner_up = s;
+      }
+    }
+    return p;
+  }
+  /// One step of the walk back from `cur` (after `start`): the vertex before it on the path,
+  /// the cause of the edge, and the request it waited for when the wait is split.
+  struct Step {
+    std::int64_t next = kNone, via = kNone;
+    Cause cause = Cause::Other, via_cause = Cause::Other;
+  };
+  Step step_back(std::int64_t cur, std::int64_t start) const {
+    const Pick p = pick(cur);
+    if (p.v == kNone) return {};
+    if (!p.timer && p.runner_up != kNone && t_of(p.runner_up) > start) {
+      const Pick before = pick(p.v);
+      if (before.v != kNone && before.cause == Cause::HeartbeatWait && t_of(before.v) < t_of(p.runner_up))
+        // (Two edges from one source: the same vertex, reached by the edge that came first.)
+        return {p.runner_up, p.v, p.runner_up == p.v ? p.cause : Cause::HeartbeatWait, p.cause};
+    }
+    return {p.v, kNone, p.cause, Cause::Other};
+  }
+
+  /// What a later find() can read. Its rebalance is open now (it started at one of
+  /// `open_starts`, it ends now or later) or starts now or later. Its end vertex is the group's
+  /// last end so far or a vertex still to come, whose in-edges come from the vertices the actors
+  /// and groups point at now (the frontier) or from vertices still to come. From any vertex,
+  /// the walk back is a function of that vertex and the start: so it reads the frontier's
+  /// vertices, and, for each open start, the walks back from the frontier and from the groups'
+  /// last ends (each vertex on them after the start with its in-edges, and, for the one step
+  /// that looks two edges back, its predecessors' in-edges too). The rest goes.
+  void prune(const std::vector<std::int64_t>& open_starts) {
+    const std::size_t n = nodes.size();
+    enum : std::uint8_t { kDrop, kKeep, kKeepWithEdges };
+    std::vector<std::uint8_t> keep(n, kDrop);
+    std::vector<std::int64_t> frontier;
+    auto mark = [&](std::int64_t v) {
+      if (v == kNone) return;
+      if (keep[static_cast<std::size_t>(v)] == kDrop) keep[static_cast<std::size_t>(v)] = kKeep;
+      frontier.push_back(v);
+    };
+    for (const Actor& a : actors) {
+      for (const std::int64_t v : {a.last_app, a.last_hb, a.hb_link, a.member_epoch}) mark(v);
+      for (const Pending& p : a.pending) {
+        mark(p.send);
+        mark(p.app_at_send);
+      }
+    }
+    for (Group& gr : groups) {
+      for (const std::int64_t v : {gr.last, gr.initial_prepare, gr.open, gr.last_ta, gr.inherit_send}) mark(v);
+      // A later rebalance ends at the last end so far or at one still to come.
+      if (gr.ends.size() > 1) gr.ends.erase(gr.ends.begin(), gr.ends.end() - 1);
+      if (!gr.ends.empty()) mark(gr.ends.back());
+    }
+    std::sort(frontier.begin(), frontier.end());
+    frontier.erase(std::unique(frontier.begin(), frontier.end()), frontier.end());
+    auto with_edges = [&](std::size_t v) {
+      keep[v] = kKeepWithEdges;
+      for (auto [ei, ee] = boost::in_edges(v, g); ei != ee; ++ei) {
+        const std::size_t s = boost::source(*ei, g);
+        if (keep[s] == kDrop) keep[s] = kKeep;
+      }
+    };
+    std::vector<std::uint32_t> seen(n, 0);  // the walks of open start number k - 1 passed here
+    for (std::size_t k = 0; k < open_starts.size(); ++k) {
+      const std::int64_t start = open_starts[k];
+      const auto stamp = static_cast<std::uint32_t>(k + 1);
+      for (std::int64_t cur : frontier) {
+        while (cur != kNone && t_of(cur) > start && seen[static_cast<std::size_t>(cur)] != stamp) {
+          const auto c = static_cast<std::size_t>(cur);
+          seen[c] = stamp;
+          with_edges(c);
+          // The step may look at a predecessor's own predecessors.
+          for (auto [ei, ee] = boost::in_edges(c, g); ei != ee; ++ei) {
+            const std::size_t s = boost::source(*ei, g);
+            if (nodes[s].t > start && keep[s] != kKeepWithEdges) with_edges(s);
+          }
+          cur = step_back(cur, start).next;
+        }
+      }
+    }
+    std::vector<std::int64_t> to(n, kNone);
+    std::size_t kept = 0;
+    for (std::size_t v = 0; v < n; ++v)
+      if (keep[v] != kDrop) to[v] = static_cast<std::int64_t>(kept++);
+    Graph ng(kept);
+    std::vector<Node> nn;
+    nn.reserve(kept);
+    for (std::size_t v = 0; v < n; ++v) {
+      if (keep[v] == kDrop) continue;
+      nn.push_back(nodes[v]);
+      if (keep[v] != kKeepWithEdges) continue;
+      // In their order: of two edges from one source, pick() takes the first.
+      for (auto [ei, ee] = boost::in_edges(v, g); ei != ee; ++ei)
+        boost::add_edge(static_cast<std::size_t>(to[boost::source(*ei, g)]), static_cast<std::size_t>(to[v]), g[*ei], ng);
+    }
+    g = std::move(ng);
+    nodes = std::move(nn);
+    auto re = [&](std::int64_t& v) {
+      if (v != kNone) v = to[static_cast<std::size_t>(v)];
+    };
+    for (Actor& a : actors) {
+      for (std::int64_t* v : {&a.last_app, &a.last_hb, &a.hb_link, &a.member_epoch}) re(*v);
+      for (Pending& p : a.pending) {
+        re(p.send);
+        re(p.app_at_send);
+      }
+    }
+    for (Group& gr : groups) {
+      for (std::int64_t* v : {&gr.last, &gr.initial_prepare, &gr.open, &gr.last_ta, &gr.inherit_send}) re(*v);
+      for (std::int64_t& v : gr.ends) re(v);
+    }
+    prune_at = 2 * kept + CriticalPaths::kPruneSlack;
+  }
+
   CriticalPath find(const std::string& group_name, std::int64_t start, std::int64_t end) const {
     CriticalPath out;
     const std::int64_t total = std::max<std::int64_t>(end - start, 0);
@@ -570,57 +769,20 @@ struct CriticalPaths::Impl {
       out.causes_us[static_cast<std::size_t>(Cause::Other)] = total;
       return out;
     }
-    // Backwards: a vertex a timer fired is reached through that timer; any other through the
-    // predecessor that happened last (the one it waited for). When that predecessor is a
-    // heartbeat that a timer sent, and another predecessor was ready while the timer ran, the
-    // path goes on through that other one: the heartbeat's wait counts only from then.
     struct Back {
       std::int64_t v;
       std::int64_t via = kNone;  // the request this vertex waited for (a wait split)
       Cause cause = Cause::Other, via_cause = Cause::Other;
     };
-    auto t_of = [&](std::int64_t v) { return nodes[static_cast<std::size_t>(v)].t; };
-    struct Pick {
-      std::int64_t v = kNone, runner_up = kNone;
-      Cause cause = Cause::Other;
-      bool timer = false;
-    };
-    auto pick = [&](std::int64_t at) {
-      Pick p;
-      for (auto [ei, ee] = boost::in_edges(static_cast<std::size_t>(at), g); ei != ee; ++ei) {
-        const auto s = static_cast<std::int64_t>(boost::source(*ei, g));
-        const EdgeProp& e = g[*ei];
-        const bool better = p.v == kNone || (e.timer && !p.timer) ||
-                            (e.timer == p.timer && std::make_pair(t_of(s), s) > std::make_pair(t_of(p.v), p.v));
-        if (better) {
-          if (p.v != kNone && !p.timer) p.runner_up = p.v;
-          p.v = s;
-          p.cause = e.cause;
-          p.timer = e.timer;
-        } else if (!e.timer && !p.timer &&
-                   (p.runner_up == kNone || std::make_pair(t_of(s), s) > std::make_pair(t_of(p.runner_up), p.runner_up))) {
-          p.runner_up = s;
-        }
-      }
-      return p;
-    };
     std::vector<Back> chain{{cur}};
     while (t_of(cur) > start) {
-      const Pick p = pick(cur);
-      if (p.v == kNone) break;
-      std::int64_t next = p.v;
-      if (!p.timer && p.runner_up != kNone && t_of(p.runner_up) > start) {
-        const Pick before = pick(p.v);
-        if (before.v != kNone && before.cause == Cause::HeartbeatWait && t_of(before.v) < t_of(p.runner_up)) {
-          chain.back().via = p.v;
-          chain.back().via_cause = p.cause;
-          chain.back().cause = Cause::HeartbeatWait;
-          next = p.runner_up;
-        }
-      }
-      if (next == p.v) chain.back().cause = p.cause;
-      chain.push_back({next});
-      cur = next;
+      const Step st = step_back(cur, start);
+      if (st.next == kNone) break;
+      chain.back().cause = st.cause;
+      chain.back().via = st.via;
+      chain.back().via_cause = st.via_cause;
+      chain.push_back({st.next});
+      cur = st.next;
     }
     std::reverse(chain.begin(), chain.end());
     auto clip = [&](std::int64_t t) { return std::clamp(t, start, end); };
@@ -674,8 +836,12 @@ CriticalPath CriticalPaths::find(const std::string& group, std::int64_t start_us
   return impl_->find(group, start_us, end_us);
 }
 
+void CriticalPaths::remember(const std::string& group, std::int64_t start_us, std::int64_t end_us) {
+  impl_->remember(group, start_us, end_us);
+}
+
 ojson CriticalPaths::to_json(const std::string& group, std::int64_t start_us, std::int64_t end_us) const {
-  const CriticalPath p = find(group, start_us, end_us);
+  const CriticalPath p = impl_->path(group, start_us, end_us);
   auto ms = [](std::int64_t us) { return static_cast<double>(us) / 1000.0; };
   ojson causes = ojson::object();
   for (std::size_t i = 0; i < kCauseCount; ++i) causes[std::string(cause_names()[i])] = ms(p.causes_us[i]);
@@ -698,6 +864,14 @@ ojson CriticalPaths::to_json(const std::string& group, std::int64_t start_us, st
   }
   return ojson{{"causes", std::move(causes)}, {"steps", std::move(steps)}};
 }
+
+void CriticalPaths::prune(const std::vector<std::int64_t>& open_starts_us) {
+  std::vector<std::int64_t> starts = open_starts_us;
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  impl_->prune(starts);
+}
+bool CriticalPaths::prune_due() const { return impl_->nodes.size() >= impl_->prune_at; }
 
 std::size_t CriticalPaths::vertices() const { return boost::num_vertices(impl_->g); }
 std::size_t CriticalPaths::edges() const { return boost::num_edges(impl_->g); }

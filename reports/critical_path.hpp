@@ -68,8 +68,24 @@ class CriticalPaths {
 
   /// The critical path of the rebalance of `group` that ran from start_us to end_us.
   CriticalPath find(const std::string& group, std::int64_t start_us, std::int64_t end_us) const;
-  /// The same as summary.json's `critical_path`: {"causes": {...}, "steps": [...]}.
+  /// Finds the path now and keeps it (compactly) for to_json(), whatever prune() drops later.
+  void remember(const std::string& group, std::int64_t start_us, std::int64_t end_us);
+  /// The same as summary.json's `critical_path`: {"causes": {...}, "steps": [...]}; a
+  /// remembered path as it was found.
   nlohmann::ordered_json to_json(const std::string& group, std::int64_t start_us, std::int64_t end_us) const;
+
+  /// Drops what no later find() can read, and renumbers the vertices kept (in their order: ties
+  /// on time break the same way). The caller promises that every later find() is of a
+  /// rebalance open now, which started at one of `open_starts_us` and ends now or later, or of
+  /// one that starts now or later (now: the last event fed). Kept: the vertices the actors and
+  /// groups point at (last events, requests in flight, the open rebalance's arm: later events
+  /// get edges from them only), each group's last end, and for each open start, the walks back
+  /// from those (with the in-edges they read); nothing else.
+  void prune(const std::vector<std::int64_t>& open_starts_us);
+  /// Whether the graph has grown enough since the last prune() for another to pay off: twice
+  /// what the last one kept, plus kPruneSlack (so pruning costs O(1) per vertex, amortized).
+  bool prune_due() const;
+  static constexpr std::size_t kPruneSlack = 1024;
 
   /// The graph, for tests: its size and whether it has the edge a -> b.
   std::size_t vertices() const;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 namespace reports {
@@ -613,6 +614,14 @@ class SummaryBuilder {
       for (const auto& r : rs) n += r.members.size() + r.to_check.size();
     for (const auto& r : done_) n += r.members.size() + r.to_check.size();
     return n;
+  }
+  /// For the critical paths (SummarySink): the rebalances closed so far, in the order they
+  /// closed (until finish() sorts them), and the starts of those still open.
+  std::size_t closed_count() const { return done_.size(); }
+  const Rebalance& closed(std::size_t i) const { return done_[i]; }
+  void open_starts(std::vector<std::int64_t>& out) const {
+    for (const auto& [g, rs] : open_)
+      for (const auto& r : rs) out.push_back(r.start_us);
   }
 
  private:
@@ -1659,6 +1668,14 @@ struct SummarySink::State {
   // steady moment (before that nothing accrues: its start is the end of time).
   std::unique_ptr<SummaryBuilder> steady;
   bool steady_open = false;
+  // The graph keeps only what a rebalance not yet found can reach (CriticalPaths::prune): the
+  // rebalances closed since the last prune wait here (group, start, end) until every event at
+  // their end has come, then their paths are found and remembered for finish().
+  using PathKey = std::tuple<std::string, std::int64_t, std::int64_t>;
+  std::size_t paths_seen = 0;  // builder.closed(i) below this are pending or remembered
+  std::vector<PathKey> paths_pending;
+  std::int64_t now = 0;  // the latest event's time
+  void prune_paths(const Window& w);
   trace::ReadStorage raw_storage;  // events published the untyped way, read as their kind
 };
 
@@ -1676,12 +1693,20 @@ void SummarySink::on_event(sim::SimTime t, const trace::Event& e) {
     s_->raw_storage.clear();
     const trace::Event typed = trace::parse_fields(raw->type, *raw->fields, s_->raw_storage);
     s_->builder.on_event(t.count(), typed);
-    if (inputs_.critical_paths) s_->paths.on_event(t.count(), typed);
+    if (inputs_.critical_paths) {
+      s_->paths.on_event(t.count(), typed);
+      s_->now = std::max(s_->now, t.count());
+      if (s_->paths.prune_due()) s_->prune_paths(window_of(inputs_));
+    }
     steady_event(t.count(), typed);
     return;
   }
   s_->builder.on_event(t.count(), e);
-  if (inputs_.critical_paths) s_->paths.on_event(t.count(), e);
+  if (inputs_.critical_paths) {
+    s_->paths.on_event(t.count(), e);
+    s_->now = std::max(s_->now, t.count());
+    if (s_->paths.prune_due()) s_->prune_paths(window_of(inputs_));
+  }
   steady_event(t.count(), e);
 }
 
@@ -1692,6 +1717,31 @@ void SummarySink::steady_event(std::int64_t t, const trace::Event& e) {
     s_->steady_open = true;
   }
   s_->steady->on_event(t, e);
+}
+
+void SummarySink::State::prune_paths(const Window& w) {
+  for (; paths_seen < builder.closed_count(); ++paths_seen) {
+    const Rebalance& r = builder.closed(paths_seen);
+    if (w.contains(r.start_us)) paths_pending.emplace_back(r.group, r.start_us, r.end_us);
+  }
+  // A rebalance that ended before now has all its events in the graph (a later vertex is never
+  // an earlier one's predecessor): its path is what finish() would find. One that ended now
+  // may still get its end vertex from this instant's other events: the prune waits for the next.
+  bool wait = false;
+  std::erase_if(paths_pending, [&](const PathKey& k) {
+    const auto& [group, start, end] = k;
+    if (end >= now) {
+      wait = true;
+      return false;
+    }
+    paths.remember(group, start, end);
+    return true;
+  });
+  if (wait) return;
+  // An open rebalance ends now or later (at the instant it is found complete, or the run's end).
+  std::vector<std::int64_t> starts;
+  builder.open_starts(starts);
+  paths.prune(starts);
 }
 
 ojson SummarySink::finish() {
@@ -1717,6 +1767,7 @@ ojson SummarySink::finish() {
 }
 
 std::size_t SummarySink::retained_wait_entries() const { return s_->builder.retained_wait_entries(); }
+std::size_t SummarySink::retained_path_vertices() const { return s_->paths.vertices(); }
 
 ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs& inputs) {
   SummarySink sink(inputs);

@@ -48,6 +48,9 @@ class SummarySink final : public rsim::TraceSink {
   /// noted for their next look): only open rebalances hold any, each at most twice its wait.
   /// What the bounded-memory test reads.
   std::size_t retained_wait_entries() const;
+  /// The vertices the critical paths' happens-before graph holds now (CriticalPaths::prune):
+  /// what the bounded-memory test reads.
+  std::size_t retained_path_vertices() const;
 
  private:
   struct State;
