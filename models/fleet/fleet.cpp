@@ -18,7 +18,7 @@ std::string node_name(std::int32_t n) { return fmt::format("node-{}", n); }
 }  // namespace
 
 Fleet::Fleet(sim::Kernel& kernel, Tracer& tracer, const ScenarioSpec& spec, std::uint64_t seed, FleetHost host)
-    : kernel_(kernel), tracer_(tracer), spec_(spec), seed_(seed), host_(std::move(host)) {
+    : kernel_(kernel), tracer_(tracer), seed_(seed), host_(std::move(host)) {
   for (const auto& d : spec.deployments) {
     Deployment& dep = deployments_.emplace_back(&d, sim::Rng(seed, "deployment-" + d.name));
     dep.replicas = d.replicas;

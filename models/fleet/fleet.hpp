@@ -106,7 +106,6 @@ class Fleet final : public TraceSink {
 
   sim::Kernel& kernel_;
   Tracer& tracer_;
-  const ScenarioSpec& spec_;
   std::uint64_t seed_;
   FleetHost host_;
   std::vector<Deployment> deployments_;
