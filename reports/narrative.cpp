@@ -70,9 +70,14 @@ const Lane* named_member(const Timeline& tl, const std::string& trigger) {
 // "2,001 ms", "3.5 ms", "10,264.32 ms".
 std::string readable_ms(double ms) {
   const auto us = static_cast<std::int64_t>(std::llround(ms * 1000.0));
-  std::string whole = std::to_string(us / 1000);
-  for (int i = static_cast<int>(whole.size()) - 3; i > 0; i -= 3) whole.insert(static_cast<std::size_t>(i), ",");
-  std::string frac = fmt::format("{:03d}", us % 1000);
+  const std::int64_t magnitude = us < 0 ? -us : us;
+  const std::string digits = std::to_string(magnitude / 1000);
+  std::string whole = us < 0 ? "-" : "";
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) whole += ',';
+    whole += digits[i];
+  }
+  std::string frac = fmt::format("{:03d}", magnitude % 1000);
   while (!frac.empty() && frac.back() == '0') frac.pop_back();
   return whole + (frac.empty() ? "" : "." + frac) + " ms";
 }

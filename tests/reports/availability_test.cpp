@@ -46,17 +46,6 @@ std::vector<std::string> leading_starts(const rsim::ScenarioSpec& spec) {
   return out;
 }
 
-/// A scenario document's run under `variant` on the idealized machine, summarized with its
-/// steady window.
-json run_summary(const json& doc, const std::string& variant) {
-  const auto spec = testing::ideal_machine(doc);
-  reports::SummaryInputs in;
-  in.scenario = spec.name;
-  in.protocol = variant;
-  in.steady_consumers = leading_starts(spec);
-  return json::parse(reports::summarize(rsim::run_scenario(spec, variant, spec.seed).trace_lines, in).dump());
-}
-
 }  // namespace
 
 TEST_CASE("not processed: no owner, a callback, a stall and a pause each count; a stalled owner still counts as owning") {
