@@ -494,6 +494,9 @@ int main_impl(int argc, char** argv, bool parse_only) {
   explore->add_option("--protocol", explore_args.protocols, "protocol variant to run (repeatable; default: the scenario's)");
   explore->add_option("--out", explore_args.out_dir, "folder for failing scenarios (default: out/explore/<scenario name>)");
   explore->add_flag("--quiet", explore_args.quiet, "print only failures and the total");
+  explore->add_flag("--force", explore_args.force,
+                    "write into a non-empty --out folder that is not an output folder of rebalance-sim (no "
+                    ".rebalance-sim-manifest.json): what it holds is kept, except entries named as the outputs");
   add_watchdog_options(explore, explore_args.limits);
   add_inject_bug(explore);
   std::string explore_shard;
@@ -541,7 +544,7 @@ int main_impl(int argc, char** argv, bool parse_only) {
   // The commands that write files: an interrupt removes their staging folders, and a closed
   // stdout does not stop them before their files are written.
   if (run->parsed() || check->parsed() || report->parsed() || explore->parsed() || shrink->parsed() ||
-      sweep->parsed() || merge->parsed())
+      sweep->parsed() || merge->parsed() || compare->parsed())
     install_interrupt_cleanup();
   try {
     ModelOptions model = model_options();

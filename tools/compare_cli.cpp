@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -133,6 +134,9 @@ CLI::App* add_compare_subcommand(CLI::App& app, CompareArgs& args) {
   c->add_option("--out", args.out_dir,
                 "also write OUT/report.html (per consumer the simulator's lane beside each real run's, matched "
                 "callbacks linked, deviations beyond the tolerance in red, and this table) and OUT/compare.json");
+  c->add_flag("--force", args.force, "write --out into a non-empty folder that is not an output folder of "
+                                     "rebalance-sim (no .rebalance-sim-manifest.json): what it holds is kept, except "
+                                     "entries named as the outputs");
   c->footer("Example: rebalance-sim compare scenarios/examples/two-consumers.json --real fidelity/real/two-consumers "
             "--real fidelity/real/two-consumers/run-2 --out out/two-consumers-vs-kafka");
   return c;
@@ -164,6 +168,13 @@ int cmd_compare(const CompareArgs& args) {
   std::error_code ec;
   if (!args.out_dir.empty() && fs::exists(args.out_dir, ec) && !fs::is_directory(args.out_dir, ec))
     throw ScenarioError(args.out_dir, {"--out must name a directory (it is created when missing), not a file"});
+  // --out is an owned folder committed whole (tools/staged_output.hpp), claimed before the runs:
+  // a folder that is not rebalance-sim's is refused (exit 2) at no cost.
+  std::optional<StagedOutput> staged;
+  if (!args.out_dir.empty()) {
+    staged.emplace(fs::path(args.out_dir), OutputOwner{spec.name, args.scenario, args.force});
+    staged->claim({"report.html", "compare.json"});
+  }
   bool all_passed = true;
   nlohmann::ordered_json report = nlohmann::ordered_json::array();
   std::vector<reports::SideBySideVariant> pages;
@@ -214,11 +225,12 @@ int cmd_compare(const CompareArgs& args) {
     write_file_atomically(args.json_out, report.dump(2) + "\n");
   }
   if (!args.out_dir.empty()) {
-    // Each file written whole (checked writes, fsync and close, then a rename): a full disk or
-    // an unwritable folder is an OutputError (exit 2) and leaves no temporary file behind.
+    // Staged, checked writes fsynced, then one swap: a full disk or an unwritable folder is an
+    // OutputError (exit 2) and leaves the old folder as it was, with no staging folder behind.
     const fs::path html = fs::path(args.out_dir) / "report.html", json = fs::path(args.out_dir) / "compare.json";
-    write_file_atomically_in(args.out_dir, "report.html", reports::render_side_by_side(spec.name, pages));
-    write_file_atomically_in(args.out_dir, "compare.json", report.dump(2) + "\n");
+    staged->write_file("report.html", reports::render_side_by_side(spec.name, pages));
+    staged->write_file("compare.json", report.dump(2) + "\n");
+    staged->commit();
     std::cout << fmt::format("wrote {}\nwrote {}\n", one_line(html.string()), one_line(json.string()));
   }
   return all_passed ? 0 : 1;

@@ -21,6 +21,7 @@ struct CompareArgs {
   compare::Tolerances tolerances;
   std::string json_out;
   std::string out_dir;  // --out: OUT/report.html (sim and real side by side) and OUT/compare.json
+  bool force = false;   // --force: write into a non-empty folder rebalance-sim does not own
 };
 
 CLI::App* add_compare_subcommand(CLI::App& app, CompareArgs& args);

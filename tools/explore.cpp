@@ -249,6 +249,10 @@ int cmd_explore(const ExploreArgs& args) {
   }
   const fs::path out_dir = args.out_dir.empty() ? fs::path("out/explore") / default_output_dir(plain.name).filename()
                                                 : fs::path(args.out_dir);
+  // The folder is owned and committed whole (tools/staged_output.hpp): refused before any seed
+  // runs if it is not empty and not rebalance-sim's (unless --force); the failing scenarios of
+  // this explore replace those of the last one.
+  StagedOutput staged{out_dir, OutputOwner{plain.name, args.scenario, args.force}};
 
   struct SeedResult {
     std::string text;       // what is printed for the seed
@@ -309,9 +313,10 @@ int cmd_explore(const ExploreArgs& args) {
     runs += results[i].runs;
     if (!results[i].failing.empty()) {
       ++failing_seeds;
-      write_file_atomically_in(out_dir, fmt::format("seed-{}.json", from + i), results[i].failing);
+      staged.write_file(fmt::format("seed-{}.json", from + i), results[i].failing);
     }
   }
+  staged.commit();
   std::cout << fmt::format("explore {}: seeds {}..{} ({} seeds) x {} variants = {} runs, {} violations in {} seeds\n",
                            one_line(args.scenario), from, to, n, variants.size(), runs, violations, failing_seeds);
   return violations > 0 ? 1 : 0;

@@ -45,6 +45,7 @@ struct ExploreArgs {
   std::string out_dir;  // where failing scenarios go (default out/explore/<name>)
   sim::WatchdogLimits limits;
   bool quiet = false;  // only failures and the total
+  bool force = false;  // --force: write into a non-empty folder rebalance-sim does not own
   ModelOptions model;  // test-only injected bugs, developer checks
 };
 

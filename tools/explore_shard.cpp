@@ -100,7 +100,7 @@ int cmd_explore_shard(const ExploreArgs& args, const std::string& shard_text) {
   return 0;
 }
 
-int finish_explore(const std::vector<json>& shards, const std::string& out) {
+int finish_explore(const std::vector<json>& shards, const std::string& out, bool force) {
   const json& def = shards.front().at("explore");
   const std::uint32_t n = shards.front().at("shard").at(1).get<std::uint32_t>();
   std::vector<std::string> problems;
@@ -132,6 +132,10 @@ int finish_explore(const std::vector<json>& shards, const std::string& out) {
   for (std::size_t k = 0; k < total; ++k)
     if (by_seed[k] == nullptr) throw ScenarioError("merge", {fmt::format("seed {} missing from the shard results", from + k)});
   const fs::path out_dir(out);
+  // Owned and committed whole, as cmd_explore's folder (the shard results carry the scenario's
+  // file, not its name: the manifest names it by the file's stem).
+  const std::string scenario_file = def.at("scenario_file").get<std::string>();
+  StagedOutput staged{out_dir, OutputOwner{fs::path(scenario_file).stem().string(), scenario_file, force}};
   std::size_t violations = 0, runs = 0, failing_seeds = 0;
   for (std::size_t k = 0; k < total; ++k) {
     const json& u = *by_seed[k];
@@ -143,9 +147,10 @@ int finish_explore(const std::vector<json>& shards, const std::string& out) {
     runs += u.at("runs").get<std::size_t>();
     if (!u.at("failing").get<std::string>().empty()) {
       ++failing_seeds;
-      write_file_atomically_in(out_dir, fmt::format("seed-{}.json", seed), u.at("failing").get<std::string>());
+      staged.write_file(fmt::format("seed-{}.json", seed), u.at("failing").get<std::string>());
     }
   }
+  staged.commit();
   std::cout << fmt::format("explore {}: seeds {}..{} ({} seeds) x {} variants = {} runs, {} violations in {} seeds\n",
                            def.at("scenario_file").get<std::string>(), from, to, total, def.at("variants").size(), runs,
                            violations, failing_seeds);

@@ -19,6 +19,9 @@ CLI::App* add_merge_subcommand(CLI::App& app, MergeArgs& args) {
   c->add_option("results", args.results, "shard result files (shard-I-of-N.json), in any order")->required();
   c->add_option("--out", args.out_dir, "output folder (as the unsharded command's --out)")->required();
   c->add_flag("--quiet", args.quiet, "print nothing but errors");
+  c->add_flag("--force", args.force, "write into a non-empty folder that is not an output folder of rebalance-sim "
+                                     "(no .rebalance-sim-manifest.json): what it holds is kept, except entries named "
+                                     "as the outputs");
   c->footer("Example: rebalance-sim merge out/shards/shard-*-of-4.json --out out/sweep/poll-interval-storm");
   return c;
 }
@@ -50,8 +53,8 @@ int cmd_merge(const MergeArgs& args) {
   }
   if (!problems.empty()) throw ScenarioError("merge", problems);
   try {
-    if (kind == "rebalance-sim explore shard") return finish_explore(shards, args.out_dir);
-    finish_sweep(shards, args.out_dir, args.quiet);
+    if (kind == "rebalance-sim explore shard") return finish_explore(shards, args.out_dir, args.force);
+    finish_sweep(shards, args.out_dir, args.quiet, args.force);
   } catch (const nlohmann::json::exception& e) {
     throw ScenarioError("merge", {fmt::format("a shard result is malformed: {}", e.what())});
   }

@@ -14,6 +14,7 @@ struct MergeArgs {
   std::vector<std::string> results;
   std::string out_dir;
   bool quiet = false;
+  bool force = false;  // --force: write into a non-empty folder rebalance-sim does not own
 };
 
 CLI::App* add_merge_subcommand(CLI::App& app, MergeArgs& args);

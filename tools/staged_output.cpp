@@ -344,9 +344,13 @@ fs::path StagedOutput::staged(const fs::path& relative) {
 }
 
 void StagedOutput::write_file(const fs::path& relative, std::string_view bytes) {
-  OutputFile f(staged(relative));
-  f.append(bytes);
-  f.close();
+  try {
+    OutputFile f(staged(relative));
+    f.append(bytes);
+    f.close();
+  } catch (const OutputError& e) {
+    throw retold(e);  // named by the path it was going to have
+  }
 }
 
 void StagedOutput::claim(const std::vector<std::string>& names) const {

@@ -102,7 +102,7 @@ class StagedOutput {
 
   /// Where `relative` is staged (its parent folders are created).
   std::filesystem::path staged(const std::filesystem::path& relative);
-  /// Writes a whole file, fsynced.
+  /// Writes a whole file, fsynced; a failure is an OutputError about the path it was going to have.
   void write_file(const std::filesystem::path& relative, std::string_view bytes);
   /// The variant folders, for the manifest (in the order run).
   void set_variants(std::vector<std::string> variants) { variants_ = std::move(variants); }

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <unistd.h>
@@ -464,7 +465,11 @@ std::pair<std::uint32_t, std::uint32_t> parse_shard(const std::string& text) {
   return {i, n};
 }
 
-void finish_sweep(const std::vector<json>& shards, const std::string& out, bool quiet) {
+/// The top-level entries a sweep writes.
+const std::vector<std::string> kSweepOutputs{"runs.csv", "runs.json", "cells.csv", "cells.json", "phase.html", "worst"};
+
+void finish_sweep(const std::vector<json>& shards, const std::string& out, bool quiet, bool force,
+                  StagedOutput* prepared) {
   if (shards.empty()) throw ScenarioError("merge", {"no shard results"});
   const json& def = shards.front().at("sweep");
   const std::uint32_t n = shards.front().at("shard").at(1).get<std::uint32_t>();
@@ -637,8 +642,10 @@ void finish_sweep(const std::vector<json>& shards, const std::string& out, bool 
   }
 
   const std::string name = def.at("scenario").get<std::string>();
-  StagedOutput staged{fs::path(out), OutputOwner{name, args.scenario, false}};
-  staged.claim({"runs.csv", "runs.json", "cells.csv", "cells.json", "phase.html", "worst"});
+  std::optional<StagedOutput> own;
+  if (prepared == nullptr) own.emplace(fs::path(out), OutputOwner{name, args.scenario, force});
+  StagedOutput& staged = prepared != nullptr ? *prepared : *own;
+  staged.claim(kSweepOutputs);
   ojson header{{"scenario", name}, {"scenario_file", args.scenario}, {"scenario_sha256", sha},
                {"vary", ojson::parse(def.at("vary").dump())}, {"seeds", ojson::parse(def.at("seeds").dump())},
                {"metric", s.metric}, {"metrics", metrics}, {"percentiles", "nearest rank"}};
@@ -674,7 +681,13 @@ void finish_sweep(const std::vector<json>& shards, const std::string& out, bool 
         o.staged = &staged;
         o.variant = v.name;
         o.prefix = dir;
-        for (const auto& r : run_variants(v.spec, s.protocols, seed, o)) {
+        std::vector<VariantOutput> outputs;
+        try {
+          outputs = run_variants(v.spec, s.protocols, seed, o);
+        } catch (const OutputError& e) {
+          throw staged.retold(e);  // a trace streamed into the staging folder
+        }
+        for (const auto& r : outputs) {
           const std::string rel = v.name.empty() ? r.protocol : v.name + "/" + r.protocol;
           texts.push_back(VariantText{rel, {}, r.summary.dump(2) + "\n",
                                       staged_trace_path(staged, dir + "/" + rel).string()});
@@ -716,6 +729,9 @@ CLI::App* add_sweep_subcommand(CLI::App& app, SweepArgs& args) {
   c->add_option("--variant", args.variants, "settings variant to run (repeatable; default: all of `variants`)");
   c->add_option("--protocol", args.protocols, "protocol variant to run (repeatable; default: the scenario's)");
   c->add_flag("--quiet", args.quiet, "print nothing but errors");
+  c->add_flag("--force", args.force, "write into a non-empty folder that is not an output folder of rebalance-sim "
+                                     "(no .rebalance-sim-manifest.json): what it holds is kept, except entries named "
+                                     "as the outputs");
   add_watchdog_options(c, args.limits);
   c->footer("Example: rebalance-sim sweep scenarios/sweeps/poll-interval-storm.json "
             "--vary /consumers/*/processing/per_record_ms=10..40:10 --seeds 1..20 --jobs 2");
@@ -729,6 +745,15 @@ int cmd_sweep(const SweepArgs& args) {
   const auto shard = args.shard.empty() ? std::pair<std::uint32_t, std::uint32_t>{1, 1} : parse_shard(args.shard);
   const ojson def = sweep_def(s, base.sha256, base.name);
   const bool progress = !args.quiet && isatty(STDERR_FILENO) != 0;
+  const std::string out = args.out_dir.empty() ? (fs::path("out/sweep") / default_output_dir(base.name).filename()).string()
+                                               : args.out_dir;
+  // The output folder is claimed before any run: a folder that is not rebalance-sim's is refused
+  // (exit 2) at no cost, and another writer of it is excluded for the whole sweep.
+  std::optional<StagedOutput> staged;
+  if (args.shard.empty()) {
+    staged.emplace(fs::path(out), OutputOwner{base.name, args.scenario, args.force});
+    staged->claim(kSweepOutputs);
+  }
   const ojson result = run_shard(s, specs, def, shard, args.jobs, progress, args.limits);
   // Through the same text as a shard file: the unsharded sweep and a merge read the same numbers.
   const std::string text = result.dump(1) + "\n";
@@ -742,9 +767,7 @@ int cmd_sweep(const SweepArgs& args) {
                                shard.second, result.at("units").size(), s.cells * s.seeds(), (dir / file).string());
     return 0;
   }
-  const std::string out = args.out_dir.empty() ? (fs::path("out/sweep") / default_output_dir(base.name).filename()).string()
-                                               : args.out_dir;
-  finish_sweep({json::parse(text)}, out, args.quiet);
+  finish_sweep({json::parse(text)}, out, args.quiet, args.force, &*staged);
   return 0;
 }
 

@@ -22,6 +22,8 @@ class App;
 
 namespace rsim::cli {
 
+class StagedOutput;
+
 /// One --vary: the path's tokens ("*" = every element) and its values, in order.
 struct VaryAxis {
   std::string path;
@@ -56,6 +58,7 @@ struct SweepArgs {
   std::vector<std::string> variants;   // settings variants (default: all)
   std::vector<std::string> protocols;  // default: the scenario's
   bool quiet = false;
+  bool force = false;  // --force: write into a non-empty folder rebalance-sim does not own
   sim::WatchdogLimits limits;
 };
 
@@ -64,7 +67,10 @@ CLI::App* add_sweep_subcommand(CLI::App& app, SweepArgs& args);
 int cmd_sweep(const SweepArgs& args);
 
 /// The outputs of a whole sweep from its shard results (any order, each shard once), written to
-/// `out`. Used by `sweep` itself (one shard 1/1 held in memory) and by `merge`.
-void finish_sweep(const std::vector<nlohmann::json>& shards, const std::string& out, bool quiet);
+/// `out`. Used by `sweep` itself (one shard 1/1 held in memory) and by `merge`. The folder is an
+/// owned StagedOutput (tools/staged_output.hpp; `force` as --force), `prepared` when the caller
+/// claimed it before running (then `out` and `force` are its), else made here.
+void finish_sweep(const std::vector<nlohmann::json>& shards, const std::string& out, bool quiet, bool force = false,
+                  StagedOutput* prepared = nullptr);
 
 }  // namespace rsim::cli

@@ -332,3 +332,193 @@ TEST_CASE("output folders: check writes its reports when stdout is closed (SIGPI
   CHECK(results["passed"].get<int>() > 0);
   fs::remove_all(dir);
 }
+
+// explore, compare, sweep and merge own their --out folder through the same StagedOutput as run.
+namespace {
+
+const std::string kForeignRefusal =
+    ": the folder is not empty and is not an output folder of rebalance-sim (it has no "
+    ".rebalance-sim-manifest.json; it holds ";
+const std::string kForeignAdvice =
+    "); choose a new or empty folder, or pass --force to write into it (what it holds is kept, except entries named "
+    "as the outputs)\n";
+
+/// A folder holding a user's notes and a file of an output's name: not rebalance-sim's.
+fs::path foreign_folder(const fs::path& dir, const std::string& output_name) {
+  const fs::path o = dir / "o";
+  fs::create_directories(o);
+  std::ofstream(o / "notes.txt") << "my notes";
+  std::ofstream(o / output_name) << "mine";
+  return o;
+}
+
+std::vector<std::string> manifest_files(const fs::path& o) {
+  const auto m = nlohmann::json::parse(read_file(o / ".rebalance-sim-manifest.json"));
+  CHECK(m["written_by"] == "rebalance-sim");
+  CHECK(m["variants"] == nlohmann::json::array());
+  return m["files"].get<std::vector<std::string>>();
+}
+
+}  // namespace
+
+TEST_CASE("output folders: explore refuses a foreign folder, --force writes, a re-run replaces only its seed files") {
+  const fs::path dir = scratch("explore");
+  const fs::path o = foreign_folder(dir, "seed-1.json");
+  const auto before = files_of(o);
+  const std::string explore = "explore " + std::string(RSIM_SOURCE_DIR) + "/scenarios/explore/two-groups-short.json " +
+                              "--protocol consumer --inject-bug skip-revocation --quiet --out " + o.string();
+  auto r = run_cli(explore + " --seeds 1..3", "owned-explore");
+  CHECK(r.code == 2);
+  CHECK(r.err == "rebalance-sim: cannot write " + o.string() + kForeignRefusal + "\"notes.txt\", \"seed-1.json\"" +
+                     kForeignAdvice);
+  CHECK(r.out.empty());  // refused before any seed ran
+  CHECK(files_of(o) == before);
+  CHECK(names_in(dir) == std::set<std::string>{"o"});
+
+  r = run_cli(explore + " --seeds 1..3 --force", "owned-explore-force");
+  CHECK(r.code == 1);
+  CHECK(r.out.find("7 violations in 3 seeds") != std::string::npos);
+  CHECK(manifest_files(o) == std::vector<std::string>{"seed-1.json", "seed-2.json", "seed-3.json"});
+  CHECK(names_in(o) == std::set<std::string>{".rebalance-sim-manifest.json", "notes.txt", "seed-1.json", "seed-2.json", "seed-3.json"});
+  CHECK(read_file(o / "seed-1.json") != "mine");
+  CHECK(read_file(o / "notes.txt") == "my notes");
+  CHECK(names_in(dir) == std::set<std::string>{"o"});
+
+  // Owned now: the next explore replaces the seed files the manifest lists, keeps the notes.
+  std::ofstream(o / "more-notes.txt") << "more";
+  r = run_cli(explore + " --seeds 4..6", "owned-explore-again");
+  CHECK(r.code == 1);
+  CHECK(manifest_files(o) == std::vector<std::string>{"seed-4.json", "seed-5.json", "seed-6.json"});
+  CHECK(names_in(o) == std::set<std::string>{".rebalance-sim-manifest.json", "more-notes.txt", "notes.txt", "seed-4.json",
+                                             "seed-5.json", "seed-6.json"});
+  CHECK(read_file(o / "more-notes.txt") == "more");
+
+  // An explore with no failure still commits: the folder holds no stale seed file.
+  r = run_cli("explore " + std::string(RSIM_SOURCE_DIR) + "/scenarios/explore/two-groups-short.json --protocol consumer "
+              "--seeds 1..2 --quiet --out " + o.string(), "owned-explore-clean");
+  CHECK(r.code == 0);
+  CHECK(manifest_files(o).empty());
+  CHECK(names_in(o) == std::set<std::string>{".rebalance-sim-manifest.json", "more-notes.txt", "notes.txt"});
+  fs::remove_all(dir);
+}
+
+TEST_CASE("output folders: compare --out refuses a foreign folder, --force writes, a re-run replaces only its files") {
+  const fs::path dir = scratch("compare");
+  const fs::path o = foreign_folder(dir, "report.html");
+  const auto before = files_of(o);
+  const std::string compare = "compare " + kScenario + " --real " + std::string(RSIM_SOURCE_DIR) +
+                              "/fidelity/real/two-consumers --out " + o.string();
+  auto r = run_cli(compare, "owned-compare");
+  CHECK(r.code == 2);
+  CHECK(r.err == "rebalance-sim: cannot write " + o.string() + kForeignRefusal + "\"notes.txt\", \"report.html\"" +
+                     kForeignAdvice);
+  CHECK(r.out.empty());
+  CHECK(files_of(o) == before);
+  CHECK(names_in(dir) == std::set<std::string>{"o"});
+
+  r = run_cli(compare + " --force", "owned-compare-force");
+  REQUIRE(r.code <= 1);  // 0 agrees, 1 differs: both write
+  CHECK(manifest_files(o) == std::vector<std::string>{"compare.json", "report.html"});
+  CHECK(names_in(o) == std::set<std::string>{".rebalance-sim-manifest.json", "compare.json", "notes.txt", "report.html"});
+  CHECK(read_file(o / "report.html") != "mine");
+  CHECK(read_file(o / "notes.txt") == "my notes");
+  const auto first = files_of(o);
+
+  // Owned: the same compare again gives the same bytes, and a file beside them is kept.
+  std::ofstream(o / "more-notes.txt") << "more";
+  const auto again = run_cli(compare, "owned-compare-again");
+  CHECK(again.code == r.code);
+  auto now = files_of(o);
+  CHECK(now.erase("more-notes.txt") == 1);
+  CHECK(now == first);
+  CHECK(names_in(dir) == std::set<std::string>{"o"});
+  fs::remove_all(dir);
+}
+
+TEST_CASE("output folders: sweep and merge refuse a foreign folder, --force writes, a re-run replaces only its files") {
+  const fs::path dir = scratch("sweep");
+  const fs::path o = foreign_folder(dir, "runs.csv");
+  const auto before = files_of(o);
+  const std::string sweep = "sweep " + kScenario + " --vary /consumers/*/config/session.timeout.ms=10000,20000 --quiet";
+  auto r = run_cli(sweep + " --seeds 1..2 --out " + o.string(), "owned-sweep");
+  CHECK(r.code == 2);
+  CHECK(r.err == "rebalance-sim: cannot write " + o.string() + kForeignRefusal + "\"notes.txt\", \"runs.csv\"" +
+                     kForeignAdvice);
+  CHECK(files_of(o) == before);
+  CHECK(names_in(dir) == std::set<std::string>{"o"});
+
+  r = run_cli(sweep + " --seeds 1..2 --force --out " + o.string(), "owned-sweep-force");
+  CHECK(r.code == 0);
+  CHECK(names_in(o) == std::set<std::string>{".rebalance-sim-manifest.json", "cells.csv", "cells.json", "notes.txt",
+                                             "phase.html", "runs.csv", "runs.json", "worst"});
+  CHECK(read_file(o / "runs.csv") != "mine");
+  // The manifest lists exactly the files written (all but the notes and itself).
+  auto listed = [&] {
+    std::vector<std::string> files;
+    for (const auto& [rel, bytes] : files_of(o))
+      if (rel != "notes.txt" && rel != ".rebalance-sim-manifest.json") files.push_back(rel);
+    return files;
+  };
+  CHECK(manifest_files(o) == listed());
+  // 5 tables and pages, and per cell (c1, c2) its worst seed's (seed 1) summary, trace and report.
+  CHECK(manifest_files(o).size() == 5 + 2 * 3);
+  CHECK(fs::exists(o / "worst" / "c1" / "seed-1" / "report.html"));
+  CHECK(fs::exists(o / "worst" / "c2" / "seed-1" / "report.html"));
+
+  // Owned: a re-run over one seed replaces worst/ whole (a file planted in it goes), keeps the notes.
+  std::ofstream(o / "worst" / "planted") << "x";
+  r = run_cli(sweep + " --seeds 3 --out " + o.string(), "owned-sweep-again");
+  CHECK(r.code == 0);
+  CHECK(!fs::exists(o / "worst" / "planted"));
+  CHECK(manifest_files(o) == listed());
+  CHECK(manifest_files(o).size() == 5 + 2 * 3);
+  CHECK(!fs::exists(o / "worst" / "c1" / "seed-1"));
+  CHECK(fs::exists(o / "worst" / "c1" / "seed-3" / "report.html"));
+  CHECK(read_file(o / "notes.txt") == "my notes");
+
+  // merge: the same ownership (a shard of the same sweep, merged into a foreign folder, then forced).
+  r = run_cli(sweep + " --seeds 3 --shard 1/1 --out " + (dir / "shards").string(), "owned-sweep-shard");
+  REQUIRE(r.code == 0);
+  const fs::path m = foreign_folder(dir / "m", "phase.html");
+  const auto m_before = files_of(m);
+  const std::string merge = "merge " + (dir / "shards" / "shard-1-of-1.json").string() + " --quiet --out " + m.string();
+  r = run_cli(merge, "owned-merge");
+  CHECK(r.code == 2);
+  CHECK(r.err == "rebalance-sim: cannot write " + m.string() + kForeignRefusal + "\"notes.txt\", \"phase.html\"" +
+                     kForeignAdvice);
+  CHECK(files_of(m) == m_before);
+  r = run_cli(merge + " --force", "owned-merge-force");
+  CHECK(r.code == 0);
+  auto merged = files_of(m);
+  CHECK(merged.erase("notes.txt") == 1);
+  auto swept = files_of(o);
+  CHECK(swept.erase("notes.txt") == 1);
+  CHECK(merged == swept);  // what the unsharded sweep wrote, manifest included
+  fs::remove_all(dir);
+}
+
+TEST_CASE("output folders: explore and compare hold the folder's lock, and SIGINT leaves no staging and the old outputs") {
+  const fs::path dir = scratch("explore-sig");
+  const fs::path o = dir / "o";
+  const std::string scenario = std::string(RSIM_SOURCE_DIR) + "/scenarios/explore/two-groups-short.json";
+  auto r = run_cli("explore " + scenario + " --protocol consumer --inject-bug skip-revocation --quiet --seeds 1 --out " +
+                       o.string(), "owned-explore-sig0");
+  REQUIRE(r.code == 1);
+  const auto before = files_of(o);
+  REQUIRE(before.size() == 2);  // seed-1.json and the manifest
+  // Far more seeds than the test waits for: the explore is still running when it is stopped.
+  Background explore({"explore", scenario, "--seeds", "1..100000", "--quiet", "--out", o.string()}, dir / "explore.err");
+  REQUIRE(!wait_for_staging(o, explore.pid).empty());
+  r = run_cli("compare " + kScenario + " --real " + std::string(RSIM_SOURCE_DIR) + "/fidelity/real/two-consumers --out " +
+                  o.string(), "owned-explore-lock");
+  CHECK(r.code == 2);
+  CHECK(r.err == "rebalance-sim: cannot write " + o.string() +
+                     ": another rebalance-sim is writing to this folder (it holds the folder's lock); wait until it "
+                     "ends, or choose another output folder\n");
+  CHECK(explore.stop(SIGINT) == 128 + SIGINT);
+  CHECK(read_file(dir / "explore.err") ==
+        "rebalance-sim: interrupted by SIGINT; the outputs in progress were removed, the previous ones are intact\n");
+  CHECK(!any_staging(dir));
+  CHECK(files_of(o) == before);
+  fs::remove_all(dir);
+}
