@@ -215,7 +215,9 @@ std::vector<RegressionRow> compare_with_baseline(const std::string& scenario, co
     rows.push_back(std::move(r));
   }
   // The other metrics that moved: shown, never gated.
-  for (const auto& [metric, v] : now.items()) {
+  for (const auto& item : now.items()) {
+    // A named copy, not a structured binding: Clang 14 cannot capture a binding in a lambda.
+    const std::string metric = item.key();
     if (std::any_of(tolerances.begin(), tolerances.end(), [&](const auto& t) { return t.first == metric; })) continue;
     RegressionRow r{scenario, variant, metric, number_at(base, metric), number_at(&now, metric), std::nullopt};
     if (!r.base || !r.now || round_us(*r.now - *r.base) == 0) continue;
