@@ -632,7 +632,6 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
     const bool changed = type == "pod.ready" ? pods.insert(pod).second : pods.erase(pod) > 0;
     if (!changed) return;
     const int n = static_cast<int>(pods.size());
-    band.max_ready = std::max(band.max_ready, n);
     // Changes at one time are one step: the count after the last of them.
     if (!band.ready.empty() && band.ready.back().t_us == t) band.ready.back().ready = n;
     else band.ready.push_back(ReplicaStep{t, n});
@@ -931,6 +930,8 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
     gs.open = false;
   }
 
+  for (auto& band : tl.deployments)
+    for (const auto& step : band.ready) band.max_ready = std::max(band.max_ready, step.ready);
   tl.partitions.assign(partition_names.begin(), partition_names.end());
   std::map<std::string, int> index_of;
   for (std::size_t i = 0; i < tl.partitions.size(); ++i) index_of[tl.partitions[i]] = static_cast<int>(i);

@@ -123,7 +123,7 @@ struct DeploymentBand {
   std::string deployment;
   std::vector<ReplicaStep> ready;  // in time order, each a change (no two at one time)
   std::vector<ScalingDecision> decisions;
-  int max_ready = 0;
+  int max_ready = 0;  // the largest step
 };
 
 struct Timeline {
