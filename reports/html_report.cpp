@@ -783,7 +783,15 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
     }
     fmt::format_to(o, "</section>\n");
   }
-  fmt::format_to(o, "</main><pre id=\"details\">Click a shape for its details.</pre><script>{}</script></body></html>\n", kScript);
+  // Fleets only (other pages keep their bytes): what the browser laid out of the deployment
+  // bands, for the browser tests (ready-pod steps drawn with an area, decision markers).
+  const char* fleet_script = fleets
+      ? "<script>(function(){var n=0;document.querySelectorAll('svg.timeline g.fleet rect.replicas').forEach(function(e){"
+        "var b=e.getBoundingClientRect();if(b.width>0&&b.height>0)n++;});var d=document.documentElement.dataset;"
+        "d.replicaSteps=n;d.scalingMarkers=document.querySelectorAll('svg.timeline g.fleet [data-scaling]').length;})();</script>"
+      : "";
+  fmt::format_to(o, "</main><pre id=\"details\">Click a shape for its details.</pre><script>{}</script>{}</body></html>\n", kScript,
+                 fleet_script);
   return html;
 }
 
