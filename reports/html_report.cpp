@@ -22,6 +22,7 @@ using json = nlohmann::ordered_json;
 
 constexpr double kBandHeight = 16;
 constexpr double kLagHeight = 90;
+constexpr double kFleetHeight = 36;             // a deployment's band: its ready pods over time
 constexpr std::size_t kStripeBudget = 6000;     // per-partition stripes per variant before aggregating
 constexpr std::size_t kMaxStripesPerInterval = 32;
 constexpr std::size_t kMaxSequenceViews = 40;   // per variant
@@ -299,7 +300,52 @@ void render_critical_paths(Out o, const Timeline& tl, const Scale& sc, double ba
   fmt::format_to(o, "</g></g></g>");
 }
 
-void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t max_lag, const std::string& clip_id) {
+/// A deployment's band (fleets): its ready pods over time as a stepped area, one
+/// `<rect class="replicas" data-ready="N">` per step (the count from that step to the next), and
+/// a marker per autoscaler decision (`<line class="inst scaling" data-scaling="K">`, K from 1).
+/// `max_ready` is the top of the scale, shared by the variants.
+void render_fleet(Out o, const DeploymentBand& band, const Scale& sc, double y, int max_ready, const std::string& clip_id) {
+  fmt::format_to(o, "<g class=\"fleet\" data-deployment=\"{}\" data-steps=\"{}\" data-decisions=\"{}\" data-max-ready=\"{}\">",
+                 esc(band.deployment), band.ready.size(), band.decisions.size(), band.max_ready);
+  fmt::format_to(o, "<text class=\"lbl\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", kLabelWidth - 6, y + 14, esc(band.deployment));
+  fmt::format_to(o, "<text class=\"lbl small\" x=\"{:.1f}\" y=\"{:.1f}\">ready pods (max {})</text>", kLabelWidth - 6, y + 27,
+                 band.max_ready);
+  fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">", kLabelWidth, clip_id);
+  fmt::format_to(o, "<rect class=\"lanebg\" x=\"0\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\"/>", y, kPlotWidth, kFleetHeight - 2);
+  const double base = y + kFleetHeight - 3, room = kFleetHeight - 6;
+  const double denom = static_cast<double>(std::max(1, max_ready));
+  std::string outline;
+  for (std::size_t i = 0; i < band.ready.size(); ++i) {
+    const auto& s = band.ready[i];
+    const std::int64_t end = i + 1 < band.ready.size() ? band.ready[i + 1].t_us : sc.duration_us;
+    const double h = room * static_cast<double>(s.ready) / denom;
+    rect(o, sc.x(s.t_us), base - h, sc.w(s.t_us, end), h, "#a8c5e6",
+         fmt::format("{}: {} ready pod{} from {} to {}", band.deployment, s.ready, s.ready == 1 ? "" : "s", seconds(s.t_us),
+                     seconds(end)),
+         fmt::format(" class=\"replicas\" data-ready=\"{}\" data-start-us=\"{}\"{}", s.ready, s.t_us,
+                     sc.min_width_attrs(s.t_us, end)));
+    if (i == 0) fmt::format_to(std::back_inserter(outline), "{:.2f},{:.1f} ", sc.x(s.t_us), base);
+    else fmt::format_to(std::back_inserter(outline), "{:.2f},{:.1f} ", sc.x(s.t_us),
+                        base - room * static_cast<double>(band.ready[i - 1].ready) / denom);
+    fmt::format_to(std::back_inserter(outline), "{:.2f},{:.1f} ", sc.x(s.t_us), base - h);
+    if (i + 1 == band.ready.size()) fmt::format_to(std::back_inserter(outline), "{:.2f},{:.1f}", sc.x(end), base - h);
+  }
+  if (!outline.empty())
+    fmt::format_to(o, "<polyline class=\"replica-line\" fill=\"none\" stroke=\"#1f5f9e\" stroke-width=\"1.5\" "
+                      "vector-effect=\"non-scaling-stroke\" points=\"{}\"><title>{}: ready pods (max {})</title></polyline>",
+                   outline, esc(band.deployment), band.max_ready);
+  for (std::size_t k = 0; k < band.decisions.size(); ++k) {
+    const auto& d = band.decisions[k];
+    const double x = sc.x(d.t_us);
+    fmt::format_to(o, "<line class=\"inst scaling\" data-scaling=\"{}\" data-from=\"{}\" data-to=\"{}\" data-t-us=\"{}\" "
+                      "x1=\"{:.2f}\" x2=\"{:.2f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"2\"><title>{}</title></line>",
+                   k + 1, d.from, d.to, d.t_us, x, x, y, y + kFleetHeight - 2, d.to >= d.from ? "#2a9d2a" : "#e76f00",
+                   esc(clip(fmt::format("{}: {} {} -> {} replicas: {}", seconds(d.t_us), band.deployment, d.from, d.to, d.reason), 300)));
+  }
+  fmt::format_to(o, "</g></g></g></g>");
+}
+
+void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t max_lag, int max_ready, const std::string& clip_id) {
   std::size_t stripes = 0;
   for (const auto& l : tl.lanes)
     for (const auto& own : l.owned) stripes += own.partitions.size();
@@ -307,7 +353,8 @@ void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t ma
   const std::size_t n = tl.lanes.size();
   const double lane_h = n <= 12 ? 30 : n <= 40 ? 22 : n <= 150 ? 12 : 5;
   const double band_top = kAxisHeight + 4;
-  const double lanes_top = band_top + kBandHeight * static_cast<double>(tl.groups.size()) + 6;
+  const double fleet_top = band_top + kBandHeight * static_cast<double>(tl.groups.size());
+  const double lanes_top = fleet_top + kFleetHeight * static_cast<double>(tl.deployments.size()) + 6;
   const double lag_top = lanes_top + lane_h * static_cast<double>(n) + 8;
   const double height = lag_top + kLagHeight + 4;
   const double width = kLabelWidth + kPlotWidth + 10;
@@ -359,6 +406,8 @@ void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t ma
     }
     fmt::format_to(o, "</g></g></g></g>");
   }
+  for (std::size_t d = 0; d < tl.deployments.size(); ++d)
+    render_fleet(o, tl.deployments[d], sc, fleet_top + kFleetHeight * static_cast<double>(d), max_ready, clip_id);
   for (std::size_t l = 0; l < n; ++l)
     render_lane(o, tl, tl.lanes[l], sc, lanes_top + lane_h * static_cast<double>(l), lane_h - 1, per_partition, clip_id);
   render_critical_paths(o, tl, sc, band_top, lanes_top, lane_h, clip_id);
@@ -568,9 +617,13 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
   Out o(html);
   Scale sc;
   std::int64_t max_lag = 0;
+  int max_ready = 0;  // the top of every deployment band's scale
+  bool fleets = false;
   for (const auto& v : variants) {
     sc.duration_us = std::max(sc.duration_us, v.duration_us);
     for (const auto& p : v.total_lag) max_lag = std::max(max_lag, p.lag);
+    for (const auto& d : v.deployments) max_ready = std::max(max_ready, d.max_ready);
+    fleets = fleets || !v.deployments.empty();
   }
   const std::string scenario = variants.empty() ? std::string() : variants.front().scenario;
   fmt::format_to(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -620,13 +673,17 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
   fmt::format_to(o, "<span><i style=\"background:rgba(230,57,70,0.25)\"></i>rebalance window</span>");
   for (const char* k : {"Empty", "PreparingRebalance", "CompletingRebalance", "Stable"})
     fmt::format_to(o, "<span><i style=\"background:{}\"></i>{}</span>", state_colour(k), k);
+  if (fleets)
+    fmt::format_to(o, "<span><i style=\"background:#a8c5e6\"></i>ready pods of a deployment</span>"
+                      "<span><i style=\"background:#2a9d2a;width:3px\"></i>scale up</span>"
+                      "<span><i style=\"background:#e76f00;width:3px\"></i>scale down (autoscaler decision)</span>");
   fmt::format_to(o, "<span>(consumer protocol: assigning, reconciling, stable)</span>"
                     "<span>ownership bars: one colour per partition (one bar per consumer when there are many)</span></div>\n");
   for (std::size_t vi = 0; vi < variants.size(); ++vi) {
     const auto& v = variants[vi];
     fmt::format_to(o, "<div class=\"variant\"><h3>{} — {} rebalance{}</h3>", esc(v.protocol), v.rebalances.size(),
                    v.rebalances.size() == 1 ? "" : "s");
-    render_timeline(o, v, sc, max_lag, fmt::format("clip-{}", vi));
+    render_timeline(o, v, sc, max_lag, max_ready, fmt::format("clip-{}", vi));
     fmt::format_to(o, "</div>\n");
   }
 
@@ -726,7 +783,15 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
     }
     fmt::format_to(o, "</section>\n");
   }
-  fmt::format_to(o, "</main><pre id=\"details\">Click a shape for its details.</pre><script>{}</script></body></html>\n", kScript);
+  // Fleets only (other pages keep their bytes): what the browser laid out of the deployment
+  // bands, for the browser tests (ready-pod steps drawn with an area, decision markers).
+  const char* fleet_script = fleets
+      ? "<script>(function(){var n=0;document.querySelectorAll('svg.timeline g.fleet rect.replicas').forEach(function(e){"
+        "var b=e.getBoundingClientRect();if(b.width>0&&b.height>0)n++;});var d=document.documentElement.dataset;"
+        "d.replicaSteps=n;d.scalingMarkers=document.querySelectorAll('svg.timeline g.fleet [data-scaling]').length;})();</script>"
+      : "";
+  fmt::format_to(o, "</main><pre id=\"details\">Click a shape for its details.</pre><script>{}</script>{}</body></html>\n", kScript,
+                 fleet_script);
   return html;
 }
 

@@ -615,6 +615,30 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
   std::vector<std::string> rpc_fields;  // a scanned request's `fields`
   std::size_t field_count = 0;
 
+  // Fleets: per deployment (index into tl.deployments) its ready pods, and the pods of each.
+  std::map<std::string, std::size_t> deployment_index;
+  std::map<std::string, std::set<std::string>> ready_pods;
+  auto on_fleet = [&](const json& f, std::int64_t t, const std::string& type) {
+    const std::string d = str(f, "deployment");
+    auto [it, added] = deployment_index.emplace(d, tl.deployments.size());
+    if (added) tl.deployments.push_back(DeploymentBand{d, {}, {}, 0});
+    auto& band = tl.deployments[it->second];
+    if (type == "autoscaler.decision") {
+      band.decisions.push_back(ScalingDecision{t, num(f, "from"), num(f, "to"), str(f, "reason")});
+      return;
+    }
+    auto& pods = ready_pods[d];
+    const std::string pod = str(f, "pod");
+    const bool changed = type == "pod.ready" ? pods.insert(pod).second : pods.erase(pod) > 0;
+    if (!changed) return;
+    const int n = static_cast<int>(pods.size());
+    // Changes at one time are one step: the count after the last of them.
+    if (!band.ready.empty() && band.ready.back().t_us == t) band.ready.back().ready = n;
+    else band.ready.push_back(ReplicaStep{t, n});
+    const int before = band.ready.size() >= 2 ? band.ready[band.ready.size() - 2].ready : 0;
+    if (before == n) band.ready.pop_back();
+  };
+
   std::string_view raw;
   std::size_t line_no = 0;
   LineScan scan;
@@ -780,6 +804,9 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
       } else {
         rpc_recv(t, str(f, "to"), api, num(f, "id", -1), str(f, "error"));
       }
+    } else if (type == "pod.ready" || type == "pod.terminating" || type == "pod.killed" ||
+               type == "autoscaler.decision") {
+      on_fleet(f, t, type);
     } else if (type == "record" || type == "log_end_offset" || type == "produce" || type == "position" ||
                type == "run.end" || type == "net.change" || type == "net.heal" || type == "net.partition" ||
                type == "net.restore" || type == "net.drop" || type == "coordinator.elected" ||
@@ -903,6 +930,8 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
     gs.open = false;
   }
 
+  for (auto& band : tl.deployments)
+    for (const auto& step : band.ready) band.max_ready = std::max(band.max_ready, step.ready);
   tl.partitions.assign(partition_names.begin(), partition_names.end());
   std::map<std::string, int> index_of;
   for (std::size_t i = 0; i < tl.partitions.size(); ++i) index_of[tl.partitions[i]] = static_cast<int>(i);

@@ -104,6 +104,28 @@ struct LagPoint {
   std::int64_t lag = 0;
 };
 
+/// Fleets (issue 38): one Deployment or StatefulSet as its pod and autoscaler lines tell it.
+/// `ready` holds a step at every time the number of ready pods changes (a pod counts from its
+/// pod.ready until its pod.terminating or pod.killed); `decisions` holds each autoscaler.decision.
+struct ReplicaStep {
+  std::int64_t t_us = 0;
+  int ready = 0;  // ready pods from t_us on
+};
+
+struct ScalingDecision {
+  std::int64_t t_us = 0;
+  std::int64_t from = 0;
+  std::int64_t to = 0;
+  std::string reason;
+};
+
+struct DeploymentBand {
+  std::string deployment;
+  std::vector<ReplicaStep> ready;  // in time order, each a change (no two at one time)
+  std::vector<ScalingDecision> decisions;
+  int max_ready = 0;  // the largest step
+};
+
 struct Timeline {
   std::string scenario;
   std::string protocol;
@@ -111,6 +133,7 @@ struct Timeline {
   std::vector<std::string> partitions;   // every partition seen, topic then number order
   std::vector<Lane> lanes;               // in order of first appearance
   std::vector<GroupBand> groups;         // in order of first appearance
+  std::vector<DeploymentBand> deployments;  // fleets only, in order of first appearance
   std::vector<Rebalance> rebalances;
   std::vector<Message> messages;         // group-coordination requests (no Fetch, ListOffsets)
   // Per partition index: the lag samples of the first kLagSeriesKept sampled partitions (all

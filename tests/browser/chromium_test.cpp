@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -213,6 +214,40 @@ TEST_CASE("chromium: the KIP-848 two-consumers example report") {
 
 TEST_CASE("chromium: three variants side by side") {
   check_in_browser("scenarios/consumer/side-by-side-join.json", "side-by-side-join", 3);
+}
+
+// A fleet (issue 38): every variant's deployment band is laid out, one area per step with ready
+// pods and one marker per autoscaler decision (summary.json's scaling_actions), no script error.
+TEST_CASE("chromium: a fleet's ready-pods band and scaling markers") {
+  check_in_browser("scenarios/library/fleet-burst-scale-out-in.json", "fleet-burst", 3);
+  const fs::path dir = fs::path(RSIM_BUILD_DIR) / "test-artifacts" / "browser" / "fleet-burst";
+  std::size_t steps = 0, markers = 0;
+  for (const char* variant : {"classic-eager", "classic-cooperative", "consumer"}) {
+    const fs::path run = dir / "run" / variant;
+    markers += nlohmann::json::parse(slurp(run / "summary.json"))["metrics"]["scaling_actions"].get<std::size_t>();
+    // Steps with at least one ready pod, from the pod lines of the trace.
+    std::set<std::string> ready;
+    std::map<long long, std::size_t> at;
+    std::istringstream trace(slurp(run / "trace.jsonl"));
+    std::string line;
+    while (std::getline(trace, line)) {
+      if (line.find("\"type\":\"pod.") == std::string::npos) continue;
+      const auto j = nlohmann::json::parse(line);
+      if (j["type"] == "pod.ready") ready.insert(j["pod"].get<std::string>());
+      else if (j["type"] == "pod.terminating" || j["type"] == "pod.killed") ready.erase(j["pod"].get<std::string>());
+      else continue;
+      at[j["t_us"].get<long long>()] = ready.size();
+    }
+    std::size_t last = 0;
+    for (const auto& [t, n] : at) {
+      if (n != last && n > 0) ++steps;
+      last = n;
+    }
+  }
+  CHECK(markers >= 6);
+  const std::string dom = slurp(dir / "dom.html");
+  CHECK(attribute(dom, "data-replica-steps") == std::to_string(steps));
+  CHECK(attribute(dom, "data-scaling-markers") == std::to_string(markers));
 }
 
 TEST_CASE("chromium: a share-group run's report with its share view") {
