@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -21,10 +23,12 @@
 #include "models/scenario/world.hpp"
 #include "sim/assert.hpp"
 #include "tools/baseline.hpp"
+#include "tools/check_shard.hpp"
 #include "tools/golden.hpp"
 #include "tools/report_cli.hpp"
 #include "tools/runner.hpp"
 #include "tools/staged_output.hpp"
+#include "tools/sweep.hpp"
 
 namespace rsim::cli {
 
@@ -470,7 +474,165 @@ std::string out_name_of(const fs::path& rel) {
   return out.empty() ? "_" : out;
 }
 
+/// A scenario's result as a `check --shard` unit, and back (check_report_units): every field the
+/// console lines and the reports read, doubles exactly (JSON numbers round-trip), the metrics as
+/// text so that their order survives any JSON reader.
+nlohmann::json result_to_json(const ScenarioResult& r) {
+  using json = nlohmann::json;
+  json suites = json::array();
+  for (const auto& s : r.suites) {
+    json cases = json::array();
+    for (const auto& c : s.cases) {
+      const auto& e = c.result;
+      cases.push_back({{"name", c.name}, {"passed", c.passed}, {"skipped", c.skipped}, {"error", c.error},
+                       {"failure", c.failure}, {"passed_line", c.passed_line}, {"md_actual", c.md_actual},
+                       {"time_s", c.time_s}, {"assertion", c.assertion},
+                       {"result", {{"index", e.index}, {"protocol", e.protocol}, {"what", e.what}, {"metric", e.metric},
+                                   {"op", e.op}, {"expected", e.expected}, {"actual", e.actual}, {"detail", e.detail},
+                                   {"message", e.message}, {"at_us", e.at_us}, {"passed", e.passed}}}});
+    }
+    suites.push_back({{"scenario", s.scenario}, {"file", s.file}, {"variant", s.variant}, {"seed", s.seed},
+                      {"time_s", s.time_s}, {"wall_s", s.wall_s}, {"cases", cases}, {"moments", s.moments},
+                      {"metrics", s.metrics.dump()}});
+  }
+  return {{"file", r.file}, {"out_name", r.out_name}, {"suites", suites}, {"invalid", r.invalid},
+          {"internal_error", r.internal_error}};
+}
+
+ScenarioResult result_of_json(const nlohmann::json& j) {
+  ScenarioResult r;
+  r.file = j.at("file").get<std::string>();
+  r.out_name = j.at("out_name").get<std::string>();
+  r.invalid = j.at("invalid").get<bool>();
+  r.internal_error = j.at("internal_error").get<bool>();
+  for (const auto& js : j.at("suites")) {
+    Suite s;
+    s.scenario = js.at("scenario").get<std::string>();
+    s.file = js.at("file").get<std::string>();
+    s.variant = js.at("variant").get<std::string>();
+    s.seed = js.at("seed").get<std::uint64_t>();
+    s.time_s = js.at("time_s").get<double>();
+    s.wall_s = js.at("wall_s").get<double>();
+    s.moments = js.at("moments").get<std::vector<std::string>>();
+    s.metrics = ojson::parse(js.at("metrics").get<std::string>());
+    for (const auto& jc : js.at("cases")) {
+      Case c;
+      c.name = jc.at("name").get<std::string>();
+      c.passed = jc.at("passed").get<bool>();
+      c.skipped = jc.at("skipped").get<bool>();
+      c.error = jc.at("error").get<bool>();
+      c.failure = jc.at("failure").get<std::string>();
+      c.passed_line = jc.at("passed_line").get<std::string>();
+      c.md_actual = jc.at("md_actual").get<std::string>();
+      c.time_s = jc.at("time_s").get<double>();
+      c.assertion = jc.at("assertion").get<bool>();
+      const auto& je = jc.at("result");
+      auto& e = c.result;
+      e.index = je.at("index").get<std::size_t>();
+      e.protocol = je.at("protocol").get<std::string>();
+      e.what = je.at("what").get<std::string>();
+      e.metric = je.at("metric").get<std::string>();
+      e.op = je.at("op").get<std::string>();
+      e.expected = je.at("expected");
+      e.actual = je.at("actual");
+      e.detail = je.at("detail").get<std::string>();
+      e.message = je.at("message").get<std::string>();
+      e.at_us = je.at("at_us").get<std::int64_t>();
+      e.passed = je.at("passed").get<bool>();
+      s.cases.push_back(std::move(c));
+    }
+    r.suites.push_back(std::move(s));
+  }
+  return r;
+}
+
+/// Everything `check` prints after its runs, its report files and its exit code.
+int report_results(const std::vector<ScenarioResult>& results, std::size_t scenario_count,
+                   const CheckReportTargets& targets, const std::map<std::pair<std::string, std::string>, ojson>* baseline) {
+  // The regression table comes first, on the console as in the step summary.
+  std::vector<RegressionRow> regression;
+  for (const auto& r : results)
+    for (const auto& s : r.suites) regression.insert(regression.end(), s.regression.begin(), s.regression.end());
+  if (baseline != nullptr) std::cout << regression_console(regression);
+
+  int passed = 0, failed = 0, warnings = 0, invalid = 0;
+  bool internal = false;
+  std::vector<std::string> table;
+  for (const auto& r : results) {
+    internal = internal || r.internal_error;
+    if (r.invalid) ++invalid;
+    for (const auto& s : r.suites) {
+      int sp = 0, sf = 0, sw = 0;
+      for (std::size_t i = 0; i < s.moments.size() && i < 5; ++i)
+        std::cout << fmt::format("WARN {} [{}]: decisive moment {}\n", s.scenario, s.variant, s.moments[i]);
+      if (s.moments.size() > 5)
+        std::cout << fmt::format("WARN {} [{}]: ... and {} more decisive moments\n", s.scenario, s.variant, s.moments.size() - 5);
+      for (const auto& c : s.cases) {
+        // Names come from the scenario (and the file system): printed with control characters
+        // escaped, one result is one line and no name can forge another PASS line.
+        if (c.skipped) {
+          ++warnings, ++sw;
+          std::cout << fmt::format("WARN {} [{}]: {}\n", one_line(s.scenario), s.variant, one_line(c.failure));
+        } else if (c.passed) {
+          ++passed, ++sp;
+          std::cout << fmt::format("PASS {} [{}] {}{}\n", one_line(s.scenario), s.variant, one_line(c.name), c.passed_line);
+        } else {
+          ++failed, ++sf;
+          if (s.variant == "-") std::cout << fmt::format("FAIL {}: invalid scenario:\n{}\n", one_line(s.file), escaped_lines(c.failure));
+          else std::cout << fmt::format("FAIL {} [{}] {} ({})\n", one_line(s.scenario), s.variant,
+                                        c.assertion ? one_line(c.failure) : escaped_lines(c.failure), one_line(s.file));
+        }
+      }
+      table.push_back(fmt::format("| {:<44} | {:<19} | {:>4} | {:>4} | {:>4} |",
+                                  one_line(s.variant == "-" ? s.file : s.scenario), s.variant, sp, sf, sw));
+    }
+  }
+  std::cout << "\n" << fmt::format("| {:<44} | {:<19} | {:>4} | {:>4} | {:>4} |\n", "scenario", "variant", "pass", "fail", "warn");
+  std::cout << fmt::format("|{:-<46}|{:-<21}|{:-<6}|{:-<6}|{:-<6}|\n", "", "", "", "", "");
+  for (const auto& row : table) std::cout << row << "\n";
+  std::cout << fmt::format("\n{} passed, {} failed, {} warnings ({} scenarios, {} invalid)\n", passed, failed, warnings,
+                           scenario_count, invalid);
+
+  bool io_error = false;
+  auto report = [&](const std::string& file, const std::string& text) {
+    if (file.empty()) return;
+    if (const std::string why = write_file(file, text); !why.empty()) {
+      std::cerr << fmt::format("rebalance-sim check: {}\n", one_line(why));
+      io_error = true;
+    }
+  };
+  report(targets.junit, junit_of(results, targets.junit_time));
+  report(targets.markdown, markdown_of(results, passed, failed, warnings, baseline != nullptr ? &regression : nullptr));
+  report(targets.json, json_of(results, passed, failed, warnings));
+  for (const auto& r : results) {
+    if (r.write_error.empty()) continue;
+    std::cerr << fmt::format("rebalance-sim check: {}\n", one_line(r.write_error));
+    io_error = true;
+  }
+  for (const auto& r : results) {
+    if (r.golden_written.empty()) continue;
+    const std::string g = golden_path(r.file);
+    if (const std::string why = write_file(g, r.golden_written); !why.empty()) {
+      std::cerr << fmt::format("rebalance-sim check: {}\n", one_line(why));
+      io_error = true;
+    } else {
+      std::cout << fmt::format("wrote {}\n", g);
+    }
+  }
+  if (internal) return kInternalError;
+  if (invalid > 0 || io_error) return kBadInput;
+  return failed > 0 ? kFailed : kOk;
+}
+
 }  // namespace
+
+int check_report_units(const std::vector<const nlohmann::json*>& units, std::size_t scenario_count,
+                       const CheckReportTargets& targets) {
+  std::vector<ScenarioResult> results;
+  results.reserve(units.size());
+  for (const auto* u : units) results.push_back(result_of_json(*u));
+  return report_results(results, scenario_count, targets, nullptr);
+}
 
 std::vector<std::pair<std::string, std::string>> scenario_files(const std::vector<std::string>& args) {
   std::vector<std::pair<std::string, std::string>> files;
@@ -554,6 +716,10 @@ CLI::App* add_check_subcommand(CLI::App& app, CheckArgs& args) {
                     "(byte-identical files)")
       ->check(CLI::IsMember({"wall", "virtual", "zero"}));
   check->add_flag("--strict", args.strict, "a variant with nothing to check fails (instead of a warning)");
+  check->add_option("--shard", args.shard,
+                    "I/N: run only the I-th of N deterministic shares of the scenarios and write DIR/shard-I-of-N.json "
+                    "(DIR: --out, default out/check/shards); `merge` prints and writes what the unsharded check does")
+      ->type_name("I/N");
   check->footer("Example: rebalance-sim check scenarios/ --junit results.xml --markdown summary.md --jobs 2\n"
                 "         rebalance-sim check scenarios/ --baseline base.json --max-regression max_rebalance_ms=+10% "
                 "--markdown \"$GITHUB_STEP_SUMMARY\"");
@@ -561,8 +727,17 @@ CLI::App* add_check_subcommand(CLI::App& app, CheckArgs& args) {
 }
 
 int cmd_check(const CheckArgs& args) {
+  std::optional<std::pair<std::uint32_t, std::uint32_t>> shard;
+  if (!args.shard.empty()) {
+    shard = parse_shard(args.shard);
+    if (const auto why = shard_conflicts(args); !why.empty()) {
+      std::cerr << "rebalance-sim check: " << why << "\n";
+      return kBadInput;
+    }
+  }
+  // A shard only records the report paths: the merge writes them.
   for (const auto& f : {args.junit, args.markdown, args.json}) {
-    if (const auto why = unwritable(f); !why.empty()) {
+    if (const auto why = shard ? std::string() : unwritable(f); !why.empty()) {
       std::cerr << "rebalance-sim check: " << why << "\n";
       return kBadInput;
     }
@@ -582,7 +757,7 @@ int cmd_check(const CheckArgs& args) {
   // The baseline and the tolerances are read before anything runs: bad ones are exit 2.
   CheckContext ctx;
   ctx.update_golden = args.update_golden;
-  ctx.out_root = args.out_dir;
+  ctx.out_root = shard ? std::string() : args.out_dir;  // a shard's --out: where its shard result goes
   ctx.strict = args.strict;
   ctx.force = args.force;
   ctx.model = args.model;
@@ -609,13 +784,17 @@ int cmd_check(const CheckArgs& args) {
   }
   // Each scenario is independent (its own world, kernel and random streams); the results are
   // collected by index and printed in file order, so any --jobs gives the same bytes.
+  // With --shard, only scenario number k (in file order) with k mod N = I - 1 runs.
+  std::vector<std::size_t> todo;
+  for (std::size_t k = 0; k < files.size(); ++k)
+    if (!shard || in_shard(k, *shard)) todo.push_back(k);
   std::vector<ScenarioResult> results(files.size());
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    for (std::size_t i = next++; i < files.size(); i = next++)
-      results[i] = check_one(files[i].first, files[i].second, ctx);
+    for (std::size_t i = next++; i < todo.size(); i = next++)
+      results[todo[i]] = check_one(files[todo[i]].first, files[todo[i]].second, ctx);
   };
-  const unsigned jobs = std::max(1u, std::min<unsigned>(args.jobs, static_cast<unsigned>(files.size())));
+  const unsigned jobs = std::max(1u, std::min<unsigned>(args.jobs, static_cast<unsigned>(std::max<std::size_t>(1, todo.size()))));
   if (jobs == 1) {
     worker();
   } else {
@@ -624,79 +803,13 @@ int cmd_check(const CheckArgs& args) {
     for (auto& t : pool) t.join();
   }
 
-  // The regression table comes first, on the console as in the step summary.
-  std::vector<RegressionRow> regression;
-  for (const auto& r : results)
-    for (const auto& s : r.suites) regression.insert(regression.end(), s.regression.begin(), s.regression.end());
-  if (ctx.baseline != nullptr) std::cout << regression_console(regression);
-
-  int passed = 0, failed = 0, warnings = 0, invalid = 0;
-  bool internal = false;
-  std::vector<std::string> table;
-  for (const auto& r : results) {
-    internal = internal || r.internal_error;
-    if (r.invalid) ++invalid;
-    for (const auto& s : r.suites) {
-      int sp = 0, sf = 0, sw = 0;
-      for (std::size_t i = 0; i < s.moments.size() && i < 5; ++i)
-        std::cout << fmt::format("WARN {} [{}]: decisive moment {}\n", s.scenario, s.variant, s.moments[i]);
-      if (s.moments.size() > 5)
-        std::cout << fmt::format("WARN {} [{}]: ... and {} more decisive moments\n", s.scenario, s.variant, s.moments.size() - 5);
-      for (const auto& c : s.cases) {
-        // Names come from the scenario (and the file system): printed with control characters
-        // escaped, one result is one line and no name can forge another PASS line.
-        if (c.skipped) {
-          ++warnings, ++sw;
-          std::cout << fmt::format("WARN {} [{}]: {}\n", one_line(s.scenario), s.variant, one_line(c.failure));
-        } else if (c.passed) {
-          ++passed, ++sp;
-          std::cout << fmt::format("PASS {} [{}] {}{}\n", one_line(s.scenario), s.variant, one_line(c.name), c.passed_line);
-        } else {
-          ++failed, ++sf;
-          if (s.variant == "-") std::cout << fmt::format("FAIL {}: invalid scenario:\n{}\n", one_line(s.file), escaped_lines(c.failure));
-          else std::cout << fmt::format("FAIL {} [{}] {} ({})\n", one_line(s.scenario), s.variant,
-                                        c.assertion ? one_line(c.failure) : escaped_lines(c.failure), one_line(s.file));
-        }
-      }
-      table.push_back(fmt::format("| {:<44} | {:<19} | {:>4} | {:>4} | {:>4} |",
-                                  one_line(s.variant == "-" ? s.file : s.scenario), s.variant, sp, sf, sw));
-    }
+  if (shard) {
+    std::vector<std::pair<std::size_t, nlohmann::json>> units;
+    for (const std::size_t k : todo) units.emplace_back(k, result_to_json(results[k]));
+    return write_check_shard(args, *shard, files, units);
   }
-  std::cout << "\n" << fmt::format("| {:<44} | {:<19} | {:>4} | {:>4} | {:>4} |\n", "scenario", "variant", "pass", "fail", "warn");
-  std::cout << fmt::format("|{:-<46}|{:-<21}|{:-<6}|{:-<6}|{:-<6}|\n", "", "", "", "", "");
-  for (const auto& row : table) std::cout << row << "\n";
-  std::cout << fmt::format("\n{} passed, {} failed, {} warnings ({} scenarios, {} invalid)\n", passed, failed, warnings,
-                           files.size(), invalid);
-
-  bool io_error = false;
-  auto report = [&](const std::string& file, const std::string& text) {
-    if (file.empty()) return;
-    if (const std::string why = write_file(file, text); !why.empty()) {
-      std::cerr << fmt::format("rebalance-sim check: {}\n", one_line(why));
-      io_error = true;
-    }
-  };
-  report(args.junit, junit_of(results, args.junit_time));
-  report(args.markdown, markdown_of(results, passed, failed, warnings, ctx.baseline != nullptr ? &regression : nullptr));
-  report(args.json, json_of(results, passed, failed, warnings));
-  for (const auto& r : results) {
-    if (r.write_error.empty()) continue;
-    std::cerr << fmt::format("rebalance-sim check: {}\n", one_line(r.write_error));
-    io_error = true;
-  }
-  for (const auto& r : results) {
-    if (r.golden_written.empty()) continue;
-    const std::string g = golden_path(r.file);
-    if (const std::string why = write_file(g, r.golden_written); !why.empty()) {
-      std::cerr << fmt::format("rebalance-sim check: {}\n", one_line(why));
-      io_error = true;
-    } else {
-      std::cout << fmt::format("wrote {}\n", g);
-    }
-  }
-  if (internal) return kInternalError;
-  if (invalid > 0 || io_error) return kBadInput;
-  return failed > 0 ? kFailed : kOk;
+  return report_results(results, files.size(), CheckReportTargets{args.junit, args.markdown, args.json, args.junit_time},
+                        ctx.baseline);
 }
 
 }  // namespace rsim::cli
