@@ -24,6 +24,7 @@
 #include "sim/assert.hpp"
 #include "tools/baseline.hpp"
 #include "tools/check_shard.hpp"
+#include "tools/check_variants.hpp"
 #include "tools/golden.hpp"
 #include "tools/report_cli.hpp"
 #include "tools/runner.hpp"
@@ -132,8 +133,32 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, c
   };
   ScenarioSpec spec;
   std::vector<double> wall_s;
+  // Settings variants (a top-level `variants`): every variant x protocol is a suite of its own,
+  // named "<variant>/<protocol>" (tools/check_variants.hpp). Without: the scenario, unnamed.
+  std::vector<SettingsVariant> settings;
+  std::vector<std::size_t> setting_of;  // the settings variant of each output
   try {
     spec = load_checked_scenario(file);
+    settings = check_settings_variants(file, spec);
+    // One (settings variant, protocol) at a time, each timed (JUnit's wall time).
+    const auto run_all = [&](const RunOptions& base) {
+      res.outputs.clear();
+      wall_s.clear();
+      setting_of.clear();
+      for (std::size_t si = 0; si < settings.size(); ++si) {
+        RunOptions options = base;
+        options.variant = settings[si].name;
+        for (const auto& v : settings[si].spec.protocols) {
+          const auto t0 = std::chrono::steady_clock::now();
+          auto one = run_variants(settings[si].spec, {v}, std::nullopt, options);
+          wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+          for (auto& o : one) {
+            res.outputs.push_back(std::move(o));
+            setting_of.push_back(si);
+          }
+        }
+      }
+    };
     // With --out, each variant streams its files into DIR/<scenario>/ (staged) as it runs.
     try {
       std::optional<StagedOutput> staged;
@@ -141,31 +166,28 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, c
       options.model = model;
       if (!out_root.empty()) {
         staged.emplace(fs::path(out_root) / out_name, OutputOwner{spec.name, file, force});
-        staged->claim(spec.protocols);
+        staged->claim(output_folders(settings));
         options.staged = &*staged;
       }
       try {
-        // One variant at a time, each timed (JUnit's wall time); every variant's unsupported
-        // features are reported together first, as one run_variants() call would.
+        // Every variant's unsupported features are reported together first, as one
+        // run_variants() call would.
         std::vector<std::string> problems;
-        for (const auto& v : spec.protocols)
-          for (auto& p : unsupported_features(spec, v)) problems.push_back(std::move(p));
+        for (const auto& sv : settings)
+          for (const auto& v : sv.spec.protocols)
+            for (auto& p : unsupported_features(sv.spec, v)) problems.push_back(std::move(p));
         if (!problems.empty()) {
           std::sort(problems.begin(), problems.end());
           problems.erase(std::unique(problems.begin(), problems.end()), problems.end());
           throw ScenarioError(spec.source_path, problems);
         }
-        for (const auto& v : spec.protocols) {
-          const auto t0 = std::chrono::steady_clock::now();
-          auto one = run_variants(spec, {v}, std::nullopt, options);
-          wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-          for (auto& o : one) res.outputs.push_back(std::move(o));
-        }
+        run_all(options);
         if (staged) {
+          if (!settings.front().name.empty()) staged->set_variants(output_folders(settings));
           // Each scenario's report.html, as `run` writes it (`report DIR/<scenario>` gives the same bytes).
           std::vector<VariantText> texts;
           for (const auto& o : res.outputs)
-            texts.push_back(VariantText{o.protocol, {}, o.summary.dump(2) + "\n", staged_trace_path(*staged, o.protocol).string()});
+            texts.push_back(VariantText{output_name(o), {}, o.summary.dump(2) + "\n", staged_trace_path(*staged, output_name(o)).string()});
           for (const auto& [rel, bytes] : render_outputs(std::move(texts), FormatArgs{})) staged->write_file(fs::path(rel), bytes);
           staged->commit();
         }
@@ -175,14 +197,7 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, c
       }
     } catch (const OutputError& e) {
       res.write_error = e.what();
-      res.outputs.clear();
-      wall_s.clear();
-      for (const auto& v : spec.protocols) {
-        const auto t0 = std::chrono::steady_clock::now();
-        auto one = run_variants(spec, {v}, std::nullopt);
-        wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        for (auto& o : one) res.outputs.push_back(std::move(o));
-      }
+      run_all(RunOptions{});
     }
   } catch (const ScenarioError& e) {
     invalid(e.what(), false);
@@ -199,7 +214,7 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, c
   ojson golden;
   if (update_golden) {
     std::vector<std::pair<std::string, ojson>> variants;
-    for (const auto& o : res.outputs) variants.emplace_back(o.protocol, o.summary);
+    for (const auto& o : res.outputs) variants.emplace_back(output_name(o), o.summary);
     res.golden_written = golden_file(spec.name, variants).dump(2) + "\n";
   } else if (fs::exists(gpath)) {
     std::ifstream in(gpath);
@@ -210,22 +225,24 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, c
       return res;
     }
   }
-  const Tolerances tolerances = merged_tolerances(spec, ctx.file_tolerances, ctx.cli_tolerances);
   for (std::size_t vi = 0; vi < res.outputs.size(); ++vi) {
     const auto& o = res.outputs[vi];
+    const ScenarioSpec& vspec = settings[setting_of[vi]].spec;  // the settings variant's
+    const std::string name = output_name(o);                   // "<protocol>" or "<variant>/<protocol>"
+    const Tolerances tolerances = merged_tolerances(vspec, ctx.file_tolerances, ctx.cli_tolerances);
     Suite s;
     s.wall_s = vi < wall_s.size() ? wall_s[vi] : 0.0;
     s.metrics = baseline_metrics(o.summary);
-    s.scenario = spec.name;
+    s.scenario = vspec.name;
     s.file = file;
-    s.variant = o.protocol;
-    s.seed = spec.seed;
-    s.time_s = static_cast<double>(spec.duration.count()) / 1e6;
+    s.variant = name;
+    s.seed = vspec.seed;
+    s.time_s = static_cast<double>(vspec.duration.count()) / 1e6;
     s.moments = reports::moment_lines(o.summary);
     for (const auto& e : o.expectations) {
       Case c;
       c.assertion = true;
-      c.name = case_name(spec, e);
+      c.name = case_name(vspec, e);
       c.passed = e.passed;
       // A PASS line shows the value: " (actual 2)", or ": duplicates == 0 (actual 0)" under an id/message.
       c.passed_line = fmt::format("{} (actual {}{})", c.name.find(e.what) == std::string::npos ? ": " + e.what : "",
@@ -239,10 +256,10 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, c
       Case c;
       c.name = "matches golden " + fs::path(gpath).filename().string();
       c.time_s = s.time_s;
-      if (!golden.contains("variants") || !golden.at("variants").contains(o.protocol)) {
-        c.failure = fmt::format("{} has no variant \"{}\" (rerun with --update-golden)", gpath, o.protocol);
+      if (!golden.contains("variants") || !golden.at("variants").contains(name)) {
+        c.failure = fmt::format("{} has no variant \"{}\" (rerun with --update-golden)", gpath, name);
       } else {
-        const auto diff = golden_compare(golden.at("variants").at(o.protocol), golden_of(o.summary),
+        const auto diff = golden_compare(golden.at("variants").at(name), golden_of(o.summary),
                                          golden.value("tolerances", ojson::object()));
         c.passed = !diff.failed;
         // The headline deltas first; the per-rebalance detail after them.
@@ -264,8 +281,8 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, c
       s.cases.push_back(std::move(c));
     }
     if (ctx.baseline != nullptr) {
-      const auto it = ctx.baseline->find({spec.name, o.protocol});
-      s.regression = compare_with_baseline(spec.name, o.protocol, it == ctx.baseline->end() ? nullptr : &it->second,
+      const auto it = ctx.baseline->find({vspec.name, name});
+      s.regression = compare_with_baseline(vspec.name, name, it == ctx.baseline->end() ? nullptr : &it->second,
                                            s.metrics, tolerances);
       for (const auto& r : s.regression) {
         if (!r.tolerance) continue;
