@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -21,10 +23,13 @@
 #include "models/scenario/world.hpp"
 #include "sim/assert.hpp"
 #include "tools/baseline.hpp"
+#include "tools/check_shard.hpp"
+#include "tools/check_variants.hpp"
 #include "tools/golden.hpp"
 #include "tools/report_cli.hpp"
 #include "tools/runner.hpp"
 #include "tools/staged_output.hpp"
+#include "tools/sweep.hpp"
 
 namespace rsim::cli {
 
@@ -128,8 +133,32 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, c
   };
   ScenarioSpec spec;
   std::vector<double> wall_s;
+  // Settings variants (a top-level `variants`): every variant x protocol is a suite of its own,
+  // named "<variant>/<protocol>" (tools/check_variants.hpp). Without: the scenario, unnamed.
+  std::vector<SettingsVariant> settings;
+  std::vector<std::size_t> setting_of;  // the settings variant of each output
   try {
     spec = load_checked_scenario(file);
+    settings = check_settings_variants(file, spec);
+    // One (settings variant, protocol) at a time, each timed (JUnit's wall time).
+    const auto run_all = [&](const RunOptions& base) {
+      res.outputs.clear();
+      wall_s.clear();
+      setting_of.clear();
+      for (std::size_t si = 0; si < settings.size(); ++si) {
+        RunOptions options = base;
+        options.variant = settings[si].name;
+        for (const auto& v : settings[si].spec.protocols) {
+          const auto t0 = std::chrono::steady_clock::now();
+          auto one = run_variants(settings[si].spec, {v}, std::nullopt, options);
+          wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+          for (auto& o : one) {
+            res.outputs.push_back(std::move(o));
+            setting_of.push_back(si);
+          }
+        }
+      }
+    };
     // With --out, each variant streams its files into DIR/<scenario>/ (staged) as it runs.
     try {
       std::optional<StagedOutput> staged;
@@ -137,31 +166,28 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, c
       options.model = model;
       if (!out_root.empty()) {
         staged.emplace(fs::path(out_root) / out_name, OutputOwner{spec.name, file, force});
-        staged->claim(spec.protocols);
+        staged->claim(output_folders(settings));
         options.staged = &*staged;
       }
       try {
-        // One variant at a time, each timed (JUnit's wall time); every variant's unsupported
-        // features are reported together first, as one run_variants() call would.
+        // Every variant's unsupported features are reported together first, as one
+        // run_variants() call would.
         std::vector<std::string> problems;
-        for (const auto& v : spec.protocols)
-          for (auto& p : unsupported_features(spec, v)) problems.push_back(std::move(p));
+        for (const auto& sv : settings)
+          for (const auto& v : sv.spec.protocols)
+            for (auto& p : unsupported_features(sv.spec, v)) problems.push_back(std::move(p));
         if (!problems.empty()) {
           std::sort(problems.begin(), problems.end());
           problems.erase(std::unique(problems.begin(), problems.end()), problems.end());
           throw ScenarioError(spec.source_path, problems);
         }
-        for (const auto& v : spec.protocols) {
-          const auto t0 = std::chrono::steady_clock::now();
-          auto one = run_variants(spec, {v}, std::nullopt, options);
-          wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-          for (auto& o : one) res.outputs.push_back(std::move(o));
-        }
+        run_all(options);
         if (staged) {
+          if (!settings.front().name.empty()) staged->set_variants(output_folders(settings));
           // Each scenario's report.html, as `run` writes it (`report DIR/<scenario>` gives the same bytes).
           std::vector<VariantText> texts;
           for (const auto& o : res.outputs)
-            texts.push_back(VariantText{o.protocol, {}, o.summary.dump(2) + "\n", staged_trace_path(*staged, o.protocol).string()});
+            texts.push_back(VariantText{output_name(o), {}, o.summary.dump(2) + "\n", staged_trace_path(*staged, output_name(o)).string()});
           for (const auto& [rel, bytes] : render_outputs(std::move(texts), FormatArgs{})) staged->write_file(fs::path(rel), bytes);
           staged->commit();
         }
@@ -171,14 +197,7 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, c
       }
     } catch (const OutputError& e) {
       res.write_error = e.what();
-      res.outputs.clear();
-      wall_s.clear();
-      for (const auto& v : spec.protocols) {
-        const auto t0 = std::chrono::steady_clock::now();
-        auto one = run_variants(spec, {v}, std::nullopt);
-        wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        for (auto& o : one) res.outputs.push_back(std::move(o));
-      }
+      run_all(RunOptions{});
     }
   } catch (const ScenarioError& e) {
     invalid(e.what(), false);
@@ -195,7 +214,7 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, c
   ojson golden;
   if (update_golden) {
     std::vector<std::pair<std::string, ojson>> variants;
-    for (const auto& o : res.outputs) variants.emplace_back(o.protocol, o.summary);
+    for (const auto& o : res.outputs) variants.emplace_back(output_name(o), o.summary);
     res.golden_written = golden_file(spec.name, variants).dump(2) + "\n";
   } else if (fs::exists(gpath)) {
     std::ifstream in(gpath);
@@ -206,22 +225,24 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, c
       return res;
     }
   }
-  const Tolerances tolerances = merged_tolerances(spec, ctx.file_tolerances, ctx.cli_tolerances);
   for (std::size_t vi = 0; vi < res.outputs.size(); ++vi) {
     const auto& o = res.outputs[vi];
+    const ScenarioSpec& vspec = settings[setting_of[vi]].spec;  // the settings variant's
+    const std::string name = output_name(o);                   // "<protocol>" or "<variant>/<protocol>"
+    const Tolerances tolerances = merged_tolerances(vspec, ctx.file_tolerances, ctx.cli_tolerances);
     Suite s;
     s.wall_s = vi < wall_s.size() ? wall_s[vi] : 0.0;
     s.metrics = baseline_metrics(o.summary);
-    s.scenario = spec.name;
+    s.scenario = vspec.name;
     s.file = file;
-    s.variant = o.protocol;
-    s.seed = spec.seed;
-    s.time_s = static_cast<double>(spec.duration.count()) / 1e6;
+    s.variant = name;
+    s.seed = vspec.seed;
+    s.time_s = static_cast<double>(vspec.duration.count()) / 1e6;
     s.moments = reports::moment_lines(o.summary);
     for (const auto& e : o.expectations) {
       Case c;
       c.assertion = true;
-      c.name = case_name(spec, e);
+      c.name = case_name(vspec, e);
       c.passed = e.passed;
       // A PASS line shows the value: " (actual 2)", or ": duplicates == 0 (actual 0)" under an id/message.
       c.passed_line = fmt::format("{} (actual {}{})", c.name.find(e.what) == std::string::npos ? ": " + e.what : "",
@@ -235,10 +256,10 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, c
       Case c;
       c.name = "matches golden " + fs::path(gpath).filename().string();
       c.time_s = s.time_s;
-      if (!golden.contains("variants") || !golden.at("variants").contains(o.protocol)) {
-        c.failure = fmt::format("{} has no variant \"{}\" (rerun with --update-golden)", gpath, o.protocol);
+      if (!golden.contains("variants") || !golden.at("variants").contains(name)) {
+        c.failure = fmt::format("{} has no variant \"{}\" (rerun with --update-golden)", gpath, name);
       } else {
-        const auto diff = golden_compare(golden.at("variants").at(o.protocol), golden_of(o.summary),
+        const auto diff = golden_compare(golden.at("variants").at(name), golden_of(o.summary),
                                          golden.value("tolerances", ojson::object()));
         c.passed = !diff.failed;
         // The headline deltas first; the per-rebalance detail after them.
@@ -260,8 +281,8 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, c
       s.cases.push_back(std::move(c));
     }
     if (ctx.baseline != nullptr) {
-      const auto it = ctx.baseline->find({spec.name, o.protocol});
-      s.regression = compare_with_baseline(spec.name, o.protocol, it == ctx.baseline->end() ? nullptr : &it->second,
+      const auto it = ctx.baseline->find({vspec.name, name});
+      s.regression = compare_with_baseline(vspec.name, name, it == ctx.baseline->end() ? nullptr : &it->second,
                                            s.metrics, tolerances);
       for (const auto& r : s.regression) {
         if (!r.tolerance) continue;
@@ -470,7 +491,165 @@ std::string out_name_of(const fs::path& rel) {
   return out.empty() ? "_" : out;
 }
 
+/// A scenario's result as a `check --shard` unit, and back (check_report_units): every field the
+/// console lines and the reports read, doubles exactly (JSON numbers round-trip), the metrics as
+/// text so that their order survives any JSON reader.
+nlohmann::json result_to_json(const ScenarioResult& r) {
+  using json = nlohmann::json;
+  json suites = json::array();
+  for (const auto& s : r.suites) {
+    json cases = json::array();
+    for (const auto& c : s.cases) {
+      const auto& e = c.result;
+      cases.push_back({{"name", c.name}, {"passed", c.passed}, {"skipped", c.skipped}, {"error", c.error},
+                       {"failure", c.failure}, {"passed_line", c.passed_line}, {"md_actual", c.md_actual},
+                       {"time_s", c.time_s}, {"assertion", c.assertion},
+                       {"result", {{"index", e.index}, {"protocol", e.protocol}, {"what", e.what}, {"metric", e.metric},
+                                   {"op", e.op}, {"expected", e.expected}, {"actual", e.actual}, {"detail", e.detail},
+                                   {"message", e.message}, {"at_us", e.at_us}, {"passed", e.passed}}}});
+    }
+    suites.push_back({{"scenario", s.scenario}, {"file", s.file}, {"variant", s.variant}, {"seed", s.seed},
+                      {"time_s", s.time_s}, {"wall_s", s.wall_s}, {"cases", cases}, {"moments", s.moments},
+                      {"metrics", s.metrics.dump()}});
+  }
+  return {{"file", r.file}, {"out_name", r.out_name}, {"suites", suites}, {"invalid", r.invalid},
+          {"internal_error", r.internal_error}};
+}
+
+ScenarioResult result_of_json(const nlohmann::json& j) {
+  ScenarioResult r;
+  r.file = j.at("file").get<std::string>();
+  r.out_name = j.at("out_name").get<std::string>();
+  r.invalid = j.at("invalid").get<bool>();
+  r.internal_error = j.at("internal_error").get<bool>();
+  for (const auto& js : j.at("suites")) {
+    Suite s;
+    s.scenario = js.at("scenario").get<std::string>();
+    s.file = js.at("file").get<std::string>();
+    s.variant = js.at("variant").get<std::string>();
+    s.seed = js.at("seed").get<std::uint64_t>();
+    s.time_s = js.at("time_s").get<double>();
+    s.wall_s = js.at("wall_s").get<double>();
+    s.moments = js.at("moments").get<std::vector<std::string>>();
+    s.metrics = ojson::parse(js.at("metrics").get<std::string>());
+    for (const auto& jc : js.at("cases")) {
+      Case c;
+      c.name = jc.at("name").get<std::string>();
+      c.passed = jc.at("passed").get<bool>();
+      c.skipped = jc.at("skipped").get<bool>();
+      c.error = jc.at("error").get<bool>();
+      c.failure = jc.at("failure").get<std::string>();
+      c.passed_line = jc.at("passed_line").get<std::string>();
+      c.md_actual = jc.at("md_actual").get<std::string>();
+      c.time_s = jc.at("time_s").get<double>();
+      c.assertion = jc.at("assertion").get<bool>();
+      const auto& je = jc.at("result");
+      auto& e = c.result;
+      e.index = je.at("index").get<std::size_t>();
+      e.protocol = je.at("protocol").get<std::string>();
+      e.what = je.at("what").get<std::string>();
+      e.metric = je.at("metric").get<std::string>();
+      e.op = je.at("op").get<std::string>();
+      e.expected = je.at("expected");
+      e.actual = je.at("actual");
+      e.detail = je.at("detail").get<std::string>();
+      e.message = je.at("message").get<std::string>();
+      e.at_us = je.at("at_us").get<std::int64_t>();
+      e.passed = je.at("passed").get<bool>();
+      s.cases.push_back(std::move(c));
+    }
+    r.suites.push_back(std::move(s));
+  }
+  return r;
+}
+
+/// Everything `check` prints after its runs, its report files and its exit code.
+int report_results(const std::vector<ScenarioResult>& results, std::size_t scenario_count,
+                   const CheckReportTargets& targets, const std::map<std::pair<std::string, std::string>, ojson>* baseline) {
+  // The regression table comes first, on the console as in the step summary.
+  std::vector<RegressionRow> regression;
+  for (const auto& r : results)
+    for (const auto& s : r.suites) regression.insert(regression.end(), s.regression.begin(), s.regression.end());
+  if (baseline != nullptr) std::cout << regression_console(regression);
+
+  int passed = 0, failed = 0, warnings = 0, invalid = 0;
+  bool internal = false;
+  std::vector<std::string> table;
+  for (const auto& r : results) {
+    internal = internal || r.internal_error;
+    if (r.invalid) ++invalid;
+    for (const auto& s : r.suites) {
+      int sp = 0, sf = 0, sw = 0;
+      for (std::size_t i = 0; i < s.moments.size() && i < 5; ++i)
+        std::cout << fmt::format("WARN {} [{}]: decisive moment {}\n", s.scenario, s.variant, s.moments[i]);
+      if (s.moments.size() > 5)
+        std::cout << fmt::format("WARN {} [{}]: ... and {} more decisive moments\n", s.scenario, s.variant, s.moments.size() - 5);
+      for (const auto& c : s.cases) {
+        // Names come from the scenario (and the file system): printed with control characters
+        // escaped, one result is one line and no name can forge another PASS line.
+        if (c.skipped) {
+          ++warnings, ++sw;
+          std::cout << fmt::format("WARN {} [{}]: {}\n", one_line(s.scenario), s.variant, one_line(c.failure));
+        } else if (c.passed) {
+          ++passed, ++sp;
+          std::cout << fmt::format("PASS {} [{}] {}{}\n", one_line(s.scenario), s.variant, one_line(c.name), c.passed_line);
+        } else {
+          ++failed, ++sf;
+          if (s.variant == "-") std::cout << fmt::format("FAIL {}: invalid scenario:\n{}\n", one_line(s.file), escaped_lines(c.failure));
+          else std::cout << fmt::format("FAIL {} [{}] {} ({})\n", one_line(s.scenario), s.variant,
+                                        c.assertion ? one_line(c.failure) : escaped_lines(c.failure), one_line(s.file));
+        }
+      }
+      table.push_back(fmt::format("| {:<44} | {:<19} | {:>4} | {:>4} | {:>4} |",
+                                  one_line(s.variant == "-" ? s.file : s.scenario), s.variant, sp, sf, sw));
+    }
+  }
+  std::cout << "\n" << fmt::format("| {:<44} | {:<19} | {:>4} | {:>4} | {:>4} |\n", "scenario", "variant", "pass", "fail", "warn");
+  std::cout << fmt::format("|{:-<46}|{:-<21}|{:-<6}|{:-<6}|{:-<6}|\n", "", "", "", "", "");
+  for (const auto& row : table) std::cout << row << "\n";
+  std::cout << fmt::format("\n{} passed, {} failed, {} warnings ({} scenarios, {} invalid)\n", passed, failed, warnings,
+                           scenario_count, invalid);
+
+  bool io_error = false;
+  auto report = [&](const std::string& file, const std::string& text) {
+    if (file.empty()) return;
+    if (const std::string why = write_file(file, text); !why.empty()) {
+      std::cerr << fmt::format("rebalance-sim check: {}\n", one_line(why));
+      io_error = true;
+    }
+  };
+  report(targets.junit, junit_of(results, targets.junit_time));
+  report(targets.markdown, markdown_of(results, passed, failed, warnings, baseline != nullptr ? &regression : nullptr));
+  report(targets.json, json_of(results, passed, failed, warnings));
+  for (const auto& r : results) {
+    if (r.write_error.empty()) continue;
+    std::cerr << fmt::format("rebalance-sim check: {}\n", one_line(r.write_error));
+    io_error = true;
+  }
+  for (const auto& r : results) {
+    if (r.golden_written.empty()) continue;
+    const std::string g = golden_path(r.file);
+    if (const std::string why = write_file(g, r.golden_written); !why.empty()) {
+      std::cerr << fmt::format("rebalance-sim check: {}\n", one_line(why));
+      io_error = true;
+    } else {
+      std::cout << fmt::format("wrote {}\n", g);
+    }
+  }
+  if (internal) return kInternalError;
+  if (invalid > 0 || io_error) return kBadInput;
+  return failed > 0 ? kFailed : kOk;
+}
+
 }  // namespace
+
+int check_report_units(const std::vector<const nlohmann::json*>& units, std::size_t scenario_count,
+                       const CheckReportTargets& targets) {
+  std::vector<ScenarioResult> results;
+  results.reserve(units.size());
+  for (const auto* u : units) results.push_back(result_of_json(*u));
+  return report_results(results, scenario_count, targets, nullptr);
+}
 
 std::vector<std::pair<std::string, std::string>> scenario_files(const std::vector<std::string>& args) {
   std::vector<std::pair<std::string, std::string>> files;
@@ -554,6 +733,10 @@ CLI::App* add_check_subcommand(CLI::App& app, CheckArgs& args) {
                     "(byte-identical files)")
       ->check(CLI::IsMember({"wall", "virtual", "zero"}));
   check->add_flag("--strict", args.strict, "a variant with nothing to check fails (instead of a warning)");
+  check->add_option("--shard", args.shard,
+                    "I/N: run only the I-th of N deterministic shares of the scenarios and write DIR/shard-I-of-N.json "
+                    "(DIR: --out, default out/check/shards); `merge` prints and writes what the unsharded check does")
+      ->type_name("I/N");
   check->footer("Example: rebalance-sim check scenarios/ --junit results.xml --markdown summary.md --jobs 2\n"
                 "         rebalance-sim check scenarios/ --baseline base.json --max-regression max_rebalance_ms=+10% "
                 "--markdown \"$GITHUB_STEP_SUMMARY\"");
@@ -561,8 +744,17 @@ CLI::App* add_check_subcommand(CLI::App& app, CheckArgs& args) {
 }
 
 int cmd_check(const CheckArgs& args) {
+  std::optional<std::pair<std::uint32_t, std::uint32_t>> shard;
+  if (!args.shard.empty()) {
+    shard = parse_shard(args.shard);
+    if (const auto why = shard_conflicts(args); !why.empty()) {
+      std::cerr << "rebalance-sim check: " << why << "\n";
+      return kBadInput;
+    }
+  }
+  // A shard only records the report paths: the merge writes them.
   for (const auto& f : {args.junit, args.markdown, args.json}) {
-    if (const auto why = unwritable(f); !why.empty()) {
+    if (const auto why = shard ? std::string() : unwritable(f); !why.empty()) {
       std::cerr << "rebalance-sim check: " << why << "\n";
       return kBadInput;
     }
@@ -582,7 +774,7 @@ int cmd_check(const CheckArgs& args) {
   // The baseline and the tolerances are read before anything runs: bad ones are exit 2.
   CheckContext ctx;
   ctx.update_golden = args.update_golden;
-  ctx.out_root = args.out_dir;
+  ctx.out_root = shard ? std::string() : args.out_dir;  // a shard's --out: where its shard result goes
   ctx.strict = args.strict;
   ctx.force = args.force;
   ctx.model = args.model;
@@ -609,13 +801,17 @@ int cmd_check(const CheckArgs& args) {
   }
   // Each scenario is independent (its own world, kernel and random streams); the results are
   // collected by index and printed in file order, so any --jobs gives the same bytes.
+  // With --shard, only scenario number k (in file order) with k mod N = I - 1 runs.
+  std::vector<std::size_t> todo;
+  for (std::size_t k = 0; k < files.size(); ++k)
+    if (!shard || in_shard(k, *shard)) todo.push_back(k);
   std::vector<ScenarioResult> results(files.size());
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    for (std::size_t i = next++; i < files.size(); i = next++)
-      results[i] = check_one(files[i].first, files[i].second, ctx);
+    for (std::size_t i = next++; i < todo.size(); i = next++)
+      results[todo[i]] = check_one(files[todo[i]].first, files[todo[i]].second, ctx);
   };
-  const unsigned jobs = std::max(1u, std::min<unsigned>(args.jobs, static_cast<unsigned>(files.size())));
+  const unsigned jobs = std::max(1u, std::min<unsigned>(args.jobs, static_cast<unsigned>(std::max<std::size_t>(1, todo.size()))));
   if (jobs == 1) {
     worker();
   } else {
@@ -624,79 +820,13 @@ int cmd_check(const CheckArgs& args) {
     for (auto& t : pool) t.join();
   }
 
-  // The regression table comes first, on the console as in the step summary.
-  std::vector<RegressionRow> regression;
-  for (const auto& r : results)
-    for (const auto& s : r.suites) regression.insert(regression.end(), s.regression.begin(), s.regression.end());
-  if (ctx.baseline != nullptr) std::cout << regression_console(regression);
-
-  int passed = 0, failed = 0, warnings = 0, invalid = 0;
-  bool internal = false;
-  std::vector<std::string> table;
-  for (const auto& r : results) {
-    internal = internal || r.internal_error;
-    if (r.invalid) ++invalid;
-    for (const auto& s : r.suites) {
-      int sp = 0, sf = 0, sw = 0;
-      for (std::size_t i = 0; i < s.moments.size() && i < 5; ++i)
-        std::cout << fmt::format("WARN {} [{}]: decisive moment {}\n", s.scenario, s.variant, s.moments[i]);
-      if (s.moments.size() > 5)
-        std::cout << fmt::format("WARN {} [{}]: ... and {} more decisive moments\n", s.scenario, s.variant, s.moments.size() - 5);
-      for (const auto& c : s.cases) {
-        // Names come from the scenario (and the file system): printed with control characters
-        // escaped, one result is one line and no name can forge another PASS line.
-        if (c.skipped) {
-          ++warnings, ++sw;
-          std::cout << fmt::format("WARN {} [{}]: {}\n", one_line(s.scenario), s.variant, one_line(c.failure));
-        } else if (c.passed) {
-          ++passed, ++sp;
-          std::cout << fmt::format("PASS {} [{}] {}{}\n", one_line(s.scenario), s.variant, one_line(c.name), c.passed_line);
-        } else {
-          ++failed, ++sf;
-          if (s.variant == "-") std::cout << fmt::format("FAIL {}: invalid scenario:\n{}\n", one_line(s.file), escaped_lines(c.failure));
-          else std::cout << fmt::format("FAIL {} [{}] {} ({})\n", one_line(s.scenario), s.variant,
-                                        c.assertion ? one_line(c.failure) : escaped_lines(c.failure), one_line(s.file));
-        }
-      }
-      table.push_back(fmt::format("| {:<44} | {:<19} | {:>4} | {:>4} | {:>4} |",
-                                  one_line(s.variant == "-" ? s.file : s.scenario), s.variant, sp, sf, sw));
-    }
+  if (shard) {
+    std::vector<std::pair<std::size_t, nlohmann::json>> units;
+    for (const std::size_t k : todo) units.emplace_back(k, result_to_json(results[k]));
+    return write_check_shard(args, *shard, files, units);
   }
-  std::cout << "\n" << fmt::format("| {:<44} | {:<19} | {:>4} | {:>4} | {:>4} |\n", "scenario", "variant", "pass", "fail", "warn");
-  std::cout << fmt::format("|{:-<46}|{:-<21}|{:-<6}|{:-<6}|{:-<6}|\n", "", "", "", "", "");
-  for (const auto& row : table) std::cout << row << "\n";
-  std::cout << fmt::format("\n{} passed, {} failed, {} warnings ({} scenarios, {} invalid)\n", passed, failed, warnings,
-                           files.size(), invalid);
-
-  bool io_error = false;
-  auto report = [&](const std::string& file, const std::string& text) {
-    if (file.empty()) return;
-    if (const std::string why = write_file(file, text); !why.empty()) {
-      std::cerr << fmt::format("rebalance-sim check: {}\n", one_line(why));
-      io_error = true;
-    }
-  };
-  report(args.junit, junit_of(results, args.junit_time));
-  report(args.markdown, markdown_of(results, passed, failed, warnings, ctx.baseline != nullptr ? &regression : nullptr));
-  report(args.json, json_of(results, passed, failed, warnings));
-  for (const auto& r : results) {
-    if (r.write_error.empty()) continue;
-    std::cerr << fmt::format("rebalance-sim check: {}\n", one_line(r.write_error));
-    io_error = true;
-  }
-  for (const auto& r : results) {
-    if (r.golden_written.empty()) continue;
-    const std::string g = golden_path(r.file);
-    if (const std::string why = write_file(g, r.golden_written); !why.empty()) {
-      std::cerr << fmt::format("rebalance-sim check: {}\n", one_line(why));
-      io_error = true;
-    } else {
-      std::cout << fmt::format("wrote {}\n", g);
-    }
-  }
-  if (internal) return kInternalError;
-  if (invalid > 0 || io_error) return kBadInput;
-  return failed > 0 ? kFailed : kOk;
+  return report_results(results, files.size(), CheckReportTargets{args.junit, args.markdown, args.json, args.junit_time},
+                        ctx.baseline);
 }
 
 }  // namespace rsim::cli

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "models/protocol/model_options.hpp"
 
 namespace CLI {
@@ -27,6 +29,7 @@ struct CheckArgs {
   std::string regression_file;               // --regression-file FILE: {"METRIC": "+N%"}
   std::string junit_time = "wall";           // --junit-time wall|virtual|zero
   bool strict = false;                       // --strict: a variant with nothing to check fails
+  std::string shard;                         // --shard I/N (tools/check_shard.hpp)
 };
 
 CLI::App* add_check_subcommand(CLI::App& app, CheckArgs& args);
@@ -40,5 +43,16 @@ int cmd_check(const CheckArgs& args);
 /// (safe_component), and unique: a name another file already has, or that a folder of another
 /// name uses, gets -2, -3, ... (in file order). Never "..", never absolute, never nested in another.
 std::vector<std::pair<std::string, std::string>> scenario_files(const std::vector<std::string>& args);
+
+/// Where the merge of `check --shard` shards writes: check's console output to stdout, its
+/// --junit/--markdown/--json files at these paths ("" = none).
+struct CheckReportTargets {
+  std::string junit, markdown, json, junit_time = "wall";
+};
+
+/// `units`: every scenario's result as `check --shard` records it (check_shard.cpp), in file
+/// order. Prints and writes what the unsharded `check` prints and writes; its exit code.
+int check_report_units(const std::vector<const nlohmann::json*>& units, std::size_t scenario_count,
+                       const CheckReportTargets& targets);
 
 }  // namespace rsim::cli

@@ -16,6 +16,7 @@
 #include "models/scenario/world.hpp"
 #include "sim/assert.hpp"
 #include "sim/rng.hpp"
+#include "tools/explore_variants.hpp"
 #include "tools/staged_output.hpp"
 
 namespace rsim::cli {
@@ -242,10 +243,14 @@ int cmd_explore(const ExploreArgs& args) {
   const auto to = seed_range.second;
   const json base = load_scenario_json(args.scenario);
   const ScenarioSpec plain = parse_scenario(base, args.scenario);
-  const std::vector<std::string> variants = args.protocols.empty() ? plain.protocols : args.protocols;
-  for (const auto& v : variants) {
-    const auto problems = unsupported_features(plain, v);
+  // Every (settings variant, protocol) run of a seed, by name (tools/explore_variants.hpp).
+  const auto plain_settings = explore_settings(base, args.scenario);
+  const auto plain_runs = explore_runs(plain_settings, args.protocols);
+  std::vector<std::string> variants;
+  for (const auto& r : plain_runs) {
+    const auto problems = unsupported_features(plain_settings[r.setting].spec, r.protocol);
     if (!problems.empty()) throw ScenarioError(args.scenario, problems);
+    variants.push_back(r.name);
   }
   const fs::path out_dir = args.out_dir.empty() ? fs::path("out/explore") / default_output_dir(plain.name).filename()
                                                 : fs::path(args.out_dir);
@@ -272,11 +277,13 @@ int cmd_explore(const ExploreArgs& args) {
       try {
         std::vector<std::string> knobs;
         const json doc = with_fault_knobs(base, seed, knobs);
-        const ScenarioSpec spec = parse_scenario(doc, args.scenario);
+        const auto settings = explore_settings(doc, args.scenario);
         std::string body;
-        for (const auto& v : variants) {
+        for (const auto& run : explore_runs(settings, args.protocols)) {
+          const ScenarioSpec& spec = settings[run.setting].spec;
+          const std::string& v = run.name;
           std::vector<std::string> trace;
-          const auto violations = run_and_check(spec, v, spec.seed, args.limits, args.model, &trace);
+          const auto violations = run_and_check(spec, run.protocol, spec.seed, args.limits, args.model, &trace);
           ++r.runs;
           if (violations.empty()) {
             if (!args.quiet) body += fmt::format("  {}: ok\n", v);
@@ -284,8 +291,7 @@ int cmd_explore(const ExploreArgs& args) {
           }
           r.violations += violations.size();
           for (const auto& x : violations) body += fmt::format("  {}: FAILED {}", v, describe_violation(x, trace));
-          body += fmt::format("    reproduce: rebalance-sim run {} --faults-seed {} --protocol {} --check-invariants{}\n",
-                              one_line(args.scenario), seed, v, injected_bug_flag(args.model));
+          body += fmt::format("    reproduce: {}\n", explore_reproduce(run, settings, args.scenario, seed, injected_bug_flag(args.model)));
           r.failing = doc.dump(2) + "\n";
         }
         if (!args.quiet || r.violations > 0) {

@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "models/scenario/world.hpp"
+#include "tools/explore_variants.hpp"
 #include "tools/staged_output.hpp"
 #include "tools/sweep.hpp"
 
@@ -32,10 +33,14 @@ int cmd_explore_shard(const ExploreArgs& args, const std::string& shard_text) {
   const auto to = seed_range.second;
   const json base = load_scenario_json(args.scenario);
   const ScenarioSpec plain = load_scenario_file(args.scenario);
-  const std::vector<std::string> variants = args.protocols.empty() ? plain.protocols : args.protocols;
-  for (const auto& v : variants) {
-    const auto problems = unsupported_features(plain, v);
+  // Every (settings variant, protocol) run of a seed, by name (tools/explore_variants.hpp).
+  const auto plain_settings = explore_settings(base, args.scenario);
+  const auto plain_runs = explore_runs(plain_settings, args.protocols);
+  std::vector<std::string> variants;
+  for (const auto& r : plain_runs) {
+    const auto problems = unsupported_features(plain_settings[r.setting].spec, r.protocol);
     if (!problems.empty()) throw ScenarioError(args.scenario, problems);
+    variants.push_back(r.name);
   }
   std::vector<std::uint64_t> seeds;
   for (std::uint64_t s = from;; ++s) {
@@ -54,12 +59,14 @@ int cmd_explore_shard(const ExploreArgs& args, const std::string& shard_text) {
       try {
         std::vector<std::string> knobs;
         const json doc = with_fault_knobs(base, seed, knobs);
-        const ScenarioSpec spec = parse_scenario(doc, args.scenario);
+        const auto settings = explore_settings(doc, args.scenario);
         std::string body, failing;
         std::size_t violations = 0, runs = 0;
-        for (const auto& v : variants) {
+        for (const auto& run : explore_runs(settings, args.protocols)) {
+          const ScenarioSpec& spec = settings[run.setting].spec;
+          const std::string& v = run.name;
           std::vector<std::string> trace;
-          const auto found = run_and_check(spec, v, spec.seed, args.limits, args.model, &trace);
+          const auto found = run_and_check(spec, run.protocol, spec.seed, args.limits, args.model, &trace);
           ++runs;
           if (found.empty()) {
             if (!args.quiet) body += fmt::format("  {}: ok\n", v);
@@ -67,8 +74,7 @@ int cmd_explore_shard(const ExploreArgs& args, const std::string& shard_text) {
           }
           violations += found.size();
           for (const auto& x : found) body += fmt::format("  {}: FAILED {}", v, describe_violation(x, trace));
-          body += fmt::format("    reproduce: rebalance-sim run {} --faults-seed {} --protocol {} --check-invariants{}\n",
-                              args.scenario, seed, v, injected_bug_flag(args.model));
+          body += fmt::format("    reproduce: {}\n", explore_reproduce(run, settings, args.scenario, seed, injected_bug_flag(args.model)));
           failing = doc.dump(2) + "\n";
         }
         std::string text;

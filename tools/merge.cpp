@@ -8,13 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include "models/scenario/scenario.hpp"
+#include "tools/check_shard.hpp"
 #include "tools/explore_shard.hpp"
 #include "tools/sweep.hpp"
 
 namespace rsim::cli {
 
 CLI::App* add_merge_subcommand(CLI::App& app, MergeArgs& args) {
-  auto* c = app.add_subcommand("merge", "combine the shard results of `sweep --shard I/N` or `explore --shard I/N` "
+  auto* c = app.add_subcommand("merge", "combine the shard results of `sweep`, `explore` or `check --shard I/N` "
                                         "into exactly what the unsharded command writes (and prints)");
   c->add_option("results", args.results, "shard result files (shard-I-of-N.json), in any order")->required();
   c->add_option("--out", args.out_dir, "output folder (as the unsharded command's --out)")->required();
@@ -39,11 +40,11 @@ int cmd_merge(const MergeArgs& args) {
     auto doc = nlohmann::json::parse(in, nullptr, false);
     if (doc.is_discarded() || !doc.is_object() || !doc.contains("kind") || !doc["kind"].is_string() ||
         !doc.contains("shard") || !doc.contains("units")) {
-      problems.push_back(fmt::format("{}: not a shard result (written by `sweep --shard I/N` or `explore --shard I/N`)", f));
+      problems.push_back(fmt::format("{}: not a shard result (written by `sweep`, `explore` or `check --shard I/N`)", f));
       continue;
     }
     const std::string k = doc["kind"].get<std::string>();
-    if (k != "rebalance-sim sweep shard" && k != "rebalance-sim explore shard") {
+    if (k != "rebalance-sim sweep shard" && k != "rebalance-sim explore shard" && k != "rebalance-sim check shard") {
       problems.push_back(fmt::format("{}: unknown shard kind \"{}\"", f, one_line(k)));
       continue;
     }
@@ -54,6 +55,7 @@ int cmd_merge(const MergeArgs& args) {
   if (!problems.empty()) throw ScenarioError("merge", problems);
   try {
     if (kind == "rebalance-sim explore shard") return finish_explore(shards, args.out_dir, args.force);
+    if (kind == "rebalance-sim check shard") return finish_check(shards, args.out_dir);
     finish_sweep(shards, args.out_dir, args.quiet, args.force);
   } catch (const nlohmann::json::exception& e) {
     throw ScenarioError("merge", {fmt::format("a shard result is malformed: {}", e.what())});
