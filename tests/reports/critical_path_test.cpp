@@ -28,6 +28,10 @@ json consumer(const std::string& name, json extra = json::object()) {
 
 json scenario(const std::string& protocol, json consumers, json events, json cluster_config,
               std::int64_t duration_ms = 30000) {
+  // A one-element braced list ({consumer("A")}) is the element itself under Clang's overload
+  // choice and an array of it under GCC's: both mean a list here.
+  if (!consumers.is_array()) consumers = json::array({consumers});
+  if (!events.is_array()) events = json::array({events});
   return {{"name", "critical-path"},
           {"seed", 1},
           {"duration_ms", duration_ms},
