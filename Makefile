@@ -7,6 +7,9 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 DEB_PACKAGES := cmake make g++ git ccache libboost-graph-dev nlohmann-json3-dev libcli11-dev libfmt-dev doctest-dev libssl-dev libmimalloc-dev
+# ccache (the builds' compiler launcher) keys its cache on paths relative to the checkout, so two
+# checkouts of the project (a worktree, a CI copy) share cached objects.
+export CCACHE_BASEDIR := $(CURDIR)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The browser the report's tests render report.html in, xmllint for the JUnit schema test, and GNU
 # parallel for the sharded sweep example (installed by `make test`).
