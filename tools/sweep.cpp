@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -465,24 +466,21 @@ std::pair<std::uint32_t, std::uint32_t> parse_shard(const std::string& text) {
   return {i, n};
 }
 
-/// The top-level entries a sweep writes.
-const std::vector<std::string> kSweepOutputs{"runs.csv", "runs.json", "cells.csv", "cells.json", "phase.html", "worst"};
-
-void finish_sweep(const std::vector<json>& shards, const std::string& out, bool quiet, bool force,
-                  StagedOutput* prepared) {
+std::uint32_t check_shard_set(const std::vector<json>& shards, const char* command, const char* differs) {
   if (shards.empty()) throw ScenarioError("merge", {"no shard results"});
-  const json& def = shards.front().at("sweep");
+  const json& def = shards.front().at(command);
   const std::uint32_t n = shards.front().at("shard").at(1).get<std::uint32_t>();
   std::vector<std::string> problems;
   std::set<std::uint32_t> seen;
   for (const auto& sh : shards) {
     const std::uint32_t i = sh.at("shard").at(0).get<std::uint32_t>();
-    if (sh.at("sweep") != def) problems.push_back(fmt::format("shard {}/{} is of another sweep (its scenario, --vary, "
-                                                              "--seeds, --metric, --variant or --protocol differ)",
-                                                              i, sh.at("shard").at(1).get<std::uint32_t>()));
-    else if (sh.at("shard").at(1).get<std::uint32_t>() != n)
-      problems.push_back(fmt::format("shard {}/{}: the others are of {} shards", i, sh.at("shard").at(1).get<std::uint32_t>(), n));
-    else if (!seen.insert(i).second) problems.push_back(fmt::format("shard {}/{} given twice", i, n));
+    const std::uint32_t of = sh.at("shard").at(1).get<std::uint32_t>();
+    if (sh.at(command) != def)
+      problems.push_back(fmt::format("shard {}/{} is of another {} ({})", i, of, command, differs));
+    else if (of != n)
+      problems.push_back(fmt::format("shard {}/{}: the others are of {} shards", i, of, n));
+    else if (!seen.insert(i).second)
+      problems.push_back(fmt::format("shard {}/{} given twice", i, n));
   }
   std::vector<std::string> missing;
   for (std::uint32_t i = 1; i <= n; ++i)
@@ -490,6 +488,42 @@ void finish_sweep(const std::vector<json>& shards, const std::string& out, bool 
   if (!missing.empty() && problems.empty())
     problems.push_back(fmt::format("missing shard result{}: {}", missing.size() == 1 ? "" : "s", fmt::join(missing, ", ")));
   if (!problems.empty()) throw ScenarioError("merge", problems);
+  return n;
+}
+
+/// Runs one worst seed of a cell (every settings variant and protocol) into
+/// worst/c<CELL>/seed-<SEED>/ of `staged`, with its report. Safe to call from several threads.
+void render_worst_seed(StagedOutput& staged, const Sweep& s, const std::vector<SettingsVariant>& specs,
+                       std::size_t cell, std::uint64_t seed) {
+  const std::string dir = fmt::format("worst/c{}/seed-{}", cell + 1, seed);
+  std::vector<VariantText> texts;
+  for (const auto& v : specs) {
+    RunOptions o;
+    o.staged = &staged;
+    o.variant = v.name;
+    o.prefix = dir;
+    std::vector<VariantOutput> outputs;
+    try {
+      outputs = run_variants(v.spec, s.protocols, seed, o);
+    } catch (const OutputError& e) {
+      throw staged.retold(e);  // a trace streamed into the staging folder
+    }
+    for (const auto& r : outputs) {
+      const std::string rel = v.name.empty() ? r.protocol : v.name + "/" + r.protocol;
+      texts.push_back(VariantText{rel, {}, r.summary.dump(2) + "\n", staged_trace_path(staged, dir + "/" + rel).string()});
+    }
+  }
+  for (const auto& [rel, bytes] : render_outputs(std::move(texts), FormatArgs{}))
+    staged.write_file(fs::path(dir) / rel, bytes);
+}
+
+/// The top-level entries a sweep writes.
+const std::vector<std::string> kSweepOutputs{"runs.csv", "runs.json", "cells.csv", "cells.json", "phase.html", "worst"};
+
+void finish_sweep(const std::vector<json>& shards, const std::string& out, bool quiet, bool force,
+                  StagedOutput* prepared, unsigned jobs) {
+  check_shard_set(shards, "sweep", "its scenario, --vary, --seeds, --metric, --variant or --protocol differ");
+  const json& def = shards.front().at("sweep");
 
   // The sweep again, from its definition and the scenario file (which must be unchanged).
   SweepArgs args;
@@ -670,33 +704,31 @@ void finish_sweep(const std::vector<json>& shards, const std::string& out, bool 
   pi.cells = std::move(phase);
   staged.write_file("phase.html", render_phase_html(pi));
 
-  // The worst seeds' runs, each with its report (all settings variants and protocols of the cell).
-  std::size_t reports = 0;
+  // The worst seeds' runs, each with its report (all settings variants and protocols of the cell),
+  // on the job slots too: each report is one unit of work, written to its own folder.
+  std::vector<std::pair<std::size_t, std::uint64_t>> worst_units;
   for (std::size_t cell = 0; cell < s.cells; ++cell)
-    for (const std::uint64_t seed : worst_seeds[cell]) {
-      const std::string dir = fmt::format("worst/c{}/seed-{}", cell + 1, seed);
-      std::vector<VariantText> texts;
-      for (const auto& v : specs[cell]) {
-        RunOptions o;
-        o.staged = &staged;
-        o.variant = v.name;
-        o.prefix = dir;
-        std::vector<VariantOutput> outputs;
-        try {
-          outputs = run_variants(v.spec, s.protocols, seed, o);
-        } catch (const OutputError& e) {
-          throw staged.retold(e);  // a trace streamed into the staging folder
-        }
-        for (const auto& r : outputs) {
-          const std::string rel = v.name.empty() ? r.protocol : v.name + "/" + r.protocol;
-          texts.push_back(VariantText{rel, {}, r.summary.dump(2) + "\n",
-                                      staged_trace_path(staged, dir + "/" + rel).string()});
-        }
+    for (const std::uint64_t seed : worst_seeds[cell]) worst_units.emplace_back(cell, seed);
+  std::vector<std::exception_ptr> failed(worst_units.size());
+  std::atomic<std::size_t> next_report{0};
+  const auto render_worst = [&] {
+    for (std::size_t i = next_report++; i < worst_units.size(); i = next_report++) {
+      try {
+        render_worst_seed(staged, s, specs[worst_units[i].first], worst_units[i].first, worst_units[i].second);
+      } catch (...) {
+        failed[i] = std::current_exception();
       }
-      for (const auto& [rel, bytes] : render_outputs(std::move(texts), FormatArgs{}))
-        staged.write_file(fs::path(dir) / rel, bytes);
-      ++reports;
     }
+  };
+  const unsigned slots = std::max(1u, std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(1, worst_units.size()))));
+  std::vector<std::thread> workers;
+  for (unsigned j = 1; j < slots; ++j) workers.emplace_back(render_worst);
+  render_worst();
+  for (auto& t : workers) t.join();
+  // The first failure in the order of the reports, whatever the order they finished in.
+  for (const auto& e : failed)
+    if (e) std::rethrow_exception(e);
+  const std::size_t reports = worst_units.size();
   staged.set_variants({});  // no run of its own at the top: `report DIR` is for worst/c<N>/seed-<S>/
   staged.commit();
   if (!quiet) {
@@ -767,7 +799,7 @@ int cmd_sweep(const SweepArgs& args) {
                                shard.second, result.at("units").size(), s.cells * s.seeds(), (dir / file).string());
     return 0;
   }
-  finish_sweep({json::parse(text)}, out, args.quiet, args.force, &*staged);
+  finish_sweep({json::parse(text)}, out, args.quiet, args.force, &*staged, args.jobs);
   return 0;
 }
 
