@@ -82,8 +82,9 @@ sanitize: sanitize-build
 	  ctest --output-on-failure -j $(JOBS) -L unit
 
 # One clang build of rebalance-sim with ThreadSanitizer: `check --jobs 2` over the examples and the
-# KIP-848 scenarios and `explore --jobs 2` over 40 seeds of the CI scenario (with the injected bug,
-# whose switch was once a global), the commands whose worker threads run worlds side by side. A
+# KIP-848 scenarios, `explore --jobs 2` over 40 seeds of the CI scenario (with the injected bug,
+# whose switch was once a global) and `sweep --jobs 2` (its worst-seed reports render on the job
+# slots, into one staged output folder), the commands whose worker threads run worlds side by side. A
 # data race (shared mutable state between worlds) fails the step.
 TSAN_DIR := build-tsan
 TSAN_CMAKE_ARGS := -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS=-O1 -DCMAKE_CXX_COMPILER=clang++ \
@@ -96,7 +97,9 @@ tsan: sanitize-deps
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./$(TSAN_DIR)/rebalance-sim explore scenarios/explore/two-groups-short.json \
 	  --seeds 1..40 --jobs 2 --quiet --out $(TSAN_DIR)/explore --inject-bug skip-revocation > $(TSAN_DIR)/explore.log || \
 	  [ $$? -eq 1 ]
-	@echo "tsan: check --jobs 2 and explore --jobs 2 ran with no data race"
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./$(TSAN_DIR)/rebalance-sim sweep scenarios/sweeps/poll-interval-storm.json \
+	  --vary '/consumers/*/processing/per_record_ms/median=50,110' --seeds 1..2 --jobs 2 --quiet --out $(TSAN_DIR)/sweep > $(TSAN_DIR)/sweep.log
+	@echo "tsan: check --jobs 2, explore --jobs 2 and sweep --jobs 2 ran with no data race"
 
 fuzz:
 	@$(MAKE) --no-print-directory sanitize-build SANITIZE_TARGETS="fuzz_scenario_loader fuzz_cli_args fuzz_trace_reader fuzz_run_folder fuzz_recording_reader"
