@@ -25,6 +25,7 @@
 #include "tools/baseline.hpp"
 #include "tools/check_shard.hpp"
 #include "tools/check_variants.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/golden.hpp"
 #include "tools/report_cli.hpp"
 #include "tools/runner.hpp"
@@ -38,10 +39,6 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kFailed = 1;
-constexpr int kBadInput = 2;
-constexpr int kInternalError = 3;
 
 /// One test case of the report.
 struct Case {
@@ -638,7 +635,7 @@ int report_results(const std::vector<ScenarioResult>& results, std::size_t scena
   }
   if (internal) return kInternalError;
   if (invalid > 0 || io_error) return kBadInput;
-  return failed > 0 ? kFailed : kOk;
+  return failed > 0 ? kExpectationFailed : kOk;
 }
 
 }  // namespace
@@ -748,28 +745,24 @@ int cmd_check(const CheckArgs& args) {
   if (!args.shard.empty()) {
     shard = parse_shard(args.shard);
     if (const auto why = shard_conflicts(args); !why.empty()) {
-      std::cerr << "rebalance-sim check: " << why << "\n";
-      return kBadInput;
+      throw BadInput("rebalance-sim check: " + why);
     }
   }
   // A shard only records the report paths: the merge writes them.
   for (const auto& f : {args.junit, args.markdown, args.json}) {
     if (const auto why = shard ? std::string() : unwritable(f); !why.empty()) {
-      std::cerr << "rebalance-sim check: " << why << "\n";
-      return kBadInput;
+      throw BadInput("rebalance-sim check: " + why);
     }
   }
   for (const auto& p : args.paths) {
     std::error_code ec;
     if (!fs::exists(p, ec)) {
-      std::cerr << fmt::format("rebalance-sim check: {}: no such file or directory\n", p);
-      return kBadInput;
+      throw BadInput(fmt::format("rebalance-sim check: {}: no such file or directory", p));
     }
   }
   const auto files = scenario_files(args.paths);
   if (files.empty()) {
-    std::cerr << "rebalance-sim check: no scenario files found\n";
-    return kBadInput;
+    throw BadInput("rebalance-sim check: no scenario files found");
   }
   // The baseline and the tolerances are read before anything runs: bad ones are exit 2.
   CheckContext ctx;
@@ -795,8 +788,9 @@ int cmd_check(const CheckArgs& args) {
       }
     }
     if (!problems.empty()) {
-      for (const auto& p : problems) std::cerr << "rebalance-sim check: " << p << "\n";
-      return kBadInput;
+      std::string message;
+      for (const auto& p : problems) message += (message.empty() ? "" : "\n") + ("rebalance-sim check: " + p);
+      throw BadInput(message);
     }
   }
   // Each scenario is independent (its own world, kernel and random streams); the results are

@@ -40,6 +40,8 @@
 #include "tools/settings_run.hpp"
 #include "tools/sweep.hpp"
 #include "tools/merge.hpp"
+#include "tools/errors.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/explore_shard.hpp"
 #include "models/scenario/variants.hpp"
 #include "tools/staged_output.hpp"
@@ -81,10 +83,6 @@ std::vector<std::string> lines_of(const std::string& jsonl) {
   return lines;
 }
 
-constexpr int kOk = 0;
-constexpr int kExpectationFailed = 1;
-constexpr int kBadInput = 2;
-constexpr int kInternalError = 3;
 constexpr std::size_t kMaxMomentLines = 20;  // decisive moments printed per variant
 
 const char* kExamples = R"(Examples:
@@ -331,18 +329,15 @@ int cmd_bench(const std::string& what, std::uint64_t events, const ScaleArgs& sc
     try {
       sizes = parse_scale_sizes(scale.sizes);
     } catch (const std::invalid_argument& e) {
-      std::cerr << "rebalance-sim bench scale: " << e.what() << "\n";
-      return kBadInput;
+      throw BadInput(std::string("rebalance-sim bench scale: ") + e.what());
     }
     if (std::find(protocol_variants().begin(), protocol_variants().end(), scale.protocol) ==
             protocol_variants().end() ||
         !variant_supported(scale.protocol)) {
-      std::cerr << "rebalance-sim bench scale: --protocol: unknown variant \"" << scale.protocol << "\"\n";
-      return kBadInput;
+      throw BadInput("rebalance-sim bench scale: --protocol: unknown variant \"" + scale.protocol + "\"");
     }
     if (scale.virtual_ms < 10000) {
-      std::cerr << "rebalance-sim bench scale: --virtual-ms: must be >= 10000, got " << scale.virtual_ms << "\n";
-      return kBadInput;
+      throw BadInput("rebalance-sim bench scale: --virtual-ms: must be >= 10000, got " + std::to_string(scale.virtual_ms));
     }
     std::cout << run_scale_bench(sizes, scale.protocol, scale.virtual_ms, scale.trace, !scale.no_critical_paths)
               << std::flush;
@@ -359,8 +354,7 @@ int cmd_bench(const std::string& what, std::uint64_t events, const ScaleArgs& sc
         r.events, r.kernel_events_per_sec / 1e6, r.bare_events_per_sec / 1e6, r.ratio());
     return kOk;
   }
-  std::cerr << "rebalance-sim bench: unknown benchmark \"" << what << "\" (try: kernel, assignors, scale)\n";
-  return kBadInput;
+  throw BadInput("rebalance-sim bench: unknown benchmark \"" + what + "\" (try: kernel, assignors, scale)");
 }
 
 }  // namespace
@@ -589,23 +583,8 @@ int main_impl(int argc, char** argv, bool parse_only) {
     if (dump_log->parsed()) return cmd_dump_log(inspect_args);
     if (describe->parsed()) return cmd_describe(inspect_args);
     if (compare->parsed()) return cmd_compare(compare_args);
-  } catch (const ScenarioError& e) {
-    std::cerr << e.what() << "\n";
-    return kBadInput;
-  } catch (const OutputError& e) {
-    std::cerr << "rebalance-sim: " << one_line(e.what()) << "\n";
-    return kBadInput;
-  } catch (const sim::WatchdogTripped& e) {
-    std::cerr << "rebalance-sim: " << one_line(e.what()) << fmt::format(" [scenario {}]", one_line(file)) << "\n";
-    return kBadInput;
-  } catch (const sim::InvariantViolation& e) {
-    std::cerr << "rebalance-sim: internal error (a model invariant broke; please report): " << e.what()
-              << fmt::format(" [scenario {}, seed {}]", file, seed ? std::to_string(*seed) : "from scenario")
-              << "\n";
-    return kInternalError;
-  } catch (const std::exception& e) {
-    std::cerr << "rebalance-sim: internal error: " << e.what() << "\n";
-    return kInternalError;
+  } catch (...) {
+    return report_error(std::current_exception(), file, seed);  // the one choke point
   }
   return kBadInput;
 }

@@ -13,6 +13,7 @@
 #include "models/protocol/trace_jsonl.hpp"
 #include "models/scenario/world.hpp"
 #include "tools/cli_args.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/inspect.hpp"
 #include "tools/share_inspect.hpp"
 
@@ -20,7 +21,6 @@ namespace rsim::cli {
 
 namespace {
 
-constexpr int kOk = 0;
 
 /// Keeps, as trace.jsonl lines, only the log records (`record`, or `share_state.record`) of one
 /// partition of __consumer_offsets (or __share_group_state): the full log dump-log prints, read

@@ -25,6 +25,7 @@
 #include "models/scenario/world.hpp"
 #include "reports/escape.hpp"
 #include "tools/cli_args.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/expectations.hpp"
 #include "tools/explore.hpp"
 #include "tools/report_cli.hpp"
@@ -765,10 +766,10 @@ int cmd_sweep(const SweepArgs& args) {
     if (!args.quiet)
       std::cout << fmt::format("sweep {}: shard {}/{}: {} of {} runs units; wrote {}\n", base.name, shard.first,
                                shard.second, result.at("units").size(), s.cells * s.seeds(), (dir / file).string());
-    return 0;
+    return kOk;
   }
   finish_sweep({json::parse(text)}, out, args.quiet, args.force, &*staged);
-  return 0;
+  return kOk;
 }
 
 }  // namespace rsim::cli
