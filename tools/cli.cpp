@@ -27,7 +27,7 @@
 #include "tools/compare_cli.hpp"
 #include "tools/inspect_cli.hpp"
 #include "tools/check.hpp"
-#include "tools/expectations.hpp"
+#include "reports/analyses/expectations.hpp"
 #include "tools/report_cli.hpp"
 #include "tools/runner.hpp"
 #include "models/coordinator/consumer_group_coordinator.hpp"

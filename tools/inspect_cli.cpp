@@ -14,8 +14,8 @@
 #include "models/scenario/world.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/exit_codes.hpp"
-#include "tools/inspect.hpp"
-#include "tools/share_inspect.hpp"
+#include "reports/analyses/inspect.hpp"
+#include "reports/analyses/share_inspect.hpp"
 
 namespace rsim::cli {
 

@@ -14,7 +14,7 @@
 #include "models/scenario/world.hpp"
 #include "reports/invariants.hpp"
 #include "tools/exit_codes.hpp"
-#include "tools/expectations.hpp"
+#include "reports/analyses/expectations.hpp"
 #include "tools/explore.hpp"
 #include "tools/staged_output.hpp"
 

@@ -26,7 +26,7 @@
 #include "reports/escape.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/exit_codes.hpp"
-#include "tools/expectations.hpp"
+#include "reports/analyses/expectations.hpp"
 #include "tools/explore.hpp"
 #include "tools/report_cli.hpp"
 #include "tools/runner.hpp"

@@ -1,4 +1,4 @@
-#include "tools/compare.hpp"
+#include "reports/analyses/compare.hpp"
 
 #include <algorithm>
 #include <functional>

@@ -1,4 +1,4 @@
-#include "tools/inspect.hpp"
+#include "reports/analyses/inspect.hpp"
 
 #include <algorithm>
 #include <set>
