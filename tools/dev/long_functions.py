@@ -26,9 +26,17 @@ NOT_FUNCTIONS = ("if", "for", "while", "switch", "catch", "namespace", "struct",
 
 
 def strip(line, in_block):
+    """The code of `line` without comments and string literals. `in_block` carries what is still
+    open from the line before: False, True (a /* comment) or the closing ")delim\"" of a raw string
+    (whose text may hold "/*" or braces)."""
     out, i = [], 0
     while i < len(line):
-        if in_block:
+        if isinstance(in_block, str):
+            j = line.find(in_block, i)
+            if j < 0:
+                return "".join(out), in_block
+            i, in_block = j + len(in_block), False
+        elif in_block:
             j = line.find("*/", i)
             if j < 0:
                 return "".join(out), True
@@ -37,6 +45,9 @@ def strip(line, in_block):
             break
         elif line.startswith("/*", i):
             in_block, i = True, i + 2
+        elif line.startswith('R"', i) and (i == 0 or not (line[i - 1].isalnum() or line[i - 1] == "_")):
+            k = line.find("(", i + 2)
+            in_block, i = ")" + line[i + 2:k] + '"', k + 1
         elif line[i] in "\"'":
             q, i = line[i], i + 1
             while i < len(line) and line[i] != q:
