@@ -469,11 +469,10 @@ std::pair<std::uint32_t, std::uint32_t> parse_shard(const std::string& text) {
 /// The top-level entries a sweep writes.
 const std::vector<std::string> kSweepOutputs{"runs.csv", "runs.json", "cells.csv", "cells.json", "phase.html", "worst"};
 
-void finish_sweep(const std::vector<json>& shards, const std::string& out, bool quiet, bool force,
-                  StagedOutput* prepared) {
-  if (shards.empty()) throw ScenarioError("merge", {"no shard results"});
-  const json& def = shards.front().at("sweep");
-  const std::uint32_t n = shards.front().at("shard").at(1).get<std::uint32_t>();
+namespace {
+
+/// The shard results are one sweep's, each of its N shards once: else every problem, exit 2.
+void check_shard_set(const std::vector<json>& shards, const json& def, std::uint32_t n) {
   std::vector<std::string> problems;
   std::set<std::uint32_t> seen;
   for (const auto& sh : shards) {
@@ -491,6 +490,116 @@ void finish_sweep(const std::vector<json>& shards, const std::string& out, bool 
   if (!missing.empty() && problems.empty())
     problems.push_back(fmt::format("missing shard result{}: {}", missing.size() == 1 ? "" : "s", fmt::join(missing, ", ")));
   if (!problems.empty()) throw ScenarioError("merge", problems);
+}
+
+/// The headline metrics every run has (the --metric among them, else exit 2).
+std::vector<std::string> common_metrics(const std::vector<const json*>& units, const std::string& metric) {
+  std::vector<std::string> metrics;
+  for (const auto& name : headline_candidates()) {
+    bool all = true;
+    for (const auto* u : units)
+      for (const auto& r : u->at("runs"))
+        if (!r.at("metrics").contains(name)) all = false;
+    if (all) metrics.push_back(name);
+  }
+  if (std::find(metrics.begin(), metrics.end(), metric) == metrics.end())
+    throw ScenarioError("--metric", {fmt::format("{}: not in every run's summary; these are: {}", metric, fmt::join(metrics, ", "))});
+  return metrics;
+}
+
+/// One series of a cell: a settings variant and protocol, over the seeds.
+struct Series {
+  std::string variant, protocol;
+  std::vector<std::pair<double, std::uint64_t>> metric_seed;  // (value of --metric, seed)
+  std::vector<std::vector<double>> values;                    // per metric
+};
+
+/// runs.csv and runs.json (one row per run, in unit order), and each cell's series.
+void collect_runs(const Sweep& s, const std::vector<const json*>& units, const std::vector<std::string>& metrics,
+                  std::string& csv, ojson& runs_json, std::vector<std::vector<Series>>& cells) {
+  const std::size_t total = units.size();
+  csv = "cell";
+  for (const auto& a : s.axes) csv += "," + csv_field(a.path);
+  csv += ",seed,variant,protocol";
+  for (const auto& m : metrics) csv += "," + m;
+  csv += "\n";
+  runs_json = ojson::array();
+  cells.assign(s.cells, {});
+  for (std::size_t k = 0; k < total; ++k) {
+    const std::size_t cell = k / s.seeds();
+    const std::uint64_t seed = s.from + k % s.seeds();
+    const auto c = s.coords(cell);
+    for (const auto& r : units[k]->at("runs")) {
+      const std::string variant = r.at("variant").get<std::string>(), protocol = r.at("protocol").get<std::string>();
+      csv += fmt::format("c{}", cell + 1);
+      ojson values = ojson::object();
+      for (std::size_t i = 0; i < s.axes.size(); ++i) {
+        csv += "," + csv_field(value_text(s.axes[i].values[c[i]]));
+        values[s.axes[i].path] = ojson::parse(s.axes[i].values[c[i]].dump());
+      }
+      csv += fmt::format(",{},{},{}", seed, csv_field(variant), protocol);
+      ojson m = ojson::object();
+      auto& series = cells[cell];
+      auto it = std::find_if(series.begin(), series.end(),
+                             [&](const Series& x) { return x.variant == variant && x.protocol == protocol; });
+      if (it == series.end()) {
+        series.push_back(Series{variant, protocol, {}, std::vector<std::vector<double>>(metrics.size())});
+        it = series.end() - 1;
+      }
+      for (std::size_t i = 0; i < metrics.size(); ++i) {
+        const json& v = r.at("metrics").at(metrics[i]);
+        csv += "," + v.dump();
+        m[metrics[i]] = ojson::parse(v.dump());
+        it->values[i].push_back(v.get<double>());
+        if (metrics[i] == s.metric) it->metric_seed.emplace_back(v.get<double>(), seed);
+      }
+      csv += "\n";
+      runs_json.push_back(ojson{{"cell", fmt::format("c{}", cell + 1)}, {"values", values}, {"seed", seed},
+                                {"variant", variant}, {"protocol", protocol}, {"metrics", m}});
+    }
+  }
+}
+
+/// The worst seeds' runs, each with its report (all settings variants and protocols of the cell).
+std::size_t write_worst_reports(StagedOutput& staged, const Sweep& s, const std::vector<std::set<std::uint64_t>>& worst_seeds,
+                                const std::vector<std::vector<SettingsVariant>>& specs) {
+  std::size_t reports = 0;
+  for (std::size_t cell = 0; cell < s.cells; ++cell)
+    for (const std::uint64_t seed : worst_seeds[cell]) {
+      const std::string dir = fmt::format("worst/c{}/seed-{}", cell + 1, seed);
+      std::vector<VariantText> texts;
+      for (const auto& v : specs[cell]) {
+        RunOptions o;
+        o.staged = &staged;
+        o.variant = v.name;
+        o.prefix = dir;
+        std::vector<VariantOutput> outputs;
+        try {
+          outputs = run_variants(v.spec, s.protocols, seed, o);
+        } catch (const OutputError& e) {
+          throw staged.retold(e);  // a trace streamed into the staging folder
+        }
+        for (const auto& r : outputs) {
+          const std::string rel = v.name.empty() ? r.protocol : v.name + "/" + r.protocol;
+          texts.push_back(VariantText{rel, {}, r.summary.dump(2) + "\n",
+                                      staged_trace_path(staged, dir + "/" + rel).string()});
+        }
+      }
+      for (const auto& [rel, bytes] : render_outputs(std::move(texts), FormatArgs{}))
+        staged.write_file(fs::path(dir) / rel, bytes);
+      ++reports;
+    }
+  return reports;
+}
+
+}  // namespace
+
+void finish_sweep(const std::vector<json>& shards, const std::string& out, bool quiet, bool force,
+                  StagedOutput* prepared) {
+  if (shards.empty()) throw ScenarioError("merge", {"no shard results"});
+  const json& def = shards.front().at("sweep");
+  const std::uint32_t n = shards.front().at("shard").at(1).get<std::uint32_t>();
+  check_shard_set(shards, def, n);
 
   // The sweep again, from its definition and the scenario file (which must be unchanged).
   SweepArgs args;
@@ -532,63 +641,13 @@ void finish_sweep(const std::vector<json>& shards, const std::string& out, bool 
     if (units[k] == nullptr) throw ScenarioError("merge", {fmt::format("unit {} missing from the shard results", k)});
 
   // The metrics every run has.
-  std::vector<std::string> metrics;
-  for (const auto& name : headline_candidates()) {
-    bool all = true;
-    for (const auto* u : units)
-      for (const auto& r : u->at("runs"))
-        if (!r.at("metrics").contains(name)) all = false;
-    if (all) metrics.push_back(name);
-  }
-  if (std::find(metrics.begin(), metrics.end(), s.metric) == metrics.end())
-    throw ScenarioError("--metric", {fmt::format("{}: not in every run's summary; these are: {}", s.metric, fmt::join(metrics, ", "))});
+  const std::vector<std::string> metrics = common_metrics(units, s.metric);
 
   // runs.csv / runs.json
-  std::string csv = "cell";
-  for (const auto& a : s.axes) csv += "," + csv_field(a.path);
-  csv += ",seed,variant,protocol";
-  for (const auto& m : metrics) csv += "," + m;
-  csv += "\n";
-  ojson runs_json = ojson::array();
-  struct Series {
-    std::string variant, protocol;
-    std::vector<std::pair<double, std::uint64_t>> metric_seed;  // (value of --metric, seed)
-    std::vector<std::vector<double>> values;                    // per metric
-  };
-  std::vector<std::vector<Series>> cells(s.cells);
-  for (std::size_t k = 0; k < total; ++k) {
-    const std::size_t cell = k / s.seeds();
-    const std::uint64_t seed = s.from + k % s.seeds();
-    const auto c = s.coords(cell);
-    for (const auto& r : units[k]->at("runs")) {
-      const std::string variant = r.at("variant").get<std::string>(), protocol = r.at("protocol").get<std::string>();
-      csv += fmt::format("c{}", cell + 1);
-      ojson values = ojson::object();
-      for (std::size_t i = 0; i < s.axes.size(); ++i) {
-        csv += "," + csv_field(value_text(s.axes[i].values[c[i]]));
-        values[s.axes[i].path] = ojson::parse(s.axes[i].values[c[i]].dump());
-      }
-      csv += fmt::format(",{},{},{}", seed, csv_field(variant), protocol);
-      ojson m = ojson::object();
-      auto& series = cells[cell];
-      auto it = std::find_if(series.begin(), series.end(),
-                             [&](const Series& x) { return x.variant == variant && x.protocol == protocol; });
-      if (it == series.end()) {
-        series.push_back(Series{variant, protocol, {}, std::vector<std::vector<double>>(metrics.size())});
-        it = series.end() - 1;
-      }
-      for (std::size_t i = 0; i < metrics.size(); ++i) {
-        const json& v = r.at("metrics").at(metrics[i]);
-        csv += "," + v.dump();
-        m[metrics[i]] = ojson::parse(v.dump());
-        it->values[i].push_back(v.get<double>());
-        if (metrics[i] == s.metric) it->metric_seed.emplace_back(v.get<double>(), seed);
-      }
-      csv += "\n";
-      runs_json.push_back(ojson{{"cell", fmt::format("c{}", cell + 1)}, {"values", values}, {"seed", seed},
-                                {"variant", variant}, {"protocol", protocol}, {"metrics", m}});
-    }
-  }
+  std::string csv;
+  ojson runs_json;
+  std::vector<std::vector<Series>> cells;
+  collect_runs(s, units, metrics, csv, runs_json, cells);
 
   // cells.csv / cells.json, and the worst seed of each cell and series.
   std::string cells_csv = "cell";
@@ -617,7 +676,8 @@ void finish_sweep(const std::vector<json>& shards, const std::string& out, bool 
       PhaseCell pc;
       pc.cell = fmt::format("c{}", cell + 1);
       for (std::size_t i = 0; i < s.axes.size(); ++i) {
-        cells_csv += "," + csv_field(value_text(s.axes[i].values[c[i]]));
+        cells_csv += ',';
+        cells_csv += csv_field(value_text(s.axes[i].values[c[i]]));
         values[s.axes[i].path] = ojson::parse(s.axes[i].values[c[i]].dump());
         pc.coords.push_back(c[i]);
       }
@@ -672,32 +732,7 @@ void finish_sweep(const std::vector<json>& shards, const std::string& out, bool 
   staged.write_file("phase.html", render_phase_html(pi));
 
   // The worst seeds' runs, each with its report (all settings variants and protocols of the cell).
-  std::size_t reports = 0;
-  for (std::size_t cell = 0; cell < s.cells; ++cell)
-    for (const std::uint64_t seed : worst_seeds[cell]) {
-      const std::string dir = fmt::format("worst/c{}/seed-{}", cell + 1, seed);
-      std::vector<VariantText> texts;
-      for (const auto& v : specs[cell]) {
-        RunOptions o;
-        o.staged = &staged;
-        o.variant = v.name;
-        o.prefix = dir;
-        std::vector<VariantOutput> outputs;
-        try {
-          outputs = run_variants(v.spec, s.protocols, seed, o);
-        } catch (const OutputError& e) {
-          throw staged.retold(e);  // a trace streamed into the staging folder
-        }
-        for (const auto& r : outputs) {
-          const std::string rel = v.name.empty() ? r.protocol : v.name + "/" + r.protocol;
-          texts.push_back(VariantText{rel, {}, r.summary.dump(2) + "\n",
-                                      staged_trace_path(staged, dir + "/" + rel).string()});
-        }
-      }
-      for (const auto& [rel, bytes] : render_outputs(std::move(texts), FormatArgs{}))
-        staged.write_file(fs::path(dir) / rel, bytes);
-      ++reports;
-    }
+  const std::size_t reports = write_worst_reports(staged, s, worst_seeds, specs);
   staged.set_variants({});  // no run of its own at the top: `report DIR` is for worst/c<N>/seed-<S>/
   staged.commit();
   if (!quiet) {
