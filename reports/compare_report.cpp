@@ -181,9 +181,9 @@ void render_table(Out o, const SideBySideVariant& v) {
   for (std::size_t k = 0; k < runs; ++k) fmt::format_to(o, "<th>REAL{}-MS</th><th>DEV-MS</th>", k + 1);
   fmt::format_to(o, "<th>RESULT</th></tr>");
   for (const auto& m : v.callbacks) {
-    const char* result = m.within ? "ok" : !m.sim_us ? "only in real" : "DIFFERS";
+    const std::string result = !m.race.empty() ? m.race : m.within ? "ok" : !m.sim_us ? "only in real" : "DIFFERS";
     fmt::format_to(o, "<tr class=\"cbrow {}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
-                   m.within ? "ok" : !m.sim_us ? "only" : "differs", esc(m.consumer), esc(m.callback), esc(m.partitions),
+                   !m.race.empty() ? "ok race" : m.within ? "ok" : !m.sim_us ? "only" : "differs", esc(m.consumer), esc(m.callback), esc(m.partitions),
                    at_ms(m.sim_us));
     for (std::size_t k = 0; k < runs; ++k) {
       const auto r = k < m.real_us.size() ? m.real_us[k] : std::nullopt;

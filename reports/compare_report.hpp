@@ -23,6 +23,7 @@ struct CallbackMatch {
   std::optional<std::int64_t> sim_us;
   std::vector<std::optional<std::int64_t>> real_us;  // one per real run
   bool within = true;  // compare's verdict on the row
+  std::string race;    // "race: matches run 2" where the real runs differ and the simulator has one outcome
 };
 
 struct SideBySideVariant {

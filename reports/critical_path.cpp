@@ -827,6 +827,27 @@ struct CriticalPaths::Impl {
   }
 };
 
+std::vector<bool> kept_steps(const std::vector<PathStep>& steps) {
+  std::vector<bool> keep(steps.size(), true);
+  if (steps.size() <= kMaxPathSteps) return keep;
+  // Each step's time on the path; the first and the last step are always kept.
+  const auto time_of = [](const PathStep& s) {
+    std::int64_t us = 0;
+    for (const auto& part : s.causes) us += part.second;
+    return us;
+  };
+  std::vector<std::size_t> order;
+  for (std::size_t i = 1; i + 1 < steps.size(); ++i) order.push_back(i);
+  // The longest first; ties by position (deterministic).
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return time_of(steps[a]) > time_of(steps[b]); });
+  std::fill(keep.begin(), keep.end(), false);
+  keep.front() = keep.back() = true;
+  for (std::size_t k = 0; k < order.size() && k + 2 < kMaxPathSteps; ++k)
+    if (time_of(steps[order[k]]) > 0) keep[order[k]] = true;
+  return keep;
+}
+
 CriticalPaths::CriticalPaths() : impl_(std::make_unique<Impl>()) {}
 CriticalPaths::~CriticalPaths() = default;
 
@@ -845,8 +866,17 @@ ojson CriticalPaths::to_json(const std::string& group, std::int64_t start_us, st
   auto ms = [](std::int64_t us) { return static_cast<double>(us) / 1000.0; };
   ojson causes = ojson::object();
   for (std::size_t i = 0; i < kCauseCount; ++i) causes[std::string(cause_names()[i])] = ms(p.causes_us[i]);
+  // A long path (thousands of steps: a storm, a long wait polled through) keeps its first and
+  // last step and the steps that carry the causes' time, at most kMaxPathSteps of them (the
+  // longest); `steps_elided` counts the others. `causes` stays exact.
+  const std::vector<bool> keep = kept_steps(p.steps);
+  std::size_t elided = 0;
   ojson steps = ojson::array();
   for (std::size_t i = 0; i < p.steps.size(); ++i) {
+    if (!keep[i]) {
+      ++elided;
+      continue;
+    }
     const PathStep& s = p.steps[i];
     ojson j;
     j["t_us"] = s.t_us;
@@ -862,7 +892,9 @@ ojson CriticalPaths::to_json(const std::string& group, std::int64_t start_us, st
       j["waited_for"] = {{"t_us", s.waited_for_t_us}, {"actor", s.waited_for_actor}, {"what", s.waited_for_what}};
     steps.push_back(std::move(j));
   }
-  return ojson{{"causes", std::move(causes)}, {"steps", std::move(steps)}};
+  ojson out{{"causes", std::move(causes)}, {"steps", std::move(steps)}};
+  if (elided > 0) out["steps_elided"] = elided;
+  return out;
 }
 
 void CriticalPaths::prune(const std::vector<std::int64_t>& open_starts_us) {

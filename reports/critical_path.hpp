@@ -56,6 +56,13 @@ struct CriticalPath {
   std::array<std::int64_t, kCauseCount> causes_us{};  // sums to end_us - start_us
 };
 
+/// summary.json's `steps` of one path hold at most this many steps: the first, the last and the
+/// steps that carry the most time; the others are counted in `steps_elided`.
+inline constexpr std::size_t kMaxPathSteps = 200;
+/// Which steps of a path summary.json keeps (all of them up to kMaxPathSteps): the first and the
+/// last, then those with the most time on them (ties: the earlier), none without time.
+std::vector<bool> kept_steps(const std::vector<PathStep>& steps);
+
 /// The happens-before graph of one run, built as the events come.
 class CriticalPaths {
  public:

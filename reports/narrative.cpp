@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -82,18 +83,46 @@ std::string readable_ms(double ms) {
   return whole + (frac.empty() ? "" : "." + frac) + " ms";
 }
 
+// "key=value" when the value is known, else the key: the member's own value, or the cluster's;
+// a consumer key of no member (the coordinator) when every consumer has the same value.
+std::string config_text(const ConfigValues* config, const std::string& actor, const std::string& key) {
+  if (config == nullptr) return key;
+  const auto with = [&](const std::map<std::string, std::string>& values) -> std::optional<std::string> {
+    const auto it = values.find(key);
+    if (it == values.end()) return std::nullopt;
+    return key + "=" + it->second;
+  };
+  if (const auto a = config->find(actor); a != config->end() && !actor.empty())
+    if (auto v = with(a->second)) return *v;
+  if (const auto c = config->find(""); c != config->end())
+    if (auto v = with(c->second)) return *v;
+  std::optional<std::string> same;
+  for (const auto& [name, values] : *config) {
+    if (name.empty()) continue;
+    const auto v = with(values);
+    if (!v || (same && *same != *v)) return key;
+    same = v;
+  }
+  return same.value_or(key);
+}
+
 // One cause in plain words: who waited for what, and the config that governs it.
-std::string cause_words(const std::string& cause, const std::string& actor, bool kip848) {
+std::string cause_words(const std::string& cause, const std::string& actor, bool kip848, const ConfigValues* config) {
   const std::string who = actor.empty() || actor == "coordinator" ? std::string("a member") : actor;
+  const auto key = [&](const char* k) { return config_text(config, actor, k); };
   if (cause == "heartbeat_wait_ms")
-    return who + (kip848 ? " waiting for its next heartbeat (group.consumer.heartbeat.interval.ms)"
-                         : " waiting for its next heartbeat (heartbeat.interval.ms)");
-  if (cause == "poll_wait_ms") return who + " waiting for its next poll() (processing between polls; max.poll.interval.ms bounds it)";
-  if (cause == "session_timeout_ms") return "waiting for " + who + "'s session to expire (session.timeout.ms)";
-  if (cause == "rebalance_timeout_ms") return "waiting out the rebalance timeout (max.poll.interval.ms)";
-  if (cause == "initial_delay_ms") return "the coordinator's initial delay (group.initial.rebalance.delay.ms)";
+    return who + (kip848 ? " waiting for its next heartbeat (" + key("group.consumer.heartbeat.interval.ms") + ")"
+                         : " waiting for its next heartbeat (" + key("heartbeat.interval.ms") + ")");
+  if (cause == "poll_wait_ms")
+    return who + " waiting for its next poll() (processing between polls; " + key("max.poll.interval.ms") + " bounds it)";
+  if (cause == "session_timeout_ms")
+    return "waiting for " + who + "'s session to expire (" +
+           key(kip848 ? "group.consumer.session.timeout.ms" : "session.timeout.ms") + ")";
+  if (cause == "rebalance_timeout_ms") return "waiting out the rebalance timeout (" + key("max.poll.interval.ms") + ")";
+  if (cause == "initial_delay_ms")
+    return "the coordinator's initial delay (" + key("group.initial.rebalance.delay.ms") + ")";
   if (cause == "assignment_interval_ms")
-    return "the coordinator holding back the target assignment (group.consumer.assignment.interval.ms)";
+    return "the coordinator holding back the target assignment (" + key("group.consumer.assignment.interval.ms") + ")";
   if (cause == "network_ms") return "network";
   if (cause == "broker_ms") return "the broker handling requests and writing __consumer_offsets";
   if (cause == "callback_ms") return who + " inside its rebalance callbacks";
@@ -162,7 +191,7 @@ class RebalanceOwners {
 
 }  // namespace
 
-std::string critical_path_sentence(const nlohmann::ordered_json& rebalance, int index) {
+std::string critical_path_sentence(const nlohmann::ordered_json& rebalance, int index, const ConfigValues* config) {
   if (!rebalance.is_object() || !rebalance.contains("critical_path")) return "";
   const auto& cp = rebalance["critical_path"];
   if (!cp.contains("causes") || !cp["causes"].is_object()) return "";
@@ -197,11 +226,11 @@ std::string critical_path_sentence(const nlohmann::ordered_json& rebalance, int 
   std::string out = fmt::format("R{} took {}", index, readable_ms(rebalance.value("duration_ms", 0.0)));
   for (std::size_t i = 0; i < causes.size(); ++i)
     out += fmt::format("{}{} {}", i == 0 ? ": " : ", ", readable_ms(causes[i].second),
-                       cause_words(causes[i].first, main_actor(causes[i].first), kip848));
+                       cause_words(causes[i].first, main_actor(causes[i].first), kip848, config));
   return out + ".";
 }
 
-std::vector<std::string> narrate(const Timeline& tl) {
+std::vector<std::string> narrate(const Timeline& tl, const ConfigValues* config) {
   std::vector<std::string> out;
   // Per group, the latest end of its rebalances so far (in index order): what each rebalance
   // counts as "since the group's previous rebalance", without a pass over all of them.
@@ -304,7 +333,7 @@ std::vector<std::string> narrate(const Timeline& tl) {
     if (tl.summary.contains("rebalances") && tl.summary["rebalances"].is_array() && r.index >= 1 &&
         static_cast<std::size_t>(r.index) <= tl.summary["rebalances"].size()) {
       const std::string why =
-          critical_path_sentence(tl.summary["rebalances"][static_cast<std::size_t>(r.index - 1)], r.index);
+          critical_path_sentence(tl.summary["rebalances"][static_cast<std::size_t>(r.index - 1)], r.index, config);
       if (!why.empty()) text += " " + why;
     }
     out.push_back(text);
@@ -314,7 +343,7 @@ std::vector<std::string> narrate(const Timeline& tl) {
   return out;
 }
 
-std::string explain_text(const Timeline& tl) {
+std::string explain_text(const Timeline& tl, const ConfigValues* config) {
   std::string out = fmt::format("{} [{}]: {} rebalance{}\n", tl.scenario, tl.protocol, tl.rebalances.size(),
                                 tl.rebalances.size() == 1 ? "" : "s");
   if (tl.summary.is_object() && tl.summary.contains("verdict"))
@@ -322,7 +351,7 @@ std::string explain_text(const Timeline& tl) {
   if (tl.summary.is_object() && tl.summary.contains("metrics")) out += "  " + headline_of(tl.summary) + "\n";
   if (tl.summary.is_object())
     for (const auto& m : moment_lines(tl.summary)) out += "  Decisive moment " + m + "\n";
-  for (const auto& p : narrate(tl)) out += "  " + p + "\n";
+  for (const auto& p : narrate(tl, config)) out += "  " + p + "\n";
   // Fleets: the autoscaling loop, one line per scaling action (summary.json's `scaling`).
   if (const auto it = tl.summary.find("scaling"); it != tl.summary.end() && it->is_array()) {
     for (const auto& a : *it) {

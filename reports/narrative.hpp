@@ -2,6 +2,7 @@
 // heartbeat at 6.048 s and revoked orders-0..5; ..."), told from the timeline model alone.
 // Used by `rebalance-sim explain` and by report.html.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -9,16 +10,24 @@
 
 namespace reports {
 
+/// The effective config values the why-sentences quote ("heartbeat.interval.ms=3000"): per
+/// consumer name, and the cluster's under "" (key -> value as written, e.g. "3000"). Taken from
+/// the scenario (explain runs it); without them a sentence names the key alone.
+using ConfigValues = std::map<std::string, std::map<std::string, std::string>>;
+
 /// One paragraph per rebalance, in the order of summary.json's `rebalances`.
-std::vector<std::string> narrate(const Timeline& timeline);
+std::vector<std::string> narrate(const Timeline& timeline, const ConfigValues* config = nullptr);
 
 /// Why rebalance `index` (1-based) took as long as it did, from its summary.json entry's
 /// `critical_path`: "R2 took 2,009 ms: 2,001 ms A waiting for its next heartbeat
 /// (heartbeat.interval.ms), 8 ms network." The dominant cause first, with the config that
-/// governs it; "" without a critical path.
-std::string critical_path_sentence(const nlohmann::ordered_json& rebalance, int index);
+/// governs it, and its value when `config` has it ("(heartbeat.interval.ms=3000)": the member's
+/// own value, or the cluster's; a consumer key for the coordinator when every consumer has the
+/// same value); "" without a critical path.
+std::string critical_path_sentence(const nlohmann::ordered_json& rebalance, int index,
+                                   const ConfigValues* config = nullptr);
 
 /// The text `explain` prints for one variant: a heading line and the paragraphs.
-std::string explain_text(const Timeline& timeline);
+std::string explain_text(const Timeline& timeline, const ConfigValues* config = nullptr);
 
 }  // namespace reports

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -556,6 +557,7 @@ class SummaryBuilder {
                    [&](const ConsumerSubscribe& e) { on_subscribe(e, t); },
                    [&](const ConsumerCrash& e) { on_gone(e.consumer, t); },
                    [&](const ConsumerClosed& e) { on_gone(e.consumer, t); },
+                   [&](const MemberJoin& e) { on_static_join(e); },
                    [&](const ConsumerError& e) {
                      on_fatal_error(e, t);
                      on_gone(e.consumer, t);
@@ -569,6 +571,7 @@ class SummaryBuilder {
                      moment(t, "fenced", e.consumer, "fenced (" + str(e.error) + "): its partitions were lost");
                    },
                    [&](const MemberReplaced& e) {
+                     on_instance_id_taken_over(e);
                      moment(t, "fenced", e.consumer,
                             "group.instance.id " + str(e.group_instance_id) +
                                 " taken over by a new member: the old member is fenced");
@@ -577,6 +580,7 @@ class SummaryBuilder {
                    [&](const MemberEpoch& e) { on_member_epoch(e, t); },
                    [&](const MemberLeave& e) {
                      on_member_leave(e);
+                     on_static_leave(e, t);
                      if (e.reason.find("session timeout") != std::string_view::npos)
                        moment(t, "session_timeout", e.consumer,
                               "session timeout: the coordinator removed the member (no heartbeat in session.timeout.ms)");
@@ -886,6 +890,11 @@ class SummaryBuilder {
   }
   void on_gone(std::string_view consumer, std::int64_t t) {
     const std::string name = str(consumer);
+    // A static member gone without leaving: its group.instance.id stays held by the dead member.
+    if (const auto it = instance_ids_.of.find(name); it != instance_ids_.of.end()) {
+      instance_ids_.unreleased.try_emplace(it->second, InstanceIds::Held{name, t});
+      instance_ids_.of.erase(it);  // its next incarnation joins again
+    }
     Consumer& c = consumers_[name];
     if (c.paused) c.paused_us += window_.clip(c.paused_since, t);
     c.paused = false;
@@ -954,6 +963,41 @@ class SummaryBuilder {
     reevaluate(c.group, c.member_id, t);
     close_done(c.group, t);
   }
+  // --- unreleased instance ids (static members, KIP-345) ---
+  void on_static_join(const trace::MemberJoin& e) {
+    if (!e.group_instance_id || e.consumer.empty()) return;
+    const std::pair<std::string, std::string> id{str(e.group), str(*e.group_instance_id)};
+    instance_ids_.of[str(e.consumer)] = id;
+    instance_ids_.unreleased.erase(id);
+  }
+  /// A new member took the id over (KIP-345's replacement): the id is its holder's now, released
+  /// by the dead one if it was held; a live old holder is fenced and leaves it.
+  void on_instance_id_taken_over(const trace::MemberReplaced& e) {
+    const std::pair<std::string, std::string> id{str(e.group), str(e.group_instance_id)};
+    instance_ids_.unreleased.erase(id);
+    for (auto it = instance_ids_.of.begin(); it != instance_ids_.of.end();)
+      it = it->second == id ? instance_ids_.of.erase(it) : std::next(it);
+    if (!e.consumer.empty()) instance_ids_.of[str(e.consumer)] = id;
+  }
+  void on_static_leave(const trace::MemberLeave& e, std::int64_t t) {
+    // The dead member the coordinator removes: the one whose id is held.
+    for (auto it = instance_ids_.unreleased.begin(); it != instance_ids_.unreleased.end(); ++it) {
+      if (it->first.first != str(e.group) || it->second.consumer != str(e.consumer)) continue;
+      moment(it->second.since_us, "unreleased_instance_id", it->second.consumer,
+             "group.instance.id " + it->first.second + " not released: held by the dead member for " +
+                 fmt_ms_us(t - it->second.since_us) + " ms, until the coordinator removed it (" + str(e.reason) + ")");
+      instance_ids_.unreleased.erase(it);
+      return;
+    }
+    const auto of = instance_ids_.of.find(str(e.consumer));
+    if (of != instance_ids_.of.end() && of->second.first == str(e.group)) instance_ids_.of.erase(of);
+  }
+  static std::string fmt_ms_us(std::int64_t us) {
+    std::string frac = std::to_string(1000 + us % 1000).substr(1);  // three digits, trailing zeros dropped
+    while (!frac.empty() && frac.back() == '0') frac.pop_back();
+    return std::to_string(us / 1000) + (frac.empty() ? "" : "." + frac);
+  }
+
   void on_member_leave(const trace::MemberLeave& e) {
     auto& rs = open_[str(e.group)];
     // Classic: a member leaving while the group rebalances joins that rebalance's causes (the
@@ -1309,6 +1353,16 @@ class SummaryBuilder {
   std::optional<std::int64_t> steady_from_;
   std::int64_t fatal_errors_ = 0;
   ojson moments_ = ojson::array();
+  /// Static members' group.instance.ids: which (group, id) each consumer holds, and those still
+  /// held by a member whose process is gone (since when), until it leaves or the id is taken over.
+  struct InstanceIds {
+    struct Held {
+      std::string consumer;
+      std::int64_t since_us = 0;
+    };
+    std::map<std::string, std::pair<std::string, std::string>> of;
+    std::map<std::pair<std::string, std::string>, Held> unreleased;
+  } instance_ids_;
   std::map<std::string, Consumer> consumers_;
   std::map<std::string, CoordinatorMember> members_;  // by member id (consumer protocol)
   std::map<std::string, std::set<std::string>> members_by_consumer_;  // consumer -> its members' ids
@@ -1610,6 +1664,17 @@ void SummaryBuilder::add_moments(ojson& out) const {
     auto [it, fresh] = overlaps.try_emplace({o.at("group").get<std::string>(), who}, start, 0);
     it->second.first = std::min(it->second.first, start);
     ++it->second.second;
+  }
+  // Instance ids still held by a dead member when the run ends.
+  for (const auto& [id, held] : instance_ids_.unreleased) {
+    if (!window_.contains(held.since_us)) continue;
+    ojson m;
+    m["t_us"] = held.since_us;
+    m["kind"] = "unreleased_instance_id";
+    m["consumer"] = held.consumer;
+    m["text"] = "group.instance.id " + id.second + " not released: still held by the dead member at the end of the run "
+                "(its partitions wait for session.timeout.ms or a new member with that id)";
+    moments.push_back(std::move(m));
   }
   for (const auto& [key, first_count] : overlaps) {
     ojson m;

@@ -304,6 +304,13 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, c
       invalid(fmt::format("{}: not a golden file: {}", gpath, e.what()), false);
       return res;
     }
+    // Valid JSON of the wrong shape: every problem, each with its JSON path, in one message.
+    if (const auto problems = golden_shape_problems(golden); !problems.empty()) {
+      std::string text;
+      for (const auto& p : problems) text += "\n    " + p;
+      invalid(fmt::format("{}: not a golden file (rerun with --update-golden, or fix):{}", gpath, text), false);
+      return res;
+    }
   }
   for (std::size_t vi = 0; vi < res.outputs.size(); ++vi) {
     const auto& o = res.outputs[vi];

@@ -10,6 +10,7 @@
 #include "models/scenario/scenario.hpp"
 #include "tools/exit_codes.hpp"
 #include "tools/staged_output.hpp"
+#include "tools/sweep.hpp"
 
 namespace rsim::cli {
 
@@ -65,26 +66,9 @@ int write_check_shard(const CheckArgs& args, std::pair<std::uint32_t, std::uint3
   return kOk;
 }
 
-int finish_check(const std::vector<json>& shards, const std::string& out) {
+int finish_check(const std::vector<json>& shards, const std::string& out, bool force) {
+  check_shard_set(shards, "check", "its scenarios, report names, --junit-time or --strict differ");
   const json& def = shards.front().at("check");
-  const std::uint32_t n = shards.front().at("shard").at(1).get<std::uint32_t>();
-  std::vector<std::string> problems;
-  std::set<std::uint32_t> seen;
-  for (const auto& sh : shards) {
-    const std::uint32_t i = sh.at("shard").at(0).get<std::uint32_t>();
-    if (sh.at("check") != def || sh.at("shard").at(1).get<std::uint32_t>() != n)
-      problems.push_back(fmt::format("shard {}/{} is of another check (its scenarios, report names, --junit-time, "
-                                     "--strict or shard count differ)",
-                                     i, sh.at("shard").at(1).get<std::uint32_t>()));
-    else if (!seen.insert(i).second)
-      problems.push_back(fmt::format("shard {}/{} given twice", i, n));
-  }
-  std::vector<std::string> missing;
-  for (std::uint32_t i = 1; i <= n; ++i)
-    if (seen.count(i) == 0) missing.push_back(fmt::format("{}/{}", i, n));
-  if (!missing.empty() && problems.empty())
-    problems.push_back(fmt::format("missing shard result{}: {}", missing.size() == 1 ? "" : "s", fmt::join(missing, ", ")));
-  if (!problems.empty()) throw ScenarioError("merge", problems);
   const std::size_t total = def.at("files").size();
   std::vector<const json*> by_index(total, nullptr);
   for (const auto& sh : shards)
@@ -98,21 +82,29 @@ int finish_check(const std::vector<json>& shards, const std::string& out) {
     if (by_index[k] == nullptr)
       throw ScenarioError("merge", {fmt::format("{} missing from the shard results", def.at("files").at(k).at(0).get<std::string>())});
   CheckReportTargets targets;
-  const fs::path dir(out);
+  targets.junit_time = def.at("junit_time").get<std::string>();
+  std::vector<std::string> names;
+  for (const char* key : {"junit", "markdown", "json"})
+    if (const std::string name = def.at(key).get<std::string>(); !name.empty()) names.push_back(name);
+  if (names.empty()) return check_report_units(by_index, total, targets);  // nothing to write: the console only
+  // The reports go into an owned folder, committed whole: staged beside it, swapped in once all
+  // of them are written (a failed write leaves the old folder as it was).
+  StagedOutput staged{fs::path(out), OutputOwner{"check", def.at("files").empty() ? std::string()
+                                                                                  : def.at("files").at(0).at(0).get<std::string>(),
+                                                 force}};
+  staged.claim(names);
   const auto target = [&](const char* key) {
     const std::string name = def.at(key).get<std::string>();
-    return name.empty() ? std::string() : (dir / name).string();
+    return name.empty() ? std::string() : staged.staged(name).string();
   };
   targets.junit = target("junit");
   targets.markdown = target("markdown");
   targets.json = target("json");
-  targets.junit_time = def.at("junit_time").get<std::string>();
-  if (!targets.junit.empty() || !targets.markdown.empty() || !targets.json.empty()) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) throw ScenarioError("merge", {fmt::format("--out {}: cannot create the folder: {}", out, ec.message())});
-  }
-  return check_report_units(by_index, total, targets);
+  const int code = check_report_units(by_index, total, targets);
+  for (const auto& name : names)
+    if (!fs::exists(staged.staged(name))) return code;  // not all written (said on stderr): the old folder stays
+  staged.commit();
+  return code;
 }
 
 }  // namespace rsim::cli

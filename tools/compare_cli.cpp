@@ -110,7 +110,7 @@ reports::SideBySideVariant side_by_side(const compare::VariantComparison& c, rep
   v.real_names = c.real_dirs;
   for (const auto& row : c.callbacks)
     v.callbacks.push_back({row.callback.consumer, row.callback.kind, compare::compact_partitions(row.callback.partitions),
-                           row.sim_us, row.real_us, row.within});
+                           row.sim_us, row.real_us, row.within, row.race});
   v.summary = compare::summary_lines(c);
   v.passed = c.passed();
   return v;

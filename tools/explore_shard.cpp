@@ -108,24 +108,8 @@ int cmd_explore_shard(const ExploreArgs& args, const std::string& shard_text) {
 }
 
 int finish_explore(const std::vector<json>& shards, const std::string& out, bool force) {
+  check_shard_set(shards, "explore", "its scenario, --seeds, --protocol or --quiet differ");
   const json& def = shards.front().at("explore");
-  const std::uint32_t n = shards.front().at("shard").at(1).get<std::uint32_t>();
-  std::vector<std::string> problems;
-  std::set<std::uint32_t> seen;
-  for (const auto& sh : shards) {
-    const std::uint32_t i = sh.at("shard").at(0).get<std::uint32_t>();
-    if (sh.at("explore") != def || sh.at("shard").at(1).get<std::uint32_t>() != n)
-      problems.push_back(fmt::format("shard {}/{} is of another explore (its scenario, --seeds, --protocol, --quiet or shard count differ)",
-                                     i, sh.at("shard").at(1).get<std::uint32_t>()));
-    else if (!seen.insert(i).second)
-      problems.push_back(fmt::format("shard {}/{} given twice", i, n));
-  }
-  std::vector<std::string> missing;
-  for (std::uint32_t i = 1; i <= n; ++i)
-    if (seen.count(i) == 0) missing.push_back(fmt::format("{}/{}", i, n));
-  if (!missing.empty() && problems.empty())
-    problems.push_back(fmt::format("missing shard result{}: {}", missing.size() == 1 ? "" : "s", fmt::join(missing, ", ")));
-  if (!problems.empty()) throw ScenarioError("merge", problems);
   const std::uint64_t from = def.at("seeds").at(0).get<std::uint64_t>(), to = def.at("seeds").at(1).get<std::uint64_t>();
   const std::size_t total = static_cast<std::size_t>(to - from) + 1;
   std::vector<const json*> by_seed(total, nullptr);

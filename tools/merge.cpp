@@ -56,7 +56,7 @@ int cmd_merge(const MergeArgs& args) {
   if (!problems.empty()) throw ScenarioError("merge", problems);
   try {
     if (kind == "rebalance-sim explore shard") return finish_explore(shards, args.out_dir, args.force);
-    if (kind == "rebalance-sim check shard") return finish_check(shards, args.out_dir);
+    if (kind == "rebalance-sim check shard") return finish_check(shards, args.out_dir, args.force);
     finish_sweep(shards, args.out_dir, args.quiet, args.force);
   } catch (const nlohmann::json::exception& e) {
     throw ScenarioError("merge", {fmt::format("a shard result is malformed: {}", e.what())});

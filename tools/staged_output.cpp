@@ -334,7 +334,10 @@ StagedOutput::~StagedOutput() {
 
 fs::path StagedOutput::staged(const fs::path& relative) {
   const fs::path top = *relative.begin();
-  if (std::find(entries_.begin(), entries_.end(), top) == entries_.end()) entries_.push_back(top);
+  {
+    std::lock_guard<std::mutex> entries_guard(mutex_);
+    if (std::find(entries_.begin(), entries_.end(), top) == entries_.end()) entries_.push_back(top);
+  }
   const fs::path p = staging_ / relative;
   // Under the in-flight lock: an interrupt that removed the staging folder holds it until the
   // process ends, so that nothing is created again.

@@ -17,6 +17,7 @@
 #pragma once
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -105,7 +106,10 @@ class StagedOutput {
   /// Writes a whole file, fsynced; a failure is an OutputError about the path it was going to have.
   void write_file(const std::filesystem::path& relative, std::string_view bytes);
   /// The variant folders, for the manifest (in the order run).
-  void set_variants(std::vector<std::string> variants) { variants_ = std::move(variants); }
+  void set_variants(std::vector<std::string> variants) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    variants_ = std::move(variants);
+  }
   /// Refuses (OutputError) top-level names that the folder holds but its manifest does not list
   /// (unless force): called before a run, so that a refusal costs nothing.
   void claim(const std::vector<std::string>& top_level_names) const;
@@ -128,6 +132,7 @@ class StagedOutput {
   bool committed_ = false;
   bool created_target_ = false;
   std::unique_ptr<FolderLock> lock_;
+  std::mutex mutex_;  // staged(), write_file() and set_variants() may be called from several threads
 };
 
 /// Writes one file atomically: a temporary file beside it, fsynced, renamed over it.

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -25,7 +26,6 @@
 #include "models/scenario/world.hpp"
 #include "reports/escape.hpp"
 #include "tools/cli_args.hpp"
-#include "tools/exit_codes.hpp"
 #include "reports/analyses/expectations.hpp"
 #include "tools/explore.hpp"
 #include "tools/report_cli.hpp"
@@ -466,23 +466,21 @@ std::pair<std::uint32_t, std::uint32_t> parse_shard(const std::string& text) {
   return {i, n};
 }
 
-/// The top-level entries a sweep writes.
-const std::vector<std::string> kSweepOutputs{"runs.csv", "runs.json", "cells.csv", "cells.json", "phase.html", "worst"};
-
-namespace {
-
-/// The shard results are one sweep's, each of its N shards once: else every problem, exit 2.
-void check_shard_set(const std::vector<json>& shards, const json& def, std::uint32_t n) {
+std::uint32_t check_shard_set(const std::vector<json>& shards, const char* command, const char* differs) {
+  if (shards.empty()) throw ScenarioError("merge", {"no shard results"});
+  const json& def = shards.front().at(command);
+  const std::uint32_t n = shards.front().at("shard").at(1).get<std::uint32_t>();
   std::vector<std::string> problems;
   std::set<std::uint32_t> seen;
   for (const auto& sh : shards) {
     const std::uint32_t i = sh.at("shard").at(0).get<std::uint32_t>();
-    if (sh.at("sweep") != def) problems.push_back(fmt::format("shard {}/{} is of another sweep (its scenario, --vary, "
-                                                              "--seeds, --metric, --variant or --protocol differ)",
-                                                              i, sh.at("shard").at(1).get<std::uint32_t>()));
-    else if (sh.at("shard").at(1).get<std::uint32_t>() != n)
-      problems.push_back(fmt::format("shard {}/{}: the others are of {} shards", i, sh.at("shard").at(1).get<std::uint32_t>(), n));
-    else if (!seen.insert(i).second) problems.push_back(fmt::format("shard {}/{} given twice", i, n));
+    const std::uint32_t of = sh.at("shard").at(1).get<std::uint32_t>();
+    if (sh.at(command) != def)
+      problems.push_back(fmt::format("shard {}/{} is of another {} ({})", i, of, command, differs));
+    else if (of != n)
+      problems.push_back(fmt::format("shard {}/{}: the others are of {} shards", i, of, n));
+    else if (!seen.insert(i).second)
+      problems.push_back(fmt::format("shard {}/{} given twice", i, n));
   }
   std::vector<std::string> missing;
   for (std::uint32_t i = 1; i <= n; ++i)
@@ -490,7 +488,39 @@ void check_shard_set(const std::vector<json>& shards, const json& def, std::uint
   if (!missing.empty() && problems.empty())
     problems.push_back(fmt::format("missing shard result{}: {}", missing.size() == 1 ? "" : "s", fmt::join(missing, ", ")));
   if (!problems.empty()) throw ScenarioError("merge", problems);
+  return n;
 }
+
+/// Runs one worst seed of a cell (every settings variant and protocol) into
+/// worst/c<CELL>/seed-<SEED>/ of `staged`, with its report. Safe to call from several threads.
+void render_worst_seed(StagedOutput& staged, const Sweep& s, const std::vector<SettingsVariant>& specs,
+                       std::size_t cell, std::uint64_t seed) {
+  const std::string dir = fmt::format("worst/c{}/seed-{}", cell + 1, seed);
+  std::vector<VariantText> texts;
+  for (const auto& v : specs) {
+    RunOptions o;
+    o.staged = &staged;
+    o.variant = v.name;
+    o.prefix = dir;
+    std::vector<VariantOutput> outputs;
+    try {
+      outputs = run_variants(v.spec, s.protocols, seed, o);
+    } catch (const OutputError& e) {
+      throw staged.retold(e);  // a trace streamed into the staging folder
+    }
+    for (const auto& r : outputs) {
+      const std::string rel = v.name.empty() ? r.protocol : v.name + "/" + r.protocol;
+      texts.push_back(VariantText{rel, {}, r.summary.dump(2) + "\n", staged_trace_path(staged, dir + "/" + rel).string()});
+    }
+  }
+  for (const auto& [rel, bytes] : render_outputs(std::move(texts), FormatArgs{}))
+    staged.write_file(fs::path(dir) / rel, bytes);
+}
+
+/// The top-level entries a sweep writes.
+const std::vector<std::string> kSweepOutputs{"runs.csv", "runs.json", "cells.csv", "cells.json", "phase.html", "worst"};
+
+namespace {
 
 /// The headline metrics every run has (the --metric among them, else exit 2).
 std::vector<std::string> common_metrics(const std::vector<const json*>& units, const std::string& metric) {
@@ -560,46 +590,42 @@ void collect_runs(const Sweep& s, const std::vector<const json*>& units, const s
   }
 }
 
-/// The worst seeds' runs, each with its report (all settings variants and protocols of the cell).
-std::size_t write_worst_reports(StagedOutput& staged, const Sweep& s, const std::vector<std::set<std::uint64_t>>& worst_seeds,
-                                const std::vector<std::vector<SettingsVariant>>& specs) {
-  std::size_t reports = 0;
+/// The worst seeds' runs, each with its report (all settings variants and protocols of the cell),
+/// on the job slots too: each report is one unit of work, written to its own folder. Returns how
+/// many were written.
+std::size_t render_worst_reports(StagedOutput& staged, const Sweep& s, const std::vector<std::vector<SettingsVariant>>& specs,
+                                 const std::vector<std::set<std::uint64_t>>& worst_seeds, unsigned jobs) {
+  std::vector<std::pair<std::size_t, std::uint64_t>> worst_units;
   for (std::size_t cell = 0; cell < s.cells; ++cell)
-    for (const std::uint64_t seed : worst_seeds[cell]) {
-      const std::string dir = fmt::format("worst/c{}/seed-{}", cell + 1, seed);
-      std::vector<VariantText> texts;
-      for (const auto& v : specs[cell]) {
-        RunOptions o;
-        o.staged = &staged;
-        o.variant = v.name;
-        o.prefix = dir;
-        std::vector<VariantOutput> outputs;
-        try {
-          outputs = run_variants(v.spec, s.protocols, seed, o);
-        } catch (const OutputError& e) {
-          throw staged.retold(e);  // a trace streamed into the staging folder
-        }
-        for (const auto& r : outputs) {
-          const std::string rel = v.name.empty() ? r.protocol : v.name + "/" + r.protocol;
-          texts.push_back(VariantText{rel, {}, r.summary.dump(2) + "\n",
-                                      staged_trace_path(staged, dir + "/" + rel).string()});
-        }
+    for (const std::uint64_t seed : worst_seeds[cell]) worst_units.emplace_back(cell, seed);
+  std::vector<std::exception_ptr> failed(worst_units.size());
+  std::atomic<std::size_t> next_report{0};
+  const auto render_worst = [&] {
+    for (std::size_t i = next_report++; i < worst_units.size(); i = next_report++) {
+      try {
+        render_worst_seed(staged, s, specs[worst_units[i].first], worst_units[i].first, worst_units[i].second);
+      } catch (...) {
+        failed[i] = std::current_exception();
       }
-      for (const auto& [rel, bytes] : render_outputs(std::move(texts), FormatArgs{}))
-        staged.write_file(fs::path(dir) / rel, bytes);
-      ++reports;
     }
-  return reports;
+  };
+  const unsigned slots = std::max(1u, std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(1, worst_units.size()))));
+  std::vector<std::thread> workers;
+  for (unsigned j = 1; j < slots; ++j) workers.emplace_back(render_worst);
+  render_worst();
+  for (auto& t : workers) t.join();
+  // The first failure in the order of the reports, whatever the order they finished in.
+  for (const auto& e : failed)
+    if (e) std::rethrow_exception(e);
+  return worst_units.size();
 }
 
 }  // namespace
 
 void finish_sweep(const std::vector<json>& shards, const std::string& out, bool quiet, bool force,
-                  StagedOutput* prepared) {
-  if (shards.empty()) throw ScenarioError("merge", {"no shard results"});
+                  StagedOutput* prepared, unsigned jobs) {
+  check_shard_set(shards, "sweep", "its scenario, --vary, --seeds, --metric, --variant or --protocol differ");
   const json& def = shards.front().at("sweep");
-  const std::uint32_t n = shards.front().at("shard").at(1).get<std::uint32_t>();
-  check_shard_set(shards, def, n);
 
   // The sweep again, from its definition and the scenario file (which must be unchanged).
   SweepArgs args;
@@ -640,10 +666,7 @@ void finish_sweep(const std::vector<json>& shards, const std::string& out, bool 
   for (std::size_t k = 0; k < total; ++k)
     if (units[k] == nullptr) throw ScenarioError("merge", {fmt::format("unit {} missing from the shard results", k)});
 
-  // The metrics every run has.
   const std::vector<std::string> metrics = common_metrics(units, s.metric);
-
-  // runs.csv / runs.json
   std::string csv;
   ojson runs_json;
   std::vector<std::vector<Series>> cells;
@@ -676,8 +699,7 @@ void finish_sweep(const std::vector<json>& shards, const std::string& out, bool 
       PhaseCell pc;
       pc.cell = fmt::format("c{}", cell + 1);
       for (std::size_t i = 0; i < s.axes.size(); ++i) {
-        cells_csv += ',';
-        cells_csv += csv_field(value_text(s.axes[i].values[c[i]]));
+        cells_csv += "," + csv_field(value_text(s.axes[i].values[c[i]]));
         values[s.axes[i].path] = ojson::parse(s.axes[i].values[c[i]].dump());
         pc.coords.push_back(c[i]);
       }
@@ -731,8 +753,7 @@ void finish_sweep(const std::vector<json>& shards, const std::string& out, bool 
   pi.cells = std::move(phase);
   staged.write_file("phase.html", render_phase_html(pi));
 
-  // The worst seeds' runs, each with its report (all settings variants and protocols of the cell).
-  const std::size_t reports = write_worst_reports(staged, s, worst_seeds, specs);
+  const std::size_t reports = render_worst_reports(staged, s, specs, worst_seeds, jobs);
   staged.set_variants({});  // no run of its own at the top: `report DIR` is for worst/c<N>/seed-<S>/
   staged.commit();
   if (!quiet) {
@@ -801,10 +822,10 @@ int cmd_sweep(const SweepArgs& args) {
     if (!args.quiet)
       std::cout << fmt::format("sweep {}: shard {}/{}: {} of {} runs units; wrote {}\n", base.name, shard.first,
                                shard.second, result.at("units").size(), s.cells * s.seeds(), (dir / file).string());
-    return kOk;
+    return 0;
   }
-  finish_sweep({json::parse(text)}, out, args.quiet, args.force, &*staged);
-  return kOk;
+  finish_sweep({json::parse(text)}, out, args.quiet, args.force, &*staged, args.jobs);
+  return 0;
 }
 
 }  // namespace rsim::cli

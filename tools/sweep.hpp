@@ -41,6 +41,10 @@ nlohmann::json apply_vary(const nlohmann::json& doc, const VaryAxis& axis, const
 
 /// "I/N" with 1 <= I <= N; throws ScenarioError("--shard", ...) otherwise.
 std::pair<std::uint32_t, std::uint32_t> parse_shard(const std::string& text);
+/// The shard results given to `merge`, checked as one set before they are combined: each is of
+/// the same command (`shard[command]` equal: `differs` says what then differs), of the same shard
+/// count, given once, and none missing. Every problem in one ScenarioError("merge"). Returns N.
+std::uint32_t check_shard_set(const std::vector<nlohmann::json>& shards, const char* command, const char* differs);
 
 /// Whether unit `index` of a command's work belongs to shard I of N (round robin).
 inline bool in_shard(std::size_t index, std::pair<std::uint32_t, std::uint32_t> shard) {
@@ -69,8 +73,9 @@ int cmd_sweep(const SweepArgs& args);
 /// The outputs of a whole sweep from its shard results (any order, each shard once), written to
 /// `out`. Used by `sweep` itself (one shard 1/1 held in memory) and by `merge`. The folder is an
 /// owned StagedOutput (tools/staged_output.hpp; `force` as --force), `prepared` when the caller
-/// claimed it before running (then `out` and `force` are its), else made here.
+/// claimed it before running (then `out` and `force` are its), else made here. The worst seeds'
+/// runs and reports are rendered on `jobs` threads (the bytes do not depend on it).
 void finish_sweep(const std::vector<nlohmann::json>& shards, const std::string& out, bool quiet, bool force = false,
-                  StagedOutput* prepared = nullptr);
+                  StagedOutput* prepared = nullptr, unsigned jobs = 1);
 
 }  // namespace rsim::cli

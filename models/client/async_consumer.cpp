@@ -660,10 +660,33 @@ void AsyncConsumer::on_poll_timer_expired() {
   if (!process_.alive() || close_stage_ != CloseStage::None) return;
   if (kernel_.now() < sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms))) return;
   if (!in_group() || state_ == State::PREPARE_LEAVING || state_ == State::LEAVING) return;
+  // Nothing wakes the background thread at the poll timer's expiry: the heartbeat manager's
+  // poll() (AbstractHeartbeatRequestManager.poll) checks the timer when the thread next runs,
+  // and what it waits for is the next heartbeat (its PollResult is timeToNextHeartbeatMs; the
+  // poll timer only bounds the application thread's wait, maximumTimeToWait). So the leave goes
+  // out at the next heartbeat's time, or at the in-flight heartbeat's answer; maybe_heartbeat()
+  // sends it then. Only a heartbeat due now, or no coordinator to heartbeat to, acts here.
+  if (coordinator_) {
+    const bool now_needed = state_ == State::JOINING || state_ == State::ACKNOWLEDGING;
+    const sim::SimTime due = std::max(now_needed ? kernel_.now() : next_heartbeat_, backoff_until_);
+    if (heartbeat_in_flight_ || kernel_.now() < due) return;
+  }
+  leave_on_poll_timeout();
+}
+
+bool AsyncConsumer::leave_if_poll_timer_expired() {
+  if (close_stage_ != CloseStage::None || !in_group() || state_ == State::PREPARE_LEAVING || state_ == State::LEAVING)
+    return false;
+  if (kernel_.now() < sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms))) return false;
+  leave_on_poll_timeout();
+  return true;
+}
+
+void AsyncConsumer::leave_on_poll_timeout() {
   tracer_.publish(trace::ConsumerPollTimeout{.consumer = spec_.name,
                                              .max_poll_interval_ms = config_.max_poll_interval_ms});
-  // The member leaves at once (response ignored), becomes STALE and loses its partitions; the
-  // next poll() rejoins.
+  // The member leaves (response ignored), becomes STALE and loses its partitions; the next
+  // poll() rejoins.
   abort_reconciliation();
   leaving_due_to_poll_timer_ = true;
   transition(State::PREPARE_LEAVING);
@@ -686,6 +709,8 @@ void AsyncConsumer::maybe_heartbeat() {
     ensure_coordinator();
     return;
   }
+  // the poll timer first, whether or not a heartbeat is in flight (see on_poll_timer_expired)
+  if (leave_if_poll_timer_expired()) return;
   if (state_ == State::UNSUBSCRIBED || state_ == State::FATAL || state_ == State::STALE ||
       state_ == State::FENCED || state_ == State::PREPARE_LEAVING || state_ == State::LEAVING)
     return;

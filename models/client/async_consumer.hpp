@@ -118,6 +118,10 @@ class AsyncConsumer final : public ConsumerClient {
   void send_heartbeat();
   void send_leave_heartbeat(std::int32_t epoch);
   void on_poll_timer_expired();
+  /// The heartbeat manager's poll at a wake of the background thread: true (and the member
+  /// leaves) when the poll timer has expired and the member is in the group, not leaving.
+  bool leave_if_poll_timer_expired();
+  void leave_on_poll_timeout();
   void on_heartbeat_response(const InFlight& req, const ConsumerGroupHeartbeatResponse& r);
   void on_offset_commit_response(const InFlight& req, const OffsetCommitResponse& r,
                                  const std::string& purpose);

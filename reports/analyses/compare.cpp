@@ -187,7 +187,8 @@ void FactsBuilder::add(const json& e) {
   } else if (type == "record") {
     const std::string rec = str_of(e, "record");
     if (rec == "OffsetCommit") return;
-    const Record r = record_of(e);
+    Record r = record_of(e);
+    r.t_us = int_of(e, "t_us");
     f.records.push_back(r);
     if (!r.tombstone && r.epoch > 0 && (rec == "GroupMetadata" || rec == "ConsumerGroupMetadata"))
       s_->generations[str_of(e, "group")].insert(r.epoch);
@@ -293,14 +294,129 @@ std::vector<std::string> VariantComparison::failures() const {
   }
   if (!records_equal)
     out.push_back(fmt::format("__consumer_offsets records differ: {}", first_record_difference));
-  if (final_sim != final_real) out.push_back("final assignment differs");
-  if (rebalances_sim != rebalances_real)
+  if (!final_equal) out.push_back("final assignment differs");
+  if (!rebalances_equal)
     out.push_back(fmt::format("rebalances: sim {} real {}", rebalances_sim, rebalances_real));
-  if (duplicates_sim != duplicates_real)
+  if (!duplicates_equal)
     out.push_back(fmt::format("duplicates: sim {} real {}", duplicates_sim, duplicates_real));
-  if (lost_sim != lost_real) out.push_back(fmt::format("lost: sim {} real {}", lost_sim, lost_real));
+  if (!lost_equal) out.push_back(fmt::format("lost: sim {} real {}", lost_sim, lost_real));
   return out;
 }
+
+namespace {
+
+/// "race: matches run 2" (run indices from 0).
+std::string run_list(const std::vector<std::size_t>& runs) {
+  std::vector<std::string> n;
+  for (const auto k : runs) n.push_back(std::to_string(k + 1));
+  return fmt::format("race: matches run{} {}", runs.size() > 1 ? "s" : "", fmt::join(n, ", "));
+}
+
+}  // namespace
+
+RecordMatch match_records(const std::vector<Record>& a, const std::vector<Record>& b, std::int64_t tolerance_us,
+                          std::int64_t window_us, const char* a_name, const char* b_name) {
+  RecordMatch out;
+  const auto same = [window_us](const Record& x, const Record& y) { return x == y && std::llabs(x.t_us - y.t_us) <= window_us; };
+  const auto m = lcs(a, b, same);
+  out.matched = m.size();
+  std::optional<std::size_t> first_beyond;
+  for (std::size_t k = 0; k < m.size(); ++k) {
+    if (std::llabs(a[m[k].first].t_us - b[m[k].second].t_us) <= tolerance_us) continue;
+    ++out.beyond;
+    if (!first_beyond) first_beyond = k;
+  }
+  const bool all = m.size() == a.size() && m.size() == b.size();
+  out.equal = all && out.beyond == 0;
+  if (!all) {
+    // the first place where the two sequences part
+    std::size_t i = 0, j = 0, k = 0;
+    while (k < m.size() && m[k].first == i && m[k].second == j) ++i, ++j, ++k;
+    if (!first_beyond || *first_beyond >= k) {
+      out.first_difference = fmt::format("at record {}: {} {}, {} {}", i + 1, a_name,
+                                         i < a.size() ? a[i].str() : std::string("(none)"), b_name,
+                                         j < b.size() ? b[j].str() : std::string("(none)"));
+      return out;
+    }
+  }
+  if (first_beyond) {
+    const auto [i, j] = m[*first_beyond];
+    out.first_difference = fmt::format("at record {}: {}: {} at {} ms, {} at {} ms ({} ms), beyond ±{} ms", i + 1,
+                                       a[i].str(), a_name, fmt_ms(a[i].t_us), b_name, fmt_ms(b[j].t_us),
+                                       fmt_dev(b[j].t_us - a[i].t_us), tolerance_us / 1000);
+  }
+  return out;
+}
+
+namespace {
+
+/// Whether the real runs differ on a callback beyond the tolerance: some have it and some not, or
+/// two of them have it further apart than the tolerance.
+bool runs_differ(const std::vector<std::optional<std::int64_t>>& real_us, std::int64_t tolerance_us) {
+  std::optional<std::int64_t> lo, hi;
+  bool absent = false;
+  for (const auto& r : real_us) {
+    if (!r) {
+      absent = true;
+      continue;
+    }
+    lo = lo ? std::min(*lo, *r) : *r;
+    hi = hi ? std::max(*hi, *r) : *r;
+  }
+  return lo && (absent || *hi - *lo > tolerance_us);
+}
+
+/// A fact of whole runs (final assignment, a count): the simulator's against run 1's; where it
+/// differs from run 1 but equals another run's, the runs differ and the simulator has one outcome.
+template <class T>
+void race_of_fact(const std::string& what, const T& sim, const std::vector<T>& real, std::vector<std::string>& races,
+                  bool& agrees) {
+  agrees = real.empty() || sim == real[0];
+  if (agrees) return;
+  std::vector<std::size_t> same;
+  for (std::size_t k = 1; k < real.size(); ++k)
+    if (real[k] == sim) same.push_back(k);
+  if (same.empty()) return;
+  agrees = true;
+  races.push_back(fmt::format("{}: {}", what, run_list(same)));
+}
+
+/// The simulator's __consumer_offsets records against every real run's: equal to all of them
+/// agrees; equal to some, where the runs' own records differ, is a race; otherwise the first run
+/// that differs says how.
+void compare_records(VariantComparison& c, const TraceFacts& sim, const std::vector<TraceFacts>& real,
+                     std::int64_t tol_us, std::int64_t window_us) {
+  const std::size_t runs = real.size();
+  const auto& r = real[0];
+  c.records_sim = sim.records.size();
+  c.records_real = r.records.size();
+  const auto name_of = [runs](std::size_t k) { return runs == 1 ? std::string("real") : fmt::format("run {}", k + 1); };
+  const auto m = match_records(sim.records, r.records, tol_us, window_us, "sim", name_of(0).c_str());
+  c.records_matched = m.matched;
+  c.records_beyond = m.beyond;
+  // Every run's records against the simulator's: equal to all of them agrees; equal to some,
+  // where the runs' own records differ, is a race; otherwise the first run that differs says how.
+  std::vector<std::size_t> same;
+  std::optional<RecordMatch> first_differing;
+  for (std::size_t k = 0; k < runs; ++k) {
+    auto mk = k == 0 ? m : match_records(sim.records, real[k].records, tol_us, window_us, "sim", name_of(k).c_str());
+    if (mk.equal) same.push_back(k);
+    else if (!first_differing) first_differing = std::move(mk);
+  }
+  c.records_equal = same.size() == runs;
+  if (first_differing) c.first_record_difference = first_differing->first_difference;
+  if (!c.records_equal && !same.empty()) {
+    bool runs_differ_on_records = false;
+    for (std::size_t k = 0; k < runs && !runs_differ_on_records; ++k)
+      runs_differ_on_records = !match_records(real[same.front()].records, real[k].records, tol_us, window_us).equal;
+    if (runs_differ_on_records) {
+      c.records_equal = true;
+      c.races.push_back(fmt::format("__consumer_offsets records: {} (otherwise {})", run_list(same), c.first_record_difference));
+    }
+  }
+}
+
+}  // namespace
 
 VariantComparison compare_variant(const std::string& variant, const TraceFacts& sim,
                                   const std::vector<TraceFacts>& real,
@@ -309,6 +425,8 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
   c.variant = variant;
   c.real_dirs = real_dirs;
   c.tolerance_ms = variant == "consumer" ? tol.consumer_ms : tol.classic_ms;
+  const std::int64_t tol_us = c.tolerance_ms * 1000;
+  const std::int64_t window_us = tol.match_window_ms * 1000;
   const std::size_t runs = real.size();
   // Per consumer, each real run's callbacks aligned with the simulator's.
   std::set<std::string> consumers;
@@ -320,7 +438,8 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
     for (const auto& cb : sim.callbacks)
       if (cb.consumer == name) s.push_back(cb);
     std::vector<CallbackRow> rows;
-    for (const auto& cb : s) rows.push_back({cb, cb.t_us, std::vector<std::optional<std::int64_t>>(runs), true});
+    for (const auto& cb : s) rows.push_back({cb, cb.t_us, std::vector<std::optional<std::int64_t>>(runs), true, {}});
+    const std::size_t sim_rows = rows.size();
     for (std::size_t k = 0; k < runs; ++k) {
       std::vector<Callback> r;
       for (const auto& cb : real[k].callbacks)
@@ -328,7 +447,6 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
       std::vector<bool> matched(r.size(), false);
       // Same consumer, callback and partitions, and no further apart than the match window: a
       // callback seconds away is another invocation, not a late one.
-      const std::int64_t window_us = tol.match_window_ms * 1000;
       const auto same = [window_us](const Callback& x, const Callback& y) {
         return x == y && std::llabs(x.t_us - y.t_us) <= window_us;
       };
@@ -338,34 +456,58 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
       }
       for (std::size_t j = 0; j < r.size(); ++j) {
         if (matched[j]) continue;
-        CallbackRow row{r[j], std::nullopt, std::vector<std::optional<std::int64_t>>(runs), false};
+        // The same callback only in an earlier real run (not in the simulator) is one row.
+        bool merged = false;
+        for (std::size_t i = sim_rows; i < rows.size() && !merged; ++i) {
+          auto& row = rows[i];
+          if (row.real_us[k] || !(row.callback == r[j]) || std::llabs(row.callback.t_us - r[j].t_us) > window_us) continue;
+          row.real_us[k] = r[j].t_us;
+          merged = true;
+        }
+        if (merged) continue;
+        CallbackRow row{r[j], std::nullopt, std::vector<std::optional<std::int64_t>>(runs), false, {}};
         row.real_us[k] = r[j].t_us;
         rows.push_back(row);
       }
     }
     for (auto& row : rows) {
-      if (!row.sim_us) continue;
-      std::optional<std::int64_t> lo, hi;
-      for (const auto& r : row.real_us) {
-        if (!r) {
-          row.within = false;
-          continue;
-        }
-        const std::int64_t dev = *r - *row.sim_us;
-        ++c.deviations;
-        if (std::llabs(dev) > c.tolerance_ms * 1000) {
-          row.within = false;
-          ++c.deviations_beyond;
-        }
-        if (std::llabs(dev) > std::llabs(c.worst_deviation_us) || c.worst_callback.empty()) {
-          c.worst_deviation_us = dev;
-          c.worst_callback = fmt::format("{} {} {} at {} ms", row.callback.consumer, row.callback.kind,
-                                         compact(row.callback.partitions), fmt_ms(row.sim_us));
-        }
-        lo = lo ? std::min(*lo, *r) : *r;
-        hi = hi ? std::max(*hi, *r) : *r;
+      const bool differ = runs_differ(row.real_us, tol_us);
+      std::vector<std::size_t> outcome;  // the runs whose outcome is the simulator's
+      for (std::size_t k = 0; k < runs; ++k) {
+        const auto& r = row.real_us[k];
+        if (row.sim_us ? r && std::llabs(*r - *row.sim_us) <= tol_us : !r) outcome.push_back(k);
       }
-      if (lo && hi) c.spread_us = std::max(c.spread_us, *hi - *lo);
+      if (!row.sim_us) {
+        row.within = differ && !outcome.empty();
+      } else {
+        std::optional<std::int64_t> lo, hi;
+        for (const auto& r : row.real_us) {
+          if (!r) continue;
+          lo = lo ? std::min(*lo, *r) : *r;
+          hi = hi ? std::max(*hi, *r) : *r;
+        }
+        if (lo && hi) c.spread_us = std::max(c.spread_us, *hi - *lo);
+        row.within = outcome.size() == runs || (differ && !outcome.empty());
+        for (std::size_t k = 0; k < runs; ++k) {
+          const auto& r = row.real_us[k];
+          if (!r) continue;
+          const std::int64_t dev = *r - *row.sim_us;
+          ++c.deviations;
+          if (std::llabs(dev) > tol_us) ++c.deviations_beyond;
+          // a race's other outcome is no deviation of the simulator's
+          if (row.within && std::llabs(dev) > tol_us) continue;
+          if (std::llabs(dev) > std::llabs(c.worst_deviation_us) || c.worst_callback.empty()) {
+            c.worst_deviation_us = dev;
+            c.worst_callback = fmt::format("{} {} {} at {} ms", row.callback.consumer, row.callback.kind,
+                                           compact(row.callback.partitions), fmt_ms(row.sim_us));
+          }
+        }
+      }
+      if (row.within && outcome.size() < runs) {
+        row.race = run_list(outcome);
+        c.races.push_back(fmt::format("callback {} {} {}: {}", row.callback.consumer, row.callback.kind,
+                                      compact(row.callback.partitions), row.race));
+      }
     }
     for (auto& row : rows) c.callbacks.push_back(std::move(row));
   }
@@ -373,34 +515,34 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
       c.callbacks.begin(), c.callbacks.end(),
       [](const CallbackRow& r) { return !r.sim_us || std::any_of(r.real_us.begin(), r.real_us.end(), [](const auto& x) { return !x; }); }));
   std::stable_sort(c.callbacks.begin(), c.callbacks.end(), [](const CallbackRow& a, const CallbackRow& b) {
-    const auto ta = a.sim_us ? *a.sim_us : a.real_us.empty() ? 0 : a.real_us[0].value_or(0);
-    const auto tb = b.sim_us ? *b.sim_us : b.real_us.empty() ? 0 : b.real_us[0].value_or(0);
-    return ta < tb;
+    const auto first = [](const CallbackRow& r) {
+      if (r.sim_us) return *r.sim_us;
+      for (const auto& x : r.real_us)
+        if (x) return *x;
+      return std::int64_t{0};
+    };
+    return first(a) < first(b);
   });
   if (!real.empty()) {
     const auto& r = real[0];
-    c.records_sim = sim.records.size();
-    c.records_real = r.records.size();
-    const auto m = lcs(sim.records, r.records);
-    c.records_matched = m.size();
-    c.records_equal = m.size() == sim.records.size() && m.size() == r.records.size();
-    if (!c.records_equal) {
-      // the first place where the two sequences part
-      std::size_t i = 0, j = 0, k = 0;
-      while (k < m.size() && m[k].first == i && m[k].second == j) ++i, ++j, ++k;
-      c.first_record_difference =
-          fmt::format("at record {}: sim {}, real {}", i + 1,
-                      i < sim.records.size() ? sim.records[i].str() : std::string("(none)"),
-                      j < r.records.size() ? r.records[j].str() : std::string("(none)"));
-    }
+    compare_records(c, sim, real, tol_us, window_us);
+    const auto facts = [&](auto get) {
+      std::vector<std::decay_t<decltype(get(sim))>> v;
+      for (const auto& x : real) v.push_back(get(x));
+      return v;
+    };
+    const auto final_of = [](const TraceFacts& f) { return f.final_assignment; };
+    race_of_fact("final assignment", final_of(sim), facts(final_of), c.races, c.final_equal);
     c.final_sim = sim.final_assignment;
     c.final_real = r.final_assignment;
-    c.rebalances_sim = sim.rebalances;
-    c.rebalances_real = r.rebalances;
-    c.duplicates_sim = sim.duplicates;
-    c.duplicates_real = r.duplicates;
-    c.lost_sim = sim.lost;
-    c.lost_real = r.lost;
+    const auto count = [&](const char* what, auto get, std::int64_t& s_out, std::int64_t& r_out, bool& equal) {
+      race_of_fact(what, get(sim), facts(get), c.races, equal);
+      s_out = get(sim);
+      r_out = get(r);
+    };
+    count("rebalances", [](const TraceFacts& f) { return f.rebalances; }, c.rebalances_sim, c.rebalances_real, c.rebalances_equal);
+    count("duplicates", [](const TraceFacts& f) { return f.duplicates; }, c.duplicates_sim, c.duplicates_real, c.duplicates_equal);
+    count("lost", [](const TraceFacts& f) { return f.lost; }, c.lost_sim, c.lost_real, c.lost_equal);
   }
   return c;
 }
@@ -417,7 +559,7 @@ std::string render_table(const std::string& scenario, const VariantComparison& c
                                    compact(row.callback.partitions), fmt_ms(row.sim_us));
     for (const auto& r : row.real_us)
       line += fmt::format(" {:>9} {:>8}", fmt_ms(r), r && row.sim_us ? fmt_dev(*r - *row.sim_us) : std::string("-"));
-    line += row.within ? "  ok" : !row.sim_us ? "  only in real" : "  DIFFERS";
+    line += !row.race.empty() ? "  " + row.race : row.within ? "  ok" : !row.sim_us ? "  only in real" : "  DIFFERS";
     out += line + "\n";
   }
   for (const auto& l : summary_lines(c)) out += "  " + l + "\n";
@@ -429,14 +571,16 @@ std::vector<std::string> summary_lines(const VariantComparison& c) {
   out.push_back(fmt::format("worst callback deviation: {} ms ({}); spread between real runs: {} ms; {} of {} deviations beyond ±{} ms",
                             fmt_dev(c.worst_deviation_us), c.worst_callback.empty() ? "none matched" : c.worst_callback,
                             fmt_ms(c.spread_us), c.deviations_beyond, c.deviations, c.tolerance_ms));
-  out.push_back(fmt::format("__consumer_offsets records (OffsetCommit aside): sim {}, real {}, {} matched in order{}",
-                            c.records_sim, c.records_real, c.records_matched,
-                            c.records_equal ? "" : "; first difference " + c.first_record_difference));
+  out.push_back(fmt::format("__consumer_offsets records (OffsetCommit aside): sim {}, real {}, {} matched in order, {} of them "
+                            "beyond ±{} ms in time{}",
+                            c.records_sim, c.records_real, c.records_matched, c.records_beyond, c.tolerance_ms,
+                            c.first_record_difference.empty() ? "" : "; first difference " + c.first_record_difference));
   out.push_back(fmt::format("final assignment: {}", c.final_sim == c.final_real
                                                          ? "equal " + c.final_sim.dump()
                                                          : "sim " + c.final_sim.dump() + " real " + c.final_real.dump()));
   out.push_back(fmt::format("rebalances: sim {} real {}; duplicates: sim {} real {}; lost: sim {} real {}",
                             c.rebalances_sim, c.rebalances_real, c.duplicates_sim, c.duplicates_real, c.lost_sim, c.lost_real));
+  for (const auto& r : c.races) out.push_back("race (the real runs differ beyond the tolerance), agrees: " + r);
   const auto f = c.failures();
   out.push_back(f.empty() ? "=> AGREES" : fmt::format("=> DIFFERS: {}", fmt::join(f, "; ")));
   return out;
@@ -458,11 +602,13 @@ nlohmann::ordered_json to_json(const std::string& scenario, const VariantCompari
   j["worst_callback"] = c.worst_callback;
   j["spread_ms"] = static_cast<double>(c.spread_us) / 1000.0;
   j["records"] = {{"sim", c.records_sim}, {"real", c.records_real}, {"matched", c.records_matched},
-                  {"first_difference", c.first_record_difference}};
-  j["final_assignment"] = {{"sim", c.final_sim}, {"real", c.final_real}};
+                  {"beyond_tolerance", c.records_beyond}, {"first_difference", c.first_record_difference},
+                  {"equal", c.records_equal}};
+  j["final_assignment"] = {{"sim", c.final_sim}, {"real", c.final_real}, {"equal", c.final_equal}};
   j["rebalances"] = {{"sim", c.rebalances_sim}, {"real", c.rebalances_real}};
   j["duplicates"] = {{"sim", c.duplicates_sim}, {"real", c.duplicates_real}};
   j["lost"] = {{"sim", c.lost_sim}, {"real", c.lost_real}};
+  j["races"] = c.races;
   j["passed"] = c.passed();
   j["failures"] = c.failures();
   return j;

@@ -34,6 +34,7 @@ struct Callback {
 
 /// One non-OffsetCommit __consumer_offsets record, reduced to what both sides share.
 struct Record {
+  std::int64_t t_us = 0;  // when it was written (a real run's: its CreateTime, ms)
   std::string record;    // Kafka's record name
   std::string consumer;  // the scenario's member name, "" for group-level records
   std::int64_t epoch = 0;  // epoch, member_epoch, assignment_epoch or generation
@@ -82,7 +83,22 @@ struct CallbackRow {
   std::optional<std::int64_t> sim_us;
   std::vector<std::optional<std::int64_t>> real_us;  // one per real run
   bool within = true;
+  /// "race: matches run 2" where the real runs differ beyond the tolerance on this callback (or
+  /// only some of them have it) and the simulator has one of their outcomes; "" otherwise.
+  std::string race;
 };
+
+/// One real run's (or the simulator's) __consumer_offsets records against another's: matched in
+/// order (longest common subsequence, no further apart than the match window), and each matched
+/// pair within the tolerance in time.
+struct RecordMatch {
+  std::size_t matched = 0;
+  std::size_t beyond = 0;  // matched pairs further apart in time than the tolerance
+  bool equal = true;       // every record matched, in order, within the tolerance
+  std::string first_difference;
+};
+RecordMatch match_records(const std::vector<Record>& a, const std::vector<Record>& b, std::int64_t tolerance_us,
+                          std::int64_t window_us, const char* a_name = "sim", const char* b_name = "real");
 
 struct VariantComparison {
   std::string variant;
@@ -97,11 +113,18 @@ struct VariantComparison {
   std::int64_t spread_us = 0;  // largest difference between two real runs of one callback
   // records: the first real run against the simulator
   std::size_t records_sim = 0, records_real = 0, records_matched = 0;
+  std::size_t records_beyond = 0;  // matched records further apart in time than the tolerance
   std::string first_record_difference;
-  bool records_equal = true;
+  bool records_equal = true;  // against run 1, or against another run where the runs differ (a race)
+  /// Every event on which the real runs differ beyond the tolerance and the simulator has one of
+  /// their outcomes: "callback B onPartitionsAssigned [t-2,t-3]: race: matches run 1", "final
+  /// assignment: race: matches run 2". Such an event agrees.
+  std::vector<std::string> races;
   nlohmann::ordered_json final_sim, final_real;
   std::int64_t rebalances_sim = 0, rebalances_real = 0, duplicates_sim = 0, duplicates_real = 0,
-               lost_sim = 0, lost_real = 0;
+               lost_sim = 0, lost_real = 0;  // the *_real: run 1's
+  // each fact equal to run 1's, or to another run's where the runs differ (a race, in races)
+  bool final_equal = true, rebalances_equal = true, duplicates_equal = true, lost_equal = true;
   bool passed() const;
   std::vector<std::string> failures() const;
 };

@@ -148,6 +148,92 @@ GoldenDiff golden_compare(const ojson& golden, const ojson& actual, const ojson&
   return out;
 }
 
+std::vector<std::string> golden_shape_problems(const ojson& golden) {
+  std::vector<std::string> problems;
+  const auto type_of = [](const ojson& v) -> std::string {
+    if (v.is_null()) return "null";
+    if (v.is_boolean()) return "a boolean";
+    if (v.is_number()) return "a number";
+    if (v.is_string()) return "a string";
+    if (v.is_array()) return "an array";
+    return "an object";
+  };
+  const auto bad = [&](const std::string& at, const char* want, const ojson& got) {
+    problems.push_back(fmt::format("{}: must be {}, got {}", at.empty() ? "/" : at, want, type_of(got)));
+  };
+  const auto pointer = [](const std::string& key) {  // a JSON pointer token (RFC 6901)
+    std::string t = "/";
+    for (const char c : key) t += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
+    return t;
+  };
+  if (!golden.is_object()) {
+    bad("", "an object with \"variants\" (as `check --update-golden` writes it)", golden);
+    return problems;
+  }
+  if (golden.contains("tolerances")) {
+    const auto& t = golden.at("tolerances");
+    if (!t.is_object()) bad("/tolerances", "an object", t);
+    else {
+      for (const char* k : {"time_ms", "count"})
+        if (t.contains(k) && !t.at(k).is_number()) bad(std::string("/tolerances/") + k, "a number", t.at(k));
+      if (t.contains("metrics")) {
+        const auto& m = t.at("metrics");
+        if (!m.is_object()) bad("/tolerances/metrics", "an object", m);
+        else
+          for (const auto& [k, v] : m.items())
+            if (!v.is_string()) bad("/tolerances/metrics" + pointer(k), "a string such as \"+10%\"", v);
+      }
+    }
+  }
+  if (!golden.contains("variants")) {
+    problems.push_back("/variants: missing (rerun with --update-golden)");
+    return problems;
+  }
+  const auto& variants = golden.at("variants");
+  if (!variants.is_object()) {
+    bad("/variants", "an object (variant name -> summary)", variants);
+    return problems;
+  }
+  for (const auto& [name, v] : variants.items()) {
+    const std::string at = "/variants" + pointer(name);
+    if (!v.is_object()) {
+      bad(at, "an object with \"metrics\" and \"rebalances\"", v);
+      continue;
+    }
+    if (!v.contains("metrics")) problems.push_back(at + "/metrics: missing");
+    else if (const auto& m = v.at("metrics"); !m.is_object()) bad(at + "/metrics", "an object", m);
+    else {
+      if (!m.contains("final_assignment")) problems.push_back(at + "/metrics/final_assignment: missing");
+      else if (!m.at("final_assignment").is_object())
+        bad(at + "/metrics/final_assignment", "an object (consumer -> partitions)", m.at("final_assignment"));
+    }
+    if (!v.contains("rebalances")) {
+      problems.push_back(at + "/rebalances: missing");
+      continue;
+    }
+    const auto& rs = v.at("rebalances");
+    if (!rs.is_array()) {
+      bad(at + "/rebalances", "an array", rs);
+      continue;
+    }
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+      const std::string ri = fmt::format("{}/rebalances/{}", at, i);
+      if (!rs[i].is_object()) {
+        bad(ri, "an object", rs[i]);
+        continue;
+      }
+      if (!rs[i].contains("trigger")) problems.push_back(ri + "/trigger: missing");
+      else if (!rs[i].at("trigger").is_string()) bad(ri + "/trigger", "a string", rs[i].at("trigger"));
+      for (const char* k : {"start_ms", "end_ms"}) {
+        if (!rs[i].contains(k)) problems.push_back(fmt::format("{}/{}: missing", ri, k));
+        else if (!rs[i].at(k).is_number()) bad(ri + "/" + k, "a number", rs[i].at(k));
+      }
+      if (!rs[i].contains("causes")) problems.push_back(ri + "/causes: missing");
+    }
+  }
+  return problems;
+}
+
 std::vector<std::string> golden_diff(const ojson& golden, const ojson& actual, const ojson& tolerances) {
   auto d = golden_compare(golden, actual, tolerances);
   std::vector<std::string> out = std::move(d.headline);

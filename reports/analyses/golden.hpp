@@ -27,6 +27,10 @@ struct GoldenDiff {
 /// direction {"metrics": {"max_rebalance_ms": "+10%", "duplicates": "+0"}} (improvements pass).
 GoldenDiff golden_compare(const nlohmann::ordered_json& golden, const nlohmann::ordered_json& actual,
                           const nlohmann::ordered_json& tolerances);
+/// What is wrong with the shape of a golden file (parsed JSON): one line per problem, each naming
+/// its JSON path ("/variants/consumer/metrics/duplicates: must be a number, got a string"); empty
+/// when golden_compare() can read it. Every problem in one pass.
+std::vector<std::string> golden_shape_problems(const nlohmann::ordered_json& golden);
 /// golden_compare()'s lines, headline first, one line each.
 std::vector<std::string> golden_diff(const nlohmann::ordered_json& golden, const nlohmann::ordered_json& actual,
                                      const nlohmann::ordered_json& tolerances);

@@ -19,40 +19,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "browser_harness.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-int sh(const std::string& cmd) {
-  const int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::string chromium() {
-  for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
-    if (fs::exists(c)) return c;
-  return {};
-}
-
-// The flags the issue fixes, and a fresh profile per start.
-std::string chromium_command(const fs::path& profile) {
-  return chromium() + " --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update"
-                      " --disable-sync --no-first-run --user-data-dir=" + profile.string() +
-         " --enable-logging=stderr --v=0 --hide-scrollbars";
-}
-
-std::string attribute(const std::string& dom, const std::string& name) {
-  std::smatch m;
-  const std::regex re("<html[^>]*\\s" + name + "=\"([^\"]*)\"");
-  return std::regex_search(dom, m, re) ? m[1].str() : std::string("(absent)");
-}
+using namespace browser_harness;
 
 struct Expected {
   std::size_t lanes = 0;

@@ -21,17 +21,8 @@ using testing::run_cli;
 
 namespace {
 
-fs::path scratch(const std::string& tag) {
-  const fs::path p = fs::temp_directory_path() / ("rsim-check-shard-" + tag + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-
-void write(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-}
+fs::path scratch(const std::string& tag) { return testing::scratch_dir("check-shard", tag); }
+using testing::write_file;
 
 }  // namespace
 
@@ -44,11 +35,11 @@ TEST_CASE("check --shard: merge of N = 1, 3, 7 shards in shuffled order equals t
   json failing = json::parse(read_file(fs::path(RSIM_SOURCE_DIR) / "scenarios/examples/two-consumers.json"));
   failing["name"] = "two-consumers-failing";
   failing["expect"] = json::array({{{"protocol", "classic-eager"}, {"metric", "rebalance_count"}, {"op", "=="}, {"value", 5}}});
-  write(extra / "failing.json", failing.dump(2));
+  write_file(extra / "failing.json", failing.dump(2));
   json invalid = failing;
   invalid["name"] = "invalid";
   invalid["expect"][0]["op"] = "=~";
-  write(extra / "invalid.json", invalid.dump(2));
+  write_file(extra / "invalid.json", invalid.dump(2));
   const std::string base = "check scenarios/examples scenarios/library/rolling-restart-static.json "
                            "scenarios/library/crash.json " + extra.string() + " --junit-time virtual";
   const fs::path whole = dir / "whole";
@@ -103,4 +94,34 @@ TEST_CASE("check --shard: options that need every scenario in one process are re
   const auto same = run_cli("check scenarios/examples --shard 1/2 --junit a/r.txt --json b/r.txt", "check-shard-names");
   CHECK(same.code == 2);
   CHECK(same.err.find("need distinct file names (r.txt twice)") != std::string::npos);
+}
+
+TEST_CASE("merge of check shards writes into an owned output folder: a manifest, a foreign folder refused and left intact") {
+  const fs::path dir = scratch("owned");
+  const auto r = run_cli("check scenarios/examples/two-consumers.json --junit-time virtual --shard 1/1 --out " +
+                             (dir / "shards").string() + " --junit r.xml --json r.json", "check-shard-owned-shard");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const std::string shard = (dir / "shards" / "shard-1-of-1.json").string();
+  const fs::path out = dir / "merged";
+  const auto m = run_cli("merge " + shard + " --out " + out.string(), "check-shard-owned-merge");
+  REQUIRE_MESSAGE(m.code == 0, m.err);
+  const json manifest = json::parse(read_file(out / ".rebalance-sim-manifest.json"));
+  CHECK(manifest.at("written_by") == "rebalance-sim");
+  CHECK(manifest.at("files") == json::array({"r.json", "r.xml"}));
+  // Its own folder again: replaced, a user's note beside the reports kept.
+  write_file(out / "notes.txt", "mine");
+  const auto again = run_cli("merge " + shard + " --out " + out.string(), "check-shard-owned-again");
+  CHECK_MESSAGE(again.code == 0, again.err);
+  CHECK(read_file(out / "notes.txt") == "mine");
+  CHECK(fs::exists(out / "r.xml"));
+  // A folder with foreign content and no manifest: exit 2, nothing written, its file intact.
+  const fs::path foreign = dir / "foreign";
+  fs::create_directories(foreign);
+  write_file(foreign / "r.xml", "not ours");
+  const auto refused = run_cli("merge " + shard + " --out " + foreign.string(), "check-shard-owned-refused");
+  CHECK(refused.code == 2);
+  CHECK(refused.err.find("not empty") != std::string::npos);
+  CHECK(read_file(foreign / "r.xml") == "not ours");
+  CHECK_FALSE(fs::exists(foreign / "r.json"));
+  CHECK_FALSE(fs::exists(foreign / ".rebalance-sim-manifest.json"));
 }

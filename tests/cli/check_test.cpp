@@ -339,6 +339,32 @@ TEST_CASE("golden runs: --update-golden stores them, check compares and prints w
   CHECK(has(extra.out, "extra rebalance 1 at 208.932 ms: member B joined"));
 }
 
+TEST_CASE("a golden file of valid JSON but the wrong shape is exit 2 naming the file and every JSON path at once") {
+  const auto d = temp_dir("golden-shape");
+  const auto f = write(d, "g.json", scenario(R"({"metric": "rebalance_count", "op": "==", "value": 2})"));
+  // Four problems in four places: a tolerance as a string, metrics as an array, a trigger as a
+  // number, a rebalance without its end.
+  const fs::path golden = write(d, "g.golden.json", R"({"scenario": "tiny",
+    "tolerances": {"time_ms": "1", "count": 0},
+    "variants": {"classic-eager": {"metrics": [],
+      "rebalances": [{"start_ms": 1, "end_ms": 2, "trigger": "x", "causes": []},
+                     {"start_ms": 3, "trigger": 7, "causes": []}]}}})");
+  const Result r = run("check " + f.string(), "golden-shape");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, golden.string() + ": not a golden file (rerun with --update-golden, or fix):"));
+  CHECK(has(r.out, "/tolerances/time_ms: must be a number, got a string"));
+  CHECK(has(r.out, "/variants/classic-eager/metrics: must be an object, got an array"));
+  CHECK(has(r.out, "/variants/classic-eager/rebalances/1/trigger: must be a string, got a number"));
+  CHECK(has(r.out, "/variants/classic-eager/rebalances/1/end_ms: missing"));
+  CHECK_FALSE(has(r.out, "/rebalances/0/"));
+  CHECK_FALSE(has(r.out, "internal error"));
+  // Not an object at all.
+  write(d, "g.golden.json", "[1, 2]");
+  const Result top = run("check " + f.string(), "golden-shape-top");
+  CHECK(top.code == 2);
+  CHECK(has(top.out, "/: must be an object with \"variants\" (as `check --update-golden` writes it), got an array"));
+}
+
 TEST_CASE("an unknown subcommand or variant is answered with the valid ones") {
   const Result sub = run("chek scenarios/", "unknown-sub");
   CHECK(sub.code == 2);

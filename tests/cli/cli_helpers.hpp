@@ -39,4 +39,22 @@ inline CliResult run_cli(const std::string& args, const std::string& tag, bool m
           merge_stderr ? std::string() : read_file(err)};
 }
 
+/// A fresh, empty scratch folder under the temporary directory, named by the test file's `prefix`,
+/// the test's `tag` and the process id (ctest runs test cases as parallel processes).
+inline std::filesystem::path scratch_dir(const std::string& prefix, const std::string& tag) {
+  const std::filesystem::path p =
+      std::filesystem::temp_directory_path() / ("rsim-" + prefix + "-" + tag + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p;
+}
+
+/// Writes `text` to `p`, replacing it.
+inline void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+}
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
 }  // namespace testing

@@ -177,7 +177,10 @@ TEST_CASE("compare --out: the side-by-side page links each matched callback and 
                               x(3048000), x(3199000))) != std::string::npos);
   // the compare table is in the page, its beyond cell highlighted, its verdict last
   CHECK(html.find("<td class=\"out\">+151</td>") != std::string::npos);
-  CHECK(html.find("only in real</td>") != std::string::npos);
+  // A's onPartitionsLost is only in run 1, and B's assignment only in run 1 and the simulator:
+  // events the two real runs decide differently, each shown as the race the simulator takes
+  CHECK(html.find("<td>race: matches run 2</td>") != std::string::npos);
+  CHECK(html.find("<td>race: matches run 1</td>") != std::string::npos);
   CHECK(html.find("1 of 5 deviations beyond ±150 ms") != std::string::npos);
   CHECK(html.find("<li class=\"verdict differs\">=&gt; DIFFERS: ") != std::string::npos);
   // one partition, one colour, in every lane
@@ -227,4 +230,116 @@ TEST_CASE("compare --out refuses a file for OUT, and a malformed real trace is b
   CHECK(m.code == 2);
   CHECK(m.err.find("line 2: not valid json") != std::string::npos);
   fs::remove_all(base);
+}
+
+namespace {
+
+/// kSim with everything `us` later, and B's onPartitionsAssigned (6054 ms in kSim) at `b_us`.
+std::string with_b_at(std::int64_t us, std::int64_t b_us) {
+  return shifted_all(edited(kSim, R"({"t_us":6054000,"type":"callback")",
+                            [&](std::string l) { return l.replace(l.find("6054000"), 7, std::to_string(b_us - us)); }),
+                     us);
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+}  // namespace
+
+TEST_CASE("compare: a race: the real runs differ beyond the tolerance on a callback and the simulator has one outcome") {
+  const auto sim = facts_of(trace(kSim));
+  // run 1: everything +10 ms; run 2: everything +20 ms and B's assignment a heartbeat interval
+  // later (11054 ms, +5000 ms): the runs are 4990 ms apart on it, the simulator is run 1
+  const auto run1 = facts_of(trace(shifted_all(kSim, 10000)));
+  const auto run2 = facts_of(trace(with_b_at(20000, 11054000)));
+  const auto c = compare_variant("classic-eager", sim, {run1, run2}, {"r1", "r2"}, {});
+  CHECK(c.passed());
+  REQUIRE(c.races.size() == 1);
+  CHECK(c.races[0] == "callback B onPartitionsAssigned [t-1]: race: matches run 1");
+  const auto b = std::find_if(c.callbacks.begin(), c.callbacks.end(), [](const auto& r) { return r.callback.consumer == "B"; });
+  REQUIRE(b != c.callbacks.end());
+  CHECK(b->within);
+  CHECK(b->race == "race: matches run 1");
+  CHECK(c.deviations == 6);
+  CHECK(c.deviations_beyond == 1);           // run 2's +5000 ms is drawn red ...
+  CHECK(c.worst_deviation_us == 20000);      // ... but is the race's other outcome, not the simulator's deviation
+  CHECK(c.spread_us == 11054000 - 6064000);  // 4990 ms
+  CHECK(rsim::compare::render_table("t", c).find("  race: matches run 1\n") != std::string::npos);
+  CHECK(rsim::compare::to_json("t", c)["races"].size() == 1);
+
+  // the simulator has neither outcome (run 1 +200 ms, run 2 +5000 ms): a difference; the other
+  // callbacks and records (run 1 +200 ms, run 2 +20 ms: 180 ms apart) are races it takes as run 2
+  const auto late = compare_variant("classic-eager", sim, {facts_of(trace(shifted_all(kSim, 200000))), run2}, {"r1", "r2"}, {});
+  CHECK_FALSE(late.passed());
+  CHECK(late.failures() == std::vector<std::string>{"callback B onPartitionsAssigned [t-1] beyond ±150 ms"});
+  CHECK(late.races.size() == 2 + 1);  // A's two callbacks, and the records
+  CHECK(has(late.races, "callback A onPartitionsRevoked [t-0,t-1]: race: matches run 2"));
+
+  // runs 100 ms apart (within the tolerance) are no race: +200 ms in run 2 is a plain difference
+  const auto near = compare_variant("classic-eager", sim, {facts_of(trace(shifted_all(kSim, 100000))),
+                                                           facts_of(trace(shifted_all(kSim, 200000)))}, {"r1", "r2"}, {});
+  CHECK(near.races.empty());
+  CHECK(near.failures().size() == 3 + 1);  // three callbacks and the records, beyond in run 2
+  CHECK(near.failures().back() ==
+        "__consumer_offsets records differ: at record 1: GroupMetadata epoch 1 [A:t-0,A:t-1]: sim at 3047 ms, run 2 at 3247 ms "
+        "(+200 ms), beyond ±150 ms");
+}
+
+TEST_CASE("compare: a callback only some real runs have is a race; one all of them have and the simulator not, a difference") {
+  const auto sim = facts_of(trace(kSim));
+  const std::string lost = R"({"t_us":9000000,"type":"callback","consumer":"A","callback":"onPartitionsLost","partitions":["t-0"],"phase":"start"})" "\n";
+  const auto one = compare_variant("classic-eager", sim, {facts_of(trace(std::string(kSim) + lost)), sim}, {"r1", "r2"}, {});
+  CHECK(one.passed());
+  CHECK(one.races == std::vector<std::string>{"callback A onPartitionsLost [t-0]: race: matches run 2"});
+  CHECK(one.callbacks.size() == 4);
+  // both runs have it, 100 ms apart: one row (not two), a difference
+  const auto both = compare_variant("classic-eager", sim,
+                                    {facts_of(trace(std::string(kSim) + lost)), facts_of(trace(std::string(kSim) + shifted_all(lost, 100000)))},
+                                    {"r1", "r2"}, {});
+  CHECK(both.callbacks.size() == 4);
+  CHECK(both.races.empty());
+  CHECK(both.failures() == std::vector<std::string>{"callback A onPartitionsLost [t-0] only in the real run"});
+  // with one real run there is no race
+  CHECK_FALSE(compare_variant("classic-eager", sim, {facts_of(trace(std::string(kSim) + lost))}, {"r1"}, {}).passed());
+}
+
+TEST_CASE("compare: records are matched by time too: a record 151 ms late differs under classic (±150 ms), 149 ms agrees") {
+  const auto sim = facts_of(trace(kSim));
+  const auto record_late = [](std::int64_t us) {
+    return facts_of(trace(edited(kSim, R"({"t_us":6051000)", [us](std::string l) {
+      return l.replace(l.find("6051000"), 7, std::to_string(6051000 + us));
+    })));
+  };
+  CHECK(compare_variant("classic-eager", sim, {record_late(149000)}, {"r"}, {}).passed());
+  const auto c = compare_variant("classic-eager", sim, {record_late(151000)}, {"r"}, {});
+  CHECK(c.records_matched == 2);
+  CHECK(c.records_beyond == 1);
+  CHECK_FALSE(c.records_equal);
+  CHECK(c.failures() == std::vector<std::string>{
+                            "__consumer_offsets records differ: at record 2: GroupMetadata epoch 2 [A:t-0 B:t-1]: sim at 6051 ms, "
+                            "real at 6202 ms (+151 ms), beyond ±150 ms"});
+  // the consumer protocol's ±400 ms: a KIP-848 leave record 1.8 s late (issue 40's poll-timeout leave) differs
+  CHECK(compare_variant("consumer", sim, {record_late(399000)}, {"r"}, {}).passed());
+  CHECK_FALSE(compare_variant("consumer", sim, {record_late(1800000)}, {"r"}, {}).passed());
+}
+
+TEST_CASE("compare: records, final assignment, rebalances and duplicates: the simulator equal to run 2 where run 1 differs is a race") {
+  const auto sim = facts_of(trace(kSim));
+  // run 1: no generation-2 record (one rebalance fewer), B ends up owning both partitions, and
+  // t-0's offsets 5..9 are delivered twice
+  std::string other = edited(kSim, R"({"t_us":6051000)", [](const std::string&) { return std::string(); });
+  other += R"({"t_us":7000000,"type":"assignment","consumer":"B","owned":["t-0","t-1"]}
+{"t_us":7000000,"type":"assignment","consumer":"A","owned":[]}
+{"t_us":7100000,"type":"records.fetched","consumer":"B","ranges":[{"partition":"t-0","first_offset":5,"last_offset":9}]}
+)";
+  const auto run1 = facts_of(trace(other));
+  const auto alone = compare_variant("classic-eager", sim, {run1}, {"r1"}, {});
+  CHECK(alone.failures().size() == 4);  // records, final assignment, rebalances 2/1, duplicates 0/5
+  const auto c = compare_variant("classic-eager", sim, {run1, sim}, {"r1", "r2"}, {});
+  CHECK(c.passed());
+  CHECK(c.races == std::vector<std::string>{
+                       "__consumer_offsets records: race: matches run 2 (otherwise at record 2: sim GroupMetadata epoch 2 [A:t-0 B:t-1], run 1 (none))",
+                       "final assignment: race: matches run 2", "rebalances: race: matches run 2",
+                       "duplicates: race: matches run 2"});
+  CHECK(c.rebalances_real == 1);  // run 1's, printed as they are
+  CHECK(c.duplicates_real == 5);
 }

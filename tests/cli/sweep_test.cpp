@@ -20,12 +20,7 @@ using testing::run_cli;
 
 namespace {
 
-fs::path scratch(const std::string& tag) {
-  const fs::path p = fs::temp_directory_path() / ("rsim-sweep-" + tag + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
+fs::path scratch(const std::string& tag) { return testing::scratch_dir("sweep", tag); }
 
 // A summary without what names the file it came from (its name, path, hash, the variant).
 json comparable(const fs::path& summary) {

@@ -164,29 +164,34 @@ TEST_CASE("a 360 s stall under max.poll.interval.ms=300000: the stalled consumer
   in.steady_consumers = leading_starts(spec);
   const json s = json::parse(reports::summarize(lines, in).dump());
   // B's application last called poll() at 20.000 s (poll(100 ms) returns empty every 100 ms from
-  // its start at 0) and stalls at 20.050 s. KIP-848's client notices max.poll.interval.ms at
-  // 20.000 + 300 s = 320.000 s and leaves (epoch -1); the coordinator bumps the group epoch at
-  // 320.001 s. A heartbeats every 5 s (group.consumer.heartbeat.interval.ms) at ....300 s: it gets
-  // t-1 in the response to its 320.300 s heartbeat. Its application thread is inside poll(),
-  // waiting for a Fetch sent at 319.978 s that the broker holds fetch.max.wait.ms (500 ms): the
-  // poll returns at 319.978 + 0.001 + 0.500 + 0.001 = 320.480 s and runs onPartitionsAssigned
-  // (0 ms) there, and A owns t-1. So t-1 is not processed from 20.050 s to 320.480 s: 300 s of
-  // max.poll.interval.ms, minus the 50 ms between B's last poll and its stall, plus 300 ms to
-  // A's heartbeat and 180 ms to A's poll: 300,430 ms.
-  CHECK(testing::first_time(trace, "consumer.poll_timeout", "consumer", "B") == 320000.0);
+  // its start at 0) and stalls at 20.050 s. Its poll timer expires at 20.000 + 300 s = 320.000 s,
+  // but KIP-848's background thread checks it only when it wakes for B's next heartbeat
+  // (AbstractHeartbeatRequestManager.poll; issue 40), at 320.300 s (B heartbeats every 5 s
+  // (group.consumer.heartbeat.interval.ms) at ....300 s): the leave (epoch -1) goes out then. A's
+  // heartbeat, also sent at 320.300 s, arrives at the same instant and is handled first, so the target assignment with
+  // t-1 comes with A's next one at 325.300 s (answered 325.302 s). A's application thread is
+  // inside poll(), waiting for a Fetch that ends every 502 ms (..., 320.480 s, ...,
+  // 320.480 + 10 x 0.502 = 325.500 s): onPartitionsAssigned (0 ms) runs there, and A owns t-1.
+  // So t-1 is not processed from 20.050 s to 325.500 s: 305,450 ms (before issue 40's fix the
+  // leave went at 320.000 s, A got t-1 with its 320.300 s heartbeat and owned it at 320.480 s:
+  // 300,430 ms).
+  CHECK(testing::first_time(trace, "consumer.poll_timeout", "consumer", "B") == 320300.0);
   const json& m = s["steady"]["metrics"];
   CHECK(s["steady"]["from_us"] == 10300000);
-  CHECK(m["max_not_processed_ms"] == 300430.0);
-  // t-1 moves back to B when B polls again at 380.050 s (onPartitionsLost, rejoin): 4,850 ms
-  // more, charged to A (it revokes t-1 at its next heartbeat).
-  CHECK(m["not_processed_ms_by_partition"] == json{{"t-1", 305280.0}});
-  CHECK(m["not_processed_ms_by_consumer"] == json{{"A", 4850.0}, {"B", 300430.0}});
+  CHECK(m["max_not_processed_ms"] == 305450.0);
+  // t-1 moves back to B when B polls again at 380.050 s (onPartitionsLost, rejoin). A's
+  // heartbeats now run at ....500 s (its acknowledgement at 325.500 s reset the timer): the one at
+  // 380.500 s brings the revocation (answered 380.502 s), A's next pass (380.600 s) commits, the
+  // pass after the commit's answer (380.700 s) revokes t-1; B gets it at 385.450 s: 4,750 ms more,
+  // charged to A.
+  CHECK(m["not_processed_ms_by_partition"] == json{{"t-1", 305450.0 + 4750.0}});
+  CHECK(m["not_processed_ms_by_consumer"] == json{{"A", 4750.0}, {"B", 305450.0}});
   // The ownership view: B owned t-1 throughout its stall; only the move back counts.
-  CHECK(m["max_unavailable_ms"] == 4850.0);
+  CHECK(m["max_unavailable_ms"] == 4750.0);
   CHECK(m["group_stopped_ms"] == 0.0);  // A kept processing t-0
   REQUIRE(s["moments"].size() == 2);
   CHECK(s["moments"][0]["kind"] == "poll_timeout");
-  CHECK(s["moments"][0]["t_us"] == 320000000);
+  CHECK(s["moments"][0]["t_us"] == 320300000);
   CHECK(s["moments"][1]["kind"] == "overlap");  // B still believes it owns t-1 until it polls
 }
 

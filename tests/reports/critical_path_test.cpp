@@ -165,6 +165,12 @@ TEST_CASE("critical path: A learns of B's join at its next heartbeat (classic, e
   // What `explain` and report.html say of it: the dominant cause first, with its config.
   CHECK(reports::critical_path_sentence(nlohmann::ordered_json::parse(r->summary["rebalances"][1].dump()), 2) ==
         "R2 took 2,009 ms: 2,001 ms A waiting for its next heartbeat (heartbeat.interval.ms), 8 ms network.");
+  // With the scenario's effective configs (what `explain` passes), the governing value: A's own.
+  const reports::ConfigValues config{{"A", {{"heartbeat.interval.ms", "3000"}}},
+                                     {"B", {{"heartbeat.interval.ms", "2000"}}},
+                                     {"", {{"group.initial.rebalance.delay.ms", "0"}}}};
+  CHECK(reports::critical_path_sentence(nlohmann::ordered_json::parse(r->summary["rebalances"][1].dump()), 2, &config) ==
+        "R2 took 2,009 ms: 2,001 ms A waiting for its next heartbeat (heartbeat.interval.ms=3000), 8 ms network.");
 }
 
 TEST_CASE("critical path: a slow onPartitionsRevoked holds an eager join (classic)") {
@@ -235,6 +241,16 @@ TEST_CASE("critical path: KIP-848's assignment interval, then reconciliation") {
         "(group.consumer.assignment.interval.ms), 799 ms B waiting for its next heartbeat "
         "(group.consumer.heartbeat.interval.ms), 394 ms B waiting for its next poll() (processing between polls; "
         "max.poll.interval.ms bounds it), 6 ms network.");
+  // The cluster's values for the coordinator's causes, B's own max.poll.interval.ms.
+  const reports::ConfigValues config{
+      {"A", {{"max.poll.interval.ms", "300000"}}},
+      {"B", {{"max.poll.interval.ms", "60000"}}},
+      {"", {{"group.consumer.assignment.interval.ms", "5000"}, {"group.consumer.heartbeat.interval.ms", "5000"}}}};
+  CHECK(reports::critical_path_sentence(nlohmann::ordered_json::parse(rb.dump()), 2, &config) ==
+        "R2 took 5,297 ms: 4,098 ms the coordinator holding back the target assignment "
+        "(group.consumer.assignment.interval.ms=5000), 799 ms B waiting for its next heartbeat "
+        "(group.consumer.heartbeat.interval.ms=5000), 394 ms B waiting for its next poll() (processing between polls; "
+        "max.poll.interval.ms=60000 bounds it), 6 ms network.");
   bool waited = false;
   for (const auto& s : rb["critical_path"]["steps"])
     if (s.contains("waited_for")) waited = s["waited_for"].value("actor", "") == "B";
@@ -282,4 +298,38 @@ TEST_CASE("critical path: report.html draws each rebalance's path and lists its 
   CHECK(html.find("<table class=\"critical-path\" data-variant=\"classic-eager\" data-seq=\"2\"><caption>R2 took 2,009 ms: "
                   "2,001 ms A waiting for its next heartbeat (heartbeat.interval.ms), 8 ms network.</caption>") !=
         std::string::npos);
+}
+
+TEST_CASE("critical path: summary.json keeps at most kMaxPathSteps steps, those that carry the time, and counts the others") {
+  using reports::Cause;
+  using reports::PathStep;
+  // 1,000 steps: step i carries i % 250 µs of network. Between the first and the last (999, 249
+  // µs), 201..248 µs stand on 4 steps each (192), 249 µs on 3 (249, 499, 749): 195 steps over
+  // 200 µs; steps 250, 500 and 750 carry none. Kept: the first, the last and the 198 longest: the
+  // 195 and the first three of the four 200 µs steps.
+  std::vector<PathStep> steps(1000);
+  for (std::size_t i = 1; i < steps.size(); ++i) {
+    steps[i].t_us = static_cast<std::int64_t>(i);
+    steps[i].causes.emplace_back(Cause::Network, static_cast<std::int64_t>(i % 250));
+  }
+  const auto keep = reports::kept_steps(steps);
+  REQUIRE(keep.size() == 1000);
+  std::size_t kept = 0;
+  for (const bool k : keep) kept += k ? 1 : 0;
+  CHECK(kept == reports::kMaxPathSteps);
+  CHECK(keep.front());
+  CHECK(keep.back());
+  for (std::size_t i = 1; i + 1 < steps.size(); ++i) {
+    const std::size_t v = i % 250;
+    if (v > 200) CHECK_MESSAGE(keep[i], i);
+    if (v < 200) CHECK_MESSAGE(!keep[i], i);
+  }
+  // Of the four 200 µs steps, the earlier three (200, 450, 700; not 950).
+  CHECK(keep[200]);
+  CHECK(keep[450]);
+  CHECK(keep[700]);
+  CHECK(!keep[950]);
+  // A short path keeps every step, those without time too.
+  std::vector<PathStep> few(5);
+  for (const bool k : reports::kept_steps(few)) CHECK(k);
 }
