@@ -11,9 +11,10 @@ DEB_PACKAGES := cmake make g++ git ccache libboost-graph-dev nlohmann-json3-dev 
 # checkouts of the project (a worktree, a CI copy) share cached objects.
 export CCACHE_BASEDIR := $(CURDIR)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# The browser the report's tests render report.html in, xmllint for the JUnit schema test, and GNU
-# parallel for the sharded sweep example (installed by `make test`).
-TEST_PACKAGES := chromium libxml2-utils parallel
+# The browser the report's tests render report.html in, xmllint for the JUnit schema test, GNU
+# parallel for the sharded sweep example, python3 for the function-length gate (installed by
+# `make test`).
+TEST_PACKAGES := chromium libxml2-utils parallel python3
 DEMO_SCENARIO := scenarios/examples/two-consumers.json
 DEMO_OUT := out/two-consumers
 

@@ -22,10 +22,11 @@
 #include "reports/summary.hpp"
 #include "models/scenario/world.hpp"
 #include "sim/assert.hpp"
-#include "tools/baseline.hpp"
+#include "reports/analyses/baseline.hpp"
 #include "tools/check_shard.hpp"
 #include "tools/check_variants.hpp"
-#include "tools/golden.hpp"
+#include "tools/exit_codes.hpp"
+#include "reports/analyses/golden.hpp"
 #include "tools/report_cli.hpp"
 #include "tools/runner.hpp"
 #include "tools/staged_output.hpp"
@@ -38,10 +39,6 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kFailed = 1;
-constexpr int kBadInput = 2;
-constexpr int kInternalError = 3;
 
 /// One test case of the report.
 struct Case {
@@ -108,6 +105,89 @@ std::string case_name(const ScenarioSpec& spec, const ExpectResult& e) {
   if (x != nullptr && !x->id.empty()) return x->id;
   if (x != nullptr && !x->message.empty()) return x->message;
   return fmt::format("expect[{}] {}", e.index, e.what);
+}
+
+/// The golden-file case of one variant: its summary against the stored golden's, within the
+/// golden's tolerances (the headline deltas first, the per-rebalance detail after them).
+Case golden_case(const ojson& golden, const std::string& gpath, const std::string& name, const ojson& summary,
+                 double time_s) {
+  Case c;
+  c.name = "matches golden " + fs::path(gpath).filename().string();
+  c.time_s = time_s;
+  if (!golden.contains("variants") || !golden.at("variants").contains(name)) {
+    c.failure = fmt::format("{} has no variant \"{}\" (rerun with --update-golden)", gpath, name);
+  } else {
+    const auto diff = golden_compare(golden.at("variants").at(name), golden_of(summary),
+                                     golden.value("tolerances", ojson::object()));
+    c.passed = !diff.failed;
+    // The headline deltas first; the per-rebalance detail after them.
+    std::string text;
+    for (const auto& d : diff.headline) text += "\n    " + d;
+    if (!diff.detail.empty() && !diff.headline.empty()) text += "\n    per rebalance:";
+    for (const auto& d : diff.detail) text += "\n    " + d;
+    if (!c.passed) c.failure = fmt::format("differs from {}:{}", gpath, text);
+    else c.passed_line = diff.detail.empty() ? "" : fmt::format(" (within tolerances:{})", text);
+    std::string cell;
+    for (const auto& d : diff.headline) cell += (cell.empty() ? "" : "<br>") + md_escape(d);
+    if (!diff.detail.empty()) {
+      std::string folded;
+      for (const auto& d : diff.detail) folded += (folded.empty() ? "" : "<br>") + md_escape(d);
+      cell += fmt::format("<details><summary>per rebalance ({} lines)</summary>{}</details>", diff.detail.size(), folded);
+    }
+    c.md_actual = cell;
+  }
+  return c;
+}
+
+/// One case per gated metric of the regression table (`check --baseline`), named by the metric.
+void add_regression_cases(Suite& s) {
+  for (const auto& r : s.regression) {
+    if (!r.tolerance) continue;
+    Case c;
+    c.name = "regression " + r.metric;  // stable: one per metric
+    c.time_s = s.time_s;
+    c.passed = !r.failed;
+    if (r.failed) c.failure = fmt::format("regressed: {}", r.describe());
+    else c.passed_line = ": " + r.describe() + (r.verdict == "improved" ? " improved" : "");
+    s.cases.push_back(std::move(c));
+  }
+}
+
+/// One case per `expect` entry of a variant, with the value a PASS line shows.
+void add_expectation_cases(Suite& s, const ScenarioSpec& vspec, const std::vector<ExpectResult>& expectations) {
+  for (const auto& e : expectations) {
+    Case c;
+    c.assertion = true;
+    c.name = case_name(vspec, e);
+    c.passed = e.passed;
+    // A PASS line shows the value: " (actual 2)", or ": duplicates == 0 (actual 0)" under an id/message.
+    c.passed_line = fmt::format("{} (actual {}{})", c.name.find(e.what) == std::string::npos ? ": " + e.what : "",
+                                e.actual.dump(), e.detail.empty() ? "" : ", " + e.detail);
+    if (!e.passed) c.failure = e.describe(/*with_protocol=*/false);
+    c.time_s = static_cast<double>(e.at_us) / 1e6;
+    c.result = e;
+    s.cases.push_back(std::move(c));
+  }
+}
+
+/// The suite's last touches: assertions with the same name told apart by their index, and a
+/// suite with nothing to check given one case (skipped, or failed under --strict).
+void finish_cases(Suite& s, bool strict) {
+  // Two assertions with the same message: the index tells them apart.
+  for (auto& c : s.cases) {
+    if (!c.assertion) continue;
+    const auto same = std::count_if(s.cases.begin(), s.cases.end(), [&](const Case& o) { return o.name == c.name; });
+    if (same > 1) c.name += fmt::format(" [expect[{}]]", c.result.index);
+  }
+  if (s.cases.empty()) {
+    Case c;
+    c.name = "assertions";
+    c.skipped = !strict;  // --strict: nothing to check is a failure
+    c.failure = strict ? "no assertions for this variant (--strict; add an `expect` list, a golden file with "
+                             "--update-golden, or tolerances with --baseline)"
+                           : "no assertions for this variant (add an `expect` list, or a golden file with --update-golden)";
+    s.cases.push_back(std::move(c));
+  }
 }
 
 ScenarioResult check_one(const std::string& file, const std::string& out_name, const CheckContext& ctx) {
@@ -246,77 +326,15 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, c
     s.seed = vspec.seed;
     s.time_s = static_cast<double>(vspec.duration.count()) / 1e6;
     s.moments = reports::moment_lines(o.summary);
-    for (const auto& e : o.expectations) {
-      Case c;
-      c.assertion = true;
-      c.name = case_name(vspec, e);
-      c.passed = e.passed;
-      // A PASS line shows the value: " (actual 2)", or ": duplicates == 0 (actual 0)" under an id/message.
-      c.passed_line = fmt::format("{} (actual {}{})", c.name.find(e.what) == std::string::npos ? ": " + e.what : "",
-                                  e.actual.dump(), e.detail.empty() ? "" : ", " + e.detail);
-      if (!e.passed) c.failure = e.describe(/*with_protocol=*/false);
-      c.time_s = static_cast<double>(e.at_us) / 1e6;
-      c.result = e;
-      s.cases.push_back(std::move(c));
-    }
-    if (!golden.is_null()) {
-      Case c;
-      c.name = "matches golden " + fs::path(gpath).filename().string();
-      c.time_s = s.time_s;
-      if (!golden.contains("variants") || !golden.at("variants").contains(name)) {
-        c.failure = fmt::format("{} has no variant \"{}\" (rerun with --update-golden)", gpath, name);
-      } else {
-        const auto diff = golden_compare(golden.at("variants").at(name), golden_of(o.summary),
-                                         golden.value("tolerances", ojson::object()));
-        c.passed = !diff.failed;
-        // The headline deltas first; the per-rebalance detail after them.
-        std::string text;
-        for (const auto& d : diff.headline) text += "\n    " + d;
-        if (!diff.detail.empty() && !diff.headline.empty()) text += "\n    per rebalance:";
-        for (const auto& d : diff.detail) text += "\n    " + d;
-        if (!c.passed) c.failure = fmt::format("differs from {}:{}", gpath, text);
-        else c.passed_line = diff.detail.empty() ? "" : fmt::format(" (within tolerances:{})", text);
-        std::string cell;
-        for (const auto& d : diff.headline) cell += (cell.empty() ? "" : "<br>") + md_escape(d);
-        if (!diff.detail.empty()) {
-          std::string folded;
-          for (const auto& d : diff.detail) folded += (folded.empty() ? "" : "<br>") + md_escape(d);
-          cell += fmt::format("<details><summary>per rebalance ({} lines)</summary>{}</details>", diff.detail.size(), folded);
-        }
-        c.md_actual = cell;
-      }
-      s.cases.push_back(std::move(c));
-    }
+    add_expectation_cases(s, vspec, o.expectations);
+    if (!golden.is_null()) s.cases.push_back(golden_case(golden, gpath, name, o.summary, s.time_s));
     if (ctx.baseline != nullptr) {
       const auto it = ctx.baseline->find({vspec.name, name});
       s.regression = compare_with_baseline(vspec.name, name, it == ctx.baseline->end() ? nullptr : &it->second,
                                            s.metrics, tolerances);
-      for (const auto& r : s.regression) {
-        if (!r.tolerance) continue;
-        Case c;
-        c.name = "regression " + r.metric;  // stable: one per metric
-        c.time_s = s.time_s;
-        c.passed = !r.failed;
-        if (r.failed) c.failure = fmt::format("regressed: {}", r.describe());
-        else c.passed_line = ": " + r.describe() + (r.verdict == "improved" ? " improved" : "");
-        s.cases.push_back(std::move(c));
-      }
+      add_regression_cases(s);
     }
-    // Two assertions with the same message: the index tells them apart.
-    for (auto& c : s.cases) {
-      if (!c.assertion) continue;
-      const auto same = std::count_if(s.cases.begin(), s.cases.end(), [&](const Case& o) { return o.name == c.name; });
-      if (same > 1) c.name += fmt::format(" [expect[{}]]", c.result.index);
-    }
-    if (s.cases.empty()) {
-      Case c;
-      c.name = "assertions";
-      c.skipped = !ctx.strict;  // --strict: nothing to check is a failure
-      c.failure = ctx.strict ? "no assertions for this variant (--strict; add an `expect` list, a golden file with "
-                               "--update-golden, or tolerances with --baseline)"
-                             : "no assertions for this variant (add an `expect` list, or a golden file with --update-golden)";
-      s.cases.push_back(std::move(c));
-    }
+    finish_cases(s, ctx.strict);
     res.suites.push_back(std::move(s));
   }
   return res;
@@ -645,7 +663,7 @@ int report_results(const std::vector<ScenarioResult>& results, std::size_t scena
   }
   if (internal) return kInternalError;
   if (invalid > 0 || io_error) return kBadInput;
-  return failed > 0 ? kFailed : kOk;
+  return failed > 0 ? kExpectationFailed : kOk;
 }
 
 }  // namespace
@@ -755,28 +773,24 @@ int cmd_check(const CheckArgs& args) {
   if (!args.shard.empty()) {
     shard = parse_shard(args.shard);
     if (const auto why = shard_conflicts(args); !why.empty()) {
-      std::cerr << "rebalance-sim check: " << why << "\n";
-      return kBadInput;
+      throw BadInput("rebalance-sim check: " + why);
     }
   }
   // A shard only records the report paths: the merge writes them.
   for (const auto& f : {args.junit, args.markdown, args.json}) {
     if (const auto why = shard ? std::string() : unwritable(f); !why.empty()) {
-      std::cerr << "rebalance-sim check: " << why << "\n";
-      return kBadInput;
+      throw BadInput("rebalance-sim check: " + why);
     }
   }
   for (const auto& p : args.paths) {
     std::error_code ec;
     if (!fs::exists(p, ec)) {
-      std::cerr << fmt::format("rebalance-sim check: {}: no such file or directory\n", p);
-      return kBadInput;
+      throw BadInput(fmt::format("rebalance-sim check: {}: no such file or directory", p));
     }
   }
   const auto files = scenario_files(args.paths);
   if (files.empty()) {
-    std::cerr << "rebalance-sim check: no scenario files found\n";
-    return kBadInput;
+    throw BadInput("rebalance-sim check: no scenario files found");
   }
   // The baseline and the tolerances are read before anything runs: bad ones are exit 2.
   CheckContext ctx;
@@ -802,8 +816,9 @@ int cmd_check(const CheckArgs& args) {
       }
     }
     if (!problems.empty()) {
-      for (const auto& p : problems) std::cerr << "rebalance-sim check: " << p << "\n";
-      return kBadInput;
+      std::string message;
+      for (const auto& p : problems) message += (message.empty() ? "" : "\n") + ("rebalance-sim check: " + p);
+      throw BadInput(message);
     }
   }
   // Each scenario is independent (its own world, kernel and random streams); the results are

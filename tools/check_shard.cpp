@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "models/scenario/scenario.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/staged_output.hpp"
 #include "tools/sweep.hpp"
 
@@ -62,7 +63,7 @@ int write_check_shard(const CheckArgs& args, std::pair<std::uint32_t, std::uint3
   write_file_atomically_in(dir, file, result.dump(1) + "\n");
   std::cout << fmt::format("check: shard {}/{}: {} of {} scenarios; wrote {}\n", shard.first, shard.second, units.size(),
                            files.size(), (dir / file).string());
-  return 0;
+  return kOk;
 }
 
 int finish_check(const std::vector<json>& shards, const std::string& out, bool force) {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "tools/expectations.hpp"
+#include "reports/analyses/expectations.hpp"
 #include "tools/settings_run.hpp"
 
 namespace rsim::cli {

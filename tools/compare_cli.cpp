@@ -14,6 +14,7 @@
 #include "models/scenario/scenario.hpp"
 #include "reports/compare_report.hpp"
 #include "reports/timeline.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/runner.hpp"
 #include "tools/staged_output.hpp"
 
@@ -153,17 +154,17 @@ int cmd_compare(const CompareArgs& args) {
     if (present == args.real.size()) {
       recorded.push_back(v);
     } else if (present > 0 || !args.protocols.empty()) {
+      std::string message;
       for (const auto& d : args.real)
         if (!is_file(fs::path(d) / v / "trace.jsonl"))
-          std::cerr << fmt::format("{}: no {}/trace.jsonl (record it with `make oracle SCENARIO={} VARIANTS={}`)\n", d, v,
-                                   args.scenario, v);
-      return 2;
+          message += fmt::format("{}{}: no {}/trace.jsonl (record it with `make oracle SCENARIO={} VARIANTS={}`)",
+                                 message.empty() ? "" : "\n", d, v, args.scenario, v);
+      throw BadInput(message);
     }
   }
   if (recorded.empty()) {
-    std::cerr << fmt::format("{}: no recorded variant of {} ({}) in it\n", args.real.front(), args.scenario,
-                             fmt::join(variants, ", "));
-    return 2;
+    throw BadInput(fmt::format("{}: no recorded variant of {} ({}) in it", args.real.front(), args.scenario,
+                               fmt::join(variants, ", ")));
   }
   std::error_code ec;
   if (!args.out_dir.empty() && fs::exists(args.out_dir, ec) && !fs::is_directory(args.out_dir, ec))
@@ -233,7 +234,7 @@ int cmd_compare(const CompareArgs& args) {
     staged->commit();
     std::cout << fmt::format("wrote {}\nwrote {}\n", one_line(html.string()), one_line(json.string()));
   }
-  return all_passed ? 0 : 1;
+  return all_passed ? kOk : kExpectationFailed;
 }
 
 }  // namespace rsim::cli

@@ -6,7 +6,7 @@
 
 #include "reports/compare_report.hpp"
 #include "reports/timeline.hpp"
-#include "tools/compare.hpp"
+#include "reports/analyses/compare.hpp"
 
 namespace CLI {
 class App;

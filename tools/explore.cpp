@@ -16,6 +16,7 @@
 #include "models/scenario/world.hpp"
 #include "sim/assert.hpp"
 #include "sim/rng.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/explore_variants.hpp"
 #include "tools/staged_output.hpp"
 
@@ -325,7 +326,7 @@ int cmd_explore(const ExploreArgs& args) {
   staged.commit();
   std::cout << fmt::format("explore {}: seeds {}..{} ({} seeds) x {} variants = {} runs, {} violations in {} seeds\n",
                            one_line(args.scenario), from, to, n, variants.size(), runs, violations, failing_seeds);
-  return violations > 0 ? 1 : 0;
+  return violations > 0 ? kExpectationFailed : kOk;
 }
 
 }  // namespace rsim::cli

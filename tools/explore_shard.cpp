@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "models/scenario/world.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/explore_variants.hpp"
 #include "tools/staged_output.hpp"
 #include "tools/sweep.hpp"
@@ -103,7 +104,7 @@ int cmd_explore_shard(const ExploreArgs& args, const std::string& shard_text) {
   if (!args.quiet)
     std::cout << fmt::format("explore {}: shard {}/{}: {} of {} seeds; wrote {}\n", args.scenario, shard.first,
                              shard.second, seeds.size(), to - from + 1, (dir / file).string());
-  return 0;
+  return kOk;
 }
 
 int finish_explore(const std::vector<json>& shards, const std::string& out, bool force) {
@@ -144,7 +145,7 @@ int finish_explore(const std::vector<json>& shards, const std::string& out, bool
   std::cout << fmt::format("explore {}: seeds {}..{} ({} seeds) x {} variants = {} runs, {} violations in {} seeds\n",
                            def.at("scenario_file").get<std::string>(), from, to, total, def.at("variants").size(), runs,
                            violations, failing_seeds);
-  return violations > 0 ? 1 : 0;
+  return violations > 0 ? kExpectationFailed : kOk;
 }
 
 }  // namespace rsim::cli

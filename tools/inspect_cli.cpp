@@ -13,14 +13,14 @@
 #include "models/protocol/trace_jsonl.hpp"
 #include "models/scenario/world.hpp"
 #include "tools/cli_args.hpp"
-#include "tools/inspect.hpp"
-#include "tools/share_inspect.hpp"
+#include "tools/exit_codes.hpp"
+#include "reports/analyses/inspect.hpp"
+#include "reports/analyses/share_inspect.hpp"
 
 namespace rsim::cli {
 
 namespace {
 
-constexpr int kOk = 0;
 
 /// Keeps, as trace.jsonl lines, only the log records (`record`, or `share_state.record`) of one
 /// partition of __consumer_offsets (or __share_group_state): the full log dump-log prints, read

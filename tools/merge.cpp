@@ -9,6 +9,7 @@
 
 #include "models/scenario/scenario.hpp"
 #include "tools/check_shard.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/explore_shard.hpp"
 #include "tools/sweep.hpp"
 
@@ -60,7 +61,7 @@ int cmd_merge(const MergeArgs& args) {
   } catch (const nlohmann::json::exception& e) {
     throw ScenarioError("merge", {fmt::format("a shard result is malformed: {}", e.what())});
   }
-  return 0;
+  return kOk;
 }
 
 }  // namespace rsim::cli

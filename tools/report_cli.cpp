@@ -20,6 +20,7 @@
 #include "reports/perfetto.hpp"
 #include "reports/timeline.hpp"
 #include "tools/cli_args.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/runner.hpp"
 #include "tools/staged_output.hpp"
 
@@ -29,7 +30,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kOk = 0;
 
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

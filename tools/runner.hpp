@@ -16,7 +16,7 @@
 #include "models/protocol/model_options.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/kernel.hpp"
-#include "tools/expectations.hpp"
+#include "reports/analyses/expectations.hpp"
 
 namespace rsim::cli {
 

@@ -13,7 +13,8 @@
 #include "models/scenario/variants.hpp"
 #include "models/scenario/world.hpp"
 #include "reports/invariants.hpp"
-#include "tools/expectations.hpp"
+#include "tools/exit_codes.hpp"
+#include "reports/analyses/expectations.hpp"
 #include "tools/explore.hpp"
 #include "tools/staged_output.hpp"
 
@@ -125,7 +126,7 @@ int cmd_run_settings(const SettingsRunArgs& args, const FormatArgs& formats) {
       const std::string a = sha256_hex(traces[i]), b = sha256_hex(second.front().trace_jsonl);
       std::cout << fmt::format("determinism [{}]: trace sha256 {} and {}: {}\n", rel(i), a, b,
                                a == b ? "identical" : "DIFFERENT");
-      if (a != b) return 3;
+      if (a != b) return kInternalError;
     }
   }
   {
@@ -177,7 +178,7 @@ int cmd_run_settings(const SettingsRunArgs& args, const FormatArgs& formats) {
   }
   if (!args.quiet && args.level != TraceLevel::None)
     std::cout << fmt::format("report: {}\n", (fs::path(out_dir) / "report.html").string());
-  return failed ? 1 : 0;
+  return failed ? kExpectationFailed : kOk;
 }
 
 }  // namespace rsim::cli

@@ -9,6 +9,7 @@
 
 #include "models/scenario/scenario.hpp"
 #include "models/scenario/world.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/explore.hpp"
 #include "tools/staged_output.hpp"
 
@@ -182,7 +183,7 @@ int cmd_shrink(const ShrinkArgs& args) {
   std::cout << fmt::format("  from {}\n  to   {}\n", before, sizes(doc));
   std::cout << fmt::format("  wrote {}\n  reproduce: rebalance-sim run {} --protocol {} --check-invariants{}\n", out, out,
                            variant, injected_bug_flag(args.model));
-  return 0;
+  return kOk;
 }
 
 }  // namespace rsim::cli

@@ -26,7 +26,7 @@
 #include "models/scenario/world.hpp"
 #include "reports/escape.hpp"
 #include "tools/cli_args.hpp"
-#include "tools/expectations.hpp"
+#include "reports/analyses/expectations.hpp"
 #include "tools/explore.hpp"
 #include "tools/report_cli.hpp"
 #include "tools/runner.hpp"
@@ -520,6 +520,108 @@ void render_worst_seed(StagedOutput& staged, const Sweep& s, const std::vector<S
 /// The top-level entries a sweep writes.
 const std::vector<std::string> kSweepOutputs{"runs.csv", "runs.json", "cells.csv", "cells.json", "phase.html", "worst"};
 
+namespace {
+
+/// The headline metrics every run has (the --metric among them, else exit 2).
+std::vector<std::string> common_metrics(const std::vector<const json*>& units, const std::string& metric) {
+  std::vector<std::string> metrics;
+  for (const auto& name : headline_candidates()) {
+    bool all = true;
+    for (const auto* u : units)
+      for (const auto& r : u->at("runs"))
+        if (!r.at("metrics").contains(name)) all = false;
+    if (all) metrics.push_back(name);
+  }
+  if (std::find(metrics.begin(), metrics.end(), metric) == metrics.end())
+    throw ScenarioError("--metric", {fmt::format("{}: not in every run's summary; these are: {}", metric, fmt::join(metrics, ", "))});
+  return metrics;
+}
+
+/// One series of a cell: a settings variant and protocol, over the seeds.
+struct Series {
+  std::string variant, protocol;
+  std::vector<std::pair<double, std::uint64_t>> metric_seed;  // (value of --metric, seed)
+  std::vector<std::vector<double>> values;                    // per metric
+};
+
+/// runs.csv and runs.json (one row per run, in unit order), and each cell's series.
+void collect_runs(const Sweep& s, const std::vector<const json*>& units, const std::vector<std::string>& metrics,
+                  std::string& csv, ojson& runs_json, std::vector<std::vector<Series>>& cells) {
+  const std::size_t total = units.size();
+  csv = "cell";
+  for (const auto& a : s.axes) csv += "," + csv_field(a.path);
+  csv += ",seed,variant,protocol";
+  for (const auto& m : metrics) csv += "," + m;
+  csv += "\n";
+  runs_json = ojson::array();
+  cells.assign(s.cells, {});
+  for (std::size_t k = 0; k < total; ++k) {
+    const std::size_t cell = k / s.seeds();
+    const std::uint64_t seed = s.from + k % s.seeds();
+    const auto c = s.coords(cell);
+    for (const auto& r : units[k]->at("runs")) {
+      const std::string variant = r.at("variant").get<std::string>(), protocol = r.at("protocol").get<std::string>();
+      csv += fmt::format("c{}", cell + 1);
+      ojson values = ojson::object();
+      for (std::size_t i = 0; i < s.axes.size(); ++i) {
+        csv += "," + csv_field(value_text(s.axes[i].values[c[i]]));
+        values[s.axes[i].path] = ojson::parse(s.axes[i].values[c[i]].dump());
+      }
+      csv += fmt::format(",{},{},{}", seed, csv_field(variant), protocol);
+      ojson m = ojson::object();
+      auto& series = cells[cell];
+      auto it = std::find_if(series.begin(), series.end(),
+                             [&](const Series& x) { return x.variant == variant && x.protocol == protocol; });
+      if (it == series.end()) {
+        series.push_back(Series{variant, protocol, {}, std::vector<std::vector<double>>(metrics.size())});
+        it = series.end() - 1;
+      }
+      for (std::size_t i = 0; i < metrics.size(); ++i) {
+        const json& v = r.at("metrics").at(metrics[i]);
+        csv += "," + v.dump();
+        m[metrics[i]] = ojson::parse(v.dump());
+        it->values[i].push_back(v.get<double>());
+        if (metrics[i] == s.metric) it->metric_seed.emplace_back(v.get<double>(), seed);
+      }
+      csv += "\n";
+      runs_json.push_back(ojson{{"cell", fmt::format("c{}", cell + 1)}, {"values", values}, {"seed", seed},
+                                {"variant", variant}, {"protocol", protocol}, {"metrics", m}});
+    }
+  }
+}
+
+/// The worst seeds' runs, each with its report (all settings variants and protocols of the cell),
+/// on the job slots too: each report is one unit of work, written to its own folder. Returns how
+/// many were written.
+std::size_t render_worst_reports(StagedOutput& staged, const Sweep& s, const std::vector<std::vector<SettingsVariant>>& specs,
+                                 const std::vector<std::set<std::uint64_t>>& worst_seeds, unsigned jobs) {
+  std::vector<std::pair<std::size_t, std::uint64_t>> worst_units;
+  for (std::size_t cell = 0; cell < s.cells; ++cell)
+    for (const std::uint64_t seed : worst_seeds[cell]) worst_units.emplace_back(cell, seed);
+  std::vector<std::exception_ptr> failed(worst_units.size());
+  std::atomic<std::size_t> next_report{0};
+  const auto render_worst = [&] {
+    for (std::size_t i = next_report++; i < worst_units.size(); i = next_report++) {
+      try {
+        render_worst_seed(staged, s, specs[worst_units[i].first], worst_units[i].first, worst_units[i].second);
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
+    }
+  };
+  const unsigned slots = std::max(1u, std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(1, worst_units.size()))));
+  std::vector<std::thread> workers;
+  for (unsigned j = 1; j < slots; ++j) workers.emplace_back(render_worst);
+  render_worst();
+  for (auto& t : workers) t.join();
+  // The first failure in the order of the reports, whatever the order they finished in.
+  for (const auto& e : failed)
+    if (e) std::rethrow_exception(e);
+  return worst_units.size();
+}
+
+}  // namespace
+
 void finish_sweep(const std::vector<json>& shards, const std::string& out, bool quiet, bool force,
                   StagedOutput* prepared, unsigned jobs) {
   check_shard_set(shards, "sweep", "its scenario, --vary, --seeds, --metric, --variant or --protocol differ");
@@ -564,64 +666,11 @@ void finish_sweep(const std::vector<json>& shards, const std::string& out, bool 
   for (std::size_t k = 0; k < total; ++k)
     if (units[k] == nullptr) throw ScenarioError("merge", {fmt::format("unit {} missing from the shard results", k)});
 
-  // The metrics every run has.
-  std::vector<std::string> metrics;
-  for (const auto& name : headline_candidates()) {
-    bool all = true;
-    for (const auto* u : units)
-      for (const auto& r : u->at("runs"))
-        if (!r.at("metrics").contains(name)) all = false;
-    if (all) metrics.push_back(name);
-  }
-  if (std::find(metrics.begin(), metrics.end(), s.metric) == metrics.end())
-    throw ScenarioError("--metric", {fmt::format("{}: not in every run's summary; these are: {}", s.metric, fmt::join(metrics, ", "))});
-
-  // runs.csv / runs.json
-  std::string csv = "cell";
-  for (const auto& a : s.axes) csv += "," + csv_field(a.path);
-  csv += ",seed,variant,protocol";
-  for (const auto& m : metrics) csv += "," + m;
-  csv += "\n";
-  ojson runs_json = ojson::array();
-  struct Series {
-    std::string variant, protocol;
-    std::vector<std::pair<double, std::uint64_t>> metric_seed;  // (value of --metric, seed)
-    std::vector<std::vector<double>> values;                    // per metric
-  };
-  std::vector<std::vector<Series>> cells(s.cells);
-  for (std::size_t k = 0; k < total; ++k) {
-    const std::size_t cell = k / s.seeds();
-    const std::uint64_t seed = s.from + k % s.seeds();
-    const auto c = s.coords(cell);
-    for (const auto& r : units[k]->at("runs")) {
-      const std::string variant = r.at("variant").get<std::string>(), protocol = r.at("protocol").get<std::string>();
-      csv += fmt::format("c{}", cell + 1);
-      ojson values = ojson::object();
-      for (std::size_t i = 0; i < s.axes.size(); ++i) {
-        csv += "," + csv_field(value_text(s.axes[i].values[c[i]]));
-        values[s.axes[i].path] = ojson::parse(s.axes[i].values[c[i]].dump());
-      }
-      csv += fmt::format(",{},{},{}", seed, csv_field(variant), protocol);
-      ojson m = ojson::object();
-      auto& series = cells[cell];
-      auto it = std::find_if(series.begin(), series.end(),
-                             [&](const Series& x) { return x.variant == variant && x.protocol == protocol; });
-      if (it == series.end()) {
-        series.push_back(Series{variant, protocol, {}, std::vector<std::vector<double>>(metrics.size())});
-        it = series.end() - 1;
-      }
-      for (std::size_t i = 0; i < metrics.size(); ++i) {
-        const json& v = r.at("metrics").at(metrics[i]);
-        csv += "," + v.dump();
-        m[metrics[i]] = ojson::parse(v.dump());
-        it->values[i].push_back(v.get<double>());
-        if (metrics[i] == s.metric) it->metric_seed.emplace_back(v.get<double>(), seed);
-      }
-      csv += "\n";
-      runs_json.push_back(ojson{{"cell", fmt::format("c{}", cell + 1)}, {"values", values}, {"seed", seed},
-                                {"variant", variant}, {"protocol", protocol}, {"metrics", m}});
-    }
-  }
+  const std::vector<std::string> metrics = common_metrics(units, s.metric);
+  std::string csv;
+  ojson runs_json;
+  std::vector<std::vector<Series>> cells;
+  collect_runs(s, units, metrics, csv, runs_json, cells);
 
   // cells.csv / cells.json, and the worst seed of each cell and series.
   std::string cells_csv = "cell";
@@ -704,31 +753,7 @@ void finish_sweep(const std::vector<json>& shards, const std::string& out, bool 
   pi.cells = std::move(phase);
   staged.write_file("phase.html", render_phase_html(pi));
 
-  // The worst seeds' runs, each with its report (all settings variants and protocols of the cell),
-  // on the job slots too: each report is one unit of work, written to its own folder.
-  std::vector<std::pair<std::size_t, std::uint64_t>> worst_units;
-  for (std::size_t cell = 0; cell < s.cells; ++cell)
-    for (const std::uint64_t seed : worst_seeds[cell]) worst_units.emplace_back(cell, seed);
-  std::vector<std::exception_ptr> failed(worst_units.size());
-  std::atomic<std::size_t> next_report{0};
-  const auto render_worst = [&] {
-    for (std::size_t i = next_report++; i < worst_units.size(); i = next_report++) {
-      try {
-        render_worst_seed(staged, s, specs[worst_units[i].first], worst_units[i].first, worst_units[i].second);
-      } catch (...) {
-        failed[i] = std::current_exception();
-      }
-    }
-  };
-  const unsigned slots = std::max(1u, std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(1, worst_units.size()))));
-  std::vector<std::thread> workers;
-  for (unsigned j = 1; j < slots; ++j) workers.emplace_back(render_worst);
-  render_worst();
-  for (auto& t : workers) t.join();
-  // The first failure in the order of the reports, whatever the order they finished in.
-  for (const auto& e : failed)
-    if (e) std::rethrow_exception(e);
-  const std::size_t reports = worst_units.size();
+  const std::size_t reports = render_worst_reports(staged, s, specs, worst_seeds, jobs);
   staged.set_variants({});  // no run of its own at the top: `report DIR` is for worst/c<N>/seed-<S>/
   staged.commit();
   if (!quiet) {

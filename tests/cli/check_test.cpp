@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
-#include "tools/golden.hpp"
+#include "reports/analyses/golden.hpp"
 
 namespace fs = std::filesystem;
 

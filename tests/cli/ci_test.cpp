@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
-#include "tools/baseline.hpp"
+#include "reports/analyses/baseline.hpp"
 
 namespace fs = std::filesystem;
 

@@ -1,5 +1,5 @@
 // compare: the simulator against a recorded real run, as pure functions of two traces
-// (tools/compare.hpp), and the exit codes of `rebalance-sim compare`.
+// (reports/analyses/compare.hpp), and the exit codes of `rebalance-sim compare`.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -15,7 +15,7 @@
 
 #include "reports/compare_report.hpp"
 #include "reports/timeline.hpp"
-#include "tools/compare.hpp"
+#include "reports/analyses/compare.hpp"
 #include "tools/compare_cli.hpp"
 #include "cli_helpers.hpp"
 

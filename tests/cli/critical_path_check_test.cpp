@@ -1,6 +1,6 @@
 // Assertions on a rebalance's critical path (`rebalances/N/critical_path/causes/<cause>`,
 // `.../steps/<i>/<field>`): valid paths pass validation, a misspelt cause or step field is
-// refused with a suggestion (tools/expectations.cpp).
+// refused with a suggestion (reports/analyses/expectations.cpp).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/scenario/scenario.hpp"
-#include "tools/expectations.hpp"
+#include "reports/analyses/expectations.hpp"
 
 namespace {
 

@@ -27,7 +27,7 @@
 #include "reports/narrative.hpp"
 #include "reports/ordered_parse.hpp"
 #include "reports/timeline.hpp"
-#include "tools/compare.hpp"
+#include "reports/analyses/compare.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;

@@ -14,7 +14,7 @@
 
 #include "models/scenario/scenario.hpp"
 #include "models/scenario/world.hpp"
-#include "tools/inspect.hpp"
+#include "reports/analyses/inspect.hpp"
 #include "cli_helpers.hpp"
 
 namespace {

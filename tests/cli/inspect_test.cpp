@@ -1,4 +1,4 @@
-// dump-log and describe: Kafka's inspection views of a run, in-process (tools/inspect.hpp) and
+// dump-log and describe: Kafka's inspection views of a run, in-process (reports/analyses/inspect.hpp) and
 // through the command line, on the two-consumers example and on a scenario with records.
 #include <doctest/doctest.h>
 
@@ -11,7 +11,7 @@
 #include "models/coordinator/group_coordinator.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/scenario/world.hpp"
-#include "tools/inspect.hpp"
+#include "reports/analyses/inspect.hpp"
 #include "cli_helpers.hpp"
 #include "trace_helpers.hpp"
 

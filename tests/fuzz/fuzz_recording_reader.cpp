@@ -1,4 +1,4 @@
-// libFuzzer target: what `compare` does with a recorded real run's trace.jsonl (tools/compare.cpp
+// libFuzzer target: what `compare` does with a recorded real run's trace.jsonl (reports/analyses/compare.cpp
 // and the side-by-side timeline). The input is the trace text. The facts are read streaming
 // (facts_of_stream) and must either be read or refused with a std::runtime_error naming the line
 // (exit 2 in the command); the timeline's reader may refuse with a runtime_error or a
@@ -12,7 +12,7 @@
 #include <string>
 
 #include "reports/timeline.hpp"
-#include "tools/compare.hpp"
+#include "reports/analyses/compare.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

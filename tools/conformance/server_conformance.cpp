@@ -306,6 +306,59 @@ class ServerCaseRunner {
     return "";
   }
 
+  // partition_member_counts, each_partition_member_count_between: how many members hold each partition.
+  std::string partition_holders(const std::string& kind, const json& check, const Step& s) const {
+    const Named& r = s.result;
+    std::map<std::pair<std::string, std::int32_t>, std::size_t> holders;
+    for (const auto& [member, a] : r) {
+      for (const auto& tp : flat(a)) ++holders[tp];
+    }
+    if (kind == "partition_member_counts") {
+      for (const auto& [topic, counts] : check.at("equals").items()) {
+        for (std::size_t p = 0; p < counts.size(); ++p) {
+          const std::size_t n = holders[{topic, static_cast<std::int32_t>(p)}];
+          if (n != counts[p].get<std::size_t>()) return fmt::format("{}-{} held by {}", topic, p, n);
+        }
+      }
+      return "";
+    }
+    for (const auto& [topic, count] : s.topics) {
+      for (std::int32_t p = 0; p < count; ++p) {
+        const std::size_t n = holders[{topic, p}];
+        if (n < check.at("min").get<std::size_t>() || n > check.at("max").get<std::size_t>()) {
+          return fmt::format("{}-{} held by {}", topic, p, n);
+        }
+      }
+    }
+    return "";
+  }
+
+  // same_as_step, contains_step_assignment, contained_in_step_assignment,
+  // intersects_step_assignment: a member's assignment against an earlier step's.
+  std::string step_relation(const std::string& kind, const json& check, const Step& s) const {
+    const Named& r = s.result;
+    const Step& then = step_at(check);
+    const std::string member = check.at("member");
+    const std::string of = check.value("of_member", member);
+    const auto& now_a = member_of(r, member);
+    const auto& then_a = member_of(then.result, of);
+    const auto subset = [](const NamedMember& x, const NamedMember& y) {
+      for (const auto& [topic, p] : flat(x)) {
+        if (!contains(y, topic, p)) return false;
+      }
+      return true;
+    };
+    bool ok = false;
+    if (kind == "same_as_step") ok = now_a == then_a;
+    if (kind == "contains_step_assignment") ok = subset(then_a, now_a);
+    if (kind == "contained_in_step_assignment") ok = subset(now_a, then_a);
+    if (kind == "intersects_step_assignment") {
+      for (const auto& [topic, p] : flat(now_a)) ok = ok || contains(then_a, topic, p);
+    }
+    return ok ? "" : fmt::format("{} got {}, step {} {} had {}", member, show(now_a),
+                                 check.at("step").get<int>(), of, show(then_a));
+  }
+
   std::string evaluate(const json& check, const Step& s) const {
     const std::string kind = check.value("check", "");
     const Named& r = s.result;
@@ -375,30 +428,8 @@ class ServerCaseRunner {
       const std::size_t n = kind == "total_assigned" ? total : distinct.size();
       return n == check.at("equals").get<std::size_t>() ? "" : fmt::format("got {}", n);
     }
-    if (kind == "partition_member_counts" || kind == "each_partition_member_count_between") {
-      std::map<std::pair<std::string, std::int32_t>, std::size_t> holders;
-      for (const auto& [member, a] : r) {
-        for (const auto& tp : flat(a)) ++holders[tp];
-      }
-      if (kind == "partition_member_counts") {
-        for (const auto& [topic, counts] : check.at("equals").items()) {
-          for (std::size_t p = 0; p < counts.size(); ++p) {
-            const std::size_t n = holders[{topic, static_cast<std::int32_t>(p)}];
-            if (n != counts[p].get<std::size_t>()) return fmt::format("{}-{} held by {}", topic, p, n);
-          }
-        }
-        return "";
-      }
-      for (const auto& [topic, count] : s.topics) {
-        for (std::int32_t p = 0; p < count; ++p) {
-          const std::size_t n = holders[{topic, p}];
-          if (n < check.at("min").get<std::size_t>() || n > check.at("max").get<std::size_t>()) {
-            return fmt::format("{}-{} held by {}", topic, p, n);
-          }
-        }
-      }
-      return "";
-    }
+    if (kind == "partition_member_counts" || kind == "each_partition_member_count_between")
+      return partition_holders(kind, check, s);
     if (kind == "no_member_missing") {
       for (const json& m : check.at("members")) {
         if (r.count(m.get<std::string>()) == 0) return fmt::format("{} missing", m.get<std::string>());
@@ -422,28 +453,8 @@ class ServerCaseRunner {
       return got == input ? "" : fmt::format("{} got {} had {}", member, show(got), show(input));
     }
     if (kind == "same_as_step" || kind == "contains_step_assignment" ||
-        kind == "contained_in_step_assignment" || kind == "intersects_step_assignment") {
-      const Step& then = step_at(check);
-      const std::string member = check.at("member");
-      const std::string of = check.value("of_member", member);
-      const auto& now_a = member_of(r, member);
-      const auto& then_a = member_of(then.result, of);
-      const auto subset = [](const NamedMember& x, const NamedMember& y) {
-        for (const auto& [topic, p] : flat(x)) {
-          if (!contains(y, topic, p)) return false;
-        }
-        return true;
-      };
-      bool ok = false;
-      if (kind == "same_as_step") ok = now_a == then_a;
-      if (kind == "contains_step_assignment") ok = subset(then_a, now_a);
-      if (kind == "contained_in_step_assignment") ok = subset(now_a, then_a);
-      if (kind == "intersects_step_assignment") {
-        for (const auto& [topic, p] : flat(now_a)) ok = ok || contains(then_a, topic, p);
-      }
-      return ok ? "" : fmt::format("{} got {}, step {} {} had {}", member, show(now_a),
-                                   check.at("step").get<int>(), of, show(then_a));
-    }
+        kind == "contained_in_step_assignment" || kind == "intersects_step_assignment")
+      return step_relation(kind, check, s);
     if (kind == "keeps_step_partition") {
       const Step& then = step_at(check);
       for (const auto& [member, a] : then.result) {

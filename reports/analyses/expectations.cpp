@@ -1,4 +1,4 @@
-#include "tools/expectations.hpp"
+#include "reports/analyses/expectations.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "models/protocol/trace_jsonl.hpp"
 #include "reports/critical_path.hpp"
 #include "reports/summary.hpp"
-#include "tools/baseline.hpp"
+#include "reports/analyses/baseline.hpp"
 
 namespace rsim::cli {
 

@@ -1,4 +1,4 @@
-#include "tools/inspect.hpp"
+#include "reports/analyses/inspect.hpp"
 
 #include <algorithm>
 #include <set>
@@ -347,13 +347,103 @@ std::vector<std::string> dump_offsets_partition(const std::vector<std::string>& 
   return out;
 }
 
-DescribeOutput describe_groups(const std::vector<std::string>& trace_lines,
-                               const DescribeOptions& options) {
+namespace {
+
+/// A coordinator record (GroupMetadata, OffsetCommit, the KIP-848 ConsumerGroup* records) applied
+/// to the group it names, as the coordinator replays its log.
+void apply_group_record(Group& g, const json& e) {
+  const std::string name = e.at("record").get<std::string>();
+  const bool tombstone = e.value("tombstone", false);
+  if (name == "OffsetCommit") {
+    const std::pair<std::string, std::int32_t> tp{e.at("topic").get<std::string>(),
+                                                  e.at("partition_index").get<std::int32_t>()};
+    if (tombstone)
+      g.committed.erase(tp);
+    else
+      g.committed[tp] = {e.at("committed_offset").get<std::int64_t>(),
+                         e.value("leader_epoch", std::int64_t{-1})};
+  } else if (name == "GroupMetadata") {
+    if (tombstone) return;
+    // A classic group again (an online downgrade wrote the consumer group's tombstones).
+    g.consumer_protocol = false;
+    g.group_epoch.reset();
+    g.target_epoch.reset();
+    g.protocol = e.value("protocol", json(nullptr)).is_string()
+                     ? e.at("protocol").get<std::string>()
+                     : "";
+    g.members.clear();
+    for (const auto& m : e.at("members")) {
+      Member mm;
+      mm.member_id = m.at("member_id").get<std::string>();
+      mm.consumer = m.value("consumer", "");
+      mm.client_id = m.value("client_id", mm.consumer);
+      mm.host = m.value("client_host", "/" + mm.consumer);
+      mm.instance_id = m.value("group_instance_id", "");
+      for (const auto& p : m.at("assignment"))
+        mm.assignment.insert(split_partition(p.get<std::string>()));
+      g.members[mm.member_id] = mm;
+    }
+  } else if (name.rfind("ConsumerGroup", 0) == 0) {
+    // KIP-848 records (field names of writing-scenarios.md's `record` row).
+    if (name == "ConsumerGroupMetadata" && tombstone) {
+      // The consumer group is gone (deleted, or converted to a classic group).
+      g.consumer_protocol = false;
+      g.members.clear();
+      g.group_epoch.reset();
+      g.target_epoch.reset();
+      return;
+    }
+    if (!g.consumer_protocol) g.members.clear();  // converted from a classic group
+    g.consumer_protocol = true;
+    if (g.protocol.empty()) g.protocol = "uniform";
+    if (name == "ConsumerGroupMetadata" && !tombstone)
+      g.group_epoch = e.value("epoch", std::int64_t{0});
+    if (name == "ConsumerGroupTargetAssignmentMetadata" && !tombstone)
+      g.target_epoch = e.value("assignment_epoch", std::int64_t{0});
+    if (!e.contains("member_id")) return;
+    const std::string id = e.at("member_id").get<std::string>();
+    if (name == "ConsumerGroupMemberMetadata") {
+      if (tombstone) {
+        g.members.erase(id);
+        return;
+      }
+      Member& m = g.members[id];
+      m.member_id = id;
+      m.consumer = e.value("consumer", "");
+      m.client_id = e.value("client_id", m.consumer);
+      m.host = e.value("client_host", "/" + m.consumer);
+      m.instance_id = e.value("instance_id", "");
+      m.server_assignor = e.value("server_assignor", "");
+    } else if (name == "ConsumerGroupCurrentMemberAssignment" && !tombstone &&
+               g.members.count(id)) {
+      Member& m = g.members[id];
+      m.current_epoch = e.value("member_epoch", std::int64_t{0});
+      m.assignment.clear();
+      for (const auto& p : e.value("assigned", json::array()))
+        m.assignment.insert(split_partition(p.get<std::string>()));
+    } else if (name == "ConsumerGroupTargetAssignmentMember" && !tombstone &&
+               g.members.count(id)) {
+      Member& m = g.members[id];
+      m.target.clear();
+      for (const auto& p : e.value("partitions", json::array()))
+        m.target.insert(split_partition(p.get<std::string>()));
+    }
+  }
+}
+
+/// The groups (and the log-end offsets) as the trace leaves them at `at_us`.
+struct GroupsAt {
   std::map<std::string, Group> groups;
   std::map<std::pair<std::string, std::int32_t>, std::int64_t> log_end;
+};
+
+GroupsAt replay_groups(const std::vector<std::string>& trace_lines, std::int64_t at_us) {
+  GroupsAt at;
+  auto& groups = at.groups;
+  auto& log_end = at.log_end;
   for (const auto& line : trace_lines) {
     const json e = json::parse(line);
-    if (e.at("t_us").get<std::int64_t>() > options.at_us) break;
+    if (e.at("t_us").get<std::int64_t>() > at_us) break;
     const std::string type = e.at("type").get<std::string>();
     if (type == "log_end_offset" || type == "lag") {
       log_end[split_partition(e.at("partition").get<std::string>())] =
@@ -388,87 +478,184 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines,
         g.members.insert(std::move(node));
       }
     } else if (type == "record") {
-      Group& g = groups[e.at("group").get<std::string>()];
-      const std::string name = e.at("record").get<std::string>();
-      const bool tombstone = e.value("tombstone", false);
-      if (name == "OffsetCommit") {
-        const std::pair<std::string, std::int32_t> tp{e.at("topic").get<std::string>(),
-                                                      e.at("partition_index").get<std::int32_t>()};
-        if (tombstone)
-          g.committed.erase(tp);
-        else
-          g.committed[tp] = {e.at("committed_offset").get<std::int64_t>(),
-                             e.value("leader_epoch", std::int64_t{-1})};
-      } else if (name == "GroupMetadata") {
-        if (tombstone) continue;
-        // A classic group again (an online downgrade wrote the consumer group's tombstones).
-        g.consumer_protocol = false;
-        g.group_epoch.reset();
-        g.target_epoch.reset();
-        g.protocol = e.value("protocol", json(nullptr)).is_string()
-                         ? e.at("protocol").get<std::string>()
-                         : "";
-        g.members.clear();
-        for (const auto& m : e.at("members")) {
-          Member mm;
-          mm.member_id = m.at("member_id").get<std::string>();
-          mm.consumer = m.value("consumer", "");
-          mm.client_id = m.value("client_id", mm.consumer);
-          mm.host = m.value("client_host", "/" + mm.consumer);
-          mm.instance_id = m.value("group_instance_id", "");
-          for (const auto& p : m.at("assignment"))
-            mm.assignment.insert(split_partition(p.get<std::string>()));
-          g.members[mm.member_id] = mm;
-        }
-      } else if (name.rfind("ConsumerGroup", 0) == 0) {
-        // KIP-848 records (field names of writing-scenarios.md's `record` row).
-        if (name == "ConsumerGroupMetadata" && tombstone) {
-          // The consumer group is gone (deleted, or converted to a classic group).
-          g.consumer_protocol = false;
-          g.members.clear();
-          g.group_epoch.reset();
-          g.target_epoch.reset();
-          continue;
-        }
-        if (!g.consumer_protocol) g.members.clear();  // converted from a classic group
-        g.consumer_protocol = true;
-        if (g.protocol.empty()) g.protocol = "uniform";
-        if (name == "ConsumerGroupMetadata" && !tombstone)
-          g.group_epoch = e.value("epoch", std::int64_t{0});
-        if (name == "ConsumerGroupTargetAssignmentMetadata" && !tombstone)
-          g.target_epoch = e.value("assignment_epoch", std::int64_t{0});
-        if (!e.contains("member_id")) continue;
-        const std::string id = e.at("member_id").get<std::string>();
-        if (name == "ConsumerGroupMemberMetadata") {
-          if (tombstone) {
-            g.members.erase(id);
-            continue;
-          }
-          Member& m = g.members[id];
-          m.member_id = id;
-          m.consumer = e.value("consumer", "");
-          m.client_id = e.value("client_id", m.consumer);
-          m.host = e.value("client_host", "/" + m.consumer);
-          m.instance_id = e.value("instance_id", "");
-          m.server_assignor = e.value("server_assignor", "");
-        } else if (name == "ConsumerGroupCurrentMemberAssignment" && !tombstone &&
-                   g.members.count(id)) {
-          Member& m = g.members[id];
-          m.current_epoch = e.value("member_epoch", std::int64_t{0});
-          m.assignment.clear();
-          for (const auto& p : e.value("assigned", json::array()))
-            m.assignment.insert(split_partition(p.get<std::string>()));
-        } else if (name == "ConsumerGroupTargetAssignmentMember" && !tombstone &&
-                   g.members.count(id)) {
-          Member& m = g.members[id];
-          m.target.clear();
-          for (const auto& p : e.value("partitions", json::array()))
-            m.target.insert(split_partition(p.get<std::string>()));
-        }
-      }
+      apply_group_record(groups[e.at("group").get<std::string>()], e);
     }
   }
+  return at;
+}
 
+/// shouldPrintMemberState's notes on stderr; whether there are rows to print.
+bool note_state(DescribeOutput& result, const std::string& group_id, const Group& g, std::size_t rows) {
+  if (g.state == "Empty")
+    result.err += fmt::format("\nConsumer group '{}' has no active members.\n", group_id);
+  else if (g.state != "Stable")
+    result.err += fmt::format("\nWarning: Consumer group '{}' is rebalancing.\n", group_id);
+  return rows > 0;
+}
+
+/// --state: one row per group (--verbose adds the epochs).
+void describe_state(DescribeOutput& result, const std::string& group_id, const Group& g,
+                    const std::vector<const Member*>& members, const DescribeOptions& options) {
+  if (!note_state(result, group_id, g, 1)) return;
+  const std::int32_t broker =
+      options.coordinator_of.count(group_id) ? options.coordinator_of.at(group_id) : 0;
+  const std::string coordinator = fmt::format("broker-{}:9092  ({})", broker, broker);
+  const std::size_t cw = std::max<std::size_t>(25, coordinator.size());
+  const std::size_t gw = std::max<std::size_t>(15, group_id.size());
+  // An Empty classic group has no protocol; a consumer group always names its assignor.
+  const std::string strategy =
+      g.protocol.empty() || (g.state == "Empty" && !g.consumer_protocol) ? kMissing : g.protocol;
+  const std::string n = std::to_string(members.size());
+  if (options.verbose) {
+    const auto row = [&](const std::string& a, const std::string& b, const std::string& c,
+                         const std::string& d, const std::string& e, const std::string& f,
+                         const std::string& h) {
+      return cells("\n",
+                   {pad(a, gw), pad(b, cw), pad(c, 20), pad(d, 20), pad(e, 15), pad(f, 25), h});
+    };
+    result.out += row("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE",
+                      "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS");
+    result.out += row(group_id, coordinator, strategy, g.state,
+                      g.group_epoch ? std::to_string(*g.group_epoch) : kMissing,
+                      g.target_epoch ? std::to_string(*g.target_epoch) : kMissing, n);
+  } else {
+    const auto row = [&](const std::string& a, const std::string& b, const std::string& c,
+                         const std::string& d, const std::string& e) {
+      return cells("\n", {pad(a, gw), pad(b, cw), pad(c, 20), pad(d, 20), e});
+    };
+    result.out += row("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS");
+    result.out += row(group_id, coordinator, strategy, g.state, n);
+  }
+  result.out += "\n";
+}
+
+/// --members: one row per member (--verbose adds epochs and assignments).
+void describe_members(DescribeOutput& result, const std::string& group_id, const Group& g,
+                      const std::vector<const Member*>& members, bool show_assignment, const DescribeOptions& options) {
+  note_state(result, group_id, g, members.size());  // the header is printed even with no member (as Kafka does)
+  std::size_t gw = 15, cw = 15, iw = 17, hw = 15, clw = 15, caw = 20, taw = 20;
+  bool with_instance = false;
+  for (const Member* m : members) {
+    gw = std::max(gw, group_id.size());
+    cw = std::max(cw, m->member_id.size());
+    iw = std::max(iw, m->instance_id.size());
+    hw = std::max(hw, m->host.size());
+    clw = std::max(clw, m->client_id.size());
+    with_instance = with_instance || !m->instance_id.empty();
+    caw = std::max(
+        caw,
+        assignment_string(show_assignment ? m->assignment : decltype(m->assignment){}).size());
+    taw = std::max(taw, assignment_string(m->target).size());
+  }
+  const auto head = [&](const std::string& group, const std::string& id,
+                        const std::string& instance, const std::string& host,
+                        const std::string& client, const std::string& n) {
+    if (with_instance)
+      return cells("", {pad(group, gw), pad(id, cw), pad(instance, iw), pad(host, hw),
+                        pad(client, clw), pad(n, 15), ""});
+    return cells(
+        "", {pad(group, gw), pad(id, cw), pad(host, hw), pad(client, clw), pad(n, 15), ""});
+  };
+  const auto tail = [&](const std::string& ce, const std::string& ca, const std::string& te,
+                        const std::string& ta) {
+    return cells("", {pad(ce, 15), pad(ca, caw), pad(te, 15), pad(ta, taw)});
+  };
+  result.out += "\n";
+  result.out +=
+      head("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS");
+  if (options.verbose)
+    result.out +=
+        tail("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT");
+  result.out += "\n";
+  for (const Member* m : members) {
+    const auto assigned = show_assignment ? m->assignment : decltype(m->assignment){};
+    result.out += head(group_id, m->member_id, m->instance_id, m->host, m->client_id,
+                       std::to_string(assigned.size()));
+    if (options.verbose) {
+      result.out += tail(
+          m->current_epoch ? std::to_string(*m->current_epoch) : kMissing,
+          assignment_string(assigned),
+          g.target_epoch && g.consumer_protocol ? std::to_string(*g.target_epoch) : kMissing,
+          assignment_string(m->target));
+    }
+    result.out += "\n";
+  }
+}
+
+/// --offsets (the default): one row per partition.
+void describe_offsets(DescribeOutput& result, const std::string& group_id, const Group& g,
+                      const std::vector<const Member*>& members, bool show_assignment, const DescribeOptions& options,
+                      const std::map<std::pair<std::string, std::int32_t>, std::int64_t>& log_end) {
+  // Offsets: each member's partitions (members with the most partitions first), then the
+  // committed partitions nobody is assigned.
+  struct Row {
+    std::string topic;
+    std::int32_t partition;
+    std::string consumer_id, host, client_id;
+  };
+  std::vector<const Member*> by_size;
+  for (const Member* m : members)
+    if (show_assignment && !m->assignment.empty()) by_size.push_back(m);
+  std::stable_sort(by_size.begin(), by_size.end(), [](const Member* a, const Member* b) {
+    return a->assignment.size() > b->assignment.size();
+  });
+  std::vector<Row> rows;
+  std::set<std::pair<std::string, std::int32_t>> assigned;
+  for (const Member* m : by_size) {
+    for (const auto& [t, p] : m->assignment) {
+      rows.push_back({t, p, m->member_id, m->host, m->client_id});
+      assigned.insert({t, p});
+    }
+  }
+  for (const auto& [tp, offset] : g.committed)
+    if (!assigned.count(tp))
+      rows.push_back({tp.first, tp.second, kMissing, kMissing, kMissing});
+  if (!note_state(result, group_id, g, rows.size())) return;
+  std::size_t gw = 15, tw = 15, cw = 15, hw = 15;
+  for (const auto& r : rows) {
+    gw = std::max(gw, group_id.size());
+    tw = std::max(tw, r.topic.size());
+    cw = std::max(cw, r.consumer_id.size());
+    hw = std::max(hw, r.host.size());
+  }
+  const auto line = [&](const std::string& group, const std::string& topic,
+                        const std::string& partition, const std::string& epoch,
+                        const std::string& current, const std::string& end,
+                        const std::string& lag, const std::string& id, const std::string& host,
+                        const std::string& client) {
+    if (options.verbose)
+      return cells("\n", {pad(group, gw), pad(topic, tw), pad(partition, 10), pad(epoch, 15),
+                          pad(current, 15), pad(end, 15), pad(lag, 15), pad(id, cw),
+                          pad(host, hw), client});
+    return cells("\n", {pad(group, gw), pad(topic, tw), pad(partition, 10), pad(current, 15),
+                        pad(end, 15), pad(lag, 15), pad(id, cw), pad(host, hw), client});
+  };
+  result.out += line("GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "CURRENT-OFFSET",
+                     "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID");
+  for (const auto& r : rows) {
+    const auto c = g.committed.find({r.topic, r.partition});
+    const auto l = log_end.find({r.topic, r.partition});
+    const std::string current =
+        c == g.committed.end() ? kMissing : std::to_string(c->second.first);
+    const std::string epoch = c == g.committed.end() || c->second.second < 0
+                                  ? kMissing
+                                  : std::to_string(c->second.second);
+    const std::string end = l == log_end.end() ? kMissing : std::to_string(l->second);
+    const std::string lag = c == g.committed.end() || l == log_end.end()
+                                ? kMissing
+                                : std::to_string(l->second - c->second.first);
+    result.out += line(group_id, r.topic, std::to_string(r.partition), epoch, current, end, lag,
+                       r.consumer_id, r.host, r.client_id);
+  }
+  result.out += "\n";
+}
+
+}  // namespace
+
+DescribeOutput describe_groups(const std::vector<std::string>& trace_lines,
+                               const DescribeOptions& options) {
+  GroupsAt at = replay_groups(trace_lines, options.at_us);
+  auto& groups = at.groups;
   DescribeOutput result;
   for (const auto& group_id : options.groups) {
     const auto it = groups.find(group_id);
@@ -497,160 +684,12 @@ DescribeOutput describe_groups(const std::vector<std::string>& trace_lines,
     if (g.state != "Empty" && g.state != "Dead")
       for (const auto& [id, m] : g.members) members.push_back(&m);
 
-    // shouldPrintMemberState's notes.
-    auto note_state = [&](std::size_t rows) {
-      if (g.state == "Empty")
-        result.err += fmt::format("\nConsumer group '{}' has no active members.\n", group_id);
-      else if (g.state != "Stable")
-        result.err += fmt::format("\nWarning: Consumer group '{}' is rebalancing.\n", group_id);
-      return rows > 0;
-    };
-
-    if (options.view == DescribeView::State) {
-      if (!note_state(1)) continue;
-      const std::int32_t broker =
-          options.coordinator_of.count(group_id) ? options.coordinator_of.at(group_id) : 0;
-      const std::string coordinator = fmt::format("broker-{}:9092  ({})", broker, broker);
-      const std::size_t cw = std::max<std::size_t>(25, coordinator.size());
-      const std::size_t gw = std::max<std::size_t>(15, group_id.size());
-      // An Empty classic group has no protocol; a consumer group always names its assignor.
-      const std::string strategy =
-          g.protocol.empty() || (g.state == "Empty" && !g.consumer_protocol) ? kMissing : g.protocol;
-      const std::string n = std::to_string(members.size());
-      if (options.verbose) {
-        const auto row = [&](const std::string& a, const std::string& b, const std::string& c,
-                             const std::string& d, const std::string& e, const std::string& f,
-                             const std::string& h) {
-          return cells("\n",
-                       {pad(a, gw), pad(b, cw), pad(c, 20), pad(d, 20), pad(e, 15), pad(f, 25), h});
-        };
-        result.out += row("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE",
-                          "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS");
-        result.out += row(group_id, coordinator, strategy, g.state,
-                          g.group_epoch ? std::to_string(*g.group_epoch) : kMissing,
-                          g.target_epoch ? std::to_string(*g.target_epoch) : kMissing, n);
-      } else {
-        const auto row = [&](const std::string& a, const std::string& b, const std::string& c,
-                             const std::string& d, const std::string& e) {
-          return cells("\n", {pad(a, gw), pad(b, cw), pad(c, 20), pad(d, 20), e});
-        };
-        result.out += row("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS");
-        result.out += row(group_id, coordinator, strategy, g.state, n);
-      }
-      result.out += "\n";
-    } else if (options.view == DescribeView::Members) {
-      note_state(members.size());  // the header is printed even with no member (as Kafka does)
-      std::size_t gw = 15, cw = 15, iw = 17, hw = 15, clw = 15, caw = 20, taw = 20;
-      bool with_instance = false;
-      for (const Member* m : members) {
-        gw = std::max(gw, group_id.size());
-        cw = std::max(cw, m->member_id.size());
-        iw = std::max(iw, m->instance_id.size());
-        hw = std::max(hw, m->host.size());
-        clw = std::max(clw, m->client_id.size());
-        with_instance = with_instance || !m->instance_id.empty();
-        caw = std::max(
-            caw,
-            assignment_string(show_assignment ? m->assignment : decltype(m->assignment){}).size());
-        taw = std::max(taw, assignment_string(m->target).size());
-      }
-      const auto head = [&](const std::string& group, const std::string& id,
-                            const std::string& instance, const std::string& host,
-                            const std::string& client, const std::string& n) {
-        if (with_instance)
-          return cells("", {pad(group, gw), pad(id, cw), pad(instance, iw), pad(host, hw),
-                            pad(client, clw), pad(n, 15), ""});
-        return cells(
-            "", {pad(group, gw), pad(id, cw), pad(host, hw), pad(client, clw), pad(n, 15), ""});
-      };
-      const auto tail = [&](const std::string& ce, const std::string& ca, const std::string& te,
-                            const std::string& ta) {
-        return cells("", {pad(ce, 15), pad(ca, caw), pad(te, 15), pad(ta, taw)});
-      };
-      result.out += "\n";
-      result.out +=
-          head("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS");
-      if (options.verbose)
-        result.out +=
-            tail("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT");
-      result.out += "\n";
-      for (const Member* m : members) {
-        const auto assigned = show_assignment ? m->assignment : decltype(m->assignment){};
-        result.out += head(group_id, m->member_id, m->instance_id, m->host, m->client_id,
-                           std::to_string(assigned.size()));
-        if (options.verbose) {
-          result.out += tail(
-              m->current_epoch ? std::to_string(*m->current_epoch) : kMissing,
-              assignment_string(assigned),
-              g.target_epoch && g.consumer_protocol ? std::to_string(*g.target_epoch) : kMissing,
-              assignment_string(m->target));
-        }
-        result.out += "\n";
-      }
-    } else {
-      // Offsets: each member's partitions (members with the most partitions first), then the
-      // committed partitions nobody is assigned.
-      struct Row {
-        std::string topic;
-        std::int32_t partition;
-        std::string consumer_id, host, client_id;
-      };
-      std::vector<const Member*> by_size;
-      for (const Member* m : members)
-        if (show_assignment && !m->assignment.empty()) by_size.push_back(m);
-      std::stable_sort(by_size.begin(), by_size.end(), [](const Member* a, const Member* b) {
-        return a->assignment.size() > b->assignment.size();
-      });
-      std::vector<Row> rows;
-      std::set<std::pair<std::string, std::int32_t>> assigned;
-      for (const Member* m : by_size) {
-        for (const auto& [t, p] : m->assignment) {
-          rows.push_back({t, p, m->member_id, m->host, m->client_id});
-          assigned.insert({t, p});
-        }
-      }
-      for (const auto& [tp, offset] : g.committed)
-        if (!assigned.count(tp))
-          rows.push_back({tp.first, tp.second, kMissing, kMissing, kMissing});
-      if (!note_state(rows.size())) continue;
-      std::size_t gw = 15, tw = 15, cw = 15, hw = 15;
-      for (const auto& r : rows) {
-        gw = std::max(gw, group_id.size());
-        tw = std::max(tw, r.topic.size());
-        cw = std::max(cw, r.consumer_id.size());
-        hw = std::max(hw, r.host.size());
-      }
-      const auto line = [&](const std::string& group, const std::string& topic,
-                            const std::string& partition, const std::string& epoch,
-                            const std::string& current, const std::string& end,
-                            const std::string& lag, const std::string& id, const std::string& host,
-                            const std::string& client) {
-        if (options.verbose)
-          return cells("\n", {pad(group, gw), pad(topic, tw), pad(partition, 10), pad(epoch, 15),
-                              pad(current, 15), pad(end, 15), pad(lag, 15), pad(id, cw),
-                              pad(host, hw), client});
-        return cells("\n", {pad(group, gw), pad(topic, tw), pad(partition, 10), pad(current, 15),
-                            pad(end, 15), pad(lag, 15), pad(id, cw), pad(host, hw), client});
-      };
-      result.out += line("GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "CURRENT-OFFSET",
-                         "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID");
-      for (const auto& r : rows) {
-        const auto c = g.committed.find({r.topic, r.partition});
-        const auto l = log_end.find({r.topic, r.partition});
-        const std::string current =
-            c == g.committed.end() ? kMissing : std::to_string(c->second.first);
-        const std::string epoch = c == g.committed.end() || c->second.second < 0
-                                      ? kMissing
-                                      : std::to_string(c->second.second);
-        const std::string end = l == log_end.end() ? kMissing : std::to_string(l->second);
-        const std::string lag = c == g.committed.end() || l == log_end.end()
-                                    ? kMissing
-                                    : std::to_string(l->second - c->second.first);
-        result.out += line(group_id, r.topic, std::to_string(r.partition), epoch, current, end, lag,
-                           r.consumer_id, r.host, r.client_id);
-      }
-      result.out += "\n";
-    }
+    if (options.view == DescribeView::State)
+      describe_state(result, group_id, g, members, options);
+    else if (options.view == DescribeView::Members)
+      describe_members(result, group_id, g, members, show_assignment, options);
+    else
+      describe_offsets(result, group_id, g, members, show_assignment, options, at.log_end);
   }
   return result;
 }

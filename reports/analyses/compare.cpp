@@ -1,4 +1,4 @@
-#include "tools/compare.hpp"
+#include "reports/analyses/compare.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -381,6 +381,41 @@ void race_of_fact(const std::string& what, const T& sim, const std::vector<T>& r
   races.push_back(fmt::format("{}: {}", what, run_list(same)));
 }
 
+/// The simulator's __consumer_offsets records against every real run's: equal to all of them
+/// agrees; equal to some, where the runs' own records differ, is a race; otherwise the first run
+/// that differs says how.
+void compare_records(VariantComparison& c, const TraceFacts& sim, const std::vector<TraceFacts>& real,
+                     std::int64_t tol_us, std::int64_t window_us) {
+  const std::size_t runs = real.size();
+  const auto& r = real[0];
+  c.records_sim = sim.records.size();
+  c.records_real = r.records.size();
+  const auto name_of = [runs](std::size_t k) { return runs == 1 ? std::string("real") : fmt::format("run {}", k + 1); };
+  const auto m = match_records(sim.records, r.records, tol_us, window_us, "sim", name_of(0).c_str());
+  c.records_matched = m.matched;
+  c.records_beyond = m.beyond;
+  // Every run's records against the simulator's: equal to all of them agrees; equal to some,
+  // where the runs' own records differ, is a race; otherwise the first run that differs says how.
+  std::vector<std::size_t> same;
+  std::optional<RecordMatch> first_differing;
+  for (std::size_t k = 0; k < runs; ++k) {
+    auto mk = k == 0 ? m : match_records(sim.records, real[k].records, tol_us, window_us, "sim", name_of(k).c_str());
+    if (mk.equal) same.push_back(k);
+    else if (!first_differing) first_differing = std::move(mk);
+  }
+  c.records_equal = same.size() == runs;
+  if (first_differing) c.first_record_difference = first_differing->first_difference;
+  if (!c.records_equal && !same.empty()) {
+    bool runs_differ_on_records = false;
+    for (std::size_t k = 0; k < runs && !runs_differ_on_records; ++k)
+      runs_differ_on_records = !match_records(real[same.front()].records, real[k].records, tol_us, window_us).equal;
+    if (runs_differ_on_records) {
+      c.records_equal = true;
+      c.races.push_back(fmt::format("__consumer_offsets records: {} (otherwise {})", run_list(same), c.first_record_difference));
+    }
+  }
+}
+
 }  // namespace
 
 VariantComparison compare_variant(const std::string& variant, const TraceFacts& sim,
@@ -490,32 +525,7 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
   });
   if (!real.empty()) {
     const auto& r = real[0];
-    c.records_sim = sim.records.size();
-    c.records_real = r.records.size();
-    const auto name_of = [runs](std::size_t k) { return runs == 1 ? std::string("real") : fmt::format("run {}", k + 1); };
-    const auto m = match_records(sim.records, r.records, tol_us, window_us, "sim", name_of(0).c_str());
-    c.records_matched = m.matched;
-    c.records_beyond = m.beyond;
-    // Every run's records against the simulator's: equal to all of them agrees; equal to some,
-    // where the runs' own records differ, is a race; otherwise the first run that differs says how.
-    std::vector<std::size_t> same;
-    std::optional<RecordMatch> first_differing;
-    for (std::size_t k = 0; k < runs; ++k) {
-      auto mk = k == 0 ? m : match_records(sim.records, real[k].records, tol_us, window_us, "sim", name_of(k).c_str());
-      if (mk.equal) same.push_back(k);
-      else if (!first_differing) first_differing = std::move(mk);
-    }
-    c.records_equal = same.size() == runs;
-    if (first_differing) c.first_record_difference = first_differing->first_difference;
-    if (!c.records_equal && !same.empty()) {
-      bool runs_differ_on_records = false;
-      for (std::size_t k = 0; k < runs && !runs_differ_on_records; ++k)
-        runs_differ_on_records = !match_records(real[same.front()].records, real[k].records, tol_us, window_us).equal;
-      if (runs_differ_on_records) {
-        c.records_equal = true;
-        c.races.push_back(fmt::format("__consumer_offsets records: {} (otherwise {})", run_list(same), c.first_record_difference));
-      }
-    }
+    compare_records(c, sim, real, tol_us, window_us);
     const auto facts = [&](auto get) {
       std::vector<std::decay_t<decltype(get(sim))>> v;
       for (const auto& x : real) v.push_back(get(x));

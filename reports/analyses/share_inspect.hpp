@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/inspect.hpp"
+#include "reports/analyses/inspect.hpp"
 
 namespace rsim::inspect {
 

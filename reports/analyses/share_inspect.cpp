@@ -1,4 +1,4 @@
-#include "tools/share_inspect.hpp"
+#include "reports/analyses/share_inspect.hpp"
 
 #include <algorithm>
 #include <map>

@@ -1,11 +1,11 @@
-#include "tools/golden.hpp"
+#include "reports/analyses/golden.hpp"
 
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "models/scenario/scenario.hpp"
-#include "tools/baseline.hpp"
+#include "reports/analyses/baseline.hpp"
 
 namespace rsim::cli {
 

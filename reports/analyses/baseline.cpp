@@ -1,4 +1,4 @@
-#include "tools/baseline.hpp"
+#include "reports/analyses/baseline.hpp"
 
 #include <algorithm>
 #include <cmath>
