@@ -500,6 +500,19 @@ struct Rebalance {
   }
 };
 
+/// A rebalance once closed: what finish() and the critical paths read of it. Its entry of
+/// summary.json's `rebalances`, from `group` to `assigned`, is written when it closes, as compact
+/// JSON text: a closed rebalance keeps no partition sets, member ids or causes (an eager
+/// rebalance of 100,000 partitions held two sets of 100,000 names to the end of the run).
+/// finish() adds what comes later (`lag_before`, `drain_ms`; the sink adds `critical_path`).
+struct ClosedRebalance {
+  std::string group;
+  std::int64_t start_us = 0;
+  std::int64_t end_us = 0;
+  std::int64_t generation = -1;
+  std::string entry;  // empty when the builder writes no `rebalances` (the steady window's)
+};
+
 /// The summary's state, fed one trace event at a time; one handler per event kind.
 class SummaryBuilder {
  public:
@@ -606,6 +619,13 @@ class SummaryBuilder {
   }
 
   ojson finish(const SummaryInputs& inputs);
+  /// finish()'s parts: the end of the run (open rebalances close), the `rebalances` entries and
+  /// their totals, the metrics by what they read, the scaling actions.
+  void close_run();
+  ojson rebalance_entries(std::optional<std::int64_t>& max_drain_us, std::int64_t& count, std::int64_t& total_us,
+                          std::int64_t& max_us) const;
+  void add_ownership_metrics(ojson& metrics) const;
+  void add_record_metrics(ojson& metrics, std::optional<std::int64_t> max_drain_us) const;
   void add_processing_metrics(ojson& metrics) const;
   void add_moments(ojson& out) const;
   static std::string fmt_overlap(const std::string& group, const std::string& who, std::int64_t partitions) {
@@ -616,13 +636,26 @@ class SummaryBuilder {
     std::size_t n = 0;
     for (const auto& [g, rs] : open_)
       for (const auto& r : rs) n += r.members.size() + r.to_check.size();
-    for (const auto& r : done_) n += r.members.size() + r.to_check.size();
     return n;
   }
+  /// What the rebalances held in full hold (the open ones; a closed one is its entry's text):
+  /// rebalances, and partition names in their revoked / lost / assigned maps.
+  std::pair<std::size_t, std::size_t> retained_rebalances() const {
+    std::size_t count = 0, partitions = 0;
+    for (const auto& [g, rs] : open_)
+      for (const auto& r : rs) {
+        ++count;
+        for (const auto* m : {&r.revoked, &r.lost, &r.assigned})
+          for (const auto& [c, parts] : *m) partitions += parts.size();
+      }
+    return {count, partitions};
+  }
+  /// The builder of the steady window writes no `rebalances` (only its metrics are read).
+  void set_write_rebalances(bool write) { write_rebalances_ = write; }
   /// For the critical paths (SummarySink): the rebalances closed so far, in the order they
   /// closed (until finish() sorts them), and the starts of those still open.
   std::size_t closed_count() const { return done_.size(); }
-  const Rebalance& closed(std::size_t i) const { return done_[i]; }
+  const ClosedRebalance& closed(std::size_t i) const { return done_[i]; }
   void open_starts(std::vector<std::int64_t>& out) const {
     for (const auto& [g, rs] : open_)
       for (const auto& r : rs) out.push_back(r.start_us);
@@ -647,6 +680,8 @@ class SummaryBuilder {
                         clock_.unavailable_us_of(str(e.group), t)});
   }
   std::vector<ScalingAction> scaling_;
+  ojson scaling_entries(ojson& metrics) const;
+  ojson scaling_drain_ms(const ScalingAction& a, std::int64_t rebalance_end) const;
   /// Whether the JSON list of partition names holds exactly `set`'s partitions, in its order.
   static bool same_partitions(const ojson& list, const PartitionSet& set) {
     if (!list.is_array() || list.size() != set.size()) return false;
@@ -1323,14 +1358,29 @@ class SummaryBuilder {
     auto& rs = open_[group];
     Rebalance r = std::move(rs[i]);
     rs.erase(rs.begin() + static_cast<std::ptrdiff_t>(i));
-    // What only an open rebalance needs goes: the summary keeps one entry per rebalance of the
-    // run, and a wait of 10,000 members is a few hundred KiB.
-    r.members.release();
-    std::vector<const std::string*>().swap(r.to_check);
-    std::set<std::string>().swap(r.cause_set);
+    // Only its entry's text stays (ClosedRebalance): the partition sets, the wait (a few hundred
+    // KiB at 10,000 members) and the causes go with the Rebalance.
     r.end_us = std::max(at, r.settled_us.value_or(r.start_us));
     r.completed = completed;
-    done_.push_back(std::move(r));
+    ClosedRebalance c{r.group, r.start_us, r.end_us, r.generation, {}};
+    if (write_rebalances_ && window_.contains(r.start_us)) c.entry = entry_text(r);
+    done_.push_back(std::move(c));
+  }
+  /// The rebalance's entry of `rebalances` up to `assigned`, as compact JSON text.
+  static std::string entry_text(const Rebalance& r) {
+    ojson j;
+    j["group"] = r.group;
+    j["start_us"] = r.start_us;
+    j["end_us"] = r.end_us;
+    j["duration_ms"] = ms_of(r.end_us - r.start_us);
+    j["trigger"] = r.trigger;
+    j["causes"] = r.causes;
+    j["generation"] = r.generation;
+    j["completed"] = r.completed;
+    j["revoked"] = partition_map(r.revoked);
+    j["lost"] = partition_map(r.lost);
+    j["assigned"] = partition_map(r.assigned);
+    return j.dump();
   }
   void take_final() {
     final_taken_ = true;
@@ -1372,7 +1422,8 @@ class SummaryBuilder {
   std::map<std::string, std::vector<std::string>> last_members_;  // group -> members of its last generation
   std::map<std::string, std::int64_t> group_epoch_, assignment_epoch_;
   std::map<std::string, std::vector<Rebalance>> open_;  // per group, oldest first
-  std::vector<Rebalance> done_;
+  std::vector<ClosedRebalance> done_;
+  bool write_rebalances_ = true;
   std::int64_t end_t_ = 0;
   std::int64_t duration_us_ = -1;
   // group -> partition -> its offsets (only ever looked up, and summed over in finish(): an
@@ -1450,6 +1501,37 @@ class SummaryBuilder {
 };
 
 ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
+  close_run();
+  std::optional<std::int64_t> max_drain_us;
+  std::int64_t total_us = 0, max_us = 0, count = 0;
+  ojson rebalances = rebalance_entries(max_drain_us, count, total_us, max_us);
+  ojson metrics;
+  metrics["rebalance_count"] = count;
+  metrics["max_rebalance_ms"] = ms_of(max_us);
+  metrics["total_rebalance_ms"] = ms_of(total_us);
+  add_ownership_metrics(metrics);
+  add_processing_metrics(metrics);
+  add_record_metrics(metrics, max_drain_us);
+  ojson scaling = scaling_entries(metrics);
+
+  ojson out;
+  out["scenario"] = inputs.scenario;
+  out["protocol"] = inputs.protocol;
+  out["seed"] = inputs.seed;
+  out["produced_by"] = inputs.produced_by;
+  if (inputs.from_us || inputs.to_us) {
+    out["window"] = {{"from_ms", ms_of(window_.from)},
+                     {"to_ms", inputs.to_us ? ojson(ms_of(*inputs.to_us)) : ojson(nullptr)}};
+  }
+  out["rebalances"] = std::move(rebalances);
+  out["overlaps"] = clock_.overlaps();
+  if (!scaling_.empty()) out["scaling"] = std::move(scaling);
+  out["metrics"] = std::move(metrics);
+  add_moments(out);
+  return out;
+}
+
+void SummaryBuilder::close_run() {
   settle();
   flush_lag();
   steady_check(lag_t_);
@@ -1464,16 +1546,18 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
   // A rebalance still open at the end of the run ends there (and says so).
   for (auto& [g, rs] : open_)
     while (!rs.empty()) close_at(g, 0, end_t_, false);
-  std::sort(done_.begin(), done_.end(), [](const Rebalance& a, const Rebalance& b) {
+  std::sort(done_.begin(), done_.end(), [](const ClosedRebalance& a, const ClosedRebalance& b) {
     return std::tie(a.start_us, a.group, a.generation) < std::tie(b.start_us, b.group, b.generation);
   });
+}
 
+ojson SummaryBuilder::rebalance_entries(std::optional<std::int64_t>& max_drain_us, std::int64_t& count,
+                                        std::int64_t& total_us, std::int64_t& max_us) const {
   // Time to drain lag after a rebalance: from its end to the first lag observation at which the
   // group's total lag is back at or below its level before the rebalance: the last observation
   // before its start at which every partition had an owner (so lag that built up while a dead
   // member still held its partitions counts as lag to drain).
-  std::optional<std::int64_t> max_drain_us;
-  auto drain = [&](const Rebalance& r, ojson& j) {
+  auto drain = [&](const ClosedRebalance& r, ojson& j) {
     const auto it = group_lag_.find(r.group);
     if (it == group_lag_.end()) return;
     std::optional<std::int64_t> before;
@@ -1491,34 +1575,21 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
       return;
     }
   };
-
   ojson rebalances = ojson::array();
-  std::int64_t total_us = 0, max_us = 0, count = 0;
   for (const auto& r : done_) {
     if (!window_.contains(r.start_us)) continue;
     const std::int64_t d = r.end_us - r.start_us;
     ++count;
     total_us += d;
     max_us = std::max(max_us, d);
-    ojson j;
-    j["group"] = r.group;
-    j["start_us"] = r.start_us;
-    j["end_us"] = r.end_us;
-    j["duration_ms"] = ms_of(d);
-    j["trigger"] = r.trigger;
-    j["causes"] = r.causes;
-    j["generation"] = r.generation;
-    j["completed"] = r.completed;
-    j["revoked"] = partition_map(r.revoked);
-    j["lost"] = partition_map(r.lost);
-    j["assigned"] = partition_map(r.assigned);
+    ojson j = write_rebalances_ ? ojson::parse(r.entry) : ojson::object();
     drain(r, j);
-    rebalances.push_back(j);
+    if (write_rebalances_) rebalances.push_back(std::move(j));
   }
-  ojson metrics;
-  metrics["rebalance_count"] = count;
-  metrics["max_rebalance_ms"] = ms_of(max_us);
-  metrics["total_rebalance_ms"] = ms_of(total_us);
+  return rebalances;
+}
+
+void SummaryBuilder::add_ownership_metrics(ojson& metrics) const {
   metrics["unavailable_partition_ms"] = ms_of(clock_.unavailable_us());
   metrics["max_unavailable_ms"] = ms_of(clock_.max_unavailable_us());
   ojson by_partition = ojson::object(), max_by_partition = ojson::object();
@@ -1531,7 +1602,9 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
   metrics["stop_the_world_ms"] = ms_of(clock_.stopped_us());
   metrics["max_stop_the_world_ms"] = ms_of(clock_.max_stopped_us());
   metrics["overlap_partition_ms"] = ms_of(clock_.overlap_us());
-  add_processing_metrics(metrics);
+}
+
+void SummaryBuilder::add_record_metrics(ojson& metrics, std::optional<std::int64_t> max_drain_us) const {
   metrics["revocations"] = revocations_;
   std::int64_t lost = 0;
   for (const auto& [group, table] : records_)
@@ -1557,6 +1630,9 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
   metrics["max_group_lag"] = max_group_lag;
   metrics["max_drain_ms"] = max_drain_us ? ojson(ms_of(*max_drain_us)) : ojson(nullptr);
   metrics["final_assignment"] = final_;
+}
+
+ojson SummaryBuilder::scaling_entries(ojson& metrics) const {
   // Scaling actions: what each caused until the group's next action (or the end of the run):
   // the rebalances that started, the records fetched again, and the time from the action until
   // the group's lag is back at or below its level at the action (after those rebalances).
@@ -1587,20 +1663,6 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
         ++rebalances_caused;
         rebalance_end = std::max(rebalance_end, r.end_us);
       }
-    ojson drain_ms = nullptr;
-    if (const auto it = group_lag_.find(a.group); it != group_lag_.end()) {
-      std::optional<std::int64_t> at_action;
-      for (const auto& p : it->second) {
-        if (p.t_us > a.t_us) break;
-        at_action = p.total;
-      }
-      if (at_action)
-        for (const auto& p : it->second)
-          if (p.t_us >= rebalance_end && p.total <= *at_action && p.all_owned) {
-            drain_ms = ms_of(p.t_us - a.t_us);
-            break;
-          }
-    }
     ojson j;
     j["at_ms"] = ms_of(a.t_us);
     j["deployment"] = a.deployment;
@@ -1612,27 +1674,26 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
     j["rebalances"] = rebalances_caused;
     j["unavailable_partition_ms"] = ms_of(unavailable_after - a.unavailable_before);
     j["records_redelivered"] = duplicates_after - a.duplicates_before;
-    j["drain_ms"] = drain_ms;
+    j["drain_ms"] = scaling_drain_ms(a, rebalance_end);
     scaling.push_back(j);
   }
   metrics["scaling_actions"] = actions;
   metrics["flaps"] = flaps;
+  return scaling;
+}
 
-  ojson out;
-  out["scenario"] = inputs.scenario;
-  out["protocol"] = inputs.protocol;
-  out["seed"] = inputs.seed;
-  out["produced_by"] = inputs.produced_by;
-  if (inputs.from_us || inputs.to_us) {
-    out["window"] = {{"from_ms", ms_of(window_.from)},
-                     {"to_ms", inputs.to_us ? ojson(ms_of(*inputs.to_us)) : ojson(nullptr)}};
+ojson SummaryBuilder::scaling_drain_ms(const ScalingAction& a, std::int64_t rebalance_end) const {
+  const auto it = group_lag_.find(a.group);
+  if (it == group_lag_.end()) return nullptr;
+  std::optional<std::int64_t> at_action;
+  for (const auto& p : it->second) {
+    if (p.t_us > a.t_us) break;
+    at_action = p.total;
   }
-  out["rebalances"] = rebalances;
-  out["overlaps"] = clock_.overlaps();
-  if (!scaling_.empty()) out["scaling"] = scaling;
-  out["metrics"] = metrics;
-  add_moments(out);
-  return out;
+  if (at_action)
+    for (const auto& p : it->second)
+      if (p.t_us >= rebalance_end && p.total <= *at_action && p.all_owned) return ms_of(p.t_us - a.t_us);
+  return nullptr;
 }
 
 void SummaryBuilder::add_processing_metrics(ojson& metrics) const {
@@ -1749,6 +1810,7 @@ SummarySink::SummarySink(SummaryInputs inputs)
   if (inputs_.steady_consumers && !inputs_.from_us && !inputs_.to_us) {
     s_->builder.set_steady_consumers(*inputs_.steady_consumers);
     s_->steady = std::make_unique<SummaryBuilder>(Window{INT64_MAX, INT64_MAX});
+    s_->steady->set_write_rebalances(false);  // only its metrics are read
   }
 }
 SummarySink::~SummarySink() = default;
@@ -1786,7 +1848,7 @@ void SummarySink::steady_event(std::int64_t t, const trace::Event& e) {
 
 void SummarySink::State::prune_paths(const Window& w) {
   for (; paths_seen < builder.closed_count(); ++paths_seen) {
-    const Rebalance& r = builder.closed(paths_seen);
+    const ClosedRebalance& r = builder.closed(paths_seen);
     if (w.contains(r.start_us)) paths_pending.emplace_back(r.group, r.start_us, r.end_us);
   }
   // A rebalance that ended before now has all its events in the graph (a later vertex is never
@@ -1833,6 +1895,15 @@ ojson SummarySink::finish() {
 
 std::size_t SummarySink::retained_wait_entries() const { return s_->builder.retained_wait_entries(); }
 std::size_t SummarySink::retained_path_vertices() const { return s_->paths.vertices(); }
+std::pair<std::size_t, std::size_t> SummarySink::retained_rebalances() const {
+  auto held = s_->builder.retained_rebalances();
+  if (s_->steady) {
+    const auto steady = s_->steady->retained_rebalances();
+    held.first += steady.first;
+    held.second += steady.second;
+  }
+  return held;
+}
 
 ojson summarize(const std::vector<std::string>& trace_lines, const SummaryInputs& inputs) {
   SummarySink sink(inputs);

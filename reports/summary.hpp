@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -51,6 +52,10 @@ class SummarySink final : public rsim::TraceSink {
   /// The vertices the critical paths' happens-before graph holds now (CriticalPaths::prune):
   /// what the bounded-memory test reads.
   std::size_t retained_path_vertices() const;
+  /// The rebalances held in full (the open ones: a closed rebalance keeps only its entry of
+  /// `rebalances`, written as text when it closes) and the partition names their revoked / lost /
+  /// assigned maps hold: what the bounded-memory test reads.
+  std::pair<std::size_t, std::size_t> retained_rebalances() const;
 
  private:
   struct State;
