@@ -181,9 +181,14 @@
     $('ran-scenario').textContent = text;
     $('ran-download').textContent = '';
     $('ran-download').appendChild(download(lessonName + '.json', text));
+    // ?timing=1: two console lines around the run, whose real-time stamps in Chromium's log
+    // measure it where the page's own clock cannot (headless Chromium's virtual time).
+    var timing = params.get('timing') === '1';
+    if (timing) console.info('rsim-timing start ' + lessonName);
     var t0 = performance.now();
     var result = JSON.parse(sim.run(scenarioPath(), text, seed));
     var ms = performance.now() - t0;
+    if (timing) console.info('rsim-timing end ' + lessonName);
     root.dataset.exit = String(result.exit);
     root.dataset.runMs = ms.toFixed(0);
     if (result.exit === 2 || result.exit === 3) {
