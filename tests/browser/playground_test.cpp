@@ -5,8 +5,9 @@
 // report's lanes and rebalance markers are the native run's, a knob re-runs the lesson with
 // another (again native) result, bad input lists the parser's messages, and nothing is logged on
 // the console. Screenshots (1,000 and 1,600 px wide) stay in
-// build/test-artifacts/browser/playground/. Without site/rsim.wasm the binary exits 77, which
-// ctest reports as skipped.
+// build/test-artifacts/browser/playground/. Without site/rsim.wasm, or with a site built from
+// another commit than rebalance-sim (site/commit.txt), the binary exits 77, which ctest reports as
+// skipped.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -270,6 +272,18 @@ TEST_CASE("bad input: the page lists the loader's messages and runs nothing") {
 int main(int argc, char** argv) {
   if (!fs::exists(kSite / "rsim.wasm")) {
     std::cout << "skipped: no site/rsim.wasm (run `make site` first)\n";
+    return 77;
+  }
+  // A site built from another commit than the binary differs in produced_by.commit: it is
+  // stale, not wrong (`make test` does not rebuild it).
+  std::string site_commit = slurp(kSite / "commit.txt");
+  while (!site_commit.empty() && std::isspace(static_cast<unsigned char>(site_commit.back()))) site_commit.pop_back();
+  const fs::path version = kDir / "version.txt";
+  fs::create_directories(kDir);
+  sh(std::string(RSIM_BINARY) + " --version > " + version.string() + " 2>&1");
+  if (site_commit.empty() || slurp(version).find("(" + site_commit + ")") == std::string::npos) {
+    std::cout << "skipped: site/ was built from commit \"" << site_commit << "\", rebalance-sim is " << slurp(version)
+              << "run `make site` again\n";
     return 77;
   }
   if (chromium().empty()) {
