@@ -1159,7 +1159,7 @@ TEST_CASE("a lesson's watch_for steps: a non-empty list of non-empty strings") {
   doc["lesson"] = {{"watch_for", {"A joins", "B joins"}}};
   CHECK(problems(doc).empty());
   doc["lesson"] = {{"watch_for", {"A joins", 1, ""}}, {"watch", true}};
-  CHECK(problems(doc) == Problems{"/lesson/watch: unknown key (did you mean \"watch_for\"?)",
+  CHECK(problems(doc) == Problems{"/lesson/watch: unknown key; did you mean \"watch_for\"?",
                                   "/lesson/watch_for/1: must be a non-empty string, got 1",
                                   "/lesson/watch_for/2: must be a non-empty string, got \"\""});
   doc["lesson"] = {{"watch_for", json::array()}};
