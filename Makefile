@@ -4,6 +4,7 @@
 #   make install [PREFIX=/usr/local] [DESTDIR=]   build, then install (binary, man page, schema, docs)
 #   make deb     build, then the .deb (CPack) in $(BUILD_DIR)/
 #   make image   the container image (ci/Containerfile) with podman
+#   make site    the playground: the simulator in WebAssembly and its page, in site/ (docs/playground.md)
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 DEB_PACKAGES := cmake make g++ git ccache libboost-graph-dev nlohmann-json3-dev libcli11-dev libfmt-dev doctest-dev libssl-dev libmimalloc-dev
@@ -21,7 +22,7 @@ DEMO_OUT := out/two-consumers
 FUZZ_DEB_PACKAGES := clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps test-deps sanitize-deps build demo test install deb image sanitize sanitize-build tsan fuzz clean oracle-assignors oracle oracle-smoke
+.PHONY: deps test-deps sanitize-deps build demo test install deb image sanitize sanitize-build tsan fuzz clean oracle-assignors oracle oracle-smoke site
 
 deps test-deps:
 	@missing=""; for p in $(if $(filter test-deps,$@),$(TEST_PACKAGES),$(DEB_PACKAGES)); do \
@@ -107,7 +108,21 @@ fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD=$(SANITIZE_DIR) tools/fuzz.sh
 
 clean:
-	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(TSAN_DIR) build-asan build-fuzz out
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(TSAN_DIR) $(WASM_DIR) $(SITE_DIR) build-asan build-fuzz out
+
+# The playground (docs/playground.md): the kernel, the models, the summary and the report compiled
+# to WebAssembly with Debian's emscripten (3.1.6) in $(WASM_DIR), and the static site in
+# $(SITE_DIR) (serve it with any static host, e.g. `python3 -m http.server -d site`). emscripten
+# runs its JavaScript tools with Node, which finds Debian's acorn only on NODE_PATH.
+WASM_DIR ?= build-wasm
+SITE_DIR ?= site
+WASM_DEB_PACKAGES := emscripten node-acorn
+EMSCRIPTEN_ENV := NODE_PATH=/usr/share/nodejs
+site:
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(WASM_DEB_PACKAGES)"
+	$(EMSCRIPTEN_ENV) emcmake cmake -S tools/wasm -B $(WASM_DIR) -DCMAKE_CXX_COMPILER_LAUNCHER=ccache > /dev/null
+	$(EMSCRIPTEN_ENV) cmake --build $(WASM_DIR) -j $(JOBS)
+	tools/wasm/make_site.sh $(WASM_DIR) $(SITE_DIR)
 
 # Differential assignor testing: run Kafka 4.4.0's own assignors (through Maven) on seeded random
 # groups and rewrite the vectors in fidelity/assignors/ (checked by ctest without Java).

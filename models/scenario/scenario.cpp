@@ -10,7 +10,11 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#ifdef RSIM_NO_OPENSSL
+#include "models/scenario/sha256_portable.hpp"
+#else
 #include <openssl/evp.h>
+#endif
 
 #include "models/protocol/config.hpp"
 #include "models/scenario/json_guard.hpp"
@@ -623,8 +627,9 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
         {"scenario",
          {"$schema", "cluster", "consumers", "description", "duration_ms", "events", "expect",
           "groups", "lag_sample_ms", "name", "network", "protocols", "regression", "seed", "topics",
-          "deployments", "autoscalers", "variants"}},
+          "deployments", "autoscalers", "variants", "lesson"}},
         {"group", {"config"}},
+        {"lesson", {"watch_for"}},
         {"cluster", {"brokers", "config", "coordinator_load", "purgatory_lateness_ms", "request_handling_ms", "write_latency_ms"}},
         {"coordinator_load", {"base_ms", "us_per_record"}},
         {"network", {"drop_rate", "latency_ms"}},
@@ -781,6 +786,21 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, con
 
   if (auto v = p.read_string(doc, "name", "")) s.name = *v;
   if (auto v = p.read_string(doc, "description", "", true)) s.description = *v;
+  // A lesson of the playground (scenarios/lessons/): what to watch for, step by step. Checked
+  // here; the run does not read it, the page shows it.
+  if (const auto it = doc.find("lesson"); it != doc.end() && p.check_object(*it, "/lesson", "lesson")) {
+    if (const auto w = it->find("watch_for"); w != it->end()) {
+      if (!w->is_array() || w->empty()) {
+        p.problem("/lesson/watch_for", fmt::format("must be a non-empty list of strings, got {}", shown(*w)));
+      } else {
+        for (std::size_t i = 0; i < w->size(); ++i) {
+          const json& step = (*w)[i];
+          if (!step.is_string() || step.get<std::string>().empty())
+            p.problem(fmt::format("/lesson/watch_for/{}", i), fmt::format("must be a non-empty string, got {}", shown(step)));
+        }
+      }
+    }
+  }
   p.read_string(doc, "$schema", "", true);
   if (const auto it = doc.find("seed"); it != doc.end()) {
     if (it->is_number_unsigned()) {
@@ -1540,6 +1560,12 @@ std::optional<sim::Distribution> parse_distribution(const json& v, const std::st
 }
 
 std::string sha256_hex(const std::string& bytes) {
+#ifdef RSIM_NO_OPENSSL
+  // The WebAssembly build (tools/wasm/): the same digest without libcrypto.
+  std::string portable_hex;
+  for (const auto byte : portable::sha256(bytes)) portable_hex += fmt::format("{:02x}", byte);
+  return portable_hex;
+#else
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
@@ -1548,6 +1574,7 @@ std::string sha256_hex(const std::string& bytes) {
   std::string hex;
   for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
   return hex;
+#endif
 }
 
 static std::string read_scenario_bytes(const std::string& path) {

@@ -1152,3 +1152,18 @@ TEST_CASE("a restart's config: bad values and keys Kafka refuses under the incar
         Problems{"/events/1/config: heartbeat.interval.ms (50000) must be < session.timeout.ms "
                  "(45000) in this incarnation"});
 }
+
+TEST_CASE("a lesson's watch_for steps: a non-empty list of non-empty strings") {
+  // scenarios/lessons/ (docs/playground.md): the run ignores the field, the loader checks it.
+  json doc = base();
+  doc["lesson"] = {{"watch_for", {"A joins", "B joins"}}};
+  CHECK(problems(doc).empty());
+  doc["lesson"] = {{"watch_for", {"A joins", 1, ""}}, {"watch", true}};
+  CHECK(problems(doc) == Problems{"/lesson/watch: unknown key; did you mean \"watch_for\"?",
+                                  "/lesson/watch_for/1: must be a non-empty string, got 1",
+                                  "/lesson/watch_for/2: must be a non-empty string, got \"\""});
+  doc["lesson"] = {{"watch_for", json::array()}};
+  CHECK(problems(doc) == Problems{"/lesson/watch_for: must be a non-empty list of strings, got []"});
+  doc["lesson"] = "steps";
+  CHECK(problems(doc) == Problems{"/lesson: must be an object, got \"steps\""});
+}

@@ -1,0 +1,295 @@
+// The playground (`make site`, docs/playground.md) in real headless Chromium: site/ is served on
+// 127.0.0.1 by Python's http.server (no other network), each lesson is opened with
+// ?lesson=NAME&run=1, and the test reads back the DOM: the page ran the lesson in WebAssembly, its
+// summary.json text is byte for byte the native binary's for the same scenario file, the
+// report's lanes and rebalance markers are the native run's, a knob re-runs the lesson with
+// another (again native) result, bad input lists the parser's messages, and nothing is logged on
+// the console. Screenshots (1,000 and 1,600 px wide) stay in
+// build/test-artifacts/browser/playground/. Without site/rsim.wasm, or with a site built from
+// another commit than rebalance-sim (site/commit.txt), the binary exits 77, which ctest reports as
+// skipped.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kSite = fs::path(RSIM_SOURCE_DIR) / "site";
+const fs::path kDir = fs::path(RSIM_BUILD_DIR) / "test-artifacts" / "browser" / "playground";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int sh(const std::string& cmd) {
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string chromium() {
+  for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+    if (fs::exists(c)) return c;
+  return {};
+}
+
+/// The static server of site/ on a free loopback port, stopped (by its own pid) at exit.
+class Server {
+ public:
+  Server() {
+    fs::create_directories(kDir);
+    const fs::path log = kDir / "server.log", pid = kDir / "server.pid";
+    fs::remove(log);
+    sh("cd " + kSite.string() + " && (python3 -u -m http.server 0 --bind 127.0.0.1 > " + log.string() +
+       " 2>&1 & echo $! > " + pid.string() + ")");
+    pid_ = std::stoi(slurp(pid));
+    const std::regex port_re("port ([0-9]+)");
+    for (int i = 0; i < 100 && port_ == 0; ++i) {
+      std::smatch m;
+      const std::string text = slurp(log);
+      if (std::regex_search(text, m, port_re)) port_ = std::stoi(m[1].str());
+      else std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  ~Server() {
+    if (pid_ > 0) sh("kill " + std::to_string(pid_));
+  }
+  std::string url(const std::string& query) const { return "http://127.0.0.1:" + std::to_string(port_) + "/index.html?" + query; }
+  int port() const { return port_; }
+
+ private:
+  int pid_ = 0;
+  int port_ = 0;
+};
+
+Server& server() {
+  static Server s;
+  return s;
+}
+
+std::string chromium_command(const fs::path& profile) {
+  return chromium() + " --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update"
+                      " --disable-sync --no-first-run --user-data-dir=" + profile.string() +
+         " --enable-logging=stderr --v=0 --hide-scrollbars";
+}
+
+std::string attribute(const std::string& dom, const std::string& name) {
+  std::smatch m;
+  const std::regex re("<html[^>]*\\s" + name + "=\"([^\"]*)\"");
+  return std::regex_search(dom, m, re) ? m[1].str() : std::string("(absent)");
+}
+
+std::string unescape_html(std::string s) {
+  const std::pair<const char*, const char*> entities[] = {{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&amp;", "&"}};
+  for (const auto& [from, to] : entities)
+    for (auto p = s.find(from); p != std::string::npos; p = s.find(from, p + 1)) s.replace(p, std::string(from).size(), to);
+  return s;
+}
+
+/// protocol -> the summary.json text the page shows (<pre class="summary" data-protocol=...>).
+std::map<std::string, std::string> page_summaries(const std::string& dom) {
+  std::map<std::string, std::string> out;
+  const std::regex re("<pre class=\"summary\" data-protocol=\"([^\"]+)\">([^<]*)</pre>");
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), re); it != std::sregex_iterator(); ++it)
+    out[(*it)[1].str()] = unescape_html((*it)[2].str());
+  return out;
+}
+
+struct Page {
+  std::string dom, log;
+};
+
+/// Opens the page and waits (in virtual time) until it has run; `shot`: a screenshot too.
+Page open_page(const std::string& name, const std::string& query, int width = 1400) {
+  const fs::path dir = kDir / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path profile = dir / "profile", dom = dir / "dom.html", log = dir / "chromium.log";
+  const std::string url = server().url(query);
+  CHECK(sh(chromium_command(profile) + " --virtual-time-budget=20000 --dump-dom '" + url + "' > " + dom.string() + " 2> " +
+           log.string()) == 0);
+  fs::remove_all(profile);
+  CHECK(sh(chromium_command(profile) + " --virtual-time-budget=20000 --window-size=" + std::to_string(width) +
+           ",1800 --screenshot=" + (dir / "screenshot.png").string() + " '" + url + "' > /dev/null 2>> " + (dir / "shot.log").string()) == 0);
+  fs::remove_all(profile);
+  CHECK(fs::exists(dir / "screenshot.png"));
+  return Page{slurp(dom), slurp(log)};
+}
+
+void no_console_output(const Page& p) {
+  std::istringstream lines(p.log);
+  std::string line;
+  while (std::getline(lines, line)) CHECK_MESSAGE(line.find(":CONSOLE") == std::string::npos, line);
+  CHECK(p.log.find("Uncaught") == std::string::npos);
+}
+
+struct Native {
+  std::map<std::string, std::string> summaries;  // protocol -> summary.json bytes
+  std::size_t lanes = 0, rebalances = 0;
+};
+
+/// `rebalance-sim run` of `text` saved as scenarios/lessons/NAME.json under `root` (the path the
+/// page loads it at, so that summary.json's scenario_file is the same).
+Native native_run(const fs::path& root, const std::string& lesson, const std::string& text) {
+  const fs::path file = root / "scenarios" / "lessons" / (lesson + ".json");
+  fs::create_directories(file.parent_path());
+  std::ofstream(file, std::ios::binary) << text;
+  const fs::path out = root / "out";
+  fs::remove_all(out);
+  const int rc = sh("cd " + root.string() + " && " + RSIM_BINARY + " run scenarios/lessons/" + lesson + ".json --out " +
+                    out.string() + " > " + (root / "run.log").string() + " 2>&1");
+  CHECK_MESSAGE((rc == 0 || rc == 1), slurp(root / "run.log"));
+  Native n;
+  for (const auto& d : fs::directory_iterator(out)) {
+    if (!d.is_directory()) continue;
+    const std::string text_summary = slurp(d.path() / "summary.json");
+    const auto summary = nlohmann::json::parse(text_summary);
+    n.summaries[d.path().filename().string()] = text_summary;
+    n.rebalances += summary["rebalances"].size();
+    std::set<std::string> consumers;
+    std::istringstream trace(slurp(d.path() / "trace.jsonl"));
+    std::string line;
+    while (std::getline(trace, line)) {
+      const auto j = nlohmann::json::parse(line);
+      if (j["type"] == "consumer.start") consumers.insert(j["consumer"].get<std::string>());
+    }
+    n.lanes += consumers.size();
+  }
+  return n;
+}
+
+/// The page's run equals the native run of the same scenario text (the lesson file, or what
+/// the knobs made of it, which the page shows in <pre id="ran-scenario">).
+void same_as_native(const std::string& name, const std::string& lesson, const Page& p, const std::string& text) {
+  const Native n = native_run(kDir / name / "native", lesson, text);
+  const auto page = page_summaries(p.dom);
+  REQUIRE(page.size() == n.summaries.size());
+  for (const auto& entry : n.summaries) {
+    const std::string protocol = entry.first;
+    INFO("variant " << protocol);
+    REQUIRE(page.count(protocol) == 1);
+    CHECK(page.at(protocol) == entry.second);
+  }
+  CHECK(attribute(p.dom, "data-lanes") == std::to_string(n.lanes));
+  CHECK(attribute(p.dom, "data-rebalances") == std::to_string(n.rebalances));
+}
+
+std::vector<std::string> lessons() {
+  std::vector<std::string> out;
+  for (const auto& f : fs::directory_iterator(fs::path(RSIM_SOURCE_DIR) / "scenarios" / "lessons"))
+    if (f.path().extension() == ".json") out.push_back(f.path().stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the site holds every lesson and stays under 5 MB") {
+  const auto names = lessons();
+  CHECK(names.size() == 6);
+  std::string index = "[";
+  for (std::size_t i = 0; i < names.size(); ++i) index += (i ? ", \"" : "\"") + names[i] + "\"";
+  CHECK(slurp(kSite / "lessons" / "index.json") == index + "]\n");
+  for (const auto& n : names)
+    CHECK(slurp(kSite / "lessons" / (n + ".json")) == slurp(fs::path(RSIM_SOURCE_DIR) / "scenarios" / "lessons" / (n + ".json")));
+  std::uintmax_t bytes = 0;
+  for (const char* f : {"index.html", "playground.js", "playground.css", "rsim.js", "rsim.wasm"}) {
+    REQUIRE(fs::exists(kSite / f));
+    bytes += fs::file_size(kSite / f);
+  }
+  MESSAGE("site (wasm + js + html + css): " << bytes << " bytes");
+  CHECK(bytes <= 5'000'000);
+}
+
+TEST_CASE("every lesson runs in the page with the native summary bytes, lanes and rebalances") {
+  REQUIRE(server().port() > 0);
+  for (const auto& lesson : lessons()) {
+    INFO("lesson " << lesson);
+    const Page p = open_page("lesson-" + lesson, "lesson=" + lesson + "&run=1");
+    no_console_output(p);
+    CHECK(attribute(p.dom, "data-ready") == "1");
+    CHECK(attribute(p.dom, "data-errors") == "(absent)");
+    CHECK(attribute(p.dom, "data-exit") == "0");  // the lesson's own assertions hold
+    CHECK(p.dom.find("<li>") != std::string::npos);  // its watch-for steps are listed
+    same_as_native("lesson-" + lesson, lesson, p, slurp(fs::path(RSIM_SOURCE_DIR) / "scenarios" / "lessons" / (lesson + ".json")));
+  }
+}
+
+TEST_CASE("a knob re-runs a lesson with another result, still the native one") {
+  REQUIRE(server().port() > 0);
+  const Page eager = open_page("knob-before", "lesson=eager-stop-the-world&run=1", 1000);
+  const Page coop = open_page("knob-after", "lesson=eager-stop-the-world&protocol=classic-cooperative&run=1", 1600);
+  no_console_output(coop);
+  CHECK(attribute(coop.dom, "data-exit") == "0");
+  const auto before = page_summaries(eager.dom), after = page_summaries(coop.dom);
+  REQUIRE(before.count("classic-eager") == 1);
+  REQUIRE(after.count("classic-cooperative") == 1);
+  CHECK(after.size() == 1);
+  // Cooperative: the join is two rebalances (eager: one), and fewer partitions are revoked.
+  const auto b = nlohmann::json::parse(before.at("classic-eager")), a = nlohmann::json::parse(after.at("classic-cooperative"));
+  CHECK(a["metrics"]["rebalance_count"].get<int>() == b["metrics"]["rebalance_count"].get<int>() + 1);
+  CHECK(a["metrics"]["revocations"].get<int>() < b["metrics"]["revocations"].get<int>());
+  std::smatch m;
+  const std::regex ran("<pre id=\"ran-scenario\"[^>]*>([^<]*)</pre>");
+  REQUIRE(std::regex_search(coop.dom, m, ran));
+  same_as_native("knob-after", "eager-stop-the-world", coop, unescape_html(m[1].str()));
+}
+
+TEST_CASE("bad input: the page lists the loader's messages and runs nothing") {
+  REQUIRE(server().port() > 0);
+  // heartbeat.interval.ms must be lower than session.timeout.ms.
+  const Page p = open_page("bad-input", "lesson=what-is-a-rebalance&session=10000&heartbeat=20000&run=1");
+  no_console_output(p);
+  CHECK(attribute(p.dom, "data-exit") == "2");
+  CHECK(attribute(p.dom, "data-errors") == "2");  // consumers A and B
+  CHECK(p.dom.find("/consumers/0/config_by_protocol/classic/heartbeat.interval.ms") != std::string::npos);
+  CHECK(page_summaries(p.dom).empty());
+}
+
+int main(int argc, char** argv) {
+  if (!fs::exists(kSite / "rsim.wasm")) {
+    std::cout << "skipped: no site/rsim.wasm (run `make site` first)\n";
+    return 77;
+  }
+  // A site built from another commit than the binary differs in produced_by.commit: it is
+  // stale, not wrong (`make test` does not rebuild it).
+  std::string site_commit = slurp(kSite / "commit.txt");
+  while (!site_commit.empty() && std::isspace(static_cast<unsigned char>(site_commit.back()))) site_commit.pop_back();
+  const fs::path version = kDir / "version.txt";
+  fs::create_directories(kDir);
+  sh(std::string(RSIM_BINARY) + " --version > " + version.string() + " 2>&1");
+  if (site_commit.empty() || slurp(version).find("(" + site_commit + ")") == std::string::npos) {
+    std::cout << "skipped: site/ was built from commit \"" << site_commit << "\", rebalance-sim is " << slurp(version)
+              << "run `make site` again\n";
+    return 77;
+  }
+  if (chromium().empty()) {
+    std::cout << "chromium is missing: `make test` installs it (apt package chromium)\n";
+    return 1;
+  }
+  doctest::Context context(argc, argv);
+  return context.run();
+}
