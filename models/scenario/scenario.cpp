@@ -775,19 +775,9 @@ std::string closest_match(const std::string& word, const std::vector<std::string
   return best;
 }
 
-ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, const ExtraScenarioCheck& extra) {
-  Parser p;
-  ScenarioSpec s;
-  s.source_path = source_path;
-  if (!doc.is_object()) {
-    throw ScenarioError(source_path, {fmt::format("must be a json object, got {}", shown(doc))});
-  }
-  p.check_object(doc, "", "scenario");
-
-  if (auto v = p.read_string(doc, "name", "")) s.name = *v;
-  if (auto v = p.read_string(doc, "description", "", true)) s.description = *v;
-  // A lesson of the playground (scenarios/lessons/): what to watch for, step by step. Checked
-  // here; the run does not read it, the page shows it.
+/// A lesson of the playground (scenarios/lessons/): what to watch for, step by step. Checked here;
+/// the run does not read it, the page shows it.
+static void check_lesson(Parser& p, const json& doc) {
   if (const auto it = doc.find("lesson"); it != doc.end() && p.check_object(*it, "/lesson", "lesson")) {
     if (const auto w = it->find("watch_for"); w != it->end()) {
       if (!w->is_array() || w->empty()) {
@@ -800,7 +790,19 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, con
         }
       }
     }
-  }
+}
+}
+
+ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, const ExtraScenarioCheck& extra) {
+  Parser p;
+  ScenarioSpec s;
+  s.source_path = source_path;
+  if (!doc.is_object()) throw ScenarioError(source_path, {fmt::format("must be a json object, got {}", shown(doc))});
+  p.check_object(doc, "", "scenario");
+
+  if (auto v = p.read_string(doc, "name", "")) s.name = *v;
+  if (auto v = p.read_string(doc, "description", "", true)) s.description = *v;
+  check_lesson(p, doc);
   p.read_string(doc, "$schema", "", true);
   if (const auto it = doc.find("seed"); it != doc.end()) {
     if (it->is_number_unsigned()) {

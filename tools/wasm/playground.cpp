@@ -25,7 +25,7 @@
 #include "reports/share_view.hpp"
 #include "reports/timeline.hpp"
 #include "sim/kernel.hpp"
-#include "tools/expectations.hpp"
+#include "reports/analyses/expectations.hpp"
 #include "tools/runner.hpp"
 
 namespace {
