@@ -13,6 +13,7 @@
 #include "models/protocol/cluster.hpp"
 #include "models/client/async_consumer.hpp"
 #include "models/protocol/config.hpp"
+#include "models/protocol/overloaded.hpp"
 #include "models/protocol/trace_jsonl.hpp"
 #include "models/coordinator/consumer_group_coordinator.hpp"
 #include "models/coordinator/group_coordinator.hpp"
@@ -41,7 +42,7 @@ std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const st
       problems.push_back("/deployments: fleets (deployments, autoscalers) are not simulated under share yet; run "
                          "the classic or consumer variants");
     for (const auto& e : spec.events)
-      if (e.has_config)
+      if (verb_config(e.verb) != nullptr)
         problems.push_back(fmt::format(
             "/events/{}/config: a start/restart config (a new incarnation's configs) is not "
             "simulated under share yet; run the classic or consumer variants",
@@ -475,9 +476,9 @@ class World {
   }
 
   /// A start/restart `config`: merged over the consumer's earlier event configs.
-  void merge_overrides(const EventSpec& e) {
-    auto& ov = overrides_[e.consumer];
-    for (const auto& [k, v] : e.config) ov[k] = v;
+  void merge_overrides(const std::string& name, const EventConfig& config) {
+    auto& ov = overrides_[name];
+    for (const auto& [k, v] : config) ov[k] = v;
   }
 
   /// The consumer's next incarnation, a new process: the scenario's consumer with every
@@ -511,67 +512,77 @@ class World {
     consumers_[name] = std::move(next);
   }
 
+  /// Carries out one verb of the script; a verb not handled here does not compile.
   void apply(const EventSpec& e) {
-    if (e.kind == "start") {
-      if (e.has_config && !consumer(e.consumer).running()) {
-        merge_overrides(e);
-        replace_consumer(e.consumer);
-      }
-      consumer(e.consumer).start();
-    } else if (e.kind == "stop") consumer(e.consumer).request_stop();
-    else if (e.kind == "crash") consumer(e.consumer).crash();
-    else if (e.kind == "restart" && e.has_config) {
-      merge_overrides(e);
-      consumer(e.consumer).restart(e.after, e.graceful, [this, name = e.consumer] {
-        replace_consumer(name);
-        consumer(name).start();
-      });
-    } else if (e.kind == "restart") consumer(e.consumer).restart(e.after, e.graceful);
-    else if (e.kind == "stall") consumer(e.consumer).stall(e.for_);
-    else if (e.kind == "pause") consumer(e.consumer).pause(e.for_);
-    else if (e.kind == "subscribe") {
-      tracer_.publish(trace::ConsumerSubscribe{.consumer = e.consumer, .topics = e.topics});
-      consumer(e.consumer).subscribe(e.topics);
-    } else if (e.kind == "add-partitions") {
-      cluster_.partitions_per_topic[e.topic] = e.partitions;
-      workload_.set_partition_count(e.topic, e.partitions);
-      tracer_.publish(trace::TopicPartitionCount{.topic = e.topic, .partitions = e.partitions});
-      for (auto& [name, c] : consumers_) c->on_metadata_change();
-    } else if (e.kind == "produce") {
-      workload_.set_production(e.topic, e.produce_gap, e.records_per_sec);
-    } else if (e.kind == "network" || e.kind == "partition-network") {
-      apply_network_event(kernel_, tracer_, network_, e,
-                          [this](const std::string& a, const std::string& b) { return resolve(a, b); });
-    } else if (e.kind == "fail-coordinator") {
-      fail_coordinator(e);
-    } else if (e.kind == "stop-broker") {
-      stop_broker(e.broker);
-    } else if (e.kind == "crash-broker") {
-      crash_broker(e.broker);
-    } else if (e.kind == "start-broker") {
-      start_broker(e.broker);
-    } else if (e.kind == "rollout" || e.kind == "drain-node") {
-      fleet_->apply(e);
-    } else if (e.kind == "restart-broker") {
-      // The start comes after_ms after the process stopped.
-      const auto start_later = [this, b = e.broker, after = e.after] {
-        kernel_.schedule_closure_after(after, [this, b] { start_broker(b); });
-      };
-      if (e.graceful) {
-        stop_broker(e.broker, start_later);
-      } else {
-        crash_broker(e.broker);
-        start_later();
-      }
-    } else {
-      SIM_ASSERT_MSG(false, "event kind not handled: " + e.kind);
-    }
+    std::visit(
+        Overloaded{
+            [this](const verb::Start& v) {
+              if (v.has_config && !consumer(v.consumer).running()) {
+                merge_overrides(v.consumer, v.config);
+                replace_consumer(v.consumer);
+              }
+              consumer(v.consumer).start();
+            },
+            [this](const verb::Stop& v) { consumer(v.consumer).request_stop(); },
+            [this](const verb::Crash& v) { consumer(v.consumer).crash(); },
+            [this](const verb::Restart& v) {
+              if (!v.has_config) {
+                consumer(v.consumer).restart(v.after, v.graceful);
+                return;
+              }
+              merge_overrides(v.consumer, v.config);
+              consumer(v.consumer).restart(v.after, v.graceful, [this, name = v.consumer] {
+                replace_consumer(name);
+                consumer(name).start();
+              });
+            },
+            [this](const verb::Stall& v) { consumer(v.consumer).stall(v.for_); },
+            [this](const verb::Pause& v) { consumer(v.consumer).pause(v.for_); },
+            [this](const verb::Subscribe& v) {
+              tracer_.publish(trace::ConsumerSubscribe{.consumer = v.consumer, .topics = v.topics});
+              consumer(v.consumer).subscribe(v.topics);
+            },
+            [this](const verb::AddPartitions& v) {
+              cluster_.partitions_per_topic[v.topic] = v.partitions;
+              workload_.set_partition_count(v.topic, v.partitions);
+              tracer_.publish(trace::TopicPartitionCount{.topic = v.topic, .partitions = v.partitions});
+              for (auto& [name, c] : consumers_) c->on_metadata_change();
+            },
+            [this](const verb::Produce& v) { workload_.set_production(v.topic, v.produce_gap, v.records_per_sec); },
+            [this](const verb::Network& v) { apply_network_event(kernel_, tracer_, network_, v, resolver()); },
+            [this](const verb::PartitionNetwork& v) {
+              apply_network_event(kernel_, tracer_, network_, v, resolver());
+            },
+            [this](const verb::FailCoordinator& v) { fail_coordinator(v); },
+            [this](const verb::StopBroker& v) { stop_broker(v.broker); },
+            [this](const verb::CrashBroker& v) { crash_broker(v.broker); },
+            [this](const verb::StartBroker& v) { start_broker(v.broker); },
+            [this](const verb::Rollout& v) { fleet_->apply(v); },
+            [this](const verb::DrainNode& v) { fleet_->apply(v); },
+            [this](const verb::RestartBroker& v) {
+              // The start comes after_ms after the process stopped.
+              const auto start_later = [this, b = v.broker, after = v.after] {
+                kernel_.schedule_closure_after(after, [this, b] { start_broker(b); });
+              };
+              if (v.graceful) {
+                stop_broker(v.broker, start_later);
+              } else {
+                crash_broker(v.broker);
+                start_later();
+              }
+            },
+        },
+        e.verb);
+  }
+
+  EndpointResolver resolver() {
+    return [this](const std::string& a, const std::string& b) { return resolve(a, b); };
   }
 
   /// The group's coordinator broker dies. Its connections reset at once; the controller fences it
   /// after broker.session.timeout.ms and elects, for every __consumer_offsets partition it led,
   /// the next live replica, which loads the partition. With down_ms it comes back (a follower).
-  void fail_coordinator(const EventSpec& e) {
+  void fail_coordinator(const verb::FailCoordinator& e) {
     const std::int32_t p = coordinator_partition(e.group, cluster_.offsets_topic_num_partitions);
     const std::int32_t b = cluster_.leader_of_offsets_partition(p);
     if (b < 0 || cluster_.broker_down[static_cast<std::size_t>(b)]) {
