@@ -16,6 +16,7 @@
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
 #include "models/protocol/overloaded.hpp"
+#include "models/protocol/variant.hpp"
 #include "models/scenario/script_network.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/assert.hpp"
@@ -168,7 +169,7 @@ class ShareWorld {
         std::move(overrides));
     int sequence = 0;
     for (const auto& c : spec.consumers) {
-      ConsumerConfig config = resolve_consumer_config(c, "share", ++sequence);
+      ConsumerConfig config = resolve_consumer_config(c, variant_name(Variant::Share), ++sequence);
       consumers_.emplace(c.name, std::make_unique<ShareConsumer>(
                                      kernel_, tracer_, net_, c, std::move(config), seed,
                                      [this](const TopicPartition& tp) { return leader_node(tp); },

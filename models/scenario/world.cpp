@@ -14,6 +14,7 @@
 #include "models/client/async_consumer.hpp"
 #include "models/protocol/config.hpp"
 #include "models/protocol/overloaded.hpp"
+#include "models/protocol/variant.hpp"
 #include "models/protocol/trace_jsonl.hpp"
 #include "models/coordinator/consumer_group_coordinator.hpp"
 #include "models/coordinator/group_coordinator.hpp"
@@ -29,14 +30,11 @@
 
 namespace rsim {
 
-bool variant_supported(const std::string& variant) {
-  return variant == "classic-eager" || variant == "classic-cooperative" || variant == "consumer" ||
-         variant == "share";
-}
+bool variant_supported(const std::string& variant) { return variant_named(variant).has_value(); }
 
 std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const std::string& variant) {
   std::vector<std::string> problems;
-  if (variant == "share") {
+  if (variant_named(variant) == Variant::Share) {
     problems = share_unsupported_features(spec);
     if (!spec.deployments.empty())
       problems.push_back("/deployments: fleets (deployments, autoscalers) are not simulated under share yet; run "
@@ -317,7 +315,7 @@ class Broker {
 
 class World {
  public:
-  World(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed,
+  World(const ScenarioSpec& spec, Variant variant, std::uint64_t seed,
         const sim::WatchdogLimits& limits, const ModelOptions& options)
       : spec_(spec),
         options_(options),
@@ -353,7 +351,7 @@ class World {
     // Each consumer is its own process (JVM), whose first KafkaConsumer takes number 1 of the
     // process's client-id sequence (ConsumerConfig's CONSUMER_CLIENT_ID_SEQUENCE starts at 1).
     for (const auto& c : spec.consumers) {
-      ConsumerConfig config = resolve_consumer_config(c, variant, 1);
+      ConsumerConfig config = resolve_consumer_config(c, variant_name(variant), 1);
       consumers_.emplace(c.name, make_consumer(c, std::move(config), seed_));
     }
     if (!spec.deployments.empty()) make_fleet();
@@ -364,7 +362,7 @@ class World {
   std::uint64_t run(const std::vector<TraceSink*>& sinks, trace::Detail detail) {
     tracer_.set_detail(static_cast<int>(detail));
     for (auto* s : sinks) tracer_.attach(*s);
-    tracer_.publish(trace::RunStart{.scenario = spec_.name, .protocol = variant_, .seed = seed_,
+    tracer_.publish(trace::RunStart{.scenario = spec_.name, .protocol = variant_name(variant_), .seed = seed_,
                                     .duration_ms = sim::to_ms(spec_.duration)});
     for (const auto& t : spec_.topics) {
       tracer_.publish(trace::TopicPartitionCount{.topic = t.name, .partitions = t.partitions});
@@ -429,16 +427,15 @@ class World {
     host.spawn = [this](const ConsumerSpec& c, std::uint64_t seed) -> ConsumerModel& {
       // A pod template with its own group.protocol (a rollout that migrates the group) runs that
       // protocol's client, as a restart with that config does.
-      std::string variant = variant_;
+      Variant variant = variant_;
       const ConsumerSpec* spec = &c;
       if (const auto gp = c.config.find("group.protocol"); gp != c.config.end()) {
-        const std::string protocol = gp->second.get<std::string>();
-        if (protocol != group_protocol_of(variant_)) variant = protocol == "consumer" ? "consumer" : "classic-eager";
+        variant = incarnation_variant(gp->second.get<std::string>());
         ConsumerSpec& s = incarnation_specs_.emplace_back(c);
         s.config.erase("group.protocol");
         spec = &s;
       }
-      auto next = make_consumer(*spec, resolve_consumer_config(*spec, variant, 1), seed);
+      auto next = make_consumer(*spec, resolve_consumer_config(*spec, variant_name(variant), 1), seed);
       if (const auto it = consumers_.find(c.name); it != consumers_.end()) retired_consumers_.push_back(std::move(it->second));
       consumers_[c.name] = std::move(next);
       return *consumers_[c.name];
@@ -475,6 +472,14 @@ class World {
     return {consumer(endpoint).node()};
   }
 
+  /// The variant of a new incarnation whose configs set `group.protocol`: the run's own when it
+  /// is the run's protocol, else the other protocol with Kafka's default assignors (back to
+  /// classic under the consumer variant: range first).
+  Variant incarnation_variant(const std::string& protocol) const {
+    if (protocol == group_protocol_name(group_protocol(variant_))) return variant_;
+    return protocol == group_protocol_name(GroupProtocol::Consumer) ? Variant::Consumer : Variant::ClassicEager;
+  }
+
   /// A start/restart `config`: merged over the consumer's earlier event configs.
   void merge_overrides(const std::string& name, const EventConfig& config) {
     auto& ov = overrides_[name];
@@ -489,12 +494,8 @@ class World {
     ConsumerSpec& s = incarnation_specs_.emplace_back(base);
     s.topics = consumer(name).topics();
     const auto& ov = overrides_[name];
-    std::string variant = variant_;
-    if (const auto gp = ov.find("group.protocol"); gp != ov.end()) {
-      const std::string protocol = gp->second.get<std::string>();
-      // Back to classic under the consumer variant: Kafka's default assignors (range first).
-      if (protocol != group_protocol_of(variant_)) variant = protocol == "consumer" ? "consumer" : "classic-eager";
-    }
+    Variant variant = variant_;
+    if (const auto gp = ov.find("group.protocol"); gp != ov.end()) variant = incarnation_variant(gp->second.get<std::string>());
     nlohmann::ordered_json shown = nlohmann::ordered_json::object();
     for (const auto& [k, v] : ov) {
       shown[k] = v;
@@ -505,8 +506,8 @@ class World {
     // A new process draws new random ids (a KIP-848 member id is the client's own UUID).
     const int n = ++incarnations_[name];
     const std::uint64_t seed = seed_ ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(n));
-    auto next = make_consumer(s, resolve_consumer_config(s, variant, 1), seed);
-    const std::string protocol = group_protocol_of(variant) == "classic" ? variant : "consumer";
+    auto next = make_consumer(s, resolve_consumer_config(s, variant_name(variant), 1), seed);
+    const std::string protocol = variant_name(variant);
     tracer_.publish(trace::ConsumerConfig{.consumer = name, .protocol = protocol, .incarnation = n + 1, .config = &shown});
     retired_consumers_.push_back(std::move(consumers_.at(name)));
     consumers_[name] = std::move(next);
@@ -823,7 +824,7 @@ class World {
   const ScenarioSpec& spec_;
   ModelOptions options_;
   ModelCounters counters_;  // the models count into it (ModelOptions and counters: no globals)
-  std::string variant_;
+  Variant variant_;
   std::uint64_t seed_;
   sim::Kernel kernel_;
   Tracer tracer_;
@@ -852,9 +853,10 @@ std::uint64_t run_scenario(const ScenarioSpec& spec, const std::string& variant,
                            const std::vector<TraceSink*>& sinks, trace::Detail detail,
                            const sim::WatchdogLimits& limits, const ModelOptions& options,
                            ModelCounters* counters) {
-  SIM_ASSERT(variant_supported(variant));
-  if (variant == "share") return run_share_scenario(spec, seed, sinks, detail, limits);
-  World world(spec, variant, seed, limits, options);
+  const std::optional<Variant> v = variant_named(variant);
+  SIM_ASSERT(v.has_value());
+  if (*v == Variant::Share) return run_share_scenario(spec, seed, sinks, detail, limits);
+  World world(spec, *v, seed, limits, options);
   const std::uint64_t fired = world.run(sinks, detail);
   if (counters != nullptr) *counters = world.counters();
   return fired;

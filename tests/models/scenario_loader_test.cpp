@@ -1182,7 +1182,7 @@ TEST_CASE("each verb becomes its own struct with only its fields") {
   json doc = base();
   doc["cluster"] = {{"brokers", 2}};
   doc["events"] = {
-      {{"at_ms", 1000}, {"do", "start"}, {"consumer", "A"}, {"config", {{"session.timeout.ms", 30000}}}},
+      {{"at_ms", 1000}, {"do", "start"}, {"consumer", "A"}, {"config", {{"max.poll.records", 100}}}},
       {{"at_ms", 2000}, {"do", "stall"}, {"consumer", "B"}, {"for_ms", 1500}},
       {{"at_ms", 3000}, {"do", "add-partitions"}, {"topic", "orders"}, {"partitions", 8}},
       {{"at_ms", 4000}, {"do", "partition-network"}, {"between", {"A", "broker-1"}}, {"for_ms", 250}},
@@ -1194,7 +1194,7 @@ TEST_CASE("each verb becomes its own struct with only its fields") {
   REQUIRE(start != nullptr);
   CHECK(start->consumer == "A");
   CHECK(start->has_config);
-  CHECK(start->config.at("session.timeout.ms") == 30000);
+  CHECK(start->config.at("max.poll.records") == 100);
   CHECK(rsim::verb_config(s.events[0].verb) == &start->config);
   CHECK(*rsim::verb_consumer(s.events[1].verb) == "B");
   CHECK(s.events[1].as<rsim::verb::Stall>()->for_.count() == 1'500'000);
