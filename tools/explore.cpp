@@ -13,6 +13,7 @@
 
 #include "models/coordinator/consumer_group_coordinator.hpp"
 #include "models/protocol/config.hpp"
+#include "models/protocol/overloaded.hpp"
 #include "models/scenario/world.hpp"
 #include "sim/assert.hpp"
 #include "sim/rng.hpp"
@@ -70,12 +71,33 @@ std::int64_t liveness_bound_ms(const ScenarioSpec& s, const std::string& variant
 std::int64_t last_fault_end_us(const ScenarioSpec& s) {
   std::int64_t end = 0;
   for (const auto& e : s.events) {
-    if (e.kind == "start" || e.kind == "subscribe" || e.kind == "produce") continue;
-    sim::SimTime t = e.at;
-    if (e.kind == "restart") t += e.after;
-    if (e.has_for) t += e.for_;
-    if (e.has_down) t += e.down;
-    end = std::max(end, static_cast<std::int64_t>(t.count()));
+    // How long past its `at` each verb's fault lasts; nullopt: not a fault.
+    const std::optional<sim::SimTime> lasts = std::visit(
+        Overloaded{
+            [](const verb::Start&) -> std::optional<sim::SimTime> { return std::nullopt; },
+            [](const verb::Subscribe&) -> std::optional<sim::SimTime> { return std::nullopt; },
+            [](const verb::Produce&) -> std::optional<sim::SimTime> { return std::nullopt; },
+            [](const verb::Restart& v) -> std::optional<sim::SimTime> { return v.after; },
+            [](const verb::Stall& v) -> std::optional<sim::SimTime> { return v.for_; },
+            [](const verb::Pause& v) -> std::optional<sim::SimTime> { return v.for_; },
+            [](const verb::Network& v) -> std::optional<sim::SimTime> { return v.has_for ? v.for_ : sim::SimTime{0}; },
+            [](const verb::PartitionNetwork& v) -> std::optional<sim::SimTime> { return v.for_; },
+            [](const verb::FailCoordinator& v) -> std::optional<sim::SimTime> {
+              return v.has_down ? v.down : sim::SimTime{0};
+            },
+            [](const verb::Stop&) -> std::optional<sim::SimTime> { return sim::SimTime{0}; },
+            [](const verb::Crash&) -> std::optional<sim::SimTime> { return sim::SimTime{0}; },
+            [](const verb::AddPartitions&) -> std::optional<sim::SimTime> { return sim::SimTime{0}; },
+            [](const verb::StopBroker&) -> std::optional<sim::SimTime> { return sim::SimTime{0}; },
+            [](const verb::CrashBroker&) -> std::optional<sim::SimTime> { return sim::SimTime{0}; },
+            [](const verb::StartBroker&) -> std::optional<sim::SimTime> { return sim::SimTime{0}; },
+            [](const verb::RestartBroker&) -> std::optional<sim::SimTime> { return sim::SimTime{0}; },
+            [](const verb::Rollout&) -> std::optional<sim::SimTime> { return sim::SimTime{0}; },
+            [](const verb::DrainNode&) -> std::optional<sim::SimTime> { return sim::SimTime{0}; },
+        },
+        e.verb);
+    if (!lasts) continue;
+    end = std::max(end, static_cast<std::int64_t>((e.at + *lasts).count()));
   }
   return end;
 }

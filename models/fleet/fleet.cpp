@@ -328,24 +328,22 @@ void Fleet::reconcile_stateful_set(std::size_t d) {
 
 // --- events -------------------------------------------------------------------------------------
 
-void Fleet::apply(const EventSpec& e) {
-  if (e.kind == "rollout") {
-    std::size_t d = 0;
-    while (deployments_[d].spec->name != e.deployment) ++d;
-    Deployment& dep = deployments_[d];
-    // A new pod template: the current one with the event's configs over it (none: a restart).
-    auto next = std::make_shared<ConsumerSpec>(*dep.templates.back());
-    for (const auto& [k, v] : e.config) {
-      next->config[k] = v;
-      for (auto& [gp, cfg] : next->config_by_protocol) cfg.erase(k);
-    }
-    dep.templates.push_back(std::move(next));
-    dep.revision = static_cast<std::int32_t>(dep.templates.size());
-    reconcile(d);
-  } else if (e.kind == "drain-node") {
-    drain(std::stoi(e.node.substr(5)));
+void Fleet::apply(const verb::Rollout& e) {
+  std::size_t d = 0;
+  while (deployments_[d].spec->name != e.deployment) ++d;
+  Deployment& dep = deployments_[d];
+  // A new pod template: the current one with the event's configs over it (none: a restart).
+  auto next = std::make_shared<ConsumerSpec>(*dep.templates.back());
+  for (const auto& [k, v] : e.config) {
+    next->config[k] = v;
+    for (auto& [gp, cfg] : next->config_by_protocol) cfg.erase(k);
   }
+  dep.templates.push_back(std::move(next));
+  dep.revision = static_cast<std::int32_t>(dep.templates.size());
+  reconcile(d);
 }
+
+void Fleet::apply(const verb::DrainNode& e) { drain(std::stoi(e.node.substr(5))); }
 
 void Fleet::drain(std::int32_t node) {
   cordoned_.insert(node);

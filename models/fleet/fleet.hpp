@@ -48,7 +48,8 @@ class Fleet final : public TraceSink {
   /// At the run's start: the deployments' first pods, the autoscalers' loops.
   void start();
   /// `rollout` and `drain-node` events.
-  void apply(const EventSpec& e);
+  void apply(const verb::Rollout& e);
+  void apply(const verb::DrainNode& e);
   void on_event(sim::SimTime t, const trace::Event& e) override;
 
  private:

@@ -314,36 +314,38 @@ void parse_fleet(const json& doc, ScenarioSpec& s, std::vector<std::string>& pro
     std::set<std::string> protocols;
     for (const auto& v : s.protocols)
       if (v != "share") protocols.insert(group_protocol_of(v));
-    for (const auto& e : s.events) {
-      if (e.kind != "rollout" || !e.has_config || merged.count(e.deployment) == 0) continue;
-      auto& cfg = merged[e.deployment];
-      for (const auto& [k, v] : e.config) cfg[k] = v;
+    for (const auto& ev : s.events) {
+      const auto* e = ev.as<verb::Rollout>();
+      if (e == nullptr || !e->has_config || merged.count(e->deployment) == 0) continue;
+      auto& cfg = merged[e->deployment];
+      for (const auto& [k, v] : e->config) cfg[k] = v;
       std::set<std::string> runs = protocols;
       if (const auto gp = cfg.find("group.protocol"); gp != cfg.end()) runs = {gp->second.get<std::string>()};
       for (const auto& gp : runs)
         for (const auto& key : consumer_keys_rejected_under(gp))
           if (cfg.count(key) > 0)
-            r.problem(child(child("/events", e.index), "config"),
+            r.problem(child(child("/events", ev.index), "config"),
                       fmt::format("kafka rejects {} with group.protocol={}, which the rolled-out pods run", key, gp));
     }
   }
   // The fleet events name a deployment or a node.
   std::int32_t nodes = 0;
   for (const auto& d : s.deployments) nodes = std::max(nodes, d.nodes);
-  for (const auto& e : s.events) {
-    const std::string ptr = child("/events", e.index);
-    if (e.kind == "rollout" &&
-        std::find(deployment_names.begin(), deployment_names.end(), e.deployment) == deployment_names.end()) {
-      const std::string guess = closest_match(e.deployment, deployment_names);
-      r.problem(child(ptr, "deployment"), fmt::format("unknown deployment \"{}\"", e.deployment) +
+  for (const auto& ev : s.events) {
+    const std::string ptr = child("/events", ev.index);
+    if (const auto* e = ev.as<verb::Rollout>();
+        e != nullptr &&
+        std::find(deployment_names.begin(), deployment_names.end(), e->deployment) == deployment_names.end()) {
+      const std::string guess = closest_match(e->deployment, deployment_names);
+      r.problem(child(ptr, "deployment"), fmt::format("unknown deployment \"{}\"", e->deployment) +
                                              (guess.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", guess)));
     }
-    if (e.kind == "drain-node") {
-      const std::string n = e.node.starts_with("node-") ? e.node.substr(5) : "";
+    if (const auto* e = ev.as<verb::DrainNode>()) {
+      const std::string n = e->node.starts_with("node-") ? e->node.substr(5) : "";
       const bool digits = !n.empty() && n.size() <= 4 && std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
       if (!digits || std::stoi(n) >= nodes)
         r.problem(child(ptr, "node"), fmt::format("unknown node \"{}\": the deployments' nodes are node-0..node-{}",
-                                                 e.node, std::max(nodes - 1, 0)));
+                                                 e->node, std::max(nodes - 1, 0)));
     }
   }
 }

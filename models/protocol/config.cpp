@@ -1,4 +1,6 @@
 #include "models/protocol/config.hpp"
+#include "models/protocol/variant.hpp"
+#include "sim/assert.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -579,7 +581,9 @@ void read_into(const std::map<std::string, json>& config, const std::string& key
 
 ConsumerConfig resolve_consumer_config(const ConsumerSpec& consumer, const std::string& variant,
                                        int client_sequence) {
-  const std::string protocol = group_protocol_of(variant);
+  const std::optional<Variant> v = variant_named(variant);
+  SIM_ASSERT_MSG(v.has_value(), "not a protocol variant: " + variant);
+  const std::string protocol = group_protocol_name(group_protocol(*v));
   std::map<std::string, json> merged = consumer.config;
   if (const auto it = consumer.config_by_protocol.find(protocol);
       it != consumer.config_by_protocol.end()) {
@@ -610,7 +614,7 @@ ConsumerConfig resolve_consumer_config(const ConsumerSpec& consumer, const std::
   read("enable.auto.commit", c.enable_auto_commit);
   read("auto.commit.interval.ms", c.auto_commit_interval_ms);
   // The classic variants choose the assignors unless the consumer does (contract table).
-  if (variant == "classic-cooperative") {
+  if (*v == Variant::ClassicCooperative) {
     c.partition_assignment_strategy = {"cooperative-sticky"};
   } else {
     c.partition_assignment_strategy = {"range", "cooperative-sticky"};

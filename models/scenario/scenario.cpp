@@ -17,6 +17,7 @@
 #endif
 
 #include "models/protocol/config.hpp"
+#include "models/protocol/overloaded.hpp"
 #include "models/scenario/json_guard.hpp"
 
 namespace rsim {
@@ -73,6 +74,110 @@ std::string child(const std::string& ptr, const std::string& key) {
 }
 std::string child(const std::string& ptr, std::size_t index) {
   return fmt::format("{}/{}", ptr, index);
+}
+
+// One event as read, every verb's fields side by side; to_verb() keeps the fields of its verb.
+struct RawEvent {
+  sim::SimTime at{0};
+  std::string kind;
+  std::size_t index = 0;
+  std::string consumer;
+  std::int32_t broker = -1;
+  std::string topic;
+  std::string group;
+  std::vector<std::string> topics;
+  std::int32_t partitions = 0;
+  sim::SimTime after{0};
+  sim::SimTime for_{0};
+  bool has_for = false;
+  bool graceful = true;
+  bool one_way = false;
+  sim::SimTime down{0};
+  bool has_down = false;
+  std::vector<std::string> between;
+  std::optional<sim::Distribution> latency;
+  std::optional<double> drop_rate;
+  std::optional<sim::Distribution> produce_gap;
+  double records_per_sec = 0;
+  std::map<std::string, json> config;
+  bool has_config = false;
+  std::string deployment;
+  std::string node;
+};
+
+// The typed event of a checked RawEvent whose kind is a known verb.
+EventSpec to_event(RawEvent&& r) {
+  EventSpec e{.at = r.at, .index = r.index, .verb = *verb_named(r.kind)};
+  std::visit(Overloaded{
+                 [&](verb::Start& v) {
+                   v.consumer = std::move(r.consumer);
+                   v.config = std::move(r.config);
+                   v.has_config = r.has_config;
+                 },
+                 [&](verb::Stop& v) { v.consumer = std::move(r.consumer); },
+                 [&](verb::Crash& v) { v.consumer = std::move(r.consumer); },
+                 [&](verb::Restart& v) {
+                   v.consumer = std::move(r.consumer);
+                   v.after = r.after;
+                   v.graceful = r.graceful;
+                   v.config = std::move(r.config);
+                   v.has_config = r.has_config;
+                 },
+                 [&](verb::Stall& v) {
+                   v.consumer = std::move(r.consumer);
+                   v.for_ = r.for_;
+                 },
+                 [&](verb::Pause& v) {
+                   v.consumer = std::move(r.consumer);
+                   v.for_ = r.for_;
+                 },
+                 [&](verb::Subscribe& v) {
+                   v.consumer = std::move(r.consumer);
+                   v.topics = std::move(r.topics);
+                 },
+                 [&](verb::AddPartitions& v) {
+                   v.topic = std::move(r.topic);
+                   v.partitions = r.partitions;
+                 },
+                 [&](verb::Network& v) {
+                   v.between = std::move(r.between);
+                   v.one_way = r.one_way;
+                   v.latency = r.latency;
+                   v.drop_rate = r.drop_rate;
+                   v.for_ = r.for_;
+                   v.has_for = r.has_for;
+                 },
+                 [&](verb::PartitionNetwork& v) {
+                   v.between = std::move(r.between);
+                   v.for_ = r.for_;
+                 },
+                 [&](verb::FailCoordinator& v) {
+                   v.group = std::move(r.group);
+                   v.down = r.down;
+                   v.has_down = r.has_down;
+                 },
+                 [&](verb::Produce& v) {
+                   v.topic = std::move(r.topic);
+                   v.produce_gap = r.produce_gap;
+                   v.records_per_sec = r.records_per_sec;
+                 },
+                 [&](verb::StopBroker& v) { v.broker = r.broker; },
+                 [&](verb::CrashBroker& v) { v.broker = r.broker; },
+                 [&](verb::StartBroker& v) { v.broker = r.broker; },
+                 [&](verb::RestartBroker& v) {
+                   v.broker = r.broker;
+                   v.after = r.after;
+                   v.graceful = r.graceful;
+                 },
+                 [&](verb::Rollout& v) {
+                   v.deployment = std::move(r.deployment);
+                   v.config = std::move(r.config);
+                   v.has_config = r.has_config;
+                 },
+                 [&](verb::DrainNode& v) { v.node = std::move(r.node); },
+             },
+             e.verb);
+  return e;
 }
 
 // The offending value as written, cut short so that one message stays one line.
@@ -510,7 +615,8 @@ void check_scenario_size(Parser& p, const ScenarioSpec& s) {
   std::map<std::string, std::int64_t> largest;
   for (const auto& t : s.topics) largest[t.name] = t.partitions;
   for (const auto& e : s.events)
-    if (e.kind == "add-partitions") largest[e.topic] = std::max<std::int64_t>(largest[e.topic], e.partitions);
+    if (const auto* add = e.as<verb::AddPartitions>())
+      largest[add->topic] = std::max<std::int64_t>(largest[add->topic], add->partitions);
   for (const auto& [name, n] : largest) partitions += n;
   if (partitions > kMaxTotalPartitions) {
     p.problem("/topics", fmt::format("{} partitions in all; the simulator's limit is {}",
@@ -608,10 +714,10 @@ ScenarioError::ScenarioError(std::string file, std::vector<std::string> problems
 }
 
 const std::vector<std::string>& event_kinds() {
-  static const std::vector<std::string> kinds{
-      "start", "stop", "crash", "restart", "stall", "pause", "subscribe", "add-partitions",
-      "network", "partition-network", "fail-coordinator", "produce", "stop-broker", "crash-broker",
-      "start-broker", "restart-broker", "rollout", "drain-node"};
+  // The verbs of the closed variant, in its order.
+  static const std::vector<std::string> kinds = []<std::size_t... I>(std::index_sequence<I...>) {
+    return std::vector<std::string>{std::variant_alternative_t<I, Verb>::kDo...};
+  }(std::make_index_sequence<std::variant_size_v<Verb>>{});
   return kinds;
 }
 
@@ -1197,7 +1303,7 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, con
         continue;
       }
       const std::size_t before = p.problems.size();
-      EventSpec ev;
+      RawEvent ev;
       ev.index = i;
       const auto kind = p.read_string(e, "do", ptr);
       if (!e.contains("do")) p.problem(child(ptr, "do"), "missing");
@@ -1339,7 +1445,7 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, con
           }
         }
       }
-      if (p.problems.size() == before) s.events.push_back(std::move(ev));
+      if (p.problems.size() == before) s.events.push_back(to_event(std::move(ev)));
     }
   }
   // Equal times keep file order: the script reads top to bottom.
@@ -1352,14 +1458,16 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, con
     std::map<std::string, std::map<std::string, json>> overrides;  // consumer -> event configs
     std::map<std::string, std::map<std::string, std::string>> set_at;  // consumer -> key -> path
     for (const auto& ev : s.events) {
-      if (!ev.has_config) continue;
-      const ConsumerSpec* c = s.consumer(ev.consumer);
+      const EventConfig* config = verb_config(ev.verb);
+      const std::string* name = verb_consumer(ev.verb);
+      if (config == nullptr || name == nullptr) continue;
+      const ConsumerSpec* c = s.consumer(*name);
       if (c == nullptr) continue;
       const std::string ptr = child(child("/events", ev.index), "config");
-      auto& ov = overrides[ev.consumer];
-      for (const auto& [k, v] : ev.config) {
+      auto& ov = overrides[*name];
+      for (const auto& [k, v] : *config) {
         ov[k] = v;
-        set_at[ev.consumer][k] = child(ptr, k);
+        set_at[*name][k] = child(ptr, k);
       }
       std::vector<std::string> protocols;  // the group protocols this incarnation may run
       const bool explicit_protocol = ov.count("group.protocol") > 0;
@@ -1373,7 +1481,7 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, con
         const char* home = gp == "classic" ? "consumer" : "classic";
         for (const auto& key : consumer_keys_rejected_under(gp)) {
           if (ov.count(key) > 0) {
-            p.problem(set_at[ev.consumer][key],
+            p.problem(set_at[*name][key],
                       explicit_protocol
                           ? fmt::format("kafka rejects this key with group.protocol={}, the "
                                         "protocol of this incarnation",
@@ -1397,8 +1505,8 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, con
         const ConsumerConfig d;
         const std::int64_t hb = int_or(merged, "heartbeat.interval.ms", d.heartbeat_interval_ms);
         const std::int64_t st = int_or(merged, "session.timeout.ms", d.session_timeout_ms);
-        if (hb >= st && (ev.config.count("heartbeat.interval.ms") > 0 ||
-                         ev.config.count("session.timeout.ms") > 0)) {
+        if (hb >= st && (config->count("heartbeat.interval.ms") > 0 ||
+                         config->count("session.timeout.ms") > 0)) {
           p.problem(ptr, fmt::format("heartbeat.interval.ms ({}) must be < session.timeout.ms ({}) "
                                      "in this incarnation",
                                      hb, st));
@@ -1411,14 +1519,15 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, con
     std::map<std::string, std::int32_t> counts;
     for (const auto& t : s.topics) counts[t.name] = t.partitions;
     for (const auto& ev : s.events) {
-      if (ev.kind != "add-partitions") continue;
-      std::int32_t& current = counts[ev.topic];
-      if (ev.partitions <= current) {
+      const auto* add = ev.as<verb::AddPartitions>();
+      if (add == nullptr) continue;
+      std::int32_t& current = counts[add->topic];
+      if (add->partitions <= current) {
         p.problem(child(child("/events", ev.index), "partitions"),
                   fmt::format("must be greater than the current partition count ({}), got {}",
-                              current, ev.partitions));
+                              current, add->partitions));
       } else {
-        current = ev.partitions;
+        current = add->partitions;
       }
     }
   }

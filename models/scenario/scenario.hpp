@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/fleet/fleet_spec.hpp"
+#include "models/scenario/events.hpp"
 #include "sim/distribution.hpp"
 #include "sim/time.hpp"
 
@@ -112,38 +113,6 @@ struct ConsumerSpec {
   CommitMode commit = CommitMode::Auto;
   StopMode on_stop = StopMode::Wakeup;
   OutcomesSpec outcomes;  // `outcomes`
-};
-
-struct EventSpec {
-  sim::SimTime at{0};
-  std::string kind;  // the `do`: start, stop, crash, restart, stall, pause, subscribe, ...
-  std::size_t index = 0;  // position in /events, for messages
-  std::string consumer;
-  std::int32_t broker = -1;  // stop-broker, crash-broker, start-broker, restart-broker
-  std::string topic;
-  std::string group;
-  std::vector<std::string> topics;
-  std::int32_t partitions = 0;
-  sim::SimTime after{0};
-  sim::SimTime for_{0};
-  bool has_for = false;
-  bool graceful = true;
-  bool one_way = false;  // network: only the links from between[0] to between[1]
-  sim::SimTime down{0};
-  bool has_down = false;
-  std::vector<std::string> between;
-  std::optional<sim::Distribution> latency;
-  std::optional<double> drop_rate;
-  // `produce`: the new gap between records (none: production stops) and the rate it came from.
-  std::optional<sim::Distribution> produce_gap;
-  double records_per_sec = 0;
-  /// `start` / `restart`: Kafka consumer configs of the new incarnation (normalized as
-  /// ConsumerSpec::config), `group.protocol` ("classic" / "consumer") included. They stay for
-  /// the consumer's later incarnations until another event changes them.
-  std::map<std::string, nlohmann::json> config;
-  bool has_config = false;
-  std::string deployment;  // rollout
-  std::string node;        // drain-node: "node-N"
 };
 
 /// One `expect` entry: a metric assertion (`metric`, `op`, `value`, ...) or, when it has

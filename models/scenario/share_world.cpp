@@ -15,6 +15,8 @@
 #include "models/coordinator/share_partition.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
+#include "models/protocol/overloaded.hpp"
+#include "models/protocol/variant.hpp"
 #include "models/scenario/script_network.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/assert.hpp"
@@ -27,7 +29,7 @@ namespace rsim {
 std::vector<std::string> share_unsupported_features(const ScenarioSpec& spec) {
   std::vector<std::string> problems;
   for (const auto& e : spec.events) {
-    if (e.kind == "fail-coordinator") {
+    if (e.as<verb::FailCoordinator>() != nullptr) {
       problems.push_back(fmt::format("/events/{}: fail-coordinator is not simulated for share groups by this "
                                      "version yet",
                                      e.index));
@@ -167,7 +169,7 @@ class ShareWorld {
         std::move(overrides));
     int sequence = 0;
     for (const auto& c : spec.consumers) {
-      ConsumerConfig config = resolve_consumer_config(c, "share", ++sequence);
+      ConsumerConfig config = resolve_consumer_config(c, variant_name(Variant::Share), ++sequence);
       consumers_.emplace(c.name, std::make_unique<ShareConsumer>(
                                      kernel_, tracer_, net_, c, std::move(config), seed,
                                      [this](const TopicPartition& tp) { return leader_node(tp); },
@@ -660,28 +662,43 @@ class ShareWorld {
     return {consumer(endpoint).node()};
   }
 
+  /// Carries out one verb of the script; a verb not handled here does not compile. The verbs a
+  /// share run does not simulate are refused before the run (share_unsupported_features).
   void apply(const EventSpec& e) {
-    if (e.kind == "start") consumer(e.consumer).start();
-    else if (e.kind == "stop") consumer(e.consumer).request_stop();
-    else if (e.kind == "crash") consumer(e.consumer).crash();
-    else if (e.kind == "restart") consumer(e.consumer).restart(e.after, e.graceful);
-    else if (e.kind == "stall") consumer(e.consumer).stall(e.for_);
-    else if (e.kind == "pause") consumer(e.consumer).pause(e.for_);
-    else if (e.kind == "subscribe") {
-      tracer_.publish(trace::ConsumerSubscribe{.consumer = e.consumer, .topics = e.topics});
-      consumer(e.consumer).subscribe(e.topics);
-    } else if (e.kind == "add-partitions") {
-      cluster_.partitions_per_topic[e.topic] = e.partitions;
-      workload_.set_partition_count(e.topic, e.partitions);
-      tracer_.publish(trace::TopicPartitionCount{.topic = e.topic, .partitions = e.partitions});
-    } else if (e.kind == "produce") {
-      workload_.set_production(e.topic, e.produce_gap, e.records_per_sec);
-    } else if (e.kind == "network" || e.kind == "partition-network") {
-      apply_network_event(kernel_, tracer_, net_, e,
-                          [this](const std::string& a, const std::string& b) { return resolve(a, b); });
-    } else {
-      SIM_ASSERT_MSG(false, "event kind not handled in a share run: " + e.kind);
-    }
+    const auto not_simulated = [&e] { SIM_ASSERT_MSG(false, std::string("event kind not handled in a share run: ") + e.kind()); };
+    std::visit(
+        Overloaded{
+            [this](const verb::Start& v) { consumer(v.consumer).start(); },
+            [this](const verb::Stop& v) { consumer(v.consumer).request_stop(); },
+            [this](const verb::Crash& v) { consumer(v.consumer).crash(); },
+            [this](const verb::Restart& v) { consumer(v.consumer).restart(v.after, v.graceful); },
+            [this](const verb::Stall& v) { consumer(v.consumer).stall(v.for_); },
+            [this](const verb::Pause& v) { consumer(v.consumer).pause(v.for_); },
+            [this](const verb::Subscribe& v) {
+              tracer_.publish(trace::ConsumerSubscribe{.consumer = v.consumer, .topics = v.topics});
+              consumer(v.consumer).subscribe(v.topics);
+            },
+            [this](const verb::AddPartitions& v) {
+              cluster_.partitions_per_topic[v.topic] = v.partitions;
+              workload_.set_partition_count(v.topic, v.partitions);
+              tracer_.publish(trace::TopicPartitionCount{.topic = v.topic, .partitions = v.partitions});
+            },
+            [this](const verb::Produce& v) { workload_.set_production(v.topic, v.produce_gap, v.records_per_sec); },
+            [this](const verb::Network& v) { apply_network_event(kernel_, tracer_, net_, v, resolver()); },
+            [this](const verb::PartitionNetwork& v) { apply_network_event(kernel_, tracer_, net_, v, resolver()); },
+            [&](const verb::FailCoordinator&) { not_simulated(); },
+            [&](const verb::StopBroker&) { not_simulated(); },
+            [&](const verb::CrashBroker&) { not_simulated(); },
+            [&](const verb::StartBroker&) { not_simulated(); },
+            [&](const verb::RestartBroker&) { not_simulated(); },
+            [&](const verb::Rollout&) { not_simulated(); },
+            [&](const verb::DrainNode&) { not_simulated(); },
+        },
+        e.verb);
+  }
+
+  EndpointResolver resolver() {
+    return [this](const std::string& a, const std::string& b) { return resolve(a, b); };
   }
 
   const ScenarioSpec& spec_;

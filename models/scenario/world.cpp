@@ -13,6 +13,8 @@
 #include "models/protocol/cluster.hpp"
 #include "models/client/async_consumer.hpp"
 #include "models/protocol/config.hpp"
+#include "models/protocol/overloaded.hpp"
+#include "models/protocol/variant.hpp"
 #include "models/protocol/trace_jsonl.hpp"
 #include "models/coordinator/consumer_group_coordinator.hpp"
 #include "models/coordinator/group_coordinator.hpp"
@@ -28,20 +30,17 @@
 
 namespace rsim {
 
-bool variant_supported(const std::string& variant) {
-  return variant == "classic-eager" || variant == "classic-cooperative" || variant == "consumer" ||
-         variant == "share";
-}
+bool variant_supported(const std::string& variant) { return variant_named(variant).has_value(); }
 
 std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const std::string& variant) {
   std::vector<std::string> problems;
-  if (variant == "share") {
+  if (variant_named(variant) == Variant::Share) {
     problems = share_unsupported_features(spec);
     if (!spec.deployments.empty())
       problems.push_back("/deployments: fleets (deployments, autoscalers) are not simulated under share yet; run "
                          "the classic or consumer variants");
     for (const auto& e : spec.events)
-      if (e.has_config)
+      if (verb_config(e.verb) != nullptr)
         problems.push_back(fmt::format(
             "/events/{}/config: a start/restart config (a new incarnation's configs) is not "
             "simulated under share yet; run the classic or consumer variants",
@@ -316,7 +315,7 @@ class Broker {
 
 class World {
  public:
-  World(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed,
+  World(const ScenarioSpec& spec, Variant variant, std::uint64_t seed,
         const sim::WatchdogLimits& limits, const ModelOptions& options)
       : spec_(spec),
         options_(options),
@@ -352,7 +351,7 @@ class World {
     // Each consumer is its own process (JVM), whose first KafkaConsumer takes number 1 of the
     // process's client-id sequence (ConsumerConfig's CONSUMER_CLIENT_ID_SEQUENCE starts at 1).
     for (const auto& c : spec.consumers) {
-      ConsumerConfig config = resolve_consumer_config(c, variant, 1);
+      ConsumerConfig config = resolve_consumer_config(c, variant_name(variant), 1);
       consumers_.emplace(c.name, make_consumer(c, std::move(config), seed_));
     }
     if (!spec.deployments.empty()) make_fleet();
@@ -363,7 +362,7 @@ class World {
   std::uint64_t run(const std::vector<TraceSink*>& sinks, trace::Detail detail) {
     tracer_.set_detail(static_cast<int>(detail));
     for (auto* s : sinks) tracer_.attach(*s);
-    tracer_.publish(trace::RunStart{.scenario = spec_.name, .protocol = variant_, .seed = seed_,
+    tracer_.publish(trace::RunStart{.scenario = spec_.name, .protocol = variant_name(variant_), .seed = seed_,
                                     .duration_ms = sim::to_ms(spec_.duration)});
     for (const auto& t : spec_.topics) {
       tracer_.publish(trace::TopicPartitionCount{.topic = t.name, .partitions = t.partitions});
@@ -428,16 +427,15 @@ class World {
     host.spawn = [this](const ConsumerSpec& c, std::uint64_t seed) -> ConsumerModel& {
       // A pod template with its own group.protocol (a rollout that migrates the group) runs that
       // protocol's client, as a restart with that config does.
-      std::string variant = variant_;
+      Variant variant = variant_;
       const ConsumerSpec* spec = &c;
       if (const auto gp = c.config.find("group.protocol"); gp != c.config.end()) {
-        const std::string protocol = gp->second.get<std::string>();
-        if (protocol != group_protocol_of(variant_)) variant = protocol == "consumer" ? "consumer" : "classic-eager";
+        variant = incarnation_variant(gp->second.get<std::string>());
         ConsumerSpec& s = incarnation_specs_.emplace_back(c);
         s.config.erase("group.protocol");
         spec = &s;
       }
-      auto next = make_consumer(*spec, resolve_consumer_config(*spec, variant, 1), seed);
+      auto next = make_consumer(*spec, resolve_consumer_config(*spec, variant_name(variant), 1), seed);
       if (const auto it = consumers_.find(c.name); it != consumers_.end()) retired_consumers_.push_back(std::move(it->second));
       consumers_[c.name] = std::move(next);
       return *consumers_[c.name];
@@ -474,10 +472,18 @@ class World {
     return {consumer(endpoint).node()};
   }
 
+  /// The variant of a new incarnation whose configs set `group.protocol`: the run's own when it
+  /// is the run's protocol, else the other protocol with Kafka's default assignors (back to
+  /// classic under the consumer variant: range first).
+  Variant incarnation_variant(const std::string& protocol) const {
+    if (protocol == group_protocol_name(group_protocol(variant_))) return variant_;
+    return protocol == group_protocol_name(GroupProtocol::Consumer) ? Variant::Consumer : Variant::ClassicEager;
+  }
+
   /// A start/restart `config`: merged over the consumer's earlier event configs.
-  void merge_overrides(const EventSpec& e) {
-    auto& ov = overrides_[e.consumer];
-    for (const auto& [k, v] : e.config) ov[k] = v;
+  void merge_overrides(const std::string& name, const EventConfig& config) {
+    auto& ov = overrides_[name];
+    for (const auto& [k, v] : config) ov[k] = v;
   }
 
   /// The consumer's next incarnation, a new process: the scenario's consumer with every
@@ -488,12 +494,8 @@ class World {
     ConsumerSpec& s = incarnation_specs_.emplace_back(base);
     s.topics = consumer(name).topics();
     const auto& ov = overrides_[name];
-    std::string variant = variant_;
-    if (const auto gp = ov.find("group.protocol"); gp != ov.end()) {
-      const std::string protocol = gp->second.get<std::string>();
-      // Back to classic under the consumer variant: Kafka's default assignors (range first).
-      if (protocol != group_protocol_of(variant_)) variant = protocol == "consumer" ? "consumer" : "classic-eager";
-    }
+    Variant variant = variant_;
+    if (const auto gp = ov.find("group.protocol"); gp != ov.end()) variant = incarnation_variant(gp->second.get<std::string>());
     nlohmann::ordered_json shown = nlohmann::ordered_json::object();
     for (const auto& [k, v] : ov) {
       shown[k] = v;
@@ -504,74 +506,84 @@ class World {
     // A new process draws new random ids (a KIP-848 member id is the client's own UUID).
     const int n = ++incarnations_[name];
     const std::uint64_t seed = seed_ ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(n));
-    auto next = make_consumer(s, resolve_consumer_config(s, variant, 1), seed);
-    const std::string protocol = group_protocol_of(variant) == "classic" ? variant : "consumer";
+    auto next = make_consumer(s, resolve_consumer_config(s, variant_name(variant), 1), seed);
+    const std::string protocol = variant_name(variant);
     tracer_.publish(trace::ConsumerConfig{.consumer = name, .protocol = protocol, .incarnation = n + 1, .config = &shown});
     retired_consumers_.push_back(std::move(consumers_.at(name)));
     consumers_[name] = std::move(next);
   }
 
+  /// Carries out one verb of the script; a verb not handled here does not compile.
   void apply(const EventSpec& e) {
-    if (e.kind == "start") {
-      if (e.has_config && !consumer(e.consumer).running()) {
-        merge_overrides(e);
-        replace_consumer(e.consumer);
-      }
-      consumer(e.consumer).start();
-    } else if (e.kind == "stop") consumer(e.consumer).request_stop();
-    else if (e.kind == "crash") consumer(e.consumer).crash();
-    else if (e.kind == "restart" && e.has_config) {
-      merge_overrides(e);
-      consumer(e.consumer).restart(e.after, e.graceful, [this, name = e.consumer] {
-        replace_consumer(name);
-        consumer(name).start();
-      });
-    } else if (e.kind == "restart") consumer(e.consumer).restart(e.after, e.graceful);
-    else if (e.kind == "stall") consumer(e.consumer).stall(e.for_);
-    else if (e.kind == "pause") consumer(e.consumer).pause(e.for_);
-    else if (e.kind == "subscribe") {
-      tracer_.publish(trace::ConsumerSubscribe{.consumer = e.consumer, .topics = e.topics});
-      consumer(e.consumer).subscribe(e.topics);
-    } else if (e.kind == "add-partitions") {
-      cluster_.partitions_per_topic[e.topic] = e.partitions;
-      workload_.set_partition_count(e.topic, e.partitions);
-      tracer_.publish(trace::TopicPartitionCount{.topic = e.topic, .partitions = e.partitions});
-      for (auto& [name, c] : consumers_) c->on_metadata_change();
-    } else if (e.kind == "produce") {
-      workload_.set_production(e.topic, e.produce_gap, e.records_per_sec);
-    } else if (e.kind == "network" || e.kind == "partition-network") {
-      apply_network_event(kernel_, tracer_, network_, e,
-                          [this](const std::string& a, const std::string& b) { return resolve(a, b); });
-    } else if (e.kind == "fail-coordinator") {
-      fail_coordinator(e);
-    } else if (e.kind == "stop-broker") {
-      stop_broker(e.broker);
-    } else if (e.kind == "crash-broker") {
-      crash_broker(e.broker);
-    } else if (e.kind == "start-broker") {
-      start_broker(e.broker);
-    } else if (e.kind == "rollout" || e.kind == "drain-node") {
-      fleet_->apply(e);
-    } else if (e.kind == "restart-broker") {
-      // The start comes after_ms after the process stopped.
-      const auto start_later = [this, b = e.broker, after = e.after] {
-        kernel_.schedule_closure_after(after, [this, b] { start_broker(b); });
-      };
-      if (e.graceful) {
-        stop_broker(e.broker, start_later);
-      } else {
-        crash_broker(e.broker);
-        start_later();
-      }
-    } else {
-      SIM_ASSERT_MSG(false, "event kind not handled: " + e.kind);
-    }
+    std::visit(
+        Overloaded{
+            [this](const verb::Start& v) {
+              if (v.has_config && !consumer(v.consumer).running()) {
+                merge_overrides(v.consumer, v.config);
+                replace_consumer(v.consumer);
+              }
+              consumer(v.consumer).start();
+            },
+            [this](const verb::Stop& v) { consumer(v.consumer).request_stop(); },
+            [this](const verb::Crash& v) { consumer(v.consumer).crash(); },
+            [this](const verb::Restart& v) {
+              if (!v.has_config) {
+                consumer(v.consumer).restart(v.after, v.graceful);
+                return;
+              }
+              merge_overrides(v.consumer, v.config);
+              consumer(v.consumer).restart(v.after, v.graceful, [this, name = v.consumer] {
+                replace_consumer(name);
+                consumer(name).start();
+              });
+            },
+            [this](const verb::Stall& v) { consumer(v.consumer).stall(v.for_); },
+            [this](const verb::Pause& v) { consumer(v.consumer).pause(v.for_); },
+            [this](const verb::Subscribe& v) {
+              tracer_.publish(trace::ConsumerSubscribe{.consumer = v.consumer, .topics = v.topics});
+              consumer(v.consumer).subscribe(v.topics);
+            },
+            [this](const verb::AddPartitions& v) {
+              cluster_.partitions_per_topic[v.topic] = v.partitions;
+              workload_.set_partition_count(v.topic, v.partitions);
+              tracer_.publish(trace::TopicPartitionCount{.topic = v.topic, .partitions = v.partitions});
+              for (auto& [name, c] : consumers_) c->on_metadata_change();
+            },
+            [this](const verb::Produce& v) { workload_.set_production(v.topic, v.produce_gap, v.records_per_sec); },
+            [this](const verb::Network& v) { apply_network_event(kernel_, tracer_, network_, v, resolver()); },
+            [this](const verb::PartitionNetwork& v) {
+              apply_network_event(kernel_, tracer_, network_, v, resolver());
+            },
+            [this](const verb::FailCoordinator& v) { fail_coordinator(v); },
+            [this](const verb::StopBroker& v) { stop_broker(v.broker); },
+            [this](const verb::CrashBroker& v) { crash_broker(v.broker); },
+            [this](const verb::StartBroker& v) { start_broker(v.broker); },
+            [this](const verb::Rollout& v) { fleet_->apply(v); },
+            [this](const verb::DrainNode& v) { fleet_->apply(v); },
+            [this](const verb::RestartBroker& v) {
+              // The start comes after_ms after the process stopped.
+              const auto start_later = [this, b = v.broker, after = v.after] {
+                kernel_.schedule_closure_after(after, [this, b] { start_broker(b); });
+              };
+              if (v.graceful) {
+                stop_broker(v.broker, start_later);
+              } else {
+                crash_broker(v.broker);
+                start_later();
+              }
+            },
+        },
+        e.verb);
+  }
+
+  EndpointResolver resolver() {
+    return [this](const std::string& a, const std::string& b) { return resolve(a, b); };
   }
 
   /// The group's coordinator broker dies. Its connections reset at once; the controller fences it
   /// after broker.session.timeout.ms and elects, for every __consumer_offsets partition it led,
   /// the next live replica, which loads the partition. With down_ms it comes back (a follower).
-  void fail_coordinator(const EventSpec& e) {
+  void fail_coordinator(const verb::FailCoordinator& e) {
     const std::int32_t p = coordinator_partition(e.group, cluster_.offsets_topic_num_partitions);
     const std::int32_t b = cluster_.leader_of_offsets_partition(p);
     if (b < 0 || cluster_.broker_down[static_cast<std::size_t>(b)]) {
@@ -812,7 +824,7 @@ class World {
   const ScenarioSpec& spec_;
   ModelOptions options_;
   ModelCounters counters_;  // the models count into it (ModelOptions and counters: no globals)
-  std::string variant_;
+  Variant variant_;
   std::uint64_t seed_;
   sim::Kernel kernel_;
   Tracer tracer_;
@@ -841,9 +853,10 @@ std::uint64_t run_scenario(const ScenarioSpec& spec, const std::string& variant,
                            const std::vector<TraceSink*>& sinks, trace::Detail detail,
                            const sim::WatchdogLimits& limits, const ModelOptions& options,
                            ModelCounters* counters) {
-  SIM_ASSERT(variant_supported(variant));
-  if (variant == "share") return run_share_scenario(spec, seed, sinks, detail, limits);
-  World world(spec, variant, seed, limits, options);
+  const std::optional<Variant> v = variant_named(variant);
+  SIM_ASSERT(v.has_value());
+  if (*v == Variant::Share) return run_share_scenario(spec, seed, sinks, detail, limits);
+  World world(spec, *v, seed, limits, options);
   const std::uint64_t fired = world.run(sinks, detail);
   if (counters != nullptr) *counters = world.counters();
   return fired;

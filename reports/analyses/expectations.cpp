@@ -120,7 +120,7 @@ std::map<std::string, std::int32_t> max_partitions(const ScenarioSpec& spec) {
   std::map<std::string, std::int32_t> out;
   for (const auto& t : spec.topics) out[t.name] = t.partitions;
   for (const auto& e : spec.events)
-    if (e.kind == "add-partitions") out[e.topic] = std::max(out[e.topic], e.partitions);
+    if (const auto* add = e.as<verb::AddPartitions>()) out[add->topic] = std::max(out[add->topic], add->partitions);
   return out;
 }
 

@@ -92,11 +92,7 @@ TEST_CASE("a crashed broker's leadership moves only when the controller fences i
   // broker.session.timeout.ms (9 s), while their consumers refresh with a growing backoff.
   auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + kBounce);
   spec.events.resize(3);  // the starts
-  rsim::EventSpec crash;
-  crash.at = sim::ms(20000);
-  crash.kind = "crash-broker";
-  crash.broker = 0;
-  spec.events.push_back(crash);
+  spec.events.push_back(rsim::EventSpec{.at = sim::ms(20000), .verb = rsim::verb::CrashBroker{.broker = 0}});
   const auto trace = testing::parse_trace(rsim::run_scenario(spec, "classic-eager", spec.seed).trace_lines);
   CHECK(times(trace, "broker.fenced", "broker", 0) == std::vector<double>{29000});
   const auto moves = events(trace, "partition.leaders");

@@ -692,17 +692,26 @@ TEST_CASE("times in ms become integral microseconds") {
   CHECK(s.consumers[0].poll_timeout.count() == 250'000);
   REQUIRE(s.events.size() == 4);
   CHECK(s.events[0].at.count() == 1'500'000);
-  CHECK(s.events[0].after.count() == 2000);
-  CHECK_FALSE(s.events[0].graceful);
-  CHECK(s.events[1].for_.count() == 7000);
-  CHECK(s.events[1].has_for);
-  CHECK(s.events[2].down.count() == 9000);
-  CHECK(s.events[2].has_down);
-  CHECK(s.events[3].between == std::vector<std::string>{"*", "coordinator"});
-  REQUIRE(s.events[3].latency.has_value());
-  CHECK(s.events[3].latency->value == doctest::Approx(0.25));
-  CHECK(s.events[3].drop_rate == doctest::Approx(0.1));
-  CHECK_FALSE(s.events[3].has_for);
+  const auto* restart = s.events[0].as<rsim::verb::Restart>();
+  REQUIRE(restart != nullptr);
+  CHECK(restart->consumer == "A");
+  CHECK(restart->after.count() == 2000);
+  CHECK_FALSE(restart->graceful);
+  const auto* pause = s.events[1].as<rsim::verb::Pause>();
+  REQUIRE(pause != nullptr);
+  CHECK(pause->for_.count() == 7000);
+  const auto* fail = s.events[2].as<rsim::verb::FailCoordinator>();
+  REQUIRE(fail != nullptr);
+  CHECK(fail->group == "g");
+  CHECK(fail->down.count() == 9000);
+  CHECK(fail->has_down);
+  const auto* net = s.events[3].as<rsim::verb::Network>();
+  REQUIRE(net != nullptr);
+  CHECK(net->between == std::vector<std::string>{"*", "coordinator"});
+  REQUIRE(net->latency.has_value());
+  CHECK(net->latency->value == doctest::Approx(0.25));
+  CHECK(net->drop_rate == doctest::Approx(0.1));
+  CHECK_FALSE(net->has_for);
 }
 
 TEST_CASE("events are sorted by time, file order kept for equal times") {
@@ -716,10 +725,10 @@ TEST_CASE("events are sorted by time, file order kept for equal times") {
   REQUIRE(s.events.size() == 4);
   CHECK(s.events[0].index == 3);
   CHECK(s.events[1].index == 1);
-  CHECK(s.events[1].consumer == "B");
+  CHECK(s.events[1].as<rsim::verb::Start>()->consumer == "B");
   CHECK(s.events[2].index == 2);
-  CHECK(s.events[2].consumer == "A");
-  CHECK(s.events[3].kind == "stop");
+  CHECK(s.events[2].as<rsim::verb::Start>()->consumer == "A");
+  CHECK(std::string(s.events[3].kind()) == "stop");
 }
 
 TEST_CASE("topics: produce as a rate or a gap distribution") {
@@ -1019,10 +1028,10 @@ TEST_CASE("on_stop and the broker events") {
   doc = base();
   doc["events"].push_back({{"at_ms", 5000}, {"do", "restart-broker"}, {"broker", 0}, {"after_ms", 100}, {"graceful", false}});
   const auto s = rsim::parse_scenario(doc, "x.json");
-  CHECK(s.events.back().kind == "restart-broker");
-  CHECK(s.events.back().broker == 0);
-  CHECK(s.events.back().after == sim::ms(100));
-  CHECK_FALSE(s.events.back().graceful);
+  REQUIRE(s.events.back().as<rsim::verb::RestartBroker>() != nullptr);
+  CHECK(s.events.back().as<rsim::verb::RestartBroker>()->broker == 0);
+  CHECK(s.events.back().as<rsim::verb::RestartBroker>()->after == sim::ms(100));
+  CHECK_FALSE(s.events.back().as<rsim::verb::RestartBroker>()->graceful);
 }
 
 TEST_CASE("group configs: share keys per group, validated as Kafka's GroupConfig does") {
@@ -1108,11 +1117,15 @@ TEST_CASE("a restart's config is read like a consumer's config, group.protocol i
                                         "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"}}}});
   const auto spec = rsim::parse_scenario(doc, "x.json");
   REQUIRE(spec.events.size() == 3);
-  CHECK(spec.events[1].has_config);
-  CHECK(spec.events[1].config.at("group.protocol") == "consumer");
-  CHECK(spec.events[1].config.at("max.poll.records") == 50);  // normalized as consumer configs are
-  CHECK(spec.events[2].config.at("partition.assignment.strategy") == json::array({"cooperative-sticky"}));
-  CHECK_FALSE(spec.events[0].has_config);
+  const auto* restart = spec.events[1].as<rsim::verb::Restart>();
+  REQUIRE(restart != nullptr);
+  CHECK(restart->has_config);
+  CHECK(restart->config.at("group.protocol") == "consumer");
+  CHECK(restart->config.at("max.poll.records") == 50);  // normalized as consumer configs are
+  REQUIRE(spec.events[2].as<rsim::verb::Start>() != nullptr);
+  CHECK(spec.events[2].as<rsim::verb::Start>()->config.at("partition.assignment.strategy") ==
+        json::array({"cooperative-sticky"}));
+  CHECK_FALSE(spec.events[0].as<rsim::verb::Start>()->has_config);
 }
 
 TEST_CASE("a restart's config: bad values and keys Kafka refuses under the incarnation's protocol") {
@@ -1166,4 +1179,55 @@ TEST_CASE("a lesson's watch_for steps: a non-empty list of non-empty strings") {
   CHECK(problems(doc) == Problems{"/lesson/watch_for: must be a non-empty list of strings, got []"});
   doc["lesson"] = "steps";
   CHECK(problems(doc) == Problems{"/lesson: must be an object, got \"steps\""});
+}
+
+TEST_CASE("each verb becomes its own struct with only its fields") {
+  // The `do` list is the closed variant's, in the order of the format documentation.
+  CHECK(rsim::event_kinds() ==
+        std::vector<std::string>{"start", "stop", "crash", "restart", "stall", "pause", "subscribe",
+                                 "add-partitions", "network", "partition-network", "fail-coordinator", "produce",
+                                 "stop-broker", "crash-broker", "start-broker", "restart-broker", "rollout",
+                                 "drain-node"});
+  for (const auto& kind : rsim::event_kinds()) {
+    const auto v = rsim::verb_named(kind);
+    REQUIRE(v.has_value());
+    CHECK(std::string(rsim::verb_name(*v)) == kind);
+  }
+  CHECK_FALSE(rsim::verb_named("restart-consumer").has_value());
+  json doc = base();
+  doc["cluster"] = {{"brokers", 2}};
+  doc["events"] = {
+      {{"at_ms", 1000}, {"do", "start"}, {"consumer", "A"}, {"config", {{"max.poll.records", 100}}}},
+      {{"at_ms", 2000}, {"do", "stall"}, {"consumer", "B"}, {"for_ms", 1500}},
+      {{"at_ms", 3000}, {"do", "add-partitions"}, {"topic", "orders"}, {"partitions", 8}},
+      {{"at_ms", 4000}, {"do", "partition-network"}, {"between", {"A", "broker-1"}}, {"for_ms", 250}},
+      {{"at_ms", 5000}, {"do", "produce"}, {"topic", "orders"}, {"records_per_sec", 40}},
+      {{"at_ms", 6000}, {"do", "restart-broker"}, {"broker", 1}, {"after_ms", 700}, {"graceful", false}}};
+  const auto s = rsim::parse_scenario(doc, "x.json");
+  REQUIRE(s.events.size() == 6);
+  const auto* start = s.events[0].as<rsim::verb::Start>();
+  REQUIRE(start != nullptr);
+  CHECK(start->consumer == "A");
+  CHECK(start->has_config);
+  CHECK(start->config.at("max.poll.records") == 100);
+  CHECK(rsim::verb_config(s.events[0].verb) == &start->config);
+  CHECK(*rsim::verb_consumer(s.events[1].verb) == "B");
+  CHECK(s.events[1].as<rsim::verb::Stall>()->for_.count() == 1'500'000);
+  CHECK(s.events[1].as<rsim::verb::Pause>() == nullptr);
+  CHECK(s.events[2].as<rsim::verb::AddPartitions>()->partitions == 8);
+  CHECK(rsim::verb_consumer(s.events[2].verb) == nullptr);
+  const auto* cut = s.events[3].as<rsim::verb::PartitionNetwork>();
+  REQUIRE(cut != nullptr);
+  CHECK(cut->between == std::vector<std::string>{"A", "broker-1"});
+  CHECK(cut->for_.count() == 250'000);
+  const auto* produce = s.events[4].as<rsim::verb::Produce>();
+  REQUIRE(produce != nullptr);
+  CHECK(produce->records_per_sec == 40);
+  CHECK(produce->produce_gap->value == doctest::Approx(25));  // 1000 ms / 40 records
+  const auto* bounce = s.events[5].as<rsim::verb::RestartBroker>();
+  REQUIRE(bounce != nullptr);
+  CHECK(bounce->broker == 1);
+  CHECK(bounce->after.count() == 700'000);
+  CHECK_FALSE(bounce->graceful);
+  CHECK(std::string(s.events[5].kind()) == "restart-broker");
 }

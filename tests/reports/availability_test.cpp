@@ -40,8 +40,9 @@ json summary(const std::vector<std::string>& lines, std::optional<std::vector<st
 std::vector<std::string> leading_starts(const rsim::ScenarioSpec& spec) {
   std::vector<std::string> out;
   for (const auto& e : spec.events) {
-    if (e.kind != "start") break;
-    out.push_back(e.consumer);
+    const auto* start = e.as<rsim::verb::Start>();
+    if (start == nullptr) break;
+    out.push_back(start->consumer);
   }
   return out;
 }

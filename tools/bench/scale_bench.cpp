@@ -122,8 +122,9 @@ std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::stri
       inputs.critical_paths = critical_paths;
       inputs.steady_consumers.emplace();
       for (const auto& e : spec.events) {
-        if (e.kind != "start") break;
-        inputs.steady_consumers->push_back(e.consumer);
+        const auto* start = e.as<rsim::verb::Start>();
+        if (start == nullptr) break;
+        inputs.steady_consumers->push_back(start->consumer);
       }
       reports::SummarySink summary(inputs);
       std::vector<sim::TraceSink<trace::Event>*> sinks{&summary};
