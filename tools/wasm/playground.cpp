@@ -26,11 +26,15 @@
 #include "reports/timeline.hpp"
 #include "sim/kernel.hpp"
 #include "reports/analyses/expectations.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/runner.hpp"
 
 namespace {
 
-constexpr int kOk = 0, kExpectationFailed = 1, kBadInput = 2, kInternalError = 3;
+using rsim::cli::kBadInput;
+using rsim::cli::kExpectationFailed;
+using rsim::cli::kInternalError;
+using rsim::cli::kOk;
 
 /// Only a relative path of plain names ("scenarios/lessons/x.json"): the page never writes
 /// outside the in-memory folder it owns.
