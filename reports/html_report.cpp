@@ -735,11 +735,9 @@ if(zm&&DUR>0&&+zm[2]>+zm[1]){v0=Math.max(0,+zm[1]/DUR*W);v1=Math.min(W,Math.max(
 apply();
 // A link may open the page mid-step: report.html#step=N (the first variant) or #step=N,VARIANT:
 // N events of the shown rebalance walked, as N presses of "step".
-// With "&view" the page scrolls to the step control (its notes and sequence view in sight).
-var sm=/^#step=(\d+)(?:,([^&]+))?(&view)?$/.exec(location.hash);
+var sm=/^#step=(\d+)(?:,(.+))?$/.exec(location.hash);
 if(sm){var bar0=sm[2]?document.querySelector('.stepper'+attr(decodeURIComponent(sm[2]))):document.querySelector('.stepper');
-  if(bar0){var sv=bar0.dataset.variant;for(var n=0;n<+sm[1];n++){if(!go(sv,(steps[sv]?steps[sv].i:-1)+1))break;}
-    if(sm[3])bar0.scrollIntoView({block:'start'});}}
+  if(bar0){var sv=bar0.dataset.variant;for(var n=0;n<+sm[1];n++){if(!go(sv,(steps[sv]?steps[sv].i:-1)+1))break;}}}
 document.documentElement.dataset.lanes=document.querySelectorAll('[data-consumer]').length;
 document.documentElement.dataset.rebalances=document.querySelectorAll('[data-rebalance]').length;
 document.documentElement.dataset.ready='1';

@@ -401,14 +401,6 @@ TEST_CASE("chromium: the lesson report's step control and partition view") {
     REQUIRE(fs::exists(shot));
     CHECK(fs::file_size(shot) > 20'000);
   }
-  // The same step seen from the step control: its note, the sequence view's current row.
-  fs::remove_all(profile);
-  const fs::path shot = dir / "lesson-mid-step-sequence-1000px.png";
-  CHECK(sh(chromium_command(profile) + " --virtual-time-budget=5000 --window-size=1000,1100 --screenshot=" + shot.string() +
-           " 'file://" + report.string() + "#step=" + std::to_string(rows.size() / 2) + "&view' > /dev/null 2>> " +
-           log_file.string()) == 0);
-  REQUIRE(fs::exists(shot));
-  CHECK(fs::file_size(shot) > 20'000);
   fs::remove_all(profile);
 }
 
