@@ -1,6 +1,7 @@
 #include "reports/html_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <map>
 
@@ -8,6 +9,7 @@
 
 #include "reports/escape.hpp"
 #include "reports/html_parts.hpp"
+#include "reports/lesson_view.hpp"
 #include "reports/narrative.hpp"
 #include "reports/summary.hpp"
 #include "reports/sequence.hpp"
@@ -72,12 +74,17 @@ const char* instant_colour(const std::string& kind) {
   return "#333";
 }
 
+// Classic and KIP-848 group states in colours of their own (reconciling is not CompletingRebalance).
 const char* state_colour(const std::string& state) {
-  if (state == "Empty" || state == "empty") return "#e0e0e0";
-  if (state == "PreparingRebalance" || state == "assigning") return "#f4a261";
-  if (state == "CompletingRebalance" || state == "reconciling") return "#e9c46a";
-  if (state == "Stable" || state == "stable") return "#90be6d";
+  if (state == "Empty") return "#e0e0e0";
+  if (state == "PreparingRebalance") return "#f4a261";
+  if (state == "CompletingRebalance") return "#e9c46a";
+  if (state == "Stable") return "#90be6d";
   if (state == "Dead" || state == "dead") return "#666";
+  if (state == "empty") return "#d5d9e0";
+  if (state == "assigning") return "#b392f0";
+  if (state == "reconciling") return "#5bc0de";
+  if (state == "stable") return "#3f9f6a";
   return "#bbb";
 }
 
@@ -351,7 +358,9 @@ void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t ma
     for (const auto& own : l.owned) stripes += own.partitions.size();
   const bool per_partition = stripes <= kStripeBudget;
   const std::size_t n = tl.lanes.size();
-  const double lane_h = n <= 12 ? 30 : n <= 40 ? 22 : n <= 150 ? 12 : 5;
+  const double lane_h = n <= 12 ? 30 : n <= 40 ? 22 : n <= 150 ? 12 : n <= 400 ? 5 : 3;
+  // Labels at least 11 px apart: a large group names every k-th lane only (none overprint).
+  const std::size_t label_every = static_cast<std::size_t>(std::ceil(11.0 / lane_h));
   const double band_top = kAxisHeight + 4;
   const double fleet_top = band_top + kBandHeight * static_cast<double>(tl.groups.size());
   const double lanes_top = fleet_top + kFleetHeight * static_cast<double>(tl.deployments.size()) + 6;
@@ -383,6 +392,8 @@ void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t ma
                      esc(m.value("kind", std::string())), x, x, band_top, lag_top - 4, esc(lines[i]));
     }
   }
+  fmt::format_to(o, "<line class=\"cursor\" x1=\"0\" x2=\"0\" y1=\"{:.1f}\" y2=\"{:.1f}\" style=\"display:none\"/>", band_top,
+                 lag_top - 4);
   fmt::format_to(o, "</g></g>");
   for (const auto& r : tl.rebalances)
     fmt::format_to(o, "<text class=\"pin rbl\" data-x=\"{:.2f}\" x=\"2\" y=\"{:.1f}\" transform=\"translate({:.2f},0)\">R{}</text>",
@@ -409,7 +420,8 @@ void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t ma
   for (std::size_t d = 0; d < tl.deployments.size(); ++d)
     render_fleet(o, tl.deployments[d], sc, fleet_top + kFleetHeight * static_cast<double>(d), max_ready, clip_id);
   for (std::size_t l = 0; l < n; ++l)
-    render_lane(o, tl, tl.lanes[l], sc, lanes_top + lane_h * static_cast<double>(l), lane_h - 1, per_partition, clip_id);
+    render_lane(o, tl, tl.lanes[l], sc, lanes_top + lane_h * static_cast<double>(l), std::max(1.0, lane_h - 1), per_partition,
+                clip_id, l % label_every == 0 ? std::string_view() : std::string_view(" "));
   render_critical_paths(o, tl, sc, band_top, lanes_top, lane_h, clip_id);
   render_lag(o, tl, sc, lag_top, max_lag, clip_id);
   fmt::format_to(o, "</svg>");
@@ -438,16 +450,54 @@ void render_path_table(Out o, const Timeline& tl, std::size_t i, bool shown) {
   fmt::format_to(o, "</table>");
 }
 
-void render_sequence(Out o, const Timeline& tl, const Rebalance& r, bool shown) {
+/// Whether a sequence row is a step of the rebalance's critical path (summary.json's
+/// `critical_path.steps`): the same time and actor ("coordinator" for the group's broker), a
+/// request or response of the same API for an rpc step, a note for any other step.
+bool on_critical_path(const SequenceRow& row, const json* steps, const std::string& coordinator) {
+  if (steps == nullptr || !steps->is_array()) return false;
+  const std::string over = row.kind == SequenceRow::Kind::Response ? row.to : row.from;
+  for (const auto& st : *steps) {
+    if (st.value("t_us", std::int64_t{-1}) != row.t_us) continue;
+    const std::string actor = st.value("actor", ""), event = st.value("event", ""), what = st.value("what", "");
+    if (!(actor == over || (actor == "coordinator" && over == coordinator))) continue;
+    if (event == "rpc") {
+      if (row.kind == SequenceRow::Kind::Note) continue;
+      const std::string api = row.text.substr(0, row.text.find(' '));
+      const char* dir = row.kind == SequenceRow::Kind::Request ? " request" : " response";
+      if (what == api + dir) return true;
+    } else if (row.kind == SequenceRow::Kind::Note) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void render_sequence(Out o, const Timeline& tl, const Rebalance& r, std::size_t index, bool shown) {
   const auto [from, to] = rebalance_window(tl, r);
   const Sequence seq = sequence_between(tl, r.group, from, to, kMaxSequenceRows);
-  const double col = seq.participants.size() > 8 ? 110 : 180, left = 90, row_h = 19, top = 34;
+  const json* steps = nullptr;
+  if (tl.summary.contains("rebalances") && index < tl.summary["rebalances"].size()) {
+    const auto& rb = tl.summary["rebalances"][index];
+    if (rb.contains("critical_path") && rb["critical_path"].contains("steps")) steps = &rb["critical_path"]["steps"];
+  }
+  std::string coordinator;
+  for (const auto& p : seq.participants)
+    if (p.rfind("broker-", 0) == 0) {
+      coordinator = p;
+      break;
+    }
+  const double col = seq.participants.size() > 8 ? 110 : 180, left = 90, row_h = 19, payload_h = 11, top = 34;
+  std::size_t payloads = 0;
+  for (const auto& row : seq.rows) payloads += row.payload.empty() ? 0 : 1;
   const double width = left + col * static_cast<double>(std::max<std::size_t>(1, seq.participants.size())) + 150;
-  const double height = top + row_h * static_cast<double>(seq.rows.size() + 1) + (seq.omitted ? 20 : 0);
+  const double height = top + row_h * static_cast<double>(seq.rows.size() + 1) + payload_h * static_cast<double>(payloads) +
+                        (seq.omitted ? 20 : 0);
   std::map<std::string, double> x_of;
   for (std::size_t i = 0; i < seq.participants.size(); ++i) x_of[seq.participants[i]] = left + col * (static_cast<double>(i) + 0.5);
-  fmt::format_to(o, "<svg class=\"seq\" data-variant=\"{}\" data-seq=\"{}\" width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\"{} xmlns=\"http://www.w3.org/2000/svg\">",
-                 esc(tl.protocol), r.index, width, height, width, height, shown ? "" : " style=\"display:none\"");
+  fmt::format_to(o, "<svg class=\"seq\" data-variant=\"{}\" data-seq=\"{}\" data-rows=\"{}\" data-start-us=\"{}\" data-end-us=\"{}\" "
+                    "width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\"{} xmlns=\"http://www.w3.org/2000/svg\">",
+                 esc(tl.protocol), r.index, seq.rows.size(), r.start_us, r.end_us, width, height, width, height,
+                 shown ? "" : " style=\"display:none\"");
   for (const auto& p : seq.participants) {
     const double x = x_of[p];
     fmt::format_to(o, "<rect x=\"{:.1f}\" y=\"4\" width=\"{:.1f}\" height=\"20\" rx=\"3\" class=\"actor\"/><text x=\"{:.1f}\" y=\"18\" class=\"actor-t\">{}</text>",
@@ -455,27 +505,57 @@ void render_sequence(Out o, const Timeline& tl, const Rebalance& r, bool shown) 
     fmt::format_to(o, "<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"24\" y2=\"{:.0f}\" class=\"life\"/>", x, x, height - 4);
   }
   double y = top;
-  for (const auto& row : seq.rows) {
+  for (std::size_t k = 0; k < seq.rows.size(); ++k) {
+    const auto& row = seq.rows[k];
     y += row_h;
+    const bool crit = on_critical_path(row, steps, coordinator);
+    const std::string said = row.kind == SequenceRow::Kind::Note ? fmt::format("{}: {}", row.from, row.text)
+                                                                 : fmt::format("{} → {}: {}", row.from, row.to, row.text);
+    // Each row is a step of the step control: its time and what it says.
+    fmt::format_to(o, "<g class=\"row{}\" data-i=\"{}\" data-t-us=\"{}\" data-say=\"{}\"><rect class=\"rowbg\" x=\"0\" y=\"{:.1f}\" width=\"{:.0f}\" height=\"{:.0f}\"/>",
+                   crit ? " crit" : "", k, row.t_us, esc(clip(said, 300)), y - row_h + 6, width,
+                   row_h + (row.payload.empty() ? 0 : payload_h));
     fmt::format_to(o, "<text x=\"4\" y=\"{:.1f}\" class=\"ts\">{}</text>", y + 4, seconds(row.t_us));
     const double x1 = x_of.count(row.from) ? x_of[row.from] : left;
     if (row.kind == SequenceRow::Kind::Note) {
       const std::string note = clip(row.text, 48);
       const double nw = std::max(col * 0.9, 5.6 * static_cast<double>(note.size()) + 10);
-      fmt::format_to(o, "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"15\" class=\"note\"/><text x=\"{:.1f}\" y=\"{:.1f}\" class=\"note-t\">{}</text>",
+      fmt::format_to(o, "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"15\" class=\"note\"/><text x=\"{:.1f}\" y=\"{:.1f}\" class=\"note-t\">{}</text></g>",
                      x1 - nw / 2, y - 8, nw, x1, y + 3, esc(note));
       continue;
     }
     const double x2 = x_of.count(row.to) ? x_of[row.to] : left;
-    const char* cls = row.kind == SequenceRow::Kind::Request ? "req" : row.error ? "resp err" : "resp";
+    const bool normal = row.kind == SequenceRow::Kind::Response && !row.error && row.text.find(" NONE") == std::string::npos;
+    const char* cls = row.kind == SequenceRow::Kind::Request ? "req" : row.error ? "resp err" : normal ? "resp normal" : "resp";
     const double head = x2 > x1 ? -7 : 7;
-    fmt::format_to(o, "<g class=\"msg {}\"><title>{}</title><line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/><path d=\"M{:.1f},{:.1f} l{:.1f},-4 l0,8 z\"/><text x=\"{:.1f}\" y=\"{:.1f}\">{}</text></g>",
-                   cls, esc(fmt::format("{} {} → {}: {}", seconds(row.t_us), row.from, row.to, row.text)), x1, x2, y, y,
-                   x2, y, head, (x1 + x2) / 2, y - 3, esc(clip(row.text, 44)));
+    const std::string head_text = row.text.substr(0, row.text.size() - row.payload.size());
+    fmt::format_to(o, "<g class=\"msg {}{}\"><title>{}</title><line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/><path d=\"M{:.1f},{:.1f} l{:.1f},-4 l0,8 z\"/><text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>",
+                   cls, crit ? " crit" : "", esc(fmt::format("{} {}{}", seconds(row.t_us), said, crit ? " (on the critical path)" : "")),
+                   x1, x2, y, y, x2, y, head, (x1 + x2) / 2, y - 3, esc(clip(head_text, 44)));
+    if (!row.payload.empty()) {
+      fmt::format_to(o, "<text class=\"payload\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", (x1 + x2) / 2, y + 10,
+                     esc(clip(row.payload, 70)));
+      y += payload_h;
+    }
+    fmt::format_to(o, "</g></g>");
   }
   if (seq.omitted)
     fmt::format_to(o, "<text x=\"4\" y=\"{:.1f}\" class=\"ts\">… {} more rows (see sequence.mmd with --from/--to)</text>", y + 26, seq.omitted);
   fmt::format_to(o, "</svg>");
+}
+
+/// The "watch for" notes of rebalance i (`<ol class="watch" data-seq="N">`, each note at its
+/// time), shown with its sequence view and read by the step control.
+void render_watch(Out o, const Timeline& tl, std::size_t i, bool shown) {
+  if (!tl.summary.contains("rebalances") || i >= tl.summary["rebalances"].size()) return;
+  const auto notes = lesson::watch_notes(tl.summary["rebalances"][i], tl.protocol == "consumer" || tl.protocol.ends_with("/consumer"));
+  if (notes.empty()) return;
+  fmt::format_to(o, "<ol class=\"watch\" data-variant=\"{}\" data-seq=\"{}\"{}>", esc(tl.protocol), tl.rebalances[i].index,
+                 shown ? "" : " style=\"display:none\"");
+  for (const auto& n : notes)
+    fmt::format_to(o, "<li data-t-us=\"{}\" data-cause=\"{}\"><b>Watch for</b> ({}): {}</li>", n.t_us, esc(n.cause),
+                   seconds(n.t_us), lesson::glossed(n.text));
+  fmt::format_to(o, "</ol>");
 }
 
 const char* kStyle = R"CSS(
@@ -515,6 +595,26 @@ svg.seq .msg.resp line{stroke:#2a9d2a;stroke-dasharray:5 3}svg.seq .msg.resp pat
 svg.seq .msg.err line{stroke:#d62728}svg.seq .msg.err path{fill:#d62728}
 svg.seq .msg text{font-size:10px;text-anchor:middle;fill:#222}
 svg.seq .note{fill:#fff8c5;stroke:#d4c36a}svg.seq .note-t{font-size:10px;text-anchor:middle}
+svg.timeline,svg.pview{width:100%;height:auto}
+svg.pview{display:block;background:#fff;border:1px solid #e3e3e3;margin-top:2px;user-select:none}
+svg.pview .lbl{text-anchor:end;font-size:12px;fill:#333}svg.pview .small{font-size:10px;fill:#555}
+svg.pview .lanebg{fill:#f6f7f9}
+.variant h4{font-size:12px;font-weight:600;margin:8px 0 0;color:#444}
+line.cursor{stroke:#000;stroke-width:2;vector-effect:non-scaling-stroke}
+.lesson{font-size:15px;max-width:72em;background:#fffbe6;border-left:4px solid #f4a261;padding:8px 12px;margin:10px 0}
+abbr.g{text-decoration:underline dotted #888;cursor:help}
+.stepper{background:#eef4ff;border:1px solid #c5d5f0;padding:6px;margin:6px 0}
+.stepper button{font:inherit;margin-right:4px}
+.st-now{font:12px ui-monospace,Menlo,Consolas,monospace;margin-top:4px}.st-watch{color:#6a1b9a;margin-top:2px;font-weight:600}
+svg.seq{max-width:100%;height:auto}
+svg.seq .rowbg{fill:transparent}svg.seq g.row.cur .rowbg{fill:#ffe08a}
+svg.seq .msg.normal line{stroke:#6c757d}svg.seq .msg.normal path{fill:#6c757d}
+svg.seq .msg.crit line{stroke:#7b2cbf;stroke-width:3}svg.seq .msg.crit path{fill:#7b2cbf}svg.seq .msg.crit text{font-weight:600}
+svg.seq g.row.crit .note{stroke:#7b2cbf;stroke-width:2}
+svg.seq .payload{font-size:9px;text-anchor:middle;fill:#555}
+.narrative li.cur{background:#ffe08a}
+ol.watch{color:#777}ol.watch li.seen{color:#222}ol.watch li.cur{background:#f3e8ff;color:#000}
+dl.glossary dt{font-weight:600;margin-top:4px}dl.glossary dd{margin:0 0 0 18px}
 #details{position:fixed;left:0;right:0;bottom:0;max-height:110px;overflow:auto;background:#263238;color:#eceff1;
  padding:6px 18px;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;margin:0}
 )CSS";
@@ -541,12 +641,18 @@ function axes(){
 }
 function apply(){
   var k=W/(v1-v0),tr='translate('+(-v0*k).toFixed(3)+',0) scale('+k.toFixed(6)+',1)';
-  document.querySelectorAll('svg.timeline g.z').forEach(function(z){z.setAttribute('transform',tr);});
+  document.querySelectorAll('svg.timeline g.z,svg.pview g.z').forEach(function(z){z.setAttribute('transform',tr);});
   // A minimum width is in screen pixels: the zoom must not widen a shape that is really narrower.
   document.querySelectorAll('svg g.z [data-minw]').forEach(function(r){
     r.setAttribute('width',Math.max(+r.dataset.w,+r.dataset.minw/k).toFixed(6));});
   document.querySelectorAll('svg.timeline .pin').forEach(function(p){var x=(+p.dataset.x-v0)*k;
-    p.setAttribute('transform','translate('+x.toFixed(2)+',0)');p.style.display=(x<-1||x>W)?'none':'';});
+    p.setAttribute('transform','translate('+x.toFixed(2)+',0)');p.style.display=(x<-1||x>W)?'none':'';p.dataset.at=x;});
+  // Rebalance labels never print over each other: one that would start within 24 px of the last
+  // one shown is hidden (zoom in to see it; its shaded window stays).
+  document.querySelectorAll('svg.timeline').forEach(function(svg){
+    var ps=Array.prototype.slice.call(svg.querySelectorAll('.pin.rbl')).filter(function(p){return p.style.display!=='none';});
+    ps.sort(function(a,b){return +a.dataset.at - +b.dataset.at;});var last=-1e9;
+    ps.forEach(function(p){if(+p.dataset.at-last<24)p.style.display='none';else last=+p.dataset.at;});});
   axes();
   var z=document.getElementById('zoomlevel');if(z)z.textContent=fmtT((v1-v0)/W*DUR)+' shown';
 }
@@ -572,8 +678,50 @@ function focusRebalance(el){var s=+el.dataset.startUs,e=+el.dataset.endUs,pad=Ma
   var sel=document.querySelector('select.seqpick[data-variant="'+el.dataset.variant+'"]');
   if(sel&&sel.querySelector('option[value="'+el.dataset.rebalance+'"]')){sel.value=el.dataset.rebalance;pick(sel);}
   show(el.querySelector('title').textContent);}
-function pick(sel){document.querySelectorAll('svg.seq[data-variant="'+sel.dataset.variant+'"],table.critical-path[data-variant="'+sel.dataset.variant+'"]').forEach(function(s){
-  s.style.display=s.dataset.seq===sel.value?'':'none';});}
+function pick(sel){document.querySelectorAll('svg.seq[data-variant="'+sel.dataset.variant+'"],table.critical-path[data-variant="'+sel.dataset.variant+'"],ol.watch[data-variant="'+sel.dataset.variant+'"]').forEach(function(s){
+  s.style.display=s.dataset.seq===sel.value?'':'none';});reset(sel.dataset.variant);}
+// The step control: one cursor, moved event by event through the shown rebalance's sequence
+// view, drawn on the variant's timeline and partition view, the row and its narrative marked,
+// and the "watch for" note of the critical path that applies.
+var steps={};
+function q(sel){return Array.prototype.slice.call(document.querySelectorAll(sel));}
+function attr(v){return '[data-variant="'+v.replace(/"/g,'\\"')+'"]';}
+function shownSeq(v){var s=q('svg.seq'+attr(v)).filter(function(e){return e.style.display!=='none';});return s.length?s[0]:null;}
+function reset(v){var st=steps[v];if(st&&st.timer){clearInterval(st.timer);}steps[v]={i:-1,timer:null};
+  q('svg.seq'+attr(v)+' g.row.cur,ol.narrative'+attr(v)+' li.cur,ol.watch'+attr(v)+' li').forEach(function(e){e.classList.remove('cur');e.classList.remove('seen');});
+  q('svg.timeline'+attr(v)+' line.cursor,svg.pview'+attr(v)+' line.cursor').forEach(function(l){l.style.display='none';});
+  var bar=document.querySelector('.stepper'+attr(v));if(bar){bar.querySelector('.st-now').textContent='';bar.querySelector('.st-watch').textContent='';
+    var pl=bar.querySelector('.st-play');if(pl)pl.textContent='\u25B6 play';}}
+function go(v,i){var svg=shownSeq(v);if(!svg)return false;var rows=q('svg.seq'+attr(v)+'[data-seq="'+svg.dataset.seq+'"] g.row');
+  if(!rows.length)return false;if(!steps[v])reset(v);var st=steps[v];
+  i=Math.max(0,Math.min(rows.length-1,i));var moved=i!==st.i;st.i=i;
+  rows.forEach(function(r,k){r.classList.toggle('cur',k===i);});
+  var row=rows[i],t=+row.dataset.tUs,x=(t/DUR*W).toFixed(3);
+  q('svg.timeline'+attr(v)+' line.cursor,svg.pview'+attr(v)+' line.cursor').forEach(function(l){l.setAttribute('x1',x);l.setAttribute('x2',x);l.style.display='';});
+  // The shared axis follows: zoomed on the rebalance when the cursor is outside the view.
+  var lo=v0/W*DUR,hi=v1/W*DUR;
+  if(t<lo||t>hi||(v1-v0)===W){var a=Math.min(+rows[0].dataset.tUs,+svg.dataset.startUs),b=Math.max(+rows[rows.length-1].dataset.tUs,+svg.dataset.endUs);
+    var pad=Math.max((b-a)*0.08,DUR/4000);v0=Math.max(0,(a-pad)/DUR*W);v1=Math.min(W,Math.max(v0+W/200000,(b+pad)/DUR*W));apply();}
+  q('ol.narrative'+attr(v)+' li').forEach(function(li){li.classList.toggle('cur',li.dataset.rb===svg.dataset.seq);});
+  var note='';q('ol.watch'+attr(v)+'[data-seq="'+svg.dataset.seq+'"] li').forEach(function(li){var seen=+li.dataset.tUs<=t;
+    li.classList.toggle('seen',seen);li.classList.remove('cur');if(seen)note=li;});
+  if(note)note.classList.add('cur');
+  var bar=document.querySelector('.stepper'+attr(v));
+  if(bar){bar.querySelector('.st-pos').textContent='R'+svg.dataset.seq+': event '+(i+1)+' of '+rows.length+' at '+fmtT(t);
+    bar.querySelector('.st-now').textContent=row.dataset.say+(row.classList.contains('crit')?'  (on the critical path)':'');
+    bar.querySelector('.st-watch').textContent=note?note.textContent:'';}
+  var d=document.documentElement.dataset;
+  if(moved){d.stepLog=(d.stepLog?d.stepLog+',':'')+t;}
+  d.cursorUs=t;d.cursorStep=i;d.cursorRows=rows.length;d.cursorSeq=svg.dataset.seq;d.cursorX=x;
+  d.cursorOnPath=row.classList.contains('crit')?'1':'0';
+  return i<rows.length-1;}
+q('.stepper').forEach(function(bar){var v=bar.dataset.variant;
+  bar.querySelector('.st-first').onclick=function(){reset(v);go(v,0);};
+  bar.querySelector('.st-prev').onclick=function(){go(v,(steps[v]?steps[v].i:0)-1);};
+  bar.querySelector('.st-next').onclick=function(){go(v,(steps[v]?steps[v].i:-1)+1);};
+  bar.querySelector('.st-play').onclick=function(){if(!steps[v])reset(v);var st=steps[v],pl=this;
+    if(st.timer){clearInterval(st.timer);st.timer=null;pl.textContent='\u25B6 play';return;}
+    pl.textContent='\u23F8 pause';st.timer=setInterval(function(){if(!go(v,st.i+1)){clearInterval(st.timer);st.timer=null;pl.textContent='\u25B6 play';}},900);};});
 document.querySelectorAll('select.seqpick').forEach(function(sel){sel.addEventListener('change',function(){pick(sel);});});
 document.querySelectorAll('tr.rbrow').forEach(function(tr){tr.addEventListener('click',function(){
   var el=document.querySelector('svg.timeline[data-variant="'+tr.dataset.variant+'"] [data-rebalance="'+tr.dataset.row+'"]');
@@ -585,6 +733,11 @@ document.getElementById('zoom-reset').onclick=function(){v0=0;v1=W;apply();};
 var zm=/^#zoom=(\d+),(\d+)$/.exec(location.hash);
 if(zm&&DUR>0&&+zm[2]>+zm[1]){v0=Math.max(0,+zm[1]/DUR*W);v1=Math.min(W,Math.max(v0+W/200000,+zm[2]/DUR*W));}
 apply();
+// A link may open the page mid-step: report.html#step=N (the first variant) or #step=N,VARIANT:
+// N events of the shown rebalance walked, as N presses of "step".
+var sm=/^#step=(\d+)(?:,(.+))?$/.exec(location.hash);
+if(sm){var bar0=sm[2]?document.querySelector('.stepper'+attr(decodeURIComponent(sm[2]))):document.querySelector('.stepper');
+  if(bar0){var sv=bar0.dataset.variant;for(var n=0;n<+sm[1];n++){if(!go(sv,(steps[sv]?steps[sv].i:-1)+1))break;}}}
 document.documentElement.dataset.lanes=document.querySelectorAll('[data-consumer]').length;
 document.documentElement.dataset.rebalances=document.querySelectorAll('[data-rebalance]').length;
 document.documentElement.dataset.ready='1';
@@ -642,6 +795,12 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
   }
   fmt::format_to(o, "<header><h1>{}</h1><p>{} · {} variant{} on one time axis ({} of virtual time)</p></header><main>\n",
                  esc(scenario), esc(description), variants.size(), variants.size() == 1 ? "" : "s", seconds(sc.duration_us));
+  // The lesson: the scenario's own description (summary.json's produced_by.scenario_description).
+  if (!variants.empty() && variants.front().summary.contains("produced_by") &&
+      variants.front().summary["produced_by"].is_object()) {
+    const std::string lesson_text = variants.front().summary["produced_by"].value("scenario_description", std::string());
+    if (!lesson_text.empty()) fmt::format_to(o, "<p class=\"lesson\" id=\"description\">{}</p>\n", lesson::glossed(lesson_text));
+  }
 
   // The verdict of each variant first: what the numbers say, in words (the steady window's).
   fmt::format_to(o, "<h2>Verdict</h2><div class=\"verdicts\">");
@@ -666,24 +825,51 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
   fmt::format_to(o, "<div class=\"legend\">");
   for (const char* k : {"revoking", "waiting", "processing", "callback", "stalled", "paused", "crashed"})
     fmt::format_to(o, "<span><i style=\"background:{}\"></i>{}</span>", span_colour(k),
-                   std::string_view(k) == "waiting" ? "waiting for assignment" : k);
+                   lesson::abbr(k, std::string_view(k) == "waiting" ? "waiting for assignment" : k));
   for (const char* k : {"start", "stop", "crash", "heartbeat", "join", "sync", "epoch", "fenced"})
     fmt::format_to(o, "<span><i style=\"background:{};width:3px\"></i>{}</span>", instant_colour(k),
                    std::string_view(k) == "heartbeat" ? "heartbeat with news" : std::string_view(k) == "join" ? "JoinGroup" : std::string_view(k) == "sync" ? "SyncGroup" : k);
   fmt::format_to(o, "<span><i style=\"background:rgba(230,57,70,0.25)\"></i>rebalance window</span>");
-  for (const char* k : {"Empty", "PreparingRebalance", "CompletingRebalance", "Stable"})
-    fmt::format_to(o, "<span><i style=\"background:{}\"></i>{}</span>", state_colour(k), k);
+  for (const char* k : {"Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"})
+    fmt::format_to(o, "<span><i style=\"background:{}\"></i>{}</span>", state_colour(k), lesson::abbr(k));
+  fmt::format_to(o, "<span>KIP-848 (consumer protocol):</span>");
+  for (const char* k : {"empty", "assigning", "reconciling", "stable"})
+    fmt::format_to(o, "<span><i style=\"background:{}\"></i>{}</span>", state_colour(k), lesson::abbr(k));
+  fmt::format_to(o, "<span><i style=\"background:#7b2cbf;height:3px\"></i>{}</span>"
+                    "<span><i style=\"background:repeating-linear-gradient(90deg,#8b0000 0 4px,transparent 4px 7px);height:3px\"></i>decisive moment</span>"
+                    "<span><i style=\"background:#111;height:2px\"></i>total lag</span>"
+                    "<span><i style=\"background:#000;width:2px\"></i>step cursor</span>"
+                    "<span><i style=\"background:repeating-linear-gradient(45deg,#d62728 0 1.5px,#fff 1.5px 4px)\"></i>partition not processed</span>"
+                    "<span><i style=\"background:{}\"></i><i style=\"background:{}\"></i>partition view: one colour per owner</span>",
+                 lesson::abbr("critical path"), lesson::owner_colour(0), lesson::owner_colour(1));
   if (fleets)
     fmt::format_to(o, "<span><i style=\"background:#a8c5e6\"></i>ready pods of a deployment</span>"
                       "<span><i style=\"background:#2a9d2a;width:3px\"></i>scale up</span>"
                       "<span><i style=\"background:#e76f00;width:3px\"></i>scale down (autoscaler decision)</span>");
-  fmt::format_to(o, "<span>(consumer protocol: assigning, reconciling, stable)</span>"
-                    "<span>ownership bars: one colour per partition (one bar per consumer when there are many)</span></div>\n");
+  fmt::format_to(o, "<span>ownership bars: one colour per partition (one bar per consumer when there are many)</span></div>\n"
+                    "<div class=\"legend\">Sequence view: <span><i style=\"background:#1f77b4;height:2px\"></i>request</span>"
+                    "<span><i style=\"background:#2a9d2a;height:2px\"></i>response</span>"
+                    "<span><i style=\"background:#6c757d;height:2px\"></i>normal round trip ({})</span>"
+                    "<span><i style=\"background:#d62728;height:2px\"></i>error response</span>"
+                    "<span><i style=\"background:#7b2cbf;height:3px\"></i>on the critical path</span>"
+                    "<span><i style=\"background:#fff8c5;border:1px solid #d4c36a\"></i>note (state, callback, ownership)</span>"
+                    "<span><i style=\"background:#ffe08a\"></i>step cursor</span></div>\n",
+                 lesson::abbr("MEMBER_ID_REQUIRED"));
   for (std::size_t vi = 0; vi < variants.size(); ++vi) {
     const auto& v = variants[vi];
     fmt::format_to(o, "<div class=\"variant\"><h3>{} — {} rebalance{}</h3>", esc(v.protocol), v.rebalances.size(),
                    v.rebalances.size() == 1 ? "" : "s");
+    const auto rows = lesson::partition_rows(v);
+    // A large group: the aggregated views first (members per state, partitions not processed).
+    if (v.lanes.size() > lesson::kAggregateAbove) {
+      fmt::format_to(o, "<h4>{} consumers, aggregated (their lanes below)</h4>", v.lanes.size());
+      lesson::render_aggregate_view(o, v, rows, sc, fmt::format("clip-{}-agg", vi));
+    }
     render_timeline(o, v, sc, max_lag, max_ready, fmt::format("clip-{}", vi));
+    if (!rows.empty()) {
+      fmt::format_to(o, "<h4>Partitions: who processes each one over time (hatched: not processed)</h4>");
+      lesson::render_partition_view(o, v, rows, sc, fmt::format("clip-{}-p", vi));
+    }
     fmt::format_to(o, "</div>\n");
   }
 
@@ -696,7 +882,7 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
                     "assignment); the whole run's value in parentheses where it differs.</p>"
                     "<table class=\"compare\"><tr><th>metric</th>");
   for (const auto& v : variants) fmt::format_to(o, "<th>{}</th>", esc(v.protocol));
-  fmt::format_to(o, "</tr><tr><td>steady from</td>");
+  fmt::format_to(o, "</tr><tr><td>{}</td>", lesson::abbr("steady from"));
   for (const auto& v : variants) {
     const auto st = v.summary.find("steady");
     fmt::format_to(o, "<td>{}</td>", st == v.summary.end() || !st->is_object() ? std::string("–")
@@ -708,7 +894,7 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
                           "max_stop_the_world_ms", "not_processed_partition_ms", "max_not_processed_ms",
                           "unavailable_partition_ms", "revocations", "duplicates", "lost", "max_lag", "max_group_lag",
                           "records_processed", "overlap_partition_ms", "fatal_errors"}) {
-    fmt::format_to(o, "<tr><td>{}</td>", key);
+    fmt::format_to(o, "<tr><td>{}</td>", lesson::abbr(key));
     for (const auto& v : variants) {
       const std::string whole = metric(v.summary, key);
       const auto st = v.summary.find("steady");
@@ -725,14 +911,32 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
   for (const auto& v : variants) scaled = scaled || v.summary.contains("scaling");
   if (scaled)
     for (const char* key : {"scaling_actions", "flaps"}) {
-      fmt::format_to(o, "<tr><td>{}</td>", key);
+      fmt::format_to(o, "<tr><td>{}</td>", lesson::abbr(key));
       for (const auto& v : variants) fmt::format_to(o, "<td>{}</td>", metric(v.summary, key));
       fmt::format_to(o, "</tr>");
     }
-  fmt::format_to(o, "<tr><td>final_assignment</td>");
-  for (const auto& v : variants)
-    fmt::format_to(o, "<td>{}</td>", v.summary.contains("metrics") && v.summary["metrics"].contains("final_assignment")
-                                         ? owned_summary(v.summary["metrics"]["final_assignment"]) : "–");
+  fmt::format_to(o, "<tr><td>{}</td>", lesson::abbr("final_assignment"));
+  for (const auto& v : variants) {
+    if (!v.summary.contains("metrics") || !v.summary["metrics"].contains("final_assignment")) {
+      fmt::format_to(o, "<td>–</td>");
+      continue;
+    }
+    const auto& fa = v.summary["metrics"]["final_assignment"];
+    // A large group's final assignment is collapsed: its size and spread first.
+    if (fa.is_object() && fa.size() > lesson::kAggregateAbove) {
+      std::size_t least = SIZE_MAX, most = 0, total = 0;
+      for (const auto& [c, parts] : fa.items()) {
+        const std::size_t n = parts.is_array() ? parts.size() : 0;
+        least = std::min(least, n);
+        most = std::max(most, n);
+        total += n;
+      }
+      fmt::format_to(o, "<td><details class=\"final\"><summary>{} consumers own {} partitions ({} to {} each)</summary>{}</details></td>",
+                     fa.size(), total, least, most, owned_summary(fa));
+    } else {
+      fmt::format_to(o, "<td>{}</td>", owned_summary(fa));
+    }
+  }
   fmt::format_to(o, "</tr></table>\n");
 
   for (const auto& v : variants) {
@@ -762,8 +966,19 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
       }
       fmt::format_to(o, "</table>");
     }
-    fmt::format_to(o, "<h3>What happened</h3><ol class=\"narrative\">");
-    for (const auto& p : narrate(v)) fmt::format_to(o, "<li>{}</li>", esc(p));
+    fmt::format_to(o, "<h3>What happened</h3><ol class=\"narrative\" data-variant=\"{}\">", esc(v.protocol));
+    {
+      const auto story = narrate(v);
+      for (std::size_t i = 0; i < story.size(); ++i) {
+        // Short sentences with readable times; a very long one (a join storm's member list) cut.
+        fmt::format_to(o, "<li data-rb=\"{}\">", i < v.rebalances.size() ? v.rebalances[i].index : static_cast<int>(i + 1));
+        const auto sentences = lesson::short_sentences(story[i]);
+        for (std::size_t k = 0; k < sentences.size() && k < 12; ++k)
+          fmt::format_to(o, "<span class=\"s\">{}</span> ", lesson::glossed(clip(sentences[k], 400)));
+        if (sentences.size() > 12) fmt::format_to(o, "<span class=\"s\">… {} more sentences (explain prints them all).</span>", sentences.size() - 12);
+        fmt::format_to(o, "</li>");
+      }
+    }
     fmt::format_to(o, "</ol>");
     if (!v.rebalances.empty()) {
       // The longest rebalance is shown first: usually the one worth reading.
@@ -776,8 +991,16 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
                        v.rebalances[i].index, esc(v.rebalances[i].trigger), ms(v.rebalances[i].end_us - v.rebalances[i].start_us));
       fmt::format_to(o, "</select></label>{}", v.rebalances.size() > kMaxSequenceViews
                                                   ? fmt::format(" (the first {} rebalances)", kMaxSequenceViews) : std::string());
+      // The step control: one cursor over the timeline, the partition view, this sequence view
+      // and the narrative, event by event.
+      fmt::format_to(o, "<div class=\"stepper\" data-variant=\"{}\"><button class=\"st-first\" title=\"back to the start\">&#x23EE;</button>"
+                        "<button class=\"st-prev\" title=\"previous event\">&#x25C0; step</button><button class=\"st-play\">&#x25B6; play</button>"
+                        "<button class=\"st-next\" title=\"next event\">step &#x25B6;</button> <span class=\"st-pos\">press step or play to walk "
+                        "this rebalance event by event</span><div class=\"st-now\"></div><div class=\"st-watch\"></div></div>",
+                     esc(v.protocol));
       for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i) {
-        render_sequence(o, v, v.rebalances[i], i == chosen);
+        render_watch(o, v, i, i == chosen);
+        render_sequence(o, v, v.rebalances[i], i, i == chosen);
         render_path_table(o, v, i, i == chosen);
       }
     }
@@ -790,6 +1013,11 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
         "var b=e.getBoundingClientRect();if(b.width>0&&b.height>0)n++;});var d=document.documentElement.dataset;"
         "d.replicaSteps=n;d.scalingMarkers=document.querySelectorAll('svg.timeline g.fleet [data-scaling]').length;})();</script>"
       : "";
+  // The glossary behind every tooltip of the page.
+  fmt::format_to(o, "<h2>Glossary</h2><dl class=\"glossary\">");
+  for (const auto term : lesson::glossary_terms())
+    fmt::format_to(o, "<dt>{}</dt><dd>{}</dd>", esc(term), esc(lesson::glossary(term)));
+  fmt::format_to(o, "</dl>\n");
   fmt::format_to(o, "</main><pre id=\"details\">Click a shape for its details.</pre><script>{}</script>{}</body></html>\n", kScript,
                  fleet_script);
   return html;

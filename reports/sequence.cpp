@@ -7,6 +7,10 @@
 
 namespace reports {
 
+bool normal_round_trip(const std::string& api, const std::string& error) {
+  return api == "JoinGroup" && error == "MEMBER_ID_REQUIRED";
+}
+
 Sequence sequence_between(const Timeline& t, const std::string& group, std::int64_t from_us, std::int64_t to_us,
                           std::size_t max_rows) {
   Sequence seq;
@@ -58,12 +62,14 @@ Sequence sequence_between(const Timeline& t, const std::string& group, std::int6
     switch (k.source) {
       case Source::Sent: {
         const auto* m = static_cast<const Message*>(k.item);
-        return {m->send_us, SequenceRow::Kind::Request, m->client, m->server, m->api + (m->detail.empty() ? "" : " " + m->detail), false};
+        return {m->send_us, SequenceRow::Kind::Request, m->client, m->server, m->api + (m->detail.empty() ? "" : " " + m->detail), false,
+                m->detail};
       }
       case Source::Answered: {
         const auto* m = static_cast<const Message*>(k.item);
-        return {m->recv_us, SequenceRow::Kind::Response, m->server, m->client, m->api + " " + m->error,
-                m->error != "NONE" && !m->error.empty()};
+        return {m->recv_us, SequenceRow::Kind::Response, m->server, m->client,
+                m->api + " " + m->error + (m->reply.empty() ? "" : " " + m->reply),
+                m->error != "NONE" && !m->error.empty() && !normal_round_trip(m->api, m->error), m->reply};
       }
       case Source::Segment:
         return {k.t, SequenceRow::Kind::Note, *k.over, "", "group " + static_cast<const GroupSegment*>(k.item)->label, false};

@@ -16,8 +16,14 @@ struct SequenceRow {
   std::string from;  // a participant; for a note, the participant it is over
   std::string to;
   std::string text;
-  bool error = false;  // a response with an error other than NONE
+  bool error = false;  // a response with an error other than NONE and other than a normal round
+                       // trip (JoinGroup's MEMBER_ID_REQUIRED: the member retries with its id)
+  std::string payload;  // the tail of `text` that is the message's payload ("member_epoch=3 ...")
 };
+
+/// A response error that is a normal step of the protocol, not a failure: JoinGroup's
+/// MEMBER_ID_REQUIRED (KIP-394), which every new classic member gets once.
+bool normal_round_trip(const std::string& api, const std::string& error);
 
 struct Sequence {
   std::vector<std::string> participants;  // consumers in lane order, then brokers

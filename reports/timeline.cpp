@@ -426,6 +426,9 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
   std::int64_t lag_total = 0;
   std::int64_t last_lag_t = -1;
   std::map<std::tuple<std::string, std::string, std::int64_t>, std::size_t> open_requests;
+  // Per consumer: its last answered ConsumerGroupHeartbeat (the consumer.reconcile line that
+  // follows at the same time is the response's payload, Message::reply).
+  std::map<std::string, std::size_t> last_heartbeat_response;
   std::vector<std::vector<std::tuple<std::int64_t, std::int64_t, std::vector<std::string>>>> raw_owned;
   std::int64_t last_t = 0;
 
@@ -580,6 +583,9 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
     m.server = std::move(to);
     m.api = api;
     m.detail = std::move(detail);
+    // A heartbeat that sends its owned partitions (TopicPartitions): which ones.
+    if (api == "ConsumerGroupHeartbeat" && m.detail.find("TopicPartitions") != std::string::npos && lanes.count(from))
+      m.detail += " owned=[" + compress_partitions(lane(from, t).owned) + "]";
     open_requests[{from, api, id}] = tl.messages.size();
     tl.messages.push_back(std::move(m));
     if (lanes.count(from)) {
@@ -601,6 +607,7 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
     if (it != open_requests.end()) {
       tl.messages[it->second].recv_us = t;
       tl.messages[it->second].error = error.empty() ? "NONE" : error;
+      if (api == "ConsumerGroupHeartbeat") last_heartbeat_response[to] = it->second;
       open_requests.erase(it);
     }
     if (lanes.count(to)) {
@@ -872,6 +879,12 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
                             compress_partitions(added)));
         if (!revoked.empty() && ls.revoking_since < 0) ls.revoking_since = t;
         if (ls.waiting_since < 0 && !added.empty()) ls.waiting_since = t;
+        if (const auto hb = last_heartbeat_response.find(name);
+            hb != last_heartbeat_response.end() && tl.messages[hb->second].recv_us == t)
+          tl.messages[hb->second].reply = fmt::format("member_epoch={} target=[{}]{}{}", num(f, "epoch"),
+                                                      compress_partitions(strings(f, "target")),
+                                                      revoked.empty() ? "" : " revoke=[" + compress_partitions(revoked) + "]",
+                                                      added.empty() ? "" : " add=[" + compress_partitions(added) + "]");
       } else if (type == "assignment") {
         auto owned = strings(f, "owned");
         for (const auto& p : owned) partition_names.insert(p);

@@ -85,6 +85,8 @@ struct Message {
   std::string api;
   std::string error;   // the response's error name, "" without a response
   std::string detail;  // e.g. "member_epoch=3"
+  std::string reply;   // the response's payload where the trace tells it (a KIP-848 heartbeat's
+                       // member epoch and target assignment), "" otherwise
 };
 
 struct Rebalance {

@@ -50,6 +50,8 @@ reports::SummaryInputs summary_inputs(const ScenarioSpec& spec, const std::strin
                     {"commit", build::kCommit},
                     {"scenario_file", spec.source_path},
                     {"scenario_sha256", spec.sha256}};
+  // The lesson report.html shows at its top (issue 35); only when the scenario has one.
+  if (!spec.description.empty()) in.produced_by["scenario_description"] = spec.description;
   in.steady_consumers = steady_consumers_of(spec);
   return in;
 }

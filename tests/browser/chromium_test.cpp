@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -284,5 +285,182 @@ TEST_CASE("chromium: zoomed in, axis labels differ and minimum widths stay in sc
     ++shapes;
   }
   CHECK(shapes > 0);
+  fs::remove_all(profile);
+}
+
+namespace {
+
+// The values of attribute `name` on every element of the DOM text that carries `marker`
+// (e.g. `<g class="row`), in document order, within [from, to).
+std::vector<std::string> attributes_of(const std::string& dom, const std::string& marker, const std::string& name,
+                                       std::size_t from = 0, std::size_t to = std::string::npos) {
+  std::vector<std::string> out;
+  for (auto p = dom.find(marker, from); p != std::string::npos && p < to; p = dom.find(marker, p + 1)) {
+    const auto end = dom.find('>', p);
+    const std::string tag = dom.substr(p, end - p);
+    const auto at = tag.find(" " + name + "=\"");
+    if (at == std::string::npos) continue;
+    const auto v0 = at + name.size() + 3;
+    out.push_back(tag.substr(v0, tag.find('"', v0) - v0));
+  }
+  return out;
+}
+
+std::string fmt_width(int width) { return "lesson-mid-step-" + std::to_string(width) + "px.png"; }
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(s);
+  while (std::getline(in, item, sep)) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+// The report as a lesson (issue 35): opened with #step=N the page presses "step" N times. Walked
+// to the end, the cursor visited the shown rebalance's sequence rows one by one in time order;
+// the cursor line on the timeline sits at the last row's time; the partition view has one row per
+// partition of the topic and its owners at the end are summary.json's final_assignment.
+// Screenshots mid-step at 1,000 and 1,600 px wide stay as artifacts.
+TEST_CASE("chromium: the lesson report's step control and partition view") {
+  REQUIRE_MESSAGE(!chromium().empty(), "chromium is missing: `make test` installs it (apt package chromium)");
+  const fs::path dir = fs::path(RSIM_BUILD_DIR) / "test-artifacts" / "browser" / "lesson";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path out = dir / "run";
+  REQUIRE(sh(std::string("cd ") + RSIM_SOURCE_DIR + " && " + RSIM_BINARY + " run scenarios/examples/two-consumers.json --out " +
+             out.string() + " > " + (dir / "run.log").string() + " 2>&1") == 0);
+  const fs::path report = out / "report.html";
+  const auto summary = nlohmann::json::parse(slurp(out / "classic-eager" / "summary.json"));
+  const fs::path profile = dir / "profile";
+  const fs::path dom_file = dir / "dom.html", log_file = dir / "chromium.log";
+  CHECK(sh(chromium_command(profile) + " --virtual-time-budget=5000 --dump-dom 'file://" + report.string() + "#step=9999' > " +
+           dom_file.string() + " 2> " + log_file.string()) == 0);
+  const std::string dom = slurp(dom_file), log = slurp(log_file);
+  std::istringstream lines(log);
+  std::string line;
+  while (std::getline(lines, line)) CHECK_MESSAGE(line.find(":CONSOLE") == std::string::npos, line);
+  CHECK(attribute(dom, "data-errors") == "(absent)");
+  CHECK(attribute(dom, "data-ready") == "1");
+  // The description, the lesson, at the top.
+  CHECK(dom.find("<p class=\"lesson\" id=\"description\">") != std::string::npos);
+
+  // The rows of the sequence view the cursor walked (the longest rebalance, shown first).
+  const std::string seq = attribute(dom, "data-cursor-seq");
+  REQUIRE(seq != "(absent)");
+  const auto seq_at = dom.find("<svg class=\"seq\" data-variant=\"classic-eager\" data-seq=\"" + seq + "\"");
+  REQUIRE(seq_at != std::string::npos);
+  const auto rows = attributes_of(dom, "<g class=\"row", "data-t-us", seq_at, dom.find("</svg>", seq_at));
+  REQUIRE(rows.size() >= 6);
+  CHECK(attribute(dom, "data-cursor-rows") == std::to_string(rows.size()));
+  CHECK(attribute(dom, "data-cursor-step") == std::to_string(rows.size() - 1));
+  const auto log_times = split(attribute(dom, "data-step-log"), ',');
+  CHECK(log_times == rows);  // every event once, in the order of the sequence view
+  for (std::size_t i = 1; i < rows.size(); ++i) CHECK(std::stoll(rows[i - 1]) <= std::stoll(rows[i]));
+  // The cursor on the timeline: at the last event's time on the shared axis.
+  std::smatch m;
+  REQUIRE(std::regex_search(dom, m, std::regex("<body data-duration-us=\"([0-9]+)\" data-plot-width=\"([0-9.]+)\"")));
+  const double dur = std::stod(m[1].str()), plot = std::stod(m[2].str());
+  CHECK(std::stod(attribute(dom, "data-cursor-x")) == doctest::Approx(std::stod(rows.back()) / dur * plot).epsilon(1e-6));
+  const auto cursors = attributes_of(dom, "<line class=\"cursor\"", "x1");
+  REQUIRE(cursors.size() == 2);  // the timeline's and the partition view's
+  for (const auto& x : cursors) CHECK(std::stod(x) == doctest::Approx(std::stod(rows.back()) / dur * plot).epsilon(1e-6));
+  // The walked rebalance's narrative is marked, and its critical path is highlighted in the view.
+  CHECK(dom.find("<li data-rb=\"" + seq + "\" class=\"cur\">") != std::string::npos);
+  CHECK(dom.find("class=\"msg req crit\"") != std::string::npos);
+
+  // The partition view: one row per partition of the topic, owners at the end as summary.json says.
+  std::set<std::string> partitions;
+  std::map<std::string, std::string> owner_at_end;
+  for (const auto& [consumer, parts] : summary["metrics"]["final_assignment"].items())
+    for (const auto& p : parts) owner_at_end[p.get<std::string>()] = consumer;
+  std::istringstream trace(slurp(out / "classic-eager" / "trace.jsonl"));
+  while (std::getline(trace, line)) {
+    if (line.find("\"type\":\"topic.partitions\"") == std::string::npos) continue;
+    const auto j = nlohmann::json::parse(line);
+    for (int p = 0; p < j["partitions"].get<int>(); ++p) partitions.insert(j["topic"].get<std::string>() + "-" + std::to_string(p));
+  }
+  const auto prow = attributes_of(dom, "<g class=\"prow\"", "data-partition");
+  const auto owner = attributes_of(dom, "<g class=\"prow\"", "data-final-owner");
+  REQUIRE(prow.size() == owner.size());
+  CHECK(std::set<std::string>(prow.begin(), prow.end()) == partitions);
+  CHECK(prow.size() == partitions.size());
+  for (std::size_t i = 0; i < prow.size(); ++i) {
+    INFO("partition " << prow[i]);
+    CHECK(owner[i] == (owner_at_end.count(prow[i]) ? owner_at_end[prow[i]] : std::string()));
+  }
+
+  // Mid-step screenshots, 1,000 and 1,600 px wide.
+  for (const int width : {1000, 1600}) {
+    fs::remove_all(profile);
+    const fs::path shot = dir / fmt_width(width);
+    CHECK(sh(chromium_command(profile) + " --virtual-time-budget=5000 --window-size=" + std::to_string(width) +
+             ",1500 --screenshot=" + shot.string() + " 'file://" + report.string() + "#step=" +
+             std::to_string(rows.size() / 2) + "' > /dev/null 2>> " + log_file.string()) == 0);
+    REQUIRE(fs::exists(shot));
+    CHECK(fs::file_size(shot) > 20'000);
+  }
+  fs::remove_all(profile);
+}
+
+// 1,000 consumers on 2,000 partitions, 8 s of virtual time: the page stays under 5 MB, opens with
+// no script error, keeps one lane per consumer and adds the aggregated views (members per state,
+// partitions not processed over time); a screenshot stays as an artifact.
+TEST_CASE("chromium: a 1,000-consumer report stays under 5 MB and readable") {
+  REQUIRE_MESSAGE(!chromium().empty(), "chromium is missing: `make test` installs it (apt package chromium)");
+  const fs::path dir = fs::path(RSIM_BUILD_DIR) / "test-artifacts" / "browser" / "consumers-1000";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  nlohmann::ordered_json doc;
+  doc["name"] = "consumers-1000";
+  doc["description"] = "1,000 consumers join a 2,000-partition topic within a second; one crashes at 4 s.";
+  doc["seed"] = 1;
+  doc["duration_ms"] = 8000;
+  doc["protocols"] = {"consumer"};
+  doc["cluster"] = {{"brokers", 1}};
+  doc["topics"] = nlohmann::ordered_json::array({{{"name", "t"}, {"partitions", 2000}, {"produce", {{"records_per_sec", 1}}}}});
+  doc["consumers"] = nlohmann::ordered_json::array();
+  doc["events"] = nlohmann::ordered_json::array();
+  for (int i = 0; i < 1000; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof name, "c%04d", i);
+    doc["consumers"].push_back({{"name", name}, {"group", "g"}, {"topics", {"t"}}});
+    doc["events"].push_back({{"at_ms", 100 + i * 900 / 1000}, {"do", "start"}, {"consumer", name}});
+  }
+  doc["events"].push_back({{"at_ms", 4000}, {"do", "crash"}, {"consumer", "c0007"}});
+  {
+    std::ofstream f(dir / "scenario.json");
+    f << doc.dump(1);
+  }
+  const fs::path out = dir / "run";
+  REQUIRE(sh(std::string(RSIM_BINARY) + " run " + (dir / "scenario.json").string() + " --out " + out.string() + " > " +
+             (dir / "run.log").string() + " 2>&1") == 0);
+  const fs::path report = out / "report.html";
+  REQUIRE(fs::exists(report));
+  CHECK(fs::file_size(report) < 5'000'000);
+  const std::string html = slurp(report);
+  CHECK(html.find("<svg class=\"pview agg\" data-variant=\"consumer\" data-consumers=\"1000\"") != std::string::npos);
+  // The final assignment collapsed: its size first (c0007 crashed: 999 owners at the end).
+  const auto final_assignment = nlohmann::json::parse(slurp(out / "consumer" / "summary.json"))["metrics"]["final_assignment"];
+  std::size_t owned = 0;
+  for (const auto& [c, parts] : final_assignment.items()) owned += parts.size();
+  CHECK(html.find("<details class=\"final\"><summary>" + std::to_string(final_assignment.size()) + " consumers own " +
+                  std::to_string(owned) + " partitions") != std::string::npos);
+
+  const fs::path profile = dir / "profile";
+  const fs::path dom_file = dir / "dom.html", log_file = dir / "chromium.log";
+  CHECK(sh(chromium_command(profile) + " --virtual-time-budget=8000 --dump-dom file://" + report.string() + " > " +
+           dom_file.string() + " 2> " + log_file.string()) == 0);
+  const std::string dom = slurp(dom_file);
+  CHECK(attribute(dom, "data-errors") == "(absent)");
+  CHECK(attribute(dom, "data-ready") == "1");
+  CHECK(attribute(dom, "data-lanes") == "1000");
+  fs::remove_all(profile);
+  const fs::path shot = dir / "screenshot-1000-consumers.png";
+  CHECK(sh(chromium_command(profile) + " --virtual-time-budget=8000 --window-size=1400,1400 --screenshot=" + shot.string() +
+           " file://" + report.string() + " > /dev/null 2>> " + log_file.string()) == 0);
+  REQUIRE(fs::exists(shot));
+  CHECK(fs::file_size(shot) > 20'000);
   fs::remove_all(profile);
 }
