@@ -306,3 +306,52 @@ TEST_CASE(
     CHECK(reset);
   }
 }
+
+TEST_CASE(
+    "consumer protocol: with records flowing, a reconciliation waits for the application's passes "
+    "(issue 40, model error 4)") {
+  // One broker, 1 ms links, the ideal machine; t has 4 partitions, each appending 10 records/s
+  // at the same instants (offset k at (k + 1) * 100 ms), so every Fetch ends at a record
+  // arrival: 100 ms apart once A owns all four.
+  const auto doc = nlohmann::json::parse(R"({
+    "name": "flowing-records", "seed": 1, "duration_ms": 20000, "protocols": ["consumer"],
+    "cluster": {"brokers": 1}, "network": {"latency_ms": 1},
+    "topics": [{"name": "t", "partitions": 4, "produce": {"records_per_sec": 10}}],
+    "consumers": [{"name": "A", "group": "g", "topics": ["t"]},
+                  {"name": "B", "group": "g", "topics": ["t"]}],
+    "events": [{"at_ms": 1000, "do": "start", "consumer": "A"},
+               {"at_ms": 10000, "do": "start", "consumer": "B"}]})");
+  const auto spec = testing::ideal_machine(doc);
+  const auto t = testing::parse_trace(rsim::run_scenario(spec, "consumer", spec.seed).trace_lines);
+  double answer = -1, reconcile = -1, commit_sent = -1, commit_answer = -1;
+  for (const auto& e : t) {
+    const double at = e["t_us"].get<double>() / 1000.0;
+    if (at < 10000) continue;
+    if (answer < 0 && e["type"] == "consumer.member_state" && e["consumer"] == "A" && e["state"] == "RECONCILING")
+      answer = at;
+    if (reconcile < 0 && e["type"] == "consumer.reconcile" && e["consumer"] == "A") reconcile = at;
+    if (e["type"] == "commit" && e["consumer"] == "A" && e.value("purpose", "") == "before revocation") {
+      if (e["phase"] == "sent") commit_sent = at;
+      if (e["phase"] == "completed") commit_answer = at;
+    }
+  }
+  // A heartbeats at 1100 + 5000k (its acknowledgement at its first pass); B's join at 10000
+  // computed the new target, which A's heartbeat at 11100 brings (answer 11102: RECONCILING).
+  CHECK(last_heartbeat(t, "A", 11101) == 11100);
+  CHECK(answer == 11102);
+  // Nothing wakes the application thread at the answer: the background thread queues no event
+  // and only a Fetch's completion wakes the fetch buffer (BackgroundEventHandler.add,
+  // AbstractFetch.removePendingFetchRequest); with a Fetch in flight its wait is
+  // retry.backoff.ms (100 ms), the same instant as the next record arrival. The pass at the
+  // Fetch end at 11200 submits the AsyncPollEvent whose maybeReconcile(true) starts the
+  // reconciliation and its commit (answer 11202).
+  CHECK(reconcile == 11200);
+  CHECK(commit_sent == 11200);
+  CHECK(commit_answer == 11202);
+  // The commit's answer queues onPartitionsRevoked, which waits for the next pass, the Fetch end
+  // at 11300 (198 ms after the heartbeat's answer); onPartitionsAssigned([]) follows in the
+  // next poll() of the same instant (the records returned, no processing time).
+  CHECK(callback_starts(t, "A", "onPartitionsRevoked") == std::vector<double>{11300});
+  CHECK(callback_partitions(t, "A", "onPartitionsRevoked", 0) == std::vector<std::string>{"t-2", "t-3"});
+  CHECK(callback_starts(t, "A", "onPartitionsAssigned")[1] == 11300);
+}
