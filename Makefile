@@ -3,7 +3,8 @@
 #   make test   install missing packages, build, run every test through ctest
 #   make install [PREFIX=/usr/local] [DESTDIR=]   build, then install (binary, man page, schema, docs)
 #   make deb     build, then the .deb (CPack) in $(BUILD_DIR)/
-#   make image   the container image (ci/Containerfile) with podman
+#   make image   the container image (ci/Containerfile) with podman, else buildah (chroot)
+#   make image-test   the image, then its binary run from its root file system (buildah mount)
 #   make site    the playground: the simulator in WebAssembly and its page, in site/ (docs/playground.md)
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
@@ -22,7 +23,7 @@ DEMO_OUT := out/two-consumers
 FUZZ_DEB_PACKAGES := clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps test-deps sanitize-deps build demo test install deb image sanitize sanitize-build tsan fuzz clean oracle-assignors oracle oracle-smoke site
+.PHONY: deps test-deps sanitize-deps build demo test install deb image image-test sanitize sanitize-build tsan fuzz clean oracle-assignors oracle oracle-smoke site
 
 deps test-deps:
 	@missing=""; for p in $(if $(filter test-deps,$@),$(TEST_PACKAGES),$(DEB_PACKAGES)); do \
@@ -57,11 +58,17 @@ deb: build
 
 IMAGE ?= rebalance-sim
 IMAGE_BASE ?= docker.io/library/debian:bookworm-slim
-# Where podman cannot start containers (no CAP_SYS_RESOURCE, hybrid cgroups), buildah without
-# one: IMAGE_BUILDER="buildah bud --isolation=chroot --ulimit nofile=1024:1024" (docs/ci.md).
-IMAGE_BUILDER ?= podman build
+# podman when it can start a container from the base; else (no CAP_SYS_RESOURCE: crun's
+# setrlimit fails; hybrid cgroups) buildah without one, chroot isolation (docs/ci.md).
+IMAGE_BUILDER ?= $(shell podman run --rm --pull=never $(IMAGE_BASE) true >/dev/null 2>&1 \
+  && echo podman build || echo buildah bud --isolation=chroot --ulimit nofile=1024:1024)
 image:
 	$(IMAGE_BUILDER) --build-arg BASE=$(IMAGE_BASE) -f ci/Containerfile -t $(IMAGE) .
+
+# The image checked without a container runtime: buildah mounts its root file system and chroot
+# runs the installed binary (--version, then `run` on a library scenario). Needs root.
+image-test: image
+	sh ci/image_test.sh $(IMAGE)
 
 # One clang build, everything instrumented with AddressSanitizer, UndefinedBehaviorSanitizer and
 # libFuzzer's coverage, at -O1, warnings as errors: the unit tests run in it (`make sanitize`) and

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "reports/max_tree.hpp"
 #include "reports/summary.hpp"
 
 namespace reports {
@@ -58,14 +59,23 @@ std::string join_sentences(const std::vector<std::string>& parts) {
   return out;
 }
 
-// The member a trigger names ("member B joined", "leader A rejoined"), if it is a lane.
-const Lane* named_member(const Timeline& tl, const std::string& trigger) {
-  for (const auto& lane : tl.lanes) {
-    if (trigger.find("member " + lane.consumer + " ") != std::string::npos ||
-        trigger.find("leader " + lane.consumer + " ") != std::string::npos)
-      return &lane;
+// The member a trigger names ("member B joined", "leader A rejoined"), if it is a lane: the
+// first lane (in lane order) whose name follows "member " or "leader " and is followed by a
+// space. Each such stretch of the trigger is looked up by name (not every lane per rebalance).
+const Lane* named_member(const Timeline& tl, const std::map<std::string_view, std::size_t>& first_lane,
+                         const std::string& trigger, std::uint64_t& steps) {
+  std::size_t best = tl.lanes.size();
+  for (const std::string_view prefix : {std::string_view("member "), std::string_view("leader ")}) {
+    for (std::size_t at = trigger.find(prefix); at != std::string::npos; at = trigger.find(prefix, at + 1)) {
+      const std::size_t from = at + prefix.size();
+      for (std::size_t end = trigger.find(' ', from); end != std::string::npos; end = trigger.find(' ', end + 1)) {
+        ++steps;
+        const auto it = first_lane.find(std::string_view(trigger).substr(from, end - from));
+        if (it != first_lane.end()) best = std::min(best, it->second);
+      }
+    }
   }
-  return nullptr;
+  return best < tl.lanes.size() ? &tl.lanes[best] : nullptr;
 }
 
 // "2,001 ms", "3.5 ms", "10,264.32 ms".
@@ -137,17 +147,17 @@ class RebalanceOwners {
     for (const auto& q : tl.rebalances) {
       const auto [from, to] = rebalance_window(tl, q);
       auto& g = groups_[q.group];
-      g.push_back(Entry{q.start_us, from, to, q.index, 0, 0});
+      g.entries.push_back(Entry{q.start_us, from, to, q.index});
     }
     for (auto& [name, g] : groups_) {
-      std::stable_sort(g.begin(), g.end(), [](const Entry& a, const Entry& b) { return a.start_us < b.start_us; });
-      std::int64_t max_to = INT64_MIN, max_lead = 0;
-      for (auto& e : g) {
-        max_to = std::max(max_to, e.to);
-        e.max_to = max_to;
-        max_lead = std::max(max_lead, e.start_us - e.from);
+      std::stable_sort(g.entries.begin(), g.entries.end(), [](const Entry& a, const Entry& b) { return a.start_us < b.start_us; });
+      std::vector<std::int64_t> ends;
+      ends.reserve(g.entries.size());
+      for (const auto& e : g.entries) {
+        ends.push_back(e.to);
+        g.max_lead = std::max(g.max_lead, e.start_us - e.from);
       }
-      for (auto& e : g) e.max_lead = max_lead;
+      g.ends = MaxTree(ends);
     }
   }
 
@@ -155,27 +165,24 @@ class RebalanceOwners {
   /// rebalances whose window holds `t`, the last one that started at or before `t` (else the
   /// first whose window holds it). Windows of consecutive rebalances overlap (a window opens up to
   /// one heartbeat interval before its rebalance), and a callback is told once.
-  int owner(const std::string& group, std::int64_t t) const {
+  int owner(const std::string& group, std::int64_t t, std::uint64_t& steps) const {
     const auto it = groups_.find(group);
     if (it == groups_.end()) return 0;
-    const auto& g = it->second;
+    const auto& g = it->second.entries;
     const auto after = std::upper_bound(g.begin(), g.end(), t, [](std::int64_t v, const Entry& e) { return v < e.start_us; });
-    // Started at or before t: walk back while an earlier window can still reach t.
-    int started = 0;
-    std::int64_t started_at = 0;
-    for (auto k = after; k != g.begin();) {
-      --k;
-      if (k->max_to < t) break;
-      if (k->to >= t && k->from <= t && (started == 0 || k->start_us > started_at)) {
-        started = k->index;
-        started_at = k->start_us;
-      }
+    // Started at or before t (so its window opens at or before t): the last in start order whose
+    // window ends at or after t. A window opens at or before its start, so `from <= t` holds.
+    for (std::ptrdiff_t k = it->second.ends.last_at_least(static_cast<std::size_t>(after - g.begin()), t, steps); k >= 0;
+         k = it->second.ends.last_at_least(static_cast<std::size_t>(k), t, steps)) {
+      const Entry& e = g[static_cast<std::size_t>(k)];
+      if (e.from <= t) return e.index;
     }
-    if (started != 0) return started;
     // Else the first (in index order) whose window opens before it starts and holds t.
     int first = 0;
-    for (auto k = after; k != g.end() && k->start_us - k->max_lead <= t; ++k)
+    for (auto k = after; k != g.end() && k->start_us - it->second.max_lead <= t; ++k) {
+      ++steps;
       if (k->from <= t && k->to >= t && (first == 0 || k->index < first)) first = k->index;
+    }
     return first;
   }
 
@@ -183,10 +190,63 @@ class RebalanceOwners {
   struct Entry {
     std::int64_t start_us, from, to;
     int index;
-    std::int64_t max_to;    // the latest window end of this entry and every earlier one
-    std::int64_t max_lead;  // the longest window opening before its rebalance, in the group
   };
-  std::map<std::string, std::vector<Entry>> groups_;
+  struct Group {
+    std::vector<Entry> entries;  // in start order
+    MaxTree ends;                // entries' window ends
+    std::int64_t max_lead = 0;   // the longest window opening before its rebalance
+  };
+  std::map<std::string, Group> groups_;
+};
+
+/// Per group, every time at which something of a lane may be told: its instants, the starts of
+/// its spans, the starts and ends of its stretches of ownership. A rebalance looks only at the
+/// lanes with such a time in its window (the others have nothing to tell), not at every member.
+class LaneMoments {
+ public:
+  explicit LaneMoments(const Timeline& tl) : seen_(tl.lanes.size(), 0) {
+    for (std::size_t l = 0; l < tl.lanes.size(); ++l) {
+      const Lane& lane = tl.lanes[l];
+      auto& at = groups_[lane.group];
+      for (const auto& i : lane.instants) at.push_back({i.t_us, l});
+      for (const auto& s : lane.spans) at.push_back({s.start_us, l});
+      for (const auto& o : lane.owned) {
+        at.push_back({o.start_us, l});
+        at.push_back({o.end_us, l});
+      }
+    }
+    for (auto& [name, at] : groups_)
+      std::sort(at.begin(), at.end(), [](const Moment& a, const Moment& b) { return a.t_us < b.t_us || (a.t_us == b.t_us && a.lane < b.lane); });
+  }
+
+  /// The lanes of `group` with a moment in [from, to], in lane order.
+  const std::vector<std::size_t>& lanes(const std::string& group, std::int64_t from, std::int64_t to, std::uint64_t& steps) {
+    found_.clear();
+    ++stamp_;
+    const auto it = groups_.find(group);
+    if (it == groups_.end() || from > to) return found_;
+    const auto& at = it->second;
+    for (auto m = std::lower_bound(at.begin(), at.end(), from, [](const Moment& x, std::int64_t v) { return x.t_us < v; });
+         m != at.end() && m->t_us <= to; ++m) {
+      ++steps;
+      if (seen_[m->lane] != stamp_) {
+        seen_[m->lane] = stamp_;
+        found_.push_back(m->lane);
+      }
+    }
+    std::sort(found_.begin(), found_.end());
+    return found_;
+  }
+
+ private:
+  struct Moment {
+    std::int64_t t_us;
+    std::size_t lane;
+  };
+  std::map<std::string, std::vector<Moment>> groups_;
+  std::vector<std::uint64_t> seen_;
+  std::uint64_t stamp_ = 0;
+  std::vector<std::size_t> found_;
 };
 
 }  // namespace
@@ -230,8 +290,12 @@ std::string critical_path_sentence(const nlohmann::ordered_json& rebalance, int 
   return out + ".";
 }
 
-std::vector<std::string> narrate(const Timeline& tl, const ConfigValues* config) {
+std::vector<std::string> narrate(const Timeline& tl, const ConfigValues* config, std::uint64_t* steps_out) {
   std::vector<std::string> out;
+  std::uint64_t steps = 0;
+  std::map<std::string_view, std::size_t> first_lane;  // consumer name -> its first lane
+  for (std::size_t l = 0; l < tl.lanes.size(); ++l) first_lane.emplace(tl.lanes[l].consumer, l);
+  LaneMoments moments(tl);
   // Per group, the latest end of its rebalances so far (in index order): what each rebalance
   // counts as "since the group's previous rebalance", without a pass over all of them.
   std::map<std::string, std::int64_t> previous_end;
@@ -243,7 +307,7 @@ std::vector<std::string> narrate(const Timeline& tl, const ConfigValues* config)
                                    seconds(r.end_us), milliseconds(r.end_us - r.start_us),
                                    r.trigger, r.completed ? "" : ", not completed by the end of the run");
     std::vector<std::string> facts;
-    if (const Lane* who = named_member(tl, r.trigger)) {
+    if (const Lane* who = named_member(tl, first_lane, r.trigger, steps)) {
       // What the member the trigger names last did before the coordinator acted on it.
       // Only what happened since the group's previous rebalance: a rejoin is not news of a start.
       std::int64_t since = 0;
@@ -253,6 +317,7 @@ std::vector<std::string> narrate(const Timeline& tl, const ConfigValues* config)
         const auto [lo, hi] = instants_within(tl, *who, since, r.start_us);
         for (auto it = hi; it != lo;) {
           --it;
+          ++steps;
           if (it->kind == "start" || it->kind == "stop" || it->kind == "crash" || it->kind == "fenced") {
             last = &*it;
             break;
@@ -271,13 +336,23 @@ std::vector<std::string> narrate(const Timeline& tl, const ConfigValues* config)
         facts.push_back(fmt::format("{} {} at {}", who->consumer, what, seconds(last->t_us)));
       }
     }
-    for (const auto& lane : tl.lanes) {
+    // The lanes with something in the window, or whose ownership changes across the rebalance
+    // (a stretch starts or ends between r.start_us - 1 and r.end_us); every lane of the group
+    // when the timeline is not in time order.
+    std::vector<std::size_t> all_lanes;
+    if (!tl.time_ordered)
+      for (std::size_t l = 0; l < tl.lanes.size(); ++l) all_lanes.push_back(l);
+    const auto& told = tl.time_ordered ? moments.lanes(r.group, std::min(from, r.end_us), std::max(to, r.start_us), steps) : all_lanes;
+    for (const std::size_t l : told) {
+      const Lane& lane = tl.lanes[l];
+      ++steps;
       if (lane.group != r.group) continue;
       std::vector<std::string> mine;
       bool learned = false;
       const auto [first_instant, end_instant] = instants_within(tl, lane, from, to);
       for (auto it = first_instant; it != end_instant; ++it) {
         const Instant& i = *it;
+        ++steps;
         if (i.t_us < from || i.t_us > to) continue;
         if (i.kind == "heartbeat" && !learned && i.t_us >= r.start_us) {
           learned = true;
@@ -295,8 +370,9 @@ std::vector<std::string> narrate(const Timeline& tl, const ConfigValues* config)
                                                [](const Span& x, std::int64_t v) { return x.start_us < v; });
       for (auto it = first_span; it != lane.spans.end() && it->start_us <= to; ++it) {
         const Span& s = *it;
+        ++steps;
         if (s.start_us < from || s.start_us > to) continue;
-        if (owners.owner(r.group, s.start_us) != r.index) continue;
+        if (owners.owner(r.group, s.start_us, steps) != r.index) continue;
         if (s.kind == "callback" && (s.label.rfind("onPartitionsRevoked", 0) == 0 || s.label.rfind("onPartitionsLost", 0) == 0))
           mine.push_back(fmt::format("ran {} from {} to {}", s.label, seconds(s.start_us), seconds(s.end_us)));
         else if (s.kind == "stalled" || s.kind == "paused")
@@ -339,7 +415,9 @@ std::vector<std::string> narrate(const Timeline& tl, const ConfigValues* config)
     out.push_back(text);
     auto& end = previous_end.try_emplace(r.group, r.end_us).first->second;
     end = std::max(end, r.end_us);
+    ++steps;
   }
+  if (steps_out != nullptr) *steps_out = steps;
   return out;
 }
 

@@ -2,6 +2,7 @@
 // heartbeat at 6.048 s and revoked orders-0..5; ..."), told from the timeline model alone.
 // Used by `rebalance-sim explain` and by report.html.
 #pragma once
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -15,8 +16,11 @@ namespace reports {
 /// the scenario (explain runs it); without them a sentence names the key alone.
 using ConfigValues = std::map<std::string, std::map<std::string, std::string>>;
 
-/// One paragraph per rebalance, in the order of summary.json's `rebalances`.
-std::vector<std::string> narrate(const Timeline& timeline, const ConfigValues* config = nullptr);
+/// One paragraph per rebalance, in the order of summary.json's `rebalances`. `steps`, when given,
+/// receives a count of the work done (lanes, instants, spans and rebalances looked at): the
+/// bounds tests check that it grows with the timeline, not with rebalances x members.
+std::vector<std::string> narrate(const Timeline& timeline, const ConfigValues* config = nullptr,
+                                 std::uint64_t* steps = nullptr);
 
 /// Why rebalance `index` (1-based) took as long as it did, from its summary.json entry's
 /// `critical_path`: "R2 took 2,009 ms: 2,001 ms A waiting for its next heartbeat

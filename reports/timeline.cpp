@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "reports/max_tree.hpp"
+
 namespace reports {
 
 namespace {
@@ -488,20 +490,23 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
     if (tl.rebalances[i].assigned.is_object())
       for (auto it = tl.rebalances[i].assigned.cbegin(); it != tl.rebalances[i].assigned.cend(); ++it)
         assigned_of[i].emplace(it.key(), &it.value());
-  // Each group's rebalances by start, with the latest end among the first k of them: the
-  // rebalances open at t are found by a binary search and a walk back that stops as soon as no
-  // earlier one ends after t (an assignment looks at its group's open rebalances, not at all).
+  // Each group's rebalances by start, with a max tree over their ends: the rebalances open at t
+  // are found by a binary search and a descent of the tree that visits only the open ones (an
+  // assignment looks at its group's open rebalances, not at all; a rebalance that never
+  // completes does not make every later question walk back over the whole run).
   struct GroupRebalances {
     std::vector<std::size_t> by_start;      // indexes into tl.rebalances
-    std::vector<std::int64_t> max_end;      // max end_us of by_start[0..k]
+    MaxTree ends;                           // end_us of by_start[k]
   };
   std::map<std::string, GroupRebalances, std::less<>> rebalances_of;
   for (std::size_t i = 0; i < tl.rebalances.size(); ++i) rebalances_of[tl.rebalances[i].group].by_start.push_back(i);
   for (auto& [g, gr] : rebalances_of) {
     std::stable_sort(gr.by_start.begin(), gr.by_start.end(),
                      [&](std::size_t a, std::size_t b) { return tl.rebalances[a].start_us < tl.rebalances[b].start_us; });
-    std::int64_t m = INT64_MIN;
-    for (const std::size_t i : gr.by_start) gr.max_end.push_back(m = std::max(m, tl.rebalances[i].end_us));
+    std::vector<std::int64_t> ends;
+    ends.reserve(gr.by_start.size());
+    for (const std::size_t i : gr.by_start) ends.push_back(tl.rebalances[i].end_us);
+    gr.ends = MaxTree(ends);
   }
   std::vector<std::size_t> open_now;
   auto still_owed = [&](const std::string& consumer, const std::string& group, std::int64_t t,
@@ -509,16 +514,13 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
     const auto g = rebalances_of.find(group);
     if (g == rebalances_of.end()) return -1;
     const auto& gr = g->second;
-    // The ones started at or before t, walked back while an earlier one may still be open.
+    // The ones started at or before t that end after it.
     open_now.clear();
-    std::size_t k = static_cast<std::size_t>(
+    const std::size_t k = static_cast<std::size_t>(
         std::upper_bound(gr.by_start.begin(), gr.by_start.end(), t,
                          [&](std::int64_t v, std::size_t i) { return v < tl.rebalances[i].start_us; }) -
         gr.by_start.begin());
-    while (k > 0 && gr.max_end[k - 1] > t) {
-      --k;
-      if (t < tl.rebalances[gr.by_start[k]].end_us) open_now.push_back(gr.by_start[k]);
-    }
+    gr.ends.each_above(k, t, tl.search_steps, [&](std::size_t j) { open_now.push_back(gr.by_start[j]); });
     // In the order of the summary, as every rebalance used to be looked at.
     std::sort(open_now.begin(), open_now.end());
     std::unordered_set<std::string_view> owned_set;

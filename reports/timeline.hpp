@@ -148,6 +148,9 @@ struct Timeline {
   // time order (a trace in time order gives them so): readers may then find a window by binary
   // search instead of a pass over everything (a report stays linear in the trace).
   bool time_ordered = false;
+  // Work counter: the steps the build's searches over rebalances took (the bounds tests check
+  // that it grows with the trace, not with rebalances x lines). Never part of an output.
+  std::uint64_t search_steps = 0;
 };
 
 /// Per-partition lag series a Timeline keeps (report.html draws them up to 24, perfetto.json 64).
