@@ -8,8 +8,11 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace browser_harness {
 
@@ -42,6 +45,31 @@ inline std::string attribute(const std::string& dom, const std::string& name) {
   std::smatch m;
   const std::regex re("<html[^>]*\\s" + name + "=\"([^\"]*)\"");
   return std::regex_search(dom, m, re) ? m[1].str() : std::string("(absent)");
+}
+
+/// What a run folder's report must draw: the consumers started in every variant's trace (its
+/// lanes) and summary.json's rebalances.
+struct RunShape {
+  std::size_t lanes = 0;
+  std::size_t rebalances = 0;
+};
+
+inline RunShape run_shape(const std::filesystem::path& out) {
+  RunShape e;
+  for (const auto& d : std::filesystem::directory_iterator(out)) {
+    if (!d.is_directory()) continue;
+    const auto summary = nlohmann::json::parse(slurp(d.path() / "summary.json"));
+    e.rebalances += summary["rebalances"].size();
+    std::set<std::string> consumers;
+    std::istringstream trace(slurp(d.path() / "trace.jsonl"));
+    std::string line;
+    while (std::getline(trace, line)) {
+      const auto j = nlohmann::json::parse(line);
+      if (j["type"] == "consumer.start") consumers.insert(j["consumer"].get<std::string>());
+    }
+    e.lanes += consumers.size();
+  }
+  return e;
 }
 
 }  // namespace browser_harness

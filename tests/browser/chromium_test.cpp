@@ -28,29 +28,10 @@ namespace {
 
 using namespace browser_harness;
 
-struct Expected {
-  std::size_t lanes = 0;
-  std::size_t rebalances = 0;
-};
+using Expected = RunShape;
 
 // From the run's own files: the consumers of every variant's trace and summary.json's rebalances.
-Expected expected_of(const fs::path& out) {
-  Expected e;
-  for (const auto& d : fs::directory_iterator(out)) {
-    if (!d.is_directory()) continue;
-    const auto summary = nlohmann::json::parse(slurp(d.path() / "summary.json"));
-    e.rebalances += summary["rebalances"].size();
-    std::set<std::string> consumers;
-    std::istringstream trace(slurp(d.path() / "trace.jsonl"));
-    std::string line;
-    while (std::getline(trace, line)) {
-      const auto j = nlohmann::json::parse(line);
-      if (j["type"] == "consumer.start") consumers.insert(j["consumer"].get<std::string>());
-    }
-    e.lanes += consumers.size();
-  }
-  return e;
-}
+Expected expected_of(const fs::path& out) { return run_shape(out); }
 
 /// `share_partitions`: how many share-partition charts the share view must draw (0: none, and no
 /// share section at all).

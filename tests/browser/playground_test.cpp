@@ -11,6 +11,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include "browser_harness.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -171,21 +173,11 @@ Native native_run(const fs::path& root, const std::string& lesson, const std::st
                     out.string() + " > " + (root / "run.log").string() + " 2>&1");
   CHECK_MESSAGE((rc == 0 || rc == 1), slurp(root / "run.log"));
   Native n;
-  for (const auto& d : fs::directory_iterator(out)) {
-    if (!d.is_directory()) continue;
-    const std::string text_summary = slurp(d.path() / "summary.json");
-    const auto summary = nlohmann::json::parse(text_summary);
-    n.summaries[d.path().filename().string()] = text_summary;
-    n.rebalances += summary["rebalances"].size();
-    std::set<std::string> consumers;
-    std::istringstream trace(slurp(d.path() / "trace.jsonl"));
-    std::string line;
-    while (std::getline(trace, line)) {
-      const auto j = nlohmann::json::parse(line);
-      if (j["type"] == "consumer.start") consumers.insert(j["consumer"].get<std::string>());
-    }
-    n.lanes += consumers.size();
-  }
+  for (const auto& d : fs::directory_iterator(out))
+    if (d.is_directory()) n.summaries[d.path().filename().string()] = slurp(d.path() / "summary.json");
+  const auto shape = browser_harness::run_shape(out);
+  n.lanes = shape.lanes;
+  n.rebalances = shape.rebalances;
   return n;
 }
 
