@@ -60,10 +60,16 @@ IMAGE ?= rebalance-sim
 IMAGE_BASE ?= docker.io/library/debian:bookworm-slim
 # podman when it can start a container from the base; else (no CAP_SYS_RESOURCE: crun's
 # setrlimit fails; hybrid cgroups) buildah without one, chroot isolation (docs/ci.md).
-IMAGE_BUILDER ?= $(shell podman run --rm --pull=never $(IMAGE_BASE) true >/dev/null 2>&1 \
-  && echo podman build || echo buildah bud --isolation=chroot --ulimit nofile=1024:1024)
+# The base: IMAGE_BASE when local or pullable, else one made with mmdebstrap (ci/image_base.sh).
+# The build stage compiles through ccache with the host's cache mounted (ci/Containerfile).
+IMAGE_BUILDER ?=
 image:
-	$(IMAGE_BUILDER) --build-arg BASE=$(IMAGE_BASE) -f ci/Containerfile -t $(IMAGE) .
+	@base=$$(sh ci/image_base.sh $(IMAGE_BASE)) && cache=$$(ccache -k cache_dir) && mkdir -p "$$cache" && \
+	builder='$(IMAGE_BUILDER)' && if [ -z "$$builder" ]; then \
+	  if podman run --rm --pull=never "$$base" true >/dev/null 2>&1; then builder='podman build'; \
+	  else builder='buildah bud --isolation=chroot --ulimit nofile=1024:1024'; fi; fi && \
+	echo "$$builder --build-arg BASE=$$base -v $$cache:/ccache -f ci/Containerfile -t $(IMAGE) ." && \
+	$$builder --build-arg BASE=$$base -v "$$cache":/ccache -f ci/Containerfile -t $(IMAGE) .
 
 # The image checked without a container runtime: buildah mounts its root file system and chroot
 # runs the installed binary (--version, then `run` on a library scenario). Needs root.
