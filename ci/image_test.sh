@@ -1,8 +1,8 @@
 #!/bin/sh
 # Checks a built image without a container runtime (where podman cannot start a container):
 # `buildah from` + `buildah mount` reach the image's root file system, and chroot (as root) runs
-# its installed binary: `rebalance-sim --version`, then `run` on a library scenario the image
-# installs. Usage: ci/image_test.sh IMAGE   (make image-test)
+# its installed binary (the .deb installed by apt-get): `rebalance-sim --version`, `check` on a
+# library scenario the image installs (its assertions pass, JUnit written), then `run` on it. Usage: ci/image_test.sh IMAGE   (make image-test)
 set -eu
 image=${1:-rebalance-sim}
 scenario=/usr/share/rebalance-sim/scenarios/library/crash.json
@@ -12,8 +12,10 @@ trap cleanup EXIT INT TERM
 root=$(buildah mount "$ctr")
 chroot "$root" rebalance-sim --version
 rm -rf "$root/tmp/image-test"
+chroot "$root" rebalance-sim check "$scenario" --junit /tmp/image-test.xml
+grep -q '<testsuites' "$root/tmp/image-test.xml" || { echo "image-test: check wrote no JUnit" >&2; exit 1; }
 chroot "$root" rebalance-sim run "$scenario" --out /tmp/image-test --quiet
 for f in report.html classic-eager/summary.json classic-eager/trace.jsonl; do
   [ -s "$root/tmp/image-test/$f" ] || { echo "image-test: $f missing from the run's outputs" >&2; exit 1; }
 done
-echo "image-test: $image runs rebalance-sim --version and run $scenario"
+echo "image-test: $image runs rebalance-sim --version, check and run on $scenario"
