@@ -68,13 +68,15 @@ image:
 	builder='$(IMAGE_BUILDER)' && if [ -z "$$builder" ]; then \
 	  if podman run --rm --pull=never "$$base" true >/dev/null 2>&1; then builder='podman build'; \
 	  else builder='buildah bud --isolation=chroot --ulimit nofile=1024:1024'; fi; fi && \
-	echo "$$builder --build-arg BASE=$$base -v $$cache:/ccache -f ci/Containerfile -t $(IMAGE) ." && \
-	$$builder --build-arg BASE=$$base -v "$$cache":/ccache -f ci/Containerfile -t $(IMAGE) .
+	commit=$$(git rev-parse --short=12 HEAD 2>/dev/null || true) && \
+	echo "$$builder --build-arg BASE=$$base --build-arg REBALANCE_SIM_COMMIT=$$commit -v $$cache:/ccache -f ci/Containerfile -t $(IMAGE) ." && \
+	$$builder --build-arg BASE=$$base --build-arg REBALANCE_SIM_COMMIT=$$commit -v "$$cache":/ccache \
+	  -f ci/Containerfile -t $(IMAGE) .
 
 # The image checked without a container runtime: buildah mounts its root file system and chroot
 # runs the installed binary (--version, then `run` on a library scenario). Needs root.
 image-test: image
-	sh ci/image_test.sh $(IMAGE)
+	sh ci/image_test.sh $(IMAGE) $$(git rev-parse --short=12 HEAD 2>/dev/null || true)
 
 # One clang build, everything instrumented with AddressSanitizer, UndefinedBehaviorSanitizer and
 # libFuzzer's coverage, at -O1, warnings as errors: the unit tests run in it (`make sanitize`) and

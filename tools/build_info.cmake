@@ -3,7 +3,13 @@
 execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${SRC}
                 OUTPUT_VARIABLE COMMIT OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0 OR COMMIT STREQUAL "")
-  set(COMMIT "unknown")
+  # Built from sources without their .git (the container image's build stage): the commit the
+  # builder passes in REBALANCE_SIM_COMMIT (`make image` does), else unknown.
+  if(DEFINED ENV{REBALANCE_SIM_COMMIT} AND NOT "$ENV{REBALANCE_SIM_COMMIT}" STREQUAL "")
+    set(COMMIT "$ENV{REBALANCE_SIM_COMMIT}")
+  else()
+    set(COMMIT "unknown")
+  endif()
 endif()
 set(PROJECT_VERSION ${VERSION})
 set(REBALANCE_SIM_COMMIT ${COMMIT})
