@@ -2,7 +2,8 @@
 # Checks a built image without a container runtime (where podman cannot start a container):
 # `buildah from` + `buildah mount` reach the image's root file system, and chroot (as root) runs
 # its installed binary (the .deb installed by apt-get): `rebalance-sim --version`, `check` on a
-# library scenario the image installs (its assertions pass, JUnit written), then `run` on it. Usage: ci/image_test.sh IMAGE [COMMIT]   (make image-test); with COMMIT,
+# library scenario the image installs (its assertions pass, JUnit written), then `run` on it.
+# Usage: ci/image_test.sh IMAGE [COMMIT]   (make image-test); with COMMIT,
 # `--version` must name it (the image was built from that commit).
 set -eu
 image=${1:-rebalance-sim}
