@@ -10,7 +10,7 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <fmt/format.h>
 
-#include "models/protocol/overloaded.hpp"
+#include "models/spec/overloaded.hpp"
 
 namespace reports {
 

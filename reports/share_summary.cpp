@@ -1,6 +1,6 @@
 #include "reports/share_summary.hpp"
 
-#include "models/protocol/trace_jsonl.hpp"
+#include "models/trace/trace_jsonl.hpp"
 
 #include <algorithm>
 #include <array>

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/protocol/trace_events.hpp"
+#include "models/trace/trace_events.hpp"
 
 namespace reports {
 

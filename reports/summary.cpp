@@ -3,7 +3,7 @@
 #include "reports/availability.hpp"
 #include "reports/wait_set.hpp"
 
-#include "models/protocol/trace_jsonl.hpp"
+#include "models/trace/trace_jsonl.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/protocol/trace_jsonl.hpp"
+#include "models/trace/trace_jsonl.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/scenario/world.hpp"
 #include "reports/summary.hpp"

@@ -13,7 +13,7 @@
 
 #include "models/coordinator/consumer_group_coordinator.hpp"
 #include "models/protocol/config.hpp"
-#include "models/protocol/overloaded.hpp"
+#include "models/spec/overloaded.hpp"
 #include "models/scenario/world.hpp"
 #include "sim/assert.hpp"
 #include "sim/rng.hpp"

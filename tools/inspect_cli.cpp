@@ -10,7 +10,7 @@
 #include "models/protocol/config.hpp"
 #include "models/coordinator/group_coordinator.hpp"
 #include "models/scenario/scenario.hpp"
-#include "models/protocol/trace_jsonl.hpp"
+#include "models/trace/trace_jsonl.hpp"
 #include "models/scenario/world.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/exit_codes.hpp"

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string>
 
-#include "models/protocol/trace_events.hpp"
+#include "models/trace/trace_events.hpp"
 
 namespace rsim::cli {
 

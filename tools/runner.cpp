@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "build_info.hpp"
-#include "models/protocol/trace_jsonl.hpp"
+#include "models/trace/trace_jsonl.hpp"
 #include "models/scenario/world.hpp"
 #include "reports/share_summary.hpp"
 #include "reports/summary.hpp"

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "models/workload/lag_monitor.hpp"
-#include "models/protocol/overloaded.hpp"
+#include "models/client/lag_monitor.hpp"
+#include "models/spec/overloaded.hpp"
 #include "models/protocol/uuid.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/assert.hpp"

@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "models/protocol/overloaded.hpp"
+#include "models/spec/overloaded.hpp"
 #include "models/assignors/client_assignor.hpp"
 #include "models/assignors/client_java_order.hpp"
-#include "models/workload/lag_monitor.hpp"
+#include "models/client/lag_monitor.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/assert.hpp"
 

@@ -19,11 +19,11 @@
 #include "models/client/consumer_model.hpp"
 #include "models/protocol/messages.hpp"
 #include "models/client/record_consumption.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/spec/scenario_spec.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
 #include "sim/rng.hpp"
-#include "models/protocol/trace_events.hpp"
+#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 

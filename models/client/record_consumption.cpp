@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "models/workload/lag_monitor.hpp"
+#include "models/client/lag_monitor.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/assert.hpp"
 

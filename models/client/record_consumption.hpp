@@ -66,11 +66,11 @@
 #include <vector>
 
 #include "models/protocol/messages.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/spec/scenario_spec.hpp"
 #include "models/protocol/topic_partition.hpp"
 #include "sim/kernel.hpp"
 #include "sim/rng.hpp"
-#include "models/protocol/trace_events.hpp"
+#include "models/trace/trace_events.hpp"
 #include "models/workload/workload.hpp"
 
 namespace rsim {

@@ -19,11 +19,11 @@
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
 #include "models/protocol/share_messages.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/spec/scenario_spec.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
 #include "sim/rng.hpp"
-#include "models/protocol/trace_events.hpp"
+#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 

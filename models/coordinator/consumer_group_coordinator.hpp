@@ -31,7 +31,7 @@
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
 #include "models/protocol/model_options.hpp"
-#include "models/protocol/trace_events.hpp"
+#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 

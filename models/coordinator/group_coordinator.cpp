@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "models/assignors/client_java_order.hpp"
-#include "models/protocol/overloaded.hpp"
+#include "models/spec/overloaded.hpp"
 #include "sim/assert.hpp"
 
 namespace rsim {

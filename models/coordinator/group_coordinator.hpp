@@ -19,7 +19,7 @@
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
 #include "sim/rng.hpp"
-#include "models/protocol/trace_events.hpp"
+#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 

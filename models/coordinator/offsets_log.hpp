@@ -30,7 +30,7 @@
 #include "sim/network.hpp"
 #include "sim/rng.hpp"
 #include "models/protocol/messages.hpp"
-#include "models/protocol/trace_events.hpp"
+#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 

@@ -22,7 +22,7 @@
 #include "models/protocol/config.hpp"
 #include "models/protocol/share_messages.hpp"
 #include "sim/kernel.hpp"
-#include "models/protocol/trace_events.hpp"
+#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 

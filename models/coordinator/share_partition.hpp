@@ -12,23 +12,10 @@
 #include <vector>
 
 #include "models/protocol/errors.hpp"
+#include "models/protocol/share_records.hpp"
 #include "sim/time.hpp"
 
 namespace rsim {
-
-/// Kafka's RecordState (server/share/fetch/RecordState.java) with its persisted byte values.
-enum class RecordState : std::uint8_t {
-  AVAILABLE = 0,
-  ACQUIRED = 1,
-  ACKNOWLEDGED = 2,
-  ARCHIVING = 3,
-  ARCHIVED = 4,
-};
-const char* to_string(RecordState state);
-
-/// Kafka's AcknowledgeType with its wire ids; GAP (0) marks an offset with no record.
-enum class AcknowledgeType : std::uint8_t { GAP = 0, ACCEPT = 1, RELEASE = 2, REJECT = 3, RENEW = 4 };
-const char* to_string(AcknowledgeType type);
 
 /// The group configs a share-partition obeys (broker defaults, GroupConfig overrides).
 struct SharePartitionConfig {
@@ -36,14 +23,6 @@ struct SharePartitionConfig {
   std::int32_t delivery_count_limit = 5;              // group.share.delivery.count.limit
   std::int32_t max_record_locks = 2000;               // group.share.partition.max.record.locks
   bool renew_acknowledge_enable = true;               // share.renew.acknowledge.enable
-};
-
-/// ShareFetch's AcquiredRecords: a range handed to one member, all with one delivery count.
-struct AcquiredRecords {
-  std::int64_t first_offset = 0;
-  std::int64_t last_offset = 0;
-  std::int32_t delivery_count = 0;
-  bool operator==(const AcquiredRecords&) const = default;
 };
 
 /// A persisted StateBatch of WriteShareGroupState / ShareUpdate (never ACQUIRED).

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "models/fleet/fleet_spec.hpp"
+#include "models/spec/fleet_spec.hpp"
 #include "sim/time.hpp"
 
 namespace rsim::fleet {

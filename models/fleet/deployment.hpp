@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/fleet/fleet_spec.hpp"
+#include "models/spec/fleet_spec.hpp"
 
 namespace rsim::fleet {
 

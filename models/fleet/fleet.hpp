@@ -17,10 +17,10 @@
 
 #include "models/client/consumer_model.hpp"
 #include "models/fleet/autoscaler.hpp"
-#include "models/fleet/fleet_spec.hpp"
+#include "models/spec/fleet_spec.hpp"
 #include "models/protocol/topic_partition.hpp"
-#include "models/protocol/trace_events.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/trace/trace_events.hpp"
+#include "models/spec/scenario_spec.hpp"
 #include "sim/kernel.hpp"
 #include "sim/rng.hpp"
 

@@ -1,4 +1,5 @@
 #include "models/protocol/config.hpp"
+#include "models/protocol/closest_match.hpp"
 #include "models/protocol/variant.hpp"
 #include "sim/assert.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <type_traits>
 
-#include "models/protocol/overloaded.hpp"
+#include "models/spec/overloaded.hpp"
 
 namespace rsim {
 

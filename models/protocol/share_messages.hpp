@@ -9,8 +9,8 @@
 #include <variant>
 #include <vector>
 
-#include "models/coordinator/share_partition.hpp"
 #include "models/protocol/errors.hpp"
+#include "models/protocol/share_records.hpp"
 #include "models/protocol/topic_partition.hpp"
 
 namespace rsim {

@@ -1,5 +1,5 @@
 #include "models/scenario/scenario.hpp"
-#include "models/fleet/fleet_parse.hpp"
+#include "models/scenario/fleet_parse.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -17,7 +17,7 @@
 #endif
 
 #include "models/protocol/config.hpp"
-#include "models/protocol/overloaded.hpp"
+#include "models/spec/overloaded.hpp"
 #include "models/scenario/json_guard.hpp"
 
 namespace rsim {
@@ -657,24 +657,6 @@ void check_scenario_size(Parser& p, const ScenarioSpec& s) {
 
 }  // namespace
 
-std::string group_protocol_of(const std::string& variant) {
-  return variant.starts_with("classic") ? "classic" : variant;
-}
-
-const ConsumerSpec* ScenarioSpec::consumer(const std::string& n) const {
-  for (const auto& c : consumers) {
-    if (c.name == n) return &c;
-  }
-  return nullptr;
-}
-
-const TopicSpec* ScenarioSpec::topic(const std::string& n) const {
-  for (const auto& t : topics) {
-    if (t.name == n) return &t;
-  }
-  return nullptr;
-}
-
 std::string one_line(const std::string& text) {
   std::string out;
   out.reserve(text.size());
@@ -838,47 +820,6 @@ const std::map<std::string, std::vector<std::string>>& scenario_required_keys() 
     return k;
   }();
   return keys;
-}
-
-std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
-  const auto lower = [](std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-  };
-  const std::string w = lower(word);
-  // Levenshtein distance, case-insensitive.
-  const auto distance = [&](const std::string& c) {
-    std::vector<std::size_t> prev(c.size() + 1);
-    std::vector<std::size_t> cur(c.size() + 1);
-    for (std::size_t j = 0; j <= c.size(); ++j) prev[j] = j;
-    for (std::size_t i = 1; i <= w.size(); ++i) {
-      cur[0] = i;
-      for (std::size_t j = 1; j <= c.size(); ++j) {
-        const std::size_t sub = prev[j - 1] + (w[i - 1] == c[j - 1] ? 0 : 1);
-        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-      }
-      std::swap(prev, cur);
-    }
-    return prev[c.size()];
-  };
-  // Short words tolerate fewer edits, so "do" does not suggest "op".
-  const std::size_t limit = w.size() <= 3 ? 1 : w.size() <= 6 ? 2 : 3;
-  std::string best;
-  std::size_t best_d = limit + 1;
-  for (const auto& c : candidates) {
-    const std::size_t d = distance(lower(c));
-    if (d < best_d && d < w.size()) {  // replacing every letter is no suggestion
-      best_d = d;
-      best = c;
-    }
-  }
-  // A truncated name ("classic" for "classic-eager") is far in edits but obvious.
-  if (best.empty() && w.size() >= 3) {
-    for (const auto& c : candidates) {
-      if (lower(c).starts_with(w)) return c;
-    }
-  }
-  return best;
 }
 
 /// A lesson of the playground (scenarios/lessons/): what to watch for, step by step. Checked here;

@@ -10,7 +10,7 @@
 #include "models/scenario/scenario.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
-#include "models/protocol/trace_events.hpp"
+#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 

@@ -15,7 +15,7 @@
 #include "models/coordinator/share_partition.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
-#include "models/protocol/overloaded.hpp"
+#include "models/spec/overloaded.hpp"
 #include "models/protocol/variant.hpp"
 #include "models/scenario/script_network.hpp"
 #include "models/workload/workload.hpp"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "models/protocol/model_options.hpp"
-#include "models/protocol/trace_events.hpp"
+#include "models/trace/trace_events.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/kernel.hpp"
 

@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "models/scenario/scenario.hpp"
+#include "models/spec/scenario_spec.hpp"
 #include "models/protocol/topic_partition.hpp"
 #include "sim/distribution.hpp"
 #include "sim/kernel.hpp"
 #include "sim/rng.hpp"
-#include "models/protocol/trace_events.hpp"
+#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "models/protocol/trace_jsonl.hpp"
+#include "models/trace/trace_jsonl.hpp"
 #include "reports/critical_path.hpp"
 #include "reports/summary.hpp"
 #include "reports/analyses/baseline.hpp"

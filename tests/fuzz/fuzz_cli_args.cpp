@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/cli.hpp"
+#include "tools/cli/cli.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::string> args{"rebalance-sim"};

@@ -11,7 +11,7 @@
 #include "models/coordinator/consumer_group_coordinator.hpp"
 #include "models/coordinator/group_coordinator.hpp"
 #include "models/coordinator/offsets_log.hpp"
-#include "models/protocol/trace_jsonl.hpp"
+#include "models/trace/trace_jsonl.hpp"
 #include "trace_helpers.hpp"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "models/protocol/trace_jsonl.hpp"
+#include "models/trace/trace_jsonl.hpp"
 #include "reports/share_summary.hpp"
 #include "reports/summary.hpp"
 #include "trace_helpers.hpp"

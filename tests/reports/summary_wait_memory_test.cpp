@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "models/protocol/trace_jsonl.hpp"
+#include "models/trace/trace_jsonl.hpp"
 #include "reports/summary.hpp"
 
 namespace {

@@ -1,6 +1,6 @@
 #include <cstdlib>
 
-#include "tools/cli.hpp"
+#include "tools/cli/cli.hpp"
 
 #ifdef RSIM_MIMALLOC
 #include <mimalloc.h>

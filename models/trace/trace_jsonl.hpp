@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/protocol/trace_events.hpp"
+#include "models/trace/trace_events.hpp"
 
 namespace rsim::trace {
 

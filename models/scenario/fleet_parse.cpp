@@ -1,4 +1,4 @@
-#include "models/fleet/fleet_parse.hpp"
+#include "models/scenario/fleet_parse.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "models/protocol/trace_jsonl.hpp"
+#include "models/trace/trace_jsonl.hpp"
 
 #include <charconv>
 #include <cstring>

@@ -1,8 +1,8 @@
-#include "models/scenario/events.hpp"
+#include "models/spec/events.hpp"
 
 #include <utility>
 
-#include "models/protocol/overloaded.hpp"
+#include "models/spec/overloaded.hpp"
 
 namespace rsim {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/cli.hpp"
+#include "tools/cli/cli.hpp"
 
 #include <cstdlib>
 #include <filesystem>

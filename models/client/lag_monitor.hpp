@@ -23,7 +23,7 @@
 #include "models/protocol/topic_partition.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/kernel.hpp"
-#include "models/protocol/trace_events.hpp"
+#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 

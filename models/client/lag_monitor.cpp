@@ -1,4 +1,4 @@
-#include "models/workload/lag_monitor.hpp"
+#include "models/client/lag_monitor.hpp"
 
 namespace rsim {
 

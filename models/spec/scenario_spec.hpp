@@ -1,0 +1,195 @@
+// ScenarioSpec: a scenario file after validation, with Kafka's defaults filled in and every
+// time in SimTime: plain data, the bottom of models/ (it includes nothing from models/ but the
+// other spec headers). parse_scenario() (models/scenario/scenario.hpp) is the only way to build
+// one from JSON. Config values stay JSON values (numbers, booleans, strings, arrays), normalized.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/spec/events.hpp"
+#include "models/spec/fleet_spec.hpp"
+#include "sim/distribution.hpp"
+#include "sim/time.hpp"
+
+namespace rsim {
+
+/// The protocol variants of the contract: classic-eager, classic-cooperative, consumer, share.
+inline const std::vector<std::string>& protocol_variants() {
+  static const std::vector<std::string> v{"classic-eager", "classic-cooperative", "consumer",
+                                          "share"};
+  return v;
+}
+/// "classic" for classic-*, else the variant itself ("consumer", "share").
+std::string group_protocol_of(const std::string& variant);
+
+/// Timing texture: the defaults of the simulator knobs that stand for the time a real broker and
+/// client take beyond the network, measured on Kafka 4.4.0 brokers and clients on loopback
+/// (docs/fidelity.md, "Timing texture"; tools/kafka-oracle/request-times). A scenario sets a knob
+/// to 0 for an idealized machine on which only Kafka's timers and the network take time.
+/// `cluster.request_handling_ms`: a request's time in the broker when it neither waits nor writes
+/// (Kafka's totalTimeMs of Heartbeat, ConsumerGroupHeartbeat, FindCoordinator, OffsetFetch: medians
+/// 1.4-2.2 ms, 10th percentiles 0.7-1.2 ms).
+inline const sim::Distribution kDefaultRequestHandling = sim::Distribution::lognormal(1.5, 0.5);
+/// `cluster.write_latency_ms`: a __consumer_offsets append until the request that wrote it may be
+/// answered (Kafka's remoteTimeMs of a leader's SyncGroup: median 2.9 ms, of an OffsetCommit: 4.2).
+inline const sim::Distribution kDefaultWriteLatency = sim::Distribution::lognormal(3.5, 0.6);
+/// `cluster.purgatory_lateness_ms`: how much later than fetch.max.wait.ms a broker answers a Fetch
+/// that found no records (Kafka's remoteTimeMs of such Fetches minus 500: median 1.13 ms, mean
+/// 1.34 ms, 10th-90th percentile 0.41-2.24 ms over 4932 Fetches of the recorded runs).
+inline const sim::Distribution kDefaultPurgatoryLateness = sim::Distribution::lognormal(1.1, 0.6);
+/// A consumer's `heartbeat_wakeup_lateness_ms`: how much more than heartbeat.interval.ms a classic
+/// consumer waiting in poll() leaves between two heartbeats (median 1.0 ms, mean 2.2 ms over 338
+/// intervals of 22 recorded runs).
+inline const sim::Distribution kDefaultHeartbeatWakeupLateness = sim::Distribution::lognormal(1.0, 1.2);
+
+struct TopicSpec {
+  std::string name;
+  std::int32_t partitions = 1;
+  std::int64_t initial_records = 0;
+  /// Gap between produced records per partition; absent = no production.
+  std::optional<sim::Distribution> produce_gap;
+  double records_per_sec = 0;  // when given as a number (informational; gap is authoritative)
+};
+
+struct ProcessingSpec {
+  sim::Distribution per_record = sim::Distribution::constant(0);
+  sim::Distribution per_batch = sim::Distribution::constant(0);
+  /// The application loop's own time around each poll() call, records or not.
+  sim::Distribution per_poll = sim::Distribution::constant(0);
+};
+
+struct CallbacksSpec {
+  sim::Distribution revoke = sim::Distribution::constant(0);
+  sim::Distribution assign = sim::Distribution::constant(0);
+  sim::Distribution lost = sim::Distribution::constant(0);
+};
+
+enum class CommitMode { Auto, Sync, Async };
+
+/// What the application does when the script stops its consumer (`on_stop`).
+/// Wakeup: another thread calls consumer.wakeup(), as Kafka's VerifiableConsumer and
+/// ConsoleConsumer do: a poll() in progress throws WakeupException at its next network wait
+/// (at once when it is blocked), the loop ends and the application calls close(); a poll() that
+/// is not running throws at its next call. AfterPoll: the application only sets a flag its loop
+/// checks after poll() returns (`while (running) poll(...)`), so close() waits for poll()'s
+/// return: records, or its timeout.
+enum class StopMode { Wakeup, AfterPoll };
+
+/// Share consumers (share.acknowledgement.mode=explicit): the fraction of records the
+/// application REJECTs (e.g. poison records) and RELEASEs (e.g. on a processing error); the
+/// rest it ACCEPTs.
+struct OutcomesSpec {
+  double reject = 0;
+  double release = 0;
+};
+
+struct ConsumerSpec {
+  std::string name;
+  std::string group;
+  std::vector<std::string> topics;
+  /// Kafka consumer configs (values as JSON), common to every protocol. parse_scenario stores
+  /// them normalized: integers as numbers, booleans as booleans, lists as arrays, assignor class
+  /// names as short names ("45000" and 45000 both become 45000).
+  std::map<std::string, nlohmann::json> config;
+  /// "classic" / "consumer" / "share" -> configs merged over `config` for runs of that protocol.
+  std::map<std::string, std::map<std::string, nlohmann::json>> config_by_protocol;
+  sim::SimTime poll_timeout = sim::ms(100);
+  /// `start_latency_ms`: the time from the script's `start` (or a restart's new process) to the
+  /// application's first poll(), hence to the consumer's first request: on a loaded machine
+  /// subscribe() and the first poll() of a fresh JVM take that long (docs/fidelity.md, finding 1).
+  /// Zero by default: the consumer polls at once.
+  sim::Distribution start_latency = sim::Distribution::constant(0);
+  /// `heartbeat_wakeup_lateness_ms`: how late a classic client's timed waits return, per
+  /// wake-up: the heartbeat thread's `wait(retry.backoff.ms)` and a blocking poll()'s network wait
+  /// for the next heartbeat. The next heartbeat is timed from the actual send, so it adds up.
+  sim::Distribution heartbeat_wakeup_lateness = kDefaultHeartbeatWakeupLateness;
+  ProcessingSpec processing;
+  CallbacksSpec callbacks;
+  CommitMode commit = CommitMode::Auto;
+  StopMode on_stop = StopMode::Wakeup;
+  OutcomesSpec outcomes;  // `outcomes`
+};
+
+/// One `expect` entry: a metric assertion (`metric`, `op`, `value`, ...) or, when it has
+/// `"expect": "order"`, an ordering of two trace events (`first` before `then`).
+struct ExpectSpec {
+  std::optional<std::string> protocol;
+  std::string metric;  // a metrics name or a /-path into summary.json
+  std::string op;      // ==, !=, <, <=, >, >=, within, between
+  nlohmann::json value;
+  std::optional<double> tolerance;  // `within`
+  std::optional<std::int64_t> from_ms, to_ms;  // the window the metric is computed over
+  bool steady = false;  // `"window": "steady"`: over summary.json's steady window
+  std::optional<std::string> consumer, partition;  // selectors
+  std::string message;  // shown on failure
+  std::string id;       // the stable JUnit test name (check); "" = the message, else the index
+  bool order = false;   // `"expect": "order"`
+  nlohmann::json first, then;  // order: trace-event matchers (`type` and fields to equal)
+  std::size_t index = 0;
+};
+
+struct NetworkSpec {
+  sim::Distribution latency = sim::Distribution::constant(1);
+  double drop_rate = 0;
+};
+
+/// Simulator knob (not a Kafka config): how long a new coordinator takes to load a
+/// __consumer_offsets partition: base_ms + us_per_record x the records it replays.
+struct CoordinatorLoadSpec {
+  std::int64_t base_ms = 10;
+  std::int64_t us_per_record = 5;
+};
+
+struct ClusterSpec {
+  std::int32_t brokers = 1;
+  /// Broker configs as written; typed access through BrokerConfig.
+  std::map<std::string, nlohmann::json> config;
+  /// Simulator knob, not a Kafka config (`cluster.write_latency_ms`): time from appending a
+  /// __consumer_offsets record to its commit, i.e. to the answer of the request that wrote it.
+  sim::Distribution write_latency = kDefaultWriteLatency;
+  /// Simulator knob, not a Kafka config (`cluster.request_handling_ms`): the time a broker takes
+  /// to handle each request it receives (request queue, handler thread, response queue), added to
+  /// the network latency of the request.
+  sim::Distribution request_handling = kDefaultRequestHandling;
+  /// Simulator knob, not a Kafka config (`cluster.purgatory_lateness_ms`): how much later than
+  /// its fetch.max.wait.ms a broker answers a Fetch that waited for records in vain (the fetch
+  /// purgatory's expiration), on top of its request handling.
+  sim::Distribution purgatory_lateness = kDefaultPurgatoryLateness;
+  CoordinatorLoadSpec coordinator_load;  // `cluster.coordinator_load`
+};
+
+struct ScenarioSpec {
+  std::string source_path;
+  std::string sha256;  // of the file's bytes
+  std::string name;
+  std::string description;
+  std::uint64_t seed = 1;
+  sim::SimTime duration = sim::ms(60000);
+  /// Period of the `lag` samples (`lag_sample_ms`); 0 = only at changes of owner.
+  sim::SimTime lag_sample = sim::ms(1000);
+  std::vector<std::string> protocols{"classic-eager", "consumer"};
+  ClusterSpec cluster;
+  NetworkSpec network;
+  std::vector<TopicSpec> topics;
+  std::vector<ConsumerSpec> consumers;
+  /// `groups`: group id -> its group configs (Kafka GroupConfig keys, normalized and validated).
+  std::map<std::string, std::map<std::string, nlohmann::json>> group_configs;
+  std::vector<EventSpec> events;  // sorted by `at`, stable (file order for equal times)
+  std::vector<ExpectSpec> expect;
+  /// Fleets (issue 38): Kubernetes workloads whose pods run consumers, and their autoscalers.
+  std::vector<DeploymentSpec> deployments;
+  std::vector<AutoscalerSpec> autoscalers;
+  /// `regression`: metric -> tolerance against a baseline ("+10%", "+0", "-5%"), file order.
+  std::vector<std::pair<std::string, std::string>> regression;
+
+  const ConsumerSpec* consumer(const std::string& name) const;
+  const TopicSpec* topic(const std::string& name) const;
+};
+
+}  // namespace rsim
