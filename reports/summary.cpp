@@ -7,11 +7,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <deque>
+#include <filesystem>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <set>
+#include <stdexcept>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -510,7 +515,48 @@ struct ClosedRebalance {
   std::int64_t start_us = 0;
   std::int64_t end_us = 0;
   std::int64_t generation = -1;
-  std::string entry;  // empty when the builder writes no `rebalances` (the steady window's)
+  std::string entry;  // empty when the builder writes no `rebalances` (the steady window's) or spools it
+  std::uint64_t spool_at = 0, spool_size = 0;  // where the spool holds the entry's text
+};
+
+/// Where closed rebalances' entries go when the summary is streamed (SummarySink::spool_rebalances):
+/// a file, appended as each rebalance closes and read back one entry at a time when summary.json
+/// is written, so that memory holds none of them. The sink removes the file when it goes.
+class EntrySpool {
+ public:
+  explicit EntrySpool(std::filesystem::path path) : path_(std::move(path)) {
+    file_ = std::fopen(path_.string().c_str(), "w+b");
+    if (file_ == nullptr) throw std::runtime_error("cannot create " + path_.string());
+  }
+  EntrySpool(const EntrySpool&) = delete;
+  EntrySpool& operator=(const EntrySpool&) = delete;
+  ~EntrySpool() {
+    std::fclose(file_);
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+  }
+  /// Appends `text`; its offset.
+  std::uint64_t append(std::string_view text) {
+    const std::uint64_t at = size_;
+    if (std::fwrite(text.data(), 1, text.size(), file_) != text.size())
+      throw std::runtime_error("cannot write " + path_.string());
+    size_ += text.size();
+    return at;
+  }
+  std::string read(std::uint64_t at, std::uint64_t n) const {
+    std::string out(n, '\0');
+    if (std::fflush(file_) != 0 || std::fseek(file_, static_cast<long>(at), SEEK_SET) != 0 ||
+        std::fread(out.data(), 1, n, file_) != n)
+      throw std::runtime_error("cannot read back " + path_.string());
+    std::fseek(file_, 0, SEEK_END);
+    return out;
+  }
+  std::uint64_t bytes() const { return size_; }
+
+ private:
+  std::filesystem::path path_;
+  std::FILE* file_ = nullptr;
+  std::uint64_t size_ = 0;
 };
 
 /// The summary's state, fed one trace event at a time; one handler per event kind.
@@ -618,12 +664,33 @@ class SummaryBuilder {
                event);
   }
 
-  ojson finish(const SummaryInputs& inputs);
+  /// summary.json; with `entries` false, `rebalances` is left to write_rebalances() and holds
+  /// kStreamedRebalances.
+  ojson finish(const SummaryInputs& inputs, bool entries = true);
+  /// Streaming: the closed rebalances' entries go to a spool file as they close (see EntrySpool).
+  void spool_to(EntrySpool* spool) { spool_ = spool; }
+  /// After finish(): the `rebalances` entry of done_[i] as finish() writes it (false: not in the
+  /// window, or no entries written).
+  bool entry(std::size_t i, ojson& j) const;
+  std::size_t entry_slots() const { return done_.size(); }
+  /// The bytes of closed rebalances' entries held in memory (none when spooled): what the
+  /// bounded-memory test reads.
+  std::size_t retained_entry_bytes() const {
+    std::size_t n = 0;
+    for (const auto& c : done_) n += c.entry.size();
+    return n;
+  }
   /// finish()'s parts: the end of the run (open rebalances close), the `rebalances` entries and
   /// their totals, the metrics by what they read, the scaling actions.
   void close_run();
   ojson rebalance_entries(std::optional<std::int64_t>& max_drain_us, std::int64_t& count, std::int64_t& total_us,
-                          std::int64_t& max_us) const;
+                          std::int64_t& max_us, bool entries) const;
+  /// Adds `lag_before` and `drain_ms` to the entry of `r` (the time to drain its lag).
+  void add_drain(const ClosedRebalance& r, ojson& j, std::optional<std::int64_t>& max_drain_us) const;
+  /// The entry's text up to `assigned`, from memory or the spool.
+  std::string entry_of(const ClosedRebalance& r) const {
+    return spool_ != nullptr && r.spool_size > 0 ? spool_->read(r.spool_at, r.spool_size) : r.entry;
+  }
   void add_ownership_metrics(ojson& metrics) const;
   void add_record_metrics(ojson& metrics, std::optional<std::int64_t> max_drain_us) const;
   void add_processing_metrics(ojson& metrics) const;
@@ -1362,8 +1429,15 @@ class SummaryBuilder {
     // KiB at 10,000 members) and the causes go with the Rebalance.
     r.end_us = std::max(at, r.settled_us.value_or(r.start_us));
     r.completed = completed;
-    ClosedRebalance c{r.group, r.start_us, r.end_us, r.generation, {}};
-    if (write_rebalances_ && window_.contains(r.start_us)) c.entry = entry_text(r);
+    ClosedRebalance c{r.group, r.start_us, r.end_us, r.generation, {}, 0, 0};
+    if (write_rebalances_ && window_.contains(r.start_us)) {
+      c.entry = entry_text(r);
+      if (spool_ != nullptr) {
+        c.spool_at = spool_->append(c.entry);
+        c.spool_size = c.entry.size();
+        c.entry = std::string();
+      }
+    }
     done_.push_back(std::move(c));
   }
   /// The rebalance's entry of `rebalances` up to `assigned`, as compact JSON text.
@@ -1423,6 +1497,7 @@ class SummaryBuilder {
   std::map<std::string, std::int64_t> group_epoch_, assignment_epoch_;
   std::map<std::string, std::vector<Rebalance>> open_;  // per group, oldest first
   std::vector<ClosedRebalance> done_;
+  EntrySpool* spool_ = nullptr;
   bool write_rebalances_ = true;
   std::int64_t end_t_ = 0;
   std::int64_t duration_us_ = -1;
@@ -1500,11 +1575,11 @@ class SummaryBuilder {
   std::int64_t dirty_t_ = 0;
 };
 
-ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
+ojson SummaryBuilder::finish(const SummaryInputs& inputs, bool entries) {
   close_run();
   std::optional<std::int64_t> max_drain_us;
   std::int64_t total_us = 0, max_us = 0, count = 0;
-  ojson rebalances = rebalance_entries(max_drain_us, count, total_us, max_us);
+  ojson rebalances = rebalance_entries(max_drain_us, count, total_us, max_us, entries);
   ojson metrics;
   metrics["rebalance_count"] = count;
   metrics["max_rebalance_ms"] = ms_of(max_us);
@@ -1523,7 +1598,8 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs) {
     out["window"] = {{"from_ms", ms_of(window_.from)},
                      {"to_ms", inputs.to_us ? ojson(ms_of(*inputs.to_us)) : ojson(nullptr)}};
   }
-  out["rebalances"] = std::move(rebalances);
+  if (entries) out["rebalances"] = std::move(rebalances);
+  else out["rebalances"] = std::string(kStreamedRebalances);
   out["overlaps"] = clock_.overlaps();
   if (!scaling_.empty()) out["scaling"] = std::move(scaling);
   out["metrics"] = std::move(metrics);
@@ -1551,30 +1627,31 @@ void SummaryBuilder::close_run() {
   });
 }
 
-ojson SummaryBuilder::rebalance_entries(std::optional<std::int64_t>& max_drain_us, std::int64_t& count,
-                                        std::int64_t& total_us, std::int64_t& max_us) const {
+void SummaryBuilder::add_drain(const ClosedRebalance& r, ojson& j, std::optional<std::int64_t>& max_drain_us) const {
   // Time to drain lag after a rebalance: from its end to the first lag observation at which the
   // group's total lag is back at or below its level before the rebalance: the last observation
   // before its start at which every partition had an owner (so lag that built up while a dead
   // member still held its partitions counts as lag to drain).
-  auto drain = [&](const ClosedRebalance& r, ojson& j) {
-    const auto it = group_lag_.find(r.group);
-    if (it == group_lag_.end()) return;
-    std::optional<std::int64_t> before;
-    for (const auto& p : it->second) {
-      if (p.t_us >= r.start_us) break;
-      if (p.all_owned) before = p.total;
-    }
-    if (!before) return;
-    j["lag_before"] = *before;
-    j["drain_ms"] = nullptr;
-    for (const auto& p : it->second) {
-      if (p.t_us < r.end_us || p.total > *before || !p.all_owned) continue;
-      j["drain_ms"] = ms_of(p.t_us - r.end_us);
-      max_drain_us = std::max(max_drain_us.value_or(0), p.t_us - r.end_us);
-      return;
-    }
-  };
+  const auto it = group_lag_.find(r.group);
+  if (it == group_lag_.end()) return;
+  std::optional<std::int64_t> before;
+  for (const auto& p : it->second) {
+    if (p.t_us >= r.start_us) break;
+    if (p.all_owned) before = p.total;
+  }
+  if (!before) return;
+  j["lag_before"] = *before;
+  j["drain_ms"] = nullptr;
+  for (const auto& p : it->second) {
+    if (p.t_us < r.end_us || p.total > *before || !p.all_owned) continue;
+    j["drain_ms"] = ms_of(p.t_us - r.end_us);
+    max_drain_us = std::max(max_drain_us.value_or(0), p.t_us - r.end_us);
+    return;
+  }
+}
+
+ojson SummaryBuilder::rebalance_entries(std::optional<std::int64_t>& max_drain_us, std::int64_t& count,
+                                        std::int64_t& total_us, std::int64_t& max_us, bool entries) const {
   ojson rebalances = ojson::array();
   for (const auto& r : done_) {
     if (!window_.contains(r.start_us)) continue;
@@ -1582,11 +1659,21 @@ ojson SummaryBuilder::rebalance_entries(std::optional<std::int64_t>& max_drain_u
     ++count;
     total_us += d;
     max_us = std::max(max_us, d);
-    ojson j = write_rebalances_ ? ojson::parse(r.entry) : ojson::object();
-    drain(r, j);
-    if (write_rebalances_) rebalances.push_back(std::move(j));
+    // Streamed (entries false): only the totals; write_rebalances() reads each entry back.
+    ojson j = write_rebalances_ && entries ? ojson::parse(entry_of(r)) : ojson::object();
+    add_drain(r, j, max_drain_us);
+    if (write_rebalances_ && entries) rebalances.push_back(std::move(j));
   }
   return rebalances;
+}
+
+bool SummaryBuilder::entry(std::size_t i, ojson& j) const {
+  const ClosedRebalance& r = done_[i];
+  if (!write_rebalances_ || !window_.contains(r.start_us)) return false;
+  j = ojson::parse(entry_of(r));
+  std::optional<std::int64_t> unused;
+  add_drain(r, j, unused);
+  return true;
 }
 
 void SummaryBuilder::add_ownership_metrics(ojson& metrics) const {
@@ -1803,7 +1890,13 @@ struct SummarySink::State {
   std::int64_t now = 0;  // the latest event's time
   void prune_paths(const Window& w);
   trace::ReadStorage raw_storage;  // events published the untyped way, read as their kind
+  std::unique_ptr<EntrySpool> spool;  // streamed: the closed rebalances' entries
 };
+
+void SummarySink::spool_rebalances(const std::filesystem::path& spool) {
+  s_->spool = std::make_unique<EntrySpool>(spool);
+  s_->builder.spool_to(s_->spool.get());
+}
 
 SummarySink::SummarySink(SummaryInputs inputs)
     : inputs_(std::move(inputs)), s_(std::make_unique<State>(window_of(inputs_))) {
@@ -1871,9 +1964,12 @@ void SummarySink::State::prune_paths(const Window& w) {
   paths.prune(starts);
 }
 
-ojson SummarySink::finish() {
-  ojson out = s_->builder.finish(inputs_);
-  if (inputs_.critical_paths)
+ojson SummarySink::finish() { return finish(true); }
+ojson SummarySink::finish_streamed() { return finish(false); }
+
+ojson SummarySink::finish(bool entries) {
+  ojson out = s_->builder.finish(inputs_, entries);
+  if (inputs_.critical_paths && entries)
     for (auto& r : out["rebalances"])
       r["critical_path"] = s_->paths.to_json(r["group"].get<std::string>(), r["start_us"].get<std::int64_t>(),
                                              r["end_us"].get<std::int64_t>());
@@ -1891,6 +1987,56 @@ ojson SummarySink::finish() {
     out["verdict"] = verdict_of(out);
   }
   return out;
+}
+
+void SummarySink::write_json(std::ostream& out, const ojson& summary) const {
+  write_json([&](std::string_view bytes) { out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())); },
+             summary);
+}
+
+void SummarySink::write_json(const std::function<void(std::string_view)>& put, const ojson& summary) const {
+  const std::string text = summary.dump(2);
+  const std::string placeholder = ojson(std::string(kStreamedRebalances)).dump();
+  const std::string key = "\n  \"rebalances\": ";
+  const std::size_t at = text.find(key + placeholder);
+  if (at == std::string::npos) {
+    put(text);
+    return;
+  }
+  // Written in pieces of about a MiB.
+  std::string buffer = text.substr(0, at + key.size());
+  const auto flush = [&](bool always) {
+    if (!always && buffer.size() < (std::size_t{1} << 20)) return;
+    put(buffer);
+    buffer.clear();
+  };
+  // As dump(2) writes an array of objects one level down: each entry indented by 4 more.
+  bool first = true;
+  ojson j;
+  for (std::size_t i = 0; i < s_->builder.entry_slots(); ++i) {
+    if (!s_->builder.entry(i, j)) continue;
+    if (inputs_.critical_paths)
+      j["critical_path"] = s_->paths.to_json(j["group"].get<std::string>(), j["start_us"].get<std::int64_t>(),
+                                             j["end_us"].get<std::int64_t>());
+    buffer += first ? "[\n    " : ",\n    ";
+    first = false;
+    const std::string e = j.dump(2);
+    std::size_t from = 0;
+    for (std::size_t nl = e.find('\n'); nl != std::string::npos; nl = e.find('\n', from)) {
+      buffer.append(e, from, nl + 1 - from);
+      buffer += "    ";
+      from = nl + 1;
+    }
+    buffer.append(e, from, std::string::npos);
+    flush(false);
+  }
+  buffer += first ? "[]" : "\n  ]";
+  buffer.append(text, at + key.size() + placeholder.size(), std::string::npos);
+  flush(true);
+}
+
+std::size_t SummarySink::retained_entry_bytes() const {
+  return s_->builder.retained_entry_bytes() + (s_->steady ? s_->steady->retained_entry_bytes() : 0);
 }
 
 std::size_t SummarySink::retained_wait_entries() const { return s_->builder.retained_wait_entries(); }

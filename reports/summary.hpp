@@ -6,7 +6,11 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <istream>
+#include <ostream>
+#include <string_view>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +42,9 @@ struct SummaryInputs {
 };
 
 /// The summary as a sink: attach it to the run's bus, then finish() once the run has ended.
+/// What `rebalances` holds in finish_streamed()'s summary until SummarySink::write_json().
+inline constexpr std::string_view kStreamedRebalances = "\x01rebalances streamed by SummarySink::write_json";
+
 class SummarySink final : public rsim::TraceSink {
  public:
   explicit SummarySink(SummaryInputs inputs);
@@ -45,6 +52,21 @@ class SummarySink final : public rsim::TraceSink {
   void on_event(sim::SimTime t, const rsim::trace::Event& e) override;
   /// summary.json of everything received so far.
   nlohmann::ordered_json finish();
+  /// Streams `rebalances`: each rebalance's entry goes to the file `spool` when it closes, so that
+  /// memory holds the open rebalances only (a few fixed fields of each closed one stay, for the
+  /// totals and their order). Call before the first event; the sink removes the file when it goes.
+  void spool_rebalances(const std::filesystem::path& spool);
+  /// finish() without the `rebalances` entries: that key holds kStreamedRebalances until
+  /// write_json() writes the entries in its place, read back one at a time.
+  nlohmann::ordered_json finish_streamed();
+  /// Writes `summary` (finish_streamed()'s, amended as the caller likes: keys added or moved) as
+  /// `summary.dump(2)` would have written it with finish()'s `rebalances`: the same bytes.
+  void write_json(std::ostream& out, const nlohmann::ordered_json& summary) const;
+  /// The same, handed to `put` in pieces of about a MiB.
+  void write_json(const std::function<void(std::string_view)>& put, const nlohmann::ordered_json& summary) const;
+  /// The bytes of closed rebalances' entries held in memory (none when spooled): what the
+  /// bounded-memory test reads.
+  std::size_t retained_entry_bytes() const;
   /// The member ids the consumer-protocol rebalances hold for their waits (slots, and members
   /// noted for their next look): only open rebalances hold any, each at most twice its wait.
   /// What the bounded-memory test reads.
@@ -59,6 +81,7 @@ class SummarySink final : public rsim::TraceSink {
 
  private:
   struct State;
+  nlohmann::ordered_json finish(bool entries);
   void steady_event(std::int64_t t, const rsim::trace::Event& e);
   SummaryInputs inputs_;
   std::unique_ptr<State> s_;

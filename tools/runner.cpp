@@ -120,6 +120,11 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     if (!options.prefix.empty()) rel = options.prefix + "/" + rel;
     const reports::SummaryInputs inputs = summary_inputs(spec, v, s);
     reports::SummarySink summary(inputs);
+    const bool streamed = options.stream_summary && options.staged != nullptr && v != "share" &&
+                          std::none_of(spec.expect.begin(), spec.expect.end(), [](const ExpectSpec& e) {
+                            return e.metric == "rebalances" || e.metric.starts_with("rebalances/");
+                          });
+    if (streamed) summary.spool_rebalances(options.staged->staged(fs::path(rel) / "summary.rebalances.spool"));
     std::vector<TraceSink*> sinks{&summary};
     std::optional<reports::ShareSummarySink> share;
     if (v == "share") {
@@ -168,7 +173,7 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
       jsonl->close();
       o.trace_bytes = jsonl->bytes();
     }
-    o.summary = summary.finish();
+    o.summary = streamed ? summary.finish_streamed() : summary.finish();
     if (!options.variant.empty()) {
       // The settings variant, right after the protocol.
       nlohmann::ordered_json named;
@@ -190,8 +195,18 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
       checks.push_back(std::move(c));
     }
     o.summary["expectations"] = checks;
-    if (options.staged != nullptr)
+    if (streamed) {
+      try {
+        OutputFile file(options.staged->staged(fs::path(rel) / "summary.json"));
+        summary.write_json([&](std::string_view bytes) { file.append(bytes); }, o.summary);
+        file.append("\n");
+        file.close();
+      } catch (const OutputError& e) {
+        throw options.staged->retold(e);  // named by the path it was going to have
+      }
+    } else if (options.staged != nullptr) {
       options.staged->write_file(fs::path(rel) / "summary.json", o.summary.dump(2) + "\n");
+    }
     out.push_back(std::move(o));
   }
   return out;

@@ -55,6 +55,13 @@ struct RunOptions {
   std::string variant;
   /// A folder under the staging root for every file of the run (e.g. a sweep's worst/c3/seed-7).
   std::string prefix;
+  /// summary.json streamed (reports::SummarySink::spool_rebalances): each rebalance's entry is
+  /// written to the staging folder when it closes and read back one at a time into summary.json,
+  /// so that memory holds the open rebalances only. VariantOutput::summary's `rebalances` then
+  /// holds reports::kStreamedRebalances, not the entries: for callers that read only its metrics,
+  /// verdict and moments (`run --trace none`). Not for the share protocol (its own rebalances), nor
+  /// when an expectation reads `rebalances/...`, nor without `staged`: those get the entries.
+  bool stream_summary = false;
 };
 
 /// Runs each variant (the scenario's `protocols`, or `protocols` when not empty), one at a time.

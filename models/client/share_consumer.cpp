@@ -57,6 +57,7 @@ void ShareConsumer::reset() {
   member_epoch_ = 0;
   heartbeat_interval_ms_ = 0;
   heartbeat_in_flight_ = false;
+  quiet_heartbeat_ = false;
   heartbeat_again_ = false;
   leaving_ = false;
   stopping_ = false;
@@ -70,10 +71,10 @@ void ShareConsumer::reset() {
   topics_changed_ = true;
 }
 
-void ShareConsumer::send(sim::NodeId to, ShareMessage message) {
+void ShareConsumer::send(sim::NodeId to, ShareMessage message, bool quiet) {
   const std::int32_t id = ++next_correlation_;
-  tracer_.publish(
-      trace::Rpc{.dir = "send", .from = spec_.name, .to = net_.name(to), .api = share_api_name(message), .id = id});
+  tracer_.publish(trace::Rpc{
+      .dir = "send", .from = spec_.name, .to = net_.name(to), .api = share_api_name(message), .id = id, .quiet = quiet});
   net_.send(node_, to, ShareEnvelope{id, std::move(message)});
 }
 
@@ -123,7 +124,10 @@ void ShareConsumer::heartbeat() {
   topics_changed_ = false;
   heartbeat_in_flight_ = true;
   heartbeat_timer_.cancel();
-  send(coordinator_(), std::move(r));
+  // A steady heartbeat carries no news (a member at a positive epoch sending no subscription):
+  // only the `full` trace writes it, and its answer when that causes none.
+  quiet_heartbeat_ = !leaving_ && member_epoch_ > 0 && !r.subscribed_topic_names;
+  send(coordinator_(), std::move(r), quiet_heartbeat_);
 }
 
 void ShareConsumer::on_heartbeat_response(const ShareGroupHeartbeatResponse& r) {
@@ -315,6 +319,9 @@ void ShareConsumer::on_message(sim::NodeId from, ShareEnvelope&& e) {
         if constexpr (requires { m.error; }) f.error = error_name(m.error);
       },
       e.message);
+  // A quiet heartbeat's answer causes nothing: NONE, no assignment, the same member epoch.
+  if (const auto* hb = std::get_if<ShareGroupHeartbeatResponse>(&e.message))
+    f.quiet = quiet_heartbeat_ && hb->error == ErrorCode::NONE && !hb->assignment && hb->member_epoch == member_epoch_;
   tracer_.publish(f);
   if (const auto* hb = std::get_if<ShareGroupHeartbeatResponse>(&e.message)) {
     on_heartbeat_response(*hb);

@@ -59,7 +59,7 @@ class ShareConsumer {
     std::vector<PartitionAcknowledgements> pending_acks;
   };
 
-  void send(sim::NodeId to, ShareMessage message);
+  void send(sim::NodeId to, ShareMessage message, bool quiet = false);
   void on_message(sim::NodeId from, ShareEnvelope&& e);
   void heartbeat();
   void on_heartbeat_response(const ShareGroupHeartbeatResponse& r);
@@ -99,6 +99,7 @@ class ShareConsumer {
   std::int32_t member_epoch_ = 0;
   std::int32_t heartbeat_interval_ms_ = 0;
   bool heartbeat_in_flight_ = false;
+  bool quiet_heartbeat_ = false;  // the heartbeat in flight carries no news (trace::Rpc::quiet)
   bool heartbeat_again_ = false;
   bool leaving_ = false;
   bool stopping_ = false;

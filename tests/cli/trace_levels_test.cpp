@@ -290,6 +290,43 @@ TEST_CASE("standard: lag lines only on change, no records.* or OffsetCommit reco
   fs::remove_all(d);
 }
 
+TEST_CASE("standard: a share group's steady ShareGroupHeartbeats are written at full only") {
+  // One share consumer on one partition for 60 s (group.share.heartbeat.interval.ms 5000). Its
+  // join (epoch 0, with its subscription) and the answer are news. One interval after that answer
+  // (at 7.1 ms) it heartbeats with nothing new (a quiet request) and the answer brings its
+  // assignment (not quiet); it heartbeats again at once and then every 5 s until 60 s: 11 steady
+  // heartbeats, each a quiet request and a NONE answer at the same epoch without an assignment.
+  // full: 13 heartbeats, 26 lines; standard: the join's 2 and the assignment's answer.
+  const auto d = temp_dir("share");
+  testing::write_file(d / "share-one.json", R"({
+  "name": "share-one-steady", "seed": 1, "duration_ms": 60000, "protocols": ["share"],
+  "cluster": {"brokers": 1, "config": {}},
+  "network": {"latency_ms": {"dist": "constant", "value": 1}},
+  "topics": [{"name": "jobs", "partitions": 1, "produce": {"records_per_sec": 10}}],
+  "consumers": [{"name": "C1", "group": "queue", "topics": ["jobs"]}],
+  "events": [{"at_ms": 0, "do": "start", "consumer": "C1"}]
+})");
+  std::map<std::string, std::vector<std::string>> heartbeats;
+  std::map<std::string, std::string> summary;
+  for (const std::string level : {"full", "standard"}) {
+    const auto r = testing::run_cli("run " + (d / "share-one.json").string() + " --trace " + level + " --quiet --out " +
+                                        (d / level).string(),
+                                    "levels-share");
+    REQUIRE(r.code == 0);
+    for (const auto& line : lines_of(testing::read_file(d / level / "share" / "trace.jsonl")))
+      if (line.find("\"api\":\"ShareGroupHeartbeat\"") != std::string::npos) heartbeats[level].push_back(line);
+    summary[level] = testing::read_file(d / level / "share" / "summary.json");
+  }
+  CHECK(summary["full"] == summary["standard"]);
+  CHECK(heartbeats["full"].size() == 26);
+  REQUIRE(heartbeats["standard"].size() == 3);
+  CHECK(heartbeats["standard"][0] == heartbeats["full"][0]);  // the join
+  CHECK(heartbeats["standard"][1] == heartbeats["full"][1]);  // its answer: the member epoch
+  CHECK(heartbeats["standard"][2] == heartbeats["full"][3]);  // the answer bringing the assignment
+  CHECK(heartbeats["standard"][2].find("\"dir\":\"recv\"") != std::string::npos);
+  fs::remove_all(d);
+}
+
 TEST_CASE("a bad --trace level is a usage error (exit 2) and writes nothing") {
   const auto d = temp_dir("bad");
   const auto r = testing::run_cli("run scenarios/examples/two-consumers.json --trace verbose --out " + (d / "out").string(),

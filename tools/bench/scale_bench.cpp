@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -127,6 +128,8 @@ std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::stri
         inputs.steady_consumers->push_back(start->consumer);
       }
       reports::SummarySink summary(inputs);
+      // As `run` writes summary.json without a trace: streamed (SummarySink::spool_rebalances).
+      if (!write_trace) summary.spool_rebalances(tmp / "summary.rebalances.spool");
       std::vector<sim::TraceSink<trace::Event>*> sinks{&summary};
       if (write_trace) {
         jsonl.emplace((tmp / "trace.jsonl").string());
@@ -140,7 +143,12 @@ std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::stri
         jsonl->close();
         bytes = jsonl->file().bytes_written();
       }
-      (void)summary.finish();
+      if (write_trace) {
+        (void)summary.finish();
+      } else {
+        std::ofstream file(tmp / "summary.json", std::ios::binary);
+        summary.write_json(file, summary.finish_streamed());
+      }
       const double cpu = cpu_seconds() - before;
       std::filesystem::remove_all(tmp);
       return fmt::format("{} {} {}", events, cpu, bytes);

@@ -106,6 +106,9 @@ int run_staged(const ScenarioSpec& spec, const std::string& file, const std::vec
   options.keep_trace = level == TraceLevel::None && (checks.invariants || checks.determinism);
   // The invariants read every event, also those only `full` writes (records, OffsetCommit).
   options.keep_every_event = level != TraceLevel::Full && checks.invariants;
+  // Without a trace there is no report: only the metrics, verdict and moments are read back, and
+  // summary.json is streamed (memory holds the open rebalances only).
+  options.stream_summary = level == TraceLevel::None;
   auto outputs = run_variants(spec, protocols, seed, options);
   // The traces as the files hold them (read back from the staging folder), for the checks and
   // the report: `report DIR` gives the same bytes. Only the invariant and determinism checks
