@@ -892,7 +892,13 @@ ojson CriticalPaths::to_json(const std::string& group, std::int64_t start_us, st
       j["waited_for"] = {{"t_us", s.waited_for_t_us}, {"actor", s.waited_for_actor}, {"what", s.waited_for_what}};
     steps.push_back(std::move(j));
   }
-  ojson out{{"causes", std::move(causes)}, {"steps", std::move(steps)}};
+  // The dominant cause: the one with the most time (ties: the first in cause order); null when
+  // the rebalance took no time.
+  std::size_t most = 0;
+  for (std::size_t i = 1; i < kCauseCount; ++i)
+    if (p.causes_us[i] > p.causes_us[most]) most = i;
+  const ojson dominant = p.causes_us[most] > 0 ? ojson(std::string(cause_names()[most])) : ojson(nullptr);
+  ojson out{{"causes", std::move(causes)}, {"dominant", dominant}, {"steps", std::move(steps)}};
   if (elided > 0) out["steps_elided"] = elided;
   return out;
 }

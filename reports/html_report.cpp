@@ -282,12 +282,14 @@ void render_critical_paths(Out o, const Timeline& tl, const Scale& sc, double ba
   for (std::size_t g = 0; g < tl.groups.size(); ++g)
     band_y.emplace(tl.groups[g].group, band_top + kBandHeight * (static_cast<double>(g) + 0.5));
   fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">", kLabelWidth, clip_id);
+  const ConfigValues config = config_values_of(tl.summary);
   const auto& rbs = tl.summary["rebalances"];
   for (std::size_t i = 0; i < rbs.size() && i < tl.rebalances.size(); ++i) {
     const auto& r = rbs[i];
     if (!r.contains("critical_path") || !r["critical_path"].contains("steps")) continue;
     const std::string group = r.value("group", "");
     std::string points, dots;
+    std::size_t k = 0;
     for (const auto& step : r["critical_path"]["steps"]) {
       const std::string actor = step.value("actor", "");
       const auto ly = lane_y.find(actor);
@@ -295,14 +297,17 @@ void render_critical_paths(Out o, const Timeline& tl, const Scale& sc, double ba
       const double y = ly != lane_y.end() ? ly->second : by != band_y.end() ? by->second : band_top;
       const std::int64_t t = std::max(step.value("t_us", std::int64_t{0}), tl.rebalances[i].start_us);
       fmt::format_to(std::back_inserter(points), "{:.2f},{:.1f} ", sc.x(t), y);
-      fmt::format_to(std::back_inserter(dots), "<circle cx=\"{:.2f}\" cy=\"{:.1f}\" r=\"2\" fill=\"#7b2cbf\"><title>{}</title></circle>",
-                     sc.x(t), y, esc(fmt::format("{} {}: {} ({})", seconds(step.value("t_us", std::int64_t{0})), actor,
-                                                 step.value("what", ""), step.value("event", ""))));
+      // data-step: the step's index in `critical_path.steps`; data-t-us: its time.
+      fmt::format_to(std::back_inserter(dots),
+                     "<circle data-step=\"{}\" data-t-us=\"{}\" cx=\"{:.2f}\" cy=\"{:.1f}\" r=\"2\" fill=\"#7b2cbf\"><title>{}</title></circle>",
+                     k++, step.value("t_us", std::int64_t{0}), sc.x(t), y,
+                     esc(fmt::format("{} {}: {} ({})", seconds(step.value("t_us", std::int64_t{0})), actor,
+                                     step.value("what", ""), step.value("event", ""))));
     }
     fmt::format_to(o, "<g class=\"critical-path\" data-path=\"{}\" data-variant=\"{}\"><polyline fill=\"none\" stroke=\"#7b2cbf\" "
                       "stroke-width=\"2\" vector-effect=\"non-scaling-stroke\" points=\"{}\"><title>{}</title></polyline>{}</g>",
                    tl.rebalances[i].index, esc(tl.protocol), points,
-                   esc(critical_path_sentence(r, tl.rebalances[i].index)), dots);
+                   esc(critical_path_sentence(r, tl.rebalances[i].index, &config)), dots);
   }
   fmt::format_to(o, "</g></g></g>");
 }
@@ -429,14 +434,14 @@ void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t ma
 
 /// The critical path of rebalance i beside its sequence view: its steps, each with the time the
 /// edge into it covers by cause (`<table class="critical-path" data-seq="N">`, shown with it).
-void render_path_table(Out o, const Timeline& tl, std::size_t i, bool shown) {
+void render_path_table(Out o, const Timeline& tl, std::size_t i, bool shown, const ConfigValues& config) {
   if (!tl.summary.contains("rebalances") || i >= tl.summary["rebalances"].size()) return;
   const auto& r = tl.summary["rebalances"][i];
   if (!r.contains("critical_path") || !r["critical_path"].contains("steps")) return;
   fmt::format_to(o, "<table class=\"critical-path\" data-variant=\"{}\" data-seq=\"{}\"{}><caption>{}</caption>"
                     "<tr><th>time</th><th>who</th><th>event</th><th>waited (ms)</th></tr>",
                  esc(tl.protocol), tl.rebalances[i].index, shown ? "" : " style=\"display:none\"",
-                 esc(critical_path_sentence(r, tl.rebalances[i].index)));
+                 esc(critical_path_sentence(r, tl.rebalances[i].index, &config)));
   for (const auto& step : r["critical_path"]["steps"]) {
     std::string waited;
     if (step.contains("causes"))
@@ -450,26 +455,28 @@ void render_path_table(Out o, const Timeline& tl, std::size_t i, bool shown) {
   fmt::format_to(o, "</table>");
 }
 
-/// Whether a sequence row is a step of the rebalance's critical path (summary.json's
-/// `critical_path.steps`): the same time and actor ("coordinator" for the group's broker), a
-/// request or response of the same API for an rpc step, a note for any other step.
-bool on_critical_path(const SequenceRow& row, const json* steps, const std::string& coordinator) {
-  if (steps == nullptr || !steps->is_array()) return false;
+/// The steps of the rebalance's critical path (summary.json's `critical_path.steps`, by index)
+/// that a sequence row shows, "" for none: the same time and actor ("coordinator" for the
+/// group's broker), a request or response of the same API for an rpc step, a note for any other
+/// step ("4 5": a callback's start and end are one note).
+std::string critical_steps(const SequenceRow& row, const json* steps, const std::string& coordinator) {
+  std::string out;
+  if (steps == nullptr || !steps->is_array()) return out;
   const std::string over = row.kind == SequenceRow::Kind::Response ? row.to : row.from;
-  for (const auto& st : *steps) {
+  for (std::size_t k = 0; k < steps->size(); ++k) {
+    const auto& st = (*steps)[k];
     if (st.value("t_us", std::int64_t{-1}) != row.t_us) continue;
     const std::string actor = st.value("actor", ""), event = st.value("event", ""), what = st.value("what", "");
     if (!(actor == over || (actor == "coordinator" && over == coordinator))) continue;
-    if (event == "rpc") {
-      if (row.kind == SequenceRow::Kind::Note) continue;
+    bool shown = row.kind == SequenceRow::Kind::Note && event != "rpc";
+    if (event == "rpc" && row.kind != SequenceRow::Kind::Note) {
       const std::string api = row.text.substr(0, row.text.find(' '));
       const char* dir = row.kind == SequenceRow::Kind::Request ? " request" : " response";
-      if (what == api + dir) return true;
-    } else if (row.kind == SequenceRow::Kind::Note) {
-      return true;
+      shown = what == api + dir;
     }
+    if (shown) out += (out.empty() ? "" : " ") + std::to_string(k);
   }
-  return false;
+  return out;
 }
 
 void render_sequence(Out o, const Timeline& tl, const Rebalance& r, std::size_t index, bool shown) {
@@ -508,12 +515,15 @@ void render_sequence(Out o, const Timeline& tl, const Rebalance& r, std::size_t 
   for (std::size_t k = 0; k < seq.rows.size(); ++k) {
     const auto& row = seq.rows[k];
     y += row_h;
-    const bool crit = on_critical_path(row, steps, coordinator);
+    const std::string on_path = critical_steps(row, steps, coordinator);
+    const bool crit = !on_path.empty();
     const std::string said = row.kind == SequenceRow::Kind::Note ? fmt::format("{}: {}", row.from, row.text)
                                                                  : fmt::format("{} → {}: {}", row.from, row.to, row.text);
     // Each row is a step of the step control: its time and what it says.
-    fmt::format_to(o, "<g class=\"row{}\" data-i=\"{}\" data-t-us=\"{}\" data-say=\"{}\"><rect class=\"rowbg\" x=\"0\" y=\"{:.1f}\" width=\"{:.0f}\" height=\"{:.0f}\"/>",
-                   crit ? " crit" : "", k, row.t_us, esc(clip(said, 300)), y - row_h + 6, width,
+    // A row on the critical path: class "crit" and data-step, the indices of the steps it shows.
+    fmt::format_to(o, "<g class=\"row{}\" data-i=\"{}\" data-t-us=\"{}\"{} data-say=\"{}\"><rect class=\"rowbg\" x=\"0\" y=\"{:.1f}\" width=\"{:.0f}\" height=\"{:.0f}\"/>",
+                   crit ? " crit" : "", k, row.t_us, crit ? fmt::format(" data-step=\"{}\"", on_path) : std::string(),
+                   esc(clip(said, 300)), y - row_h + 6, width,
                    row_h + (row.payload.empty() ? 0 : payload_h));
     fmt::format_to(o, "<text x=\"4\" y=\"{:.1f}\" class=\"ts\">{}</text>", y + 4, seconds(row.t_us));
     const double x1 = x_of.count(row.from) ? x_of[row.from] : left;
@@ -998,10 +1008,11 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
                         "<button class=\"st-next\" title=\"next event\">step &#x25B6;</button> <span class=\"st-pos\">press step or play to walk "
                         "this rebalance event by event</span><div class=\"st-now\"></div><div class=\"st-watch\"></div></div>",
                      esc(v.protocol));
+      const ConfigValues config = config_values_of(v.summary);  // the values the why-sentences quote
       for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i) {
         render_watch(o, v, i, i == chosen);
         render_sequence(o, v, v.rebalances[i], i, i == chosen);
-        render_path_table(o, v, i, i == chosen);
+        render_path_table(o, v, i, i == chosen, config);
       }
     }
     fmt::format_to(o, "</section>\n");

@@ -97,10 +97,11 @@ std::string readable_ms(double ms) {
 // a consumer key of no member (the coordinator) when every consumer has the same value.
 std::string config_text(const ConfigValues* config, const std::string& actor, const std::string& key) {
   if (config == nullptr) return key;
+  // An empty value: not one value (the member's incarnations disagree): the key alone.
   const auto with = [&](const std::map<std::string, std::string>& values) -> std::optional<std::string> {
     const auto it = values.find(key);
     if (it == values.end()) return std::nullopt;
-    return key + "=" + it->second;
+    return it->second.empty() ? key : key + "=" + it->second;
   };
   if (const auto a = config->find(actor); a != config->end() && !actor.empty())
     if (auto v = with(a->second)) return *v;
@@ -110,7 +111,7 @@ std::string config_text(const ConfigValues* config, const std::string& actor, co
   for (const auto& [name, values] : *config) {
     if (name.empty()) continue;
     const auto v = with(values);
-    if (!v || (same && *same != *v)) return key;
+    if (!v || *v == key || (same && *same != *v)) return key;
     same = v;
   }
   return same.value_or(key);
@@ -290,7 +291,28 @@ std::string critical_path_sentence(const nlohmann::ordered_json& rebalance, int 
   return out + ".";
 }
 
-std::vector<std::string> narrate(const Timeline& tl, const ConfigValues* config, std::uint64_t* steps_out) {
+ConfigValues config_values_of(const nlohmann::ordered_json& summary) {
+  ConfigValues out;
+  const auto it = summary.is_object() ? summary.find("config") : summary.end();
+  if (it == summary.end() || !it->is_object()) return out;
+  const auto text = [](const nlohmann::ordered_json& v) {
+    return v.is_number_integer() ? std::to_string(v.get<std::int64_t>()) : v.is_string() ? v.get<std::string>() : std::string();
+  };
+  auto& shared = out[""];
+  for (const char* part : {"cluster", "consumer"})
+    if (const auto p = it->find(part); p != it->end() && p->is_object())
+      for (auto kv = p->begin(); kv != p->end(); ++kv) shared[kv.key()] = text(kv.value());
+  if (const auto c = it->find("consumers"); c != it->end() && c->is_object())
+    for (auto member = c->begin(); member != c->end(); ++member)
+      if (member.value().is_object())
+        for (auto kv = member.value().begin(); kv != member.value().end(); ++kv) out[member.key()][kv.key()] = text(kv.value());
+  return out;
+}
+
+std::vector<std::string> narrate(const Timeline& tl, const ConfigValues* given, std::uint64_t* steps_out) {
+  // Without values given, summary.json's `config` (a run folder's explain and report.html).
+  const ConfigValues from_summary = given == nullptr ? config_values_of(tl.summary) : ConfigValues{};
+  const ConfigValues* config = given != nullptr ? given : &from_summary;
   std::vector<std::string> out;
   std::uint64_t steps = 0;
   std::map<std::string_view, std::size_t> first_lane;  // consumer name -> its first lane

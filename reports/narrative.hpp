@@ -12,11 +12,17 @@
 namespace reports {
 
 /// The effective config values the why-sentences quote ("heartbeat.interval.ms=3000"): per
-/// consumer name, and the cluster's under "" (key -> value as written, e.g. "3000"). Taken from
-/// the scenario (explain runs it); without them a sentence names the key alone.
+/// consumer name, and the cluster's under "" (key -> value as written, e.g. "3000"). Read from
+/// summary.json's `config` (config_values_of); without them a sentence names the key alone.
 using ConfigValues = std::map<std::string, std::map<std::string, std::string>>;
 
-/// One paragraph per rebalance, in the order of summary.json's `rebalances`. `steps`, when given,
+/// summary.json's `config` (the effective values the causes name: `cluster`, `consumer`,
+/// `consumers`) as ConfigValues: the cluster's and the values every consumer shares under "",
+/// each consumer's own under its name ("" where its incarnations disagree). Empty without it.
+ConfigValues config_values_of(const nlohmann::ordered_json& summary);
+
+/// One paragraph per rebalance, in the order of summary.json's `rebalances`; `config` null: the
+/// values of the summary's `config` (config_values_of). `steps`, when given,
 /// receives a count of the work done (lanes, instants, spans and rebalances looked at): the
 /// bounds tests check that it grows with the timeline, not with rebalances x members.
 std::vector<std::string> narrate(const Timeline& timeline, const ConfigValues* config = nullptr,
@@ -24,7 +30,7 @@ std::vector<std::string> narrate(const Timeline& timeline, const ConfigValues* c
 
 /// Why rebalance `index` (1-based) took as long as it did, from its summary.json entry's
 /// `critical_path`: "R2 took 2,009 ms: 2,001 ms A waiting for its next heartbeat
-/// (heartbeat.interval.ms), 8 ms network." The dominant cause first, with the config that
+/// (heartbeat.interval.ms=3000), 8 ms network." The dominant cause first, with the config that
 /// governs it, and its value when `config` has it ("(heartbeat.interval.ms=3000)": the member's
 /// own value, or the cluster's; a consumer key for the coordinator when every consumer has the
 /// same value); "" without a critical path.

@@ -1986,6 +1986,7 @@ ojson SummarySink::finish(bool entries) {
     out["steady"] = std::move(steady);
     out["verdict"] = verdict_of(out);
   }
+  if (!inputs_.config.is_null()) out["config"] = inputs_.config;
   return out;
 }
 
@@ -2111,7 +2112,7 @@ const std::vector<std::string>& rebalance_fields() {
 }
 
 const std::vector<std::string>& summary_keys() {
-  static const std::vector<std::string> v{"metrics",  "moments", "overlaps", "produced_by", "protocol", "rebalances",
+  static const std::vector<std::string> v{"config", "metrics",  "moments", "overlaps", "produced_by", "protocol", "rebalances",
                                           "scaling",  "scenario", "seed",   "steady",   "stops",       "verdict",  "window"};
   return v;
 }

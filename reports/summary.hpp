@@ -39,6 +39,9 @@ struct SummaryInputs {
   /// summary gains `steady` (the same metrics from the first moment at which each of them holds
   /// a stable assignment), `verdict`, computed from it. Without: neither key.
   std::optional<std::vector<std::string>> steady_consumers;
+  /// summary.json's `config`: the effective values of the configs that the critical paths'
+  /// causes name (tools/runner.cpp, effective_config), written as given; null: no such key.
+  nlohmann::ordered_json config;
 };
 
 /// The summary as a sink: attach it to the run's bus, then finish() once the run has ended.

@@ -327,32 +327,8 @@ CLI::App* add_explain_subcommand(CLI::App& app, ExplainArgs& args) {
   return c;
 }
 
-namespace {
-
-/// The effective configs the why-sentences quote, of one protocol variant of the scenario: each
-/// consumer's (its own values over Kafka's defaults) and the cluster's.
-reports::ConfigValues config_values(const ScenarioSpec& spec, const std::string& variant) {
-  reports::ConfigValues out;
-  int sequence = 0;
-  for (const auto& c : spec.consumers) {
-    const ConsumerConfig cc = resolve_consumer_config(c, variant, ++sequence);
-    out[c.name] = {{"heartbeat.interval.ms", std::to_string(cc.heartbeat_interval_ms)},
-                   {"session.timeout.ms", std::to_string(cc.session_timeout_ms)},
-                   {"max.poll.interval.ms", std::to_string(cc.max_poll_interval_ms)}};
-  }
-  const BrokerConfig b = resolve_broker_config(spec.cluster);
-  out[""] = {{"group.initial.rebalance.delay.ms", std::to_string(b.group_initial_rebalance_delay_ms)},
-             {"group.consumer.heartbeat.interval.ms", std::to_string(b.group_consumer_heartbeat_interval_ms)},
-             {"group.consumer.session.timeout.ms", std::to_string(b.group_consumer_session_timeout_ms)},
-             {"group.consumer.assignment.interval.ms", std::to_string(b.group_consumer_assignment_interval_ms)}};
-  return out;
-}
-
-}  // namespace
-
 int cmd_explain(const ExplainArgs& args) {
   std::vector<VariantText> variants;
-  std::vector<reports::ConfigValues> configs;  // per variant, with a scenario
   if (fs::is_directory(args.target)) {
     variants = read_run_dir(args.target, /*any_variant=*/true);
   } else {
@@ -361,14 +337,13 @@ int cmd_explain(const ExplainArgs& args) {
     keep.level = TraceLevel::Full;
     keep.keep_trace = true;
     for (auto& o : run_variants(spec, args.protocols, args.seed, keep)) {
-      configs.push_back(config_values(spec, o.protocol));
       variants.push_back(VariantText{o.protocol, std::move(o.trace_jsonl), o.summary.dump(2)});
     }
   }
   // Names come from the scenario: control characters escaped, the narrative's own lines kept.
-  const auto tls = timelines(variants);
-  for (std::size_t i = 0; i < tls.size(); ++i)
-    std::cout << escaped_lines(reports::explain_text(tls[i], i < configs.size() ? &configs[i] : nullptr));
+  // The config values the sentences quote come from summary.json's `config`, for a scenario
+  // and a run folder alike.
+  for (const auto& tl : timelines(variants)) std::cout << escaped_lines(reports::explain_text(tl));
   return kOk;
 }
 

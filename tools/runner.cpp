@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "build_info.hpp"
+#include "models/protocol/config.hpp"
+#include "models/protocol/variant.hpp"
 #include "models/trace/trace_jsonl.hpp"
 #include "models/scenario/world.hpp"
 #include "reports/share_summary.hpp"
@@ -40,6 +43,113 @@ std::vector<std::string> steady_consumers_of(const ScenarioSpec& spec) {
 
 namespace {
 
+/// The consumer configs the critical paths' causes name, of one incarnation: `spec`'s configs
+/// (with its event configs merged over them) under `variant`, Kafka's defaults applied.
+std::vector<std::pair<std::string, std::int64_t>> cause_configs(const ConsumerSpec& spec, const std::string& variant) {
+  const ConsumerConfig c = resolve_consumer_config(spec, variant, 1);
+  return {{"heartbeat.interval.ms", c.heartbeat_interval_ms},
+          {"max.poll.interval.ms", c.max_poll_interval_ms},
+          {"session.timeout.ms", c.session_timeout_ms}};
+}
+
+/// The variant an incarnation whose configs say `group.protocol` runs (as the world picks it).
+std::string incarnation_variant(const std::string& variant, const std::map<std::string, nlohmann::json>& config) {
+  const auto gp = config.find("group.protocol");
+  if (gp == config.end() || !gp->second.is_string()) return variant;
+  const auto v = variant_named(variant);
+  const std::string p = gp->second.get<std::string>();
+  if (!v || p == group_protocol_name(group_protocol(*v))) return variant;
+  return p == group_protocol_name(GroupProtocol::Consumer) ? variant_name(Variant::Consumer)
+                                                           : variant_name(Variant::ClassicEager);
+}
+
+/// `spec` with `config` merged over its configs (a start/restart's or a rollout's), as the
+/// world builds the next incarnation: `group.protocol` picks the variant and is not a config.
+void merge_event_config(ConsumerSpec& spec, std::string& variant, const std::map<std::string, nlohmann::json>& config) {
+  variant = incarnation_variant(variant, config);
+  for (const auto& [k, v] : config) {
+    if (k == "group.protocol") continue;
+    spec.config[k] = v;
+    for (auto& [gp, cfg] : spec.config_by_protocol) cfg.erase(k);
+  }
+}
+
+}  // namespace
+
+nlohmann::ordered_json effective_config(const ScenarioSpec& spec, const std::string& variant) {
+  using ojson = nlohmann::ordered_json;
+  if (!variant_named(variant)) return nullptr;
+  // Per consumer (and deployment pod template), each key's value over all its incarnations;
+  // nullopt where they disagree.
+  using Values = std::map<std::string, std::optional<std::int64_t>>;
+  std::map<std::string, Values> consumers;
+  std::vector<Values> templates;
+  const auto fold = [](Values& into, const std::vector<std::pair<std::string, std::int64_t>>& values) {
+    for (const auto& [k, v] : values) {
+      const auto [it, fresh] = into.try_emplace(k, v);
+      if (!fresh && it->second != v) it->second.reset();
+    }
+  };
+  for (const auto& c : spec.consumers) {
+    ConsumerSpec s = c;
+    std::string v = variant;
+    fold(consumers[c.name], cause_configs(s, v));
+    for (const auto& e : spec.events) {
+      const std::map<std::string, nlohmann::json>* config = nullptr;
+      if (const auto* start = e.as<verb::Start>(); start != nullptr && start->consumer == c.name && start->has_config)
+        config = &start->config;
+      if (const auto* restart = e.as<verb::Restart>(); restart != nullptr && restart->consumer == c.name && restart->has_config)
+        config = &restart->config;
+      if (config == nullptr) continue;
+      merge_event_config(s, v, *config);
+      fold(consumers[c.name], cause_configs(s, v));
+    }
+  }
+  for (const auto& d : spec.deployments) {
+    if (!d.consumer) continue;
+    ConsumerSpec s = *d.consumer;
+    std::string v = incarnation_variant(variant, s.config);
+    s.config.erase("group.protocol");
+    Values& t = templates.emplace_back();
+    fold(t, cause_configs(s, v));
+    for (const auto& e : spec.events)
+      if (const auto* r = e.as<verb::Rollout>(); r != nullptr && r->deployment == d.name && r->has_config) {
+        merge_event_config(s, v, r->config);
+        fold(t, cause_configs(s, v));
+      }
+  }
+  ojson out;
+  const BrokerConfig b = resolve_broker_config(spec.cluster);
+  out["cluster"] = {{"group.consumer.assignment.interval.ms", b.group_consumer_assignment_interval_ms},
+                    {"group.consumer.heartbeat.interval.ms", b.group_consumer_heartbeat_interval_ms},
+                    {"group.consumer.session.timeout.ms", b.group_consumer_session_timeout_ms},
+                    {"group.initial.rebalance.delay.ms", b.group_initial_rebalance_delay_ms}};
+  // A key's value every consumer and pod template has in every incarnation goes under
+  // `consumer`; the others under `consumers`, per consumer (null: its incarnations disagree).
+  ojson common = ojson::object(), each = ojson::object();
+  std::map<std::string, std::optional<std::int64_t>> shared;  // key -> the one value, if any
+  std::map<std::string, bool> same;
+  const auto look = [&](const Values& values) {
+    for (const auto& [k, v] : values) {
+      const auto [it, fresh] = shared.try_emplace(k, v);
+      auto& s = same.try_emplace(k, true).first->second;
+      if (!v || (!fresh && it->second != v)) s = false;
+    }
+  };
+  for (const auto& [name, values] : consumers) look(values);
+  for (const auto& t : templates) look(t);
+  for (const auto& [k, s] : same)
+    if (s) common[k] = *shared[k];
+  for (const auto& [name, values] : consumers)
+    for (const auto& [k, v] : values)
+      if (!same[k]) each[name][k] = v ? ojson(*v) : ojson(nullptr);
+  out["consumer"] = std::move(common);
+  out["consumers"] = std::move(each);
+  return out;
+}
+
+namespace {
+
 reports::SummaryInputs summary_inputs(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed) {
   reports::SummaryInputs in;
   in.scenario = spec.name;
@@ -53,6 +163,7 @@ reports::SummaryInputs summary_inputs(const ScenarioSpec& spec, const std::strin
   // The lesson report.html shows at its top (issue 35); only when the scenario has one.
   if (!spec.description.empty()) in.produced_by["scenario_description"] = spec.description;
   in.steady_consumers = steady_consumers_of(spec);
+  in.config = effective_config(spec, variant);
   return in;
 }
 

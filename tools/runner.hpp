@@ -75,6 +75,13 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
 /// the steady window opens once each holds a stable assignment (summary.json's `steady`).
 std::vector<std::string> steady_consumers_of(const ScenarioSpec& spec);
 
+/// summary.json's `config` for one protocol variant of the scenario: the effective values (Kafka's
+/// defaults applied) of the configs the critical paths' causes name: `cluster` (the group.*
+/// broker configs), `consumer` (a consumer config's value where every consumer, pod template and
+/// incarnation has the same), `consumers` (per consumer, the others; null where its incarnations
+/// disagree). Null for a variant the scenario cannot run.
+nlohmann::ordered_json effective_config(const ScenarioSpec& spec, const std::string& variant);
+
 /// The staged path of a variant's trace.jsonl (to read it back before commit).
 std::filesystem::path staged_trace_path(StagedOutput& out, const std::string& protocol);
 

@@ -214,12 +214,14 @@ class PathChecker {
     problem(fmt::format("rebalances/{}/{} has nothing under it", segs[1], field));
   }
 
-  /// rebalances/N/critical_path/causes/<cause> (a number, ms) or .../steps/<i>[/<field>].
+  /// rebalances/N/critical_path/causes/<cause> (a number, ms), .../dominant (a cause's name) or
+  /// .../steps/<i>[/<field>].
   void check_critical_path(const std::vector<std::string>& segs) {
-    static const std::vector<std::string> parts{"causes", "steps"};
+    static const std::vector<std::string> parts{"causes", "dominant", "steps"};
     if (!contains(parts, segs[3]))
       return problem(fmt::format("a critical_path has no \"{}\"", segs[3]) + suggest(segs[3], parts));
     if (segs.size() < 5) return;
+    if (segs[3] == "dominant") return problem("critical_path/dominant has nothing under it");
     if (segs[3] == "causes") {
       std::vector<std::string> names;
       for (const auto n : reports::cause_names()) names.emplace_back(n);

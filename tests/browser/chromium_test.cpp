@@ -445,3 +445,83 @@ TEST_CASE("chromium: a 1,000-consumer report stays under 5 MB and readable") {
   CHECK(fs::file_size(shot) > 20'000);
   fs::remove_all(profile);
 }
+
+// Issue 34: the critical path the page draws over the timeline and highlights in the sequence
+// view is summary.json's `critical_path` of that rebalance: two-consumers' R2 (classic-eager, A
+// waiting for its next heartbeat), read back from the DOM after the page's script ran.
+TEST_CASE("chromium: the critical path on the timeline and in the sequence view is summary.json's") {
+  REQUIRE_MESSAGE(!chromium().empty(), "chromium is missing: `make test` installs it (apt package chromium)");
+  const fs::path dir = fs::path(RSIM_BUILD_DIR) / "test-artifacts" / "browser" / "critical-path";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path out = dir / "run";
+  REQUIRE(sh(std::string("cd ") + RSIM_SOURCE_DIR + " && " + RSIM_BINARY + " run scenarios/examples/two-consumers.json --out " +
+             out.string() + " > " + (dir / "run.log").string() + " 2>&1") == 0);
+  const auto summary = nlohmann::json::parse(slurp(out / "classic-eager" / "summary.json"));
+  const auto& rebalance = summary["rebalances"][1];
+  const auto& steps = rebalance["critical_path"]["steps"];
+  // Heartbeat request and response, OffsetCommit, the revocation, A's rejoin, the coordinator's
+  // generation 2, B's JoinGroup response and SyncGroup, the assignment (18 steps, measured).
+  REQUIRE(steps.size() == 18);
+  const fs::path profile = dir / "profile";
+  const fs::path dom_file = dir / "dom.html", log_file = dir / "chromium.log";
+  CHECK(sh(chromium_command(profile) + " --virtual-time-budget=5000 --dump-dom file://" + (out / "report.html").string() +
+           " > " + dom_file.string() + " 2> " + log_file.string()) == 0);
+  const std::string dom = slurp(dom_file);
+  CHECK(attribute(dom, "data-errors") == "(absent)");
+  CHECK(attribute(dom, "data-ready") == "1");
+  const double duration = std::stod(attributes_of(dom, "<body", "data-duration-us").at(0));
+  const double plot = std::stod(attributes_of(dom, "<body", "data-plot-width").at(0));
+
+  // The timeline: one dot per step, in order, at the step's time on the shared axis (a step
+  // before the rebalance's start drawn at its start), its title the step's actor and what.
+  const auto at = dom.find("<g class=\"critical-path\" data-path=\"2\" data-variant=\"classic-eager\">");
+  REQUIRE(at != std::string::npos);
+  const auto end = dom.find("</g>", at);
+  const auto indices = attributes_of(dom, "<circle", "data-step", at, end);
+  const auto times = attributes_of(dom, "<circle", "data-t-us", at, end);
+  const auto xs = attributes_of(dom, "<circle", "cx", at, end);
+  REQUIRE(indices.size() == steps.size());
+  REQUIRE(times.size() == steps.size());
+  REQUIRE(xs.size() == steps.size());
+  const std::int64_t start = rebalance["start_us"].get<std::int64_t>();
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const std::int64_t t = steps[k]["t_us"].get<std::int64_t>();
+    CHECK(indices[k] == std::to_string(k));
+    CHECK(times[k] == std::to_string(t));
+    CHECK(std::stod(xs[k]) == doctest::Approx(static_cast<double>(std::max(t, start)) / duration * plot).epsilon(1e-4));
+  }
+  const std::string path_text = dom.substr(at, end - at);
+  for (const auto& s : steps)
+    CHECK(path_text.find(" " + s["actor"].get<std::string>() + ": " + s["what"].get<std::string>() + " (" +
+                         s["event"].get<std::string>() + ")</title>") != std::string::npos);
+
+  // The sequence view: the highlighted rows name the steps they show, at the steps' times; every
+  // step with a row of its own (an rpc other than a heartbeat, a group state, a callback) is on
+  // a highlighted row; a row not highlighted names no step.
+  const auto seq = dom.find("<svg class=\"seq\" data-variant=\"classic-eager\" data-seq=\"2\"");
+  REQUIRE(seq != std::string::npos);
+  const auto seq_end = dom.find("</svg>", seq);
+  const auto crit_steps = attributes_of(dom, "<g class=\"row crit\"", "data-step", seq, seq_end);
+  const auto crit_times = attributes_of(dom, "<g class=\"row crit\"", "data-t-us", seq, seq_end);
+  REQUIRE(crit_steps.size() == crit_times.size());
+  CHECK(attributes_of(dom, "<g class=\"row\"", "data-step", seq, seq_end).empty());
+  std::set<std::size_t> shown;
+  for (std::size_t r = 0; r < crit_steps.size(); ++r)
+    for (const auto& k : split(crit_steps[r], ' ')) {
+      const std::size_t i = std::stoul(k);
+      REQUIRE(i < steps.size());
+      CHECK(std::to_string(steps[i]["t_us"].get<std::int64_t>()) == crit_times[r]);
+      shown.insert(i);
+    }
+  std::set<std::size_t> want;
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const std::string event = steps[k]["event"], what = steps[k]["what"];
+    if ((event == "rpc" && what.rfind("Heartbeat", 0) != 0) || event == "group.state" || event == "callback") want.insert(k);
+  }
+  for (const auto k : want) CHECK_MESSAGE(shown.count(k) == 1, "step " << k << " " << steps[k].dump());
+  // 6 rpc steps (OffsetCommit request and response, A's JoinGroup request, B's JoinGroup
+  // response, SyncGroup request and response), 2 group states, 4 callback steps.
+  CHECK(want.size() == 12);
+  fs::remove_all(profile);
+}
