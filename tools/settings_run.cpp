@@ -13,6 +13,7 @@
 #include "models/scenario/variants.hpp"
 #include "models/scenario/world.hpp"
 #include "reports/invariants.hpp"
+#include "reports/summary.hpp"
 #include "tools/exit_codes.hpp"
 #include "reports/analyses/expectations.hpp"
 #include "tools/explore.hpp"
@@ -164,11 +165,19 @@ int cmd_run_settings(const SettingsRunArgs& args, const FormatArgs& formats) {
     for (const auto& e : o.expectations)
       if (!e.passed) failed = true;
     if (args.quiet) continue;
-    const auto& m = o.summary.at("metrics");
-    std::cout << fmt::format(
-        "{} [{}]: {} rebalances, max {} ms, total {} ms, unavailable {} partition-ms, {} duplicates, {} lost\n", name,
-        rel(i), m.at("rebalance_count").dump(), m.at("max_rebalance_ms").dump(), m.at("total_rebalance_ms").dump(),
-        m.at("unavailable_partition_ms").dump(), m.at("duplicates").dump(), m.at("lost").dump());
+    // As `run` prints a variant: the verdict and the steady window's headline, the decisive
+    // moments as warnings (issue 34).
+    if (o.summary.contains("verdict"))
+      std::cout << fmt::format("{} [{}]: {}\n  {}\n", name, rel(i), o.summary.at("verdict").get<std::string>(),
+                               reports::headline_of(o.summary));
+    else
+      std::cout << fmt::format("{} [{}]: {}\n", name, rel(i), reports::headline_of(o.summary));
+    constexpr std::size_t kMaxMomentLines = 20;  // as run's
+    const auto moments = reports::moment_lines(o.summary);
+    for (std::size_t k = 0; k < moments.size() && k < kMaxMomentLines; ++k) std::cout << "  warning: " << one_line(moments[k]) << "\n";
+    if (moments.size() > kMaxMomentLines)
+      std::cout << fmt::format("  warning: ... and {} more decisive moments (summary.json's \"moments\")\n",
+                               moments.size() - kMaxMomentLines);
     std::cout << fmt::format("  wrote {}/{}/{}summary.json\n", out_dir, rel(i),
                              args.level == TraceLevel::None ? "" : "trace.jsonl and ");
     for (const auto& [path, bytes] : extra)
