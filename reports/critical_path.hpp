@@ -54,6 +54,8 @@ struct PathStep {
 struct CriticalPath {
   std::vector<PathStep> steps;
   std::array<std::int64_t, kCauseCount> causes_us{};  // sums to end_us - start_us
+  /// Steps already left out of `steps` (a remembered path keeps only those kept_steps() keeps).
+  std::size_t steps_elided = 0;
 };
 
 /// summary.json's `steps` of one path hold at most this many steps: the first, the last and the
