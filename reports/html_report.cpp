@@ -568,6 +568,17 @@ void render_watch(Out o, const Timeline& tl, std::size_t i, bool shown) {
   fmt::format_to(o, "</ol>");
 }
 
+/// Per rebalance (the first kMaxSequenceViews), its watch notes, sequence view and critical-path
+/// table; the one `chosen` shown.
+void render_rebalance_views(Out o, const Timeline& tl, std::size_t chosen) {
+  const ConfigValues config = config_values_of(tl.summary);  // the values the why-sentences quote
+  for (std::size_t i = 0; i < tl.rebalances.size() && i < kMaxSequenceViews; ++i) {
+    render_watch(o, tl, i, i == chosen);
+    render_sequence(o, tl, tl.rebalances[i], i, i == chosen);
+    render_path_table(o, tl, i, i == chosen, config);
+  }
+}
+
 const char* kStyle = R"CSS(
 body{font:13px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#222;background:#fafafa}
 header{padding:10px 18px;background:#263238;color:#fff}
@@ -1008,12 +1019,7 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
                         "<button class=\"st-next\" title=\"next event\">step &#x25B6;</button> <span class=\"st-pos\">press step or play to walk "
                         "this rebalance event by event</span><div class=\"st-now\"></div><div class=\"st-watch\"></div></div>",
                      esc(v.protocol));
-      const ConfigValues config = config_values_of(v.summary);  // the values the why-sentences quote
-      for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i) {
-        render_watch(o, v, i, i == chosen);
-        render_sequence(o, v, v.rebalances[i], i, i == chosen);
-        render_path_table(o, v, i, i == chosen, config);
-      }
+      render_rebalance_views(o, v, chosen);
     }
     fmt::format_to(o, "</section>\n");
   }
