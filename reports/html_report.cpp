@@ -556,9 +556,10 @@ void render_sequence(Out o, const Timeline& tl, const Rebalance& r, std::size_t 
 
 /// The "watch for" notes of rebalance i (`<ol class="watch" data-seq="N">`, each note at its
 /// time), shown with its sequence view and read by the step control.
-void render_watch(Out o, const Timeline& tl, std::size_t i, bool shown) {
+void render_watch(Out o, const Timeline& tl, std::size_t i, bool shown, const ConfigValues& config) {
   if (!tl.summary.contains("rebalances") || i >= tl.summary["rebalances"].size()) return;
-  const auto notes = lesson::watch_notes(tl.summary["rebalances"][i], tl.protocol == "consumer" || tl.protocol.ends_with("/consumer"));
+  const auto notes = lesson::watch_notes(tl.summary["rebalances"][i], tl.protocol == "consumer" || tl.protocol.ends_with("/consumer"),
+                                         &config);
   if (notes.empty()) return;
   fmt::format_to(o, "<ol class=\"watch\" data-variant=\"{}\" data-seq=\"{}\"{}>", esc(tl.protocol), tl.rebalances[i].index,
                  shown ? "" : " style=\"display:none\"");
@@ -573,7 +574,7 @@ void render_watch(Out o, const Timeline& tl, std::size_t i, bool shown) {
 void render_rebalance_views(Out o, const Timeline& tl, std::size_t chosen) {
   const ConfigValues config = config_values_of(tl.summary);  // the values the why-sentences quote
   for (std::size_t i = 0; i < tl.rebalances.size() && i < kMaxSequenceViews; ++i) {
-    render_watch(o, tl, i, i == chosen);
+    render_watch(o, tl, i, i == chosen, config);
     render_sequence(o, tl, tl.rebalances[i], i, i == chosen);
     render_path_table(o, tl, i, i == chosen, config);
   }

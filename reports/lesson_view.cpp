@@ -218,7 +218,7 @@ std::vector<std::pair<std::int64_t, int>> not_processed_steps(const std::vector<
   return out;
 }
 
-std::vector<WatchNote> watch_notes(const json& rebalance, bool kip848) {
+std::vector<WatchNote> watch_notes(const json& rebalance, bool kip848, const ConfigValues* config) {
   std::vector<WatchNote> out;
   const auto cp = rebalance.find("critical_path");
   if (cp == rebalance.end() || !cp->is_object() || !cp->contains("steps")) return out;
@@ -236,21 +236,25 @@ std::vector<WatchNote> watch_notes(const json& rebalance, bool kip848) {
     std::string actor = step.value("actor", "");
     if (step.contains("waited_for") && step["waited_for"].is_object()) actor = step["waited_for"].value("actor", actor);
     const std::string who = actor.empty() || actor == "coordinator" ? std::string("a member") : actor;
+    const auto key = [&](const char* k) { return config_quote(config, actor, k); };
     const std::string took = readable_times(fmt::format("{:.3f} ms", most));
     std::string text;
     if (cause == "heartbeat_wait_ms")
       text = fmt::format("{} learns of the rebalance only with its next heartbeat: {} of waiting ({}).", who, took,
-                         kip848 ? "group.consumer.heartbeat.interval.ms" : "heartbeat.interval.ms");
+                         key(kip848 ? "group.consumer.heartbeat.interval.ms" : "heartbeat.interval.ms"));
     else if (cause == "poll_wait_ms")
-      text = fmt::format("{} acts only in its next poll(), after processing its batch: {} (max.poll.interval.ms bounds it).", who, took);
+      text = fmt::format("{} acts only in its next poll(), after processing its batch: {} ({} bounds it).", who, took,
+                         key("max.poll.interval.ms"));
     else if (cause == "session_timeout_ms")
-      text = fmt::format("The coordinator notices a dead member only when its session expires: {} (session.timeout.ms).", took);
+      text = fmt::format("The coordinator notices a dead member only when its session expires: {} ({}).", took,
+                         key(kip848 ? "group.consumer.session.timeout.ms" : "session.timeout.ms"));
     else if (cause == "rebalance_timeout_ms")
-      text = fmt::format("The group waits for a member that does not rejoin: {} (max.poll.interval.ms).", took);
+      text = fmt::format("The group waits for a member that does not rejoin: {} ({}).", took, key("max.poll.interval.ms"));
     else if (cause == "initial_delay_ms")
-      text = fmt::format("The first rebalance waits for more members: {} (group.initial.rebalance.delay.ms).", took);
+      text = fmt::format("The first rebalance waits for more members: {} ({}).", took, key("group.initial.rebalance.delay.ms"));
     else if (cause == "assignment_interval_ms")
-      text = fmt::format("The coordinator holds back the new target assignment: {} (group.consumer.assignment.interval.ms).", took);
+      text = fmt::format("The coordinator holds back the new target assignment: {} ({}).", took,
+                         key("group.consumer.assignment.interval.ms"));
     else if (cause == "callback_ms")
       text = fmt::format("{} is inside its rebalance callback: {}; its partitions are not processed meanwhile.", who, took);
     else if (cause == "network_ms")

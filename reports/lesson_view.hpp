@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/html_parts.hpp"
+#include "reports/narrative.hpp"
 #include "reports/timeline.hpp"
 
 namespace reports::lesson {
@@ -55,8 +56,10 @@ struct WatchNote {
 };
 
 /// From summary.json's rebalance entry (`critical_path.steps`): one note per step whose edge
-/// took at least 1 ms, or a fifth of the rebalance, in time order; the config that governs it named.
-std::vector<WatchNote> watch_notes(const nlohmann::ordered_json& rebalance, bool kip848);
+/// took at least 1 ms, or a fifth of the rebalance, in time order; the config that governs it named,
+/// with its value where `config` (summary.json's `config`, config_values_of) has it.
+std::vector<WatchNote> watch_notes(const nlohmann::ordered_json& rebalance, bool kip848,
+                                   const ConfigValues* config = nullptr);
 
 /// The glossary's definition of a metric, state, config, API, error or cause; "" when unknown.
 std::string_view glossary(std::string_view term);

@@ -252,6 +252,10 @@ class LaneMoments {
 
 }  // namespace
 
+std::string config_quote(const ConfigValues* config, const std::string& actor, const std::string& key) {
+  return config_text(config, actor, key);
+}
+
 std::string critical_path_sentence(const nlohmann::ordered_json& rebalance, int index, const ConfigValues* config) {
   if (!rebalance.is_object() || !rebalance.contains("critical_path")) return "";
   const auto& cp = rebalance["critical_path"];

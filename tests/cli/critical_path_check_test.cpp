@@ -107,6 +107,11 @@ TEST_CASE("summary.json's config: effective values where members differ, quoted 
   const std::string html = testing::read_file(dir / "o" / "report.html");
   CHECK(contains(html, "A waiting for its next heartbeat (heartbeat.interval.ms=1000)"));
   CHECK(!contains(html, "(heartbeat.interval.ms)"));
+  // The lesson's "watch for" notes quote them too (the key inside its glossary tooltip).
+  CHECK(contains(html, "A learns of the rebalance only with its next heartbeat: 566 ms of waiting (<abbr"));
+  CHECK(contains(html, ">heartbeat.interval.ms</abbr>=1000).</li>"));
+  CHECK(!contains(html, ">heartbeat.interval.ms</abbr>)."));
+  CHECK(contains(html, ">max.poll.interval.ms</abbr>=300000 bounds it).</li>"));
   std::filesystem::remove_all(dir);
 }
 
