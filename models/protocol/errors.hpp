@@ -33,6 +33,8 @@ enum class ErrorCode {
   // KIP-932 (share groups).
   INVALID_RECORD_STATE,
   SHARE_SESSION_NOT_FOUND,
+  // Data plane: a Fetch to a broker that does not lead the partition.
+  NOT_LEADER_OR_FOLLOWER,
 };
 
 constexpr std::string_view error_name(ErrorCode e) {
@@ -62,6 +64,7 @@ constexpr std::string_view error_name(ErrorCode e) {
     case ErrorCode::INVALID_REQUEST: return "INVALID_REQUEST";
     case ErrorCode::INVALID_RECORD_STATE: return "INVALID_RECORD_STATE";
     case ErrorCode::SHARE_SESSION_NOT_FOUND: return "SHARE_SESSION_NOT_FOUND";
+    case ErrorCode::NOT_LEADER_OR_FOLLOWER: return "NOT_LEADER_OR_FOLLOWER";
   }
   return "UNKNOWN_SERVER_ERROR";
 }

@@ -4,15 +4,14 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <tuple>
 
 #include <fmt/format.h>
 
+#include "models/broker/share_partition_manager.hpp"
 #include "models/client/share_consumer.hpp"
 #include "models/coordinator/group_coordinator.hpp"
 #include "models/coordinator/offsets_log.hpp"
 #include "models/coordinator/share_group_coordinator.hpp"
-#include "models/coordinator/share_partition.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
 #include "models/spec/overloaded.hpp"
@@ -42,89 +41,6 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-/// (group, topic-partition): one share-partition.
-struct ShareKey {
-  std::string group;
-  TopicPartition partition;
-  auto operator<=>(const ShareKey&) const = default;
-};
-
-/// The share coordinator's side of __share_group_state: one log per state-topic partition, the
-/// latest SPSO per share-partition, ShareUpdate records turning into a ShareSnapshot after
-/// share.coordinator.snapshot.update.records.per.snapshot of them.
-class ShareStateLog {
- public:
-  ShareStateLog(Tracer& tracer, const BrokerConfig& config) : tracer_(tracer), config_(config) {}
-
-  std::int32_t partition_of(const ShareKey& k) const {
-    // SharePartitionKey "<group>:<topicId>:<partition>" (topic ids are names here).
-    return coordinator_partition(fmt::format("{}:{}:{}", k.group, k.partition.topic, k.partition.partition),
-                                 config_.share_coordinator_state_topic_num_partitions);
-  }
-
-  void initialize(const ShareKey& k, std::int32_t state_epoch, std::int64_t start_offset) {
-    State& s = states_[k];
-    s.snapshot_epoch = s.initialized ? s.snapshot_epoch + 1 : 0;
-    s.initialized = true;
-    s.state_epoch = state_epoch;
-    s.start_offset = start_offset;
-    s.updates = 0;
-    append(k, "ShareSnapshot", s, {}, 0);
-  }
-
-  void write(const ShareKey& k, std::int64_t start_offset, const std::vector<PersistedBatch>& batches,
-             std::int32_t delivery_complete) {
-    State& s = states_[k];
-    s.start_offset = start_offset;
-    if (++s.updates >= config_.share_coordinator_snapshot_update_records_per_snapshot) {
-      ++s.snapshot_epoch;
-      s.updates = 0;
-      append(k, "ShareSnapshot", s, batches, delivery_complete);
-    } else {
-      append(k, "ShareUpdate", s, batches, delivery_complete);
-    }
-  }
-
-  /// ReadShareGroupState: the persisted SPSO (-1: never started).
-  std::int64_t start_offset(const ShareKey& k) const {
-    const auto it = states_.find(k);
-    return it == states_.end() ? -1 : it->second.start_offset;
-  }
-
- private:
-  struct State {
-    bool initialized = false;
-    std::int32_t snapshot_epoch = 0;
-    std::int32_t state_epoch = 0;
-    std::int64_t start_offset = -1;
-    std::int32_t updates = 0;
-  };
-  void append(const ShareKey& k, const char* type, const State& s, const std::vector<PersistedBatch>& batches,
-              std::int32_t delivery_complete) {
-    const std::int32_t p = partition_of(k);
-    std::vector<trace::ShareStateBatch> list;
-    for (const auto& b : batches)
-      list.push_back({b.first_offset, b.last_offset, static_cast<std::int32_t>(b.state), b.delivery_count});
-    trace::ShareStateRecord f{.partition = p,
-                              .offset = offsets_[p]++,
-                              .record = type,
-                              .group = k.group,
-                              .topic_partition = &k.partition,
-                              .snapshot_epoch = s.snapshot_epoch,
-                              .leader_epoch = 0,
-                              .start_offset = s.start_offset,
-                              .delivery_complete_count = delivery_complete,
-                              .state_batches = list};
-    if (std::string_view(type) == "ShareSnapshot") f.state_epoch = s.state_epoch;
-    tracer_.publish(f);
-  }
-
-  Tracer& tracer_;
-  const BrokerConfig& config_;
-  std::map<ShareKey, State> states_;
-  std::map<std::int32_t, std::int64_t> offsets_;
-};
-
 class ShareWorld {
  public:
   ShareWorld(const ScenarioSpec& spec, std::uint64_t seed, const sim::WatchdogLimits& limits)
@@ -140,21 +56,18 @@ class ShareWorld {
         offsets_log_(kernel_, tracer_, sim::Rng(seed, "offsets-log"), spec.cluster.write_latency,
                      config_.offsets_topic_num_partitions),
         workload_(kernel_, tracer_, spec.topics, seed),
-        state_log_(tracer_, config_),
-        persist_rng_(seed, "share-persister") {
+        // Each group's configs: the broker's group.share.* values, then the group's own (`groups`).
+        overrides_(group_overrides(spec, config_)),
+        share_brokers_(kernel_, tracer_, net_, cluster_, config_, workload_, overrides_, spec.cluster.write_latency,
+                       spec.network.latency, seed, [this](sim::NodeId n) { return consumer_of(n); }) {
     kernel_.set_watchdog(limits);
     cluster_.offsets_topic_num_partitions = config_.offsets_topic_num_partitions;
     cluster_.offsets_topic_replication_factor = config_.offsets_topic_replication_factor;
     for (const auto& t : spec.topics) cluster_.partitions_per_topic[t.name] = t.partitions;
-    // Each group's configs: the broker's group.share.* values, then the group's own (`groups`).
-    broker_group_config_ = resolve_share_group_config(config_, {});
-    std::map<std::string, ShareGroupConfig> overrides;
-    for (const auto& [group, c] : spec.group_configs) overrides.emplace(group, resolve_share_group_config(config_, c));
-    group_configs_ = overrides;
     for (std::int32_t b = 0; b < spec.cluster.brokers; ++b) {
       const sim::NodeId node = net_.add_node(fmt::format("broker-{}", b), nullptr,
                                              [this, b](sim::NodeId from, ShareEnvelope&& e) {
-                                               on_broker_message(b, from, std::move(e));
+                                               share_brokers_.on_message(b, from, std::move(e));
                                              });
       cluster_.broker_nodes.push_back(node);
       net_.set_handling(node, spec.cluster.request_handling, sim::Rng(seed, fmt::format("request-handling-{}", b)));
@@ -164,9 +77,10 @@ class ShareWorld {
         kernel_, tracer_, config_, offsets_log_, cluster_,
         [this](const std::string& group, const TopicPartitions& partitions, std::int32_t state_epoch,
                std::int64_t start, std::function<void()> done) {
-          initialize_state(group, partitions, state_epoch, start, std::move(done));
+          share_brokers_.initialize_state(group, partitions, state_epoch, start, std::move(done));
         },
-        std::move(overrides));
+        overrides_);
+    share_brokers_.set_group_coordinator(group_coordinator_.get());
     int sequence = 0;
     for (const auto& c : spec.consumers) {
       ConsumerConfig config = resolve_consumer_config(c, variant_name(Variant::Share), ++sequence);
@@ -193,7 +107,7 @@ class ShareWorld {
       tracer_.publish(f);
     }
     ojson groups = ojson::object();
-    for (const auto& [group, c] : group_configs_) {
+    for (const auto& [group, c] : share_brokers_.group_configs()) {
       // The effective values of a group with its own configs, as describe-configs shows them.
       groups[group] = {{"share.session.timeout.ms", c.session_timeout_ms},
                        {"share.heartbeat.interval.ms", c.heartbeat_interval_ms},
@@ -201,7 +115,7 @@ class ShareWorld {
                        {"share.record.lock.duration.ms", c.record_lock_duration_ms},
                        {"share.delivery.count.limit", c.delivery_count_limit},
                        {"share.partition.max.record.locks", c.partition_max_record_locks},
-                       {"share.auto.offset.reset", auto_offset_reset_text(c)},
+                       {"share.auto.offset.reset", SharePartitionManager::auto_offset_reset_text(c)},
                        {"share.isolation.level", c.isolation_level},
                        {"share.renew.acknowledge.enable", c.renew_acknowledge_enable}};
     }
@@ -221,51 +135,17 @@ class ShareWorld {
                                             .log_end_offset = workload_.log_end_offset_at(tp, spec_.duration)});
       }
     }
-    for (const auto& [key, leader] : partitions_) {
-      if (!leader.sp) continue;
-      tracer_.publish(trace::SharePartitionEnd{.group = key.group,
-                                               .partition = &key.partition,
-                                               .spso = leader.sp->start_offset(),
-                                               .speo = leader.sp->end_offset(),
-                                               .in_flight = leader.sp->in_flight(),
-                                               .delivery_complete_count = leader.sp->delivery_complete_count()});
-    }
+    share_brokers_.publish_end();
     tracer_.publish(trace::RunEnd{.events = kernel_.fired()});
     for (auto* s : sinks) tracer_.detach(*s);
     return kernel_.fired();
   }
 
  private:
-  struct Parked {
-    std::uint64_t id = 0;
-    std::int32_t broker = 0;
-    sim::NodeId from = 0;
-    std::int32_t correlation_id = 0;
-    ShareFetchRequest request;
-    sim::SimTime deadline{0};
-  };
-  struct Leader {
-    std::unique_ptr<SharePartition> sp;
-    bool initializing = false;
-    std::vector<std::function<void()>> waiting;  // requests that wait for the initialization
-  };
-
-  const ShareGroupConfig& group_config(const std::string& group) const {
-    const auto it = group_configs_.find(group);
-    return it == group_configs_.end() ? broker_group_config_ : it->second;
-  }
-  static std::string auto_offset_reset_text(const ShareGroupConfig& c) {
-    return c.auto_offset_reset == "by_duration" ? fmt::format("by_duration:{}ms", c.auto_offset_reset_duration_ms)
-                                                : c.auto_offset_reset;
-  }
-  SharePartitionConfig partition_config(const std::string& group) const {
-    const ShareGroupConfig& c = group_config(group);
-    SharePartitionConfig out;
-    out.record_lock_duration = sim::ms(c.record_lock_duration_ms);
-    out.delivery_count_limit = c.delivery_count_limit;
-    out.max_record_locks = c.partition_max_record_locks;
-    out.renew_acknowledge_enable = c.renew_acknowledge_enable;
-    return out;
+  static std::map<std::string, ShareGroupConfig> group_overrides(const ScenarioSpec& spec, const BrokerConfig& config) {
+    std::map<std::string, ShareGroupConfig> overrides;
+    for (const auto& [group, c] : spec.group_configs) overrides.emplace(group, resolve_share_group_config(config, c));
+    return overrides;
   }
 
   static sim::LinkSpec link_defaults(const NetworkSpec& n) {
@@ -275,374 +155,16 @@ class ShareWorld {
     return l;
   }
 
-  std::int32_t leader_broker(const TopicPartition& tp) const {
-    return tp.partition % static_cast<std::int32_t>(cluster_.broker_nodes.size());
-  }
   sim::NodeId leader_node(const TopicPartition& tp) const {
-    return cluster_.broker_nodes.at(static_cast<std::size_t>(leader_broker(tp)));
+    return cluster_.broker_nodes.at(static_cast<std::size_t>(share_brokers_.leader_broker(tp)));
   }
   sim::NodeId coordinator_node(const std::string& group) const {
     const std::int32_t p = coordinator_partition(group, cluster_.offsets_topic_num_partitions);
     return cluster_.broker_nodes.at(static_cast<std::size_t>(cluster_.leader_of_offsets_partition(p)));
   }
-  std::int32_t member_number(const std::string& member_id) {
-    const auto [it, fresh] = members_.emplace(member_id, static_cast<std::int32_t>(members_.size()));
-    if (fresh) member_names_.push_back(member_id);
-    return it->second;
-  }
   std::string consumer_of(sim::NodeId node) const {
     const auto it = consumer_by_node_.find(node);
     return it == consumer_by_node_.end() ? net_.name(node) : it->second;
-  }
-
-  /// One round trip from a share-partition leader to the share coordinator of `k` and its write.
-  sim::SimTime persist_delay(std::int32_t broker, const ShareKey& k) {
-    const std::int32_t sc = state_log_.partition_of(k) % static_cast<std::int32_t>(cluster_.broker_nodes.size());
-    sim::SimTime d = spec_.cluster.write_latency.sample(persist_rng_);
-    if (sc != broker) d += spec_.network.latency.sample(persist_rng_) + spec_.network.latency.sample(persist_rng_);
-    return d;
-  }
-
-  void initialize_state(const std::string& group, const TopicPartitions& partitions, std::int32_t state_epoch,
-                        std::int64_t start, std::function<void()> done) {
-    // InitializeShareGroupState from the group coordinator to each share coordinator.
-    sim::SimTime longest{0};
-    for (const auto& tp : partitions) {
-      const ShareKey k{group, tp};
-      longest = std::max(longest, persist_delay(leader_broker(tp), k));
-    }
-    kernel_.schedule_closure_after(longest, [this, group, partitions, state_epoch, start, done = std::move(done)] {
-      for (const auto& tp : partitions) state_log_.initialize({group, tp}, state_epoch, start);
-      done();
-    });
-  }
-
-  void trace_changes(const ShareKey& k, const std::vector<StateChange>& changes, const char* cause) {
-    for (const auto& c : changes) {
-      tracer_.publish(trace::ShareRecords{
-          .group = k.group,
-          .partition = &k.partition,
-          .consumer = c.member >= 0 ? std::string_view(owner_names_.at(static_cast<std::size_t>(c.member)))
-                                    : std::string_view(),
-          .from = to_string(c.from),
-          .to = to_string(c.to),
-          .first_offset = c.first_offset,
-          .last_offset = c.last_offset,
-          .records = c.last_offset - c.first_offset + 1,
-          .delivery_count = c.delivery_count,
-          .cause = cause});
-    }
-  }
-  void trace_window(const ShareKey& k, const SharePartition& sp) {
-    const std::pair<std::int64_t, std::int64_t> now{sp.start_offset(), sp.end_offset()};
-    const auto [it, fresh] = windows_.emplace(k, now);
-    if (!fresh && it->second == now) return;
-    it->second = now;
-    tracer_.publish(trace::ShareWindow{.group = k.group, .partition = &k.partition, .spso = now.first,
-                                       .speo = now.second, .in_flight = sp.in_flight()});
-  }
-
-  /// Persists `change` for `k`, then commits it and runs `then`.
-  void persist(std::int32_t broker, const ShareKey& k, ShareChange change, std::function<void()> then) {
-    if (change.persist.empty()) {
-      if (then) then();
-      return;
-    }
-    const sim::SimTime delay = persist_delay(broker, k);
-    kernel_.schedule_closure_after(delay, [this, broker, k, change = std::move(change), then = std::move(then)] {
-      Leader& l = partitions_[k];
-      l.sp->commit(change.first_offset, change.last_offset);
-      state_log_.write(k, l.sp->start_offset(), change.persist, l.sp->delivery_complete_count());
-      trace_window(k, *l.sp);
-      if (then) then();
-      wake_parked(broker);
-    });
-  }
-
-  void on_broker_message(std::int32_t broker, sim::NodeId from, ShareEnvelope&& e) {
-    if (const auto* hb = std::get_if<ShareGroupHeartbeatRequest>(&e.message)) {
-      const sim::NodeId me = cluster_.broker_nodes.at(static_cast<std::size_t>(broker));
-      group_coordinator_->on_heartbeat(*hb, consumer_of(from),
-                                       [this, me, from, id = e.correlation_id](ShareGroupHeartbeatResponse r) {
-                                         net_.send(me, from, ShareEnvelope{id, std::move(r)});
-                                       });
-    } else if (auto* fetch = std::get_if<ShareFetchRequest>(&e.message)) {
-      on_share_fetch(broker, from, e.correlation_id, std::move(*fetch));
-    } else if (auto* ack = std::get_if<ShareAcknowledgeRequest>(&e.message)) {
-      on_share_acknowledge(broker, from, e.correlation_id, std::move(*ack));
-    } else if (std::holds_alternative<ShareConnectionClosed>(e.message)) {
-      on_connection_closed(broker, from);
-    }
-  }
-
-  void reply(std::int32_t broker, sim::NodeId to, std::int32_t id, ShareMessage m) {
-    net_.send(cluster_.broker_nodes.at(static_cast<std::size_t>(broker)), to, ShareEnvelope{id, std::move(m)});
-  }
-
-  /// Runs `ready` once the share-partition exists (first use: ReadShareGroupState round trip,
-  /// SPSO from the persisted state or share.auto.offset.reset=latest).
-  void with_partition(std::int32_t broker, const ShareKey& k, std::function<void()> ready) {
-    Leader& l = partitions_[k];
-    if (l.sp) {
-      ready();
-      return;
-    }
-    l.waiting.push_back(std::move(ready));
-    if (l.initializing) return;
-    l.initializing = true;
-    kernel_.schedule_closure_after(persist_delay(broker, k), [this, k] {
-      Leader& leader = partitions_[k];
-      std::int64_t start = state_log_.start_offset(k);
-      const bool reset = start < 0;
-      const ShareGroupConfig& gc = group_config(k.group);
-      if (reset) {
-        // share.auto.offset.reset: the log end (latest), the log start (earliest), or the first
-        // record appended at or after now minus the duration (by_duration).
-        if (gc.auto_offset_reset == "earliest") {
-          start = workload_.log_start_offset(k.partition);
-        } else if (gc.auto_offset_reset == "by_duration") {
-          const sim::SimTime since = kernel_.now() - sim::ms(gc.auto_offset_reset_duration_ms);
-          start = since <= sim::SimTime::zero() ? workload_.log_start_offset(k.partition)
-                                                : workload_.log_end_offset_at(k.partition, since);
-        } else {
-          start = workload_.log_end_offset(k.partition);
-        }
-      }
-      leader.sp = std::make_unique<SharePartition>(partition_config(k.group), start);
-      leader.initializing = false;
-      const std::string reset_text = reset ? auto_offset_reset_text(gc) : "none";
-      tracer_.publish(trace::SharePartitionInit{.group = k.group, .partition = &k.partition, .spso = start,
-                                                .reset = reset_text});
-      trace_window(k, *leader.sp);
-      auto waiting = std::move(leader.waiting);
-      leader.waiting.clear();
-      for (auto& w : waiting) w();
-    });
-  }
-
-  /// Applies one request's acknowledgements; `done` runs (with the errors) once persisted.
-  void apply_acks(std::int32_t broker, sim::NodeId from, const std::string& group, const std::string& member_id,
-                  const std::vector<PartitionAcknowledgements>& acks, bool close_session,
-                  std::function<void(std::map<TopicPartition, ErrorCode>)> done) {
-    const std::int32_t member = member_number(member_id);
-    if (owner_names_.size() < members_.size()) owner_names_.resize(members_.size());
-    owner_names_[static_cast<std::size_t>(member)] = consumer_of(from);
-    auto errors = std::make_shared<std::map<TopicPartition, ErrorCode>>();
-    auto pending = std::make_shared<int>(1);
-    auto finish = [pending, errors, done = std::move(done)] {
-      if (--*pending == 0) done(*errors);
-    };
-    for (const auto& pa : acks) {
-      const ShareKey k{group, pa.partition};
-      Leader& l = partitions_[k];
-      if (!l.sp) continue;
-      for (const auto& b : pa.batches) {
-        ShareChange c = l.sp->acknowledge(member, b.first_offset, b.last_offset, b.type, kernel_.now());
-        if (c.error != ErrorCode::NONE) {
-          (*errors)[pa.partition] = c.error;
-          tracer_.publish(trace::ShareAckError{.group = group,
-                                               .partition = &pa.partition,
-                                               .consumer = consumer_of(from),
-                                               .type = to_string(b.type),
-                                               .first_offset = b.first_offset,
-                                               .last_offset = b.last_offset,
-                                               .error = error_name(c.error)});
-          continue;
-        }
-        if (b.type == AcknowledgeType::RENEW) schedule_lock_expiry(broker, k, b.first_offset, b.last_offset);
-        trace_changes(k, c.changes, to_string(b.type));
-        ++*pending;
-        persist(broker, k, std::move(c), finish);
-      }
-    }
-    if (close_session) {
-      // The share session ends: everything the member still holds on this broker is released.
-      sessions_.erase({broker, group, member_id});
-      release_session(broker, group, member_id, "session_close", [&](ShareKey k, ShareChange c) {
-        ++*pending;
-        persist(broker, k, std::move(c), finish);
-      });
-      for (auto it = parked_.begin(); it != parked_.end();) {
-        if (it->second.request.member_id == member_id && it->second.broker == broker) {
-          reply(broker, it->second.from, it->second.correlation_id, ShareFetchResponse{});
-          it = parked_.erase(it);
-        } else {
-          ++it;
-        }
-      }
-    }
-    finish();
-  }
-
-  /// SharePartitionManager.releaseSession's release step: every record `member_id` holds on the
-  /// share-partitions this broker leads for `group` goes back (AVAILABLE, or ARCHIVED at the
-  /// delivery limit), persisted like an acknowledgement; `write` persists each change.
-  template <class Write>
-  void release_session(std::int32_t broker, const std::string& group, const std::string& member_id,
-                       const char* cause, Write write) {
-    const auto m = members_.find(member_id);
-    if (m == members_.end()) return;
-    for (auto& [k, l] : partitions_) {
-      if (k.group != group || !l.sp || leader_broker(k.partition) != broker) continue;
-      ShareChange c = l.sp->release_member(m->second);
-      if (c.changes.empty()) continue;
-      trace_changes(k, c.changes, cause);
-      write(k, std::move(c));
-    }
-  }
-
-  /// The broker's socket server saw the connection from `from` close (ShareSessionCache's
-  /// ClientConnectionDisconnectListener): each share session opened on it that the client had
-  /// not closed itself is removed and the member's acquired records are released at once, not
-  /// after their locks. A session whose member re-opened it on another connection is left.
-  void on_connection_closed(std::int32_t broker, sim::NodeId from) {
-    std::vector<std::pair<std::string, std::string>> ended;
-    for (auto it = sessions_.begin(); it != sessions_.end();) {
-      if (std::get<0>(it->first) == broker && it->second == from) {
-        ended.emplace_back(std::get<1>(it->first), std::get<2>(it->first));
-        it = sessions_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    for (const auto& [group, member_id] : ended) {
-      tracer_.publish(trace::ShareSession{.broker = broker, .group = group, .consumer = consumer_of(from),
-                                          .member_id = member_id, .event = "disconnect"});
-      release_session(broker, group, member_id, "disconnect", [&](ShareKey k, ShareChange c) {
-        persist(broker, k, std::move(c), nullptr);
-      });
-      // A fetch parked for that member has no connection to answer on.
-      for (auto it = parked_.begin(); it != parked_.end();) {
-        if (it->second.request.member_id == member_id && it->second.broker == broker) {
-          ack_errors_.erase(it->first);
-          it = parked_.erase(it);
-        } else {
-          ++it;
-        }
-      }
-    }
-  }
-
-  void schedule_lock_expiry(std::int32_t broker, const ShareKey& k, std::int64_t first, std::int64_t last) {
-    const SharePartition& sp = *partitions_[k].sp;
-    const sim::SimTime deadline = sp.lock_deadline(first);
-    if (deadline == sim::kNever) return;
-    kernel_.schedule_closure_after(deadline - kernel_.now(), [this, broker, k, first, last, deadline] {
-      Leader& l = partitions_[k];
-      ShareChange c = l.sp->expire_locks(first, last, deadline);
-      if (c.changes.empty()) return;
-      trace_changes(k, c.changes, "lock_timeout");
-      wake_parked(broker);  // available again at once, before the write completes
-      persist(broker, k, std::move(c), nullptr);
-    });
-  }
-
-  void on_share_acknowledge(std::int32_t broker, sim::NodeId from, std::int32_t id, ShareAcknowledgeRequest r) {
-    const bool close = r.share_session_epoch == -1;
-    apply_acks(broker, from, r.group_id, r.member_id, r.acknowledgements, close,
-               [this, broker, from, id, acks = r.acknowledgements](std::map<TopicPartition, ErrorCode> errors) {
-                 ShareAcknowledgeResponse response;
-                 for (const auto& pa : acks) {
-                   const auto it = errors.find(pa.partition);
-                   response.partitions.push_back({pa.partition, it == errors.end() ? ErrorCode::NONE : it->second});
-                 }
-                 reply(broker, from, id, std::move(response));
-               });
-  }
-
-  void on_share_fetch(std::int32_t broker, sim::NodeId from, std::int32_t id, ShareFetchRequest r) {
-    const bool close = r.share_session_epoch == -1;
-    // Epoch 0 opens a share session on this connection (a session of the same member is
-    // replaced, as ShareSessionCache.maybeCreateSession does).
-    if (r.share_session_epoch == 0) sessions_[{broker, r.group_id, r.member_id}] = from;
-    const std::string group = r.group_id;
-    const std::string member_id = r.member_id;
-    const auto acks = r.acknowledgements;
-    apply_acks(broker, from, group, member_id, acks, close,
-               [this, broker, from, id, r = std::move(r)](std::map<TopicPartition, ErrorCode> errors) mutable {
-                 // Every share-partition of the request must exist before records are acquired.
-                 auto remaining = std::make_shared<std::size_t>(r.partitions.size() + 1);
-                 auto go = [this, broker, from, id, remaining, errors, r] {
-                   if (--*remaining > 0) return;
-                   Parked p{next_parked_++, broker, from, id, r, kernel_.now() + sim::ms(r.max_wait_ms)};
-                   ack_errors_[p.id] = errors;
-                   try_fetch(std::move(p));
-                 };
-                 for (const auto& tp : r.partitions) with_partition(broker, {r.group_id, tp}, go);
-                 go();
-               });
-  }
-
-  /// Acquires for a (possibly parked) fetch; responds when something was acquired or the wait
-  /// ended, else parks it until data arrives, a record comes back, or MaxWaitMs passes.
-  void try_fetch(Parked p) {
-    const std::int32_t member = member_number(p.request.member_id);
-    if (owner_names_.size() < members_.size()) owner_names_.resize(members_.size());
-    owner_names_[static_cast<std::size_t>(member)] = consumer_of(p.from);
-    ShareFetchResponse response;
-    response.acquisition_lock_timeout_ms =
-        static_cast<std::int32_t>(group_config(p.request.group_id).record_lock_duration_ms);
-    std::int32_t budget = p.request.max_records;
-    bool any = false;
-    sim::SimTime next_data = sim::kNever;
-    for (const auto& tp : p.request.partitions) {
-      const ShareKey k{p.request.group_id, tp};
-      SharePartition& sp = *partitions_[k].sp;
-      ShareFetchPartition out;
-      out.partition = tp;
-      const auto& errs = ack_errors_[p.id];
-      if (const auto it = errs.find(tp); it != errs.end()) out.acknowledge_error = it->second;
-      if (budget > 0) {
-        std::vector<StateChange> changes;
-        out.acquired_records = sp.acquire(member, budget, workload_.log_end_offset(tp), kernel_.now(), &changes);
-        for (const auto& a : out.acquired_records) {
-          budget -= static_cast<std::int32_t>(a.last_offset - a.first_offset + 1);
-          schedule_lock_expiry(p.broker, k, a.first_offset, a.last_offset);
-          any = true;
-        }
-        if (!changes.empty()) {
-          trace_changes(k, changes, "fetch");
-          trace_window(k, sp);
-        }
-      }
-      next_data = std::min(next_data, workload_.next_append(tp));
-      response.partitions.push_back(std::move(out));
-    }
-    if (any || kernel_.now() >= p.deadline || p.request.partitions.empty()) {
-      ack_errors_.erase(p.id);
-      reply(p.broker, p.from, p.correlation_id, std::move(response));
-      return;
-    }
-    // Delayed share fetch: wait for data, a released record, or the end of MaxWaitMs.
-    const sim::SimTime wake = std::min(p.deadline, next_data);
-    const std::uint64_t pid = p.id;
-    parked_.emplace(pid, std::move(p));
-    kernel_.schedule_closure_after(std::max(sim::SimTime::zero(), wake - kernel_.now()), [this, pid] {
-      const auto it = parked_.find(pid);
-      if (it == parked_.end()) return;
-      Parked again = std::move(it->second);
-      parked_.erase(it);
-      try_fetch(std::move(again));
-    });
-  }
-
-  void wake_parked(std::int32_t broker) {
-    std::vector<std::uint64_t> ids;
-    for (const auto& [id, p] : parked_)
-      if (p.broker == broker) ids.push_back(id);
-    for (const std::uint64_t id : ids) {
-      const auto it = parked_.find(id);
-      if (it == parked_.end()) continue;
-      bool ready = false;
-      for (const auto& tp : it->second.request.partitions) {
-        const auto& sp = partitions_[{it->second.request.group_id, tp}].sp;
-        if (sp && sp->next_fetch_offset() < sp->start_offset() + sp->in_flight()) ready = true;
-      }
-      if (!ready) continue;
-      Parked again = std::move(it->second);
-      parked_.erase(it);
-      try_fetch(std::move(again));
-    }
   }
 
   ShareConsumer& consumer(const std::string& name) { return *consumers_.at(name); }
@@ -709,24 +231,12 @@ class ShareWorld {
   BrokerConfig config_;
   OffsetsLog offsets_log_;
   Workload workload_;
-  ShareStateLog state_log_;
-  sim::Rng persist_rng_;
   ClusterMetadata cluster_;
-  ShareGroupConfig broker_group_config_;
-  std::map<std::string, ShareGroupConfig> group_configs_;
+  std::map<std::string, ShareGroupConfig> overrides_;  // groups with their own configs
+  SharePartitionManager share_brokers_;  // the brokers' share-partitions (models/broker)
   std::unique_ptr<ShareGroupCoordinator> group_coordinator_;
   std::map<std::string, std::unique_ptr<ShareConsumer>> consumers_;
   std::map<sim::NodeId, std::string> consumer_by_node_;
-  std::map<ShareKey, Leader> partitions_;
-  std::map<ShareKey, std::pair<std::int64_t, std::int64_t>> windows_;
-  std::map<std::string, std::int32_t> members_;
-  std::vector<std::string> member_names_;
-  std::vector<std::string> owner_names_;
-  std::map<std::uint64_t, Parked> parked_;
-  /// Open share sessions: (broker, group, member id) -> the client's node (its connection).
-  std::map<std::tuple<std::int32_t, std::string, std::string>, sim::NodeId> sessions_;
-  std::map<std::uint64_t, std::map<TopicPartition, ErrorCode>> ack_errors_;
-  std::uint64_t next_parked_ = 1;
 };
 
 }  // namespace
