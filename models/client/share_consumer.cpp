@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/assert.hpp"
+
 namespace rsim {
 namespace {
 using ojson = nlohmann::ordered_json;
@@ -97,8 +99,8 @@ void ShareConsumer::start() {
   app_timer_.arm(sim::SimTime::zero());
 }
 
-void ShareConsumer::subscribe(const std::vector<std::string>& topics) {
-  topics_ = topics;
+void ShareConsumer::subscribe(std::vector<std::string> topics) {
+  topics_ = std::move(topics);
   topics_changed_ = true;
   if (process_.alive() && !heartbeat_in_flight_) heartbeat();
   else heartbeat_again_ = true;
@@ -402,7 +404,8 @@ void ShareConsumer::crash() {
   reset();
 }
 
-void ShareConsumer::restart(sim::SimTime after, bool graceful) {
+void ShareConsumer::restart(sim::SimTime after, bool graceful, std::function<void()> next) {
+  SIM_ASSERT_MSG(!next, "a share consumer has no next incarnation with other configs");
   if (graceful && process_.alive()) {
     restart_after_stop_ = true;
     restart_after_ = after;

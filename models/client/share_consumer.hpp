@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "models/client/consumer_model.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
 #include "models/protocol/share_messages.hpp"
@@ -27,7 +28,10 @@
 
 namespace rsim {
 
-class ShareConsumer {
+/// A share consumer is driven by the scenario's script like any consumer (ConsumerModel); what
+/// a share group has no use for (rebalance callbacks, metadata and leadership changes: leaders do
+/// not move in a share run) keeps the interface's no-op defaults.
+class ShareConsumer final : public ConsumerModel {
  public:
   /// `leader_of`: the broker node leading a data partition; `coordinator`: the group
   /// coordinator's node.
@@ -38,14 +42,18 @@ class ShareConsumer {
   ShareConsumer(const ShareConsumer&) = delete;
   ShareConsumer& operator=(const ShareConsumer&) = delete;
 
-  sim::NodeId node() const { return node_; }
-  void start();
-  void request_stop();
-  void crash();
-  void restart(sim::SimTime after, bool graceful);
-  void stall(sim::SimTime duration);
-  void pause(sim::SimTime duration);
-  void subscribe(const std::vector<std::string>& topics);
+  sim::NodeId node() const override { return node_; }
+  void start() override;
+  bool running() const override { return process_.alive(); }
+  void request_stop() override;
+  void crash() override;
+  /// A share run has no new incarnations with other configs (refused before the run): `next`
+  /// must be empty.
+  void restart(sim::SimTime after, bool graceful, std::function<void()> next = {}) override;
+  std::vector<std::string> topics() const override { return topics_; }
+  void stall(sim::SimTime duration) override;
+  void pause(sim::SimTime duration) override;
+  void subscribe(std::vector<std::string> topics) override;
 
  private:
   struct Batch {

@@ -23,6 +23,7 @@
 #include "models/client/lag_monitor.hpp"
 #include "models/scenario/script_network.hpp"
 #include "models/scenario/share_world.hpp"
+#include "models/scenario/world_base.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/assert.hpp"
 #include "sim/kernel.hpp"
@@ -59,37 +60,22 @@ std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const st
 
 namespace {
 
-class World {
+class World final : public WorldBase<Envelope> {
  public:
   World(const ScenarioSpec& spec, Variant variant, std::uint64_t seed,
         const sim::WatchdogLimits& limits, const ModelOptions& options)
-      : spec_(spec),
+      : WorldBase(spec, seed, limits),
         options_(options),
         variant_(variant),
-        seed_(seed),
-        tracer_(kernel_),
-        network_(kernel_, sim::Rng(seed, "net"), link_defaults(spec.network),
-                 [this](sim::NodeId from, sim::NodeId to, bool cut) {
-                   tracer_.publish(trace::NetDrop{.from = network_.name(from), .to = network_.name(to),
-                                                  .reason = cut ? "cut" : "loss"});
-                 }),
-        broker_config_(resolve_broker_config(spec.cluster)),
-        log_(kernel_, tracer_, sim::Rng(seed, "offsets-log"), spec.cluster.write_latency,
-             broker_config_.offsets_topic_num_partitions),
-        workload_(kernel_, tracer_, spec.topics, seed),
         lag_(kernel_, tracer_, workload_, spec.lag_sample) {
-    kernel_.set_watchdog(limits);
-    cluster_.offsets_topic_num_partitions = broker_config_.offsets_topic_num_partitions;
     cluster_.purgatory_lateness_ms = spec.cluster.purgatory_lateness.expected_ms();
-    cluster_.offsets_topic_replication_factor = broker_config_.offsets_topic_replication_factor;
-    for (const auto& t : spec.topics) cluster_.partitions_per_topic[t.name] = t.partitions;
     for (std::int32_t b = 0; b < spec.cluster.brokers; ++b) {
-      brokers_.push_back(std::make_unique<Broker>(b, kernel_, tracer_, network_, cluster_, broker_config_,
+      brokers_.push_back(std::make_unique<Broker>(b, kernel_, tracer_, net_, cluster_, broker_config_,
                                                   spec.cluster.coordinator_load, log_, seed, workload_, lag_,
                                                   options_.bugs));
       cluster_.broker_nodes.push_back(brokers_.back()->node());
-      network_.set_handling(brokers_.back()->node(), spec.cluster.request_handling,
-                            sim::Rng(seed, fmt::format("request-handling-{}", b)));
+      net_.set_handling(brokers_.back()->node(), spec.cluster.request_handling,
+                        sim::Rng(seed, fmt::format("request-handling-{}", b)));
       cluster_.broker_down.push_back(false);
       cluster_.broker_fenced.push_back(false);
       broker_epoch_.push_back(0);
@@ -102,41 +88,27 @@ class World {
     }
     if (!spec.deployments.empty()) make_fleet();
   }
+  /// The clients go first (before the brokers and the lag monitor they point to).
+  ~World() override {
+    fleet_.reset();
+    retired_consumers_.clear();
+    consumers_.clear();
+  }
 
   const ModelCounters& counters() const { return counters_; }
 
   std::uint64_t run(const std::vector<TraceSink*>& sinks, trace::Detail detail) {
     tracer_.set_detail(static_cast<int>(detail));
     for (auto* s : sinks) tracer_.attach(*s);
-    tracer_.publish(trace::RunStart{.scenario = spec_.name, .protocol = variant_name(variant_), .seed = seed_,
-                                    .duration_ms = sim::to_ms(spec_.duration)});
-    for (const auto& t : spec_.topics) {
-      tracer_.publish(trace::TopicPartitionCount{.topic = t.name, .partitions = t.partitions});
-      // The production each partition starts with (what describe and the lag checks need).
-      trace::Produce f{.topic = t.name, .initial_records = t.initial_records};
-      std::string gap;
-      if (!t.produce_gap) f.records_per_sec = std::int64_t{0};
-      else if (t.produce_gap->is_constant()) f.records_per_sec = t.records_per_sec > 0 ? t.records_per_sec : 1000.0 / t.produce_gap->value;
-      else f.gap_ms = gap = t.produce_gap->describe();
-      tracer_.publish(f);
-    }
-    for (const auto& e : spec_.events) {
-      kernel_.schedule_closure_after(e.at, [this, &e] { apply(e); });
-    }
+    publish_start(variant_name(variant_));
+    schedule_script();
     lag_.start();
     if (fleet_) {
       tracer_.attach(*fleet_);
       fleet_->start();
     }
     kernel_.run(spec_.duration);
-    // Every partition's log end offset at the end of the run.
-    for (const auto& [topic, n] : cluster_.partitions_per_topic) {
-      for (std::int32_t p = 0; p < n; ++p) {
-        const TopicPartition tp{topic, p};
-        tracer_.publish(trace::LogEndOffset{.partition = &tp,
-                                            .log_end_offset = workload_.log_end_offset_at(tp, spec_.duration)});
-      }
-    }
+    publish_log_end_offsets();
     tracer_.publish(trace::RunEnd{.events = kernel_.fired()});
     for (auto* s : sinks) tracer_.detach(*s);
     if (fleet_) tracer_.detach(*fleet_);
@@ -144,27 +116,18 @@ class World {
   }
 
  private:
-  static sim::LinkSpec link_defaults(const NetworkSpec& n) {
-    sim::LinkSpec l;
-    l.latency = n.latency;
-    l.drop_ppm = static_cast<std::uint32_t>(n.drop_rate * 1'000'000.0 + 0.5);
-    return l;
-  }
-
   std::unique_ptr<ConsumerModel> make_consumer(const ConsumerSpec& c, ConsumerConfig config,
                                                std::uint64_t seed) {
     if (config.group_protocol == "consumer") {
-      auto consumer = std::make_unique<AsyncConsumer>(kernel_, tracer_, network_, cluster_, c,
+      auto consumer = std::make_unique<AsyncConsumer>(kernel_, tracer_, net_, cluster_, c,
                                                       std::move(config), seed, workload_, &lag_);
       consumer->check_quiet_passes(options_.check_quiet_passes);
       consumer->count_into(&counters_);
       return consumer;
     }
-    return std::make_unique<ClassicConsumer>(kernel_, tracer_, network_, cluster_, c, std::move(config),
+    return std::make_unique<ClassicConsumer>(kernel_, tracer_, net_, cluster_, c, std::move(config),
                                              seed, workload_, &lag_);
   }
-
-  ConsumerModel& consumer(const std::string& name) { return *consumers_.at(name); }
 
   /// The deployments' pods and autoscalers (models/fleet): each pod's consumer is one more process
   /// of this world, registered under the pod's name.
@@ -195,29 +158,6 @@ class World {
     fleet_ = std::make_unique<Fleet>(kernel_, tracer_, spec_, seed_, std::move(host));
   }
 
-  /// Nodes named by one endpoint of `between`.
-  std::vector<sim::NodeId> resolve(const std::string& endpoint, const std::string& other) {
-    if (endpoint == "*") {
-      std::vector<sim::NodeId> all;
-      for (sim::NodeId n = 0; n < network_.size(); ++n) all.push_back(n);
-      return all;
-    }
-    if (endpoint == "coordinator") {
-      // The coordinator of the other endpoint's group (or of the first consumer's group).
-      const ConsumerSpec* c = spec_.consumer(other);
-      if (c == nullptr && !spec_.consumers.empty()) c = &spec_.consumers.front();
-      const std::string group = c != nullptr ? c->group : "";
-      const std::int32_t p = coordinator_partition(group, cluster_.offsets_topic_num_partitions);
-      const std::int32_t leader = cluster_.leader_of_offsets_partition(p);
-      if (leader < 0) return {};
-      return {cluster_.broker_nodes.at(static_cast<std::size_t>(leader))};
-    }
-    if (endpoint.rfind("broker-", 0) == 0) {
-      return {cluster_.broker_nodes.at(std::stoul(endpoint.substr(7)))};
-    }
-    return {consumer(endpoint).node()};
-  }
-
   /// The variant of a new incarnation whose configs set `group.protocol`: the run's own when it
   /// is the run's protocol, else the other protocol with Kafka's default assignors (back to
   /// classic under the consumer variant: range first).
@@ -227,7 +167,7 @@ class World {
   }
 
   /// A start/restart `config`: merged over the consumer's earlier event configs.
-  void merge_overrides(const std::string& name, const EventConfig& config) {
+  void merge_overrides(const std::string& name, const EventConfig& config) override {
     auto& ov = overrides_[name];
     for (const auto& [k, v] : config) ov[k] = v;
   }
@@ -235,7 +175,7 @@ class World {
   /// The consumer's next incarnation, a new process: the scenario's consumer with every
   /// start/restart config so far merged over its configs, as the client of its group.protocol.
   /// The old client object is kept (the kernel may still hold its timers), its node goes quiet.
-  void replace_consumer(const std::string& name) {
+  void replace_consumer(const std::string& name) override {
     const ConsumerSpec& base = *spec_.consumer(name);
     ConsumerSpec& s = incarnation_specs_.emplace_back(base);
     s.topics = consumer(name).topics();
@@ -259,77 +199,13 @@ class World {
     consumers_[name] = std::move(next);
   }
 
-  /// Carries out one verb of the script; a verb not handled here does not compile.
-  void apply(const EventSpec& e) {
-    std::visit(
-        Overloaded{
-            [this](const verb::Start& v) {
-              if (v.has_config && !consumer(v.consumer).running()) {
-                merge_overrides(v.consumer, v.config);
-                replace_consumer(v.consumer);
-              }
-              consumer(v.consumer).start();
-            },
-            [this](const verb::Stop& v) { consumer(v.consumer).request_stop(); },
-            [this](const verb::Crash& v) { consumer(v.consumer).crash(); },
-            [this](const verb::Restart& v) {
-              if (!v.has_config) {
-                consumer(v.consumer).restart(v.after, v.graceful);
-                return;
-              }
-              merge_overrides(v.consumer, v.config);
-              consumer(v.consumer).restart(v.after, v.graceful, [this, name = v.consumer] {
-                replace_consumer(name);
-                consumer(name).start();
-              });
-            },
-            [this](const verb::Stall& v) { consumer(v.consumer).stall(v.for_); },
-            [this](const verb::Pause& v) { consumer(v.consumer).pause(v.for_); },
-            [this](const verb::Subscribe& v) {
-              tracer_.publish(trace::ConsumerSubscribe{.consumer = v.consumer, .topics = v.topics});
-              consumer(v.consumer).subscribe(v.topics);
-            },
-            [this](const verb::AddPartitions& v) {
-              cluster_.partitions_per_topic[v.topic] = v.partitions;
-              workload_.set_partition_count(v.topic, v.partitions);
-              tracer_.publish(trace::TopicPartitionCount{.topic = v.topic, .partitions = v.partitions});
-              for (auto& [name, c] : consumers_) c->on_metadata_change();
-            },
-            [this](const verb::Produce& v) { workload_.set_production(v.topic, v.produce_gap, v.records_per_sec); },
-            [this](const verb::Network& v) { apply_network_event(kernel_, tracer_, network_, v, resolver()); },
-            [this](const verb::PartitionNetwork& v) {
-              apply_network_event(kernel_, tracer_, network_, v, resolver());
-            },
-            [this](const verb::FailCoordinator& v) { fail_coordinator(v); },
-            [this](const verb::StopBroker& v) { stop_broker(v.broker); },
-            [this](const verb::CrashBroker& v) { crash_broker(v.broker); },
-            [this](const verb::StartBroker& v) { start_broker(v.broker); },
-            [this](const verb::Rollout& v) { fleet_->apply(v); },
-            [this](const verb::DrainNode& v) { fleet_->apply(v); },
-            [this](const verb::RestartBroker& v) {
-              // The start comes after_ms after the process stopped.
-              const auto start_later = [this, b = v.broker, after = v.after] {
-                kernel_.schedule_closure_after(after, [this, b] { start_broker(b); });
-              };
-              if (v.graceful) {
-                stop_broker(v.broker, start_later);
-              } else {
-                crash_broker(v.broker);
-                start_later();
-              }
-            },
-        },
-        e.verb);
-  }
-
-  EndpointResolver resolver() {
-    return [this](const std::string& a, const std::string& b) { return resolve(a, b); };
-  }
+  void fleet_verb(const verb::Rollout& v) override { fleet_->apply(v); }
+  void fleet_verb(const verb::DrainNode& v) override { fleet_->apply(v); }
 
   /// The group's coordinator broker dies. Its connections reset at once; the controller fences it
   /// after broker.session.timeout.ms and elects, for every __consumer_offsets partition it led,
   /// the next live replica, which loads the partition. With down_ms it comes back (a follower).
-  void fail_coordinator(const verb::FailCoordinator& e) {
+  void fail_coordinator(const verb::FailCoordinator& e) override {
     const std::int32_t p = coordinator_partition(e.group, cluster_.offsets_topic_num_partitions);
     const std::int32_t b = cluster_.leader_of_offsets_partition(p);
     if (b < 0 || cluster_.broker_down[static_cast<std::size_t>(b)]) {
@@ -339,10 +215,10 @@ class World {
     const std::vector<std::int32_t> led = offsets_partitions_led_by(b);
     const sim::NodeId node = cluster_.broker_nodes[static_cast<std::size_t>(b)];
     cluster_.broker_down[static_cast<std::size_t>(b)] = true;
-    for (sim::NodeId n = 0; n < network_.size(); ++n)
+    for (sim::NodeId n = 0; n < net_.size(); ++n)
       if (n != node) {
-        network_.set_cut(node, n, true);
-        network_.set_cut(n, node, true);
+        net_.set_cut(node, n, true);
+        net_.set_cut(n, node, true);
       }
     tracer_.publish(trace::BrokerFail{.group = e.group, .broker = {b}, .partition = p,
                                       .down_ms = e.has_down ? sim::to_ms(e.down) : -1});
@@ -362,10 +238,10 @@ class World {
     if (e.has_down) {
       kernel_.schedule_closure_after(e.down, [this, b, node, led] {
         cluster_.broker_down[static_cast<std::size_t>(b)] = false;
-        for (sim::NodeId n = 0; n < network_.size(); ++n)
+        for (sim::NodeId n = 0; n < net_.size(); ++n)
           if (n != node) {
-            network_.set_cut(node, n, false);
-            network_.set_cut(n, node, false);
+            net_.set_cut(node, n, false);
+            net_.set_cut(n, node, false);
           }
         brokers_[static_cast<std::size_t>(b)]->recover();
         tracer_.publish(trace::BrokerRecover{.broker = b});
@@ -406,10 +282,10 @@ class World {
     const sim::NodeId node = cluster_.broker_nodes[static_cast<std::size_t>(b)];
     cluster_.broker_down[static_cast<std::size_t>(b)] = true;
     ++broker_epoch_[static_cast<std::size_t>(b)];
-    for (sim::NodeId n = 0; n < network_.size(); ++n)
+    for (sim::NodeId n = 0; n < net_.size(); ++n)
       if (n != node) {
-        network_.set_cut(node, n, true);
-        network_.set_cut(n, node, true);
+        net_.set_cut(node, n, true);
+        net_.set_cut(n, node, true);
       }
     brokers_[static_cast<std::size_t>(b)]->fail(led);
     for (auto& [name, c] : consumers_) c->on_broker_down(node);
@@ -427,7 +303,7 @@ class World {
   /// (the old coordinator resigns its shards, the new one loads them); the broker goes on
   /// answering (NOT_LEADER_OR_FOLLOWER, NOT_COORDINATOR) for kControlledShutdownMs, then its
   /// process stops. `then` runs when it has stopped.
-  void stop_broker(std::int32_t b, std::function<void()> then = {}) {
+  void stop_broker(std::int32_t b, std::function<void()> then) override {
     if (cluster_.broker_down[static_cast<std::size_t>(b)] || cluster_.broker_fenced[static_cast<std::size_t>(b)]) {
       tracer_.publish(trace::BrokerStop{.broker = b, .graceful = true, .reason = "already down or shutting down"});
       return;
@@ -449,7 +325,7 @@ class World {
 
   /// `crash-broker`: the process dies; the controller fences it after broker.session.timeout.ms
   /// and only then moves its leadership (data partitions included).
-  void crash_broker(std::int32_t b) {
+  void crash_broker(std::int32_t b) override {
     if (cluster_.broker_down[static_cast<std::size_t>(b)]) {
       tracer_.publish(trace::BrokerCrash{.broker = b, .reason = "already down"});
       return;
@@ -477,7 +353,7 @@ class World {
   /// preferred-leader election of auto.leader.rebalance.enable is not modelled); partitions left
   /// without a leader elect it. A crashed broker not fenced yet is fenced first (the controller
   /// sees a new incarnation).
-  void start_broker(std::int32_t b) {
+  void start_broker(std::int32_t b) override {
     const auto i = static_cast<std::size_t>(b);
     if (!cluster_.broker_down[i]) {
       tracer_.publish(trace::BrokerStart{
@@ -489,10 +365,10 @@ class World {
     cluster_.broker_down[i] = false;
     cluster_.broker_fenced[i] = false;
     ++broker_epoch_[i];
-    for (sim::NodeId n = 0; n < network_.size(); ++n)
+    for (sim::NodeId n = 0; n < net_.size(); ++n)
       if (n != node) {
-        network_.set_cut(node, n, false);
-        network_.set_cut(n, node, false);
+        net_.set_cut(node, n, false);
+        net_.set_cut(n, node, false);
       }
     brokers_[i]->recover();
     tracer_.publish(trace::BrokerStart{.broker = b});
@@ -534,23 +410,13 @@ class World {
     return -1;
   }
 
-  const ScenarioSpec& spec_;
   ModelOptions options_;
   ModelCounters counters_;  // the models count into it (ModelOptions and counters: no globals)
   Variant variant_;
-  std::uint64_t seed_;
-  sim::Kernel kernel_;
-  Tracer tracer_;
-  sim::Network<Envelope> network_;
-  BrokerConfig broker_config_;
-  OffsetsLog log_;
-  Workload workload_;
   LagMonitor lag_;
-  ClusterMetadata cluster_;
   std::vector<std::unique_ptr<Broker>> brokers_;
   std::vector<std::uint64_t> broker_epoch_;  // by broker id: bumped at every stop and start
   std::map<std::int32_t, std::vector<std::int32_t>> pending_fence_;  // crashed, not yet fenced
-  std::map<std::string, std::unique_ptr<ConsumerModel>> consumers_;
   std::map<std::int32_t, std::uint64_t> broker_failures_;  // failures so far, by broker
   // Incarnations with their own configs (start/restart `config`).
   std::map<std::string, std::map<std::string, nlohmann::json>> overrides_;  // consumer -> configs
