@@ -13,7 +13,9 @@
 
 #include <fmt/format.h>
 
+#include "models/protocol/trace_jsonl.hpp"
 #include "reports/max_tree.hpp"
+#include "reports/summary.hpp"
 
 namespace reports {
 
@@ -654,9 +656,28 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
   bool scanned_members = false;
   std::size_t member_count = 0;
   std::vector<std::string> first_members;
+  // The not-processed intervals: every line also goes through the summary's own sink (no
+  // critical paths), so the partition view's gaps are the ones summary.json counts.
+  SummaryInputs gap_inputs;
+  gap_inputs.critical_paths = false;
+  gap_inputs.not_processed_gaps = true;
+  SummarySink gap_sink(gap_inputs);
+  rsim::trace::ReadStorage gap_storage;
+  std::string gap_line;
+  bool gaps_read = true;
   while (next_line(raw)) {
     ++line_no;
     if (raw.empty()) continue;
+    if (gaps_read) {
+      try {
+        gap_line.assign(raw);
+        sim::SimTime gap_t{0};
+        const rsim::trace::Event e = rsim::trace::parse_jsonl(gap_line, gap_storage, gap_t);
+        gap_sink.on_event(gap_t, e);
+      } catch (const std::exception&) {
+        gaps_read = false;  // the line's own problem is reported below
+      }
+    }
     // The high-volume lines, read without a json parse.
     const bool scanned = scan.read(raw);
     if (scanned) {
@@ -973,6 +994,15 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
   tl.lag_series = lag_series.size();
   for (auto& series : lag_series)
     if (series.kept) tl.lag[static_cast<std::size_t>(index_of.at(series.name))] = std::move(series.points);
+  if (gaps_read) {
+    try {
+      gap_sink.finish();
+      tl.not_processed = gap_sink.not_processed_gaps();
+      tl.not_processed_exact = true;
+    } catch (const std::exception&) {
+      tl.not_processed.clear();
+    }
+  }
   return tl;
 }
 

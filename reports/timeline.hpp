@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/summary.hpp"
+
 namespace reports {
 
 /// One trace.jsonl line, parsed. `t_us` and `type` are lifted out of `fields`.
@@ -144,6 +146,12 @@ struct Timeline {
   std::size_t lag_series = 0;            // partitions with lag samples
   std::vector<LagPoint> total_lag;       // sum over partitions, at every sample time
   nlohmann::ordered_json summary;
+  // Each partition's not-processed intervals, from the trace read back through the sink that
+  // computes not_processed_ms_by_partition (SummarySink): exactly the gaps summary.json counts.
+  // `not_processed_exact` false: the trace could not be read so (the partition view then
+  // derives its gaps from the lanes).
+  std::vector<NotProcessedGaps> not_processed;
+  bool not_processed_exact = false;
   // The messages by send_us, each lane's instants by t_us and its ownership by start_us are in
   // time order (a trace in time order gives them so): readers may then find a window by binary
   // search instead of a pass over everything (a report stays linear in the trace).
