@@ -387,7 +387,8 @@ std::string milliseconds(std::int64_t us) {
 }
 
 // The timeline of the lines `next_line` yields one at a time (a trace is never held whole).
-static Timeline build_from(const std::function<bool(std::string_view&)>& next_line, const json& summary) {
+static Timeline build_from(const std::function<bool(std::string_view&)>& next_line, const json& summary,
+                           bool read_gaps = true) {
   Timeline tl;
   tl.summary = summary;
   tl.scenario = summary.value("scenario", std::string());
@@ -664,7 +665,7 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
   SummarySink gap_sink(gap_inputs);
   rsim::trace::ReadStorage gap_storage;
   std::string gap_line;
-  bool gaps_read = true;
+  bool gaps_read = read_gaps;
   while (next_line(raw)) {
     ++line_no;
     if (raw.empty()) continue;
@@ -1003,6 +1004,23 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
       tl.not_processed.clear();
     }
   }
+  return tl;
+}
+
+Timeline build_timeline(std::string_view trace_jsonl, const json& summary, std::vector<NotProcessedGaps> not_processed) {
+  std::size_t pos = 0;
+  Timeline tl = build_from(
+      [&](std::string_view& line) {
+        if (pos >= trace_jsonl.size()) return false;
+        std::size_t end = trace_jsonl.find('\n', pos);
+        if (end == std::string_view::npos) end = trace_jsonl.size();
+        line = trace_jsonl.substr(pos, end - pos);
+        pos = end + 1;
+        return true;
+      },
+      summary, false);
+  tl.not_processed = std::move(not_processed);
+  tl.not_processed_exact = true;
   return tl;
 }
 

@@ -166,6 +166,10 @@ inline constexpr std::size_t kLagSeriesKept = 64;
 
 /// Builds the model of one variant from its trace text and summary.json.
 Timeline build_timeline(std::string_view trace_jsonl, const nlohmann::ordered_json& summary);
+/// The same, given the run's own not-processed intervals (SummarySink::not_processed_gaps() of
+/// the run that wrote the trace): the trace is not read through a second SummarySink.
+Timeline build_timeline(std::string_view trace_jsonl, const nlohmann::ordered_json& summary,
+                        std::vector<NotProcessedGaps> not_processed);
 /// The same, reading the trace one line at a time (memory follows the timeline, not the trace).
 Timeline build_timeline(std::istream& trace_jsonl, const nlohmann::ordered_json& summary);
 

@@ -251,6 +251,17 @@ TEST_CASE("lesson: the partition view's gaps are the summary's not-processed int
         gaps_seen += want[row.partition].size();
       }
       CHECK(rows.size() == tl.partitions.size());
+      // The playground's path: the run's own intervals handed over, the trace read once.
+      const auto given = lesson::partition_rows(reports::build_timeline(text, reports::parse_ordered(summary.dump(2)), native));
+      REQUIRE(given.size() == rows.size());
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        REQUIRE(given[r].segments.size() == rows[r].segments.size());
+        for (std::size_t k = 0; k < rows[r].segments.size(); ++k) {
+          CHECK(given[r].segments[k].start_us == rows[r].segments[k].start_us);
+          CHECK(given[r].segments[k].end_us == rows[r].segments[k].end_us);
+          CHECK(given[r].segments[k].processed == rows[r].segments[k].processed);
+        }
+      }
       // report.html's rects: one hatched rect per stretch, at the same microseconds.
       const std::string html = reports::render_html_report({tl});
       std::size_t np_rects = 0;
