@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "models/protocol/trace_jsonl.hpp"
+#include "models/trace/trace_jsonl.hpp"
 #include "reports/max_tree.hpp"
 #include "reports/summary.hpp"
 

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "models/protocol/trace_jsonl.hpp"
+#include "models/trace/trace_jsonl.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/scenario/world.hpp"
 #include "report_fixture.hpp"
