@@ -669,6 +669,10 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
   while (next_line(raw)) {
     ++line_no;
     if (raw.empty()) continue;
+    if (gaps_read && line_no > kExactGapsMaxLines) {
+      gaps_read = false;  // a long trace: the lanes' gaps, not a second full pass
+      gap_storage.clear();
+    }
     if (gaps_read) {
       try {
         gap_line.assign(raw);

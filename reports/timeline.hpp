@@ -161,6 +161,12 @@ struct Timeline {
   std::uint64_t search_steps = 0;
 };
 
+/// Up to this many trace lines, build_timeline() also reads the trace through the summary's sink
+/// for the exact not-processed intervals (about doubling its cost); past it, the partition view
+/// derives its gaps from the lanes (Timeline::not_processed_exact false). The playground and
+/// callers that hand over the run's own intervals do not read the trace twice at all.
+inline constexpr std::size_t kExactGapsMaxLines = 250000;
+
 /// Per-partition lag series a Timeline keeps (report.html draws them up to 24, perfetto.json 64).
 inline constexpr std::size_t kLagSeriesKept = 64;
 
