@@ -1024,16 +1024,13 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
       std::size_t chosen = 0;
       for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i)
         if (v.rebalances[i].end_us - v.rebalances[i].start_us > v.rebalances[chosen].end_us - v.rebalances[chosen].start_us) chosen = i;
-      // One block (`div.walk`) that the step control lifts under the variant's timeline.
-      fmt::format_to(o, "<div class=\"walk\" data-variant=\"{}\"><h3>Messages of a rebalance</h3><label>rebalance <select class=\"seqpick\" data-variant=\"{}\">",
-                     esc(v.protocol), esc(v.protocol));
+      fmt::format_to(o, "<div class=\"walk\" data-variant=\"{0}\"><h3>Messages of a rebalance</h3><label>rebalance <select class=\"seqpick\" data-variant=\"{0}\">", esc(v.protocol));  // lifted by the step control
       for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i)
         fmt::format_to(o, "<option value=\"{}\"{}>R{}: {} ({} ms)</option>", v.rebalances[i].index, i == chosen ? " selected" : "",
                        v.rebalances[i].index, esc(v.rebalances[i].trigger), ms(v.rebalances[i].end_us - v.rebalances[i].start_us));
       fmt::format_to(o, "</select></label>{}", v.rebalances.size() > kMaxSequenceViews
                                                   ? fmt::format(" (the first {} rebalances)", kMaxSequenceViews) : std::string());
-      // The step control: one cursor over the timeline, the partition view, this sequence view
-      // and the narrative, event by event.
+      // The step control: one cursor over the timeline, partition view, sequence view and narrative.
       fmt::format_to(o, "<div class=\"stepper\" data-variant=\"{}\"><button class=\"st-first\" title=\"back to the start\">&#x25C0;&#x25C0;</button>"
                         "<button class=\"st-prev\" title=\"previous event\">&#x25C0; step</button><button class=\"st-play\">&#x25B6; play</button>"
                         "<button class=\"st-next\" title=\"next event\">step &#x25B6;</button> <span class=\"st-pos\">press step or play to walk "

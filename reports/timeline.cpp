@@ -387,8 +387,58 @@ std::string milliseconds(std::int64_t us) {
 }
 
 // The timeline of the lines `next_line` yields one at a time (a trace is never held whole).
-static Timeline build_from(const std::function<bool(std::string_view&)>& next_line, const json& summary,
-                           bool read_gaps = true) {
+namespace {
+
+/// The not-processed intervals (Timeline::not_processed): every line also goes through the
+/// summary's own sink (no critical paths), so the partition view's gaps are the ones
+/// summary.json counts. Off past kExactGapsMaxLines lines, or at a line it cannot read (the
+/// timeline reports that line's problem).
+class GapReader {
+ public:
+  explicit GapReader(bool on) : on_(on), sink_(inputs()) {}
+  void read(std::string_view raw) {
+    if (!on_ || raw.empty()) return;
+    if (++lines_ > kExactGapsMaxLines) {
+      on_ = false;
+      return;
+    }
+    try {
+      line_.assign(raw);
+      sim::SimTime t{0};
+      const rsim::trace::Event e = rsim::trace::parse_jsonl(line_, storage_, t);
+      sink_.on_event(t, e);
+    } catch (const std::exception&) {
+      on_ = false;
+    }
+  }
+  void finish(Timeline& tl) {
+    if (!on_) return;
+    try {
+      sink_.finish();
+      tl.not_processed = sink_.not_processed_gaps();
+      tl.not_processed_exact = true;
+    } catch (const std::exception&) {
+      tl.not_processed.clear();
+    }
+  }
+
+ private:
+  static SummaryInputs inputs() {
+    SummaryInputs in;
+    in.critical_paths = false;
+    in.not_processed_gaps = true;
+    return in;
+  }
+  bool on_;
+  std::size_t lines_ = 0;
+  SummarySink sink_;
+  rsim::trace::ReadStorage storage_;
+  std::string line_;
+};
+
+}  // namespace
+
+static Timeline build_from(const std::function<bool(std::string_view&)>& next_line, const json& summary) {
   Timeline tl;
   tl.summary = summary;
   tl.scenario = summary.value("scenario", std::string());
@@ -657,32 +707,9 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
   bool scanned_members = false;
   std::size_t member_count = 0;
   std::vector<std::string> first_members;
-  // The not-processed intervals: every line also goes through the summary's own sink (no
-  // critical paths), so the partition view's gaps are the ones summary.json counts.
-  SummaryInputs gap_inputs;
-  gap_inputs.critical_paths = false;
-  gap_inputs.not_processed_gaps = true;
-  SummarySink gap_sink(gap_inputs);
-  rsim::trace::ReadStorage gap_storage;
-  std::string gap_line;
-  bool gaps_read = read_gaps;
   while (next_line(raw)) {
     ++line_no;
     if (raw.empty()) continue;
-    if (gaps_read && line_no > kExactGapsMaxLines) {
-      gaps_read = false;  // a long trace: the lanes' gaps, not a second full pass
-      gap_storage.clear();
-    }
-    if (gaps_read) {
-      try {
-        gap_line.assign(raw);
-        sim::SimTime gap_t{0};
-        const rsim::trace::Event e = rsim::trace::parse_jsonl(gap_line, gap_storage, gap_t);
-        gap_sink.on_event(gap_t, e);
-      } catch (const std::exception&) {
-        gaps_read = false;  // the line's own problem is reported below
-      }
-    }
     // The high-volume lines, read without a json parse.
     const bool scanned = scan.read(raw);
     if (scanned) {
@@ -999,15 +1026,6 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
   tl.lag_series = lag_series.size();
   for (auto& series : lag_series)
     if (series.kept) tl.lag[static_cast<std::size_t>(index_of.at(series.name))] = std::move(series.points);
-  if (gaps_read) {
-    try {
-      gap_sink.finish();
-      tl.not_processed = gap_sink.not_processed_gaps();
-      tl.not_processed_exact = true;
-    } catch (const std::exception&) {
-      tl.not_processed.clear();
-    }
-  }
   return tl;
 }
 
@@ -1022,7 +1040,7 @@ Timeline build_timeline(std::string_view trace_jsonl, const json& summary, std::
         pos = end + 1;
         return true;
       },
-      summary, false);
+      summary);
   tl.not_processed = std::move(not_processed);
   tl.not_processed_exact = true;
   return tl;
@@ -1030,16 +1048,20 @@ Timeline build_timeline(std::string_view trace_jsonl, const json& summary, std::
 
 Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
   std::size_t pos = 0;
-  return build_from(
+  GapReader gaps(true);
+  Timeline tl = build_from(
       [&](std::string_view& line) {
         if (pos >= trace_jsonl.size()) return false;
         std::size_t end = trace_jsonl.find('\n', pos);
         if (end == std::string_view::npos) end = trace_jsonl.size();
         line = trace_jsonl.substr(pos, end - pos);
         pos = end + 1;
+        gaps.read(line);
         return true;
       },
       summary);
+  gaps.finish(tl);
+  return tl;
 }
 
 bool LineReader::next(std::string_view& line) {
@@ -1074,7 +1096,16 @@ bool LineReader::next(std::string_view& line) {
 
 Timeline build_timeline(std::istream& trace_jsonl, const json& summary) {
   LineReader reader(trace_jsonl);
-  return build_from([&](std::string_view& line) { return reader.next(line); }, summary);
+  GapReader gaps(true);
+  Timeline tl = build_from(
+      [&](std::string_view& line) {
+        if (!reader.next(line)) return false;
+        gaps.read(line);
+        return true;
+      },
+      summary);
+  gaps.finish(tl);
+  return tl;
 }
 
 std::vector<std::string> summary_shape_problems(const json& summary) {
