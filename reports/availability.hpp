@@ -40,6 +40,9 @@ class ProcessingClock {
   explicit ProcessingClock(ClockWindow w) : window_(w) {}
   /// The window starts at `from` (a steady window found while the run goes).
   void set_from(std::int64_t from) { window_.from = from; }
+  /// Also keep every not-processed interval (clipped to the window), for gaps(): what the
+  /// report's partition view draws. Off by default (a run keeps only the sums).
+  void record_gaps() { record_ = true; }
 
   void want(const Key& key, bool wanted, std::int64_t now) {
     State& st = touch(key, now);
@@ -65,7 +68,10 @@ class ProcessingClock {
   void finish(std::int64_t now) {
     for (auto& [key, st] : states_) {
       accrue(st, now);
-      if (st.not_processed) st.max_gap_us = std::max(st.max_gap_us, window_.clip(st.gap_since, now));
+      if (st.not_processed) {
+        st.max_gap_us = std::max(st.max_gap_us, window_.clip(st.gap_since, now));
+        keep_gap(st, now);
+      }
     }
     for (auto& [name, g] : groups_) {
       accrue_group(g, now);
@@ -92,6 +98,20 @@ class ProcessingClock {
     return out;
   }
   const std::map<std::string, std::int64_t>& by_consumer() const { return by_consumer_; }
+  /// With record_gaps(): per partition name (all groups), its not-processed intervals
+  /// [start_us, end_us) in time order, each as long as the time not_processed_ms_by_partition
+  /// counted for it (their lengths add up to it).
+  template <class Less>
+  std::map<std::string, std::vector<std::pair<std::int64_t, std::int64_t>>, Less> gaps() const {
+    std::map<std::string, std::vector<std::pair<std::int64_t, std::int64_t>>, Less> out;
+    for (const auto& [key, st] : states_)
+      if (!st.gaps.empty()) {
+        auto& list = out[key.second];
+        list.insert(list.end(), st.gaps.begin(), st.gaps.end());
+      }
+    for (auto& [name, list] : out) std::sort(list.begin(), list.end());
+    return out;
+  }
   /// The partitions of `group` that are wanted and have no owner now.
   int unowned(const std::string& group) const {
     const auto it = groups_.find(group);
@@ -122,6 +142,7 @@ class ProcessingClock {
     std::int64_t since = 0, gap_since = 0, sum_us = 0, max_gap_us = 0;
     std::int64_t gap_closed_at = -1;  // when the last interval closed (one reopened then goes on)
     bool wanted = false, not_processed = false, processed = false, unowned = false;
+    std::vector<std::pair<std::int64_t, std::int64_t>> gaps;  // with record_gaps() only
   };
   struct Group {
     int live = 0;
@@ -142,6 +163,12 @@ class ProcessingClock {
   const std::string* attributed(const State& st) const {
     if (!st.owners.empty()) return &st.owners.begin()->first;
     return st.last_owner.empty() ? nullptr : &st.last_owner;
+  }
+  // The interval [gap_since, now) clipped to the window, kept when recording.
+  void keep_gap(State& st, std::int64_t now) {
+    if (!record_) return;
+    const std::int64_t a = std::max(st.gap_since, window_.from), b = std::min(now, window_.to);
+    if (b > a) st.gaps.emplace_back(a, b);
   }
   void accrue(State& st, std::int64_t now) {
     if (st.not_processed) {
@@ -190,10 +217,15 @@ class ProcessingClock {
     for (const auto& [c, a] : st.owners) active = active || a;
     const bool wanted = st.wanted || !st.owners.empty();
     const bool not_processed = wanted && !active;
-    if (not_processed && !st.not_processed && st.gap_closed_at != now) st.gap_since = now;  // else it goes on
+    if (not_processed && !st.not_processed) {
+      if (st.gap_closed_at != now) st.gap_since = now;
+      else if (record_ && !st.gaps.empty() && st.gaps.back().second == std::min(now, window_.to))
+        st.gaps.pop_back();  // it goes on: kept again, whole, when it closes
+    }
     if (!not_processed && st.not_processed) {
       st.max_gap_us = std::max(st.max_gap_us, window_.clip(st.gap_since, now));
       st.gap_closed_at = now;
+      keep_gap(st, now);
     }
     st.not_processed = not_processed;
     const bool unowned = wanted && st.owners.empty();
@@ -212,6 +244,7 @@ class ProcessingClock {
   }
 
   ClockWindow window_;
+  bool record_ = false;
   std::map<Key, State> states_;
   std::map<std::string, Group> groups_;
   std::map<std::string, std::int64_t> by_consumer_;

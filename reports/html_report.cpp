@@ -626,6 +626,7 @@ line.cursor{stroke:#000;stroke-width:2;vector-effect:non-scaling-stroke}
 .lesson{font-size:15px;max-width:72em;background:#fffbe6;border-left:4px solid #f4a261;padding:8px 12px;margin:10px 0}
 abbr.g{text-decoration:underline dotted #888;cursor:help}
 .stepper{background:#eef4ff;border:1px solid #c5d5f0;padding:6px;margin:6px 0}
+div.variant.docked{position:sticky;top:0;z-index:5;background:#fafafa;box-shadow:0 3px 8px rgba(0,0,0,.25);padding-bottom:4px}
 .stepper button{font:inherit;margin-right:4px}
 .st-now{font:12px ui-monospace,Menlo,Consolas,monospace;margin-top:4px}.st-watch{color:#6a1b9a;margin-top:2px;font-weight:600}
 svg.seq{max-width:100%;height:auto}
@@ -705,7 +706,7 @@ function pick(sel){document.querySelectorAll('svg.seq[data-variant="'+sel.datase
 // The step control: one cursor, moved event by event through the shown rebalance's sequence
 // view, drawn on the variant's timeline and partition view, the row and its narrative marked,
 // and the "watch for" note of the critical path that applies.
-var steps={};
+var steps={},stepLink=false;
 function q(sel){return Array.prototype.slice.call(document.querySelectorAll(sel));}
 function attr(v){return '[data-variant="'+v.replace(/"/g,'\\"')+'"]';}
 function shownSeq(v){var s=q('svg.seq'+attr(v)).filter(function(e){return e.style.display!=='none';});return s.length?s[0]:null;}
@@ -714,7 +715,23 @@ function reset(v){var st=steps[v];if(st&&st.timer){clearInterval(st.timer);}step
   q('svg.timeline'+attr(v)+' line.cursor,svg.pview'+attr(v)+' line.cursor').forEach(function(l){l.style.display='none';});
   var bar=document.querySelector('.stepper'+attr(v));if(bar){bar.querySelector('.st-now').textContent='';bar.querySelector('.st-watch').textContent='';
     var pl=bar.querySelector('.st-play');if(pl)pl.textContent='\u25B6 play';}}
-function go(v,i){var svg=shownSeq(v);if(!svg)return false;var rows=q('svg.seq'+attr(v)+'[data-seq="'+svg.dataset.seq+'"] g.row');
+// While a rebalance is walked, its variant's timeline and partition view stay docked at the top
+// of the window (when they take at most about half of it), so the cursor is seen on them, on the
+// sequence view and on the narrative at once.
+function dock(v){var tl=document.querySelector('svg.timeline'+attr(v));var box=tl?tl.closest('div.variant'):null;
+  if(!box||box.classList.contains('docked'))return box;q('div.variant.docked').forEach(function(d){d.classList.remove('docked');});
+  if(box.getBoundingClientRect().height>window.innerHeight*0.55)return null;box.classList.add('docked');
+  document.documentElement.dataset.docked=v;return box;}
+// The walk (step control, watch-for notes, sequence view) lifted right under the variant's
+// timeline and partition view, so that the cursor is seen on all of them at once; true when
+// it moved.
+function lift(v){var walk=document.querySelector('div.walk'+attr(v)),tl=document.querySelector('svg.timeline'+attr(v));
+  var box=tl?tl.closest('div.variant'):null;if(!walk||!box||box.nextElementSibling===walk)return false;
+  box.parentNode.insertBefore(walk,box.nextSibling);document.documentElement.dataset.lifted=v;return true;}
+// The step control brought back under the user's pointer after a lift (under the docked views).
+function reveal(v){var bar=document.querySelector('.stepper'+attr(v));if(!bar)return;var box=dock(v);
+  window.scrollTo(0,bar.getBoundingClientRect().top+window.pageYOffset-(box?box.getBoundingClientRect().height+6:0));}
+function go(v,i){var svg=shownSeq(v);if(!svg)return false;var lifted=lift(v);dock(v);if(lifted&&!stepLink)reveal(v);var rows=q('svg.seq'+attr(v)+'[data-seq="'+svg.dataset.seq+'"] g.row');
   if(!rows.length)return false;if(!steps[v])reset(v);var st=steps[v];
   i=Math.max(0,Math.min(rows.length-1,i));var moved=i!==st.i;st.i=i;
   rows.forEach(function(r,k){r.classList.toggle('cur',k===i);});
@@ -743,7 +760,7 @@ q('.stepper').forEach(function(bar){var v=bar.dataset.variant;
   bar.querySelector('.st-next').onclick=function(){go(v,(steps[v]?steps[v].i:-1)+1);};
   bar.querySelector('.st-play').onclick=function(){if(!steps[v])reset(v);var st=steps[v],pl=this;
     if(st.timer){clearInterval(st.timer);st.timer=null;pl.textContent='\u25B6 play';return;}
-    pl.textContent='\u23F8 pause';st.timer=setInterval(function(){if(!go(v,st.i+1)){clearInterval(st.timer);st.timer=null;pl.textContent='\u25B6 play';}},900);};});
+    pl.textContent='\u25A0 pause';st.timer=setInterval(function(){if(!go(v,st.i+1)){clearInterval(st.timer);st.timer=null;pl.textContent='\u25B6 play';}},900);};});
 document.querySelectorAll('select.seqpick').forEach(function(sel){sel.addEventListener('change',function(){pick(sel);});});
 document.querySelectorAll('tr.rbrow').forEach(function(tr){tr.addEventListener('click',function(){
   var el=document.querySelector('svg.timeline[data-variant="'+tr.dataset.variant+'"] [data-rebalance="'+tr.dataset.row+'"]');
@@ -759,7 +776,7 @@ apply();
 // N events of the shown rebalance walked, as N presses of "step".
 var sm=/^#step=(\d+)(?:,(.+))?$/.exec(location.hash);
 if(sm){var bar0=sm[2]?document.querySelector('.stepper'+attr(decodeURIComponent(sm[2]))):document.querySelector('.stepper');
-  if(bar0){var sv=bar0.dataset.variant;for(var n=0;n<+sm[1];n++){if(!go(sv,(steps[sv]?steps[sv].i:-1)+1))break;}}}
+  if(bar0){var sv=bar0.dataset.variant;stepLink=true;for(var n=0;n<+sm[1];n++){if(!go(sv,(steps[sv]?steps[sv].i:-1)+1))break;}stepLink=false;}}
 document.documentElement.dataset.lanes=document.querySelectorAll('[data-consumer]').length;
 document.documentElement.dataset.rebalances=document.querySelectorAll('[data-rebalance]').length;
 document.documentElement.dataset.ready='1';
@@ -1007,20 +1024,20 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
       std::size_t chosen = 0;
       for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i)
         if (v.rebalances[i].end_us - v.rebalances[i].start_us > v.rebalances[chosen].end_us - v.rebalances[chosen].start_us) chosen = i;
-      fmt::format_to(o, "<h3>Messages of a rebalance</h3><label>rebalance <select class=\"seqpick\" data-variant=\"{}\">", esc(v.protocol));
+      fmt::format_to(o, "<div class=\"walk\" data-variant=\"{0}\"><h3>Messages of a rebalance</h3><label>rebalance <select class=\"seqpick\" data-variant=\"{0}\">", esc(v.protocol));  // lifted by the step control
       for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i)
         fmt::format_to(o, "<option value=\"{}\"{}>R{}: {} ({} ms)</option>", v.rebalances[i].index, i == chosen ? " selected" : "",
                        v.rebalances[i].index, esc(v.rebalances[i].trigger), ms(v.rebalances[i].end_us - v.rebalances[i].start_us));
       fmt::format_to(o, "</select></label>{}", v.rebalances.size() > kMaxSequenceViews
                                                   ? fmt::format(" (the first {} rebalances)", kMaxSequenceViews) : std::string());
-      // The step control: one cursor over the timeline, the partition view, this sequence view
-      // and the narrative, event by event.
-      fmt::format_to(o, "<div class=\"stepper\" data-variant=\"{}\"><button class=\"st-first\" title=\"back to the start\">&#x23EE;</button>"
+      // The step control: one cursor over the timeline, partition view, sequence view and narrative.
+      fmt::format_to(o, "<div class=\"stepper\" data-variant=\"{}\"><button class=\"st-first\" title=\"back to the start\">&#x25C0;&#x25C0;</button>"
                         "<button class=\"st-prev\" title=\"previous event\">&#x25C0; step</button><button class=\"st-play\">&#x25B6; play</button>"
                         "<button class=\"st-next\" title=\"next event\">step &#x25B6;</button> <span class=\"st-pos\">press step or play to walk "
                         "this rebalance event by event</span><div class=\"st-now\"></div><div class=\"st-watch\"></div></div>",
                      esc(v.protocol));
       render_rebalance_views(o, v, chosen);
+      fmt::format_to(o, "</div>");  // the walk
     }
     fmt::format_to(o, "</section>\n");
   }

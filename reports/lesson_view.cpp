@@ -122,6 +122,50 @@ bool parse_number(std::string_view s, double& out) {
   }
 }
 
+// A row's stretches with the summary's own not-processed intervals in place of the gaps read
+// from the lanes: a moment is hatched exactly when it lies in one of `gaps`; the owner (colour)
+// and the reason come from the lanes' stretches. Time that is neither owned nor in a gap (no
+// live member wants the partition) is left out.
+std::vector<PartitionSegment> with_exact_gaps(const Timeline& tl, const std::vector<PartitionSegment>& segs,
+                                              const std::vector<std::pair<std::int64_t, std::int64_t>>& gaps) {
+  std::vector<std::int64_t> cuts;
+  cuts.reserve(2 * (segs.size() + gaps.size()));
+  for (const auto& s : segs) {
+    cuts.push_back(s.start_us);
+    cuts.push_back(s.end_us);
+  }
+  for (const auto& [a, b] : gaps) {
+    cuts.push_back(a);
+    cuts.push_back(b);
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  std::vector<PartitionSegment> out;
+  std::size_t si = 0, gi = 0;
+  for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
+    const std::int64_t a = cuts[k], b = cuts[k + 1];
+    while (si < segs.size() && segs[si].end_us <= a) ++si;
+    while (gi < gaps.size() && gaps[gi].second <= a) ++gi;
+    const PartitionSegment* seg = si < segs.size() && segs[si].start_us <= a ? &segs[si] : nullptr;
+    const bool gap = gi < gaps.size() && gaps[gi].first <= a;
+    if (seg == nullptr && !gap) continue;
+    PartitionSegment piece{a, b, seg != nullptr ? seg->owner : -1, !gap, {}};
+    if (gap) {
+      if (seg != nullptr && !seg->processed) piece.why = seg->why;
+      else if (piece.owner >= 0) piece.why = tl.lanes[static_cast<std::size_t>(piece.owner)].consumer + " not processing it";
+      else piece.why = "no owner";
+    } else if (piece.owner < 0) {
+      continue;  // processed with no owner read from the lanes: nothing to colour it with
+    }
+    if (!out.empty() && out.back().end_us == a && out.back().owner == piece.owner && out.back().processed == piece.processed &&
+        out.back().why == piece.why)
+      out.back().end_us = b;
+    else
+      out.push_back(std::move(piece));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string owner_colour(int lane) {
@@ -196,6 +240,15 @@ std::vector<PartitionRow> partition_rows(const Timeline& tl) {
             if (sp.kind == "crashed" && sp.start_us <= last.end_us && sp.end_us > last.end_us) why = "its owner dead";
         row.segments.push_back({last.end_us, tl.duration_us, -1, false, why});
       }
+  if (tl.not_processed_exact) {
+    std::map<std::string_view, const std::vector<std::pair<std::int64_t, std::int64_t>>*> exact;
+    for (const auto& g : tl.not_processed) exact[g.partition] = &g.intervals;
+    const std::vector<std::pair<std::int64_t, std::int64_t>> none;
+    for (auto& row : rows) {
+      const auto it = exact.find(row.partition);
+      row.segments = with_exact_gaps(tl, row.segments, it == exact.end() ? none : *it->second);
+    }
+  }
   return rows;
 }
 
@@ -460,8 +513,8 @@ void render_partition_view(html::Out o, const Timeline& tl, const std::vector<Pa
     return;
   }
   // The number each row carries is summary.json's (not_processed_ms_by_partition); the hatched
-  // gaps are drawn from the lanes (ownership cut by revoking, callback, stalled, paused and
-  // crashed spans, and the time between owners), close to the summary's accounting.
+  // gaps are the intervals that number adds up (Timeline::not_processed, the summary's own sink
+  // over the trace), coloured by the owner the lanes give.
   const json* by_partition = nullptr;
   if (const auto m = tl.summary.find("metrics"); m != tl.summary.end() && m->is_object())
     if (const auto b = m->find("not_processed_ms_by_partition"); b != m->end() && b->is_object()) by_partition = &*b;

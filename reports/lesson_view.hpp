@@ -42,6 +42,8 @@ struct PartitionRow {
 /// Every partition of the timeline (Timeline::partitions order), from the lanes' ownership and
 /// their spans: an owner's revoking, waiting, callback, stalled, paused and crashed spans are
 /// not processed; so is the time between two owners (from the group's first consumer start on).
+/// With Timeline::not_processed_exact, the not-processed stretches are exactly the summary's
+/// intervals (Timeline::not_processed); the lanes then give only owners and reasons.
 std::vector<PartitionRow> partition_rows(const Timeline& tl);
 
 /// The times at which the number of partitions not processed changes, and that number from

@@ -571,6 +571,11 @@ class SummaryBuilder {
     clock_.set_from(from);
     processing_.set_from(from);
   }
+  /// Keep the not-processed intervals (SummaryInputs::not_processed_gaps).
+  void record_gaps() { processing_.record_gaps(); }
+  std::map<std::string, std::vector<std::pair<std::int64_t, std::int64_t>>, PartitionLess> gaps() const {
+    return processing_.gaps<PartitionLess>();
+  }
   /// The steady moment once found (see steady_check()).
   std::optional<std::int64_t> steady_from() const { return steady_from_; }
   /// The consumers whose stable assignment starts the steady window (none: no steady window).
@@ -1900,6 +1905,7 @@ void SummarySink::spool_rebalances(const std::filesystem::path& spool) {
 
 SummarySink::SummarySink(SummaryInputs inputs)
     : inputs_(std::move(inputs)), s_(std::make_unique<State>(window_of(inputs_))) {
+  if (inputs_.not_processed_gaps) s_->builder.record_gaps();
   if (inputs_.steady_consumers && !inputs_.from_us && !inputs_.to_us) {
     s_->builder.set_steady_consumers(*inputs_.steady_consumers);
     s_->steady = std::make_unique<SummaryBuilder>(Window{INT64_MAX, INT64_MAX});
@@ -1962,6 +1968,12 @@ void SummarySink::State::prune_paths(const Window& w) {
   std::vector<std::int64_t> starts;
   builder.open_starts(starts);
   paths.prune(starts);
+}
+
+std::vector<NotProcessedGaps> SummarySink::not_processed_gaps() const {
+  std::vector<NotProcessedGaps> out;
+  for (auto& [partition, intervals] : s_->builder.gaps()) out.push_back(NotProcessedGaps{partition, intervals});
+  return out;
 }
 
 ojson SummarySink::finish() { return finish(true); }

@@ -42,6 +42,15 @@ struct SummaryInputs {
   /// summary.json's `config`: the effective values of the configs that the critical paths'
   /// causes name (tools/runner.cpp, effective_config), written as given; null: no such key.
   nlohmann::ordered_json config;
+  /// Keep every interval in which a partition was not processed (the intervals whose lengths
+  /// not_processed_ms_by_partition adds up), for not_processed_gaps(): the report's partition view.
+  bool not_processed_gaps = false;
+};
+
+/// A partition's not-processed intervals [start_us, end_us), in time order.
+struct NotProcessedGaps {
+  std::string partition;  // "orders-3"
+  std::vector<std::pair<std::int64_t, std::int64_t>> intervals;
 };
 
 /// The summary as a sink: attach it to the run's bus, then finish() once the run has ended.
@@ -70,6 +79,9 @@ class SummarySink final : public rsim::TraceSink {
   /// The bytes of closed rebalances' entries held in memory (none when spooled): what the
   /// bounded-memory test reads.
   std::size_t retained_entry_bytes() const;
+  /// After finish(), with SummaryInputs::not_processed_gaps: every partition with time not
+  /// processed, in Kafka's partition order, and its intervals (empty without the input).
+  std::vector<NotProcessedGaps> not_processed_gaps() const;
   /// The member ids the consumer-protocol rebalances hold for their waits (slots, and members
   /// noted for their next look): only open rebalances hold any, each at most twice its wait.
   /// What the bounded-memory test reads.

@@ -13,7 +13,9 @@
 
 #include <fmt/format.h>
 
+#include "models/trace/trace_jsonl.hpp"
 #include "reports/max_tree.hpp"
+#include "reports/summary.hpp"
 
 namespace reports {
 
@@ -385,6 +387,57 @@ std::string milliseconds(std::int64_t us) {
 }
 
 // The timeline of the lines `next_line` yields one at a time (a trace is never held whole).
+namespace {
+
+/// The not-processed intervals (Timeline::not_processed): every line also goes through the
+/// summary's own sink (no critical paths), so the partition view's gaps are the ones
+/// summary.json counts. Off past kExactGapsMaxLines lines, or at a line it cannot read (the
+/// timeline reports that line's problem).
+class GapReader {
+ public:
+  explicit GapReader(bool on) : on_(on), sink_(inputs()) {}
+  void read(std::string_view raw) {
+    if (!on_ || raw.empty()) return;
+    if (++lines_ > kExactGapsMaxLines) {
+      on_ = false;
+      return;
+    }
+    try {
+      line_.assign(raw);
+      sim::SimTime t{0};
+      const rsim::trace::Event e = rsim::trace::parse_jsonl(line_, storage_, t);
+      sink_.on_event(t, e);
+    } catch (const std::exception&) {
+      on_ = false;
+    }
+  }
+  void finish(Timeline& tl) {
+    if (!on_) return;
+    try {
+      sink_.finish();
+      tl.not_processed = sink_.not_processed_gaps();
+      tl.not_processed_exact = true;
+    } catch (const std::exception&) {
+      tl.not_processed.clear();
+    }
+  }
+
+ private:
+  static SummaryInputs inputs() {
+    SummaryInputs in;
+    in.critical_paths = false;
+    in.not_processed_gaps = true;
+    return in;
+  }
+  bool on_;
+  std::size_t lines_ = 0;
+  SummarySink sink_;
+  rsim::trace::ReadStorage storage_;
+  std::string line_;
+};
+
+}  // namespace
+
 static Timeline build_from(const std::function<bool(std::string_view&)>& next_line, const json& summary) {
   Timeline tl;
   tl.summary = summary;
@@ -976,9 +1029,9 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
   return tl;
 }
 
-Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
+Timeline build_timeline(std::string_view trace_jsonl, const json& summary, std::vector<NotProcessedGaps> not_processed) {
   std::size_t pos = 0;
-  return build_from(
+  Timeline tl = build_from(
       [&](std::string_view& line) {
         if (pos >= trace_jsonl.size()) return false;
         std::size_t end = trace_jsonl.find('\n', pos);
@@ -988,6 +1041,27 @@ Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
         return true;
       },
       summary);
+  tl.not_processed = std::move(not_processed);
+  tl.not_processed_exact = true;
+  return tl;
+}
+
+Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
+  std::size_t pos = 0;
+  GapReader gaps(true);
+  Timeline tl = build_from(
+      [&](std::string_view& line) {
+        if (pos >= trace_jsonl.size()) return false;
+        std::size_t end = trace_jsonl.find('\n', pos);
+        if (end == std::string_view::npos) end = trace_jsonl.size();
+        line = trace_jsonl.substr(pos, end - pos);
+        pos = end + 1;
+        gaps.read(line);
+        return true;
+      },
+      summary);
+  gaps.finish(tl);
+  return tl;
 }
 
 bool LineReader::next(std::string_view& line) {
@@ -1022,7 +1096,16 @@ bool LineReader::next(std::string_view& line) {
 
 Timeline build_timeline(std::istream& trace_jsonl, const json& summary) {
   LineReader reader(trace_jsonl);
-  return build_from([&](std::string_view& line) { return reader.next(line); }, summary);
+  GapReader gaps(true);
+  Timeline tl = build_from(
+      [&](std::string_view& line) {
+        if (!reader.next(line)) return false;
+        gaps.read(line);
+        return true;
+      },
+      summary);
+  gaps.finish(tl);
+  return tl;
 }
 
 std::vector<std::string> summary_shape_problems(const json& summary) {

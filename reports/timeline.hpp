@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/summary.hpp"
+
 namespace reports {
 
 /// One trace.jsonl line, parsed. `t_us` and `type` are lifted out of `fields`.
@@ -144,6 +146,12 @@ struct Timeline {
   std::size_t lag_series = 0;            // partitions with lag samples
   std::vector<LagPoint> total_lag;       // sum over partitions, at every sample time
   nlohmann::ordered_json summary;
+  // Each partition's not-processed intervals, from the trace read back through the sink that
+  // computes not_processed_ms_by_partition (SummarySink): exactly the gaps summary.json counts.
+  // `not_processed_exact` false: the trace could not be read so (the partition view then
+  // derives its gaps from the lanes).
+  std::vector<NotProcessedGaps> not_processed;
+  bool not_processed_exact = false;
   // The messages by send_us, each lane's instants by t_us and its ownership by start_us are in
   // time order (a trace in time order gives them so): readers may then find a window by binary
   // search instead of a pass over everything (a report stays linear in the trace).
@@ -153,11 +161,21 @@ struct Timeline {
   std::uint64_t search_steps = 0;
 };
 
+/// Up to this many trace lines, build_timeline() also reads the trace through the summary's sink
+/// for the exact not-processed intervals (about doubling its cost); past it, the partition view
+/// derives its gaps from the lanes (Timeline::not_processed_exact false). The playground and
+/// callers that hand over the run's own intervals do not read the trace twice at all.
+inline constexpr std::size_t kExactGapsMaxLines = 250000;
+
 /// Per-partition lag series a Timeline keeps (report.html draws them up to 24, perfetto.json 64).
 inline constexpr std::size_t kLagSeriesKept = 64;
 
 /// Builds the model of one variant from its trace text and summary.json.
 Timeline build_timeline(std::string_view trace_jsonl, const nlohmann::ordered_json& summary);
+/// The same, given the run's own not-processed intervals (SummarySink::not_processed_gaps() of
+/// the run that wrote the trace): the trace is not read through a second SummarySink.
+Timeline build_timeline(std::string_view trace_jsonl, const nlohmann::ordered_json& summary,
+                        std::vector<NotProcessedGaps> not_processed);
 /// The same, reading the trace one line at a time (memory follows the timeline, not the trace).
 Timeline build_timeline(std::istream& trace_jsonl, const nlohmann::ordered_json& summary);
 

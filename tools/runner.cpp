@@ -229,7 +229,8 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     // Where the variant's files go: <protocol>, or <settings variant>/<protocol>.
     std::string rel = options.variant.empty() ? v : options.variant + "/" + v;
     if (!options.prefix.empty()) rel = options.prefix + "/" + rel;
-    const reports::SummaryInputs inputs = summary_inputs(spec, v, s);
+    reports::SummaryInputs inputs = summary_inputs(spec, v, s);
+    inputs.not_processed_gaps = options.not_processed_gaps;
     reports::SummarySink summary(inputs);
     const bool streamed = options.stream_summary && options.staged != nullptr && v != "share" &&
                           std::none_of(spec.expect.begin(), spec.expect.end(), [](const ExpectSpec& e) {
@@ -285,6 +286,7 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
       o.trace_bytes = jsonl->bytes();
     }
     o.summary = streamed ? summary.finish_streamed() : summary.finish();
+    if (options.not_processed_gaps) o.not_processed = summary.not_processed_gaps();
     if (!options.variant.empty()) {
       // The settings variant, right after the protocol.
       nlohmann::ordered_json named;

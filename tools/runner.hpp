@@ -15,6 +15,7 @@
 
 #include "models/protocol/model_options.hpp"
 #include "models/scenario/scenario.hpp"
+#include "reports/summary.hpp"
 #include "sim/kernel.hpp"
 #include "reports/analyses/expectations.hpp"
 
@@ -31,6 +32,9 @@ struct VariantOutput {
   std::uint64_t trace_bytes = 0;  // of trace.jsonl (0 when none was written)
   std::string trace_jsonl;        // the whole trace, only with RunOptions::keep_trace
   std::string every_event_jsonl;  // every event on the bus, only with RunOptions::keep_every_event
+  /// The summary's not-processed intervals per partition, only with RunOptions::not_processed_gaps
+  /// (the report's partition view, built without reading the trace twice).
+  std::vector<reports::NotProcessedGaps> not_processed;
 };
 
 /// `--trace`: how much trace.jsonl keeps.
@@ -48,6 +52,8 @@ struct RunOptions {
   /// Also keep in memory a line of every event the bus carries, whatever the level writes
   /// (the invariant checks read records and OffsetCommit records that only `full` writes).
   bool keep_every_event = false;
+  /// Also keep the summary's not-processed intervals (VariantOutput::not_processed).
+  bool not_processed_gaps = false;
   sim::WatchdogLimits limits;  // the kernel watchdog's; max_trace_bytes bounds each trace.jsonl
   ModelOptions model;          // test-only injected bugs, developer checks
   /// A settings variant's name (scenario `variants`): outputs go to DIR/<variant>/<protocol>/ and

@@ -316,8 +316,8 @@ TEST_CASE("chromium: the lesson report's step control and partition view") {
   const auto summary = nlohmann::json::parse(slurp(out / "classic-eager" / "summary.json"));
   const fs::path profile = dir / "profile";
   const fs::path dom_file = dir / "dom.html", log_file = dir / "chromium.log";
-  CHECK(sh(chromium_command(profile) + " --virtual-time-budget=5000 --dump-dom 'file://" + report.string() + "#step=9999' > " +
-           dom_file.string() + " 2> " + log_file.string()) == 0);
+  CHECK(sh(chromium_command(profile) + " --virtual-time-budget=5000 --window-size=1000,1500 --dump-dom 'file://" + report.string() +
+           "#step=9999' > " + dom_file.string() + " 2> " + log_file.string()) == 0);
   const std::string dom = slurp(dom_file), log = slurp(log_file);
   std::istringstream lines(log);
   std::string line;
@@ -347,6 +347,16 @@ TEST_CASE("chromium: the lesson report's step control and partition view") {
   const auto cursors = attributes_of(dom, "<line class=\"cursor\"", "x1");
   REQUIRE(cursors.size() == 2);  // the timeline's and the partition view's
   for (const auto& x : cursors) CHECK(std::stod(x) == doctest::Approx(std::stod(rows.back()) / dur * plot).epsilon(1e-6));
+  // The walk (step control, notes, sequence view) lifted right under the variant's timeline and
+  // partition view, which stay docked at the top of the window: all in view together.
+  CHECK(attribute(dom, "data-lifted") == "classic-eager");
+  CHECK(attribute(dom, "data-docked") == "classic-eager");
+  const auto variant_div = dom.find("<div class=\"variant docked\">");
+  REQUIRE(variant_div != std::string::npos);
+  const auto walk_div = dom.find("<div class=\"walk\" data-variant=\"classic-eager\">");
+  REQUIRE(walk_div != std::string::npos);
+  CHECK(walk_div > variant_div);
+  CHECK(walk_div < dom.find("<h2>Summary</h2>"));
   // The walked rebalance's narrative is marked, and its critical path is highlighted in the view.
   CHECK(dom.find("<li data-rb=\"" + seq + "\" class=\"cur\">") != std::string::npos);
   CHECK(dom.find("class=\"msg req crit\"") != std::string::npos);

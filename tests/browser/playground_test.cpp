@@ -216,11 +216,12 @@ TEST_CASE("the site holds every lesson and stays under 5 MB") {
   for (const auto& n : names)
     CHECK(slurp(kSite / "lessons" / (n + ".json")) == slurp(fs::path(RSIM_SOURCE_DIR) / "scenarios" / "lessons" / (n + ".json")));
   std::uintmax_t bytes = 0;
-  for (const char* f : {"index.html", "playground.js", "playground.css", "rsim.js", "rsim.wasm"}) {
+  for (const char* f : {"index.html", "playground.js", "playground.css", "editor.js", "schema.json", "rsim.js", "rsim.wasm"}) {
     REQUIRE(fs::exists(kSite / f));
     bytes += fs::file_size(kSite / f);
   }
-  MESSAGE("site (wasm + js + html + css): " << bytes << " bytes");
+  CHECK(slurp(kSite / "schema.json") == slurp(fs::path(RSIM_SOURCE_DIR) / "scenarios" / "schema.json"));
+  MESSAGE("site (wasm + js + html + css + schema): " << bytes << " bytes");
   CHECK(bytes <= 5'000'000);
 }
 
@@ -268,6 +269,128 @@ TEST_CASE("bad input: the page lists the loader's messages and runs nothing") {
   CHECK(attribute(p.dom, "data-errors") == "2");  // consumers A and B
   CHECK(p.dom.find("/consumers/0/config_by_protocol/classic/heartbeat.interval.ms") != std::string::npos);
   CHECK(page_summaries(p.dom).empty());
+}
+
+namespace {
+
+/// The text of every <li> under the element with id `id` (the page's lists of problems).
+std::vector<std::string> list_items(const std::string& dom, const std::string& id) {
+  std::vector<std::string> out;
+  const std::size_t from = dom.find("id=\"" + id + "\"");
+  if (from == std::string::npos) return out;
+  const std::size_t to = dom.find("</div>", from);
+  for (std::size_t at = dom.find("<li>", from); at != std::string::npos && at < to; at = dom.find("<li>", at + 1)) {
+    const std::size_t end = dom.find("</li>", at);
+    out.push_back(unescape_html(dom.substr(at + 4, end - at - 4)));
+  }
+  return out;
+}
+
+/// The lines `rebalance-sim validate` prints on stderr for `text` saved as the lesson's file.
+std::vector<std::string> native_validate(const fs::path& root, const std::string& lesson, const std::string& text) {
+  const fs::path file = root / "scenarios" / "lessons" / (lesson + ".json");
+  fs::create_directories(file.parent_path());
+  std::ofstream(file, std::ios::binary) << text;
+  const fs::path err = root / "validate.err";
+  CHECK(sh("cd " + root.string() + " && " + RSIM_BINARY + " validate scenarios/lessons/" + lesson + ".json > /dev/null 2> " +
+           err.string()) == 2);
+  std::vector<std::string> lines;
+  std::istringstream in(slurp(err));
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace
+
+// The editor's help (issue 35): an edit checked as it is typed (an input event, as a keystroke
+// makes) by the WebAssembly loader, whose messages are `rebalance-sim validate`'s lines; the keys
+// the JSON schema allows where the cursor is, with their descriptions, the ones already there
+// left out.
+TEST_CASE("the scenario editor checks as you type with validate's messages and offers the schema's keys") {
+  REQUIRE(server().port() > 0);
+  const std::string lesson = "what-is-a-rebalance";
+  // Consumer A's client.id misspelt, and the cursor after B's "group" value (where a key of a
+  // consumer goes).
+  const Page p = open_page("editor", "lesson=" + lesson + "&edit=%22client.id%22~%22client.idd%22&caret=%22group%22%3A%20%22g%22%2C", 1000);
+  no_console_output(p);
+  CHECK(attribute(p.dom, "data-live-errors") == "1");
+  CHECK(attribute(p.dom, "data-live-checks") != "(absent)");
+  std::string text = slurp(fs::path(RSIM_SOURCE_DIR) / "scenarios" / "lessons" / (lesson + ".json"));
+  text.replace(text.find("\"client.id\""), 11, "\"client.idd\"");
+  const auto native = native_validate(kDir / "editor" / "native", lesson, text);
+  REQUIRE(native.size() == 1);
+  CHECK(native[0] == "scenarios/lessons/what-is-a-rebalance.json: /consumers/0/config/client.idd: unknown kafka consumer config; did you mean \"client.id\"?");
+  CHECK(list_items(p.dom, "live") == native);
+  // The hints: at /consumers/0 (the first "group": "g" is A's), the consumer's keys not yet
+  // there, each titled with the schema's description.
+  CHECK(attribute(p.dom, "data-hint-path") == "/consumers/0");
+  const auto schema = nlohmann::json::parse(slurp(fs::path(RSIM_SOURCE_DIR) / "scenarios" / "schema.json"));
+  const auto& props = schema["$defs"]["consumer"]["properties"];
+  std::size_t offered = 0;
+  for (auto it = props.begin(); it != props.end(); ++it) {
+    const bool present = it.key() == "name" || it.key() == "group" || it.key() == "topics" || it.key() == "config";
+    INFO("key " << it.key());
+    CHECK((p.dom.find("data-key=\"" + it.key() + "\"") != std::string::npos) == !present);
+    offered += present ? 0 : 1;
+  }
+  CHECK(attribute(p.dom, "data-hint-keys") == std::to_string(offered));
+  const std::string about = props["processing"].contains("description")
+                                ? props["processing"]["description"].get<std::string>()
+                                : schema["$defs"]["processing"]["description"].get<std::string>();
+  const std::size_t button = p.dom.find("data-key=\"processing\"");
+  REQUIRE(button != std::string::npos);
+  const std::size_t tag = p.dom.rfind("<button", button);
+  CHECK(unescape_html(p.dom.substr(tag, button - tag)).find("title=\"" + about + "\"") != std::string::npos);
+}
+
+// Every knob of the page (protocol, assignor, consumers, session / heartbeat / poll-interval
+// timeouts, static membership, processing time, a crash or a slow member) lands in the scenario
+// that runs, and the run is the native one for that scenario.
+TEST_CASE("every knob reaches the scenario, and the page's run is the native run of it") {
+  REQUIRE(server().port() > 0);
+  struct Case {
+    std::string name, query;
+  };
+  const std::vector<Case> cases{
+      {"knobs-classic", "lesson=what-is-a-rebalance&assignor=roundrobin&consumers=4&session=20000&heartbeat=2000&poll=60000"
+                        "&static=on&processing=2&incident=crash&incident_at=15000&run=1"},
+      {"knobs-consumer", "lesson=what-is-a-rebalance&protocol=consumer&assignor=uniform&consumers=3&incident=slow"
+                         "&incident_at=12000&incident_for=5000&poll=3000&run=1"}};
+  for (const auto& c : cases) {
+    INFO(c.name);
+    const Page p = open_page(c.name, c.query, 1000);
+    no_console_output(p);
+    CHECK(attribute(p.dom, "data-exit") == "0");
+    const std::size_t pre = p.dom.find("<pre id=\"ran-scenario\"");
+    REQUIRE(pre != std::string::npos);
+    const std::size_t from = p.dom.find('>', pre) + 1, to = p.dom.find("</pre>", from);
+    const std::string ran = unescape_html(p.dom.substr(from, to - from));
+    const auto doc = nlohmann::json::parse(ran);
+    if (c.name == "knobs-classic") {
+      REQUIRE(doc["consumers"].size() == 4);
+      for (const auto& consumer : doc["consumers"]) {
+        const auto& classic = consumer["config_by_protocol"]["classic"];
+        CHECK(classic["partition.assignment.strategy"] == "roundrobin");
+        CHECK(classic["session.timeout.ms"] == 20000);
+        CHECK(classic["heartbeat.interval.ms"] == 2000);
+        CHECK(consumer["config"]["max.poll.interval.ms"] == 60000);
+        CHECK(consumer["config"]["group.instance.id"].is_string());
+        CHECK(consumer["processing"]["per_record_ms"] == 2);
+      }
+      CHECK(doc["events"].back() == nlohmann::json{{"at_ms", 15000}, {"do", "crash"}, {"consumer", "C4"}});
+    } else {
+      CHECK(doc["protocols"] == nlohmann::json::array({"consumer"}));
+      REQUIRE(doc["consumers"].size() == 3);
+      for (const auto& consumer : doc["consumers"]) {
+        CHECK(consumer["config_by_protocol"]["consumer"]["group.remote.assignor"] == "uniform");
+        CHECK(consumer["config"]["max.poll.interval.ms"] == 3000);
+      }
+      CHECK(doc["events"].back() == nlohmann::json{{"at_ms", 12000}, {"do", "stall"}, {"consumer", "C3"}, {"for_ms", 5000}});
+    }
+    same_as_native(c.name, "what-is-a-rebalance", p, ran);
+  }
 }
 
 int main(int argc, char** argv) {

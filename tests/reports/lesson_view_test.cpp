@@ -3,9 +3,20 @@
 // the glossary's tooltips, and what report.html carries of them.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include <fmt/format.h>
+
+#include "models/trace/trace_jsonl.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/scenario/world.hpp"
 #include "report_fixture.hpp"
+#include "reports/ordered_parse.hpp"
+#include "reports/summary.hpp"
 #include "reports/html_report.hpp"
 #include "reports/lesson_view.hpp"
 #include "reports/sequence.hpp"
@@ -41,9 +52,11 @@ TEST_CASE("lesson: partition rows of an eager rebalance, with their owners and g
     bool processed;
     const char* why;
   };
+  // The gaps are the summary's own intervals (not_processed_ms_by_partition: 9.0 ms for
+  // orders-0): A goes on processing while it commits before the revocation (6.048 s); the
+  // partition stops being processed when onPartitionsRevoked runs and gives it up (6.050 s).
   const std::vector<Want> zero{{1000000, 1005000, -1, false, "no owner"},        // A started, not yet assigned
-                               {1005000, 6048000, 0, true, ""},                  // A processes
-                               {6048000, 6050000, 0, false, "A revoking"},       // commit before revocation
+                               {1005000, 6050000, 0, true, ""},                  // A processes, commits first
                                {6050000, 6054000, -1, false, "no owner"},        // the eager stop
                                {6054000, 10000000, 0, true, ""}};
   REQUIRE(rows[0].segments.size() == zero.size());
@@ -55,18 +68,19 @@ TEST_CASE("lesson: partition rows of an eager rebalance, with their owners and g
     CHECK(rows[0].segments[i].processed == zero[i].processed);
     CHECK(rows[0].segments[i].why == zero[i].why);
   }
-  REQUIRE(rows[2].segments.size() == 6);
-  CHECK(rows[2].segments[4].owner == 1);  // B from 6.054 s to its crash
-  CHECK(rows[2].segments[4].start_us == 6054000);
-  CHECK(rows[2].segments[4].end_us == 8000000);
-  CHECK(!rows[2].segments[5].processed);  // A still owns partitions: orders-2 waits to the end
-  CHECK(rows[2].segments[5].start_us == 8000000);
-  CHECK(rows[2].segments[5].end_us == 10000000);
+  REQUIRE(rows[2].segments.size() == 5);
+  CHECK(rows[2].segments[3].owner == 1);  // B from 6.054 s to its crash
+  CHECK(rows[2].segments[3].start_us == 6054000);
+  CHECK(rows[2].segments[3].end_us == 8000000);
+  CHECK(!rows[2].segments[4].processed);  // A still owns partitions: orders-2 waits to the end
+  CHECK(rows[2].segments[4].why == "its owner dead");
+  CHECK(rows[2].segments[4].start_us == 8000000);
+  CHECK(rows[2].segments[4].end_us == 10000000);
 
   // Not processed over time: 3 from A's start to its assignment, 3 from the revocation to the
   // new assignment, then orders-2 alone from B's crash on.
   const auto steps = lesson::not_processed_steps(rows);
-  const std::vector<std::pair<std::int64_t, int>> want{{0, 0}, {1000000, 3}, {1005000, 0}, {6048000, 3},
+  const std::vector<std::pair<std::int64_t, int>> want{{0, 0}, {1000000, 3}, {1005000, 0}, {6050000, 3},
                                                        {6054000, 0}, {8000000, 1}, {10000000, 0}};
   CHECK(steps == want);
 }
@@ -152,10 +166,10 @@ TEST_CASE("html: the lesson's description, partition view, step control and glos
   CHECK(html == reports::render_html_report({t}));  // the same bytes
   CHECK(count(html, "<p class=\"lesson\" id=\"description\">B joins: watch A stop (eager).</p>") == 1);
   CHECK(html.find("id=\"description\"") < html.find("<h2>Verdict</h2>"));
-  // One row per partition, its owner at the end and the summary's number.
+  // One row per partition, its owner at the end and the summary's number, which its gaps add up to.
   CHECK(count(html, "<g class=\"prow\"") == 3);
-  CHECK(count(html, "data-partition=\"orders-0\" data-final-owner=\"A\" data-gaps-us=\"11000\" data-not-processed-ms=\"9.0\"") == 1);
-  CHECK(count(html, "data-partition=\"orders-2\" data-final-owner=\"\" data-gaps-us=\"2011000\" data-not-processed-ms=\"2009.0\"") == 1);
+  CHECK(count(html, "data-partition=\"orders-0\" data-final-owner=\"A\" data-gaps-us=\"9000\" data-not-processed-ms=\"9.0\"") == 1);
+  CHECK(count(html, "data-partition=\"orders-2\" data-final-owner=\"\" data-gaps-us=\"2009000\" data-not-processed-ms=\"2009.0\"") == 1);
   CHECK(count(html, "class=\"po\" data-owner=\"B\" data-start-us=\"6054000\" data-end-us=\"8000000\"") == 1);
   // One cursor per drawing of the variant, a step control, the critical path in the sequence view.
   CHECK(count(html, "<line class=\"cursor\"") == 2);
@@ -174,4 +188,93 @@ TEST_CASE("html: the lesson's description, partition view, step control and glos
   CHECK(count(html, "<span class=\"s\">B started at 3.121 s.</span>") == 1);
   CHECK(count(html, "https://") == 0);
   CHECK(count(html, "<script src") == 0);
+}
+
+namespace {
+
+using Intervals = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+/// Adjacent intervals joined (a row's hatched stretches may change owner or reason at an instant).
+Intervals joined(const Intervals& in) {
+  Intervals out;
+  for (const auto& [a, b] : in) {
+    if (!out.empty() && out.back().second == a) out.back().second = b;
+    else out.emplace_back(a, b);
+  }
+  return out;
+}
+
+}  // namespace
+
+// Issue 35: the partition view's gaps are exactly the intervals summary.json's not_processed
+// metrics add up. Each lesson runs in-process as `run` runs it (standard trace level): the live
+// SummarySink keeps its not-processed intervals; the report's timeline is built from the
+// standard trace text afterwards, as `report` does. Every row's hatched stretches are those
+// intervals, to the microsecond; the rendered rects carry them; their sum is
+// not_processed_ms_by_partition.
+TEST_CASE("lesson: the partition view's gaps are the summary's not-processed intervals, for every lesson") {
+  std::size_t gaps_seen = 0;
+  for (const char* lesson_name : {"what-is-a-rebalance", "eager-stop-the-world", "cooperative-two-rebalances",
+                                  "kip848-heartbeats", "static-rolling-deploy", "slow-consumer-max-poll"}) {
+    const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/scenarios/lessons/" + lesson_name + ".json");
+    for (const auto& protocol : spec.protocols) {
+      INFO(std::string(lesson_name) << " " << protocol);
+      reports::SummaryInputs in;
+      in.protocol = protocol;
+      in.seed = spec.seed;
+      in.not_processed_gaps = true;
+      in.produced_by = {{"simulator", "rebalance-sim"}, {"version", "test"}, {"commit", "test"}};
+      reports::SummarySink live(in);
+      rsim::trace::JsonlLinesSink kept;
+      kept.set_level(rsim::trace::Detail::Standard);
+      rsim::run_scenario(spec, protocol, spec.seed, {&live, &kept}, rsim::trace::Detail::Standard);
+      const auto summary = live.finish();
+      const auto native = live.not_processed_gaps();
+      std::string text;
+      for (const auto& line : kept.lines()) text += line + "\n";
+      const auto tl = reports::build_timeline(text, reports::parse_ordered(summary.dump(2)));
+      REQUIRE(tl.not_processed_exact);
+      const auto rows = lesson::partition_rows(tl);
+      std::map<std::string, Intervals> want;
+      for (const auto& g : native) want[g.partition] = g.intervals;
+      const auto& by_partition = summary["metrics"]["not_processed_ms_by_partition"];
+      for (const auto& row : rows) {
+        INFO("partition " << row.partition);
+        Intervals drawn;
+        for (const auto& s : row.segments)
+          if (!s.processed) drawn.emplace_back(s.start_us, s.end_us);
+        CHECK(joined(drawn) == joined(want[row.partition]));
+        std::int64_t sum = 0;
+        for (const auto& [a, b] : want[row.partition]) sum += b - a;
+        const double ms = by_partition.contains(row.partition) ? by_partition[row.partition].get<double>() : 0.0;
+        CHECK(sum == static_cast<std::int64_t>(std::llround(ms * 1000)));
+        gaps_seen += want[row.partition].size();
+      }
+      CHECK(rows.size() == tl.partitions.size());
+      // The playground's path: the run's own intervals handed over, the trace read once.
+      const auto given = lesson::partition_rows(reports::build_timeline(text, reports::parse_ordered(summary.dump(2)), native));
+      REQUIRE(given.size() == rows.size());
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        REQUIRE(given[r].segments.size() == rows[r].segments.size());
+        for (std::size_t k = 0; k < rows[r].segments.size(); ++k) {
+          CHECK(given[r].segments[k].start_us == rows[r].segments[k].start_us);
+          CHECK(given[r].segments[k].end_us == rows[r].segments[k].end_us);
+          CHECK(given[r].segments[k].processed == rows[r].segments[k].processed);
+        }
+      }
+      // report.html's rects: one hatched rect per stretch, at the same microseconds.
+      const std::string html = reports::render_html_report({tl});
+      std::size_t np_rects = 0;
+      for (const auto& row : rows)
+        for (const auto& s : row.segments)
+          if (!s.processed) {
+            ++np_rects;
+            CHECK(html.find(fmt::format("class=\"np\" data-owner=\"{}\" data-start-us=\"{}\" data-end-us=\"{}\"",
+                                        s.owner >= 0 ? tl.lanes[static_cast<std::size_t>(s.owner)].consumer : "", s.start_us,
+                                        s.end_us)) != std::string::npos);
+          }
+      CHECK(count(html, "class=\"np\"") == np_rects);
+    }
+  }
+  CHECK(gaps_seen > 20);  // every lesson has gaps to compare
 }

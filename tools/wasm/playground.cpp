@@ -5,6 +5,7 @@
 // and loaded through load_checked_scenario(), so its checks, messages and sha256 are the native
 // ones.
 #include <emscripten/bind.h>
+#include <emscripten/emscripten.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -44,6 +45,10 @@ std::optional<std::string> checked_path(const std::string& path) {
     if (part == ".." || part == "." || part.empty()) return std::nullopt;
   if (!path.ends_with(".json")) return std::nullopt;
   return path;
+}
+
+void stage(bool log_stages, const char* name) {
+  if (log_stages) EM_ASM({ console.info('rsim-timing ' + UTF8ToString($0) + ' -'); }, name);
 }
 
 nlohmann::json failure(int exit, std::vector<std::string> errors) {
@@ -91,7 +96,7 @@ std::string validate(const std::string& path, const std::string& text) {
 
 /// Runs every protocol variant of the scenario (seed: "" for the scenario's own), and renders the
 /// report from the traces as `run` writes them (--trace standard).
-std::string run(const std::string& path, const std::string& text, const std::string& seed_text) {
+std::string run_staged(const std::string& path, const std::string& text, const std::string& seed_text, bool log_stages) {
   const auto where = checked_path(path);
   if (!where) return failure(kBadInput, {"the scenario's path must be a relative path ending in .json"}).dump();
   std::optional<std::uint64_t> seed;
@@ -101,20 +106,24 @@ std::string run(const std::string& path, const std::string& text, const std::str
     seed = std::stoull(seed_text);
   }
   try {
+    stage(log_stages, "entered");
     const auto spec = load(*where, text);
+    stage(log_stages, "loaded");
     rsim::cli::RunOptions options;
     options.level = rsim::cli::TraceLevel::Standard;
     options.keep_trace = true;
+    options.not_processed_gaps = true;  // the partition view's gaps, from the run's own summary sink
     auto outputs = rsim::cli::run_variants(spec, {}, seed, options);
     std::stable_sort(outputs.begin(), outputs.end(),
                      [](const auto& a, const auto& b) { return reports::variant_less(a.protocol, b.protocol); });
+    stage(log_stages, "simulated");
     std::vector<reports::Timeline> timelines;
     std::vector<reports::ShareView> share;
     nlohmann::json variants = nlohmann::json::array();
     bool failed = false;
     for (const auto& o : outputs) {
       const std::string summary = o.summary.dump(2) + "\n";
-      timelines.push_back(reports::build_timeline(o.trace_jsonl, reports::parse_ordered(summary)));
+      timelines.push_back(reports::build_timeline(o.trace_jsonl, reports::parse_ordered(summary), o.not_processed));
       if (timelines.back().protocol.empty()) timelines.back().protocol = o.protocol;
       if (o.protocol == "share") share.push_back(reports::build_share_view(o.trace_jsonl, o.protocol));
       nlohmann::json failures = nlohmann::json::array();
@@ -124,10 +133,15 @@ std::string run(const std::string& path, const std::string& text, const std::str
       variants.push_back({{"protocol", o.protocol}, {"summary", summary}, {"events_fired", o.events_fired},
                           {"failed_expectations", std::move(failures)}});
     }
-    return nlohmann::json{{"exit", failed ? kExpectationFailed : kOk},
-                          {"variants", std::move(variants)},
-                          {"report", reports::render_html_report(timelines, share)}}
-        .dump();
+    stage(log_stages, "timelines");
+    std::string report = reports::render_html_report(timelines, share);
+    stage(log_stages, "rendered");
+    std::string out = nlohmann::json{{"exit", failed ? kExpectationFailed : kOk},
+                                     {"variants", std::move(variants)},
+                                     {"report", std::move(report)}}
+                          .dump();
+    stage(log_stages, "serialized");
+    return out;
   } catch (const rsim::ScenarioError& e) {
     return failure(kBadInput, e.problems()).dump();
   } catch (const sim::WatchdogTripped& e) {
@@ -137,6 +151,16 @@ std::string run(const std::string& path, const std::string& text, const std::str
   }
 }
 
+std::string run(const std::string& path, const std::string& text, const std::string& seed_text) {
+  return run_staged(path, text, seed_text, false);
+}
+
+/// run(), logging "rsim-timing STAGE -" on the console after each stage (the page's ?timing=1):
+/// headless Chromium's virtual time stops the page's clock, the log's stamps are real time.
+std::string run_timed(const std::string& path, const std::string& text, const std::string& seed_text) {
+  return run_staged(path, text, seed_text, true);
+}
+
 std::string version() { return std::string(rsim::build::kVersion) + " (" + rsim::build::kCommit + ")"; }
 
 }  // namespace
@@ -144,5 +168,6 @@ std::string version() { return std::string(rsim::build::kVersion) + " (" + rsim:
 EMSCRIPTEN_BINDINGS(rebalance_sim) {
   emscripten::function("validate", &validate);
   emscripten::function("run", &run);
+  emscripten::function("run_timed", &run_timed);
   emscripten::function("version", &version);
 }

@@ -13,6 +13,7 @@
   var sim = null;
   var lessonName = '';
   var lessonText = '';
+  var editor = null;
   var knobIds = {protocol: 'k-protocol', assignor: 'k-assignor', consumers: 'k-consumers', session: 'k-session',
                  heartbeat: 'k-heartbeat', poll: 'k-poll', static: 'k-static', processing: 'k-processing',
                  incident: 'k-incident', incident_at: 'k-incident-at', incident_for: 'k-incident-for'};
@@ -99,6 +100,7 @@
 
   function refreshScenario() {
     var k = knobs();
+    if (editor) editor.schedule();
     if (!anyKnob(k)) { $('scenario').value = lessonText; return; }
     try {
       $('scenario').value = JSON.stringify(applyKnobs(JSON.parse(lessonText), k), null, 2) + '\n';
@@ -167,6 +169,7 @@
       root.dataset.partitions = String(doc.querySelectorAll('[data-partition]').length);
       frame.style.height = Math.max(400, html.scrollHeight + 20) + 'px';
       root.dataset.ready = '1';
+      if (params.get('timing') === '1') console.info('rsim-timing shown ' + lessonName);
     };
     frame.srcdoc = result.report;
   }
@@ -186,13 +189,16 @@
     var timing = params.get('timing') === '1';
     if (timing) console.info('rsim-timing start ' + lessonName);
     var t0 = performance.now();
-    var result = JSON.parse(sim.run(scenarioPath(), text, seed));
+    var raw = (timing ? sim.run_timed : sim.run)(scenarioPath(), text, seed);
+    if (timing) console.info('rsim-timing wasm ' + lessonName + ' ' + raw.length + ' bytes');
+    var result = JSON.parse(raw);
     var ms = performance.now() - t0;
-    if (timing) console.info('rsim-timing end ' + lessonName);
+    if (timing) console.info('rsim-timing parsed ' + lessonName);
     root.dataset.exit = String(result.exit);
     root.dataset.runMs = ms.toFixed(0);
     if (result.exit === 2 || result.exit === 3) {
-      showErrors(result.errors);
+      // As `rebalance-sim run` prints them: "FILE: PROBLEM".
+      showErrors(result.errors.map(function (e) { return scenarioPath() + ': ' + e; }));
       status('not run: ' + result.errors.length + ' problem' + (result.errors.length === 1 ? '' : 's'));
       root.dataset.ready = '1';
       return;
@@ -212,6 +218,15 @@
       Object.keys(knobIds).forEach(function (name) { $(knobIds[name]).value = ''; });
       $('scenario').value = lessonText;
       showErrors([]);
+      if (editor) editor.schedule();
+    });
+    editor = RsimEditor.attach({
+      textarea: $('scenario'), live: $('live'), hint: $('hint'), schemaUrl: 'schema.json', fileName: scenarioPath,
+      validate: function (text) {
+        if (!sim) return null;
+        var r = JSON.parse(sim.validate(scenarioPath(), text));
+        return r.exit === 0 ? [] : r.errors;
+      }
     });
     $('run').addEventListener('click', run);
     var simReady = createRsim().then(function (m) {
@@ -228,6 +243,20 @@
     Promise.all([simReady, lessonsReady]).then(function () {
       $('run').disabled = false;
       status('ready');
+      // ?edit=FROM~TO replaces FROM by TO in the editor as typing would (an input event), and
+      // ?caret=TEXT puts the cursor after TEXT: how the browser test drives the editor's help.
+      var area = $('scenario');
+      if (params.has('edit')) {
+        var e = params.get('edit'), cut = e.indexOf('~');
+        area.value = area.value.replace(e.slice(0, cut), e.slice(cut + 1));
+        area.dispatchEvent(new Event('input'));
+      }
+      if (params.has('caret')) {
+        var at = area.value.indexOf(params.get('caret'));
+        if (at >= 0) area.selectionStart = area.selectionEnd = at + params.get('caret').length;
+        area.dispatchEvent(new Event('keyup'));
+      }
+      editor.check();
       if (params.get('run') === '1') run();
     }).catch(function (e) {
       showErrors([String(e.message || e)]);
