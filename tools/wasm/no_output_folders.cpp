@@ -19,5 +19,6 @@ void OutputFile::append(std::string_view) { no_files(); }
 void OutputFile::close() { no_files(); }
 std::filesystem::path StagedOutput::staged(const std::filesystem::path&) { no_files(); }
 void StagedOutput::write_file(const std::filesystem::path&, std::string_view) { no_files(); }
+OutputError StagedOutput::retold(const OutputError&) const { no_files(); }
 
 }  // namespace rsim::cli
