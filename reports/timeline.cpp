@@ -1029,18 +1029,21 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
   return tl;
 }
 
+namespace {
+/// The next line of a JSONL text from `pos` on (moved past it); false at the text's end.
+bool next_jsonl_line(std::string_view text, std::size_t& pos, std::string_view& line) {
+  if (pos >= text.size()) return false;
+  std::size_t end = text.find('\n', pos);
+  if (end == std::string_view::npos) end = text.size();
+  line = text.substr(pos, end - pos);
+  pos = end + 1;
+  return true;
+}
+}  // namespace
+
 Timeline build_timeline(std::string_view trace_jsonl, const json& summary, std::vector<NotProcessedGaps> not_processed) {
   std::size_t pos = 0;
-  Timeline tl = build_from(
-      [&](std::string_view& line) {
-        if (pos >= trace_jsonl.size()) return false;
-        std::size_t end = trace_jsonl.find('\n', pos);
-        if (end == std::string_view::npos) end = trace_jsonl.size();
-        line = trace_jsonl.substr(pos, end - pos);
-        pos = end + 1;
-        return true;
-      },
-      summary);
+  Timeline tl = build_from([&](std::string_view& line) { return next_jsonl_line(trace_jsonl, pos, line); }, summary);
   tl.not_processed = std::move(not_processed);
   tl.not_processed_exact = true;
   return tl;
@@ -1051,11 +1054,7 @@ Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
   GapReader gaps(true);
   Timeline tl = build_from(
       [&](std::string_view& line) {
-        if (pos >= trace_jsonl.size()) return false;
-        std::size_t end = trace_jsonl.find('\n', pos);
-        if (end == std::string_view::npos) end = trace_jsonl.size();
-        line = trace_jsonl.substr(pos, end - pos);
-        pos = end + 1;
+        if (!next_jsonl_line(trace_jsonl, pos, line)) return false;
         gaps.read(line);
         return true;
       },

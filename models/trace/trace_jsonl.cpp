@@ -1,6 +1,7 @@
 #include "models/trace/trace_jsonl.hpp"
 
 #include <charconv>
+#include <stdexcept>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -619,6 +620,8 @@ void ReadStorage::clear() {
 
 TopicPartition parse_partition(std::string_view s) {
   const auto dash = s.rfind('-');
+  if (dash == std::string_view::npos)
+    throw std::runtime_error(fmt::format("\"{}\" is not a partition (TOPIC-N)", s.substr(0, 80)));
   TopicPartition tp;
   tp.topic = std::string(s.substr(0, dash));
   std::int32_t p = 0;

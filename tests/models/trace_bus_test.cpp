@@ -367,3 +367,13 @@ TEST_CASE("the standard level's filter: lag only on a change of lag or owner, pe
   CHECK_FALSE(append_jsonl_at(out, sim::SimTime{1}, Event{fetched}, standard));
   CHECK(out.empty());
 }
+
+TEST_CASE("a partition name without TOPIC-N is a bad trace line, not a read before the string (fuzz finding)") {
+  using rsim::trace::parse_partition;
+  CHECK(parse_partition("orders-7").topic == "orders");
+  CHECK(parse_partition("orders-7").partition == 7);
+  CHECK(parse_partition("my-topic-12").topic == "my-topic");
+  CHECK(parse_partition("my-topic-12").partition == 12);
+  CHECK_THROWS_AS(parse_partition("orders"), std::runtime_error);
+  CHECK_THROWS_AS(parse_partition(""), std::runtime_error);
+}
