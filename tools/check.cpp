@@ -190,6 +190,33 @@ void finish_cases(Suite& s, bool strict) {
   }
 }
 
+/// The scenario's golden file for `check`: with --update-golden the new text goes to
+/// `res.golden_written`; otherwise the stored file (if any) is read into `golden` and its shape
+/// checked. Returns what is wrong when the stored file is not a golden file.
+std::optional<std::string> read_golden(const std::string& gpath, bool update_golden, const std::string& scenario,
+                                       ScenarioResult& res, ojson& golden) {
+  if (update_golden) {
+    std::vector<std::pair<std::string, ojson>> variants;
+    for (const auto& o : res.outputs) variants.emplace_back(output_name(o), o.summary);
+    res.golden_written = golden_file(scenario, variants).dump(2) + "\n";
+    return std::nullopt;
+  }
+  if (!fs::exists(gpath)) return std::nullopt;
+  std::ifstream in(gpath);
+  try {
+    golden = ojson::parse(in);
+  } catch (const std::exception& e) {
+    return fmt::format("{}: not a golden file: {}", gpath, e.what());
+  }
+  // Valid JSON of the wrong shape: every problem, each with its JSON path, in one message.
+  if (const auto problems = golden_shape_problems(golden); !problems.empty()) {
+    std::string text;
+    for (const auto& p : problems) text += "\n    " + p;
+    return fmt::format("{}: not a golden file (rerun with --update-golden, or fix):{}", gpath, text);
+  }
+  return std::nullopt;
+}
+
 ScenarioResult check_one(const std::string& file, const std::string& out_name, const CheckContext& ctx) {
   const bool update_golden = ctx.update_golden;
   const std::string& out_root = ctx.out_root;
@@ -292,25 +319,9 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name, c
   // Golden: compare against the stored file, or rewrite it.
   const std::string gpath = golden_path(file);
   ojson golden;
-  if (update_golden) {
-    std::vector<std::pair<std::string, ojson>> variants;
-    for (const auto& o : res.outputs) variants.emplace_back(output_name(o), o.summary);
-    res.golden_written = golden_file(spec.name, variants).dump(2) + "\n";
-  } else if (fs::exists(gpath)) {
-    std::ifstream in(gpath);
-    try {
-      golden = ojson::parse(in);
-    } catch (const std::exception& e) {
-      invalid(fmt::format("{}: not a golden file: {}", gpath, e.what()), false);
-      return res;
-    }
-    // Valid JSON of the wrong shape: every problem, each with its JSON path, in one message.
-    if (const auto problems = golden_shape_problems(golden); !problems.empty()) {
-      std::string text;
-      for (const auto& p : problems) text += "\n    " + p;
-      invalid(fmt::format("{}: not a golden file (rerun with --update-golden, or fix):{}", gpath, text), false);
-      return res;
-    }
+  if (const auto why = read_golden(gpath, update_golden, spec.name, res, golden)) {
+    invalid(*why, false);
+    return res;
   }
   for (std::size_t vi = 0; vi < res.outputs.size(); ++vi) {
     const auto& o = res.outputs[vi];

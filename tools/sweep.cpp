@@ -620,6 +620,69 @@ std::size_t render_worst_reports(StagedOutput& staged, const Sweep& s, const std
   return worst_units.size();
 }
 
+/// cells.csv / cells.json, and the worst seed of each cell and series.
+struct CellTables {
+  std::string csv;
+  ojson json = ojson::array();
+  std::vector<std::set<std::uint64_t>> worst_seeds;
+  std::vector<PhaseCell> phase;
+};
+
+CellTables cell_tables(const Sweep& s, const std::vector<std::string>& metrics,
+                       const std::vector<std::vector<Series>>& cells) {
+  CellTables out;
+  out.csv = "cell";
+  for (const auto& a : s.axes) out.csv += "," + csv_field(a.path);
+  out.csv += ",variant,protocol,runs";
+  for (const auto& m : metrics) out.csv += fmt::format(",{0}_median,{0}_p95,{0}_max", m);
+  out.csv += ",worst_seed,report\n";
+  out.worst_seeds.resize(s.cells);
+  for (std::size_t cell = 0; cell < s.cells; ++cell) {
+    const auto c = s.coords(cell);
+    for (const auto& se : cells[cell]) {
+      // The worst seed: the largest --metric, the smallest seed among equals.
+      std::uint64_t worst = se.metric_seed.front().second;
+      double worst_v = se.metric_seed.front().first;
+      for (const auto& [v, seed] : se.metric_seed)
+        if (v > worst_v || (v == worst_v && seed < worst)) {
+          worst_v = v;
+          worst = seed;
+        }
+      out.worst_seeds[cell].insert(worst);
+      const std::string report = fmt::format("worst/c{}/seed-{}/report.html", cell + 1, worst);
+      out.csv += fmt::format("c{}", cell + 1);
+      ojson values = ojson::object();
+      PhaseCell pc;
+      pc.cell = fmt::format("c{}", cell + 1);
+      for (std::size_t i = 0; i < s.axes.size(); ++i) {
+        out.csv += "," + csv_field(value_text(s.axes[i].values[c[i]]));
+        values[s.axes[i].path] = ojson::parse(s.axes[i].values[c[i]].dump());
+        pc.coords.push_back(c[i]);
+      }
+      out.csv += fmt::format(",{},{},{}", csv_field(se.variant), se.protocol, se.values.front().size());
+      ojson stats = ojson::object();
+      for (std::size_t i = 0; i < metrics.size(); ++i) {
+        std::vector<double> sorted = se.values[i];
+        std::sort(sorted.begin(), sorted.end());
+        const double med = rank(sorted, 50), p95 = rank(sorted, 95), mx = sorted.back();
+        out.csv += fmt::format(",{},{},{}", num(med).dump(), num(p95).dump(), num(mx).dump());
+        stats[metrics[i]] = ojson{{"median", num(med)}, {"p95", num(p95)}, {"max", num(mx)}};
+        pc.stats.push_back({med, p95, mx});
+      }
+      out.csv += fmt::format(",{},{}\n", worst, report);
+      out.json.push_back(ojson{{"cell", pc.cell}, {"values", values}, {"variant", se.variant},
+                                 {"protocol", se.protocol}, {"runs", se.values.front().size()}, {"metrics", stats},
+                                 {"worst_seed", worst}, {"report", report}});
+      pc.series = se.variant.empty() ? se.protocol : se.variant + "/" + se.protocol;
+      pc.worst_seed = worst;
+      pc.report = report;
+      out.phase.push_back(std::move(pc));
+    }
+  }
+
+  return out;
+}
+
 }  // namespace
 
 void finish_sweep(const std::vector<json>& shards, const std::string& out, bool quiet, bool force,
@@ -672,57 +735,8 @@ void finish_sweep(const std::vector<json>& shards, const std::string& out, bool 
   std::vector<std::vector<Series>> cells;
   collect_runs(s, units, metrics, csv, runs_json, cells);
 
-  // cells.csv / cells.json, and the worst seed of each cell and series.
-  std::string cells_csv = "cell";
-  for (const auto& a : s.axes) cells_csv += "," + csv_field(a.path);
-  cells_csv += ",variant,protocol,runs";
-  for (const auto& m : metrics) cells_csv += fmt::format(",{0}_median,{0}_p95,{0}_max", m);
-  cells_csv += ",worst_seed,report\n";
-  ojson cells_json = ojson::array();
-  std::vector<std::set<std::uint64_t>> worst_seeds(s.cells);
-  std::vector<PhaseCell> phase;
-  for (std::size_t cell = 0; cell < s.cells; ++cell) {
-    const auto c = s.coords(cell);
-    for (const auto& se : cells[cell]) {
-      // The worst seed: the largest --metric, the smallest seed among equals.
-      std::uint64_t worst = se.metric_seed.front().second;
-      double worst_v = se.metric_seed.front().first;
-      for (const auto& [v, seed] : se.metric_seed)
-        if (v > worst_v || (v == worst_v && seed < worst)) {
-          worst_v = v;
-          worst = seed;
-        }
-      worst_seeds[cell].insert(worst);
-      const std::string report = fmt::format("worst/c{}/seed-{}/report.html", cell + 1, worst);
-      cells_csv += fmt::format("c{}", cell + 1);
-      ojson values = ojson::object();
-      PhaseCell pc;
-      pc.cell = fmt::format("c{}", cell + 1);
-      for (std::size_t i = 0; i < s.axes.size(); ++i) {
-        cells_csv += "," + csv_field(value_text(s.axes[i].values[c[i]]));
-        values[s.axes[i].path] = ojson::parse(s.axes[i].values[c[i]].dump());
-        pc.coords.push_back(c[i]);
-      }
-      cells_csv += fmt::format(",{},{},{}", csv_field(se.variant), se.protocol, se.values.front().size());
-      ojson stats = ojson::object();
-      for (std::size_t i = 0; i < metrics.size(); ++i) {
-        std::vector<double> sorted = se.values[i];
-        std::sort(sorted.begin(), sorted.end());
-        const double med = rank(sorted, 50), p95 = rank(sorted, 95), mx = sorted.back();
-        cells_csv += fmt::format(",{},{},{}", num(med).dump(), num(p95).dump(), num(mx).dump());
-        stats[metrics[i]] = ojson{{"median", num(med)}, {"p95", num(p95)}, {"max", num(mx)}};
-        pc.stats.push_back({med, p95, mx});
-      }
-      cells_csv += fmt::format(",{},{}\n", worst, report);
-      cells_json.push_back(ojson{{"cell", pc.cell}, {"values", values}, {"variant", se.variant},
-                                 {"protocol", se.protocol}, {"runs", se.values.front().size()}, {"metrics", stats},
-                                 {"worst_seed", worst}, {"report", report}});
-      pc.series = se.variant.empty() ? se.protocol : se.variant + "/" + se.protocol;
-      pc.worst_seed = worst;
-      pc.report = report;
-      phase.push_back(std::move(pc));
-    }
-  }
+  CellTables tables = cell_tables(s, metrics, cells);
+  auto& worst_seeds = tables.worst_seeds;
 
   const std::string name = def.at("scenario").get<std::string>();
   std::optional<StagedOutput> own;
@@ -735,10 +749,10 @@ void finish_sweep(const std::vector<json>& shards, const std::string& out, bool 
   ojson runs_doc = header;
   runs_doc["runs"] = std::move(runs_json);
   ojson cells_doc = header;
-  cells_doc["cells"] = std::move(cells_json);
+  cells_doc["cells"] = std::move(tables.json);
   staged.write_file("runs.csv", csv);
   staged.write_file("runs.json", runs_doc.dump(2) + "\n");
-  staged.write_file("cells.csv", cells_csv);
+  staged.write_file("cells.csv", tables.csv);
   staged.write_file("cells.json", cells_doc.dump(2) + "\n");
   PhaseInputs pi;
   pi.scenario = name;
@@ -750,7 +764,7 @@ void finish_sweep(const std::vector<json>& shards, const std::string& out, bool 
     for (const auto& v : a.values) vals.push_back(value_text(v));
     pi.axes.emplace_back(a.path, vals);
   }
-  pi.cells = std::move(phase);
+  pi.cells = std::move(tables.phase);
   staged.write_file("phase.html", render_phase_html(pi));
 
   const std::size_t reports = render_worst_reports(staged, s, specs, worst_seeds, jobs);

@@ -73,6 +73,49 @@ const char* kExamples = R"(Examples:
 }  // namespace
 
 namespace {
+/// The `run` subcommand's options (its scenario file and seed are shared with other subcommands).
+struct RunCliArgs {
+  std::vector<std::string> protocols;
+  std::string out_dir;
+  std::string trace_level = "standard";
+  bool quiet = false;
+  FormatArgs formats;
+  RunChecks checks;
+  std::vector<std::string> variant_picks;
+};
+
+CLI::App* add_run_subcommand(CLI::App& app, std::string& file, std::optional<std::uint64_t>& seed, RunCliArgs& a) {
+  auto* run = app.add_subcommand("run", "run a scenario and write DIR/<protocol>/{trace.jsonl,summary.json}");
+  run->add_option("scenario", file, "scenario file (JSON)")->required();
+  run->add_option("--protocol", a.protocols, "protocol variant to run (repeatable): classic-eager, classic-cooperative, consumer, share");
+  run->add_option("--seed", seed, "random seed (default: the scenario's `seed`)")
+      ->check(non_negative_integer(UINT64_MAX));
+  run->add_option("--out", a.out_dir, "output directory (default: out/<scenario name>, the name made one safe folder name)");
+  run->add_option("--trace", a.trace_level,
+                  "trace detail: standard (default: grows with what changes: lag lines only when a lag or owner "
+                  "changes, no per-batch records.* lines, OffsetCommit records or quiet heartbeats), full (everything, "
+                  "also every Fetch rpc and lag sample), none (only summary.json); the summary is the same at every level")
+      ->check(CLI::IsMember({"full", "standard", "none"}));
+  run->add_flag("--quiet", a.quiet, "print nothing but errors (no per-variant lines, no progress)");
+  add_format_options(run, a.formats);
+  run->add_flag("--check-determinism", a.checks.determinism,
+                "run every variant twice and compare the traces' sha256 (exit 3 if they differ)");
+  run->add_flag("--check-invariants", a.checks.invariants,
+                "check the safety and liveness properties on each trace (exit 1 if one fails)");
+  run->add_option("--faults-seed", a.checks.faults_seed,
+                  "add the fault knobs `explore` derives from this seed (prints them)")
+      ->check(non_negative_integer(UINT64_MAX));
+  add_watchdog_options(run, a.checks.limits);
+  run->add_flag("--force", a.checks.force,
+                "write into a non-empty folder that is not an output folder of rebalance-sim (no "
+                ".rebalance-sim-manifest.json), replacing its entries named as the outputs and keeping the rest");
+  run->add_option("--variant", a.variant_picks,
+                  "settings variant to run (repeatable; default: every one of the scenario's `variants`)");
+
+  run->footer("Example: rebalance-sim run scenarios/examples/two-consumers.json --protocol classic-eager --out out/ --format perfetto");
+  return run;
+}
+
 int main_impl(int argc, char** argv, bool parse_only);
 }  // namespace
 
@@ -172,50 +215,18 @@ int main_impl(int argc, char** argv, bool parse_only) {
                                                  build::kCommit, g_allocator));
   app.require_subcommand(1);
 
-  std::string file, out_dir, bench_what = "kernel";
-  std::vector<std::string> protocols;
+  std::string file, bench_what = "kernel";
   std::optional<std::uint64_t> seed;
   std::uint64_t bench_events = 20'000'000;
 
-  auto* run = app.add_subcommand("run", "run a scenario and write DIR/<protocol>/{trace.jsonl,summary.json}");
-  run->add_option("scenario", file, "scenario file (JSON)")->required();
-  run->add_option("--protocol", protocols, "protocol variant to run (repeatable): classic-eager, classic-cooperative, consumer, share");
-  run->add_option("--seed", seed, "random seed (default: the scenario's `seed`)")
-      ->check(non_negative_integer(UINT64_MAX));
-  run->add_option("--out", out_dir, "output directory (default: out/<scenario name>, the name made one safe folder name)");
-  std::string trace_level = "standard";
-  run->add_option("--trace", trace_level,
-                  "trace detail: standard (default: grows with what changes: lag lines only when a lag or owner "
-                  "changes, no per-batch records.* lines, OffsetCommit records or quiet heartbeats), full (everything, "
-                  "also every Fetch rpc and lag sample), none (only summary.json); the summary is the same at every level")
-      ->check(CLI::IsMember({"full", "standard", "none"}));
-  bool quiet = false;
-  run->add_flag("--quiet", quiet, "print nothing but errors (no per-variant lines, no progress)");
-  FormatArgs run_formats;
-  add_format_options(run, run_formats);
-  RunChecks run_checks;
-  run->add_flag("--check-determinism", run_checks.determinism,
-                "run every variant twice and compare the traces' sha256 (exit 3 if they differ)");
-  run->add_flag("--check-invariants", run_checks.invariants,
-                "check the safety and liveness properties on each trace (exit 1 if one fails)");
-  run->add_option("--faults-seed", run_checks.faults_seed,
-                  "add the fault knobs `explore` derives from this seed (prints them)")
-      ->check(non_negative_integer(UINT64_MAX));
-  add_watchdog_options(run, run_checks.limits);
-  run->add_flag("--force", run_checks.force,
-                "write into a non-empty folder that is not an output folder of rebalance-sim (no "
-                ".rebalance-sim-manifest.json), replacing its entries named as the outputs and keeping the rest");
+  RunCliArgs run_args;
   std::string inject_bug;
   const auto add_inject_bug = [&](CLI::App* c) {
     // Test-only and hidden: a deliberately broken model, for the tests of explore and shrink.
     c->add_option("--inject-bug", inject_bug, "")->group("")->check(CLI::IsMember(std::vector<std::string>{"skip-revocation"}));
   };
+  auto* run = add_run_subcommand(app, file, seed, run_args);
   add_inject_bug(run);
-  std::vector<std::string> run_variant_picks;
-  run->add_option("--variant", run_variant_picks,
-                  "settings variant to run (repeatable; default: every one of the scenario's `variants`)");
-
-  run->footer("Example: rebalance-sim run scenarios/examples/two-consumers.json --protocol classic-eager --out out/ --format perfetto");
 
   CheckArgs check_args;
   auto* check = add_check_subcommand(app, check_args);
@@ -276,17 +287,19 @@ int main_impl(int argc, char** argv, bool parse_only) {
   try {
     ModelOptions model = model_options();
     if (inject_bug == "skip-revocation") model.bugs.skip_revocation = true;
-    run_checks.model = explore_args.model = shrink_args.model = check_args.model = model;
-    if (run->parsed() && (!run_variant_picks.empty() || has_settings_variants(file))) {
-      if (run_checks.faults_seed)
+    run_args.checks.model = explore_args.model = shrink_args.model = check_args.model = model;
+    if (run->parsed() && (!run_args.variant_picks.empty() || has_settings_variants(file))) {
+      if (run_args.checks.faults_seed)
         throw ScenarioError("--faults-seed", {"not with settings variants (`variants`): run one variant's own file"});
-      SettingsRunArgs a{file, run_variant_picks, protocols, seed, out_dir, *parse_trace_level(trace_level), quiet,
-                        run_checks.determinism, run_checks.invariants, run_checks.limits, run_checks.model,
-                        run_checks.force};
-      return cmd_run_settings(a, run_formats);
+      const RunChecks& c = run_args.checks;
+      SettingsRunArgs a{file, run_args.variant_picks, run_args.protocols, seed, run_args.out_dir,
+                        *parse_trace_level(run_args.trace_level), run_args.quiet, c.determinism, c.invariants,
+                        c.limits, c.model, c.force};
+      return cmd_run_settings(a, run_args.formats);
     }
     if (run->parsed())
-      return cmd_run(file, protocols, seed, out_dir, *parse_trace_level(trace_level), quiet, run_formats, run_checks);
+      return cmd_run(file, run_args.protocols, seed, run_args.out_dir, *parse_trace_level(run_args.trace_level),
+                     run_args.quiet, run_args.formats, run_args.checks);
     if (explore->parsed() && !explore_shard.empty()) return cmd_explore_shard(explore_args, explore_shard);
     if (explore->parsed()) return cmd_explore(explore_args);
     if (shrink->parsed()) return cmd_shrink(shrink_args);

@@ -317,105 +317,42 @@ std::set<std::string> racks_of(const ClientAssignorInput& input, const TopicPart
   return {racks.begin(), racks.end()};
 }
 
-void run_check(const json& check, const StepRun& run, const std::vector<StepRun>& done) {
-  const std::string name = check.at("check").get<std::string>();
-  const Call& call = check.value("phase", std::string()) == "initial" ? run.initial : run.final;
-  const ClientAssignment& out = call.output;
-  const auto expect_eq = [&](long got, long want, const std::string& what) {
-    if (got != want) {
-      throw Mismatch(what + " is " + std::to_string(got) + ", expected " + std::to_string(want));
+/// `transferring_ownership` / `transferring_ownership_size`: the cooperative sticky assignor's
+/// partitions moving between members.
+void check_transfers(const std::string& name, const json& check, const Call& call) {
+  if (!call.has_transfers) throw Mismatch("assignor does not report transferring ownership");
+  const json& want = check.at("equals");
+  if (name == "transferring_ownership_size") {
+    if (!call.transfers) throw Mismatch("transferring ownership is null (general path)");
+    const auto size = static_cast<long>(call.transfers->size());
+    if (size != want.get<long>()) {
+      throw Mismatch("transferring ownership size is " + std::to_string(size) + ", expected " +
+                     std::to_string(want.get<long>()));
     }
-  };
+    return;
+  }
+  if (want.is_null()) {
+    if (call.transfers) throw Mismatch("transferring ownership computed, expected null (general path)");
+    return;
+  }
+  if (!call.transfers) throw Mismatch("transferring ownership is null (general path), expected a map");
+  std::map<std::string, std::string> got;
+  for (const auto& [tp, member] : *call.transfers) got[tp.str()] = member;
+  const auto expected = want.get<std::map<std::string, std::string>>();
+  if (got != expected) {
+    std::vector<std::string> g;
+    for (const auto& [k, v] : got) g.push_back(k + "->" + v);
+    std::vector<std::string> e;
+    for (const auto& [k, v] : expected) e.push_back(k + "->" + v);
+    throw Mismatch("transferring ownership {" + join(g) + "}, expected {" + join(e) + "}");
+  }
+}
 
-  if (name == "valid_and_balanced" || name == "valid") {
-    check_valid(call, name == "valid_and_balanced");
-  } else if (name == "fully_balanced") {
-    if (out.empty()) return;
-    std::size_t lo = SIZE_MAX;
-    std::size_t hi = 0;
-    for (const auto& [_, tps] : out) {
-      lo = std::min(lo, tps.size());
-      hi = std::max(hi, tps.size());
-    }
-    if (hi > lo + 1) {
-      throw Mismatch("not fully balanced: sizes from " + std::to_string(lo) + " to " + std::to_string(hi));
-    }
-  } else if (name == "rack_mismatch_count") {
-    long mismatched = 0;
-    for (const auto& m : call.input.members) {
-      if (!m.rack) continue;
-      for (const auto& tp : held(out, m.member_id)) mismatched += racks_of(call.input, tp).count(*m.rack) == 0;
-    }
-    expect_eq(mismatched, check.at("equals").get<long>(), "rack mismatch count");
-  } else if (name == "transferring_ownership" || name == "transferring_ownership_size") {
-    if (!call.has_transfers) throw Mismatch("assignor does not report transferring ownership");
-    const json& want = check.at("equals");
-    if (name == "transferring_ownership_size") {
-      if (!call.transfers) throw Mismatch("transferring ownership is null (general path)");
-      expect_eq(static_cast<long>(call.transfers->size()), want.get<long>(), "transferring ownership size");
-      return;
-    }
-    if (want.is_null()) {
-      if (call.transfers) throw Mismatch("transferring ownership computed, expected null (general path)");
-      return;
-    }
-    if (!call.transfers) throw Mismatch("transferring ownership is null (general path), expected a map");
-    std::map<std::string, std::string> got;
-    for (const auto& [tp, member] : *call.transfers) got[tp.str()] = member;
-    const auto expected = want.get<std::map<std::string, std::string>>();
-    if (got != expected) {
-      std::vector<std::string> g;
-      for (const auto& [k, v] : got) g.push_back(k + "->" + v);
-      std::vector<std::string> e;
-      for (const auto& [k, v] : expected) e.push_back(k + "->" + v);
-      throw Mismatch("transferring ownership {" + join(g) + "}, expected {" + join(e) + "}");
-    }
-  } else if (name == "sticky_no_movement_cycles") {
-    check_no_movement_cycles(call);
-  } else if (name == "topic_count_each") {
-    const auto topic = check.at("topic").get<std::string>();
-    for (const auto& [member, tps] : out) {
-      const auto n = std::count_if(tps.begin(), tps.end(), [&](const auto& tp) { return tp.topic == topic; });
-      expect_eq(static_cast<long>(n), check.at("equals").get<long>(), member + "'s count of " + topic);
-    }
-  } else if (name == "size") {
-    const auto member = check.at("member").get<std::string>();
-    expect_eq(static_cast<long>(member_size(out, member)), check.at("equals").get<long>(), member + "'s size");
-  } else if (name == "sizes") {
-    for (const auto& [member, n] : check.at("equals").items()) {
-      expect_eq(static_cast<long>(member_size(out, member)), n.get<long>(), member + "'s size");
-    }
-  } else if (name == "sizes_one_of") {
-    std::vector<long> sizes;
-    for (const auto& member : check.at("members")) {
-      sizes.push_back(static_cast<long>(member_size(out, member.get<std::string>())));
-    }
-    for (const auto& option : check.at("options")) {
-      if (option.get<std::vector<long>>() == sizes) return;
-    }
-    std::vector<std::string> s;
-    for (const long n : sizes) s.push_back(std::to_string(n));
-    throw Mismatch("sizes [" + join(s) + "] are none of " + check.at("options").dump());
-  } else if (name == "each_member_size_between") {
-    for (const auto& [member, tps] : out) {
-      const auto n = static_cast<long>(tps.size());
-      if (n < check.at("min").get<long>() || n > check.at("max").get<long>()) {
-        throw Mismatch(member + "'s size " + std::to_string(n) + " is outside " + check.dump());
-      }
-    }
-  } else if (name == "total_assigned") {
-    long total = 0;
-    for (const auto& [_, tps] : out) total += static_cast<long>(tps.size());
-    expect_eq(total, check.at("equals").get<long>(), "total assigned");
-  } else if (name == "no_partition_assigned_twice") {
-    std::map<TopicPartition, std::string> owner;
-    for (const auto& [member, tps] : out) {
-      for (const auto& tp : tps) {
-        const auto [it, fresh] = owner.emplace(tp, member);
-        if (!fresh) throw Mismatch(tp.str() + " assigned to both " + it->second + " and " + member);
-      }
-    }
-  } else if (name == "contains_step_assignment" || name == "contained_in_step_assignment") {
+/// The checks of one member's partitions against a member, an earlier step or its owned
+/// partitions. Returns false for a check it does not know.
+bool run_member_check(const std::string& name, const json& check, const Call& call, const std::vector<StepRun>& done) {
+  const ClientAssignment& out = call.output;
+  if (name == "contains_step_assignment" || name == "contained_in_step_assignment") {
     const auto member = check.at("member").get<std::string>();
     const PartitionSet then = as_set(step_holding(done, check, member));
     const PartitionSet now = as_set(held(out, member));
@@ -462,6 +399,89 @@ void run_check(const json& check, const StepRun& run, const std::vector<StepRun>
       if (out.count(member.get<std::string>()) == 0) throw Mismatch(member.get<std::string>() + " missing");
     }
   } else {
+    return false;
+  }
+  return true;
+}
+
+void run_check(const json& check, const StepRun& run, const std::vector<StepRun>& done) {
+  const std::string name = check.at("check").get<std::string>();
+  const Call& call = check.value("phase", std::string()) == "initial" ? run.initial : run.final;
+  const ClientAssignment& out = call.output;
+  const auto expect_eq = [&](long got, long want, const std::string& what) {
+    if (got != want) {
+      throw Mismatch(what + " is " + std::to_string(got) + ", expected " + std::to_string(want));
+    }
+  };
+
+  if (name == "valid_and_balanced" || name == "valid") {
+    check_valid(call, name == "valid_and_balanced");
+  } else if (name == "fully_balanced") {
+    if (out.empty()) return;
+    std::size_t lo = SIZE_MAX;
+    std::size_t hi = 0;
+    for (const auto& [_, tps] : out) {
+      lo = std::min(lo, tps.size());
+      hi = std::max(hi, tps.size());
+    }
+    if (hi > lo + 1) {
+      throw Mismatch("not fully balanced: sizes from " + std::to_string(lo) + " to " + std::to_string(hi));
+    }
+  } else if (name == "rack_mismatch_count") {
+    long mismatched = 0;
+    for (const auto& m : call.input.members) {
+      if (!m.rack) continue;
+      for (const auto& tp : held(out, m.member_id)) mismatched += racks_of(call.input, tp).count(*m.rack) == 0;
+    }
+    expect_eq(mismatched, check.at("equals").get<long>(), "rack mismatch count");
+  } else if (name == "transferring_ownership" || name == "transferring_ownership_size") {
+    check_transfers(name, check, call);
+  } else if (name == "sticky_no_movement_cycles") {
+    check_no_movement_cycles(call);
+  } else if (name == "topic_count_each") {
+    const auto topic = check.at("topic").get<std::string>();
+    for (const auto& [member, tps] : out) {
+      const auto n = std::count_if(tps.begin(), tps.end(), [&](const auto& tp) { return tp.topic == topic; });
+      expect_eq(static_cast<long>(n), check.at("equals").get<long>(), member + "'s count of " + topic);
+    }
+  } else if (name == "size") {
+    const auto member = check.at("member").get<std::string>();
+    expect_eq(static_cast<long>(member_size(out, member)), check.at("equals").get<long>(), member + "'s size");
+  } else if (name == "sizes") {
+    for (const auto& [member, n] : check.at("equals").items()) {
+      expect_eq(static_cast<long>(member_size(out, member)), n.get<long>(), member + "'s size");
+    }
+  } else if (name == "sizes_one_of") {
+    std::vector<long> sizes;
+    for (const auto& member : check.at("members")) {
+      sizes.push_back(static_cast<long>(member_size(out, member.get<std::string>())));
+    }
+    for (const auto& option : check.at("options")) {
+      if (option.get<std::vector<long>>() == sizes) return;
+    }
+    std::vector<std::string> s;
+    for (const long n : sizes) s.push_back(std::to_string(n));
+    throw Mismatch("sizes [" + join(s) + "] are none of " + check.at("options").dump());
+  } else if (name == "each_member_size_between") {
+    for (const auto& [member, tps] : out) {
+      const auto n = static_cast<long>(tps.size());
+      if (n < check.at("min").get<long>() || n > check.at("max").get<long>()) {
+        throw Mismatch(member + "'s size " + std::to_string(n) + " is outside " + check.dump());
+      }
+    }
+  } else if (name == "total_assigned") {
+    long total = 0;
+    for (const auto& [_, tps] : out) total += static_cast<long>(tps.size());
+    expect_eq(total, check.at("equals").get<long>(), "total assigned");
+  } else if (name == "no_partition_assigned_twice") {
+    std::map<TopicPartition, std::string> owner;
+    for (const auto& [member, tps] : out) {
+      for (const auto& tp : tps) {
+        const auto [it, fresh] = owner.emplace(tp, member);
+        if (!fresh) throw Mismatch(tp.str() + " assigned to both " + it->second + " and " + member);
+      }
+    }
+  } else if (!run_member_check(name, check, call, done)) {
     throw Mismatch("unsupported check " + name);
   }
 }

@@ -719,6 +719,84 @@ class VectorChecker {
     return true;
   }
 
+  /// A step's `members`: ids unique, each member's fields of the right types.
+  void check_members(const json& members_json, const std::string& mat, std::size_t k) {
+    const json* members = &members_json;
+    std::set<std::string> ids;
+    for (std::size_t i = 0; i < members->size(); ++i) {
+      const json& m = (*members)[i];
+      const std::string p = fmt::format("{}/{}", mat, i);
+      if (!m.is_object()) {
+        add(p, "must be an object");
+        continue;
+      }
+      if (!m.contains("id") || !m["id"].is_string()) {
+        add(p + "/id", "must be a string (the member id)");
+      } else if (!ids.insert(m["id"].get<std::string>()).second) {
+        add(p + "/id", fmt::format("member \"{}\" is listed twice", m["id"].get<std::string>()));
+      }
+      for (const char* key : {"instance_id", "rack"}) {
+        if (m.contains(key) && !m[key].is_null() && !m[key].is_string()) add(p + "/" + key, "must be a string or null");
+      }
+      if (m.contains("subscriptions")) {
+        if (!m["subscriptions"].is_array()) {
+          add(p + "/subscriptions", "must be an array of topic names");
+        } else {
+          for (std::size_t j = 0; j < m["subscriptions"].size(); ++j) {
+            if (!m["subscriptions"][j].is_string()) add(fmt::format("{}/subscriptions/{}", p, j), "must be a topic name");
+          }
+        }
+      }
+      if (m.contains("assigned")) {
+        const json& a = m["assigned"];
+        if (a.is_object()) {
+          const auto from = a.find("from_step");
+          if (from == a.end() || !from->is_number_unsigned() || from->get<std::size_t>() >= k) {
+            add(p + "/assigned/from_step", k == 0 ? std::string("the first step has no earlier step to take it from")
+                                                  : fmt::format("must be the number of an earlier step (0..{})", k - 1));
+          }
+        } else if (!a.is_array()) {
+          add(p + "/assigned", "must be an array of [topic, partition] pairs or {\"from_step\": n}");
+        } else {
+          for (std::size_t j = 0; j < a.size(); ++j) {
+            const std::string q = fmt::format("{}/assigned/{}", p, j);
+            if (!a[j].is_array() || a[j].size() != 2 || !a[j][0].is_string()) {
+              add(q, "must be a [topic name, partition] pair");
+              continue;
+            }
+            partition_number(a[j][1], q + "/1");
+          }
+        }
+      }
+    }
+  }
+
+  /// A step's `expected` / `derived_expected`: member -> topic -> partition numbers.
+  void check_expected(const json& step, const std::string& at) {
+    for (const char* key : {"expected", "derived_expected"}) {
+      if (!step.contains(key)) continue;
+      const json& e = step[key];
+      const std::string p = at + "/" + key;
+      if (!e.is_object()) {
+        add(p, "must be an object: member -> topic -> partitions");
+        continue;
+      }
+      for (const auto& [member, topics] : e.items()) {
+        if (!topics.is_object()) {
+          add(p + "/" + member, "must be an object: topic -> partitions");
+          continue;
+        }
+        for (const auto& [topic, ps] : topics.items()) {
+          if (!ps.is_array()) {
+            add(p + "/" + member + "/" + topic, "must be an array of partition numbers");
+            continue;
+          }
+          for (std::size_t j = 0; j < ps.size(); ++j) partition_number(ps[j], fmt::format("{}/{}/{}/{}", p, member, topic, j));
+        }
+      }
+    }
+  }
+
   void check_step(const json& step, const json& c, const std::string& at, const std::string& case_at,
                   std::size_t k) {
     if (!step.is_object()) return add(at, "must be an object");
@@ -783,75 +861,8 @@ class VectorChecker {
     if (members == nullptr) return;
     const std::string mat = where(c, "members");
     if (!members->is_array()) return add(mat, "must be an array of members");
-    std::set<std::string> ids;
-    for (std::size_t i = 0; i < members->size(); ++i) {
-      const json& m = (*members)[i];
-      const std::string p = fmt::format("{}/{}", mat, i);
-      if (!m.is_object()) {
-        add(p, "must be an object");
-        continue;
-      }
-      if (!m.contains("id") || !m["id"].is_string()) {
-        add(p + "/id", "must be a string (the member id)");
-      } else if (!ids.insert(m["id"].get<std::string>()).second) {
-        add(p + "/id", fmt::format("member \"{}\" is listed twice", m["id"].get<std::string>()));
-      }
-      for (const char* key : {"instance_id", "rack"}) {
-        if (m.contains(key) && !m[key].is_null() && !m[key].is_string()) add(p + "/" + key, "must be a string or null");
-      }
-      if (m.contains("subscriptions")) {
-        if (!m["subscriptions"].is_array()) {
-          add(p + "/subscriptions", "must be an array of topic names");
-        } else {
-          for (std::size_t j = 0; j < m["subscriptions"].size(); ++j) {
-            if (!m["subscriptions"][j].is_string()) add(fmt::format("{}/subscriptions/{}", p, j), "must be a topic name");
-          }
-        }
-      }
-      if (m.contains("assigned")) {
-        const json& a = m["assigned"];
-        if (a.is_object()) {
-          const auto from = a.find("from_step");
-          if (from == a.end() || !from->is_number_unsigned() || from->get<std::size_t>() >= k) {
-            add(p + "/assigned/from_step", k == 0 ? std::string("the first step has no earlier step to take it from")
-                                                  : fmt::format("must be the number of an earlier step (0..{})", k - 1));
-          }
-        } else if (!a.is_array()) {
-          add(p + "/assigned", "must be an array of [topic, partition] pairs or {\"from_step\": n}");
-        } else {
-          for (std::size_t j = 0; j < a.size(); ++j) {
-            const std::string q = fmt::format("{}/assigned/{}", p, j);
-            if (!a[j].is_array() || a[j].size() != 2 || !a[j][0].is_string()) {
-              add(q, "must be a [topic name, partition] pair");
-              continue;
-            }
-            partition_number(a[j][1], q + "/1");
-          }
-        }
-      }
-    }
-    for (const char* key : {"expected", "derived_expected"}) {
-      if (!step.contains(key)) continue;
-      const json& e = step[key];
-      const std::string p = at + "/" + key;
-      if (!e.is_object()) {
-        add(p, "must be an object: member -> topic -> partitions");
-        continue;
-      }
-      for (const auto& [member, topics] : e.items()) {
-        if (!topics.is_object()) {
-          add(p + "/" + member, "must be an object: topic -> partitions");
-          continue;
-        }
-        for (const auto& [topic, ps] : topics.items()) {
-          if (!ps.is_array()) {
-            add(p + "/" + member + "/" + topic, "must be an array of partition numbers");
-            continue;
-          }
-          for (std::size_t j = 0; j < ps.size(); ++j) partition_number(ps[j], fmt::format("{}/{}/{}/{}", p, member, topic, j));
-        }
-      }
-    }
+    check_members(*members, mat, k);
+    check_expected(step, at);
     if (step.contains("checks") && !step["checks"].is_array()) add(at + "/checks", "must be an array");
   }
 };
