@@ -36,9 +36,9 @@ ClassicConsumer::ClassicConsumer(sim::Kernel& kernel, Tracer& tracer,
       auto_commit_timer_(kernel, [this] { on_app_wake(); }, &app_),
       heartbeat_due_timer_(kernel, [this] { on_app_wake(); }, &app_),
       heartbeat_tick_(kernel, [this] { on_heartbeat_tick(); }, &network_thread_),
-      metadata_timer_(kernel, [this] { refresh_metadata("metadata.max.age.ms elapsed"); },
-                      &network_thread_),
+      metadata_timer_(kernel, [this] { send_periodic_metadata_request(); }, &network_thread_),
       leader_metadata_timer_(kernel, [this] { on_leader_metadata_response(); }, &network_thread_),
+      periodic_metadata_timer_(kernel, [this] { on_periodic_metadata_response(); }, &network_thread_),
       heartbeat_rng_(seed, "heartbeat-" + spec.name) {
   // Rebalance protocol: the highest one every configured assignor supports (CC:250-274).
   std::set<assignors::RebalanceProtocol> common{assignors::RebalanceProtocol::Eager,
@@ -74,7 +74,8 @@ void ClassicConsumer::reset_client_state() {
   metadata_.clear();
   assignment_snapshot_.reset();
   leader_join_.reset();
-  leader_metadata_timed_out_ = false;
+  leader_metadata_ = MetadataRequest{};
+  periodic_metadata_ = MetadataRequest{};
   consumption_.clear();
   batch_.reset();
   commit_sync_waiting_ = false;
@@ -102,7 +103,8 @@ void ClassicConsumer::reset_client_state() {
   for (sim::Timer* t : {&poll_return_timer_, &retry_timer_, &auto_commit_timer_, &heartbeat_due_timer_, &callback_timer_,
                         &fetch_wake_timer_, &processing_timer_, &commit_retry_timer_, &loop_timer_,
                         &heartbeat_tick_, &request_timeout_timer_, &metadata_timer_, &stall_end_timer_,
-                        &pause_end_timer_, &first_poll_timer_, &fetch_response_timer_, &leader_metadata_timer_})
+                        &pause_end_timer_, &first_poll_timer_, &fetch_response_timer_, &leader_metadata_timer_,
+                        &periodic_metadata_timer_})
     t->cancel();
 }
 
@@ -827,49 +829,73 @@ bool ClassicConsumer::leader_needs_metadata(const JoinGroupResponse& r) const {
   return false;
 }
 
-void ClassicConsumer::send_leader_metadata_request() {
+void ClassicConsumer::send_metadata_request(MetadataRequest& req, sim::Timer& answer) {
+  req.in_flight = true;
   const auto b = least_loaded_data_connection();
   if (!b) {
     // No broker to ask: awaitMetadataUpdate polls again after the refresh backoff.
-    leader_metadata_timed_out_ = true;
-    leader_metadata_broker_ = cluster_.broker_nodes.size();
-    leader_metadata_timer_.arm(at_least_a_turn(sim::ms(config_.retry_backoff_ms)));
+    req.timed_out = true;
+    req.broker = cluster_.broker_nodes.size();
+    answer.arm(at_least_a_turn(sim::ms(config_.retry_backoff_ms)));
     return;
   }
   const sim::NodeId broker = cluster_.broker_nodes[*b];
-  leader_metadata_id_ = next_correlation_id_++;
-  leader_metadata_broker_ = *b;
+  req.id = next_correlation_id_++;
+  req.broker = *b;
   connected_[*b] = true;
-  trace_rpc("send", node_, broker, "Metadata", leader_metadata_id_, nullptr);
+  trace_rpc("send", node_, broker, "Metadata", req.id, nullptr);
   if (network_.is_cut(node_, broker) || network_.is_cut(broker, node_)) {
     // No answer comes: the request times out and the update is asked for again.
-    leader_metadata_timed_out_ = true;
-    leader_metadata_timer_.arm(sim::ms(config_.request_timeout_ms));
+    req.timed_out = true;
+    answer.arm(sim::ms(config_.request_timeout_ms));
     return;
   }
-  leader_metadata_timed_out_ = false;
+  req.timed_out = false;
   // Mean latencies and handling time (no draw, as for the Fetches the request waits behind).
   const auto micros = [](double ms) { return sim::SimTime{static_cast<std::int64_t>(std::llround(ms * 1000.0))}; };
   const sim::SimTime out = micros(network_.link_spec(node_, broker).latency.expected_ms());
   const sim::SimTime back = micros(network_.link_spec(broker, node_).latency.expected_ms());
   const sim::SimTime handling = micros(network_.handling(broker).expected_ms());
   const sim::SimTime read = std::max(kernel_.now() + out, data_connection_free_at(*b));
-  leader_metadata_timer_.arm_at(read + handling + back);
+  answer.arm_at(read + handling + back);
+}
+
+bool ClassicConsumer::receive_metadata_answer(MetadataRequest& req) {
+  req.in_flight = false;
+  if (req.timed_out) {
+    if (req.broker < cluster_.broker_nodes.size()) {
+      const ErrorCode error = ErrorCode::REQUEST_TIMED_OUT;
+      trace_rpc("recv", cluster_.broker_nodes[req.broker], node_, "Metadata", req.id, &error);
+    }
+    return false;
+  }
+  const ErrorCode none = ErrorCode::NONE;
+  trace_rpc("recv", cluster_.broker_nodes[req.broker], node_, "Metadata", req.id, &none);
+  return true;
+}
+
+void ClassicConsumer::send_leader_metadata_request() { send_metadata_request(leader_metadata_, leader_metadata_timer_); }
+
+void ClassicConsumer::send_periodic_metadata_request() {
+  if (!process_.alive() || periodic_metadata_.in_flight) return;
+  send_metadata_request(periodic_metadata_, periodic_metadata_timer_);
+}
+
+void ClassicConsumer::on_periodic_metadata_response() {
+  if (!process_.alive()) return;
+  if (!receive_metadata_answer(periodic_metadata_)) {
+    send_periodic_metadata_request();
+    return;
+  }
+  refresh_metadata("metadata.max.age.ms elapsed");
 }
 
 void ClassicConsumer::on_leader_metadata_response() {
   if (!process_.alive() || !leader_join_) return;
-  if (leader_metadata_timed_out_) {
-    if (leader_metadata_broker_ < cluster_.broker_nodes.size()) {
-      const ErrorCode error = ErrorCode::REQUEST_TIMED_OUT;
-      trace_rpc("recv", cluster_.broker_nodes[leader_metadata_broker_], node_, "Metadata",
-                leader_metadata_id_, &error);
-    }
+  if (!receive_metadata_answer(leader_metadata_)) {
     send_leader_metadata_request();
     return;
   }
-  const ErrorCode none = ErrorCode::NONE;
-  trace_rpc("recv", cluster_.broker_nodes[leader_metadata_broker_], node_, "Metadata", leader_metadata_id_, &none);
   refresh_metadata("the group subscribes to a topic outside the leader's subscription");
   const JoinGroupResponse r = std::move(*leader_join_);
   leader_join_.reset();

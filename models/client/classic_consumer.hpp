@@ -129,13 +129,33 @@ class ClassicConsumer final : public ConsumerClient {
   /// The group subscribes to a topic outside the leader's own subscription
   /// (updateGroupSubscription), so the leader waits for a metadata update before it assigns.
   bool leader_needs_metadata(const JoinGroupResponse& r) const;
-  /// ensureFreshMetadata: a Metadata request to the least loaded node. The broker reads it only
-  /// once its answer to a Fetch in flight on that connection is sent.
+  /// A Metadata request of the client (NetworkClient's DefaultMetadataUpdater): its correlation
+  /// id, where it went (broker index; the broker count when no broker could be asked), and
+  /// whether it went over a cut link (no answer comes: it times out).
+  struct MetadataRequest {
+    std::int32_t id = -1;
+    std::size_t broker = 0;
+    bool timed_out = false;
+    bool in_flight = false;
+  };
+  /// Sends a Metadata request to the least loaded node and arms `answer` at its answer: the
+  /// broker reads it only once its answer to a Fetch in flight on that connection is sent
+  /// (docs/fidelity.md, findings 9 and 12). No broker to ask: `answer` fires after the refresh
+  /// backoff with `timed_out` set, and the caller asks again.
+  void send_metadata_request(MetadataRequest& req, sim::Timer& answer);
+  /// The answer (or the timeout) of `req` is here: traces it; false when it timed out.
+  bool receive_metadata_answer(MetadataRequest& req);
+  /// ensureFreshMetadata of a leader that assigns a topic outside its subscription.
   void send_leader_metadata_request();
   void on_leader_metadata_response();
+  /// metadata.max.age.ms elapsed since the last successful refresh (Metadata.timeToNextUpdate):
+  /// NetworkClient.maybeUpdate sends a Metadata request (none while one is in flight), and the
+  /// next refresh is timed from its answer (Metadata.update sets lastSuccessfulRefreshMs).
+  void send_periodic_metadata_request();
+  void on_periodic_metadata_response();
   /// The client's metadata cache (partition counts and leaders): refreshed when the consumer
-  /// starts, when a topic it needs is unknown, every metadata.max.age.ms (NetworkClient's
-  /// maybeUpdate), and after a requested update (a disconnect, NOT_LEADER_OR_FOLLOWER).
+  /// starts, when a topic it needs is unknown, at the answer of the periodic request every
+  /// metadata.max.age.ms, and after a requested update (a disconnect, NOT_LEADER_OR_FOLLOWER).
   void refresh_metadata(const std::string& why);
   void on_metadata_response(const std::string& why) override { refresh_metadata(why); }
   /// The leader's check of ConsumerCoordinator.rejoinNeededOrPending: partition counts of the
@@ -166,6 +186,7 @@ class ClassicConsumer final : public ConsumerClient {
   sim::Timer heartbeat_tick_;
   sim::Timer metadata_timer_;
   sim::Timer leader_metadata_timer_;  // the answer of the leader's Metadata request
+  sim::Timer periodic_metadata_timer_;  // the answer of the metadata.max.age.ms refresh
   // Script timers (no activity: they act on the process from outside).
 
   // Client state (reset at every start).
@@ -186,9 +207,8 @@ class ClassicConsumer final : public ConsumerClient {
   std::optional<std::map<std::string, std::int32_t>> assignment_snapshot_;  // leader only
   /// The leader's JoinGroup answer while it waits for metadata before assigning.
   std::optional<JoinGroupResponse> leader_join_;
-  std::int32_t leader_metadata_id_ = -1;      // its Metadata request's correlation id
-  std::size_t leader_metadata_broker_ = 0;    // where it went (broker index)
-  bool leader_metadata_timed_out_ = false;    // it went over a cut link: no answer comes
+  MetadataRequest leader_metadata_;    // its Metadata request
+  MetadataRequest periodic_metadata_;  // the metadata.max.age.ms refresh's request
 
   bool fatal_ = false;
   sim::SimTime close_deadline_{0};

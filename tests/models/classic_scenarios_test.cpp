@@ -168,13 +168,17 @@ TEST_CASE("a subscription change makes the member rejoin at its next poll") {
 
 TEST_CASE("new partitions are assigned when the leader's metadata refresh sees them") {
   const auto trace = testing::run_trace("scenarios/classic/add-partitions.json", "classic-eager");
-  // The leader A fetched metadata when it started (1000); the next refresh is
-  // metadata.max.age.ms later, at 301000, and A's poll() then rejoins.
-  CHECK(times(trace, "consumer.rejoin", "consumer", "A") == std::vector<double>{301000});
-  CHECK(group_states(trace, "PreparingRebalance").back() == 301003);
+  // The leader A fetched metadata when it started (1000); the next refresh is due
+  // metadata.max.age.ms later, at 301000. Its Metadata request waits behind A's Fetch in flight
+  // (A fetches every 502 ms from 1012: the one of 1012 + 597 x 502 = 300706 is answered at 301208;
+  // docs/fidelity.md, finding 12), so A learns the new partitions at 301208 and its poll(), woken
+  // by that Fetch answer, rejoins: the auto-commit before the join (301208-301210), then the
+  // JoinGroup, read by the coordinator at 301211.
+  CHECK(times(trace, "consumer.rejoin", "consumer", "A") == std::vector<double>{301208});
+  CHECK(group_states(trace, "PreparingRebalance").back() == 301211);
   CHECK(testing::callback_partitions(trace, "B", "onPartitionsAssigned", 1) ==
         std::vector<std::string>{"t-4", "t-5", "t-6", "t-7"});
-  // B is not the leader: its own refresh (at 301100) triggers nothing.
+  // B is not the leader: its own refresh (due at 301100) triggers nothing.
   CHECK(times(trace, "consumer.rejoin", "consumer", "B").empty());
 }
 
