@@ -88,7 +88,9 @@ AsyncConsumer::AsyncConsumer(sim::Kernel& kernel, Tracer& tracer,
                        &network_thread_),
       poll_timer_(kernel, [this] { entered(); on_poll_timer_expired(); }, &network_thread_),
       coordinator_retry_timer_(kernel, [this] { entered(); maybe_heartbeat(); }, &network_thread_),
-      reconcile_commit_timer_(kernel, [this] { entered(); retry_reconcile_commit(); }, &network_thread_) {}
+      reconcile_commit_timer_(kernel, [this] { entered(); retry_reconcile_commit(); }, &network_thread_) {
+  lookup_backoff_after_success_ = true;  // CoordinatorRequestManager's RequestState
+}
 
 // ---------------------------------------------------------------------------------------------
 // Script
@@ -119,6 +121,7 @@ void AsyncConsumer::reset_client_state() {
   heartbeat_interval_ms_ = 0;
   next_heartbeat_ = kernel_.now();
   backoff_until_ = kernel_.now();
+  retry_now_not_before_ = kernel_.now();
   heartbeat_attempts_ = 0;
   heartbeat_in_flight_.reset();
   sent_valid_ = false;
@@ -357,7 +360,7 @@ sim::SimTime AsyncConsumer::wait_bound() {
     if (!coordinator_ || state_ == State::FATAL || state_ == State::STALE || state_ == State::FENCED)
       heartbeat = sim::saturating_add(now, sim::ms(heartbeat_interval_ms_));
     else if ((state_ == State::JOINING || state_ == State::ACKNOWLEDGING) && !heartbeat_in_flight_)
-      heartbeat = std::max(now, backoff_until_);
+      heartbeat = std::max(now, retry_now_not_before_);
     else if (next_heartbeat_ > now)
       heartbeat = next_heartbeat_;
     else
@@ -667,9 +670,7 @@ void AsyncConsumer::on_poll_timer_expired() {
   // out at the next heartbeat's time, or at the in-flight heartbeat's answer; maybe_heartbeat()
   // sends it then. Only a heartbeat due now, or no coordinator to heartbeat to, acts here.
   if (coordinator_) {
-    const bool now_needed = state_ == State::JOINING || state_ == State::ACKNOWLEDGING;
-    const sim::SimTime due = std::max(now_needed ? kernel_.now() : next_heartbeat_, backoff_until_);
-    if (heartbeat_in_flight_ || kernel_.now() < due) return;
+    if (heartbeat_in_flight_ || kernel_.now() < heartbeat_due()) return;
   }
   leave_on_poll_timeout();
 }
@@ -715,13 +716,20 @@ void AsyncConsumer::maybe_heartbeat() {
       state_ == State::FENCED || state_ == State::PREPARE_LEAVING || state_ == State::LEAVING)
     return;
   if (heartbeat_in_flight_) return;  // at most one in flight
-  const bool now_needed = state_ == State::JOINING || state_ == State::ACKNOWLEDGING;
-  const sim::SimTime due = std::max(now_needed ? kernel_.now() : next_heartbeat_, backoff_until_);
+  const sim::SimTime due = heartbeat_due();
   if (kernel_.now() >= due) {
     send_heartbeat();
   } else {
     heartbeat_timer_.arm_at(due);
   }
+}
+
+sim::SimTime AsyncConsumer::heartbeat_due() const {
+  // AbstractHeartbeatRequestManager.poll: a member that must heartbeat now (JOINING,
+  // ACKNOWLEDGING: shouldHeartbeatNow) sends whenever none is in flight, ignoring the interval
+  // and the backoff of HeartbeatRequestState (issue 40, model error 2); the others wait for both.
+  if (state_ == State::JOINING || state_ == State::ACKNOWLEDGING) return std::max(kernel_.now(), retry_now_not_before_);
+  return std::max(next_heartbeat_, backoff_until_);
 }
 
 void AsyncConsumer::send_heartbeat() {
@@ -819,6 +827,7 @@ void AsyncConsumer::on_heartbeat_response(const InFlight& req,
   sent_valid_ = false;
   next_heartbeat_ = kernel_.now();
   backoff_until_ = sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(heartbeat_attempts_++)));
+  retry_now_not_before_ = kernel_.now() + kSpinTurn;
   switch (r.error) {
     case ErrorCode::FENCED_MEMBER_EPOCH:
     case ErrorCode::UNKNOWN_MEMBER_ID:

@@ -114,6 +114,8 @@ class AsyncConsumer final : public ConsumerClient {
   void maybe_reconcile(bool can_commit);
   void after_reconcile_commit();
   void abort_reconciliation();
+  /// When the next heartbeat may go (see retry_now_not_before_).
+  sim::SimTime heartbeat_due() const;
   void maybe_heartbeat();
   void send_heartbeat();
   void send_leave_heartbeat(std::int32_t epoch);
@@ -190,6 +192,11 @@ class AsyncConsumer final : public ConsumerClient {
   std::int64_t heartbeat_interval_ms_ = 0;
   sim::SimTime next_heartbeat_{0};
   sim::SimTime backoff_until_{0};
+  /// A JOINING or ACKNOWLEDGING member heartbeats at once, whatever the backoff
+  /// (AbstractHeartbeatRequestManager.poll: shouldHeartbeatNow and nothing in flight); only not
+  /// before this, a kSpinTurn after its last failure, so that a failure answered at once cannot
+  /// loop within one instant.
+  sim::SimTime retry_now_not_before_{0};
   int heartbeat_attempts_ = 0;
   std::optional<std::int32_t> heartbeat_in_flight_;
   // What the last heartbeat sent, for the fields sent only on change (§15.4).

@@ -364,6 +364,10 @@ void ConsumerClient::on_find_coordinator_response(const FindCoordinatorResponse&
   if (found) {
     coordinator_ = cluster_.broker_nodes.at(static_cast<std::size_t>(r.node_id));
     coordinator_lookup_attempts_ = 0;
+    // The KIP-848 client's RequestState.onSuccessfulAttempt: the next lookup (the coordinator
+    // found proves unreachable, say) waits the first backoff step from this answer.
+    if (lookup_backoff_after_success_)
+      coordinator_lookup_not_before_ = sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(0)));
   } else {
     coordinator_lookup_not_before_ =
         sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(coordinator_lookup_attempts_++)));

@@ -307,6 +307,9 @@ class ConsumerClient : public ConsumerModel {
   std::optional<std::int32_t> find_coordinator_in_flight_;
   int coordinator_lookup_attempts_ = 0;
   sim::SimTime coordinator_lookup_not_before_{0};
+  /// FindCoordinator's backoff restarts at its first step after a success too
+  /// (CoordinatorRequestManager's RequestState; the KIP-848 client), not only after a failure.
+  bool lookup_backoff_after_success_ = false;
   nlohmann::ordered_json rpc_fields_;  // extra fields of the next request's `rpc` trace event
   std::int32_t next_correlation_id_ = 0;
   std::map<std::int32_t, InFlight> in_flight_;

@@ -10,6 +10,8 @@
 //   answered fetch.max.wait.ms (500) after its arrival.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "trace_helpers.hpp"
 
 namespace {
@@ -78,4 +80,78 @@ TEST_CASE("classic metadata.max.age.ms refresh: a partition increase is seen at 
   CHECK(seen == 11052);
   const auto rejoin = testing::first_time(trace, "consumer.rejoin", "consumer", "A");
   CHECK(rejoin == 11052);
+}
+
+// KIP-848 client after its coordinator dies (issue 40, model error 2; docs/fidelity.md,
+// finding 13). scenarios/consumer/coordinator-failover.json on the ideal machine (3 brokers,
+// 1 ms links; the coordinator broker-0 of g fails at 20000 and stays down; the controller fences
+// it after broker.session.timeout.ms, 9000, and the new coordinator loads g for 500 ms), with a
+// third member C that starts at 25000, during the outage:
+// - until the fence, FindCoordinator still names broker-0 (it still leads g's __consumer_offsets
+//   partition), and the connection to it is refused at once;
+// - C is JOINING, so it heartbeats as soon as a coordinator is known, whatever its backoff
+//   (AbstractHeartbeatRequestManager.poll: shouldHeartbeatNow, nothing in flight);
+// - its next FindCoordinator waits CoordinatorRequestManager's RequestState backoff, which a
+//   success resets to its first step: retry.backoff.ms (100) x a jitter factor in [0.8, 1.2)
+//   after the answer (RequestState.onSuccessfulAttempt, ExponentialBackoff), not nothing, and
+//   not the heartbeat's grown backoff.
+TEST_CASE("consumer protocol: a joining member looks the dead coordinator up every retry.backoff.ms and heartbeats at once") {
+  auto doc = nlohmann::json::parse(R"({
+    "name": "join-while-coordinator-dead", "seed": 1, "duration_ms": 40000, "protocols": ["consumer"],
+    "cluster": {"brokers": 3, "config": {"group.initial.rebalance.delay.ms": 0},
+                "coordinator_load": {"base_ms": 500, "us_per_record": 5}},
+    "network": {"latency_ms": 1},
+    "topics": [{"name": "t", "partitions": 4}],
+    "consumers": [{"name": "A", "group": "g", "topics": ["t"]}, {"name": "B", "group": "g", "topics": ["t"]},
+                  {"name": "C", "group": "g", "topics": ["t"]}],
+    "events": [{"at_ms": 1000, "do": "start", "consumer": "A"}, {"at_ms": 1100, "do": "start", "consumer": "B"},
+               {"at_ms": 20000, "do": "fail-coordinator", "group": "g", "down_ms": 60000},
+               {"at_ms": 25000, "do": "start", "consumer": "C"}]})");
+  const auto spec = testing::ideal_machine(doc);
+  const auto trace = testing::parse_trace(rsim::run_scenario(spec, "consumer", spec.seed).trace_lines);
+  std::vector<double> lookups, answers, heartbeats;
+  std::vector<std::string> hb_to;
+  for (const auto& e : trace) {
+    if (e["type"] != "rpc") continue;
+    if (e["dir"] == "send" && e["from"] == "C" && e["api"] == "FindCoordinator") lookups.push_back(ms(e));
+    if (e["dir"] == "recv" && e["to"] == "C" && e["api"] == "FindCoordinator") answers.push_back(ms(e));
+    if (e["dir"] == "send" && e["from"] == "C" && e["api"] == "ConsumerGroupHeartbeat") {
+      heartbeats.push_back(ms(e));
+      hb_to.push_back(e["to"]);
+    }
+  }
+  REQUIRE(lookups.size() > 30);
+  CHECK(lookups.front() == 25000);
+  // Before the fence (29000): each answer names broker-0, C heartbeats it at that instant, the
+  // connection is refused, and the next lookup goes 80-120 ms after the answer (1 ms + 1 ms
+  // round trip: 82-122 ms after the previous lookup).
+  std::size_t before_fence = 0;
+  for (std::size_t i = 0; i + 1 < lookups.size() && lookups[i + 1] < 29000; ++i) {
+    CAPTURE(lookups[i]);
+    CHECK(answers[i] == lookups[i] + 2);
+    CHECK(std::find(heartbeats.begin(), heartbeats.end(), answers[i]) != heartbeats.end());
+    CHECK(lookups[i + 1] - answers[i] >= 80);
+    CHECK(lookups[i + 1] - answers[i] < 120);
+    ++before_fence;
+  }
+  // The seeded draws (C's RNG stream): backoffs of 106, 104 and 102 ms first, 40 lookups before
+  // the fence.
+  CHECK(std::vector<double>(lookups.begin(), lookups.begin() + 4) == std::vector<double>{25000, 25108, 25214, 25318});
+  CHECK(before_fence == 40);
+  // 4000 ms of 82-122 ms cycles.
+  CHECK(before_fence >= 32);
+  CHECK(before_fence <= 49);
+  // After the election (29000) the first answer names the new coordinator, and C heartbeats it at
+  // once; its join is answered when the load is over (29500).
+  double learned = -1;
+  for (std::size_t i = 0; i < answers.size(); ++i)
+    if (answers[i] > 29000 && learned < 0) learned = answers[i];
+  REQUIRE(learned > 0);
+  CHECK(learned < 29000 + 122 + 2);
+  CHECK(learned == 29102);
+  std::size_t k = 0;
+  while (k < heartbeats.size() && heartbeats[k] < learned) ++k;
+  REQUIRE(k < heartbeats.size());
+  CHECK(heartbeats[k] == learned);
+  CHECK(hb_to[k] != "broker-0");
 }
