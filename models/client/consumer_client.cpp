@@ -113,7 +113,8 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
       fetch_id_(cluster.broker_nodes.size(), -1),
       fetch_failed_(cluster.broker_nodes.size(), false),
       connected_(cluster.broker_nodes.size(), false),
-      least_loaded_rng_(seed, "least-loaded-" + spec.name) {
+      least_loaded_rng_(seed, "least-loaded-" + spec.name),
+      lookup_rng_(seed, "find-coordinator-" + spec.name) {
   fetch_brokers_ = static_cast<std::uint32_t>(fetch_due_.size());
   process_.set_name(spec_.name);
   process_.attach(&app_);
@@ -367,7 +368,7 @@ void ConsumerClient::on_find_coordinator_response(const FindCoordinatorResponse&
     // The KIP-848 client's RequestState.onSuccessfulAttempt: the next lookup (the coordinator
     // found proves unreachable, say) waits the first backoff step from this answer.
     if (lookup_backoff_after_success_)
-      coordinator_lookup_not_before_ = sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(0)));
+      coordinator_lookup_not_before_ = sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(0, lookup_rng_)));
   } else {
     coordinator_lookup_not_before_ =
         sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(coordinator_lookup_attempts_++)));
@@ -787,12 +788,12 @@ sim::NodeId ConsumerClient::least_loaded_broker() const {
   return best;
 }
 
-std::int64_t ConsumerClient::exponential_backoff_ms(int attempts) {
+std::int64_t ConsumerClient::exponential_backoff_ms(int attempts, sim::Rng& rng) {
   const double initial = static_cast<double>(config_.retry_backoff_ms);
   const double max = static_cast<double>(config_.retry_backoff_max_ms);
   const double exp_max = max > initial ? std::log(max / std::max(initial, 1.0)) / std::log(2.0) : 0;
   const double term = initial * std::pow(2.0, std::min(static_cast<double>(attempts), exp_max));
-  const double factor = 0.8 + 0.4 * rng_.uniform01();
+  const double factor = 0.8 + 0.4 * rng.uniform01();
   return std::min(static_cast<std::int64_t>(factor * term), config_.retry_backoff_max_ms);
 }
 

@@ -169,7 +169,8 @@ class ConsumerClient : public ConsumerModel {
   sim::NodeId least_loaded_broker() const;
   /// ExponentialBackoff(retry.backoff.ms, 2, retry.backoff.max.ms, jitter 0.2) after `attempts`
   /// failures, drawn from the client's RNG stream.
-  std::int64_t exponential_backoff_ms(int attempts);
+  std::int64_t exponential_backoff_ms(int attempts) { return exponential_backoff_ms(attempts, rng_); }
+  std::int64_t exponential_backoff_ms(int attempts, sim::Rng& rng);
   /// `quiet`: trace::Rpc::quiet (a heartbeat that carries and causes no news).
   void trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api, std::int32_t id,
                  const ErrorCode* error, bool quiet = false);
@@ -338,6 +339,7 @@ class ConsumerClient : public ConsumerModel {
   std::vector<sim::SimTime> fetch_answer_;
   std::uint64_t fetch_answer_changes_ = UINT64_MAX;
   sim::Rng least_loaded_rng_;  // leastLoadedNode's random starting node
+  sim::Rng lookup_rng_;        // the jitter of FindCoordinator's backoff after a success
 };
 
 }  // namespace rsim
