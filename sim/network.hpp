@@ -3,9 +3,9 @@
 // whose receiving activity is stopped (a paused process) wait and arrive, in order, when it
 // resumes; messages for a dead process are lost. Generic over the payload; no Kafka here.
 // Links are found in O(1): each node keeps its outgoing links in a vector indexed by destination.
+// Messages in flight and held wait in a Fifo (sim/fifo.hpp): no allocation per message.
 #pragma once
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/distribution.hpp"
+#include "sim/fifo.hpp"
 #include "sim/kernel.hpp"
 #include "sim/rng.hpp"
 
@@ -123,7 +124,7 @@ class Network {
     double mean_latency_ms;  // spec.latency.expected_ms(), set with spec
     bool cut = false;
     SimTime last_delivery{0};
-    std::deque<Payload> in_flight;
+    Fifo<Payload> in_flight;
   };
 
   struct Node : EventTarget {
@@ -168,7 +169,7 @@ class Network {
     std::string name;
     Activity* receiver;
     Handler handler;
-    std::deque<std::pair<NodeId, Payload>> held;
+    Fifo<std::pair<NodeId, Payload>> held;
     std::vector<std::unique_ptr<Link>> out;  // by destination; created on first use
     Distribution handling = Distribution::constant(0);
     Rng handling_rng{0, "handling"};

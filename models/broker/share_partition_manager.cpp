@@ -104,7 +104,7 @@ class ShareStateLog {
 }  // namespace
 
 struct SharePartitionManager::Impl {
-  Impl(sim::Kernel& kernel, Tracer& tracer, sim::Network<ShareEnvelope>& net, const ClusterMetadata& cluster,
+  Impl(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net, const ClusterMetadata& cluster,
        const BrokerConfig& config, Workload& workload, std::map<std::string, ShareGroupConfig> group_configs,
        sim::Distribution write_latency, sim::Distribution network_latency, std::uint64_t seed,
        std::function<std::string(sim::NodeId)> name_of)
@@ -227,12 +227,12 @@ struct SharePartitionManager::Impl {
     });
   }
 
-  void on_broker_message(std::int32_t broker, sim::NodeId from, ShareEnvelope&& e) {
+  void on_broker_message(std::int32_t broker, sim::NodeId from, Envelope&& e) {
     if (const auto* hb = std::get_if<ShareGroupHeartbeatRequest>(&e.message)) {
       const sim::NodeId me = cluster_.broker_nodes.at(static_cast<std::size_t>(broker));
       group_coordinator_->on_heartbeat(*hb, consumer_of(from),
                                        [this, me, from, id = e.correlation_id](ShareGroupHeartbeatResponse r) {
-                                         net_.send(me, from, ShareEnvelope{id, std::move(r)});
+                                         net_.send(me, from, Envelope{id, std::move(r)});
                                        });
     } else if (auto* fetch = std::get_if<ShareFetchRequest>(&e.message)) {
       on_share_fetch(broker, from, e.correlation_id, std::move(*fetch));
@@ -243,8 +243,8 @@ struct SharePartitionManager::Impl {
     }
   }
 
-  void reply(std::int32_t broker, sim::NodeId to, std::int32_t id, ShareMessage m) {
-    net_.send(cluster_.broker_nodes.at(static_cast<std::size_t>(broker)), to, ShareEnvelope{id, std::move(m)});
+  void reply(std::int32_t broker, sim::NodeId to, std::int32_t id, Message m) {
+    net_.send(cluster_.broker_nodes.at(static_cast<std::size_t>(broker)), to, Envelope{id, std::move(m)});
   }
 
   /// Runs `ready` once the share-partition exists (first use: ReadShareGroupState round trip,
@@ -515,7 +515,7 @@ struct SharePartitionManager::Impl {
 
   sim::Kernel& kernel_;
   Tracer& tracer_;
-  sim::Network<ShareEnvelope>& net_;
+  sim::Network<Envelope>& net_;
   const ClusterMetadata& cluster_;
   Workload& workload_;
   ShareStateLog state_log_;
@@ -538,7 +538,7 @@ struct SharePartitionManager::Impl {
   std::uint64_t next_parked_ = 1;
 };
 
-SharePartitionManager::SharePartitionManager(sim::Kernel& kernel, Tracer& tracer, sim::Network<ShareEnvelope>& net,
+SharePartitionManager::SharePartitionManager(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net,
                                              const ClusterMetadata& cluster, const BrokerConfig& config,
                                              Workload& workload, std::map<std::string, ShareGroupConfig> group_configs,
                                              sim::Distribution write_latency, sim::Distribution network_latency,
@@ -552,7 +552,7 @@ void SharePartitionManager::set_group_coordinator(ShareGroupCoordinator* coordin
   impl_->group_coordinator_ = coordinator;
 }
 
-void SharePartitionManager::on_message(std::int32_t broker, sim::NodeId from, ShareEnvelope&& e) {
+void SharePartitionManager::on_message(std::int32_t broker, sim::NodeId from, Envelope&& e) {
   impl_->on_broker_message(broker, from, std::move(e));
 }
 

@@ -20,7 +20,7 @@
 
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
-#include "models/protocol/share_messages.hpp"
+#include "models/protocol/messages.hpp"
 #include "models/trace/trace_events.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/distribution.hpp"
@@ -37,7 +37,7 @@ class SharePartitionManager {
   /// group.share.* values); `write_latency` / `network_latency`: one write of __share_group_state
   /// and one hop between brokers; `name_of`: how the trace names a client node (the scenario's
   /// consumer name).
-  SharePartitionManager(sim::Kernel& kernel, Tracer& tracer, sim::Network<ShareEnvelope>& net,
+  SharePartitionManager(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net,
                         const ClusterMetadata& cluster, const BrokerConfig& config, Workload& workload,
                         std::map<std::string, ShareGroupConfig> group_configs, sim::Distribution write_latency,
                         sim::Distribution network_latency, std::uint64_t seed,
@@ -52,7 +52,7 @@ class SharePartitionManager {
 
   /// A request that reached broker `broker` from `from` (ShareGroupHeartbeat, ShareFetch,
   /// ShareAcknowledge, or the client's connection closing).
-  void on_message(std::int32_t broker, sim::NodeId from, ShareEnvelope&& e);
+  void on_message(std::int32_t broker, sim::NodeId from, Envelope&& e);
 
   /// InitializeShareGroupState from the group coordinator to each share coordinator: after the
   /// slowest write, every share-partition of `partitions` starts at `start`; then `done`.

@@ -145,10 +145,11 @@ void AsyncConsumer::reset_client_state() {
   reset_metadata();
   for (sim::Timer* t :
        {&poll_return_timer_, &callback_timer_, &close_retry_timer_, &heartbeat_timer_, &poll_timer_,
-        &request_timeout_timer_, &coordinator_retry_timer_, &stall_end_timer_, &pause_end_timer_, &first_poll_timer_,
+        &request_timeout_timer_, &coordinator_retry_timer_, &first_poll_timer_,
         &fetch_wake_timer_, &processing_timer_, &commit_retry_timer_, &reconcile_commit_timer_, &loop_timer_,
         &fetch_response_timer_})
     t->cancel();
+  cancel_script_timers();
 }
 
 std::string AsyncConsumer::generate_member_id() {
@@ -1113,6 +1114,7 @@ void AsyncConsumer::handle_response(const InFlight& req, std::int32_t id, const 
                  [&](const OffsetsForLeaderEpochResponse& r) {
                    on_offsets_for_leader_epoch_response(id, r);
                  },
+                 [&](const ShareGroupMessage auto&) { SIM_ASSERT(false); },
              },
              response);
   // An application thread in a busy loop sees what the response changed at once.

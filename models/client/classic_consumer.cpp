@@ -102,10 +102,10 @@ void ClassicConsumer::reset_client_state() {
   reset_fetching();
   for (sim::Timer* t : {&poll_return_timer_, &retry_timer_, &auto_commit_timer_, &heartbeat_due_timer_, &callback_timer_,
                         &fetch_wake_timer_, &processing_timer_, &commit_retry_timer_, &loop_timer_,
-                        &heartbeat_tick_, &request_timeout_timer_, &metadata_timer_, &stall_end_timer_,
-                        &pause_end_timer_, &first_poll_timer_, &fetch_response_timer_, &leader_metadata_timer_,
-                        &periodic_metadata_timer_})
+                        &heartbeat_tick_, &request_timeout_timer_, &metadata_timer_, &first_poll_timer_,
+                        &fetch_response_timer_, &leader_metadata_timer_, &periodic_metadata_timer_})
     t->cancel();
+  cancel_script_timers();
 }
 
 void ClassicConsumer::start() {
@@ -761,6 +761,7 @@ void ClassicConsumer::handle_response(const InFlight& req, const Message& respon
                    on_offsets_for_leader_epoch_response(handling_id_, r);
                  },
                  [&](const OffsetsForLeaderEpochRequest&) { SIM_ASSERT(false); },
+                 [&](const ShareGroupMessage auto&) { SIM_ASSERT(false); },
              },
              response);
 }

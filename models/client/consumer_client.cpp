@@ -24,8 +24,7 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
                                sim::Network<Envelope>& network, const ClusterMetadata& cluster,
                                const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed,
                                Workload& workload, LagMonitor* lag, const char* network_thread)
-    : kernel_(kernel),
-      tracer_(tracer),
+    : ConsumerProcess(kernel, tracer, spec.name, network_thread, std::nullopt),
       network_(network),
       cluster_(cluster),
       spec_(spec),
@@ -33,9 +32,6 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
       rng_(seed, "consumer-" + spec.name),
       loop_rng_(seed, "loop-" + spec.name),
       start_rng_(seed, "start-" + spec.name),
-      process_(kernel),
-      app_(process_, "application"),
-      network_thread_(process_, network_thread),
       poll_return_timer_(kernel, [this] { entered(); on_poll_return(); }, &app_),
       callback_timer_(kernel, [this] { entered(); on_callback_end(); }, &app_),
       fetch_wake_timer_(kernel, [this] { entered(); on_app_wake(); settled(); }, &app_),
@@ -49,36 +45,6 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
                   },
                   &app_),
       request_timeout_timer_(kernel, [this] { entered(); on_request_timeout_check(); }, &network_thread_),
-      stall_end_timer_(kernel,
-                       [this] {
-                         entered();
-                         app_.unstall();
-                         // The application calls poll() again (or goes on with its batch).
-                         if (process_.alive())
-                           tracer_.publish(trace::ConsumerResume{.consumer = spec_.name, .after = "stall"});
-                         // A batch being processed or a commitSync() goes on; otherwise the loop
-                         // polls again.
-                         // A stall inside start_latency_ms: the first poll() is still to come.
-                         if (process_.alive() && close_stage_ == CloseStage::None && !batch_ &&
-                             !commit_sync_waiting_ && !first_poll_pending_)
-                           begin_poll();
-                       }),
-      pause_end_timer_(kernel,
-                       [this] {
-                         entered();
-                         if (!process_.alive()) return;
-                         tracer_.publish(trace::ConsumerResume{.consumer = spec_.name});
-                         process_.resume();
-                       }),
-      restart_timer_(kernel,
-                     [this] {
-                       entered();
-                       if (!next_incarnation_) return start();
-                       // The next incarnation is another client object: it may destroy nothing
-                       // of this one, which the World keeps.
-                       const auto next = std::exchange(next_incarnation_, {});
-                       next();
-                     }),
       first_poll_timer_(kernel,
                         [this] {
                           entered();
@@ -116,9 +82,6 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
       least_loaded_rng_(seed, "least-loaded-" + spec.name),
       lookup_rng_(seed, "find-coordinator-" + spec.name) {
   fetch_brokers_ = static_cast<std::uint32_t>(fetch_due_.size());
-  process_.set_name(spec_.name);
-  process_.attach(&app_);
-  process_.attach(&network_thread_);
   node_ = network_.add_node(spec_.name, &network_thread_, [this](sim::NodeId from, Envelope&& e) {
     entered();
     on_message(from, std::move(e));
@@ -260,10 +223,7 @@ void ConsumerClient::on_fetch_errors() {
   on_leaders_changed();
 }
 
-void ConsumerClient::request_stop() {
-  entered();
-  if (!process_.alive() || close_stage_ != CloseStage::None) return;
-  tracer_.publish(trace::ConsumerStop{.consumer = spec_.name});
+void ConsumerClient::begin_close() {
   stop_requested_ = true;
   if (spec_.on_stop != StopMode::Wakeup) return;
   wakeup_pending_ = true;
@@ -283,48 +243,17 @@ bool ConsumerClient::maybe_trigger_wakeup() {
   return true;
 }
 
-void ConsumerClient::crash() {
-  entered();
-  if (!process_.alive()) return;
-  tracer_.publish(trace::ConsumerCrash{.consumer = spec_.name});
-  process_.kill();
-  reset_client_state();
-}
-
-void ConsumerClient::restart(sim::SimTime after, bool graceful, std::function<void()> next) {
-  entered();
-  next_incarnation_ = std::move(next);
-  if (!process_.alive()) {
-    restart_timer_.arm(after);
-    return;
-  }
-  if (graceful) {
-    restart_after_ = kernel_.now() + after;
-    request_stop();
-  } else {
-    crash();
-    restart_timer_.arm(after);
-  }
-}
-
-void ConsumerClient::stall(sim::SimTime duration) {
-  entered();
-  if (!process_.alive()) return;
-  tracer_.publish(trace::ConsumerStall{.consumer = spec_.name, .for_ms = duration.count() / 1000});
+void ConsumerClient::on_stall() {
   // The application is busy outside poll(): nothing of its thread runs until it returns.
   in_poll_ = false;
   poll_return_timer_.cancel();
   fetch_wake_timer_.cancel();
-  app_.stall();
-  stall_end_timer_.arm(duration);
 }
 
-void ConsumerClient::pause(sim::SimTime duration) {
-  entered();
-  if (!process_.alive()) return;
-  tracer_.publish(trace::ConsumerPause{.consumer = spec_.name, .for_ms = duration.count() / 1000});
-  process_.pause();
-  pause_end_timer_.arm(duration);
+void ConsumerClient::on_stall_end() {
+  // A batch being processed or a commitSync() goes on; otherwise the loop polls again. A stall
+  // inside start_latency_ms: the first poll() is still to come.
+  if (close_stage_ == CloseStage::None && !batch_ && !commit_sync_waiting_ && !first_poll_pending_) begin_poll();
 }
 
 void ConsumerClient::on_broker_down(sim::NodeId broker) {
@@ -419,14 +348,7 @@ bool ConsumerClient::end_callback() {
 
 void ConsumerClient::finish_close() {
   close_stage_ = CloseStage::Closed;
-  tracer_.publish(trace::ConsumerClosed{.consumer = spec_.name});
-  process_.kill();
-  reset_client_state();
-  if (restart_after_) {
-    const sim::SimTime at = std::max(*restart_after_, kernel_.now());
-    restart_after_.reset();
-    restart_timer_.arm_at(at);
-  }
+  end_after_close();
 }
 
 sim::SimTime ConsumerClient::draw_start_latency() { return spec_.start_latency.sample(start_rng_); }

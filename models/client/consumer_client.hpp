@@ -1,8 +1,8 @@
 // What the classic KafkaConsumer (ClassicConsumer) and the KIP-848 one (AsyncConsumer) share:
 // the process with its application thread and network/heartbeat thread, the records side
-// (RecordConsumption), the timers of the application loop, and what the scenario's script does
-// to the process (stop, crash, restart, stall, pause). Each protocol's client supplies the
-// group logic through the hooks below.
+// (RecordConsumption), the timers of the application loop, and their part of what the scenario's
+// script does to the process (ConsumerProcess carries out stop, crash, restart, stall and pause
+// for every variant). Each protocol's client supplies the group logic through the hooks below.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -11,7 +11,7 @@
 
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
-#include "models/client/consumer_model.hpp"
+#include "models/client/consumer_process.hpp"
 #include "models/protocol/messages.hpp"
 #include "models/client/record_consumption.hpp"
 #include "models/spec/scenario_spec.hpp"
@@ -29,23 +29,15 @@ namespace rsim {
 inline constexpr sim::SimTime kSpinTurn = sim::ms(1);
 inline constexpr sim::SimTime at_least_a_turn(sim::SimTime d) { return d < kSpinTurn ? kSpinTurn : d; }
 
-class ConsumerClient : public ConsumerModel {
+class ConsumerClient : public ConsumerProcess {
  public:
   ConsumerClient(const ConsumerClient&) = delete;
   ConsumerClient& operator=(const ConsumerClient&) = delete;
 
   sim::NodeId node() const override { return node_; }
 
-  // The scenario's script.
-  /// Graceful close(): by the scenario's `on_stop`, through wakeup() (a poll() in progress ends
-  /// with WakeupException) or at the application's next return from poll().
-  void request_stop() override;
-  void crash() override;
-  void restart(sim::SimTime after, bool graceful, std::function<void()> next = {}) override;
+  // The scenario's script (the process's part: ConsumerProcess).
   std::vector<std::string> topics() const override { return spec_.topics; }
-  bool running() const override { return process_.alive(); }
-  void stall(sim::SimTime duration) override;
-  void pause(sim::SimTime duration) override;
   /// The broker's process died: a connection to it (requests in flight, or the coordinator's)
   /// is reset at once.
   void on_broker_down(sim::NodeId broker) override;
@@ -78,6 +70,16 @@ class ConsumerClient : public ConsumerModel {
                  const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
                  std::uint64_t seed, Workload& workload, LagMonitor* lag, const char* network_thread);
   ~ConsumerClient() override = default;
+
+  // ConsumerProcess's hooks.
+  void on_script_entry() override { entered(); }
+  bool closing() const override { return close_stage_ != CloseStage::None; }
+  /// Graceful close(): by the scenario's `on_stop`, through wakeup() (a poll() in progress ends
+  /// with WakeupException) or at the application's next return from poll().
+  void begin_close() override;
+  void reset_process_state() override { reset_client_state(); }
+  void on_stall() override;
+  void on_stall_end() override;
 
   // Hooks of the protocol's client.
   virtual void on_message(sim::NodeId from, Envelope&& envelope) = 0;
@@ -245,8 +247,6 @@ class ConsumerClient : public ConsumerModel {
   virtual void settled() {}
   std::uint64_t entries_ = 0;
 
-  sim::Kernel& kernel_;
-  Tracer& tracer_;
   sim::Network<Envelope>& network_;
   const ClusterMetadata& cluster_;
   ConsumerSpec spec_;
@@ -255,14 +255,11 @@ class ConsumerClient : public ConsumerModel {
   sim::Rng loop_rng_;  // the application loop's own time (processing.per_poll_ms)
   sim::Rng start_rng_;  // start_latency_ms
 
-  sim::Process process_;
   // Fetches in flight (fetch_due_ entries other than sim::kNever) and brokers, kept beside the
   // process's state: a poll pass with a Fetch in flight to every broker (most passes) learns it
   // here, without loading fetch_due_.
   std::uint32_t fetches_in_flight_ = 0;
   std::uint32_t fetch_brokers_ = 0;
-  sim::Activity app_;
-  sim::Activity network_thread_;
   sim::NodeId node_ = 0;
 
   // Application-thread timers.
@@ -274,10 +271,6 @@ class ConsumerClient : public ConsumerModel {
   sim::Timer loop_timer_;
   // Network-thread timer.
   sim::Timer request_timeout_timer_;
-  // Script timers (no activity: they act on the process from outside).
-  sim::Timer stall_end_timer_;
-  sim::Timer pause_end_timer_;
-  sim::Timer restart_timer_;
   sim::Timer first_poll_timer_;     // the end of start_latency_ms (on the application thread)
   bool first_poll_pending_ = false;  // started, the first poll() not called yet
   // Network-thread timers of the metadata: the pending update, the Fetch errors of moved leaders.
@@ -292,8 +285,6 @@ class ConsumerClient : public ConsumerModel {
   bool stop_requested_ = false;
   bool wakeup_pending_ = false;  // consumer.wakeup() was called; the next network wait throws
   CloseStage close_stage_ = CloseStage::None;
-  std::optional<sim::SimTime> restart_after_;
-  std::function<void()> next_incarnation_;  // started by restart_timer_ instead of start()
 
   // Metadata: the data-partition leaders the client knows (the cluster's data_leaders as of its
   // last refresh), when it last refreshed, and the update it waits for.

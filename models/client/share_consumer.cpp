@@ -13,12 +13,11 @@ namespace {
 using ojson = nlohmann::ordered_json;
 }  // namespace
 
-ShareConsumer::ShareConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<ShareEnvelope>& net,
+ShareConsumer::ShareConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net,
                              const ConsumerSpec& spec, ConsumerConfig config,
                              std::uint64_t seed, std::function<sim::NodeId(const TopicPartition&)> leader_of,
                              std::function<sim::NodeId()> coordinator)
-    : kernel_(kernel),
-      tracer_(tracer),
+    : ConsumerProcess(kernel, tracer, spec.name, "background", "pause"),
       net_(net),
       spec_(spec),
       config_(std::move(config)),
@@ -26,16 +25,11 @@ ShareConsumer::ShareConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<S
       start_rng_(seed, "start-" + spec.name),
       leader_of_(std::move(leader_of)),
       coordinator_(std::move(coordinator)),
-      process_(kernel),
-      app_(process_, "application"),
-      background_(process_, "background"),
-      heartbeat_timer_(kernel, [this] { heartbeat(); }, &background_),
+      heartbeat_timer_(kernel, [this] { heartbeat(); }, &network_thread_),
       app_timer_(kernel, [this] { app_step(); }, &app_),
       topics_(spec.topics) {
-  process_.attach(&app_);
-  process_.attach(&background_);
-  node_ = net.add_node(spec.name, &background_,
-                       [this](sim::NodeId from, ShareEnvelope&& e) { on_message(from, std::move(e)); });
+  node_ = net.add_node(spec.name, &network_thread_,
+                       [this](sim::NodeId from, Envelope&& e) { on_message(from, std::move(e)); });
   explicit_ = config_.share_acknowledgement_mode == "explicit";
 }
 
@@ -56,6 +50,7 @@ std::string ShareConsumer::new_member_id() {
 void ShareConsumer::reset() {
   heartbeat_timer_.cancel();
   app_timer_.cancel();
+  cancel_script_timers();
   member_epoch_ = 0;
   heartbeat_interval_ms_ = 0;
   heartbeat_in_flight_ = false;
@@ -73,11 +68,11 @@ void ShareConsumer::reset() {
   topics_changed_ = true;
 }
 
-void ShareConsumer::send(sim::NodeId to, ShareMessage message, bool quiet) {
+void ShareConsumer::send(sim::NodeId to, Message message, bool quiet) {
   const std::int32_t id = ++next_correlation_;
   tracer_.publish(trace::Rpc{
-      .dir = "send", .from = spec_.name, .to = net_.name(to), .api = share_api_name(message), .id = id, .quiet = quiet});
-  net_.send(node_, to, ShareEnvelope{id, std::move(message)});
+      .dir = "send", .from = spec_.name, .to = net_.name(to), .api = api_name(message), .id = id, .quiet = quiet});
+  net_.send(node_, to, Envelope{id, std::move(message)});
 }
 
 void ShareConsumer::start() {
@@ -312,9 +307,9 @@ void ShareConsumer::on_fetch_response(sim::NodeId from, const ShareFetchResponse
   if (got && !processing_ && !stopping_) app_timer_.arm(sim::SimTime::zero());
 }
 
-void ShareConsumer::on_message(sim::NodeId from, ShareEnvelope&& e) {
+void ShareConsumer::on_message(sim::NodeId from, Envelope&& e) {
   if (!process_.alive()) return;
-  trace::Rpc f{.dir = "recv", .from = net_.name(from), .to = spec_.name, .api = share_api_name(e.message),
+  trace::Rpc f{.dir = "recv", .from = net_.name(from), .to = spec_.name, .api = api_name(e.message),
                .id = e.correlation_id};
   std::visit(
       [&](const auto& m) {
@@ -343,11 +338,8 @@ void ShareConsumer::on_message(sim::NodeId from, ShareEnvelope&& e) {
   }
 }
 
-void ShareConsumer::request_stop() {
-  if (!process_.alive() || stopping_) return;
+void ShareConsumer::begin_close() {
   stopping_ = true;
-  tracer_.publish(trace::ConsumerStop{.consumer = spec_.name});
-  // close() runs on the application thread once the current batch is done.
   if (!processing_) app_timer_.arm(sim::SimTime::zero());
 }
 
@@ -378,64 +370,18 @@ void ShareConsumer::close_sessions_and_leave() {
   }
 }
 
-void ShareConsumer::finish_stop() {
-  tracer_.publish(trace::ConsumerClosed{.consumer = spec_.name});
-  process_.kill();
-  reset();
-  if (restart_after_stop_) {
-    restart_after_stop_ = false;
-    kernel_.schedule_closure_after(restart_after_, [this] { start(); });
-  }
-}
+void ShareConsumer::finish_stop() { end_after_close(); }
 
-void ShareConsumer::crash() {
-  if (!process_.alive()) return;
-  // The process is killed: no close(), no leave heartbeat. Its OS closes its sockets, so every
-  // broker it had a share session with sees the connection end (a FIN behind whatever was
-  // already on the wire; lost on a cut link) and releases the records the member acquired there
-  // (ShareSessionCache's disconnect listener). Its membership still ends only with the session
-  // timeout. A paused process or a cut network closes nothing: those records wait for their
-  // acquisition locks to expire.
-  tracer_.publish(trace::ConsumerCrash{.consumer = spec_.name});
+void ShareConsumer::on_crash() {
+  // No close(), no leave heartbeat. Its OS closes its sockets, so every broker it had a share
+  // session with sees the connection end (a FIN behind whatever was already on the wire; lost on
+  // a cut link) and releases the records the member acquired there (ShareSessionCache's
+  // disconnect listener). Its membership still ends only with the session timeout. A paused
+  // process or a cut network closes nothing: those records wait for their acquisition locks to
+  // expire.
   for (const auto& [leader, s] : sessions_) {
-    if (s.epoch != 0) net_.send(node_, leader, ShareEnvelope{0, ShareConnectionClosed{}});
+    if (s.epoch != 0) net_.send(node_, leader, Envelope{0, ShareConnectionClosed{}});
   }
-  process_.kill();
-  reset();
-}
-
-void ShareConsumer::restart(sim::SimTime after, bool graceful, std::function<void()> next) {
-  SIM_ASSERT_MSG(!next, "a share consumer has no next incarnation with other configs");
-  if (graceful && process_.alive()) {
-    restart_after_stop_ = true;
-    restart_after_ = after;
-    request_stop();
-    return;
-  }
-  crash();
-  kernel_.schedule_closure_after(after, [this] { start(); });
-}
-
-void ShareConsumer::stall(sim::SimTime duration) {
-  if (!process_.alive()) return;
-  tracer_.publish(trace::ConsumerStall{.consumer = spec_.name, .for_ms = sim::to_ms(duration)});
-  app_.stall();
-  kernel_.schedule_closure_after(duration, [this, inc = process_.incarnation()] {
-    if (process_.incarnation() != inc || !process_.alive()) return;
-    app_.unstall();
-    tracer_.publish(trace::ConsumerResume{.consumer = spec_.name, .after = "stall"});
-  });
-}
-
-void ShareConsumer::pause(sim::SimTime duration) {
-  if (!process_.alive()) return;
-  tracer_.publish(trace::ConsumerPause{.consumer = spec_.name, .for_ms = sim::to_ms(duration)});
-  process_.pause();
-  kernel_.schedule_closure_after(duration, [this, inc = process_.incarnation()] {
-    if (process_.incarnation() != inc || !process_.alive()) return;
-    process_.resume();
-    tracer_.publish(trace::ConsumerResume{.consumer = spec_.name, .after = "pause"});
-  });
 }
 
 }  // namespace rsim

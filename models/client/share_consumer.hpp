@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "models/client/consumer_model.hpp"
+#include "models/client/consumer_process.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
-#include "models/protocol/share_messages.hpp"
+#include "models/protocol/messages.hpp"
 #include "models/spec/scenario_spec.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
@@ -28,14 +28,15 @@
 
 namespace rsim {
 
-/// A share consumer is driven by the scenario's script like any consumer (ConsumerModel); what
-/// a share group has no use for (rebalance callbacks, metadata and leadership changes: leaders do
-/// not move in a share run) keeps the interface's no-op defaults.
-class ShareConsumer final : public ConsumerModel {
+/// A share consumer is driven by the scenario's script like any consumer: the process's verbs
+/// (stop, crash, restart, stall, pause) are ConsumerProcess's, the same as every other variant's;
+/// what a share group has no use for (rebalance callbacks, metadata and leadership changes:
+/// leaders do not move in a share run) keeps the interface's no-op defaults.
+class ShareConsumer final : public ConsumerProcess {
  public:
   /// `leader_of`: the broker node leading a data partition; `coordinator`: the group
   /// coordinator's node.
-  ShareConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<ShareEnvelope>& net,
+  ShareConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net,
                 const ConsumerSpec& spec, ConsumerConfig config,
                 std::uint64_t seed, std::function<sim::NodeId(const TopicPartition&)> leader_of,
                 std::function<sim::NodeId()> coordinator);
@@ -44,15 +45,7 @@ class ShareConsumer final : public ConsumerModel {
 
   sim::NodeId node() const override { return node_; }
   void start() override;
-  bool running() const override { return process_.alive(); }
-  void request_stop() override;
-  void crash() override;
-  /// A share run has no new incarnations with other configs (refused before the run): `next`
-  /// must be empty.
-  void restart(sim::SimTime after, bool graceful, std::function<void()> next = {}) override;
   std::vector<std::string> topics() const override { return topics_; }
-  void stall(sim::SimTime duration) override;
-  void pause(sim::SimTime duration) override;
   void subscribe(std::vector<std::string> topics) override;
 
  private:
@@ -67,8 +60,16 @@ class ShareConsumer final : public ConsumerModel {
     std::vector<PartitionAcknowledgements> pending_acks;
   };
 
-  void send(sim::NodeId to, ShareMessage message, bool quiet = false);
-  void on_message(sim::NodeId from, ShareEnvelope&& e);
+  // ConsumerProcess's hooks.
+  bool closing() const override { return stopping_; }
+  /// close() runs on the application thread once the current batch is done.
+  void begin_close() override;
+  /// The OS closes the process's sockets: every share session's broker sees its connection end.
+  void on_crash() override;
+  void reset_process_state() override { reset(); }
+
+  void send(sim::NodeId to, Message message, bool quiet = false);
+  void on_message(sim::NodeId from, Envelope&& e);
   void heartbeat();
   void on_heartbeat_response(const ShareGroupHeartbeatResponse& r);
   void schedule_heartbeat(sim::SimTime delay);
@@ -85,18 +86,13 @@ class ShareConsumer final : public ConsumerModel {
   std::string new_member_id();
   void reset();
 
-  sim::Kernel& kernel_;
-  Tracer& tracer_;
-  sim::Network<ShareEnvelope>& net_;
+  sim::Network<Envelope>& net_;
   const ConsumerSpec& spec_;
   ConsumerConfig config_;
   sim::Rng rng_;
   sim::Rng start_rng_;  // start_latency_ms
   std::function<sim::NodeId(const TopicPartition&)> leader_of_;
   std::function<sim::NodeId()> coordinator_;
-  sim::Process process_;
-  sim::Activity app_;
-  sim::Activity background_;
   sim::NodeId node_ = 0;
   sim::Timer heartbeat_timer_;
   sim::Timer app_timer_;  // the application thread: end of processing, or poll() waking up
@@ -122,8 +118,6 @@ class ShareConsumer final : public ConsumerModel {
   bool explicit_ = false;
   std::int32_t next_correlation_ = 0;
   std::int32_t closes_pending_ = 0;
-  bool restart_after_stop_ = false;
-  sim::SimTime restart_after_{0};
 };
 
 }  // namespace rsim

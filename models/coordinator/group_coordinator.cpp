@@ -65,6 +65,7 @@ void GroupCoordinator::on_request(sim::NodeId from, const Envelope& request) {
                  [&](const ConsumerGroupHeartbeatResponse&) { SIM_ASSERT(false); },
                  [&](const OffsetsForLeaderEpochRequest&) { SIM_ASSERT(false); },  // the leader's
                  [&](const OffsetsForLeaderEpochResponse&) { SIM_ASSERT(false); },
+                 [&](const ShareGroupMessage auto&) { SIM_ASSERT(false); },  // the share brokers'
              },
              request.message);
 }

@@ -29,6 +29,13 @@ const char* api_name(const Message& m) {
           [](const ConsumerGroupHeartbeatResponse&) { return "ConsumerGroupHeartbeat"; },
           [](const OffsetsForLeaderEpochRequest&) { return "OffsetForLeaderEpoch"; },
           [](const OffsetsForLeaderEpochResponse&) { return "OffsetForLeaderEpoch"; },
+          [](const ShareGroupHeartbeatRequest&) { return "ShareGroupHeartbeat"; },
+          [](const ShareGroupHeartbeatResponse&) { return "ShareGroupHeartbeat"; },
+          [](const ShareFetchRequest&) { return "ShareFetch"; },
+          [](const ShareFetchResponse&) { return "ShareFetch"; },
+          [](const ShareAcknowledgeRequest&) { return "ShareAcknowledge"; },
+          [](const ShareAcknowledgeResponse&) { return "ShareAcknowledge"; },
+          [](const ShareConnectionClosed&) { return "connection.close"; },
       },
       m);
 }
@@ -42,7 +49,8 @@ bool is_response(const Message& m) {
                std::is_same_v<T, LeaveGroupResponse> || std::is_same_v<T, OffsetCommitResponse> ||
                std::is_same_v<T, OffsetFetchResponse> || std::is_same_v<T, ListOffsetsResponse> ||
                std::is_same_v<T, ConsumerGroupHeartbeatResponse> ||
-               std::is_same_v<T, OffsetsForLeaderEpochResponse>;
+               std::is_same_v<T, OffsetsForLeaderEpochResponse> || std::is_same_v<T, ShareGroupHeartbeatResponse> ||
+               std::is_same_v<T, ShareFetchResponse> || std::is_same_v<T, ShareAcknowledgeResponse>;
       },
       m);
 }

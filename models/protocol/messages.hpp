@@ -1,5 +1,6 @@
-// The Kafka requests and responses the simulated clients and brokers exchange, as a closed
-// std::variant. Field names follow Kafka's message schemas (clients/src/main/resources/common/
+// The Kafka requests and responses the simulated clients and brokers exchange, as one closed
+// std::variant for every protocol variant (classic, KIP-848 consumer, KIP-932 share): one payload
+// type, one network. Field names follow Kafka's message schemas (clients/src/main/resources/common/
 // message/*.json) in snake_case; subscriptions and assignments are kept decoded, not as bytes.
 #pragma once
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "models/protocol/errors.hpp"
+#include "models/protocol/share_messages.hpp"
 #include "models/protocol/topic_partition.hpp"
 
 namespace rsim {
@@ -211,15 +213,22 @@ using Message = std::variant<FindCoordinatorRequest, FindCoordinatorResponse, Jo
                              OffsetFetchRequest, OffsetFetchResponse, ListOffsetsRequest,
                              ListOffsetsResponse, ConsumerGroupHeartbeatRequest,
                              ConsumerGroupHeartbeatResponse, OffsetsForLeaderEpochRequest,
-                             OffsetsForLeaderEpochResponse>;
+                             OffsetsForLeaderEpochResponse,
+                             // KIP-932 (models/protocol/share_messages.hpp)
+                             ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse, ShareFetchRequest,
+                             ShareFetchResponse, ShareAcknowledgeRequest, ShareAcknowledgeResponse,
+                             ShareConnectionClosed>;
 
-/// What travels on the simulated network: a request or response with its correlation id.
+/// What travels on the simulated network, in every variant: a request or response with its
+/// correlation id. Its size is that of the largest alternative (ConsumerGroupHeartbeatRequest);
+/// the network keeps it by value (no allocation per message).
 struct Envelope {
   std::int32_t correlation_id = 0;
   Message message;
 };
 
-/// Kafka's request name ("JoinGroup") for a request or response alternative.
+/// Kafka's request name ("JoinGroup", "ShareFetch") for a request or response alternative;
+/// "connection.close" for ShareConnectionClosed.
 const char* api_name(const Message& m);
 bool is_response(const Message& m);
 /// The error of a response (NONE for requests).

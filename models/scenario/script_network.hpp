@@ -1,5 +1,5 @@
-// The script's `network` and `partition-network` events on a Network<Payload>, once for the
-// worlds of every variant: which links an event's `between` names, the change (latency, loss)
+// The script's `network` and `partition-network` events on the world's one network, for every
+// variant: which links an event's `between` names, the change (latency, loss)
 // or the cut, and the restore after `for_ms`, each with its trace event.
 #pragma once
 #include <functional>
@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/protocol/messages.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
@@ -32,9 +33,8 @@ inline std::vector<std::pair<sim::NodeId, sim::NodeId>> event_links(const std::v
 }
 
 /// Applies a `network` event: new latency and/or loss, restored after `for_ms`.
-template <typename Payload>
-void apply_network_event(sim::Kernel& kernel, Tracer& tracer, sim::Network<Payload>& net,
-                         const verb::Network& e, const EndpointResolver& resolve) {
+inline void apply_network_event(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net,
+                                const verb::Network& e, const EndpointResolver& resolve) {
   const auto ls = event_links(e.between, e.one_way, resolve);
   std::vector<sim::LinkSpec> before;
   for (const auto& [from, to] : ls) {
@@ -63,9 +63,8 @@ void apply_network_event(sim::Kernel& kernel, Tracer& tracer, sim::Network<Paylo
 }
 
 /// Applies a `partition-network` event: the links are cut for `for_ms`.
-template <typename Payload>
-void apply_network_event(sim::Kernel& kernel, Tracer& tracer, sim::Network<Payload>& net,
-                         const verb::PartitionNetwork& e, const EndpointResolver& resolve) {
+inline void apply_network_event(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net,
+                                const verb::PartitionNetwork& e, const EndpointResolver& resolve) {
   const auto ls = event_links(e.between, false, resolve);
   for (const auto& [from, to] : ls) net.set_cut(from, to, true);
   tracer.publish(trace::NetPartition{.between = e.between, .for_ms = sim::to_ms(e.for_)});

@@ -42,7 +42,7 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-class ShareWorld final : public WorldBase<ShareEnvelope> {
+class ShareWorld final : public WorldBase {
  public:
   ShareWorld(const ScenarioSpec& spec, std::uint64_t seed, const sim::WatchdogLimits& limits)
       : WorldBase(spec, seed, limits),
@@ -53,7 +53,7 @@ class ShareWorld final : public WorldBase<ShareEnvelope> {
                        [this](sim::NodeId n) { return consumer_of(n); }) {
     for (std::int32_t b = 0; b < spec.cluster.brokers; ++b) {
       const sim::NodeId node = net_.add_node(fmt::format("broker-{}", b), nullptr,
-                                             [this, b](sim::NodeId from, ShareEnvelope&& e) {
+                                             [this, b](sim::NodeId from, Envelope&& e) {
                                                share_brokers_.on_message(b, from, std::move(e));
                                              });
       cluster_.broker_nodes.push_back(node);

@@ -60,7 +60,7 @@ std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const st
 
 namespace {
 
-class World final : public WorldBase<Envelope> {
+class World final : public WorldBase {
  public:
   World(const ScenarioSpec& spec, Variant variant, std::uint64_t seed,
         const sim::WatchdogLimits& limits, const ModelOptions& options)

@@ -7,8 +7,9 @@
 // (World: models/scenario/world.cpp). A variant that does not simulate a verb refuses it before
 // the run (unsupported_features), so its hook is never reached.
 //
-// Templated on the network's payload until one payload type carries every message (the classic
-// and KIP-848 Envelope, the KIP-932 ShareEnvelope).
+// One network carries every variant's messages: sim::Network<Envelope>, whose Message is one
+// closed variant of the classic, KIP-848 and KIP-932 requests and responses
+// (models/protocol/messages.hpp).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -23,6 +24,7 @@
 #include "models/coordinator/offsets_log.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
+#include "models/protocol/messages.hpp"
 #include "models/scenario/script_network.hpp"
 #include "models/spec/events.hpp"
 #include "models/spec/overloaded.hpp"
@@ -42,7 +44,6 @@ inline sim::LinkSpec link_defaults(const NetworkSpec& n) {
   return l;
 }
 
-template <class Payload>
 class WorldBase {
  public:
   WorldBase(const WorldBase&) = delete;
@@ -210,7 +211,7 @@ class WorldBase {
   std::uint64_t seed_;
   sim::Kernel kernel_;
   Tracer tracer_;
-  sim::Network<Payload> net_;
+  sim::Network<Envelope> net_;
   BrokerConfig broker_config_;
   OffsetsLog log_;
   Workload workload_;

@@ -173,7 +173,7 @@ TEST_CASE("broker: on the network, a group request to a broker that does not coo
 TEST_CASE("broker: a share lock expires group.share.record.lock.duration.ms after the acquisition") {
   sim::Kernel kernel;
   testing::RecordedTracer tracer(kernel);
-  sim::Network<ShareEnvelope> net(kernel, sim::Rng(1, "net"), sim::LinkSpec{});  // 1 ms links
+  sim::Network<Envelope> net(kernel, sim::Rng(1, "net"), sim::LinkSpec{});  // 1 ms links
   ClusterMetadata cluster = cluster_of(1, 1);
   BrokerConfig config;
   config.group_share_record_lock_duration_ms = 15000;
@@ -182,16 +182,16 @@ TEST_CASE("broker: a share lock expires group.share.record.lock.duration.ms afte
   g.auto_offset_reset = "earliest";  // SPSO at the log start, not the end
   SharePartitionManager share(kernel, tracer, net, cluster, config, w, {{"g", g}}, sim::Distribution::constant(2),
                               sim::Distribution::constant(1), 1, [&](sim::NodeId n) { return net.name(n); });
-  cluster.broker_nodes = {net.add_node("broker-0", nullptr, [&](sim::NodeId from, ShareEnvelope&& e) {
+  cluster.broker_nodes = {net.add_node("broker-0", nullptr, [&](sim::NodeId from, Envelope&& e) {
     share.on_message(0, from, std::move(e));
   })};
   std::vector<std::pair<std::int64_t, ShareFetchResponse>> got;
-  const sim::NodeId client = net.add_node("c1", nullptr, [&](sim::NodeId, ShareEnvelope&& e) {
+  const sim::NodeId client = net.add_node("c1", nullptr, [&](sim::NodeId, Envelope&& e) {
     got.emplace_back(sim::to_ms(kernel.now()), std::get<ShareFetchResponse>(e.message));
   });
   const auto fetch = [&](std::int32_t epoch) {
     net.send(client, cluster.broker_nodes[0],
-             ShareEnvelope{epoch, ShareFetchRequest{.group_id = "g", .member_id = "m1", .share_session_epoch = epoch,
+             Envelope{epoch, ShareFetchRequest{.group_id = "g", .member_id = "m1", .share_session_epoch = epoch,
                                                     .partitions = {{"t", 0}}}});
   };
   fetch(0);
