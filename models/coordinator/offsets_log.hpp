@@ -56,9 +56,9 @@ class OffsetsLog final : public sim::EventTarget {
     ~CommitListener() = default;
   };
   /// Appends one OffsetCommit record per offset (the records::OffsetCommit records append()
-  /// would get), then tells `listener` once they
-  /// have committed: at once if they commit now, else from an event at their commit time (the
-  /// one event append() would schedule for its `on_commit`). `offsets` must not be empty.
+  /// would get), then tells `listener` once they have committed: at once if they commit now,
+  /// else from an event at their commit time (the one event append() would schedule for its
+  /// `on_commit`). `offsets` must not be empty.
   void append_offset_commits(const std::string& group_id, std::span<const CommittedOffset> offsets,
                              std::int64_t commit_timestamp_ms, CommitListener& listener, sim::NodeId node,
                              std::int32_t correlation_id);

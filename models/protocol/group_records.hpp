@@ -8,9 +8,11 @@
 // Partition lists keep the order the coordinator wrote them in; names are Kafka's.
 #pragma once
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
