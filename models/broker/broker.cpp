@@ -146,16 +146,14 @@ void Broker::load(std::int32_t partition) {
     // A group's type is that of its last GroupMetadata / ConsumerGroupMetadata record (an
     // online migration writes the other type's tombstones first).
     std::set<std::string> consumer_groups;
-    std::vector<nlohmann::ordered_json> classic_records;
+    std::vector<records::GroupRecord> classic_records;
     const auto committed = log_.committed_records(partition, kernel_.now());
     for (const auto& r : committed) {
-      const std::string type = r.at("record").get<std::string>();
-      const bool tombstone = r.value("tombstone", false);
-      if (type == "ConsumerGroupMetadata" && !tombstone) consumer_groups.insert(r.at("group"));
-      else if (type == "GroupMetadata" && !tombstone) consumer_groups.erase(r.at("group").get<std::string>());
+      if (const auto* c = std::get_if<records::ConsumerGroupMetadata>(&r)) consumer_groups.insert(c->group);
+      else if (const auto* g = std::get_if<records::GroupMetadata>(&r)) consumer_groups.erase(g->group);
     }
     for (const auto& r : committed)
-      if (consumer_groups.count(r.at("group").get<std::string>()) == 0) classic_records.push_back(r);
+      if (consumer_groups.count(records::group_of(r)) == 0) classic_records.push_back(r);
     auto loaded = coordinator_->load_partition(partition, classic_records);
     for (auto& g : consumer_coordinator_->load_partition(partition, committed)) loaded.push_back(std::move(g));
     loading_.erase(partition);

@@ -25,11 +25,6 @@ using reconciliation::PartitionsWithEpochs;
 using reconciliation::TopicIdPartitions;
 using ojson = nlohmann::ordered_json;
 
-constexpr const char* kMemberMetadata = "ConsumerGroupMemberMetadata";
-constexpr const char* kGroupMetadata = "ConsumerGroupMetadata";
-constexpr const char* kTargetMember = "ConsumerGroupTargetAssignmentMember";
-constexpr const char* kTargetMetadata = "ConsumerGroupTargetAssignmentMetadata";
-constexpr const char* kCurrentAssignment = "ConsumerGroupCurrentMemberAssignment";
 
 int state_byte(MemberState s) {
   switch (s) {
@@ -57,41 +52,34 @@ MemberState state_of_byte(int b) {
   }
 }
 
-std::pair<std::string, std::int32_t> parse_partition(const std::string& s) {
-  const auto dash = s.rfind('-');
-  return {s.substr(0, dash), static_cast<std::int32_t>(std::stol(s.substr(dash + 1)))};
-}
-
-ojson partition_names(const TopicIdPartitions& tps) {
-  ojson list = ojson::array();
+/// A target's partitions as its record lists them: each topic's sorted.
+TopicPartitions partition_names(const TopicIdPartitions& tps) {
+  TopicPartitions list;
   for (const auto& [topic, ps] : tps) {
     std::vector<std::int32_t> sorted = ps;
     std::sort(sorted.begin(), sorted.end());
-    for (const auto p : sorted) list.push_back(topic + "-" + std::to_string(p));
+    for (const auto p : sorted) list.push_back({topic, p});
   }
   return list;
 }
 
-void partitions_with_epochs(const PartitionsWithEpochs& tps, ojson& names, ojson& epochs) {
-  names = ojson::array();
-  epochs = ojson::array();
+void partitions_with_epochs(const PartitionsWithEpochs& tps, TopicPartitions& names,
+                            std::vector<std::int32_t>& epochs) {
   for (const auto& [topic, ps] : tps) {
     for (const auto& pe : ps) {
-      names.push_back(topic + "-" + std::to_string(pe.partition));
+      names.push_back({topic, pe.partition});
       epochs.push_back(pe.assignment_epoch);
     }
   }
 }
 
-PartitionsWithEpochs read_partitions_with_epochs(const ojson& names, const ojson* epochs,
+/// A record's partitions with their epochs (`epochs` parallel to `names`; a partition past its
+/// end gets `default_epoch`).
+PartitionsWithEpochs read_partitions_with_epochs(const TopicPartitions& names, const std::vector<std::int32_t>& epochs,
                                                  std::int32_t default_epoch) {
   PartitionsWithEpochs out;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    const auto [topic, p] = parse_partition(names[i].get<std::string>());
-    const std::int32_t e =
-        epochs != nullptr && i < epochs->size() ? (*epochs)[i].get<std::int32_t>() : default_epoch;
-    out[topic].push_back({p, e});
-  }
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out[names[i].topic].push_back({names[i].partition, i < epochs.size() ? epochs[i] : default_epoch});
   for (auto& [t, ps] : out) std::sort(ps.begin(), ps.end());
   return out;
 }
@@ -104,11 +92,6 @@ std::vector<ConsumerGroupHeartbeatTopicPartitions> to_wire(const PartitionsWithE
     out.push_back(std::move(t));
   }
   return out;
-}
-
-std::optional<std::string> opt_string(const ojson& j, const char* key) {
-  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
-  return j.at(key).get<std::string>();
 }
 
 /// Kafka's isSubset(owned, assigned): a null owned list is not a subset.
@@ -194,133 +177,102 @@ void count_subscriptions(ConsumerGroupState& g, const ConsumerGroupMemberState& 
 }
 }  // namespace
 
-// The coordinator replays the records it builds (ordered JSON) as they are; a record read back
-// as plain JSON (a test's) goes through text once.
-void replay_record(ConsumerGroups& groups, const nlohmann::json& record, const InjectedBugs& bugs) {
-  replay_record(groups, ojson::parse(record.dump()), bugs);
+namespace {
+
+// Replay, one function per record (Kafka's GroupMetadataManager.replay overloads).
+
+void replay_offset(ConsumerGroups& groups, const std::string& group_id, const TopicPartition& tp,
+                   const records::OffsetCommit* value) {
+  // Offsets of other (classic) groups share the partition: only known consumer groups count.
+  const auto git = groups.find(group_id);
+  if (git == groups.end()) return;
+  if (value == nullptr) {
+    git->second.offsets.erase(tp);
+    git->second.offset_epochs.erase(tp);
+  } else {
+    git->second.offsets[tp] = value->committed_offset;
+    git->second.offset_epochs[tp] = value->leader_epoch;
+  }
 }
 
-void replay_record(ConsumerGroups& groups, const ojson& rec, const InjectedBugs& bugs) {
-  const std::string type = rec.at("record").get<std::string>();
-  if (type == "OffsetCommit") {
-    // Offsets of other (classic) groups share the partition: only known consumer groups count.
-    const auto git = groups.find(rec.at("group").get<std::string>());
-    if (git == groups.end()) return;
-    const TopicPartition tp{rec.at("topic").get<std::string>(),
-                            rec.at("partition_index").get<std::int32_t>()};
-    if (rec.value("tombstone", false)) {
-      git->second.offsets.erase(tp);
-      git->second.offset_epochs.erase(tp);
-    } else {
-      git->second.offsets[tp] = rec.at("committed_offset").get<std::int64_t>();
-      git->second.offset_epochs[tp] = rec.value("leader_epoch", std::int32_t{-1});
-    }
-    return;
-  }
-  if (type != kMemberMetadata && type != kGroupMetadata && type != kTargetMember &&
-      type != kTargetMetadata && type != kCurrentAssignment)
-    return;
-  const std::string group_id = rec.at("group").get<std::string>();
-  const bool tombstone = rec.at("tombstone").get<bool>();
+/// The group a consumer-group record is about (created by any record but a tombstone).
+ConsumerGroups::iterator group_of_record(ConsumerGroups& groups, const std::string& group_id, bool tombstone) {
   auto git = groups.find(group_id);
   if (git == groups.end()) {
     SIM_ASSERT_MSG(!tombstone, "tombstone for unknown consumer group " + group_id);
     git = groups.emplace(group_id, ConsumerGroupState{}).first;
     git->second.group_id = group_id;
   }
-  ConsumerGroupState& g = git->second;
-  if (type == kGroupMetadata && tombstone) {
-    // The group goes (it was converted to a classic group, or deleted): its members went first.
-    SIM_ASSERT_MSG(g.members.empty(), "group tombstone of consumer group " + group_id + " with members");
-    groups.erase(git);
-    return;
+  return git;
+}
+
+void replay_target_metadata(ConsumerGroupState& g, const records::ConsumerGroupTargetAssignmentMetadata& rec) {
+  g.assignment_epoch = rec.assignment_epoch;
+  g.assignment_timestamp_ms = rec.assignment_timestamp;
+  g.reconciled_members = 0;
+  for (const auto& [id, m] : g.members) g.reconciled_members += reconciled(m.member, g.assignment_epoch) ? 1 : 0;
+}
+
+void replay_target_member(ConsumerGroupState& g, const records::ConsumerGroupTargetAssignmentMember& rec) {
+  TopicIdPartitions t;
+  for (const auto& tp : rec.partitions) t[tp.topic].push_back(tp.partition);
+  g.target[rec.member_id] = std::move(t);
+}
+
+void remove_member_metadata(ConsumerGroupState& g, const std::string& member_id) {
+  const auto it = g.members.find(member_id);
+  SIM_ASSERT_MSG(it != g.members.end(), "metadata tombstone of unknown member " + member_id);
+  SIM_ASSERT_MSG(it->second.member.member_epoch == -1 && g.target.count(member_id) == 0,
+                 "member " + member_id + " removed before its assignment records");
+  if (it->second.instance_id) {
+    const auto s = g.static_members.find(*it->second.instance_id);
+    if (s != g.static_members.end() && s->second == member_id) g.static_members.erase(s);
   }
-  if (type == kTargetMetadata && tombstone) return;  // the group tombstone follows
-  if (type == kGroupMetadata) {
-    SIM_ASSERT(!tombstone);
-    g.group_epoch = rec.at("epoch").get<std::int32_t>();
-    g.metadata_hash = rec.value("metadata_hash", std::int64_t{0});
-    return;
+  count_subscriptions(g, it->second, -1);
+  g.reconciled_members -= reconciled(it->second.member, g.assignment_epoch) ? 1 : 0;
+  g.members.erase(it);
+}
+
+void replay_member_metadata(ConsumerGroupState& g, const records::ConsumerGroupMemberMetadata& rec) {
+  const std::string& member_id = rec.member_id;
+  auto [it, created] = g.members.try_emplace(member_id);
+  ConsumerGroupMemberState& m = it->second;
+  if (created) {
+    m.member.member_id = member_id;
+    m.member.previous_member_epoch = -1;
+    g.reconciled_members += reconciled(m.member, g.assignment_epoch) ? 1 : 0;
+  } else {
+    count_subscriptions(g, m, -1);
   }
-  if (type == kTargetMetadata) {
-    SIM_ASSERT(!tombstone);
-    g.assignment_epoch = rec.at("assignment_epoch").get<std::int32_t>();
-    g.assignment_timestamp_ms = rec.at("assignment_timestamp").get<std::int64_t>();
-    g.reconciled_members = 0;
-    for (const auto& [id, m] : g.members)
-      g.reconciled_members += reconciled(m.member, g.assignment_epoch) ? 1 : 0;
-    return;
-  }
-  const std::string member_id = rec.at("member_id").get<std::string>();
-  if (type == kTargetMember) {
-    if (tombstone) {
-      g.target.erase(member_id);
-    } else {
-      TopicIdPartitions t;
-      for (const auto& p : rec.at("partitions")) {
-        const auto [topic, part] = parse_partition(p.get<std::string>());
-        t[topic].push_back(part);
-      }
-      g.target[member_id] = std::move(t);
+  m.consumer = rec.consumer;
+  m.instance_id = rec.instance_id;
+  m.rack_id = rec.rack_id;
+  m.client_id = rec.client_id;
+  m.member.subscribed_topic_names = rec.subscribed_topic_names;
+  m.rebalance_timeout_ms = rec.rebalance_timeout_ms;
+  m.server_assignor = rec.server_assignor;
+  m.classic.reset();
+  if (rec.classic_member_metadata) {
+    ClassicMemberMetadata cm;
+    cm.session_timeout_ms = rec.classic_member_metadata->session_timeout_ms;
+    for (const auto& p : rec.classic_member_metadata->supported_protocols) {
+      JoinGroupProtocol jp;
+      jp.name = p.name;
+      jp.metadata.topics = p.topics;
+      jp.metadata.owned_partitions = p.owned_partitions;
+      jp.metadata.generation_id = p.generation_id;
+      jp.metadata.rack = p.rack_id;
+      cm.supported_protocols.push_back(std::move(jp));
     }
-    return;
+    m.classic = std::move(cm);
   }
-  if (type == kMemberMetadata) {
-    if (tombstone) {
-      const auto it = g.members.find(member_id);
-      SIM_ASSERT_MSG(it != g.members.end(), "metadata tombstone of unknown member " + member_id);
-      SIM_ASSERT_MSG(it->second.member.member_epoch == -1 && g.target.count(member_id) == 0,
-                     "member " + member_id + " removed before its assignment records");
-      if (it->second.instance_id) {
-        const auto s = g.static_members.find(*it->second.instance_id);
-        if (s != g.static_members.end() && s->second == member_id) g.static_members.erase(s);
-      }
-      count_subscriptions(g, it->second, -1);
-      g.reconciled_members -= reconciled(it->second.member, g.assignment_epoch) ? 1 : 0;
-      g.members.erase(it);
-      return;
-    }
-    auto [it, created] = g.members.try_emplace(member_id);
-    ConsumerGroupMemberState& m = it->second;
-    if (created) {
-      m.member.member_id = member_id;
-      m.member.previous_member_epoch = -1;
-      g.reconciled_members += reconciled(m.member, g.assignment_epoch) ? 1 : 0;
-    } else {
-      count_subscriptions(g, m, -1);
-    }
-    m.consumer = rec.at("consumer").get<std::string>();
-    m.instance_id = opt_string(rec, "instance_id");
-    m.rack_id = opt_string(rec, "rack_id");
-    m.client_id = rec.at("client_id").get<std::string>();
-    m.member.subscribed_topic_names =
-        rec.at("subscribed_topic_names").get<std::vector<std::string>>();
-    m.rebalance_timeout_ms = rec.at("rebalance_timeout_ms").get<std::int32_t>();
-    m.server_assignor = opt_string(rec, "server_assignor");
-    m.classic.reset();
-    if (const auto c = rec.find("classic_member_metadata"); c != rec.end()) {
-      ClassicMemberMetadata cm;
-      cm.session_timeout_ms = c->at("session_timeout_ms").get<std::int32_t>();
-      for (const auto& pj : c->at("supported_protocols")) {
-        JoinGroupProtocol jp;
-        jp.name = pj.at("name").get<std::string>();
-        jp.metadata.topics = pj.at("topics").get<std::vector<std::string>>();
-        for (const auto& o : pj.at("owned_partitions")) {
-          const auto [topic, part] = parse_partition(o.get<std::string>());
-          jp.metadata.owned_partitions.push_back({topic, part});
-        }
-        jp.metadata.generation_id = pj.at("generation_id").get<std::int32_t>();
-        if (pj.contains("rack_id") && !pj.at("rack_id").is_null())
-          jp.metadata.rack = pj.at("rack_id").get<std::string>();
-        cm.supported_protocols.push_back(std::move(jp));
-      }
-      m.classic = std::move(cm);
-    }
-    count_subscriptions(g, m, +1);
-    if (m.instance_id) g.static_members[*m.instance_id] = member_id;
-    return;
-  }
-  // ConsumerGroupCurrentMemberAssignment.
+  count_subscriptions(g, m, +1);
+  if (m.instance_id) g.static_members[*m.instance_id] = member_id;
+}
+
+/// A ConsumerGroupCurrentMemberAssignment record of `member_id`, or its tombstone (`rec` null).
+void replay_current_assignment(ConsumerGroupState& g, const std::string& member_id,
+                               const records::ConsumerGroupCurrentMemberAssignment* rec, const InjectedBugs& bugs) {
   auto [it, created] = g.members.try_emplace(member_id);
   ConsumerGroupMember& m = it->second.member;
   if (created) {
@@ -329,7 +281,7 @@ void replay_record(ConsumerGroups& groups, const ojson& rec, const InjectedBugs&
     g.reconciled_members -= reconciled(m, g.assignment_epoch) ? 1 : 0;
   }
   remove_owned(g, m);
-  if (tombstone) {
+  if (rec == nullptr) {
     m.member_epoch = -1;
     m.previous_member_epoch = -1;
     m.assigned_partitions.clear();
@@ -337,19 +289,84 @@ void replay_record(ConsumerGroups& groups, const ojson& rec, const InjectedBugs&
     g.reconciled_members += reconciled(m, g.assignment_epoch) ? 1 : 0;
     return;
   }
-  m.member_epoch = rec.at("member_epoch").get<std::int32_t>();
-  m.previous_member_epoch = rec.at("previous_member_epoch").get<std::int32_t>();
-  m.state = state_of_byte(rec.at("state").get<int>());
+  m.member_epoch = rec->member_epoch;
+  m.previous_member_epoch = rec->previous_member_epoch;
+  m.state = state_of_byte(rec->state);
   const std::int32_t default_epoch = std::max(m.member_epoch, 0);
-  m.assigned_partitions = read_partitions_with_epochs(
-      rec.at("assigned"), rec.contains("assigned_epochs") ? &rec.at("assigned_epochs") : nullptr,
-      default_epoch);
-  m.partitions_pending_revocation = read_partitions_with_epochs(
-      rec.at("pending_revocation"),
-      rec.contains("pending_revocation_epochs") ? &rec.at("pending_revocation_epochs") : nullptr,
-      default_epoch);
+  m.assigned_partitions = read_partitions_with_epochs(rec->assigned, rec->assigned_epochs, default_epoch);
+  m.partitions_pending_revocation =
+      read_partitions_with_epochs(rec->pending_revocation, rec->pending_revocation_epochs, default_epoch);
   add_owned(g, m, bugs);
   g.reconciled_members += reconciled(m, g.assignment_epoch) ? 1 : 0;
+}
+
+void replay_tombstone(ConsumerGroups& groups, const records::Tombstone& t, const InjectedBugs& bugs) {
+  using records::RecordType;
+  if (t.type == RecordType::OffsetCommit) {
+    if (t.topic && t.partition_index) replay_offset(groups, t.group, {*t.topic, *t.partition_index}, nullptr);
+    return;
+  }
+  if (t.type != RecordType::ConsumerGroupMetadata && t.type != RecordType::ConsumerGroupMemberMetadata &&
+      t.type != RecordType::ConsumerGroupTargetAssignmentMetadata &&
+      t.type != RecordType::ConsumerGroupTargetAssignmentMember &&
+      t.type != RecordType::ConsumerGroupCurrentMemberAssignment)
+    return;
+  const auto git = group_of_record(groups, t.group, true);
+  ConsumerGroupState& g = git->second;
+  const std::string member_id = t.member_id.value_or("");
+  switch (t.type) {
+    case RecordType::ConsumerGroupMetadata:
+      // The group goes (it was converted to a classic group, or deleted): its members went first.
+      SIM_ASSERT_MSG(g.members.empty(), "group tombstone of consumer group " + t.group + " with members");
+      groups.erase(git);
+      return;
+    case RecordType::ConsumerGroupTargetAssignmentMetadata:
+      return;  // the group tombstone follows
+    case RecordType::ConsumerGroupTargetAssignmentMember:
+      g.target.erase(member_id);
+      return;
+    case RecordType::ConsumerGroupMemberMetadata:
+      remove_member_metadata(g, member_id);
+      return;
+    default:
+      replay_current_assignment(g, member_id, nullptr, bugs);
+      return;
+  }
+}
+
+}  // namespace
+
+void replay_record(ConsumerGroups& groups, const records::GroupRecord& record, const InjectedBugs& bugs) {
+  std::visit(
+      [&](const auto& rec) {
+        using T = std::decay_t<decltype(rec)>;
+        if constexpr (std::is_same_v<T, records::Tombstone>) {
+          replay_tombstone(groups, rec, bugs);
+        } else if constexpr (std::is_same_v<T, records::OffsetCommit>) {
+          replay_offset(groups, rec.group, {rec.topic, rec.partition_index}, &rec);
+        } else if constexpr (std::is_same_v<T, records::ConsumerGroupMetadata>) {
+          ConsumerGroupState& g = group_of_record(groups, rec.group, false)->second;
+          g.group_epoch = rec.epoch;
+          g.metadata_hash = rec.metadata_hash;
+        } else if constexpr (std::is_same_v<T, records::ConsumerGroupTargetAssignmentMetadata>) {
+          replay_target_metadata(group_of_record(groups, rec.group, false)->second, rec);
+        } else if constexpr (std::is_same_v<T, records::ConsumerGroupTargetAssignmentMember>) {
+          replay_target_member(group_of_record(groups, rec.group, false)->second, rec);
+        } else if constexpr (std::is_same_v<T, records::ConsumerGroupMemberMetadata>) {
+          replay_member_metadata(group_of_record(groups, rec.group, false)->second, rec);
+        } else if constexpr (std::is_same_v<T, records::ConsumerGroupCurrentMemberAssignment>) {
+          replay_current_assignment(group_of_record(groups, rec.group, false)->second, rec.member_id, &rec, bugs);
+        } else {
+          // Classic and share group records: not a consumer group's.
+          static_assert(std::is_same_v<T, records::GroupMetadata> || std::is_same_v<T, records::ShareGroupMetadata> ||
+                        std::is_same_v<T, records::ShareGroupMemberMetadata> ||
+                        std::is_same_v<T, records::ShareGroupTargetAssignmentMetadata> ||
+                        std::is_same_v<T, records::ShareGroupTargetAssignmentMember> ||
+                        std::is_same_v<T, records::ShareGroupCurrentMemberAssignment> ||
+                        std::is_same_v<T, records::ShareGroupStatePartitionMetadata>);
+        }
+      },
+      record);
 }
 
 namespace {
@@ -438,13 +455,12 @@ void ConsumerGroupCoordinator::reply(const Reply& to, Message response) {
   sender_(to.node, Envelope{to.correlation_id, std::move(response)});
 }
 
-void ConsumerGroupCoordinator::emit(Write& w, ojson rec) {
+void ConsumerGroupCoordinator::emit(Write& w, records::GroupRecord rec) {
   replay_record(groups_, rec, bugs_);
   // Keep group.epoch's member list in step with the members this record changed.
-  const auto gid = rec.find("group");
-  const std::string& group_id = gid != rec.end() && gid->is_string() ? gid->get_ref<const std::string&>() : w.group_id;
-  if (const auto id = rec.find("member_id"); id != rec.end() && id->is_string())
-    sync_member_name(group_id, id->get_ref<const std::string&>());
+  const std::string& group_id = records::group_of(rec);
+  if (const std::string* id = records::member_id_of(rec))
+    sync_member_name(group_id, *id);
   else if (groups_.count(group_id) == 0)
     member_names_.erase(group_id);
   w.records.push_back(std::move(rec));
@@ -452,7 +468,7 @@ void ConsumerGroupCoordinator::emit(Write& w, ojson rec) {
 
 void ConsumerGroupCoordinator::emit_current_assignment(Write& w, const std::string& group_id,
                                                        const ConsumerGroupMemberState& m) {
-  ojson rec = current_assignment_record(group_id, m);
+  records::ConsumerGroupCurrentMemberAssignment rec = current_assignment_record(group_id, m);
   const auto git = groups_.find(group_id);
   if (git == groups_.end()) {
     emit(w, std::move(rec));  // replay creates the group
@@ -469,10 +485,8 @@ void ConsumerGroupCoordinator::commit(Write& w, const std::optional<Reply>& to, 
   // Trace what changed, in the order a reader needs: epochs, members, then the group's state.
   std::set<std::string> touched;
   for (const auto& rec : w.records) {
-    const auto type = rec.find("record");
-    if (rec.contains("member_id") && type != rec.end() && type->is_string() &&
-        type->get_ref<const std::string&>() == kCurrentAssignment)
-      touched.insert(rec.at("member_id").get<std::string>());
+    if (records::type_of(rec) != records::RecordType::ConsumerGroupCurrentMemberAssignment) continue;
+    if (const std::string* id = records::member_id_of(rec)) touched.insert(*id);
   }
   // The response goes out once the records (or, without records, every earlier write) commit;
   // a heartbeat that writes nothing while nothing is pending is answered at once, as
@@ -520,58 +534,47 @@ void ConsumerGroupCoordinator::commit(Write& w, const std::optional<Reply>& to, 
   }
 }
 
-ojson ConsumerGroupCoordinator::member_metadata_record(const std::string& group_id,
-                                                       const ConsumerGroupMemberState& m) const {
-  ojson names = ojson::array();
+records::ConsumerGroupMemberMetadata ConsumerGroupCoordinator::member_metadata_record(
+    const std::string& group_id, const ConsumerGroupMemberState& m) const {
   std::vector<std::string> sorted = m.member.subscribed_topic_names;
   std::sort(sorted.begin(), sorted.end());
-  for (const auto& t : sorted) names.push_back(t);
   // Kafka's nullable InstanceId, RackId and ServerAssignor are left out when null.
-  ojson rec{{"record", kMemberMetadata},
-            {"tombstone", false},
-            {"group", group_id},
-            {"member_id", m.member.member_id},
-            {"consumer", m.consumer}};
-  if (m.instance_id) rec["instance_id"] = *m.instance_id;
-  if (m.rack_id) rec["rack_id"] = *m.rack_id;
-  rec["client_id"] = m.client_id;
-  rec["subscribed_topic_names"] = names;
-  rec["rebalance_timeout_ms"] = m.rebalance_timeout_ms;
-  if (m.server_assignor) rec["server_assignor"] = *m.server_assignor;
+  records::ConsumerGroupMemberMetadata rec{.group = group_id,
+                                           .member_id = m.member.member_id,
+                                           .consumer = m.consumer,
+                                           .instance_id = m.instance_id,
+                                           .rack_id = m.rack_id,
+                                           .client_id = m.client_id,
+                                           .subscribed_topic_names = std::move(sorted),
+                                           .rebalance_timeout_ms = m.rebalance_timeout_ms,
+                                           .server_assignor = m.server_assignor,
+                                           .classic_member_metadata = std::nullopt};
   if (m.classic) {
-    ojson protocols = ojson::array();
-    for (const auto& p : m.classic->supported_protocols) {
-      ojson topics = ojson::array();
-      for (const auto& t : p.metadata.topics) topics.push_back(t);
-      protocols.push_back({{"name", p.name},
-                           {"topics", topics},
-                           {"owned_partitions", partition_list(p.metadata.owned_partitions)},
-                           {"generation_id", p.metadata.generation_id},
-                           {"rack_id", p.metadata.rack ? ojson(*p.metadata.rack) : ojson(nullptr)}});
-    }
-    rec["classic_member_metadata"] = {{"session_timeout_ms", m.classic->session_timeout_ms},
-                                      {"supported_protocols", protocols}};
+    records::ClassicMemberMetadataValue cm{.session_timeout_ms = m.classic->session_timeout_ms,
+                                           .supported_protocols = {}};
+    for (const auto& p : m.classic->supported_protocols)
+      cm.supported_protocols.push_back(records::ClassicProtocol{.name = p.name,
+                                                                .topics = p.metadata.topics,
+                                                                .owned_partitions = p.metadata.owned_partitions,
+                                                                .generation_id = p.metadata.generation_id,
+                                                                .rack_id = p.metadata.rack});
+    rec.classic_member_metadata = std::move(cm);
   }
   return rec;
 }
 
-ojson ConsumerGroupCoordinator::current_assignment_record(const std::string& group_id,
-                                                          const ConsumerGroupMemberState& m) const {
-  ojson assigned, assigned_epochs, pending, pending_epochs;
-  partitions_with_epochs(m.member.assigned_partitions, assigned, assigned_epochs);
-  partitions_with_epochs(m.member.partitions_pending_revocation, pending, pending_epochs);
-  return ojson{{"record", kCurrentAssignment},
-               {"tombstone", false},
-               {"group", group_id},
-               {"member_id", m.member.member_id},
-               {"consumer", m.consumer},
-               {"member_epoch", m.member.member_epoch},
-               {"previous_member_epoch", m.member.previous_member_epoch},
-               {"state", state_byte(m.member.state)},
-               {"assigned", assigned},
-               {"assigned_epochs", assigned_epochs},
-               {"pending_revocation", pending},
-               {"pending_revocation_epochs", pending_epochs}};
+records::ConsumerGroupCurrentMemberAssignment ConsumerGroupCoordinator::current_assignment_record(
+    const std::string& group_id, const ConsumerGroupMemberState& m) const {
+  records::ConsumerGroupCurrentMemberAssignment rec{.group = group_id,
+                                                    .member_id = m.member.member_id,
+                                                    .consumer = m.consumer,
+                                                    .member_epoch = m.member.member_epoch,
+                                                    .previous_member_epoch = m.member.previous_member_epoch,
+                                                    .state = state_byte(m.member.state)};
+  partitions_with_epochs(m.member.assigned_partitions, rec.assigned, rec.assigned_epochs);
+  partitions_with_epochs(m.member.partitions_pending_revocation, rec.pending_revocation,
+                         rec.pending_revocation_epochs);
+  return rec;
 }
 
 std::int64_t ConsumerGroupCoordinator::metadata_hash(const ConsumerGroupState& g) const {
@@ -714,6 +717,173 @@ void ConsumerGroupCoordinator::on_heartbeat(sim::NodeId from, std::int32_t corre
     regular_heartbeat(to, r);
 }
 
+ErrorCode ConsumerGroupCoordinator::lookup_member(const ConsumerGroupState& before,
+                                                  const ConsumerGroupHeartbeatRequest& r, bool classic,
+                                                  HeartbeatMember& out) const {
+  std::optional<ConsumerGroupMemberState>& replaced = out.replaced;
+  ConsumerGroupMemberState& member = out.member;
+  bool& new_member = out.new_member;
+  if (r.instance_id) {
+    const auto s = before.static_members.find(*r.instance_id);
+    const ConsumerGroupMemberState* existing =
+        s == before.static_members.end() ? nullptr : &before.members.at(s->second);
+    if (r.member_epoch == 0) {
+      if (existing == nullptr) {
+        const auto m = before.members.find(r.member_id);
+        new_member = m == before.members.end();
+        if (!new_member) member = m->second;
+      } else {
+        // A classic static member replaces the old one whatever its epoch.
+        if (!classic &&
+            existing->member.member_epoch != reconciliation::kLeaveGroupStaticMemberEpoch) {
+          return ErrorCode::UNRELEASED_INSTANCE_ID;
+        }
+        replaced = *existing;
+        member = *existing;
+        member.member.member_id = r.member_id;
+        member.member.member_epoch = 0;
+        member.member.previous_member_epoch = 0;
+      }
+    } else {
+      if (existing == nullptr) {
+        return ErrorCode::UNKNOWN_MEMBER_ID;
+      }
+      if (existing->member.member_id != r.member_id) {
+        return ErrorCode::FENCED_INSTANCE_ID;
+      }
+      member = *existing;
+    }
+  } else {
+    const auto m = before.members.find(r.member_id);
+    if (m == before.members.end()) {
+      if (r.member_epoch != 0) {
+        return ErrorCode::UNKNOWN_MEMBER_ID;
+      }
+      new_member = true;
+    } else {
+      member = m->second;
+    }
+  }
+  if (new_member) {
+    member = ConsumerGroupMemberState{};
+    member.member.member_id = r.member_id;
+    member.member.previous_member_epoch = -1;
+  }
+  if (r.member_epoch != 0) {
+    // throwIfConsumerGroupMemberEpochIsInvalid: ahead of the server, or behind and not the
+    // previous epoch of a member that still owns only what it was assigned.
+    const ConsumerGroupMember& m = member.member;
+    if (r.member_epoch > m.member_epoch ||
+        (r.member_epoch < m.member_epoch &&
+         (r.member_epoch != m.previous_member_epoch ||
+          !is_subset(r.topic_partitions, m.assigned_partitions)))) {
+      return ErrorCode::FENCED_MEMBER_EPOCH;
+    }
+  }
+
+  return ErrorCode::NONE;
+}
+
+void ConsumerGroupCoordinator::compute_target_assignment(Write& w, ConsumerGroupState& g, std::int64_t now_ms) {
+  assignors::ServerAssignorInput in;
+  for (const auto& [t, count] : g.subscribed_topic_counts) {
+    const std::int32_t n = cluster_.partitions(t);
+    if (n > 0) in.topics.push_back({t, t, n});
+  }
+  // Members in java.util.HashMap<String, ...> order of their ids.
+  std::vector<const ConsumerGroupMemberState*> ms;
+  std::vector<std::int32_t> hashes;
+  for (const auto& [id, m] : g.members) {
+    ms.push_back(&m);
+    hashes.push_back(assignors::server_java::string_hash(id));
+  }
+  const auto order = assignors::server_java::iteration_order(
+      hashes, assignors::server_java::growth_capacity(ms.size()));
+  std::vector<const ConsumerGroupMemberState*> ordered;
+  for (const auto i : order) ordered.push_back(ms[i]);
+  for (const auto* m : ordered) {
+    assignors::ServerMember sm;
+    sm.member_id = m->member.member_id;
+    sm.instance_id = m->instance_id;
+    sm.rack = m->rack_id;
+    sm.subscribed_topics = m->member.subscribed_topic_names;
+    const auto t = g.target.find(sm.member_id);
+    if (t != g.target.end()) sm.target = t->second;
+    in.members.push_back(std::move(sm));
+  }
+  in.subscription_type = assignors::subscription_type_by_names(in.members);
+  const auto result = assignors::assign_server(preferred_assignor(g), in);
+  const std::int32_t epoch = g.group_epoch;
+  for (const auto* m : ordered) {
+    const std::string& id = m->member.member_id;
+    const auto nit = result.find(id);
+    TopicIdPartitions next = nit == result.end()
+                                 ? TopicIdPartitions{}
+                                 : TopicIdPartitions(nit->second.begin(), nit->second.end());
+    const auto t = g.target.find(id);
+    const auto norm = [](TopicIdPartitions x) {
+      for (auto& [k, v] : x) std::sort(v.begin(), v.end());
+      std::erase_if(x, [](const auto& kv) { return kv.second.empty(); });
+      return x;
+    };
+    if (t == g.target.end() || norm(t->second) != norm(next)) {
+      emit(w, records::ConsumerGroupTargetAssignmentMember{
+                  .group = w.group_id, .member_id = id, .consumer = m->consumer, .partitions = partition_names(next)});
+    }
+  }
+  emit(w, records::ConsumerGroupTargetAssignmentMetadata{
+              .group = w.group_id, .assignment_epoch = epoch, .assignment_timestamp = now_ms});
+}
+
+void ConsumerGroupCoordinator::reconcile_member(Write& w, ConsumerGroupState& g,
+                                                const ConsumerGroupHeartbeatRequest& r, bool subscription_changed,
+                                                bool classic) {
+  ConsumerGroupMemberState& current = g.members.at(r.member_id);
+  const auto t = g.target.find(r.member_id);
+  const TopicIdPartitions empty;
+  const TopicIdPartitions& target = t == g.target.end() ? empty : t->second;
+  std::map<std::string, std::string> ids;  // topic ids are topic names in this model
+  for (const auto& name : current.member.subscribed_topic_names)
+    if (cluster_.partitions(name) > 0) ids[name] = name;
+  const bool skip_revocation = bugs_.skip_revocation;
+  const reconciliation::PartitionEpochLookup lookup =
+      [&g, skip_revocation](const std::string& topic, std::int32_t p) {
+        return skip_revocation ? -1 : g.partition_epoch(topic, p);
+      };
+  std::optional<std::vector<reconciliation::OwnedTopicPartitions>> owned;
+  if (r.topic_partitions) {
+    owned.emplace();
+    for (const auto& tp : *r.topic_partitions) owned->push_back({tp.topic_id, tp.partitions});
+  }
+  const std::map<std::string, std::vector<std::string>> regexes;
+  const auto result = reconciliation::next_member_state(
+      current.member, {.target_assignment_epoch = g.assignment_epoch,
+                       .target_assignment = target,
+                       .current_partition_epoch = lookup,
+                       .owned_topic_partitions = owned,
+                       .has_subscription_changed = subscription_changed,
+                       .topic_ids_by_name = ids,
+                       .resolved_regular_expressions = regexes});
+  SIM_ASSERT_MSG(result.error == reconciliation::ReconciliationError::None,
+                 "no member reaches state UNKNOWN in this model");
+  if (result.next && *result.next != current.member) {  // a record only for a real change
+    ConsumerGroupMemberState next = current;
+    next.member = *result.next;
+    emit_current_assignment(w, r.group_id, next);
+    MemberTimers& tm = timers(r.group_id, r.member_id);
+    const ConsumerGroupMember& now_member = g.members.at(r.member_id).member;
+    // Classic members have only their join and sync timers (GMM.maybeReconcile).
+    if (classic) {
+    } else if (now_member.state == MemberState::UnrevokedPartitions) {
+      // The member must revoke within its rebalance timeout (max.poll.interval.ms).
+      tm.rebalance_epoch = now_member.member_epoch;
+      tm.rebalance->arm(sim::ms(std::max(0, g.members.at(r.member_id).rebalance_timeout_ms)));
+    } else {
+      tm.rebalance->cancel();
+    }
+  }
+}
+
 void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
                                                  const ConsumerGroupHeartbeatRequest& r,
                                                  const JoinGroupRequest* classic) {
@@ -741,71 +911,14 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
   }
 
   // Member lookup: static (by instance id) or dynamic (by member id).
-  std::optional<ConsumerGroupMemberState> replaced;  // a static member this join replaces
-  ConsumerGroupMemberState member;
-  bool new_member = false;
-  if (r.instance_id) {
-    const auto s = before.static_members.find(*r.instance_id);
-    const ConsumerGroupMemberState* existing =
-        s == before.static_members.end() ? nullptr : &before.members.at(s->second);
-    if (r.member_epoch == 0) {
-      if (existing == nullptr) {
-        const auto m = before.members.find(r.member_id);
-        new_member = m == before.members.end();
-        if (!new_member) member = m->second;
-      } else {
-        // A classic static member replaces the old one whatever its epoch.
-        if (classic == nullptr &&
-            existing->member.member_epoch != reconciliation::kLeaveGroupStaticMemberEpoch) {
-          fail(ErrorCode::UNRELEASED_INSTANCE_ID);
-          return;
-        }
-        replaced = *existing;
-        member = *existing;
-        member.member.member_id = r.member_id;
-        member.member.member_epoch = 0;
-        member.member.previous_member_epoch = 0;
-      }
-    } else {
-      if (existing == nullptr) {
-        fail(ErrorCode::UNKNOWN_MEMBER_ID);
-        return;
-      }
-      if (existing->member.member_id != r.member_id) {
-        fail(ErrorCode::FENCED_INSTANCE_ID);
-        return;
-      }
-      member = *existing;
-    }
-  } else {
-    const auto m = before.members.find(r.member_id);
-    if (m == before.members.end()) {
-      if (r.member_epoch != 0) {
-        fail(ErrorCode::UNKNOWN_MEMBER_ID);
-        return;
-      }
-      new_member = true;
-    } else {
-      member = m->second;
-    }
+  HeartbeatMember found;
+  if (const ErrorCode e = lookup_member(before, r, classic != nullptr, found); e != ErrorCode::NONE) {
+    fail(e);
+    return;
   }
-  if (new_member) {
-    member = ConsumerGroupMemberState{};
-    member.member.member_id = r.member_id;
-    member.member.previous_member_epoch = -1;
-  }
-  if (r.member_epoch != 0) {
-    // throwIfConsumerGroupMemberEpochIsInvalid: ahead of the server, or behind and not the
-    // previous epoch of a member that still owns only what it was assigned.
-    const ConsumerGroupMember& m = member.member;
-    if (r.member_epoch > m.member_epoch ||
-        (r.member_epoch < m.member_epoch &&
-         (r.member_epoch != m.previous_member_epoch ||
-          !is_subset(r.topic_partitions, m.assigned_partitions)))) {
-      fail(ErrorCode::FENCED_MEMBER_EPOCH);
-      return;
-    }
-  }
+  ConsumerGroupMemberState& member = found.member;
+  const bool new_member = found.new_member;
+  const std::optional<ConsumerGroupMemberState>& replaced = found.replaced;
 
   Write w{r.group_id, {}};
   std::string reason;
@@ -815,10 +928,10 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
     const TopicIdPartitions old_target = t == before.target.end() ? TopicIdPartitions{} : t->second;
     remove_member_records(w, *replaced);
     emit(w, member_metadata_record(r.group_id, member));
-    ojson rec{{"record", kTargetMember},     {"tombstone", false},
-              {"group", r.group_id},         {"member_id", member.member.member_id},
-              {"consumer", member.consumer}, {"partitions", partition_names(old_target)}};
-    emit(w, std::move(rec));
+    emit(w, records::ConsumerGroupTargetAssignmentMember{.group = r.group_id,
+                                                         .member_id = member.member.member_id,
+                                                         .consumer = member.consumer,
+                                                         .partitions = partition_names(old_target)});
     emit_current_assignment(w, r.group_id, member);
     reason = fmt::format("static member {} replaced", member.consumer);
   }
@@ -864,125 +977,23 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
     if (reason.empty()) reason = "metadata of subscribed topics changed";
   }
   if (bump) {
-    emit(w, ojson{{"record", kGroupMetadata},
-                  {"tombstone", false},
-                  {"group", r.group_id},
-                  {"epoch", g.group_epoch + 1},
-                  {"metadata_hash", hash}});
+    emit(w, records::ConsumerGroupMetadata{.group = r.group_id, .epoch = g.group_epoch + 1, .metadata_hash = hash});
   }
 
   // Target assignment, throttled by group.consumer.assignment.interval.ms (KIP-1263): no timer;
   // the first heartbeat of anyone at or after the interval computes it.
   const std::int64_t interval = config_.group_consumer_assignment_interval_ms;
   if (g.assignment_epoch < g.group_epoch && (g.assignment_timestamp_ms == 0 || interval == 0 ||
-                                             now_ms >= g.assignment_timestamp_ms + interval)) {
-    assignors::ServerAssignorInput in;
-    for (const auto& [t, count] : g.subscribed_topic_counts) {
-      const std::int32_t n = cluster_.partitions(t);
-      if (n > 0) in.topics.push_back({t, t, n});
-    }
-    // Members in java.util.HashMap<String, ...> order of their ids.
-    std::vector<const ConsumerGroupMemberState*> ms;
-    std::vector<std::int32_t> hashes;
-    for (const auto& [id, m] : g.members) {
-      ms.push_back(&m);
-      hashes.push_back(assignors::server_java::string_hash(id));
-    }
-    const auto order = assignors::server_java::iteration_order(
-        hashes, assignors::server_java::growth_capacity(ms.size()));
-    std::vector<const ConsumerGroupMemberState*> ordered;
-    for (const auto i : order) ordered.push_back(ms[i]);
-    for (const auto* m : ordered) {
-      assignors::ServerMember sm;
-      sm.member_id = m->member.member_id;
-      sm.instance_id = m->instance_id;
-      sm.rack = m->rack_id;
-      sm.subscribed_topics = m->member.subscribed_topic_names;
-      const auto t = g.target.find(sm.member_id);
-      if (t != g.target.end()) sm.target = t->second;
-      in.members.push_back(std::move(sm));
-    }
-    in.subscription_type = assignors::subscription_type_by_names(in.members);
-    const auto result = assignors::assign_server(preferred_assignor(g), in);
-    const std::int32_t epoch = g.group_epoch;
-    for (const auto* m : ordered) {
-      const std::string& id = m->member.member_id;
-      const auto nit = result.find(id);
-      TopicIdPartitions next = nit == result.end()
-                                   ? TopicIdPartitions{}
-                                   : TopicIdPartitions(nit->second.begin(), nit->second.end());
-      const auto t = g.target.find(id);
-      const auto norm = [](TopicIdPartitions x) {
-        for (auto& [k, v] : x) std::sort(v.begin(), v.end());
-        std::erase_if(x, [](const auto& kv) { return kv.second.empty(); });
-        return x;
-      };
-      if (t == g.target.end() || norm(t->second) != norm(next)) {
-        emit(w, ojson{{"record", kTargetMember},
-                      {"tombstone", false},
-                      {"group", r.group_id},
-                      {"member_id", id},
-                      {"consumer", m->consumer},
-                      {"partitions", partition_names(next)}});
-      }
-    }
-    emit(w, ojson{{"record", kTargetMetadata},
-                  {"tombstone", false},
-                  {"group", r.group_id},
-                  {"assignment_epoch", epoch},
-                  {"assignment_timestamp", now_ms}});
-  }
+                                             now_ms >= g.assignment_timestamp_ms + interval))
+    compute_target_assignment(w, g, now_ms);
 
   // Reconciliation (CurrentAssignmentBuilder), unless the member is already there.
   ConsumerGroupMemberState& current = g.members.at(r.member_id);
   const PartitionsWithEpochs assigned_before =
       new_member || replaced ? PartitionsWithEpochs{} : member.member.assigned_partitions;
   if (subscription_changed || current.member.state != MemberState::Stable ||
-      current.member.member_epoch != g.assignment_epoch) {
-    const auto t = g.target.find(r.member_id);
-    const TopicIdPartitions empty;
-    const TopicIdPartitions& target = t == g.target.end() ? empty : t->second;
-    std::map<std::string, std::string> ids;  // topic ids are topic names in this model
-    for (const auto& name : current.member.subscribed_topic_names)
-      if (cluster_.partitions(name) > 0) ids[name] = name;
-    const bool skip_revocation = bugs_.skip_revocation;
-    const reconciliation::PartitionEpochLookup lookup =
-        [&g, skip_revocation](const std::string& topic, std::int32_t p) {
-          return skip_revocation ? -1 : g.partition_epoch(topic, p);
-        };
-    std::optional<std::vector<reconciliation::OwnedTopicPartitions>> owned;
-    if (r.topic_partitions) {
-      owned.emplace();
-      for (const auto& tp : *r.topic_partitions) owned->push_back({tp.topic_id, tp.partitions});
-    }
-    const std::map<std::string, std::vector<std::string>> regexes;
-    const auto result = reconciliation::next_member_state(
-        current.member, {.target_assignment_epoch = g.assignment_epoch,
-                         .target_assignment = target,
-                         .current_partition_epoch = lookup,
-                         .owned_topic_partitions = owned,
-                         .has_subscription_changed = subscription_changed,
-                         .topic_ids_by_name = ids,
-                         .resolved_regular_expressions = regexes});
-    SIM_ASSERT_MSG(result.error == reconciliation::ReconciliationError::None,
-                   "no member reaches state UNKNOWN in this model");
-    if (result.next && *result.next != current.member) {  // a record only for a real change
-      ConsumerGroupMemberState next = current;
-      next.member = *result.next;
-      emit_current_assignment(w, r.group_id, next);
-      MemberTimers& tm = timers(r.group_id, r.member_id);
-      const ConsumerGroupMember& now_member = g.members.at(r.member_id).member;
-      // Classic members have only their join and sync timers (GMM.maybeReconcile).
-      if (classic != nullptr) {
-      } else if (now_member.state == MemberState::UnrevokedPartitions) {
-        // The member must revoke within its rebalance timeout (max.poll.interval.ms).
-        tm.rebalance_epoch = now_member.member_epoch;
-        tm.rebalance->arm(sim::ms(std::max(0, g.members.at(r.member_id).rebalance_timeout_ms)));
-      } else {
-        tm.rebalance->cancel();
-      }
-    }
-  }
+      current.member.member_epoch != g.assignment_epoch)
+    reconcile_member(w, g, r, subscription_changed, classic != nullptr);
   const ConsumerGroupMemberState& done = g.members.at(r.member_id);
   if (classic != nullptr) {
     // The join is over: its join timer stops, the session timer restarts, and the member must
@@ -1016,12 +1027,11 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
 
 void ConsumerGroupCoordinator::remove_member_records(Write& w, const ConsumerGroupMemberState& m) {
   // The order replay requires: current assignment, target, then metadata.
-  for (const char* type : {kCurrentAssignment, kTargetMember, kMemberMetadata}) {
-    emit(w, ojson{{"record", type},
-                  {"tombstone", true},
-                  {"group", w.group_id},
-                  {"member_id", m.member.member_id},
-                  {"consumer", m.consumer}});
+  for (const auto type : {records::RecordType::ConsumerGroupCurrentMemberAssignment,
+                          records::RecordType::ConsumerGroupTargetAssignmentMember,
+                          records::RecordType::ConsumerGroupMemberMetadata}) {
+    emit(w, records::Tombstone{
+                .type = type, .group = w.group_id, .member_id = m.member.member_id, .consumer = m.consumer});
   }
 }
 
@@ -1031,18 +1041,12 @@ void ConsumerGroupCoordinator::fence_member(Write& w, const std::string& member_
   remove_member_records(w, m);
   retire_timers(w.group_id, member_id);
   // A leave always bumps the group epoch; the target is recomputed by the next heartbeat.
-  emit(w, ojson{{"record", kGroupMetadata},
-                {"tombstone", false},
-                {"group", w.group_id},
-                {"epoch", g.group_epoch + 1},
-                {"metadata_hash", metadata_hash(g)}});
+  emit(w, records::ConsumerGroupMetadata{
+              .group = w.group_id, .epoch = g.group_epoch + 1, .metadata_hash = metadata_hash(g)});
   if (g.members.empty()) {
     // The group is up to date and the next joiner is not throttled.
-    emit(w, ojson{{"record", kTargetMetadata},
-                  {"tombstone", false},
-                  {"group", w.group_id},
-                  {"assignment_epoch", g.group_epoch},
-                  {"assignment_timestamp", 0}});
+    emit(w, records::ConsumerGroupTargetAssignmentMetadata{
+                .group = w.group_id, .assignment_epoch = g.group_epoch, .assignment_timestamp = 0});
   }
 }
 
@@ -1141,13 +1145,14 @@ void ConsumerGroupCoordinator::on_rebalance_timeout(const std::string& group_id,
 ojson ConsumerGroupCoordinator::snapshot(const ConsumerGroupState& g) const {
   ojson members = ojson::array();
   for (const auto& [id, m] : g.members) {
-    ojson assigned, epochs;
+    TopicPartitions assigned;
+    std::vector<std::int32_t> epochs;
     partitions_with_epochs(m.member.assigned_partitions, assigned, epochs);
     members.push_back({{"member_id", id},
                        {"consumer", m.consumer},
                        {"member_epoch", m.member.member_epoch},
                        {"state", reconciliation::to_string(m.member.state)},
-                       {"assigned", assigned}});
+                       {"assigned", partition_list(assigned)}});
   }
   ojson offsets = ojson::object();
   for (const auto& [tp, offset] : g.offsets) offsets[tp.str()] = offset;
@@ -1181,27 +1186,20 @@ ojson ConsumerGroupCoordinator::unload_partition(std::int32_t partition) {
 }
 
 ojson ConsumerGroupCoordinator::load_partition(std::int32_t partition,
-                                               const std::vector<ojson>& records) {
+                                               const std::vector<records::GroupRecord>& records) {
   unload_partition(partition);
   for (const auto& rec : records) {
-    if (coordinator_partition(rec.at("group").get<std::string>(),
-                              config_.offsets_topic_num_partitions) != partition)
-      continue;
+    if (coordinator_partition(records::group_of(rec), config_.offsets_topic_num_partitions) != partition) continue;
     replay_record(groups_, rec, bugs_);
     member_names_.clear();
   }
   // Offsets committed while a group was classic (before an online upgrade) are its offsets too.
   for (const auto& rec : records) {
-    if (rec.at("record") != "OffsetCommit") continue;
-    const auto git = groups_.find(rec.at("group").get<std::string>());
-    if (git == groups_.end()) continue;
-    const TopicPartition tp{rec.at("topic").get<std::string>(), rec.at("partition_index").get<std::int32_t>()};
-    if (rec.value("tombstone", false)) {
-      git->second.offsets.erase(tp);
-      git->second.offset_epochs.erase(tp);
-    } else {
-      git->second.offsets[tp] = rec.at("committed_offset").get<std::int64_t>();
-      git->second.offset_epochs[tp] = rec.value("leader_epoch", std::int32_t{-1});
+    if (const auto* c = std::get_if<records::OffsetCommit>(&rec)) {
+      replay_offset(groups_, c->group, {c->topic, c->partition_index}, c);
+    } else if (const auto* t = std::get_if<records::Tombstone>(&rec);
+               t != nullptr && t->type == records::RecordType::OffsetCommit && t->topic && t->partition_index) {
+      replay_offset(groups_, t->group, {*t->topic, *t->partition_index}, nullptr);
     }
   }
   ojson loaded = ojson::array();
@@ -1628,19 +1626,20 @@ void ConsumerGroupCoordinator::downgrade(const std::string& group_id, const std:
   image.offset_epochs = g.offset_epochs;
   // ConsumerGroup.createGroupTombstoneRecords, in its order.
   Write w{group_id, {}};
-  const auto tombstone = [&](const char* type, const std::string* member_id) {
-    ojson rec{{"record", type}, {"tombstone", true}, {"group", group_id}};
+  using records::RecordType;
+  const auto tombstone = [&](RecordType type, const std::string* member_id) {
+    records::Tombstone rec{.type = type, .group = group_id};
     if (member_id != nullptr) {
-      rec["member_id"] = *member_id;
-      rec["consumer"] = g.members.at(*member_id).consumer;
+      rec.member_id = *member_id;
+      rec.consumer = g.members.at(*member_id).consumer;
     }
     emit(w, std::move(rec));
   };
-  for (const auto& [id, m] : g.members) tombstone(kCurrentAssignment, &id);
-  for (const auto& [id, m] : g.members) tombstone(kTargetMember, &id);
-  tombstone(kTargetMetadata, nullptr);
-  for (const auto& [id, m] : g.members) tombstone(kMemberMetadata, &id);
-  tombstone(kGroupMetadata, nullptr);
+  for (const auto& [id, m] : g.members) tombstone(RecordType::ConsumerGroupCurrentMemberAssignment, &id);
+  for (const auto& [id, m] : g.members) tombstone(RecordType::ConsumerGroupTargetAssignmentMember, &id);
+  tombstone(RecordType::ConsumerGroupTargetAssignmentMetadata, nullptr);
+  for (const auto& [id, m] : g.members) tombstone(RecordType::ConsumerGroupMemberMetadata, &id);
+  tombstone(RecordType::ConsumerGroupMetadata, nullptr);
   for (const auto& [id, m] : g.members) retire_timers(group_id, id);
   tracer_.publish(trace::GroupMigration{.group = group_id, .from = "consumer", .to = "classic",
                                         .generation = image.generation_id, .reason = reason});
@@ -1683,27 +1682,15 @@ void ConsumerGroupCoordinator::adopt_classic(const ClassicGroupImage& image, con
   // ConsumerGroup.createConsumerGroupRecords, in its order.
   Write w{gid, {}};
   for (const auto& m : members) emit(w, member_metadata_record(gid, m));
-  emit(w, ojson{{"record", kGroupMetadata},
-                {"tombstone", false},
-                {"group", gid},
-                {"epoch", epoch},
-                {"metadata_hash", metadata_hash(groups_.at(gid))}});
+  emit(w, records::ConsumerGroupMetadata{.group = gid, .epoch = epoch, .metadata_hash = metadata_hash(groups_.at(gid))});
   for (const auto& m : members) {
-    ojson names = ojson::array();
+    TopicPartitions names;
     for (const auto& [topic, ps] : m.member.assigned_partitions)
-      for (const auto& pe : ps) names.push_back(topic + "-" + std::to_string(pe.partition));
-    emit(w, ojson{{"record", kTargetMember},
-                  {"tombstone", false},
-                  {"group", gid},
-                  {"member_id", m.member.member_id},
-                  {"consumer", m.consumer},
-                  {"partitions", names}});
+      for (const auto& pe : ps) names.push_back({topic, pe.partition});
+    emit(w, records::ConsumerGroupTargetAssignmentMember{
+                .group = gid, .member_id = m.member.member_id, .consumer = m.consumer, .partitions = std::move(names)});
   }
-  emit(w, ojson{{"record", kTargetMetadata},
-                {"tombstone", false},
-                {"group", gid},
-                {"assignment_epoch", epoch},
-                {"assignment_timestamp", 0}});
+  emit(w, records::ConsumerGroupTargetAssignmentMetadata{.group = gid, .assignment_epoch = epoch, .assignment_timestamp = 0});
   for (const auto& m : members) emit_current_assignment(w, gid, m);
   ConsumerGroupState& g = groups_.at(gid);
   g.offsets = image.offsets;
@@ -1722,8 +1709,8 @@ ClassicGroupImage ConsumerGroupCoordinator::release_empty_group(const std::strin
   image.offsets = g.offsets;
   image.offset_epochs = g.offset_epochs;
   Write w{group_id, {}};
-  emit(w, ojson{{"record", kTargetMetadata}, {"tombstone", true}, {"group", group_id}});
-  emit(w, ojson{{"record", kGroupMetadata}, {"tombstone", true}, {"group", group_id}});
+  emit(w, records::Tombstone{.type = records::RecordType::ConsumerGroupTargetAssignmentMetadata, .group = group_id});
+  emit(w, records::Tombstone{.type = records::RecordType::ConsumerGroupMetadata, .group = group_id});
   tracer_.publish(trace::GroupStateChange{.group = group_id, .state = "dead", .epoch = g.group_epoch,
                                           .reason = "the empty consumer group is replaced by a classic group"});
   traced_.erase(group_id);

@@ -25,6 +25,7 @@
 #include "models/coordinator/group_conversion.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
+#include "models/protocol/group_records.hpp"
 #include "models/protocol/messages.hpp"
 #include "models/coordinator/offsets_log.hpp"
 #include "models/reconciliation/current_assignment_builder.hpp"
@@ -92,13 +93,12 @@ struct ConsumerGroupState {
 
 using ConsumerGroups = std::map<std::string, ConsumerGroupState>;
 
-/// Applies one consumer-group record (a `record` trace event or the record the coordinator
-/// appends; other record types are ignored) to `groups`, as Kafka's replay does. An OffsetCommit
-/// record sets (a tombstone removes) the offset of a group already known. Throws
-/// sim::InvariantViolation if a partition would be owned by two members at once (unless `bugs`
-/// injects a coordinator that skips revocation).
-void replay_record(ConsumerGroups& groups, const nlohmann::json& record, const InjectedBugs& bugs = {});
-void replay_record(ConsumerGroups& groups, const nlohmann::ordered_json& record, const InjectedBugs& bugs = {});
+/// Applies one consumer-group record (the record the coordinator appends, or a `record` trace
+/// event read back with trace::record_from_json(); other record types are ignored) to `groups`,
+/// as Kafka's replay does. An OffsetCommit record sets (a tombstone removes) the offset of a
+/// group already known. Throws sim::InvariantViolation if a partition would be owned by two
+/// members at once (unless `bugs` injects a coordinator that skips revocation).
+void replay_record(ConsumerGroups& groups, const records::GroupRecord& record, const InjectedBugs& bugs = {});
 /// What replay_record() does with the ConsumerGroupCurrentMemberAssignment record (not a
 /// tombstone) of `member` in `g`, without building and reading the record: the member's epochs,
 /// state and partitions (each topic's sorted, empty topics left out) and the partitions' owners.
@@ -175,7 +175,7 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   /// then arms a full session timeout for every member and the rebalance timeout of every member
   /// in UNREVOKED_PARTITIONS, measured from now. Returns snapshots of the groups loaded.
   nlohmann::ordered_json load_partition(std::int32_t partition,
-                                        const std::vector<nlohmann::ordered_json>& records);
+                                        const std::vector<records::GroupRecord>& records);
   /// Epochs, state and members (epoch, state, assigned) of a group, for trace events.
   nlohmann::ordered_json snapshot(const ConsumerGroupState& g) const;
 
@@ -197,7 +197,7 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   /// What one operation writes; emitted records are replayed at once (Kafka replays on append).
   struct Write {
     std::string group_id;
-    std::vector<nlohmann::ordered_json> records;
+    std::vector<records::GroupRecord> records;
   };
 
   /// A KIP-848 heartbeat, or (`classic` set) a classic member's JoinGroup translated into one.
@@ -207,6 +207,23 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
                   const std::optional<std::string>& instance_id) const;
   void regular_heartbeat(const Reply& to, const ConsumerGroupHeartbeatRequest& r,
                          const JoinGroupRequest* classic = nullptr);
+  /// The member a heartbeat is from, as its group has it (a copy), or a new one.
+  struct HeartbeatMember {
+    ConsumerGroupMemberState member;
+    bool new_member = false;
+    std::optional<ConsumerGroupMemberState> replaced;  // a static member this join replaces
+  };
+  /// regular_heartbeat's member lookup: static (by instance id) or dynamic (by member id), and
+  /// the member epoch check; NONE, or the error that refuses the heartbeat.
+  ErrorCode lookup_member(const ConsumerGroupState& before, const ConsumerGroupHeartbeatRequest& r, bool classic,
+                          HeartbeatMember& out) const;
+  /// regular_heartbeat's target assignment (assign_server over the members in Java HashMap order):
+  /// a ConsumerGroupTargetAssignmentMember record per changed target, then the metadata record.
+  void compute_target_assignment(Write& w, ConsumerGroupState& g, std::int64_t now_ms);
+  /// regular_heartbeat's reconciliation (CurrentAssignmentBuilder) of the heartbeat's member,
+  /// with its rebalance timer.
+  void reconcile_member(Write& w, ConsumerGroupState& g, const ConsumerGroupHeartbeatRequest& r,
+                        bool subscription_changed, bool classic);
   /// Fences a member (leave, session/rebalance/join/sync timeout) or, when only classic members
   /// would remain, downgrades the group (GMM.consumerGroupFenceMembers).
   void fence_or_downgrade(const std::string& group_id, const std::string& member_id,
@@ -230,7 +247,7 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   void retire_timers(const std::string& group_id, const std::string& member_id);
 
   /// Replays `rec` into the group state and keeps it for the log.
-  void emit(Write& w, nlohmann::ordered_json rec);
+  void emit(Write& w, records::GroupRecord rec);
   /// Appends the write's records; `response` goes out once they (and every earlier write)
   /// have committed. Emits group.state / group.epoch / member.epoch for what changed.
   void commit(Write& w, const std::optional<Reply>& to, Message response,
@@ -241,10 +258,10 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   void on_offsets_committed(const std::string& group_id, std::span<const CommittedOffset> offsets,
                             sim::NodeId node, std::int32_t correlation_id) override;
 
-  nlohmann::ordered_json member_metadata_record(const std::string& group_id,
-                                                const ConsumerGroupMemberState& m) const;
-  nlohmann::ordered_json current_assignment_record(const std::string& group_id,
-                                                   const ConsumerGroupMemberState& m) const;
+  records::ConsumerGroupMemberMetadata member_metadata_record(const std::string& group_id,
+                                                              const ConsumerGroupMemberState& m) const;
+  records::ConsumerGroupCurrentMemberAssignment current_assignment_record(const std::string& group_id,
+                                                                          const ConsumerGroupMemberState& m) const;
   /// emit() of current_assignment_record(group_id, m), applied with apply_current_assignment().
   void emit_current_assignment(Write& w, const std::string& group_id, const ConsumerGroupMemberState& m);
   std::int64_t metadata_hash(const ConsumerGroupState& g) const;

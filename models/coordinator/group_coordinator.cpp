@@ -935,8 +935,7 @@ ClassicGroupImage GroupCoordinator::release_group(const std::string& group_id,
   image.offsets = g.offsets;
   image.offset_epochs = g.offset_epochs;
   retire_timers(g);
-  append({nlohmann::ordered_json{{"record", "GroupMetadata"}, {"tombstone", true}, {"group", group_id}}},
-         nullptr);
+  append({records::Tombstone{.type = records::RecordType::GroupMetadata, .group = group_id}}, nullptr);
   tracer_.publish(trace::GroupStateChange{.group = group_id, .state = "Dead", .generation = g.generation_id,
                                           .reason = reason});
   groups_.erase(it);
@@ -997,42 +996,36 @@ void GroupCoordinator::adopt_offsets(const std::string& group_id,
 // ---------------------------------------------------------------------------------------------
 // __consumer_offsets
 
-nlohmann::ordered_json GroupCoordinator::group_metadata_record(const ClassicGroup& g) const {
-  nlohmann::ordered_json members = nlohmann::ordered_json::array();
+records::GroupMetadata GroupCoordinator::group_metadata_record(const ClassicGroup& g) const {
+  records::GroupMetadata rec{.group = g.group_id,
+                             .protocol_type = g.protocol_type,
+                             .generation = g.generation_id,
+                             .protocol = g.protocol_name,
+                             .leader = std::nullopt,
+                             .current_state_timestamp = g.state_timestamp.count() / 1000,
+                             .members = {}};
+  if (g.leader_id)
+    rec.leader = g.members.count(*g.leader_id) ? g.members.at(*g.leader_id).consumer : *g.leader_id;
   for (const auto& [id, m] : g.members) {
-    nlohmann::ordered_json mj{{"member_id", id}, {"consumer", m.consumer}};
-    if (m.group_instance_id) mj["group_instance_id"] = *m.group_instance_id;
-    mj["client_id"] = m.client_id;
-    mj["client_host"] = "/" + m.consumer;  // the client's address: "/" + the scenario's name
-    mj["rebalance_timeout"] = m.rebalance_timeout_ms;
-    mj["session_timeout"] = m.session_timeout_ms;
+    records::GroupMetadataMember mr{.member_id = id,
+                                    .consumer = m.consumer,
+                                    .group_instance_id = m.group_instance_id,
+                                    .client_id = m.client_id,
+                                    .client_host = "/" + m.consumer,  // the client's address: "/" + the scenario's name
+                                    .rebalance_timeout = m.rebalance_timeout_ms,
+                                    .session_timeout = m.session_timeout_ms,
+                                    .subscription = {},
+                                    .detail = std::nullopt,
+                                    .assignment = m.assignment};
     // The subscription of the selected protocol (Kafka stores its bytes): its topics, and the
     // rest of the decoded ConsumerProtocolSubscription.
-    nlohmann::ordered_json topics = nlohmann::ordered_json::array();
-    const Subscription* sub = g.protocol_name ? m.metadata_for(*g.protocol_name) : nullptr;
-    if (sub != nullptr)
-      for (const auto& t : sub->topics) topics.push_back(t);
-    mj["subscription"] = topics;
-    if (sub != nullptr) {
-      mj["owned_partitions"] = partition_list(sub->owned_partitions);
-      mj["generation_id"] = sub->generation_id;
-      mj["rack_id"] = sub->rack ? nlohmann::ordered_json(*sub->rack) : nlohmann::ordered_json(nullptr);
+    if (const Subscription* sub = g.protocol_name ? m.metadata_for(*g.protocol_name) : nullptr) {
+      mr.subscription = sub->topics;
+      mr.detail = records::ClassicSubscriptionDetail{
+          .owned_partitions = sub->owned_partitions, .generation_id = sub->generation_id, .rack_id = sub->rack};
     }
-    mj["assignment"] = partition_list(m.assignment);
-    members.push_back(mj);
+    rec.members.push_back(std::move(mr));
   }
-  nlohmann::ordered_json rec{{"record", "GroupMetadata"},
-                             {"tombstone", false},
-                             {"group", g.group_id},
-                             {"protocol_type", g.protocol_type},
-                             {"generation", g.generation_id}};
-  rec["protocol"] = g.protocol_name ? nlohmann::ordered_json(*g.protocol_name) : nullptr;
-  rec["leader"] = g.leader_id ? nlohmann::ordered_json(g.members.count(*g.leader_id)
-                                                           ? g.members.at(*g.leader_id).consumer
-                                                           : *g.leader_id)
-                              : nullptr;
-  rec["current_state_timestamp"] = g.state_timestamp.count() / 1000;
-  rec["members"] = members;
   return rec;
 }
 
@@ -1092,31 +1085,27 @@ nlohmann::ordered_json GroupCoordinator::unload_partition(std::int32_t partition
 }
 
 nlohmann::ordered_json GroupCoordinator::load_partition(std::int32_t partition,
-                                                        const std::vector<nlohmann::ordered_json>& records) {
+                                                        const std::vector<records::GroupRecord>& records) {
   unload_partition(partition);
-  std::map<std::string, nlohmann::ordered_json> metadata;  // last GroupMetadata value per group
+  std::map<std::string, const records::GroupMetadata*> metadata;  // last GroupMetadata value per group
   std::map<std::string, std::map<TopicPartition, std::int64_t>> offsets;
   std::map<std::string, std::map<TopicPartition, std::int32_t>> epochs;
   for (const auto& rec : records) {
-    const std::string gid = rec.at("group").get<std::string>();
-    const std::string type = rec.at("record").get<std::string>();
-    const bool tombstone = rec.value("tombstone", false);
-    if (type == "GroupMetadata") {
-      if (tombstone) {
+    if (const auto* gm = std::get_if<records::GroupMetadata>(&rec)) {
+      metadata[gm->group] = gm;
+    } else if (const auto* c = std::get_if<records::OffsetCommit>(&rec)) {
+      const TopicPartition tp{c->topic, c->partition_index};
+      offsets[c->group][tp] = c->committed_offset;
+      epochs[c->group][tp] = c->leader_epoch;
+    } else if (const auto* t = std::get_if<records::Tombstone>(&rec)) {
+      if (t->type == records::RecordType::GroupMetadata) {
         // The group's metadata goes (it migrated, or was deleted); its offsets have their own
         // records.
-        metadata.erase(gid);
-      } else {
-        metadata[gid] = rec;
-      }
-    } else if (type == "OffsetCommit") {
-      const TopicPartition tp{rec.at("topic").get<std::string>(), rec.at("partition_index").get<std::int32_t>()};
-      if (tombstone) {
-        offsets[gid].erase(tp);
-        epochs[gid].erase(tp);
-      } else {
-        offsets[gid][tp] = rec.at("committed_offset").get<std::int64_t>();
-        epochs[gid][tp] = rec.value("leader_epoch", std::int32_t{-1});
+        metadata.erase(t->group);
+      } else if (t->type == records::RecordType::OffsetCommit && t->topic && t->partition_index) {
+        const TopicPartition tp{*t->topic, *t->partition_index};
+        offsets[t->group].erase(tp);
+        epochs[t->group].erase(tp);
       }
     }
   }
@@ -1129,36 +1118,31 @@ nlohmann::ordered_json GroupCoordinator::load_partition(std::int32_t partition,
     g->group_id = gid;
     g->state_timestamp = kernel_.now();
     if (const auto mit = metadata.find(gid); mit != metadata.end()) {
-      const auto& v = mit->second;
-      g->protocol_type = v.at("protocol_type").get<std::string>();
-      g->generation_id = v.at("generation").get<std::int32_t>();
-      if (!v.at("protocol").is_null()) g->protocol_name = v.at("protocol").get<std::string>();
-      for (const auto& mj : v.at("members")) {
+      const records::GroupMetadata& v = *mit->second;
+      g->protocol_type = v.protocol_type;
+      g->generation_id = v.generation;
+      g->protocol_name = v.protocol;
+      for (const auto& mr : v.members) {
         ClassicGroupMember m;
-        m.member_id = mj.at("member_id").get<std::string>();
-        m.consumer = mj.at("consumer").get<std::string>();
-        if (mj.contains("group_instance_id")) m.group_instance_id = mj.at("group_instance_id").get<std::string>();
-        m.client_id = mj.at("client_id").get<std::string>();
-        m.rebalance_timeout_ms = mj.at("rebalance_timeout").get<std::int32_t>();
-        m.session_timeout_ms = mj.at("session_timeout").get<std::int32_t>();
+        m.member_id = mr.member_id;
+        m.consumer = mr.consumer;
+        m.group_instance_id = mr.group_instance_id;
+        m.client_id = mr.client_id;
+        m.rebalance_timeout_ms = mr.rebalance_timeout;
+        m.session_timeout_ms = mr.session_timeout;
         m.protocol_type = g->protocol_type;
         // Only the selected protocol's subscription is stored (GMM:6903-6959).
         Subscription sub;
-        for (const auto& t : mj.at("subscription")) sub.topics.push_back(t.get<std::string>());
+        sub.topics = mr.subscription;
         m.protocols = {JoinGroupProtocol{g->protocol_name.value_or(""), sub}};
-        for (const auto& p : mj.at("assignment")) {
-          const std::string s = p.get<std::string>();
-          const auto dash = s.rfind('-');
-          m.assignment.push_back({s.substr(0, dash), std::stoi(s.substr(dash + 1))});
-        }
+        m.assignment = mr.assignment;
         if (m.group_instance_id) g->static_members[*m.group_instance_id] = m.member_id;
         g->add_member(std::move(m));
       }
       // The record names the leader by consumer; map it back to the member id.
-      if (!v.at("leader").is_null()) {
-        const std::string leader = v.at("leader").get<std::string>();
+      if (v.leader) {
         for (const auto& [id, m] : g->members)
-          if (m.consumer == leader || id == leader) g->leader_id = id;
+          if (m.consumer == *v.leader || id == *v.leader) g->leader_id = id;
       }
       g->state = g->members.empty() ? ClassicGroupState::Empty : ClassicGroupState::Stable;
     }

@@ -76,7 +76,7 @@ class GroupCoordinator final : private OffsetsLog::CommitListener {
   /// Stable with the recorded generation and members (Empty without), each member with a fresh
   /// session timer. Returns the snapshots of the groups loaded.
   nlohmann::ordered_json load_partition(std::int32_t partition,
-                                        const std::vector<nlohmann::ordered_json>& records);
+                                        const std::vector<records::GroupRecord>& records);
   /// What is durable of a group: state, generation, protocol, leader, members (id, instance id,
   /// client id, timeouts, subscription, assignment) and committed offsets.
   nlohmann::ordered_json snapshot(const ClassicGroup& g) const;
@@ -138,10 +138,10 @@ class GroupCoordinator final : private OffsetsLog::CommitListener {
   /// the request is answered.
   void on_offsets_committed(const std::string& group_id, std::span<const CommittedOffset> offsets,
                             sim::NodeId node, std::int32_t correlation_id) override;
-  void append(std::vector<nlohmann::ordered_json> records, std::function<void()> on_commit) {
+  void append(std::vector<records::GroupRecord> records, std::function<void()> on_commit) {
     log_.append(std::move(records), std::move(on_commit));
   }
-  nlohmann::ordered_json group_metadata_record(const ClassicGroup& g) const;
+  records::GroupMetadata group_metadata_record(const ClassicGroup& g) const;
 
   sim::Kernel& kernel_;
   Tracer& tracer_;

@@ -3,18 +3,12 @@
 #include <algorithm>
 
 #include "models/coordinator/group_coordinator.hpp"
+#include "models/trace/group_records_json.hpp"
 
 namespace rsim {
 
 namespace {
-
-using ojson = nlohmann::ordered_json;
-
-ojson::object_t::Container& members_of(ojson& object) {
-  return static_cast<ojson::object_t::Container&>(object.get_ref<ojson::object_t&>());
-}
-
-
+constexpr auto kOffsetCommitType = static_cast<std::uint32_t>(records::RecordType::OffsetCommit);
 }  // namespace
 
 OffsetsLog::OffsetsLog(sim::Kernel& kernel, Tracer& tracer, sim::Rng rng,
@@ -23,8 +17,7 @@ OffsetsLog::OffsetsLog(sim::Kernel& kernel, Tracer& tracer, sim::Rng rng,
       tracer_(tracer),
       rng_(std::move(rng)),
       write_latency_(std::move(write_latency)),
-      num_partitions_(num_partitions),
-      offset_commit_type_(intern("OffsetCommit")) {}
+      num_partitions_(num_partitions) {}
 
 std::int64_t OffsetsLog::log_end_offset(const std::string& group_id) const {
   const auto it = log_end_offset_.find(coordinator_partition(group_id, num_partitions_));
@@ -46,26 +39,29 @@ std::uint32_t OffsetsLog::intern(const std::string& name) {
   return id;
 }
 
-void OffsetsLog::append(std::vector<nlohmann::ordered_json> records, std::function<void()> on_commit) {
+void OffsetsLog::append(std::vector<records::GroupRecord> records, std::function<void()> on_commit) {
   const sim::SimTime commit_at = next_commit_at();
   for (auto& rec : records) {
-    const std::int32_t partition =
-        coordinator_partition(rec.at("group").get_ref<const std::string&>(), num_partitions_);
+    const std::int32_t partition = coordinator_partition(records::group_of(rec), num_partitions_);
     const std::int64_t offset = log_end_offset_[partition]++;
-    tracer_.publish(trace::Record{.partition = partition, .offset = offset, .value = {&rec}});
-    Stored s{.committed_at = commit_at, .offset = offset, .value = ojson()};
-    const auto name = [&](const char* field) {
-      const auto it = rec.find(field);
-      return it != rec.end() && it->is_string() ? intern(it->get_ref<const std::string&>()) : kNoName;
-    };
-    s.key.type = name("record");
-    s.key.group = name("group");
-    s.key.member = name("member_id");
-    s.key.topic = name("topic");
-    if (const auto it = rec.find("partition_index"); it != rec.end() && it->is_number_integer())
-      s.key.partition = it->get<std::int32_t>();
-    if (const auto it = rec.find("tombstone"); it != rec.end() && it->is_boolean()) s.tombstone = it->get<bool>();
-    s.value = std::move(rec);  // "partition" and "offset" are put in front when it is read
+    if (tracer_.active()) {
+      // The trace boundary: the record's one conversion to JSON.
+      const nlohmann::ordered_json traced = trace::record_json(rec);
+      tracer_.publish(trace::Record{.partition = partition, .offset = offset, .value = {&traced}});
+    }
+    Stored s{.committed_at = commit_at, .offset = offset, .value = OffsetCommitValue{}};
+    s.key.type = static_cast<std::uint32_t>(records::type_of(rec));
+    s.key.group = intern(records::group_of(rec));
+    if (const std::string* member = records::member_id_of(rec)) s.key.member = intern(*member);
+    if (const auto* c = std::get_if<records::OffsetCommit>(&rec)) {
+      s.key.topic = intern(c->topic);
+      s.key.partition = c->partition_index;
+    } else if (const auto* t = std::get_if<records::Tombstone>(&rec)) {
+      if (t->topic) s.key.topic = intern(*t->topic);
+      if (t->partition_index) s.key.partition = *t->partition_index;
+    }
+    s.tombstone = records::is_tombstone(rec);
+    s.value = std::move(rec);
     Partition& stored = records_[partition];
     stored.records.push_back(std::move(s));
     settle(stored, kernel_.now());
@@ -113,7 +109,7 @@ void OffsetsLog::append_offset_commits(const std::string& group_id, std::span<co
     }
     stored.records.push_back(Stored{.committed_at = commit_at,
                                     .offset = offset,
-                                    .key = RecordKey{.type = offset_commit_type_,
+                                    .key = RecordKey{.type = kOffsetCommitType,
                                                      .group = group,
                                                      .topic = v.topic,
                                                      .partition = v.partition_index},
@@ -184,39 +180,24 @@ void OffsetsLog::settle(Partition& p, sim::SimTime at) {
   p.removed = 0;
 }
 
-ojson OffsetsLog::materialise(std::int32_t partition, const Stored& s) const {
-  // The record's fields after its partition and offset, appended without ordered_json's search
-  // for an equal key unless one could be "partition" or "offset" (then it replaces).
-  ojson out{{"partition", partition}, {"offset", s.offset}};
-  auto& list = members_of(out);
-  if (const auto* rec = std::get_if<ojson>(&s.value)) {
-    list.reserve(2 + rec->size());
-    for (auto it = rec->begin(); it != rec->end(); ++it) {
-      if (it.key() == "partition" || it.key() == "offset") out[it.key()] = it.value();
-      else list.emplace_back(it.key(), it.value());
-    }
-    return out;
-  }
+records::GroupRecord OffsetsLog::materialise(const Stored& s) const {
+  if (const auto* rec = std::get_if<records::GroupRecord>(&s.value)) return *rec;
   const auto& v = std::get<OffsetCommitValue>(s.value);
-  list.reserve(10);
-  list.emplace_back("record", "OffsetCommit");
-  list.emplace_back("tombstone", false);
-  list.emplace_back("group", names_[v.group]);
-  list.emplace_back("topic", names_[v.topic]);
-  list.emplace_back("partition_index", v.partition_index);
-  list.emplace_back("committed_offset", v.committed_offset);
-  list.emplace_back("leader_epoch", v.leader_epoch);
-  list.emplace_back("commit_timestamp", v.commit_timestamp);
-  return out;
+  return records::OffsetCommit{.group = names_[v.group],
+                               .topic = names_[v.topic],
+                               .partition_index = v.partition_index,
+                               .committed_offset = v.committed_offset,
+                               .leader_epoch = v.leader_epoch,
+                               .commit_timestamp = v.commit_timestamp};
 }
 
-std::vector<nlohmann::ordered_json> OffsetsLog::committed_records(std::int32_t partition, sim::SimTime at) {
-  std::vector<nlohmann::ordered_json> out;
+std::vector<records::GroupRecord> OffsetsLog::committed_records(std::int32_t partition, sim::SimTime at) {
+  std::vector<records::GroupRecord> out;
   const auto it = records_.find(partition);
   if (it == records_.end()) return out;
   settle(it->second, at);
   for (const auto& r : it->second.records)
-    if (r.committed_at <= at && !r.removed) out.push_back(materialise(partition, r));
+    if (r.committed_at <= at && !r.removed) out.push_back(materialise(r));
   return out;
 }
 

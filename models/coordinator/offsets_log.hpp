@@ -10,8 +10,10 @@
 // members and offsets that exist, not how often they changed; the replay of the compacted log
 // gives the same groups. The full log stays in the trace (`record` events), which is where
 // `dump-log` reads it.
-// OffsetCommit records, most of the log, are held in a typed form (names interned) and go to the
-// trace typed (trace::OffsetCommitValue); they become JSON only when a new leader reads the log.
+// Records are typed (records::GroupRecord); OffsetCommit records, most of the log, are held in a
+// smaller form (names interned) and go to the trace typed (trace::OffsetCommitValue). The other
+// records become JSON only for the trace's `record` event (trace::record_json), and only when
+// something listens.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -23,12 +25,11 @@
 #include <variant>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "sim/distribution.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
 #include "sim/rng.hpp"
+#include "models/protocol/group_records.hpp"
 #include "models/protocol/messages.hpp"
 #include "models/trace/trace_events.hpp"
 
@@ -41,9 +42,8 @@ class OffsetsLog final : public sim::EventTarget {
   OffsetsLog(const OffsetsLog&) = delete;
   OffsetsLog& operator=(const OffsetsLog&) = delete;
 
-  /// Appends the records of one write (each must have a "group" field); `on_commit`, if set,
-  /// runs once they are committed.
-  void append(std::vector<nlohmann::ordered_json> records, std::function<void()> on_commit);
+  /// Appends the records of one write; `on_commit`, if set, runs once they are committed.
+  void append(std::vector<records::GroupRecord> records, std::function<void()> on_commit);
 
   /// Told when an OffsetCommit write has committed: the write's group and offsets, and the
   /// request it answers (the node and correlation id given to append_offset_commits()).
@@ -55,11 +55,10 @@ class OffsetsLog final : public sim::EventTarget {
    protected:
     ~CommitListener() = default;
   };
-  /// Appends one OffsetCommit record per offset (the records append() would get from
-  /// {"record": "OffsetCommit", "tombstone": false, "group", "topic", "partition_index",
-  /// "committed_offset", "leader_epoch", "commit_timestamp"}), then tells `listener` once they
-  /// have committed: at once if they commit now, else from an event at their commit time (the
-  /// one event append() would schedule for its `on_commit`). `offsets` must not be empty.
+  /// Appends one OffsetCommit record per offset (the records::OffsetCommit records append()
+  /// would get), then tells `listener` once they have committed: at once if they commit now,
+  /// else from an event at their commit time (the one event append() would schedule for its
+  /// `on_commit`). `offsets` must not be empty.
   void append_offset_commits(const std::string& group_id, std::span<const CommittedOffset> offsets,
                              std::int64_t commit_timestamp_ms, CommitListener& listener, sim::NodeId node,
                              std::int32_t correlation_id);
@@ -72,7 +71,7 @@ class OffsetsLog final : public sim::EventTarget {
   std::int64_t log_end_offset(const std::string& group_id) const;
   /// The records of a partition committed by `at`, in offset order, after compaction (what a
   /// new leader loads).
-  std::vector<nlohmann::ordered_json> committed_records(std::int32_t partition, sim::SimTime at);
+  std::vector<records::GroupRecord> committed_records(std::int32_t partition, sim::SimTime at);
   /// How many records of the partition had committed by `at`, compacted ones included (the
   /// length of the log a new leader reads).
   std::int64_t committed_count(std::int32_t partition, sim::SimTime at);
@@ -100,7 +99,8 @@ class OffsetsLog final : public sim::EventTarget {
   };
   /// The compaction key of a record, as Kafka's record keys have it: the record type and its
   /// group, plus the member id (member records) or the topic and partition (OffsetCommit);
-  /// names are interned ids, kNoName where the key has no such field.
+  /// the type is a records::RecordType, names are interned ids, kNoName where the key has no
+  /// such field.
   static constexpr std::uint32_t kNoName = UINT32_MAX;
   struct RecordKey {
     std::uint32_t type = 0;
@@ -124,8 +124,8 @@ class OffsetsLog final : public sim::EventTarget {
     RecordKey key;
     bool tombstone = false;
     bool removed = false;     // compacted away: superseded, or a tombstone that has committed
-    // A typed OffsetCommit, or any record as the JSON append() was given.
-    std::variant<OffsetCommitValue, nlohmann::ordered_json> value;
+    // An OffsetCommit (interned), or any record as append() was given it.
+    std::variant<OffsetCommitValue, records::GroupRecord> value;
   };
   struct Partition {
     std::vector<Stored> records;  // offset order
@@ -146,11 +146,11 @@ class OffsetsLog final : public sim::EventTarget {
   };
   /// Compacts the records committed by `at`.
   void settle(Partition& p, sim::SimTime at);
-  /// The id of a record type, group, topic or member id (interned for good: a member id per
-  /// member incarnation, the others are few).
+  /// The id of a group, topic or member id (interned for good: a member id per member
+  /// incarnation, the others are few).
   std::uint32_t intern(const std::string& name);
-  /// The record's JSON as committed_records() returns it.
-  nlohmann::ordered_json materialise(std::int32_t partition, const Stored& s) const;
+  /// The record as committed_records() returns it.
+  records::GroupRecord materialise(const Stored& s) const;
   /// The commit time of a write appended now (draws the write latency).
   sim::SimTime next_commit_at();
 
@@ -166,7 +166,6 @@ class OffsetsLog final : public sim::EventTarget {
   std::unordered_map<std::string, std::uint32_t> name_ids_;
   std::deque<PendingCommit> pending_;  // a deque: a listener may append while its slot is read
   std::vector<std::uint64_t> free_pending_;
-  std::uint32_t offset_commit_type_;     // "OffsetCommit" interned (the typed records' key type)
 };
 
 }  // namespace rsim

@@ -12,12 +12,10 @@
 namespace rsim {
 namespace {
 
-using ojson = nlohmann::ordered_json;
-
-ojson partition_strings(const std::map<std::string, std::set<std::int32_t>>& by_topic) {
-  ojson out = ojson::array();
+TopicPartitions partition_strings(const std::map<std::string, std::set<std::int32_t>>& by_topic) {
+  TopicPartitions out;
   for (const auto& [topic, partitions] : by_topic)
-    for (const std::int32_t p : partitions) out.push_back(TopicPartition{topic, p}.str());
+    for (const std::int32_t p : partitions) out.push_back(TopicPartition{topic, p});
   return out;
 }
 
@@ -92,28 +90,25 @@ bool ShareGroupCoordinator::initialized_pending(const Group& g) const {
   return false;
 }
 
-ojson ShareGroupCoordinator::state_partition_metadata(const Group& g) const {
-  return ojson{{"record", "ShareGroupStatePartitionMetadata"},
-               {"tombstone", false},
-               {"group", g.group_id},
-               {"initializing_topics", partition_strings(g.initializing)},
-               {"initialized_topics", partition_strings(g.initialized)},
-               {"deleting_topics", ojson::array()}};
+records::ShareGroupStatePartitionMetadata ShareGroupCoordinator::state_partition_metadata(const Group& g) const {
+  return {.group = g.group_id,
+          .initializing_topics = partition_strings(g.initializing),
+          .initialized_topics = partition_strings(g.initialized),
+          .deleting_topics = {}};
 }
 
-ojson ShareGroupCoordinator::current_assignment_record(const Group& g, const Member& m) const {
-  return ojson{{"record", "ShareGroupCurrentMemberAssignment"},
-               {"tombstone", false},
-               {"group", g.group_id},
-               {"member_id", m.member_id},
-               {"consumer", m.consumer},
-               {"member_epoch", m.epoch},
-               {"previous_member_epoch", m.previous_epoch},
-               {"state", 0},
-               {"assigned", partition_list(m.assigned)}};
+records::ShareGroupCurrentMemberAssignment ShareGroupCoordinator::current_assignment_record(const Group& g,
+                                                                                            const Member& m) const {
+  return {.group = g.group_id,
+          .member_id = m.member_id,
+          .consumer = m.consumer,
+          .member_epoch = m.epoch,
+          .previous_member_epoch = m.previous_epoch,
+          .state = 0,
+          .assigned = m.assigned};
 }
 
-void ShareGroupCoordinator::update_target(Group& g, std::vector<ojson>& records) {
+void ShareGroupCoordinator::update_target(Group& g, Records& records) {
   if (g.assignment_epoch >= g.epoch) return;
   // The same throttle as consumer groups: at most one computation per assignment interval.
   const sim::SimTime interval = sim::ms(group_config(g.group_id).assignment_interval_ms);
@@ -152,24 +147,18 @@ void ShareGroupCoordinator::update_target(Group& g, std::vector<ojson>& records)
     if (next == m.target && m.target_written) continue;  // a new member's empty target is written too
     m.target = std::move(next);
     m.target_written = true;
-    records.push_back(ojson{{"record", "ShareGroupTargetAssignmentMember"},
-                            {"tombstone", false},
-                            {"group", g.group_id},
-                            {"member_id", id},
-                            {"consumer", m.consumer},
-                            {"partitions", partition_list(flatten(m.target))}});
+    records.push_back(records::ShareGroupTargetAssignmentMember{
+        .group = g.group_id, .member_id = id, .consumer = m.consumer, .partitions = flatten(m.target)});
   }
   g.assignment_epoch = g.epoch;
   g.assignment_time = kernel_.now();
   g.assignment_computed = true;
-  records.push_back(ojson{{"record", "ShareGroupTargetAssignmentMetadata"},
-                          {"tombstone", false},
-                          {"group", g.group_id},
-                          {"assignment_epoch", g.assignment_epoch},
-                          {"assignment_timestamp", sim::to_ms(kernel_.now())}});
+  records.push_back(records::ShareGroupTargetAssignmentMetadata{.group = g.group_id,
+                                                                .assignment_epoch = g.assignment_epoch,
+                                                                .assignment_timestamp = sim::to_ms(kernel_.now())});
 }
 
-void ShareGroupCoordinator::reconcile(Group& g, Member& m, std::vector<ojson>& records) {
+void ShareGroupCoordinator::reconcile(Group& g, Member& m, Records& records) {
   // ShareGroupAssignmentBuilder: straight to the target epoch with the target's partitions of
   // subscribed topics; no revocation, no waiting for other members.
   TopicPartitions next;
@@ -186,28 +175,28 @@ void ShareGroupCoordinator::reconcile(Group& g, Member& m, std::vector<ojson>& r
   records.push_back(current_assignment_record(g, m));
 }
 
-void ShareGroupCoordinator::remove_member(Group& g, const std::string& member_id, std::vector<ojson>& records,
+void ShareGroupCoordinator::remove_member(Group& g, const std::string& member_id, Records& records,
                                           const std::string& reason) {
   const auto it = g.members.find(member_id);
   if (it == g.members.end()) return;
   const std::string consumer = it->second.consumer;
-  for (const char* type : {"ShareGroupCurrentMemberAssignment", "ShareGroupTargetAssignmentMember",
-                           "ShareGroupMemberMetadata"}) {
-    records.push_back(ojson{{"record", type}, {"tombstone", true}, {"group", g.group_id},
-                            {"member_id", member_id}, {"consumer", consumer}});
+  for (const auto type : {records::RecordType::ShareGroupCurrentMemberAssignment,
+                          records::RecordType::ShareGroupTargetAssignmentMember,
+                          records::RecordType::ShareGroupMemberMetadata}) {
+    records.push_back(
+        records::Tombstone{.type = type, .group = g.group_id, .member_id = member_id, .consumer = consumer});
   }
   g.members.erase(it);
   ++g.epoch;
-  records.push_back(ojson{{"record", "ShareGroupMetadata"}, {"tombstone", false}, {"group", g.group_id},
-                          {"epoch", g.epoch}, {"metadata_hash", numeric_hash(metadata_hash(g))}});
+  records.push_back(records::ShareGroupMetadata{
+      .group = g.group_id, .epoch = g.epoch, .metadata_hash = numeric_hash(metadata_hash(g))});
   g.metadata_hash = metadata_hash(g);
   if (g.members.empty()) {
     g.assignment_epoch = g.epoch;
     g.assignment_time = sim::SimTime{0};
     g.assignment_computed = false;
-    records.push_back(ojson{{"record", "ShareGroupTargetAssignmentMetadata"}, {"tombstone", false},
-                            {"group", g.group_id}, {"assignment_epoch", g.assignment_epoch},
-                            {"assignment_timestamp", 0}});
+    records.push_back(records::ShareGroupTargetAssignmentMetadata{
+        .group = g.group_id, .assignment_epoch = g.assignment_epoch, .assignment_timestamp = 0});
   }
   tracer_.publish(
       trace::MemberLeave{.group = g.group_id, .consumer = consumer, .member_id = member_id, .reason = reason});
@@ -218,7 +207,7 @@ void ShareGroupCoordinator::remove_member(Group& g, const std::string& member_id
   tracer_.publish(f);
 }
 
-void ShareGroupCoordinator::start_initialization(Group& g, std::vector<ojson>& records,
+void ShareGroupCoordinator::start_initialization(Group& g, Records& records,
                                                  std::vector<std::function<void()>>& after) {
   // maybeCreateInitializeShareGroupStateRequest: partitions of subscribed topics neither
   // initialized nor initializing recently (group.share.initialize.retry.interval.ms, 30000).
@@ -278,13 +267,13 @@ void ShareGroupCoordinator::on_session_expired(const std::string& group, const s
   const auto m = it->second.members.find(member_id);
   if (m == it->second.members.end() || m->second.session_generation != generation) return;
   Group& g = it->second;
-  std::vector<ojson> records;
+  Records records;
   remove_member(g, member_id, records, "session timeout");
   write(g, std::move(records), nullptr);
   trace_state(g, "session timeout");
 }
 
-void ShareGroupCoordinator::write(Group& /*g*/, std::vector<ojson> records, std::function<void()> then) {
+void ShareGroupCoordinator::write(Group& /*g*/, Records records, std::function<void()> then) {
   if (!records.empty()) {
     log_.append(std::move(records), std::move(then));
   } else if (then) {
@@ -325,7 +314,7 @@ void ShareGroupCoordinator::on_heartbeat(const ShareGroupHeartbeatRequest& r, co
     git->second.group_id = r.group_id;
   }
   Group& g = git->second;
-  std::vector<ojson> records;
+  Records records;
   std::vector<std::function<void()>> after;
   const auto mit = g.members.find(r.member_id);
 
@@ -377,11 +366,12 @@ void ShareGroupCoordinator::on_heartbeat(const ShareGroupHeartbeatRequest& r, co
     changed = true;
   }
   if (changed) {
-    ojson rec{{"record", "ShareGroupMemberMetadata"}, {"tombstone", false}, {"group", g.group_id},
-              {"member_id", m.member_id}, {"consumer", m.consumer}, {"client_id", m.client_id}};
-    if (m.rack) rec["rack_id"] = *m.rack;
-    rec["subscribed_topic_names"] = m.subscribed;
-    records.push_back(std::move(rec));
+    records.push_back(records::ShareGroupMemberMetadata{.group = g.group_id,
+                                                        .member_id = m.member_id,
+                                                        .consumer = m.consumer,
+                                                        .client_id = m.client_id,
+                                                        .rack_id = m.rack,
+                                                        .subscribed_topic_names = m.subscribed});
   }
   std::string reason = joining ? "join" : bump ? "subscription change" : "";
   if (g.assignment_epoch >= g.epoch && initialized_pending(g)) {
@@ -397,8 +387,8 @@ void ShareGroupCoordinator::on_heartbeat(const ShareGroupHeartbeatRequest& r, co
   const std::int32_t epoch_before = g.epoch;
   if (bump) {
     ++g.epoch;
-    records.push_back(ojson{{"record", "ShareGroupMetadata"}, {"tombstone", false}, {"group", g.group_id},
-                            {"epoch", g.epoch}, {"metadata_hash", numeric_hash(g.metadata_hash)}});
+    records.push_back(records::ShareGroupMetadata{
+        .group = g.group_id, .epoch = g.epoch, .metadata_hash = numeric_hash(g.metadata_hash)});
   }
   const std::int32_t assignment_before = g.assignment_epoch;
   update_target(g, records);

@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
 #include "models/assignors/server_assignor.hpp"
 #include "models/coordinator/offsets_log.hpp"
@@ -79,21 +78,21 @@ class ShareGroupCoordinator {
     std::string traced_state;
     std::uint64_t next_join = 0;
   };
-  using ojson = nlohmann::ordered_json;
+  using Records = std::vector<records::GroupRecord>;
 
   std::string metadata_hash(const Group& g) const;
   bool initialized_pending(const Group& g) const;
-  void update_target(Group& g, std::vector<ojson>& records);
-  void reconcile(Group& g, Member& m, std::vector<ojson>& records);
-  void remove_member(Group& g, const std::string& member_id, std::vector<ojson>& records,
+  void update_target(Group& g, Records& records);
+  void reconcile(Group& g, Member& m, Records& records);
+  void remove_member(Group& g, const std::string& member_id, Records& records,
                      const std::string& reason);
-  void start_initialization(Group& g, std::vector<ojson>& records, std::vector<std::function<void()>>& after);
+  void start_initialization(Group& g, Records& records, std::vector<std::function<void()>>& after);
   void on_initialized(const std::string& group, const TopicPartitions& partitions);
   void on_session_expired(const std::string& group, const std::string& member_id, std::uint64_t generation);
-  void write(Group& g, std::vector<ojson> records, std::function<void()> then);
+  void write(Group& g, Records records, std::function<void()> then);
   void trace_state(Group& g, const std::string& reason);
-  ojson state_partition_metadata(const Group& g) const;
-  ojson current_assignment_record(const Group& g, const Member& m) const;
+  records::ShareGroupStatePartitionMetadata state_partition_metadata(const Group& g) const;
+  records::ShareGroupCurrentMemberAssignment current_assignment_record(const Group& g, const Member& m) const;
 
   sim::Kernel& kernel_;
   Tracer& tracer_;

@@ -11,14 +11,18 @@
 #include "models/coordinator/consumer_group_coordinator.hpp"
 #include "models/coordinator/group_coordinator.hpp"
 #include "models/coordinator/offsets_log.hpp"
+#include "models/trace/group_records_json.hpp"
 #include "models/trace/trace_jsonl.hpp"
 #include "trace_helpers.hpp"
 
 namespace {
 
-nlohmann::ordered_json offset_commit(const std::string& group, std::int32_t partition, std::int64_t offset) {
-  return {{"record", "OffsetCommit"}, {"tombstone", false}, {"group", group},
-          {"topic", "t"},            {"partition_index", partition}, {"committed_offset", offset}};
+rsim::records::GroupRecord offset_commit(const std::string& group, std::int32_t partition, std::int64_t offset) {
+  return rsim::records::OffsetCommit{
+      .group = group, .topic = "t", .partition_index = partition, .committed_offset = offset};
+}
+const rsim::records::OffsetCommit& commit_of(const rsim::records::GroupRecord& r) {
+  return std::get<rsim::records::OffsetCommit>(r);
 }
 
 // 1,000 writes of offsets for the same 10 partitions of group "g", 5 ms apart, each made by
@@ -43,9 +47,8 @@ void check_ten_live_keys(const std::function<void(rsim::OffsetsLog&, sim::Kernel
   const auto records = log.committed_records(p, kernel.now());
   REQUIRE(records.size() == 10);
   for (std::int32_t i = 0; i < 10; ++i) {
-    CHECK(records[static_cast<std::size_t>(i)].at("partition_index") == i);
-    CHECK(records[static_cast<std::size_t>(i)].at("committed_offset") == 9990 + i);
-    CHECK(records[static_cast<std::size_t>(i)].at("offset") == 9990 + i);  // offsets keep their place
+    CHECK(commit_of(records[static_cast<std::size_t>(i)]).partition_index == i);
+    CHECK(commit_of(records[static_cast<std::size_t>(i)]).committed_offset == 9990 + i);
   }
   // The log a new leader reads is still 10,000 records long (its load time).
   CHECK(log.committed_count(p, kernel.now()) == 10'000);
@@ -58,7 +61,7 @@ TEST_CASE("the offsets log keeps the latest committed value per key: 10,000 comm
   testing::RecordedTracer tracer(kernel);
   check_ten_live_keys(
       [](rsim::OffsetsLog& log, sim::Kernel&, int round) {
-        std::vector<nlohmann::ordered_json> write;
+        std::vector<rsim::records::GroupRecord> write;
         for (std::int32_t i = 0; i < 10; ++i) write.push_back(offset_commit("g", i, round * 10 + i));
         log.append(std::move(write), nullptr);
       },
@@ -90,7 +93,7 @@ TEST_CASE("a record superseded by an uncommitted write stays until that write co
   testing::RecordedTracer tracer(kernel);
   rsim::OffsetsLog log(kernel, tracer, sim::Rng(1, "log"), sim::Distribution::constant(10), 50);
   const std::int32_t p = rsim::coordinator_partition("g", 50);
-  std::vector<nlohmann::ordered_json> records;
+  std::vector<rsim::records::GroupRecord> records;
   kernel.schedule_closure_after(sim::ms(1), [&] { log.append({offset_commit("g", 0, 5)}, nullptr); });  // commits at 11 ms
   kernel.schedule_closure_after(sim::ms(20), [&] { log.append({offset_commit("g", 0, 7)}, nullptr); });  // at 30 ms
   kernel.schedule_closure_after(sim::ms(25), [&] {
@@ -100,7 +103,7 @@ TEST_CASE("a record superseded by an uncommitted write stays until that write co
   });
   kernel.run(sim::ms(40));
   REQUIRE(records.size() == 1);
-  CHECK(records[0].at("committed_offset") == 5);
+  CHECK(commit_of(records[0]).committed_offset == 5);
 }
 
 namespace {
@@ -124,7 +127,7 @@ TEST_CASE("member churn: the log keeps the live members' latest records, and its
   testing::RecordedTracer tracer(kernel);
   rsim::OffsetsLog log(kernel, tracer, sim::Rng(1, "log"), sim::Distribution::constant(2), 50);
   const std::int32_t p = rsim::coordinator_partition("g", 50);
-  std::vector<ojson> whole;  // every record, in log order
+  std::vector<rsim::records::GroupRecord> whole;  // every record, in log order
   std::vector<std::string> members;
   int next_member = 0;
   std::size_t most_retained = 0, appended = 0;
@@ -166,10 +169,12 @@ TEST_CASE("member churn: the log keeps the live members' latest records, and its
         c["pending_revocation"] = ojson::array();
         write.push_back(std::move(c));
       }
-      for (std::int32_t i = 0; i < 10; ++i) write.push_back(offset_commit("g", i, round * 10 + i));
-      whole.insert(whole.end(), write.begin(), write.end());
-      appended += write.size();
-      log.append(std::move(write), nullptr);
+      std::vector<rsim::records::GroupRecord> typed;
+      for (const auto& r : write) typed.push_back(rsim::trace::record_from_json(r));
+      for (std::int32_t i = 0; i < 10; ++i) typed.push_back(offset_commit("g", i, round * 10 + i));
+      whole.insert(whole.end(), typed.begin(), typed.end());
+      appended += typed.size();
+      log.append(std::move(typed), nullptr);
       most_retained = std::max(most_retained, log.retained_records());
     });
     kernel.run(kernel.now() + sim::ms(5));

@@ -9,6 +9,7 @@
 
 #include "models/coordinator/consumer_group_coordinator.hpp"
 #include "models/coordinator/group_coordinator.hpp"
+#include "models/trace/group_records_json.hpp"
 #include "sim/assert.hpp"
 #include "sim/network.hpp"
 
@@ -77,7 +78,7 @@ struct Harness {
     ConsumerGroups groups;
     for (const auto& line : tracer.lines()) {
       const auto e = nlohmann::json::parse(line);
-      if (e["type"] == "record") replay_record(groups, e);
+      if (e["type"] == "record") replay_record(groups, trace::record_from_json(e));
     }
     return groups;
   }
@@ -266,10 +267,10 @@ TEST_CASE("consumer-group coordinator: OffsetFetch validated against the member 
   CHECK(fetch("", -1).partitions.at(0).offset == 5);
   // The stored offsets are part of the group's durable state: a load replays them.
   CHECK(h.coordinator->groups().at("g").offsets.at({"t", 0}) == 5);
-  std::vector<nlohmann::ordered_json> records;
+  std::vector<records::GroupRecord> records;
   for (const auto& line : h.tracer.lines()) {
     const auto e = nlohmann::ordered_json::parse(line);
-    if (e["type"] == "record") records.push_back(e);
+    if (e["type"] == "record") records.push_back(trace::record_from_json(e));
   }
   const ConsumerGroups before = h.coordinator->groups();
   h.coordinator->unload_partition(coordinator_partition("g", 50));
@@ -283,7 +284,7 @@ TEST_CASE(
   ConsumerGroups groups;
   const auto current = [](const std::string& member, int epoch,
                           const std::vector<std::string>& assigned) {
-    return nlohmann::json{{"record", "ConsumerGroupCurrentMemberAssignment"},
+    return trace::record_from_json(nlohmann::json{{"record", "ConsumerGroupCurrentMemberAssignment"},
                           {"tombstone", false},
                           {"group", "g"},
                           {"member_id", member},
@@ -292,7 +293,7 @@ TEST_CASE(
                           {"previous_member_epoch", 0},
                           {"state", 0},
                           {"assigned", assigned},
-                          {"pending_revocation", nlohmann::json::array()}};
+                          {"pending_revocation", nlohmann::json::array()}});
   };
   replay_record(groups, current("A", 2, {"t-0", "t-1"}));
   CHECK(groups.at("g").partition_epoch("t", 1) == 2);
@@ -315,10 +316,10 @@ TEST_CASE(
   h.heartbeat("B", Harness::join("B"));
   h.heartbeat("A", Harness::hb("A", 2));  // A in UNREVOKED_PARTITIONS
   const ConsumerGroups before = h.coordinator->groups();
-  std::vector<nlohmann::ordered_json> records;
+  std::vector<records::GroupRecord> records;
   for (const auto& line : h.tracer.lines()) {
     const auto e = nlohmann::ordered_json::parse(line);
-    if (e["type"] == "record") records.push_back(e);
+    if (e["type"] == "record") records.push_back(trace::record_from_json(e));
   }
   const std::int32_t p = coordinator_partition("g", 50);
   CHECK(p == 3);                                      // abs("g".hashCode()) % 50 = 103 % 50

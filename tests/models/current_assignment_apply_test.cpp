@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/coordinator/consumer_group_coordinator.hpp"
+#include "models/trace/group_records_json.hpp"
 #include "sim/assert.hpp"
 #include "sim/rng.hpp"
 
@@ -30,7 +31,7 @@ int state_byte(MemberState s) {
 }
 
 // The record as the coordinator writes it (docs/model.md: ConsumerGroupCurrentMemberAssignment).
-nlohmann::ordered_json record_of(const std::string& group, const ConsumerGroupMember& m) {
+rsim::records::GroupRecord record_of(const std::string& group, const ConsumerGroupMember& m) {
   nlohmann::ordered_json assigned = nlohmann::ordered_json::array(), assigned_epochs = assigned,
                          pending = assigned, pending_epochs = assigned;
   for (const auto& [topic, ps] : m.assigned_partitions)
@@ -43,7 +44,7 @@ nlohmann::ordered_json record_of(const std::string& group, const ConsumerGroupMe
       pending.push_back(topic + "-" + std::to_string(pe.partition));
       pending_epochs.push_back(pe.assignment_epoch);
     }
-  return {{"record", "ConsumerGroupCurrentMemberAssignment"},
+  return rsim::trace::record_from_json(nlohmann::ordered_json{{"record", "ConsumerGroupCurrentMemberAssignment"},
           {"tombstone", false},
           {"group", group},
           {"member_id", m.member_id},
@@ -54,15 +55,14 @@ nlohmann::ordered_json record_of(const std::string& group, const ConsumerGroupMe
           {"assigned", assigned},
           {"assigned_epochs", assigned_epochs},
           {"pending_revocation", pending},
-          {"pending_revocation_epochs", pending_epochs}};
+          {"pending_revocation_epochs", pending_epochs}});
 }
 
-nlohmann::ordered_json tombstone_of(const std::string& group, const std::string& member_id) {
-  return {{"record", "ConsumerGroupCurrentMemberAssignment"},
-          {"tombstone", true},
-          {"group", group},
-          {"member_id", member_id},
-          {"consumer", member_id}};
+rsim::records::GroupRecord tombstone_of(const std::string& group, const std::string& member_id) {
+  return rsim::records::Tombstone{.type = rsim::records::RecordType::ConsumerGroupCurrentMemberAssignment,
+                                  .group = group,
+                                  .member_id = member_id,
+                                  .consumer = member_id};
 }
 
 }  // namespace

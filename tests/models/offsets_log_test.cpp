@@ -1,5 +1,5 @@
 // The offsets log's typed OffsetCommit records (append_offset_commits): the same `record` events,
-// offsets, compaction and loaded records as the JSON records append() takes, the listener told
+// offsets, compaction and loaded records as the records::OffsetCommit records append() takes, the listener told
 // once at commit time (at once without write latency), and truncation and clean-up alike.
 #include <doctest/doctest.h>
 
@@ -11,16 +11,17 @@ namespace {
 
 using rsim::CommittedOffset;
 
-/// The JSON record a coordinator used to append for one committed offset.
-nlohmann::ordered_json as_json(const std::string& group, const CommittedOffset& o, std::int64_t timestamp_ms) {
-  return {{"record", "OffsetCommit"},
-          {"tombstone", false},
-          {"group", group},
-          {"topic", o.partition.topic},
-          {"partition_index", o.partition.partition},
-          {"committed_offset", o.offset},
-          {"leader_epoch", o.leader_epoch},
-          {"commit_timestamp", timestamp_ms}};
+/// The record a coordinator would append() for one committed offset.
+rsim::records::GroupRecord as_json(const std::string& group, const CommittedOffset& o, std::int64_t timestamp_ms) {
+  return rsim::records::OffsetCommit{.group = group,
+                                     .topic = o.partition.topic,
+                                     .partition_index = o.partition.partition,
+                                     .committed_offset = o.offset,
+                                     .leader_epoch = o.leader_epoch,
+                                     .commit_timestamp = timestamp_ms};
+}
+const rsim::records::OffsetCommit& commit_of(const rsim::records::GroupRecord& r) {
+  return std::get<rsim::records::OffsetCommit>(r);
 }
 
 struct Answer {
@@ -62,7 +63,7 @@ struct Pair {
   void commit(const std::string& group, std::vector<CommittedOffset> offsets, std::int32_t correlation_id) {
     const std::int64_t ts = sim::to_ms(kernel.now());
     typed.append_offset_commits(group, offsets, ts, listener, 7, correlation_id);
-    std::vector<nlohmann::ordered_json> records;
+    std::vector<rsim::records::GroupRecord> records;
     for (const auto& o : offsets) records.push_back(as_json(group, o, ts));
     json.append(std::move(records), [this] { json_commits.push_back(kernel.now()); });
   }
@@ -87,13 +88,13 @@ TEST_CASE("typed OffsetCommit records: the record events, offsets and loaded rec
             ",\"offset\":0,\"record\":\"OffsetCommit\",\"tombstone\":false,\"group\":\"g\",\"topic\":\"t\","
             "\"partition_index\":0,\"committed_offset\":10,\"leader_epoch\":4,\"commit_timestamp\":1}");
   CHECK(p.typed.log_end_offset("g") == 3);
-  // What a new leader loads: the same JSON, compacted alike (t-0's first value is gone).
+  // What a new leader loads: the same records, compacted alike (t-0's first value is gone).
   const auto loaded = p.typed.committed_records(partition, p.kernel.now());
   CHECK(loaded == p.json.committed_records(partition, p.kernel.now()));
   REQUIRE(loaded.size() == 2);
-  CHECK(loaded[0].at("partition_index") == 1);
-  CHECK(loaded[1].at("committed_offset") == 12);
-  CHECK(loaded[1].at("offset") == 2);
+  CHECK(commit_of(loaded[0]).partition_index == 1);
+  CHECK(commit_of(loaded[1]).committed_offset == 12);
+  CHECK(commit_of(loaded[1]).commit_timestamp == 2);  // committed at 2 ms
   CHECK(p.typed.committed_count(partition, p.kernel.now()) == 3);
   CHECK(p.typed.retained_records() == p.json.retained_records());
 
@@ -147,7 +148,7 @@ TEST_CASE("typed OffsetCommit records: a listener that commits again from its ca
 TEST_CASE("typed OffsetCommit records: a new leader truncates the uncommitted ones") {
   Pair p(sim::Distribution::constant(10));
   const std::int32_t partition = rsim::coordinator_partition("g", 50);
-  std::vector<nlohmann::ordered_json> loaded;
+  std::vector<rsim::records::GroupRecord> loaded;
   p.kernel.schedule_closure_after(sim::ms(1), [&] { p.commit("g", {{{"t", 0}, 5, -1}}, 1); });   // commits at 11 ms
   p.kernel.schedule_closure_after(sim::ms(20), [&] { p.commit("g", {{{"t", 0}, 7, -1}}, 2); });  // at 30 ms
   p.kernel.schedule_closure_after(sim::ms(25), [&] {
@@ -159,7 +160,7 @@ TEST_CASE("typed OffsetCommit records: a new leader truncates the uncommitted on
   CHECK(p.typed_tracer.lines() == p.json_tracer.lines());
   CHECK(p.typed_tracer.lines().back().find("\"type\":\"log.truncate\"") != std::string::npos);
   REQUIRE(loaded.size() == 1);
-  CHECK(loaded[0].at("committed_offset") == 5);
+  CHECK(commit_of(loaded[0]).committed_offset == 5);
   CHECK(p.typed.log_end_offset("g") == 1);
 }
 
@@ -178,7 +179,7 @@ TEST_CASE("typed and JSON OffsetCommit records of one key compact together") {
   kernel.run(sim::ms(10));
   const auto loaded = log.committed_records(partition, kernel.now());
   REQUIRE(loaded.size() == 2);
-  CHECK(loaded[0].at("committed_offset") == 2);
-  CHECK(loaded[1].at("committed_offset") == 4);
+  CHECK(commit_of(loaded[0]).committed_offset == 2);
+  CHECK(commit_of(loaded[1]).committed_offset == 4);
   CHECK(log.committed_count(partition, kernel.now()) == 4);
 }
