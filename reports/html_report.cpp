@@ -803,20 +803,10 @@ bool variant_less(const std::string& a, const std::string& b) {
   return ia != ib ? ia < ib : a < b;
 }
 
-std::string render_html_report(const std::vector<Timeline>& variants, const std::vector<ShareView>& share) {
-  std::string html;
-  html.reserve(1 << 20);
-  Out o(html);
-  Scale sc;
-  std::int64_t max_lag = 0;
-  int max_ready = 0;  // the top of every deployment band's scale
-  bool fleets = false;
-  for (const auto& v : variants) {
-    sc.duration_us = std::max(sc.duration_us, v.duration_us);
-    for (const auto& p : v.total_lag) max_lag = std::max(max_lag, p.lag);
-    for (const auto& d : v.deployments) max_ready = std::max(max_ready, d.max_ready);
-    fleets = fleets || !v.deployments.empty();
-  }
+namespace {
+
+// The page up to its first section: <head>, the title, the run, the lesson.
+void render_page_head(Out o, const std::vector<Timeline>& variants, const Scale& sc) {
   const std::string scenario = variants.empty() ? std::string() : variants.front().scenario;
   fmt::format_to(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
@@ -840,7 +830,10 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
     const std::string lesson_text = variants.front().summary["produced_by"].value("scenario_description", std::string());
     if (!lesson_text.empty()) fmt::format_to(o, "<p class=\"lesson\" id=\"description\">{}</p>\n", lesson::glossed(lesson_text));
   }
+}
 
+// The verdict of each variant and its decisive moments.
+void render_verdicts(Out o, const std::vector<Timeline>& variants) {
   // The verdict of each variant first: what the numbers say, in words (the steady window's).
   fmt::format_to(o, "<h2>Verdict</h2><div class=\"verdicts\">");
   for (const auto& v : variants) {
@@ -856,7 +849,10 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
     }
   }
   fmt::format_to(o, "</div>\n");
+}
 
+// The timelines' zoom controls and legends.
+void render_legend(Out o, bool fleets) {
   // The variants side by side.
   fmt::format_to(o, "<h2>Timelines</h2><div class=\"controls\"><button id=\"zoom-in\">zoom in</button><button id=\"zoom-out\">zoom out</button>"
                     "<button id=\"zoom-reset\">reset</button> <span id=\"zoomlevel\"></span> · wheel to zoom, drag to pan, "
@@ -894,26 +890,10 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
                     "<span><i style=\"background:#fff8c5;border:1px solid #d4c36a\"></i>note (state, callback, ownership)</span>"
                     "<span><i style=\"background:#ffe08a\"></i>step cursor</span></div>\n",
                  lesson::abbr("MEMBER_ID_REQUIRED"));
-  for (std::size_t vi = 0; vi < variants.size(); ++vi) {
-    const auto& v = variants[vi];
-    fmt::format_to(o, "<div class=\"variant\"><h3>{} — {} rebalance{}</h3>", esc(v.protocol), v.rebalances.size(),
-                   v.rebalances.size() == 1 ? "" : "s");
-    const auto rows = lesson::partition_rows(v);
-    // A large group: the aggregated views first (members per state, partitions not processed).
-    if (v.lanes.size() > lesson::kAggregateAbove) {
-      fmt::format_to(o, "<h4>{} consumers, aggregated (their lanes below)</h4>", v.lanes.size());
-      lesson::render_aggregate_view(o, v, rows, sc, fmt::format("clip-{}-agg", vi));
-    }
-    render_timeline(o, v, sc, max_lag, max_ready, fmt::format("clip-{}", vi));
-    if (!rows.empty()) {
-      fmt::format_to(o, "<h4>Partitions: who processes each one over time (hatched: not processed)</h4>");
-      lesson::render_partition_view(o, v, rows, sc, fmt::format("clip-{}-p", vi));
-    }
-    fmt::format_to(o, "</div>\n");
-  }
+}
 
-  html += render_share_section(share);  // share groups' in-flight windows and record states
-
+// The variants compared, one column each.
+void render_summary_table(Out o, const std::vector<Timeline>& variants) {
   // The variants compared.
   // Each cell: the steady window's value (start-up excluded), the whole run's after it when it
   // differs.
@@ -977,70 +957,117 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
     }
   }
   fmt::format_to(o, "</tr></table>\n");
+}
 
-  for (const auto& v : variants) {
-    fmt::format_to(o, "<section class=\"details\" data-variant=\"{}\"><h2>{}</h2>", esc(v.protocol), esc(v.protocol));
-    fmt::format_to(o, "<h3>Rebalances</h3><table><tr><th>#</th><th>group</th><th>trigger</th><th>{}</th><th>start</th><th>end</th>"
-                      "<th>duration (ms)</th><th>revoked</th><th>assigned</th></tr>",
-                   v.protocol == "consumer" || v.protocol.ends_with("/consumer") ? "epoch" : "generation");
-    for (const auto& r : v.rebalances)
-      fmt::format_to(o, "<tr class=\"rbrow\" data-variant=\"{}\" data-row=\"{}\"><td>R{}</td><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                     esc(v.protocol), r.index, r.index, esc(r.group), esc(r.trigger), r.completed ? "" : " (not completed)",
-                     esc(r.epoch_label), seconds(r.start_us), seconds(r.end_us), ms(r.end_us - r.start_us),
-                     esc(partitions_of(r.revoked)), esc(partitions_of(r.assigned)));
+// One variant's details: its rebalances, scaling, narrative and the messages of a rebalance.
+void render_details(Out o, const Timeline& v) {
+  fmt::format_to(o, "<section class=\"details\" data-variant=\"{}\"><h2>{}</h2>", esc(v.protocol), esc(v.protocol));
+  fmt::format_to(o, "<h3>Rebalances</h3><table><tr><th>#</th><th>group</th><th>trigger</th><th>{}</th><th>start</th><th>end</th>"
+                    "<th>duration (ms)</th><th>revoked</th><th>assigned</th></tr>",
+                 v.protocol == "consumer" || v.protocol.ends_with("/consumer") ? "epoch" : "generation");
+  for (const auto& r : v.rebalances)
+    fmt::format_to(o, "<tr class=\"rbrow\" data-variant=\"{}\" data-row=\"{}\"><td>R{}</td><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                   esc(v.protocol), r.index, r.index, esc(r.group), esc(r.trigger), r.completed ? "" : " (not completed)",
+                   esc(r.epoch_label), seconds(r.start_us), seconds(r.end_us), ms(r.end_us - r.start_us),
+                   esc(partitions_of(r.revoked)), esc(partitions_of(r.assigned)));
+  fmt::format_to(o, "</table>");
+  // Fleets: each scaling decision with its reason, and what it caused (summary.json's `scaling`).
+  if (v.summary.contains("scaling") && v.summary["scaling"].is_array() && !v.summary["scaling"].empty()) {
+    fmt::format_to(o, "<h3>Scaling</h3><table class=\"scaling\"><tr><th>at</th><th>deployment</th><th>replicas</th>"
+                      "<th>reason</th><th>rebalances</th><th>unavailable partition-ms</th><th>records redelivered</th>"
+                      "<th>backlog drained after</th></tr>");
+    for (const auto& a : v.summary["scaling"]) {
+      const auto drain = a.find("drain_ms");
+      fmt::format_to(o, "<tr><td>{}</td><td>{}</td><td>{} &rarr; {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                     seconds(static_cast<std::int64_t>(a.value("at_ms", 0.0) * 1000)), esc(a.value("deployment", "")),
+                     a.value("from", 0), a.value("to", 0), esc(a.value("reason", "")), a.value("rebalances", 0),
+                     a.value("unavailable_partition_ms", 0.0), a.value("records_redelivered", 0),
+                     drain != a.end() && drain->is_number()
+                         ? seconds(static_cast<std::int64_t>(drain->get<double>() * 1000)) : std::string("&ndash;"));
+    }
     fmt::format_to(o, "</table>");
-    // Fleets: each scaling decision with its reason, and what it caused (summary.json's `scaling`).
-    if (v.summary.contains("scaling") && v.summary["scaling"].is_array() && !v.summary["scaling"].empty()) {
-      fmt::format_to(o, "<h3>Scaling</h3><table class=\"scaling\"><tr><th>at</th><th>deployment</th><th>replicas</th>"
-                        "<th>reason</th><th>rebalances</th><th>unavailable partition-ms</th><th>records redelivered</th>"
-                        "<th>backlog drained after</th></tr>");
-      for (const auto& a : v.summary["scaling"]) {
-        const auto drain = a.find("drain_ms");
-        fmt::format_to(o, "<tr><td>{}</td><td>{}</td><td>{} &rarr; {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                       seconds(static_cast<std::int64_t>(a.value("at_ms", 0.0) * 1000)), esc(a.value("deployment", "")),
-                       a.value("from", 0), a.value("to", 0), esc(a.value("reason", "")), a.value("rebalances", 0),
-                       a.value("unavailable_partition_ms", 0.0), a.value("records_redelivered", 0),
-                       drain != a.end() && drain->is_number()
-                           ? seconds(static_cast<std::int64_t>(drain->get<double>() * 1000)) : std::string("&ndash;"));
-      }
-      fmt::format_to(o, "</table>");
-    }
-    fmt::format_to(o, "<h3>What happened</h3><ol class=\"narrative\" data-variant=\"{}\">", esc(v.protocol));
-    {
-      const auto story = narrate(v);
-      for (std::size_t i = 0; i < story.size(); ++i) {
-        // Short sentences with readable times; a very long one (a join storm's member list) cut.
-        fmt::format_to(o, "<li data-rb=\"{}\">", i < v.rebalances.size() ? v.rebalances[i].index : static_cast<int>(i + 1));
-        const auto sentences = lesson::short_sentences(story[i]);
-        for (std::size_t k = 0; k < sentences.size() && k < 12; ++k)
-          fmt::format_to(o, "<span class=\"s\">{}</span> ", lesson::glossed(clip(sentences[k], 400)));
-        if (sentences.size() > 12) fmt::format_to(o, "<span class=\"s\">… {} more sentences (explain prints them all).</span>", sentences.size() - 12);
-        fmt::format_to(o, "</li>");
-      }
-    }
-    fmt::format_to(o, "</ol>");
-    if (!v.rebalances.empty()) {
-      // The longest rebalance is shown first: usually the one worth reading.
-      std::size_t chosen = 0;
-      for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i)
-        if (v.rebalances[i].end_us - v.rebalances[i].start_us > v.rebalances[chosen].end_us - v.rebalances[chosen].start_us) chosen = i;
-      fmt::format_to(o, "<div class=\"walk\" data-variant=\"{0}\"><h3>Messages of a rebalance</h3><label>rebalance <select class=\"seqpick\" data-variant=\"{0}\">", esc(v.protocol));  // lifted by the step control
-      for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i)
-        fmt::format_to(o, "<option value=\"{}\"{}>R{}: {} ({} ms)</option>", v.rebalances[i].index, i == chosen ? " selected" : "",
-                       v.rebalances[i].index, esc(v.rebalances[i].trigger), ms(v.rebalances[i].end_us - v.rebalances[i].start_us));
-      fmt::format_to(o, "</select></label>{}", v.rebalances.size() > kMaxSequenceViews
-                                                  ? fmt::format(" (the first {} rebalances)", kMaxSequenceViews) : std::string());
-      // The step control: one cursor over the timeline, partition view, sequence view and narrative.
-      fmt::format_to(o, "<div class=\"stepper\" data-variant=\"{}\"><button class=\"st-first\" title=\"back to the start\">&#x25C0;&#x25C0;</button>"
-                        "<button class=\"st-prev\" title=\"previous event\">&#x25C0; step</button><button class=\"st-play\">&#x25B6; play</button>"
-                        "<button class=\"st-next\" title=\"next event\">step &#x25B6;</button> <span class=\"st-pos\">press step or play to walk "
-                        "this rebalance event by event</span><div class=\"st-now\"></div><div class=\"st-watch\"></div></div>",
-                     esc(v.protocol));
-      render_rebalance_views(o, v, chosen);
-      fmt::format_to(o, "</div>");  // the walk
-    }
-    fmt::format_to(o, "</section>\n");
   }
+  fmt::format_to(o, "<h3>What happened</h3><ol class=\"narrative\" data-variant=\"{}\">", esc(v.protocol));
+  {
+    const auto story = narrate(v);
+    for (std::size_t i = 0; i < story.size(); ++i) {
+      // Short sentences with readable times; a very long one (a join storm's member list) cut.
+      fmt::format_to(o, "<li data-rb=\"{}\">", i < v.rebalances.size() ? v.rebalances[i].index : static_cast<int>(i + 1));
+      const auto sentences = lesson::short_sentences(story[i]);
+      for (std::size_t k = 0; k < sentences.size() && k < 12; ++k)
+        fmt::format_to(o, "<span class=\"s\">{}</span> ", lesson::glossed(clip(sentences[k], 400)));
+      if (sentences.size() > 12) fmt::format_to(o, "<span class=\"s\">… {} more sentences (explain prints them all).</span>", sentences.size() - 12);
+      fmt::format_to(o, "</li>");
+    }
+  }
+  fmt::format_to(o, "</ol>");
+  if (!v.rebalances.empty()) {
+    // The longest rebalance is shown first: usually the one worth reading.
+    std::size_t chosen = 0;
+    for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i)
+      if (v.rebalances[i].end_us - v.rebalances[i].start_us > v.rebalances[chosen].end_us - v.rebalances[chosen].start_us) chosen = i;
+    fmt::format_to(o, "<div class=\"walk\" data-variant=\"{0}\"><h3>Messages of a rebalance</h3><label>rebalance <select class=\"seqpick\" data-variant=\"{0}\">", esc(v.protocol));  // lifted by the step control
+    for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i)
+      fmt::format_to(o, "<option value=\"{}\"{}>R{}: {} ({} ms)</option>", v.rebalances[i].index, i == chosen ? " selected" : "",
+                     v.rebalances[i].index, esc(v.rebalances[i].trigger), ms(v.rebalances[i].end_us - v.rebalances[i].start_us));
+    fmt::format_to(o, "</select></label>{}", v.rebalances.size() > kMaxSequenceViews
+                                                ? fmt::format(" (the first {} rebalances)", kMaxSequenceViews) : std::string());
+    // The step control: one cursor over the timeline, partition view, sequence view and narrative.
+    fmt::format_to(o, "<div class=\"stepper\" data-variant=\"{}\"><button class=\"st-first\" title=\"back to the start\">&#x25C0;&#x25C0;</button>"
+                      "<button class=\"st-prev\" title=\"previous event\">&#x25C0; step</button><button class=\"st-play\">&#x25B6; play</button>"
+                      "<button class=\"st-next\" title=\"next event\">step &#x25B6;</button> <span class=\"st-pos\">press step or play to walk "
+                      "this rebalance event by event</span><div class=\"st-now\"></div><div class=\"st-watch\"></div></div>",
+                   esc(v.protocol));
+    render_rebalance_views(o, v, chosen);
+    fmt::format_to(o, "</div>");  // the walk
+  }
+  fmt::format_to(o, "</section>\n");
+}
+
+}  // namespace
+
+std::string render_html_report(const std::vector<Timeline>& variants, const std::vector<ShareView>& share) {
+  std::string html;
+  html.reserve(1 << 20);
+  Out o(html);
+  Scale sc;
+  std::int64_t max_lag = 0;
+  int max_ready = 0;  // the top of every deployment band's scale
+  bool fleets = false;
+  for (const auto& v : variants) {
+    sc.duration_us = std::max(sc.duration_us, v.duration_us);
+    for (const auto& p : v.total_lag) max_lag = std::max(max_lag, p.lag);
+    for (const auto& d : v.deployments) max_ready = std::max(max_ready, d.max_ready);
+    fleets = fleets || !v.deployments.empty();
+  }
+  render_page_head(o, variants, sc);
+
+  render_verdicts(o, variants);
+
+  render_legend(o, fleets);
+  for (std::size_t vi = 0; vi < variants.size(); ++vi) {
+    const auto& v = variants[vi];
+    fmt::format_to(o, "<div class=\"variant\"><h3>{} — {} rebalance{}</h3>", esc(v.protocol), v.rebalances.size(),
+                   v.rebalances.size() == 1 ? "" : "s");
+    const auto rows = lesson::partition_rows(v);
+    // A large group: the aggregated views first (members per state, partitions not processed).
+    if (v.lanes.size() > lesson::kAggregateAbove) {
+      fmt::format_to(o, "<h4>{} consumers, aggregated (their lanes below)</h4>", v.lanes.size());
+      lesson::render_aggregate_view(o, v, rows, sc, fmt::format("clip-{}-agg", vi));
+    }
+    render_timeline(o, v, sc, max_lag, max_ready, fmt::format("clip-{}", vi));
+    if (!rows.empty()) {
+      fmt::format_to(o, "<h4>Partitions: who processes each one over time (hatched: not processed)</h4>");
+      lesson::render_partition_view(o, v, rows, sc, fmt::format("clip-{}-p", vi));
+    }
+    fmt::format_to(o, "</div>\n");
+  }
+
+  html += render_share_section(share);  // share groups' in-flight windows and record states
+
+  render_summary_table(o, variants);
+
+  for (const auto& v : variants) render_details(o, v);
   // Fleets only (other pages keep their bytes): what the browser laid out of the deployment
   // bands, for the browser tests (ready-pod steps drawn with an area, decision markers).
   const char* fleet_script = fleets

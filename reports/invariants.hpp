@@ -1,7 +1,15 @@
 // Safety and liveness properties checked on a run's trace (issue 11). A pure function of the trace
-// lines and a few facts of the scenario (which consumers commit at least once, when the last fault
-// ends, the liveness bound): a sink fed one trace line at a time, as `run --check-invariants` and
-// `explore` use it. It includes no model class.
+// and a few facts of the scenario (which consumers commit at least once, when the last fault ends,
+// the liveness bound): a sink fed the typed trace events one at a time (issue 33), on the trace bus
+// while the run goes (`run --check-invariants`, `explore`: nothing of the trace is held but the
+// last few lines of the window a violation prints), or from a trace.jsonl read back through the
+// one trace reader (rsim::trace::parse_jsonl). It includes no model class.
+//
+// Line numbers: each event the checker is fed is one line (0-based), in the order fed. On the bus
+// that is every event the bus carries (InvariantSink without a level: at `--trace full` the lines
+// of trace.jsonl; at `standard` and `none`, the lines a `full` writer would write of the events a
+// standard bus carries, which trace.jsonl does not all hold), or, with a level, the lines that
+// level writes (the lines of trace.jsonl).
 //
 // Safety, at the end of every instant:
 //  - exclusive-ownership (not for share groups, whose partitions are shared by design): no partition owned by two live members of one group that the coordinator
@@ -26,9 +34,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "models/trace/trace_jsonl.hpp"
 
 namespace reports {
 
@@ -52,6 +64,10 @@ struct Violation {
   std::string detail;
   std::size_t first_line = 0;  // the trace window (0-based line numbers) that shows it
   std::size_t last_line = 0;
+  /// The lines that show it, as the checker was fed them: at most the last 12 of the window
+  /// (lines max(first_line, last_line - 11) .. last_line), each cut at 300 bytes. Empty when the
+  /// checker was fed no line text, or for a finding without a window (model-invariant, watchdog).
+  std::vector<std::string> window;
 };
 
 class InvariantChecker {
@@ -60,7 +76,10 @@ class InvariantChecker {
   ~InvariantChecker();
   InvariantChecker(const InvariantChecker&) = delete;
   InvariantChecker& operator=(const InvariantChecker&) = delete;
-  /// Feeds the next trace line (in trace order).
+  /// Feeds the next event (in trace order) as the next line; `line` is its text, kept for the
+  /// window a violation prints (empty: no window text).
+  void on_event(std::int64_t t_us, const rsim::trace::Event& e, std::string_view line = {});
+  /// Feeds the next trace.jsonl line, read through the trace reader.
   void on_line(const std::string& line);
   /// Ends the trace: the last instant's checks and liveness. Returns every violation found.
   const std::vector<Violation>& finish();
@@ -70,7 +89,29 @@ class InvariantChecker {
   std::unique_ptr<State> s_;
 };
 
-/// All of it at once over a whole trace.
+/// The checker on the trace bus: every event it is given is checked as the next line, its text
+/// formatted (into a few reused buffers) for the windows.
+class InvariantSink final : public rsim::TraceSink {
+ public:
+  /// `written`: number and check only the events that level writes, as trace.jsonl writes them
+  /// (run.start with its trace_level); nullopt: every event the bus carries, as a writer without a
+  /// level writes them. `max_bytes` bounds those lines' bytes as the trace sinks do
+  /// (sim::WatchdogTripped past it).
+  InvariantSink(InvariantContext context, std::optional<rsim::trace::Detail> written,
+                std::uint64_t max_bytes = sim::WatchdogLimits{}.max_trace_bytes);
+  void on_event(sim::SimTime t, const rsim::trace::Event& e) override;
+  /// The end of the run: every violation found.
+  const std::vector<Violation>& finish() { return checker_.finish(); }
+
+ private:
+  InvariantChecker checker_;
+  std::optional<rsim::trace::LevelFilter> filter_;
+  rsim::trace::TraceByteBound bound_;
+  rsim::trace::ReadStorage raw_;
+  std::string line_;
+};
+
+/// All of it at once over a whole trace.jsonl (read through the trace reader).
 std::vector<Violation> check_invariants(const std::vector<std::string>& lines, const InvariantContext& context);
 
 }  // namespace reports

@@ -438,35 +438,36 @@ class GapReader {
 
 }  // namespace
 
-static Timeline build_from(const std::function<bool(std::string_view&)>& next_line, const json& summary) {
+namespace {
+
+// The timeline of a summary and the lines of its trace, built in one pass (build_from): the state
+// the pass keeps, and a member for each kind of line it reads.
+class TimelineBuilder {
+ public:
+  explicit TimelineBuilder(const json& summary);
+  /// Reads every line `next_line` yields, one at a time (a trace is never held whole).
+  void read(const std::function<bool(std::string_view&)>& next_line);
+  /// Closes what is still open at the end of the run.
+  Timeline finish();
+
+ private:
+  void load_rebalances(const json& summary);
+  void index_rebalances();
+  bool scanned_line();
+  void parsed_line(std::string_view raw, std::size_t line_no, bool scanned);
+  void on_group_state(const json& f, std::int64_t t);
+  void on_group_epoch(const json& f, std::int64_t t);
+  void on_rpc(const json& f, std::int64_t t);
+  bool on_consumer_life(const json& f, std::int64_t t, const std::string& type, LaneState& ls, Lane& ln);
+  void on_consumer_group(const json& f, std::int64_t t, const std::string& type, const std::string& name,
+                         LaneState& ls, Lane& ln);
+
   Timeline tl;
-  tl.summary = summary;
-  tl.scenario = summary.value("scenario", std::string());
-  tl.protocol = summary.value("protocol", std::string());
-  const bool consumer_protocol = tl.protocol == "consumer" || tl.protocol == "share";
-
-  if (summary.contains("rebalances") && summary["rebalances"].is_array()) {
-    int index = 0;
-    for (const auto& r : summary["rebalances"]) {
-      Rebalance rb;
-      rb.index = ++index;
-      rb.group = str(r, "group");
-      rb.start_us = num(r, "start_us");
-      rb.end_us = num(r, "end_us", rb.start_us);
-      rb.trigger = str(r, "trigger");
-      if (r.contains("generation") && r["generation"].is_number())
-        rb.epoch_label = fmt::format("{} {}", consumer_protocol ? "epoch" : "generation", num(r, "generation"));
-      rb.completed = r.value("completed", true);
-      rb.revoked = r.contains("revoked") ? r["revoked"] : json::object();
-      rb.assigned = r.contains("assigned") ? r["assigned"] : json::object();
-      tl.rebalances.push_back(std::move(rb));
-    }
-  }
-
+  bool consumer_protocol = false;
   std::map<std::string, LaneState, std::less<>> lanes;  // found by a name read from a line, uncopied
   std::map<std::string, GroupState> groups;
   std::map<std::string, std::string> assignment_epoch;  // group -> latest target assignment epoch
-  std::set<std::string, decltype(&partition_less)> partition_names(&partition_less);
+  std::set<std::string, decltype(&partition_less)> partition_names{&partition_less};
   // Each sampled partition's latest lag; the points of the first kLagSeriesKept of them in
   // partition order (all that any renderer draws per partition).
   struct LagSeries {
@@ -477,7 +478,7 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
   };
   std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>> lag_slot;
   std::vector<LagSeries> lag_series;
-  std::set<std::string, decltype(&partition_less)> kept_series(&partition_less);
+  std::set<std::string, decltype(&partition_less)> kept_series{&partition_less};
   std::int64_t lag_total = 0;
   std::int64_t last_lag_t = -1;
   std::map<std::tuple<std::string, std::string, std::int64_t>, std::size_t> open_requests;
@@ -486,63 +487,11 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
   std::map<std::string, std::size_t> last_heartbeat_response;
   std::vector<std::vector<std::tuple<std::int64_t, std::int64_t, std::vector<std::string>>>> raw_owned;
   std::int64_t last_t = 0;
-
-  auto lane = [&](std::string_view name, std::int64_t t) -> LaneState& {
-    auto it = lanes.find(name);
-    if (it == lanes.end()) {
-      it = lanes.emplace(std::string(name), LaneState{}).first;
-      it->second.index = tl.lanes.size();
-      it->second.owned_since = t;
-      tl.lanes.push_back(Lane{std::string(name), {}, {}, {}, {}});
-      raw_owned.emplace_back();
-    }
-    return it->second;
-  };
-  auto close_owned = [&](LaneState& ls, std::int64_t t) {
-    if (!ls.owned.empty() && t > ls.owned_since) raw_owned[ls.index].emplace_back(ls.owned_since, t, ls.owned);
-    ls.owned_since = t;
-  };
-  auto span = [&](LaneState& ls, std::int64_t from, std::int64_t to, std::string kind, std::string label) {
-    tl.lanes[ls.index].spans.push_back(Span{from, std::max(from, to), std::move(kind), std::move(label)});
-  };
-  auto instant = [&](LaneState& ls, std::int64_t t, std::string kind, std::string label) {
-    tl.lanes[ls.index].instants.push_back(Instant{t, std::move(kind), std::move(label)});
-  };
-  auto close_waiting = [&](LaneState& ls, std::int64_t t) {
-    const std::int64_t end = ls.waiting_cap >= 0 ? std::min(t, ls.waiting_cap) : t;
-    if (ls.waiting_since >= 0 && end > ls.waiting_since) span(ls, ls.waiting_since, end, "waiting", "waiting for assignment");
-    ls.waiting_since = -1;
-    ls.waiting_cap = -1;
-  };
-  auto group_band = [&](const std::string& name) -> GroupState& {
-    auto it = groups.find(name);
-    if (it == groups.end()) {
-      it = groups.emplace(name, GroupState{}).first;
-      it->second.index = tl.groups.size();
-      tl.groups.push_back(GroupBand{name, consumer_protocol, {}, {}});
-    }
-    return it->second;
-  };
-  auto close_segment = [&](GroupState& gs, std::int64_t t) {
-    if (gs.open && t > gs.since) {
-      std::string label = gs.state;
-      if (!gs.epoch_text.empty()) label += " · " + gs.epoch_text;
-      tl.groups[gs.index].segments.push_back(GroupSegment{gs.since, t, gs.state, label + (gs.reason.empty() ? "" : " (" + gs.reason + ")")});
-    }
-    gs.since = t;
-  };
-  auto flush_lag = [&]() {
-    if (last_lag_t >= 0) tl.total_lag.push_back(LagPoint{last_lag_t, lag_total});
-  };
   // A consumer-protocol member keeps waiting after an assignment while its rebalance still
   // owes it partitions (KIP-848 hands them over once their previous owner has revoked them).
   // Each rebalance's assigned partitions by consumer, indexed once (a summary's `assigned` is an
   // ordered object: a lookup in it is a linear search over the group's members).
-  std::vector<std::unordered_map<std::string, const json*, NameHash, std::equal_to<>>> assigned_of(tl.rebalances.size());
-  for (std::size_t i = 0; i < tl.rebalances.size(); ++i)
-    if (tl.rebalances[i].assigned.is_object())
-      for (auto it = tl.rebalances[i].assigned.cbegin(); it != tl.rebalances[i].assigned.cend(); ++it)
-        assigned_of[i].emplace(it.key(), &it.value());
+  std::vector<std::unordered_map<std::string, const json*, NameHash, std::equal_to<>>> assigned_of;
   // Each group's rebalances by start, with a max tree over their ends: the rebalances open at t
   // are found by a binary search and a descent of the tree that visits only the open ones (an
   // assignment looks at its group's open rebalances, not at all; a rebalance that never
@@ -552,18 +501,67 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
     MaxTree ends;                           // end_us of by_start[k]
   };
   std::map<std::string, GroupRebalances, std::less<>> rebalances_of;
-  for (std::size_t i = 0; i < tl.rebalances.size(); ++i) rebalances_of[tl.rebalances[i].group].by_start.push_back(i);
-  for (auto& [g, gr] : rebalances_of) {
-    std::stable_sort(gr.by_start.begin(), gr.by_start.end(),
-                     [&](std::size_t a, std::size_t b) { return tl.rebalances[a].start_us < tl.rebalances[b].start_us; });
-    std::vector<std::int64_t> ends;
-    ends.reserve(gr.by_start.size());
-    for (const std::size_t i : gr.by_start) ends.push_back(tl.rebalances[i].end_us);
-    gr.ends = MaxTree(ends);
-  }
   std::vector<std::size_t> open_now;
-  auto still_owed = [&](const std::string& consumer, const std::string& group, std::int64_t t,
-                        const std::vector<std::string>& owned) -> std::int64_t {
+  std::size_t lag_guess = 0;
+  std::vector<std::string> rpc_fields;  // a scanned request's `fields`
+  std::size_t field_count = 0;
+  // Fleets: per deployment (index into tl.deployments) its ready pods, and the pods of each.
+  std::map<std::string, std::size_t> deployment_index;
+  std::map<std::string, std::set<std::string>> ready_pods;
+  LineScan scan;
+  bool scanned_members = false;
+  std::size_t member_count = 0;
+  std::vector<std::string> first_members;
+
+  LaneState& lane(std::string_view name, std::int64_t t) {
+    auto it = lanes.find(name);
+    if (it == lanes.end()) {
+      it = lanes.emplace(std::string(name), LaneState{}).first;
+      it->second.index = tl.lanes.size();
+      it->second.owned_since = t;
+      tl.lanes.push_back(Lane{std::string(name), {}, {}, {}, {}});
+      raw_owned.emplace_back();
+    }
+    return it->second;
+  }
+  void close_owned(LaneState& ls, std::int64_t t) {
+    if (!ls.owned.empty() && t > ls.owned_since) raw_owned[ls.index].emplace_back(ls.owned_since, t, ls.owned);
+    ls.owned_since = t;
+  }
+  void span(LaneState& ls, std::int64_t from, std::int64_t to, std::string kind, std::string label) {
+    tl.lanes[ls.index].spans.push_back(Span{from, std::max(from, to), std::move(kind), std::move(label)});
+  }
+  void instant(LaneState& ls, std::int64_t t, std::string kind, std::string label) {
+    tl.lanes[ls.index].instants.push_back(Instant{t, std::move(kind), std::move(label)});
+  }
+  void close_waiting(LaneState& ls, std::int64_t t) {
+    const std::int64_t end = ls.waiting_cap >= 0 ? std::min(t, ls.waiting_cap) : t;
+    if (ls.waiting_since >= 0 && end > ls.waiting_since) span(ls, ls.waiting_since, end, "waiting", "waiting for assignment");
+    ls.waiting_since = -1;
+    ls.waiting_cap = -1;
+  }
+  GroupState& group_band(const std::string& name) {
+    auto it = groups.find(name);
+    if (it == groups.end()) {
+      it = groups.emplace(name, GroupState{}).first;
+      it->second.index = tl.groups.size();
+      tl.groups.push_back(GroupBand{name, consumer_protocol, {}, {}});
+    }
+    return it->second;
+  }
+  void close_segment(GroupState& gs, std::int64_t t) {
+    if (gs.open && t > gs.since) {
+      std::string label = gs.state;
+      if (!gs.epoch_text.empty()) label += " · " + gs.epoch_text;
+      tl.groups[gs.index].segments.push_back(GroupSegment{gs.since, t, gs.state, label + (gs.reason.empty() ? "" : " (" + gs.reason + ")")});
+    }
+    gs.since = t;
+  }
+  void flush_lag() {
+    if (last_lag_t >= 0) tl.total_lag.push_back(LagPoint{last_lag_t, lag_total});
+  }
+  std::int64_t still_owed(const std::string& consumer, const std::string& group, std::int64_t t,
+                        const std::vector<std::string>& owned) {
     const auto g = rebalances_of.find(group);
     if (g == rebalances_of.end()) return -1;
     const auto& gr = g->second;
@@ -586,10 +584,10 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
         if (p.is_string() && !owned_set.contains(p.get_ref<const std::string&>())) return r.end_us;
     }
     return -1;
-  };
+  }
 
   // A partition's first sample: its series, kept if it is among the smallest sampled.
-  auto new_lag_series = [&](std::string_view partition) -> std::size_t {
+  std::size_t new_lag_series(std::string_view partition) {
     const auto it = lag_slot.emplace(std::string(partition), lag_series.size()).first;
     lag_series.push_back(LagSeries{it->first, 0, false, {}});
     partition_names.insert(it->first);
@@ -606,9 +604,8 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
       lag_series.back().kept = true;
     }
     return it->second;
-  };
-  std::size_t lag_guess = 0;
-  auto on_lag = [&](std::string_view partition, std::int64_t t, std::int64_t v) {
+  }
+  void on_lag(std::string_view partition, std::int64_t t, std::int64_t v) {
     if (t != last_lag_t) {
       flush_lag();
       last_lag_t = t;
@@ -626,11 +623,10 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
     lag_total += v - series.now;
     series.now = v;
     if (series.kept) series.points.push_back(LagPoint{t, v});
-  };
-
+  }
 
   // A group-coordination request sent (`detail` as Message::detail) and a response received.
-  auto rpc_send = [&](std::int64_t t, std::string from, std::string to, const std::string& api, std::int64_t id,
+  void rpc_send(std::int64_t t, std::string from, std::string to, const std::string& api, std::int64_t id,
                       std::string detail) {
     Message m;
     m.send_us = t;
@@ -654,8 +650,8 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
         instant(ls, t, "leave", "LeaveGroup request");
       }
     }
-  };
-  auto rpc_recv = [&](std::int64_t t, const std::string& to, const std::string& api, std::int64_t id,
+  }
+  void rpc_recv(std::int64_t t, const std::string& to, const std::string& api, std::int64_t id,
                       const std::string& error) {
     const auto key = std::make_tuple(to, api, id);
     const auto it = open_requests.find(key);
@@ -673,14 +669,9 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
       else if ((api == "Heartbeat" || api == "ConsumerGroupHeartbeat" || api == "ShareGroupHeartbeat") && !err.empty())
         instant(ls, t, "heartbeat", api + " response" + err);
     }
-  };
-  std::vector<std::string> rpc_fields;  // a scanned request's `fields`
-  std::size_t field_count = 0;
+  }
 
-  // Fleets: per deployment (index into tl.deployments) its ready pods, and the pods of each.
-  std::map<std::string, std::size_t> deployment_index;
-  std::map<std::string, std::set<std::string>> ready_pods;
-  auto on_fleet = [&](const json& f, std::int64_t t, const std::string& type) {
+  void on_fleet(const json& f, std::int64_t t, const std::string& type) {
     const std::string d = str(f, "deployment");
     auto [it, added] = deployment_index.emplace(d, tl.deployments.size());
     if (added) tl.deployments.push_back(DeploymentBand{d, {}, {}, 0});
@@ -699,290 +690,369 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
     else band.ready.push_back(ReplicaStep{t, n});
     const int before = band.ready.size() >= 2 ? band.ready[band.ready.size() - 2].ready : 0;
     if (before == n) band.ready.pop_back();
-  };
+  }
+};
 
+TimelineBuilder::TimelineBuilder(const json& summary) {
+  tl.summary = summary;
+  tl.scenario = summary.value("scenario", std::string());
+  tl.protocol = summary.value("protocol", std::string());
+  consumer_protocol = tl.protocol == "consumer" || tl.protocol == "share";
+  load_rebalances(summary);
+  index_rebalances();
+}
+
+void TimelineBuilder::load_rebalances(const json& summary) {
+  if (summary.contains("rebalances") && summary["rebalances"].is_array()) {
+    int index = 0;
+    for (const auto& r : summary["rebalances"]) {
+      Rebalance rb;
+      rb.index = ++index;
+      rb.group = str(r, "group");
+      rb.start_us = num(r, "start_us");
+      rb.end_us = num(r, "end_us", rb.start_us);
+      rb.trigger = str(r, "trigger");
+      if (r.contains("generation") && r["generation"].is_number())
+        rb.epoch_label = fmt::format("{} {}", consumer_protocol ? "epoch" : "generation", num(r, "generation"));
+      rb.completed = r.value("completed", true);
+      rb.revoked = r.contains("revoked") ? r["revoked"] : json::object();
+      rb.assigned = r.contains("assigned") ? r["assigned"] : json::object();
+      tl.rebalances.push_back(std::move(rb));
+    }
+  }
+}
+
+void TimelineBuilder::index_rebalances() {
+  assigned_of.resize(tl.rebalances.size());
+  for (std::size_t i = 0; i < tl.rebalances.size(); ++i)
+    if (tl.rebalances[i].assigned.is_object())
+      for (auto it = tl.rebalances[i].assigned.cbegin(); it != tl.rebalances[i].assigned.cend(); ++it)
+        assigned_of[i].emplace(it.key(), &it.value());
+  for (std::size_t i = 0; i < tl.rebalances.size(); ++i) rebalances_of[tl.rebalances[i].group].by_start.push_back(i);
+  for (auto& [g, gr] : rebalances_of) {
+    std::stable_sort(gr.by_start.begin(), gr.by_start.end(),
+                     [&](std::size_t a, std::size_t b) { return tl.rebalances[a].start_us < tl.rebalances[b].start_us; });
+    std::vector<std::int64_t> ends;
+    ends.reserve(gr.by_start.size());
+    for (const std::size_t i : gr.by_start) ends.push_back(tl.rebalances[i].end_us);
+    gr.ends = MaxTree(ends);
+  }
+}
+
+void TimelineBuilder::read(const std::function<bool(std::string_view&)>& next_line) {
   std::string_view raw;
   std::size_t line_no = 0;
-  LineScan scan;
-  bool scanned_members = false;
-  std::size_t member_count = 0;
-  std::vector<std::string> first_members;
   while (next_line(raw)) {
     ++line_no;
     if (raw.empty()) continue;
     // The high-volume lines, read without a json parse.
     const bool scanned = scan.read(raw);
-    if (scanned) {
-      const std::int64_t t = scan.t_us;
-      const std::string_view type = scan.type;
-      std::string_view name, api, purpose, phase, dir, to, error;
-      std::int64_t value = 0, count = 0;
-      bool done = true;
-      if (ignored_type(type)) {
-      } else if (type == "lag" && scan.string(LineScan::kPartition, name) && scan.integer(LineScan::kLag, value)) {
-        on_lag(name, t, value);
-      } else if (type == "rpc" && scan.string(LineScan::kApi, api) && data_api(api)) {
-      } else if (type == "rpc" && scan.string(LineScan::kApi, api) && scan.string(LineScan::kDir, dir) &&
-                 dir == "recv" && scan.string(LineScan::kTo, to) && scan.integer(LineScan::kId, value) &&
-                 (scan.raw(LineScan::kError).empty() || scan.string(LineScan::kError, error))) {
-        // A response, as the parse below reads it (an absent error is "").
-        rpc_recv(t, std::string(to), std::string(api), value, std::string(error));
-      } else if (type == "rpc" && scan.string(LineScan::kApi, api) && scan.string(LineScan::kDir, dir) &&
-                 dir == "send" && scan.string(LineScan::kFrom, name) && scan.string(LineScan::kTo, to) &&
-                 scan.integer(LineScan::kId, value) &&
-                 (scan.raw(LineScan::kMemberEpoch).empty() || scan.integer(LineScan::kMemberEpoch, count)) &&
-                 (scan.raw(LineScan::kFields).empty() ||
-                  scan.strings(LineScan::kFields, SIZE_MAX, field_count, rpc_fields))) {
-        // A request, as the parse below reads it.
-        std::string detail;
-        if (!scan.raw(LineScan::kMemberEpoch).empty()) detail = fmt::format("member_epoch={}", count);
-        if (!scan.raw(LineScan::kFields).empty()) {
-          std::string fields;
-          for (const auto& x : rpc_fields) {
-            if (!fields.empty()) fields += ',';
-            fields += x;
-          }
-          if (!detail.empty()) detail += ' ';
-          detail += "fields=" + fields;
-        }
-        rpc_send(t, std::string(name), std::string(to), std::string(api), value, std::move(detail));
-      } else if (type == "records.fetched" && scan.string(LineScan::kConsumer, name) &&
-                 scan.integer(LineScan::kBatch, value) && scan.integer(LineScan::kCount, count)) {
-        lane(name, t).batches[value] = {t, count};
-      } else if (type == "commit" && scan.string(LineScan::kConsumer, name) &&
-                 scan.string(LineScan::kPurpose, purpose) && scan.string(LineScan::kPhase, phase)) {
-        auto& ls = lane(name, t);
-        if (purpose == "before revocation" && phase == "sent" && ls.revoking_since < 0) ls.revoking_since = t;
-      } else if (type == "records.processed" && scan.string(LineScan::kConsumer, name) &&
-                 scan.integer(LineScan::kBatch, value)) {
-        auto& ls = lane(name, t);
-        const auto it = ls.batches.find(value);
-        if (it != ls.batches.end()) {
-          span(ls, it->second.first, t, "processing", fmt::format("processing batch {}: {} records", it->first, it->second.second));
-          ls.batches.erase(it);
-        }
-      } else {
-        done = false;
-      }
-      if (done) {
-        last_t = std::max(last_t, t);
-        continue;
-      }
-    }
-    // A group epoch's member list (ten thousand names in a large group) is counted from the text;
-    // the rest of the line is parsed.
-    scanned_members = false;
-    std::string reduced;
-    if (scanned && scan.type == "group.epoch" && !scan.raw(LineScan::kMembers).empty() &&
-        scan.strings(LineScan::kMembers, 8, member_count, first_members)) {
-      const std::string_view m = scan.raw(LineScan::kMembers);
-      const std::size_t at = static_cast<std::size_t>(m.data() - raw.data());
-      reduced.append(raw.substr(0, at)).append("[]").append(raw.substr(at + m.size()));
-      raw = reduced;
-      scanned_members = true;
-    }
-    const TraceLine line = parse_line(raw, line_no);
-    const auto& f = line.fields;
-    const std::int64_t t = line.t_us;
-    const std::string& type = line.type;
-    last_t = std::max(last_t, t);
-    if (type == "run.start") {
-      tl.duration_us = num(f, "duration_ms") * 1000;
-      if (tl.scenario.empty()) tl.scenario = str(f, "scenario");
-      if (tl.protocol.empty()) tl.protocol = str(f, "protocol");
-    } else if (type == "topic.partitions") {
-      const std::string topic = str(f, "topic");
-      const auto n = num(f, "partitions");
-      for (std::int64_t p = 0; p < n && p < 1'000'000; ++p) partition_names.insert(fmt::format("{}-{}", topic, p));
-    } else if (type == "lag") {
-      on_lag(str(f, "partition"), t, num(f, "lag"));
-    } else if (type == "group.state") {
-      auto& gs = group_band(str(f, "group"));
-      close_segment(gs, t);
-      gs.state = str(f, "state");
-      gs.reason = str(f, "reason");
-      gs.open = true;
-      if (f.contains("generation")) gs.epoch_text = fmt::format("generation {}", num(f, "generation"));
-      else if (f.contains("epoch")) {
-        const std::string g = str(f, "group");
-        gs.epoch_text = fmt::format("epoch {}", num(f, "epoch"));
-        if (assignment_epoch.count(g)) gs.epoch_text += " / target " + assignment_epoch[g];
-      }
-    } else if (type == "group.epoch") {
-      const std::string g = str(f, "group");
-      auto& gs = group_band(g);
-      std::string label;
-      if (f.contains("generation")) {
-        label = fmt::format("generation {}", num(f, "generation"));
-        if (f.contains("leader")) label += ", leader " + str(f, "leader");
-      } else {
-        if (f.contains("assignment_epoch")) assignment_epoch[g] = str(f, "assignment_epoch");
-        label = fmt::format("group epoch {}", num(f, "epoch"));
-        if (f.contains("assignment_epoch")) label += fmt::format(", target assignment epoch {}", assignment_epoch[g]);
-      }
-      if (f.contains("members")) {
-        // A thousand members would make every epoch's label kilobytes long: name the first few.
-        if (!scanned_members) {
-          const auto all = strings(f, "members");
-          member_count = all.size();
-          first_members.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(8, all.size())));
-        }
-        std::string names;
-        for (std::size_t k = 0; k < first_members.size(); ++k) {
-          if (k > 0) names += ", ";
-          names += first_members[k];
-        }
-        if (member_count > 8) names += fmt::format(" and {} more", member_count - 8);
-        label += fmt::format(", {} member{}: {}", member_count, member_count == 1 ? "" : "s", names);
-      }
-      if (f.contains("reason")) label += " (" + str(f, "reason") + ")";
-      tl.groups[gs.index].epochs.push_back(Instant{t, "epoch", label});
-      if (gs.open) {
-        close_segment(gs, t);
-        if (f.contains("generation")) gs.epoch_text = fmt::format("generation {}", num(f, "generation"));
-        else {
-          gs.epoch_text = fmt::format("epoch {}", num(f, "epoch"));
-          if (assignment_epoch.count(g)) gs.epoch_text += " / target " + assignment_epoch[g];
-          // The new epoch's own trigger: the segment it opens is not the previous epoch's.
-          gs.reason = str(f, "reason");
-        }
-      }
-    } else if (type == "rpc") {
-      const std::string dir = str(f, "dir"), api = str(f, "api");
-      if (data_api(api)) continue;
-      if (dir == "send") {
-        std::string detail;
-        if (f.contains("member_epoch")) detail = fmt::format("member_epoch={}", num(f, "member_epoch"));
-        if (f.contains("fields") && f["fields"].is_array()) {
-          std::string fields;
-          for (const auto& x : f["fields"]) {
-            if (!fields.empty()) fields += ',';
-            fields += x.is_string() ? x.get<std::string>() : x.dump();
-          }
-          if (!detail.empty()) detail += ' ';
-          detail += "fields=" + fields;
-        }
-        rpc_send(t, str(f, "from"), str(f, "to"), api, num(f, "id", -1), std::move(detail));
-      } else {
-        rpc_recv(t, str(f, "to"), api, num(f, "id", -1), str(f, "error"));
-      }
-    } else if (type == "pod.ready" || type == "pod.terminating" || type == "pod.killed" ||
-               type == "autoscaler.decision") {
-      on_fleet(f, t, type);
-    } else if (type == "record" || type == "log_end_offset" || type == "produce" || type == "position" ||
-               type == "run.end" || type == "net.change" || type == "net.heal" || type == "net.partition" ||
-               type == "net.restore" || type == "net.drop" || type == "coordinator.elected" ||
-               type == "coordinator.load" || type == "coordinator.loaded" || type == "coordinator.unloaded" ||
-               type == "broker.fail" || type == "broker.recover") {
-      // not a consumer's own line (a member record's `consumer` names the member, not an actor)
-    } else if (f.contains("consumer") && f["consumer"].is_string()) {
-      const std::string name = str(f, "consumer");
-      auto& ls = lane(name, t);
-      auto& ln = tl.lanes[ls.index];
-      if (type == "consumer.start") {
-        if (ln.group.empty()) ln.group = str(f, "group");
-        if (ls.crashed_since >= 0) span(ls, ls.crashed_since, t, "crashed", "crashed (process down)");
-        ls.crashed_since = -1;
-        ls.owned.clear();
-        ls.owned_since = t;
-        ls.waiting_since = t;
-        instant(ls, t, "start", "started (subscribe, poll)");
-      } else if (type == "consumer.stop") {
-        instant(ls, t, "stop", "close() called");
-      } else if (type == "consumer.closed") {
-        close_owned(ls, t);
-        ls.owned.clear();
-        close_waiting(ls, t);
-        instant(ls, t, "stop", "closed");
-      } else if (type == "consumer.crash") {
-        close_owned(ls, t);
-        ls.owned.clear();
-        close_waiting(ls, t);
-        if (ls.revoking_since >= 0) span(ls, ls.revoking_since, t, "revoking", "revoking (interrupted by the crash)");
-        ls.revoking_since = -1;
-        ls.batches.clear();
-        ls.crashed_since = t;
-        instant(ls, t, "crash", "crashed");
-      } else if (type == "consumer.stall") {
-        const auto for_ms = num(f, "for_ms");
-        span(ls, t, t + for_ms * 1000, "stalled", fmt::format("stalled: no poll() for {} ms", for_ms));
-      } else if (type == "consumer.pause") {
-        ls.paused_since = t;
-        ls.paused_until = t + num(f, "for_ms") * 1000;
-      } else if (type == "consumer.resume") {
-        if (ls.paused_since >= 0) span(ls, ls.paused_since, t, "paused", fmt::format("process paused for {} ms", (t - ls.paused_since) / 1000));
-        ls.paused_since = -1;
-      } else if (type == "callback") {
-        const std::string cb = str(f, "callback");
-        if (str(f, "phase") == "start") {
-          ls.callbacks[cb] = t;
-          if (cb == "onPartitionsRevoked" && ls.revoking_since < 0) ls.revoking_since = t;
-        } else {
-          const auto it = ls.callbacks.find(cb);
-          const std::int64_t from = it == ls.callbacks.end() ? t : it->second;
-          if (it != ls.callbacks.end()) ls.callbacks.erase(it);
-          span(ls, from, t, "callback", fmt::format("{}({})", cb, compress_partitions(strings(f, "partitions"))));
-        }
-      } else if (type == "commit") {
-        if (str(f, "purpose") == "before revocation" && str(f, "phase") == "sent" && ls.revoking_since < 0)
-          ls.revoking_since = t;
-      } else if (type == "consumer.reconcile") {
-        const auto revoked = strings(f, "revoked"), added = strings(f, "added");
-        instant(ls, t, "heartbeat",
-                fmt::format("ConsumerGroupHeartbeat response (member epoch {}, target {}, revoke {}, add {})",
-                            num(f, "epoch"), compress_partitions(strings(f, "target")), compress_partitions(revoked),
-                            compress_partitions(added)));
-        if (!revoked.empty() && ls.revoking_since < 0) ls.revoking_since = t;
-        if (ls.waiting_since < 0 && !added.empty()) ls.waiting_since = t;
-        if (const auto hb = last_heartbeat_response.find(name);
-            hb != last_heartbeat_response.end() && tl.messages[hb->second].recv_us == t)
-          tl.messages[hb->second].reply = fmt::format("member_epoch={} target=[{}]{}{}", num(f, "epoch"),
-                                                      compress_partitions(strings(f, "target")),
-                                                      revoked.empty() ? "" : " revoke=[" + compress_partitions(revoked) + "]",
-                                                      added.empty() ? "" : " add=[" + compress_partitions(added) + "]");
-      } else if (type == "assignment") {
-        auto owned = strings(f, "owned");
-        for (const auto& p : owned) partition_names.insert(p);
-        if (ls.revoking_since >= 0) {
-          std::vector<std::string> gone;
-          for (const auto& p : ls.owned)
-            if (std::find(owned.begin(), owned.end(), p) == owned.end()) gone.push_back(p);
-          span(ls, ls.revoking_since, t, "revoking", "revoking " + compress_partitions(gone));
-          ls.revoking_since = -1;
-        }
-        close_owned(ls, t);
-        ls.owned = owned;
-        close_waiting(ls, t);
-        const std::int64_t owed_until = still_owed(name, ln.group, t, owned);
-        if (ls.unreleased || owed_until >= 0) ls.waiting_since = t;
-        if (!ls.unreleased && owed_until >= 0) ls.waiting_cap = owed_until;
-      } else if (type == "records.fetched") {
-        ls.batches[num(f, "batch")] = {t, num(f, "count")};
-      } else if (type == "records.processed") {
-        const auto it = ls.batches.find(num(f, "batch"));
-        if (it != ls.batches.end()) {
-          span(ls, it->second.first, t, "processing", fmt::format("processing batch {}: {} records", it->first, it->second.second));
-          ls.batches.erase(it);
-        }
-      } else if (type == "member.epoch") {
-        const std::string state = str(f, "state");
-        instant(ls, t, "epoch", fmt::format("member epoch {} ({})", num(f, "epoch"), state));
-        ls.unreleased = state == "UNRELEASED_PARTITIONS";
-        if (ls.unreleased && ls.waiting_since < 0) ls.waiting_since = t;
-      } else if (type == "member.leave") {
-        instant(ls, t, "leave", "coordinator removed the member: " + str(f, "reason"));
-      } else if (type == "consumer.fenced" || type == "consumer.poll_timeout" || type == "consumer.error" ||
-                 type == "consumer.rejoin" || type == "consumer.generation_reset") {
-        std::string detail = str(f, "error");
-        if (detail.empty()) detail = str(f, "reason");
-        if (type == "consumer.poll_timeout") detail = fmt::format("max.poll.interval.ms {} expired", num(f, "max_poll_interval_ms"));
-        instant(ls, t, type == "consumer.rejoin" || type == "consumer.generation_reset" ? "epoch" : "fenced",
-                type.substr(9) + (detail.empty() ? "" : ": " + detail));
-      }
-    }
+    if (scanned && scanned_line()) continue;
+    parsed_line(raw, line_no, scanned);
   }
   flush_lag();
+}
 
+// A high-volume line the scan read whole: false when it is one the parse below must read.
+bool TimelineBuilder::scanned_line() {
+  const std::int64_t t = scan.t_us;
+  const std::string_view type = scan.type;
+  std::string_view name, api, purpose, phase, dir, to, error;
+  std::int64_t value = 0, count = 0;
+  bool done = true;
+  if (ignored_type(type)) {
+  } else if (type == "lag" && scan.string(LineScan::kPartition, name) && scan.integer(LineScan::kLag, value)) {
+    on_lag(name, t, value);
+  } else if (type == "rpc" && scan.string(LineScan::kApi, api) && data_api(api)) {
+  } else if (type == "rpc" && scan.string(LineScan::kApi, api) && scan.string(LineScan::kDir, dir) &&
+             dir == "recv" && scan.string(LineScan::kTo, to) && scan.integer(LineScan::kId, value) &&
+             (scan.raw(LineScan::kError).empty() || scan.string(LineScan::kError, error))) {
+    // A response, as the parse below reads it (an absent error is "").
+    rpc_recv(t, std::string(to), std::string(api), value, std::string(error));
+  } else if (type == "rpc" && scan.string(LineScan::kApi, api) && scan.string(LineScan::kDir, dir) &&
+             dir == "send" && scan.string(LineScan::kFrom, name) && scan.string(LineScan::kTo, to) &&
+             scan.integer(LineScan::kId, value) &&
+             (scan.raw(LineScan::kMemberEpoch).empty() || scan.integer(LineScan::kMemberEpoch, count)) &&
+             (scan.raw(LineScan::kFields).empty() ||
+              scan.strings(LineScan::kFields, SIZE_MAX, field_count, rpc_fields))) {
+    // A request, as the parse below reads it.
+    std::string detail;
+    if (!scan.raw(LineScan::kMemberEpoch).empty()) detail = fmt::format("member_epoch={}", count);
+    if (!scan.raw(LineScan::kFields).empty()) {
+      std::string fields;
+      for (const auto& x : rpc_fields) {
+        if (!fields.empty()) fields += ',';
+        fields += x;
+      }
+      if (!detail.empty()) detail += ' ';
+      detail += "fields=" + fields;
+    }
+    rpc_send(t, std::string(name), std::string(to), std::string(api), value, std::move(detail));
+  } else if (type == "records.fetched" && scan.string(LineScan::kConsumer, name) &&
+             scan.integer(LineScan::kBatch, value) && scan.integer(LineScan::kCount, count)) {
+    lane(name, t).batches[value] = {t, count};
+  } else if (type == "commit" && scan.string(LineScan::kConsumer, name) &&
+             scan.string(LineScan::kPurpose, purpose) && scan.string(LineScan::kPhase, phase)) {
+    auto& ls = lane(name, t);
+    if (purpose == "before revocation" && phase == "sent" && ls.revoking_since < 0) ls.revoking_since = t;
+  } else if (type == "records.processed" && scan.string(LineScan::kConsumer, name) &&
+             scan.integer(LineScan::kBatch, value)) {
+    auto& ls = lane(name, t);
+    const auto it = ls.batches.find(value);
+    if (it != ls.batches.end()) {
+      span(ls, it->second.first, t, "processing", fmt::format("processing batch {}: {} records", it->first, it->second.second));
+      ls.batches.erase(it);
+    }
+  } else {
+    done = false;
+  }
+  if (!done) return false;
+  last_t = std::max(last_t, t);
+  return true;
+}
+
+// Any other line, parsed (a group epoch's long member list counted from the scanned text).
+void TimelineBuilder::parsed_line(std::string_view raw, std::size_t line_no, bool scanned) {
+  // A group epoch's member list (ten thousand names in a large group) is counted from the text;
+  // the rest of the line is parsed.
+  scanned_members = false;
+  std::string reduced;
+  if (scanned && scan.type == "group.epoch" && !scan.raw(LineScan::kMembers).empty() &&
+      scan.strings(LineScan::kMembers, 8, member_count, first_members)) {
+    const std::string_view m = scan.raw(LineScan::kMembers);
+    const std::size_t at = static_cast<std::size_t>(m.data() - raw.data());
+    reduced.append(raw.substr(0, at)).append("[]").append(raw.substr(at + m.size()));
+    raw = reduced;
+    scanned_members = true;
+  }
+  const TraceLine line = parse_line(raw, line_no);
+  const auto& f = line.fields;
+  const std::int64_t t = line.t_us;
+  const std::string& type = line.type;
+  last_t = std::max(last_t, t);
+  if (type == "run.start") {
+    tl.duration_us = num(f, "duration_ms") * 1000;
+    if (tl.scenario.empty()) tl.scenario = str(f, "scenario");
+    if (tl.protocol.empty()) tl.protocol = str(f, "protocol");
+  } else if (type == "topic.partitions") {
+    const std::string topic = str(f, "topic");
+    const auto n = num(f, "partitions");
+    for (std::int64_t p = 0; p < n && p < 1'000'000; ++p) partition_names.insert(fmt::format("{}-{}", topic, p));
+  } else if (type == "lag") {
+    on_lag(str(f, "partition"), t, num(f, "lag"));
+  } else if (type == "group.state") {
+    on_group_state(f, t);
+  } else if (type == "group.epoch") {
+    on_group_epoch(f, t);
+  } else if (type == "rpc") {
+    on_rpc(f, t);
+  } else if (type == "pod.ready" || type == "pod.terminating" || type == "pod.killed" ||
+             type == "autoscaler.decision") {
+    on_fleet(f, t, type);
+  } else if (type == "record" || type == "log_end_offset" || type == "produce" || type == "position" ||
+             type == "run.end" || type == "net.change" || type == "net.heal" || type == "net.partition" ||
+             type == "net.restore" || type == "net.drop" || type == "coordinator.elected" ||
+             type == "coordinator.load" || type == "coordinator.loaded" || type == "coordinator.unloaded" ||
+             type == "broker.fail" || type == "broker.recover") {
+    // not a consumer's own line (a member record's `consumer` names the member, not an actor)
+  } else if (f.contains("consumer") && f["consumer"].is_string()) {
+    const std::string name = str(f, "consumer");
+    auto& ls = lane(name, t);
+    auto& ln = tl.lanes[ls.index];
+    if (!on_consumer_life(f, t, type, ls, ln)) on_consumer_group(f, t, type, name, ls, ln);
+  }
+}
+
+void TimelineBuilder::on_group_state(const json& f, std::int64_t t) {
+  auto& gs = group_band(str(f, "group"));
+  close_segment(gs, t);
+  gs.state = str(f, "state");
+  gs.reason = str(f, "reason");
+  gs.open = true;
+  if (f.contains("generation")) gs.epoch_text = fmt::format("generation {}", num(f, "generation"));
+  else if (f.contains("epoch")) {
+    const std::string g = str(f, "group");
+    gs.epoch_text = fmt::format("epoch {}", num(f, "epoch"));
+    if (assignment_epoch.count(g)) gs.epoch_text += " / target " + assignment_epoch[g];
+  }
+}
+
+void TimelineBuilder::on_group_epoch(const json& f, std::int64_t t) {
+  const std::string g = str(f, "group");
+  auto& gs = group_band(g);
+  std::string label;
+  if (f.contains("generation")) {
+    label = fmt::format("generation {}", num(f, "generation"));
+    if (f.contains("leader")) label += ", leader " + str(f, "leader");
+  } else {
+    if (f.contains("assignment_epoch")) assignment_epoch[g] = str(f, "assignment_epoch");
+    label = fmt::format("group epoch {}", num(f, "epoch"));
+    if (f.contains("assignment_epoch")) label += fmt::format(", target assignment epoch {}", assignment_epoch[g]);
+  }
+  if (f.contains("members")) {
+    // A thousand members would make every epoch's label kilobytes long: name the first few.
+    if (!scanned_members) {
+      const auto all = strings(f, "members");
+      member_count = all.size();
+      first_members.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(8, all.size())));
+    }
+    std::string names;
+    for (std::size_t k = 0; k < first_members.size(); ++k) {
+      if (k > 0) names += ", ";
+      names += first_members[k];
+    }
+    if (member_count > 8) names += fmt::format(" and {} more", member_count - 8);
+    label += fmt::format(", {} member{}: {}", member_count, member_count == 1 ? "" : "s", names);
+  }
+  if (f.contains("reason")) label += " (" + str(f, "reason") + ")";
+  tl.groups[gs.index].epochs.push_back(Instant{t, "epoch", label});
+  if (gs.open) {
+    close_segment(gs, t);
+    if (f.contains("generation")) gs.epoch_text = fmt::format("generation {}", num(f, "generation"));
+    else {
+      gs.epoch_text = fmt::format("epoch {}", num(f, "epoch"));
+      if (assignment_epoch.count(g)) gs.epoch_text += " / target " + assignment_epoch[g];
+      // The new epoch's own trigger: the segment it opens is not the previous epoch's.
+      gs.reason = str(f, "reason");
+    }
+  }
+}
+
+void TimelineBuilder::on_rpc(const json& f, std::int64_t t) {
+  const std::string dir = str(f, "dir"), api = str(f, "api");
+  if (data_api(api)) return;
+  if (dir == "send") {
+    std::string detail;
+    if (f.contains("member_epoch")) detail = fmt::format("member_epoch={}", num(f, "member_epoch"));
+    if (f.contains("fields") && f["fields"].is_array()) {
+      std::string fields;
+      for (const auto& x : f["fields"]) {
+        if (!fields.empty()) fields += ',';
+        fields += x.is_string() ? x.get<std::string>() : x.dump();
+      }
+      if (!detail.empty()) detail += ' ';
+      detail += "fields=" + fields;
+    }
+    rpc_send(t, str(f, "from"), str(f, "to"), api, num(f, "id", -1), std::move(detail));
+  } else {
+    rpc_recv(t, str(f, "to"), api, num(f, "id", -1), str(f, "error"));
+  }
+}
+
+// A consumer's process: started, stopped, crashed, stalled, paused; false for any other line.
+bool TimelineBuilder::on_consumer_life(const json& f, std::int64_t t, const std::string& type, LaneState& ls, Lane& ln) {
+  if (type == "consumer.start") {
+    if (ln.group.empty()) ln.group = str(f, "group");
+    if (ls.crashed_since >= 0) span(ls, ls.crashed_since, t, "crashed", "crashed (process down)");
+    ls.crashed_since = -1;
+    ls.owned.clear();
+    ls.owned_since = t;
+    ls.waiting_since = t;
+    instant(ls, t, "start", "started (subscribe, poll)");
+  } else if (type == "consumer.stop") {
+    instant(ls, t, "stop", "close() called");
+  } else if (type == "consumer.closed") {
+    close_owned(ls, t);
+    ls.owned.clear();
+    close_waiting(ls, t);
+    instant(ls, t, "stop", "closed");
+  } else if (type == "consumer.crash") {
+    close_owned(ls, t);
+    ls.owned.clear();
+    close_waiting(ls, t);
+    if (ls.revoking_since >= 0) span(ls, ls.revoking_since, t, "revoking", "revoking (interrupted by the crash)");
+    ls.revoking_since = -1;
+    ls.batches.clear();
+    ls.crashed_since = t;
+    instant(ls, t, "crash", "crashed");
+  } else if (type == "consumer.stall") {
+    const auto for_ms = num(f, "for_ms");
+    span(ls, t, t + for_ms * 1000, "stalled", fmt::format("stalled: no poll() for {} ms", for_ms));
+  } else if (type == "consumer.pause") {
+    ls.paused_since = t;
+    ls.paused_until = t + num(f, "for_ms") * 1000;
+  } else if (type == "consumer.resume") {
+    if (ls.paused_since >= 0) span(ls, ls.paused_since, t, "paused", fmt::format("process paused for {} ms", (t - ls.paused_since) / 1000));
+    ls.paused_since = -1;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// A consumer's part in its group: callbacks, commits, assignments, batches, epochs.
+void TimelineBuilder::on_consumer_group(const json& f, std::int64_t t, const std::string& type, const std::string& name,
+                                        LaneState& ls, Lane& ln) {
+  if (type == "callback") {
+    const std::string cb = str(f, "callback");
+    if (str(f, "phase") == "start") {
+      ls.callbacks[cb] = t;
+      if (cb == "onPartitionsRevoked" && ls.revoking_since < 0) ls.revoking_since = t;
+    } else {
+      const auto it = ls.callbacks.find(cb);
+      const std::int64_t from = it == ls.callbacks.end() ? t : it->second;
+      if (it != ls.callbacks.end()) ls.callbacks.erase(it);
+      span(ls, from, t, "callback", fmt::format("{}({})", cb, compress_partitions(strings(f, "partitions"))));
+    }
+  } else if (type == "commit") {
+    if (str(f, "purpose") == "before revocation" && str(f, "phase") == "sent" && ls.revoking_since < 0)
+      ls.revoking_since = t;
+  } else if (type == "consumer.reconcile") {
+    const auto revoked = strings(f, "revoked"), added = strings(f, "added");
+    instant(ls, t, "heartbeat",
+            fmt::format("ConsumerGroupHeartbeat response (member epoch {}, target {}, revoke {}, add {})",
+                        num(f, "epoch"), compress_partitions(strings(f, "target")), compress_partitions(revoked),
+                        compress_partitions(added)));
+    if (!revoked.empty() && ls.revoking_since < 0) ls.revoking_since = t;
+    if (ls.waiting_since < 0 && !added.empty()) ls.waiting_since = t;
+    if (const auto hb = last_heartbeat_response.find(name);
+        hb != last_heartbeat_response.end() && tl.messages[hb->second].recv_us == t)
+      tl.messages[hb->second].reply = fmt::format("member_epoch={} target=[{}]{}{}", num(f, "epoch"),
+                                                  compress_partitions(strings(f, "target")),
+                                                  revoked.empty() ? "" : " revoke=[" + compress_partitions(revoked) + "]",
+                                                  added.empty() ? "" : " add=[" + compress_partitions(added) + "]");
+  } else if (type == "assignment") {
+    auto owned = strings(f, "owned");
+    for (const auto& p : owned) partition_names.insert(p);
+    if (ls.revoking_since >= 0) {
+      std::vector<std::string> gone;
+      for (const auto& p : ls.owned)
+        if (std::find(owned.begin(), owned.end(), p) == owned.end()) gone.push_back(p);
+      span(ls, ls.revoking_since, t, "revoking", "revoking " + compress_partitions(gone));
+      ls.revoking_since = -1;
+    }
+    close_owned(ls, t);
+    ls.owned = owned;
+    close_waiting(ls, t);
+    const std::int64_t owed_until = still_owed(name, ln.group, t, owned);
+    if (ls.unreleased || owed_until >= 0) ls.waiting_since = t;
+    if (!ls.unreleased && owed_until >= 0) ls.waiting_cap = owed_until;
+  } else if (type == "records.fetched") {
+    ls.batches[num(f, "batch")] = {t, num(f, "count")};
+  } else if (type == "records.processed") {
+    const auto it = ls.batches.find(num(f, "batch"));
+    if (it != ls.batches.end()) {
+      span(ls, it->second.first, t, "processing", fmt::format("processing batch {}: {} records", it->first, it->second.second));
+      ls.batches.erase(it);
+    }
+  } else if (type == "member.epoch") {
+    const std::string state = str(f, "state");
+    instant(ls, t, "epoch", fmt::format("member epoch {} ({})", num(f, "epoch"), state));
+    ls.unreleased = state == "UNRELEASED_PARTITIONS";
+    if (ls.unreleased && ls.waiting_since < 0) ls.waiting_since = t;
+  } else if (type == "member.leave") {
+    instant(ls, t, "leave", "coordinator removed the member: " + str(f, "reason"));
+  } else if (type == "consumer.fenced" || type == "consumer.poll_timeout" || type == "consumer.error" ||
+             type == "consumer.rejoin" || type == "consumer.generation_reset") {
+    std::string detail = str(f, "error");
+    if (detail.empty()) detail = str(f, "reason");
+    if (type == "consumer.poll_timeout") detail = fmt::format("max.poll.interval.ms {} expired", num(f, "max_poll_interval_ms"));
+    instant(ls, t, type == "consumer.rejoin" || type == "consumer.generation_reset" ? "epoch" : "fenced",
+            type.substr(9) + (detail.empty() ? "" : ": " + detail));
+  }
+}
+
+Timeline TimelineBuilder::finish() {
   const std::int64_t end = std::max(tl.duration_us, last_t);
   if (tl.duration_us == 0) tl.duration_us = end;
   for (auto& [name, ls] : lanes) {
@@ -1027,6 +1097,14 @@ static Timeline build_from(const std::function<bool(std::string_view&)>& next_li
   for (auto& series : lag_series)
     if (series.kept) tl.lag[static_cast<std::size_t>(index_of.at(series.name))] = std::move(series.points);
   return tl;
+}
+
+}  // namespace
+
+static Timeline build_from(const std::function<bool(std::string_view&)>& next_line, const json& summary) {
+  TimelineBuilder builder(summary);
+  builder.read(next_line);
+  return builder.finish();
 }
 
 namespace {

@@ -205,35 +205,37 @@ reports::InvariantContext invariant_context(const ScenarioSpec& spec, const std:
 
 std::vector<reports::Violation> run_and_check(const ScenarioSpec& spec, const std::string& variant,
                                               std::uint64_t seed, const sim::WatchdogLimits& limits,
-                                              const ModelOptions& model, std::vector<std::string>* trace) {
-  RunResult r;
+                                              const ModelOptions& model) {
+  // Every event of a full bus is a line (the lines a `full` trace.jsonl holds), bounded as a
+  // trace is.
+  reports::InvariantSink checker(invariant_context(spec, variant), std::nullopt, limits.max_trace_bytes);
   try {
-    r = run_scenario(spec, variant, seed, limits, model);
+    run_scenario(spec, variant, seed, {&checker}, trace::Detail::Full, limits, model);
   } catch (const sim::InvariantViolation& e) {
     // The model's own assertions are properties too: the seed fails, explore goes on.
-    if (trace != nullptr) trace->clear();
-    return {reports::Violation{"model-invariant", 0, e.what(), 0, 0}};
+    return {reports::Violation{"model-invariant", 0, e.what(), 0, 0, {}}};
   } catch (const sim::WatchdogTripped& e) {
     // A run that hits a watchdog bound (a loop that takes no time, a run too long, a trace too
     // large) is this seed's finding: the other seeds' results stand.
-    if (trace != nullptr) trace->clear();
-    return {reports::Violation{"watchdog", 0, one_line(e.what()), 0, 0}};
+    return {reports::Violation{"watchdog", 0, one_line(e.what()), 0, 0, {}}};
   }
-  auto violations = reports::check_invariants(r.trace_lines, invariant_context(spec, variant));
-  if (trace != nullptr) *trace = std::move(r.trace_lines);
-  return violations;
+  return checker.finish();
 }
 
-std::string describe_violation(const reports::Violation& v, const std::vector<std::string>& trace) {
+std::string describe_violation(const reports::Violation& v) {
   // A watchdog's message names its own instant; the run has no trace window.
   if (v.property == "watchdog") return fmt::format("{}: {}\n", v.property, one_line(v.detail));
   std::string out = fmt::format("{} at t={} ms: {}\n", v.property, fmt_ms(static_cast<double>(v.t_us) / 1000.0), one_line(v.detail));
-  // The window: the lines that show it, at most the last 12.
-  if (trace.empty()) return out;
-  const std::size_t last = std::min(v.last_line, trace.size() - 1);
-  const std::size_t first = std::max(v.first_line, last >= 11 ? last - 11 : 0);
+  // The window: the lines that show it, at most the last 12 (the checker kept them).
+  if (v.window.empty()) return out;
+  const std::size_t last = v.last_line;
+  const std::size_t first = last + 1 - v.window.size();
   out += fmt::format("    trace window (trace.jsonl lines {}..{}):\n", first + 1, last + 1);
-  for (std::size_t i = first; i <= last && i < trace.size(); ++i) out += "      " + trace[i].substr(0, 300) + "\n";
+  for (const auto& line : v.window) {
+    out += "      ";
+    out += line;
+    out += '\n';
+  }
   return out;
 }
 
@@ -305,15 +307,14 @@ int cmd_explore(const ExploreArgs& args) {
         for (const auto& run : explore_runs(settings, args.protocols)) {
           const ScenarioSpec& spec = settings[run.setting].spec;
           const std::string& v = run.name;
-          std::vector<std::string> trace;
-          const auto violations = run_and_check(spec, run.protocol, spec.seed, args.limits, args.model, &trace);
+          const auto violations = run_and_check(spec, run.protocol, spec.seed, args.limits, args.model);
           ++r.runs;
           if (violations.empty()) {
             if (!args.quiet) body += fmt::format("  {}: ok\n", v);
             continue;
           }
           r.violations += violations.size();
-          for (const auto& x : violations) body += fmt::format("  {}: FAILED {}", v, describe_violation(x, trace));
+          for (const auto& x : violations) body += fmt::format("  {}: FAILED {}", v, describe_violation(x));
           body += fmt::format("    reproduce: {}\n", explore_reproduce(run, settings, args.scenario, seed, injected_bug_flag(args.model)));
           r.failing = doc.dump(2) + "\n";
         }

@@ -28,14 +28,14 @@ nlohmann::json with_fault_knobs(const nlohmann::json& base, std::uint64_t seed,
 /// What the invariant checkers need to know of the scenario under `variant`.
 reports::InvariantContext invariant_context(const ScenarioSpec& spec, const std::string& variant);
 
-/// Runs `variant` of `spec` and checks the invariants; `trace` gets the trace lines.
+/// Runs `variant` of `spec` and checks the invariants as it goes (reports::InvariantSink on the
+/// bus: the trace is not held; a violation keeps the lines of its window).
 std::vector<reports::Violation> run_and_check(const ScenarioSpec& spec, const std::string& variant,
                                               std::uint64_t seed, const sim::WatchdogLimits& limits,
-                                              const ModelOptions& model = {},
-                                              std::vector<std::string>* trace = nullptr);
+                                              const ModelOptions& model = {});
 
 /// One violation as the lines a user reads (property, time, detail, the trace window).
-std::string describe_violation(const reports::Violation& v, const std::vector<std::string>& trace);
+std::string describe_violation(const reports::Violation& v);
 
 struct ExploreArgs {
   std::string scenario;

@@ -66,15 +66,14 @@ int cmd_explore_shard(const ExploreArgs& args, const std::string& shard_text) {
         for (const auto& run : explore_runs(settings, args.protocols)) {
           const ScenarioSpec& spec = settings[run.setting].spec;
           const std::string& v = run.name;
-          std::vector<std::string> trace;
-          const auto found = run_and_check(spec, run.protocol, spec.seed, args.limits, args.model, &trace);
+          const auto found = run_and_check(spec, run.protocol, spec.seed, args.limits, args.model);
           ++runs;
           if (found.empty()) {
             if (!args.quiet) body += fmt::format("  {}: ok\n", v);
             continue;
           }
           violations += found.size();
-          for (const auto& x : found) body += fmt::format("  {}: FAILED {}", v, describe_violation(x, trace));
+          for (const auto& x : found) body += fmt::format("  {}: FAILED {}", v, describe_violation(x));
           body += fmt::format("    reproduce: {}\n", explore_reproduce(run, settings, args.scenario, seed, injected_bug_flag(args.model)));
           failing = doc.dump(2) + "\n";
         }

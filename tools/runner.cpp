@@ -248,17 +248,19 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     std::optional<StagedTraceSink> jsonl;
     // The level trace.jsonl is written at (`none` keeps in memory what `standard` writes).
     const trace::Detail written = level == TraceLevel::Full ? trace::Detail::Full : trace::Detail::Standard;
-    std::optional<trace::JsonlLinesSink> kept, all;
+    std::optional<trace::JsonlLinesSink> kept;
+    std::optional<reports::InvariantSink> invariants;
     if (options.keep_trace) {
       kept.emplace();
       kept->set_level(written);
       kept->set_max_bytes(options.limits.max_trace_bytes);
       sinks.push_back(&*kept);
     }
-    if (options.keep_every_event) {
-      all.emplace();
-      all->set_max_bytes(options.limits.max_trace_bytes);
-      sinks.push_back(&*all);
+    if (options.invariants) {
+      std::optional<trace::Detail> lines;
+      if (options.invariants_on_written_lines || level == TraceLevel::Full) lines = written;
+      invariants.emplace(options.invariants(v), lines, options.limits.max_trace_bytes);
+      sinks.push_back(&*invariants);
     }
     std::optional<ProgressSink> progress_line;
     if (options.progress) {
@@ -276,11 +278,7 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
         o.trace_jsonl += line;
         o.trace_jsonl += '\n';
       }
-    if (all)
-      for (const auto& line : all->lines()) {
-        o.every_event_jsonl += line;
-        o.every_event_jsonl += '\n';
-      }
+    if (invariants) o.violations = invariants->finish();
     if (jsonl) {
       jsonl->close();
       o.trace_bytes = jsonl->bytes();

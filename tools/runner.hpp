@@ -15,6 +15,7 @@
 
 #include "models/protocol/model_options.hpp"
 #include "models/scenario/scenario.hpp"
+#include "reports/invariants.hpp"
 #include "reports/summary.hpp"
 #include "sim/kernel.hpp"
 #include "reports/analyses/expectations.hpp"
@@ -31,7 +32,8 @@ struct VariantOutput {
   std::uint64_t events_fired = 0;
   std::uint64_t trace_bytes = 0;  // of trace.jsonl (0 when none was written)
   std::string trace_jsonl;        // the whole trace, only with RunOptions::keep_trace
-  std::string every_event_jsonl;  // every event on the bus, only with RunOptions::keep_every_event
+  /// What the invariant checks found, only with RunOptions::invariants.
+  std::vector<reports::Violation> violations;
   /// The summary's not-processed intervals per partition, only with RunOptions::not_processed_gaps
   /// (the report's partition view, built without reading the trace twice).
   std::vector<reports::NotProcessedGaps> not_processed;
@@ -49,9 +51,14 @@ struct RunOptions {
   TraceLevel level = TraceLevel::Standard;
   bool progress = false;    // a progress line on stderr while each variant runs (terminals)
   bool keep_trace = false;  // also keep each trace in memory, as its level writes it (explain)
-  /// Also keep in memory a line of every event the bus carries, whatever the level writes
-  /// (the invariant checks read records and OffsetCommit records that only `full` writes).
-  bool keep_every_event = false;
+  /// The invariant checks (`--check-invariants`): a reports::InvariantSink on the bus of each
+  /// variant, with the context this gives for its protocol; VariantOutput::violations gets what it
+  /// finds. Nothing of the trace is held.
+  std::function<reports::InvariantContext(const std::string& protocol)> invariants;
+  /// The lines the invariant checks number and show: those trace.jsonl holds at `level`
+  /// (`standard` also for `none`), or, when false, every event the bus carries (the lines of
+  /// trace.jsonl at `full`; at `standard`, also the events only `full` writes).
+  bool invariants_on_written_lines = false;
   /// Also keep the summary's not-processed intervals (VariantOutput::not_processed).
   bool not_processed_gaps = false;
   sim::WatchdogLimits limits;  // the kernel watchdog's; max_trace_bytes bounds each trace.jsonl

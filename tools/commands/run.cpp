@@ -26,17 +26,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<std::string> lines_of(const std::string& jsonl) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < jsonl.size(); ++i)
-    if (jsonl[i] == '\n') {
-      lines.push_back(jsonl.substr(start, i - start));
-      start = i + 1;
-    }
-  return lines;
-}
-
 constexpr std::size_t kMaxMomentLines = 20;  // decisive moments printed per variant
 
 /// A --protocol that is not a variant: the message lists the valid ones.
@@ -102,18 +91,20 @@ int run_staged(const ScenarioSpec& spec, const std::string& file, const std::vec
   options.progress = !quiet && isatty(STDERR_FILENO) != 0;
   options.limits = checks.limits;
   options.model = checks.model;
-  // Without a trace.jsonl, the invariant and determinism checks read a trace kept in memory.
-  options.keep_trace = level == TraceLevel::None && (checks.invariants || checks.determinism);
-  // The invariants read every event, also those only `full` writes (records, OffsetCommit).
-  options.keep_every_event = level != TraceLevel::Full && checks.invariants;
+  // Without a trace.jsonl, the determinism check reads a trace kept in memory.
+  options.keep_trace = level == TraceLevel::None && checks.determinism;
+  // The invariants are checked on the bus as the run goes: every event, also those only `full`
+  // writes (records, OffsetCommit); their line numbers are those of the events on the bus.
+  if (checks.invariants)
+    options.invariants = [&spec](const std::string& protocol) { return invariant_context(spec, protocol); };
   // Without a trace there is no report: only the metrics, verdict and moments are read back, and
   // summary.json is streamed (memory holds the open rebalances only).
   options.stream_summary = level == TraceLevel::None;
   auto outputs = run_variants(spec, protocols, seed, options);
   // The traces as the files hold them (read back from the staging folder), for the checks and
-  // the report: `report DIR` gives the same bytes. Only the invariant and determinism checks
-  // hold a trace whole; the report reads each file one line at a time.
-  const bool whole_traces = checks.invariants || checks.determinism;
+  // the report: `report DIR` gives the same bytes. Only the determinism check holds a trace
+  // whole; the report reads each file one line at a time.
+  const bool whole_traces = checks.determinism;
   std::vector<std::string> traces;
   for (const auto& o : outputs) {
     if (level == TraceLevel::None) {
@@ -160,13 +151,11 @@ int run_staged(const ScenarioSpec& spec, const std::string& file, const std::vec
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     if (!checks.invariants) continue;
     const auto& o = outputs[i];
-    const auto lines = lines_of(level == TraceLevel::Full ? traces[i] : o.every_event_jsonl);
-    const auto violations = reports::check_invariants(lines, invariant_context(spec, o.protocol));
-    for (const auto& v : violations) {
+    for (const auto& v : o.violations) {
       failed = true;
-      if (!quiet) std::cout << fmt::format("{} [{}]: VIOLATED {}", one_line(spec.name), o.protocol, describe_violation(v, lines));
+      if (!quiet) std::cout << fmt::format("{} [{}]: VIOLATED {}", one_line(spec.name), o.protocol, describe_violation(v));
     }
-    if (violations.empty() && !quiet) std::cout << fmt::format("{} [{}]: invariants hold\n", one_line(spec.name), o.protocol);
+    if (o.violations.empty() && !quiet) std::cout << fmt::format("{} [{}]: invariants hold\n", one_line(spec.name), o.protocol);
   }
   if (quiet) {
     for (const auto& o : outputs)
