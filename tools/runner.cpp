@@ -53,7 +53,7 @@ std::vector<std::pair<std::string, std::int64_t>> cause_configs(const ConsumerSp
 }
 
 /// The variant an incarnation whose configs say `group.protocol` runs (as the world picks it).
-std::string incarnation_variant(const std::string& variant, const std::map<std::string, nlohmann::json>& config) {
+std::string incarnation_variant(const std::string& variant, const ConfigMap& config) {
   const auto gp = config.find("group.protocol");
   if (gp == config.end() || !gp->second.is_string()) return variant;
   const auto v = variant_named(variant);
@@ -65,7 +65,7 @@ std::string incarnation_variant(const std::string& variant, const std::map<std::
 
 /// `spec` with `config` merged over its configs (a start/restart's or a rollout's), as the
 /// world builds the next incarnation: `group.protocol` picks the variant and is not a config.
-void merge_event_config(ConsumerSpec& spec, std::string& variant, const std::map<std::string, nlohmann::json>& config) {
+void merge_event_config(ConsumerSpec& spec, std::string& variant, const ConfigMap& config) {
   variant = incarnation_variant(variant, config);
   for (const auto& [k, v] : config) {
     if (k == "group.protocol") continue;
@@ -95,7 +95,7 @@ nlohmann::ordered_json effective_config(const ScenarioSpec& spec, const std::str
     std::string v = variant;
     fold(consumers[c.name], cause_configs(s, v));
     for (const auto& e : spec.events) {
-      const std::map<std::string, nlohmann::json>* config = nullptr;
+      const ConfigMap* config = nullptr;
       if (const auto* start = e.as<verb::Start>(); start != nullptr && start->consumer == c.name && start->has_config)
         config = &start->config;
       if (const auto* restart = e.as<verb::Restart>(); restart != nullptr && restart->consumer == c.name && restart->has_config)

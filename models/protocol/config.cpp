@@ -107,11 +107,6 @@ std::string unknown_value_message(const ConfigKeySpec& spec, const std::string& 
   return msg;
 }
 
-json get_value(const std::map<std::string, json>& config, const std::string& key) {
-  const auto it = config.find(key);
-  return it == config.end() ? json() : it->second;
-}
-
 }  // namespace
 
 const std::vector<ConfigKeySpec>& consumer_config_specs() {
@@ -341,11 +336,11 @@ std::optional<std::int64_t> parse_iso8601_duration_ms(const std::string& text) {
 }
 
 std::vector<std::pair<std::string, std::string>> validate_share_group_config(
-    const std::map<std::string, json>& config) {
+    const ConfigMap& config) {
   std::vector<std::pair<std::string, std::string>> problems;
   const auto int_of = [&](const char* key) -> std::optional<std::int64_t> {
     const auto it = config.find(key);
-    if (it == config.end() || !it->second.is_number_integer()) return std::nullopt;
+    if (it == config.end() || !it->second.is_integer()) return std::nullopt;
     return it->second.get<std::int64_t>();
   };
   // The broker's bounds (group.share.min/max.*, their Kafka defaults).
@@ -532,7 +527,7 @@ ConfigValueResult normalize_config_value(const ConfigKeySpec& spec, const json& 
         r.problem = "must not be empty";
         return r;
       }
-      json out = json::array();
+      ConfigValue::List out;
       for (std::size_t i = 0; i < items.size(); ++i) {
         const std::string v = normalize_assignor(spec, items[i]);
         if (std::find(spec.allowed.begin(), spec.allowed.end(), v) == spec.allowed.end()) {
@@ -540,7 +535,7 @@ ConfigValueResult normalize_config_value(const ConfigKeySpec& spec, const json& 
           if (from_array) r.problem_suffix = fmt::format("/{}", i);
           return r;
         }
-        if (std::find(out.begin(), out.end(), json(v)) != out.end()) {
+        if (std::find(out.begin(), out.end(), v) != out.end()) {
           r.problem = fmt::format("lists \"{}\" twice", v);
           if (from_array) r.problem_suffix = fmt::format("/{}", i);
           return r;
@@ -556,25 +551,43 @@ ConfigValueResult normalize_config_value(const ConfigKeySpec& spec, const json& 
 
 namespace {
 
-// Reads one normalized value; a value that does not normalize is a bug of the caller (the
-// loader validates every value), so it throws rather than falling back to a default.
-template <typename T>
-void read_into(const std::map<std::string, json>& config, const std::string& key,
-               const ConfigKeySpec* spec, T& out) {
-  const json raw = get_value(config, key);
-  if (raw.is_null()) return;
-  if (spec == nullptr) throw std::logic_error("unmodelled config " + key);
-  const ConfigValueResult r = normalize_config_value(*spec, raw);
-  if (!r.problem.empty()) {
-    throw std::invalid_argument(fmt::format("{}: {}", key, r.problem));
+// The shape a key's normalized value has.
+bool has_shape(const ConfigKeySpec& spec, const ConfigValue& v) {
+  switch (spec.type) {
+    case ConfigValueType::Int:
+    case ConfigValueType::Long:
+      return v.is_integer();
+    case ConfigValueType::Bool:
+      return v.is_bool();
+    case ConfigValueType::String:
+      return v.is_string();
+    case ConfigValueType::List:
+      return v.is_list();
   }
-  if constexpr (std::is_same_v<T, std::optional<std::string>>) {
-    out = r.value.template get<std::string>();
+  return false;
+}
+
+// Reads one normalized value; a value of another shape is a bug of the caller (the loader
+// normalizes every value), so it throws rather than falling back to a default.
+template <typename T>
+void read_into(const ConfigMap& config, const std::string& key, const ConfigKeySpec* spec, T& out) {
+  const auto it = config.find(key);
+  if (it == config.end()) return;
+  if (spec == nullptr) throw std::logic_error("unmodelled config " + key);
+  const ConfigValue& v = it->second;
+  if (!has_shape(*spec, v)) throw std::invalid_argument(fmt::format("{}: not a normalized value", key));
+  if constexpr (std::is_same_v<T, std::optional<std::string>> || std::is_same_v<T, std::string>) {
+    out = v.get<std::string>();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    out = v.get<bool>();
+  } else if constexpr (std::is_same_v<T, ConfigValue::List>) {
+    out = v.get<ConfigValue::List>();
   } else if constexpr (std::is_same_v<T, std::int64_t>) {
-    out = spec->type == ConfigValueType::Long ? std::min(r.value.template get<std::int64_t>(), kLongMsInModel)
-                                              : r.value.template get<std::int64_t>();
+    out = spec->type == ConfigValueType::Long ? std::min(v.get<std::int64_t>(), kLongMsInModel)
+                                              : v.get<std::int64_t>();
   } else {
-    out = r.value.template get<T>();
+    static_assert(std::is_same_v<T, std::int32_t>);
+    out = static_cast<std::int32_t>(v.get<std::int64_t>());  // an INT config: in int32 range
   }
 }
 
@@ -585,7 +598,7 @@ ConsumerConfig resolve_consumer_config(const ConsumerSpec& consumer, const std::
   const std::optional<Variant> v = variant_named(variant);
   SIM_ASSERT_MSG(v.has_value(), "not a protocol variant: " + variant);
   const std::string protocol = group_protocol_name(group_protocol(*v));
-  std::map<std::string, json> merged = consumer.config;
+  ConfigMap merged = consumer.config;
   if (const auto it = consumer.config_by_protocol.find(protocol);
       it != consumer.config_by_protocol.end()) {
     for (const auto& [k, v] : it->second) merged[k] = v;
@@ -674,7 +687,7 @@ BrokerConfig resolve_broker_config(const ClusterSpec& cluster) {
 }
 
 ShareGroupConfig resolve_share_group_config(const BrokerConfig& broker,
-                                            const std::map<std::string, json>& group_config) {
+                                            const ConfigMap& group_config) {
   ShareGroupConfig c;
   c.session_timeout_ms = broker.group_share_session_timeout_ms;
   c.heartbeat_interval_ms = broker.group_share_heartbeat_interval_ms;

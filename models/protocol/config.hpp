@@ -7,10 +7,12 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "models/spec/config_value.hpp"
 #include "models/spec/kafka_config.hpp"
 #include "models/spec/scenario_spec.hpp"
 
@@ -18,7 +20,7 @@ namespace rsim {
 
 /// `broker`'s share-group values overridden by a group's (validated) configs.
 ShareGroupConfig resolve_share_group_config(const BrokerConfig& broker,
-                                            const std::map<std::string, nlohmann::json>& group_config);
+                                            const ConfigMap& group_config);
 
 /// `config` merged with `config_by_protocol[group_protocol_of(variant)]`, then the variant's
 /// own settings (partition.assignment.strategy for classic-*), then defaults.
@@ -60,7 +62,7 @@ std::optional<std::int64_t> parse_iso8601_duration_ms(const std::string& text);
 /// Kafka's GroupConfig.validate on normalized values: the broker's min/max bounds of each
 /// share key and session > heartbeat; each problem is (key, Kafka's message).
 std::vector<std::pair<std::string, std::string>> validate_share_group_config(
-    const std::map<std::string, nlohmann::json>& config);
+    const ConfigMap& config);
 /// Real Kafka configs the simulator does not model (rejected with a message saying so).
 bool is_unmodelled_consumer_config(const std::string& key);
 bool is_unmodelled_broker_config(const std::string& key);
@@ -71,11 +73,18 @@ const std::vector<std::string>& consumer_keys_rejected_under(const std::string& 
 /// as arrays, assignor class names as short names), or the problem as a short lowercase message.
 /// `problem_suffix` receives e.g. "/1" when the bad item is element 1 of a JSON array.
 struct ConfigValueResult {
-  nlohmann::json value;
+  ConfigValue value;
   std::string problem;  // empty when fine
   std::string problem_suffix;
 };
 ConfigValueResult normalize_config_value(const ConfigKeySpec& spec, const nlohmann::json& raw);
+/// A normalized value as JSON (nlohmann's to_json hook, found by argument-dependent lookup: `j = v`):
+/// an integer, a boolean, a string or an array of strings, as normalize_config_value read it.
+template <class BasicJson>
+void to_json(BasicJson& j, const ConfigValue& v) {
+  std::visit([&](const auto& x) { j = x; }, v.variant());
+}
+
 /// "range" for "range" or "org.apache.kafka.clients.consumer.RangeAssignor"; empty if unknown.
 std::string client_assignor_short_name(const std::string& name);
 /// "uniform" for "uniform" or "org.apache.kafka.coordinator.group.assignor.UniformAssignor".

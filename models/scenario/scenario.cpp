@@ -19,6 +19,7 @@
 #include "models/protocol/config.hpp"
 #include "models/spec/overloaded.hpp"
 #include "models/scenario/json_guard.hpp"
+#include "models/scenario/spec_json.hpp"
 
 namespace rsim {
 namespace {
@@ -99,7 +100,7 @@ struct RawEvent {
   std::optional<double> drop_rate;
   std::optional<sim::Distribution> produce_gap;
   double records_per_sec = 0;
-  std::map<std::string, json> config;
+  ConfigMap config;
   bool has_config = false;
   std::string deployment;
   std::string node;
@@ -181,11 +182,7 @@ EventSpec to_event(RawEvent&& r) {
 }
 
 // The offending value as written, cut short so that one message stays one line.
-std::string shown(const json& v) {
-  std::string s = v.dump();
-  if (s.size() > 40) s = s.substr(0, 37) + "...";
-  return s;
-}
+std::string shown(const json& v) { return shown_value(v, 40); }
 
 std::string suggestion(const std::string& word, const std::vector<std::string>& candidates) {
   const std::string guess = closest_match(word, candidates);
@@ -282,13 +279,7 @@ class Parser {
   }
 
   std::optional<bool> read_bool(const json& obj, const std::string& key, const std::string& ptr) {
-    const auto it = obj.find(key);
-    if (it == obj.end()) return std::nullopt;
-    if (!it->is_boolean()) {
-      problem(child(ptr, key), fmt::format("must be true or false, got {}", shown(*it)));
-      return std::nullopt;
-    }
-    return it->get<bool>();
+    return rsim::read_bool(obj, key, child(ptr, key), problems, 40);
   }
 
   /// An integer in [min, max]; `max_note` explains the upper bound ("7 days").
@@ -473,7 +464,7 @@ class Parser {
   /// `event_config`: a start/restart event's config, where group.protocol may change the
   /// protocol of the new incarnation.
   void read_consumer_config(const json& v, const std::string& ptr, const std::string& protocol,
-                            std::map<std::string, json>& out, bool event_config = false) {
+                            ConfigMap& out, bool event_config = false) {
     if (!v.is_object()) {
       problem(ptr, fmt::format("must be an object, got {}", shown(v)));
       return;
@@ -514,7 +505,7 @@ class Parser {
     }
   }
 
-  void read_broker_config(const json& v, const std::string& ptr, std::map<std::string, json>& out) {
+  void read_broker_config(const json& v, const std::string& ptr, ConfigMap& out) {
     if (!v.is_object()) {
       problem(ptr, fmt::format("must be an object, got {}", shown(v)));
       return;
@@ -540,7 +531,7 @@ class Parser {
   }
 };
 
-std::int64_t int_or(const std::map<std::string, json>& config, const std::string& key,
+std::int64_t int_or(const ConfigMap& config, const std::string& key,
                     std::int64_t fallback) {
   const auto it = config.find(key);
   return it == config.end() ? fallback : it->second.get<std::int64_t>();
@@ -548,7 +539,7 @@ std::int64_t int_or(const std::map<std::string, json>& config, const std::string
 
 // Kafka's GroupCoordinatorConfig refuses to start a broker whose consumer-group timeouts are out
 // of their bounds, and the classic session bounds must be ordered.
-void check_broker_bounds(Parser& p, const std::map<std::string, json>& config,
+void check_broker_bounds(Parser& p, const ConfigMap& config,
                          const std::string& ptr) {
   const BrokerConfig d;
   const auto v = [&](const char* key, std::int64_t fallback) {
@@ -840,106 +831,121 @@ static void check_lesson(Parser& p, const json& doc) {
 }
 }
 
-ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, const ExtraScenarioCheck& extra) {
+namespace {
+
+// parse_scenario's sections, in the order of the file format (and of the problems reported):
+// each reads its part of the document into `s` and reports into `p`; what a later section needs
+// from an earlier one (topic, consumer and group names, the group protocols) is kept here.
+class ScenarioReader {
+ public:
+  ScenarioReader(const json& doc, ScenarioSpec& s) : doc(doc), s(s) {}
+
   Parser p;
-  ScenarioSpec s;
-  s.source_path = source_path;
-  if (!doc.is_object()) throw ScenarioError(source_path, {fmt::format("must be a json object, got {}", shown(doc))});
-  p.check_object(doc, "", "scenario");
+  const json& doc;
+  ScenarioSpec& s;
+  bool duration_ok = true;                // duration_ms is valid: event times are checked against it
+  std::set<std::string> group_protocols;  // of the variants the scenario runs
+  std::vector<std::string> topic_names, consumer_names, groups;
 
-  if (auto v = p.read_string(doc, "name", "")) s.name = *v;
-  if (auto v = p.read_string(doc, "description", "", true)) s.description = *v;
-  check_lesson(p, doc);
-  p.read_string(doc, "$schema", "", true);
-  if (const auto it = doc.find("seed"); it != doc.end()) {
-    if (it->is_number_unsigned()) {
-      s.seed = it->get<std::uint64_t>();
-    } else if (it->is_number_integer() && it->get<std::int64_t>() == 0) {
-      s.seed = 0;  // "-0" is zero: a JSON parser reads it as a signed integer
-    } else if (it->is_number_integer()) {
-      p.problem("/seed", fmt::format("must be >= 0, got {}", shown(*it)));
-    } else {
-      p.problem("/seed", fmt::format("must be an integer, got {}", shown(*it)));
-    }
-  }
-  bool duration_ok = true;
-  if (doc.contains("duration_ms")) {
-    const auto v = p.read_int(doc, "duration_ms", "", 1, kMaxDurationMs, "7 days");
-    duration_ok = v.has_value();
-    if (v) s.duration = sim::ms(*v);
-  }
-  if (doc.contains("lag_sample_ms")) {
-    if (const auto v = p.read_int(doc, "lag_sample_ms", "", 0, kMaxDurationMs, "7 days")) {
-      s.lag_sample = sim::ms(*v);
-    }
-  }
-
-  // Protocol variants; the group protocols they run decide which consumer keys Kafka rejects.
-  std::set<std::string> group_protocols;
-  if (const json* arr = p.read_array(doc, "protocols", "")) {
-    s.protocols.clear();
-    if (arr->empty()) p.problem("/protocols", "must not be empty");
-    for (std::size_t i = 0; i < arr->size(); ++i) {
-      const json& v = (*arr)[i];
-      const std::string ptr = child("/protocols", i);
-      if (!v.is_string()) {
-        p.problem(ptr, fmt::format("must be a string, got {}", shown(v)));
-        continue;
-      }
-      const std::string name = v.get<std::string>();
-      if (!contains(protocol_variants(), name)) {
-        p.problem(ptr, fmt::format("unknown protocol variant \"{}\"", name) +
-                           suggestion(name, protocol_variants()));
-      } else if (contains(s.protocols, name)) {
-        p.problem(ptr, fmt::format("lists \"{}\" twice", name));
+  /// name, description, lesson, $schema, seed, duration_ms, lag_sample_ms.
+  void header() {
+    if (auto v = p.read_string(doc, "name", "")) s.name = *v;
+    if (auto v = p.read_string(doc, "description", "", true)) s.description = *v;
+    check_lesson(p, doc);
+    p.read_string(doc, "$schema", "", true);
+    if (const auto it = doc.find("seed"); it != doc.end()) {
+      if (it->is_number_unsigned()) {
+        s.seed = it->get<std::uint64_t>();
+      } else if (it->is_number_integer() && it->get<std::int64_t>() == 0) {
+        s.seed = 0;  // "-0" is zero: a JSON parser reads it as a signed integer
+      } else if (it->is_number_integer()) {
+        p.problem("/seed", fmt::format("must be >= 0, got {}", shown(*it)));
       } else {
-        s.protocols.push_back(name);
+        p.problem("/seed", fmt::format("must be an integer, got {}", shown(*it)));
+      }
+    }
+    if (doc.contains("duration_ms")) {
+      const auto v = p.read_int(doc, "duration_ms", "", 1, kMaxDurationMs, "7 days");
+      duration_ok = v.has_value();
+      if (v) s.duration = sim::ms(*v);
+    }
+    if (doc.contains("lag_sample_ms")) {
+      if (const auto v = p.read_int(doc, "lag_sample_ms", "", 0, kMaxDurationMs, "7 days")) {
+        s.lag_sample = sim::ms(*v);
       }
     }
   }
-  for (const auto& v : s.protocols) group_protocols.insert(group_protocol_of(v));
 
-  if (const auto it = doc.find("cluster"); it != doc.end()) {
-    if (p.check_object(*it, "/cluster", "cluster")) {
-      if (auto v = p.read_int(*it, "brokers", "/cluster", 1, kMaxBrokers)) {
-        s.cluster.brokers = static_cast<std::int32_t>(*v);
+  /// Protocol variants; the group protocols they run decide which consumer keys Kafka rejects.
+  void protocols() {
+    if (const json* arr = p.read_array(doc, "protocols", "")) {
+      s.protocols.clear();
+      if (arr->empty()) p.problem("/protocols", "must not be empty");
+      for (std::size_t i = 0; i < arr->size(); ++i) {
+        const json& v = (*arr)[i];
+        const std::string ptr = child("/protocols", i);
+        if (!v.is_string()) {
+          p.problem(ptr, fmt::format("must be a string, got {}", shown(v)));
+          continue;
+        }
+        const std::string name = v.get<std::string>();
+        if (!contains(protocol_variants(), name)) {
+          p.problem(ptr, fmt::format("unknown protocol variant \"{}\"", name) +
+                             suggestion(name, protocol_variants()));
+        } else if (contains(s.protocols, name)) {
+          p.problem(ptr, fmt::format("lists \"{}\" twice", name));
+        } else {
+          s.protocols.push_back(name);
+        }
       }
-      if (const auto c = it->find("config"); c != it->end()) {
-        const std::size_t before = p.problems.size();
-        p.read_broker_config(*c, "/cluster/config", s.cluster.config);
-        if (p.problems.size() == before) check_broker_bounds(p, s.cluster.config, "/cluster/config");
+    }
+    for (const auto& v : s.protocols) group_protocols.insert(group_protocol_of(v));
+  }
+
+  void cluster() {
+    const auto it = doc.find("cluster");
+    if (it == doc.end() || !p.check_object(*it, "/cluster", "cluster")) return;
+    if (auto v = p.read_int(*it, "brokers", "/cluster", 1, kMaxBrokers)) {
+      s.cluster.brokers = static_cast<std::int32_t>(*v);
+    }
+    if (const auto c = it->find("config"); c != it->end()) {
+      const std::size_t before = p.problems.size();
+      p.read_broker_config(*c, "/cluster/config", s.cluster.config);
+      if (p.problems.size() == before) check_broker_bounds(p, s.cluster.config, "/cluster/config");
+    }
+    if (auto d = p.read_distribution(*it, "write_latency_ms", "/cluster")) {
+      s.cluster.write_latency = *d;
+    }
+    if (auto d = p.read_distribution(*it, "request_handling_ms", "/cluster")) {
+      s.cluster.request_handling = *d;
+    }
+    if (auto d = p.read_distribution(*it, "purgatory_lateness_ms", "/cluster")) {
+      s.cluster.purgatory_lateness = *d;
+    }
+    if (const auto cl = it->find("coordinator_load"); cl != it->end()) {
+      if (p.check_object(*cl, "/cluster/coordinator_load", "coordinator_load")) {
+        if (auto v = p.read_int(*cl, "base_ms", "/cluster/coordinator_load", 0, 3600000))
+          s.cluster.coordinator_load.base_ms = *v;
+        if (auto v = p.read_int(*cl, "us_per_record", "/cluster/coordinator_load", 0, 1000000))
+          s.cluster.coordinator_load.us_per_record = *v;
       }
-      if (auto d = p.read_distribution(*it, "write_latency_ms", "/cluster")) {
-        s.cluster.write_latency = *d;
-      }
-      if (auto d = p.read_distribution(*it, "request_handling_ms", "/cluster")) {
-        s.cluster.request_handling = *d;
-      }
-      if (auto d = p.read_distribution(*it, "purgatory_lateness_ms", "/cluster")) {
-        s.cluster.purgatory_lateness = *d;
-      }
-      if (const auto cl = it->find("coordinator_load"); cl != it->end()) {
-        if (p.check_object(*cl, "/cluster/coordinator_load", "coordinator_load")) {
-          if (auto v = p.read_int(*cl, "base_ms", "/cluster/coordinator_load", 0, 3600000))
-            s.cluster.coordinator_load.base_ms = *v;
-          if (auto v = p.read_int(*cl, "us_per_record", "/cluster/coordinator_load", 0, 1000000))
-            s.cluster.coordinator_load.us_per_record = *v;
+    }
+  }
+
+  void network() {
+    if (const auto it = doc.find("network"); it != doc.end()) {
+      if (p.check_object(*it, "/network", "network")) {
+        if (auto d = p.read_distribution(*it, "latency_ms", "/network")) s.network.latency = *d;
+        if (auto v = p.read_number(*it, "drop_rate", "/network", 0, false, 1)) {
+          s.network.drop_rate = *v;
         }
       }
     }
   }
 
-  if (const auto it = doc.find("network"); it != doc.end()) {
-    if (p.check_object(*it, "/network", "network")) {
-      if (auto d = p.read_distribution(*it, "latency_ms", "/network")) s.network.latency = *d;
-      if (auto v = p.read_number(*it, "drop_rate", "/network", 0, false, 1)) {
-        s.network.drop_rate = *v;
-      }
-    }
-  }
-
-  std::vector<std::string> topic_names;
-  if (const json* arr = p.read_array(doc, "topics", "")) {
+  void topics() {
+    const json* arr = p.read_array(doc, "topics", "");
+    if (arr == nullptr) return;
     for (std::size_t i = 0; i < arr->size(); ++i) {
       const json& t = (*arr)[i];
       const std::string ptr = child("/topics", i);
@@ -963,42 +969,45 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, con
       if (auto v = p.read_int(t, "initial_records", ptr, 0, kMaxInitialRecords)) {
         topic.initial_records = *v;
       }
-      if (const auto pr = t.find("produce"); pr != t.end()) {
-        const std::string pp = child(ptr, "produce");
-        if (pr->is_number()) {
-          if (auto r = p.check_number(*pr, pp, 0, true, kMaxRecordsPerSec)) {
-            topic.records_per_sec = *r;
-            topic.produce_gap = sim::Distribution::constant(1000.0 / *r);
-          }
-        } else if (p.check_object(*pr, pp, "produce")) {
-          const bool has_rate = pr->contains("records_per_sec");
-          const bool has_gap = pr->contains("gap_ms");
-          if (has_rate && has_gap) {
-            p.problem(pp, "give records_per_sec or gap_ms, not both");
-          } else if (!has_rate && !has_gap) {
-            p.problem(pp, "needs records_per_sec or gap_ms");
-          } else if (has_rate) {
-            if (auto r = p.read_number(*pr, "records_per_sec", pp, 0, true, kMaxRecordsPerSec)) {
-              topic.records_per_sec = *r;
-              topic.produce_gap = sim::Distribution::constant(1000.0 / *r);
-            }
-          } else if (auto d = p.read_distribution(*pr, "gap_ms", pp)) {
-            if (d->is_constant() && d->value <= 0) {
-              p.problem(child(pp, "gap_ms"), "must be > 0, got 0");
-            } else {
-              topic.produce_gap = *d;
-              topic.records_per_sec = d->expected_ms() > 0 ? 1000.0 / d->expected_ms() : 0;
-            }
-          }
-        }
-      }
+      if (const auto pr = t.find("produce"); pr != t.end()) topic_produce(*pr, child(ptr, "produce"), topic);
       s.topics.push_back(std::move(topic));
     }
   }
 
-  std::vector<std::string> consumer_names;
-  std::vector<std::string> groups;
-  if (const json* arr = p.read_array(doc, "consumers", "")) {
+  /// A topic's `produce`: a rate, or an object with records_per_sec or gap_ms.
+  void topic_produce(const json& pr, const std::string& pp, TopicSpec& topic) {
+    if (pr.is_number()) {
+      if (auto r = p.check_number(pr, pp, 0, true, kMaxRecordsPerSec)) {
+        topic.records_per_sec = *r;
+        topic.produce_gap = sim::Distribution::constant(1000.0 / *r);
+      }
+      return;
+    }
+    if (!p.check_object(pr, pp, "produce")) return;
+    const bool has_rate = pr.contains("records_per_sec");
+    const bool has_gap = pr.contains("gap_ms");
+    if (has_rate && has_gap) {
+      p.problem(pp, "give records_per_sec or gap_ms, not both");
+    } else if (!has_rate && !has_gap) {
+      p.problem(pp, "needs records_per_sec or gap_ms");
+    } else if (has_rate) {
+      if (auto r = p.read_number(pr, "records_per_sec", pp, 0, true, kMaxRecordsPerSec)) {
+        topic.records_per_sec = *r;
+        topic.produce_gap = sim::Distribution::constant(1000.0 / *r);
+      }
+    } else if (auto d = p.read_distribution(pr, "gap_ms", pp)) {
+      if (d->is_constant() && d->value <= 0) {
+        p.problem(child(pp, "gap_ms"), "must be > 0, got 0");
+      } else {
+        topic.produce_gap = *d;
+        topic.records_per_sec = d->expected_ms() > 0 ? 1000.0 / d->expected_ms() : 0;
+      }
+    }
+  }
+
+  void consumers() {
+    const json* arr = p.read_array(doc, "consumers", "");
+    if (arr == nullptr) return;
     for (std::size_t i = 0; i < arr->size(); ++i) {
       const json& c = (*arr)[i];
       const std::string ptr = child("/consumers", i);
@@ -1020,196 +1029,215 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, con
         if (!contains(groups, *v)) groups.push_back(*v);
       }
       consumer.topics = p.read_topic_list(c, "topics", ptr, topic_names);
-      if (const auto cfg = c.find("config"); cfg != c.end()) {
-        p.read_consumer_config(*cfg, child(ptr, "config"), "", consumer.config);
-        // Kafka refuses these keys under a protocol the scenario runs (ConsumerConfig's
-        // *_PROTOCOL_UNSUPPORTED_CONFIGS); config_by_protocol keeps one file valid for all.
-        for (const auto& gp : group_protocols) {
-          for (const auto& key : consumer_keys_rejected_under(gp)) {
-            if (consumer.config.count(key) == 0) continue;
-            const char* home = gp == "classic" ? "consumer" : "classic";
-            p.problem(child(child(ptr, "config"), key),
-                      fmt::format("kafka rejects this key with group.protocol={}; move it into "
-                                  "config_by_protocol.{}",
-                                  gp, home));
-          }
-        }
-      }
-      if (const auto byp = c.find("config_by_protocol"); byp != c.end()) {
-        const std::string bp = child(ptr, "config_by_protocol");
-        if (p.check_object(*byp, bp, "config_by_protocol")) {
-          for (const auto& [gp, cfg] : byp->items()) {
-            if (!contains(scenario_accepted_keys().at("config_by_protocol"), gp)) continue;
-            p.read_consumer_config(cfg, child(bp, gp), gp, consumer.config_by_protocol[gp]);
-          }
-        }
-      }
-      // Kafka (classic Heartbeat): the heartbeat interval must be lower than the session timeout.
-      {
-        std::map<std::string, json> merged = consumer.config;
-        std::string where = child(ptr, "config");
-        if (const auto it = consumer.config_by_protocol.find("classic");
-            it != consumer.config_by_protocol.end()) {
-          for (const auto& [k, v] : it->second) merged[k] = v;
-        }
-        const auto source = [&](const std::string& key) {
-          const auto it = consumer.config_by_protocol.find("classic");
-          if (it != consumer.config_by_protocol.end() && it->second.count(key) > 0) {
-            return child(child(child(ptr, "config_by_protocol"), "classic"), key);
-          }
-          return child(child(ptr, "config"), key);
-        };
-        const ConsumerConfig d;
-        const std::int64_t hb = int_or(merged, "heartbeat.interval.ms", d.heartbeat_interval_ms);
-        const std::int64_t st = int_or(merged, "session.timeout.ms", d.session_timeout_ms);
-        if (hb >= st) {
-          if (merged.count("heartbeat.interval.ms") > 0) {
-            p.problem(source("heartbeat.interval.ms"),
-                      fmt::format("must be < session.timeout.ms ({}), got {}", st, hb));
-          } else {
-            p.problem(source("session.timeout.ms"),
-                      fmt::format("must be > heartbeat.interval.ms ({}), got {}", hb, st));
-          }
-        }
-      }
+      consumer_configs(c, ptr, consumer);
       if (auto v = p.read_int(c, "poll_timeout_ms", ptr, 0, kMaxDurationMs, "7 days")) {
         consumer.poll_timeout = sim::ms(*v);
       }
       if (auto d = p.read_distribution(c, "start_latency_ms", ptr)) consumer.start_latency = *d;
       if (auto d = p.read_distribution(c, "heartbeat_wakeup_lateness_ms", ptr))
         consumer.heartbeat_wakeup_lateness = *d;
-      if (const auto pr = c.find("processing"); pr != c.end()) {
-        const std::string pp = child(ptr, "processing");
-        if (p.check_object(*pr, pp, "processing")) {
-          if (auto d = p.read_distribution(*pr, "per_record_ms", pp)) {
-            consumer.processing.per_record = *d;
-          }
-          if (auto d = p.read_distribution(*pr, "per_batch_ms", pp)) {
-            consumer.processing.per_batch = *d;
-          }
-          if (auto d = p.read_distribution(*pr, "per_poll_ms", pp)) {
-            consumer.processing.per_poll = *d;
-          }
-        }
-      }
-      if (const auto cb = c.find("callbacks"); cb != c.end()) {
-        const std::string cp = child(ptr, "callbacks");
-        if (p.check_object(*cb, cp, "callbacks")) {
-          if (auto d = p.read_distribution(*cb, "revoke_ms", cp)) consumer.callbacks.revoke = *d;
-          if (auto d = p.read_distribution(*cb, "assign_ms", cp)) consumer.callbacks.assign = *d;
-          if (auto d = p.read_distribution(*cb, "lost_ms", cp)) consumer.callbacks.lost = *d;
-        }
-      }
-      if (const auto oc = c.find("outcomes"); oc != c.end()) {
-        const std::string op = child(ptr, "outcomes");
-        if (p.check_object(*oc, op, "outcomes")) {
-          if (auto v = p.read_number(*oc, "reject", op, 0, false, 1)) consumer.outcomes.reject = *v;
-          if (auto v = p.read_number(*oc, "release", op, 0, false, 1)) consumer.outcomes.release = *v;
-          if (consumer.outcomes.reject + consumer.outcomes.release > 1) {
-            p.problem(op, "reject + release must not exceed 1 (they are fractions of the records)");
-          }
-          // Only an explicit-mode share consumer chooses how each record is acknowledged.
-          std::string mode = "implicit";
-          const auto share_cfg = consumer.config_by_protocol.find("share");
-          for (const auto* cfg : {&consumer.config, share_cfg == consumer.config_by_protocol.end()
-                                                        ? nullptr
-                                                        : &share_cfg->second}) {
-            if (cfg == nullptr) continue;
-            const auto m = cfg->find("share.acknowledgement.mode");
-            if (m != cfg->end() && m->second.is_string()) mode = m->second.get<std::string>();
-          }
-          if (mode != "explicit" && (consumer.outcomes.reject > 0 || consumer.outcomes.release > 0)) {
-            p.problem(op, "outcomes other than ACCEPT need share.acknowledgement.mode=explicit; set it in "
-                          "config (or config_by_protocol.share)");
-          }
-        }
-      }
-      if (auto v = p.read_string(c, "commit", ptr)) {
-        if (*v == "auto") {
-          consumer.commit = CommitMode::Auto;
-        } else if (*v == "sync") {
-          consumer.commit = CommitMode::Sync;
-        } else if (*v == "async") {
-          consumer.commit = CommitMode::Async;
-        } else {
-          p.problem(child(ptr, "commit"),
-                    fmt::format("unknown commit mode \"{}\"", *v) + suggestion(*v, commit_modes()));
-        }
-      }
-      if (auto v = p.read_string(c, "on_stop", ptr)) {
-        if (*v == "wakeup") {
-          consumer.on_stop = StopMode::Wakeup;
-        } else if (*v == "after_poll") {
-          consumer.on_stop = StopMode::AfterPoll;
-        } else {
-          p.problem(child(ptr, "on_stop"),
-                    fmt::format("unknown on_stop \"{}\"", *v) + suggestion(*v, stop_modes()));
-        }
-      }
+      consumer_times(c, ptr, consumer);
+      if (const auto oc = c.find("outcomes"); oc != c.end()) consumer_outcomes(*oc, child(ptr, "outcomes"), consumer);
+      consumer_modes(c, ptr, consumer);
       s.consumers.push_back(std::move(consumer));
     }
   }
 
-  // Group configs (Kafka's GroupConfig, set per group with incrementalAlterConfigs on the GROUP
-  // resource); only share-group keys are modelled.
-  if (const auto it = doc.find("groups"); it != doc.end()) {
-    if (!it->is_object()) {
-      p.problem("/groups", fmt::format("must be an object: group id -> {{\"config\": {{...}}}}, got {}", shown(*it)));
-    } else {
-      std::vector<std::string> groups;
-      for (const auto& c : s.consumers) {
-        if (!contains(groups, c.group)) groups.push_back(c.group);
+  /// A consumer's `config` and `config_by_protocol`, and the heartbeat interval they give against
+  /// the session timeout.
+  void consumer_configs(const json& c, const std::string& ptr, ConsumerSpec& consumer) {
+    if (const auto cfg = c.find("config"); cfg != c.end()) {
+      p.read_consumer_config(*cfg, child(ptr, "config"), "", consumer.config);
+      // Kafka refuses these keys under a protocol the scenario runs (ConsumerConfig's
+      // *_PROTOCOL_UNSUPPORTED_CONFIGS); config_by_protocol keeps one file valid for all.
+      for (const auto& gp : group_protocols) {
+        for (const auto& key : consumer_keys_rejected_under(gp)) {
+          if (consumer.config.count(key) == 0) continue;
+          const char* home = gp == "classic" ? "consumer" : "classic";
+          p.problem(child(child(ptr, "config"), key),
+                    fmt::format("kafka rejects this key with group.protocol={}; move it into "
+                                "config_by_protocol.{}",
+                                gp, home));
+        }
       }
-      for (const auto& [group, g] : it->items()) {
-        const std::string ptr = child("/groups", group);
-        if (!contains(groups, group)) {
-          const std::string guess = suggestion(group, groups);
-          p.problem(ptr, guess.empty() ? fmt::format("no consumer is in this group (the consumers' groups: {})",
-                                                     fmt::join(groups, ", "))
-                                       : "no consumer is in this group" + guess);
-          continue;
+    }
+    if (const auto byp = c.find("config_by_protocol"); byp != c.end()) {
+      const std::string bp = child(ptr, "config_by_protocol");
+      if (p.check_object(*byp, bp, "config_by_protocol")) {
+        for (const auto& [gp, cfg] : byp->items()) {
+          if (!contains(scenario_accepted_keys().at("config_by_protocol"), gp)) continue;
+          p.read_consumer_config(cfg, child(bp, gp), gp, consumer.config_by_protocol[gp]);
         }
-        if (!p.check_object(g, ptr, "group")) continue;
-        const auto c = g.find("config");
-        if (c == g.end()) continue;
-        const std::string cptr = child(ptr, "config");
-        if (!c->is_object()) {
-          p.problem(cptr, fmt::format("must be an object, got {}", shown(*c)));
-          continue;
-        }
-        std::map<std::string, json>& out = s.group_configs[group];
-        bool ok = true;
-        for (const auto& [key, raw] : c->items()) {
-          const std::string kp = child(cptr, key);
-          if (const ConfigKeySpec* spec = find_group_config(key)) {
-            const ConfigValueResult r = normalize_config_value(*spec, raw);
-            if (!r.problem.empty()) {
-              p.problem(kp + r.problem_suffix, r.problem);
-              ok = false;
-            } else {
-              out[key] = r.value;
-            }
-          } else if (is_unmodelled_group_config(key)) {
-            p.problem(kp, "is a kafka group config the simulator does not model");
-            ok = false;
-          } else if (find_broker_config("group." + key) != nullptr) {
-            p.problem(kp, fmt::format("unknown kafka group config; \"group.{}\" is the broker's default, "
-                                      "set in \"cluster.config\"", key));
-            ok = false;
-          } else {
-            p.problem(kp, "unknown kafka group config" + suggestion(key, config_keys(group_config_specs())));
-            ok = false;
-          }
-        }
-        if (ok) {
-          for (const auto& [key, why] : validate_share_group_config(out)) p.problem(child(cptr, key), why);
-        }
+      }
+    }
+    // Kafka (classic Heartbeat): the heartbeat interval must be lower than the session timeout.
+    ConfigMap merged = consumer.config;
+    const auto classic = consumer.config_by_protocol.find("classic");
+    if (classic != consumer.config_by_protocol.end()) {
+      for (const auto& [k, v] : classic->second) merged[k] = v;
+    }
+    const auto source = [&](const std::string& key) {
+      if (classic != consumer.config_by_protocol.end() && classic->second.count(key) > 0) {
+        return child(child(child(ptr, "config_by_protocol"), "classic"), key);
+      }
+      return child(child(ptr, "config"), key);
+    };
+    const ConsumerConfig d;
+    const std::int64_t hb = int_or(merged, "heartbeat.interval.ms", d.heartbeat_interval_ms);
+    const std::int64_t st = int_or(merged, "session.timeout.ms", d.session_timeout_ms);
+    if (hb >= st) {
+      if (merged.count("heartbeat.interval.ms") > 0) {
+        p.problem(source("heartbeat.interval.ms"),
+                  fmt::format("must be < session.timeout.ms ({}), got {}", st, hb));
+      } else {
+        p.problem(source("session.timeout.ms"),
+                  fmt::format("must be > heartbeat.interval.ms ({}), got {}", hb, st));
       }
     }
   }
 
-  // Network endpoints: consumer names, "coordinator", "broker-N" (N < brokers), "*".
-  const auto check_endpoint = [&](const json& v, const std::string& ptr) {
+  /// A consumer's application times: `processing` and `callbacks`.
+  void consumer_times(const json& c, const std::string& ptr, ConsumerSpec& consumer) {
+    if (const auto pr = c.find("processing"); pr != c.end()) {
+      const std::string pp = child(ptr, "processing");
+      if (p.check_object(*pr, pp, "processing")) {
+        if (auto d = p.read_distribution(*pr, "per_record_ms", pp)) {
+          consumer.processing.per_record = *d;
+        }
+        if (auto d = p.read_distribution(*pr, "per_batch_ms", pp)) {
+          consumer.processing.per_batch = *d;
+        }
+        if (auto d = p.read_distribution(*pr, "per_poll_ms", pp)) {
+          consumer.processing.per_poll = *d;
+        }
+      }
+    }
+    if (const auto cb = c.find("callbacks"); cb != c.end()) {
+      const std::string cp = child(ptr, "callbacks");
+      if (p.check_object(*cb, cp, "callbacks")) {
+        if (auto d = p.read_distribution(*cb, "revoke_ms", cp)) consumer.callbacks.revoke = *d;
+        if (auto d = p.read_distribution(*cb, "assign_ms", cp)) consumer.callbacks.assign = *d;
+        if (auto d = p.read_distribution(*cb, "lost_ms", cp)) consumer.callbacks.lost = *d;
+      }
+    }
+  }
+
+  /// A share consumer's `outcomes`: fractions of the records it REJECTs and RELEASEs.
+  void consumer_outcomes(const json& oc, const std::string& op, ConsumerSpec& consumer) {
+    if (!p.check_object(oc, op, "outcomes")) return;
+    if (auto v = p.read_number(oc, "reject", op, 0, false, 1)) consumer.outcomes.reject = *v;
+    if (auto v = p.read_number(oc, "release", op, 0, false, 1)) consumer.outcomes.release = *v;
+    if (consumer.outcomes.reject + consumer.outcomes.release > 1) {
+      p.problem(op, "reject + release must not exceed 1 (they are fractions of the records)");
+    }
+    // Only an explicit-mode share consumer chooses how each record is acknowledged.
+    std::string mode = "implicit";
+    const auto share_cfg = consumer.config_by_protocol.find("share");
+    for (const auto* cfg : {&consumer.config, share_cfg == consumer.config_by_protocol.end()
+                                                  ? nullptr
+                                                  : &share_cfg->second}) {
+      if (cfg == nullptr) continue;
+      const auto m = cfg->find("share.acknowledgement.mode");
+      if (m != cfg->end() && m->second.is_string()) mode = m->second.get<std::string>();
+    }
+    if (mode != "explicit" && (consumer.outcomes.reject > 0 || consumer.outcomes.release > 0)) {
+      p.problem(op, "outcomes other than ACCEPT need share.acknowledgement.mode=explicit; set it in "
+                    "config (or config_by_protocol.share)");
+    }
+  }
+
+  /// How the application commits (`commit`) and stops (`on_stop`).
+  void consumer_modes(const json& c, const std::string& ptr, ConsumerSpec& consumer) {
+    if (auto v = p.read_string(c, "commit", ptr)) {
+      if (*v == "auto") {
+        consumer.commit = CommitMode::Auto;
+      } else if (*v == "sync") {
+        consumer.commit = CommitMode::Sync;
+      } else if (*v == "async") {
+        consumer.commit = CommitMode::Async;
+      } else {
+        p.problem(child(ptr, "commit"),
+                  fmt::format("unknown commit mode \"{}\"", *v) + suggestion(*v, commit_modes()));
+      }
+    }
+    if (auto v = p.read_string(c, "on_stop", ptr)) {
+      if (*v == "wakeup") {
+        consumer.on_stop = StopMode::Wakeup;
+      } else if (*v == "after_poll") {
+        consumer.on_stop = StopMode::AfterPoll;
+      } else {
+        p.problem(child(ptr, "on_stop"),
+                  fmt::format("unknown on_stop \"{}\"", *v) + suggestion(*v, stop_modes()));
+      }
+    }
+  }
+
+  /// Group configs (Kafka's GroupConfig, set per group with incrementalAlterConfigs on the GROUP
+  /// resource); only share-group keys are modelled.
+  void group_configs() {
+    const auto it = doc.find("groups");
+    if (it == doc.end()) return;
+    if (!it->is_object()) {
+      p.problem("/groups", fmt::format("must be an object: group id -> {{\"config\": {{...}}}}, got {}", shown(*it)));
+      return;
+    }
+    std::vector<std::string> known;  // the consumers' groups
+    for (const auto& c : s.consumers) {
+      if (!contains(known, c.group)) known.push_back(c.group);
+    }
+    for (const auto& [group, g] : it->items()) {
+      const std::string ptr = child("/groups", group);
+      if (!contains(known, group)) {
+        const std::string guess = suggestion(group, known);
+        p.problem(ptr, guess.empty() ? fmt::format("no consumer is in this group (the consumers' groups: {})",
+                                                   fmt::join(known, ", "))
+                                     : "no consumer is in this group" + guess);
+        continue;
+      }
+      if (!p.check_object(g, ptr, "group")) continue;
+      const auto c = g.find("config");
+      if (c == g.end()) continue;
+      group_config(group, *c, child(ptr, "config"));
+    }
+  }
+
+  /// One group's `config`: each key normalized, then Kafka's GroupConfig.validate when all are.
+  void group_config(const std::string& group, const json& c, const std::string& cptr) {
+    if (!c.is_object()) {
+      p.problem(cptr, fmt::format("must be an object, got {}", shown(c)));
+      return;
+    }
+    ConfigMap& out = s.group_configs[group];
+    bool ok = true;
+    for (const auto& [key, raw] : c.items()) {
+      const std::string kp = child(cptr, key);
+      if (const ConfigKeySpec* spec = find_group_config(key)) {
+        const ConfigValueResult r = normalize_config_value(*spec, raw);
+        if (!r.problem.empty()) {
+          p.problem(kp + r.problem_suffix, r.problem);
+          ok = false;
+        } else {
+          out[key] = r.value;
+        }
+      } else if (is_unmodelled_group_config(key)) {
+        p.problem(kp, "is a kafka group config the simulator does not model");
+        ok = false;
+      } else if (find_broker_config("group." + key) != nullptr) {
+        p.problem(kp, fmt::format("unknown kafka group config; \"group.{}\" is the broker's default, "
+                                  "set in \"cluster.config\"", key));
+        ok = false;
+      } else {
+        p.problem(kp, "unknown kafka group config" + suggestion(key, config_keys(group_config_specs())));
+        ok = false;
+      }
+    }
+    if (ok) {
+      for (const auto& [key, why] : validate_share_group_config(out)) p.problem(child(cptr, key), why);
+    }
+  }
+
+  /// A network endpoint: a consumer's name, "coordinator", "broker-N" (N < brokers) or "*".
+  bool check_endpoint(const json& v, const std::string& ptr) {
     if (!v.is_string()) {
       p.problem(ptr, fmt::format("must be a string, got {}", shown(v)));
       return false;
@@ -1233,170 +1261,195 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, con
     known.push_back("coordinator");
     p.problem(ptr, fmt::format("unknown endpoint \"{}\"", e) + suggestion(e, known));
     return false;
-  };
+  }
 
-  if (const json* arr = p.read_array(doc, "events", "")) {
-    for (std::size_t i = 0; i < arr->size(); ++i) {
-      const json& e = (*arr)[i];
-      const std::string ptr = child("/events", i);
-      if (!e.is_object()) {
-        p.problem(ptr, fmt::format("must be an object, got {}", shown(e)));
-        continue;
-      }
-      const std::size_t before = p.problems.size();
-      RawEvent ev;
-      ev.index = i;
-      const auto kind = p.read_string(e, "do", ptr);
-      if (!e.contains("do")) p.problem(child(ptr, "do"), "missing");
-      bool known_kind = false;
-      if (kind) {
-        known_kind = contains(event_kinds(), *kind);
-        if (!known_kind) {
-          p.problem(child(ptr, "do"), fmt::format("unknown event kind \"{}\"", *kind) +
-                                          suggestion(*kind, event_kinds()));
+  /// The script: every event checked, the good ones kept in time order.
+  void events() {
+    if (const json* arr = p.read_array(doc, "events", "")) {
+      for (std::size_t i = 0; i < arr->size(); ++i) {
+        const json& e = (*arr)[i];
+        const std::string ptr = child("/events", i);
+        if (!e.is_object()) {
+          p.problem(ptr, fmt::format("must be an object, got {}", shown(e)));
+          continue;
         }
+        const std::size_t before = p.problems.size();
+        RawEvent ev;
+        ev.index = i;
+        if (!event_head(e, ptr, ev)) continue;
+        event_subjects(e, ptr, ev);
+        event_times(e, ptr, ev);
+        event_network(e, ptr, ev);
+        if (ev.kind == "produce") event_produce(e, ptr, ev);
+        if (p.problems.size() == before) s.events.push_back(to_event(std::move(ev)));
       }
-      if (known_kind) {
-        ev.kind = *kind;
-        p.check_object(e, ptr, "event:" + ev.kind);
-      } else if (!e.contains("at_ms")) {
-        p.problem(child(ptr, "at_ms"), "missing");
-      }
-      if (auto v = p.read_int(e, "at_ms", ptr, 0, kMaxDurationMs, "7 days")) {
-        ev.at = sim::ms(*v);
-        if (duration_ok && ev.at > s.duration) {
-          p.problem(child(ptr, "at_ms"), fmt::format("must be <= duration_ms ({}), got {}",
-                                                     sim::to_ms(s.duration), *v));
-        }
-      }
-      if (!known_kind) continue;
-      const auto& accepted = scenario_accepted_keys().at("event:" + ev.kind);
-      const auto has = [&](const char* key) { return contains(accepted, key) && e.contains(key); };
+    }
+    // Equal times keep file order: the script reads top to bottom.
+    std::stable_sort(s.events.begin(), s.events.end(),
+                     [](const EventSpec& a, const EventSpec& b) { return a.at < b.at; });
+  }
 
-      if (has("consumer")) {
-        if (auto v = p.read_string(e, "consumer", ptr)) {
-          ev.consumer = *v;
-          if (!contains(consumer_names, *v)) {
-            p.problem(child(ptr, "consumer"), fmt::format("unknown consumer \"{}\"", *v) +
-                                                  suggestion(*v, consumer_names));
-          }
+  /// An event's `do` and `at_ms`; false when the verb is unknown (its fields are not read).
+  bool event_head(const json& e, const std::string& ptr, RawEvent& ev) {
+    const auto kind = p.read_string(e, "do", ptr);
+    if (!e.contains("do")) p.problem(child(ptr, "do"), "missing");
+    bool known_kind = false;
+    if (kind) {
+      known_kind = contains(event_kinds(), *kind);
+      if (!known_kind) {
+        p.problem(child(ptr, "do"), fmt::format("unknown event kind \"{}\"", *kind) +
+                                        suggestion(*kind, event_kinds()));
+      }
+    }
+    if (known_kind) {
+      ev.kind = *kind;
+      p.check_object(e, ptr, "event:" + ev.kind);
+    } else if (!e.contains("at_ms")) {
+      p.problem(child(ptr, "at_ms"), "missing");
+    }
+    if (auto v = p.read_int(e, "at_ms", ptr, 0, kMaxDurationMs, "7 days")) {
+      ev.at = sim::ms(*v);
+      if (duration_ok && ev.at > s.duration) {
+        p.problem(child(ptr, "at_ms"), fmt::format("must be <= duration_ms ({}), got {}",
+                                                   sim::to_ms(s.duration), *v));
+      }
+    }
+    return known_kind;
+  }
+
+  /// Whether the event's verb takes `key` and the event has it.
+  static bool has(const json& e, const RawEvent& ev, const char* key) {
+    return contains(scenario_accepted_keys().at("event:" + ev.kind), key) && e.contains(key);
+  }
+
+  /// What an event acts on: a consumer, deployment, node, broker, topic(s) or group, and a
+  /// start/restart/rollout's config.
+  void event_subjects(const json& e, const std::string& ptr, RawEvent& ev) {
+    if (has(e, ev, "consumer")) {
+      if (auto v = p.read_string(e, "consumer", ptr)) {
+        ev.consumer = *v;
+        if (!contains(consumer_names, *v)) {
+          p.problem(child(ptr, "consumer"), fmt::format("unknown consumer \"{}\"", *v) +
+                                                suggestion(*v, consumer_names));
         }
       }
-      if (has("deployment")) {
-        if (auto v = p.read_string(e, "deployment", ptr)) ev.deployment = *v;  // checked by parse_fleet
+    }
+    if (has(e, ev, "deployment")) {
+      if (auto v = p.read_string(e, "deployment", ptr)) ev.deployment = *v;  // checked by parse_fleet
+    }
+    if (has(e, ev, "node")) {
+      if (auto v = p.read_string(e, "node", ptr)) ev.node = *v;
+    }
+    if (has(e, ev, "after_ms")) {
+      if (auto v = p.read_int(e, "after_ms", ptr, 0, kMaxDurationMs, "7 days")) {
+        ev.after = sim::ms(*v);
       }
-      if (has("node")) {
-        if (auto v = p.read_string(e, "node", ptr)) ev.node = *v;
+    }
+    if (has(e, ev, "config")) {
+      ev.has_config = true;
+      p.read_consumer_config(e["config"], child(ptr, "config"), "", ev.config, true);
+    }
+    if (has(e, ev, "broker")) {
+      const std::string note = fmt::format("broker ids are 0..{}: cluster.brokers is {}",
+                                           s.cluster.brokers - 1, s.cluster.brokers);
+      if (auto v = p.read_int(e, "broker", ptr, 0, s.cluster.brokers - 1, note.c_str())) {
+        ev.broker = static_cast<std::int32_t>(*v);
       }
-      if (has("after_ms")) {
-        if (auto v = p.read_int(e, "after_ms", ptr, 0, kMaxDurationMs, "7 days")) {
-          ev.after = sim::ms(*v);
-        }
-      }
-      if (has("config")) {
-        ev.has_config = true;
-        p.read_consumer_config(e["config"], child(ptr, "config"), "", ev.config, true);
-      }
-      if (has("broker")) {
-        const std::string note = fmt::format("broker ids are 0..{}: cluster.brokers is {}",
-                                             s.cluster.brokers - 1, s.cluster.brokers);
-        if (auto v = p.read_int(e, "broker", ptr, 0, s.cluster.brokers - 1, note.c_str())) {
-          ev.broker = static_cast<std::int32_t>(*v);
-        }
-      }
-      if (has("graceful")) {
-        if (auto v = p.read_bool(e, "graceful", ptr)) ev.graceful = *v;
-      }
-      if (has("for_ms")) {
-        if (auto v = p.read_int(e, "for_ms", ptr, 1, kMaxDurationMs, "7 days")) {
-          ev.for_ = sim::ms(*v);
-          ev.has_for = true;
-        }
-      }
-      if (has("down_ms")) {
-        if (auto v = p.read_int(e, "down_ms", ptr, 1, kMaxDurationMs, "7 days")) {
-          ev.down = sim::ms(*v);
-          ev.has_down = true;
-        }
-      }
-      if (has("topics")) ev.topics = p.read_topic_list(e, "topics", ptr, topic_names);
-      if (has("topic")) {
-        if (auto v = p.read_string(e, "topic", ptr)) {
-          ev.topic = *v;
-          if (!contains(topic_names, *v)) {
-            p.problem(child(ptr, "topic"),
-                      fmt::format("unknown topic \"{}\"", *v) + suggestion(*v, topic_names));
-          }
-        }
-      }
-      if (has("partitions")) {
-        if (auto v = p.read_int(e, "partitions", ptr, 1, kMaxPartitions)) {
-          ev.partitions = static_cast<std::int32_t>(*v);
-        }
-      }
-      if (has("group")) {
-        if (auto v = p.read_string(e, "group", ptr)) {
-          ev.group = *v;
-          if (!contains(groups, *v)) {
-            p.problem(child(ptr, "group"),
-                      fmt::format("unknown group \"{}\"", *v) + suggestion(*v, groups));
-          }
-        }
-      }
-      if (has("between")) {
-        const json& b = e["between"];
-        const std::string bp = child(ptr, "between");
-        if (!b.is_array() || b.size() != 2) {
-          p.problem(bp, fmt::format("must be an array of two endpoints, got {}", shown(b)));
-        } else {
-          for (std::size_t k = 0; k < 2; ++k) {
-            if (check_endpoint(b[k], child(bp, k))) ev.between.push_back(b[k].get<std::string>());
-          }
-        }
-      }
-      if (has("one_way")) {
-        if (!e["one_way"].is_boolean()) {
-          p.problem(child(ptr, "one_way"), fmt::format("must be true or false, got {}", shown(e["one_way"])));
-        } else {
-          ev.one_way = e["one_way"].get<bool>();
-        }
-      }
-      if (has("latency_ms")) ev.latency = p.read_distribution(e, "latency_ms", ptr);
-      if (has("drop_rate")) ev.drop_rate = p.read_number(e, "drop_rate", ptr, 0, false, 1);
-      if (ev.kind == "network" && !e.contains("latency_ms") && !e.contains("drop_rate")) {
-        p.problem(ptr, "needs latency_ms and/or drop_rate");
-      }
-      if (ev.kind == "produce") {
-        // The new production of every partition of `topic`: a rate (0 stops it) or a gap.
-        const bool has_rate = e.contains("records_per_sec");
-        const bool has_gap = e.contains("gap_ms");
-        if (has_rate == has_gap) {
-          p.problem(ptr, "give records_per_sec or gap_ms (exactly one)");
-        } else if (has_rate) {
-          if (auto r = p.read_number(e, "records_per_sec", ptr, 0, false, kMaxRecordsPerSec)) {
-            ev.records_per_sec = *r;
-            if (*r > 0) ev.produce_gap = sim::Distribution::constant(1000.0 / *r);
-          }
-        } else if (auto d = p.read_distribution(e, "gap_ms", ptr)) {
-          if (d->is_constant() && d->value <= 0) {
-            p.problem(child(ptr, "gap_ms"), "must be > 0, got 0");
-          } else {
-            ev.produce_gap = *d;
-            ev.records_per_sec = d->is_constant() ? 1000.0 / d->value : 0;
-          }
-        }
-      }
-      if (p.problems.size() == before) s.events.push_back(to_event(std::move(ev)));
+    }
+    if (has(e, ev, "graceful")) {
+      if (auto v = p.read_bool(e, "graceful", ptr)) ev.graceful = *v;
     }
   }
-  // Equal times keep file order: the script reads top to bottom.
-  std::stable_sort(s.events.begin(), s.events.end(),
-                   [](const EventSpec& a, const EventSpec& b) { return a.at < b.at; });
-  // Each incarnation's configs, in time order: a start/restart config stays for the consumer's
-  // later incarnations; Kafka refuses keys unsupported by the incarnation's group.protocol, and a
-  // classic heartbeat interval must stay below the session timeout.
-  {
-    std::map<std::string, std::map<std::string, json>> overrides;  // consumer -> event configs
+
+  /// An event's durations (for_ms, down_ms) and its topics, partitions and group.
+  void event_times(const json& e, const std::string& ptr, RawEvent& ev) {
+    if (has(e, ev, "for_ms")) {
+      if (auto v = p.read_int(e, "for_ms", ptr, 1, kMaxDurationMs, "7 days")) {
+        ev.for_ = sim::ms(*v);
+        ev.has_for = true;
+      }
+    }
+    if (has(e, ev, "down_ms")) {
+      if (auto v = p.read_int(e, "down_ms", ptr, 1, kMaxDurationMs, "7 days")) {
+        ev.down = sim::ms(*v);
+        ev.has_down = true;
+      }
+    }
+    if (has(e, ev, "topics")) ev.topics = p.read_topic_list(e, "topics", ptr, topic_names);
+    if (has(e, ev, "topic")) {
+      if (auto v = p.read_string(e, "topic", ptr)) {
+        ev.topic = *v;
+        if (!contains(topic_names, *v)) {
+          p.problem(child(ptr, "topic"),
+                    fmt::format("unknown topic \"{}\"", *v) + suggestion(*v, topic_names));
+        }
+      }
+    }
+    if (has(e, ev, "partitions")) {
+      if (auto v = p.read_int(e, "partitions", ptr, 1, kMaxPartitions)) {
+        ev.partitions = static_cast<std::int32_t>(*v);
+      }
+    }
+    if (has(e, ev, "group")) {
+      if (auto v = p.read_string(e, "group", ptr)) {
+        ev.group = *v;
+        if (!contains(groups, *v)) {
+          p.problem(child(ptr, "group"),
+                    fmt::format("unknown group \"{}\"", *v) + suggestion(*v, groups));
+        }
+      }
+    }
+  }
+
+  /// A network or partition-network event's links and faults.
+  void event_network(const json& e, const std::string& ptr, RawEvent& ev) {
+    if (has(e, ev, "between")) {
+      const json& b = e["between"];
+      const std::string bp = child(ptr, "between");
+      if (!b.is_array() || b.size() != 2) {
+        p.problem(bp, fmt::format("must be an array of two endpoints, got {}", shown(b)));
+      } else {
+        for (std::size_t k = 0; k < 2; ++k) {
+          if (check_endpoint(b[k], child(bp, k))) ev.between.push_back(b[k].get<std::string>());
+        }
+      }
+    }
+    if (has(e, ev, "one_way")) {
+      if (auto v = p.read_bool(e, "one_way", ptr)) ev.one_way = *v;
+    }
+    if (has(e, ev, "latency_ms")) ev.latency = p.read_distribution(e, "latency_ms", ptr);
+    if (has(e, ev, "drop_rate")) ev.drop_rate = p.read_number(e, "drop_rate", ptr, 0, false, 1);
+    if (ev.kind == "network" && !e.contains("latency_ms") && !e.contains("drop_rate")) {
+      p.problem(ptr, "needs latency_ms and/or drop_rate");
+    }
+  }
+
+  /// A produce event: the new production of every partition of `topic`, a rate (0 stops it) or a gap.
+  void event_produce(const json& e, const std::string& ptr, RawEvent& ev) {
+    const bool has_rate = e.contains("records_per_sec");
+    const bool has_gap = e.contains("gap_ms");
+    if (has_rate == has_gap) {
+      p.problem(ptr, "give records_per_sec or gap_ms (exactly one)");
+    } else if (has_rate) {
+      if (auto r = p.read_number(e, "records_per_sec", ptr, 0, false, kMaxRecordsPerSec)) {
+        ev.records_per_sec = *r;
+        if (*r > 0) ev.produce_gap = sim::Distribution::constant(1000.0 / *r);
+      }
+    } else if (auto d = p.read_distribution(e, "gap_ms", ptr)) {
+      if (d->is_constant() && d->value <= 0) {
+        p.problem(child(ptr, "gap_ms"), "must be > 0, got 0");
+      } else {
+        ev.produce_gap = *d;
+        ev.records_per_sec = d->is_constant() ? 1000.0 / d->value : 0;
+      }
+    }
+  }
+
+  /// Each incarnation's configs, in time order: a start/restart config stays for the consumer's
+  /// later incarnations; Kafka refuses keys unsupported by the incarnation's group.protocol, and a
+  /// classic heartbeat interval must stay below the session timeout.
+  void incarnation_configs() {
+    std::map<std::string, ConfigMap> overrides;  // consumer -> event configs
     std::map<std::string, std::map<std::string, std::string>> set_at;  // consumer -> key -> path
     for (const auto& ev : s.events) {
       const EventConfig* config = verb_config(ev.verb);
@@ -1419,44 +1472,58 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, con
       }
       for (const auto& gp : protocols) {
         if (gp == "share") continue;
-        const char* home = gp == "classic" ? "consumer" : "classic";
-        for (const auto& key : consumer_keys_rejected_under(gp)) {
-          if (ov.count(key) > 0) {
-            p.problem(set_at[*name][key],
-                      explicit_protocol
-                          ? fmt::format("kafka rejects this key with group.protocol={}, the "
-                                        "protocol of this incarnation",
-                                        gp)
-                          : fmt::format("kafka rejects this key with group.protocol={}, which the "
-                                        "scenario runs; set group.protocol in this config",
-                                        gp));
-          } else if (c->config.count(key) > 0) {
-            const std::size_t ci = static_cast<std::size_t>(c - s.consumers.data());
-            p.problem(child(child(child("/consumers", ci), "config"), key),
-                      fmt::format("kafka rejects this key with group.protocol={}, which {} sets; "
-                                  "move it into config_by_protocol.{}",
-                                  gp, ptr, home));
-          }
-        }
-        if (gp != "classic") continue;
-        std::map<std::string, json> merged = c->config;
-        if (const auto it = c->config_by_protocol.find("classic"); it != c->config_by_protocol.end())
-          for (const auto& [k, v] : it->second) merged[k] = v;
-        for (const auto& [k, v] : ov) merged[k] = v;
-        const ConsumerConfig d;
-        const std::int64_t hb = int_or(merged, "heartbeat.interval.ms", d.heartbeat_interval_ms);
-        const std::int64_t st = int_or(merged, "session.timeout.ms", d.session_timeout_ms);
-        if (hb >= st && (config->count("heartbeat.interval.ms") > 0 ||
-                         config->count("session.timeout.ms") > 0)) {
-          p.problem(ptr, fmt::format("heartbeat.interval.ms ({}) must be < session.timeout.ms ({}) "
-                                     "in this incarnation",
-                                     hb, st));
-        }
+        rejected_keys(*c, gp, ov, set_at[*name], ptr, explicit_protocol);
+        if (gp == "classic") classic_timeouts(*c, ov, *config, ptr);
       }
     }
   }
-  // add-partitions may only grow a topic (Kafka's CreatePartitions), checked in time order.
-  {
+
+  /// The keys of an incarnation's configs (`ov`, each set at `set_at`) that Kafka rejects under
+  /// group.protocol `gp`; a key of the consumer's own config must move to config_by_protocol.
+  void rejected_keys(const ConsumerSpec& c, const std::string& gp, const ConfigMap& ov,
+                     const std::map<std::string, std::string>& set_at, const std::string& ptr,
+                     bool explicit_protocol) {
+    const char* home = gp == "classic" ? "consumer" : "classic";
+    for (const auto& key : consumer_keys_rejected_under(gp)) {
+      if (ov.count(key) > 0) {
+        p.problem(set_at.at(key),
+                  explicit_protocol
+                      ? fmt::format("kafka rejects this key with group.protocol={}, the "
+                                    "protocol of this incarnation",
+                                    gp)
+                      : fmt::format("kafka rejects this key with group.protocol={}, which the "
+                                    "scenario runs; set group.protocol in this config",
+                                    gp));
+      } else if (c.config.count(key) > 0) {
+        const std::size_t ci = static_cast<std::size_t>(&c - s.consumers.data());
+        p.problem(child(child(child("/consumers", ci), "config"), key),
+                  fmt::format("kafka rejects this key with group.protocol={}, which {} sets; "
+                              "move it into config_by_protocol.{}",
+                              gp, ptr, home));
+      }
+    }
+  }
+
+  /// A classic incarnation's heartbeat interval against its session timeout, when its event's
+  /// `config` sets either.
+  void classic_timeouts(const ConsumerSpec& c, const ConfigMap& ov, const EventConfig& config,
+                        const std::string& ptr) {
+    ConfigMap merged = c.config;
+    if (const auto it = c.config_by_protocol.find("classic"); it != c.config_by_protocol.end())
+      for (const auto& [k, v] : it->second) merged[k] = v;
+    for (const auto& [k, v] : ov) merged[k] = v;
+    const ConsumerConfig d;
+    const std::int64_t hb = int_or(merged, "heartbeat.interval.ms", d.heartbeat_interval_ms);
+    const std::int64_t st = int_or(merged, "session.timeout.ms", d.session_timeout_ms);
+    if (hb >= st && (config.count("heartbeat.interval.ms") > 0 || config.count("session.timeout.ms") > 0)) {
+      p.problem(ptr, fmt::format("heartbeat.interval.ms ({}) must be < session.timeout.ms ({}) "
+                                 "in this incarnation",
+                                 hb, st));
+    }
+  }
+
+  /// add-partitions may only grow a topic (Kafka's CreatePartitions), checked in time order.
+  void partition_growth() {
     std::map<std::string, std::int32_t> counts;
     for (const auto& t : s.topics) counts[t.name] = t.partitions;
     for (const auto& ev : s.events) {
@@ -1473,25 +1540,29 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, con
     }
   }
 
-  // `regression`: per-metric tolerances against a baseline (check --baseline), "+N%" or "+N"
-  // (a rise is worse) or "-N%" / "-N" (a drop is worse); the metric names are checked by check.
-  if (const auto it = doc.find("regression"); it != doc.end()) {
+  /// `regression`: per-metric tolerances against a baseline (check --baseline), "+N%" or "+N"
+  /// (a rise is worse) or "-N%" / "-N" (a drop is worse); the metric names are checked by check.
+  void regression() {
+    const auto it = doc.find("regression");
+    if (it == doc.end()) return;
     if (!it->is_object()) {
       p.problem("/regression", fmt::format("must be an object of metric -> tolerance (e.g. {{\"not_processed_partition_ms\": \"+10%\"}}), got {}", shown(*it)));
-    } else {
-      for (const auto& [metric, tol] : it->items()) {
-        const std::string ptr = child("/regression", metric);
-        if (!tol.is_string() || !parse_regression_tolerance(tol.get<std::string>())) {
-          p.problem(ptr, fmt::format("must be a tolerance with a direction: \"+N%\", \"+N\", \"-N%\" or \"-N\" "
-                                     "(+: a rise is a regression), got {}", shown(tol)));
-          continue;
-        }
-        s.regression.emplace_back(metric, tol.get<std::string>());
+      return;
+    }
+    for (const auto& [metric, tol] : it->items()) {
+      const std::string ptr = child("/regression", metric);
+      if (!tol.is_string() || !parse_regression_tolerance(tol.get<std::string>())) {
+        p.problem(ptr, fmt::format("must be a tolerance with a direction: \"+N%\", \"+N\", \"-N%\" or \"-N\" "
+                                   "(+: a rise is a regression), got {}", shown(tol)));
+        continue;
       }
+      s.regression.emplace_back(metric, tol.get<std::string>());
     }
   }
 
-  if (const json* arr = p.read_array(doc, "expect", "")) {
+  void expectations() {
+    const json* arr = p.read_array(doc, "expect", "");
+    if (arr == nullptr) return;
     for (std::size_t i = 0; i < arr->size(); ++i) {
       const json& x = (*arr)[i];
       const std::string ptr = child("/expect", i);
@@ -1500,99 +1571,135 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, con
       ExpectSpec ex;
       ex.index = i;
       ex.order = order;
-      if (auto v = p.read_string(x, "protocol", ptr)) {
-        if (!contains(protocol_variants(), *v)) {
-          p.problem(child(ptr, "protocol"), fmt::format("unknown protocol variant \"{}\"", *v) +
-                                                suggestion(*v, protocol_variants()));
-        }
-        ex.protocol = *v;
-      }
-      if (auto v = p.read_string(x, "message", ptr)) ex.message = *v;
-      if (auto v = p.read_string(x, "id", ptr)) {
-        // The stable JUnit test name (check): unique within the scenario.
-        if (v->empty()) p.problem(child(ptr, "id"), "must not be empty");
-        for (const auto& other : s.expect)
-          if (!v->empty() && other.id == *v)
-            p.problem(child(ptr, "id"), fmt::format("\"{}\" is already the id of /expect/{} (ids name JUnit test cases: "
-                                                    "make them unique)", *v, other.index));
-        ex.id = *v;
-      }
-      if (auto v = p.read_int(x, "from_ms", ptr, 0, kMaxDurationMs, "7 days")) ex.from_ms = *v;
-      if (auto v = p.read_int(x, "to_ms", ptr, 0, kMaxDurationMs, "7 days")) ex.to_ms = *v;
-      if (ex.from_ms && ex.to_ms && *ex.to_ms <= *ex.from_ms) {
-        p.problem(child(ptr, "to_ms"), fmt::format("must be greater than from_ms ({}), got {}", *ex.from_ms, *ex.to_ms));
-      }
-      if (auto v = p.read_string(x, "window", ptr)) {
-        if (*v != "steady" && *v != "run") {
-          p.problem(child(ptr, "window"), fmt::format("unknown window \"{}\" (steady, run)", *v) +
-                                              suggestion(*v, {"steady", "run"}));
-        } else if (*v == "steady" && (ex.from_ms || ex.to_ms)) {
-          p.problem(child(ptr, "window"), "\"steady\" cannot be combined with from_ms/to_ms");
-        } else {
-          ex.steady = *v == "steady";
-        }
-      }
+      expect_common(x, ptr, ex);
       if (order) {
-        if (auto v = p.read_string(x, "expect", ptr); v && *v != "order") {
-          p.problem(child(ptr, "expect"), fmt::format("unknown assertion kind \"{}\" (order)", *v));
-        }
-        for (const char* key : {"first", "then"}) {
-          const auto it = x.find(key);
-          if (it == x.end()) continue;
-          const std::string mptr = child(ptr, key);
-          if (!it->is_object()) {
-            p.problem(mptr, fmt::format("must be an object (a trace event's type and fields), got {}", shown(*it)));
-            continue;
-          }
-          if (!it->contains("type")) p.problem(child(mptr, "type"), "missing (the trace event's type, e.g. \"callback\")");
-          else if (!it->at("type").is_string()) p.problem(child(mptr, "type"), fmt::format("must be a string, got {}", shown(it->at("type"))));
-          else if (it->at("type").get<std::string>().empty()) p.problem(child(mptr, "type"), "must not be empty");
-          if (std::string(key) == "first") ex.first = *it;
-          else ex.then = *it;
-        }
-        s.expect.push_back(std::move(ex));
-        continue;
-      }
-      if (auto v = p.read_string(x, "metric", ptr)) ex.metric = *v;
-      if (auto v = p.read_string(x, "consumer", ptr)) ex.consumer = *v;
-      if (auto v = p.read_string(x, "partition", ptr)) ex.partition = *v;
-      if (auto v = p.read_string(x, "op", ptr)) {
-        ex.op = *v;
-        if (!contains(expect_ops(), *v)) {
-          p.problem(child(ptr, "op"), fmt::format("unknown op \"{}\" (==, !=, <, <=, >, >=, within, between)", *v));
-        }
-      }
-      if (auto v = p.read_number(x, "tolerance", ptr, 0, false, 1e18)) ex.tolerance = *v;
-      if (ex.op == "within" && !ex.tolerance && !x.contains("tolerance")) {
-        p.problem(child(ptr, "tolerance"), "missing (op \"within\" needs a tolerance: |actual - value| <= tolerance)");
-      }
-      if (ex.op != "within" && x.contains("tolerance")) {
-        p.problem(child(ptr, "tolerance"), fmt::format("only for op \"within\", not \"{}\"", ex.op));
-      }
-      if (const auto v = x.find("value"); v != x.end()) {
-        ex.value = *v;
-        const bool ordering = ex.op == "<" || ex.op == "<=" || ex.op == ">" || ex.op == ">=" || ex.op == "within";
-        if (ordering && !v->is_number()) {
-          p.problem(child(ptr, "value"),
-                    fmt::format("must be a number for op \"{}\", got {}", ex.op, shown(*v)));
-        }
-        if (ex.op == "between") {
-          if (!v->is_array() || v->size() != 2 || !(*v)[0].is_number() || !(*v)[1].is_number()) {
-            p.problem(child(ptr, "value"), fmt::format("must be [lo, hi] (two numbers) for op \"between\", got {}", shown(*v)));
-          } else if ((*v)[0].get<double>() > (*v)[1].get<double>()) {
-            p.problem(child(ptr, "value"), fmt::format("lo must be <= hi, got {}", shown(*v)));
-          }
-        }
-      }
-      if (ex.consumer && !s.consumer(*ex.consumer)) {
-        std::vector<std::string> names;
-        for (const auto& c : s.consumers) names.push_back(c.name);
-        p.problem(child(ptr, "consumer"), fmt::format("unknown consumer \"{}\"", *ex.consumer) + suggestion(*ex.consumer, names));
+        expect_order(x, ptr, ex);
+      } else {
+        expect_metric(x, ptr, ex);
       }
       s.expect.push_back(std::move(ex));
     }
   }
 
+  /// What every expect entry may have: protocol, message, id, the window.
+  void expect_common(const json& x, const std::string& ptr, ExpectSpec& ex) {
+    if (auto v = p.read_string(x, "protocol", ptr)) {
+      if (!contains(protocol_variants(), *v)) {
+        p.problem(child(ptr, "protocol"), fmt::format("unknown protocol variant \"{}\"", *v) +
+                                              suggestion(*v, protocol_variants()));
+      }
+      ex.protocol = *v;
+    }
+    if (auto v = p.read_string(x, "message", ptr)) ex.message = *v;
+    if (auto v = p.read_string(x, "id", ptr)) {
+      // The stable JUnit test name (check): unique within the scenario.
+      if (v->empty()) p.problem(child(ptr, "id"), "must not be empty");
+      for (const auto& other : s.expect)
+        if (!v->empty() && other.id == *v)
+          p.problem(child(ptr, "id"), fmt::format("\"{}\" is already the id of /expect/{} (ids name JUnit test cases: "
+                                                  "make them unique)", *v, other.index));
+      ex.id = *v;
+    }
+    if (auto v = p.read_int(x, "from_ms", ptr, 0, kMaxDurationMs, "7 days")) ex.from_ms = *v;
+    if (auto v = p.read_int(x, "to_ms", ptr, 0, kMaxDurationMs, "7 days")) ex.to_ms = *v;
+    if (ex.from_ms && ex.to_ms && *ex.to_ms <= *ex.from_ms) {
+      p.problem(child(ptr, "to_ms"), fmt::format("must be greater than from_ms ({}), got {}", *ex.from_ms, *ex.to_ms));
+    }
+    if (auto v = p.read_string(x, "window", ptr)) {
+      if (*v != "steady" && *v != "run") {
+        p.problem(child(ptr, "window"), fmt::format("unknown window \"{}\" (steady, run)", *v) +
+                                            suggestion(*v, {"steady", "run"}));
+      } else if (*v == "steady" && (ex.from_ms || ex.to_ms)) {
+        p.problem(child(ptr, "window"), "\"steady\" cannot be combined with from_ms/to_ms");
+      } else {
+        ex.steady = *v == "steady";
+      }
+    }
+  }
+
+  /// `"expect": "order"`: the matchers `first` and `then`, each a trace event's type and fields.
+  void expect_order(const json& x, const std::string& ptr, ExpectSpec& ex) {
+    if (auto v = p.read_string(x, "expect", ptr); v && *v != "order") {
+      p.problem(child(ptr, "expect"), fmt::format("unknown assertion kind \"{}\" (order)", *v));
+    }
+    for (const char* key : {"first", "then"}) {
+      const auto it = x.find(key);
+      if (it == x.end()) continue;
+      const std::string mptr = child(ptr, key);
+      if (!it->is_object()) {
+        p.problem(mptr, fmt::format("must be an object (a trace event's type and fields), got {}", shown(*it)));
+        continue;
+      }
+      if (!it->contains("type")) p.problem(child(mptr, "type"), "missing (the trace event's type, e.g. \"callback\")");
+      else if (!it->at("type").is_string()) p.problem(child(mptr, "type"), fmt::format("must be a string, got {}", shown(it->at("type"))));
+      else if (it->at("type").get<std::string>().empty()) p.problem(child(mptr, "type"), "must not be empty");
+      if (std::string(key) == "first") ex.first = matcher_of(*it);
+      else ex.then = matcher_of(*it);
+    }
+  }
+
+  /// A metric assertion: metric, selectors, op, value, tolerance.
+  void expect_metric(const json& x, const std::string& ptr, ExpectSpec& ex) {
+    if (auto v = p.read_string(x, "metric", ptr)) ex.metric = *v;
+    if (auto v = p.read_string(x, "consumer", ptr)) ex.consumer = *v;
+    if (auto v = p.read_string(x, "partition", ptr)) ex.partition = *v;
+    if (auto v = p.read_string(x, "op", ptr)) {
+      ex.op = *v;
+      if (!contains(expect_ops(), *v)) {
+        p.problem(child(ptr, "op"), fmt::format("unknown op \"{}\" (==, !=, <, <=, >, >=, within, between)", *v));
+      }
+    }
+    if (auto v = p.read_number(x, "tolerance", ptr, 0, false, 1e18)) ex.tolerance = *v;
+    if (ex.op == "within" && !ex.tolerance && !x.contains("tolerance")) {
+      p.problem(child(ptr, "tolerance"), "missing (op \"within\" needs a tolerance: |actual - value| <= tolerance)");
+    }
+    if (ex.op != "within" && x.contains("tolerance")) {
+      p.problem(child(ptr, "tolerance"), fmt::format("only for op \"within\", not \"{}\"", ex.op));
+    }
+    if (const auto v = x.find("value"); v != x.end()) {
+      ex.value = literal_of(*v);
+      const bool ordering = ex.op == "<" || ex.op == "<=" || ex.op == ">" || ex.op == ">=" || ex.op == "within";
+      if (ordering && !v->is_number()) {
+        p.problem(child(ptr, "value"),
+                  fmt::format("must be a number for op \"{}\", got {}", ex.op, shown(*v)));
+      }
+      if (ex.op == "between") {
+        if (!v->is_array() || v->size() != 2 || !(*v)[0].is_number() || !(*v)[1].is_number()) {
+          p.problem(child(ptr, "value"), fmt::format("must be [lo, hi] (two numbers) for op \"between\", got {}", shown(*v)));
+        } else if ((*v)[0].get<double>() > (*v)[1].get<double>()) {
+          p.problem(child(ptr, "value"), fmt::format("lo must be <= hi, got {}", shown(*v)));
+        }
+      }
+    }
+    if (ex.consumer && !s.consumer(*ex.consumer)) {
+      std::vector<std::string> names;
+      for (const auto& c : s.consumers) names.push_back(c.name);
+      p.problem(child(ptr, "consumer"), fmt::format("unknown consumer \"{}\"", *ex.consumer) + suggestion(*ex.consumer, names));
+    }
+  }
+};
+
+}  // namespace
+
+ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, const ExtraScenarioCheck& extra) {
+  ScenarioSpec s;
+  s.source_path = source_path;
+  if (!doc.is_object()) throw ScenarioError(source_path, {fmt::format("must be a json object, got {}", shown(doc))});
+  ScenarioReader r(doc, s);
+  Parser& p = r.p;
+  p.check_object(doc, "", "scenario");
+  r.header();
+  r.protocols();
+  r.cluster();
+  r.network();
+  r.topics();
+  r.consumers();
+  r.group_configs();
+  r.events();
+  r.incarnation_configs();
+  r.partition_growth();
+  r.regression();
+  r.expectations();
   parse_fleet(doc, s, p.problems);
   check_scenario_size(p, s);
   if (extra) {

@@ -419,7 +419,7 @@ class World final : public WorldBase {
   std::map<std::int32_t, std::vector<std::int32_t>> pending_fence_;  // crashed, not yet fenced
   std::map<std::int32_t, std::uint64_t> broker_failures_;  // failures so far, by broker
   // Incarnations with their own configs (start/restart `config`).
-  std::map<std::string, std::map<std::string, nlohmann::json>> overrides_;  // consumer -> configs
+  std::map<std::string, ConfigMap> overrides_;  // consumer -> configs
   std::map<std::string, int> incarnations_;  // consumer -> replacements so far
   std::deque<ConsumerSpec> incarnation_specs_;
   std::vector<std::unique_ptr<ConsumerModel>> retired_consumers_;

@@ -12,15 +12,14 @@
 #include <variant>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "models/spec/config_value.hpp"
 #include "sim/distribution.hpp"
 #include "sim/time.hpp"
 
 namespace rsim {
 
 /// Kafka consumer configs of an event (normalized as ConsumerSpec::config).
-using EventConfig = std::map<std::string, nlohmann::json>;
+using EventConfig = ConfigMap;
 
 namespace verb {
 

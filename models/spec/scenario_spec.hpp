@@ -1,7 +1,8 @@
 // ScenarioSpec: a scenario file after validation, with Kafka's defaults filled in and every
 // time in SimTime: plain data, the bottom of models/ (it includes nothing from models/ but the
 // other spec headers). parse_scenario() (models/scenario/scenario.hpp) is the only way to build
-// one from JSON. Config values stay JSON values (numbers, booleans, strings, arrays), normalized.
+// one from JSON. Config values are typed ConfigValues (normalized), expectation values Literals;
+// nothing here includes a JSON library.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -10,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "models/spec/config_value.hpp"
 #include "models/spec/events.hpp"
 #include "models/spec/fleet_spec.hpp"
+#include "models/spec/literal.hpp"
 #include "sim/distribution.hpp"
 #include "sim/time.hpp"
 
@@ -93,12 +94,12 @@ struct ConsumerSpec {
   std::string name;
   std::string group;
   std::vector<std::string> topics;
-  /// Kafka consumer configs (values as JSON), common to every protocol. parse_scenario stores
-  /// them normalized: integers as numbers, booleans as booleans, lists as arrays, assignor class
-  /// names as short names ("45000" and 45000 both become 45000).
-  std::map<std::string, nlohmann::json> config;
+  /// Kafka consumer configs, common to every protocol. parse_scenario stores them normalized:
+  /// integers as integers, booleans as booleans, lists as lists, assignor class names as short
+  /// names ("45000" and 45000 both become 45000).
+  ConfigMap config;
   /// "classic" / "consumer" / "share" -> configs merged over `config` for runs of that protocol.
-  std::map<std::string, std::map<std::string, nlohmann::json>> config_by_protocol;
+  std::map<std::string, ConfigMap> config_by_protocol;
   sim::SimTime poll_timeout = sim::ms(100);
   /// `start_latency_ms`: the time from the script's `start` (or a restart's new process) to the
   /// application's first poll(), hence to the consumer's first request: on a loaded machine
@@ -122,7 +123,7 @@ struct ExpectSpec {
   std::optional<std::string> protocol;
   std::string metric;  // a metrics name or a /-path into summary.json
   std::string op;      // ==, !=, <, <=, >, >=, within, between
-  nlohmann::json value;
+  Literal value;  // a number; [lo, hi] for `between`; any value for == and !=
   std::optional<double> tolerance;  // `within`
   std::optional<std::int64_t> from_ms, to_ms;  // the window the metric is computed over
   bool steady = false;  // `"window": "steady"`: over summary.json's steady window
@@ -130,7 +131,7 @@ struct ExpectSpec {
   std::string message;  // shown on failure
   std::string id;       // the stable JUnit test name (check); "" = the message, else the index
   bool order = false;   // `"expect": "order"`
-  nlohmann::json first, then;  // order: trace-event matchers (`type` and fields to equal)
+  EventMatcher first, then;  // order: trace-event matchers (`type` and fields to equal)
   std::size_t index = 0;
 };
 
@@ -149,7 +150,7 @@ struct CoordinatorLoadSpec {
 struct ClusterSpec {
   std::int32_t brokers = 1;
   /// Broker configs as written; typed access through BrokerConfig.
-  std::map<std::string, nlohmann::json> config;
+  ConfigMap config;
   /// Simulator knob, not a Kafka config (`cluster.write_latency_ms`): time from appending a
   /// __consumer_offsets record to its commit, i.e. to the answer of the request that wrote it.
   sim::Distribution write_latency = kDefaultWriteLatency;
@@ -179,7 +180,7 @@ struct ScenarioSpec {
   std::vector<TopicSpec> topics;
   std::vector<ConsumerSpec> consumers;
   /// `groups`: group id -> its group configs (Kafka GroupConfig keys, normalized and validated).
-  std::map<std::string, std::map<std::string, nlohmann::json>> group_configs;
+  std::map<std::string, ConfigMap> group_configs;
   std::vector<EventSpec> events;  // sorted by `at`, stable (file order for equal times)
   std::vector<ExpectSpec> expect;
   /// Fleets (issue 38): Kubernetes workloads whose pods run consumers, and their autoscalers.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "models/scenario/spec_json.hpp"
 #include "models/trace/trace_jsonl.hpp"
 #include "reports/critical_path.hpp"
 #include "reports/summary.hpp"
@@ -105,13 +106,14 @@ std::string window_text(const ExpectSpec& x) {
 
 std::string what_of(const ExpectSpec& x) {
   if (x.order)
-    return fmt::format("order: {} before {}{}", x.first.dump(), x.then.dump(), window_text(x));
+    return fmt::format("order: {} before {}{}", json(x.first).dump(), json(x.then).dump(), window_text(x));
   std::string sel;
   if (x.consumer) sel += fmt::format(" consumer={}", *x.consumer);
   if (x.partition) sel += fmt::format(" partition={}", *x.partition);
-  std::string cmp = fmt::format("{} {}", x.op, x.value.dump());
-  if (x.op == "within") cmp = fmt::format("within {} ± {}", x.value.dump(), fmt::format("{}", x.tolerance.value_or(0)));
-  if (x.op == "between") cmp = fmt::format("between {}", x.value.dump());
+  const std::string value = json(x.value).dump();
+  std::string cmp = fmt::format("{} {}", x.op, value);
+  if (x.op == "within") cmp = fmt::format("within {} ± {}", value, fmt::format("{}", x.tolerance.value_or(0)));
+  if (x.op == "between") cmp = fmt::format("between {}", value);
   return fmt::format("{}{} {}{}", x.metric, sel, cmp, window_text(x));
 }
 
@@ -265,12 +267,17 @@ std::string num(double d) { return fmt::format("{}", std::round(d * 1e6) / 1e6);
 /// the first matching `then` after it.
 struct OrderState {
   const ExpectSpec* x = nullptr;
+  json first, then;  // x's matchers as the JSON the events are compared with
   std::int64_t from = 0, to = INT64_MAX;
   std::optional<std::int64_t> first_at, then_at, then_before;
   bool done = false;
 
   explicit OrderState(const ExpectSpec& spec)
-      : x(&spec), from(spec.from_ms.value_or(0) * 1000), to(spec.to_ms ? *spec.to_ms * 1000 : INT64_MAX) {}
+      : x(&spec),
+        first(spec.first),
+        then(spec.then),
+        from(spec.from_ms.value_or(0) * 1000),
+        to(spec.to_ms ? *spec.to_ms * 1000 : INT64_MAX) {}
 
   /// Whether the event at `t` of kind `type` can matter (before building its JSON).
   bool wants(std::int64_t t, std::string_view type) {
@@ -279,20 +286,20 @@ struct OrderState {
       done = true;
       return false;
     }
-    const json& next = first_at ? x->then : x->first;
+    const json& next = first_at ? then : first;
     const auto want_type = [&](const json& m) {
       const auto it = m.find("type");
       return it == m.end() || !it->is_string() || it->get_ref<const std::string&>() == type;
     };
-    return want_type(next) || (!first_at && !then_before && want_type(x->then));
+    return want_type(next) || (!first_at && !then_before && want_type(then));
   }
   void on(std::int64_t t, const json& e) {
     if (!first_at) {
-      if (matches(e, x->first)) first_at = t;
-      else if (!then_before && matches(e, x->then)) then_before = t;
+      if (matches(e, first)) first_at = t;
+      else if (!then_before && matches(e, then)) then_before = t;
       return;
     }
-    if (matches(e, x->then)) {
+    if (matches(e, then)) {
       then_at = t;
       done = true;
     }
@@ -301,7 +308,7 @@ struct OrderState {
     ExpectResult r;
     r.metric = "order";
     r.op = "order";
-    r.expected = {{"first", x->first}, {"then", x->then}};
+    r.expected = {{"first", first}, {"then", then}};
     r.at_us = then_at.value_or(first_at.value_or(0));
     if (!first_at) {
       r.actual = nullptr;
@@ -518,7 +525,7 @@ std::vector<ExpectResult> ExpectationSinks::results(const ojson& summary) {
       }
       r.metric = effective_path(x);
       r.op = x.op;
-      r.expected = x.value;
+      r.expected = x.value;  // the literal as the JSON the file wrote
       r.actual = resolve_path(*s, r.metric);
       // A partition that was never unavailable has no entry: it was unavailable 0 ms.
       if (r.actual.is_null() && x.partition) {
@@ -532,7 +539,7 @@ std::vector<ExpectResult> ExpectationSinks::results(const ojson& summary) {
             s->at("metrics").is_object())
           r.actual = 0.0;
       }
-      if (!r.actual.is_null()) r.passed = compare(x.op, r.actual, x.value, x.tolerance, r.detail);
+      if (!r.actual.is_null()) r.passed = compare(x.op, r.actual, r.expected, x.tolerance, r.detail);
       else if (x.steady && steady_view.at("metrics").is_null())
         r.detail = "the run has no steady window: the consumers started first never all held a stable assignment";
       r.at_us = x.to_ms ? *x.to_ms * 1000 : run_end_us;

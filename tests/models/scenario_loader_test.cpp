@@ -14,6 +14,7 @@
 
 #include "models/protocol/config.hpp"
 #include "models/scenario/scenario.hpp"
+#include "models/scenario/spec_json.hpp"
 
 namespace {
 
@@ -260,9 +261,13 @@ TEST_CASE("kafka config values may be strings and lists as in .properties files"
                                    {"retry.backoff.ms", 250}};
   const auto spec = rsim::parse_scenario(doc, "x.json");
   const auto& config = spec.consumers[0].config;
-  CHECK(config.at("session.timeout.ms") == json(30000));
-  CHECK(config.at("enable.auto.commit") == json(false));
-  CHECK(config.at("partition.assignment.strategy") == json({"range", "sticky"}));
+  // Normalized and typed: "30000" is the integer 30000, "false" the boolean, the comma-separated
+  // string a list.
+  CHECK(config.at("session.timeout.ms") == rsim::ConfigValue(30000));
+  CHECK(config.at("session.timeout.ms").is_integer());
+  CHECK(config.at("enable.auto.commit") == rsim::ConfigValue(false));
+  CHECK(config.at("partition.assignment.strategy") == rsim::ConfigValue(rsim::ConfigValue::List{"range", "sticky"}));
+  CHECK(config.at("retry.backoff.ms") == rsim::ConfigValue(250));
   const auto c = rsim::resolve_consumer_config(spec.consumers[0], "classic-eager", 1);
   CHECK(c.session_timeout_ms == 30000);
   CHECK_FALSE(c.enable_auto_commit);
@@ -300,7 +305,7 @@ TEST_CASE("assignor names: short names, kafka class names, and unknown ones") {
        {"org.apache.kafka.clients.consumer.CooperativeStickyAssignor", "roundrobin"}}};
   auto spec = rsim::parse_scenario(doc, "x.json");
   CHECK(spec.consumers[0].config.at("partition.assignment.strategy") ==
-        json({"cooperative-sticky", "roundrobin"}));
+        rsim::ConfigValue(rsim::ConfigValue::List{"cooperative-sticky", "roundrobin"}));
 
   doc["consumers"][0]["config"]["partition.assignment.strategy"] = {"range", "rnage"};
   CHECK(problems(doc) == Problems{"/consumers/0/config/partition.assignment.strategy/1: unknown "
@@ -317,7 +322,7 @@ TEST_CASE("assignor names: short names, kafka class names, and unknown ones") {
   doc["consumers"][0]["config"] = {
       {"group.remote.assignor", "org.apache.kafka.coordinator.group.assignor.RangeAssignor"}};
   spec = rsim::parse_scenario(doc, "x.json");
-  CHECK(spec.consumers[0].config.at("group.remote.assignor") == json("range"));
+  CHECK(spec.consumers[0].config.at("group.remote.assignor") == rsim::ConfigValue("range"));
 
   doc["cluster"] = {{"config", {{"group.consumer.assignors", "range,sticky"}}}};
   CHECK(problems(doc) == Problems{"/cluster/config/group.consumer.assignors: unknown assignor "
@@ -942,6 +947,55 @@ TEST_CASE("sample documents: the contract's example loads, bad samples fail") {
   CHECK(s.events.size() == 3);
   CHECK(s.expect.size() == 1);
   CHECK(s.expect[0].protocol == std::optional<std::string>("classic-eager"));
+}
+
+TEST_CASE("expectation values and order matchers: typed, and back to the file's JSON byte for byte") {
+  json doc = base();
+  doc["expect"] = json::parse(R"([
+    {"metric": "rebalance_count", "op": "==", "value": 3},
+    {"metric": "max_lag", "op": "<=", "value": 2.50},
+    {"metric": "max_lag", "op": "<", "value": 1e3},
+    {"metric": "max_lag", "op": "!=", "value": -7},
+    {"metric": "max_lag", "op": "==", "value": 18446744073709551615},
+    {"metric": "rebalances/0/critical_path/dominant", "op": "==", "value": "heartbeat_wait_ms"},
+    {"metric": "max_lag", "op": "between", "value": [0, 10.5]},
+    {"metric": "max_lag", "op": "==", "value": {"b": [true, null], "a": "x"}},
+    {"expect": "order", "first": {"type": "callback", "phase": "end", "consumer": "A"},
+     "then": {"type": "consumer.stop"}}])");
+  const auto s = rsim::parse_scenario(doc, "x.json");
+  REQUIRE(s.expect.size() == 9);
+  // The number kinds stay apart: an integer, a fraction, 1e3 (a double: 1000.0), a negative
+  // integer, an unsigned one beyond int64.
+  CHECK(std::get<std::uint64_t>(s.expect[0].value.v) == 3);
+  CHECK(std::get<double>(s.expect[1].value.v) == 2.5);
+  CHECK(s.expect[2].value.number() == 1000.0);
+  CHECK(std::get<std::int64_t>(s.expect[3].value.v) == -7);
+  CHECK(std::get<std::uint64_t>(s.expect[4].value.v) == 18446744073709551615ULL);
+  CHECK(std::get<std::string>(s.expect[5].value.v) == "heartbeat_wait_ms");
+  REQUIRE(s.expect[6].value.array() != nullptr);
+  CHECK(s.expect[6].value.array()->at(1).number() == 10.5);
+  const std::vector<std::string> dumped{"3", "2.5", "1000.0", "-7", "18446744073709551615", "\"heartbeat_wait_ms\"",
+                                        "[0,10.5]", R"({"a":"x","b":[true,null]})"};
+  for (std::size_t i = 0; i < dumped.size(); ++i) CHECK(json(s.expect[i].value).dump() == dumped[i]);
+  // A matcher: its type apart from the fields it must equal; back to JSON as the file wrote it.
+  const auto& order = s.expect[8];
+  CHECK(order.first.type == "callback");
+  CHECK(order.first.fields.size() == 2);
+  CHECK(std::get<std::string>(order.first.fields.at("phase").v) == "end");
+  CHECK(order.then.type == "consumer.stop");
+  CHECK(order.then.fields.empty());
+  CHECK(json(order.first).dump() == R"({"consumer":"A","phase":"end","type":"callback"})");
+  CHECK(json(order.then).dump() == R"({"type":"consumer.stop"})");
+}
+
+TEST_CASE("config values back to JSON: the trace's consumer.config writes them as the file's normalized JSON") {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  j["session.timeout.ms"] = rsim::ConfigValue(30000);
+  j["enable.auto.commit"] = rsim::ConfigValue(false);
+  j["group.protocol"] = rsim::ConfigValue("consumer");
+  j["partition.assignment.strategy"] = rsim::ConfigValue(rsim::ConfigValue::List{"range", "sticky"});
+  CHECK(j.dump() == R"({"session.timeout.ms":30000,"enable.auto.commit":false,"group.protocol":"consumer",)"
+                    R"("partition.assignment.strategy":["range","sticky"]})");
 }
 
 TEST_CASE("sample documents: the loader accepts and rejects what schema.json does") {
