@@ -318,9 +318,8 @@ struct Rpc {
   Opt<sv> error;
   Splice extra;  // a request's extra fields (ConsumerGroupHeartbeat epoch, OffsetFetch epoch)
   /// Not written: a heartbeat that carries no news (a request with nothing new in it) or causes
-  /// none (its response to such a request: NONE, no assignment, the same member epoch), and an
-  /// auto-commit's OffsetCommit request and its NONE answer (its `commit` events carry what it
-  /// does); only the `full` trace writes it.
+  /// none (its response to such a request: NONE, no assignment, the same member epoch); only
+  /// the `full` trace writes it.
   bool quiet = false;
   template <class S, class V> static void fields(S& s, V& v) {
     v("dir", s.dir); v("from", s.from); v("to", s.to); v("api", s.api); v("id", s.id); v("error", s.error);

@@ -45,7 +45,7 @@ class TraceByteBound {
 /// What trace.jsonl writes at a `--trace` level (docs/writing-scenarios.md, "Trace levels").
 /// `full`: every event the bus carries. `standard`: a `lag` line only when the partition's lag
 /// differs from the last value written for it or its owner changes; no `records.fetched` /
-/// `records.processed` lines, no OffsetCommit `record` lines, no quiet heartbeats or auto-commit round trips (Rpc::quiet).
+/// `records.processed` lines, no OffsetCommit `record` lines, no quiet heartbeats (Rpc::quiet).
 /// Both say their level in `run.start` (`trace_level`). The sinks on the bus (the summary, the
 /// expectations) see every event whatever is written; this filter is the writer's alone.
 class LevelFilter {
