@@ -881,6 +881,7 @@ std::optional<std::int32_t> AsyncConsumer::send_offset_commit(const std::string&
                                 .generation = r.generation_id,
                                 .offsets = r.offsets});
   const std::int32_t epoch = r.generation_id;
+  auto_commit_send_ = purpose == "auto-commit";
   const std::int32_t id =
       send_request(*coordinator_, std::move(r), config_.request_timeout_ms, epoch);
   in_flight_.at(id).api = "OffsetCommit:" + purpose;
@@ -1078,10 +1079,12 @@ void AsyncConsumer::on_message(sim::NodeId from, Envelope&& envelope) {
   const InFlight req = it->second;
   in_flight_.erase(it);
   const ErrorCode e = error_of(envelope.message);
-  // A quiet heartbeat's answer causes nothing: NONE, no assignment, the same member epoch.
+  // A quiet heartbeat's answer causes nothing: NONE, no assignment, the same member epoch; a
+  // quiet auto-commit's: NONE.
   const auto* hb = std::get_if<ConsumerGroupHeartbeatResponse>(&envelope.message);
-  const bool quiet = req.quiet && e == ErrorCode::NONE && hb != nullptr && !hb->assignment &&
-                     hb->member_epoch == req.context.epoch;
+  const bool quiet = req.quiet && e == ErrorCode::NONE &&
+                     ((hb != nullptr && !hb->assignment && hb->member_epoch == req.context.epoch) ||
+                      std::holds_alternative<OffsetCommitResponse>(envelope.message));
   trace_rpc("recv", from, node_, api_name(envelope.message), envelope.correlation_id, &e, quiet);
   handle_response(req, envelope.correlation_id, envelope.message);
 }

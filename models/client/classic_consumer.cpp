@@ -415,6 +415,7 @@ std::optional<std::int32_t> ClassicConsumer::send_offset_commit(const std::strin
   if (r.offsets.empty()) return std::nullopt;
   tracer_.publish(trace::Commit{.consumer = spec_.name, .group = config_.group_id, .phase = "sent",
                                 .purpose = purpose, .generation = generation_.id, .offsets = r.offsets});
+  auto_commit_send_ = purpose == "auto-commit";
   const std::int32_t id = send_request(*coordinator_, std::move(r), config_.request_timeout_ms);
   in_flight_.at(id).api = "OffsetCommit:" + purpose;
   return id;
@@ -727,8 +728,10 @@ void ClassicConsumer::on_message(sim::NodeId from, Envelope&& envelope) {
   const InFlight req = it->second;
   in_flight_.erase(it);
   const ErrorCode e = error_of(envelope.message);
-  // A quiet Heartbeat's answer causes nothing when it is NONE.
-  const bool quiet = req.quiet && e == ErrorCode::NONE && std::holds_alternative<HeartbeatResponse>(envelope.message);
+  // A quiet Heartbeat's or auto-commit's answer causes nothing when it is NONE.
+  const bool quiet = req.quiet && e == ErrorCode::NONE &&
+                     (std::holds_alternative<HeartbeatResponse>(envelope.message) ||
+                      std::holds_alternative<OffsetCommitResponse>(envelope.message));
   trace_rpc("recv", from, node_, api_name(envelope.message), envelope.correlation_id, &e, quiet);
   handling_id_ = envelope.correlation_id;
   handle_response(req, envelope.message);

@@ -506,7 +506,9 @@ std::int32_t ConsumerClient::send_to(sim::NodeId to, Message request, std::int64
     const auto it = rpc_fields_.find("fields");
     return it != rpc_fields_.end() && it->empty();
   };
-  const bool quiet = a == "Heartbeat" ||
+  // An auto-commit (purpose `auto-commit`) is quiet too: its `commit` events say what it carries.
+  const bool auto_commit = std::exchange(auto_commit_send_, false) && a == "OffsetCommit";
+  const bool quiet = auto_commit || a == "Heartbeat" ||
                      (a == "ConsumerGroupHeartbeat" && rpc_fields_.is_object() && no_fields() && member_epoch() > 0);
   trace_rpc("send", node_, to, api, id, nullptr, quiet);
   const sim::SimTime deadline = sim::saturating_add(kernel_.now(), sim::ms(timeout_ms));

@@ -61,7 +61,7 @@ class ConsumerClient : public ConsumerProcess {
     sim::NodeId node;
     sim::SimTime deadline;
     RequestContext context;
-    bool quiet = false;  // a heartbeat that carries no news (trace::Rpc::quiet)
+    bool quiet = false;  // a heartbeat or auto-commit that carries no news (trace::Rpc::quiet)
   };
 
   /// `network_thread` names the thread that owns the client's network node ("heartbeat" for
@@ -303,6 +303,9 @@ class ConsumerClient : public ConsumerProcess {
   /// (CoordinatorRequestManager's RequestState; the KIP-848 client), not only after a failure.
   bool lookup_backoff_after_success_ = false;
   nlohmann::ordered_json rpc_fields_;  // extra fields of the next request's `rpc` trace event
+  /// The next send_to() carries an auto-commit: its request is quiet (trace::Rpc::quiet), and its
+  /// answer too when NONE (the `commit` events stay at `standard`).
+  bool auto_commit_send_ = false;
   std::int32_t next_correlation_id_ = 0;
   std::map<std::int32_t, InFlight> in_flight_;
 

@@ -5,12 +5,15 @@
 // writes only summary.json, and --quiet prints nothing on success.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -44,13 +47,16 @@ struct LevelWalk {
   std::string first_problem;
   int lag_written = 0, lag_held = 0, lag_owner_changes = 0, lag_value_changes = 0;
   int records_dropped = 0, commit_records_dropped = 0, heartbeats_dropped = 0, fetch_dropped = 0;
+  int auto_commit_rpcs_dropped = 0;  // an auto-commit's request, and its answer when NONE
 };
 
 /// Walks the full trace line by line against the standard one: a line standard lacks must be one
 /// the rules leave to `full` (records.*, a Fetch rpc, an OffsetCommit record, a heartbeat
 /// request with nothing new (a classic Heartbeat, a ConsumerGroupHeartbeat at a positive epoch
 /// with no optional field: never a join or a leave) or a NONE answer, a lag line equal in lag and owner to the last
-/// one written for its partition); every other line must be there, in the same order.
+/// one written for its partition, an auto-commit's OffsetCommit request (the rpc line right after
+/// its `commit` sent event of purpose auto-commit) or its NONE answer); every other line must be
+/// there, in the same order.
 LevelWalk walk_levels(const std::string& full, const std::string& standard) {
   LevelWalk w;
   const auto f = lines_of(full), s = lines_of(standard);
@@ -60,9 +66,16 @@ LevelWalk walk_levels(const std::string& full, const std::string& standard) {
     if (w.matched) w.first_problem = why;
     w.matched = false;
   };
+  std::map<std::string, bool> auto_commit_next;                 // consumer -> its next OffsetCommit is an auto-commit
+  std::set<std::pair<std::string, std::int64_t>> auto_commits;  // (consumer, correlation id)
   for (std::size_t i = 0; i < f.size(); ++i) {
     const auto e = nlohmann::json::parse(f[i]);
     const std::string type = e.at("type");
+    if (type == "commit" && e.value("phase", "") == "sent")
+      auto_commit_next[e.at("consumer")] = e.value("purpose", "") == "auto-commit";
+    const bool commit_rpc = type == "rpc" && e.value("api", "") == "OffsetCommit";
+    if (commit_rpc && e.value("dir", "") == "send" && std::exchange(auto_commit_next[e.at("from")], false))
+      auto_commits.emplace(e.at("from"), e.at("id").get<std::int64_t>());
     if (type == "run.start") {
       auto a = e, b = nlohmann::json::parse(s.at(j++));
       if (a.value("trace_level", "") != "full" || b.value("trace_level", "") != "standard") fail("run.start level");
@@ -100,6 +113,11 @@ LevelWalk walk_levels(const std::string& full, const std::string& standard) {
     if (type == "records.fetched" || type == "records.processed") ++w.records_dropped;
     else if (type == "record" && e.value("record", "") == "OffsetCommit") ++w.commit_records_dropped;
     else if (type == "rpc" && e.value("api", "") == "Fetch") ++w.fetch_dropped;
+    else if (commit_rpc && e.value("dir", "") == "send" && auto_commits.contains({e.at("from"), e.at("id").get<std::int64_t>()}))
+      ++w.auto_commit_rpcs_dropped;
+    else if (commit_rpc && e.value("dir", "") == "recv" && e.value("error", "") == "NONE" &&
+             auto_commits.contains({e.at("to"), e.at("id").get<std::int64_t>()}))
+      ++w.auto_commit_rpcs_dropped;
     else if (type == "rpc" && heartbeat_api(e.value("api", "")) && e.value("dir", "") == "send" &&
              (e.value("api", "") == "Heartbeat" ||
               (e.contains("fields") && e["fields"].empty() && e.value("member_epoch", 0) > 0)))
@@ -179,6 +197,7 @@ std::string timeline_differs(const std::string& full, const std::string& standar
                            row.find(",records.processed,") != std::string::npos ||
                            row.find("\"\"record\"\":\"\"OffsetCommit\"\"") != std::string::npos ||
                            row.find("\"\"api\"\":\"\"Fetch\"\"") != std::string::npos ||
+                           row.find("\"\"api\"\":\"\"OffsetCommit\"\"") != std::string::npos ||
                            row.find("Heartbeat\"\"") != std::string::npos;
     if (!full_only) return "missing at standard: " + row;
   }
@@ -258,6 +277,7 @@ TEST_CASE("standard: lag lines only on change, no records.* or OffsetCommit reco
     CHECK(w.records_dropped > 0);
     CHECK(w.commit_records_dropped > 0);
     CHECK(w.heartbeats_dropped > 0);
+    CHECK(w.auto_commit_rpcs_dropped > 0);
     // The readers: lag.csv and perfetto.json's lag counters are the same step functions (each
     // partition's and the group's total); timeline.csv is full's less the rows only full writes.
     const Steps lf = lag_csv_steps(file("full", "lag.csv")), ls = lag_csv_steps(file("standard", "lag.csv"));
@@ -287,6 +307,78 @@ TEST_CASE("standard: lag lines only on change, no records.* or OffsetCommit reco
   const auto again = testing::run_cli("report " + (d / "standard").string() + " --format csv", "readers-report");
   REQUIRE(again.code == 0);
   CHECK(testing::read_file(d / "standard" / "consumer" / "lag.csv") == before);
+  fs::remove_all(d);
+}
+
+TEST_CASE("standard: an auto-commit answered NONE has no rpc lines; a commit of a rebalance or with an error keeps them") {
+  // A owns orders-0/1 (10 records/s each) from 0 s; B starts at 9.5 s; the coordinator (the one
+  // broker) fails at 15.301 s for 1 s. auto.commit.interval.ms is 5000 (the default).
+  // classic-eager: A auto-commits at 5.02 and 10.02 s; it learns of B's join at its heartbeat at
+  // 12.0 s and commits before revocation; the rebalance restarts both members' interval: A and B
+  // auto-commit at 17.04 s (the broker is back). 5 commits, 10 rpc lines at full; at standard only
+  // the commit before revocation's 2.
+  // consumer: A auto-commits at 5.1 and 10.1 s; B's join makes A revoke orders-1 with a commit
+  // before revocation at 10.2 s; A's auto-commit at 15.3 s is in flight when the broker fails
+  // (NETWORK_EXCEPTION at 15.301 s); B auto-commits at 19.8 s and A at 20.3 s. 6 commits, 12 rpc
+  // lines at full; at standard 3: the commit before revocation's 2 and the failed answer (its
+  // request, an auto-commit, is quiet like a steady heartbeat's).
+  // The `commit` events (sent and completed: 10 and 12) stay at both levels.
+  const auto d = temp_dir("auto-commit");
+  testing::write_file(d / "auto-commit.json", R"({
+  "name": "auto-commit-quiet", "seed": 1, "duration_ms": 21000, "protocols": ["classic-eager", "consumer"],
+  "cluster": {"brokers": 1, "config": {"group.initial.rebalance.delay.ms": 0}},
+  "network": {"latency_ms": {"dist": "constant", "value": 1}},
+  "topics": [{"name": "orders", "partitions": 2, "produce": {"records_per_sec": 10}}],
+  "consumers": [{"name": "A", "group": "g", "topics": ["orders"]}, {"name": "B", "group": "g", "topics": ["orders"]}],
+  "events": [{"at_ms": 0, "do": "start", "consumer": "A"}, {"at_ms": 9500, "do": "start", "consumer": "B"},
+             {"at_ms": 15301, "do": "fail-coordinator", "group": "g", "down_ms": 1000}]
+})");
+  for (const std::string level : {"full", "standard"}) {
+    const auto r = testing::run_cli("run " + (d / "auto-commit.json").string() + " --trace " + level +
+                                        " --format csv --quiet --out " + (d / level).string(),
+                                    "levels-auto-commit");
+    REQUIRE(r.code == 0);
+  }
+  struct Expected {
+    std::string variant;
+    std::size_t full_rpcs, standard_rpcs, commits;
+  };
+  for (const Expected& x : {Expected{"classic-eager", 10, 2, 10}, Expected{"consumer", 12, 3, 12}}) {
+    CAPTURE(x.variant);
+    const auto file = [&](const std::string& level, const std::string& name) {
+      return testing::read_file(d / level / x.variant / name);
+    };
+    std::map<std::string, std::vector<std::string>> rpcs, commits;
+    for (const std::string level : {"full", "standard"})
+      for (const auto& line : lines_of(file(level, "trace.jsonl"))) {
+        if (line.find("\"api\":\"OffsetCommit\"") != std::string::npos) rpcs[level].push_back(line);
+        if (line.find("\"type\":\"commit\"") != std::string::npos) commits[level].push_back(line);
+      }
+    CHECK(rpcs["full"].size() == x.full_rpcs);
+    REQUIRE(rpcs["standard"].size() == x.standard_rpcs);
+    CHECK(commits["full"].size() == x.commits);
+    CHECK(commits["standard"] == commits["full"]);
+    // The commit before revocation's round trip, at both levels.
+    const auto revocation = std::find_if(commits["full"].begin(), commits["full"].end(), [](const std::string& l) {
+      return l.find("\"purpose\":\"before revocation\"") != std::string::npos;
+    });
+    REQUIRE(revocation != commits["full"].end());
+    CHECK(rpcs["standard"][0].find("\"dir\":\"send\"") != std::string::npos);
+    CHECK(rpcs["standard"][1].find("\"dir\":\"recv\"") != std::string::npos);
+    CHECK(rpcs["standard"][1].find("\"error\":\"NONE\"") != std::string::npos);
+    if (x.variant == "consumer") {
+      CHECK(rpcs["standard"][2] ==
+            R"({"t_us":15301000,"type":"rpc","dir":"recv","from":"broker-0","to":"A","api":"OffsetCommit","id":163,"error":"NETWORK_EXCEPTION"})");
+    }
+    const LevelWalk w = walk_levels(file("full", "trace.jsonl"), file("standard", "trace.jsonl"));
+    CAPTURE(w.first_problem);
+    CHECK(w.matched);
+    CHECK(static_cast<std::size_t>(w.auto_commit_rpcs_dropped) == x.full_rpcs - x.standard_rpcs);
+    // The readers see the same run: the summary, lag.csv's step functions, timeline.csv less full's rows.
+    CHECK(file("full", "summary.json") == file("standard", "summary.json"));
+    CHECK(steps_differ(lag_csv_steps(file("full", "lag.csv")), lag_csv_steps(file("standard", "lag.csv"))) == "");
+    CHECK(timeline_differs(file("full", "timeline.csv"), file("standard", "timeline.csv")) == "");
+  }
   fs::remove_all(d);
 }
 

@@ -128,8 +128,9 @@ std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::stri
         inputs.steady_consumers->push_back(start->consumer);
       }
       reports::SummarySink summary(inputs);
-      // As `run` writes summary.json without a trace: streamed (SummarySink::spool_rebalances).
-      if (!write_trace) summary.spool_rebalances(tmp / "summary.rebalances.spool");
+      // summary.json streamed at every level (SummarySink::spool_rebalances), as `run` writes it
+      // without a trace: memory holds the open rebalances only, whatever the trace level.
+      summary.spool_rebalances(tmp / "summary.rebalances.spool");
       std::vector<sim::TraceSink<trace::Event>*> sinks{&summary};
       if (write_trace) {
         jsonl.emplace((tmp / "trace.jsonl").string());
@@ -143,9 +144,7 @@ std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::stri
         jsonl->close();
         bytes = jsonl->file().bytes_written();
       }
-      if (write_trace) {
-        (void)summary.finish();
-      } else {
+      {
         std::ofstream file(tmp / "summary.json", std::ios::binary);
         summary.write_json(file, summary.finish_streamed());
       }

@@ -93,7 +93,7 @@ CLI::App* add_run_subcommand(CLI::App& app, std::string& file, std::optional<std
   run->add_option("--out", a.out_dir, "output directory (default: out/<scenario name>, the name made one safe folder name)");
   run->add_option("--trace", a.trace_level,
                   "trace detail: standard (default: grows with what changes: lag lines only when a lag or owner "
-                  "changes, no per-batch records.* lines, OffsetCommit records or quiet heartbeats), full (everything, "
+                  "changes, no per-batch records.* lines, OffsetCommit records, quiet heartbeats or the rpcs of auto-commits answered NONE), full (everything, "
                   "also every Fetch rpc and lag sample), none (only summary.json); the summary is the same at every level")
       ->check(CLI::IsMember({"full", "standard", "none"}));
   run->add_flag("--quiet", a.quiet, "print nothing but errors (no per-variant lines, no progress)");
