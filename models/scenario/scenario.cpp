@@ -823,9 +823,9 @@ const std::map<std::string, std::vector<std::string>>& scenario_required_keys() 
 }
 
 /// A lesson of the playground (scenarios/lessons/): what to watch for, step by step, and the
-/// rebalance it is about (`rebalance_from_ms`, returned). Checked here; the run does not read it,
-/// the page and report.html's step control show it.
-static std::optional<std::int64_t> check_lesson(Parser& p, const json& doc) {
+/// rebalance it is about (`rebalance_from_ms`, below the run's duration, kept in `s`). Checked
+/// here; the run does not read it, the page and report.html's step control show it.
+static void check_lesson(Parser& p, const json& doc, ScenarioSpec& s, bool duration_ok) {
   std::optional<std::int64_t> from;
   if (const auto it = doc.find("lesson"); it != doc.end() && p.check_object(*it, "/lesson", "lesson")) {
     from = p.read_int(*it, "rebalance_from_ms", "/lesson", 0, kMaxDurationMs, "7 days");
@@ -841,7 +841,11 @@ static std::optional<std::int64_t> check_lesson(Parser& p, const json& doc) {
       }
     }
   }
-  return from;
+  if (from && duration_ok && sim::ms(*from) >= s.duration)
+    p.problem("/lesson/rebalance_from_ms",
+              fmt::format("must be < duration_ms ({}), got {}: no rebalance starts after the run", sim::to_ms(s.duration), *from));
+  else
+    s.lesson_rebalance_from_ms = from;
 }
 
 ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, const ExtraScenarioCheck& extra) {
@@ -853,7 +857,6 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, con
 
   if (auto v = p.read_string(doc, "name", "")) s.name = *v;
   if (auto v = p.read_string(doc, "description", "", true)) s.description = *v;
-  const auto lesson_from = check_lesson(p, doc);
   p.read_string(doc, "$schema", "", true);
   if (const auto it = doc.find("seed"); it != doc.end()) {
     if (it->is_number_unsigned()) {
@@ -872,12 +875,7 @@ ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, con
     duration_ok = v.has_value();
     if (v) s.duration = sim::ms(*v);
   }
-  if (lesson_from && duration_ok && sim::ms(*lesson_from) >= s.duration)
-    p.problem("/lesson/rebalance_from_ms",
-              fmt::format("must be < duration_ms ({}), got {}: no rebalance starts after the run", sim::to_ms(s.duration),
-                          *lesson_from));
-  else
-    s.lesson_rebalance_from_ms = lesson_from;
+  check_lesson(p, doc, s, duration_ok);
   if (doc.contains("lag_sample_ms")) {
     if (const auto v = p.read_int(doc, "lag_sample_ms", "", 0, kMaxDurationMs, "7 days")) {
       s.lag_sample = sim::ms(*v);
