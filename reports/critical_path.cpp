@@ -99,6 +99,7 @@ struct Group {
   std::int64_t bump_t = -1, ta_t = -1;
   bool bump_by_request = false;   // the last epoch bump came with a member's heartbeat
   std::int64_t last_ta = kNone;   // the last target assignment computed (KIP-848)
+  std::int64_t ta_timestamp_ms = -1;  // its record's assignment_timestamp (0: none, computed at once)
   std::int64_t inherit_send = kNone, inherit_t = -1;  // the request behind this instant's member event
   std::vector<std::int64_t> ends;  // vertices a rebalance may end at, in time order
 };
@@ -136,6 +137,7 @@ struct CriticalPaths::Impl {
   std::uint32_t next_about = kNoActor;
   std::string buf;  // reused for labels
   std::size_t prune_at = CriticalPaths::kPruneSlack;  // prune_due() from this many vertices
+  std::optional<std::int64_t> assignment_interval_ms;  // group.consumer.assignment.interval.ms, if known
   // Paths found before their vertices were pruned (remember()): each step as its vertex's
   // event (labels by number), a few dozen bytes a step.
   struct KeptStep {
@@ -504,15 +506,33 @@ struct CriticalPaths::Impl {
       const bool later = gr.bump_t >= 0 && gr.bump_t < t && gr.ta_t < gr.bump_t;
       const bool deferred = later && gr.bump_by_request;
       const std::int64_t prev = gr.last_ta != kNone ? gr.last_ta : gr.open;
-      const std::int64_t hb = later && !deferred ? heartbeat_in_flight(gr, t) : kNone;
+      // A deferred one (Kafka's canComputeNextTargetAssignment): the interval ran from the
+      // previous target's assignment_timestamp (ms); the first heartbeat after it computed this
+      // one. The interval's end is a vertex of its own, so the gap splits into the interval's
+      // wait and the wait for that heartbeat (step_back: waited_for).
+      const std::int64_t due_us = deferred && assignment_interval_ms && gr.ta_timestamp_ms > 0
+                                      ? (gr.ta_timestamp_ms + *assignment_interval_ms) * 1000
+                                      : std::int64_t{-1};
+      const bool split = prev != kNone && due_us > t_of(prev) && due_us < t;
+      const std::int64_t hb = later && (!deferred || split) ? heartbeat_in_flight(gr, t) : kNone;
       const std::int64_t v =
           coordinator_event(t, group_name, trace::Record::kType, label("target assignment computed"), Kind::Record,
                             true, {});
       Group& g2 = group(group_name);
-      edge(hb, v, Cause::Network);
-      if (deferred) edge(prev, v, Cause::AssignmentInterval, true);
+      if (split) {
+        const std::int64_t due = add(due_us, g2.coordinator, "timer", label("group.consumer.assignment.interval.ms elapsed"),
+                                     Kind::Coordinator);
+        edge(prev, due, Cause::AssignmentInterval, true);
+        edge(due, v, Cause::HeartbeatWait, true);
+        edge(hb, v, Cause::Network);
+      } else {
+        edge(hb, v, Cause::Network);
+        if (deferred) edge(prev, v, Cause::AssignmentInterval, true);
+      }
       g2.last_ta = v;
       g2.ta_t = t;
+      const auto ts = o.find("assignment_timestamp");
+      g2.ta_timestamp_ms = ts != o.end() && ts->is_number_integer() ? ts->get<std::int64_t>() : -1;
     }
   }
 
@@ -659,9 +679,23 @@ struct CriticalPaths::Impl {
   Step step_back(std::int64_t cur, std::int64_t start) const {
     const Pick p = pick(cur);
     if (p.v == kNone) return {};
+    if (p.timer && p.cause == Cause::HeartbeatWait) {
+      // A timer's end waited for by a heartbeat (the assignment interval's): the wait lasts
+      // until that heartbeat's send, its way to the coordinator follows.
+      std::int64_t hb = kNone;
+      for (auto [ei, ee] = boost::in_edges(static_cast<std::size_t>(cur), g); ei != ee; ++ei) {
+        const auto s = static_cast<std::int64_t>(boost::source(*ei, g));
+        if (g[*ei].cause == Cause::Network && nodes[static_cast<std::size_t>(s)].kind == Kind::HeartbeatSend &&
+            t_of(s) >= t_of(p.v) && (hb == kNone || t_of(s) > t_of(hb)))
+          hb = s;
+      }
+      if (hb != kNone) return {p.v, hb, Cause::HeartbeatWait, Cause::Network};
+    }
     if (!p.timer && p.runner_up != kNone && t_of(p.runner_up) > start) {
       const Pick before = pick(p.v);
-      if (before.v != kNone && before.cause == Cause::HeartbeatWait && t_of(before.v) < t_of(p.runner_up))
+      // (Not a timer's end that a heartbeat ended, such as the assignment interval's: that
+      // wait is split in its own step.)
+      if (before.v != kNone && before.cause == Cause::HeartbeatWait && !before.timer && t_of(before.v) < t_of(p.runner_up))
         // (Two edges from one source: the same vertex, reached by the edge that came first.)
         return {p.runner_up, p.v, p.runner_up == p.v ? p.cause : Cause::HeartbeatWait, p.cause};
     }
@@ -861,6 +895,7 @@ CriticalPaths::CriticalPaths() : impl_(std::make_unique<Impl>()) {}
 CriticalPaths::~CriticalPaths() = default;
 
 void CriticalPaths::on_event(std::int64_t t_us, const rsim::trace::Event& e) { impl_->on_event(t_us, e); }
+void CriticalPaths::set_assignment_interval_ms(std::optional<std::int64_t> ms) { impl_->assignment_interval_ms = ms; }
 
 CriticalPath CriticalPaths::find(const std::string& group, std::int64_t start_us, std::int64_t end_us) const {
   return impl_->find(group, start_us, end_us);

@@ -74,6 +74,11 @@ class CriticalPaths {
   CriticalPaths& operator=(const CriticalPaths&) = delete;
 
   void on_event(std::int64_t t_us, const rsim::trace::Event& e);
+  /// The broker's group.consumer.assignment.interval.ms (summary.json's `config`), given before
+  /// the first event: a KIP-848 target assignment deferred by it then splits into the interval's
+  /// wait (to the previous target's assignment_timestamp + the interval) and the wait for the
+  /// heartbeat that computed it. Unknown: the whole gap is assignment_interval_ms.
+  void set_assignment_interval_ms(std::optional<std::int64_t> ms);
 
   /// The critical path of the rebalance of `group` that ran from start_us to end_us.
   CriticalPath find(const std::string& group, std::int64_t start_us, std::int64_t end_us) const;

@@ -702,7 +702,14 @@ function focusRebalance(el){var s=+el.dataset.startUs,e=+el.dataset.endUs,pad=Ma
   if(sel&&sel.querySelector('option[value="'+el.dataset.rebalance+'"]')){sel.value=el.dataset.rebalance;pick(sel);}
   show(el.querySelector('title').textContent);}
 function pick(sel){document.querySelectorAll('svg.seq[data-variant="'+sel.dataset.variant+'"],table.critical-path[data-variant="'+sel.dataset.variant+'"],ol.watch[data-variant="'+sel.dataset.variant+'"]').forEach(function(s){
-  s.style.display=s.dataset.seq===sel.value?'':'none';});reset(sel.dataset.variant);}
+  s.style.display=s.dataset.seq===sel.value?'':'none';});reset(sel.dataset.variant);opened();}
+// The rebalance each variant's step control walks, for tests and links: "VARIANT:N ...".
+function opened(){document.documentElement.dataset.opened=q('select.seqpick').map(function(s){return s.dataset.variant+':'+s.value;}).join(' ');}
+// Opens rebalance N (of VARIANT, else of every variant that has it): report.html#rebalance=N[,VARIANT],
+// or the playground's ?rebalance=N through window.rsimOpenRebalance.
+function openRebalance(n,v){q('select.seqpick').forEach(function(sel){if(v&&sel.dataset.variant!==v)return;
+  if(sel.querySelector('option[value="'+n+'"]')){sel.value=String(n);pick(sel);}});}
+window.rsimOpenRebalance=function(n,v){openRebalance(+n,v);return document.documentElement.dataset.opened;};
 // The step control: one cursor, moved event by event through the shown rebalance's sequence
 // view, drawn on the variant's timeline and partition view, the row and its narrative marked,
 // and the "watch for" note of the critical path that applies.
@@ -768,13 +775,19 @@ document.querySelectorAll('tr.rbrow').forEach(function(tr){tr.addEventListener('
 document.getElementById('zoom-in').onclick=function(){zoomAt(W/2,0.5);};
 document.getElementById('zoom-out').onclick=function(){zoomAt(W/2,2);};
 document.getElementById('zoom-reset').onclick=function(){v0=0;v1=W;apply();};
+// A link's parameters, joined by '&': #zoom=..&rebalance=..&step=.. in any order.
+function hashParam(name){var m=new RegExp('(?:^#|&)'+name+'=([^&]*)').exec(location.hash);return m?m[0].replace(/^[#&]/,''):'';}
 // A link may open the page zoomed: report.html#zoom=FROM_US,TO_US (virtual microseconds).
-var zm=/^#zoom=(\d+),(\d+)$/.exec(location.hash);
+var zm=/^zoom=(\d+),(\d+)$/.exec(hashParam('zoom'));
 if(zm&&DUR>0&&+zm[2]>+zm[1]){v0=Math.max(0,+zm[1]/DUR*W);v1=Math.min(W,Math.max(v0+W/200000,+zm[2]/DUR*W));}
 apply();
+opened();
+// A link may open another rebalance: report.html#rebalance=N or #rebalance=N,VARIANT.
+var rm=/^rebalance=(\d+)(?:,(.+))?$/.exec(hashParam('rebalance'));
+if(rm)openRebalance(+rm[1],rm[2]?decodeURIComponent(rm[2]):'');
 // A link may open the page mid-step: report.html#step=N (the first variant) or #step=N,VARIANT:
 // N events of the shown rebalance walked, as N presses of "step".
-var sm=/^#step=(\d+)(?:,(.+))?$/.exec(location.hash);
+var sm=/^step=(\d+)(?:,(.+))?$/.exec(hashParam('step'));
 if(sm){var bar0=sm[2]?document.querySelector('.stepper'+attr(decodeURIComponent(sm[2]))):document.querySelector('.stepper');
   if(bar0){var sv=bar0.dataset.variant;stepLink=true;for(var n=0;n<+sm[1];n++){if(!go(sv,(steps[sv]?steps[sv].i:-1)+1))break;}stepLink=false;}}
 document.documentElement.dataset.lanes=document.querySelectorAll('[data-consumer]').length;
@@ -1002,10 +1015,9 @@ void render_details(Out o, const Timeline& v) {
   }
   fmt::format_to(o, "</ol>");
   if (!v.rebalances.empty()) {
-    // The longest rebalance is shown first: usually the one worth reading.
-    std::size_t chosen = 0;
-    for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i)
-      if (v.rebalances[i].end_us - v.rebalances[i].start_us > v.rebalances[chosen].end_us - v.rebalances[chosen].start_us) chosen = i;
+    // Shown first: the lesson's rebalance, else the longest after start-up (a link's
+    // #rebalance=N picks another).
+    const std::size_t chosen = lesson::opened_rebalance(v, kMaxSequenceViews);
     fmt::format_to(o, "<div class=\"walk\" data-variant=\"{0}\"><h3>Messages of a rebalance</h3><label>rebalance <select class=\"seqpick\" data-variant=\"{0}\">", esc(v.protocol));  // lifted by the step control
     for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i)
       fmt::format_to(o, "<option value=\"{}\"{}>R{}: {} ({} ms)</option>", v.rebalances[i].index, i == chosen ? " selected" : "",

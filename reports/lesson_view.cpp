@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -269,6 +270,28 @@ std::vector<std::pair<std::int64_t, int>> not_processed_steps(const std::vector<
     else out.emplace_back(t, n);
   }
   return out;
+}
+
+std::size_t opened_rebalance(const Timeline& tl, std::size_t limit) {
+  const std::size_t n = std::min(tl.rebalances.size(), limit);
+  const auto pb = tl.summary.find("produced_by");
+  if (pb != tl.summary.end() && pb->is_object()) {
+    if (const auto from = pb->find("lesson_rebalance_from_ms"); from != pb->end() && from->is_number_integer()) {
+      const std::int64_t from_us = from->get<std::int64_t>() * 1000;
+      for (std::size_t i = 0; i < n; ++i)
+        if (tl.rebalances[i].start_us >= from_us) return i;
+    }
+  }
+  const auto length = [&](std::size_t i) { return tl.rebalances[i].end_us - tl.rebalances[i].start_us; };
+  std::optional<std::size_t> best, longest;
+  std::vector<std::string_view> formed;  // groups whose first rebalance came already
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool start_up = std::find(formed.begin(), formed.end(), tl.rebalances[i].group) == formed.end();
+    if (start_up) formed.push_back(tl.rebalances[i].group);
+    if (!longest || length(i) > length(*longest)) longest = i;
+    if (!start_up && (!best || length(i) > length(*best))) best = i;
+  }
+  return best ? *best : longest.value_or(0);
 }
 
 std::vector<WatchNote> watch_notes(const json& rebalance, bool kip848, const ConfigValues* config) {

@@ -63,6 +63,12 @@ struct WatchNote {
 std::vector<WatchNote> watch_notes(const nlohmann::ordered_json& rebalance, bool kip848,
                                    const ConfigValues* config = nullptr);
 
+/// The rebalance the step control opens (an index into Timeline::rebalances, below `limit`): the
+/// lesson's (summary.json's produced_by.lesson_rebalance_from_ms: the first that starts at or
+/// after it), else the longest that is not a start-up (its group's first rebalance), else the
+/// longest; ties: the earlier. 0 when there is none.
+std::size_t opened_rebalance(const Timeline& tl, std::size_t limit);
+
 /// The glossary's definition of a metric, state, config, API, error or cause; "" when unknown.
 std::string_view glossary(std::string_view term);
 /// Every glossary term, in the order the page's glossary lists them.

@@ -1906,6 +1906,10 @@ void SummarySink::spool_rebalances(const std::filesystem::path& spool) {
 SummarySink::SummarySink(SummaryInputs inputs)
     : inputs_(std::move(inputs)), s_(std::make_unique<State>(window_of(inputs_))) {
   if (inputs_.not_processed_gaps) s_->builder.record_gaps();
+  // The critical paths split a deferred KIP-848 target assignment with the broker's interval.
+  if (const auto cl = inputs_.config.find("cluster"); cl != inputs_.config.end() && cl->is_object())
+    if (const auto iv = cl->find("group.consumer.assignment.interval.ms"); iv != cl->end() && iv->is_number_integer())
+      s_->paths.set_assignment_interval_ms(iv->get<std::int64_t>());
   if (inputs_.steady_consumers && !inputs_.from_us && !inputs_.to_us) {
     s_->builder.set_steady_consumers(*inputs_.steady_consumers);
     s_->steady = std::make_unique<SummaryBuilder>(Window{INT64_MAX, INT64_MAX});

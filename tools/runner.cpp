@@ -162,6 +162,8 @@ reports::SummaryInputs summary_inputs(const ScenarioSpec& spec, const std::strin
                     {"scenario_sha256", spec.sha256}};
   // The lesson report.html shows at its top (issue 35); only when the scenario has one.
   if (!spec.description.empty()) in.produced_by["scenario_description"] = spec.description;
+  // The rebalance the lesson is about: report.html's step control opens it (issue 35).
+  if (spec.lesson_rebalance_from_ms) in.produced_by["lesson_rebalance_from_ms"] = *spec.lesson_rebalance_from_ms;
   in.steady_consumers = steady_consumers_of(spec);
   in.config = effective_config(spec, variant);
   return in;

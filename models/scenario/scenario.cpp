@@ -708,7 +708,7 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
           "groups", "lag_sample_ms", "name", "network", "protocols", "regression", "seed", "topics",
           "deployments", "autoscalers", "variants", "lesson"}},
         {"group", {"config"}},
-        {"lesson", {"watch_for"}},
+        {"lesson", {"rebalance_from_ms", "watch_for"}},
         {"cluster", {"brokers", "config", "coordinator_load", "purgatory_lateness_ms", "request_handling_ms", "write_latency_ms"}},
         {"coordinator_load", {"base_ms", "us_per_record"}},
         {"network", {"drop_rate", "latency_ms"}},
@@ -813,10 +813,13 @@ const std::map<std::string, std::vector<std::string>>& scenario_required_keys() 
   return keys;
 }
 
-/// A lesson of the playground (scenarios/lessons/): what to watch for, step by step. Checked here;
-/// the run does not read it, the page shows it.
-static void check_lesson(Parser& p, const json& doc) {
+/// A lesson of the playground (scenarios/lessons/): what to watch for, step by step, and the
+/// rebalance it is about (`rebalance_from_ms`, below the run's duration, kept in `s`). Checked
+/// here; the run does not read it, the page and report.html's step control show it.
+static void check_lesson(Parser& p, const json& doc, ScenarioSpec& s, bool duration_ok) {
+  std::optional<std::int64_t> from;
   if (const auto it = doc.find("lesson"); it != doc.end() && p.check_object(*it, "/lesson", "lesson")) {
+    from = p.read_int(*it, "rebalance_from_ms", "/lesson", 0, kMaxDurationMs, "7 days");
     if (const auto w = it->find("watch_for"); w != it->end()) {
       if (!w->is_array() || w->empty()) {
         p.problem("/lesson/watch_for", fmt::format("must be a non-empty list of strings, got {}", shown(*w)));
@@ -828,7 +831,12 @@ static void check_lesson(Parser& p, const json& doc) {
         }
       }
     }
-}
+  }
+  if (from && duration_ok && sim::ms(*from) >= s.duration)
+    p.problem("/lesson/rebalance_from_ms",
+              fmt::format("must be < duration_ms ({}), got {}: no rebalance starts after the run", sim::to_ms(s.duration), *from));
+  else
+    s.lesson_rebalance_from_ms = from;
 }
 
 namespace {
@@ -851,7 +859,6 @@ class ScenarioReader {
   void header() {
     if (auto v = p.read_string(doc, "name", "")) s.name = *v;
     if (auto v = p.read_string(doc, "description", "", true)) s.description = *v;
-    check_lesson(p, doc);
     p.read_string(doc, "$schema", "", true);
     if (const auto it = doc.find("seed"); it != doc.end()) {
       if (it->is_number_unsigned()) {
@@ -869,6 +876,7 @@ class ScenarioReader {
       duration_ok = v.has_value();
       if (v) s.duration = sim::ms(*v);
     }
+    check_lesson(p, doc, s, duration_ok);
     if (doc.contains("lag_sample_ms")) {
       if (const auto v = p.read_int(doc, "lag_sample_ms", "", 0, kMaxDurationMs, "7 days")) {
         s.lag_sample = sim::ms(*v);

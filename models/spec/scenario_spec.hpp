@@ -170,6 +170,9 @@ struct ScenarioSpec {
   std::string sha256;  // of the file's bytes
   std::string name;
   std::string description;
+  /// `lesson.rebalance_from_ms`: the rebalance a lesson is about, the first that starts at or
+  /// after this time; report.html's step control opens it (summary.json's produced_by).
+  std::optional<std::int64_t> lesson_rebalance_from_ms;
   std::uint64_t seed = 1;
   sim::SimTime duration = sim::ms(60000);
   /// Period of the `lag` samples (`lag_sample_ms`); 0 = only at changes of owner.

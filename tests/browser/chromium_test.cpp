@@ -360,6 +360,26 @@ TEST_CASE("chromium: the lesson report's step control and partition view") {
   // The walked rebalance's narrative is marked, and its critical path is highlighted in the view.
   CHECK(dom.find("<li data-rb=\"" + seq + "\" class=\"cur\">") != std::string::npos);
   CHECK(dom.find("class=\"msg req crit\"") != std::string::npos);
+  // The scenario names no lesson rebalance: the step control opened the longest rebalance that
+  // is not the start-up (R1, the group's first): two-consumers' R2, B's join (2,942.593 ms; R3,
+  // B's leave, 2,563.571 ms; R4, A's leave, 0 ms).
+  REQUIRE(summary["rebalances"].size() == 4);
+  CHECK(summary["rebalances"][1]["trigger"] == "member B joined");
+  CHECK(summary["rebalances"][1]["duration_ms"] == 2942.593);
+  CHECK(summary["rebalances"][2]["duration_ms"] == 2563.571);
+  CHECK(seq == "2");
+  CHECK(attribute(dom, "data-opened") == "classic-eager:2");
+  // A link's #rebalance=1 opens the start-up instead; #step then walks that one.
+  {
+    fs::remove_all(profile);
+    const fs::path other = dir / "dom-rebalance-1.html";
+    CHECK(sh(chromium_command(profile) + " --virtual-time-budget=5000 --window-size=1000,1500 --dump-dom 'file://" +
+             report.string() + "#rebalance=1&step=2' > " + other.string() + " 2>> " + log_file.string()) == 0);
+    const std::string dom1 = slurp(other);
+    CHECK(attribute(dom1, "data-opened") == "classic-eager:1");
+    CHECK(attribute(dom1, "data-cursor-seq") == "1");
+    CHECK(attribute(dom1, "data-cursor-step") == "1");
+  }
 
   // The partition view: one row per partition of the topic, owners at the end as summary.json says.
   std::set<std::string> partitions;

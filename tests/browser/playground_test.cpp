@@ -225,8 +225,32 @@ TEST_CASE("the site holds every lesson and stays under 5 MB") {
   CHECK(bytes <= 5'000'000);
 }
 
+namespace {
+
+/// The rebalance (1-based) the lesson names: the first of summary.json's `rebalances` that
+/// starts at or after produced_by.lesson_rebalance_from_ms; 0 when none does.
+std::size_t named_rebalance(const nlohmann::json& summary) {
+  const auto from_us = summary["produced_by"]["lesson_rebalance_from_ms"].get<std::int64_t>() * 1000;
+  const auto& rebalances = summary["rebalances"];
+  for (std::size_t i = 0; i < rebalances.size(); ++i)
+    if (rebalances[i]["start_us"].get<std::int64_t>() >= from_us) return i + 1;
+  return 0;
+}
+
+}  // namespace
+
 TEST_CASE("every lesson runs in the page with the native summary bytes, lanes and rebalances") {
   REQUIRE(server().port() > 0);
+  // The rebalance each lesson is about (its lesson.rebalance_from_ms), by its trigger: the join
+  // at 10 s (cooperative: the first, revoking rebalance of the two), C's join at 20 s under
+  // KIP-848, B's leave once max.poll.interval.ms expired, and the start-up of the static group
+  // (its rolling deploy makes no rebalance).
+  const std::map<std::string, std::string> trigger{{"cooperative-two-rebalances", "member C joined"},
+                                                   {"eager-stop-the-world", "member C joined"},
+                                                   {"kip848-heartbeats", "member C joined"},
+                                                   {"slow-consumer-max-poll", "member B left the group"},
+                                                   {"static-rolling-deploy", "member A joined"},
+                                                   {"what-is-a-rebalance", "member B joined"}};
   for (const auto& lesson : lessons()) {
     INFO("lesson " << lesson);
     const Page p = open_page("lesson-" + lesson, "lesson=" + lesson + "&run=1");
@@ -236,7 +260,27 @@ TEST_CASE("every lesson runs in the page with the native summary bytes, lanes an
     CHECK(attribute(p.dom, "data-exit") == "0");  // the lesson's own assertions hold
     CHECK(p.dom.find("<li>") != std::string::npos);  // its watch-for steps are listed
     same_as_native("lesson-" + lesson, lesson, p, slurp(fs::path(RSIM_SOURCE_DIR) / "scenarios" / "lessons" / (lesson + ".json")));
+    // The step control opens the lesson's rebalance (the summaries are the native ones).
+    const auto summaries = page_summaries(p.dom);
+    REQUIRE(summaries.size() == 1);
+    const auto summary = nlohmann::json::parse(summaries.begin()->second);
+    const std::size_t n = named_rebalance(summary);
+    REQUIRE(n > 0);
+    CHECK(summary["rebalances"][n - 1]["trigger"] == trigger.at(lesson));
+    CHECK(attribute(p.dom, "data-opened") == summaries.begin()->first + ":" + std::to_string(n));
   }
+}
+
+TEST_CASE("a link's rebalance=N opens another rebalance than the lesson's") {
+  REQUIRE(server().port() > 0);
+  // kip848-heartbeats names R3 (C's join); R2 is B's join at start-up.
+  const Page p = open_page("link-rebalance", "lesson=kip848-heartbeats&run=1&rebalance=2", 1000);
+  no_console_output(p);
+  CHECK(attribute(p.dom, "data-exit") == "0");
+  const auto summary = nlohmann::json::parse(page_summaries(p.dom).at("consumer"));
+  CHECK(named_rebalance(summary) == 3);
+  CHECK(summary["rebalances"][1]["trigger"] == "member B joined");
+  CHECK(attribute(p.dom, "data-opened") == "consumer:2");
 }
 
 TEST_CASE("a knob re-runs a lesson with another result, still the native one") {

@@ -1235,6 +1235,24 @@ TEST_CASE("a lesson's watch_for steps: a non-empty list of non-empty strings") {
   CHECK(problems(doc) == Problems{"/lesson: must be an object, got \"steps\""});
 }
 
+TEST_CASE("a lesson's rebalance_from_ms: an integer time below duration_ms, kept in the spec") {
+  // The rebalance the lesson is about (report.html's step control opens it, issue 35).
+  json doc = base();
+  doc["lesson"] = {{"watch_for", {"B joins"}}, {"rebalance_from_ms", 10000}};
+  CHECK(problems(doc).empty());
+  CHECK(rsim::parse_scenario(doc, "s.json").lesson_rebalance_from_ms == 10000);
+  doc["lesson"] = {{"watch_for", {"B joins"}}};
+  CHECK_FALSE(rsim::parse_scenario(doc, "s.json").lesson_rebalance_from_ms.has_value());
+  doc["lesson"] = {{"rebalance_from_ms", 60000}};
+  CHECK(problems(doc) == Problems{"/lesson/rebalance_from_ms: must be < duration_ms (60000), got 60000: no rebalance "
+                                  "starts after the run"});
+  doc["lesson"] = {{"rebalance_from_ms", "10 s"}, {"rebalance", 2}};
+  CHECK(problems(doc) == Problems{"/lesson/rebalance: unknown key; did you mean \"rebalance_from_ms\"?",
+                                  "/lesson/rebalance_from_ms: must be an integer, got \"10 s\""});
+  doc["lesson"] = {{"rebalance_from_ms", -1}};
+  CHECK(problems(doc) == Problems{"/lesson/rebalance_from_ms: must be >= 0, got -1"});
+}
+
 TEST_CASE("each verb becomes its own struct with only its fields") {
   // The `do` list is the closed variant's, in the order of the format documentation.
   CHECK(rsim::event_kinds() ==

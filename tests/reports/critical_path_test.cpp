@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "reports/critical_path.hpp"
 #include "reports/html_report.hpp"
@@ -57,11 +58,21 @@ struct Run {
   reports::CriticalPaths paths;
 };
 
-std::unique_ptr<Run> run(const json& doc, const std::string& variant) {
+/// `assignment_interval_ms`: the broker's group.consumer.assignment.interval.ms as summary.json's
+/// `config` gives it (SummarySink and the graph then split a deferred target assignment).
+std::unique_ptr<Run> run(const json& doc, const std::string& variant,
+                         std::optional<std::int64_t> assignment_interval_ms = std::nullopt) {
   auto r = std::make_unique<Run>();
   const auto spec = testing::ideal_machine(json::parse(doc.dump()));  // numbers typed as a file's
   r->lines = rsim::run_scenario(spec, variant, spec.seed).trace_lines;
-  r->summary = testing::summary_of(r->lines);
+  if (assignment_interval_ms) {
+    reports::SummaryInputs in;
+    in.config = {{"cluster", {{"group.consumer.assignment.interval.ms", *assignment_interval_ms}}}};
+    r->summary = json::parse(reports::summarize(r->lines, in).dump());
+    r->paths.set_assignment_interval_ms(assignment_interval_ms);
+  } else {
+    r->summary = testing::summary_of(r->lines);
+  }
   Feed feed(r->paths);
   rsim::trace::read_jsonl(r->lines, feed);
   return r;
@@ -255,6 +266,47 @@ TEST_CASE("critical path: KIP-848's assignment interval, then reconciliation") {
   for (const auto& s : rb["critical_path"]["steps"])
     if (s.contains("waited_for")) waited = s["waited_for"].value("actor", "") == "B";
   CHECK(waited);
+}
+
+// Issue 34's flaw: Kafka computes a deferred target assignment on the first heartbeat at or after
+// the previous one's assignment_timestamp + group.consumer.assignment.interval.ms
+// (canComputeNextTargetAssignment); the member's wait after the interval is a heartbeat wait.
+TEST_CASE("critical path: a deferred target assignment splits into the interval and the heartbeat after it") {
+  // The run above with the interval known (summary.json's config): the previous target at 3 ms
+  // (assignment_timestamp 3), so the interval ends at 5003 ms. B's join opened the rebalance at
+  // 1003: 5003 - 1003 = 4000 ms of assignment interval; then the wait for A's heartbeat, sent at
+  // 5100 (97 ms), and its way to the coordinator, 5100 -> 5101 (1 ms). The rest as above.
+  const auto r = run(scenario("consumer", {consumer("A"), consumer("B")}, {start(0, "A"), start(1000, "B")},
+                              {{"group.consumer.assignment.interval.ms", 5000}}),
+                     "consumer", 5000);
+  REQUIRE(r->summary["rebalances"].size() >= 2);
+  const json& rb = r->summary["rebalances"][1];
+  CHECK(rb["start_us"] == 1003000);
+  CHECK(rb["end_us"] == 6300000);
+  const auto c = check_path(*r, 1);
+  CHECK(c.at("assignment_interval_ms") == 5003000 - 1003000);
+  CHECK(c.at("heartbeat_wait_ms") == (5100000 - 5003000) + (6100000 - 5301000));
+  CHECK(c.at("poll_wait_ms") == (5200000 - 5102000) + (5224000 - 5202000) + (5300000 - 5224000) +
+                                    (6200000 - 6102000) + (6300000 - 6200000));
+  CHECK(c.at("network_ms") == 6000 + 1000);
+  // The interval's end is a step of its own; the target's step waited for A's heartbeat.
+  const json& steps = rb["critical_path"]["steps"];
+  std::size_t at = steps.size();
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (steps[i]["what"] == "group.consumer.assignment.interval.ms elapsed") at = i;
+  REQUIRE(at + 1 < steps.size());
+  CHECK(steps[at]["t_us"] == 5003000);
+  CHECK(steps[at]["event"] == "timer");
+  CHECK(steps[at]["causes"] == json{{"assignment_interval_ms", 4000.0}});
+  CHECK(steps[at + 1]["what"] == "target assignment computed");
+  CHECK(steps[at + 1]["t_us"] == 5101000);
+  CHECK(steps[at + 1]["causes"] == json{{"heartbeat_wait_ms", 97.0}, {"network_ms", 1.0}});
+  CHECK(steps[at + 1]["waited_for"] == json{{"t_us", 5100000}, {"actor", "A"}, {"what", "ConsumerGroupHeartbeat request"}});
+  CHECK(reports::critical_path_sentence(nlohmann::ordered_json::parse(rb.dump()), 2) ==
+        "R2 took 5,297 ms: 4,000 ms the coordinator holding back the target assignment "
+        "(group.consumer.assignment.interval.ms), 896 ms B waiting for its next heartbeat "
+        "(group.consumer.heartbeat.interval.ms), 394 ms B waiting for its next poll() (processing between polls; "
+        "max.poll.interval.ms bounds it), 7 ms network.");
 }
 
 TEST_CASE("critical path: the same causes without the heartbeats that change nothing") {

@@ -106,6 +106,37 @@ TEST_CASE("lesson: watch-for notes name the wait of each critical step and its c
   CHECK(lesson::watch_notes(nlohmann::ordered_json::object(), false).empty());
 }
 
+// The rebalance the step control opens (issue 35): the lesson's, else the longest after start-up.
+TEST_CASE("lesson: the step control opens the lesson's rebalance, else the longest that is not a start-up") {
+  reports::Timeline tl;
+  const auto rebalance = [](int index, const char* group, std::int64_t start_us, std::int64_t end_us) {
+    reports::Rebalance r;
+    r.index = index;
+    r.group = group;
+    r.start_us = start_us;
+    r.end_us = end_us;
+    return r;
+  };
+  // g's start-up (6 s, the longest), h's start-up (4 s), g's join (30 ms), h's leave (2 s), g's
+  // second join (2 s: a tie with h's leave, the earlier wins).
+  tl.rebalances = {rebalance(1, "g", 1'000'000, 7'000'000), rebalance(2, "h", 1'500'000, 5'500'000),
+                   rebalance(3, "g", 10'000'000, 10'030'000), rebalance(4, "h", 12'000'000, 14'000'000),
+                   rebalance(5, "g", 20'000'000, 22'000'000)};
+  CHECK(reports::lesson::opened_rebalance(tl, 40) == 3);  // R4: h's leave
+  CHECK(reports::lesson::opened_rebalance(tl, 3) == 2);   // only R1..R3 shown: R3, g's join
+  CHECK(reports::lesson::opened_rebalance(tl, 2) == 0);   // only start-ups: the longest, R1
+  // A lesson names the first rebalance that starts at or after its lesson_rebalance_from_ms.
+  tl.summary["produced_by"]["lesson_rebalance_from_ms"] = 10000;
+  CHECK(reports::lesson::opened_rebalance(tl, 40) == 2);  // R3 starts at 10 s
+  tl.summary["produced_by"]["lesson_rebalance_from_ms"] = 10001;
+  CHECK(reports::lesson::opened_rebalance(tl, 40) == 3);
+  CHECK(reports::lesson::opened_rebalance(tl, 3) == 2);  // R4 is not shown: the default
+  tl.summary["produced_by"]["lesson_rebalance_from_ms"] = 1000;
+  CHECK(reports::lesson::opened_rebalance(tl, 40) == 0);  // the start-up, when the lesson says so
+  tl.rebalances.clear();
+  CHECK(reports::lesson::opened_rebalance(tl, 40) == 0);
+}
+
 TEST_CASE("lesson: readable times and short sentences") {
   CHECK(lesson::readable_times("from 2.706736 s to 13.051320 s (10261.454 ms)") == "from 2.707 s to 13.051 s (10.26 s)");
   CHECK(lesson::readable_times("93.924 ms, 3.5 ms, 0 ms, 1,478.057 ms, 6.048 s, 1 s.") == "94 ms, 3.5 ms, 0 ms, 1.48 s, 6.048 s, 1 s.");

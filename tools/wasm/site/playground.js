@@ -3,8 +3,9 @@
 // tools/wasm/playground.cpp) and shows the report it renders, the summaries and the verdicts.
 // URL: ?lesson=NAME&run=1 runs a lesson on load; the knobs can be given the same way
 // (protocol, assignor, consumers, session, heartbeat, poll, static, processing, incident,
-// incident_at, incident_for, seed). The page's state for tests is on <html>: data-ready,
-// data-exit, data-run-ms, data-lanes, data-rebalances, data-partitions, data-errors.
+// incident_at, incident_for, seed), and rebalance=N opens rebalance N in the report's step
+// control. The page's state for tests is on <html>: data-ready, data-exit, data-run-ms,
+// data-lanes, data-rebalances, data-partitions, data-errors, data-opened.
 (function () {
   'use strict';
   var $ = function (id) { return document.getElementById(id); };
@@ -167,6 +168,11 @@
       root.dataset.lanes = html.dataset.lanes || String(doc.querySelectorAll('[data-consumer]').length);
       root.dataset.rebalances = html.dataset.rebalances || String(doc.querySelectorAll('[data-rebalance]').length);
       root.dataset.partitions = String(doc.querySelectorAll('[data-partition]').length);
+      // ?rebalance=N: the step control opens rebalance N instead of the lesson's (report.html's
+      // #rebalance=N); data-opened says which one each variant's step control walks.
+      if (params.has('rebalance') && frame.contentWindow.rsimOpenRebalance)
+        frame.contentWindow.rsimOpenRebalance(params.get('rebalance'));
+      if (html.dataset.opened !== undefined) root.dataset.opened = html.dataset.opened;
       frame.style.height = Math.max(400, html.scrollHeight + 20) + 'px';
       root.dataset.ready = '1';
       if (params.get('timing') === '1') console.info('rsim-timing shown ' + lessonName);
