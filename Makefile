@@ -14,16 +14,16 @@ DEB_PACKAGES := cmake make g++ git ccache libboost-graph-dev nlohmann-json3-dev 
 export CCACHE_BASEDIR := $(CURDIR)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The browser the report's tests render report.html in, xmllint for the JUnit schema test, GNU
-# parallel for the sharded sweep example, python3 for the function-length gate (installed by
-# `make test`).
-TEST_PACKAGES := chromium libxml2-utils parallel python3
+# parallel for the sharded sweep example, python3 for the function-length gate, clang-format-14
+# for the format gate (installed by `make test`).
+TEST_PACKAGES := chromium libxml2-utils parallel python3 clang-format-14
 DEMO_SCENARIO := scenarios/examples/two-consumers.json
 DEMO_OUT := out/two-consumers
 
 FUZZ_DEB_PACKAGES := clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps test-deps sanitize-deps build demo test install deb image image-test sanitize sanitize-build tsan fuzz clean oracle-assignors oracle oracle-smoke site
+.PHONY: format deps test-deps sanitize-deps build demo test install deb image image-test sanitize sanitize-build tsan fuzz clean oracle-assignors oracle oracle-smoke site
 
 deps test-deps:
 	@missing=""; for p in $(if $(filter test-deps,$@),$(TEST_PACKAGES),$(DEB_PACKAGES)); do \
@@ -33,6 +33,11 @@ deps test-deps:
 	  echo "installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
+
+# Reformat every C++ file as .clang-format says (the ctest "lint: the C++ tree is formatted ..."
+# checks it).
+format: test-deps
+	sh tools/dev/format.sh
 
 build: deps
 	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache

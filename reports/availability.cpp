@@ -36,7 +36,8 @@ std::string verdict_of(const nlohmann::ordered_json& summary) {
     } else {
       from_us = s->at("from_us").get<std::int64_t>();
       steady = &s->at("metrics");
-      when = fmt::format("After start-up (from {})", duration_text(static_cast<double>(from_us) / 1000.0));
+      when = fmt::format("After start-up (from {})",
+                         duration_text(static_cast<double>(from_us) / 1000.0));
     }
   }
   const ojson& m = steady != nullptr ? *steady : whole;
@@ -50,7 +51,8 @@ std::string verdict_of(const nlohmann::ordered_json& summary) {
   if (const auto f = m.find("fatal_errors"); f != m.end() && f->get<std::int64_t>() > 0) {
     std::string who;
     for (const auto& c : fatal) who += (who.empty() ? "" : ", ") + c;
-    parts.push_back(fmt::format("{} stopped by a fatal error ({})", plural(f->get<std::int64_t>(), "consumer", "consumers"),
+    parts.push_back(fmt::format("{} stopped by a fatal error ({})",
+                                plural(f->get<std::int64_t>(), "consumer", "consumers"),
                                 who.empty() ? std::string("see the moments") : who));
   }
   parts.push_back(plural(m.value("rebalance_count", std::int64_t{0}), "rebalance", "rebalances"));
@@ -61,8 +63,8 @@ std::string verdict_of(const nlohmann::ordered_json& summary) {
       if (x.at("start_us").get<std::int64_t>() >= from_us) ++stops;
   const double max_stop = m.value("max_group_stopped_ms", 0.0);
   if (max_stop > 0)
-    parts.push_back(fmt::format("the whole group stopped {} ({} at most)", plural(stops, "time", "times"),
-                                duration_text(max_stop)));
+    parts.push_back(fmt::format("the whole group stopped {} ({} at most)",
+                                plural(stops, "time", "times"), duration_text(max_stop)));
   else
     parts.push_back("the group never stopped as a whole");
   // The partitions: how many were not processed, for how long, and how many never stopped.
@@ -81,16 +83,20 @@ std::string verdict_of(const nlohmann::ordered_json& summary) {
     parts.push_back(total > 0 ? fmt::format("all {} partitions were processed throughout", total)
                               : std::string("no partition was processed"));
   } else {
-    std::string p = fmt::format("{} of {} partitions were not processed for {} in all ({} at most)", stopped,
-                                std::max(total, stopped), duration_text(m.value("not_processed_partition_ms", 0.0)),
+    std::string p = fmt::format("{} of {} partitions were not processed for {} in all ({} at most)",
+                                stopped, std::max(total, stopped),
+                                duration_text(m.value("not_processed_partition_ms", 0.0)),
                                 duration_text(m.value("max_not_processed_ms", 0.0)));
     if (total > stopped) p += fmt::format(", the other {} never stopped", total - stopped);
     parts.push_back(p);
   }
   const std::int64_t dups = m.value("duplicates", std::int64_t{0});
-  if (dups > 0) parts.push_back(fmt::format("{} delivered again", plural(dups, "record", "records")));
+  if (dups > 0)
+    parts.push_back(fmt::format("{} delivered again", plural(dups, "record", "records")));
   const std::int64_t lost = whole.value("lost", std::int64_t{0});
-  if (lost > 0) parts.push_back(fmt::format("{} committed but never processed", plural(lost, "record", "records")));
+  if (lost > 0)
+    parts.push_back(
+        fmt::format("{} committed but never processed", plural(lost, "record", "records")));
   std::string out = when + ": ";
   for (std::size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? "" : "; ") + parts[i];
   return out + ".";
@@ -126,10 +132,12 @@ std::string headline_of(const nlohmann::ordered_json& summary) {
   }
   const auto get = [&](const char* k) { return m->contains(k) ? num(m->at(k)) : std::string("0"); };
   return fmt::format(
-      "{}: {} rebalances, max {} ms, stop-the-world {} ms, not processed {} partition-ms (longest {} ms), "
+      "{}: {} rebalances, max {} ms, stop-the-world {} ms, not processed {} partition-ms (longest "
+      "{} ms), "
       "unavailable {} partition-ms, {} duplicates, {} lost, {} fatal errors",
-      when, get("rebalance_count"), get("max_rebalance_ms"), get("stop_the_world_ms"), get("not_processed_partition_ms"),
-      get("max_not_processed_ms"), get("unavailable_partition_ms"), get("duplicates"),
+      when, get("rebalance_count"), get("max_rebalance_ms"), get("stop_the_world_ms"),
+      get("not_processed_partition_ms"), get("max_not_processed_ms"),
+      get("unavailable_partition_ms"), get("duplicates"),
       num(summary.at("metrics").value("lost", nlohmann::ordered_json(0))), get("fatal_errors"));
 }
 
@@ -138,8 +146,10 @@ std::vector<std::string> moment_lines(const nlohmann::ordered_json& summary) {
   const auto ms = summary.find("moments");
   if (ms == summary.end()) return out;
   for (const auto& x : *ms) {
-    const std::string who = x.contains("consumer") ? x.at("consumer").get<std::string>() + ": " : std::string();
-    out.push_back(fmt::format("at {} ms: {}{}", num(nlohmann::ordered_json(x.at("t_us").get<double>() / 1000.0)), who,
+    const std::string who =
+        x.contains("consumer") ? x.at("consumer").get<std::string>() + ": " : std::string();
+    out.push_back(fmt::format("at {} ms: {}{}",
+                              num(nlohmann::ordered_json(x.at("t_us").get<double>() / 1000.0)), who,
                               x.at("text").get<std::string>()));
   }
   return out;

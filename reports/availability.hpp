@@ -4,8 +4,8 @@
 // worked on? A sink-side structure, fed by the summary builder from trace events only.
 #pragma once
 #include <algorithm>
-#include <iterator>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <string>
 #include <utility>
@@ -26,11 +26,11 @@ struct ClockWindow {
 /// Per (group, partition): *not processed* while the partition is wanted (a live member of the
 /// group subscribes to it, or someone owns it) and no owner is *active*. An owner is active while
 /// its process runs (not paused), its application is not stalled and has not begun close(), and
-/// it runs no rebalance callback (Kafka runs callbacks on the application thread, inside poll(): nothing is processed
-/// meanwhile). A partition without an owner (being revoked, awaiting its assignment, held by a
-/// crashed member not yet detected) is not processed either. Each interval is attributed to the
-/// consumer that holds the partition (the first of its owners by name) or, with no owner, to the
-/// last consumer that held it; a partition never owned is attributed to no one.
+/// it runs no rebalance callback (Kafka runs callbacks on the application thread, inside poll():
+/// nothing is processed meanwhile). A partition without an owner (being revoked, awaiting its
+/// assignment, held by a crashed member not yet detected) is not processed either. Each interval is
+/// attributed to the consumer that holds the partition (the first of its owners by name) or, with
+/// no owner, to the last consumer that held it; a partition never owned is attributed to no one.
 /// Per group: the group is *stopped* while it has live members and none of its wanted partitions
 /// is processed.
 class ProcessingClock {
@@ -150,8 +150,9 @@ class ProcessingClock {
     int unowned = 0;    // wanted partitions without an owner now
     bool stopped = false;
     std::int64_t since = 0, stopped_since = 0, stopped_us = 0, max_stopped_us = 0;
-    std::int64_t stop_closed_at = -1, stop_closed_since = 0;  // the last stop (one reopened then goes on)
-    bool stop_recorded = false;  // the last stop is in stops_
+    std::int64_t stop_closed_at = -1,
+                 stop_closed_since = 0;  // the last stop (one reopened then goes on)
+    bool stop_recorded = false;          // the last stop is in stops_
   };
 
   State& touch(const Key& key, std::int64_t now) {
@@ -218,7 +219,8 @@ class ProcessingClock {
     const bool wanted = st.wanted || !st.owners.empty();
     const bool not_processed = wanted && !active;
     if (not_processed && !st.not_processed) {
-      if (st.gap_closed_at != now) st.gap_since = now;
+      if (st.gap_closed_at != now)
+        st.gap_since = now;
       else if (record_ && !st.gaps.empty() && st.gaps.back().second == std::min(now, window_.to))
         st.gaps.pop_back();  // it goes on: kept again, whole, when it closes
     }

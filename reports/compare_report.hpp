@@ -22,8 +22,9 @@ struct CallbackMatch {
   std::string partitions;  // as compare prints them ("[orders-0..2]")
   std::optional<std::int64_t> sim_us;
   std::vector<std::optional<std::int64_t>> real_us;  // one per real run
-  bool within = true;  // compare's verdict on the row
-  std::string race;    // "race: matches run 2" where the real runs differ and the simulator has one outcome
+  bool within = true;                                // compare's verdict on the row
+  std::string
+      race;  // "race: matches run 2" where the real runs differ and the simulator has one outcome
 };
 
 struct SideBySideVariant {
@@ -33,11 +34,12 @@ struct SideBySideVariant {
   std::vector<Timeline> real;           // one per real run, in --real order
   std::vector<std::string> real_names;  // the run directories
   std::vector<CallbackMatch> callbacks;
-  std::vector<std::string> summary;     // compare's lines below the table, the verdict last
-  std::string table_text;               // the table exactly as `compare` prints it
+  std::vector<std::string> summary;  // compare's lines below the table, the verdict last
+  std::string table_text;            // the table exactly as `compare` prints it
   bool passed = true;
 };
 
-std::string render_side_by_side(const std::string& scenario, const std::vector<SideBySideVariant>& variants);
+std::string render_side_by_side(const std::string& scenario,
+                                const std::vector<SideBySideVariant>& variants);
 
 }  // namespace reports

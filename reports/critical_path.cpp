@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
-#include <optional>
 #include <utility>
 
-#include <boost/graph/adjacency_list.hpp>
 #include <fmt/format.h>
+#include <boost/graph/adjacency_list.hpp>
 
 #include "models/spec/overloaded.hpp"
 
@@ -19,8 +19,11 @@ using ojson = nlohmann::ordered_json;
 
 const std::array<std::string_view, kCauseCount>& cause_names() {
   static const std::array<std::string_view, kCauseCount> names{
-      "heartbeat_wait_ms", "poll_wait_ms", "session_timeout_ms", "rebalance_timeout_ms", "initial_delay_ms",
-      "assignment_interval_ms", "network_ms", "broker_ms", "callback_ms", "other_ms"};
+      "heartbeat_wait_ms",  "poll_wait_ms",
+      "session_timeout_ms", "rebalance_timeout_ms",
+      "initial_delay_ms",   "assignment_interval_ms",
+      "network_ms",         "broker_ms",
+      "callback_ms",        "other_ms"};
   return names;
 }
 
@@ -33,8 +36,8 @@ struct EdgeProp {
   bool timer = false;  // a timer armed at the source fired at the target: the target's reason
 };
 // Edges in a vector too (the default keeps them in a std::list: a node per edge).
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, boost::no_property, EdgeProp,
-                                    boost::no_property, boost::vecS>;
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS,
+                                    boost::no_property, EdgeProp, boost::no_property, boost::vecS>;
 
 /// What a vertex is, as far as the edges' causes go.
 enum class Kind : std::uint8_t {
@@ -44,7 +47,8 @@ enum class Kind : std::uint8_t {
   CallbackStart,
   CallbackEnd,
   Assignment,
-  PollDriven,  // consumer.reconcile, consumer.rejoin, consumer.poll_timeout: the application's poll()
+  PollDriven,  // consumer.reconcile, consumer.rejoin, consumer.poll_timeout: the application's
+               // poll()
   ConsumerOther,
   Coordinator,
   Record,
@@ -56,11 +60,11 @@ constexpr std::uint32_t kNoActor = 0xffffffffu;
 /// it is about, an epoch or a count) is kept beside it: "B" + "STABLE at epoch #" + 4.
 struct Node {
   std::int64_t t = 0;
-  std::int64_t num = -1;            // replaces '#' in the label
+  std::int64_t num = -1;  // replaces '#' in the label
   std::uint32_t actor = 0;
-  std::uint32_t about = kNoActor;   // the member a coordinator event is about: its name leads
-  std::uint32_t label = 0;          // into Impl::labels
-  std::uint16_t type = 0;           // into Impl::types
+  std::uint32_t about = kNoActor;  // the member a coordinator event is about: its name leads
+  std::uint32_t label = 0;         // into Impl::labels
+  std::uint16_t type = 0;          // into Impl::types
   Kind kind = Kind::ConsumerOther;
 };
 
@@ -81,26 +85,28 @@ struct Actor {
   std::string name;
   std::uint32_t group = 0;  // into Impl::groups (consumers: the group it started in)
   bool has_group = false;
-  std::int64_t last_app = kNone;  // the application thread's last vertex
-  std::int64_t last_hb = kNone;   // the heartbeat thread's last vertex
-  std::int64_t hb_link = kNone;   // a heartbeat response the application has not acted on yet
+  std::int64_t last_app = kNone;      // the application thread's last vertex
+  std::int64_t last_hb = kNone;       // the heartbeat thread's last vertex
+  std::int64_t hb_link = kNone;       // a heartbeat response the application has not acted on yet
   std::int64_t member_epoch = kNone;  // the coordinator's last member.epoch about it (KIP-848)
   std::vector<Pending> pending;
 };
 
 struct Group {
   std::string name;
-  std::uint32_t coordinator = 0;  // its actor
-  std::int64_t last = kNone;      // the coordinator's last vertex for this group
-  std::string state;              // the last group.state
-  bool empty = true;              // no state yet, or Empty
+  std::uint32_t coordinator = 0;         // its actor
+  std::int64_t last = kNone;             // the coordinator's last vertex for this group
+  std::string state;                     // the last group.state
+  bool empty = true;                     // no state yet, or Empty
   std::int64_t initial_prepare = kNone;  // PreparingRebalance out of Empty: the initial delay's arm
-  std::int64_t open = kNone;      // the last PreparingRebalance / group epoch bump
+  std::int64_t open = kNone;             // the last PreparingRebalance / group epoch bump
   std::int64_t bump_t = -1, ta_t = -1;
-  bool bump_by_request = false;   // the last epoch bump came with a member's heartbeat
-  std::int64_t last_ta = kNone;   // the last target assignment computed (KIP-848)
-  std::int64_t ta_timestamp_ms = -1;  // its record's assignment_timestamp (0: none, computed at once)
-  std::int64_t inherit_send = kNone, inherit_t = -1;  // the request behind this instant's member event
+  bool bump_by_request = false;  // the last epoch bump came with a member's heartbeat
+  std::int64_t last_ta = kNone;  // the last target assignment computed (KIP-848)
+  std::int64_t ta_timestamp_ms =
+      -1;  // its record's assignment_timestamp (0: none, computed at once)
+  std::int64_t inherit_send = kNone,
+               inherit_t = -1;     // the request behind this instant's member event
   std::vector<std::int64_t> ends;  // vertices a rebalance may end at, in time order
 };
 
@@ -112,12 +118,16 @@ struct NameHash {
 template <class Id>
 using IdMap = std::unordered_map<std::string, Id, NameHash, std::equal_to<>>;
 
-bool heartbeat_api(std::string_view api) { return api == "Heartbeat" || api == "ConsumerGroupHeartbeat"; }
+bool heartbeat_api(std::string_view api) {
+  return api == "Heartbeat" || api == "ConsumerGroupHeartbeat";
+}
 bool group_api(std::string_view api) {
   return heartbeat_api(api) || api == "JoinGroup" || api == "SyncGroup" || api == "LeaveGroup" ||
          api == "OffsetCommit" || api == "OffsetFetch" || api == "FindCoordinator";
 }
-bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+bool contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
 
 }  // namespace
 
@@ -135,9 +145,10 @@ struct CriticalPaths::Impl {
   // What the next vertex carries beside its label (add() takes them).
   std::int64_t next_num = -1;
   std::uint32_t next_about = kNoActor;
-  std::string buf;  // reused for labels
+  std::string buf;                                    // reused for labels
   std::size_t prune_at = CriticalPaths::kPruneSlack;  // prune_due() from this many vertices
-  std::optional<std::int64_t> assignment_interval_ms;  // group.consumer.assignment.interval.ms, if known
+  std::optional<std::int64_t>
+      assignment_interval_ms;  // group.consumer.assignment.interval.ms, if known
   // Paths found before their vertices were pruned (remember()): each step as its vertex's
   // event (labels by number), a few dozen bytes a step.
   struct KeptStep {
@@ -235,7 +246,9 @@ struct CriticalPaths::Impl {
     std::string out = n.about == kNoActor ? std::string() : actors[n.about].name + " ";
     const std::string& l = labels[n.label];
     const auto hash = l.find('#');
-    out += hash == std::string::npos || n.num < 0 ? l : l.substr(0, hash) + std::to_string(n.num) + l.substr(hash + 1);
+    out += hash == std::string::npos || n.num < 0
+               ? l
+               : l.substr(0, hash) + std::to_string(n.num) + l.substr(hash + 1);
     return out;
   }
   std::uint32_t actor(std::string_view name) {
@@ -258,7 +271,8 @@ struct CriticalPaths::Impl {
     }
     return groups[it->second];
   }
-  std::int64_t add(std::int64_t t, std::uint32_t actor_id, std::string_view type, std::uint32_t lbl, Kind kind) {
+  std::int64_t add(std::int64_t t, std::uint32_t actor_id, std::string_view type, std::uint32_t lbl,
+                   Kind kind) {
     const auto v = static_cast<std::int64_t>(boost::add_vertex(g));
     Node n;
     n.t = t;
@@ -275,26 +289,31 @@ struct CriticalPaths::Impl {
   }
   void edge(std::int64_t from, std::int64_t to, Cause c, bool timer = false) {
     if (from == kNone || to == kNone || from == to) return;
-    boost::add_edge(static_cast<std::size_t>(from), static_cast<std::size_t>(to), EdgeProp{c, timer}, g);
+    boost::add_edge(static_cast<std::size_t>(from), static_cast<std::size_t>(to),
+                    EdgeProp{c, timer}, g);
   }
 
   /// What kept an application thread from its next event: the cause of a program-order edge.
   static Cause app_cause(Kind next) {
     switch (next) {
-      case Kind::CallbackEnd: return Cause::Callback;
-      case Kind::RpcRecv: return Cause::Network;
+      case Kind::CallbackEnd:
+        return Cause::Callback;
+      case Kind::RpcRecv:
+        return Cause::Network;
       case Kind::CallbackStart:
       case Kind::Assignment:
       case Kind::RpcSend:
-      case Kind::PollDriven: return Cause::PollWait;
-      default: return Cause::Other;
+      case Kind::PollDriven:
+        return Cause::PollWait;
+      default:
+        return Cause::Other;
     }
   }
 
   /// A vertex of consumer `c`'s application thread, after its previous one and after a
   /// heartbeat response it has not acted on yet.
-  std::int64_t app_event(std::int64_t t, std::string_view consumer, std::string_view type, std::uint32_t lbl,
-                         Kind kind) {
+  std::int64_t app_event(std::int64_t t, std::string_view consumer, std::string_view type,
+                         std::uint32_t lbl, Kind kind) {
     const std::uint32_t id = actor(consumer);
     const std::int64_t v = add(t, id, type, lbl, kind);
     Actor& a = actors[id];
@@ -306,7 +325,8 @@ struct CriticalPaths::Impl {
       a.hb_link = kNone;
     }
     a.last_app = v;
-    if (a.has_group && (kind == Kind::Assignment || kind == Kind::CallbackEnd)) groups[a.group].ends.push_back(v);
+    if (a.has_group && (kind == Kind::Assignment || kind == Kind::CallbackEnd))
+      groups[a.group].ends.push_back(v);
     return v;
   }
 
@@ -337,9 +357,14 @@ struct CriticalPaths::Impl {
     const std::uint32_t id = actor(consumer);
     const bool hb = heartbeat_api(e.api);
     if (send) {
-      Pending p{.id = e.id, .t_send = t, .api_label = label("{} request", e.api), .heartbeat = hb,
-                .drives_group = e.api == "JoinGroup" || e.api == "SyncGroup" || e.api == "LeaveGroup",
-                .attributable = hb || e.api == "JoinGroup" || e.api == "SyncGroup" || e.api == "LeaveGroup"};
+      Pending p{
+          .id = e.id,
+          .t_send = t,
+          .api_label = label("{} request", e.api),
+          .heartbeat = hb,
+          .drives_group = e.api == "JoinGroup" || e.api == "SyncGroup" || e.api == "LeaveGroup",
+          .attributable =
+              hb || e.api == "JoinGroup" || e.api == "SyncGroup" || e.api == "LeaveGroup"};
       p.app_at_send = actors[id].last_app;
       if (!hb) p.send = app_event(t, consumer, trace::Rpc::kType, p.api_label, Kind::RpcSend);
       Actor& a = actors[id];
@@ -349,7 +374,8 @@ struct CriticalPaths::Impl {
       return;
     }
     Actor& a = actors[id];
-    const auto it = std::find_if(a.pending.begin(), a.pending.end(), [&](const Pending& q) { return q.id == e.id; });
+    const auto it = std::find_if(a.pending.begin(), a.pending.end(),
+                                 [&](const Pending& q) { return q.id == e.id; });
     std::optional<Pending> p;
     if (it != a.pending.end()) {
       p = *it;
@@ -381,7 +407,9 @@ struct CriticalPaths::Impl {
     if (!a.has_group) return;
     const Group& gr = groups[a.group];
     if (gr.last == kNone || nodes[static_cast<std::size_t>(gr.last)].t < p.t_send) return;
-    edge(gr.last, recv, nodes[static_cast<std::size_t>(gr.last)].kind == Kind::Record ? Cause::Broker : Cause::Network);
+    edge(gr.last, recv,
+         nodes[static_cast<std::size_t>(gr.last)].kind == Kind::Record ? Cause::Broker
+                                                                       : Cause::Network);
   }
 
   /// The request behind a coordinator event: `consumer`'s latest attributable one in flight
@@ -440,14 +468,17 @@ struct CriticalPaths::Impl {
   /// A vertex of the group's coordinator, after its previous one; `by_request`: the request
   /// behind it gets an edge (`consumer`: the member the event is about).
   std::int64_t coordinator_event(std::int64_t t, std::string_view group_name, std::string_view type,
-                                 std::uint32_t lbl, Kind kind, bool by_request, std::string_view consumer,
-                                 Cause own = Cause::Broker, bool end = false) {
+                                 std::uint32_t lbl, Kind kind, bool by_request,
+                                 std::string_view consumer, Cause own = Cause::Broker,
+                                 bool end = false) {
     Group& gr = group(group_name);
     const std::int64_t req = by_request ? request_of(gr, t, consumer) : kNone;
     const std::int64_t v = add(t, gr.coordinator, type, lbl, kind);
     Group& g2 = group(group_name);
-    edge(g2.last, v, g2.last != kNone && nodes[static_cast<std::size_t>(g2.last)].kind == Kind::Record ? Cause::Broker
-                                                                                                    : own);
+    edge(g2.last, v,
+         g2.last != kNone && nodes[static_cast<std::size_t>(g2.last)].kind == Kind::Record
+             ? Cause::Broker
+             : own);
     edge(req, v, Cause::Network);
     g2.last = v;
     if (end) g2.ends.push_back(v);
@@ -461,11 +492,13 @@ struct CriticalPaths::Impl {
     const std::string_view reason = e.reason.value_or("");
     // Timer-driven: the end of the join phase out of Empty (group.initial.rebalance.delay.ms) or
     // after the rebalance timeout; a write's completion. The others: a request's doing.
-    const bool completes_join = before == "PreparingRebalance" && (e.state == "CompletingRebalance" || e.state == "Empty");
+    const bool completes_join =
+        before == "PreparingRebalance" && (e.state == "CompletingRebalance" || e.state == "Empty");
     const bool initial = completes_join && group(e.group).initial_prepare != kNone;
     const bool persisted = contains(reason, "persisted");
-    const std::int64_t v = coordinator_event(t, e.group, trace::GroupStateChange::kType, label("{}", e.state),
-                                             Kind::Coordinator, !initial && !persisted, {}, Cause::Broker, true);
+    const std::int64_t v =
+        coordinator_event(t, e.group, trace::GroupStateChange::kType, label("{}", e.state),
+                          Kind::Coordinator, !initial && !persisted, {}, Cause::Broker, true);
     Group& gr = group(e.group);
     if (initial) edge(gr.initial_prepare, v, Cause::InitialDelay, true);
     if (e.state == "PreparingRebalance") {
@@ -487,12 +520,15 @@ struct CriticalPaths::Impl {
     const std::string& record = kind->get_ref<const std::string&>();
     const std::string& group_name = grp->get_ref<const std::string&>();
     if (record == "GroupMetadata") {
-      coordinator_event(t, group_name, trace::Record::kType, label("{}", record), Kind::Record, true, {});
-    } else if (record == "ConsumerGroupMemberMetadata" || record == "ConsumerGroupCurrentMemberAssignment") {
+      coordinator_event(t, group_name, trace::Record::kType, label("{}", record), Kind::Record,
+                        true, {});
+    } else if (record == "ConsumerGroupMemberMetadata" ||
+               record == "ConsumerGroupCurrentMemberAssignment") {
       // A tombstone removes the member: the coordinator's doing (a timeout), not its request's.
       const bool tombstone = o.value("tombstone", false);
       const std::string consumer = o.value("consumer", std::string());
-      coordinator_event(t, group_name, trace::Record::kType, (tombstone ? label("{} removed", record) : label("{}", record)),
+      coordinator_event(t, group_name, trace::Record::kType,
+                        (tombstone ? label("{} removed", record) : label("{}", record)),
                         Kind::Record, !tombstone, consumer);
     } else if (record == "ConsumerGroupMetadata") {
       Group& gr = group(group_name);
@@ -516,12 +552,13 @@ struct CriticalPaths::Impl {
       const bool split = prev != kNone && due_us > t_of(prev) && due_us < t;
       const std::int64_t hb = later && (!deferred || split) ? heartbeat_in_flight(gr, t) : kNone;
       const std::int64_t v =
-          coordinator_event(t, group_name, trace::Record::kType, label("target assignment computed"), Kind::Record,
-                            true, {});
+          coordinator_event(t, group_name, trace::Record::kType,
+                            label("target assignment computed"), Kind::Record, true, {});
       Group& g2 = group(group_name);
       if (split) {
-        const std::int64_t due = add(due_us, g2.coordinator, "timer", label("group.consumer.assignment.interval.ms elapsed"),
-                                     Kind::Coordinator);
+        const std::int64_t due =
+            add(due_us, g2.coordinator, "timer",
+                label("group.consumer.assignment.interval.ms elapsed"), Kind::Coordinator);
         edge(prev, due, Cause::AssignmentInterval, true);
         edge(due, v, Cause::HeartbeatWait, true);
         edge(hb, v, Cause::Network);
@@ -541,15 +578,18 @@ struct CriticalPaths::Impl {
     const bool session = contains(why, "session timeout");
     const bool rebalance = contains(why, "rebalance timeout") || contains(why, "did not rejoin") ||
                            contains(why, "failed to join");
-    const Cause own = session ? Cause::SessionTimeout : rebalance ? Cause::RebalanceTimeout : Cause::Broker;
+    const Cause own = session     ? Cause::SessionTimeout
+                      : rebalance ? Cause::RebalanceTimeout
+                                  : Cause::Broker;
     if (session || rebalance) {
       // The group's events of this instant are the timer's doing, whatever is in flight.
       Group& gr = group(e.group);
       gr.inherit_t = t;
       gr.inherit_send = kNone;
     }
-    const std::int64_t v = coordinator_event(t, e.group, trace::MemberLeave::kType, about(e.consumer, label("left: {}", why)),
-                                             Kind::Coordinator, !session && !rebalance, e.consumer, own);
+    const std::int64_t v = coordinator_event(
+        t, e.group, trace::MemberLeave::kType, about(e.consumer, label("left: {}", why)),
+        Kind::Coordinator, !session && !rebalance, e.consumer, own);
     if (session) {
       // The member's session timer, armed at its last contact.
       if (const auto it = actor_ids.find(e.consumer); it != actor_ids.end()) {
@@ -560,7 +600,8 @@ struct CriticalPaths::Impl {
       // Armed when the member was told to revoke (KIP-848: its last member epoch), or when the
       // group began to rebalance (classic).
       std::int64_t armed = group(e.group).open;
-      if (const auto it = actor_ids.find(e.consumer); it != actor_ids.end() && actors[it->second].member_epoch != kNone)
+      if (const auto it = actor_ids.find(e.consumer);
+          it != actor_ids.end() && actors[it->second].member_epoch != kNone)
         armed = actors[it->second].member_epoch;
       edge(armed, v, Cause::RebalanceTimeout, true);
     }
@@ -586,53 +627,81 @@ struct CriticalPaths::Impl {
         rsim::Overloaded{
             [&](const Rpc& e) { on_rpc(t, e); },
             [&](const ConsumerStart& e) { consumer_start(t, e); },
-            [&](const ConsumerStop& e) { app_event(t, e.consumer, ConsumerStop::kType, label("close()"), Kind::ConsumerOther); },
+            [&](const ConsumerStop& e) {
+              app_event(t, e.consumer, ConsumerStop::kType, label("close()"), Kind::ConsumerOther);
+            },
             [&](const ConsumerCrash& e) {
               app_event(t, e.consumer, ConsumerCrash::kType, label("crash"), Kind::ConsumerOther);
               actors[actor(e.consumer)].pending.clear();
             },
-            [&](const ConsumerClosed& e) { app_event(t, e.consumer, ConsumerClosed::kType, label("closed"), Kind::ConsumerOther); },
-            [&](const ConsumerStall& e) { app_event(t, e.consumer, ConsumerStall::kType, num(e.for_ms, label("stalled # ms")), Kind::ConsumerOther); },
-            [&](const ConsumerPause& e) { app_event(t, e.consumer, ConsumerPause::kType, num(e.for_ms, label("paused # ms")), Kind::ConsumerOther); },
-            [&](const ConsumerResume& e) { app_event(t, e.consumer, ConsumerResume::kType, label("resumed"), Kind::ConsumerOther); },
-            [&](const ConsumerRejoin& e) { app_event(t, e.consumer, ConsumerRejoin::kType, label("rejoin: {}", e.reason), Kind::PollDriven); },
+            [&](const ConsumerClosed& e) {
+              app_event(t, e.consumer, ConsumerClosed::kType, label("closed"), Kind::ConsumerOther);
+            },
+            [&](const ConsumerStall& e) {
+              app_event(t, e.consumer, ConsumerStall::kType, num(e.for_ms, label("stalled # ms")),
+                        Kind::ConsumerOther);
+            },
+            [&](const ConsumerPause& e) {
+              app_event(t, e.consumer, ConsumerPause::kType, num(e.for_ms, label("paused # ms")),
+                        Kind::ConsumerOther);
+            },
+            [&](const ConsumerResume& e) {
+              app_event(t, e.consumer, ConsumerResume::kType, label("resumed"),
+                        Kind::ConsumerOther);
+            },
+            [&](const ConsumerRejoin& e) {
+              app_event(t, e.consumer, ConsumerRejoin::kType, label("rejoin: {}", e.reason),
+                        Kind::PollDriven);
+            },
             [&](const ConsumerPollTimeout& e) {
-              app_event(t, e.consumer, ConsumerPollTimeout::kType, label("max.poll.interval.ms expired"), Kind::PollDriven);
+              app_event(t, e.consumer, ConsumerPollTimeout::kType,
+                        label("max.poll.interval.ms expired"), Kind::PollDriven);
             },
             // consumer.member_state: not a vertex (every state change it reports comes with one
             // that is: the heartbeat's response, the reconciliation, the callbacks, the
             // acknowledging heartbeat), which keeps a consumer-protocol graph a third smaller.
             [&](const ConsumerMemberState&) {},
             [&](const ConsumerReconcile& e) {
-              app_event(t, e.consumer, ConsumerReconcile::kType, num(e.epoch, label("reconcile to epoch #")), Kind::PollDriven);
+              app_event(t, e.consumer, ConsumerReconcile::kType,
+                        num(e.epoch, label("reconcile to epoch #")), Kind::PollDriven);
             },
-            [&](const ConsumerFenced& e) { app_event(t, e.consumer, ConsumerFenced::kType, label("fenced: {}", e.error), Kind::ConsumerOther); },
-            [&](const ConsumerError& e) { app_event(t, e.consumer, ConsumerError::kType, label("error {}", e.error), Kind::ConsumerOther); },
+            [&](const ConsumerFenced& e) {
+              app_event(t, e.consumer, ConsumerFenced::kType, label("fenced: {}", e.error),
+                        Kind::ConsumerOther);
+            },
+            [&](const ConsumerError& e) {
+              app_event(t, e.consumer, ConsumerError::kType, label("error {}", e.error),
+                        Kind::ConsumerOther);
+            },
             [&](const Callback& e) {
               const bool start = e.phase == "start";
               app_event(t, e.consumer, Callback::kType, label("{} {}", e.callback, e.phase),
                         start ? Kind::CallbackStart : Kind::CallbackEnd);
             },
             [&](const Assignment& e) {
-              app_event(t, e.consumer, Assignment::kType, num(static_cast<std::int64_t>(e.owned.size()), label("owns # partitions")), Kind::Assignment);
+              app_event(t, e.consumer, Assignment::kType,
+                        num(static_cast<std::int64_t>(e.owned.size()), label("owns # partitions")),
+                        Kind::Assignment);
             },
             [&](const GroupStateChange& e) { on_group_state(t, e); },
             [&](const GroupEpoch& e) {
               const std::int64_t n = e.epoch ? *e.epoch : e.generation.value_or(-1);
-              const std::int64_t v = coordinator_event(t, e.group, GroupEpoch::kType,
-                                                       num(n, label("{} #", e.epoch ? "epoch" : "generation")),
-                                                       Kind::Coordinator, true, {});
+              const std::int64_t v =
+                  coordinator_event(t, e.group, GroupEpoch::kType,
+                                    num(n, label("{} #", e.epoch ? "epoch" : "generation")),
+                                    Kind::Coordinator, true, {});
               if (e.epoch && e.reason) group(e.group).open = v;  // a bump (it says why)
             },
             [&](const MemberEpoch& e) {
-              const std::int64_t v = coordinator_event(t, e.group, MemberEpoch::kType,
-                                                       about(e.consumer, num(e.epoch, label("{} at epoch #", e.state))),
-                                                       Kind::Coordinator, true, e.consumer, Cause::Broker, true);
+              const std::int64_t v = coordinator_event(
+                  t, e.group, MemberEpoch::kType,
+                  about(e.consumer, num(e.epoch, label("{} at epoch #", e.state))),
+                  Kind::Coordinator, true, e.consumer, Cause::Broker, true);
               if (e.state == "UNREVOKED_PARTITIONS") actors[actor(e.consumer)].member_epoch = v;
             },
             [&](const MemberJoin& e) {
-              coordinator_event(t, e.group, MemberJoin::kType, about(e.consumer, label("joined")), Kind::Coordinator, true,
-                                e.consumer);
+              coordinator_event(t, e.group, MemberJoin::kType, about(e.consumer, label("joined")),
+                                Kind::Coordinator, true, e.consumer);
             },
             [&](const MemberLeave& e) { on_member_leave(t, e); },
             [&](const Record& e) { on_record(t, e); },
@@ -656,15 +725,17 @@ struct CriticalPaths::Impl {
     for (auto [ei, ee] = boost::in_edges(static_cast<std::size_t>(at), g); ei != ee; ++ei) {
       const auto s = static_cast<std::int64_t>(boost::source(*ei, g));
       const EdgeProp& e = g[*ei];
-      const bool better = p.v == kNone || (e.timer && !p.timer) ||
-                          (e.timer == p.timer && std::make_pair(t_of(s), s) > std::make_pair(t_of(p.v), p.v));
+      const bool better =
+          p.v == kNone || (e.timer && !p.timer) ||
+          (e.timer == p.timer && std::make_pair(t_of(s), s) > std::make_pair(t_of(p.v), p.v));
       if (better) {
         if (p.v != kNone && !p.timer) p.runner_up = p.v;
         p.v = s;
         p.cause = e.cause;
         p.timer = e.timer;
       } else if (!e.timer && !p.timer &&
-                 (p.runner_up == kNone || std::make_pair(t_of(s), s) > std::make_pair(t_of(p.runner_up), p.runner_up))) {
+                 (p.runner_up == kNone ||
+                  std::make_pair(t_of(s), s) > std::make_pair(t_of(p.runner_up), p.runner_up))) {
         p.runner_up = s;
       }
     }
@@ -685,7 +756,8 @@ struct CriticalPaths::Impl {
       std::int64_t hb = kNone;
       for (auto [ei, ee] = boost::in_edges(static_cast<std::size_t>(cur), g); ei != ee; ++ei) {
         const auto s = static_cast<std::int64_t>(boost::source(*ei, g));
-        if (g[*ei].cause == Cause::Network && nodes[static_cast<std::size_t>(s)].kind == Kind::HeartbeatSend &&
+        if (g[*ei].cause == Cause::Network &&
+            nodes[static_cast<std::size_t>(s)].kind == Kind::HeartbeatSend &&
             t_of(s) >= t_of(p.v) && (hb == kNone || t_of(s) > t_of(hb)))
           hb = s;
       }
@@ -695,7 +767,8 @@ struct CriticalPaths::Impl {
       const Pick before = pick(p.v);
       // (Not a timer's end that a heartbeat ended, such as the assignment interval's: that
       // wait is split in its own step.)
-      if (before.v != kNone && before.cause == Cause::HeartbeatWait && !before.timer && t_of(before.v) < t_of(p.runner_up))
+      if (before.v != kNone && before.cause == Cause::HeartbeatWait && !before.timer &&
+          t_of(before.v) < t_of(p.runner_up))
         // (Two edges from one source: the same vertex, reached by the edge that came first.)
         return {p.runner_up, p.v, p.runner_up == p.v ? p.cause : Cause::HeartbeatWait, p.cause};
     }
@@ -728,7 +801,9 @@ struct CriticalPaths::Impl {
       }
     }
     for (Group& gr : groups) {
-      for (const std::int64_t v : {gr.last, gr.initial_prepare, gr.open, gr.last_ta, gr.inherit_send}) mark(v);
+      for (const std::int64_t v :
+           {gr.last, gr.initial_prepare, gr.open, gr.last_ta, gr.inherit_send})
+        mark(v);
       // A later rebalance ends at the last end so far or at one still to come.
       if (gr.ends.size() > 1) gr.ends.erase(gr.ends.begin(), gr.ends.end() - 1);
       if (!gr.ends.empty()) mark(gr.ends.back());
@@ -773,7 +848,8 @@ struct CriticalPaths::Impl {
       if (keep[v] != kKeepWithEdges) continue;
       // In their order: of two edges from one source, pick() takes the first.
       for (auto [ei, ee] = boost::in_edges(v, g); ei != ee; ++ei)
-        boost::add_edge(static_cast<std::size_t>(to[boost::source(*ei, g)]), static_cast<std::size_t>(to[v]), g[*ei], ng);
+        boost::add_edge(static_cast<std::size_t>(to[boost::source(*ei, g)]),
+                        static_cast<std::size_t>(to[v]), g[*ei], ng);
     }
     g = std::move(ng);
     nodes = std::move(nn);
@@ -788,7 +864,9 @@ struct CriticalPaths::Impl {
       }
     }
     for (Group& gr : groups) {
-      for (std::int64_t* v : {&gr.last, &gr.initial_prepare, &gr.open, &gr.last_ta, &gr.inherit_send}) re(*v);
+      for (std::int64_t* v :
+           {&gr.last, &gr.initial_prepare, &gr.open, &gr.last_ta, &gr.inherit_send})
+        re(*v);
       for (std::int64_t& v : gr.ends) re(v);
     }
     prune_at = 2 * kept + CriticalPaths::kPruneSlack;
@@ -803,10 +881,11 @@ struct CriticalPaths::Impl {
       const auto& ends = groups[git->second].ends;
       // The last vertex at or before the end: the last member's assignment (or the group's
       // state) that closed the rebalance.
-      const auto it = std::upper_bound(ends.begin(), ends.end(), end, [&](std::int64_t t, std::int64_t v) {
-        return t < nodes[static_cast<std::size_t>(v)].t;
-      });
-      if (it != ends.begin() && nodes[static_cast<std::size_t>(*(it - 1))].t > start) cur = *(it - 1);
+      const auto it = std::upper_bound(
+          ends.begin(), ends.end(), end,
+          [&](std::int64_t t, std::int64_t v) { return t < nodes[static_cast<std::size_t>(v)].t; });
+      if (it != ends.begin() && nodes[static_cast<std::size_t>(*(it - 1))].t > start)
+        cur = *(it - 1);
     }
     if (cur == kNone || total == 0) {
       out.causes_us[static_cast<std::size_t>(Cause::Other)] = total;
@@ -836,7 +915,9 @@ struct CriticalPaths::Impl {
     // Before the path's first vertex: if it is a heartbeat with nothing before it in the graph
     // (the heartbeats before it changed nothing), the member was waiting for that heartbeat.
     const std::int64_t first_t = t_of(chain.front().v);
-    const bool lead_wait = first_t > start && nodes[static_cast<std::size_t>(chain.front().v)].kind == Kind::HeartbeatSend;
+    const bool lead_wait =
+        first_t > start &&
+        nodes[static_cast<std::size_t>(chain.front().v)].kind == Kind::HeartbeatSend;
     for (std::size_t i = 0; i < chain.size(); ++i) {
       const Node& n = nodes[static_cast<std::size_t>(chain[i].v)];
       PathStep s;
@@ -845,7 +926,8 @@ struct CriticalPaths::Impl {
       s.actor = actors[n.actor].name;
       s.event = types[n.type];
       s.what = what(n);
-      if (i == 0 && clip(first_t) > start) add_part(s, lead_wait ? Cause::HeartbeatWait : Cause::Other, clip(first_t) - start);
+      if (i == 0 && clip(first_t) > start)
+        add_part(s, lead_wait ? Cause::HeartbeatWait : Cause::Other, clip(first_t) - start);
       if (i > 0) {
         // The edge from the previous step into this one, for the part inside the rebalance.
         const Back& b = chain[i];
@@ -865,7 +947,8 @@ struct CriticalPaths::Impl {
       }
       out.steps.push_back(std::move(s));
     }
-    out.causes_us[static_cast<std::size_t>(Cause::Other)] += end - clip(out.steps.back().t_us);  // after the last
+    out.causes_us[static_cast<std::size_t>(Cause::Other)] +=
+        end - clip(out.steps.back().t_us);  // after the last
     return out;
   }
 };
@@ -882,8 +965,9 @@ std::vector<bool> kept_steps(const std::vector<PathStep>& steps) {
   std::vector<std::size_t> order;
   for (std::size_t i = 1; i + 1 < steps.size(); ++i) order.push_back(i);
   // The longest first; ties by position (deterministic).
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return time_of(steps[a]) > time_of(steps[b]); });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return time_of(steps[a]) > time_of(steps[b]);
+  });
   std::fill(keep.begin(), keep.end(), false);
   keep.front() = keep.back() = true;
   for (std::size_t k = 0; k < order.size() && k + 2 < kMaxPathSteps; ++k)
@@ -894,10 +978,15 @@ std::vector<bool> kept_steps(const std::vector<PathStep>& steps) {
 CriticalPaths::CriticalPaths() : impl_(std::make_unique<Impl>()) {}
 CriticalPaths::~CriticalPaths() = default;
 
-void CriticalPaths::on_event(std::int64_t t_us, const rsim::trace::Event& e) { impl_->on_event(t_us, e); }
-void CriticalPaths::set_assignment_interval_ms(std::optional<std::int64_t> ms) { impl_->assignment_interval_ms = ms; }
+void CriticalPaths::on_event(std::int64_t t_us, const rsim::trace::Event& e) {
+  impl_->on_event(t_us, e);
+}
+void CriticalPaths::set_assignment_interval_ms(std::optional<std::int64_t> ms) {
+  impl_->assignment_interval_ms = ms;
+}
 
-CriticalPath CriticalPaths::find(const std::string& group, std::int64_t start_us, std::int64_t end_us) const {
+CriticalPath CriticalPaths::find(const std::string& group, std::int64_t start_us,
+                                 std::int64_t end_us) const {
   return impl_->find(group, start_us, end_us);
 }
 
@@ -905,11 +994,13 @@ void CriticalPaths::remember(const std::string& group, std::int64_t start_us, st
   impl_->remember(group, start_us, end_us);
 }
 
-ojson CriticalPaths::to_json(const std::string& group, std::int64_t start_us, std::int64_t end_us) const {
+ojson CriticalPaths::to_json(const std::string& group, std::int64_t start_us,
+                             std::int64_t end_us) const {
   const CriticalPath p = impl_->path(group, start_us, end_us);
   auto ms = [](std::int64_t us) { return static_cast<double>(us) / 1000.0; };
   ojson causes = ojson::object();
-  for (std::size_t i = 0; i < kCauseCount; ++i) causes[std::string(cause_names()[i])] = ms(p.causes_us[i]);
+  for (std::size_t i = 0; i < kCauseCount; ++i)
+    causes[std::string(cause_names()[i])] = ms(p.causes_us[i]);
   // A long path (thousands of steps: a storm, a long wait polled through) keeps its first and
   // last step and the steps that carry the causes' time, at most kMaxPathSteps of them (the
   // longest); `steps_elided` counts the others. `causes` stays exact.
@@ -929,11 +1020,13 @@ ojson CriticalPaths::to_json(const std::string& group, std::int64_t start_us, st
     j["what"] = s.what;
     if (!s.causes.empty()) {
       ojson c = ojson::object();
-      for (const auto& [cause, us] : s.causes) c[std::string(cause_names()[static_cast<std::size_t>(cause)])] = ms(us);
+      for (const auto& [cause, us] : s.causes)
+        c[std::string(cause_names()[static_cast<std::size_t>(cause)])] = ms(us);
       j["causes"] = std::move(c);
     }
     if (s.waited_for)
-      j["waited_for"] = {{"t_us", s.waited_for_t_us}, {"actor", s.waited_for_actor}, {"what", s.waited_for_what}};
+      j["waited_for"] = {
+          {"t_us", s.waited_for_t_us}, {"actor", s.waited_for_actor}, {"what", s.waited_for_what}};
     steps.push_back(std::move(j));
   }
   // The dominant cause: the one with the most time (ties: the first in cause order); null when
@@ -941,7 +1034,8 @@ ojson CriticalPaths::to_json(const std::string& group, std::int64_t start_us, st
   std::size_t most = 0;
   for (std::size_t i = 1; i < kCauseCount; ++i)
     if (p.causes_us[i] > p.causes_us[most]) most = i;
-  const ojson dominant = p.causes_us[most] > 0 ? ojson(std::string(cause_names()[most])) : ojson(nullptr);
+  const ojson dominant =
+      p.causes_us[most] > 0 ? ojson(std::string(cause_names()[most])) : ojson(nullptr);
   ojson out{{"causes", std::move(causes)}, {"dominant", dominant}, {"steps", std::move(steps)}};
   if (elided > 0) out["steps_elided"] = elided;
   return out;
@@ -953,10 +1047,16 @@ void CriticalPaths::prune(const std::vector<std::int64_t>& open_starts_us) {
   starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
   impl_->prune(starts);
 }
-bool CriticalPaths::prune_due() const { return impl_->nodes.size() >= impl_->prune_at; }
+bool CriticalPaths::prune_due() const {
+  return impl_->nodes.size() >= impl_->prune_at;
+}
 
-std::size_t CriticalPaths::vertices() const { return boost::num_vertices(impl_->g); }
-std::size_t CriticalPaths::edges() const { return boost::num_edges(impl_->g); }
+std::size_t CriticalPaths::vertices() const {
+  return boost::num_vertices(impl_->g);
+}
+std::size_t CriticalPaths::edges() const {
+  return boost::num_edges(impl_->g);
+}
 bool CriticalPaths::has_edge(std::size_t a, std::size_t b) const {
   if (a >= vertices() || b >= vertices()) return false;
   return boost::edge(a, b, impl_->g).second;

@@ -39,9 +39,9 @@ const std::array<std::string_view, kCauseCount>& cause_names();
 struct PathStep {
   std::size_t node = 0;  // the graph's vertex
   std::int64_t t_us = 0;
-  std::string actor;     // a consumer, or "coordinator" (of the rebalance's group)
-  std::string event;     // the trace type: rpc, callback, group.state, ...
-  std::string what;      // "JoinGroup request", "onPartitionsRevoked end", "PreparingRebalance", ...
+  std::string actor;  // a consumer, or "coordinator" (of the rebalance's group)
+  std::string event;  // the trace type: rpc, callback, group.state, ...
+  std::string what;   // "JoinGroup request", "onPartitionsRevoked end", "PreparingRebalance", ...
   /// The part of the rebalance the edge into this step covers, by cause (none on the first
   /// step): one cause, or two when this step waited for a request that a timer sent
   /// (`waited_for`): the wait, then the request's way.
@@ -86,7 +86,8 @@ class CriticalPaths {
   void remember(const std::string& group, std::int64_t start_us, std::int64_t end_us);
   /// The same as summary.json's `critical_path`: {"causes": {...}, "steps": [...]}; a
   /// remembered path as it was found.
-  nlohmann::ordered_json to_json(const std::string& group, std::int64_t start_us, std::int64_t end_us) const;
+  nlohmann::ordered_json to_json(const std::string& group, std::int64_t start_us,
+                                 std::int64_t end_us) const;
 
   /// Drops what no later find() can read, and renumbers the vertices kept (in their order: ties
   /// on time break the same way). The caller promises that every later find() is of a

@@ -31,7 +31,9 @@ std::string time_ms(std::int64_t t_us) {
   return fmt::format("{}{}.{:03}", sign, a / 1000, a % 1000);
 }
 
-std::string plain(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string plain(const json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
 
 std::string joined(const json& v) {
   if (!v.is_array()) return plain(v);
@@ -44,10 +46,12 @@ std::string joined(const json& v) {
 }
 
 // A field that must have one type: a trace line with another is refused with its number.
-[[noreturn]] void wrong_type(std::size_t line_no, const char* key, const char* what, const json& v) {
+[[noreturn]] void wrong_type(std::size_t line_no, const char* key, const char* what,
+                             const json& v) {
   std::string got = v.dump();
   if (got.size() > 40) got = got.substr(0, 37) + "...";
-  throw std::runtime_error(fmt::format("trace.jsonl line {}: \"{}\" must be {}, got {}", line_no, key, what, got));
+  throw std::runtime_error(
+      fmt::format("trace.jsonl line {}: \"{}\" must be {}, got {}", line_no, key, what, got));
 }
 
 std::string string_field(const json& f, const char* key, std::size_t line_no) {
@@ -80,10 +84,13 @@ std::string render_timeline_csv(std::istream& trace_jsonl) {
     std::string consumer, group, partitions, epoch;
     for (const auto& [key, value] : line.fields.items()) {
       if (key == "t_us" || key == "type") continue;
-      if (key == "consumer" && consumer.empty()) consumer = plain(value);
-      else if (key == "group") group = plain(value);
-      else if ((key == "owned" || key == "partitions" || key == "target") && partitions.empty() && line.type != "topic.partitions" &&
-               line.type != "consumer.metadata" && line.type != "broker.fail")
+      if (key == "consumer" && consumer.empty())
+        consumer = plain(value);
+      else if (key == "group")
+        group = plain(value);
+      else if ((key == "owned" || key == "partitions" || key == "target") && partitions.empty() &&
+               line.type != "topic.partitions" && line.type != "consumer.metadata" &&
+               line.type != "broker.fail")
         partitions = joined(value);
       else if ((key == "generation" || key == "epoch" || key == "member_epoch") && epoch.empty())
         epoch = plain(value);
@@ -95,8 +102,9 @@ std::string render_timeline_csv(std::istream& trace_jsonl) {
       const bool send = string_field(line.fields, "dir", line_no) == "send";
       consumer = string_field(line.fields, send ? "from" : "to", line_no);
     }
-    out += fmt::format("{},{},{},{},{},{},{}\n", time_ms(line.t_us), cell(line.type), cell(consumer), cell(group),
-                       cell(partitions), cell(epoch), cell(rest.empty() ? std::string() : rest.dump()));
+    out += fmt::format("{},{},{},{},{},{},{}\n", time_ms(line.t_us), cell(line.type),
+                       cell(consumer), cell(group), cell(partitions), cell(epoch),
+                       cell(rest.empty() ? std::string() : rest.dump()));
   });
   return out;
 }
@@ -128,9 +136,12 @@ std::string render_lag_csv(std::istream& trace_jsonl) {
       lag = it->get<std::int64_t>();
     }
     now[group][partition] = lag;
-    auto field = [&](const char* k) { return f.contains(k) && !f[k].is_null() ? cell(plain(f[k])) : std::string(); };
-    out += fmt::format("{},{},{},{},{},{},{},{}\n", time_ms(line.t_us), cell(group), cell(partition), field("lag"),
-                       field("log_end_offset"), field("offset"), field("owner"), field("reason"));
+    auto field = [&](const char* k) {
+      return f.contains(k) && !f[k].is_null() ? cell(plain(f[k])) : std::string();
+    };
+    out += fmt::format("{},{},{},{},{},{},{},{}\n", time_ms(line.t_us), cell(group),
+                       cell(partition), field("lag"), field("log_end_offset"), field("offset"),
+                       field("owner"), field("reason"));
   });
   total();
   return out;

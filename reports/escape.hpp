@@ -25,15 +25,32 @@ inline std::string markup_escape(std::string_view s) {
     const char c = s[i];
     const auto u = static_cast<unsigned char>(c);
     switch (c) {
-      case '&': out += "&amp;"; continue;
-      case '<': out += "&lt;"; continue;
-      case '>': out += "&gt;"; continue;
-      case '"': out += "&quot;"; continue;
-      case '\'': out += "&#39;"; continue;
-      case '\n': out += "&#10;"; continue;
-      case '\t': out += "&#9;"; continue;
-      case '\r': out += "&#13;"; continue;
-      default: break;
+      case '&':
+        out += "&amp;";
+        continue;
+      case '<':
+        out += "&lt;";
+        continue;
+      case '>':
+        out += "&gt;";
+        continue;
+      case '"':
+        out += "&quot;";
+        continue;
+      case '\'':
+        out += "&#39;";
+        continue;
+      case '\n':
+        out += "&#10;";
+        continue;
+      case '\t':
+        out += "&#9;";
+        continue;
+      case '\r':
+        out += "&#13;";
+        continue;
+      default:
+        break;
     }
     if (u < 0x20 || u == 0x7f) {
       visible(u);
@@ -45,7 +62,10 @@ inline std::string markup_escape(std::string_view s) {
     }
     // A UTF-8 sequence: its length from the lead byte, continuation bytes checked, overlong
     // forms, surrogates, code points past U+10FFFF and the non-characters U+FFFE/U+FFFF refused.
-    const std::size_t len = u >= 0xf0 && u <= 0xf4 ? 4 : u >= 0xe0 ? (u <= 0xef ? 3 : 0) : u >= 0xc2 ? 2 : 0;
+    const std::size_t len = u >= 0xf0 && u <= 0xf4 ? 4
+                            : u >= 0xe0            ? (u <= 0xef ? 3 : 0)
+                            : u >= 0xc2            ? 2
+                                                   : 0;
     bool ok = len > 0 && i + len <= s.size();
     std::uint32_t cp = len == 2 ? u & 0x1f : len == 3 ? u & 0x0f : u & 0x07;
     for (std::size_t k = 1; ok && k < len; ++k) {
@@ -54,7 +74,8 @@ inline std::string markup_escape(std::string_view s) {
       cp = (cp << 6) | (b & 0x3f);
     }
     if (ok) {
-      if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)) ||
+      if ((len == 3 &&
+           (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)) ||
           (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
         ok = false;
     }

@@ -11,8 +11,8 @@
 #include "reports/html_parts.hpp"
 #include "reports/lesson_view.hpp"
 #include "reports/narrative.hpp"
-#include "reports/summary.hpp"
 #include "reports/sequence.hpp"
+#include "reports/summary.hpp"
 
 namespace reports {
 
@@ -24,15 +24,17 @@ using json = nlohmann::ordered_json;
 
 constexpr double kBandHeight = 16;
 constexpr double kLagHeight = 90;
-constexpr double kFleetHeight = 36;             // a deployment's band: its ready pods over time
-constexpr std::size_t kStripeBudget = 6000;     // per-partition stripes per variant before aggregating
+constexpr double kFleetHeight = 36;          // a deployment's band: its ready pods over time
+constexpr std::size_t kStripeBudget = 6000;  // per-partition stripes per variant before aggregating
 constexpr std::size_t kMaxStripesPerInterval = 32;
-constexpr std::size_t kMaxSequenceViews = 40;   // per variant
+constexpr std::size_t kMaxSequenceViews = 40;  // per variant
 constexpr std::size_t kMaxSequenceRows = 160;
-constexpr std::size_t kMaxSeries = 24;          // per-partition lag lines drawn before only the total
+constexpr std::size_t kMaxSeries = 24;  // per-partition lag lines drawn before only the total
 static_assert(kMaxSeries <= kLagSeriesKept, "a Timeline keeps the lag series report.html draws");
 
-std::string esc(std::string_view s) { return markup_escape(s); }
+std::string esc(std::string_view s) {
+  return markup_escape(s);
+}
 
 std::string clip(std::string s, std::size_t max) {
   if (s.size() > max) s = s.substr(0, max) + "…";
@@ -74,7 +76,8 @@ const char* instant_colour(const std::string& kind) {
   return "#333";
 }
 
-// Classic and KIP-848 group states in colours of their own (reconciling is not CompletingRebalance).
+// Classic and KIP-848 group states in colours of their own (reconciling is not
+// CompletingRebalance).
 const char* state_colour(const std::string& state) {
   if (state == "Empty") return "#e0e0e0";
   if (state == "PreparingRebalance") return "#f4a261";
@@ -94,9 +97,11 @@ std::string Scale::min_width_attrs(std::int64_t from, std::int64_t to, double mi
   return fmt::format(" data-w=\"{:.6f}\" data-minw=\"{}\"", std::max(0.0, real), min);
 }
 
-void rect(Out o, double x, double y, double w, double h, std::string_view fill, std::string_view title,
-          std::string_view extra) {
-  fmt::format_to(o, "<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\"{}><title>{}</title></rect>",
+void rect(Out o, double x, double y, double w, double h, std::string_view fill,
+          std::string_view title, std::string_view extra) {
+  fmt::format_to(o,
+                 "<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" "
+                 "fill=\"{}\"{}><title>{}</title></rect>",
                  x, y, w, h, fill, extra, esc(clip(std::string(title), 300)));
 }
 
@@ -104,7 +109,8 @@ std::vector<Span> merged_spans(const std::vector<Span>& spans, const Scale& sc) 
   // Processing batches less than three pixels apart merge into one shape, so that a busy consumer
   // stays a handful of rectangles rather than thousands.
   std::vector<Span> out;
-  const std::int64_t gap = std::max<std::int64_t>(1, sc.duration_us * 3 / static_cast<std::int64_t>(kPlotWidth));
+  const std::int64_t gap =
+      std::max<std::int64_t>(1, sc.duration_us * 3 / static_cast<std::int64_t>(kPlotWidth));
   std::size_t batches = 0;
   for (const auto& s : spans) {
     if (s.kind != "processing") {
@@ -129,26 +135,31 @@ std::vector<Span> merged_spans(const std::vector<Span>& spans, const Scale& sc) 
   return out;
 }
 
-void render_lane(Out o, const Timeline& tl, const Lane& lane, const Scale& sc, double y, double h, bool stripes,
-                 const std::string& clip_id, std::string_view label) {
-  fmt::format_to(o, "<g class=\"lane\" data-consumer=\"{}\" data-group=\"{}\">", esc(lane.consumer), esc(lane.group));
-  fmt::format_to(o, "<text class=\"lbl\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", kLabelWidth - 6, y + h * 0.62,
-                 esc(label.empty() ? std::string_view(lane.consumer) : label));
-  fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">", kLabelWidth, clip_id);
-  fmt::format_to(o, "<rect class=\"lanebg\" x=\"0\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\"/>", y, kPlotWidth, h);
+void render_lane(Out o, const Timeline& tl, const Lane& lane, const Scale& sc, double y, double h,
+                 bool stripes, const std::string& clip_id, std::string_view label) {
+  fmt::format_to(o, "<g class=\"lane\" data-consumer=\"{}\" data-group=\"{}\">", esc(lane.consumer),
+                 esc(lane.group));
+  fmt::format_to(o, "<text class=\"lbl\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", kLabelWidth - 6,
+                 y + h * 0.62, esc(label.empty() ? std::string_view(lane.consumer) : label));
+  fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">",
+                 kLabelWidth, clip_id);
+  fmt::format_to(o, "<rect class=\"lanebg\" x=\"0\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\"/>",
+                 y, kPlotWidth, h);
   const double oy = y + 1, oh = h * 0.55, sy = oy + oh + 1, sh = std::max(1.0, h * 0.32);
   for (const auto& own : lane.owned) {
     std::vector<std::string> names;
     for (const int p : own.partitions) names.push_back(tl.partitions[static_cast<std::size_t>(p)]);
-    const std::string title = fmt::format("{} owns {} ({} partition{}) from {} to {}", lane.consumer,
-                                          clip(compress_partitions(names)), names.size(), names.size() == 1 ? "" : "s",
-                                          seconds(own.start_us), seconds(own.end_us));
+    const std::string title =
+        fmt::format("{} owns {} ({} partition{}) from {} to {}", lane.consumer,
+                    clip(compress_partitions(names)), names.size(), names.size() == 1 ? "" : "s",
+                    seconds(own.start_us), seconds(own.end_us));
     const double x = sc.x(own.start_us), w = sc.w(own.start_us, own.end_us);
     if (stripes && own.partitions.size() <= kMaxStripesPerInterval) {
       const double ph = oh / static_cast<double>(own.partitions.size());
       for (std::size_t k = 0; k < own.partitions.size(); ++k)
         rect(o, x, oy + ph * static_cast<double>(k), w, ph, partition_colour(own.partitions[k]),
-             fmt::format("{}: {}", tl.partitions[static_cast<std::size_t>(own.partitions[k])], title),
+             fmt::format("{}: {}", tl.partitions[static_cast<std::size_t>(own.partitions[k])],
+                         title),
              " class=\"own\"" + sc.min_width_attrs(own.start_us, own.end_us));
     } else {
       // Aggregated: one bar coloured after the middle of the partitions it holds.
@@ -159,24 +170,32 @@ void render_lane(Out o, const Timeline& tl, const Lane& lane, const Scale& sc, d
   }
   for (const auto& s : merged_spans(lane.spans, sc)) {
     const bool cb = s.kind == "callback";
-    rect(o, sc.x(s.start_us), cb ? sy - 1 : sy, sc.w(s.start_us, s.end_us, cb ? 1.2 : 0.6), cb ? sh + 2 : sh,
-         span_colour(s.kind), fmt::format("{}: {} ({} to {})", lane.consumer, s.label, seconds(s.start_us), seconds(s.end_us)),
-         fmt::format(" class=\"span {}\"{}", s.kind, sc.min_width_attrs(s.start_us, s.end_us, cb ? 1.2 : 0.6)));
+    rect(o, sc.x(s.start_us), cb ? sy - 1 : sy, sc.w(s.start_us, s.end_us, cb ? 1.2 : 0.6),
+         cb ? sh + 2 : sh, span_colour(s.kind),
+         fmt::format("{}: {} ({} to {})", lane.consumer, s.label, seconds(s.start_us),
+                     seconds(s.end_us)),
+         fmt::format(" class=\"span {}\"{}", s.kind,
+                     sc.min_width_attrs(s.start_us, s.end_us, cb ? 1.2 : 0.6)));
   }
   // Instants of one kind closer than half a pixel share one tick.
   std::map<std::pair<long long, std::string>, std::pair<std::int64_t, std::string>> ticks;
   for (const auto& i : lane.instants) {
     const auto key = std::make_pair(static_cast<long long>(sc.x(i.t_us) * 2), i.kind);
     auto& slot = ticks[key];
-    if (slot.second.empty()) slot = {i.t_us, fmt::format("{} at {}: {}", lane.consumer, seconds(i.t_us), i.label)};
-    else if (slot.second.size() < 600) slot.second += fmt::format("\n{}: {}", seconds(i.t_us), i.label);
+    if (slot.second.empty())
+      slot = {i.t_us, fmt::format("{} at {}: {}", lane.consumer, seconds(i.t_us), i.label)};
+    else if (slot.second.size() < 600)
+      slot.second += fmt::format("\n{}: {}", seconds(i.t_us), i.label);
   }
   std::vector<std::tuple<std::int64_t, std::string, std::string>> ordered;
   for (const auto& [key, v] : ticks) ordered.emplace_back(v.first, key.second, v.second);
-  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
   for (const auto& [t, kind, title] : ordered) {
     const double x = sc.x(t);
-    fmt::format_to(o, "<line class=\"inst {}\" x1=\"{:.2f}\" x2=\"{:.2f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\"><title>{}</title></line>",
+    fmt::format_to(o,
+                   "<line class=\"inst {}\" x1=\"{:.2f}\" x2=\"{:.2f}\" y1=\"{:.1f}\" "
+                   "y2=\"{:.1f}\" stroke=\"{}\"><title>{}</title></line>",
                    kind, x, x, y, y + h, instant_colour(kind), esc(title));
   }
   fmt::format_to(o, "</g></g></g></g>");
@@ -202,24 +221,36 @@ std::vector<LagPoint> downsample(const std::vector<LagPoint>& points, const Scal
   return out;
 }
 
-void render_lag(Out o, const Timeline& tl, const Scale& sc, double y, std::int64_t max_lag, const std::string& clip_id) {
+void render_lag(Out o, const Timeline& tl, const Scale& sc, double y, std::int64_t max_lag,
+                const std::string& clip_id) {
   fmt::format_to(o, "<g class=\"lag\" data-max-lag=\"{}\">", max_lag);
-  fmt::format_to(o, "<text class=\"lbl\" x=\"{:.1f}\" y=\"{:.1f}\">lag (records)</text>", kLabelWidth - 6, y + 14);
-  fmt::format_to(o, "<text class=\"lbl small\" x=\"{:.1f}\" y=\"{:.1f}\">max {}</text>", kLabelWidth - 6, y + 28, max_lag);
-  fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">", kLabelWidth, clip_id);
-  fmt::format_to(o, "<rect class=\"lanebg\" x=\"0\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\"/>", y, kPlotWidth, kLagHeight);
+  fmt::format_to(o, "<text class=\"lbl\" x=\"{:.1f}\" y=\"{:.1f}\">lag (records)</text>",
+                 kLabelWidth - 6, y + 14);
+  fmt::format_to(o, "<text class=\"lbl small\" x=\"{:.1f}\" y=\"{:.1f}\">max {}</text>",
+                 kLabelWidth - 6, y + 28, max_lag);
+  fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">",
+                 kLabelWidth, clip_id);
+  fmt::format_to(o, "<rect class=\"lanebg\" x=\"0\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\"/>",
+                 y, kPlotWidth, kLagHeight);
   const double denom = static_cast<double>(std::max<std::int64_t>(1, max_lag));
-  auto polyline = [&](const std::vector<LagPoint>& pts, std::string_view colour, double width, std::string_view title) {
+  auto polyline = [&](const std::vector<LagPoint>& pts, std::string_view colour, double width,
+                      std::string_view title) {
     if (pts.empty()) return;
-    fmt::format_to(o, "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" vector-effect=\"non-scaling-stroke\" points=\"", colour, width);
+    fmt::format_to(o,
+                   "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" "
+                   "vector-effect=\"non-scaling-stroke\" points=\"",
+                   colour, width);
     double last_y = -1;
     for (const auto& p : downsample(pts, sc)) {
       const double py = y + kLagHeight - 2 - (kLagHeight - 6) * static_cast<double>(p.lag) / denom;
-      if (last_y >= 0) fmt::format_to(o, "{:.2f},{:.1f} ", sc.x(p.t_us), last_y);  // a step: lag holds until the next sample
+      if (last_y >= 0)
+        fmt::format_to(o, "{:.2f},{:.1f} ", sc.x(p.t_us),
+                       last_y);  // a step: lag holds until the next sample
       fmt::format_to(o, "{:.2f},{:.1f} ", sc.x(p.t_us), py);
       last_y = py;
     }
-    fmt::format_to(o, "{:.2f},{:.1f}\"><title>{}</title></polyline>", sc.x(tl.duration_us), last_y, esc(title));
+    fmt::format_to(o, "{:.2f},{:.1f}\"><title>{}</title></polyline>", sc.x(tl.duration_us), last_y,
+                   esc(title));
   };
   std::size_t series = 0;
   for (const auto& l : tl.lag) series += l.empty() ? 0 : 1;
@@ -228,7 +259,8 @@ void render_lag(Out o, const Timeline& tl, const Scale& sc, double y, std::int64
     if (tl.lag[p].empty()) continue;
     std::int64_t peak = 0;
     for (const auto& pt : tl.lag[p]) peak = std::max(peak, pt.lag);
-    polyline(tl.lag[p], partition_colour(static_cast<int>(p)), 1, fmt::format("lag of {} (max {})", tl.partitions[p], peak));
+    polyline(tl.lag[p], partition_colour(static_cast<int>(p)), 1,
+             fmt::format("lag of {} (max {})", tl.partitions[p], peak));
   }
   std::int64_t peak = 0;
   for (const auto& pt : tl.total_lag) peak = std::max(peak, pt.lag);
@@ -244,7 +276,8 @@ std::string owned_summary(const json& final_assignment) {
     if (parts.is_array())
       for (const auto& p : parts)
         if (p.is_string()) names.push_back(p.get<std::string>());
-    out += fmt::format("<div><b>{}</b>: {}</div>", esc(consumer), esc(clip(compress_partitions(names), 300)));
+    out += fmt::format("<div><b>{}</b>: {}</div>", esc(consumer),
+                       esc(clip(compress_partitions(names), 300)));
   }
   return out.empty() ? "none" : out;
 }
@@ -272,8 +305,8 @@ std::string metric(const json& summary, const char* key) {
 /// Each rebalance's critical path (summary.json's `critical_path`) over the lanes: a line from
 /// step to step, on the lane of the consumer that took it (the group band for the coordinator),
 /// with a dot per step (`<g class="critical-path" data-path="N">`, N the rebalance's number).
-void render_critical_paths(Out o, const Timeline& tl, const Scale& sc, double band_top, double lanes_top, double lane_h,
-                           const std::string& clip_id) {
+void render_critical_paths(Out o, const Timeline& tl, const Scale& sc, double band_top,
+                           double lanes_top, double lane_h, const std::string& clip_id) {
   if (!tl.summary.contains("rebalances") || !tl.summary["rebalances"].is_array()) return;
   std::map<std::string, double> lane_y;
   for (std::size_t l = 0; l < tl.lanes.size(); ++l)
@@ -281,7 +314,8 @@ void render_critical_paths(Out o, const Timeline& tl, const Scale& sc, double ba
   std::map<std::string, double> band_y;
   for (std::size_t g = 0; g < tl.groups.size(); ++g)
     band_y.emplace(tl.groups[g].group, band_top + kBandHeight * (static_cast<double>(g) + 0.5));
-  fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">", kLabelWidth, clip_id);
+  fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">",
+                 kLabelWidth, clip_id);
   const ConfigValues config = config_values_of(tl.summary);
   const auto& rbs = tl.summary["rebalances"];
   for (std::size_t i = 0; i < rbs.size() && i < tl.rebalances.size(); ++i) {
@@ -295,17 +329,22 @@ void render_critical_paths(Out o, const Timeline& tl, const Scale& sc, double ba
       const auto ly = lane_y.find(actor);
       const auto by = band_y.find(group);
       const double y = ly != lane_y.end() ? ly->second : by != band_y.end() ? by->second : band_top;
-      const std::int64_t t = std::max(step.value("t_us", std::int64_t{0}), tl.rebalances[i].start_us);
+      const std::int64_t t =
+          std::max(step.value("t_us", std::int64_t{0}), tl.rebalances[i].start_us);
       fmt::format_to(std::back_inserter(points), "{:.2f},{:.1f} ", sc.x(t), y);
       // data-step: the step's index in `critical_path.steps`; data-t-us: its time.
       fmt::format_to(std::back_inserter(dots),
-                     "<circle data-step=\"{}\" data-t-us=\"{}\" cx=\"{:.2f}\" cy=\"{:.1f}\" r=\"2\" fill=\"#7b2cbf\"><title>{}</title></circle>",
+                     "<circle data-step=\"{}\" data-t-us=\"{}\" cx=\"{:.2f}\" cy=\"{:.1f}\" "
+                     "r=\"2\" fill=\"#7b2cbf\"><title>{}</title></circle>",
                      k++, step.value("t_us", std::int64_t{0}), sc.x(t), y,
-                     esc(fmt::format("{} {}: {} ({})", seconds(step.value("t_us", std::int64_t{0})), actor,
-                                     step.value("what", ""), step.value("event", ""))));
+                     esc(fmt::format("{} {}: {} ({})", seconds(step.value("t_us", std::int64_t{0})),
+                                     actor, step.value("what", ""), step.value("event", ""))));
     }
-    fmt::format_to(o, "<g class=\"critical-path\" data-path=\"{}\" data-variant=\"{}\"><polyline fill=\"none\" stroke=\"#7b2cbf\" "
-                      "stroke-width=\"2\" vector-effect=\"non-scaling-stroke\" points=\"{}\"><title>{}</title></polyline>{}</g>",
+    fmt::format_to(o,
+                   "<g class=\"critical-path\" data-path=\"{}\" data-variant=\"{}\"><polyline "
+                   "fill=\"none\" stroke=\"#7b2cbf\" "
+                   "stroke-width=\"2\" vector-effect=\"non-scaling-stroke\" "
+                   "points=\"{}\"><title>{}</title></polyline>{}</g>",
                    tl.rebalances[i].index, esc(tl.protocol), points,
                    esc(critical_path_sentence(r, tl.rebalances[i].index, &config)), dots);
   }
@@ -316,14 +355,21 @@ void render_critical_paths(Out o, const Timeline& tl, const Scale& sc, double ba
 /// `<rect class="replicas" data-ready="N">` per step (the count from that step to the next), and
 /// a marker per autoscaler decision (`<line class="inst scaling" data-scaling="K">`, K from 1).
 /// `max_ready` is the top of the scale, shared by the variants.
-void render_fleet(Out o, const DeploymentBand& band, const Scale& sc, double y, int max_ready, const std::string& clip_id) {
-  fmt::format_to(o, "<g class=\"fleet\" data-deployment=\"{}\" data-steps=\"{}\" data-decisions=\"{}\" data-max-ready=\"{}\">",
+void render_fleet(Out o, const DeploymentBand& band, const Scale& sc, double y, int max_ready,
+                  const std::string& clip_id) {
+  fmt::format_to(o,
+                 "<g class=\"fleet\" data-deployment=\"{}\" data-steps=\"{}\" "
+                 "data-decisions=\"{}\" data-max-ready=\"{}\">",
                  esc(band.deployment), band.ready.size(), band.decisions.size(), band.max_ready);
-  fmt::format_to(o, "<text class=\"lbl\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", kLabelWidth - 6, y + 14, esc(band.deployment));
-  fmt::format_to(o, "<text class=\"lbl small\" x=\"{:.1f}\" y=\"{:.1f}\">ready pods (max {})</text>", kLabelWidth - 6, y + 27,
-                 band.max_ready);
-  fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">", kLabelWidth, clip_id);
-  fmt::format_to(o, "<rect class=\"lanebg\" x=\"0\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\"/>", y, kPlotWidth, kFleetHeight - 2);
+  fmt::format_to(o, "<text class=\"lbl\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", kLabelWidth - 6,
+                 y + 14, esc(band.deployment));
+  fmt::format_to(o,
+                 "<text class=\"lbl small\" x=\"{:.1f}\" y=\"{:.1f}\">ready pods (max {})</text>",
+                 kLabelWidth - 6, y + 27, band.max_ready);
+  fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">",
+                 kLabelWidth, clip_id);
+  fmt::format_to(o, "<rect class=\"lanebg\" x=\"0\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\"/>",
+                 y, kPlotWidth, kFleetHeight - 2);
   const double base = y + kFleetHeight - 3, room = kFleetHeight - 6;
   const double denom = static_cast<double>(std::max(1, max_ready));
   std::string outline;
@@ -332,32 +378,45 @@ void render_fleet(Out o, const DeploymentBand& band, const Scale& sc, double y, 
     const std::int64_t end = i + 1 < band.ready.size() ? band.ready[i + 1].t_us : sc.duration_us;
     const double h = room * static_cast<double>(s.ready) / denom;
     rect(o, sc.x(s.t_us), base - h, sc.w(s.t_us, end), h, "#a8c5e6",
-         fmt::format("{}: {} ready pod{} from {} to {}", band.deployment, s.ready, s.ready == 1 ? "" : "s", seconds(s.t_us),
-                     seconds(end)),
-         fmt::format(" class=\"replicas\" data-ready=\"{}\" data-start-us=\"{}\"{}", s.ready, s.t_us,
-                     sc.min_width_attrs(s.t_us, end)));
-    if (i == 0) fmt::format_to(std::back_inserter(outline), "{:.2f},{:.1f} ", sc.x(s.t_us), base);
-    else fmt::format_to(std::back_inserter(outline), "{:.2f},{:.1f} ", sc.x(s.t_us),
-                        base - room * static_cast<double>(band.ready[i - 1].ready) / denom);
+         fmt::format("{}: {} ready pod{} from {} to {}", band.deployment, s.ready,
+                     s.ready == 1 ? "" : "s", seconds(s.t_us), seconds(end)),
+         fmt::format(" class=\"replicas\" data-ready=\"{}\" data-start-us=\"{}\"{}", s.ready,
+                     s.t_us, sc.min_width_attrs(s.t_us, end)));
+    if (i == 0)
+      fmt::format_to(std::back_inserter(outline), "{:.2f},{:.1f} ", sc.x(s.t_us), base);
+    else
+      fmt::format_to(std::back_inserter(outline), "{:.2f},{:.1f} ", sc.x(s.t_us),
+                     base - room * static_cast<double>(band.ready[i - 1].ready) / denom);
     fmt::format_to(std::back_inserter(outline), "{:.2f},{:.1f} ", sc.x(s.t_us), base - h);
-    if (i + 1 == band.ready.size()) fmt::format_to(std::back_inserter(outline), "{:.2f},{:.1f}", sc.x(end), base - h);
+    if (i + 1 == band.ready.size())
+      fmt::format_to(std::back_inserter(outline), "{:.2f},{:.1f}", sc.x(end), base - h);
   }
   if (!outline.empty())
-    fmt::format_to(o, "<polyline class=\"replica-line\" fill=\"none\" stroke=\"#1f5f9e\" stroke-width=\"1.5\" "
-                      "vector-effect=\"non-scaling-stroke\" points=\"{}\"><title>{}: ready pods (max {})</title></polyline>",
-                   outline, esc(band.deployment), band.max_ready);
+    fmt::format_to(
+        o,
+        "<polyline class=\"replica-line\" fill=\"none\" stroke=\"#1f5f9e\" stroke-width=\"1.5\" "
+        "vector-effect=\"non-scaling-stroke\" points=\"{}\"><title>{}: ready pods (max "
+        "{})</title></polyline>",
+        outline, esc(band.deployment), band.max_ready);
   for (std::size_t k = 0; k < band.decisions.size(); ++k) {
     const auto& d = band.decisions[k];
     const double x = sc.x(d.t_us);
-    fmt::format_to(o, "<line class=\"inst scaling\" data-scaling=\"{}\" data-from=\"{}\" data-to=\"{}\" data-t-us=\"{}\" "
-                      "x1=\"{:.2f}\" x2=\"{:.2f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"2\"><title>{}</title></line>",
-                   k + 1, d.from, d.to, d.t_us, x, x, y, y + kFleetHeight - 2, d.to >= d.from ? "#2a9d2a" : "#e76f00",
-                   esc(clip(fmt::format("{}: {} {} -> {} replicas: {}", seconds(d.t_us), band.deployment, d.from, d.to, d.reason), 300)));
+    fmt::format_to(o,
+                   "<line class=\"inst scaling\" data-scaling=\"{}\" data-from=\"{}\" "
+                   "data-to=\"{}\" data-t-us=\"{}\" "
+                   "x1=\"{:.2f}\" x2=\"{:.2f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+                   "stroke-width=\"2\"><title>{}</title></line>",
+                   k + 1, d.from, d.to, d.t_us, x, x, y, y + kFleetHeight - 2,
+                   d.to >= d.from ? "#2a9d2a" : "#e76f00",
+                   esc(clip(fmt::format("{}: {} {} -> {} replicas: {}", seconds(d.t_us),
+                                        band.deployment, d.from, d.to, d.reason),
+                            300)));
   }
   fmt::format_to(o, "</g></g></g></g>");
 }
 
-void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t max_lag, int max_ready, const std::string& clip_id) {
+void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t max_lag,
+                     int max_ready, const std::string& clip_id) {
   std::size_t stripes = 0;
   for (const auto& l : tl.lanes)
     for (const auto& own : l.owned) stripes += own.partitions.size();
@@ -368,21 +427,34 @@ void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t ma
   const std::size_t label_every = static_cast<std::size_t>(std::ceil(11.0 / lane_h));
   const double band_top = kAxisHeight + 4;
   const double fleet_top = band_top + kBandHeight * static_cast<double>(tl.groups.size());
-  const double lanes_top = fleet_top + kFleetHeight * static_cast<double>(tl.deployments.size()) + 6;
+  const double lanes_top =
+      fleet_top + kFleetHeight * static_cast<double>(tl.deployments.size()) + 6;
   const double lag_top = lanes_top + lane_h * static_cast<double>(n) + 8;
   const double height = lag_top + kLagHeight + 4;
   const double width = kLabelWidth + kPlotWidth + 10;
-  fmt::format_to(o, "<svg class=\"timeline\" data-variant=\"{}\" data-consumers=\"{}\" data-ownership=\"{}\" width=\"{}\" height=\"{:.0f}\" viewBox=\"0 0 {} {:.0f}\" xmlns=\"http://www.w3.org/2000/svg\">",
-                 esc(tl.protocol), n, per_partition ? "per-partition" : "aggregated", width, height, width, height);
-  fmt::format_to(o, "<defs><clipPath id=\"{}\"><rect x=\"0\" y=\"0\" width=\"{}\" height=\"100000\"/></clipPath></defs>", clip_id, kPlotWidth);
-  fmt::format_to(o, "<g class=\"axis\" transform=\"translate({},0)\" data-height=\"{:.0f}\"></g>", kLabelWidth, height);
+  fmt::format_to(o,
+                 "<svg class=\"timeline\" data-variant=\"{}\" data-consumers=\"{}\" "
+                 "data-ownership=\"{}\" width=\"{}\" height=\"{:.0f}\" viewBox=\"0 0 {} {:.0f}\" "
+                 "xmlns=\"http://www.w3.org/2000/svg\">",
+                 esc(tl.protocol), n, per_partition ? "per-partition" : "aggregated", width, height,
+                 width, height);
+  fmt::format_to(o,
+                 "<defs><clipPath id=\"{}\"><rect x=\"0\" y=\"0\" width=\"{}\" "
+                 "height=\"100000\"/></clipPath></defs>",
+                 clip_id, kPlotWidth);
+  fmt::format_to(o, "<g class=\"axis\" transform=\"translate({},0)\" data-height=\"{:.0f}\"></g>",
+                 kLabelWidth, height);
   // Rebalance windows: shaded behind everything, across the band and every lane.
-  fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">", kLabelWidth, clip_id);
+  fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">",
+                 kLabelWidth, clip_id);
   for (const auto& r : tl.rebalances) {
-    rect(o, sc.x(r.start_us), band_top, sc.w(r.start_us, r.end_us, 1.0), lag_top - band_top - 4, "rgba(230,57,70,0.13)",
-         fmt::format("rebalance {} of {}: {} ({}), {} to {}, {} ms", r.index, r.group, r.trigger, r.epoch_label,
-                     seconds(r.start_us), seconds(r.end_us), ms(r.end_us - r.start_us)),
-         fmt::format(" class=\"rb\" data-rebalance=\"{}\" data-variant=\"{}\" data-trigger=\"{}\" data-start-us=\"{}\" data-end-us=\"{}\"{}",
+    rect(o, sc.x(r.start_us), band_top, sc.w(r.start_us, r.end_us, 1.0), lag_top - band_top - 4,
+         "rgba(230,57,70,0.13)",
+         fmt::format("rebalance {} of {}: {} ({}), {} to {}, {} ms", r.index, r.group, r.trigger,
+                     r.epoch_label, seconds(r.start_us), seconds(r.end_us),
+                     ms(r.end_us - r.start_us)),
+         fmt::format(" class=\"rb\" data-rebalance=\"{}\" data-variant=\"{}\" data-trigger=\"{}\" "
+                     "data-start-us=\"{}\" data-end-us=\"{}\"{}",
                      r.index, esc(tl.protocol), esc(r.trigger), r.start_us, r.end_us,
                      sc.min_width_attrs(r.start_us, r.end_us, 1.0)));
   }
@@ -392,41 +464,59 @@ void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t ma
     for (std::size_t i = 0; i < ms->size() && i < lines.size() && i < 200; ++i) {
       const auto& m = (*ms)[i];
       const double x = sc.x(m.at("t_us").get<std::int64_t>());
-      fmt::format_to(o, "<line class=\"inst moment\" data-moment=\"{}\" x1=\"{:.2f}\" x2=\"{:.2f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" "
-                        "stroke=\"#8b0000\" stroke-dasharray=\"4 3\"><title>{}</title></line>",
-                     esc(m.value("kind", std::string())), x, x, band_top, lag_top - 4, esc(lines[i]));
+      fmt::format_to(o,
+                     "<line class=\"inst moment\" data-moment=\"{}\" x1=\"{:.2f}\" x2=\"{:.2f}\" "
+                     "y1=\"{:.1f}\" y2=\"{:.1f}\" "
+                     "stroke=\"#8b0000\" stroke-dasharray=\"4 3\"><title>{}</title></line>",
+                     esc(m.value("kind", std::string())), x, x, band_top, lag_top - 4,
+                     esc(lines[i]));
     }
   }
-  fmt::format_to(o, "<line class=\"cursor\" x1=\"0\" x2=\"0\" y1=\"{:.1f}\" y2=\"{:.1f}\" style=\"display:none\"/>", band_top,
-                 lag_top - 4);
+  fmt::format_to(o,
+                 "<line class=\"cursor\" x1=\"0\" x2=\"0\" y1=\"{:.1f}\" y2=\"{:.1f}\" "
+                 "style=\"display:none\"/>",
+                 band_top, lag_top - 4);
   fmt::format_to(o, "</g></g>");
   for (const auto& r : tl.rebalances)
-    fmt::format_to(o, "<text class=\"pin rbl\" data-x=\"{:.2f}\" x=\"2\" y=\"{:.1f}\" transform=\"translate({:.2f},0)\">R{}</text>",
+    fmt::format_to(o,
+                   "<text class=\"pin rbl\" data-x=\"{:.2f}\" x=\"2\" y=\"{:.1f}\" "
+                   "transform=\"translate({:.2f},0)\">R{}</text>",
                    sc.x(r.start_us), band_top - 1, sc.x(r.start_us), r.index);
   fmt::format_to(o, "</g>");
   // The group's band.
   for (std::size_t g = 0; g < tl.groups.size(); ++g) {
     const auto& band = tl.groups[g];
     const double y = band_top + kBandHeight * static_cast<double>(g);
-    fmt::format_to(o, "<g class=\"band\" data-group=\"{}\"><text class=\"lbl small\" x=\"{:.1f}\" y=\"{:.1f}\">group {}</text>",
+    fmt::format_to(o,
+                   "<g class=\"band\" data-group=\"{}\"><text class=\"lbl small\" x=\"{:.1f}\" "
+                   "y=\"{:.1f}\">group {}</text>",
                    esc(band.group), kLabelWidth - 6, y + 11, esc(band.group));
-    fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">", kLabelWidth, clip_id);
+    fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">",
+                   kLabelWidth, clip_id);
     for (const auto& s : band.segments)
-      rect(o, sc.x(s.start_us), y + 1, sc.w(s.start_us, s.end_us), kBandHeight - 2, state_colour(s.state),
-           fmt::format("group {}: {} ({} to {})", band.group, s.label, seconds(s.start_us), seconds(s.end_us)),
-           fmt::format(" class=\"state\" data-state=\"{}\"{}", esc(s.state), sc.min_width_attrs(s.start_us, s.end_us)));
+      rect(o, sc.x(s.start_us), y + 1, sc.w(s.start_us, s.end_us), kBandHeight - 2,
+           state_colour(s.state),
+           fmt::format("group {}: {} ({} to {})", band.group, s.label, seconds(s.start_us),
+                       seconds(s.end_us)),
+           fmt::format(" class=\"state\" data-state=\"{}\"{}", esc(s.state),
+                       sc.min_width_attrs(s.start_us, s.end_us)));
     for (const auto& e : band.epochs) {
       const double x = sc.x(e.t_us);
-      fmt::format_to(o, "<line class=\"inst epoch\" x1=\"{:.2f}\" x2=\"{:.2f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#222\"><title>{}</title></line>",
-                     x, x, y, y + kBandHeight, esc(fmt::format("{}: {}", seconds(e.t_us), e.label)));
+      fmt::format_to(o,
+                     "<line class=\"inst epoch\" x1=\"{:.2f}\" x2=\"{:.2f}\" y1=\"{:.1f}\" "
+                     "y2=\"{:.1f}\" stroke=\"#222\"><title>{}</title></line>",
+                     x, x, y, y + kBandHeight,
+                     esc(fmt::format("{}: {}", seconds(e.t_us), e.label)));
     }
     fmt::format_to(o, "</g></g></g></g>");
   }
   for (std::size_t d = 0; d < tl.deployments.size(); ++d)
-    render_fleet(o, tl.deployments[d], sc, fleet_top + kFleetHeight * static_cast<double>(d), max_ready, clip_id);
+    render_fleet(o, tl.deployments[d], sc, fleet_top + kFleetHeight * static_cast<double>(d),
+                 max_ready, clip_id);
   for (std::size_t l = 0; l < n; ++l)
-    render_lane(o, tl, tl.lanes[l], sc, lanes_top + lane_h * static_cast<double>(l), std::max(1.0, lane_h - 1), per_partition,
-                clip_id, l % label_every == 0 ? std::string_view() : std::string_view(" "));
+    render_lane(o, tl, tl.lanes[l], sc, lanes_top + lane_h * static_cast<double>(l),
+                std::max(1.0, lane_h - 1), per_partition, clip_id,
+                l % label_every == 0 ? std::string_view() : std::string_view(" "));
   render_critical_paths(o, tl, sc, band_top, lanes_top, lane_h, clip_id);
   render_lag(o, tl, sc, lag_top, max_lag, clip_id);
   fmt::format_to(o, "</svg>");
@@ -434,23 +524,28 @@ void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t ma
 
 /// The critical path of rebalance i beside its sequence view: its steps, each with the time the
 /// edge into it covers by cause (`<table class="critical-path" data-seq="N">`, shown with it).
-void render_path_table(Out o, const Timeline& tl, std::size_t i, bool shown, const ConfigValues& config) {
+void render_path_table(Out o, const Timeline& tl, std::size_t i, bool shown,
+                       const ConfigValues& config) {
   if (!tl.summary.contains("rebalances") || i >= tl.summary["rebalances"].size()) return;
   const auto& r = tl.summary["rebalances"][i];
   if (!r.contains("critical_path") || !r["critical_path"].contains("steps")) return;
-  fmt::format_to(o, "<table class=\"critical-path\" data-variant=\"{}\" data-seq=\"{}\"{}><caption>{}</caption>"
-                    "<tr><th>time</th><th>who</th><th>event</th><th>waited (ms)</th></tr>",
-                 esc(tl.protocol), tl.rebalances[i].index, shown ? "" : " style=\"display:none\"",
-                 esc(critical_path_sentence(r, tl.rebalances[i].index, &config)));
+  fmt::format_to(
+      o,
+      "<table class=\"critical-path\" data-variant=\"{}\" data-seq=\"{}\"{}><caption>{}</caption>"
+      "<tr><th>time</th><th>who</th><th>event</th><th>waited (ms)</th></tr>",
+      esc(tl.protocol), tl.rebalances[i].index, shown ? "" : " style=\"display:none\"",
+      esc(critical_path_sentence(r, tl.rebalances[i].index, &config)));
   for (const auto& step : r["critical_path"]["steps"]) {
     std::string waited;
     if (step.contains("causes"))
       for (auto it = step["causes"].begin(); it != step["causes"].end(); ++it)
         waited += fmt::format("{}{} {}", waited.empty() ? "" : ", ", it.value().dump(), it.key());
     if (step.contains("waited_for"))
-      waited += fmt::format(" (for {}'s {})", step["waited_for"].value("actor", ""), step["waited_for"].value("what", ""));
-    fmt::format_to(o, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", seconds(step.value("t_us", std::int64_t{0})),
-                   esc(step.value("actor", "")), esc(step.value("what", "")), esc(waited));
+      waited += fmt::format(" (for {}'s {})", step["waited_for"].value("actor", ""),
+                            step["waited_for"].value("what", ""));
+    fmt::format_to(o, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                   seconds(step.value("t_us", std::int64_t{0})), esc(step.value("actor", "")),
+                   esc(step.value("what", "")), esc(waited));
   }
   fmt::format_to(o, "</table>");
 }
@@ -459,14 +554,16 @@ void render_path_table(Out o, const Timeline& tl, std::size_t i, bool shown, con
 /// that a sequence row shows, "" for none: the same time and actor ("coordinator" for the
 /// group's broker), a request or response of the same API for an rpc step, a note for any other
 /// step ("4 5": a callback's start and end are one note).
-std::string critical_steps(const SequenceRow& row, const json* steps, const std::string& coordinator) {
+std::string critical_steps(const SequenceRow& row, const json* steps,
+                           const std::string& coordinator) {
   std::string out;
   if (steps == nullptr || !steps->is_array()) return out;
   const std::string over = row.kind == SequenceRow::Kind::Response ? row.to : row.from;
   for (std::size_t k = 0; k < steps->size(); ++k) {
     const auto& st = (*steps)[k];
     if (st.value("t_us", std::int64_t{-1}) != row.t_us) continue;
-    const std::string actor = st.value("actor", ""), event = st.value("event", ""), what = st.value("what", "");
+    const std::string actor = st.value("actor", ""), event = st.value("event", ""),
+                      what = st.value("what", "");
     if (!(actor == over || (actor == "coordinator" && over == coordinator))) continue;
     bool shown = row.kind == SequenceRow::Kind::Note && event != "rpc";
     if (event == "rpc" && row.kind != SequenceRow::Kind::Note) {
@@ -485,7 +582,8 @@ void render_sequence(Out o, const Timeline& tl, const Rebalance& r, std::size_t 
   const json* steps = nullptr;
   if (tl.summary.contains("rebalances") && index < tl.summary["rebalances"].size()) {
     const auto& rb = tl.summary["rebalances"][index];
-    if (rb.contains("critical_path") && rb["critical_path"].contains("steps")) steps = &rb["critical_path"]["steps"];
+    if (rb.contains("critical_path") && rb["critical_path"].contains("steps"))
+      steps = &rb["critical_path"]["steps"];
   }
   std::string coordinator;
   for (const auto& p : seq.participants)
@@ -493,23 +591,33 @@ void render_sequence(Out o, const Timeline& tl, const Rebalance& r, std::size_t 
       coordinator = p;
       break;
     }
-  const double col = seq.participants.size() > 8 ? 110 : 180, left = 90, row_h = 19, payload_h = 11, top = 34;
+  const double col = seq.participants.size() > 8 ? 110 : 180, left = 90, row_h = 19, payload_h = 11,
+               top = 34;
   std::size_t payloads = 0;
   for (const auto& row : seq.rows) payloads += row.payload.empty() ? 0 : 1;
-  const double width = left + col * static_cast<double>(std::max<std::size_t>(1, seq.participants.size())) + 150;
-  const double height = top + row_h * static_cast<double>(seq.rows.size() + 1) + payload_h * static_cast<double>(payloads) +
-                        (seq.omitted ? 20 : 0);
+  const double width =
+      left + col * static_cast<double>(std::max<std::size_t>(1, seq.participants.size())) + 150;
+  const double height = top + row_h * static_cast<double>(seq.rows.size() + 1) +
+                        payload_h * static_cast<double>(payloads) + (seq.omitted ? 20 : 0);
   std::map<std::string, double> x_of;
-  for (std::size_t i = 0; i < seq.participants.size(); ++i) x_of[seq.participants[i]] = left + col * (static_cast<double>(i) + 0.5);
-  fmt::format_to(o, "<svg class=\"seq\" data-variant=\"{}\" data-seq=\"{}\" data-rows=\"{}\" data-start-us=\"{}\" data-end-us=\"{}\" "
-                    "width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\"{} xmlns=\"http://www.w3.org/2000/svg\">",
-                 esc(tl.protocol), r.index, seq.rows.size(), r.start_us, r.end_us, width, height, width, height,
-                 shown ? "" : " style=\"display:none\"");
+  for (std::size_t i = 0; i < seq.participants.size(); ++i)
+    x_of[seq.participants[i]] = left + col * (static_cast<double>(i) + 0.5);
+  fmt::format_to(o,
+                 "<svg class=\"seq\" data-variant=\"{}\" data-seq=\"{}\" data-rows=\"{}\" "
+                 "data-start-us=\"{}\" data-end-us=\"{}\" "
+                 "width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\"{} "
+                 "xmlns=\"http://www.w3.org/2000/svg\">",
+                 esc(tl.protocol), r.index, seq.rows.size(), r.start_us, r.end_us, width, height,
+                 width, height, shown ? "" : " style=\"display:none\"");
   for (const auto& p : seq.participants) {
     const double x = x_of[p];
-    fmt::format_to(o, "<rect x=\"{:.1f}\" y=\"4\" width=\"{:.1f}\" height=\"20\" rx=\"3\" class=\"actor\"/><text x=\"{:.1f}\" y=\"18\" class=\"actor-t\">{}</text>",
-                   x - col * 0.42, col * 0.84, x, esc(p == "broker-0" || p.rfind("broker-", 0) == 0 ? p + " (coordinator)" : p));
-    fmt::format_to(o, "<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"24\" y2=\"{:.0f}\" class=\"life\"/>", x, x, height - 4);
+    fmt::format_to(o,
+                   "<rect x=\"{:.1f}\" y=\"4\" width=\"{:.1f}\" height=\"20\" rx=\"3\" "
+                   "class=\"actor\"/><text x=\"{:.1f}\" y=\"18\" class=\"actor-t\">{}</text>",
+                   x - col * 0.42, col * 0.84, x,
+                   esc(p == "broker-0" || p.rfind("broker-", 0) == 0 ? p + " (coordinator)" : p));
+    fmt::format_to(o, "<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"24\" y2=\"{:.0f}\" class=\"life\"/>",
+                   x, x, height - 4);
   }
   double y = top;
   for (std::size_t k = 0; k < seq.rows.size(); ++k) {
@@ -517,55 +625,77 @@ void render_sequence(Out o, const Timeline& tl, const Rebalance& r, std::size_t 
     y += row_h;
     const std::string on_path = critical_steps(row, steps, coordinator);
     const bool crit = !on_path.empty();
-    const std::string said = row.kind == SequenceRow::Kind::Note ? fmt::format("{}: {}", row.from, row.text)
-                                                                 : fmt::format("{} → {}: {}", row.from, row.to, row.text);
+    const std::string said = row.kind == SequenceRow::Kind::Note
+                                 ? fmt::format("{}: {}", row.from, row.text)
+                                 : fmt::format("{} → {}: {}", row.from, row.to, row.text);
     // Each row is a step of the step control: its time and what it says.
     // A row on the critical path: class "crit" and data-step, the indices of the steps it shows.
-    fmt::format_to(o, "<g class=\"row{}\" data-i=\"{}\" data-t-us=\"{}\"{} data-say=\"{}\"><rect class=\"rowbg\" x=\"0\" y=\"{:.1f}\" width=\"{:.0f}\" height=\"{:.0f}\"/>",
-                   crit ? " crit" : "", k, row.t_us, crit ? fmt::format(" data-step=\"{}\"", on_path) : std::string(),
+    fmt::format_to(o,
+                   "<g class=\"row{}\" data-i=\"{}\" data-t-us=\"{}\"{} data-say=\"{}\"><rect "
+                   "class=\"rowbg\" x=\"0\" y=\"{:.1f}\" width=\"{:.0f}\" height=\"{:.0f}\"/>",
+                   crit ? " crit" : "", k, row.t_us,
+                   crit ? fmt::format(" data-step=\"{}\"", on_path) : std::string(),
                    esc(clip(said, 300)), y - row_h + 6, width,
                    row_h + (row.payload.empty() ? 0 : payload_h));
-    fmt::format_to(o, "<text x=\"4\" y=\"{:.1f}\" class=\"ts\">{}</text>", y + 4, seconds(row.t_us));
+    fmt::format_to(o, "<text x=\"4\" y=\"{:.1f}\" class=\"ts\">{}</text>", y + 4,
+                   seconds(row.t_us));
     const double x1 = x_of.count(row.from) ? x_of[row.from] : left;
     if (row.kind == SequenceRow::Kind::Note) {
       const std::string note = clip(row.text, 48);
       const double nw = std::max(col * 0.9, 5.6 * static_cast<double>(note.size()) + 10);
-      fmt::format_to(o, "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"15\" class=\"note\"/><text x=\"{:.1f}\" y=\"{:.1f}\" class=\"note-t\">{}</text></g>",
-                     x1 - nw / 2, y - 8, nw, x1, y + 3, esc(note));
+      fmt::format_to(
+          o,
+          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"15\" class=\"note\"/><text "
+          "x=\"{:.1f}\" y=\"{:.1f}\" class=\"note-t\">{}</text></g>",
+          x1 - nw / 2, y - 8, nw, x1, y + 3, esc(note));
       continue;
     }
     const double x2 = x_of.count(row.to) ? x_of[row.to] : left;
-    const bool normal = row.kind == SequenceRow::Kind::Response && !row.error && row.text.find(" NONE") == std::string::npos;
-    const char* cls = row.kind == SequenceRow::Kind::Request ? "req" : row.error ? "resp err" : normal ? "resp normal" : "resp";
+    const bool normal = row.kind == SequenceRow::Kind::Response && !row.error &&
+                        row.text.find(" NONE") == std::string::npos;
+    const char* cls = row.kind == SequenceRow::Kind::Request ? "req"
+                      : row.error                            ? "resp err"
+                      : normal                               ? "resp normal"
+                                                             : "resp";
     const double head = x2 > x1 ? -7 : 7;
     const std::string head_text = row.text.substr(0, row.text.size() - row.payload.size());
-    fmt::format_to(o, "<g class=\"msg {}{}\"><title>{}</title><line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/><path d=\"M{:.1f},{:.1f} l{:.1f},-4 l0,8 z\"/><text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>",
-                   cls, crit ? " crit" : "", esc(fmt::format("{} {}{}", seconds(row.t_us), said, crit ? " (on the critical path)" : "")),
-                   x1, x2, y, y, x2, y, head, (x1 + x2) / 2, y - 3, esc(clip(head_text, 44)));
+    fmt::format_to(
+        o,
+        "<g class=\"msg {}{}\"><title>{}</title><line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" "
+        "y2=\"{:.1f}\"/><path d=\"M{:.1f},{:.1f} l{:.1f},-4 l0,8 z\"/><text x=\"{:.1f}\" "
+        "y=\"{:.1f}\">{}</text>",
+        cls, crit ? " crit" : "",
+        esc(fmt::format("{} {}{}", seconds(row.t_us), said, crit ? " (on the critical path)" : "")),
+        x1, x2, y, y, x2, y, head, (x1 + x2) / 2, y - 3, esc(clip(head_text, 44)));
     if (!row.payload.empty()) {
-      fmt::format_to(o, "<text class=\"payload\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", (x1 + x2) / 2, y + 10,
-                     esc(clip(row.payload, 70)));
+      fmt::format_to(o, "<text class=\"payload\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>",
+                     (x1 + x2) / 2, y + 10, esc(clip(row.payload, 70)));
       y += payload_h;
     }
     fmt::format_to(o, "</g></g>");
   }
   if (seq.omitted)
-    fmt::format_to(o, "<text x=\"4\" y=\"{:.1f}\" class=\"ts\">… {} more rows (see sequence.mmd with --from/--to)</text>", y + 26, seq.omitted);
+    fmt::format_to(o,
+                   "<text x=\"4\" y=\"{:.1f}\" class=\"ts\">… {} more rows (see sequence.mmd with "
+                   "--from/--to)</text>",
+                   y + 26, seq.omitted);
   fmt::format_to(o, "</svg>");
 }
 
 /// The "watch for" notes of rebalance i (`<ol class="watch" data-seq="N">`, each note at its
 /// time), shown with its sequence view and read by the step control.
-void render_watch(Out o, const Timeline& tl, std::size_t i, bool shown, const ConfigValues& config) {
+void render_watch(Out o, const Timeline& tl, std::size_t i, bool shown,
+                  const ConfigValues& config) {
   if (!tl.summary.contains("rebalances") || i >= tl.summary["rebalances"].size()) return;
-  const auto notes = lesson::watch_notes(tl.summary["rebalances"][i], tl.protocol == "consumer" || tl.protocol.ends_with("/consumer"),
-                                         &config);
+  const auto notes =
+      lesson::watch_notes(tl.summary["rebalances"][i],
+                          tl.protocol == "consumer" || tl.protocol.ends_with("/consumer"), &config);
   if (notes.empty()) return;
-  fmt::format_to(o, "<ol class=\"watch\" data-variant=\"{}\" data-seq=\"{}\"{}>", esc(tl.protocol), tl.rebalances[i].index,
-                 shown ? "" : " style=\"display:none\"");
+  fmt::format_to(o, "<ol class=\"watch\" data-variant=\"{}\" data-seq=\"{}\"{}>", esc(tl.protocol),
+                 tl.rebalances[i].index, shown ? "" : " style=\"display:none\"");
   for (const auto& n : notes)
-    fmt::format_to(o, "<li data-t-us=\"{}\" data-cause=\"{}\"><b>Watch for</b> ({}): {}</li>", n.t_us, esc(n.cause),
-                   seconds(n.t_us), lesson::glossed(n.text));
+    fmt::format_to(o, "<li data-t-us=\"{}\" data-cause=\"{}\"><b>Watch for</b> ({}): {}</li>",
+                   n.t_us, esc(n.cause), seconds(n.t_us), lesson::glossed(n.text));
   fmt::format_to(o, "</ol>");
 }
 
@@ -810,7 +940,8 @@ bool variant_less(const std::string& a, const std::string& b) {
     return variant_less(a.substr(slash_a == std::string::npos ? 0 : slash_a + 1),
                         b.substr(slash_b == std::string::npos ? 0 : slash_b + 1));
   }
-  static const std::vector<std::string> order = {"classic-eager", "classic-cooperative", "consumer", "share"};
+  static const std::vector<std::string> order = {"classic-eager", "classic-cooperative", "consumer",
+                                                 "share"};
   const auto ia = std::find(order.begin(), order.end(), a) - order.begin();
   const auto ib = std::find(order.begin(), order.end(), b) - order.begin();
   return ia != ib ? ia < ib : a < b;
@@ -821,27 +952,39 @@ namespace {
 // The page up to its first section: <head>, the title, the run, the lesson.
 void render_page_head(Out o, const std::vector<Timeline>& variants, const Scale& sc) {
   const std::string scenario = variants.empty() ? std::string() : variants.front().scenario;
-  fmt::format_to(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
-                    "<title>rebalance-sim: {}</title><style>{}</style>"
-                    "<script>window.__errors=[];window.addEventListener('error',function(e){{window.__errors.push(String(e.message));"
-                    "document.documentElement.dataset.errors=window.__errors.join(' | ');}});</script></head>\n",
-                 esc(scenario), kStyle);
-  fmt::format_to(o, "<body data-duration-us=\"{}\" data-plot-width=\"{}\" data-label-width=\"{}\">", sc.duration_us, kPlotWidth, kLabelWidth);
+  fmt::format_to(
+      o,
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+      "'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
+      "<title>rebalance-sim: {}</title><style>{}</style>"
+      "<script>window.__errors=[];window.addEventListener('error',function(e){{window.__errors."
+      "push(String(e.message));"
+      "document.documentElement.dataset.errors=window.__errors.join(' | ');}});</script></head>\n",
+      esc(scenario), kStyle);
+  fmt::format_to(o, "<body data-duration-us=\"{}\" data-plot-width=\"{}\" data-label-width=\"{}\">",
+                 sc.duration_us, kPlotWidth, kLabelWidth);
   std::string description;
   if (!variants.empty() && variants.front().summary.contains("produced_by")) {
     const auto& pb = variants.front().summary["produced_by"];
-    description = fmt::format("{} · seed {} · {} {}", pb.value("scenario_file", std::string()),
-                              variants.front().summary.value("seed", 0), pb.value("simulator", std::string()),
-                              pb.value("version", std::string()));
+    description =
+        fmt::format("{} · seed {} · {} {}", pb.value("scenario_file", std::string()),
+                    variants.front().summary.value("seed", 0), pb.value("simulator", std::string()),
+                    pb.value("version", std::string()));
   }
-  fmt::format_to(o, "<header><h1>{}</h1><p>{} · {} variant{} on one time axis ({} of virtual time)</p></header><main>\n",
-                 esc(scenario), esc(description), variants.size(), variants.size() == 1 ? "" : "s", seconds(sc.duration_us));
+  fmt::format_to(o,
+                 "<header><h1>{}</h1><p>{} · {} variant{} on one time axis ({} of virtual "
+                 "time)</p></header><main>\n",
+                 esc(scenario), esc(description), variants.size(), variants.size() == 1 ? "" : "s",
+                 seconds(sc.duration_us));
   // The lesson: the scenario's own description (summary.json's produced_by.scenario_description).
   if (!variants.empty() && variants.front().summary.contains("produced_by") &&
       variants.front().summary["produced_by"].is_object()) {
-    const std::string lesson_text = variants.front().summary["produced_by"].value("scenario_description", std::string());
-    if (!lesson_text.empty()) fmt::format_to(o, "<p class=\"lesson\" id=\"description\">{}</p>\n", lesson::glossed(lesson_text));
+    const std::string lesson_text =
+        variants.front().summary["produced_by"].value("scenario_description", std::string());
+    if (!lesson_text.empty())
+      fmt::format_to(o, "<p class=\"lesson\" id=\"description\">{}</p>\n",
+                     lesson::glossed(lesson_text));
   }
 }
 
@@ -851,13 +994,17 @@ void render_verdicts(Out o, const std::vector<Timeline>& variants) {
   fmt::format_to(o, "<h2>Verdict</h2><div class=\"verdicts\">");
   for (const auto& v : variants) {
     if (!v.summary.is_object() || !v.summary.contains("metrics")) continue;
-    fmt::format_to(o, "<p class=\"verdict\" data-variant=\"{}\"><b>{}</b>: {}<br><small>{}</small></p>", esc(v.protocol),
-                   esc(v.protocol), esc(v.summary.value("verdict", std::string())), esc(headline_of(v.summary)));
+    fmt::format_to(
+        o, "<p class=\"verdict\" data-variant=\"{}\"><b>{}</b>: {}<br><small>{}</small></p>",
+        esc(v.protocol), esc(v.protocol), esc(v.summary.value("verdict", std::string())),
+        esc(headline_of(v.summary)));
     const auto moments = moment_lines(v.summary);
     if (!moments.empty()) {
       fmt::format_to(o, "<ul class=\"moments\" data-variant=\"{}\">", esc(v.protocol));
-      for (std::size_t i = 0; i < moments.size() && i < 50; ++i) fmt::format_to(o, "<li>{}</li>", esc(moments[i]));
-      if (moments.size() > 50) fmt::format_to(o, "<li>… and {} more (summary.json's moments)</li>", moments.size() - 50);
+      for (std::size_t i = 0; i < moments.size() && i < 50; ++i)
+        fmt::format_to(o, "<li>{}</li>", esc(moments[i]));
+      if (moments.size() > 50)
+        fmt::format_to(o, "<li>… and {} more (summary.json's moments)</li>", moments.size() - 50);
       fmt::format_to(o, "</ul>");
     }
   }
@@ -867,42 +1014,64 @@ void render_verdicts(Out o, const std::vector<Timeline>& variants) {
 // The timelines' zoom controls and legends.
 void render_legend(Out o, bool fleets) {
   // The variants side by side.
-  fmt::format_to(o, "<h2>Timelines</h2><div class=\"controls\"><button id=\"zoom-in\">zoom in</button><button id=\"zoom-out\">zoom out</button>"
-                    "<button id=\"zoom-reset\">reset</button> <span id=\"zoomlevel\"></span> · wheel to zoom, drag to pan, "
-                    "click for details, double-click a shaded rebalance to zoom to it</div>\n");
+  fmt::format_to(o,
+                 "<h2>Timelines</h2><div class=\"controls\"><button id=\"zoom-in\">zoom "
+                 "in</button><button id=\"zoom-out\">zoom out</button>"
+                 "<button id=\"zoom-reset\">reset</button> <span id=\"zoomlevel\"></span> · wheel "
+                 "to zoom, drag to pan, "
+                 "click for details, double-click a shaded rebalance to zoom to it</div>\n");
   fmt::format_to(o, "<div class=\"legend\">");
-  for (const char* k : {"revoking", "waiting", "processing", "callback", "stalled", "paused", "crashed"})
-    fmt::format_to(o, "<span><i style=\"background:{}\"></i>{}</span>", span_colour(k),
-                   lesson::abbr(k, std::string_view(k) == "waiting" ? "waiting for assignment" : k));
+  for (const char* k :
+       {"revoking", "waiting", "processing", "callback", "stalled", "paused", "crashed"})
+    fmt::format_to(
+        o, "<span><i style=\"background:{}\"></i>{}</span>", span_colour(k),
+        lesson::abbr(k, std::string_view(k) == "waiting" ? "waiting for assignment" : k));
   for (const char* k : {"start", "stop", "crash", "heartbeat", "join", "sync", "epoch", "fenced"})
     fmt::format_to(o, "<span><i style=\"background:{};width:3px\"></i>{}</span>", instant_colour(k),
-                   std::string_view(k) == "heartbeat" ? "heartbeat with news" : std::string_view(k) == "join" ? "JoinGroup" : std::string_view(k) == "sync" ? "SyncGroup" : k);
-  fmt::format_to(o, "<span><i style=\"background:rgba(230,57,70,0.25)\"></i>rebalance window</span>");
+                   std::string_view(k) == "heartbeat" ? "heartbeat with news"
+                   : std::string_view(k) == "join"    ? "JoinGroup"
+                   : std::string_view(k) == "sync"    ? "SyncGroup"
+                                                      : k);
+  fmt::format_to(o,
+                 "<span><i style=\"background:rgba(230,57,70,0.25)\"></i>rebalance window</span>");
   for (const char* k : {"Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"})
-    fmt::format_to(o, "<span><i style=\"background:{}\"></i>{}</span>", state_colour(k), lesson::abbr(k));
+    fmt::format_to(o, "<span><i style=\"background:{}\"></i>{}</span>", state_colour(k),
+                   lesson::abbr(k));
   fmt::format_to(o, "<span>KIP-848 (consumer protocol):</span>");
   for (const char* k : {"empty", "assigning", "reconciling", "stable"})
-    fmt::format_to(o, "<span><i style=\"background:{}\"></i>{}</span>", state_colour(k), lesson::abbr(k));
-  fmt::format_to(o, "<span><i style=\"background:#7b2cbf;height:3px\"></i>{}</span>"
-                    "<span><i style=\"background:repeating-linear-gradient(90deg,#8b0000 0 4px,transparent 4px 7px);height:3px\"></i>decisive moment</span>"
-                    "<span><i style=\"background:#111;height:2px\"></i>total lag</span>"
-                    "<span><i style=\"background:#000;width:2px\"></i>step cursor</span>"
-                    "<span><i style=\"background:repeating-linear-gradient(45deg,#d62728 0 1.5px,#fff 1.5px 4px)\"></i>partition not processed</span>"
-                    "<span><i style=\"background:{}\"></i><i style=\"background:{}\"></i>partition view: one colour per owner</span>",
+    fmt::format_to(o, "<span><i style=\"background:{}\"></i>{}</span>", state_colour(k),
+                   lesson::abbr(k));
+  fmt::format_to(o,
+                 "<span><i style=\"background:#7b2cbf;height:3px\"></i>{}</span>"
+                 "<span><i style=\"background:repeating-linear-gradient(90deg,#8b0000 0 "
+                 "4px,transparent 4px 7px);height:3px\"></i>decisive moment</span>"
+                 "<span><i style=\"background:#111;height:2px\"></i>total lag</span>"
+                 "<span><i style=\"background:#000;width:2px\"></i>step cursor</span>"
+                 "<span><i style=\"background:repeating-linear-gradient(45deg,#d62728 0 1.5px,#fff "
+                 "1.5px 4px)\"></i>partition not processed</span>"
+                 "<span><i style=\"background:{}\"></i><i style=\"background:{}\"></i>partition "
+                 "view: one colour per owner</span>",
                  lesson::abbr("critical path"), lesson::owner_colour(0), lesson::owner_colour(1));
   if (fleets)
-    fmt::format_to(o, "<span><i style=\"background:#a8c5e6\"></i>ready pods of a deployment</span>"
-                      "<span><i style=\"background:#2a9d2a;width:3px\"></i>scale up</span>"
-                      "<span><i style=\"background:#e76f00;width:3px\"></i>scale down (autoscaler decision)</span>");
-  fmt::format_to(o, "<span>ownership bars: one colour per partition (one bar per consumer when there are many)</span></div>\n"
-                    "<div class=\"legend\">Sequence view: <span><i style=\"background:#1f77b4;height:2px\"></i>request</span>"
-                    "<span><i style=\"background:#2a9d2a;height:2px\"></i>response</span>"
-                    "<span><i style=\"background:#6c757d;height:2px\"></i>normal round trip ({})</span>"
-                    "<span><i style=\"background:#d62728;height:2px\"></i>error response</span>"
-                    "<span><i style=\"background:#7b2cbf;height:3px\"></i>on the critical path</span>"
-                    "<span><i style=\"background:#fff8c5;border:1px solid #d4c36a\"></i>note (state, callback, ownership)</span>"
-                    "<span><i style=\"background:#ffe08a\"></i>step cursor</span></div>\n",
-                 lesson::abbr("MEMBER_ID_REQUIRED"));
+    fmt::format_to(o,
+                   "<span><i style=\"background:#a8c5e6\"></i>ready pods of a deployment</span>"
+                   "<span><i style=\"background:#2a9d2a;width:3px\"></i>scale up</span>"
+                   "<span><i style=\"background:#e76f00;width:3px\"></i>scale down (autoscaler "
+                   "decision)</span>");
+  fmt::format_to(
+      o,
+      "<span>ownership bars: one colour per partition (one bar per consumer when there are "
+      "many)</span></div>\n"
+      "<div class=\"legend\">Sequence view: <span><i "
+      "style=\"background:#1f77b4;height:2px\"></i>request</span>"
+      "<span><i style=\"background:#2a9d2a;height:2px\"></i>response</span>"
+      "<span><i style=\"background:#6c757d;height:2px\"></i>normal round trip ({})</span>"
+      "<span><i style=\"background:#d62728;height:2px\"></i>error response</span>"
+      "<span><i style=\"background:#7b2cbf;height:3px\"></i>on the critical path</span>"
+      "<span><i style=\"background:#fff8c5;border:1px solid #d4c36a\"></i>note (state, callback, "
+      "ownership)</span>"
+      "<span><i style=\"background:#ffe08a\"></i>step cursor</span></div>\n",
+      lesson::abbr("MEMBER_ID_REQUIRED"));
 }
 
 // The variants compared, one column each.
@@ -910,32 +1079,38 @@ void render_summary_table(Out o, const std::vector<Timeline>& variants) {
   // The variants compared.
   // Each cell: the steady window's value (start-up excluded), the whole run's after it when it
   // differs.
-  fmt::format_to(o, "<h2>Summary</h2><p>Steady window (from the moment the consumers started first hold a stable "
-                    "assignment); the whole run's value in parentheses where it differs.</p>"
-                    "<table class=\"compare\"><tr><th>metric</th>");
+  fmt::format_to(
+      o,
+      "<h2>Summary</h2><p>Steady window (from the moment the consumers started first hold a stable "
+      "assignment); the whole run's value in parentheses where it differs.</p>"
+      "<table class=\"compare\"><tr><th>metric</th>");
   for (const auto& v : variants) fmt::format_to(o, "<th>{}</th>", esc(v.protocol));
   fmt::format_to(o, "</tr><tr><td>{}</td>", lesson::abbr("steady from"));
   for (const auto& v : variants) {
     const auto st = v.summary.find("steady");
-    fmt::format_to(o, "<td>{}</td>", st == v.summary.end() || !st->is_object() ? std::string("–")
-                                     : st->at("from_us").is_null() ? std::string("never")
-                                                                     : seconds(st->at("from_us").get<std::int64_t>()));
+    fmt::format_to(o, "<td>{}</td>",
+                   st == v.summary.end() || !st->is_object() ? std::string("–")
+                   : st->at("from_us").is_null()             ? std::string("never")
+                                                 : seconds(st->at("from_us").get<std::int64_t>()));
   }
   fmt::format_to(o, "</tr>");
-  for (const char* key : {"rebalance_count", "max_rebalance_ms", "total_rebalance_ms", "stop_the_world_ms",
-                          "max_stop_the_world_ms", "not_processed_partition_ms", "max_not_processed_ms",
-                          "unavailable_partition_ms", "revocations", "duplicates", "lost", "max_lag", "max_group_lag",
-                          "records_processed", "overlap_partition_ms", "fatal_errors"}) {
+  for (const char* key :
+       {"rebalance_count", "max_rebalance_ms", "total_rebalance_ms", "stop_the_world_ms",
+        "max_stop_the_world_ms", "not_processed_partition_ms", "max_not_processed_ms",
+        "unavailable_partition_ms", "revocations", "duplicates", "lost", "max_lag", "max_group_lag",
+        "records_processed", "overlap_partition_ms", "fatal_errors"}) {
     fmt::format_to(o, "<tr><td>{}</td>", lesson::abbr(key));
     for (const auto& v : variants) {
       const std::string whole = metric(v.summary, key);
       const auto st = v.summary.find("steady");
-      if (st == v.summary.end() || !st->is_object() || !st->at("metrics").is_object() || std::string_view(key) == "lost") {
+      if (st == v.summary.end() || !st->is_object() || !st->at("metrics").is_object() ||
+          std::string_view(key) == "lost") {
         fmt::format_to(o, "<td>{}</td>", whole);
         continue;
       }
       const std::string steady = metric(json{{"metrics", st->at("metrics")}}, key);
-      fmt::format_to(o, "<td>{}{}</td>", steady, steady == whole ? std::string() : " <small>(" + whole + ")</small>");
+      fmt::format_to(o, "<td>{}{}</td>", steady,
+                     steady == whole ? std::string() : " <small>(" + whole + ")</small>");
     }
     fmt::format_to(o, "</tr>");
   }
@@ -963,7 +1138,9 @@ void render_summary_table(Out o, const std::vector<Timeline>& variants) {
         most = std::max(most, n);
         total += n;
       }
-      fmt::format_to(o, "<td><details class=\"final\"><summary>{} consumers own {} partitions ({} to {} each)</summary>{}</details></td>",
+      fmt::format_to(o,
+                     "<td><details class=\"final\"><summary>{} consumers own {} partitions ({} to "
+                     "{} each)</summary>{}</details></td>",
                      fa.size(), total, least, most, owned_summary(fa));
     } else {
       fmt::format_to(o, "<td>{}</td>", owned_summary(fa));
@@ -974,42 +1151,62 @@ void render_summary_table(Out o, const std::vector<Timeline>& variants) {
 
 // One variant's details: its rebalances, scaling, narrative and the messages of a rebalance.
 void render_details(Out o, const Timeline& v) {
-  fmt::format_to(o, "<section class=\"details\" data-variant=\"{}\"><h2>{}</h2>", esc(v.protocol), esc(v.protocol));
-  fmt::format_to(o, "<h3>Rebalances</h3><table><tr><th>#</th><th>group</th><th>trigger</th><th>{}</th><th>start</th><th>end</th>"
-                    "<th>duration (ms)</th><th>revoked</th><th>assigned</th></tr>",
-                 v.protocol == "consumer" || v.protocol.ends_with("/consumer") ? "epoch" : "generation");
+  fmt::format_to(o, "<section class=\"details\" data-variant=\"{}\"><h2>{}</h2>", esc(v.protocol),
+                 esc(v.protocol));
+  fmt::format_to(
+      o,
+      "<h3>Rebalances</h3><table><tr><th>#</th><th>group</th><th>trigger</th><th>{}</th><th>start</"
+      "th><th>end</th>"
+      "<th>duration (ms)</th><th>revoked</th><th>assigned</th></tr>",
+      v.protocol == "consumer" || v.protocol.ends_with("/consumer") ? "epoch" : "generation");
   for (const auto& r : v.rebalances)
-    fmt::format_to(o, "<tr class=\"rbrow\" data-variant=\"{}\" data-row=\"{}\"><td>R{}</td><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                   esc(v.protocol), r.index, r.index, esc(r.group), esc(r.trigger), r.completed ? "" : " (not completed)",
-                   esc(r.epoch_label), seconds(r.start_us), seconds(r.end_us), ms(r.end_us - r.start_us),
-                   esc(partitions_of(r.revoked)), esc(partitions_of(r.assigned)));
+    fmt::format_to(o,
+                   "<tr class=\"rbrow\" data-variant=\"{}\" "
+                   "data-row=\"{}\"><td>R{}</td><td>{}</td><td>{}{}</td><td>{}</td><td>{}</"
+                   "td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                   esc(v.protocol), r.index, r.index, esc(r.group), esc(r.trigger),
+                   r.completed ? "" : " (not completed)", esc(r.epoch_label), seconds(r.start_us),
+                   seconds(r.end_us), ms(r.end_us - r.start_us), esc(partitions_of(r.revoked)),
+                   esc(partitions_of(r.assigned)));
   fmt::format_to(o, "</table>");
   // Fleets: each scaling decision with its reason, and what it caused (summary.json's `scaling`).
-  if (v.summary.contains("scaling") && v.summary["scaling"].is_array() && !v.summary["scaling"].empty()) {
-    fmt::format_to(o, "<h3>Scaling</h3><table class=\"scaling\"><tr><th>at</th><th>deployment</th><th>replicas</th>"
-                      "<th>reason</th><th>rebalances</th><th>unavailable partition-ms</th><th>records redelivered</th>"
-                      "<th>backlog drained after</th></tr>");
+  if (v.summary.contains("scaling") && v.summary["scaling"].is_array() &&
+      !v.summary["scaling"].empty()) {
+    fmt::format_to(o,
+                   "<h3>Scaling</h3><table "
+                   "class=\"scaling\"><tr><th>at</th><th>deployment</th><th>replicas</th>"
+                   "<th>reason</th><th>rebalances</th><th>unavailable partition-ms</th><th>records "
+                   "redelivered</th>"
+                   "<th>backlog drained after</th></tr>");
     for (const auto& a : v.summary["scaling"]) {
       const auto drain = a.find("drain_ms");
-      fmt::format_to(o, "<tr><td>{}</td><td>{}</td><td>{} &rarr; {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                     seconds(static_cast<std::int64_t>(a.value("at_ms", 0.0) * 1000)), esc(a.value("deployment", "")),
-                     a.value("from", 0), a.value("to", 0), esc(a.value("reason", "")), a.value("rebalances", 0),
+      fmt::format_to(o,
+                     "<tr><td>{}</td><td>{}</td><td>{} &rarr; "
+                     "{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                     seconds(static_cast<std::int64_t>(a.value("at_ms", 0.0) * 1000)),
+                     esc(a.value("deployment", "")), a.value("from", 0), a.value("to", 0),
+                     esc(a.value("reason", "")), a.value("rebalances", 0),
                      a.value("unavailable_partition_ms", 0.0), a.value("records_redelivered", 0),
                      drain != a.end() && drain->is_number()
-                         ? seconds(static_cast<std::int64_t>(drain->get<double>() * 1000)) : std::string("&ndash;"));
+                         ? seconds(static_cast<std::int64_t>(drain->get<double>() * 1000))
+                         : std::string("&ndash;"));
     }
     fmt::format_to(o, "</table>");
   }
-  fmt::format_to(o, "<h3>What happened</h3><ol class=\"narrative\" data-variant=\"{}\">", esc(v.protocol));
+  fmt::format_to(o, "<h3>What happened</h3><ol class=\"narrative\" data-variant=\"{}\">",
+                 esc(v.protocol));
   {
     const auto story = narrate(v);
     for (std::size_t i = 0; i < story.size(); ++i) {
       // Short sentences with readable times; a very long one (a join storm's member list) cut.
-      fmt::format_to(o, "<li data-rb=\"{}\">", i < v.rebalances.size() ? v.rebalances[i].index : static_cast<int>(i + 1));
+      fmt::format_to(o, "<li data-rb=\"{}\">",
+                     i < v.rebalances.size() ? v.rebalances[i].index : static_cast<int>(i + 1));
       const auto sentences = lesson::short_sentences(story[i]);
       for (std::size_t k = 0; k < sentences.size() && k < 12; ++k)
         fmt::format_to(o, "<span class=\"s\">{}</span> ", lesson::glossed(clip(sentences[k], 400)));
-      if (sentences.size() > 12) fmt::format_to(o, "<span class=\"s\">… {} more sentences (explain prints them all).</span>", sentences.size() - 12);
+      if (sentences.size() > 12)
+        fmt::format_to(o, "<span class=\"s\">… {} more sentences (explain prints them all).</span>",
+                       sentences.size() - 12);
       fmt::format_to(o, "</li>");
     }
   }
@@ -1018,17 +1215,29 @@ void render_details(Out o, const Timeline& v) {
     // Shown first: the lesson's rebalance, else the longest after start-up (a link's
     // #rebalance=N picks another).
     const std::size_t chosen = lesson::opened_rebalance(v, kMaxSequenceViews);
-    fmt::format_to(o, "<div class=\"walk\" data-variant=\"{0}\"><h3>Messages of a rebalance</h3><label>rebalance <select class=\"seqpick\" data-variant=\"{0}\">", esc(v.protocol));  // lifted by the step control
+    fmt::format_to(o,
+                   "<div class=\"walk\" data-variant=\"{0}\"><h3>Messages of a "
+                   "rebalance</h3><label>rebalance <select class=\"seqpick\" data-variant=\"{0}\">",
+                   esc(v.protocol));  // lifted by the step control
     for (std::size_t i = 0; i < v.rebalances.size() && i < kMaxSequenceViews; ++i)
-      fmt::format_to(o, "<option value=\"{}\"{}>R{}: {} ({} ms)</option>", v.rebalances[i].index, i == chosen ? " selected" : "",
-                     v.rebalances[i].index, esc(v.rebalances[i].trigger), ms(v.rebalances[i].end_us - v.rebalances[i].start_us));
-    fmt::format_to(o, "</select></label>{}", v.rebalances.size() > kMaxSequenceViews
-                                                ? fmt::format(" (the first {} rebalances)", kMaxSequenceViews) : std::string());
+      fmt::format_to(o, "<option value=\"{}\"{}>R{}: {} ({} ms)</option>", v.rebalances[i].index,
+                     i == chosen ? " selected" : "", v.rebalances[i].index,
+                     esc(v.rebalances[i].trigger),
+                     ms(v.rebalances[i].end_us - v.rebalances[i].start_us));
+    fmt::format_to(o, "</select></label>{}",
+                   v.rebalances.size() > kMaxSequenceViews
+                       ? fmt::format(" (the first {} rebalances)", kMaxSequenceViews)
+                       : std::string());
     // The step control: one cursor over the timeline, partition view, sequence view and narrative.
-    fmt::format_to(o, "<div class=\"stepper\" data-variant=\"{}\"><button class=\"st-first\" title=\"back to the start\">&#x25C0;&#x25C0;</button>"
-                      "<button class=\"st-prev\" title=\"previous event\">&#x25C0; step</button><button class=\"st-play\">&#x25B6; play</button>"
-                      "<button class=\"st-next\" title=\"next event\">step &#x25B6;</button> <span class=\"st-pos\">press step or play to walk "
-                      "this rebalance event by event</span><div class=\"st-now\"></div><div class=\"st-watch\"></div></div>",
+    fmt::format_to(o,
+                   "<div class=\"stepper\" data-variant=\"{}\"><button class=\"st-first\" "
+                   "title=\"back to the start\">&#x25C0;&#x25C0;</button>"
+                   "<button class=\"st-prev\" title=\"previous event\">&#x25C0; "
+                   "step</button><button class=\"st-play\">&#x25B6; play</button>"
+                   "<button class=\"st-next\" title=\"next event\">step &#x25B6;</button> <span "
+                   "class=\"st-pos\">press step or play to walk "
+                   "this rebalance event by event</span><div class=\"st-now\"></div><div "
+                   "class=\"st-watch\"></div></div>",
                    esc(v.protocol));
     render_rebalance_views(o, v, chosen);
     fmt::format_to(o, "</div>");  // the walk
@@ -1038,7 +1247,8 @@ void render_details(Out o, const Timeline& v) {
 
 }  // namespace
 
-std::string render_html_report(const std::vector<Timeline>& variants, const std::vector<ShareView>& share) {
+std::string render_html_report(const std::vector<Timeline>& variants,
+                               const std::vector<ShareView>& share) {
   std::string html;
   html.reserve(1 << 20);
   Out o(html);
@@ -1059,8 +1269,8 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
   render_legend(o, fleets);
   for (std::size_t vi = 0; vi < variants.size(); ++vi) {
     const auto& v = variants[vi];
-    fmt::format_to(o, "<div class=\"variant\"><h3>{} — {} rebalance{}</h3>", esc(v.protocol), v.rebalances.size(),
-                   v.rebalances.size() == 1 ? "" : "s");
+    fmt::format_to(o, "<div class=\"variant\"><h3>{} — {} rebalance{}</h3>", esc(v.protocol),
+                   v.rebalances.size(), v.rebalances.size() == 1 ? "" : "s");
     const auto rows = lesson::partition_rows(v);
     // A large group: the aggregated views first (members per state, partitions not processed).
     if (v.lanes.size() > lesson::kAggregateAbove) {
@@ -1069,7 +1279,8 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
     }
     render_timeline(o, v, sc, max_lag, max_ready, fmt::format("clip-{}", vi));
     if (!rows.empty()) {
-      fmt::format_to(o, "<h4>Partitions: who processes each one over time (hatched: not processed)</h4>");
+      fmt::format_to(
+          o, "<h4>Partitions: who processes each one over time (hatched: not processed)</h4>");
       lesson::render_partition_view(o, v, rows, sc, fmt::format("clip-{}-p", vi));
     }
     fmt::format_to(o, "</div>\n");
@@ -1082,18 +1293,23 @@ std::string render_html_report(const std::vector<Timeline>& variants, const std:
   for (const auto& v : variants) render_details(o, v);
   // Fleets only (other pages keep their bytes): what the browser laid out of the deployment
   // bands, for the browser tests (ready-pod steps drawn with an area, decision markers).
-  const char* fleet_script = fleets
-      ? "<script>(function(){var n=0;document.querySelectorAll('svg.timeline g.fleet rect.replicas').forEach(function(e){"
-        "var b=e.getBoundingClientRect();if(b.width>0&&b.height>0)n++;});var d=document.documentElement.dataset;"
-        "d.replicaSteps=n;d.scalingMarkers=document.querySelectorAll('svg.timeline g.fleet [data-scaling]').length;})();</script>"
-      : "";
+  const char* fleet_script =
+      fleets ? "<script>(function(){var n=0;document.querySelectorAll('svg.timeline g.fleet "
+               "rect.replicas').forEach(function(e){"
+               "var b=e.getBoundingClientRect();if(b.width>0&&b.height>0)n++;});var "
+               "d=document.documentElement.dataset;"
+               "d.replicaSteps=n;d.scalingMarkers=document.querySelectorAll('svg.timeline g.fleet "
+               "[data-scaling]').length;})();</script>"
+             : "";
   // The glossary behind every tooltip of the page.
   fmt::format_to(o, "<h2>Glossary</h2><dl class=\"glossary\">");
   for (const auto term : lesson::glossary_terms())
     fmt::format_to(o, "<dt>{}</dt><dd>{}</dd>", esc(term), esc(lesson::glossary(term)));
   fmt::format_to(o, "</dl>\n");
-  fmt::format_to(o, "</main><pre id=\"details\">Click a shape for its details.</pre><script>{}</script>{}</body></html>\n", kScript,
-                 fleet_script);
+  fmt::format_to(o,
+                 "</main><pre id=\"details\">Click a shape for its "
+                 "details.</pre><script>{}</script>{}</body></html>\n",
+                 kScript, fleet_script);
   return html;
 }
 

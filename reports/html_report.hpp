@@ -12,7 +12,8 @@ namespace reports {
 
 /// `share`: the share views of the variants (reports/share_view.hpp); a "Share groups" section
 /// is added when one has share-partitions.
-std::string render_html_report(const std::vector<Timeline>& variants, const std::vector<ShareView>& share = {});
+std::string render_html_report(const std::vector<Timeline>& variants,
+                               const std::vector<ShareView>& share = {});
 
 /// Variants in the order every output lists them: classic-eager, classic-cooperative,
 /// consumer, share, then any other name alphabetically.

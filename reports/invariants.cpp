@@ -58,11 +58,11 @@ V& slot(ByName<V>& m, std::string_view key) {
 }
 
 struct Group {
-  std::string protocol;                 // "consumer" or classic
-  std::set<std::string> members;        // the coordinator's members (by consumer name)
-  std::int64_t epoch = -1;              // group epoch or generation
-  ByName<std::int64_t> member_epochs;   // by member id
-  ByName<std::int64_t> committed;       // by partition "t-0"
+  std::string protocol;                // "consumer" or classic
+  std::set<std::string> members;       // the coordinator's members (by consumer name)
+  std::int64_t epoch = -1;             // group epoch or generation
+  ByName<std::int64_t> member_epochs;  // by member id
+  ByName<std::int64_t> committed;      // by partition "t-0"
   ByName<std::size_t> committed_line;
   ByName<Coverage> processed;
 };
@@ -97,10 +97,15 @@ std::optional<OffsetCommitFields> offset_commit(const rsim::trace::Record& r) {
   if (r.value.object == nullptr) return std::nullopt;
   const json& o = *r.value.object;
   const auto kind = o.find("record");
-  if (kind == o.end() || !kind->is_string() || kind->get_ref<const std::string&>() != "OffsetCommit") return std::nullopt;
-  if (const auto tomb = o.find("tombstone"); tomb != o.end() && tomb->is_boolean() && tomb->get<bool>()) return std::nullopt;
-  return OffsetCommitFields{o.at("group").get_ref<const std::string&>(), o.at("topic").get_ref<const std::string&>(),
-                            o.at("partition_index").get<std::int64_t>(), o.at("committed_offset").get<std::int64_t>()};
+  if (kind == o.end() || !kind->is_string() ||
+      kind->get_ref<const std::string&>() != "OffsetCommit")
+    return std::nullopt;
+  if (const auto tomb = o.find("tombstone");
+      tomb != o.end() && tomb->is_boolean() && tomb->get<bool>())
+    return std::nullopt;
+  return OffsetCommitFields{
+      o.at("group").get_ref<const std::string&>(), o.at("topic").get_ref<const std::string&>(),
+      o.at("partition_index").get<std::int64_t>(), o.at("committed_offset").get<std::int64_t>()};
 }
 
 constexpr std::size_t kWindowLines = 12;  // the most lines a violation's window shows
@@ -116,8 +121,9 @@ struct InvariantChecker::State {
   ByName<Group> groups;
   ByName<std::int32_t> partitions_per_topic;
   ByName<std::set<std::string>> subscriptions;  // consumer -> topics
-  std::map<std::pair<std::string, std::int64_t>, std::vector<Range>> batches;  // (consumer, batch) -> ranges
-  ByName<std::int64_t> last_lag;  // "group|partition" -> lag
+  std::map<std::pair<std::string, std::int64_t>, std::vector<Range>>
+      batches;                     // (consumer, batch) -> ranges
+  ByName<std::int64_t> last_lag;   // "group|partition" -> lag
   std::set<std::string> reported;  // one report per (property, subject)
   std::int64_t instant = -1;
   std::size_t instant_first_line = 0;
@@ -126,18 +132,20 @@ struct InvariantChecker::State {
   // The text of the last lines fed (the current one included), for the windows: line i is
   // recent[i % size]; reused buffers.
   std::vector<std::string> recent = std::vector<std::string>(kWindowLines + 1);
-  bool texts = false;  // whether any line came with its text
+  bool texts = false;     // whether any line came with its text
   std::string key, key2;  // scratch
 
   void report(const std::string& property, const std::string& subject, std::int64_t t,
               const std::string& detail, std::size_t first, std::size_t last) {
     if (!reported.insert(property + "|" + subject).second) return;
     Violation v{property, t, detail, first, last, {}};
-    const std::size_t from = std::max(first, last >= kWindowLines - 1 ? last - (kWindowLines - 1) : 0);
+    const std::size_t from =
+        std::max(first, last >= kWindowLines - 1 ? last - (kWindowLines - 1) : 0);
     if (texts && last <= line_no && from + recent.size() > line_no) {
       // The window's lines are among the recent ones (a window ends at the current line or the
       // one before).
-      for (std::size_t i = from; i <= last; ++i) v.window.push_back(recent[i % recent.size()].substr(0, 300));
+      for (std::size_t i = from; i <= last; ++i)
+        v.window.push_back(recent[i % recent.size()].substr(0, 300));
     }
     violations.push_back(std::move(v));
   }
@@ -153,11 +161,12 @@ struct InvariantChecker::State {
         for (const auto& tp : it->second.owned) {
           const auto [o, inserted] = owner.emplace(tp, name);
           if (!inserted) {
-            report("exclusive-ownership", gname + "|" + tp, instant,
-                   fmt::format("group {}: partition {} owned by both {} and {}, live members of {} {}",
-                               gname, tp, o->second, name,
-                               g.protocol == "consumer" ? "group epoch" : "generation", g.epoch),
-                   instant_first_line, line_no == 0 ? 0 : line_no - 1);
+            report(
+                "exclusive-ownership", gname + "|" + tp, instant,
+                fmt::format("group {}: partition {} owned by both {} and {}, live members of {} {}",
+                            gname, tp, o->second, name,
+                            g.protocol == "consumer" ? "group epoch" : "generation", g.epoch),
+                instant_first_line, line_no == 0 ? 0 : line_no - 1);
           }
         }
       }
@@ -168,7 +177,9 @@ struct InvariantChecker::State {
     return std::set<std::string>(topics.begin(), topics.end());
   }
 
-  void on(std::int64_t, const tr::TopicPartitionCount& e) { slot(partitions_per_topic, e.topic) = e.partitions; }
+  void on(std::int64_t, const tr::TopicPartitionCount& e) {
+    slot(partitions_per_topic, e.topic) = e.partitions;
+  }
   void on(std::int64_t, const tr::ConsumerStart& e) {
     Consumer& c = slot(consumers, e.consumer);
     c.group.assign(e.group);
@@ -177,7 +188,9 @@ struct InvariantChecker::State {
     slot(subscriptions, e.consumer) = topic_set(e.topics);
     slot(groups, c.group).protocol = e.protocol == "consumer" ? "consumer" : "classic";
   }
-  void on(std::int64_t, const tr::ConsumerSubscribe& e) { slot(subscriptions, e.consumer) = topic_set(e.topics); }
+  void on(std::int64_t, const tr::ConsumerSubscribe& e) {
+    slot(subscriptions, e.consumer) = topic_set(e.topics);
+  }
   void gone(std::string_view consumer) {
     Consumer& c = slot(consumers, consumer);
     c.alive = false;
@@ -205,8 +218,10 @@ struct InvariantChecker::State {
   }
   void on(std::int64_t, const tr::MemberLeave& e) {
     Group& g = slot(groups, e.group);
-    if (const auto it = g.members.find(std::string(e.consumer)); it != g.members.end()) g.members.erase(it);
-    if (const auto it = g.member_epochs.find(e.member_id); it != g.member_epochs.end()) g.member_epochs.erase(it);
+    if (const auto it = g.members.find(std::string(e.consumer)); it != g.members.end())
+      g.members.erase(it);
+    if (const auto it = g.member_epochs.find(e.member_id); it != g.member_epochs.end())
+      g.member_epochs.erase(it);
   }
   void on(std::int64_t t, const tr::MemberEpoch& e) {
     Group& g = slot(groups, e.group);
@@ -214,12 +229,14 @@ struct InvariantChecker::State {
     // A member leaving (epoch -1 or -2) ends its epochs; a new one starts again.
     if (e.epoch >= 0 && it != g.member_epochs.end() && e.epoch < it->second) {
       report("monotonic-epochs", fmt::format("member {}", e.member_id), t,
-             fmt::format("group {}: member {} ({}) epoch went from {} back to {}", e.group, e.member_id, e.consumer,
-                         it->second, e.epoch),
+             fmt::format("group {}: member {} ({}) epoch went from {} back to {}", e.group,
+                         e.member_id, e.consumer, it->second, e.epoch),
              line_no, line_no);
     }
-    if (e.epoch >= 0) slot(g.member_epochs, e.member_id) = e.epoch;
-    else if (it != g.member_epochs.end()) g.member_epochs.erase(it);
+    if (e.epoch >= 0)
+      slot(g.member_epochs, e.member_id) = e.epoch;
+    else if (it != g.member_epochs.end())
+      g.member_epochs.erase(it);
   }
   void on(std::int64_t, const tr::CoordinatorLoaded&) {
     // A new coordinator resumes the groups from their committed records: what was not yet
@@ -239,7 +256,8 @@ struct InvariantChecker::State {
     const auto it = g.committed.find(tp);
     if (it != g.committed.end() && offset < it->second) {
       report("monotonic-commits", fmt::format("{}|{}", c->group, tp), t,
-             fmt::format("group {}: committed offset of {} went from {} back to {}", c->group, tp, it->second, offset),
+             fmt::format("group {}: committed offset of {} went from {} back to {}", c->group, tp,
+                         it->second, offset),
              slot(g.committed_line, tp), line_no);
     }
     slot(g.committed, tp) = offset;
@@ -319,17 +337,18 @@ struct InvariantChecker::State {
         for (std::int32_t p = 0; p < n; ++p) {
           const std::string tp = fmt::format("{}-{}", topic, p);
           if (owner.count(tp) == 0) {
-            report("partitions-owned", gname + "|" + tp, end,
-                   fmt::format("group {}: partition {} has no live owner at the end of the run, {} ms "
-                               "after the last fault (bound {} ms)",
-                               gname, tp, (end - context.last_fault_end_us) / 1000,
-                               context.liveness_bound_us / 1000),
-                   0, line_no == 0 ? 0 : line_no - 1);
+            report(
+                "partitions-owned", gname + "|" + tp, end,
+                fmt::format("group {}: partition {} has no live owner at the end of the run, {} ms "
+                            "after the last fault (bound {} ms)",
+                            gname, tp, (end - context.last_fault_end_us) / 1000,
+                            context.liveness_bound_us / 1000),
+                0, line_no == 0 ? 0 : line_no - 1);
           } else if (const auto it = last_lag.find(gname + "|" + tp);
                      it != last_lag.end() && it->second > context.max_final_lag) {
             report("lag-drains", gname + "|" + tp, end,
-                   fmt::format("group {}: partition {} ends the run with lag {} (more than {})", gname, tp,
-                               it->second, context.max_final_lag),
+                   fmt::format("group {}: partition {} ends the run with lag {} (more than {})",
+                               gname, tp, it->second, context.max_final_lag),
                    0, line_no == 0 ? 0 : line_no - 1);
           }
         }
@@ -344,7 +363,8 @@ InvariantChecker::InvariantChecker(InvariantContext context) : s_(std::make_uniq
 
 InvariantChecker::~InvariantChecker() = default;
 
-void InvariantChecker::on_event(std::int64_t t_us, const rsim::trace::Event& e, std::string_view line) {
+void InvariantChecker::on_event(std::int64_t t_us, const rsim::trace::Event& e,
+                                std::string_view line) {
   State& s = *s_;
   if (!line.empty()) {
     s.texts = true;
@@ -379,7 +399,8 @@ void InvariantSink::on_event(sim::SimTime t, const rsim::trace::Event& e) {
   // An event still published the untyped way is checked as its typed kind (as read back).
   const rsim::trace::Event* event = &e;
   rsim::trace::Event typed;
-  if (const auto* raw = std::get_if<sim::RawTraceEvent>(&e); raw != nullptr && raw->fields != nullptr) {
+  if (const auto* raw = std::get_if<sim::RawTraceEvent>(&e);
+      raw != nullptr && raw->fields != nullptr) {
     raw_.clear();
     typed = rsim::trace::parse_fields(raw->type, *raw->fields, raw_);
     event = &typed;
@@ -395,7 +416,8 @@ void InvariantSink::on_event(sim::SimTime t, const rsim::trace::Event& e) {
   checker_.on_event(t.count(), *event, line_);
 }
 
-std::vector<Violation> check_invariants(const std::vector<std::string>& lines, const InvariantContext& context) {
+std::vector<Violation> check_invariants(const std::vector<std::string>& lines,
+                                        const InvariantContext& context) {
   InvariantChecker checker(context);
   tr::ReadStorage storage;
   sim::SimTime t{0};

@@ -12,7 +12,8 @@
 // level writes (the lines of trace.jsonl).
 //
 // Safety, at the end of every instant:
-//  - exclusive-ownership (not for share groups, whose partitions are shared by design): no partition owned by two live members of one group that the coordinator
+//  - exclusive-ownership (not for share groups, whose partitions are shared by design): no
+//  partition owned by two live members of one group that the coordinator
 //    counts as members (KIP-848: the latest group.epoch's members; classic: the members of the
 //    current generation). Zombies (members the coordinator removed) are reported, not counted.
 //  - monotonic-epochs: a group's epoch or generation and a member's epoch never decrease, except
@@ -112,6 +113,7 @@ class InvariantSink final : public rsim::TraceSink {
 };
 
 /// All of it at once over a whole trace.jsonl (read through the trace reader).
-std::vector<Violation> check_invariants(const std::vector<std::string>& lines, const InvariantContext& context);
+std::vector<Violation> check_invariants(const std::vector<std::string>& lines,
+                                        const InvariantContext& context);
 
 }  // namespace reports

@@ -34,7 +34,7 @@ struct PartitionSegment {
 };
 
 struct PartitionRow {
-  std::string partition;  // "orders-3"
+  std::string partition;                   // "orders-3"
   std::vector<PartitionSegment> segments;  // in time order, not overlapping
   std::string final_owner;  // the consumer that owns it at the end of the run, "" for none
 };
@@ -48,7 +48,8 @@ std::vector<PartitionRow> partition_rows(const Timeline& tl);
 
 /// The times at which the number of partitions not processed changes, and that number from
 /// then on (a step function over the run; starts with {0, 0}).
-std::vector<std::pair<std::int64_t, int>> not_processed_steps(const std::vector<PartitionRow>& rows);
+std::vector<std::pair<std::int64_t, int>> not_processed_steps(
+    const std::vector<PartitionRow>& rows);
 
 /// A short "watch for" note of a rebalance, at the time of a step of its critical path.
 struct WatchNote {
@@ -58,8 +59,8 @@ struct WatchNote {
 };
 
 /// From summary.json's rebalance entry (`critical_path.steps`): one note per step whose edge
-/// took at least 1 ms, or a fifth of the rebalance, in time order; the config that governs it named,
-/// with its value where `config` (summary.json's `config`, config_values_of) has it.
+/// took at least 1 ms, or a fifth of the rebalance, in time order; the config that governs it
+/// named, with its value where `config` (summary.json's `config`, config_values_of) has it.
 std::vector<WatchNote> watch_notes(const nlohmann::ordered_json& rebalance, bool kip848,
                                    const ConfigValues* config = nullptr);
 
@@ -95,12 +96,12 @@ std::string owner_colour(int lane);
 /// partition (`<g class="prow" data-partition="orders-3" data-final-owner="B">`, each owned
 /// stretch a rect with `data-owner`, each gap a hatched rect of class `np`); above
 /// kMaxPartitionRows partitions only the count of partitions not processed over time.
-void render_partition_view(html::Out o, const Timeline& tl, const std::vector<PartitionRow>& rows, const html::Scale& sc,
-                           const std::string& clip_id);
+void render_partition_view(html::Out o, const Timeline& tl, const std::vector<PartitionRow>& rows,
+                           const html::Scale& sc, const std::string& clip_id);
 
 /// The aggregated views of a large group (`<svg class="pview agg">`): members per state over
 /// time (one step line per state) and partitions not processed over time.
-void render_aggregate_view(html::Out o, const Timeline& tl, const std::vector<PartitionRow>& rows, const html::Scale& sc,
-                           const std::string& clip_id);
+void render_aggregate_view(html::Out o, const Timeline& tl, const std::vector<PartitionRow>& rows,
+                           const html::Scale& sc, const std::string& clip_id);
 
 }  // namespace reports::lesson

@@ -19,7 +19,8 @@ class MaxTree {
     while (size_ < n_) size_ *= 2;
     tree_.assign(2 * size_, INT64_MIN);
     for (std::size_t i = 0; i < n_; ++i) tree_[size_ + i] = values[i];
-    for (std::size_t i = size_ - 1; i >= 1; --i) tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
+    for (std::size_t i = size_ - 1; i >= 1; --i)
+      tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
   }
 
   /// The largest k < before with value[k] >= t, or -1. `steps` counts the nodes visited.
@@ -37,8 +38,8 @@ class MaxTree {
   }
 
  private:
-  std::ptrdiff_t last(std::size_t node, std::size_t lo, std::size_t hi, std::size_t before, std::int64_t t,
-                      std::uint64_t& steps) const {
+  std::ptrdiff_t last(std::size_t node, std::size_t lo, std::size_t hi, std::size_t before,
+                      std::int64_t t, std::uint64_t& steps) const {
     ++steps;
     if (lo >= before || tree_[node] < t) return -1;
     if (hi - lo == 1) return static_cast<std::ptrdiff_t>(lo);
@@ -48,8 +49,8 @@ class MaxTree {
   }
 
   template <class F>
-  void each(std::size_t node, std::size_t lo, std::size_t hi, std::size_t before, std::int64_t t, std::uint64_t& steps,
-            F& f) const {
+  void each(std::size_t node, std::size_t lo, std::size_t hi, std::size_t before, std::int64_t t,
+            std::uint64_t& steps, F& f) const {
     ++steps;
     if (lo >= before || tree_[node] <= t) return;
     if (hi - lo == 1) {

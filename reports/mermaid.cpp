@@ -41,19 +41,22 @@ std::string render_mermaid(const Timeline& tl, const MermaidWindow& window) {
     }
     std::tie(from, to) = rebalance_window(tl, *chosen);
     group = chosen->group;
-    title = fmt::format("rebalance R{} of group {} ({}), trigger \"{}\", {} to {}", chosen->index, chosen->group,
-                        chosen->epoch_label, chosen->trigger, seconds(chosen->start_us), seconds(chosen->end_us));
+    title = fmt::format("rebalance R{} of group {} ({}), trigger \"{}\", {} to {}", chosen->index,
+                        chosen->group, chosen->epoch_label, chosen->trigger,
+                        seconds(chosen->start_us), seconds(chosen->end_us));
   } else {
     title = "the whole run (no rebalance)";
   }
   const Sequence seq = sequence_between(tl, group, from, to, kMaxRows);
   std::map<std::string, std::string> id;
   std::string out = "sequenceDiagram\n";
-  out += fmt::format("    %% rebalance-sim {} [{}]: {}\n", text(tl.scenario), tl.protocol, text(title));
+  out += fmt::format("    %% rebalance-sim {} [{}]: {}\n", text(tl.scenario), tl.protocol,
+                     text(title));
   for (std::size_t i = 0; i < seq.participants.size(); ++i) {
     const auto& p = seq.participants[i];
     id[p] = fmt::format("P{}", i);
-    out += fmt::format("    participant P{} as {}\n", i, text(p.rfind("broker-", 0) == 0 ? p + " (coordinator)" : p));
+    out += fmt::format("    participant P{} as {}\n", i,
+                       text(p.rfind("broker-", 0) == 0 ? p + " (coordinator)" : p));
   }
   for (const auto& row : seq.rows) {
     const std::string when = seconds(row.t_us);
@@ -69,7 +72,9 @@ std::string render_mermaid(const Timeline& tl, const MermaidWindow& window) {
         break;
     }
   }
-  if (seq.omitted) out += fmt::format("    %% {} more rows left out; narrow the window with --from/--to\n", seq.omitted);
+  if (seq.omitted)
+    out += fmt::format("    %% {} more rows left out; narrow the window with --from/--to\n",
+                       seq.omitted);
   return out;
 }
 

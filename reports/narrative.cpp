@@ -41,12 +41,13 @@ std::vector<std::string> owned_at(const Timeline& tl, const Lane& lane, std::int
 
 // The instants of a lane with from <= t <= to, in order: found by binary search in a timeline
 // in time order, else every instant looked at.
-std::pair<std::vector<Instant>::const_iterator, std::vector<Instant>::const_iterator> instants_within(
-    const Timeline& tl, const Lane& lane, std::int64_t from, std::int64_t to) {
+std::pair<std::vector<Instant>::const_iterator, std::vector<Instant>::const_iterator>
+instants_within(const Timeline& tl, const Lane& lane, std::int64_t from, std::int64_t to) {
   if (!tl.time_ordered) return {lane.instants.begin(), lane.instants.end()};
   const auto lo = std::lower_bound(lane.instants.begin(), lane.instants.end(), from,
                                    [](const Instant& i, std::int64_t v) { return i.t_us < v; });
-  const auto hi = std::upper_bound(lo, lane.instants.end(), to, [](std::int64_t v, const Instant& i) { return v < i.t_us; });
+  const auto hi = std::upper_bound(lo, lane.instants.end(), to,
+                                   [](std::int64_t v, const Instant& i) { return v < i.t_us; });
   return {lo, hi};
 }
 
@@ -62,13 +63,16 @@ std::string join_sentences(const std::vector<std::string>& parts) {
 // The member a trigger names ("member B joined", "leader A rejoined"), if it is a lane: the
 // first lane (in lane order) whose name follows "member " or "leader " and is followed by a
 // space. Each such stretch of the trigger is looked up by name (not every lane per rebalance).
-const Lane* named_member(const Timeline& tl, const std::map<std::string_view, std::size_t>& first_lane,
+const Lane* named_member(const Timeline& tl,
+                         const std::map<std::string_view, std::size_t>& first_lane,
                          const std::string& trigger, std::uint64_t& steps) {
   std::size_t best = tl.lanes.size();
   for (const std::string_view prefix : {std::string_view("member "), std::string_view("leader ")}) {
-    for (std::size_t at = trigger.find(prefix); at != std::string::npos; at = trigger.find(prefix, at + 1)) {
+    for (std::size_t at = trigger.find(prefix); at != std::string::npos;
+         at = trigger.find(prefix, at + 1)) {
       const std::size_t from = at + prefix.size();
-      for (std::size_t end = trigger.find(' ', from); end != std::string::npos; end = trigger.find(' ', end + 1)) {
+      for (std::size_t end = trigger.find(' ', from); end != std::string::npos;
+           end = trigger.find(' ', end + 1)) {
         ++steps;
         const auto it = first_lane.find(std::string_view(trigger).substr(from, end - from));
         if (it != first_lane.end()) best = std::min(best, it->second);
@@ -95,10 +99,12 @@ std::string readable_ms(double ms) {
 
 // "key=value" when the value is known, else the key: the member's own value, or the cluster's;
 // a consumer key of no member (the coordinator) when every consumer has the same value.
-std::string config_text(const ConfigValues* config, const std::string& actor, const std::string& key) {
+std::string config_text(const ConfigValues* config, const std::string& actor,
+                        const std::string& key) {
   if (config == nullptr) return key;
   // An empty value: not one value (the member's incarnations disagree): the key alone.
-  const auto with = [&](const std::map<std::string, std::string>& values) -> std::optional<std::string> {
+  const auto with =
+      [&](const std::map<std::string, std::string>& values) -> std::optional<std::string> {
     const auto it = values.find(key);
     if (it == values.end()) return std::nullopt;
     return it->second.empty() ? key : key + "=" + it->second;
@@ -118,22 +124,28 @@ std::string config_text(const ConfigValues* config, const std::string& actor, co
 }
 
 // One cause in plain words: who waited for what, and the config that governs it.
-std::string cause_words(const std::string& cause, const std::string& actor, bool kip848, const ConfigValues* config) {
+std::string cause_words(const std::string& cause, const std::string& actor, bool kip848,
+                        const ConfigValues* config) {
   const std::string who = actor.empty() || actor == "coordinator" ? std::string("a member") : actor;
   const auto key = [&](const char* k) { return config_text(config, actor, k); };
   if (cause == "heartbeat_wait_ms")
-    return who + (kip848 ? " waiting for its next heartbeat (" + key("group.consumer.heartbeat.interval.ms") + ")"
-                         : " waiting for its next heartbeat (" + key("heartbeat.interval.ms") + ")");
+    return who + (kip848
+                      ? " waiting for its next heartbeat (" +
+                            key("group.consumer.heartbeat.interval.ms") + ")"
+                      : " waiting for its next heartbeat (" + key("heartbeat.interval.ms") + ")");
   if (cause == "poll_wait_ms")
-    return who + " waiting for its next poll() (processing between polls; " + key("max.poll.interval.ms") + " bounds it)";
+    return who + " waiting for its next poll() (processing between polls; " +
+           key("max.poll.interval.ms") + " bounds it)";
   if (cause == "session_timeout_ms")
     return "waiting for " + who + "'s session to expire (" +
            key(kip848 ? "group.consumer.session.timeout.ms" : "session.timeout.ms") + ")";
-  if (cause == "rebalance_timeout_ms") return "waiting out the rebalance timeout (" + key("max.poll.interval.ms") + ")";
+  if (cause == "rebalance_timeout_ms")
+    return "waiting out the rebalance timeout (" + key("max.poll.interval.ms") + ")";
   if (cause == "initial_delay_ms")
     return "the coordinator's initial delay (" + key("group.initial.rebalance.delay.ms") + ")";
   if (cause == "assignment_interval_ms")
-    return "the coordinator holding back the target assignment (" + key("group.consumer.assignment.interval.ms") + ")";
+    return "the coordinator holding back the target assignment (" +
+           key("group.consumer.assignment.interval.ms") + ")";
   if (cause == "network_ms") return "network";
   if (cause == "broker_ms") return "the broker handling requests and writing __consumer_offsets";
   if (cause == "callback_ms") return who + " inside its rebalance callbacks";
@@ -151,7 +163,8 @@ class RebalanceOwners {
       g.entries.push_back(Entry{q.start_us, from, to, q.index});
     }
     for (auto& [name, g] : groups_) {
-      std::stable_sort(g.entries.begin(), g.entries.end(), [](const Entry& a, const Entry& b) { return a.start_us < b.start_us; });
+      std::stable_sort(g.entries.begin(), g.entries.end(),
+                       [](const Entry& a, const Entry& b) { return a.start_us < b.start_us; });
       std::vector<std::int64_t> ends;
       ends.reserve(g.entries.size());
       for (const auto& e : g.entries) {
@@ -170,11 +183,13 @@ class RebalanceOwners {
     const auto it = groups_.find(group);
     if (it == groups_.end()) return 0;
     const auto& g = it->second.entries;
-    const auto after = std::upper_bound(g.begin(), g.end(), t, [](std::int64_t v, const Entry& e) { return v < e.start_us; });
+    const auto after = std::upper_bound(
+        g.begin(), g.end(), t, [](std::int64_t v, const Entry& e) { return v < e.start_us; });
     // Started at or before t (so its window opens at or before t): the last in start order whose
     // window ends at or after t. A window opens at or before its start, so `from <= t` holds.
-    for (std::ptrdiff_t k = it->second.ends.last_at_least(static_cast<std::size_t>(after - g.begin()), t, steps); k >= 0;
-         k = it->second.ends.last_at_least(static_cast<std::size_t>(k), t, steps)) {
+    for (std::ptrdiff_t k =
+             it->second.ends.last_at_least(static_cast<std::size_t>(after - g.begin()), t, steps);
+         k >= 0; k = it->second.ends.last_at_least(static_cast<std::size_t>(k), t, steps)) {
       const Entry& e = g[static_cast<std::size_t>(k)];
       if (e.from <= t) return e.index;
     }
@@ -217,17 +232,21 @@ class LaneMoments {
       }
     }
     for (auto& [name, at] : groups_)
-      std::sort(at.begin(), at.end(), [](const Moment& a, const Moment& b) { return a.t_us < b.t_us || (a.t_us == b.t_us && a.lane < b.lane); });
+      std::sort(at.begin(), at.end(), [](const Moment& a, const Moment& b) {
+        return a.t_us < b.t_us || (a.t_us == b.t_us && a.lane < b.lane);
+      });
   }
 
   /// The lanes of `group` with a moment in [from, to], in lane order.
-  const std::vector<std::size_t>& lanes(const std::string& group, std::int64_t from, std::int64_t to, std::uint64_t& steps) {
+  const std::vector<std::size_t>& lanes(const std::string& group, std::int64_t from,
+                                        std::int64_t to, std::uint64_t& steps) {
     found_.clear();
     ++stamp_;
     const auto it = groups_.find(group);
     if (it == groups_.end() || from > to) return found_;
     const auto& at = it->second;
-    for (auto m = std::lower_bound(at.begin(), at.end(), from, [](const Moment& x, std::int64_t v) { return x.t_us < v; });
+    for (auto m = std::lower_bound(at.begin(), at.end(), from,
+                                   [](const Moment&x, std::int64_t v) { return x.t_us < v; });
          m != at.end() && m->t_us <= to; ++m) {
       ++steps;
       if (seen_[m->lane] != stamp_) {
@@ -252,19 +271,23 @@ class LaneMoments {
 
 }  // namespace
 
-std::string config_quote(const ConfigValues* config, const std::string& actor, const std::string& key) {
+std::string config_quote(const ConfigValues* config, const std::string& actor,
+                         const std::string& key) {
   return config_text(config, actor, key);
 }
 
-std::string critical_path_sentence(const nlohmann::ordered_json& rebalance, int index, const ConfigValues* config) {
+std::string critical_path_sentence(const nlohmann::ordered_json& rebalance, int index,
+                                   const ConfigValues* config) {
   if (!rebalance.is_object() || !rebalance.contains("critical_path")) return "";
   const auto& cp = rebalance["critical_path"];
   if (!cp.contains("causes") || !cp["causes"].is_object()) return "";
   // Each cause's time and the actor that spent most of it (on the steps of the path).
   std::vector<std::pair<std::string, double>> causes;
   for (auto it = cp["causes"].begin(); it != cp["causes"].end(); ++it)
-    if (it.value().is_number() && it.value().get<double>() > 0) causes.emplace_back(it.key(), it.value().get<double>());
-  std::stable_sort(causes.begin(), causes.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    if (it.value().is_number() && it.value().get<double>() > 0)
+      causes.emplace_back(it.key(), it.value().get<double>());
+  std::stable_sort(causes.begin(), causes.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
   std::map<std::string, std::map<std::string, double>> by_actor;  // cause -> actor -> ms
   bool kip848 = false;  // the consumer protocol: the coordinator sets the heartbeat interval
   if (cp.contains("steps") && cp["steps"].is_array())
@@ -274,7 +297,8 @@ std::string critical_path_sentence(const nlohmann::ordered_json& rebalance, int 
       for (auto it = step["causes"].begin(); it != step["causes"].end(); ++it) {
         // A wait for another member's heartbeat is that member's.
         const bool theirs = it.key() == "heartbeat_wait_ms" && step.contains("waited_for");
-        const std::string actor = theirs ? step["waited_for"].value("actor", "") : step.value("actor", "");
+        const std::string actor =
+            theirs ? step["waited_for"].value("actor", "") : step.value("actor", "");
         by_actor[it.key()][actor] += it.value().get<double>();
       }
     }
@@ -288,7 +312,8 @@ std::string critical_path_sentence(const nlohmann::ordered_json& rebalance, int 
       }
     return best;
   };
-  std::string out = fmt::format("R{} took {}", index, readable_ms(rebalance.value("duration_ms", 0.0)));
+  std::string out =
+      fmt::format("R{} took {}", index, readable_ms(rebalance.value("duration_ms", 0.0)));
   for (std::size_t i = 0; i < causes.size(); ++i)
     out += fmt::format("{}{} {}", i == 0 ? ": " : ", ", readable_ms(causes[i].second),
                        cause_words(causes[i].first, main_actor(causes[i].first), kip848, config));
@@ -300,7 +325,9 @@ ConfigValues config_values_of(const nlohmann::ordered_json& summary) {
   const auto it = summary.is_object() ? summary.find("config") : summary.end();
   if (it == summary.end() || !it->is_object()) return out;
   const auto text = [](const nlohmann::ordered_json& v) {
-    return v.is_number_integer() ? std::to_string(v.get<std::int64_t>()) : v.is_string() ? v.get<std::string>() : std::string();
+    return v.is_number_integer() ? std::to_string(v.get<std::int64_t>())
+           : v.is_string()       ? v.get<std::string>()
+                                 : std::string();
   };
   auto& shared = out[""];
   for (const char* part : {"cluster", "consumer"})
@@ -309,13 +336,16 @@ ConfigValues config_values_of(const nlohmann::ordered_json& summary) {
   if (const auto c = it->find("consumers"); c != it->end() && c->is_object())
     for (auto member = c->begin(); member != c->end(); ++member)
       if (member.value().is_object())
-        for (auto kv = member.value().begin(); kv != member.value().end(); ++kv) out[member.key()][kv.key()] = text(kv.value());
+        for (auto kv = member.value().begin(); kv != member.value().end(); ++kv)
+          out[member.key()][kv.key()] = text(kv.value());
   return out;
 }
 
-std::vector<std::string> narrate(const Timeline& tl, const ConfigValues* given, std::uint64_t* steps_out) {
+std::vector<std::string> narrate(const Timeline& tl, const ConfigValues* given,
+                                 std::uint64_t* steps_out) {
   // Without values given, summary.json's `config` (a run folder's explain and report.html).
-  const ConfigValues from_summary = given == nullptr ? config_values_of(tl.summary) : ConfigValues{};
+  const ConfigValues from_summary =
+      given == nullptr ? config_values_of(tl.summary) : ConfigValues{};
   const ConfigValues* config = given != nullptr ? given : &from_summary;
   std::vector<std::string> out;
   std::uint64_t steps = 0;
@@ -328,23 +358,26 @@ std::vector<std::string> narrate(const Timeline& tl, const ConfigValues* given, 
   const RebalanceOwners owners(tl);
   for (const auto& r : tl.rebalances) {
     const auto [from, to] = rebalance_window(tl, r);
-    std::string text = fmt::format("Rebalance {} of group {}{}: from {} to {} ({}), trigger \"{}\"{}.", r.index,
-                                   r.group, r.epoch_label.empty() ? "" : " (" + r.epoch_label + ")", seconds(r.start_us),
-                                   seconds(r.end_us), milliseconds(r.end_us - r.start_us),
-                                   r.trigger, r.completed ? "" : ", not completed by the end of the run");
+    std::string text =
+        fmt::format("Rebalance {} of group {}{}: from {} to {} ({}), trigger \"{}\"{}.", r.index,
+                    r.group, r.epoch_label.empty() ? "" : " (" + r.epoch_label + ")",
+                    seconds(r.start_us), seconds(r.end_us), milliseconds(r.end_us - r.start_us),
+                    r.trigger, r.completed ? "" : ", not completed by the end of the run");
     std::vector<std::string> facts;
     if (const Lane* who = named_member(tl, first_lane, r.trigger, steps)) {
       // What the member the trigger names last did before the coordinator acted on it.
       // Only what happened since the group's previous rebalance: a rejoin is not news of a start.
       std::int64_t since = 0;
-      if (const auto it = previous_end.find(r.group); it != previous_end.end()) since = std::max(since, it->second);
+      if (const auto it = previous_end.find(r.group); it != previous_end.end())
+        since = std::max(since, it->second);
       const Instant* last = nullptr;
       if (tl.time_ordered) {
         const auto [lo, hi] = instants_within(tl, *who, since, r.start_us);
         for (auto it = hi; it != lo;) {
           --it;
           ++steps;
-          if (it->kind == "start" || it->kind == "stop" || it->kind == "crash" || it->kind == "fenced") {
+          if (it->kind == "start" || it->kind == "stop" || it->kind == "crash" ||
+              it->kind == "fenced") {
             last = &*it;
             break;
           }
@@ -353,11 +386,14 @@ std::vector<std::string> narrate(const Timeline& tl, const ConfigValues* given, 
         for (const auto& i : who->instants) {
           if (i.t_us > r.start_us) break;
           if (i.t_us < since) continue;
-          if (i.kind == "start" || i.kind == "stop" || i.kind == "crash" || i.kind == "fenced") last = &i;
+          if (i.kind == "start" || i.kind == "stop" || i.kind == "crash" || i.kind == "fenced")
+            last = &i;
         }
       }
       if (last != nullptr) {
-        std::string what = last->kind == "start" ? "started" : last->kind == "crash" ? "crashed" : last->label;
+        std::string what = last->kind == "start"   ? "started"
+                           : last->kind == "crash" ? "crashed"
+                                                   : last->label;
         if (last->kind == "stop") what = last->label == "closed" ? "closed" : "called close()";
         facts.push_back(fmt::format("{} {} at {}", who->consumer, what, seconds(last->t_us)));
       }
@@ -368,7 +404,9 @@ std::vector<std::string> narrate(const Timeline& tl, const ConfigValues* given, 
     std::vector<std::size_t> all_lanes;
     if (!tl.time_ordered)
       for (std::size_t l = 0; l < tl.lanes.size(); ++l) all_lanes.push_back(l);
-    const auto& told = tl.time_ordered ? moments.lanes(r.group, std::min(from, r.end_us), std::max(to, r.start_us), steps) : all_lanes;
+    const auto& told = tl.time_ordered ? moments.lanes(r.group, std::min(from, r.end_us),
+                                                       std::max(to, r.start_us), steps)
+                                       : all_lanes;
     for (const std::size_t l : told) {
       const Lane& lane = tl.lanes[l];
       ++steps;
@@ -392,32 +430,39 @@ std::vector<std::string> narrate(const Timeline& tl, const ConfigValues* given, 
         }
       }
       // Spans are kept by start: only those that start in the window are looked at.
-      const auto first_span = std::lower_bound(lane.spans.begin(), lane.spans.end(), from,
-                                               [](const Span& x, std::int64_t v) { return x.start_us < v; });
+      const auto first_span =
+          std::lower_bound(lane.spans.begin(), lane.spans.end(), from,
+                           [](const Span& x, std::int64_t v) { return x.start_us < v; });
       for (auto it = first_span; it != lane.spans.end() && it->start_us <= to; ++it) {
         const Span& s = *it;
         ++steps;
         if (s.start_us < from || s.start_us > to) continue;
         if (owners.owner(r.group, s.start_us, steps) != r.index) continue;
-        if (s.kind == "callback" && (s.label.rfind("onPartitionsRevoked", 0) == 0 || s.label.rfind("onPartitionsLost", 0) == 0))
-          mine.push_back(fmt::format("ran {} from {} to {}", s.label, seconds(s.start_us), seconds(s.end_us)));
+        if (s.kind == "callback" && (s.label.rfind("onPartitionsRevoked", 0) == 0 ||
+                                     s.label.rfind("onPartitionsLost", 0) == 0))
+          mine.push_back(
+              fmt::format("ran {} from {} to {}", s.label, seconds(s.start_us), seconds(s.end_us)));
         else if (s.kind == "stalled" || s.kind == "paused")
-          mine.push_back(fmt::format("was {} from {} to {}", s.kind, seconds(s.start_us), seconds(s.end_us)));
+          mine.push_back(
+              fmt::format("was {} from {} to {}", s.kind, seconds(s.start_us), seconds(s.end_us)));
       }
       const auto before = owned_at(tl, lane, r.start_us - 1), after = owned_at(tl, lane, r.end_us);
       if (before != after) {
         std::int64_t when = r.end_us;
         if (tl.time_ordered) {
           // The last stretch that starts within the rebalance.
-          const auto it = std::upper_bound(lane.owned.begin(), lane.owned.end(), r.end_us,
-                                           [](std::int64_t v, const Ownership& o) { return v < o.start_us; });
-          if (it != lane.owned.begin() && std::prev(it)->start_us >= r.start_us) when = std::prev(it)->start_us;
+          const auto it =
+              std::upper_bound(lane.owned.begin(), lane.owned.end(), r.end_us,
+                               [](std::int64_t v, const Ownership& o) { return v < o.start_us; });
+          if (it != lane.owned.begin() && std::prev(it)->start_us >= r.start_us)
+            when = std::prev(it)->start_us;
         } else {
           for (const auto& o : lane.owned)
             if (o.start_us <= r.end_us && o.start_us >= r.start_us) when = o.start_us;
         }
-        mine.push_back(fmt::format("went from {} to {} (last change at {})", compress_partitions(before),
-                                   compress_partitions(after), seconds(when)));
+        mine.push_back(fmt::format("went from {} to {} (last change at {})",
+                                   compress_partitions(before), compress_partitions(after),
+                                   seconds(when)));
       } else if (!mine.empty() && !after.empty()) {
         mine.push_back(fmt::format("kept {}", compress_partitions(after)));
       }
@@ -434,8 +479,8 @@ std::vector<std::string> narrate(const Timeline& tl, const ConfigValues* given, 
     // Why it took that long: the critical path (reports/critical_path.hpp).
     if (tl.summary.contains("rebalances") && tl.summary["rebalances"].is_array() && r.index >= 1 &&
         static_cast<std::size_t>(r.index) <= tl.summary["rebalances"].size()) {
-      const std::string why =
-          critical_path_sentence(tl.summary["rebalances"][static_cast<std::size_t>(r.index - 1)], r.index, config);
+      const std::string why = critical_path_sentence(
+          tl.summary["rebalances"][static_cast<std::size_t>(r.index - 1)], r.index, config);
       if (!why.empty()) text += " " + why;
     }
     out.push_back(text);
@@ -448,11 +493,12 @@ std::vector<std::string> narrate(const Timeline& tl, const ConfigValues* given, 
 }
 
 std::string explain_text(const Timeline& tl, const ConfigValues* config) {
-  std::string out = fmt::format("{} [{}]: {} rebalance{}\n", tl.scenario, tl.protocol, tl.rebalances.size(),
-                                tl.rebalances.size() == 1 ? "" : "s");
+  std::string out = fmt::format("{} [{}]: {} rebalance{}\n", tl.scenario, tl.protocol,
+                                tl.rebalances.size(), tl.rebalances.size() == 1 ? "" : "s");
   if (tl.summary.is_object() && tl.summary.contains("verdict"))
     out += "  Verdict: " + tl.summary.at("verdict").get<std::string>() + "\n";
-  if (tl.summary.is_object() && tl.summary.contains("metrics")) out += "  " + headline_of(tl.summary) + "\n";
+  if (tl.summary.is_object() && tl.summary.contains("metrics"))
+    out += "  " + headline_of(tl.summary) + "\n";
   if (tl.summary.is_object())
     for (const auto& m : moment_lines(tl.summary)) out += "  Decisive moment " + m + "\n";
   for (const auto& p : narrate(tl, config)) out += "  " + p + "\n";
@@ -461,13 +507,16 @@ std::string explain_text(const Timeline& tl, const ConfigValues* config) {
     for (const auto& a : *it) {
       const std::int64_t rebalances = a.value("rebalances", std::int64_t{0});
       std::string line = fmt::format(
-          "  at {} {}: {} -> {} replicas ({}); {} rebalance{}; {} partition-ms unavailable; {} records redelivered; ",
-          seconds(static_cast<std::int64_t>(a.value("at_ms", 0.0) * 1000)), a.value("deployment", ""),
-          a.value("from", 0), a.value("to", 0), a.value("reason", ""), rebalances, rebalances == 1 ? "" : "s",
-          a.value("unavailable_partition_ms", 0.0), a.value("records_redelivered", std::int64_t{0}));
+          "  at {} {}: {} -> {} replicas ({}); {} rebalance{}; {} partition-ms unavailable; {} "
+          "records redelivered; ",
+          seconds(static_cast<std::int64_t>(a.value("at_ms", 0.0) * 1000)),
+          a.value("deployment", ""), a.value("from", 0), a.value("to", 0), a.value("reason", ""),
+          rebalances, rebalances == 1 ? "" : "s", a.value("unavailable_partition_ms", 0.0),
+          a.value("records_redelivered", std::int64_t{0}));
       const auto drain = a.find("drain_ms");
       line += drain != a.end() && drain->is_number()
-                  ? fmt::format("backlog drained {} after\n", seconds(static_cast<std::int64_t>(drain->get<double>() * 1000)))
+                  ? fmt::format("backlog drained {} after\n",
+                                seconds(static_cast<std::int64_t>(drain->get<double>() * 1000)))
                   : std::string("backlog not drained by the next action\n");
       out += line;
     }

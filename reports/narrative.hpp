@@ -18,7 +18,8 @@ using ConfigValues = std::map<std::string, std::map<std::string, std::string>>;
 
 /// "key=value" when `config` has the value for `actor` (its own, else the cluster's, else the one
 /// every consumer has), else the key: how the why-sentences and the watch notes name a config.
-std::string config_quote(const ConfigValues* config, const std::string& actor, const std::string& key);
+std::string config_quote(const ConfigValues* config, const std::string& actor,
+                         const std::string& key);
 
 /// summary.json's `config` (the effective values the causes name: `cluster`, `consumer`,
 /// `consumers`) as ConfigValues: the cluster's and the values every consumer shares under "",

@@ -31,7 +31,8 @@ class Builder : public nlohmann::json_sax<json> {
   bool end_object() override { return close(); }
   bool start_array(std::size_t) override { return open(json::array()); }
   bool end_array() override { return close(); }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override {
+  bool parse_error(std::size_t, const std::string&,
+                   const nlohmann::detail::exception& ex) override {
     // A number beyond a double (1e400) comes as an out_of_range error (406), not a parse_error.
     if (ex.id == 406) throw static_cast<const nlohmann::json::out_of_range&>(ex);
     throw static_cast<const nlohmann::json::parse_error&>(ex);

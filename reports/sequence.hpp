@@ -16,8 +16,8 @@ struct SequenceRow {
   std::string from;  // a participant; for a note, the participant it is over
   std::string to;
   std::string text;
-  bool error = false;  // a response with an error other than NONE and other than a normal round
-                       // trip (JoinGroup's MEMBER_ID_REQUIRED: the member retries with its id)
+  bool error = false;   // a response with an error other than NONE and other than a normal round
+                        // trip (JoinGroup's MEMBER_ID_REQUIRED: the member retries with its id)
   std::string payload;  // the tail of `text` that is the message's payload ("member_epoch=3 ...")
 };
 
@@ -33,7 +33,7 @@ struct Sequence {
 
 /// Everything between the consumers of `group` (every group when empty) and their
 /// coordinators in [from_us, to_us], at most `max_rows` rows.
-Sequence sequence_between(const Timeline& t, const std::string& group, std::int64_t from_us, std::int64_t to_us,
-                          std::size_t max_rows);
+Sequence sequence_between(const Timeline& t, const std::string& group, std::int64_t from_us,
+                          std::int64_t to_us, std::size_t max_rows);
 
 }  // namespace reports

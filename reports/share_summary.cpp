@@ -55,13 +55,13 @@ struct Window {
   std::int64_t max_in_flight = 0;
 };
 
-
 /// The share metrics' state, fed one event at a time (as its JSON object).
 struct ShareAccounting {
   bool share = false;
-  std::int64_t acknowledged = 0, archived = 0, archived_rejected = 0, archived_limit = 0, redelivered = 0,
-               delivered = 0, lock_timeouts = 0, released = 0, released_on_disconnect = 0, acknowledged_twice = 0, ack_errors = 0,
-               duplicates = 0, processed_total = 0, end_us = 0;
+  std::int64_t acknowledged = 0, archived = 0, archived_rejected = 0, archived_limit = 0,
+               redelivered = 0, delivered = 0, lock_timeouts = 0, released = 0,
+               released_on_disconnect = 0, acknowledged_twice = 0, ack_errors = 0, duplicates = 0,
+               processed_total = 0, end_us = 0;
   std::map<std::string, std::int64_t> deliveries_by_count;
   std::map<std::string, OffsetSet> acked;
   std::map<std::string, OffsetSet> processed_offsets;
@@ -75,8 +75,9 @@ struct ShareAccounting {
 
   // Rebalances of share groups (the generic accounting waits for consumer-protocol states).
   std::map<std::string, std::int64_t> group_epoch, assignment_epoch;
-  std::map<std::string, std::map<std::string, std::int64_t>> member_epochs;  // group -> consumer -> epoch
-  std::map<std::string, std::set<std::string>> owned;                        // consumer -> partitions
+  std::map<std::string, std::map<std::string, std::int64_t>>
+      member_epochs;                                   // group -> consumer -> epoch
+  std::map<std::string, std::set<std::string>> owned;  // consumer -> partitions
   std::map<std::string, std::string> group_of;
   std::map<std::string, Change> open;
   ojson rebalances = ojson::array();
@@ -105,9 +106,13 @@ struct ShareAccounting {
     const std::int64_t d = t - it->second.start_us;
     total_rebalance_us += d;
     max_rebalance_us = std::max(max_rebalance_us, d);
-    rebalances.push_back({{"group", g}, {"start_us", it->second.start_us}, {"end_us", t},
-                          {"duration_ms", static_cast<double>(d) / 1000.0}, {"trigger", it->second.trigger},
-                          {"revoked", revoked}, {"assigned", assigned}});
+    rebalances.push_back({{"group", g},
+                          {"start_us", it->second.start_us},
+                          {"end_us", t},
+                          {"duration_ms", static_cast<double>(d) / 1000.0},
+                          {"trigger", it->second.trigger},
+                          {"revoked", revoked},
+                          {"assigned", assigned}});
     open.erase(it);
   }
 
@@ -118,7 +123,6 @@ struct ShareAccounting {
     started_at.erase(it);
   }
 
-
   void on(std::int64_t t, const std::string& type, const ojson& e) {
     end_us = std::max(end_us, t);
     if (type == "share.records") {
@@ -126,7 +130,8 @@ struct ShareAccounting {
       const std::int64_t n = e.at("records").get<std::int64_t>();
       const std::string to = e.at("to").get<std::string>();
       const std::string cause = e.at("cause").get<std::string>();
-      const std::string p = e.at("group").get<std::string>() + "/" + e.at("partition").get<std::string>();
+      const std::string p =
+          e.at("group").get<std::string>() + "/" + e.at("partition").get<std::string>();
       if (cause == "fetch") {
         delivered += n;
         const std::int64_t count = e.at("delivery_count").get<std::int64_t>();
@@ -149,8 +154,8 @@ struct ShareAccounting {
       const std::int64_t n = e.at("records").get<std::int64_t>();
       processed[c] += n;
       processed_total += n;
-      duplicates += processed_offsets[e.at("partition").get<std::string>()].add(e.at("first_offset"),
-                                                                                e.at("last_offset"));
+      duplicates += processed_offsets[e.at("partition").get<std::string>()].add(
+          e.at("first_offset"), e.at("last_offset"));
     } else if (type == "share.ack_error") {
       ++ack_errors;
     } else if (type == "share.window") {
@@ -166,8 +171,8 @@ struct ShareAccounting {
         w.points.push_back({t_ms, spso, speo});
       }
     } else if (type == "share.partition.end") {
-      final_state[e.at("partition").get<std::string>()] = {e.at("spso").get<std::int64_t>(),
-                                                           e.at("delivery_complete_count").get<std::int64_t>()};
+      final_state[e.at("partition").get<std::string>()] = {
+          e.at("spso").get<std::int64_t>(), e.at("delivery_complete_count").get<std::int64_t>()};
     } else if (type == "log_end_offset") {
       log_end[e.at("partition").get<std::string>()] = e.at("log_end_offset").get<std::int64_t>();
     } else if (type == "group.epoch" && e.contains("epoch")) {
@@ -182,7 +187,8 @@ struct ShareAccounting {
         open[g] = c;
       }
       group_epoch[g] = std::max(group_epoch[g], epoch);
-      if (e.contains("assignment_epoch")) assignment_epoch[g] = e.at("assignment_epoch").get<std::int64_t>();
+      if (e.contains("assignment_epoch"))
+        assignment_epoch[g] = e.at("assignment_epoch").get<std::int64_t>();
       maybe_close(g, t);
     } else if (type == "member.epoch") {
       const std::string g = e.at("group").get<std::string>();
@@ -199,74 +205,80 @@ struct ShareAccounting {
     } else if (type == "consumer.start") {
       started_at[e.at("consumer").get<std::string>()] = t;
       group_of[e.at("consumer").get<std::string>()] = e.value("group", "");
-      processed[e.at("consumer").get<std::string>()] += 0;  // a consumer that never got a record counts
+      processed[e.at("consumer").get<std::string>()] +=
+          0;  // a consumer that never got a record counts
     } else if (type == "consumer.crash" || type == "consumer.closed") {
       stop_clock(e.at("consumer").get<std::string>(), t);
     }
   }
 
   void finish(ojson& summary) {
-  if (!share) return;
-  std::vector<std::string> running;
-  for (const auto& [c, since] : started_at) running.push_back(c);
-  for (const auto& c : running) stop_clock(c, end_us);
-  for (const auto& [p, s] : final_state) {
-    const auto it = log_end.find(p);
-    if (it != log_end.end()) unfinished += it->second - s.first - s.second;
-  }
+    if (!share) return;
+    std::vector<std::string> running;
+    for (const auto& [c, since] : started_at) running.push_back(c);
+    for (const auto& c : running) stop_clock(c, end_us);
+    for (const auto& [p, s] : final_state) {
+      const auto it = log_end.find(p);
+      if (it != log_end.end()) unfinished += it->second - s.first - s.second;
+    }
 
-  for (const auto& [g, c] : open) {
-    rebalances.push_back({{"group", g}, {"start_us", c.start_us}, {"end_us", nullptr}, {"duration_ms", nullptr},
-                          {"trigger", c.trigger}, {"revoked", ojson::object()}, {"assigned", ojson::object()}});
-  }
-  summary["rebalances"] = rebalances;
-  ojson& m = summary["metrics"];
-  // Share groups rebalance without a revocation phase: from the epoch bump until every member
-  // is at the target epoch.
-  m["rebalance_count"] = rebalances.size();
-  m["max_rebalance_ms"] = static_cast<double>(max_rebalance_us) / 1000.0;
-  m["total_rebalance_ms"] = static_cast<double>(total_rebalance_us) / 1000.0;
-  m["records_delivered"] = delivered;
-  m["records_processed"] = processed_total;
-  m["duplicates"] = duplicates;
-  m["acknowledged"] = acknowledged;
-  m["redelivered"] = redelivered;
-  m["archived"] = archived;
-  m["archived_rejected"] = archived_rejected;
-  m["archived_delivery_limit"] = archived_limit;
-  // A record is lost to the application when it is archived without having been accepted.
-  m["lost"] = archived;
-  m["lock_timeouts"] = lock_timeouts;
-  m["released"] = released;
-  m["released_on_disconnect"] = released_on_disconnect;
-  m["acknowledged_twice"] = acknowledged_twice;
-  m["acknowledge_errors"] = ack_errors;
-  m["unacknowledged_at_end"] = unfinished;
-  ojson by_count = ojson::object();
-  std::vector<std::pair<std::int64_t, std::int64_t>> counts;
-  for (const auto& [k, n] : deliveries_by_count) counts.emplace_back(std::stoll(k), n);
-  std::sort(counts.begin(), counts.end());
-  for (const auto& [k, n] : counts) by_count[std::to_string(k)] = n;
-  m["deliveries_by_delivery_count"] = by_count;
-  ojson by_consumer = ojson::object();
-  ojson throughput = ojson::object();
-  for (const auto& [c, n] : processed) {
-    by_consumer[c] = n;
-    const std::int64_t us = active_us[c];
-    throughput[c] = us > 0 ? static_cast<double>(n) * 1e6 / static_cast<double>(us) : 0.0;
-  }
-  m["records_processed_by_consumer"] = by_consumer;
-  std::int64_t least = processed.empty() ? 0 : INT64_MAX;
-  for (const auto& [c, n] : processed) least = std::min(least, n);
-  m["min_records_processed_by_consumer"] = least;
-  m["throughput_by_consumer"] = throughput;
-  ojson spso = ojson::object();
-  for (const auto& [p, w] : windows) {
-    ojson points = ojson::array();
-    for (const auto& pt : w.points) points.push_back({pt[0], pt[1], pt[2]});
-    spso[p] = {{"max_in_flight", w.max_in_flight}, {"t_ms_spso_speo", points}};
-  }
-  m["share_window_by_partition"] = spso;
+    for (const auto& [g, c] : open) {
+      rebalances.push_back({{"group", g},
+                            {"start_us", c.start_us},
+                            {"end_us", nullptr},
+                            {"duration_ms", nullptr},
+                            {"trigger", c.trigger},
+                            {"revoked", ojson::object()},
+                            {"assigned", ojson::object()}});
+    }
+    summary["rebalances"] = rebalances;
+    ojson& m = summary["metrics"];
+    // Share groups rebalance without a revocation phase: from the epoch bump until every member
+    // is at the target epoch.
+    m["rebalance_count"] = rebalances.size();
+    m["max_rebalance_ms"] = static_cast<double>(max_rebalance_us) / 1000.0;
+    m["total_rebalance_ms"] = static_cast<double>(total_rebalance_us) / 1000.0;
+    m["records_delivered"] = delivered;
+    m["records_processed"] = processed_total;
+    m["duplicates"] = duplicates;
+    m["acknowledged"] = acknowledged;
+    m["redelivered"] = redelivered;
+    m["archived"] = archived;
+    m["archived_rejected"] = archived_rejected;
+    m["archived_delivery_limit"] = archived_limit;
+    // A record is lost to the application when it is archived without having been accepted.
+    m["lost"] = archived;
+    m["lock_timeouts"] = lock_timeouts;
+    m["released"] = released;
+    m["released_on_disconnect"] = released_on_disconnect;
+    m["acknowledged_twice"] = acknowledged_twice;
+    m["acknowledge_errors"] = ack_errors;
+    m["unacknowledged_at_end"] = unfinished;
+    ojson by_count = ojson::object();
+    std::vector<std::pair<std::int64_t, std::int64_t>> counts;
+    for (const auto& [k, n] : deliveries_by_count) counts.emplace_back(std::stoll(k), n);
+    std::sort(counts.begin(), counts.end());
+    for (const auto& [k, n] : counts) by_count[std::to_string(k)] = n;
+    m["deliveries_by_delivery_count"] = by_count;
+    ojson by_consumer = ojson::object();
+    ojson throughput = ojson::object();
+    for (const auto& [c, n] : processed) {
+      by_consumer[c] = n;
+      const std::int64_t us = active_us[c];
+      throughput[c] = us > 0 ? static_cast<double>(n) * 1e6 / static_cast<double>(us) : 0.0;
+    }
+    m["records_processed_by_consumer"] = by_consumer;
+    std::int64_t least = processed.empty() ? 0 : INT64_MAX;
+    for (const auto& [c, n] : processed) least = std::min(least, n);
+    m["min_records_processed_by_consumer"] = least;
+    m["throughput_by_consumer"] = throughput;
+    ojson spso = ojson::object();
+    for (const auto& [p, w] : windows) {
+      ojson points = ojson::array();
+      for (const auto& pt : w.points) points.push_back({pt[0], pt[1], pt[2]});
+      spso[p] = {{"max_in_flight", w.max_in_flight}, {"t_ms_spso_speo", points}};
+    }
+    m["share_window_by_partition"] = spso;
   }
 };
 
@@ -282,9 +294,9 @@ ShareSummarySink::~ShareSummarySink() = default;
 void ShareSummarySink::on_event(sim::SimTime t, const rsim::trace::Event& e) {
   const std::string_view type = rsim::trace::type_of(e);
   static const std::set<std::string_view> kRead{
-      "share.records", "share.process", "share.ack_error", "share.window", "share.partition.end",
-      "log_end_offset", "group.epoch", "member.epoch", "member.leave", "assignment", "consumer.start",
-      "consumer.crash", "consumer.closed"};
+      "share.records",  "share.process",  "share.ack_error", "share.window", "share.partition.end",
+      "log_end_offset", "group.epoch",    "member.epoch",    "member.leave", "assignment",
+      "consumer.start", "consumer.crash", "consumer.closed"};
   if (kRead.count(type) == 0) {
     s_->acc.end_us = std::max(s_->acc.end_us, t.count());
     return;
@@ -292,7 +304,9 @@ void ShareSummarySink::on_event(sim::SimTime t, const rsim::trace::Event& e) {
   s_->acc.on(t.count(), std::string(type), rsim::trace::to_json(t, e));
 }
 
-void ShareSummarySink::finish(ojson& summary) { s_->acc.finish(summary); }
+void ShareSummarySink::finish(ojson& summary) {
+  s_->acc.finish(summary);
+}
 
 void add_share_metrics(const std::vector<std::string>& trace_lines, ojson& summary) {
   ShareAccounting acc;

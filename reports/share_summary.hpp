@@ -30,6 +30,7 @@ class ShareSummarySink final : public rsim::TraceSink {
 };
 
 /// The same, from a trace read back as lines.
-void add_share_metrics(const std::vector<std::string>& trace_lines, nlohmann::ordered_json& summary);
+void add_share_metrics(const std::vector<std::string>& trace_lines,
+                       nlohmann::ordered_json& summary);
 
 }  // namespace reports

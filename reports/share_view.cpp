@@ -20,7 +20,9 @@ constexpr double kWidth = 1100;  // plot width
 constexpr double kPanel = 70;    // height of each of the two panels
 constexpr double kGap = 16;
 
-std::string esc(std::string_view s) { return markup_escape(s); }
+std::string esc(std::string_view s) {
+  return markup_escape(s);
+}
 
 /// Keeps the last point of every pixel column (and the first point), so a series has at most
 /// about kWidth points whatever the run's length.
@@ -30,7 +32,8 @@ void thin(std::vector<Point>& points, std::int64_t duration_us) {
   std::vector<Point> out;
   out.reserve(static_cast<std::size_t>(kWidth) + 2);
   const auto column = [&](std::int64_t t) {
-    return static_cast<std::int64_t>(kWidth * static_cast<double>(t) / static_cast<double>(duration_us));
+    return static_cast<std::int64_t>(kWidth * static_cast<double>(t) /
+                                     static_cast<double>(duration_us));
   };
   out.push_back(points.front());
   for (std::size_t i = 1; i < points.size(); ++i) {
@@ -52,10 +55,12 @@ struct Counts {
 };
 
 /// A step line through (t, value) points over [0, duration].
-std::string step_path(const std::vector<std::pair<std::int64_t, double>>& pts, std::int64_t duration_us,
-                      double y0, double height, double top) {
+std::string step_path(const std::vector<std::pair<std::int64_t, double>>& pts,
+                      std::int64_t duration_us, double y0, double height, double top) {
   if (pts.empty() || top <= 0) return {};
-  const auto x = [&](std::int64_t t) { return kWidth * static_cast<double>(t) / static_cast<double>(duration_us); };
+  const auto x = [&](std::int64_t t) {
+    return kWidth * static_cast<double>(t) / static_cast<double>(duration_us);
+  };
   const auto y = [&](double v) { return y0 + height - height * v / top; };
   std::string d = fmt::format("M{:.1f},{:.1f}", x(pts.front().first), y(pts.front().second));
   for (std::size_t i = 1; i < pts.size(); ++i) {
@@ -68,15 +73,21 @@ std::string step_path(const std::vector<std::pair<std::int64_t, double>>& pts, s
 void render_partition(std::string& o, const ShareView& v, const SharePartitionSeries& s) {
   const std::int64_t duration = std::max<std::int64_t>(1, v.duration_us);
   const double height = 2 * kPanel + kGap + 18;
+  fmt::format_to(
+      std::back_inserter(o),
+      "<svg class=\"share-window\" data-variant=\"{}\" data-group=\"{}\" data-partition=\"{}\" "
+      "viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\">",
+      esc(v.protocol), esc(s.group), esc(s.partition), kLabel + kWidth + 10, height,
+      kLabel + kWidth + 10, height);
+  fmt::format_to(std::back_inserter(o), "<text x=\"4\" y=\"14\" class=\"sv-title\">{}</text>",
+                 esc(s.partition));
+  fmt::format_to(std::back_inserter(o), "<text x=\"4\" y=\"30\" class=\"sv-sub\">group {}</text>",
+                 esc(s.group));
   fmt::format_to(std::back_inserter(o),
-                 "<svg class=\"share-window\" data-variant=\"{}\" data-group=\"{}\" data-partition=\"{}\" "
-                 "viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\">",
-                 esc(v.protocol), esc(s.group), esc(s.partition), kLabel + kWidth + 10, height, kLabel + kWidth + 10,
-                 height);
-  fmt::format_to(std::back_inserter(o), "<text x=\"4\" y=\"14\" class=\"sv-title\">{}</text>", esc(s.partition));
-  fmt::format_to(std::back_inserter(o), "<text x=\"4\" y=\"30\" class=\"sv-sub\">group {}</text>", esc(s.group));
-  fmt::format_to(std::back_inserter(o), "<text x=\"4\" y=\"{}\" class=\"sv-sub\">in-flight window</text>", kPanel / 2 + 10);
-  fmt::format_to(std::back_inserter(o), "<text x=\"4\" y=\"{}\" class=\"sv-sub\">records by state</text>",
+                 "<text x=\"4\" y=\"{}\" class=\"sv-sub\">in-flight window</text>",
+                 kPanel / 2 + 10);
+  fmt::format_to(std::back_inserter(o),
+                 "<text x=\"4\" y=\"{}\" class=\"sv-sub\">records by state</text>",
                  kPanel + kGap + kPanel / 2 + 10);
   fmt::format_to(std::back_inserter(o), "<g transform=\"translate({},4)\">", kLabel);
   // Panel 1: SPSO and SPEO (offsets), the window between them shaded.
@@ -90,7 +101,9 @@ void render_partition(std::string& o, const ShareView& v, const SharePartitionSe
     }
   }
   const double span = static_cast<double>(std::max<std::int64_t>(1, hi - lo));
-  fmt::format_to(std::back_inserter(o), "<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" class=\"sv-bg\"/>", kWidth, kPanel);
+  fmt::format_to(std::back_inserter(o),
+                 "<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" class=\"sv-bg\"/>", kWidth,
+                 kPanel);
   std::vector<std::pair<std::int64_t, double>> spso, speo;
   std::int64_t max_in_flight = 0;
   for (const auto& p : s.window) {
@@ -107,21 +120,27 @@ void render_partition(std::string& o, const ShareView& v, const SharePartitionSe
     const double y_bot = kPanel - kPanel * static_cast<double>(p.spso - lo) / span;
     if (x1 - x0 < 0.05 || y_bot - y_top < 0.05) continue;
     fmt::format_to(std::back_inserter(o),
-                   "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" class=\"sv-win\"><title>{}: SPSO {}, "
+                   "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+                   "class=\"sv-win\"><title>{}: SPSO {}, "
                    "SPEO {}, {} in flight</title></rect>",
                    x0, y_top, x1 - x0, y_bot - y_top, seconds(p.t_us), p.spso, p.speo, p.in_flight);
   }
-  fmt::format_to(std::back_inserter(o), "<path d=\"{}\" class=\"sv-spso\"/><path d=\"{}\" class=\"sv-speo\"/>",
-                 step_path(spso, duration, 0, kPanel, span), step_path(speo, duration, 0, kPanel, span));
+  fmt::format_to(
+      std::back_inserter(o), "<path d=\"{}\" class=\"sv-spso\"/><path d=\"{}\" class=\"sv-speo\"/>",
+      step_path(spso, duration, 0, kPanel, span), step_path(speo, duration, 0, kPanel, span));
   fmt::format_to(std::back_inserter(o),
                  "<text x=\"{}\" y=\"10\" class=\"sv-axis\" text-anchor=\"end\">offset {}</text>"
-                 "<text x=\"{}\" y=\"{}\" class=\"sv-axis\" text-anchor=\"end\">offset {} · max in flight {}</text>",
+                 "<text x=\"{}\" y=\"{}\" class=\"sv-axis\" text-anchor=\"end\">offset {} · max in "
+                 "flight {}</text>",
                  kWidth - 2, hi, kWidth - 2, kPanel - 2, lo, max_in_flight);
   // Panel 2: records by state.
   const double y2 = kPanel + kGap;
-  fmt::format_to(std::back_inserter(o), "<rect x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\" class=\"sv-bg\"/>", y2, kWidth, kPanel);
+  fmt::format_to(std::back_inserter(o),
+                 "<rect x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\" class=\"sv-bg\"/>", y2, kWidth,
+                 kPanel);
   std::int64_t top = 1;
-  for (const auto& p : s.states) top = std::max({top, p.available, p.acquired, p.acknowledged, p.archived});
+  for (const auto& p : s.states)
+    top = std::max({top, p.available, p.acquired, p.acknowledged, p.archived});
   const auto series = [&](auto member) {
     std::vector<std::pair<std::int64_t, double>> pts;
     pts.emplace_back(0, 0.0);
@@ -129,18 +148,23 @@ void render_partition(std::string& o, const ShareView& v, const SharePartitionSe
     return step_path(pts, duration, y2, kPanel, static_cast<double>(top));
   };
   const ShareStatePoint last = s.states.empty() ? ShareStatePoint{} : s.states.back();
+  fmt::format_to(
+      std::back_inserter(o),
+      "<path d=\"{}\" class=\"sv-acked\"><title>ACKNOWLEDGED (total): {} at the end</title></path>"
+      "<path d=\"{}\" class=\"sv-archived\"><title>ARCHIVED (total): {} at the end</title></path>"
+      "<path d=\"{}\" class=\"sv-available\"><title>AVAILABLE (in the window): {} at the "
+      "end</title></path>"
+      "<path d=\"{}\" class=\"sv-acquired\"><title>ACQUIRED (in the window): {} at the "
+      "end</title></path>",
+      series(&ShareStatePoint::acknowledged), last.acknowledged, series(&ShareStatePoint::archived),
+      last.archived, series(&ShareStatePoint::available), last.available,
+      series(&ShareStatePoint::acquired), last.acquired);
   fmt::format_to(std::back_inserter(o),
-                 "<path d=\"{}\" class=\"sv-acked\"><title>ACKNOWLEDGED (total): {} at the end</title></path>"
-                 "<path d=\"{}\" class=\"sv-archived\"><title>ARCHIVED (total): {} at the end</title></path>"
-                 "<path d=\"{}\" class=\"sv-available\"><title>AVAILABLE (in the window): {} at the end</title></path>"
-                 "<path d=\"{}\" class=\"sv-acquired\"><title>ACQUIRED (in the window): {} at the end</title></path>",
-                 series(&ShareStatePoint::acknowledged), last.acknowledged, series(&ShareStatePoint::archived),
-                 last.archived, series(&ShareStatePoint::available), last.available,
-                 series(&ShareStatePoint::acquired), last.acquired);
-  fmt::format_to(std::back_inserter(o), "<text x=\"{}\" y=\"{}\" class=\"sv-axis\" text-anchor=\"end\">{} records</text>",
+                 "<text x=\"{}\" y=\"{}\" class=\"sv-axis\" text-anchor=\"end\">{} records</text>",
                  kWidth - 2, y2 + 10, top);
-  fmt::format_to(std::back_inserter(o), "<text x=\"0\" y=\"{}\" class=\"sv-axis\">0 s</text>"
-                                        "<text x=\"{}\" y=\"{}\" class=\"sv-axis\" text-anchor=\"end\">{}</text>",
+  fmt::format_to(std::back_inserter(o),
+                 "<text x=\"0\" y=\"{}\" class=\"sv-axis\">0 s</text>"
+                 "<text x=\"{}\" y=\"{}\" class=\"sv-axis\" text-anchor=\"end\">{}</text>",
                  y2 + kPanel + 12, kWidth, y2 + kPanel + 12, seconds(duration));
   o += "</g></svg>\n";
 }
@@ -159,7 +183,9 @@ ShareView build_share_view(std::string_view trace_jsonl, const std::string& prot
     const std::string_view line = trace_jsonl.substr(start, end - start);
     start = end + 1;
     // Only the lines this view reads are parsed.
-    if (line.find("\"share.") == std::string_view::npos && line.find("\"run.start\"") == std::string_view::npos) continue;
+    if (line.find("\"share.") == std::string_view::npos &&
+        line.find("\"run.start\"") == std::string_view::npos)
+      continue;
     nlohmann::json e;
     try {
       e = nlohmann::json::parse(line);
@@ -198,10 +224,11 @@ ShareView build_share_view(std::string_view trace_jsonl, const std::string& prot
     thin(s.states, view.duration_us);
     view.partitions.push_back(std::move(s));
   }
-  std::stable_sort(view.partitions.begin(), view.partitions.end(), [](const auto& a, const auto& b) {
-    if (a.group != b.group) return a.group < b.group;
-    return partition_less(a.partition, b.partition);
-  });
+  std::stable_sort(view.partitions.begin(), view.partitions.end(),
+                   [](const auto& a, const auto& b) {
+                     if (a.group != b.group) return a.group < b.group;
+                     return partition_less(a.partition, b.partition);
+                   });
   return view;
 }
 
@@ -211,21 +238,32 @@ std::string render_share_section(const std::vector<ShareView>& views) {
   if (partitions == 0) return {};
   std::string o;
   o += "<section class=\"share-view\"><h2>Share groups</h2>"
-       "<style>svg.share-window{display:block;max-width:100%;height:auto;font:11px sans-serif;margin:4px 0 10px}"
-       ".sv-bg{fill:#f6f6f6}.sv-win{fill:rgba(69,123,157,.25)}.sv-spso,.sv-speo,.sv-acked,.sv-archived,.sv-available,"
-       ".sv-acquired{fill:none;stroke-width:1.5;vector-effect:non-scaling-stroke}.sv-spso{stroke:#1d3557}"
-       ".sv-speo{stroke:#457b9d;stroke-dasharray:4 2}.sv-acked{stroke:#2a9d8f}.sv-archived{stroke:#c1121f}"
-       ".sv-available{stroke:#e9c46a}.sv-acquired{stroke:#f4a261}.sv-title{font-weight:bold}.sv-sub,.sv-axis{fill:#555}"
-       ".share-legend i{display:inline-block;width:14px;height:3px;margin:0 4px 3px 10px;vertical-align:middle}</style>"
-       "<p>Each share-partition: its in-flight window between SPSO (solid) and SPEO (dashed), and its records by "
-       "state: AVAILABLE and ACQUIRED records in the window now, ACKNOWLEDGED and ARCHIVED in total since the "
-       "start.</p><div class=\"share-legend\"><i style=\"background:#1d3557\"></i>SPSO<i style=\"background:#457b9d\"></i>SPEO"
+       "<style>svg.share-window{display:block;max-width:100%;height:auto;font:11px "
+       "sans-serif;margin:4px 0 10px}"
+       ".sv-bg{fill:#f6f6f6}.sv-win{fill:rgba(69,123,157,.25)}.sv-spso,.sv-speo,.sv-acked,.sv-"
+       "archived,.sv-available,"
+       ".sv-acquired{fill:none;stroke-width:1.5;vector-effect:non-scaling-stroke}.sv-spso{stroke:#"
+       "1d3557}"
+       ".sv-speo{stroke:#457b9d;stroke-dasharray:4 "
+       "2}.sv-acked{stroke:#2a9d8f}.sv-archived{stroke:#c1121f}"
+       ".sv-available{stroke:#e9c46a}.sv-acquired{stroke:#f4a261}.sv-title{font-weight:bold}.sv-"
+       "sub,.sv-axis{fill:#555}"
+       ".share-legend i{display:inline-block;width:14px;height:3px;margin:0 4px 3px "
+       "10px;vertical-align:middle}</style>"
+       "<p>Each share-partition: its in-flight window between SPSO (solid) and SPEO (dashed), and "
+       "its records by "
+       "state: AVAILABLE and ACQUIRED records in the window now, ACKNOWLEDGED and ARCHIVED in "
+       "total since the "
+       "start.</p><div class=\"share-legend\"><i style=\"background:#1d3557\"></i>SPSO<i "
+       "style=\"background:#457b9d\"></i>SPEO"
        "<i style=\"background:#e9c46a\"></i>AVAILABLE<i style=\"background:#f4a261\"></i>ACQUIRED"
-       "<i style=\"background:#2a9d8f\"></i>ACKNOWLEDGED<i style=\"background:#c1121f\"></i>ARCHIVED</div>\n";
+       "<i style=\"background:#2a9d8f\"></i>ACKNOWLEDGED<i "
+       "style=\"background:#c1121f\"></i>ARCHIVED</div>\n";
   for (const auto& v : views) {
     if (v.partitions.empty()) continue;
-    fmt::format_to(std::back_inserter(o), "<div class=\"share-variant\" data-variant=\"{}\"><h3>{}</h3>\n", esc(v.protocol),
-                   esc(v.protocol));
+    fmt::format_to(std::back_inserter(o),
+                   "<div class=\"share-variant\" data-variant=\"{}\"><h3>{}</h3>\n",
+                   esc(v.protocol), esc(v.protocol));
     for (const auto& s : v.partitions) render_partition(o, v, s);
     o += "</div>\n";
   }

@@ -1,6 +1,6 @@
 #include "reports/summary.hpp"
-#include "reports/critical_path.hpp"
 #include "reports/availability.hpp"
+#include "reports/critical_path.hpp"
 #include "reports/wait_set.hpp"
 
 #include "models/trace/trace_jsonl.hpp"
@@ -37,7 +37,9 @@ Overloaded(Ts...) -> Overloaded<Ts...>;
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
-double ms_of(std::int64_t us) { return static_cast<double>(us) / 1000.0; }
+double ms_of(std::int64_t us) {
+  return static_cast<double>(us) / 1000.0;
+}
 
 std::pair<std::string, long> partition_key(const std::string& s) {
   const auto dash = s.rfind('-');
@@ -51,7 +53,9 @@ std::pair<std::string, long> partition_key(const std::string& s) {
 
 /// A set of partitions ordered as Kafka prints them (orders-2 before orders-10).
 struct PartitionLess {
-  bool operator()(const std::string& a, const std::string& b) const { return kafka_partition_less(a, b); }
+  bool operator()(const std::string& a, const std::string& b) const {
+    return kafka_partition_less(a, b);
+  }
 };
 using PartitionSet = std::set<std::string, PartitionLess>;
 
@@ -121,7 +125,8 @@ class OffsetCoverage {
   std::int64_t add(Range r) {
     if (last_ && last_->first <= r.first && r.first <= last_->second + 1) {
       // Nothing starts after the inline range: it only grows.
-      const std::int64_t seen = std::max<std::int64_t>(0, std::min(last_->second, r.second) - r.first + 1);
+      const std::int64_t seen =
+          std::max<std::int64_t>(0, std::min(last_->second, r.second) - r.first + 1);
       last_->second = std::max(last_->second, r.second);
       return seen;
     }
@@ -144,7 +149,8 @@ class OffsetCoverage {
         ++it;
         continue;
       }
-      seen += std::max<std::int64_t>(0, std::min(it->second, r.second) - std::max(it->first, r.first) + 1);
+      seen += std::max<std::int64_t>(
+          0, std::min(it->second, r.second) - std::max(it->first, r.first) + 1);
       first = std::min(first, it->first);
       last = std::max(last, it->second);
       it = ranges_.erase(it);
@@ -167,7 +173,8 @@ class PartitionTable {
   /// The value of `tp`, made (value-initialised) if it is new; `created` says whether it was.
   /// `topic`, if given, is set to the table's own copy of the topic name (it lives as long as
   /// the table).
-  T& find_or_add(const rsim::TopicPartition& tp, bool* created = nullptr, const std::string** topic = nullptr) {
+  T& find_or_add(const rsim::TopicPartition& tp, bool* created = nullptr,
+                 const std::string** topic = nullptr) {
     if (tp.partition < 0 || tp.partition >= kDense) {
       auto [it, inserted] = sparse_.try_emplace(tp);
       if (created != nullptr) *created = inserted;
@@ -293,7 +300,8 @@ class OwnershipClock {
     }
     for (auto& [name, g] : groups_) {
       accrue_group(g, now);
-      if (g.stopped) g.max_stopped_us = std::max(g.max_stopped_us, window_.clip(g.stopped_since, now));
+      if (g.stopped)
+        g.max_stopped_us = std::max(g.max_stopped_us, window_.clip(g.stopped_since, now));
     }
   }
   std::int64_t unavailable_us() const {
@@ -304,8 +312,10 @@ class OwnershipClock {
   /// `group`'s unavailable partition time up to `now`, the open intervals included.
   std::int64_t unavailable_us_of(const std::string& group, std::int64_t now) const {
     std::int64_t sum = 0;
-    for (auto it = states_.lower_bound({group, std::string()}); it != states_.end() && it->first.first == group; ++it)
-      sum += it->second.unavailable_us + (it->second.unavailable ? window_.clip(it->second.since, now) : 0);
+    for (auto it = states_.lower_bound({group, std::string()});
+         it != states_.end() && it->first.first == group; ++it)
+      sum += it->second.unavailable_us +
+             (it->second.unavailable ? window_.clip(it->second.since, now) : 0);
     return sum;
   }
   std::int64_t max_unavailable_us() const {
@@ -329,7 +339,8 @@ class OwnershipClock {
     return m;
   }
   /// Per partition (over every group): the summed and the longest single unavailability.
-  std::map<std::string, std::pair<std::int64_t, std::int64_t>, PartitionLess> unavailable_by_partition() const {
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>, PartitionLess>
+  unavailable_by_partition() const {
     std::map<std::string, std::pair<std::int64_t, std::int64_t>, PartitionLess> out;
     for (const auto& [key, st] : states_) {
       if (st.unavailable_us == 0) continue;
@@ -387,7 +398,8 @@ class OwnershipClock {
     accrue_group(g, now);
     const bool stopped = g.live > 0 && g.running == 0;
     if (stopped && !g.stopped) g.stopped_since = now;
-    if (!stopped && g.stopped) g.max_stopped_us = std::max(g.max_stopped_us, window_.clip(g.stopped_since, now));
+    if (!stopped && g.stopped)
+      g.max_stopped_us = std::max(g.max_stopped_us, window_.clip(g.stopped_since, now));
     g.stopped = stopped;
   }
   State& touch(const Key& key, std::int64_t now) {
@@ -409,7 +421,8 @@ class OwnershipClock {
     for (const auto& [c, r] : st.owners) running = running || r;
     const bool unavailable = w && !running;
     if (unavailable && !st.unavailable) st.gap_since = now;
-    if (!unavailable && st.unavailable) st.max_gap_us = std::max(st.max_gap_us, window_.clip(st.gap_since, now));
+    if (!unavailable && st.unavailable)
+      st.max_gap_us = std::max(st.max_gap_us, window_.clip(st.gap_since, now));
     st.unavailable = unavailable;
     if (running != st.running) {
       GroupState& g = groups_[key.first];
@@ -441,7 +454,8 @@ class OwnershipClock {
   ProcessingClock* processing_ = nullptr;
   std::map<Key, State> states_;
   std::map<std::string, GroupState> groups_;
-  std::map<std::pair<std::string, std::string>, int> subscribers_;  // (group, topic) -> live subscribers
+  std::map<std::pair<std::string, std::string>, int>
+      subscribers_;  // (group, topic) -> live subscribers
   std::map<std::string, std::int32_t> partitions_;
   ojson overlaps_ = ojson::array();
   std::map<Key, std::size_t> open_overlap_;
@@ -466,7 +480,8 @@ struct Consumer {
   std::map<std::string, PartitionSet> leave_revoked;
 };
 
-/// A consumer-protocol member as the coordinator sees it (its ConsumerGroupCurrentMemberAssignment).
+/// A consumer-protocol member as the coordinator sees it (its
+/// ConsumerGroupCurrentMemberAssignment).
 struct CoordinatorMember {
   const std::string* interned = nullptr;  // its id, kept for the whole run (WaitSet points at it)
   std::string group;
@@ -485,11 +500,11 @@ struct Rebalance {
   std::string trigger;
   std::vector<std::string> causes;  // in the order they came
   std::set<std::string> cause_set;
-  std::int64_t generation = -1;      // classic generation, or the consumer-protocol group epoch
-  std::set<std::string> waiting;     // classic: consumer names
-  WaitSet members;                   // consumer protocol: member ids
+  std::int64_t generation = -1;   // classic generation, or the consumer-protocol group epoch
+  std::set<std::string> waiting;  // classic: consumer names
+  WaitSet members;                // consumer protocol: member ids
   std::map<std::string, PartitionSet> revoked, lost, assigned;
-  bool consumer_protocol = false;    // a KIP-848 group (lower-case states, epochs)
+  bool consumer_protocol = false;  // a KIP-848 group (lower-case states, epochs)
   // Consumer protocol: the members of `members` to look at when the group settles, those whose
   // state (or their application's) changed since they were last found not reconciled; all of
   // them when `check_all` (the wait was filled or its epoch changed since).
@@ -515,13 +530,15 @@ struct ClosedRebalance {
   std::int64_t start_us = 0;
   std::int64_t end_us = 0;
   std::int64_t generation = -1;
-  std::string entry;  // empty when the builder writes no `rebalances` (the steady window's) or spools it
+  std::string
+      entry;  // empty when the builder writes no `rebalances` (the steady window's) or spools it
   std::uint64_t spool_at = 0, spool_size = 0;  // where the spool holds the entry's text
 };
 
-/// Where closed rebalances' entries go when the summary is streamed (SummarySink::spool_rebalances):
-/// a file, appended as each rebalance closes and read back one entry at a time when summary.json
-/// is written, so that memory holds none of them. The sink removes the file when it goes.
+/// Where closed rebalances' entries go when the summary is streamed
+/// (SummarySink::spool_rebalances): a file, appended as each rebalance closes and read back one
+/// entry at a time when summary.json is written, so that memory holds none of them. The sink
+/// removes the file when it goes.
 class EntrySpool {
  public:
   explicit EntrySpool(std::filesystem::path path) : path_(std::move(path)) {
@@ -562,7 +579,8 @@ class EntrySpool {
 /// The summary's state, fed one trace event at a time; one handler per event kind.
 class SummaryBuilder {
  public:
-  explicit SummaryBuilder(Window w) : window_(w), clock_(w), processing_(ClockWindow{w.from, w.to}) {
+  explicit SummaryBuilder(Window w)
+      : window_(w), clock_(w), processing_(ClockWindow{w.from, w.to}) {
     clock_.attach(&processing_);
   }
   /// Moves the window's start to `from` (the steady window, found while the run goes).
@@ -573,7 +591,8 @@ class SummaryBuilder {
   }
   /// Keep the not-processed intervals (SummaryInputs::not_processed_gaps).
   void record_gaps() { processing_.record_gaps(); }
-  std::map<std::string, std::vector<std::pair<std::int64_t, std::int64_t>>, PartitionLess> gaps() const {
+  std::map<std::string, std::vector<std::pair<std::int64_t, std::int64_t>>, PartitionLess> gaps()
+      const {
     return processing_.gaps<PartitionLess>();
   }
   /// The steady moment once found (see steady_check()).
@@ -597,76 +616,86 @@ class SummaryBuilder {
     if (!final_taken_ && t >= window_.to) take_final();
     end_t_ = t;
     using namespace rsim::trace;
-    std::visit(Overloaded{
-                   [&](const RecordsFetched& e) { on_records_fetched(e, t); },
-                   [&](const RecordsProcessed& e) { on_records_processed(e, t); },
-                   [&](const Position& e) { on_position(e); },
-                   [&](const Record& e) { on_record(e, t); },
-                   [&](const Lag& e) { on_lag(e, t); },
-                   [&](const RunStart& e) { duration_us_ = e.duration_ms * 1000; },
-                   [&](const TopicPartitionCount& e) { clock_.set_partitions(str(e.topic), e.partitions, t); },
-                   [&](const ConsumerStart& e) { on_consumer_start(e, t); },
-                   [&](const ConsumerStop& e) {
-                     const std::string name = str(e.consumer);
-                     Consumer& c = consumers_[name];
-                     c.closing = true;
-                     refresh_active(c, name, t);  // close() began: the application processes no more
-                   },
-                   [&](const ConsumerPause& e) { on_pause(e.consumer, t, true); },
-                   [&](const ConsumerStall& e) { on_stall(e.consumer, t, true); },
-                   [&](const ConsumerResume& e) {
-                     if (e.after && *e.after == "stall") on_stall(e.consumer, t, false);
-                     else on_pause(e.consumer, t, false);
-                   },
-                   [&](const ConsumerSubscribe& e) { on_subscribe(e, t); },
-                   [&](const ConsumerCrash& e) { on_gone(e.consumer, t); },
-                   [&](const ConsumerClosed& e) { on_gone(e.consumer, t); },
-                   [&](const MemberJoin& e) { on_static_join(e); },
-                   [&](const ConsumerError& e) {
-                     on_fatal_error(e, t);
-                     on_gone(e.consumer, t);
-                   },
-                   [&](const ConsumerPollTimeout& e) {
-                     moment(t, "poll_timeout", e.consumer,
-                            "max.poll.interval.ms (" + std::to_string(e.max_poll_interval_ms) +
-                                ") expired: the consumer left the group while its application was not calling poll()");
-                   },
-                   [&](const ConsumerFenced& e) {
-                     moment(t, "fenced", e.consumer, "fenced (" + str(e.error) + "): its partitions were lost");
-                   },
-                   [&](const MemberReplaced& e) {
-                     on_instance_id_taken_over(e);
-                     moment(t, "fenced", e.consumer,
-                            "group.instance.id " + str(e.group_instance_id) +
-                                " taken over by a new member: the old member is fenced");
-                   },
-                   [&](const Assignment& e) { on_assignment(e, t); },
-                   [&](const MemberEpoch& e) { on_member_epoch(e, t); },
-                   [&](const MemberLeave& e) {
-                     on_member_leave(e);
-                     on_static_leave(e, t);
-                     if (e.reason.find("session timeout") != std::string_view::npos)
-                       moment(t, "session_timeout", e.consumer,
-                              "session timeout: the coordinator removed the member (no heartbeat in session.timeout.ms)");
-                     else if (e.reason.find("rebalance timeout") != std::string_view::npos)
-                       moment(t, "rebalance_timeout", e.consumer, "rebalance timeout: " + str(e.reason));
-                   },
-                   [&](const GroupStateChange& e) { on_group_state(e, t); },
-                   [&](const GroupEpoch& e) { on_group_epoch(e, t); },
-                   [&](const Callback& e) { on_callback(e, t); },
-                   [&](const GroupMigration& e) {
-                     on_group_migration(e, t);
-                     if (e.refused)
-                       moment(t, "migration", "", "group " + str(e.group) + ": conversion from " + str(e.from) + " to " +
-                                                      str(e.to) + " refused (" + str(*e.refused) + ")");
-                     else
-                       moment(t, "migration", "", "group " + str(e.group) + " converted from the " + str(e.from) +
-                                                      " to the " + str(e.to) + " protocol (group.migration)");
-                   },
-                   [&](const AutoscalerDecision& e) { on_scaling(e, t); },
-                   [&](const auto&) {},  // kinds the summary does not read
-               },
-               event);
+    std::visit(
+        Overloaded{
+            [&](const RecordsFetched& e) { on_records_fetched(e, t); },
+            [&](const RecordsProcessed& e) { on_records_processed(e, t); },
+            [&](const Position& e) { on_position(e); },
+            [&](const Record& e) { on_record(e, t); },
+            [&](const Lag& e) { on_lag(e, t); },
+            [&](const RunStart& e) { duration_us_ = e.duration_ms * 1000; },
+            [&](const TopicPartitionCount& e) {
+              clock_.set_partitions(str(e.topic), e.partitions, t);
+            },
+            [&](const ConsumerStart& e) { on_consumer_start(e, t); },
+            [&](const ConsumerStop& e) {
+              const std::string name = str(e.consumer);
+              Consumer& c = consumers_[name];
+              c.closing = true;
+              refresh_active(c, name, t);  // close() began: the application processes no more
+            },
+            [&](const ConsumerPause& e) { on_pause(e.consumer, t, true); },
+            [&](const ConsumerStall& e) { on_stall(e.consumer, t, true); },
+            [&](const ConsumerResume& e) {
+              if (e.after && *e.after == "stall")
+                on_stall(e.consumer, t, false);
+              else
+                on_pause(e.consumer, t, false);
+            },
+            [&](const ConsumerSubscribe& e) { on_subscribe(e, t); },
+            [&](const ConsumerCrash& e) { on_gone(e.consumer, t); },
+            [&](const ConsumerClosed& e) { on_gone(e.consumer, t); },
+            [&](const MemberJoin& e) { on_static_join(e); },
+            [&](const ConsumerError& e) {
+              on_fatal_error(e, t);
+              on_gone(e.consumer, t);
+            },
+            [&](const ConsumerPollTimeout& e) {
+              moment(t, "poll_timeout", e.consumer,
+                     "max.poll.interval.ms (" + std::to_string(e.max_poll_interval_ms) +
+                         ") expired: the consumer left the group while its application was not "
+                         "calling poll()");
+            },
+            [&](const ConsumerFenced& e) {
+              moment(t, "fenced", e.consumer,
+                     "fenced (" + str(e.error) + "): its partitions were lost");
+            },
+            [&](const MemberReplaced& e) {
+              on_instance_id_taken_over(e);
+              moment(t, "fenced", e.consumer,
+                     "group.instance.id " + str(e.group_instance_id) +
+                         " taken over by a new member: the old member is fenced");
+            },
+            [&](const Assignment& e) { on_assignment(e, t); },
+            [&](const MemberEpoch& e) { on_member_epoch(e, t); },
+            [&](const MemberLeave& e) {
+              on_member_leave(e);
+              on_static_leave(e, t);
+              if (e.reason.find("session timeout") != std::string_view::npos)
+                moment(t, "session_timeout", e.consumer,
+                       "session timeout: the coordinator removed the member (no heartbeat in "
+                       "session.timeout.ms)");
+              else if (e.reason.find("rebalance timeout") != std::string_view::npos)
+                moment(t, "rebalance_timeout", e.consumer, "rebalance timeout: " + str(e.reason));
+            },
+            [&](const GroupStateChange& e) { on_group_state(e, t); },
+            [&](const GroupEpoch& e) { on_group_epoch(e, t); },
+            [&](const Callback& e) { on_callback(e, t); },
+            [&](const GroupMigration& e) {
+              on_group_migration(e, t);
+              if (e.refused)
+                moment(t, "migration", "",
+                       "group " + str(e.group) + ": conversion from " + str(e.from) + " to " +
+                           str(e.to) + " refused (" + str(*e.refused) + ")");
+              else
+                moment(t, "migration", "",
+                       "group " + str(e.group) + " converted from the " + str(e.from) + " to the " +
+                           str(e.to) + " protocol (group.migration)");
+            },
+            [&](const AutoscalerDecision& e) { on_scaling(e, t); },
+            [&](const auto&) {},  // kinds the summary does not read
+        },
+        event);
   }
 
   /// summary.json; with `entries` false, `rebalances` is left to write_rebalances() and holds
@@ -688,10 +717,11 @@ class SummaryBuilder {
   /// finish()'s parts: the end of the run (open rebalances close), the `rebalances` entries and
   /// their totals, the metrics by what they read, the scaling actions.
   void close_run();
-  ojson rebalance_entries(std::optional<std::int64_t>& max_drain_us, std::int64_t& count, std::int64_t& total_us,
-                          std::int64_t& max_us, bool entries) const;
+  ojson rebalance_entries(std::optional<std::int64_t>& max_drain_us, std::int64_t& count,
+                          std::int64_t& total_us, std::int64_t& max_us, bool entries) const;
   /// Adds `lag_before` and `drain_ms` to the entry of `r` (the time to drain its lag).
-  void add_drain(const ClosedRebalance& r, ojson& j, std::optional<std::int64_t>& max_drain_us) const;
+  void add_drain(const ClosedRebalance& r, ojson& j,
+                 std::optional<std::int64_t>& max_drain_us) const;
   /// The entry's text up to `assigned`, from memory or the spool.
   std::string entry_of(const ClosedRebalance& r) const {
     return spool_ != nullptr && r.spool_size > 0 ? spool_->read(r.spool_at, r.spool_size) : r.entry;
@@ -700,9 +730,10 @@ class SummaryBuilder {
   void add_record_metrics(ojson& metrics, std::optional<std::int64_t> max_drain_us) const;
   void add_processing_metrics(ojson& metrics) const;
   void add_moments(ojson& out) const;
-  static std::string fmt_overlap(const std::string& group, const std::string& who, std::int64_t partitions) {
-    return "zombie overlap in group " + group + ": " + who + " both believed they owned " + std::to_string(partitions) +
-           (partitions == 1 ? " partition" : " partitions");
+  static std::string fmt_overlap(const std::string& group, const std::string& who,
+                                 std::int64_t partitions) {
+    return "zombie overlap in group " + group + ": " + who + " both believed they owned " +
+           std::to_string(partitions) + (partitions == 1 ? " partition" : " partitions");
   }
   std::size_t retained_wait_entries() const {
     std::size_t n = 0;
@@ -748,8 +779,8 @@ class SummaryBuilder {
   /// Two actions of one deployment in opposite directions this close together are a flap.
   static constexpr std::int64_t kFlapWindowUs = 300'000'000;
   void on_scaling(const trace::AutoscalerDecision& e, std::int64_t t) {
-    scaling_.push_back({t, str(e.deployment), str(e.group), str(e.reason), e.from, e.to, e.lag, duplicates_,
-                        clock_.unavailable_us_of(str(e.group), t)});
+    scaling_.push_back({t, str(e.deployment), str(e.group), str(e.reason), e.from, e.to, e.lag,
+                        duplicates_, clock_.unavailable_us_of(str(e.group), t)});
   }
   std::vector<ScalingAction> scaling_;
   ojson scaling_entries(ojson& metrics) const;
@@ -798,15 +829,17 @@ class SummaryBuilder {
     // The consumer's entry is made (as its first processed range in the window made it) once.
     Consumer* consumer = nullptr;
     if (window_.contains(t) && !it->second.second.empty()) {
-      if (it->second.consumer == nullptr) it->second.consumer = &consumers_[str(e.consumer)];  // map nodes stay put
+      if (it->second.consumer == nullptr)
+        it->second.consumer = &consumers_[str(e.consumer)];  // map nodes stay put
       consumer = it->second.consumer;
     }
     for (const auto& range : it->second.second) __builtin_prefetch(range.records);
     for (const auto& [group, topic, partition, records, offsets] : it->second.second) {
       // The entry the fetch found (table slots never move), unless the group differs.
-      PartitionRecords& r = *group == e.group
-                                ? *records
-                                : group_records(e.group).second.find_or_add(rsim::TopicPartition{*topic, partition});
+      PartitionRecords& r =
+          *group == e.group
+              ? *records
+              : group_records(e.group).second.find_or_add(rsim::TopicPartition{*topic, partition});
       r.processed.add(offsets);
       if (consumer != nullptr) {
         processed_ += offsets.second - offsets.first + 1;
@@ -867,7 +900,8 @@ class SummaryBuilder {
       commit_topic_.topic.assign(c->topic);  // reused: no allocation per record
       commit_topic_.partition = c->partition_index;
       auto& r = group_records(c->group).second.find_or_add(commit_topic_);
-      r.max_committed = std::max(r.max_committed.value_or(c->committed_offset), c->committed_offset);
+      r.max_committed =
+          std::max(r.max_committed.value_or(c->committed_offset), c->committed_offset);
       return;
     }
     if (rec.value.object == nullptr) return;
@@ -877,12 +911,14 @@ class SummaryBuilder {
     const std::string& record = kind->get_ref<const std::string&>();
     const bool tombstone = e.value("tombstone", false);
     if (record == "OffsetCommit" && !tombstone) {
-      auto& r = group_records(e.at("group").get_ref<const std::string&>())
-                    .second.find_or_add(rsim::TopicPartition{e.at("topic").get<std::string>(),
-                                                             e.at("partition_index").get<std::int32_t>()});
+      auto& r =
+          group_records(e.at("group").get_ref<const std::string&>())
+              .second.find_or_add(rsim::TopicPartition{
+                  e.at("topic").get<std::string>(), e.at("partition_index").get<std::int32_t>()});
       const auto offset = e.at("committed_offset").get<std::int64_t>();
       r.max_committed = std::max(r.max_committed.value_or(offset), offset);
-    } else if (record == "ConsumerGroupMemberMetadata" || record == "ConsumerGroupCurrentMemberAssignment") {
+    } else if (record == "ConsumerGroupMemberMetadata" ||
+               record == "ConsumerGroupCurrentMemberAssignment") {
       const std::string member_id = e.at("member_id").get<std::string>();
       if (tombstone) {
         remove_member(member_id, t);
@@ -1052,7 +1088,9 @@ class SummaryBuilder {
         revocations_ += static_cast<std::int64_t>(e.partitions.size());
       const PartitionSet parts = partition_set(e.partitions);
       if (Rebalance* r = rebalance_of(c)) {
-        auto& target = cb == "onPartitionsRevoked" ? r->revoked : cb == "onPartitionsLost" ? r->lost : r->assigned;
+        auto& target = cb == "onPartitionsRevoked" ? r->revoked
+                       : cb == "onPartitionsLost"  ? r->lost
+                                                   : r->assigned;
         target[name].insert(parts.begin(), parts.end());
       } else if (c.closing && cb == "onPartitionsRevoked") {
         c.leave_revoked[name].insert(parts.begin(), parts.end());
@@ -1091,16 +1129,20 @@ class SummaryBuilder {
     for (auto it = instance_ids_.unreleased.begin(); it != instance_ids_.unreleased.end(); ++it) {
       if (it->first.first != str(e.group) || it->second.consumer != str(e.consumer)) continue;
       moment(it->second.since_us, "unreleased_instance_id", it->second.consumer,
-             "group.instance.id " + it->first.second + " not released: held by the dead member for " +
-                 fmt_ms_us(t - it->second.since_us) + " ms, until the coordinator removed it (" + str(e.reason) + ")");
+             "group.instance.id " + it->first.second +
+                 " not released: held by the dead member for " +
+                 fmt_ms_us(t - it->second.since_us) + " ms, until the coordinator removed it (" +
+                 str(e.reason) + ")");
       instance_ids_.unreleased.erase(it);
       return;
     }
     const auto of = instance_ids_.of.find(str(e.consumer));
-    if (of != instance_ids_.of.end() && of->second.first == str(e.group)) instance_ids_.of.erase(of);
+    if (of != instance_ids_.of.end() && of->second.first == str(e.group))
+      instance_ids_.of.erase(of);
   }
   static std::string fmt_ms_us(std::int64_t us) {
-    std::string frac = std::to_string(1000 + us % 1000).substr(1);  // three digits, trailing zeros dropped
+    std::string frac =
+        std::to_string(1000 + us % 1000).substr(1);  // three digits, trailing zeros dropped
     while (!frac.empty() && frac.back() == '0') frac.pop_back();
     return std::to_string(us / 1000) + (frac.empty() ? "" : "." + frac);
   }
@@ -1110,7 +1152,8 @@ class SummaryBuilder {
     // Classic: a member leaving while the group rebalances joins that rebalance's causes (the
     // consumer protocol says so with the group epoch bump's reason).
     if (!rs.empty() && !rs.back().consumer_protocol && !rs.back().settled_us)
-      rs.back().add_cause(fmt_member(e.consumer.empty() ? std::string("?") : str(e.consumer), "left the group"));
+      rs.back().add_cause(
+          fmt_member(e.consumer.empty() ? std::string("?") : str(e.consumer), "left the group"));
   }
 
   // --- processing (reports/availability.hpp) ---
@@ -1157,7 +1200,8 @@ class SummaryBuilder {
   void on_fatal_error(const trace::ConsumerError& e, std::int64_t t) {
     if (window_.contains(t)) ++fatal_errors_;
     moment(t, "fatal_error", e.consumer,
-           "fatal error " + str(e.error) + (e.where.empty() ? std::string() : " (" + str(e.where) + ")") +
+           "fatal error " + str(e.error) +
+               (e.where.empty() ? std::string() : " (" + str(e.where) + ")") +
                ": the consumer stopped");
   }
   /// The steady window starts at the end of the first instant `t` at which every consumer of
@@ -1242,7 +1286,8 @@ class SummaryBuilder {
   static std::string fmt_member(const std::string& name, const char* what) {
     return "member " + name + " " + what;
   }
-  Rebalance& open_new(const std::string& group, std::int64_t t, const std::string& trigger, bool consumer_protocol) {
+  Rebalance& open_new(const std::string& group, std::int64_t t, const std::string& trigger,
+                      bool consumer_protocol) {
     Rebalance r;
     r.group = group;
     r.start_us = t;
@@ -1271,10 +1316,12 @@ class SummaryBuilder {
   /// Consumer protocol (KIP-848): a rebalance runs from a group epoch bump until every member at
   /// that epoch has reconciled to its target. A bump that comes before the previous bump's target
   /// was computed (the assignment interval) is folded into it: one target, several causes.
-  void begin_consumer(const std::string& group, std::int64_t t, std::int64_t epoch, const std::string& reason) {
+  void begin_consumer(const std::string& group, std::int64_t t, std::int64_t epoch,
+                      const std::string& reason) {
     auto& rs = open_[group];
     Rebalance* r = nullptr;
-    if (!rs.empty() && rs.back().consumer_protocol && assignment_epoch_[group] < rs.back().generation) {
+    if (!rs.empty() && rs.back().consumer_protocol &&
+        assignment_epoch_[group] < rs.back().generation) {
       r = &rs.back();
       r->add_cause(reason);
     } else {
@@ -1298,7 +1345,8 @@ class SummaryBuilder {
     return reconciled(member_id, it == members_.end() ? nullptr : &it->second, epoch);
   }
   /// The same, with the member already looked up (nullptr: not a member).
-  bool reconciled(const std::string& member_id, const CoordinatorMember* found, std::int64_t epoch) const {
+  bool reconciled(const std::string& member_id, const CoordinatorMember* found,
+                  std::int64_t epoch) const {
     if (found == nullptr) return true;
     const CoordinatorMember& m = *found;
     if (m.epoch < 0) return true;  // a static member's temporary leave (epoch -2): not waited for
@@ -1395,7 +1443,8 @@ class SummaryBuilder {
           std::sort(r.to_check.begin(), r.to_check.end());
           r.to_check.erase(std::unique(r.to_check.begin(), r.to_check.end()), r.to_check.end());
           for (const std::string* id : r.to_check)
-            if (const std::size_t w = r.members.find(*id); w != WaitSet::npos && reconciled(*id, r.generation))
+            if (const std::size_t w = r.members.find(*id);
+                w != WaitSet::npos && reconciled(*id, r.generation))
               r.members.erase_at(w);
         }
         r.check_all = false;
@@ -1418,7 +1467,8 @@ class SummaryBuilder {
     auto& rs = open_[group];
     for (std::size_t i = 0; i < rs.size();) {
       Rebalance& r = rs[i];
-      const bool done = r.consumer_protocol ? r.members.empty() : (r.settled_us && r.waiting.empty());
+      const bool done =
+          r.consumer_protocol ? r.members.empty() : (r.settled_us && r.waiting.empty());
       if (done) {
         close_at(group, i, t, true);
       } else {
@@ -1494,11 +1544,14 @@ class SummaryBuilder {
   } instance_ids_;
   std::map<std::string, Consumer> consumers_;
   std::map<std::string, CoordinatorMember> members_;  // by member id (consumer protocol)
-  std::map<std::string, std::set<std::string>> members_by_consumer_;  // consumer -> its members' ids
+  std::map<std::string, std::set<std::string>>
+      members_by_consumer_;             // consumer -> its members' ids
   std::set<std::string> interned_ids_;  // every member id seen, never erased
   // Each group's members_ (by their group), in id order: what a bump's wait is filled from.
-  std::map<std::string, std::vector<std::pair<const std::string*, CoordinatorMember*>>> group_members_;
-  std::map<std::string, std::vector<std::string>> last_members_;  // group -> members of its last generation
+  std::map<std::string, std::vector<std::pair<const std::string*, CoordinatorMember*>>>
+      group_members_;
+  std::map<std::string, std::vector<std::string>>
+      last_members_;  // group -> members of its last generation
   std::map<std::string, std::int64_t> group_epoch_, assignment_epoch_;
   std::map<std::string, std::vector<Rebalance>> open_;  // per group, oldest first
   std::vector<ClosedRebalance> done_;
@@ -1603,8 +1656,10 @@ ojson SummaryBuilder::finish(const SummaryInputs& inputs, bool entries) {
     out["window"] = {{"from_ms", ms_of(window_.from)},
                      {"to_ms", inputs.to_us ? ojson(ms_of(*inputs.to_us)) : ojson(nullptr)}};
   }
-  if (entries) out["rebalances"] = std::move(rebalances);
-  else out["rebalances"] = std::string(kStreamedRebalances);
+  if (entries)
+    out["rebalances"] = std::move(rebalances);
+  else
+    out["rebalances"] = std::string(kStreamedRebalances);
   out["overlaps"] = clock_.overlaps();
   if (!scaling_.empty()) out["scaling"] = std::move(scaling);
   out["metrics"] = std::move(metrics);
@@ -1628,11 +1683,13 @@ void SummaryBuilder::close_run() {
   for (auto& [g, rs] : open_)
     while (!rs.empty()) close_at(g, 0, end_t_, false);
   std::sort(done_.begin(), done_.end(), [](const ClosedRebalance& a, const ClosedRebalance& b) {
-    return std::tie(a.start_us, a.group, a.generation) < std::tie(b.start_us, b.group, b.generation);
+    return std::tie(a.start_us, a.group, a.generation) <
+           std::tie(b.start_us, b.group, b.generation);
   });
 }
 
-void SummaryBuilder::add_drain(const ClosedRebalance& r, ojson& j, std::optional<std::int64_t>& max_drain_us) const {
+void SummaryBuilder::add_drain(const ClosedRebalance& r, ojson& j,
+                               std::optional<std::int64_t>& max_drain_us) const {
   // Time to drain lag after a rebalance: from its end to the first lag observation at which the
   // group's total lag is back at or below its level before the rebalance: the last observation
   // before its start at which every partition had an owner (so lag that built up while a dead
@@ -1655,8 +1712,9 @@ void SummaryBuilder::add_drain(const ClosedRebalance& r, ojson& j, std::optional
   }
 }
 
-ojson SummaryBuilder::rebalance_entries(std::optional<std::int64_t>& max_drain_us, std::int64_t& count,
-                                        std::int64_t& total_us, std::int64_t& max_us, bool entries) const {
+ojson SummaryBuilder::rebalance_entries(std::optional<std::int64_t>& max_drain_us,
+                                        std::int64_t& count, std::int64_t& total_us,
+                                        std::int64_t& max_us, bool entries) const {
   ojson rebalances = ojson::array();
   for (const auto& r : done_) {
     if (!window_.contains(r.start_us)) continue;
@@ -1696,12 +1754,14 @@ void SummaryBuilder::add_ownership_metrics(ojson& metrics) const {
   metrics["overlap_partition_ms"] = ms_of(clock_.overlap_us());
 }
 
-void SummaryBuilder::add_record_metrics(ojson& metrics, std::optional<std::int64_t> max_drain_us) const {
+void SummaryBuilder::add_record_metrics(ojson& metrics,
+                                        std::optional<std::int64_t> max_drain_us) const {
   metrics["revocations"] = revocations_;
   std::int64_t lost = 0;
   for (const auto& [group, table] : records_)
     table.for_each([&](const PartitionRecords& r) {
-      if (r.max_committed) lost += uncovered(r.processed.all(), r.first_position.value_or(0), *r.max_committed);
+      if (r.max_committed)
+        lost += uncovered(r.processed.all(), r.first_position.value_or(0), *r.max_committed);
     });
   std::int64_t max_group_lag = 0;
   for (const auto& [g, points] : group_lag_)
@@ -1784,7 +1844,8 @@ ojson SummaryBuilder::scaling_drain_ms(const ScalingAction& a, std::int64_t reba
   }
   if (at_action)
     for (const auto& p : it->second)
-      if (p.t_us >= rebalance_end && p.total <= *at_action && p.all_owned) return ms_of(p.t_us - a.t_us);
+      if (p.t_us >= rebalance_end && p.total <= *at_action && p.all_owned)
+        return ms_of(p.t_us - a.t_us);
   return nullptr;
 }
 
@@ -1792,7 +1853,8 @@ void SummaryBuilder::add_processing_metrics(ojson& metrics) const {
   metrics["not_processed_partition_ms"] = ms_of(processing_.total_us());
   metrics["max_not_processed_ms"] = ms_of(processing_.max_us());
   ojson by_partition = ojson::object(), by_consumer = ojson::object();
-  for (const auto& [p, us] : processing_.by_partition<PartitionLess>()) put_new(by_partition, p, ms_of(us));
+  for (const auto& [p, us] : processing_.by_partition<PartitionLess>())
+    put_new(by_partition, p, ms_of(us));
   for (const auto& [c, us] : processing_.by_consumer()) put_new(by_consumer, c, ms_of(us));
   metrics["not_processed_ms_by_partition"] = by_partition;
   metrics["not_processed_ms_by_consumer"] = by_consumer;
@@ -1804,16 +1866,20 @@ void SummaryBuilder::add_processing_metrics(ojson& metrics) const {
 void SummaryBuilder::add_moments(ojson& out) const {
   ojson stops = ojson::array();
   for (const auto& st : processing_.stops())
-    stops.push_back({{"group", st.group}, {"start_us", st.start_us}, {"end_us", st.open ? ojson(nullptr) : ojson(st.end_us)}});
+    stops.push_back({{"group", st.group},
+                     {"start_us", st.start_us},
+                     {"end_us", st.open ? ojson(nullptr) : ojson(st.end_us)}});
   out["stops"] = stops;
   // Zombie overlaps, one moment per group and set of owners: when it began, how many partitions.
   ojson moments = moments_;
-  std::map<std::pair<std::string, std::string>, std::pair<std::int64_t, std::int64_t>> overlaps;  // -> (first start, partitions)
+  std::map<std::pair<std::string, std::string>, std::pair<std::int64_t, std::int64_t>>
+      overlaps;  // -> (first start, partitions)
   for (const auto& o : clock_.overlaps()) {
     const std::int64_t start = o.at("start_us").get<std::int64_t>();
     if (!window_.contains(start)) continue;
     std::string who;
-    for (const auto& c : o.at("consumers")) who += (who.empty() ? "" : " and ") + c.get<std::string>();
+    for (const auto& c : o.at("consumers"))
+      who += (who.empty() ? "" : " and ") + c.get<std::string>();
     auto [it, fresh] = overlaps.try_emplace({o.at("group").get<std::string>(), who}, start, 0);
     it->second.first = std::min(it->second.first, start);
     ++it->second.second;
@@ -1825,7 +1891,8 @@ void SummaryBuilder::add_moments(ojson& out) const {
     m["t_us"] = held.since_us;
     m["kind"] = "unreleased_instance_id";
     m["consumer"] = held.consumer;
-    m["text"] = "group.instance.id " + id.second + " not released: still held by the dead member at the end of the run "
+    m["text"] = "group.instance.id " + id.second +
+                " not released: still held by the dead member at the end of the run "
                 "(its partitions wait for session.timeout.ms or a new member with that id)";
     moments.push_back(std::move(m));
   }
@@ -1856,7 +1923,8 @@ namespace {
 /// simulator writes); false for anything else, which takes partition_key()'s own path.
 bool plain_partition_key(std::string_view s, std::string_view& topic, long& number) {
   const auto dash = s.rfind('-');
-  if (dash == std::string_view::npos || dash + 1 == s.size() || s.size() - dash - 1 > 18) return false;
+  if (dash == std::string_view::npos || dash + 1 == s.size() || s.size() - dash - 1 > 18)
+    return false;
   long n = 0;
   for (std::size_t i = dash + 1; i < s.size(); ++i) {
     if (s[i] < '0' || s[i] > '9') return false;
@@ -1894,7 +1962,7 @@ struct SummarySink::State {
   std::vector<PathKey> paths_pending;
   std::int64_t now = 0;  // the latest event's time
   void prune_paths(const Window& w);
-  trace::ReadStorage raw_storage;  // events published the untyped way, read as their kind
+  trace::ReadStorage raw_storage;     // events published the untyped way, read as their kind
   std::unique_ptr<EntrySpool> spool;  // streamed: the closed rebalances' entries
 };
 
@@ -1908,7 +1976,8 @@ SummarySink::SummarySink(SummaryInputs inputs)
   if (inputs_.not_processed_gaps) s_->builder.record_gaps();
   // The critical paths split a deferred KIP-848 target assignment with the broker's interval.
   if (const auto cl = inputs_.config.find("cluster"); cl != inputs_.config.end() && cl->is_object())
-    if (const auto iv = cl->find("group.consumer.assignment.interval.ms"); iv != cl->end() && iv->is_number_integer())
+    if (const auto iv = cl->find("group.consumer.assignment.interval.ms");
+        iv != cl->end() && iv->is_number_integer())
       s_->paths.set_assignment_interval_ms(iv->get<std::int64_t>());
   if (inputs_.steady_consumers && !inputs_.from_us && !inputs_.to_us) {
     s_->builder.set_steady_consumers(*inputs_.steady_consumers);
@@ -1919,7 +1988,8 @@ SummarySink::SummarySink(SummaryInputs inputs)
 SummarySink::~SummarySink() = default;
 
 void SummarySink::on_event(sim::SimTime t, const trace::Event& e) {
-  if (const auto* raw = std::get_if<sim::RawTraceEvent>(&e); raw != nullptr && raw->fields != nullptr) {
+  if (const auto* raw = std::get_if<sim::RawTraceEvent>(&e);
+      raw != nullptr && raw->fields != nullptr) {
     s_->raw_storage.clear();
     const trace::Event typed = trace::parse_fields(raw->type, *raw->fields, s_->raw_storage);
     s_->builder.on_event(t.count(), typed);
@@ -1976,19 +2046,25 @@ void SummarySink::State::prune_paths(const Window& w) {
 
 std::vector<NotProcessedGaps> SummarySink::not_processed_gaps() const {
   std::vector<NotProcessedGaps> out;
-  for (auto& [partition, intervals] : s_->builder.gaps()) out.push_back(NotProcessedGaps{partition, intervals});
+  for (auto& [partition, intervals] : s_->builder.gaps())
+    out.push_back(NotProcessedGaps{partition, intervals});
   return out;
 }
 
-ojson SummarySink::finish() { return finish(true); }
-ojson SummarySink::finish_streamed() { return finish(false); }
+ojson SummarySink::finish() {
+  return finish(true);
+}
+ojson SummarySink::finish_streamed() {
+  return finish(false);
+}
 
 ojson SummarySink::finish(bool entries) {
   ojson out = s_->builder.finish(inputs_, entries);
   if (inputs_.critical_paths && entries)
     for (auto& r : out["rebalances"])
-      r["critical_path"] = s_->paths.to_json(r["group"].get<std::string>(), r["start_us"].get<std::int64_t>(),
-                                             r["end_us"].get<std::int64_t>());
+      r["critical_path"] =
+          s_->paths.to_json(r["group"].get<std::string>(), r["start_us"].get<std::int64_t>(),
+                            r["end_us"].get<std::int64_t>());
   if (s_->steady) {
     const auto from = s_->builder.steady_from();
     ojson steady;
@@ -2007,11 +2083,15 @@ ojson SummarySink::finish(bool entries) {
 }
 
 void SummarySink::write_json(std::ostream& out, const ojson& summary) const {
-  write_json([&](std::string_view bytes) { out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())); },
-             summary);
+  write_json(
+      [&](std::string_view bytes) {
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      },
+      summary);
 }
 
-void SummarySink::write_json(const std::function<void(std::string_view)>& put, const ojson& summary) const {
+void SummarySink::write_json(const std::function<void(std::string_view)>& put,
+                             const ojson& summary) const {
   const std::string text = summary.dump(2);
   const std::string placeholder = ojson(std::string(kStreamedRebalances)).dump();
   const std::string key = "\n  \"rebalances\": ";
@@ -2033,8 +2113,9 @@ void SummarySink::write_json(const std::function<void(std::string_view)>& put, c
   for (std::size_t i = 0; i < s_->builder.entry_slots(); ++i) {
     if (!s_->builder.entry(i, j)) continue;
     if (inputs_.critical_paths)
-      j["critical_path"] = s_->paths.to_json(j["group"].get<std::string>(), j["start_us"].get<std::int64_t>(),
-                                             j["end_us"].get<std::int64_t>());
+      j["critical_path"] =
+          s_->paths.to_json(j["group"].get<std::string>(), j["start_us"].get<std::int64_t>(),
+                            j["end_us"].get<std::int64_t>());
     buffer += first ? "[\n    " : ",\n    ";
     first = false;
     const std::string e = j.dump(2);
@@ -2056,8 +2137,12 @@ std::size_t SummarySink::retained_entry_bytes() const {
   return s_->builder.retained_entry_bytes() + (s_->steady ? s_->steady->retained_entry_bytes() : 0);
 }
 
-std::size_t SummarySink::retained_wait_entries() const { return s_->builder.retained_wait_entries(); }
-std::size_t SummarySink::retained_path_vertices() const { return s_->paths.vertices(); }
+std::size_t SummarySink::retained_wait_entries() const {
+  return s_->builder.retained_wait_entries();
+}
+std::size_t SummarySink::retained_path_vertices() const {
+  return s_->paths.vertices();
+}
 std::pair<std::size_t, std::size_t> SummarySink::retained_rebalances() const {
   auto held = s_->builder.retained_rebalances();
   if (s_->steady) {
@@ -2082,26 +2167,23 @@ ojson summarize_jsonl(std::istream& trace_jsonl, const SummaryInputs& inputs) {
 
 const std::vector<std::string>& metric_names() {
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> v{"rebalance_count", "max_rebalance_ms", "total_rebalance_ms",
-                               "unavailable_partition_ms", "max_unavailable_ms",
-                               "unavailable_ms_by_partition", "max_unavailable_ms_by_partition",
-                               "stop_the_world_ms", "max_stop_the_world_ms", "overlap_partition_ms",
-                               "not_processed_partition_ms", "max_not_processed_ms",
-                               "not_processed_ms_by_partition", "not_processed_ms_by_consumer",
-                               "group_stopped_ms", "max_group_stopped_ms", "fatal_errors",
-                               "revocations", "paused_ms_by_consumer", "records_delivered",
-                               "records_processed", "records_processed_by_consumer", "duplicates",
-                               "lost", "max_lag", "max_group_lag", "max_drain_ms", "final_assignment",
-                               // fleets (issue 38)
-                               "scaling_actions", "flaps",
-                               // share groups (reports/share_summary.cpp)
-                               "acknowledged", "acknowledged_twice", "acknowledge_errors", "archived",
-                               "archived_delivery_limit", "archived_rejected",
-                               "deliveries_by_delivery_count", "lock_timeouts",
-                               "min_records_processed_by_consumer", "redelivered", "released",
-                               "released_on_disconnect",
-                               "share_window_by_partition", "throughput_by_consumer",
-                               "unacknowledged_at_end"};
+    std::vector<std::string> v{
+        "rebalance_count", "max_rebalance_ms", "total_rebalance_ms", "unavailable_partition_ms",
+        "max_unavailable_ms", "unavailable_ms_by_partition", "max_unavailable_ms_by_partition",
+        "stop_the_world_ms", "max_stop_the_world_ms", "overlap_partition_ms",
+        "not_processed_partition_ms", "max_not_processed_ms", "not_processed_ms_by_partition",
+        "not_processed_ms_by_consumer", "group_stopped_ms", "max_group_stopped_ms", "fatal_errors",
+        "revocations", "paused_ms_by_consumer", "records_delivered", "records_processed",
+        "records_processed_by_consumer", "duplicates", "lost", "max_lag", "max_group_lag",
+        "max_drain_ms", "final_assignment",
+        // fleets (issue 38)
+        "scaling_actions", "flaps",
+        // share groups (reports/share_summary.cpp)
+        "acknowledged", "acknowledged_twice", "acknowledge_errors", "archived",
+        "archived_delivery_limit", "archived_rejected", "deliveries_by_delivery_count",
+        "lock_timeouts", "min_records_processed_by_consumer", "redelivered", "released",
+        "released_on_disconnect", "share_window_by_partition", "throughput_by_consumer",
+        "unacknowledged_at_end"};
     std::sort(v.begin(), v.end());
     return v;
   }();
@@ -2109,27 +2191,30 @@ const std::vector<std::string>& metric_names() {
 }
 
 const std::vector<std::string>& metrics_by_consumer() {
-  static const std::vector<std::string> v{"final_assignment", "not_processed_ms_by_consumer", "paused_ms_by_consumer",
-                                          "records_processed_by_consumer", "throughput_by_consumer"};
+  static const std::vector<std::string> v{"final_assignment", "not_processed_ms_by_consumer",
+                                          "paused_ms_by_consumer", "records_processed_by_consumer",
+                                          "throughput_by_consumer"};
   return v;
 }
 
 const std::vector<std::string>& metrics_by_partition() {
-  static const std::vector<std::string> v{"max_unavailable_ms_by_partition", "not_processed_ms_by_partition",
+  static const std::vector<std::string> v{"max_unavailable_ms_by_partition",
+                                          "not_processed_ms_by_partition",
                                           "unavailable_ms_by_partition"};
   return v;
 }
 
 const std::vector<std::string>& rebalance_fields() {
-  static const std::vector<std::string> v{"assigned", "causes",  "completed",  "critical_path", "drain_ms", "duration_ms", "end_us",
-                                          "generation", "group", "lag_before", "lost",     "revoked",     "start_us",
-                                          "trigger"};
+  static const std::vector<std::string> v{
+      "assigned",   "causes", "completed",  "critical_path", "drain_ms", "duration_ms", "end_us",
+      "generation", "group",  "lag_before", "lost",          "revoked",  "start_us",    "trigger"};
   return v;
 }
 
 const std::vector<std::string>& summary_keys() {
-  static const std::vector<std::string> v{"config", "metrics",  "moments", "overlaps", "produced_by", "protocol", "rebalances",
-                                          "scaling",  "scenario", "seed",   "steady",   "stops",       "verdict",  "window"};
+  static const std::vector<std::string> v{
+      "config",  "metrics",  "moments", "overlaps", "produced_by", "protocol", "rebalances",
+      "scaling", "scenario", "seed",    "steady",   "stops",       "verdict",  "window"};
   return v;
 }
 

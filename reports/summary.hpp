@@ -9,11 +9,11 @@
 #include <filesystem>
 #include <functional>
 #include <istream>
-#include <ostream>
-#include <string_view>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -55,7 +55,8 @@ struct NotProcessedGaps {
 
 /// The summary as a sink: attach it to the run's bus, then finish() once the run has ended.
 /// What `rebalances` holds in finish_streamed()'s summary until SummarySink::write_json().
-inline constexpr std::string_view kStreamedRebalances = "\x01rebalances streamed by SummarySink::write_json";
+inline constexpr std::string_view kStreamedRebalances =
+    "\x01rebalances streamed by SummarySink::write_json";
 
 class SummarySink final : public rsim::TraceSink {
  public:
@@ -75,7 +76,8 @@ class SummarySink final : public rsim::TraceSink {
   /// `summary.dump(2)` would have written it with finish()'s `rebalances`: the same bytes.
   void write_json(std::ostream& out, const nlohmann::ordered_json& summary) const;
   /// The same, handed to `put` in pieces of about a MiB.
-  void write_json(const std::function<void(std::string_view)>& put, const nlohmann::ordered_json& summary) const;
+  void write_json(const std::function<void(std::string_view)>& put,
+                  const nlohmann::ordered_json& summary) const;
   /// The bytes of closed rebalances' entries held in memory (none when spooled): what the
   /// bounded-memory test reads.
   std::size_t retained_entry_bytes() const;
@@ -103,7 +105,8 @@ class SummarySink final : public rsim::TraceSink {
 };
 
 /// The summary of a trace read back from its lines / from a trace.jsonl stream.
-nlohmann::ordered_json summarize(const std::vector<std::string>& trace_lines, const SummaryInputs& inputs);
+nlohmann::ordered_json summarize(const std::vector<std::string>& trace_lines,
+                                 const SummaryInputs& inputs);
 nlohmann::ordered_json summarize_jsonl(std::istream& trace_jsonl, const SummaryInputs& inputs);
 
 /// The names under summary.json's `metrics`, sorted.

@@ -33,7 +33,8 @@ std::string str(const json& o, const char* key) {
 std::int64_t num(const json& o, const char* key, std::int64_t fallback = 0) {
   const auto it = o.find(key);
   if (it == o.end() || !it->is_number()) return fallback;
-  return it->is_number_integer() ? it->get<std::int64_t>() : static_cast<std::int64_t>(it->get<double>());
+  return it->is_number_integer() ? it->get<std::int64_t>()
+                                 : static_cast<std::int64_t>(it->get<double>());
 }
 
 std::vector<std::string> strings(const json& o, const char* key) {
@@ -47,8 +48,8 @@ std::vector<std::string> strings(const json& o, const char* key) {
 
 // Requests that move data rather than coordinate the group stay out of the message views.
 bool data_api(std::string_view api) {
-  return api == "Fetch" || api == "ListOffsets" || api == "OffsetForLeaderEpoch" || api == "Metadata" ||
-         api == "ShareFetch" || api == "ShareAcknowledge";
+  return api == "Fetch" || api == "ListOffsets" || api == "OffsetForLeaderEpoch" ||
+         api == "Metadata" || api == "ShareFetch" || api == "ShareAcknowledge";
 }
 
 struct LaneState {
@@ -60,9 +61,11 @@ struct LaneState {
   std::int64_t crashed_since = -1;
   std::int64_t paused_until = -1;
   std::int64_t paused_since = -1;
-  std::int64_t waiting_cap = -1;  // a wait opened because a rebalance still owes partitions ends with it
-  bool unreleased = false;  // KIP-848: the coordinator holds partitions back until their owner revokes them
-  std::map<std::string, std::int64_t> callbacks;  // callback name -> start
+  std::int64_t waiting_cap =
+      -1;  // a wait opened because a rebalance still owes partitions ends with it
+  bool unreleased =
+      false;  // KIP-848: the coordinator holds partitions back until their owner revokes them
+  std::map<std::string, std::int64_t> callbacks;                          // callback name -> start
   std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> batches;  // batch -> (start, count)
 };
 
@@ -82,8 +85,25 @@ struct GroupState {
 class LineScan {
  public:
   enum Key {
-    kTUs, kType, kPartition, kLag, kConsumer, kBatch, kCount, kApi, kPurpose, kPhase, kMembers,
-    kDir, kFrom, kTo, kId, kError, kMemberEpoch, kFields, kKeys
+    kTUs,
+    kType,
+    kPartition,
+    kLag,
+    kConsumer,
+    kBatch,
+    kCount,
+    kApi,
+    kPurpose,
+    kPhase,
+    kMembers,
+    kDir,
+    kFrom,
+    kTo,
+    kId,
+    kError,
+    kMemberEpoch,
+    kFields,
+    kKeys
   };
 
   bool read(std::string_view line) {
@@ -92,16 +112,19 @@ class LineScan {
     if (line.size() < 2 || line[i++] != '{' || line.back() != '}') return false;
     while (i < line.size()) {
       const std::size_t after_key = skip_string(line, i);
-      if (after_key == std::string_view::npos || after_key >= line.size() || line[after_key] != ':') return false;
+      if (after_key == std::string_view::npos || after_key >= line.size() || line[after_key] != ':')
+        return false;
       const std::size_t key_end = after_key - 1;
       const std::string_view key = line.substr(i + 1, key_end - i - 1);
       if (has_backslash(key)) return false;
       const std::size_t value = key_end + 2;
       const std::size_t value_end = skip_value(line, value);
-      if (value_end == std::string_view::npos || value_end >= line.size() || value_end == value) return false;
+      if (value_end == std::string_view::npos || value_end >= line.size() || value_end == value)
+        return false;
       const int k = key_index(key);
       if (k < kKeys) raw_[k] = line.substr(value, value_end - value);
-      if (line[value_end] == '}') return value_end + 1 == line.size() && integer(kTUs, t_us) && string(kType, type);
+      if (line[value_end] == '}')
+        return value_end + 1 == line.size() && integer(kTUs, t_us) && string(kType, type);
       if (line[value_end] != ',') return false;
       i = value_end + 1;
     }
@@ -116,7 +139,8 @@ class LineScan {
   }
   std::string_view raw(Key k) const { return raw_[k]; }
   // The number of strings in a wanted array of strings and the first `limit` of them.
-  bool strings(Key k, std::size_t limit, std::size_t& count, std::vector<std::string>& first) const {
+  bool strings(Key k, std::size_t limit, std::size_t& count,
+               std::vector<std::string>& first) const {
     const std::string_view v = raw_[k];
     count = 0;
     first.clear();
@@ -163,35 +187,57 @@ class LineScan {
     };
     if (key.empty()) return kKeys;
     switch (key.size()) {
-      case 2: return key[0] == 't' ? is("to", kTo) : is("id", kId);
+      case 2:
+        return key[0] == 't' ? is("to", kTo) : is("id", kId);
       case 3:
         switch (key[0]) {
-          case 'l': return is("lag", kLag);
-          case 'a': return is("api", kApi);
-          case 'd': return is("dir", kDir);
-          default: return kKeys;
+          case 'l':
+            return is("lag", kLag);
+          case 'a':
+            return is("api", kApi);
+          case 'd':
+            return is("dir", kDir);
+          default:
+            return kKeys;
         }
       case 4:
         switch (key[1]) {
-          case '_': return is("t_us", kTUs);
-          case 'y': return is("type", kType);
-          case 'r': return is("from", kFrom);
-          default: return kKeys;
+          case '_':
+            return is("t_us", kTUs);
+          case 'y':
+            return is("type", kType);
+          case 'r':
+            return is("from", kFrom);
+          default:
+            return kKeys;
         }
       case 5:
         switch (key[0]) {
-          case 'b': return is("batch", kBatch);
-          case 'c': return is("count", kCount);
-          case 'p': return is("phase", kPhase);
-          case 'e': return is("error", kError);
-          default: return kKeys;
+          case 'b':
+            return is("batch", kBatch);
+          case 'c':
+            return is("count", kCount);
+          case 'p':
+            return is("phase", kPhase);
+          case 'e':
+            return is("error", kError);
+          default:
+            return kKeys;
         }
-      case 6: return is("fields", kFields);
-      case 7: return key[0] == 'p' ? is("purpose", kPurpose) : key[0] == 'm' ? is("members", kMembers) : kKeys;
-      case 8: return is("consumer", kConsumer);
-      case 9: return is("partition", kPartition);
-      case 12: return is("member_epoch", kMemberEpoch);
-      default: return kKeys;
+      case 6:
+        return is("fields", kFields);
+      case 7:
+        return key[0] == 'p'   ? is("purpose", kPurpose)
+               : key[0] == 'm' ? is("members", kMembers)
+                               : kKeys;
+      case 8:
+        return is("consumer", kConsumer);
+      case 9:
+        return is("partition", kPartition);
+      case 12:
+        return is("member_epoch", kMemberEpoch);
+      default:
+        return kKeys;
     }
   }
   // The index just past the value starting at i, or npos.
@@ -239,7 +285,8 @@ class LineScan {
       std::uint64_t w;
       std::memcpy(&w, s.data() + i, 8);
       const std::uint64_t bad = unplain8(w), quote = zero_bytes(w ^ (kOnes * '"'));
-      if (quote != 0 && (bad == 0 || lowest_byte(quote) < lowest_byte(bad))) return i + lowest_byte(quote) + 1;
+      if (quote != 0 && (bad == 0 || lowest_byte(quote) < lowest_byte(bad)))
+        return i + lowest_byte(quote) + 1;
       if (bad != 0 || quote != 0) break;
       i += 8;
     }
@@ -249,7 +296,8 @@ class LineScan {
       if (c < 0x20 || c > 0x7e) return std::string_view::npos;
       if (c == '\\') {
         if (++i >= s.size()) return std::string_view::npos;
-        if (std::string_view("\"\\/bfnrt").find(s[i]) == std::string_view::npos) return std::string_view::npos;
+        if (std::string_view("\"\\/bfnrt").find(s[i]) == std::string_view::npos)
+          return std::string_view::npos;
       }
     }
     return std::string_view::npos;
@@ -284,11 +332,22 @@ class LineScan {
 
 // Types the timeline passes over: not a consumer's own line and nothing it draws.
 bool ignored_type(std::string_view type) {
-  static constexpr std::string_view kIgnored[] = {
-      "record",      "log_end_offset",     "produce",          "position",           "run.end",
-      "net.change",  "net.heal",           "net.partition",    "net.restore",        "net.drop",
-      "coordinator.elected", "coordinator.load", "coordinator.loaded", "coordinator.unloaded",
-      "broker.fail", "broker.recover"};
+  static constexpr std::string_view kIgnored[] = {"record",
+                                                  "log_end_offset",
+                                                  "produce",
+                                                  "position",
+                                                  "run.end",
+                                                  "net.change",
+                                                  "net.heal",
+                                                  "net.partition",
+                                                  "net.restore",
+                                                  "net.drop",
+                                                  "coordinator.elected",
+                                                  "coordinator.load",
+                                                  "coordinator.loaded",
+                                                  "coordinator.unloaded",
+                                                  "broker.fail",
+                                                  "broker.recover"};
   for (const auto& t : kIgnored)
     if (t == type) return true;
   return false;
@@ -297,7 +356,9 @@ bool ignored_type(std::string_view type) {
 // Heterogeneous lookup of a partition's lag series by the name read from a line.
 struct NameHash {
   using is_transparent = void;
-  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  std::size_t operator()(std::string_view s) const noexcept {
+    return std::hash<std::string_view>{}(s);
+  }
 };
 
 }  // namespace
@@ -322,11 +383,14 @@ TraceLine parse_line(std::string_view line, std::size_t line_no) {
   try {
     t.fields = json::parse(line);
   } catch (const json::exception& e) {
-    throw std::runtime_error(fmt::format("trace.jsonl line {}: not valid json: {}", line_no, e.what()));
+    throw std::runtime_error(
+        fmt::format("trace.jsonl line {}: not valid json: {}", line_no, e.what()));
   }
-  if (!t.fields.is_object() || !t.fields.contains("t_us") || !t.fields["t_us"].is_number_integer() ||
-      !t.fields.contains("type") || !t.fields["type"].is_string())
-    throw std::runtime_error(fmt::format("trace.jsonl line {}: needs an integer t_us and a string type", line_no));
+  if (!t.fields.is_object() || !t.fields.contains("t_us") ||
+      !t.fields["t_us"].is_number_integer() || !t.fields.contains("type") ||
+      !t.fields["type"].is_string())
+    throw std::runtime_error(
+        fmt::format("trace.jsonl line {}: needs an integer t_us and a string type", line_no));
   t.t_us = t.fields["t_us"].get<std::int64_t>();
   t.type = t.fields["type"].get<std::string>();
   return t;
@@ -363,8 +427,10 @@ std::string compress_partitions(std::vector<std::string> partitions) {
         ++j;
       }
       if (!out.empty()) out += ", ";
-      if (j == i) out += p;
-      else out += fmt::format("{}-{}..{}", topic, first, first + static_cast<long>(j - i));
+      if (j == i)
+        out += p;
+      else
+        out += fmt::format("{}-{}..{}", topic, first, first + static_cast<long>(j - i));
     } else {
       if (!out.empty()) out += ", ";
       out += p;
@@ -458,13 +524,15 @@ class TimelineBuilder {
   void on_group_state(const json& f, std::int64_t t);
   void on_group_epoch(const json& f, std::int64_t t);
   void on_rpc(const json& f, std::int64_t t);
-  bool on_consumer_life(const json& f, std::int64_t t, const std::string& type, LaneState& ls, Lane& ln);
-  void on_consumer_group(const json& f, std::int64_t t, const std::string& type, const std::string& name,
-                         LaneState& ls, Lane& ln);
+  bool on_consumer_life(const json& f, std::int64_t t, const std::string& type, LaneState& ls,
+                        Lane& ln);
+  void on_consumer_group(const json& f, std::int64_t t, const std::string& type,
+                         const std::string& name, LaneState& ls, Lane& ln);
 
   Timeline tl;
   bool consumer_protocol = false;
-  std::map<std::string, LaneState, std::less<>> lanes;  // found by a name read from a line, uncopied
+  std::map<std::string, LaneState, std::less<>>
+      lanes;  // found by a name read from a line, uncopied
   std::map<std::string, GroupState> groups;
   std::map<std::string, std::string> assignment_epoch;  // group -> latest target assignment epoch
   std::set<std::string, decltype(&partition_less)> partition_names{&partition_less};
@@ -485,7 +553,8 @@ class TimelineBuilder {
   // Per consumer: its last answered ConsumerGroupHeartbeat (the consumer.reconcile line that
   // follows at the same time is the response's payload, Message::reply).
   std::map<std::string, std::size_t> last_heartbeat_response;
-  std::vector<std::vector<std::tuple<std::int64_t, std::int64_t, std::vector<std::string>>>> raw_owned;
+  std::vector<std::vector<std::tuple<std::int64_t, std::int64_t, std::vector<std::string>>>>
+      raw_owned;
   std::int64_t last_t = 0;
   // A consumer-protocol member keeps waiting after an assignment while its rebalance still
   // owes it partitions (KIP-848 hands them over once their previous owner has revoked them).
@@ -497,8 +566,8 @@ class TimelineBuilder {
   // assignment looks at its group's open rebalances, not at all; a rebalance that never
   // completes does not make every later question walk back over the whole run).
   struct GroupRebalances {
-    std::vector<std::size_t> by_start;      // indexes into tl.rebalances
-    MaxTree ends;                           // end_us of by_start[k]
+    std::vector<std::size_t> by_start;  // indexes into tl.rebalances
+    MaxTree ends;                       // end_us of by_start[k]
   };
   std::map<std::string, GroupRebalances, std::less<>> rebalances_of;
   std::vector<std::size_t> open_now;
@@ -525,18 +594,22 @@ class TimelineBuilder {
     return it->second;
   }
   void close_owned(LaneState& ls, std::int64_t t) {
-    if (!ls.owned.empty() && t > ls.owned_since) raw_owned[ls.index].emplace_back(ls.owned_since, t, ls.owned);
+    if (!ls.owned.empty() && t > ls.owned_since)
+      raw_owned[ls.index].emplace_back(ls.owned_since, t, ls.owned);
     ls.owned_since = t;
   }
-  void span(LaneState& ls, std::int64_t from, std::int64_t to, std::string kind, std::string label) {
-    tl.lanes[ls.index].spans.push_back(Span{from, std::max(from, to), std::move(kind), std::move(label)});
+  void span(LaneState& ls, std::int64_t from, std::int64_t to, std::string kind,
+            std::string label) {
+    tl.lanes[ls.index].spans.push_back(
+        Span{from, std::max(from, to), std::move(kind), std::move(label)});
   }
   void instant(LaneState& ls, std::int64_t t, std::string kind, std::string label) {
     tl.lanes[ls.index].instants.push_back(Instant{t, std::move(kind), std::move(label)});
   }
   void close_waiting(LaneState& ls, std::int64_t t) {
     const std::int64_t end = ls.waiting_cap >= 0 ? std::min(t, ls.waiting_cap) : t;
-    if (ls.waiting_since >= 0 && end > ls.waiting_since) span(ls, ls.waiting_since, end, "waiting", "waiting for assignment");
+    if (ls.waiting_since >= 0 && end > ls.waiting_since)
+      span(ls, ls.waiting_since, end, "waiting", "waiting for assignment");
     ls.waiting_since = -1;
     ls.waiting_cap = -1;
   }
@@ -553,7 +626,8 @@ class TimelineBuilder {
     if (gs.open && t > gs.since) {
       std::string label = gs.state;
       if (!gs.epoch_text.empty()) label += " · " + gs.epoch_text;
-      tl.groups[gs.index].segments.push_back(GroupSegment{gs.since, t, gs.state, label + (gs.reason.empty() ? "" : " (" + gs.reason + ")")});
+      tl.groups[gs.index].segments.push_back(GroupSegment{
+          gs.since, t, gs.state, label + (gs.reason.empty() ? "" : " (" + gs.reason + ")")});
     }
     gs.since = t;
   }
@@ -561,17 +635,20 @@ class TimelineBuilder {
     if (last_lag_t >= 0) tl.total_lag.push_back(LagPoint{last_lag_t, lag_total});
   }
   std::int64_t still_owed(const std::string& consumer, const std::string& group, std::int64_t t,
-                        const std::vector<std::string>& owned) {
+                          const std::vector<std::string>& owned) {
     const auto g = rebalances_of.find(group);
     if (g == rebalances_of.end()) return -1;
     const auto& gr = g->second;
     // The ones started at or before t that end after it.
     open_now.clear();
-    const std::size_t k = static_cast<std::size_t>(
-        std::upper_bound(gr.by_start.begin(), gr.by_start.end(), t,
-                         [&](std::int64_t v, std::size_t i) { return v < tl.rebalances[i].start_us; }) -
-        gr.by_start.begin());
-    gr.ends.each_above(k, t, tl.search_steps, [&](std::size_t j) { open_now.push_back(gr.by_start[j]); });
+    const std::size_t k =
+        static_cast<std::size_t>(std::upper_bound(gr.by_start.begin(), gr.by_start.end(), t,
+                                                  [&](std::int64_t v, std::size_t i) {
+                                                    return v < tl.rebalances[i].start_us;
+                                                  }) -
+                                 gr.by_start.begin());
+    gr.ends.each_above(k, t, tl.search_steps,
+                       [&](std::size_t j) { open_now.push_back(gr.by_start[j]); });
     // In the order of the summary, as every rebalance used to be looked at.
     std::sort(open_now.begin(), open_now.end());
     std::unordered_set<std::string_view> owned_set;
@@ -615,8 +692,10 @@ class TimelineBuilder {
     std::size_t slot = lag_guess < lag_series.size() ? lag_guess : 0;
     if (slot >= lag_series.size() || lag_series[slot].name != partition) {
       auto it = lag_slot.find(partition);
-      if (it != lag_slot.end()) slot = it->second;
-      else slot = new_lag_series(partition);
+      if (it != lag_slot.end())
+        slot = it->second;
+      else
+        slot = new_lag_series(partition);
     }
     lag_guess = slot + 1;
     auto& series = lag_series[slot];
@@ -626,8 +705,8 @@ class TimelineBuilder {
   }
 
   // A group-coordination request sent (`detail` as Message::detail) and a response received.
-  void rpc_send(std::int64_t t, std::string from, std::string to, const std::string& api, std::int64_t id,
-                      std::string detail) {
+  void rpc_send(std::int64_t t, std::string from, std::string to, const std::string& api,
+                std::int64_t id, std::string detail) {
     Message m;
     m.send_us = t;
     m.client = from;
@@ -635,7 +714,8 @@ class TimelineBuilder {
     m.api = api;
     m.detail = std::move(detail);
     // A heartbeat that sends its owned partitions (TopicPartitions): which ones.
-    if (api == "ConsumerGroupHeartbeat" && m.detail.find("TopicPartitions") != std::string::npos && lanes.count(from))
+    if (api == "ConsumerGroupHeartbeat" && m.detail.find("TopicPartitions") != std::string::npos &&
+        lanes.count(from))
       m.detail += " owned=[" + compress_partitions(lane(from, t).owned) + "]";
     open_requests[{from, api, id}] = tl.messages.size();
     tl.messages.push_back(std::move(m));
@@ -652,7 +732,7 @@ class TimelineBuilder {
     }
   }
   void rpc_recv(std::int64_t t, const std::string& to, const std::string& api, std::int64_t id,
-                      const std::string& error) {
+                const std::string& error) {
     const auto key = std::make_tuple(to, api, id);
     const auto it = open_requests.find(key);
     if (it != open_requests.end()) {
@@ -664,9 +744,13 @@ class TimelineBuilder {
     if (lanes.count(to)) {
       auto& ls = lane(to, t);
       const std::string err = error.empty() || error == "NONE" ? "" : " (" + error + ")";
-      if (api == "JoinGroup") instant(ls, t, "join", "JoinGroup response" + err);
-      else if (api == "SyncGroup") instant(ls, t, "sync", "SyncGroup response" + err);
-      else if ((api == "Heartbeat" || api == "ConsumerGroupHeartbeat" || api == "ShareGroupHeartbeat") && !err.empty())
+      if (api == "JoinGroup")
+        instant(ls, t, "join", "JoinGroup response" + err);
+      else if (api == "SyncGroup")
+        instant(ls, t, "sync", "SyncGroup response" + err);
+      else if ((api == "Heartbeat" || api == "ConsumerGroupHeartbeat" ||
+                api == "ShareGroupHeartbeat") &&
+               !err.empty())
         instant(ls, t, "heartbeat", api + " response" + err);
     }
   }
@@ -686,8 +770,10 @@ class TimelineBuilder {
     if (!changed) return;
     const int n = static_cast<int>(pods.size());
     // Changes at one time are one step: the count after the last of them.
-    if (!band.ready.empty() && band.ready.back().t_us == t) band.ready.back().ready = n;
-    else band.ready.push_back(ReplicaStep{t, n});
+    if (!band.ready.empty() && band.ready.back().t_us == t)
+      band.ready.back().ready = n;
+    else
+      band.ready.push_back(ReplicaStep{t, n});
     const int before = band.ready.size() >= 2 ? band.ready[band.ready.size() - 2].ready : 0;
     if (before == n) band.ready.pop_back();
   }
@@ -713,7 +799,8 @@ void TimelineBuilder::load_rebalances(const json& summary) {
       rb.end_us = num(r, "end_us", rb.start_us);
       rb.trigger = str(r, "trigger");
       if (r.contains("generation") && r["generation"].is_number())
-        rb.epoch_label = fmt::format("{} {}", consumer_protocol ? "epoch" : "generation", num(r, "generation"));
+        rb.epoch_label =
+            fmt::format("{} {}", consumer_protocol ? "epoch" : "generation", num(r, "generation"));
       rb.completed = r.value("completed", true);
       rb.revoked = r.contains("revoked") ? r["revoked"] : json::object();
       rb.assigned = r.contains("assigned") ? r["assigned"] : json::object();
@@ -726,12 +813,15 @@ void TimelineBuilder::index_rebalances() {
   assigned_of.resize(tl.rebalances.size());
   for (std::size_t i = 0; i < tl.rebalances.size(); ++i)
     if (tl.rebalances[i].assigned.is_object())
-      for (auto it = tl.rebalances[i].assigned.cbegin(); it != tl.rebalances[i].assigned.cend(); ++it)
+      for (auto it = tl.rebalances[i].assigned.cbegin(); it != tl.rebalances[i].assigned.cend();
+           ++it)
         assigned_of[i].emplace(it.key(), &it.value());
-  for (std::size_t i = 0; i < tl.rebalances.size(); ++i) rebalances_of[tl.rebalances[i].group].by_start.push_back(i);
+  for (std::size_t i = 0; i < tl.rebalances.size(); ++i)
+    rebalances_of[tl.rebalances[i].group].by_start.push_back(i);
   for (auto& [g, gr] : rebalances_of) {
-    std::stable_sort(gr.by_start.begin(), gr.by_start.end(),
-                     [&](std::size_t a, std::size_t b) { return tl.rebalances[a].start_us < tl.rebalances[b].start_us; });
+    std::stable_sort(gr.by_start.begin(), gr.by_start.end(), [&](std::size_t a, std::size_t b) {
+      return tl.rebalances[a].start_us < tl.rebalances[b].start_us;
+    });
     std::vector<std::int64_t> ends;
     ends.reserve(gr.by_start.size());
     for (const std::size_t i : gr.by_start) ends.push_back(tl.rebalances[i].end_us);
@@ -761,18 +851,22 @@ bool TimelineBuilder::scanned_line() {
   std::int64_t value = 0, count = 0;
   bool done = true;
   if (ignored_type(type)) {
-  } else if (type == "lag" && scan.string(LineScan::kPartition, name) && scan.integer(LineScan::kLag, value)) {
+  } else if (type == "lag" && scan.string(LineScan::kPartition, name) &&
+             scan.integer(LineScan::kLag, value)) {
     on_lag(name, t, value);
   } else if (type == "rpc" && scan.string(LineScan::kApi, api) && data_api(api)) {
-  } else if (type == "rpc" && scan.string(LineScan::kApi, api) && scan.string(LineScan::kDir, dir) &&
-             dir == "recv" && scan.string(LineScan::kTo, to) && scan.integer(LineScan::kId, value) &&
+  } else if (type == "rpc" && scan.string(LineScan::kApi, api) &&
+             scan.string(LineScan::kDir, dir) && dir == "recv" && scan.string(LineScan::kTo, to) &&
+             scan.integer(LineScan::kId, value) &&
              (scan.raw(LineScan::kError).empty() || scan.string(LineScan::kError, error))) {
     // A response, as the parse below reads it (an absent error is "").
     rpc_recv(t, std::string(to), std::string(api), value, std::string(error));
-  } else if (type == "rpc" && scan.string(LineScan::kApi, api) && scan.string(LineScan::kDir, dir) &&
-             dir == "send" && scan.string(LineScan::kFrom, name) && scan.string(LineScan::kTo, to) &&
+  } else if (type == "rpc" && scan.string(LineScan::kApi, api) &&
+             scan.string(LineScan::kDir, dir) && dir == "send" &&
+             scan.string(LineScan::kFrom, name) && scan.string(LineScan::kTo, to) &&
              scan.integer(LineScan::kId, value) &&
-             (scan.raw(LineScan::kMemberEpoch).empty() || scan.integer(LineScan::kMemberEpoch, count)) &&
+             (scan.raw(LineScan::kMemberEpoch).empty() ||
+              scan.integer(LineScan::kMemberEpoch, count)) &&
              (scan.raw(LineScan::kFields).empty() ||
               scan.strings(LineScan::kFields, SIZE_MAX, field_count, rpc_fields))) {
     // A request, as the parse below reads it.
@@ -794,13 +888,15 @@ bool TimelineBuilder::scanned_line() {
   } else if (type == "commit" && scan.string(LineScan::kConsumer, name) &&
              scan.string(LineScan::kPurpose, purpose) && scan.string(LineScan::kPhase, phase)) {
     auto& ls = lane(name, t);
-    if (purpose == "before revocation" && phase == "sent" && ls.revoking_since < 0) ls.revoking_since = t;
+    if (purpose == "before revocation" && phase == "sent" && ls.revoking_since < 0)
+      ls.revoking_since = t;
   } else if (type == "records.processed" && scan.string(LineScan::kConsumer, name) &&
              scan.integer(LineScan::kBatch, value)) {
     auto& ls = lane(name, t);
     const auto it = ls.batches.find(value);
     if (it != ls.batches.end()) {
-      span(ls, it->second.first, t, "processing", fmt::format("processing batch {}: {} records", it->first, it->second.second));
+      span(ls, it->second.first, t, "processing",
+           fmt::format("processing batch {}: {} records", it->first, it->second.second));
       ls.batches.erase(it);
     }
   } else {
@@ -837,7 +933,8 @@ void TimelineBuilder::parsed_line(std::string_view raw, std::size_t line_no, boo
   } else if (type == "topic.partitions") {
     const std::string topic = str(f, "topic");
     const auto n = num(f, "partitions");
-    for (std::int64_t p = 0; p < n && p < 1'000'000; ++p) partition_names.insert(fmt::format("{}-{}", topic, p));
+    for (std::int64_t p = 0; p < n && p < 1'000'000; ++p)
+      partition_names.insert(fmt::format("{}-{}", topic, p));
   } else if (type == "lag") {
     on_lag(str(f, "partition"), t, num(f, "lag"));
   } else if (type == "group.state") {
@@ -849,10 +946,11 @@ void TimelineBuilder::parsed_line(std::string_view raw, std::size_t line_no, boo
   } else if (type == "pod.ready" || type == "pod.terminating" || type == "pod.killed" ||
              type == "autoscaler.decision") {
     on_fleet(f, t, type);
-  } else if (type == "record" || type == "log_end_offset" || type == "produce" || type == "position" ||
-             type == "run.end" || type == "net.change" || type == "net.heal" || type == "net.partition" ||
-             type == "net.restore" || type == "net.drop" || type == "coordinator.elected" ||
-             type == "coordinator.load" || type == "coordinator.loaded" || type == "coordinator.unloaded" ||
+  } else if (type == "record" || type == "log_end_offset" || type == "produce" ||
+             type == "position" || type == "run.end" || type == "net.change" ||
+             type == "net.heal" || type == "net.partition" || type == "net.restore" ||
+             type == "net.drop" || type == "coordinator.elected" || type == "coordinator.load" ||
+             type == "coordinator.loaded" || type == "coordinator.unloaded" ||
              type == "broker.fail" || type == "broker.recover") {
     // not a consumer's own line (a member record's `consumer` names the member, not an actor)
   } else if (f.contains("consumer") && f["consumer"].is_string()) {
@@ -869,7 +967,8 @@ void TimelineBuilder::on_group_state(const json& f, std::int64_t t) {
   gs.state = str(f, "state");
   gs.reason = str(f, "reason");
   gs.open = true;
-  if (f.contains("generation")) gs.epoch_text = fmt::format("generation {}", num(f, "generation"));
+  if (f.contains("generation"))
+    gs.epoch_text = fmt::format("generation {}", num(f, "generation"));
   else if (f.contains("epoch")) {
     const std::string g = str(f, "group");
     gs.epoch_text = fmt::format("epoch {}", num(f, "epoch"));
@@ -887,14 +986,16 @@ void TimelineBuilder::on_group_epoch(const json& f, std::int64_t t) {
   } else {
     if (f.contains("assignment_epoch")) assignment_epoch[g] = str(f, "assignment_epoch");
     label = fmt::format("group epoch {}", num(f, "epoch"));
-    if (f.contains("assignment_epoch")) label += fmt::format(", target assignment epoch {}", assignment_epoch[g]);
+    if (f.contains("assignment_epoch"))
+      label += fmt::format(", target assignment epoch {}", assignment_epoch[g]);
   }
   if (f.contains("members")) {
     // A thousand members would make every epoch's label kilobytes long: name the first few.
     if (!scanned_members) {
       const auto all = strings(f, "members");
       member_count = all.size();
-      first_members.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(8, all.size())));
+      first_members.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(
+                                                          std::min<std::size_t>(8, all.size())));
     }
     std::string names;
     for (std::size_t k = 0; k < first_members.size(); ++k) {
@@ -908,7 +1009,8 @@ void TimelineBuilder::on_group_epoch(const json& f, std::int64_t t) {
   tl.groups[gs.index].epochs.push_back(Instant{t, "epoch", label});
   if (gs.open) {
     close_segment(gs, t);
-    if (f.contains("generation")) gs.epoch_text = fmt::format("generation {}", num(f, "generation"));
+    if (f.contains("generation"))
+      gs.epoch_text = fmt::format("generation {}", num(f, "generation"));
     else {
       gs.epoch_text = fmt::format("epoch {}", num(f, "epoch"));
       if (assignment_epoch.count(g)) gs.epoch_text += " / target " + assignment_epoch[g];
@@ -940,7 +1042,8 @@ void TimelineBuilder::on_rpc(const json& f, std::int64_t t) {
 }
 
 // A consumer's process: started, stopped, crashed, stalled, paused; false for any other line.
-bool TimelineBuilder::on_consumer_life(const json& f, std::int64_t t, const std::string& type, LaneState& ls, Lane& ln) {
+bool TimelineBuilder::on_consumer_life(const json& f, std::int64_t t, const std::string& type,
+                                       LaneState& ls, Lane& ln) {
   if (type == "consumer.start") {
     if (ln.group.empty()) ln.group = str(f, "group");
     if (ls.crashed_since >= 0) span(ls, ls.crashed_since, t, "crashed", "crashed (process down)");
@@ -960,7 +1063,8 @@ bool TimelineBuilder::on_consumer_life(const json& f, std::int64_t t, const std:
     close_owned(ls, t);
     ls.owned.clear();
     close_waiting(ls, t);
-    if (ls.revoking_since >= 0) span(ls, ls.revoking_since, t, "revoking", "revoking (interrupted by the crash)");
+    if (ls.revoking_since >= 0)
+      span(ls, ls.revoking_since, t, "revoking", "revoking (interrupted by the crash)");
     ls.revoking_since = -1;
     ls.batches.clear();
     ls.crashed_since = t;
@@ -972,7 +1076,9 @@ bool TimelineBuilder::on_consumer_life(const json& f, std::int64_t t, const std:
     ls.paused_since = t;
     ls.paused_until = t + num(f, "for_ms") * 1000;
   } else if (type == "consumer.resume") {
-    if (ls.paused_since >= 0) span(ls, ls.paused_since, t, "paused", fmt::format("process paused for {} ms", (t - ls.paused_since) / 1000));
+    if (ls.paused_since >= 0)
+      span(ls, ls.paused_since, t, "paused",
+           fmt::format("process paused for {} ms", (t - ls.paused_since) / 1000));
     ls.paused_since = -1;
   } else {
     return false;
@@ -981,8 +1087,8 @@ bool TimelineBuilder::on_consumer_life(const json& f, std::int64_t t, const std:
 }
 
 // A consumer's part in its group: callbacks, commits, assignments, batches, epochs.
-void TimelineBuilder::on_consumer_group(const json& f, std::int64_t t, const std::string& type, const std::string& name,
-                                        LaneState& ls, Lane& ln) {
+void TimelineBuilder::on_consumer_group(const json& f, std::int64_t t, const std::string& type,
+                                        const std::string& name, LaneState& ls, Lane& ln) {
   if (type == "callback") {
     const std::string cb = str(f, "callback");
     if (str(f, "phase") == "start") {
@@ -992,25 +1098,29 @@ void TimelineBuilder::on_consumer_group(const json& f, std::int64_t t, const std
       const auto it = ls.callbacks.find(cb);
       const std::int64_t from = it == ls.callbacks.end() ? t : it->second;
       if (it != ls.callbacks.end()) ls.callbacks.erase(it);
-      span(ls, from, t, "callback", fmt::format("{}({})", cb, compress_partitions(strings(f, "partitions"))));
+      span(ls, from, t, "callback",
+           fmt::format("{}({})", cb, compress_partitions(strings(f, "partitions"))));
     }
   } else if (type == "commit") {
-    if (str(f, "purpose") == "before revocation" && str(f, "phase") == "sent" && ls.revoking_since < 0)
+    if (str(f, "purpose") == "before revocation" && str(f, "phase") == "sent" &&
+        ls.revoking_since < 0)
       ls.revoking_since = t;
   } else if (type == "consumer.reconcile") {
     const auto revoked = strings(f, "revoked"), added = strings(f, "added");
     instant(ls, t, "heartbeat",
-            fmt::format("ConsumerGroupHeartbeat response (member epoch {}, target {}, revoke {}, add {})",
-                        num(f, "epoch"), compress_partitions(strings(f, "target")), compress_partitions(revoked),
-                        compress_partitions(added)));
+            fmt::format(
+                "ConsumerGroupHeartbeat response (member epoch {}, target {}, revoke {}, add {})",
+                num(f, "epoch"), compress_partitions(strings(f, "target")),
+                compress_partitions(revoked), compress_partitions(added)));
     if (!revoked.empty() && ls.revoking_since < 0) ls.revoking_since = t;
     if (ls.waiting_since < 0 && !added.empty()) ls.waiting_since = t;
     if (const auto hb = last_heartbeat_response.find(name);
         hb != last_heartbeat_response.end() && tl.messages[hb->second].recv_us == t)
-      tl.messages[hb->second].reply = fmt::format("member_epoch={} target=[{}]{}{}", num(f, "epoch"),
-                                                  compress_partitions(strings(f, "target")),
-                                                  revoked.empty() ? "" : " revoke=[" + compress_partitions(revoked) + "]",
-                                                  added.empty() ? "" : " add=[" + compress_partitions(added) + "]");
+      tl.messages[hb->second].reply =
+          fmt::format("member_epoch={} target=[{}]{}{}", num(f, "epoch"),
+                      compress_partitions(strings(f, "target")),
+                      revoked.empty() ? "" : " revoke=[" + compress_partitions(revoked) + "]",
+                      added.empty() ? "" : " add=[" + compress_partitions(added) + "]");
   } else if (type == "assignment") {
     auto owned = strings(f, "owned");
     for (const auto& p : owned) partition_names.insert(p);
@@ -1032,7 +1142,8 @@ void TimelineBuilder::on_consumer_group(const json& f, std::int64_t t, const std
   } else if (type == "records.processed") {
     const auto it = ls.batches.find(num(f, "batch"));
     if (it != ls.batches.end()) {
-      span(ls, it->second.first, t, "processing", fmt::format("processing batch {}: {} records", it->first, it->second.second));
+      span(ls, it->second.first, t, "processing",
+           fmt::format("processing batch {}: {} records", it->first, it->second.second));
       ls.batches.erase(it);
     }
   } else if (type == "member.epoch") {
@@ -1042,12 +1153,15 @@ void TimelineBuilder::on_consumer_group(const json& f, std::int64_t t, const std
     if (ls.unreleased && ls.waiting_since < 0) ls.waiting_since = t;
   } else if (type == "member.leave") {
     instant(ls, t, "leave", "coordinator removed the member: " + str(f, "reason"));
-  } else if (type == "consumer.fenced" || type == "consumer.poll_timeout" || type == "consumer.error" ||
-             type == "consumer.rejoin" || type == "consumer.generation_reset") {
+  } else if (type == "consumer.fenced" || type == "consumer.poll_timeout" ||
+             type == "consumer.error" || type == "consumer.rejoin" ||
+             type == "consumer.generation_reset") {
     std::string detail = str(f, "error");
     if (detail.empty()) detail = str(f, "reason");
-    if (type == "consumer.poll_timeout") detail = fmt::format("max.poll.interval.ms {} expired", num(f, "max_poll_interval_ms"));
-    instant(ls, t, type == "consumer.rejoin" || type == "consumer.generation_reset" ? "epoch" : "fenced",
+    if (type == "consumer.poll_timeout")
+      detail = fmt::format("max.poll.interval.ms {} expired", num(f, "max_poll_interval_ms"));
+    instant(ls, t,
+            type == "consumer.rejoin" || type == "consumer.generation_reset" ? "epoch" : "fenced",
             type.substr(9) + (detail.empty() ? "" : ": " + detail));
   }
 }
@@ -1060,8 +1174,11 @@ Timeline TimelineBuilder::finish() {
     close_waiting(ls, end);
     if (ls.revoking_since >= 0) span(ls, ls.revoking_since, end, "revoking", "revoking");
     if (ls.crashed_since >= 0) span(ls, ls.crashed_since, end, "crashed", "crashed (process down)");
-    if (ls.paused_since >= 0) span(ls, ls.paused_since, std::min(end, std::max(ls.paused_until, ls.paused_since)), "paused", "process paused");
-    for (const auto& [cb, from] : ls.callbacks) span(ls, from, end, "callback", cb + " (still running at the end)");
+    if (ls.paused_since >= 0)
+      span(ls, ls.paused_since, std::min(end, std::max(ls.paused_until, ls.paused_since)), "paused",
+           "process paused");
+    for (const auto& [cb, from] : ls.callbacks)
+      span(ls, from, end, "callback", cb + " (still running at the end)");
   }
   for (auto& [name, gs] : groups) {
     close_segment(gs, end);
@@ -1072,7 +1189,8 @@ Timeline TimelineBuilder::finish() {
     for (const auto& step : band.ready) band.max_ready = std::max(band.max_ready, step.ready);
   tl.partitions.assign(partition_names.begin(), partition_names.end());
   std::map<std::string, int> index_of;
-  for (std::size_t i = 0; i < tl.partitions.size(); ++i) index_of[tl.partitions[i]] = static_cast<int>(i);
+  for (std::size_t i = 0; i < tl.partitions.size(); ++i)
+    index_of[tl.partitions[i]] = static_cast<int>(i);
   for (std::size_t l = 0; l < tl.lanes.size(); ++l) {
     for (auto& [from, to, owned] : raw_owned[l]) {
       Ownership o{from, to, {}};
@@ -1081,27 +1199,33 @@ Timeline TimelineBuilder::finish() {
       tl.lanes[l].owned.push_back(std::move(o));
     }
     auto& spans = tl.lanes[l].spans;
-    std::stable_sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start_us < b.start_us; });
+    std::stable_sort(spans.begin(), spans.end(),
+                     [](const Span& a, const Span& b) { return a.start_us < b.start_us; });
   }
-  tl.time_ordered = std::is_sorted(tl.messages.begin(), tl.messages.end(),
-                                  [](const Message& a, const Message& b) { return a.send_us < b.send_us; });
+  tl.time_ordered =
+      std::is_sorted(tl.messages.begin(), tl.messages.end(),
+                     [](const Message& a, const Message& b) { return a.send_us < b.send_us; });
   for (const auto& l : tl.lanes) {
     if (!tl.time_ordered) break;
-    tl.time_ordered = std::is_sorted(l.instants.begin(), l.instants.end(),
-                                     [](const Instant& a, const Instant& b) { return a.t_us < b.t_us; }) &&
-                      std::is_sorted(l.owned.begin(), l.owned.end(),
-                                     [](const Ownership& a, const Ownership& b) { return a.start_us < b.start_us; });
+    tl.time_ordered =
+        std::is_sorted(l.instants.begin(), l.instants.end(),
+                       [](const Instant& a, const Instant& b) { return a.t_us < b.t_us; }) &&
+        std::is_sorted(l.owned.begin(), l.owned.end(), [](const Ownership& a, const Ownership& b) {
+          return a.start_us < b.start_us;
+        });
   }
   tl.lag.resize(tl.partitions.size());
   tl.lag_series = lag_series.size();
   for (auto& series : lag_series)
-    if (series.kept) tl.lag[static_cast<std::size_t>(index_of.at(series.name))] = std::move(series.points);
+    if (series.kept)
+      tl.lag[static_cast<std::size_t>(index_of.at(series.name))] = std::move(series.points);
   return tl;
 }
 
 }  // namespace
 
-static Timeline build_from(const std::function<bool(std::string_view&)>& next_line, const json& summary) {
+static Timeline build_from(const std::function<bool(std::string_view&)>& next_line,
+                           const json& summary) {
   TimelineBuilder builder(summary);
   builder.read(next_line);
   return builder.finish();
@@ -1119,9 +1243,11 @@ bool next_jsonl_line(std::string_view text, std::size_t& pos, std::string_view& 
 }
 }  // namespace
 
-Timeline build_timeline(std::string_view trace_jsonl, const json& summary, std::vector<NotProcessedGaps> not_processed) {
+Timeline build_timeline(std::string_view trace_jsonl, const json& summary,
+                        std::vector<NotProcessedGaps> not_processed) {
   std::size_t pos = 0;
-  Timeline tl = build_from([&](std::string_view& line) { return next_jsonl_line(trace_jsonl, pos, line); }, summary);
+  Timeline tl = build_from(
+      [&](std::string_view& line) { return next_jsonl_line(trace_jsonl, pos, line); }, summary);
   tl.not_processed = std::move(not_processed);
   tl.not_processed_exact = true;
   return tl;
@@ -1147,7 +1273,8 @@ bool LineReader::next(std::string_view& line) {
   constexpr std::size_t kBlock = 1 << 20;
   for (;;) {
     const char* data = buffer_.data();
-    if (const void* nl = end_ > begin_ ? std::memchr(data + begin_, '\n', end_ - begin_) : nullptr) {
+    if (const void* nl =
+            end_ > begin_ ? std::memchr(data + begin_, '\n', end_ - begin_) : nullptr) {
       const auto at = static_cast<std::size_t>(static_cast<const char*>(nl) - data);
       line = std::string_view(data + begin_, at - begin_);
       begin_ = at + 1;
@@ -1191,12 +1318,15 @@ std::vector<std::string> summary_shape_problems(const json& summary) {
     std::string d = v.dump();
     return d.size() > 40 ? d.substr(0, 37) + "..." : d;
   };
-  auto need = [&](const json& o, const std::string& where, const char* key, const char* what, bool (json::*is)() const) {
+  auto need = [&](const json& o, const std::string& where, const char* key, const char* what,
+                  bool (json::*is)() const) {
     const auto it = o.find(key);
-    if (it != o.end() && !((*it).*is)()) out.push_back(fmt::format("{}/{}: must be {}, got {}", where, key, what, got(*it)));
+    if (it != o.end() && !((*it).*is)())
+      out.push_back(fmt::format("{}/{}: must be {}, got {}", where, key, what, got(*it)));
   };
   if (!summary.is_object()) {
-    out.push_back(fmt::format("the document must be an object (the summary a run writes), got {}", got(summary)));
+    out.push_back(fmt::format("the document must be an object (the summary a run writes), got {}",
+                              got(summary)));
     return out;
   }
   need(summary, "", "scenario", "a string", &json::is_string);
@@ -1206,7 +1336,8 @@ std::vector<std::string> summary_shape_problems(const json& summary) {
   need(summary, "", "produced_by", "an object", &json::is_object);
   need(summary, "", "rebalances", "an array", &json::is_array);
   if (const auto pb = summary.find("produced_by"); pb != summary.end() && pb->is_object())
-    for (const char* k : {"scenario_file", "simulator", "version"}) need(*pb, "/produced_by", k, "a string", &json::is_string);
+    for (const char* k : {"scenario_file", "simulator", "version"})
+      need(*pb, "/produced_by", k, "a string", &json::is_string);
   if (const auto rs = summary.find("rebalances"); rs != summary.end() && rs->is_array()) {
     std::size_t i = 0;
     for (const auto& r : *rs) {
@@ -1215,7 +1346,8 @@ std::vector<std::string> summary_shape_problems(const json& summary) {
         out.push_back(fmt::format("{}: must be an object, got {}", where, got(r)));
         continue;
       }
-      for (const char* k : {"start_us", "end_us", "generation"}) need(r, where, k, "a number", &json::is_number);
+      for (const char* k : {"start_us", "end_us", "generation"})
+        need(r, where, k, "a number", &json::is_number);
       need(r, where, "completed", "true or false", &json::is_boolean);
       need(r, where, "revoked", "an object", &json::is_object);
       need(r, where, "assigned", "an object", &json::is_object);
@@ -1240,11 +1372,13 @@ std::string trace_end_problem(const std::string& path) {
   const auto nl = tail.rfind('\n');
   const std::string last = nl == std::string::npos ? tail : tail.substr(nl + 1);
   const json doc = json::parse(last, nullptr, false);
-  if (!doc.is_discarded() && doc.is_object() && doc.contains("type") && doc["type"] == "run.end") return "";
+  if (!doc.is_discarded() && doc.is_object() && doc.contains("type") && doc["type"] == "run.end")
+    return "";
   return "does not end with its run.end line: the trace was cut short (copy or record it again)";
 }
 
-std::vector<const Message*> messages_between(const Timeline& t, std::int64_t from_us, std::int64_t to_us) {
+std::vector<const Message*> messages_between(const Timeline& t, std::int64_t from_us,
+                                             std::int64_t to_us) {
   std::vector<const Message*> out;
   for (const auto& m : t.messages) {
     const bool sent_inside = m.send_us >= from_us && m.send_us <= to_us;
@@ -1256,7 +1390,9 @@ std::vector<const Message*> messages_between(const Timeline& t, std::int64_t fro
 
 std::pair<std::int64_t, std::int64_t> rebalance_window(const Timeline& t, const Rebalance& r) {
   // Saturating: a summary's times are input, and may be anything.
-  const auto minus = [](std::int64_t v, std::int64_t d) { return v < INT64_MIN + d ? INT64_MIN : v - d; };
+  const auto minus = [](std::int64_t v, std::int64_t d) {
+    return v < INT64_MIN + d ? INT64_MIN : v - d;
+  };
   // The request that opened the rebalance (a JoinGroup, a heartbeat with news, a LeaveGroup)
   // reaches the coordinator just before the window starts: take the last one sent before it.
   std::int64_t from = r.start_us;
@@ -1264,26 +1400,32 @@ std::pair<std::int64_t, std::int64_t> rebalance_window(const Timeline& t, const 
   if (!t.time_ordered) {
     for (const auto& m : ms) {
       if (m.send_us > r.start_us) break;
-      if (m.send_us >= minus(r.start_us, 5'000'000) && m.recv_us >= r.start_us) from = std::min(from, m.send_us);
+      if (m.send_us >= minus(r.start_us, 5'000'000) && m.recv_us >= r.start_us)
+        from = std::min(from, m.send_us);
     }
     // A round trip that ended just before (JoinGroup's MEMBER_ID_REQUIRED answer) belongs too.
     for (const auto& m : ms) {
       if (m.send_us > r.start_us) break;
-      if (m.recv_us >= from && m.recv_us <= r.start_us && m.send_us < from && m.send_us >= minus(from, 1'000'000)) from = m.send_us;
+      if (m.recv_us >= from && m.recv_us <= r.start_us && m.send_us < from &&
+          m.send_us >= minus(from, 1'000'000))
+        from = m.send_us;
     }
     return {from, r.end_us};
   }
   // The same, with the messages in send order: only those sent within the 5 s (then 1 s)
   // before are looked at, found by binary search (a long run's report stays linear).
   const auto sent_from = [&](std::int64_t v) {
-    return std::lower_bound(ms.begin(), ms.end(), v, [](const Message& m, std::int64_t x) { return m.send_us < x; });
+    return std::lower_bound(ms.begin(), ms.end(), v,
+                            [](const Message& m, std::int64_t x) { return m.send_us < x; });
   };
-  for (auto it = sent_from(minus(r.start_us, 5'000'000)); it != ms.end() && it->send_us <= r.start_us; ++it)
+  for (auto it = sent_from(minus(r.start_us, 5'000'000));
+       it != ms.end() && it->send_us <= r.start_us; ++it)
     if (it->recv_us >= r.start_us) from = std::min(from, it->send_us);
   // Once `from` moves to a message's send time, no later message is sent before it: the first
   // match is the only one.
   const std::int64_t first_from = from;
-  for (auto it = sent_from(minus(first_from, 1'000'000)); it != ms.end() && it->send_us < first_from && it->send_us <= r.start_us; ++it) {
+  for (auto it = sent_from(minus(first_from, 1'000'000));
+       it != ms.end() && it->send_us < first_from && it->send_us <= r.start_us; ++it) {
     if (it->recv_us >= first_from && it->recv_us <= r.start_us) {
       from = it->send_us;
       break;

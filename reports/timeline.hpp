@@ -133,18 +133,18 @@ struct DeploymentBand {
 struct Timeline {
   std::string scenario;
   std::string protocol;
-  std::int64_t duration_us = 0;          // run.start's duration_ms, or the last event
-  std::vector<std::string> partitions;   // every partition seen, topic then number order
-  std::vector<Lane> lanes;               // in order of first appearance
-  std::vector<GroupBand> groups;         // in order of first appearance
+  std::int64_t duration_us = 0;             // run.start's duration_ms, or the last event
+  std::vector<std::string> partitions;      // every partition seen, topic then number order
+  std::vector<Lane> lanes;                  // in order of first appearance
+  std::vector<GroupBand> groups;            // in order of first appearance
   std::vector<DeploymentBand> deployments;  // fleets only, in order of first appearance
   std::vector<Rebalance> rebalances;
-  std::vector<Message> messages;         // group-coordination requests (no Fetch, ListOffsets)
+  std::vector<Message> messages;  // group-coordination requests (no Fetch, ListOffsets)
   // Per partition index: the lag samples of the first kLagSeriesKept sampled partitions (all
   // that report.html and perfetto.json draw per partition); empty for the others.
   std::vector<std::vector<LagPoint>> lag;
-  std::size_t lag_series = 0;            // partitions with lag samples
-  std::vector<LagPoint> total_lag;       // sum over partitions, at every sample time
+  std::size_t lag_series = 0;       // partitions with lag samples
+  std::vector<LagPoint> total_lag;  // sum over partitions, at every sample time
   nlohmann::ordered_json summary;
   // Each partition's not-processed intervals, from the trace read back through the sink that
   // computes not_processed_ms_by_partition (SummarySink): exactly the gaps summary.json counts.
@@ -212,7 +212,8 @@ std::string seconds(std::int64_t t_us);
 std::string milliseconds(std::int64_t us);
 
 /// The messages of the window [from_us, to_us] (a request belongs when sent or answered inside).
-std::vector<const Message*> messages_between(const Timeline& t, std::int64_t from_us, std::int64_t to_us);
+std::vector<const Message*> messages_between(const Timeline& t, std::int64_t from_us,
+                                             std::int64_t to_us);
 
 /// The window a rebalance's sequence view and Mermaid diagram show: from the request that
 /// triggered it (up to one heartbeat interval before) to its end.

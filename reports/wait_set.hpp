@@ -36,9 +36,10 @@ class WaitSet {
   /// array instead of visiting thousands of strings elsewhere on the heap.
   std::size_t find(const std::string& id) const {
     const Entry probe{key_of(id), &id};
-    const auto it = std::lower_bound(ids_.begin(), ids_.end(), probe, [](const Entry& a, const Entry& b) {
-      return a.key != b.key ? a.key < b.key : *a.id < *b.id;
-    });
+    const auto it =
+        std::lower_bound(ids_.begin(), ids_.end(), probe, [](const Entry& a, const Entry& b) {
+          return a.key != b.key ? a.key < b.key : *a.id < *b.id;
+        });
     if (it == ids_.end() || it->key != probe.key || *it->id != id) return npos;
     const auto i = static_cast<std::size_t>(it - ids_.begin());
     return gone_[i] ? npos : i;
@@ -59,7 +60,8 @@ class WaitSet {
   /// as std::string compares those bytes (as unsigned char); equal keys decide nothing.
   static std::uint64_t key_of(const std::string& id) {
     std::uint64_t k = 0;
-    for (std::size_t i = 0; i < 8; ++i) k = k << 8 | (i < id.size() ? static_cast<unsigned char>(id[i]) : 0u);
+    for (std::size_t i = 0; i < 8; ++i)
+      k = k << 8 | (i < id.size() ? static_cast<unsigned char>(id[i]) : 0u);
     return k;
   }
 

@@ -16,9 +16,9 @@ class InvariantViolation : public std::logic_error {
 
 }  // namespace sim
 
-#define SIM_ASSERT(cond)                                                     \
-  do {                                                                       \
-    if (!(cond)) ::sim::assertion_failed(#cond, __FILE__, __LINE__, {});     \
+#define SIM_ASSERT(cond)                                                 \
+  do {                                                                   \
+    if (!(cond)) ::sim::assertion_failed(#cond, __FILE__, __LINE__, {}); \
   } while (false)
 
 #define SIM_ASSERT_MSG(cond, detail)                                         \

@@ -47,11 +47,21 @@ SimTime Distribution::sample(Rng& rng) const {
 double Distribution::expected_ms() const {
   double e = 0;
   switch (kind) {
-    case Kind::Constant: e = value; break;
-    case Kind::Uniform: e = (min + max) / 2; break;
-    case Kind::Exponential: e = mean; break;
-    case Kind::Normal: e = mean; break;
-    case Kind::Lognormal: e = median * std::exp(sigma * sigma / 2); break;
+    case Kind::Constant:
+      e = value;
+      break;
+    case Kind::Uniform:
+      e = (min + max) / 2;
+      break;
+    case Kind::Exponential:
+      e = mean;
+      break;
+    case Kind::Normal:
+      e = mean;
+      break;
+    case Kind::Lognormal:
+      e = median * std::exp(sigma * sigma / 2);
+      break;
   }
   // Draws never pass kMaxSampleMs, nor can their mean (a huge sigma overflows to inf).
   if (!(e > 0)) return 0;
@@ -60,11 +70,16 @@ double Distribution::expected_ms() const {
 
 std::string Distribution::describe() const {
   switch (kind) {
-    case Kind::Constant: return fmt::format("constant {}", value);
-    case Kind::Uniform: return fmt::format("uniform [{}, {}]", min, max);
-    case Kind::Exponential: return fmt::format("exponential mean {}", mean);
-    case Kind::Normal: return fmt::format("normal mean {} stddev {}", mean, stddev);
-    case Kind::Lognormal: return fmt::format("lognormal median {} sigma {}", median, sigma);
+    case Kind::Constant:
+      return fmt::format("constant {}", value);
+    case Kind::Uniform:
+      return fmt::format("uniform [{}, {}]", min, max);
+    case Kind::Exponential:
+      return fmt::format("exponential mean {}", mean);
+    case Kind::Normal:
+      return fmt::format("normal mean {} stddev {}", mean, stddev);
+    case Kind::Lognormal:
+      return fmt::format("lognormal median {} sigma {}", median, sigma);
   }
   return "?";
 }

@@ -40,7 +40,8 @@ struct Distribution {
   }
   bool is_constant() const { return kind == Kind::Constant; }
 
-  /// One draw in milliseconds, in [0, kMaxSampleMs] (NaN draws 0). A constant draws nothing from `rng`.
+  /// One draw in milliseconds, in [0, kMaxSampleMs] (NaN draws 0). A constant draws nothing from
+  /// `rng`.
   double sample_ms(Rng& rng) const;
   /// One draw as SimTime (rounded to the nearest microsecond).
   SimTime sample(Rng& rng) const;

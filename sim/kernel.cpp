@@ -19,10 +19,11 @@ void assertion_failed(const char* expr, const char* file, int line, const std::s
 // as it turns. A push is then O(1) for most events, a pop O(1) or a small heap's, and the
 // sorted bucket says which targets fire next, so the run loop prefetches them: at 10,000
 // consumers a single heap over ~10^5 pending events missed the cache at every level, and each
-// event's target (a timer of one of 10,000 consumers) missed it again. (at, seq) is unique and every event of a
-// bucket precedes every event of a later one, so the firing order is exactly the (at, seq)
-// order any heap would give. A ring slot holds storage only while it holds events: the ring's
-// memory follows the pending events, at the cost of a few allocations per bucket (not per event).
+// event's target (a timer of one of 10,000 consumers) missed it again. (at, seq) is unique and
+// every event of a bucket precedes every event of a later one, so the firing order is exactly the
+// (at, seq) order any heap would give. A ring slot holds storage only while it holds events: the
+// ring's memory follows the pending events, at the cost of a few allocations per bucket (not per
+// event).
 namespace {
 constexpr std::size_t kArity = 4;
 // The storage a ring slot gets with its first event (grown by doubling from there).
@@ -244,7 +245,8 @@ void Activity::release() {
   // Deferred work runs now, in the order it was deferred, as fresh events at this instant.
   auto work = std::move(deferred_);
   deferred_.clear();
-  for (const auto& [target, arg] : work) process_.kernel().schedule_after(SimTime::zero(), target, arg);
+  for (const auto& [target, arg] : work)
+    process_.kernel().schedule_after(SimTime::zero(), target, arg);
 }
 
 void Process::start() {

@@ -111,7 +111,9 @@ class Kernel {
     return a.at != b.at ? a.at > b.at : a.seq > b.seq;
   }
   struct Later;
-  void push(SimTime at, EventTarget* target, std::uint64_t arg) { push_seq(at, next_seq_++, target, arg); }
+  void push(SimTime at, EventTarget* target, std::uint64_t arg) {
+    push_seq(at, next_seq_++, target, arg);
+  }
   void push_seq(SimTime at, std::uint64_t seq, EventTarget* target, std::uint64_t arg);
   // The earliest event, or nullptr when none is queued. May move the calendar forward.
   const Event* front();
@@ -123,8 +125,8 @@ class Kernel {
 
   // The queue is a calendar (see kernel.cpp): events by time bucket, each bucket's events
   // ordered only when the clock reaches it.
-  static constexpr int kBucketShift = 10;            // a bucket spans 1024 us
-  static constexpr std::int64_t kBuckets = 8192;     // the ring covers about 8.4 s ahead
+  static constexpr int kBucketShift = 10;         // a bucket spans 1024 us
+  static constexpr std::int64_t kBuckets = 8192;  // the ring covers about 8.4 s ahead
   static std::int64_t bucket_of(SimTime at) { return at.count() >> kBucketShift; }
 
   class ClosurePool : public EventTarget {
@@ -152,12 +154,12 @@ class Kernel {
   WatchdogLimits limits_;
   std::uint64_t at_instant_ = 0;
   std::map<std::string, std::uint64_t> busiest_;
-  std::int64_t current_ = 0;           // the bucket being fired
-  std::vector<Event> bucket_;          // bucket current_'s events, latest first (fired from the back)
-  std::vector<Event> late_;            // binary min-heap: pushed for buckets <= current_ meanwhile
+  std::int64_t current_ = 0;   // the bucket being fired
+  std::vector<Event> bucket_;  // bucket current_'s events, latest first (fired from the back)
+  std::vector<Event> late_;    // binary min-heap: pushed for buckets <= current_ meanwhile
   std::vector<std::vector<Event>> ring_ = std::vector<std::vector<Event>>(kBuckets);
-  std::size_t in_ring_ = 0;            // events in ring_ (buckets current_+1 .. current_+kBuckets-1)
-  std::vector<Event> far_;             // 4-ary min-heap: buckets >= current_ + kBuckets
+  std::size_t in_ring_ = 0;  // events in ring_ (buckets current_+1 .. current_+kBuckets-1)
+  std::vector<Event> far_;   // 4-ary min-heap: buckets >= current_ + kBuckets
   std::size_t size_ = 0;
   ClosurePool closures_;
 };
@@ -286,8 +288,8 @@ class Timer : public EventTarget {
   SimTime queued_at_{0};   // the live entry, when queued_
   std::uint64_t queued_seq_ = 0;
   bool armed_ = false;
-  bool queued_ = false;    // the live entry is in the kernel's queue
-  bool deferred_ = false;  // the live entry expired and waits for the activity
+  bool queued_ = false;          // the live entry is in the kernel's queue
+  bool deferred_ = false;        // the live entry expired and waits for the activity
   bool elided_counted_ = false;  // the expiry (deadline_, seq_) was elided and counted
   // Calls of fire() to come: one per queued entry (a deferred expiry keeps its entry's), plus
   // one while fire() runs.

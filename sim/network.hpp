@@ -36,7 +36,10 @@ class Network {
   using DropObserver = std::function<void(NodeId from, NodeId to, bool cut)>;
 
   Network(Kernel& kernel, Rng rng, LinkSpec defaults, DropObserver on_drop = nullptr)
-      : kernel_(kernel), on_drop_(std::move(on_drop)), rng_(std::move(rng)), defaults_(std::move(defaults)) {}
+      : kernel_(kernel),
+        on_drop_(std::move(on_drop)),
+        rng_(std::move(rng)),
+        defaults_(std::move(defaults)) {}
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
 
@@ -86,7 +89,8 @@ class Network {
     ++changes_;
   }
   const LinkSpec& link_spec(NodeId from, NodeId to) { return link(from, to).spec; }
-  /// link_spec(from, to).latency.expected_ms(), kept with the link (asked per partition per poll pass).
+  /// link_spec(from, to).latency.expected_ms(), kept with the link (asked per partition per poll
+  /// pass).
   double mean_latency_ms(NodeId from, NodeId to) { return link(from, to).mean_latency_ms; }
   void set_cut(NodeId from, NodeId to, bool cut) {
     Link& l = link(from, to);
@@ -109,7 +113,11 @@ class Network {
   struct Node;
   struct Link : EventTarget {
     Link(Network& net, NodeId from, NodeId to, LinkSpec spec)
-        : net(net), from(from), to(to), spec(std::move(spec)), mean_latency_ms(this->spec.latency.expected_ms()) {}
+        : net(net),
+          from(from),
+          to(to),
+          spec(std::move(spec)),
+          mean_latency_ms(this->spec.latency.expected_ms()) {}
     void fire(std::uint64_t) override {
       Payload p = std::move(in_flight.front());
       in_flight.pop_front();
@@ -129,7 +137,11 @@ class Network {
 
   struct Node : EventTarget {
     Node(Network& net, NodeId id, std::string name, Activity* receiver, Handler handler)
-        : net(net), id(id), name(std::move(name)), receiver(receiver), handler(std::move(handler)) {}
+        : net(net),
+          id(id),
+          name(std::move(name)),
+          receiver(receiver),
+          handler(std::move(handler)) {}
     void arrive(NodeId from, Payload&& p) {
       if (receiver != nullptr) {
         if (!receiver->process().alive()) {
@@ -140,8 +152,10 @@ class Network {
           const bool first = held.empty();
           held.emplace_back(from, std::move(p));
           if (first) {
-            if (receiver->runnable()) net.kernel_.schedule_after(SimTime::zero(), this, 0);
-            else receiver->defer(this, 0);
+            if (receiver->runnable())
+              net.kernel_.schedule_after(SimTime::zero(), this, 0);
+            else
+              receiver->defer(this, 0);
           }
           return;
         }

@@ -18,8 +18,12 @@ constexpr SimTime ms(std::int64_t v) {
   if (v < INT64_MIN / 1000) return SimTime{INT64_MIN};
   return SimTime{v * 1000};
 }
-constexpr SimTime us(std::int64_t v) { return SimTime{v}; }
-constexpr std::int64_t to_ms(SimTime t) { return t.count() / 1000; }
+constexpr SimTime us(std::int64_t v) {
+  return SimTime{v};
+}
+constexpr std::int64_t to_ms(SimTime t) {
+  return t.count() / 1000;
+}
 /// a + b for b >= 0, saturating at kNever.
 constexpr SimTime saturating_add(SimTime a, SimTime b) {
   if (b > SimTime::zero() && a.count() > INT64_MAX - b.count()) return kNever;

@@ -33,12 +33,23 @@ void JsonWriter::members(const nlohmann::ordered_json& object) {
     // Scalars written directly, as dump() writes them (no string built per value); the strings
     // are valid UTF-8, as everything nlohmann parsed or we built is.
     switch (v.type()) {
-      case value_t::string: value(std::string_view(v.get_ref<const std::string&>())); break;
-      case value_t::number_integer: value(v.get<std::int64_t>()); break;
-      case value_t::number_unsigned: value(v.get<std::uint64_t>()); break;
-      case value_t::boolean: value(v.get<bool>()); break;
-      case value_t::null: null(); break;
-      default: value(v);
+      case value_t::string:
+        value(std::string_view(v.get_ref<const std::string&>()));
+        break;
+      case value_t::number_integer:
+        value(v.get<std::int64_t>());
+        break;
+      case value_t::number_unsigned:
+        value(v.get<std::uint64_t>());
+        break;
+      case value_t::boolean:
+        value(v.get<bool>());
+        break;
+      case value_t::null:
+        null();
+        break;
+      default:
+        value(v);
     }
   }
 }
@@ -74,13 +85,27 @@ void JsonWriter::escaped(std::string_view s) {
     out_.append(s.data() + plain, i - plain);
     plain = i + 1;
     switch (c) {
-      case '"': out_ += "\\\""; break;
-      case '\\': out_ += "\\\\"; break;
-      case '\b': out_ += "\\b"; break;
-      case '\f': out_ += "\\f"; break;
-      case '\n': out_ += "\\n"; break;
-      case '\r': out_ += "\\r"; break;
-      case '\t': out_ += "\\t"; break;
+      case '"':
+        out_ += "\\\"";
+        break;
+      case '\\':
+        out_ += "\\\\";
+        break;
+      case '\b':
+        out_ += "\\b";
+        break;
+      case '\f':
+        out_ += "\\f";
+        break;
+      case '\n':
+        out_ += "\\n";
+        break;
+      case '\r':
+        out_ += "\\r";
+        break;
+      case '\t':
+        out_ += "\\t";
+        break;
       default: {
         static constexpr char kHex[] = "0123456789abcdef";
         out_ += "\\u00";

@@ -61,10 +61,22 @@ class TraceBus {
 class JsonWriter {
  public:
   explicit JsonWriter(std::string& out) : out_(out) {}
-  void begin_object() { out_ += '{'; first_ = true; }
-  void end_object() { out_ += '}'; first_ = false; }
-  void begin_array() { out_ += '['; first_ = true; }
-  void end_array() { out_ += ']'; first_ = false; }
+  void begin_object() {
+    out_ += '{';
+    first_ = true;
+  }
+  void end_object() {
+    out_ += '}';
+    first_ = false;
+  }
+  void begin_array() {
+    out_ += '[';
+    first_ = true;
+  }
+  void end_array() {
+    out_ += ']';
+    first_ = false;
+  }
   /// Writes `"name":` (with the comma before it when needed).
   void key(std::string_view name) {
     separator();
@@ -73,23 +85,44 @@ class JsonWriter {
     first_ = true;  // the value that follows needs no comma
   }
   /// A key written in parts: key_begin(), string_part()..., key_end().
-  void key_begin() { separator(); out_ += '"'; }
-  void key_end() { out_ += "\":"; first_ = true; }
+  void key_begin() {
+    separator();
+    out_ += '"';
+  }
+  void key_end() {
+    out_ += "\":";
+    first_ = true;
+  }
   /// A string value written in parts: begin_string(), string_part()..., end_string().
   void begin_string() { out_ += '"'; }
   void string_part(std::string_view s) { escaped(s); }
-  void end_string() { out_ += '"'; first_ = false; }
+  void end_string() {
+    out_ += '"';
+    first_ = false;
+  }
   /// Before an array element.
   void element() { separator(); }
-  void value(std::string_view s) { string_body(s); first_ = false; }
+  void value(std::string_view s) {
+    string_body(s);
+    first_ = false;
+  }
   void value(const char* s) { value(std::string_view(s)); }
-  void value(bool b) { out_ += b ? "true" : "false"; first_ = false; }
+  void value(bool b) {
+    out_ += b ? "true" : "false";
+    first_ = false;
+  }
   void value(std::int64_t v);
   void value(std::uint64_t v);
   void value(std::int32_t v) { value(static_cast<std::int64_t>(v)); }
   void value(double v);
-  void null() { out_ += "null"; first_ = false; }
-  void value(const nlohmann::ordered_json& j) { out_ += j.dump(); first_ = false; }
+  void null() {
+    out_ += "null";
+    first_ = false;
+  }
+  void value(const nlohmann::ordered_json& j) {
+    out_ += j.dump();
+    first_ = false;
+  }
   /// The members of a JSON object, as if they were written one by one at this point.
   void members(const nlohmann::ordered_json& object);
   std::string& out() { return out_; }

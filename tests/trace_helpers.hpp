@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/trace/trace_jsonl.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/scenario/world.hpp"
+#include "models/trace/trace_jsonl.hpp"
 #include "reports/summary.hpp"
 
 namespace testing {
@@ -32,16 +32,20 @@ inline std::vector<nlohmann::json> parse_trace(const std::vector<std::string>& l
 /// The idealized machine of the unit tests: the timing texture's knobs that a scenario left at
 /// their Kafka-like defaults (cluster.request_handling_ms, cluster.write_latency_ms,
 /// cluster.purgatory_lateness_ms, each consumer's heartbeat_wakeup_lateness_ms; docs/fidelity.md,
-/// "Timing texture") become 0, so that only Kafka's timers and the network take time and a test can derive every time by hand from
-/// Kafka's rules. A knob the scenario sets stays as set. The scenario files' own `expect` blocks
-/// (ctest "scenario") and tests/models/timing_texture_test.cpp run with the defaults.
+/// "Timing texture") become 0, so that only Kafka's timers and the network take time and a test can
+/// derive every time by hand from Kafka's rules. A knob the scenario sets stays as set. The
+/// scenario files' own `expect` blocks (ctest "scenario") and tests/models/timing_texture_test.cpp
+/// run with the defaults.
 inline bool is_default(const sim::Distribution& d, const sim::Distribution& def) {
-  return d.kind == def.kind && d.median == def.median && d.sigma == def.sigma && d.value == def.value;
+  return d.kind == def.kind && d.median == def.median && d.sigma == def.sigma &&
+         d.value == def.value;
 }
 inline rsim::ScenarioSpec ideal_machine(rsim::ScenarioSpec spec) {
   const auto zero = sim::Distribution::constant(0);
-  if (is_default(spec.cluster.request_handling, rsim::kDefaultRequestHandling)) spec.cluster.request_handling = zero;
-  if (is_default(spec.cluster.write_latency, rsim::kDefaultWriteLatency)) spec.cluster.write_latency = zero;
+  if (is_default(spec.cluster.request_handling, rsim::kDefaultRequestHandling))
+    spec.cluster.request_handling = zero;
+  if (is_default(spec.cluster.write_latency, rsim::kDefaultWriteLatency))
+    spec.cluster.write_latency = zero;
   if (is_default(spec.cluster.purgatory_lateness, rsim::kDefaultPurgatoryLateness))
     spec.cluster.purgatory_lateness = zero;
   for (auto& c : spec.consumers)
@@ -49,23 +53,26 @@ inline rsim::ScenarioSpec ideal_machine(rsim::ScenarioSpec spec) {
       c.heartbeat_wakeup_lateness = zero;
   return spec;
 }
-inline rsim::ScenarioSpec ideal_machine(const nlohmann::json& doc, const std::string& path = "test.json") {
+inline rsim::ScenarioSpec ideal_machine(const nlohmann::json& doc,
+                                        const std::string& path = "test.json") {
   return ideal_machine(rsim::parse_scenario(doc, path));
 }
 inline rsim::ScenarioSpec load_ideal(const std::string& scenario_path) {
-  return ideal_machine(rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + scenario_path));
+  return ideal_machine(
+      rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + scenario_path));
 }
 
 /// A scenario file's run on the idealized machine (ideal_machine).
-inline std::vector<nlohmann::json> run_trace(const std::string& scenario_path, const std::string& variant,
-                                             std::uint64_t seed = 0) {
+inline std::vector<nlohmann::json> run_trace(const std::string& scenario_path,
+                                             const std::string& variant, std::uint64_t seed = 0) {
   const auto spec = load_ideal(scenario_path);
   return parse_trace(rsim::run_scenario(spec, variant, seed == 0 ? spec.seed : seed).trace_lines);
 }
 
 /// Times (ms, fractional) of `callback` start events of one consumer, in order.
 inline std::vector<double> callback_starts(const std::vector<nlohmann::json>& trace,
-                                           const std::string& consumer, const std::string& callback) {
+                                           const std::string& consumer,
+                                           const std::string& callback) {
   std::vector<double> out;
   for (const auto& e : trace) {
     if (e["type"] == "callback" && e["consumer"] == consumer && e["callback"] == callback &&
@@ -90,8 +97,9 @@ inline std::vector<std::string> callback_partitions(const std::vector<nlohmann::
 }
 
 /// Times (ms) of responses of `api` received by `consumer` with `error`.
-inline std::vector<double> responses(const std::vector<nlohmann::json>& trace, const std::string& consumer,
-                                     const std::string& api, const std::string& error) {
+inline std::vector<double> responses(const std::vector<nlohmann::json>& trace,
+                                     const std::string& consumer, const std::string& api,
+                                     const std::string& error) {
   std::vector<double> out;
   for (const auto& e : trace) {
     if (e["type"] == "rpc" && e["dir"] == "recv" && e["to"] == consumer && e["api"] == api &&
@@ -102,7 +110,8 @@ inline std::vector<double> responses(const std::vector<nlohmann::json>& trace, c
 }
 
 /// Events of one type, in order.
-inline std::vector<nlohmann::json> events(const std::vector<nlohmann::json>& trace, const std::string& type) {
+inline std::vector<nlohmann::json> events(const std::vector<nlohmann::json>& trace,
+                                          const std::string& type) {
   std::vector<nlohmann::json> out;
   for (const auto& e : trace)
     if (e["type"] == type) out.push_back(e);
@@ -114,7 +123,8 @@ inline std::vector<double> times(const std::vector<nlohmann::json>& trace, const
                                  const std::string& key, const nlohmann::json& value) {
   std::vector<double> out;
   for (const auto& e : trace)
-    if (e["type"] == type && e.contains(key) && e[key] == value) out.push_back(e["t_us"].get<double>() / 1000.0);
+    if (e["type"] == type && e.contains(key) && e[key] == value)
+      out.push_back(e["t_us"].get<double>() / 1000.0);
   return out;
 }
 
@@ -127,8 +137,9 @@ inline double first_time(const std::vector<nlohmann::json>& trace, const std::st
 
 /// Time (ms) of the last request of one of `apis` that `consumer` sent before `before_ms`, -1 if
 /// none.
-inline double last_send_before(const std::vector<nlohmann::json>& trace, const std::string& consumer,
-                               const std::set<std::string>& apis, double before_ms) {
+inline double last_send_before(const std::vector<nlohmann::json>& trace,
+                               const std::string& consumer, const std::set<std::string>& apis,
+                               double before_ms) {
   double last = -1;
   for (const auto& e : trace) {
     const double t = e["t_us"].get<double>() / 1000.0;

@@ -15,10 +15,10 @@
 #include "models/assignors/client_assignor.hpp"
 #include "models/assignors/server_assignor.hpp"
 #include "models/assignors/share_assignor.hpp"
-#include "tools/conformance/file_defaults.hpp"
+#include "models/protocol/topic_partition.hpp"
 #include "models/reconciliation/current_assignment_builder.hpp"
 #include "models/scenario/scenario.hpp"
-#include "models/protocol/topic_partition.hpp"
+#include "tools/conformance/file_defaults.hpp"
 
 namespace rsim::cli {
 
@@ -250,9 +250,10 @@ std::optional<std::pair<std::string, Side>> resolve_assignor(const std::string& 
   if (name == "simple") {
     // The share-group assignor runs on the coordinator: it needs a server-side case.
     if (!server_case) {
-      problems.add(path, "\"simple\" is the share-group assignor of the coordinator; give a "
-                         "server-side case (members with `assigned` targets, `topic_ids`, "
-                         "`subscription_type`, or \"kind\": \"share-assignor\")");
+      problems.add(path,
+                   "\"simple\" is the share-group assignor of the coordinator; give a "
+                   "server-side case (members with `assigned` targets, `topic_ids`, "
+                   "`subscription_type`, or \"kind\": \"share-assignor\")");
       return std::nullopt;
     }
     return std::make_pair(name, Side::Server);
@@ -260,10 +261,11 @@ std::optional<std::pair<std::string, Side>> resolve_assignor(const std::string& 
   std::vector<std::string> all = kClientAssignors;
   all.insert(all.end(), kServerAssignors.begin(), kServerAssignors.end());
   const std::string near = closest_match(name, all);
-  problems.add(path,
-               fmt::format("unknown assignor \"{}\"{}; expected one of range, roundrobin, sticky, "
-                           "cooperative-sticky (client side), uniform, server-range, simple (server side)",
-                           name, near.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", near)));
+  problems.add(
+      path,
+      fmt::format("unknown assignor \"{}\"{}; expected one of range, roundrobin, sticky, "
+                  "cooperative-sticky (client side), uniform, server-range, simple (server side)",
+                  name, near.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", near)));
   return std::nullopt;
 }
 
@@ -538,7 +540,8 @@ Result run_server(const CaseStep& s, const std::vector<CaseMember>& members,
     assignors::AssignablePartitions assignable;
     if (s.assignable_partitions) {
       assignable.emplace();
-      for (const auto& [name, partitions] : *s.assignable_partitions) (*assignable)[id_for(name)] = partitions;
+      for (const auto& [name, partitions] : *s.assignable_partitions)
+        (*assignable)[id_for(name)] = partitions;
     }
     out = assignors::assign_share_simple(in, assignable);
   } else {
@@ -592,7 +595,8 @@ StepRun run_step(const CaseStep& s, const std::vector<StepRun>& done, const std:
                                            "(PartitionAssignorException): {}",
                                            s.assignor, e.what())});
   } catch (const assignors::ShareAssignorCrash& e) {
-    throw ScenarioError(file, {fmt::format("Kafka's {} assignor fails on this input: {}", s.assignor, e.what())});
+    throw ScenarioError(
+        file, {fmt::format("Kafka's {} assignor fails on this input: {}", s.assignor, e.what())});
   }
   if (s.assignor != "cooperative-sticky") return run;
   // KIP-429: members that revoked something rejoin at once, owning what they kept; the group's
@@ -1234,10 +1238,10 @@ void run_assign(const AssignRequest& request, std::ostream& out) {
   const bool share_case = kind == "share-assignor";
   if (share_case) kind = "server-assignor";  // the coordinator's side, the `simple` assignor
   if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
-    throw ScenarioError(request.file,
-                        {fmt::format("/kind: unknown kind \"{}\"; expected client-assignor, "
-                                     "server-assignor, share-assignor or current-assignment-builder",
-                                     kind)});
+    throw ScenarioError(
+        request.file, {fmt::format("/kind: unknown kind \"{}\"; expected client-assignor, "
+                                   "server-assignor, share-assignor or current-assignment-builder",
+                                   kind)});
   }
   const json case_id = c.contains("id") ? c["id"] : json(nullptr);
 
@@ -1264,8 +1268,7 @@ void run_assign(const AssignRequest& request, std::ostream& out) {
         const json& step = c["steps"][i];
         if (!is_object_at(step, child(at, i), problems)) continue;
         check_keys(step, child(at, i), kCaseKeys, problems);
-        steps.push_back(
-            read_step(step, c, child(at, i), i, assignor, server_case, problems));
+        steps.push_back(read_step(step, c, child(at, i), i, assignor, server_case, problems));
       }
     }
   } else {

@@ -37,12 +37,15 @@ CLI::App* add_check_subcommand(CLI::App& app, CheckArgs& args);
 /// or a report cannot be written, 3 an internal error.
 int cmd_check(const CheckArgs& args);
 
-/// The scenario files under `args` (directories recursively, sorted; scenarios/assign/, schema.json,
-/// *.golden.json and output folders (a .rebalance-sim-manifest.json) left out), each with the folder it gets under --out: its path relative to the
-/// argument (a file given alone: its name) without `.json`, each component made safe
-/// (safe_component), and unique: a name another file already has, or that a folder of another
-/// name uses, gets -2, -3, ... (in file order). Never "..", never absolute, never nested in another.
-std::vector<std::pair<std::string, std::string>> scenario_files(const std::vector<std::string>& args);
+/// The scenario files under `args` (directories recursively, sorted; scenarios/assign/,
+/// schema.json,
+/// *.golden.json and output folders (a .rebalance-sim-manifest.json) left out), each with the
+/// folder it gets under --out: its path relative to the argument (a file given alone: its name)
+/// without `.json`, each component made safe (safe_component), and unique: a name another file
+/// already has, or that a folder of another name uses, gets -2, -3, ... (in file order). Never
+/// "..", never absolute, never nested in another.
+std::vector<std::pair<std::string, std::string>> scenario_files(
+    const std::vector<std::string>& args);
 
 /// Where the merge of `check --shard` shards writes: check's console output to stdout, its
 /// --junit/--markdown/--json files at these paths ("" = none).

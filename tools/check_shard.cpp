@@ -21,7 +21,9 @@ namespace {
 constexpr const char* kKind = "rebalance-sim check shard";
 
 /// A report path given to check as the name the merge writes it under in its --out.
-std::string report_name(const std::string& path) { return path.empty() ? "" : fs::path(path).filename().string(); }
+std::string report_name(const std::string& path) {
+  return path.empty() ? "" : fs::path(path).filename().string();
+}
 }  // namespace
 
 std::string shard_conflicts(const CheckArgs& args) {
@@ -30,16 +32,20 @@ std::string shard_conflicts(const CheckArgs& args) {
   if (!args.baseline.empty()) no.push_back("--baseline");
   if (!args.max_regressions.empty()) no.push_back("--max-regression");
   if (!args.regression_file.empty()) no.push_back("--regression-file");
-  if (!no.empty()) return fmt::format("--shard cannot be combined with {} (run those checks unsharded)", fmt::join(no, ", "));
+  if (!no.empty())
+    return fmt::format("--shard cannot be combined with {} (run those checks unsharded)",
+                       fmt::join(no, ", "));
   // The merge writes the reports into its --out under their file names: each a distinct name.
   std::set<std::string> names;
   for (const auto& f : {args.junit, args.markdown, args.json}) {
     if (f.empty()) continue;
     const std::string name = report_name(f);
     if (name.empty() || name == "." || name == "..")
-      return fmt::format("with --shard, {} must name a file (the merge writes it into its --out)", f);
+      return fmt::format("with --shard, {} must name a file (the merge writes it into its --out)",
+                         f);
     if (!names.insert(name).second)
-      return fmt::format("with --shard, --junit, --markdown and --json need distinct file names ({} twice)", name);
+      return fmt::format(
+          "with --shard, --junit, --markdown and --json need distinct file names ({} twice)", name);
   }
   return "";
 }
@@ -57,12 +63,15 @@ int write_check_shard(const CheckArgs& args, std::pair<std::uint32_t, std::uint3
                  {"strict", args.strict}};
   json out_units = json::array();
   for (const auto& [k, u] : units) out_units.push_back({{"index", k}, {"result", u}});
-  const json result{{"kind", kKind}, {"shard", {shard.first, shard.second}}, {"check", def}, {"units", out_units}};
+  const json result{{"kind", kKind},
+                    {"shard", {shard.first, shard.second}},
+                    {"check", def},
+                    {"units", out_units}};
   const fs::path dir = args.out_dir.empty() ? fs::path("out/check/shards") : fs::path(args.out_dir);
   const std::string file = fmt::format("shard-{}-of-{}.json", shard.first, shard.second);
   write_file_atomically_in(dir, file, result.dump(1) + "\n");
-  std::cout << fmt::format("check: shard {}/{}: {} of {} scenarios; wrote {}\n", shard.first, shard.second, units.size(),
-                           files.size(), (dir / file).string());
+  std::cout << fmt::format("check: shard {}/{}: {} of {} scenarios; wrote {}\n", shard.first,
+                           shard.second, units.size(), files.size(), (dir / file).string());
   return kOk;
 }
 
@@ -80,18 +89,24 @@ int finish_check(const std::vector<json>& shards, const std::string& out, bool f
     }
   for (std::size_t k = 0; k < total; ++k)
     if (by_index[k] == nullptr)
-      throw ScenarioError("merge", {fmt::format("{} missing from the shard results", def.at("files").at(k).at(0).get<std::string>())});
+      throw ScenarioError("merge", {fmt::format("{} missing from the shard results",
+                                                def.at("files").at(k).at(0).get<std::string>())});
   CheckReportTargets targets;
   targets.junit_time = def.at("junit_time").get<std::string>();
   std::vector<std::string> names;
   for (const char* key : {"junit", "markdown", "json"})
-    if (const std::string name = def.at(key).get<std::string>(); !name.empty()) names.push_back(name);
-  if (names.empty()) return check_report_units(by_index, total, targets);  // nothing to write: the console only
+    if (const std::string name = def.at(key).get<std::string>(); !name.empty())
+      names.push_back(name);
+  if (names.empty())
+    return check_report_units(by_index, total, targets);  // nothing to write: the console only
   // The reports go into an owned folder, committed whole: staged beside it, swapped in once all
   // of them are written (a failed write leaves the old folder as it was).
-  StagedOutput staged{fs::path(out), OutputOwner{"check", def.at("files").empty() ? std::string()
-                                                                                  : def.at("files").at(0).at(0).get<std::string>(),
-                                                 force}};
+  StagedOutput staged{
+      fs::path(out),
+      OutputOwner{
+          "check",
+          def.at("files").empty() ? std::string() : def.at("files").at(0).at(0).get<std::string>(),
+          force}};
   staged.claim(names);
   const auto target = [&](const char* key) {
     const std::string name = def.at(key).get<std::string>();
@@ -102,7 +117,8 @@ int finish_check(const std::vector<json>& shards, const std::string& out, bool f
   targets.json = target("json");
   const int code = check_report_units(by_index, total, targets);
   for (const auto& name : names)
-    if (!fs::exists(staged.staged(name))) return code;  // not all written (said on stderr): the old folder stays
+    if (!fs::exists(staged.staged(name)))
+      return code;  // not all written (said on stderr): the old folder stays
   staged.commit();
   return code;
 }

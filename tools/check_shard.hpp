@@ -28,6 +28,7 @@ int write_check_shard(const CheckArgs& args, std::pair<std::uint32_t, std::uint3
 /// The unsharded check's output from its shard results; its exit code. The report files go into
 /// `out` as an owned output folder (tools/staged_output.hpp: a manifest, committed whole, a
 /// non-empty folder that is not rebalance-sim's refused unless `force`), as every --out command.
-int finish_check(const std::vector<nlohmann::json>& shards, const std::string& out, bool force = false);
+int finish_check(const std::vector<nlohmann::json>& shards, const std::string& out,
+                 bool force = false);
 
 }  // namespace rsim::cli

@@ -7,7 +7,8 @@
 
 namespace rsim::cli {
 
-std::vector<SettingsVariant> check_settings_variants(const std::string& file, const ScenarioSpec& spec) {
+std::vector<SettingsVariant> check_settings_variants(const std::string& file,
+                                                     const ScenarioSpec& spec) {
   if (!has_settings_variants(file)) return {SettingsVariant{"", {}, spec}};
   auto variants = load_settings_variants(file, {});
   std::vector<std::string> problems;
@@ -21,12 +22,16 @@ std::vector<SettingsVariant> check_settings_variants(const std::string& file, co
 std::vector<std::string> output_folders(const std::vector<SettingsVariant>& settings) {
   std::vector<std::string> names;
   for (const auto& v : settings) {
-    if (v.name.empty()) names.insert(names.end(), v.spec.protocols.begin(), v.spec.protocols.end());
-    else names.push_back(v.name);
+    if (v.name.empty())
+      names.insert(names.end(), v.spec.protocols.begin(), v.spec.protocols.end());
+    else
+      names.push_back(v.name);
   }
   return names;
 }
 
-std::string output_name(const VariantOutput& o) { return o.variant.empty() ? o.protocol : o.variant + "/" + o.protocol; }
+std::string output_name(const VariantOutput& o) {
+  return o.variant.empty() ? o.protocol : o.variant + "/" + o.protocol;
+}
 
 }  // namespace rsim::cli

@@ -13,7 +13,8 @@ namespace rsim::cli {
 /// The settings variants `check` runs for `file`: every variant of its `variants`, in name order,
 /// their expect entries checked (a problem of any: ScenarioError naming the variant); without
 /// `variants`, one unnamed variant holding `spec` (the scenario as loaded).
-std::vector<SettingsVariant> check_settings_variants(const std::string& file, const ScenarioSpec& spec);
+std::vector<SettingsVariant> check_settings_variants(const std::string& file,
+                                                     const ScenarioSpec& spec);
 
 /// The folders a check writes under --out for these variants: each protocol (unnamed variant), or
 /// each variant's name.

@@ -6,10 +6,10 @@
 #include <optional>
 #include <sstream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <openssl/evp.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "models/scenario/scenario.hpp"
 #include "reports/compare_report.hpp"
@@ -74,7 +74,8 @@ compare::TraceFacts read_trace_facts(const fs::path& file) {
   }
 }
 
-reports::Timeline timeline_of(std::istream& trace_jsonl, const nlohmann::ordered_json& summary, const std::string& source) {
+reports::Timeline timeline_of(std::istream& trace_jsonl, const nlohmann::ordered_json& summary,
+                              const std::string& source) {
   try {
     return reports::build_timeline(trace_jsonl, summary);
   } catch (const std::runtime_error& e) {
@@ -89,12 +90,20 @@ reports::Timeline timeline_of(std::istream& trace_jsonl, const nlohmann::ordered
 std::string recorded_sha256(const fs::path& meta) {
   const std::string text = read_file(meta);
   const auto m = nlohmann::json::parse(text, nullptr, false);
-  if (m.is_discarded()) throw ScenarioError(meta.string(), {"not valid json (the oracle writes an object; record the run again)"});
-  if (!m.is_object()) throw ScenarioError(meta.string(), {fmt::format("must be a JSON object (as the oracle writes it), got {}", one_line(m.dump().substr(0, 40)))});
+  if (m.is_discarded())
+    throw ScenarioError(meta.string(),
+                        {"not valid json (the oracle writes an object; record the run again)"});
+  if (!m.is_object())
+    throw ScenarioError(meta.string(),
+                        {fmt::format("must be a JSON object (as the oracle writes it), got {}",
+                                     one_line(m.dump().substr(0, 40)))});
   const auto it = m.find("scenario_sha256");
   if (it == m.end()) return "";
   if (!it->is_string())
-    throw ScenarioError(meta.string(), {fmt::format("/scenario_sha256: must be a string (the sha256 of the scenario file), got {}", one_line(it->dump().substr(0, 40)))});
+    throw ScenarioError(
+        meta.string(),
+        {fmt::format("/scenario_sha256: must be a string (the sha256 of the scenario file), got {}",
+                     one_line(it->dump().substr(0, 40)))});
   return it->get<std::string>();
 }
 
@@ -109,37 +118,48 @@ reports::SideBySideVariant side_by_side(const compare::VariantComparison& c, rep
   v.real = std::move(real);
   v.real_names = c.real_dirs;
   for (const auto& row : c.callbacks)
-    v.callbacks.push_back({row.callback.consumer, row.callback.kind, compare::compact_partitions(row.callback.partitions),
-                           row.sim_us, row.real_us, row.within, row.race});
+    v.callbacks.push_back({row.callback.consumer, row.callback.kind,
+                           compare::compact_partitions(row.callback.partitions), row.sim_us,
+                           row.real_us, row.within, row.race});
   v.summary = compare::summary_lines(c);
   v.passed = c.passed();
   return v;
 }
 
 CLI::App* add_compare_subcommand(CLI::App& app, CompareArgs& args) {
-  auto* c = app.add_subcommand(
-      "compare", "run the simulator on a scenario and compare it with recorded real-Kafka runs (exit 1 beyond the tolerances)");
+  auto* c = app.add_subcommand("compare",
+                               "run the simulator on a scenario and compare it with recorded "
+                               "real-Kafka runs (exit 1 beyond the tolerances)");
   c->add_option("scenario", args.scenario, "scenario file (JSON)")->required();
   c->add_option("--real", args.real,
-                "directory of a real run, holding <variant>/trace.jsonl and meta.json (repeatable: the spread "
+                "directory of a real run, holding <variant>/trace.jsonl and meta.json (repeatable: "
+                "the spread "
                 "between runs is shown)")
       ->required();
-  c->add_option("--protocol", args.protocols, "variant to compare (repeatable; default: every recorded variant)");
+  c->add_option("--protocol", args.protocols,
+                "variant to compare (repeatable; default: every recorded variant)");
   c->add_option("--tolerance-classic-ms", args.tolerances.classic_ms,
-                "allowed |real - sim| per callback under classic-eager and classic-cooperative (default 150)");
+                "allowed |real - sim| per callback under classic-eager and classic-cooperative "
+                "(default 150)");
   c->add_option("--tolerance-consumer-ms", args.tolerances.consumer_ms,
                 "allowed |real - sim| per callback under consumer (default 400)");
-  c->add_option("--match-window-ms", args.tolerances.match_window_ms,
-                "callbacks further apart than this are never matched with each other (default 10000)");
+  c->add_option(
+      "--match-window-ms", args.tolerances.match_window_ms,
+      "callbacks further apart than this are never matched with each other (default 10000)");
   c->add_option("--json", args.json_out, "also write the comparison as JSON to FILE");
   c->add_option("--out", args.out_dir,
-                "also write OUT/report.html (per consumer the simulator's lane beside each real run's, matched "
-                "callbacks linked, deviations beyond the tolerance in red, and this table) and OUT/compare.json");
-  c->add_flag("--force", args.force, "write --out into a non-empty folder that is not an output folder of "
-                                     "rebalance-sim (no .rebalance-sim-manifest.json): what it holds is kept, except "
-                                     "entries named as the outputs");
-  c->footer("Example: rebalance-sim compare scenarios/examples/two-consumers.json --real fidelity/real/two-consumers "
-            "--real fidelity/real/two-consumers/run-2 --out out/two-consumers-vs-kafka");
+                "also write OUT/report.html (per consumer the simulator's lane beside each real "
+                "run's, matched "
+                "callbacks linked, deviations beyond the tolerance in red, and this table) and "
+                "OUT/compare.json");
+  c->add_flag("--force", args.force,
+              "write --out into a non-empty folder that is not an output folder of "
+              "rebalance-sim (no .rebalance-sim-manifest.json): what it holds is kept, except "
+              "entries named as the outputs");
+  c->footer(
+      "Example: rebalance-sim compare scenarios/examples/two-consumers.json --real "
+      "fidelity/real/two-consumers "
+      "--real fidelity/real/two-consumers/run-2 --out out/two-consumers-vs-kafka");
   return c;
 }
 
@@ -157,18 +177,20 @@ int cmd_compare(const CompareArgs& args) {
       std::string message;
       for (const auto& d : args.real)
         if (!is_file(fs::path(d) / v / "trace.jsonl"))
-          message += fmt::format("{}{}: no {}/trace.jsonl (record it with `make oracle SCENARIO={} VARIANTS={}`)",
-                                 message.empty() ? "" : "\n", d, v, args.scenario, v);
+          message += fmt::format(
+              "{}{}: no {}/trace.jsonl (record it with `make oracle SCENARIO={} VARIANTS={}`)",
+              message.empty() ? "" : "\n", d, v, args.scenario, v);
       throw BadInput(message);
     }
   }
   if (recorded.empty()) {
-    throw BadInput(fmt::format("{}: no recorded variant of {} ({}) in it", args.real.front(), args.scenario,
-                               fmt::join(variants, ", ")));
+    throw BadInput(fmt::format("{}: no recorded variant of {} ({}) in it", args.real.front(),
+                               args.scenario, fmt::join(variants, ", ")));
   }
   std::error_code ec;
   if (!args.out_dir.empty() && fs::exists(args.out_dir, ec) && !fs::is_directory(args.out_dir, ec))
-    throw ScenarioError(args.out_dir, {"--out must name a directory (it is created when missing), not a file"});
+    throw ScenarioError(args.out_dir,
+                        {"--out must name a directory (it is created when missing), not a file"});
   // --out is an owned folder committed whole (tools/staged_output.hpp), claimed before the runs:
   // a folder that is not rebalance-sim's is refused (exit 2) at no cost.
   std::optional<StagedOutput> staged;
@@ -188,8 +210,9 @@ int cmd_compare(const CompareArgs& args) {
       if (is_file(meta)) {
         const std::string recorded_sha = recorded_sha256(meta);
         if (!recorded_sha.empty() && recorded_sha != sha)
-          std::cerr << fmt::format("note: {} was recorded from another version of {} (sha256 {})\n", one_line(dir.string()),
-                                   one_line(args.scenario), one_line(recorded_sha));
+          std::cerr << fmt::format("note: {} was recorded from another version of {} (sha256 {})\n",
+                                   one_line(dir.string()), one_line(args.scenario),
+                                   one_line(recorded_sha));
       }
       real.push_back(read_trace_facts(dir / "trace.jsonl"));
       dirs.push_back(dir.string());
@@ -214,11 +237,13 @@ int cmd_compare(const CompareArgs& args) {
         const fs::path file = fs::path(d) / "trace.jsonl";
         std::ifstream in(file, std::ios::binary);
         if (!in) throw ScenarioError(file.string(), {"cannot read the file"});
-        real_timelines.push_back(timeline_of(in, nlohmann::ordered_json{{"scenario", spec.name}, {"protocol", v}}, file.string()));
+        real_timelines.push_back(timeline_of(
+            in, nlohmann::ordered_json{{"scenario", spec.name}, {"protocol", v}}, file.string()));
       }
       TextStream sim_in(outputs.at(0).trace_jsonl);
-      pages.push_back(side_by_side(c, timeline_of(sim_in.stream, outputs.at(0).summary, "simulator trace"),
-                                   std::move(real_timelines)));
+      pages.push_back(
+          side_by_side(c, timeline_of(sim_in.stream, outputs.at(0).summary, "simulator trace"),
+                       std::move(real_timelines)));
       pages.back().table_text = table;
     }
   }
@@ -228,11 +253,13 @@ int cmd_compare(const CompareArgs& args) {
   if (!args.out_dir.empty()) {
     // Staged, checked writes fsynced, then one swap: a full disk or an unwritable folder is an
     // OutputError (exit 2) and leaves the old folder as it was, with no staging folder behind.
-    const fs::path html = fs::path(args.out_dir) / "report.html", json = fs::path(args.out_dir) / "compare.json";
+    const fs::path html = fs::path(args.out_dir) / "report.html",
+                   json = fs::path(args.out_dir) / "compare.json";
     staged->write_file("report.html", reports::render_side_by_side(spec.name, pages));
     staged->write_file("compare.json", report.dump(2) + "\n");
     staged->commit();
-    std::cout << fmt::format("wrote {}\nwrote {}\n", one_line(html.string()), one_line(json.string()));
+    std::cout << fmt::format("wrote {}\nwrote {}\n", one_line(html.string()),
+                             one_line(json.string()));
   }
   return all_passed ? kOk : kExpectationFailed;
 }

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "reports/analyses/compare.hpp"
 #include "reports/compare_report.hpp"
 #include "reports/timeline.hpp"
-#include "reports/analyses/compare.hpp"
 
 namespace CLI {
 class App;

@@ -12,7 +12,8 @@
 
 namespace rsim::cli {
 
-int report_error(std::exception_ptr error, const std::string& scenario, std::optional<std::uint64_t> seed) {
+int report_error(std::exception_ptr error, const std::string& scenario,
+                 std::optional<std::uint64_t> seed) {
   try {
     std::rethrow_exception(error);
   } catch (const ScenarioError& e) {
@@ -25,11 +26,14 @@ int report_error(std::exception_ptr error, const std::string& scenario, std::opt
     std::cerr << "rebalance-sim: " << one_line(e.what()) << "\n";
     return kBadInput;
   } catch (const sim::WatchdogTripped& e) {
-    std::cerr << "rebalance-sim: " << one_line(e.what()) << fmt::format(" [scenario {}]", one_line(scenario)) << "\n";
+    std::cerr << "rebalance-sim: " << one_line(e.what())
+              << fmt::format(" [scenario {}]", one_line(scenario)) << "\n";
     return kBadInput;
   } catch (const sim::InvariantViolation& e) {
-    std::cerr << "rebalance-sim: internal error (a model invariant broke; please report): " << e.what()
-              << fmt::format(" [scenario {}, seed {}]", scenario, seed ? std::to_string(*seed) : "from scenario")
+    std::cerr << "rebalance-sim: internal error (a model invariant broke; please report): "
+              << e.what()
+              << fmt::format(" [scenario {}, seed {}]", scenario,
+                             seed ? std::to_string(*seed) : "from scenario")
               << "\n";
     return kInternalError;
   } catch (const std::exception& e) {

@@ -13,8 +13,8 @@
 
 #include "models/coordinator/consumer_group_coordinator.hpp"
 #include "models/protocol/config.hpp"
-#include "models/spec/overloaded.hpp"
 #include "models/scenario/world.hpp"
+#include "models/spec/overloaded.hpp"
 #include "sim/assert.hpp"
 #include "sim/rng.hpp"
 #include "tools/exit_codes.hpp"
@@ -28,10 +28,11 @@ using json = nlohmann::json;
 
 namespace {
 
-std::int64_t config_ms(const ConsumerSpec& c, const std::string& group_protocol, const std::string& key,
-                       std::int64_t fallback) {
+std::int64_t config_ms(const ConsumerSpec& c, const std::string& group_protocol,
+                       const std::string& key, std::int64_t fallback) {
   if (const auto it = c.config_by_protocol.find(group_protocol); it != c.config_by_protocol.end())
-    if (const auto v = it->second.find(key); v != it->second.end()) return v->second.get<std::int64_t>();
+    if (const auto v = it->second.find(key); v != it->second.end())
+      return v->second.get<std::int64_t>();
   if (const auto v = c.config.find(key); v != c.config.end()) return v->second.get<std::int64_t>();
   return fallback;
 }
@@ -52,13 +53,17 @@ std::int64_t liveness_bound_ms(const ScenarioSpec& s, const std::string& variant
   for (const auto& c : s.consumers) {
     // KIP-848 and share groups (KIP-932) take their session and heartbeat from the broker.
     const std::int64_t session =
-        gp == "consumer" ? broker_ms(s, "group.consumer.session.timeout.ms", b.group_consumer_session_timeout_ms)
-        : gp == "share"  ? broker_ms(s, "group.share.session.timeout.ms", b.group_share_session_timeout_ms)
-                         : config_ms(c, gp, "session.timeout.ms", d.session_timeout_ms);
+        gp == "consumer"
+            ? broker_ms(s, "group.consumer.session.timeout.ms", b.group_consumer_session_timeout_ms)
+        : gp == "share"
+            ? broker_ms(s, "group.share.session.timeout.ms", b.group_share_session_timeout_ms)
+            : config_ms(c, gp, "session.timeout.ms", d.session_timeout_ms);
     const std::int64_t heartbeat =
-        gp == "consumer" ? broker_ms(s, "group.consumer.heartbeat.interval.ms", b.group_consumer_heartbeat_interval_ms)
-        : gp == "share"  ? broker_ms(s, "group.share.heartbeat.interval.ms", b.group_share_heartbeat_interval_ms)
-                         : config_ms(c, gp, "heartbeat.interval.ms", d.heartbeat_interval_ms);
+        gp == "consumer" ? broker_ms(s, "group.consumer.heartbeat.interval.ms",
+                                     b.group_consumer_heartbeat_interval_ms)
+        : gp == "share"
+            ? broker_ms(s, "group.share.heartbeat.interval.ms", b.group_share_heartbeat_interval_ms)
+            : config_ms(c, gp, "heartbeat.interval.ms", d.heartbeat_interval_ms);
     const std::int64_t rebalance = config_ms(c, gp, "max.poll.interval.ms", d.max_poll_interval_ms);
     const std::int64_t request = config_ms(c, gp, "request.timeout.ms", d.request_timeout_ms);
     worst = std::max(worst, session + rebalance + request + 3 * heartbeat);
@@ -80,18 +85,24 @@ std::int64_t last_fault_end_us(const ScenarioSpec& s) {
             [](const verb::Restart& v) -> std::optional<sim::SimTime> { return v.after; },
             [](const verb::Stall& v) -> std::optional<sim::SimTime> { return v.for_; },
             [](const verb::Pause& v) -> std::optional<sim::SimTime> { return v.for_; },
-            [](const verb::Network& v) -> std::optional<sim::SimTime> { return v.has_for ? v.for_ : sim::SimTime{0}; },
+            [](const verb::Network& v) -> std::optional<sim::SimTime> {
+              return v.has_for ? v.for_ : sim::SimTime{0};
+            },
             [](const verb::PartitionNetwork& v) -> std::optional<sim::SimTime> { return v.for_; },
             [](const verb::FailCoordinator& v) -> std::optional<sim::SimTime> {
               return v.has_down ? v.down : sim::SimTime{0};
             },
             [](const verb::Stop&) -> std::optional<sim::SimTime> { return sim::SimTime{0}; },
             [](const verb::Crash&) -> std::optional<sim::SimTime> { return sim::SimTime{0}; },
-            [](const verb::AddPartitions&) -> std::optional<sim::SimTime> { return sim::SimTime{0}; },
+            [](const verb::AddPartitions&) -> std::optional<sim::SimTime> {
+              return sim::SimTime{0};
+            },
             [](const verb::StopBroker&) -> std::optional<sim::SimTime> { return sim::SimTime{0}; },
             [](const verb::CrashBroker&) -> std::optional<sim::SimTime> { return sim::SimTime{0}; },
             [](const verb::StartBroker&) -> std::optional<sim::SimTime> { return sim::SimTime{0}; },
-            [](const verb::RestartBroker&) -> std::optional<sim::SimTime> { return sim::SimTime{0}; },
+            [](const verb::RestartBroker&) -> std::optional<sim::SimTime> {
+              return sim::SimTime{0};
+            },
             [](const verb::Rollout&) -> std::optional<sim::SimTime> { return sim::SimTime{0}; },
             [](const verb::DrainNode&) -> std::optional<sim::SimTime> { return sim::SimTime{0}; },
         },
@@ -102,7 +113,9 @@ std::int64_t last_fault_end_us(const ScenarioSpec& s) {
   return end;
 }
 
-std::string fmt_ms(double v) { return fmt::format("{:.6g}", v); }
+std::string fmt_ms(double v) {
+  return fmt::format("{:.6g}", v);
+}
 
 }  // namespace
 
@@ -110,15 +123,27 @@ json with_fault_knobs(const json& base, std::uint64_t seed, std::vector<std::str
   const ScenarioSpec spec = parse_scenario(base, "explore");
   sim::Rng rng(seed, "explore-knobs");
   json doc = base;
-  const auto pick = [&](std::int64_t lo, std::int64_t hi) { return rng.uniform(lo, std::max(lo, hi)); };
+  const auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return rng.uniform(lo, std::max(lo, hi));
+  };
 
   // The network's latency distribution, for the whole run.
   json latency;
   switch (rng.uniform(0, 3)) {
-    case 0: latency = pick(1, 5); break;
-    case 1: latency = {{"dist", "uniform"}, {"min", 0.5}, {"max", static_cast<double>(pick(2, 20))}}; break;
-    case 2: latency = {{"dist", "lognormal"}, {"median", static_cast<double>(pick(1, 4))}, {"sigma", 0.25 * static_cast<double>(pick(1, 5))}}; break;
-    default: latency = {{"dist", "exponential"}, {"mean", static_cast<double>(pick(1, 5))}}; break;
+    case 0:
+      latency = pick(1, 5);
+      break;
+    case 1:
+      latency = {{"dist", "uniform"}, {"min", 0.5}, {"max", static_cast<double>(pick(2, 20))}};
+      break;
+    case 2:
+      latency = {{"dist", "lognormal"},
+                 {"median", static_cast<double>(pick(1, 4))},
+                 {"sigma", 0.25 * static_cast<double>(pick(1, 5))}};
+      break;
+    default:
+      latency = {{"dist", "exponential"}, {"mean", static_cast<double>(pick(1, 5))}};
+      break;
   }
   doc["network"]["latency_ms"] = latency;
   knobs.push_back("network.latency_ms " + latency.dump());
@@ -139,33 +164,53 @@ json with_fault_knobs(const json& base, std::uint64_t seed, std::vector<std::str
   bool crashed_for_good = false;
   json events = doc.contains("events") ? doc["events"] : json::array();
   for (std::int64_t i = 0; i < faults; ++i) {
-    const std::string c = consumers[static_cast<std::size_t>(pick(0, static_cast<std::int64_t>(consumers.size()) - 1))];
-    const std::int64_t length = pick(500, std::min<std::int64_t>(15000, std::max<std::int64_t>(500, (last_end - first) / 2)));
+    const std::string c = consumers[static_cast<std::size_t>(
+        pick(0, static_cast<std::int64_t>(consumers.size()) - 1))];
+    const std::int64_t length = pick(
+        500, std::min<std::int64_t>(15000, std::max<std::int64_t>(500, (last_end - first) / 2)));
     const std::int64_t at = pick(first, std::max(first, last_end - length));
     json e{{"at_ms", at}};
     switch (rng.uniform(0, 8)) {
-      case 0: e.update({{"do", "restart"}, {"consumer", c}, {"graceful", false}, {"after_ms", length}}); break;
-      case 1: e.update({{"do", "restart"}, {"consumer", c}, {"graceful", true}, {"after_ms", length}}); break;
-      case 2: e.update({{"do", "stall"}, {"consumer", c}, {"for_ms", length}}); break;
-      case 3: e.update({{"do", "pause"}, {"consumer", c}, {"for_ms", length}}); break;
-      case 4: e.update({{"do", "partition-network"}, {"between", {c, "coordinator"}}, {"for_ms", length}}); break;
+      case 0:
+        e.update({{"do", "restart"}, {"consumer", c}, {"graceful", false}, {"after_ms", length}});
+        break;
+      case 1:
+        e.update({{"do", "restart"}, {"consumer", c}, {"graceful", true}, {"after_ms", length}});
+        break;
+      case 2:
+        e.update({{"do", "stall"}, {"consumer", c}, {"for_ms", length}});
+        break;
+      case 3:
+        e.update({{"do", "pause"}, {"consumer", c}, {"for_ms", length}});
+        break;
+      case 4:
+        e.update(
+            {{"do", "partition-network"}, {"between", {c, "coordinator"}}, {"for_ms", length}});
+        break;
       case 5: {
-        const std::string& g = groups[static_cast<std::size_t>(pick(0, static_cast<std::int64_t>(groups.size()) - 1))];
+        const std::string& g =
+            groups[static_cast<std::size_t>(pick(0, static_cast<std::int64_t>(groups.size()) - 1))];
         // The share world does not simulate fail-coordinator yet (share_unsupported_features):
         // there, the same draw cuts the member from its coordinator instead.
-        if (std::find(spec.protocols.begin(), spec.protocols.end(), "share") != spec.protocols.end())
-          e.update({{"do", "partition-network"}, {"between", {c, "coordinator"}}, {"for_ms", length}});
+        if (std::find(spec.protocols.begin(), spec.protocols.end(), "share") !=
+            spec.protocols.end())
+          e.update(
+              {{"do", "partition-network"}, {"between", {c, "coordinator"}}, {"for_ms", length}});
         else
           e.update({{"do", "fail-coordinator"}, {"group", g}, {"down_ms", length}});
         break;
       }
       case 6:
-        e.update({{"do", "network"}, {"between", {c, "*"}}, {"drop_rate", 0.01 * static_cast<double>(pick(1, 20))},
+        e.update({{"do", "network"},
+                  {"between", {c, "*"}},
+                  {"drop_rate", 0.01 * static_cast<double>(pick(1, 20))},
                   {"for_ms", length}});
         break;
       case 7:
-        e.update({{"do", "network"}, {"between", {c, "*"}},
-                  {"latency_ms", {{"dist", "uniform"}, {"min", 1}, {"max", static_cast<double>(pick(50, 2000))}}},
+        e.update({{"do", "network"},
+                  {"between", {c, "*"}},
+                  {"latency_ms",
+                   {{"dist", "uniform"}, {"min", 1}, {"max", static_cast<double>(pick(50, 2000))}}},
                   {"for_ms", length}});
         break;
       default:
@@ -208,7 +253,8 @@ std::vector<reports::Violation> run_and_check(const ScenarioSpec& spec, const st
                                               const ModelOptions& model) {
   // Every event of a full bus is a line (the lines a `full` trace.jsonl holds), bounded as a
   // trace is.
-  reports::InvariantSink checker(invariant_context(spec, variant), std::nullopt, limits.max_trace_bytes);
+  reports::InvariantSink checker(invariant_context(spec, variant), std::nullopt,
+                                 limits.max_trace_bytes);
   try {
     run_scenario(spec, variant, seed, {&checker}, trace::Detail::Full, limits, model);
   } catch (const sim::InvariantViolation& e) {
@@ -225,7 +271,8 @@ std::vector<reports::Violation> run_and_check(const ScenarioSpec& spec, const st
 std::string describe_violation(const reports::Violation& v) {
   // A watchdog's message names its own instant; the run has no trace window.
   if (v.property == "watchdog") return fmt::format("{}: {}\n", v.property, one_line(v.detail));
-  std::string out = fmt::format("{} at t={} ms: {}\n", v.property, fmt_ms(static_cast<double>(v.t_us) / 1000.0), one_line(v.detail));
+  std::string out = fmt::format("{} at t={} ms: {}\n", v.property,
+                                fmt_ms(static_cast<double>(v.t_us) / 1000.0), one_line(v.detail));
   // The window: the lines that show it, at most the last 12 (the checker kept them).
   if (v.window.empty()) return out;
   const std::size_t last = v.last_line;
@@ -255,7 +302,9 @@ std::pair<std::uint64_t, std::uint64_t> parse_seed_range(const std::string& text
                       : number(std::string_view(text).substr(0, dots), a) &&
                             number(std::string_view(text).substr(dots + 2), b);
   if (!ok || b < a)
-    throw ScenarioError("--seeds", {fmt::format("must be A..B with A <= B (or one seed), got \"{}\"", one_line(text))});
+    throw ScenarioError(
+        "--seeds",
+        {fmt::format("must be A..B with A <= B (or one seed), got \"{}\"", one_line(text))});
   if (b - a >= 1'000'000) throw ScenarioError("--seeds", {"at most 1000000 seeds in one explore"});
   return {a, b};
 }
@@ -277,16 +326,17 @@ int cmd_explore(const ExploreArgs& args) {
     if (!problems.empty()) throw ScenarioError(args.scenario, problems);
     variants.push_back(r.name);
   }
-  const fs::path out_dir = args.out_dir.empty() ? fs::path("out/explore") / default_output_dir(plain.name).filename()
-                                                : fs::path(args.out_dir);
+  const fs::path out_dir = args.out_dir.empty()
+                               ? fs::path("out/explore") / default_output_dir(plain.name).filename()
+                               : fs::path(args.out_dir);
   // The folder is owned and committed whole (tools/staged_output.hpp): refused before any seed
   // runs if it is not empty and not rebalance-sim's (unless --force); the failing scenarios of
   // this explore replace those of the last one.
   StagedOutput staged{out_dir, OutputOwner{plain.name, args.scenario, args.force}};
 
   struct SeedResult {
-    std::string text;       // what is printed for the seed
-    std::string failing;    // the scenario with the seed's faults, when something failed
+    std::string text;     // what is printed for the seed
+    std::string failing;  // the scenario with the seed's faults, when something failed
     std::size_t violations = 0;
     std::size_t runs = 0;
   };
@@ -307,21 +357,26 @@ int cmd_explore(const ExploreArgs& args) {
         for (const auto& run : explore_runs(settings, args.protocols)) {
           const ScenarioSpec& spec = settings[run.setting].spec;
           const std::string& v = run.name;
-          const auto violations = run_and_check(spec, run.protocol, spec.seed, args.limits, args.model);
+          const auto violations =
+              run_and_check(spec, run.protocol, spec.seed, args.limits, args.model);
           ++r.runs;
           if (violations.empty()) {
             if (!args.quiet) body += fmt::format("  {}: ok\n", v);
             continue;
           }
           r.violations += violations.size();
-          for (const auto& x : violations) body += fmt::format("  {}: FAILED {}", v, describe_violation(x));
-          body += fmt::format("    reproduce: {}\n", explore_reproduce(run, settings, args.scenario, seed, injected_bug_flag(args.model)));
+          for (const auto& x : violations)
+            body += fmt::format("  {}: FAILED {}", v, describe_violation(x));
+          body += fmt::format(
+              "    reproduce: {}\n",
+              explore_reproduce(run, settings, args.scenario, seed, injected_bug_flag(args.model)));
           r.failing = doc.dump(2) + "\n";
         }
         if (!args.quiet || r.violations > 0) {
           r.text = fmt::format("seed {}: {}\n", seed, fmt::join(knobs, "; ")) + body;
           if (r.violations > 0)
-            r.text += fmt::format("  scenario with these faults: {}\n", one_line((out_dir / fmt::format("seed-{}.json", seed)).string()));
+            r.text += fmt::format("  scenario with these faults: {}\n",
+                                  one_line((out_dir / fmt::format("seed-{}.json", seed)).string()));
         }
       } catch (const std::exception& e) {
         std::lock_guard<std::mutex> lock(fatal_mutex);
@@ -347,8 +402,9 @@ int cmd_explore(const ExploreArgs& args) {
     }
   }
   staged.commit();
-  std::cout << fmt::format("explore {}: seeds {}..{} ({} seeds) x {} variants = {} runs, {} violations in {} seeds\n",
-                           one_line(args.scenario), from, to, n, variants.size(), runs, violations, failing_seeds);
+  std::cout << fmt::format(
+      "explore {}: seeds {}..{} ({} seeds) x {} variants = {} runs, {} violations in {} seeds\n",
+      one_line(args.scenario), from, to, n, variants.size(), runs, violations, failing_seeds);
   return violations > 0 ? kExpectationFailed : kOk;
 }
 

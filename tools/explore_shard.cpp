@@ -73,43 +73,63 @@ int cmd_explore_shard(const ExploreArgs& args, const std::string& shard_text) {
             continue;
           }
           violations += found.size();
-          for (const auto& x : found) body += fmt::format("  {}: FAILED {}", v, describe_violation(x));
-          body += fmt::format("    reproduce: {}\n", explore_reproduce(run, settings, args.scenario, seed, injected_bug_flag(args.model)));
+          for (const auto& x : found)
+            body += fmt::format("  {}: FAILED {}", v, describe_violation(x));
+          body += fmt::format(
+              "    reproduce: {}\n",
+              explore_reproduce(run, settings, args.scenario, seed, injected_bug_flag(args.model)));
           failing = doc.dump(2) + "\n";
         }
         std::string text;
-        if (!args.quiet || violations > 0) text = fmt::format("seed {}: {}\n", seed, fmt::join(knobs, "; ")) + body;
-        results[i] = json{{"seed", seed}, {"text", text}, {"failing", failing}, {"violations", violations}, {"runs", runs}};
+        if (!args.quiet || violations > 0)
+          text = fmt::format("seed {}: {}\n", seed, fmt::join(knobs, "; ")) + body;
+        results[i] = json{{"seed", seed},
+                          {"text", text},
+                          {"failing", failing},
+                          {"violations", violations},
+                          {"runs", runs}};
       } catch (const std::exception& e) {
         std::lock_guard<std::mutex> lock(fatal_mutex);
         if (fatal.empty()) fatal = fmt::format("seed {}: {}", seed, e.what());
       }
     }
   };
-  const unsigned jobs = std::max(1u, std::min<unsigned>(args.jobs, static_cast<unsigned>(std::max<std::size_t>(1, seeds.size()))));
+  const unsigned jobs = std::max(
+      1u,
+      std::min<unsigned>(args.jobs, static_cast<unsigned>(std::max<std::size_t>(1, seeds.size()))));
   std::vector<std::thread> threads;
   for (unsigned j = 1; j < jobs; ++j) threads.emplace_back(work);
   work();
   for (auto& t : threads) t.join();
   if (!fatal.empty()) throw std::runtime_error(fatal);
-  const json def{{"scenario_file", args.scenario}, {"scenario_sha256", plain.sha256}, {"seeds", {from, to}},
-                 {"variants", variants}, {"quiet", args.quiet}, {"inject_bug", injected_bug_flag(args.model)}};
-  const json result{{"kind", kKind}, {"shard", {shard.first, shard.second}}, {"explore", def}, {"units", results}};
-  const fs::path dir = args.out_dir.empty()
-                           ? fs::path("out/explore") / default_output_dir(plain.name).filename() / "shards"
-                           : fs::path(args.out_dir);
+  const json def{{"scenario_file", args.scenario},
+                 {"scenario_sha256", plain.sha256},
+                 {"seeds", {from, to}},
+                 {"variants", variants},
+                 {"quiet", args.quiet},
+                 {"inject_bug", injected_bug_flag(args.model)}};
+  const json result{{"kind", kKind},
+                    {"shard", {shard.first, shard.second}},
+                    {"explore", def},
+                    {"units", results}};
+  const fs::path dir =
+      args.out_dir.empty()
+          ? fs::path("out/explore") / default_output_dir(plain.name).filename() / "shards"
+          : fs::path(args.out_dir);
   const std::string file = fmt::format("shard-{}-of-{}.json", shard.first, shard.second);
   write_file_atomically_in(dir, file, result.dump(1) + "\n");
   if (!args.quiet)
-    std::cout << fmt::format("explore {}: shard {}/{}: {} of {} seeds; wrote {}\n", args.scenario, shard.first,
-                             shard.second, seeds.size(), to - from + 1, (dir / file).string());
+    std::cout << fmt::format("explore {}: shard {}/{}: {} of {} seeds; wrote {}\n", args.scenario,
+                             shard.first, shard.second, seeds.size(), to - from + 1,
+                             (dir / file).string());
   return kOk;
 }
 
 int finish_explore(const std::vector<json>& shards, const std::string& out, bool force) {
   check_shard_set(shards, "explore", "its scenario, --seeds, --protocol or --quiet differ");
   const json& def = shards.front().at("explore");
-  const std::uint64_t from = def.at("seeds").at(0).get<std::uint64_t>(), to = def.at("seeds").at(1).get<std::uint64_t>();
+  const std::uint64_t from = def.at("seeds").at(0).get<std::uint64_t>(),
+                      to = def.at("seeds").at(1).get<std::uint64_t>();
   const std::size_t total = static_cast<std::size_t>(to - from) + 1;
   std::vector<const json*> by_seed(total, nullptr);
   for (const auto& sh : shards)
@@ -120,19 +140,23 @@ int finish_explore(const std::vector<json>& shards, const std::string& out, bool
       by_seed[s - from] = &u;
     }
   for (std::size_t k = 0; k < total; ++k)
-    if (by_seed[k] == nullptr) throw ScenarioError("merge", {fmt::format("seed {} missing from the shard results", from + k)});
+    if (by_seed[k] == nullptr)
+      throw ScenarioError("merge",
+                          {fmt::format("seed {} missing from the shard results", from + k)});
   const fs::path out_dir(out);
   // Owned and committed whole, as cmd_explore's folder (the shard results carry the scenario's
   // file, not its name: the manifest names it by the file's stem).
   const std::string scenario_file = def.at("scenario_file").get<std::string>();
-  StagedOutput staged{out_dir, OutputOwner{fs::path(scenario_file).stem().string(), scenario_file, force}};
+  StagedOutput staged{out_dir,
+                      OutputOwner{fs::path(scenario_file).stem().string(), scenario_file, force}};
   std::size_t violations = 0, runs = 0, failing_seeds = 0;
   for (std::size_t k = 0; k < total; ++k) {
     const json& u = *by_seed[k];
     const std::uint64_t seed = from + k;
     std::cout << u.at("text").get<std::string>();
     if (u.at("violations").get<std::size_t>() > 0)
-      std::cout << fmt::format("  scenario with these faults: {}\n", (out_dir / fmt::format("seed-{}.json", seed)).string());
+      std::cout << fmt::format("  scenario with these faults: {}\n",
+                               (out_dir / fmt::format("seed-{}.json", seed)).string());
     violations += u.at("violations").get<std::size_t>();
     runs += u.at("runs").get<std::size_t>();
     if (!u.at("failing").get<std::string>().empty()) {
@@ -141,9 +165,10 @@ int finish_explore(const std::vector<json>& shards, const std::string& out, bool
     }
   }
   staged.commit();
-  std::cout << fmt::format("explore {}: seeds {}..{} ({} seeds) x {} variants = {} runs, {} violations in {} seeds\n",
-                           def.at("scenario_file").get<std::string>(), from, to, total, def.at("variants").size(), runs,
-                           violations, failing_seeds);
+  std::cout << fmt::format(
+      "explore {}: seeds {}..{} ({} seeds) x {} variants = {} runs, {} violations in {} seeds\n",
+      def.at("scenario_file").get<std::string>(), from, to, total, def.at("variants").size(), runs,
+      violations, failing_seeds);
   return violations > 0 ? kExpectationFailed : kOk;
 }
 

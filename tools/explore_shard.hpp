@@ -17,6 +17,7 @@ int cmd_explore_shard(const ExploreArgs& args, const std::string& shard);
 /// The unsharded explore's output from its shard results: stdout, and DIR/seed-N.json for each
 /// failing seed, in an owned folder committed whole (tools/staged_output.hpp; `force` as --force).
 /// Exit code as explore's (1 if a property failed).
-int finish_explore(const std::vector<nlohmann::json>& shards, const std::string& out, bool force = false);
+int finish_explore(const std::vector<nlohmann::json>& shards, const std::string& out,
+                   bool force = false);
 
 }  // namespace rsim::cli

@@ -25,10 +25,12 @@ struct ExploreRun {
 
 /// Every (settings variant, protocol) run, variants in order, each with `protocols` (--protocol)
 /// or, when that is empty, the variant's own protocols.
-std::vector<ExploreRun> explore_runs(const std::vector<SettingsVariant>& settings, const std::vector<std::string>& protocols);
+std::vector<ExploreRun> explore_runs(const std::vector<SettingsVariant>& settings,
+                                     const std::vector<std::string>& protocols);
 
 /// The `reproduce:` command of a failed run (`scenario`: the file as given to explore).
 std::string explore_reproduce(const ExploreRun& run, const std::vector<SettingsVariant>& settings,
-                              const std::string& scenario, std::uint64_t seed, const std::string& bug_flag);
+                              const std::string& scenario, std::uint64_t seed,
+                              const std::string& bug_flag);
 
 }  // namespace rsim::cli

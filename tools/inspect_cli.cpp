@@ -7,30 +7,31 @@
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
-#include "models/protocol/config.hpp"
 #include "models/coordinator/group_coordinator.hpp"
+#include "models/protocol/config.hpp"
 #include "models/scenario/scenario.hpp"
-#include "models/trace/trace_jsonl.hpp"
 #include "models/scenario/world.hpp"
-#include "tools/cli_args.hpp"
-#include "tools/exit_codes.hpp"
+#include "models/trace/trace_jsonl.hpp"
 #include "reports/analyses/inspect.hpp"
 #include "reports/analyses/share_inspect.hpp"
+#include "tools/cli_args.hpp"
+#include "tools/exit_codes.hpp"
 
 namespace rsim::cli {
 
 namespace {
-
 
 /// Keeps, as trace.jsonl lines, only the log records (`record`, or `share_state.record`) of one
 /// partition of __consumer_offsets (or __share_group_state): the full log dump-log prints, read
 /// from the streamed trace (the coordinator keeps only its compacted state).
 class PartitionRecordsSink final : public TraceSink {
  public:
-  PartitionRecordsSink(std::int32_t partition, std::string_view type) : partition_(partition), type_(type) {}
+  PartitionRecordsSink(std::int32_t partition, std::string_view type)
+      : partition_(partition), type_(type) {}
   void on_event(sim::SimTime t, const trace::Event& e) override {
     if (trace::type_of(e) != type_) return;
-    if (const auto* r = std::get_if<trace::Record>(&e); r != nullptr && r->partition != partition_) return;
+    if (const auto* r = std::get_if<trace::Record>(&e); r != nullptr && r->partition != partition_)
+      return;
     std::string line;
     trace::append_jsonl(line, t, e);
     lines_.push_back(std::move(line));
@@ -48,8 +49,8 @@ std::string chosen_protocol(const ScenarioSpec& spec, const std::string& asked) 
   if (std::find(protocol_variants().begin(), protocol_variants().end(), protocol) ==
       protocol_variants().end())
     throw ScenarioError(spec.source_path,
-                        {fmt::format("--protocol: unknown variant \"{}\"; valid variants: {}", protocol,
-                                     fmt::join(protocol_variants(), ", "))});
+                        {fmt::format("--protocol: unknown variant \"{}\"; valid variants: {}",
+                                     protocol, fmt::join(protocol_variants(), ", "))});
   const auto problems = unsupported_features(spec, protocol);
   if (!problems.empty()) throw ScenarioError(spec.source_path, problems);
   return protocol;
@@ -118,11 +119,11 @@ int cmd_dump_log(const InspectArgs& args) {
                         {"--share-group-state: only share runs write __share_group_state; add "
                          "--protocol share"});
   if (args.partition >= partitions)
-    throw ScenarioError(
-        spec.source_path,
-        {fmt::format("--partition: {} has {} partitions (0..{}), got {}", topic,
-                     partitions, partitions - 1, args.partition)});
-  PartitionRecordsSink records(args.partition, args.share_group_state ? "share_state.record" : "record");
+    throw ScenarioError(spec.source_path,
+                        {fmt::format("--partition: {} has {} partitions (0..{}), got {}", topic,
+                                     partitions, partitions - 1, args.partition)});
+  PartitionRecordsSink records(args.partition,
+                               args.share_group_state ? "share_state.record" : "record");
   run_scenario(spec, protocol, args.seed.value_or(spec.seed), {&records});
   if (args.share_group_state) {
     for (const auto& line : inspect::dump_share_state_partition(records.lines(), args.partition))
@@ -135,10 +136,12 @@ int cmd_dump_log(const InspectArgs& args) {
   if (lines.size() <= 2) {
     std::set<std::string> groups;
     for (const auto& c : spec.consumers) groups.insert(c.group);
-    std::cerr << fmt::format("note: __consumer_offsets-{} holds no record in this run.", args.partition);
+    std::cerr << fmt::format("note: __consumer_offsets-{} holds no record in this run.",
+                             args.partition);
     for (const auto& g : groups)
       std::cerr << fmt::format(" Group \"{}\" uses __consumer_offsets-{} (--partition {}).", g,
-                               coordinator_partition(g, partitions), coordinator_partition(g, partitions));
+                               coordinator_partition(g, partitions),
+                               coordinator_partition(g, partitions));
     std::cerr << "\n";
   }
   return kOk;

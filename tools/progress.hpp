@@ -15,7 +15,11 @@ namespace rsim::cli {
 class ProgressSink final : public TraceSink {
  public:
   ProgressSink(std::string label, sim::SimTime duration, std::FILE* out = stderr)
-      : label_(std::move(label)), duration_(duration), out_(out), start_(Clock::now()), last_(start_) {}
+      : label_(std::move(label)),
+        duration_(duration),
+        out_(out),
+        start_(Clock::now()),
+        last_(start_) {}
   ~ProgressSink() override { finish(); }
   void on_event(sim::SimTime t, const trace::Event&) override {
     ++events_;
@@ -37,7 +41,8 @@ class ProgressSink final : public TraceSink {
   void print(Clock::time_point now) {
     const double wall = std::chrono::duration<double>(now - start_).count();
     std::fprintf(out_, "\r\033[K%s: virtual %.1f s of %.1f s, %.0f trace events/s", label_.c_str(),
-                 static_cast<double>(reached_.count()) / 1e6, static_cast<double>(duration_.count()) / 1e6,
+                 static_cast<double>(reached_.count()) / 1e6,
+                 static_cast<double>(duration_.count()) / 1e6,
                  wall > 0 ? static_cast<double>(events_) / wall : 0.0);
     std::fflush(out_);
     printed_ = true;

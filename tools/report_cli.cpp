@@ -7,8 +7,8 @@
 #include <optional>
 #include <sstream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "models/protocol/config.hpp"
 #include "models/scenario/scenario.hpp"
@@ -29,7 +29,6 @@ namespace rsim::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
 
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -53,7 +52,8 @@ std::string label_under(const fs::path& d, const std::string& dir) {
 /// both files is read.
 std::vector<VariantText> read_run_dir(const std::string& dir, bool any_variant) {
   std::error_code dir_ec;
-  if (!fs::is_directory(dir, dir_ec)) throw ScenarioError(dir, {"not a directory (expected the --out DIR of a run)"});
+  if (!fs::is_directory(dir, dir_ec))
+    throw ScenarioError(dir, {"not a directory (expected the --out DIR of a run)"});
   std::vector<VariantText> out;
   std::vector<fs::path> subdirs;
   OutputManifest manifest;
@@ -70,7 +70,8 @@ std::vector<VariantText> read_run_dir(const std::string& dir, bool any_variant) 
         // A settings variant's folder: DIR/<variant>/<protocol>/.
         std::vector<fs::path> inner;
         for (const auto& e : fs::directory_iterator(d))
-          if (e.is_directory() && fs::exists(e.path() / "trace.jsonl") && fs::exists(e.path() / "summary.json"))
+          if (e.is_directory() && fs::exists(e.path() / "trace.jsonl") &&
+              fs::exists(e.path() / "summary.json"))
             inner.push_back(e.path());
         if (!inner.empty()) {
           for (auto& p : inner) subdirs.push_back(std::move(p));
@@ -78,20 +79,27 @@ std::vector<VariantText> read_run_dir(const std::string& dir, bool any_variant) 
         }
       }
       if (!fs::exists(d / "trace.jsonl") || !fs::exists(d / "summary.json"))
-        throw ScenarioError(dir, {fmt::format("variant \"{}\" of {} has no trace.jsonl and summary.json (a run with "
-                                              "--trace none has no report)", v, kManifestName)});
+        throw ScenarioError(
+            dir,
+            {fmt::format("variant \"{}\" of {} has no trace.jsonl and summary.json (a run with "
+                         "--trace none has no report)",
+                         v, kManifestName)});
       subdirs.push_back(d);
     }
   } else if (!any_variant) {
-    throw ScenarioError(dir, {fmt::format("not an output folder of rebalance-sim (no {}); run `rebalance-sim run "
-                                          "SCENARIO --out DIR` into it, or pass --force to read every DIR/<variant>/ "
-                                          "with a trace.jsonl and a summary.json", kManifestName)});
+    throw ScenarioError(
+        dir,
+        {fmt::format("not an output folder of rebalance-sim (no {}); run `rebalance-sim run "
+                     "SCENARIO --out DIR` into it, or pass --force to read every DIR/<variant>/ "
+                     "with a trace.jsonl and a summary.json",
+                     kManifestName)});
   } else {
     std::error_code ec;
     fs::directory_iterator it(dir, ec), end;
     const auto is_variant = [](const fs::path& p) {
       std::error_code e2;
-      return fs::is_directory(p, e2) && fs::exists(p / "trace.jsonl", e2) && fs::exists(p / "summary.json", e2);
+      return fs::is_directory(p, e2) && fs::exists(p / "trace.jsonl", e2) &&
+             fs::exists(p / "summary.json", e2);
     };
     for (; !ec && it != end; it.increment(ec)) {
       const fs::path p = it->path();
@@ -111,25 +119,34 @@ std::vector<VariantText> read_run_dir(const std::string& dir, bool any_variant) 
   for (const auto& d : subdirs) {
     // A trace cut short at a line boundary is well-formed line by line: its run.end line is
     // what says that it is whole.
-    if (const std::string why = reports::trace_end_problem((d / "trace.jsonl").string()); !why.empty())
+    if (const std::string why = reports::trace_end_problem((d / "trace.jsonl").string());
+        !why.empty())
       throw ScenarioError((d / "trace.jsonl").string(), {why});
     // The folder's name under DIR as written (<protocol> or <variant>/<protocol>), never resolved
     // through a symbolic link.
-    out.push_back(VariantText{label_under(d, dir), {}, read_all(d / "summary.json"), (d / "trace.jsonl").string(),
+    out.push_back(VariantText{label_under(d, dir),
+                              {},
+                              read_all(d / "summary.json"),
+                              (d / "trace.jsonl").string(),
                               (d / "summary.json").string()});
   }
   if (out.empty())
-    throw ScenarioError(dir, {"no variant directories with trace.jsonl and summary.json; run `rebalance-sim run SCENARIO --out DIR` first"});
+    throw ScenarioError(dir, {"no variant directories with trace.jsonl and summary.json; run "
+                              "`rebalance-sim run SCENARIO --out DIR` first"});
   return out;
 }
 
 std::vector<reports::Timeline> timelines(std::vector<VariantText>& variants) {
   std::stable_sort(variants.begin(), variants.end(),
-                   [](const VariantText& a, const VariantText& b) { return reports::variant_less(a.protocol, b.protocol); });
+                   [](const VariantText& a, const VariantText& b) {
+                     return reports::variant_less(a.protocol, b.protocol);
+                   });
   std::vector<reports::Timeline> out;
   for (const auto& v : variants) {
-    const std::string summary_name = v.summary_path.empty() ? v.protocol + "/summary.json" : v.summary_path;
-    const std::string trace_name = v.trace_path.empty() ? v.protocol + "/trace.jsonl" : v.trace_path;
+    const std::string summary_name =
+        v.summary_path.empty() ? v.protocol + "/summary.json" : v.summary_path;
+    const std::string trace_name =
+        v.trace_path.empty() ? v.protocol + "/trace.jsonl" : v.trace_path;
     nlohmann::ordered_json summary;
     try {
       summary = reports::parse_ordered(v.summary_json);
@@ -190,17 +207,22 @@ std::string csv_of(const VariantText& v, std::string (*render)(std::istream&)) {
 }  // namespace
 
 void add_format_options(CLI::App* c, FormatArgs& args) {
-  c->add_option("--format", args.formats, "also write perfetto (perfetto.json), mermaid (sequence.mmd) or csv "
-                                          "(timeline.csv, lag.csv) per variant; repeatable")
+  c->add_option("--format", args.formats,
+                "also write perfetto (perfetto.json), mermaid (sequence.mmd) or csv "
+                "(timeline.csv, lag.csv) per variant; repeatable")
       ->check(CLI::IsMember({"perfetto", "mermaid", "csv"}));
-  c->add_option("--rebalance", args.rebalance, "mermaid: the rebalance to draw (1-based; default: the longest)")
+  c->add_option("--rebalance", args.rebalance,
+                "mermaid: the rebalance to draw (1-based; default: the longest)")
       ->check(CLI::PositiveNumber);
-  c->add_option("--from", args.from_ms, "mermaid: draw the window from this virtual time (ms) instead")
+  c->add_option("--from", args.from_ms,
+                "mermaid: draw the window from this virtual time (ms) instead")
       ->check(CLI::NonNegativeNumber);
-  c->add_option("--to", args.to_ms, "mermaid: ... to this virtual time (ms)")->check(CLI::NonNegativeNumber);
+  c->add_option("--to", args.to_ms, "mermaid: ... to this virtual time (ms)")
+      ->check(CLI::NonNegativeNumber);
 }
 
-std::vector<std::pair<std::string, std::string>> render_outputs(std::vector<VariantText> variants, const FormatArgs& args) {
+std::vector<std::pair<std::string, std::string>> render_outputs(std::vector<VariantText> variants,
+                                                                const FormatArgs& args) {
   const auto tls = timelines(variants);
   std::vector<reports::ShareView> share;
   for (auto& v : variants) {
@@ -213,9 +235,12 @@ std::vector<std::pair<std::string, std::string>> render_outputs(std::vector<Vari
   }
   std::vector<std::pair<std::string, std::string>> files;
   files.emplace_back("report.html", reports::render_html_report(tls, share));
-  auto wants = [&](const char* f) { return std::find(args.formats.begin(), args.formats.end(), f) != args.formats.end(); };
+  auto wants = [&](const char* f) {
+    return std::find(args.formats.begin(), args.formats.end(), f) != args.formats.end();
+  };
   if (args.from_ms && args.to_ms && *args.from_ms > *args.to_ms)
-    throw ScenarioError("--from/--to", {fmt::format("--from ({}) must not be after --to ({})", *args.from_ms, *args.to_ms)});
+    throw ScenarioError("--from/--to", {fmt::format("--from ({}) must not be after --to ({})",
+                                                    *args.from_ms, *args.to_ms)});
   for (std::size_t i = 0; i < tls.size(); ++i) {
     const auto& tl = tls[i];
     const std::string p = variants[i].protocol;
@@ -225,9 +250,11 @@ std::vector<std::pair<std::string, std::string>> render_outputs(std::vector<Vari
       w.rebalance = args.rebalance;
       if (args.from_ms) w.from_us = *args.from_ms * 1000;
       if (args.to_ms) w.to_us = *args.to_ms * 1000;
-      if (w.rebalance && !w.from_us && !w.to_us && static_cast<std::size_t>(*w.rebalance) > tl.rebalances.size())
-        throw ScenarioError(p, {fmt::format("--rebalance {}: the {} run has {} rebalance{}", *w.rebalance, p,
-                                            tl.rebalances.size(), tl.rebalances.size() == 1 ? "" : "s")});
+      if (w.rebalance && !w.from_us && !w.to_us &&
+          static_cast<std::size_t>(*w.rebalance) > tl.rebalances.size())
+        throw ScenarioError(
+            p, {fmt::format("--rebalance {}: the {} run has {} rebalance{}", *w.rebalance, p,
+                            tl.rebalances.size(), tl.rebalances.size() == 1 ? "" : "s")});
       files.emplace_back(p + "/sequence.mmd", reports::render_mermaid(tl, w));
     }
     if (wants("csv")) {
@@ -239,19 +266,28 @@ std::vector<std::pair<std::string, std::string>> render_outputs(std::vector<Vari
 }
 
 CLI::App* add_report_subcommand(CLI::App& app, std::string& dir, FormatArgs& args) {
-  auto* c = app.add_subcommand("report", "render DIR/report.html (and --format outputs) again from a run's traces");
-  c->add_option("dir", dir, "the output directory of `run --out DIR`, or a folder of runs (`check --out DIR`: a report per run)")->required();
+  auto* c = app.add_subcommand(
+      "report", "render DIR/report.html (and --format outputs) again from a run's traces");
+  c->add_option("dir", dir,
+                "the output directory of `run --out DIR`, or a folder of runs (`check --out DIR`: "
+                "a report per run)")
+      ->required();
   add_format_options(c, args);
   c->add_flag("--force", args.force,
-              "read and write a folder without .rebalance-sim-manifest.json (every DIR/<variant>/ with a trace.jsonl "
+              "read and write a folder without .rebalance-sim-manifest.json (every DIR/<variant>/ "
+              "with a trace.jsonl "
               "and a summary.json)");
-  c->footer("Example: rebalance-sim report out/two-consumers --format perfetto --format mermaid --rebalance 2");
+  c->footer(
+      "Example: rebalance-sim report out/two-consumers --format perfetto --format mermaid "
+      "--rebalance 2");
   return c;
 }
 
 namespace {
 
-bool is_variant_dir(const fs::path& d) { return fs::exists(d / "trace.jsonl") && fs::exists(d / "summary.json"); }
+bool is_variant_dir(const fs::path& d) {
+  return fs::exists(d / "trace.jsonl") && fs::exists(d / "summary.json");
+}
 
 /// The run directories under `dir` (a folder of runs, e.g. `check --out DIR`): every folder with
 /// a variant folder in it, sorted; `dir` itself when it is one.
@@ -259,7 +295,8 @@ std::vector<fs::path> run_dirs_under(const fs::path& dir) {
   std::vector<fs::path> out;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (!it->is_directory() || it->is_symlink()) continue;
     if (fs::exists(it->path() / kManifestName)) {  // an owned run folder, whatever its layout
       out.push_back(it->path());
@@ -305,23 +342,29 @@ int cmd_report(const std::string& dir, const FormatArgs& args) {
         std::error_code lec;
         const auto st = fs::symlink_status(at, lec);
         if (st.type() == fs::file_type::symlink)
-          throw OutputError(at, "is a symbolic link; report writes only into the run's own folders and files");
+          throw OutputError(
+              at, "is a symbolic link; report writes only into the run's own folders and files");
         if (std::next(it) != r.end() && st.type() != fs::file_type::directory)
           throw OutputError(at, "is not a folder of the run");
       }
     }
     for (const auto& [rel, bytes] : files) write_file_atomically(run / rel, bytes);
-    for (const auto& [rel, bytes] : files) std::cout << fmt::format("wrote {}\n", one_line((run / rel).string()));
+    for (const auto& [rel, bytes] : files)
+      std::cout << fmt::format("wrote {}\n", one_line((run / rel).string()));
   }
   return kOk;
 }
 
 CLI::App* add_explain_subcommand(CLI::App& app, ExplainArgs& args) {
-  auto* c = app.add_subcommand("explain", "tell each rebalance in plain words, per variant (a scenario is run first; "
-                                          "a run directory is read)");
-  c->add_option("target", args.target, "scenario file (JSON) or the output directory of a run")->required();
+  auto* c = app.add_subcommand(
+      "explain",
+      "tell each rebalance in plain words, per variant (a scenario is run first; "
+      "a run directory is read)");
+  c->add_option("target", args.target, "scenario file (JSON) or the output directory of a run")
+      ->required();
   c->add_option("--protocol", args.protocols, "with a scenario: the variants to run (repeatable)");
-  c->add_option("--seed", args.seed, "with a scenario: random seed (default: the scenario's `seed`)")
+  c->add_option("--seed", args.seed,
+                "with a scenario: random seed (default: the scenario's `seed`)")
       ->check(non_negative_integer(UINT64_MAX));
   c->footer("Example: rebalance-sim explain scenarios/examples/two-consumers.json");
   return c;

@@ -15,8 +15,8 @@ class App;
 namespace rsim::cli {
 
 struct FormatArgs {
-  std::vector<std::string> formats;   // perfetto, mermaid, csv (html is always written)
-  std::optional<int> rebalance;       // mermaid: which rebalance (1-based)
+  std::vector<std::string> formats;     // perfetto, mermaid, csv (html is always written)
+  std::optional<int> rebalance;         // mermaid: which rebalance (1-based)
   std::optional<std::int64_t> from_ms;  // mermaid: a window instead
   std::optional<std::int64_t> to_ms;
   bool force = false;  // report only: read and write a folder without a manifest

@@ -12,8 +12,8 @@
 #include "build_info.hpp"
 #include "models/protocol/config.hpp"
 #include "models/protocol/variant.hpp"
-#include "models/trace/trace_jsonl.hpp"
 #include "models/scenario/world.hpp"
+#include "models/trace/trace_jsonl.hpp"
 #include "reports/share_summary.hpp"
 #include "reports/summary.hpp"
 #include "tools/progress.hpp"
@@ -36,7 +36,8 @@ std::vector<std::string> steady_consumers_of(const ScenarioSpec& spec) {
   for (const auto& e : spec.events) {
     const auto* start = e.as<verb::Start>();
     if (start == nullptr) break;
-    if (std::find(out.begin(), out.end(), start->consumer) == out.end()) out.push_back(start->consumer);
+    if (std::find(out.begin(), out.end(), start->consumer) == out.end())
+      out.push_back(start->consumer);
   }
   return out;
 }
@@ -45,7 +46,8 @@ namespace {
 
 /// The consumer configs the critical paths' causes name, of one incarnation: `spec`'s configs
 /// (with its event configs merged over them) under `variant`, Kafka's defaults applied.
-std::vector<std::pair<std::string, std::int64_t>> cause_configs(const ConsumerSpec& spec, const std::string& variant) {
+std::vector<std::pair<std::string, std::int64_t>> cause_configs(const ConsumerSpec& spec,
+                                                                const std::string& variant) {
   const ConsumerConfig c = resolve_consumer_config(spec, variant, 1);
   return {{"heartbeat.interval.ms", c.heartbeat_interval_ms},
           {"max.poll.interval.ms", c.max_poll_interval_ms},
@@ -84,7 +86,8 @@ nlohmann::ordered_json effective_config(const ScenarioSpec& spec, const std::str
   using Values = std::map<std::string, std::optional<std::int64_t>>;
   std::map<std::string, Values> consumers;
   std::vector<Values> templates;
-  const auto fold = [](Values& into, const std::vector<std::pair<std::string, std::int64_t>>& values) {
+  const auto fold = [](Values& into,
+                       const std::vector<std::pair<std::string, std::int64_t>>& values) {
     for (const auto& [k, v] : values) {
       const auto [it, fresh] = into.try_emplace(k, v);
       if (!fresh && it->second != v) it->second.reset();
@@ -96,9 +99,11 @@ nlohmann::ordered_json effective_config(const ScenarioSpec& spec, const std::str
     fold(consumers[c.name], cause_configs(s, v));
     for (const auto& e : spec.events) {
       const ConfigMap* config = nullptr;
-      if (const auto* start = e.as<verb::Start>(); start != nullptr && start->consumer == c.name && start->has_config)
+      if (const auto* start = e.as<verb::Start>();
+          start != nullptr && start->consumer == c.name && start->has_config)
         config = &start->config;
-      if (const auto* restart = e.as<verb::Restart>(); restart != nullptr && restart->consumer == c.name && restart->has_config)
+      if (const auto* restart = e.as<verb::Restart>();
+          restart != nullptr && restart->consumer == c.name && restart->has_config)
         config = &restart->config;
       if (config == nullptr) continue;
       merge_event_config(s, v, *config);
@@ -113,17 +118,19 @@ nlohmann::ordered_json effective_config(const ScenarioSpec& spec, const std::str
     Values& t = templates.emplace_back();
     fold(t, cause_configs(s, v));
     for (const auto& e : spec.events)
-      if (const auto* r = e.as<verb::Rollout>(); r != nullptr && r->deployment == d.name && r->has_config) {
+      if (const auto* r = e.as<verb::Rollout>();
+          r != nullptr && r->deployment == d.name && r->has_config) {
         merge_event_config(s, v, r->config);
         fold(t, cause_configs(s, v));
       }
   }
   ojson out;
   const BrokerConfig b = resolve_broker_config(spec.cluster);
-  out["cluster"] = {{"group.consumer.assignment.interval.ms", b.group_consumer_assignment_interval_ms},
-                    {"group.consumer.heartbeat.interval.ms", b.group_consumer_heartbeat_interval_ms},
-                    {"group.consumer.session.timeout.ms", b.group_consumer_session_timeout_ms},
-                    {"group.initial.rebalance.delay.ms", b.group_initial_rebalance_delay_ms}};
+  out["cluster"] = {
+      {"group.consumer.assignment.interval.ms", b.group_consumer_assignment_interval_ms},
+      {"group.consumer.heartbeat.interval.ms", b.group_consumer_heartbeat_interval_ms},
+      {"group.consumer.session.timeout.ms", b.group_consumer_session_timeout_ms},
+      {"group.initial.rebalance.delay.ms", b.group_initial_rebalance_delay_ms}};
   // A key's value every consumer and pod template has in every incarnation goes under
   // `consumer`; the others under `consumers`, per consumer (null: its incarnations disagree).
   ojson common = ojson::object(), each = ojson::object();
@@ -150,7 +157,8 @@ nlohmann::ordered_json effective_config(const ScenarioSpec& spec, const std::str
 
 namespace {
 
-reports::SummaryInputs summary_inputs(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed) {
+reports::SummaryInputs summary_inputs(const ScenarioSpec& spec, const std::string& variant,
+                                      std::uint64_t seed) {
   reports::SummaryInputs in;
   in.scenario = spec.name;
   in.protocol = variant;
@@ -163,7 +171,8 @@ reports::SummaryInputs summary_inputs(const ScenarioSpec& spec, const std::strin
   // The lesson report.html shows at its top (issue 35); only when the scenario has one.
   if (!spec.description.empty()) in.produced_by["scenario_description"] = spec.description;
   // The rebalance the lesson is about: report.html's step control opens it (issue 35).
-  if (spec.lesson_rebalance_from_ms) in.produced_by["lesson_rebalance_from_ms"] = *spec.lesson_rebalance_from_ms;
+  if (spec.lesson_rebalance_from_ms)
+    in.produced_by["lesson_rebalance_from_ms"] = *spec.lesson_rebalance_from_ms;
   in.steady_consumers = steady_consumers_of(spec);
   in.config = effective_config(spec, variant);
   return in;
@@ -205,7 +214,8 @@ class StagedTraceSink final : public TraceSink {
 
 std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
                                         const std::vector<std::string>& protocols,
-                                        std::optional<std::uint64_t> seed, const RunOptions& options) {
+                                        std::optional<std::uint64_t> seed,
+                                        const RunOptions& options) {
   const TraceLevel level = options.level;
   const std::vector<std::string>& variants = protocols.empty() ? spec.protocols : protocols;
   std::vector<std::string> problems;
@@ -221,7 +231,8 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     // The manifest names the folders of the run: <protocol>, or <settings variant> (a caller that
     // runs several settings variants sets the whole list after them).
     // A settings variant's run is one folder, DIR/<variant>/, holding its protocols' folders.
-    options.staged->set_variants(options.variant.empty() ? variants : std::vector<std::string>{options.variant});
+    options.staged->set_variants(
+        options.variant.empty() ? variants : std::vector<std::string>{options.variant});
   }
   const std::uint64_t s = seed.value_or(spec.seed);
   for (const auto& v : variants) {
@@ -234,11 +245,13 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     reports::SummaryInputs inputs = summary_inputs(spec, v, s);
     inputs.not_processed_gaps = options.not_processed_gaps;
     reports::SummarySink summary(inputs);
-    const bool streamed = options.stream_summary && options.staged != nullptr && v != "share" &&
-                          std::none_of(spec.expect.begin(), spec.expect.end(), [](const ExpectSpec& e) {
-                            return e.metric == "rebalances" || e.metric.starts_with("rebalances/");
-                          });
-    if (streamed) summary.spool_rebalances(options.staged->staged(fs::path(rel) / "summary.rebalances.spool"));
+    const bool streamed =
+        options.stream_summary && options.staged != nullptr && v != "share" &&
+        std::none_of(spec.expect.begin(), spec.expect.end(), [](const ExpectSpec& e) {
+          return e.metric == "rebalances" || e.metric.starts_with("rebalances/");
+        });
+    if (streamed)
+      summary.spool_rebalances(options.staged->staged(fs::path(rel) / "summary.rebalances.spool"));
     std::vector<TraceSink*> sinks{&summary};
     std::optional<reports::ShareSummarySink> share;
     if (v == "share") {
@@ -249,7 +262,8 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     for (auto* sink : expect.sinks()) sinks.push_back(sink);
     std::optional<StagedTraceSink> jsonl;
     // The level trace.jsonl is written at (`none` keeps in memory what `standard` writes).
-    const trace::Detail written = level == TraceLevel::Full ? trace::Detail::Full : trace::Detail::Standard;
+    const trace::Detail written =
+        level == TraceLevel::Full ? trace::Detail::Full : trace::Detail::Standard;
     std::optional<trace::JsonlLinesSink> kept;
     std::optional<reports::InvariantSink> invariants;
     if (options.keep_trace) {
@@ -266,11 +280,14 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     }
     std::optional<ProgressSink> progress_line;
     if (options.progress) {
-      progress_line.emplace(fmt::format("{} [{}]", spec.name, options.variant.empty() ? v : options.variant + "/" + v), spec.duration);
+      progress_line.emplace(fmt::format("{} [{}]", spec.name,
+                                        options.variant.empty() ? v : options.variant + "/" + v),
+                            spec.duration);
       sinks.push_back(&*progress_line);
     }
     if (options.staged != nullptr && level != TraceLevel::None) {
-      jsonl.emplace(staged_trace_path(*options.staged, rel), options.limits.max_trace_bytes, written);
+      jsonl.emplace(staged_trace_path(*options.staged, rel), options.limits.max_trace_bytes,
+                    written);
       sinks.push_back(&*jsonl);
     }
     o.events_fired = run_scenario(spec, v, s, sinks, written, options.limits, options.model);
@@ -301,8 +318,9 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     o.expectations = expect.results(o.summary);
     nlohmann::ordered_json checks = nlohmann::ordered_json::array();
     for (const auto& e : o.expectations) {
-      nlohmann::ordered_json c{{"index", e.index}, {"assertion", e.what}, {"metric", e.metric}, {"op", e.op},
-                               {"value", e.expected}, {"actual", e.actual}, {"passed", e.passed}};
+      nlohmann::ordered_json c{{"index", e.index},  {"assertion", e.what}, {"metric", e.metric},
+                               {"op", e.op},        {"value", e.expected}, {"actual", e.actual},
+                               {"passed", e.passed}};
       if (!e.detail.empty()) c["detail"] = e.detail;
       if (!e.message.empty()) c["message"] = e.message;
       checks.push_back(std::move(c));

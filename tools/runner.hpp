@@ -15,10 +15,10 @@
 
 #include "models/protocol/model_options.hpp"
 #include "models/scenario/scenario.hpp"
+#include "reports/analyses/expectations.hpp"
 #include "reports/invariants.hpp"
 #include "reports/summary.hpp"
 #include "sim/kernel.hpp"
-#include "reports/analyses/expectations.hpp"
 
 namespace rsim::cli {
 

@@ -1,21 +1,21 @@
 #include "tools/settings_run.hpp"
 
+#include <unistd.h>
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "models/scenario/variants.hpp"
 #include "models/scenario/world.hpp"
+#include "reports/analyses/expectations.hpp"
 #include "reports/invariants.hpp"
 #include "reports/summary.hpp"
 #include "tools/exit_codes.hpp"
-#include "reports/analyses/expectations.hpp"
 #include "tools/explore.hpp"
 #include "tools/staged_output.hpp"
 
@@ -58,20 +58,24 @@ int cmd_run_settings(const SettingsRunArgs& args, const FormatArgs& formats) {
       for (auto& p : expectation_problems(v.spec))
         problems.push_back(v.name.empty() ? p : fmt::format("variant \"{}\": {}", v.name, p));
     for (const auto& p : args.protocols) {
-      if (std::find(protocol_variants().begin(), protocol_variants().end(), p) == protocol_variants().end())
+      if (std::find(protocol_variants().begin(), protocol_variants().end(), p) ==
+          protocol_variants().end())
         problems.push_back(fmt::format("--protocol: unknown variant \"{}\"; valid variants: {}", p,
                                        fmt::join(protocol_variants(), ", ")));
     }
     if (!problems.empty()) throw ScenarioError(args.file, problems);
   }
-  const std::string out_dir = args.out_dir.empty() ? default_output_dir(variants.front().spec.name).string() : args.out_dir;
-  StagedOutput staged{fs::path(out_dir), OutputOwner{variants.front().spec.name, args.file, args.force}};
+  const std::string out_dir =
+      args.out_dir.empty() ? default_output_dir(variants.front().spec.name).string() : args.out_dir;
+  StagedOutput staged{fs::path(out_dir),
+                      OutputOwner{variants.front().spec.name, args.file, args.force}};
   {
     // Every folder the run writes, claimed before anything runs.
     std::vector<std::string> names;
     for (const auto& v : variants) {
       if (v.name.empty()) {
-        for (const auto& p : args.protocols.empty() ? v.spec.protocols : args.protocols) names.push_back(p);
+        for (const auto& p : args.protocols.empty() ? v.spec.protocols : args.protocols)
+          names.push_back(p);
       } else {
         names.push_back(v.name);
       }
@@ -93,7 +97,9 @@ int cmd_run_settings(const SettingsRunArgs& args, const FormatArgs& formats) {
     // The invariants are checked on the bus as the run goes, on the lines trace.jsonl holds at
     // the level (`standard` for `none`).
     if (args.invariants) {
-      options.invariants = [&v](const std::string& protocol) { return invariant_context(v.spec, protocol); };
+      options.invariants = [&v](const std::string& protocol) {
+        return invariant_context(v.spec, protocol);
+      };
       options.invariants_on_written_lines = true;
     }
     for (auto& o : run_variants(v.spec, args.protocols, args.seed, options)) {
@@ -102,13 +108,16 @@ int cmd_run_settings(const SettingsRunArgs& args, const FormatArgs& formats) {
     }
   }
   const auto rel = [&](std::size_t i) {
-    return outputs[i].variant.empty() ? outputs[i].protocol : outputs[i].variant + "/" + outputs[i].protocol;
+    return outputs[i].variant.empty() ? outputs[i].protocol
+                                      : outputs[i].variant + "/" + outputs[i].protocol;
   };
   const bool whole = args.determinism;
   std::vector<std::string> traces(outputs.size());
   for (std::size_t i = 0; i < outputs.size(); ++i) {
-    if (args.level == TraceLevel::None) traces[i] = outputs[i].trace_jsonl;
-    else if (whole) traces[i] = read_all(staged_trace_path(staged, rel(i)));
+    if (args.level == TraceLevel::None)
+      traces[i] = outputs[i].trace_jsonl;
+    else if (whole)
+      traces[i] = read_all(staged_trace_path(staged, rel(i)));
   }
   if (args.determinism) {
     for (std::size_t i = 0; i < outputs.size(); ++i) {
@@ -138,8 +147,9 @@ int cmd_run_settings(const SettingsRunArgs& args, const FormatArgs& formats) {
   if (args.level != TraceLevel::None) {
     std::vector<VariantText> texts;
     for (std::size_t i = 0; i < outputs.size(); ++i)
-      texts.push_back(VariantText{rel(i), traces[i], outputs[i].summary.dump(2) + "\n",
-                                  whole ? std::string() : staged_trace_path(staged, rel(i)).string()});
+      texts.push_back(
+          VariantText{rel(i), traces[i], outputs[i].summary.dump(2) + "\n",
+                      whole ? std::string() : staged_trace_path(staged, rel(i)).string()});
     extra = render_outputs(std::move(texts), formats);
     for (const auto& [path, bytes] : extra) staged.write_file(fs::path(path), bytes);
   }
@@ -151,9 +161,11 @@ int cmd_run_settings(const SettingsRunArgs& args, const FormatArgs& formats) {
     if (args.invariants) {
       for (const auto& x : o.violations) {
         failed = true;
-        if (!args.quiet) std::cout << fmt::format("{} [{}]: VIOLATED {}", name, rel(i), describe_violation(x));
+        if (!args.quiet)
+          std::cout << fmt::format("{} [{}]: VIOLATED {}", name, rel(i), describe_violation(x));
       }
-      if (o.violations.empty() && !args.quiet) std::cout << fmt::format("{} [{}]: invariants hold\n", name, rel(i));
+      if (o.violations.empty() && !args.quiet)
+        std::cout << fmt::format("{} [{}]: invariants hold\n", name, rel(i));
     }
     for (const auto& e : o.expectations)
       if (!e.passed) failed = true;
@@ -161,20 +173,24 @@ int cmd_run_settings(const SettingsRunArgs& args, const FormatArgs& formats) {
     // As `run` prints a variant: the verdict and the steady window's headline, the decisive
     // moments as warnings (issue 34).
     if (o.summary.contains("verdict"))
-      std::cout << fmt::format("{} [{}]: {}\n  {}\n", name, rel(i), o.summary.at("verdict").get<std::string>(),
+      std::cout << fmt::format("{} [{}]: {}\n  {}\n", name, rel(i),
+                               o.summary.at("verdict").get<std::string>(),
                                reports::headline_of(o.summary));
     else
       std::cout << fmt::format("{} [{}]: {}\n", name, rel(i), reports::headline_of(o.summary));
     constexpr std::size_t kMaxMomentLines = 20;  // as run's
     const auto moments = reports::moment_lines(o.summary);
-    for (std::size_t k = 0; k < moments.size() && k < kMaxMomentLines; ++k) std::cout << "  warning: " << one_line(moments[k]) << "\n";
+    for (std::size_t k = 0; k < moments.size() && k < kMaxMomentLines; ++k)
+      std::cout << "  warning: " << one_line(moments[k]) << "\n";
     if (moments.size() > kMaxMomentLines)
-      std::cout << fmt::format("  warning: ... and {} more decisive moments (summary.json's \"moments\")\n",
-                               moments.size() - kMaxMomentLines);
+      std::cout << fmt::format(
+          "  warning: ... and {} more decisive moments (summary.json's \"moments\")\n",
+          moments.size() - kMaxMomentLines);
     std::cout << fmt::format("  wrote {}/{}/{}summary.json\n", out_dir, rel(i),
                              args.level == TraceLevel::None ? "" : "trace.jsonl and ");
     for (const auto& [path, bytes] : extra)
-      if (path.rfind(rel(i) + "/", 0) == 0) std::cout << fmt::format("  wrote {}/{}\n", out_dir, path);
+      if (path.rfind(rel(i) + "/", 0) == 0)
+        std::cout << fmt::format("  wrote {}/{}\n", out_dir, path);
     for (const auto& e : o.expectations)
       if (!e.passed) std::cout << "  FAILED " << e.describe() << "\n";
   }

@@ -24,8 +24,8 @@ struct SettingsRunArgs {
   bool determinism = false;
   bool invariants = false;
   sim::WatchdogLimits limits;
-  ModelOptions model;   // test-only injected bugs, developer checks
-  bool force = false;   // --force: write into a folder rebalance-sim does not own
+  ModelOptions model;  // test-only injected bugs, developer checks
+  bool force = false;  // --force: write into a folder rebalance-sim does not own
 };
 
 /// True when the file is a JSON object with a top-level `variants` (read leniently: a file that

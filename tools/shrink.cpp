@@ -20,7 +20,8 @@ using json = nlohmann::json;
 namespace {
 
 // ddmin over n items: the smallest subset (1-minimal) of indexes for which `fails` holds.
-std::vector<std::size_t> ddmin(std::size_t n, const std::function<bool(const std::vector<std::size_t>&)>& fails) {
+std::vector<std::size_t> ddmin(std::size_t n,
+                               const std::function<bool(const std::vector<std::size_t>&)>& fails) {
   std::vector<std::size_t> items(n);
   for (std::size_t i = 0; i < n; ++i) items[i] = i;
   if (fails({})) return {};
@@ -59,7 +60,8 @@ bool mentions(const json& event, const std::string& consumer) {
 int cmd_shrink(const ShrinkArgs& args) {
   json doc = load_scenario_json(args.scenario);
   const ScenarioSpec spec = parse_scenario(doc, args.scenario);
-  std::vector<std::string> variants = args.protocol.empty() ? spec.protocols : std::vector<std::string>{args.protocol};
+  std::vector<std::string> variants =
+      args.protocol.empty() ? spec.protocols : std::vector<std::string>{args.protocol};
   std::string variant, property;
   for (const auto& v : variants) {
     const auto problems = unsupported_features(spec, v);
@@ -73,9 +75,11 @@ int cmd_shrink(const ShrinkArgs& args) {
     if (!variant.empty()) break;
   }
   if (variant.empty()) {
-    throw ScenarioError(args.scenario, {args.property.empty()
-                                            ? "no property fails in this scenario: nothing to shrink"
-                                            : fmt::format("property {} does not fail: nothing to shrink", args.property)});
+    throw ScenarioError(
+        args.scenario,
+        {args.property.empty()
+             ? "no property fails in this scenario: nothing to shrink"
+             : fmt::format("property {} does not fail: nothing to shrink", args.property)});
   }
   std::size_t runs = 0;
   const auto still_fails = [&](const json& candidate) {
@@ -92,8 +96,9 @@ int cmd_shrink(const ShrinkArgs& args) {
     return false;
   };
   const auto sizes = [](const json& d) {
-    return fmt::format("{} events, {} consumers, {} topics", d.value("events", json::array()).size(),
-                       d.value("consumers", json::array()).size(), d.value("topics", json::array()).size());
+    return fmt::format(
+        "{} events, {} consumers, {} topics", d.value("events", json::array()).size(),
+        d.value("consumers", json::array()).size(), d.value("topics", json::array()).size());
   };
   const std::string before = sizes(doc);
 
@@ -106,7 +111,8 @@ int cmd_shrink(const ShrinkArgs& args) {
     return c;
   };
   if (doc.contains("events")) {
-    const auto keep = ddmin(doc["events"].size(), [&](const auto& k) { return still_fails(keep_events(doc, k)); });
+    const auto keep = ddmin(doc["events"].size(),
+                            [&](const auto& k) { return still_fails(keep_events(doc, k)); });
     doc = keep_events(doc, keep);
   }
   // 2. Consumers, with the events that name them.
@@ -115,18 +121,23 @@ int cmd_shrink(const ShrinkArgs& args) {
     json consumers = json::array();
     std::vector<std::string> gone;
     for (std::size_t i = 0; i < d["consumers"].size(); ++i) {
-      if (std::find(keep.begin(), keep.end(), i) != keep.end()) consumers.push_back(d["consumers"][i]);
-      else gone.push_back(d["consumers"][i].value("name", ""));
+      if (std::find(keep.begin(), keep.end(), i) != keep.end())
+        consumers.push_back(d["consumers"][i]);
+      else
+        gone.push_back(d["consumers"][i].value("name", ""));
     }
     c["consumers"] = consumers;
     json events = json::array();
     for (const auto& e : d.value("events", json::array()))
-      if (std::none_of(gone.begin(), gone.end(), [&](const std::string& g) { return mentions(e, g); })) events.push_back(e);
+      if (std::none_of(gone.begin(), gone.end(),
+                       [&](const std::string& g) { return mentions(e, g); }))
+        events.push_back(e);
     c["events"] = events;
     return c;
   };
   if (doc.contains("consumers")) {
-    const auto keep = ddmin(doc["consumers"].size(), [&](const auto& k) { return still_fails(keep_consumers(doc, k)); });
+    const auto keep = ddmin(doc["consumers"].size(),
+                            [&](const auto& k) { return still_fails(keep_consumers(doc, k)); });
     doc = keep_consumers(doc, keep);
   }
   // 3. Topics, with the subscriptions and events that name them.
@@ -139,7 +150,9 @@ int cmd_shrink(const ShrinkArgs& args) {
       kept.push_back(d["topics"][i].value("name", ""));
     }
     c["topics"] = topics;
-    const auto known = [&](const json& t) { return std::find(kept.begin(), kept.end(), t.get<std::string>()) != kept.end(); };
+    const auto known = [&](const json& t) {
+      return std::find(kept.begin(), kept.end(), t.get<std::string>()) != kept.end();
+    };
     for (auto& consumer : c["consumers"]) {
       json subscribed = json::array();
       for (const auto& t : consumer.value("topics", json::array()))
@@ -161,7 +174,8 @@ int cmd_shrink(const ShrinkArgs& args) {
     return c;
   };
   if (doc.contains("topics")) {
-    const auto keep = ddmin(doc["topics"].size(), [&](const auto& k) { return still_fails(keep_topics(doc, k)); });
+    const auto keep = ddmin(doc["topics"].size(),
+                            [&](const auto& k) { return still_fails(keep_topics(doc, k)); });
     doc = keep_topics(doc, keep);
   }
   // 4. The network knobs and the expectations (which do not matter to a property).
@@ -179,10 +193,12 @@ int cmd_shrink(const ShrinkArgs& args) {
     out += ".shrunk.json";
   }
   write_file_atomically(out, doc.dump(2) + "\n");
-  std::cout << fmt::format("shrink {}: {} fails under {}; {} runs\n", args.scenario, property, variant, runs);
+  std::cout << fmt::format("shrink {}: {} fails under {}; {} runs\n", args.scenario, property,
+                           variant, runs);
   std::cout << fmt::format("  from {}\n  to   {}\n", before, sizes(doc));
-  std::cout << fmt::format("  wrote {}\n  reproduce: rebalance-sim run {} --protocol {} --check-invariants{}\n", out, out,
-                           variant, injected_bug_flag(args.model));
+  std::cout << fmt::format(
+      "  wrote {}\n  reproduce: rebalance-sim run {} --protocol {} --check-invariants{}\n", out,
+      out, variant, injected_bug_flag(args.model));
   return kOk;
 }
 

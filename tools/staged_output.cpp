@@ -26,7 +26,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string errno_text(int e) { return std::strerror(e); }
+std::string errno_text(int e) {
+  return std::strerror(e);
+}
 
 void fsync_dir(const fs::path& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -58,11 +60,14 @@ struct InFlight {
 };
 
 InFlight& in_flight() {
-  static InFlight* const registry = new InFlight;  // never destroyed: the interrupt thread may outlive main()
+  static InFlight* const registry =
+      new InFlight;  // never destroyed: the interrupt thread may outlive main()
   return *registry;
 }
 
-void enlist_locked(const fs::path& p) { in_flight().paths.push_back(p); }
+void enlist_locked(const fs::path& p) {
+  in_flight().paths.push_back(p);
+}
 
 void delist(const fs::path& p) {
   auto& r = in_flight();
@@ -94,7 +99,8 @@ bool inside(const fs::path& a, const fs::path& b) {
 std::vector<std::string> entries_of(const fs::path& dir) {
   std::vector<std::string> names;
   std::error_code ec;
-  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec))
     names.push_back(it->path().filename().string());
   if (ec) throw OutputError(dir, ec.message());
   std::sort(names.begin(), names.end());
@@ -107,7 +113,8 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 
 std::string quoted_list(const std::vector<std::string>& names) {
   std::string out;
-  for (std::size_t i = 0; i < names.size() && i < 3; ++i) out += fmt::format("{}\"{}\"", i == 0 ? "" : ", ", names[i]);
+  for (std::size_t i = 0; i < names.size() && i < 3; ++i)
+    out += fmt::format("{}\"{}\"", i == 0 ? "" : ", ", names[i]);
   if (names.size() > 3) out += fmt::format(" and {} more", names.size() - 3);
   return out;
 }
@@ -118,7 +125,9 @@ constexpr const char* kOldInfix = ".rebalance-sim-old-";
 }  // namespace
 
 OutputError::OutputError(const fs::path& path, const std::string& reason)
-    : std::runtime_error(fmt::format("cannot write {}: {}", path.string(), reason)), path_(path), reason_(reason) {}
+    : std::runtime_error(fmt::format("cannot write {}: {}", path.string(), reason)),
+      path_(path),
+      reason_(reason) {}
 
 OutputFile::OutputFile(fs::path path) : path_(std::move(path)) {
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -169,11 +178,13 @@ bool read_manifest(const fs::path& dir, OutputManifest& out) {
   std::error_code ec;
   const auto st = fs::symlink_status(p, ec);
   if (ec || st.type() == fs::file_type::not_found) return false;
-  if (st.type() != fs::file_type::regular) throw OutputError(p, "is not a regular file: not a manifest of rebalance-sim");
+  if (st.type() != fs::file_type::regular)
+    throw OutputError(p, "is not a regular file: not a manifest of rebalance-sim");
   std::ifstream in(p, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto bad = [&](const std::string& why) {
-    return OutputError(p, fmt::format("not a manifest of rebalance-sim ({}); remove it, or pass --force", why));
+    return OutputError(
+        p, fmt::format("not a manifest of rebalance-sim ({}); remove it, or pass --force", why));
   };
   if (text.size() > (16u << 20)) throw bad("larger than 16 MiB");
   nlohmann::json j;
@@ -182,7 +193,8 @@ bool read_manifest(const fs::path& dir, OutputManifest& out) {
   } catch (const nlohmann::json::exception&) {
     throw bad("not valid json");
   }
-  if (!j.is_object() || j.value("written_by", nlohmann::json()) != "rebalance-sim") throw bad("no \"written_by\": \"rebalance-sim\"");
+  if (!j.is_object() || j.value("written_by", nlohmann::json()) != "rebalance-sim")
+    throw bad("no \"written_by\": \"rebalance-sim\"");
   auto strings = [&](const char* key) {
     std::vector<std::string> v;
     const auto it = j.find(key);
@@ -193,8 +205,11 @@ bool read_manifest(const fs::path& dir, OutputManifest& out) {
     }
     return v;
   };
-  out.scenario = j.contains("scenario") && j["scenario"].is_string() ? j["scenario"].get<std::string>() : "";
-  out.scenario_file = j.contains("scenario_file") && j["scenario_file"].is_string() ? j["scenario_file"].get<std::string>() : "";
+  out.scenario =
+      j.contains("scenario") && j["scenario"].is_string() ? j["scenario"].get<std::string>() : "";
+  out.scenario_file = j.contains("scenario_file") && j["scenario_file"].is_string()
+                          ? j["scenario_file"].get<std::string>()
+                          : "";
   out.variants = strings("variants");
   out.files = strings("files");
   for (const auto& f : out.files) {
@@ -224,15 +239,18 @@ FolderLock::FolderLock(const fs::path& dir, const fs::path& shown) {
       ::close(fd_);
       fd_ = -1;
       if (e == EWOULDBLOCK)
-        throw OutputError(shown, "another rebalance-sim is writing to this folder (it holds the folder's lock); "
-                                 "wait until it ends, or choose another output folder");
+        throw OutputError(
+            shown,
+            "another rebalance-sim is writing to this folder (it holds the folder's lock); "
+            "wait until it ends, or choose another output folder");
       throw OutputError(shown, "cannot lock the folder: " + errno_text(e));
     }
     // The folder may have been swapped for a new one between open() and flock(): the lock must
     // be on the folder the path names now.
-    struct stat held {}, named {};
-    if (::fstat(fd_, &held) == 0 && ::stat(dir.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
-        held.st_ino == named.st_ino)
+    struct stat held {
+    }, named{};
+    if (::fstat(fd_, &held) == 0 && ::stat(dir.c_str(), &named) == 0 &&
+        held.st_dev == named.st_dev && held.st_ino == named.st_ino)
       return;
     ::close(fd_);
     fd_ = -1;
@@ -247,16 +265,19 @@ FolderLock::~FolderLock() {
 // ---------------------------------------------------------------------------------------------
 // The staged output
 
-StagedOutput::StagedOutput(fs::path target, OutputOwner owner) : shown_(std::move(target)), owner_(std::move(owner)) {
+StagedOutput::StagedOutput(fs::path target, OutputOwner owner)
+    : shown_(std::move(target)), owner_(std::move(owner)) {
   if (shown_.empty()) shown_ = ".";
   std::error_code ec;
   target_ = fs::absolute(shown_, ec).lexically_normal();
   if (ec) throw OutputError(shown_, ec.message());
-  if (!target_.has_filename() && target_.has_parent_path() && target_ != target_.root_path()) target_ = target_.parent_path();
+  if (!target_.has_filename() && target_.has_parent_path() && target_ != target_.root_path())
+    target_ = target_.parent_path();
   const auto st = fs::symlink_status(target_, ec);
   if (st.type() == fs::file_type::symlink) {
     // `--out LINK` names the folder the link points to (the link itself stays).
-    if (!fs::is_directory(target_, ec)) throw OutputError(shown_, "is a symbolic link, not to a folder");
+    if (!fs::is_directory(target_, ec))
+      throw OutputError(shown_, "is a symbolic link, not to a folder");
     target_ = fs::canonical(target_, ec);
     if (ec) throw OutputError(shown_, ec.message());
   } else if (st.type() != fs::file_type::not_found && st.type() != fs::file_type::directory) {
@@ -265,8 +286,10 @@ StagedOutput::StagedOutput(fs::path target, OutputOwner owner) : shown_(std::mov
   // The folder is replaced whole by a rename: it cannot be the current folder or hold it.
   const fs::path cwd = fs::weakly_canonical(fs::current_path(ec), ec);
   if (!target_.has_filename() || inside(cwd, fs::weakly_canonical(target_, ec)))
-    throw OutputError(shown_, "is the current folder or one of its parents; an output folder is replaced whole, "
-                              "so give it a folder of its own (e.g. out/NAME)");
+    throw OutputError(
+        shown_,
+        "is the current folder or one of its parents; an output folder is replaced whole, "
+        "so give it a folder of its own (e.g. out/NAME)");
   created_target_ = !fs::exists(target_, ec);
   make_dirs(target_);
   try {
@@ -278,14 +301,16 @@ StagedOutput::StagedOutput(fs::path target, OutputOwner owner) : shown_(std::mov
     for (const auto& n : entries_of(parent)) {
       for (const char* infix : {kStagingInfix, kOldInfix}) {
         const std::string prefix = "." + name + infix;
-        if (n.size() > prefix.size() && n.compare(0, prefix.size(), prefix) == 0 && all_digits(n.substr(prefix.size())))
+        if (n.size() > prefix.size() && n.compare(0, prefix.size(), prefix) == 0 &&
+            all_digits(n.substr(prefix.size())))
           fs::remove_all(parent / n, ec);
       }
     }
     // Staging folders of older versions were inside the folder; those of dead processes go too.
     for (const auto& n : entries_of(target_)) {
       const std::string prefix = std::string(kStagingInfix);
-      if (n.size() > prefix.size() && n.compare(0, prefix.size(), prefix) == 0 && process_gone(n.substr(prefix.size())))
+      if (n.size() > prefix.size() && n.compare(0, prefix.size(), prefix) == 0 &&
+          process_gone(n.substr(prefix.size())))
         fs::remove_all(target_ / n, ec);
     }
     // Ownership.
@@ -300,11 +325,13 @@ StagedOutput::StagedOutput(fs::path target, OutputOwner owner) : shown_(std::mov
     if (!had_manifest_ && !owner_.force) {
       const auto held = entries_of(target_);
       if (!held.empty())
-        throw OutputError(shown_, fmt::format("the folder is not empty and is not an output folder of rebalance-sim "
-                                              "(it has no {}; it holds {}); choose a new or empty folder, or pass "
-                                              "--force to write into it (what it holds is kept, except entries named "
-                                              "as the outputs)",
-                                              kManifestName, quoted_list(held)));
+        throw OutputError(
+            shown_,
+            fmt::format("the folder is not empty and is not an output folder of rebalance-sim "
+                        "(it has no {}; it holds {}); choose a new or empty folder, or pass "
+                        "--force to write into it (what it holds is kept, except entries named "
+                        "as the outputs)",
+                        kManifestName, quoted_list(held)));
     }
     staging_ = parent / fmt::format(".{}{}{}", name, kStagingInfix, ::getpid());
     fs::remove_all(staging_, ec);
@@ -362,9 +389,11 @@ void StagedOutput::claim(const std::vector<std::string>& names) const {
   for (const auto& n : names) {
     if (n == kManifestName || contains(owned_, n)) continue;
     if (fs::symlink_status(target_ / n, ec).type() != fs::file_type::not_found)
-      throw OutputError(shown_ / n, fmt::format("exists and is not an output of rebalance-sim (not listed in {}); "
-                                                "move it away, or pass --force to replace it",
-                                                kManifestName));
+      throw OutputError(
+          shown_ / n,
+          fmt::format("exists and is not an output of rebalance-sim (not listed in {}); "
+                      "move it away, or pass --force to replace it",
+                      kManifestName));
   }
 }
 
@@ -387,8 +416,10 @@ void StagedOutput::commit() {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
       for (const auto& e : fs::recursive_directory_iterator(p)) {
-        if (e.is_directory()) fsync_dir(e.path());
-        else m.files.push_back(e.path().lexically_relative(staging_).generic_string());
+        if (e.is_directory())
+          fsync_dir(e.path());
+        else
+          m.files.push_back(e.path().lexically_relative(staging_).generic_string());
       }
       fsync_dir(p);
     } else {
@@ -396,8 +427,9 @@ void StagedOutput::commit() {
     }
   }
   std::sort(m.files.begin(), m.files.end());
-  nlohmann::ordered_json doc{{"written_by", "rebalance-sim"}, {"manifest_version", 1}, {"scenario", m.scenario},
-                             {"scenario_file", m.scenario_file}, {"variants", m.variants}, {"files", m.files}};
+  nlohmann::ordered_json doc{{"written_by", "rebalance-sim"}, {"manifest_version", 1},
+                             {"scenario", m.scenario},        {"scenario_file", m.scenario_file},
+                             {"variants", m.variants},        {"files", m.files}};
   write_file(kManifestName, doc.dump(2) + "\n");
   fsync_dir(staging_);
 
@@ -415,13 +447,16 @@ void StagedOutput::commit() {
       if (ec) throw OutputError(shown_ / n, "cannot keep it in the new outputs: " + ec.message());
       carried.push_back(n);
     }
-    if (const char* hook = std::getenv("RSIM_TEST_FAIL_COMMIT"); hook != nullptr && std::string(hook) == "1")
-      throw OutputError(shown_, "the commit failed half-way (RSIM_TEST_FAIL_COMMIT=1, a test hook)");
+    if (const char* hook = std::getenv("RSIM_TEST_FAIL_COMMIT");
+        hook != nullptr && std::string(hook) == "1")
+      throw OutputError(shown_,
+                        "the commit failed half-way (RSIM_TEST_FAIL_COMMIT=1, a test hook)");
     if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE) != 0) {
       const int e = errno;
       if (e != EINVAL && e != ENOSYS && e != ENOTSUP) throw OutputError(shown_, errno_text(e));
       // A file system without an atomic exchange: two renames, the old folder moved aside first.
-      const fs::path old = parent / fmt::format(".{}{}{}", target_.filename().string(), kOldInfix, ::getpid());
+      const fs::path old =
+          parent / fmt::format(".{}{}{}", target_.filename().string(), kOldInfix, ::getpid());
       enlist_locked(old);
       std::error_code ec;
       fs::rename(target_, old, ec);
@@ -452,7 +487,8 @@ void write_file_atomically(const fs::path& path, std::string_view bytes) {
   const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw OutputError(path, "is a folder");
-  const fs::path temp = dir / fmt::format(".{}.rebalance-sim-{}", path.filename().string(), ::getpid());
+  const fs::path temp =
+      dir / fmt::format(".{}.rebalance-sim-{}", path.filename().string(), ::getpid());
   {
     std::lock_guard<std::mutex> guard(in_flight().mutex);
     enlist_locked(temp);
@@ -473,7 +509,8 @@ void write_file_atomically(const fs::path& path, std::string_view bytes) {
   }
 }
 
-void write_file_atomically_in(const fs::path& dir, const std::string& name, std::string_view bytes) {
+void write_file_atomically_in(const fs::path& dir, const std::string& name,
+                              std::string_view bytes) {
   make_dirs(dir);
   write_file_atomically(dir / name, bytes);
 }
@@ -524,9 +561,13 @@ namespace {
     std::error_code ec;
     removed = fs::remove_all(p, ec) > 0 || removed;
   }
-  const char* name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
-  const std::string msg = fmt::format("rebalance-sim: interrupted by {}{}\n", name,
-                                      removed ? "; the outputs in progress were removed, the previous ones are intact" : "");
+  const char* name = sig == SIGINT    ? "SIGINT"
+                     : sig == SIGTERM ? "SIGTERM"
+                     : sig == SIGHUP  ? "SIGHUP"
+                                      : "a signal";
+  const std::string msg = fmt::format(
+      "rebalance-sim: interrupted by {}{}\n", name,
+      removed ? "; the outputs in progress were removed, the previous ones are intact" : "");
   [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg.data(), msg.size());
   ::_exit(128 + sig);
 }

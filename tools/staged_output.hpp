@@ -58,10 +58,10 @@ inline constexpr const char* kManifestName = ".rebalance-sim-manifest.json";
 
 /// What an output folder's manifest says (tools/staged_output.cpp reads and writes it).
 struct OutputManifest {
-  std::string scenario;                // the scenario's `name`
-  std::string scenario_file;           // as given on the command line
-  std::vector<std::string> variants;   // the variant folders, in the order run
-  std::vector<std::string> files;      // every file written, relative, sorted
+  std::string scenario;               // the scenario's `name`
+  std::string scenario_file;          // as given on the command line
+  std::vector<std::string> variants;  // the variant folders, in the order run
+  std::vector<std::string> files;     // every file written, relative, sorted
   /// The top-level entries the manifest owns (first components of `files`, and the manifest).
   std::vector<std::string> entries() const;
 };
@@ -87,7 +87,8 @@ class FolderLock {
 struct OutputOwner {
   std::string scenario;
   std::string scenario_file;
-  bool force = false;  // write into a non-empty folder without a manifest, or over entries it does not list
+  bool force =
+      false;  // write into a non-empty folder without a manifest, or over entries it does not list
 };
 
 class StagedOutput {
@@ -132,13 +133,15 @@ class StagedOutput {
   bool committed_ = false;
   bool created_target_ = false;
   std::unique_ptr<FolderLock> lock_;
-  std::mutex mutex_;  // staged(), write_file() and set_variants() may be called from several threads
+  std::mutex
+      mutex_;  // staged(), write_file() and set_variants() may be called from several threads
 };
 
 /// Writes one file atomically: a temporary file beside it, fsynced, renamed over it.
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
 /// The same, creating `dir` first if needed.
-void write_file_atomically_in(const std::filesystem::path& dir, const std::string& name, std::string_view bytes);
+void write_file_atomically_in(const std::filesystem::path& dir, const std::string& name,
+                              std::string_view bytes);
 
 /// The default output folder of a scenario: out/<name> with the name made one safe path
 /// component ([A-Za-z0-9._-], others become '_'; "", "." and ".." become "scenario").

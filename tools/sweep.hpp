@@ -36,15 +36,16 @@ VaryAxis parse_vary(const std::string& text);
 
 /// `doc` with `value` written at every place the axis's path names; problems (a missing array
 /// element, a path through a non-container) are appended as "--vary PATH: what".
-nlohmann::json apply_vary(const nlohmann::json& doc, const VaryAxis& axis, const nlohmann::json& value,
-                          std::vector<std::string>& problems);
+nlohmann::json apply_vary(const nlohmann::json& doc, const VaryAxis& axis,
+                          const nlohmann::json& value, std::vector<std::string>& problems);
 
 /// "I/N" with 1 <= I <= N; throws ScenarioError("--shard", ...) otherwise.
 std::pair<std::uint32_t, std::uint32_t> parse_shard(const std::string& text);
 /// The shard results given to `merge`, checked as one set before they are combined: each is of
 /// the same command (`shard[command]` equal: `differs` says what then differs), of the same shard
 /// count, given once, and none missing. Every problem in one ScenarioError("merge"). Returns N.
-std::uint32_t check_shard_set(const std::vector<nlohmann::json>& shards, const char* command, const char* differs);
+std::uint32_t check_shard_set(const std::vector<nlohmann::json>& shards, const char* command,
+                              const char* differs);
 
 /// Whether unit `index` of a command's work belongs to shard I of N (round robin).
 inline bool in_shard(std::size_t index, std::pair<std::uint32_t, std::uint32_t> shard) {
@@ -57,8 +58,9 @@ struct SweepArgs {
   std::string seeds;
   std::string out_dir;
   unsigned jobs = 1;
-  std::string shard;                   // "I/N": write DIR/shard-I-of-N.json only
-  std::string metric = "unavailable_partition_ms";  // colours the phase diagram, picks the worst seed
+  std::string shard;  // "I/N": write DIR/shard-I-of-N.json only
+  std::string metric =
+      "unavailable_partition_ms";      // colours the phase diagram, picks the worst seed
   std::vector<std::string> variants;   // settings variants (default: all)
   std::vector<std::string> protocols;  // default: the scenario's
   bool quiet = false;
@@ -75,7 +77,7 @@ int cmd_sweep(const SweepArgs& args);
 /// owned StagedOutput (tools/staged_output.hpp; `force` as --force), `prepared` when the caller
 /// claimed it before running (then `out` and `force` are its), else made here. The worst seeds'
 /// runs and reports are rendered on `jobs` threads (the bytes do not depend on it).
-void finish_sweep(const std::vector<nlohmann::json>& shards, const std::string& out, bool quiet, bool force = false,
-                  StagedOutput* prepared = nullptr, unsigned jobs = 1);
+void finish_sweep(const std::vector<nlohmann::json>& shards, const std::string& out, bool quiet,
+                  bool force = false, StagedOutput* prepared = nullptr, unsigned jobs = 1);
 
 }  // namespace rsim::cli

@@ -12,10 +12,13 @@ namespace rsim::cli {
 
 namespace {
 
-std::string esc(const std::string& s) { return reports::markup_escape(s); }
+std::string esc(const std::string& s) {
+  return reports::markup_escape(s);
+}
 
 std::string number(double v) {
-  if (v == std::floor(v) && std::fabs(v) < 9e15) return fmt::format("{}", static_cast<std::int64_t>(v));
+  if (v == std::floor(v) && std::fabs(v) < 9e15)
+    return fmt::format("{}", static_cast<std::int64_t>(v));
   return fmt::format("{:.6g}", v);
 }
 
@@ -79,10 +82,12 @@ std::string render_phase_html(const PhaseInputs& in) {
     return false;
   });
   const std::string x_name = in.axes.empty() ? "" : in.axes[0].first;
-  const std::vector<std::string> x_values = in.axes.empty() ? std::vector<std::string>{""} : in.axes[0].second;
+  const std::vector<std::string> x_values =
+      in.axes.empty() ? std::vector<std::string>{""} : in.axes[0].second;
   const bool has_y = in.axes.size() >= 2;
   const std::string y_name = has_y ? in.axes[1].first : "";
-  const std::vector<std::string> y_values = has_y ? in.axes[1].second : std::vector<std::string>{""};
+  const std::vector<std::string> y_values =
+      has_y ? in.axes[1].second : std::vector<std::string>{""};
 
   std::size_t grid_points = 1;
   for (const auto& a : in.axes) grid_points *= a.second.size();
@@ -104,13 +109,17 @@ table.heat th.axis{{background:#f4f4f4;text-align:left}}
 <p>Median of <b>{1}</b> per cell over seeds {2} (nearest rank); colour from white (lowest, {3}) to dark red (highest, {4}).
 A click on a cell opens the report of its worst seed (the largest {1}). Hover for median, p95 and max of every headline metric.</p>
 <p class="legend">)",
-                 esc(in.scenario), esc(in.metric), esc(in.seeds), number(lo), number(hi), grid_points);
+                 esc(in.scenario), esc(in.metric), esc(in.seeds), number(lo), number(hi),
+                 grid_points);
   for (int i = 0; i <= 4; ++i)
-    fmt::format_to(o, "<span style=\"background:{}\"></span>", colour(lo + (hi - lo) * i / 4.0, lo, hi));
+    fmt::format_to(o, "<span style=\"background:{}\"></span>",
+                   colour(lo + (hi - lo) * i / 4.0, lo, hi));
   fmt::format_to(o, "</p>\n<p>x: <code>{}</code>{}</p>\n", esc(x_name),
                  has_y ? fmt::format("; y: <code>{}</code>", esc(y_name)) : std::string());
   for (const auto& f : facets) {
-    fmt::format_to(o, "<section class=\"facet\" data-facet=\"{0}\"><h2>{0}</h2>\n<table class=\"heat\">\n<tr><th class=\"axis\">{1}</th>",
+    fmt::format_to(o,
+                   "<section class=\"facet\" data-facet=\"{0}\"><h2>{0}</h2>\n<table "
+                   "class=\"heat\">\n<tr><th class=\"axis\">{1}</th>",
                    esc(f), has_y ? esc(y_name) + " \\ " + esc(x_name) : esc(x_name));
     for (const auto& x : x_values) fmt::format_to(o, "<th>{}</th>", esc(x));
     fmt::format_to(o, "</tr>\n");
@@ -125,27 +134,34 @@ A click on a cell opens the report of its worst seed (the largest {1}). Hover fo
           fmt::format_to(o, "<td class=\"empty\"></td>");
           continue;
         }
-        std::string title = fmt::format("{} ({}), worst seed {}", c->cell, c->series, c->worst_seed);
+        std::string title =
+            fmt::format("{} ({}), worst seed {}", c->cell, c->series, c->worst_seed);
         for (std::size_t m = 0; m < in.metrics.size(); ++m)
-          title += fmt::format("\n{}: median {}, p95 {}, max {}", in.metrics[m], number(c->stats[m].median),
-                               number(c->stats[m].p95), number(c->stats[m].max));
-        fmt::format_to(o,
-                       "<td class=\"cell\" data-cell=\"{}\" data-worst-seed=\"{}\" data-median=\"{}\" "
-                       "style=\"background:{}{}\" title=\"{}\" onclick=\"location.href=this.dataset.report\" "
-                       "data-report=\"{}\"><a href=\"{}\">{}</a></td>",
-                       esc(c->cell), c->worst_seed, number(c->stats[mi].median), colour(c->stats[mi].median, lo, hi),
-                       hi > lo && (c->stats[mi].median - lo) / (hi - lo) > 0.6 ? ";color:#fff" : "",
-                       esc(title), esc(c->report), esc(c->report), number(c->stats[mi].median));
+          title += fmt::format("\n{}: median {}, p95 {}, max {}", in.metrics[m],
+                               number(c->stats[m].median), number(c->stats[m].p95),
+                               number(c->stats[m].max));
+        fmt::format_to(
+            o,
+            "<td class=\"cell\" data-cell=\"{}\" data-worst-seed=\"{}\" data-median=\"{}\" "
+            "style=\"background:{}{}\" title=\"{}\" onclick=\"location.href=this.dataset.report\" "
+            "data-report=\"{}\"><a href=\"{}\">{}</a></td>",
+            esc(c->cell), c->worst_seed, number(c->stats[mi].median),
+            colour(c->stats[mi].median, lo, hi),
+            hi > lo && (c->stats[mi].median - lo) / (hi - lo) > 0.6 ? ";color:#fff" : "",
+            esc(title), esc(c->report), esc(c->report), number(c->stats[mi].median));
       }
       fmt::format_to(o, "</tr>\n");
     }
     fmt::format_to(o, "</table></section>\n");
   }
   // The page counts what it drew (for tests and tools reading the DOM): cells, facets, links.
-  fmt::format_to(o, "<script>\n(function(){{var d=document.documentElement,c=document.querySelectorAll('td.cell');"
-                    "var l=0;c.forEach(function(t){{if(t.querySelector('a[href]'))l++;}});"
-                    "d.dataset.cells=c.length;d.dataset.facets=document.querySelectorAll('section.facet').length;"
-                    "d.dataset.links=l;d.dataset.ready='1';}})();\n</script>\n</body></html>\n");
+  fmt::format_to(
+      o,
+      "<script>\n(function(){{var "
+      "d=document.documentElement,c=document.querySelectorAll('td.cell');"
+      "var l=0;c.forEach(function(t){{if(t.querySelector('a[href]'))l++;}});"
+      "d.dataset.cells=c.length;d.dataset.facets=document.querySelectorAll('section.facet').length;"
+      "d.dataset.links=l;d.dataset.ready='1';}})();\n</script>\n</body></html>\n");
   return h;
 }
 

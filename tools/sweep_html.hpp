@@ -15,19 +15,19 @@ struct PhaseStat {
 };
 
 struct PhaseCell {
-  std::string cell;                  // "c3"
-  std::vector<std::size_t> coords;   // value index per axis
-  std::string series;                // "<variant>/<protocol>" or "<protocol>"
-  std::vector<PhaseStat> stats;      // per metric of PhaseInputs::metrics
+  std::string cell;                 // "c3"
+  std::vector<std::size_t> coords;  // value index per axis
+  std::string series;               // "<variant>/<protocol>" or "<protocol>"
+  std::vector<PhaseStat> stats;     // per metric of PhaseInputs::metrics
   std::uint64_t worst_seed = 0;
-  std::string report;                // relative link to the worst seed's report.html
+  std::string report;  // relative link to the worst seed's report.html
 };
 
 struct PhaseInputs {
   std::string scenario;
-  std::string metric;                // the metric that colours the map
+  std::string metric;  // the metric that colours the map
   std::vector<std::string> metrics;
-  std::string seeds;                 // "A..B"
+  std::string seeds;                                                   // "A..B"
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;  // path, values as text
   std::vector<PhaseCell> cells;
 };

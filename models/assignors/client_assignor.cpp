@@ -16,7 +16,8 @@ bool is_client_assignor(const std::string& name) {
 std::vector<RebalanceProtocol> supported_protocols(const std::string& name) {
   if (!is_client_assignor(name)) throw std::invalid_argument("unknown client assignor: " + name);
   // Kafka lists COOPERATIVE first for cooperative-sticky: the group picks the highest common one.
-  if (name == "cooperative-sticky") return {RebalanceProtocol::Cooperative, RebalanceProtocol::Eager};
+  if (name == "cooperative-sticky")
+    return {RebalanceProtocol::Cooperative, RebalanceProtocol::Eager};
   return {RebalanceProtocol::Eager};
 }
 
@@ -24,7 +25,8 @@ ClientAssignment assign_client(const std::string& name, const ClientAssignorInpu
   if (name == "range") return assign_range(input);
   if (name == "roundrobin") return assign_roundrobin(input);
   if (name == "sticky") return assign_sticky(input, StickyFlavor::Eager).assignment;
-  if (name == "cooperative-sticky") return assign_sticky(input, StickyFlavor::Cooperative).assignment;
+  if (name == "cooperative-sticky")
+    return assign_sticky(input, StickyFlavor::Cooperative).assignment;
   throw std::invalid_argument("unknown client assignor: " + name);
 }
 

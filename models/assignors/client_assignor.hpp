@@ -16,10 +16,10 @@ namespace rsim::assignors {
 struct ClientMember {
   std::string member_id;
   std::optional<std::string> group_instance_id;
-  std::vector<std::string> topics;     // subscribed topic names
-  TopicPartitions owned_partitions;    // in the order the member reports them
+  std::vector<std::string> topics;         // subscribed topic names
+  TopicPartitions owned_partitions;        // in the order the member reports them
   std::optional<std::int32_t> generation;  // generation of `owned_partitions`; nullopt = none
-  std::optional<std::string> rack;     // client.rack
+  std::optional<std::string> rack;         // client.rack
 };
 
 struct ClientAssignorInput {

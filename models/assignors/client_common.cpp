@@ -5,7 +5,8 @@
 namespace rsim::assignors::detail {
 
 bool member_info_less(const ClientMember& a, const ClientMember& b) {
-  if (a.group_instance_id && b.group_instance_id) return *a.group_instance_id < *b.group_instance_id;
+  if (a.group_instance_id && b.group_instance_id)
+    return *a.group_instance_id < *b.group_instance_id;
   if (a.group_instance_id) return true;
   if (b.group_instance_id) return false;
   return a.member_id < b.member_id;

@@ -29,7 +29,8 @@ std::vector<std::uint16_t> utf16_units(std::string_view s) {
       cp = b0 & 0x1Fu;
     }
     if (len > 1 && i + len <= s.size()) {
-      for (std::size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<std::uint8_t>(s[i + k]) & 0x3Fu);
+      for (std::size_t k = 1; k < len; ++k)
+        cp = (cp << 6) | (static_cast<std::uint8_t>(s[i + k]) & 0x3Fu);
     } else {
       len = 1;
       cp = b0;

@@ -93,7 +93,8 @@ class RangeRun {
         if (it != input_.partitions_per_topic.end() && it->second > 0) topics.push_back(topic);
       }
     }
-    for (const std::size_t k : java::hash_map_order(topics)) states_.push_back(make_state(topics[k]));
+    for (const std::size_t k : java::hash_map_order(topics))
+      states_.push_back(make_state(topics[k]));
   }
 
   TopicState make_state(const std::string& topic) const {
@@ -127,7 +128,8 @@ class RangeRun {
       s.has_partition_racks = true;
       for (std::int32_t p = 0; p < s.partition_count; ++p) {
         s.partition_racks.push_back(detail::replica_racks(input_, TopicPartition{topic, p}));
-        all_partition_racks.insert(s.partition_racks.back().begin(), s.partition_racks.back().end());
+        all_partition_racks.insert(s.partition_racks.back().begin(),
+                                   s.partition_racks.back().end());
       }
     }
     s.needs_rack_aware = use_rack_aware(member_racks, all_partition_racks, s.partition_racks,
@@ -205,8 +207,9 @@ class RangeRun {
       if (match == remaining.end()) continue;
       const std::size_t c = *match;
       for (const std::size_t t : group) give(states_[t], c, {p});
-      const bool full = std::none_of(group.begin(), group.end(),
-                                     [&](std::size_t t) { return states_[t].max_assignable(c) > 0; });
+      const bool full = std::none_of(group.begin(), group.end(), [&](std::size_t t) {
+        return states_[t].max_assignable(c) > 0;
+      });
       if (full) {
         remaining.erase(match);
         if (remaining.empty()) break;
@@ -221,6 +224,8 @@ class RangeRun {
 
 }  // namespace
 
-ClientAssignment assign_range(const ClientAssignorInput& input) { return RangeRun(input).run(); }
+ClientAssignment assign_range(const ClientAssignorInput& input) {
+  return RangeRun(input).run();
+}
 
 }  // namespace rsim::assignors

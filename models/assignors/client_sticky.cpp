@@ -29,7 +29,8 @@ class PartitionIndex {
       topics_.push_back(topic);
       first_.push_back(size_);
       count_.push_back(count);
-      for (std::int32_t p = 0; p < count; ++p) topic_of_.push_back(static_cast<int>(topics_.size()) - 1);
+      for (std::int32_t p = 0; p < count; ++p)
+        topic_of_.push_back(static_cast<int>(topics_.size()) - 1);
       size_ += count;
     }
   }
@@ -46,11 +47,17 @@ class PartitionIndex {
     return first_[static_cast<std::size_t>(t)] + tp.partition;
   }
   int topic_of(int pid) const { return topic_of_[static_cast<std::size_t>(pid)]; }
-  std::int32_t partition_of(int pid) const { return pid - first_[static_cast<std::size_t>(topic_of(pid))]; }
+  std::int32_t partition_of(int pid) const {
+    return pid - first_[static_cast<std::size_t>(topic_of(pid))];
+  }
   int first(int topic) const { return first_[static_cast<std::size_t>(topic)]; }
   int count(int topic) const { return count_[static_cast<std::size_t>(topic)]; }
-  const std::string& topic_name(int topic) const { return topics_[static_cast<std::size_t>(topic)]; }
-  TopicPartition tp(int pid) const { return TopicPartition{topic_name(topic_of(pid)), partition_of(pid)}; }
+  const std::string& topic_name(int topic) const {
+    return topics_[static_cast<std::size_t>(topic)];
+  }
+  TopicPartition tp(int pid) const {
+    return TopicPartition{topic_name(topic_of(pid)), partition_of(pid)};
+  }
 
  private:
   std::map<std::string, int> topic_ids_;
@@ -66,15 +73,15 @@ class PartitionIndex {
 struct Group {
   const ClientAssignorInput& input;
   PartitionIndex index;
-  std::vector<std::size_t> order;        // the subscription map's (Java HashMap) order
-  std::vector<int> id_rank;              // member -> position in member-id order
-  std::vector<std::vector<int>> owned;   // member -> still-valid owned partitions, in report order
-  std::vector<bool> multiply_claimed;    // partition -> claimed by two members of one generation
+  std::vector<std::size_t> order;       // the subscription map's (Java HashMap) order
+  std::vector<int> id_rank;             // member -> position in member-id order
+  std::vector<std::vector<int>> owned;  // member -> still-valid owned partitions, in report order
+  std::vector<bool> multiply_claimed;   // partition -> claimed by two members of one generation
   int max_generation = kDefaultGeneration;
   bool all_subscriptions_equal = true;
   // Rack awareness (empty when not used).
   bool rack_aware = false;
-  std::vector<std::string> member_rack;               // "" = no rack or rack logic off
+  std::vector<std::string> member_rack;                // "" = no rack or rack logic off
   std::vector<std::set<std::string>> partition_racks;  // per partition; filled if any member rack
   std::vector<int> consumers_on_partition_racks;       // per partition; empty if no member rack
 
@@ -90,7 +97,9 @@ struct Group {
   }
 };
 
-std::int32_t generation_of(const ClientMember& m) { return m.generation.value_or(kDefaultGeneration); }
+std::int32_t generation_of(const ClientMember& m) {
+  return m.generation.value_or(kDefaultGeneration);
+}
 
 // Kafka only looks at subscribed topics that have partitions (AbstractPartitionAssignor).
 std::map<std::string, std::int32_t> subscribed_counts(const ClientAssignorInput& input) {
@@ -156,7 +165,8 @@ void init_racks(Group& g) {
   g.member_rack.assign(g.n(), std::string());
   std::map<std::string, int> members_per_rack;
   for (std::size_t m = 0; m < g.n(); ++m) {
-    if (const std::string* rack = detail::effective_rack(g.input.members[m])) ++members_per_rack[*rack];
+    if (const std::string* rack = detail::effective_rack(g.input.members[m]))
+      ++members_per_rack[*rack];
   }
   if (members_per_rack.empty()) return;
   std::set<std::string> all_partition_racks;
@@ -174,21 +184,24 @@ void init_racks(Group& g) {
     }
     g.consumers_on_partition_racks.push_back(count);
   }
-  const bool overlap = std::any_of(members_per_rack.begin(), members_per_rack.end(),
-                                   [&](const auto& e) { return all_partition_racks.count(e.first) > 0; });
+  const bool overlap =
+      std::any_of(members_per_rack.begin(), members_per_rack.end(),
+                  [&](const auto& e) { return all_partition_racks.count(e.first) > 0; });
   if (!overlap) return;
   g.rack_aware = g.input.prefer_rack_aware_logic ||
                  !std::all_of(g.partition_racks.begin(), g.partition_racks.end(),
                               [&](const auto& r) { return r == all_partition_racks; });
   if (!g.rack_aware) return;
   for (std::size_t m = 0; m < g.n(); ++m) {
-    if (const std::string* rack = detail::effective_rack(g.input.members[m])) g.member_rack[m] = *rack;
+    if (const std::string* rack = detail::effective_rack(g.input.members[m]))
+      g.member_rack[m] = *rack;
   }
 }
 
 // The first member of `members`, starting at `first` and wrapping, whose rack holds a replica
 // of `pid`; -1 if none.
-int next_rack_member(const Group& g, int pid, const std::vector<std::size_t>& members, std::size_t first) {
+int next_rack_member(const Group& g, int pid, const std::vector<std::size_t>& members,
+                     std::size_t first) {
   if (g.partition_racks.empty()) return -1;
   const auto& racks = g.partition_racks[static_cast<std::size_t>(pid)];
   if (racks.empty()) return -1;
@@ -267,7 +280,8 @@ class ConstrainedBuilder {
         const auto pb = g_.index.partition_of(b);
         return pa != pb ? pa < pb : a < b;
       });
-      std::erase_if(owned, [&](int pid) { return g_.multiply_claimed[static_cast<std::size_t>(pid)]; });
+      std::erase_if(owned,
+                    [&](int pid) { return g_.multiply_claimed[static_cast<std::size_t>(pid)]; });
       const auto size = static_cast<int>(owned.size());
       if (size < min_quota_) {
         for (const int pid : owned) keep(m, pid);
@@ -383,7 +397,8 @@ class ConstrainedBuilder {
   void verify_unfilled() const {
     if (under_min_.empty()) return;
     if (over_min_ != expected_over_min_) {
-      throw std::logic_error("sticky assignor: too few members above min quota and none left to fill");
+      throw std::logic_error(
+          "sticky assignor: too few members above min quota and none left to fill");
     }
     for (const std::size_t m : under_min_) {
       if (static_cast<int>(assignment_[m].size()) != min_quota_) {
@@ -423,7 +438,8 @@ class JavaPartitionSet {
     int best = -1;
     std::pair<std::size_t, std::uint64_t> best_key{SIZE_MAX, 0};
     for (const auto& [pid, entry] : members_) {
-      const std::pair<std::size_t, std::uint64_t> key{java::bucket_of(entry.first, capacity_), entry.second};
+      const std::pair<std::size_t, std::uint64_t> key{java::bucket_of(entry.first, capacity_),
+                                                      entry.second};
       if (best < 0 || key < best_key) {
         best = pid;
         best_key = key;
@@ -545,13 +561,16 @@ class GeneralBuilder {
   using Key = std::pair<std::size_t, int>;  // (assigned count, member-id rank)
 
   Key key(std::size_t m) const { return {current_[m].size(), g_.id_rank[m]}; }
-  std::size_t member_at(const Key& k) const { return rank_to_member_[static_cast<std::size_t>(k.second)]; }
+  std::size_t member_at(const Key& k) const {
+    return rank_to_member_[static_cast<std::size_t>(k.second)];
+  }
   std::size_t size(std::size_t m) const { return current_[m].size(); }
 
   // Generation history: a partition last owned in an older generation remembers that owner.
   void prepopulate_previous_owners() {
     rank_to_member_.assign(g_.n(), 0);
-    for (std::size_t m = 0; m < g_.n(); ++m) rank_to_member_[static_cast<std::size_t>(g_.id_rank[m])] = m;
+    for (std::size_t m = 0; m < g_.n(); ++m)
+      rank_to_member_[static_cast<std::size_t>(g_.id_rank[m])] = m;
     previous_.assign(static_cast<std::size_t>(g_.index.size()), {kNobody, 0});
     for (const std::size_t m : g_.order) {
       const ClientMember& member = g_.input.members[m];
@@ -567,7 +586,8 @@ class GeneralBuilder {
         const int pid = g_.index.id(tp);
         if (pid < 0) continue;
         auto& prev = previous_[static_cast<std::size_t>(pid)];
-        if (prev.first == kNobody || generation > prev.second) prev = {static_cast<int>(m), generation};
+        if (prev.first == kNobody || generation > prev.second)
+          prev = {static_cast<int>(m), generation};
       }
     }
   }
@@ -608,7 +628,9 @@ class GeneralBuilder {
     return false;
   }
 
-  bool topic_movable(int t) const { return potential_members_[static_cast<std::size_t>(t)].size() >= 2; }
+  bool topic_movable(int t) const {
+    return potential_members_[static_cast<std::size_t>(t)].size() >= 2;
+  }
 
   std::size_t max_assignment_size(std::size_t m) const {
     std::size_t total = 0;
@@ -638,7 +660,9 @@ class GeneralBuilder {
         for (int p = 0; p < g_.index.count(t); ++p) {
           const int pid = g_.index.first(t) + p;
           const int other = owner_[static_cast<std::size_t>(pid)];
-          if (other == static_cast<int>(m) || other == kNobody || !active_[static_cast<std::size_t>(other)]) continue;
+          if (other == static_cast<int>(m) || other == kNobody ||
+              !active_[static_cast<std::size_t>(other)])
+            continue;
           if (count + 1 < size(static_cast<std::size_t>(other))) return false;
         }
       }
@@ -742,7 +766,8 @@ class GeneralBuilder {
         if (!rack.empty() && g_.partition_racks[static_cast<std::size_t>(pid)].count(rack) > 0) {
           for (const std::size_t other : potential_members_[static_cast<std::size_t>(t)]) {
             const std::string& other_rack = g_.member_rack[other];
-            if (other_rack.empty() || g_.partition_racks[static_cast<std::size_t>(pid)].count(other_rack) == 0) {
+            if (other_rack.empty() ||
+                g_.partition_racks[static_cast<std::size_t>(pid)].count(other_rack) == 0) {
               continue;
             }
             if (size(m) > size(other) + 1) {
@@ -813,7 +838,8 @@ class GeneralBuilder {
 
 // KIP-429: in the general path the cooperative assignor works out itself which partitions
 // change owner: those one member gains while another gives them up.
-std::set<TopicPartition> transfers_from_diff(const ClientAssignorInput& input, const ClientAssignment& result) {
+std::set<TopicPartition> transfers_from_diff(const ClientAssignorInput& input,
+                                             const ClientAssignment& result) {
   std::set<TopicPartition> added;
   std::set<TopicPartition> revoked;
   for (const auto& m : input.members) {
@@ -849,7 +875,8 @@ StickyOutcome assign_sticky(const ClientAssignorInput& input, StickyFlavor flavo
   g.order = detail::subscription_order(input);
   std::vector<std::size_t> by_id(g.n());
   std::iota(by_id.begin(), by_id.end(), std::size_t{0});
-  std::stable_sort(by_id.begin(), by_id.end(), [&](std::size_t a, std::size_t b) { return g.id(a) < g.id(b); });
+  std::stable_sort(by_id.begin(), by_id.end(),
+                   [&](std::size_t a, std::size_t b) { return g.id(a) < g.id(b); });
   g.id_rank.assign(g.n(), 0);
   for (std::size_t r = 0; r < by_id.size(); ++r) g.id_rank[by_id[r]] = static_cast<int>(r);
   init_racks(g);

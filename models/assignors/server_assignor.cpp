@@ -6,7 +6,9 @@
 
 namespace rsim::assignors {
 
-bool is_server_assignor(const std::string& name) { return name == "uniform" || name == "range"; }
+bool is_server_assignor(const std::string& name) {
+  return name == "uniform" || name == "range";
+}
 
 ServerAssignment assign_server(const std::string& name, const ServerAssignorInput& input) {
   if (!is_server_assignor(name)) {

@@ -16,16 +16,15 @@ GroupView::GroupView(const ServerAssignorInput& input)
     TopicView& view = topics_[t];
     view.partitions = std::max<std::int32_t>(topic.partitions, 0);
     view.uuid = server_java::parse_uuid(topic.id);
-    view.java_hash = view.uuid ? server_java::uuid_hash(*view.uuid)
-                               : server_java::string_hash(topic.id);
+    view.java_hash =
+        view.uuid ? server_java::uuid_hash(*view.uuid) : server_java::string_hash(topic.id);
     by_name_.emplace(topic.name, static_cast<int>(t));
     by_id_.emplace(topic.id, static_cast<int>(t));
   }
   std::vector<std::size_t> by_rank(input.topics.size());
   std::iota(by_rank.begin(), by_rank.end(), std::size_t{0});
-  std::sort(by_rank.begin(), by_rank.end(), [&](std::size_t a, std::size_t b) {
-    return input.topics[a].id < input.topics[b].id;
-  });
+  std::sort(by_rank.begin(), by_rank.end(),
+            [&](std::size_t a, std::size_t b) { return input.topics[a].id < input.topics[b].id; });
   for (std::size_t r = 0; r < by_rank.size(); ++r) topics_[by_rank[r]].id_rank = r;
   seen_stamp_.assign(input.topics.size(), 0);
 }
@@ -88,7 +87,7 @@ std::vector<int> GroupView::by_id(std::vector<int> topics) const {
 }
 
 std::vector<int> GroupView::names_in_java_order(std::size_t member,
-                                               std::size_t& distinct_names) const {
+                                                std::size_t& distinct_names) const {
   // ModernGroupMember keeps the names in a HashSet<String> built from the request's list
   // (`new HashSet<>(list)`); the TopicIds view iterates that set and resolves each name.
   const std::vector<std::string>& names = input_.members[member].subscribed_topics;

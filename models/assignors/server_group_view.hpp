@@ -18,9 +18,9 @@ namespace rsim::assignors::server_detail {
 /// A topic of the metadata, numbered by its position in ServerAssignorInput::topics.
 struct TopicView {
   std::int32_t partitions = 0;
-  std::int32_t java_hash = 0;              // hash of the id as Java's HashMap<Uuid> sees it
-  std::optional<server_java::Uuid> uuid;   // the id as a Kafka Uuid, when it is one
-  std::size_t id_rank = 0;                 // position of the id in string order
+  std::int32_t java_hash = 0;             // hash of the id as Java's HashMap<Uuid> sees it
+  std::optional<server_java::Uuid> uuid;  // the id as a Kafka Uuid, when it is one
+  std::size_t id_rank = 0;                // position of the id in string order
 };
 
 /// One topic of a member's current target, as the builders walk it.
@@ -59,15 +59,16 @@ class GroupView {
   /// The member's current target in Kafka's iteration order (see ServerMember).
   std::vector<TargetTopic> target_in_java_order(std::size_t member) const;
   /// `partitions` of one target topic in the order Kafka walks them.
-  std::vector<std::int32_t> partitions_in_java_order(std::size_t member,
-                                                     const std::vector<std::int32_t>& partitions) const;
+  std::vector<std::int32_t> partitions_in_java_order(
+      std::size_t member, const std::vector<std::int32_t>& partitions) const;
 
   /// Kafka's Uuid.compareTo on two topics' ids.
   int compare_ids(int a, int b) const;
 
   /// Builds a member's result from (topic, partitions) pairs in any order; cheapest when they
   /// come in topic-id order with sorted partitions.
-  MemberAssignment make_assignment(std::vector<std::pair<int, std::vector<std::int32_t>>>& parts) const;
+  MemberAssignment make_assignment(
+      std::vector<std::pair<int, std::vector<std::int32_t>>>& parts) const;
 
  private:
   struct Resolution {

@@ -46,7 +46,8 @@ ServerAssignment uniform_homogeneous(GroupView& group) {
       if (t < 0 || subscribed[static_cast<std::size_t>(t)] == 0) continue;
       const std::int32_t count = group.topic(t).partitions;
       for (const std::int32_t p : partitions) {
-        if (p >= 0 && p < count) taken[base[static_cast<std::size_t>(t)] + static_cast<std::size_t>(p)] = 1;
+        if (p >= 0 && p < count)
+          taken[base[static_cast<std::size_t>(t)] + static_cast<std::size_t>(p)] = 1;
       }
     }
   }
@@ -119,8 +120,7 @@ ServerAssignment uniform_homogeneous(GroupView& group) {
     }
     // KAFKA-18688: a member that still has room gives its claim on an extra partition back,
     // unless it is one of the last members in order that must take one.
-    if (quota > 0 && has_extra &&
-        members - static_cast<std::int64_t>(i) > remaining_extra) {
+    if (quota > 0 && has_extra && members - static_cast<std::int64_t>(i) > remaining_extra) {
       --quota;
       has_extra = false;
     }
@@ -133,7 +133,8 @@ ServerAssignment uniform_homogeneous(GroupView& group) {
     TopicParts& parts = kept[i];
     for (std::int64_t k = 0; k < quota && next < unassigned.size(); ++k, ++next) {
       const Unassigned& u = unassigned[next];
-      if (parts.empty() || parts.back().first != u.topic) parts.emplace_back(u.topic, std::vector<std::int32_t>{});
+      if (parts.empty() || parts.back().first != u.topic)
+        parts.emplace_back(u.topic, std::vector<std::int32_t>{});
       parts.back().second.push_back(u.partition);
     }
   }
@@ -174,7 +175,8 @@ class LoadBalancer {
   int next_least_loaded() {
     if (next_least_ >= least_end_) {
       ++least_count_;
-      while (least_end_ < static_cast<int>(sorted_.size()) && load(at(least_end_)) == least_count_) {
+      while (least_end_ < static_cast<int>(sorted_.size()) &&
+             load(at(least_end_)) == least_count_) {
         ++least_end_;
       }
       next_least_ = 0;
@@ -287,14 +289,19 @@ class HeterogeneousBuilder {
   std::int32_t& owner(int t, std::int32_t p) {
     return owners_[base_[static_cast<std::size_t>(t)] + static_cast<std::size_t>(p)];
   }
-  std::size_t subscriber_count(int t) const { return subscribers_[static_cast<std::size_t>(t)].size(); }
+  std::size_t subscriber_count(int t) const {
+    return subscribers_[static_cast<std::size_t>(t)].size();
+  }
 
   /// Partitions per subscriber descending, then fewer subscribers first, then topic id.
   bool topic_before(int a, int b) const {
-    const double ra = static_cast<double>(group_.topic(a).partitions) / static_cast<double>(subscriber_count(a));
-    const double rb = static_cast<double>(group_.topic(b).partitions) / static_cast<double>(subscriber_count(b));
+    const double ra =
+        static_cast<double>(group_.topic(a).partitions) / static_cast<double>(subscriber_count(a));
+    const double rb =
+        static_cast<double>(group_.topic(b).partitions) / static_cast<double>(subscriber_count(b));
     if (ra != rb) return ra > rb;
-    if (subscriber_count(a) != subscriber_count(b)) return subscriber_count(a) < subscriber_count(b);
+    if (subscriber_count(a) != subscriber_count(b))
+      return subscriber_count(a) < subscriber_count(b);
     return group_.compare_ids(a, b) < 0;
   }
   std::vector<int> sorted_topics(std::vector<int> topics) const {
@@ -426,7 +433,8 @@ class HeterogeneousBuilder {
         const std::int32_t o = owner(t, p);
         if (o < 0) continue;
         TopicParts& mine = parts[static_cast<std::size_t>(o)];
-        if (mine.empty() || mine.back().first != t) mine.emplace_back(t, std::vector<std::int32_t>{});
+        if (mine.empty() || mine.back().first != t)
+          mine.emplace_back(t, std::vector<std::int32_t>{});
         mine.back().second.push_back(p);
       }
     }
@@ -443,7 +451,7 @@ class HeterogeneousBuilder {
   std::vector<std::vector<int>> subscribers_;  // topic -> subscribers, ascending member number
   std::vector<int> topics_;                    // subscribed topics, first-seen order
   std::vector<std::size_t> base_;
-  std::vector<std::int32_t> owners_;           // flat: base_[topic] + partition -> member or -1
+  std::vector<std::int32_t> owners_;  // flat: base_[topic] + partition -> member or -1
   std::vector<std::int32_t> grouped_;
   std::vector<std::int32_t> range_start_;
   std::vector<std::int32_t> range_end_;

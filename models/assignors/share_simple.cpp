@@ -143,7 +143,9 @@ using TopicPartitionKey = std::pair<int, std::int32_t>;
 using PartitionSet = JavaTable<TopicPartitionKey, Nothing>;
 
 /// Java's Integer.hashCode.
-std::int32_t int_hash(int value) { return value; }
+std::int32_t int_hash(int value) {
+  return value;
+}
 
 /// A member's assignment as the builders edit it: topic number -> partitions.
 using WorkingAssignment = std::map<int, std::set<std::int32_t>>;
@@ -174,8 +176,12 @@ class Builder {
   /// `keep_foreign`: whether a previous target's topics unknown to the metadata survive (the
   /// heterogeneous builder never visits them; the homogeneous one drops them as unsubscribed).
   Builder(GroupView& group, const AssignablePartitions& assignable, bool keep_foreign)
-      : group_(group), assignable_(assignable), keep_foreign_(keep_foreign), old_(group.member_count()),
-        changed_(group.member_count(), false), updated_(group.member_count()) {
+      : group_(group),
+        assignable_(assignable),
+        keep_foreign_(keep_foreign),
+        old_(group.member_count()),
+        changed_(group.member_count(), false),
+        updated_(group.member_count()) {
     for (std::size_t m = 0; m < group.member_count(); ++m) {
       for (const server_detail::TargetTopic& target : group.target_in_java_order(m)) {
         if (target.topic < 0) {
@@ -189,7 +195,8 @@ class Builder {
 
   std::int32_t partition_hash(int topic, std::int32_t partition) const {
     // Records hash as 31 * h(topicId) + h(partitionId).
-    return static_cast<std::int32_t>(static_cast<std::uint32_t>(group_.topic(topic).java_hash) * 31U +
+    return static_cast<std::int32_t>(static_cast<std::uint32_t>(group_.topic(topic).java_hash) *
+                                         31U +
                                      static_cast<std::uint32_t>(partition));
   }
 
@@ -208,7 +215,9 @@ class Builder {
   }
 
   /// The member's previous target, in the order Kafka walks it.
-  const std::vector<std::pair<int, std::vector<std::int32_t>>>& old(std::size_t m) const { return old_[m]; }
+  const std::vector<std::pair<int, std::vector<std::int32_t>>>& old(std::size_t m) const {
+    return old_[m];
+  }
 
   /// The member's assignment for editing (Kafka's deepCopyAssignment on first change).
   WorkingAssignment& edit(std::size_t m) {
@@ -271,7 +280,8 @@ class CyclingMembers {
   int next() {
     if (next_ >= members_.size()) {
       throw ShareAssignorCrash(
-          "NoSuchElementException: SimpleAssignor restarted its iterator over unfilled members after "
+          "NoSuchElementException: SimpleAssignor restarted its iterator over unfilled members "
+          "after "
           "the last one was filled (Kafka 4.4.0 throws here too)");
     }
     return members_[next_++];
@@ -383,7 +393,8 @@ ServerAssignment homogeneous(GroupView& group, const AssignablePartitions& assig
         --count;
         holders.erase(mi);
         by_member[m].erase(tp);
-        if (std::find(unfilled.begin(), unfilled.end(), mi) == unfilled.end()) unfilled.push_back(mi);
+        if (std::find(unfilled.begin(), unfilled.end(), mi) == unfilled.end())
+          unfilled.push_back(mi);
       }
       if (count <= static_cast<std::size_t>(sharing)) break;
     }
@@ -429,7 +440,8 @@ ServerAssignment heterogeneous(GroupView& group, const AssignablePartitions& ass
     const int sharing = sharing_for(subs.size(), targets.size());
     std::vector<int> desired(members, 0);
     const std::vector<int> counts = desired_counts(sharing, targets.size(), subs.size());
-    for (std::size_t i = 0; i < subs.size(); ++i) desired[static_cast<std::size_t>(subs[i])] = counts[i];
+    for (std::size_t i = 0; i < subs.size(); ++i)
+      desired[static_cast<std::size_t>(subs[i])] = counts[i];
 
     JavaTable<std::int32_t, IntSet> by_partition(presized(targets.size()));
     JavaTable<int, IntSet> by_member(presized(subs.size()));
@@ -479,14 +491,16 @@ ServerAssignment heterogeneous(GroupView& group, const AssignablePartitions& ass
     }
 
     // 4. Every assignable partition takes part.
-    for (const std::int32_t p : targets) by_partition.get_or_insert(p, int_hash(p), IntSet(presized(subs.size())));
+    for (const std::int32_t p : targets)
+      by_partition.get_or_insert(p, int_hash(p), IntSet(presized(subs.size())));
 
     // 5. Hand out what is missing.
     std::vector<int> unfilled;
     for (const int mi : subs) {
       const IntSet* mine = by_member.find(mi);
       const std::size_t held = mine == nullptr ? 0 : mine->size();
-      if (held < static_cast<std::size_t>(desired[static_cast<std::size_t>(mi)])) unfilled.push_back(mi);
+      if (held < static_cast<std::size_t>(desired[static_cast<std::size_t>(mi)]))
+        unfilled.push_back(mi);
     }
     CyclingMembers cycle(std::move(unfilled));
     hand_out(by_partition, sharing, cycle, [&](int mi, std::int32_t p) {
@@ -506,7 +520,8 @@ ServerAssignment assign_share_simple(const ServerAssignorInput& input,
                                      const AssignablePartitions& assignable) {
   if (input.members.empty()) return {};
   GroupView group(input);
-  if (input.subscription_type == SubscriptionType::Homogeneous) return homogeneous(group, assignable);
+  if (input.subscription_type == SubscriptionType::Homogeneous)
+    return homogeneous(group, assignable);
   return heterogeneous(group, assignable);
 }
 

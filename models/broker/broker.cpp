@@ -9,19 +9,21 @@
 
 namespace rsim {
 
-ErrorCode fetch_error(const ClusterMetadata& cluster, std::int32_t broker, const TopicPartition& tp) {
+ErrorCode fetch_error(const ClusterMetadata& cluster, std::int32_t broker,
+                      const TopicPartition& tp) {
   return cluster.data_leader(tp) == broker ? ErrorCode::NONE : ErrorCode::NOT_LEADER_OR_FOLLOWER;
 }
 
 ListOffsetsResponse list_offsets(Workload& workload, const ListOffsetsRequest& request) {
   ListOffsetsResponse r;
   for (const auto& tp : request.partitions)
-    r.partitions.push_back(
-        {tp, request.timestamp == -2 ? workload.log_start_offset(tp) : workload.log_end_offset(tp)});
+    r.partitions.push_back({tp, request.timestamp == -2 ? workload.log_start_offset(tp)
+                                                        : workload.log_end_offset(tp)});
   return r;
 }
 
-OffsetsForLeaderEpochResponse offsets_for_leader_epoch(Workload& workload, const OffsetsForLeaderEpochRequest& request) {
+OffsetsForLeaderEpochResponse offsets_for_leader_epoch(
+    Workload& workload, const OffsetsForLeaderEpochRequest& request) {
   OffsetsForLeaderEpochResponse r;
   for (const auto& q : request.partitions) {
     EpochEndOffset out{q.partition};
@@ -35,21 +37,22 @@ OffsetsForLeaderEpochResponse offsets_for_leader_epoch(Workload& workload, const
 }
 
 FindCoordinatorResponse find_coordinator(const ClusterMetadata& cluster, const std::string& key) {
-  const std::int32_t leader =
-      cluster.leader_of_offsets_partition(coordinator_partition(key, cluster.offsets_topic_num_partitions));
+  const std::int32_t leader = cluster.leader_of_offsets_partition(
+      coordinator_partition(key, cluster.offsets_topic_num_partitions));
   return leader < 0 ? FindCoordinatorResponse{ErrorCode::COORDINATOR_NOT_AVAILABLE, -1}
                     : FindCoordinatorResponse{ErrorCode::NONE, leader};
 }
 
-std::vector<std::int32_t> offsets_partitions_led_by(const ClusterMetadata& cluster, std::int32_t broker) {
+std::vector<std::int32_t> offsets_partitions_led_by(const ClusterMetadata& cluster,
+                                                    std::int32_t broker) {
   std::vector<std::int32_t> led;
   for (std::int32_t q = 0; q < cluster.offsets_topic_num_partitions; ++q)
     if (cluster.leader_of_offsets_partition(q) == broker) led.push_back(q);
   return led;
 }
 
-std::int32_t next_eligible_leader(const ClusterMetadata& cluster, const std::vector<std::int32_t>& replicas,
-                                  std::int32_t failed) {
+std::int32_t next_eligible_leader(const ClusterMetadata& cluster,
+                                  const std::vector<std::int32_t>& replicas, std::int32_t failed) {
   for (const std::int32_t r : replicas)
     if (r != failed && cluster.eligible_leader(r)) return r;
   return -1;
@@ -81,9 +84,9 @@ nlohmann::ordered_json adopt_leaderless(ClusterMetadata& cluster, std::int32_t b
 }
 
 Broker::Broker(std::int32_t id, sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net,
-               const ClusterMetadata& cluster, const BrokerConfig& config, const CoordinatorLoadSpec& load,
-               OffsetsLog& log, std::uint64_t seed, Workload& workload, LagMonitor& lag,
-               const InjectedBugs& bugs)
+               const ClusterMetadata& cluster, const BrokerConfig& config,
+               const CoordinatorLoadSpec& load, OffsetsLog& log, std::uint64_t seed,
+               Workload& workload, LagMonitor& lag, const InjectedBugs& bugs)
     : id_(id),
       kernel_(kernel),
       tracer_(tracer),
@@ -112,9 +115,10 @@ Broker::Broker(std::int32_t id, sim::Kernel& kernel, Tracer& tracer, sim::Networ
         lag.on_committed(group, tp, offset);
       });
   // Online downgrade: the consumer group's classic members become a classic group here.
-  consumer_coordinator_->set_downgrader([this](const ClassicGroupImage& image, const std::string& reason) {
-    coordinator_->adopt_group(image, reason);
-  });
+  consumer_coordinator_->set_downgrader(
+      [this](const ClassicGroupImage& image, const std::string& reason) {
+        coordinator_->adopt_group(image, reason);
+      });
 }
 
 void Broker::fail(const std::vector<std::int32_t>& led_partitions) {
@@ -134,9 +138,11 @@ void Broker::load(std::int32_t partition) {
   log_.truncate_uncommitted(partition, kernel_.now());
   // Loading reads the whole log, records the cleaner has since compacted away included.
   const std::int64_t records = log_.committed_count(partition, kernel_.now());
-  const sim::SimTime duration = sim::ms(load_.base_ms) + sim::SimTime{load_.us_per_record * records};
+  const sim::SimTime duration =
+      sim::ms(load_.base_ms) + sim::SimTime{load_.us_per_record * records};
   loading_.insert(partition);
-  tracer_.publish(trace::CoordinatorLoad{.broker = id_, .partition = partition,
+  tracer_.publish(trace::CoordinatorLoad{.broker = id_,
+                                         .partition = partition,
                                          .records = static_cast<std::uint64_t>(records),
                                          .load_ms = sim::to_ms(duration)});
   kernel_.schedule_closure_after(duration, [this, partition, inc = incarnation_] {
@@ -149,16 +155,20 @@ void Broker::load(std::int32_t partition) {
     std::vector<records::GroupRecord> classic_records;
     const auto committed = log_.committed_records(partition, kernel_.now());
     for (const auto& r : committed) {
-      if (const auto* c = std::get_if<records::ConsumerGroupMetadata>(&r)) consumer_groups.insert(c->group);
-      else if (const auto* g = std::get_if<records::GroupMetadata>(&r)) consumer_groups.erase(g->group);
+      if (const auto* c = std::get_if<records::ConsumerGroupMetadata>(&r))
+        consumer_groups.insert(c->group);
+      else if (const auto* g = std::get_if<records::GroupMetadata>(&r))
+        consumer_groups.erase(g->group);
     }
     for (const auto& r : committed)
       if (consumer_groups.count(records::group_of(r)) == 0) classic_records.push_back(r);
     auto loaded = coordinator_->load_partition(partition, classic_records);
-    for (auto& g : consumer_coordinator_->load_partition(partition, committed)) loaded.push_back(std::move(g));
+    for (auto& g : consumer_coordinator_->load_partition(partition, committed))
+      loaded.push_back(std::move(g));
     loading_.erase(partition);
     const nlohmann::ordered_json groups = loaded;
-    tracer_.publish(trace::CoordinatorLoaded{.broker = id_, .partition = partition, .groups = &groups});
+    tracer_.publish(
+        trace::CoordinatorLoaded{.broker = id_, .partition = partition, .groups = &groups});
   });
 }
 
@@ -169,7 +179,8 @@ void Broker::on_message(sim::NodeId from, Envelope&& e) {
     return;
   }
   if (const auto* epochs = std::get_if<OffsetsForLeaderEpochRequest>(&e.message)) {
-    net_.send(node_, from, Envelope{e.correlation_id, offsets_for_leader_epoch(workload_, *epochs)});
+    net_.send(node_, from,
+              Envelope{e.correlation_id, offsets_for_leader_epoch(workload_, *epochs)});
     return;
   }
   if (const auto* find = std::get_if<FindCoordinatorRequest>(&e.message)) {
@@ -178,13 +189,17 @@ void Broker::on_message(sim::NodeId from, Envelope&& e) {
   }
   const std::string group = std::visit(
       [](const auto& m) -> std::string {
-        if constexpr (requires { m.group_id; }) return m.group_id;
-        else return "";
+        if constexpr (requires { m.group_id; })
+          return m.group_id;
+        else
+          return "";
       },
       e.message);
-  const std::int32_t partition = coordinator_partition(group, cluster_.offsets_topic_num_partitions);
+  const std::int32_t partition =
+      coordinator_partition(group, cluster_.offsets_topic_num_partitions);
   if (cluster_.leader_of_offsets_partition(partition) != id_) {
-    net_.send(node_, from, Envelope{e.correlation_id, refusal(e.message, ErrorCode::NOT_COORDINATOR)});
+    net_.send(node_, from,
+              Envelope{e.correlation_id, refusal(e.message, ErrorCode::NOT_COORDINATOR)});
     return;
   }
   if (loading_.count(partition) > 0) {
@@ -198,7 +213,8 @@ void Broker::on_message(sim::NodeId from, Envelope&& e) {
   // KIP-848 consumer groups have their own coordinator; OffsetCommit and OffsetFetch go to the
   // group's.
   if (const auto* hb = std::get_if<ConsumerGroupHeartbeatRequest>(&e.message)) {
-    if (coordinator_->group(hb->group_id) != nullptr && !upgrade_classic_group(from, e.correlation_id, *hb))
+    if (coordinator_->group(hb->group_id) != nullptr &&
+        !upgrade_classic_group(from, e.correlation_id, *hb))
       return;
     consumer_coordinator_->on_heartbeat(from, e.correlation_id, *hb);
     return;
@@ -212,7 +228,8 @@ void Broker::on_message(sim::NodeId from, Envelope&& e) {
       return;
     }
     ClassicGroupImage image = consumer_coordinator_->release_empty_group(join->group_id);
-    coordinator_->adopt_offsets(join->group_id, std::move(image.offsets), std::move(image.offset_epochs));
+    coordinator_->adopt_offsets(join->group_id, std::move(image.offsets),
+                                std::move(image.offset_epochs));
   }
   if (const auto* sync = std::get_if<SyncGroupRequest>(&e.message);
       sync != nullptr && consumer_coordinator_->has_group(sync->group_id)) {
@@ -251,24 +268,28 @@ bool Broker::upgrade_classic_group(sim::NodeId from, std::int32_t correlation_id
                                    const ConsumerGroupHeartbeatRequest& hb) {
   const ClassicGroup& g = *coordinator_->group(hb.group_id);
   if (g.members.empty()) {
-    ClassicGroupImage image = coordinator_->release_group(hb.group_id, "the empty classic group is replaced by a consumer group");
-    consumer_coordinator_->adopt_offsets(hb.group_id, std::move(image.offsets), std::move(image.offset_epochs));
+    ClassicGroupImage image = coordinator_->release_group(
+        hb.group_id, "the empty classic group is replaced by a consumer group");
+    consumer_coordinator_->adopt_offsets(hb.group_id, std::move(image.offsets),
+                                         std::move(image.offset_epochs));
     return true;
   }
   std::string refusal = hb.member_epoch == 0 ? coordinator_->upgrade_refusal(hb.group_id)
                                              : std::string("the group is not a consumer group");
   if (!refusal.empty()) {
-    tracer_.publish(trace::GroupMigration{.group = hb.group_id, .from = "classic", .to = "consumer",
-                                          .refused = refusal});
+    tracer_.publish(trace::GroupMigration{
+        .group = hb.group_id, .from = "classic", .to = "consumer", .refused = refusal});
     net_.send(node_, from,
-              Envelope{correlation_id, ConsumerGroupHeartbeatResponse{.error = ErrorCode::GROUP_ID_NOT_FOUND,
-                                                                      .member_id = hb.member_id,
-                                                                      .member_epoch = hb.member_epoch}});
+              Envelope{correlation_id,
+                       ConsumerGroupHeartbeatResponse{.error = ErrorCode::GROUP_ID_NOT_FOUND,
+                                                      .member_id = hb.member_id,
+                                                      .member_epoch = hb.member_epoch}});
     return false;
   }
-  const std::string reason = fmt::format("member {} joined with the consumer protocol", net_.name(from));
-  consumer_coordinator_->adopt_classic(coordinator_->release_group(hb.group_id, "converted to a consumer group"),
-                                       reason);
+  const std::string reason =
+      fmt::format("member {} joined with the consumer protocol", net_.name(from));
+  consumer_coordinator_->adopt_classic(
+      coordinator_->release_group(hb.group_id, "converted to a consumer group"), reason);
   return true;
 }
 
@@ -282,6 +303,5 @@ Message Broker::refusal(const Message& request, ErrorCode error) {
     return ConsumerGroupHeartbeatResponse{.error = error, .member_id = hb->member_id};
   return OffsetCommitResponse{error};
 }
-
 
 }  // namespace rsim

@@ -44,7 +44,8 @@ namespace rsim {
 /// consumer's Fetch; follower fetching, KIP-392, is not modelled). A broker that is down answers
 /// nothing (the client sees the disconnect), which is not an error code: callers check
 /// `cluster.broker_down` first.
-ErrorCode fetch_error(const ClusterMetadata& cluster, std::int32_t broker, const TopicPartition& tp);
+ErrorCode fetch_error(const ClusterMetadata& cluster, std::int32_t broker,
+                      const TopicPartition& tp);
 
 /// ListOffsets: timestamp -2 (EARLIEST_TIMESTAMP) answers the log start offset, anything else
 /// (-1, LATEST_TIMESTAMP) the log end offset now. Any live broker answers (leadership of data
@@ -54,7 +55,8 @@ ListOffsetsResponse list_offsets(Workload& workload, const ListOffsetsRequest& r
 /// OffsetsForLeaderEpoch: data partitions keep leader epoch kDataLeaderEpoch (leader changes do
 /// not bump it), which ends at the log end offset; an epoch the leader never had (below it) is
 /// unknown (-1/-1, UNDEFINED_EPOCH_OFFSET).
-OffsetsForLeaderEpochResponse offsets_for_leader_epoch(Workload& workload, const OffsetsForLeaderEpochRequest& request);
+OffsetsForLeaderEpochResponse offsets_for_leader_epoch(Workload& workload,
+                                                       const OffsetsForLeaderEpochRequest& request);
 
 /// FindCoordinator(key): the current leader of the key's __consumer_offsets partition in the
 /// metadata cache, loaded or not (KafkaApis); no leader: COORDINATOR_NOT_AVAILABLE.
@@ -63,12 +65,13 @@ FindCoordinatorResponse find_coordinator(const ClusterMetadata& cluster, const s
 // ---- Leadership (what the controller decides; the world applies it) ----
 
 /// The __consumer_offsets partitions `broker` leads, in partition order.
-std::vector<std::int32_t> offsets_partitions_led_by(const ClusterMetadata& cluster, std::int32_t broker);
+std::vector<std::int32_t> offsets_partitions_led_by(const ClusterMetadata& cluster,
+                                                    std::int32_t broker);
 
 /// The first replica of `replicas` other than `failed` that may lead (alive, not fenced, not
 /// shutting down); -1 when none.
-std::int32_t next_eligible_leader(const ClusterMetadata& cluster, const std::vector<std::int32_t>& replicas,
-                                  std::int32_t failed);
+std::int32_t next_eligible_leader(const ClusterMetadata& cluster,
+                                  const std::vector<std::int32_t>& replicas, std::int32_t failed);
 
 /// Every data partition `broker` leads gets its next eligible replica as leader (-1: none).
 /// Returns the moves ("topic-p" -> new leader or null), empty when `broker` led none.
@@ -83,8 +86,9 @@ nlohmann::ordered_json adopt_leaderless(ClusterMetadata& cluster, std::int32_t b
 class Broker {
  public:
   Broker(std::int32_t id, sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net,
-         const ClusterMetadata& cluster, const BrokerConfig& config, const CoordinatorLoadSpec& load,
-         OffsetsLog& log, std::uint64_t seed, Workload& workload, LagMonitor& lag, const InjectedBugs& bugs);
+         const ClusterMetadata& cluster, const BrokerConfig& config,
+         const CoordinatorLoadSpec& load, OffsetsLog& log, std::uint64_t seed, Workload& workload,
+         LagMonitor& lag, const InjectedBugs& bugs);
   Broker(const Broker&) = delete;
   Broker& operator=(const Broker&) = delete;
 
@@ -101,7 +105,8 @@ class Broker {
 
  private:
   void on_message(sim::NodeId from, Envelope&& e);
-  bool upgrade_classic_group(sim::NodeId from, std::int32_t correlation_id, const ConsumerGroupHeartbeatRequest& hb);
+  bool upgrade_classic_group(sim::NodeId from, std::int32_t correlation_id,
+                             const ConsumerGroupHeartbeatRequest& hb);
   static Message refusal(const Message& request, ErrorCode error);
 
   std::int32_t id_;

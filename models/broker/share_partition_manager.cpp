@@ -34,8 +34,9 @@ class ShareStateLog {
 
   std::int32_t partition_of(const ShareKey& k) const {
     // SharePartitionKey "<group>:<topicId>:<partition>" (topic ids are names here).
-    return coordinator_partition(fmt::format("{}:{}:{}", k.group, k.partition.topic, k.partition.partition),
-                                 config_.share_coordinator_state_topic_num_partitions);
+    return coordinator_partition(
+        fmt::format("{}:{}:{}", k.group, k.partition.topic, k.partition.partition),
+        config_.share_coordinator_state_topic_num_partitions);
   }
 
   void initialize(const ShareKey& k, std::int32_t state_epoch, std::int64_t start_offset) {
@@ -48,8 +49,8 @@ class ShareStateLog {
     append(k, "ShareSnapshot", s, {}, 0);
   }
 
-  void write(const ShareKey& k, std::int64_t start_offset, const std::vector<PersistedBatch>& batches,
-             std::int32_t delivery_complete) {
+  void write(const ShareKey& k, std::int64_t start_offset,
+             const std::vector<PersistedBatch>& batches, std::int32_t delivery_complete) {
     State& s = states_[k];
     s.start_offset = start_offset;
     if (++s.updates >= config_.share_coordinator_snapshot_update_records_per_snapshot) {
@@ -75,12 +76,13 @@ class ShareStateLog {
     std::int64_t start_offset = -1;
     std::int32_t updates = 0;
   };
-  void append(const ShareKey& k, const char* type, const State& s, const std::vector<PersistedBatch>& batches,
-              std::int32_t delivery_complete) {
+  void append(const ShareKey& k, const char* type, const State& s,
+              const std::vector<PersistedBatch>& batches, std::int32_t delivery_complete) {
     const std::int32_t p = partition_of(k);
     std::vector<trace::ShareStateBatch> list;
     for (const auto& b : batches)
-      list.push_back({b.first_offset, b.last_offset, static_cast<std::int32_t>(b.state), b.delivery_count});
+      list.push_back(
+          {b.first_offset, b.last_offset, static_cast<std::int32_t>(b.state), b.delivery_count});
     trace::ShareStateRecord f{.partition = p,
                               .offset = offsets_[p]++,
                               .record = type,
@@ -104,9 +106,10 @@ class ShareStateLog {
 }  // namespace
 
 struct SharePartitionManager::Impl {
-  Impl(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net, const ClusterMetadata& cluster,
-       const BrokerConfig& config, Workload& workload, std::map<std::string, ShareGroupConfig> group_configs,
-       sim::Distribution write_latency, sim::Distribution network_latency, std::uint64_t seed,
+  Impl(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net,
+       const ClusterMetadata& cluster, const BrokerConfig& config, Workload& workload,
+       std::map<std::string, ShareGroupConfig> group_configs, sim::Distribution write_latency,
+       sim::Distribution network_latency, std::uint64_t seed,
        std::function<std::string(sim::NodeId)> name_of)
       : kernel_(kernel),
         tracer_(tracer),
@@ -140,8 +143,9 @@ struct SharePartitionManager::Impl {
     return it == group_configs_.end() ? broker_group_config_ : it->second;
   }
   static std::string auto_offset_reset_text(const ShareGroupConfig& c) {
-    return c.auto_offset_reset == "by_duration" ? fmt::format("by_duration:{}ms", c.auto_offset_reset_duration_ms)
-                                                : c.auto_offset_reset;
+    return c.auto_offset_reset == "by_duration"
+               ? fmt::format("by_duration:{}ms", c.auto_offset_reset_duration_ms)
+               : c.auto_offset_reset;
   }
   SharePartitionConfig partition_config(const std::string& group) const {
     const ShareGroupConfig& c = group_config(group);
@@ -157,7 +161,8 @@ struct SharePartitionManager::Impl {
     return tp.partition % static_cast<std::int32_t>(cluster_.broker_nodes.size());
   }
   std::int32_t member_number(const std::string& member_id) {
-    const auto [it, fresh] = members_.emplace(member_id, static_cast<std::int32_t>(members_.size()));
+    const auto [it, fresh] =
+        members_.emplace(member_id, static_cast<std::int32_t>(members_.size()));
     if (fresh) member_names_.push_back(member_id);
     return it->second;
   }
@@ -165,33 +170,38 @@ struct SharePartitionManager::Impl {
 
   /// One round trip from a share-partition leader to the share coordinator of `k` and its write.
   sim::SimTime persist_delay(std::int32_t broker, const ShareKey& k) {
-    const std::int32_t sc = state_log_.partition_of(k) % static_cast<std::int32_t>(cluster_.broker_nodes.size());
+    const std::int32_t sc =
+        state_log_.partition_of(k) % static_cast<std::int32_t>(cluster_.broker_nodes.size());
     sim::SimTime d = write_latency_.sample(persist_rng_);
-    if (sc != broker) d += network_latency_.sample(persist_rng_) + network_latency_.sample(persist_rng_);
+    if (sc != broker)
+      d += network_latency_.sample(persist_rng_) + network_latency_.sample(persist_rng_);
     return d;
   }
 
-  void initialize_state(const std::string& group, const TopicPartitions& partitions, std::int32_t state_epoch,
-                        std::int64_t start, std::function<void()> done) {
+  void initialize_state(const std::string& group, const TopicPartitions& partitions,
+                        std::int32_t state_epoch, std::int64_t start, std::function<void()> done) {
     // InitializeShareGroupState from the group coordinator to each share coordinator.
     sim::SimTime longest{0};
     for (const auto& tp : partitions) {
       const ShareKey k{group, tp};
       longest = std::max(longest, persist_delay(leader_broker(tp), k));
     }
-    kernel_.schedule_closure_after(longest, [this, group, partitions, state_epoch, start, done = std::move(done)] {
-      for (const auto& tp : partitions) state_log_.initialize({group, tp}, state_epoch, start);
-      done();
-    });
+    kernel_.schedule_closure_after(
+        longest, [this, group, partitions, state_epoch, start, done = std::move(done)] {
+          for (const auto& tp : partitions) state_log_.initialize({group, tp}, state_epoch, start);
+          done();
+        });
   }
 
-  void trace_changes(const ShareKey& k, const std::vector<StateChange>& changes, const char* cause) {
+  void trace_changes(const ShareKey& k, const std::vector<StateChange>& changes,
+                     const char* cause) {
     for (const auto& c : changes) {
       tracer_.publish(trace::ShareRecords{
           .group = k.group,
           .partition = &k.partition,
-          .consumer = c.member >= 0 ? std::string_view(owner_names_.at(static_cast<std::size_t>(c.member)))
-                                    : std::string_view(),
+          .consumer = c.member >= 0
+                          ? std::string_view(owner_names_.at(static_cast<std::size_t>(c.member)))
+                          : std::string_view(),
           .from = to_string(c.from),
           .to = to_string(c.to),
           .first_offset = c.first_offset,
@@ -206,18 +216,23 @@ struct SharePartitionManager::Impl {
     const auto [it, fresh] = windows_.emplace(k, now);
     if (!fresh && it->second == now) return;
     it->second = now;
-    tracer_.publish(trace::ShareWindow{.group = k.group, .partition = &k.partition, .spso = now.first,
-                                       .speo = now.second, .in_flight = sp.in_flight()});
+    tracer_.publish(trace::ShareWindow{.group = k.group,
+                                       .partition = &k.partition,
+                                       .spso = now.first,
+                                       .speo = now.second,
+                                       .in_flight = sp.in_flight()});
   }
 
   /// Persists `change` for `k`, then commits it and runs `then`.
-  void persist(std::int32_t broker, const ShareKey& k, ShareChange change, std::function<void()> then) {
+  void persist(std::int32_t broker, const ShareKey& k, ShareChange change,
+               std::function<void()> then) {
     if (change.persist.empty()) {
       if (then) then();
       return;
     }
     const sim::SimTime delay = persist_delay(broker, k);
-    kernel_.schedule_closure_after(delay, [this, broker, k, change = std::move(change), then = std::move(then)] {
+    kernel_.schedule_closure_after(delay, [this, broker, k, change = std::move(change),
+                                           then = std::move(then)] {
       Leader& l = partitions_[k];
       l.sp->commit(change.first_offset, change.last_offset);
       state_log_.write(k, l.sp->start_offset(), change.persist, l.sp->delivery_complete_count());
@@ -230,10 +245,11 @@ struct SharePartitionManager::Impl {
   void on_broker_message(std::int32_t broker, sim::NodeId from, Envelope&& e) {
     if (const auto* hb = std::get_if<ShareGroupHeartbeatRequest>(&e.message)) {
       const sim::NodeId me = cluster_.broker_nodes.at(static_cast<std::size_t>(broker));
-      group_coordinator_->on_heartbeat(*hb, consumer_of(from),
-                                       [this, me, from, id = e.correlation_id](ShareGroupHeartbeatResponse r) {
-                                         net_.send(me, from, Envelope{id, std::move(r)});
-                                       });
+      group_coordinator_->on_heartbeat(
+          *hb, consumer_of(from),
+          [this, me, from, id = e.correlation_id](ShareGroupHeartbeatResponse r) {
+            net_.send(me, from, Envelope{id, std::move(r)});
+          });
     } else if (auto* fetch = std::get_if<ShareFetchRequest>(&e.message)) {
       on_share_fetch(broker, from, e.correlation_id, std::move(*fetch));
     } else if (auto* ack = std::get_if<ShareAcknowledgeRequest>(&e.message)) {
@@ -244,7 +260,8 @@ struct SharePartitionManager::Impl {
   }
 
   void reply(std::int32_t broker, sim::NodeId to, std::int32_t id, Message m) {
-    net_.send(cluster_.broker_nodes.at(static_cast<std::size_t>(broker)), to, Envelope{id, std::move(m)});
+    net_.send(cluster_.broker_nodes.at(static_cast<std::size_t>(broker)), to,
+              Envelope{id, std::move(m)});
   }
 
   /// Runs `ready` once the share-partition exists (first use: ReadShareGroupState round trip,
@@ -279,8 +296,8 @@ struct SharePartitionManager::Impl {
       leader.sp = std::make_unique<SharePartition>(partition_config(k.group), start);
       leader.initializing = false;
       const std::string reset_text = reset ? auto_offset_reset_text(gc) : "none";
-      tracer_.publish(trace::SharePartitionInit{.group = k.group, .partition = &k.partition, .spso = start,
-                                                .reset = reset_text});
+      tracer_.publish(trace::SharePartitionInit{
+          .group = k.group, .partition = &k.partition, .spso = start, .reset = reset_text});
       trace_window(k, *leader.sp);
       auto waiting = std::move(leader.waiting);
       leader.waiting.clear();
@@ -289,8 +306,9 @@ struct SharePartitionManager::Impl {
   }
 
   /// Applies one request's acknowledgements; `done` runs (with the errors) once persisted.
-  void apply_acks(std::int32_t broker, sim::NodeId from, const std::string& group, const std::string& member_id,
-                  const std::vector<PartitionAcknowledgements>& acks, bool close_session,
+  void apply_acks(std::int32_t broker, sim::NodeId from, const std::string& group,
+                  const std::string& member_id, const std::vector<PartitionAcknowledgements>& acks,
+                  bool close_session,
                   std::function<void(std::map<TopicPartition, ErrorCode>)> done) {
     const std::int32_t member = member_number(member_id);
     if (owner_names_.size() < members_.size()) owner_names_.resize(members_.size());
@@ -305,7 +323,8 @@ struct SharePartitionManager::Impl {
       Leader& l = partitions_[k];
       if (!l.sp) continue;
       for (const auto& b : pa.batches) {
-        ShareChange c = l.sp->acknowledge(member, b.first_offset, b.last_offset, b.type, kernel_.now());
+        ShareChange c =
+            l.sp->acknowledge(member, b.first_offset, b.last_offset, b.type, kernel_.now());
         if (c.error != ErrorCode::NONE) {
           (*errors)[pa.partition] = c.error;
           tracer_.publish(trace::ShareAckError{.group = group,
@@ -317,7 +336,8 @@ struct SharePartitionManager::Impl {
                                                .error = error_name(c.error)});
           continue;
         }
-        if (b.type == AcknowledgeType::RENEW) schedule_lock_expiry(broker, k, b.first_offset, b.last_offset);
+        if (b.type == AcknowledgeType::RENEW)
+          schedule_lock_expiry(broker, k, b.first_offset, b.last_offset);
         trace_changes(k, c.changes, to_string(b.type));
         ++*pending;
         persist(broker, k, std::move(c), finish);
@@ -374,8 +394,11 @@ struct SharePartitionManager::Impl {
       }
     }
     for (const auto& [group, member_id] : ended) {
-      tracer_.publish(trace::ShareSession{.broker = broker, .group = group, .consumer = consumer_of(from),
-                                          .member_id = member_id, .event = "disconnect"});
+      tracer_.publish(trace::ShareSession{.broker = broker,
+                                          .group = group,
+                                          .consumer = consumer_of(from),
+                                          .member_id = member_id,
+                                          .event = "disconnect"});
       release_session(broker, group, member_id, "disconnect", [&](ShareKey k, ShareChange c) {
         persist(broker, k, std::move(c), nullptr);
       });
@@ -391,28 +414,33 @@ struct SharePartitionManager::Impl {
     }
   }
 
-  void schedule_lock_expiry(std::int32_t broker, const ShareKey& k, std::int64_t first, std::int64_t last) {
+  void schedule_lock_expiry(std::int32_t broker, const ShareKey& k, std::int64_t first,
+                            std::int64_t last) {
     const SharePartition& sp = *partitions_[k].sp;
     const sim::SimTime deadline = sp.lock_deadline(first);
     if (deadline == sim::kNever) return;
-    kernel_.schedule_closure_after(deadline - kernel_.now(), [this, broker, k, first, last, deadline] {
-      Leader& l = partitions_[k];
-      ShareChange c = l.sp->expire_locks(first, last, deadline);
-      if (c.changes.empty()) return;
-      trace_changes(k, c.changes, "lock_timeout");
-      wake_parked(broker);  // available again at once, before the write completes
-      persist(broker, k, std::move(c), nullptr);
-    });
+    kernel_.schedule_closure_after(
+        deadline - kernel_.now(), [this, broker, k, first, last, deadline] {
+          Leader& l = partitions_[k];
+          ShareChange c = l.sp->expire_locks(first, last, deadline);
+          if (c.changes.empty()) return;
+          trace_changes(k, c.changes, "lock_timeout");
+          wake_parked(broker);  // available again at once, before the write completes
+          persist(broker, k, std::move(c), nullptr);
+        });
   }
 
-  void on_share_acknowledge(std::int32_t broker, sim::NodeId from, std::int32_t id, ShareAcknowledgeRequest r) {
+  void on_share_acknowledge(std::int32_t broker, sim::NodeId from, std::int32_t id,
+                            ShareAcknowledgeRequest r) {
     const bool close = r.share_session_epoch == -1;
     apply_acks(broker, from, r.group_id, r.member_id, r.acknowledgements, close,
-               [this, broker, from, id, acks = r.acknowledgements](std::map<TopicPartition, ErrorCode> errors) {
+               [this, broker, from, id,
+                acks = r.acknowledgements](std::map<TopicPartition, ErrorCode> errors) {
                  ShareAcknowledgeResponse response;
                  for (const auto& pa : acks) {
                    const auto it = errors.find(pa.partition);
-                   response.partitions.push_back({pa.partition, it == errors.end() ? ErrorCode::NONE : it->second});
+                   response.partitions.push_back(
+                       {pa.partition, it == errors.end() ? ErrorCode::NONE : it->second});
                  }
                  reply(broker, from, id, std::move(response));
                });
@@ -427,12 +455,14 @@ struct SharePartitionManager::Impl {
     const std::string member_id = r.member_id;
     const auto acks = r.acknowledgements;
     apply_acks(broker, from, group, member_id, acks, close,
-               [this, broker, from, id, r = std::move(r)](std::map<TopicPartition, ErrorCode> errors) mutable {
+               [this, broker, from, id,
+                r = std::move(r)](std::map<TopicPartition, ErrorCode> errors) mutable {
                  // Every share-partition of the request must exist before records are acquired.
                  auto remaining = std::make_shared<std::size_t>(r.partitions.size() + 1);
                  auto go = [this, broker, from, id, remaining, errors, r] {
                    if (--*remaining > 0) return;
-                   Parked p{next_parked_++, broker, from, id, r, kernel_.now() + sim::ms(r.max_wait_ms)};
+                   Parked p{
+                       next_parked_++, broker, from, id, r, kernel_.now() + sim::ms(r.max_wait_ms)};
                    ack_errors_[p.id] = errors;
                    try_fetch(std::move(p));
                  };
@@ -462,7 +492,8 @@ struct SharePartitionManager::Impl {
       if (const auto it = errs.find(tp); it != errs.end()) out.acknowledge_error = it->second;
       if (budget > 0) {
         std::vector<StateChange> changes;
-        out.acquired_records = sp.acquire(member, budget, workload_.log_end_offset(tp), kernel_.now(), &changes);
+        out.acquired_records =
+            sp.acquire(member, budget, workload_.log_end_offset(tp), kernel_.now(), &changes);
         for (const auto& a : out.acquired_records) {
           budget -= static_cast<std::int32_t>(a.last_offset - a.first_offset + 1);
           schedule_lock_expiry(p.broker, k, a.first_offset, a.last_offset);
@@ -485,13 +516,14 @@ struct SharePartitionManager::Impl {
     const sim::SimTime wake = std::min(p.deadline, next_data);
     const std::uint64_t pid = p.id;
     parked_.emplace(pid, std::move(p));
-    kernel_.schedule_closure_after(std::max(sim::SimTime::zero(), wake - kernel_.now()), [this, pid] {
-      const auto it = parked_.find(pid);
-      if (it == parked_.end()) return;
-      Parked again = std::move(it->second);
-      parked_.erase(it);
-      try_fetch(std::move(again));
-    });
+    kernel_.schedule_closure_after(std::max(sim::SimTime::zero(), wake - kernel_.now()),
+                                   [this, pid] {
+                                     const auto it = parked_.find(pid);
+                                     if (it == parked_.end()) return;
+                                     Parked again = std::move(it->second);
+                                     parked_.erase(it);
+                                     try_fetch(std::move(again));
+                                   });
   }
 
   void wake_parked(std::int32_t broker) {
@@ -538,13 +570,17 @@ struct SharePartitionManager::Impl {
   std::uint64_t next_parked_ = 1;
 };
 
-SharePartitionManager::SharePartitionManager(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net,
-                                             const ClusterMetadata& cluster, const BrokerConfig& config,
-                                             Workload& workload, std::map<std::string, ShareGroupConfig> group_configs,
-                                             sim::Distribution write_latency, sim::Distribution network_latency,
-                                             std::uint64_t seed, std::function<std::string(sim::NodeId)> name_of)
-    : impl_(std::make_unique<Impl>(kernel, tracer, net, cluster, config, workload, std::move(group_configs),
-                                   std::move(write_latency), std::move(network_latency), seed, std::move(name_of))) {}
+SharePartitionManager::SharePartitionManager(sim::Kernel& kernel, Tracer& tracer,
+                                             sim::Network<Envelope>& net,
+                                             const ClusterMetadata& cluster,
+                                             const BrokerConfig& config, Workload& workload,
+                                             std::map<std::string, ShareGroupConfig> group_configs,
+                                             sim::Distribution write_latency,
+                                             sim::Distribution network_latency, std::uint64_t seed,
+                                             std::function<std::string(sim::NodeId)> name_of)
+    : impl_(std::make_unique<Impl>(kernel, tracer, net, cluster, config, workload,
+                                   std::move(group_configs), std::move(write_latency),
+                                   std::move(network_latency), seed, std::move(name_of))) {}
 
 SharePartitionManager::~SharePartitionManager() = default;
 
@@ -556,13 +592,16 @@ void SharePartitionManager::on_message(std::int32_t broker, sim::NodeId from, En
   impl_->on_broker_message(broker, from, std::move(e));
 }
 
-void SharePartitionManager::initialize_state(const std::string& group, const TopicPartitions& partitions,
+void SharePartitionManager::initialize_state(const std::string& group,
+                                             const TopicPartitions& partitions,
                                              std::int32_t state_epoch, std::int64_t start,
                                              std::function<void()> done) {
   impl_->initialize_state(group, partitions, state_epoch, start, std::move(done));
 }
 
-std::int32_t SharePartitionManager::leader_broker(const TopicPartition& tp) const { return impl_->leader_broker(tp); }
+std::int32_t SharePartitionManager::leader_broker(const TopicPartition& tp) const {
+  return impl_->leader_broker(tp);
+}
 
 const ShareGroupConfig& SharePartitionManager::group_config(const std::string& group) const {
   return impl_->group_config(group);
@@ -579,12 +618,13 @@ std::string SharePartitionManager::auto_offset_reset_text(const ShareGroupConfig
 void SharePartitionManager::publish_end() {
   for (const auto& [key, leader] : impl_->partitions_) {
     if (!leader.sp) continue;
-    impl_->tracer_.publish(trace::SharePartitionEnd{.group = key.group,
-                                                    .partition = &key.partition,
-                                                    .spso = leader.sp->start_offset(),
-                                                    .speo = leader.sp->end_offset(),
-                                                    .in_flight = leader.sp->in_flight(),
-                                                    .delivery_complete_count = leader.sp->delivery_complete_count()});
+    impl_->tracer_.publish(
+        trace::SharePartitionEnd{.group = key.group,
+                                 .partition = &key.partition,
+                                 .spso = leader.sp->start_offset(),
+                                 .speo = leader.sp->end_offset(),
+                                 .in_flight = leader.sp->in_flight(),
+                                 .delivery_complete_count = leader.sp->delivery_complete_count()});
   }
 }
 

@@ -38,10 +38,10 @@ class SharePartitionManager {
   /// and one hop between brokers; `name_of`: how the trace names a client node (the scenario's
   /// consumer name).
   SharePartitionManager(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net,
-                        const ClusterMetadata& cluster, const BrokerConfig& config, Workload& workload,
-                        std::map<std::string, ShareGroupConfig> group_configs, sim::Distribution write_latency,
-                        sim::Distribution network_latency, std::uint64_t seed,
-                        std::function<std::string(sim::NodeId)> name_of);
+                        const ClusterMetadata& cluster, const BrokerConfig& config,
+                        Workload& workload, std::map<std::string, ShareGroupConfig> group_configs,
+                        sim::Distribution write_latency, sim::Distribution network_latency,
+                        std::uint64_t seed, std::function<std::string(sim::NodeId)> name_of);
   ~SharePartitionManager();
   SharePartitionManager(const SharePartitionManager&) = delete;
   SharePartitionManager& operator=(const SharePartitionManager&) = delete;
@@ -56,8 +56,8 @@ class SharePartitionManager {
 
   /// InitializeShareGroupState from the group coordinator to each share coordinator: after the
   /// slowest write, every share-partition of `partitions` starts at `start`; then `done`.
-  void initialize_state(const std::string& group, const TopicPartitions& partitions, std::int32_t state_epoch,
-                        std::int64_t start, std::function<void()> done);
+  void initialize_state(const std::string& group, const TopicPartitions& partitions,
+                        std::int32_t state_epoch, std::int64_t start, std::function<void()> done);
 
   /// The broker leading data partition `tp` (and its share-partitions).
   std::int32_t leader_broker(const TopicPartition& tp) const;

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "models/client/lag_monitor.hpp"
-#include "models/spec/overloaded.hpp"
 #include "models/protocol/uuid.hpp"
+#include "models/spec/overloaded.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/assert.hpp"
 
@@ -72,23 +72,48 @@ const char* member_state_name(ConsumerMemberState s) {
   return "UNKNOWN";
 }
 
-AsyncConsumer::AsyncConsumer(sim::Kernel& kernel, Tracer& tracer,
-                             sim::Network<Envelope>& network, const ClusterMetadata& cluster,
-                             const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed,
-                             Workload& workload, LagMonitor* lag)
+AsyncConsumer::AsyncConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& network,
+                             const ClusterMetadata& cluster, const ConsumerSpec& spec,
+                             ConsumerConfig config, std::uint64_t seed, Workload& workload,
+                             LagMonitor* lag)
     : ConsumerClient(kernel, tracer, network, cluster, spec, std::move(config), seed, workload, lag,
                      "network"),
-      close_retry_timer_(kernel, [this] { entered(); continue_close(); }, &app_),
-      heartbeat_timer_(kernel,
-                       [this] {
-                         entered();
-                         maybe_heartbeat();
-                         settled();
-                       },
-                       &network_thread_),
-      poll_timer_(kernel, [this] { entered(); on_poll_timer_expired(); }, &network_thread_),
-      coordinator_retry_timer_(kernel, [this] { entered(); maybe_heartbeat(); }, &network_thread_),
-      reconcile_commit_timer_(kernel, [this] { entered(); retry_reconcile_commit(); }, &network_thread_) {
+      close_retry_timer_(
+          kernel,
+          [this] {
+            entered();
+            continue_close();
+          },
+          &app_),
+      heartbeat_timer_(
+          kernel,
+          [this] {
+            entered();
+            maybe_heartbeat();
+            settled();
+          },
+          &network_thread_),
+      poll_timer_(
+          kernel,
+          [this] {
+            entered();
+            on_poll_timer_expired();
+          },
+          &network_thread_),
+      coordinator_retry_timer_(
+          kernel,
+          [this] {
+            entered();
+            maybe_heartbeat();
+          },
+          &network_thread_),
+      reconcile_commit_timer_(
+          kernel,
+          [this] {
+            entered();
+            retry_reconcile_commit();
+          },
+          &network_thread_) {
   lookup_backoff_after_success_ = true;  // CoordinatorRequestManager's RequestState
 }
 
@@ -145,8 +170,8 @@ void AsyncConsumer::reset_client_state() {
   reset_metadata();
   for (sim::Timer* t :
        {&poll_return_timer_, &callback_timer_, &close_retry_timer_, &heartbeat_timer_, &poll_timer_,
-        &request_timeout_timer_, &coordinator_retry_timer_, &first_poll_timer_,
-        &fetch_wake_timer_, &processing_timer_, &commit_retry_timer_, &reconcile_commit_timer_, &loop_timer_,
+        &request_timeout_timer_, &coordinator_retry_timer_, &first_poll_timer_, &fetch_wake_timer_,
+        &processing_timer_, &commit_retry_timer_, &reconcile_commit_timer_, &loop_timer_,
         &fetch_response_timer_})
     t->cancel();
   cancel_script_timers();
@@ -222,8 +247,8 @@ void AsyncConsumer::on_poll_loop_continue() {
 }
 
 bool AsyncConsumer::quiet_poll_return() {
-  const bool quiet = quiet_pass_.valid && entries_ == quiet_pass_.entries + 1 && kernel_.now() < quiet_pass_.until &&
-                     consumption_.finds_nothing();
+  const bool quiet = quiet_pass_.valid && entries_ == quiet_pass_.entries + 1 &&
+                     kernel_.now() < quiet_pass_.until && consumption_.finds_nothing();
   if (quiet && counters_ != nullptr) ++counters_->quiet_passes;
   if (quiet && !check_quiet_passes_) {
     quiet_pass();
@@ -241,21 +266,36 @@ bool AsyncConsumer::quiet_poll_return() {
   const QuietPass noted = quiet_pass_;
   full_poll_return();
   const std::uint64_t seqs = kernel_.next_seq() - seq_before;
-  const auto full = std::tuple{poll_return_timer_.armed(), poll_return_timer_.deadline(), poll_timer_.armed(),
-                               poll_timer_.deadline(), fetch_wake_timer_.armed(), fetch_wake_timer_.deadline(),
-                               last_poll_, in_poll_, spinning_, drain_remaining_};
+  const auto full = std::tuple{poll_return_timer_.armed(),
+                               poll_return_timer_.deadline(),
+                               poll_timer_.armed(),
+                               poll_timer_.deadline(),
+                               fetch_wake_timer_.armed(),
+                               fetch_wake_timer_.deadline(),
+                               last_poll_,
+                               in_poll_,
+                               spinning_,
+                               drain_remaining_};
   note_quiet_pass();
-  SIM_ASSERT_MSG(quiet_pass_.valid && quiet_pass_.until == noted.until && quiet_pass_.fixed_bound == noted.fixed_bound &&
-                 quiet_pass_.backoff_bound == noted.backoff_bound,
-             "quiet pass of " + spec_.name + ": the full pass left another quiet state");
+  SIM_ASSERT_MSG(quiet_pass_.valid && quiet_pass_.until == noted.until &&
+                     quiet_pass_.fixed_bound == noted.fixed_bound &&
+                     quiet_pass_.backoff_bound == noted.backoff_bound,
+                 "quiet pass of " + spec_.name + ": the full pass left another quiet state");
   // The quiet pass from the same state: the full pass's arms are undone by arming again.
   const std::uint64_t seq_quiet = kernel_.next_seq();
   quiet_pass();
-  const auto fast = std::tuple{poll_return_timer_.armed(), poll_return_timer_.deadline(), poll_timer_.armed(),
-                               poll_timer_.deadline(), fetch_wake_timer_.armed(), fetch_wake_timer_.deadline(),
-                               last_poll_, in_poll_, spinning_, drain_remaining_};
+  const auto fast = std::tuple{poll_return_timer_.armed(),
+                               poll_return_timer_.deadline(),
+                               poll_timer_.armed(),
+                               poll_timer_.deadline(),
+                               fetch_wake_timer_.armed(),
+                               fetch_wake_timer_.deadline(),
+                               last_poll_,
+                               in_poll_,
+                               spinning_,
+                               drain_remaining_};
   SIM_ASSERT_MSG(full == fast && kernel_.next_seq() - seq_quiet == seqs,
-             "quiet pass of " + spec_.name + " differs from the full pass");
+                 "quiet pass of " + spec_.name + " differs from the full pass");
   quiet_pass_.entries = entries_;
   return true;
 }
@@ -264,12 +304,12 @@ void AsyncConsumer::note_quiet_pass() {
   quiet_pass_.valid = false;
   const sim::SimTime now = kernel_.now();
   const auto& per_poll = spec_.processing.per_poll;
-  if (!process_.alive() || close_stage_ != CloseStage::None || busy_ || batch_ || !in_poll_ || stop_requested_ ||
-      wakeup_pending_ || buffer_woken_ || spinning_ || !per_poll.is_constant() || per_poll.value != 0 ||
-      state_ != State::STABLE || !coordinator_ || reconcile_ != Reconcile::Idle || subscription_updated_ ||
-      !app_events_.empty() || running_event_ || next_heartbeat_ <= now ||
-      fetches_in_flight_ != fetch_brokers_ || !consumption_.has_all_fetch_positions() ||
-      !consumption_.finds_nothing())
+  if (!process_.alive() || close_stage_ != CloseStage::None || busy_ || batch_ || !in_poll_ ||
+      stop_requested_ || wakeup_pending_ || buffer_woken_ || spinning_ || !per_poll.is_constant() ||
+      per_poll.value != 0 || state_ != State::STABLE || !coordinator_ ||
+      reconcile_ != Reconcile::Idle || subscription_updated_ || !app_events_.empty() ||
+      running_event_ || next_heartbeat_ <= now || fetches_in_flight_ != fetch_brokers_ ||
+      !consumption_.has_all_fetch_positions() || !consumption_.finds_nothing())
     return;
   sim::SimTime until = next_heartbeat_;
   if (config_.enable_auto_commit) {
@@ -282,7 +322,8 @@ void AsyncConsumer::note_quiet_pass() {
   // wait_bound() in this state: the next heartbeat and auto-commit, and retry.backoff.ms when a
   // partition is fetchable (or no Fetch is in flight).
   quiet_pass_.fixed_bound = until;
-  quiet_pass_.backoff_bound = owned_.empty() || consumption_.any_fetchable() || fetches_in_flight_ == 0;
+  quiet_pass_.backoff_bound =
+      owned_.empty() || consumption_.any_fetchable() || fetches_in_flight_ == 0;
 }
 
 void AsyncConsumer::quiet_pass() {
@@ -298,7 +339,8 @@ void AsyncConsumer::quiet_pass() {
   spinning_ = false;
   sim::SimTime bound = quiet_pass_.fixed_bound;
   if (quiet_pass_.backoff_bound)
-    bound = std::min(bound, sim::saturating_add(now, at_least_a_turn(sim::ms(config_.retry_backoff_ms))));
+    bound = std::min(bound,
+                     sim::saturating_add(now, at_least_a_turn(sim::ms(config_.retry_backoff_ms))));
   const sim::SimTime next = std::min(consumption_.quiet_next(), bound);
   if (next != sim::kNever && (!poll_return_timer_.armed() || next < poll_return_timer_.deadline()))
     fetch_wake_timer_.arm_at(std::max(next, now));
@@ -347,7 +389,8 @@ sim::SimTime AsyncConsumer::wait_bound() {
     return now;
   }
   // retry.backoff.ms=0: the background thread spins; a kSpinTurn per turn here.
-  const sim::SimTime backoff = sim::saturating_add(now, at_least_a_turn(sim::ms(config_.retry_backoff_ms)));
+  const sim::SimTime backoff =
+      sim::saturating_add(now, at_least_a_turn(sim::ms(config_.retry_backoff_ms)));
   sim::SimTime bound = sim::kNever;
   if (owned_.empty() || !consumption_.has_all_fetch_positions() || consumption_.any_fetchable())
     bound = backoff;
@@ -358,7 +401,8 @@ sim::SimTime AsyncConsumer::wait_bound() {
     bound = std::min(bound, next_auto_commit_);
   if (state_ != State::UNSUBSCRIBED) {
     sim::SimTime heartbeat;
-    if (!coordinator_ || state_ == State::FATAL || state_ == State::STALE || state_ == State::FENCED)
+    if (!coordinator_ || state_ == State::FATAL || state_ == State::STALE ||
+        state_ == State::FENCED)
       heartbeat = sim::saturating_add(now, sim::ms(heartbeat_interval_ms_));
     else if ((state_ == State::JOINING || state_ == State::ACKNOWLEDGING) && !heartbeat_in_flight_)
       heartbeat = std::max(now, retry_now_not_before_);
@@ -376,8 +420,8 @@ sim::SimTime AsyncConsumer::wait_bound() {
 
 void AsyncConsumer::wake_app() {
   if (!process_.alive()) return;
-  const bool waiting = in_poll_ && !busy_ && !batch_ && close_stage_ == CloseStage::None &&
-                       app_.runnable();
+  const bool waiting =
+      in_poll_ && !busy_ && !batch_ && close_stage_ == CloseStage::None && app_.runnable();
   if (waiting)
     fetch_wake_timer_.arm(sim::SimTime::zero());
   else
@@ -460,7 +504,8 @@ void AsyncConsumer::on_app_event_done(const AppEvent& e) {
       if (e.reconciliation != reconciliation_ || reconcile_ != Reconcile::Assigning) return;
       reconcile_ = Reconcile::Idle;
       has_current_ = true;
-      next_auto_commit_ = sim::saturating_add(kernel_.now(), sim::ms(config_.auto_commit_interval_ms));
+      next_auto_commit_ =
+          sim::saturating_add(kernel_.now(), sim::ms(config_.auto_commit_interval_ms));
       if (state_ == State::RECONCILING) {
         transition(State::ACKNOWLEDGING);
         maybe_heartbeat();  // the ack goes out at once
@@ -483,7 +528,8 @@ void AsyncConsumer::on_app_event_done(const AppEvent& e) {
       if (state_ == State::FENCED) {
         transition_to_joining();
       } else if (state_ == State::STALE &&
-                 kernel_.now() < sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms))) {
+                 kernel_.now() <
+                     sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms))) {
         transition_to_joining();  // maybeRejoinStaleMember: the poll timer was reset
       }
       return;
@@ -495,8 +541,8 @@ void AsyncConsumer::on_app_event_done(const AppEvent& e) {
 
 void AsyncConsumer::start_close() {
   close_stage_ = CloseStage::Committing;
-  close_deadline_ =
-      sim::saturating_add(kernel_.now(), sim::ms(std::min<std::int64_t>(30000, config_.request_timeout_ms)));
+  close_deadline_ = sim::saturating_add(
+      kernel_.now(), sim::ms(std::min<std::int64_t>(30000, config_.request_timeout_ms)));
   continue_close();
 }
 
@@ -549,8 +595,8 @@ bool AsyncConsumer::in_group() const {
 void AsyncConsumer::transition(ConsumerMemberState to) {
   if (state_ == to) return;
   state_ = to;
-  tracer_.publish(
-      trace::ConsumerMemberState{.consumer = spec_.name, .state = member_state_name(to), .epoch = member_epoch_});
+  tracer_.publish(trace::ConsumerMemberState{
+      .consumer = spec_.name, .state = member_state_name(to), .epoch = member_epoch_});
 }
 
 void AsyncConsumer::transition_to_joining() {
@@ -584,7 +630,8 @@ void AsyncConsumer::on_poll_event() {
   // an interval auto-commit due meanwhile waits for a pass after its answer.
   if (config_.enable_auto_commit && kernel_.now() >= next_auto_commit_ && !auto_commit_in_flight_ &&
       !rec_commit_id_) {
-    next_auto_commit_ = sim::saturating_add(kernel_.now(), sim::ms(config_.auto_commit_interval_ms));
+    next_auto_commit_ =
+        sim::saturating_add(kernel_.now(), sim::ms(config_.auto_commit_interval_ms));
     auto_commit_in_flight_ = send_offset_commit("auto-commit");
   }
   poll_timer_.arm_at(sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms)));
@@ -612,7 +659,8 @@ void AsyncConsumer::maybe_reconcile(bool can_commit) {
   consumption_.mark_pending_revocation(revoked);
   // The commit of all consumed offsets, retried until the rebalance timeout.
   if (config_.enable_auto_commit) {
-    rec_commit_deadline_ = sim::saturating_add(kernel_.now(), sim::ms(config_.max_poll_interval_ms));
+    rec_commit_deadline_ =
+        sim::saturating_add(kernel_.now(), sim::ms(config_.max_poll_interval_ms));
     rec_commit_attempts_ = 0;
     rec_commit_id_ = send_offset_commit("before revocation");
     if (rec_commit_id_) {
@@ -645,7 +693,8 @@ void AsyncConsumer::abort_reconciliation() {
 }
 
 void AsyncConsumer::transition_to_fenced(ErrorCode why) {
-  tracer_.publish(trace::ConsumerFenced{.consumer = spec_.name, .error = error_name(why), .epoch = member_epoch_});
+  tracer_.publish(trace::ConsumerFenced{
+      .consumer = spec_.name, .error = error_name(why), .epoch = member_epoch_});
   abort_reconciliation();
   transition(State::FENCED);
   member_epoch_ = 0;
@@ -662,7 +711,8 @@ void AsyncConsumer::transition_to_fenced(ErrorCode why) {
 
 void AsyncConsumer::on_poll_timer_expired() {
   if (!process_.alive() || close_stage_ != CloseStage::None) return;
-  if (kernel_.now() < sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms))) return;
+  if (kernel_.now() < sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms)))
+    return;
   if (!in_group() || state_ == State::PREPARE_LEAVING || state_ == State::LEAVING) return;
   // Nothing wakes the background thread at the poll timer's expiry: the heartbeat manager's
   // poll() (AbstractHeartbeatRequestManager.poll) checks the timer when the thread next runs,
@@ -677,9 +727,11 @@ void AsyncConsumer::on_poll_timer_expired() {
 }
 
 bool AsyncConsumer::leave_if_poll_timer_expired() {
-  if (close_stage_ != CloseStage::None || !in_group() || state_ == State::PREPARE_LEAVING || state_ == State::LEAVING)
+  if (close_stage_ != CloseStage::None || !in_group() || state_ == State::PREPARE_LEAVING ||
+      state_ == State::LEAVING)
     return false;
-  if (kernel_.now() < sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms))) return false;
+  if (kernel_.now() < sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms)))
+    return false;
   leave_on_poll_timeout();
   return true;
 }
@@ -729,7 +781,8 @@ sim::SimTime AsyncConsumer::heartbeat_due() const {
   // AbstractHeartbeatRequestManager.poll: a member that must heartbeat now (JOINING,
   // ACKNOWLEDGING: shouldHeartbeatNow) sends whenever none is in flight, ignoring the interval
   // and the backoff of HeartbeatRequestState (issue 40, model error 2); the others wait for both.
-  if (state_ == State::JOINING || state_ == State::ACKNOWLEDGING) return std::max(kernel_.now(), retry_now_not_before_);
+  if (state_ == State::JOINING || state_ == State::ACKNOWLEDGING)
+    return std::max(kernel_.now(), retry_now_not_before_);
   return std::max(next_heartbeat_, backoff_until_);
 }
 
@@ -764,7 +817,8 @@ void AsyncConsumer::send_heartbeat() {
   heartbeat_in_flight_ =
       send_request(*coordinator_, std::move(r), config_.request_timeout_ms, member_epoch_);
   rpc_fields_ = nullptr;
-  next_heartbeat_ = sim::saturating_add(kernel_.now(), sim::ms(heartbeat_interval_ms_));  // reset on every send
+  next_heartbeat_ =
+      sim::saturating_add(kernel_.now(), sim::ms(heartbeat_interval_ms_));  // reset on every send
   if (state_ == State::ACKNOWLEDGING) {
     transition(target_ && has_current_ && *target_ == owned_ ? State::STABLE : State::RECONCILING);
     maybe_reconcile(false);
@@ -827,7 +881,8 @@ void AsyncConsumer::on_heartbeat_response(const InFlight& req,
   // exponential backoff (HeartbeatRequestState.onFailedAttempt) unless the error resets it.
   sent_valid_ = false;
   next_heartbeat_ = kernel_.now();
-  backoff_until_ = sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(heartbeat_attempts_++)));
+  backoff_until_ =
+      sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(heartbeat_attempts_++)));
   retry_now_not_before_ = kernel_.now() + kSpinTurn;
   switch (r.error) {
     case ErrorCode::FENCED_MEMBER_EPOCH:
@@ -1039,9 +1094,8 @@ void AsyncConsumer::on_offsets_for_leader_epoch_response(std::int32_t id,
 
 void AsyncConsumer::fail_fatally(ErrorCode error) {
   transition(State::FATAL);
-  tracer_.publish(trace::ConsumerError{.consumer = spec_.name,
-                                       .error = error_name(error),
-                                       .where = "ConsumerGroupHeartbeat"});
+  tracer_.publish(trace::ConsumerError{
+      .consumer = spec_.name, .error = error_name(error), .where = "ConsumerGroupHeartbeat"});
   process_.kill();
   reset_client_state();
 }

@@ -13,18 +13,18 @@
 #include <string>
 #include <vector>
 
-#include "models/protocol/model_options.hpp"
-#include "models/protocol/cluster.hpp"
-#include "models/protocol/config.hpp"
 #include "models/client/consumer_client.hpp"
 #include "models/client/consumer_model.hpp"
-#include "models/protocol/messages.hpp"
 #include "models/client/record_consumption.hpp"
+#include "models/protocol/cluster.hpp"
+#include "models/protocol/config.hpp"
+#include "models/protocol/messages.hpp"
+#include "models/protocol/model_options.hpp"
 #include "models/spec/scenario_spec.hpp"
+#include "models/trace/trace_events.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
 #include "sim/rng.hpp"
-#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 
@@ -159,8 +159,6 @@ class AsyncConsumer final : public ConsumerClient {
   void reset_client_state() override;
   bool in_group() const;
 
-
-
   sim::Timer close_retry_timer_;
   sim::Timer heartbeat_timer_;
   sim::Timer poll_timer_;
@@ -218,8 +216,8 @@ class AsyncConsumer final : public ConsumerClient {
 
   // Records.
   sim::SimTime lookup_not_before_{0};  // backoff after a failed OffsetFetch
-  bool buffer_woken_ = false;  // FetchBuffer's wokenup flag: the next wait ends at once
-  bool spinning_ = false;      // the application's wait bound was zero (see wait_bound())
+  bool buffer_woken_ = false;          // FetchBuffer's wokenup flag: the next wait ends at once
+  bool spinning_ = false;              // the application's wait bound was zero (see wait_bound())
 
   // Coordinator discovery and the network client.
 
@@ -231,10 +229,10 @@ class AsyncConsumer final : public ConsumerClient {
   // sequence numbers as the full pass.
   struct QuietPass {
     bool valid = false;
-    std::uint64_t entries = 0;          // entries_ as the pass ended
-    sim::SimTime until{0};              // the next auto-commit or heartbeat: a pass then acts
-    sim::SimTime fixed_bound{0};        // wait_bound() without its retry.backoff.ms part
-    bool backoff_bound = false;         // wait_bound() includes now + retry.backoff.ms
+    std::uint64_t entries = 0;    // entries_ as the pass ended
+    sim::SimTime until{0};        // the next auto-commit or heartbeat: a pass then acts
+    sim::SimTime fixed_bound{0};  // wait_bound() without its retry.backoff.ms part
+    bool backoff_bound = false;   // wait_bound() includes now + retry.backoff.ms
   };
   bool quiet_poll_return() override;
   void settled() override { note_quiet_pass(); }

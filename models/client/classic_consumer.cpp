@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "models/spec/overloaded.hpp"
 #include "models/assignors/client_assignor.hpp"
 #include "models/assignors/client_java_order.hpp"
 #include "models/client/lag_monitor.hpp"
+#include "models/spec/overloaded.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/assert.hpp"
 
@@ -28,17 +28,24 @@ bool retriable_coordinator_error(ErrorCode e) {
 
 ClassicConsumer::ClassicConsumer(sim::Kernel& kernel, Tracer& tracer,
                                  sim::Network<Envelope>& network, const ClusterMetadata& cluster,
-                                 const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed,
-                                 Workload& workload, LagMonitor* lag)
+                                 const ConsumerSpec& spec, ConsumerConfig config,
+                                 std::uint64_t seed, Workload& workload, LagMonitor* lag)
     : ConsumerClient(kernel, tracer, network, cluster, spec, std::move(config), seed, workload, lag,
                      "heartbeat"),
-      retry_timer_(kernel, [this] { on_app_wake(); }, &app_),
-      auto_commit_timer_(kernel, [this] { on_app_wake(); }, &app_),
-      heartbeat_due_timer_(kernel, [this] { on_app_wake(); }, &app_),
-      heartbeat_tick_(kernel, [this] { on_heartbeat_tick(); }, &network_thread_),
-      metadata_timer_(kernel, [this] { send_periodic_metadata_request(); }, &network_thread_),
-      leader_metadata_timer_(kernel, [this] { on_leader_metadata_response(); }, &network_thread_),
-      periodic_metadata_timer_(kernel, [this] { on_periodic_metadata_response(); }, &network_thread_),
+      retry_timer_(
+          kernel, [this] { on_app_wake(); }, &app_),
+      auto_commit_timer_(
+          kernel, [this] { on_app_wake(); }, &app_),
+      heartbeat_due_timer_(
+          kernel, [this] { on_app_wake(); }, &app_),
+      heartbeat_tick_(
+          kernel, [this] { on_heartbeat_tick(); }, &network_thread_),
+      metadata_timer_(
+          kernel, [this] { send_periodic_metadata_request(); }, &network_thread_),
+      leader_metadata_timer_(
+          kernel, [this] { on_leader_metadata_response(); }, &network_thread_),
+      periodic_metadata_timer_(
+          kernel, [this] { on_periodic_metadata_response(); }, &network_thread_),
       heartbeat_rng_(seed, "heartbeat-" + spec.name) {
   // Rebalance protocol: the highest one every configured assignor supports (CC:250-274).
   std::set<assignors::RebalanceProtocol> common{assignors::RebalanceProtocol::Eager,
@@ -100,9 +107,10 @@ void ClassicConsumer::reset_client_state() {
   in_flight_.clear();
   reset_metadata();
   reset_fetching();
-  for (sim::Timer* t : {&poll_return_timer_, &retry_timer_, &auto_commit_timer_, &heartbeat_due_timer_, &callback_timer_,
-                        &fetch_wake_timer_, &processing_timer_, &commit_retry_timer_, &loop_timer_,
-                        &heartbeat_tick_, &request_timeout_timer_, &metadata_timer_, &first_poll_timer_,
+  for (sim::Timer* t : {&poll_return_timer_, &retry_timer_, &auto_commit_timer_,
+                        &heartbeat_due_timer_, &callback_timer_, &fetch_wake_timer_,
+                        &processing_timer_, &commit_retry_timer_, &loop_timer_, &heartbeat_tick_,
+                        &request_timeout_timer_, &metadata_timer_, &first_poll_timer_,
                         &fetch_response_timer_, &leader_metadata_timer_, &periodic_metadata_timer_})
     t->cancel();
   cancel_script_timers();
@@ -114,11 +122,12 @@ void ClassicConsumer::start() {
   topics_ = spec_.topics;
   process_.start();
   const sim::SimTime latency = draw_start_latency();
-  tracer_.publish(trace::ConsumerStart{.consumer = spec_.name,
-                                       .group = config_.group_id,
-                                       .topics = topics_,
-                                       .protocol = cooperative_ ? "classic-cooperative" : "classic-eager",
-                                       .start_latency_ms = trace::start_latency_ms(latency)});
+  tracer_.publish(
+      trace::ConsumerStart{.consumer = spec_.name,
+                           .group = config_.group_id,
+                           .topics = topics_,
+                           .protocol = cooperative_ ? "classic-cooperative" : "classic-eager",
+                           .start_latency_ms = trace::start_latency_ms(latency)});
   // The auto-commit timer starts when the consumer is built (CC:247-248).
   next_auto_commit_ = sim::saturating_add(kernel_.now(), sim::ms(config_.auto_commit_interval_ms));
   last_poll_ = kernel_.now();
@@ -138,7 +147,8 @@ void ClassicConsumer::refresh_metadata(const std::string& why) {
   if (fresh != metadata_) {
     nlohmann::ordered_json topics = nlohmann::ordered_json::object();
     for (const auto& [topic, n] : fresh) topics[topic] = n;
-    tracer_.publish(trace::ConsumerMetadata{.consumer = spec_.name, .partitions = &topics, .reason = why});
+    tracer_.publish(
+        trace::ConsumerMetadata{.consumer = spec_.name, .partitions = &topics, .reason = why});
   }
   metadata_ = std::move(fresh);
   // Metadata.timeToNextUpdate: the age limit, but never sooner than the refresh backoff
@@ -181,7 +191,8 @@ void ClassicConsumer::on_poll_loop_continue() {
   if (stop_requested_) {
     stop_requested_ = false;
     close_stage_ = CloseStage::Committing;
-    close_deadline_ = sim::saturating_add(kernel_.now(), sim::ms(std::min<std::int64_t>(30000, config_.request_timeout_ms)));
+    close_deadline_ = sim::saturating_add(
+        kernel_.now(), sim::ms(std::min<std::int64_t>(30000, config_.request_timeout_ms)));
     continue_close();
     return;
   }
@@ -224,7 +235,8 @@ bool ClassicConsumer::coordinator_poll() {
   }
   if (state_ == MemberState::STABLE && !rejoin_needed_ && join_future_ == JoinFuture::None &&
       assignment_metadata_changed()) {
-    tracer_.publish(trace::ConsumerRejoin{.consumer = spec_.name, .reason = "cached metadata has changed"});
+    tracer_.publish(
+        trace::ConsumerRejoin{.consumer = spec_.name, .reason = "cached metadata has changed"});
     request_rejoin("cached metadata has changed");
   }
   if (rejoin_needed_ || join_future_ != JoinFuture::None) {
@@ -384,10 +396,12 @@ bool ClassicConsumer::on_join_complete() {
     }
     const TopicPartitions added = minus(join_assignment_, owned_);
     set_owned(join_assignment_);
-    next_auto_commit_ = sim::saturating_add(kernel_.now(), sim::ms(config_.auto_commit_interval_ms));
+    next_auto_commit_ =
+        sim::saturating_add(kernel_.now(), sim::ms(config_.auto_commit_interval_ms));
     complete_stage_ = CompleteStage::Assigning;
     // onPartitionsAssigned is called even with an empty set (CC:468).
-    if (!start_callback("onPartitionsAssigned", sorted(added), spec_.callbacks.assign)) return false;
+    if (!start_callback("onPartitionsAssigned", sorted(added), spec_.callbacks.assign))
+      return false;
   }
   complete_stage_ = CompleteStage::Start;
   return true;
@@ -397,8 +411,8 @@ void ClassicConsumer::maybe_auto_commit() {
   if (!config_.enable_auto_commit || state_ != MemberState::STABLE) return;
   if (kernel_.now() >= next_auto_commit_) {
     // auto.commit.interval.ms=0: Kafka commits at every poll pass; here once per kSpinTurn.
-    next_auto_commit_ =
-        sim::saturating_add(kernel_.now(), at_least_a_turn(sim::ms(config_.auto_commit_interval_ms)));
+    next_auto_commit_ = sim::saturating_add(
+        kernel_.now(), at_least_a_turn(sim::ms(config_.auto_commit_interval_ms)));
     send_offset_commit("auto-commit");
   }
   auto_commit_timer_.arm_at(next_auto_commit_);
@@ -413,8 +427,12 @@ std::optional<std::int32_t> ClassicConsumer::send_offset_commit(const std::strin
   r.group_instance_id = config_.group_instance_id;
   r.offsets = consumption_.all_consumed();
   if (r.offsets.empty()) return std::nullopt;
-  tracer_.publish(trace::Commit{.consumer = spec_.name, .group = config_.group_id, .phase = "sent",
-                                .purpose = purpose, .generation = generation_.id, .offsets = r.offsets});
+  tracer_.publish(trace::Commit{.consumer = spec_.name,
+                                .group = config_.group_id,
+                                .phase = "sent",
+                                .purpose = purpose,
+                                .generation = generation_.id,
+                                .offsets = r.offsets});
   auto_commit_send_ = purpose == "auto-commit";
   const std::int32_t id = send_request(*coordinator_, std::move(r), config_.request_timeout_ms);
   in_flight_.at(id).api = "OffsetCommit:" + purpose;
@@ -448,7 +466,8 @@ void ClassicConsumer::update_fetch_positions(bool resumed) {
     return;
   }
   // Committed offsets first (OffsetFetch to the coordinator), then ListOffsets for the rest.
-  if (const TopicPartitions need = consumption_.awaiting_committed(); !need.empty() && coordinator_) {
+  if (const TopicPartitions need = consumption_.awaiting_committed();
+      !need.empty() && coordinator_) {
     OffsetFetchRequest r;
     r.group_id = config_.group_id;
     r.partitions = need;
@@ -468,9 +487,10 @@ void ClassicConsumer::maybe_return_records() {
   // that the next pass sends what the positions need. With retry.backoff.ms=0 Kafka's
   // client.poll(0) returns from the network at once and poll() loops again: a real spin that
   // takes CPU time, here a kSpinTurn per turn (not a loop at one instant).
-  return_records_or_wait(all_fetch_positions_
-                             ? sim::kNever
-                             : sim::saturating_add(kernel_.now(), at_least_a_turn(sim::ms(config_.retry_backoff_ms))));
+  return_records_or_wait(
+      all_fetch_positions_
+          ? sim::kNever
+          : sim::saturating_add(kernel_.now(), at_least_a_turn(sim::ms(config_.retry_backoff_ms))));
   // Records returned: the Fetches that brought them have ended.
   if (batch_) clear_fetches();
 }
@@ -486,9 +506,12 @@ bool ClassicConsumer::commit_fails_locally(const std::string& purpose) {
   // A commit while the member is not in a stable generation fails locally (CC:1310-1331).
   if (state_ == MemberState::STABLE && generation_.id >= 0) return false;
   if (!consumption_.all_consumed().empty()) {
-    tracer_.publish(trace::Commit{.consumer = spec_.name, .group = config_.group_id, .phase = "failed",
-                                  .purpose = purpose,
-                                  .error = rejoin_needed_ ? "REBALANCE_IN_PROGRESS" : "ILLEGAL_GENERATION"});
+    tracer_.publish(
+        trace::Commit{.consumer = spec_.name,
+                      .group = config_.group_id,
+                      .phase = "failed",
+                      .purpose = purpose,
+                      .error = rejoin_needed_ ? "REBALANCE_IN_PROGRESS" : "ILLEGAL_GENERATION"});
   }
   return true;
 }
@@ -528,8 +551,8 @@ void ClassicConsumer::on_list_offsets_response(std::int32_t id, const ListOffset
   on_app_wake();
 }
 
-void ClassicConsumer::on_offsets_for_leader_epoch_response(
-    std::int32_t id, const OffsetsForLeaderEpochResponse& r) {
+void ClassicConsumer::on_offsets_for_leader_epoch_response(std::int32_t id,
+                                                           const OffsetsForLeaderEpochResponse& r) {
   const auto found = take_lookup(id);
   if (!found) return;
   const TopicPartitions& asked = *found;
@@ -562,10 +585,11 @@ void ClassicConsumer::continue_close() {
     close_stage_ = CloseStage::Revoking;
     pending_revoked_ = owned_;
     if (!owned_.empty()) {
-      const bool valid = generation_.id >= 0 && !generation_.member_id.empty() &&
-                         state_ == MemberState::STABLE;
-      const bool done = valid ? start_callback("onPartitionsRevoked", owned_, spec_.callbacks.revoke)
-                              : start_callback("onPartitionsLost", owned_, spec_.callbacks.lost);
+      const bool valid =
+          generation_.id >= 0 && !generation_.member_id.empty() && state_ == MemberState::STABLE;
+      const bool done = valid
+                            ? start_callback("onPartitionsRevoked", owned_, spec_.callbacks.revoke)
+                            : start_callback("onPartitionsLost", owned_, spec_.callbacks.lost);
       if (!done) return;
     }
   }
@@ -599,7 +623,8 @@ void ClassicConsumer::set_heartbeat_due(sim::SimTime due) {
   // returns (heartbeat_wakeup_lateness_ms), and its pass notifies the heartbeat thread.
   heartbeat_due_ = due;
   heartbeat_due_timer_.arm_at(
-      std::max(kernel_.now(), sim::saturating_add(due, spec_.heartbeat_wakeup_lateness.sample(heartbeat_rng_))));
+      std::max(kernel_.now(),
+               sim::saturating_add(due, spec_.heartbeat_wakeup_lateness.sample(heartbeat_rng_))));
 }
 
 void ClassicConsumer::arm_heartbeat_tick() {
@@ -612,8 +637,10 @@ void ClassicConsumer::arm_heartbeat_tick() {
     heartbeat_tick_.cancel();  // Object.wait(0): until notified
     return;
   }
-  const sim::SimTime poll_deadline = sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms));
-  const sim::SimTime target = std::max(kernel_.now(), std::min({heartbeat_due_, session_deadline_, poll_deadline}));
+  const sim::SimTime poll_deadline =
+      sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms));
+  const sim::SimTime target =
+      std::max(kernel_.now(), std::min({heartbeat_due_, session_deadline_, poll_deadline}));
   const sim::SimTime backoff = sim::ms(config_.retry_backoff_ms);
   const sim::Distribution& lateness = spec_.heartbeat_wakeup_lateness;
   if (target == sim::kNever) {
@@ -622,12 +649,14 @@ void ClassicConsumer::arm_heartbeat_tick() {
   }
   if (heartbeat_wake_ < target) {
     if (lateness.is_constant()) {
-      const sim::SimTime step = backoff + lateness.sample(heartbeat_rng_);  // a constant draws nothing
+      const sim::SimTime step =
+          backoff + lateness.sample(heartbeat_rng_);  // a constant draws nothing
       const auto steps = (target - heartbeat_wake_ + step - sim::SimTime{1}) / step;
       heartbeat_wake_ = sim::saturating_add(heartbeat_wake_, step * steps);
     } else {
       while (heartbeat_wake_ < target)
-        heartbeat_wake_ = sim::saturating_add(heartbeat_wake_, backoff + lateness.sample(heartbeat_rng_));
+        heartbeat_wake_ =
+            sim::saturating_add(heartbeat_wake_, backoff + lateness.sample(heartbeat_rng_));
     }
   }
   heartbeat_tick_.arm_at(std::max(kernel_.now(), heartbeat_wake_));
@@ -641,7 +670,8 @@ void ClassicConsumer::wait_one_backoff() {
     return;
   }
   heartbeat_wake_ = sim::saturating_add(
-      kernel_.now(), sim::ms(config_.retry_backoff_ms) + spec_.heartbeat_wakeup_lateness.sample(heartbeat_rng_));
+      kernel_.now(),
+      sim::ms(config_.retry_backoff_ms) + spec_.heartbeat_wakeup_lateness.sample(heartbeat_rng_));
   heartbeat_tick_.arm_at(heartbeat_wake_);
 }
 
@@ -666,8 +696,8 @@ void ClassicConsumer::on_heartbeat_tick() {
     return;
   }
   if (now >= sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms))) {
-    tracer_.publish(trace::ConsumerPollTimeout{.consumer = spec_.name,
-                                               .max_poll_interval_ms = config_.max_poll_interval_ms});
+    tracer_.publish(trace::ConsumerPollTimeout{
+        .consumer = spec_.name, .max_poll_interval_ms = config_.max_poll_interval_ms});
     maybe_leave_group("consumer poll timeout has expired.");
     return;
   }
@@ -675,7 +705,8 @@ void ClassicConsumer::on_heartbeat_tick() {
     arm_heartbeat_tick();
     return;
   }
-  HeartbeatRequest r{config_.group_id, generation_.id, generation_.member_id, config_.group_instance_id};
+  HeartbeatRequest r{config_.group_id, generation_.id, generation_.member_id,
+                     config_.group_instance_id};
   send_request(*coordinator_, std::move(r), config_.request_timeout_ms);
   // Heartbeat.sentHeartbeat(now): the next one is due an interval after this send.
   set_heartbeat_due(sim::saturating_add(now, sim::ms(config_.heartbeat_interval_ms)));
@@ -698,7 +729,8 @@ void ClassicConsumer::maybe_leave_group(const std::string& reason) {
 // ---------------------------------------------------------------------------------------------
 // Network client
 
-std::int32_t ClassicConsumer::send_request(sim::NodeId to, Message request, std::int64_t timeout_ms) {
+std::int32_t ClassicConsumer::send_request(sim::NodeId to, Message request,
+                                           std::int64_t timeout_ms) {
   return send_to(to, std::move(request), timeout_ms, generation_context());
 }
 
@@ -706,16 +738,23 @@ void ClassicConsumer::fail_in_flight(std::int32_t id, const InFlight& req) {
   const ErrorCode e = ErrorCode::NETWORK_EXCEPTION;
   trace_rpc("recv", req.node, node_, req.api.substr(0, req.api.find(':')).c_str(), id, &e);
   const std::string api = req.api.substr(0, req.api.find(':'));
-  if (api == "FindCoordinator") on_find_coordinator_response(FindCoordinatorResponse{e, -1});
-  else if (api == "JoinGroup") on_join_group_response(req, JoinGroupResponse{.error = e});
-  else if (api == "SyncGroup") on_sync_group_response(req, SyncGroupResponse{.error = e});
-  else if (api == "Heartbeat") on_heartbeat_response(req, HeartbeatResponse{e});
+  if (api == "FindCoordinator")
+    on_find_coordinator_response(FindCoordinatorResponse{e, -1});
+  else if (api == "JoinGroup")
+    on_join_group_response(req, JoinGroupResponse{.error = e});
+  else if (api == "SyncGroup")
+    on_sync_group_response(req, SyncGroupResponse{.error = e});
+  else if (api == "Heartbeat")
+    on_heartbeat_response(req, HeartbeatResponse{e});
   else if (api == "OffsetCommit") {
     const std::string purpose = req.api.size() > api.size() ? req.api.substr(api.size() + 1) : "";
     on_offset_commit_response(req, OffsetCommitResponse{e}, purpose);
-  } else if (api == "LeaveGroup") on_leave_group_response(LeaveGroupResponse{.error = e});
-  else if (api == "OffsetFetch") on_offset_fetch_response(id, OffsetFetchResponse{e, {}});
-  else if (api == "ListOffsets") on_list_offsets_response(id, ListOffsetsResponse{e, {}});
+  } else if (api == "LeaveGroup")
+    on_leave_group_response(LeaveGroupResponse{.error = e});
+  else if (api == "OffsetFetch")
+    on_offset_fetch_response(id, OffsetFetchResponse{e, {}});
+  else if (api == "ListOffsets")
+    on_list_offsets_response(id, ListOffsetsResponse{e, {}});
   else if (api == "OffsetForLeaderEpoch")
     on_offsets_for_leader_epoch_response(id, OffsetsForLeaderEpochResponse{e, {}});
   if (id == prepare_commit_id_) prepare_commit_id_.reset();
@@ -746,7 +785,8 @@ void ClassicConsumer::handle_response(const InFlight& req, const Message& respon
                  [&](const LeaveGroupResponse& r) { on_leave_group_response(r); },
                  [&](const OffsetCommitResponse& r) {
                    const auto colon = req.api.find(':');
-                   on_offset_commit_response(req, r, colon == std::string::npos ? "" : req.api.substr(colon + 1));
+                   on_offset_commit_response(
+                       req, r, colon == std::string::npos ? "" : req.api.substr(colon + 1));
                  },
                  [&](const FindCoordinatorRequest&) { SIM_ASSERT(false); },
                  [&](const JoinGroupRequest&) { SIM_ASSERT(false); },
@@ -759,7 +799,9 @@ void ClassicConsumer::handle_response(const InFlight& req, const Message& respon
                  [&](const OffsetFetchRequest&) { SIM_ASSERT(false); },
                  [&](const ListOffsetsRequest&) { SIM_ASSERT(false); },
                  [&](const ConsumerGroupHeartbeatRequest&) { SIM_ASSERT(false); },
-                 [&](const ConsumerGroupHeartbeatResponse&) { SIM_ASSERT(false); },  // classic never sends one
+                 [&](const ConsumerGroupHeartbeatResponse&) {
+                   SIM_ASSERT(false);
+                 },  // classic never sends one
                  [&](const OffsetsForLeaderEpochResponse& r) {
                    on_offsets_for_leader_epoch_response(handling_id_, r);
                  },
@@ -817,8 +859,10 @@ void ClassicConsumer::send_sync_group(const JoinGroupResponse& r) {
   s.protocol_name = r.protocol_name;
   if (r.leader == r.member_id) {
     // A returning static leader (skipAssignment) keeps the stored assignment.
-    if (r.skip_assignment) take_assignment_snapshot(r);
-    else s.assignments = run_assignor(r);
+    if (r.skip_assignment)
+      take_assignment_snapshot(r);
+    else
+      s.assignments = run_assignor(r);
   }
   send_request(*coordinator_, std::move(s), config_.request_timeout_ms);
 }
@@ -856,7 +900,9 @@ void ClassicConsumer::send_metadata_request(MetadataRequest& req, sim::Timer& an
   }
   req.timed_out = false;
   // Mean latencies and handling time (no draw, as for the Fetches the request waits behind).
-  const auto micros = [](double ms) { return sim::SimTime{static_cast<std::int64_t>(std::llround(ms * 1000.0))}; };
+  const auto micros = [](double ms) {
+    return sim::SimTime{static_cast<std::int64_t>(std::llround(ms * 1000.0))};
+  };
   const sim::SimTime out = micros(network_.link_spec(node_, broker).latency.expected_ms());
   const sim::SimTime back = micros(network_.link_spec(broker, node_).latency.expected_ms());
   const sim::SimTime handling = micros(network_.handling(broker).expected_ms());
@@ -878,7 +924,9 @@ bool ClassicConsumer::receive_metadata_answer(MetadataRequest& req) {
   return true;
 }
 
-void ClassicConsumer::send_leader_metadata_request() { send_metadata_request(leader_metadata_, leader_metadata_timer_); }
+void ClassicConsumer::send_leader_metadata_request() {
+  send_metadata_request(leader_metadata_, leader_metadata_timer_);
+}
 
 void ClassicConsumer::send_periodic_metadata_request() {
   if (!process_.alive() || periodic_metadata_.in_flight) return;
@@ -973,7 +1021,8 @@ void ClassicConsumer::on_sync_group_response(const InFlight& req, const SyncGrou
     case ErrorCode::UNKNOWN_MEMBER_ID:
     case ErrorCode::ILLEGAL_GENERATION:
       if (generation_ == generation_of(req))
-        reset_generation(r.error == ErrorCode::UNKNOWN_MEMBER_ID, fmt::format("SyncGroup: {}", error_name(r.error)));
+        reset_generation(r.error == ErrorCode::UNKNOWN_MEMBER_ID,
+                         fmt::format("SyncGroup: {}", error_name(r.error)));
       fail_join(r.error);
       break;
     default:
@@ -1011,7 +1060,8 @@ void ClassicConsumer::on_heartbeat_response(const InFlight& req, const Heartbeat
     case ErrorCode::UNKNOWN_MEMBER_ID:
     case ErrorCode::FENCED_INSTANCE_ID:
       if (generation_ == generation_of(req)) {
-        reset_generation(r.error == ErrorCode::UNKNOWN_MEMBER_ID, fmt::format("Heartbeat: {}", error_name(r.error)));
+        reset_generation(r.error == ErrorCode::UNKNOWN_MEMBER_ID,
+                         fmt::format("Heartbeat: {}", error_name(r.error)));
         request_rejoin(fmt::format("Heartbeat: {}", error_name(r.error)));
         if (r.error == ErrorCode::FENCED_INSTANCE_ID) heartbeat_failed_ = true;
         on_app_wake();
@@ -1031,7 +1081,8 @@ void ClassicConsumer::on_heartbeat_response(const InFlight& req, const Heartbeat
 void ClassicConsumer::fail_heartbeat() {
   // failHeartbeat(): the next heartbeat after the exponential backoff; then notify(), so the
   // thread passes now and waits from here.
-  set_heartbeat_due(sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(heartbeat_attempts_++))));
+  set_heartbeat_due(
+      sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(heartbeat_attempts_++))));
   if (!heartbeat_enabled_) return;
   heartbeat_wake_ = kernel_.now();
   arm_heartbeat_tick();
@@ -1043,15 +1094,20 @@ void ClassicConsumer::on_offset_commit_response(const InFlight& req, const Offse
   if (e == ErrorCode::REBALANCE_IN_PROGRESS) request_rejoin("OffsetCommit: REBALANCE_IN_PROGRESS");
   if (e == ErrorCode::UNKNOWN_MEMBER_ID || e == ErrorCode::ILLEGAL_GENERATION) {
     if (generation_ == generation_of(req)) {
-      reset_generation(e == ErrorCode::UNKNOWN_MEMBER_ID, fmt::format("OffsetCommit: {}", error_name(e)));
+      reset_generation(e == ErrorCode::UNKNOWN_MEMBER_ID,
+                       fmt::format("OffsetCommit: {}", error_name(e)));
       on_app_wake();
     }
   }
   if (e == ErrorCode::COORDINATOR_NOT_AVAILABLE || e == ErrorCode::NOT_COORDINATOR)
     mark_coordinator_unknown(std::string(error_name(e)));
-  const bool retriable = retriable_coordinator_error(e) || e == ErrorCode::COORDINATOR_LOAD_IN_PROGRESS;
-  tracer_.publish(trace::Commit{.consumer = spec_.name, .group = config_.group_id, .phase = "completed",
-                                .purpose = purpose, .error = error_name(e)});
+  const bool retriable =
+      retriable_coordinator_error(e) || e == ErrorCode::COORDINATOR_LOAD_IN_PROGRESS;
+  tracer_.publish(trace::Commit{.consumer = spec_.name,
+                                .group = config_.group_id,
+                                .phase = "completed",
+                                .purpose = purpose,
+                                .error = error_name(e)});
   if (purpose == "commitSync") {
     if (!commit_sync_waiting_) return;
     // commitSync retries retriable errors until default.api.timeout.ms; any other error is
@@ -1117,8 +1173,8 @@ void ClassicConsumer::set_owned(TopicPartitions owned) {
 }
 
 void ClassicConsumer::reset_generation(bool reset_member_id, const std::string& why) {
-  tracer_.publish(trace::ConsumerGenerationReset{.consumer = spec_.name, .reason = why,
-                                                 .member_id_reset = reset_member_id});
+  tracer_.publish(trace::ConsumerGenerationReset{
+      .consumer = spec_.name, .reason = why, .member_id_reset = reset_member_id});
   const std::string member_id = reset_member_id ? "" : generation_.member_id;
   generation_ = Generation{-1, member_id, ""};
   state_ = MemberState::UNJOINED;
@@ -1130,11 +1186,14 @@ void ClassicConsumer::reset_generation(bool reset_member_id, const std::string& 
   heartbeat_due_timer_.cancel();
 }
 
-void ClassicConsumer::request_rejoin(const std::string&) { rejoin_needed_ = true; }
+void ClassicConsumer::request_rejoin(const std::string&) {
+  rejoin_needed_ = true;
+}
 
 void ClassicConsumer::fail_fatally(ErrorCode error, const std::string& where) {
   fatal_ = true;
-  tracer_.publish(trace::ConsumerError{.consumer = spec_.name, .error = error_name(error), .where = where});
+  tracer_.publish(
+      trace::ConsumerError{.consumer = spec_.name, .error = error_name(error), .where = where});
   process_.kill();
   reset_client_state();
 }

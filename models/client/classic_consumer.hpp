@@ -13,17 +13,17 @@
 #include <string>
 #include <vector>
 
-#include "models/protocol/cluster.hpp"
-#include "models/protocol/config.hpp"
 #include "models/client/consumer_client.hpp"
 #include "models/client/consumer_model.hpp"
-#include "models/protocol/messages.hpp"
 #include "models/client/record_consumption.hpp"
+#include "models/protocol/cluster.hpp"
+#include "models/protocol/config.hpp"
+#include "models/protocol/messages.hpp"
 #include "models/spec/scenario_spec.hpp"
+#include "models/trace/trace_events.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
 #include "sim/rng.hpp"
-#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 
@@ -84,7 +84,8 @@ class ClassicConsumer final : public ConsumerClient {
   void continue_close() override;
   sim::Timer& coordinator_retry_timer() override { return retry_timer_; }
   void on_coordinator_lookup_done(bool found) override {
-    if (found) session_deadline_ = sim::saturating_add(kernel_.now(), sim::ms(config_.session_timeout_ms));
+    if (found)
+      session_deadline_ = sim::saturating_add(kernel_.now(), sim::ms(config_.session_timeout_ms));
     on_app_wake();
   }
 
@@ -175,7 +176,6 @@ class ClassicConsumer final : public ConsumerClient {
 
   bool cooperative_ = false;
 
-
   // Application-thread timers.
   sim::Timer retry_timer_;
   sim::Timer auto_commit_timer_;
@@ -185,7 +185,7 @@ class ClassicConsumer final : public ConsumerClient {
   // Heartbeat-thread and network timers.
   sim::Timer heartbeat_tick_;
   sim::Timer metadata_timer_;
-  sim::Timer leader_metadata_timer_;  // the answer of the leader's Metadata request
+  sim::Timer leader_metadata_timer_;    // the answer of the leader's Metadata request
   sim::Timer periodic_metadata_timer_;  // the answer of the metadata.max.age.ms refresh
   // Script timers (no activity: they act on the process from outside).
 

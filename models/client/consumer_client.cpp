@@ -13,17 +13,19 @@ namespace {
 /// (AbstractCoordinator and the KIP-848 request managers address the coordinator under a node id
 /// of its own); the others use the broker's data connection.
 bool is_coordinator_api(std::string_view api) {
-  for (const std::string_view c : {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit",
-                                   "OffsetFetch", "ConsumerGroupHeartbeat", "ShareGroupHeartbeat"})
-    if (api.substr(0, c.size()) == c && (api.size() == c.size() || api[c.size()] == ':')) return true;
+  for (const std::string_view c :
+       {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch",
+        "ConsumerGroupHeartbeat", "ShareGroupHeartbeat"})
+    if (api.substr(0, c.size()) == c && (api.size() == c.size() || api[c.size()] == ':'))
+      return true;
   return false;
 }
 }  // namespace
 
-ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
-                               sim::Network<Envelope>& network, const ClusterMetadata& cluster,
-                               const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed,
-                               Workload& workload, LagMonitor* lag, const char* network_thread)
+ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& network,
+                               const ClusterMetadata& cluster, const ConsumerSpec& spec,
+                               ConsumerConfig config, std::uint64_t seed, Workload& workload,
+                               LagMonitor* lag, const char* network_thread)
     : ConsumerProcess(kernel, tracer, spec.name, network_thread, std::nullopt),
       network_(network),
       cluster_(cluster),
@@ -32,34 +34,81 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
       rng_(seed, "consumer-" + spec.name),
       loop_rng_(seed, "loop-" + spec.name),
       start_rng_(seed, "start-" + spec.name),
-      poll_return_timer_(kernel, [this] { entered(); on_poll_return(); }, &app_),
-      callback_timer_(kernel, [this] { entered(); on_callback_end(); }, &app_),
-      fetch_wake_timer_(kernel, [this] { entered(); on_app_wake(); settled(); }, &app_),
-      processing_timer_(kernel, [this] { entered(); on_processing_end(); settled(); }, &app_),
-      commit_retry_timer_(kernel, [this] { entered(); commit_after_batch(); }, &app_),
-      loop_timer_(kernel,
-                  [this] {
-                    entered();
-                    if (process_.alive() && close_stage_ == CloseStage::None && !busy_)
-                      on_poll_loop_continue();
-                  },
-                  &app_),
-      request_timeout_timer_(kernel, [this] { entered(); on_request_timeout_check(); }, &network_thread_),
-      first_poll_timer_(kernel,
-                        [this] {
-                          entered();
-                          if (!first_poll_pending_) return;
-                          first_poll_pending_ = false;
-                          if (process_.alive() && close_stage_ == CloseStage::None) first_poll();
-                        },
-                        &app_),
-      metadata_update_timer_(kernel,
-                             [this] {
-                               entered();
-                               on_metadata_response(metadata_update_reason_);
-                             },
-                             &network_thread_),
-      fetch_error_timer_(kernel, [this] { entered(); on_fetch_errors(); }, &network_thread_),
+      poll_return_timer_(
+          kernel,
+          [this] {
+            entered();
+            on_poll_return();
+          },
+          &app_),
+      callback_timer_(
+          kernel,
+          [this] {
+            entered();
+            on_callback_end();
+          },
+          &app_),
+      fetch_wake_timer_(
+          kernel,
+          [this] {
+            entered();
+            on_app_wake();
+            settled();
+          },
+          &app_),
+      processing_timer_(
+          kernel,
+          [this] {
+            entered();
+            on_processing_end();
+            settled();
+          },
+          &app_),
+      commit_retry_timer_(
+          kernel,
+          [this] {
+            entered();
+            commit_after_batch();
+          },
+          &app_),
+      loop_timer_(
+          kernel,
+          [this] {
+            entered();
+            if (process_.alive() && close_stage_ == CloseStage::None && !busy_)
+              on_poll_loop_continue();
+          },
+          &app_),
+      request_timeout_timer_(
+          kernel,
+          [this] {
+            entered();
+            on_request_timeout_check();
+          },
+          &network_thread_),
+      first_poll_timer_(
+          kernel,
+          [this] {
+            entered();
+            if (!first_poll_pending_) return;
+            first_poll_pending_ = false;
+            if (process_.alive() && close_stage_ == CloseStage::None) first_poll();
+          },
+          &app_),
+      metadata_update_timer_(
+          kernel,
+          [this] {
+            entered();
+            on_metadata_response(metadata_update_reason_);
+          },
+          &network_thread_),
+      fetch_error_timer_(
+          kernel,
+          [this] {
+            entered();
+            on_fetch_errors();
+          },
+          &network_thread_),
       consumption_(kernel, tracer, workload, lag,
                    RecordConsumption::Options{
                        spec.name, config_.group_id, config_.max_poll_records,
@@ -73,7 +122,14 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer,
                        },
                        [this] { return reach_epoch(); }},
                    sim::Rng(seed, "processing-" + spec.name)),
-      fetch_response_timer_(kernel, [this] { entered(); on_fetch_response_due(); settled(); }, &network_thread_),
+      fetch_response_timer_(
+          kernel,
+          [this] {
+            entered();
+            on_fetch_response_due();
+            settled();
+          },
+          &network_thread_),
       fetch_due_(cluster.broker_nodes.size(), sim::kNever),
       fetch_sent_(cluster.broker_nodes.size(), sim::kNever),
       fetch_id_(cluster.broker_nodes.size(), -1),
@@ -96,7 +152,8 @@ void ConsumerClient::fill_route(const TopicPartition& tp, RecordConsumption::Rou
   const auto n = cluster_.broker_nodes.size();
   const auto it = known_leaders_.find(tp);
   r.leader = it != known_leaders_.end() ? it->second : tp.partition % static_cast<std::int32_t>(n);
-  r.broker = r.leader >= 0 ? static_cast<std::size_t>(r.leader) : static_cast<std::size_t>(tp.partition) % n;
+  r.broker = r.leader >= 0 ? static_cast<std::size_t>(r.leader)
+                           : static_cast<std::size_t>(tp.partition) % n;
   const sim::NodeId leader = cluster_.broker_nodes[r.broker];
   r.cut = network_.is_cut(leader, node_) || network_.is_cut(node_, leader);
   // The records' delay: the mean one-way latency of the leader's link (no draw: no RNG use).
@@ -110,7 +167,8 @@ std::uint64_t ConsumerClient::reach_epoch() const {
   // fixed: the version and one bit per broker name every answer. Otherwise: unknown.
   const auto& down = cluster_.broker_down;
   const std::uint64_t version = route_version();
-  if (!cluster_.data_leaders.empty() || down.size() > 32 || version >= (std::uint64_t{1} << 31)) return 0;
+  if (!cluster_.data_leaders.empty() || down.size() > 32 || version >= (std::uint64_t{1} << 31))
+    return 0;
   std::uint64_t bits = 0;
   for (std::size_t b = 0; b < down.size(); ++b)
     if (down[b]) bits |= std::uint64_t{1} << b;
@@ -124,8 +182,10 @@ sim::NodeId ConsumerClient::partition_leader(const TopicPartition& tp) const {
 std::size_t ConsumerClient::partition_leader_index(const TopicPartition& tp) const {
   const auto n = cluster_.broker_nodes.size();
   const auto it = known_leaders_.find(tp);
-  const std::int32_t leader = it != known_leaders_.end() ? it->second : tp.partition % static_cast<std::int32_t>(n);
-  return leader >= 0 ? static_cast<std::size_t>(leader) : static_cast<std::size_t>(tp.partition) % n;
+  const std::int32_t leader =
+      it != known_leaders_.end() ? it->second : tp.partition % static_cast<std::int32_t>(n);
+  return leader >= 0 ? static_cast<std::size_t>(leader)
+                     : static_cast<std::size_t>(tp.partition) % n;
 }
 
 bool ConsumerClient::leader_known(const TopicPartition& tp) const {
@@ -152,10 +212,11 @@ void ConsumerClient::request_metadata_update(const std::string& why) {
   // Metadata.timeToNextUpdate: an update waits for the refresh backoff since the last one
   // (retry.backoff.ms, doubled per refresh that left a leader unknown, up to
   // retry.backoff.max.ms; the jitter of Kafka's ExponentialBackoff is left out).
-  const double backoff = std::min(
-      static_cast<double>(config_.retry_backoff_max_ms),
-      static_cast<double>(config_.retry_backoff_ms) * std::pow(2.0, std::min(metadata_refresh_attempts_, 30)));
-  const sim::SimTime at = std::max(kernel_.now(), last_metadata_refresh_ + sim::ms(static_cast<std::int64_t>(backoff)));
+  const double backoff = std::min(static_cast<double>(config_.retry_backoff_max_ms),
+                                  static_cast<double>(config_.retry_backoff_ms) *
+                                      std::pow(2.0, std::min(metadata_refresh_attempts_, 30)));
+  const sim::SimTime at =
+      std::max(kernel_.now(), last_metadata_refresh_ + sim::ms(static_cast<std::int64_t>(backoff)));
   metadata_update_timer_.arm_at(at);
 }
 
@@ -165,7 +226,8 @@ void ConsumerClient::refresh_leaders(const std::string& why) {
   nlohmann::ordered_json moved = nlohmann::ordered_json::object();
   consumption_.for_each_assigned([&](const TopicPartition& tp) {
     const auto it = known_leaders_.find(tp);
-    const std::int32_t before = it != known_leaders_.end() ? it->second : tp.partition % cluster_.brokers();
+    const std::int32_t before =
+        it != known_leaders_.end() ? it->second : tp.partition % cluster_.brokers();
     const std::int32_t now = cluster_.data_leader(tp);
     if (before != now)
       moved[tp.str()] = now < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(now);
@@ -173,11 +235,13 @@ void ConsumerClient::refresh_leaders(const std::string& why) {
   known_leaders_ = cluster_.data_leaders;
   ++leaders_version_;
   if (!moved.empty())
-    tracer_.publish(trace::ConsumerLeaders{.consumer = spec_.name, .leaders = &moved, .reason = why});
+    tracer_.publish(
+        trace::ConsumerLeaders{.consumer = spec_.name, .leaders = &moved, .reason = why});
   // A leader that is still down (crashed, not yet fenced by the controller) or missing: the
   // next Fetch fails to connect, and the client asks again after a longer backoff.
   bool unknown = false;
-  consumption_.for_each_assigned([&](const TopicPartition& tp) { unknown = unknown || !leader_known(tp); });
+  consumption_.for_each_assigned(
+      [&](const TopicPartition& tp) { unknown = unknown || !leader_known(tp); });
   if (unknown) {
     ++metadata_refresh_attempts_;
     request_metadata_update(why);
@@ -197,7 +261,8 @@ void ConsumerClient::on_leaders_changed() {
   consumption_.for_each_assigned([&](const TopicPartition& tp) {
     if (stale) return;
     const auto b = partition_leader_index(tp);
-    if (!cluster_.broker_down[b] && static_cast<std::int32_t>(b) != cluster_.data_leader(tp)) stale = tp;
+    if (!cluster_.broker_down[b] && static_cast<std::int32_t>(b) != cluster_.data_leader(tp))
+      stale = tp;
   });
   if (!stale || fetch_error_timer_.armed()) return;
   const sim::NodeId old = partition_leader(*stale);
@@ -216,7 +281,9 @@ void ConsumerClient::on_fetch_errors() {
     if (cluster_.broker_nodes[b] == *from) partitions.push_back(tp);
   });
   if (!from) return;
-  tracer_.publish(trace::FetchError{.consumer = spec_.name, .broker = network_.name(*from), .partitions = partitions,
+  tracer_.publish(trace::FetchError{.consumer = spec_.name,
+                                    .broker = network_.name(*from),
+                                    .partitions = partitions,
                                     .error = "NOT_LEADER_OR_FOLLOWER"});
   request_metadata_update("NOT_LEADER_OR_FOLLOWER");
   // Partitions of another stale broker answer in their own round trip.
@@ -231,7 +298,8 @@ void ConsumerClient::begin_close() {
 }
 
 bool ConsumerClient::maybe_trigger_wakeup() {
-  if (!wakeup_pending_ || !in_poll_ || busy_ || !app_.runnable() || close_stage_ != CloseStage::None)
+  if (!wakeup_pending_ || !in_poll_ || busy_ || !app_.runnable() ||
+      close_stage_ != CloseStage::None)
     return false;
   wakeup_pending_ = false;
   tracer_.publish(trace::ConsumerWakeup{.consumer = spec_.name, .exception = "WakeupException"});
@@ -253,7 +321,8 @@ void ConsumerClient::on_stall() {
 void ConsumerClient::on_stall_end() {
   // A batch being processed or a commitSync() goes on; otherwise the loop polls again. A stall
   // inside start_latency_ms: the first poll() is still to come.
-  if (close_stage_ == CloseStage::None && !batch_ && !commit_sync_waiting_ && !first_poll_pending_) begin_poll();
+  if (close_stage_ == CloseStage::None && !batch_ && !commit_sync_waiting_ && !first_poll_pending_)
+    begin_poll();
 }
 
 void ConsumerClient::on_broker_down(sim::NodeId broker) {
@@ -285,7 +354,8 @@ void ConsumerClient::ensure_coordinator() {
     return;
   }
   find_coordinator_in_flight_ =
-      send_to(least_loaded_broker(), FindCoordinatorRequest{config_.group_id}, config_.request_timeout_ms, {});
+      send_to(least_loaded_broker(), FindCoordinatorRequest{config_.group_id},
+              config_.request_timeout_ms, {});
 }
 
 void ConsumerClient::on_find_coordinator_response(const FindCoordinatorResponse& r) {
@@ -297,10 +367,11 @@ void ConsumerClient::on_find_coordinator_response(const FindCoordinatorResponse&
     // The KIP-848 client's RequestState.onSuccessfulAttempt: the next lookup (the coordinator
     // found proves unreachable, say) waits the first backoff step from this answer.
     if (lookup_backoff_after_success_)
-      coordinator_lookup_not_before_ = sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(0, lookup_rng_)));
+      coordinator_lookup_not_before_ =
+          sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(0, lookup_rng_)));
   } else {
-    coordinator_lookup_not_before_ =
-        sim::saturating_add(kernel_.now(), sim::ms(exponential_backoff_ms(coordinator_lookup_attempts_++)));
+    coordinator_lookup_not_before_ = sim::saturating_add(
+        kernel_.now(), sim::ms(exponential_backoff_ms(coordinator_lookup_attempts_++)));
   }
   on_coordinator_lookup_done(found);
 }
@@ -322,14 +393,14 @@ void ConsumerClient::mark_coordinator_unknown(const std::string& why) {
 
 bool ConsumerClient::start_callback(const char* callback, const TopicPartitions& partitions,
                                     const sim::Distribution& duration) {
-  tracer_.publish(trace::Callback{.consumer = spec_.name, .callback = callback, .partitions = partitions,
-                                  .phase = "start"});
+  tracer_.publish(trace::Callback{
+      .consumer = spec_.name, .callback = callback, .partitions = partitions, .phase = "start"});
   const sim::SimTime d = duration.sample(rng_);
   current_callback_ = callback;
   current_callback_partitions_ = partitions;
   if (d == sim::SimTime::zero()) {
-    tracer_.publish(trace::Callback{.consumer = spec_.name, .callback = callback, .partitions = partitions,
-                                    .phase = "end"});
+    tracer_.publish(trace::Callback{
+        .consumer = spec_.name, .callback = callback, .partitions = partitions, .phase = "end"});
     return true;
   }
   busy_ = true;
@@ -339,8 +410,10 @@ bool ConsumerClient::start_callback(const char* callback, const TopicPartitions&
 
 bool ConsumerClient::end_callback() {
   busy_ = false;
-  tracer_.publish(trace::Callback{.consumer = spec_.name, .callback = current_callback_,
-                                  .partitions = current_callback_partitions_, .phase = "end"});
+  tracer_.publish(trace::Callback{.consumer = spec_.name,
+                                  .callback = current_callback_,
+                                  .partitions = current_callback_partitions_,
+                                  .phase = "end"});
   if (close_stage_ == CloseStage::None) return false;
   continue_close();
   return true;
@@ -351,7 +424,9 @@ void ConsumerClient::finish_close() {
   end_after_close();
 }
 
-sim::SimTime ConsumerClient::draw_start_latency() { return spec_.start_latency.sample(start_rng_); }
+sim::SimTime ConsumerClient::draw_start_latency() {
+  return spec_.start_latency.sample(start_rng_);
+}
 
 void ConsumerClient::schedule_first_poll(sim::SimTime latency) {
   if (latency <= sim::SimTime::zero()) {
@@ -434,7 +509,8 @@ void ConsumerClient::send_position_validations(const RequestContext& context) {
 
 void ConsumerClient::send_list_offsets(const RequestContext& context) {
   std::map<sim::NodeId, TopicPartitions> by_leader;
-  for (const auto& tp : consumption_.awaiting_reset()) by_leader[partition_leader(tp)].push_back(tp);
+  for (const auto& tp : consumption_.awaiting_reset())
+    by_leader[partition_leader(tp)].push_back(tp);
   for (auto& [leader, tps] : by_leader) {
     consumption_.lookup_sent(tps);
     ListOffsetsRequest r{consumption_.reset_timestamp(), tps};
@@ -461,7 +537,8 @@ void ConsumerClient::commit_after_batch() {
     return;
   }
   if (!commit_sync_waiting_)
-    commit_sync_deadline_ = sim::saturating_add(kernel_.now(), sim::ms(config_.default_api_timeout_ms));
+    commit_sync_deadline_ =
+        sim::saturating_add(kernel_.now(), sim::ms(config_.default_api_timeout_ms));
   if (!coordinator_) {
     // commitSync of something waits for the coordinator (retried until
     // default.api.timeout.ms); an empty one completes at once. A commitAsync without a
@@ -500,7 +577,8 @@ std::int32_t ConsumerClient::send_to(sim::NodeId to, Message request, std::int64
   const std::string_view a = api;
   const auto member_epoch = [&] {
     const auto it = rpc_fields_.find("member_epoch");
-    return it != rpc_fields_.end() && it->is_number_integer() ? it->get<std::int64_t>() : std::int64_t{0};
+    return it != rpc_fields_.end() && it->is_number_integer() ? it->get<std::int64_t>()
+                                                              : std::int64_t{0};
   };
   const auto no_fields = [&] {
     const auto it = rpc_fields_.find("fields");
@@ -509,7 +587,8 @@ std::int32_t ConsumerClient::send_to(sim::NodeId to, Message request, std::int64
   // An auto-commit (purpose `auto-commit`) is quiet too: its `commit` events say what it carries.
   const bool auto_commit = std::exchange(auto_commit_send_, false) && a == "OffsetCommit";
   const bool quiet = auto_commit || a == "Heartbeat" ||
-                     (a == "ConsumerGroupHeartbeat" && rpc_fields_.is_object() && no_fields() && member_epoch() > 0);
+                     (a == "ConsumerGroupHeartbeat" && rpc_fields_.is_object() && no_fields() &&
+                      member_epoch() > 0);
   trace_rpc("send", node_, to, api, id, nullptr, quiet);
   const sim::SimTime deadline = sim::saturating_add(kernel_.now(), sim::ms(timeout_ms));
   in_flight_.emplace(id, InFlight{api, to, deadline, std::move(context), quiet});
@@ -542,7 +621,8 @@ void ConsumerClient::on_request_timeout_check() {
 }
 
 void ConsumerClient::disconnect(sim::NodeId node, const std::string& why) {
-  tracer_.publish(trace::NetDisconnect{.consumer = spec_.name, .node = network_.name(node), .reason = why});
+  tracer_.publish(
+      trace::NetDisconnect{.consumer = spec_.name, .node = network_.name(node), .reason = why});
   std::vector<std::pair<std::int32_t, InFlight>> failed;
   for (auto it = in_flight_.begin(); it != in_flight_.end();) {
     if (it->second.node == node) {
@@ -602,7 +682,8 @@ sim::SimTime ConsumerClient::fetch_answer(std::size_t b) {
   // draw: the records' own delivery uses no RNG either), plus the broker's wait for records;
   // at least 1 ms, so that a zero wait cannot spin.
   const sim::NodeId leader = cluster_.broker_nodes[b];
-  const double rtt_ms = network_.mean_latency_ms(node_, leader) + network_.mean_latency_ms(leader, node_) +
+  const double rtt_ms = network_.mean_latency_ms(node_, leader) +
+                        network_.mean_latency_ms(leader, node_) +
                         network_.handling(leader).expected_ms() + cluster_.purgatory_lateness_ms;
   answer = std::max(sim::SimTime{static_cast<std::int64_t>(std::llround(rtt_ms * 1000.0))} +
                         sim::ms(config_.fetch_max_wait_ms),
@@ -616,7 +697,8 @@ void ConsumerClient::on_fetch_response_due() {
   for (std::size_t b = 0; b < fetch_due_.size(); ++b) {
     if (fetch_due_[b] > now) continue;
     const sim::NodeId leader = cluster_.broker_nodes[b];
-    const sim::SimTime timeout = sim::saturating_add(fetch_sent_[b], sim::ms(config_.request_timeout_ms));
+    const sim::SimTime timeout =
+        sim::saturating_add(fetch_sent_[b], sim::ms(config_.request_timeout_ms));
     if (!fetch_failed_[b] && (network_.is_cut(node_, leader) || network_.is_cut(leader, node_)) &&
         timeout > now) {
       fetch_due_[b] = timeout;  // lost on a cut link: the request times out
@@ -671,7 +753,8 @@ sim::SimTime ConsumerClient::data_connection_free_at(std::size_t b) const {
 
 std::optional<std::size_t> ConsumerClient::least_loaded_data_connection() {
   const std::size_t n = cluster_.broker_nodes.size();
-  const auto offset = static_cast<std::size_t>(least_loaded_rng_.uniform(0, static_cast<std::int64_t>(n) - 1));
+  const auto offset =
+      static_cast<std::size_t>(least_loaded_rng_.uniform(0, static_cast<std::int64_t>(n) - 1));
   std::optional<std::size_t> ready;
   std::size_t ready_load = SIZE_MAX;
   std::optional<std::size_t> can_connect;
@@ -723,8 +806,14 @@ std::int64_t ConsumerClient::exponential_backoff_ms(int attempts, sim::Rng& rng)
 
 void ConsumerClient::trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
                                std::int32_t id, const ErrorCode* error, bool quiet) {
-  if (!trace::wants(tracer_, trace::data_path_api(api) ? trace::Detail::Full : trace::Detail::Standard)) return;
-  trace::Rpc f{.dir = dir, .from = network_.name(from), .to = network_.name(to), .api = api, .id = id,
+  if (!trace::wants(tracer_,
+                    trace::data_path_api(api) ? trace::Detail::Full : trace::Detail::Standard))
+    return;
+  trace::Rpc f{.dir = dir,
+               .from = network_.name(from),
+               .to = network_.name(to),
+               .api = api,
+               .id = id,
                .quiet = quiet};
   if (error != nullptr) f.error = error_name(*error);
   // A ConsumerGroupHeartbeat request also says its epoch and which optional fields it carries;

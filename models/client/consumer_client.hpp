@@ -9,16 +9,16 @@
 #include <optional>
 #include <string>
 
+#include "models/client/consumer_process.hpp"
+#include "models/client/record_consumption.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
-#include "models/client/consumer_process.hpp"
 #include "models/protocol/messages.hpp"
-#include "models/client/record_consumption.hpp"
 #include "models/spec/scenario_spec.hpp"
+#include "models/trace/trace_events.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
 #include "sim/rng.hpp"
-#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 
@@ -27,7 +27,9 @@ namespace rsim {
 /// auto.commit.interval.ms=0, metadata.max.age.ms=0 with retry.backoff.ms=0) spins in real time
 /// there; here each turn of it takes kSpinTurn, so that the clock advances.
 inline constexpr sim::SimTime kSpinTurn = sim::ms(1);
-inline constexpr sim::SimTime at_least_a_turn(sim::SimTime d) { return d < kSpinTurn ? kSpinTurn : d; }
+inline constexpr sim::SimTime at_least_a_turn(sim::SimTime d) {
+  return d < kSpinTurn ? kSpinTurn : d;
+}
 
 class ConsumerClient : public ConsumerProcess {
  public:
@@ -68,7 +70,8 @@ class ConsumerClient : public ConsumerProcess {
   /// the classic client, "network" for the KIP-848 one).
   ConsumerClient(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& network,
                  const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
-                 std::uint64_t seed, Workload& workload, LagMonitor* lag, const char* network_thread);
+                 std::uint64_t seed, Workload& workload, LagMonitor* lag,
+                 const char* network_thread);
   ~ConsumerClient() override = default;
 
   // ConsumerProcess's hooks.
@@ -163,7 +166,8 @@ class ConsumerClient : public ConsumerProcess {
 
   // Network client (NetworkClient): one connection per broker, requests time out after their
   // timeout, which closes the connection and fails every request on it.
-  std::int32_t send_to(sim::NodeId to, Message request, std::int64_t timeout_ms, RequestContext context);
+  std::int32_t send_to(sim::NodeId to, Message request, std::int64_t timeout_ms,
+                       RequestContext context);
   void on_request_timeout_check();
   void disconnect(sim::NodeId node, const std::string& why);
   /// The least loaded live broker (fewest requests in flight from this client, then lowest id),
@@ -171,11 +175,13 @@ class ConsumerClient : public ConsumerProcess {
   sim::NodeId least_loaded_broker() const;
   /// ExponentialBackoff(retry.backoff.ms, 2, retry.backoff.max.ms, jitter 0.2) after `attempts`
   /// failures, drawn from the client's RNG stream.
-  std::int64_t exponential_backoff_ms(int attempts) { return exponential_backoff_ms(attempts, rng_); }
+  std::int64_t exponential_backoff_ms(int attempts) {
+    return exponential_backoff_ms(attempts, rng_);
+  }
   std::int64_t exponential_backoff_ms(int attempts, sim::Rng& rng);
   /// `quiet`: trace::Rpc::quiet (a heartbeat that carries and causes no news).
-  void trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api, std::int32_t id,
-                 const ErrorCode* error, bool quiet = false);
+  void trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
+                 std::int32_t id, const ErrorCode* error, bool quiet = false);
 
   /// A data partition's leader as the client's metadata says (where its Fetch and offset
   /// lookups go): the cluster's leaders as of its last metadata refresh. No leader: the
@@ -252,7 +258,7 @@ class ConsumerClient : public ConsumerProcess {
   ConsumerSpec spec_;
   ConsumerConfig config_;
   sim::Rng rng_;
-  sim::Rng loop_rng_;  // the application loop's own time (processing.per_poll_ms)
+  sim::Rng loop_rng_;   // the application loop's own time (processing.per_poll_ms)
   sim::Rng start_rng_;  // start_latency_ms
 
   // Fetches in flight (fetch_due_ entries other than sim::kNever) and brokers, kept beside the
@@ -271,7 +277,7 @@ class ConsumerClient : public ConsumerProcess {
   sim::Timer loop_timer_;
   // Network-thread timer.
   sim::Timer request_timeout_timer_;
-  sim::Timer first_poll_timer_;     // the end of start_latency_ms (on the application thread)
+  sim::Timer first_poll_timer_;      // the end of start_latency_ms (on the application thread)
   bool first_poll_pending_ = false;  // started, the first poll() not called yet
   // Network-thread timers of the metadata: the pending update, the Fetch errors of moved leaders.
   sim::Timer metadata_update_timer_;
@@ -323,7 +329,7 @@ class ConsumerClient : public ConsumerProcess {
   std::vector<sim::SimTime> fetch_due_;
   std::vector<sim::SimTime> fetch_sent_;
   std::vector<std::int32_t> fetch_id_;  // its correlation id (rpc trace events)
-  std::vector<bool> fetch_failed_;       // its connection was reset or it timed out
+  std::vector<bool> fetch_failed_;      // its connection was reset or it timed out
   /// Data connections open, by broker index (a request was sent there since the start and the
   /// broker did not go down since): leastLoadedNode prefers them.
   std::vector<bool> connected_;

@@ -6,7 +6,8 @@
 namespace rsim {
 
 ConsumerProcess::ConsumerProcess(sim::Kernel& kernel, Tracer& tracer, const std::string& name,
-                                 const char* network_thread, std::optional<std::string_view> resume_after_pause)
+                                 const char* network_thread,
+                                 std::optional<std::string_view> resume_after_pause)
     : kernel_(kernel),
       tracer_(tracer),
       process_(kernel),
@@ -14,22 +15,24 @@ ConsumerProcess::ConsumerProcess(sim::Kernel& kernel, Tracer& tracer, const std:
       network_thread_(process_, network_thread),
       name_(name),
       resume_after_pause_(resume_after_pause),
-      stall_end_timer_(kernel,
-                       [this] {
-                         on_script_entry();
-                         app_.unstall();
-                         if (!process_.alive()) return;
-                         tracer_.publish(trace::ConsumerResume{.consumer = name_, .after = "stall"});
-                         // The application calls poll() again (or goes on with what it was doing).
-                         on_stall_end();
-                       }),
-      pause_end_timer_(kernel,
-                       [this] {
-                         on_script_entry();
-                         if (!process_.alive()) return;
-                         tracer_.publish(trace::ConsumerResume{.consumer = name_, .after = resume_after_pause_});
-                         process_.resume();
-                       }),
+      stall_end_timer_(
+          kernel,
+          [this] {
+            on_script_entry();
+            app_.unstall();
+            if (!process_.alive()) return;
+            tracer_.publish(trace::ConsumerResume{.consumer = name_, .after = "stall"});
+            // The application calls poll() again (or goes on with what it was doing).
+            on_stall_end();
+          }),
+      pause_end_timer_(
+          kernel,
+          [this] {
+            on_script_entry();
+            if (!process_.alive()) return;
+            tracer_.publish(trace::ConsumerResume{.consumer = name_, .after = resume_after_pause_});
+            process_.resume();
+          }),
       restart_timer_(kernel, [this] {
         on_script_entry();
         if (!next_incarnation_) return start();

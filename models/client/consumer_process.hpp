@@ -38,8 +38,8 @@ class ConsumerProcess : public ConsumerModel {
   /// `network_thread`: the name of the activity that owns the client's network node;
   /// `resume_after_pause`: the `after` of the `consumer.resume` that ends a pause (the share
   /// consumer's trace names it, the classic and KIP-848 ones' leave it out).
-  ConsumerProcess(sim::Kernel& kernel, Tracer& tracer, const std::string& name, const char* network_thread,
-                  std::optional<std::string_view> resume_after_pause);
+  ConsumerProcess(sim::Kernel& kernel, Tracer& tracer, const std::string& name,
+                  const char* network_thread, std::optional<std::string_view> resume_after_pause);
   ~ConsumerProcess() override = default;
 
   // Hooks of the client.
@@ -75,7 +75,7 @@ class ConsumerProcess : public ConsumerModel {
   sim::Timer stall_end_timer_;
   sim::Timer pause_end_timer_;
   sim::Timer restart_timer_;
-  std::optional<sim::SimTime> restart_at_;    // a graceful restart's start, once close() is done
+  std::optional<sim::SimTime> restart_at_;  // a graceful restart's start, once close() is done
   std::function<void()> next_incarnation_;  // started by restart_timer_ instead of start()
 };
 

@@ -2,8 +2,7 @@
 
 namespace rsim {
 
-LagMonitor::LagMonitor(sim::Kernel& kernel, Tracer& tracer, Workload& workload,
-                       sim::SimTime period)
+LagMonitor::LagMonitor(sim::Kernel& kernel, Tracer& tracer, Workload& workload, sim::SimTime period)
     : tracer_(tracer),
       workload_(workload),
       period_(period),
@@ -34,7 +33,8 @@ void LagMonitor::on_tick() {
   timer_.arm(period_);
 }
 
-LagMonitor::Entries::iterator LagMonitor::find_or_add(const std::string& group, const TopicPartition& tp) {
+LagMonitor::Entries::iterator LagMonitor::find_or_add(const std::string& group,
+                                                      const TopicPartition& tp) {
   const KeyRef key{group, tp};
   if (const auto found = index_.find(key); found != index_.end()) return *found;
   const auto it = entries_.emplace(Key{group, tp}, Entry{}).first;
@@ -73,8 +73,13 @@ void LagMonitor::emit(const Key& key, Entry& e, const char* reason) {
     e.ref_layout = workload_.layout();
   }
   const std::int64_t leo = workload_.log_end_offset(e.ref);
-  trace::Lag f{.group = key.first, .partition = &key.second, .lag = leo - *offset, .log_end_offset = leo,
-               .offset = *offset, .reason = reason, .slot = e.slot};
+  trace::Lag f{.group = key.first,
+               .partition = &key.second,
+               .lag = leo - *offset,
+               .log_end_offset = leo,
+               .offset = *offset,
+               .reason = reason,
+               .slot = e.slot};
   if (!e.owner.empty()) f.owner.value = e.owner;
   tracer_.publish(f);
 }

@@ -21,9 +21,9 @@
 
 #include "models/client/record_consumption.hpp"
 #include "models/protocol/topic_partition.hpp"
+#include "models/trace/trace_events.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/kernel.hpp"
-#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 
@@ -74,7 +74,9 @@ class LagMonitor {
       h = h * 1000003 ^ std::hash<std::string_view>{}(k.tp.topic);
       return h * 1000003 ^ static_cast<std::size_t>(static_cast<std::uint32_t>(k.tp.partition));
     }
-    std::size_t operator()(Entries::iterator it) const { return (*this)(KeyRef{it->first.first, it->first.second}); }
+    std::size_t operator()(Entries::iterator it) const {
+      return (*this)(KeyRef{it->first.first, it->first.second});
+    }
   };
   struct IndexEqual {
     using is_transparent = void;

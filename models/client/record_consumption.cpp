@@ -45,8 +45,8 @@ void RecordConsumption::revoke(const TopicPartitions& removed) {
 void RecordConsumption::set_state(Part& p, State state) {
   if (p.state == state) return;
   not_fetching_ += (state != State::Fetching ? 1 : 0) - (p.state != State::Fetching ? 1 : 0);
-  validating_ += (state == State::AwaitingValidation ? 1 : 0) -
-                 (p.state == State::AwaitingValidation ? 1 : 0);
+  validating_ +=
+      (state == State::AwaitingValidation ? 1 : 0) - (p.state == State::AwaitingValidation ? 1 : 0);
   resetting_ += (state == State::AwaitingReset ? 1 : 0) - (p.state == State::AwaitingReset ? 1 : 0);
   p.state = state;
   invalidate();
@@ -104,12 +104,13 @@ void RecordConsumption::set_position(const TopicPartition& tp, Part& p, std::int
   p.lookup_in_flight = false;
   p.position = offset;
   p.offset_epoch = epoch;
-  tracer_.publish(trace::Position{.consumer = options_.consumer,
-                                  .group = options_.group,
-                                  .partition = &tp,
-                                  .offset = offset,
-                                  .source = source,
-                                  .state = state == State::Fetching ? "FETCHING" : "AWAIT_VALIDATION"});
+  tracer_.publish(
+      trace::Position{.consumer = options_.consumer,
+                      .group = options_.group,
+                      .partition = &tp,
+                      .offset = offset,
+                      .source = source,
+                      .state = state == State::Fetching ? "FETCHING" : "AWAIT_VALIDATION"});
 }
 
 void RecordConsumption::on_committed(const std::vector<PartitionOffset>& offsets) {
@@ -210,7 +211,8 @@ const std::vector<std::size_t>& RecordConsumption::fetch_brokers(std::uint64_t e
   if (epoch == brokers_epoch_ && fetchable_changes_ == brokers_changes_) return brokers_;
   brokers_.clear();
   for (const auto& [tp, p] : parts_)
-    if (fetchable(tp, p) && std::find(brokers_.begin(), brokers_.end(), p.route.broker) == brokers_.end())
+    if (fetchable(tp, p) &&
+        std::find(brokers_.begin(), brokers_.end(), p.route.broker) == brokers_.end())
       brokers_.push_back(p.route.broker);
   brokers_epoch_ = epoch;
   brokers_changes_ = fetchable_changes_;
@@ -218,8 +220,8 @@ const std::vector<std::size_t>& RecordConsumption::fetch_brokers(std::uint64_t e
 }
 
 bool RecordConsumption::quiet() const {
-  if (quiet_.epoch == 0 || quiet_.changes != index_changes_ || kernel_.now() >= quiet_.until || !index_valid_ ||
-      index_layout_ != workload_.layout())
+  if (quiet_.epoch == 0 || quiet_.changes != index_changes_ || kernel_.now() >= quiet_.until ||
+      !index_valid_ || index_layout_ != workload_.layout())
     return false;
   return quiet_.epoch == reach_epoch();
 }
@@ -242,7 +244,8 @@ void RecordConsumption::ensure_index() const {
   // Where the next poll() starts: the next in line, or the partition after it if it is gone.
   next_rank_ = 0;
   if (next_in_line_)
-    if (const auto it = parts_.lower_bound(*next_in_line_); it != parts_.end()) next_rank_ = it->second.rank;
+    if (const auto it = parts_.lower_bound(*next_in_line_); it != parts_.end())
+      next_rank_ = it->second.rank;
   index_valid_ = true;
   index_layout_ = workload_.layout();
 }
@@ -264,8 +267,9 @@ void RecordConsumption::promote_due() const {
   const std::size_t kept = ready_.size();
   for (const std::uint32_t rank : due_) ready_.push_back(order_[rank]);
   if (kept > 0)
-    std::inplace_merge(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(kept), ready_.end(),
-                       [](const Entry* a, const Entry* b) { return a->second.rank < b->second.rank; });
+    std::inplace_merge(
+        ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(kept), ready_.end(),
+        [](const Entry* a, const Entry* b) { return a->second.rank < b->second.rank; });
 }
 
 void RecordConsumption::demote_drained() const {
@@ -291,13 +295,14 @@ std::optional<Batch> RecordConsumption::poll() {
   // next-in-line fetch), else after the last one that returned records. Only partitions that may
   // have records are looked at: the others would return nothing.
   const std::uint32_t start_rank = next_rank_;
-  const std::size_t first =
-      static_cast<std::size_t>(std::lower_bound(ready_.begin(), ready_.end(), start_rank,
-                                                [](const Entry* x, std::uint32_t r) { return x->second.rank < r; }) -
-                               ready_.begin());
+  const std::size_t first = static_cast<std::size_t>(
+      std::lower_bound(ready_.begin(), ready_.end(), start_rank,
+                       [](const Entry* x, std::uint32_t r) { return x->second.rank < r; }) -
+      ready_.begin());
   Batch batch;
   std::int64_t room = options_.max_poll_records;
-  batch.ranges.reserve(static_cast<std::size_t>(std::min<std::int64_t>(room, static_cast<std::int64_t>(ready_.size()))));
+  batch.ranges.reserve(static_cast<std::size_t>(
+      std::min<std::int64_t>(room, static_cast<std::int64_t>(ready_.size()))));
   std::optional<std::uint32_t> next;  // by rank
   const std::size_t n_ready = ready_.size();
   for (std::size_t i = 0; i < n_ready && room > 0; ++i) {
@@ -314,8 +319,10 @@ std::optional<Batch> RecordConsumption::poll() {
         p.position += n;
         p.offset_epoch = kDataLeaderEpoch;  // the epoch of the last record returned
         room -= n;
-        if (n < available) next = p.rank;  // stays next in line
-        else p.drained = true;
+        if (n < available)
+          next = p.rank;  // stays next in line
+        else
+          p.drained = true;
       } else {
         p.drained = true;
       }

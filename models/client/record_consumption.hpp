@@ -66,12 +66,12 @@
 #include <vector>
 
 #include "models/protocol/messages.hpp"
-#include "models/spec/scenario_spec.hpp"
 #include "models/protocol/topic_partition.hpp"
-#include "sim/kernel.hpp"
-#include "sim/rng.hpp"
+#include "models/spec/scenario_spec.hpp"
 #include "models/trace/trace_events.hpp"
 #include "models/workload/workload.hpp"
+#include "sim/kernel.hpp"
+#include "sim/rng.hpp"
 
 namespace rsim {
 
@@ -193,7 +193,8 @@ class RecordConsumption {
     if (epoch == 0) {
       std::vector<std::size_t> seen;
       for (const auto& [tp, p] : parts_) {
-        if (!fetchable(tp, p) || std::find(seen.begin(), seen.end(), p.route.broker) != seen.end()) continue;
+        if (!fetchable(tp, p) || std::find(seen.begin(), seen.end(), p.route.broker) != seen.end())
+          continue;
         seen.push_back(p.route.broker);
         if (!f(p.route.broker)) return;
       }
@@ -280,10 +281,10 @@ class RecordConsumption {
   mutable std::vector<std::pair<sim::SimTime, std::uint32_t>> later_;  // min-heap
   mutable std::vector<std::size_t> scratch_;  // next_fetchable()'s walk of later_
   mutable std::vector<std::uint32_t> due_;    // promote_due()'s ranks
-  std::int32_t not_fetching_ = 0;  // assigned partitions not FETCHING
-  std::int32_t validating_ = 0;    // assigned partitions AWAIT_VALIDATION
-  std::int32_t resetting_ = 0;     // assigned partitions AWAIT_RESET
-  bool reset_none_ = false;        // auto.offset.reset=none
+  std::int32_t not_fetching_ = 0;             // assigned partitions not FETCHING
+  std::int32_t validating_ = 0;               // assigned partitions AWAIT_VALIDATION
+  std::int32_t resetting_ = 0;                // assigned partitions AWAIT_RESET
+  bool reset_none_ = false;                   // auto.offset.reset=none
 
   // The quiet state: a poll pass with nothing to return and the same reach_epoch as the last
   // one asks nothing per partition. next_fetchable() found no reachable partition in ready_ with

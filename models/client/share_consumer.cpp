@@ -14,8 +14,8 @@ using ojson = nlohmann::ordered_json;
 }  // namespace
 
 ShareConsumer::ShareConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net,
-                             const ConsumerSpec& spec, ConsumerConfig config,
-                             std::uint64_t seed, std::function<sim::NodeId(const TopicPartition&)> leader_of,
+                             const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed,
+                             std::function<sim::NodeId(const TopicPartition&)> leader_of,
                              std::function<sim::NodeId()> coordinator)
     : ConsumerProcess(kernel, tracer, spec.name, "background", "pause"),
       net_(net),
@@ -25,8 +25,10 @@ ShareConsumer::ShareConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<E
       start_rng_(seed, "start-" + spec.name),
       leader_of_(std::move(leader_of)),
       coordinator_(std::move(coordinator)),
-      heartbeat_timer_(kernel, [this] { heartbeat(); }, &network_thread_),
-      app_timer_(kernel, [this] { app_step(); }, &app_),
+      heartbeat_timer_(
+          kernel, [this] { heartbeat(); }, &network_thread_),
+      app_timer_(
+          kernel, [this] { app_step(); }, &app_),
       topics_(spec.topics) {
   node_ = net.add_node(spec.name, &network_thread_,
                        [this](sim::NodeId from, Envelope&& e) { on_message(from, std::move(e)); });
@@ -35,7 +37,8 @@ ShareConsumer::ShareConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<E
 
 std::string ShareConsumer::new_member_id() {
   // Uuid.randomUuid() in Kafka's url-safe base64 form.
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   std::string id;
   std::uint64_t bits = rng_.next();
   std::uint64_t more = rng_.next();
@@ -70,8 +73,12 @@ void ShareConsumer::reset() {
 
 void ShareConsumer::send(sim::NodeId to, Message message, bool quiet) {
   const std::int32_t id = ++next_correlation_;
-  tracer_.publish(trace::Rpc{
-      .dir = "send", .from = spec_.name, .to = net_.name(to), .api = api_name(message), .id = id, .quiet = quiet});
+  tracer_.publish(trace::Rpc{.dir = "send",
+                             .from = spec_.name,
+                             .to = net_.name(to),
+                             .api = api_name(message),
+                             .id = id,
+                             .quiet = quiet});
   net_.send(node_, to, Envelope{id, std::move(message)});
 }
 
@@ -82,8 +89,11 @@ void ShareConsumer::start() {
   member_id_ = new_member_id();
   const sim::SimTime latency = spec_.start_latency.sample(start_rng_);
   // start_latency_ms: subscribe() and the first poll() come that much later.
-  tracer_.publish(trace::ConsumerStart{.consumer = spec_.name, .group = spec_.group, .topics = topics_,
-                                       .protocol = "share", .member_id = member_id_,
+  tracer_.publish(trace::ConsumerStart{.consumer = spec_.name,
+                                       .group = spec_.group,
+                                       .topics = topics_,
+                                       .protocol = "share",
+                                       .member_id = member_id_,
                                        .start_latency_ms = trace::start_latency_ms(latency)});
   if (latency > sim::SimTime::zero()) {
     heartbeat_timer_.arm(latency);
@@ -97,11 +107,15 @@ void ShareConsumer::start() {
 void ShareConsumer::subscribe(std::vector<std::string> topics) {
   topics_ = std::move(topics);
   topics_changed_ = true;
-  if (process_.alive() && !heartbeat_in_flight_) heartbeat();
-  else heartbeat_again_ = true;
+  if (process_.alive() && !heartbeat_in_flight_)
+    heartbeat();
+  else
+    heartbeat_again_ = true;
 }
 
-void ShareConsumer::schedule_heartbeat(sim::SimTime delay) { heartbeat_timer_.arm(delay); }
+void ShareConsumer::schedule_heartbeat(sim::SimTime delay) {
+  heartbeat_timer_.arm(delay);
+}
 
 void ShareConsumer::heartbeat() {
   if (!process_.alive()) return;
@@ -193,7 +207,8 @@ void ShareConsumer::poll() {
   buffer_.pop_front();
   const AcquiredRecords& a = current_->records;
   // The application's time for this batch, and what it does with each record.
-  sim::SimTime spent = spec_.processing.per_batch.sample(rng_) + spec_.processing.per_poll.sample(rng_);
+  sim::SimTime spent =
+      spec_.processing.per_batch.sample(rng_) + spec_.processing.per_poll.sample(rng_);
   current_acks_.clear();
   current_released_ = 0;
   current_rejected_ = 0;
@@ -202,12 +217,15 @@ void ShareConsumer::poll() {
     AcknowledgeType type = AcknowledgeType::ACCEPT;
     if (explicit_) {
       const double u = rng_.uniform01();
-      if (u < spec_.outcomes.reject) type = AcknowledgeType::REJECT;
-      else if (u < spec_.outcomes.reject + spec_.outcomes.release) type = AcknowledgeType::RELEASE;
+      if (u < spec_.outcomes.reject)
+        type = AcknowledgeType::REJECT;
+      else if (u < spec_.outcomes.reject + spec_.outcomes.release)
+        type = AcknowledgeType::RELEASE;
     }
     if (type == AcknowledgeType::REJECT) ++current_rejected_;
     if (type == AcknowledgeType::RELEASE) ++current_released_;
-    if (!current_acks_.empty() && current_acks_.back().type == type && current_acks_.back().last_offset + 1 == offset) {
+    if (!current_acks_.empty() && current_acks_.back().type == type &&
+        current_acks_.back().last_offset + 1 == offset) {
       current_acks_.back().last_offset = offset;
     } else {
       current_acks_.push_back({offset, offset, type});
@@ -309,7 +327,10 @@ void ShareConsumer::on_fetch_response(sim::NodeId from, const ShareFetchResponse
 
 void ShareConsumer::on_message(sim::NodeId from, Envelope&& e) {
   if (!process_.alive()) return;
-  trace::Rpc f{.dir = "recv", .from = net_.name(from), .to = spec_.name, .api = api_name(e.message),
+  trace::Rpc f{.dir = "recv",
+               .from = net_.name(from),
+               .to = spec_.name,
+               .api = api_name(e.message),
                .id = e.correlation_id};
   std::visit(
       [&](const auto& m) {
@@ -318,7 +339,8 @@ void ShareConsumer::on_message(sim::NodeId from, Envelope&& e) {
       e.message);
   // A quiet heartbeat's answer causes nothing: NONE, no assignment, the same member epoch.
   if (const auto* hb = std::get_if<ShareGroupHeartbeatResponse>(&e.message))
-    f.quiet = quiet_heartbeat_ && hb->error == ErrorCode::NONE && !hb->assignment && hb->member_epoch == member_epoch_;
+    f.quiet = quiet_heartbeat_ && hb->error == ErrorCode::NONE && !hb->assignment &&
+              hb->member_epoch == member_epoch_;
   tracer_.publish(f);
   if (const auto* hb = std::get_if<ShareGroupHeartbeatResponse>(&e.message)) {
     on_heartbeat_response(*hb);
@@ -370,7 +392,9 @@ void ShareConsumer::close_sessions_and_leave() {
   }
 }
 
-void ShareConsumer::finish_stop() { end_after_close(); }
+void ShareConsumer::finish_stop() {
+  end_after_close();
+}
 
 void ShareConsumer::on_crash() {
   // No close(), no leave heartbeat. Its OS closes its sockets, so every broker it had a share

@@ -21,10 +21,10 @@
 #include "models/protocol/config.hpp"
 #include "models/protocol/messages.hpp"
 #include "models/spec/scenario_spec.hpp"
+#include "models/trace/trace_events.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
 #include "sim/rng.hpp"
-#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 
@@ -37,8 +37,8 @@ class ShareConsumer final : public ConsumerProcess {
   /// `leader_of`: the broker node leading a data partition; `coordinator`: the group
   /// coordinator's node.
   ShareConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net,
-                const ConsumerSpec& spec, ConsumerConfig config,
-                std::uint64_t seed, std::function<sim::NodeId(const TopicPartition&)> leader_of,
+                const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed,
+                std::function<sim::NodeId(const TopicPartition&)> leader_of,
                 std::function<sim::NodeId()> coordinator);
   ShareConsumer(const ShareConsumer&) = delete;
   ShareConsumer& operator=(const ShareConsumer&) = delete;

@@ -9,12 +9,16 @@ namespace rsim {
 bool classic_transition_allowed(ClassicGroupState from, ClassicGroupState to) {
   using S = ClassicGroupState;
   switch (to) {
-    case S::Empty: return from == S::PreparingRebalance;
+    case S::Empty:
+      return from == S::PreparingRebalance;
     case S::PreparingRebalance:
       return from == S::Stable || from == S::CompletingRebalance || from == S::Empty;
-    case S::CompletingRebalance: return from == S::PreparingRebalance;
-    case S::Stable: return from == S::CompletingRebalance;
-    case S::Dead: return true;
+    case S::CompletingRebalance:
+      return from == S::PreparingRebalance;
+    case S::Stable:
+      return from == S::CompletingRebalance;
+    case S::Dead:
+      return true;
   }
   return false;
 }
@@ -34,8 +38,8 @@ std::int32_t ClassicGroup::rebalance_timeout_ms() const {
 namespace {
 
 // Each distinct name of a member's list once (a name listed twice is supported once).
-void count_protocols(std::map<std::string, std::int32_t>& counts, const std::vector<JoinGroupProtocol>& ps,
-                     std::int32_t delta) {
+void count_protocols(std::map<std::string, std::int32_t>& counts,
+                     const std::vector<JoinGroupProtocol>& ps, std::int32_t delta) {
   for (std::size_t i = 0; i < ps.size(); ++i) {
     const bool seen = std::any_of(ps.begin(), ps.begin() + static_cast<std::ptrdiff_t>(i),
                                   [&](const JoinGroupProtocol& p) { return p.name == ps[i].name; });

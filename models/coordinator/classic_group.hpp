@@ -20,11 +20,16 @@ enum class ClassicGroupState { Empty, PreparingRebalance, CompletingRebalance, S
 
 constexpr const char* state_name(ClassicGroupState s) {
   switch (s) {
-    case ClassicGroupState::Empty: return "Empty";
-    case ClassicGroupState::PreparingRebalance: return "PreparingRebalance";
-    case ClassicGroupState::CompletingRebalance: return "CompletingRebalance";
-    case ClassicGroupState::Stable: return "Stable";
-    case ClassicGroupState::Dead: return "Dead";
+    case ClassicGroupState::Empty:
+      return "Empty";
+    case ClassicGroupState::PreparingRebalance:
+      return "PreparingRebalance";
+    case ClassicGroupState::CompletingRebalance:
+      return "CompletingRebalance";
+    case ClassicGroupState::Stable:
+      return "Stable";
+    case ClassicGroupState::Dead:
+      return "Dead";
   }
   return "?";
 }

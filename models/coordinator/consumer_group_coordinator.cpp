@@ -15,7 +15,6 @@
 
 namespace rsim {
 
-
 namespace {
 
 using reconciliation::ConsumerGroupMember;
@@ -24,7 +23,6 @@ using reconciliation::PartitionEpoch;
 using reconciliation::PartitionsWithEpochs;
 using reconciliation::TopicIdPartitions;
 using ojson = nlohmann::ordered_json;
-
 
 int state_byte(MemberState s) {
   switch (s) {
@@ -75,11 +73,13 @@ void partitions_with_epochs(const PartitionsWithEpochs& tps, TopicPartitions& na
 
 /// A record's partitions with their epochs (`epochs` parallel to `names`; a partition past its
 /// end gets `default_epoch`).
-PartitionsWithEpochs read_partitions_with_epochs(const TopicPartitions& names, const std::vector<std::int32_t>& epochs,
+PartitionsWithEpochs read_partitions_with_epochs(const TopicPartitions& names,
+                                                 const std::vector<std::int32_t>& epochs,
                                                  std::int32_t default_epoch) {
   PartitionsWithEpochs out;
   for (std::size_t i = 0; i < names.size(); ++i)
-    out[names[i].topic].push_back({names[i].partition, i < epochs.size() ? epochs[i] : default_epoch});
+    out[names[i].topic].push_back(
+        {names[i].partition, i < epochs.size() ? epochs[i] : default_epoch});
   for (auto& [t, ps] : out) std::sort(ps.begin(), ps.end());
   return out;
 }
@@ -196,7 +196,8 @@ void replay_offset(ConsumerGroups& groups, const std::string& group_id, const To
 }
 
 /// The group a consumer-group record is about (created by any record but a tombstone).
-ConsumerGroups::iterator group_of_record(ConsumerGroups& groups, const std::string& group_id, bool tombstone) {
+ConsumerGroups::iterator group_of_record(ConsumerGroups& groups, const std::string& group_id,
+                                         bool tombstone) {
   auto git = groups.find(group_id);
   if (git == groups.end()) {
     SIM_ASSERT_MSG(!tombstone, "tombstone for unknown consumer group " + group_id);
@@ -206,14 +207,17 @@ ConsumerGroups::iterator group_of_record(ConsumerGroups& groups, const std::stri
   return git;
 }
 
-void replay_target_metadata(ConsumerGroupState& g, const records::ConsumerGroupTargetAssignmentMetadata& rec) {
+void replay_target_metadata(ConsumerGroupState& g,
+                            const records::ConsumerGroupTargetAssignmentMetadata& rec) {
   g.assignment_epoch = rec.assignment_epoch;
   g.assignment_timestamp_ms = rec.assignment_timestamp;
   g.reconciled_members = 0;
-  for (const auto& [id, m] : g.members) g.reconciled_members += reconciled(m.member, g.assignment_epoch) ? 1 : 0;
+  for (const auto& [id, m] : g.members)
+    g.reconciled_members += reconciled(m.member, g.assignment_epoch) ? 1 : 0;
 }
 
-void replay_target_member(ConsumerGroupState& g, const records::ConsumerGroupTargetAssignmentMember& rec) {
+void replay_target_member(ConsumerGroupState& g,
+                          const records::ConsumerGroupTargetAssignmentMember& rec) {
   TopicIdPartitions t;
   for (const auto& tp : rec.partitions) t[tp.topic].push_back(tp.partition);
   g.target[rec.member_id] = std::move(t);
@@ -233,7 +237,8 @@ void remove_member_metadata(ConsumerGroupState& g, const std::string& member_id)
   g.members.erase(it);
 }
 
-void replay_member_metadata(ConsumerGroupState& g, const records::ConsumerGroupMemberMetadata& rec) {
+void replay_member_metadata(ConsumerGroupState& g,
+                            const records::ConsumerGroupMemberMetadata& rec) {
   const std::string& member_id = rec.member_id;
   auto [it, created] = g.members.try_emplace(member_id);
   ConsumerGroupMemberState& m = it->second;
@@ -272,7 +277,8 @@ void replay_member_metadata(ConsumerGroupState& g, const records::ConsumerGroupM
 
 /// A ConsumerGroupCurrentMemberAssignment record of `member_id`, or its tombstone (`rec` null).
 void replay_current_assignment(ConsumerGroupState& g, const std::string& member_id,
-                               const records::ConsumerGroupCurrentMemberAssignment* rec, const InjectedBugs& bugs) {
+                               const records::ConsumerGroupCurrentMemberAssignment* rec,
+                               const InjectedBugs& bugs) {
   auto [it, created] = g.members.try_emplace(member_id);
   ConsumerGroupMember& m = it->second.member;
   if (created) {
@@ -293,20 +299,24 @@ void replay_current_assignment(ConsumerGroupState& g, const std::string& member_
   m.previous_member_epoch = rec->previous_member_epoch;
   m.state = state_of_byte(rec->state);
   const std::int32_t default_epoch = std::max(m.member_epoch, 0);
-  m.assigned_partitions = read_partitions_with_epochs(rec->assigned, rec->assigned_epochs, default_epoch);
-  m.partitions_pending_revocation =
-      read_partitions_with_epochs(rec->pending_revocation, rec->pending_revocation_epochs, default_epoch);
+  m.assigned_partitions =
+      read_partitions_with_epochs(rec->assigned, rec->assigned_epochs, default_epoch);
+  m.partitions_pending_revocation = read_partitions_with_epochs(
+      rec->pending_revocation, rec->pending_revocation_epochs, default_epoch);
   add_owned(g, m, bugs);
   g.reconciled_members += reconciled(m, g.assignment_epoch) ? 1 : 0;
 }
 
-void replay_tombstone(ConsumerGroups& groups, const records::Tombstone& t, const InjectedBugs& bugs) {
+void replay_tombstone(ConsumerGroups& groups, const records::Tombstone& t,
+                      const InjectedBugs& bugs) {
   using records::RecordType;
   if (t.type == RecordType::OffsetCommit) {
-    if (t.topic && t.partition_index) replay_offset(groups, t.group, {*t.topic, *t.partition_index}, nullptr);
+    if (t.topic && t.partition_index)
+      replay_offset(groups, t.group, {*t.topic, *t.partition_index}, nullptr);
     return;
   }
-  if (t.type != RecordType::ConsumerGroupMetadata && t.type != RecordType::ConsumerGroupMemberMetadata &&
+  if (t.type != RecordType::ConsumerGroupMetadata &&
+      t.type != RecordType::ConsumerGroupMemberMetadata &&
       t.type != RecordType::ConsumerGroupTargetAssignmentMetadata &&
       t.type != RecordType::ConsumerGroupTargetAssignmentMember &&
       t.type != RecordType::ConsumerGroupCurrentMemberAssignment)
@@ -317,7 +327,8 @@ void replay_tombstone(ConsumerGroups& groups, const records::Tombstone& t, const
   switch (t.type) {
     case RecordType::ConsumerGroupMetadata:
       // The group goes (it was converted to a classic group, or deleted): its members went first.
-      SIM_ASSERT_MSG(g.members.empty(), "group tombstone of consumer group " + t.group + " with members");
+      SIM_ASSERT_MSG(g.members.empty(),
+                     "group tombstone of consumer group " + t.group + " with members");
       groups.erase(git);
       return;
     case RecordType::ConsumerGroupTargetAssignmentMetadata:
@@ -336,7 +347,8 @@ void replay_tombstone(ConsumerGroups& groups, const records::Tombstone& t, const
 
 }  // namespace
 
-void replay_record(ConsumerGroups& groups, const records::GroupRecord& record, const InjectedBugs& bugs) {
+void replay_record(ConsumerGroups& groups, const records::GroupRecord& record,
+                   const InjectedBugs& bugs) {
   std::visit(
       [&](const auto& rec) {
         using T = std::decay_t<decltype(rec)>;
@@ -355,10 +367,12 @@ void replay_record(ConsumerGroups& groups, const records::GroupRecord& record, c
         } else if constexpr (std::is_same_v<T, records::ConsumerGroupMemberMetadata>) {
           replay_member_metadata(group_of_record(groups, rec.group, false)->second, rec);
         } else if constexpr (std::is_same_v<T, records::ConsumerGroupCurrentMemberAssignment>) {
-          replay_current_assignment(group_of_record(groups, rec.group, false)->second, rec.member_id, &rec, bugs);
+          replay_current_assignment(group_of_record(groups, rec.group, false)->second,
+                                    rec.member_id, &rec, bugs);
         } else {
           // Classic and share group records: not a consumer group's.
-          static_assert(std::is_same_v<T, records::GroupMetadata> || std::is_same_v<T, records::ShareGroupMetadata> ||
+          static_assert(std::is_same_v<T, records::GroupMetadata> ||
+                        std::is_same_v<T, records::ShareGroupMetadata> ||
                         std::is_same_v<T, records::ShareGroupMemberMetadata> ||
                         std::is_same_v<T, records::ShareGroupTargetAssignmentMetadata> ||
                         std::is_same_v<T, records::ShareGroupTargetAssignmentMember> ||
@@ -386,15 +400,17 @@ bool holds(const ConsumerGroupMember& m, const std::string& topic, std::int32_t 
     const auto it = set->find(topic);
     if (it == set->end()) continue;
     const auto& ps = it->second;
-    const auto pe = std::lower_bound(ps.begin(), ps.end(), partition,
-                                     [](const PartitionEpoch& x, std::int32_t p) { return x.partition < p; });
+    const auto pe =
+        std::lower_bound(ps.begin(), ps.end(), partition,
+                         [](const PartitionEpoch& x, std::int32_t p) { return x.partition < p; });
     if (pe != ps.end() && pe->partition == partition) return true;
   }
   return false;
 }
 }  // namespace
 
-void apply_current_assignment(ConsumerGroupState& g, const ConsumerGroupMember& from, const InjectedBugs& bugs) {
+void apply_current_assignment(ConsumerGroupState& g, const ConsumerGroupMember& from,
+                              const InjectedBugs& bugs) {
   auto [it, created] = g.members.try_emplace(from.member_id);
   ConsumerGroupMember& m = it->second.member;
   ConsumerGroupMember next;
@@ -416,12 +432,14 @@ void apply_current_assignment(ConsumerGroupState& g, const ConsumerGroupMember& 
       for (const auto& pe : ps) {
         if (holds(next, topic, pe.partition)) continue;
         const auto o = g.partition_owners.find({topic, pe.partition});
-        if (o != g.partition_owners.end() && o->second.first == m.member_id) g.partition_owners.erase(o);
+        if (o != g.partition_owners.end() && o->second.first == m.member_id)
+          g.partition_owners.erase(o);
       }
   for (const auto* set : {&next.assigned_partitions, &next.partitions_pending_revocation})
     for (const auto& [topic, ps] : *set)
       for (const auto& pe : ps) {
-        auto [o, inserted] = g.partition_owners.try_emplace({topic, pe.partition}, m.member_id, next.member_epoch);
+        auto [o, inserted] =
+            g.partition_owners.try_emplace({topic, pe.partition}, m.member_id, next.member_epoch);
         SIM_ASSERT_MSG(
             inserted || o->second.first == m.member_id || bugs.skip_revocation,
             fmt::format("group {}: {}-{} given to member {} while member {} still owns it",
@@ -485,7 +503,8 @@ void ConsumerGroupCoordinator::commit(Write& w, const std::optional<Reply>& to, 
   // Trace what changed, in the order a reader needs: epochs, members, then the group's state.
   std::set<std::string> touched;
   for (const auto& rec : w.records) {
-    if (records::type_of(rec) != records::RecordType::ConsumerGroupCurrentMemberAssignment) continue;
+    if (records::type_of(rec) != records::RecordType::ConsumerGroupCurrentMemberAssignment)
+      continue;
     if (const std::string* id = records::member_id_of(rec)) touched.insert(*id);
   }
   // The response goes out once the records (or, without records, every earlier write) commit;
@@ -553,11 +572,12 @@ records::ConsumerGroupMemberMetadata ConsumerGroupCoordinator::member_metadata_r
     records::ClassicMemberMetadataValue cm{.session_timeout_ms = m.classic->session_timeout_ms,
                                            .supported_protocols = {}};
     for (const auto& p : m.classic->supported_protocols)
-      cm.supported_protocols.push_back(records::ClassicProtocol{.name = p.name,
-                                                                .topics = p.metadata.topics,
-                                                                .owned_partitions = p.metadata.owned_partitions,
-                                                                .generation_id = p.metadata.generation_id,
-                                                                .rack_id = p.metadata.rack});
+      cm.supported_protocols.push_back(
+          records::ClassicProtocol{.name = p.name,
+                                   .topics = p.metadata.topics,
+                                   .owned_partitions = p.metadata.owned_partitions,
+                                   .generation_id = p.metadata.generation_id,
+                                   .rack_id = p.metadata.rack});
     rec.classic_member_metadata = std::move(cm);
   }
   return rec;
@@ -565,12 +585,13 @@ records::ConsumerGroupMemberMetadata ConsumerGroupCoordinator::member_metadata_r
 
 records::ConsumerGroupCurrentMemberAssignment ConsumerGroupCoordinator::current_assignment_record(
     const std::string& group_id, const ConsumerGroupMemberState& m) const {
-  records::ConsumerGroupCurrentMemberAssignment rec{.group = group_id,
-                                                    .member_id = m.member.member_id,
-                                                    .consumer = m.consumer,
-                                                    .member_epoch = m.member.member_epoch,
-                                                    .previous_member_epoch = m.member.previous_member_epoch,
-                                                    .state = state_byte(m.member.state)};
+  records::ConsumerGroupCurrentMemberAssignment rec{
+      .group = group_id,
+      .member_id = m.member.member_id,
+      .consumer = m.consumer,
+      .member_epoch = m.member.member_epoch,
+      .previous_member_epoch = m.member.previous_member_epoch,
+      .state = state_byte(m.member.state)};
   partitions_with_epochs(m.member.assigned_partitions, rec.assigned, rec.assigned_epochs);
   partitions_with_epochs(m.member.partitions_pending_revocation, rec.pending_revocation,
                          rec.pending_revocation_epochs);
@@ -618,7 +639,8 @@ std::string ConsumerGroupCoordinator::preferred_assignor(const ConsumerGroupStat
                                                   : config_.group_consumer_assignors.front();
 }
 
-const std::vector<std::string>& ConsumerGroupCoordinator::member_names(const ConsumerGroupState& g) {
+const std::vector<std::string>& ConsumerGroupCoordinator::member_names(
+    const ConsumerGroupState& g) {
   auto [it, fresh] = member_names_.try_emplace(g.group_id);
   if (fresh) {
     it->second.ids.reserve(g.members.size());
@@ -631,7 +653,8 @@ const std::vector<std::string>& ConsumerGroupCoordinator::member_names(const Con
   return it->second.names;
 }
 
-void ConsumerGroupCoordinator::sync_member_name(const std::string& group_id, const std::string& member_id) {
+void ConsumerGroupCoordinator::sync_member_name(const std::string& group_id,
+                                                const std::string& member_id) {
   const auto c = member_names_.find(group_id);
   if (c == member_names_.end()) return;  // built when next asked for
   const auto git = groups_.find(group_id);
@@ -668,7 +691,8 @@ ConsumerGroupCoordinator::MemberTimers& ConsumerGroupCoordinator::timers(
     it->second.rebalance = std::make_unique<sim::Timer>(
         kernel_, [this, group_id, member_id] { on_rebalance_timeout(group_id, member_id); });
     it->second.join = std::make_unique<sim::Timer>(kernel_, [this, group_id, member_id] {
-      on_classic_timer(group_id, member_id, "the classic member failed to join within the rebalance timeout");
+      on_classic_timer(group_id, member_id,
+                       "the classic member failed to join within the rebalance timeout");
     });
     it->second.sync = std::make_unique<sim::Timer>(kernel_, [this, group_id, member_id] {
       on_classic_timer(group_id, member_id, "the member failed to sync within timeout");
@@ -718,8 +742,8 @@ void ConsumerGroupCoordinator::on_heartbeat(sim::NodeId from, std::int32_t corre
 }
 
 ErrorCode ConsumerGroupCoordinator::lookup_member(const ConsumerGroupState& before,
-                                                  const ConsumerGroupHeartbeatRequest& r, bool classic,
-                                                  HeartbeatMember& out) const {
+                                                  const ConsumerGroupHeartbeatRequest& r,
+                                                  bool classic, HeartbeatMember& out) const {
   std::optional<ConsumerGroupMemberState>& replaced = out.replaced;
   ConsumerGroupMemberState& member = out.member;
   bool& new_member = out.new_member;
@@ -784,7 +808,8 @@ ErrorCode ConsumerGroupCoordinator::lookup_member(const ConsumerGroupState& befo
   return ErrorCode::NONE;
 }
 
-void ConsumerGroupCoordinator::compute_target_assignment(Write& w, ConsumerGroupState& g, std::int64_t now_ms) {
+void ConsumerGroupCoordinator::compute_target_assignment(Write& w, ConsumerGroupState& g,
+                                                         std::int64_t now_ms) {
   assignors::ServerAssignorInput in;
   for (const auto& [t, count] : g.subscribed_topic_counts) {
     const std::int32_t n = cluster_.partitions(t);
@@ -827,8 +852,10 @@ void ConsumerGroupCoordinator::compute_target_assignment(Write& w, ConsumerGroup
       return x;
     };
     if (t == g.target.end() || norm(t->second) != norm(next)) {
-      emit(w, records::ConsumerGroupTargetAssignmentMember{
-                  .group = w.group_id, .member_id = id, .consumer = m->consumer, .partitions = partition_names(next)});
+      emit(w, records::ConsumerGroupTargetAssignmentMember{.group = w.group_id,
+                                                           .member_id = id,
+                                                           .consumer = m->consumer,
+                                                           .partitions = partition_names(next)});
     }
   }
   emit(w, records::ConsumerGroupTargetAssignmentMetadata{
@@ -836,8 +863,8 @@ void ConsumerGroupCoordinator::compute_target_assignment(Write& w, ConsumerGroup
 }
 
 void ConsumerGroupCoordinator::reconcile_member(Write& w, ConsumerGroupState& g,
-                                                const ConsumerGroupHeartbeatRequest& r, bool subscription_changed,
-                                                bool classic) {
+                                                const ConsumerGroupHeartbeatRequest& r,
+                                                bool subscription_changed, bool classic) {
   ConsumerGroupMemberState& current = g.members.at(r.member_id);
   const auto t = g.target.find(r.member_id);
   const TopicIdPartitions empty;
@@ -912,7 +939,8 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
 
   // Member lookup: static (by instance id) or dynamic (by member id).
   HeartbeatMember found;
-  if (const ErrorCode e = lookup_member(before, r, classic != nullptr, found); e != ErrorCode::NONE) {
+  if (const ErrorCode e = lookup_member(before, r, classic != nullptr, found);
+      e != ErrorCode::NONE) {
     fail(e);
     return;
   }
@@ -928,10 +956,11 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
     const TopicIdPartitions old_target = t == before.target.end() ? TopicIdPartitions{} : t->second;
     remove_member_records(w, *replaced);
     emit(w, member_metadata_record(r.group_id, member));
-    emit(w, records::ConsumerGroupTargetAssignmentMember{.group = r.group_id,
-                                                         .member_id = member.member.member_id,
-                                                         .consumer = member.consumer,
-                                                         .partitions = partition_names(old_target)});
+    emit(w,
+         records::ConsumerGroupTargetAssignmentMember{.group = r.group_id,
+                                                      .member_id = member.member.member_id,
+                                                      .consumer = member.consumer,
+                                                      .partitions = partition_names(old_target)});
     emit_current_assignment(w, r.group_id, member);
     reason = fmt::format("static member {} replaced", member.consumer);
   }
@@ -953,13 +982,12 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
   const std::set<std::string> new_names(updated.member.subscribed_topic_names.begin(),
                                         updated.member.subscribed_topic_names.end());
   const bool subscription_changed = new_member ? !new_names.empty() : old_names != new_names;
-  const bool metadata_changed = new_member || updated.consumer != member.consumer ||
-                                updated.instance_id != member.instance_id ||
-                                updated.rack_id != member.rack_id ||
-                                updated.client_id != member.client_id || old_names != new_names ||
-                                updated.rebalance_timeout_ms != member.rebalance_timeout_ms ||
-                                updated.server_assignor != member.server_assignor ||
-                                updated.classic != member.classic;
+  const bool metadata_changed =
+      new_member || updated.consumer != member.consumer ||
+      updated.instance_id != member.instance_id || updated.rack_id != member.rack_id ||
+      updated.client_id != member.client_id || old_names != new_names ||
+      updated.rebalance_timeout_ms != member.rebalance_timeout_ms ||
+      updated.server_assignor != member.server_assignor || updated.classic != member.classic;
   const std::string assignor_before = preferred_assignor(g0);
   if (metadata_changed) {
     emit(w, member_metadata_record(r.group_id, updated));
@@ -977,7 +1005,8 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
     if (reason.empty()) reason = "metadata of subscribed topics changed";
   }
   if (bump) {
-    emit(w, records::ConsumerGroupMetadata{.group = r.group_id, .epoch = g.group_epoch + 1, .metadata_hash = hash});
+    emit(w, records::ConsumerGroupMetadata{
+                .group = r.group_id, .epoch = g.group_epoch + 1, .metadata_hash = hash});
   }
 
   // Target assignment, throttled by group.consumer.assignment.interval.ms (KIP-1263): no timer;
@@ -1030,8 +1059,10 @@ void ConsumerGroupCoordinator::remove_member_records(Write& w, const ConsumerGro
   for (const auto type : {records::RecordType::ConsumerGroupCurrentMemberAssignment,
                           records::RecordType::ConsumerGroupTargetAssignmentMember,
                           records::RecordType::ConsumerGroupMemberMetadata}) {
-    emit(w, records::Tombstone{
-                .type = type, .group = w.group_id, .member_id = m.member.member_id, .consumer = m.consumer});
+    emit(w, records::Tombstone{.type = type,
+                               .group = w.group_id,
+                               .member_id = m.member.member_id,
+                               .consumer = m.consumer});
   }
 }
 
@@ -1092,12 +1123,13 @@ void ConsumerGroupCoordinator::leave(const Reply& to, const ConsumerGroupHeartbe
     reason = fmt::format("static member {} left temporarily", consumer);
   } else {
     reason = fmt::format("member {} left the group", consumer);
-    fence_or_downgrade(r.group_id, member_id, to,
-                       ConsumerGroupHeartbeatResponse{.member_id = r.member_id,
-                                                      .member_epoch = r.member_epoch,
-                                                      .heartbeat_interval_ms = static_cast<std::int32_t>(
-                                                          config_.group_consumer_heartbeat_interval_ms)},
-                       reason);
+    fence_or_downgrade(
+        r.group_id, member_id, to,
+        ConsumerGroupHeartbeatResponse{.member_id = r.member_id,
+                                       .member_epoch = r.member_epoch,
+                                       .heartbeat_interval_ms = static_cast<std::int32_t>(
+                                           config_.group_consumer_heartbeat_interval_ms)},
+        reason);
     return;
   }
   commit(w, to,
@@ -1131,10 +1163,11 @@ void ConsumerGroupCoordinator::on_rebalance_timeout(const std::string& group_id,
   if (tit == timers_.end() || mit->second.member.member_epoch != tit->second.rebalance_epoch)
     return;
   const std::string consumer = mit->second.consumer;
-  tracer_.publish(trace::MemberLeave{.group = group_id,
-                                     .consumer = consumer,
-                                     .member_id = member_id,
-                                     .reason = "rebalance timeout: partitions not revoked in time"});
+  tracer_.publish(
+      trace::MemberLeave{.group = group_id,
+                         .consumer = consumer,
+                         .member_id = member_id,
+                         .reason = "rebalance timeout: partitions not revoked in time"});
   fence_or_downgrade(group_id, member_id, std::nullopt, ConsumerGroupHeartbeatResponse{},
                      fmt::format("member {} rebalance timeout", consumer));
 }
@@ -1189,7 +1222,9 @@ ojson ConsumerGroupCoordinator::load_partition(std::int32_t partition,
                                                const std::vector<records::GroupRecord>& records) {
   unload_partition(partition);
   for (const auto& rec : records) {
-    if (coordinator_partition(records::group_of(rec), config_.offsets_topic_num_partitions) != partition) continue;
+    if (coordinator_partition(records::group_of(rec), config_.offsets_topic_num_partitions) !=
+        partition)
+      continue;
     replay_record(groups_, rec, bugs_);
     member_names_.clear();
   }
@@ -1198,7 +1233,8 @@ ojson ConsumerGroupCoordinator::load_partition(std::int32_t partition,
     if (const auto* c = std::get_if<records::OffsetCommit>(&rec)) {
       replay_offset(groups_, c->group, {c->topic, c->partition_index}, c);
     } else if (const auto* t = std::get_if<records::Tombstone>(&rec);
-               t != nullptr && t->type == records::RecordType::OffsetCommit && t->topic && t->partition_index) {
+               t != nullptr && t->type == records::RecordType::OffsetCommit && t->topic &&
+               t->partition_index) {
       replay_offset(groups_, t->group, {*t->topic, *t->partition_index}, nullptr);
     }
   }
@@ -1273,12 +1309,13 @@ void ConsumerGroupCoordinator::on_offset_commit(sim::NodeId from, std::int32_t c
     return;
   }
   // The offsets become visible to OffsetFetch when the records commit, as does the answer.
-  log_.append_offset_commits(r.group_id, r.offsets, sim::to_ms(kernel_.now()), *this, to.node, to.correlation_id);
+  log_.append_offset_commits(r.group_id, r.offsets, sim::to_ms(kernel_.now()), *this, to.node,
+                             to.correlation_id);
 }
 
 void ConsumerGroupCoordinator::on_offsets_committed(const std::string& group_id,
-                                                    std::span<const CommittedOffset> offsets, sim::NodeId node,
-                                                    std::int32_t correlation_id) {
+                                                    std::span<const CommittedOffset> offsets,
+                                                    sim::NodeId node, std::int32_t correlation_id) {
   if (const auto git = groups_.find(group_id); git != groups_.end()) {
     ConsumerGroupState& g = git->second;
     auto offset = g.offsets.begin();
@@ -1376,7 +1413,8 @@ bool ConsumerGroupCoordinator::waiting_on_unreleased(const ConsumerGroupState& g
     for (const auto p : ps) {
       const bool assigned =
           a != m.member.assigned_partitions.end() &&
-          std::any_of(a->second.begin(), a->second.end(), [p](const PartitionEpoch& pe) { return pe.partition == p; });
+          std::any_of(a->second.begin(), a->second.end(),
+                      [p](const PartitionEpoch& pe) { return pe.partition == p; });
       if (!assigned && g.partition_epoch(topic, p) != -1) return true;
     }
   }
@@ -1421,9 +1459,10 @@ void ConsumerGroupCoordinator::on_classic_join(sim::NodeId from, std::int32_t co
       ++classic_members;
       for (const auto& p : m.classic->supported_protocols) ++counts[p.name];
     }
-    supported = classic_members == 0 ||
-                std::any_of(r.protocols.begin(), r.protocols.end(),
-                            [&](const JoinGroupProtocol& p) { return counts[p.name] == classic_members; });
+    supported = classic_members == 0 || std::any_of(r.protocols.begin(), r.protocols.end(),
+                                                    [&](const JoinGroupProtocol& p) {
+                                                      return counts[p.name] == classic_members;
+                                                    });
   }
   if (!supported) {
     fail(ErrorCode::INCONSISTENT_GROUP_PROTOCOL, member_id);
@@ -1466,7 +1505,8 @@ void ConsumerGroupCoordinator::on_classic_sync(sim::NodeId from, std::int32_t co
     error = ErrorCode::ILLEGAL_GENERATION;
   if (error == ErrorCode::NONE &&
       (r.protocol_type != "consumer" ||
-       (!r.protocol_name.empty() && r.protocol_name != m->classic->supported_protocols.front().name)))
+       (!r.protocol_name.empty() &&
+        r.protocol_name != m->classic->supported_protocols.front().name)))
     error = ErrorCode::INCONSISTENT_GROUP_PROTOCOL;
   // throwIfRebalanceInProgress: a newer target the member must rejoin for, unless it is
   // revoking (its next rejoin comes by itself).
@@ -1486,7 +1526,8 @@ void ConsumerGroupCoordinator::on_classic_sync(sim::NodeId from, std::int32_t co
   SyncGroupResponse resp{.error = ErrorCode::NONE,
                          .protocol_name = r.protocol_name,
                          .assignment = to_topic_partitions(m->member.assigned_partitions)};
-  log_.after_pending_writes([this, to, resp = std::move(resp)]() mutable { reply(to, std::move(resp)); });
+  log_.after_pending_writes(
+      [this, to, resp = std::move(resp)]() mutable { reply(to, std::move(resp)); });
 }
 
 void ConsumerGroupCoordinator::on_classic_heartbeat(sim::NodeId from, std::int32_t correlation_id,
@@ -1562,7 +1603,8 @@ void ConsumerGroupCoordinator::on_classic_timer(const std::string& group_id,
   const auto mit = git->second.members.find(member_id);
   if (mit == git->second.members.end()) return;
   const std::string consumer = mit->second.consumer;
-  tracer_.publish(trace::MemberLeave{.group = group_id, .consumer = consumer, .member_id = member_id, .reason = why});
+  tracer_.publish(trace::MemberLeave{
+      .group = group_id, .consumer = consumer, .member_id = member_id, .reason = why});
   fence_or_downgrade(group_id, member_id, std::nullopt, ConsumerGroupHeartbeatResponse{},
                      fmt::format("member {}: {}", consumer, why));
 }
@@ -1595,9 +1637,11 @@ bool ConsumerGroupCoordinator::downgrade_allowed(const ConsumerGroupState& g,
   }
   if (remaining == 0) return false;
   if (!config_.downgrade_enabled()) {
-    const std::string refused = fmt::format("online downgrade is disabled (group.consumer.migration.policy={})",
-                                            config_.group_consumer_migration_policy);
-    tracer_.publish(trace::GroupMigration{.group = g.group_id, .from = "consumer", .to = "classic", .refused = refused});
+    const std::string refused =
+        fmt::format("online downgrade is disabled (group.consumer.migration.policy={})",
+                    config_.group_consumer_migration_policy);
+    tracer_.publish(trace::GroupMigration{
+        .group = g.group_id, .from = "consumer", .to = "classic", .refused = refused});
     return false;
   }
   return remaining <= static_cast<std::size_t>(config_.group_max_size);
@@ -1613,8 +1657,14 @@ void ConsumerGroupCoordinator::downgrade(const std::string& group_id, const std:
   image.protocol_type = "consumer";
   for (const auto& [id, m] : g.members) {
     if (id == leaving) continue;
-    ClassicGroupImage::Member im{id, m.instance_id, m.client_id, m.consumer, m.rebalance_timeout_ms,
-                                 m.classic->session_timeout_ms, m.classic->supported_protocols, {}};
+    ClassicGroupImage::Member im{id,
+                                 m.instance_id,
+                                 m.client_id,
+                                 m.consumer,
+                                 m.rebalance_timeout_ms,
+                                 m.classic->session_timeout_ms,
+                                 m.classic->supported_protocols,
+                                 {}};
     // The classic assignment is the consumer group's target (ClassicGroup.fromConsumerGroup).
     if (const auto t = g.target.find(id); t != g.target.end())
       for (const auto& [topic, ps] : t->second)
@@ -1635,22 +1685,31 @@ void ConsumerGroupCoordinator::downgrade(const std::string& group_id, const std:
     }
     emit(w, std::move(rec));
   };
-  for (const auto& [id, m] : g.members) tombstone(RecordType::ConsumerGroupCurrentMemberAssignment, &id);
-  for (const auto& [id, m] : g.members) tombstone(RecordType::ConsumerGroupTargetAssignmentMember, &id);
+  for (const auto& [id, m] : g.members)
+    tombstone(RecordType::ConsumerGroupCurrentMemberAssignment, &id);
+  for (const auto& [id, m] : g.members)
+    tombstone(RecordType::ConsumerGroupTargetAssignmentMember, &id);
   tombstone(RecordType::ConsumerGroupTargetAssignmentMetadata, nullptr);
   for (const auto& [id, m] : g.members) tombstone(RecordType::ConsumerGroupMemberMetadata, &id);
   tombstone(RecordType::ConsumerGroupMetadata, nullptr);
   for (const auto& [id, m] : g.members) retire_timers(group_id, id);
-  tracer_.publish(trace::GroupMigration{.group = group_id, .from = "consumer", .to = "classic",
-                                        .generation = image.generation_id, .reason = reason});
-  tracer_.publish(trace::GroupStateChange{.group = group_id, .state = "dead", .epoch = g.group_epoch,
+  tracer_.publish(trace::GroupMigration{.group = group_id,
+                                        .from = "consumer",
+                                        .to = "classic",
+                                        .generation = image.generation_id,
+                                        .reason = reason});
+  tracer_.publish(trace::GroupStateChange{.group = group_id,
+                                          .state = "dead",
+                                          .epoch = g.group_epoch,
                                           .reason = "converted to a classic group"});
   traced_.erase(group_id);
   commit(w, to, std::move(response), reason);
-  downgrader_(image, fmt::format("Downgrade group {} from consumer to classic for member leaving.", group_id));
+  downgrader_(image, fmt::format("Downgrade group {} from consumer to classic for member leaving.",
+                                 group_id));
 }
 
-void ConsumerGroupCoordinator::adopt_classic(const ClassicGroupImage& image, const std::string& reason) {
+void ConsumerGroupCoordinator::adopt_classic(const ClassicGroupImage& image,
+                                             const std::string& reason) {
   const std::string& gid = image.group_id;
   SIM_ASSERT(groups_.count(gid) == 0);
   const std::int32_t epoch = image.generation_id;
@@ -1672,25 +1731,30 @@ void ConsumerGroupCoordinator::adopt_classic(const ClassicGroupImage& image, con
       m.member.subscribed_topic_names = chosen->metadata.topics;
       m.rack_id = chosen->metadata.rack;
     }
-    for (const auto& tp : im.assignment) m.member.assigned_partitions[tp.topic].push_back({tp.partition, epoch});
+    for (const auto& tp : im.assignment)
+      m.member.assigned_partitions[tp.topic].push_back({tp.partition, epoch});
     for (auto& [t, ps] : m.member.assigned_partitions) std::sort(ps.begin(), ps.end());
     m.classic = ClassicMemberMetadata{im.session_timeout_ms, im.protocols};
     members.push_back(std::move(m));
   }
-  tracer_.publish(trace::GroupMigration{.group = gid, .from = "classic", .to = "consumer", .generation = epoch,
-                                        .reason = reason});
+  tracer_.publish(trace::GroupMigration{
+      .group = gid, .from = "classic", .to = "consumer", .generation = epoch, .reason = reason});
   // ConsumerGroup.createConsumerGroupRecords, in its order.
   Write w{gid, {}};
   for (const auto& m : members) emit(w, member_metadata_record(gid, m));
-  emit(w, records::ConsumerGroupMetadata{.group = gid, .epoch = epoch, .metadata_hash = metadata_hash(groups_.at(gid))});
+  emit(w, records::ConsumerGroupMetadata{
+              .group = gid, .epoch = epoch, .metadata_hash = metadata_hash(groups_.at(gid))});
   for (const auto& m : members) {
     TopicPartitions names;
     for (const auto& [topic, ps] : m.member.assigned_partitions)
       for (const auto& pe : ps) names.push_back({topic, pe.partition});
-    emit(w, records::ConsumerGroupTargetAssignmentMember{
-                .group = gid, .member_id = m.member.member_id, .consumer = m.consumer, .partitions = std::move(names)});
+    emit(w, records::ConsumerGroupTargetAssignmentMember{.group = gid,
+                                                         .member_id = m.member.member_id,
+                                                         .consumer = m.consumer,
+                                                         .partitions = std::move(names)});
   }
-  emit(w, records::ConsumerGroupTargetAssignmentMetadata{.group = gid, .assignment_epoch = epoch, .assignment_timestamp = 0});
+  emit(w, records::ConsumerGroupTargetAssignmentMetadata{
+              .group = gid, .assignment_epoch = epoch, .assignment_timestamp = 0});
   for (const auto& m : members) emit_current_assignment(w, gid, m);
   ConsumerGroupState& g = groups_.at(gid);
   g.offsets = image.offsets;
@@ -1709,10 +1773,15 @@ ClassicGroupImage ConsumerGroupCoordinator::release_empty_group(const std::strin
   image.offsets = g.offsets;
   image.offset_epochs = g.offset_epochs;
   Write w{group_id, {}};
-  emit(w, records::Tombstone{.type = records::RecordType::ConsumerGroupTargetAssignmentMetadata, .group = group_id});
-  emit(w, records::Tombstone{.type = records::RecordType::ConsumerGroupMetadata, .group = group_id});
-  tracer_.publish(trace::GroupStateChange{.group = group_id, .state = "dead", .epoch = g.group_epoch,
-                                          .reason = "the empty consumer group is replaced by a classic group"});
+  emit(w, records::Tombstone{.type = records::RecordType::ConsumerGroupTargetAssignmentMetadata,
+                             .group = group_id});
+  emit(w,
+       records::Tombstone{.type = records::RecordType::ConsumerGroupMetadata, .group = group_id});
+  tracer_.publish(
+      trace::GroupStateChange{.group = group_id,
+                              .state = "dead",
+                              .epoch = g.group_epoch,
+                              .reason = "the empty consumer group is replaced by a classic group"});
   traced_.erase(group_id);
   commit(w, std::nullopt, ConsumerGroupHeartbeatResponse{}, "");
   return image;

@@ -23,19 +23,18 @@
 #include <nlohmann/json.hpp>
 
 #include "models/coordinator/group_conversion.hpp"
+#include "models/coordinator/offsets_log.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
 #include "models/protocol/group_records.hpp"
 #include "models/protocol/messages.hpp"
-#include "models/coordinator/offsets_log.hpp"
+#include "models/protocol/model_options.hpp"
 #include "models/reconciliation/current_assignment_builder.hpp"
+#include "models/trace/trace_events.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
-#include "models/protocol/model_options.hpp"
-#include "models/trace/trace_events.hpp"
 
 namespace rsim {
-
 
 /// A member that speaks the classic protocol in a consumer group (ConsumerGroupMemberMetadata's
 /// ClassicMemberMetadata): its JoinGroup session timeout and protocols.
@@ -98,12 +97,14 @@ using ConsumerGroups = std::map<std::string, ConsumerGroupState>;
 /// as Kafka's replay does. An OffsetCommit record sets (a tombstone removes) the offset of a
 /// group already known. Throws sim::InvariantViolation if a partition would be owned by two
 /// members at once (unless `bugs` injects a coordinator that skips revocation).
-void replay_record(ConsumerGroups& groups, const records::GroupRecord& record, const InjectedBugs& bugs = {});
+void replay_record(ConsumerGroups& groups, const records::GroupRecord& record,
+                   const InjectedBugs& bugs = {});
 /// What replay_record() does with the ConsumerGroupCurrentMemberAssignment record (not a
 /// tombstone) of `member` in `g`, without building and reading the record: the member's epochs,
 /// state and partitions (each topic's sorted, empty topics left out) and the partitions' owners.
 /// The coordinator applies its own records so; a test holds it equal to replay_record().
-void apply_current_assignment(ConsumerGroupState& g, const reconciliation::ConsumerGroupMember& member,
+void apply_current_assignment(ConsumerGroupState& g,
+                              const reconciliation::ConsumerGroupMember& member,
                               const InjectedBugs& bugs = {});
 
 class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
@@ -134,11 +135,14 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   // Classic members of a consumer group (GMM.classicGroup*ToConsumerGroup): JoinGroup reconciles
   // the member against the target assignment like a heartbeat, SyncGroup hands out its assigned
   // partitions, Heartbeat answers REBALANCE_IN_PROGRESS when it must rejoin, LeaveGroup fences.
-  void on_classic_join(sim::NodeId from, std::int32_t correlation_id, const JoinGroupRequest& request);
-  void on_classic_sync(sim::NodeId from, std::int32_t correlation_id, const SyncGroupRequest& request);
+  void on_classic_join(sim::NodeId from, std::int32_t correlation_id,
+                       const JoinGroupRequest& request);
+  void on_classic_sync(sim::NodeId from, std::int32_t correlation_id,
+                       const SyncGroupRequest& request);
   void on_classic_heartbeat(sim::NodeId from, std::int32_t correlation_id,
                             const HeartbeatRequest& request);
-  void on_classic_leave(sim::NodeId from, std::int32_t correlation_id, const LeaveGroupRequest& request);
+  void on_classic_leave(sim::NodeId from, std::int32_t correlation_id,
+                        const LeaveGroupRequest& request);
 
   // Online migration.
   /// Upgrade (ConsumerGroup.fromClassicGroup + createConsumerGroupRecords): the classic group's
@@ -215,8 +219,8 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   };
   /// regular_heartbeat's member lookup: static (by instance id) or dynamic (by member id), and
   /// the member epoch check; NONE, or the error that refuses the heartbeat.
-  ErrorCode lookup_member(const ConsumerGroupState& before, const ConsumerGroupHeartbeatRequest& r, bool classic,
-                          HeartbeatMember& out) const;
+  ErrorCode lookup_member(const ConsumerGroupState& before, const ConsumerGroupHeartbeatRequest& r,
+                          bool classic, HeartbeatMember& out) const;
   /// regular_heartbeat's target assignment (assign_server over the members in Java HashMap order):
   /// a ConsumerGroupTargetAssignmentMember record per changed target, then the metadata record.
   void compute_target_assignment(Write& w, ConsumerGroupState& g, std::int64_t now_ms);
@@ -227,7 +231,8 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   /// Fences a member (leave, session/rebalance/join/sync timeout) or, when only classic members
   /// would remain, downgrades the group (GMM.consumerGroupFenceMembers).
   void fence_or_downgrade(const std::string& group_id, const std::string& member_id,
-                          const std::optional<Reply>& to, Message response, const std::string& reason);
+                          const std::optional<Reply>& to, Message response,
+                          const std::string& reason);
   bool downgrade_allowed(const ConsumerGroupState& g, const std::string& leaving) const;
   void downgrade(const std::string& group_id, const std::string& leaving,
                  const std::optional<Reply>& to, Message response, const std::string& reason);
@@ -258,12 +263,13 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   void on_offsets_committed(const std::string& group_id, std::span<const CommittedOffset> offsets,
                             sim::NodeId node, std::int32_t correlation_id) override;
 
-  records::ConsumerGroupMemberMetadata member_metadata_record(const std::string& group_id,
-                                                              const ConsumerGroupMemberState& m) const;
-  records::ConsumerGroupCurrentMemberAssignment current_assignment_record(const std::string& group_id,
-                                                                          const ConsumerGroupMemberState& m) const;
+  records::ConsumerGroupMemberMetadata member_metadata_record(
+      const std::string& group_id, const ConsumerGroupMemberState& m) const;
+  records::ConsumerGroupCurrentMemberAssignment current_assignment_record(
+      const std::string& group_id, const ConsumerGroupMemberState& m) const;
   /// emit() of current_assignment_record(group_id, m), applied with apply_current_assignment().
-  void emit_current_assignment(Write& w, const std::string& group_id, const ConsumerGroupMemberState& m);
+  void emit_current_assignment(Write& w, const std::string& group_id,
+                               const ConsumerGroupMemberState& m);
   std::int64_t metadata_hash(const ConsumerGroupState& g) const;
   std::string preferred_assignor(const ConsumerGroupState& g) const;
 
@@ -283,7 +289,8 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   struct MemberKeyHash {
     using is_transparent = void;
     std::size_t operator()(const MemberKeyView& k) const {
-      return std::hash<std::string_view>{}(k.first) * 1000003 ^ std::hash<std::string_view>{}(k.second);
+      return std::hash<std::string_view>{}(k.first) * 1000003 ^
+             std::hash<std::string_view>{}(k.second);
     }
     std::size_t operator()(const std::pair<std::string, std::string>& k) const {
       return (*this)(MemberKeyView{k.first, k.second});
@@ -291,14 +298,18 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   };
   struct MemberKeyEqual {
     using is_transparent = void;
-    static MemberKeyView view(const std::pair<std::string, std::string>& k) { return {k.first, k.second}; }
+    static MemberKeyView view(const std::pair<std::string, std::string>& k) {
+      return {k.first, k.second};
+    }
     static MemberKeyView view(const MemberKeyView& k) { return k; }
     template <class A, class B>
     bool operator()(const A& a, const B& b) const {
       return view(a) == view(b);
     }
   };
-  std::unordered_map<std::pair<std::string, std::string>, MemberTimers, MemberKeyHash, MemberKeyEqual> timers_;
+  std::unordered_map<std::pair<std::string, std::string>, MemberTimers, MemberKeyHash,
+                     MemberKeyEqual>
+      timers_;
   sim::RetiredTimers retired_;  // timers of removed members the kernel may still fire
   Downgrader downgrader_;
   std::uint64_t member_ids_issued_ = 0;

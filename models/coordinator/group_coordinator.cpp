@@ -61,7 +61,9 @@ void GroupCoordinator::on_request(sim::NodeId from, const Envelope& request) {
                  [&](const OffsetFetchResponse&) { SIM_ASSERT(false); },
                  [&](const ListOffsetsRequest&) { SIM_ASSERT(false); },
                  [&](const ListOffsetsResponse&) { SIM_ASSERT(false); },
-                 [&](const ConsumerGroupHeartbeatRequest&) { SIM_ASSERT(false); },  // the consumer-group coordinator's
+                 [&](const ConsumerGroupHeartbeatRequest&) {
+                   SIM_ASSERT(false);
+                 },  // the consumer-group coordinator's
                  [&](const ConsumerGroupHeartbeatResponse&) { SIM_ASSERT(false); },
                  [&](const OffsetsForLeaderEpochRequest&) { SIM_ASSERT(false); },  // the leader's
                  [&](const OffsetsForLeaderEpochResponse&) { SIM_ASSERT(false); },
@@ -75,17 +77,20 @@ void GroupCoordinator::reply(const Reply& to, Message response) {
 }
 
 void GroupCoordinator::reply_after_pending_writes(const Reply& to, Message response) {
-  log_.after_pending_writes([this, to, m = std::move(response)]() mutable { reply(to, std::move(m)); });
+  log_.after_pending_writes(
+      [this, to, m = std::move(response)]() mutable { reply(to, std::move(m)); });
 }
 
-void GroupCoordinator::transition(ClassicGroup& g, ClassicGroupState to, const std::string& reason) {
+void GroupCoordinator::transition(ClassicGroup& g, ClassicGroupState to,
+                                  const std::string& reason) {
   SIM_ASSERT_MSG(classic_transition_allowed(g.state, to),
                  fmt::format("group {}: {} -> {} is not a transition Kafka allows", g.group_id,
                              state_name(g.state), state_name(to)));
   g.previous_state = g.state;
   g.state = to;
   g.state_timestamp = kernel_.now();
-  trace::GroupStateChange f{.group = g.group_id, .state = state_name(to), .generation = g.generation_id};
+  trace::GroupStateChange f{
+      .group = g.group_id, .state = state_name(to), .generation = g.generation_id};
   if (!reason.empty()) f.reason = reason;
   tracer_.publish(f);
 }
@@ -107,8 +112,8 @@ std::string GroupCoordinator::generate_member_id(const std::string& client_id,
   const std::uint64_t hi = (rng_.next() & ~0xf000ULL) | 0x4000ULL;
   const std::uint64_t lo = (rng_.next() & ~(0x3ULL << 62)) | (0x2ULL << 62);
   const std::string uuid =
-      fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xffff,
-                  hi & 0xffff, lo >> 48, lo & 0xffffffffffffULL);
+      fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xffff, hi & 0xffff,
+                  lo >> 48, lo & 0xffffffffffffULL);
   return (instance_id ? *instance_id : client_id) + "-" + uuid;
 }
 
@@ -122,15 +127,16 @@ void GroupCoordinator::on_join_group(const Reply& from, const JoinGroupRequest& 
   }
   if (r.session_timeout_ms < config_.group_min_session_timeout_ms ||
       r.session_timeout_ms > config_.group_max_session_timeout_ms) {
-    reply(from, JoinGroupResponse{.error = ErrorCode::INVALID_SESSION_TIMEOUT,
-                                  .member_id = r.member_id});
+    reply(from,
+          JoinGroupResponse{.error = ErrorCode::INVALID_SESSION_TIMEOUT, .member_id = r.member_id});
     return;
   }
   auto it = groups_.find(r.group_id);
   bool created = false;
   if (it == groups_.end()) {
     if (!r.member_id.empty()) {
-      reply(from, JoinGroupResponse{.error = ErrorCode::UNKNOWN_MEMBER_ID, .member_id = r.member_id});
+      reply(from,
+            JoinGroupResponse{.error = ErrorCode::UNKNOWN_MEMBER_ID, .member_id = r.member_id});
       return;
     }
     auto g = std::make_unique<ClassicGroup>();
@@ -138,7 +144,9 @@ void GroupCoordinator::on_join_group(const Reply& from, const JoinGroupRequest& 
     g->state_timestamp = kernel_.now();
     it = groups_.emplace(r.group_id, std::move(g)).first;
     created = true;
-    tracer_.publish(trace::GroupStateChange{.group = r.group_id, .state = "Empty", .generation = 0,
+    tracer_.publish(trace::GroupStateChange{.group = r.group_id,
+                                            .state = "Empty",
+                                            .generation = 0,
                                             .reason = "group created by the first JoinGroup"});
   }
   ClassicGroup& g = *it->second;
@@ -160,7 +168,8 @@ void GroupCoordinator::on_join_group(const Reply& from, const JoinGroupRequest& 
   }
 }
 
-bool GroupCoordinator::accept_joining_member(const ClassicGroup& g, const std::string& member_id) const {
+bool GroupCoordinator::accept_joining_member(const ClassicGroup& g,
+                                             const std::string& member_id) const {
   const auto member = g.members.find(member_id);
   const bool known = member != g.members.end();
   switch (g.state) {
@@ -185,7 +194,8 @@ bool GroupCoordinator::accept_joining_member(const ClassicGroup& g, const std::s
   return true;
 }
 
-void GroupCoordinator::join_new_member(ClassicGroup& g, const Reply& from, const JoinGroupRequest& r) {
+void GroupCoordinator::join_new_member(ClassicGroup& g, const Reply& from,
+                                       const JoinGroupRequest& r) {
   if (g.state == ClassicGroupState::Dead) {
     reply(from, JoinGroupResponse{.error = ErrorCode::COORDINATOR_NOT_AVAILABLE});
     return;
@@ -218,14 +228,17 @@ void GroupCoordinator::join_new_member(ClassicGroup& g, const Reply& from, const
 void GroupCoordinator::join_existing_member(ClassicGroup& g, const Reply& from,
                                             const JoinGroupRequest& r) {
   if (g.state == ClassicGroupState::Dead) {
-    reply(from, JoinGroupResponse{.error = ErrorCode::COORDINATOR_NOT_AVAILABLE, .member_id = r.member_id});
+    reply(from, JoinGroupResponse{.error = ErrorCode::COORDINATOR_NOT_AVAILABLE,
+                                  .member_id = r.member_id});
     return;
   }
   if (!g.supports_protocols(r.protocol_type, r.protocols)) {
-    reply(from, JoinGroupResponse{.error = ErrorCode::INCONSISTENT_GROUP_PROTOCOL, .member_id = r.member_id});
+    reply(from, JoinGroupResponse{.error = ErrorCode::INCONSISTENT_GROUP_PROTOCOL,
+                                  .member_id = r.member_id});
     return;
   }
-  if (auto pending = g.pending_join_members.find(r.member_id); pending != g.pending_join_members.end()) {
+  if (auto pending = g.pending_join_members.find(r.member_id);
+      pending != g.pending_join_members.end()) {
     pending->second->cancel();
     retired_timers_.retire(std::move(pending->second));
     g.pending_join_members.erase(pending);
@@ -266,7 +279,8 @@ void GroupCoordinator::join_existing_member(ClassicGroup& g, const Reply& from,
       return;
     case ClassicGroupState::Empty:
     case ClassicGroupState::Dead:
-      reply(from, JoinGroupResponse{.error = ErrorCode::UNKNOWN_MEMBER_ID, .member_id = r.member_id});
+      reply(from,
+            JoinGroupResponse{.error = ErrorCode::UNKNOWN_MEMBER_ID, .member_id = r.member_id});
       return;
   }
 }
@@ -286,8 +300,9 @@ void GroupCoordinator::add_member_then_rebalance_or_complete_join(ClassicGroup& 
   m.protocols = r.protocols;
   m.awaiting_join = PendingReply{from.node, from.correlation_id};
   m.is_new = true;
-  m.heartbeat_timer = std::make_unique<sim::Timer>(
-      kernel_, [this, gid = g.group_id, member_id] { on_member_heartbeat_expired(gid, member_id); });
+  m.heartbeat_timer = std::make_unique<sim::Timer>(kernel_, [this, gid = g.group_id, member_id] {
+    on_member_heartbeat_expired(gid, member_id);
+  });
   if (g.state == ClassicGroupState::PreparingRebalance &&
       g.previous_state == ClassicGroupState::Empty) {
     g.new_member_added = true;
@@ -296,7 +311,9 @@ void GroupCoordinator::add_member_then_rebalance_or_complete_join(ClassicGroup& 
   if (!g.leader_id) g.leader_id = member_id;  // the first member of a leaderless group leads
   auto& added = g.add_member(std::move(m));
   // The coordinator's membership as DescribeGroups reports it, between GroupMetadata records.
-  trace::MemberJoin joined{.group = g.group_id, .consumer = added.consumer, .member_id = member_id,
+  trace::MemberJoin joined{.group = g.group_id,
+                           .consumer = added.consumer,
+                           .member_id = member_id,
                            .client_id = added.client_id};
   if (added.group_instance_id) joined.group_instance_id = *added.group_instance_id;
   tracer_.publish(joined);
@@ -305,9 +322,9 @@ void GroupCoordinator::add_member_then_rebalance_or_complete_join(ClassicGroup& 
 }
 
 ClassicGroupMember& GroupCoordinator::replace_static_member(ClassicGroup& g,
-                                                           const std::string& old_id,
-                                                           const std::string& new_id,
-                                                           const std::string& consumer) {
+                                                            const std::string& old_id,
+                                                            const std::string& new_id,
+                                                            const std::string& consumer) {
   SIM_ASSERT_MSG(g.members.count(old_id) > 0, "replacing a static member that is not in the group");
   ClassicGroupMember old = g.take_member(old_id);
   // Whoever still waits under the old id is fenced at once.
@@ -351,10 +368,13 @@ void GroupCoordinator::update_static_member_then_rebalance_or_complete_join(
   m.rebalance_timeout_ms = r.rebalance_timeout_ms;
   m.session_timeout_ms = r.session_timeout_ms;
   m.awaiting_join = PendingReply{from.node, from.correlation_id};
-  const std::string reason = fmt::format("static member {} ({}) rejoined", m.consumer, *r.group_instance_id);
-  tracer_.publish(trace::MemberReplaced{.group = g.group_id, .consumer = m.consumer,
+  const std::string reason =
+      fmt::format("static member {} ({}) rejoined", m.consumer, *r.group_instance_id);
+  tracer_.publish(trace::MemberReplaced{.group = g.group_id,
+                                        .consumer = m.consumer,
                                         .group_instance_id = *r.group_instance_id,
-                                        .old_member_id = old_id, .member_id = new_id,
+                                        .old_member_id = old_id,
+                                        .member_id = new_id,
                                         .state = state_name(g.state)});
   switch (g.state) {
     case ClassicGroupState::Stable:
@@ -387,9 +407,11 @@ void GroupCoordinator::update_static_member_then_rebalance_or_complete_join(
   }
 }
 
-void GroupCoordinator::update_member_then_rebalance_or_complete_join(
-    ClassicGroup& g, ClassicGroupMember& m, const Reply& from, const JoinGroupRequest& r,
-    const std::string& reason) {
+void GroupCoordinator::update_member_then_rebalance_or_complete_join(ClassicGroup& g,
+                                                                     ClassicGroupMember& m,
+                                                                     const Reply& from,
+                                                                     const JoinGroupRequest& r,
+                                                                     const std::string& reason) {
   g.set_protocols(m, r.protocols);
   m.rebalance_timeout_ms = r.rebalance_timeout_ms;
   m.session_timeout_ms = r.session_timeout_ms;
@@ -398,9 +420,11 @@ void GroupCoordinator::update_member_then_rebalance_or_complete_join(
 }
 
 void GroupCoordinator::maybe_prepare_rebalance_or_complete_join(ClassicGroup& g,
-                                                               const std::string& reason) {
-  if (g.can_rebalance()) prepare_rebalance(g, reason);
-  else maybe_complete_join_phase(g);
+                                                                const std::string& reason) {
+  if (g.can_rebalance())
+    prepare_rebalance(g, reason);
+  else
+    maybe_complete_join_phase(g);
 }
 
 void GroupCoordinator::prepare_rebalance(ClassicGroup& g, const std::string& reason) {
@@ -424,8 +448,8 @@ void GroupCoordinator::prepare_rebalance(ClassicGroup& g, const std::string& rea
   const bool initial = g.state == ClassicGroupState::Empty;
   if (initial) {
     g.initial_delay_ms = config_.group_initial_rebalance_delay_ms;
-    g.initial_remaining_ms =
-        std::max<std::int64_t>(g.rebalance_timeout_ms() - config_.group_initial_rebalance_delay_ms, 0);
+    g.initial_remaining_ms = std::max<std::int64_t>(
+        g.rebalance_timeout_ms() - config_.group_initial_rebalance_delay_ms, 0);
     g.join_timer_is_initial = true;
     g.join_timer->arm(sim::ms(g.initial_delay_ms));
   }
@@ -507,7 +531,8 @@ void GroupCoordinator::complete_join(ClassicGroup& g) {
   transition(g, ClassicGroupState::CompletingRebalance, "all members joined");
   std::vector<std::string> names;
   for (const auto& [id, m] : g.members) names.push_back(m.consumer);
-  tracer_.publish(trace::GroupEpoch{.group = g.group_id, .generation = g.generation_id,
+  tracer_.publish(trace::GroupEpoch{.group = g.group_id,
+                                    .generation = g.generation_id,
                                     .protocol = *g.protocol_name,
                                     .leader = g.members.at(*g.leader_id).consumer,
                                     .members = names});
@@ -518,11 +543,10 @@ void GroupCoordinator::complete_join(ClassicGroup& g) {
     g.pending_sync_members.insert(id);
   }
   if (!g.sync_timer) {
-    g.sync_timer = std::make_unique<sim::Timer>(
-        kernel_, [this, gid = g.group_id] {
-          auto it = groups_.find(gid);
-          if (it != groups_.end()) on_sync_timer(gid, it->second->generation_id);
-        });
+    g.sync_timer = std::make_unique<sim::Timer>(kernel_, [this, gid = g.group_id] {
+      auto it = groups_.find(gid);
+      if (it != groups_.end()) on_sync_timer(gid, it->second->generation_id);
+    });
   }
   g.sync_timer->arm(sim::ms(g.rebalance_timeout_ms()));
 }
@@ -561,7 +585,8 @@ void GroupCoordinator::on_sync_group(const Reply& from, const SyncGroupRequest& 
     reply(from, SyncGroupResponse{.error = ErrorCode::COORDINATOR_NOT_AVAILABLE});
     return;
   }
-  if (const ErrorCode e = validate_member(g, r.member_id, r.group_instance_id); e != ErrorCode::NONE) {
+  if (const ErrorCode e = validate_member(g, r.member_id, r.group_instance_id);
+      e != ErrorCode::NONE) {
     reply(from, SyncGroupResponse{.error = e});
     return;
   }
@@ -633,7 +658,8 @@ void GroupCoordinator::on_sync_timer(const std::string& group_id, std::int32_t g
   if (g.state != ClassicGroupState::CompletingRebalance && g.state != ClassicGroupState::Stable)
     return;
   if (g.pending_sync_members.empty()) return;
-  const std::vector<std::string> missing(g.pending_sync_members.begin(), g.pending_sync_members.end());
+  const std::vector<std::string> missing(g.pending_sync_members.begin(),
+                                         g.pending_sync_members.end());
   g.pending_sync_members.clear();
   for (const auto& id : missing) remove_member(g, id, "did not send SyncGroup in time");
   prepare_rebalance(g, "members did not sync in time");
@@ -653,7 +679,8 @@ void GroupCoordinator::on_heartbeat(const Reply& from, const HeartbeatRequest& r
     reply_after_pending_writes(from, HeartbeatResponse{ErrorCode::COORDINATOR_NOT_AVAILABLE});
     return;
   }
-  if (const ErrorCode e = validate_member(g, r.member_id, r.group_instance_id); e != ErrorCode::NONE) {
+  if (const ErrorCode e = validate_member(g, r.member_id, r.group_instance_id);
+      e != ErrorCode::NONE) {
     reply_after_pending_writes(from, HeartbeatResponse{e});
     return;
   }
@@ -679,7 +706,8 @@ void GroupCoordinator::on_heartbeat(const Reply& from, const HeartbeatRequest& r
   }
 }
 
-void GroupCoordinator::rearm_heartbeat(ClassicGroup&, ClassicGroupMember& m, std::int64_t timeout_ms) {
+void GroupCoordinator::rearm_heartbeat(ClassicGroup&, ClassicGroupMember& m,
+                                       std::int64_t timeout_ms) {
   m.heartbeat_timer->arm(sim::ms(timeout_ms));
 }
 
@@ -692,7 +720,8 @@ void GroupCoordinator::on_pending_member_expired(const std::string& group_id,
   if (p == g.pending_join_members.end()) return;
   retired_timers_.retire(std::move(p->second));
   g.pending_join_members.erase(p);
-  if (g.state == ClassicGroupState::PreparingRebalance && g.has_all_members_joined()) complete_join(g);
+  if (g.state == ClassicGroupState::PreparingRebalance && g.has_all_members_joined())
+    complete_join(g);
 }
 
 void GroupCoordinator::on_member_heartbeat_expired(const std::string& group_id,
@@ -725,8 +754,8 @@ void GroupCoordinator::remove_member(ClassicGroup& g, const std::string& member_
   auto it = g.members.find(member_id);
   if (it == g.members.end()) return;
   ClassicGroupMember& m = it->second;
-  tracer_.publish(trace::MemberLeave{.group = g.group_id, .consumer = m.consumer,
-                                     .member_id = member_id, .reason = reason});
+  tracer_.publish(trace::MemberLeave{
+      .group = g.group_id, .consumer = m.consumer, .member_id = member_id, .reason = reason});
   m.heartbeat_timer->cancel();
   retired_timers_.retire(std::move(m.heartbeat_timer));
   if (m.group_instance_id) g.static_members.erase(*m.group_instance_id);
@@ -748,7 +777,8 @@ void GroupCoordinator::on_leave_group(const Reply& from, const LeaveGroupRequest
   }
   ClassicGroup& g = *it->second;
   if (g.state == ClassicGroupState::Dead) {
-    reply_after_pending_writes(from, LeaveGroupResponse{.error = ErrorCode::COORDINATOR_NOT_AVAILABLE});
+    reply_after_pending_writes(from,
+                               LeaveGroupResponse{.error = ErrorCode::COORDINATOR_NOT_AVAILABLE});
     return;
   }
   LeaveGroupResponse resp;
@@ -769,7 +799,8 @@ void GroupCoordinator::on_leave_group(const Reply& from, const LeaveGroupRequest
       g.pending_join_members.erase(p);
       resp.member_errors.push_back(ErrorCode::NONE);
       continue;
-    } else if (const ErrorCode e = validate_member(g, id, lm.group_instance_id); e != ErrorCode::NONE) {
+    } else if (const ErrorCode e = validate_member(g, id, lm.group_instance_id);
+               e != ErrorCode::NONE) {
       resp.member_errors.push_back(e);
       continue;
     }
@@ -815,7 +846,8 @@ void GroupCoordinator::on_offset_commit(const Reply& from, const OffsetCommitReq
   const bool has_member_info = r.generation_id >= 0 || !r.member_id.empty() || r.group_instance_id;
   if (!(r.generation_id < 0 && g.state == ClassicGroupState::Empty)) {
     if (has_member_info) {
-      if (const ErrorCode e = validate_member(g, r.member_id, r.group_instance_id); e != ErrorCode::NONE) {
+      if (const ErrorCode e = validate_member(g, r.member_id, r.group_instance_id);
+          e != ErrorCode::NONE) {
         reply(from, OffsetCommitResponse{e});
         return;
       }
@@ -845,7 +877,8 @@ void GroupCoordinator::on_offset_commit(const Reply& from, const OffsetCommitReq
                              from.correlation_id);
 }
 
-void GroupCoordinator::on_offsets_committed(const std::string& group_id, std::span<const CommittedOffset> offsets,
+void GroupCoordinator::on_offsets_committed(const std::string& group_id,
+                                            std::span<const CommittedOffset> offsets,
                                             sim::NodeId node, std::int32_t correlation_id) {
   if (auto git = groups_.find(group_id); git != groups_.end()) {
     auto& g = *git->second;
@@ -860,7 +893,8 @@ void GroupCoordinator::on_offsets_committed(const std::string& group_id, std::sp
   reply({node, correlation_id}, OffsetCommitResponse{ErrorCode::NONE});
 }
 
-const std::map<TopicPartition, std::int64_t>* GroupCoordinator::committed_offsets(const std::string& group_id) const {
+const std::map<TopicPartition, std::int64_t>* GroupCoordinator::committed_offsets(
+    const std::string& group_id) const {
   const auto it = groups_.find(group_id);
   return it == groups_.end() ? nullptr : &it->second->offsets;
 }
@@ -899,11 +933,13 @@ std::string GroupCoordinator::upgrade_refusal(const std::string& group_id) const
                        config_.group_consumer_migration_policy);
   // ClassicGroup.usesConsumerGroupProtocol: protocol type "consumer" and every member with it.
   bool consumer_protocol = g.protocol_type == "consumer";
-  for (const auto& [id, m] : g.members) consumer_protocol = consumer_protocol && m.protocol_type == "consumer";
+  for (const auto& [id, m] : g.members)
+    consumer_protocol = consumer_protocol && m.protocol_type == "consumer";
   if (!consumer_protocol) return "the group does not use the consumer embedded protocol";
   if (static_cast<std::int64_t>(g.members.size()) > config_.group_consumer_max_size)
-    return fmt::format("the group size ({}) exceeds the consumer group maximum size (group.consumer.max.size={})",
-                       g.members.size(), config_.group_consumer_max_size);
+    return fmt::format(
+        "the group size ({}) exceeds the consumer group maximum size (group.consumer.max.size={})",
+        g.members.size(), config_.group_consumer_max_size);
   return "";
 }
 
@@ -929,15 +965,17 @@ ClassicGroupImage GroupCoordinator::release_group(const std::string& group_id,
             SyncGroupResponse{.error = ErrorCode::REBALANCE_IN_PROGRESS});
       m.awaiting_sync.reset();
     }
-    image.members.push_back({id, m.group_instance_id, m.client_id, m.consumer, m.rebalance_timeout_ms,
-                             m.session_timeout_ms, m.protocols, m.assignment});
+    image.members.push_back({id, m.group_instance_id, m.client_id, m.consumer,
+                             m.rebalance_timeout_ms, m.session_timeout_ms, m.protocols,
+                             m.assignment});
   }
   image.offsets = g.offsets;
   image.offset_epochs = g.offset_epochs;
   retire_timers(g);
-  append({records::Tombstone{.type = records::RecordType::GroupMetadata, .group = group_id}}, nullptr);
-  tracer_.publish(trace::GroupStateChange{.group = group_id, .state = "Dead", .generation = g.generation_id,
-                                          .reason = reason});
+  append({records::Tombstone{.type = records::RecordType::GroupMetadata, .group = group_id}},
+         nullptr);
+  tracer_.publish(trace::GroupStateChange{
+      .group = group_id, .state = "Dead", .generation = g.generation_id, .reason = reason});
   groups_.erase(it);
   return image;
 }
@@ -965,13 +1003,15 @@ void GroupCoordinator::adopt_group(const ClassicGroupImage& image, const std::st
     m.protocols = im.protocols;
     m.assignment = im.assignment;
     m.heartbeat_timer = std::make_unique<sim::Timer>(
-        kernel_, [this, gid = g.group_id, mid = im.member_id] { on_member_heartbeat_expired(gid, mid); });
+        kernel_,
+        [this, gid = g.group_id, mid = im.member_id] { on_member_heartbeat_expired(gid, mid); });
     if (m.group_instance_id) g.static_members[*m.group_instance_id] = m.member_id;
     g.add_member(std::move(m));
   }
   g.protocol_name = g.select_protocol();
   groups_.emplace(g.group_id, std::move(owned));
-  tracer_.publish(trace::GroupStateChange{.group = g.group_id, .state = state_name(g.state),
+  tracer_.publish(trace::GroupStateChange{.group = g.group_id,
+                                          .state = state_name(g.state),
                                           .generation = g.generation_id,
                                           .reason = "converted from a consumer group"});
   append({group_metadata_record(g)}, nullptr);
@@ -1007,22 +1047,24 @@ records::GroupMetadata GroupCoordinator::group_metadata_record(const ClassicGrou
   if (g.leader_id)
     rec.leader = g.members.count(*g.leader_id) ? g.members.at(*g.leader_id).consumer : *g.leader_id;
   for (const auto& [id, m] : g.members) {
-    records::GroupMetadataMember mr{.member_id = id,
-                                    .consumer = m.consumer,
-                                    .group_instance_id = m.group_instance_id,
-                                    .client_id = m.client_id,
-                                    .client_host = "/" + m.consumer,  // the client's address: "/" + the scenario's name
-                                    .rebalance_timeout = m.rebalance_timeout_ms,
-                                    .session_timeout = m.session_timeout_ms,
-                                    .subscription = {},
-                                    .detail = std::nullopt,
-                                    .assignment = m.assignment};
+    records::GroupMetadataMember mr{
+        .member_id = id,
+        .consumer = m.consumer,
+        .group_instance_id = m.group_instance_id,
+        .client_id = m.client_id,
+        .client_host = "/" + m.consumer,  // the client's address: "/" + the scenario's name
+        .rebalance_timeout = m.rebalance_timeout_ms,
+        .session_timeout = m.session_timeout_ms,
+        .subscription = {},
+        .detail = std::nullopt,
+        .assignment = m.assignment};
     // The subscription of the selected protocol (Kafka stores its bytes): its topics, and the
     // rest of the decoded ConsumerProtocolSubscription.
     if (const Subscription* sub = g.protocol_name ? m.metadata_for(*g.protocol_name) : nullptr) {
       mr.subscription = sub->topics;
-      mr.detail = records::ClassicSubscriptionDetail{
-          .owned_partitions = sub->owned_partitions, .generation_id = sub->generation_id, .rack_id = sub->rack};
+      mr.detail = records::ClassicSubscriptionDetail{.owned_partitions = sub->owned_partitions,
+                                                     .generation_id = sub->generation_id,
+                                                     .rack_id = sub->rack};
     }
     rec.members.push_back(std::move(mr));
   }
@@ -1030,14 +1072,17 @@ records::GroupMetadata GroupCoordinator::group_metadata_record(const ClassicGrou
 }
 
 nlohmann::ordered_json GroupCoordinator::snapshot(const ClassicGroup& g) const {
-  nlohmann::ordered_json j{{"group", g.group_id}, {"state", state_name(g.state)},
-                           {"generation", g.generation_id}, {"protocol_type", g.protocol_type}};
+  nlohmann::ordered_json j{{"group", g.group_id},
+                           {"state", state_name(g.state)},
+                           {"generation", g.generation_id},
+                           {"protocol_type", g.protocol_type}};
   j["protocol"] = g.protocol_name ? nlohmann::ordered_json(*g.protocol_name) : nullptr;
   j["leader"] = g.leader_id ? nlohmann::ordered_json(*g.leader_id) : nullptr;
   nlohmann::ordered_json members = nlohmann::ordered_json::array();
   for (const auto& [id, m] : g.members) {
     nlohmann::ordered_json mj{{"member_id", id}, {"consumer", m.consumer}};
-    mj["group_instance_id"] = m.group_instance_id ? nlohmann::ordered_json(*m.group_instance_id) : nullptr;
+    mj["group_instance_id"] =
+        m.group_instance_id ? nlohmann::ordered_json(*m.group_instance_id) : nullptr;
     mj["client_id"] = m.client_id;
     mj["rebalance_timeout"] = m.rebalance_timeout_ms;
     mj["session_timeout"] = m.session_timeout_ms;
@@ -1075,7 +1120,8 @@ nlohmann::ordered_json GroupCoordinator::unload_partition(std::int32_t partition
       continue;
     }
     dropped.push_back(snapshot(*it->second));
-    tracer_.publish(trace::GroupStateChange{.group = it->first, .state = "Dead",
+    tracer_.publish(trace::GroupStateChange{.group = it->first,
+                                            .state = "Dead",
                                             .generation = it->second->generation_id,
                                             .reason = "the coordinator unloaded the group"});
     retire_timers(*it->second);
@@ -1084,10 +1130,11 @@ nlohmann::ordered_json GroupCoordinator::unload_partition(std::int32_t partition
   return dropped;
 }
 
-nlohmann::ordered_json GroupCoordinator::load_partition(std::int32_t partition,
-                                                        const std::vector<records::GroupRecord>& records) {
+nlohmann::ordered_json GroupCoordinator::load_partition(
+    std::int32_t partition, const std::vector<records::GroupRecord>& records) {
   unload_partition(partition);
-  std::map<std::string, const records::GroupMetadata*> metadata;  // last GroupMetadata value per group
+  std::map<std::string, const records::GroupMetadata*>
+      metadata;  // last GroupMetadata value per group
   std::map<std::string, std::map<TopicPartition, std::int64_t>> offsets;
   std::map<std::string, std::map<TopicPartition, std::int32_t>> epochs;
   for (const auto& rec : records) {
@@ -1149,7 +1196,8 @@ nlohmann::ordered_json GroupCoordinator::load_partition(std::int32_t partition,
     if (const auto oit = offsets.find(gid); oit != offsets.end()) g->offsets = oit->second;
     if (const auto eit = epochs.find(gid); eit != epochs.end()) g->offset_epochs = eit->second;
     ClassicGroup& ref = *groups_.emplace(gid, std::move(g)).first->second;
-    tracer_.publish(trace::GroupStateChange{.group = gid, .state = state_name(ref.state),
+    tracer_.publish(trace::GroupStateChange{.group = gid,
+                                            .state = state_name(ref.state),
                                             .generation = ref.generation_id,
                                             .reason = "loaded by the new coordinator"});
     for (auto& [id, m] : ref.members) {

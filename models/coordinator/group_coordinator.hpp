@@ -12,14 +12,14 @@
 
 #include "models/coordinator/classic_group.hpp"
 #include "models/coordinator/group_conversion.hpp"
+#include "models/coordinator/offsets_log.hpp"
 #include "models/protocol/config.hpp"
 #include "models/protocol/messages.hpp"
-#include "models/coordinator/offsets_log.hpp"
+#include "models/trace/trace_events.hpp"
 #include "sim/distribution.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
 #include "sim/rng.hpp"
-#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 
@@ -46,9 +46,11 @@ class GroupCoordinator final : private OffsetsLog::CommitListener {
   std::size_t retired_timers() const { return retired_timers_.size(); }
   /// The committed offsets of a group (what an OffsetFetch reads): stored when the OffsetCommit
   /// records commit.
-  const std::map<TopicPartition, std::int64_t>* committed_offsets(const std::string& group_id) const;
+  const std::map<TopicPartition, std::int64_t>* committed_offsets(
+      const std::string& group_id) const;
   /// Called for every offset stored (the World feeds its lag monitor with it).
-  using OffsetListener = std::function<void(const std::string& group, const TopicPartition&, std::int64_t)>;
+  using OffsetListener =
+      std::function<void(const std::string& group, const TopicPartition&, std::int64_t)>;
   void set_offset_listener(OffsetListener listener) { offset_listener_ = std::move(listener); }
 
   // Online migration (group.consumer.migration.policy; the World's Broker routes the requests).

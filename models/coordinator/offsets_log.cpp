@@ -25,7 +25,8 @@ std::int64_t OffsetsLog::log_end_offset(const std::string& group_id) const {
 }
 
 sim::SimTime OffsetsLog::next_commit_at() {
-  const sim::SimTime commit_at = std::max(last_commit_at_, kernel_.now() + write_latency_.sample(rng_));
+  const sim::SimTime commit_at =
+      std::max(last_commit_at_, kernel_.now() + write_latency_.sample(rng_));
   last_commit_at_ = commit_at;
   return commit_at;
 }
@@ -39,7 +40,8 @@ std::uint32_t OffsetsLog::intern(const std::string& name) {
   return id;
 }
 
-void OffsetsLog::append(std::vector<records::GroupRecord> records, std::function<void()> on_commit) {
+void OffsetsLog::append(std::vector<records::GroupRecord> records,
+                        std::function<void()> on_commit) {
   const sim::SimTime commit_at = next_commit_at();
   for (auto& rec : records) {
     const std::int32_t partition = coordinator_partition(records::group_of(rec), num_partitions_);
@@ -74,7 +76,8 @@ void OffsetsLog::append(std::vector<records::GroupRecord> records, std::function
   }
 }
 
-void OffsetsLog::append_offset_commits(const std::string& group_id, std::span<const CommittedOffset> offsets,
+void OffsetsLog::append_offset_commits(const std::string& group_id,
+                                       std::span<const CommittedOffset> offsets,
                                        std::int64_t commit_timestamp_ms, CommitListener& listener,
                                        sim::NodeId node, std::int32_t correlation_id) {
   SIM_ASSERT(!offsets.empty());
@@ -104,8 +107,8 @@ void OffsetsLog::append_offset_commits(const std::string& group_id, std::span<co
       traced_value.partition_index = o.partition.partition;
       traced_value.committed_offset = o.offset;
       traced_value.leader_epoch = o.leader_epoch;
-      tracer_.publish(
-          trace::Record{.partition = partition, .offset = offset, .value = {.commit = &traced_value}});
+      tracer_.publish(trace::Record{
+          .partition = partition, .offset = offset, .value = {.commit = &traced_value}});
     }
     stored.records.push_back(Stored{.committed_at = commit_at,
                                     .offset = offset,
@@ -191,7 +194,8 @@ records::GroupRecord OffsetsLog::materialise(const Stored& s) const {
                                .commit_timestamp = v.commit_timestamp};
 }
 
-std::vector<records::GroupRecord> OffsetsLog::committed_records(std::int32_t partition, sim::SimTime at) {
+std::vector<records::GroupRecord> OffsetsLog::committed_records(std::int32_t partition,
+                                                                sim::SimTime at) {
   std::vector<records::GroupRecord> out;
   const auto it = records_.find(partition);
   if (it == records_.end()) return out;
@@ -226,8 +230,10 @@ void OffsetsLog::truncate_uncommitted(std::int32_t partition, sim::SimTime at) {
       std::find_if(v.begin(), v.end(), [at](const Stored& r) { return r.committed_at > at; });
   if (first_uncommitted == v.end()) return;
   const std::int64_t from = first_uncommitted->offset;
-  tracer_.publish(trace::LogTruncate{.partition = partition, .from_offset = from,
-                                     .records = static_cast<std::int64_t>(v.end() - first_uncommitted)});
+  tracer_.publish(
+      trace::LogTruncate{.partition = partition,
+                         .from_offset = from,
+                         .records = static_cast<std::int64_t>(v.end() - first_uncommitted)});
   v.erase(first_uncommitted, v.end());
   log_end_offset_[partition] = from;
 }

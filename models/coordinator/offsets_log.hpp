@@ -1,6 +1,6 @@
-// The __consumer_offsets topic (its replicated log, shared by the brokers): every record a group coordinator
-// appends (OffsetCommit, GroupMetadata, ConsumerGroup* records) gets the next offset of its
-// group's partition and is emitted as a `record` trace event at append time, in log order.
+// The __consumer_offsets topic (its replicated log, shared by the brokers): every record a group
+// coordinator appends (OffsetCommit, GroupMetadata, ConsumerGroup* records) gets the next offset of
+// its group's partition and is emitted as a `record` trace event at append time, in log order.
 // Records commit after the write (replication) latency, in append order.
 // In memory the log is kept as Kafka's log cleaner would leave it: once a later record of the
 // same key (record type and group, plus the member id or the topic and partition, as Kafka's
@@ -25,13 +25,13 @@
 #include <variant>
 #include <vector>
 
+#include "models/protocol/group_records.hpp"
+#include "models/protocol/messages.hpp"
+#include "models/trace/trace_events.hpp"
 #include "sim/distribution.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
 #include "sim/rng.hpp"
-#include "models/protocol/group_records.hpp"
-#include "models/protocol/messages.hpp"
-#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 
@@ -49,8 +49,9 @@ class OffsetsLog final : public sim::EventTarget {
   /// request it answers (the node and correlation id given to append_offset_commits()).
   class CommitListener {
    public:
-    virtual void on_offsets_committed(const std::string& group_id, std::span<const CommittedOffset> offsets,
-                                      sim::NodeId node, std::int32_t correlation_id) = 0;
+    virtual void on_offsets_committed(const std::string& group_id,
+                                      std::span<const CommittedOffset> offsets, sim::NodeId node,
+                                      std::int32_t correlation_id) = 0;
 
    protected:
     ~CommitListener() = default;
@@ -60,8 +61,8 @@ class OffsetsLog final : public sim::EventTarget {
   /// else from an event at their commit time (the one event append() would schedule for its
   /// `on_commit`). `offsets` must not be empty.
   void append_offset_commits(const std::string& group_id, std::span<const CommittedOffset> offsets,
-                             std::int64_t commit_timestamp_ms, CommitListener& listener, sim::NodeId node,
-                             std::int32_t correlation_id);
+                             std::int64_t commit_timestamp_ms, CommitListener& listener,
+                             sim::NodeId node, std::int32_t correlation_id);
 
   /// Runs `then` once every record appended so far has committed (at once if none is pending).
   void after_pending_writes(std::function<void()> then);
@@ -123,7 +124,7 @@ class OffsetsLog final : public sim::EventTarget {
     std::int64_t offset = 0;  // in its partition
     RecordKey key;
     bool tombstone = false;
-    bool removed = false;     // compacted away: superseded, or a tombstone that has committed
+    bool removed = false;  // compacted away: superseded, or a tombstone that has committed
     // An OffsetCommit (interned), or any record as append() was given it.
     std::variant<OffsetCommitValue, records::GroupRecord> value;
   };

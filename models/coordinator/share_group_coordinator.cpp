@@ -41,7 +41,8 @@ TopicPartitions flatten(const assignors::MemberAssignment& a) {
 
 ShareGroupCoordinator::ShareGroupCoordinator(sim::Kernel& kernel, Tracer& tracer,
                                              const BrokerConfig& config, OffsetsLog& log,
-                                             const ClusterMetadata& cluster, Initializer initializer,
+                                             const ClusterMetadata& cluster,
+                                             Initializer initializer,
                                              std::map<std::string, ShareGroupConfig> group_configs)
     : kernel_(kernel),
       tracer_(tracer),
@@ -80,7 +81,8 @@ bool ShareGroupCoordinator::initialized_pending(const Group& g) const {
   std::set<std::string> subscribed;
   for (const auto& [id, m] : g.members) {
     subscribed.insert(m.subscribed.begin(), m.subscribed.end());
-    for (const auto& [topic, partitions] : m.target) targeted[topic].insert(partitions.begin(), partitions.end());
+    for (const auto& [topic, partitions] : m.target)
+      targeted[topic].insert(partitions.begin(), partitions.end());
   }
   for (const auto& [topic, partitions] : g.initialized) {
     if (subscribed.count(topic) == 0) continue;
@@ -90,15 +92,16 @@ bool ShareGroupCoordinator::initialized_pending(const Group& g) const {
   return false;
 }
 
-records::ShareGroupStatePartitionMetadata ShareGroupCoordinator::state_partition_metadata(const Group& g) const {
+records::ShareGroupStatePartitionMetadata ShareGroupCoordinator::state_partition_metadata(
+    const Group& g) const {
   return {.group = g.group_id,
           .initializing_topics = partition_strings(g.initializing),
           .initialized_topics = partition_strings(g.initialized),
           .deleting_topics = {}};
 }
 
-records::ShareGroupCurrentMemberAssignment ShareGroupCoordinator::current_assignment_record(const Group& g,
-                                                                                            const Member& m) const {
+records::ShareGroupCurrentMemberAssignment ShareGroupCoordinator::current_assignment_record(
+    const Group& g, const Member& m) const {
   return {.group = g.group_id,
           .member_id = m.member_id,
           .consumer = m.consumer,
@@ -114,21 +117,26 @@ void ShareGroupCoordinator::update_target(Group& g, Records& records) {
   const sim::SimTime interval = sim::ms(group_config(g.group_id).assignment_interval_ms);
   if (g.assignment_computed && kernel_.now() < g.assignment_time + interval) return;
   assignors::ServerAssignorInput in;
-  for (const auto& [topic, n] : cluster_.partitions_per_topic) in.topics.push_back({topic, topic, n});
+  for (const auto& [topic, n] : cluster_.partitions_per_topic)
+    in.topics.push_back({topic, topic, n});
   // GroupSpec.memberIds(): a HashMap of member ids, filled in join order.
   std::vector<const Member*> joined;
   for (const auto& [id, m] : g.members) joined.push_back(&m);
-  std::sort(joined.begin(), joined.end(), [](const Member* a, const Member* b) { return a->joined < b->joined; });
+  std::sort(joined.begin(), joined.end(),
+            [](const Member* a, const Member* b) { return a->joined < b->joined; });
   std::vector<std::int32_t> hashes;
-  for (const Member* m : joined) hashes.push_back(assignors::server_java::string_hash(m->member_id));
-  for (const std::size_t i :
-       assignors::server_java::iteration_order(hashes, assignors::server_java::growth_capacity(joined.size()))) {
+  for (const Member* m : joined)
+    hashes.push_back(assignors::server_java::string_hash(m->member_id));
+  for (const std::size_t i : assignors::server_java::iteration_order(
+           hashes, assignors::server_java::growth_capacity(joined.size()))) {
     const Member& m = *joined[i];
-    in.members.push_back({.member_id = m.member_id, .subscribed_topics = m.subscribed, .target = m.target});
+    in.members.push_back(
+        {.member_id = m.member_id, .subscribed_topics = m.subscribed, .target = m.target});
   }
   in.subscription_type = assignors::subscription_type_by_names(in.members);
   std::map<std::string, std::vector<std::int32_t>> assignable;
-  for (const auto& [topic, partitions] : g.initialized) assignable[topic].assign(partitions.begin(), partitions.end());
+  for (const auto& [topic, partitions] : g.initialized)
+    assignable[topic].assign(partitions.begin(), partitions.end());
   assignors::ServerAssignment result;
   try {
     result = assignors::assign_share_simple(in, assignable);
@@ -142,20 +150,26 @@ void ShareGroupCoordinator::update_target(Group& g, Records& records) {
   }
   for (auto& [id, m] : g.members) {
     const auto it = result.find(id);
-    assignors::MemberAssignment next = it == result.end() ? assignors::MemberAssignment{} : it->second;
-    for (auto t = next.begin(); t != next.end();) t = t->second.empty() ? next.erase(t) : std::next(t);
-    if (next == m.target && m.target_written) continue;  // a new member's empty target is written too
+    assignors::MemberAssignment next =
+        it == result.end() ? assignors::MemberAssignment{} : it->second;
+    for (auto t = next.begin(); t != next.end();)
+      t = t->second.empty() ? next.erase(t) : std::next(t);
+    if (next == m.target && m.target_written)
+      continue;  // a new member's empty target is written too
     m.target = std::move(next);
     m.target_written = true;
-    records.push_back(records::ShareGroupTargetAssignmentMember{
-        .group = g.group_id, .member_id = id, .consumer = m.consumer, .partitions = flatten(m.target)});
+    records.push_back(records::ShareGroupTargetAssignmentMember{.group = g.group_id,
+                                                                .member_id = id,
+                                                                .consumer = m.consumer,
+                                                                .partitions = flatten(m.target)});
   }
   g.assignment_epoch = g.epoch;
   g.assignment_time = kernel_.now();
   g.assignment_computed = true;
-  records.push_back(records::ShareGroupTargetAssignmentMetadata{.group = g.group_id,
-                                                                .assignment_epoch = g.assignment_epoch,
-                                                                .assignment_timestamp = sim::to_ms(kernel_.now())});
+  records.push_back(records::ShareGroupTargetAssignmentMetadata{
+      .group = g.group_id,
+      .assignment_epoch = g.assignment_epoch,
+      .assignment_timestamp = sim::to_ms(kernel_.now())});
 }
 
 void ShareGroupCoordinator::reconcile(Group& g, Member& m, Records& records) {
@@ -183,8 +197,8 @@ void ShareGroupCoordinator::remove_member(Group& g, const std::string& member_id
   for (const auto type : {records::RecordType::ShareGroupCurrentMemberAssignment,
                           records::RecordType::ShareGroupTargetAssignmentMember,
                           records::RecordType::ShareGroupMemberMetadata}) {
-    records.push_back(
-        records::Tombstone{.type = type, .group = g.group_id, .member_id = member_id, .consumer = consumer});
+    records.push_back(records::Tombstone{
+        .type = type, .group = g.group_id, .member_id = member_id, .consumer = consumer});
   }
   g.members.erase(it);
   ++g.epoch;
@@ -198,8 +212,8 @@ void ShareGroupCoordinator::remove_member(Group& g, const std::string& member_id
     records.push_back(records::ShareGroupTargetAssignmentMetadata{
         .group = g.group_id, .assignment_epoch = g.assignment_epoch, .assignment_timestamp = 0});
   }
-  tracer_.publish(
-      trace::MemberLeave{.group = g.group_id, .consumer = consumer, .member_id = member_id, .reason = reason});
+  tracer_.publish(trace::MemberLeave{
+      .group = g.group_id, .consumer = consumer, .member_id = member_id, .reason = reason});
   std::vector<std::string> members;
   for (const auto& [id, m] : g.members) members.push_back(m.consumer);
   trace::GroupEpoch f{.group = g.group_id, .epoch = g.epoch, .members = members, .reason = reason};
@@ -219,7 +233,8 @@ void ShareGroupCoordinator::start_initialization(Group& g, Records& records,
     const auto n = cluster_.partitions_per_topic.find(topic);
     if (n == cluster_.partitions_per_topic.end()) continue;
     const auto since = g.initializing_since.find(topic);
-    const bool recent = since != g.initializing_since.end() && kernel_.now() < since->second + sim::ms(30000);
+    const bool recent =
+        since != g.initializing_since.end() && kernel_.now() < since->second + sim::ms(30000);
     for (std::int32_t p = 0; p < n->second; ++p) {
       if (g.initialized[topic].count(p) > 0) continue;
       if (g.initializing[topic].count(p) > 0 && recent) continue;
@@ -228,25 +243,30 @@ void ShareGroupCoordinator::start_initialization(Group& g, Records& records,
     }
     if (!g.initializing[topic].empty() && !recent) g.initializing_since[topic] = kernel_.now();
   }
-  for (auto it = g.initialized.begin(); it != g.initialized.end();) it = it->second.empty() ? g.initialized.erase(it) : std::next(it);
-  for (auto it = g.initializing.begin(); it != g.initializing.end();) it = it->second.empty() ? g.initializing.erase(it) : std::next(it);
+  for (auto it = g.initialized.begin(); it != g.initialized.end();)
+    it = it->second.empty() ? g.initialized.erase(it) : std::next(it);
+  for (auto it = g.initializing.begin(); it != g.initializing.end();)
+    it = it->second.empty() ? g.initializing.erase(it) : std::next(it);
   if (fresh_topics.empty() && new_partitions.empty()) return;
   records.push_back(state_partition_metadata(g));
   for (const auto& tp : fresh_topics) g.known_topics.insert(tp.topic);
   const std::string group = g.group_id;
   const std::int32_t state_epoch = g.epoch;
   // A plain pair, not a structured binding: clang 14 (the fuzz build) cannot capture bindings.
-  for (const auto& batch : {std::make_pair(fresh_topics, std::int64_t{-1}), std::make_pair(new_partitions, std::int64_t{0})}) {
+  for (const auto& batch : {std::make_pair(fresh_topics, std::int64_t{-1}),
+                            std::make_pair(new_partitions, std::int64_t{0})}) {
     const TopicPartitions& partitions = batch.first;
     const std::int64_t start = batch.second;
     if (partitions.empty()) continue;
     after.push_back([this, group, partitions, state_epoch, start] {
-      initializer_(group, partitions, state_epoch, start, [this, group, partitions] { on_initialized(group, partitions); });
+      initializer_(group, partitions, state_epoch, start,
+                   [this, group, partitions] { on_initialized(group, partitions); });
     });
   }
 }
 
-void ShareGroupCoordinator::on_initialized(const std::string& group, const TopicPartitions& partitions) {
+void ShareGroupCoordinator::on_initialized(const std::string& group,
+                                           const TopicPartitions& partitions) {
   const auto it = groups_.find(group);
   if (it == groups_.end()) return;
   Group& g = it->second;
@@ -254,13 +274,15 @@ void ShareGroupCoordinator::on_initialized(const std::string& group, const Topic
     g.initializing[tp.topic].erase(tp.partition);
     g.initialized[tp.topic].insert(tp.partition);
   }
-  for (auto t = g.initializing.begin(); t != g.initializing.end();) t = t->second.empty() ? g.initializing.erase(t) : std::next(t);
+  for (auto t = g.initializing.begin(); t != g.initializing.end();)
+    t = t->second.empty() ? g.initializing.erase(t) : std::next(t);
   // Nothing recomputes the assignment here: the next heartbeat sees initialized partitions
   // missing from the target.
   write(g, {state_partition_metadata(g)}, nullptr);
 }
 
-void ShareGroupCoordinator::on_session_expired(const std::string& group, const std::string& member_id,
+void ShareGroupCoordinator::on_session_expired(const std::string& group,
+                                               const std::string& member_id,
                                                std::uint64_t generation) {
   const auto it = groups_.find(group);
   if (it == groups_.end()) return;
@@ -290,8 +312,8 @@ void ShareGroupCoordinator::trace_state(Group& g, const std::string& reason) {
   tracer_.publish(f);
 }
 
-void ShareGroupCoordinator::on_heartbeat(const ShareGroupHeartbeatRequest& r, const std::string& consumer,
-                                         Reply reply) {
+void ShareGroupCoordinator::on_heartbeat(const ShareGroupHeartbeatRequest& r,
+                                         const std::string& consumer, Reply reply) {
   ShareGroupHeartbeatResponse response;
   response.member_id = r.member_id;
   const auto refuse = [&](ErrorCode error) {
@@ -326,7 +348,8 @@ void ShareGroupCoordinator::on_heartbeat(const ShareGroupHeartbeatRequest& r, co
     return;
   }
   if (r.member_epoch == 0) {
-    if (mit == g.members.end() && static_cast<std::int32_t>(g.members.size()) >= config_.group_share_max_size) {
+    if (mit == g.members.end() &&
+        static_cast<std::int32_t>(g.members.size()) >= config_.group_share_max_size) {
       refuse(ErrorCode::GROUP_MAX_SIZE_REACHED);
       return;
     }
@@ -396,13 +419,15 @@ void ShareGroupCoordinator::on_heartbeat(const ShareGroupHeartbeatRequest& r, co
   const std::int32_t member_epoch_before = m.epoch;
   reconcile(g, m, records);
   // The session timer restarts with every heartbeat; a stale expiry finds a newer generation.
-  kernel_.schedule_closure_after(sim::ms(group_config(g.group_id).session_timeout_ms),
-                                 [this, group = g.group_id, id = m.member_id, gen = m.session_generation = ++next_session_] {
-                                   on_session_expired(group, id, gen);
-                                 });
+  kernel_.schedule_closure_after(
+      sim::ms(group_config(g.group_id).session_timeout_ms),
+      [this, group = g.group_id, id = m.member_id, gen = m.session_generation = ++next_session_] {
+        on_session_expired(group, id, gen);
+      });
 
   response.member_epoch = m.epoch;
-  response.heartbeat_interval_ms = static_cast<std::int32_t>(group_config(g.group_id).heartbeat_interval_ms);
+  response.heartbeat_interval_ms =
+      static_cast<std::int32_t>(group_config(g.group_id).heartbeat_interval_ms);
   if (r.member_epoch == 0 || r.subscribed_topic_names || m.assigned != assigned_before) {
     response.assignment = m.assigned;
   }
@@ -417,8 +442,11 @@ void ShareGroupCoordinator::on_heartbeat(const ShareGroupHeartbeatRequest& r, co
     tracer_.publish(f);
   }
   if (m.epoch != member_epoch_before || joining) {
-    tracer_.publish(trace::MemberEpoch{
-        .group = g.group_id, .consumer = m.consumer, .member_id = m.member_id, .epoch = m.epoch, .state = "STABLE"});
+    tracer_.publish(trace::MemberEpoch{.group = g.group_id,
+                                       .consumer = m.consumer,
+                                       .member_id = m.member_id,
+                                       .epoch = m.epoch,
+                                       .state = "STABLE"});
   }
   // The response and the initialization request go out once the heartbeat's write committed.
   write(g, std::move(records), [reply, response, after = std::move(after)] {

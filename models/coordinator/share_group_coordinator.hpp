@@ -14,25 +14,25 @@
 #include <string>
 #include <vector>
 
-
 #include "models/assignors/server_assignor.hpp"
 #include "models/coordinator/offsets_log.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
 #include "models/protocol/share_messages.hpp"
-#include "sim/kernel.hpp"
 #include "models/trace/trace_events.hpp"
+#include "sim/kernel.hpp"
 
 namespace rsim {
 
 class ShareGroupCoordinator {
  public:
   using Reply = std::function<void(ShareGroupHeartbeatResponse)>;
-  /// Asks the share coordinator to initialize share-partitions of `group` (InitializeShareGroupState
-  /// with `start_offset`: -1 for a topic new to the group); `done` runs when that completed.
-  using Initializer = std::function<void(const std::string& group, const TopicPartitions& partitions,
-                                         std::int32_t state_epoch, std::int64_t start_offset,
-                                         std::function<void()> done)>;
+  /// Asks the share coordinator to initialize share-partitions of `group`
+  /// (InitializeShareGroupState with `start_offset`: -1 for a topic new to the group); `done` runs
+  /// when that completed.
+  using Initializer = std::function<void(
+      const std::string& group, const TopicPartitions& partitions, std::int32_t state_epoch,
+      std::int64_t start_offset, std::function<void()> done)>;
 
   /// `group_configs`: the groups' own configs (share.session.timeout.ms, ...); other groups use
   /// the broker's group.share.* values.
@@ -43,7 +43,8 @@ class ShareGroupCoordinator {
   ShareGroupCoordinator& operator=(const ShareGroupCoordinator&) = delete;
 
   /// One heartbeat of the member the scenario calls `consumer`.
-  void on_heartbeat(const ShareGroupHeartbeatRequest& request, const std::string& consumer, Reply reply);
+  void on_heartbeat(const ShareGroupHeartbeatRequest& request, const std::string& consumer,
+                    Reply reply);
 
   /// The group's epoch (0 if unknown), for tests.
   std::int32_t group_epoch(const std::string& group) const;
@@ -57,10 +58,10 @@ class ShareGroupCoordinator {
     std::vector<std::string> subscribed;  // sorted
     std::string client_id;
     std::optional<std::string> rack;
-    TopicPartitions assigned;               // current assignment, sorted
-    assignors::MemberAssignment target;     // target assignment (topic -> partitions)
-    bool target_written = false;            // a ShareGroupTargetAssignmentMember exists
-    std::uint64_t joined = 0;               // join order, for Java HashMap order of member ids
+    TopicPartitions assigned;              // current assignment, sorted
+    assignors::MemberAssignment target;    // target assignment (topic -> partitions)
+    bool target_written = false;           // a ShareGroupTargetAssignmentMember exists
+    std::uint64_t joined = 0;              // join order, for Java HashMap order of member ids
     std::uint64_t session_generation = 0;  // the latest heartbeat's session deadline
   };
   struct Group {
@@ -74,7 +75,7 @@ class ShareGroupCoordinator {
     std::map<std::string, std::set<std::int32_t>> initialized;
     std::map<std::string, std::set<std::int32_t>> initializing;
     std::map<std::string, sim::SimTime> initializing_since;  // topic -> when it started
-    std::set<std::string> known_topics;                        // topics ever initialized
+    std::set<std::string> known_topics;                      // topics ever initialized
     std::string traced_state;
     std::uint64_t next_join = 0;
   };
@@ -88,11 +89,13 @@ class ShareGroupCoordinator {
                      const std::string& reason);
   void start_initialization(Group& g, Records& records, std::vector<std::function<void()>>& after);
   void on_initialized(const std::string& group, const TopicPartitions& partitions);
-  void on_session_expired(const std::string& group, const std::string& member_id, std::uint64_t generation);
+  void on_session_expired(const std::string& group, const std::string& member_id,
+                          std::uint64_t generation);
   void write(Group& g, Records records, std::function<void()> then);
   void trace_state(Group& g, const std::string& reason);
   records::ShareGroupStatePartitionMetadata state_partition_metadata(const Group& g) const;
-  records::ShareGroupCurrentMemberAssignment current_assignment_record(const Group& g, const Member& m) const;
+  records::ShareGroupCurrentMemberAssignment current_assignment_record(const Group& g,
+                                                                       const Member& m) const;
 
   sim::Kernel& kernel_;
   Tracer& tracer_;

@@ -5,7 +5,9 @@
 namespace rsim {
 
 namespace {
-bool terminal(RecordState s) { return s == RecordState::ACKNOWLEDGED || s == RecordState::ARCHIVED; }
+bool terminal(RecordState s) {
+  return s == RecordState::ACKNOWLEDGED || s == RecordState::ARCHIVED;
+}
 }  // namespace
 
 SharePartition::SharePartition(SharePartitionConfig config, std::int64_t start_offset)
@@ -16,12 +18,14 @@ std::int64_t SharePartition::end_offset() const {
 }
 
 SharePartition::Slot* SharePartition::slot(std::int64_t offset) {
-  if (offset < start_ || offset >= start_ + static_cast<std::int64_t>(cache_.size())) return nullptr;
+  if (offset < start_ || offset >= start_ + static_cast<std::int64_t>(cache_.size()))
+    return nullptr;
   return &cache_[static_cast<std::size_t>(offset - start_)];
 }
 
 const SharePartition::Slot* SharePartition::slot(std::int64_t offset) const {
-  if (offset < start_ || offset >= start_ + static_cast<std::int64_t>(cache_.size())) return nullptr;
+  if (offset < start_ || offset >= start_ + static_cast<std::int64_t>(cache_.size()))
+    return nullptr;
   return &cache_[static_cast<std::size_t>(offset - start_)];
 }
 
@@ -41,11 +45,13 @@ bool SharePartition::can_acquire(std::int64_t log_end_offset) const {
 }
 
 RecordState SharePartition::released_state(const Slot& s) const {
-  return s.delivery_count >= config_.delivery_count_limit ? RecordState::ARCHIVED : RecordState::AVAILABLE;
+  return s.delivery_count >= config_.delivery_count_limit ? RecordState::ARCHIVED
+                                                          : RecordState::AVAILABLE;
 }
 
-void SharePartition::add_change(std::vector<StateChange>& out, std::int64_t offset, RecordState from,
-                                RecordState to, std::int32_t count, std::int32_t member) {
+void SharePartition::add_change(std::vector<StateChange>& out, std::int64_t offset,
+                                RecordState from, RecordState to, std::int32_t count,
+                                std::int32_t member) {
   if (!out.empty()) {
     StateChange& last = out.back();
     if (last.last_offset + 1 == offset && last.from == from && last.to == to &&
@@ -92,12 +98,14 @@ std::vector<AcquiredRecords> SharePartition::acquire(std::int32_t member, std::i
     ++s.delivery_count;
     s.owner = member;
     s.lock_until = lock_until;
-    if (!out.empty() && out.back().last_offset + 1 == offset && out.back().delivery_count == s.delivery_count) {
+    if (!out.empty() && out.back().last_offset + 1 == offset &&
+        out.back().delivery_count == s.delivery_count) {
       out.back().last_offset = offset;
     } else {
       out.push_back({offset, offset, s.delivery_count});
     }
-    if (changes != nullptr) add_change(*changes, offset, from, RecordState::ACQUIRED, s.delivery_count, member);
+    if (changes != nullptr)
+      add_change(*changes, offset, from, RecordState::ACQUIRED, s.delivery_count, member);
     ++acquired;
   };
 
@@ -108,7 +116,8 @@ std::vector<AcquiredRecords> SharePartition::acquire(std::int32_t member, std::i
   const std::int32_t limit = config_.delivery_count_limit;
   const std::int32_t throttle_from = std::max(2, (limit + 1) / 2);
   bool stop = false;
-  for (std::int64_t offset = fetch_offset; offset < past_end && acquired < budget && !stop; ++offset) {
+  for (std::int64_t offset = fetch_offset; offset < past_end && acquired < budget && !stop;
+       ++offset) {
     Slot& s = cache_[static_cast<std::size_t>(offset - start_)];
     if (s.state != RecordState::AVAILABLE || s.in_transition) continue;
     const bool last_delivery = limit > 2 && s.delivery_count == limit - 1;
@@ -134,7 +143,8 @@ ShareChange SharePartition::acknowledge(std::int32_t member, std::int64_t first,
   const std::int64_t from = std::max(first, start_);
   for (std::int64_t offset = from; offset <= last; ++offset) {
     const Slot* s = slot(offset);
-    if (s == nullptr || s->state != RecordState::ACQUIRED || s->owner != member || s->in_transition) {
+    if (s == nullptr || s->state != RecordState::ACQUIRED || s->owner != member ||
+        s->in_transition) {
       result.error = ErrorCode::INVALID_RECORD_STATE;
       return result;
     }
@@ -167,14 +177,16 @@ ShareChange SharePartition::acknowledge(std::int32_t member, std::int64_t first,
   return result;
 }
 
-ShareChange SharePartition::expire_locks(std::int64_t first, std::int64_t last, sim::SimTime deadline) {
+ShareChange SharePartition::expire_locks(std::int64_t first, std::int64_t last,
+                                         sim::SimTime deadline) {
   ShareChange result;
   std::int64_t lo = -1;
   std::int64_t hi = -2;
   for (std::int64_t offset = std::max(first, start_); offset <= last; ++offset) {
     Slot* s = slot(offset);
     if (s == nullptr) break;
-    if (s->state != RecordState::ACQUIRED || s->in_transition || s->lock_until != deadline) continue;
+    if (s->state != RecordState::ACQUIRED || s->in_transition || s->lock_until != deadline)
+      continue;
     const RecordState to = released_state(*s);
     add_change(result.changes, offset, RecordState::ACQUIRED, to, s->delivery_count, s->owner);
     add_persist(result.persist, offset, to, s->delivery_count);

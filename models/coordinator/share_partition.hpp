@@ -20,9 +20,9 @@ namespace rsim {
 /// The group configs a share-partition obeys (broker defaults, GroupConfig overrides).
 struct SharePartitionConfig {
   sim::SimTime record_lock_duration = sim::ms(30000);  // group.share.record.lock.duration.ms
-  std::int32_t delivery_count_limit = 5;              // group.share.delivery.count.limit
-  std::int32_t max_record_locks = 2000;               // group.share.partition.max.record.locks
-  bool renew_acknowledge_enable = true;               // share.renew.acknowledge.enable
+  std::int32_t delivery_count_limit = 5;               // group.share.delivery.count.limit
+  std::int32_t max_record_locks = 2000;                // group.share.partition.max.record.locks
+  bool renew_acknowledge_enable = true;                // share.renew.acknowledge.enable
 };
 
 /// A persisted StateBatch of WriteShareGroupState / ShareUpdate (never ACQUIRED).

@@ -24,7 +24,8 @@ KafkaLag total_lag(const AutoscalerSpec& a, const std::vector<PartitionOffsets>&
   }
   out.lag = out.raw_lag;
   if (!a.allow_idle_consumers || a.limit_to_partitions_with_lag) {
-    const std::int64_t bound = a.limit_to_partitions_with_lag ? out.partitions_with_lag : out.partitions;
+    const std::int64_t bound =
+        a.limit_to_partitions_with_lag ? out.partitions_with_lag : out.partitions;
     if (out.lag / a.lag_threshold > bound) {
       out.lag = bound * a.lag_threshold;
       out.capped = true;
@@ -33,8 +34,8 @@ KafkaLag total_lag(const AutoscalerSpec& a, const std::vector<PartitionOffsets>&
   return out;
 }
 
-std::int32_t external_metric_replicas(std::int64_t usage, std::int64_t target, std::int32_t replicas,
-                                      double tolerance) {
+std::int32_t external_metric_replicas(std::int64_t usage, std::int64_t target,
+                                      std::int32_t replicas, double tolerance) {
   const auto wanted = static_cast<std::int32_t>(
       std::ceil(static_cast<double>(usage) / static_cast<double>(target)));
   if (replicas <= 0) return wanted;
@@ -42,7 +43,8 @@ std::int32_t external_metric_replicas(std::int64_t usage, std::int64_t target, s
   return std::fabs(1.0 - ratio) > tolerance ? wanted : replicas;
 }
 
-std::int32_t Hpa::change_in_period(sim::SimTime now, sim::SimTime period, const std::vector<ScaleEvent>& events) {
+std::int32_t Hpa::change_in_period(sim::SimTime now, sim::SimTime period,
+                                   const std::vector<ScaleEvent>& events) {
   std::int32_t sum = 0;
   for (const auto& e : events)
     if (e.at > now - period) sum += e.change;
@@ -72,10 +74,13 @@ HpaDecision Hpa::decide(sim::SimTime now, std::int32_t current, std::int32_t pro
   std::int32_t stabilized = current;
   if (stabilized < up) stabilized = up;
   if (stabilized > down) stabilized = down;
-  if (old) recommendations_[*old] = {now, proposal};
-  else recommendations_.push_back({now, proposal});
+  if (old)
+    recommendations_[*old] = {now, proposal};
+  else
+    recommendations_.push_back({now, proposal});
   d.stabilized = stabilized;
-  if (stabilized != proposal) d.limit = proposal > current ? "ScaleUpStabilized" : "ScaleDownStabilized";
+  if (stabilized != proposal)
+    d.limit = proposal > current ? "ScaleUpStabilized" : "ScaleDownStabilized";
 
   // Rate: the policies of the direction, relative to the count at the start of each period.
   if (stabilized > current) {
@@ -88,8 +93,10 @@ HpaDecision Hpa::decide(sim::SimTime now, std::int32_t current, std::int32_t pro
       for (const auto& p : up_.policies) {
         const std::int32_t start = current - change_in_period(now, p.period, up_events_);
         const std::int32_t proposed =
-            p.percent ? static_cast<std::int32_t>(std::ceil(start * (1.0 + p.value / 100.0))) : start + p.value;
-        limit = up_.select == SelectPolicy::Max ? std::max(limit, proposed) : std::min(limit, proposed);
+            p.percent ? static_cast<std::int32_t>(std::ceil(start * (1.0 + p.value / 100.0)))
+                      : start + p.value;
+        limit =
+            up_.select == SelectPolicy::Max ? std::max(limit, proposed) : std::min(limit, proposed);
       }
     }
     limit = std::max(limit, current);
@@ -111,8 +118,10 @@ HpaDecision Hpa::decide(sim::SimTime now, std::int32_t current, std::int32_t pro
       for (const auto& p : down_.policies) {
         const std::int32_t start = current + change_in_period(now, p.period, down_events_);
         const std::int32_t proposed =
-            p.percent ? static_cast<std::int32_t>(start * (1.0 - p.value / 100.0)) : start - p.value;
-        limit = down_.select == SelectPolicy::Max ? std::min(limit, proposed) : std::max(limit, proposed);
+            p.percent ? static_cast<std::int32_t>(start * (1.0 - p.value / 100.0))
+                      : start - p.value;
+        limit = down_.select == SelectPolicy::Max ? std::min(limit, proposed)
+                                                  : std::max(limit, proposed);
       }
     }
     limit = std::min(limit, current);
@@ -132,8 +141,10 @@ HpaDecision Hpa::decide(sim::SimTime now, std::int32_t current, std::int32_t pro
 }
 
 void Hpa::record_scale(sim::SimTime now, std::int32_t from, std::int32_t to) {
-  if (to > from) up_events_.push_back({now, to - from});
-  else if (to < from) down_events_.push_back({now, from - to});
+  if (to > from)
+    up_events_.push_back({now, to - from});
+  else if (to < from)
+    down_events_.push_back({now, from - to});
   // Events older than every policy's period no longer count: drop them.
   sim::SimTime longest{0};
   for (const auto* rules : {&up_, &down_})

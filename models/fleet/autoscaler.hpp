@@ -36,20 +36,23 @@ std::int64_t partition_lag(const AutoscalerSpec& a, const PartitionOffsets& p);
 /// partitions with lag, limitToPartitionsWithLag) unless allowIdleConsumers.
 KafkaLag total_lag(const AutoscalerSpec& a, const std::vector<PartitionOffsets>& partitions);
 /// The scaler is active when the lag exceeds activationLagThreshold (GetMetricsAndActivity).
-inline bool active(const AutoscalerSpec& a, const KafkaLag& l) { return l.raw_lag > a.activation_lag_threshold; }
+inline bool active(const AutoscalerSpec& a, const KafkaLag& l) {
+  return l.raw_lag > a.activation_lag_threshold;
+}
 
 /// The HPA's replica count for an external metric with an AverageValue target
 /// (GetExternalPerPodMetricReplicas): unchanged while usage / (target x replicas) is within the
 /// tolerance of 1, else ceil(usage / target).
-std::int32_t external_metric_replicas(std::int64_t usage, std::int64_t target, std::int32_t replicas,
-                                      double tolerance);
+std::int32_t external_metric_replicas(std::int64_t usage, std::int64_t target,
+                                      std::int32_t replicas, double tolerance);
 
 /// Why the HPA's count differs from its metric's proposal ("" when it does not).
 struct HpaDecision {
   std::int32_t proposal = 0;    // from the metric
   std::int32_t stabilized = 0;  // after the stabilization windows
   std::int32_t desired = 0;     // after the policies and min/max
-  std::string limit;  // ScaleUpStabilized, ScaleDownStabilized, ScaleUpLimit, ScaleDownLimit, TooManyReplicas, TooFewReplicas
+  std::string limit;  // ScaleUpStabilized, ScaleDownStabilized, ScaleUpLimit, ScaleDownLimit,
+                      // TooManyReplicas, TooFewReplicas
 };
 
 /// The HPA's memory between syncs: recommendations for the stabilization windows and scale
@@ -72,7 +75,8 @@ class Hpa {
     sim::SimTime at;
     std::int32_t change;
   };
-  static std::int32_t change_in_period(sim::SimTime now, sim::SimTime period, const std::vector<ScaleEvent>& events);
+  static std::int32_t change_in_period(sim::SimTime now, sim::SimTime period,
+                                       const std::vector<ScaleEvent>& events);
   std::int32_t min_, max_;
   HpaRules up_, down_;
   bool initialized_ = false;

@@ -10,7 +10,8 @@ std::int64_t scaled_value(IntOrPercent v, std::int64_t total, bool round_up) {
   return round_up ? (product + 99) / 100 : product / 100;
 }
 
-std::pair<std::int64_t, std::int64_t> resolve_fenceposts(IntOrPercent surge, IntOrPercent unavailable,
+std::pair<std::int64_t, std::int64_t> resolve_fenceposts(IntOrPercent surge,
+                                                         IntOrPercent unavailable,
                                                          std::int64_t desired) {
   const std::int64_t s = scaled_value(surge, desired, true);
   std::int64_t u = scaled_value(unavailable, desired, false);
@@ -73,12 +74,14 @@ bool rolling_update_pass(std::int64_t desired, IntOrPercent surge, IntOrPercent 
   return changed;
 }
 
-std::int64_t disruptions_allowed(const DeploymentSpec& d, std::int64_t expected, std::int64_t healthy) {
+std::int64_t disruptions_allowed(const DeploymentSpec& d, std::int64_t expected,
+                                 std::int64_t healthy) {
   std::int64_t desired_healthy = 0;
   if (d.pdb_min_available) {
     desired_healthy = scaled_value(*d.pdb_min_available, expected, true);
   } else if (d.pdb_max_unavailable) {
-    desired_healthy = std::max<std::int64_t>(0, expected - scaled_value(*d.pdb_max_unavailable, expected, true));
+    desired_healthy =
+        std::max<std::int64_t>(0, expected - scaled_value(*d.pdb_max_unavailable, expected, true));
   } else {
     return healthy;  // no budget: every eviction goes through
   }

@@ -17,7 +17,8 @@ std::int64_t scaled_value(IntOrPercent v, std::int64_t total, bool round_up);
 
 /// maxSurge (rounded up) and maxUnavailable (rounded down) of a rolling update of `desired`
 /// replicas; when both come out 0, maxUnavailable is 1 (ResolveFenceposts).
-std::pair<std::int64_t, std::int64_t> resolve_fenceposts(IntOrPercent surge, IntOrPercent unavailable,
+std::pair<std::int64_t, std::int64_t> resolve_fenceposts(IntOrPercent surge,
+                                                         IntOrPercent unavailable,
                                                          std::int64_t desired);
 
 /// A ReplicaSet as the Deployment controller sees it: its spec.replicas and how many of its pods
@@ -37,6 +38,7 @@ bool rolling_update_pass(std::int64_t desired, IntOrPercent surge, IntOrPercent 
 /// A PodDisruptionBudget's disruptionsAllowed: healthy pods minus the desired healthy count
 /// (minAvailable, rounded up, or expected - maxUnavailable, rounded up), never below 0
 /// (the disruption controller's getExpectedPodCount and updatePdbStatus).
-std::int64_t disruptions_allowed(const DeploymentSpec& d, std::int64_t expected, std::int64_t healthy);
+std::int64_t disruptions_allowed(const DeploymentSpec& d, std::int64_t expected,
+                                 std::int64_t healthy);
 
 }  // namespace rsim::fleet

@@ -14,10 +14,13 @@ namespace {
 /// kubectl drain retries an eviction the PodDisruptionBudget refused (429) every 5 s.
 constexpr std::int64_t kEvictionRetryMs = 5000;
 
-std::string node_name(std::int32_t n) { return fmt::format("node-{}", n); }
+std::string node_name(std::int32_t n) {
+  return fmt::format("node-{}", n);
+}
 }  // namespace
 
-Fleet::Fleet(sim::Kernel& kernel, Tracer& tracer, const ScenarioSpec& spec, std::uint64_t seed, FleetHost host)
+Fleet::Fleet(sim::Kernel& kernel, Tracer& tracer, const ScenarioSpec& spec, std::uint64_t seed,
+             FleetHost host)
     : kernel_(kernel), tracer_(tracer), seed_(seed), host_(std::move(host)) {
   for (const auto& d : spec.deployments) {
     Deployment& dep = deployments_.emplace_back(&d, sim::Rng(seed, "deployment-" + d.name));
@@ -29,8 +32,8 @@ Fleet::Fleet(sim::Kernel& kernel, Tracer& tracer, const ScenarioSpec& spec, std:
     while (d < spec.deployments.size() && spec.deployments[d].name != a.deployment) ++d;
     SIM_ASSERT(d < spec.deployments.size());
     // KEDA gives its HPA minReplicas = max(minReplicaCount, 1): only KEDA scales to and from 0.
-    autoscalers_.emplace_back(&a, d,
-                              fleet::Hpa(std::max(a.min_replicas, 1), a.max_replicas, a.scale_up, a.scale_down));
+    autoscalers_.emplace_back(
+        &a, d, fleet::Hpa(std::max(a.min_replicas, 1), a.max_replicas, a.scale_up, a.scale_down));
   }
 }
 
@@ -59,7 +62,8 @@ void Fleet::start() {
 std::vector<std::size_t> Fleet::live_pods(std::size_t d) const {
   std::vector<std::size_t> out;
   for (std::size_t p = 0; p < pods_.size(); ++p)
-    if (pods_[p].deployment == d && !pods_[p].terminating && pods_[p].phase != Phase::Gone) out.push_back(p);
+    if (pods_[p].deployment == d && !pods_[p].terminating && pods_[p].phase != Phase::Gone)
+      out.push_back(p);
   return out;
 }
 
@@ -73,7 +77,8 @@ std::int32_t Fleet::pick_node() const {
   std::int32_t best = -1;
   for (std::int32_t n = 0; n < nodes; ++n) {
     if (cordoned_.count(n) > 0) continue;
-    if (best < 0 || load[static_cast<std::size_t>(n)] < load[static_cast<std::size_t>(best)]) best = n;
+    if (best < 0 || load[static_cast<std::size_t>(n)] < load[static_cast<std::size_t>(best)])
+      best = n;
   }
   return best;
 }
@@ -85,16 +90,19 @@ std::size_t Fleet::create_pod(std::size_t d, std::int32_t revision, std::int32_t
   pod.revision = revision;
   pod.ordinal = ordinal;
   pod.created = kernel_.now();
-  pod.name = ordinal >= 0 ? fmt::format("{}-{}", dep.spec->name, ordinal)
-                          : fmt::format("{}-{}-{}", dep.spec->name, revision, dep.next_index[revision]++);
+  pod.name = ordinal >= 0
+                 ? fmt::format("{}-{}", dep.spec->name, ordinal)
+                 : fmt::format("{}-{}-{}", dep.spec->name, revision, dep.next_index[revision]++);
   // The pod's consumer: the revision's template, named after the pod.
-  ConsumerSpec& c = consumer_specs_.emplace_back(*dep.templates[static_cast<std::size_t>(revision - 1)]);
+  ConsumerSpec& c =
+      consumer_specs_.emplace_back(*dep.templates[static_cast<std::size_t>(revision - 1)]);
   c.name = pod.name;
   for (auto* cfg : {&c.config}) {
     const auto it = cfg->find("group.instance.id");
     if (it != cfg->end() && it->second.is_string()) {
       std::string v = it->second.get<std::string>();
-      for (std::size_t at = v.find("$(POD_NAME)"); at != std::string::npos; at = v.find("$(POD_NAME)"))
+      for (std::size_t at = v.find("$(POD_NAME)"); at != std::string::npos;
+           at = v.find("$(POD_NAME)"))
         v.replace(at, 11, pod.name);
       it->second = v;
     }
@@ -114,8 +122,10 @@ void Fleet::schedule_pod(std::size_t p) {
   if (pod.node < 0) return;  // unschedulable: every node is cordoned (it stays Pending)
   pod.phase = Phase::Scheduled;
   Deployment& dep = deployments_[pod.deployment];
-  tracer_.publish(trace::PodScheduled{.pod = pod.name, .deployment = dep.spec->name,
-                                      .node = node_name(pod.node), .revision = pod.revision});
+  tracer_.publish(trace::PodScheduled{.pod = pod.name,
+                                      .deployment = dep.spec->name,
+                                      .node = node_name(pod.node),
+                                      .revision = pod.revision});
   const sim::SimTime pull = dep.spec->image_pull.sample(dep.rng);
   const sim::SimTime jvm = dep.spec->jvm_start.sample(dep.rng);
   kernel_.schedule_closure_after(pull + jvm, [this, p] { start_pod(p); });
@@ -168,7 +178,9 @@ void Fleet::terminate(std::size_t p, const std::string& reason) {
   pod.terminating = true;
   pod.available = false;
   const Deployment& dep = deployments_[pod.deployment];
-  tracer_.publish(trace::PodTerminating{.pod = pod.name, .deployment = dep.spec->name, .reason = reason,
+  tracer_.publish(trace::PodTerminating{.pod = pod.name,
+                                        .deployment = dep.spec->name,
+                                        .reason = reason,
                                         .grace_ms = sim::to_ms(dep.spec->termination_grace)});
   if (pod.phase != Phase::Running) {
     // No container yet: the pod is deleted at once (a scheduled one stops at its start).
@@ -176,7 +188,8 @@ void Fleet::terminate(std::size_t p, const std::string& reason) {
     return;
   }
   // preStop, then SIGTERM: the application calls close(); SIGKILL at the grace deadline.
-  const sim::SimTime pre_stop = deployments_[pod.deployment].spec->pre_stop.sample(deployments_[pod.deployment].rng);
+  const sim::SimTime pre_stop =
+      deployments_[pod.deployment].spec->pre_stop.sample(deployments_[pod.deployment].rng);
   kernel_.schedule_closure_after(std::min(pre_stop, dep.spec->termination_grace), [this, p] {
     Pod& q = pods_[p];
     if (q.phase == Phase::Gone || q.consumer == nullptr) return;
@@ -195,8 +208,8 @@ void Fleet::gone(std::size_t p, const char* how) {
   if (pod.phase == Phase::Gone) return;
   pod.phase = Phase::Gone;
   pod.ready = pod.available = false;
-  tracer_.publish(trace::PodKilled{.pod = pod.name, .deployment = deployments_[pod.deployment].spec->name,
-                                   .how = how});
+  tracer_.publish(trace::PodKilled{
+      .pod = pod.name, .deployment = deployments_[pod.deployment].spec->name, .how = how});
   reconcile(pod.deployment);
 }
 
@@ -219,8 +232,10 @@ void Fleet::on_event(sim::SimTime, const trace::Event& e) {
 // --- controllers --------------------------------------------------------------------------------
 
 void Fleet::reconcile(std::size_t d) {
-  if (deployments_[d].spec->kind == WorkloadKind::StatefulSet) reconcile_stateful_set(d);
-  else reconcile_deployment(d);
+  if (deployments_[d].spec->kind == WorkloadKind::StatefulSet)
+    reconcile_stateful_set(d);
+  else
+    reconcile_deployment(d);
 }
 
 void Fleet::reconcile_deployment(std::size_t d) {
@@ -229,7 +244,8 @@ void Fleet::reconcile_deployment(std::size_t d) {
     fleet::ReplicaSetCount c;
     c.replicas = dep.rs_replicas[revision];
     for (const auto& pod : pods_)
-      if (pod.deployment == d && pod.revision == revision && pod.available && !pod.terminating) ++c.available;
+      if (pod.deployment == d && pod.revision == revision && pod.available && !pod.terminating)
+        ++c.available;
     return c;
   };
   bool rolling = false;
@@ -247,10 +263,12 @@ void Fleet::reconcile_deployment(std::size_t d) {
         old.push_back(count(rev));
       }
     // The controller syncs again after each change it makes: to a fixed point at this instant.
-    while (fleet::rolling_update_pass(dep.replicas, dep.spec->max_surge, dep.spec->max_unavailable, next, old)) {
+    while (fleet::rolling_update_pass(dep.replicas, dep.spec->max_surge, dep.spec->max_unavailable,
+                                      next, old)) {
     }
     dep.rs_replicas[dep.revision] = next.replicas;
-    for (std::size_t i = 0; i < old.size(); ++i) dep.rs_replicas[old_revisions[i]] = old[i].replicas;
+    for (std::size_t i = 0; i < old.size(); ++i)
+      dep.rs_replicas[old_revisions[i]] = old[i].replicas;
   }
   // Each ReplicaSet controller: as many live pods as spec.replicas. Deleted first: pods not
   // scheduled, not running, not ready, ready the shortest time, the newest
@@ -259,7 +277,9 @@ void Fleet::reconcile_deployment(std::size_t d) {
     std::vector<std::size_t> live;
     for (std::size_t p = 0; p < pods_.size(); ++p) {
       const Pod& pod = pods_[p];
-      if (pod.deployment == d && pod.revision == rev && !pod.terminating && pod.phase != Phase::Gone) live.push_back(p);
+      if (pod.deployment == d && pod.revision == rev && !pod.terminating &&
+          pod.phase != Phase::Gone)
+        live.push_back(p);
     }
     const auto have = static_cast<std::int64_t>(live.size());
     for (std::int64_t i = have; i < want; ++i) create_pod(d, rev, -1);
@@ -277,7 +297,8 @@ void Fleet::reconcile_deployment(std::size_t d) {
       });
       for (std::int64_t i = 0; i < have - want; ++i)
         terminate(live[static_cast<std::size_t>(i)],
-                  rev == dep.revision ? "scale down" : fmt::format("rolling update to revision {}", dep.revision));
+                  rev == dep.revision ? "scale down"
+                                      : fmt::format("rolling update to revision {}", dep.revision));
     }
   }
 }
@@ -343,7 +364,9 @@ void Fleet::apply(const verb::Rollout& e) {
   reconcile(d);
 }
 
-void Fleet::apply(const verb::DrainNode& e) { drain(std::stoi(e.node.substr(5))); }
+void Fleet::apply(const verb::DrainNode& e) {
+  drain(std::stoi(e.node.substr(5)));
+}
 
 void Fleet::drain(std::int32_t node) {
   cordoned_.insert(node);
@@ -351,8 +374,10 @@ void Fleet::drain(std::int32_t node) {
   // retries the refused ones.
   std::vector<std::size_t> on_node;
   for (std::size_t p = 0; p < pods_.size(); ++p)
-    if (pods_[p].node == node && !pods_[p].terminating && pods_[p].phase != Phase::Gone) on_node.push_back(p);
-  std::sort(on_node.begin(), on_node.end(), [&](std::size_t a, std::size_t b) { return pods_[a].name < pods_[b].name; });
+    if (pods_[p].node == node && !pods_[p].terminating && pods_[p].phase != Phase::Gone)
+      on_node.push_back(p);
+  std::sort(on_node.begin(), on_node.end(),
+            [&](std::size_t a, std::size_t b) { return pods_[a].name < pods_[b].name; });
   bool refused = false;
   for (const std::size_t p : on_node) {
     const std::size_t d = pods_[p].deployment;
@@ -368,7 +393,8 @@ void Fleet::drain(std::int32_t node) {
   }
   // Replacements for the evicted pods.
   for (std::size_t d = 0; d < deployments_.size(); ++d) reconcile(d);
-  if (refused) kernel_.schedule_closure_after(sim::ms(kEvictionRetryMs), [this, node] { drain(node); });
+  if (refused)
+    kernel_.schedule_closure_after(sim::ms(kEvictionRetryMs), [this, node] { drain(node); });
 }
 
 // --- autoscalers --------------------------------------------------------------------------------
@@ -397,15 +423,17 @@ void Fleet::keda_poll(std::size_t i) {
     a.last_active = kernel_.now();
     if (dep.replicas == 0) {
       const std::int32_t to = std::max(s.min_replicas, 1);
-      scale(i, to, fmt::format("activation: lag {} > activationLagThreshold {}", lag.raw_lag,
-                               s.activation_lag_threshold),
+      scale(i, to,
+            fmt::format("activation: lag {} > activationLagThreshold {}", lag.raw_lag,
+                        s.activation_lag_threshold),
             lag.lag);
     }
     return;
   }
   if (dep.replicas > 0 && s.min_replicas == 0 && kernel_.now() - a.last_active >= s.cooldown) {
-    scale(i, 0, fmt::format("deactivation: lag {} <= activationLagThreshold {} for cooldownPeriod {} s",
-                            lag.raw_lag, s.activation_lag_threshold, sim::to_ms(s.cooldown) / 1000),
+    scale(i, 0,
+          fmt::format("deactivation: lag {} <= activationLagThreshold {} for cooldownPeriod {} s",
+                      lag.raw_lag, s.activation_lag_threshold, sim::to_ms(s.cooldown) / 1000),
           lag.lag);
   }
 }
@@ -417,16 +445,20 @@ void Fleet::hpa_sync(std::size_t i) {
   if (dep.replicas == 0) return;  // an HPA does not scale from zero (KEDA does)
   const fleet::KafkaLag lag = read_lag(a);
   const auto status = static_cast<std::int32_t>(live_pods(a.deployment).size());
-  const std::int32_t proposal = fleet::external_metric_replicas(lag.lag, s.lag_threshold, status, s.tolerance);
+  const std::int32_t proposal =
+      fleet::external_metric_replicas(lag.lag, s.lag_threshold, status, s.tolerance);
   const fleet::HpaDecision d = a.hpa.decide(kernel_.now(), dep.replicas, proposal);
   if (d.desired == dep.replicas) return;
   // "lag 12400 > 5 x 1000 (lagThreshold): 13 replicas": the metric against what the current
   // replicas are meant to carry, and the HPA's proposal.
-  std::string reason = fmt::format("lag {} {} {} x {} (lagThreshold): {} replicas", lag.lag,
-                                   lag.lag > std::int64_t{dep.replicas} * s.lag_threshold ? ">" : "<=", dep.replicas,
-                                   s.lag_threshold, proposal);
-  if (lag.capped) reason += fmt::format(" (lag capped at {} partitions x lagThreshold)",
-                                        s.limit_to_partitions_with_lag ? lag.partitions_with_lag : lag.partitions);
+  std::string reason =
+      fmt::format("lag {} {} {} x {} (lagThreshold): {} replicas", lag.lag,
+                  lag.lag > std::int64_t{dep.replicas} * s.lag_threshold ? ">" : "<=", dep.replicas,
+                  s.lag_threshold, proposal);
+  if (lag.capped)
+    reason +=
+        fmt::format(" (lag capped at {} partitions x lagThreshold)",
+                    s.limit_to_partitions_with_lag ? lag.partitions_with_lag : lag.partitions);
   if (!d.limit.empty()) reason += fmt::format("; {}: {}", d.limit, d.desired);
   const std::int32_t from = dep.replicas;
   scale(i, d.desired, reason, lag.lag);
@@ -436,8 +468,12 @@ void Fleet::hpa_sync(std::size_t i) {
 void Fleet::scale(std::size_t i, std::int32_t to, const std::string& reason, std::int64_t lag) {
   Autoscaler& a = autoscalers_[i];
   Deployment& dep = deployments_[a.deployment];
-  tracer_.publish(trace::AutoscalerDecision{.deployment = dep.spec->name, .group = a.spec->group,
-                                            .from = dep.replicas, .to = to, .reason = reason, .lag = lag});
+  tracer_.publish(trace::AutoscalerDecision{.deployment = dep.spec->name,
+                                            .group = a.spec->group,
+                                            .from = dep.replicas,
+                                            .to = to,
+                                            .reason = reason,
+                                            .lag = lag});
   dep.replicas = to;
   reconcile(a.deployment);
 }

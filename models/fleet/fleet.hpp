@@ -17,10 +17,10 @@
 
 #include "models/client/consumer_model.hpp"
 #include "models/fleet/autoscaler.hpp"
-#include "models/spec/fleet_spec.hpp"
 #include "models/protocol/topic_partition.hpp"
-#include "models/trace/trace_events.hpp"
+#include "models/spec/fleet_spec.hpp"
 #include "models/spec/scenario_spec.hpp"
+#include "models/trace/trace_events.hpp"
 #include "sim/kernel.hpp"
 #include "sim/rng.hpp"
 
@@ -31,7 +31,8 @@ struct FleetHost {
   /// Creates (and registers under its name, replacing an older incarnation) the consumer of a pod.
   std::function<ConsumerModel&(const ConsumerSpec&, std::uint64_t seed)> spawn;
   /// The group's committed offset of a partition, if any (what an OffsetFetch would answer).
-  std::function<std::optional<std::int64_t>(const std::string& group, const TopicPartition&)> committed;
+  std::function<std::optional<std::int64_t>(const std::string& group, const TopicPartition&)>
+      committed;
   /// A partition's latest offset now (ListOffsets latest).
   std::function<std::int64_t(const TopicPartition&)> log_end_offset;
   /// The partitions of a topic now.
@@ -40,7 +41,8 @@ struct FleetHost {
 
 class Fleet final : public TraceSink {
  public:
-  Fleet(sim::Kernel& kernel, Tracer& tracer, const ScenarioSpec& spec, std::uint64_t seed, FleetHost host);
+  Fleet(sim::Kernel& kernel, Tracer& tracer, const ScenarioSpec& spec, std::uint64_t seed,
+        FleetHost host);
   ~Fleet() override;
   Fleet(const Fleet&) = delete;
   Fleet& operator=(const Fleet&) = delete;
@@ -71,11 +73,12 @@ class Fleet final : public TraceSink {
   };
   struct Deployment {
     const DeploymentSpec* spec = nullptr;
-    std::int32_t replicas = 0;  // spec.replicas now
-    std::int32_t revision = 1;  // the current (update) revision
+    std::int32_t replicas = 0;                                   // spec.replicas now
+    std::int32_t revision = 1;                                   // the current (update) revision
     std::vector<std::shared_ptr<const ConsumerSpec>> templates;  // by revision - 1
-    std::map<std::int32_t, std::int64_t> rs_replicas;  // Deployment: ReplicaSet revision -> spec.replicas
-    std::map<std::int32_t, std::int32_t> next_index;   // Deployment: revision -> next pod number
+    std::map<std::int32_t, std::int64_t>
+        rs_replicas;  // Deployment: ReplicaSet revision -> spec.replicas
+    std::map<std::int32_t, std::int32_t> next_index;  // Deployment: revision -> next pod number
     sim::Rng rng;
     Deployment(const DeploymentSpec* s, sim::Rng r) : spec(s), rng(std::move(r)) {}
   };
@@ -85,7 +88,8 @@ class Fleet final : public TraceSink {
     std::vector<TopicPartition> partitions;  // filled at each read
     fleet::Hpa hpa;
     sim::SimTime last_active{0};
-    Autoscaler(const AutoscalerSpec* s, std::size_t d, fleet::Hpa h) : spec(s), deployment(d), hpa(std::move(h)) {}
+    Autoscaler(const AutoscalerSpec* s, std::size_t d, fleet::Hpa h)
+        : spec(s), deployment(d), hpa(std::move(h)) {}
   };
 
   void reconcile(std::size_t d);

@@ -67,7 +67,8 @@ struct ClusterMetadata {
   /// A broker that may lead: alive and neither fenced nor shutting down.
   bool eligible_leader(std::int32_t broker) const {
     const auto b = static_cast<std::size_t>(broker);
-    return !(b < broker_down.size() && broker_down[b]) && !(b < broker_fenced.size() && broker_fenced[b]);
+    return !(b < broker_down.size() && broker_down[b]) &&
+           !(b < broker_fenced.size() && broker_fenced[b]);
   }
   bool is_down(sim::NodeId node) const {
     for (std::size_t b = 0; b < broker_nodes.size(); ++b)

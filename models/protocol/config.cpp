@@ -4,8 +4,8 @@
 #include "sim/assert.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cctype>
+#include <charconv>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -27,12 +27,12 @@ constexpr std::int64_t kLongMsInModel = 1'000'000'000'000'000;
 
 ConfigKeySpec int_key(std::string key, std::int64_t min, std::int64_t max, std::string def,
                       std::string doc) {
-  return ConfigKeySpec{std::move(key), ConfigValueType::Int, min, max, {}, std::move(def),
-                       std::move(doc)};
+  return ConfigKeySpec{std::move(key), ConfigValueType::Int, min, max, {},
+                       std::move(def), std::move(doc)};
 }
 ConfigKeySpec long_key(std::string key, std::int64_t min, std::string def, std::string doc) {
-  return ConfigKeySpec{std::move(key), ConfigValueType::Long, min, kLongMsMax, {}, std::move(def),
-                       std::move(doc)};
+  return ConfigKeySpec{std::move(key), ConfigValueType::Long, min, kLongMsMax, {},
+                       std::move(def), std::move(doc)};
 }
 ConfigKeySpec string_key(std::string key, std::vector<std::string> allowed, std::string def,
                          std::string doc) {
@@ -97,9 +97,9 @@ bool is_assignor_key(const std::string& key) {
 
 std::string unknown_value_message(const ConfigKeySpec& spec, const std::string& value) {
   const bool assignor = is_assignor_key(spec.key);
-  std::string msg = assignor ? fmt::format("unknown assignor \"{}\"", value)
-                             : fmt::format("must be one of {}, got \"{}\"",
-                                           fmt::join(spec.allowed, ", "), value);
+  std::string msg =
+      assignor ? fmt::format("unknown assignor \"{}\"", value)
+               : fmt::format("must be one of {}, got \"{}\"", fmt::join(spec.allowed, ", "), value);
   if (assignor) {
     const std::string guess = closest_match(value, spec.allowed);
     if (!guess.empty()) msg += fmt::format("; did you mean \"{}\"?", guess);
@@ -111,10 +111,10 @@ std::string unknown_value_message(const ConfigKeySpec& spec, const std::string& 
 
 const std::vector<ConfigKeySpec>& consumer_config_specs() {
   static const std::vector<ConfigKeySpec> specs = sorted({
-      string_key("group.instance.id", {}, "null",
-                 "static membership id; absent = dynamic member"),
-      string_key("client.id", {}, "consumer-<group.id>-1",
-                 "client id sent with requests (static member: consumer-<group.id>-<group.instance.id>)"),
+      string_key("group.instance.id", {}, "null", "static membership id; absent = dynamic member"),
+      string_key(
+          "client.id", {}, "consumer-<group.id>-1",
+          "client id sent with requests (static member: consumer-<group.id>-<group.instance.id>)"),
       string_key("client.rack", {}, "\"\"", "rack of the client (rack-aware assignors)"),
       int_key("session.timeout.ms", 1, kIntMax, "45000",
               "classic: member session timeout sent in JoinGroup"),
@@ -123,7 +123,12 @@ const std::vector<ConfigKeySpec>& consumer_config_specs() {
       int_key("max.poll.interval.ms", 1, kIntMax, "300000",
               "max time between poll() calls; also the rebalance timeout"),
       int_key("max.poll.records", 1, kIntMax, "500", "records returned by one poll()"),
-      ConfigKeySpec{"enable.auto.commit", ConfigValueType::Bool, 0, 0, {}, "true",
+      ConfigKeySpec{"enable.auto.commit",
+                    ConfigValueType::Bool,
+                    0,
+                    0,
+                    {},
+                    "true",
                     "commit positions in the background"},
       int_key("auto.commit.interval.ms", 0, kIntMax, "5000", "auto-commit period"),
       ConfigKeySpec{"partition.assignment.strategy",
@@ -146,10 +151,12 @@ const std::vector<ConfigKeySpec>& consumer_config_specs() {
       int_key("fetch.max.wait.ms", 0, kIntMax, "500", "max time a fetch waits for data"),
       string_key("auto.offset.reset", {"latest", "earliest", "none"}, "latest",
                  "where to start without a committed offset"),
-      string_key("share.acknowledgement.mode", {"implicit", "explicit"}, "implicit",
-                 "share: implicit accepts every record at the next poll(); explicit acknowledges each"),
-      string_key("share.acquire.mode", {"batch_optimized", "record_limit"}, "batch_optimized",
-                 "share: how the broker sizes acquired batches (both acquire at most max.poll.records)"),
+      string_key(
+          "share.acknowledgement.mode", {"implicit", "explicit"}, "implicit",
+          "share: implicit accepts every record at the next poll(); explicit acknowledges each"),
+      string_key(
+          "share.acquire.mode", {"batch_optimized", "record_limit"}, "batch_optimized",
+          "share: how the broker sizes acquired batches (both acquire at most max.poll.records)"),
   });
   return specs;
 }
@@ -170,8 +177,7 @@ const std::vector<ConfigKeySpec>& broker_config_specs() {
               "partitions of __consumer_offsets (coordinator shards)"),
       int_key("offsets.topic.replication.factor", 1, 32767, "3",
               "replication factor of __consumer_offsets"),
-      int_key("offsets.commit.timeout.ms", 1, kIntMax, "5000",
-              "timeout of a coordinator write"),
+      int_key("offsets.commit.timeout.ms", 1, kIntMax, "5000", "timeout of a coordinator write"),
       int_key("group.coordinator.append.linger.ms", -1, kIntMax, "-1",
               "coordinator write batching linger; -1 = adaptive"),
       int_key("group.consumer.session.timeout.ms", 1, kIntMax, "45000",
@@ -180,8 +186,9 @@ const std::vector<ConfigKeySpec>& broker_config_specs() {
               "consumer protocol: lower bound of group.consumer.session.timeout.ms"),
       int_key("group.consumer.max.session.timeout.ms", 1, kIntMax, "60000",
               "consumer protocol: upper bound of group.consumer.session.timeout.ms"),
-      int_key("group.consumer.max.size", 1, kIntMax, "2147483647",
-              "consumer protocol: members per group (a new member beyond it: GROUP_MAX_SIZE_REACHED)"),
+      int_key(
+          "group.consumer.max.size", 1, kIntMax, "2147483647",
+          "consumer protocol: members per group (a new member beyond it: GROUP_MAX_SIZE_REACHED)"),
       int_key("group.consumer.heartbeat.interval.ms", 1, kIntMax, "5000",
               "consumer protocol: heartbeat interval given to members"),
       int_key("group.consumer.min.heartbeat.interval.ms", 1, kIntMax, "5000",
@@ -205,8 +212,8 @@ const std::vector<ConfigKeySpec>& broker_config_specs() {
               "partitions of __share_group_state"),
       int_key("share.coordinator.snapshot.update.records.per.snapshot", 0, 500, "500",
               "ShareUpdate records per share-partition before a ShareSnapshot"),
-      string_key("group.consumer.migration.policy", {"bidirectional", "upgrade", "downgrade", "disabled"},
-                 "bidirectional",
+      string_key("group.consumer.migration.policy",
+                 {"bidirectional", "upgrade", "downgrade", "disabled"}, "bidirectional",
                  "online migration between the classic and consumer protocols: which directions"),
       int_key("group.consumer.assignment.interval.ms", 0, kIntMax, "1000",
               "consumer protocol: minimum time between target assignment computations"),
@@ -238,16 +245,33 @@ const ConfigKeySpec* find_broker_config(const std::string& key) {
 bool is_unmodelled_consumer_config(const std::string& key) {
   // ConsumerConfig / CommonClientConfigs keys of Kafka 4.5 that change nothing the simulator
   // models (bytes, serialization, security, metrics).
-  static const std::vector<std::string> keys{
-      "allow.auto.create.topics", "auto.include.jmx.reporter", "bootstrap.servers",
-      "check.crcs", "client.dns.lookup", "connections.max.idle.ms", "enable.metrics.push",
-      "exclude.internal.topics", "fetch.max.bytes", "fetch.min.bytes", "interceptor.classes",
-      "isolation.level", "key.deserializer", "max.partition.fetch.bytes",
-      "metadata.recovery.rebootstrap.trigger.ms", "metadata.recovery.strategy",
-      "metric.reporters", "metrics.num.samples", "metrics.recording.level",
-      "metrics.sample.window.ms", "receive.buffer.bytes", "security.protocol",
-      "security.providers", "send.buffer.bytes", "socket.connection.setup.timeout.max.ms",
-      "socket.connection.setup.timeout.ms", "value.deserializer"};
+  static const std::vector<std::string> keys{"allow.auto.create.topics",
+                                             "auto.include.jmx.reporter",
+                                             "bootstrap.servers",
+                                             "check.crcs",
+                                             "client.dns.lookup",
+                                             "connections.max.idle.ms",
+                                             "enable.metrics.push",
+                                             "exclude.internal.topics",
+                                             "fetch.max.bytes",
+                                             "fetch.min.bytes",
+                                             "interceptor.classes",
+                                             "isolation.level",
+                                             "key.deserializer",
+                                             "max.partition.fetch.bytes",
+                                             "metadata.recovery.rebootstrap.trigger.ms",
+                                             "metadata.recovery.strategy",
+                                             "metric.reporters",
+                                             "metrics.num.samples",
+                                             "metrics.recording.level",
+                                             "metrics.sample.window.ms",
+                                             "receive.buffer.bytes",
+                                             "security.protocol",
+                                             "security.providers",
+                                             "send.buffer.bytes",
+                                             "socket.connection.setup.timeout.max.ms",
+                                             "socket.connection.setup.timeout.ms",
+                                             "value.deserializer"};
   if (std::find(keys.begin(), keys.end(), key) != keys.end()) return true;
   return key.starts_with("ssl.") || key.starts_with("sasl.");
 }
@@ -268,12 +292,19 @@ const std::vector<ConfigKeySpec>& group_config_specs() {
               "share group: deliveries of a record before it is archived (broker bounds 2-10)"),
       int_key("share.partition.max.record.locks", 100, kIntMax, "2000",
               "share group: in-flight window (SPEO - SPSO + 1) per share-partition (100-4000)"),
-      string_key("share.auto.offset.reset", {}, "latest",
-                 "share group: where a share-partition that never started begins: latest, earliest, "
-                 "by_duration:<PnDTnHnMn.nS>"),
-      string_key("share.isolation.level", {"read_committed", "read_uncommitted"}, "read_uncommitted",
+      string_key(
+          "share.auto.offset.reset", {}, "latest",
+          "share group: where a share-partition that never started begins: latest, earliest, "
+          "by_duration:<PnDTnHnMn.nS>"),
+      string_key("share.isolation.level", {"read_committed", "read_uncommitted"},
+                 "read_uncommitted",
                  "share group: how transactional records are read (no transactions are simulated)"),
-      ConfigKeySpec{"share.renew.acknowledge.enable", ConfigValueType::Bool, 0, 0, {}, "true",
+      ConfigKeySpec{"share.renew.acknowledge.enable",
+                    ConfigValueType::Bool,
+                    0,
+                    0,
+                    {},
+                    "true",
                     "share group: whether RENEW acknowledgements are accepted"},
   });
   return specs;
@@ -314,7 +345,8 @@ std::optional<std::int64_t> parse_iso8601_duration_ms(const std::string& text) {
     }
     const std::size_t start = i;
     if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
-    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+      ++i;
     if (i == start || i >= text.size()) return std::nullopt;
     double value = 0;
     try {
@@ -323,11 +355,16 @@ std::optional<std::int64_t> parse_iso8601_duration_ms(const std::string& text) {
       return std::nullopt;
     }
     const char unit = upper(i++);
-    if (!in_time && unit == 'D') ms += value * 86400000.0;
-    else if (in_time && unit == 'H') ms += value * 3600000.0;
-    else if (in_time && unit == 'M') ms += value * 60000.0;
-    else if (in_time && unit == 'S') ms += value * 1000.0;
-    else return std::nullopt;
+    if (!in_time && unit == 'D')
+      ms += value * 86400000.0;
+    else if (in_time && unit == 'H')
+      ms += value * 3600000.0;
+    else if (in_time && unit == 'M')
+      ms += value * 60000.0;
+    else if (in_time && unit == 'S')
+      ms += value * 1000.0;
+    else
+      return std::nullopt;
     any = true;
   }
   if (!any || ms > 9.0e15) return std::nullopt;
@@ -345,21 +382,24 @@ std::vector<std::pair<std::string, std::string>> validate_share_group_config(
   };
   // The broker's bounds (group.share.min/max.*, their Kafka defaults).
   const std::vector<std::tuple<const char*, std::int64_t, std::int64_t>> ranges{
-      {"share.heartbeat.interval.ms", 5000, 15000},   {"share.session.timeout.ms", 45000, 60000},
+      {"share.heartbeat.interval.ms", 5000, 15000},    {"share.session.timeout.ms", 45000, 60000},
       {"share.record.lock.duration.ms", 15000, 60000}, {"share.delivery.count.limit", 2, 10},
       {"share.partition.max.record.locks", 100, 4000}, {"share.assignment.interval.ms", 0, 15000}};
   for (const auto& [key, lo, hi] : ranges) {
     if (const auto v = int_of(key); v && (*v < lo || *v > hi)) {
-      problems.emplace_back(key, fmt::format("{} must be in the range {} to {} inclusive.", key, lo, hi));
+      problems.emplace_back(
+          key, fmt::format("{} must be in the range {} to {} inclusive.", key, lo, hi));
     }
   }
   const auto session = int_of("share.session.timeout.ms");
   const auto heartbeat = int_of("share.heartbeat.interval.ms");
   if ((session || heartbeat) && session.value_or(45000) <= heartbeat.value_or(5000)) {
-    problems.emplace_back(session ? "share.session.timeout.ms" : "share.heartbeat.interval.ms",
-                          "share.session.timeout.ms must be greater than share.heartbeat.interval.ms");
+    problems.emplace_back(
+        session ? "share.session.timeout.ms" : "share.heartbeat.interval.ms",
+        "share.session.timeout.ms must be greater than share.heartbeat.interval.ms");
   }
-  if (const auto it = config.find("share.auto.offset.reset"); it != config.end() && it->second.is_string()) {
+  if (const auto it = config.find("share.auto.offset.reset");
+      it != config.end() && it->second.is_string()) {
     const std::string v = lower(it->second.get<std::string>());
     bool ok = v == "latest" || v == "earliest";
     if (v.starts_with("by_duration:")) {
@@ -367,24 +407,31 @@ std::vector<std::pair<std::string, std::string>> validate_share_group_config(
       ok = d && *d >= 0;
     }
     if (!ok) {
-      problems.emplace_back("share.auto.offset.reset",
-                            fmt::format("Invalid value `{}` for configuration share.auto.offset.reset. The value "
-                                        "must be either 'earliest', 'latest' or of the format "
-                                        "'by_duration:<PnDTnHnMn.nS>'.",
-                                        it->second.get<std::string>()));
+      problems.emplace_back(
+          "share.auto.offset.reset",
+          fmt::format("Invalid value `{}` for configuration share.auto.offset.reset. The value "
+                      "must be either 'earliest', 'latest' or of the format "
+                      "'by_duration:<PnDTnHnMn.nS>'.",
+                      it->second.get<std::string>()));
     }
   }
   return problems;
 }
 
 bool is_unmodelled_broker_config(const std::string& key) {
-  static const std::vector<std::string> keys{
-      "group.consumer.assignor.offload.enable", "group.consumer.max.assignment.interval.ms",
-      "group.consumer.min.assignment.interval.ms", "group.consumer.regex.refresh.interval.ms",
-      "group.coordinator.background.threads", "group.coordinator.rebalance.protocols",
-      "group.coordinator.threads", "offset.metadata.max.bytes", "offsets.load.buffer.size",
-      "offsets.retention.check.interval.ms", "offsets.retention.minutes",
-      "offsets.topic.compression.codec", "offsets.topic.segment.bytes"};
+  static const std::vector<std::string> keys{"group.consumer.assignor.offload.enable",
+                                             "group.consumer.max.assignment.interval.ms",
+                                             "group.consumer.min.assignment.interval.ms",
+                                             "group.consumer.regex.refresh.interval.ms",
+                                             "group.coordinator.background.threads",
+                                             "group.coordinator.rebalance.protocols",
+                                             "group.coordinator.threads",
+                                             "offset.metadata.max.bytes",
+                                             "offsets.load.buffer.size",
+                                             "offsets.retention.check.interval.ms",
+                                             "offsets.retention.minutes",
+                                             "offsets.topic.compression.codec",
+                                             "offsets.topic.segment.bytes"};
   if (std::find(keys.begin(), keys.end(), key) != keys.end()) return true;
   return key.starts_with("group.share.") && find_broker_config(key) == nullptr;
 }
@@ -392,14 +439,13 @@ bool is_unmodelled_broker_config(const std::string& key) {
 const std::vector<std::string>& consumer_keys_rejected_under(const std::string& group_protocol) {
   // ConsumerConfig: CLASSIC_PROTOCOL_UNSUPPORTED_CONFIGS / CONSUMER_PROTOCOL_UNSUPPORTED_CONFIGS.
   static const std::vector<std::string> classic{"group.remote.assignor"};
-  static const std::vector<std::string> consumer{"heartbeat.interval.ms",
-                                                 "partition.assignment.strategy",
-                                                 "session.timeout.ms"};
+  static const std::vector<std::string> consumer{
+      "heartbeat.interval.ms", "partition.assignment.strategy", "session.timeout.ms"};
   // ShareConsumerConfig.SHARE_GROUP_UNSUPPORTED_CONFIGS, as far as they are modelled.
-  static const std::vector<std::string> share{"auto.offset.reset",    "enable.auto.commit",
-                                              "group.instance.id",    "group.remote.assignor",
-                                              "heartbeat.interval.ms", "partition.assignment.strategy",
-                                              "session.timeout.ms"};
+  static const std::vector<std::string> share{
+      "auto.offset.reset",     "enable.auto.commit",    "group.instance.id",
+      "group.remote.assignor", "heartbeat.interval.ms", "partition.assignment.strategy",
+      "session.timeout.ms"};
   static const std::vector<std::string> none;
   if (group_protocol == "classic") return classic;
   if (group_protocol == "consumer") return consumer;
@@ -442,8 +488,8 @@ ConfigValueResult normalize_config_value(const ConfigKeySpec& spec, const json& 
     case ConfigValueType::Long: {
       std::optional<std::int64_t> v;
       if (raw.is_number_integer()) {
-        if (raw.is_number_unsigned() && raw.get<std::uint64_t>() > static_cast<std::uint64_t>(
-                                                                       spec.max)) {
+        if (raw.is_number_unsigned() &&
+            raw.get<std::uint64_t>() > static_cast<std::uint64_t>(spec.max)) {
           r.problem = fmt::format("must be <= {}, got {}", spec.max, shorten(raw));
           return r;
         }
@@ -519,8 +565,8 @@ ConfigValueResult normalize_config_value(const ConfigKeySpec& spec, const json& 
           start = comma + 1;
         }
       } else {
-        r.problem = fmt::format("must be a list (array or comma-separated string), got {}",
-                                shorten(raw));
+        r.problem =
+            fmt::format("must be a list (array or comma-separated string), got {}", shorten(raw));
         return r;
       }
       if (items.empty()) {
@@ -575,7 +621,8 @@ void read_into(const ConfigMap& config, const std::string& key, const ConfigKeyS
   if (it == config.end()) return;
   if (spec == nullptr) throw std::logic_error("unmodelled config " + key);
   const ConfigValue& v = it->second;
-  if (!has_shape(*spec, v)) throw std::invalid_argument(fmt::format("{}: not a normalized value", key));
+  if (!has_shape(*spec, v))
+    throw std::invalid_argument(fmt::format("{}: not a normalized value", key));
   if constexpr (std::is_same_v<T, std::optional<std::string>> || std::is_same_v<T, std::string>) {
     out = v.get<std::string>();
   } else if constexpr (std::is_same_v<T, bool>) {
@@ -680,7 +727,8 @@ BrokerConfig resolve_broker_config(const ClusterSpec& cluster) {
   read("group.share.record.lock.duration.ms", b.group_share_record_lock_duration_ms);
   read("group.share.delivery.count.limit", b.group_share_delivery_count_limit);
   read("group.share.partition.max.record.locks", b.group_share_partition_max_record_locks);
-  read("share.coordinator.state.topic.num.partitions", b.share_coordinator_state_topic_num_partitions);
+  read("share.coordinator.state.topic.num.partitions",
+       b.share_coordinator_state_topic_num_partitions);
   read("share.coordinator.snapshot.update.records.per.snapshot",
        b.share_coordinator_snapshot_update_records_per_snapshot);
   return b;

@@ -78,8 +78,8 @@ struct ConfigValueResult {
   std::string problem_suffix;
 };
 ConfigValueResult normalize_config_value(const ConfigKeySpec& spec, const nlohmann::json& raw);
-/// A normalized value as JSON (nlohmann's to_json hook, found by argument-dependent lookup: `j = v`):
-/// an integer, a boolean, a string or an array of strings, as normalize_config_value read it.
+/// A normalized value as JSON (nlohmann's to_json hook, found by argument-dependent lookup: `j =
+/// v`): an integer, a boolean, a string or an array of strings, as normalize_config_value read it.
 template <class BasicJson>
 void to_json(BasicJson& j, const ConfigValue& v) {
   std::visit([&](const auto& x) { j = x; }, v.variant());

@@ -51,7 +51,9 @@ inline constexpr std::string_view kRecordNames[] = {
     "ShareGroupCurrentMemberAssignment",
     "ShareGroupStatePartitionMetadata",
 };
-inline constexpr std::string_view record_name(RecordType t) { return kRecordNames[static_cast<int>(t)]; }
+inline constexpr std::string_view record_name(RecordType t) {
+  return kRecordNames[static_cast<int>(t)];
+}
 /// The type a `record` field names; nullopt for a name that is none of them.
 inline std::optional<RecordType> record_type_named(std::string_view name) {
   for (std::size_t i = 0; i < std::size(kRecordNames); ++i)
@@ -83,8 +85,8 @@ struct GroupMetadataMember {
   std::optional<std::string> group_instance_id;  // left out when unset
   std::string client_id, client_host;
   std::int32_t rebalance_timeout = 0, session_timeout = 0;
-  std::vector<std::string> subscription;               // the selected protocol's topics
-  std::optional<ClassicSubscriptionDetail> detail;     // only with a selected protocol
+  std::vector<std::string> subscription;            // the selected protocol's topics
+  std::optional<ClassicSubscriptionDetail> detail;  // only with a selected protocol
   TopicPartitions assignment;
   bool operator==(const GroupMetadataMember&) const = default;
 };
@@ -223,23 +225,30 @@ using GroupRecord =
 inline RecordType type_of(const GroupRecord& r) {
   return std::visit(
       [](const auto& x) -> RecordType {
-        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, Tombstone>) return x.type;
-        else return std::decay_t<decltype(x)>::kType;
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, Tombstone>)
+          return x.type;
+        else
+          return std::decay_t<decltype(x)>::kType;
       },
       r);
 }
 inline const std::string& group_of(const GroupRecord& r) {
   return std::visit([](const auto& x) -> const std::string& { return x.group; }, r);
 }
-inline bool is_tombstone(const GroupRecord& r) { return std::holds_alternative<Tombstone>(r); }
+inline bool is_tombstone(const GroupRecord& r) {
+  return std::holds_alternative<Tombstone>(r);
+}
 /// The member id of a member record (or its tombstone); nullptr for the others.
 inline const std::string* member_id_of(const GroupRecord& r) {
   return std::visit(
       [](const auto& x) -> const std::string* {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, Tombstone>) return x.member_id ? &*x.member_id : nullptr;
-        else if constexpr (requires { x.member_id; }) return &x.member_id;
-        else return nullptr;
+        if constexpr (std::is_same_v<T, Tombstone>)
+          return x.member_id ? &*x.member_id : nullptr;
+        else if constexpr (requires { x.member_id; })
+          return &x.member_id;
+        else
+          return nullptr;
       },
       r);
 }

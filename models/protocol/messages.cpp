@@ -49,7 +49,8 @@ bool is_response(const Message& m) {
                std::is_same_v<T, LeaveGroupResponse> || std::is_same_v<T, OffsetCommitResponse> ||
                std::is_same_v<T, OffsetFetchResponse> || std::is_same_v<T, ListOffsetsResponse> ||
                std::is_same_v<T, ConsumerGroupHeartbeatResponse> ||
-               std::is_same_v<T, OffsetsForLeaderEpochResponse> || std::is_same_v<T, ShareGroupHeartbeatResponse> ||
+               std::is_same_v<T, OffsetsForLeaderEpochResponse> ||
+               std::is_same_v<T, ShareGroupHeartbeatResponse> ||
                std::is_same_v<T, ShareFetchResponse> || std::is_same_v<T, ShareAcknowledgeResponse>;
       },
       m);
@@ -58,8 +59,10 @@ bool is_response(const Message& m) {
 ErrorCode error_of(const Message& m) {
   return std::visit(
       [](const auto& v) -> ErrorCode {
-        if constexpr (requires { v.error; }) return v.error;
-        else return ErrorCode::NONE;
+        if constexpr (requires { v.error; })
+          return v.error;
+        else
+          return ErrorCode::NONE;
       },
       m);
 }

@@ -134,7 +134,7 @@ struct OffsetFetchRequest {
 };
 struct PartitionOffset {
   TopicPartition partition;
-  std::int64_t offset = -1;  // -1: no committed offset (OffsetFetch) / unknown (ListOffsets)
+  std::int64_t offset = -1;        // -1: no committed offset (OffsetFetch) / unknown (ListOffsets)
   std::int32_t leader_epoch = -1;  // OffsetFetch: committed_leader_epoch (-1 = none)
 };
 struct OffsetFetchResponse {
@@ -206,18 +206,15 @@ struct OffsetsForLeaderEpochResponse {
   std::vector<EpochEndOffset> partitions;
 };
 
-using Message = std::variant<FindCoordinatorRequest, FindCoordinatorResponse, JoinGroupRequest,
-                             JoinGroupResponse, SyncGroupRequest, SyncGroupResponse,
-                             HeartbeatRequest, HeartbeatResponse, LeaveGroupRequest,
-                             LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse,
-                             OffsetFetchRequest, OffsetFetchResponse, ListOffsetsRequest,
-                             ListOffsetsResponse, ConsumerGroupHeartbeatRequest,
-                             ConsumerGroupHeartbeatResponse, OffsetsForLeaderEpochRequest,
-                             OffsetsForLeaderEpochResponse,
-                             // KIP-932 (models/protocol/share_messages.hpp)
-                             ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse, ShareFetchRequest,
-                             ShareFetchResponse, ShareAcknowledgeRequest, ShareAcknowledgeResponse,
-                             ShareConnectionClosed>;
+using Message = std::variant<
+    FindCoordinatorRequest, FindCoordinatorResponse, JoinGroupRequest, JoinGroupResponse,
+    SyncGroupRequest, SyncGroupResponse, HeartbeatRequest, HeartbeatResponse, LeaveGroupRequest,
+    LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest,
+    OffsetFetchResponse, ListOffsetsRequest, ListOffsetsResponse, ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse, OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse,
+    // KIP-932 (models/protocol/share_messages.hpp)
+    ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse, ShareFetchRequest, ShareFetchResponse,
+    ShareAcknowledgeRequest, ShareAcknowledgeResponse, ShareConnectionClosed>;
 
 /// What travels on the simulated network, in every variant: a request or response with its
 /// correlation id. Its size is that of the largest alternative (ConsumerGroupHeartbeatRequest);

@@ -89,10 +89,9 @@ struct ShareConnectionClosed {};
 /// never receives handles them as one set (`[](const ShareGroupMessage auto&) {...}`), so that a
 /// new alternative of any other kind still fails to compile where it is not handled.
 template <class T>
-concept ShareGroupMessage =
-    std::is_same_v<T, ShareGroupHeartbeatRequest> || std::is_same_v<T, ShareGroupHeartbeatResponse> ||
-    std::is_same_v<T, ShareFetchRequest> || std::is_same_v<T, ShareFetchResponse> ||
-    std::is_same_v<T, ShareAcknowledgeRequest> || std::is_same_v<T, ShareAcknowledgeResponse> ||
-    std::is_same_v<T, ShareConnectionClosed>;
+concept ShareGroupMessage = std::is_same_v<T, ShareGroupHeartbeatRequest> ||
+    std::is_same_v<T, ShareGroupHeartbeatResponse> || std::is_same_v<T, ShareFetchRequest> ||
+    std::is_same_v<T, ShareFetchResponse> || std::is_same_v<T, ShareAcknowledgeRequest> ||
+    std::is_same_v<T, ShareAcknowledgeResponse> || std::is_same_v<T, ShareConnectionClosed>;
 
 }  // namespace rsim

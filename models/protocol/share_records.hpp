@@ -16,7 +16,13 @@ enum class RecordState : std::uint8_t {
 const char* to_string(RecordState state);
 
 /// Kafka's AcknowledgeType with its wire ids; GAP (0) marks an offset with no record.
-enum class AcknowledgeType : std::uint8_t { GAP = 0, ACCEPT = 1, RELEASE = 2, REJECT = 3, RENEW = 4 };
+enum class AcknowledgeType : std::uint8_t {
+  GAP = 0,
+  ACCEPT = 1,
+  RELEASE = 2,
+  REJECT = 3,
+  RENEW = 4
+};
 const char* to_string(AcknowledgeType type);
 
 /// ShareFetch's AcquiredRecords: a range handed to one member, all with one delivery count.

@@ -41,7 +41,8 @@ inline nlohmann::ordered_json partition_list(const TopicPartitions& tps) {
 /// second one on each is found in O(1) instead of a walk down the tree that compares topic names
 /// (a group's offsets map holds every partition it consumes).
 template <class Map, class V>
-typename Map::iterator assign_from(Map& m, typename Map::iterator hint, const typename Map::key_type& k, V&& v) {
+typename Map::iterator assign_from(Map& m, typename Map::iterator hint,
+                                   const typename Map::key_type& k, V&& v) {
   return std::next(m.insert_or_assign(hint, k, std::forward<V>(v)));
 }
 

@@ -10,7 +10,8 @@ namespace rsim {
 // with '-'. `next` yields the random 64-bit words (an RNG stream, or a seeded hash chain).
 template <class NextWord>
 std::string random_uuid_string(NextWord&& next) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   std::uint64_t hi = next(), lo = next();
   while (kAlphabet[(hi >> 58) & 63] == '-') {
     hi = next();

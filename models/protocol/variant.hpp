@@ -16,17 +16,22 @@ enum class GroupProtocol { Classic, Consumer, Share };
 /// The contract's name of a variant.
 constexpr const char* variant_name(Variant v) {
   switch (v) {
-    case Variant::ClassicEager: return "classic-eager";
-    case Variant::ClassicCooperative: return "classic-cooperative";
-    case Variant::Consumer: return "consumer";
-    case Variant::Share: return "share";
+    case Variant::ClassicEager:
+      return "classic-eager";
+    case Variant::ClassicCooperative:
+      return "classic-cooperative";
+    case Variant::Consumer:
+      return "consumer";
+    case Variant::Share:
+      return "share";
   }
   return "";
 }
 
 /// The variant the contract names `name`; nullopt for any other name.
 constexpr std::optional<Variant> variant_named(std::string_view name) {
-  for (const Variant v : {Variant::ClassicEager, Variant::ClassicCooperative, Variant::Consumer, Variant::Share})
+  for (const Variant v :
+       {Variant::ClassicEager, Variant::ClassicCooperative, Variant::Consumer, Variant::Share})
     if (name == variant_name(v)) return v;
   return std::nullopt;
 }
@@ -34,9 +39,12 @@ constexpr std::optional<Variant> variant_named(std::string_view name) {
 /// Kafka's spelling of a group protocol: "classic", "consumer", "share".
 constexpr const char* group_protocol_name(GroupProtocol p) {
   switch (p) {
-    case GroupProtocol::Classic: return "classic";
-    case GroupProtocol::Consumer: return "consumer";
-    case GroupProtocol::Share: return "share";
+    case GroupProtocol::Classic:
+      return "classic";
+    case GroupProtocol::Consumer:
+      return "consumer";
+    case GroupProtocol::Share:
+      return "share";
   }
   return "";
 }
@@ -45,9 +53,12 @@ constexpr const char* group_protocol_name(GroupProtocol p) {
 constexpr GroupProtocol group_protocol(Variant v) {
   switch (v) {
     case Variant::ClassicEager:
-    case Variant::ClassicCooperative: return GroupProtocol::Classic;
-    case Variant::Consumer: return GroupProtocol::Consumer;
-    case Variant::Share: return GroupProtocol::Share;
+    case Variant::ClassicCooperative:
+      return GroupProtocol::Classic;
+    case Variant::Consumer:
+      return GroupProtocol::Consumer;
+    case Variant::Share:
+      return GroupProtocol::Share;
   }
   return GroupProtocol::Classic;
 }

@@ -17,9 +17,9 @@ constexpr std::array<std::pair<MemberState, std::string_view>, 4> kStateNames = 
 }};
 
 bool holds(const std::vector<PartitionEpoch>& partitions, std::int32_t partition) {
-  const auto it = std::lower_bound(
-      partitions.begin(), partitions.end(), partition,
-      [](const PartitionEpoch& pe, std::int32_t p) { return pe.partition < p; });
+  const auto it =
+      std::lower_bound(partitions.begin(), partitions.end(), partition,
+                       [](const PartitionEpoch& pe, std::int32_t p) { return pe.partition < p; });
   return it != partitions.end() && it->partition == partition;
 }
 

@@ -25,7 +25,8 @@ struct OwnedTopicPartitions {
 
 /// The member epoch of a partition's current owner, -1 when nobody owns it
 /// (ConsumerGroup.currentPartitionEpoch).
-using PartitionEpochLookup = std::function<std::int32_t(const std::string& topic_id, std::int32_t partition)>;
+using PartitionEpochLookup =
+    std::function<std::int32_t(const std::string& topic_id, std::int32_t partition)>;
 
 /// Everything besides the member that the next state depends on. References: build it in the
 /// call, e.g. `next_member_state(m, {.target_assignment_epoch = 5, ...})`.

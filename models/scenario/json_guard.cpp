@@ -15,9 +15,12 @@ namespace {
 std::string pointer_token(const std::string& key) {
   std::string out;
   for (const char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }
@@ -32,18 +35,22 @@ std::optional<std::string> too_deep(const std::string& bytes) {
       line_start = i + 1;
     }
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
       if (++depth > kMaxJsonDepth) {
-        return fmt::format("line {}, column {}: nested deeper than {} levels (a scenario needs "
-                           "about 6)",
-                           line, i - line_start + 1, kMaxJsonDepth);
+        return fmt::format(
+            "line {}, column {}: nested deeper than {} levels (a scenario needs "
+            "about 6)",
+            line, i - line_start + 1, kMaxJsonDepth);
       }
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
@@ -78,15 +85,17 @@ class DuplicateKeys : public nlohmann::json_sax<nlohmann::json> {
     f.token = pointer_token(k);
     return true;
   }
-  bool parse_error(std::size_t position, const std::string& token, const nlohmann::detail::exception& ex) override {
+  bool parse_error(std::size_t position, const std::string& token,
+                   const nlohmann::detail::exception& ex) override {
     // A number beyond a double (1e400) is no syntax error to the parser but an out_of_range
     // one (406) that carries no position: reported here with the value's JSON pointer. Other
     // errors are left to the DOM parser, which reports them with line and column.
     if (ex.id == 406) {
       enter_value();
       overflow_at = position;
-      problem = fmt::format("{}: the number {} is beyond the range of a double (at most 1.7976931348623157e308)",
-                            path_with_current(), token);
+      problem = fmt::format(
+          "{}: the number {} is beyond the range of a double (at most 1.7976931348623157e308)",
+          path_with_current(), token);
     }
     return false;
   }
@@ -96,7 +105,7 @@ class DuplicateKeys : public nlohmann::json_sax<nlohmann::json> {
   struct Frame {
     bool object;
     std::set<std::string> keys;
-    std::string token;        // of the member or element being read
+    std::string token;  // of the member or element being read
     std::size_t elements = 0;
   };
   // A value starts in the current container: arrays number their elements.
@@ -149,7 +158,9 @@ std::optional<std::string> check_json_structure(const std::string& bytes) {
       }
     // The position is the byte after the number: step back to its first character.
     std::size_t first = end;
-    while (first > line_start && std::string_view("0123456789+-.eE").find(bytes[first - 1]) != std::string_view::npos) --first;
+    while (first > line_start &&
+           std::string_view("0123456789+-.eE").find(bytes[first - 1]) != std::string_view::npos)
+      --first;
     return fmt::format("line {}, column {}: {}", line, first - line_start + 1, *sax.problem);
   }
   return sax.problem;

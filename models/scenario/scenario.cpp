@@ -17,9 +17,9 @@
 #endif
 
 #include "models/protocol/config.hpp"
-#include "models/spec/overloaded.hpp"
 #include "models/scenario/json_guard.hpp"
 #include "models/scenario/spec_json.hpp"
+#include "models/spec/overloaded.hpp"
 
 namespace rsim {
 namespace {
@@ -40,7 +40,8 @@ constexpr double kMaxPartitionHours = 200'000;
 constexpr std::size_t kMaxTopics = 10'000;
 constexpr std::size_t kMaxEvents = 100'000;
 constexpr std::size_t kMaxExpectations = 1'000;
-constexpr std::size_t kMaxListEntries = 10'000;  // any other list (a subscription, a protocols list)
+constexpr std::size_t kMaxListEntries =
+    10'000;  // any other list (a subscription, a protocols list)
 
 // The most entries the array `key` of the object at `ptr` may have, and why.
 std::pair<std::size_t, const char*> list_limit(const std::string& ptr, const std::string& key) {
@@ -48,7 +49,8 @@ std::pair<std::size_t, const char*> list_limit(const std::string& ptr, const std
     if (key == "consumers") return {kMaxConsumers, "memory and time grow with the consumers"};
     if (key == "topics") return {kMaxTopics, "each subscription is checked against every topic"};
     if (key == "events") return {kMaxEvents, "each event is scheduled and traced"};
-    if (key == "expect") return {kMaxExpectations, "each expectation is checked against the whole run"};
+    if (key == "expect")
+      return {kMaxExpectations, "each expectation is checked against the whole run"};
   }
   return {kMaxListEntries, "a longer list has no use in a scenario"};
 }
@@ -182,7 +184,9 @@ EventSpec to_event(RawEvent&& r) {
 }
 
 // The offending value as written, cut short so that one message stays one line.
-std::string shown(const json& v) { return shown_value(v, 40); }
+std::string shown(const json& v) {
+  return shown_value(v, 40);
+}
 
 std::string suggestion(const std::string& word, const std::vector<std::string>& candidates) {
   const std::string guess = closest_match(word, candidates);
@@ -203,8 +207,8 @@ bool valid_topic_name(const std::string& name) {
   // Kafka's Topic.validate: 1..249 characters of [a-zA-Z0-9._-].
   if (name.empty() || name.size() > 249) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '.' || c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
   });
 }
 
@@ -334,9 +338,8 @@ class Parser {
     return d;
   }
 
-  std::optional<double> read_number(const json& obj, const std::string& key,
-                                    const std::string& ptr, double min, bool exclusive,
-                                    double max) {
+  std::optional<double> read_number(const json& obj, const std::string& key, const std::string& ptr,
+                                    double min, bool exclusive, double max) {
     const auto it = obj.find(key);
     if (it == obj.end()) return std::nullopt;
     return check_number(*it, child(ptr, key), min, exclusive, max);
@@ -427,7 +430,8 @@ class Parser {
     }
     const auto [limit, why] = list_limit(ptr, key);
     if (it->size() > limit) {
-      problem(child(ptr, key), fmt::format("{} entries; the simulator's limit is {} ({})", it->size(), limit, why));
+      problem(child(ptr, key),
+              fmt::format("{} entries; the simulator's limit is {} ({})", it->size(), limit, why));
       return nullptr;
     }
     return &*it;
@@ -476,15 +480,17 @@ class Parser {
         if (value == "classic" || value == "consumer") {
           out[key] = value;
         } else if (value == "share") {
-          problem(p, "share groups are their own variant (a share consumer is a different client); "
-                     "use \"protocols\"");
+          problem(p,
+                  "share groups are their own variant (a share consumer is a different client); "
+                  "use \"protocols\"");
         } else {
           problem(p, fmt::format("must be \"classic\" or \"consumer\", got {}", shown(raw)) +
                          (raw.is_string() ? suggestion(value, {"classic", "consumer"}) : ""));
         }
       } else if (key == "group.protocol") {
-        problem(p, "is set by the protocol variant; use \"protocols\" (or a start/restart "
-                   "event's \"config\" to change it for one incarnation)");
+        problem(p,
+                "is set by the protocol variant; use \"protocols\" (or a start/restart "
+                "event's \"config\" to change it for one incarnation)");
       } else if (key == "group.id") {
         problem(p, "is set by the consumer's \"group\"");
       } else if (const ConfigKeySpec* spec = find_consumer_config(key)) {
@@ -524,64 +530,63 @@ class Parser {
       } else if (find_consumer_config(key) != nullptr) {
         problem(p, "is a kafka consumer config; set it in a consumer's \"config\"");
       } else {
-        problem(p, "unknown kafka broker config" +
-                       suggestion(key, config_keys(broker_config_specs())));
+        problem(
+            p, "unknown kafka broker config" + suggestion(key, config_keys(broker_config_specs())));
       }
     }
   }
 };
 
-std::int64_t int_or(const ConfigMap& config, const std::string& key,
-                    std::int64_t fallback) {
+std::int64_t int_or(const ConfigMap& config, const std::string& key, std::int64_t fallback) {
   const auto it = config.find(key);
   return it == config.end() ? fallback : it->second.get<std::int64_t>();
 }
 
 // Kafka's GroupCoordinatorConfig refuses to start a broker whose consumer-group timeouts are out
 // of their bounds, and the classic session bounds must be ordered.
-void check_broker_bounds(Parser& p, const ConfigMap& config,
-                         const std::string& ptr) {
+void check_broker_bounds(Parser& p, const ConfigMap& config, const std::string& ptr) {
   const BrokerConfig d;
   const auto v = [&](const char* key, std::int64_t fallback) {
     return int_or(config, key, fallback);
   };
-  const std::int64_t min_s = v("group.consumer.min.session.timeout.ms",
-                               d.group_consumer_min_session_timeout_ms);
-  const std::int64_t max_s = v("group.consumer.max.session.timeout.ms",
-                               d.group_consumer_max_session_timeout_ms);
-  const std::int64_t s = v("group.consumer.session.timeout.ms", d.group_consumer_session_timeout_ms);
-  const std::int64_t min_h = v("group.consumer.min.heartbeat.interval.ms",
-                               d.group_consumer_min_heartbeat_interval_ms);
-  const std::int64_t max_h = v("group.consumer.max.heartbeat.interval.ms",
-                               d.group_consumer_max_heartbeat_interval_ms);
-  const std::int64_t h = v("group.consumer.heartbeat.interval.ms",
-                           d.group_consumer_heartbeat_interval_ms);
+  const std::int64_t min_s =
+      v("group.consumer.min.session.timeout.ms", d.group_consumer_min_session_timeout_ms);
+  const std::int64_t max_s =
+      v("group.consumer.max.session.timeout.ms", d.group_consumer_max_session_timeout_ms);
+  const std::int64_t s =
+      v("group.consumer.session.timeout.ms", d.group_consumer_session_timeout_ms);
+  const std::int64_t min_h =
+      v("group.consumer.min.heartbeat.interval.ms", d.group_consumer_min_heartbeat_interval_ms);
+  const std::int64_t max_h =
+      v("group.consumer.max.heartbeat.interval.ms", d.group_consumer_max_heartbeat_interval_ms);
+  const std::int64_t h =
+      v("group.consumer.heartbeat.interval.ms", d.group_consumer_heartbeat_interval_ms);
   const auto at = [&](const char* key) { return child(ptr, key); };
   if (min_s > max_s) {
-    p.problem(at("group.consumer.min.session.timeout.ms"),
-              fmt::format("must be <= group.consumer.max.session.timeout.ms ({}), got {}", max_s,
-                          min_s));
+    p.problem(
+        at("group.consumer.min.session.timeout.ms"),
+        fmt::format("must be <= group.consumer.max.session.timeout.ms ({}), got {}", max_s, min_s));
   } else if (s < min_s) {
-    p.problem(at("group.consumer.session.timeout.ms"),
-              fmt::format("must be >= group.consumer.min.session.timeout.ms ({}), got {}", min_s,
-                          s));
+    p.problem(
+        at("group.consumer.session.timeout.ms"),
+        fmt::format("must be >= group.consumer.min.session.timeout.ms ({}), got {}", min_s, s));
   } else if (s > max_s) {
-    p.problem(at("group.consumer.session.timeout.ms"),
-              fmt::format("must be <= group.consumer.max.session.timeout.ms ({}), got {}", max_s,
-                          s));
+    p.problem(
+        at("group.consumer.session.timeout.ms"),
+        fmt::format("must be <= group.consumer.max.session.timeout.ms ({}), got {}", max_s, s));
   }
   if (min_h > max_h) {
     p.problem(at("group.consumer.min.heartbeat.interval.ms"),
-              fmt::format("must be <= group.consumer.max.heartbeat.interval.ms ({}), got {}",
-                          max_h, min_h));
+              fmt::format("must be <= group.consumer.max.heartbeat.interval.ms ({}), got {}", max_h,
+                          min_h));
   } else if (h < min_h) {
-    p.problem(at("group.consumer.heartbeat.interval.ms"),
-              fmt::format("must be >= group.consumer.min.heartbeat.interval.ms ({}), got {}",
-                          min_h, h));
+    p.problem(
+        at("group.consumer.heartbeat.interval.ms"),
+        fmt::format("must be >= group.consumer.min.heartbeat.interval.ms ({}), got {}", min_h, h));
   } else if (h > max_h) {
-    p.problem(at("group.consumer.heartbeat.interval.ms"),
-              fmt::format("must be <= group.consumer.max.heartbeat.interval.ms ({}), got {}",
-                          max_h, h));
+    p.problem(
+        at("group.consumer.heartbeat.interval.ms"),
+        fmt::format("must be <= group.consumer.max.heartbeat.interval.ms ({}), got {}", max_h, h));
   }
   if (h >= s) {
     p.problem(at("group.consumer.heartbeat.interval.ms"),
@@ -624,7 +629,8 @@ void check_scenario_size(Parser& p, const ScenarioSpec& s) {
     for (int digits = 1; digits <= 9; ++digits) {
       std::int64_t scale = 1;
       for (int k = 0; k < digits; ++k) scale *= 10;
-      if ((rest * scale) % 3'600'000 == 0) return fmt::format("{}.{:0{}}", whole, rest * scale / 3'600'000, digits);
+      if ((rest * scale) % 3'600'000 == 0)
+        return fmt::format("{}.{:0{}}", whole, rest * scale / 3'600'000, digits);
     }
     return fmt::format("about {}.{:09}", whole, rest * 1'000'000'000 / 3'600'000);
   };
@@ -634,15 +640,18 @@ void check_scenario_size(Parser& p, const ScenarioSpec& s) {
               fmt::format("{} consumers for {} h is {} consumer-hours; the simulator's "
                           "limit is {:.0f} (e.g. 10000 consumers for 2 h): shorten duration_ms or "
                           "run fewer consumers",
-                          s.consumers.size(), exact_hours(duration_ms), exact_hours(consumers * duration_ms), kMaxConsumerHours));
+                          s.consumers.size(), exact_hours(duration_ms),
+                          exact_hours(consumers * duration_ms), kMaxConsumerHours));
   }
   // (Past kMaxTotalPartitions the count is refused above, and the product could overflow.)
-  if (partitions <= kMaxTotalPartitions && partitions * duration_ms > static_cast<std::int64_t>(kMaxPartitionHours) * 3'600'000) {
+  if (partitions <= kMaxTotalPartitions &&
+      partitions * duration_ms > static_cast<std::int64_t>(kMaxPartitionHours) * 3'600'000) {
     p.problem("/duration_ms",
               fmt::format("{} partitions for {} h is {} partition-hours; the simulator's "
                           "limit is {:.0f} (e.g. 100000 partitions for 2 h): shorten duration_ms "
                           "or use fewer partitions",
-                          partitions, exact_hours(duration_ms), exact_hours(partitions * duration_ms), kMaxPartitionHours));
+                          partitions, exact_hours(duration_ms),
+                          exact_hours(partitions * duration_ms), kMaxPartitionHours));
   }
 }
 
@@ -653,11 +662,16 @@ std::string one_line(const std::string& text) {
   out.reserve(text.size());
   for (const char c : text) {
     const auto u = static_cast<unsigned char>(c);
-    if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
-    else out += c;
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
+    else if (u < 0x20 || u == 0x7f)
+      out += fmt::format("\\x{:02x}", u);
+    else
+      out += c;
   }
   return out;
 }
@@ -690,7 +704,8 @@ const std::vector<std::string>& event_kinds() {
   // The verbs of the closed variant, in its order.
   static const std::vector<std::string> kinds = []<std::size_t... I>(std::index_sequence<I...>) {
     return std::vector<std::string>{std::variant_alternative_t<I, Verb>::kDo...};
-  }(std::make_index_sequence<std::variant_size_v<Verb>>{});
+  }
+  (std::make_index_sequence<std::variant_size_v<Verb>>{});
   return kinds;
 }
 
@@ -709,22 +724,26 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
           "deployments", "autoscalers", "variants", "lesson"}},
         {"group", {"config"}},
         {"lesson", {"rebalance_from_ms", "watch_for"}},
-        {"cluster", {"brokers", "config", "coordinator_load", "purgatory_lateness_ms", "request_handling_ms", "write_latency_ms"}},
+        {"cluster",
+         {"brokers", "config", "coordinator_load", "purgatory_lateness_ms", "request_handling_ms",
+          "write_latency_ms"}},
         {"coordinator_load", {"base_ms", "us_per_record"}},
         {"network", {"drop_rate", "latency_ms"}},
         {"topic", {"initial_records", "name", "partitions", "produce"}},
         {"produce", {"gap_ms", "records_per_sec"}},
         {"consumer",
-         {"callbacks", "commit", "config", "config_by_protocol", "group", "heartbeat_wakeup_lateness_ms", "name",
-          "on_stop", "outcomes", "poll_timeout_ms", "processing", "start_latency_ms", "topics"}},
+         {"callbacks", "commit", "config", "config_by_protocol", "group",
+          "heartbeat_wakeup_lateness_ms", "name", "on_stop", "outcomes", "poll_timeout_ms",
+          "processing", "start_latency_ms", "topics"}},
         {"outcomes", {"reject", "release"}},
         {"config_by_protocol", {"classic", "consumer", "share"}},
         {"processing", {"per_batch_ms", "per_poll_ms", "per_record_ms"}},
         {"callbacks", {"assign_ms", "lost_ms", "revoke_ms"}},
         {"expect",
-        {"consumer", "from_ms", "id", "message", "metric", "op", "partition", "protocol", "to_ms",
-         "tolerance", "value", "window"}},
-        {"expect:order", {"expect", "first", "from_ms", "id", "message", "protocol", "then", "to_ms"}},
+         {"consumer", "from_ms", "id", "message", "metric", "op", "partition", "protocol", "to_ms",
+          "tolerance", "value", "window"}},
+        {"expect:order",
+         {"expect", "first", "from_ms", "id", "message", "protocol", "then", "to_ms"}},
         {"event:start", {"at_ms", "config", "consumer", "do"}},
         {"event:stop", {"at_ms", "consumer", "do"}},
         {"event:crash", {"at_ms", "consumer", "do"}},
@@ -733,7 +752,8 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
         {"event:pause", {"at_ms", "consumer", "do", "for_ms"}},
         {"event:subscribe", {"at_ms", "consumer", "do", "topics"}},
         {"event:add-partitions", {"at_ms", "do", "partitions", "topic"}},
-        {"event:network", {"at_ms", "between", "do", "drop_rate", "for_ms", "latency_ms", "one_way"}},
+        {"event:network",
+         {"at_ms", "between", "do", "drop_rate", "for_ms", "latency_ms", "one_way"}},
         {"event:partition-network", {"at_ms", "between", "do", "for_ms"}},
         {"event:fail-coordinator", {"at_ms", "do", "down_ms", "group"}},
         {"event:produce", {"at_ms", "do", "gap_ms", "records_per_sec", "topic"}},
@@ -745,17 +765,19 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
         {"event:drain-node", {"at_ms", "do", "node"}},
         // Fleets (issue 38): Kubernetes and KEDA spellings.
         {"deployment",
-         {"kind", "minReadySeconds", "name", "nodes", "podDisruptionBudget", "podManagementPolicy", "pod_start_ms",
-          "preStop_ms", "readinessProbe", "replicas", "strategy", "template", "terminationGracePeriodSeconds"}},
+         {"kind", "minReadySeconds", "name", "nodes", "podDisruptionBudget", "podManagementPolicy",
+          "pod_start_ms", "preStop_ms", "readinessProbe", "replicas", "strategy", "template",
+          "terminationGracePeriodSeconds"}},
         {"strategy", {"rollingUpdate", "type"}},
         {"rollingUpdate", {"maxSurge", "maxUnavailable"}},
         {"pod_start", {"image_pull", "jvm_start", "scheduling"}},
         {"readinessProbe", {"initialDelaySeconds"}},
         {"podDisruptionBudget", {"maxUnavailable", "minAvailable"}},
         {"autoscaler",
-         {"activationLagThreshold", "allowIdleConsumers", "consumerGroup", "cooldownPeriod", "deployment", "hpa",
-          "lagThreshold", "limitToPartitionsWithLag", "maxReplicaCount", "minReplicaCount", "name",
-          "offsetResetPolicy", "pollingInterval", "scaleToZeroOnInvalidOffset", "topic"}},
+         {"activationLagThreshold", "allowIdleConsumers", "consumerGroup", "cooldownPeriod",
+          "deployment", "hpa", "lagThreshold", "limitToPartitionsWithLag", "maxReplicaCount",
+          "minReplicaCount", "name", "offsetResetPolicy", "pollingInterval",
+          "scaleToZeroOnInvalidOffset", "topic"}},
         {"hpa", {"behavior", "syncPeriodSeconds", "tolerance"}},
         {"behavior", {"scaleDown", "scaleUp"}},
         {"scaling_rules", {"policies", "selectPolicy", "stabilizationWindowSeconds"}},
@@ -818,23 +840,27 @@ const std::map<std::string, std::vector<std::string>>& scenario_required_keys() 
 /// here; the run does not read it, the page and report.html's step control show it.
 static void check_lesson(Parser& p, const json& doc, ScenarioSpec& s, bool duration_ok) {
   std::optional<std::int64_t> from;
-  if (const auto it = doc.find("lesson"); it != doc.end() && p.check_object(*it, "/lesson", "lesson")) {
+  if (const auto it = doc.find("lesson");
+      it != doc.end() && p.check_object(*it, "/lesson", "lesson")) {
     from = p.read_int(*it, "rebalance_from_ms", "/lesson", 0, kMaxDurationMs, "7 days");
     if (const auto w = it->find("watch_for"); w != it->end()) {
       if (!w->is_array() || w->empty()) {
-        p.problem("/lesson/watch_for", fmt::format("must be a non-empty list of strings, got {}", shown(*w)));
+        p.problem("/lesson/watch_for",
+                  fmt::format("must be a non-empty list of strings, got {}", shown(*w)));
       } else {
         for (std::size_t i = 0; i < w->size(); ++i) {
           const json& step = (*w)[i];
           if (!step.is_string() || step.get<std::string>().empty())
-            p.problem(fmt::format("/lesson/watch_for/{}", i), fmt::format("must be a non-empty string, got {}", shown(step)));
+            p.problem(fmt::format("/lesson/watch_for/{}", i),
+                      fmt::format("must be a non-empty string, got {}", shown(step)));
         }
       }
     }
   }
   if (from && duration_ok && sim::ms(*from) >= s.duration)
     p.problem("/lesson/rebalance_from_ms",
-              fmt::format("must be < duration_ms ({}), got {}: no rebalance starts after the run", sim::to_ms(s.duration), *from));
+              fmt::format("must be < duration_ms ({}), got {}: no rebalance starts after the run",
+                          sim::to_ms(s.duration), *from));
   else
     s.lesson_rebalance_from_ms = from;
 }
@@ -851,7 +877,7 @@ class ScenarioReader {
   Parser p;
   const json& doc;
   ScenarioSpec& s;
-  bool duration_ok = true;                // duration_ms is valid: event times are checked against it
+  bool duration_ok = true;  // duration_ms is valid: event times are checked against it
   std::set<std::string> group_protocols;  // of the variants the scenario runs
   std::vector<std::string> topic_names, consumer_names, groups;
 
@@ -977,7 +1003,8 @@ class ScenarioReader {
       if (auto v = p.read_int(t, "initial_records", ptr, 0, kMaxInitialRecords)) {
         topic.initial_records = *v;
       }
-      if (const auto pr = t.find("produce"); pr != t.end()) topic_produce(*pr, child(ptr, "produce"), topic);
+      if (const auto pr = t.find("produce"); pr != t.end())
+        topic_produce(*pr, child(ptr, "produce"), topic);
       s.topics.push_back(std::move(topic));
     }
   }
@@ -1045,7 +1072,8 @@ class ScenarioReader {
       if (auto d = p.read_distribution(c, "heartbeat_wakeup_lateness_ms", ptr))
         consumer.heartbeat_wakeup_lateness = *d;
       consumer_times(c, ptr, consumer);
-      if (const auto oc = c.find("outcomes"); oc != c.end()) consumer_outcomes(*oc, child(ptr, "outcomes"), consumer);
+      if (const auto oc = c.find("outcomes"); oc != c.end())
+        consumer_outcomes(*oc, child(ptr, "outcomes"), consumer);
       consumer_modes(c, ptr, consumer);
       s.consumers.push_back(std::move(consumer));
     }
@@ -1141,16 +1169,17 @@ class ScenarioReader {
     // Only an explicit-mode share consumer chooses how each record is acknowledged.
     std::string mode = "implicit";
     const auto share_cfg = consumer.config_by_protocol.find("share");
-    for (const auto* cfg : {&consumer.config, share_cfg == consumer.config_by_protocol.end()
-                                                  ? nullptr
-                                                  : &share_cfg->second}) {
+    for (const auto* cfg :
+         {&consumer.config,
+          share_cfg == consumer.config_by_protocol.end() ? nullptr : &share_cfg->second}) {
       if (cfg == nullptr) continue;
       const auto m = cfg->find("share.acknowledgement.mode");
       if (m != cfg->end() && m->second.is_string()) mode = m->second.get<std::string>();
     }
     if (mode != "explicit" && (consumer.outcomes.reject > 0 || consumer.outcomes.release > 0)) {
-      p.problem(op, "outcomes other than ACCEPT need share.acknowledgement.mode=explicit; set it in "
-                    "config (or config_by_protocol.share)");
+      p.problem(op,
+                "outcomes other than ACCEPT need share.acknowledgement.mode=explicit; set it in "
+                "config (or config_by_protocol.share)");
     }
   }
 
@@ -1186,7 +1215,9 @@ class ScenarioReader {
     const auto it = doc.find("groups");
     if (it == doc.end()) return;
     if (!it->is_object()) {
-      p.problem("/groups", fmt::format("must be an object: group id -> {{\"config\": {{...}}}}, got {}", shown(*it)));
+      p.problem("/groups",
+                fmt::format("must be an object: group id -> {{\"config\": {{...}}}}, got {}",
+                            shown(*it)));
       return;
     }
     std::vector<std::string> known;  // the consumers' groups
@@ -1197,9 +1228,10 @@ class ScenarioReader {
       const std::string ptr = child("/groups", group);
       if (!contains(known, group)) {
         const std::string guess = suggestion(group, known);
-        p.problem(ptr, guess.empty() ? fmt::format("no consumer is in this group (the consumers' groups: {})",
-                                                   fmt::join(known, ", "))
-                                     : "no consumer is in this group" + guess);
+        p.problem(ptr, guess.empty()
+                           ? fmt::format("no consumer is in this group (the consumers' groups: {})",
+                                         fmt::join(known, ", "))
+                           : "no consumer is in this group" + guess);
         continue;
       }
       if (!p.check_object(g, ptr, "group")) continue;
@@ -1231,16 +1263,20 @@ class ScenarioReader {
         p.problem(kp, "is a kafka group config the simulator does not model");
         ok = false;
       } else if (find_broker_config("group." + key) != nullptr) {
-        p.problem(kp, fmt::format("unknown kafka group config; \"group.{}\" is the broker's default, "
-                                  "set in \"cluster.config\"", key));
+        p.problem(kp,
+                  fmt::format("unknown kafka group config; \"group.{}\" is the broker's default, "
+                              "set in \"cluster.config\"",
+                              key));
         ok = false;
       } else {
-        p.problem(kp, "unknown kafka group config" + suggestion(key, config_keys(group_config_specs())));
+        p.problem(
+            kp, "unknown kafka group config" + suggestion(key, config_keys(group_config_specs())));
         ok = false;
       }
     }
     if (ok) {
-      for (const auto& [key, why] : validate_share_group_config(out)) p.problem(child(cptr, key), why);
+      for (const auto& [key, why] : validate_share_group_config(out))
+        p.problem(child(cptr, key), why);
     }
   }
 
@@ -1254,10 +1290,9 @@ class ScenarioReader {
     if (e == "*" || e == "coordinator" || contains(consumer_names, e)) return true;
     if (e.starts_with("broker-")) {
       const std::string n = e.substr(7);
-      const bool digits = !n.empty() && n.size() <= 6 &&
-                          std::all_of(n.begin(), n.end(), [](char ch) {
-                            return ch >= '0' && ch <= '9';
-                          });
+      const bool digits =
+          !n.empty() && n.size() <= 6 &&
+          std::all_of(n.begin(), n.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
       if (digits && std::stoll(n) < s.cluster.brokers) return true;
       if (digits) {
         p.problem(ptr, fmt::format("unknown endpoint \"{}\": cluster.brokers is {}", e,
@@ -1318,8 +1353,8 @@ class ScenarioReader {
     if (auto v = p.read_int(e, "at_ms", ptr, 0, kMaxDurationMs, "7 days")) {
       ev.at = sim::ms(*v);
       if (duration_ok && ev.at > s.duration) {
-        p.problem(child(ptr, "at_ms"), fmt::format("must be <= duration_ms ({}), got {}",
-                                                   sim::to_ms(s.duration), *v));
+        p.problem(child(ptr, "at_ms"),
+                  fmt::format("must be <= duration_ms ({}), got {}", sim::to_ms(s.duration), *v));
       }
     }
     return known_kind;
@@ -1337,13 +1372,14 @@ class ScenarioReader {
       if (auto v = p.read_string(e, "consumer", ptr)) {
         ev.consumer = *v;
         if (!contains(consumer_names, *v)) {
-          p.problem(child(ptr, "consumer"), fmt::format("unknown consumer \"{}\"", *v) +
-                                                suggestion(*v, consumer_names));
+          p.problem(child(ptr, "consumer"),
+                    fmt::format("unknown consumer \"{}\"", *v) + suggestion(*v, consumer_names));
         }
       }
     }
     if (has(e, ev, "deployment")) {
-      if (auto v = p.read_string(e, "deployment", ptr)) ev.deployment = *v;  // checked by parse_fleet
+      if (auto v = p.read_string(e, "deployment", ptr))
+        ev.deployment = *v;  // checked by parse_fleet
     }
     if (has(e, ev, "node")) {
       if (auto v = p.read_string(e, "node", ptr)) ev.node = *v;
@@ -1432,7 +1468,8 @@ class ScenarioReader {
     }
   }
 
-  /// A produce event: the new production of every partition of `topic`, a rate (0 stops it) or a gap.
+  /// A produce event: the new production of every partition of `topic`, a rate (0 stops it) or a
+  /// gap.
   void event_produce(const json& e, const std::string& ptr, RawEvent& ev) {
     const bool has_rate = e.contains("records_per_sec");
     const bool has_gap = e.contains("gap_ms");
@@ -1457,7 +1494,7 @@ class ScenarioReader {
   /// later incarnations; Kafka refuses keys unsupported by the incarnation's group.protocol, and a
   /// classic heartbeat interval must stay below the session timeout.
   void incarnation_configs() {
-    std::map<std::string, ConfigMap> overrides;  // consumer -> event configs
+    std::map<std::string, ConfigMap> overrides;                        // consumer -> event configs
     std::map<std::string, std::map<std::string, std::string>> set_at;  // consumer -> key -> path
     for (const auto& ev : s.events) {
       const EventConfig* config = verb_config(ev.verb);
@@ -1523,7 +1560,8 @@ class ScenarioReader {
     const ConsumerConfig d;
     const std::int64_t hb = int_or(merged, "heartbeat.interval.ms", d.heartbeat_interval_ms);
     const std::int64_t st = int_or(merged, "session.timeout.ms", d.session_timeout_ms);
-    if (hb >= st && (config.count("heartbeat.interval.ms") > 0 || config.count("session.timeout.ms") > 0)) {
+    if (hb >= st &&
+        (config.count("heartbeat.interval.ms") > 0 || config.count("session.timeout.ms") > 0)) {
       p.problem(ptr, fmt::format("heartbeat.interval.ms ({}) must be < session.timeout.ms ({}) "
                                  "in this incarnation",
                                  hb, st));
@@ -1554,14 +1592,19 @@ class ScenarioReader {
     const auto it = doc.find("regression");
     if (it == doc.end()) return;
     if (!it->is_object()) {
-      p.problem("/regression", fmt::format("must be an object of metric -> tolerance (e.g. {{\"not_processed_partition_ms\": \"+10%\"}}), got {}", shown(*it)));
+      p.problem("/regression", fmt::format("must be an object of metric -> tolerance (e.g. "
+                                           "{{\"not_processed_partition_ms\": \"+10%\"}}), got {}",
+                                           shown(*it)));
       return;
     }
     for (const auto& [metric, tol] : it->items()) {
       const std::string ptr = child("/regression", metric);
       if (!tol.is_string() || !parse_regression_tolerance(tol.get<std::string>())) {
-        p.problem(ptr, fmt::format("must be a tolerance with a direction: \"+N%\", \"+N\", \"-N%\" or \"-N\" "
-                                   "(+: a rise is a regression), got {}", shown(tol)));
+        p.problem(
+            ptr,
+            fmt::format("must be a tolerance with a direction: \"+N%\", \"+N\", \"-N%\" or \"-N\" "
+                        "(+: a rise is a regression), got {}",
+                        shown(tol)));
         continue;
       }
       s.regression.emplace_back(metric, tol.get<std::string>());
@@ -1604,14 +1647,18 @@ class ScenarioReader {
       if (v->empty()) p.problem(child(ptr, "id"), "must not be empty");
       for (const auto& other : s.expect)
         if (!v->empty() && other.id == *v)
-          p.problem(child(ptr, "id"), fmt::format("\"{}\" is already the id of /expect/{} (ids name JUnit test cases: "
-                                                  "make them unique)", *v, other.index));
+          p.problem(
+              child(ptr, "id"),
+              fmt::format("\"{}\" is already the id of /expect/{} (ids name JUnit test cases: "
+                          "make them unique)",
+                          *v, other.index));
       ex.id = *v;
     }
     if (auto v = p.read_int(x, "from_ms", ptr, 0, kMaxDurationMs, "7 days")) ex.from_ms = *v;
     if (auto v = p.read_int(x, "to_ms", ptr, 0, kMaxDurationMs, "7 days")) ex.to_ms = *v;
     if (ex.from_ms && ex.to_ms && *ex.to_ms <= *ex.from_ms) {
-      p.problem(child(ptr, "to_ms"), fmt::format("must be greater than from_ms ({}), got {}", *ex.from_ms, *ex.to_ms));
+      p.problem(child(ptr, "to_ms"),
+                fmt::format("must be greater than from_ms ({}), got {}", *ex.from_ms, *ex.to_ms));
     }
     if (auto v = p.read_string(x, "window", ptr)) {
       if (*v != "steady" && *v != "run") {
@@ -1635,14 +1682,21 @@ class ScenarioReader {
       if (it == x.end()) continue;
       const std::string mptr = child(ptr, key);
       if (!it->is_object()) {
-        p.problem(mptr, fmt::format("must be an object (a trace event's type and fields), got {}", shown(*it)));
+        p.problem(mptr, fmt::format("must be an object (a trace event's type and fields), got {}",
+                                    shown(*it)));
         continue;
       }
-      if (!it->contains("type")) p.problem(child(mptr, "type"), "missing (the trace event's type, e.g. \"callback\")");
-      else if (!it->at("type").is_string()) p.problem(child(mptr, "type"), fmt::format("must be a string, got {}", shown(it->at("type"))));
-      else if (it->at("type").get<std::string>().empty()) p.problem(child(mptr, "type"), "must not be empty");
-      if (std::string(key) == "first") ex.first = matcher_of(*it);
-      else ex.then = matcher_of(*it);
+      if (!it->contains("type"))
+        p.problem(child(mptr, "type"), "missing (the trace event's type, e.g. \"callback\")");
+      else if (!it->at("type").is_string())
+        p.problem(child(mptr, "type"),
+                  fmt::format("must be a string, got {}", shown(it->at("type"))));
+      else if (it->at("type").get<std::string>().empty())
+        p.problem(child(mptr, "type"), "must not be empty");
+      if (std::string(key) == "first")
+        ex.first = matcher_of(*it);
+      else
+        ex.then = matcher_of(*it);
     }
   }
 
@@ -1654,26 +1708,31 @@ class ScenarioReader {
     if (auto v = p.read_string(x, "op", ptr)) {
       ex.op = *v;
       if (!contains(expect_ops(), *v)) {
-        p.problem(child(ptr, "op"), fmt::format("unknown op \"{}\" (==, !=, <, <=, >, >=, within, between)", *v));
+        p.problem(child(ptr, "op"),
+                  fmt::format("unknown op \"{}\" (==, !=, <, <=, >, >=, within, between)", *v));
       }
     }
     if (auto v = p.read_number(x, "tolerance", ptr, 0, false, 1e18)) ex.tolerance = *v;
     if (ex.op == "within" && !ex.tolerance && !x.contains("tolerance")) {
-      p.problem(child(ptr, "tolerance"), "missing (op \"within\" needs a tolerance: |actual - value| <= tolerance)");
+      p.problem(child(ptr, "tolerance"),
+                "missing (op \"within\" needs a tolerance: |actual - value| <= tolerance)");
     }
     if (ex.op != "within" && x.contains("tolerance")) {
       p.problem(child(ptr, "tolerance"), fmt::format("only for op \"within\", not \"{}\"", ex.op));
     }
     if (const auto v = x.find("value"); v != x.end()) {
       ex.value = literal_of(*v);
-      const bool ordering = ex.op == "<" || ex.op == "<=" || ex.op == ">" || ex.op == ">=" || ex.op == "within";
+      const bool ordering =
+          ex.op == "<" || ex.op == "<=" || ex.op == ">" || ex.op == ">=" || ex.op == "within";
       if (ordering && !v->is_number()) {
         p.problem(child(ptr, "value"),
                   fmt::format("must be a number for op \"{}\", got {}", ex.op, shown(*v)));
       }
       if (ex.op == "between") {
         if (!v->is_array() || v->size() != 2 || !(*v)[0].is_number() || !(*v)[1].is_number()) {
-          p.problem(child(ptr, "value"), fmt::format("must be [lo, hi] (two numbers) for op \"between\", got {}", shown(*v)));
+          p.problem(
+              child(ptr, "value"),
+              fmt::format("must be [lo, hi] (two numbers) for op \"between\", got {}", shown(*v)));
         } else if ((*v)[0].get<double>() > (*v)[1].get<double>()) {
           p.problem(child(ptr, "value"), fmt::format("lo must be <= hi, got {}", shown(*v)));
         }
@@ -1682,17 +1741,20 @@ class ScenarioReader {
     if (ex.consumer && !s.consumer(*ex.consumer)) {
       std::vector<std::string> names;
       for (const auto& c : s.consumers) names.push_back(c.name);
-      p.problem(child(ptr, "consumer"), fmt::format("unknown consumer \"{}\"", *ex.consumer) + suggestion(*ex.consumer, names));
+      p.problem(child(ptr, "consumer"), fmt::format("unknown consumer \"{}\"", *ex.consumer) +
+                                            suggestion(*ex.consumer, names));
     }
   }
 };
 
 }  // namespace
 
-ScenarioSpec parse_scenario(const json& doc, const std::string& source_path, const ExtraScenarioCheck& extra) {
+ScenarioSpec parse_scenario(const json& doc, const std::string& source_path,
+                            const ExtraScenarioCheck& extra) {
   ScenarioSpec s;
   s.source_path = source_path;
-  if (!doc.is_object()) throw ScenarioError(source_path, {fmt::format("must be a json object, got {}", shown(doc))});
+  if (!doc.is_object())
+    throw ScenarioError(source_path, {fmt::format("must be a json object, got {}", shown(doc))});
   ScenarioReader r(doc, s);
   Parser& p = r.p;
   p.check_object(doc, "", "scenario");
@@ -1797,8 +1859,8 @@ ScenarioSpec load_scenario_file(const std::string& path, const ExtraScenarioChec
     } else if (const auto colon = reason.rfind(": "); colon != std::string::npos) {
       reason = reason.substr(colon + 2);
     }
-    throw ScenarioError(path, {fmt::format("line {}, column {}: not valid json: {}", line,
-                                           column, reason)});
+    throw ScenarioError(
+        path, {fmt::format("line {}, column {}: not valid json: {}", line, column, reason)});
   }
   ScenarioSpec spec = parse_scenario(doc, path, extra);
   spec.sha256 = sha256_hex(bytes);
@@ -1819,8 +1881,10 @@ std::optional<RegressionTolerance> parse_regression_tolerance(const std::string&
   bool dot = false;
   for (std::size_t i = 0; i < number.size(); ++i) {
     const char c = number[i];
-    if (c == '.' && !dot && i > 0 && i + 1 < number.size()) dot = true;
-    else if (c < '0' || c > '9') return std::nullopt;
+    if (c == '.' && !dot && i > 0 && i + 1 < number.size())
+      dot = true;
+    else if (c < '0' || c > '9')
+      return std::nullopt;
   }
   t.amount = std::stod(number);
   t.text = text;

@@ -45,7 +45,8 @@ std::string sha256_hex(const std::string& bytes);
 /// Checks a caller adds to the loader's own (e.g. the expectations' paths), run on what parsed
 /// even when the loader found problems (`clean` false then), so that every problem of a file is
 /// reported in one pass.
-using ExtraScenarioCheck = std::function<std::vector<std::string>(const ScenarioSpec& spec, bool clean)>;
+using ExtraScenarioCheck =
+    std::function<std::vector<std::string>(const ScenarioSpec& spec, bool clean)>;
 /// Parses and validates a scenario; throws ScenarioError listing every problem.
 ScenarioSpec parse_scenario(const nlohmann::json& doc, const std::string& source_path,
                             const ExtraScenarioCheck& extra = {});

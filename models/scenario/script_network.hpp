@@ -9,9 +9,9 @@
 
 #include "models/protocol/messages.hpp"
 #include "models/scenario/scenario.hpp"
+#include "models/trace/trace_events.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
-#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 
@@ -20,8 +20,8 @@ using EndpointResolver =
     std::function<std::vector<sim::NodeId>(const std::string& endpoint, const std::string& other)>;
 
 /// The directed links of an event's `between` (both directions unless `one_way`).
-inline std::vector<std::pair<sim::NodeId, sim::NodeId>> event_links(const std::vector<std::string>& between,
-                                                                    bool one_way, const EndpointResolver& resolve) {
+inline std::vector<std::pair<sim::NodeId, sim::NodeId>> event_links(
+    const std::vector<std::string>& between, bool one_way, const EndpointResolver& resolve) {
   std::vector<std::pair<sim::NodeId, sim::NodeId>> out;
   for (const auto x : resolve(between.at(0), between.at(1)))
     for (const auto y : resolve(between.at(1), between.at(0)))
@@ -44,21 +44,22 @@ inline void apply_network_event(sim::Kernel& kernel, Tracer& tracer, sim::Networ
     if (e.drop_rate) s.drop_ppm = static_cast<std::uint32_t>(*e.drop_rate * 1'000'000.0 + 0.5);
     net.set_link(from, to, s);
   }
-  tracer.publish(trace::NetChange{.between = e.between, .one_way = e.one_way,
-                                  .for_ms = e.has_for ? sim::to_ms(e.for_) : -1});
+  tracer.publish(trace::NetChange{
+      .between = e.between, .one_way = e.one_way, .for_ms = e.has_for ? sim::to_ms(e.for_) : -1});
   if (e.has_for) {
     // Only what this event changed goes back: another change of the same links meanwhile (a
     // loss window inside a latency spike) keeps its own fields and its own end.
-    kernel.schedule_closure_after(e.for_, [&net, &tracer, ls, before, between = e.between,
-                                           latency = e.latency.has_value(), drop = e.drop_rate.has_value()] {
-      for (std::size_t i = 0; i < ls.size(); ++i) {
-        sim::LinkSpec s = net.link_spec(ls[i].first, ls[i].second);
-        if (latency) s.latency = before[i].latency;
-        if (drop) s.drop_ppm = before[i].drop_ppm;
-        net.set_link(ls[i].first, ls[i].second, s);
-      }
-      tracer.publish(trace::NetRestore{.between = between});
-    });
+    kernel.schedule_closure_after(
+        e.for_, [&net, &tracer, ls, before, between = e.between, latency = e.latency.has_value(),
+                 drop = e.drop_rate.has_value()] {
+          for (std::size_t i = 0; i < ls.size(); ++i) {
+            sim::LinkSpec s = net.link_spec(ls[i].first, ls[i].second);
+            if (latency) s.latency = before[i].latency;
+            if (drop) s.drop_ppm = before[i].drop_ppm;
+            net.set_link(ls[i].first, ls[i].second, s);
+          }
+          tracer.publish(trace::NetRestore{.between = between});
+        });
   }
 }
 

@@ -14,10 +14,10 @@
 #include "models/coordinator/share_group_coordinator.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
-#include "models/spec/overloaded.hpp"
 #include "models/protocol/variant.hpp"
 #include "models/scenario/script_network.hpp"
 #include "models/scenario/world_base.hpp"
+#include "models/spec/overloaded.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/assert.hpp"
 #include "sim/kernel.hpp"
@@ -30,9 +30,10 @@ std::vector<std::string> share_unsupported_features(const ScenarioSpec& spec) {
   std::vector<std::string> problems;
   for (const auto& e : spec.events) {
     if (e.as<verb::FailCoordinator>() != nullptr) {
-      problems.push_back(fmt::format("/events/{}: fail-coordinator is not simulated for share groups by this "
-                                     "version yet",
-                                     e.index));
+      problems.push_back(
+          fmt::format("/events/{}: fail-coordinator is not simulated for share groups by this "
+                      "version yet",
+                      e.index));
     }
   }
   return problems;
@@ -57,13 +58,14 @@ class ShareWorld final : public WorldBase {
                                                share_brokers_.on_message(b, from, std::move(e));
                                              });
       cluster_.broker_nodes.push_back(node);
-      net_.set_handling(node, spec.cluster.request_handling, sim::Rng(seed, fmt::format("request-handling-{}", b)));
+      net_.set_handling(node, spec.cluster.request_handling,
+                        sim::Rng(seed, fmt::format("request-handling-{}", b)));
       cluster_.broker_down.push_back(false);
     }
     group_coordinator_ = std::make_unique<ShareGroupCoordinator>(
         kernel_, tracer_, broker_config_, log_, cluster_,
-        [this](const std::string& group, const TopicPartitions& partitions, std::int32_t state_epoch,
-               std::int64_t start, std::function<void()> done) {
+        [this](const std::string& group, const TopicPartitions& partitions,
+               std::int32_t state_epoch, std::int64_t start, std::function<void()> done) {
           share_brokers_.initialize_state(group, partitions, state_epoch, start, std::move(done));
         },
         overrides_);
@@ -88,15 +90,16 @@ class ShareWorld final : public WorldBase {
     ojson groups = ojson::object();
     for (const auto& [group, c] : share_brokers_.group_configs()) {
       // The effective values of a group with its own configs, as describe-configs shows them.
-      groups[group] = {{"share.session.timeout.ms", c.session_timeout_ms},
-                       {"share.heartbeat.interval.ms", c.heartbeat_interval_ms},
-                       {"share.assignment.interval.ms", c.assignment_interval_ms},
-                       {"share.record.lock.duration.ms", c.record_lock_duration_ms},
-                       {"share.delivery.count.limit", c.delivery_count_limit},
-                       {"share.partition.max.record.locks", c.partition_max_record_locks},
-                       {"share.auto.offset.reset", SharePartitionManager::auto_offset_reset_text(c)},
-                       {"share.isolation.level", c.isolation_level},
-                       {"share.renew.acknowledge.enable", c.renew_acknowledge_enable}};
+      groups[group] = {
+          {"share.session.timeout.ms", c.session_timeout_ms},
+          {"share.heartbeat.interval.ms", c.heartbeat_interval_ms},
+          {"share.assignment.interval.ms", c.assignment_interval_ms},
+          {"share.record.lock.duration.ms", c.record_lock_duration_ms},
+          {"share.delivery.count.limit", c.delivery_count_limit},
+          {"share.partition.max.record.locks", c.partition_max_record_locks},
+          {"share.auto.offset.reset", SharePartitionManager::auto_offset_reset_text(c)},
+          {"share.isolation.level", c.isolation_level},
+          {"share.renew.acknowledge.enable", c.renew_acknowledge_enable}};
     }
     tracer_.publish(trace::ShareConfig{
         .record_lock_duration_ms = broker_config_.group_share_record_lock_duration_ms,
@@ -115,9 +118,11 @@ class ShareWorld final : public WorldBase {
   }
 
  private:
-  static std::map<std::string, ShareGroupConfig> group_overrides(const ScenarioSpec& spec, const BrokerConfig& config) {
+  static std::map<std::string, ShareGroupConfig> group_overrides(const ScenarioSpec& spec,
+                                                                 const BrokerConfig& config) {
     std::map<std::string, ShareGroupConfig> overrides;
-    for (const auto& [group, c] : spec.group_configs) overrides.emplace(group, resolve_share_group_config(config, c));
+    for (const auto& [group, c] : spec.group_configs)
+      overrides.emplace(group, resolve_share_group_config(config, c));
     return overrides;
   }
 
@@ -126,7 +131,8 @@ class ShareWorld final : public WorldBase {
   }
   sim::NodeId coordinator_node(const std::string& group) const {
     const std::int32_t p = coordinator_partition(group, cluster_.offsets_topic_num_partitions);
-    return cluster_.broker_nodes.at(static_cast<std::size_t>(cluster_.leader_of_offsets_partition(p)));
+    return cluster_.broker_nodes.at(
+        static_cast<std::size_t>(cluster_.leader_of_offsets_partition(p)));
   }
   std::string consumer_of(sim::NodeId node) const {
     const auto it = consumer_by_node_.find(node);
@@ -138,10 +144,16 @@ class ShareWorld final : public WorldBase {
   static void not_simulated(const char* verb) {
     SIM_ASSERT_MSG(false, std::string("verb not simulated in a share run: ") + verb);
   }
-  void merge_overrides(const std::string&, const EventConfig&) override { not_simulated("start/restart config"); }
+  void merge_overrides(const std::string&, const EventConfig&) override {
+    not_simulated("start/restart config");
+  }
   void replace_consumer(const std::string&) override { not_simulated("start/restart config"); }
-  void fail_coordinator(const verb::FailCoordinator&) override { not_simulated(verb::FailCoordinator::kDo); }
-  void stop_broker(std::int32_t, std::function<void()>) override { not_simulated(verb::StopBroker::kDo); }
+  void fail_coordinator(const verb::FailCoordinator&) override {
+    not_simulated(verb::FailCoordinator::kDo);
+  }
+  void stop_broker(std::int32_t, std::function<void()>) override {
+    not_simulated(verb::StopBroker::kDo);
+  }
   void crash_broker(std::int32_t) override { not_simulated(verb::CrashBroker::kDo); }
   void start_broker(std::int32_t) override { not_simulated(verb::StartBroker::kDo); }
   void fleet_verb(const verb::Rollout&) override { not_simulated(verb::Rollout::kDo); }
@@ -155,8 +167,9 @@ class ShareWorld final : public WorldBase {
 
 }  // namespace
 
-std::uint64_t run_share_scenario(const ScenarioSpec& spec, std::uint64_t seed, const std::vector<TraceSink*>& sinks,
-                                 trace::Detail detail, const sim::WatchdogLimits& limits) {
+std::uint64_t run_share_scenario(const ScenarioSpec& spec, std::uint64_t seed,
+                                 const std::vector<TraceSink*>& sinks, trace::Detail detail,
+                                 const sim::WatchdogLimits& limits) {
   ShareWorld world(spec, seed, limits);
   return world.run(sinks, detail);
 }

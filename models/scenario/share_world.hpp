@@ -21,7 +21,8 @@ std::vector<std::string> share_unsupported_features(const ScenarioSpec& spec);
 
 /// Runs the `share` variant of `spec` under the kernel watchdog's `limits`, publishing its trace to
 /// `sinks`; returns the number of kernel events fired.
-std::uint64_t run_share_scenario(const ScenarioSpec& spec, std::uint64_t seed, const std::vector<TraceSink*>& sinks,
-                                 trace::Detail detail, const sim::WatchdogLimits& limits = {});
+std::uint64_t run_share_scenario(const ScenarioSpec& spec, std::uint64_t seed,
+                                 const std::vector<TraceSink*>& sinks, trace::Detail detail,
+                                 const sim::WatchdogLimits& limits = {});
 
 }  // namespace rsim

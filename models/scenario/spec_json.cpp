@@ -10,12 +10,14 @@ std::string shown_value(const nlohmann::json& v, std::size_t max) {
   return s;
 }
 
-std::optional<bool> read_bool(const nlohmann::json& obj, const std::string& key, const std::string& path,
-                              std::vector<std::string>& problems, std::size_t shown_max) {
+std::optional<bool> read_bool(const nlohmann::json& obj, const std::string& key,
+                              const std::string& path, std::vector<std::string>& problems,
+                              std::size_t shown_max) {
   const auto it = obj.find(key);
   if (it == obj.end()) return std::nullopt;
   if (!it->is_boolean()) {
-    problems.push_back(fmt::format("{}: must be true or false, got {}", path, shown_value(*it, shown_max)));
+    problems.push_back(
+        fmt::format("{}: must be true or false, got {}", path, shown_value(*it, shown_max)));
     return std::nullopt;
   }
   return it->get<bool>();
@@ -53,8 +55,10 @@ Literal literal_of(const nlohmann::json& j) {
 EventMatcher matcher_of(const nlohmann::json& j) {
   EventMatcher m;
   for (const auto& [k, e] : j.items()) {
-    if (k == "type" && e.is_string()) m.type = e.get<std::string>();
-    else if (k != "type") m.fields.emplace(k, literal_of(e));
+    if (k == "type" && e.is_string())
+      m.type = e.get<std::string>();
+    else if (k != "type")
+      m.fields.emplace(k, literal_of(e));
   }
   return m;
 }

@@ -24,8 +24,9 @@ namespace rsim {
 std::string shown_value(const nlohmann::json& v, std::size_t max);
 /// `obj[key]` as a boolean: nullopt when absent, and when it is not true or false, then with the
 /// problem "`path`: must be true or false, got <the value, cut to shown_max>" added to `problems`.
-std::optional<bool> read_bool(const nlohmann::json& obj, const std::string& key, const std::string& path,
-                              std::vector<std::string>& problems, std::size_t shown_max);
+std::optional<bool> read_bool(const nlohmann::json& obj, const std::string& key,
+                              const std::string& path, std::vector<std::string>& problems,
+                              std::size_t shown_max);
 
 /// The literal of a JSON value, kept exactly (null, bool, the three number kinds, string, array,
 /// object).

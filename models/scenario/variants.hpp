@@ -37,11 +37,13 @@ nlohmann::json apply_settings_variant(const nlohmann::json& doc, const std::stri
 /// scenario). Throws ScenarioError(source) listing every problem: the base scenario's, then each
 /// variant's prefixed `variant "NAME": ` with its JSON path in the patched scenario (and the
 /// consumer's name where the path goes through /consumers/N). `sha256` is copied to each spec.
-std::vector<SettingsVariant> expand_settings_variants(const nlohmann::json& doc, const std::string& source,
+std::vector<SettingsVariant> expand_settings_variants(const nlohmann::json& doc,
+                                                      const std::string& source,
                                                       const std::vector<std::string>& pick,
                                                       const std::string& sha256 = "");
 
 /// The file read and expanded (problems of the file itself as load_scenario_file reports them).
-std::vector<SettingsVariant> load_settings_variants(const std::string& path, const std::vector<std::string>& pick);
+std::vector<SettingsVariant> load_settings_variants(const std::string& path,
+                                                    const std::vector<std::string>& pick);
 
 }  // namespace rsim

@@ -4,43 +4,47 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "models/broker/broker.hpp"
-#include "models/client/classic_consumer.hpp"
-#include "models/protocol/cluster.hpp"
 #include "models/client/async_consumer.hpp"
-#include "models/protocol/config.hpp"
-#include "models/spec/overloaded.hpp"
-#include "models/protocol/variant.hpp"
-#include "models/trace/trace_jsonl.hpp"
+#include "models/client/classic_consumer.hpp"
+#include "models/client/lag_monitor.hpp"
 #include "models/coordinator/consumer_group_coordinator.hpp"
 #include "models/coordinator/group_coordinator.hpp"
 #include "models/fleet/fleet.hpp"
-#include "models/client/lag_monitor.hpp"
+#include "models/protocol/cluster.hpp"
+#include "models/protocol/config.hpp"
+#include "models/protocol/variant.hpp"
 #include "models/scenario/script_network.hpp"
 #include "models/scenario/share_world.hpp"
 #include "models/scenario/world_base.hpp"
+#include "models/spec/overloaded.hpp"
+#include "models/trace/trace_events.hpp"
+#include "models/trace/trace_jsonl.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/assert.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network.hpp"
-#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 
-bool variant_supported(const std::string& variant) { return variant_named(variant).has_value(); }
+bool variant_supported(const std::string& variant) {
+  return variant_named(variant).has_value();
+}
 
-std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const std::string& variant) {
+std::vector<std::string> unsupported_features(const ScenarioSpec& spec,
+                                              const std::string& variant) {
   std::vector<std::string> problems;
   if (variant_named(variant) == Variant::Share) {
     problems = share_unsupported_features(spec);
     if (!spec.deployments.empty())
-      problems.push_back("/deployments: fleets (deployments, autoscalers) are not simulated under share yet; run "
-                         "the classic or consumer variants");
+      problems.push_back(
+          "/deployments: fleets (deployments, autoscalers) are not simulated under share yet; run "
+          "the classic or consumer variants");
     for (const auto& e : spec.events)
       if (verb_config(e.verb) != nullptr)
         problems.push_back(fmt::format(
@@ -70,9 +74,9 @@ class World final : public WorldBase {
         lag_(kernel_, tracer_, workload_, spec.lag_sample) {
     cluster_.purgatory_lateness_ms = spec.cluster.purgatory_lateness.expected_ms();
     for (std::int32_t b = 0; b < spec.cluster.brokers; ++b) {
-      brokers_.push_back(std::make_unique<Broker>(b, kernel_, tracer_, net_, cluster_, broker_config_,
-                                                  spec.cluster.coordinator_load, log_, seed, workload_, lag_,
-                                                  options_.bugs));
+      brokers_.push_back(std::make_unique<Broker>(b, kernel_, tracer_, net_, cluster_,
+                                                  broker_config_, spec.cluster.coordinator_load,
+                                                  log_, seed, workload_, lag_, options_.bugs));
       cluster_.broker_nodes.push_back(brokers_.back()->node());
       net_.set_handling(brokers_.back()->node(), spec.cluster.request_handling,
                         sim::Rng(seed, fmt::format("request-handling-{}", b)));
@@ -144,12 +148,16 @@ class World final : public WorldBase {
         s.config.erase("group.protocol");
         spec = &s;
       }
-      auto next = make_consumer(*spec, resolve_consumer_config(*spec, variant_name(variant), 1), seed);
-      if (const auto it = consumers_.find(c.name); it != consumers_.end()) retired_consumers_.push_back(std::move(it->second));
+      auto next =
+          make_consumer(*spec, resolve_consumer_config(*spec, variant_name(variant), 1), seed);
+      if (const auto it = consumers_.find(c.name); it != consumers_.end())
+        retired_consumers_.push_back(std::move(it->second));
       consumers_[c.name] = std::move(next);
       return *consumers_[c.name];
     };
-    host.committed = [this](const std::string& group, const TopicPartition& tp) { return lag_.committed(group, tp); };
+    host.committed = [this](const std::string& group, const TopicPartition& tp) {
+      return lag_.committed(group, tp);
+    };
     host.log_end_offset = [this](const TopicPartition& tp) { return workload_.log_end_offset(tp); };
     host.partitions = [this](const std::string& topic) {
       const auto it = cluster_.partitions_per_topic.find(topic);
@@ -163,7 +171,8 @@ class World final : public WorldBase {
   /// classic under the consumer variant: range first).
   Variant incarnation_variant(const std::string& protocol) const {
     if (protocol == group_protocol_name(group_protocol(variant_))) return variant_;
-    return protocol == group_protocol_name(GroupProtocol::Consumer) ? Variant::Consumer : Variant::ClassicEager;
+    return protocol == group_protocol_name(GroupProtocol::Consumer) ? Variant::Consumer
+                                                                    : Variant::ClassicEager;
   }
 
   /// A start/restart `config`: merged over the consumer's earlier event configs.
@@ -181,7 +190,8 @@ class World final : public WorldBase {
     s.topics = consumer(name).topics();
     const auto& ov = overrides_[name];
     Variant variant = variant_;
-    if (const auto gp = ov.find("group.protocol"); gp != ov.end()) variant = incarnation_variant(gp->second.get<std::string>());
+    if (const auto gp = ov.find("group.protocol"); gp != ov.end())
+      variant = incarnation_variant(gp->second.get<std::string>());
     nlohmann::ordered_json shown = nlohmann::ordered_json::object();
     for (const auto& [k, v] : ov) {
       shown[k] = v;
@@ -194,7 +204,8 @@ class World final : public WorldBase {
     const std::uint64_t seed = seed_ ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(n));
     auto next = make_consumer(s, resolve_consumer_config(s, variant_name(variant), 1), seed);
     const std::string protocol = variant_name(variant);
-    tracer_.publish(trace::ConsumerConfig{.consumer = name, .protocol = protocol, .incarnation = n + 1, .config = &shown});
+    tracer_.publish(trace::ConsumerConfig{
+        .consumer = name, .protocol = protocol, .incarnation = n + 1, .config = &shown});
     retired_consumers_.push_back(std::move(consumers_.at(name)));
     consumers_[name] = std::move(next);
   }
@@ -220,7 +231,9 @@ class World final : public WorldBase {
         net_.set_cut(node, n, true);
         net_.set_cut(n, node, true);
       }
-    tracer_.publish(trace::BrokerFail{.group = e.group, .broker = {b}, .partition = p,
+    tracer_.publish(trace::BrokerFail{.group = e.group,
+                                      .broker = {b},
+                                      .partition = p,
                                       .down_ms = e.has_down ? sim::to_ms(e.down) : -1});
     brokers_[static_cast<std::size_t>(b)]->fail(led);
     for (auto& [name, c] : consumers_) c->on_broker_down(node);
@@ -232,7 +245,8 @@ class World final : public WorldBase {
     const std::uint64_t failure = ++broker_failures_[b];
     const auto fence = sim::ms(broker_config_.broker_session_timeout_ms);
     kernel_.schedule_closure_after(fence, [this, b, led, failure] {
-      if (broker_failures_[b] != failure || !cluster_.broker_down[static_cast<std::size_t>(b)]) return;
+      if (broker_failures_[b] != failure || !cluster_.broker_down[static_cast<std::size_t>(b)])
+        return;
       elect_after_failure(b, led);
     });
     if (e.has_down) {
@@ -304,8 +318,10 @@ class World final : public WorldBase {
   /// answering (NOT_LEADER_OR_FOLLOWER, NOT_COORDINATOR) for kControlledShutdownMs, then its
   /// process stops. `then` runs when it has stopped.
   void stop_broker(std::int32_t b, std::function<void()> then) override {
-    if (cluster_.broker_down[static_cast<std::size_t>(b)] || cluster_.broker_fenced[static_cast<std::size_t>(b)]) {
-      tracer_.publish(trace::BrokerStop{.broker = b, .graceful = true, .reason = "already down or shutting down"});
+    if (cluster_.broker_down[static_cast<std::size_t>(b)] ||
+        cluster_.broker_fenced[static_cast<std::size_t>(b)]) {
+      tracer_.publish(trace::BrokerStop{
+          .broker = b, .graceful = true, .reason = "already down or shutting down"});
       return;
     }
     tracer_.publish(trace::BrokerStop{.broker = b, .graceful = true});
@@ -313,7 +329,8 @@ class World final : public WorldBase {
     cluster_.broker_fenced[static_cast<std::size_t>(b)] = true;  // no longer eligible as leader
     move_data_leaders(b, "controlled shutdown");
     brokers_[static_cast<std::size_t>(b)]->fail(led);  // resigns its coordinator shards
-    for (const std::int32_t q : led) elect(q, next_eligible_leader(cluster_, cluster_.offsets_replicas(q), b));
+    for (const std::int32_t q : led)
+      elect(q, next_eligible_leader(cluster_, cluster_.offsets_replicas(q), b));
     kernel_.schedule_closure_after(
         sim::ms(kControlledShutdownMs),
         [this, b, then = std::move(then), epoch = broker_epoch_[static_cast<std::size_t>(b)]] {
@@ -333,10 +350,11 @@ class World final : public WorldBase {
     tracer_.publish(trace::BrokerCrash{.broker = b});
     const auto led = offsets_partitions_led_by(b);
     take_down(b, led);
-    kernel_.schedule_closure_after(sim::ms(broker_config_.broker_session_timeout_ms),
-                                   [this, b, led, epoch = broker_epoch_[static_cast<std::size_t>(b)]] {
-                                     if (broker_epoch_[static_cast<std::size_t>(b)] == epoch) fence(b, led);
-                                   });
+    kernel_.schedule_closure_after(
+        sim::ms(broker_config_.broker_session_timeout_ms),
+        [this, b, led, epoch = broker_epoch_[static_cast<std::size_t>(b)]] {
+          if (broker_epoch_[static_cast<std::size_t>(b)] == epoch) fence(b, led);
+        });
     pending_fence_[b] = led;
   }
 
@@ -357,7 +375,8 @@ class World final : public WorldBase {
     const auto i = static_cast<std::size_t>(b);
     if (!cluster_.broker_down[i]) {
       tracer_.publish(trace::BrokerStart{
-          .broker = b, .reason = cluster_.broker_fenced[i] ? "still shutting down" : "already running"});
+          .broker = b,
+          .reason = cluster_.broker_fenced[i] ? "still shutting down" : "already running"});
       return;
     }
     if (const auto it = pending_fence_.find(b); it != pending_fence_.end()) fence(b, it->second);
@@ -406,7 +425,8 @@ class World final : public WorldBase {
 
   std::int32_t coordinator_partition_of_any_group(std::int32_t partition) const {
     for (const auto& c : spec_.consumers)
-      if (coordinator_partition(c.group, cluster_.offsets_topic_num_partitions) == partition) return partition;
+      if (coordinator_partition(c.group, cluster_.offsets_topic_num_partitions) == partition)
+        return partition;
     return -1;
   }
 
@@ -417,10 +437,10 @@ class World final : public WorldBase {
   std::vector<std::unique_ptr<Broker>> brokers_;
   std::vector<std::uint64_t> broker_epoch_;  // by broker id: bumped at every stop and start
   std::map<std::int32_t, std::vector<std::int32_t>> pending_fence_;  // crashed, not yet fenced
-  std::map<std::int32_t, std::uint64_t> broker_failures_;  // failures so far, by broker
+  std::map<std::int32_t, std::uint64_t> broker_failures_;            // failures so far, by broker
   // Incarnations with their own configs (start/restart `config`).
   std::map<std::string, ConfigMap> overrides_;  // consumer -> configs
-  std::map<std::string, int> incarnations_;  // consumer -> replacements so far
+  std::map<std::string, int> incarnations_;     // consumer -> replacements so far
   std::deque<ConsumerSpec> incarnation_specs_;
   std::vector<std::unique_ptr<ConsumerModel>> retired_consumers_;
   std::unique_ptr<Fleet> fleet_;  // with deployments only
@@ -448,7 +468,8 @@ RunResult run_scenario(const ScenarioSpec& spec, const std::string& variant, std
   RunResult r;
   r.protocol = variant;
   r.seed = seed;
-  r.events_fired = run_scenario(spec, variant, seed, {&lines}, trace::Detail::Full, limits, options, &r.counters);
+  r.events_fired = run_scenario(spec, variant, seed, {&lines}, trace::Detail::Full, limits, options,
+                                &r.counters);
   r.trace_lines = lines.take();
   return r;
 }

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "models/protocol/model_options.hpp"
-#include "models/trace/trace_events.hpp"
 #include "models/scenario/scenario.hpp"
+#include "models/trace/trace_events.hpp"
 #include "sim/kernel.hpp"
 
 namespace rsim {
@@ -29,11 +29,12 @@ std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const st
 
 /// Runs one variant under the kernel watchdog's `limits`, publishing its trace to `sinks` as it
 /// goes (nothing of it is kept here). Returns the number of kernel events fired. `options` are
-/// the test-only injected bugs and developer checks; `counters`, if given, receives the world's. Throws
-/// sim::InvariantViolation if the model breaks an invariant and sim::WatchdogTripped if the run
-/// passes one of `limits` (the trace's byte bound is the trace sinks' to keep).
+/// the test-only injected bugs and developer checks; `counters`, if given, receives the world's.
+/// Throws sim::InvariantViolation if the model breaks an invariant and sim::WatchdogTripped if the
+/// run passes one of `limits` (the trace's byte bound is the trace sinks' to keep).
 std::uint64_t run_scenario(const ScenarioSpec& spec, const std::string& variant, std::uint64_t seed,
-                           const std::vector<TraceSink*>& sinks, trace::Detail detail = trace::Detail::Full,
+                           const std::vector<TraceSink*>& sinks,
+                           trace::Detail detail = trace::Detail::Full,
                            const sim::WatchdogLimits& limits = {}, const ModelOptions& options = {},
                            ModelCounters* counters = nullptr);
 /// Runs one variant and keeps its whole trace as lines (tests, short in-process runs); the lines

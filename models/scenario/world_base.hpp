@@ -57,8 +57,8 @@ class WorldBase {
         tracer_(kernel_),
         net_(kernel_, sim::Rng(seed, "net"), link_defaults(spec.network),
              [this](sim::NodeId from, sim::NodeId to, bool cut) {
-               tracer_.publish(trace::NetDrop{.from = net_.name(from), .to = net_.name(to),
-                                              .reason = cut ? "cut" : "loss"});
+               tracer_.publish(trace::NetDrop{
+                   .from = net_.name(from), .to = net_.name(to), .reason = cut ? "cut" : "loss"});
              }),
         broker_config_(resolve_broker_config(spec.cluster)),
         log_(kernel_, tracer_, sim::Rng(seed, "offsets-log"), spec.cluster.write_latency,
@@ -75,29 +75,36 @@ class WorldBase {
   /// run.start, then each topic's partition count and the production it starts with (what
   /// describe and the lag checks need).
   void publish_start(std::string_view protocol) {
-    tracer_.publish(trace::RunStart{.scenario = spec_.name, .protocol = protocol, .seed = seed_,
+    tracer_.publish(trace::RunStart{.scenario = spec_.name,
+                                    .protocol = protocol,
+                                    .seed = seed_,
                                     .duration_ms = sim::to_ms(spec_.duration)});
     for (const auto& t : spec_.topics) {
       tracer_.publish(trace::TopicPartitionCount{.topic = t.name, .partitions = t.partitions});
       trace::Produce f{.topic = t.name, .initial_records = t.initial_records};
       std::string gap;
-      if (!t.produce_gap) f.records_per_sec = std::int64_t{0};
-      else if (t.produce_gap->is_constant()) f.records_per_sec = t.records_per_sec > 0 ? t.records_per_sec : 1000.0 / t.produce_gap->value;
-      else f.gap_ms = gap = t.produce_gap->describe();
+      if (!t.produce_gap)
+        f.records_per_sec = std::int64_t{0};
+      else if (t.produce_gap->is_constant())
+        f.records_per_sec =
+            t.records_per_sec > 0 ? t.records_per_sec : 1000.0 / t.produce_gap->value;
+      else
+        f.gap_ms = gap = t.produce_gap->describe();
       tracer_.publish(f);
     }
   }
   /// Queues every verb of the script at its time.
   void schedule_script() {
-    for (const auto& e : spec_.events) kernel_.schedule_closure_after(e.at, [this, &e] { apply(e); });
+    for (const auto& e : spec_.events)
+      kernel_.schedule_closure_after(e.at, [this, &e] { apply(e); });
   }
   /// Every partition's log end offset at the end of the run.
   void publish_log_end_offsets() {
     for (const auto& [topic, n] : cluster_.partitions_per_topic) {
       for (std::int32_t p = 0; p < n; ++p) {
         const TopicPartition tp{topic, p};
-        tracer_.publish(trace::LogEndOffset{.partition = &tp,
-                                            .log_end_offset = workload_.log_end_offset_at(tp, spec_.duration)});
+        tracer_.publish(trace::LogEndOffset{
+            .partition = &tp, .log_end_offset = workload_.log_end_offset_at(tp, spec_.duration)});
       }
     }
   }
@@ -140,12 +147,19 @@ class WorldBase {
             [this](const verb::AddPartitions& v) {
               cluster_.partitions_per_topic[v.topic] = v.partitions;
               workload_.set_partition_count(v.topic, v.partitions);
-              tracer_.publish(trace::TopicPartitionCount{.topic = v.topic, .partitions = v.partitions});
+              tracer_.publish(
+                  trace::TopicPartitionCount{.topic = v.topic, .partitions = v.partitions});
               for (auto& [name, c] : consumers_) c->on_metadata_change();
             },
-            [this](const verb::Produce& v) { workload_.set_production(v.topic, v.produce_gap, v.records_per_sec); },
-            [this](const verb::Network& v) { apply_network_event(kernel_, tracer_, net_, v, resolver()); },
-            [this](const verb::PartitionNetwork& v) { apply_network_event(kernel_, tracer_, net_, v, resolver()); },
+            [this](const verb::Produce& v) {
+              workload_.set_production(v.topic, v.produce_gap, v.records_per_sec);
+            },
+            [this](const verb::Network& v) {
+              apply_network_event(kernel_, tracer_, net_, v, resolver());
+            },
+            [this](const verb::PartitionNetwork& v) {
+              apply_network_event(kernel_, tracer_, net_, v, resolver());
+            },
             [this](const verb::FailCoordinator& v) { fail_coordinator(v); },
             [this](const verb::StopBroker& v) { stop_broker(v.broker, {}); },
             [this](const verb::CrashBroker& v) { crash_broker(v.broker); },
@@ -186,7 +200,8 @@ class WorldBase {
       if (leader < 0) return {};
       return {cluster_.broker_nodes.at(static_cast<std::size_t>(leader))};
     }
-    if (endpoint.rfind("broker-", 0) == 0) return {cluster_.broker_nodes.at(std::stoul(endpoint.substr(7)))};
+    if (endpoint.rfind("broker-", 0) == 0)
+      return {cluster_.broker_nodes.at(std::stoul(endpoint.substr(7)))};
     return {consumer(endpoint).node()};
   }
   EndpointResolver resolver() {

@@ -143,10 +143,11 @@ struct DrainNode {
 }  // namespace verb
 
 /// Every verb, in the order of the format documentation (event_kinds() lists their kDo).
-using Verb = std::variant<verb::Start, verb::Stop, verb::Crash, verb::Restart, verb::Stall, verb::Pause,
-                          verb::Subscribe, verb::AddPartitions, verb::Network, verb::PartitionNetwork,
-                          verb::FailCoordinator, verb::Produce, verb::StopBroker, verb::CrashBroker,
-                          verb::StartBroker, verb::RestartBroker, verb::Rollout, verb::DrainNode>;
+using Verb =
+    std::variant<verb::Start, verb::Stop, verb::Crash, verb::Restart, verb::Stall, verb::Pause,
+                 verb::Subscribe, verb::AddPartitions, verb::Network, verb::PartitionNetwork,
+                 verb::FailCoordinator, verb::Produce, verb::StopBroker, verb::CrashBroker,
+                 verb::StartBroker, verb::RestartBroker, verb::Rollout, verb::DrainNode>;
 
 /// The `do` of a verb.
 inline const char* verb_name(const Verb& v) {

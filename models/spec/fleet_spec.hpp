@@ -82,22 +82,23 @@ struct AutoscalerSpec {
   std::string name;
   std::string deployment;  // scaleTargetRef.name
   // KEDA ScaledObject
-  std::int32_t min_replicas = 0;    // minReplicaCount
-  std::int32_t max_replicas = 100;  // maxReplicaCount
+  std::int32_t min_replicas = 0;                   // minReplicaCount
+  std::int32_t max_replicas = 100;                 // maxReplicaCount
   sim::SimTime polling_interval = sim::ms(30000);  // pollingInterval (s)
   sim::SimTime cooldown = sim::ms(300000);         // cooldownPeriod (s)
   // KEDA's kafka trigger
-  std::string group;   // consumerGroup (default: the deployment's group)
-  std::string topic;   // topic ("" = every topic the group has committed offsets for)
-  std::int64_t lag_threshold = 10;             // lagThreshold
-  std::int64_t activation_lag_threshold = 0;   // activationLagThreshold
-  bool allow_idle_consumers = false;           // allowIdleConsumers
-  bool limit_to_partitions_with_lag = false;   // limitToPartitionsWithLag
-  bool offset_reset_latest = true;             // offsetResetPolicy: latest | earliest
+  std::string group;                // consumerGroup (default: the deployment's group)
+  std::string topic;                // topic ("" = every topic the group has committed offsets for)
+  std::int64_t lag_threshold = 10;  // lagThreshold
+  std::int64_t activation_lag_threshold = 0;     // activationLagThreshold
+  bool allow_idle_consumers = false;             // allowIdleConsumers
+  bool limit_to_partitions_with_lag = false;     // limitToPartitionsWithLag
+  bool offset_reset_latest = true;               // offsetResetPolicy: latest | earliest
   bool scale_to_zero_on_invalid_offset = false;  // scaleToZeroOnInvalidOffset
   // The HPA KEDA creates
-  sim::SimTime sync_period = sim::ms(15000);  // the controller manager's --horizontal-pod-autoscaler-sync-period
-  double tolerance = 0.1;                     // --horizontal-pod-autoscaler-tolerance
+  sim::SimTime sync_period =
+      sim::ms(15000);      // the controller manager's --horizontal-pod-autoscaler-sync-period
+  double tolerance = 0.1;  // --horizontal-pod-autoscaler-tolerance
   HpaRules scale_up = default_scale_up();
   HpaRules scale_down = default_scale_down();
 };

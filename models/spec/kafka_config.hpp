@@ -12,7 +12,8 @@ namespace rsim {
 struct ConsumerConfig {
   std::string group_protocol = "classic";  // classic | consumer | share
   std::string group_id;
-  std::string client_id;  // default: consumer-<group.id>-<n> (n: the process's sequence) or -<group.instance.id>
+  std::string client_id;  // default: consumer-<group.id>-<n> (n: the process's sequence) or
+                          // -<group.instance.id>
   std::optional<std::string> group_instance_id;
   std::optional<std::string> client_rack;
   std::int64_t session_timeout_ms = 45000;
@@ -21,7 +22,8 @@ struct ConsumerConfig {
   std::int32_t max_poll_records = 500;
   bool enable_auto_commit = true;
   std::int64_t auto_commit_interval_ms = 5000;
-  /// Client assignor short names in configured order: range, roundrobin, sticky, cooperative-sticky.
+  /// Client assignor short names in configured order: range, roundrobin, sticky,
+  /// cooperative-sticky.
   std::vector<std::string> partition_assignment_strategy{"range", "cooperative-sticky"};
   std::optional<std::string> group_remote_assignor;  // consumer protocol: uniform | range
   std::int64_t retry_backoff_ms = 100;
@@ -57,10 +59,12 @@ struct BrokerConfig {
   /// ConsumerGroupMigrationPolicy: bidirectional | upgrade | downgrade | disabled.
   std::string group_consumer_migration_policy = "bidirectional";
   bool upgrade_enabled() const {
-    return group_consumer_migration_policy == "bidirectional" || group_consumer_migration_policy == "upgrade";
+    return group_consumer_migration_policy == "bidirectional" ||
+           group_consumer_migration_policy == "upgrade";
   }
   bool downgrade_enabled() const {
-    return group_consumer_migration_policy == "bidirectional" || group_consumer_migration_policy == "downgrade";
+    return group_consumer_migration_policy == "bidirectional" ||
+           group_consumer_migration_policy == "downgrade";
   }
   // Bounds Kafka enforces at broker start-up on the two values above (GroupCoordinatorConfig).
   std::int64_t group_consumer_min_session_timeout_ms = 45000;
@@ -77,7 +81,8 @@ struct BrokerConfig {
   std::int32_t group_share_partition_max_record_locks = 2000;
   std::int32_t share_coordinator_state_topic_num_partitions = 50;
   std::int32_t share_coordinator_snapshot_update_records_per_snapshot = 500;
-  // The coordinator's write latency is a simulator knob, not a Kafka config: ClusterSpec::write_latency.
+  // The coordinator's write latency is a simulator knob, not a Kafka config:
+  // ClusterSpec::write_latency.
 };
 
 /// A share group's effective configs (what the group coordinator and the share-partition
@@ -85,17 +90,17 @@ struct BrokerConfig {
 /// (Kafka's GroupConfig, set per group with incrementalAlterConfigs on the GROUP resource, e.g.
 /// `kafka-configs.sh --entity-type groups --entity-name G --alter --add-config ...`).
 struct ShareGroupConfig {
-  std::int64_t session_timeout_ms = 45000;        // share.session.timeout.ms
-  std::int64_t heartbeat_interval_ms = 5000;      // share.heartbeat.interval.ms
-  std::int64_t assignment_interval_ms = 1000;     // share.assignment.interval.ms
-  std::int64_t record_lock_duration_ms = 30000;   // share.record.lock.duration.ms
-  std::int32_t delivery_count_limit = 5;          // share.delivery.count.limit
-  std::int32_t partition_max_record_locks = 2000; // share.partition.max.record.locks
+  std::int64_t session_timeout_ms = 45000;         // share.session.timeout.ms
+  std::int64_t heartbeat_interval_ms = 5000;       // share.heartbeat.interval.ms
+  std::int64_t assignment_interval_ms = 1000;      // share.assignment.interval.ms
+  std::int64_t record_lock_duration_ms = 30000;    // share.record.lock.duration.ms
+  std::int32_t delivery_count_limit = 5;           // share.delivery.count.limit
+  std::int32_t partition_max_record_locks = 2000;  // share.partition.max.record.locks
   /// share.auto.offset.reset: "latest", "earliest" or "by_duration" (then the duration).
   std::string auto_offset_reset = "latest";
   std::int64_t auto_offset_reset_duration_ms = 0;
   std::string isolation_level = "read_uncommitted";  // share.isolation.level
-  bool renew_acknowledge_enable = true;               // share.renew.acknowledge.enable
+  bool renew_acknowledge_enable = true;              // share.renew.acknowledge.enable
 };
 
 }  // namespace rsim

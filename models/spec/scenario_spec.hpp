@@ -47,7 +47,8 @@ inline const sim::Distribution kDefaultPurgatoryLateness = sim::Distribution::lo
 /// A consumer's `heartbeat_wakeup_lateness_ms`: how much more than heartbeat.interval.ms a classic
 /// consumer waiting in poll() leaves between two heartbeats (median 1.0 ms, mean 2.2 ms over 338
 /// intervals of 22 recorded runs).
-inline const sim::Distribution kDefaultHeartbeatWakeupLateness = sim::Distribution::lognormal(1.0, 1.2);
+inline const sim::Distribution kDefaultHeartbeatWakeupLateness =
+    sim::Distribution::lognormal(1.0, 1.2);
 
 struct TopicSpec {
   std::string name;
@@ -121,16 +122,16 @@ struct ConsumerSpec {
 /// `"expect": "order"`, an ordering of two trace events (`first` before `then`).
 struct ExpectSpec {
   std::optional<std::string> protocol;
-  std::string metric;  // a metrics name or a /-path into summary.json
-  std::string op;      // ==, !=, <, <=, >, >=, within, between
-  Literal value;  // a number; [lo, hi] for `between`; any value for == and !=
+  std::string metric;               // a metrics name or a /-path into summary.json
+  std::string op;                   // ==, !=, <, <=, >, >=, within, between
+  Literal value;                    // a number; [lo, hi] for `between`; any value for == and !=
   std::optional<double> tolerance;  // `within`
   std::optional<std::int64_t> from_ms, to_ms;  // the window the metric is computed over
   bool steady = false;  // `"window": "steady"`: over summary.json's steady window
   std::optional<std::string> consumer, partition;  // selectors
-  std::string message;  // shown on failure
-  std::string id;       // the stable JUnit test name (check); "" = the message, else the index
-  bool order = false;   // `"expect": "order"`
+  std::string message;                             // shown on failure
+  std::string id;            // the stable JUnit test name (check); "" = the message, else the index
+  bool order = false;        // `"expect": "order"`
   EventMatcher first, then;  // order: trace-event matchers (`type` and fields to equal)
   std::size_t index = 0;
 };

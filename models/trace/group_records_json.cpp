@@ -20,7 +20,9 @@ ojson epochs(const std::vector<std::int32_t>& v) {
   for (const auto e : v) out.push_back(e);
   return out;
 }
-ojson or_null(const std::optional<std::string>& s) { return s ? ojson(*s) : ojson(nullptr); }
+ojson or_null(const std::optional<std::string>& s) {
+  return s ? ojson(*s) : ojson(nullptr);
+}
 
 ojson head(RecordType type, bool tombstone, const std::string& group) {
   return ojson{{"record", record_name(type)}, {"tombstone", tombstone}, {"group", group}};
@@ -87,8 +89,9 @@ struct ToJson {
                              {"owned_partitions", partition_list(p.owned_partitions)},
                              {"generation_id", p.generation_id},
                              {"rack_id", or_null(p.rack_id)}});
-      j["classic_member_metadata"] = {{"session_timeout_ms", r.classic_member_metadata->session_timeout_ms},
-                                      {"supported_protocols", std::move(protocols)}};
+      j["classic_member_metadata"] = {
+          {"session_timeout_ms", r.classic_member_metadata->session_timeout_ms},
+          {"supported_protocols", std::move(protocols)}};
     }
     return j;
   }
@@ -181,7 +184,8 @@ TopicPartition partition_named(const std::string& s) {
     throw std::runtime_error("\"" + s + "\" is not a partition (TOPIC-N)");
   std::size_t used = 0;
   const int p = std::stoi(s.substr(dash + 1), &used);
-  if (used != s.size() - dash - 1) throw std::runtime_error("\"" + s + "\" is not a partition (TOPIC-N)");
+  if (used != s.size() - dash - 1)
+    throw std::runtime_error("\"" + s + "\" is not a partition (TOPIC-N)");
   return {s.substr(0, dash), static_cast<std::int32_t>(p)};
 }
 
@@ -195,13 +199,17 @@ struct Reader {
     return it->template get<std::string>();
   }
   template <class T>
-  T num(const char* k) const { return j.at(k).template get<T>(); }
+  T num(const char* k) const {
+    return j.at(k).template get<T>();
+  }
   template <class T>
   T num_or(const char* k, T fallback) const {
     const auto it = j.find(k);
     return it == j.end() ? fallback : it->template get<T>();
   }
-  std::vector<std::string> strings(const char* k) const { return j.at(k).template get<std::vector<std::string>>(); }
+  std::vector<std::string> strings(const char* k) const {
+    return j.at(k).template get<std::vector<std::string>>();
+  }
   static TopicPartitions partitions_of(const J& list) {
     TopicPartitions out;
     for (const auto& p : list) out.push_back(partition_named(p.template get<std::string>()));
@@ -210,9 +218,76 @@ struct Reader {
   TopicPartitions partitions(const char* k) const { return partitions_of(j.at(k)); }
   std::vector<std::int32_t> epochs_or_none(const char* k) const {
     const auto it = j.find(k);
-    return it == j.end() ? std::vector<std::int32_t>{} : it->template get<std::vector<std::int32_t>>();
+    return it == j.end() ? std::vector<std::int32_t>{}
+                         : it->template get<std::vector<std::int32_t>>();
   }
 };
+
+/// A classic group's GroupMetadata value, its members included.
+template <class J>
+GroupMetadata read_group_metadata(const J& j, const Reader<J>& r, const std::string& group) {
+  GroupMetadata g{
+      .group = group,
+      .protocol_type = r.str("protocol_type"),
+      .generation = r.template num<std::int32_t>("generation"),
+      .protocol = r.opt("protocol"),
+      .leader = r.opt("leader"),
+      .current_state_timestamp = r.template num_or<std::int64_t>("current_state_timestamp", 0)};
+  for (const auto& mj : j.at("members")) {
+    const Reader<J> m{mj};
+    GroupMetadataMember member{
+        .member_id = m.str("member_id"),
+        .consumer = m.str("consumer"),
+        .group_instance_id = m.opt("group_instance_id"),
+        .client_id = m.str("client_id"),
+        .client_host = m.opt("client_host").value_or(""),
+        .rebalance_timeout = m.template num<std::int32_t>("rebalance_timeout"),
+        .session_timeout = m.template num<std::int32_t>("session_timeout"),
+        .subscription = m.strings("subscription"),
+        .detail = std::nullopt,
+        .assignment = m.partitions("assignment")};
+    if (mj.contains("owned_partitions"))
+      member.detail =
+          ClassicSubscriptionDetail{.owned_partitions = m.partitions("owned_partitions"),
+                                    .generation_id = m.template num<std::int32_t>("generation_id"),
+                                    .rack_id = m.opt("rack_id")};
+    g.members.push_back(std::move(member));
+  }
+  return g;
+}
+
+/// A ConsumerGroupMemberMetadata value, with a classic member's metadata when it has one.
+template <class J>
+ConsumerGroupMemberMetadata read_member_metadata(const J& j, const Reader<J>& r,
+                                                 const std::string& group) {
+  ConsumerGroupMemberMetadata m{
+      .group = group,
+      .member_id = r.str("member_id"),
+      .consumer = r.str("consumer"),
+      .instance_id = r.opt("instance_id"),
+      .rack_id = r.opt("rack_id"),
+      .client_id = r.str("client_id"),
+      .subscribed_topic_names = r.strings("subscribed_topic_names"),
+      .rebalance_timeout_ms = r.template num<std::int32_t>("rebalance_timeout_ms"),
+      .server_assignor = r.opt("server_assignor"),
+      .classic_member_metadata = std::nullopt};
+  if (const auto c = j.find("classic_member_metadata"); c != j.end()) {
+    ClassicMemberMetadataValue cm{
+        .session_timeout_ms = c->at("session_timeout_ms").template get<std::int32_t>(),
+        .supported_protocols = {}};
+    for (const auto& pj : c->at("supported_protocols")) {
+      const Reader<J> p{pj};
+      cm.supported_protocols.push_back(
+          ClassicProtocol{.name = p.str("name"),
+                          .topics = p.strings("topics"),
+                          .owned_partitions = p.partitions("owned_partitions"),
+                          .generation_id = p.template num<std::int32_t>("generation_id"),
+                          .rack_id = p.opt("rack_id")});
+    }
+    m.classic_member_metadata = std::move(cm);
+  }
+  return m;
+}
 
 template <class J>
 GroupRecord read(const J& j) {
@@ -229,73 +304,27 @@ GroupRecord read(const J& j) {
                      .consumer = r.opt("consumer"),
                      .topic = r.opt("topic"),
                      .partition_index = j.contains("partition_index")
-                                            ? std::optional<std::int32_t>(r.template num<std::int32_t>("partition_index"))
+                                            ? std::optional<std::int32_t>(
+                                                  r.template num<std::int32_t>("partition_index"))
                                             : std::nullopt};
   switch (*type) {
     case RecordType::OffsetCommit:
-      return OffsetCommit{.group = group,
-                          .topic = r.str("topic"),
-                          .partition_index = r.template num<std::int32_t>("partition_index"),
-                          .committed_offset = r.template num<std::int64_t>("committed_offset"),
-                          .leader_epoch = r.template num_or<std::int32_t>("leader_epoch", -1),
-                          .commit_timestamp = r.template num_or<std::int64_t>("commit_timestamp", 0)};
-    case RecordType::GroupMetadata: {
-      GroupMetadata g{.group = group,
-                      .protocol_type = r.str("protocol_type"),
-                      .generation = r.template num<std::int32_t>("generation"),
-                      .protocol = r.opt("protocol"),
-                      .leader = r.opt("leader"),
-                      .current_state_timestamp = r.template num_or<std::int64_t>("current_state_timestamp", 0)};
-      for (const auto& mj : j.at("members")) {
-        const Reader<J> m{mj};
-        GroupMetadataMember member{.member_id = m.str("member_id"),
-                                   .consumer = m.str("consumer"),
-                                   .group_instance_id = m.opt("group_instance_id"),
-                                   .client_id = m.str("client_id"),
-                                   .client_host = m.opt("client_host").value_or(""),
-                                   .rebalance_timeout = m.template num<std::int32_t>("rebalance_timeout"),
-                                   .session_timeout = m.template num<std::int32_t>("session_timeout"),
-                                   .subscription = m.strings("subscription"),
-                                   .detail = std::nullopt,
-                                   .assignment = m.partitions("assignment")};
-        if (mj.contains("owned_partitions"))
-          member.detail = ClassicSubscriptionDetail{.owned_partitions = m.partitions("owned_partitions"),
-                                                    .generation_id = m.template num<std::int32_t>("generation_id"),
-                                                    .rack_id = m.opt("rack_id")};
-        g.members.push_back(std::move(member));
-      }
-      return g;
-    }
+      return OffsetCommit{
+          .group = group,
+          .topic = r.str("topic"),
+          .partition_index = r.template num<std::int32_t>("partition_index"),
+          .committed_offset = r.template num<std::int64_t>("committed_offset"),
+          .leader_epoch = r.template num_or<std::int32_t>("leader_epoch", -1),
+          .commit_timestamp = r.template num_or<std::int64_t>("commit_timestamp", 0)};
+    case RecordType::GroupMetadata:
+      return read_group_metadata(j, r, group);
     case RecordType::ConsumerGroupMetadata:
-      return ConsumerGroupMetadata{.group = group,
-                                   .epoch = r.template num<std::int32_t>("epoch"),
-                                   .metadata_hash = r.template num_or<std::int64_t>("metadata_hash", 0)};
-    case RecordType::ConsumerGroupMemberMetadata: {
-      ConsumerGroupMemberMetadata m{.group = group,
-                                    .member_id = r.str("member_id"),
-                                    .consumer = r.str("consumer"),
-                                    .instance_id = r.opt("instance_id"),
-                                    .rack_id = r.opt("rack_id"),
-                                    .client_id = r.str("client_id"),
-                                    .subscribed_topic_names = r.strings("subscribed_topic_names"),
-                                    .rebalance_timeout_ms = r.template num<std::int32_t>("rebalance_timeout_ms"),
-                                    .server_assignor = r.opt("server_assignor"),
-                                    .classic_member_metadata = std::nullopt};
-      if (const auto c = j.find("classic_member_metadata"); c != j.end()) {
-        ClassicMemberMetadataValue cm{.session_timeout_ms = c->at("session_timeout_ms").template get<std::int32_t>(),
-                                      .supported_protocols = {}};
-        for (const auto& pj : c->at("supported_protocols")) {
-          const Reader<J> p{pj};
-          cm.supported_protocols.push_back(ClassicProtocol{.name = p.str("name"),
-                                                           .topics = p.strings("topics"),
-                                                           .owned_partitions = p.partitions("owned_partitions"),
-                                                           .generation_id = p.template num<std::int32_t>("generation_id"),
-                                                           .rack_id = p.opt("rack_id")});
-        }
-        m.classic_member_metadata = std::move(cm);
-      }
-      return m;
-    }
+      return ConsumerGroupMetadata{
+          .group = group,
+          .epoch = r.template num<std::int32_t>("epoch"),
+          .metadata_hash = r.template num_or<std::int64_t>("metadata_hash", 0)};
+    case RecordType::ConsumerGroupMemberMetadata:
+      return read_member_metadata(j, r, group);
     case RecordType::ConsumerGroupTargetAssignmentMetadata:
       return ConsumerGroupTargetAssignmentMetadata{
           .group = group,
@@ -319,16 +348,18 @@ GroupRecord read(const J& j) {
           .pending_revocation = r.partitions("pending_revocation"),
           .pending_revocation_epochs = r.epochs_or_none("pending_revocation_epochs")};
     case RecordType::ShareGroupMetadata:
-      return ShareGroupMetadata{.group = group,
-                                .epoch = r.template num<std::int32_t>("epoch"),
-                                .metadata_hash = r.template num_or<std::int64_t>("metadata_hash", 0)};
+      return ShareGroupMetadata{
+          .group = group,
+          .epoch = r.template num<std::int32_t>("epoch"),
+          .metadata_hash = r.template num_or<std::int64_t>("metadata_hash", 0)};
     case RecordType::ShareGroupMemberMetadata:
-      return ShareGroupMemberMetadata{.group = group,
-                                      .member_id = r.str("member_id"),
-                                      .consumer = r.opt("consumer").value_or(""),
-                                      .client_id = r.str("client_id"),
-                                      .rack_id = r.opt("rack_id"),
-                                      .subscribed_topic_names = r.strings("subscribed_topic_names")};
+      return ShareGroupMemberMetadata{
+          .group = group,
+          .member_id = r.str("member_id"),
+          .consumer = r.opt("consumer").value_or(""),
+          .client_id = r.str("client_id"),
+          .rack_id = r.opt("rack_id"),
+          .subscribed_topic_names = r.strings("subscribed_topic_names")};
     case RecordType::ShareGroupTargetAssignmentMetadata:
       return ShareGroupTargetAssignmentMetadata{
           .group = group,
@@ -349,18 +380,25 @@ GroupRecord read(const J& j) {
           .state = r.template num<std::int32_t>("state"),
           .assigned = r.partitions("assigned")};
     case RecordType::ShareGroupStatePartitionMetadata:
-      return ShareGroupStatePartitionMetadata{.group = group,
-                                              .initializing_topics = r.partitions("initializing_topics"),
-                                              .initialized_topics = r.partitions("initialized_topics"),
-                                              .deleting_topics = r.partitions("deleting_topics")};
+      return ShareGroupStatePartitionMetadata{
+          .group = group,
+          .initializing_topics = r.partitions("initializing_topics"),
+          .initialized_topics = r.partitions("initialized_topics"),
+          .deleting_topics = r.partitions("deleting_topics")};
   }
   throw std::runtime_error("unknown record type \"" + name + "\"");
 }
 
 }  // namespace
 
-ojson record_json(const GroupRecord& record) { return std::visit(ToJson{}, record); }
-GroupRecord record_from_json(const nlohmann::json& j) { return read(j); }
-GroupRecord record_from_json(const nlohmann::ordered_json& j) { return read(j); }
+ojson record_json(const GroupRecord& record) {
+  return std::visit(ToJson{}, record);
+}
+GroupRecord record_from_json(const nlohmann::json& j) {
+  return read(j);
+}
+GroupRecord record_from_json(const nlohmann::ordered_json& j) {
+  return read(j);
+}
 
 }  // namespace rsim::trace

@@ -67,20 +67,31 @@ struct RunStart {
   sv scenario, protocol;
   std::uint64_t seed = 0;
   std::int64_t duration_ms = 0;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("scenario", s.scenario); v("protocol", s.protocol); v("seed", s.seed); v("duration_ms", s.duration_ms);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("scenario", s.scenario);
+    v("protocol", s.protocol);
+    v("seed", s.seed);
+    v("duration_ms", s.duration_ms);
   }
 };
 struct RunEnd {
   RSIM_TRACE_KIND("run.end");
   std::uint64_t events = 0;
-  template <class S, class V> static void fields(S& s, V& v) { v("events", s.events); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("events", s.events);
+  }
 };
 struct TopicPartitionCount {
   RSIM_TRACE_KIND("topic.partitions");
   sv topic;
   std::int32_t partitions = 0;
-  template <class S, class V> static void fields(S& s, V& v) { v("topic", s.topic); v("partitions", s.partitions); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("topic", s.topic);
+    v("partitions", s.partitions);
+  }
 };
 struct Produce {
   RSIM_TRACE_KIND("produce");
@@ -88,8 +99,11 @@ struct Produce {
   Opt<std::int64_t> initial_records;
   Opt<Number> records_per_sec;  // 0 (an integer) when production stops
   Opt<sv> gap_ms;               // a non-constant gap, described
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("topic", s.topic); v("initial_records", s.initial_records); v("records_per_sec", s.records_per_sec);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("topic", s.topic);
+    v("initial_records", s.initial_records);
+    v("records_per_sec", s.records_per_sec);
     v("gap_ms", s.gap_ms);
   }
 };
@@ -97,8 +111,10 @@ struct LogEndOffset {
   RSIM_TRACE_KIND("log_end_offset");
   const TopicPartition* partition = nullptr;
   std::int64_t log_end_offset = 0;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("partition", s.partition); v("log_end_offset", s.log_end_offset);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("partition", s.partition);
+    v("log_end_offset", s.log_end_offset);
   }
 };
 struct Lag {
@@ -112,9 +128,15 @@ struct Lag {
   /// `standard` writer remembers the last lag it wrote (trace::LevelFilter); 0: none (an event
   /// read back from trace.jsonl: always written).
   std::uint32_t slot = 0;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("group", s.group); v("partition", s.partition); v("lag", s.lag); v("log_end_offset", s.log_end_offset);
-    v("offset", s.offset); v("owner", s.owner); v("reason", s.reason);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("group", s.group);
+    v("partition", s.partition);
+    v("lag", s.lag);
+    v("log_end_offset", s.log_end_offset);
+    v("offset", s.offset);
+    v("owner", s.owner);
+    v("reason", s.reason);
   }
 };
 
@@ -126,9 +148,14 @@ struct ConsumerStart {
   sv protocol;
   Opt<sv> member_id;
   Opt<double> start_latency_ms;  // subscribe() and the first poll() come that much later
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("consumer", s.consumer); v("group", s.group); v("topics", s.topics); v("protocol", s.protocol);
-    v("member_id", s.member_id); v("start_latency_ms", s.start_latency_ms);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("group", s.group);
+    v("topics", s.topics);
+    v("protocol", s.protocol);
+    v("member_id", s.member_id);
+    v("start_latency_ms", s.start_latency_ms);
   }
 };
 /// A start latency as consumer.start writes it: milliseconds, only when there is one.
@@ -143,15 +170,22 @@ struct ConsumerConfig {
   sv consumer, protocol;
   std::int64_t incarnation = 0;
   Json config = nullptr;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("consumer", s.consumer); v("protocol", s.protocol); v("incarnation", s.incarnation); v("config", s.config);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("protocol", s.protocol);
+    v("incarnation", s.incarnation);
+    v("config", s.config);
   }
 };
-#define RSIM_TRACE_CONSUMER_ONLY(Name, kind)                                        \
-  struct Name {                                                                    \
-    RSIM_TRACE_KIND(kind);                                                         \
-    sv consumer;                                                                   \
-    template <class S, class V> static void fields(S& s, V& v) { v("consumer", s.consumer); } \
+#define RSIM_TRACE_CONSUMER_ONLY(Name, kind) \
+  struct Name {                              \
+    RSIM_TRACE_KIND(kind);                   \
+    sv consumer;                             \
+    template <class S, class V>              \
+    static void fields(S& s, V& v) {         \
+      v("consumer", s.consumer);             \
+    }                                        \
   }
 RSIM_TRACE_CONSUMER_ONLY(ConsumerStop, "consumer.stop");
 RSIM_TRACE_CONSUMER_ONLY(ConsumerCrash, "consumer.crash");
@@ -161,74 +195,112 @@ struct ConsumerResume {
   RSIM_TRACE_KIND("consumer.resume");
   sv consumer;
   Opt<sv> after;  // share consumers: stall | pause
-  template <class S, class V> static void fields(S& s, V& v) { v("consumer", s.consumer); v("after", s.after); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("after", s.after);
+  }
 };
 struct ConsumerStall {
   RSIM_TRACE_KIND("consumer.stall");
   sv consumer;
   std::int64_t for_ms = 0;
-  template <class S, class V> static void fields(S& s, V& v) { v("consumer", s.consumer); v("for_ms", s.for_ms); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("for_ms", s.for_ms);
+  }
 };
 struct ConsumerPause {
   RSIM_TRACE_KIND("consumer.pause");
   sv consumer;
   std::int64_t for_ms = 0;
-  template <class S, class V> static void fields(S& s, V& v) { v("consumer", s.consumer); v("for_ms", s.for_ms); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("for_ms", s.for_ms);
+  }
 };
 struct ConsumerSubscribe {
   RSIM_TRACE_KIND("consumer.subscribe");
   sv consumer;
   Names topics;
-  template <class S, class V> static void fields(S& s, V& v) { v("consumer", s.consumer); v("topics", s.topics); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("topics", s.topics);
+  }
 };
 struct ConsumerCoordinatorUnknown {
   RSIM_TRACE_KIND("consumer.coordinator_unknown");
   sv consumer, reason;
-  template <class S, class V> static void fields(S& s, V& v) { v("consumer", s.consumer); v("reason", s.reason); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("reason", s.reason);
+  }
 };
 struct ConsumerMetadata {
   RSIM_TRACE_KIND("consumer.metadata");
   sv consumer;
   Json partitions = nullptr;  // {"topic": partition count}
   sv reason;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("consumer", s.consumer); v("partitions", s.partitions); v("reason", s.reason);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("partitions", s.partitions);
+    v("reason", s.reason);
   }
 };
 struct ConsumerRejoin {
   RSIM_TRACE_KIND("consumer.rejoin");
   sv consumer, reason;
-  template <class S, class V> static void fields(S& s, V& v) { v("consumer", s.consumer); v("reason", s.reason); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("reason", s.reason);
+  }
 };
 struct ConsumerGenerationReset {
   RSIM_TRACE_KIND("consumer.generation_reset");
   sv consumer, reason;
   bool member_id_reset = false;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("consumer", s.consumer); v("reason", s.reason); v("member_id_reset", s.member_id_reset);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("reason", s.reason);
+    v("member_id_reset", s.member_id_reset);
   }
 };
 struct ConsumerError {
   RSIM_TRACE_KIND("consumer.error");
   sv consumer, error, where;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("consumer", s.consumer); v("error", s.error); v("where", s.where);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("error", s.error);
+    v("where", s.where);
   }
 };
 struct ConsumerPollTimeout {
   RSIM_TRACE_KIND("consumer.poll_timeout");
   sv consumer;
   std::int64_t max_poll_interval_ms = 0;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("consumer", s.consumer); v("max_poll_interval_ms", s.max_poll_interval_ms);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("max_poll_interval_ms", s.max_poll_interval_ms);
   }
 };
 struct ConsumerMemberState {
   RSIM_TRACE_KIND("consumer.member_state");
   sv consumer, state;
   std::int64_t epoch = 0;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("consumer", s.consumer); v("state", s.state); v("epoch", s.epoch);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("state", s.state);
+    v("epoch", s.epoch);
   }
 };
 struct ConsumerReconcile {
@@ -236,8 +308,12 @@ struct ConsumerReconcile {
   sv consumer;
   std::int64_t epoch = 0;
   Partitions target, added, revoked;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("consumer", s.consumer); v("epoch", s.epoch); v("target", s.target); v("added", s.added);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("epoch", s.epoch);
+    v("target", s.target);
+    v("added", s.added);
     v("revoked", s.revoked);
   }
 };
@@ -245,8 +321,11 @@ struct ConsumerFenced {
   RSIM_TRACE_KIND("consumer.fenced");
   sv consumer, error;
   std::int64_t epoch = 0;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("consumer", s.consumer); v("error", s.error); v("epoch", s.epoch);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("error", s.error);
+    v("epoch", s.epoch);
   }
 };
 struct Callback {
@@ -254,15 +333,23 @@ struct Callback {
   sv consumer, callback;
   Partitions partitions;
   sv phase;  // start | end
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("consumer", s.consumer); v("callback", s.callback); v("partitions", s.partitions); v("phase", s.phase);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("callback", s.callback);
+    v("partitions", s.partitions);
+    v("phase", s.phase);
   }
 };
 struct Assignment {
   RSIM_TRACE_KIND("assignment");
   sv consumer;
   Partitions owned;
-  template <class S, class V> static void fields(S& s, V& v) { v("consumer", s.consumer); v("owned", s.owned); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("owned", s.owned);
+  }
 };
 struct Commit {
   RSIM_TRACE_KIND("commit");
@@ -270,9 +357,15 @@ struct Commit {
   Opt<std::int64_t> generation;
   Opt<std::span<const CommittedOffset>> offsets;  // {"orders-0": offset, ...}
   Opt<sv> error;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("consumer", s.consumer); v("group", s.group); v("phase", s.phase); v("purpose", s.purpose);
-    v("generation", s.generation); v("offsets", s.offsets); v("error", s.error);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("group", s.group);
+    v("phase", s.phase);
+    v("purpose", s.purpose);
+    v("generation", s.generation);
+    v("offsets", s.offsets);
+    v("error", s.error);
   }
 };
 struct Position {
@@ -281,9 +374,14 @@ struct Position {
   const TopicPartition* partition = nullptr;
   std::int64_t offset = 0;
   sv source, state;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("consumer", s.consumer); v("group", s.group); v("partition", s.partition); v("offset", s.offset);
-    v("source", s.source); v("state", s.state);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("group", s.group);
+    v("partition", s.partition);
+    v("offset", s.offset);
+    v("source", s.source);
+    v("state", s.state);
   }
 };
 struct RecordsFetched {
@@ -295,8 +393,12 @@ struct RecordsFetched {
   /// which a sink may keep per-consumer state instead of hashing the name; 0: none (an event
   /// read back from trace.jsonl).
   std::uint32_t consumer_slot = 0;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("consumer", s.consumer); v("group", s.group); v("batch", s.batch); v("count", s.count);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("group", s.group);
+    v("batch", s.batch);
+    v("count", s.count);
     v("ranges", s.ranges);
   }
 };
@@ -305,8 +407,12 @@ struct RecordsProcessed {
   sv consumer, group;
   std::int64_t batch = 0, count = 0;
   std::uint32_t consumer_slot = 0;  // as RecordsFetched's
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("consumer", s.consumer); v("group", s.group); v("batch", s.batch); v("count", s.count);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("group", s.group);
+    v("batch", s.batch);
+    v("count", s.count);
   }
 };
 
@@ -321,47 +427,74 @@ struct Rpc {
   /// none (its response to such a request: NONE, no assignment, the same member epoch); only
   /// the `full` trace writes it.
   bool quiet = false;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("dir", s.dir); v("from", s.from); v("to", s.to); v("api", s.api); v("id", s.id); v("error", s.error);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("dir", s.dir);
+    v("from", s.from);
+    v("to", s.to);
+    v("api", s.api);
+    v("id", s.id);
+    v("error", s.error);
     v("", s.extra);
   }
 };
 struct NetDisconnect {
   RSIM_TRACE_KIND("net.disconnect");
   sv consumer, node, reason;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("consumer", s.consumer); v("node", s.node); v("reason", s.reason);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("node", s.node);
+    v("reason", s.reason);
   }
 };
 struct NetDrop {
   RSIM_TRACE_KIND("net.drop");
   sv from, to, reason;  // reason: cut | loss
-  template <class S, class V> static void fields(S& s, V& v) { v("from", s.from); v("to", s.to); v("reason", s.reason); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("from", s.from);
+    v("to", s.to);
+    v("reason", s.reason);
+  }
 };
 struct NetChange {
   RSIM_TRACE_KIND("net.change");
   Names between;
   bool one_way = false;
   std::int64_t for_ms = -1;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("between", s.between); v("one_way", s.one_way); v("for_ms", s.for_ms);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("between", s.between);
+    v("one_way", s.one_way);
+    v("for_ms", s.for_ms);
   }
 };
 struct NetRestore {
   RSIM_TRACE_KIND("net.restore");
   Names between;
-  template <class S, class V> static void fields(S& s, V& v) { v("between", s.between); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("between", s.between);
+  }
 };
 struct NetPartition {
   RSIM_TRACE_KIND("net.partition");
   Names between;
   std::int64_t for_ms = 0;
-  template <class S, class V> static void fields(S& s, V& v) { v("between", s.between); v("for_ms", s.for_ms); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("between", s.between);
+    v("for_ms", s.for_ms);
+  }
 };
 struct NetHeal {
   RSIM_TRACE_KIND("net.heal");
   Names between;
-  template <class S, class V> static void fields(S& s, V& v) { v("between", s.between); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("between", s.between);
+  }
 };
 
 // --- brokers and coordinators ------------------------------------------------------------------
@@ -372,55 +505,80 @@ struct BrokerFail {
   Opt<std::int32_t> partition;
   Opt<std::int64_t> down_ms;
   Opt<sv> reason;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("group", s.group); v("broker", s.broker); v("partition", s.partition); v("down_ms", s.down_ms);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("group", s.group);
+    v("broker", s.broker);
+    v("partition", s.partition);
+    v("down_ms", s.down_ms);
     v("reason", s.reason);
   }
 };
 struct BrokerRecover {
   RSIM_TRACE_KIND("broker.recover");
   std::int32_t broker = 0;
-  template <class S, class V> static void fields(S& s, V& v) { v("broker", s.broker); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("broker", s.broker);
+  }
 };
 struct CoordinatorElected {
   RSIM_TRACE_KIND("coordinator.elected");
   std::int32_t partition = 0;
   OrNull<std::int32_t> broker;
-  template <class S, class V> static void fields(S& s, V& v) { v("partition", s.partition); v("broker", s.broker); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("partition", s.partition);
+    v("broker", s.broker);
+  }
 };
 struct CoordinatorLoad {
   RSIM_TRACE_KIND("coordinator.load");
   std::int32_t broker = 0, partition = 0;
   std::uint64_t records = 0;
   std::int64_t load_ms = 0;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("broker", s.broker); v("partition", s.partition); v("records", s.records); v("load_ms", s.load_ms);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("broker", s.broker);
+    v("partition", s.partition);
+    v("records", s.records);
+    v("load_ms", s.load_ms);
   }
 };
 struct CoordinatorLoaded {
   RSIM_TRACE_KIND("coordinator.loaded");
   std::int32_t broker = 0, partition = 0;
   Json groups = nullptr;  // the groups' snapshots
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("broker", s.broker); v("partition", s.partition); v("groups", s.groups);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("broker", s.broker);
+    v("partition", s.partition);
+    v("groups", s.groups);
   }
 };
 struct CoordinatorUnloaded {
   RSIM_TRACE_KIND("coordinator.unloaded");
   std::int32_t broker = 0, partition = 0;
   Json groups = nullptr;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("broker", s.broker); v("partition", s.partition); v("groups", s.groups);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("broker", s.broker);
+    v("partition", s.partition);
+    v("groups", s.groups);
   }
 };
 struct GroupStateChange {
   RSIM_TRACE_KIND("group.state");
-  sv group, state;  // classic: Kafka's ClassicGroupState names; consumer: lower-case
+  sv group, state;               // classic: Kafka's ClassicGroupState names; consumer: lower-case
   Opt<std::int64_t> generation;  // classic
   Opt<std::int64_t> epoch;       // consumer protocol
   Opt<sv> reason;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("group", s.group); v("state", s.state); v("generation", s.generation); v("epoch", s.epoch);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("group", s.group);
+    v("state", s.state);
+    v("generation", s.generation);
+    v("epoch", s.epoch);
     v("reason", s.reason);
   }
 };
@@ -431,8 +589,13 @@ struct GroupMigration {
   sv group, from, to;
   Opt<std::int64_t> generation;  // the group epoch carried over
   Opt<sv> reason, refused;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("group", s.group); v("from", s.from); v("to", s.to); v("generation", s.generation); v("reason", s.reason);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("group", s.group);
+    v("from", s.from);
+    v("to", s.to);
+    v("generation", s.generation);
+    v("reason", s.reason);
     v("refused", s.refused);
   }
 };
@@ -445,10 +608,16 @@ struct GroupEpoch {
   Opt<sv> protocol, leader;            // classic
   Names members;
   Opt<sv> reason;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("group", s.group); v("generation", s.generation); v("epoch", s.epoch);
-    v("assignment_epoch", s.assignment_epoch); v("protocol", s.protocol); v("leader", s.leader);
-    v("members", s.members); v("reason", s.reason);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("group", s.group);
+    v("generation", s.generation);
+    v("epoch", s.epoch);
+    v("assignment_epoch", s.assignment_epoch);
+    v("protocol", s.protocol);
+    v("leader", s.leader);
+    v("members", s.members);
+    v("reason", s.reason);
   }
 };
 struct MemberEpoch {
@@ -456,24 +625,37 @@ struct MemberEpoch {
   sv group, consumer, member_id;
   std::int64_t epoch = 0;
   sv state;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("group", s.group); v("consumer", s.consumer); v("member_id", s.member_id); v("epoch", s.epoch);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("group", s.group);
+    v("consumer", s.consumer);
+    v("member_id", s.member_id);
+    v("epoch", s.epoch);
     v("state", s.state);
   }
 };
 struct MemberLeave {
   RSIM_TRACE_KIND("member.leave");
   sv group, consumer, member_id, reason;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("group", s.group); v("consumer", s.consumer); v("member_id", s.member_id); v("reason", s.reason);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("group", s.group);
+    v("consumer", s.consumer);
+    v("member_id", s.member_id);
+    v("reason", s.reason);
   }
 };
 struct MemberReplaced {
   RSIM_TRACE_KIND("member.replaced");
   sv group, consumer, group_instance_id, old_member_id, member_id, state;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("group", s.group); v("consumer", s.consumer); v("group_instance_id", s.group_instance_id);
-    v("old_member_id", s.old_member_id); v("member_id", s.member_id); v("state", s.state);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("group", s.group);
+    v("consumer", s.consumer);
+    v("group_instance_id", s.group_instance_id);
+    v("old_member_id", s.old_member_id);
+    v("member_id", s.member_id);
+    v("state", s.state);
   }
 };
 /// A record appended to __consumer_offsets: its partition and offset, then the record's own
@@ -483,16 +665,22 @@ struct Record {
   std::int32_t partition = 0;
   std::int64_t offset = 0;
   Splice value;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("partition", s.partition); v("offset", s.offset); v("", s.value);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("partition", s.partition);
+    v("offset", s.offset);
+    v("", s.value);
   }
 };
 struct LogTruncate {
   RSIM_TRACE_KIND("log.truncate");
   std::int32_t partition = 0;
   std::int64_t from_offset = 0, records = 0;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("partition", s.partition); v("from_offset", s.from_offset); v("records", s.records);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("partition", s.partition);
+    v("from_offset", s.from_offset);
+    v("records", s.records);
   }
 };
 
@@ -502,40 +690,61 @@ struct BrokerStop {
   std::int32_t broker = 0;
   bool graceful = true;
   Opt<sv> reason;  // set when the stop does nothing
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("broker", s.broker); v("graceful", s.graceful); v("reason", s.reason);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("broker", s.broker);
+    v("graceful", s.graceful);
+    v("reason", s.reason);
   }
 };
 struct BrokerCrash {
   RSIM_TRACE_KIND("broker.crash");
   std::int32_t broker = 0;
   Opt<sv> reason;
-  template <class S, class V> static void fields(S& s, V& v) { v("broker", s.broker); v("reason", s.reason); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("broker", s.broker);
+    v("reason", s.reason);
+  }
 };
 struct BrokerFenced {
   RSIM_TRACE_KIND("broker.fenced");
   std::int32_t broker = 0;
-  template <class S, class V> static void fields(S& s, V& v) { v("broker", s.broker); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("broker", s.broker);
+  }
 };
 struct BrokerStart {
   RSIM_TRACE_KIND("broker.start");
   std::int32_t broker = 0;
   Opt<sv> reason;
-  template <class S, class V> static void fields(S& s, V& v) { v("broker", s.broker); v("reason", s.reason); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("broker", s.broker);
+    v("reason", s.reason);
+  }
 };
 struct PartitionLeaders {
   RSIM_TRACE_KIND("partition.leaders");
   Json leaders = nullptr;  // {"orders-0": broker or null}
   sv reason;
-  template <class S, class V> static void fields(S& s, V& v) { v("leaders", s.leaders); v("reason", s.reason); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("leaders", s.leaders);
+    v("reason", s.reason);
+  }
 };
 struct ConsumerLeaders {
   RSIM_TRACE_KIND("consumer.leaders");
   sv consumer;
   Json leaders = nullptr;  // {"orders-0": broker or null}, the ones that changed
   sv reason;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("consumer", s.consumer); v("leaders", s.leaders); v("reason", s.reason);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("leaders", s.leaders);
+    v("reason", s.reason);
   }
 };
 struct FetchError {
@@ -543,32 +752,46 @@ struct FetchError {
   sv consumer, broker;
   Partitions partitions;
   sv error;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("consumer", s.consumer); v("broker", s.broker); v("partitions", s.partitions); v("error", s.error);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("broker", s.broker);
+    v("partitions", s.partitions);
+    v("error", s.error);
   }
 };
 struct ConsumerWakeup {
   RSIM_TRACE_KIND("consumer.wakeup");
   sv consumer, exception;
-  template <class S, class V> static void fields(S& s, V& v) { v("consumer", s.consumer); v("exception", s.exception); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("exception", s.exception);
+  }
 };
 struct MemberJoin {
   RSIM_TRACE_KIND("member.join");
   sv group, consumer, member_id, client_id;
   Opt<sv> group_instance_id;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("group", s.group); v("consumer", s.consumer); v("member_id", s.member_id); v("client_id", s.client_id);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("group", s.group);
+    v("consumer", s.consumer);
+    v("member_id", s.member_id);
+    v("client_id", s.client_id);
     v("group_instance_id", s.group_instance_id);
   }
 };
 
-// --- share groups (KIP-932) ------------------------------------------------------------------------
+// --- share groups (KIP-932)
+// ------------------------------------------------------------------------
 struct ShareConfig {
   RSIM_TRACE_KIND("share.config");
-  std::int64_t record_lock_duration_ms = 0, delivery_count_limit = 0, partition_max_record_locks = 0,
-               heartbeat_interval_ms = 0, session_timeout_ms = 0;
+  std::int64_t record_lock_duration_ms = 0, delivery_count_limit = 0,
+               partition_max_record_locks = 0, heartbeat_interval_ms = 0, session_timeout_ms = 0;
   Json groups = nullptr;  // {group: its own share.* configs}
-  template <class S, class V> static void fields(S& s, V& v) {
+  template <class S, class V>
+  static void fields(S& s, V& v) {
     v("group.share.record.lock.duration.ms", s.record_lock_duration_ms);
     v("group.share.delivery.count.limit", s.delivery_count_limit);
     v("group.share.partition.max.record.locks", s.partition_max_record_locks);
@@ -581,15 +804,23 @@ struct ShareConfig {
 struct ShareAssignorError {
   RSIM_TRACE_KIND("share.assignor_error");
   sv group, error;
-  template <class S, class V> static void fields(S& s, V& v) { v("group", s.group); v("error", s.error); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("group", s.group);
+    v("error", s.error);
+  }
 };
 /// A share session on a broker ended other than by the member (its connection closed).
 struct ShareSession {
   RSIM_TRACE_KIND("share.session");
   std::int32_t broker = 0;
   sv group, consumer, member_id, event;  // event: disconnect
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("broker", s.broker); v("group", s.group); v("consumer", s.consumer); v("member_id", s.member_id);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("broker", s.broker);
+    v("group", s.group);
+    v("consumer", s.consumer);
+    v("member_id", s.member_id);
     v("event", s.event);
   }
 };
@@ -601,10 +832,18 @@ struct ShareRecords {
   sv consumer, from, to;
   std::int64_t first_offset = 0, last_offset = 0, records = 0, delivery_count = 0;
   sv cause;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("group", s.group); v("partition", s.partition); v("consumer", s.consumer); v("from", s.from); v("to", s.to);
-    v("first_offset", s.first_offset); v("last_offset", s.last_offset); v("records", s.records);
-    v("delivery_count", s.delivery_count); v("cause", s.cause);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("group", s.group);
+    v("partition", s.partition);
+    v("consumer", s.consumer);
+    v("from", s.from);
+    v("to", s.to);
+    v("first_offset", s.first_offset);
+    v("last_offset", s.last_offset);
+    v("records", s.records);
+    v("delivery_count", s.delivery_count);
+    v("cause", s.cause);
   }
 };
 struct ShareWindow {
@@ -612,8 +851,12 @@ struct ShareWindow {
   sv group;
   const TopicPartition* partition = nullptr;
   std::int64_t spso = 0, speo = 0, in_flight = 0;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("group", s.group); v("partition", s.partition); v("spso", s.spso); v("speo", s.speo);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("group", s.group);
+    v("partition", s.partition);
+    v("spso", s.spso);
+    v("speo", s.speo);
     v("in_flight", s.in_flight);
   }
 };
@@ -623,8 +866,12 @@ struct SharePartitionInit {
   const TopicPartition* partition = nullptr;
   std::int64_t spso = 0;
   sv reset;  // latest | none
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("group", s.group); v("partition", s.partition); v("spso", s.spso); v("reset", s.reset);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("group", s.group);
+    v("partition", s.partition);
+    v("spso", s.spso);
+    v("reset", s.reset);
   }
 };
 struct SharePartitionEnd {
@@ -632,9 +879,14 @@ struct SharePartitionEnd {
   sv group;
   const TopicPartition* partition = nullptr;
   std::int64_t spso = 0, speo = 0, in_flight = 0, delivery_complete_count = 0;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("group", s.group); v("partition", s.partition); v("spso", s.spso); v("speo", s.speo);
-    v("in_flight", s.in_flight); v("delivery_complete_count", s.delivery_complete_count);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("group", s.group);
+    v("partition", s.partition);
+    v("spso", s.spso);
+    v("speo", s.speo);
+    v("in_flight", s.in_flight);
+    v("delivery_complete_count", s.delivery_complete_count);
   }
 };
 struct ShareAckError {
@@ -644,21 +896,34 @@ struct ShareAckError {
   sv consumer, type;
   std::int64_t first_offset = 0, last_offset = 0;
   sv error;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("group", s.group); v("partition", s.partition); v("consumer", s.consumer); v("type", s.type);
-    v("first_offset", s.first_offset); v("last_offset", s.last_offset); v("error", s.error);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("group", s.group);
+    v("partition", s.partition);
+    v("consumer", s.consumer);
+    v("type", s.type);
+    v("first_offset", s.first_offset);
+    v("last_offset", s.last_offset);
+    v("error", s.error);
   }
 };
 struct ShareProcess {
   RSIM_TRACE_KIND("share.process");
   sv consumer;
   const TopicPartition* partition = nullptr;
-  std::int64_t first_offset = 0, last_offset = 0, delivery_count = 0, records = 0, accepted = 0, released = 0,
-               rejected = 0;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("consumer", s.consumer); v("partition", s.partition); v("first_offset", s.first_offset);
-    v("last_offset", s.last_offset); v("delivery_count", s.delivery_count); v("records", s.records);
-    v("accepted", s.accepted); v("released", s.released); v("rejected", s.rejected);
+  std::int64_t first_offset = 0, last_offset = 0, delivery_count = 0, records = 0, accepted = 0,
+               released = 0, rejected = 0;
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("consumer", s.consumer);
+    v("partition", s.partition);
+    v("first_offset", s.first_offset);
+    v("last_offset", s.last_offset);
+    v("delivery_count", s.delivery_count);
+    v("records", s.records);
+    v("accepted", s.accepted);
+    v("released", s.released);
+    v("rejected", s.rejected);
   }
 };
 /// One state batch of a __share_group_state record.
@@ -677,36 +942,56 @@ struct ShareStateRecord {
   Opt<std::int64_t> state_epoch;  // ShareSnapshot
   std::int64_t leader_epoch = 0, start_offset = 0, delivery_complete_count = 0;
   std::span<const ShareStateBatch> state_batches;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("partition", s.partition); v("offset", s.offset); v("record", s.record); v("group", s.group);
-    v("topic_partition", s.topic_partition); v("snapshot_epoch", s.snapshot_epoch); v("state_epoch", s.state_epoch);
-    v("leader_epoch", s.leader_epoch); v("start_offset", s.start_offset);
-    v("delivery_complete_count", s.delivery_complete_count); v("state_batches", s.state_batches);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("partition", s.partition);
+    v("offset", s.offset);
+    v("record", s.record);
+    v("group", s.group);
+    v("topic_partition", s.topic_partition);
+    v("snapshot_epoch", s.snapshot_epoch);
+    v("state_epoch", s.state_epoch);
+    v("leader_epoch", s.leader_epoch);
+    v("start_offset", s.start_offset);
+    v("delivery_complete_count", s.delivery_complete_count);
+    v("state_batches", s.state_batches);
   }
 };
 
-// --- fleets: Kubernetes pods and autoscalers (issue 38) -------------------------------------------
+// --- fleets: Kubernetes pods and autoscalers (issue 38)
+// -------------------------------------------
 /// A pod bound to a node (`revision`: its ReplicaSet's or StatefulSet's revision, from 1).
 struct PodScheduled {
   RSIM_TRACE_KIND("pod.scheduled");
   sv pod, deployment, node;
   std::int64_t revision = 0;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("pod", s.pod); v("deployment", s.deployment); v("node", s.node); v("revision", s.revision);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("pod", s.pod);
+    v("deployment", s.deployment);
+    v("node", s.node);
+    v("revision", s.revision);
   }
 };
 /// The pod's container runs (image pulled, JVM started): its consumer starts.
 struct PodStarted {
   RSIM_TRACE_KIND("pod.started");
   sv pod, deployment;
-  template <class S, class V> static void fields(S& s, V& v) { v("pod", s.pod); v("deployment", s.deployment); }
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("pod", s.pod);
+    v("deployment", s.deployment);
+  }
 };
 /// The pod reports ready: `by` "assignment" (its consumer's first assignment) or "probe".
 struct PodReady {
   RSIM_TRACE_KIND("pod.ready");
   sv pod, deployment, by;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("pod", s.pod); v("deployment", s.deployment); v("by", s.by);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("pod", s.pod);
+    v("deployment", s.deployment);
+    v("by", s.by);
   }
 };
 /// The pod is deleted: preStop, then SIGTERM (close()), SIGKILL at grace_ms.
@@ -714,8 +999,12 @@ struct PodTerminating {
   RSIM_TRACE_KIND("pod.terminating");
   sv pod, deployment, reason;
   std::int64_t grace_ms = 0;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("pod", s.pod); v("deployment", s.deployment); v("reason", s.reason); v("grace_ms", s.grace_ms);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("pod", s.pod);
+    v("deployment", s.deployment);
+    v("reason", s.reason);
+    v("grace_ms", s.grace_ms);
   }
 };
 /// The pod is gone: `how` "closed" (its consumer's close() finished in time), "SIGKILL" (the
@@ -723,8 +1012,11 @@ struct PodTerminating {
 struct PodKilled {
   RSIM_TRACE_KIND("pod.killed");
   sv pod, deployment, how;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("pod", s.pod); v("deployment", s.deployment); v("how", s.how);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("pod", s.pod);
+    v("deployment", s.deployment);
+    v("how", s.how);
   }
 };
 /// An autoscaler changes a deployment's replicas (`lag`: KEDA's metric at the decision).
@@ -734,8 +1026,13 @@ struct AutoscalerDecision {
   std::int64_t from = 0, to = 0;
   sv reason;
   std::int64_t lag = 0;
-  template <class S, class V> static void fields(S& s, V& v) {
-    v("deployment", s.deployment); v("group", s.group); v("from", s.from); v("to", s.to); v("reason", s.reason);
+  template <class S, class V>
+  static void fields(S& s, V& v) {
+    v("deployment", s.deployment);
+    v("group", s.group);
+    v("from", s.from);
+    v("to", s.to);
+    v("reason", s.reason);
     v("lag", s.lag);
   }
 };
@@ -743,30 +1040,33 @@ struct AutoscalerDecision {
 #undef RSIM_TRACE_KIND
 
 /// Every event kind; sim::RawTraceEvent is a line of a kind this build does not know, read back.
-using Event = std::variant<RunStart, RunEnd, TopicPartitionCount, Produce, LogEndOffset, Lag, ConsumerStart,
-                           ConsumerStop, ConsumerCrash, ConsumerClosed, ConsumerResume, ConsumerStall,
-                           ConsumerPause, ConsumerSubscribe, ConsumerCoordinatorUnknown, ConsumerMetadata,
-                           ConsumerRejoin, ConsumerGenerationReset, ConsumerError, ConsumerPollTimeout,
-                           ConsumerMemberState, ConsumerReconcile, ConsumerFenced, Callback, Assignment,
-                           Commit, Position, RecordsFetched, RecordsProcessed, Rpc, NetDisconnect, NetDrop,
-                           NetChange, NetRestore, NetPartition, NetHeal, BrokerFail, BrokerRecover,
-                           CoordinatorElected, CoordinatorLoad, CoordinatorLoaded, CoordinatorUnloaded,
-                           GroupStateChange, GroupEpoch, MemberEpoch, MemberLeave, MemberReplaced, Record,
-                           LogTruncate, BrokerStop, BrokerCrash, BrokerFenced, BrokerStart, PartitionLeaders,
-                           ConsumerLeaders, FetchError, ConsumerWakeup, MemberJoin, ShareConfig, ShareRecords,
-                           ShareWindow, SharePartitionInit, SharePartitionEnd, ShareAckError, ShareProcess,
-                           ShareStateRecord, GroupMigration, ShareAssignorError, ShareSession,
-                           ConsumerConfig, PodScheduled, PodStarted, PodReady, PodTerminating, PodKilled,
-                           AutoscalerDecision, sim::RawTraceEvent>;
+using Event = std::variant<
+    RunStart, RunEnd, TopicPartitionCount, Produce, LogEndOffset, Lag, ConsumerStart, ConsumerStop,
+    ConsumerCrash, ConsumerClosed, ConsumerResume, ConsumerStall, ConsumerPause, ConsumerSubscribe,
+    ConsumerCoordinatorUnknown, ConsumerMetadata, ConsumerRejoin, ConsumerGenerationReset,
+    ConsumerError, ConsumerPollTimeout, ConsumerMemberState, ConsumerReconcile, ConsumerFenced,
+    Callback, Assignment, Commit, Position, RecordsFetched, RecordsProcessed, Rpc, NetDisconnect,
+    NetDrop, NetChange, NetRestore, NetPartition, NetHeal, BrokerFail, BrokerRecover,
+    CoordinatorElected, CoordinatorLoad, CoordinatorLoaded, CoordinatorUnloaded, GroupStateChange,
+    GroupEpoch, MemberEpoch, MemberLeave, MemberReplaced, Record, LogTruncate, BrokerStop,
+    BrokerCrash, BrokerFenced, BrokerStart, PartitionLeaders, ConsumerLeaders, FetchError,
+    ConsumerWakeup, MemberJoin, ShareConfig, ShareRecords, ShareWindow, SharePartitionInit,
+    SharePartitionEnd, ShareAckError, ShareProcess, ShareStateRecord, GroupMigration,
+    ShareAssignorError, ShareSession, ConsumerConfig, PodScheduled, PodStarted, PodReady,
+    PodTerminating, PodKilled, AutoscalerDecision, sim::RawTraceEvent>;
 
 /// How much of the run the trace keeps (`--trace`): `standard` everything the summary and the
 /// reports read (group-protocol rpcs, callbacks, assignments, commits, records, lag samples);
 /// `full` also every data-path rpc (each Fetch request and response). `none` is `standard` on a
 /// bus with no trace.jsonl sink.
 enum class Detail : int { Standard = 1, Full = 2 };
-inline bool wants(const sim::TraceBus<Event>& bus, Detail d) { return bus.wants(static_cast<int>(d)); }
+inline bool wants(const sim::TraceBus<Event>& bus, Detail d) {
+  return bus.wants(static_cast<int>(d));
+}
 /// The api names whose rpc events only the full trace keeps.
-inline bool data_path_api(std::string_view api) { return api == "Fetch"; }
+inline bool data_path_api(std::string_view api) {
+  return api == "Fetch";
+}
 
 /// The `type` of an event as trace.jsonl writes it.
 std::string_view type_of(const Event& e);

@@ -1,8 +1,8 @@
 #include "models/trace/trace_jsonl.hpp"
 
 #include <charconv>
-#include <stdexcept>
 #include <cstring>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <map>
@@ -36,8 +36,10 @@ struct Optionals {
   }
   template <class T>
   void operator()(std::string_view name, const OrNull<T>& o) {
-    if (o.value) self()(name, *o.value);
-    else self().null_member(name);
+    if (o.value)
+      self()(name, *o.value);
+    else
+      self().null_member(name);
   }
   Self& self() { return static_cast<Self&>(*this); }
 };
@@ -53,12 +55,30 @@ struct Writer : Optionals<Writer> {
     w.key_end();
   }
 
-  void operator()(std::string_view name, sv s) { key(name); w.value(s); }
-  void operator()(std::string_view name, std::int64_t v) { key(name); w.value(v); }
-  void operator()(std::string_view name, std::int32_t v) { key(name); w.value(v); }
-  void operator()(std::string_view name, std::uint64_t v) { key(name); w.value(v); }
-  void operator()(std::string_view name, bool v) { key(name); w.value(v); }
-  void operator()(std::string_view name, double v) { key(name); w.value(v); }
+  void operator()(std::string_view name, sv s) {
+    key(name);
+    w.value(s);
+  }
+  void operator()(std::string_view name, std::int64_t v) {
+    key(name);
+    w.value(v);
+  }
+  void operator()(std::string_view name, std::int32_t v) {
+    key(name);
+    w.value(v);
+  }
+  void operator()(std::string_view name, std::uint64_t v) {
+    key(name);
+    w.value(v);
+  }
+  void operator()(std::string_view name, bool v) {
+    key(name);
+    w.value(v);
+  }
+  void operator()(std::string_view name, double v) {
+    key(name);
+    w.value(v);
+  }
   void operator()(std::string_view name, const Number& n) {
     key(name);
     std::visit([&](auto x) { w.value(x); }, n);
@@ -176,8 +196,10 @@ struct Reader {
     if constexpr (std::is_same_v<T, sv>) {
       out = j.get_ref<const std::string&>();
     } else if constexpr (std::is_same_v<T, Number>) {
-      if (j.is_number_integer()) out = j.get<std::int64_t>();
-      else out = j.get<double>();
+      if (j.is_number_integer())
+        out = j.get<std::int64_t>();
+      else
+        out = j.get<double>();
     } else if constexpr (std::is_same_v<T, const TopicPartition*>) {
       out = &st.partition.emplace_back(parse_partition(j.get_ref<const std::string&>()));
     } else if constexpr (std::is_same_v<T, Partitions>) {
@@ -192,17 +214,21 @@ struct Reader {
       auto& v = st.ranges.emplace_back();
       for (const auto& r : j)
         v.push_back({parse_partition(r.at("partition").get_ref<const std::string&>()),
-                     r.at("first_offset").get<std::int64_t>(), r.at("last_offset").get<std::int64_t>()});
+                     r.at("first_offset").get<std::int64_t>(),
+                     r.at("last_offset").get<std::int64_t>()});
       out = v;
     } else if constexpr (std::is_same_v<T, std::span<const CommittedOffset>>) {
       auto& v = st.offsets.emplace_back();
-      for (const auto& [k, o] : j.items()) v.push_back({parse_partition(k), o.template get<std::int64_t>(), -1});
+      for (const auto& [k, o] : j.items())
+        v.push_back({parse_partition(k), o.template get<std::int64_t>(), -1});
       out = v;
     } else if constexpr (std::is_same_v<T, std::span<const ShareStateBatch>>) {
       auto& v = st.share_batches.emplace_back();
       for (const auto& b : j)
-        v.push_back({b.at("first_offset").get<std::int64_t>(), b.at("last_offset").get<std::int64_t>(),
-                     b.at("delivery_state").get<std::int32_t>(), b.at("delivery_count").get<std::int32_t>()});
+        v.push_back({b.at("first_offset").get<std::int64_t>(),
+                     b.at("last_offset").get<std::int64_t>(),
+                     b.at("delivery_state").get<std::int32_t>(),
+                     b.at("delivery_count").get<std::int32_t>()});
       out = v;
     } else if constexpr (std::is_same_v<T, Json>) {
       out = &j;
@@ -264,13 +290,13 @@ const std::map<std::string_view, ParseFn>& parsers() {
   return m;
 }
 
-
 // --- fast paths for the high-volume kinds ------------------------------------------------------
 // At --trace standard, lag, records.fetched, record (OffsetCommit), records.processed and commit
 // lines are nearly all of the bytes, and the generic writer's many small appends (each checking
 // capacity) and per-character escaping cost more than the bytes themselves. These write the same
 // bytes through a raw cursor into room reserved once; a line whose strings need escaping (or whose
-// record holds anything but scalars) is left to the generic writer, which is what decides the bytes.
+// record holds anything but scalars) is left to the generic writer, which is what decides the
+// bytes.
 
 // Whether `s` is written as it is between quotes (no '"', '\\' or control character in it).
 bool plain(std::string_view s) {
@@ -336,7 +362,9 @@ struct Room : Optionals<Room> {
   }
   void operator()(std::string_view n, sv s) { name(n), text(s); }
   void operator()(std::string_view n, std::int64_t) { name(n), bytes += kNumber; }
-  void operator()(std::string_view n, const TopicPartition* tp) { name(n), text(tp->topic), bytes += kNumber; }
+  void operator()(std::string_view n, const TopicPartition* tp) {
+    name(n), text(tp->topic), bytes += kNumber;
+  }
   void operator()(std::string_view n, std::span<const FetchedRange> rs) {
     name(n);
     for (const auto& r : rs) text(r.partition.topic), bytes += 50 + 3 * kNumber;
@@ -414,7 +442,8 @@ bool fast_fields(std::string& out, sim::SimTime t, const E& e) {
 bool fast_commit_record(std::string& out, sim::SimTime t, const Record& e) {
   const OffsetCommitValue& v = *e.value.commit;
   if (!plain(v.group) || !plain(v.topic)) return false;
-  Cursor c(out, 256 + 8 * kNumber + v.group.size() + v.topic.size());  // 7 numbers, ~190 literal bytes
+  Cursor c(out,
+           256 + 8 * kNumber + v.group.size() + v.topic.size());  // 7 numbers, ~190 literal bytes
   c.head(t, ",\"type\":\"record\",\"partition\":");
   c.num(static_cast<std::int64_t>(e.partition));
   c.lit(",\"offset\":");
@@ -458,8 +487,10 @@ bool fast_record(std::string& out, sim::SimTime t, const Record& e) {
         case value_t::number_integer:
         case value_t::number_unsigned:
         case value_t::boolean:
-        case value_t::null: break;
-        default: return false;
+        case value_t::null:
+          break;
+        default:
+          return false;
       }
     }
   }
@@ -474,11 +505,21 @@ bool fast_record(std::string& out, sim::SimTime t, const Record& e) {
       c.str(k);
       c.ch(':');
       switch (v.type()) {
-        case value_t::string: c.str(v.get_ref<const std::string&>()); break;
-        case value_t::number_integer: c.num(v.get<std::int64_t>()); break;
-        case value_t::number_unsigned: c.num(v.get<std::uint64_t>()); break;
-        case value_t::boolean: c.lit(v.get<bool>() ? "true" : "false"); break;
-        default: c.lit("null"); break;
+        case value_t::string:
+          c.str(v.get_ref<const std::string&>());
+          break;
+        case value_t::number_integer:
+          c.num(v.get<std::int64_t>());
+          break;
+        case value_t::number_unsigned:
+          c.num(v.get<std::uint64_t>());
+          break;
+        case value_t::boolean:
+          c.lit(v.get<bool>() ? "true" : "false");
+          break;
+        default:
+          c.lit("null");
+          break;
       }
     }
   c.ch('}');
@@ -501,8 +542,10 @@ std::string_view type_of(const Event& e) {
   return std::visit(
       [](const auto& ev) -> std::string_view {
         using E = std::decay_t<decltype(ev)>;
-        if constexpr (std::is_same_v<E, sim::RawTraceEvent>) return ev.type;
-        else return E::kType;
+        if constexpr (std::is_same_v<E, sim::RawTraceEvent>)
+          return ev.type;
+        else
+          return E::kType;
       },
       e);
 }
@@ -539,7 +582,8 @@ nlohmann::ordered_json to_json(sim::SimTime t, const Event& e) {
 
 bool LevelFilter::keep_lag(const Lag& l) {
   if (l.slot == 0) return true;
-  if (l.slot >= last_lag_.size()) last_lag_.resize(std::max<std::size_t>(l.slot + 1, last_lag_.size() * 2));
+  if (l.slot >= last_lag_.size())
+    last_lag_.resize(std::max<std::size_t>(l.slot + 1, last_lag_.size() * 2));
   LastLag& last = last_lag_[l.slot];
   const bool owned = l.owner.value.has_value();
   const std::string_view owner = owned ? *l.owner.value : std::string_view();
@@ -554,7 +598,8 @@ bool LevelFilter::keep_lag(const Lag& l) {
 bool LevelFilter::keep(const Event& e) {
   if (!standard_) return true;
   if (const auto* l = std::get_if<Lag>(&e)) return keep_lag(*l);
-  if (std::holds_alternative<RecordsFetched>(e) || std::holds_alternative<RecordsProcessed>(e)) return false;
+  if (std::holds_alternative<RecordsFetched>(e) || std::holds_alternative<RecordsProcessed>(e))
+    return false;
   if (const auto* r = std::get_if<Rpc>(&e)) return !r->quiet;
   if (const auto* r = std::get_if<Record>(&e)) {
     if (r->value.commit != nullptr) return false;  // a typed OffsetCommit
@@ -602,10 +647,10 @@ void JsonlLinesSink::on_event(sim::SimTime t, const Event& e) {
 
 void TraceByteBound::trip(sim::SimTime t, std::string_view line) const {
   if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
-  throw sim::WatchdogTripped(fmt::format(
-      "watchdog: the trace passed {} bytes at t={} us (the last line: {}); raise "
-      "--max-trace-bytes if the scenario really needs more",
-      max_, t.count(), line.substr(0, 160)));
+  throw sim::WatchdogTripped(
+      fmt::format("watchdog: the trace passed {} bytes at t={} us (the last line: {}); raise "
+                  "--max-trace-bytes if the scenario really needs more",
+                  max_, t.count(), line.substr(0, 160)));
 }
 
 void ReadStorage::clear() {

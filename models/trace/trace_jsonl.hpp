@@ -28,7 +28,8 @@ nlohmann::ordered_json to_json(sim::SimTime t, const Event& e);
 /// bound it throws sim::WatchdogTripped naming the time and the line.
 class TraceByteBound {
  public:
-  explicit TraceByteBound(std::uint64_t max_bytes = sim::WatchdogLimits{}.max_trace_bytes) : max_(max_bytes) {}
+  explicit TraceByteBound(std::uint64_t max_bytes = sim::WatchdogLimits{}.max_trace_bytes)
+      : max_(max_bytes) {}
   void set_max(std::uint64_t max_bytes) { max_ = max_bytes; }
   void add(sim::SimTime t, std::string_view line, std::size_t newline = 0) {
     bytes_ += line.size() + newline;
@@ -76,7 +77,8 @@ bool append_jsonl_at(std::string& out, sim::SimTime t, const Event& e, LevelFilt
 /// as that level writes it.
 class JsonlFileSink final : public TraceSink {
  public:
-  explicit JsonlFileSink(const std::string& path, std::size_t buffer = sim::BufferedFile::kDefaultCapacity)
+  explicit JsonlFileSink(const std::string& path,
+                         std::size_t buffer = sim::BufferedFile::kDefaultCapacity)
       : file_(path, buffer) {}
   void set_level(Detail level) { level_.emplace(level); }
   void on_event(sim::SimTime t, const Event& e) override;
@@ -125,7 +127,8 @@ Event parse_jsonl(const std::string& line, ReadStorage& storage, sim::SimTime& t
 
 /// The typed event of kind `type` read from a JSON object of its fields (a line, or the fields
 /// of a sim::RawTraceEvent: how sinks read events still published the untyped way).
-Event parse_fields(std::string_view type, const nlohmann::ordered_json& fields, ReadStorage& storage);
+Event parse_fields(std::string_view type, const nlohmann::ordered_json& fields,
+                   ReadStorage& storage);
 
 /// Reads a trace.jsonl stream line by line into `sink` (never holding the whole file).
 void read_jsonl(std::istream& in, TraceSink& sink);

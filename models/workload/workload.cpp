@@ -21,12 +21,14 @@ sim::SimTime ProductionClock::reference_time_of(std::int64_t k, double rate) {
 }
 
 std::int64_t ProductionClock::whole_rate_of(double rate) {
-  if (!(rate >= 1 && rate <= static_cast<double>(kMaxWholeRate)) || rate != std::floor(rate)) return 0;
+  if (!(rate >= 1 && rate <= static_cast<double>(kMaxWholeRate)) || rate != std::floor(rate))
+    return 0;
   return static_cast<std::int64_t>(rate);
 }
 
 std::int64_t ProductionClock::count(sim::SimTime dt) const {
-  if (whole_ > 0 && dt.count() >= 0 && dt.count() <= kMaxWholeSpan) return dt.count() * whole_ / 1'000'000;
+  if (whole_ > 0 && dt.count() >= 0 && dt.count() <= kMaxWholeSpan)
+    return dt.count() * whole_ / 1'000'000;
   return reference_count(dt, rate_);
 }
 

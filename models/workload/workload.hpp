@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "models/spec/scenario_spec.hpp"
 #include "models/protocol/topic_partition.hpp"
+#include "models/spec/scenario_spec.hpp"
+#include "models/trace/trace_events.hpp"
 #include "sim/distribution.hpp"
 #include "sim/kernel.hpp"
 #include "sim/rng.hpp"
-#include "models/trace/trace_events.hpp"
 
 namespace rsim {
 
@@ -75,7 +75,7 @@ class Workload {
   };
   struct Topic {
     std::optional<sim::Distribution> gap;
-    double rate = 0;  // records per second when the gap is constant
+    double rate = 0;        // records per second when the gap is constant
     ProductionClock clock;  // of `rate`
     std::vector<Partition> partitions;
   };

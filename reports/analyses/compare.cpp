@@ -1,8 +1,8 @@
 #include "reports/analyses/compare.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <cstdlib>
+#include <functional>
 #include <istream>
 #include <map>
 #include <memory>
@@ -28,7 +28,8 @@ bool partition_less(const std::string& a, const std::string& b) {
   if (da == std::string::npos || db == std::string::npos) return a < b;
   const std::string ta = a.substr(0, da), tb = b.substr(0, db);
   if (ta != tb) return ta < tb;
-  return std::strtol(a.c_str() + da + 1, nullptr, 10) < std::strtol(b.c_str() + db + 1, nullptr, 10);
+  return std::strtol(a.c_str() + da + 1, nullptr, 10) <
+         std::strtol(b.c_str() + db + 1, nullptr, 10);
 }
 
 std::vector<std::string> partition_list(const json& a) {
@@ -63,12 +64,15 @@ std::string compact(const std::vector<std::string>& ps) {
     std::size_t j = i + 1;
     while (j < ps.size()) {
       const auto dj = ps[j].rfind('-');
-      if (ps[j].substr(0, dj) != topic || std::strtol(ps[j].c_str() + dj + 1, nullptr, 10) != last + 1) break;
+      if (ps[j].substr(0, dj) != topic ||
+          std::strtol(ps[j].c_str() + dj + 1, nullptr, 10) != last + 1)
+        break;
       ++last;
       ++j;
     }
     parts.push_back(last > first + 1 ? fmt::format("{}-{}..{}", topic, first, last)
-                                     : last == first ? ps[i] : fmt::format("{},{}", ps[i], ps[j - 1]));
+                    : last == first  ? ps[i]
+                                     : fmt::format("{},{}", ps[i], ps[j - 1]));
     i = j;
   }
   return fmt::format("[{}]", fmt::join(parts, " "));
@@ -79,10 +83,14 @@ Record record_of(const json& e) {
   r.record = str_of(e, "record");
   r.consumer = str_of(e, "consumer");
   r.tombstone = e.value("tombstone", false);
-  if (r.record == "ConsumerGroupMetadata") r.epoch = int_of(e, "epoch");
-  else if (r.record == "ConsumerGroupTargetAssignmentMetadata") r.epoch = int_of(e, "assignment_epoch");
-  else if (r.record == "ConsumerGroupCurrentMemberAssignment") r.epoch = int_of(e, "member_epoch");
-  else if (r.record == "GroupMetadata") r.epoch = int_of(e, "generation");
+  if (r.record == "ConsumerGroupMetadata")
+    r.epoch = int_of(e, "epoch");
+  else if (r.record == "ConsumerGroupTargetAssignmentMetadata")
+    r.epoch = int_of(e, "assignment_epoch");
+  else if (r.record == "ConsumerGroupCurrentMemberAssignment")
+    r.epoch = int_of(e, "member_epoch");
+  else if (r.record == "GroupMetadata")
+    r.epoch = int_of(e, "generation");
   if (r.record == "ConsumerGroupTargetAssignmentMember") {
     r.partitions = partition_list(e.value("partitions", json::array()));
   } else if (r.record == "ConsumerGroupCurrentMemberAssignment") {
@@ -102,8 +110,8 @@ Record record_of(const json& e) {
 
 /// Longest common subsequence of a and b: the matched index pairs, in order.
 template <class T, class Eq = std::equal_to<T>>
-std::vector<std::pair<std::size_t, std::size_t>> lcs(const std::vector<T>& a, const std::vector<T>& b,
-                                                     Eq eq = Eq()) {
+std::vector<std::pair<std::size_t, std::size_t>> lcs(const std::vector<T>& a,
+                                                     const std::vector<T>& b, Eq eq = Eq()) {
   const std::size_t n = a.size(), m = b.size();
   std::vector<std::vector<std::uint32_t>> t(n + 1, std::vector<std::uint32_t>(m + 1, 0));
   for (std::size_t i = n; i-- > 0;)
@@ -159,7 +167,7 @@ struct FactsBuilder::State {
   TraceFacts f;
   // final assignment: each consumer's live incarnation and what it owns last
   std::map<std::string, std::vector<std::string>> owned;  // "name#incarnation"
-  std::map<std::string, std::string> live;                 // name -> "name#incarnation" or ""
+  std::map<std::string, std::string> live;                // name -> "name#incarnation" or ""
   std::map<std::string, std::set<std::int64_t>> generations;
   std::map<std::string, std::vector<std::pair<std::int64_t, std::int64_t>>> delivered;
 };
@@ -195,7 +203,8 @@ void FactsBuilder::add(const json& e) {
   } else if (type == "records.fetched" && e.contains("ranges") && e["ranges"].is_array()) {
     for (const auto& r : e["ranges"])
       if (r.is_object())
-        s_->delivered[str_of(r, "partition")].emplace_back(int_of(r, "first_offset"), int_of(r, "last_offset"));
+        s_->delivered[str_of(r, "partition")].emplace_back(int_of(r, "first_offset"),
+                                                           int_of(r, "last_offset"));
   }
 }
 
@@ -206,12 +215,15 @@ TraceFacts FactsBuilder::finish() {
   // within such a run of records is no fact of either side, so both are compared sorted.
   for (auto it = f.records.begin(); it != f.records.end();) {
     auto end = it;
-    while (end != f.records.end() && end->record == "ConsumerGroupTargetAssignmentMember" && !end->tombstone) ++end;
+    while (end != f.records.end() && end->record == "ConsumerGroupTargetAssignmentMember" &&
+           !end->tombstone)
+      ++end;
     if (end == it) {
       ++it;
       continue;
     }
-    std::stable_sort(it, end, [](const Record& a, const Record& b) { return a.consumer < b.consumer; });
+    std::stable_sort(it, end,
+                     [](const Record& a, const Record& b) { return a.consumer < b.consumer; });
     it = end;
   }
   for (const auto& [name, key] : s_->live) {
@@ -220,7 +232,8 @@ TraceFacts FactsBuilder::finish() {
     if (it == s_->owned.end() || it->second.empty()) continue;
     f.final_assignment[name] = it->second;
   }
-  for (const auto& [g, gens] : s_->generations) f.rebalances += static_cast<std::int64_t>(gens.size());
+  for (const auto& [g, gens] : s_->generations)
+    f.rebalances += static_cast<std::int64_t>(gens.size());
   for (auto& [p, ranges] : s_->delivered) {
     std::sort(ranges.begin(), ranges.end());
     std::int64_t covered_to = -1;  // highest offset delivered so far
@@ -255,13 +268,17 @@ TraceFacts facts_of_stream(std::istream& in, const std::string& source, bool req
     try {
       e = json::parse(line);
     } catch (const json::exception& ex) {
-      throw std::runtime_error(fmt::format("{}: line {}: not valid json: {}", source, n, ex.what()));
+      throw std::runtime_error(
+          fmt::format("{}: line {}: not valid json: {}", source, n, ex.what()));
     }
-    if (!e.is_object()) throw std::runtime_error(fmt::format("{}: line {}: a trace line must be a JSON object", source, n));
+    if (!e.is_object())
+      throw std::runtime_error(
+          fmt::format("{}: line {}: a trace line must be a JSON object", source, n));
     try {
       b.add(e);
     } catch (const json::exception& ex) {
-      throw std::runtime_error(fmt::format("{}: line {}: a field of an unexpected type: {}", source, n, ex.what()));
+      throw std::runtime_error(
+          fmt::format("{}: line {}: a field of an unexpected type: {}", source, n, ex.what()));
     }
     const auto type = e.find("type");
     ended = type != e.end() && *type == "run.end";
@@ -270,24 +287,33 @@ TraceFacts facts_of_stream(std::istream& in, const std::string& source, bool req
   // A trace cut short at a line boundary is well-formed line by line: its last line, run.end,
   // is what says that it is whole.
   if (require_run_end && !ended) {
-    if (last == 0) throw std::runtime_error(fmt::format("{}: empty (a trace ends with its run.end line)", source));
-    throw std::runtime_error(fmt::format("{}: line {}: the trace ends without its run.end line: it was cut short "
-                                         "(record or copy it again)", source, last));
+    if (last == 0)
+      throw std::runtime_error(
+          fmt::format("{}: empty (a trace ends with its run.end line)", source));
+    throw std::runtime_error(
+        fmt::format("{}: line {}: the trace ends without its run.end line: it was cut short "
+                    "(record or copy it again)",
+                    source, last));
   }
   return b.finish();
 }
 
-bool VariantComparison::passed() const { return failures().empty(); }
+bool VariantComparison::passed() const {
+  return failures().empty();
+}
 
 std::vector<std::string> VariantComparison::failures() const {
   std::vector<std::string> out;
   for (const auto& row : callbacks) {
     if (row.within) continue;
-    std::string where = fmt::format("{} {} {}", row.callback.consumer, row.callback.kind, compact(row.callback.partitions));
+    std::string where = fmt::format("{} {} {}", row.callback.consumer, row.callback.kind,
+                                    compact(row.callback.partitions));
     if (!row.sim_us) {
       out.push_back(fmt::format("callback {} only in the real run", where));
-    } else if (std::any_of(row.real_us.begin(), row.real_us.end(), [](const auto& r) { return !r; })) {
-      out.push_back(fmt::format("callback {} (sim {} ms) missing in a real run", where, fmt_ms(row.sim_us)));
+    } else if (std::any_of(row.real_us.begin(), row.real_us.end(),
+                           [](const auto& r) { return !r; })) {
+      out.push_back(
+          fmt::format("callback {} (sim {} ms) missing in a real run", where, fmt_ms(row.sim_us)));
     } else {
       out.push_back(fmt::format("callback {} beyond ±{} ms", where, tolerance_ms));
     }
@@ -314,10 +340,13 @@ std::string run_list(const std::vector<std::size_t>& runs) {
 
 }  // namespace
 
-RecordMatch match_records(const std::vector<Record>& a, const std::vector<Record>& b, std::int64_t tolerance_us,
-                          std::int64_t window_us, const char* a_name, const char* b_name) {
+RecordMatch match_records(const std::vector<Record>& a, const std::vector<Record>& b,
+                          std::int64_t tolerance_us, std::int64_t window_us, const char* a_name,
+                          const char* b_name) {
   RecordMatch out;
-  const auto same = [window_us](const Record& x, const Record& y) { return x == y && std::llabs(x.t_us - y.t_us) <= window_us; };
+  const auto same = [window_us](const Record& x, const Record& y) {
+    return x == y && std::llabs(x.t_us - y.t_us) <= window_us;
+  };
   const auto m = lcs(a, b, same);
   out.matched = m.size();
   std::optional<std::size_t> first_beyond;
@@ -341,9 +370,10 @@ RecordMatch match_records(const std::vector<Record>& a, const std::vector<Record
   }
   if (first_beyond) {
     const auto [i, j] = m[*first_beyond];
-    out.first_difference = fmt::format("at record {}: {}: {} at {} ms, {} at {} ms ({} ms), beyond ±{} ms", i + 1,
-                                       a[i].str(), a_name, fmt_ms(a[i].t_us), b_name, fmt_ms(b[j].t_us),
-                                       fmt_dev(b[j].t_us - a[i].t_us), tolerance_us / 1000);
+    out.first_difference =
+        fmt::format("at record {}: {}: {} at {} ms, {} at {} ms ({} ms), beyond ±{} ms", i + 1,
+                    a[i].str(), a_name, fmt_ms(a[i].t_us), b_name, fmt_ms(b[j].t_us),
+                    fmt_dev(b[j].t_us - a[i].t_us), tolerance_us / 1000);
   }
   return out;
 }
@@ -352,7 +382,8 @@ namespace {
 
 /// Whether the real runs differ on a callback beyond the tolerance: some have it and some not, or
 /// two of them have it further apart than the tolerance.
-bool runs_differ(const std::vector<std::optional<std::int64_t>>& real_us, std::int64_t tolerance_us) {
+bool runs_differ(const std::vector<std::optional<std::int64_t>>& real_us,
+                 std::int64_t tolerance_us) {
   std::optional<std::int64_t> lo, hi;
   bool absent = false;
   for (const auto& r : real_us) {
@@ -369,8 +400,8 @@ bool runs_differ(const std::vector<std::optional<std::int64_t>>& real_us, std::i
 /// A fact of whole runs (final assignment, a count): the simulator's against run 1's; where it
 /// differs from run 1 but equals another run's, the runs differ and the simulator has one outcome.
 template <class T>
-void race_of_fact(const std::string& what, const T& sim, const std::vector<T>& real, std::vector<std::string>& races,
-                  bool& agrees) {
+void race_of_fact(const std::string& what, const T& sim, const std::vector<T>& real,
+                  std::vector<std::string>& races, bool& agrees) {
   agrees = real.empty() || sim == real[0];
   if (agrees) return;
   std::vector<std::size_t> same;
@@ -384,14 +415,18 @@ void race_of_fact(const std::string& what, const T& sim, const std::vector<T>& r
 /// The simulator's __consumer_offsets records against every real run's: equal to all of them
 /// agrees; equal to some, where the runs' own records differ, is a race; otherwise the first run
 /// that differs says how.
-void compare_records(VariantComparison& c, const TraceFacts& sim, const std::vector<TraceFacts>& real,
-                     std::int64_t tol_us, std::int64_t window_us) {
+void compare_records(VariantComparison& c, const TraceFacts& sim,
+                     const std::vector<TraceFacts>& real, std::int64_t tol_us,
+                     std::int64_t window_us) {
   const std::size_t runs = real.size();
   const auto& r = real[0];
   c.records_sim = sim.records.size();
   c.records_real = r.records.size();
-  const auto name_of = [runs](std::size_t k) { return runs == 1 ? std::string("real") : fmt::format("run {}", k + 1); };
-  const auto m = match_records(sim.records, r.records, tol_us, window_us, "sim", name_of(0).c_str());
+  const auto name_of = [runs](std::size_t k) {
+    return runs == 1 ? std::string("real") : fmt::format("run {}", k + 1);
+  };
+  const auto m =
+      match_records(sim.records, r.records, tol_us, window_us, "sim", name_of(0).c_str());
   c.records_matched = m.matched;
   c.records_beyond = m.beyond;
   // Every run's records against the simulator's: equal to all of them agrees; equal to some,
@@ -399,19 +434,25 @@ void compare_records(VariantComparison& c, const TraceFacts& sim, const std::vec
   std::vector<std::size_t> same;
   std::optional<RecordMatch> first_differing;
   for (std::size_t k = 0; k < runs; ++k) {
-    auto mk = k == 0 ? m : match_records(sim.records, real[k].records, tol_us, window_us, "sim", name_of(k).c_str());
-    if (mk.equal) same.push_back(k);
-    else if (!first_differing) first_differing = std::move(mk);
+    auto mk = k == 0 ? m
+                     : match_records(sim.records, real[k].records, tol_us, window_us, "sim",
+                                     name_of(k).c_str());
+    if (mk.equal)
+      same.push_back(k);
+    else if (!first_differing)
+      first_differing = std::move(mk);
   }
   c.records_equal = same.size() == runs;
   if (first_differing) c.first_record_difference = first_differing->first_difference;
   if (!c.records_equal && !same.empty()) {
     bool runs_differ_on_records = false;
     for (std::size_t k = 0; k < runs && !runs_differ_on_records; ++k)
-      runs_differ_on_records = !match_records(real[same.front()].records, real[k].records, tol_us, window_us).equal;
+      runs_differ_on_records =
+          !match_records(real[same.front()].records, real[k].records, tol_us, window_us).equal;
     if (runs_differ_on_records) {
       c.records_equal = true;
-      c.races.push_back(fmt::format("__consumer_offsets records: {} (otherwise {})", run_list(same), c.first_record_difference));
+      c.races.push_back(fmt::format("__consumer_offsets records: {} (otherwise {})", run_list(same),
+                                    c.first_record_difference));
     }
   }
 }
@@ -420,7 +461,8 @@ void compare_records(VariantComparison& c, const TraceFacts& sim, const std::vec
 
 VariantComparison compare_variant(const std::string& variant, const TraceFacts& sim,
                                   const std::vector<TraceFacts>& real,
-                                  const std::vector<std::string>& real_dirs, const Tolerances& tol) {
+                                  const std::vector<std::string>& real_dirs,
+                                  const Tolerances& tol) {
   VariantComparison c;
   c.variant = variant;
   c.real_dirs = real_dirs;
@@ -438,7 +480,8 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
     for (const auto& cb : sim.callbacks)
       if (cb.consumer == name) s.push_back(cb);
     std::vector<CallbackRow> rows;
-    for (const auto& cb : s) rows.push_back({cb, cb.t_us, std::vector<std::optional<std::int64_t>>(runs), true, {}});
+    for (const auto& cb : s)
+      rows.push_back({cb, cb.t_us, std::vector<std::optional<std::int64_t>>(runs), true, {}});
     const std::size_t sim_rows = rows.size();
     for (std::size_t k = 0; k < runs; ++k) {
       std::vector<Callback> r;
@@ -460,12 +503,15 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
         bool merged = false;
         for (std::size_t i = sim_rows; i < rows.size() && !merged; ++i) {
           auto& row = rows[i];
-          if (row.real_us[k] || !(row.callback == r[j]) || std::llabs(row.callback.t_us - r[j].t_us) > window_us) continue;
+          if (row.real_us[k] || !(row.callback == r[j]) ||
+              std::llabs(row.callback.t_us - r[j].t_us) > window_us)
+            continue;
           row.real_us[k] = r[j].t_us;
           merged = true;
         }
         if (merged) continue;
-        CallbackRow row{r[j], std::nullopt, std::vector<std::optional<std::int64_t>>(runs), false, {}};
+        CallbackRow row{
+            r[j], std::nullopt, std::vector<std::optional<std::int64_t>>(runs), false, {}};
         row.real_us[k] = r[j].t_us;
         rows.push_back(row);
       }
@@ -498,31 +544,36 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
           if (row.within && std::llabs(dev) > tol_us) continue;
           if (std::llabs(dev) > std::llabs(c.worst_deviation_us) || c.worst_callback.empty()) {
             c.worst_deviation_us = dev;
-            c.worst_callback = fmt::format("{} {} {} at {} ms", row.callback.consumer, row.callback.kind,
-                                           compact(row.callback.partitions), fmt_ms(row.sim_us));
+            c.worst_callback =
+                fmt::format("{} {} {} at {} ms", row.callback.consumer, row.callback.kind,
+                            compact(row.callback.partitions), fmt_ms(row.sim_us));
           }
         }
       }
       if (row.within && outcome.size() < runs) {
         row.race = run_list(outcome);
-        c.races.push_back(fmt::format("callback {} {} {}: {}", row.callback.consumer, row.callback.kind,
-                                      compact(row.callback.partitions), row.race));
+        c.races.push_back(fmt::format("callback {} {} {}: {}", row.callback.consumer,
+                                      row.callback.kind, compact(row.callback.partitions),
+                                      row.race));
       }
     }
     for (auto& row : rows) c.callbacks.push_back(std::move(row));
   }
-  c.callbacks_unmatched = static_cast<std::size_t>(std::count_if(
-      c.callbacks.begin(), c.callbacks.end(),
-      [](const CallbackRow& r) { return !r.sim_us || std::any_of(r.real_us.begin(), r.real_us.end(), [](const auto& x) { return !x; }); }));
-  std::stable_sort(c.callbacks.begin(), c.callbacks.end(), [](const CallbackRow& a, const CallbackRow& b) {
-    const auto first = [](const CallbackRow& r) {
-      if (r.sim_us) return *r.sim_us;
-      for (const auto& x : r.real_us)
-        if (x) return *x;
-      return std::int64_t{0};
-    };
-    return first(a) < first(b);
-  });
+  c.callbacks_unmatched = static_cast<std::size_t>(
+      std::count_if(c.callbacks.begin(), c.callbacks.end(), [](const CallbackRow& r) {
+        return !r.sim_us ||
+               std::any_of(r.real_us.begin(), r.real_us.end(), [](const auto& x) { return !x; });
+      }));
+  std::stable_sort(c.callbacks.begin(), c.callbacks.end(),
+                   [](const CallbackRow& a, const CallbackRow& b) {
+                     const auto first = [](const CallbackRow& r) {
+                       if (r.sim_us) return *r.sim_us;
+                       for (const auto& x : r.real_us)
+                         if (x) return *x;
+                       return std::int64_t{0};
+                     };
+                     return first(a) < first(b);
+                   });
   if (!real.empty()) {
     const auto& r = real[0];
     compare_records(c, sim, real, tol_us, window_us);
@@ -535,31 +586,44 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
     race_of_fact("final assignment", final_of(sim), facts(final_of), c.races, c.final_equal);
     c.final_sim = sim.final_assignment;
     c.final_real = r.final_assignment;
-    const auto count = [&](const char* what, auto get, std::int64_t& s_out, std::int64_t& r_out, bool& equal) {
+    const auto count = [&](const char* what, auto get, std::int64_t& s_out, std::int64_t& r_out,
+                           bool& equal) {
       race_of_fact(what, get(sim), facts(get), c.races, equal);
       s_out = get(sim);
       r_out = get(r);
     };
-    count("rebalances", [](const TraceFacts& f) { return f.rebalances; }, c.rebalances_sim, c.rebalances_real, c.rebalances_equal);
-    count("duplicates", [](const TraceFacts& f) { return f.duplicates; }, c.duplicates_sim, c.duplicates_real, c.duplicates_equal);
-    count("lost", [](const TraceFacts& f) { return f.lost; }, c.lost_sim, c.lost_real, c.lost_equal);
+    count(
+        "rebalances", [](const TraceFacts& f) { return f.rebalances; }, c.rebalances_sim,
+        c.rebalances_real, c.rebalances_equal);
+    count(
+        "duplicates", [](const TraceFacts& f) { return f.duplicates; }, c.duplicates_sim,
+        c.duplicates_real, c.duplicates_equal);
+    count(
+        "lost", [](const TraceFacts& f) { return f.lost; }, c.lost_sim, c.lost_real, c.lost_equal);
   }
   return c;
 }
 
 std::string render_table(const std::string& scenario, const VariantComparison& c) {
-  std::string out = fmt::format("{} / {}: simulator against {} real run(s) ({}), tolerance ±{} ms per callback\n",
-                                scenario, c.variant, c.real_dirs.size(), fmt::join(c.real_dirs, ", "), c.tolerance_ms);
-  std::string header = fmt::format("  {:<8} {:<22} {:<34} {:>8}", "CONSUMER", "CALLBACK", "PARTITIONS", "SIM-MS");
+  std::string out = fmt::format(
+      "{} / {}: simulator against {} real run(s) ({}), tolerance ±{} ms per callback\n", scenario,
+      c.variant, c.real_dirs.size(), fmt::join(c.real_dirs, ", "), c.tolerance_ms);
+  std::string header =
+      fmt::format("  {:<8} {:<22} {:<34} {:>8}", "CONSUMER", "CALLBACK", "PARTITIONS", "SIM-MS");
   for (std::size_t k = 0; k < c.real_dirs.size(); ++k)
     header += fmt::format(" {:>9} {:>8}", fmt::format("REAL{}-MS", k + 1), "DEV-MS");
   out += header + "  RESULT\n";
   for (const auto& row : c.callbacks) {
-    std::string line = fmt::format("  {:<8} {:<22} {:<34} {:>8}", row.callback.consumer, row.callback.kind,
-                                   compact(row.callback.partitions), fmt_ms(row.sim_us));
+    std::string line =
+        fmt::format("  {:<8} {:<22} {:<34} {:>8}", row.callback.consumer, row.callback.kind,
+                    compact(row.callback.partitions), fmt_ms(row.sim_us));
     for (const auto& r : row.real_us)
-      line += fmt::format(" {:>9} {:>8}", fmt_ms(r), r && row.sim_us ? fmt_dev(*r - *row.sim_us) : std::string("-"));
-    line += !row.race.empty() ? "  " + row.race : row.within ? "  ok" : !row.sim_us ? "  only in real" : "  DIFFERS";
+      line += fmt::format(" {:>9} {:>8}", fmt_ms(r),
+                          r && row.sim_us ? fmt_dev(*r - *row.sim_us) : std::string("-"));
+    line += !row.race.empty() ? "  " + row.race
+            : row.within      ? "  ok"
+            : !row.sim_us     ? "  only in real"
+                              : "  DIFFERS";
     out += line + "\n";
   }
   for (const auto& l : summary_lines(c)) out += "  " + l + "\n";
@@ -568,25 +632,35 @@ std::string render_table(const std::string& scenario, const VariantComparison& c
 
 std::vector<std::string> summary_lines(const VariantComparison& c) {
   std::vector<std::string> out;
-  out.push_back(fmt::format("worst callback deviation: {} ms ({}); spread between real runs: {} ms; {} of {} deviations beyond ±{} ms",
-                            fmt_dev(c.worst_deviation_us), c.worst_callback.empty() ? "none matched" : c.worst_callback,
-                            fmt_ms(c.spread_us), c.deviations_beyond, c.deviations, c.tolerance_ms));
-  out.push_back(fmt::format("__consumer_offsets records (OffsetCommit aside): sim {}, real {}, {} matched in order, {} of them "
-                            "beyond ±{} ms in time{}",
-                            c.records_sim, c.records_real, c.records_matched, c.records_beyond, c.tolerance_ms,
-                            c.first_record_difference.empty() ? "" : "; first difference " + c.first_record_difference));
-  out.push_back(fmt::format("final assignment: {}", c.final_sim == c.final_real
-                                                         ? "equal " + c.final_sim.dump()
-                                                         : "sim " + c.final_sim.dump() + " real " + c.final_real.dump()));
-  out.push_back(fmt::format("rebalances: sim {} real {}; duplicates: sim {} real {}; lost: sim {} real {}",
-                            c.rebalances_sim, c.rebalances_real, c.duplicates_sim, c.duplicates_real, c.lost_sim, c.lost_real));
-  for (const auto& r : c.races) out.push_back("race (the real runs differ beyond the tolerance), agrees: " + r);
+  out.push_back(fmt::format(
+      "worst callback deviation: {} ms ({}); spread between real runs: {} ms; {} of {} deviations "
+      "beyond ±{} ms",
+      fmt_dev(c.worst_deviation_us), c.worst_callback.empty() ? "none matched" : c.worst_callback,
+      fmt_ms(c.spread_us), c.deviations_beyond, c.deviations, c.tolerance_ms));
+  out.push_back(fmt::format(
+      "__consumer_offsets records (OffsetCommit aside): sim {}, real {}, {} matched in order, {} "
+      "of them "
+      "beyond ±{} ms in time{}",
+      c.records_sim, c.records_real, c.records_matched, c.records_beyond, c.tolerance_ms,
+      c.first_record_difference.empty() ? "" : "; first difference " + c.first_record_difference));
+  out.push_back(fmt::format("final assignment: {}",
+                            c.final_sim == c.final_real
+                                ? "equal " + c.final_sim.dump()
+                                : "sim " + c.final_sim.dump() + " real " + c.final_real.dump()));
+  out.push_back(
+      fmt::format("rebalances: sim {} real {}; duplicates: sim {} real {}; lost: sim {} real {}",
+                  c.rebalances_sim, c.rebalances_real, c.duplicates_sim, c.duplicates_real,
+                  c.lost_sim, c.lost_real));
+  for (const auto& r : c.races)
+    out.push_back("race (the real runs differ beyond the tolerance), agrees: " + r);
   const auto f = c.failures();
   out.push_back(f.empty() ? "=> AGREES" : fmt::format("=> DIFFERS: {}", fmt::join(f, "; ")));
   return out;
 }
 
-std::string compact_partitions(const std::vector<std::string>& partitions) { return compact(partitions); }
+std::string compact_partitions(const std::vector<std::string>& partitions) {
+  return compact(partitions);
+}
 
 nlohmann::ordered_json to_json(const std::string& scenario, const VariantComparison& c) {
   nlohmann::ordered_json j;
@@ -601,8 +675,11 @@ nlohmann::ordered_json to_json(const std::string& scenario, const VariantCompari
   j["worst_deviation_ms"] = static_cast<double>(c.worst_deviation_us) / 1000.0;
   j["worst_callback"] = c.worst_callback;
   j["spread_ms"] = static_cast<double>(c.spread_us) / 1000.0;
-  j["records"] = {{"sim", c.records_sim}, {"real", c.records_real}, {"matched", c.records_matched},
-                  {"beyond_tolerance", c.records_beyond}, {"first_difference", c.first_record_difference},
+  j["records"] = {{"sim", c.records_sim},
+                  {"real", c.records_real},
+                  {"matched", c.records_matched},
+                  {"beyond_tolerance", c.records_beyond},
+                  {"first_difference", c.first_record_difference},
                   {"equal", c.records_equal}};
   j["final_assignment"] = {{"sim", c.final_sim}, {"real", c.final_real}, {"equal", c.final_equal}};
   j["rebalances"] = {{"sim", c.rebalances_sim}, {"real", c.rebalances_real}};

@@ -18,7 +18,8 @@ namespace rsim::compare {
 struct Tolerances {
   std::int64_t classic_ms = 150;   // per callback under classic-eager / classic-cooperative
   std::int64_t consumer_ms = 400;  // per callback under consumer (KIP-848)
-  std::int64_t match_window_ms = 10000;  // a real callback further from the simulator's is another one
+  std::int64_t match_window_ms =
+      10000;  // a real callback further from the simulator's is another one
 };
 
 /// One callback invocation (its `phase: start` event).
@@ -34,9 +35,9 @@ struct Callback {
 
 /// One non-OffsetCommit __consumer_offsets record, reduced to what both sides share.
 struct Record {
-  std::int64_t t_us = 0;  // when it was written (a real run's: its CreateTime, ms)
-  std::string record;    // Kafka's record name
-  std::string consumer;  // the scenario's member name, "" for group-level records
+  std::int64_t t_us = 0;   // when it was written (a real run's: its CreateTime, ms)
+  std::string record;      // Kafka's record name
+  std::string consumer;    // the scenario's member name, "" for group-level records
   std::int64_t epoch = 0;  // epoch, member_epoch, assignment_epoch or generation
   std::vector<std::string> partitions;
   bool tombstone = false;
@@ -75,11 +76,12 @@ TraceFacts facts_of(const std::vector<nlohmann::json>& trace);
 /// The same, streaming a trace's lines (it is never held whole); a malformed or wrongly typed
 /// line, or (with require_run_end) a trace whose last line is not run.end, is a
 /// std::runtime_error "SOURCE: line N: ...".
-TraceFacts facts_of_stream(std::istream& trace_jsonl, const std::string& source, bool require_run_end = true);
+TraceFacts facts_of_stream(std::istream& trace_jsonl, const std::string& source,
+                           bool require_run_end = true);
 std::vector<nlohmann::json> parse_jsonl(const std::string& text, const std::string& source);
 
 struct CallbackRow {
-  Callback callback;                       // from the simulator, or from the real run when unmatched
+  Callback callback;  // from the simulator, or from the real run when unmatched
   std::optional<std::int64_t> sim_us;
   std::vector<std::optional<std::int64_t>> real_us;  // one per real run
   bool within = true;
@@ -97,8 +99,9 @@ struct RecordMatch {
   bool equal = true;       // every record matched, in order, within the tolerance
   std::string first_difference;
 };
-RecordMatch match_records(const std::vector<Record>& a, const std::vector<Record>& b, std::int64_t tolerance_us,
-                          std::int64_t window_us, const char* a_name = "sim", const char* b_name = "real");
+RecordMatch match_records(const std::vector<Record>& a, const std::vector<Record>& b,
+                          std::int64_t tolerance_us, std::int64_t window_us,
+                          const char* a_name = "sim", const char* b_name = "real");
 
 struct VariantComparison {
   std::string variant;
@@ -106,8 +109,8 @@ struct VariantComparison {
   std::int64_t tolerance_ms = 0;
   std::vector<CallbackRow> callbacks;
   std::size_t callbacks_unmatched = 0;
-  std::size_t deviations = 0;         // matched (callback, real run) pairs
-  std::size_t deviations_beyond = 0;  // ... of them with |real - sim| beyond the tolerance
+  std::size_t deviations = 0;           // matched (callback, real run) pairs
+  std::size_t deviations_beyond = 0;    // ... of them with |real - sim| beyond the tolerance
   std::int64_t worst_deviation_us = 0;  // largest |real - sim| of matched callbacks (signed)
   std::string worst_callback;
   std::int64_t spread_us = 0;  // largest difference between two real runs of one callback
@@ -115,7 +118,8 @@ struct VariantComparison {
   std::size_t records_sim = 0, records_real = 0, records_matched = 0;
   std::size_t records_beyond = 0;  // matched records further apart in time than the tolerance
   std::string first_record_difference;
-  bool records_equal = true;  // against run 1, or against another run where the runs differ (a race)
+  bool records_equal =
+      true;  // against run 1, or against another run where the runs differ (a race)
   /// Every event on which the real runs differ beyond the tolerance and the simulator has one of
   /// their outcomes: "callback B onPartitionsAssigned [t-2,t-3]: race: matches run 1", "final
   /// assignment: race: matches run 2". Such an event agrees.

@@ -9,9 +9,9 @@
 
 #include "models/scenario/spec_json.hpp"
 #include "models/trace/trace_jsonl.hpp"
+#include "reports/analyses/baseline.hpp"
 #include "reports/critical_path.hpp"
 #include "reports/summary.hpp"
-#include "reports/analyses/baseline.hpp"
 
 namespace rsim::cli {
 
@@ -95,7 +95,9 @@ std::string effective_path(const ExpectSpec& x) {
   return path;
 }
 
-std::string ms_text(std::int64_t ms) { return fmt::format("{}", ms); }
+std::string ms_text(std::int64_t ms) {
+  return fmt::format("{}", ms);
+}
 
 std::string window_text(const ExpectSpec& x) {
   if (x.steady) return " over the steady window";
@@ -106,13 +108,15 @@ std::string window_text(const ExpectSpec& x) {
 
 std::string what_of(const ExpectSpec& x) {
   if (x.order)
-    return fmt::format("order: {} before {}{}", json(x.first).dump(), json(x.then).dump(), window_text(x));
+    return fmt::format("order: {} before {}{}", json(x.first).dump(), json(x.then).dump(),
+                       window_text(x));
   std::string sel;
   if (x.consumer) sel += fmt::format(" consumer={}", *x.consumer);
   if (x.partition) sel += fmt::format(" partition={}", *x.partition);
   const std::string value = json(x.value).dump();
   std::string cmp = fmt::format("{} {}", x.op, value);
-  if (x.op == "within") cmp = fmt::format("within {} ± {}", value, fmt::format("{}", x.tolerance.value_or(0)));
+  if (x.op == "within")
+    cmp = fmt::format("within {} ± {}", value, fmt::format("{}", x.tolerance.value_or(0)));
   if (x.op == "between") cmp = fmt::format("between {}", value);
   return fmt::format("{}{} {}{}", x.metric, sel, cmp, window_text(x));
 }
@@ -122,7 +126,8 @@ std::map<std::string, std::int32_t> max_partitions(const ScenarioSpec& spec) {
   std::map<std::string, std::int32_t> out;
   for (const auto& t : spec.topics) out[t.name] = t.partitions;
   for (const auto& e : spec.events)
-    if (const auto* add = e.as<verb::AddPartitions>()) out[add->topic] = std::max(out[add->topic], add->partitions);
+    if (const auto* add = e.as<verb::AddPartitions>())
+      out[add->topic] = std::max(out[add->topic], add->partitions);
   return out;
 }
 
@@ -139,15 +144,19 @@ class PathChecker {
     const std::string& head = segs[0];
     if (contains(reports::metric_names(), head)) return check_metric(segs, 0);
     if (head == "metrics") {
-      if (segs.size() < 2) return problem("\"metrics\" alone is not a value; name one, e.g. metrics/rebalance_count");
+      if (segs.size() < 2)
+        return problem("\"metrics\" alone is not a value; name one, e.g. metrics/rebalance_count");
       if (!contains(reports::metric_names(), segs[1]))
-        return problem(fmt::format("unknown metric \"{}\"", segs[1]) + suggest(segs[1], reports::metric_names()));
+        return problem(fmt::format("unknown metric \"{}\"", segs[1]) +
+                       suggest(segs[1], reports::metric_names()));
       return check_metric(segs, 1);
     }
     if (head == "rebalances") return check_rebalances(segs);
     if (head == "overlaps") {
-      if (segs.size() >= 2 && !as_index(segs[1])) return problem(fmt::format("\"{}\" is not an index of overlaps", segs[1]));
-      if (segs.size() >= 3 && !contains({"group", "partition", "consumers", "start_us", "end_us"}, segs[2]))
+      if (segs.size() >= 2 && !as_index(segs[1]))
+        return problem(fmt::format("\"{}\" is not an index of overlaps", segs[1]));
+      if (segs.size() >= 3 &&
+          !contains({"group", "partition", "consumers", "start_us", "end_us"}, segs[2]))
         return problem(fmt::format("overlaps have no field \"{}\"", segs[2]) +
                        suggest(segs[2], {"group", "partition", "consumers", "start_us", "end_us"}));
       return;
@@ -159,7 +168,9 @@ class PathChecker {
   }
 
  private:
-  void problem(const std::string& what) { problems_.push_back(fmt::format("{}/metric: {}", ptr_, what)); }
+  void problem(const std::string& what) {
+    problems_.push_back(fmt::format("{}/metric: {}", ptr_, what));
+  }
 
   void check_metric(const std::vector<std::string>& segs, std::size_t at) {
     const std::string& m = segs[at];
@@ -169,8 +180,10 @@ class PathChecker {
     const std::string& key = segs[at + 1];
     if (by_consumer) {
       if (!contains(consumers_, key))
-        return problem(fmt::format("\"{}\" is not a consumer of the scenario", key) + suggest(key, consumers_));
-      if (segs.size() > at + 2 && (m != "final_assignment" || !as_index(segs[at + 2]) || segs.size() > at + 3))
+        return problem(fmt::format("\"{}\" is not a consumer of the scenario", key) +
+                       suggest(key, consumers_));
+      if (segs.size() > at + 2 &&
+          (m != "final_assignment" || !as_index(segs[at + 2]) || segs.size() > at + 3))
         return problem(fmt::format("{}/{} has nothing under it", m, key));
       return;
     }
@@ -185,30 +198,36 @@ class PathChecker {
   void check_partition(const std::string& name) {
     const auto dash = name.rfind('-');
     const auto number = dash == std::string::npos ? std::nullopt : as_index(name.substr(dash + 1));
-    if (!number || *number < 0) return problem(fmt::format("\"{}\" is not a partition (topic-N, as Kafka prints it)", name));
+    if (!number || *number < 0)
+      return problem(fmt::format("\"{}\" is not a partition (topic-N, as Kafka prints it)", name));
     const std::string topic = name.substr(0, dash);
     const auto it = partitions_.find(topic);
     if (it == partitions_.end()) {
       std::vector<std::string> topics;
       for (const auto& [t, n] : partitions_) topics.push_back(t);
-      return problem(fmt::format("no topic \"{}\" in the scenario", topic) + suggest(topic, topics));
+      return problem(fmt::format("no topic \"{}\" in the scenario", topic) +
+                     suggest(topic, topics));
     }
     if (*number >= it->second)
-      problem(fmt::format("topic \"{}\" has {} partitions (0..{}), not {}", topic, it->second, it->second - 1, *number));
+      problem(fmt::format("topic \"{}\" has {} partitions (0..{}), not {}", topic, it->second,
+                          it->second - 1, *number));
   }
 
   void check_rebalances(const std::vector<std::string>& segs) {
     if (segs.size() < 2) return;
     if (!as_index(segs[1]))
-      return problem(fmt::format("\"{}\" is not an index of rebalances (0 is the first, -1 the last)", segs[1]));
+      return problem(fmt::format(
+          "\"{}\" is not an index of rebalances (0 is the first, -1 the last)", segs[1]));
     if (segs.size() < 3) return;
     const std::string& field = segs[2];
     if (!contains(reports::rebalance_fields(), field))
-      return problem(fmt::format("a rebalance has no field \"{}\"", field) + suggest(field, reports::rebalance_fields()));
+      return problem(fmt::format("a rebalance has no field \"{}\"", field) +
+                     suggest(field, reports::rebalance_fields()));
     if (segs.size() < 4) return;
     if (field == "revoked" || field == "assigned" || field == "lost") {
       if (!contains(consumers_, segs[3]))
-        problem(fmt::format("\"{}\" is not a consumer of the scenario", segs[3]) + suggest(segs[3], consumers_));
+        problem(fmt::format("\"{}\" is not a consumer of the scenario", segs[3]) +
+                suggest(segs[3], consumers_));
       return;
     }
     if (field == "causes" && as_index(segs[3]) && segs.size() == 4) return;
@@ -221,7 +240,8 @@ class PathChecker {
   void check_critical_path(const std::vector<std::string>& segs) {
     static const std::vector<std::string> parts{"causes", "dominant", "steps"};
     if (!contains(parts, segs[3]))
-      return problem(fmt::format("a critical_path has no \"{}\"", segs[3]) + suggest(segs[3], parts));
+      return problem(fmt::format("a critical_path has no \"{}\"", segs[3]) +
+                     suggest(segs[3], parts));
     if (segs.size() < 5) return;
     if (segs[3] == "dominant") return problem("critical_path/dominant has nothing under it");
     if (segs[3] == "causes") {
@@ -229,17 +249,22 @@ class PathChecker {
       for (const auto n : reports::cause_names()) names.emplace_back(n);
       if (!contains(names, segs[4])) {
         const std::string guess = suggest(segs[4], names);
-        return problem(fmt::format("\"{}\" is not a cause of a critical path", segs[4]) +
-                       (guess.empty() ? fmt::format(" (causes: {})", fmt::join(names, ", ")) : guess));
+        return problem(
+            fmt::format("\"{}\" is not a cause of a critical path", segs[4]) +
+            (guess.empty() ? fmt::format(" (causes: {})", fmt::join(names, ", ")) : guess));
       }
-      if (segs.size() > 5) problem(fmt::format("critical_path/causes/{} has nothing under it", segs[4]));
+      if (segs.size() > 5)
+        problem(fmt::format("critical_path/causes/{} has nothing under it", segs[4]));
       return;
     }
     if (!as_index(segs[4]))
-      return problem(fmt::format("\"{}\" is not an index of critical_path/steps (0 is the first, -1 the last)", segs[4]));
-    static const std::vector<std::string> step_fields{"actor", "causes", "event", "t_us", "waited_for", "what"};
+      return problem(fmt::format(
+          "\"{}\" is not an index of critical_path/steps (0 is the first, -1 the last)", segs[4]));
+    static const std::vector<std::string> step_fields{"actor", "causes",     "event",
+                                                      "t_us",  "waited_for", "what"};
     if (segs.size() > 5 && !contains(step_fields, segs[5]))
-      problem(fmt::format("a critical_path step has no field \"{}\"", segs[5]) + suggest(segs[5], step_fields));
+      problem(fmt::format("a critical_path step has no field \"{}\"", segs[5]) +
+              suggest(segs[5], step_fields));
   }
 
   std::string ptr_;
@@ -256,10 +281,14 @@ bool matches(const json& event, const json& matcher) {
   return true;
 }
 
-double ms_of_us(std::int64_t us) { return static_cast<double>(us) / 1000.0; }
+double ms_of_us(std::int64_t us) {
+  return static_cast<double>(us) / 1000.0;
+}
 
 /// A difference as people write it: rounded to the microsecond, shortest form (17.188, 10).
-std::string num(double d) { return fmt::format("{}", std::round(d * 1e6) / 1e6); }
+std::string num(double d) {
+  return fmt::format("{}", std::round(d * 1e6) / 1e6);
+}
 
 }  // namespace
 
@@ -295,8 +324,10 @@ struct OrderState {
   }
   void on(std::int64_t t, const json& e) {
     if (!first_at) {
-      if (matches(e, first)) first_at = t;
-      else if (!then_before && matches(e, then)) then_before = t;
+      if (matches(e, first))
+        first_at = t;
+      else if (!then_before && matches(e, then))
+        then_before = t;
       return;
     }
     if (matches(e, then)) {
@@ -315,7 +346,8 @@ struct OrderState {
       r.detail = "no event matches `first`";
     } else if (!then_at) {
       r.actual = {{"first_ms", ms_of_us(*first_at)}, {"then_ms", nullptr}};
-      r.detail = then_before ? fmt::format("`then` happened only before `first` (at {} ms)", ms_of_us(*then_before))
+      r.detail = then_before ? fmt::format("`then` happened only before `first` (at {} ms)",
+                                           ms_of_us(*then_before))
                              : "no event matching `then` follows `first`";
     } else {
       r.actual = {{"first_ms", ms_of_us(*first_at)}, {"then_ms", ms_of_us(*then_at)}};
@@ -327,9 +359,12 @@ struct OrderState {
 
 namespace {
 
-bool compare(const std::string& op, const json& a, const json& v, std::optional<double> tolerance, std::string& detail) {
-  if (op == "==") return a.is_number() && v.is_number() ? a.get<double>() == v.get<double>() : a == v;
-  if (op == "!=") return a.is_number() && v.is_number() ? a.get<double>() != v.get<double>() : a != v;
+bool compare(const std::string& op, const json& a, const json& v, std::optional<double> tolerance,
+             std::string& detail) {
+  if (op == "==")
+    return a.is_number() && v.is_number() ? a.get<double>() == v.get<double>() : a == v;
+  if (op == "!=")
+    return a.is_number() && v.is_number() ? a.get<double>() != v.get<double>() : a != v;
   if (!a.is_number()) {
     detail = fmt::format("op \"{}\" needs a number, the value is {}", op, a.dump());
     return false;
@@ -344,8 +379,9 @@ bool compare(const std::string& op, const json& a, const json& v, std::optional<
   if (op == "between") {
     const double lo = v[0].get<double>(), hi = v[1].get<double>();
     const bool ok = av >= lo && av <= hi;
-    if (!ok) detail = av < lo ? fmt::format("{} below the range", num(lo - av))
-                              : fmt::format("{} above the range", num(av - hi));
+    if (!ok)
+      detail = av < lo ? fmt::format("{} below the range", num(lo - av))
+                       : fmt::format("{} above the range", num(av - hi));
     return ok;
   }
   const double vv = v.get<double>();
@@ -355,13 +391,20 @@ bool compare(const std::string& op, const json& a, const json& v, std::optional<
 }  // namespace
 
 std::string ExpectResult::describe(bool with_protocol) const {
-  std::string line = with_protocol ? fmt::format("expect[{}] {} {}: expected ", index, protocol, what)
-                                   : fmt::format("expect[{}] {}: expected ", index, what);
-  if (op == "order") line += "`first` then `then`";
-  else if (op == "within") line += fmt::format("{}", what.substr(what.find("within ") + 7));
-  else if (op == "between") line += fmt::format("in {}", expected.dump());
-  else line += fmt::format("{} {}", op, expected.dump());
-  line += fmt::format(", actual {}", actual.is_null() && op != "order" ? "(missing from summary.json)" : actual.dump());
+  std::string line = with_protocol
+                         ? fmt::format("expect[{}] {} {}: expected ", index, protocol, what)
+                         : fmt::format("expect[{}] {}: expected ", index, what);
+  if (op == "order")
+    line += "`first` then `then`";
+  else if (op == "within")
+    line += fmt::format("{}", what.substr(what.find("within ") + 7));
+  else if (op == "between")
+    line += fmt::format("in {}", expected.dump());
+  else
+    line += fmt::format("{} {}", op, expected.dump());
+  line +=
+      fmt::format(", actual {}", actual.is_null() && op != "order" ? "(missing from summary.json)"
+                                                                   : actual.dump());
   if (!detail.empty()) line += fmt::format(" ({})", detail);
   if (!message.empty()) line += fmt::format(" — {}", message);
   return line;
@@ -416,19 +459,23 @@ std::vector<std::string> expectation_problems(const ScenarioSpec& spec) {
     if (x.steady) {
       const std::string head = split_path(x.metric).front();
       if (!contains(reports::metric_names(), head) && head != "metrics")
-        problems.push_back(fmt::format("{}/window: \"steady\" computes metrics only; \"{}\" is not a metric", ptr, head));
+        problems.push_back(fmt::format(
+            "{}/window: \"steady\" computes metrics only; \"{}\" is not a metric", ptr, head));
     }
     const std::string plain = x.metric.front() == '/' ? x.metric.substr(1) : x.metric;
     const bool is_plain = plain.find('/') == std::string::npos;
     if (x.consumer && is_plain && by_consumer_of(plain).empty())
-      problems.push_back(fmt::format("{}/consumer: metric \"{}\" is not per consumer (per consumer: {})", ptr, plain,
-                                     fmt::format("{}", fmt::join(reports::metrics_by_consumer(), ", "))));
+      problems.push_back(
+          fmt::format("{}/consumer: metric \"{}\" is not per consumer (per consumer: {})", ptr,
+                      plain, fmt::format("{}", fmt::join(reports::metrics_by_consumer(), ", "))));
     if (x.partition && is_plain && by_partition_of(plain).empty())
-      problems.push_back(fmt::format("{}/partition: metric \"{}\" is not per partition (per partition: {})", ptr, plain,
-                                     fmt::format("{}", fmt::join(reports::metrics_by_partition(), ", "))));
+      problems.push_back(
+          fmt::format("{}/partition: metric \"{}\" is not per partition (per partition: {})", ptr,
+                      plain, fmt::format("{}", fmt::join(reports::metrics_by_partition(), ", "))));
     if (x.partition && is_plain && !by_partition_of(plain).empty()) {
       PathChecker(spec, ptr, problems).check(by_partition_of(plain) + "/" + *x.partition);
-      if (problems.size() != before) problems.back().replace(problems.back().find("/metric:"), 8, "/partition:");
+      if (problems.size() != before)
+        problems.back().replace(problems.back().find("/metric:"), 8, "/partition:");
     }
   }
   problems.insert(problems.end(), regression_problems.begin(), regression_problems.end());
@@ -444,7 +491,8 @@ ScenarioSpec load_checked_scenario(const std::string& path) {
       // expectation naming it is not wrong for that.
       std::erase_if(problems, [](const std::string& p) {
         return p.find("is not a consumer of the scenario") != std::string::npos ||
-               p.find("unknown consumer") != std::string::npos || p.find("no topic \"") != std::string::npos ||
+               p.find("unknown consumer") != std::string::npos ||
+               p.find("no topic \"") != std::string::npos ||
                p.find("partitions (0..") != std::string::npos;
       });
     }
@@ -520,7 +568,9 @@ std::vector<ExpectResult> ExpectationSinks::results(const ojson& summary) {
       if (x.steady) {
         // Only the steady window's metrics: null (a failure) when the run never became steady.
         const auto st = summary.find("steady");
-        steady_view["metrics"] = st != summary.end() && st->is_object() ? st->value("metrics", ojson(nullptr)) : ojson(nullptr);
+        steady_view["metrics"] = st != summary.end() && st->is_object()
+                                     ? st->value("metrics", ojson(nullptr))
+                                     : ojson(nullptr);
         s = &steady_view;
       }
       r.metric = effective_path(x);
@@ -535,13 +585,16 @@ std::vector<ExpectResult> ExpectationSinks::results(const ojson& summary) {
       // A consumer whose partitions were always processed has no entry: 0 ms.
       if (r.actual.is_null() && x.consumer) {
         const auto segs = split_path(r.metric);
-        if (segs.size() == 2 && segs[0] == "not_processed_ms_by_consumer" && s->contains("metrics") &&
-            s->at("metrics").is_object())
+        if (segs.size() == 2 && segs[0] == "not_processed_ms_by_consumer" &&
+            s->contains("metrics") && s->at("metrics").is_object())
           r.actual = 0.0;
       }
-      if (!r.actual.is_null()) r.passed = compare(x.op, r.actual, r.expected, x.tolerance, r.detail);
+      if (!r.actual.is_null())
+        r.passed = compare(x.op, r.actual, r.expected, x.tolerance, r.detail);
       else if (x.steady && steady_view.at("metrics").is_null())
-        r.detail = "the run has no steady window: the consumers started first never all held a stable assignment";
+        r.detail =
+            "the run has no steady window: the consumers started first never all held a stable "
+            "assignment";
       r.at_us = x.to_ms ? *x.to_ms * 1000 : run_end_us;
     }
     r.index = x.index;
@@ -554,7 +607,8 @@ std::vector<ExpectResult> ExpectationSinks::results(const ojson& summary) {
 }
 
 std::vector<ExpectResult> check_expectations(const ScenarioSpec& spec, const std::string& protocol,
-                                             const ojson& summary, const std::vector<std::string>& trace_lines) {
+                                             const ojson& summary,
+                                             const std::vector<std::string>& trace_lines) {
   reports::SummaryInputs in;
   in.scenario = summary.value("scenario", "");
   in.protocol = protocol;

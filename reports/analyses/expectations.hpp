@@ -17,14 +17,14 @@ namespace rsim::cli {
 struct ExpectResult {
   std::size_t index = 0;
   std::string protocol;
-  std::string what;      // the assertion as written: "rebalances/-1/duration_ms within 5000 ± 100"
-  std::string metric;    // the path evaluated (selectors applied), or "order"
+  std::string what;    // the assertion as written: "rebalances/-1/duration_ms within 5000 ± 100"
+  std::string metric;  // the path evaluated (selectors applied), or "order"
   std::string op;
   nlohmann::json expected;
-  nlohmann::json actual;  // null when the metric is missing
-  std::string detail;     // why it failed, beyond expected vs actual
-  std::string message;    // the scenario's own `message`
-  std::int64_t at_us = 0; // the virtual instant the assertion is about (end of its window)
+  nlohmann::json actual;   // null when the metric is missing
+  std::string detail;      // why it failed, beyond expected vs actual
+  std::string message;     // the scenario's own `message`
+  std::int64_t at_us = 0;  // the virtual instant the assertion is about (end of its window)
   bool passed = false;
   /// One line: "expect[3] consumer <what>: expected <x>, actual <y> (<detail>) — <message>"
   /// (without the variant when `with_protocol` is false).
@@ -44,7 +44,8 @@ ScenarioSpec load_checked_scenario(const std::string& path);
 /// results() with the whole-run summary.
 class ExpectationSinks {
  public:
-  ExpectationSinks(const ScenarioSpec& spec, const std::string& protocol, const reports::SummaryInputs& inputs);
+  ExpectationSinks(const ScenarioSpec& spec, const std::string& protocol,
+                   const reports::SummaryInputs& inputs);
   ~ExpectationSinks();
   ExpectationSinks(const ExpectationSinks&) = delete;
   ExpectationSinks& operator=(const ExpectationSinks&) = delete;

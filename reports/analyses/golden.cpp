@@ -14,17 +14,23 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 // The metrics a golden keeps: timings (compared within `time_ms`) and counts (within `count`).
-const std::vector<std::string> kTimeMetrics{"max_rebalance_ms", "total_rebalance_ms", "unavailable_partition_ms",
-                                            "max_unavailable_ms", "stop_the_world_ms", "max_stop_the_world_ms",
-                                            "overlap_partition_ms"};
-const std::vector<std::string> kCountMetrics{"rebalance_count", "revocations", "records_processed", "duplicates",
-                                             "lost", "max_lag"};
+const std::vector<std::string> kTimeMetrics{
+    "max_rebalance_ms",  "total_rebalance_ms",    "unavailable_partition_ms", "max_unavailable_ms",
+    "stop_the_world_ms", "max_stop_the_world_ms", "overlap_partition_ms"};
+const std::vector<std::string> kCountMetrics{"rebalance_count", "revocations", "records_processed",
+                                             "duplicates",      "lost",        "max_lag"};
 
-double ms(const ojson& us) { return us.is_number() ? us.get<double>() / 1000.0 : 0.0; }
+double ms(const ojson& us) {
+  return us.is_number() ? us.get<double>() / 1000.0 : 0.0;
+}
 
-std::string signed_ms(double d) { return fmt::format("{}{:.3f} ms", d >= 0 ? "+" : "", d); }
+std::string signed_ms(double d) {
+  return fmt::format("{}{:.3f} ms", d >= 0 ? "+" : "", d);
+}
 
-std::string num(const ojson& v) { return v.dump(); }
+std::string num(const ojson& v) {
+  return v.dump();
+}
 
 }  // namespace
 
@@ -55,7 +61,8 @@ ojson golden_of(const ojson& summary) {
   return g;
 }
 
-ojson golden_file(const std::string& scenario_name, const std::vector<std::pair<std::string, ojson>>& variants) {
+ojson golden_file(const std::string& scenario_name,
+                  const std::vector<std::pair<std::string, ojson>>& variants) {
   ojson f;
   f["scenario"] = scenario_name;
   f["comment"] = "written by `rebalance-sim check --update-golden`; review its diff like code";
@@ -70,8 +77,9 @@ GoldenDiff golden_compare(const ojson& golden, const ojson& actual, const ojson&
   GoldenDiff out;
   const double tol_ms = tolerances.value("time_ms", 0.0);
   const double tol_count = tolerances.value("count", 0.0);
-  const ojson directed = tolerances.contains("metrics") && tolerances.at("metrics").is_object() ? tolerances.at("metrics")
-                                                                                                 : ojson::object();
+  const ojson directed = tolerances.contains("metrics") && tolerances.at("metrics").is_object()
+                             ? tolerances.at("metrics")
+                             : ojson::object();
   // With tolerances per metric, a single rebalance moving in time is detail, not a failure.
   const bool timing_is_detail = !directed.empty();
   const auto& gm = golden.at("metrics");
@@ -87,21 +95,24 @@ GoldenDiff golden_compare(const ojson& golden, const ojson& actual, const ojson&
     }
     const double gv = g.get<double>(), av = a.get<double>();
     const double d = std::round((av - gv) * 1000.0) / 1000.0;
-    const std::string pct = gv == 0 ? std::string() : fmt::format(", {:+.1f}%", d / std::fabs(gv) * 100.0);
+    const std::string pct =
+        gv == 0 ? std::string() : fmt::format(", {:+.1f}%", d / std::fabs(gv) * 100.0);
     if (directed.contains(k) && directed.at(k).is_string()) {
       const auto t = parse_regression_tolerance(directed.at(k).get<std::string>());
       if (t) {
         const double worse = t->rise_is_worse ? d : -d;
         const double limit = t->percent ? std::fabs(gv) * t->amount / 100.0 : t->amount;
         if (worse > limit + 1e-9)
-          out.headline.push_back(fmt::format("{}: {} -> {} ({}{}{}{}; tolerance {})", k, show_number(gv), show_number(av),
-                                             d >= 0 ? "+" : "", show_number(d), unit, pct, t->text));
+          out.headline.push_back(fmt::format("{}: {} -> {} ({}{}{}{}; tolerance {})", k,
+                                             show_number(gv), show_number(av), d >= 0 ? "+" : "",
+                                             show_number(d), unit, pct, t->text));
         return;
       }
     }
     if (std::fabs(d) > tol + 1e-9)
-      out.headline.push_back(fmt::format("{}: {} -> {} ({}{}{}{})", k, show_number(gv), show_number(av), d >= 0 ? "+" : "",
-                                         show_number(d), unit, pct));
+      out.headline.push_back(fmt::format("{}: {} -> {} ({}{}{}{})", k, show_number(gv),
+                                         show_number(av), d >= 0 ? "+" : "", show_number(d), unit,
+                                         pct));
   };
   for (const auto& k : kTimeMetrics) compare(k, tol_ms, " ms");
   for (const auto& k : kCountMetrics) compare(k, tol_count, "");
@@ -116,34 +127,43 @@ GoldenDiff golden_compare(const ojson& golden, const ojson& actual, const ojson&
   for (std::size_t i = 0; i < common; ++i) {
     const auto& g = gr[i];
     const auto& a = ar[i];
-    const std::string label = fmt::format("rebalance {} ({})", i, g.at("trigger").get<std::string>());
+    const std::string label =
+        fmt::format("rebalance {} ({})", i, g.at("trigger").get<std::string>());
     if (g.at("trigger") != a.at("trigger"))
       failing(fmt::format("{}: trigger is now \"{}\"", label, a.at("trigger").get<std::string>()));
     for (const char* k : {"start_ms", "end_ms"}) {
       const double d = a.at(k).get<double>() - g.at(k).get<double>();
       if (std::fabs(d) > tol_ms + 1e-9) {
-        std::string line = fmt::format("{}: {} moved {} ({} -> {})", label, std::string(k).substr(0, std::string(k).size() - 3),
+        std::string line = fmt::format("{}: {} moved {} ({} -> {})", label,
+                                       std::string(k).substr(0, std::string(k).size() - 3),
                                        signed_ms(d), num(g.at(k)), num(a.at(k)));
-        if (timing_is_detail) out.detail.push_back(std::move(line));
-        else failing(std::move(line));
+        if (timing_is_detail)
+          out.detail.push_back(std::move(line));
+        else
+          failing(std::move(line));
       }
     }
     if (g.at("causes") != a.at("causes"))
-      failing(fmt::format("{}: causes {} -> {}", label, g.at("causes").dump(), a.at("causes").dump()));
+      failing(
+          fmt::format("{}: causes {} -> {}", label, g.at("causes").dump(), a.at("causes").dump()));
   }
   for (std::size_t i = common; i < ar.size(); ++i)
-    failing(fmt::format("extra rebalance {} at {} ms: {}", i, num(ar[i].at("start_ms")), ar[i].at("trigger").get<std::string>()));
+    failing(fmt::format("extra rebalance {} at {} ms: {}", i, num(ar[i].at("start_ms")),
+                        ar[i].at("trigger").get<std::string>()));
   for (std::size_t i = common; i < gr.size(); ++i)
     failing(fmt::format("missing rebalance {} (was at {} ms: {})", i, num(gr[i].at("start_ms")),
                         gr[i].at("trigger").get<std::string>()));
   const auto& gf = gm.at("final_assignment");
   const auto& af = am.at("final_assignment");
   for (const auto& [c, parts] : gf.items()) {
-    if (!af.contains(c)) failing(fmt::format("final_assignment/{}: {} -> (not live)", c, parts.dump()));
-    else if (af.at(c) != parts) failing(fmt::format("final_assignment/{}: {} -> {}", c, parts.dump(), af.at(c).dump()));
+    if (!af.contains(c))
+      failing(fmt::format("final_assignment/{}: {} -> (not live)", c, parts.dump()));
+    else if (af.at(c) != parts)
+      failing(fmt::format("final_assignment/{}: {} -> {}", c, parts.dump(), af.at(c).dump()));
   }
   for (const auto& [c, parts] : af.items())
-    if (!gf.contains(c)) failing(fmt::format("final_assignment/{}: (not live) -> {}", c, parts.dump()));
+    if (!gf.contains(c))
+      failing(fmt::format("final_assignment/{}: (not live) -> {}", c, parts.dump()));
   out.failed = !out.headline.empty() || detail_fails;
   return out;
 }
@@ -159,11 +179,13 @@ std::vector<std::string> golden_shape_problems(const ojson& golden) {
     return "an object";
   };
   const auto bad = [&](const std::string& at, const char* want, const ojson& got) {
-    problems.push_back(fmt::format("{}: must be {}, got {}", at.empty() ? "/" : at, want, type_of(got)));
+    problems.push_back(
+        fmt::format("{}: must be {}, got {}", at.empty() ? "/" : at, want, type_of(got)));
   };
   const auto pointer = [](const std::string& key) {  // a JSON pointer token (RFC 6901)
     std::string t = "/";
-    for (const char c : key) t += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
+    for (const char c : key)
+      t += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
     return t;
   };
   if (!golden.is_object()) {
@@ -172,16 +194,20 @@ std::vector<std::string> golden_shape_problems(const ojson& golden) {
   }
   if (golden.contains("tolerances")) {
     const auto& t = golden.at("tolerances");
-    if (!t.is_object()) bad("/tolerances", "an object", t);
+    if (!t.is_object())
+      bad("/tolerances", "an object", t);
     else {
       for (const char* k : {"time_ms", "count"})
-        if (t.contains(k) && !t.at(k).is_number()) bad(std::string("/tolerances/") + k, "a number", t.at(k));
+        if (t.contains(k) && !t.at(k).is_number())
+          bad(std::string("/tolerances/") + k, "a number", t.at(k));
       if (t.contains("metrics")) {
         const auto& m = t.at("metrics");
-        if (!m.is_object()) bad("/tolerances/metrics", "an object", m);
+        if (!m.is_object())
+          bad("/tolerances/metrics", "an object", m);
         else
           for (const auto& [k, v] : m.items())
-            if (!v.is_string()) bad("/tolerances/metrics" + pointer(k), "a string such as \"+10%\"", v);
+            if (!v.is_string())
+              bad("/tolerances/metrics" + pointer(k), "a string such as \"+10%\"", v);
       }
     }
   }
@@ -200,12 +226,16 @@ std::vector<std::string> golden_shape_problems(const ojson& golden) {
       bad(at, "an object with \"metrics\" and \"rebalances\"", v);
       continue;
     }
-    if (!v.contains("metrics")) problems.push_back(at + "/metrics: missing");
-    else if (const auto& m = v.at("metrics"); !m.is_object()) bad(at + "/metrics", "an object", m);
+    if (!v.contains("metrics"))
+      problems.push_back(at + "/metrics: missing");
+    else if (const auto& m = v.at("metrics"); !m.is_object())
+      bad(at + "/metrics", "an object", m);
     else {
-      if (!m.contains("final_assignment")) problems.push_back(at + "/metrics/final_assignment: missing");
+      if (!m.contains("final_assignment"))
+        problems.push_back(at + "/metrics/final_assignment: missing");
       else if (!m.at("final_assignment").is_object())
-        bad(at + "/metrics/final_assignment", "an object (consumer -> partitions)", m.at("final_assignment"));
+        bad(at + "/metrics/final_assignment", "an object (consumer -> partitions)",
+            m.at("final_assignment"));
     }
     if (!v.contains("rebalances")) {
       problems.push_back(at + "/rebalances: missing");
@@ -222,11 +252,15 @@ std::vector<std::string> golden_shape_problems(const ojson& golden) {
         bad(ri, "an object", rs[i]);
         continue;
       }
-      if (!rs[i].contains("trigger")) problems.push_back(ri + "/trigger: missing");
-      else if (!rs[i].at("trigger").is_string()) bad(ri + "/trigger", "a string", rs[i].at("trigger"));
+      if (!rs[i].contains("trigger"))
+        problems.push_back(ri + "/trigger: missing");
+      else if (!rs[i].at("trigger").is_string())
+        bad(ri + "/trigger", "a string", rs[i].at("trigger"));
       for (const char* k : {"start_ms", "end_ms"}) {
-        if (!rs[i].contains(k)) problems.push_back(fmt::format("{}/{}: missing", ri, k));
-        else if (!rs[i].at(k).is_number()) bad(ri + "/" + k, "a number", rs[i].at(k));
+        if (!rs[i].contains(k))
+          problems.push_back(fmt::format("{}/{}: missing", ri, k));
+        else if (!rs[i].at(k).is_number())
+          bad(ri + "/" + k, "a number", rs[i].at(k));
       }
       if (!rs[i].contains("causes")) problems.push_back(ri + "/causes: missing");
     }
@@ -234,7 +268,8 @@ std::vector<std::string> golden_shape_problems(const ojson& golden) {
   return problems;
 }
 
-std::vector<std::string> golden_diff(const ojson& golden, const ojson& actual, const ojson& tolerances) {
+std::vector<std::string> golden_diff(const ojson& golden, const ojson& actual,
+                                     const ojson& tolerances) {
   auto d = golden_compare(golden, actual, tolerances);
   std::vector<std::string> out = std::move(d.headline);
   out.insert(out.end(), d.detail.begin(), d.detail.end());

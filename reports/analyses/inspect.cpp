@@ -117,10 +117,13 @@ ojson topic_id_partitions(const json& list, const json* epochs) {
 // default (MetadataHash, AssignmentTimestamp 0; ClassicMemberMetadata null).
 ojson consumer_group_value(const std::string& name, const json& r) {
   ojson data = ojson::object();
-  const auto opt = [&](const char* key) { return r.contains(key) ? ojson(r.at(key)) : ojson(nullptr); };
+  const auto opt = [&](const char* key) {
+    return r.contains(key) ? ojson(r.at(key)) : ojson(nullptr);
+  };
   if (name == "ConsumerGroupMetadata") {
     data["epoch"] = r.at("epoch");
-    if (r.value("metadata_hash", std::int64_t{0}) != 0) data["metadataHash"] = r.at("metadata_hash");
+    if (r.value("metadata_hash", std::int64_t{0}) != 0)
+      data["metadataHash"] = r.at("metadata_hash");
   } else if (name == "ConsumerGroupMemberMetadata") {
     data["instanceId"] = opt("instance_id");
     data["rackId"] = opt("rack_id");
@@ -133,7 +136,8 @@ ojson consumer_group_value(const std::string& name, const json& r) {
     if (const auto c = r.find("classic_member_metadata"); c != r.end()) {
       // The protocols' metadata are ConsumerProtocolSubscription bytes in Kafka; their names here.
       ojson protocols = ojson::array();
-      for (const auto& p : c->at("supported_protocols")) protocols.push_back({{"name", p.at("name")}});
+      for (const auto& p : c->at("supported_protocols"))
+        protocols.push_back({{"name", p.at("name")}});
       data["classicMemberMetadata"] = {{"sessionTimeoutMs", c->at("session_timeout_ms")},
                                        {"supportedProtocols", protocols}};
     }
@@ -368,9 +372,8 @@ void apply_group_record(Group& g, const json& e) {
     g.consumer_protocol = false;
     g.group_epoch.reset();
     g.target_epoch.reset();
-    g.protocol = e.value("protocol", json(nullptr)).is_string()
-                     ? e.at("protocol").get<std::string>()
-                     : "";
+    g.protocol =
+        e.value("protocol", json(nullptr)).is_string() ? e.at("protocol").get<std::string>() : "";
     g.members.clear();
     for (const auto& m : e.at("members")) {
       Member mm;
@@ -421,8 +424,7 @@ void apply_group_record(Group& g, const json& e) {
       m.assignment.clear();
       for (const auto& p : e.value("assigned", json::array()))
         m.assignment.insert(split_partition(p.get<std::string>()));
-    } else if (name == "ConsumerGroupTargetAssignmentMember" && !tombstone &&
-               g.members.count(id)) {
+    } else if (name == "ConsumerGroupTargetAssignmentMember" && !tombstone && g.members.count(id)) {
       Member& m = g.members[id];
       m.target.clear();
       for (const auto& p : e.value("partitions", json::array()))
@@ -485,7 +487,8 @@ GroupsAt replay_groups(const std::vector<std::string>& trace_lines, std::int64_t
 }
 
 /// shouldPrintMemberState's notes on stderr; whether there are rows to print.
-bool note_state(DescribeOutput& result, const std::string& group_id, const Group& g, std::size_t rows) {
+bool note_state(DescribeOutput& result, const std::string& group_id, const Group& g,
+                std::size_t rows) {
   if (g.state == "Empty")
     result.err += fmt::format("\nConsumer group '{}' has no active members.\n", group_id);
   else if (g.state != "Stable")
@@ -513,8 +516,8 @@ void describe_state(DescribeOutput& result, const std::string& group_id, const G
       return cells("\n",
                    {pad(a, gw), pad(b, cw), pad(c, 20), pad(d, 20), pad(e, 15), pad(f, 25), h});
     };
-    result.out += row("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE",
-                      "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS");
+    result.out += row("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "GROUP-EPOCH",
+                      "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS");
     result.out += row(group_id, coordinator, strategy, g.state,
                       g.group_epoch ? std::to_string(*g.group_epoch) : kMissing,
                       g.target_epoch ? std::to_string(*g.target_epoch) : kMissing, n);
@@ -531,8 +534,10 @@ void describe_state(DescribeOutput& result, const std::string& group_id, const G
 
 /// --members: one row per member (--verbose adds epochs and assignments).
 void describe_members(DescribeOutput& result, const std::string& group_id, const Group& g,
-                      const std::vector<const Member*>& members, bool show_assignment, const DescribeOptions& options) {
-  note_state(result, group_id, g, members.size());  // the header is printed even with no member (as Kafka does)
+                      const std::vector<const Member*>& members, bool show_assignment,
+                      const DescribeOptions& options) {
+  note_state(result, group_id, g,
+             members.size());  // the header is printed even with no member (as Kafka does)
   std::size_t gw = 15, cw = 15, iw = 17, hw = 15, clw = 15, caw = 20, taw = 20;
   bool with_instance = false;
   for (const Member* m : members) {
@@ -543,8 +548,7 @@ void describe_members(DescribeOutput& result, const std::string& group_id, const
     clw = std::max(clw, m->client_id.size());
     with_instance = with_instance || !m->instance_id.empty();
     caw = std::max(
-        caw,
-        assignment_string(show_assignment ? m->assignment : decltype(m->assignment){}).size());
+        caw, assignment_string(show_assignment ? m->assignment : decltype(m->assignment){}).size());
     taw = std::max(taw, assignment_string(m->target).size());
   }
   const auto head = [&](const std::string& group, const std::string& id,
@@ -553,8 +557,8 @@ void describe_members(DescribeOutput& result, const std::string& group_id, const
     if (with_instance)
       return cells("", {pad(group, gw), pad(id, cw), pad(instance, iw), pad(host, hw),
                         pad(client, clw), pad(n, 15), ""});
-    return cells(
-        "", {pad(group, gw), pad(id, cw), pad(host, hw), pad(client, clw), pad(n, 15), ""});
+    return cells("",
+                 {pad(group, gw), pad(id, cw), pad(host, hw), pad(client, clw), pad(n, 15), ""});
   };
   const auto tail = [&](const std::string& ce, const std::string& ca, const std::string& te,
                         const std::string& ta) {
@@ -564,19 +568,18 @@ void describe_members(DescribeOutput& result, const std::string& group_id, const
   result.out +=
       head("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS");
   if (options.verbose)
-    result.out +=
-        tail("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT");
+    result.out += tail("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT");
   result.out += "\n";
   for (const Member* m : members) {
     const auto assigned = show_assignment ? m->assignment : decltype(m->assignment){};
     result.out += head(group_id, m->member_id, m->instance_id, m->host, m->client_id,
                        std::to_string(assigned.size()));
     if (options.verbose) {
-      result.out += tail(
-          m->current_epoch ? std::to_string(*m->current_epoch) : kMissing,
-          assignment_string(assigned),
-          g.target_epoch && g.consumer_protocol ? std::to_string(*g.target_epoch) : kMissing,
-          assignment_string(m->target));
+      result.out +=
+          tail(m->current_epoch ? std::to_string(*m->current_epoch) : kMissing,
+               assignment_string(assigned),
+               g.target_epoch && g.consumer_protocol ? std::to_string(*g.target_epoch) : kMissing,
+               assignment_string(m->target));
     }
     result.out += "\n";
   }
@@ -584,7 +587,8 @@ void describe_members(DescribeOutput& result, const std::string& group_id, const
 
 /// --offsets (the default): one row per partition.
 void describe_offsets(DescribeOutput& result, const std::string& group_id, const Group& g,
-                      const std::vector<const Member*>& members, bool show_assignment, const DescribeOptions& options,
+                      const std::vector<const Member*>& members, bool show_assignment,
+                      const DescribeOptions& options,
                       const std::map<std::pair<std::string, std::int32_t>, std::int64_t>& log_end) {
   // Offsets: each member's partitions (members with the most partitions first), then the
   // committed partitions nobody is assigned.
@@ -608,8 +612,7 @@ void describe_offsets(DescribeOutput& result, const std::string& group_id, const
     }
   }
   for (const auto& [tp, offset] : g.committed)
-    if (!assigned.count(tp))
-      rows.push_back({tp.first, tp.second, kMissing, kMissing, kMissing});
+    if (!assigned.count(tp)) rows.push_back({tp.first, tp.second, kMissing, kMissing, kMissing});
   if (!note_state(result, group_id, g, rows.size())) return;
   std::size_t gw = 15, tw = 15, cw = 15, hw = 15;
   for (const auto& r : rows) {
@@ -620,13 +623,12 @@ void describe_offsets(DescribeOutput& result, const std::string& group_id, const
   }
   const auto line = [&](const std::string& group, const std::string& topic,
                         const std::string& partition, const std::string& epoch,
-                        const std::string& current, const std::string& end,
-                        const std::string& lag, const std::string& id, const std::string& host,
-                        const std::string& client) {
+                        const std::string& current, const std::string& end, const std::string& lag,
+                        const std::string& id, const std::string& host, const std::string& client) {
     if (options.verbose)
-      return cells("\n", {pad(group, gw), pad(topic, tw), pad(partition, 10), pad(epoch, 15),
-                          pad(current, 15), pad(end, 15), pad(lag, 15), pad(id, cw),
-                          pad(host, hw), client});
+      return cells(
+          "\n", {pad(group, gw), pad(topic, tw), pad(partition, 10), pad(epoch, 15),
+                 pad(current, 15), pad(end, 15), pad(lag, 15), pad(id, cw), pad(host, hw), client});
     return cells("\n", {pad(group, gw), pad(topic, tw), pad(partition, 10), pad(current, 15),
                         pad(end, 15), pad(lag, 15), pad(id, cw), pad(host, hw), client});
   };
@@ -635,8 +637,7 @@ void describe_offsets(DescribeOutput& result, const std::string& group_id, const
   for (const auto& r : rows) {
     const auto c = g.committed.find({r.topic, r.partition});
     const auto l = log_end.find({r.topic, r.partition});
-    const std::string current =
-        c == g.committed.end() ? kMissing : std::to_string(c->second.first);
+    const std::string current = c == g.committed.end() ? kMissing : std::to_string(c->second.first);
     const std::string epoch = c == g.committed.end() || c->second.second < 0
                                   ? kMissing
                                   : std::to_string(c->second.second);

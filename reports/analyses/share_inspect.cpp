@@ -71,7 +71,8 @@ std::string assignment_string(const std::vector<std::string>& partitions) {
 
 }  // namespace
 
-DescribeOutput describe_share_groups(const std::vector<std::string>& trace_lines, const DescribeOptions& options) {
+DescribeOutput describe_share_groups(const std::vector<std::string>& trace_lines,
+                                     const DescribeOptions& options) {
   std::map<std::string, Group> groups;
   std::map<std::pair<std::string, std::int32_t>, std::int64_t> log_end;
   for (const auto& line : trace_lines) {
@@ -79,7 +80,8 @@ DescribeOutput describe_share_groups(const std::vector<std::string>& trace_lines
     if (e.at("t_us").get<std::int64_t>() > options.at_us) break;
     const std::string type = e.at("type").get<std::string>();
     if (type == "log_end_offset") {
-      log_end[split(e.at("partition").get<std::string>())] = e.at("log_end_offset").get<std::int64_t>();
+      log_end[split(e.at("partition").get<std::string>())] =
+          e.at("log_end_offset").get<std::int64_t>();
     } else if (type == "group.state") {
       std::string s = e.at("state").get<std::string>();
       if (!s.empty()) s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
@@ -101,7 +103,8 @@ DescribeOutput describe_share_groups(const std::vector<std::string>& trace_lines
           m.consumer = e.value("consumer", "");
           m.client_id = e.value("client_id", "");
         }
-      } else if (name == "ShareGroupCurrentMemberAssignment" && !tombstone && g.members.count(id) > 0) {
+      } else if (name == "ShareGroupCurrentMemberAssignment" && !tombstone &&
+                 g.members.count(id) > 0) {
         g.members[id].epoch = e.at("member_epoch").get<std::int32_t>();
         g.members[id].assigned = e.at("assigned").get<std::vector<std::string>>();
       }
@@ -124,21 +127,35 @@ DescribeOutput describe_share_groups(const std::vector<std::string>& trace_lines
     const auto it = options.coordinator_of.find(group_id);
     const std::int32_t broker = it == options.coordinator_of.end() ? 0 : it->second;
     if (options.view == DescribeView::State) {
-      if (g.state == "Empty") result.err += fmt::format("\nShare group '{}' has no active members.\n", group_id);
+      if (g.state == "Empty")
+        result.err += fmt::format("\nShare group '{}' has no active members.\n", group_id);
       const std::string coordinator = fmt::format("broker-{}:9092  ({})", broker, broker);
       const std::size_t cw = std::max<std::size_t>(25, coordinator.size());
       if (options.verbose) {
-        result.out += row({{"GROUP", gw}, {"COORDINATOR (ID)", cw}, {"STATE", 15}, {"GROUP-EPOCH", 12},
-                           {"ASSIGNMENT-EPOCH", 17}, {"#MEMBERS", 0}});
-        result.out += row({{group_id, gw}, {coordinator, cw}, {g.state, 15}, {std::to_string(g.epoch), 12},
-                           {std::to_string(g.assignment_epoch), 17}, {std::to_string(g.members.size()), 0}});
+        result.out += row({{"GROUP", gw},
+                           {"COORDINATOR (ID)", cw},
+                           {"STATE", 15},
+                           {"GROUP-EPOCH", 12},
+                           {"ASSIGNMENT-EPOCH", 17},
+                           {"#MEMBERS", 0}});
+        result.out += row({{group_id, gw},
+                           {coordinator, cw},
+                           {g.state, 15},
+                           {std::to_string(g.epoch), 12},
+                           {std::to_string(g.assignment_epoch), 17},
+                           {std::to_string(g.members.size()), 0}});
       } else {
-        result.out += row({{"GROUP", gw}, {"COORDINATOR (ID)", cw}, {"STATE", 15}, {"#MEMBERS", 0}});
-        result.out += row({{group_id, gw}, {coordinator, cw}, {g.state, 15}, {std::to_string(g.members.size()), 0}});
+        result.out +=
+            row({{"GROUP", gw}, {"COORDINATOR (ID)", cw}, {"STATE", 15}, {"#MEMBERS", 0}});
+        result.out += row({{group_id, gw},
+                           {coordinator, cw},
+                           {g.state, 15},
+                           {std::to_string(g.members.size()), 0}});
       }
       result.out += "\n";
     } else if (options.view == DescribeView::Members) {
-      if (g.state == "Empty") result.err += fmt::format("\nShare group '{}' has no active members.\n", group_id);
+      if (g.state == "Empty")
+        result.err += fmt::format("\nShare group '{}' has no active members.\n", group_id);
       if (g.members.empty()) continue;
       std::size_t iw = 15, hw = 15, cw = 15;
       for (const auto& [id, m] : g.members) {
@@ -149,12 +166,14 @@ DescribeOutput describe_share_groups(const std::vector<std::string>& trace_lines
       const auto member_row = [&](const std::string& a, const std::string& b, const std::string& c,
                                   const std::string& d, const std::string& f, const std::string& h,
                                   const std::string& i) {
-        std::vector<std::pair<std::string, std::size_t>> cells{{a, gw}, {b, iw}, {c, hw}, {d, cw}, {f, 12}};
+        std::vector<std::pair<std::string, std::size_t>> cells{
+            {a, gw}, {b, iw}, {c, hw}, {d, cw}, {f, 12}};
         if (options.verbose) cells.emplace_back(h, 13);
         cells.emplace_back(i, 0);
         return row(cells);
       };
-      result.out += member_row("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "MEMBER-EPOCH", "ASSIGNMENT");
+      result.out += member_row("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS",
+                               "MEMBER-EPOCH", "ASSIGNMENT");
       for (const auto& [id, m] : g.members) {  // sorted by consumer id, as Kafka sorts them
         result.out += member_row(group_id, id, std::string("/").append(m.consumer), m.client_id,
                                  std::to_string(m.assigned.size()), std::to_string(m.epoch),
@@ -169,21 +188,25 @@ DescribeOutput describe_share_groups(const std::vector<std::string>& trace_lines
       std::size_t tw = 15;
       for (const auto& [tp, p] : g.partitions) tw = std::max(tw, tp.first.size());
       const auto offset_row = [&](const std::string& a, const std::string& b, const std::string& c,
-                                  const std::string& d, const std::string& f, const std::string& h) {
+                                  const std::string& d, const std::string& f,
+                                  const std::string& h) {
         std::vector<std::pair<std::string, std::size_t>> cells{{a, gw}, {b, tw}, {c, 10}};
         if (options.verbose) cells.emplace_back(d, 13);
         cells.emplace_back(f, 13);
         cells.emplace_back(h, 0);
         return row(cells);
       };
-      result.out += offset_row("GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "START-OFFSET", "LAG");
+      result.out +=
+          offset_row("GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "START-OFFSET", "LAG");
       for (const auto& [tp, p] : g.partitions) {
         std::string start = kMissing;
         std::string lag = kMissing;
         if (p.start_offset >= 0) {
           start = std::to_string(p.start_offset);
           const auto le = log_end.find(tp);
-          if (le != log_end.end()) lag = std::to_string(std::max<std::int64_t>(0, le->second - p.start_offset - p.delivery_complete));
+          if (le != log_end.end())
+            lag = std::to_string(
+                std::max<std::int64_t>(0, le->second - p.start_offset - p.delivery_complete));
         }
         result.out += offset_row(group_id, tp.first, std::to_string(tp.second), "0", start, lag);
       }
@@ -195,18 +218,24 @@ DescribeOutput describe_share_groups(const std::vector<std::string>& trace_lines
 
 std::vector<std::string> dump_share_state_partition(const std::vector<std::string>& trace_lines,
                                                     std::int32_t partition) {
-  std::vector<std::string> out{fmt::format("Dumping __share_group_state-{}", partition), "Log starting offset: 0"};
+  std::vector<std::string> out{fmt::format("Dumping __share_group_state-{}", partition),
+                               "Log starting offset: 0"};
   for (const auto& line : trace_lines) {
     if (line.find("\"type\":\"share_state.record\"") == std::string::npos) continue;
     const json r = json::parse(line);
     if (r.at("partition").get<std::int32_t>() != partition) continue;
     const auto [topic, p] = split(r.at("topic_partition").get<std::string>());
     const bool snapshot = r.at("record") == "ShareSnapshot";
-    nlohmann::ordered_json key{{"type", snapshot ? 0 : 1}, {"data", {{"groupId", r.at("group")}, {"topicId", simulated_topic_id(topic)}, {"partition", p}}}};
+    nlohmann::ordered_json key{
+        {"type", snapshot ? 0 : 1},
+        {"data",
+         {{"groupId", r.at("group")}, {"topicId", simulated_topic_id(topic)}, {"partition", p}}}};
     nlohmann::ordered_json batches = nlohmann::ordered_json::array();
     for (const auto& b : r.at("state_batches")) {
-      batches.push_back({{"firstOffset", b.at("first_offset")}, {"lastOffset", b.at("last_offset")},
-                         {"deliveryState", b.at("delivery_state")}, {"deliveryCount", b.at("delivery_count")}});
+      batches.push_back({{"firstOffset", b.at("first_offset")},
+                         {"lastOffset", b.at("last_offset")},
+                         {"deliveryState", b.at("delivery_state")},
+                         {"deliveryCount", b.at("delivery_count")}});
     }
     nlohmann::ordered_json data{{"snapshotEpoch", r.at("snapshot_epoch")}};
     if (snapshot) data["stateEpoch"] = r.value("state_epoch", 0);
@@ -215,7 +244,8 @@ std::vector<std::string> dump_share_state_partition(const std::vector<std::strin
     data["deliveryCompleteCount"] = r.at("delivery_complete_count");
     data["stateBatches"] = batches;
     nlohmann::ordered_json payload{{"version", 0}, {"data", data}};
-    out.push_back(fmt::format("| offset: {} CreateTime: {} key: {} payload: {}", r.at("offset").get<std::int64_t>(),
+    out.push_back(fmt::format("| offset: {} CreateTime: {} key: {} payload: {}",
+                              r.at("offset").get<std::int64_t>(),
                               r.at("t_us").get<std::int64_t>() / 1000, key.dump(), payload.dump()));
   }
   return out;

@@ -102,7 +102,8 @@ TEST_CASE("conformance: sticky vectors fail when run with another assignor") {
     }
   }
   int failed = 0;
-  for (const auto& r : rsim::assignors::run_client_assignor_vectors(doc)) failed += r.passed ? 0 : 1;
+  for (const auto& r : rsim::assignors::run_client_assignor_vectors(doc))
+    failed += r.passed ? 0 : 1;
   CHECK(failed > 0);
   MESSAGE("sticky vectors failing under roundrobin: " << failed);
 }

@@ -14,7 +14,8 @@ namespace java = rsim::assignors::java;
 
 namespace {
 
-std::vector<std::string> in_order(const std::vector<std::string>& keys, const std::vector<std::size_t>& order) {
+std::vector<std::string> in_order(const std::vector<std::string>& keys,
+                                  const std::vector<std::size_t>& order) {
   std::vector<std::string> out;
   for (const std::size_t i : order) out.push_back(keys[i]);
   return out;
@@ -32,18 +33,21 @@ TEST_CASE("computeIfAbsent puts a colliding key first, put puts it last") {
 TEST_CASE("computeIfAbsent resizes before inserting: 13 keys stay in 16 buckets") {
   // Java 17: put gives [t4, t5, t6, t7, t8, t9, t10, t12, t11, t0, t1, t2, t3] (32 buckets),
   // computeIfAbsent [t4, t5, t10, t6, t7, t8, t12, t11, t9, t0, t1, t2, t3] (16 buckets).
-  const std::vector<std::string> keys{"t12", "t0", "t1", "t2", "t3", "t4", "t5",
+  const std::vector<std::string> keys{"t12", "t0", "t1", "t2", "t3",  "t4", "t5",
                                       "t6",  "t7", "t8", "t9", "t10", "t11"};
   CHECK(in_order(keys, java::hash_map_order(keys)) ==
-        std::vector<std::string>{"t4", "t5", "t6", "t7", "t8", "t9", "t10", "t12", "t11", "t0", "t1", "t2", "t3"});
+        std::vector<std::string>{"t4", "t5", "t6", "t7", "t8", "t9", "t10", "t12", "t11", "t0",
+                                 "t1", "t2", "t3"});
   CHECK(in_order(keys, java::compute_if_absent_order(keys)) ==
-        std::vector<std::string>{"t4", "t5", "t10", "t6", "t7", "t8", "t12", "t11", "t9", "t0", "t1", "t2", "t3"});
+        std::vector<std::string>{"t4", "t5", "t10", "t6", "t7", "t8", "t12", "t11", "t9", "t0",
+                                 "t1", "t2", "t3"});
   // With w and wn as well (15 keys, 32 buckets either way) only the colliding pair differs.
   std::vector<std::string> more = keys;
   more.push_back("w");
   more.push_back("wn");
   CHECK(in_order(more, java::compute_if_absent_order(more)) ==
-        std::vector<std::string>{"t4", "t5", "t6", "t7", "t8", "t9", "t10", "t12", "t11", "wn", "w", "t0", "t1", "t2", "t3"});
+        std::vector<std::string>{"t4", "t5", "t6", "t7", "t8", "t9", "t10", "t12", "t11", "wn", "w",
+                                 "t0", "t1", "t2", "t3"});
 }
 
 TEST_CASE("the eager StickyAssignor's user data regroups owned partitions") {

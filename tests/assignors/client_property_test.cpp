@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "models/assignors/client_assignor.hpp"
-#include "tools/conformance/client_conformance.hpp"
 #include "sim/rng.hpp"
+#include "tools/conformance/client_conformance.hpp"
 
 using nlohmann::json;
 using rsim::TopicPartition;
@@ -53,7 +53,9 @@ std::vector<std::string> random_subscription(sim::Rng& rng, const std::vector<st
   for (const auto& t : all) {
     if (rng.uniform(0, 2) > 0) out.push_back(t);
   }
-  if (out.empty()) out.push_back(all[static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(all.size()) - 1))]);
+  if (out.empty())
+    out.push_back(
+        all[static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(all.size()) - 1))]);
   return out;
 }
 
@@ -66,7 +68,9 @@ void expect_case_passes(const json& c) {
   CHECK(results[0].passed);
 }
 
-json check(const std::string& kind) { return {{"check", kind}}; }
+json check(const std::string& kind) {
+  return {{"check", kind}};
+}
 
 // Step 0: every member subscribes to `subs[i]`, owning nothing. Step 1: member `leaver` is gone
 // and the others report their step-0 result as owned at generation 1, with `subs_after[i]`.
@@ -76,7 +80,9 @@ json leave_case(const std::string& id, const std::string& assignor, const json& 
                 bool equal_subscriptions) {
   const bool cooperative = assignor == "cooperative-sticky";
   const bool sticky = assignor == "sticky" || cooperative;
-  json step0 = {{"assignor", assignor}, {"topics", topics}, {"members", json::array()},
+  json step0 = {{"assignor", assignor},
+                {"topics", topics},
+                {"members", json::array()},
                 {"followups", cooperative}};
   json step1 = step0;
   step1["members"] = json::array();
@@ -95,21 +101,24 @@ json leave_case(const std::string& id, const std::string& assignor, const json& 
     if (sticky || (assignor == "roundrobin" && equal_subscriptions)) {
       (*step)["checks"].push_back(check("valid_and_balanced"));
     }
-    if (assignor != "range" && equal_subscriptions) (*step)["checks"].push_back(check("fully_balanced"));
+    if (assignor != "range" && equal_subscriptions)
+      (*step)["checks"].push_back(check("fully_balanced"));
   }
   if (sticky) {
     step1["checks"].push_back(check("sticky_no_movement_cycles"));
     if (equal_subscriptions) {
       // With one member fewer every quota grows, so nobody has to give anything up.
       for (const auto& m : step1["members"]) {
-        step1["checks"].push_back({{"check", "contains_step_assignment"}, {"member", m["id"]}, {"step", 0}});
+        step1["checks"].push_back(
+            {{"check", "contains_step_assignment"}, {"member", m["id"]}, {"step", 0}});
       }
     }
   }
   return {{"id", id}, {"assignor", assignor}, {"steps", json::array({step0, step1})}};
 }
 
-ClientAssignorInput to_input(const json& topics, const std::vector<std::vector<std::string>>& subs) {
+ClientAssignorInput to_input(const json& topics,
+                             const std::vector<std::vector<std::string>>& subs) {
   ClientAssignorInput in;
   for (const auto& [t, n] : topics.items()) in.partitions_per_topic[t] = n.get<std::int32_t>();
   for (std::size_t i = 0; i < subs.size(); ++i) {
@@ -126,7 +135,8 @@ void expect_complete(const ClientAssignorInput& in, const ClientAssignment& out)
   std::set<std::string> subscribed;
   for (const auto& m : in.members) subscribed.insert(m.topics.begin(), m.topics.end());
   std::size_t expected = 0;
-  for (const auto& t : subscribed) expected += static_cast<std::size_t>(in.partitions_per_topic.at(t));
+  for (const auto& t : subscribed)
+    expected += static_cast<std::size_t>(in.partitions_per_topic.at(t));
   std::set<TopicPartition> seen;
   std::size_t total = 0;
   for (const auto& [_, tps] : out) {
@@ -139,18 +149,20 @@ void expect_complete(const ClientAssignorInput& in, const ClientAssignment& out)
 
 }  // namespace
 
-TEST_CASE("client property: equal subscriptions are valid, balanced, and sticky when a member leaves") {
+TEST_CASE(
+    "client property: equal subscriptions are valid, balanced, and sticky when a member leaves") {
   sim::Rng rng(kSeed, "client-assignor-equal");
   for (int round = 0; round < 12; ++round) {
     const json topics = random_topics(rng, rng.uniform(3, 15), 40);
     const auto members = static_cast<std::size_t>(rng.uniform(5, 150));
     const std::vector<std::vector<std::string>> subs(members, topic_names(topics));
-    const auto leaver = static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(members) - 1));
+    const auto leaver =
+        static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(members) - 1));
     for (const auto& assignor : kAssignors) {
       CAPTURE(round);
       CAPTURE(assignor);
-      expect_case_passes(leave_case("equal#" + std::to_string(round) + "/" + assignor, assignor, topics,
-                                    subs, subs, leaver, true));
+      expect_case_passes(leave_case("equal#" + std::to_string(round) + "/" + assignor, assignor,
+                                    topics, subs, subs, leaver, true));
     }
     const auto in = to_input(topics, subs);
     for (const std::string assignor : {"range", "roundrobin", "sticky"}) {
@@ -162,8 +174,8 @@ TEST_CASE("client property: equal subscriptions are valid, balanced, and sticky 
       std::size_t lo = SIZE_MAX;
       std::size_t hi = 0;
       for (const auto& [_, tps] : range) {
-        const auto n = static_cast<std::size_t>(
-            std::count_if(tps.begin(), tps.end(), [&](const auto& tp) { return tp.topic == topic; }));
+        const auto n = static_cast<std::size_t>(std::count_if(
+            tps.begin(), tps.end(), [&](const auto& tp) { return tp.topic == topic; }));
         lo = std::min(lo, n);
         hi = std::max(hi, n);
       }
@@ -172,7 +184,8 @@ TEST_CASE("client property: equal subscriptions are valid, balanced, and sticky 
   }
 }
 
-TEST_CASE("client property: random subscriptions stay valid and balanced across a change of members") {
+TEST_CASE(
+    "client property: random subscriptions stay valid and balanced across a change of members") {
   // Kafka's testReassignmentWithRandomSubscriptionsAndChanges, smaller and seeded.
   sim::Rng rng(kSeed, "client-assignor-random");
   for (int round = 0; round < 20; ++round) {
@@ -185,12 +198,13 @@ TEST_CASE("client property: random subscriptions stay valid and balanced across 
       subs.push_back(random_subscription(rng, all));
       subs_after.push_back(rng.uniform(0, 3) == 0 ? random_subscription(rng, all) : subs.back());
     }
-    const auto leaver = static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(members) - 1));
+    const auto leaver =
+        static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(members) - 1));
     for (const auto& assignor : kAssignors) {
       CAPTURE(round);
       CAPTURE(assignor);
-      expect_case_passes(leave_case("random#" + std::to_string(round) + "/" + assignor, assignor, topics,
-                                    subs, subs_after, leaver, false));
+      expect_case_passes(leave_case("random#" + std::to_string(round) + "/" + assignor, assignor,
+                                    topics, subs, subs_after, leaver, false));
     }
     const auto in = to_input(topics, subs);
     for (const std::string assignor : {"range", "roundrobin", "sticky"}) {
@@ -199,7 +213,9 @@ TEST_CASE("client property: random subscriptions stay valid and balanced across 
   }
 }
 
-TEST_CASE("client property: a large equal group (Kafka's uniform-subscription performance test, scaled)") {
+TEST_CASE(
+    "client property: a large equal group (Kafka's uniform-subscription performance test, "
+    "scaled)") {
   // 200 topics x 100 partitions over 500 members, then 499 of them with their partitions owned.
   json topics = json::object();
   for (int t = 0; t < 200; ++t) topics[name("t", t, 3)] = 100;
@@ -218,6 +234,7 @@ TEST_CASE("client property: assignors are deterministic") {
   for (int i = 0; i < 25; ++i) subs.push_back(random_subscription(rng, topic_names(topics)));
   const auto in = to_input(topics, subs);
   for (const auto& assignor : kAssignors) {
-    CHECK(rsim::assignors::assign_client(assignor, in) == rsim::assignors::assign_client(assignor, in));
+    CHECK(rsim::assignors::assign_client(assignor, in) ==
+          rsim::assignors::assign_client(assignor, in));
   }
 }

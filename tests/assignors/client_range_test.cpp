@@ -9,9 +9,9 @@
 
 using rsim::TopicPartition;
 using rsim::TopicPartitions;
+using rsim::assignors::assign_client;
 using rsim::assignors::ClientAssignorInput;
 using rsim::assignors::ClientMember;
-using rsim::assignors::assign_client;
 
 namespace {
 

@@ -66,7 +66,8 @@ void check_valid(const ServerAssignorInput& input, const ServerAssignment& resul
 /// Every partition of a topic somebody subscribes to is held by somebody.
 void check_complete(const ServerAssignorInput& input, const ServerAssignment& result) {
   std::set<std::string> subscribed;
-  for (const auto& m : input.members) subscribed.insert(m.subscribed_topics.begin(), m.subscribed_topics.end());
+  for (const auto& m : input.members)
+    subscribed.insert(m.subscribed_topics.begin(), m.subscribed_topics.end());
   std::size_t want = 0;
   for (const auto& t : input.topics) {
     if (subscribed.count(t.name) > 0) want += static_cast<std::size_t>(t.partitions);
@@ -96,7 +97,8 @@ ServerAssignorInput random_group(sim::Rng& rng, const GroupShape& shape, int max
     member.member_id = "member-" + std::to_string(m);
     const int bucket = static_cast<int>(rng.uniform(0, buckets - 1));
     for (int t = 0; t < shape.topics; ++t) {
-      if (shape.homogeneous || t % buckets == bucket) member.subscribed_topics.push_back("topic-" + std::to_string(t));
+      if (shape.homogeneous || t % buckets == bucket)
+        member.subscribed_topics.push_back("topic-" + std::to_string(t));
     }
     input.members.push_back(std::move(member));
   }
@@ -118,15 +120,17 @@ TEST_CASE("uniform: 49 members over 100 topics of 3 partitions are valid and ful
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     sim::Rng rng(seed, "large-sample");
     ServerAssignorInput input;
-    for (int t = 1; t <= 100; ++t) input.topics.push_back({random_topic_id(rng), "topic-" + std::to_string(t), 3});
+    for (int t = 1; t <= 100; ++t)
+      input.topics.push_back({random_topic_id(rng), "topic-" + std::to_string(t), 3});
     for (int m = 1; m <= 49; ++m) {
       ServerMember member;
       member.member_id = "member" + std::to_string(m);
       for (const auto& t : input.topics) member.subscribed_topics.push_back(t.name);
       input.members.push_back(std::move(member));
     }
-    std::sort(input.members.begin(), input.members.end(),
-              [](const ServerMember& a, const ServerMember& b) { return a.member_id < b.member_id; });
+    std::sort(
+        input.members.begin(), input.members.end(),
+        [](const ServerMember& a, const ServerMember& b) { return a.member_id < b.member_id; });
     const auto result = rsim::assignors::assign_server("uniform", input);
     check_valid(input, result);
     check_complete(input, result);
@@ -145,8 +149,8 @@ TEST_CASE("uniform on random groups: valid, complete, balanced, sticky, stable, 
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     CAPTURE(seed);
     sim::Rng rng(seed, "uniform-property");
-    const GroupShape shape{static_cast<int>(rng.uniform(1, 12)), static_cast<int>(rng.uniform(1, 12)),
-                           rng.uniform(0, 1) == 0};
+    const GroupShape shape{static_cast<int>(rng.uniform(1, 12)),
+                           static_cast<int>(rng.uniform(1, 12)), rng.uniform(0, 1) == 0};
     ServerAssignorInput input = random_group(rng, shape, 20);
     const auto first = rsim::assignors::assign_server("uniform", input);
     check_valid(input, first);
@@ -191,7 +195,8 @@ TEST_CASE("uniform on random groups: valid, complete, balanced, sticky, stable, 
           const auto& now = second.at(m.member_id);
           const auto it = now.find(id);
           REQUIRE(it != now.end());
-          CHECK(std::includes(it->second.begin(), it->second.end(), partitions.begin(), partitions.end()));
+          CHECK(std::includes(it->second.begin(), it->second.end(), partitions.begin(),
+                              partitions.end()));
         }
       }
     }
@@ -211,28 +216,35 @@ TEST_CASE("range on random groups: valid, complete, contiguous, per-topic balanc
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     CAPTURE(seed);
     sim::Rng rng(seed, "range-property");
-    const GroupShape shape{static_cast<int>(rng.uniform(1, 12)), static_cast<int>(rng.uniform(1, 12)),
-                           rng.uniform(0, 1) == 0};
+    const GroupShape shape{static_cast<int>(rng.uniform(1, 12)),
+                           static_cast<int>(rng.uniform(1, 12)), rng.uniform(0, 1) == 0};
     ServerAssignorInput input = random_group(rng, shape, 20);
     for (auto& m : input.members) {
-      if (rng.uniform(0, 2) == 0) m.instance_id = "instance-" + std::to_string(rng.uniform(0, 1000));
+      if (rng.uniform(0, 2) == 0)
+        m.instance_id = "instance-" + std::to_string(rng.uniform(0, 1000));
     }
     const auto result = rsim::assignors::assign_server("range", input);
     check_valid(input, result);
     check_complete(input, result);
-    CHECK(result.size() == input.members.size());  // range keeps every member
+    CHECK(result.size() == input.members.size());               // range keeps every member
     std::map<std::string, std::vector<std::size_t>> per_topic;  // topic id -> subscribers' counts
     for (const auto& t : input.topics) {
       for (const auto& m : input.members) {
-        if (std::find(m.subscribed_topics.begin(), m.subscribed_topics.end(), t.name) == m.subscribed_topics.end()) continue;
+        if (std::find(m.subscribed_topics.begin(), m.subscribed_topics.end(), t.name) ==
+            m.subscribed_topics.end())
+          continue;
         const auto& a = result.at(m.member_id);
         const auto it = a.find(t.id);
         per_topic[t.id].push_back(it == a.end() ? 0 : it->second.size());
-        if (it != a.end()) CHECK(it->second.back() - it->second.front() + 1 == static_cast<std::int32_t>(it->second.size()));
+        if (it != a.end())
+          CHECK(it->second.back() - it->second.front() + 1 ==
+                static_cast<std::int32_t>(it->second.size()));
       }
     }
     for (const auto& [topic, counts] : per_topic) {
-      CHECK(*std::max_element(counts.begin(), counts.end()) - *std::min_element(counts.begin(), counts.end()) <= 1);
+      CHECK(*std::max_element(counts.begin(), counts.end()) -
+                *std::min_element(counts.begin(), counts.end()) <=
+            1);
     }
   }
 }

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "models/assignors/server_assignor.hpp"
-#include "tools/conformance/server_conformance.hpp"
 #include "models/assignors/server_java_order.hpp"
+#include "tools/conformance/server_conformance.hpp"
 
 namespace {
 
@@ -115,7 +115,8 @@ TEST_CASE("uniform with more members than partitions leaves the extra member emp
 }
 
 TEST_CASE("range follows the protocol document's reference timeline and is not sticky") {
-  ServerAssignment a = rsim::assignors::assign_server("range", single_topic_group(6, {"A", "B"}, {}));
+  ServerAssignment a =
+      rsim::assignors::assign_server("range", single_topic_group(6, {"A", "B"}, {}));
   CHECK(partitions_of(a, "A") == P{0, 1, 2});
   CHECK(partitions_of(a, "B") == P{3, 4, 5});
   a = rsim::assignors::assign_server("range", single_topic_group(6, {"C", "B", "A"}, a));
@@ -130,20 +131,21 @@ TEST_CASE("range follows the protocol document's reference timeline and is not s
 
 TEST_CASE("uniform heterogeneous follows the protocol document's reference timeline") {
   // Topics t(4) and u(4); A:{t}, B:{t,u}, C:{u}.
-  const auto group = [](const std::vector<std::pair<std::string, std::vector<std::string>>>& members,
-                        const ServerAssignment& previous) {
-    ServerAssignorInput input;
-    input.topics = {{"tid", "t", 4}, {"uid", "u", 4}};
-    for (const auto& [id, subs] : members) {
-      ServerMember m;
-      m.member_id = id;
-      m.subscribed_topics = subs;
-      if (const auto it = previous.find(id); it != previous.end()) m.target = it->second;
-      input.members.push_back(std::move(m));
-    }
-    input.subscription_type = rsim::assignors::subscription_type_by_names(input.members);
-    return input;
-  };
+  const auto group =
+      [](const std::vector<std::pair<std::string, std::vector<std::string>>>& members,
+         const ServerAssignment& previous) {
+        ServerAssignorInput input;
+        input.topics = {{"tid", "t", 4}, {"uid", "u", 4}};
+        for (const auto& [id, subs] : members) {
+          ServerMember m;
+          m.member_id = id;
+          m.subscribed_topics = subs;
+          if (const auto it = previous.find(id); it != previous.end()) m.target = it->second;
+          input.members.push_back(std::move(m));
+        }
+        input.subscription_type = rsim::assignors::subscription_type_by_names(input.members);
+        return input;
+      };
   ServerAssignment a = rsim::assignors::assign_server("uniform", group({{"A", {"t"}}}, {}));
   CHECK(a.at("A") == MemberAssignment{{"tid", {0, 1, 2, 3}}});
   a = rsim::assignors::assign_server("uniform", group({{"A", {"t"}}, {"B", {"t", "u"}}}, a));
@@ -196,7 +198,8 @@ TEST_CASE("Java order helpers reproduce the hashes and buckets of Kafka's fixed 
   CHECK(growth_capacity(12) == 16);
   CHECK(growth_capacity(13) == 32);
   CHECK(compare_topic_ids("T1-A4s3VTwiI5CTbEp6POw", "T2-B4s3VTwiI5YHbPp6YUe") < 0);
-  CHECK(iteration_order({17, 3, 1}, 16) == std::vector<std::size_t>{0, 2, 1});  // 17 and 1 share bucket 1
+  CHECK(iteration_order({17, 3, 1}, 16) ==
+        std::vector<std::size_t>{0, 2, 1});  // 17 and 1 share bucket 1
 }
 
 // Kafka test methods whose vectors the shared folder does not list, transcribed from the

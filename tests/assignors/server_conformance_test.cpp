@@ -44,9 +44,8 @@ TEST_CASE("conformance: every server-assignor vector passes") {
       CHECK(r.passed);
       if (r.passed) (r.detail.rfind("skipped:", 0) == 0 ? skipped : passed)++;
     }
-    MESSAGE(path.filename().string() << ": " << passed << " passed, " << skipped
-                                     << " skipped (generator), "
-                                     << results.size() - static_cast<std::size_t>(passed + skipped)
-                                     << " failed");
+    MESSAGE(path.filename().string()
+            << ": " << passed << " passed, " << skipped << " skipped (generator), "
+            << results.size() - static_cast<std::size_t>(passed + skipped) << " failed");
   }
 }

@@ -88,12 +88,14 @@ TEST_CASE("simple assignor: the P=6 membership table of kafka-share-groups.md") 
   t.join("C");
   CHECK(t.assign() == std::map<std::string, P>{{"A", {4, 5}}, {"B", {1, 2}}, {"C", {0, 3}}});
   t.join("D");
-  CHECK(t.assign() == std::map<std::string, P>{{"A", {4, 5}}, {"B", {2}}, {"C", {0, 3}}, {"D", {1}}});
+  CHECK(t.assign() ==
+        std::map<std::string, P>{{"A", {4, 5}}, {"B", {2}}, {"C", {0, 3}}, {"D", {1}}});
   t.join("E");
   CHECK(t.assign() ==
         std::map<std::string, P>{{"A", {4, 5}}, {"B", {2}}, {"C", {3}}, {"D", {1}}, {"E", {0}}});
   t.leave("B");
-  CHECK(t.assign() == std::map<std::string, P>{{"A", {4, 5}}, {"C", {3}}, {"D", {1, 2}}, {"E", {0}}});
+  CHECK(t.assign() ==
+        std::map<std::string, P>{{"A", {4, 5}}, {"C", {3}}, {"D", {1, 2}}, {"E", {0}}});
   t.leave("A");
   CHECK(t.assign() == std::map<std::string, P>{{"C", {3, 4}}, {"D", {1, 2}}, {"E", {0, 5}}});
 }
@@ -107,12 +109,14 @@ TEST_CASE("simple assignor: the P=3 table shares partitions once members outnumb
   t.join("C");
   CHECK(t.assign() == std::map<std::string, P>{{"A", {2}}, {"B", {0}}, {"C", {1}}});
   t.join("D");  // desired sharing 2, desired counts [2, 1, 2, 1]
-  CHECK(t.assign() == std::map<std::string, P>{{"A", {0, 2}}, {"B", {0}}, {"C", {1, 2}}, {"D", {1}}});
+  CHECK(t.assign() ==
+        std::map<std::string, P>{{"A", {0, 2}}, {"B", {0}}, {"C", {1, 2}}, {"D", {1}}});
   t.join("E");  // desired counts [2, 1, 1, 1, 1]
   CHECK(t.assign() ==
         std::map<std::string, P>{{"A", {0, 2}}, {"B", {0}}, {"C", {2}}, {"D", {1}}, {"E", {1}}});
   t.leave("B");
-  CHECK(t.assign() == std::map<std::string, P>{{"A", {0, 2}}, {"C", {2}}, {"D", {0, 1}}, {"E", {1}}});
+  CHECK(t.assign() ==
+        std::map<std::string, P>{{"A", {0, 2}}, {"C", {2}}, {"D", {0, 1}}, {"E", {1}}});
   t.leave("A");
   CHECK(t.assign() == std::map<std::string, P>{{"C", {2}}, {"D", {0}}, {"E", {1}}});
 }
@@ -121,8 +125,8 @@ TEST_CASE("simple assignor: only initialized partitions are assigned") {
   ServerAssignorInput in;
   in.topics.push_back({kZeroHashTopic, "t", 6});
   in.members.push_back({.member_id = "A", .subscribed_topics = {"t"}});
-  const AssignablePartitions initialized = std::map<std::string, std::vector<std::int32_t>>{
-      {kZeroHashTopic, {0, 1, 2}}};
+  const AssignablePartitions initialized =
+      std::map<std::string, std::vector<std::int32_t>>{{kZeroHashTopic, {0, 1, 2}}};
   auto out = assign_share_simple(in, initialized);
   CHECK(out.at("A") == MemberAssignment{{kZeroHashTopic, {0, 1, 2}}});
   in.members[0].target = out.at("A");
@@ -154,7 +158,8 @@ TEST_CASE("simple: where Kafka 4.4.0's builder throws NoSuchElementException, ou
   b.subscribed_topics = {"t"};
   in.members = {a, b};
   in.subscription_type = SubscriptionType::Homogeneous;
-  const AssignablePartitions only_zero = std::map<std::string, std::vector<std::int32_t>>{{kZeroHashTopic, {0}}};
+  const AssignablePartitions only_zero =
+      std::map<std::string, std::vector<std::int32_t>>{{kZeroHashTopic, {0}}};
   CHECK_THROWS_AS(assign_share_simple(in, only_zero), ShareAssignorCrash);
   // With both partitions assignable the same group is fine: B gets 0, A keeps 1.
   const ServerAssignment out = assign_share_simple(in);
@@ -247,12 +252,14 @@ TEST_CASE("conformance: a malformed server or share vector is refused with its J
       "/cases/0/members/1/id: member \"A\" is listed twice",
       "/cases/0/members/2/id: must be a string (the member id)",
       "/cases/0/expected/A/t/1: must be a partition number 0..99999, got \"x\"",
-      "/cases/1/steps/0/members/0/assigned/from_step: the first step has no earlier step to take it from",
+      "/cases/1/steps/0/members/0/assigned/from_step: the first step has no earlier step to take "
+      "it from",
       "/cases/2: must be an object",
   };
   CHECK(problems == want);
   // The files in use are well formed.
-  for (const char* f : {"fidelity/assignors/coordinator.simple.json", "fidelity/assignors/coordinator.uniform.json"}) {
+  for (const char* f : {"fidelity/assignors/coordinator.simple.json",
+                        "fidelity/assignors/coordinator.uniform.json"}) {
     std::ifstream in(std::filesystem::path(RSIM_SOURCE_DIR) / f);
     CHECK(server_vector_problems(nlohmann::json::parse(in)).empty());
   }

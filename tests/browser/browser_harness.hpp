@@ -36,9 +36,11 @@ inline std::string chromium() {
 
 // The flags the issue fixes, and a fresh profile per start.
 inline std::string chromium_command(const std::filesystem::path& profile) {
-  return chromium() + " --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update"
-                      " --disable-sync --no-first-run --user-data-dir=" + profile.string() +
-         " --enable-logging=stderr --v=0 --hide-scrollbars";
+  return chromium() +
+         " --headless --no-sandbox --disable-gpu --disable-background-networking "
+         "--disable-component-update"
+         " --disable-sync --no-first-run --user-data-dir=" +
+         profile.string() + " --enable-logging=stderr --v=0 --hide-scrollbars";
 }
 
 inline std::string attribute(const std::string& dom, const std::string& name) {

@@ -30,25 +30,32 @@ std::size_t count(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("chromium: a sweep's phase diagram has one cell per grid point and links to the worst seeds' reports") {
-  REQUIRE_MESSAGE(!chromium().empty(), "chromium is missing: `make test` installs it (apt package chromium)");
+TEST_CASE(
+    "chromium: a sweep's phase diagram has one cell per grid point and links to the worst seeds' "
+    "reports") {
+  REQUIRE_MESSAGE(!chromium().empty(),
+                  "chromium is missing: `make test` installs it (apt package chromium)");
   const fs::path dir = fs::path(RSIM_BUILD_DIR) / "test-artifacts" / "browser" / "phase-diagram";
   fs::remove_all(dir);
   fs::create_directories(dir);
   const fs::path out = dir / "sweep";
   // 3 x 2 grid points in each of 2 facets (the third key): 12 cells.
   REQUIRE(sh(std::string("cd ") + RSIM_SOURCE_DIR + " && " + RSIM_BINARY +
-             " sweep scenarios/examples/two-consumers.json --vary '/consumers/*/config/session.timeout.ms=10000,20000,30000'"
+             " sweep scenarios/examples/two-consumers.json --vary "
+             "'/consumers/*/config/session.timeout.ms=10000,20000,30000'"
              " --vary /cluster/config/group.initial.rebalance.delay.ms=0,3000"
-             " --vary '/consumers/*/config/heartbeat.interval.ms=1000,3000' --seeds 1..2 --metric rebalance_count"
-             " --out " + out.string() + " > " + (dir / "sweep.log").string() + " 2>&1") == 0);
+             " --vary '/consumers/*/config/heartbeat.interval.ms=1000,3000' --seeds 1..2 --metric "
+             "rebalance_count"
+             " --out " +
+             out.string() + " > " + (dir / "sweep.log").string() + " 2>&1") == 0);
   const auto cells = nlohmann::json::parse(slurp(out / "cells.json"));
   REQUIRE(cells["cells"].size() == 12);
 
   const fs::path profile = dir / "profile";
   const fs::path dom_file = dir / "dom.html", log_file = dir / "chromium.log";
-  CHECK(sh(chromium_command(profile) + " --virtual-time-budget=3000 --dump-dom file://" + (out / "phase.html").string() +
-           " > " + dom_file.string() + " 2> " + log_file.string()) == 0);
+  CHECK(sh(chromium_command(profile) + " --virtual-time-budget=3000 --dump-dom file://" +
+           (out / "phase.html").string() + " > " + dom_file.string() + " 2> " +
+           log_file.string()) == 0);
   const std::string dom = slurp(dom_file), log = slurp(log_file);
   CHECK(log.find("Uncaught") == std::string::npos);
   CHECK(log.find(":CONSOLE") == std::string::npos);
@@ -70,14 +77,17 @@ TEST_CASE("chromium: a sweep's phase diagram has one cell per grid point and lin
   // A click opens the worst seed's report: it renders (its own script marks it ready).
   fs::remove_all(profile);
   const fs::path worst = out / cells["cells"][0]["report"].get<std::string>();
-  CHECK(sh(chromium_command(profile) + " --virtual-time-budget=5000 --dump-dom file://" + worst.string() + " > " +
-           (dir / "worst-dom.html").string() + " 2>> " + log_file.string()) == 0);
+  CHECK(sh(chromium_command(profile) + " --virtual-time-budget=5000 --dump-dom file://" +
+           worst.string() + " > " + (dir / "worst-dom.html").string() + " 2>> " +
+           log_file.string()) == 0);
   CHECK(attribute(slurp(dir / "worst-dom.html"), "data-ready") == "1");
 
   fs::remove_all(profile);
   const fs::path shot = dir / "screenshot.png";
-  CHECK(sh(chromium_command(profile) + " --virtual-time-budget=3000 --window-size=1200,1000 --screenshot=" + shot.string() +
-           " file://" + (out / "phase.html").string() + " > /dev/null 2>> " + log_file.string()) == 0);
+  CHECK(sh(chromium_command(profile) +
+           " --virtual-time-budget=3000 --window-size=1200,1000 --screenshot=" + shot.string() +
+           " file://" + (out / "phase.html").string() + " > /dev/null 2>> " + log_file.string()) ==
+        0);
   REQUIRE(fs::exists(shot));
   CHECK(fs::file_size(shot) > 10'000);
   fs::remove_all(profile);

@@ -32,7 +32,9 @@ std::string quoted(const std::string& s) {
   return out + "'";
 }
 
-Outcome assign(const std::string& args) { return testing::run_cli("assign " + args, "assign-test"); }
+Outcome assign(const std::string& args) {
+  return testing::run_cli("assign " + args, "assign-test");
+}
 
 const std::string kExamples = std::string(RSIM_SOURCE_DIR) + "/scenarios/assign/";
 const std::string kVectors = std::string(RSIM_CONFORMANCE_DIR) + "/kafka/";
@@ -132,12 +134,12 @@ TEST_CASE("the example cases print their golden tables and JSON") {
     const Outcome table = assign("scenarios/assign/" + name + ".json");
     CHECK(table.code == 0);
     CHECK(table.err == "");
-    CHECK(table.out ==
-          testing::read_file(std::string(RSIM_SOURCE_DIR) + "/tests/cli/golden/assign/" + name + ".txt"));
+    CHECK(table.out == testing::read_file(std::string(RSIM_SOURCE_DIR) +
+                                          "/tests/cli/golden/assign/" + name + ".txt"));
     const Outcome machine = assign("scenarios/assign/" + name + ".json --json");
     CHECK(machine.code == 0);
-    CHECK(machine.out ==
-          testing::read_file(std::string(RSIM_SOURCE_DIR) + "/tests/cli/golden/assign/" + name + ".json"));
+    CHECK(machine.out == testing::read_file(std::string(RSIM_SOURCE_DIR) +
+                                            "/tests/cli/golden/assign/" + name + ".json"));
   }
 }
 
@@ -215,7 +217,8 @@ TEST_CASE(
       } else if (c.contains("steps")) {
         for (std::size_t k = 0; k < c["steps"].size(); ++k) {
           CAPTURE(k);
-          CHECK(check_assignor_step(c["steps"][k], got["steps"][k], kind != "client-assignor") == "");
+          CHECK(check_assignor_step(c["steps"][k], got["steps"][k], kind != "client-assignor") ==
+                "");
         }
       } else {
         CHECK(check_assignor_step(c, got, kind != "client-assignor") == "");
@@ -295,23 +298,30 @@ TEST_CASE("bad input exits 2 with the file, the JSON path and what is wrong") {
             .err.find("/cases: this is a vector file with") != std::string::npos);
   CHECK(assign(kVectors + "client.RangeAssignorTest.json --case nope").code == 2);
   CHECK(assign("scenarios/assign/reconciliation-unrevoked.json --assignor uniform").code == 2);
-  CHECK(assign("scenarios/assign/cooperative-sticky-one-member-leaves.json --assignor simple").code == 2);
+  CHECK(
+      assign("scenarios/assign/cooperative-sticky-one-member-leaves.json --assignor simple").code ==
+      2);
 }
 
-TEST_CASE("assign runs the share-group simple assignor: a share case, --assignor simple, the oracle vectors") {
+TEST_CASE(
+    "assign runs the share-group simple assignor: a share case, --assignor simple, the oracle "
+    "vectors") {
   // A server-side case run with the share assignor: every topic has one subscriber, so it gets
   // every partition of it (SimpleAssignor balances per topic when subscriptions differ).
   const Outcome r = assign("scenarios/assign/uniform-heterogeneous.json --assignor simple --json");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   const json got = json::parse(r.out);
   CHECK(got["side"] == "server");
-  CHECK(got["assignment"] ==
-        json::parse(R"({"A": {"topic1": [0, 1, 2], "topic3": [0, 1, 2]}, "B": {"topic2": [0, 1, 2, 3, 4, 5, 6, 7]}})"));
+  CHECK(
+      got["assignment"] ==
+      json::parse(
+          R"({"A": {"topic1": [0, 1, 2], "topic3": [0, 1, 2]}, "B": {"topic2": [0, 1, 2, 3, 4, 5, 6, 7]}})"));
   // Cases of the Kafka 4.4.0 oracle file (its "defaults" name the assignor): the output is
   // Kafka's, case for case.
   // Only cases our assignor agrees on (the conformance runner's verdict; see
   // fidelity/assignors/README.md for the others): `assign` must print the same.
-  const std::string file = std::string(RSIM_SOURCE_DIR) + "/fidelity/assignors/coordinator.simple.json";
+  const std::string file =
+      std::string(RSIM_SOURCE_DIR) + "/fidelity/assignors/coordinator.simple.json";
   const json doc = json::parse(testing::read_file(file));
   json with_defaults = doc;
   rsim::assignors::apply_file_defaults(with_defaults);

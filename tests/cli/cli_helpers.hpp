@@ -27,7 +27,8 @@ inline std::string read_file(const std::filesystem::path& p) {
 
 /// Runs `rebalance-sim ARGS` in the source tree. `tag` names the output files (with the process
 /// id: ctest runs test cases as parallel processes); `merge_stderr` sends stderr into `out`.
-inline CliResult run_cli(const std::string& args, const std::string& tag, bool merge_stderr = false) {
+inline CliResult run_cli(const std::string& args, const std::string& tag,
+                         bool merge_stderr = false) {
   const auto dir = std::filesystem::temp_directory_path();
   const std::string stem = "rebalance-sim-" + tag + "-" + std::to_string(getpid());
   const auto out = dir / (stem + ".out");
@@ -42,8 +43,8 @@ inline CliResult run_cli(const std::string& args, const std::string& tag, bool m
 /// A fresh, empty scratch folder under the temporary directory, named by the test file's `prefix`,
 /// the test's `tag` and the process id (ctest runs test cases as parallel processes).
 inline std::filesystem::path scratch_dir(const std::string& prefix, const std::string& tag) {
-  const std::filesystem::path p =
-      std::filesystem::temp_directory_path() / ("rsim-" + prefix + "-" + tag + "-" + std::to_string(::getpid()));
+  const std::filesystem::path p = std::filesystem::temp_directory_path() /
+                                  ("rsim-" + prefix + "-" + tag + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p;
@@ -55,6 +56,8 @@ inline void write_file(const std::filesystem::path& p, const std::string& text) 
   out << text;
 }
 
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 }  // namespace testing

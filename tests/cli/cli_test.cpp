@@ -2,12 +2,12 @@
 // on bad input with no partial output, and byte-identical output for the same seed.
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 
@@ -51,29 +51,39 @@ const char* kGood = R"({
 
 TEST_CASE("run writes trace.jsonl and summary.json per variant and exits 0") {
   const auto d = temp_dir("run");
-  const Result r = run("run scenarios/examples/two-consumers.json --out " + (d / "out").string(), "run");
+  const Result r =
+      run("run scenarios/examples/two-consumers.json --out " + (d / "out").string(), "run");
   CHECK(r.code == 0);
   CHECK(fs::exists(d / "out" / "classic-eager" / "trace.jsonl"));
   CHECK(fs::exists(d / "out" / "classic-eager" / "summary.json"));
   // The run line leads with the verdict of the steady window (after A's start-up rebalance and B's
   // join: the script starts A and B before anything else), then that window's numbers.
-  CHECK(r.out.find("two-consumers [classic-eager]: After start-up (from 6.1 s): 2 rebalances; the whole group "
+  CHECK(r.out.find("two-consumers [classic-eager]: After start-up (from 6.1 s): 2 rebalances; the "
+                   "whole group "
                    "stopped 2 times") != std::string::npos);
   CHECK(r.out.find("\n  steady from 6.1 s: 2 rebalances, max ") != std::string::npos);
   // The whole run's count stays in summary.json's metrics.
-  const auto summary = nlohmann::json::parse(testing::read_file(d / "out" / "classic-eager" / "summary.json"));
+  const auto summary =
+      nlohmann::json::parse(testing::read_file(d / "out" / "classic-eager" / "summary.json"));
   CHECK(summary["metrics"]["rebalance_count"] == 4);
   CHECK(summary["steady"]["metrics"]["rebalance_count"] == 2);
 }
 
-TEST_CASE("the same scenario and seed give byte-identical files - another seed with random latency does not") {
+TEST_CASE(
+    "the same scenario and seed give byte-identical files - another seed with random latency does "
+    "not") {
   const auto d = temp_dir("determinism");
   const auto scenario = write(d, "tiny.json", kGood);
   REQUIRE(run("run " + scenario.string() + " --out " + (d / "a").string(), "det-a").code == 0);
   REQUIRE(run("run " + scenario.string() + " --out " + (d / "b").string(), "det-b").code == 0);
-  REQUIRE(run("run " + scenario.string() + " --seed 4 --out " + (d / "c").string(), "det-c").code == 0);
-  const auto trace = [&](const char* x) { return testing::read_file(d / x / "classic-eager" / "trace.jsonl"); };
-  const auto summary = [&](const char* x) { return testing::read_file(d / x / "classic-eager" / "summary.json"); };
+  REQUIRE(run("run " + scenario.string() + " --seed 4 --out " + (d / "c").string(), "det-c").code ==
+          0);
+  const auto trace = [&](const char* x) {
+    return testing::read_file(d / x / "classic-eager" / "trace.jsonl");
+  };
+  const auto summary = [&](const char* x) {
+    return testing::read_file(d / x / "classic-eager" / "summary.json");
+  };
   CHECK(!trace("a").empty());
   CHECK(trace("a") == trace("b"));
   CHECK(summary("a") == summary("b"));
@@ -87,7 +97,9 @@ TEST_CASE("a failed expectation exits 1 and still writes the summary") {
   const auto scenario = write(d, "bad-expect.json", text);
   const Result r = run("run " + scenario.string() + " --out " + (d / "out").string(), "expect");
   CHECK(r.code == 1);
-  CHECK(r.out.find("FAILED expect[0] classic-eager rebalance_count == 9: expected == 9, actual 2") != std::string::npos);
+  CHECK(
+      r.out.find("FAILED expect[0] classic-eager rebalance_count == 9: expected == 9, actual 2") !=
+      std::string::npos);
   CHECK(fs::exists(d / "out" / "classic-eager" / "summary.json"));
 }
 
@@ -113,9 +125,12 @@ TEST_CASE("not JSON exits 2 with the position of the problem") {
 
 TEST_CASE("a scenario feature a variant cannot simulate is refused with exit 2, not run half-way") {
   const auto d = temp_dir("variant");
-  const Result r = run("run scenarios/classic/coordinator-failover.json --protocol share --out " + (d / "out").string(), "variant");
+  const Result r = run("run scenarios/classic/coordinator-failover.json --protocol share --out " +
+                           (d / "out").string(),
+                       "variant");
   CHECK(r.code == 2);
-  CHECK(r.out.find("fail-coordinator is not simulated for share groups by this version yet") != std::string::npos);
+  CHECK(r.out.find("fail-coordinator is not simulated for share groups by this version yet") !=
+        std::string::npos);
   CHECK_FALSE(fs::exists(d / "out"));
 }
 
@@ -123,10 +138,13 @@ TEST_CASE("validate, check, usage errors, --help and --version") {
   const auto d = temp_dir("misc");
   const auto scenario = write(d, "tiny.json", kGood);
   CHECK(run("validate " + scenario.string(), "validate").code == 0);
-  const Result check = run("check " + scenario.string() + " --junit " + (d / "junit.xml").string(), "check");
+  const Result check =
+      run("check " + scenario.string() + " --junit " + (d / "junit.xml").string(), "check");
   CHECK(check.code == 0);
   CHECK(check.out.find("1 passed, 0 failed") != std::string::npos);
-  CHECK(testing::read_file(d / "junit.xml").find("<testsuites name=\"rebalance-sim check\" tests=\"1\" failures=\"0\"") != std::string::npos);
+  CHECK(testing::read_file(d / "junit.xml")
+            .find("<testsuites name=\"rebalance-sim check\" tests=\"1\" failures=\"0\"") !=
+        std::string::npos);
   CHECK(run("frobnicate", "usage").code == 2);
   CHECK(run("run", "usage2").code == 2);
   const Result help = run("--help", "help");

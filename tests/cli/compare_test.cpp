@@ -3,8 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <set>
 #include <string>
@@ -13,11 +13,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_helpers.hpp"
+#include "reports/analyses/compare.hpp"
 #include "reports/compare_report.hpp"
 #include "reports/timeline.hpp"
-#include "reports/analyses/compare.hpp"
 #include "tools/compare_cli.hpp"
-#include "cli_helpers.hpp"
 
 namespace {
 
@@ -26,7 +26,9 @@ using rsim::compare::compare_variant;
 using rsim::compare::facts_of;
 using rsim::compare::parse_jsonl;
 
-std::vector<json> trace(const std::string& text) { return parse_jsonl(text, "test"); }
+std::vector<json> trace(const std::string& text) {
+  return parse_jsonl(text, "test");
+}
 
 // A's assignment at 3048 ms, revocation at 6050 ms; B joins at 6054 ms; two group generations.
 const char* kSim = R"({"t_us":0,"type":"consumer.start","consumer":"A"}
@@ -45,7 +47,9 @@ const char* kSim = R"({"t_us":0,"type":"consumer.start","consumer":"A"}
 
 }  // namespace
 
-TEST_CASE("compare: facts of a trace: callbacks, group records without OffsetCommit, final assignment, generations") {
+TEST_CASE(
+    "compare: facts of a trace: callbacks, group records without OffsetCommit, final assignment, "
+    "generations") {
   const auto f = facts_of(trace(kSim));
   REQUIRE(f.callbacks.size() == 3);
   CHECK(f.callbacks[0].t_us == 3048000);
@@ -74,16 +78,21 @@ TEST_CASE("compare: a real run 149 ms late agrees under classic (±150 ms); 151 
   CHECK(compare_variant("consumer", sim, {shifted(399000)}, {"real"}, {}).passed());
   CHECK_FALSE(compare_variant("consumer", sim, {shifted(401000)}, {"real"}, {}).passed());
   // two real runs: their spread is reported
-  const auto two = compare_variant("classic-eager", sim, {shifted(10000), shifted(40000)}, {"r1", "r2"}, {});
+  const auto two =
+      compare_variant("classic-eager", sim, {shifted(10000), shifted(40000)}, {"r1", "r2"}, {});
   CHECK(two.passed());
   CHECK(two.spread_us == 30000);
 }
 
-TEST_CASE("compare: a callback of other partitions, a missing record and redelivered offsets are differences") {
+TEST_CASE(
+    "compare: a callback of other partitions, a missing record and redelivered offsets are "
+    "differences") {
   const auto sim = facts_of(trace(kSim));
   std::string other = kSim;
-  other.replace(other.find(R"("partitions":["t-1"],"phase")"), 28, R"("partitions":["t-0"],"phase")");
-  other += R"({"t_us":7000000,"type":"records.fetched","consumer":"B","ranges":[{"partition":"t-0","first_offset":5,"last_offset":12}]}
+  other.replace(other.find(R"("partitions":["t-1"],"phase")"), 28,
+                R"("partitions":["t-0"],"phase")");
+  other +=
+      R"({"t_us":7000000,"type":"records.fetched","consumer":"B","ranges":[{"partition":"t-0","first_offset":5,"last_offset":12}]}
 )";
   const auto c = compare_variant("classic-eager", sim, {facts_of(trace(other))}, {"real"}, {});
   CHECK_FALSE(c.passed());
@@ -102,7 +111,8 @@ TEST_CASE("compare: a callback of other partitions, a missing record and redeliv
 }
 
 TEST_CASE("compare: the command refuses a directory without a recorded variant (exit 2)") {
-  const auto r = testing::run_cli("compare scenarios/examples/two-consumers.json --real /nonexistent-dir", "compare-none");
+  const auto r = testing::run_cli(
+      "compare scenarios/examples/two-consumers.json --real /nonexistent-dir", "compare-none");
   CHECK(r.code == 2);
   CHECK(r.err.find("no recorded variant") != std::string::npos);
 }
@@ -116,7 +126,8 @@ std::size_t count_of(const std::string& text, const std::string& what) {
 }
 
 /// kSim with the line starting `prefix` changed by `edit` (erased when it returns "").
-std::string edited(std::string text, const std::string& prefix, const std::function<std::string(std::string)>& edit) {
+std::string edited(std::string text, const std::string& prefix,
+                   const std::function<std::string(std::string)>& edit) {
   const auto at = text.find(prefix);
   REQUIRE(at != std::string::npos);
   const auto end = text.find('\n', at) + 1;
@@ -136,7 +147,9 @@ std::string shifted_all(const std::string& text, std::int64_t us) {
 
 }  // namespace
 
-TEST_CASE("compare --out: the side-by-side page links each matched callback and marks what is beyond or one-sided") {
+TEST_CASE(
+    "compare --out: the side-by-side page links each matched callback and marks what is beyond or "
+    "one-sided") {
   // real run 1: A's first onPartitionsAssigned 151 ms late (beyond ±150 ms), A owned a-0 before
   // (a partition the simulator never saw: it sorts first, yet t-0 keeps its colour), and an
   // onPartitionsLost the simulator does not have. Real run 2: everything 10 ms late, and B's
@@ -144,36 +157,46 @@ TEST_CASE("compare --out: the side-by-side page links each matched callback and 
   std::string real1 = edited(kSim, R"({"t_us":3048000,"type":"callback")", [](std::string l) {
     return l.replace(l.find("3048000"), 7, "3199000");
   });
-  real1 = R"({"t_us":1000000,"type":"assignment","consumer":"A","owned":["a-0"]})" "\n" + real1 +
-          R"({"t_us":9000000,"type":"callback","consumer":"A","callback":"onPartitionsLost","partitions":["t-0"],"phase":"start"})" "\n";
-  const std::string real2 =
-      shifted_all(edited(kSim, R"({"t_us":6054000,"type":"callback")", [](const std::string&) { return std::string(); }), 10000);
-  const auto c = compare_variant("classic-eager", facts_of(trace(kSim)), {facts_of(trace(real1)), facts_of(trace(real2))},
-                                 {"r1", "r2"}, {});
+  real1 =
+      R"({"t_us":1000000,"type":"assignment","consumer":"A","owned":["a-0"]})"
+      "\n" +
+      real1 +
+      R"({"t_us":9000000,"type":"callback","consumer":"A","callback":"onPartitionsLost","partitions":["t-0"],"phase":"start"})"
+      "\n";
+  const std::string real2 = shifted_all(edited(kSim, R"({"t_us":6054000,"type":"callback")",
+                                               [](const std::string&) { return std::string(); }),
+                                        10000);
+  const auto c =
+      compare_variant("classic-eager", facts_of(trace(kSim)),
+                      {facts_of(trace(real1)), facts_of(trace(real2))}, {"r1", "r2"}, {});
   CHECK(c.deviations == 5);         // A assigned, A revoked in both runs; B assigned in run 1
   CHECK(c.deviations_beyond == 1);  // A assigned in run 1: +151 ms
   const auto summary = nlohmann::ordered_json{{"protocol", "classic-eager"}};
   auto page = [&] {
-    std::vector<reports::Timeline> real{reports::build_timeline(real1, summary), reports::build_timeline(real2, summary)};
+    std::vector<reports::Timeline> real{reports::build_timeline(real1, summary),
+                                        reports::build_timeline(real2, summary)};
     auto v = rsim::cli::side_by_side(c, reports::build_timeline(kSim, summary), std::move(real));
     v.table_text = rsim::compare::render_table("t", c);
     return reports::render_side_by_side("t", {v});
   };
   const std::string html = page();
-  CHECK(html == page());  // the same bytes for the same inputs
+  CHECK(html == page());                            // the same bytes for the same inputs
   CHECK(count_of(html, "<g class=\"lane\"") == 6);  // A and B, each: sim, real 1, real 2
-  for (const char* label : {">A · sim<", ">A · real 1<", ">A · real 2<", ">B · sim<", ">B · real 1<", ">B · real 2<"})
+  for (const char* label :
+       {">A · sim<", ">A · real 1<", ">A · real 2<", ">B · sim<", ">B · real 1<", ">B · real 2<"})
     CHECK_MESSAGE(count_of(html, label) == 1, label);
   CHECK(count_of(html, "data-deviation=\"out\" data-run=") == c.deviations_beyond);
   CHECK(count_of(html, "data-deviation=\"in\" data-run=") == c.deviations - c.deviations_beyond);
   CHECK(count_of(html, "data-only=\"sim\" data-run=\"2\"") == 1);   // B's callback, not in run 2
   CHECK(count_of(html, "data-only=\"real\" data-run=\"1\"") == 1);  // A's onPartitionsLost
-  CHECK(count_of(html, ">+151 ms</text>") == 1);                        // the deviation beyond, labelled
+  CHECK(count_of(html, ">+151 ms</text>") == 1);  // the deviation beyond, labelled
   CHECK(html.find("deviation +151 ms (beyond ±150 ms)") != std::string::npos);
   CHECK(html.find("deviation +10 ms (within ±150 ms)") != std::string::npos);
-  // the link of the late callback runs from the simulator's x (3048 ms of 9000 ms) to the real one's
+  // the link of the late callback runs from the simulator's x (3048 ms of 9000 ms) to the real
+  // one's
   const auto x = [](double t_us) { return 1100.0 * t_us / 9000000.0; };
-  CHECK(html.find(fmt::format("data-deviation=\"out\" data-run=\"1\" data-dev-us=\"151000\" x1=\"{:.2f}\" x2=\"{:.2f}\"",
+  CHECK(html.find(fmt::format("data-deviation=\"out\" data-run=\"1\" data-dev-us=\"151000\" "
+                              "x1=\"{:.2f}\" x2=\"{:.2f}\"",
                               x(3048000), x(3199000))) != std::string::npos);
   // the compare table is in the page, its beyond cell highlighted, its verdict last
   CHECK(html.find("<td class=\"out\">+151</td>") != std::string::npos);
@@ -187,46 +210,62 @@ TEST_CASE("compare --out: the side-by-side page links each matched callback and 
   for (const char* p : {"t-0", "t-1"}) {
     std::set<std::string> fills;
     const std::regex re(std::string("fill=\"(hsl\\([^\"]*\\))\" class=\"own\"><title>") + p + ":");
-    for (auto it = std::sregex_iterator(html.begin(), html.end(), re); it != std::sregex_iterator(); ++it) fills.insert((*it)[1]);
+    for (auto it = std::sregex_iterator(html.begin(), html.end(), re); it != std::sregex_iterator();
+         ++it)
+      fills.insert((*it)[1]);
     CHECK_MESSAGE(fills.size() == 1, p);
   }
 }
 
-TEST_CASE("compare --out writes report.html and compare.json, the same bytes twice, as many red links as compare counts") {
+TEST_CASE(
+    "compare --out writes report.html and compare.json, the same bytes twice, as many red links as "
+    "compare counts") {
   namespace fs = std::filesystem;
-  const fs::path base = fs::temp_directory_path() / ("rebalance-sim-compare-out-" + std::to_string(getpid()));
+  const fs::path base =
+      fs::temp_directory_path() / ("rebalance-sim-compare-out-" + std::to_string(getpid()));
   fs::remove_all(base);
-  const std::string args = "compare scenarios/examples/two-consumers.json --real fidelity/real/two-consumers "
-                           "--real fidelity/real/two-consumers/run-2 --out ";
+  const std::string args =
+      "compare scenarios/examples/two-consumers.json --real fidelity/real/two-consumers "
+      "--real fidelity/real/two-consumers/run-2 --out ";
   const auto a = testing::run_cli(args + (base / "a").string(), "compare-out-a");
   const auto b = testing::run_cli(args + (base / "b").string(), "compare-out-b");
   REQUIRE(a.code <= 1);  // 0 agrees, 1 differs: both write the page
   CHECK(a.code == b.code);
   const std::string html = testing::read_file(base / "a" / "report.html");
   CHECK(html == testing::read_file(base / "b" / "report.html"));
-  CHECK(testing::read_file(base / "a" / "compare.json") == testing::read_file(base / "b" / "compare.json"));
+  CHECK(testing::read_file(base / "a" / "compare.json") ==
+        testing::read_file(base / "b" / "compare.json"));
   const auto report = nlohmann::json::parse(testing::read_file(base / "a" / "compare.json"));
   REQUIRE(report.size() == 1);
-  CHECK(count_of(html, "data-deviation=\"out\" data-run=") == report[0]["deviations_beyond_tolerance"].get<std::size_t>());
+  CHECK(count_of(html, "data-deviation=\"out\" data-run=") ==
+        report[0]["deviations_beyond_tolerance"].get<std::size_t>());
   CHECK(count_of(html, "data-deviation=\"in\" data-run=") ==
-        report[0]["deviations"].get<std::size_t>() - report[0]["deviations_beyond_tolerance"].get<std::size_t>());
+        report[0]["deviations"].get<std::size_t>() -
+            report[0]["deviations_beyond_tolerance"].get<std::size_t>());
   CHECK(count_of(html, "<g class=\"lane\"") == 2 * 3);
   CHECK(a.out.find("wrote " + (base / "a" / "report.html").string()) != std::string::npos);
   fs::remove_all(base);
 }
 
-TEST_CASE("compare --out refuses a file for OUT, and a malformed real trace is bad input (exit 2)") {
+TEST_CASE(
+    "compare --out refuses a file for OUT, and a malformed real trace is bad input (exit 2)") {
   namespace fs = std::filesystem;
-  const fs::path base = fs::temp_directory_path() / ("rebalance-sim-compare-bad-" + std::to_string(getpid()));
+  const fs::path base =
+      fs::temp_directory_path() / ("rebalance-sim-compare-bad-" + std::to_string(getpid()));
   fs::remove_all(base);
   fs::create_directories(base / "real" / "classic-eager");
   std::ofstream(base / "file") << "x";
-  const auto r = testing::run_cli("compare scenarios/examples/two-consumers.json --real fidelity/real/two-consumers --out " +
-                                      (base / "file").string(), "compare-out-file");
+  const auto r = testing::run_cli(
+      "compare scenarios/examples/two-consumers.json --real fidelity/real/two-consumers --out " +
+          (base / "file").string(),
+      "compare-out-file");
   CHECK(r.code == 2);
   CHECK(r.err.find("--out must name a directory") != std::string::npos);
-  std::ofstream(base / "real" / "classic-eager" / "trace.jsonl") << "{\"t_us\":1,\"type\":\"run.start\"}\n{bad\n";
-  const auto m = testing::run_cli("compare scenarios/examples/two-consumers.json --real " + (base / "real").string(), "compare-bad-trace");
+  std::ofstream(base / "real" / "classic-eager" / "trace.jsonl")
+      << "{\"t_us\":1,\"type\":\"run.start\"}\n{bad\n";
+  const auto m = testing::run_cli(
+      "compare scenarios/examples/two-consumers.json --real " + (base / "real").string(),
+      "compare-bad-trace");
   CHECK(m.code == 2);
   CHECK(m.err.find("line 2: not valid json") != std::string::npos);
   fs::remove_all(base);
@@ -237,15 +276,21 @@ namespace {
 /// kSim with everything `us` later, and B's onPartitionsAssigned (6054 ms in kSim) at `b_us`.
 std::string with_b_at(std::int64_t us, std::int64_t b_us) {
   return shifted_all(edited(kSim, R"({"t_us":6054000,"type":"callback")",
-                            [&](std::string l) { return l.replace(l.find("6054000"), 7, std::to_string(b_us - us)); }),
+                            [&](std::string l) {
+                              return l.replace(l.find("6054000"), 7, std::to_string(b_us - us));
+                            }),
                      us);
 }
 
-bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 }  // namespace
 
-TEST_CASE("compare: a race: the real runs differ beyond the tolerance on a callback and the simulator has one outcome") {
+TEST_CASE(
+    "compare: a race: the real runs differ beyond the tolerance on a callback and the simulator "
+    "has one outcome") {
   const auto sim = facts_of(trace(kSim));
   // run 1: everything +10 ms; run 2: everything +20 ms and B's assignment a heartbeat interval
   // later (11054 ms, +5000 ms): the runs are 4990 ms apart on it, the simulator is run 1
@@ -255,54 +300,74 @@ TEST_CASE("compare: a race: the real runs differ beyond the tolerance on a callb
   CHECK(c.passed());
   REQUIRE(c.races.size() == 1);
   CHECK(c.races[0] == "callback B onPartitionsAssigned [t-1]: race: matches run 1");
-  const auto b = std::find_if(c.callbacks.begin(), c.callbacks.end(), [](const auto& r) { return r.callback.consumer == "B"; });
+  const auto b = std::find_if(c.callbacks.begin(), c.callbacks.end(),
+                              [](const auto& r) { return r.callback.consumer == "B"; });
   REQUIRE(b != c.callbacks.end());
   CHECK(b->within);
   CHECK(b->race == "race: matches run 1");
   CHECK(c.deviations == 6);
-  CHECK(c.deviations_beyond == 1);           // run 2's +5000 ms is drawn red ...
-  CHECK(c.worst_deviation_us == 20000);      // ... but is the race's other outcome, not the simulator's deviation
+  CHECK(c.deviations_beyond == 1);  // run 2's +5000 ms is drawn red ...
+  CHECK(c.worst_deviation_us ==
+        20000);  // ... but is the race's other outcome, not the simulator's deviation
   CHECK(c.spread_us == 11054000 - 6064000);  // 4990 ms
   CHECK(rsim::compare::render_table("t", c).find("  race: matches run 1\n") != std::string::npos);
   CHECK(rsim::compare::to_json("t", c)["races"].size() == 1);
 
   // the simulator has neither outcome (run 1 +200 ms, run 2 +5000 ms): a difference; the other
   // callbacks and records (run 1 +200 ms, run 2 +20 ms: 180 ms apart) are races it takes as run 2
-  const auto late = compare_variant("classic-eager", sim, {facts_of(trace(shifted_all(kSim, 200000))), run2}, {"r1", "r2"}, {});
+  const auto late = compare_variant(
+      "classic-eager", sim, {facts_of(trace(shifted_all(kSim, 200000))), run2}, {"r1", "r2"}, {});
   CHECK_FALSE(late.passed());
-  CHECK(late.failures() == std::vector<std::string>{"callback B onPartitionsAssigned [t-1] beyond ±150 ms"});
+  CHECK(late.failures() ==
+        std::vector<std::string>{"callback B onPartitionsAssigned [t-1] beyond ±150 ms"});
   CHECK(late.races.size() == 2 + 1);  // A's two callbacks, and the records
   CHECK(has(late.races, "callback A onPartitionsRevoked [t-0,t-1]: race: matches run 2"));
 
   // runs 100 ms apart (within the tolerance) are no race: +200 ms in run 2 is a plain difference
-  const auto near = compare_variant("classic-eager", sim, {facts_of(trace(shifted_all(kSim, 100000))),
-                                                           facts_of(trace(shifted_all(kSim, 200000)))}, {"r1", "r2"}, {});
+  const auto near = compare_variant(
+      "classic-eager", sim,
+      {facts_of(trace(shifted_all(kSim, 100000))), facts_of(trace(shifted_all(kSim, 200000)))},
+      {"r1", "r2"}, {});
   CHECK(near.races.empty());
   CHECK(near.failures().size() == 3 + 1);  // three callbacks and the records, beyond in run 2
   CHECK(near.failures().back() ==
-        "__consumer_offsets records differ: at record 1: GroupMetadata epoch 1 [A:t-0,A:t-1]: sim at 3047 ms, run 2 at 3247 ms "
+        "__consumer_offsets records differ: at record 1: GroupMetadata epoch 1 [A:t-0,A:t-1]: sim "
+        "at 3047 ms, run 2 at 3247 ms "
         "(+200 ms), beyond ±150 ms");
 }
 
-TEST_CASE("compare: a callback only some real runs have is a race; one all of them have and the simulator not, a difference") {
+TEST_CASE(
+    "compare: a callback only some real runs have is a race; one all of them have and the "
+    "simulator not, a difference") {
   const auto sim = facts_of(trace(kSim));
-  const std::string lost = R"({"t_us":9000000,"type":"callback","consumer":"A","callback":"onPartitionsLost","partitions":["t-0"],"phase":"start"})" "\n";
-  const auto one = compare_variant("classic-eager", sim, {facts_of(trace(std::string(kSim) + lost)), sim}, {"r1", "r2"}, {});
+  const std::string lost =
+      R"({"t_us":9000000,"type":"callback","consumer":"A","callback":"onPartitionsLost","partitions":["t-0"],"phase":"start"})"
+      "\n";
+  const auto one = compare_variant(
+      "classic-eager", sim, {facts_of(trace(std::string(kSim) + lost)), sim}, {"r1", "r2"}, {});
   CHECK(one.passed());
-  CHECK(one.races == std::vector<std::string>{"callback A onPartitionsLost [t-0]: race: matches run 2"});
+  CHECK(one.races ==
+        std::vector<std::string>{"callback A onPartitionsLost [t-0]: race: matches run 2"});
   CHECK(one.callbacks.size() == 4);
   // both runs have it, 100 ms apart: one row (not two), a difference
-  const auto both = compare_variant("classic-eager", sim,
-                                    {facts_of(trace(std::string(kSim) + lost)), facts_of(trace(std::string(kSim) + shifted_all(lost, 100000)))},
-                                    {"r1", "r2"}, {});
+  const auto both =
+      compare_variant("classic-eager", sim,
+                      {facts_of(trace(std::string(kSim) + lost)),
+                       facts_of(trace(std::string(kSim) + shifted_all(lost, 100000)))},
+                      {"r1", "r2"}, {});
   CHECK(both.callbacks.size() == 4);
   CHECK(both.races.empty());
-  CHECK(both.failures() == std::vector<std::string>{"callback A onPartitionsLost [t-0] only in the real run"});
+  CHECK(both.failures() ==
+        std::vector<std::string>{"callback A onPartitionsLost [t-0] only in the real run"});
   // with one real run there is no race
-  CHECK_FALSE(compare_variant("classic-eager", sim, {facts_of(trace(std::string(kSim) + lost))}, {"r1"}, {}).passed());
+  CHECK_FALSE(
+      compare_variant("classic-eager", sim, {facts_of(trace(std::string(kSim) + lost))}, {"r1"}, {})
+          .passed());
 }
 
-TEST_CASE("compare: records are matched by time too: a record 151 ms late differs under classic (±150 ms), 149 ms agrees") {
+TEST_CASE(
+    "compare: records are matched by time too: a record 151 ms late differs under classic (±150 "
+    "ms), 149 ms agrees") {
   const auto sim = facts_of(trace(kSim));
   const auto record_late = [](std::int64_t us) {
     return facts_of(trace(edited(kSim, R"({"t_us":6051000)", [us](std::string l) {
@@ -314,19 +379,24 @@ TEST_CASE("compare: records are matched by time too: a record 151 ms late differ
   CHECK(c.records_matched == 2);
   CHECK(c.records_beyond == 1);
   CHECK_FALSE(c.records_equal);
-  CHECK(c.failures() == std::vector<std::string>{
-                            "__consumer_offsets records differ: at record 2: GroupMetadata epoch 2 [A:t-0 B:t-1]: sim at 6051 ms, "
-                            "real at 6202 ms (+151 ms), beyond ±150 ms"});
-  // the consumer protocol's ±400 ms: a KIP-848 leave record 1.8 s late (issue 40's poll-timeout leave) differs
+  CHECK(c.failures() ==
+        std::vector<std::string>{"__consumer_offsets records differ: at record 2: GroupMetadata "
+                                 "epoch 2 [A:t-0 B:t-1]: sim at 6051 ms, "
+                                 "real at 6202 ms (+151 ms), beyond ±150 ms"});
+  // the consumer protocol's ±400 ms: a KIP-848 leave record 1.8 s late (issue 40's poll-timeout
+  // leave) differs
   CHECK(compare_variant("consumer", sim, {record_late(399000)}, {"r"}, {}).passed());
   CHECK_FALSE(compare_variant("consumer", sim, {record_late(1800000)}, {"r"}, {}).passed());
 }
 
-TEST_CASE("compare: records, final assignment, rebalances and duplicates: the simulator equal to run 2 where run 1 differs is a race") {
+TEST_CASE(
+    "compare: records, final assignment, rebalances and duplicates: the simulator equal to run 2 "
+    "where run 1 differs is a race") {
   const auto sim = facts_of(trace(kSim));
   // run 1: no generation-2 record (one rebalance fewer), B ends up owning both partitions, and
   // t-0's offsets 5..9 are delivered twice
-  std::string other = edited(kSim, R"({"t_us":6051000)", [](const std::string&) { return std::string(); });
+  std::string other =
+      edited(kSim, R"({"t_us":6051000)", [](const std::string&) { return std::string(); });
   other += R"({"t_us":7000000,"type":"assignment","consumer":"B","owned":["t-0","t-1"]}
 {"t_us":7000000,"type":"assignment","consumer":"A","owned":[]}
 {"t_us":7100000,"type":"records.fetched","consumer":"B","ranges":[{"partition":"t-0","first_offset":5,"last_offset":9}]}
@@ -337,7 +407,8 @@ TEST_CASE("compare: records, final assignment, rebalances and duplicates: the si
   const auto c = compare_variant("classic-eager", sim, {run1, sim}, {"r1", "r2"}, {});
   CHECK(c.passed());
   CHECK(c.races == std::vector<std::string>{
-                       "__consumer_offsets records: race: matches run 2 (otherwise at record 2: sim GroupMetadata epoch 2 [A:t-0 B:t-1], run 1 (none))",
+                       "__consumer_offsets records: race: matches run 2 (otherwise at record 2: "
+                       "sim GroupMetadata epoch 2 [A:t-0 B:t-1], run 1 (none))",
                        "final assignment: race: matches run 2", "rebalances: race: matches run 2",
                        "duplicates: race: matches run 2"});
   CHECK(c.rebalances_real == 1);  // run 1's, printed as they are

@@ -12,10 +12,10 @@
 #include <map>
 #include <sstream>
 
+#include "cli_helpers.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/scenario/world.hpp"
 #include "reports/analyses/inspect.hpp"
-#include "cli_helpers.hpp"
 
 namespace {
 
@@ -43,31 +43,90 @@ TEST_CASE("dump-log --partition 32: the consumer group's records decoded as Kafk
   CHECK(lines[0] == "Dumping __consumer_offsets-32");
   CHECK(lines[1] == "Log starting offset: 0");
   const std::string id = rsim::inspect::simulated_topic_id("orders");
-  CHECK(lines[2] == std::string(R"(| offset: 0 CreateTime: 2706 key: {"type":"5","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: {"version":"0","data":{"instanceId":null,"rackId":null,"clientId":"g-consumer-A","clientHost":"/A","subscribedTopicNames":["orders"],"subscribedTopicRegex":null,"rebalanceTimeoutMs":300000,"serverAssignor":null}})"));
-  CHECK(lines[3] == std::string(R"(| offset: 1 CreateTime: 2706 key: {"type":"3","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"epoch":2,"metadataHash":7430966600993625001}})"));
-  CHECK(lines[4] == std::string(R"(| offset: 2 CreateTime: 2706 key: {"type":"7","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: {"version":"0","data":{"topicPartitions":[{"topicId":")" + id + R"(","partitions":[0,1,2,3,4,5]}]}})"));
-  CHECK(lines[5] == std::string(R"(| offset: 3 CreateTime: 2706 key: {"type":"6","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"assignmentEpoch":2,"assignmentTimestamp":2706}})"));
-  CHECK(lines[6] == std::string(R"(| offset: 4 CreateTime: 2706 key: {"type":"8","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: {"version":"0","data":{"memberEpoch":2,"previousMemberEpoch":0,"state":0,"assignedPartitions":[{"topicId":")" + id + R"(","partitions":[0,1,2,3,4,5],"assignmentEpochs":[2,2,2,2,2,2]}],"partitionsPendingRevocation":[]}})"));
-  CHECK(lines[7] == std::string(R"(| offset: 5 CreateTime: 2789 key: {"type":"5","data":{"groupId":"g-consumer","memberId":"k2XHHyNvSzSjHnYAVXXEHA"}} payload: {"version":"0","data":{"instanceId":null,"rackId":null,"clientId":"g-consumer-B","clientHost":"/B","subscribedTopicNames":["orders"],"subscribedTopicRegex":null,"rebalanceTimeoutMs":300000,"serverAssignor":null}})"));
-  CHECK(lines[8] == std::string(R"(| offset: 6 CreateTime: 2789 key: {"type":"3","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"epoch":3,"metadataHash":7430966600993625001}})"));
-  CHECK(lines[9] == std::string(R"(| offset: 7 CreateTime: 2789 key: {"type":"8","data":{"groupId":"g-consumer","memberId":"k2XHHyNvSzSjHnYAVXXEHA"}} payload: {"version":"0","data":{"memberEpoch":2,"previousMemberEpoch":0,"state":0,"assignedPartitions":[],"partitionsPendingRevocation":[]}})"));
-  CHECK(lines[10] == std::string(R"(| offset: 8 CreateTime: 7802 key: {"type":"7","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: {"version":"0","data":{"topicPartitions":[{"topicId":")" + id + R"(","partitions":[0,1,2]}]}})"));
-  CHECK(lines[11] == std::string(R"(| offset: 9 CreateTime: 7802 key: {"type":"7","data":{"groupId":"g-consumer","memberId":"k2XHHyNvSzSjHnYAVXXEHA"}} payload: {"version":"0","data":{"topicPartitions":[{"topicId":")" + id + R"(","partitions":[3,4,5]}]}})"));
-  CHECK(lines[12] == std::string(R"(| offset: 10 CreateTime: 7802 key: {"type":"6","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"assignmentEpoch":3,"assignmentTimestamp":7802}})"));
-  CHECK(lines[13] == std::string(R"(| offset: 11 CreateTime: 7802 key: {"type":"8","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: {"version":"0","data":{"memberEpoch":2,"previousMemberEpoch":2,"state":1,"assignedPartitions":[{"topicId":")" + id + R"(","partitions":[0,1,2],"assignmentEpochs":[2,2,2]}],"partitionsPendingRevocation":[{"topicId":")" + id + R"(","partitions":[3,4,5],"assignmentEpochs":[2,2,2]}]}})"));
-  CHECK(lines[69] == std::string(R"(| offset: 67 CreateTime: 33109 key: {"type":"8","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: <DELETE>)"));
-  CHECK(lines[70] == std::string(R"(| offset: 68 CreateTime: 33109 key: {"type":"7","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: <DELETE>)"));
-  CHECK(lines[71] == std::string(R"(| offset: 69 CreateTime: 33109 key: {"type":"5","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: <DELETE>)"));
-  CHECK(lines[72] == std::string(R"(| offset: 70 CreateTime: 33109 key: {"type":"3","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"epoch":5}})"));
-  CHECK(lines[73] == std::string(R"(| offset: 71 CreateTime: 33109 key: {"type":"6","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"assignmentEpoch":5}})"));
+  CHECK(
+      lines[2] ==
+      std::string(
+          R"(| offset: 0 CreateTime: 2706 key: {"type":"5","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: {"version":"0","data":{"instanceId":null,"rackId":null,"clientId":"g-consumer-A","clientHost":"/A","subscribedTopicNames":["orders"],"subscribedTopicRegex":null,"rebalanceTimeoutMs":300000,"serverAssignor":null}})"));
+  CHECK(
+      lines[3] ==
+      std::string(
+          R"(| offset: 1 CreateTime: 2706 key: {"type":"3","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"epoch":2,"metadataHash":7430966600993625001}})"));
+  CHECK(
+      lines[4] ==
+      std::string(
+          R"(| offset: 2 CreateTime: 2706 key: {"type":"7","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: {"version":"0","data":{"topicPartitions":[{"topicId":")" +
+          id + R"(","partitions":[0,1,2,3,4,5]}]}})"));
+  CHECK(
+      lines[5] ==
+      std::string(
+          R"(| offset: 3 CreateTime: 2706 key: {"type":"6","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"assignmentEpoch":2,"assignmentTimestamp":2706}})"));
+  CHECK(
+      lines[6] ==
+      std::string(
+          R"(| offset: 4 CreateTime: 2706 key: {"type":"8","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: {"version":"0","data":{"memberEpoch":2,"previousMemberEpoch":0,"state":0,"assignedPartitions":[{"topicId":")" +
+          id +
+          R"(","partitions":[0,1,2,3,4,5],"assignmentEpochs":[2,2,2,2,2,2]}],"partitionsPendingRevocation":[]}})"));
+  CHECK(
+      lines[7] ==
+      std::string(
+          R"(| offset: 5 CreateTime: 2789 key: {"type":"5","data":{"groupId":"g-consumer","memberId":"k2XHHyNvSzSjHnYAVXXEHA"}} payload: {"version":"0","data":{"instanceId":null,"rackId":null,"clientId":"g-consumer-B","clientHost":"/B","subscribedTopicNames":["orders"],"subscribedTopicRegex":null,"rebalanceTimeoutMs":300000,"serverAssignor":null}})"));
+  CHECK(
+      lines[8] ==
+      std::string(
+          R"(| offset: 6 CreateTime: 2789 key: {"type":"3","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"epoch":3,"metadataHash":7430966600993625001}})"));
+  CHECK(
+      lines[9] ==
+      std::string(
+          R"(| offset: 7 CreateTime: 2789 key: {"type":"8","data":{"groupId":"g-consumer","memberId":"k2XHHyNvSzSjHnYAVXXEHA"}} payload: {"version":"0","data":{"memberEpoch":2,"previousMemberEpoch":0,"state":0,"assignedPartitions":[],"partitionsPendingRevocation":[]}})"));
+  CHECK(
+      lines[10] ==
+      std::string(
+          R"(| offset: 8 CreateTime: 7802 key: {"type":"7","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: {"version":"0","data":{"topicPartitions":[{"topicId":")" +
+          id + R"(","partitions":[0,1,2]}]}})"));
+  CHECK(
+      lines[11] ==
+      std::string(
+          R"(| offset: 9 CreateTime: 7802 key: {"type":"7","data":{"groupId":"g-consumer","memberId":"k2XHHyNvSzSjHnYAVXXEHA"}} payload: {"version":"0","data":{"topicPartitions":[{"topicId":")" +
+          id + R"(","partitions":[3,4,5]}]}})"));
+  CHECK(
+      lines[12] ==
+      std::string(
+          R"(| offset: 10 CreateTime: 7802 key: {"type":"6","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"assignmentEpoch":3,"assignmentTimestamp":7802}})"));
+  CHECK(
+      lines[13] ==
+      std::string(
+          R"(| offset: 11 CreateTime: 7802 key: {"type":"8","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: {"version":"0","data":{"memberEpoch":2,"previousMemberEpoch":2,"state":1,"assignedPartitions":[{"topicId":")" +
+          id +
+          R"(","partitions":[0,1,2],"assignmentEpochs":[2,2,2]}],"partitionsPendingRevocation":[{"topicId":")" +
+          id + R"(","partitions":[3,4,5],"assignmentEpochs":[2,2,2]}]}})"));
+  CHECK(
+      lines[69] ==
+      std::string(
+          R"(| offset: 67 CreateTime: 33109 key: {"type":"8","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: <DELETE>)"));
+  CHECK(
+      lines[70] ==
+      std::string(
+          R"(| offset: 68 CreateTime: 33109 key: {"type":"7","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: <DELETE>)"));
+  CHECK(
+      lines[71] ==
+      std::string(
+          R"(| offset: 69 CreateTime: 33109 key: {"type":"5","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: <DELETE>)"));
+  CHECK(
+      lines[72] ==
+      std::string(
+          R"(| offset: 70 CreateTime: 33109 key: {"type":"3","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"epoch":5}})"));
+  CHECK(
+      lines[73] ==
+      std::string(
+          R"(| offset: 71 CreateTime: 33109 key: {"type":"6","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"assignmentEpoch":5}})"));
   std::map<std::string, int> types;
   for (std::size_t i = 2; i < lines.size(); ++i) {
     const auto k = lines[i].find(R"(key: {"type":")");
     REQUIRE(k != std::string::npos);
     ++types[lines[i].substr(k + 14, lines[i].find('"', k + 14) - (k + 14))];
   }
-  CHECK(types == std::map<std::string, int>{
-                     {"1", 45}, {"3", 4}, {"5", 4}, {"6", 4}, {"7", 6}, {"8", 9}});
+  CHECK(types ==
+        std::map<std::string, int>{{"1", 45}, {"3", 4}, {"5", 4}, {"6", 4}, {"7", 6}, {"8", 9}});
 }
 
 TEST_CASE("describe at 12 s: a reconciling consumer group, with epochs and target assignments") {
@@ -78,10 +137,11 @@ TEST_CASE("describe at 12 s: a reconciling consumer group, with epochs and targe
   const auto state = cli(at + " --state", "state");
   CHECK(state.code == 0);
   CHECK(state.err == warning);
-  CHECK(state.out ==
-        "\nGROUP           COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE                "
-        "#MEMBERS"
-        "\ng-consumer      broker-0:9092  (0)        uniform              Reconciling          2\n");
+  CHECK(
+      state.out ==
+      "\nGROUP           COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE                "
+      "#MEMBERS"
+      "\ng-consumer      broker-0:9092  (0)        uniform              Reconciling          2\n");
   const auto verbose = cli(at + " --state --verbose", "stateverbose");
   CHECK(verbose.out ==
         "\nGROUP           COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE                "
@@ -102,25 +162,32 @@ TEST_CASE("describe at 12 s: a reconciling consumer group, with epochs and targe
   const auto offsets = cli(at + " --offsets", "offsets");
   CHECK(offsets.code == 0);
   CHECK(offsets.out ==
-        "\nGROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG             "
+        "\nGROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG          "
+        "   "
         "CONSUMER-ID            HOST            CLIENT-ID"
-        "\ng-consumer      orders          0          0               0               0               "
+        "\ng-consumer      orders          0          0               0               0            "
+        "   "
         "ShozcdODTuGEN_MucqRJhQ /A              g-consumer-A"
-        "\ng-consumer      orders          1          0               0               0               "
+        "\ng-consumer      orders          1          0               0               0            "
+        "   "
         "ShozcdODTuGEN_MucqRJhQ /A              g-consumer-A"
-        "\ng-consumer      orders          2          0               0               0               "
+        "\ng-consumer      orders          2          0               0               0            "
+        "   "
         "ShozcdODTuGEN_MucqRJhQ /A              g-consumer-A"
-        "\ng-consumer      orders          3          0               0               0               "
+        "\ng-consumer      orders          3          0               0               0            "
+        "   "
         "-                      -               -"
-        "\ng-consumer      orders          4          0               0               0               "
+        "\ng-consumer      orders          4          0               0               0            "
+        "   "
         "-                      -               -"
-        "\ng-consumer      orders          5          0               0               0               "
+        "\ng-consumer      orders          5          0               0               0            "
+        "   "
         "-                      -               -\n");
 }
 
 TEST_CASE("describe a consumer group: stable at 20 s, empty after both left (still uniform)") {
-  const auto stable = cli(std::string("describe ") + kScenario + " --at 20000 --members --verbose",
-                          "stable");
+  const auto stable =
+      cli(std::string("describe ") + kScenario + " --at 20000 --members --verbose", "stable");
   CHECK(stable.err.empty());
   CHECK(stable.out.find("g-consumer      k2XHHyNvSzSjHnYAVXXEHA /B              g-consumer-B    3 "
                         "              3               orders:3,4,5         3               "

@@ -1,5 +1,6 @@
-// dump-log and describe: Kafka's inspection views of a run, in-process (reports/analyses/inspect.hpp) and
-// through the command line, on the two-consumers example and on a scenario with records.
+// dump-log and describe: Kafka's inspection views of a run, in-process
+// (reports/analyses/inspect.hpp) and through the command line, on the two-consumers example and on
+// a scenario with records.
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
@@ -8,11 +9,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli_helpers.hpp"
 #include "models/coordinator/group_coordinator.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/scenario/world.hpp"
 #include "reports/analyses/inspect.hpp"
-#include "cli_helpers.hpp"
 #include "trace_helpers.hpp"
 
 namespace {
@@ -74,8 +75,9 @@ TEST_CASE("dump-log on the command line: the partition's records, and bad input 
   const auto empty = cli("dump-log scenarios/examples/two-consumers.json --partition 3", "dump3");
   CHECK(empty.code == 0);
   CHECK(empty.out == "Dumping __consumer_offsets-3\nLog starting offset: 0\n");
-  CHECK(empty.err == "note: __consumer_offsets-3 holds no record in this run. Group \"g-classic\" uses "
-                     "__consumer_offsets-18 (--partition 18).\n");
+  CHECK(empty.err ==
+        "note: __consumer_offsets-3 holds no record in this run. Group \"g-classic\" uses "
+        "__consumer_offsets-18 (--partition 18).\n");
   // __share_group_state exists only in share runs.
   CHECK(cli("dump-log scenarios/examples/two-consumers.json --partition 18 --share-group-state",
             "dumpc")
@@ -148,8 +150,9 @@ TEST_CASE(
   // 6.053 s. DescribeGroups answers from the coordinator's members: both, with no assignment yet.
   for (const char* at : {"5000", "6052"}) {
     CAPTURE(at);
-    const auto completing = cli(std::string("describe scenarios/examples/two-consumers.json --members --at ") + at,
-                                std::string("completing") + at);
+    const auto completing =
+        cli(std::string("describe scenarios/examples/two-consumers.json --members --at ") + at,
+            std::string("completing") + at);
     CHECK(completing.out.find("g-classic-A-") != std::string::npos);
     CHECK(completing.out.find(" /B ") != std::string::npos);
     CHECK(completing.out.find("g-classic-B ") != std::string::npos);
@@ -158,7 +161,8 @@ TEST_CASE(
             .code == 2);
 }
 
-TEST_CASE("describe and dump-log follow an online migration: classic, consumer group, classic again") {
+TEST_CASE(
+    "describe and dump-log follow an online migration: classic, consumer group, classic again") {
   const std::string scenario = "scenarios/migration/online-upgrade-and-downgrade.json";
   const auto spec = testing::load_ideal(scenario);  // the times below: the idealized machine
   const auto run = rsim::run_scenario(spec, "classic-eager", spec.seed);
@@ -190,7 +194,10 @@ TEST_CASE("describe and dump-log follow an online migration: classic, consumer g
   for (const auto& l : lines)
     if (l.find("CreateTime: 22003 ") != std::string::npos) at_conversion.push_back(l);
   REQUIRE(at_conversion.size() == 14);
-  CHECK(at_conversion[0].find(R"(key: {"type":"2","data":{"group":"g"}} payload: <DELETE>)") != std::string::npos);
-  CHECK(at_conversion[1].find(R"("classicMemberMetadata":{"sessionTimeoutMs":45000,"supportedProtocols":[{"name":"range"},{"name":"cooperative-sticky"}]})") !=
+  CHECK(at_conversion[0].find(R"(key: {"type":"2","data":{"group":"g"}} payload: <DELETE>)") !=
         std::string::npos);
+  CHECK(
+      at_conversion[1].find(
+          R"("classicMemberMetadata":{"sessionTimeoutMs":45000,"supportedProtocols":[{"name":"range"},{"name":"cooperative-sticky"}]})") !=
+      std::string::npos);
 }

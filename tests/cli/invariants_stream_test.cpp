@@ -37,10 +37,15 @@ constexpr bool kAddressSanitizer = false;
 // `full` trace writes, but that the checker reads), for `duration_ms`.
 std::string scenario(const fs::path& dir, std::int64_t duration_ms) {
   const nlohmann::json doc = {
-      {"name", "long-check"}, {"seed", 1}, {"duration_ms", duration_ms}, {"protocols", {"classic-cooperative"}},
+      {"name", "long-check"},
+      {"seed", 1},
+      {"duration_ms", duration_ms},
+      {"protocols", {"classic-cooperative"}},
       {"cluster", {{"config", {{"group.initial.rebalance.delay.ms", 0}}}}},
       {"topics", {{{"name", "t"}, {"partitions", 6}}}},
-      {"consumers", {{{"name", "A"}, {"group", "g"}, {"topics", {"t"}}}, {{"name", "B"}, {"group", "g"}, {"topics", {"t"}}}}},
+      {"consumers",
+       {{{"name", "A"}, {"group", "g"}, {"topics", {"t"}}},
+        {{"name", "B"}, {"group", "g"}, {"topics", {"t"}}}}},
       {"events",
        {{{"at_ms", 0}, {"do", "start"}, {"consumer", "A"}},
         {{"at_ms", 1000}, {"do", "start"}, {"consumer", "B"}},
@@ -91,12 +96,13 @@ long own_peak_rss_kib() {
 }  // namespace
 
 TEST_CASE("run --check-invariants streams: ten times the run, not more memory") {
-  const fs::path dir = fs::temp_directory_path() / ("rsim-invariants-stream-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("rsim-invariants-stream-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   const auto run = [&](std::int64_t duration_ms) {
-    return run_measured({"run", scenario(dir, duration_ms), "--check-invariants", "--trace", "standard", "--out",
-                         (dir / fmt::format("out-{}", duration_ms)).string()},
+    return run_measured({"run", scenario(dir, duration_ms), "--check-invariants", "--trace",
+                         "standard", "--out", (dir / fmt::format("out-{}", duration_ms)).string()},
                         dir / fmt::format("out-{}.txt", duration_ms));
   };
   const Measured x1 = run(20'000), x10 = run(200'000);
@@ -104,14 +110,18 @@ TEST_CASE("run --check-invariants streams: ten times the run, not more memory") 
   CHECK(x1.code == 0);
   CHECK(x10.code == 0);
   CHECK(x10.out.find("long-check [classic-cooperative]: invariants hold") != std::string::npos);
-  MESSAGE(fmt::format("max RSS: 20 s {} KiB, 200 s {} KiB; this test process {} KiB", x1.max_rss_kib, x10.max_rss_kib,
-                      own_peak_rss_kib()));
+  MESSAGE(fmt::format("max RSS: 20 s {} KiB, 200 s {} KiB; this test process {} KiB",
+                      x1.max_rss_kib, x10.max_rss_kib, own_peak_rss_kib()));
   if (own_peak_rss_kib() >= x1.max_rss_kib) {
-    MESSAGE("this process is larger than the run it measures (test cases run in one process): not measured");
+    MESSAGE(
+        "this process is larger than the run it measures (test cases run in one process): not "
+        "measured");
   } else if (kAddressSanitizer) {
     // AddressSanitizer's quarantine holds freed blocks: the peak grows with the bytes allocated
     // over the run, not with the bytes alive at once (the plain build's `make test` checks it).
-    MESSAGE("built with AddressSanitizer: its quarantine, not the program, sets the peak; not measured");
+    MESSAGE(
+        "built with AddressSanitizer: its quarantine, not the program, sets the peak; not "
+        "measured");
   } else {
     // Held whole, the 180 s more of events (about 90,000 records fetched and processed, each a
     // line) took some 250 MiB more; streamed, the world's and the summary's state grow by a few.

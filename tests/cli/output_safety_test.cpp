@@ -32,10 +32,12 @@ using testing::run_cli;
 
 namespace {
 
-const std::string kScenario = std::string(RSIM_SOURCE_DIR) + "/scenarios/examples/two-consumers.json";
+const std::string kScenario =
+    std::string(RSIM_SOURCE_DIR) + "/scenarios/examples/two-consumers.json";
 
 fs::path scratch(const std::string& tag) {
-  const fs::path p = fs::temp_directory_path() / ("rsim-cli-owned-" + tag + "-" + std::to_string(::getpid()));
+  const fs::path p =
+      fs::temp_directory_path() / ("rsim-cli-owned-" + tag + "-" + std::to_string(::getpid()));
   fs::remove_all(p);
   fs::create_directories(p);
   return p;
@@ -45,7 +47,8 @@ fs::path scratch(const std::string& tag) {
 std::map<std::string, std::string> files_of(const fs::path& dir) {
   std::map<std::string, std::string> out;
   for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) out[e.path().lexically_relative(dir).generic_string()] = read_file(e.path());
+    if (e.is_regular_file())
+      out[e.path().lexically_relative(dir).generic_string()] = read_file(e.path());
   return out;
 }
 
@@ -78,7 +81,8 @@ struct Background {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
     REQUIRE(posix_spawn(&pid, RSIM_BINARY, &actions, nullptr, argv.data(), environ) == 0);
     posix_spawn_file_actions_destroy(&actions);
   }
@@ -100,7 +104,8 @@ fs::path wait_for_staging(const fs::path& target, pid_t pid) {
   for (int i = 0; i < 6000; ++i) {
     for (const auto& e : fs::directory_iterator(target.parent_path())) {
       const std::string n = e.path().filename().string();
-      if (n == "." + target.filename().string() + ".rebalance-sim-staging-" + std::to_string(pid)) return e.path();
+      if (n == "." + target.filename().string() + ".rebalance-sim-staging-" + std::to_string(pid))
+        return e.path();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -109,13 +114,16 @@ fs::path wait_for_staging(const fs::path& target, pid_t pid) {
 
 bool any_staging(const fs::path& dir) {
   for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.path().filename().string().find("rebalance-sim-staging") != std::string::npos) return true;
+    if (e.path().filename().string().find("rebalance-sim-staging") != std::string::npos)
+      return true;
   return false;
 }
 
 }  // namespace
 
-TEST_CASE("output folders: a non-empty folder without a manifest is refused and left intact and --force writes beside it") {
+TEST_CASE(
+    "output folders: a non-empty folder without a manifest is refused and left intact and --force "
+    "writes beside it") {
   const fs::path dir = scratch("foreign");
   const fs::path o = dir / "o";
   fs::create_directories(o / "consumer");
@@ -123,18 +131,23 @@ TEST_CASE("output folders: a non-empty folder without a manifest is refused and 
   std::ofstream(o / "consumer" / "mine") << "mine";
   const auto before = files_of(o);
 
-  auto r = run_cli("run " + kScenario + " --protocol consumer --out " + o.string(), "owned-foreign");
+  auto r =
+      run_cli("run " + kScenario + " --protocol consumer --out " + o.string(), "owned-foreign");
   CHECK(r.code == 2);
-  CHECK(r.err == "rebalance-sim: cannot write " + o.string() +
-                     ": the folder is not empty and is not an output folder of rebalance-sim (it has no "
-                     ".rebalance-sim-manifest.json; it holds \"consumer\", \"notes.txt\"); choose a new or empty "
-                     "folder, or pass --force to write into it (what it holds is kept, except entries named as the "
-                     "outputs)\n");
+  CHECK(r.err ==
+        "rebalance-sim: cannot write " + o.string() +
+            ": the folder is not empty and is not an output folder of rebalance-sim (it has no "
+            ".rebalance-sim-manifest.json; it holds \"consumer\", \"notes.txt\"); choose a new or "
+            "empty "
+            "folder, or pass --force to write into it (what it holds is kept, except entries named "
+            "as the "
+            "outputs)\n");
   CHECK(files_of(o) == before);
   CHECK(names_in(dir) == std::set<std::string>{"o"});
 
   // --force: the outputs replace the entries of their names (consumer/), the rest is kept.
-  r = run_cli("run " + kScenario + " --protocol consumer --force --out " + o.string(), "owned-force");
+  r = run_cli("run " + kScenario + " --protocol consumer --force --out " + o.string(),
+              "owned-force");
   CHECK(r.code == 0);
   CHECK(read_file(o / "notes.txt") == "my notes");
   CHECK(!fs::exists(o / "consumer" / "mine"));
@@ -144,14 +157,16 @@ TEST_CASE("output folders: a non-empty folder without a manifest is refused and 
   CHECK(manifest["scenario"] == "two-consumers");
   CHECK(manifest["scenario_file"] == kScenario);
   CHECK(manifest["variants"] == nlohmann::json::array({"consumer"}));
-  CHECK(manifest["files"] == nlohmann::json::array({"consumer/summary.json", "consumer/trace.jsonl", "report.html"}));
+  CHECK(manifest["files"] ==
+        nlohmann::json::array({"consumer/summary.json", "consumer/trace.jsonl", "report.html"}));
   CHECK(names_in(dir) == std::set<std::string>{"o"});
 
   // Owned now: another run replaces exactly what the manifest lists (consumer/ goes, as its
   // variant is not run again) and keeps the user's file.
   r = run_cli("run " + kScenario + " --protocol classic-eager --out " + o.string(), "owned-again");
   CHECK(r.code == 0);
-  CHECK(names_in(o) == std::set<std::string>{".rebalance-sim-manifest.json", "classic-eager", "notes.txt", "report.html"});
+  CHECK(names_in(o) == std::set<std::string>{".rebalance-sim-manifest.json", "classic-eager",
+                                             "notes.txt", "report.html"});
   CHECK(read_file(o / "notes.txt") == "my notes");
 
   // A folder the manifest does not list, named as an output: refused, nothing changes.
@@ -161,14 +176,16 @@ TEST_CASE("output folders: a non-empty folder without a manifest is refused and 
   r = run_cli("run " + kScenario + " --protocol consumer --out " + o.string(), "owned-claim");
   CHECK(r.code == 2);
   CHECK(r.err == "rebalance-sim: cannot write " + (o / "consumer").string() +
-                     ": exists and is not an output of rebalance-sim (not listed in .rebalance-sim-manifest.json); "
+                     ": exists and is not an output of rebalance-sim (not listed in "
+                     ".rebalance-sim-manifest.json); "
                      "move it away, or pass --force to replace it\n");
   CHECK(files_of(o) == owned_before);
 
   // The current folder (or one holding it) is never an output folder: it would be replaced whole.
   r = run_cli("run " + kScenario + " --force --out .", "owned-cwd");
   CHECK(r.code == 2);
-  CHECK(r.err.find("cannot write .: is the current folder or one of its parents") != std::string::npos);
+  CHECK(r.err.find("cannot write .: is the current folder or one of its parents") !=
+        std::string::npos);
   fs::remove_all(dir);
 }
 
@@ -177,7 +194,9 @@ TEST_CASE("output folders: a scenario file named ...json writes nowhere outside 
   write_scenario(dir / "in" / "...json", {{"protocols", nlohmann::json::array({"classic-eager"})}});
   fs::create_directories(dir / "sibling");
   std::ofstream(dir / "sibling" / "keep.txt") << "keep";
-  auto r = run_cli("check " + (dir / "in" / "...json").string() + " --out " + (dir / "out").string(), "owned-dots");
+  auto r =
+      run_cli("check " + (dir / "in" / "...json").string() + " --out " + (dir / "out").string(),
+              "owned-dots");
   CHECK(r.code == 0);
   CHECK(names_in(dir) == std::set<std::string>{"in", "out", "sibling"});
   CHECK(names_in(dir / "out") == std::set<std::string>{"_."});
@@ -185,35 +204,48 @@ TEST_CASE("output folders: a scenario file named ...json writes nowhere outside 
   CHECK(read_file(dir / "sibling" / "keep.txt") == "keep");
   CHECK(names_in(dir / "in") == std::set<std::string>{"...json"});
   // Found in a folder, the same.
-  r = run_cli("check " + (dir / "in").string() + " --out " + (dir / "out2").string(), "owned-dots-dir");
+  r = run_cli("check " + (dir / "in").string() + " --out " + (dir / "out2").string(),
+              "owned-dots-dir");
   CHECK(r.code == 0);
   CHECK(names_in(dir) == std::set<std::string>{"in", "out", "out2", "sibling"});
   CHECK(names_in(dir / "out2") == std::set<std::string>{"_."});
   fs::remove_all(dir);
 }
 
-TEST_CASE("output folders: check --out gives same-named scenarios in different folders distinct folders") {
+TEST_CASE(
+    "output folders: check --out gives same-named scenarios in different folders distinct "
+    "folders") {
   const fs::path dir = scratch("same");
-  write_scenario(dir / "a" / "x.json", {{"protocols", nlohmann::json::array({"classic-eager"})}, {"seed", 1}});
-  write_scenario(dir / "b" / "x.json", {{"protocols", nlohmann::json::array({"classic-eager"})}, {"seed", 2}});
+  write_scenario(dir / "a" / "x.json",
+                 {{"protocols", nlohmann::json::array({"classic-eager"})}, {"seed", 1}});
+  write_scenario(dir / "b" / "x.json",
+                 {{"protocols", nlohmann::json::array({"classic-eager"})}, {"seed", 2}});
   auto file_of = [](const fs::path& summary) {
-    return nlohmann::json::parse(read_file(summary))["produced_by"]["scenario_file"].get<std::string>();
+    return nlohmann::json::parse(read_file(summary))["produced_by"]["scenario_file"]
+        .get<std::string>();
   };
-  auto r = run_cli("check " + (dir / "a" / "x.json").string() + " " + (dir / "b" / "x.json").string() + " --jobs 2 --out " +
-                       (dir / "o").string(), "owned-same");
+  auto r = run_cli("check " + (dir / "a" / "x.json").string() + " " +
+                       (dir / "b" / "x.json").string() + " --jobs 2 --out " + (dir / "o").string(),
+                   "owned-same");
   CHECK(r.code == 0);
   CHECK(names_in(dir / "o") == std::set<std::string>{"x", "x-2"});
-  CHECK(file_of(dir / "o" / "x" / "classic-eager" / "summary.json") == (dir / "a" / "x.json").string());
-  CHECK(file_of(dir / "o" / "x-2" / "classic-eager" / "summary.json") == (dir / "b" / "x.json").string());
-  r = run_cli("check " + dir.string() + " --jobs 2 --out " + (dir / "o2").string(), "owned-same-dir");
+  CHECK(file_of(dir / "o" / "x" / "classic-eager" / "summary.json") ==
+        (dir / "a" / "x.json").string());
+  CHECK(file_of(dir / "o" / "x-2" / "classic-eager" / "summary.json") ==
+        (dir / "b" / "x.json").string());
+  r = run_cli("check " + dir.string() + " --jobs 2 --out " + (dir / "o2").string(),
+              "owned-same-dir");
   CHECK(r.code == 0);
-  CHECK(file_of(dir / "o2" / "a" / "x" / "classic-eager" / "summary.json") == (dir / "a" / "x.json").string());
-  CHECK(file_of(dir / "o2" / "b" / "x" / "classic-eager" / "summary.json") == (dir / "b" / "x.json").string());
+  CHECK(file_of(dir / "o2" / "a" / "x" / "classic-eager" / "summary.json") ==
+        (dir / "a" / "x.json").string());
+  CHECK(file_of(dir / "o2" / "b" / "x" / "classic-eager" / "summary.json") ==
+        (dir / "b" / "x.json").string());
   fs::remove_all(dir);
 
   // The names: relative to their argument, made safe, unique, and never a folder of another name.
   const fs::path d = scratch("names");
-  for (const char* f : {"a.json", "a/x.json", "b c/x.json", ".hidden.json"}) write_scenario(d / f, nlohmann::json::object());
+  for (const char* f : {"a.json", "a/x.json", "b c/x.json", ".hidden.json"})
+    write_scenario(d / f, nlohmann::json::object());
   write_scenario(d / "other" / "a.json", nlohmann::json::object());
   const auto files = rsim::cli::scenario_files({d.string(), (d / "other" / "a.json").string()});
   std::vector<std::string> names;
@@ -226,12 +258,16 @@ TEST_CASE("output folders: check --out gives same-named scenarios in different f
 TEST_CASE("output folders: a commit that fails half-way leaves the old folder as it was") {
   const fs::path dir = scratch("commit");
   const fs::path o = dir / "o";
-  auto r = run_cli("run " + kScenario + " --protocol consumer --protocol classic-eager --out " + o.string(), "owned-commit1");
+  auto r = run_cli(
+      "run " + kScenario + " --protocol consumer --protocol classic-eager --out " + o.string(),
+      "owned-commit1");
   REQUIRE(r.code == 0);
   std::ofstream(o / "notes.txt") << "my notes";  // carried into the new folder, and back on failure
   const auto before = files_of(o);
   ::setenv("RSIM_TEST_FAIL_COMMIT", "1", 1);
-  r = run_cli("run " + kScenario + " --protocol consumer --seed 99 --format csv --out " + o.string(), "owned-commit2");
+  r = run_cli(
+      "run " + kScenario + " --protocol consumer --seed 99 --format csv --out " + o.string(),
+      "owned-commit2");
   ::unsetenv("RSIM_TEST_FAIL_COMMIT");
   CHECK(r.code == 2);
   CHECK(r.err == "rebalance-sim: cannot write " + o.string() +
@@ -239,25 +275,32 @@ TEST_CASE("output folders: a commit that fails half-way leaves the old folder as
   CHECK(files_of(o) == before);
   CHECK(names_in(dir) == std::set<std::string>{"o"});
   // Without the hook the same run commits: the new outputs, the user's file kept.
-  r = run_cli("run " + kScenario + " --protocol consumer --seed 99 --format csv --out " + o.string(), "owned-commit3");
+  r = run_cli(
+      "run " + kScenario + " --protocol consumer --seed 99 --format csv --out " + o.string(),
+      "owned-commit3");
   CHECK(r.code == 0);
-  CHECK(names_in(o) == std::set<std::string>{".rebalance-sim-manifest.json", "consumer", "notes.txt", "report.html"});
+  CHECK(names_in(o) == std::set<std::string>{".rebalance-sim-manifest.json", "consumer",
+                                             "notes.txt", "report.html"});
   CHECK(fs::exists(o / "consumer" / "lag.csv"));
   CHECK(read_file(o / "notes.txt") == "my notes");
   CHECK(names_in(dir) == std::set<std::string>{"o"});
   fs::remove_all(dir);
 }
 
-TEST_CASE("output folders: a second writer is refused by the lock and SIGTERM or SIGINT leave the old outputs") {
+TEST_CASE(
+    "output folders: a second writer is refused by the lock and SIGTERM or SIGINT leave the old "
+    "outputs") {
   const fs::path dir = scratch("signals");
   const fs::path o = dir / "o";
-  write_scenario(dir / "long.json", {{"duration_ms", 604800000}, {"protocols", nlohmann::json::array({"classic-eager"})}});
+  write_scenario(dir / "long.json", {{"duration_ms", 604800000},
+                                     {"protocols", nlohmann::json::array({"classic-eager"})}});
   auto r = run_cli("run " + kScenario + " --out " + o.string(), "owned-sig0");
   REQUIRE(r.code == 0);
   const auto before = files_of(o);
   // A staging folder left by a process that was killed outright (SIGKILL): the next run removes it.
   fs::create_directories(dir / ".o.rebalance-sim-staging-999999999" / "classic-eager");
-  std::ofstream(dir / ".o.rebalance-sim-staging-999999999" / "classic-eager" / "trace.jsonl") << "partial";
+  std::ofstream(dir / ".o.rebalance-sim-staging-999999999" / "classic-eager" / "trace.jsonl")
+      << "partial";
   // ... and one of an older version, inside the folder.
   fs::create_directories(o / ".rebalance-sim-staging-999999999");
   std::ofstream(o / ".rebalance-sim-staging-999999999" / "trace.jsonl") << "partial";
@@ -274,7 +317,8 @@ TEST_CASE("output folders: a second writer is refused by the lock and SIGTERM or
       r = run_cli("run " + kScenario + " --out " + o.string(), "owned-lock");
       CHECK(r.code == 2);
       CHECK(r.err == "rebalance-sim: cannot write " + o.string() +
-                         ": another rebalance-sim is writing to this folder (it holds the folder's lock); wait until it "
+                         ": another rebalance-sim is writing to this folder (it holds the folder's "
+                         "lock); wait until it "
                          "ends, or choose another output folder\n");
     }
     CHECK(run.stop(sig) == 128 + sig);
@@ -287,32 +331,40 @@ TEST_CASE("output folders: a second writer is refused by the lock and SIGTERM or
   fs::remove_all(dir);
 }
 
-TEST_CASE("output folders: report reads the variants of the manifest and never writes through a planted symlink") {
+TEST_CASE(
+    "output folders: report reads the variants of the manifest and never writes through a planted "
+    "symlink") {
   const fs::path dir = scratch("report");
   const fs::path o = dir / "o";
-  auto r = run_cli("run " + kScenario + " --protocol consumer --out " + o.string(), "owned-report1");
+  auto r =
+      run_cli("run " + kScenario + " --protocol consumer --out " + o.string(), "owned-report1");
   REQUIRE(r.code == 0);
   // A variant folder of another run copied in: not this run's, not reported.
-  r = run_cli("run " + kScenario + " --protocol classic-eager --out " + (dir / "other").string(), "owned-report2");
+  r = run_cli("run " + kScenario + " --protocol classic-eager --out " + (dir / "other").string(),
+              "owned-report2");
   REQUIRE(r.code == 0);
   fs::copy(dir / "other" / "classic-eager", o / "classic-eager", fs::copy_options::recursive);
   r = run_cli("report " + o.string() + " --format perfetto", "owned-report3");
   CHECK(r.code == 0);
-  CHECK(r.out == "wrote " + (o / "report.html").string() + "\nwrote " + (o / "consumer" / "perfetto.json").string() + "\n");
+  CHECK(r.out == "wrote " + (o / "report.html").string() + "\nwrote " +
+                     (o / "consumer" / "perfetto.json").string() + "\n");
   CHECK(!fs::exists(o / "classic-eager" / "perfetto.json"));
-  // The variant folder replaced by a symbolic link to a folder elsewhere: refused, nothing written there.
+  // The variant folder replaced by a symbolic link to a folder elsewhere: refused, nothing written
+  // there.
   fs::rename(o / "consumer", dir / "elsewhere");
   fs::remove(dir / "elsewhere" / "perfetto.json");
   fs::create_directory_symlink(dir / "elsewhere", o / "consumer");
   r = run_cli("report " + o.string() + " --format perfetto", "owned-report4");
   CHECK(r.code == 2);
-  CHECK(r.err == "rebalance-sim: cannot write " + (o / "consumer").string() +
-                     ": is a symbolic link; report writes only into the run's own folders and files\n");
+  CHECK(r.err ==
+        "rebalance-sim: cannot write " + (o / "consumer").string() +
+            ": is a symbolic link; report writes only into the run's own folders and files\n");
   CHECK(!fs::exists(dir / "elsewhere" / "perfetto.json"));
   // A folder without a manifest is not read unless --force.
   r = run_cli("report " + dir.string(), "owned-report5");
   CHECK(r.code == 2);
-  CHECK(r.err.find("not an output folder of rebalance-sim (no .rebalance-sim-manifest.json)") != std::string::npos);
+  CHECK(r.err.find("not an output folder of rebalance-sim (no .rebalance-sim-manifest.json)") !=
+        std::string::npos);
   fs::remove_all(dir);
 }
 
@@ -320,8 +372,9 @@ TEST_CASE("output folders: check writes its reports when stdout is closed (SIGPI
   const fs::path dir = scratch("pipe");
   const fs::path junit = dir / "results.xml";
   // `true` exits at once: every write of check to stdout meets a closed pipe.
-  const auto r = run_cli("check " + kScenario + " --junit " + junit.string() + " --json " + (dir / "r.json").string() +
-                             " | true", "owned-pipe");
+  const auto r = run_cli("check " + kScenario + " --junit " + junit.string() + " --json " +
+                             (dir / "r.json").string() + " | true",
+                         "owned-pipe");
   CHECK(r.out.empty());
   const std::string xml = read_file(junit);
   CHECK(xml.rfind("<?xml", 0) == 0);
@@ -340,7 +393,8 @@ const std::string kForeignRefusal =
     ": the folder is not empty and is not an output folder of rebalance-sim (it has no "
     ".rebalance-sim-manifest.json; it holds ";
 const std::string kForeignAdvice =
-    "); choose a new or empty folder, or pass --force to write into it (what it holds is kept, except entries named "
+    "); choose a new or empty folder, or pass --force to write into it (what it holds is kept, "
+    "except entries named "
     "as the outputs)\n";
 
 /// A folder holding a user's notes and a file of an output's name: not rebalance-sim's.
@@ -361,16 +415,19 @@ std::vector<std::string> manifest_files(const fs::path& o) {
 
 }  // namespace
 
-TEST_CASE("output folders: explore refuses a foreign folder, --force writes, a re-run replaces only its seed files") {
+TEST_CASE(
+    "output folders: explore refuses a foreign folder, --force writes, a re-run replaces only its "
+    "seed files") {
   const fs::path dir = scratch("explore");
   const fs::path o = foreign_folder(dir, "seed-1.json");
   const auto before = files_of(o);
-  const std::string explore = "explore " + std::string(RSIM_SOURCE_DIR) + "/scenarios/explore/two-groups-short.json " +
-                              "--protocol consumer --inject-bug skip-revocation --quiet --out " + o.string();
+  const std::string explore =
+      "explore " + std::string(RSIM_SOURCE_DIR) + "/scenarios/explore/two-groups-short.json " +
+      "--protocol consumer --inject-bug skip-revocation --quiet --out " + o.string();
   auto r = run_cli(explore + " --seeds 1..3", "owned-explore");
   CHECK(r.code == 2);
-  CHECK(r.err == "rebalance-sim: cannot write " + o.string() + kForeignRefusal + "\"notes.txt\", \"seed-1.json\"" +
-                     kForeignAdvice);
+  CHECK(r.err == "rebalance-sim: cannot write " + o.string() + kForeignRefusal +
+                     "\"notes.txt\", \"seed-1.json\"" + kForeignAdvice);
   CHECK(r.out.empty());  // refused before any seed ran
   CHECK(files_of(o) == before);
   CHECK(names_in(dir) == std::set<std::string>{"o"});
@@ -379,7 +436,8 @@ TEST_CASE("output folders: explore refuses a foreign folder, --force writes, a r
   CHECK(r.code == 1);
   CHECK(r.out.find("7 violations in 3 seeds") != std::string::npos);
   CHECK(manifest_files(o) == std::vector<std::string>{"seed-1.json", "seed-2.json", "seed-3.json"});
-  CHECK(names_in(o) == std::set<std::string>{".rebalance-sim-manifest.json", "notes.txt", "seed-1.json", "seed-2.json", "seed-3.json"});
+  CHECK(names_in(o) == std::set<std::string>{".rebalance-sim-manifest.json", "notes.txt",
+                                             "seed-1.json", "seed-2.json", "seed-3.json"});
   CHECK(read_file(o / "seed-1.json") != "mine");
   CHECK(read_file(o / "notes.txt") == "my notes");
   CHECK(names_in(dir) == std::set<std::string>{"o"});
@@ -389,20 +447,27 @@ TEST_CASE("output folders: explore refuses a foreign folder, --force writes, a r
   r = run_cli(explore + " --seeds 4..6", "owned-explore-again");
   CHECK(r.code == 1);
   CHECK(manifest_files(o) == std::vector<std::string>{"seed-4.json", "seed-5.json", "seed-6.json"});
-  CHECK(names_in(o) == std::set<std::string>{".rebalance-sim-manifest.json", "more-notes.txt", "notes.txt", "seed-4.json",
-                                             "seed-5.json", "seed-6.json"});
+  CHECK(names_in(o) == std::set<std::string>{".rebalance-sim-manifest.json", "more-notes.txt",
+                                             "notes.txt", "seed-4.json", "seed-5.json",
+                                             "seed-6.json"});
   CHECK(read_file(o / "more-notes.txt") == "more");
 
   // An explore with no failure still commits: the folder holds no stale seed file.
-  r = run_cli("explore " + std::string(RSIM_SOURCE_DIR) + "/scenarios/explore/two-groups-short.json --protocol consumer "
-              "--seeds 1..2 --quiet --out " + o.string(), "owned-explore-clean");
+  r = run_cli("explore " + std::string(RSIM_SOURCE_DIR) +
+                  "/scenarios/explore/two-groups-short.json --protocol consumer "
+                  "--seeds 1..2 --quiet --out " +
+                  o.string(),
+              "owned-explore-clean");
   CHECK(r.code == 0);
   CHECK(manifest_files(o).empty());
-  CHECK(names_in(o) == std::set<std::string>{".rebalance-sim-manifest.json", "more-notes.txt", "notes.txt"});
+  CHECK(names_in(o) ==
+        std::set<std::string>{".rebalance-sim-manifest.json", "more-notes.txt", "notes.txt"});
   fs::remove_all(dir);
 }
 
-TEST_CASE("output folders: compare --out refuses a foreign folder, --force writes, a re-run replaces only its files") {
+TEST_CASE(
+    "output folders: compare --out refuses a foreign folder, --force writes, a re-run replaces "
+    "only its files") {
   const fs::path dir = scratch("compare");
   const fs::path o = foreign_folder(dir, "report.html");
   const auto before = files_of(o);
@@ -410,8 +475,8 @@ TEST_CASE("output folders: compare --out refuses a foreign folder, --force write
                               "/fidelity/real/two-consumers --out " + o.string();
   auto r = run_cli(compare, "owned-compare");
   CHECK(r.code == 2);
-  CHECK(r.err == "rebalance-sim: cannot write " + o.string() + kForeignRefusal + "\"notes.txt\", \"report.html\"" +
-                     kForeignAdvice);
+  CHECK(r.err == "rebalance-sim: cannot write " + o.string() + kForeignRefusal +
+                     "\"notes.txt\", \"report.html\"" + kForeignAdvice);
   CHECK(r.out.empty());
   CHECK(files_of(o) == before);
   CHECK(names_in(dir) == std::set<std::string>{"o"});
@@ -419,7 +484,8 @@ TEST_CASE("output folders: compare --out refuses a foreign folder, --force write
   r = run_cli(compare + " --force", "owned-compare-force");
   REQUIRE(r.code <= 1);  // 0 agrees, 1 differs: both write
   CHECK(manifest_files(o) == std::vector<std::string>{"compare.json", "report.html"});
-  CHECK(names_in(o) == std::set<std::string>{".rebalance-sim-manifest.json", "compare.json", "notes.txt", "report.html"});
+  CHECK(names_in(o) == std::set<std::string>{".rebalance-sim-manifest.json", "compare.json",
+                                             "notes.txt", "report.html"});
   CHECK(read_file(o / "report.html") != "mine");
   CHECK(read_file(o / "notes.txt") == "my notes");
   const auto first = files_of(o);
@@ -435,22 +501,26 @@ TEST_CASE("output folders: compare --out refuses a foreign folder, --force write
   fs::remove_all(dir);
 }
 
-TEST_CASE("output folders: sweep and merge refuse a foreign folder, --force writes, a re-run replaces only its files") {
+TEST_CASE(
+    "output folders: sweep and merge refuse a foreign folder, --force writes, a re-run replaces "
+    "only its files") {
   const fs::path dir = scratch("sweep");
   const fs::path o = foreign_folder(dir, "runs.csv");
   const auto before = files_of(o);
-  const std::string sweep = "sweep " + kScenario + " --vary /consumers/*/config/session.timeout.ms=10000,20000 --quiet";
+  const std::string sweep =
+      "sweep " + kScenario + " --vary /consumers/*/config/session.timeout.ms=10000,20000 --quiet";
   auto r = run_cli(sweep + " --seeds 1..2 --out " + o.string(), "owned-sweep");
   CHECK(r.code == 2);
-  CHECK(r.err == "rebalance-sim: cannot write " + o.string() + kForeignRefusal + "\"notes.txt\", \"runs.csv\"" +
-                     kForeignAdvice);
+  CHECK(r.err == "rebalance-sim: cannot write " + o.string() + kForeignRefusal +
+                     "\"notes.txt\", \"runs.csv\"" + kForeignAdvice);
   CHECK(files_of(o) == before);
   CHECK(names_in(dir) == std::set<std::string>{"o"});
 
   r = run_cli(sweep + " --seeds 1..2 --force --out " + o.string(), "owned-sweep-force");
   CHECK(r.code == 0);
-  CHECK(names_in(o) == std::set<std::string>{".rebalance-sim-manifest.json", "cells.csv", "cells.json", "notes.txt",
-                                             "phase.html", "runs.csv", "runs.json", "worst"});
+  CHECK(names_in(o) == std::set<std::string>{".rebalance-sim-manifest.json", "cells.csv",
+                                             "cells.json", "notes.txt", "phase.html", "runs.csv",
+                                             "runs.json", "worst"});
   CHECK(read_file(o / "runs.csv") != "mine");
   // The manifest lists exactly the files written (all but the notes and itself).
   auto listed = [&] {
@@ -465,7 +535,8 @@ TEST_CASE("output folders: sweep and merge refuse a foreign folder, --force writ
   CHECK(fs::exists(o / "worst" / "c1" / "seed-1" / "report.html"));
   CHECK(fs::exists(o / "worst" / "c2" / "seed-1" / "report.html"));
 
-  // Owned: a re-run over one seed replaces worst/ whole (a file planted in it goes), keeps the notes.
+  // Owned: a re-run over one seed replaces worst/ whole (a file planted in it goes), keeps the
+  // notes.
   std::ofstream(o / "worst" / "planted") << "x";
   r = run_cli(sweep + " --seeds 3 --out " + o.string(), "owned-sweep-again");
   CHECK(r.code == 0);
@@ -476,16 +547,19 @@ TEST_CASE("output folders: sweep and merge refuse a foreign folder, --force writ
   CHECK(fs::exists(o / "worst" / "c1" / "seed-3" / "report.html"));
   CHECK(read_file(o / "notes.txt") == "my notes");
 
-  // merge: the same ownership (a shard of the same sweep, merged into a foreign folder, then forced).
-  r = run_cli(sweep + " --seeds 3 --shard 1/1 --out " + (dir / "shards").string(), "owned-sweep-shard");
+  // merge: the same ownership (a shard of the same sweep, merged into a foreign folder, then
+  // forced).
+  r = run_cli(sweep + " --seeds 3 --shard 1/1 --out " + (dir / "shards").string(),
+              "owned-sweep-shard");
   REQUIRE(r.code == 0);
   const fs::path m = foreign_folder(dir / "m", "phase.html");
   const auto m_before = files_of(m);
-  const std::string merge = "merge " + (dir / "shards" / "shard-1-of-1.json").string() + " --quiet --out " + m.string();
+  const std::string merge =
+      "merge " + (dir / "shards" / "shard-1-of-1.json").string() + " --quiet --out " + m.string();
   r = run_cli(merge, "owned-merge");
   CHECK(r.code == 2);
-  CHECK(r.err == "rebalance-sim: cannot write " + m.string() + kForeignRefusal + "\"notes.txt\", \"phase.html\"" +
-                     kForeignAdvice);
+  CHECK(r.err == "rebalance-sim: cannot write " + m.string() + kForeignRefusal +
+                     "\"notes.txt\", \"phase.html\"" + kForeignAdvice);
   CHECK(files_of(m) == m_before);
   r = run_cli(merge + " --force", "owned-merge-force");
   CHECK(r.code == 0);
@@ -497,27 +571,36 @@ TEST_CASE("output folders: sweep and merge refuse a foreign folder, --force writ
   fs::remove_all(dir);
 }
 
-TEST_CASE("output folders: explore and compare hold the folder's lock, and SIGINT leaves no staging and the old outputs") {
+TEST_CASE(
+    "output folders: explore and compare hold the folder's lock, and SIGINT leaves no staging and "
+    "the old outputs") {
   const fs::path dir = scratch("explore-sig");
   const fs::path o = dir / "o";
-  const std::string scenario = std::string(RSIM_SOURCE_DIR) + "/scenarios/explore/two-groups-short.json";
-  auto r = run_cli("explore " + scenario + " --protocol consumer --inject-bug skip-revocation --quiet --seeds 1 --out " +
-                       o.string(), "owned-explore-sig0");
+  const std::string scenario =
+      std::string(RSIM_SOURCE_DIR) + "/scenarios/explore/two-groups-short.json";
+  auto r = run_cli(
+      "explore " + scenario +
+          " --protocol consumer --inject-bug skip-revocation --quiet --seeds 1 --out " + o.string(),
+      "owned-explore-sig0");
   REQUIRE(r.code == 1);
   const auto before = files_of(o);
   REQUIRE(before.size() == 2);  // seed-1.json and the manifest
   // Far more seeds than the test waits for: the explore is still running when it is stopped.
-  Background explore({"explore", scenario, "--seeds", "1..100000", "--quiet", "--out", o.string()}, dir / "explore.err");
+  Background explore({"explore", scenario, "--seeds", "1..100000", "--quiet", "--out", o.string()},
+                     dir / "explore.err");
   REQUIRE(!wait_for_staging(o, explore.pid).empty());
-  r = run_cli("compare " + kScenario + " --real " + std::string(RSIM_SOURCE_DIR) + "/fidelity/real/two-consumers --out " +
-                  o.string(), "owned-explore-lock");
+  r = run_cli("compare " + kScenario + " --real " + std::string(RSIM_SOURCE_DIR) +
+                  "/fidelity/real/two-consumers --out " + o.string(),
+              "owned-explore-lock");
   CHECK(r.code == 2);
   CHECK(r.err == "rebalance-sim: cannot write " + o.string() +
-                     ": another rebalance-sim is writing to this folder (it holds the folder's lock); wait until it "
+                     ": another rebalance-sim is writing to this folder (it holds the folder's "
+                     "lock); wait until it "
                      "ends, or choose another output folder\n");
   CHECK(explore.stop(SIGINT) == 128 + SIGINT);
   CHECK(read_file(dir / "explore.err") ==
-        "rebalance-sim: interrupted by SIGINT; the outputs in progress were removed, the previous ones are intact\n");
+        "rebalance-sim: interrupted by SIGINT; the outputs in progress were removed, the previous "
+        "ones are intact\n");
   CHECK(!any_staging(dir));
   CHECK(files_of(o) == before);
   fs::remove_all(dir);

@@ -33,13 +33,18 @@ Steps steps_from_trace(const std::string& trace) {
     const std::string type = j["type"];
     if (j["deployment"] != "workers") continue;
     const std::string pod = j["pod"];
-    if (type == "pod.ready") ready.insert(pod);
-    else if (type == "pod.terminating" || type == "pod.killed") ready.erase(pod);
-    else continue;
+    if (type == "pod.ready")
+      ready.insert(pod);
+    else if (type == "pod.terminating" || type == "pod.killed")
+      ready.erase(pod);
+    else
+      continue;
     const long long t = j["t_us"];
     const int n = static_cast<int>(ready.size());
-    if (!steps.empty() && steps.back().first == t) steps.back().second = n;
-    else steps.emplace_back(t, n);
+    if (!steps.empty() && steps.back().first == t)
+      steps.back().second = n;
+    else
+      steps.emplace_back(t, n);
     if ((steps.size() >= 2 ? steps[steps.size() - 2].second : 0) == n) steps.pop_back();
   }
   return steps;
@@ -53,10 +58,15 @@ std::size_t count(const std::string& s, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("report.html of a fleet: ready-pod steps from the trace and a marker per scaling action") {
-  const fs::path d = fs::temp_directory_path() / ("rebalance-sim-report-fleet-" + std::to_string(getpid()));
+TEST_CASE(
+    "report.html of a fleet: ready-pod steps from the trace and a marker per scaling action") {
+  const fs::path d =
+      fs::temp_directory_path() / ("rebalance-sim-report-fleet-" + std::to_string(getpid()));
   fs::remove_all(d);
-  REQUIRE(testing::run_cli("run scenarios/library/fleet-burst-scale-out-in.json --out " + d.string(), "report-fleet", true).code == 0);
+  REQUIRE(
+      testing::run_cli("run scenarios/library/fleet-burst-scale-out-in.json --out " + d.string(),
+                       "report-fleet", true)
+          .code == 0);
   const std::string html = testing::read_file(d / "report.html");
   std::size_t variants = 0;
   for (const char* variant : {"classic-eager", "classic-cooperative", "consumer"}) {
@@ -68,15 +78,17 @@ TEST_CASE("report.html of a fleet: ready-pod steps from the trace and a marker p
     const Steps expected = steps_from_trace(testing::read_file(d / variant / "trace.jsonl"));
     REQUIRE(expected.size() >= 3);
 
-    const auto from = html.find(std::string("<svg class=\"timeline\" data-variant=\"") + variant + "\"");
+    const auto from =
+        html.find(std::string("<svg class=\"timeline\" data-variant=\"") + variant + "\"");
     REQUIRE(from != std::string::npos);
     const std::string svg = html.substr(from, html.find("</svg>", from) - from);
     CHECK(count(svg, "<g class=\"fleet\" data-deployment=\"workers\"") == 1);
     CHECK(count(svg, "class=\"inst scaling\"") == static_cast<std::size_t>(actions));
     for (int k = 1; k <= actions; ++k) {
       const auto& a = summary["scaling"][static_cast<std::size_t>(k - 1)];
-      const std::string marker = "data-scaling=\"" + std::to_string(k) + "\" data-from=\"" + std::to_string(a["from"].get<int>()) +
-                                 "\" data-to=\"" + std::to_string(a["to"].get<int>()) + "\"";
+      const std::string marker = "data-scaling=\"" + std::to_string(k) + "\" data-from=\"" +
+                                 std::to_string(a["from"].get<int>()) + "\" data-to=\"" +
+                                 std::to_string(a["to"].get<int>()) + "\"";
       CHECK_MESSAGE(svg.find(marker) != std::string::npos, marker);
     }
     Steps drawn;
@@ -89,8 +101,9 @@ TEST_CASE("report.html of a fleet: ready-pod steps from the trace and a marker p
     CHECK(drawn == expected);
     int max_ready = 0;
     for (const auto& s : expected) max_ready = std::max(max_ready, s.second);
-    CHECK(svg.find("data-steps=\"" + std::to_string(expected.size()) + "\" data-decisions=\"" + std::to_string(actions) +
-                   "\" data-max-ready=\"" + std::to_string(max_ready) + "\"") != std::string::npos);
+    CHECK(svg.find("data-steps=\"" + std::to_string(expected.size()) + "\" data-decisions=\"" +
+                   std::to_string(actions) + "\" data-max-ready=\"" + std::to_string(max_ready) +
+                   "\"") != std::string::npos);
     ++variants;
   }
   CHECK(variants == 3);
@@ -98,9 +111,12 @@ TEST_CASE("report.html of a fleet: ready-pod steps from the trace and a marker p
 }
 
 TEST_CASE("report.html without a fleet has no deployment band") {
-  const fs::path d = fs::temp_directory_path() / ("rebalance-sim-report-nofleet-" + std::to_string(getpid()));
+  const fs::path d =
+      fs::temp_directory_path() / ("rebalance-sim-report-nofleet-" + std::to_string(getpid()));
   fs::remove_all(d);
-  REQUIRE(testing::run_cli("run scenarios/examples/two-consumers.json --out " + d.string(), "report-nofleet", true).code == 0);
+  REQUIRE(testing::run_cli("run scenarios/examples/two-consumers.json --out " + d.string(),
+                           "report-nofleet", true)
+              .code == 0);
   const std::string html = testing::read_file(d / "report.html");
   CHECK(count(html, "class=\"fleet\"") == 0);
   CHECK(count(html, "ready pods") == 0);

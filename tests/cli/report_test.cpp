@@ -12,7 +12,8 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path fresh(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("rebalance-sim-report-test-" + name + "-" + std::to_string(getpid()));
+  const fs::path d = fs::temp_directory_path() /
+                     ("rebalance-sim-report-test-" + name + "-" + std::to_string(getpid()));
   fs::remove_all(d);
   return d;
 }
@@ -23,13 +24,16 @@ const char* kAll = " --format perfetto --format mermaid --format csv";
 
 TEST_CASE("run --format writes every output, and the same bytes twice") {
   const fs::path a = fresh("a"), b = fresh("b");
-  const auto ra = testing::run_cli("run scenarios/examples/two-consumers.json --out " + a.string() + kAll, "report-a", true);
-  const auto rb = testing::run_cli("run scenarios/examples/two-consumers.json --out " + b.string() + kAll, "report-b", true);
+  const auto ra = testing::run_cli(
+      "run scenarios/examples/two-consumers.json --out " + a.string() + kAll, "report-a", true);
+  const auto rb = testing::run_cli(
+      "run scenarios/examples/two-consumers.json --out " + b.string() + kAll, "report-b", true);
   REQUIRE(ra.code == 0);
   REQUIRE(rb.code == 0);
   CHECK(ra.out.find("report: " + (a / "report.html").string() + "\n") != std::string::npos);
-  for (const char* f : {"report.html", "classic-eager/perfetto.json", "classic-eager/sequence.mmd",
-                        "classic-eager/timeline.csv", "classic-eager/lag.csv", "classic-eager/trace.jsonl"}) {
+  for (const char* f :
+       {"report.html", "classic-eager/perfetto.json", "classic-eager/sequence.mmd",
+        "classic-eager/timeline.csv", "classic-eager/lag.csv", "classic-eager/trace.jsonl"}) {
     INFO(f);
     REQUIRE(fs::exists(a / f));
     CHECK(fs::file_size(a / f) > 0);
@@ -43,7 +47,10 @@ TEST_CASE("run --format writes every output, and the same bytes twice") {
 
 TEST_CASE("report DIR renders the same bytes as run, from the files alone") {
   const fs::path d = fresh("re");
-  REQUIRE(testing::run_cli("run scenarios/examples/two-consumers-kip848.json --out " + d.string() + kAll, "report-re1", true).code == 0);
+  REQUIRE(testing::run_cli(
+              "run scenarios/examples/two-consumers-kip848.json --out " + d.string() + kAll,
+              "report-re1", true)
+              .code == 0);
   const std::string html = testing::read_file(d / "report.html");
   const std::string perfetto = testing::read_file(d / "consumer/perfetto.json");
   const std::string mmd = testing::read_file(d / "consumer/sequence.mmd");
@@ -56,10 +63,14 @@ TEST_CASE("report DIR renders the same bytes as run, from the files alone") {
   CHECK(testing::read_file(d / "consumer/perfetto.json") == perfetto);
   CHECK(testing::read_file(d / "consumer/sequence.mmd") == mmd);
   // Another rebalance for the Mermaid view.
-  REQUIRE(testing::run_cli("report " + d.string() + " --format mermaid --rebalance 1", "report-re3", true).code == 0);
+  REQUIRE(testing::run_cli("report " + d.string() + " --format mermaid --rebalance 1", "report-re3",
+                           true)
+              .code == 0);
   const std::string first = testing::read_file(d / "consumer/sequence.mmd");
-  CHECK(first.find("rebalance R1 of group g-consumer (epoch 2), trigger \"member A joined\"") != std::string::npos);
-  const auto bad = testing::run_cli("report " + d.string() + " --format mermaid --rebalance 9", "report-re4", true);
+  CHECK(first.find("rebalance R1 of group g-consumer (epoch 2), trigger \"member A joined\"") !=
+        std::string::npos);
+  const auto bad = testing::run_cli("report " + d.string() + " --format mermaid --rebalance 9",
+                                    "report-re4", true);
   CHECK(bad.code == 2);
   CHECK(bad.out.find("--rebalance 9: the consumer run has 4 rebalances") != std::string::npos);
   fs::remove_all(d);
@@ -73,8 +84,10 @@ TEST_CASE("report and explain refuse what is not a run directory (exit 2)") {
   fs::create_directories(empty);
   const auto e = testing::run_cli("explain " + empty.string(), "report-bad2", true);
   CHECK(e.code == 2);
-  CHECK(e.out.find("no variant directories with trace.jsonl and summary.json") != std::string::npos);
-  const auto f = testing::run_cli("report " + empty.string() + " --format svg", "report-bad3", true);
+  CHECK(e.out.find("no variant directories with trace.jsonl and summary.json") !=
+        std::string::npos);
+  const auto f =
+      testing::run_cli("report " + empty.string() + " --format svg", "report-bad3", true);
   CHECK(f.code == 2);
   fs::remove_all(empty);
 }
@@ -88,9 +101,14 @@ TEST_CASE("explain tells the two-consumers rebalances from the trace") {
   // 1st heartbeat of generation 1, 3000 ms and the heartbeat lateness after its join; the request
   // handling and write latency of the timing texture put the times off the millisecond grid),
   // revokes everything and gets orders-0..2 back at 6.075002 s, B orders-3..5.
-  CHECK(r.out.find("Rebalance 2 of group g-classic (generation 2): from 3.132409 s to 6.075002 s (2942.593 ms), trigger \"member B joined\".") != std::string::npos);
+  CHECK(r.out.find("Rebalance 2 of group g-classic (generation 2): from 3.132409 s to 6.075002 s "
+                   "(2942.593 ms), trigger \"member B joined\".") != std::string::npos);
   CHECK(r.out.find("B started at 3.121 s") != std::string::npos);
-  CHECK(r.out.find("A learned of it from its Heartbeat response (REBALANCE_IN_PROGRESS) at 6.059770 s") != std::string::npos);
-  CHECK(r.out.find("went from orders-0..5 to orders-0..2 (last change at 6.075002 s)") != std::string::npos);
-  CHECK(r.out.find("went from none to orders-3..5 (last change at 6.075002 s)") != std::string::npos);
+  CHECK(r.out.find(
+            "A learned of it from its Heartbeat response (REBALANCE_IN_PROGRESS) at 6.059770 s") !=
+        std::string::npos);
+  CHECK(r.out.find("went from orders-0..5 to orders-0..2 (last change at 6.075002 s)") !=
+        std::string::npos);
+  CHECK(r.out.find("went from none to orders-3..5 (last change at 6.075002 s)") !=
+        std::string::npos);
 }

@@ -17,7 +17,8 @@ namespace {
 const char* kScenario = "scenarios/examples/two-consumers.json";
 
 fs::path scratch(const std::string& tag) {
-  const fs::path p = fs::temp_directory_path() / ("rsim-cli-robust-" + tag + "-" + std::to_string(::getpid()));
+  const fs::path p =
+      fs::temp_directory_path() / ("rsim-cli-robust-" + tag + "-" + std::to_string(::getpid()));
   fs::remove_all(p);
   fs::create_directories(p);
   return p;
@@ -27,27 +28,34 @@ bool has_staging(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return false;
   for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.path().filename().string().find("rebalance-sim-staging") != std::string::npos) return true;
+    if (e.path().filename().string().find("rebalance-sim-staging") != std::string::npos)
+      return true;
   return false;
 }
 }  // namespace
 
 TEST_CASE("cli robustness: a repeated --protocol is exit 2 and writes nothing") {
   const fs::path dir = scratch("protocol");
-  const auto r = run_cli(std::string("run ") + kScenario + " --protocol classic-eager --protocol classic-eager --out " +
-                             (dir / "o").string(), "robust-protocol");
+  const auto r = run_cli(std::string("run ") + kScenario +
+                             " --protocol classic-eager --protocol classic-eager --out " +
+                             (dir / "o").string(),
+                         "robust-protocol");
   CHECK(r.code == 2);
   CHECK(r.err.find("--protocol: \"classic-eager\" given twice") != std::string::npos);
   CHECK(!fs::exists(dir / "o"));
   fs::remove_all(dir);
 }
 
-TEST_CASE("cli robustness: --out on an existing file, or where nothing can be written, is exit 2 naming it") {
+TEST_CASE(
+    "cli robustness: --out on an existing file, or where nothing can be written, is exit 2 naming "
+    "it") {
   const fs::path dir = scratch("out");
   std::ofstream(dir / "file") << "x";
-  auto r = run_cli(std::string("run ") + kScenario + " --out " + (dir / "file").string(), "robust-out");
+  auto r =
+      run_cli(std::string("run ") + kScenario + " --out " + (dir / "file").string(), "robust-out");
   CHECK(r.code == 2);
-  CHECK(r.err.find("cannot write " + (dir / "file").string() + ": exists and is not a folder") != std::string::npos);
+  CHECK(r.err.find("cannot write " + (dir / "file").string() + ": exists and is not a folder") !=
+        std::string::npos);
   CHECK(testing::read_file(dir / "file") == "x");
   CHECK(!has_staging(dir));
   r = run_cli(std::string("run ") + kScenario + " --out /proc/rebalance-sim-out", "robust-out2");
@@ -57,7 +65,8 @@ TEST_CASE("cli robustness: --out on an existing file, or where nothing can be wr
 }
 
 TEST_CASE("cli robustness: check --junit to an unwritable path is exit 2") {
-  const auto r = run_cli(std::string("check ") + kScenario + " --junit /proc/rebalance-sim.xml", "robust-junit");
+  const auto r = run_cli(std::string("check ") + kScenario + " --junit /proc/rebalance-sim.xml",
+                         "robust-junit");
   CHECK(r.code == 2);
   CHECK(r.err.find("cannot write /proc/rebalance-sim.xml") != std::string::npos);
 }
@@ -82,7 +91,8 @@ TEST_CASE("cli robustness: --seed -1 and describe --at 99999999999999999999 are 
   CHECK(r.err.find("99999999999999999999") != std::string::npos);
   r = run_cli(std::string("describe ") + kScenario + " --at 9223372036854775", "robust-at2");
   CHECK(r.code == 2);
-  CHECK(r.err.find("--at: must be <= duration_ms (30000), got 9223372036854775") != std::string::npos);
+  CHECK(r.err.find("--at: must be <= duration_ms (30000), got 9223372036854775") !=
+        std::string::npos);
 }
 
 TEST_CASE("cli robustness: the scenario's name is one sanitised folder under out/, never a path") {
@@ -94,9 +104,11 @@ TEST_CASE("cli robustness: the scenario's name is one sanitised folder under out
   std::ofstream(dir / "s.json") << doc.dump();
   const auto r = run_cli("run " + (dir / "s.json").string(), "robust-name");
   CHECK(r.code == 0);
-  const fs::path expected = fs::path(RSIM_SOURCE_DIR) / "out" / (".._.._" + dir.filename().string() + "-escaped");
+  const fs::path expected =
+      fs::path(RSIM_SOURCE_DIR) / "out" / (".._.._" + dir.filename().string() + "-escaped");
   CHECK(fs::exists(expected / "classic-eager" / "summary.json"));
-  CHECK(!fs::exists(fs::path(RSIM_SOURCE_DIR).parent_path().parent_path() / (dir.filename().string() + "-escaped")));
+  CHECK(!fs::exists(fs::path(RSIM_SOURCE_DIR).parent_path().parent_path() /
+                    (dir.filename().string() + "-escaped")));
   CHECK(!has_staging(expected));
   fs::remove_all(expected);
   fs::remove_all(dir);
@@ -124,7 +136,8 @@ TEST_CASE("cli robustness: a full tmpfs gives exit 2, the path, and no partial o
     fs::remove_all(dir);
     return;
   }
-  const auto r = run_cli(std::string("run ") + kScenario + " --out " + (dir / "o").string(), "robust-tmpfs");
+  const auto r =
+      run_cli(std::string("run ") + kScenario + " --out " + (dir / "o").string(), "robust-tmpfs");
   CHECK(r.code == 2);
   CHECK(r.err.find("cannot write " + (dir / "o").string()) != std::string::npos);
   CHECK(r.err.find("No space left on device") != std::string::npos);
@@ -134,16 +147,19 @@ TEST_CASE("cli robustness: a full tmpfs gives exit 2, the path, and no partial o
 }
 
 TEST_CASE("cli robustness: the watchdog ends a run with exit 2 naming the actor and the instant") {
-  const auto r = run_cli(std::string("run ") + kScenario +
-                             " --protocol classic-eager --max-events 1000 --out /tmp/rsim-watchdog-never",
-                         "robust-watchdog");
+  const auto r =
+      run_cli(std::string("run ") + kScenario +
+                  " --protocol classic-eager --max-events 1000 --out /tmp/rsim-watchdog-never",
+              "robust-watchdog");
   CHECK(r.code == 2);
-  CHECK(r.err.find("watchdog: 1000 events fired, the limit of one run, at t=") != std::string::npos);
+  CHECK(r.err.find("watchdog: 1000 events fired, the limit of one run, at t=") !=
+        std::string::npos);
   CHECK(r.err.find("(the last by ") != std::string::npos);
   CHECK(!fs::exists("/tmp/rsim-watchdog-never"));
-  const auto t = run_cli(std::string("run ") + kScenario +
-                             " --protocol classic-eager --max-trace-bytes 10000 --out /tmp/rsim-watchdog-never",
-                         "robust-watchdog2");
+  const auto t = run_cli(
+      std::string("run ") + kScenario +
+          " --protocol classic-eager --max-trace-bytes 10000 --out /tmp/rsim-watchdog-never",
+      "robust-watchdog2");
   CHECK(t.code == 2);
   CHECK(t.err.find("watchdog: the trace passed 10000 bytes") != std::string::npos);
   CHECK(!fs::exists("/tmp/rsim-watchdog-never"));
@@ -151,7 +167,8 @@ TEST_CASE("cli robustness: the watchdog ends a run with exit 2 naming the actor 
 
 TEST_CASE("cli robustness: --check-determinism runs twice and compares the traces' hashes") {
   const fs::path dir = scratch("determinism");
-  const auto r = run_cli(std::string("run ") + kScenario + " --check-determinism --out " + dir.string(), "robust-det");
+  const auto r = run_cli(
+      std::string("run ") + kScenario + " --check-determinism --out " + dir.string(), "robust-det");
   CHECK(r.code == 0);
   CHECK(r.out.find("determinism [classic-eager]: trace sha256 ") != std::string::npos);
   CHECK(r.out.find(": identical") != std::string::npos);

@@ -25,7 +25,8 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path temp_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("rebalance-sim-trace-levels-" + name + "-" + std::to_string(getpid()));
+  const fs::path d = fs::temp_directory_path() /
+                     ("rebalance-sim-trace-levels-" + name + "-" + std::to_string(getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -39,11 +40,13 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
-bool heartbeat_api(const std::string& api) { return api == "Heartbeat" || api == "ConsumerGroupHeartbeat"; }
+bool heartbeat_api(const std::string& api) {
+  return api == "Heartbeat" || api == "ConsumerGroupHeartbeat";
+}
 
 /// What a comparison of a `full` trace with a `standard` one found.
 struct LevelWalk {
-  bool matched = true;          // standard = full less lines only full writes, in order
+  bool matched = true;  // standard = full less lines only full writes, in order
   std::string first_problem;
   int lag_written = 0, lag_held = 0, lag_owner_changes = 0, lag_value_changes = 0;
   int records_dropped = 0, commit_records_dropped = 0, heartbeats_dropped = 0, fetch_dropped = 0;
@@ -53,20 +56,22 @@ struct LevelWalk {
 /// Walks the full trace line by line against the standard one: a line standard lacks must be one
 /// the rules leave to `full` (records.*, a Fetch rpc, an OffsetCommit record, a heartbeat
 /// request with nothing new (a classic Heartbeat, a ConsumerGroupHeartbeat at a positive epoch
-/// with no optional field: never a join or a leave) or a NONE answer, a lag line equal in lag and owner to the last
-/// one written for its partition, an auto-commit's OffsetCommit request (the rpc line right after
-/// its `commit` sent event of purpose auto-commit) or its NONE answer); every other line must be
-/// there, in the same order.
+/// with no optional field: never a join or a leave) or a NONE answer, a lag line equal in lag and
+/// owner to the last one written for its partition, an auto-commit's OffsetCommit request (the rpc
+/// line right after its `commit` sent event of purpose auto-commit) or its NONE answer); every
+/// other line must be there, in the same order.
 LevelWalk walk_levels(const std::string& full, const std::string& standard) {
   LevelWalk w;
   const auto f = lines_of(full), s = lines_of(standard);
-  std::map<std::pair<std::string, std::string>, std::pair<std::int64_t, std::string>> last;  // written lag, owner
+  std::map<std::pair<std::string, std::string>, std::pair<std::int64_t, std::string>>
+      last;  // written lag, owner
   std::size_t j = 0;
   auto fail = [&](const std::string& why) {
     if (w.matched) w.first_problem = why;
     w.matched = false;
   };
-  std::map<std::string, bool> auto_commit_next;                 // consumer -> its next OffsetCommit is an auto-commit
+  std::map<std::string, bool>
+      auto_commit_next;  // consumer -> its next OffsetCommit is an auto-commit
   std::set<std::pair<std::string, std::int64_t>> auto_commits;  // (consumer, correlation id)
   for (std::size_t i = 0; i < f.size(); ++i) {
     const auto e = nlohmann::json::parse(f[i]);
@@ -74,11 +79,13 @@ LevelWalk walk_levels(const std::string& full, const std::string& standard) {
     if (type == "commit" && e.value("phase", "") == "sent")
       auto_commit_next[e.at("consumer")] = e.value("purpose", "") == "auto-commit";
     const bool commit_rpc = type == "rpc" && e.value("api", "") == "OffsetCommit";
-    if (commit_rpc && e.value("dir", "") == "send" && std::exchange(auto_commit_next[e.at("from")], false))
+    if (commit_rpc && e.value("dir", "") == "send" &&
+        std::exchange(auto_commit_next[e.at("from")], false))
       auto_commits.emplace(e.at("from"), e.at("id").get<std::int64_t>());
     if (type == "run.start") {
       auto a = e, b = nlohmann::json::parse(s.at(j++));
-      if (a.value("trace_level", "") != "full" || b.value("trace_level", "") != "standard") fail("run.start level");
+      if (a.value("trace_level", "") != "full" || b.value("trace_level", "") != "standard")
+        fail("run.start level");
       a.erase("trace_level");
       b.erase("trace_level");
       if (a != b) fail("run.start");
@@ -86,10 +93,13 @@ LevelWalk walk_levels(const std::string& full, const std::string& standard) {
     }
     const bool same = j < s.size() && s[j] == f[i];
     if (type == "lag") {
-      const auto key = std::make_pair(e.at("group").get<std::string>(), e.at("partition").get<std::string>());
-      const std::string owner = e.at("owner").is_null() ? "<null>" : e.at("owner").get<std::string>();
+      const auto key =
+          std::make_pair(e.at("group").get<std::string>(), e.at("partition").get<std::string>());
+      const std::string owner =
+          e.at("owner").is_null() ? "<null>" : e.at("owner").get<std::string>();
       const auto it = last.find(key);
-      const bool repeat = it != last.end() && it->second == std::make_pair(e.at("lag").get<std::int64_t>(), owner);
+      const bool repeat =
+          it != last.end() && it->second == std::make_pair(e.at("lag").get<std::int64_t>(), owner);
       if (repeat) {
         if (same) fail("a repeated lag line written: " + f[i]);
         ++w.lag_held;
@@ -100,7 +110,8 @@ LevelWalk walk_levels(const std::string& full, const std::string& standard) {
         continue;
       }
       if (it != last.end() && it->second.second != owner) ++w.lag_owner_changes;
-      if (it != last.end() && it->second.first != e.at("lag").get<std::int64_t>()) ++w.lag_value_changes;
+      if (it != last.end() && it->second.first != e.at("lag").get<std::int64_t>())
+        ++w.lag_value_changes;
       last[key] = {e.at("lag").get<std::int64_t>(), owner};
       ++w.lag_written;
       ++j;
@@ -110,10 +121,14 @@ LevelWalk walk_levels(const std::string& full, const std::string& standard) {
       ++j;
       continue;
     }
-    if (type == "records.fetched" || type == "records.processed") ++w.records_dropped;
-    else if (type == "record" && e.value("record", "") == "OffsetCommit") ++w.commit_records_dropped;
-    else if (type == "rpc" && e.value("api", "") == "Fetch") ++w.fetch_dropped;
-    else if (commit_rpc && e.value("dir", "") == "send" && auto_commits.contains({e.at("from"), e.at("id").get<std::int64_t>()}))
+    if (type == "records.fetched" || type == "records.processed")
+      ++w.records_dropped;
+    else if (type == "record" && e.value("record", "") == "OffsetCommit")
+      ++w.commit_records_dropped;
+    else if (type == "rpc" && e.value("api", "") == "Fetch")
+      ++w.fetch_dropped;
+    else if (commit_rpc && e.value("dir", "") == "send" &&
+             auto_commits.contains({e.at("from"), e.at("id").get<std::int64_t>()}))
       ++w.auto_commit_rpcs_dropped;
     else if (commit_rpc && e.value("dir", "") == "recv" && e.value("error", "") == "NONE" &&
              auto_commits.contains({e.at("to"), e.at("id").get<std::int64_t>()}))
@@ -145,12 +160,14 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
   return rows;
 }
 
-using Steps = std::map<std::string, std::vector<std::pair<double, std::int64_t>>>;  // series -> (t, value)
+using Steps =
+    std::map<std::string, std::vector<std::pair<double, std::int64_t>>>;  // series -> (t, value)
 
 /// Whether two step functions agree at every time either of them changes: what carrying the last
 /// value forward gives. `missing` names a series one side lacks.
 std::string steps_differ(const Steps& a, const Steps& b) {
-  auto at = [](const std::vector<std::pair<double, std::int64_t>>& s, double t) -> std::optional<std::int64_t> {
+  auto at = [](const std::vector<std::pair<double, std::int64_t>>& s,
+               double t) -> std::optional<std::int64_t> {
     std::optional<std::int64_t> v;
     for (const auto& [x, y] : s)
       if (x <= t) v = y;
@@ -161,7 +178,8 @@ std::string steps_differ(const Steps& a, const Steps& b) {
       const auto oa = a.find(name), ob = b.find(name);
       if (oa == a.end() || ob == b.end()) return "series " + name + " on one side only";
       for (const auto& [t, v] : points)
-        if (at(oa->second, t) != at(ob->second, t)) return "series " + name + " at " + std::to_string(t);
+        if (at(oa->second, t) != at(ob->second, t))
+          return "series " + name + " at " + std::to_string(t);
     }
   return "";
 }
@@ -170,7 +188,8 @@ Steps lag_csv_steps(const std::string& text) {
   Steps out;
   const auto rows = csv_rows(text);
   for (std::size_t i = 1; i < rows.size(); ++i)
-    out[rows[i].at(1) + "|" + rows[i].at(2)].emplace_back(std::stod(rows[i].at(0)), std::stoll(rows[i].at(3)));
+    out[rows[i].at(1) + "|" + rows[i].at(2)].emplace_back(std::stod(rows[i].at(0)),
+                                                          std::stoll(rows[i].at(3)));
   return out;
 }
 
@@ -180,7 +199,8 @@ Steps perfetto_lag_steps(const std::string& text) {
   const auto& events = j.is_array() ? j : j.at("traceEvents");
   for (const auto& e : events)
     if (e.value("ph", "") == "C" && e.value("name", "").find("lag") != std::string::npos)
-      out[e.at("name")].emplace_back(e.at("ts").get<double>(), e.at("args").at("records").get<std::int64_t>());
+      out[e.at("name")].emplace_back(e.at("ts").get<double>(),
+                                     e.at("args").at("records").get<std::int64_t>());
   return out;
 }
 
@@ -212,14 +232,17 @@ std::string summary_body(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("every trace level is deterministic and gives the same summary; standard drops only Fetch rpcs") {
+TEST_CASE(
+    "every trace level is deterministic and gives the same summary; standard drops only Fetch "
+    "rpcs") {
   const auto d = temp_dir("levels");
   const std::string scenario = "scenarios/examples/two-consumers-kip848.json";
   std::map<std::string, std::string> trace, summary;
   for (const std::string level : {"full", "standard", "none"}) {
     for (const std::string copy : {"a", "b"}) {
       const auto out = d / (level + "-" + copy);
-      const auto r = testing::run_cli("run " + scenario + " --trace " + level + " --out " + out.string(), "levels");
+      const auto r = testing::run_cli(
+          "run " + scenario + " --trace " + level + " --out " + out.string(), "levels");
       REQUIRE(r.code == 0);
       const auto dir = out / "consumer";
       CHECK(fs::exists(dir / "summary.json"));
@@ -245,8 +268,10 @@ TEST_CASE("every trace level is deterministic and gives the same summary; standa
   fs::remove_all(d);
 }
 
-TEST_CASE("standard: lag lines only on change, no records.* or OffsetCommit records or quiet heartbeats; every "
-          "reader carries lag forward") {
+TEST_CASE(
+    "standard: lag lines only on change, no records.* or OffsetCommit records or quiet heartbeats; "
+    "every "
+    "reader carries lag forward") {
   // Two consumers on orders-0/1 at 50 records/s; B stalls for 20 s from 20 s (its partition's
   // lag grows, then drains); a steady lag holds in between; under the consumer protocol a
   // partition changes owner (A holds both until B's assignment).
@@ -254,7 +279,8 @@ TEST_CASE("standard: lag lines only on change, no records.* or OffsetCommit reco
   const std::string scenario = "scenarios/library/lag-build-up-and-drain.json";
   for (const std::string level : {"full", "standard"}) {
     const auto r = testing::run_cli("run " + scenario + " --trace " + level +
-                                        " --format csv --format perfetto --quiet --out " + (d / level).string(),
+                                        " --format csv --format perfetto --quiet --out " +
+                                        (d / level).string(),
                                     "readers");
     REQUIRE(r.code == 0);
   }
@@ -264,8 +290,10 @@ TEST_CASE("standard: lag lines only on change, no records.* or OffsetCommit reco
       return testing::read_file(d / level / variant / name);
     };
     CHECK(file("full", "summary.json") == file("standard", "summary.json"));
-    const std::string full = file("full", "trace.jsonl"), standard = file("standard", "trace.jsonl");
-    CHECK(standard.size() * 20 < full.size());  // this scenario's trace is mostly per-batch and lag lines
+    const std::string full = file("full", "trace.jsonl"),
+                      standard = file("standard", "trace.jsonl");
+    CHECK(standard.size() * 20 <
+          full.size());  // this scenario's trace is mostly per-batch and lag lines
     const LevelWalk w = walk_levels(full, standard);
     CAPTURE(w.first_problem);
     CHECK(w.matched);
@@ -280,10 +308,12 @@ TEST_CASE("standard: lag lines only on change, no records.* or OffsetCommit reco
     CHECK(w.auto_commit_rpcs_dropped > 0);
     // The readers: lag.csv and perfetto.json's lag counters are the same step functions (each
     // partition's and the group's total); timeline.csv is full's less the rows only full writes.
-    const Steps lf = lag_csv_steps(file("full", "lag.csv")), ls = lag_csv_steps(file("standard", "lag.csv"));
+    const Steps lf = lag_csv_steps(file("full", "lag.csv")),
+                ls = lag_csv_steps(file("standard", "lag.csv"));
     CHECK(lf.size() == 3);  // orders-0, orders-1, (total)
     CHECK(steps_differ(lf, ls) == "");
-    CHECK(lag_csv_steps(file("full", "lag.csv")).begin()->second.size() > ls.begin()->second.size());
+    CHECK(lag_csv_steps(file("full", "lag.csv")).begin()->second.size() >
+          ls.begin()->second.size());
     const Steps pf = perfetto_lag_steps(file("full", "perfetto.json"));
     CHECK(pf.size() == 3);  // total lag, lag orders-0, lag orders-1
     CHECK(steps_differ(pf, perfetto_lag_steps(file("standard", "perfetto.json"))) == "");
@@ -292,25 +322,32 @@ TEST_CASE("standard: lag lines only on change, no records.* or OffsetCommit reco
   // explain tells the same story from both run directories (who learned of each rebalance by
   // which heartbeat, callbacks, leaves): a leave's heartbeat is never quiet.
   for (const std::string level : {"full", "standard"}) {
-    const auto r = testing::run_cli("run scenarios/library/rolling-restart-dynamic.json --trace " + level +
-                                        " --quiet --out " + (d / ("rolling-" + level)).string(),
-                                    "readers-rolling");
+    const auto r =
+        testing::run_cli("run scenarios/library/rolling-restart-dynamic.json --trace " + level +
+                             " --quiet --out " + (d / ("rolling-" + level)).string(),
+                         "readers-rolling");
     REQUIRE(r.code == 0);
   }
-  const auto explain_full = testing::run_cli("explain " + (d / "rolling-full").string(), "readers-explain-full");
-  const auto explain_standard = testing::run_cli("explain " + (d / "rolling-standard").string(), "readers-explain-std");
+  const auto explain_full =
+      testing::run_cli("explain " + (d / "rolling-full").string(), "readers-explain-full");
+  const auto explain_standard =
+      testing::run_cli("explain " + (d / "rolling-standard").string(), "readers-explain-std");
   REQUIRE(explain_full.code == 0);
-  CHECK(explain_full.out.find("learned of it from its ConsumerGroupHeartbeat response") != std::string::npos);
+  CHECK(explain_full.out.find("learned of it from its ConsumerGroupHeartbeat response") !=
+        std::string::npos);
   CHECK(explain_full.out == explain_standard.out);
   // `report DIR` renders the same files from a standard run directory as `run` did.
   const auto before = testing::read_file(d / "standard" / "consumer" / "lag.csv");
-  const auto again = testing::run_cli("report " + (d / "standard").string() + " --format csv", "readers-report");
+  const auto again =
+      testing::run_cli("report " + (d / "standard").string() + " --format csv", "readers-report");
   REQUIRE(again.code == 0);
   CHECK(testing::read_file(d / "standard" / "consumer" / "lag.csv") == before);
   fs::remove_all(d);
 }
 
-TEST_CASE("standard: an auto-commit answered NONE has no rpc lines; a commit of a rebalance or with an error keeps them") {
+TEST_CASE(
+    "standard: an auto-commit answered NONE has no rpc lines; a commit of a rebalance or with an "
+    "error keeps them") {
   // A owns orders-0/1 (10 records/s each) from 0 s; B starts at 9.5 s; the coordinator (the one
   // broker) fails at 15.301 s for 1 s. auto.commit.interval.ms is 5000 (the default).
   // classic-eager: A auto-commits at 5.02 and 10.02 s; it learns of B's join at its heartbeat at
@@ -334,16 +371,18 @@ TEST_CASE("standard: an auto-commit answered NONE has no rpc lines; a commit of 
              {"at_ms": 15301, "do": "fail-coordinator", "group": "g", "down_ms": 1000}]
 })");
   for (const std::string level : {"full", "standard"}) {
-    const auto r = testing::run_cli("run " + (d / "auto-commit.json").string() + " --trace " + level +
-                                        " --format csv --quiet --out " + (d / level).string(),
-                                    "levels-auto-commit");
+    const auto r =
+        testing::run_cli("run " + (d / "auto-commit.json").string() + " --trace " + level +
+                             " --format csv --quiet --out " + (d / level).string(),
+                         "levels-auto-commit");
     REQUIRE(r.code == 0);
   }
   struct Expected {
     std::string variant;
     std::size_t full_rpcs, standard_rpcs, commits;
   };
-  for (const Expected& x : {Expected{"classic-eager", 10, 2, 10}, Expected{"consumer", 12, 3, 12}}) {
+  for (const Expected& x :
+       {Expected{"classic-eager", 10, 2, 10}, Expected{"consumer", 12, 3, 12}}) {
     CAPTURE(x.variant);
     const auto file = [&](const std::string& level, const std::string& name) {
       return testing::read_file(d / level / x.variant / name);
@@ -359,24 +398,28 @@ TEST_CASE("standard: an auto-commit answered NONE has no rpc lines; a commit of 
     CHECK(commits["full"].size() == x.commits);
     CHECK(commits["standard"] == commits["full"]);
     // The commit before revocation's round trip, at both levels.
-    const auto revocation = std::find_if(commits["full"].begin(), commits["full"].end(), [](const std::string& l) {
-      return l.find("\"purpose\":\"before revocation\"") != std::string::npos;
-    });
+    const auto revocation =
+        std::find_if(commits["full"].begin(), commits["full"].end(), [](const std::string& l) {
+          return l.find("\"purpose\":\"before revocation\"") != std::string::npos;
+        });
     REQUIRE(revocation != commits["full"].end());
     CHECK(rpcs["standard"][0].find("\"dir\":\"send\"") != std::string::npos);
     CHECK(rpcs["standard"][1].find("\"dir\":\"recv\"") != std::string::npos);
     CHECK(rpcs["standard"][1].find("\"error\":\"NONE\"") != std::string::npos);
     if (x.variant == "consumer") {
-      CHECK(rpcs["standard"][2] ==
-            R"({"t_us":15301000,"type":"rpc","dir":"recv","from":"broker-0","to":"A","api":"OffsetCommit","id":163,"error":"NETWORK_EXCEPTION"})");
+      CHECK(
+          rpcs["standard"][2] ==
+          R"({"t_us":15301000,"type":"rpc","dir":"recv","from":"broker-0","to":"A","api":"OffsetCommit","id":163,"error":"NETWORK_EXCEPTION"})");
     }
     const LevelWalk w = walk_levels(file("full", "trace.jsonl"), file("standard", "trace.jsonl"));
     CAPTURE(w.first_problem);
     CHECK(w.matched);
     CHECK(static_cast<std::size_t>(w.auto_commit_rpcs_dropped) == x.full_rpcs - x.standard_rpcs);
-    // The readers see the same run: the summary, lag.csv's step functions, timeline.csv less full's rows.
+    // The readers see the same run: the summary, lag.csv's step functions, timeline.csv less full's
+    // rows.
     CHECK(file("full", "summary.json") == file("standard", "summary.json"));
-    CHECK(steps_differ(lag_csv_steps(file("full", "lag.csv")), lag_csv_steps(file("standard", "lag.csv"))) == "");
+    CHECK(steps_differ(lag_csv_steps(file("full", "lag.csv")),
+                       lag_csv_steps(file("standard", "lag.csv"))) == "");
     CHECK(timeline_differs(file("full", "timeline.csv"), file("standard", "timeline.csv")) == "");
   }
   fs::remove_all(d);
@@ -401,12 +444,13 @@ TEST_CASE("standard: a share group's steady ShareGroupHeartbeats are written at 
   std::map<std::string, std::vector<std::string>> heartbeats;
   std::map<std::string, std::string> summary;
   for (const std::string level : {"full", "standard"}) {
-    const auto r = testing::run_cli("run " + (d / "share-one.json").string() + " --trace " + level + " --quiet --out " +
-                                        (d / level).string(),
+    const auto r = testing::run_cli("run " + (d / "share-one.json").string() + " --trace " + level +
+                                        " --quiet --out " + (d / level).string(),
                                     "levels-share");
     REQUIRE(r.code == 0);
     for (const auto& line : lines_of(testing::read_file(d / level / "share" / "trace.jsonl")))
-      if (line.find("\"api\":\"ShareGroupHeartbeat\"") != std::string::npos) heartbeats[level].push_back(line);
+      if (line.find("\"api\":\"ShareGroupHeartbeat\"") != std::string::npos)
+        heartbeats[level].push_back(line);
     summary[level] = testing::read_file(d / level / "share" / "summary.json");
   }
   CHECK(summary["full"] == summary["standard"]);
@@ -421,8 +465,9 @@ TEST_CASE("standard: a share group's steady ShareGroupHeartbeats are written at 
 
 TEST_CASE("a bad --trace level is a usage error (exit 2) and writes nothing") {
   const auto d = temp_dir("bad");
-  const auto r = testing::run_cli("run scenarios/examples/two-consumers.json --trace verbose --out " + (d / "out").string(),
-                                  "levels-bad", true);
+  const auto r = testing::run_cli(
+      "run scenarios/examples/two-consumers.json --trace verbose --out " + (d / "out").string(),
+      "levels-bad", true);
   CHECK(r.code == 2);
   CHECK_FALSE(fs::exists(d / "out"));
   fs::remove_all(d);
@@ -430,8 +475,9 @@ TEST_CASE("a bad --trace level is a usage error (exit 2) and writes nothing") {
 
 TEST_CASE("--quiet prints nothing on success and still exits 1 on a failed expectation") {
   const auto d = temp_dir("quiet");
-  const auto r = testing::run_cli("run scenarios/examples/two-consumers.json --quiet --out " + (d / "out").string(),
-                                  "levels-quiet");
+  const auto r = testing::run_cli(
+      "run scenarios/examples/two-consumers.json --quiet --out " + (d / "out").string(),
+      "levels-quiet");
   CHECK(r.code == 0);
   CHECK(r.out.empty());
   CHECK(r.err.empty());  // stderr is not a terminal here: no progress line either
@@ -439,7 +485,8 @@ TEST_CASE("--quiet prints nothing on success and still exits 1 on a failed expec
   fs::remove_all(d);
 }
 
-TEST_CASE("bench scale --trace: none writes no trace, standard does; a bad level is a usage error") {
+TEST_CASE(
+    "bench scale --trace: none writes no trace, standard does; a bad level is a usage error") {
   // 20 consumers x 200 partitions for 10 virtual s: the same events at both levels (the trace
   // level changes what is written, never what happens), trace bytes only at standard.
   const auto row = [](const std::string& out) {
@@ -449,8 +496,10 @@ TEST_CASE("bench scale --trace: none writes no trace, standard does; a bad level
       if (line.find("20 x 200") != std::string::npos) return line;
     return std::string();
   };
-  const auto none = testing::run_cli("bench scale --sizes 20x200 --virtual-ms 10000 --trace none", "bench-none");
-  const auto standard = testing::run_cli("bench scale --sizes 20x200 --virtual-ms 10000", "bench-standard");
+  const auto none =
+      testing::run_cli("bench scale --sizes 20x200 --virtual-ms 10000 --trace none", "bench-none");
+  const auto standard =
+      testing::run_cli("bench scale --sizes 20x200 --virtual-ms 10000", "bench-standard");
   REQUIRE(none.code == 0);
   REQUIRE(standard.code == 0);
   CHECK(none.out.find("trace none (summary only)") != std::string::npos);
@@ -463,7 +512,9 @@ TEST_CASE("bench scale --trace: none writes no trace, standard does; a bad level
   CHECK(a_events == b_events);
   // The trace column: "-" without a trace, a size with one.
   CHECK(row(none.out).find(" - ") != std::string::npos);
-  CHECK((row(standard.out).find("KiB") != std::string::npos || row(standard.out).find("MiB") != std::string::npos));
-  const auto bad = testing::run_cli("bench scale --sizes 20x200 --trace verbose", "bench-bad", true);
+  CHECK((row(standard.out).find("KiB") != std::string::npos ||
+         row(standard.out).find("MiB") != std::string::npos));
+  const auto bad =
+      testing::run_cli("bench scale --sizes 20x200 --trace verbose", "bench-bad", true);
   CHECK(bad.code == 2);
 }

@@ -37,20 +37,26 @@ std::string scenario(bool restart) {
      "config": {"client.id": "B", "group.instance.id": "b", "session.timeout.ms": 10000}}],
   "events": [{"at_ms": 0, "do": "start", "consumer": "A"}, {"at_ms": 1000, "do": "start", "consumer": "B"}]
 })");
-  s["events"].push_back(restart ? json{{"at_ms", 20000}, {"do", "restart"}, {"consumer", "B"}, {"after_ms", 2000}}
-                                : json{{"at_ms", 20000}, {"do", "crash"}, {"consumer", "B"}});
+  s["events"].push_back(
+      restart ? json{{"at_ms", 20000}, {"do", "restart"}, {"consumer", "B"}, {"after_ms", 2000}}
+              : json{{"at_ms", 20000}, {"do", "crash"}, {"consumer", "B"}});
   return s.dump(2);
 }
 
-const char* kLine = "at 20000 ms: B: group.instance.id b not released: held by the dead member for 8013 ms, until the "
-                    "coordinator removed it (session timeout)";
+const char* kLine =
+    "at 20000 ms: B: group.instance.id b not released: held by the dead member for 8013 ms, until "
+    "the "
+    "coordinator removed it (session timeout)";
 
 }  // namespace
 
-TEST_CASE("unreleased instance id: a crashed static member's id held until its session times out, everywhere") {
+TEST_CASE(
+    "unreleased instance id: a crashed static member's id held until its session times out, "
+    "everywhere") {
   const fs::path dir = testing::scratch_dir("unreleased-id", "crash");
   testing::write_file(dir / "s.json", scenario(false));
-  const auto run = run_cli("run " + (dir / "s.json").string() + " --out " + (dir / "out").string(), "unreleased-run");
+  const auto run = run_cli("run " + (dir / "s.json").string() + " --out " + (dir / "out").string(),
+                           "unreleased-run");
   REQUIRE_MESSAGE(run.code == 0, run.err);
   CHECK(contains(run.out, std::string("  warning: ") + kLine + "\n"));
   const json summary = json::parse(read_file(dir / "out" / "classic-eager" / "summary.json"));
@@ -63,13 +69,15 @@ TEST_CASE("unreleased instance id: a crashed static member's id held until its s
   const auto explain = run_cli("explain " + (dir / "s.json").string(), "unreleased-explain");
   CHECK(contains(explain.out, std::string("  Decisive moment ") + kLine + "\n"));
   const auto check = run_cli("check " + (dir / "s.json").string(), "unreleased-check");
-  CHECK(contains(check.out, std::string("WARN static-crash [classic-eager]: decisive moment ") + kLine + "\n"));
+  CHECK(contains(check.out, std::string("WARN static-crash [classic-eager]: decisive moment ") +
+                                kLine + "\n"));
 }
 
 TEST_CASE("unreleased instance id: a static member back in time with its id is no such moment") {
   const fs::path dir = testing::scratch_dir("unreleased-id", "restart");
   testing::write_file(dir / "s.json", scenario(true));
-  const auto run = run_cli("run " + (dir / "s.json").string() + " --out " + (dir / "out").string(), "unreleased-restart");
+  const auto run = run_cli("run " + (dir / "s.json").string() + " --out " + (dir / "out").string(),
+                           "unreleased-restart");
   REQUIRE_MESSAGE(run.code == 0, run.err);
   CHECK_FALSE(contains(run.out, "not released"));
   const json summary = json::parse(read_file(dir / "out" / "classic-eager" / "summary.json"));

@@ -26,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   rsim::cli::FormatArgs formats;
   formats.formats = {"perfetto", "mermaid", "csv"};
   try {
-    rsim::cli::render_outputs({rsim::cli::VariantText{"classic-eager", trace, summary, {}, {}}}, formats);
+    rsim::cli::render_outputs({rsim::cli::VariantText{"classic-eager", trace, summary, {}, {}}},
+                              formats);
   } catch (const rsim::ScenarioError&) {
   }
   return 0;

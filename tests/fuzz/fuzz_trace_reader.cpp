@@ -16,20 +16,27 @@
 namespace {
 
 std::string fingerprint(const reports::Timeline& t) {
-  std::string out = fmt::format("{} {} {} {}\n", t.scenario, t.protocol, t.duration_us, t.lag_series);
+  std::string out =
+      fmt::format("{} {} {} {}\n", t.scenario, t.protocol, t.duration_us, t.lag_series);
   for (const auto& p : t.partitions) out += p + ",";
   for (const auto& l : t.lanes) {
     out += fmt::format("\nlane {} {}", l.consumer, l.group);
-    for (const auto& o : l.owned) out += fmt::format(" own {} {} {}", o.start_us, o.end_us, o.partitions.size());
-    for (const auto& s : l.spans) out += fmt::format(" span {} {} {} {}", s.start_us, s.end_us, s.kind, s.label);
-    for (const auto& i : l.instants) out += fmt::format(" instant {} {} {}", i.t_us, i.kind, i.label);
+    for (const auto& o : l.owned)
+      out += fmt::format(" own {} {} {}", o.start_us, o.end_us, o.partitions.size());
+    for (const auto& s : l.spans)
+      out += fmt::format(" span {} {} {} {}", s.start_us, s.end_us, s.kind, s.label);
+    for (const auto& i : l.instants)
+      out += fmt::format(" instant {} {} {}", i.t_us, i.kind, i.label);
   }
   for (const auto& g : t.groups) {
     out += "\ngroup " + g.group;
-    for (const auto& s : g.segments) out += fmt::format(" seg {} {} {}", s.start_us, s.end_us, s.label);
+    for (const auto& s : g.segments)
+      out += fmt::format(" seg {} {} {}", s.start_us, s.end_us, s.label);
     for (const auto& e : g.epochs) out += fmt::format(" epoch {} {}", e.t_us, e.label);
   }
-  for (const auto& m : t.messages) out += fmt::format("\nmsg {} {} {} {} {} {}", m.send_us, m.recv_us, m.client, m.api, m.error, m.detail);
+  for (const auto& m : t.messages)
+    out += fmt::format("\nmsg {} {} {} {} {} {}", m.send_us, m.recv_us, m.client, m.api, m.error,
+                       m.detail);
   for (std::size_t p = 0; p < t.lag.size(); ++p)
     for (const auto& pt : t.lag[p]) out += fmt::format("\nlag {} {} {}", p, pt.t_us, pt.lag);
   for (const auto& pt : t.total_lag) out += fmt::format("\ntotal {} {}", pt.t_us, pt.lag);
@@ -56,8 +63,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
     const std::string_view line = text.substr(pos, end - pos);
-    if (!line.empty() && line.front() == '{') spaced.append("{ ").append(line.substr(1));
-    else spaced.append(line);
+    if (!line.empty() && line.front() == '{')
+      spaced.append("{ ").append(line.substr(1));
+    else
+      spaced.append(line);
     if (end < text.size()) spaced += '\n';
     pos = end + 1;
   }

@@ -17,7 +17,8 @@
 
 namespace {
 
-rsim::records::GroupRecord offset_commit(const std::string& group, std::int32_t partition, std::int64_t offset) {
+rsim::records::GroupRecord offset_commit(const std::string& group, std::int32_t partition,
+                                         std::int64_t offset) {
   return rsim::records::OffsetCommit{
       .group = group, .topic = "t", .partition_index = partition, .committed_offset = offset};
 }
@@ -56,26 +57,31 @@ void check_ten_live_keys(const std::function<void(rsim::OffsetsLog&, sim::Kernel
 
 }  // namespace
 
-TEST_CASE("the offsets log keeps the latest committed value per key: 10,000 commits of 10 partitions") {
+TEST_CASE(
+    "the offsets log keeps the latest committed value per key: 10,000 commits of 10 partitions") {
   sim::Kernel kernel;
   testing::RecordedTracer tracer(kernel);
   check_ten_live_keys(
       [](rsim::OffsetsLog& log, sim::Kernel&, int round) {
         std::vector<rsim::records::GroupRecord> write;
-        for (std::int32_t i = 0; i < 10; ++i) write.push_back(offset_commit("g", i, round * 10 + i));
+        for (std::int32_t i = 0; i < 10; ++i)
+          write.push_back(offset_commit("g", i, round * 10 + i));
         log.append(std::move(write), nullptr);
       },
       tracer, kernel);
   // The trace has all 10,000 records (dump-log's source).
   std::size_t traced = 0;
-  for (const auto& l : tracer.lines()) traced += l.find("\"type\":\"record\"") != std::string::npos ? 1 : 0;
+  for (const auto& l : tracer.lines())
+    traced += l.find("\"type\":\"record\"") != std::string::npos ? 1 : 0;
   CHECK(traced == 10'000);
 }
 
-TEST_CASE("the offsets log keeps the latest committed value per key: 10,000 typed commits (the coordinators' path)") {
+TEST_CASE(
+    "the offsets log keeps the latest committed value per key: 10,000 typed commits (the "
+    "coordinators' path)") {
   struct Ignore final : rsim::OffsetsLog::CommitListener {
-    void on_offsets_committed(const std::string&, std::span<const rsim::CommittedOffset>, sim::NodeId,
-                              std::int32_t) override {}
+    void on_offsets_committed(const std::string&, std::span<const rsim::CommittedOffset>,
+                              sim::NodeId, std::int32_t) override {}
   } ignore;
   sim::Kernel kernel;
   testing::RecordedTracer tracer(kernel);
@@ -94,8 +100,10 @@ TEST_CASE("a record superseded by an uncommitted write stays until that write co
   rsim::OffsetsLog log(kernel, tracer, sim::Rng(1, "log"), sim::Distribution::constant(10), 50);
   const std::int32_t p = rsim::coordinator_partition("g", 50);
   std::vector<rsim::records::GroupRecord> records;
-  kernel.schedule_closure_after(sim::ms(1), [&] { log.append({offset_commit("g", 0, 5)}, nullptr); });  // commits at 11 ms
-  kernel.schedule_closure_after(sim::ms(20), [&] { log.append({offset_commit("g", 0, 7)}, nullptr); });  // at 30 ms
+  kernel.schedule_closure_after(
+      sim::ms(1), [&] { log.append({offset_commit("g", 0, 5)}, nullptr); });  // commits at 11 ms
+  kernel.schedule_closure_after(
+      sim::ms(20), [&] { log.append({offset_commit("g", 0, 7)}, nullptr); });  // at 30 ms
   kernel.schedule_closure_after(sim::ms(25), [&] {
     // A new leader at 25 ms truncates the uncommitted write: the old value must still be there.
     log.truncate_uncommitted(p, kernel.now());
@@ -116,7 +124,9 @@ ojson member_record(const char* type, const std::string& member, bool tombstone)
 
 }  // namespace
 
-TEST_CASE("member churn: the log keeps the live members' latest records, and its replay is the full log's") {
+TEST_CASE(
+    "member churn: the log keeps the live members' latest records, and its replay is the full "
+    "log's") {
   // 300 rounds of a KIP-848 group of 10 members: each round one member leaves (its current
   // assignment, target and metadata tombstones, in the coordinator's order) and a new one joins,
   // the group epoch bumps, and every member gets a new target and current assignment (its
@@ -152,14 +162,20 @@ TEST_CASE("member churn: the log keeps the live members' latest records, and its
         write.push_back(member_record("ConsumerGroupMemberMetadata", gone, true));
       }
       while (members.size() < 10) join(write);
-      write.push_back({{"record", "ConsumerGroupMetadata"}, {"tombstone", false}, {"group", "g"}, {"epoch", round + 1}});
+      write.push_back({{"record", "ConsumerGroupMetadata"},
+                       {"tombstone", false},
+                       {"group", "g"},
+                       {"epoch", round + 1}});
       for (std::size_t i = 0; i < members.size(); ++i) {
         ojson t = member_record("ConsumerGroupTargetAssignmentMember", members[i], false);
         t["partitions"] = {"t-" + std::to_string(i)};
         write.push_back(std::move(t));
       }
-      write.push_back({{"record", "ConsumerGroupTargetAssignmentMetadata"}, {"tombstone", false}, {"group", "g"},
-                       {"assignment_epoch", round + 1}, {"assignment_timestamp", round}});
+      write.push_back({{"record", "ConsumerGroupTargetAssignmentMetadata"},
+                       {"tombstone", false},
+                       {"group", "g"},
+                       {"assignment_epoch", round + 1},
+                       {"assignment_timestamp", round}});
       for (std::size_t i = 0; i < members.size(); ++i) {
         ojson c = member_record("ConsumerGroupCurrentMemberAssignment", members[i], false);
         c["member_epoch"] = round + 1;
@@ -197,7 +213,8 @@ TEST_CASE("member churn: the log keeps the live members' latest records, and its
 
 TEST_CASE("a long run streams its trace through a bounded buffer and retains no trace") {
   // two-consumers for 30 virtual minutes: a trace of megabytes, a buffer of 64 KiB.
-  auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/scenarios/examples/two-consumers.json");
+  auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) +
+                                       "/scenarios/examples/two-consumers.json");
   spec.duration = sim::ms(30 * 60 * 1000);
   const auto dir = std::filesystem::temp_directory_path() / "rsim-bounded-memory-test";
   std::filesystem::create_directories(dir);

@@ -20,7 +20,9 @@ using testing::times;
 constexpr const char* kBounce = "scenarios/brokers/broker-rolling-bounce.json";
 constexpr const char* kGrowth = "scenarios/classic/add-partitions-after-disconnect.json";
 
-double ms(const json& e) { return e["t_us"].get<double>() / 1000.0; }
+double ms(const json& e) {
+  return e["t_us"].get<double>() / 1000.0;
+}
 }  // namespace
 
 TEST_CASE("a rolling bounce of three brokers: leaders move, fetches follow, no rebalance") {
@@ -40,7 +42,8 @@ TEST_CASE("a rolling bounce of three brokers: leaders move, fetches follow, no r
       CHECK(e["type"] != "callback");
     }
     // Each broker stops at its event, is down 50 ms later, starts 10 s after that.
-    CHECK(times(trace, "broker.stop", "graceful", true) == std::vector<double>{20000, 40000, 60000});
+    CHECK(times(trace, "broker.stop", "graceful", true) ==
+          std::vector<double>{20000, 40000, 60000});
     CHECK(times(trace, "broker.start", "broker", 0) == std::vector<double>{30050});
     CHECK(times(trace, "broker.start", "broker", 1) == std::vector<double>{50050});
     CHECK(times(trace, "broker.start", "broker", 2) == std::vector<double>{70050});
@@ -79,12 +82,14 @@ TEST_CASE("after NOT_LEADER_OR_FOLLOWER the consumer fetches from the new leader
   std::vector<std::pair<double, std::string>> fetched;
   for (const auto& e : events(trace, "records.fetched")) {
     if (e["consumer"] != "A" || ms(e) < 20000 || ms(e) > 20030) continue;
-    for (const auto& r : e["ranges"]) fetched.emplace_back(ms(e), r["partition"].get<std::string>());
+    for (const auto& r : e["ranges"])
+      fetched.emplace_back(ms(e), r["partition"].get<std::string>());
   }
   CHECK(fetched == std::vector<std::pair<double, std::string>>{
                        {20001, "t-1"}, {20002, "t-0"}, {20021, "t-0"}, {20021, "t-1"}});
   // The clients' connections to broker-0 reset when its process stops, 50 ms after the stop.
-  CHECK(times(trace, "net.disconnect", "node", "broker-0") == std::vector<double>{20050, 20050, 20050});
+  CHECK(times(trace, "net.disconnect", "node", "broker-0") ==
+        std::vector<double>{20050, 20050, 20050});
 }
 
 TEST_CASE("a crashed broker's leadership moves only when the controller fences it") {
@@ -92,8 +97,10 @@ TEST_CASE("a crashed broker's leadership moves only when the controller fences i
   // broker.session.timeout.ms (9 s), while their consumers refresh with a growing backoff.
   auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + kBounce);
   spec.events.resize(3);  // the starts
-  spec.events.push_back(rsim::EventSpec{.at = sim::ms(20000), .verb = rsim::verb::CrashBroker{.broker = 0}});
-  const auto trace = testing::parse_trace(rsim::run_scenario(spec, "classic-eager", spec.seed).trace_lines);
+  spec.events.push_back(
+      rsim::EventSpec{.at = sim::ms(20000), .verb = rsim::verb::CrashBroker{.broker = 0}});
+  const auto trace =
+      testing::parse_trace(rsim::run_scenario(spec, "classic-eager", spec.seed).trace_lines);
   CHECK(times(trace, "broker.fenced", "broker", 0) == std::vector<double>{29000});
   const auto moves = events(trace, "partition.leaders");
   REQUIRE(moves.size() == 1);

@@ -24,7 +24,8 @@ namespace {
 
 /// `brokers` live brokers (node n = broker n), offsets.topic.replication.factor 3, one topic
 /// "t" with `partitions` partitions.
-ClusterMetadata cluster_of(std::int32_t brokers, std::int32_t partitions, std::int32_t offsets_partitions = 50) {
+ClusterMetadata cluster_of(std::int32_t brokers, std::int32_t partitions,
+                           std::int32_t offsets_partitions = 50) {
   ClusterMetadata c;
   for (std::int32_t b = 0; b < brokers; ++b) {
     c.broker_nodes.push_back(static_cast<sim::NodeId>(b));
@@ -37,7 +38,8 @@ ClusterMetadata cluster_of(std::int32_t brokers, std::int32_t partitions, std::i
   return c;
 }
 
-TopicSpec topic_t(std::int32_t partitions, std::int64_t initial, std::optional<sim::Distribution> gap) {
+TopicSpec topic_t(std::int32_t partitions, std::int64_t initial,
+                  std::optional<sim::Distribution> gap) {
   TopicSpec t;
   t.name = "t";
   t.partitions = partitions;
@@ -48,7 +50,9 @@ TopicSpec topic_t(std::int32_t partitions, std::int64_t initial, std::optional<s
 
 }  // namespace
 
-TEST_CASE("broker: only the partition's leader serves a Fetch; the others answer NOT_LEADER_OR_FOLLOWER") {
+TEST_CASE(
+    "broker: only the partition's leader serves a Fetch; the others answer "
+    "NOT_LEADER_OR_FOLLOWER") {
   ClusterMetadata c = cluster_of(3, 3);
   // Partition p starts led by broker p mod 3.
   CHECK(fetch_error(c, 1, {"t", 1}) == ErrorCode::NONE);
@@ -102,7 +106,9 @@ TEST_CASE("broker: __consumer_offsets leadership and FindCoordinator") {
   CHECK(none.node_id == -1);
 }
 
-TEST_CASE("broker: ListOffsets earliest is the log start, latest the log end now; OffsetsForLeaderEpoch") {
+TEST_CASE(
+    "broker: ListOffsets earliest is the log start, latest the log end now; "
+    "OffsetsForLeaderEpoch") {
   sim::Kernel kernel;
   testing::RecordedTracer tracer(kernel);
   // 5 records at start, then one every 100 ms per partition.
@@ -131,7 +137,9 @@ TEST_CASE("broker: ListOffsets earliest is the log start, latest the log end now
   CHECK(r.partitions[1].end_offset == -1);
 }
 
-TEST_CASE("broker: on the network, a group request to a broker that does not coordinate the group is refused") {
+TEST_CASE(
+    "broker: on the network, a group request to a broker that does not coordinate the group is "
+    "refused") {
   sim::Kernel kernel;
   testing::RecordedTracer tracer(kernel);
   sim::Network<Envelope> net(kernel, sim::Rng(1, "net"), sim::LinkSpec{});
@@ -143,8 +151,9 @@ TEST_CASE("broker: on the network, a group request to a broker that does not coo
   LagMonitor lag(kernel, tracer, w, sim::ms(1000));
   std::vector<std::unique_ptr<Broker>> brokers;
   for (std::int32_t b = 0; b < 2; ++b) {
-    brokers.push_back(std::make_unique<Broker>(b, kernel, tracer, net, cluster, config, CoordinatorLoadSpec{}, log,
-                                               1, w, lag, InjectedBugs{}));
+    brokers.push_back(std::make_unique<Broker>(b, kernel, tracer, net, cluster, config,
+                                               CoordinatorLoadSpec{}, log, 1, w, lag,
+                                               InjectedBugs{}));
     cluster.broker_nodes.push_back(brokers.back()->node());
   }
   std::vector<std::pair<std::int64_t, Envelope>> got;
@@ -153,7 +162,8 @@ TEST_CASE("broker: on the network, a group request to a broker that does not coo
   });
   // "g" lives in __consumer_offsets partition 103 % 50 = 3, led by broker 3 % 2 = 1.
   net.send(client, brokers[0]->node(), Envelope{1, JoinGroupRequest{.group_id = "g"}});
-  net.send(client, brokers[0]->node(), Envelope{2, ListOffsetsRequest{.timestamp = -1, .partitions = {{"t", 0}}}});
+  net.send(client, brokers[0]->node(),
+           Envelope{2, ListOffsetsRequest{.timestamp = -1, .partitions = {{"t", 0}}}});
   net.send(client, brokers[0]->node(), Envelope{3, FindCoordinatorRequest{"g"}});
   kernel.run(sim::ms(10));
   // Each answer comes back one 1 ms hop each way later.
@@ -170,7 +180,8 @@ TEST_CASE("broker: on the network, a group request to a broker that does not coo
   CHECK(got.size() == 3);
 }
 
-TEST_CASE("broker: a share lock expires group.share.record.lock.duration.ms after the acquisition") {
+TEST_CASE(
+    "broker: a share lock expires group.share.record.lock.duration.ms after the acquisition") {
   sim::Kernel kernel;
   testing::RecordedTracer tracer(kernel);
   sim::Network<Envelope> net(kernel, sim::Rng(1, "net"), sim::LinkSpec{});  // 1 ms links
@@ -180,8 +191,9 @@ TEST_CASE("broker: a share lock expires group.share.record.lock.duration.ms afte
   Workload w(kernel, tracer, {topic_t(1, 10, std::nullopt)}, 1);  // offsets 0..9, no production
   ShareGroupConfig g = resolve_share_group_config(config, {});
   g.auto_offset_reset = "earliest";  // SPSO at the log start, not the end
-  SharePartitionManager share(kernel, tracer, net, cluster, config, w, {{"g", g}}, sim::Distribution::constant(2),
-                              sim::Distribution::constant(1), 1, [&](sim::NodeId n) { return net.name(n); });
+  SharePartitionManager share(kernel, tracer, net, cluster, config, w, {{"g", g}},
+                              sim::Distribution::constant(2), sim::Distribution::constant(1), 1,
+                              [&](sim::NodeId n) { return net.name(n); });
   cluster.broker_nodes = {net.add_node("broker-0", nullptr, [&](sim::NodeId from, Envelope&& e) {
     share.on_message(0, from, std::move(e));
   })};
@@ -191,8 +203,10 @@ TEST_CASE("broker: a share lock expires group.share.record.lock.duration.ms afte
   });
   const auto fetch = [&](std::int32_t epoch) {
     net.send(client, cluster.broker_nodes[0],
-             Envelope{epoch, ShareFetchRequest{.group_id = "g", .member_id = "m1", .share_session_epoch = epoch,
-                                                    .partitions = {{"t", 0}}}});
+             Envelope{epoch, ShareFetchRequest{.group_id = "g",
+                                               .member_id = "m1",
+                                               .share_session_epoch = epoch,
+                                               .partitions = {{"t", 0}}}});
   };
   fetch(0);
   // Arrives at 1 ms; the share-partition is read from the share coordinator (one 2 ms write, the
@@ -220,5 +234,6 @@ TEST_CASE("broker: a share lock expires group.share.record.lock.duration.ms afte
   CHECK(records[2]["t_us"] == 20001000);
   CHECK(records[2]["delivery_count"] == 2);
   // The expiry is persisted in __share_group_state one 2 ms write later.
-  CHECK(testing::times(trace, "share_state.record", "record", "ShareUpdate") == std::vector<double>{15005.0});
+  CHECK(testing::times(trace, "share_state.record", "record", "ShareUpdate") ==
+        std::vector<double>{15005.0});
 }

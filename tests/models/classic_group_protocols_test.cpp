@@ -14,7 +14,8 @@
 namespace {
 
 std::vector<rsim::JoinGroupProtocol> random_protocols(sim::Rng& rng) {
-  static const std::vector<std::string> kNames = {"range", "roundrobin", "sticky", "cooperative-sticky"};
+  static const std::vector<std::string> kNames = {"range", "roundrobin", "sticky",
+                                                  "cooperative-sticky"};
   std::vector<rsim::JoinGroupProtocol> out;
   const auto n = rng.uniform(1, 4);
   for (std::int64_t i = 0; i < n; ++i) {
@@ -37,7 +38,8 @@ std::set<std::string> intersection(const rsim::ClassicGroup& g) {
       continue;
     }
     std::set<std::string> both;
-    std::set_intersection(out.begin(), out.end(), mine.begin(), mine.end(), std::inserter(both, both.end()));
+    std::set_intersection(out.begin(), out.end(), mine.begin(), mine.end(),
+                          std::inserter(both, both.end()));
     out = both;
   }
   return out;

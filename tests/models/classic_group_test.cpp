@@ -12,11 +12,16 @@ TEST_CASE("classic group transitions are exactly Kafka's") {
   // EMPTY <- {PREPARING_REBALANCE}; DEAD <- every state, DEAD included.
   auto kafka = [](S from, S to) {
     switch (to) {
-      case S::PreparingRebalance: return from == S::Stable || from == S::CompletingRebalance || from == S::Empty;
-      case S::CompletingRebalance: return from == S::PreparingRebalance;
-      case S::Stable: return from == S::CompletingRebalance;
-      case S::Empty: return from == S::PreparingRebalance;
-      case S::Dead: return true;
+      case S::PreparingRebalance:
+        return from == S::Stable || from == S::CompletingRebalance || from == S::Empty;
+      case S::CompletingRebalance:
+        return from == S::PreparingRebalance;
+      case S::Stable:
+        return from == S::CompletingRebalance;
+      case S::Empty:
+        return from == S::PreparingRebalance;
+      case S::Dead:
+        return true;
     }
     return false;
   };

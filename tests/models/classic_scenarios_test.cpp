@@ -28,7 +28,8 @@ TEST_CASE("static members restarted within session.timeout.ms rejoin without a r
     // No LeaveGroup on close; each restart (at 30, 50, 70 s) replaces the member id at
     // start + FindCoordinator round trip (2 ms) + JoinGroup arrival (1 ms) ...
     CHECK(times(trace, "rpc", "api", "LeaveGroup").empty());
-    CHECK(times(trace, "member.replaced", "group", "g") == std::vector<double>{30003, 50003, 70003});
+    CHECK(times(trace, "member.replaced", "group", "g") ==
+          std::vector<double>{30003, 50003, 70003});
     // ... and the member gets its old partitions back after the GroupMetadata write, JoinGroup
     // answer (2 ms) and SyncGroup round trip: start + 6 ms.
     for (const auto& row : {std::pair{"A", 30006.0}, {"B", 50006.0}, {"C", 70006.0}}) {
@@ -47,7 +48,8 @@ TEST_CASE("static members restarted within session.timeout.ms rejoin without a r
 TEST_CASE("the same rolling restart with dynamic members costs two rebalances per restart") {
   const auto s = summary_of("scenarios/classic/rolling-restart-dynamic.json", "classic-eager");
   CHECK(s["metrics"]["rebalance_count"] == 1 + 2 * 3);
-  const auto trace = testing::run_trace("scenarios/classic/rolling-restart-dynamic.json", "classic-eager");
+  const auto trace =
+      testing::run_trace("scenarios/classic/rolling-restart-dynamic.json", "classic-eager");
   // Each close sends a LeaveGroup; the coordinator starts a rebalance when it arrives.
   int leaves = 0;
   for (const auto& e : trace)
@@ -60,8 +62,8 @@ TEST_CASE("the same rolling restart with dynamic members costs two rebalances pe
 }
 
 TEST_CASE("a static member back after session.timeout.ms: removed at expiry, joins as new") {
-  const auto trace =
-      testing::run_trace("scenarios/classic/static-restart-after-session-timeout.json", "classic-eager");
+  const auto trace = testing::run_trace(
+      "scenarios/classic/static-restart-after-session-timeout.json", "classic-eager");
   // B's close at 20000 commits synchronously (arrives 20001) and sends no LeaveGroup; the
   // coordinator removes B 45 s after that last request.
   CHECK(times(trace, "rpc", "api", "LeaveGroup").empty());
@@ -74,15 +76,18 @@ TEST_CASE("a static member back after session.timeout.ms: removed at expiry, joi
 }
 
 TEST_CASE("a second instance with the same group.instance.id fences the first") {
-  const auto trace = testing::run_trace("scenarios/classic/static-fenced-instance.json", "classic-eager");
+  const auto trace =
+      testing::run_trace("scenarios/classic/static-fenced-instance.json", "classic-eager");
   CHECK(times(trace, "member.replaced", "consumer", "B2") == std::vector<double>{20003});
   // No rebalance: B2 takes over B's assignment.
   CHECK(group_states(trace, "PreparingRebalance").size() == 1);
   CHECK(testing::callback_partitions(trace, "B2", "onPartitionsAssigned", 0) ==
         testing::callback_partitions(trace, "B", "onPartitionsAssigned", 0));
   // B learns at its next heartbeat (phase from its JoinGroup response at 7004: 22004 + 2 ms).
-  CHECK(testing::responses(trace, "B", "Heartbeat", "FENCED_INSTANCE_ID") == std::vector<double>{22006});
-  CHECK(times(trace, "consumer.error", "error", "FENCED_INSTANCE_ID") == std::vector<double>{22006});
+  CHECK(testing::responses(trace, "B", "Heartbeat", "FENCED_INSTANCE_ID") ==
+        std::vector<double>{22006});
+  CHECK(times(trace, "consumer.error", "error", "FENCED_INSTANCE_ID") ==
+        std::vector<double>{22006});
   // Until then both believed they owned t-3..t-5: 3 partitions x (22006 - 20006) ms.
   const auto s = summary_of("scenarios/classic/static-fenced-instance.json", "classic-eager");
   CHECK(s["metrics"]["overlap_partition_ms"] == 3 * 2000.0);
@@ -92,8 +97,10 @@ TEST_CASE("a second instance with the same group.instance.id fences the first") 
 }
 
 TEST_CASE("cooperative rebalancing leaves the partitions that do not move untouched") {
-  const auto eager = summary_of("scenarios/classic/scale-out-eager-vs-cooperative.json", "classic-eager");
-  const auto coop = summary_of("scenarios/classic/scale-out-eager-vs-cooperative.json", "classic-cooperative");
+  const auto eager =
+      summary_of("scenarios/classic/scale-out-eager-vs-cooperative.json", "classic-eager");
+  const auto coop =
+      summary_of("scenarios/classic/scale-out-eager-vs-cooperative.json", "classic-cooperative");
   // Both start the same way: A alone at 1000, assigned everything at 1008.
   // Eager: every member revokes everything in each of the two scale-out rebalances.
   CHECK(eager["metrics"]["revocations"] == 6 + 6);
@@ -117,22 +124,26 @@ TEST_CASE("cooperative rebalancing leaves the partitions that do not move untouc
 TEST_CASE("protocol selection: the highest protocol every configured assignor supports") {
   // [cooperative-sticky, range]: range is EAGER only, so the member rebalances eagerly even
   // though the group selects cooperative-sticky.
-  const auto trace = testing::run_trace("scenarios/classic/protocol-selection.json", "classic-eager");
+  const auto trace =
+      testing::run_trace("scenarios/classic/protocol-selection.json", "classic-eager");
   for (const auto& e : trace) {
     if (e["type"] == "consumer.start") CHECK(e["protocol"] == "classic-eager");
-    if (e["type"] == "group.epoch" && e.contains("protocol")) CHECK(e["protocol"] == "cooperative-sticky");
+    if (e["type"] == "group.epoch" && e.contains("protocol"))
+      CHECK(e["protocol"] == "cooperative-sticky");
   }
   // Eager: A revokes all six when B joins, before rejoining.
   CHECK(testing::callback_partitions(trace, "A", "onPartitionsRevoked", 0).size() == 6);
   // The variants' defaults: classic-eager = [range, cooperative-sticky] (eager),
   // classic-cooperative = [cooperative-sticky] (cooperative).
-  const auto two = testing::run_trace("scenarios/examples/two-consumers.json", "classic-cooperative");
+  const auto two =
+      testing::run_trace("scenarios/examples/two-consumers.json", "classic-cooperative");
   for (const auto& e : two)
     if (e["type"] == "consumer.start") CHECK(e["protocol"] == "classic-cooperative");
 }
 
 TEST_CASE("a member slow in onPartitionsRevoked holds up the whole group") {
-  const auto trace = testing::run_trace("scenarios/classic/slow-revoke-delays-group.json", "classic-eager");
+  const auto trace =
+      testing::run_trace("scenarios/classic/slow-revoke-delays-group.json", "classic-eager");
   // C joins at 20005; A and B learn at their next heartbeat (22014 + 2) and revoke; B spends
   // 10 s in onPartitionsRevoked, and the join phase completes only when B's JoinGroup arrives.
   const auto b_revoke = testing::callback_starts(trace, "B", "onPartitionsRevoked");
@@ -145,7 +156,8 @@ TEST_CASE("a member slow in onPartitionsRevoked holds up the whole group") {
 }
 
 TEST_CASE("a member that does not rejoin within the rebalance timeout is removed") {
-  const auto trace = testing::run_trace("scenarios/classic/slow-revoke-rebalance-timeout.json", "classic-eager");
+  const auto trace =
+      testing::run_trace("scenarios/classic/slow-revoke-rebalance-timeout.json", "classic-eager");
   // The rebalance starts when C joins (20005); the join timer is the largest rebalance timeout
   // (max.poll.interval.ms = 30000).
   CHECK(times(trace, "member.leave", "consumer", "B") == std::vector<double>{20005 + 30000});
@@ -153,13 +165,15 @@ TEST_CASE("a member that does not rejoin within the rebalance timeout is removed
   CHECK(testing::responses(trace, "B", "Heartbeat", "UNKNOWN_MEMBER_ID").size() == 1);
   // After its 40 s callback B joins as a new member.
   CHECK(testing::responses(trace, "B", "JoinGroup", "MEMBER_ID_REQUIRED").size() == 2);
-  const auto s = summary_of("scenarios/classic/slow-revoke-rebalance-timeout.json", "classic-eager");
+  const auto s =
+      summary_of("scenarios/classic/slow-revoke-rebalance-timeout.json", "classic-eager");
   // C owns t-3..t-5 from 50008 while B, inside onPartitionsRevoked until 62016, still does.
   CHECK(s["metrics"]["overlap_partition_ms"] == 3 * (62016.0 - 50008.0));
 }
 
 TEST_CASE("a subscription change makes the member rejoin at its next poll") {
-  const auto trace = testing::run_trace("scenarios/classic/subscription-change.json", "classic-eager");
+  const auto trace =
+      testing::run_trace("scenarios/classic/subscription-change.json", "classic-eager");
   // subscribe() at 20000; the next poll() revokes (eager) after the async commit and rejoins.
   CHECK(group_states(trace, "PreparingRebalance").back() == 20003);
   CHECK(testing::callback_partitions(trace, "B", "onPartitionsAssigned", 1) ==
@@ -186,10 +200,12 @@ TEST_CASE("lost responses: request timeout, disconnect and coordinator rediscove
   const auto trace = testing::run_trace("scenarios/classic/lost-responses.json", "classic-eager");
   // B's first heartbeat without an answer was sent at 22012: it times out 30 s later.
   CHECK(times(trace, "net.disconnect", "consumer", "B").front() == 22012 + 30000);
-  CHECK(times(trace, "consumer.coordinator_unknown", "consumer", "B") == std::vector<double>{52012});
+  CHECK(times(trace, "consumer.coordinator_unknown", "consumer", "B") ==
+        std::vector<double>{52012});
   // The FindCoordinator sent then is answered into the void too; it times out at 82012 and the
   // retry (after retry.backoff.ms-based backoff) finds the coordinator.
-  CHECK(testing::responses(trace, "B", "FindCoordinator", "NETWORK_EXCEPTION") == std::vector<double>{82012});
+  CHECK(testing::responses(trace, "B", "FindCoordinator", "NETWORK_EXCEPTION") ==
+        std::vector<double>{82012});
   CHECK(testing::responses(trace, "B", "FindCoordinator", "NONE").back() > 82012);
   // B's requests kept arriving, so its session never expired: no rebalance after the start.
   CHECK(times(trace, "member.leave", "consumer", "B").empty());
@@ -197,7 +213,8 @@ TEST_CASE("lost responses: request timeout, disconnect and coordinator rediscove
 }
 
 TEST_CASE("a paused member's zombie commit is not written and its ownership overlap is measured") {
-  const auto trace = testing::run_trace("scenarios/classic/pause-session-timeout.json", "classic-eager");
+  const auto trace =
+      testing::run_trace("scenarios/classic/pause-session-timeout.json", "classic-eager");
   const double removed = times(trace, "member.leave", "consumer", "B").front();
   const auto b_lost = testing::callback_starts(trace, "B", "onPartitionsLost");
   REQUIRE(b_lost.size() == 1);

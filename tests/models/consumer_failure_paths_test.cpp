@@ -69,7 +69,8 @@ TEST_CASE("consumer protocol: a join outside the assignment interval computes th
 }
 
 TEST_CASE(
-    "consumer protocol: a leave frees the partitions at once - A takes them at its next heartbeat") {
+    "consumer protocol: a leave frees the partitions at once - A takes them at its next "
+    "heartbeat") {
   const auto t = run("leave");
   // B polls on a 100 ms grid from 3000: close() at 20000, commitSync (2 ms), revoke, leave.
   CHECK(callback_starts(t, "B", "onPartitionsRevoked")[0] == 20002);
@@ -276,8 +277,8 @@ TEST_CASE(
 TEST_CASE(
     "consumer protocol: a Fetch lost on a cut link ends after request.timeout.ms, one to a dead "
     "broker at once") {
-  auto fetches = [](const std::vector<nlohmann::json>& t, const std::string& consumer,
-                    double from, double to) {
+  auto fetches = [](const std::vector<nlohmann::json>& t, const std::string& consumer, double from,
+                    double to) {
     std::vector<std::tuple<double, std::string, std::string>> out;
     for (const auto& e : testing::events(t, "rpc")) {
       const double at = e["t_us"].get<double>() / 1000.0;
@@ -292,11 +293,11 @@ TEST_CASE(
   // trip); the one sent at 9912 is lost when B is cut from broker-0 at 10000 and fails 30 s
   // after it was sent. No Fetch goes out while the leader is unreachable; the first after the
   // cut ends (60000) is sent by B's poll() at 60000.
-  const auto np =
-      testing::run_trace("scenarios/classic/network-partition.json", "consumer");
-  CHECK(fetches(np, "B", 9900, 60000) ==
-        std::vector<F>{{9912, "recv", "NONE"}, {9912, "send", ""},
-                       {9912 + 30000, "recv", "NETWORK_EXCEPTION"}, {60000, "send", ""}});
+  const auto np = testing::run_trace("scenarios/classic/network-partition.json", "consumer");
+  CHECK(fetches(np, "B", 9900, 60000) == std::vector<F>{{9912, "recv", "NONE"},
+                                                        {9912, "send", ""},
+                                                        {9912 + 30000, "recv", "NETWORK_EXCEPTION"},
+                                                        {60000, "send", ""}});
   // coordinator-failover: broker-0 dies at 20000; the Fetches in flight to it fail at once.
   const auto cf = testing::run_trace("scenarios/classic/coordinator-failover.json", "consumer");
   for (const std::string c : {"A", "B"}) {
@@ -327,10 +328,12 @@ TEST_CASE(
   for (const auto& e : t) {
     const double at = e["t_us"].get<double>() / 1000.0;
     if (at < 10000) continue;
-    if (answer < 0 && e["type"] == "consumer.member_state" && e["consumer"] == "A" && e["state"] == "RECONCILING")
+    if (answer < 0 && e["type"] == "consumer.member_state" && e["consumer"] == "A" &&
+        e["state"] == "RECONCILING")
       answer = at;
     if (reconcile < 0 && e["type"] == "consumer.reconcile" && e["consumer"] == "A") reconcile = at;
-    if (e["type"] == "commit" && e["consumer"] == "A" && e.value("purpose", "") == "before revocation") {
+    if (e["type"] == "commit" && e["consumer"] == "A" &&
+        e.value("purpose", "") == "before revocation") {
       if (e["phase"] == "sent") commit_sent = at;
       if (e["phase"] == "completed") commit_answer = at;
     }
@@ -352,6 +355,7 @@ TEST_CASE(
   // at 11300 (198 ms after the heartbeat's answer); onPartitionsAssigned([]) follows in the
   // next poll() of the same instant (the records returned, no processing time).
   CHECK(callback_starts(t, "A", "onPartitionsRevoked") == std::vector<double>{11300});
-  CHECK(callback_partitions(t, "A", "onPartitionsRevoked", 0) == std::vector<std::string>{"t-2", "t-3"});
+  CHECK(callback_partitions(t, "A", "onPartitionsRevoked", 0) ==
+        std::vector<std::string>{"t-2", "t-3"});
   CHECK(callback_starts(t, "A", "onPartitionsAssigned")[1] == 11300);
 }

@@ -284,16 +284,17 @@ TEST_CASE(
   ConsumerGroups groups;
   const auto current = [](const std::string& member, int epoch,
                           const std::vector<std::string>& assigned) {
-    return trace::record_from_json(nlohmann::json{{"record", "ConsumerGroupCurrentMemberAssignment"},
-                          {"tombstone", false},
-                          {"group", "g"},
-                          {"member_id", member},
-                          {"consumer", member},
-                          {"member_epoch", epoch},
-                          {"previous_member_epoch", 0},
-                          {"state", 0},
-                          {"assigned", assigned},
-                          {"pending_revocation", nlohmann::json::array()}});
+    return trace::record_from_json(
+        nlohmann::json{{"record", "ConsumerGroupCurrentMemberAssignment"},
+                       {"tombstone", false},
+                       {"group", "g"},
+                       {"member_id", member},
+                       {"consumer", member},
+                       {"member_epoch", epoch},
+                       {"previous_member_epoch", 0},
+                       {"state", 0},
+                       {"assigned", assigned},
+                       {"pending_revocation", nlohmann::json::array()}});
   };
   replay_record(groups, current("A", 2, {"t-0", "t-1"}));
   CHECK(groups.at("g").partition_epoch("t", 1) == 2);

@@ -45,10 +45,10 @@ TEST_CASE(
   // timer there, A's first, so A's goes first. A tie on real Kafka too: run 1 wrote B's first
   // (21.160 s, A's 21.164 s), run 2 A's (21.169 s, B's 21.214 s).
   commits(21, {0, 1, 2, 3, 4, 5});
-  commits(27, {3, 4, 5});           // B's commitSync in close()
-  commits(30, {0, 1, 2});           // A's auto-commit at 26.05 s
-  commits(33, {0, 1, 2});           // A's commit before revoking 0..2 (B left)
-  gm(36, 3, "range", "A", 1);       // generation 3: A alone
+  commits(27, {3, 4, 5});      // B's commitSync in close()
+  commits(30, {0, 1, 2});      // A's auto-commit at 26.05 s
+  commits(33, {0, 1, 2});      // A's commit before revoking 0..2 (B left)
+  gm(36, 3, "range", "A", 1);  // generation 3: A alone
   // A's close() commits the positions it has of all six partitions (OffsetFetch answered 2 ms
   // after its assignment). In the real run A's closing commit wrote nothing (§5.4: no valid
   // position 127 ms after the assignment, unexplained), so generation 4 sat at offset 37 there.

@@ -15,7 +15,8 @@ using nlohmann::json;
 // most 5 records a poll (a batch is done within 500 ms); links 1 ms each way. A starts at 1000 ms.
 json one_consumer(const std::string& protocol, const json& events) {
   json doc = json::parse(R"({
-    "name": "consumer-process", "seed": 3, "duration_ms": 40000, "protocols": [")" + protocol + R"("],
+    "name": "consumer-process", "seed": 3, "duration_ms": 40000, "protocols": [")" +
+                         protocol + R"("],
     "cluster": {"brokers": 1, "config": {"group.initial.rebalance.delay.ms": 0}},
     "topics": [{"name": "t", "partitions": 1, "produce": {"records_per_sec": 10}}],
     "consumers": [{"name": "A", "group": "g", "topics": ["t"], "config": {"max.poll.records": 5},
@@ -35,23 +36,29 @@ std::vector<json> run(const json& doc, const std::string& variant) {
 std::vector<double> times(const std::vector<json>& trace, const std::string& type) {
   std::vector<double> out;
   for (const auto& e : trace)
-    if (e["type"] == type && e.value("consumer", "") == "A") out.push_back(e["t_us"].get<double>() / 1000.0);
+    if (e["type"] == type && e.value("consumer", "") == "A")
+      out.push_back(e["t_us"].get<double>() / 1000.0);
   return out;
 }
 
-const std::vector<std::string> kVariants = {"classic-eager", "classic-cooperative", "consumer", "share"};
+const std::vector<std::string> kVariants = {"classic-eager", "classic-cooperative", "consumer",
+                                            "share"};
 
 }  // namespace
 
-TEST_CASE("consumer process: a graceful restart starts the next process after_ms after the verb, in every variant") {
+TEST_CASE(
+    "consumer process: a graceful restart starts the next process after_ms after the verb, in "
+    "every variant") {
   // close() takes its round trips (and the batch in progress, at most 500 ms): it is done after
   // 20000 ms and well before 25000 ms, so the next start is at 20000 + after_ms = 25000 ms, not
   // after_ms after the close.
   for (const auto& variant : kVariants) {
     CAPTURE(variant);
-    const auto trace = run(one_consumer(variant, json::array({json{{"at_ms", 20000}, {"do", "restart"},
-                                                                  {"consumer", "A"}, {"after_ms", 5000},
-                                                                  {"graceful", true}}})),
+    const auto trace = run(one_consumer(variant, json::array({json{{"at_ms", 20000},
+                                                                   {"do", "restart"},
+                                                                   {"consumer", "A"},
+                                                                   {"after_ms", 5000},
+                                                                   {"graceful", true}}})),
                            variant);
     CHECK(times(trace, "consumer.stop") == std::vector<double>{20000.0});
     const auto closed = times(trace, "consumer.closed");
@@ -65,11 +72,13 @@ TEST_CASE("consumer process: a graceful restart starts the next process after_ms
 TEST_CASE("consumer process: a stall and a pause end exactly for_ms later, in every variant") {
   for (const auto& variant : kVariants) {
     CAPTURE(variant);
-    const auto trace = run(one_consumer(variant, json::array({json{{"at_ms", 10000}, {"do", "stall"}, {"consumer", "A"},
-                                                                  {"for_ms", 3000}},
-                                                             json{{"at_ms", 20000}, {"do", "pause"}, {"consumer", "A"},
-                                                                  {"for_ms", 4000}}})),
-                           variant);
+    const auto trace = run(
+        one_consumer(
+            variant,
+            json::array(
+                {json{{"at_ms", 10000}, {"do", "stall"}, {"consumer", "A"}, {"for_ms", 3000}},
+                 json{{"at_ms", 20000}, {"do", "pause"}, {"consumer", "A"}, {"for_ms", 4000}}})),
+        variant);
     CHECK(times(trace, "consumer.stall") == std::vector<double>{10000.0});
     CHECK(times(trace, "consumer.pause") == std::vector<double>{20000.0});
     std::vector<std::string> after;
@@ -81,13 +90,20 @@ TEST_CASE("consumer process: a stall and a pause end exactly for_ms later, in ev
   }
 }
 
-TEST_CASE("consumer process: a crash ends the process at once and a non-graceful restart starts it after_ms later") {
+TEST_CASE(
+    "consumer process: a crash ends the process at once and a non-graceful restart starts it "
+    "after_ms later") {
   for (const auto& variant : kVariants) {
     CAPTURE(variant);
-    const auto trace = run(one_consumer(variant, json::array({json{{"at_ms", 10000}, {"do", "restart"}, {"consumer", "A"},
-                                                                  {"after_ms", 2000}, {"graceful", false}},
-                                                             json{{"at_ms", 30000}, {"do", "crash"}, {"consumer", "A"}}})),
-                           variant);
+    const auto trace =
+        run(one_consumer(variant,
+                         json::array({json{{"at_ms", 10000},
+                                           {"do", "restart"},
+                                           {"consumer", "A"},
+                                           {"after_ms", 2000},
+                                           {"graceful", false}},
+                                      json{{"at_ms", 30000}, {"do", "crash"}, {"consumer", "A"}}})),
+            variant);
     CHECK(times(trace, "consumer.crash") == std::vector<double>{10000.0, 30000.0});
     CHECK(times(trace, "consumer.start") == std::vector<double>{1000.0, 12000.0});
     CHECK(times(trace, "consumer.closed").empty());

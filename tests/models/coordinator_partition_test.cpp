@@ -9,6 +9,6 @@ TEST_CASE("group ids land on the __consumer_offsets partition Kafka picks") {
   CHECK(rsim::coordinator_partition("g-consumer", 50) == 32);  // the measured KIP-848 run
   CHECK(rsim::java_string_hash("") == 0);
   CHECK(rsim::java_string_hash("a") == 97);
-  CHECK(rsim::java_string_hash("\xc3\xa9") == 233);                  // "é": one UTF-16 unit
+  CHECK(rsim::java_string_hash("\xc3\xa9") == 233);                     // "é": one UTF-16 unit
   CHECK(rsim::java_string_hash("\xe6\x97\xa5\xe6\x9c\xac") == 835047);  // "日本": 26085*31 + 26412
 }

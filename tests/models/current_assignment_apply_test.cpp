@@ -22,10 +22,14 @@ namespace {
 
 int state_byte(MemberState s) {
   switch (s) {
-    case MemberState::Stable: return 0;
-    case MemberState::UnrevokedPartitions: return 1;
-    case MemberState::UnreleasedPartitions: return 2;
-    case MemberState::Unknown: return 127;
+    case MemberState::Stable:
+      return 0;
+    case MemberState::UnrevokedPartitions:
+      return 1;
+    case MemberState::UnreleasedPartitions:
+      return 2;
+    case MemberState::Unknown:
+      return 127;
   }
   return 127;
 }
@@ -44,30 +48,33 @@ rsim::records::GroupRecord record_of(const std::string& group, const ConsumerGro
       pending.push_back(topic + "-" + std::to_string(pe.partition));
       pending_epochs.push_back(pe.assignment_epoch);
     }
-  return rsim::trace::record_from_json(nlohmann::ordered_json{{"record", "ConsumerGroupCurrentMemberAssignment"},
-          {"tombstone", false},
-          {"group", group},
-          {"member_id", m.member_id},
-          {"consumer", m.member_id},
-          {"member_epoch", m.member_epoch},
-          {"previous_member_epoch", m.previous_member_epoch},
-          {"state", state_byte(m.state)},
-          {"assigned", assigned},
-          {"assigned_epochs", assigned_epochs},
-          {"pending_revocation", pending},
-          {"pending_revocation_epochs", pending_epochs}});
+  return rsim::trace::record_from_json(
+      nlohmann::ordered_json{{"record", "ConsumerGroupCurrentMemberAssignment"},
+                             {"tombstone", false},
+                             {"group", group},
+                             {"member_id", m.member_id},
+                             {"consumer", m.member_id},
+                             {"member_epoch", m.member_epoch},
+                             {"previous_member_epoch", m.previous_member_epoch},
+                             {"state", state_byte(m.state)},
+                             {"assigned", assigned},
+                             {"assigned_epochs", assigned_epochs},
+                             {"pending_revocation", pending},
+                             {"pending_revocation_epochs", pending_epochs}});
 }
 
 rsim::records::GroupRecord tombstone_of(const std::string& group, const std::string& member_id) {
-  return rsim::records::Tombstone{.type = rsim::records::RecordType::ConsumerGroupCurrentMemberAssignment,
-                                  .group = group,
-                                  .member_id = member_id,
-                                  .consumer = member_id};
+  return rsim::records::Tombstone{
+      .type = rsim::records::RecordType::ConsumerGroupCurrentMemberAssignment,
+      .group = group,
+      .member_id = member_id,
+      .consumer = member_id};
 }
 
 }  // namespace
 
-TEST_CASE("apply_current_assignment leaves what replaying the record leaves (4,000 random updates)") {
+TEST_CASE(
+    "apply_current_assignment leaves what replaying the record leaves (4,000 random updates)") {
   sim::Rng rng(31, "apply-current-assignment");
   const auto pick = [&rng](std::uint64_t n) { return rng.next() % n; };
   const std::vector<std::string> topics{"a", "b", "topic-with-dash"};
@@ -102,7 +109,8 @@ TEST_CASE("apply_current_assignment leaves what replaying the record leaves (4,0
           const std::string& topic = topics[pick(topics.size())];
           const auto p = static_cast<std::int32_t>(pick(12));
           auto& ps = (*set)[topic];
-          if (std::none_of(ps.begin(), ps.end(), [p](const PartitionEpoch& x) { return x.partition == p; }))
+          if (std::none_of(ps.begin(), ps.end(),
+                           [p](const PartitionEpoch& x) { return x.partition == p; }))
             ps.push_back({p, static_cast<std::int32_t>(pick(4))});
         }
         if (pick(4) == 0) (*set)[topics[pick(topics.size())]];  // an empty topic
@@ -154,7 +162,8 @@ TEST_CASE("apply_current_assignment keeps the partitions a member keeps, with th
   m.assigned_partitions["t"] = {{2, 3}, {0, 3}};
   apply_current_assignment(g, m);
   CHECK(g.partition_epoch("t", 0) == 3);
-  CHECK(g.members.at("A").member.assigned_partitions.at("t") == std::vector<PartitionEpoch>{{0, 3}, {2, 3}});
+  CHECK(g.members.at("A").member.assigned_partitions.at("t") ==
+        std::vector<PartitionEpoch>{{0, 3}, {2, 3}});
   CHECK(g.reconciled_members == 0);  // stable, but at epoch 3 of 4
   m.member_epoch = 4;
   m.assigned_partitions["t"] = {{0, 4}};

@@ -15,11 +15,14 @@ const json& first_of(const std::vector<json>& trace, const std::string& type) {
   return none;
 }
 
-double ms(const json& e) { return e["t_us"].get<double>() / 1000.0; }
+double ms(const json& e) {
+  return e["t_us"].get<double>() / 1000.0;
+}
 }  // namespace
 
 TEST_CASE("failover: the replayed group equals the group the failed coordinator held") {
-  const auto trace = testing::run_trace("scenarios/classic/coordinator-failover.json", "classic-eager");
+  const auto trace =
+      testing::run_trace("scenarios/classic/coordinator-failover.json", "classic-eager");
   const json& unloaded = first_of(trace, "coordinator.unloaded");
   const json& loaded = first_of(trace, "coordinator.loaded");
   REQUIRE(unloaded.is_object());
@@ -39,7 +42,8 @@ TEST_CASE("failover: the replayed group equals the group the failed coordinator 
 }
 
 TEST_CASE("failover: the clients' timeline follows Kafka's errors and timings") {
-  const auto trace = testing::run_trace("scenarios/classic/coordinator-failover.json", "classic-eager");
+  const auto trace =
+      testing::run_trace("scenarios/classic/coordinator-failover.json", "classic-eager");
   // The broker dies at 20000: its connections reset at once.
   CHECK(ms(first_of(trace, "broker.fail")) == 20000);
   CHECK(testing::responses(trace, "A", "Heartbeat", "NETWORK_EXCEPTION").front() > 20000);
@@ -50,8 +54,8 @@ TEST_CASE("failover: the clients' timeline follows Kafka's errors and timings") 
   CHECK(elected["broker"] == 1);
   // (Fetches go on to the data partitions' leaders, broker-1 and broker-2.)
   for (const auto& e : trace)
-    if (e["type"] == "rpc" && e["dir"] == "send" && e["api"] != "FindCoordinator" && e["api"] != "Fetch" &&
-        ms(e) > 20000 && ms(e) < 29000)
+    if (e["type"] == "rpc" && e["dir"] == "send" && e["api"] != "FindCoordinator" &&
+        e["api"] != "Fetch" && ms(e) > 20000 && ms(e) < 29000)
       CHECK(e["to"] == "broker-0");
   // Broker-1 loads the partition in 500 ms + 5 us x 19 records; meanwhile commits are told
   // COORDINATOR_LOAD_IN_PROGRESS and retried after retry.backoff.ms.
@@ -72,8 +76,8 @@ TEST_CASE("failover: the clients' timeline follows Kafka's errors and timings") 
 }
 
 TEST_CASE("failover with one broker: nothing can take over until it is back") {
-  const auto trace =
-      testing::run_trace("scenarios/classic/coordinator-failover-single-broker.json", "classic-eager");
+  const auto trace = testing::run_trace("scenarios/classic/coordinator-failover-single-broker.json",
+                                        "classic-eager");
   std::vector<json> elections;
   for (const auto& e : trace)
     if (e["type"] == "coordinator.elected") elections.push_back(e);
@@ -82,13 +86,15 @@ TEST_CASE("failover with one broker: nothing can take over until it is back") {
   CHECK(elections[0]["broker"].is_null());  // no live replica: the partition has no leader
   CHECK(ms(elections[1]) == 35000);         // back after down_ms, it leads again and loads
   CHECK(elections[1]["broker"] == 0);
-  CHECK(first_of(trace, "coordinator.loaded")["groups"] == first_of(trace, "coordinator.unloaded")["groups"]);
+  CHECK(first_of(trace, "coordinator.loaded")["groups"] ==
+        first_of(trace, "coordinator.unloaded")["groups"]);
   for (const auto& e : trace)
     if (e["type"] == "member.leave") FAIL("no member may be removed: sessions restart at load");
 }
 
 TEST_CASE("a coordinator that restarts before being fenced answers NOT_COORDINATOR") {
-  const auto trace = testing::run_trace("scenarios/classic/coordinator-restart.json", "classic-eager");
+  const auto trace =
+      testing::run_trace("scenarios/classic/coordinator-restart.json", "classic-eager");
   // Back at 23000 (down_ms 3000 < broker.session.timeout.ms): leadership moves to broker-1 then.
   const json& elected = first_of(trace, "coordinator.elected");
   CHECK(ms(elected) == 23000);
@@ -106,17 +112,21 @@ TEST_CASE("a coordinator that restarts before being fenced answers NOT_COORDINAT
         found_new = found_new || e["to"] == "broker-1";
     CHECK(found_new);
   }
-  CHECK(first_of(trace, "coordinator.loaded")["groups"] == first_of(trace, "coordinator.unloaded")["groups"]);
+  CHECK(first_of(trace, "coordinator.loaded")["groups"] ==
+        first_of(trace, "coordinator.unloaded")["groups"]);
 }
 
-TEST_CASE("no live replica: FindCoordinator answers COORDINATOR_NOT_AVAILABLE, retried with backoff") {
-  const auto trace = testing::run_trace("scenarios/classic/coordinator-failover-no-replica.json", "classic-eager");
+TEST_CASE(
+    "no live replica: FindCoordinator answers COORDINATOR_NOT_AVAILABLE, retried with backoff") {
+  const auto trace =
+      testing::run_trace("scenarios/classic/coordinator-failover-no-replica.json", "classic-eager");
   const json& elected = first_of(trace, "coordinator.elected");
   CHECK(ms(elected) == 29000);
   CHECK(elected["broker"].is_null());
   // A's lookups: each failure backs off exponentially from retry.backoff.ms (100 ms) to
   // retry.backoff.max.ms (1000 ms), with +-20 % jitter, plus the 2 ms round trip.
-  const auto refused = testing::responses(trace, "A", "FindCoordinator", "COORDINATOR_NOT_AVAILABLE");
+  const auto refused =
+      testing::responses(trace, "A", "FindCoordinator", "COORDINATOR_NOT_AVAILABLE");
   REQUIRE(refused.size() >= 6);
   for (std::size_t i = 1; i < refused.size(); ++i) {
     CAPTURE(i);

@@ -10,14 +10,16 @@ double last_request_before(const std::vector<nlohmann::json>& trace, const std::
                            double before_ms) {
   return testing::last_send_before(trace, consumer, {"Heartbeat", "OffsetCommit"}, before_ms);
 }
-double first(const std::vector<nlohmann::json>& trace, const std::string& type, const std::string& key,
-             const std::string& value) {
+double first(const std::vector<nlohmann::json>& trace, const std::string& type,
+             const std::string& key, const std::string& value) {
   return testing::first_time(trace, type, key, value);
 }
 }  // namespace
 
-TEST_CASE("a crashed member is removed session.timeout.ms (45 s) after its last heartbeat or commit") {
-  const auto trace = testing::run_trace("scenarios/classic/crash-session-timeout.json", "classic-eager");
+TEST_CASE(
+    "a crashed member is removed session.timeout.ms (45 s) after its last heartbeat or commit") {
+  const auto trace =
+      testing::run_trace("scenarios/classic/crash-session-timeout.json", "classic-eager");
   const double last = last_request_before(trace, "B", 20000);
   CHECK(last == 19014);  // B's auto-commit, every 5 s after its assignment at 4014
   CHECK(first(trace, "member.leave", "consumer", "B") == last + 1 + 45000);  // arrival + 45 s
@@ -28,7 +30,8 @@ TEST_CASE("a crashed member is removed session.timeout.ms (45 s) after its last 
 }
 
 TEST_CASE("a stall longer than max.poll.interval.ms makes the heartbeat thread leave the group") {
-  const auto trace = testing::run_trace("scenarios/classic/stall-max-poll-interval.json", "classic-eager");
+  const auto trace =
+      testing::run_trace("scenarios/classic/stall-max-poll-interval.json", "classic-eager");
   // B polls on a 100 ms grid from 2000; its last poll() before the stall at 10000 was at 9900,
   // so its poll timer expires at 19900. The heartbeat thread notices at its first wake at or
   // after that: it last passed at its heartbeat of 19012 (B's JoinGroup answer at 4012 + 3000 k)
@@ -39,11 +42,13 @@ TEST_CASE("a stall longer than max.poll.interval.ms makes the heartbeat thread l
   const auto lost = testing::callback_starts(trace, "B", "onPartitionsLost");
   REQUIRE(lost.size() == 1);
   CHECK(lost[0] == 30000);
-  CHECK(testing::responses(trace, "B", "JoinGroup", "MEMBER_ID_REQUIRED").size() == 2);  // a new member
+  CHECK(testing::responses(trace, "B", "JoinGroup", "MEMBER_ID_REQUIRED").size() ==
+        2);  // a new member
 }
 
 TEST_CASE("a pause longer than session.timeout.ms: removal by the coordinator, loss on wake-up") {
-  const auto trace = testing::run_trace("scenarios/classic/pause-session-timeout.json", "classic-eager");
+  const auto trace =
+      testing::run_trace("scenarios/classic/pause-session-timeout.json", "classic-eager");
   const double last = last_request_before(trace, "B", 10000);
   CHECK(first(trace, "member.leave", "consumer", "B") == last + 1 + 45000);
   // On resume the client sees no good heartbeat response for 45 s and rediscovers the
@@ -57,17 +62,19 @@ TEST_CASE("a pause longer than session.timeout.ms: removal by the coordinator, l
 }
 
 TEST_CASE("a cut link: request.timeout.ms (30 s) then a disconnect and coordinator rediscovery") {
-  const auto trace = testing::run_trace("scenarios/classic/network-partition.json", "classic-eager");
+  const auto trace =
+      testing::run_trace("scenarios/classic/network-partition.json", "classic-eager");
   // The first request lost to the cut is B's heartbeat at 10012; 30 s later the connection is
   // closed and every request on it fails.
   CHECK(first(trace, "net.disconnect", "consumer", "B") == 10012 + 30000);
-  CHECK(testing::responses(trace, "B", "Heartbeat", "NETWORK_EXCEPTION").size() == 10);  // 10012, 13012, ..., 37012
+  CHECK(testing::responses(trace, "B", "Heartbeat", "NETWORK_EXCEPTION").size() ==
+        10);  // 10012, 13012, ..., 37012
   // The disconnect wakes the application thread inside poll(), which looks the coordinator up
   // at once; that lookup is lost to the cut too and times out 30 s later.
   double find = -1;
   for (const auto& e : trace)
-    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == "B" && e["api"] == "FindCoordinator" &&
-        e["t_us"].get<double>() >= 40012000) {
+    if (e["type"] == "rpc" && e["dir"] == "send" && e["from"] == "B" &&
+        e["api"] == "FindCoordinator" && e["t_us"].get<double>() >= 40012000) {
       find = e["t_us"].get<double>() / 1000.0;
       break;
     }

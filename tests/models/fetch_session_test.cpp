@@ -23,23 +23,29 @@ using json = nlohmann::json;
 
 constexpr const char* kSubscriptionChange = "scenarios/classic/subscription-change.json";
 
-double ms(const json& e) { return e["t_us"].get<double>() / 1000.0; }
+double ms(const json& e) {
+  return e["t_us"].get<double>() / 1000.0;
+}
 
-std::vector<json> rpcs(const std::vector<json>& trace, const std::string& dir, const std::string& api,
-                       const std::string& party) {
+std::vector<json> rpcs(const std::vector<json>& trace, const std::string& dir,
+                       const std::string& api, const std::string& party) {
   std::vector<json> out;
   for (const auto& e : trace)
-    if (e["type"] == "rpc" && e["dir"] == dir && e["api"] == api && (e["from"] == party || e["to"] == party))
+    if (e["type"] == "rpc" && e["dir"] == dir && e["api"] == api &&
+        (e["from"] == party || e["to"] == party))
       out.push_back(e);
   return out;
 }
 }  // namespace
 
-TEST_CASE("fetch session: an empty Fetch is answered after fetch.max.wait.ms, and the next follows at once") {
+TEST_CASE(
+    "fetch session: an empty Fetch is answered after fetch.max.wait.ms, and the next follows at "
+    "once") {
   for (const char* variant : {"classic-eager", "consumer"}) {
     CAPTURE(variant);
-    const std::string path = std::string(variant) == "consumer" ? "scenarios/consumer/subscription-change.json"
-                                                                 : kSubscriptionChange;
+    const std::string path = std::string(variant) == "consumer"
+                                 ? "scenarios/consumer/subscription-change.json"
+                                 : kSubscriptionChange;
     // Idealized machine: 1 ms out, 500 ms in the purgatory, 1 ms back.
     const auto ideal = testing::run_trace(path, variant);
     const auto sends = rpcs(ideal, "send", "Fetch", "A");
@@ -63,14 +69,17 @@ TEST_CASE("fetch session: an empty Fetch is answered after fetch.max.wait.ms, an
   // (lognormal median 1.5, sigma 0.5) and purgatory_lateness_ms (median 1.1, sigma 0.6): a cycle
   // of 505.017 ms, where Kafka 4.4.0's classic consumer A of the recorded subscription-change
   // run sent its Fetches every 505.03 ms (median of 77).
-  const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + kSubscriptionChange);
-  const auto textured = testing::parse_trace(rsim::run_scenario(spec, "classic-eager", spec.seed).trace_lines);
+  const auto spec =
+      rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/" + kSubscriptionChange);
+  const auto textured =
+      testing::parse_trace(rsim::run_scenario(spec, "classic-eager", spec.seed).trace_lines);
   const auto sends = rpcs(textured, "send", "Fetch", "A");
   const double cycle = 502 + 1.5 * std::exp(0.5 * 0.5 * 0.5) + 1.1 * std::exp(0.5 * 0.6 * 0.6);
   std::size_t checked = 0;
   for (std::size_t i = 0; i + 1 < sends.size(); ++i) {
     if (ms(sends[i]) < 8000 || ms(sends[i + 1]) > 19000) continue;
-    CHECK(ms(sends[i + 1]) - ms(sends[i]) == doctest::Approx(std::round(cycle * 1000) / 1000).epsilon(1e-9));
+    CHECK(ms(sends[i + 1]) - ms(sends[i]) ==
+          doctest::Approx(std::round(cycle * 1000) / 1000).epsilon(1e-9));
     ++checked;
   }
   CHECK(checked > 15);
@@ -94,7 +103,8 @@ TEST_CASE("the classic leader's Metadata waits behind its Fetch before it assign
       CHECK(sent["to"] == "broker-0");
       // Sent with A's JoinGroup answer.
       bool with_join = false;
-      for (const auto& j : rpcs(trace, "recv", "JoinGroup", "A")) with_join = with_join || ms(j) == ms(sent);
+      for (const auto& j : rpcs(trace, "recv", "JoinGroup", "A"))
+        with_join = with_join || ms(j) == ms(sent);
       CHECK(with_join);
       // The Fetch in flight then was sent at f and is answered at f + 502 (arriving at the broker
       // at f + 1, answered there at f + 501); the broker reads the Metadata request then and its
@@ -107,7 +117,8 @@ TEST_CASE("the classic leader's Metadata waits behind its Fetch before it assign
       CHECK(ms(answered) == doctest::Approx(fetch_sent + 502).epsilon(1e-9));
       // Only then does A assign: its SyncGroup goes with the answer.
       bool sync_then = false;
-      for (const auto& s : rpcs(trace, "send", "SyncGroup", "A")) sync_then = sync_then || ms(s) == ms(answered);
+      for (const auto& s : rpcs(trace, "send", "SyncGroup", "A"))
+        sync_then = sync_then || ms(s) == ms(answered);
       CHECK(sync_then);
     }
   }

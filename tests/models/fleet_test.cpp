@@ -19,7 +19,8 @@ using rsim::IntOrPercent;
 std::vector<json> run_trace(const json& doc, const std::string& variant) {
   const auto spec = rsim::parse_scenario(doc, "fleet.json");
   std::vector<json> out;
-  for (const auto& line : rsim::run_scenario(spec, variant, spec.seed).trace_lines) out.push_back(json::parse(line));
+  for (const auto& line : rsim::run_scenario(spec, variant, spec.seed).trace_lines)
+    out.push_back(json::parse(line));
   return out;
 }
 
@@ -27,7 +28,9 @@ std::vector<json> run_trace(const json& doc, const std::string& variant) {
 std::vector<std::string> pods(const std::vector<json>& trace, const std::string& type) {
   std::vector<std::string> out;
   for (const auto& e : trace)
-    if (e["type"] == type) out.push_back(e["pod"].get<std::string>() + "@" + std::to_string(e["t_us"].get<std::int64_t>() / 1000));
+    if (e["type"] == type)
+      out.push_back(e["pod"].get<std::string>() + "@" +
+                    std::to_string(e["t_us"].get<std::int64_t>() / 1000));
   return out;
 }
 
@@ -51,14 +54,20 @@ json rollout_doc(const json& surge, const json& unavailable) {
 
 TEST_CASE("maxSurge rounds up, maxUnavailable rounds down, and both 0 make maxUnavailable 1") {
   using rsim::fleet::resolve_fenceposts;
-  CHECK(resolve_fenceposts({25, true}, {25, true}, 4) == std::pair<std::int64_t, std::int64_t>{1, 1});
-  CHECK(resolve_fenceposts({25, true}, {25, true}, 10) == std::pair<std::int64_t, std::int64_t>{3, 2});
-  CHECK(resolve_fenceposts({25, true}, {25, true}, 3) == std::pair<std::int64_t, std::int64_t>{1, 0});
-  CHECK(resolve_fenceposts({0, false}, {10, true}, 4) == std::pair<std::int64_t, std::int64_t>{0, 1});
-  CHECK(resolve_fenceposts({2, false}, {0, false}, 4) == std::pair<std::int64_t, std::int64_t>{2, 0});
+  CHECK(resolve_fenceposts({25, true}, {25, true}, 4) ==
+        std::pair<std::int64_t, std::int64_t>{1, 1});
+  CHECK(resolve_fenceposts({25, true}, {25, true}, 10) ==
+        std::pair<std::int64_t, std::int64_t>{3, 2});
+  CHECK(resolve_fenceposts({25, true}, {25, true}, 3) ==
+        std::pair<std::int64_t, std::int64_t>{1, 0});
+  CHECK(resolve_fenceposts({0, false}, {10, true}, 4) ==
+        std::pair<std::int64_t, std::int64_t>{0, 1});
+  CHECK(resolve_fenceposts({2, false}, {0, false}, 4) ==
+        std::pair<std::int64_t, std::int64_t>{2, 0});
 }
 
-TEST_CASE("one pass of the rolling update: surge first, then old pods down to desired - maxUnavailable") {
+TEST_CASE(
+    "one pass of the rolling update: surge first, then old pods down to desired - maxUnavailable") {
   // 10 replicas, 25%/25%: surge 3, unavailable 2. Nothing new is available yet.
   rsim::fleet::ReplicaSetCount next{0, 0};
   std::vector<rsim::fleet::ReplicaSetCount> old{{10, 10}};
@@ -80,31 +89,38 @@ TEST_CASE("one pass of the rolling update: surge first, then old pods down to de
   CHECK(o2[0].replicas == 2);
 }
 
-TEST_CASE("rollout timelines: which pod stops and starts when, for three maxSurge/maxUnavailable pairs") {
+TEST_CASE(
+    "rollout timelines: which pod stops and starts when, for three maxSurge/maxUnavailable pairs") {
   // Old pods app-1-0..3 are all ready at 10 s; the ReplicaSet deletes the newest first.
   SUBCASE("maxSurge 1, maxUnavailable 0: one new pod, then one old pod, every 10 s") {
     const auto trace = run_trace(rollout_doc(1, 0), "classic-cooperative");
     CHECK(pods(trace, "pod.scheduled") ==
-          std::vector<std::string>{"app-1-0@0", "app-1-1@0", "app-1-2@0", "app-1-3@0", "app-2-0@30000",
-                                   "app-2-1@40000", "app-2-2@50000", "app-2-3@60000"});
+          std::vector<std::string>{"app-1-0@0", "app-1-1@0", "app-1-2@0", "app-1-3@0",
+                                   "app-2-0@30000", "app-2-1@40000", "app-2-2@50000",
+                                   "app-2-3@60000"});
     CHECK(pods(trace, "pod.terminating") ==
-          std::vector<std::string>{"app-1-3@40000", "app-1-2@50000", "app-1-1@60000", "app-1-0@70000"});
+          std::vector<std::string>{"app-1-3@40000", "app-1-2@50000", "app-1-1@60000",
+                                   "app-1-0@70000"});
   }
   SUBCASE("maxSurge 0, maxUnavailable 1: one old pod down, its replacement at once") {
     const auto trace = run_trace(rollout_doc(0, 1), "classic-cooperative");
     CHECK(pods(trace, "pod.terminating") ==
-          std::vector<std::string>{"app-1-3@30000", "app-1-2@40000", "app-1-1@50000", "app-1-0@60000"});
+          std::vector<std::string>{"app-1-3@30000", "app-1-2@40000", "app-1-1@50000",
+                                   "app-1-0@60000"});
     CHECK(pods(trace, "pod.scheduled") ==
-          std::vector<std::string>{"app-1-0@0", "app-1-1@0", "app-1-2@0", "app-1-3@0", "app-2-0@30000",
-                                   "app-2-1@40000", "app-2-2@50000", "app-2-3@60000"});
+          std::vector<std::string>{"app-1-0@0", "app-1-1@0", "app-1-2@0", "app-1-3@0",
+                                   "app-2-0@30000", "app-2-1@40000", "app-2-2@50000",
+                                   "app-2-3@60000"});
   }
   SUBCASE("25% / 25% of 4 (surge 1, unavailable 1): two at a time, done at 50 s") {
     const auto trace = run_trace(rollout_doc("25%", "25%"), "classic-cooperative");
     CHECK(pods(trace, "pod.scheduled") ==
-          std::vector<std::string>{"app-1-0@0", "app-1-1@0", "app-1-2@0", "app-1-3@0", "app-2-0@30000",
-                                   "app-2-1@30000", "app-2-2@40000", "app-2-3@40000"});
+          std::vector<std::string>{"app-1-0@0", "app-1-1@0", "app-1-2@0", "app-1-3@0",
+                                   "app-2-0@30000", "app-2-1@30000", "app-2-2@40000",
+                                   "app-2-3@40000"});
     CHECK(pods(trace, "pod.terminating") ==
-          std::vector<std::string>{"app-1-3@30000", "app-1-2@40000", "app-1-1@40000", "app-1-0@50000"});
+          std::vector<std::string>{"app-1-3@30000", "app-1-2@40000", "app-1-1@40000",
+                                   "app-1-0@50000"});
   }
 }
 
@@ -147,7 +163,8 @@ TEST_CASE("a StatefulSet starts in ordinal order and updates highest first, one 
 TEST_CASE("KEDA's kafka lag: capped at lagThreshold x partitions unless allowIdleConsumers") {
   rsim::AutoscalerSpec a;
   a.lag_threshold = 1000;
-  const std::vector<rsim::fleet::PartitionOffsets> parts{{100, 5100}, {0, 3000}, {700, 700}, {1000, 5400}};
+  const std::vector<rsim::fleet::PartitionOffsets> parts{
+      {100, 5100}, {0, 3000}, {700, 700}, {1000, 5400}};
   auto l = rsim::fleet::total_lag(a, parts);
   CHECK(l.raw_lag == 12400);
   CHECK(l.partitions == 4);
@@ -188,7 +205,7 @@ TEST_CASE("HPA behavior: scale-up policies, the scale-down window and a Pods pol
     CHECK(d.desired == 6);  // max(ceil(2 x 2), 2 + 4)
     CHECK(d.limit == "ScaleUpLimit");
     h.record_scale(s(15), 2, 6);
-    CHECK(h.decide(s(20), 6, 20).desired == 6);  // 4 added within 15 s: the period starts at 2
+    CHECK(h.decide(s(20), 6, 20).desired == 6);   // 4 added within 15 s: the period starts at 2
     CHECK(h.decide(s(30), 6, 20).desired == 12);  // the event is 15 s old: from 6, max(12, 10)
     rsim::HpaRules min_rule = rsim::default_scale_up();
     min_rule.select = rsim::SelectPolicy::Min;
@@ -218,8 +235,8 @@ TEST_CASE("HPA behavior: scale-up policies, the scale-down window and a Pods pol
     const auto d = h.decide(s(15), 2, 20);  // records 2 (its start), then 20
     CHECK(d.desired == 2);
     CHECK(d.limit == "ScaleUpStabilized");
-    CHECK(h.decide(s(60), 2, 20).desired == 2);   // 2 at 15 s is inside (0, 60]
-    CHECK(h.decide(s(75), 2, 20).desired == 6);   // out of (15, 75]: 20 wanted, max(+100%, +4)
+    CHECK(h.decide(s(60), 2, 20).desired == 2);  // 2 at 15 s is inside (0, 60]
+    CHECK(h.decide(s(75), 2, 20).desired == 6);  // out of (15, 75]: 20 wanted, max(+100%, +4)
   }
   SUBCASE("scale-down by at most 1 pod per 60 s, no window") {
     rsim::HpaRules down;
@@ -249,12 +266,15 @@ TEST_CASE("KEDA and the HPA scale a deployment whose lag is known: 1 -> 5 -> 10 
   const auto trace = run_trace(doc, "consumer");
   for (const auto& e : trace)
     if (e["type"] == "autoscaler.decision")
-      decisions.push_back(std::to_string(e["t_us"].get<std::int64_t>() / 1000) + ":" + std::to_string(e["from"].get<int>()) +
-                          "->" + std::to_string(e["to"].get<int>()) + " " + e["reason"].get<std::string>());
-  CHECK(decisions == std::vector<std::string>{
-                         "15000:1->5 lag 12400 > 1 x 1000 (lagThreshold): 13 replicas; ScaleUpLimit: 5",
-                         "30000:5->10 lag 12400 > 5 x 1000 (lagThreshold): 13 replicas; ScaleUpLimit: 10",
-                         "45000:10->12 lag 12400 > 10 x 1000 (lagThreshold): 13 replicas; TooManyReplicas: 12"});
+      decisions.push_back(std::to_string(e["t_us"].get<std::int64_t>() / 1000) + ":" +
+                          std::to_string(e["from"].get<int>()) + "->" +
+                          std::to_string(e["to"].get<int>()) + " " +
+                          e["reason"].get<std::string>());
+  CHECK(decisions ==
+        std::vector<std::string>{
+            "15000:1->5 lag 12400 > 1 x 1000 (lagThreshold): 13 replicas; ScaleUpLimit: 5",
+            "30000:5->10 lag 12400 > 5 x 1000 (lagThreshold): 13 replicas; ScaleUpLimit: 10",
+            "45000:10->12 lag 12400 > 10 x 1000 (lagThreshold): 13 replicas; TooManyReplicas: 12"});
   const auto spec = rsim::parse_scenario(doc, "fleet.json");
   reports::SummarySink summary({.scenario = "keda", .protocol = "consumer", .seed = 1});
   rsim::run_scenario(spec, "consumer", 1, std::vector<rsim::TraceSink*>{&summary});
@@ -277,8 +297,9 @@ TEST_CASE("KEDA activates a deployment at 0 at its polling interval, then the HP
   std::vector<std::string> decisions;
   for (const auto& e : run_trace(doc, "classic-eager"))
     if (e["type"] == "autoscaler.decision")
-      decisions.push_back(std::to_string(e["t_us"].get<std::int64_t>() / 1000) + ":" + std::to_string(e["from"].get<int>()) +
-                          "->" + std::to_string(e["to"].get<int>()));
+      decisions.push_back(std::to_string(e["t_us"].get<std::int64_t>() / 1000) + ":" +
+                          std::to_string(e["from"].get<int>()) + "->" +
+                          std::to_string(e["to"].get<int>()));
   // Not allowIdleConsumers: the metric is capped at 4 partitions x 1000 = 4000 -> 4 replicas.
   CHECK(decisions == std::vector<std::string>{"30000:0->1", "30000:1->4"});
 }
@@ -296,9 +317,12 @@ TEST_CASE("fleet input problems: named by path, all in one pass") {
     FAIL("accepted");
   } catch (const rsim::ScenarioError& e) {
     const std::string m = e.what();
-    CHECK(m.find("/deployments/0/kind: must be one of Deployment, StatefulSet, got \"Deployments\"") != std::string::npos);
+    CHECK(m.find(
+              "/deployments/0/kind: must be one of Deployment, StatefulSet, got \"Deployments\"") !=
+          std::string::npos);
     CHECK(m.find("/deployments/0/template/topics/0: unknown topic \"u\"") != std::string::npos);
-    CHECK(m.find("/deployments/0/strategy/rollingUpdate/maxSurge: must be an integer >= 0 or a percentage") != std::string::npos);
+    CHECK(m.find("/deployments/0/strategy/rollingUpdate/maxSurge: must be an integer >= 0 or a "
+                 "percentage") != std::string::npos);
     CHECK(m.find("/autoscalers/0/deployment: unknown deployment \"apq\"") != std::string::npos);
     CHECK(m.find("/autoscalers/0/lagThreshold: must be between 1 and") != std::string::npos);
     CHECK(m.find("/events/0/node: unknown node \"node-3\"") != std::string::npos);
@@ -319,12 +343,15 @@ TEST_CASE("drain-node under a PodDisruptionBudget: one eviction at a time, retri
   const auto trace = run_trace(doc, "classic-cooperative");
   std::vector<std::string> nodes;
   for (const auto& e : trace)
-    if (e["type"] == "pod.scheduled") nodes.push_back(e["pod"].get<std::string>() + ":" + e["node"].get<std::string>());
-  CHECK(nodes == std::vector<std::string>{"app-1-0:node-0", "app-1-1:node-1", "app-1-2:node-0", "app-1-3:node-1",
-                                          "app-1-4:node-1", "app-1-5:node-1"});
+    if (e["type"] == "pod.scheduled")
+      nodes.push_back(e["pod"].get<std::string>() + ":" + e["node"].get<std::string>());
+  CHECK(nodes == std::vector<std::string>{"app-1-0:node-0", "app-1-1:node-1", "app-1-2:node-0",
+                                          "app-1-3:node-1", "app-1-4:node-1", "app-1-5:node-1"});
   // app-1-2's eviction is refused at 30 s and 35 s; at 40 s app-1-0's replacement is ready.
-  CHECK(pods(trace, "pod.terminating") == std::vector<std::string>{"app-1-0@30000", "app-1-2@40000"});
+  CHECK(pods(trace, "pod.terminating") ==
+        std::vector<std::string>{"app-1-0@30000", "app-1-2@40000"});
   CHECK(pods(trace, "pod.scheduled").back() == "app-1-5@40000");
-  CHECK(pods(trace, "pod.ready") == std::vector<std::string>{"app-1-0@10000", "app-1-1@10000", "app-1-2@10000",
-                                                             "app-1-3@10000", "app-1-4@40000", "app-1-5@50000"});
+  CHECK(pods(trace, "pod.ready") == std::vector<std::string>{"app-1-0@10000", "app-1-1@10000",
+                                                             "app-1-2@10000", "app-1-3@10000",
+                                                             "app-1-4@40000", "app-1-5@50000"});
 }

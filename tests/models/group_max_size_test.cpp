@@ -30,16 +30,19 @@ std::vector<json> run(const json& doc, const std::string& variant) {
 
 json final_assignment(const json& doc, const std::string& variant) {
   const auto spec = testing::ideal_machine(doc, "max-size.json");
-  return testing::summary_of(rsim::run_scenario(spec, variant, 1).trace_lines)["metrics"]["final_assignment"];
+  return testing::summary_of(
+      rsim::run_scenario(spec, variant, 1).trace_lines)["metrics"]["final_assignment"];
 }
 
 }  // namespace
 
-TEST_CASE("group.max.size: a classic member beyond it is refused with GROUP_MAX_SIZE_REACHED, fatally") {
+TEST_CASE(
+    "group.max.size: a classic member beyond it is refused with GROUP_MAX_SIZE_REACHED, fatally") {
   const auto trace = run(three_consumers("group.max.size", 2), "classic-eager");
   // C at 10000: FindCoordinator (answered at 10002), JoinGroup with no member id arrives at
   // 10003 in a Stable group of two: refused at once, answered at 10004.
-  CHECK(testing::responses(trace, "C", "JoinGroup", "GROUP_MAX_SIZE_REACHED") == std::vector<double>{10004});
+  CHECK(testing::responses(trace, "C", "JoinGroup", "GROUP_MAX_SIZE_REACHED") ==
+        std::vector<double>{10004});
   CHECK(testing::responses(trace, "C", "JoinGroup", "MEMBER_ID_REQUIRED").empty());
   CHECK(testing::times(trace, "consumer.error", "consumer", "C") == std::vector<double>{10004});
   // A and B keep their generation: no rebalance after C's attempt.
@@ -51,7 +54,8 @@ TEST_CASE("group.max.size: a classic member beyond it is refused with GROUP_MAX_
   // With room for three, C joins (its MEMBER_ID_REQUIRED round trip first).
   const auto roomy = run(three_consumers("group.max.size", 3), "classic-eager");
   CHECK(testing::responses(roomy, "C", "JoinGroup", "GROUP_MAX_SIZE_REACHED").empty());
-  CHECK(testing::responses(roomy, "C", "JoinGroup", "MEMBER_ID_REQUIRED") == std::vector<double>{10004});
+  CHECK(testing::responses(roomy, "C", "JoinGroup", "MEMBER_ID_REQUIRED") ==
+        std::vector<double>{10004});
 }
 
 TEST_CASE("group.consumer.max.size: a new consumer-protocol member beyond it is refused, fatally") {
@@ -76,13 +80,17 @@ TEST_CASE("an online upgrade of a classic group larger than group.consumer.max.s
   // members over a limit of 1, so the upgrade is refused with GROUP_ID_NOT_FOUND.
   json doc = three_consumers("group.consumer.max.size", 1);
   doc["events"][2]["at_ms"] = 0;
-  doc["events"].push_back(json{{"at_ms", 15000}, {"do", "restart"}, {"consumer", "C"}, {"after_ms", 1000},
+  doc["events"].push_back(json{{"at_ms", 15000},
+                               {"do", "restart"},
+                               {"consumer", "C"},
+                               {"after_ms", 1000},
                                {"config", {{"group.protocol", "consumer"}}}});
   const auto trace = run(doc, "classic-eager");
   const auto migrations = testing::events(trace, "group.migration");
   REQUIRE(migrations.size() == 1);
   CHECK(migrations[0]["refused"].get<std::string>().find("exceeds the consumer group maximum size "
-                                                         "(group.consumer.max.size=1)") != std::string::npos);
+                                                         "(group.consumer.max.size=1)") !=
+        std::string::npos);
   CHECK(testing::responses(trace, "C", "ConsumerGroupHeartbeat", "GROUP_ID_NOT_FOUND").size() == 1);
   // With room, the same restart converts the group.
   json roomy = doc;

@@ -17,10 +17,12 @@
 namespace {
 using json = nlohmann::json;
 
-double ms(const json& e) { return e["t_us"].get<double>() / 1000.0; }
+double ms(const json& e) {
+  return e["t_us"].get<double>() / 1000.0;
+}
 
-std::vector<double> rpc_times(const std::vector<json>& trace, const std::string& dir, const std::string& api,
-                              const std::string& consumer) {
+std::vector<double> rpc_times(const std::vector<json>& trace, const std::string& dir,
+                              const std::string& api, const std::string& consumer) {
   std::vector<double> out;
   for (const auto& e : trace)
     if (e["type"] == "rpc" && e["dir"] == dir && e["api"] == api &&
@@ -45,9 +47,12 @@ json scenario(const json& extra_events = json::array(), std::int64_t duration_ms
 }
 }  // namespace
 
-TEST_CASE("classic metadata.max.age.ms refresh: the Metadata request waits behind the Fetch, the next is timed from its answer") {
+TEST_CASE(
+    "classic metadata.max.age.ms refresh: the Metadata request waits behind the Fetch, the next is "
+    "timed from its answer") {
   const auto spec = testing::ideal_machine(scenario());
-  const auto trace = testing::parse_trace(rsim::run_scenario(spec, "classic-eager", spec.seed).trace_lines);
+  const auto trace =
+      testing::parse_trace(rsim::run_scenario(spec, "classic-eager", spec.seed).trace_lines);
   // A's join at 1000 ms: FindCoordinator 1000-1002, JoinGroup 1002-1004 (MEMBER_ID_REQUIRED),
   // JoinGroup 1004-1006, SyncGroup 1006-1008, OffsetFetch 1008-1010, ListOffsets 1010-1012
   // (no committed offset): its first Fetch goes at 1012 and the cycle is 1 + 500 + 1 = 502 ms.
@@ -61,22 +66,28 @@ TEST_CASE("classic metadata.max.age.ms refresh: the Metadata request waits behin
   // The next refresh is due at 6032 + 5000 = 11032, behind the Fetch of 10550 (answered 11052),
   // and so on: each wait for the Fetch is 502 - (5000 mod 502) = 20 ms, a period of 5020 ms, where
   // the simulator without the round trip refreshed at 6000, 11000, 16000, 21000.
-  CHECK(rpc_times(trace, "send", "Metadata", "A") == std::vector<double>{6000, 11032, 16052, 21072});
-  CHECK(rpc_times(trace, "recv", "Metadata", "A") == std::vector<double>{6032, 11052, 16072, 21092});
+  CHECK(rpc_times(trace, "send", "Metadata", "A") ==
+        std::vector<double>{6000, 11032, 16052, 21072});
+  CHECK(rpc_times(trace, "recv", "Metadata", "A") ==
+        std::vector<double>{6032, 11052, 16072, 21092});
   for (const auto& e : trace)
-    if (e["type"] == "rpc" && e["api"] == "Metadata") CHECK(e[e["dir"] == "send" ? "to" : "from"] == "broker-0");
+    if (e["type"] == "rpc" && e["api"] == "Metadata")
+      CHECK(e[e["dir"] == "send" ? "to" : "from"] == "broker-0");
 }
 
 TEST_CASE("classic metadata.max.age.ms refresh: a partition increase is seen at the late answer") {
   // t grows to 6 partitions at 7000 ms: A's cached metadata changes at the answer of the refresh
   // sent at 11032 (answered 11052, not at 11000), and its next poll() pass rejoins then: the
   // empty Fetch answered at 11052 ends poll()'s wait.
-  const auto events = json::parse(R"([{"at_ms": 7000, "do": "add-partitions", "topic": "t", "partitions": 6}])");
+  const auto events =
+      json::parse(R"([{"at_ms": 7000, "do": "add-partitions", "topic": "t", "partitions": 6}])");
   const auto spec = testing::ideal_machine(scenario(events, 16000));
-  const auto trace = testing::parse_trace(rsim::run_scenario(spec, "classic-eager", spec.seed).trace_lines);
+  const auto trace =
+      testing::parse_trace(rsim::run_scenario(spec, "classic-eager", spec.seed).trace_lines);
   double seen = -1;
   for (const auto& e : trace)
-    if (seen < 0 && e["type"] == "consumer.metadata" && e["consumer"] == "A" && ms(e) > 7000) seen = ms(e);
+    if (seen < 0 && e["type"] == "consumer.metadata" && e["consumer"] == "A" && ms(e) > 7000)
+      seen = ms(e);
   CHECK(seen == 11052);
   const auto rejoin = testing::first_time(trace, "consumer.rejoin", "consumer", "A");
   CHECK(rejoin == 11052);
@@ -95,7 +106,9 @@ TEST_CASE("classic metadata.max.age.ms refresh: a partition increase is seen at 
 //   success resets to its first step: retry.backoff.ms (100) x a jitter factor in [0.8, 1.2)
 //   after the answer (RequestState.onSuccessfulAttempt, ExponentialBackoff), not nothing, and
 //   not the heartbeat's grown backoff.
-TEST_CASE("consumer protocol: a joining member looks the dead coordinator up every retry.backoff.ms and heartbeats at once") {
+TEST_CASE(
+    "consumer protocol: a joining member looks the dead coordinator up every retry.backoff.ms and "
+    "heartbeats at once") {
   auto doc = nlohmann::json::parse(R"({
     "name": "join-while-coordinator-dead", "seed": 1, "duration_ms": 40000, "protocols": ["consumer"],
     "cluster": {"brokers": 3, "config": {"group.initial.rebalance.delay.ms": 0},
@@ -108,13 +121,16 @@ TEST_CASE("consumer protocol: a joining member looks the dead coordinator up eve
                {"at_ms": 20000, "do": "fail-coordinator", "group": "g", "down_ms": 60000},
                {"at_ms": 25000, "do": "start", "consumer": "C"}]})");
   const auto spec = testing::ideal_machine(doc);
-  const auto trace = testing::parse_trace(rsim::run_scenario(spec, "consumer", spec.seed).trace_lines);
+  const auto trace =
+      testing::parse_trace(rsim::run_scenario(spec, "consumer", spec.seed).trace_lines);
   std::vector<double> lookups, answers, heartbeats;
   std::vector<std::string> hb_to;
   for (const auto& e : trace) {
     if (e["type"] != "rpc") continue;
-    if (e["dir"] == "send" && e["from"] == "C" && e["api"] == "FindCoordinator") lookups.push_back(ms(e));
-    if (e["dir"] == "recv" && e["to"] == "C" && e["api"] == "FindCoordinator") answers.push_back(ms(e));
+    if (e["dir"] == "send" && e["from"] == "C" && e["api"] == "FindCoordinator")
+      lookups.push_back(ms(e));
+    if (e["dir"] == "recv" && e["to"] == "C" && e["api"] == "FindCoordinator")
+      answers.push_back(ms(e));
     if (e["dir"] == "send" && e["from"] == "C" && e["api"] == "ConsumerGroupHeartbeat") {
       heartbeats.push_back(ms(e));
       hb_to.push_back(e["to"]);
@@ -136,7 +152,8 @@ TEST_CASE("consumer protocol: a joining member looks the dead coordinator up eve
   }
   // The seeded draws (C's find-coordinator RNG stream): backoffs of 112, 92 and 96 ms first, 39
   // lookups before the fence.
-  CHECK(std::vector<double>(lookups.begin(), lookups.begin() + 4) == std::vector<double>{25000, 25114, 25208, 25306});
+  CHECK(std::vector<double>(lookups.begin(), lookups.begin() + 4) ==
+        std::vector<double>{25000, 25114, 25208, 25306});
   CHECK(before_fence == 39);
   // 4000 ms of 82-122 ms cycles.
   CHECK(before_fence >= 32);

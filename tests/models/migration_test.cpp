@@ -18,7 +18,9 @@ constexpr const char* kScenario = "scenarios/migration/online-upgrade-and-downgr
 std::vector<std::string> group_records_at(const std::vector<json>& trace, double at_ms) {
   std::vector<std::string> out;
   for (const auto& e : trace) {
-    if (e["type"] != "record" || e["t_us"].get<double>() != at_ms * 1000 || e["record"] == "OffsetCommit") continue;
+    if (e["type"] != "record" || e["t_us"].get<double>() != at_ms * 1000 ||
+        e["record"] == "OffsetCommit")
+      continue;
     std::string s = e["tombstone"].get<bool>() ? "~" : "";
     s += e["record"].get<std::string>();
     if (e.contains("consumer")) {  // appended piecewise: "(" + str + ")" trips GCC 12's -Wrestrict
@@ -42,7 +44,9 @@ const json& first_record(const std::vector<json>& trace, const std::string& reco
 }
 }  // namespace
 
-TEST_CASE("online upgrade: the first consumer-protocol member converts the classic group, with its records") {
+TEST_CASE(
+    "online upgrade: the first consumer-protocol member converts the classic group, with its "
+    "records") {
   for (const char* variant : {"classic-eager", "classic-cooperative"}) {
     CAPTURE(variant);
     const auto trace = testing::run_trace(kScenario, variant);
@@ -57,27 +61,22 @@ TEST_CASE("online upgrade: the first consumer-protocol member converts the class
     CHECK(migrations[0]["generation"] == 1);
     // ConsumerGroup.createConsumerGroupRecords after the classic group's tombstone, then A's own.
     CHECK(group_records_at(trace, 22003) ==
-          std::vector<std::string>{"~GroupMetadata",
-                                   "ConsumerGroupMemberMetadata(B)",
-                                   "ConsumerGroupMemberMetadata(C)",
-                                   "ConsumerGroupMetadata",
-                                   "ConsumerGroupTargetAssignmentMember(B)",
-                                   "ConsumerGroupTargetAssignmentMember(C)",
-                                   "ConsumerGroupTargetAssignmentMetadata",
-                                   "ConsumerGroupCurrentMemberAssignment(B)",
-                                   "ConsumerGroupCurrentMemberAssignment(C)",
-                                   "ConsumerGroupMemberMetadata(A)",
-                                   "ConsumerGroupMetadata",
-                                   "ConsumerGroupTargetAssignmentMember(A)",
-                                   "ConsumerGroupTargetAssignmentMetadata",
-                                   "ConsumerGroupCurrentMemberAssignment(A)"});
+          std::vector<std::string>{
+              "~GroupMetadata", "ConsumerGroupMemberMetadata(B)", "ConsumerGroupMemberMetadata(C)",
+              "ConsumerGroupMetadata", "ConsumerGroupTargetAssignmentMember(B)",
+              "ConsumerGroupTargetAssignmentMember(C)", "ConsumerGroupTargetAssignmentMetadata",
+              "ConsumerGroupCurrentMemberAssignment(B)", "ConsumerGroupCurrentMemberAssignment(C)",
+              "ConsumerGroupMemberMetadata(A)", "ConsumerGroupMetadata",
+              "ConsumerGroupTargetAssignmentMember(A)", "ConsumerGroupTargetAssignmentMetadata",
+              "ConsumerGroupCurrentMemberAssignment(A)"});
     const json& b = first_record(trace, "ConsumerGroupMemberMetadata", 22003, "B");
     CHECK(b["classic_member_metadata"]["session_timeout_ms"] == 45000);
     CHECK(b["rebalance_timeout_ms"] == 300000);  // max.poll.interval.ms
     const json& b_now = first_record(trace, "ConsumerGroupCurrentMemberAssignment", 22003, "B");
     CHECK(b_now["member_epoch"] == 1);  // the classic generation
     CHECK(b_now["state"] == 0);         // STABLE
-    CHECK(first_record(trace, "ConsumerGroupTargetAssignmentMetadata", 22003)["assignment_timestamp"] == 0);
+    CHECK(first_record(trace, "ConsumerGroupTargetAssignmentMetadata",
+                       22003)["assignment_timestamp"] == 0);
     // A (uniform, the broker's default assignor) gets the two partitions it left, free: STABLE at
     // epoch 2 at once. B and C are behind the target epoch: their next Heartbeat (3000 ms after
     // the one of 19007) is answered REBALANCE_IN_PROGRESS at 22008 and they rejoin.
@@ -115,18 +114,14 @@ TEST_CASE("online downgrade: the last consumer-protocol member's leave converts 
     CHECK(migrations[1]["to"] == "classic");
     CHECK(migrations[1]["generation"] == 10);  // the group epoch: 2 per restart after the first
     CHECK(group_records_at(trace, 130003) ==
-          std::vector<std::string>{"~ConsumerGroupCurrentMemberAssignment(C)",
-                                   "~ConsumerGroupCurrentMemberAssignment(A)",
-                                   "~ConsumerGroupCurrentMemberAssignment(B)",
-                                   "~ConsumerGroupTargetAssignmentMember(C)",
-                                   "~ConsumerGroupTargetAssignmentMember(A)",
-                                   "~ConsumerGroupTargetAssignmentMember(B)",
-                                   "~ConsumerGroupTargetAssignmentMetadata",
-                                   "~ConsumerGroupMemberMetadata(C)",
-                                   "~ConsumerGroupMemberMetadata(A)",
-                                   "~ConsumerGroupMemberMetadata(B)",
-                                   "~ConsumerGroupMetadata",
-                                   "GroupMetadata"});
+          std::vector<std::string>{
+              "~ConsumerGroupCurrentMemberAssignment(C)",
+              "~ConsumerGroupCurrentMemberAssignment(A)",
+              "~ConsumerGroupCurrentMemberAssignment(B)", "~ConsumerGroupTargetAssignmentMember(C)",
+              "~ConsumerGroupTargetAssignmentMember(A)", "~ConsumerGroupTargetAssignmentMember(B)",
+              "~ConsumerGroupTargetAssignmentMetadata", "~ConsumerGroupMemberMetadata(C)",
+              "~ConsumerGroupMemberMetadata(A)", "~ConsumerGroupMemberMetadata(B)",
+              "~ConsumerGroupMetadata", "GroupMetadata"});
     const json& gm = first_record(trace, "GroupMetadata", 130003);
     CHECK(gm["generation"] == 10);
     CHECK(gm["protocol"] == (eager ? "range" : "cooperative-sticky"));
@@ -161,12 +156,15 @@ TEST_CASE("the migration timeline: who rebalanced when, and the summary's view o
   CHECK(eager["metrics"]["lost"] == 0);
   CHECK(coop["metrics"]["duplicates"] == 0);
   CHECK(coop["metrics"]["lost"] == 0);
-  CHECK(eager["metrics"]["final_assignment"] ==
-        json{{"A", {"orders-0", "orders-1"}}, {"B", {"orders-2", "orders-3"}}, {"C", {"orders-4", "orders-5"}}});
+  CHECK(eager["metrics"]["final_assignment"] == json{{"A", {"orders-0", "orders-1"}},
+                                                     {"B", {"orders-2", "orders-3"}},
+                                                     {"C", {"orders-4", "orders-5"}}});
 }
 
-TEST_CASE("group.consumer.migration.policy: disabled refuses the upgrade (GROUP_ID_NOT_FOUND, fatal)") {
-  auto doc = json::parse(R"({"name": "no-upgrade", "duration_ms": 30000, "protocols": ["classic-eager"],
+TEST_CASE(
+    "group.consumer.migration.policy: disabled refuses the upgrade (GROUP_ID_NOT_FOUND, fatal)") {
+  auto doc =
+      json::parse(R"({"name": "no-upgrade", "duration_ms": 30000, "protocols": ["classic-eager"],
     "cluster": {"brokers": 1, "config": {"group.consumer.migration.policy": "downgrade"}},
     "topics": [{"name": "t", "partitions": 2}],
     "consumers": [{"name": "A", "group": "g", "topics": ["t"]}, {"name": "B", "group": "g", "topics": ["t"]}],

@@ -121,7 +121,8 @@ TEST_CASE("OffsetFetch sees an offset only once its record has committed") {
   CHECK(h.fetch() == 9);
 }
 
-TEST_CASE("a commit's offsets land whatever their order: consecutive, reversed, gapped, new or not") {
+TEST_CASE(
+    "a commit's offsets land whatever their order: consecutive, reversed, gapped, new or not") {
   Harness h;
   // Simple-group commits (no member) of partitions of two topics: in order, backwards, with
   // gaps, repeated within one request, existing and new. The group's offsets are the last
@@ -167,10 +168,14 @@ TEST_CASE("assign_from: each key set as operator[] would, the hint only saves th
   std::int32_t p = 0;
   for (std::int64_t i = 0; i < 5000; ++i) {
     const std::uint64_t r = rng.next() % 10;
-    if (r == 0) p = static_cast<std::int32_t>(rng.next() % 200);  // a jump
-    else if (r == 1) hint = m.begin();                                 // a new request
-    else if (r == 2) hint = m.end();
-    else if (r < 8) ++p;                                               // the next partition
+    if (r == 0)
+      p = static_cast<std::int32_t>(rng.next() % 200);  // a jump
+    else if (r == 1)
+      hint = m.begin();  // a new request
+    else if (r == 2)
+      hint = m.end();
+    else if (r < 8)
+      ++p;  // the next partition
     const rsim::TopicPartition tp{r == 9 ? "a" : "t", p};
     hint = rsim::assign_from(m, hint, tp, i);
     reference[tp] = i;

@@ -1,6 +1,7 @@
 // The offsets log's typed OffsetCommit records (append_offset_commits): the same `record` events,
-// offsets, compaction and loaded records as the records::OffsetCommit records append() takes, the listener told
-// once at commit time (at once without write latency), and truncation and clean-up alike.
+// offsets, compaction and loaded records as the records::OffsetCommit records append() takes, the
+// listener told once at commit time (at once without write latency), and truncation and clean-up
+// alike.
 #include <doctest/doctest.h>
 
 #include "models/coordinator/group_coordinator.hpp"
@@ -12,7 +13,8 @@ namespace {
 using rsim::CommittedOffset;
 
 /// The record a coordinator would append() for one committed offset.
-rsim::records::GroupRecord as_json(const std::string& group, const CommittedOffset& o, std::int64_t timestamp_ms) {
+rsim::records::GroupRecord as_json(const std::string& group, const CommittedOffset& o,
+                                   std::int64_t timestamp_ms) {
   return rsim::records::OffsetCommit{.group = group,
                                      .topic = o.partition.topic,
                                      .partition_index = o.partition.partition,
@@ -37,7 +39,9 @@ struct Listener final : rsim::OffsetsLog::CommitListener {
   void on_offsets_committed(const std::string& group_id, std::span<const CommittedOffset> offsets,
                             sim::NodeId node, std::int32_t correlation_id) override {
     Answer a{kernel.now(), group_id, {}, node, correlation_id};
-    for (const auto& o : offsets) a.offsets.emplace_back(o.partition.topic + "-" + std::to_string(o.partition.partition), o.offset);
+    for (const auto& o : offsets)
+      a.offsets.emplace_back(o.partition.topic + "-" + std::to_string(o.partition.partition),
+                             o.offset);
     answers.push_back(std::move(a));
     if (then) then();
   }
@@ -60,7 +64,8 @@ struct Pair {
       : typed(kernel, typed_tracer, sim::Rng(1, "log"), latency, 50),
         json(kernel, json_tracer, sim::Rng(1, "log"), std::move(latency), 50) {}
 
-  void commit(const std::string& group, std::vector<CommittedOffset> offsets, std::int32_t correlation_id) {
+  void commit(const std::string& group, std::vector<CommittedOffset> offsets,
+              std::int32_t correlation_id) {
     const std::int64_t ts = sim::to_ms(kernel.now());
     typed.append_offset_commits(group, offsets, ts, listener, 7, correlation_id);
     std::vector<rsim::records::GroupRecord> records;
@@ -71,7 +76,8 @@ struct Pair {
 
 }  // namespace
 
-TEST_CASE("typed OffsetCommit records: the record events, offsets and loaded records of their JSON") {
+TEST_CASE(
+    "typed OffsetCommit records: the record events, offsets and loaded records of their JSON") {
   Pair p(sim::Distribution::constant(3));
   const std::int32_t partition = rsim::coordinator_partition("g", 50);
   p.kernel.schedule_closure_after(sim::ms(1), [&] {
@@ -85,8 +91,10 @@ TEST_CASE("typed OffsetCommit records: the record events, offsets and loaded rec
   CHECK(p.typed_tracer.lines() == p.json_tracer.lines());
   CHECK(p.typed_tracer.lines()[0] ==
         "{\"t_us\":1000,\"type\":\"record\",\"partition\":" + std::to_string(partition) +
-            ",\"offset\":0,\"record\":\"OffsetCommit\",\"tombstone\":false,\"group\":\"g\",\"topic\":\"t\","
-            "\"partition_index\":0,\"committed_offset\":10,\"leader_epoch\":4,\"commit_timestamp\":1}");
+            ",\"offset\":0,\"record\":\"OffsetCommit\",\"tombstone\":false,\"group\":\"g\","
+            "\"topic\":\"t\","
+            "\"partition_index\":0,\"committed_offset\":10,\"leader_epoch\":4,\"commit_timestamp\":"
+            "1}");
   CHECK(p.typed.log_end_offset("g") == 3);
   // What a new leader loads: the same records, compacted alike (t-0's first value is gone).
   const auto loaded = p.typed.committed_records(partition, p.kernel.now());
@@ -129,28 +137,38 @@ TEST_CASE("typed OffsetCommit records: a listener that commits again from its ca
   Pair p(sim::Distribution::constant(2));
   int more = 3;
   p.listener.then = [&] {
-    if (more-- > 0) p.typed.append_offset_commits("g", std::vector<CommittedOffset>{{{"t", more}, 100 + more, -1}},
-                                                  sim::to_ms(p.kernel.now()), p.listener, 9, 10 + more);
+    if (more-- > 0)
+      p.typed.append_offset_commits("g",
+                                    std::vector<CommittedOffset>{{{"t", more}, 100 + more, -1}},
+                                    sim::to_ms(p.kernel.now()), p.listener, 9, 10 + more);
   };
   p.kernel.schedule_closure_after(sim::ms(1), [&] {
-    p.typed.append_offset_commits("g", std::vector<CommittedOffset>{{{"t", 5}, 1, -1}}, 1, p.listener, 9, 1);
-    p.typed.append_offset_commits("g", std::vector<CommittedOffset>{{{"t", 6}, 2, -1}}, 1, p.listener, 9, 2);
+    p.typed.append_offset_commits("g", std::vector<CommittedOffset>{{{"t", 5}, 1, -1}}, 1,
+                                  p.listener, 9, 1);
+    p.typed.append_offset_commits("g", std::vector<CommittedOffset>{{{"t", 6}, 2, -1}}, 1,
+                                  p.listener, 9, 2);
   });
   p.kernel.run(sim::ms(50));
   REQUIRE(p.listener.answers.size() == 5);
   std::vector<std::int32_t> ids;
   for (const auto& a : p.listener.answers) ids.push_back(a.correlation_id);
   CHECK(ids == std::vector<std::int32_t>{1, 2, 12, 11, 10});
-  CHECK(p.listener.answers[2].offsets == std::vector<std::pair<std::string, std::int64_t>>{{"t-2", 102}});
-  CHECK(p.listener.answers[4].offsets == std::vector<std::pair<std::string, std::int64_t>>{{"t-0", 100}});
+  CHECK(p.listener.answers[2].offsets ==
+        std::vector<std::pair<std::string, std::int64_t>>{{"t-2", 102}});
+  CHECK(p.listener.answers[4].offsets ==
+        std::vector<std::pair<std::string, std::int64_t>>{{"t-0", 100}});
 }
 
 TEST_CASE("typed OffsetCommit records: a new leader truncates the uncommitted ones") {
   Pair p(sim::Distribution::constant(10));
   const std::int32_t partition = rsim::coordinator_partition("g", 50);
   std::vector<rsim::records::GroupRecord> loaded;
-  p.kernel.schedule_closure_after(sim::ms(1), [&] { p.commit("g", {{{"t", 0}, 5, -1}}, 1); });   // commits at 11 ms
-  p.kernel.schedule_closure_after(sim::ms(20), [&] { p.commit("g", {{{"t", 0}, 7, -1}}, 2); });  // at 30 ms
+  p.kernel.schedule_closure_after(sim::ms(1), [&] {
+    p.commit("g", {{{"t", 0}, 5, -1}}, 1);
+  });  // commits at 11 ms
+  p.kernel.schedule_closure_after(sim::ms(20), [&] {
+    p.commit("g", {{{"t", 0}, 7, -1}}, 2);
+  });  // at 30 ms
   p.kernel.schedule_closure_after(sim::ms(25), [&] {
     p.typed.truncate_uncommitted(partition, p.kernel.now());
     p.json.truncate_uncommitted(partition, p.kernel.now());
@@ -171,10 +189,12 @@ TEST_CASE("typed and JSON OffsetCommit records of one key compact together") {
   Listener listener(kernel);
   const std::int32_t partition = rsim::coordinator_partition("g", 50);
   kernel.schedule_closure_after(sim::ms(1), [&] {
-    log.append_offset_commits("g", std::vector<CommittedOffset>{{{"t", 0}, 1, -1}}, 1, listener, 0, 0);
+    log.append_offset_commits("g", std::vector<CommittedOffset>{{{"t", 0}, 1, -1}}, 1, listener, 0,
+                              0);
     log.append({as_json("g", {{"t", 0}, 2, -1}, 1)}, nullptr);
     log.append({as_json("g", {{"t", 1}, 3, -1}, 1)}, nullptr);
-    log.append_offset_commits("g", std::vector<CommittedOffset>{{{"t", 1}, 4, -1}}, 1, listener, 0, 0);
+    log.append_offset_commits("g", std::vector<CommittedOffset>{{{"t", 1}, 4, -1}}, 1, listener, 0,
+                              0);
   });
   kernel.run(sim::ms(10));
   const auto loaded = log.committed_records(partition, kernel.now());

@@ -24,20 +24,29 @@ rsim::ModelOptions checked_quiet_passes() {
 // One group in the steady state: 20 consumers on 200 partitions, 1 record/s each, for 30 s,
 // with one crash and restart and one graceful restart.
 rsim::ScenarioSpec steady_group() {
-  nlohmann::json doc = {{"name", "quiet-passes"},
-                        {"seed", 3},
-                        {"duration_ms", 30000},
-                        {"protocols", {"consumer"}},
-                        {"cluster", {{"brokers", 3}}},
-                        {"topics", {{{"name", "t"}, {"partitions", 200}, {"produce", {{"records_per_sec", 1}}}}}}};
+  nlohmann::json doc = {
+      {"name", "quiet-passes"},
+      {"seed", 3},
+      {"duration_ms", 30000},
+      {"protocols", {"consumer"}},
+      {"cluster", {{"brokers", 3}}},
+      {"topics", {{{"name", "t"}, {"partitions", 200}, {"produce", {{"records_per_sec", 1}}}}}}};
   nlohmann::json consumers = nlohmann::json::array(), events = nlohmann::json::array();
   for (int i = 0; i < 20; ++i) {
     const std::string name = fmt::format("c{}", i);
     consumers.push_back({{"name", name}, {"group", "g"}, {"topics", {"t"}}});
     events.push_back({{"at_ms", 100 + i * 10}, {"do", "start"}, {"consumer", name}});
   }
-  events.push_back({{"at_ms", 12000}, {"do", "restart"}, {"consumer", "c3"}, {"after_ms", 4000}, {"graceful", false}});
-  events.push_back({{"at_ms", 20000}, {"do", "restart"}, {"consumer", "c7"}, {"after_ms", 2000}, {"graceful", true}});
+  events.push_back({{"at_ms", 12000},
+                    {"do", "restart"},
+                    {"consumer", "c3"},
+                    {"after_ms", 4000},
+                    {"graceful", false}});
+  events.push_back({{"at_ms", 20000},
+                    {"do", "restart"},
+                    {"consumer", "c7"},
+                    {"after_ms", 2000},
+                    {"graceful", true}});
   doc["consumers"] = consumers;
   doc["events"] = events;
   return rsim::parse_scenario(nlohmann::json::parse(doc.dump()), "quiet-passes.json");
@@ -55,7 +64,8 @@ TEST_CASE("quiet passes: most returns of poll() in a steady group, each equal to
   CHECK(taken > 5800 / 2);
   CHECK(taken < 5800);
   rsim::RunResult checked_run;
-  REQUIRE_NOTHROW(checked_run = rsim::run_scenario(spec, "consumer", spec.seed, sim::WatchdogLimits{}, checked_quiet_passes()));
+  REQUIRE_NOTHROW(checked_run = rsim::run_scenario(spec, "consumer", spec.seed,
+                                                   sim::WatchdogLimits{}, checked_quiet_passes()));
   CHECK(checked_run.counters.quiet_passes == taken);
   const std::vector<std::string>& checked = checked_run.trace_lines;
   // The check arms the timers twice, which the kernel counts among its elided events: only the
@@ -67,16 +77,19 @@ TEST_CASE("quiet passes: most returns of poll() in a steady group, each equal to
 TEST_CASE("quiet passes: every consumer-protocol scenario passes the check") {
   int ran = 0;
   std::uint64_t checked = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(RSIM_SOURCE_DIR) + "/scenarios")) {
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(std::string(RSIM_SOURCE_DIR) + "/scenarios")) {
     const std::string path = entry.path().string();
     if (entry.path().extension() != ".json" || entry.path().filename() == "schema.json" ||
         path.find("/scenarios/assign/") != std::string::npos)
       continue;
     const rsim::ScenarioSpec spec = rsim::load_scenario_file(path);
-    if (std::find(spec.protocols.begin(), spec.protocols.end(), "consumer") == spec.protocols.end()) continue;
+    if (std::find(spec.protocols.begin(), spec.protocols.end(), "consumer") == spec.protocols.end())
+      continue;
     CAPTURE(path);
     rsim::RunResult r;
-    REQUIRE_NOTHROW(r = rsim::run_scenario(spec, "consumer", spec.seed, sim::WatchdogLimits{}, checked_quiet_passes()));
+    REQUIRE_NOTHROW(r = rsim::run_scenario(spec, "consumer", spec.seed, sim::WatchdogLimits{},
+                                           checked_quiet_passes()));
     checked += r.counters.quiet_passes;
     ++ran;
   }

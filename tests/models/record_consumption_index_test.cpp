@@ -12,7 +12,8 @@
 
 namespace {
 
-rsim::TopicSpec topic(const std::string& name, std::int32_t partitions, std::optional<sim::Distribution> gap) {
+rsim::TopicSpec topic(const std::string& name, std::int32_t partitions,
+                      std::optional<sim::Distribution> gap) {
   rsim::TopicSpec t;
   t.name = name;
   t.partitions = partitions;
@@ -88,7 +89,8 @@ struct Reference {
 bool same(const std::vector<rsim::FetchedRange>& a, const std::vector<rsim::FetchedRange>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].partition != b[i].partition || a[i].first != b[i].first || a[i].last != b[i].last) return false;
+    if (a[i].partition != b[i].partition || a[i].first != b[i].first || a[i].last != b[i].last)
+      return false;
   return true;
 }
 
@@ -98,10 +100,12 @@ TEST_CASE("record consumption: a poll pass visits only the partitions with recor
   sim::Kernel kernel;
   testing::RecordedTracer tracer(kernel);
   // 2 busy partitions (10 records/s) among 100 assigned; the other 98 never get a record.
-  rsim::Workload workload(kernel, tracer,
-                          {topic("busy", 2, sim::Distribution::constant(100)), topic("idle", 98, std::nullopt)}, 1);
+  rsim::Workload workload(
+      kernel, tracer,
+      {topic("busy", 2, sim::Distribution::constant(100)), topic("idle", 98, std::nullopt)}, 1);
   rsim::RecordConsumption c(kernel, tracer, workload, nullptr,
-                            rsim::RecordConsumption::Options{.consumer = "c", .group = "g"}, sim::Rng(1, "t"));
+                            rsim::RecordConsumption::Options{.consumer = "c", .group = "g"},
+                            sim::Rng(1, "t"));
   rsim::TopicPartitions all;
   for (std::int32_t p = 0; p < 2; ++p) all.push_back({"busy", p});
   for (std::int32_t p = 0; p < 98; ++p) all.push_back({"idle", p});
@@ -136,62 +140,69 @@ TEST_CASE("record consumption: the index returns what a scan of every partition 
   // With a reach_epoch (the cut's state: equal epochs, equal answers) the quiet state is kept
   // between passes; without one every pass asks each partition.
   for (const bool with_epoch : {false, true})
-  for (const std::uint64_t seed : {1, 2, 3}) {
-    CAPTURE(with_epoch);
-    sim::Kernel kernel;
-    testing::RecordedTracer tracer(kernel);
-    const std::vector<rsim::TopicSpec> topics = {topic("a", 5, sim::Distribution::constant(37)),
-                                                 topic("b", 4, uniform_ms(5, 400)),
-                                                 topic("c", 3, std::nullopt)};
-    // Two workloads of the same spec and seed produce the same records whoever asks.
-    rsim::Workload w1(kernel, tracer, topics, seed), w2(kernel, tracer, topics, seed);
-    bool cut = false;  // partition b-1's leader unreachable
-    const auto reachable = [&cut](const rsim::TopicPartition& tp) { return !(cut && tp.topic == "b" && tp.partition == 1); };
-    const auto delay = [](const rsim::TopicPartition& tp) { return sim::ms(tp.partition % 3); };
-    rsim::RecordConsumption c(kernel, tracer, w1, nullptr,
-                              rsim::RecordConsumption::Options{.consumer = "c", .group = "g", .max_poll_records = 7,
-                                                               .leader_reachable = [&](const rsim::TopicPartition& tp, rsim::RecordConsumption::Route& route) {
-                                                                 route.delay = delay(tp);
-                                                                 return reachable(tp);
-                                                               },
-                                                               .reach_epoch = [&]() -> std::uint64_t {
-                                                                 if (!with_epoch) return 0;
-                                                                 return cut ? 2 : 1;
-                                                               }},
-                              sim::Rng(seed, "t"));
-    Reference ref{w2, 7, reachable, delay, {}, {}};
-    rsim::TopicPartitions all;
-    for (const auto& t : topics)
-      for (std::int32_t p = 0; p < t.partitions; ++p) all.push_back({t.name, p});
-    fetch_from_zero(c, all);
-    for (const auto& tp : all) ref.positions[tp] = 0;
+    for (const std::uint64_t seed : {1, 2, 3}) {
+      CAPTURE(with_epoch);
+      sim::Kernel kernel;
+      testing::RecordedTracer tracer(kernel);
+      const std::vector<rsim::TopicSpec> topics = {topic("a", 5, sim::Distribution::constant(37)),
+                                                   topic("b", 4, uniform_ms(5, 400)),
+                                                   topic("c", 3, std::nullopt)};
+      // Two workloads of the same spec and seed produce the same records whoever asks.
+      rsim::Workload w1(kernel, tracer, topics, seed), w2(kernel, tracer, topics, seed);
+      bool cut = false;  // partition b-1's leader unreachable
+      const auto reachable = [&cut](const rsim::TopicPartition& tp) {
+        return !(cut && tp.topic == "b" && tp.partition == 1);
+      };
+      const auto delay = [](const rsim::TopicPartition& tp) { return sim::ms(tp.partition % 3); };
+      rsim::RecordConsumption c(
+          kernel, tracer, w1, nullptr,
+          rsim::RecordConsumption::Options{
+              .consumer = "c",
+              .group = "g",
+              .max_poll_records = 7,
+              .leader_reachable =
+                  [&](const rsim::TopicPartition& tp, rsim::RecordConsumption::Route& route) {
+                    route.delay = delay(tp);
+                    return reachable(tp);
+                  },
+              .reach_epoch = [&]() -> std::uint64_t {
+                if (!with_epoch) return 0;
+                return cut ? 2 : 1;
+              }},
+          sim::Rng(seed, "t"));
+      Reference ref{w2, 7, reachable, delay, {}, {}};
+      rsim::TopicPartitions all;
+      for (const auto& t : topics)
+        for (std::int32_t p = 0; p < t.partitions; ++p) all.push_back({t.name, p});
+      fetch_from_zero(c, all);
+      for (const auto& tp : all) ref.positions[tp] = 0;
 
-    sim::Rng rng(seed, "steps");
-    for (int step = 0; step < 3000; ++step) {
-      const std::uint64_t r = rng.next() % 10;
-      if (r < 4) {
-        kernel.run(kernel.now() + sim::ms(static_cast<std::int64_t>(rng.next() % 60)));
-      } else if (r < 8) {
-        const auto got = c.poll();
-        const auto want = ref.poll();
-        REQUIRE(same(got ? got->ranges : std::vector<rsim::FetchedRange>{}, want));
-      } else if (r < 9) {
-        const sim::SimTime want = ref.next_fetchable(kernel.now());
-        if (rng.next() % 2 == 0) REQUIRE(c.records_waiting() == (want <= kernel.now()));
-        REQUIRE(c.next_fetchable() == want);
-        REQUIRE(c.any_fetchable());
-      } else {
-        cut = !cut;
+      sim::Rng rng(seed, "steps");
+      for (int step = 0; step < 3000; ++step) {
+        const std::uint64_t r = rng.next() % 10;
+        if (r < 4) {
+          kernel.run(kernel.now() + sim::ms(static_cast<std::int64_t>(rng.next() % 60)));
+        } else if (r < 8) {
+          const auto got = c.poll();
+          const auto want = ref.poll();
+          REQUIRE(same(got ? got->ranges : std::vector<rsim::FetchedRange>{}, want));
+        } else if (r < 9) {
+          const sim::SimTime want = ref.next_fetchable(kernel.now());
+          if (rng.next() % 2 == 0) REQUIRE(c.records_waiting() == (want <= kernel.now()));
+          REQUIRE(c.next_fetchable() == want);
+          REQUIRE(c.any_fetchable());
+        } else {
+          cut = !cut;
+        }
       }
+      // A production change (Workload::layout()) is seen too.
+      w1.set_production("c", sim::Distribution::constant(10), 100);
+      w2.set_production("c", sim::Distribution::constant(10), 100);
+      kernel.run(kernel.now() + sim::ms(50));
+      REQUIRE(c.next_fetchable() == ref.next_fetchable(kernel.now()));
+      const auto got = c.poll();
+      REQUIRE(same(got ? got->ranges : std::vector<rsim::FetchedRange>{}, ref.poll()));
     }
-    // A production change (Workload::layout()) is seen too.
-    w1.set_production("c", sim::Distribution::constant(10), 100);
-    w2.set_production("c", sim::Distribution::constant(10), 100);
-    kernel.run(kernel.now() + sim::ms(50));
-    REQUIRE(c.next_fetchable() == ref.next_fetchable(kernel.now()));
-    const auto got = c.poll();
-    REQUIRE(same(got ? got->ranges : std::vector<rsim::FetchedRange>{}, ref.poll()));
-  }
 }
 
 TEST_CASE("record consumption: a partition's route is kept until the client says it is stale") {
@@ -210,7 +221,8 @@ TEST_CASE("record consumption: a partition's route is kept until the client says
     return true;
   };
   rsim::RecordConsumption c(kernel, tracer, workload, nullptr,
-                            rsim::RecordConsumption::Options{.consumer = "c", .group = "g", .leader_reachable = reachable},
+                            rsim::RecordConsumption::Options{
+                                .consumer = "c", .group = "g", .leader_reachable = reachable},
                             sim::Rng(1, "t"));
   const rsim::TopicPartitions all = {{"t", 0}, {"t", 1}, {"t", 2}};
   fetch_from_zero(c, all);
@@ -242,7 +254,8 @@ TEST_CASE("record consumption: a partition's route is kept until the client says
   CHECK(fills == 3 + 3 + 1);
 }
 
-TEST_CASE("record consumption: the brokers a pass fetches from, in the order of their first partition") {
+TEST_CASE(
+    "record consumption: the brokers a pass fetches from, in the order of their first partition") {
   for (const bool with_epoch : {false, true}) {
     CAPTURE(with_epoch);
     sim::Kernel kernel;
@@ -251,19 +264,20 @@ TEST_CASE("record consumption: the brokers a pass fetches from, in the order of 
     // Partition p's leader is broker (p + 2) % 3; partition 0's is unreachable while `cut`.
     bool cut = false;
     int asked = 0;
-    const auto reachable = [&](const rsim::TopicPartition& tp, rsim::RecordConsumption::Route& route) {
+    const auto reachable = [&](const rsim::TopicPartition& tp,
+                               rsim::RecordConsumption::Route& route) {
       ++asked;
       route.broker = static_cast<std::size_t>((tp.partition + 2) % 3);
       return !(cut && tp.partition == 0);
     };
-    rsim::RecordConsumption c(kernel, tracer, workload, nullptr,
-                              rsim::RecordConsumption::Options{.consumer = "c",
-                                                               .group = "g",
-                                                               .leader_reachable = reachable,
-                                                               .reach_epoch = [&]() -> std::uint64_t {
-                                                                 return with_epoch ? (cut ? 2 : 1) : 0;
-                                                               }},
-                              sim::Rng(1, "t"));
+    rsim::RecordConsumption c(
+        kernel, tracer, workload, nullptr,
+        rsim::RecordConsumption::Options{
+            .consumer = "c",
+            .group = "g",
+            .leader_reachable = reachable,
+            .reach_epoch = [&]() -> std::uint64_t { return with_epoch ? (cut ? 2 : 1) : 0; }},
+        sim::Rng(1, "t"));
     const auto brokers = [&c] {
       std::vector<std::size_t> out;
       c.for_each_fetch_broker_while([&](std::size_t b) {

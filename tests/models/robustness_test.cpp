@@ -58,7 +58,9 @@ std::vector<std::string> final_owned(const std::vector<json>& trace, const std::
 }
 }  // namespace
 
-TEST_CASE("loader: nesting deeper than the limit is refused with its line and column, no stack overflow") {
+TEST_CASE(
+    "loader: nesting deeper than the limit is refused with its line and column, no stack "
+    "overflow") {
   for (const std::size_t levels : {65, 100000}) {
     const std::string text = std::string(levels, '[') + std::string(levels, ']');
     const std::string what = load_error(text);
@@ -68,8 +70,10 @@ TEST_CASE("loader: nesting deeper than the limit is refused with its line and co
   const std::string deep = R"({"name": "x", "description": )" + std::string(70, '{');
   CHECK(load_error(deep).find("nested deeper than 64 levels") != std::string::npos);
   // Brackets inside strings do not count.
-  CHECK(load_error(R"({"name": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", "seed": "x"})")
-            .find("/seed: must be an integer") != std::string::npos);
+  CHECK(
+      load_error(
+          R"({"name": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", "seed": "x"})")
+          .find("/seed: must be an integer") != std::string::npos);
 }
 
 TEST_CASE("loader: a key given twice in one object is refused with its JSON pointer") {
@@ -115,7 +119,8 @@ TEST_CASE("loader: a folder and an endless file are refused, the read is bounded
   CHECK(what == "/dev/zero: larger than 64 MiB, the simulator's limit for a scenario file");
 }
 
-TEST_CASE("loader: runs larger than the simulator's limits are refused, and the scale goal is accepted") {
+TEST_CASE(
+    "loader: runs larger than the simulator's limits are refused, and the scale goal is accepted") {
   const auto problems = [](const json& doc) {
     try {
       rsim::parse_scenario(doc, "big.json");
@@ -125,27 +130,36 @@ TEST_CASE("loader: runs larger than the simulator's limits are refused, and the 
     return std::string();
   };
   json consumers = json::array();
-  for (int i = 0; i < 1000; ++i) consumers.push_back({{"name", fmt::format("c{}", i)}, {"group", "g"}, {"topics", {"t"}}});
-  json week = {{"name", "week"}, {"duration_ms", 7LL * 24 * 3600 * 1000},
-               {"topics", {{{"name", "t"}, {"partitions", 10}}}}, {"consumers", consumers}};
+  for (int i = 0; i < 1000; ++i)
+    consumers.push_back({{"name", fmt::format("c{}", i)}, {"group", "g"}, {"topics", {"t"}}});
+  json week = {{"name", "week"},
+               {"duration_ms", 7LL * 24 * 3600 * 1000},
+               {"topics", {{{"name", "t"}, {"partitions", 10}}}},
+               {"consumers", consumers}};
   CHECK(problems(week).find("/duration_ms: 1000 consumers for 168 h is 168000 consumer-hours; the "
                             "simulator's limit is 20000") != std::string::npos);
   json topics = json::array();
-  for (int i = 0; i < 100; ++i) topics.push_back({{"name", fmt::format("t{}", i)}, {"partitions", 100000}});
+  for (int i = 0; i < 100; ++i)
+    topics.push_back({{"name", fmt::format("t{}", i)}, {"partitions", 100000}});
   json wide = {{"name", "wide"}, {"duration_ms", 60000}, {"topics", topics}};
-  CHECK(problems(wide).find("/topics: 10000000 partitions in all; the simulator's limit is 1000000") !=
+  CHECK(problems(wide).find(
+            "/topics: 10000000 partitions in all; the simulator's limit is 1000000") !=
         std::string::npos);
   // Issue 10's scale goal: 10,000 consumers x 100,000 partitions x 1 h.
   json many = json::array();
-  for (int i = 0; i < 10000; ++i) many.push_back({{"name", fmt::format("c{}", i)}, {"group", "g"}, {"topics", {"t"}}});
-  json goal = {{"name", "goal"}, {"duration_ms", 3600 * 1000},
-               {"topics", {{{"name", "t"}, {"partitions", 100000}}}}, {"consumers", many}};
+  for (int i = 0; i < 10000; ++i)
+    many.push_back({{"name", fmt::format("c{}", i)}, {"group", "g"}, {"topics", {"t"}}});
+  json goal = {{"name", "goal"},
+               {"duration_ms", 3600 * 1000},
+               {"topics", {{{"name", "t"}, {"partitions", 100000}}}},
+               {"consumers", many}};
   CHECK(problems(goal).empty());
 }
 
 TEST_CASE("distributions: a huge lognormal is bounded by the 7-day cap, never a negative time") {
   json doc = two_consumers();
-  doc["network"] = {{"latency_ms", {{"dist", "lognormal"}, {"median", 604800000}, {"sigma", 604800000}}}};
+  doc["network"] = {
+      {"latency_ms", {{"dist", "lognormal"}, {"median", 604800000}, {"sigma", 604800000}}}};
   doc["duration_ms"] = 5000;
   const auto trace = run_bounded(doc, "classic-eager");
   CHECK(trace.back()["type"] == "run.end");
@@ -176,20 +190,25 @@ TEST_CASE("zero intervals: each setting runs to its end with time advancing, in 
   }
 }
 
-TEST_CASE("zero intervals: auto.commit.interval.ms=0 commits once per spin turn (1 ms), not once per instant") {
+TEST_CASE(
+    "zero intervals: auto.commit.interval.ms=0 commits once per spin turn (1 ms), not once per "
+    "instant") {
   json doc = two_consumers();
   doc["duration_ms"] = 10000;
   for (auto& c : doc["consumers"]) c["config"] = {{"auto.commit.interval.ms", 0}};
   const auto trace = run_bounded(doc, "classic-eager");
   std::size_t commits = 0;
   for (const auto& e : trace)
-    if (e["type"] == "commit" && e["phase"] == "completed" && e["purpose"] == "auto-commit") ++commits;
+    if (e["type"] == "commit" && e["phase"] == "completed" && e["purpose"] == "auto-commit")
+      ++commits;
   // Two members, stable from about 3.1 s to 10 s: at most one auto-commit per ms each.
   CHECK(commits > 100);
   CHECK(commits <= 2 * 10000);
 }
 
-TEST_CASE("fail-coordinator on one broker, back before broker.session.timeout.ms: the coordinator stays") {
+TEST_CASE(
+    "fail-coordinator on one broker, back before broker.session.timeout.ms: the coordinator "
+    "stays") {
   // Down 3 s (< 9 s): the leftover fencing timer used to elect "no leader" at 29 s for good, so a
   // crashed member's partitions were never reassigned.
   json doc = json::parse(R"({
@@ -217,33 +236,49 @@ TEST_CASE("fail-coordinator on one broker, back before broker.session.timeout.ms
   CHECK(final_owned(trace, "A") == std::vector<std::string>{"t-0", "t-1", "t-2", "t-3"});
 }
 
-TEST_CASE("loader: a deep `expect` value (it passed validate, then crashed run printing it) is refused at load") {
+TEST_CASE(
+    "loader: a deep `expect` value (it passed validate, then crashed run printing it) is refused "
+    "at load") {
   json doc = two_consumers();
   const std::string deep = std::string(30000, '[') + "1" + std::string(30000, ']');
   std::string text = doc.dump();
-  text.insert(text.size() - 1, R"(, "expect": [{"metric": "rebalance_count", "op": "==", "value": )" + deep + "}]");
+  text.insert(text.size() - 1,
+              R"(, "expect": [{"metric": "rebalance_count", "op": "==", "value": )" + deep + "}]");
   CHECK(load_error(text).find("nested deeper than 64 levels") != std::string::npos);
 }
 
-TEST_CASE("network: overlapping changes of one link restore only their own fields (found by explore)") {
+TEST_CASE(
+    "network: overlapping changes of one link restore only their own fields (found by explore)") {
   // A loss window (5 s..7 s) inside a latency spike (6 s..11 s): the spike's end used to restore
   // the loss it had saved at 6 s, so the link dropped 100% for good after 11 s.
   json doc = two_consumers();
-  doc["events"].push_back({{"at_ms", 5000}, {"do", "network"}, {"between", {"A", "*"}}, {"drop_rate", 1.0}, {"for_ms", 2000}});
-  doc["events"].push_back({{"at_ms", 6000}, {"do", "network"}, {"between", {"A", "*"}}, {"latency_ms", 100}, {"for_ms", 5000}});
+  doc["events"].push_back({{"at_ms", 5000},
+                           {"do", "network"},
+                           {"between", {"A", "*"}},
+                           {"drop_rate", 1.0},
+                           {"for_ms", 2000}});
+  doc["events"].push_back({{"at_ms", 6000},
+                           {"do", "network"},
+                           {"between", {"A", "*"}},
+                           {"latency_ms", 100},
+                           {"for_ms", 5000}});
   const auto trace = run_bounded(doc, "classic-eager");
   std::size_t drops_after = 0, drops_during = 0;
   for (const auto& e : trace) {
     if (e["type"] != "net.drop") continue;
     const auto t = e["t_us"].get<std::int64_t>();
-    if (t >= 7'000'000) ++drops_after;
-    else if (t >= 5'000'000) ++drops_during;
+    if (t >= 7'000'000)
+      ++drops_after;
+    else if (t >= 5'000'000)
+      ++drops_during;
   }
   CHECK(drops_during > 0);
   CHECK(drops_after == 0);
 }
 
-TEST_CASE("zero intervals: classic retry.backoff.ms=0 spins one turn (1 ms) per poll while positions are missing") {
+TEST_CASE(
+    "zero intervals: classic retry.backoff.ms=0 spins one turn (1 ms) per poll while positions are "
+    "missing") {
   // Kafka's pollForFetches caps the wait at retry.backoff.ms while a position is missing; with 0
   // its client.poll(0) returns from the network at once and poll() loops again. Time advances
   // meanwhile: the OffsetFetch (sent at SyncGroup's answer, 6.008 s) and the ListOffsets answer
@@ -256,7 +291,8 @@ TEST_CASE("zero intervals: classic retry.backoff.ms=0 spins one turn (1 ms) per 
   std::int64_t position_us = -1, fetched_us = -1;
   for (const auto& e : trace) {
     if (e["type"] == "position" && e["consumer"] == "B" && position_us < 0) position_us = e["t_us"];
-    if (e["type"] == "records.fetched" && e["consumer"] == "B" && fetched_us < 0) fetched_us = e["t_us"];
+    if (e["type"] == "records.fetched" && e["consumer"] == "B" && fetched_us < 0)
+      fetched_us = e["t_us"];
   }
   CHECK(position_us == 6'012'000);
   CHECK(fetched_us == 6'021'000);

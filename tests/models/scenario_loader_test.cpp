@@ -230,9 +230,8 @@ TEST_CASE("broker consumer-group timeouts must lie within their bounds, as Kafka
   // GroupCoordinatorConfig refuses a session timeout below its minimum.
   json doc = base();
   doc["cluster"] = {{"config", {{"group.consumer.session.timeout.ms", 10000}}}};
-  CHECK(problems(doc) ==
-        Problems{"/cluster/config/group.consumer.session.timeout.ms: must be >= "
-                 "group.consumer.min.session.timeout.ms (45000), got 10000"});
+  CHECK(problems(doc) == Problems{"/cluster/config/group.consumer.session.timeout.ms: must be >= "
+                                  "group.consumer.min.session.timeout.ms (45000), got 10000"});
   // Lowering the bounds too makes it valid.
   doc["cluster"]["config"]["group.consumer.min.session.timeout.ms"] = 1000;
   doc["cluster"]["config"]["group.consumer.min.heartbeat.interval.ms"] = 500;
@@ -246,9 +245,8 @@ TEST_CASE("broker consumer-group timeouts must lie within their bounds, as Kafka
   // Heartbeat at or above the session timeout is refused as well.
   doc["cluster"]["config"]["group.consumer.max.heartbeat.interval.ms"] = 20000;
   doc["cluster"]["config"]["group.consumer.heartbeat.interval.ms"] = 10000;
-  CHECK(problems(doc) ==
-        Problems{"/cluster/config/group.consumer.heartbeat.interval.ms: must be < "
-                 "group.consumer.session.timeout.ms (10000), got 10000"});
+  CHECK(problems(doc) == Problems{"/cluster/config/group.consumer.heartbeat.interval.ms: must be < "
+                                  "group.consumer.session.timeout.ms (10000), got 10000"});
 }
 
 TEST_CASE("kafka config values may be strings and lists as in .properties files") {
@@ -266,7 +264,8 @@ TEST_CASE("kafka config values may be strings and lists as in .properties files"
   CHECK(config.at("session.timeout.ms") == rsim::ConfigValue(30000));
   CHECK(config.at("session.timeout.ms").is_integer());
   CHECK(config.at("enable.auto.commit") == rsim::ConfigValue(false));
-  CHECK(config.at("partition.assignment.strategy") == rsim::ConfigValue(rsim::ConfigValue::List{"range", "sticky"}));
+  CHECK(config.at("partition.assignment.strategy") ==
+        rsim::ConfigValue(rsim::ConfigValue::List{"range", "sticky"}));
   CHECK(config.at("retry.backoff.ms") == rsim::ConfigValue(250));
   const auto c = rsim::resolve_consumer_config(spec.consumers[0], "classic-eager", 1);
   CHECK(c.session_timeout_ms == 30000);
@@ -409,10 +408,10 @@ TEST_CASE("unknown consumers, topics and groups in events") {
   json doc = base();
   doc["consumers"][1]["name"] = "worker-1";
   doc["events"].push_back({{"at_ms", 1}, {"do", "crash"}, {"consumer", "worker-2"}});
-  doc["events"].push_back({{"at_ms", 1}, {"do", "subscribe"}, {"consumer", "A"},
-                           {"topics", {"ordres"}}});
-  doc["events"].push_back({{"at_ms", 1}, {"do", "add-partitions"}, {"topic", "payments"},
-                           {"partitions", 8}});
+  doc["events"].push_back(
+      {{"at_ms", 1}, {"do", "subscribe"}, {"consumer", "A"}, {"topics", {"ordres"}}});
+  doc["events"].push_back(
+      {{"at_ms", 1}, {"do", "add-partitions"}, {"topic", "payments"}, {"partitions", 8}});
   doc["events"].push_back({{"at_ms", 1}, {"do", "fail-coordinator"}, {"group", "gg"}});
   CHECK(problems(doc) == Problems{
                              "/events/1/consumer: unknown consumer \"worker-2\"; did you mean "
@@ -570,9 +569,8 @@ TEST_CASE("distributions with bad parameters") {
   json doc = base();
   doc["network"] = {{"latency_ms", {{"dist", "uniform"}, {"min", 5}, {"max", 1}}}};
   doc["cluster"] = {{"write_latency_ms", {{"dist", "normal"}, {"mean", 5}, {"stddev", -1}}}};
-  doc["consumers"][0]["processing"] = {
-      {"per_record_ms", {{"dist", "exponential"}, {"mean", 0}}},
-      {"per_batch_ms", {{"dist", "gaussian"}, {"mean", 1}}}};
+  doc["consumers"][0]["processing"] = {{"per_record_ms", {{"dist", "exponential"}, {"mean", 0}}},
+                                       {"per_batch_ms", {{"dist", "gaussian"}, {"mean", 1}}}};
   doc["consumers"][0]["callbacks"] = {
       {"revoke_ms", {{"mean", 3}}},
       {"assign_ms", {{"dist", "lognormal"}, {"median", 3}, {"sigma", 0.5}, {"mean", 1}}},
@@ -632,7 +630,8 @@ TEST_CASE("all problems are reported in one pass") {
           "scenarios/x.json: /consumers/0/config/sesion.timeout.ms: unknown kafka consumer "
           "config; did you mean \"session.timeout.ms\"?\n"
           "scenarios/x.json: /events/1/for_ms: must be > 0, got -5\n"
-          "scenarios/x.json: /expect/0/op: unknown op \"=~\" (==, !=, <, <=, >, >=, within, between)");
+          "scenarios/x.json: /expect/0/op: unknown op \"=~\" (==, !=, <, <=, >, >=, within, "
+          "between)");
   }
 }
 
@@ -804,7 +803,8 @@ TEST_CASE("consumer config merge per protocol and the variant's assignors") {
   CHECK(own.auto_offset_reset == "latest");
   // A dynamic member: consumer-<group.id>-<n>, n the process's sequence number.
   CHECK(own.client_id == "consumer-g-3");
-  CHECK(rsim::resolve_consumer_config(s.consumers[1], "classic-eager", 1).client_id == "consumer-g-1");
+  CHECK(rsim::resolve_consumer_config(s.consumers[1], "classic-eager", 1).client_id ==
+        "consumer-g-1");
   CHECK(own.enable_auto_commit);
 
   doc["consumers"][0]["config"]["client.id"] = "mine";
@@ -840,7 +840,9 @@ std::set<std::string> keys_of(const json& object_schema) {
   return keys;
 }
 
-std::set<std::string> as_set(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
+std::set<std::string> as_set(const std::vector<std::string>& v) {
+  return {v.begin(), v.end()};
+}
 
 std::string def_name(std::string level) {
   for (char& c : level) {
@@ -866,10 +868,9 @@ TEST_CASE("schema.json lists exactly the keys the loader accepts, at every level
     const auto req = rsim::scenario_required_keys().find(level);
     const std::vector<std::string> required =
         req == rsim::scenario_required_keys().end() ? std::vector<std::string>{} : req->second;
-    const auto schema_required =
-        object_schema.contains("required")
-            ? object_schema.at("required").get<std::vector<std::string>>()
-            : std::vector<std::string>{};
+    const auto schema_required = object_schema.contains("required")
+                                     ? object_schema.at("required").get<std::vector<std::string>>()
+                                     : std::vector<std::string>{};
     CHECK(as_set(schema_required) == as_set(required));
   }
   std::set<std::string> consumer_keys;
@@ -949,7 +950,8 @@ TEST_CASE("sample documents: the contract's example loads, bad samples fail") {
   CHECK(s.expect[0].protocol == std::optional<std::string>("classic-eager"));
 }
 
-TEST_CASE("expectation values and order matchers: typed, and back to the file's JSON byte for byte") {
+TEST_CASE(
+    "expectation values and order matchers: typed, and back to the file's JSON byte for byte") {
   json doc = base();
   doc["expect"] = json::parse(R"([
     {"metric": "rebalance_count", "op": "==", "value": 3},
@@ -974,9 +976,16 @@ TEST_CASE("expectation values and order matchers: typed, and back to the file's 
   CHECK(std::get<std::string>(s.expect[5].value.v) == "heartbeat_wait_ms");
   REQUIRE(s.expect[6].value.array() != nullptr);
   CHECK(s.expect[6].value.array()->at(1).number() == 10.5);
-  const std::vector<std::string> dumped{"3", "2.5", "1000.0", "-7", "18446744073709551615", "\"heartbeat_wait_ms\"",
-                                        "[0,10.5]", R"({"a":"x","b":[true,null]})"};
-  for (std::size_t i = 0; i < dumped.size(); ++i) CHECK(json(s.expect[i].value).dump() == dumped[i]);
+  const std::vector<std::string> dumped{"3",
+                                        "2.5",
+                                        "1000.0",
+                                        "-7",
+                                        "18446744073709551615",
+                                        "\"heartbeat_wait_ms\"",
+                                        "[0,10.5]",
+                                        R"({"a":"x","b":[true,null]})"};
+  for (std::size_t i = 0; i < dumped.size(); ++i)
+    CHECK(json(s.expect[i].value).dump() == dumped[i]);
   // A matcher: its type apart from the fields it must equal; back to JSON as the file wrote it.
   const auto& order = s.expect[8];
   CHECK(order.first.type == "callback");
@@ -988,14 +997,18 @@ TEST_CASE("expectation values and order matchers: typed, and back to the file's 
   CHECK(json(order.then).dump() == R"({"type":"consumer.stop"})");
 }
 
-TEST_CASE("config values back to JSON: the trace's consumer.config writes them as the file's normalized JSON") {
+TEST_CASE(
+    "config values back to JSON: the trace's consumer.config writes them as the file's normalized "
+    "JSON") {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   j["session.timeout.ms"] = rsim::ConfigValue(30000);
   j["enable.auto.commit"] = rsim::ConfigValue(false);
   j["group.protocol"] = rsim::ConfigValue("consumer");
-  j["partition.assignment.strategy"] = rsim::ConfigValue(rsim::ConfigValue::List{"range", "sticky"});
-  CHECK(j.dump() == R"({"session.timeout.ms":30000,"enable.auto.commit":false,"group.protocol":"consumer",)"
-                    R"("partition.assignment.strategy":["range","sticky"]})");
+  j["partition.assignment.strategy"] =
+      rsim::ConfigValue(rsim::ConfigValue::List{"range", "sticky"});
+  CHECK(j.dump() ==
+        R"({"session.timeout.ms":30000,"enable.auto.commit":false,"group.protocol":"consumer",)"
+        R"("partition.assignment.strategy":["range","sticky"]})");
 }
 
 TEST_CASE("sample documents: the loader accepts and rejects what schema.json does") {
@@ -1004,35 +1017,45 @@ TEST_CASE("sample documents: the loader accepts and rejects what schema.json doe
   const std::vector<std::pair<const char*, bool>> samples{
       {R"({"name":"x","duraton_ms":1})", false},
       {R"({"name":"x","consumers":[{"name":"A","group":"g","topics":[],
-           "config":{"session.timeout.ms":1}}]})", false},
+           "config":{"session.timeout.ms":1}}]})",
+       false},
       {R"({"name":"x","protocols":["share","classic-eager"],"consumers":[{"name":"A","group":"g",
-           "topics":[],"config":{"group.remote.assignor":"range"}}]})", false},
+           "topics":[],"config":{"group.remote.assignor":"range"}}]})",
+       false},
       {R"({"name":"x","consumers":[{"name":"A","group":"g","topics":[],
-           "config":{"sesion.timeout.ms":1}}]})", false},
+           "config":{"sesion.timeout.ms":1}}]})",
+       false},
       {R"({"name":"x","consumers":[{"name":"A","group":"g","topics":[]}],
-           "events":[{"at_ms":1,"do":"start","consumer":"A","for_ms":3}]})", false},
+           "events":[{"at_ms":1,"do":"start","consumer":"A","for_ms":3}]})",
+       false},
       {R"({"name":"x","consumers":[{"name":"A","group":"g","topics":[]}],
-           "events":[{"at_ms":1,"do":"network","between":["A","*"]}]})", false},
+           "events":[{"at_ms":1,"do":"network","between":["A","*"]}]})",
+       false},
       {R"({"name":"x","consumers":[{"name":"A","group":"g","topics":[],
-           "config_by_protocol":{"consumer":{"session.timeout.ms":1}}}]})", false},
+           "config_by_protocol":{"consumer":{"session.timeout.ms":1}}}]})",
+       false},
       {R"({"name":"x","network":{"latency_ms":{"dist":"normal","mean":1}}})", false},
       {R"({"name":"x","expect":[{"metric":"m","op":"<","value":"3"}]})", false},
       {R"({"name":"x","consumers":[{"name":"broker-1","group":"g","topics":[]}]})", false},
       {R"({"name":"x","protocols":["classic-cooperative"],"consumers":[{"name":"A","group":"g",
-           "topics":[],"config":{"session.timeout.ms":10000}}]})", true},
+           "topics":[],"config":{"session.timeout.ms":10000}}]})",
+       true},
       {R"({"name":"x","protocols":["consumer"],"consumers":[{"name":"A","group":"g","topics":[],
-           "config":{"group.remote.assignor":"range"}}]})", true},
+           "config":{"group.remote.assignor":"range"}}]})",
+       true},
       {R"({"name":"x","consumers":[{"name":"A","group":"g","topics":[],
            "config":{"max.poll.records":"45000","enable.auto.commit":"FALSE"},
            "config_by_protocol":{"consumer":{"group.remote.assignor":
-             "org.apache.kafka.coordinator.group.assignor.RangeAssignor"}}}]})", true},
+             "org.apache.kafka.coordinator.group.assignor.RangeAssignor"}}}]})",
+       true},
       {R"({"name":"x","consumers":[{"name":"A","group":"g","topics":[]}],
            "events":[{"at_ms":1,"do":"network","between":["A","*"],
                       "latency_ms":{"dist":"uniform","min":1,"max":2},"for_ms":5}],
            "cluster":{"write_latency_ms":0.5,"config":{"group.consumer.assignors":["range"]}}})",
        true},
       {R"({"name":"x","topics":[{"name":"t","partitions":1,
-           "produce":{"gap_ms":{"dist":"exponential","mean":2}}}]})", true},
+           "produce":{"gap_ms":{"dist":"exponential","mean":2}}}]})",
+       true},
   };
   for (const auto& row : samples) {
     const auto& text = std::get<0>(row);
@@ -1069,18 +1092,26 @@ TEST_CASE("on_stop and the broker events") {
   doc["consumers"][0]["on_stop"] = "after_poll";
   CHECK(rsim::parse_scenario(doc, "x.json").consumers[0].on_stop == rsim::StopMode::AfterPoll);
   doc["consumers"][0]["on_stop"] = "wakup";
-  CHECK(problems(doc) == Problems{"/consumers/0/on_stop: unknown on_stop \"wakup\"; did you mean \"wakeup\"?"});
+  CHECK(problems(doc) ==
+        Problems{"/consumers/0/on_stop: unknown on_stop \"wakup\"; did you mean \"wakeup\"?"});
   // Broker events name a broker id below cluster.brokers (1 in base()).
   CHECK(with_event({{"at_ms", 1}, {"do", "stop-broker"}}) == Problems{"/events/1/broker: missing"});
   CHECK(with_event({{"at_ms", 1}, {"do", "restart-broker"}, {"broker", 0}}) ==
         Problems{"/events/1/after_ms: missing"});
   CHECK(with_event({{"at_ms", 1}, {"do", "crash-broker"}, {"broker", 1}}) ==
-        Problems{"/events/1/broker: must be <= 0 (broker ids are 0..0: cluster.brokers is 1), got 1"});
+        Problems{
+            "/events/1/broker: must be <= 0 (broker ids are 0..0: cluster.brokers is 1), got 1"});
   CHECK(with_event({{"at_ms", 1}, {"do", "start-broker"}, {"broker", "broker-0"}}) ==
         Problems{"/events/1/broker: must be an integer, got \"broker-0\""});
-  CHECK(with_event({{"at_ms", 1}, {"do", "stop-broker"}, {"broker", 0}, {"consumer", "A"}}).size() == 1);
+  CHECK(
+      with_event({{"at_ms", 1}, {"do", "stop-broker"}, {"broker", 0}, {"consumer", "A"}}).size() ==
+      1);
   doc = base();
-  doc["events"].push_back({{"at_ms", 5000}, {"do", "restart-broker"}, {"broker", 0}, {"after_ms", 100}, {"graceful", false}});
+  doc["events"].push_back({{"at_ms", 5000},
+                           {"do", "restart-broker"},
+                           {"broker", 0},
+                           {"after_ms", 100},
+                           {"graceful", false}});
   const auto s = rsim::parse_scenario(doc, "x.json");
   REQUIRE(s.events.back().as<rsim::verb::RestartBroker>() != nullptr);
   CHECK(s.events.back().as<rsim::verb::RestartBroker>()->broker == 0);
@@ -1090,14 +1121,17 @@ TEST_CASE("on_stop and the broker events") {
 
 TEST_CASE("group configs: share keys per group, validated as Kafka's GroupConfig does") {
   json doc = base();
-  doc["groups"] = {{"g", {{"config", {{"share.record.lock.duration.ms", "20000"},
-                                      {"share.delivery.count.limit", 3},
-                                      {"share.auto.offset.reset", "by_duration:PT10S"},
-                                      {"share.isolation.level", "read_committed"},
-                                      {"share.renew.acknowledge.enable", "false"}}}}}};
+  doc["groups"] = {{"g",
+                    {{"config",
+                      {{"share.record.lock.duration.ms", "20000"},
+                       {"share.delivery.count.limit", 3},
+                       {"share.auto.offset.reset", "by_duration:PT10S"},
+                       {"share.isolation.level", "read_committed"},
+                       {"share.renew.acknowledge.enable", "false"}}}}}};
   const rsim::ScenarioSpec spec = rsim::parse_scenario(doc, "x.json");
   REQUIRE(spec.group_configs.count("g") == 1);
-  const rsim::ShareGroupConfig c = rsim::resolve_share_group_config(rsim::BrokerConfig{}, spec.group_configs.at("g"));
+  const rsim::ShareGroupConfig c =
+      rsim::resolve_share_group_config(rsim::BrokerConfig{}, spec.group_configs.at("g"));
   CHECK(c.record_lock_duration_ms == 20000);
   CHECK(c.delivery_count_limit == 3);
   CHECK(c.auto_offset_reset == "by_duration");
@@ -1109,39 +1143,56 @@ TEST_CASE("group configs: share keys per group, validated as Kafka's GroupConfig
 
   // Out of the broker's bounds, with Kafka's messages; unknown and unmodelled keys; a group no
   // consumer is in.
-  doc["groups"] = {{"g", {{"config", {{"share.record.lock.duration.ms", 5000},
-                                      {"share.delivery.count.limit", 11},
-                                      {"share.session.timeout.ms", 50000},
-                                      {"share.heartbeat.interval.ms", 6000},
-                                      {"share.auto.offset.reset", "none"}}}}},
+  doc["groups"] = {{"g",
+                    {{"config",
+                      {{"share.record.lock.duration.ms", 5000},
+                       {"share.delivery.count.limit", 11},
+                       {"share.session.timeout.ms", 50000},
+                       {"share.heartbeat.interval.ms", 6000},
+                       {"share.auto.offset.reset", "none"}}}}},
                    {"h", {{"config", json::object()}}}};
   const Problems bad = problems(doc);
   const std::set<std::string> got(bad.begin(), bad.end());
-  CHECK(got == std::set<std::string>{
-                   "/groups/g/config/share.auto.offset.reset: Invalid value `none` for configuration "
-                   "share.auto.offset.reset. The value must be either 'earliest', 'latest' or of the format "
-                   "'by_duration:<PnDTnHnMn.nS>'.",
-                   "/groups/g/config/share.delivery.count.limit: share.delivery.count.limit must be in the range "
-                   "2 to 10 inclusive.",
-                   "/groups/g/config/share.record.lock.duration.ms: share.record.lock.duration.ms must be in the "
-                   "range 15000 to 60000 inclusive.",
-                   "/groups/h: no consumer is in this group (the consumers' groups: g)",
-               });
-  doc["groups"] = {{"g", {{"config", {{"share.session.timeout.ms", 45000}, {"share.heartbeat.interval.ms", 15000},
-                                      {"share.record.lock.duration", 20000},
-                                      {"consumer.session.timeout.ms", 45000},
-                                      {"share.delivery.count.limit", "five"}}}}}};
+  CHECK(
+      got ==
+      std::set<std::string>{
+          "/groups/g/config/share.auto.offset.reset: Invalid value `none` for configuration "
+          "share.auto.offset.reset. The value must be either 'earliest', 'latest' or of the format "
+          "'by_duration:<PnDTnHnMn.nS>'.",
+          "/groups/g/config/share.delivery.count.limit: share.delivery.count.limit must be in the "
+          "range "
+          "2 to 10 inclusive.",
+          "/groups/g/config/share.record.lock.duration.ms: share.record.lock.duration.ms must be "
+          "in the "
+          "range 15000 to 60000 inclusive.",
+          "/groups/h: no consumer is in this group (the consumers' groups: g)",
+      });
+  doc["groups"] = {{"g",
+                    {{"config",
+                      {{"share.session.timeout.ms", 45000},
+                       {"share.heartbeat.interval.ms", 15000},
+                       {"share.record.lock.duration", 20000},
+                       {"consumer.session.timeout.ms", 45000},
+                       {"share.delivery.count.limit", "five"}}}}}};
   const Problems more = problems(doc);
   const std::set<std::string> got2(more.begin(), more.end());
-  CHECK(got2 == std::set<std::string>{
-                    "/groups/g/config/consumer.session.timeout.ms: is a kafka group config the simulator does not model",
-                    "/groups/g/config/share.delivery.count.limit: must be an integer, got \"five\"",
-                    "/groups/g/config/share.record.lock.duration: unknown kafka group config; did you mean "
-                    "\"share.record.lock.duration.ms\"?",
-                });
-  doc["groups"] = {{"g", {{"config", {{"share.session.timeout.ms", 45000}, {"share.heartbeat.interval.ms", 15000}}}}}};
+  CHECK(got2 ==
+        std::set<std::string>{
+            "/groups/g/config/consumer.session.timeout.ms: is a kafka group config the simulator "
+            "does not model",
+            "/groups/g/config/share.delivery.count.limit: must be an integer, got \"five\"",
+            "/groups/g/config/share.record.lock.duration: unknown kafka group config; did you mean "
+            "\"share.record.lock.duration.ms\"?",
+        });
+  doc["groups"] = {
+      {"g",
+       {{"config",
+         {{"share.session.timeout.ms", 45000}, {"share.heartbeat.interval.ms", 15000}}}}}};
   CHECK(problems(doc) == Problems{});
-  doc["groups"] = {{"g", {{"config", {{"share.session.timeout.ms", 50000}, {"share.heartbeat.interval.ms", 15000}}}}}};
+  doc["groups"] = {
+      {"g",
+       {{"config",
+         {{"share.session.timeout.ms", 50000}, {"share.heartbeat.interval.ms", 15000}}}}}};
   CHECK(problems(doc) == Problems{});
   CHECK(rsim::parse_iso8601_duration_ms("PT1H30M") == 5400000);
   CHECK(rsim::parse_iso8601_duration_ms("P1DT0.5S") == 86400500);
@@ -1163,12 +1214,19 @@ TEST_CASE("schema.json lists the modelled group configs") {
 
 TEST_CASE("a restart's config is read like a consumer's config, group.protocol included") {
   json doc = base();
-  doc["events"].push_back({{"at_ms", 2000}, {"do", "restart"}, {"consumer", "A"}, {"after_ms", 100},
-                           {"config", {{"group.protocol", "consumer"}, {"max.poll.records", "50"}}}});
-  doc["events"].push_back({{"at_ms", 3000}, {"do", "start"}, {"consumer", "B"},
-                           {"config", {{"group.protocol", "classic"},
-                                       {"partition.assignment.strategy",
-                                        "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"}}}});
+  doc["events"].push_back(
+      {{"at_ms", 2000},
+       {"do", "restart"},
+       {"consumer", "A"},
+       {"after_ms", 100},
+       {"config", {{"group.protocol", "consumer"}, {"max.poll.records", "50"}}}});
+  doc["events"].push_back({{"at_ms", 3000},
+                           {"do", "start"},
+                           {"consumer", "B"},
+                           {"config",
+                            {{"group.protocol", "classic"},
+                             {"partition.assignment.strategy",
+                              "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"}}}});
   const auto spec = rsim::parse_scenario(doc, "x.json");
   REQUIRE(spec.events.size() == 3);
   const auto* restart = spec.events[1].as<rsim::verb::Restart>();
@@ -1182,42 +1240,64 @@ TEST_CASE("a restart's config is read like a consumer's config, group.protocol i
   CHECK_FALSE(spec.events[0].as<rsim::verb::Start>()->has_config);
 }
 
-TEST_CASE("a restart's config: bad values and keys Kafka refuses under the incarnation's protocol") {
-  CHECK(with_event({{"at_ms", 2000}, {"do", "restart"}, {"consumer", "A"}, {"after_ms", 0},
+TEST_CASE(
+    "a restart's config: bad values and keys Kafka refuses under the incarnation's protocol") {
+  CHECK(with_event({{"at_ms", 2000},
+                    {"do", "restart"},
+                    {"consumer", "A"},
+                    {"after_ms", 0},
                     {"config", {{"group.protocol", "share"}}}}) ==
         Problems{"/events/1/config/group.protocol: share groups are their own variant (a share "
                  "consumer is a different client); use \"protocols\""});
-  CHECK(with_event({{"at_ms", 2000}, {"do", "restart"}, {"consumer", "A"}, {"after_ms", 0},
+  CHECK(with_event({{"at_ms", 2000},
+                    {"do", "restart"},
+                    {"consumer", "A"},
+                    {"after_ms", 0},
                     {"config", {{"group.protocol", "consumr"}}}}) ==
         Problems{"/events/1/config/group.protocol: must be \"classic\" or \"consumer\", got "
                  "\"consumr\"; did you mean \"consumer\"?"});
-  CHECK(with_event({{"at_ms", 2000}, {"do", "restart"}, {"consumer", "A"}, {"after_ms", 0},
+  CHECK(with_event({{"at_ms", 2000},
+                    {"do", "restart"},
+                    {"consumer", "A"},
+                    {"after_ms", 0},
                     {"config", {{"group.protocol", "consumer"}, {"session.timeout.ms", 10000}}}}) ==
         Problems{"/events/1/config/session.timeout.ms: kafka rejects this key with "
                  "group.protocol=consumer, the protocol of this incarnation"});
   // Without group.protocol the incarnation runs every protocol of the scenario.
-  CHECK(with_event({{"at_ms", 2000}, {"do", "restart"}, {"consumer", "A"}, {"after_ms", 0},
+  CHECK(with_event({{"at_ms", 2000},
+                    {"do", "restart"},
+                    {"consumer", "A"},
+                    {"after_ms", 0},
                     {"config", {{"partition.assignment.strategy", "range"}}}}) ==
         Problems{"/events/1/config/partition.assignment.strategy: kafka rejects this key with "
                  "group.protocol=consumer, which the scenario runs; set group.protocol in this "
                  "config"});
-  const auto on_stop = with_event({{"at_ms", 2000}, {"do", "stop"}, {"consumer", "A"}, {"config", json::object()}});
+  const auto on_stop =
+      with_event({{"at_ms", 2000}, {"do", "stop"}, {"consumer", "A"}, {"config", json::object()}});
   REQUIRE(on_stop.size() == 1);
-  CHECK(on_stop[0] == "/events/1/config: not a field of a \"stop\" event");  // only start and restart
+  CHECK(on_stop[0] ==
+        "/events/1/config: not a field of a \"stop\" event");  // only start and restart
   // A consumer's own config with a key the new protocol refuses must move to config_by_protocol.
   json doc = base();
   doc["protocols"] = {"classic-eager"};
   doc["consumers"][0]["config"] = {{"session.timeout.ms", 10000}};
-  doc["events"].push_back({{"at_ms", 2000}, {"do", "restart"}, {"consumer", "A"}, {"after_ms", 0},
+  doc["events"].push_back({{"at_ms", 2000},
+                           {"do", "restart"},
+                           {"consumer", "A"},
+                           {"after_ms", 0},
                            {"config", {{"group.protocol", "consumer"}}}});
   CHECK(problems(doc) == Problems{"/consumers/0/config/session.timeout.ms: kafka rejects this key "
                                   "with group.protocol=consumer, which /events/1/config sets; move "
                                   "it into config_by_protocol.classic"});
   // The classic heartbeat bound holds per incarnation.
-  CHECK(with_event({{"at_ms", 2000}, {"do", "restart"}, {"consumer", "A"}, {"after_ms", 0},
-                    {"config", {{"group.protocol", "classic"}, {"heartbeat.interval.ms", 50000}}}}) ==
-        Problems{"/events/1/config: heartbeat.interval.ms (50000) must be < session.timeout.ms "
-                 "(45000) in this incarnation"});
+  CHECK(
+      with_event({{"at_ms", 2000},
+                  {"do", "restart"},
+                  {"consumer", "A"},
+                  {"after_ms", 0},
+                  {"config", {{"group.protocol", "classic"}, {"heartbeat.interval.ms", 50000}}}}) ==
+      Problems{"/events/1/config: heartbeat.interval.ms (50000) must be < session.timeout.ms "
+               "(45000) in this incarnation"});
 }
 
 TEST_CASE("a lesson's watch_for steps: a non-empty list of non-empty strings") {
@@ -1230,7 +1310,8 @@ TEST_CASE("a lesson's watch_for steps: a non-empty list of non-empty strings") {
                                   "/lesson/watch_for/1: must be a non-empty string, got 1",
                                   "/lesson/watch_for/2: must be a non-empty string, got \"\""});
   doc["lesson"] = {{"watch_for", json::array()}};
-  CHECK(problems(doc) == Problems{"/lesson/watch_for: must be a non-empty list of strings, got []"});
+  CHECK(problems(doc) ==
+        Problems{"/lesson/watch_for: must be a non-empty list of strings, got []"});
   doc["lesson"] = "steps";
   CHECK(problems(doc) == Problems{"/lesson: must be an object, got \"steps\""});
 }
@@ -1244,11 +1325,14 @@ TEST_CASE("a lesson's rebalance_from_ms: an integer time below duration_ms, kept
   doc["lesson"] = {{"watch_for", {"B joins"}}};
   CHECK_FALSE(rsim::parse_scenario(doc, "s.json").lesson_rebalance_from_ms.has_value());
   doc["lesson"] = {{"rebalance_from_ms", 60000}};
-  CHECK(problems(doc) == Problems{"/lesson/rebalance_from_ms: must be < duration_ms (60000), got 60000: no rebalance "
-                                  "starts after the run"});
+  CHECK(
+      problems(doc) ==
+      Problems{"/lesson/rebalance_from_ms: must be < duration_ms (60000), got 60000: no rebalance "
+               "starts after the run"});
   doc["lesson"] = {{"rebalance_from_ms", "10 s"}, {"rebalance", 2}};
-  CHECK(problems(doc) == Problems{"/lesson/rebalance: unknown key; did you mean \"rebalance_from_ms\"?",
-                                  "/lesson/rebalance_from_ms: must be an integer, got \"10 s\""});
+  CHECK(problems(doc) ==
+        Problems{"/lesson/rebalance: unknown key; did you mean \"rebalance_from_ms\"?",
+                 "/lesson/rebalance_from_ms: must be an integer, got \"10 s\""});
   doc["lesson"] = {{"rebalance_from_ms", -1}};
   CHECK(problems(doc) == Problems{"/lesson/rebalance_from_ms: must be >= 0, got -1"});
 }
@@ -1257,9 +1341,9 @@ TEST_CASE("each verb becomes its own struct with only its fields") {
   // The `do` list is the closed variant's, in the order of the format documentation.
   CHECK(rsim::event_kinds() ==
         std::vector<std::string>{"start", "stop", "crash", "restart", "stall", "pause", "subscribe",
-                                 "add-partitions", "network", "partition-network", "fail-coordinator", "produce",
-                                 "stop-broker", "crash-broker", "start-broker", "restart-broker", "rollout",
-                                 "drain-node"});
+                                 "add-partitions", "network", "partition-network",
+                                 "fail-coordinator", "produce", "stop-broker", "crash-broker",
+                                 "start-broker", "restart-broker", "rollout", "drain-node"});
   for (const auto& kind : rsim::event_kinds()) {
     const auto v = rsim::verb_named(kind);
     REQUIRE(v.has_value());
@@ -1269,12 +1353,22 @@ TEST_CASE("each verb becomes its own struct with only its fields") {
   json doc = base();
   doc["cluster"] = {{"brokers", 2}};
   doc["events"] = {
-      {{"at_ms", 1000}, {"do", "start"}, {"consumer", "A"}, {"config", {{"max.poll.records", 100}}}},
+      {{"at_ms", 1000},
+       {"do", "start"},
+       {"consumer", "A"},
+       {"config", {{"max.poll.records", 100}}}},
       {{"at_ms", 2000}, {"do", "stall"}, {"consumer", "B"}, {"for_ms", 1500}},
       {{"at_ms", 3000}, {"do", "add-partitions"}, {"topic", "orders"}, {"partitions", 8}},
-      {{"at_ms", 4000}, {"do", "partition-network"}, {"between", {"A", "broker-1"}}, {"for_ms", 250}},
+      {{"at_ms", 4000},
+       {"do", "partition-network"},
+       {"between", {"A", "broker-1"}},
+       {"for_ms", 250}},
       {{"at_ms", 5000}, {"do", "produce"}, {"topic", "orders"}, {"records_per_sec", 40}},
-      {{"at_ms", 6000}, {"do", "restart-broker"}, {"broker", 1}, {"after_ms", 700}, {"graceful", false}}};
+      {{"at_ms", 6000},
+       {"do", "restart-broker"},
+       {"broker", 1},
+       {"after_ms", 700},
+       {"graceful", false}}};
   const auto s = rsim::parse_scenario(doc, "x.json");
   REQUIRE(s.events.size() == 6);
   const auto* start = s.events[0].as<rsim::verb::Start>();

@@ -11,7 +11,9 @@ namespace {
 constexpr std::int32_t kM1 = 1;
 constexpr std::int32_t kM2 = 2;
 
-SharePartition fresh(std::int64_t start = 0) { return SharePartition(SharePartitionConfig{}, start); }
+SharePartition fresh(std::int64_t start = 0) {
+  return SharePartition(SharePartitionConfig{}, start);
+}
 }  // namespace
 
 TEST_CASE("share partition: acquisition counts a delivery and locks for 30000 ms") {
@@ -41,13 +43,16 @@ TEST_CASE("share partition: ACCEPT is terminal, SPSO moves once the write comple
   CHECK(ack.persist == std::vector<PersistedBatch>{{0, 4, RecordState::ACKNOWLEDGED, 1}});
   CHECK(sp.start_offset() == 0);  // two-phase: not committed yet
   // Acknowledging the same records again is refused: nothing is acknowledged twice.
-  CHECK(sp.acknowledge(kM1, 0, 4, AcknowledgeType::ACCEPT, sim::ms(6)).error == ErrorCode::INVALID_RECORD_STATE);
+  CHECK(sp.acknowledge(kM1, 0, 4, AcknowledgeType::ACCEPT, sim::ms(6)).error ==
+        ErrorCode::INVALID_RECORD_STATE);
   sp.commit(ack.first_offset, ack.last_offset);
   CHECK(sp.start_offset() == 5);
   CHECK(sp.in_flight() == 5);
-  CHECK(sp.acknowledge(kM1, 0, 4, AcknowledgeType::ACCEPT, sim::ms(7)).error == ErrorCode::NONE);  // below SPSO: ignored
+  CHECK(sp.acknowledge(kM1, 0, 4, AcknowledgeType::ACCEPT, sim::ms(7)).error ==
+        ErrorCode::NONE);  // below SPSO: ignored
   // Another member cannot acknowledge what M1 holds.
-  CHECK(sp.acknowledge(kM2, 5, 9, AcknowledgeType::ACCEPT, sim::ms(8)).error == ErrorCode::INVALID_RECORD_STATE);
+  CHECK(sp.acknowledge(kM2, 5, 9, AcknowledgeType::ACCEPT, sim::ms(8)).error ==
+        ErrorCode::INVALID_RECORD_STATE);
 }
 
 TEST_CASE("share partition: a lock that expires makes the records available at once, count kept") {
@@ -106,8 +111,7 @@ TEST_CASE("share partition: often-delivered records are throttled, the last deli
   // Below L = max(2, ceil(5 / 2)) = 3 deliveries the four records come back together.
   for (int round = 0; round < 2; ++round) {
     sp.expire_locks(0, 3, sp.lock_deadline(0));
-    CHECK(sp.acquire(kM1, 500, 4, sim::ms(0)) ==
-          std::vector<AcquiredRecords>{{0, 3, round + 2}});
+    CHECK(sp.acquire(kM1, 500, 4, sim::ms(0)) == std::vector<AcquiredRecords>{{0, 3, round + 2}});
   }
   // Delivered 3 times: one per fetch from now on.
   sp.expire_locks(0, 3, sp.lock_deadline(0));
@@ -120,7 +124,8 @@ TEST_CASE("share partition: the in-flight window stops new acquisitions at 2000 
   sim::SimTime now = sim::ms(0);
   std::int64_t acquired = 0;
   for (int i = 0; i < 5; ++i) {
-    for (const auto& a : sp.acquire(kM1, 500, 10000, now)) acquired += a.last_offset - a.first_offset + 1;
+    for (const auto& a : sp.acquire(kM1, 500, 10000, now))
+      acquired += a.last_offset - a.first_offset + 1;
   }
   CHECK(acquired == 2000);
   CHECK(sp.in_flight() == 2000);

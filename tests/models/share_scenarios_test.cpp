@@ -40,25 +40,31 @@ const Run& table_run() {
 }
 
 /// consumer -> partitions it owns at `at_ms` (its last `assignment` event before then).
-std::map<std::string, std::vector<std::string>> owned_at(const std::vector<json>& trace, double at_ms) {
+std::map<std::string, std::vector<std::string>> owned_at(const std::vector<json>& trace,
+                                                         double at_ms) {
   std::map<std::string, std::vector<std::string>> owned;
   std::set<std::string> gone;
   for (const auto& e : trace) {
     if (e["t_us"].get<double>() / 1000.0 > at_ms) break;
-    if (e["type"] == "assignment") owned[e["consumer"]] = e["owned"].get<std::vector<std::string>>();
-    if (e["type"] == "consumer.closed" || e["type"] == "consumer.crash") owned.erase(e["consumer"].get<std::string>());
+    if (e["type"] == "assignment")
+      owned[e["consumer"]] = e["owned"].get<std::vector<std::string>>();
+    if (e["type"] == "consumer.closed" || e["type"] == "consumer.crash")
+      owned.erase(e["consumer"].get<std::string>());
   }
   return owned;
 }
 
-std::int64_t us(const json& e) { return e["t_us"].get<std::int64_t>(); }
+std::int64_t us(const json& e) {
+  return e["t_us"].get<std::int64_t>();
+}
 
 }  // namespace
 
 TEST_CASE("share: the article's membership table, step by step, through the simulation") {
   // Each step of the vector file is checked where the run has settled after that step's event
   // (joins at 1, 10, 30, 40, 50 s; T1 grows to 4 partitions at 20 s; all but M2 stop at 65 s).
-  std::ifstream in(std::string(RSIM_CONFORMANCE_DIR) + "/articles/share.SimpleAssignor.membership-table.json");
+  std::ifstream in(std::string(RSIM_CONFORMANCE_DIR) +
+                   "/articles/share.SimpleAssignor.membership-table.json");
   REQUIRE(in);
   const json vectors = json::parse(in);
   const auto& steps = vectors["cases"][0]["steps"];
@@ -66,7 +72,8 @@ TEST_CASE("share: the article's membership table, step by step, through the simu
   const std::vector<double> settled_ms{9500, 19500, 29500, 39500, 49500, 64500, 89500};
   for (std::size_t k = 0; k < steps.size(); ++k) {
     const auto owned = owned_at(table_run().trace, settled_ms[k]);
-    INFO("step " << k << ": " << steps[k]["notes"].get<std::string>() << " at " << settled_ms[k] << " ms");
+    INFO("step " << k << ": " << steps[k]["notes"].get<std::string>() << " at " << settled_ms[k]
+                 << " ms");
     std::set<std::string> members;
     for (const auto& m : steps[k]["members"]) members.insert(m["id"].get<std::string>());
     std::set<std::string> present;
@@ -78,7 +85,8 @@ TEST_CASE("share: the article's membership table, step by step, through the simu
         for (std::size_t p = 0; p < counts.size(); ++p) {
           int holders = 0;
           for (const auto& [c, ps] : owned)
-            holders += static_cast<int>(std::count(ps.begin(), ps.end(), std::string("T1-").append(std::to_string(p))));
+            holders += static_cast<int>(
+                std::count(ps.begin(), ps.end(), std::string("T1-").append(std::to_string(p))));
           CHECK_MESSAGE(holders == counts[p], "T1-" << p);
         }
       } else if (check["check"] == "each_member_size_between") {
@@ -116,7 +124,8 @@ TEST_CASE("share: a new group's first member gets its partitions one heartbeat a
 namespace {
 
 /// Offsets `consumer` held ACQUIRED at `at_us` -> their acquisition time.
-std::map<std::int64_t, std::int64_t> held_at(const Run& r, const std::string& consumer, std::int64_t at_us) {
+std::map<std::int64_t, std::int64_t> held_at(const Run& r, const std::string& consumer,
+                                             std::int64_t at_us) {
   std::map<std::int64_t, std::int64_t> acquired_at;
   for (const auto& e : testing::events(r.trace, "share.records")) {
     if (us(e) > at_us) break;
@@ -130,11 +139,13 @@ std::map<std::int64_t, std::int64_t> held_at(const Run& r, const std::string& co
 
 /// What `consumer` held at `at_us`, plus what a request it sent before then acquired for it
 /// later (the broker serves a ShareFetch already on its way, or parked, whatever the client does).
-std::map<std::int64_t, std::int64_t> held_from(const Run& r, const std::string& consumer, std::int64_t at_us) {
+std::map<std::int64_t, std::int64_t> held_from(const Run& r, const std::string& consumer,
+                                               std::int64_t at_us) {
   auto held = held_at(r, consumer, at_us);
   for (const auto& e : testing::events(r.trace, "share.records")) {
     if (us(e) <= at_us || e["cause"] != "fetch" || e["consumer"] != consumer) continue;
-    for (std::int64_t o = e["first_offset"]; o <= e["last_offset"].get<std::int64_t>(); ++o) held[o] = us(e);
+    for (std::int64_t o = e["first_offset"]; o <= e["last_offset"].get<std::int64_t>(); ++o)
+      held[o] = us(e);
   }
   return held;
 }
@@ -143,21 +154,26 @@ std::map<std::int64_t, std::int64_t> held_from(const Run& r, const std::string& 
 const json* next_fetch(const Run& r, std::int64_t offset, std::int64_t after_us) {
   for (const auto& e : r.trace) {
     if (e["type"] != "share.records" || e["cause"] != "fetch" || us(e) <= after_us) continue;
-    if (offset >= e["first_offset"].get<std::int64_t>() && offset <= e["last_offset"].get<std::int64_t>()) return &e;
+    if (offset >= e["first_offset"].get<std::int64_t>() &&
+        offset <= e["last_offset"].get<std::int64_t>())
+      return &e;
   }
   return nullptr;
 }
 
 }  // namespace
 
-TEST_CASE("share: a paused or cut-off consumer's records are available again exactly when their locks end") {
+TEST_CASE(
+    "share: a paused or cut-off consumer's records are available again exactly when their locks "
+    "end") {
   // Neither a frozen process nor a cut network closes the connection: the broker keeps A's
   // share session and only the acquisition locks (their duration after acquisition) free them.
   // The cut-off run's group sets share.record.lock.duration.ms to 15000 and
   // share.auto.offset.reset to earliest (its share-partition starts at offset 0, not at the log
   // end); the paused run uses the broker's 30000.
-  const std::vector<std::pair<const char*, std::int64_t>> runs{{"scenarios/share/lock-expiry-pause.json", 30000},
-                                                               {"scenarios/share/lock-expiry-network-cut.json", 15000}};
+  const std::vector<std::pair<const char*, std::int64_t>> runs{
+      {"scenarios/share/lock-expiry-pause.json", 30000},
+      {"scenarios/share/lock-expiry-network-cut.json", 15000}};
   for (const auto& row : runs) {
     const auto& file = std::get<0>(row);
     const auto& lock_ms = std::get<1>(row);
@@ -210,7 +226,8 @@ TEST_CASE("share: a paused or cut-off consumer's records are available again exa
   }
 }
 
-TEST_CASE("share: a killed consumer's records are released when the broker sees its connection close") {
+TEST_CASE(
+    "share: a killed consumer's records are released when the broker sees its connection close") {
   // The OS of a killed process closes its sockets: the FIN reaches the broker one link latency
   // (1 ms) after the crash, ShareSessionCache's disconnect listener removes the session and
   // SharePartitionManager.releaseSession makes A's records AVAILABLE again (delivery count
@@ -264,7 +281,8 @@ TEST_CASE("share: a killed consumer's records are released when the broker sees 
   CHECK(leaves[0]["reason"] == "session timeout");
 }
 
-TEST_CASE("share: REJECT archives at once; a record delivered delivery.count.limit times is archived") {
+TEST_CASE(
+    "share: REJECT archives at once; a record delivered delivery.count.limit times is archived") {
   const Run r = run("scenarios/share/reject-and-release.json");
   std::map<std::string, std::map<std::int64_t, int>> deliveries;
   std::map<std::string, std::set<std::int64_t>> archived;
@@ -274,7 +292,7 @@ TEST_CASE("share: REJECT archives at once; a record delivered delivery.count.lim
       if (e["cause"] == "fetch") {
         ++deliveries[p][o];
         CHECK(archived[p].count(o) == 0);  // an archived record is never delivered again
-        CHECK(deliveries[p][o] <= 2);       // group.share.delivery.count.limit = 2
+        CHECK(deliveries[p][o] <= 2);      // group.share.delivery.count.limit = 2
       }
       if (e["to"] == "ARCHIVED") {
         archived[p].insert(o);
@@ -286,7 +304,8 @@ TEST_CASE("share: REJECT archives at once; a record delivered delivery.count.lim
   const auto& m = r.summary["metrics"];
   CHECK(m["archived_rejected"].get<std::int64_t>() > 0);
   CHECK(m["archived_delivery_limit"].get<std::int64_t>() > 0);
-  CHECK(m["archived"] == m["archived_rejected"].get<std::int64_t>() + m["archived_delivery_limit"].get<std::int64_t>());
+  CHECK(m["archived"] == m["archived_rejected"].get<std::int64_t>() +
+                             m["archived_delivery_limit"].get<std::int64_t>());
   CHECK(m["acknowledged_twice"] == 0);
 }
 
@@ -306,7 +325,8 @@ TEST_CASE("share: eight consumers on four partitions all make progress, one cras
     CHECK(ps.size() == 1);
     for (const auto& p : ps) ++holders[p];
   }
-  CHECK(holders == std::map<std::string, int>{{"jobs-0", 2}, {"jobs-1", 2}, {"jobs-2", 2}, {"jobs-3", 2}});
+  CHECK(holders ==
+        std::map<std::string, int>{{"jobs-0", 2}, {"jobs-1", 2}, {"jobs-2", 2}, {"jobs-3", 2}});
   CHECK(m["acknowledged_twice"] == 0);
   CHECK(m["archived"] == 0);
   CHECK(m["lost"] == 0);

@@ -42,7 +42,8 @@ std::vector<double> sends(const std::vector<json>& trace, const std::string& con
   return out;
 }
 
-std::vector<json> of_type(const std::vector<json>& trace, const std::string& type, const std::string& consumer) {
+std::vector<json> of_type(const std::vector<json>& trace, const std::string& type,
+                          const std::string& consumer) {
   std::vector<json> out;
   for (const auto& e : trace)
     if (e["type"] == type && e.value("consumer", "") == consumer) out.push_back(e);
@@ -53,7 +54,8 @@ std::vector<json> of_type(const std::vector<json>& trace, const std::string& typ
 // start them 81 ms apart, too), links 1 ms each way, initial rebalance delay 0.
 json pair(const std::string& protocol) {
   return json::parse(R"({
-    "name": "start-latency", "seed": 7, "duration_ms": 20000, "protocols": [")" + protocol + R"("],
+    "name": "start-latency", "seed": 7, "duration_ms": 20000, "protocols": [")" +
+                     protocol + R"("],
     "cluster": {"config": {"group.initial.rebalance.delay.ms": 0}},
     "topics": [{"name": "t", "partitions": 4}],
     "consumers": [{"name": "A", "group": "g", "topics": ["t"]},
@@ -66,24 +68,28 @@ json pair(const std::string& protocol) {
 }  // namespace
 
 TEST_CASE("start_latency_ms 0 is the default: the same trace, byte for byte") {
-  for (const auto& row :
-       {std::pair<std::string, std::string>{"scenarios/examples/two-consumers.json", "classic-eager"},
-        {"scenarios/examples/two-consumers-kip848.json", "consumer"}}) {
+  for (const auto& row : {std::pair<std::string, std::string>{
+                              "scenarios/examples/two-consumers.json", "classic-eager"},
+                          {"scenarios/examples/two-consumers-kip848.json", "consumer"}}) {
     const auto& path = std::get<0>(row);
     const auto& variant = std::get<1>(row);
     INFO(path);
     const json doc = read_json(path);
-    CHECK(run_lines(with_latency(with_latency(doc, "A", 0), "B", json{{"dist", "constant"}, {"value", 0}}), variant) ==
-          run_lines(doc, variant));
+    CHECK(run_lines(with_latency(with_latency(doc, "A", 0), "B",
+                                 json{{"dist", "constant"}, {"value", 0}}),
+                    variant) == run_lines(doc, variant));
   }
 }
 
-TEST_CASE("start_latency_ms moves the first request by the latency, and the later starter joins first") {
+TEST_CASE(
+    "start_latency_ms moves the first request by the latency, and the later starter joins first") {
   for (const std::string variant : {"classic-eager", "consumer"}) {
     INFO(variant);
-    const auto base = testing::parse_trace(run_lines(pair(variant == "consumer" ? "consumer" : "classic-eager"), variant));
-    const auto late = testing::parse_trace(
-        run_lines(with_latency(pair(variant == "consumer" ? "consumer" : "classic-eager"), "A", 500), variant));
+    const auto base = testing::parse_trace(
+        run_lines(pair(variant == "consumer" ? "consumer" : "classic-eager"), variant));
+    const auto late = testing::parse_trace(run_lines(
+        with_latency(pair(variant == "consumer" ? "consumer" : "classic-eager"), "A", 500),
+        variant));
     // Without the knob A's first request (FindCoordinator) leaves at its start.
     REQUIRE(!sends(base, "A").empty());
     CHECK(sends(base, "A").front() == 1000.0);
@@ -110,14 +116,16 @@ TEST_CASE("start_latency_ms moves the first request by the latency, and the late
 }
 
 TEST_CASE("start_latency_ms is drawn for each start; a crash inside it cancels the first poll()") {
-  json doc = with_latency(pair("classic-eager"), "A", json{{"dist", "uniform"}, {"min", 300}, {"max", 700}});
+  json doc = with_latency(pair("classic-eager"), "A",
+                          json{{"dist", "uniform"}, {"min", 300}, {"max", 700}});
   doc["events"] = json::parse(R"([{"at_ms": 1000, "do": "start", "consumer": "A"},
                                   {"at_ms": 1100, "do": "crash", "consumer": "A"},
                                   {"at_ms": 2000, "do": "restart", "consumer": "A", "after_ms": 100}])");
   const auto trace = testing::parse_trace(run_lines(doc, "classic-eager"));
   const auto starts = of_type(trace, "consumer.start", "A");
   REQUIRE(starts.size() == 2);
-  const double first = starts[0]["start_latency_ms"].get<double>(), second = starts[1]["start_latency_ms"].get<double>();
+  const double first = starts[0]["start_latency_ms"].get<double>(),
+               second = starts[1]["start_latency_ms"].get<double>();
   CHECK(first >= 300.0);
   CHECK(first <= 700.0);
   CHECK(second >= 300.0);
@@ -133,7 +141,8 @@ TEST_CASE("start_latency_ms is drawn for each start; a crash inside it cancels t
   CHECK(testing::parse_trace(run_lines(doc, "classic-eager")) == trace);
 }
 
-TEST_CASE("a stop inside start_latency_ms takes effect at the first poll(): wakeup() throws there") {
+TEST_CASE(
+    "a stop inside start_latency_ms takes effect at the first poll(): wakeup() throws there") {
   json doc = with_latency(pair("classic-eager"), "A", 2000);
   doc["events"] = json::parse(R"([{"at_ms": 1000, "do": "start", "consumer": "A"},
                                   {"at_ms": 1500, "do": "stop", "consumer": "A"}])");
@@ -145,7 +154,7 @@ TEST_CASE("a stop inside start_latency_ms takes effect at the first poll(): wake
   CHECK(stop[0]["t_us"] == 1500000);
   CHECK(wakeup[0]["t_us"] == 3000000);  // the first poll() throws WakeupException at once
   REQUIRE(of_type(trace, "consumer.closed", "A").size() == 1);
-  CHECK(sends(trace, "A").empty());     // it never joined: nothing to leave, nothing to commit
+  CHECK(sends(trace, "A").empty());  // it never joined: nothing to leave, nothing to commit
 }
 
 TEST_CASE("start_latency_ms is a distribution: a bad one is refused with its JSON path") {

@@ -35,7 +35,8 @@ std::vector<json> run_events(const json& doc, const std::string& variant) {
 }
 
 /// Times (ms) at which `consumer` sent requests of `api`.
-std::vector<double> sends(const std::vector<json>& trace, const std::string& consumer, const std::string& api) {
+std::vector<double> sends(const std::vector<json>& trace, const std::string& consumer,
+                          const std::string& api) {
   std::vector<double> out;
   for (const auto& e : trace)
     if (e["type"] == "rpc" && e.value("dir", "") == "send" && e.value("from", "") == consumer &&
@@ -45,7 +46,8 @@ std::vector<double> sends(const std::vector<json>& trace, const std::string& con
 }
 
 /// Times (ms) at which `consumer` received responses of `api`.
-std::vector<double> receipts(const std::vector<json>& trace, const std::string& consumer, const std::string& api) {
+std::vector<double> receipts(const std::vector<json>& trace, const std::string& consumer,
+                             const std::string& api) {
   std::vector<double> out;
   for (const auto& e : trace)
     if (e["type"] == "rpc" && e.value("dir", "") == "recv" && e.value("to", "") == consumer &&
@@ -63,7 +65,8 @@ std::vector<double> within(const std::vector<double>& v, double from, double to)
 
 // A and B in one classic group (links 1 ms each way, initial rebalance delay 0); B's application
 // stops calling poll() from 10 s to 30 s, while its heartbeat thread goes on.
-json stalled_pair(const json& lateness_a, const json& lateness_b, int max_poll_interval_ms = 300000) {
+json stalled_pair(const json& lateness_a, const json& lateness_b,
+                  int max_poll_interval_ms = 300000) {
   json doc = json::parse(R"({
     "name": "heartbeat-thread", "seed": 3, "duration_ms": 40000, "protocols": ["classic-eager"],
     "cluster": {"config": {"group.initial.rebalance.delay.ms": 0}},
@@ -88,10 +91,12 @@ std::vector<double> gaps(const std::vector<double>& v) {
 
 }  // namespace
 
-TEST_CASE("the timing texture is on by default: the documented distributions, and 0 the idealized machine") {
-  for (const auto& row :
-       {std::pair<std::string, std::string>{"scenarios/examples/two-consumers.json", "classic-eager"},
-        {"scenarios/examples/two-consumers-kip848.json", "consumer"}}) {
+TEST_CASE(
+    "the timing texture is on by default: the documented distributions, and 0 the idealized "
+    "machine") {
+  for (const auto& row : {std::pair<std::string, std::string>{
+                              "scenarios/examples/two-consumers.json", "classic-eager"},
+                          {"scenarios/examples/two-consumers-kip848.json", "consumer"}}) {
     const auto& path = std::get<0>(row);
     const auto& variant = std::get<1>(row);
     INFO(path);
@@ -101,11 +106,15 @@ TEST_CASE("the timing texture is on by default: the documented distributions, an
     const json doc = json::parse(ss.str());
     // The defaults written out give the trace of the file, which sets none of the knobs.
     json written = doc;
-    written["cluster"]["request_handling_ms"] = json{{"dist", "lognormal"}, {"median", 1.5}, {"sigma", 0.5}};
-    written["cluster"]["write_latency_ms"] = json{{"dist", "lognormal"}, {"median", 3.5}, {"sigma", 0.6}};
-    written["cluster"]["purgatory_lateness_ms"] = json{{"dist", "lognormal"}, {"median", 1.1}, {"sigma", 0.6}};
+    written["cluster"]["request_handling_ms"] =
+        json{{"dist", "lognormal"}, {"median", 1.5}, {"sigma", 0.5}};
+    written["cluster"]["write_latency_ms"] =
+        json{{"dist", "lognormal"}, {"median", 3.5}, {"sigma", 0.6}};
+    written["cluster"]["purgatory_lateness_ms"] =
+        json{{"dist", "lognormal"}, {"median", 1.1}, {"sigma", 0.6}};
     for (auto& c : written["consumers"])
-      c["heartbeat_wakeup_lateness_ms"] = json{{"dist", "lognormal"}, {"median", 1}, {"sigma", 1.2}};
+      c["heartbeat_wakeup_lateness_ms"] =
+          json{{"dist", "lognormal"}, {"median", 1}, {"sigma", 1.2}};
     const auto with_defaults = run_default_lines(doc, variant);
     CHECK(run_default_lines(written, variant) == with_defaults);
     // All four at 0 is the idealized machine of the unit tests, and another trace.
@@ -113,7 +122,8 @@ TEST_CASE("the timing texture is on by default: the documented distributions, an
     zero["cluster"]["request_handling_ms"] = 0;
     zero["cluster"]["write_latency_ms"] = 0;
     zero["cluster"]["purgatory_lateness_ms"] = 0;
-    for (auto& c : zero["consumers"]) c["heartbeat_wakeup_lateness_ms"] = json{{"dist", "constant"}, {"value", 0}};
+    for (auto& c : zero["consumers"])
+      c["heartbeat_wakeup_lateness_ms"] = json{{"dist", "constant"}, {"value", 0}};
     const auto ideal = run_default_lines(zero, variant);
     CHECK(run_lines(doc, variant) == ideal);
     CHECK(ideal != with_defaults);
@@ -133,22 +143,25 @@ TEST_CASE("the timing texture is on by default: the documented distributions, an
   }
 }
 
-TEST_CASE("a busy application's heartbeats come from the thread's 100 ms waits, each wake's lateness adding up") {
+TEST_CASE(
+    "a busy application's heartbeats come from the thread's 100 ms waits, each wake's lateness "
+    "adding up") {
   // B's heartbeats during the stall are sent by the heartbeat thread alone: it waits
   // retry.backoff.ms (100) at a time from its last send, so with each wake 1 ms late the first
   // wake at or after the due time (send + 3000) is the 30th, at send + 30 x 101 = send + 3030.
   // Before the stall B waits in poll(), which returns 1 ms after the due time and notifies the
   // thread. B's JoinGroup answer comes at 4013, 1 ms later than without lateness (A learns of
-  // B's join at its heartbeat of 1006 + 3000 + 1 = 4007), so B's first heartbeat is at 4013 + 3000 + 1 = 7014 (the
-  // thread's own wake would be 4013 + 3030), the next, the thread's own, at 7014 + 3030.
-  // A polls all the time (poll() returns every 100 ms without records), so each of its
+  // B's join at its heartbeat of 1006 + 3000 + 1 = 4007), so B's first heartbeat is at 4013 + 3000
+  // + 1 = 7014 (the thread's own wake would be 4013 + 3030), the next, the thread's own, at 7014 +
+  // 3030. A polls all the time (poll() returns every 100 ms without records), so each of its
   // heartbeats is the notified one, 1 ms after the due time: 3001 ms apart.
   const auto late = run_events(stalled_pair(1, 1), "classic-eager");
   const auto b_late = within(sends(late, "B", "Heartbeat"), 7000, 30000);
   REQUIRE(b_late.size() >= 6);
   CHECK(b_late[0] == 7014);
   CHECK(b_late[1] == 7014 + 3030);
-  for (std::size_t i = 1; i + 1 < b_late.size(); ++i) CHECK(b_late[i + 1] - b_late[i] == doctest::Approx(3030));
+  for (std::size_t i = 1; i + 1 < b_late.size(); ++i)
+    CHECK(b_late[i + 1] - b_late[i] == doctest::Approx(3030));
   const auto a_late = within(sends(late, "A", "Heartbeat"), 10000, 30000);
   REQUIRE(a_late.size() >= 5);
   for (double g : gaps(a_late)) CHECK(g == doctest::Approx(3001));
@@ -163,7 +176,8 @@ TEST_CASE("a busy application's heartbeats come from the thread's 100 ms waits, 
 
   // A distribution draws per wake from B's own stream: the gaps vary, each 30 wakes of 100 ms
   // plus 30 draws in [0, 2] ms.
-  const auto drawn = run_events(stalled_pair(0, json{{"dist", "uniform"}, {"min", 0}, {"max", 2}}), "classic-eager");
+  const auto drawn = run_events(stalled_pair(0, json{{"dist", "uniform"}, {"min", 0}, {"max", 2}}),
+                                "classic-eager");
   const auto b_drawn = within(sends(drawn, "B", "Heartbeat"), 10000, 30000);
   REQUIRE(b_drawn.size() >= 5);
   bool varied = false;
@@ -182,13 +196,15 @@ TEST_CASE("the poll timeout is noticed at a wake of the heartbeat thread, on its
   // poll timer expires at 19900. B's heartbeat thread last passed at its heartbeat of 19012
   // (4012 + 3000 k) and notices at its first wake at or after 19900: 19012 + 9 x 100.
   const auto trace = run_events(stalled_pair(0, 0, 10000), "classic-eager");
-  CHECK(within(sends(trace, "B", "Heartbeat"), 10000, 20000) == std::vector<double>{10012, 13012, 16012, 19012});
+  CHECK(within(sends(trace, "B", "Heartbeat"), 10000, 20000) ==
+        std::vector<double>{10012, 13012, 16012, 19012});
   CHECK(sends(trace, "B", "LeaveGroup") == std::vector<double>{19912});
   // With each wake 2 ms late, B's last poll-notified heartbeat is at 4012 + 3000 + 2 = 7014; the
   // heartbeats of the stall drift from there (7014 + 3060 k: 30 wakes of 102 ms each) and so does
   // the wake that notices: 19254 + 6 x 102 = 19866 < 19900 <= 19254 + 7 x 102.
   const auto late = run_events(stalled_pair(0, 2, 10000), "classic-eager");
-  CHECK(within(sends(late, "B", "Heartbeat"), 7000, 20000) == std::vector<double>{7014, 10074, 13134, 16194, 19254});
+  CHECK(within(sends(late, "B", "Heartbeat"), 7000, 20000) ==
+        std::vector<double>{7014, 10074, 13134, 16194, 19254});
   CHECK(sends(late, "B", "LeaveGroup") == std::vector<double>{19254 + 7 * 102});
 }
 

@@ -53,9 +53,10 @@ const std::vector<std::pair<std::string, std::string>> kRuns{
 }  // namespace
 
 TEST_CASE("the JSON writer escapes strings and writes numbers as nlohmann::json::dump() does") {
-  for (const std::string& s : {std::string("plain"), std::string("quote \" and \\ backslash"),
-                              std::string("tab\tnewline\nreturn\rbell\x07 nul", 28), std::string("\x1f\b\f"),
-                              std::string("caf\xc3\xa9 \xe2\x82\xac"), std::string("\x7f")}) {
+  for (const std::string& s :
+       {std::string("plain"), std::string("quote \" and \\ backslash"),
+        std::string("tab\tnewline\nreturn\rbell\x07 nul", 28), std::string("\x1f\b\f"),
+        std::string("caf\xc3\xa9 \xe2\x82\xac"), std::string("\x7f")}) {
     CHECK(written_string(s) == nlohmann::ordered_json(s).dump());
   }
   std::string out;
@@ -90,17 +91,26 @@ TEST_CASE("the JSON writer escapes strings and writes numbers as nlohmann::json:
 TEST_CASE("typed events are written with their fields in order, optional ones only when set") {
   const rsim::TopicPartitions owned{{"orders", 0}, {"orders", 11}};
   std::string line;
-  rsim::trace::append_jsonl(line, sim::ms(5), rsim::trace::Assignment{.consumer = "A", .owned = owned});
-  CHECK(line == R"({"t_us":5000,"type":"assignment","consumer":"A","owned":["orders-0","orders-11"]})");
+  rsim::trace::append_jsonl(line, sim::ms(5),
+                            rsim::trace::Assignment{.consumer = "A", .owned = owned});
+  CHECK(line ==
+        R"({"t_us":5000,"type":"assignment","consumer":"A","owned":["orders-0","orders-11"]})");
   line.clear();
-  rsim::trace::append_jsonl(line, sim::SimTime{7},
-                            rsim::trace::GroupStateChange{.group = "g", .state = "Stable", .generation = 3});
+  rsim::trace::append_jsonl(
+      line, sim::SimTime{7},
+      rsim::trace::GroupStateChange{.group = "g", .state = "Stable", .generation = 3});
   CHECK(line == R"({"t_us":7,"type":"group.state","group":"g","state":"Stable","generation":3})");
   line.clear();
-  rsim::trace::Lag lag{.group = "g", .partition = &owned[1], .lag = 4, .log_end_offset = 10, .offset = 6, .reason = "sample"};
+  rsim::trace::Lag lag{.group = "g",
+                       .partition = &owned[1],
+                       .lag = 4,
+                       .log_end_offset = 10,
+                       .offset = 6,
+                       .reason = "sample"};
   rsim::trace::append_jsonl(line, sim::SimTime{0}, lag);
-  CHECK(line ==
-        R"({"t_us":0,"type":"lag","group":"g","partition":"orders-11","lag":4,"log_end_offset":10,"offset":6,"owner":null,"reason":"sample"})");
+  CHECK(
+      line ==
+      R"({"t_us":0,"type":"lag","group":"g","partition":"orders-11","lag":4,"log_end_offset":10,"offset":6,"owner":null,"reason":"sample"})");
   // The transitional untyped form writes what the old tracer wrote.
   line.clear();
   const nlohmann::ordered_json fields{{"x", 1}, {"y", "z"}};
@@ -115,18 +125,38 @@ TEST_CASE("the hot kinds' direct writers write what dump() writes, names to esca
   const rsim::TopicPartitions tps{{"t", 0}, {"q\"t", 12}};
   const std::vector<rsim::FetchedRange> ranges{{tps[0], 0, 4}, {tps[1], 5, 5}};
   const std::vector<rsim::CommittedOffset> offsets{{tps[0], 5, -1}, {tps[1], 6, -1}};
-  nlohmann::ordered_json flat{{"record", "OffsetCommit"}, {"tombstone", false}, {"group", "g"},
-                              {"committed_offset", 5}, {"hash", 18446744073709551615ULL}, {"x", nullptr}};
+  nlohmann::ordered_json flat{{"record", "OffsetCommit"},
+                              {"tombstone", false},
+                              {"group", "g"},
+                              {"committed_offset", 5},
+                              {"hash", 18446744073709551615ULL},
+                              {"x", nullptr}};
   nlohmann::ordered_json nested{{"record", "Meta"}, {"topics", {"t"}}, {"rate", 0.5}};
   nlohmann::ordered_json escaped{{"group", "g\n"}};
   const std::vector<tr::Event> events{
-      tr::Lag{.group = "g", .partition = &tps[0], .lag = 1, .log_end_offset = 5, .offset = 4, .owner = {"c3"}, .reason = "sample"},
-      tr::Lag{.group = "g\\", .partition = &tps[1], .lag = -1, .owner = {"c\x01"}, .reason = "sample"},
+      tr::Lag{.group = "g",
+              .partition = &tps[0],
+              .lag = 1,
+              .log_end_offset = 5,
+              .offset = 4,
+              .owner = {"c3"},
+              .reason = "sample"},
+      tr::Lag{
+          .group = "g\\", .partition = &tps[1], .lag = -1, .owner = {"c\x01"}, .reason = "sample"},
       tr::RecordsFetched{.consumer = "c0", .group = "g", .batch = 1, .count = 6, .ranges = ranges},
       tr::RecordsFetched{.consumer = "c0", .group = "g", .batch = 2, .count = 0},
       tr::RecordsProcessed{.consumer = "c\"0", .group = "g", .batch = 1, .count = 6},
-      tr::Commit{.consumer = "c0", .group = "g", .phase = "sent", .purpose = "auto-commit", .generation = 3, .offsets = offsets},
-      tr::Commit{.consumer = "c0", .group = "g", .phase = "completed", .purpose = "auto-commit", .error = "NONE"},
+      tr::Commit{.consumer = "c0",
+                 .group = "g",
+                 .phase = "sent",
+                 .purpose = "auto-commit",
+                 .generation = 3,
+                 .offsets = offsets},
+      tr::Commit{.consumer = "c0",
+                 .group = "g",
+                 .phase = "completed",
+                 .purpose = "auto-commit",
+                 .error = "NONE"},
       tr::Record{.partition = 3, .offset = 4004, .value = {&flat}},
       tr::Record{.partition = 3, .offset = 1, .value = {&nested}},
       tr::Record{.partition = 3, .offset = 2, .value = {&escaped}},
@@ -142,15 +172,19 @@ TEST_CASE("the hot kinds' direct writers write what dump() writes, names to esca
   }
   std::string line;
   tr::append_jsonl(line, sim::SimTime{1000000}, events[0]);
-  CHECK(line ==
-        R"({"t_us":1000000,"type":"lag","group":"g","partition":"t-0","lag":1,"log_end_offset":5,"offset":4,"owner":"c3","reason":"sample"})");
+  CHECK(
+      line ==
+      R"({"t_us":1000000,"type":"lag","group":"g","partition":"t-0","lag":1,"log_end_offset":5,"offset":4,"owner":"c3","reason":"sample"})");
   line.clear();
   tr::append_jsonl(line, sim::SimTime{5}, events[5]);
-  CHECK(line ==
-        R"({"t_us":5,"type":"commit","consumer":"c0","group":"g","phase":"sent","purpose":"auto-commit","generation":3,"offsets":{"t-0":5,"q\"t-12":6}})");
+  CHECK(
+      line ==
+      R"({"t_us":5,"type":"commit","consumer":"c0","group":"g","phase":"sent","purpose":"auto-commit","generation":3,"offsets":{"t-0":5,"q\"t-12":6}})");
   line.clear();
   tr::append_jsonl(line, sim::SimTime{5}, events[3]);
-  CHECK(line == R"({"t_us":5,"type":"records.fetched","consumer":"c0","group":"g","batch":2,"count":0,"ranges":[]})");
+  CHECK(
+      line ==
+      R"({"t_us":5,"type":"records.fetched","consumer":"c0","group":"g","batch":2,"count":0,"ranges":[]})");
 }
 
 TEST_CASE("every line of example traces reads back into a typed event that writes the same line") {
@@ -214,7 +248,8 @@ TEST_CASE("the file sink streams lines to disk through a buffer that never holds
   const auto dir = std::filesystem::temp_directory_path() / "rsim-trace-bus-test";
   std::filesystem::create_directories(dir);
   const auto path = (dir / "trace.jsonl").string();
-  const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/scenarios/examples/two-consumers.json");
+  const auto spec = rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) +
+                                             "/scenarios/examples/two-consumers.json");
   rsim::trace::JsonlFileSink file(path, 4096);
   rsim::trace::JsonlLinesSink lines;
   rsim::run_scenario(spec, "classic-eager", spec.seed, {&file, &lines});
@@ -236,18 +271,22 @@ TEST_CASE("watchdog: a trace sink stops a run past its byte bound") {
   rsim::trace::JsonlLinesSink lines;
   lines.set_max_bytes(100);
   bus.attach(lines);
-  bus.publish(rsim::trace::RunEnd{.events = 1});  // {"t_us":0,"type":"run.end","events":1} and its newline: 39 bytes
+  bus.publish(rsim::trace::RunEnd{
+      .events = 1});  // {"t_us":0,"type":"run.end","events":1} and its newline: 39 bytes
   CHECK(lines.bytes() == 39);
   CHECK_THROWS_AS(
-      for (std::uint64_t i = 0; i < 10; ++i) bus.publish(rsim::trace::RunEnd{.events = i}), sim::WatchdogTripped);
+      for (std::uint64_t i = 0; i < 10; ++i) bus.publish(rsim::trace::RunEnd{.events = i}),
+      sim::WatchdogTripped);
   CHECK(lines.bytes() == 117);  // the third line passed 100: counted, then the run stops
 }
 
-TEST_CASE("a typed OffsetCommit record writes the bytes of its JSON value, names to escape included") {
+TEST_CASE(
+    "a typed OffsetCommit record writes the bytes of its JSON value, names to escape included") {
   namespace tr = rsim::trace;
   for (const auto& names : std::vector<std::pair<std::string, std::string>>{
            {"g", "orders"}, {"group \"q\"", "t\n1"}, {"", "t"}}) {
-    // Named copies, not a structured binding: Clang 14 cannot capture a binding in CAPTURE's lambda.
+    // Named copies, not a structured binding: Clang 14 cannot capture a binding in CAPTURE's
+    // lambda.
     const std::string& group = names.first;
     const std::string& topic = names.second;
     CAPTURE(group);
@@ -266,8 +305,10 @@ TEST_CASE("a typed OffsetCommit record writes the bytes of its JSON value, names
                                         {"leader_epoch", typed.leader_epoch},
                                         {"commit_timestamp", typed.commit_timestamp}};
     std::string a = "prefix", b = "prefix";
-    tr::append_jsonl(a, sim::SimTime{-9223372036854775807LL}, tr::Record{.partition = 49, .offset = 7, .value = {.commit = &typed}});
-    tr::append_jsonl(b, sim::SimTime{-9223372036854775807LL}, tr::Record{.partition = 49, .offset = 7, .value = {&object}});
+    tr::append_jsonl(a, sim::SimTime{-9223372036854775807LL},
+                     tr::Record{.partition = 49, .offset = 7, .value = {.commit = &typed}});
+    tr::append_jsonl(b, sim::SimTime{-9223372036854775807LL},
+                     tr::Record{.partition = 49, .offset = 7, .value = {&object}});
     CHECK(a == b);
     CHECK(nlohmann::ordered_json::parse(a.substr(6)).dump() == a.substr(6));
   }
@@ -276,18 +317,38 @@ TEST_CASE("a typed OffsetCommit record writes the bytes of its JSON value, names
 TEST_CASE("the summary finds a consumer's batch by the events' consumer_slot, checked by name") {
   namespace tr = rsim::trace;
   const rsim::TopicPartitions tps{{"t", 0}, {"t", 1}};
-  const std::vector<rsim::FetchedRange> r0{{tps[0], 0, 9}}, r1{{tps[1], 0, 4}}, again{{tps[0], 5, 9}};
+  const std::vector<rsim::FetchedRange> r0{{tps[0], 0, 9}}, r1{{tps[1], 0, 4}},
+      again{{tps[0], 5, 9}};
   // Slot 3 names "a", then (another run's sink, or a trace read back) "b": a slot never stands
   // for a name it was not seen with.
   const auto events = [&](std::uint32_t a, std::uint32_t b) {
     return std::vector<tr::Event>{
-        tr::RecordsFetched{.consumer = "a", .group = "g", .batch = 1, .count = 10, .ranges = r0, .consumer_slot = a},
-        tr::RecordsFetched{.consumer = "b", .group = "g", .batch = 1, .count = 5, .ranges = r1, .consumer_slot = b},
-        tr::RecordsProcessed{.consumer = "a", .group = "g", .batch = 1, .count = 10, .consumer_slot = a},
-        tr::RecordsProcessed{.consumer = "b", .group = "g", .batch = 1, .count = 5, .consumer_slot = b},
-        tr::RecordsFetched{.consumer = "b", .group = "g", .batch = 2, .count = 5, .ranges = again, .consumer_slot = b},
-        tr::RecordsProcessed{.consumer = "a", .group = "g", .batch = 2, .count = 5, .consumer_slot = a},  // not a's
-        tr::RecordsProcessed{.consumer = "b", .group = "g", .batch = 2, .count = 5, .consumer_slot = b},
+        tr::RecordsFetched{.consumer = "a",
+                           .group = "g",
+                           .batch = 1,
+                           .count = 10,
+                           .ranges = r0,
+                           .consumer_slot = a},
+        tr::RecordsFetched{.consumer = "b",
+                           .group = "g",
+                           .batch = 1,
+                           .count = 5,
+                           .ranges = r1,
+                           .consumer_slot = b},
+        tr::RecordsProcessed{
+            .consumer = "a", .group = "g", .batch = 1, .count = 10, .consumer_slot = a},
+        tr::RecordsProcessed{
+            .consumer = "b", .group = "g", .batch = 1, .count = 5, .consumer_slot = b},
+        tr::RecordsFetched{.consumer = "b",
+                           .group = "g",
+                           .batch = 2,
+                           .count = 5,
+                           .ranges = again,
+                           .consumer_slot = b},
+        tr::RecordsProcessed{
+            .consumer = "a", .group = "g", .batch = 2, .count = 5, .consumer_slot = a},  // not a's
+        tr::RecordsProcessed{
+            .consumer = "b", .group = "g", .batch = 2, .count = 5, .consumer_slot = b},
     };
   };
   const auto summary = [](const std::vector<tr::Event>& es) {
@@ -307,26 +368,35 @@ TEST_CASE("the summary finds a consumer's batch by the events' consumer_slot, ch
   CHECK(summary(events(3, 0)).dump(2) == by_name.dump(2));
 }
 
-TEST_CASE("the standard level's filter: lag only on a change of lag or owner, per (group, partition) slot") {
+TEST_CASE(
+    "the standard level's filter: lag only on a change of lag or owner, per (group, partition) "
+    "slot") {
   using namespace rsim::trace;
   LevelFilter standard(Detail::Standard), full(Detail::Full);
   const rsim::TopicPartition p0{"orders", 0}, p1{"orders", 1};
-  auto lag = [&](const rsim::TopicPartition& p, std::uint32_t slot, std::int64_t v, const char* owner) {
-    Lag l{.group = "g", .partition = &p, .lag = v, .log_end_offset = 100 + v, .offset = 100, .reason = "sample", .slot = slot};
+  auto lag = [&](const rsim::TopicPartition& p, std::uint32_t slot, std::int64_t v,
+                 const char* owner) {
+    Lag l{.group = "g",
+          .partition = &p,
+          .lag = v,
+          .log_end_offset = 100 + v,
+          .offset = 100,
+          .reason = "sample",
+          .slot = slot};
     if (owner != nullptr) l.owner.value = std::string_view(owner);
     return Event{l};
   };
-  CHECK(standard.keep(lag(p0, 1, 5, "A")));         // first line of its partition
-  CHECK(standard.keep(lag(p1, 2, 5, "A")));         // another slot: its own first line
-  CHECK_FALSE(standard.keep(lag(p0, 1, 5, "A")));   // holds
+  CHECK(standard.keep(lag(p0, 1, 5, "A")));        // first line of its partition
+  CHECK(standard.keep(lag(p1, 2, 5, "A")));        // another slot: its own first line
+  CHECK_FALSE(standard.keep(lag(p0, 1, 5, "A")));  // holds
   CHECK_FALSE(standard.keep(lag(p0, 1, 5, "A")));
-  CHECK(standard.keep(lag(p0, 1, 6, "A")));         // changes
-  CHECK(standard.keep(lag(p0, 1, 6, "B")));         // new owner, same lag
-  CHECK(standard.keep(lag(p0, 1, 6, nullptr)));     // no owner
+  CHECK(standard.keep(lag(p0, 1, 6, "A")));      // changes
+  CHECK(standard.keep(lag(p0, 1, 6, "B")));      // new owner, same lag
+  CHECK(standard.keep(lag(p0, 1, 6, nullptr)));  // no owner
   CHECK_FALSE(standard.keep(lag(p0, 1, 6, nullptr)));
   CHECK(standard.keep(lag(p0, 1, 6, "B")));
-  CHECK_FALSE(standard.keep(lag(p1, 2, 5, "A")));   // p1 untouched by p0's lines
-  CHECK(standard.keep(lag(p0, 0, 6, "B")));         // no slot (read back): always written
+  CHECK_FALSE(standard.keep(lag(p1, 2, 5, "A")));  // p1 untouched by p0's lines
+  CHECK(standard.keep(lag(p0, 0, 6, "B")));        // no slot (read back): always written
   CHECK(standard.keep(lag(p0, 0, 6, "B")));
   for (int i = 0; i < 3; ++i) CHECK(full.keep(lag(p0, 1, 6, "B")));  // full writes every sample
 
@@ -335,40 +405,54 @@ TEST_CASE("the standard level's filter: lag only on a change of lag or owner, pe
   CHECK_FALSE(standard.keep(Event{fetched}));
   CHECK_FALSE(standard.keep(Event{processed}));
   CHECK(full.keep(Event{fetched}));
-  const OffsetCommitValue v{.group = "g", .topic = "orders", .partition_index = 0, .committed_offset = 7};
+  const OffsetCommitValue v{
+      .group = "g", .topic = "orders", .partition_index = 0, .committed_offset = 7};
   Record typed{.partition = 3, .offset = 9};
   typed.value.commit = &v;
   CHECK_FALSE(standard.keep(Event{typed}));
   CHECK(full.keep(Event{typed}));
   const nlohmann::ordered_json commit_json{{"record", "OffsetCommit"}, {"group", "g"}};
-  const nlohmann::ordered_json metadata_json{{"record", "ConsumerGroupMetadata"}, {"group", "g"}, {"epoch", 2}};
+  const nlohmann::ordered_json metadata_json{
+      {"record", "ConsumerGroupMetadata"}, {"group", "g"}, {"epoch", 2}};
   Record as_json{.partition = 3, .offset = 10}, group_record{.partition = 3, .offset = 11};
   as_json.value.object = &commit_json;
   group_record.value.object = &metadata_json;
   CHECK_FALSE(standard.keep(Event{as_json}));
   CHECK(standard.keep(Event{group_record}));  // the group-protocol records stay
-  const Rpc quiet{.dir = "send", .from = "A", .to = "broker-0", .api = "Heartbeat", .id = 4, .quiet = true};
-  const Rpc news{.dir = "recv", .from = "broker-0", .to = "A", .api = "Heartbeat", .id = 4, .quiet = false};
+  const Rpc quiet{
+      .dir = "send", .from = "A", .to = "broker-0", .api = "Heartbeat", .id = 4, .quiet = true};
+  const Rpc news{
+      .dir = "recv", .from = "broker-0", .to = "A", .api = "Heartbeat", .id = 4, .quiet = false};
   CHECK_FALSE(standard.keep(Event{quiet}));
   CHECK(standard.keep(Event{news}));
   CHECK(full.keep(Event{quiet}));
-  CHECK(standard.keep(Event{Commit{.consumer = "A", .group = "g", .phase = "sent", .purpose = "auto-commit"}}));
+  CHECK(standard.keep(
+      Event{Commit{.consumer = "A", .group = "g", .phase = "sent", .purpose = "auto-commit"}}));
 
   // run.start says the level; a line left out appends nothing.
   std::string out;
-  CHECK(append_jsonl_at(out, sim::SimTime{0}, Event{RunStart{.scenario = "s", .protocol = "consumer", .seed = 1, .duration_ms = 5}},
-                        standard));
-  CHECK(out == R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":5,"trace_level":"standard"})");
+  CHECK(append_jsonl_at(
+      out, sim::SimTime{0},
+      Event{RunStart{.scenario = "s", .protocol = "consumer", .seed = 1, .duration_ms = 5}},
+      standard));
+  CHECK(
+      out ==
+      R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":5,"trace_level":"standard"})");
   out.clear();
-  CHECK(append_jsonl_at(out, sim::SimTime{0}, Event{RunStart{.scenario = "s", .protocol = "consumer", .seed = 1, .duration_ms = 5}},
-                        full));
-  CHECK(out == R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":5,"trace_level":"full"})");
+  CHECK(append_jsonl_at(
+      out, sim::SimTime{0},
+      Event{RunStart{.scenario = "s", .protocol = "consumer", .seed = 1, .duration_ms = 5}}, full));
+  CHECK(
+      out ==
+      R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":5,"trace_level":"full"})");
   out.clear();
   CHECK_FALSE(append_jsonl_at(out, sim::SimTime{1}, Event{fetched}, standard));
   CHECK(out.empty());
 }
 
-TEST_CASE("a partition name without TOPIC-N is a bad trace line, not a read before the string (fuzz finding)") {
+TEST_CASE(
+    "a partition name without TOPIC-N is a bad trace line, not a read before the string (fuzz "
+    "finding)") {
   using rsim::trace::parse_partition;
   CHECK(parse_partition("orders-7").topic == "orders");
   CHECK(parse_partition("orders-7").partition == 7);

@@ -10,7 +10,8 @@ using testing::responses;
 
 namespace {
 const auto& trace() {
-  static const auto t = testing::run_trace("scenarios/examples/two-consumers.json", "classic-eager");
+  static const auto t =
+      testing::run_trace("scenarios/examples/two-consumers.json", "classic-eager");
   return t;
 }
 std::vector<std::string> parts(std::initializer_list<int> ps) {
@@ -43,7 +44,8 @@ TEST_CASE("classic-eager callbacks fall within 150 ms of the real Kafka 4.5 run"
   CHECK(callback_partitions(trace(), "A", "onPartitionsAssigned", 2) == parts({0, 1, 2, 3, 4, 5}));
 }
 
-TEST_CASE("a member learns of a rebalance at its next heartbeat, HB after its last JoinGroup response") {
+TEST_CASE(
+    "a member learns of a rebalance at its next heartbeat, HB after its last JoinGroup response") {
   // Links are 1 ms each way, so a round trip is 2 ms; the coordinator's write latency is 0.
   const auto a_joins = responses(trace(), "A", "JoinGroup", "NONE");
   REQUIRE(a_joins.size() == 3);
@@ -74,13 +76,21 @@ TEST_CASE("a member learns of a rebalance at its next heartbeat, HB after its la
 TEST_CASE("the coordinator's generations, leader and group states follow Kafka's state machine") {
   std::vector<std::pair<std::string, int>> states;
   for (const auto& e : trace())
-    if (e["type"] == "group.state") states.emplace_back(e["state"].get<std::string>(), e["generation"].get<int>());
+    if (e["type"] == "group.state")
+      states.emplace_back(e["state"].get<std::string>(), e["generation"].get<int>());
   const std::vector<std::pair<std::string, int>> expected{
       {"Empty", 0},  // created by A's first JoinGroup
-      {"PreparingRebalance", 0}, {"CompletingRebalance", 1}, {"Stable", 1},  // A alone
-      {"PreparingRebalance", 1}, {"CompletingRebalance", 2}, {"Stable", 2},  // B joins
-      {"PreparingRebalance", 2}, {"CompletingRebalance", 3}, {"Stable", 3},  // B leaves
-      {"PreparingRebalance", 3}, {"Empty", 4}};                              // A leaves
+      {"PreparingRebalance", 0},
+      {"CompletingRebalance", 1},
+      {"Stable", 1},  // A alone
+      {"PreparingRebalance", 1},
+      {"CompletingRebalance", 2},
+      {"Stable", 2},  // B joins
+      {"PreparingRebalance", 2},
+      {"CompletingRebalance", 3},
+      {"Stable", 3},  // B leaves
+      {"PreparingRebalance", 3},
+      {"Empty", 4}};  // A leaves
   CHECK(states == expected);
 }
 
@@ -97,4 +107,3 @@ TEST_CASE("the __consumer_offsets records of g-classic: five GroupMetadata recor
   const std::vector<std::pair<int, std::size_t>> expected{{0, 0}, {1, 1}, {2, 2}, {3, 1}, {4, 0}};
   CHECK(group_metadata == expected);
 }
-

@@ -17,7 +17,8 @@ constexpr const char* kWakeup = "scenarios/classic/rolling-bounce-long-poll.json
 constexpr const char* kNoWakeup = "scenarios/classic/rolling-bounce-long-poll-no-wakeup.json";
 }  // namespace
 
-TEST_CASE("stop wakes a 7-day poll(): WakeupException at once, close(), two rebalances per bounce") {
+TEST_CASE(
+    "stop wakes a 7-day poll(): WakeupException at once, close(), two rebalances per bounce") {
   const auto trace = testing::run_trace(kWakeup, "classic-eager");
   // The stops at 20, 40 and 60 s find each consumer blocked in poll(604800000): the wakeup ends
   // it at the same instant.
@@ -41,7 +42,8 @@ TEST_CASE("stop wakes a 7-day poll(): WakeupException at once, close(), two reba
     CHECK(times(trace, "consumer.closed", "consumer", name) == std::vector<double>{at + 4});
     // The new incarnation starts 10 s after the stop and joins as a new member: its JoinGroup
     // arrives after the FindCoordinator and MEMBER_ID_REQUIRED round trips (+5 ms, below).
-    CHECK(times(trace, "consumer.start", "consumer", name) == std::vector<double>{first_start, at + 10000});
+    CHECK(times(trace, "consumer.start", "consumer", name) ==
+          std::vector<double>{first_start, at + 10000});
   }
   const auto preparing = times(trace, "group.state", "state", "PreparingRebalance");
   CHECK(preparing == std::vector<double>{1005, 20003, 30005, 40003, 50005, 60003, 70005});
@@ -68,6 +70,7 @@ TEST_CASE("the example runs close at their poll() return, as their reference pro
   // their next poll() return, no WakeupException.
   const auto classic = testing::run_trace("scenarios/examples/two-consumers.json", "classic-eager");
   CHECK(testing::events(classic, "consumer.wakeup").empty());
-  const auto kip848 = testing::run_trace("scenarios/examples/two-consumers-kip848.json", "consumer");
+  const auto kip848 =
+      testing::run_trace("scenarios/examples/two-consumers-kip848.json", "consumer");
   CHECK(testing::events(kip848, "consumer.wakeup").empty());
 }

@@ -16,7 +16,9 @@ using testing::events;
 using testing::lag_samples;
 using testing::summary_of;
 
-json summary_of(const std::string& path) { return testing::summary_of(path, "consumer"); }
+json summary_of(const std::string& path) {
+  return testing::summary_of(path, "consumer");
+}
 
 }  // namespace
 

@@ -64,16 +64,19 @@ TEST_CASE("a whole rate's integer arithmetic equals the long double formula it r
   for (int i = 0; i < 200'000; ++i) {
     // Rates from 1 to 10^6 records/s, small ones more often; spans up to the integer path's
     // bound, and counts just around the boundaries of whole seconds.
-    const std::int64_t r = rng.chance_ppm(500'000) ? rng.uniform(1, 1000) : rng.uniform(1, 1'000'000);
+    const std::int64_t r =
+        rng.chance_ppm(500'000) ? rng.uniform(1, 1000) : rng.uniform(1, 1'000'000);
     const ProductionClock clock(static_cast<double>(r));
     REQUIRE(clock.whole());
     std::int64_t dt = rng.uniform(0, ProductionClock::kMaxWholeSpan);
     if (rng.chance_ppm(300'000)) dt = rng.uniform(0, 10'000'000);
     if (rng.chance_ppm(300'000)) dt = (dt / 1'000'000) * 1'000'000 + rng.uniform(-2, 2);
     if (dt < 0) dt = 0;
-    REQUIRE(clock.count(sim::SimTime{dt}) == ProductionClock::reference_count(sim::SimTime{dt}, static_cast<double>(r)));
+    REQUIRE(clock.count(sim::SimTime{dt}) ==
+            ProductionClock::reference_count(sim::SimTime{dt}, static_cast<double>(r)));
     const std::int64_t k = clock.count(sim::SimTime{dt}) + rng.uniform(0, 2);
-    if (ProductionClock::reference_time_of(k, static_cast<double>(r)).count() <= ProductionClock::kMaxWholeSpan) {
+    if (ProductionClock::reference_time_of(k, static_cast<double>(r)).count() <=
+        ProductionClock::kMaxWholeSpan) {
       REQUIRE(clock.time_of(k) == ProductionClock::reference_time_of(k, static_cast<double>(r)));
       ++compared;
     }

@@ -27,14 +27,16 @@ const std::map<std::string, std::vector<std::string>> kNoRegex;
 
 /// Partition -> member epoch of its holder (assigned or pending revocation), as the coordinator
 /// derives it; also checks that nobody shares a partition.
-std::map<std::int32_t, std::int32_t> partition_epochs(const std::vector<ConsumerGroupMember>& members) {
+std::map<std::int32_t, std::int32_t> partition_epochs(
+    const std::vector<ConsumerGroupMember>& members) {
   std::map<std::int32_t, std::int32_t> epochs;
   for (const auto& m : members) {
     for (const auto* held : {&m.assigned_partitions, &m.partitions_pending_revocation}) {
       const auto it = held->find("tid");
       if (it == held->end()) continue;
       for (const auto& pe : it->second) {
-        CHECK_MESSAGE(epochs.count(pe.partition) == 0, "partition " << pe.partition << " held twice");
+        CHECK_MESSAGE(epochs.count(pe.partition) == 0,
+                      "partition " << pe.partition << " held twice");
         epochs[pe.partition] = m.member_epoch;
       }
     }
@@ -77,10 +79,12 @@ TEST_CASE("a group reconciling random targets never shares a partition and conve
         targets[static_cast<std::size_t>(rng.uniform(0, member_count - 1))]["tid"].push_back(p);
       }
       // Heartbeats in random order; the last round runs long enough to converge.
-      const int heartbeats = round == rounds ? 8 * member_count : static_cast<int>(rng.uniform(0, 3 * member_count));
+      const int heartbeats =
+          round == rounds ? 8 * member_count : static_cast<int>(rng.uniform(0, 3 * member_count));
       for (int h = 0; h < heartbeats; ++h) {
-        const auto i = static_cast<std::size_t>(h < heartbeats - 2 * member_count ? rng.uniform(0, member_count - 1)
-                                                                                    : h % member_count);
+        const auto i = static_cast<std::size_t>(h < heartbeats - 2 * member_count
+                                                    ? rng.uniform(0, member_count - 1)
+                                                    : h % member_count);
         const auto epochs = partition_epochs(members);
         const PartitionEpochLookup lookup = [&epochs](const std::string&, std::int32_t p) {
           const auto it = epochs.find(p);
@@ -109,7 +113,8 @@ TEST_CASE("a group reconciling random targets never shares a partition and conve
       CHECK(members[i].member_epoch == epoch);
       CHECK(members[i].partitions_pending_revocation.empty());
       std::vector<std::int32_t> held;
-      if (const auto it = members[i].assigned_partitions.find("tid"); it != members[i].assigned_partitions.end()) {
+      if (const auto it = members[i].assigned_partitions.find("tid");
+          it != members[i].assigned_partitions.end()) {
         for (const auto& pe : it->second) {
           held.push_back(pe.partition);
           CHECK(pe.assignment_epoch <= epoch);

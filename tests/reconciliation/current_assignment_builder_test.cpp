@@ -81,12 +81,14 @@ TEST_CASE("a member in UNKNOWN state is fenced until it reports owning nothing")
   REQUIRE(rejoined.error == ReconciliationError::None);
   REQUIRE(rejoined.next.has_value());
   // Retained partitions keep their assignment epoch (KIP-1251); pending revocation is dropped.
-  CHECK(*rejoined.next == member(MemberState::Stable, 12, 11, at_epoch({{"t1", {3}}, {"t2", {6}}}, 11)));
+  CHECK(*rejoined.next ==
+        member(MemberState::Stable, 12, 11, at_epoch({{"t1", {3}}, {"t2", {6}}}, 11)));
 }
 
 TEST_CASE("a partition back in the target while pending revocation is reassigned at once") {
-  const auto m = member(MemberState::UnrevokedPartitions, 10, 10,
-                        at_epoch({{"t1", {2, 3}}, {"t2", {5, 6}}}, 10), at_epoch({{"t1", {4}}}, 10));
+  const auto m =
+      member(MemberState::UnrevokedPartitions, 10, 10,
+             at_epoch({{"t1", {2, 3}}, {"t2", {5, 6}}}, 10), at_epoch({{"t1", {4}}}, 10));
   const PartitionEpochLookup epochs = [](const std::string& topic, std::int32_t p) {
     if (topic == "t1" && p >= 2 && p <= 4) return 10;
     if (topic == "t2" && (p == 5 || p == 6)) return 10;
@@ -96,28 +98,33 @@ TEST_CASE("a partition back in the target while pending revocation is reassigned
                      Owned{{{"t1", {2, 3}}, {"t2", {5, 6}}}});
   REQUIRE(r.next.has_value());
   auto want = member(MemberState::Stable, 12, 10, {});
-  want.assigned_partitions = {{"t1", {{2, 10}, {3, 10}, {4, 12}}}, {"t2", {{5, 10}, {6, 10}, {7, 12}}}};
+  want.assigned_partitions = {{"t1", {{2, 10}, {3, 10}, {4, 12}}},
+                              {"t2", {{5, 10}, {6, 10}, {7, 12}}}};
   CHECK(*r.next == want);
 }
 
 TEST_CASE("unrevoked partitions acknowledged while new ones are still owned: unreleased") {
-  const auto m = member(MemberState::UnrevokedPartitions, 11, 10, at_epoch({{"t1", {2, 3}}, {"t2", {5, 6}}}, 11));
+  const auto m = member(MemberState::UnrevokedPartitions, 11, 10,
+                        at_epoch({{"t1", {2, 3}}, {"t2", {5, 6}}}, 11));
   const PartitionEpochLookup owned_by_10 = [](const std::string&, std::int32_t) { return 10; };
   const auto r = run(m, 11, {{"t1", {2, 3, 4}}, {"t2", {5, 6, 7}}}, owned_by_10,
                      Owned{{{"t1", {2, 3}}, {"t2", {5, 6}}}});
   REQUIRE(r.next.has_value());
-  CHECK(*r.next == member(MemberState::UnreleasedPartitions, 11, 11, at_epoch({{"t1", {2, 3}}, {"t2", {5, 6}}}, 11)));
+  CHECK(*r.next == member(MemberState::UnreleasedPartitions, 11, 11,
+                          at_epoch({{"t1", {2, 3}}, {"t2", {5, 6}}}, 11)));
 }
 
 TEST_CASE("a revoked partition the heartbeat no longer reports does not hold the member back") {
-  const auto m = member(MemberState::Stable, 10, 10, at_epoch({{"t1", {1, 2, 3}}, {"t2", {4, 5, 6}}}, 10));
+  const auto m =
+      member(MemberState::Stable, 10, 10, at_epoch({{"t1", {1, 2, 3}}, {"t2", {4, 5, 6}}}, 10));
   const PartitionEpochLookup epochs = [](const std::string& topic, std::int32_t) {
     return topic == "t2" ? 10 : -1;
   };
   const auto r = run(m, 11, {{"t1", {1, 2, 3}}, {"t2", {4, 5, 7}}}, epochs,
                      Owned{std::vector<OwnedTopicPartitions>{}});
   REQUIRE(r.next.has_value());
-  CHECK(*r.next == member(MemberState::UnreleasedPartitions, 11, 10, at_epoch({{"t1", {1, 2, 3}}, {"t2", {4, 5}}}, 10)));
+  CHECK(*r.next == member(MemberState::UnreleasedPartitions, 11, 10,
+                          at_epoch({{"t1", {1, 2, 3}}, {"t2", {4, 5}}}, 10)));
 }
 
 TEST_CASE("a topic dropped from the subscription is revoked while the member still owns it") {
@@ -129,14 +136,15 @@ TEST_CASE("a topic dropped from the subscription is revoked while the member sti
     CAPTURE(epoch);
     CAPTURE(target_epoch);
     CAPTURE(changed);
-    auto m = member(MemberState::Stable, epoch, epoch - 1, at_epoch({{"t1", {1, 2, 3}}, {"t2", {4, 5, 6}}}, epoch));
+    auto m = member(MemberState::Stable, epoch, epoch - 1,
+                    at_epoch({{"t1", {1, 2, 3}}, {"t2", {4, 5, 6}}}, epoch));
     m.subscribed_topic_names = {"topic2"};
     const PartitionEpochLookup free = [](const std::string&, std::int32_t) { return -1; };
     const auto r = run(m, target_epoch, {{"t1", {1, 2, 3}}, {"t2", {4, 5, 6}}}, free,
                        Owned{{{"t1", {1, 2, 3}}, {"t2", {4, 5, 6}}}}, changed);
     REQUIRE(r.next.has_value());
-    auto want = member(MemberState::UnrevokedPartitions, epoch, epoch, at_epoch({{"t2", {4, 5, 6}}}, epoch),
-                       at_epoch({{"t1", {1, 2, 3}}}, epoch));
+    auto want = member(MemberState::UnrevokedPartitions, epoch, epoch,
+                       at_epoch({{"t2", {4, 5, 6}}}, epoch), at_epoch({{"t1", {1, 2, 3}}}, epoch));
     want.subscribed_topic_names = {"topic2"};
     CHECK(*r.next == want);
   }
@@ -154,8 +162,10 @@ TEST_CASE("a stable member at the target epoch without a subscription change sta
 TEST_CASE("member states print as Kafka names them and parse back") {
   for (const auto state : {MemberState::Stable, MemberState::UnrevokedPartitions,
                            MemberState::UnreleasedPartitions, MemberState::Unknown}) {
-    CHECK(rsim::reconciliation::member_state_from_string(rsim::reconciliation::to_string(state)) == state);
+    CHECK(rsim::reconciliation::member_state_from_string(rsim::reconciliation::to_string(state)) ==
+          state);
   }
-  CHECK(rsim::reconciliation::to_string(MemberState::UnrevokedPartitions) == "UNREVOKED_PARTITIONS");
+  CHECK(rsim::reconciliation::to_string(MemberState::UnrevokedPartitions) ==
+        "UNREVOKED_PARTITIONS");
   CHECK(!rsim::reconciliation::member_state_from_string("stable").has_value());
 }

@@ -30,7 +30,8 @@ const std::vector<std::string> kStallTrace{
     R"({"t_us":12000,"type":"consumer.error","consumer":"A","error":"INVALID_SESSION_TIMEOUT","where":"JoinGroup"})",
 };
 
-json summary(const std::vector<std::string>& lines, std::optional<std::vector<std::string>> steady) {
+json summary(const std::vector<std::string>& lines,
+             std::optional<std::vector<std::string>> steady) {
   reports::SummaryInputs in;
   in.steady_consumers = std::move(steady);
   return json::parse(reports::summarize(lines, in).dump());
@@ -49,7 +50,9 @@ std::vector<std::string> leading_starts(const rsim::ScenarioSpec& spec) {
 
 }  // namespace
 
-TEST_CASE("not processed: no owner, a callback, a stall and a pause each count; a stalled owner still counts as owning") {
+TEST_CASE(
+    "not processed: no owner, a callback, a stall and a pause each count; a stalled owner still "
+    "counts as owning") {
   const json s = summary(kStallTrace, std::vector<std::string>{"A"});
   const json& m = s["metrics"];
   // Each partition: 1..5 ms (no owner 1..4, then inside onPartitionsAssigned), 6..9 stalled,
@@ -69,11 +72,15 @@ TEST_CASE("not processed: no owner, a callback, a stall and a pause each count; 
   CHECK(m["stop_the_world_ms"] == 4.0);
   CHECK(m["fatal_errors"] == 1);
   REQUIRE(s["moments"].size() == 1);
-  CHECK(s["moments"][0] == json{{"t_us", 12000}, {"kind", "fatal_error"}, {"consumer", "A"},
-                                {"text", "fatal error INVALID_SESSION_TIMEOUT (JoinGroup): the consumer stopped"}});
+  CHECK(s["moments"][0] ==
+        json{{"t_us", 12000},
+             {"kind", "fatal_error"},
+             {"consumer", "A"},
+             {"text", "fatal error INVALID_SESSION_TIMEOUT (JoinGroup): the consumer stopped"}});
 }
 
-TEST_CASE("steady window: from the end of the instant the first consumers all hold a stable assignment") {
+TEST_CASE(
+    "steady window: from the end of the instant the first consumers all hold a stable assignment") {
   const json s = summary(kStallTrace, std::vector<std::string>{"A"});
   // The rebalance ends with A's onPartitionsAssigned at 5 ms.
   CHECK(s["steady"]["from_us"] == 5000);
@@ -85,18 +92,23 @@ TEST_CASE("steady window: from the end of the instant the first consumers all ho
   CHECK(m["fatal_errors"] == 1);
   CHECK(m["stop_the_world_ms"] == 1.0);  // the pause
   CHECK(s["verdict"] ==
-        "After start-up (from 5 ms): 1 consumer stopped by a fatal error (A); 0 rebalances; the whole group stopped "
-        "2 times (3 ms at most); 2 of 2 partitions were not processed for 8 ms in all (3 ms at most).");
+        "After start-up (from 5 ms): 1 consumer stopped by a fatal error (A); 0 rebalances; the "
+        "whole group stopped "
+        "2 times (3 ms at most); 2 of 2 partitions were not processed for 8 ms in all (3 ms at "
+        "most).");
 }
 
-TEST_CASE("steady window: none without the first consumers, null when one of them never holds an assignment") {
+TEST_CASE(
+    "steady window: none without the first consumers, null when one of them never holds an "
+    "assignment") {
   const json none = summary(kStallTrace, std::nullopt);
   CHECK_FALSE(none.contains("steady"));
   CHECK_FALSE(none.contains("verdict"));
   const json never = summary(kStallTrace, std::vector<std::string>{"A", "B"});
   CHECK(never["steady"]["from_us"].is_null());
   CHECK(never["steady"]["metrics"].is_null());
-  CHECK(never["verdict"].get<std::string>().rfind("The group never settled after start-up; over the whole run: ", 0) == 0);
+  CHECK(never["verdict"].get<std::string>().rfind(
+            "The group never settled after start-up; over the whole run: ", 0) == 0);
 }
 
 namespace {
@@ -114,7 +126,9 @@ json barrier_doc() {
 
 }  // namespace
 
-TEST_CASE("eager: a member slow in onPartitionsRevoked holds the join barrier, and the whole group stops that long") {
+TEST_CASE(
+    "eager: a member slow in onPartitionsRevoked holds the join barrier, and the whole group stops "
+    "that long") {
   const auto spec = testing::ideal_machine(barrier_doc());
   const auto lines = rsim::run_scenario(spec, "classic-eager", spec.seed).trace_lines;
   const auto trace = testing::parse_trace(lines);
@@ -151,7 +165,9 @@ TEST_CASE("eager: a member slow in onPartitionsRevoked holds the join barrier, a
   CHECK(steady["stop_the_world_ms"] == 4.0);
 }
 
-TEST_CASE("a 360 s stall under max.poll.interval.ms=300000: the stalled consumer's partitions are not processed for 300 s plus the detection and A's takeover") {
+TEST_CASE(
+    "a 360 s stall under max.poll.interval.ms=300000: the stalled consumer's partitions are not "
+    "processed for 300 s plus the detection and A's takeover") {
   const json doc = json::parse(R"({"name":"stall","duration_ms":400000,"protocols":["consumer"],
     "network":{"latency_ms":1},
     "topics":[{"name":"t","partitions":2}],
@@ -169,11 +185,11 @@ TEST_CASE("a 360 s stall under max.poll.interval.ms=300000: the stalled consumer
   // but KIP-848's background thread checks it only when it wakes for B's next heartbeat
   // (AbstractHeartbeatRequestManager.poll; issue 40), at 320.300 s (B heartbeats every 5 s
   // (group.consumer.heartbeat.interval.ms) at ....300 s): the leave (epoch -1) goes out then. A's
-  // heartbeat, also sent at 320.300 s, arrives at the same instant and is handled first, so the target assignment with
-  // t-1 comes with A's next one at 325.300 s (answered 325.302 s). A's application thread is
-  // inside poll(), waiting for a Fetch that ends every 502 ms (..., 320.480 s, ...,
-  // 320.480 + 10 x 0.502 = 325.500 s): onPartitionsAssigned (0 ms) runs there, and A owns t-1.
-  // So t-1 is not processed from 20.050 s to 325.500 s: 305,450 ms (before issue 40's fix the
+  // heartbeat, also sent at 320.300 s, arrives at the same instant and is handled first, so the
+  // target assignment with t-1 comes with A's next one at 325.300 s (answered 325.302 s). A's
+  // application thread is inside poll(), waiting for a Fetch that ends every 502 ms (..., 320.480
+  // s, ..., 320.480 + 10 x 0.502 = 325.500 s): onPartitionsAssigned (0 ms) runs there, and A owns
+  // t-1. So t-1 is not processed from 20.050 s to 325.500 s: 305,450 ms (before issue 40's fix the
   // leave went at 320.000 s, A got t-1 with its 320.300 s heartbeat and owned it at 320.480 s:
   // 300,430 ms).
   CHECK(testing::first_time(trace, "consumer.poll_timeout", "consumer", "B") == 320300.0);
@@ -196,13 +212,17 @@ TEST_CASE("a 360 s stall under max.poll.interval.ms=300000: the stalled consumer
   CHECK(s["moments"][1]["kind"] == "overlap");  // B still believes it owns t-1 until it polls
 }
 
-TEST_CASE("static deploy: each pod's partitions are not processed for its downtime plus its rejoin, and nothing else stops") {
+TEST_CASE(
+    "static deploy: each pod's partitions are not processed for its downtime plus its rejoin, and "
+    "nothing else stops") {
   // scenarios/library/rolling-restart-static.json: 4 static members with 2 partitions each;
   // A, B, C, D restart (graceful close, back 5 s later) at 30, 50, 70, 90 s.
   const auto spec = testing::load_ideal("scenarios/library/rolling-restart-static.json");
   reports::SummaryInputs in;
   in.steady_consumers = leading_starts(spec);
-  const json s = json::parse(reports::summarize(rsim::run_scenario(spec, "classic-eager", spec.seed).trace_lines, in).dump());
+  const json s = json::parse(
+      reports::summarize(rsim::run_scenario(spec, "classic-eager", spec.seed).trace_lines, in)
+          .dump());
   const json& m = s["steady"]["metrics"];
   // Each pod: close() begins at its restart (it processes no more), commits (2 ms: 1 ms each
   // way), revokes and closes; the new process starts 5000 ms after the restart, finds the
@@ -211,7 +231,8 @@ TEST_CASE("static deploy: each pod's partitions are not processed for its downti
   // partitions are not processed for 5000 + 2 + 2 + 2 = 5006 ms, charged to the pod.
   CHECK(m["rebalance_count"] == 0);
   CHECK(m["max_not_processed_ms"] == 5006.0);
-  CHECK(m["not_processed_ms_by_consumer"] == json{{"A", 10012.0}, {"B", 10012.0}, {"C", 10012.0}, {"D", 10012.0}});
+  CHECK(m["not_processed_ms_by_consumer"] ==
+        json{{"A", 10012.0}, {"B", 10012.0}, {"C", 10012.0}, {"D", 10012.0}});
   CHECK(m["not_processed_partition_ms"] == 8 * 5006.0);
   CHECK(m["group_stopped_ms"] == 0.0);  // the other pods go on
   // The ownership view starts when close() has revoked (after its 2 ms commit).

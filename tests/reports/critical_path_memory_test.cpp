@@ -34,11 +34,13 @@ json restart_loop(const std::string& protocol, int members, int restarts) {
   json events = json::array();
   for (int i = 0; i < members; ++i) {
     const std::string name(1, static_cast<char>('A' + i));
-    consumers.push_back({{"name", name}, {"group", "g"}, {"topics", {"t"}}, {"config", {{"client.id", name}}}});
+    consumers.push_back(
+        {{"name", name}, {"group", "g"}, {"topics", {"t"}}, {"config", {{"client.id", name}}}});
     events.push_back({{"at_ms", 0}, {"do", "start"}, {"consumer", name}});
   }
   for (int k = 1; k <= restarts; ++k)
-    events.push_back({{"at_ms", 20000 * k}, {"do", "restart"}, {"consumer", "A"}, {"after_ms", 5000}});
+    events.push_back(
+        {{"at_ms", 20000 * k}, {"do", "restart"}, {"consumer", "A"}, {"after_ms", 5000}});
   return {{"name", "critical-path-memory"},
           {"seed", 1},
           {"duration_ms", 20000 * (restarts + 1)},
@@ -54,15 +56,17 @@ struct Result {
 };
 
 Result run_loop(const std::string& protocol, int members, int restarts) {
-  const auto spec = testing::ideal_machine(json::parse(restart_loop(protocol, members, restarts).dump()));
+  const auto spec =
+      testing::ideal_machine(json::parse(restart_loop(protocol, members, restarts).dump()));
   const auto lines = rsim::run_scenario(spec, protocol, spec.seed).trace_lines;
   Watch w;
   rsim::trace::read_jsonl(lines, w);
   const auto summary = w.sink.finish();
   // The pruned graph finds every rebalance's path as the whole graph does.
   for (const auto& r : summary["rebalances"]) {
-    const auto whole = w.whole.to_json(r["group"].get<std::string>(), r["start_us"].get<std::int64_t>(),
-                                       r["end_us"].get<std::int64_t>());
+    const auto whole =
+        w.whole.to_json(r["group"].get<std::string>(), r["start_us"].get<std::int64_t>(),
+                        r["end_us"].get<std::int64_t>());
     CHECK(r["critical_path"] == whole);
   }
   return {w.most, w.whole.vertices(), summary["rebalances"].size()};

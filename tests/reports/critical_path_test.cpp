@@ -44,11 +44,15 @@ json scenario(const std::string& protocol, json consumers, json events, json clu
           {"events", events}};
 }
 
-json start(std::int64_t at_ms, const std::string& who) { return {{"at_ms", at_ms}, {"do", "start"}, {"consumer", who}}; }
+json start(std::int64_t at_ms, const std::string& who) {
+  return {{"at_ms", at_ms}, {"do", "start"}, {"consumer", who}};
+}
 
 struct Feed final : rsim::TraceSink {
   explicit Feed(reports::CriticalPaths& p) : paths(p) {}
-  void on_event(sim::SimTime t, const rsim::trace::Event& e) override { paths.on_event(t.count(), e); }
+  void on_event(sim::SimTime t, const rsim::trace::Event& e) override {
+    paths.on_event(t.count(), e);
+  }
   reports::CriticalPaths& paths;
 };
 
@@ -78,7 +82,9 @@ std::unique_ptr<Run> run(const json& doc, const std::string& variant,
   return r;
 }
 
-std::int64_t us_of(const json& ms) { return std::llround(ms.get<double>() * 1000.0); }
+std::int64_t us_of(const json& ms) {
+  return std::llround(ms.get<double>() * 1000.0);
+}
 
 /// The rebalance's causes in µs; checks that they add up to its duration and that the path is a
 /// chain of the graph's edges, each step at or after the one before.
@@ -95,12 +101,14 @@ std::map<std::string, std::int64_t> check_path(const Run& r, std::size_t index) 
     causes[std::string(name)] = us;
     sum += us;
   }
-  const std::int64_t duration = rb["end_us"].get<std::int64_t>() - rb["start_us"].get<std::int64_t>();
+  const std::int64_t duration =
+      rb["end_us"].get<std::int64_t>() - rb["start_us"].get<std::int64_t>();
   CHECK(sum == duration);
   CHECK(us_of(rb["duration_ms"]) == duration);
 
   const reports::CriticalPath p =
-      r.paths.find(rb["group"].get<std::string>(), rb["start_us"].get<std::int64_t>(), rb["end_us"].get<std::int64_t>());
+      r.paths.find(rb["group"].get<std::string>(), rb["start_us"].get<std::int64_t>(),
+                   rb["end_us"].get<std::int64_t>());
   REQUIRE(p.steps.size() >= 2);
   REQUIRE(p.steps.size() == cp["steps"].size());
   // From the trigger (or the path's last event before it), or from a heartbeat request whose
@@ -113,7 +121,8 @@ std::map<std::string, std::int64_t> check_path(const Run& r, std::size_t index) 
     CHECK(p.steps[i - 1].t_us <= p.steps[i].t_us);
     CHECK(cp["steps"][i]["t_us"] == p.steps[i].t_us);
   }
-  for (std::size_t c = 0; c < reports::kCauseCount; ++c) CHECK(p.causes_us[c] == causes[std::string(reports::cause_names()[c])]);
+  for (std::size_t c = 0; c < reports::kCauseCount; ++c)
+    CHECK(p.causes_us[c] == causes[std::string(reports::cause_names()[c])]);
   return causes;
 }
 
@@ -124,19 +133,22 @@ std::vector<std::string> without_idle_heartbeats(const std::vector<std::string>&
   const auto events = testing::parse_trace(lines);
   std::vector<bool> keep(lines.size(), true);
   std::map<std::pair<std::string, std::int64_t>, std::size_t> sent;  // (consumer, id) -> line
-  std::map<std::string, bool> touched;                                // consumer -> coordinator wrote for it
+  std::map<std::string, bool> touched;  // consumer -> coordinator wrote for it
   for (std::size_t i = 0; i < events.size(); ++i) {
     const json& e = events[i];
-    if (e["type"] == "record" && e.contains("consumer") && e["record"] != "ConsumerGroupTargetAssignmentMember")
+    if (e["type"] == "record" && e.contains("consumer") &&
+        e["record"] != "ConsumerGroupTargetAssignmentMember")
       touched[e["consumer"].get<std::string>()] = true;
-    if (e["type"] != "rpc" || (e["api"] != "Heartbeat" && e["api"] != "ConsumerGroupHeartbeat")) continue;
+    if (e["type"] != "rpc" || (e["api"] != "Heartbeat" && e["api"] != "ConsumerGroupHeartbeat"))
+      continue;
     if (e["dir"] == "send") {
       sent[{e["from"].get<std::string>(), e["id"].get<std::int64_t>()}] = i;
       touched[e["from"].get<std::string>()] = false;
       continue;
     }
     const auto it = sent.find({e["to"].get<std::string>(), e["id"].get<std::int64_t>()});
-    if (it == sent.end() || e.value("error", "") != "NONE" || touched[e["to"].get<std::string>()]) continue;
+    if (it == sent.end() || e.value("error", "") != "NONE" || touched[e["to"].get<std::string>()])
+      continue;
     keep[it->second] = false;
     keep[i] = false;
   }
@@ -155,9 +167,10 @@ TEST_CASE("critical path: A learns of B's join at its next heartbeat (classic, e
   // A's heartbeat at 12006 returns REBALANCE_IN_PROGRESS at 12008; A commits (12008 -> 12010),
   // revokes (0 ms) and rejoins: JoinGroup 12010 -> 12011 completes the join phase, responses at
   // 12012, SyncGroup 12012 -> 12013 (written at once) -> 12014, the last assignment.
-  const auto r = run(scenario("classic-eager", {consumer("A"), consumer("B")}, {start(0, "A"), start(10000, "B")},
-                              {{"group.initial.rebalance.delay.ms", 0}}),
-                     "classic-eager");
+  const auto r =
+      run(scenario("classic-eager", {consumer("A"), consumer("B")},
+                   {start(0, "A"), start(10000, "B")}, {{"group.initial.rebalance.delay.ms", 0}}),
+          "classic-eager");
   REQUIRE(r->summary["rebalances"].size() == 2);
   const auto c = check_path(*r, 1);
   CHECK(r->summary["rebalances"][1]["start_us"] == 10005000);
@@ -174,14 +187,18 @@ TEST_CASE("critical path: A learns of B's join at its next heartbeat (classic, e
       hb = s["causes"].value("heartbeat_wait_ms", 0.0) == 2001.0;
   CHECK(hb);
   // What `explain` and report.html say of it: the dominant cause first, with its config.
-  CHECK(reports::critical_path_sentence(nlohmann::ordered_json::parse(r->summary["rebalances"][1].dump()), 2) ==
-        "R2 took 2,009 ms: 2,001 ms A waiting for its next heartbeat (heartbeat.interval.ms), 8 ms network.");
+  CHECK(reports::critical_path_sentence(
+            nlohmann::ordered_json::parse(r->summary["rebalances"][1].dump()), 2) ==
+        "R2 took 2,009 ms: 2,001 ms A waiting for its next heartbeat (heartbeat.interval.ms), 8 ms "
+        "network.");
   // With the scenario's effective configs (what `explain` passes), the governing value: A's own.
   const reports::ConfigValues config{{"A", {{"heartbeat.interval.ms", "3000"}}},
                                      {"B", {{"heartbeat.interval.ms", "2000"}}},
                                      {"", {{"group.initial.rebalance.delay.ms", "0"}}}};
-  CHECK(reports::critical_path_sentence(nlohmann::ordered_json::parse(r->summary["rebalances"][1].dump()), 2, &config) ==
-        "R2 took 2,009 ms: 2,001 ms A waiting for its next heartbeat (heartbeat.interval.ms=3000), 8 ms network.");
+  CHECK(reports::critical_path_sentence(
+            nlohmann::ordered_json::parse(r->summary["rebalances"][1].dump()), 2, &config) ==
+        "R2 took 2,009 ms: 2,001 ms A waiting for its next heartbeat (heartbeat.interval.ms=3000), "
+        "8 ms network.");
 }
 
 TEST_CASE("critical path: a slow onPartitionsRevoked holds an eager join (classic)") {
@@ -191,7 +208,8 @@ TEST_CASE("critical path: a slow onPartitionsRevoked holds an eager join (classi
   // onPartitionsRevoked (12016 -> 17016), then rejoins last: 17016 -> 17017 -> 17018, SyncGroup
   // -> 17019 -> 17020.
   const auto r = run(scenario("classic-eager",
-                              {consumer("A"), consumer("B", {{"callbacks", {{"revoke_ms", 5000}}}}), consumer("C")},
+                              {consumer("A"), consumer("B", {{"callbacks", {{"revoke_ms", 5000}}}}),
+                               consumer("C")},
                               {start(0, "A"), start(1000, "B"), start(10000, "C")},
                               {{"group.initial.rebalance.delay.ms", 0}}),
                      "classic-eager");
@@ -231,9 +249,10 @@ TEST_CASE("critical path: KIP-848's assignment interval, then reconciliation") {
   // 5101 -> assignment_interval_ms = 5101 - 1003. A revokes t-2, t-3 and acknowledges at 5300
   // (written 5301); B learns at its heartbeat at 6100: it waits 6100 - 5301 = 799 ms after the
   // partitions were released. Reconciliation waits for the 100 ms poll grid (poll_wait_ms).
-  const auto r = run(scenario("consumer", {consumer("A"), consumer("B")}, {start(0, "A"), start(1000, "B")},
-                              {{"group.consumer.assignment.interval.ms", 5000}}),
-                     "consumer");
+  const auto r =
+      run(scenario("consumer", {consumer("A"), consumer("B")}, {start(0, "A"), start(1000, "B")},
+                   {{"group.consumer.assignment.interval.ms", 5000}}),
+          "consumer");
   REQUIRE(r->summary["rebalances"].size() >= 2);
   const json& rb = r->summary["rebalances"][1];
   CHECK(rb["start_us"] == 1003000);
@@ -250,17 +269,20 @@ TEST_CASE("critical path: KIP-848's assignment interval, then reconciliation") {
   CHECK(reports::critical_path_sentence(nlohmann::ordered_json::parse(rb.dump()), 2) ==
         "R2 took 5,297 ms: 4,098 ms the coordinator holding back the target assignment "
         "(group.consumer.assignment.interval.ms), 799 ms B waiting for its next heartbeat "
-        "(group.consumer.heartbeat.interval.ms), 394 ms B waiting for its next poll() (processing between polls; "
+        "(group.consumer.heartbeat.interval.ms), 394 ms B waiting for its next poll() (processing "
+        "between polls; "
         "max.poll.interval.ms bounds it), 6 ms network.");
   // The cluster's values for the coordinator's causes, B's own max.poll.interval.ms.
-  const reports::ConfigValues config{
-      {"A", {{"max.poll.interval.ms", "300000"}}},
-      {"B", {{"max.poll.interval.ms", "60000"}}},
-      {"", {{"group.consumer.assignment.interval.ms", "5000"}, {"group.consumer.heartbeat.interval.ms", "5000"}}}};
+  const reports::ConfigValues config{{"A", {{"max.poll.interval.ms", "300000"}}},
+                                     {"B", {{"max.poll.interval.ms", "60000"}}},
+                                     {"",
+                                      {{"group.consumer.assignment.interval.ms", "5000"},
+                                       {"group.consumer.heartbeat.interval.ms", "5000"}}}};
   CHECK(reports::critical_path_sentence(nlohmann::ordered_json::parse(rb.dump()), 2, &config) ==
         "R2 took 5,297 ms: 4,098 ms the coordinator holding back the target assignment "
         "(group.consumer.assignment.interval.ms=5000), 799 ms B waiting for its next heartbeat "
-        "(group.consumer.heartbeat.interval.ms=5000), 394 ms B waiting for its next poll() (processing between polls; "
+        "(group.consumer.heartbeat.interval.ms=5000), 394 ms B waiting for its next poll() "
+        "(processing between polls; "
         "max.poll.interval.ms=60000 bounds it), 6 ms network.");
   bool waited = false;
   for (const auto& s : rb["critical_path"]["steps"])
@@ -271,14 +293,17 @@ TEST_CASE("critical path: KIP-848's assignment interval, then reconciliation") {
 // Issue 34's flaw: Kafka computes a deferred target assignment on the first heartbeat at or after
 // the previous one's assignment_timestamp + group.consumer.assignment.interval.ms
 // (canComputeNextTargetAssignment); the member's wait after the interval is a heartbeat wait.
-TEST_CASE("critical path: a deferred target assignment splits into the interval and the heartbeat after it") {
+TEST_CASE(
+    "critical path: a deferred target assignment splits into the interval and the heartbeat after "
+    "it") {
   // The run above with the interval known (summary.json's config): the previous target at 3 ms
   // (assignment_timestamp 3), so the interval ends at 5003 ms. B's join opened the rebalance at
   // 1003: 5003 - 1003 = 4000 ms of assignment interval; then the wait for A's heartbeat, sent at
   // 5100 (97 ms), and its way to the coordinator, 5100 -> 5101 (1 ms). The rest as above.
-  const auto r = run(scenario("consumer", {consumer("A"), consumer("B")}, {start(0, "A"), start(1000, "B")},
-                              {{"group.consumer.assignment.interval.ms", 5000}}),
-                     "consumer", 5000);
+  const auto r =
+      run(scenario("consumer", {consumer("A"), consumer("B")}, {start(0, "A"), start(1000, "B")},
+                   {{"group.consumer.assignment.interval.ms", 5000}}),
+          "consumer", 5000);
   REQUIRE(r->summary["rebalances"].size() >= 2);
   const json& rb = r->summary["rebalances"][1];
   CHECK(rb["start_us"] == 1003000);
@@ -301,21 +326,22 @@ TEST_CASE("critical path: a deferred target assignment splits into the interval 
   CHECK(steps[at + 1]["what"] == "target assignment computed");
   CHECK(steps[at + 1]["t_us"] == 5101000);
   CHECK(steps[at + 1]["causes"] == json{{"heartbeat_wait_ms", 97.0}, {"network_ms", 1.0}});
-  CHECK(steps[at + 1]["waited_for"] == json{{"t_us", 5100000}, {"actor", "A"}, {"what", "ConsumerGroupHeartbeat request"}});
+  CHECK(steps[at + 1]["waited_for"] ==
+        json{{"t_us", 5100000}, {"actor", "A"}, {"what", "ConsumerGroupHeartbeat request"}});
   CHECK(reports::critical_path_sentence(nlohmann::ordered_json::parse(rb.dump()), 2) ==
         "R2 took 5,297 ms: 4,000 ms the coordinator holding back the target assignment "
         "(group.consumer.assignment.interval.ms), 896 ms B waiting for its next heartbeat "
-        "(group.consumer.heartbeat.interval.ms), 394 ms B waiting for its next poll() (processing between polls; "
+        "(group.consumer.heartbeat.interval.ms), 394 ms B waiting for its next poll() (processing "
+        "between polls; "
         "max.poll.interval.ms bounds it), 7 ms network.");
 }
 
 TEST_CASE("critical path: the same causes without the heartbeats that change nothing") {
   // The standard trace level leaves out heartbeats that carry and cause no change: the causes
   // and steps must not move.
-  for (const auto& [doc, variant] :
-       std::vector<std::pair<json, std::string>>{
-           {scenario("classic-eager", {consumer("A"), consumer("B")}, {start(0, "A"), start(10000, "B")},
-                     {{"group.initial.rebalance.delay.ms", 0}}),
+  for (const auto& [doc, variant] : std::vector<std::pair<json, std::string>>{
+           {scenario("classic-eager", {consumer("A"), consumer("B")},
+                     {start(0, "A"), start(10000, "B")}, {{"group.initial.rebalance.delay.ms", 0}}),
             "classic-eager"},
            {scenario("consumer", {consumer("A"), consumer("B")}, {start(0, "A"), start(1000, "B")},
                      {{"group.consumer.assignment.interval.ms", 5000}}),
@@ -331,28 +357,35 @@ TEST_CASE("critical path: the same causes without the heartbeats that change not
 }
 
 TEST_CASE("critical path: report.html draws each rebalance's path and lists its steps") {
-  const auto r = run(scenario("classic-eager", {consumer("A"), consumer("B")}, {start(0, "A"), start(10000, "B")},
-                              {{"group.initial.rebalance.delay.ms", 0}}),
-                     "classic-eager");
+  const auto r =
+      run(scenario("classic-eager", {consumer("A"), consumer("B")},
+                   {start(0, "A"), start(10000, "B")}, {{"group.initial.rebalance.delay.ms", 0}}),
+          "classic-eager");
   std::string text;
   for (const auto& l : r->lines) text += l + "\n";
   auto summary = nlohmann::ordered_json::parse(r->summary.dump());
-  summary["produced_by"] = {{"simulator", "rebalance-sim"}, {"version", "test"}, {"scenario_file", "critical-path.json"}};
+  summary["produced_by"] = {
+      {"simulator", "rebalance-sim"}, {"version", "test"}, {"scenario_file", "critical-path.json"}};
   const std::string html = reports::render_html_report({reports::build_timeline(text, summary)});
   // Over the timeline: a line through the path's steps, one dot per step.
   const auto at = html.find("<g class=\"critical-path\" data-path=\"2\"");
   REQUIRE(at != std::string::npos);
   const auto end = html.find("</g>", at);
   std::size_t dots = 0;
-  for (auto p = html.find("<circle", at); p != std::string::npos && p < end; p = html.find("<circle", p + 1)) ++dots;
+  for (auto p = html.find("<circle", at); p != std::string::npos && p < end;
+       p = html.find("<circle", p + 1))
+    ++dots;
   CHECK(dots == r->summary["rebalances"][1]["critical_path"]["steps"].size());
   // Beside the sequence view: the steps with their causes, under the explain sentence.
-  CHECK(html.find("<table class=\"critical-path\" data-variant=\"classic-eager\" data-seq=\"2\"><caption>R2 took 2,009 ms: "
-                  "2,001 ms A waiting for its next heartbeat (heartbeat.interval.ms), 8 ms network.</caption>") !=
-        std::string::npos);
+  CHECK(html.find("<table class=\"critical-path\" data-variant=\"classic-eager\" "
+                  "data-seq=\"2\"><caption>R2 took 2,009 ms: "
+                  "2,001 ms A waiting for its next heartbeat (heartbeat.interval.ms), 8 ms "
+                  "network.</caption>") != std::string::npos);
 }
 
-TEST_CASE("critical path: summary.json keeps at most kMaxPathSteps steps, those that carry the time, and counts the others") {
+TEST_CASE(
+    "critical path: summary.json keeps at most kMaxPathSteps steps, those that carry the time, and "
+    "counts the others") {
   using reports::Cause;
   using reports::PathStep;
   // 1,000 steps: step i carries i % 250 µs of network. Between the first and the last (999, 249

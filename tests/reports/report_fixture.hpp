@@ -8,7 +8,8 @@
 
 namespace testing {
 
-inline const char* kEagerTrace = R"({"t_us":0,"type":"run.start","scenario":"tiny","protocol":"classic-eager","seed":7,"duration_ms":10000}
+inline const char* kEagerTrace =
+    R"({"t_us":0,"type":"run.start","scenario":"tiny","protocol":"classic-eager","seed":7,"duration_ms":10000}
 {"t_us":0,"type":"topic.partitions","topic":"orders","partitions":3}
 {"t_us":1000000,"type":"consumer.start","consumer":"A","group":"g","topics":["orders"],"protocol":"classic-eager"}
 {"t_us":1001000,"type":"rpc","dir":"send","from":"A","to":"broker-0","api":"JoinGroup","id":1}

@@ -39,7 +39,8 @@ const std::vector<std::string> kClassicTrace{
     R"({"t_us":13100,"type":"records.processed","consumer":"A","group":"g","batch":2,"count":4})",
 };
 
-json summary(const std::vector<std::string>& lines, std::optional<std::int64_t> from_us = std::nullopt,
+json summary(const std::vector<std::string>& lines,
+             std::optional<std::int64_t> from_us = std::nullopt,
              std::optional<std::int64_t> to_us = std::nullopt) {
   reports::SummaryInputs in;
   in.from_us = from_us;
@@ -49,7 +50,9 @@ json summary(const std::vector<std::string>& lines, std::optional<std::int64_t> 
 
 }  // namespace
 
-TEST_CASE("classic: a start during a rebalance merges into it, and its partitions print in Kafka's order") {
+TEST_CASE(
+    "classic: a start during a rebalance merges into it, and its partitions print in Kafka's "
+    "order") {
   const json s = summary(kClassicTrace);
   REQUIRE(s["rebalances"].size() == 1);
   const json& r = s["rebalances"][0];
@@ -58,7 +61,8 @@ TEST_CASE("classic: a start during a rebalance merges into it, and its partition
   CHECK(r["trigger"] == "member A joined");
   CHECK(r["causes"] == json::array({"member A joined", "member B joined"}));
   CHECK(r["assigned"]["A"] == json::array({"t-1", "t-2", "t-10"}));
-  CHECK(r["assigned"]["B"] == json::array({"t-0", "t-3", "t-4", "t-5", "t-6", "t-7", "t-8", "t-9"}));
+  CHECK(r["assigned"]["B"] ==
+        json::array({"t-0", "t-3", "t-4", "t-5", "t-6", "t-7", "t-8", "t-9"}));
   CHECK(s["metrics"]["final_assignment"] == json({{"A", {"t-1", "t-2", "t-10"}}}));
 }
 
@@ -67,7 +71,7 @@ TEST_CASE("classic: unavailability, stop-the-world, pause and records on a hand-
   // A's 3 partitions wait 1 -> 5 ms (4 ms each), B's 8 wait 1 -> 5.5 ms (4.5 ms each); A's pause
   // stops its 3 for 2 ms; B's crash leaves its 8 unconsumed 12 -> 20 ms.
   CHECK(m["unavailable_partition_ms"] == doctest::Approx(3 * 4 + 8 * 4.5 + 3 * 2 + 8 * 8));
-  CHECK(m["max_unavailable_ms"] == 8.0);  // B's partitions after the crash
+  CHECK(m["max_unavailable_ms"] == 8.0);                  // B's partitions after the crash
   CHECK(m["unavailable_ms_by_partition"]["t-1"] == 6.0);  // 4 + 2
   CHECK(m["max_unavailable_ms_by_partition"]["t-1"] == 4.0);
   CHECK(m["max_unavailable_ms_by_partition"]["t-0"] == 8.0);
@@ -114,7 +118,8 @@ TEST_CASE("consumer protocol: two-consumers-kip848, each rebalance holds its own
   CHECK(rs[0]["trigger"] == "member A joined");
   CHECK(rs[0]["start_us"] == 2703000);
   CHECK(rs[0]["end_us"] == 2800660);
-  CHECK(rs[0]["assigned"] == json({{"A", {"orders-0", "orders-1", "orders-2", "orders-3", "orders-4", "orders-5"}}}));
+  CHECK(rs[0]["assigned"] ==
+        json({{"A", {"orders-0", "orders-1", "orders-2", "orders-3", "orders-4", "orders-5"}}}));
   // Epoch 3: B joined at 2787; its target waits for A's heartbeat at 7801.66; A revokes 3..5 at
   // 7925.32; B gets them at its heartbeat at 12885.66 and runs onPartitionsAssigned at 13051.32.
   CHECK(rs[1]["trigger"] == "member B joined");
@@ -136,7 +141,9 @@ TEST_CASE("consumer protocol: two-consumers-kip848, each rebalance holds its own
   CHECK(rs[3]["revoked"]["A"].size() == 6);
 }
 
-TEST_CASE("records and lag kept per group and partition: two groups, two topics, a partition beyond the dense table") {
+TEST_CASE(
+    "records and lag kept per group and partition: two groups, two topics, a partition beyond the "
+    "dense table") {
   // Group g reads t-1 and u-0, group h reads t-1 too (its own offsets); u-5000000 is beyond the
   // summary's dense per-topic table and lands in its map instead. Lag totals per group: g's
   // latest t-1 and u-0 and u-5000000 values summed at each instant; h's kept apart.
@@ -171,7 +178,9 @@ TEST_CASE("records and lag kept per group and partition: two groups, two topics,
   CHECK(m["lost"] == 0);
 }
 
-TEST_CASE("duplicates: batches delivered out of order, overlapping and with gaps, counted against every offset seen") {
+TEST_CASE(
+    "duplicates: batches delivered out of order, overlapping and with gaps, counted against every "
+    "offset seen") {
   // One partition's coverage is a run of ranges: the usual in-order delivery extends the last
   // one, re-reads after a rewind, gaps and fills go through the general merge. The count of
   // re-delivered offsets must equal a brute-force set of the offsets seen so far.
@@ -191,9 +200,14 @@ TEST_CASE("duplicates: batches delivered out of order, overlapping and with gaps
   for (int batch = 1; batch <= 3000; ++batch) {
     std::int64_t first = position;
     switch (next() % 5) {
-      case 0: first = static_cast<std::int64_t>(next() % 400); break;  // a rewind or a jump
-      case 1: first = position + 1 + static_cast<std::int64_t>(next() % 5); break;  // a gap
-      default: break;  // in order
+      case 0:
+        first = static_cast<std::int64_t>(next() % 400);
+        break;  // a rewind or a jump
+      case 1:
+        first = position + 1 + static_cast<std::int64_t>(next() % 5);
+        break;  // a gap
+      default:
+        break;  // in order
     }
     const std::int64_t last = first + static_cast<std::int64_t>(next() % 4);
     position = last + 1;
@@ -203,8 +217,9 @@ TEST_CASE("duplicates: batches delivered out of order, overlapping and with gaps
     lines.push_back(fmt::format(
         R"({{"t_us":{},"type":"records.fetched","consumer":"A","group":"g","batch":{},"count":{},"ranges":[{{"partition":"t-0","first_offset":{},"last_offset":{}}}]}})",
         t, batch, last - first + 1, first, last));
-    lines.push_back(fmt::format(R"({{"t_us":{},"type":"records.processed","consumer":"A","group":"g","batch":{},"count":{}}})",
-                                t + 5, batch, last - first + 1));
+    lines.push_back(fmt::format(
+        R"({{"t_us":{},"type":"records.processed","consumer":"A","group":"g","batch":{},"count":{}}})",
+        t + 5, batch, last - first + 1));
   }
   const json m = summary(lines)["metrics"];
   CHECK(m["records_delivered"] == delivered);

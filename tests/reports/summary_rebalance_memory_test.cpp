@@ -48,16 +48,33 @@ std::string partitions() {
 // One eager rebalance of generation `gen` starting at `t`: A revokes everything, the group
 // completes, A is assigned everything again (the rebalance closes at its onPartitionsAssigned end).
 void rebalance(Feed& f, std::int64_t t, int gen, const std::string& parts) {
-  f.line(fmt::format(R"({{"t_us":{},"type":"group.state","group":"g","state":"PreparingRebalance","generation":{},"reason":"member A rejoined"}})", t, gen - 1));
-  f.line(fmt::format(R"({{"t_us":{},"type":"callback","consumer":"A","callback":"onPartitionsRevoked","partitions":[{}],"phase":"start"}})", t + 1, parts));
-  f.line(fmt::format(R"({{"t_us":{},"type":"callback","consumer":"A","callback":"onPartitionsRevoked","partitions":[{}],"phase":"end"}})", t + 1, parts));
+  f.line(fmt::format(
+      R"({{"t_us":{},"type":"group.state","group":"g","state":"PreparingRebalance","generation":{},"reason":"member A rejoined"}})",
+      t, gen - 1));
+  f.line(fmt::format(
+      R"({{"t_us":{},"type":"callback","consumer":"A","callback":"onPartitionsRevoked","partitions":[{}],"phase":"start"}})",
+      t + 1, parts));
+  f.line(fmt::format(
+      R"({{"t_us":{},"type":"callback","consumer":"A","callback":"onPartitionsRevoked","partitions":[{}],"phase":"end"}})",
+      t + 1, parts));
   f.line(fmt::format(R"({{"t_us":{},"type":"assignment","consumer":"A","owned":[]}})", t + 1));
-  f.line(fmt::format(R"({{"t_us":{},"type":"group.state","group":"g","state":"CompletingRebalance","generation":{},"reason":"all members joined"}})", t + 2, gen));
-  f.line(fmt::format(R"({{"t_us":{},"type":"group.epoch","group":"g","generation":{},"protocol":"range","leader":"A","members":["A"]}})", t + 2, gen));
-  f.line(fmt::format(R"({{"t_us":{},"type":"group.state","group":"g","state":"Stable","generation":{},"reason":"leader's assignment persisted"}})", t + 3, gen));
-  f.line(fmt::format(R"({{"t_us":{},"type":"assignment","consumer":"A","owned":[{}]}})", t + 4, parts));
-  f.line(fmt::format(R"({{"t_us":{},"type":"callback","consumer":"A","callback":"onPartitionsAssigned","partitions":[{}],"phase":"start"}})", t + 4, parts));
-  f.line(fmt::format(R"({{"t_us":{},"type":"callback","consumer":"A","callback":"onPartitionsAssigned","partitions":[{}],"phase":"end"}})", t + 4, parts));
+  f.line(fmt::format(
+      R"({{"t_us":{},"type":"group.state","group":"g","state":"CompletingRebalance","generation":{},"reason":"all members joined"}})",
+      t + 2, gen));
+  f.line(fmt::format(
+      R"({{"t_us":{},"type":"group.epoch","group":"g","generation":{},"protocol":"range","leader":"A","members":["A"]}})",
+      t + 2, gen));
+  f.line(fmt::format(
+      R"({{"t_us":{},"type":"group.state","group":"g","state":"Stable","generation":{},"reason":"leader's assignment persisted"}})",
+      t + 3, gen));
+  f.line(fmt::format(R"({{"t_us":{},"type":"assignment","consumer":"A","owned":[{}]}})", t + 4,
+                     parts));
+  f.line(fmt::format(
+      R"({{"t_us":{},"type":"callback","consumer":"A","callback":"onPartitionsAssigned","partitions":[{}],"phase":"start"}})",
+      t + 4, parts));
+  f.line(fmt::format(
+      R"({{"t_us":{},"type":"callback","consumer":"A","callback":"onPartitionsAssigned","partitions":[{}],"phase":"end"}})",
+      t + 4, parts));
 }
 
 struct Outcome {
@@ -67,8 +84,10 @@ struct Outcome {
 
 void feed(Feed& f, int n) {
   const std::string parts = partitions();
-  f.line(R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"classic-eager","seed":1,"duration_ms":100000000})");
-  f.line(R"({"t_us":1000,"type":"consumer.start","consumer":"A","group":"g","topics":["t"],"protocol":"classic-eager"})");
+  f.line(
+      R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"classic-eager","seed":1,"duration_ms":100000000})");
+  f.line(
+      R"({"t_us":1000,"type":"consumer.start","consumer":"A","group":"g","topics":["t"],"protocol":"classic-eager"})");
   for (int k = 1; k <= n; ++k) rebalance(f, 1000 + k * 10000, k, parts);
 }
 
@@ -82,7 +101,9 @@ Outcome run(int n) {
 
 }  // namespace
 
-TEST_CASE("closed rebalances keep no partition sets: 10 and 100 eager rebalances of 1,000 partitions hold the same") {
+TEST_CASE(
+    "closed rebalances keep no partition sets: 10 and 100 eager rebalances of 1,000 partitions "
+    "hold the same") {
   const Outcome ten = run(10), hundred = run(100);
   // One rebalance open at a time, holding at most its 1,000 revoked and 1,000 assigned names;
   // keeping closed ones in full, 100 rebalances would hold 100 and 200,000.
@@ -107,7 +128,8 @@ TEST_CASE("closed rebalances keep no partition sets: 10 and 100 eager rebalances
   CHECK(hundred.summary["metrics"]["rebalance_count"] == 100);
 }
 
-TEST_CASE("streamed, closed rebalances' entries stay out of memory and summary.json is the same bytes") {
+TEST_CASE(
+    "streamed, closed rebalances' entries stay out of memory and summary.json is the same bytes") {
   const auto spool = std::filesystem::temp_directory_path() /
                      ("rebalance-sim-summary-spool-" + std::to_string(getpid()) + ".spool");
   Feed whole;

@@ -24,24 +24,31 @@ struct Feed {
     sink.on_event(t, e);
   }
   void bump(std::int64_t t_us, const std::string& group, std::int64_t epoch) {
-    line(fmt::format(R"({{"t_us":{},"type":"group.epoch","group":"{}","epoch":{},"assignment_epoch":{},"members":[],"reason":"bump {}"}})",
-                     t_us, group, epoch, epoch, epoch));
+    line(fmt::format(
+        R"({{"t_us":{},"type":"group.epoch","group":"{}","epoch":{},"assignment_epoch":{},"members":[],"reason":"bump {}"}})",
+        t_us, group, epoch, epoch, epoch));
   }
   // The coordinator's record of `member` at `epoch`: state 0 is STABLE, 1 UNREVOKED_PARTITIONS.
-  void member(std::int64_t t_us, const std::string& group, const std::string& member, std::int64_t epoch, int state) {
+  void member(std::int64_t t_us, const std::string& group, const std::string& member,
+              std::int64_t epoch, int state) {
     line(fmt::format(
         R"({{"t_us":{},"type":"record","partition":0,"offset":0,"record":"ConsumerGroupCurrentMemberAssignment","tombstone":false,"group":"{}","member_id":"{}","consumer":"{}","member_epoch":{},"previous_member_epoch":{},"state":{},"assigned":[],"pending_revocation":[]}})",
         t_us, group, member, member, epoch, epoch - 1, state));
   }
 };
 
-std::string member_id(const std::string& group, int i) { return fmt::format("{}-member-{:03}", group, i); }
+std::string member_id(const std::string& group, int i) {
+  return fmt::format("{}-member-{:03}", group, i);
+}
 
 }  // namespace
 
-TEST_CASE("a completed rebalance gives back its wait: 100 epoch bumps of a 200-member group hold one wait") {
+TEST_CASE(
+    "a completed rebalance gives back its wait: 100 epoch bumps of a 200-member group hold one "
+    "wait") {
   Feed f;
-  f.line(R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":1000})");
+  f.line(
+      R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":1000})");
   std::int64_t t = 1000;
   for (int i = 0; i < 200; ++i) f.member(t, "g", member_id("g", i), 1, 0);
   std::size_t most = 0;
@@ -74,7 +81,8 @@ TEST_CASE("a rebalance that does not settle notes no more members than it waits 
   // is noted for every open rebalance. h's notes stop at its 50 slots and it looks at its whole
   // wait instead, which finds the same members reconciled.
   Feed f;
-  f.line(R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":1000})");
+  f.line(
+      R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":1000})");
   std::int64_t t = 1000;
   for (int i = 0; i < 50; ++i) f.member(t, "h", member_id("h", i), 1, 0);
   for (int i = 0; i < 200; ++i) f.member(t, "g", member_id("g", i), 1, 0);

@@ -40,7 +40,8 @@ TEST_CASE("timeline: lanes, ownership, revoking and waiting spans of an eager re
   CHECK(a.owned[0].partitions == std::vector<int>{0, 1, 2});
   CHECK(a.owned[1].start_us == 6'054'000);
   CHECK(a.owned[1].end_us == 10'000'000);
-  // A revokes from its pre-revocation commit (6.048 s, the heartbeat's news) to the empty assignment.
+  // A revokes from its pre-revocation commit (6.048 s, the heartbeat's news) to the empty
+  // assignment.
   const auto revoking = spans(a, "revoking");
   REQUIRE(revoking.size() == 1);
   CHECK(revoking[0].start_us == 6'048'000);
@@ -121,11 +122,15 @@ TEST_CASE("narrative: the eager rebalance in plain words") {
   REQUIRE(story.size() == 2);
   const std::string& s = story[1];
   INFO(s);
-  CHECK(s.find("Rebalance 2 of group g (generation 2): from 3.126 s to 6.054 s (2928 ms), trigger \"member B joined\".") == 0);
+  CHECK(s.find("Rebalance 2 of group g (generation 2): from 3.126 s to 6.054 s (2928 ms), trigger "
+               "\"member B joined\".") == 0);
   CHECK(s.find("B started at 3.121 s") != std::string::npos);
-  CHECK(s.find("A learned of it from its Heartbeat response (REBALANCE_IN_PROGRESS) at 6.048 s") != std::string::npos);
-  CHECK(s.find("ran onPartitionsRevoked(orders-0..2) from 6.050 s to 6.050 s") != std::string::npos);
-  CHECK(s.find("went from orders-0..2 to orders-0..1 (last change at 6.054 s)") != std::string::npos);
+  CHECK(s.find("A learned of it from its Heartbeat response (REBALANCE_IN_PROGRESS) at 6.048 s") !=
+        std::string::npos);
+  CHECK(s.find("ran onPartitionsRevoked(orders-0..2) from 6.050 s to 6.050 s") !=
+        std::string::npos);
+  CHECK(s.find("went from orders-0..2 to orders-0..1 (last change at 6.054 s)") !=
+        std::string::npos);
   CHECK(s.find("B sent JoinGroup at 3.123 s and went from none to orders-2") != std::string::npos);
   const std::string text = reports::explain_text(t);
   CHECK(text.rfind("tiny [classic-eager]: 2 rebalances\n", 0) == 0);
@@ -142,18 +147,23 @@ TEST_CASE("compress_partitions and seconds") {
 TEST_CASE("parse_trace names the line of a malformed entry") {
   CHECK_THROWS_WITH(reports::parse_trace("{\"t_us\":0,\"type\":\"a\"}\n{oops\n"),
                     doctest::Contains("trace.jsonl line 2: not valid json"));
-  CHECK_THROWS_WITH(reports::parse_trace("{\"type\":\"a\"}\n"), doctest::Contains("line 1: needs an integer t_us"));
+  CHECK_THROWS_WITH(reports::parse_trace("{\"type\":\"a\"}\n"),
+                    doctest::Contains("line 1: needs an integer t_us"));
 }
 
-TEST_CASE("timeline: a KIP-848 epoch bump without a state change labels its segment with its own trigger") {
-  const char* trace = R"({"t_us":0,"type":"run.start","scenario":"k","protocol":"consumer","seed":1,"duration_ms":10}
+TEST_CASE(
+    "timeline: a KIP-848 epoch bump without a state change labels its segment with its own "
+    "trigger") {
+  const char* trace =
+      R"({"t_us":0,"type":"run.start","scenario":"k","protocol":"consumer","seed":1,"duration_ms":10}
 {"t_us":1000,"type":"group.epoch","group":"g","epoch":2,"members":["A","B"],"reason":"member B joined"}
 {"t_us":1000,"type":"group.state","group":"g","state":"reconciling","epoch":2,"reason":"member B joined"}
 {"t_us":2000,"type":"group.epoch","group":"g","epoch":3,"members":["A","B","C"],"reason":"member C joined"}
 {"t_us":5000,"type":"group.state","group":"g","state":"stable","epoch":3}
 )";
-  const auto t = reports::build_timeline(trace, nlohmann::ordered_json::parse(
-                                                    R"({"scenario":"k","protocol":"consumer","rebalances":[],"metrics":{}})"));
+  const auto t = reports::build_timeline(
+      trace, nlohmann::ordered_json::parse(
+                 R"({"scenario":"k","protocol":"consumer","rebalances":[],"metrics":{}})"));
   REQUIRE(t.groups.size() == 1);
   const auto& segs = t.groups[0].segments;
   REQUIRE(segs.size() >= 2);
@@ -191,5 +201,6 @@ TEST_CASE("narrative: a callback inside two rebalances' windows is told under on
   const auto story = reports::narrate(t);
   REQUIRE(story.size() == 2);
   CHECK(story[0].find("onPartitionsRevoked") == std::string::npos);
-  CHECK(story[1].find("A ran onPartitionsRevoked(t-0) from 0.001 s to 0.001 s") != std::string::npos);
+  CHECK(story[1].find("A ran onPartitionsRevoked(t-0) from 0.001 s to 0.001 s") !=
+        std::string::npos);
 }

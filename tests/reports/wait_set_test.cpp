@@ -14,8 +14,11 @@ using reports::WaitSet;
 TEST_CASE("WaitSet::key_of orders as std::string compares the first eight bytes") {
   // Shorter than eight bytes, an embedded zero, bytes past 0x7f (std::string compares them as
   // unsigned char), a shared prefix of eight bytes and more.
-  const std::vector<std::string> ids{"", "a", std::string("a\0", 2), "ab", "abcdefgh", "abcdefghX", "abcdefghY",
-                                     "abcdefgi", "\x7f", "\x80", "\xff\xff", "Zz", "g-c1-7f3"};
+  const std::vector<std::string> ids{"",          "a",        std::string("a\0", 2),
+                                     "ab",        "abcdefgh", "abcdefghX",
+                                     "abcdefghY", "abcdefgi", "\x7f",
+                                     "\x80",      "\xff\xff", "Zz",
+                                     "g-c1-7f3"};
   for (const auto& a : ids)
     for (const auto& b : ids) {
       CAPTURE(a);

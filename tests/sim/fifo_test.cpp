@@ -7,7 +7,9 @@
 
 #include "sim/fifo.hpp"
 
-TEST_CASE("fifo: an empty queue holds no slot; elements come out in the order they went in, across wrap and growth") {
+TEST_CASE(
+    "fifo: an empty queue holds no slot; elements come out in the order they went in, across wrap "
+    "and growth") {
   sim::Fifo<int> q;
   CHECK(q.capacity() == 0);
   CHECK(q.empty());
@@ -37,7 +39,8 @@ TEST_CASE("fifo: a queue that never holds more than 4 keeps its 4 slots for 1,00
   std::uint32_t next = 0;
   std::uint32_t expected = 0;
   for (int round = 0; round < 250; ++round) {
-    for (int k = 0; k < 4; ++k) q.emplace_back(next++, std::string(40, 'x'));  // past the short-string buffer
+    for (int k = 0; k < 4; ++k)
+      q.emplace_back(next++, std::string(40, 'x'));  // past the short-string buffer
     for (int k = 0; k < 4; ++k) {
       CHECK(q.front().first == expected++);
       q.pop_front();

@@ -87,15 +87,18 @@ TEST_CASE("a stalled activity's timers wait and fire when it runs again") {
   p.attach(&hb);
   p.start();
   std::vector<std::pair<std::string, std::int64_t>> log;
-  Timer a(k, [&] { log.emplace_back("app", k.now().count()); }, &app);
-  Timer h(k, [&] { log.emplace_back("hb", k.now().count()); }, &hb);
+  Timer a(
+      k, [&] { log.emplace_back("app", k.now().count()); }, &app);
+  Timer h(
+      k, [&] { log.emplace_back("hb", k.now().count()); }, &hb);
   a.arm(SimTime{10});
   h.arm(SimTime{20});
   app.stall();
   k.schedule_closure_after(SimTime{50}, [&] { app.unstall(); });
   k.run(SimTime{100});
   REQUIRE(log.size() == 2);
-  CHECK(log[0] == std::make_pair(std::string("hb"), std::int64_t{20}));   // stall: only the app waits
+  CHECK(log[0] ==
+        std::make_pair(std::string("hb"), std::int64_t{20}));  // stall: only the app waits
   CHECK(log[1] == std::make_pair(std::string("app"), std::int64_t{50}));
 }
 
@@ -106,7 +109,8 @@ TEST_CASE("a paused process runs nothing until resumed - a killed one drops its 
   p.attach(&hb);
   p.start();
   std::vector<std::int64_t> log;
-  Timer h(k, [&] { log.push_back(k.now().count()); }, &hb);
+  Timer h(
+      k, [&] { log.push_back(k.now().count()); }, &hb);
   h.arm(SimTime{20});
   p.pause();
   k.schedule_closure_after(SimTime{70}, [&] { p.resume(); });
@@ -170,7 +174,8 @@ class QueueEveryArmTimer : public sim::EventTarget {
 // Random arms (mostly pushed later, as a poll timer is), cancels, pauses, stalls and kills over
 // eight timers, some on activities; returns every expiry as (time, timer, order) and fired().
 template <class T>
-std::pair<std::vector<std::int64_t>, std::uint64_t> random_timer_run(std::uint64_t seed, bool arm_before_run) {
+std::pair<std::vector<std::int64_t>, std::uint64_t> random_timer_run(std::uint64_t seed,
+                                                                     bool arm_before_run) {
   Kernel k;
   sim::Rng rng(seed, "timers");
   sim::Process p(k);
@@ -182,7 +187,8 @@ std::pair<std::vector<std::int64_t>, std::uint64_t> random_timer_run(std::uint64
   std::vector<std::unique_ptr<T>> timers;
   for (int i = 0; i < 8; ++i) {
     sim::Activity* a = i % 4 == 1 ? &app : i % 4 == 2 ? &hb : nullptr;
-    timers.push_back(std::make_unique<T>(k, [&log, &k, i] { log.push_back(k.now().count() * 16 + i); }, a));
+    timers.push_back(std::make_unique<T>(
+        k, [&log, &k, i] { log.push_back(k.now().count() * 16 + i); }, a));
   }
   if (arm_before_run)
     for (auto& t : timers) t->arm(SimTime{rng.uniform(0, 50)});
@@ -194,14 +200,22 @@ std::pair<std::vector<std::int64_t>, std::uint64_t> random_timer_run(std::uint64
     for (int n = static_cast<int>(rng.uniform(1, 4)); n > 0; --n) {
       auto& t = *timers[static_cast<std::size_t>(rng.uniform(0, 7))];
       const std::int64_t what = rng.uniform(0, 99);
-      if (what < 70) t.arm(SimTime{rng.uniform(0, 200)});  // often later, sometimes earlier
-      else if (what < 80) t.cancel();
-      else if (what < 85) p.pause();
-      else if (what < 90) p.resume();
-      else if (what < 94) app.stall();
-      else if (what < 97) app.unstall();
-      else if (what < 98) p.kill();
-      else p.start();
+      if (what < 70)
+        t.arm(SimTime{rng.uniform(0, 200)});  // often later, sometimes earlier
+      else if (what < 80)
+        t.cancel();
+      else if (what < 85)
+        p.pause();
+      else if (what < 90)
+        p.resume();
+      else if (what < 94)
+        app.stall();
+      else if (what < 97)
+        app.unstall();
+      else if (what < 98)
+        p.kill();
+      else
+        p.start();
     }
     k.schedule_after(SimTime{rng.uniform(0, 20)}, &driver);  // equal times happen: ties matter
   };
@@ -259,12 +273,18 @@ TEST_CASE("the calendar queue fires in exactly (time, seq) order, near, ahead an
     std::uint64_t next_id = 0;
     std::int64_t distance() {
       switch (rng->next() % 6) {
-        case 0: return 0;
-        case 1: return static_cast<std::int64_t>(rng->next() % 1024);
-        case 2: return static_cast<std::int64_t>(rng->next() % 8'000'000);
-        case 3: return static_cast<std::int64_t>(rng->next() % 60'000'000);
-        case 4: return 8'388'608 + static_cast<std::int64_t>(rng->next() % 3);  // the ring's edge
-        default: return rng->next() % 97 == 0 ? -1 : static_cast<std::int64_t>(rng->next() % 2048);
+        case 0:
+          return 0;
+        case 1:
+          return static_cast<std::int64_t>(rng->next() % 1024);
+        case 2:
+          return static_cast<std::int64_t>(rng->next() % 8'000'000);
+        case 3:
+          return static_cast<std::int64_t>(rng->next() % 60'000'000);
+        case 4:
+          return 8'388'608 + static_cast<std::int64_t>(rng->next() % 3);  // the ring's edge
+        default:
+          return rng->next() % 97 == 0 ? -1 : static_cast<std::int64_t>(rng->next() % 2048);
       }
     }
     void add() {
@@ -316,7 +336,8 @@ struct RearmingTimer {
     arm();
   }
   void arm() {
-    timer.arm(sim::ms(1 + static_cast<std::int64_t>(rng.next() % static_cast<std::uint64_t>(max_ms))));
+    timer.arm(
+        sim::ms(1 + static_cast<std::int64_t>(rng.next() % static_cast<std::uint64_t>(max_ms))));
   }
   sim::Rng& rng;
   std::int64_t max_ms;
@@ -324,7 +345,7 @@ struct RearmingTimer {
 };
 
 std::vector<std::unique_ptr<RearmingTimer>> rearming_timers(Kernel& k, sim::Rng& rng, int n,
-                                                           std::int64_t max_ms) {
+                                                            std::int64_t max_ms) {
   std::vector<std::unique_ptr<RearmingTimer>> timers;
   for (int i = 0; i < n; ++i) timers.push_back(std::make_unique<RearmingTimer>(k, rng, max_ms));
   return timers;
@@ -380,14 +401,17 @@ TEST_CASE("the queue's memory follows the pending events, not the event rate") {
   CHECK(k.reserved_events() <= 3 * k.pending() + 20 * 16 + 4096);
 }
 
-TEST_CASE("a timer is idle only when nothing will call fire() again: queued, stale, deferred or running") {
+TEST_CASE(
+    "a timer is idle only when nothing will call fire() again: queued, stale, deferred or "
+    "running") {
   Kernel k;
   sim::Process p(k);
   sim::Activity app(p, "app");
   p.attach(&app);
   p.start();
   bool idle_in_callback = true;
-  Timer t(k, [&] { idle_in_callback = false; }, &app);
+  Timer t(
+      k, [&] { idle_in_callback = false; }, &app);
   Timer* self = &t;
   Timer u(k, [&] { idle_in_callback = self->idle(); });
   CHECK(t.idle());
@@ -416,7 +440,8 @@ TEST_CASE("a timer is idle only when nothing will call fire() again: queued, sta
   CHECK(u.idle());
 }
 
-TEST_CASE("retired timers are freed once idle: the pool follows the busy timers, not every retirement") {
+TEST_CASE(
+    "retired timers are freed once idle: the pool follows the busy timers, not every retirement") {
   Kernel k;
   sim::RetiredTimers retired;
   int fired = 0;

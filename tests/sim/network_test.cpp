@@ -15,11 +15,13 @@ struct Fixture {
   sim::Network<int> net;
   sim::NodeId a, b;
   explicit Fixture(sim::LinkSpec spec, std::uint64_t seed = 1)
-      : net(k, sim::Rng(seed, "net"), std::move(spec), [this](sim::NodeId, sim::NodeId, bool) { ++drops; }) {
+      : net(k, sim::Rng(seed, "net"), std::move(spec),
+            [this](sim::NodeId, sim::NodeId, bool) { ++drops; }) {
     proc.attach(&recv);
     proc.start();
     a = net.add_node("a", nullptr, [](sim::NodeId, int&&) {});
-    b = net.add_node("b", &recv, [this](sim::NodeId, int&& v) { got.emplace_back(k.now().count(), v); });
+    b = net.add_node("b", &recv,
+                     [this](sim::NodeId, int&& v) { got.emplace_back(k.now().count(), v); });
   }
 };
 sim::LinkSpec constant(double ms) {
@@ -90,7 +92,8 @@ TEST_CASE("changes() moves with every cut, heal and link change, and with nothin
   CHECK(f.net.mean_latency_ms(f.b, f.a) == 3.0);
 }
 
-TEST_CASE("messages for a paused process wait and arrive in order on resume - a dead one gets none") {
+TEST_CASE(
+    "messages for a paused process wait and arrive in order on resume - a dead one gets none") {
   Fixture f(constant(1));
   f.proc.pause();
   f.net.send(f.a, f.b, 1);
@@ -126,8 +129,10 @@ TEST_CASE("a node keeps link slots up to the highest node it sent to, not one pe
   sim::Kernel k;
   sim::Network<int> net(k, sim::Rng(1, "net"), constant(1));
   std::vector<sim::NodeId> brokers, clients;
-  for (int i = 0; i < 3; ++i) brokers.push_back(net.add_node("broker", nullptr, [](sim::NodeId, int&&) {}));
-  for (int i = 0; i < 2000; ++i) clients.push_back(net.add_node("client", nullptr, [](sim::NodeId, int&&) {}));
+  for (int i = 0; i < 3; ++i)
+    brokers.push_back(net.add_node("broker", nullptr, [](sim::NodeId, int&&) {}));
+  for (int i = 0; i < 2000; ++i)
+    clients.push_back(net.add_node("client", nullptr, [](sim::NodeId, int&&) {}));
   for (const sim::NodeId c : clients)
     for (const sim::NodeId b : brokers) {
       net.send(c, b, 1);

@@ -24,7 +24,8 @@ TEST_CASE("xoshiro256** matches its reference output from state {1,2,3,4}") {
 }
 
 TEST_CASE("named streams are independent and reproducible") {
-  sim::Rng a1(7, "consumer-A"), a2(7, "consumer-A"), b(7, "consumer-B"), a_other_seed(8, "consumer-A");
+  sim::Rng a1(7, "consumer-A"), a2(7, "consumer-A"), b(7, "consumer-B"),
+      a_other_seed(8, "consumer-A");
   std::vector<std::uint64_t> x, y, z, w;
   for (int i = 0; i < 8; ++i) {
     x.push_back(a1.next());

@@ -33,18 +33,21 @@ class Ticker : public sim::EventTarget {
 
 }  // namespace
 
-TEST_CASE("watchdog: events at one instant past the bound end the run, naming the actor and the instant") {
+TEST_CASE(
+    "watchdog: events at one instant past the bound end the run, naming the actor and the "
+    "instant") {
   sim::Kernel k;
   sim::WatchdogLimits limits;
   limits.max_events_per_instant = 1000;
   k.set_watchdog(limits);
   Spinner spin(k);
   k.schedule_at(sim::ms(5), &spin);
-  CHECK_THROWS_WITH_AS(k.run(sim::ms(10)),
-                       "watchdog: 1001 events at t=5000 us without the clock advancing (a loop that "
-                       "takes no time), most of the last ones by spinner-7; raise "
-                       "--max-events-per-instant if the scenario really needs more",
-                       sim::WatchdogTripped);
+  CHECK_THROWS_WITH_AS(
+      k.run(sim::ms(10)),
+      "watchdog: 1001 events at t=5000 us without the clock advancing (a loop that "
+      "takes no time), most of the last ones by spinner-7; raise "
+      "--max-events-per-instant if the scenario really needs more",
+      sim::WatchdogTripped);
 }
 
 TEST_CASE("watchdog: events that advance the clock are bounded by the total") {
@@ -54,10 +57,11 @@ TEST_CASE("watchdog: events that advance the clock are bounded by the total") {
   k.set_watchdog(limits);
   Ticker t(k);
   k.schedule_at(sim::SimTime::zero(), &t);
-  CHECK_THROWS_WITH_AS(k.run(sim::ms(10)),
-                       "watchdog: 500 events fired, the limit of one run, at t=500 us (the last by an "
-                       "unnamed event target); raise --max-events if the scenario really needs more",
-                       sim::WatchdogTripped);
+  CHECK_THROWS_WITH_AS(
+      k.run(sim::ms(10)),
+      "watchdog: 500 events fired, the limit of one run, at t=500 us (the last by an "
+      "unnamed event target); raise --max-events if the scenario really needs more",
+      sim::WatchdogTripped);
   // Below the bound nothing trips.
   sim::Kernel quiet;
   quiet.set_watchdog(limits);
@@ -72,7 +76,8 @@ TEST_CASE("watchdog: a timer names its process and activity") {
   p.set_name("consumer-A");
   sim::Activity a(p, "heartbeat-thread");
   p.attach(&a);
-  sim::Timer t(k, [] {}, &a);
+  sim::Timer t(
+      k, [] {}, &a);
   CHECK(t.actor() == "consumer-A/heartbeat-thread");
 }
 

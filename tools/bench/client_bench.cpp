@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "tools/bench/bench_child.hpp"
 #include "models/assignors/client_assignor.hpp"
 #include "sim/assert.hpp"
+#include "tools/bench/bench_child.hpp"
 
 namespace rsim::assignors {
 
@@ -265,6 +265,8 @@ std::string run_client_assignor_bench(const ClientBenchOptions& options) {
   return report;
 }
 
-std::string run_client_assignor_bench() { return run_client_assignor_bench(ClientBenchOptions{}); }
+std::string run_client_assignor_bench() {
+  return run_client_assignor_bench(ClientBenchOptions{});
+}
 
 }  // namespace rsim::assignors

@@ -21,7 +21,8 @@ struct ScaleSize {
 std::vector<ScaleSize> parse_scale_sizes(const std::string& text);
 
 /// The scenario of one size (what the bench runs; also handy to write out and `run`).
-nlohmann::json scale_scenario(const ScaleSize& size, const std::string& protocol, std::int64_t virtual_ms);
+nlohmann::json scale_scenario(const ScaleSize& size, const std::string& protocol,
+                              std::int64_t virtual_ms);
 
 /// Runs every size and returns the table.
 /// `critical_paths` false: the summary leaves out the rebalances' critical paths (their cost is

@@ -10,10 +10,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "tools/bench/bench_child.hpp"
 #include "models/assignors/server_assignor.hpp"
 #include "sim/assert.hpp"
 #include "sim/rng.hpp"
+#include "tools/bench/bench_child.hpp"
 
 namespace rsim::assignors {
 namespace {
@@ -124,8 +124,9 @@ std::string check(const Scenario& s, const ServerAssignorInput& in, const Server
     for (const auto& [id, ps] : assignment) {
       if (partitions.count(id) == 0) return "unknown topic " + id;
       const auto& subs = m->second->subscribed_topics;
-      const bool subscribed = std::any_of(subs.begin(), subs.end(),
-                                          [&, &topic = id](const std::string& n) { return id_of.at(n) == topic; });
+      const bool subscribed =
+          std::any_of(subs.begin(), subs.end(),
+                      [&, &topic = id](const std::string& n) { return id_of.at(n) == topic; });
       if (!subscribed && !ps.empty())
         return member + " got partitions of a topic it does not subscribe to";
       auto& sizes = holder_sizes.try_emplace(id, SIZE_MAX, 0).first->second;

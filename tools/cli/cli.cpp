@@ -3,38 +3,38 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
-#include <string_view>
 #include <iostream>
+#include <string_view>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
 #include "build_info.hpp"
 #include "models/scenario/scenario.hpp"
+#include "models/scenario/variants.hpp"
 #include "models/scenario/world.hpp"
+#include "reports/analyses/expectations.hpp"
 #include "tools/assign.hpp"
-#include "tools/compare_cli.hpp"
-#include "tools/inspect_cli.hpp"
 #include "tools/check.hpp"
+#include "tools/cli_args.hpp"
 #include "tools/commands/bench.hpp"
 #include "tools/commands/conformance.hpp"
 #include "tools/commands/run.hpp"
 #include "tools/commands/validate.hpp"
-#include "reports/analyses/expectations.hpp"
-#include "tools/report_cli.hpp"
-#include "tools/runner.hpp"
-#include "tools/cli_args.hpp"
-#include "tools/explore.hpp"
-#include "tools/shrink.hpp"
-#include "tools/settings_run.hpp"
-#include "tools/sweep.hpp"
-#include "tools/merge.hpp"
+#include "tools/compare_cli.hpp"
 #include "tools/errors.hpp"
 #include "tools/exit_codes.hpp"
+#include "tools/explore.hpp"
 #include "tools/explore_shard.hpp"
-#include "models/scenario/variants.hpp"
+#include "tools/inspect_cli.hpp"
+#include "tools/merge.hpp"
+#include "tools/report_cli.hpp"
+#include "tools/runner.hpp"
+#include "tools/settings_run.hpp"
+#include "tools/shrink.hpp"
 #include "tools/staged_output.hpp"
+#include "tools/sweep.hpp"
 
 namespace rsim::cli {
 
@@ -84,17 +84,26 @@ struct RunCliArgs {
   std::vector<std::string> variant_picks;
 };
 
-CLI::App* add_run_subcommand(CLI::App& app, std::string& file, std::optional<std::uint64_t>& seed, RunCliArgs& a) {
-  auto* run = app.add_subcommand("run", "run a scenario and write DIR/<protocol>/{trace.jsonl,summary.json}");
+CLI::App* add_run_subcommand(CLI::App& app, std::string& file, std::optional<std::uint64_t>& seed,
+                             RunCliArgs& a) {
+  auto* run = app.add_subcommand(
+      "run", "run a scenario and write DIR/<protocol>/{trace.jsonl,summary.json}");
   run->add_option("scenario", file, "scenario file (JSON)")->required();
-  run->add_option("--protocol", a.protocols, "protocol variant to run (repeatable): classic-eager, classic-cooperative, consumer, share");
+  run->add_option(
+      "--protocol", a.protocols,
+      "protocol variant to run (repeatable): classic-eager, classic-cooperative, consumer, share");
   run->add_option("--seed", seed, "random seed (default: the scenario's `seed`)")
       ->check(non_negative_integer(UINT64_MAX));
-  run->add_option("--out", a.out_dir, "output directory (default: out/<scenario name>, the name made one safe folder name)");
+  run->add_option(
+      "--out", a.out_dir,
+      "output directory (default: out/<scenario name>, the name made one safe folder name)");
   run->add_option("--trace", a.trace_level,
-                  "trace detail: standard (default: grows with what changes: lag lines only when a lag or owner "
-                  "changes, no per-batch records.* lines, OffsetCommit records, quiet heartbeats or the rpcs of auto-commits answered NONE), full (everything, "
-                  "also every Fetch rpc and lag sample), none (only summary.json); the summary is the same at every level")
+                  "trace detail: standard (default: grows with what changes: lag lines only when a "
+                  "lag or owner "
+                  "changes, no per-batch records.* lines, OffsetCommit records, quiet heartbeats "
+                  "or the rpcs of auto-commits answered NONE), full (everything, "
+                  "also every Fetch rpc and lag sample), none (only summary.json); the summary is "
+                  "the same at every level")
       ->check(CLI::IsMember({"full", "standard", "none"}));
   run->add_flag("--quiet", a.quiet, "print nothing but errors (no per-variant lines, no progress)");
   add_format_options(run, a.formats);
@@ -108,111 +117,147 @@ CLI::App* add_run_subcommand(CLI::App& app, std::string& file, std::optional<std
   add_watchdog_options(run, a.checks.limits);
   run->add_flag("--force", a.checks.force,
                 "write into a non-empty folder that is not an output folder of rebalance-sim (no "
-                ".rebalance-sim-manifest.json), replacing its entries named as the outputs and keeping the rest");
-  run->add_option("--variant", a.variant_picks,
-                  "settings variant to run (repeatable; default: every one of the scenario's `variants`)");
+                ".rebalance-sim-manifest.json), replacing its entries named as the outputs and "
+                "keeping the rest");
+  run->add_option(
+      "--variant", a.variant_picks,
+      "settings variant to run (repeatable; default: every one of the scenario's `variants`)");
 
-  run->footer("Example: rebalance-sim run scenarios/examples/two-consumers.json --protocol classic-eager --out out/ --format perfetto");
+  run->footer(
+      "Example: rebalance-sim run scenarios/examples/two-consumers.json --protocol classic-eager "
+      "--out out/ --format perfetto");
   return run;
 }
 
 int main_impl(int argc, char** argv, bool parse_only);
 }  // namespace
 
-int main(int argc, char** argv) { return main_impl(argc, argv, false); }
-int parse_arguments(int argc, char** argv) { return main_impl(argc, argv, true); }
+int main(int argc, char** argv) {
+  return main_impl(argc, argv, false);
+}
+int parse_arguments(int argc, char** argv) {
+  return main_impl(argc, argv, true);
+}
 
 namespace {
 const char* g_allocator = "libc";
 }  // namespace
 
-void set_allocator(const char* name) { g_allocator = name; }
+void set_allocator(const char* name) {
+  g_allocator = name;
+}
 
 namespace {
 
-CLI::App* add_assign_subcommand(CLI::App& app, AssignRequest& request, std::string& case_id, std::string& assignor) {
-  auto* c = app.add_subcommand("assign", "print the assignment one assignor gives for one case (conformance-vector format), "
-                                               "or one reconciliation step for a current-assignment-builder case");
-  c->add_option("case", request.file, "case file (JSON): one case object of a tests/conformance/kafka/ file")
+CLI::App* add_assign_subcommand(CLI::App& app, AssignRequest& request, std::string& case_id,
+                                std::string& assignor) {
+  auto* c = app.add_subcommand(
+      "assign",
+      "print the assignment one assignor gives for one case (conformance-vector format), "
+      "or one reconciliation step for a current-assignment-builder case");
+  c->add_option("case", request.file,
+                "case file (JSON): one case object of a tests/conformance/kafka/ file")
       ->required();
   c->add_option("--assignor", assignor,
-                     "assignor to run instead of the case's: range, roundrobin, sticky, cooperative-sticky (client side), "
-                     "uniform, server-range (server side)");
+                "assignor to run instead of the case's: range, roundrobin, sticky, "
+                "cooperative-sticky (client side), "
+                "uniform, server-range (server side)");
   c->add_option("--case", case_id, "with a whole vector file: the `id` of the case to run");
   c->add_flag("--json", request.json, "machine-readable output");
   c->footer("Example: rebalance-sim assign scenarios/assign/uniform-heterogeneous.json --json");
   return c;
 }
 
-CLI::App* add_bench_subcommand(CLI::App& app, std::string& what, std::uint64_t& events, ScaleArgs& scale) {
+CLI::App* add_bench_subcommand(CLI::App& app, std::string& what, std::uint64_t& events,
+                               ScaleArgs& scale) {
   auto* c = app.add_subcommand("bench", "benchmarks (not tests): kernel, assignors, scale");
-  c->add_option("what", what, "which benchmark: kernel (event rate), assignors, scale (the simulator on N consumers x P partitions)");
-  c->add_option("--events", events, "events to fire (kernel)")->check(non_negative_integer(UINT64_MAX));
+  c->add_option("what", what,
+                "which benchmark: kernel (event rate), assignors, scale (the simulator on N "
+                "consumers x P partitions)");
+  c->add_option("--events", events, "events to fire (kernel)")
+      ->check(non_negative_integer(UINT64_MAX));
   c->add_option("--protocol", scale.protocol, "scale: protocol variant (default consumer)");
-  c->add_option("--sizes", scale.sizes, "scale: CONSUMERSxPARTITIONS,... (default 100x1000,1000x10000)");
+  c->add_option("--sizes", scale.sizes,
+                "scale: CONSUMERSxPARTITIONS,... (default 100x1000,1000x10000)");
   c->add_option("--virtual-ms", scale.virtual_ms, "scale: virtual time per size (default 120000)");
-  c->add_option("--trace", scale.trace,
-                    "scale: trace detail written, as on run: standard (default), full, none (summary only); the "
-                    "trace/vs column is its bytes per virtual second")
+  c->add_option(
+       "--trace", scale.trace,
+       "scale: trace detail written, as on run: standard (default), full, none (summary only); the "
+       "trace/vs column is its bytes per virtual second")
       ->check(CLI::IsMember({"full", "standard", "none"}));
-  c->add_flag("--no-critical-paths", scale.no_critical_paths,
-                  "scale: summary.json without the rebalances' critical paths (to measure what they cost)");
+  c->add_flag(
+      "--no-critical-paths", scale.no_critical_paths,
+      "scale: summary.json without the rebalances' critical paths (to measure what they cost)");
   c->footer("Example: rebalance-sim bench kernel --events 20000000");
   return c;
 }
 
 CLI::App* add_explore_subcommand(CLI::App& app, ExploreArgs& args, std::string& shard,
                                  const std::function<void(CLI::App*)>& add_inject_bug) {
-  auto* c = app.add_subcommand("explore", "swarm testing: per seed, derive fault knobs, run every variant, "
-                                                "check safety and liveness on the traces (exit 1 if one fails)");
+  auto* c = app.add_subcommand("explore",
+                               "swarm testing: per seed, derive fault knobs, run every variant, "
+                               "check safety and liveness on the traces (exit 1 if one fails)");
   c->add_option("scenario", args.scenario, "scenario file (JSON)")->required();
   c->add_option("--seeds", args.seeds, "seeds A..B (inclusive), or one seed")->required();
   c->add_option("--jobs", args.jobs, "runs in parallel (the output does not depend on it)")
       ->check(non_negative_integer(256));
-  c->add_option("--protocol", args.protocols, "protocol variant to run (repeatable; default: the scenario's)");
-  c->add_option("--out", args.out_dir, "folder for failing scenarios (default: out/explore/<scenario name>)");
+  c->add_option("--protocol", args.protocols,
+                "protocol variant to run (repeatable; default: the scenario's)");
+  c->add_option("--out", args.out_dir,
+                "folder for failing scenarios (default: out/explore/<scenario name>)");
   c->add_flag("--quiet", args.quiet, "print only failures and the total");
-  c->add_flag("--force", args.force,
-                    "write into a non-empty --out folder that is not an output folder of rebalance-sim (no "
-                    ".rebalance-sim-manifest.json): what it holds is kept, except entries named as the outputs");
+  c->add_flag(
+      "--force", args.force,
+      "write into a non-empty --out folder that is not an output folder of rebalance-sim (no "
+      ".rebalance-sim-manifest.json): what it holds is kept, except entries named as the outputs");
   add_watchdog_options(c, args.limits);
   add_inject_bug(c);
-  c->add_option("--shard", shard, "I/N: run only the I-th of N deterministic shares of the seeds and write "
-                                                "DIR/shard-I-of-N.json (DIR: --out; combine with `merge`)");
-  c->footer("Example: rebalance-sim explore scenarios/explore/two-groups-short.json --seeds 1..200 --jobs 2");
+  c->add_option("--shard", shard,
+                "I/N: run only the I-th of N deterministic shares of the seeds and write "
+                "DIR/shard-I-of-N.json (DIR: --out; combine with `merge`)");
+  c->footer(
+      "Example: rebalance-sim explore scenarios/explore/two-groups-short.json --seeds 1..200 "
+      "--jobs 2");
   return c;
 }
 
-CLI::App* add_shrink_subcommand(CLI::App& app, ShrinkArgs& args, const std::function<void(CLI::App*)>& add_inject_bug) {
-  auto* c = app.add_subcommand("shrink", "delta-debug a scenario that breaks a property down to a small one "
-                                              "that still breaks it");
-  c->add_option("scenario", args.scenario, "failing scenario file (JSON), e.g. from explore")->required();
+CLI::App* add_shrink_subcommand(CLI::App& app, ShrinkArgs& args,
+                                const std::function<void(CLI::App*)>& add_inject_bug) {
+  auto* c = app.add_subcommand("shrink",
+                               "delta-debug a scenario that breaks a property down to a small one "
+                               "that still breaks it");
+  c->add_option("scenario", args.scenario, "failing scenario file (JSON), e.g. from explore")
+      ->required();
   c->add_option("--protocol", args.protocol, "the variant (default: the first that fails)");
   c->add_option("--property", args.property, "the property (default: the first that fails)");
-  c->add_option("--out", args.out, "where to write the smallest scenario (default: FILE.shrunk.json)");
+  c->add_option("--out", args.out,
+                "where to write the smallest scenario (default: FILE.shrunk.json)");
   add_watchdog_options(c, args.limits);
   add_inject_bug(c);
   c->footer("Example: rebalance-sim shrink out/explore/two-groups-short/seed-17.json");
   return c;
 }
 
-/// Whether `asked` names a subcommand; if not, the list of the valid ones (and the closest) on stderr.
+/// Whether `asked` names a subcommand; if not, the list of the valid ones (and the closest) on
+/// stderr.
 bool known_subcommand(CLI::App& app, const std::string& asked) {
   std::vector<std::string> names;
-  for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
+  for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
   if (std::find(names.begin(), names.end(), asked) != names.end()) return true;
   const std::string guess = closest_match(asked, names);
-  std::cerr << fmt::format("rebalance-sim: unknown subcommand \"{}\"{}; valid subcommands: {}\n", asked,
-                           guess.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", guess),
-                           fmt::join(names, ", "));
+  std::cerr << fmt::format(
+      "rebalance-sim: unknown subcommand \"{}\"{}; valid subcommands: {}\n", asked,
+      guess.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", guess), fmt::join(names, ", "));
   return false;
 }
 
 int main_impl(int argc, char** argv, bool parse_only) {
-  CLI::App app{"rebalance-sim: a deterministic simulator of Apache Kafka consumer-group rebalancing"};
+  CLI::App app{
+      "rebalance-sim: a deterministic simulator of Apache Kafka consumer-group rebalancing"};
   app.footer(kExamples);
-  app.set_version_flag("--version", fmt::format("rebalance-sim {} ({}), malloc: {}", build::kVersion,
-                                                 build::kCommit, g_allocator));
+  app.set_version_flag("--version", fmt::format("rebalance-sim {} ({}), malloc: {}",
+                                                build::kVersion, build::kCommit, g_allocator));
   app.require_subcommand(1);
 
   std::string file, bench_what = "kernel";
@@ -223,7 +268,9 @@ int main_impl(int argc, char** argv, bool parse_only) {
   std::string inject_bug;
   const auto add_inject_bug = [&](CLI::App* c) {
     // Test-only and hidden: a deliberately broken model, for the tests of explore and shrink.
-    c->add_option("--inject-bug", inject_bug, "")->group("")->check(CLI::IsMember(std::vector<std::string>{"skip-revocation"}));
+    c->add_option("--inject-bug", inject_bug, "")
+        ->group("")
+        ->check(CLI::IsMember(std::vector<std::string>{"skip-revocation"}));
   };
   auto* run = add_run_subcommand(app, file, seed, run_args);
   add_inject_bug(run);
@@ -270,7 +317,8 @@ int main_impl(int argc, char** argv, bool parse_only) {
   auto* merge = add_merge_subcommand(app, merge_args);
 
   // An unknown subcommand is answered with the list of the valid ones.
-  if (!parse_only && argc >= 2 && argv[1][0] != '-' && !known_subcommand(app, argv[1])) return kBadInput;
+  if (!parse_only && argc >= 2 && argv[1][0] != '-' && !known_subcommand(app, argv[1]))
+    return kBadInput;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -281,8 +329,8 @@ int main_impl(int argc, char** argv, bool parse_only) {
   if (parse_only) return kOk;
   // The commands that write files: an interrupt removes their staging folders, and a closed
   // stdout does not stop them before their files are written.
-  if (run->parsed() || check->parsed() || report->parsed() || explore->parsed() || shrink->parsed() ||
-      sweep->parsed() || merge->parsed() || compare->parsed())
+  if (run->parsed() || check->parsed() || report->parsed() || explore->parsed() ||
+      shrink->parsed() || sweep->parsed() || merge->parsed() || compare->parsed())
     install_interrupt_cleanup();
   try {
     ModelOptions model = model_options();
@@ -290,17 +338,30 @@ int main_impl(int argc, char** argv, bool parse_only) {
     run_args.checks.model = explore_args.model = shrink_args.model = check_args.model = model;
     if (run->parsed() && (!run_args.variant_picks.empty() || has_settings_variants(file))) {
       if (run_args.checks.faults_seed)
-        throw ScenarioError("--faults-seed", {"not with settings variants (`variants`): run one variant's own file"});
+        throw ScenarioError(
+            "--faults-seed",
+            {"not with settings variants (`variants`): run one variant's own file"});
       const RunChecks& c = run_args.checks;
-      SettingsRunArgs a{file, run_args.variant_picks, run_args.protocols, seed, run_args.out_dir,
-                        *parse_trace_level(run_args.trace_level), run_args.quiet, c.determinism, c.invariants,
-                        c.limits, c.model, c.force};
+      SettingsRunArgs a{file,
+                        run_args.variant_picks,
+                        run_args.protocols,
+                        seed,
+                        run_args.out_dir,
+                        *parse_trace_level(run_args.trace_level),
+                        run_args.quiet,
+                        c.determinism,
+                        c.invariants,
+                        c.limits,
+                        c.model,
+                        c.force};
       return cmd_run_settings(a, run_args.formats);
     }
     if (run->parsed())
-      return cmd_run(file, run_args.protocols, seed, run_args.out_dir, *parse_trace_level(run_args.trace_level),
-                     run_args.quiet, run_args.formats, run_args.checks);
-    if (explore->parsed() && !explore_shard.empty()) return cmd_explore_shard(explore_args, explore_shard);
+      return cmd_run(file, run_args.protocols, seed, run_args.out_dir,
+                     *parse_trace_level(run_args.trace_level), run_args.quiet, run_args.formats,
+                     run_args.checks);
+    if (explore->parsed() && !explore_shard.empty())
+      return cmd_explore_shard(explore_args, explore_shard);
     if (explore->parsed()) return cmd_explore(explore_args);
     if (shrink->parsed()) return cmd_shrink(shrink_args);
     if (report->parsed()) return cmd_report(report_dir, report_formats);

@@ -27,27 +27,33 @@ int cmd_bench(const std::string& what, std::uint64_t events, const ScaleArgs& sc
     if (std::find(protocol_variants().begin(), protocol_variants().end(), scale.protocol) ==
             protocol_variants().end() ||
         !variant_supported(scale.protocol)) {
-      throw BadInput("rebalance-sim bench scale: --protocol: unknown variant \"" + scale.protocol + "\"");
+      throw BadInput("rebalance-sim bench scale: --protocol: unknown variant \"" + scale.protocol +
+                     "\"");
     }
     if (scale.virtual_ms < 10000) {
-      throw BadInput("rebalance-sim bench scale: --virtual-ms: must be >= 10000, got " + std::to_string(scale.virtual_ms));
+      throw BadInput("rebalance-sim bench scale: --virtual-ms: must be >= 10000, got " +
+                     std::to_string(scale.virtual_ms));
     }
-    std::cout << run_scale_bench(sizes, scale.protocol, scale.virtual_ms, scale.trace, !scale.no_critical_paths)
+    std::cout << run_scale_bench(sizes, scale.protocol, scale.virtual_ms, scale.trace,
+                                 !scale.no_critical_paths)
               << std::flush;
     return kOk;
   }
   if (what == "assignors") {
-    std::cout << assignors::run_client_assignor_bench() << "\n" << assignors::run_server_assignor_bench() << "\n";
+    std::cout << assignors::run_client_assignor_bench() << "\n"
+              << assignors::run_server_assignor_bench() << "\n";
     return kOk;
   }
   if (what == "kernel") {
     const auto r = run_kernel_bench(events, 3);
     std::cout << fmt::format(
-        "kernel: {} events; kernel {:.1f} M events/s; bare binary heap {:.1f} M events/s; ratio {:.2f}\n",
+        "kernel: {} events; kernel {:.1f} M events/s; bare binary heap {:.1f} M events/s; ratio "
+        "{:.2f}\n",
         r.events, r.kernel_events_per_sec / 1e6, r.bare_events_per_sec / 1e6, r.ratio());
     return kOk;
   }
-  throw BadInput("rebalance-sim bench: unknown benchmark \"" + what + "\" (try: kernel, assignors, scale)");
+  throw BadInput("rebalance-sim bench: unknown benchmark \"" + what +
+                 "\" (try: kernel, assignors, scale)");
 }
 
 }  // namespace rsim::cli

@@ -3,8 +3,8 @@
 #include <fstream>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "models/scenario/scenario.hpp"
@@ -16,9 +16,12 @@
 namespace rsim::cli {
 
 CLI::App* add_conformance_subcommand(CLI::App& app, std::vector<std::string>& files) {
-  auto* c = app.add_subcommand("conformance", "check conformance vector files (the format of tests/conformance/README.md); exit 1 if any case fails");
+  auto* c = app.add_subcommand("conformance",
+                               "check conformance vector files (the format of "
+                               "tests/conformance/README.md); exit 1 if any case fails");
   c->add_option("files", files, "vector files")->required();
-  c->footer("Example: rebalance-sim conformance tests/conformance/kafka/client.RangeAssignorTest.json");
+  c->footer(
+      "Example: rebalance-sim conformance tests/conformance/kafka/client.RangeAssignorTest.json");
   return c;
 }
 
@@ -42,13 +45,19 @@ int cmd_conformance(const std::vector<std::string>& files) {
         throw ScenarioError(f, std::move(problems));
       }
     }
-    if (kind == "client-assignor") results = assignors::run_client_assignor_vectors(doc);
-    else if (kind == "server-assignor") results = assignors::run_server_assignor_vectors(doc);
-    else if (kind == "current-assignment-builder") results = assignors::run_current_assignment_builder_vectors(doc);
-    else if (kind == "share-assignor") results = assignors::run_share_assignor_vectors(doc);
+    if (kind == "client-assignor")
+      results = assignors::run_client_assignor_vectors(doc);
+    else if (kind == "server-assignor")
+      results = assignors::run_server_assignor_vectors(doc);
+    else if (kind == "current-assignment-builder")
+      results = assignors::run_current_assignment_builder_vectors(doc);
+    else if (kind == "share-assignor")
+      results = assignors::run_share_assignor_vectors(doc);
     else {
-      throw ScenarioError(f, {fmt::format("/kind: unknown vector kind \"{}\"; expected client-assignor, "
-                                          "server-assignor, current-assignment-builder or share-assignor", kind)});
+      throw ScenarioError(
+          f, {fmt::format("/kind: unknown vector kind \"{}\"; expected client-assignor, "
+                          "server-assignor, current-assignment-builder or share-assignor",
+                          kind)});
     }
     for (const auto& r : results) {
       if (r.detail.rfind("skipped:", 0) == 0) {

@@ -25,8 +25,8 @@ struct RunChecks {
 };
 
 /// Runs `file`'s variants (`protocols`, default the scenario's) and prints one verdict per variant:
-/// kOk, kExpectationFailed (an expectation or invariant failed), kInternalError (two runs differed).
-/// Bad input and unwritable outputs throw (tools/errors.cpp reports them).
+/// kOk, kExpectationFailed (an expectation or invariant failed), kInternalError (two runs
+/// differed). Bad input and unwritable outputs throw (tools/errors.cpp reports them).
 int cmd_run(const std::string& file, const std::vector<std::string>& protocols,
             std::optional<std::uint64_t> seed, std::string out_dir, TraceLevel level, bool quiet,
             const FormatArgs& formats, const RunChecks& checks);

@@ -26,7 +26,8 @@ int validate_base(const std::string& file) {
     for (const auto& p : unsupported_features(spec, v)) unsupported.insert(p);
   if (!unsupported.empty()) throw ScenarioError(file, {unsupported.begin(), unsupported.end()});
   std::cout << fmt::format("{}: ok ({} consumers, {} events, protocols: {})\n", file,
-                           spec.consumers.size(), spec.events.size(), fmt::join(spec.protocols, ", "));
+                           spec.consumers.size(), spec.events.size(),
+                           fmt::join(spec.protocols, ", "));
   return kOk;
 }
 
@@ -39,7 +40,8 @@ int cmd_validate(const std::string& file) {
   std::vector<std::string> names;
   for (const auto& v : vs) names.push_back(v.name);
   const int rc = validate_base(file);
-  std::cout << fmt::format("{}: variants: {} (each crossed with its protocols)\n", file, fmt::join(names, ", "));
+  std::cout << fmt::format("{}: variants: {} (each crossed with its protocols)\n", file,
+                           fmt::join(names, ", "));
   return rc;
 }
 

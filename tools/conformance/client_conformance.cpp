@@ -41,7 +41,9 @@ std::string show(const PartitionSet& s) {
   return "[" + join(parts) + "]";
 }
 
-PartitionSet as_set(const TopicPartitions& tps) { return {tps.begin(), tps.end()}; }
+PartitionSet as_set(const TopicPartitions& tps) {
+  return {tps.begin(), tps.end()};
+}
 
 // One call of an assignor: what went in and what came out.
 struct Call {
@@ -61,8 +63,8 @@ Call run_call(const std::string& assignor, const ClientAssignorInput& input) {
   Call call;
   call.input = input;
   if (assignor == "sticky" || assignor == "cooperative-sticky") {
-    auto outcome = assign_sticky(input, assignor == "sticky" ? StickyFlavor::Eager
-                                                               : StickyFlavor::Cooperative);
+    auto outcome = assign_sticky(
+        input, assignor == "sticky" ? StickyFlavor::Eager : StickyFlavor::Cooperative);
     call.output = std::move(outcome.assignment);
     call.transfers = std::move(outcome.transferring_ownership);
     call.has_transfers = true;
@@ -89,7 +91,8 @@ const TopicPartitions& held(const ClientAssignment& a, const std::string& member
 
 TopicPartitions parse_pairs(const json& pairs) {
   TopicPartitions out;
-  for (const auto& p : pairs) out.push_back(TopicPartition{p.at(0).get<std::string>(), p.at(1).get<std::int32_t>()});
+  for (const auto& p : pairs)
+    out.push_back(TopicPartition{p.at(0).get<std::string>(), p.at(1).get<std::int32_t>()});
   return out;
 }
 
@@ -110,7 +113,8 @@ ClientAssignorInput build_input(const json& step, const std::vector<StepRun>& do
     ClientMember member;
     member.member_id = m.at("id").get<std::string>();
     member.topics = m.value("subscriptions", std::vector<std::string>{});
-    if (m.contains("rack") && !m.at("rack").is_null()) member.rack = m.at("rack").get<std::string>();
+    if (m.contains("rack") && !m.at("rack").is_null())
+      member.rack = m.at("rack").get<std::string>();
     if (m.contains("instance_id") && !m.at("instance_id").is_null()) {
       member.group_instance_id = m.at("instance_id").get<std::string>();
     }
@@ -121,7 +125,8 @@ ClientAssignorInput build_input(const json& step, const std::vector<StepRun>& do
       const json& owned = m.at("owned");
       if (owned.is_object() && owned.contains("from_step")) {
         const auto k = owned.at("from_step").get<std::size_t>();
-        if (k >= done.size()) throw Mismatch("owned refers to step " + std::to_string(k) + " not run yet");
+        if (k >= done.size())
+          throw Mismatch("owned refers to step " + std::to_string(k) + " not run yet");
         member.owned_partitions = held(done[k].final.output, member.member_id);
       } else {
         member.owned_partitions = parse_pairs(owned);
@@ -200,7 +205,8 @@ void compare_expected(const json& expected, const ClientAssignment& actual, bool
       if (!ps.empty()) want[topic] = ps.get<std::set<std::int32_t>>();
     }
     const auto it = actual.find(member);
-    if (it == actual.end()) throw Mismatch(what + ": member " + member + " missing from the result");
+    if (it == actual.end())
+      throw Mismatch(what + ": member " + member + " missing from the result");
     const auto got = by_topic(it->second);
     if (got != want) {
       throw Mismatch(what + ": " + member + " got " + show_by_topic(got) + ", expected " +
@@ -223,7 +229,8 @@ void compare_expected(const json& expected, const ClientAssignment& actual, bool
 }
 
 // The test compared Kafka's lists in order; so do we (the order feeds later steps' `owned`).
-void compare_ordered(const json& expected, const ClientAssignment& actual, const std::string& what) {
+void compare_ordered(const json& expected, const ClientAssignment& actual,
+                     const std::string& what) {
   for (const auto& [member, pairs] : expected.items()) {
     const TopicPartitions want = parse_pairs(pairs);
     const TopicPartitions& got = held(actual, member);
@@ -263,8 +270,8 @@ void check_valid(const Call& call, bool balanced) {
       const auto ta = by_topic(a->second);
       for (const auto& [topic, _] : by_topic(b->second)) {
         if (ta.count(topic) > 0) {
-          throw Mismatch("unbalanced: " + a->first + " has " + std::to_string(na) + ", " + b->first +
-                         " has " + std::to_string(nb) + ", both hold topic " + topic);
+          throw Mismatch("unbalanced: " + a->first + " has " + std::to_string(na) + ", " +
+                         b->first + " has " + std::to_string(nb) + ", both hold topic " + topic);
         }
       }
     }
@@ -278,7 +285,8 @@ std::size_t member_size(const ClientAssignment& a, const std::string& member) {
 const TopicPartitions& step_holding(const std::vector<StepRun>& done, const json& check,
                                     const std::string& member) {
   const auto k = check.at("step").get<std::size_t>();
-  if (k >= done.size()) throw Mismatch("check refers to step " + std::to_string(k) + " not run yet");
+  if (k >= done.size())
+    throw Mismatch("check refers to step " + std::to_string(k) + " not run yet");
   return held(done[k].final.output, member);
 }
 
@@ -292,7 +300,8 @@ void check_no_movement_cycles(const Call& call) {
   for (const auto& m : call.input.members) {
     for (const auto& tp : m.owned_partitions) before.emplace(tp, m.member_id);
   }
-  std::map<std::string, std::set<std::pair<std::string, std::string>>> moves;  // topic -> (from, to)
+  std::map<std::string, std::set<std::pair<std::string, std::string>>>
+      moves;  // topic -> (from, to)
   for (const auto& [member, tps] : call.output) {
     for (const auto& tp : tps) {
       const auto it = before.find(tp);
@@ -310,7 +319,8 @@ void check_no_movement_cycles(const Call& call) {
 
 std::set<std::string> racks_of(const ClientAssignorInput& input, const TopicPartition& tp) {
   const auto it = input.partition_racks.find(tp.topic);
-  if (it == input.partition_racks.end() || static_cast<std::size_t>(tp.partition) >= it->second.size()) {
+  if (it == input.partition_racks.end() ||
+      static_cast<std::size_t>(tp.partition) >= it->second.size()) {
     return {};
   }
   const auto& racks = it->second[static_cast<std::size_t>(tp.partition)];
@@ -332,10 +342,12 @@ void check_transfers(const std::string& name, const json& check, const Call& cal
     return;
   }
   if (want.is_null()) {
-    if (call.transfers) throw Mismatch("transferring ownership computed, expected null (general path)");
+    if (call.transfers)
+      throw Mismatch("transferring ownership computed, expected null (general path)");
     return;
   }
-  if (!call.transfers) throw Mismatch("transferring ownership is null (general path), expected a map");
+  if (!call.transfers)
+    throw Mismatch("transferring ownership is null (general path), expected a map");
   std::map<std::string, std::string> got;
   for (const auto& [tp, member] : *call.transfers) got[tp.str()] = member;
   const auto expected = want.get<std::map<std::string, std::string>>();
@@ -350,20 +362,24 @@ void check_transfers(const std::string& name, const json& check, const Call& cal
 
 /// The checks of one member's partitions against a member, an earlier step or its owned
 /// partitions. Returns false for a check it does not know.
-bool run_member_check(const std::string& name, const json& check, const Call& call, const std::vector<StepRun>& done) {
+bool run_member_check(const std::string& name, const json& check, const Call& call,
+                      const std::vector<StepRun>& done) {
   const ClientAssignment& out = call.output;
   if (name == "contains_step_assignment" || name == "contained_in_step_assignment") {
     const auto member = check.at("member").get<std::string>();
     const PartitionSet then = as_set(step_holding(done, check, member));
     const PartitionSet now = as_set(held(out, member));
     const bool ok = name == "contains_step_assignment" ? subset(then, now) : subset(now, then);
-    if (!ok) throw Mismatch(name + ": " + member + " has " + show(now) + ", at step had " + show(then));
+    if (!ok)
+      throw Mismatch(name + ": " + member + " has " + show(now) + ", at step had " + show(then));
   } else if (name == "intersects_step_assignment") {
     const auto member = check.at("member").get<std::string>();
-    const PartitionSet then = as_set(step_holding(done, check, check.at("of_member").get<std::string>()));
+    const PartitionSet then =
+        as_set(step_holding(done, check, check.at("of_member").get<std::string>()));
     const PartitionSet now = as_set(held(out, member));
     PartitionSet both;
-    std::set_intersection(now.begin(), now.end(), then.begin(), then.end(), std::inserter(both, both.end()));
+    std::set_intersection(now.begin(), now.end(), then.begin(), then.end(),
+                          std::inserter(both, both.end()));
     if (both.empty()) throw Mismatch(member + " shares nothing with the step's " + show(then));
   } else if (name == "disjoint") {
     const auto members = check.at("members").get<std::vector<std::string>>();
@@ -378,7 +394,8 @@ bool run_member_check(const std::string& name, const json& check, const Call& ca
     if (m == nullptr) throw Mismatch("unknown member " + member);
     const PartitionSet now = as_set(held(out, member));
     if (!subset(now, as_set(m->owned_partitions))) {
-      throw Mismatch(member + " got " + show(now) + ", not within owned " + show(as_set(m->owned_partitions)));
+      throw Mismatch(member + " got " + show(now) + ", not within owned " +
+                     show(as_set(m->owned_partitions)));
     }
   } else if (name == "keeps_step_partition") {
     const auto k = check.at("step").get<std::size_t>();
@@ -392,11 +409,14 @@ bool run_member_check(const std::string& name, const json& check, const Call& ca
     }
   } else if (name == "same_as_step") {
     const auto member = check.at("member").get<std::string>();
-    const PartitionSet then = as_set(step_holding(done, check, check.at("of_member").get<std::string>()));
-    if (as_set(held(out, member)) != then) throw Mismatch(member + " differs from the step's " + show(then));
+    const PartitionSet then =
+        as_set(step_holding(done, check, check.at("of_member").get<std::string>()));
+    if (as_set(held(out, member)) != then)
+      throw Mismatch(member + " differs from the step's " + show(then));
   } else if (name == "no_member_missing") {
     for (const auto& member : check.at("members")) {
-      if (out.count(member.get<std::string>()) == 0) throw Mismatch(member.get<std::string>() + " missing");
+      if (out.count(member.get<std::string>()) == 0)
+        throw Mismatch(member.get<std::string>() + " missing");
     }
   } else {
     return false;
@@ -425,13 +445,15 @@ void run_check(const json& check, const StepRun& run, const std::vector<StepRun>
       hi = std::max(hi, tps.size());
     }
     if (hi > lo + 1) {
-      throw Mismatch("not fully balanced: sizes from " + std::to_string(lo) + " to " + std::to_string(hi));
+      throw Mismatch("not fully balanced: sizes from " + std::to_string(lo) + " to " +
+                     std::to_string(hi));
     }
   } else if (name == "rack_mismatch_count") {
     long mismatched = 0;
     for (const auto& m : call.input.members) {
       if (!m.rack) continue;
-      for (const auto& tp : held(out, m.member_id)) mismatched += racks_of(call.input, tp).count(*m.rack) == 0;
+      for (const auto& tp : held(out, m.member_id))
+        mismatched += racks_of(call.input, tp).count(*m.rack) == 0;
     }
     expect_eq(mismatched, check.at("equals").get<long>(), "rack mismatch count");
   } else if (name == "transferring_ownership" || name == "transferring_ownership_size") {
@@ -441,12 +463,15 @@ void run_check(const json& check, const StepRun& run, const std::vector<StepRun>
   } else if (name == "topic_count_each") {
     const auto topic = check.at("topic").get<std::string>();
     for (const auto& [member, tps] : out) {
-      const auto n = std::count_if(tps.begin(), tps.end(), [&](const auto& tp) { return tp.topic == topic; });
-      expect_eq(static_cast<long>(n), check.at("equals").get<long>(), member + "'s count of " + topic);
+      const auto n =
+          std::count_if(tps.begin(), tps.end(), [&](const auto& tp) { return tp.topic == topic; });
+      expect_eq(static_cast<long>(n), check.at("equals").get<long>(),
+                member + "'s count of " + topic);
     }
   } else if (name == "size") {
     const auto member = check.at("member").get<std::string>();
-    expect_eq(static_cast<long>(member_size(out, member)), check.at("equals").get<long>(), member + "'s size");
+    expect_eq(static_cast<long>(member_size(out, member)), check.at("equals").get<long>(),
+              member + "'s size");
   } else if (name == "sizes") {
     for (const auto& [member, n] : check.at("equals").items()) {
       expect_eq(static_cast<long>(member_size(out, member)), n.get<long>(), member + "'s size");
@@ -488,13 +513,16 @@ void run_check(const json& check, const StepRun& run, const std::vector<StepRun>
 
 void verify_step(const json& step, const StepRun& run, const std::vector<StepRun>& done) {
   const bool exact = step.value("member_set_exact", false);
-  if (step.contains("expected")) compare_expected(step.at("expected"), run.final.output, exact, "expected");
+  if (step.contains("expected"))
+    compare_expected(step.at("expected"), run.final.output, exact, "expected");
   if (step.contains("expected_initial")) {
     compare_expected(step.at("expected_initial"), run.initial.output, exact, "expected_initial");
   }
-  if (step.contains("expected_ordered")) compare_ordered(step.at("expected_ordered"), run.final.output, "expected_ordered");
+  if (step.contains("expected_ordered"))
+    compare_ordered(step.at("expected_ordered"), run.final.output, "expected_ordered");
   if (step.contains("expected_initial_ordered")) {
-    compare_ordered(step.at("expected_initial_ordered"), run.initial.output, "expected_initial_ordered");
+    compare_ordered(step.at("expected_initial_ordered"), run.initial.output,
+                    "expected_initial_ordered");
   }
   const json checks = step.value("checks", json::array());
   for (const auto& check : checks) {
@@ -509,9 +537,10 @@ void verify_step(const json& step, const StepRun& run, const std::vector<StepRun
 ConformanceCaseResult run_case(const json& c) {
   ConformanceCaseResult result;
   result.id = c.value("id", c.value("name", std::string("?")));
-  const bool generated = c.contains("generator") ||
-                         (c.contains("steps") && std::any_of(c.at("steps").begin(), c.at("steps").end(),
-                                                             [](const json& s) { return s.contains("generator"); }));
+  const bool generated =
+      c.contains("generator") ||
+      (c.contains("steps") && std::any_of(c.at("steps").begin(), c.at("steps").end(),
+                                          [](const json& s) { return s.contains("generator"); }));
   if (generated) {
     result.passed = true;
     result.detail = "skipped: generator case (randomized or performance input; see property tests)";
@@ -528,7 +557,8 @@ ConformanceCaseResult run_case(const json& c) {
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const json& step = steps[i];
       const std::string assignor = step.value("assignor", c.value("assignor", std::string()));
-      if (!is_client_assignor(assignor)) throw Mismatch("unknown client assignor '" + assignor + "'");
+      if (!is_client_assignor(assignor))
+        throw Mismatch("unknown client assignor '" + assignor + "'");
       StepRun run = run_step(assignor, step, done);
       try {
         verify_step(step, run, done);

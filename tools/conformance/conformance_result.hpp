@@ -6,7 +6,7 @@
 namespace rsim::assignors {
 
 struct ConformanceCaseResult {
-  std::string id;      // the case's `id` in its vector file
+  std::string id;  // the case's `id` in its vector file
   bool passed = false;
   std::string detail;  // on failure: what differed; "skipped: ..." for cases not run
 };

@@ -66,10 +66,10 @@ NamedMember parse_named_member(const json& topics) {
 // --- server assignors -----------------------------------------------------------------------
 
 struct Step {
-  std::map<std::string, std::int32_t> topics;         // name -> partition count
-  std::map<std::string, std::string> name_of_id;      // topic id -> name
+  std::map<std::string, std::int32_t> topics;                  // name -> partition count
+  std::map<std::string, std::string> name_of_id;               // topic id -> name
   std::map<std::string, std::set<std::string>> subscriptions;  // member -> names
-  std::map<std::string, NamedMember> inputs;          // member -> its current target
+  std::map<std::string, NamedMember> inputs;                   // member -> its current target
   Named result;
   ServerAssignment raw;
   bool ran = false;
@@ -163,12 +163,14 @@ class ServerCaseRunner {
             it->second.push_back(pair.at(1).get<std::int32_t>());
           }
           if (!ordered) {
-            for (auto& [id, partitions] : member.target) std::sort(partitions.begin(), partitions.end());
+            for (auto& [id, partitions] : member.target)
+              std::sort(partitions.begin(), partitions.end());
           }
         }
         NamedMember named;
         for (const auto& [id, partitions] : member.target) {
-          if (!partitions.empty()) named[s.name_of_id.at(id)].insert(partitions.begin(), partitions.end());
+          if (!partitions.empty())
+            named[s.name_of_id.at(id)].insert(partitions.begin(), partitions.end());
         }
         s.inputs[member.member_id] = std::move(named);
         input.members.push_back(std::move(member));
@@ -176,14 +178,15 @@ class ServerCaseRunner {
     }
     const json* order = field(step, case_, "member_iteration_order");
     if (order == nullptr || order->get<std::string>() == "sorted") {
-      std::sort(input.members.begin(), input.members.end(),
-                [](const ServerMember& a, const ServerMember& b) { return a.member_id < b.member_id; });
+      std::sort(
+          input.members.begin(), input.members.end(),
+          [](const ServerMember& a, const ServerMember& b) { return a.member_id < b.member_id; });
     }
     const json* type = field(step, case_, "subscription_type");
-    input.subscription_type = type ? (type->get<std::string>() == "HETEROGENEOUS"
-                                          ? SubscriptionType::Heterogeneous
-                                          : SubscriptionType::Homogeneous)
-                                   : subscription_type_by_names(input.members);
+    input.subscription_type =
+        type ? (type->get<std::string>() == "HETEROGENEOUS" ? SubscriptionType::Heterogeneous
+                                                            : SubscriptionType::Homogeneous)
+             : subscription_type_by_names(input.members);
 
     const json* expected_error = field(step, case_, "expected_error");
     AssignablePartitions assignable;
@@ -209,7 +212,8 @@ class ServerCaseRunner {
       for (const auto& [id, partitions] : assignment) {
         const auto it = s.name_of_id.find(id);
         if (!partitions.empty()) {
-          named[it == s.name_of_id.end() ? id : it->second].insert(partitions.begin(), partitions.end());
+          named[it == s.name_of_id.end() ? id : it->second].insert(partitions.begin(),
+                                                                   partitions.end());
         }
       }
     }
@@ -278,13 +282,15 @@ class ServerCaseRunner {
   std::string validity(const Step& s, bool balanced) const {
     std::map<std::pair<std::string, std::int32_t>, std::string> owner;
     for (const auto& [member, assignment] : s.result) {
-      const auto& subs = s.subscriptions.count(member) ? s.subscriptions.at(member) : std::set<std::string>{};
+      const auto& subs =
+          s.subscriptions.count(member) ? s.subscriptions.at(member) : std::set<std::string>{};
       for (const auto& [topic, p] : flat(assignment)) {
         const auto t = s.topics.find(topic);
         if (t == s.topics.end() || p < 0 || p >= t->second) {
           return fmt::format("{} holds {}-{}, which does not exist", member, topic, p);
         }
-        if (subs.count(topic) == 0) return fmt::format("{} holds {}-{} unsubscribed", member, topic, p);
+        if (subs.count(topic) == 0)
+          return fmt::format("{} holds {}-{} unsubscribed", member, topic, p);
         const auto [it, fresh] = owner.emplace(std::make_pair(topic, p), member);
         if (!fresh) return fmt::format("{}-{} held by {} and {}", topic, p, it->second, member);
       }
@@ -297,8 +303,8 @@ class ServerCaseRunner {
         if (sa - sb <= 1 && sb - sa <= 1) continue;
         for (const auto& [topic, partitions] : a->second) {
           if (b->second.count(topic) > 0) {
-            return fmt::format("{} ({}) and {} ({}) differ by more than one and share {}",
-                               a->first, sa, b->first, sb, topic);
+            return fmt::format("{} ({}) and {} ({}) differ by more than one and share {}", a->first,
+                               sa, b->first, sb, topic);
           }
         }
       }
@@ -306,7 +312,8 @@ class ServerCaseRunner {
     return "";
   }
 
-  // partition_member_counts, each_partition_member_count_between: how many members hold each partition.
+  // partition_member_counts, each_partition_member_count_between: how many members hold each
+  // partition.
   std::string partition_holders(const std::string& kind, const json& check, const Step& s) const {
     const Named& r = s.result;
     std::map<std::pair<std::string, std::int32_t>, std::size_t> holders;
@@ -317,7 +324,8 @@ class ServerCaseRunner {
       for (const auto& [topic, counts] : check.at("equals").items()) {
         for (std::size_t p = 0; p < counts.size(); ++p) {
           const std::size_t n = holders[{topic, static_cast<std::int32_t>(p)}];
-          if (n != counts[p].get<std::size_t>()) return fmt::format("{}-{} held by {}", topic, p, n);
+          if (n != counts[p].get<std::size_t>())
+            return fmt::format("{}-{} held by {}", topic, p, n);
         }
       }
       return "";
@@ -355,8 +363,9 @@ class ServerCaseRunner {
     if (kind == "intersects_step_assignment") {
       for (const auto& [topic, p] : flat(now_a)) ok = ok || contains(then_a, topic, p);
     }
-    return ok ? "" : fmt::format("{} got {}, step {} {} had {}", member, show(now_a),
-                                 check.at("step").get<int>(), of, show(then_a));
+    return ok ? ""
+              : fmt::format("{} got {}, step {} {} had {}", member, show(now_a),
+                            check.at("step").get<int>(), of, show(then_a));
   }
 
   std::string evaluate(const json& check, const Step& s) const {
@@ -377,18 +386,21 @@ class ServerCaseRunner {
     if (kind == "size") {
       const std::string member = check.at("member");
       const auto n = size_of(member_of(r, member));
-      return n == check.at("equals").get<std::size_t>() ? "" : fmt::format("{} holds {}", member, n);
+      return n == check.at("equals").get<std::size_t>() ? ""
+                                                        : fmt::format("{} holds {}", member, n);
     }
     if (kind == "sizes") {
       for (const auto& [member, want] : check.at("equals").items()) {
         const auto n = size_of(member_of(r, member));
-        if (n != want.get<std::size_t>()) return fmt::format("{} holds {}, want {}", member, n, want.dump());
+        if (n != want.get<std::size_t>())
+          return fmt::format("{} holds {}, want {}", member, n, want.dump());
       }
       return "";
     }
     if (kind == "sizes_one_of") {
       std::vector<std::size_t> sizes;
-      for (const json& m : check.at("members")) sizes.push_back(size_of(member_of(r, m.get<std::string>())));
+      for (const json& m : check.at("members"))
+        sizes.push_back(size_of(member_of(r, m.get<std::string>())));
       for (const json& option : check.at("options")) {
         if (option.get<std::vector<std::size_t>>() == sizes) return "";
       }
@@ -408,7 +420,8 @@ class ServerCaseRunner {
       for (const auto& [member, a] : r) {
         const auto it = a.find(topic);
         const std::size_t n = it == a.end() ? 0 : it->second.size();
-        if (n != check.at("equals").get<std::size_t>()) return fmt::format("{} holds {} of {}", member, n, topic);
+        if (n != check.at("equals").get<std::size_t>())
+          return fmt::format("{} holds {} of {}", member, n, topic);
       }
       return "";
     }
@@ -432,7 +445,8 @@ class ServerCaseRunner {
       return partition_holders(kind, check, s);
     if (kind == "no_member_missing") {
       for (const json& m : check.at("members")) {
-        if (r.count(m.get<std::string>()) == 0) return fmt::format("{} missing", m.get<std::string>());
+        if (r.count(m.get<std::string>()) == 0)
+          return fmt::format("{} missing", m.get<std::string>());
       }
       return "";
     }
@@ -464,7 +478,8 @@ class ServerCaseRunner {
               check["partition"].get<std::int32_t>() != p) {
             continue;
           }
-          if (!contains(member_of(r, member), topic, p)) return fmt::format("{} lost {}-{}", member, topic, p);
+          if (!contains(member_of(r, member), topic, p))
+            return fmt::format("{} lost {}-{}", member, topic, p);
         }
       }
       return "";
@@ -497,8 +512,9 @@ PartitionsWithEpochs parse_with_epochs(const json& m, const char* sets_key, cons
       auto& list = out[topic];
       for (const auto& [p, epoch] : epochs.items()) {
         const std::int32_t partition = std::stoi(p);
-        const auto it = std::find_if(list.begin(), list.end(),
-                                     [&](const PartitionEpoch& pe) { return pe.partition == partition; });
+        const auto it = std::find_if(list.begin(), list.end(), [&](const PartitionEpoch& pe) {
+          return pe.partition == partition;
+        });
         if (it == list.end()) {
           list.push_back({partition, epoch.get<std::int32_t>()});
         } else {
@@ -539,7 +555,8 @@ std::string show(const PartitionsWithEpochs& partitions) {
   std::vector<std::string> parts;
   for (const auto& [topic, list] : partitions) {
     std::vector<std::string> ps;
-    for (const PartitionEpoch& pe : list) ps.push_back(fmt::format("{}@{}", pe.partition, pe.assignment_epoch));
+    for (const PartitionEpoch& pe : list)
+      ps.push_back(fmt::format("{}@{}", pe.partition, pe.assignment_epoch));
     parts.push_back(fmt::format("{}:{}", topic, fmt::join(ps, ",")));
   }
   return "{" + fmt::format("{}", fmt::join(parts, " ")) + "}";
@@ -566,7 +583,8 @@ std::string compare_members(const ConsumerGroupMember& got, const json& want_jso
   std::sort(got_names.begin(), got_names.end());
   std::sort(want_names.begin(), want_names.end());
   if (got_names != want_names) diffs.push_back("subscribed_topic_names differ");
-  if (got.subscribed_topic_regex != want.subscribed_topic_regex) diffs.push_back("subscribed_topic_regex differs");
+  if (got.subscribed_topic_regex != want.subscribed_topic_regex)
+    diffs.push_back("subscribed_topic_regex differs");
   const auto strip = [with_epochs](PartitionsWithEpochs p) {
     if (!with_epochs) {
       for (auto& [topic, list] : p) {
@@ -580,7 +598,8 @@ std::string compare_members(const ConsumerGroupMember& got, const json& want_jso
                                 show(want.assigned_partitions)));
   }
   if (strip(got.partitions_pending_revocation) != strip(want.partitions_pending_revocation)) {
-    diffs.push_back(fmt::format("pending_revocation {} want {}", show(got.partitions_pending_revocation),
+    diffs.push_back(fmt::format("pending_revocation {} want {}",
+                                show(got.partitions_pending_revocation),
                                 show(want.partitions_pending_revocation)));
   }
   return fmt::format("{}", fmt::join(diffs, ", "));
@@ -595,7 +614,8 @@ ConformanceCaseResult run_reconciliation_case(const json& the_case) {
   }
   try {
     const json& in = the_case.at("input");
-    const ConsumerGroupMember member = parse_member(in.at("member"), in.at("member").at("member_epoch"));
+    const ConsumerGroupMember member =
+        parse_member(in.at("member"), in.at("member").at("member_epoch"));
 
     std::map<std::string, std::string> topic_ids_by_name;
     const json metadata = in.value("metadata_topics", json::object());
@@ -630,7 +650,8 @@ ConformanceCaseResult run_reconciliation_case(const json& the_case) {
     if (owned_json.is_array()) {
       owned.emplace();
       for (const json& tp : owned_json) {
-        owned->push_back({tp.at("topic").get<std::string>(), tp.at("partitions").get<std::vector<std::int32_t>>()});
+        owned->push_back({tp.at("topic").get<std::string>(),
+                          tp.at("partitions").get<std::vector<std::int32_t>>()});
       }
     }
     const reconciliation::ReconciliationInput input{
@@ -642,14 +663,18 @@ ConformanceCaseResult run_reconciliation_case(const json& the_case) {
         .topic_ids_by_name = topic_ids_by_name,
         .resolved_regular_expressions = resolved,
     };
-    const reconciliation::ReconciliationResult next = reconciliation::next_member_state(member, input);
+    const reconciliation::ReconciliationResult next =
+        reconciliation::next_member_state(member, input);
 
     if (the_case.contains("expected_error")) {
       const std::string want = the_case["expected_error"].get<std::string>();
       const bool fenced = next.error == reconciliation::ReconciliationError::FencedMemberEpoch;
-      const bool want_fenced = want.find("Fenced") != std::string::npos || want == "FENCED_MEMBER_EPOCH";
+      const bool want_fenced =
+          want.find("Fenced") != std::string::npos || want == "FENCED_MEMBER_EPOCH";
       result.passed = fenced && want_fenced;
-      if (!result.passed) result.detail = fmt::format("expected error {}, got {}", want, fenced ? "fenced" : "a member");
+      if (!result.passed)
+        result.detail =
+            fmt::format("expected error {}, got {}", want, fenced ? "fenced" : "a member");
       return result;
     }
     if (next.error != reconciliation::ReconciliationError::None) {
@@ -678,24 +703,27 @@ class VectorChecker {
     if (!doc.is_object()) return add("", "must be an object with \"cases\"");
     const auto cases = doc.find("cases");
     if (cases == doc.end() || !cases->is_array()) return add("/cases", "must be an array of cases");
-    for (std::size_t i = 0; i < cases->size(); ++i) check_case((*cases)[i], fmt::format("/cases/{}", i));
+    for (std::size_t i = 0; i < cases->size(); ++i)
+      check_case((*cases)[i], fmt::format("/cases/{}", i));
   }
 
  private:
   void add(const std::string& path, const std::string& what) {
-    if (problems.size() < 20) problems.push_back(fmt::format("{}: {}", path.empty() ? "/" : path, what));
+    if (problems.size() < 20)
+      problems.push_back(fmt::format("{}: {}", path.empty() ? "/" : path, what));
   }
 
   void check_case(const json& c, const std::string& at) {
     if (!c.is_object()) return add(at, "must be an object");
-    if (c.contains("generator") || (c.contains("steps") && c["steps"].is_array() &&
-                                    std::any_of(c["steps"].begin(), c["steps"].end(), [](const json& s) {
-                                      return s.is_object() && s.contains("generator");
-                                    }))) {
+    if (c.contains("generator") ||
+        (c.contains("steps") && c["steps"].is_array() &&
+         std::any_of(c["steps"].begin(), c["steps"].end(),
+                     [](const json& s) { return s.is_object() && s.contains("generator"); }))) {
       return;  // not run (skipped with a reason)
     }
     if (c.contains("steps")) {
-      if (!c["steps"].is_array() || c["steps"].empty()) return add(at + "/steps", "must be a non-empty array");
+      if (!c["steps"].is_array() || c["steps"].empty())
+        return add(at + "/steps", "must be a non-empty array");
       for (std::size_t k = 0; k < c["steps"].size(); ++k) {
         check_step(c["steps"][k], c, fmt::format("{}/steps/{}", at, k), at, k);
       }
@@ -712,8 +740,10 @@ class VectorChecker {
   }
 
   bool partition_number(const json& v, const std::string& at) {
-    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= kMaxVectorPartitions) {
-      add(at, fmt::format("must be a partition number 0..{}, got {}", kMaxVectorPartitions - 1, v.dump()));
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 ||
+        v.get<std::int64_t>() >= kMaxVectorPartitions) {
+      add(at, fmt::format("must be a partition number 0..{}, got {}", kMaxVectorPartitions - 1,
+                          v.dump()));
       return false;
     }
     return true;
@@ -736,14 +766,16 @@ class VectorChecker {
         add(p + "/id", fmt::format("member \"{}\" is listed twice", m["id"].get<std::string>()));
       }
       for (const char* key : {"instance_id", "rack"}) {
-        if (m.contains(key) && !m[key].is_null() && !m[key].is_string()) add(p + "/" + key, "must be a string or null");
+        if (m.contains(key) && !m[key].is_null() && !m[key].is_string())
+          add(p + "/" + key, "must be a string or null");
       }
       if (m.contains("subscriptions")) {
         if (!m["subscriptions"].is_array()) {
           add(p + "/subscriptions", "must be an array of topic names");
         } else {
           for (std::size_t j = 0; j < m["subscriptions"].size(); ++j) {
-            if (!m["subscriptions"][j].is_string()) add(fmt::format("{}/subscriptions/{}", p, j), "must be a topic name");
+            if (!m["subscriptions"][j].is_string())
+              add(fmt::format("{}/subscriptions/{}", p, j), "must be a topic name");
           }
         }
       }
@@ -752,11 +784,13 @@ class VectorChecker {
         if (a.is_object()) {
           const auto from = a.find("from_step");
           if (from == a.end() || !from->is_number_unsigned() || from->get<std::size_t>() >= k) {
-            add(p + "/assigned/from_step", k == 0 ? std::string("the first step has no earlier step to take it from")
-                                                  : fmt::format("must be the number of an earlier step (0..{})", k - 1));
+            add(p + "/assigned/from_step",
+                k == 0 ? std::string("the first step has no earlier step to take it from")
+                       : fmt::format("must be the number of an earlier step (0..{})", k - 1));
           }
         } else if (!a.is_array()) {
-          add(p + "/assigned", "must be an array of [topic, partition] pairs or {\"from_step\": n}");
+          add(p + "/assigned",
+              "must be an array of [topic, partition] pairs or {\"from_step\": n}");
         } else {
           for (std::size_t j = 0; j < a.size(); ++j) {
             const std::string q = fmt::format("{}/assigned/{}", p, j);
@@ -791,28 +825,32 @@ class VectorChecker {
             add(p + "/" + member + "/" + topic, "must be an array of partition numbers");
             continue;
           }
-          for (std::size_t j = 0; j < ps.size(); ++j) partition_number(ps[j], fmt::format("{}/{}/{}/{}", p, member, topic, j));
+          for (std::size_t j = 0; j < ps.size(); ++j)
+            partition_number(ps[j], fmt::format("{}/{}/{}/{}", p, member, topic, j));
         }
       }
     }
   }
 
-  void check_step(const json& step, const json& c, const std::string& at, const std::string& case_at,
-                  std::size_t k) {
+  void check_step(const json& step, const json& c, const std::string& at,
+                  const std::string& case_at, std::size_t k) {
     if (!step.is_object()) return add(at, "must be an object");
     // Where a key was read from: the step, else the case it inherits from.
     const auto where = [&](const json& /*c*/, const char* key) {
       return (step.contains(key) ? at : case_at) + "/" + key;
     };
-    if (const json* a = value(step, c, "assignor"); a && !a->is_string()) add(where(c, "assignor"), "must be a string");
+    if (const json* a = value(step, c, "assignor"); a && !a->is_string())
+      add(where(c, "assignor"), "must be a string");
     if (const json* t = value(step, c, "subscription_type")) {
       if (!t->is_string() || (*t != "HOMOGENEOUS" && *t != "HETEROGENEOUS")) {
-        add(where(c, "subscription_type"), fmt::format("must be \"HOMOGENEOUS\" or \"HETEROGENEOUS\", got {}", t->dump()));
+        add(where(c, "subscription_type"),
+            fmt::format("must be \"HOMOGENEOUS\" or \"HETEROGENEOUS\", got {}", t->dump()));
       }
     }
     if (const json* o = value(step, c, "member_iteration_order")) {
       if (!o->is_string() || (*o != "sorted" && *o != "as_listed")) {
-        add(where(c, "member_iteration_order"), fmt::format("must be \"sorted\" or \"as_listed\", got {}", o->dump()));
+        add(where(c, "member_iteration_order"),
+            fmt::format("must be \"sorted\" or \"as_listed\", got {}", o->dump()));
       }
     }
     if (const json* t = value(step, c, "topics")) {
@@ -820,8 +858,11 @@ class VectorChecker {
         add(where(c, "topics"), "must be an object: topic name -> partition count");
       } else {
         for (const auto& [name, n] : t->items()) {
-          if (!n.is_number_integer() || n.get<std::int64_t>() < 0 || n.get<std::int64_t>() > kMaxVectorPartitions) {
-            add(where(c, "topics") + "/" + name, fmt::format("must be a partition count 0..{}, got {}", kMaxVectorPartitions, n.dump()));
+          if (!n.is_number_integer() || n.get<std::int64_t>() < 0 ||
+              n.get<std::int64_t>() > kMaxVectorPartitions) {
+            add(where(c, "topics") + "/" + name,
+                fmt::format("must be a partition count 0..{}, got {}", kMaxVectorPartitions,
+                            n.dump()));
           }
         }
       }
@@ -835,17 +876,21 @@ class VectorChecker {
         std::map<std::string, std::string> seen;
         for (const auto& [name, id] : ids->items()) {
           if (!id.is_string() || id.get<std::string>().empty()) {
-            add(where(c, "topic_ids") + "/" + name, fmt::format("must be a non-empty string, got {}", id.dump()));
+            add(where(c, "topic_ids") + "/" + name,
+                fmt::format("must be a non-empty string, got {}", id.dump()));
             continue;
           }
           const auto [it, fresh] = seen.emplace(id.get<std::string>(), name);
-          if (!fresh) add(where(c, "topic_ids") + "/" + name, fmt::format("repeats the id of topic \"{}\"", it->second));
+          if (!fresh)
+            add(where(c, "topic_ids") + "/" + name,
+                fmt::format("repeats the id of topic \"{}\"", it->second));
         }
       }
     }
     if (const json* a = value(step, c, "assignable_partitions")) {
       if (!a->is_object()) {
-        add(where(c, "assignable_partitions"), "must be an object: topic name -> partition numbers");
+        add(where(c, "assignable_partitions"),
+            "must be an object: topic name -> partition numbers");
       } else {
         for (const auto& [name, ps] : a->items()) {
           const std::string p = where(c, "assignable_partitions") + "/" + name;
@@ -853,7 +898,8 @@ class VectorChecker {
             add(p, "must be an array of partition numbers");
             continue;
           }
-          for (std::size_t i = 0; i < ps.size(); ++i) partition_number(ps[i], fmt::format("{}/{}", p, i));
+          for (std::size_t i = 0; i < ps.size(); ++i)
+            partition_number(ps[i], fmt::format("{}/{}", p, i));
         }
       }
     }
@@ -863,7 +909,8 @@ class VectorChecker {
     if (!members->is_array()) return add(mat, "must be an array of members");
     check_members(*members, mat, k);
     check_expected(step, at);
-    if (step.contains("checks") && !step["checks"].is_array()) add(at + "/checks", "must be an array");
+    if (step.contains("checks") && !step["checks"].is_array())
+      add(at + "/checks", "must be an array");
   }
 };
 

@@ -1,7 +1,8 @@
-// Runs the conformance vectors of kinds `server-assignor`, `share-assignor` and `current-assignment-builder`
-// (see tests/conformance/README.md) against assign_server() and next_member_state(), and
-// evaluates every expectation and check they list, `derived` ones included. One checker for the
-// tests and `rebalance-sim conformance`; it reads parsed JSON, it does not load files.
+// Runs the conformance vectors of kinds `server-assignor`, `share-assignor` and
+// `current-assignment-builder` (see tests/conformance/README.md) against assign_server() and
+// next_member_state(), and evaluates every expectation and check they list, `derived` ones
+// included. One checker for the tests and `rebalance-sim conformance`; it reads parsed JSON, it
+// does not load files.
 #pragma once
 #include <string>
 #include <vector>

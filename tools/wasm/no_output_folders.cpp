@@ -10,15 +10,29 @@
 namespace rsim::cli {
 
 namespace {
-[[noreturn]] void no_files() { throw std::logic_error("the playground writes no files (RunOptions::staged must be null)"); }
+[[noreturn]] void no_files() {
+  throw std::logic_error("the playground writes no files (RunOptions::staged must be null)");
+}
 }  // namespace
 
-OutputFile::OutputFile(std::filesystem::path) { no_files(); }
+OutputFile::OutputFile(std::filesystem::path) {
+  no_files();
+}
 OutputFile::~OutputFile() = default;
-void OutputFile::append(std::string_view) { no_files(); }
-void OutputFile::close() { no_files(); }
-std::filesystem::path StagedOutput::staged(const std::filesystem::path&) { no_files(); }
-void StagedOutput::write_file(const std::filesystem::path&, std::string_view) { no_files(); }
-OutputError StagedOutput::retold(const OutputError&) const { no_files(); }
+void OutputFile::append(std::string_view) {
+  no_files();
+}
+void OutputFile::close() {
+  no_files();
+}
+std::filesystem::path StagedOutput::staged(const std::filesystem::path&) {
+  no_files();
+}
+void StagedOutput::write_file(const std::filesystem::path&, std::string_view) {
+  no_files();
+}
+OutputError StagedOutput::retold(const OutputError&) const {
+  no_files();
+}
 
 }  // namespace rsim::cli

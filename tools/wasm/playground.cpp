@@ -21,12 +21,12 @@
 #include "build_info.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/scenario/world.hpp"
+#include "reports/analyses/expectations.hpp"
 #include "reports/html_report.hpp"
 #include "reports/ordered_parse.hpp"
 #include "reports/share_view.hpp"
 #include "reports/timeline.hpp"
 #include "sim/kernel.hpp"
-#include "reports/analyses/expectations.hpp"
 #include "tools/exit_codes.hpp"
 #include "tools/runner.hpp"
 
@@ -62,7 +62,8 @@ rsim::ScenarioSpec load(const std::string& path, const std::string& text) {
   {
     std::ofstream out(p, std::ios::binary | std::ios::trunc);
     out << text;
-    if (!out) throw rsim::ScenarioError(path, {"cannot be written to the page's in-memory file system"});
+    if (!out)
+      throw rsim::ScenarioError(path, {"cannot be written to the page's in-memory file system"});
   }
   return rsim::cli::load_checked_scenario(path);
 }
@@ -80,11 +81,16 @@ std::vector<std::string> unsupported(const rsim::ScenarioSpec& spec) {
 /// {"exit": 0} or {"exit": 2, "errors": [...]}: the loader's messages, all of them.
 std::string validate(const std::string& path, const std::string& text) {
   const auto where = checked_path(path);
-  if (!where) return failure(kBadInput, {"the scenario's path must be a relative path ending in .json"}).dump();
+  if (!where)
+    return failure(kBadInput, {"the scenario's path must be a relative path ending in .json"})
+        .dump();
   try {
     const auto spec = load(*where, text);
-    if (auto problems = unsupported(spec); !problems.empty()) return failure(kBadInput, std::move(problems)).dump();
-    return nlohmann::json{{"exit", kOk}, {"consumers", spec.consumers.size()}, {"events", spec.events.size()},
+    if (auto problems = unsupported(spec); !problems.empty())
+      return failure(kBadInput, std::move(problems)).dump();
+    return nlohmann::json{{"exit", kOk},
+                          {"consumers", spec.consumers.size()},
+                          {"events", spec.events.size()},
                           {"protocols", spec.protocols}}
         .dump();
   } catch (const rsim::ScenarioError& e) {
@@ -96,9 +102,12 @@ std::string validate(const std::string& path, const std::string& text) {
 
 /// Runs every protocol variant of the scenario (seed: "" for the scenario's own), and renders the
 /// report from the traces as `run` writes them (--trace standard).
-std::string run_staged(const std::string& path, const std::string& text, const std::string& seed_text, bool log_stages) {
+std::string run_staged(const std::string& path, const std::string& text,
+                       const std::string& seed_text, bool log_stages) {
   const auto where = checked_path(path);
-  if (!where) return failure(kBadInput, {"the scenario's path must be a relative path ending in .json"}).dump();
+  if (!where)
+    return failure(kBadInput, {"the scenario's path must be a relative path ending in .json"})
+        .dump();
   std::optional<std::uint64_t> seed;
   if (!seed_text.empty()) {
     if (seed_text.size() > 19 || seed_text.find_first_not_of("0123456789") != std::string::npos)
@@ -112,10 +121,12 @@ std::string run_staged(const std::string& path, const std::string& text, const s
     rsim::cli::RunOptions options;
     options.level = rsim::cli::TraceLevel::Standard;
     options.keep_trace = true;
-    options.not_processed_gaps = true;  // the partition view's gaps, from the run's own summary sink
+    options.not_processed_gaps =
+        true;  // the partition view's gaps, from the run's own summary sink
     auto outputs = rsim::cli::run_variants(spec, {}, seed, options);
-    std::stable_sort(outputs.begin(), outputs.end(),
-                     [](const auto& a, const auto& b) { return reports::variant_less(a.protocol, b.protocol); });
+    std::stable_sort(outputs.begin(), outputs.end(), [](const auto& a, const auto& b) {
+      return reports::variant_less(a.protocol, b.protocol);
+    });
     stage(log_stages, "simulated");
     std::vector<reports::Timeline> timelines;
     std::vector<reports::ShareView> share;
@@ -123,14 +134,18 @@ std::string run_staged(const std::string& path, const std::string& text, const s
     bool failed = false;
     for (const auto& o : outputs) {
       const std::string summary = o.summary.dump(2) + "\n";
-      timelines.push_back(reports::build_timeline(o.trace_jsonl, reports::parse_ordered(summary), o.not_processed));
+      timelines.push_back(
+          reports::build_timeline(o.trace_jsonl, reports::parse_ordered(summary), o.not_processed));
       if (timelines.back().protocol.empty()) timelines.back().protocol = o.protocol;
-      if (o.protocol == "share") share.push_back(reports::build_share_view(o.trace_jsonl, o.protocol));
+      if (o.protocol == "share")
+        share.push_back(reports::build_share_view(o.trace_jsonl, o.protocol));
       nlohmann::json failures = nlohmann::json::array();
       for (const auto& e : o.expectations)
         if (!e.passed) failures.push_back(e.describe());
       failed = failed || !failures.empty();
-      variants.push_back({{"protocol", o.protocol}, {"summary", summary}, {"events_fired", o.events_fired},
+      variants.push_back({{"protocol", o.protocol},
+                          {"summary", summary},
+                          {"events_fired", o.events_fired},
                           {"failed_expectations", std::move(failures)}});
     }
     stage(log_stages, "timelines");
@@ -157,11 +172,14 @@ std::string run(const std::string& path, const std::string& text, const std::str
 
 /// run(), logging "rsim-timing STAGE -" on the console after each stage (the page's ?timing=1):
 /// headless Chromium's virtual time stops the page's clock, the log's stamps are real time.
-std::string run_timed(const std::string& path, const std::string& text, const std::string& seed_text) {
+std::string run_timed(const std::string& path, const std::string& text,
+                      const std::string& seed_text) {
   return run_staged(path, text, seed_text, true);
 }
 
-std::string version() { return std::string(rsim::build::kVersion) + " (" + rsim::build::kCommit + ")"; }
+std::string version() {
+  return std::string(rsim::build::kVersion) + " (" + rsim::build::kCommit + ")";
+}
 
 }  // namespace
 
