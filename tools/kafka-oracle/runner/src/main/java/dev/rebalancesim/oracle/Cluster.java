@@ -56,6 +56,9 @@ final class Cluster implements AutoCloseable {
     }
   }
 
+  /** FEATURE=LEVEL pairs given to kafka-storage format (e.g. share.version=1). */
+  final List<String> features = new ArrayList<>();
+
   String bootstrap() {
     List<String> l = new ArrayList<>();
     for (int p : brokerPorts) l.add("127.0.0.1:" + p);
@@ -107,8 +110,13 @@ final class Cluster implements AutoCloseable {
       // kafka-storage format, in this JVM (one JVM start fewer on a loaded machine)
       Path log = dir.resolve("format-" + i + ".log");
       try (java.io.PrintStream ps = new java.io.PrintStream(log.toFile(), StandardCharsets.UTF_8)) {
-        int rc = kafka.tools.StorageTool.execute(new String[] {"format", "--cluster-id", clusterId,
-            "--config", propsFile(i).toString(), "--ignore-formatted"}, ps);
+        List<String> args = new ArrayList<>(List.of("format", "--cluster-id", clusterId,
+            "--config", propsFile(i).toString(), "--ignore-formatted"));
+        for (String f : features) {
+          args.add("--feature");
+          args.add(f);
+        }
+        int rc = kafka.tools.StorageTool.execute(args.toArray(new String[0]), ps);
         if (rc != 0) {
           throw new IllegalStateException("kafka-storage format of broker-" + i + " failed: " + tail(log));
         }

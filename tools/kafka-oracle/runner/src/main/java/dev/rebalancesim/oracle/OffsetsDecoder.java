@@ -37,9 +37,15 @@ final class OffsetsDecoder {
       Map<String, String> topicNames, List<ObjectNode> trace, List<ObjectNode> out) throws IOException {
     Map<String, String> members = new TreeMap<>();
     Map<String, String> clients = new TreeMap<>();
+    Map<String, String> byClient = new TreeMap<>();
     for (ObjectNode o : trace) {
       if (o.path("type").asText().equals("member.id") && !o.path("member_id").asText().isEmpty()) {
         members.put(o.path("member_id").asText(), o.path("consumer").asText());
+      }
+      // a share consumer cannot tell its member id (ShareConsumer has no groupMetadata()): its
+      // consumer.start names its client.id, which its ShareGroupMemberMetadata record carries
+      if (o.path("type").asText().equals("consumer.start") && o.has("client_id")) {
+        byClient.put(o.path("client_id").asText(), o.path("consumer").asText());
       }
     }
     for (String line : lines) {
@@ -68,6 +74,10 @@ final class OffsetsDecoder {
       r.put("group", group);
       if (kd.has("memberId")) {
         String m = kd.path("memberId").asText();
+        if (type == 10 && payload != null && !members.containsKey(m)) {
+          String name = byClient.get(payload.path("data").path("clientId").asText());
+          if (name != null) members.put(m, name);
+        }
         r.put("member_id", m);
         r.put("consumer", members.getOrDefault(m, m));
       }

@@ -43,7 +43,7 @@ import org.apache.kafka.common.utils.internals.AppInfoParser;
  */
 public final class Oracle {
   static final ObjectMapper JSON = new ObjectMapper();
-  private static final Set<String> VARIANTS = Set.of("classic-eager", "classic-cooperative", "consumer");
+  private static final Set<String> VARIANTS = Set.of("classic-eager", "classic-cooperative", "consumer", "share");
   /** Time the whole run may take beyond the scenario's duration (set-up, JVM starts, dump). */
   private static final long SETUP_BUDGET_SEC = 300;
 
@@ -124,8 +124,7 @@ public final class Oracle {
   static List<String> refusals(Path file, JsonNode sc, String variant) {
     List<String> r = new ArrayList<>();
     if (!VARIANTS.contains(variant)) {
-      r.add(file + ": variant \"" + variant + "\": the oracle runs classic-eager, classic-cooperative and consumer"
-          + (variant.equals("share") ? " (share groups are not recorded yet)" : ""));
+      r.add(file + ": variant \"" + variant + "\": the oracle runs classic-eager, classic-cooperative, consumer and share");
     }
     int brokers = sc.path("cluster").path("brokers").asInt(1);
     if (brokers > 3) {
@@ -143,8 +142,13 @@ public final class Oracle {
         case "partition-network":
           r.add(file + ": /events/" + i + "/do: \"" + d + "\" cannot be carried out on real Kafka: the oracle has no network fault injection (loopback only)");
           break;
+        case "subscribe": case "fail-coordinator":
+          if (variant.equals("share")) {
+            r.add(file + ": /events/" + i + "/do: \"" + d + "\" is not carried out for share groups by the oracle (only start, stop, crash, restart, stall, pause, add-partitions, produce)");
+          }
+          break;
         case "start": case "stop": case "crash": case "restart": case "stall": case "pause":
-        case "subscribe": case "add-partitions": case "produce": case "fail-coordinator":
+        case "add-partitions": case "produce":
           break;
         default:
           r.add(file + ": /events/" + i + "/do: \"" + d + "\" is not supported by the oracle");
@@ -170,6 +174,9 @@ public final class Oracle {
         .forEachRemaining(e -> brokerConfig.put(e.getKey(), propertyValue(e.getValue())));
     log("starting " + brokers + " broker(s) in " + tmp);
     cluster = new Cluster(brokers, brokerConfig, tmp, classpath, lifetime);
+    // Share groups (KIP-932) need the share.version feature at level 1 or above; set it at format
+    // time rather than rely on the release's default level.
+    if (variant.equals("share")) cluster.features.add("share.version=1");
     cluster.formatAndStart();
     // The consumer JVMs start (and build their KafkaConsumer) while the brokers come up.
     spawnConsumers(lifetime);
@@ -296,6 +303,7 @@ public final class Oracle {
   }
 
   private ObjectNode consumerSpec(JsonNode c, JsonNode eventConfig) {
+    if (variant.equals("share")) return shareConsumerSpec(c, eventConfig);
     ObjectNode s = obj();
     s.put("name", c.path("name").asText());
     s.put("seed", scenario.path("seed").asLong(1));
@@ -322,6 +330,27 @@ public final class Oracle {
     if (cfg.containsKey("partition.assignment.strategy")) {
       cfg.put("partition.assignment.strategy", assignorClasses(cfg.get("partition.assignment.strategy")));
     }
+    cfg.put("group.id", c.path("group").asText());
+    cfg.put("bootstrap.servers", cluster.bootstrap());
+    ObjectNode config = s.putObject("config");
+    cfg.forEach(config::put);
+    return s;
+  }
+
+  /** A KafkaShareConsumer's spec: no group.protocol, assignor or commit settings (KIP-932). */
+  private ObjectNode shareConsumerSpec(JsonNode c, JsonNode eventConfig) {
+    ObjectNode s = obj();
+    s.put("name", c.path("name").asText());
+    s.put("seed", scenario.path("seed").asLong(1));
+    s.set("topics", c.path("topics"));
+    s.put("poll_timeout_ms", c.path("poll_timeout_ms").asLong(100));
+    if (c.has("processing")) s.set("processing", c.get("processing"));
+    if (c.has("outcomes")) s.set("outcomes", c.get("outcomes"));
+    s.put("delivery_count_limit", scenario.path("cluster").path("config").path("group.share.delivery.count.limit").asInt(5));
+    Map<String, String> cfg = new TreeMap<>();
+    c.path("config").fields().forEachRemaining(e -> cfg.put(e.getKey(), propertyValue(e.getValue())));
+    c.path("config_by_protocol").path("share").fields().forEachRemaining(e -> cfg.put(e.getKey(), propertyValue(e.getValue())));
+    if (eventConfig != null) eventConfig.fields().forEachRemaining(e -> cfg.put(e.getKey(), propertyValue(e.getValue())));
     cfg.put("group.id", c.path("group").asText());
     cfg.put("bootstrap.servers", cluster.bootstrap());
     ObjectNode config = s.putObject("config");
@@ -369,7 +398,7 @@ public final class Oracle {
       Files.writeString(specFile, spec.toString());
       List<String> cmd = List.of("timeout", "-s", "KILL", Long.toString(lifetime), javaBin(),
           "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classpath,
-          ConsumerApp.class.getName(), specFile.toString());
+          (variant.equals("share") ? ShareConsumerApp.class : ConsumerApp.class).getName(), specFile.toString());
       ProcessBuilder pb = new ProcessBuilder(cmd);
       pb.redirectError(tmp.resolve("consumer-" + name + "-" + incarnation + ".log").toFile());
       process = pb.start();
