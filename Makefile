@@ -23,7 +23,7 @@ DEMO_OUT := out/two-consumers
 FUZZ_DEB_PACKAGES := clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
-.PHONY: format deps test-deps sanitize-deps build demo test install deb image image-test sanitize sanitize-build tsan fuzz clean oracle-assignors oracle oracle-smoke site
+.PHONY: format deps test-deps sanitize-deps build demo test install deb image image-test sanitize sanitize-build tsan fuzz clean oracle-assignors oracle oracle-smoke oracle-share-smoke site
 
 deps test-deps:
 	@missing=""; for p in $(if $(filter test-deps,$@),$(TEST_PACKAGES),$(DEB_PACKAGES)); do \
@@ -160,8 +160,11 @@ oracle-assignors:
 # from Maven Central on first use):
 #   make oracle SCENARIO=scenarios/classic/crash-session-timeout.json [VARIANTS="classic-eager consumer"] [ORACLE_OUT=out/oracle]
 #   make oracle-smoke   one short scenario on a real broker, then `compare` on it (under 2 minutes)
+#   make oracle-share-smoke   the same for a share group (KafkaShareConsumer, explicit RELEASE up to the
+#                             delivery count limit)
 ORACLE_OUT ?= out/oracle
 ORACLE_SMOKE := scenarios/examples/oracle-smoke.json
+ORACLE_SHARE_SMOKE := scenarios/examples/oracle-share-smoke.json
 
 oracle:
 	@if [ -z "$(SCENARIO)" ]; then echo "usage: make oracle SCENARIO=path [VARIANTS='classic-eager consumer'] [ORACLE_OUT=dir]" >&2; exit 2; fi
@@ -171,3 +174,8 @@ oracle-smoke: build
 	rm -rf out/oracle-smoke
 	timeout -s KILL 300 tools/kafka-oracle/oracle $(ORACLE_SMOKE) out/oracle-smoke classic-eager
 	./$(BUILD_DIR)/rebalance-sim compare $(ORACLE_SMOKE) --real out/oracle-smoke --tolerance-classic-ms 10000
+
+oracle-share-smoke: build
+	rm -rf out/oracle-share-smoke
+	timeout -s KILL 420 tools/kafka-oracle/oracle $(ORACLE_SHARE_SMOKE) out/oracle-share-smoke share
+	./$(BUILD_DIR)/rebalance-sim compare $(ORACLE_SHARE_SMOKE) --real out/oracle-share-smoke --tolerance-classic-ms 10000 --tolerance-share-ms 10000 --tolerance-share-count-pct 50

@@ -144,6 +144,13 @@ CLI::App* add_compare_subcommand(CLI::App& app, CompareArgs& args) {
   c->add_option("--tolerance-consumer-ms", args.tolerances.consumer_ms,
                 "allowed |real - sim| per callback under consumer (default 400)");
   c->add_option(
+      "--tolerance-share-ms", args.tolerances.share_ms,
+      "allowed |real - sim| per redelivered or archived record under share (default 400)");
+  c->add_option("--tolerance-share-count-pct", args.tolerances.share_count_pct,
+                "allowed |real - sim| of a share count (acquired, released, ...) in % of the real "
+                "run's, at least 2 "
+                "(default 10)");
+  c->add_option(
       "--match-window-ms", args.tolerances.match_window_ms,
       "callbacks further apart than this are never matched with each other (default 10000)");
   c->add_option("--json", args.json_out, "also write the comparison as JSON to FILE");

@@ -172,6 +172,59 @@ struct FactsBuilder::State {
   std::map<std::string, std::vector<std::pair<std::int64_t, std::int64_t>>> delivered;
 };
 
+namespace {
+
+/// At most this many redeliveries and archivals per trace are kept for matching in order (the
+/// match is quadratic); the counts go on.
+constexpr std::size_t kMaxShareEvents = 5000;
+
+void add_share_event(ShareFacts& f, const char* kind, const std::string& partition,
+                     std::int64_t first, std::int64_t last, std::int64_t delivery_count,
+                     std::int64_t t_us) {
+  for (std::int64_t o = first; o <= last && f.events.size() < kMaxShareEvents; ++o)
+    f.events.push_back({t_us, kind, partition, o, delivery_count});
+}
+
+/// One share.records line: an acquisition (from AVAILABLE to ACQUIRED) or an acknowledgement
+/// (cause ACCEPT, RELEASE or REJECT); the broker's own transitions are no client's view.
+void add_share_records(ShareFacts& f, const json& e) {
+  f.present = true;
+  const std::int64_t n = int_of(e, "records"), dc = int_of(e, "delivery_count"),
+                     t = int_of(e, "t_us");
+  const std::string from = str_of(e, "from"), to = str_of(e, "to"), cause = str_of(e, "cause"),
+                    partition = str_of(e, "partition");
+  if (from == "AVAILABLE" && to == "ACQUIRED") {
+    f.acquired += n;
+    f.max_delivery_count = std::max(f.max_delivery_count, dc);
+    if (dc >= 2) {
+      f.redelivered += n;
+      add_share_event(f, "redelivered", partition, int_of(e, "first_offset"),
+                      int_of(e, "last_offset"), dc, t);
+    }
+    return;
+  }
+  if (from != "ACQUIRED") return;
+  if (cause == "ACCEPT")
+    f.accepted += n;
+  else if (cause == "RELEASE")
+    f.released += n;
+  else if (cause == "REJECT")
+    f.rejected += n;
+  else
+    return;
+  if (to == "ARCHIVED") {
+    f.archived += n;
+    add_share_event(f, "archived", partition, int_of(e, "first_offset"), int_of(e, "last_offset"),
+                    dc, t);
+  }
+}
+
+}  // namespace
+
+std::string ShareEvent::str() const {
+  return fmt::format("{} {}@{} (delivery count {})", kind, partition, offset, delivery_count);
+}
+
 FactsBuilder::FactsBuilder() : s_(std::make_unique<State>()) {}
 FactsBuilder::~FactsBuilder() = default;
 
@@ -200,6 +253,8 @@ void FactsBuilder::add(const json& e) {
     f.records.push_back(r);
     if (!r.tombstone && r.epoch > 0 && (rec == "GroupMetadata" || rec == "ConsumerGroupMetadata"))
       s_->generations[str_of(e, "group")].insert(r.epoch);
+  } else if (type == "share.records") {
+    add_share_records(f.share, e);
   } else if (type == "records.fetched" && e.contains("ranges") && e["ranges"].is_array()) {
     for (const auto& r : e["ranges"])
       if (r.is_object())
@@ -326,6 +381,10 @@ std::vector<std::string> VariantComparison::failures() const {
   if (!duplicates_equal)
     out.push_back(fmt::format("duplicates: sim {} real {}", duplicates_sim, duplicates_real));
   if (!lost_equal) out.push_back(fmt::format("lost: sim {} real {}", lost_sim, lost_real));
+  for (const auto& d : share_count_differences) out.push_back("share " + d);
+  if (share_events_beyond > 0)
+    out.push_back(fmt::format("share redeliveries/archivals: {} beyond ±{} ms: {}",
+                              share_events_beyond, share_tolerance_ms, first_share_difference));
   return out;
 }
 
@@ -582,8 +641,12 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
       for (const auto& x : real) v.push_back(get(x));
       return v;
     };
+    // A KafkaShareConsumer has no assignment(): a real share run has no final assignment to
+    // compare (its group's assignment records are compared above).
+    c.final_observed = variant != "share";
     const auto final_of = [](const TraceFacts& f) { return f.final_assignment; };
-    race_of_fact("final assignment", final_of(sim), facts(final_of), c.races, c.final_equal);
+    if (c.final_observed)
+      race_of_fact("final assignment", final_of(sim), facts(final_of), c.races, c.final_equal);
     c.final_sim = sim.final_assignment;
     c.final_real = r.final_assignment;
     const auto count = [&](const char* what, auto get, std::int64_t& s_out, std::int64_t& r_out,
@@ -600,8 +663,57 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
         c.duplicates_real, c.duplicates_equal);
     count(
         "lost", [](const TraceFacts& f) { return f.lost; }, c.lost_sim, c.lost_real, c.lost_equal);
+    if (sim.share.present || r.share.present) compare_share(c, sim.share, r.share, tol);
   }
   return c;
+}
+
+void compare_share(VariantComparison& c, const ShareFacts& sim, const ShareFacts& real,
+                   const Tolerances& tol) {
+  c.share = true;
+  c.share_sim = sim;
+  c.share_real = real;
+  c.share_tolerance_ms = tol.share_ms;
+  const auto count = [&](const char* what, std::int64_t s, std::int64_t r) {
+    const std::int64_t allowed = std::max(tol.share_count_min, r * tol.share_count_pct / 100);
+    if (std::llabs(s - r) > allowed)
+      c.share_count_differences.push_back(
+          fmt::format("{}: sim {} real {} (beyond ±{})", what, s, r, allowed));
+  };
+  count("acquired", sim.acquired, real.acquired);
+  count("redelivered", sim.redelivered, real.redelivered);
+  count("accepted", sim.accepted, real.accepted);
+  count("released", sim.released, real.released);
+  count("rejected", sim.rejected, real.rejected);
+  count("archived", sim.archived, real.archived);
+  if (sim.max_delivery_count != real.max_delivery_count)
+    c.share_count_differences.push_back(fmt::format(
+        "highest delivery count: sim {} real {}", sim.max_delivery_count, real.max_delivery_count));
+  // In order and in time, as the __consumer_offsets records: the same record redelivered (or
+  // archived) with the same delivery count, no further apart than the match window.
+  const std::int64_t tol_us = tol.share_ms * 1000, window_us = tol.match_window_ms * 1000;
+  const auto same = [window_us](const ShareEvent& x, const ShareEvent& y) {
+    return x == y && std::llabs(x.t_us - y.t_us) <= window_us;
+  };
+  const auto m = lcs(sim.events, real.events, same);
+  c.share_events_matched = m.size();
+  for (const auto& [i, j] : m) {
+    const std::int64_t dev = real.events[j].t_us - sim.events[i].t_us;
+    if (std::llabs(dev) <= tol_us) continue;
+    if (c.share_events_beyond++ == 0)
+      c.first_share_difference =
+          fmt::format("{}: sim at {} ms, real at {} ms ({} ms)", sim.events[i].str(),
+                      fmt_ms(sim.events[i].t_us), fmt_ms(real.events[j].t_us), fmt_dev(dev));
+  }
+  if (c.first_share_difference.empty() &&
+      m.size() < std::max(sim.events.size(), real.events.size())) {
+    std::size_t k = 0;
+    while (k < m.size() && m[k].first == k && m[k].second == k) ++k;
+    c.first_share_difference =
+        fmt::format("first unmatched: sim {}, real {}",
+                    k < sim.events.size() ? sim.events[k].str() : std::string("(none)"),
+                    k < real.events.size() ? real.events[k].str() : std::string("(none)"));
+  }
 }
 
 std::string render_table(const std::string& scenario, const VariantComparison& c) {
@@ -643,14 +755,38 @@ std::vector<std::string> summary_lines(const VariantComparison& c) {
       "beyond ±{} ms in time{}",
       c.records_sim, c.records_real, c.records_matched, c.records_beyond, c.tolerance_ms,
       c.first_record_difference.empty() ? "" : "; first difference " + c.first_record_difference));
-  out.push_back(fmt::format("final assignment: {}",
-                            c.final_sim == c.final_real
-                                ? "equal " + c.final_sim.dump()
-                                : "sim " + c.final_sim.dump() + " real " + c.final_real.dump()));
+  if (!c.final_observed)
+    out.push_back(
+        "final assignment: not compared (a KafkaShareConsumer has no assignment(); the group's "
+        "assignment records are)");
+  else
+    out.push_back(fmt::format("final assignment: {}",
+                              c.final_sim == c.final_real
+                                  ? "equal " + c.final_sim.dump()
+                                  : "sim " + c.final_sim.dump() + " real " + c.final_real.dump()));
   out.push_back(
       fmt::format("rebalances: sim {} real {}; duplicates: sim {} real {}; lost: sim {} real {}",
                   c.rebalances_sim, c.rebalances_real, c.duplicates_sim, c.duplicates_real,
                   c.lost_sim, c.lost_real));
+  if (c.share) {
+    const auto& s = c.share_sim;
+    const auto& r = c.share_real;
+    out.push_back(
+        fmt::format("share records: acquired sim {} real {}; redelivered sim {} real {}; accepted "
+                    "sim {} real {}; "
+                    "released sim {} real {}; rejected sim {} real {}; archived sim {} real {}; "
+                    "highest delivery "
+                    "count sim {} real {}",
+                    s.acquired, r.acquired, s.redelivered, r.redelivered, s.accepted, r.accepted,
+                    s.released, r.released, s.rejected, r.rejected, s.archived, r.archived,
+                    s.max_delivery_count, r.max_delivery_count));
+    out.push_back(
+        fmt::format("share redeliveries and archivals: sim {}, real {}, {} matched in order, {} of "
+                    "them beyond ±{} ms{}",
+                    s.events.size(), r.events.size(), c.share_events_matched, c.share_events_beyond,
+                    c.share_tolerance_ms,
+                    c.first_share_difference.empty() ? "" : "; " + c.first_share_difference));
+  }
   for (const auto& r : c.races)
     out.push_back("race (the real runs differ beyond the tolerance), agrees: " + r);
   const auto f = c.failures();
@@ -685,6 +821,24 @@ nlohmann::ordered_json to_json(const std::string& scenario, const VariantCompari
   j["rebalances"] = {{"sim", c.rebalances_sim}, {"real", c.rebalances_real}};
   j["duplicates"] = {{"sim", c.duplicates_sim}, {"real", c.duplicates_real}};
   j["lost"] = {{"sim", c.lost_sim}, {"real", c.lost_real}};
+  if (c.share) {
+    const auto counts = [](const ShareFacts& f) {
+      return nlohmann::ordered_json{{"acquired", f.acquired},
+                                    {"redelivered", f.redelivered},
+                                    {"accepted", f.accepted},
+                                    {"released", f.released},
+                                    {"rejected", f.rejected},
+                                    {"archived", f.archived},
+                                    {"max_delivery_count", f.max_delivery_count},
+                                    {"events", f.events.size()}};
+    };
+    j["share"] = {{"sim", counts(c.share_sim)},
+                  {"real", counts(c.share_real)},
+                  {"count_differences", c.share_count_differences},
+                  {"events_matched", c.share_events_matched},
+                  {"events_beyond_tolerance", c.share_events_beyond},
+                  {"first_difference", c.first_share_difference}};
+  }
   j["races"] = c.races;
   j["passed"] = c.passed();
   j["failures"] = c.failures();

@@ -2,7 +2,9 @@
 // (tools/kafka-oracle/). A pure function of two traces in the trace vocabulary of
 // docs/writing-scenarios.md: callbacks matched by consumer, kind and partitions with their time
 // deviation; the groups' __consumer_offsets record sequence (OffsetCommit aside); the final
-// assignment; rebalances, duplicates and lost records.
+// assignment; rebalances, duplicates and lost records; for share groups (KIP-932) the records
+// acquired, redelivered, acknowledged, released, rejected and archived, and the sequence of
+// redeliveries and archivals (docs/fidelity.md, "Share groups").
 #pragma once
 #include <cstdint>
 #include <iosfwd>
@@ -19,7 +21,12 @@ struct Tolerances {
   std::int64_t classic_ms = 150;   // per callback under classic-eager / classic-cooperative
   std::int64_t consumer_ms = 400;  // per callback under consumer (KIP-848)
   std::int64_t match_window_ms =
-      10000;  // a real callback further from the simulator's is another one
+      10000;                    // a real callback further from the simulator's is another one
+  std::int64_t share_ms = 400;  // per redelivery or archival under share
+  /// A share count (acquired, released, ...) agrees within max(share_count_min, share_count_pct %
+  /// of the real run's): the application's random outcomes are drawn by another generator there.
+  std::int64_t share_count_pct = 10;
+  std::int64_t share_count_min = 2;
 };
 
 /// One callback invocation (its `phase: start` event).
@@ -48,6 +55,35 @@ struct Record {
   std::string str() const;
 };
 
+/// One record redelivered (delivery count 2 or more) or archived by an acknowledgement.
+struct ShareEvent {
+  std::int64_t t_us = 0;
+  std::string kind;  // redelivered, archived
+  std::string partition;
+  std::int64_t offset = 0, delivery_count = 0;
+  bool operator==(const ShareEvent& o) const {
+    return kind == o.kind && partition == o.partition && offset == o.offset &&
+           delivery_count == o.delivery_count;
+  }
+  std::string str() const;  // "redelivered jobs-0@30 (delivery count 2)"
+};
+
+/// What a share consumer's trace shows (share.records lines, in both the simulator's and the
+/// oracle's traces). Only what the client sees is counted: acknowledgements (ACCEPT, RELEASE,
+/// REJECT) and what they archived; the broker's own transitions (lock_timeout, session_close) are
+/// in no real trace, and show there only as the redeliveries that follow them.
+struct ShareFacts {
+  bool present = false;          // any share.records line
+  std::int64_t acquired = 0;     // records acquired (AVAILABLE -> ACQUIRED), every delivery
+  std::int64_t redelivered = 0;  // ... of them with delivery count 2 or more
+  std::int64_t accepted = 0, released = 0, rejected = 0;  // acknowledgements, by type
+  std::int64_t archived = 0;  // records an acknowledgement archived (REJECT, RELEASE at the limit)
+  std::int64_t max_delivery_count = 0;
+  /// Each redelivered record and each archived one, in time order; without the consumer (which
+  /// member of a share group gets a record is no fact of the group).
+  std::vector<ShareEvent> events;
+};
+
 /// What compare reads of one trace.
 struct TraceFacts {
   std::vector<Callback> callbacks;
@@ -56,6 +92,7 @@ struct TraceFacts {
   std::int64_t rebalances = 0;  // distinct group generations / epochs in the group records
   std::int64_t duplicates = 0;  // (partition, offset) delivered to the application more than once
   std::int64_t lost = 0;        // offsets below a partition's highest delivered one never delivered
+  ShareFacts share;
 };
 
 /// The facts of a trace, one line at a time (add() each line, then finish() once).
@@ -129,6 +166,17 @@ struct VariantComparison {
                lost_sim = 0, lost_real = 0;  // the *_real: run 1's
   // each fact equal to run 1's, or to another run's where the runs differ (a race, in races)
   bool final_equal = true, rebalances_equal = true, duplicates_equal = true, lost_equal = true;
+  bool final_observed = true;  // false under share: a KafkaShareConsumer has no assignment()
+  // share groups: run 1's counts against the simulator's, and the redeliveries and archivals
+  // matched in order (no further apart than the match window); a matched pair beyond share_ms
+  // differs. Unmatched ones are shown, not failed: which records an application releases is its
+  // own random draw.
+  bool share = false;  // either side has share.records
+  ShareFacts share_sim, share_real;
+  std::vector<std::string> share_count_differences;  // "released: sim 40 real 30 (beyond ±3)"
+  std::size_t share_events_matched = 0, share_events_beyond = 0;
+  std::int64_t share_tolerance_ms = 0;
+  std::string first_share_difference;
   bool passed() const;
   std::vector<std::string> failures() const;
 };
@@ -136,6 +184,10 @@ struct VariantComparison {
 VariantComparison compare_variant(const std::string& variant, const TraceFacts& sim,
                                   const std::vector<TraceFacts>& real,
                                   const std::vector<std::string>& real_dirs, const Tolerances& tol);
+
+/// The share facts of sim against real (fills the share_* fields of c).
+void compare_share(VariantComparison& c, const ShareFacts& sim, const ShareFacts& real,
+                   const Tolerances& tol);
 
 std::string render_table(const std::string& scenario, const VariantComparison& c);
 /// The lines render_table prints below the callback rows (worst deviation, records, final

@@ -414,3 +414,123 @@ TEST_CASE(
   CHECK(c.rebalances_real == 1);  // run 1's, printed as they are
   CHECK(c.duplicates_real == 5);
 }
+
+namespace {
+
+// A share group (KIP-932), as both the simulator and the oracle's ShareConsumerApp write it.
+// jobs-0 30..32 acquired at 6200 ms; 30 RELEASEd (AVAILABLE), 31 ACCEPTed, 32 REJECTed
+// (ARCHIVED); 30 acquired again with delivery count 2 and RELEASEd at the limit of 2 (ARCHIVED);
+// 33's lock times out (a broker transition, no acknowledgement: not counted) and 33 comes back
+// with delivery count 2 and is ACCEPTed.
+const char* kShare =
+    R"({"t_us":6200000,"type":"share.records","group":"q","partition":"jobs-0","consumer":"W","from":"AVAILABLE","to":"ACQUIRED","first_offset":30,"last_offset":32,"records":3,"delivery_count":1,"cause":"fetch"}
+{"t_us":6205000,"type":"share.records","group":"q","partition":"jobs-0","consumer":"W","from":"ACQUIRED","to":"AVAILABLE","first_offset":30,"last_offset":30,"records":1,"delivery_count":1,"cause":"RELEASE"}
+{"t_us":6205000,"type":"share.records","group":"q","partition":"jobs-0","consumer":"W","from":"ACQUIRED","to":"ACKNOWLEDGED","first_offset":31,"last_offset":31,"records":1,"delivery_count":1,"cause":"ACCEPT"}
+{"t_us":6205000,"type":"share.records","group":"q","partition":"jobs-0","consumer":"W","from":"ACQUIRED","to":"ARCHIVED","first_offset":32,"last_offset":32,"records":1,"delivery_count":1,"cause":"REJECT"}
+{"t_us":6210000,"type":"share.records","group":"q","partition":"jobs-0","consumer":"W","from":"AVAILABLE","to":"ACQUIRED","first_offset":30,"last_offset":30,"records":1,"delivery_count":2,"cause":"fetch"}
+{"t_us":6215000,"type":"share.records","group":"q","partition":"jobs-0","consumer":"W","from":"ACQUIRED","to":"ARCHIVED","first_offset":30,"last_offset":30,"records":1,"delivery_count":2,"cause":"RELEASE"}
+{"t_us":6400000,"type":"share.records","group":"q","partition":"jobs-0","consumer":"W","from":"AVAILABLE","to":"ACQUIRED","first_offset":33,"last_offset":33,"records":1,"delivery_count":1,"cause":"fetch"}
+{"t_us":36400000,"type":"share.records","group":"q","partition":"jobs-0","consumer":"W","from":"ACQUIRED","to":"AVAILABLE","first_offset":33,"last_offset":33,"records":1,"delivery_count":1,"cause":"lock_timeout"}
+{"t_us":36500000,"type":"share.records","group":"q","partition":"jobs-0","consumer":"V","from":"AVAILABLE","to":"ACQUIRED","first_offset":33,"last_offset":33,"records":1,"delivery_count":2,"cause":"fetch"}
+{"t_us":36600000,"type":"share.records","group":"q","partition":"jobs-0","consumer":"V","from":"ACQUIRED","to":"ACKNOWLEDGED","first_offset":33,"last_offset":33,"records":1,"delivery_count":2,"cause":"ACCEPT"}
+)";
+
+}  // namespace
+
+TEST_CASE(
+    "compare: share facts: acquisitions, redeliveries, acknowledgements by type, archived records "
+    "in order") {
+  const auto s = facts_of(trace(kShare)).share;
+  CHECK(s.present);
+  CHECK(s.acquired == 6);     // 3 + 1 + 1 + 1
+  CHECK(s.redelivered == 2);  // 30 and 33 at delivery count 2
+  CHECK(s.accepted == 2);     // 31, 33
+  CHECK(s.released == 2);     // 30 twice; the lock timeout is no acknowledgement
+  CHECK(s.rejected == 1);     // 32
+  CHECK(s.archived == 2);     // 32 (REJECT), 30 (RELEASE at the limit of 2)
+  CHECK(s.max_delivery_count == 2);
+  std::vector<std::string> events;
+  for (const auto& e : s.events) events.push_back(fmt::format("{} {}", e.t_us / 1000, e.str()));
+  CHECK(events == std::vector<std::string>{"6205 archived jobs-0@32 (delivery count 1)",
+                                           "6210 redelivered jobs-0@30 (delivery count 2)",
+                                           "6215 archived jobs-0@30 (delivery count 2)",
+                                           "36500 redelivered jobs-0@33 (delivery count 2)"});
+  CHECK_FALSE(facts_of(trace(kSim)).share.present);
+}
+
+TEST_CASE(
+    "compare: share redeliveries and archivals matched by order and time: 400 ms late agrees (±400 "
+    "ms), 401 ms not") {
+  const auto sim = facts_of(trace(kShare));
+  const auto in =
+      compare_variant("share", sim, {facts_of(trace(shifted_all(kShare, 400000)))}, {"real"}, {});
+  CHECK(in.share);
+  CHECK(in.share_events_matched == 4);
+  CHECK(in.share_events_beyond == 0);
+  CHECK(in.passed());
+  const auto out =
+      compare_variant("share", sim, {facts_of(trace(shifted_all(kShare, 401000)))}, {"real"}, {});
+  CHECK(out.share_events_matched == 4);
+  CHECK(out.share_events_beyond == 4);
+  CHECK(out.failures() ==
+        std::vector<std::string>{"share redeliveries/archivals: 4 beyond ±400 ms: archived "
+                                 "jobs-0@32 (delivery count 1): sim at 6205 ms, "
+                                 "real at 6606 ms (+401 ms)"});
+  // 10.001 s apart is beyond the match window: another redelivery, unmatched (shown, not failed)
+  const auto far =
+      compare_variant("share", sim, {facts_of(trace(shifted_all(kShare, 10001000)))}, {"real"}, {});
+  CHECK(far.share_events_matched == 0);
+  CHECK(far.passed());
+}
+
+TEST_CASE(
+    "compare: share counts agree within max(2, 10 %) of the real run's; an unmatched redelivery "
+    "alone is no difference") {
+  const auto sim = facts_of(trace(kShare));
+  // the real run has no lock timeout on 33: one acquisition and one redelivery fewer (within ±2)
+  const std::string no_timeout =
+      std::string(kShare).substr(0, std::string(kShare).find(R"({"t_us":36400000)"));
+  const auto fewer = compare_variant("share", sim, {facts_of(trace(no_timeout))}, {"real"}, {});
+  CHECK(fewer.share_real.acquired == 5);
+  CHECK(fewer.share_events_matched == 3);
+  CHECK(fewer.first_share_difference ==
+        "first unmatched: sim redelivered jobs-0@33 (delivery count 2), real (none)");
+  CHECK(fewer.share_count_differences.empty());
+  CHECK(fewer.passed());
+  // three more RELEASEs in the real run: released sim 2 real 5, beyond ±2
+  const auto more = compare_variant(
+      "share", sim,
+      {facts_of(trace(
+          std::string(kShare) +
+          R"({"t_us":37000000,"type":"share.records","group":"q","partition":"jobs-0","consumer":"V","from":"ACQUIRED","to":"AVAILABLE","first_offset":40,"last_offset":42,"records":3,"delivery_count":1,"cause":"RELEASE"})"
+          "\n"))},
+      {"real"}, {});
+  CHECK(more.failures() == std::vector<std::string>{"share released: sim 2 real 5 (beyond ±2)"});
+  // a highest delivery count of 3 against 2 is a difference whatever the counts
+  std::string third =
+      std::string(kShare) +
+      R"({"t_us":36700000,"type":"share.records","group":"q","partition":"jobs-0","consumer":"V","from":"AVAILABLE","to":"ACQUIRED","first_offset":33,"last_offset":33,"records":1,"delivery_count":3,"cause":"fetch"})"
+      "\n";
+  const auto deeper = compare_variant("share", sim, {facts_of(trace(third))}, {"real"}, {});
+  CHECK(deeper.failures() ==
+        std::vector<std::string>{"share highest delivery count: sim 2 real 3"});
+}
+
+TEST_CASE(
+    "compare: a share run's final assignment is not compared (a KafkaShareConsumer has no "
+    "assignment())") {
+  const std::string owned = R"({"t_us":6000000,"type":"consumer.start","consumer":"W"}
+{"t_us":6009000,"type":"assignment","consumer":"W","owned":["jobs-0"]}
+)";
+  const auto sim = facts_of(trace(owned + kShare));
+  const auto real = facts_of(trace(
+      std::string(R"({"t_us":6000000,"type":"consumer.start","consumer":"W"})") + "\n" + kShare));
+  CHECK(sim.final_assignment.dump() == R"({"W":["jobs-0"]})");
+  CHECK(real.final_assignment.dump() == "{}");
+  const auto share = compare_variant("share", sim, {real}, {"real"}, {});
+  CHECK_FALSE(share.final_observed);
+  CHECK(share.passed());
+  // the same facts under a consumer group protocol: a difference
+  CHECK(compare_variant("consumer", sim, {real}, {"real"}, {}).failures() ==
+        std::vector<std::string>{"final assignment differs"});
+}
