@@ -184,6 +184,7 @@ public final class Oracle {
       waitForBrokers(admin, brokers);
       createTopics(admin);
       warmOffsetsTopic(admin);
+      if (variant.equals("share")) warmShareState(admin);
     }
     producing = new Producing(cluster.bootstrap(), scenario.path("topics"));
     producing.initialRecords();
@@ -207,7 +208,9 @@ public final class Oracle {
         log("could not map topic ids to names: " + e);
       }
     }
-    long endUs = clock.nowUs();
+    // the simulator's world ends at duration_ms: what the real one did in the moments the
+    // orchestrator took to get here (a SIGCONT at the very end, its rejoin) is beyond it
+    long endUs = Math.min(clock.nowUs(), duration * 1000);
     for (Proc p : procs) p.kill();
     producing.close();
     for (Proc p : procs) p.drain();
@@ -272,6 +275,37 @@ public final class Oracle {
         Thread.sleep(200);
       }
     }
+  }
+
+  /**
+   * The simulator's world has __share_group_state at time 0, and a share coordinator that has
+   * initialized a share-partition before: a throw-away share group joins, polls the first topic
+   * until Kafka has created __share_group_state, and 2 s more (its partitions' initialization).
+   * Without it the scenario's first share-partition waited seconds for the topic's creation on
+   * the recording machine. Its records live under another group id, which compare ignores.
+   */
+  private void warmShareState(Admin admin) throws Exception {
+    java.util.Properties p = new java.util.Properties();
+    p.put("bootstrap.servers", cluster.bootstrap());
+    p.put("group.id", "kafka-oracle-warm-up-share");
+    p.put("client.id", "kafka-oracle-warm-up-share");
+    p.put("key.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());
+    p.put("value.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());
+    String topic = scenario.path("topics").path(0).path("name").asText();
+    long deadline = System.currentTimeMillis() + 120_000;
+    long doneAt = Long.MAX_VALUE;
+    try (org.apache.kafka.clients.consumer.KafkaShareConsumer<byte[], byte[]> c =
+        new org.apache.kafka.clients.consumer.KafkaShareConsumer<>(p)) {
+      c.subscribe(List.of(topic));
+      while (System.currentTimeMillis() < Math.min(deadline, doneAt)) {
+        c.poll(java.time.Duration.ofMillis(200));
+        if (doneAt == Long.MAX_VALUE && admin.listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions().listInternal(true))
+            .names().get(10, TimeUnit.SECONDS).contains("__share_group_state")) {
+          doneAt = System.currentTimeMillis() + 2_000;
+        }
+      }
+    }
+    if (doneAt == Long.MAX_VALUE) log("__share_group_state was not created in 120 s; the run goes on");
   }
 
   // -------------------------------------------------------------------------------------------
