@@ -525,7 +525,10 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
   VariantComparison c;
   c.variant = variant;
   c.real_dirs = real_dirs;
-  c.tolerance_ms = variant == "consumer" ? tol.consumer_ms : tol.classic_ms;
+  // share groups heartbeat as KIP-848 members do, from the client's background thread
+  c.tolerance_ms = variant == "consumer" ? tol.consumer_ms
+                   : variant == "share"  ? tol.share_ms
+                                         : tol.classic_ms;
   const std::int64_t tol_us = c.tolerance_ms * 1000;
   const std::int64_t window_us = tol.match_window_ms * 1000;
   const std::size_t runs = real.size();
