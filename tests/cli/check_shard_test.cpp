@@ -59,7 +59,7 @@ TEST_CASE(
   REQUIRE(w.code == 2);  // an invalid scenario is bad input
   CHECK(w.out.find("FAIL two-consumers-failing [classic-eager] expect[0] rebalance_count == 5: "
                    "expected == 5, actual 4") != std::string::npos);
-  CHECK(w.out.find("(7 scenarios, 1 invalid)") != std::string::npos);
+  CHECK(w.out.find("(8 scenarios, 1 invalid)") != std::string::npos);
   std::mt19937 rng(36);
   for (const int n : {1, 3, 7}) {
     CAPTURE(n);
