@@ -65,8 +65,9 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 62> kGlossar
      "Clients stopped by a fatal error (e.g. INVALID_SESSION_TIMEOUT, FENCED_INSTANCE_ID)."},
     {"final_assignment", "Which partitions each consumer owns at the end of the run."},
     {"steady from",
-     "The steady window starts when every consumer started before the script's first other event "
-     "holds a stable assignment: start-up is excluded."},
+     "The steady window starts when every consumer of start-up holds a stable assignment: "
+     "start-up is excluded. Start-up is the script's first starts, each within 3 s of the one "
+     "before; a later start is a scale-out and counts."},
     {"scaling_actions", "Autoscaler decisions that changed a deployment's replicas."},
     {"flaps", "Scaling decisions reversed shortly after (up then down, or down then up)."},
     // classic group states

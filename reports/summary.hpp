@@ -35,7 +35,7 @@ struct SummaryInputs {
   std::optional<std::int64_t> to_us;
   /// Each rebalance's `critical_path` (reports/critical_path.hpp); off only to measure its cost.
   bool critical_paths = true;
-  /// The consumers the script starts before its first event of another kind: with them, the
+  /// The consumers of start-up (start_up_consumers in models/spec): with them, the
   /// summary gains `steady` (the same metrics from the first moment at which each of them holds
   /// a stable assignment), `verdict`, computed from it. Without: neither key.
   std::optional<std::vector<std::string>> steady_consumers;

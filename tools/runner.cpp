@@ -31,15 +31,7 @@ std::optional<TraceLevel> parse_trace_level(const std::string& s) {
 }
 
 std::vector<std::string> steady_consumers_of(const ScenarioSpec& spec) {
-  // The script in time order (the loader keeps it sorted by at_ms, stable).
-  std::vector<std::string> out;
-  for (const auto& e : spec.events) {
-    const auto* start = e.as<verb::Start>();
-    if (start == nullptr) break;
-    if (std::find(out.begin(), out.end(), start->consumer) == out.end())
-      out.push_back(start->consumer);
-  }
-  return out;
+  return start_up_consumers(spec);
 }
 
 namespace {

@@ -84,8 +84,8 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
                                         std::optional<std::uint64_t> seed,
                                         const RunOptions& options = {});
 
-/// The consumers the script starts before its first event of another kind, in script order:
-/// the steady window opens once each holds a stable assignment (summary.json's `steady`).
+/// The consumers of start-up (start_up_consumers): the steady window opens once each holds a
+/// stable assignment (summary.json's `steady`).
 std::vector<std::string> steady_consumers_of(const ScenarioSpec& spec);
 
 /// summary.json's `config` for one protocol variant of the scenario: the effective values (Kafka's

@@ -1,5 +1,7 @@
 #include "models/spec/scenario_spec.hpp"
 
+#include <algorithm>
+
 namespace rsim {
 
 std::string group_protocol_of(const std::string& variant) {
@@ -11,6 +13,21 @@ const ConsumerSpec* ScenarioSpec::consumer(const std::string& n) const {
     if (c.name == n) return &c;
   }
   return nullptr;
+}
+
+std::vector<std::string> start_up_consumers(const ScenarioSpec& spec) {
+  // The script in time order (the loader keeps it sorted by at_ms, stable).
+  std::vector<std::string> out;
+  const EventSpec* previous = nullptr;
+  for (const auto& e : spec.events) {
+    const auto* start = e.as<verb::Start>();
+    if (start == nullptr) break;
+    if (previous != nullptr && e.at - previous->at > sim::ms(kStartUpGapMs)) break;
+    previous = &e;
+    if (std::find(out.begin(), out.end(), start->consumer) == out.end())
+      out.push_back(start->consumer);
+  }
+  return out;
 }
 
 const TopicSpec* ScenarioSpec::topic(const std::string& n) const {

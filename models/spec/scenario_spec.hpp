@@ -197,4 +197,14 @@ struct ScenarioSpec {
   const TopicSpec* topic(const std::string& name) const;
 };
 
+/// The longest pause between two starts of start-up: Kafka's default
+/// group.initial.rebalance.delay.ms, the time a new group's coordinator waits for more members.
+inline constexpr std::int64_t kStartUpGapMs = 3000;
+
+/// The consumers of start-up, in script order: the script's leading `start` events (those before
+/// its first event of another kind), up to the first that comes more than kStartUpGapMs after
+/// the start before it (a later start is a scale-out, not start-up). The steady window opens
+/// once each holds a stable assignment (summary.json's `steady`).
+std::vector<std::string> start_up_consumers(const ScenarioSpec& spec);
+
 }  // namespace rsim

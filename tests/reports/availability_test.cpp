@@ -39,13 +39,7 @@ json summary(const std::vector<std::string>& lines,
 
 /// The script's leading `start` events' consumers, as the CLI computes them.
 std::vector<std::string> leading_starts(const rsim::ScenarioSpec& spec) {
-  std::vector<std::string> out;
-  for (const auto& e : spec.events) {
-    const auto* start = e.as<rsim::verb::Start>();
-    if (start == nullptr) break;
-    out.push_back(start->consumer);
-  }
-  return out;
+  return rsim::start_up_consumers(spec);
 }
 
 }  // namespace
@@ -237,4 +231,62 @@ TEST_CASE(
   CHECK(m["group_stopped_ms"] == 0.0);  // the other pods go on
   // The ownership view starts when close() has revoked (after its 2 ms commit).
   CHECK(m["max_unavailable_ms"] == 5004.0);
+}
+
+namespace {
+
+json scale_out_doc(std::int64_t c_at_ms, bool network_event_first = false) {
+  json doc = json::parse(R"({"name":"scale-out","duration_ms":20000,"protocols":["classic-eager"],
+    "cluster":{"config":{"group.initial.rebalance.delay.ms":0}},
+    "network":{"latency_ms":1},
+    "topics":[{"name":"t","partitions":6}],
+    "consumers":[{"name":"A","group":"g","topics":["t"]},{"name":"B","group":"g","topics":["t"]},
+                 {"name":"C","group":"g","topics":["t"]}],
+    "events":[{"at_ms":0,"do":"start","consumer":"A"},{"at_ms":100,"do":"start","consumer":"B"}]})");
+  if (network_event_first)
+    doc["events"].push_back(json{
+        {"at_ms", 200}, {"do", "network"}, {"between", {"A", "coordinator"}}, {"latency_ms", 1}});
+  doc["events"].push_back(json{{"at_ms", c_at_ms}, {"do", "start"}, {"consumer", "C"}});
+  return doc;
+}
+
+}  // namespace
+
+// Issue 35: a lesson whose rebalance is a later start (eager-stop-the-world: C joins at 10 s)
+// got a verdict of "0 rebalances after start-up". Start-up is the script's leading starts, each
+// within 3,000 ms (Kafka's default group.initial.rebalance.delay.ms) of the one before.
+TEST_CASE(
+    "steady window: a start more than 3 s after the previous one is a scale-out, not start-up") {
+  using names = std::vector<std::string>;
+  CHECK(rsim::start_up_consumers(testing::ideal_machine(scale_out_doc(3100))) ==
+        names{"A", "B", "C"});  // 3,000 ms after B: still start-up
+  CHECK(rsim::start_up_consumers(testing::ideal_machine(scale_out_doc(3101))) == names{"A", "B"});
+  CHECK(rsim::start_up_consumers(testing::ideal_machine(scale_out_doc(300, true))) ==
+        names{"A", "B"});  // after an event of another kind, as before
+
+  const auto spec = testing::ideal_machine(scale_out_doc(10000));
+  const auto lines = rsim::run_scenario(spec, "classic-eager", spec.seed).trace_lines;
+  reports::SummaryInputs in;
+  in.steady_consumers = rsim::start_up_consumers(spec);
+  const json s = json::parse(reports::summarize(lines, in).dump());
+  // The whole run: A's join (0 ms), B's (100 ms), C's (10 s).
+  CHECK(s["metrics"]["rebalance_count"] == 3);
+  // Start-up ends when A and B are stable. B's join (at the coordinator at 105 ms) waits for A's
+  // next Heartbeat (3,006 ms), answered REBALANCE_IN_PROGRESS (3,008 ms); A revokes and rejoins,
+  // the group completes, and A and B each own three partitions from 3,014 ms.
+  CHECK(s["steady"]["from_us"] == 3014000);
+  const json& m = s["steady"]["metrics"];
+  // C's join is the steady window's one rebalance. C finds the coordinator (2 ms), its JoinGroup
+  // is answered MEMBER_ID_REQUIRED (2 ms) and the second reaches the coordinator at 10,005 ms:
+  // PreparingRebalance. A and B, stable together since 3,014 ms, heartbeat together at 12,014 ms;
+  // the answer (12,016 ms) makes both revoke all three partitions (eager) and rejoin: JoinGroup
+  // 1 ms, its responses 1 ms, the leader's SyncGroup 1 ms, its responses 1 ms: 12,020 ms.
+  CHECK(m["rebalance_count"] == 1);
+  CHECK(m["max_rebalance_ms"] == 12020.0 - 10005.0);
+  CHECK(m["revocations"] == 6);
+  CHECK(m["stop_the_world_ms"] == 4.0);  // 12,016 to 12,020 ms: nobody owns anything
+  CHECK(m["not_processed_partition_ms"] == 6 * 4.0);
+  CHECK(s["verdict"] ==
+        "After start-up (from 3.0 s): 1 rebalance; the whole group stopped 1 time (4 ms at most); "
+        "6 of 6 partitions were not processed for 24 ms in all (4 ms at most).");
 }

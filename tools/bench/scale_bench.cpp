@@ -138,12 +138,7 @@ std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::stri
       // As `run` summarizes: with the steady window (the script's leading starts).
       reports::SummaryInputs inputs{spec.name, protocol, spec.seed, nullptr};
       inputs.critical_paths = critical_paths;
-      inputs.steady_consumers.emplace();
-      for (const auto& e : spec.events) {
-        const auto* start = e.as<rsim::verb::Start>();
-        if (start == nullptr) break;
-        inputs.steady_consumers->push_back(start->consumer);
-      }
+      inputs.steady_consumers = start_up_consumers(spec);
       reports::SummarySink summary(inputs);
       // summary.json streamed at every level (SummarySink::spool_rebalances), as `run` writes it
       // without a trace: memory holds the open rebalances only, whatever the trace level.
