@@ -1,6 +1,7 @@
-// wire() + run(): builds one simulated world (kernel, network, brokers with their group
-// coordinators, consumers) for one scenario, protocol variant and seed, queues the scenario's
-// script, and runs it to duration_ms. The result is the trace; everything else derives from it.
+// run_scenario(): builds one simulated world (kernel, network, brokers with their coordinators,
+// consumers) for one scenario, protocol variant and seed, queues the scenario's script, and runs it
+// to duration_ms. One World (world.cpp) wires every variant, classic, consumer and share, and
+// carries out every verb of the script. The result is the trace; everything else derives from it.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -26,6 +27,9 @@ bool variant_supported(const std::string& variant);
 /// Problems that make a scenario unrunnable under `variant` with this build (features that
 /// arrive in later versions), as "JSON path: what" strings; empty when it can run.
 std::vector<std::string> unsupported_features(const ScenarioSpec& spec, const std::string& variant);
+/// Problems that keep `spec` from running under `share` (scenario features the share variant does
+/// not model), as "JSON path: what" strings (part of unsupported_features(spec, "share")).
+std::vector<std::string> share_unsupported_features(const ScenarioSpec& spec);
 
 /// Runs one variant under the kernel watchdog's `limits`, publishing its trace to `sinks` as it
 /// goes (nothing of it is kept here). Returns the number of kernel events fired. `options` are

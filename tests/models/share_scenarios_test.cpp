@@ -337,3 +337,32 @@ TEST_CASE("share: eight consumers on four partitions all make progress, one cras
   // After the crash the survivors keep up: what is left at the end is only what is in flight.
   CHECK(m["unacknowledged_at_end"].get<std::int64_t>() < 4 * 500);
 }
+
+TEST_CASE(
+    "share: the broker verbs and fail-coordinator are refused before the run, in event order") {
+  // The share brokers have no leadership moves yet: a script that stops, crashes, starts or
+  // restarts a broker, or fails the coordinator, is refused at validation (exit 2), never reached
+  // inside the world.
+  const auto doc = nlohmann::json::parse(R"({
+    "name": "share-broker-verbs", "seed": 1, "duration_ms": 10000, "protocols": ["share"],
+    "cluster": {"brokers": 3},
+    "topics": [{"name": "t", "partitions": 2}],
+    "consumers": [{"name": "A", "group": "g", "topics": ["t"]}],
+    "events": [{"at_ms": 100, "do": "start", "consumer": "A"},
+               {"at_ms": 1000, "do": "stop-broker", "broker": 0},
+               {"at_ms": 2000, "do": "start-broker", "broker": 0},
+               {"at_ms": 3000, "do": "crash-broker", "broker": 1},
+               {"at_ms": 4000, "do": "restart-broker", "broker": 2, "after_ms": 500},
+               {"at_ms": 5000, "do": "fail-coordinator", "group": "g"}]})");
+  const rsim::ScenarioSpec spec = rsim::parse_scenario(doc, "share-broker-verbs.json");
+  const std::vector<std::string> want = {
+      "/events/1: stop-broker is not simulated for share groups by this version yet",
+      "/events/2: start-broker is not simulated for share groups by this version yet",
+      "/events/3: crash-broker is not simulated for share groups by this version yet",
+      "/events/4: restart-broker is not simulated for share groups by this version yet",
+      "/events/5: fail-coordinator is not simulated for share groups by this version yet"};
+  CHECK(rsim::unsupported_features(spec, "share") == want);
+  // The other variants simulate every one of them.
+  CHECK(rsim::unsupported_features(spec, "classic-eager").empty());
+  CHECK(rsim::unsupported_features(spec, "consumer").empty());
+}

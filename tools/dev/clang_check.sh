@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 base="${1:-main}"
 build="${2:-build}"
 [ -f "$build/compile_commands.json" ] || { echo "clang_check: no $build/compile_commands.json; configure first" >&2; exit 2; }
-files=$(git diff --name-only "$base" -- '*.cpp' '*.hpp' | while read -r f; do [ -f "$f" ] && echo "$f"; done)
+files=$(git diff --name-only "$base" -- '*.cpp' '*.hpp' | while read -r f; do if [ -f "$f" ]; then echo "$f"; fi; done)
 [ -n "$files" ] || { echo "clang_check: no C++ file changed since $base"; exit 0; }
 python3 - "$build/compile_commands.json" $files <<'PY'
 import json, os, shlex, subprocess, sys
