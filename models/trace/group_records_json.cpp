@@ -38,42 +38,30 @@ TopicPartition partition_named(const std::string& s) {
 // in the order the trace writes them: one list for writing a record (Write) and for reading it
 // back (Read). A plain member is always written and must be there when read; the wrappers say
 // otherwise:
-template <class T>
-struct Defaulted {  // always written; a line without it keeps the default (older traces)
+enum class How {
+  Defaulted,  // always written; a line without it keeps the default (older traces)
+  Omitted,    // a std::optional left out when unset
+  Nullable,   // a std::optional written null when unset
+  Inline,     // a std::optional struct whose members are written in place, only when set
+};
+template <How H, class T>
+struct Marked {
   T& x;
 };
-template <class T>
-struct Omitted {  // a std::optional left out when unset
-  T& x;
-};
-template <class T>
-struct Nullable {  // a std::optional written null when unset
-  T& x;
-};
-template <class T>
-struct Inline {  // a std::optional struct whose members are written in place, only when set
-  T& x;
-};
-template <class T>
-Defaulted<T> defaulted(T& x) {
-  return {x};
-}
-template <class T>
-Omitted<T> omitted(T& x) {
-  return {x};
-}
-template <class T>
-Nullable<T> nullable(T& x) {
-  return {x};
-}
-template <class T>
-Inline<T> in_place(T& x) {
-  return {x};
-}
+template <How H>
+constexpr auto marked = []<class T>(T& x) { return Marked<H, T>{x}; };
+constexpr auto defaulted = marked<How::Defaulted>;
+constexpr auto omitted = marked<How::Omitted>;
+constexpr auto nullable = marked<How::Nullable>;
+constexpr auto in_place = marked<How::Inline>;
 
-#define RSIM_RECORD_FIELDS(Type)                        \
-  template <class S, class V>                           \
-  requires std::is_same_v<std::remove_const_t<S>, Type> \
+// A record type whose field list this is: one list serves the consumer-group and share-group
+// records of the same shape.
+template <class S, class... T>
+concept one_of = (std::is_same_v<std::remove_const_t<S>, T> || ...);
+#define RSIM_RECORD_FIELDS(...)   \
+  template <class S, class V>     \
+  requires one_of<S, __VA_ARGS__> \
   void fields(S& r, V& v)
 
 RSIM_RECORD_FIELDS(OffsetCommit) {
@@ -108,7 +96,7 @@ RSIM_RECORD_FIELDS(GroupMetadata) {
   v("current_state_timestamp", defaulted(r.current_state_timestamp));
   v("members", r.members);
 }
-RSIM_RECORD_FIELDS(ConsumerGroupMetadata) {
+RSIM_RECORD_FIELDS(ConsumerGroupMetadata, ShareGroupMetadata) {
   v("epoch", r.epoch);
   v("metadata_hash", defaulted(r.metadata_hash));
 }
@@ -134,29 +122,27 @@ RSIM_RECORD_FIELDS(ConsumerGroupMemberMetadata) {
   v("server_assignor", omitted(r.server_assignor));
   v("classic_member_metadata", omitted(r.classic_member_metadata));
 }
-RSIM_RECORD_FIELDS(ConsumerGroupTargetAssignmentMetadata) {
+RSIM_RECORD_FIELDS(ConsumerGroupTargetAssignmentMetadata, ShareGroupTargetAssignmentMetadata) {
   v("assignment_epoch", r.assignment_epoch);
   v("assignment_timestamp", r.assignment_timestamp);
 }
-RSIM_RECORD_FIELDS(ConsumerGroupTargetAssignmentMember) {
+RSIM_RECORD_FIELDS(ConsumerGroupTargetAssignmentMember, ShareGroupTargetAssignmentMember) {
   v("member_id", r.member_id);
   v("consumer", defaulted(r.consumer));
   v("partitions", r.partitions);
 }
-RSIM_RECORD_FIELDS(ConsumerGroupCurrentMemberAssignment) {
+RSIM_RECORD_FIELDS(ConsumerGroupCurrentMemberAssignment, ShareGroupCurrentMemberAssignment) {
   v("member_id", r.member_id);
   v("consumer", defaulted(r.consumer));
   v("member_epoch", r.member_epoch);
   v("previous_member_epoch", r.previous_member_epoch);
   v("state", r.state);
   v("assigned", r.assigned);
-  v("assigned_epochs", defaulted(r.assigned_epochs));
-  v("pending_revocation", r.pending_revocation);
-  v("pending_revocation_epochs", defaulted(r.pending_revocation_epochs));
-}
-RSIM_RECORD_FIELDS(ShareGroupMetadata) {
-  v("epoch", r.epoch);
-  v("metadata_hash", defaulted(r.metadata_hash));
+  if constexpr (requires { r.pending_revocation; }) {  // a share member revokes nothing
+    v("assigned_epochs", defaulted(r.assigned_epochs));
+    v("pending_revocation", r.pending_revocation);
+    v("pending_revocation_epochs", defaulted(r.pending_revocation_epochs));
+  }
 }
 RSIM_RECORD_FIELDS(ShareGroupMemberMetadata) {
   v("member_id", r.member_id);
@@ -164,23 +150,6 @@ RSIM_RECORD_FIELDS(ShareGroupMemberMetadata) {
   v("client_id", r.client_id);
   v("rack_id", omitted(r.rack_id));
   v("subscribed_topic_names", r.subscribed_topic_names);
-}
-RSIM_RECORD_FIELDS(ShareGroupTargetAssignmentMetadata) {
-  v("assignment_epoch", r.assignment_epoch);
-  v("assignment_timestamp", r.assignment_timestamp);
-}
-RSIM_RECORD_FIELDS(ShareGroupTargetAssignmentMember) {
-  v("member_id", r.member_id);
-  v("consumer", defaulted(r.consumer));
-  v("partitions", r.partitions);
-}
-RSIM_RECORD_FIELDS(ShareGroupCurrentMemberAssignment) {
-  v("member_id", r.member_id);
-  v("consumer", defaulted(r.consumer));
-  v("member_epoch", r.member_epoch);
-  v("previous_member_epoch", r.previous_member_epoch);
-  v("state", r.state);
-  v("assigned", r.assigned);
 }
 RSIM_RECORD_FIELDS(ShareGroupStatePartitionMetadata) {
   v("initializing_topics", r.initializing_topics);
@@ -226,19 +195,19 @@ struct Write {
     j[name] = value(x);
   }
   template <class T>
-  void operator()(const char* name, Defaulted<T> d) {
+  void operator()(const char* name, Marked<How::Defaulted, T> d) {
     (*this)(name, d.x);
   }
   template <class T>
-  void operator()(const char* name, Omitted<T> o) {
+  void operator()(const char* name, Marked<How::Omitted, T> o) {
     if (o.x) (*this)(name, *o.x);
   }
   template <class T>
-  void operator()(const char* name, Nullable<T> n) {
+  void operator()(const char* name, Marked<How::Nullable, T> n) {
     j[name] = or_null(n.x);
   }
   template <class T>
-  void operator()(const char*, Inline<T> i) {
+  void operator()(const char*, Marked<How::Inline, T> i) {
     if (i.x) fields(*i.x, *this);
   }
 };
@@ -274,20 +243,20 @@ struct Read {
     value(j.at(name), x);
   }
   template <class T>
-  void operator()(const char* name, Defaulted<T> d) {
+  void operator()(const char* name, Marked<How::Defaulted, T> d) {
     if (const auto it = j.find(name); it != j.end()) value(*it, d.x);
   }
   // Left out or null: unset.
   template <class T>
-  void operator()(const char* name, Omitted<T> o) {
+  void operator()(const char* name, Marked<How::Omitted, T> o) {
     if (const auto it = j.find(name); it != j.end() && !it->is_null()) value(*it, o.x.emplace());
   }
   template <class T>
-  void operator()(const char* name, Nullable<T> n) {
-    (*this)(name, Omitted<T>{n.x});
+  void operator()(const char* name, Marked<How::Nullable, T> n) {
+    (*this)(name, omitted(n.x));
   }
   template <class T>
-  void operator()(const char* name, Inline<T> i) {
+  void operator()(const char* name, Marked<How::Inline, T> i) {
     if (j.contains(name)) fields(i.x.emplace(), *this);
   }
 };
