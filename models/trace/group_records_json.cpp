@@ -261,13 +261,26 @@ struct Read {
   }
 };
 
-template <class R>
-R read_record(const auto& j, const std::string& group) {
+template <class R, class J>
+R read_record(const J& j, const std::string& group) {
   R r{};
   r.group = group;
-  Read<std::decay_t<decltype(j)>> reader{j};
+  Read<J> reader{j};
   fields(r, reader);
   return r;
+}
+
+// The alternative (from the I-th on) whose kType is `type`.
+template <class J, std::size_t I = 0>
+GroupRecord read_typed(const J& j, RecordType type, const std::string& group) {
+  if constexpr (I == std::variant_size_v<GroupRecord>) {
+    throw std::runtime_error("unknown record type \"" + std::string(record_name(type)) + "\"");
+  } else {
+    using R = std::variant_alternative_t<I, GroupRecord>;
+    if constexpr (!std::is_same_v<R, Tombstone>)
+      if (R::kType == type) return read_record<R>(j, group);
+    return read_typed<J, I + 1>(j, type, group);
+  }
 }
 
 template <class J>
@@ -283,24 +296,7 @@ GroupRecord read(const J& j) {
     t.type = *type;
     return t;
   }
-  // The alternative whose kType the record names.
-  GroupRecord out;
-  bool found = false;
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    (
-        [&] {
-          using R = std::variant_alternative_t<I, GroupRecord>;
-          if constexpr (!std::is_same_v<R, Tombstone>)
-            if (!found && R::kType == *type) {
-              out = read_record<R>(j, group);
-              found = true;
-            }
-        }(),
-        ...);
-  }
-  (std::make_index_sequence<std::variant_size_v<GroupRecord>>{});
-  if (!found) throw std::runtime_error("unknown record type \"" + name + "\"");
-  return out;
+  return read_typed(j, *type, group);
 }
 
 // --- group snapshots and leader moves (coordinator.loaded/unloaded, partition.leaders) ---------
