@@ -266,7 +266,7 @@ std::vector<VariantOutput> run_variants(const ScenarioSpec& spec,
     }
     if (options.invariants) {
       std::optional<trace::Detail> lines;
-      if (options.invariants_on_written_lines || level == TraceLevel::Full) lines = written;
+      if (level == TraceLevel::Full) lines = written;
       invariants.emplace(options.invariants(v), lines, options.limits.max_trace_bytes);
       sinks.push_back(&*invariants);
     }

@@ -53,12 +53,9 @@ struct RunOptions {
   bool keep_trace = false;  // also keep each trace in memory, as its level writes it (explain)
   /// The invariant checks (`--check-invariants`): a reports::InvariantSink on the bus of each
   /// variant, with the context this gives for its protocol; VariantOutput::violations gets what it
-  /// finds. Nothing of the trace is held.
+  /// finds. Nothing of the trace is held. They see every event the bus carries, whatever `level`
+  /// writes, and number them as a `full` trace.jsonl does.
   std::function<reports::InvariantContext(const std::string& protocol)> invariants;
-  /// The lines the invariant checks number and show: those trace.jsonl holds at `level`
-  /// (`standard` also for `none`), or, when false, every event the bus carries (the lines of
-  /// trace.jsonl at `full`; at `standard`, also the events only `full` writes).
-  bool invariants_on_written_lines = false;
   /// Also keep the summary's not-processed intervals (VariantOutput::not_processed).
   bool not_processed_gaps = false;
   sim::WatchdogLimits limits;  // the kernel watchdog's; max_trace_bytes bounds each trace.jsonl

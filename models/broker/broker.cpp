@@ -58,27 +58,27 @@ std::int32_t next_eligible_leader(const ClusterMetadata& cluster,
   return -1;
 }
 
-nlohmann::ordered_json move_data_leaders(ClusterMetadata& cluster, std::int32_t broker) {
-  nlohmann::ordered_json moved = nlohmann::ordered_json::object();
+LeaderMoves move_data_leaders(ClusterMetadata& cluster, std::int32_t broker) {
+  LeaderMoves moved;
   for (const auto& [topic, n] : cluster.partitions_per_topic)
     for (std::int32_t p = 0; p < n; ++p) {
-      const TopicPartition tp{topic, p};
+      TopicPartition tp{topic, p};
       if (cluster.data_leader(tp) != broker) continue;
       const std::int32_t next = next_eligible_leader(cluster, cluster.data_replicas(tp), broker);
       cluster.data_leaders[tp] = next;
-      moved[tp.str()] = next < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(next);
+      moved.push_back({std::move(tp), next < 0 ? std::nullopt : std::optional(next)});
     }
   return moved;
 }
 
-nlohmann::ordered_json adopt_leaderless(ClusterMetadata& cluster, std::int32_t broker) {
-  nlohmann::ordered_json moved = nlohmann::ordered_json::object();
+LeaderMoves adopt_leaderless(ClusterMetadata& cluster, std::int32_t broker) {
+  LeaderMoves moved;
   for (auto& [tp, leader] : cluster.data_leaders) {
     if (leader >= 0) continue;
     const auto replicas = cluster.data_replicas(tp);
     if (std::find(replicas.begin(), replicas.end(), broker) == replicas.end()) continue;
     leader = broker;
-    moved[tp.str()] = broker;
+    moved.push_back({tp, broker});
   }
   return moved;
 }
@@ -127,10 +127,9 @@ void Broker::fail(const std::vector<std::int32_t>& led_partitions) {
   for (const std::int32_t p : led_partitions) {
     auto dropped = coordinator_->unload_partition(p);
     for (auto& g : consumer_coordinator_->unload_partition(p)) dropped.push_back(std::move(g));
-    if (!dropped.empty()) {
-      const nlohmann::ordered_json groups = dropped;
-      tracer_.publish(trace::CoordinatorUnloaded{.broker = id_, .partition = p, .groups = &groups});
-    }
+    if (!dropped.empty())
+      tracer_.publish(
+          trace::CoordinatorUnloaded{.broker = id_, .partition = p, .groups = &dropped});
   }
 }
 
@@ -166,9 +165,8 @@ void Broker::load(std::int32_t partition) {
     for (auto& g : consumer_coordinator_->load_partition(partition, committed))
       loaded.push_back(std::move(g));
     loading_.erase(partition);
-    const nlohmann::ordered_json groups = loaded;
     tracer_.publish(
-        trace::CoordinatorLoaded{.broker = id_, .partition = partition, .groups = &groups});
+        trace::CoordinatorLoaded{.broker = id_, .partition = partition, .groups = &loaded});
   });
 }
 

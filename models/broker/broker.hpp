@@ -19,14 +19,13 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "models/client/lag_monitor.hpp"
 #include "models/coordinator/consumer_group_coordinator.hpp"
 #include "models/coordinator/group_coordinator.hpp"
 #include "models/coordinator/offsets_log.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
+#include "models/protocol/group_snapshots.hpp"
 #include "models/protocol/messages.hpp"
 #include "models/protocol/model_options.hpp"
 #include "models/spec/scenario_spec.hpp"
@@ -74,12 +73,12 @@ std::int32_t next_eligible_leader(const ClusterMetadata& cluster,
                                   const std::vector<std::int32_t>& replicas, std::int32_t failed);
 
 /// Every data partition `broker` leads gets its next eligible replica as leader (-1: none).
-/// Returns the moves ("topic-p" -> new leader or null), empty when `broker` led none.
-nlohmann::ordered_json move_data_leaders(ClusterMetadata& cluster, std::int32_t broker);
+/// Returns the moves (partition -> new leader or none), empty when `broker` led none.
+LeaderMoves move_data_leaders(ClusterMetadata& cluster, std::int32_t broker);
 
 /// Data partitions left without a leader get `broker` back when it is one of their replicas.
 /// Returns the moves, as move_data_leaders.
-nlohmann::ordered_json adopt_leaderless(ClusterMetadata& cluster, std::int32_t broker);
+LeaderMoves adopt_leaderless(ClusterMetadata& cluster, std::int32_t broker);
 
 // ---- One broker of a classic/consumer world ----
 

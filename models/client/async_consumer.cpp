@@ -266,16 +266,7 @@ bool AsyncConsumer::quiet_poll_return() {
   const QuietPass noted = quiet_pass_;
   full_poll_return();
   const std::uint64_t seqs = kernel_.next_seq() - seq_before;
-  const auto full = std::tuple{poll_return_timer_.armed(),
-                               poll_return_timer_.deadline(),
-                               poll_timer_.armed(),
-                               poll_timer_.deadline(),
-                               fetch_wake_timer_.armed(),
-                               fetch_wake_timer_.deadline(),
-                               last_poll_,
-                               in_poll_,
-                               spinning_,
-                               drain_remaining_};
+  const auto full = poll_state();
   note_quiet_pass();
   SIM_ASSERT_MSG(quiet_pass_.valid && quiet_pass_.until == noted.until &&
                      quiet_pass_.fixed_bound == noted.fixed_bound &&
@@ -284,20 +275,24 @@ bool AsyncConsumer::quiet_poll_return() {
   // The quiet pass from the same state: the full pass's arms are undone by arming again.
   const std::uint64_t seq_quiet = kernel_.next_seq();
   quiet_pass();
-  const auto fast = std::tuple{poll_return_timer_.armed(),
-                               poll_return_timer_.deadline(),
-                               poll_timer_.armed(),
-                               poll_timer_.deadline(),
-                               fetch_wake_timer_.armed(),
-                               fetch_wake_timer_.deadline(),
-                               last_poll_,
-                               in_poll_,
-                               spinning_,
-                               drain_remaining_};
+  const auto fast = poll_state();
   SIM_ASSERT_MSG(full == fast && kernel_.next_seq() - seq_quiet == seqs,
                  "quiet pass of " + spec_.name + " differs from the full pass");
   quiet_pass_.entries = entries_;
   return true;
+}
+
+auto AsyncConsumer::poll_state() const -> PollState {
+  return {poll_return_timer_.armed(),
+          poll_return_timer_.deadline(),
+          poll_timer_.armed(),
+          poll_timer_.deadline(),
+          fetch_wake_timer_.armed(),
+          fetch_wake_timer_.deadline(),
+          last_poll_,
+          in_poll_,
+          spinning_,
+          drain_remaining_};
 }
 
 void AsyncConsumer::note_quiet_pass() {

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "models/client/consumer_client.hpp"
@@ -240,6 +241,11 @@ class AsyncConsumer final : public ConsumerClient {
   void note_quiet_pass();
   /// What a quiet pass does at `now`: the timers of the full pass, armed alike.
   void quiet_pass();
+  /// What a pass leaves that the checked quiet pass compares: poll-return, poll and fetch-wake
+  /// timers (armed, deadline), the last poll, in_poll, spinning and the drain left.
+  using PollState = std::tuple<bool, sim::SimTime, bool, sim::SimTime, bool, sim::SimTime,
+                               sim::SimTime, bool, bool, std::size_t>;
+  PollState poll_state() const;
   QuietPass quiet_pass_;
   bool check_quiet_passes_ = false;
   ModelCounters* counters_ = nullptr;

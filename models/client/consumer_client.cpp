@@ -223,14 +223,13 @@ void ConsumerClient::request_metadata_update(const std::string& why) {
 void ConsumerClient::refresh_leaders(const std::string& why) {
   last_metadata_refresh_ = kernel_.now();
   metadata_update_timer_.cancel();
-  nlohmann::ordered_json moved = nlohmann::ordered_json::object();
+  LeaderMoves moved;
   consumption_.for_each_assigned([&](const TopicPartition& tp) {
     const auto it = known_leaders_.find(tp);
     const std::int32_t before =
         it != known_leaders_.end() ? it->second : tp.partition % cluster_.brokers();
     const std::int32_t now = cluster_.data_leader(tp);
-    if (before != now)
-      moved[tp.str()] = now < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(now);
+    if (before != now) moved.push_back({tp, now < 0 ? std::nullopt : std::optional(now)});
   });
   known_leaders_ = cluster_.data_leaders;
   ++leaders_version_;

@@ -22,7 +22,6 @@ using reconciliation::MemberState;
 using reconciliation::PartitionEpoch;
 using reconciliation::PartitionsWithEpochs;
 using reconciliation::TopicIdPartitions;
-using ojson = nlohmann::ordered_json;
 
 int state_byte(MemberState s) {
   switch (s) {
@@ -1175,31 +1174,29 @@ void ConsumerGroupCoordinator::on_rebalance_timeout(const std::string& group_id,
 // ---------------------------------------------------------------------------------------------
 // Failover: unload and load (the caller wires them to leadership changes)
 
-ojson ConsumerGroupCoordinator::snapshot(const ConsumerGroupState& g) const {
-  ojson members = ojson::array();
+ConsumerGroupSnapshot ConsumerGroupCoordinator::snapshot(const ConsumerGroupState& g) const {
+  ConsumerGroupSnapshot snap{.group = g.group_id,
+                             .state = g.state(),
+                             .epoch = g.group_epoch,
+                             .assignment_epoch = g.assignment_epoch,
+                             .members = {},
+                             .offsets = {g.offsets.begin(), g.offsets.end()}};
+  snap.members.reserve(g.members.size());
   for (const auto& [id, m] : g.members) {
-    TopicPartitions assigned;
+    ConsumerMemberSnapshot ms{.member_id = id,
+                              .consumer = m.consumer,
+                              .member_epoch = m.member.member_epoch,
+                              .state = std::string(reconciliation::to_string(m.member.state)),
+                              .assigned = {}};
     std::vector<std::int32_t> epochs;
-    partitions_with_epochs(m.member.assigned_partitions, assigned, epochs);
-    members.push_back({{"member_id", id},
-                       {"consumer", m.consumer},
-                       {"member_epoch", m.member.member_epoch},
-                       {"state", reconciliation::to_string(m.member.state)},
-                       {"assigned", partition_list(assigned)}});
+    partitions_with_epochs(m.member.assigned_partitions, ms.assigned, epochs);
+    snap.members.push_back(std::move(ms));
   }
-  ojson offsets = ojson::object();
-  for (const auto& [tp, offset] : g.offsets) offsets[tp.str()] = offset;
-  return ojson{{"group", g.group_id},
-               {"protocol", "consumer"},
-               {"state", g.state()},
-               {"epoch", g.group_epoch},
-               {"assignment_epoch", g.assignment_epoch},
-               {"members", members},
-               {"offsets", offsets}};
+  return snap;
 }
 
-ojson ConsumerGroupCoordinator::unload_partition(std::int32_t partition) {
-  ojson dropped = ojson::array();
+GroupSnapshots ConsumerGroupCoordinator::unload_partition(std::int32_t partition) {
+  GroupSnapshots dropped;
   for (auto it = groups_.begin(); it != groups_.end();) {
     if (coordinator_partition(it->first, config_.offsets_topic_num_partitions) != partition) {
       ++it;
@@ -1218,8 +1215,8 @@ ojson ConsumerGroupCoordinator::unload_partition(std::int32_t partition) {
   return dropped;
 }
 
-ojson ConsumerGroupCoordinator::load_partition(std::int32_t partition,
-                                               const std::vector<records::GroupRecord>& records) {
+GroupSnapshots ConsumerGroupCoordinator::load_partition(
+    std::int32_t partition, const std::vector<records::GroupRecord>& records) {
   unload_partition(partition);
   for (const auto& rec : records) {
     if (coordinator_partition(records::group_of(rec), config_.offsets_topic_num_partitions) !=
@@ -1238,7 +1235,7 @@ ojson ConsumerGroupCoordinator::load_partition(std::int32_t partition,
       replay_offset(groups_, t->group, {*t->topic, *t->partition_index}, nullptr);
     }
   }
-  ojson loaded = ojson::array();
+  GroupSnapshots loaded;
   for (const auto& [gid, g] : groups_) {
     if (coordinator_partition(gid, config_.offsets_topic_num_partitions) != partition) continue;
     for (const auto& [id, m] : g.members) {

@@ -20,13 +20,12 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "models/coordinator/group_conversion.hpp"
 #include "models/coordinator/offsets_log.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
 #include "models/protocol/group_records.hpp"
+#include "models/protocol/group_snapshots.hpp"
 #include "models/protocol/messages.hpp"
 #include "models/protocol/model_options.hpp"
 #include "models/reconciliation/current_assignment_builder.hpp"
@@ -174,14 +173,14 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
 
   /// Failover: the shard of a __consumer_offsets partition goes away with its broker; its
   /// consumer groups and their timers are dropped without answering anyone. Returns snapshots.
-  nlohmann::ordered_json unload_partition(std::int32_t partition);
+  GroupSnapshots unload_partition(std::int32_t partition);
   /// A new leader's load (Kafka's replay + onLoaded): replays the partition's committed records,
   /// then arms a full session timeout for every member and the rebalance timeout of every member
   /// in UNREVOKED_PARTITIONS, measured from now. Returns snapshots of the groups loaded.
-  nlohmann::ordered_json load_partition(std::int32_t partition,
-                                        const std::vector<records::GroupRecord>& records);
+  GroupSnapshots load_partition(std::int32_t partition,
+                                const std::vector<records::GroupRecord>& records);
   /// Epochs, state and members (epoch, state, assigned) of a group, for trace events.
-  nlohmann::ordered_json snapshot(const ConsumerGroupState& g) const;
+  ConsumerGroupSnapshot snapshot(const ConsumerGroupState& g) const;
 
  private:
   InjectedBugs bugs_;

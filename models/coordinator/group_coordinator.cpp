@@ -1071,33 +1071,30 @@ records::GroupMetadata GroupCoordinator::group_metadata_record(const ClassicGrou
   return rec;
 }
 
-nlohmann::ordered_json GroupCoordinator::snapshot(const ClassicGroup& g) const {
-  nlohmann::ordered_json j{{"group", g.group_id},
-                           {"state", state_name(g.state)},
-                           {"generation", g.generation_id},
-                           {"protocol_type", g.protocol_type}};
-  j["protocol"] = g.protocol_name ? nlohmann::ordered_json(*g.protocol_name) : nullptr;
-  j["leader"] = g.leader_id ? nlohmann::ordered_json(*g.leader_id) : nullptr;
-  nlohmann::ordered_json members = nlohmann::ordered_json::array();
+ClassicGroupSnapshot GroupCoordinator::snapshot(const ClassicGroup& g) const {
+  ClassicGroupSnapshot snap{.group = g.group_id,
+                            .state = state_name(g.state),
+                            .generation = g.generation_id,
+                            .protocol_type = g.protocol_type,
+                            .protocol = g.protocol_name,
+                            .leader = g.leader_id,
+                            .members = {},
+                            .offsets = {g.offsets.begin(), g.offsets.end()}};
+  snap.members.reserve(g.members.size());
   for (const auto& [id, m] : g.members) {
-    nlohmann::ordered_json mj{{"member_id", id}, {"consumer", m.consumer}};
-    mj["group_instance_id"] =
-        m.group_instance_id ? nlohmann::ordered_json(*m.group_instance_id) : nullptr;
-    mj["client_id"] = m.client_id;
-    mj["rebalance_timeout"] = m.rebalance_timeout_ms;
-    mj["session_timeout"] = m.session_timeout_ms;
-    nlohmann::ordered_json topics = nlohmann::ordered_json::array();
+    ClassicMemberSnapshot ms{.member_id = id,
+                             .consumer = m.consumer,
+                             .group_instance_id = m.group_instance_id,
+                             .client_id = m.client_id,
+                             .rebalance_timeout = m.rebalance_timeout_ms,
+                             .session_timeout = m.session_timeout_ms,
+                             .subscription = {},
+                             .assignment = m.assignment};
     if (const Subscription* sub = g.protocol_name ? m.metadata_for(*g.protocol_name) : nullptr)
-      for (const auto& t : sub->topics) topics.push_back(t);
-    mj["subscription"] = topics;
-    mj["assignment"] = partition_list(m.assignment);
-    members.push_back(mj);
+      ms.subscription = sub->topics;
+    snap.members.push_back(std::move(ms));
   }
-  j["members"] = members;
-  nlohmann::ordered_json offsets = nlohmann::ordered_json::object();
-  for (const auto& [tp, off] : g.offsets) offsets[tp.str()] = off;
-  j["offsets"] = offsets;
-  return j;
+  return snap;
 }
 
 void GroupCoordinator::retire_timers(ClassicGroup& g) {
@@ -1112,8 +1109,8 @@ void GroupCoordinator::retire_timers(ClassicGroup& g) {
   for (auto& [id, m] : g.members) retire(m.heartbeat_timer);
 }
 
-nlohmann::ordered_json GroupCoordinator::unload_partition(std::int32_t partition) {
-  nlohmann::ordered_json dropped = nlohmann::ordered_json::array();
+GroupSnapshots GroupCoordinator::unload_partition(std::int32_t partition) {
+  GroupSnapshots dropped;
   for (auto it = groups_.begin(); it != groups_.end();) {
     if (coordinator_partition(it->first, config_.offsets_topic_num_partitions) != partition) {
       ++it;
@@ -1130,8 +1127,8 @@ nlohmann::ordered_json GroupCoordinator::unload_partition(std::int32_t partition
   return dropped;
 }
 
-nlohmann::ordered_json GroupCoordinator::load_partition(
-    std::int32_t partition, const std::vector<records::GroupRecord>& records) {
+GroupSnapshots GroupCoordinator::load_partition(std::int32_t partition,
+                                                const std::vector<records::GroupRecord>& records) {
   unload_partition(partition);
   std::map<std::string, const records::GroupMetadata*>
       metadata;  // last GroupMetadata value per group
@@ -1159,7 +1156,7 @@ nlohmann::ordered_json GroupCoordinator::load_partition(
   std::set<std::string> ids;
   for (const auto& [gid, v] : metadata) ids.insert(gid);
   for (const auto& [gid, v] : offsets) ids.insert(gid);
-  nlohmann::ordered_json loaded = nlohmann::ordered_json::array();
+  GroupSnapshots loaded;
   for (const auto& gid : ids) {
     auto g = std::make_unique<ClassicGroup>();
     g->group_id = gid;

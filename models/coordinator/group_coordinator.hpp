@@ -14,6 +14,7 @@
 #include "models/coordinator/group_conversion.hpp"
 #include "models/coordinator/offsets_log.hpp"
 #include "models/protocol/config.hpp"
+#include "models/protocol/group_snapshots.hpp"
 #include "models/protocol/messages.hpp"
 #include "models/trace/trace_events.hpp"
 #include "sim/distribution.hpp"
@@ -72,16 +73,16 @@ class GroupCoordinator final : private OffsetsLog::CommitListener {
   /// Failover. The shard of a __consumer_offsets partition goes away with its broker: its groups
   /// and their timers are dropped without answering anyone (the connections died with it).
   /// Returns the snapshots of the groups dropped.
-  nlohmann::ordered_json unload_partition(std::int32_t partition);
+  GroupSnapshots unload_partition(std::int32_t partition);
   /// A new leader's load: rebuilds the partition's groups by replaying its committed records
   /// (last GroupMetadata per group, OffsetCommit records in order), as Kafka restores them:
   /// Stable with the recorded generation and members (Empty without), each member with a fresh
   /// session timer. Returns the snapshots of the groups loaded.
-  nlohmann::ordered_json load_partition(std::int32_t partition,
-                                        const std::vector<records::GroupRecord>& records);
+  GroupSnapshots load_partition(std::int32_t partition,
+                                const std::vector<records::GroupRecord>& records);
   /// What is durable of a group: state, generation, protocol, leader, members (id, instance id,
   /// client id, timeouts, subscription, assignment) and committed offsets.
-  nlohmann::ordered_json snapshot(const ClassicGroup& g) const;
+  ClassicGroupSnapshot snapshot(const ClassicGroup& g) const;
 
  private:
   struct Reply {

@@ -46,11 +46,7 @@ void OffsetsLog::append(std::vector<records::GroupRecord> records,
   for (auto& rec : records) {
     const std::int32_t partition = coordinator_partition(records::group_of(rec), num_partitions_);
     const std::int64_t offset = log_end_offset_[partition]++;
-    if (tracer_.active()) {
-      // The trace boundary: the record's one conversion to JSON.
-      const nlohmann::ordered_json traced = trace::record_json(rec);
-      tracer_.publish(trace::Record{.partition = partition, .offset = offset, .value = {&traced}});
-    }
+    if (tracer_.active()) trace::publish_record(tracer_, partition, offset, rec);
     Stored s{.committed_at = commit_at, .offset = offset, .value = OffsetCommitValue{}};
     s.key.type = static_cast<std::uint32_t>(records::type_of(rec));
     s.key.group = intern(records::group_of(rec));
@@ -58,12 +54,19 @@ void OffsetsLog::append(std::vector<records::GroupRecord> records,
     if (const auto* c = std::get_if<records::OffsetCommit>(&rec)) {
       s.key.topic = intern(c->topic);
       s.key.partition = c->partition_index;
+      s.value = OffsetCommitValue{.group = s.key.group,
+                                  .topic = s.key.topic,
+                                  .partition_index = c->partition_index,
+                                  .leader_epoch = c->leader_epoch,
+                                  .committed_offset = c->committed_offset,
+                                  .commit_timestamp = c->commit_timestamp};
     } else if (const auto* t = std::get_if<records::Tombstone>(&rec)) {
       if (t->topic) s.key.topic = intern(*t->topic);
       if (t->partition_index) s.key.partition = *t->partition_index;
     }
     s.tombstone = records::is_tombstone(rec);
-    s.value = std::move(rec);
+    if (!std::holds_alternative<records::OffsetCommit>(rec))  // set above, interned
+      s.value = std::make_unique<const records::GroupRecord>(std::move(rec));
     Partition& stored = records_[partition];
     stored.records.push_back(std::move(s));
     settle(stored, kernel_.now());
@@ -184,7 +187,8 @@ void OffsetsLog::settle(Partition& p, sim::SimTime at) {
 }
 
 records::GroupRecord OffsetsLog::materialise(const Stored& s) const {
-  if (const auto* rec = std::get_if<records::GroupRecord>(&s.value)) return *rec;
+  if (const auto* rec = std::get_if<std::unique_ptr<const records::GroupRecord>>(&s.value))
+    return **rec;
   const auto& v = std::get<OffsetCommitValue>(s.value);
   return records::OffsetCommit{.group = names_[v.group],
                                .topic = names_[v.topic],

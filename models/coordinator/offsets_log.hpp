@@ -19,6 +19,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -125,8 +126,9 @@ class OffsetsLog final : public sim::EventTarget {
     RecordKey key;
     bool tombstone = false;
     bool removed = false;  // compacted away: superseded, or a tombstone that has committed
-    // An OffsetCommit (interned), or any record as append() was given it.
-    std::variant<OffsetCommitValue, records::GroupRecord> value;
+    // An OffsetCommit (interned), or any record as append() was given it, boxed: the rare large
+    // records (a GroupRecord is over 300 bytes) do not size every slot of the log.
+    std::variant<OffsetCommitValue, std::unique_ptr<const records::GroupRecord>> value;
   };
   struct Partition {
     std::vector<Stored> records;  // offset order

@@ -621,7 +621,7 @@ class World {
   /// Every data partition `broker` leads gets its next eligible replica as leader (-1: none);
   /// one `partition.leaders` event lists them, and the consumers are told.
   void move_data_leaders(std::int32_t broker, const char* reason) {
-    const nlohmann::ordered_json moved = rsim::move_data_leaders(cluster_, broker);
+    const LeaderMoves moved = rsim::move_data_leaders(cluster_, broker);
     if (moved.empty()) return;
     tracer_.publish(trace::PartitionLeaders{.leaders = &moved, .reason = reason});
     for (auto& [name, c] : consumers_) c->on_leaders_changed();
@@ -629,7 +629,7 @@ class World {
 
   /// Data partitions left without a leader get `broker` back when it is one of their replicas.
   void adopt_leaderless(std::int32_t broker) {
-    const nlohmann::ordered_json moved = rsim::adopt_leaderless(cluster_, broker);
+    const LeaderMoves moved = rsim::adopt_leaderless(cluster_, broker);
     if (moved.empty()) return;
     tracer_.publish(trace::PartitionLeaders{.leaders = &moved, .reason = "leader registered"});
     for (auto& [name, c] : consumers_) c->on_leaders_changed();

@@ -3,6 +3,9 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
 
 namespace rsim::trace {
 namespace {
@@ -15,168 +18,9 @@ ojson names(const std::vector<std::string>& v) {
   for (const auto& s : v) out.push_back(s);
   return out;
 }
-ojson epochs(const std::vector<std::int32_t>& v) {
-  ojson out = ojson::array();
-  for (const auto e : v) out.push_back(e);
-  return out;
-}
 ojson or_null(const std::optional<std::string>& s) {
   return s ? ojson(*s) : ojson(nullptr);
 }
-
-ojson head(RecordType type, bool tombstone, const std::string& group) {
-  return ojson{{"record", record_name(type)}, {"tombstone", tombstone}, {"group", group}};
-}
-
-struct ToJson {
-  ojson operator()(const OffsetCommit& r) const {
-    ojson j = head(r.kType, false, r.group);
-    j["topic"] = r.topic;
-    j["partition_index"] = r.partition_index;
-    j["committed_offset"] = r.committed_offset;
-    j["leader_epoch"] = r.leader_epoch;
-    j["commit_timestamp"] = r.commit_timestamp;
-    return j;
-  }
-  ojson operator()(const GroupMetadata& r) const {
-    ojson members = ojson::array();
-    for (const auto& m : r.members) {
-      ojson mj{{"member_id", m.member_id}, {"consumer", m.consumer}};
-      if (m.group_instance_id) mj["group_instance_id"] = *m.group_instance_id;
-      mj["client_id"] = m.client_id;
-      mj["client_host"] = m.client_host;
-      mj["rebalance_timeout"] = m.rebalance_timeout;
-      mj["session_timeout"] = m.session_timeout;
-      mj["subscription"] = names(m.subscription);
-      if (m.detail) {
-        mj["owned_partitions"] = partition_list(m.detail->owned_partitions);
-        mj["generation_id"] = m.detail->generation_id;
-        mj["rack_id"] = or_null(m.detail->rack_id);
-      }
-      mj["assignment"] = partition_list(m.assignment);
-      members.push_back(std::move(mj));
-    }
-    ojson j = head(r.kType, false, r.group);
-    j["protocol_type"] = r.protocol_type;
-    j["generation"] = r.generation;
-    j["protocol"] = or_null(r.protocol);
-    j["leader"] = or_null(r.leader);
-    j["current_state_timestamp"] = r.current_state_timestamp;
-    j["members"] = std::move(members);
-    return j;
-  }
-  ojson operator()(const ConsumerGroupMetadata& r) const {
-    ojson j = head(r.kType, false, r.group);
-    j["epoch"] = r.epoch;
-    j["metadata_hash"] = r.metadata_hash;
-    return j;
-  }
-  ojson operator()(const ConsumerGroupMemberMetadata& r) const {
-    ojson j = head(r.kType, false, r.group);
-    j["member_id"] = r.member_id;
-    j["consumer"] = r.consumer;
-    if (r.instance_id) j["instance_id"] = *r.instance_id;
-    if (r.rack_id) j["rack_id"] = *r.rack_id;
-    j["client_id"] = r.client_id;
-    j["subscribed_topic_names"] = names(r.subscribed_topic_names);
-    j["rebalance_timeout_ms"] = r.rebalance_timeout_ms;
-    if (r.server_assignor) j["server_assignor"] = *r.server_assignor;
-    if (r.classic_member_metadata) {
-      ojson protocols = ojson::array();
-      for (const auto& p : r.classic_member_metadata->supported_protocols)
-        protocols.push_back({{"name", p.name},
-                             {"topics", names(p.topics)},
-                             {"owned_partitions", partition_list(p.owned_partitions)},
-                             {"generation_id", p.generation_id},
-                             {"rack_id", or_null(p.rack_id)}});
-      j["classic_member_metadata"] = {
-          {"session_timeout_ms", r.classic_member_metadata->session_timeout_ms},
-          {"supported_protocols", std::move(protocols)}};
-    }
-    return j;
-  }
-  ojson operator()(const ConsumerGroupTargetAssignmentMetadata& r) const {
-    ojson j = head(r.kType, false, r.group);
-    j["assignment_epoch"] = r.assignment_epoch;
-    j["assignment_timestamp"] = r.assignment_timestamp;
-    return j;
-  }
-  ojson operator()(const ConsumerGroupTargetAssignmentMember& r) const {
-    ojson j = head(r.kType, false, r.group);
-    j["member_id"] = r.member_id;
-    j["consumer"] = r.consumer;
-    j["partitions"] = partition_list(r.partitions);
-    return j;
-  }
-  ojson operator()(const ConsumerGroupCurrentMemberAssignment& r) const {
-    ojson j = head(r.kType, false, r.group);
-    j["member_id"] = r.member_id;
-    j["consumer"] = r.consumer;
-    j["member_epoch"] = r.member_epoch;
-    j["previous_member_epoch"] = r.previous_member_epoch;
-    j["state"] = r.state;
-    j["assigned"] = partition_list(r.assigned);
-    j["assigned_epochs"] = epochs(r.assigned_epochs);
-    j["pending_revocation"] = partition_list(r.pending_revocation);
-    j["pending_revocation_epochs"] = epochs(r.pending_revocation_epochs);
-    return j;
-  }
-  ojson operator()(const ShareGroupMetadata& r) const {
-    ojson j = head(r.kType, false, r.group);
-    j["epoch"] = r.epoch;
-    j["metadata_hash"] = r.metadata_hash;
-    return j;
-  }
-  ojson operator()(const ShareGroupMemberMetadata& r) const {
-    ojson j = head(r.kType, false, r.group);
-    j["member_id"] = r.member_id;
-    j["consumer"] = r.consumer;
-    j["client_id"] = r.client_id;
-    if (r.rack_id) j["rack_id"] = *r.rack_id;
-    j["subscribed_topic_names"] = names(r.subscribed_topic_names);
-    return j;
-  }
-  ojson operator()(const ShareGroupTargetAssignmentMetadata& r) const {
-    ojson j = head(r.kType, false, r.group);
-    j["assignment_epoch"] = r.assignment_epoch;
-    j["assignment_timestamp"] = r.assignment_timestamp;
-    return j;
-  }
-  ojson operator()(const ShareGroupTargetAssignmentMember& r) const {
-    ojson j = head(r.kType, false, r.group);
-    j["member_id"] = r.member_id;
-    j["consumer"] = r.consumer;
-    j["partitions"] = partition_list(r.partitions);
-    return j;
-  }
-  ojson operator()(const ShareGroupCurrentMemberAssignment& r) const {
-    ojson j = head(r.kType, false, r.group);
-    j["member_id"] = r.member_id;
-    j["consumer"] = r.consumer;
-    j["member_epoch"] = r.member_epoch;
-    j["previous_member_epoch"] = r.previous_member_epoch;
-    j["state"] = r.state;
-    j["assigned"] = partition_list(r.assigned);
-    return j;
-  }
-  ojson operator()(const ShareGroupStatePartitionMetadata& r) const {
-    ojson j = head(r.kType, false, r.group);
-    j["initializing_topics"] = partition_list(r.initializing_topics);
-    j["initialized_topics"] = partition_list(r.initialized_topics);
-    j["deleting_topics"] = partition_list(r.deleting_topics);
-    return j;
-  }
-  ojson operator()(const Tombstone& r) const {
-    ojson j = head(r.type, true, r.group);
-    if (r.member_id) j["member_id"] = *r.member_id;
-    if (r.consumer) j["consumer"] = *r.consumer;
-    if (r.topic) j["topic"] = *r.topic;
-    if (r.partition_index) j["partition_index"] = *r.partition_index;
-    return j;
-  }
-};
-
-// --- reading -----------------------------------------------------------------------------------
 
 TopicPartition partition_named(const std::string& s) {
   const auto dash = s.rfind('-');
@@ -189,210 +33,347 @@ TopicPartition partition_named(const std::string& s) {
   return {s.substr(0, dash), static_cast<std::int32_t>(p)};
 }
 
-template <class J>
-struct Reader {
-  const J& j;
-  std::string str(const char* k) const { return j.at(k).template get<std::string>(); }
-  std::optional<std::string> opt(const char* k) const {
-    const auto it = j.find(k);
-    if (it == j.end() || it->is_null()) return std::nullopt;
-    return it->template get<std::string>();
+// --- one field list per record ----------------------------------------------------------------
+// `fields(r, v)` calls v(name, member) for each member after "record", "tombstone" and "group",
+// in the order the trace writes them: one list for writing a record (Write) and for reading it
+// back (Read). A plain member is always written and must be there when read; the wrappers say
+// otherwise:
+enum class How {
+  Defaulted,  // always written; a line without it keeps the default (older traces)
+  Omitted,    // a std::optional left out when unset
+  Nullable,   // a std::optional written null when unset
+  Inline,     // a std::optional struct whose members are written in place, only when set
+};
+template <How H, class T>
+struct Marked {
+  T& x;
+};
+template <How H>
+constexpr auto marked = []<class T>(T& x) { return Marked<H, T>{x}; };
+constexpr auto defaulted = marked<How::Defaulted>;
+constexpr auto omitted = marked<How::Omitted>;
+constexpr auto nullable = marked<How::Nullable>;
+constexpr auto in_place = marked<How::Inline>;
+
+// A record type whose field list this is: one list serves the consumer-group and share-group
+// records of the same shape.
+template <class S, class... T>
+concept one_of = (std::is_same_v<std::remove_const_t<S>, T> || ...);
+#define RSIM_RECORD_FIELDS(...)   \
+  template <class S, class V>     \
+  requires one_of<S, __VA_ARGS__> \
+  void fields(S& r, V& v)
+
+RSIM_RECORD_FIELDS(OffsetCommit) {
+  v("topic", r.topic);
+  v("partition_index", r.partition_index);
+  v("committed_offset", r.committed_offset);
+  v("leader_epoch", defaulted(r.leader_epoch));
+  v("commit_timestamp", defaulted(r.commit_timestamp));
+}
+RSIM_RECORD_FIELDS(ClassicSubscriptionDetail) {
+  v("owned_partitions", r.owned_partitions);
+  v("generation_id", r.generation_id);
+  v("rack_id", nullable(r.rack_id));
+}
+RSIM_RECORD_FIELDS(GroupMetadataMember) {
+  v("member_id", r.member_id);
+  v("consumer", r.consumer);
+  v("group_instance_id", omitted(r.group_instance_id));
+  v("client_id", r.client_id);
+  v("client_host", defaulted(r.client_host));
+  v("rebalance_timeout", r.rebalance_timeout);
+  v("session_timeout", r.session_timeout);
+  v("subscription", r.subscription);
+  v("owned_partitions", in_place(r.detail));  // named by its first member
+  v("assignment", r.assignment);
+}
+RSIM_RECORD_FIELDS(GroupMetadata) {
+  v("protocol_type", r.protocol_type);
+  v("generation", r.generation);
+  v("protocol", nullable(r.protocol));
+  v("leader", nullable(r.leader));
+  v("current_state_timestamp", defaulted(r.current_state_timestamp));
+  v("members", r.members);
+}
+RSIM_RECORD_FIELDS(ConsumerGroupMetadata, ShareGroupMetadata) {
+  v("epoch", r.epoch);
+  v("metadata_hash", defaulted(r.metadata_hash));
+}
+RSIM_RECORD_FIELDS(ClassicProtocol) {
+  v("name", r.name);
+  v("topics", r.topics);
+  v("owned_partitions", r.owned_partitions);
+  v("generation_id", r.generation_id);
+  v("rack_id", nullable(r.rack_id));
+}
+RSIM_RECORD_FIELDS(ClassicMemberMetadataValue) {
+  v("session_timeout_ms", r.session_timeout_ms);
+  v("supported_protocols", r.supported_protocols);
+}
+RSIM_RECORD_FIELDS(ConsumerGroupMemberMetadata) {
+  v("member_id", r.member_id);
+  v("consumer", r.consumer);
+  v("instance_id", omitted(r.instance_id));
+  v("rack_id", omitted(r.rack_id));
+  v("client_id", r.client_id);
+  v("subscribed_topic_names", r.subscribed_topic_names);
+  v("rebalance_timeout_ms", r.rebalance_timeout_ms);
+  v("server_assignor", omitted(r.server_assignor));
+  v("classic_member_metadata", omitted(r.classic_member_metadata));
+}
+RSIM_RECORD_FIELDS(ConsumerGroupTargetAssignmentMetadata, ShareGroupTargetAssignmentMetadata) {
+  v("assignment_epoch", r.assignment_epoch);
+  v("assignment_timestamp", r.assignment_timestamp);
+}
+RSIM_RECORD_FIELDS(ConsumerGroupTargetAssignmentMember, ShareGroupTargetAssignmentMember) {
+  v("member_id", r.member_id);
+  v("consumer", defaulted(r.consumer));
+  v("partitions", r.partitions);
+}
+RSIM_RECORD_FIELDS(ConsumerGroupCurrentMemberAssignment, ShareGroupCurrentMemberAssignment) {
+  v("member_id", r.member_id);
+  v("consumer", defaulted(r.consumer));
+  v("member_epoch", r.member_epoch);
+  v("previous_member_epoch", r.previous_member_epoch);
+  v("state", r.state);
+  v("assigned", r.assigned);
+  if constexpr (requires { r.pending_revocation; }) {  // a share member revokes nothing
+    v("assigned_epochs", defaulted(r.assigned_epochs));
+    v("pending_revocation", r.pending_revocation);
+    v("pending_revocation_epochs", defaulted(r.pending_revocation_epochs));
+  }
+}
+RSIM_RECORD_FIELDS(ShareGroupMemberMetadata) {
+  v("member_id", r.member_id);
+  v("consumer", defaulted(r.consumer));
+  v("client_id", r.client_id);
+  v("rack_id", omitted(r.rack_id));
+  v("subscribed_topic_names", r.subscribed_topic_names);
+}
+RSIM_RECORD_FIELDS(ShareGroupStatePartitionMetadata) {
+  v("initializing_topics", r.initializing_topics);
+  v("initialized_topics", r.initialized_topics);
+  v("deleting_topics", r.deleting_topics);
+}
+RSIM_RECORD_FIELDS(Tombstone) {  // the rest of the deleted record's key
+  v("member_id", omitted(r.member_id));
+  v("consumer", omitted(r.consumer));
+  v("topic", omitted(r.topic));
+  v("partition_index", omitted(r.partition_index));
+}
+#undef RSIM_RECORD_FIELDS
+
+// --- writing -----------------------------------------------------------------------------------
+
+struct Write {
+  ojson& j;
+
+  template <class T>
+  static ojson value(const T& x) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      return ojson(x);
+    } else if constexpr (std::is_same_v<T, TopicPartitions>) {
+      return partition_list(x);
+    } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+      return names(x);
+    } else if constexpr (requires(const T& t, Write& w) { fields(t, w); }) {
+      ojson o = ojson::object();
+      Write w{o};
+      fields(x, w);
+      return o;
+    } else if constexpr (requires { typename T::value_type; }) {
+      ojson a = ojson::array();
+      for (const auto& e : x) a.push_back(value(e));
+      return a;
+    } else {
+      return ojson(x);
+    }
   }
   template <class T>
-  T num(const char* k) const {
-    return j.at(k).template get<T>();
+  void operator()(const char* name, const T& x) {
+    j[name] = value(x);
   }
   template <class T>
-  T num_or(const char* k, T fallback) const {
-    const auto it = j.find(k);
-    return it == j.end() ? fallback : it->template get<T>();
+  void operator()(const char* name, Marked<How::Defaulted, T> d) {
+    (*this)(name, d.x);
   }
-  std::vector<std::string> strings(const char* k) const {
-    return j.at(k).template get<std::vector<std::string>>();
+  template <class T>
+  void operator()(const char* name, Marked<How::Omitted, T> o) {
+    if (o.x) (*this)(name, *o.x);
   }
-  static TopicPartitions partitions_of(const J& list) {
-    TopicPartitions out;
-    for (const auto& p : list) out.push_back(partition_named(p.template get<std::string>()));
-    return out;
+  template <class T>
+  void operator()(const char* name, Marked<How::Nullable, T> n) {
+    j[name] = or_null(n.x);
   }
-  TopicPartitions partitions(const char* k) const { return partitions_of(j.at(k)); }
-  std::vector<std::int32_t> epochs_or_none(const char* k) const {
-    const auto it = j.find(k);
-    return it == j.end() ? std::vector<std::int32_t>{}
-                         : it->template get<std::vector<std::int32_t>>();
+  template <class T>
+  void operator()(const char*, Marked<How::Inline, T> i) {
+    if (i.x) fields(*i.x, *this);
   }
 };
 
-/// A classic group's GroupMetadata value, its members included.
+// --- reading -----------------------------------------------------------------------------------
+
 template <class J>
-GroupMetadata read_group_metadata(const J& j, const Reader<J>& r, const std::string& group) {
-  GroupMetadata g{
-      .group = group,
-      .protocol_type = r.str("protocol_type"),
-      .generation = r.template num<std::int32_t>("generation"),
-      .protocol = r.opt("protocol"),
-      .leader = r.opt("leader"),
-      .current_state_timestamp = r.template num_or<std::int64_t>("current_state_timestamp", 0)};
-  for (const auto& mj : j.at("members")) {
-    const Reader<J> m{mj};
-    GroupMetadataMember member{
-        .member_id = m.str("member_id"),
-        .consumer = m.str("consumer"),
-        .group_instance_id = m.opt("group_instance_id"),
-        .client_id = m.str("client_id"),
-        .client_host = m.opt("client_host").value_or(""),
-        .rebalance_timeout = m.template num<std::int32_t>("rebalance_timeout"),
-        .session_timeout = m.template num<std::int32_t>("session_timeout"),
-        .subscription = m.strings("subscription"),
-        .detail = std::nullopt,
-        .assignment = m.partitions("assignment")};
-    if (mj.contains("owned_partitions"))
-      member.detail =
-          ClassicSubscriptionDetail{.owned_partitions = m.partitions("owned_partitions"),
-                                    .generation_id = m.template num<std::int32_t>("generation_id"),
-                                    .rack_id = m.opt("rack_id")};
-    g.members.push_back(std::move(member));
+struct Read {
+  const J& j;
+
+  template <class T>
+  static void value(const J& from, T& x) {
+    if constexpr (std::is_same_v<T, TopicPartitions>) {
+      x.clear();
+      for (const auto& p : from) x.push_back(partition_named(p.template get<std::string>()));
+    } else if constexpr (requires(T & t, Read & r) { fields(t, r); }) {
+      Read r{from};
+      fields(x, r);
+    } else if constexpr (std::is_same_v<T, std::string> ||
+                         std::is_same_v<T, std::vector<std::string>> ||
+                         std::is_same_v<T, std::vector<std::int32_t>>) {
+      x = from.template get<T>();
+    } else if constexpr (requires { typename T::value_type; }) {
+      x.clear();
+      for (const auto& e : from) value(e, x.emplace_back());
+    } else {
+      x = from.template get<T>();
+    }
   }
-  return g;
+  // A member the record must have.
+  template <class T>
+  void operator()(const char* name, T& x) {
+    value(j.at(name), x);
+  }
+  template <class T>
+  void operator()(const char* name, Marked<How::Defaulted, T> d) {
+    if (const auto it = j.find(name); it != j.end()) value(*it, d.x);
+  }
+  // Left out or null: unset.
+  template <class T>
+  void operator()(const char* name, Marked<How::Omitted, T> o) {
+    if (const auto it = j.find(name); it != j.end() && !it->is_null()) value(*it, o.x.emplace());
+  }
+  template <class T>
+  void operator()(const char* name, Marked<How::Nullable, T> n) {
+    (*this)(name, omitted(n.x));
+  }
+  template <class T>
+  void operator()(const char* name, Marked<How::Inline, T> i) {
+    if (j.contains(name)) fields(i.x.emplace(), *this);
+  }
+};
+
+template <class R, class J>
+R read_record(const J& j, const std::string& group) {
+  R r{};
+  r.group = group;
+  Read<J> reader{j};
+  fields(r, reader);
+  return r;
 }
 
-/// A ConsumerGroupMemberMetadata value, with a classic member's metadata when it has one.
-template <class J>
-ConsumerGroupMemberMetadata read_member_metadata(const J& j, const Reader<J>& r,
-                                                 const std::string& group) {
-  ConsumerGroupMemberMetadata m{
-      .group = group,
-      .member_id = r.str("member_id"),
-      .consumer = r.str("consumer"),
-      .instance_id = r.opt("instance_id"),
-      .rack_id = r.opt("rack_id"),
-      .client_id = r.str("client_id"),
-      .subscribed_topic_names = r.strings("subscribed_topic_names"),
-      .rebalance_timeout_ms = r.template num<std::int32_t>("rebalance_timeout_ms"),
-      .server_assignor = r.opt("server_assignor"),
-      .classic_member_metadata = std::nullopt};
-  if (const auto c = j.find("classic_member_metadata"); c != j.end()) {
-    ClassicMemberMetadataValue cm{
-        .session_timeout_ms = c->at("session_timeout_ms").template get<std::int32_t>(),
-        .supported_protocols = {}};
-    for (const auto& pj : c->at("supported_protocols")) {
-      const Reader<J> p{pj};
-      cm.supported_protocols.push_back(
-          ClassicProtocol{.name = p.str("name"),
-                          .topics = p.strings("topics"),
-                          .owned_partitions = p.partitions("owned_partitions"),
-                          .generation_id = p.template num<std::int32_t>("generation_id"),
-                          .rack_id = p.opt("rack_id")});
-    }
-    m.classic_member_metadata = std::move(cm);
+// The alternative (from the I-th on) whose kType is `type`.
+template <class J, std::size_t I = 0>
+GroupRecord read_typed(const J& j, RecordType type, const std::string& group) {
+  if constexpr (I == std::variant_size_v<GroupRecord>) {
+    throw std::runtime_error("unknown record type \"" + std::string(record_name(type)) + "\"");
+  } else {
+    using R = std::variant_alternative_t<I, GroupRecord>;
+    if constexpr (!std::is_same_v<R, Tombstone>)
+      if (R::kType == type) return read_record<R>(j, group);
+    return read_typed<J, I + 1>(j, type, group);
   }
-  return m;
 }
 
 template <class J>
 GroupRecord read(const J& j) {
   if (!j.is_object()) throw std::runtime_error("a record is a JSON object");
-  const Reader<J> r{j};
-  const std::string name = r.str("record");
+  const auto name = j.at("record").template get<std::string>();
   const auto type = record_type_named(name);
   if (!type) throw std::runtime_error("unknown record type \"" + name + "\"");
-  const std::string group = r.str("group");
-  if (r.template num_or<bool>("tombstone", false))
-    return Tombstone{.type = *type,
-                     .group = group,
-                     .member_id = r.opt("member_id"),
-                     .consumer = r.opt("consumer"),
-                     .topic = r.opt("topic"),
-                     .partition_index = j.contains("partition_index")
-                                            ? std::optional<std::int32_t>(
-                                                  r.template num<std::int32_t>("partition_index"))
-                                            : std::nullopt};
-  switch (*type) {
-    case RecordType::OffsetCommit:
-      return OffsetCommit{
-          .group = group,
-          .topic = r.str("topic"),
-          .partition_index = r.template num<std::int32_t>("partition_index"),
-          .committed_offset = r.template num<std::int64_t>("committed_offset"),
-          .leader_epoch = r.template num_or<std::int32_t>("leader_epoch", -1),
-          .commit_timestamp = r.template num_or<std::int64_t>("commit_timestamp", 0)};
-    case RecordType::GroupMetadata:
-      return read_group_metadata(j, r, group);
-    case RecordType::ConsumerGroupMetadata:
-      return ConsumerGroupMetadata{
-          .group = group,
-          .epoch = r.template num<std::int32_t>("epoch"),
-          .metadata_hash = r.template num_or<std::int64_t>("metadata_hash", 0)};
-    case RecordType::ConsumerGroupMemberMetadata:
-      return read_member_metadata(j, r, group);
-    case RecordType::ConsumerGroupTargetAssignmentMetadata:
-      return ConsumerGroupTargetAssignmentMetadata{
-          .group = group,
-          .assignment_epoch = r.template num<std::int32_t>("assignment_epoch"),
-          .assignment_timestamp = r.template num<std::int64_t>("assignment_timestamp")};
-    case RecordType::ConsumerGroupTargetAssignmentMember:
-      return ConsumerGroupTargetAssignmentMember{.group = group,
-                                                 .member_id = r.str("member_id"),
-                                                 .consumer = r.opt("consumer").value_or(""),
-                                                 .partitions = r.partitions("partitions")};
-    case RecordType::ConsumerGroupCurrentMemberAssignment:
-      return ConsumerGroupCurrentMemberAssignment{
-          .group = group,
-          .member_id = r.str("member_id"),
-          .consumer = r.opt("consumer").value_or(""),
-          .member_epoch = r.template num<std::int32_t>("member_epoch"),
-          .previous_member_epoch = r.template num<std::int32_t>("previous_member_epoch"),
-          .state = r.template num<std::int32_t>("state"),
-          .assigned = r.partitions("assigned"),
-          .assigned_epochs = r.epochs_or_none("assigned_epochs"),
-          .pending_revocation = r.partitions("pending_revocation"),
-          .pending_revocation_epochs = r.epochs_or_none("pending_revocation_epochs")};
-    case RecordType::ShareGroupMetadata:
-      return ShareGroupMetadata{
-          .group = group,
-          .epoch = r.template num<std::int32_t>("epoch"),
-          .metadata_hash = r.template num_or<std::int64_t>("metadata_hash", 0)};
-    case RecordType::ShareGroupMemberMetadata:
-      return ShareGroupMemberMetadata{
-          .group = group,
-          .member_id = r.str("member_id"),
-          .consumer = r.opt("consumer").value_or(""),
-          .client_id = r.str("client_id"),
-          .rack_id = r.opt("rack_id"),
-          .subscribed_topic_names = r.strings("subscribed_topic_names")};
-    case RecordType::ShareGroupTargetAssignmentMetadata:
-      return ShareGroupTargetAssignmentMetadata{
-          .group = group,
-          .assignment_epoch = r.template num<std::int32_t>("assignment_epoch"),
-          .assignment_timestamp = r.template num<std::int64_t>("assignment_timestamp")};
-    case RecordType::ShareGroupTargetAssignmentMember:
-      return ShareGroupTargetAssignmentMember{.group = group,
-                                              .member_id = r.str("member_id"),
-                                              .consumer = r.opt("consumer").value_or(""),
-                                              .partitions = r.partitions("partitions")};
-    case RecordType::ShareGroupCurrentMemberAssignment:
-      return ShareGroupCurrentMemberAssignment{
-          .group = group,
-          .member_id = r.str("member_id"),
-          .consumer = r.opt("consumer").value_or(""),
-          .member_epoch = r.template num<std::int32_t>("member_epoch"),
-          .previous_member_epoch = r.template num<std::int32_t>("previous_member_epoch"),
-          .state = r.template num<std::int32_t>("state"),
-          .assigned = r.partitions("assigned")};
-    case RecordType::ShareGroupStatePartitionMetadata:
-      return ShareGroupStatePartitionMetadata{
-          .group = group,
-          .initializing_topics = r.partitions("initializing_topics"),
-          .initialized_topics = r.partitions("initialized_topics"),
-          .deleting_topics = r.partitions("deleting_topics")};
+  const auto group = j.at("group").template get<std::string>();
+  const auto tombstone = j.find("tombstone");
+  if (tombstone != j.end() && tombstone->template get<bool>()) {
+    Tombstone t = read_record<Tombstone>(j, group);
+    t.type = *type;
+    return t;
   }
-  throw std::runtime_error("unknown record type \"" + name + "\"");
+  return read_typed(j, *type, group);
 }
+
+// --- group snapshots and leader moves (coordinator.loaded/unloaded, partition.leaders) ---------
+
+ojson offsets_json(const SnapshotOffsets& offsets) {
+  ojson out = ojson::object();
+  for (const auto& [tp, offset] : offsets) out[tp.str()] = offset;
+  return out;
+}
+
+struct SnapshotJson {
+  ojson operator()(const ClassicGroupSnapshot& g) const {
+    ojson members = ojson::array();
+    for (const auto& m : g.members)
+      members.push_back({{"member_id", m.member_id},
+                         {"consumer", m.consumer},
+                         {"group_instance_id", or_null(m.group_instance_id)},
+                         {"client_id", m.client_id},
+                         {"rebalance_timeout", m.rebalance_timeout},
+                         {"session_timeout", m.session_timeout},
+                         {"subscription", names(m.subscription)},
+                         {"assignment", partition_list(m.assignment)}});
+    return ojson{{"group", g.group},
+                 {"state", g.state},
+                 {"generation", g.generation},
+                 {"protocol_type", g.protocol_type},
+                 {"protocol", or_null(g.protocol)},
+                 {"leader", or_null(g.leader)},
+                 {"members", std::move(members)},
+                 {"offsets", offsets_json(g.offsets)}};
+  }
+  ojson operator()(const ConsumerGroupSnapshot& g) const {
+    ojson members = ojson::array();
+    for (const auto& m : g.members)
+      members.push_back({{"member_id", m.member_id},
+                         {"consumer", m.consumer},
+                         {"member_epoch", m.member_epoch},
+                         {"state", m.state},
+                         {"assigned", partition_list(m.assigned)}});
+    return ojson{{"group", g.group},
+                 {"protocol", "consumer"},
+                 {"state", g.state},
+                 {"epoch", g.epoch},
+                 {"assignment_epoch", g.assignment_epoch},
+                 {"members", std::move(members)},
+                 {"offsets", offsets_json(g.offsets)}};
+  }
+};
 
 }  // namespace
 
+ojson snapshots_json(const GroupSnapshots& groups) {
+  ojson out = ojson::array();
+  for (const auto& g : groups) out.push_back(std::visit(SnapshotJson{}, g));
+  return out;
+}
+
+ojson leaders_json(const LeaderMoves& moves) {
+  ojson out = ojson::object();
+  for (const auto& m : moves) out[m.partition.str()] = m.leader ? ojson(*m.leader) : ojson(nullptr);
+  return out;
+}
+
 ojson record_json(const GroupRecord& record) {
-  return std::visit(ToJson{}, record);
+  return std::visit(
+      [](const auto& r) {
+        using R = std::decay_t<decltype(r)>;
+        ojson j;
+        if constexpr (std::is_same_v<R, Tombstone>)
+          j = {{"record", record_name(r.type)}, {"tombstone", true}, {"group", r.group}};
+        else
+          j = {{"record", record_name(R::kType)}, {"tombstone", false}, {"group", r.group}};
+        Write w{j};
+        fields(r, w);
+        return j;
+      },
+      record);
 }
 GroupRecord record_from_json(const nlohmann::json& j) {
   return read(j);

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/protocol/group_snapshots.hpp"
 #include "models/protocol/messages.hpp"
 #include "models/protocol/topic_partition.hpp"
 #include "sim/trace.hpp"
@@ -41,6 +42,16 @@ using Number = std::variant<std::int64_t, double>;
 using Partitions = std::span<const TopicPartition>;  // ["orders-0", ...]
 using Names = std::span<const std::string>;
 using Json = const nlohmann::ordered_json*;  // a nested value written as it is (rare events)
+/// A nested value the model hands over typed (`typed`: group snapshots, leader moves) and the
+/// writer turns into JSON (models/trace/group_records_json.hpp); an event read back from
+/// trace.jsonl has `json` instead. Written only when one of them is set.
+template <class T>
+struct Typed {
+  const T* typed = nullptr;
+  const nlohmann::ordered_json* json = nullptr;
+  Typed() = default;
+  Typed(const T* t) : typed(t) {}  // NOLINT(google-explicit-constructor): `.groups = &loaded`
+};
 /// An OffsetCommit record's value (most of __consumer_offsets), typed: written as the members
 /// "record": "OffsetCommit", "tombstone": false, "group", "topic", "partition_index",
 /// "committed_offset", "leader_epoch", "commit_timestamp", in that order.
@@ -548,7 +559,7 @@ struct CoordinatorLoad {
 struct CoordinatorLoaded {
   RSIM_TRACE_KIND("coordinator.loaded");
   std::int32_t broker = 0, partition = 0;
-  Json groups = nullptr;  // the groups' snapshots
+  Typed<GroupSnapshots> groups;  // the groups' snapshots
   template <class S, class V>
   static void fields(S& s, V& v) {
     v("broker", s.broker);
@@ -559,7 +570,7 @@ struct CoordinatorLoaded {
 struct CoordinatorUnloaded {
   RSIM_TRACE_KIND("coordinator.unloaded");
   std::int32_t broker = 0, partition = 0;
-  Json groups = nullptr;
+  Typed<GroupSnapshots> groups;
   template <class S, class V>
   static void fields(S& s, V& v) {
     v("broker", s.broker);
@@ -727,7 +738,7 @@ struct BrokerStart {
 };
 struct PartitionLeaders {
   RSIM_TRACE_KIND("partition.leaders");
-  Json leaders = nullptr;  // {"orders-0": broker or null}
+  Typed<LeaderMoves> leaders;  // {"orders-0": broker or null}
   sv reason;
   template <class S, class V>
   static void fields(S& s, V& v) {
@@ -738,7 +749,7 @@ struct PartitionLeaders {
 struct ConsumerLeaders {
   RSIM_TRACE_KIND("consumer.leaders");
   sv consumer;
-  Json leaders = nullptr;  // {"orders-0": broker or null}, the ones that changed
+  Typed<LeaderMoves> leaders;  // {"orders-0": broker or null}, the ones that changed
   sv reason;
   template <class S, class V>
   static void fields(S& s, V& v) {

@@ -9,6 +9,8 @@
 #include <set>
 #include <utility>
 
+#include "models/trace/group_records_json.hpp"
+
 namespace rsim::trace {
 
 namespace {
@@ -24,6 +26,13 @@ void write_partition(sim::JsonWriter& w, const TopicPartition& tp) {
   w.string_part("-");
   w.string_part(std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
   w.end_string();
+}
+
+ojson typed_json(const GroupSnapshots& groups) {
+  return snapshots_json(groups);
+}
+ojson typed_json(const LeaderMoves& moves) {
+  return leaders_json(moves);
 }
 
 // Opt and OrNull members, the same for every writer below: an unset Opt is left out, an unset
@@ -164,6 +173,15 @@ struct Writer : Optionals<Writer> {
     key(name);
     w.value(*j);
   }
+  template <class T>
+  void operator()(std::string_view name, const Typed<T>& t) {
+    if (t.typed != nullptr) {
+      const ojson j = typed_json(*t.typed);  // rare events: one conversion, here
+      (*this)(name, &j);
+    } else {
+      (*this)(name, t.json);
+    }
+  }
   void operator()(std::string_view, const Splice& s) {
     if (s.commit != nullptr) {
       const OffsetCommitValue& c = *s.commit;
@@ -253,6 +271,10 @@ struct Reader {
   void operator()(std::string_view name, Json& out) {
     const ojson* j = find(name);
     out = j;
+  }
+  template <class T>
+  void operator()(std::string_view name, Typed<T>& out) {
+    out.json = find(name);
   }
   void operator()(std::string_view, Splice& out) {
     // Everything the fields before it did not claim.

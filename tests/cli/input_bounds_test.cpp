@@ -22,6 +22,7 @@
 #include "cli_helpers.hpp"
 #include "models/protocol/config.hpp"
 #include "models/scenario/scenario.hpp"
+#include "process_measure.hpp"
 #include "reports/analyses/compare.hpp"
 #include "reports/escape.hpp"
 #include "reports/html_report.hpp"
@@ -31,7 +32,9 @@
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using testing::own_peak_rss_kib;
 using testing::run_cli;
+using testing::run_measured;
 
 namespace {
 
@@ -70,54 +73,6 @@ fs::path run_folder(const std::string& tag) {
   const auto r = run_cli(std::string("run ") + kScenario + " --out " + (dir / "run").string(), tag);
   REQUIRE(r.code == 0);
   return dir / "run";
-}
-
-// The binary's exit code and the most memory it held (its ru_maxrss, KiB), from wait4.
-struct Measured {
-  int code;
-  long max_rss_kib;
-};
-Measured run_measured(const std::vector<std::string>& args, const fs::path& out) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    if (::chdir(RSIM_SOURCE_DIR) != 0) ::_exit(127);
-    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    std::vector<char*> argv;
-    std::string bin = RSIM_BINARY;
-    argv.push_back(bin.data());
-    std::vector<std::string> copy = args;
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  struct rusage ru {};
-  ::wait4(pid, &status, 0, &ru);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ru.ru_maxrss};
-}
-
-// This process's peak resident set (VmHWM, KiB).
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool built_with_address_sanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool built_with_address_sanitizer = true;
-#else
-constexpr bool built_with_address_sanitizer = false;
-#endif
-#else
-constexpr bool built_with_address_sanitizer = false;
-#endif
-
-long own_peak_rss_kib() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
-  return 0;
 }
 
 // As root, permissions do not keep anyone out: the command runs as nobody (setpriv) instead.
@@ -467,7 +422,7 @@ TEST_CASE("bounds: compare streams a recording 10x the largest fixture within a 
     MESSAGE(
         "this process is larger than the compare it runs (test cases run in one process): not "
         "measured");
-  } else if (built_with_address_sanitizer) {
+  } else if (testing::kAddressSanitizer) {
     // AddressSanitizer holds freed blocks in its quarantine (256 MiB by default), so the peak
     // grows with the bytes allocated over the run, not with the bytes alive at once: the bound
     // is a property of the plain build, where `make test` checks it.

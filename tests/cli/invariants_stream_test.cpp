@@ -3,9 +3,6 @@
 // checker (at `--trace standard`, 72 MiB peak for 30 s of this scenario and 437 MiB for 300 s).
 #include <doctest/doctest.h>
 
-#include <fcntl.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,21 +13,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "process_measure.hpp"
+
 namespace fs = std::filesystem;
+using testing::Measured;
+using testing::own_peak_rss_kib;
+using testing::run_measured;
 
 namespace {
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
 
 // Two cooperative members sharing six partitions while 500 records a second are produced: every
 // record is fetched and processed (records.fetched / records.processed events that only the
@@ -53,44 +43,6 @@ std::string scenario(const fs::path& dir, std::int64_t duration_ms) {
   const fs::path p = dir / fmt::format("long-{}.json", duration_ms);
   std::ofstream(p) << doc.dump();
   return p.string();
-}
-
-struct Measured {
-  int code;
-  long max_rss_kib;
-  std::string out;
-};
-
-// The binary's exit code, its peak resident set (ru_maxrss, KiB, from wait4) and its output.
-Measured run_measured(const std::vector<std::string>& args, const fs::path& out) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    std::vector<char*> argv;
-    std::string bin = RSIM_BINARY;
-    argv.push_back(bin.data());
-    std::vector<std::string> copy = args;
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  struct rusage ru {};
-  ::wait4(pid, &status, 0, &ru);
-  std::ifstream in(out);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ru.ru_maxrss, text};
-}
-
-long own_peak_rss_kib() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
-  return 0;
 }
 
 }  // namespace
@@ -116,7 +68,7 @@ TEST_CASE("run --check-invariants streams: ten times the run, not more memory") 
     MESSAGE(
         "this process is larger than the run it measures (test cases run in one process): not "
         "measured");
-  } else if (kAddressSanitizer) {
+  } else if (testing::kAddressSanitizer) {
     // AddressSanitizer's quarantine holds freed blocks: the peak grows with the bytes allocated
     // over the run, not with the bytes alive at once (the plain build's `make test` checks it).
     MESSAGE(

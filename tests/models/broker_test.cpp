@@ -61,7 +61,7 @@ TEST_CASE(
   CHECK(error_name(ErrorCode::NOT_LEADER_OR_FOLLOWER) == "NOT_LEADER_OR_FOLLOWER");
   // Broker 1 shuts down: t-1 (replicas 1, 2, 0) moves to broker 2, which now serves it.
   c.broker_fenced[1] = true;
-  CHECK(move_data_leaders(c, 1) == nlohmann::ordered_json({{"t-1", 2}}));
+  CHECK(move_data_leaders(c, 1) == LeaderMoves{{{"t", 1}, 2}});
   CHECK(fetch_error(c, 1, {"t", 1}) == ErrorCode::NOT_LEADER_OR_FOLLOWER);
   CHECK(fetch_error(c, 2, {"t", 1}) == ErrorCode::NONE);
   CHECK(fetch_error(c, 0, {"t", 0}) == ErrorCode::NONE);  // untouched
@@ -70,20 +70,20 @@ TEST_CASE(
 TEST_CASE("broker: leadership moves to the next eligible replica, none left means no leader") {
   ClusterMetadata c = cluster_of(3, 3);
   c.broker_fenced[1] = true;
-  CHECK(move_data_leaders(c, 1) == nlohmann::ordered_json({{"t-1", 2}}));
+  CHECK(move_data_leaders(c, 1) == LeaderMoves{{{"t", 1}, 2}});
   // Broker 2 dies too: t-1 (1 fenced, 2 failed) goes to 0; t-2 (replicas 2, 0, 1) to 0.
   c.broker_down[2] = true;
-  CHECK(move_data_leaders(c, 2) == nlohmann::ordered_json({{"t-1", 0}, {"t-2", 0}}));
+  CHECK(move_data_leaders(c, 2) == LeaderMoves{{{"t", 1}, 0}, {{"t", 2}, 0}});
   CHECK(move_data_leaders(c, 2).empty());  // it leads nothing any more
   // Broker 0 dies: nobody is eligible for any partition.
   c.broker_down[0] = true;
   CHECK(move_data_leaders(c, 0) ==
-        nlohmann::ordered_json({{"t-0", nullptr}, {"t-1", nullptr}, {"t-2", nullptr}}));
+        LeaderMoves{{{"t", 0}, std::nullopt}, {{"t", 1}, std::nullopt}, {{"t", 2}, std::nullopt}});
   CHECK(c.data_leader({"t", 2}) == -1);
   // Broker 1 registers again: as a replica of every partition (replication 3 of 3) it takes the
   // leaderless ones back.
   c.broker_fenced[1] = false;
-  CHECK(adopt_leaderless(c, 1) == nlohmann::ordered_json({{"t-0", 1}, {"t-1", 1}, {"t-2", 1}}));
+  CHECK(adopt_leaderless(c, 1) == LeaderMoves{{{"t", 0}, 1}, {{"t", 1}, 1}, {{"t", 2}, 1}});
   CHECK(adopt_leaderless(c, 1).empty());
   CHECK(next_eligible_leader(c, c.offsets_replicas(4), 1) == -1);  // 1 excluded, 0 and 2 down
   CHECK(next_eligible_leader(c, c.offsets_replicas(4), 2) == 1);

@@ -5,6 +5,7 @@
 
 #include "trace_helpers.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "models/coordinator/consumer_group_coordinator.hpp"
@@ -331,6 +332,16 @@ TEST_CASE(
   const auto loaded = h.coordinator->load_partition(p, records);
   REQUIRE(loaded.size() == 1);
   CHECK(h.coordinator->groups() == before);
+  // What coordinator.loaded carries, typed: the group's epochs and its members' states.
+  const auto& snap = std::get<ConsumerGroupSnapshot>(loaded[0]);
+  CHECK(snap.group == "g");
+  CHECK(snap.epoch == before.at("g").group_epoch);
+  CHECK(snap.assignment_epoch == before.at("g").assignment_epoch);
+  REQUIRE(snap.members.size() == 2);
+  const auto a = std::find_if(snap.members.begin(), snap.members.end(),
+                              [](const ConsumerMemberSnapshot& m) { return m.consumer == "A"; });
+  REQUIRE(a != snap.members.end());
+  CHECK(a->state == "UNREVOKED_PARTITIONS");
   // Full session timeouts from the load: 45 s, not 45 s from the last heartbeat.
   h.advance(44'990);
   CHECK(h.coordinator->groups().at("g").members.size() == 2);

@@ -269,3 +269,45 @@ TEST_CASE(
   CHECK(g.offsets.at({"a", 1}) == 12);
   CHECK(g.state() == "stable");
 }
+
+TEST_CASE(
+    "coordinator snapshots and leader moves: typed in the model, written as coordinator.loaded and "
+    "partition.leaders spell them") {
+  rsim::ClassicGroupSnapshot classic{.group = "g",
+                                     .state = "Stable",
+                                     .generation = 3,
+                                     .protocol_type = "consumer",
+                                     .protocol = "range",
+                                     .leader = std::nullopt,
+                                     .members = {{.member_id = "m1",
+                                                  .consumer = "c-1",
+                                                  .group_instance_id = std::nullopt,
+                                                  .client_id = "cl1",
+                                                  .rebalance_timeout = 300000,
+                                                  .session_timeout = 45000,
+                                                  .subscription = {"t"},
+                                                  .assignment = {{"t", 0}, {"t", 10}}}},
+                                     .offsets = {{{"t", 0}, 7}, {{"t", 10}, 2}}};
+  rsim::ConsumerGroupSnapshot consumer{.group = "h",
+                                       .state = "stable",
+                                       .epoch = 5,
+                                       .assignment_epoch = 5,
+                                       .members = {{.member_id = "x",
+                                                    .consumer = "c-2",
+                                                    .member_epoch = 5,
+                                                    .state = "STABLE",
+                                                    .assigned = {{"u", 1}}}},
+                                       .offsets = {}};
+  const rsim::GroupSnapshots groups{classic, consumer};
+  CHECK(rsim::trace::snapshots_json(groups).dump() ==
+        R"([{"group":"g","state":"Stable","generation":3,"protocol_type":"consumer",)"
+        R"("protocol":"range","leader":null,"members":[{"member_id":"m1","consumer":"c-1",)"
+        R"("group_instance_id":null,"client_id":"cl1","rebalance_timeout":300000,)"
+        R"("session_timeout":45000,"subscription":["t"],"assignment":["t-0","t-10"]}],)"
+        R"("offsets":{"t-0":7,"t-10":2}},)"
+        R"({"group":"h","protocol":"consumer","state":"stable","epoch":5,"assignment_epoch":5,)"
+        R"("members":[{"member_id":"x","consumer":"c-2","member_epoch":5,"state":"STABLE",)"
+        R"("assigned":["u-1"]}],"offsets":{}}])");
+  const rsim::LeaderMoves moves{{{"t", 2}, 1}, {{"t", 0}, std::nullopt}};
+  CHECK(rsim::trace::leaders_json(moves).dump() == R"({"t-2":1,"t-0":null})");
+}

@@ -1,14 +1,9 @@
 package dev.rebalancesim.oracle;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.BufferedReader;
 import java.io.File;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -19,7 +14,6 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
 import java.util.TreeSet;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -37,31 +31,18 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * {@code stall FOR_MS}, {@code subscribe T1,T2}. It writes trace events as JSON lines on stdout,
  * timed by the shared monotonic clock.
  */
-public final class ConsumerApp {
-  private static final ObjectMapper JSON = new ObjectMapper();
-  private static final PrintStream OUT =
-      new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true, StandardCharsets.UTF_8);
-
-  private final JsonNode spec;
-  private final String name;
+public final class ConsumerApp extends ConsumerProcess {
   private final Random random;
   private final Dist perRecord, perBatch, perPoll, revokeMs, assignMs, lostMs;
   private final String commit;
   private final long pollTimeoutMs;
-  private final ConcurrentLinkedQueue<String[]> commands = new ConcurrentLinkedQueue<>();
-  private volatile boolean stopping;
   private volatile KafkaConsumer<byte[], byte[]> consumer;
-  private volatile Clock clock;
-  private final Object startLock = new Object();
   private List<String> owned = new ArrayList<>();
   private String memberId = "";
   private int generation = Integer.MIN_VALUE;
-  private int emptyPolls;
-  private long emptySinceUs;
 
   private ConsumerApp(JsonNode spec) {
-    this.spec = spec;
-    this.name = spec.path("name").asText();
+    super(spec);
     this.random = new Random(spec.path("seed").asLong(1) * 7919 + name.hashCode());
     JsonNode p = spec.path("processing");
     perRecord = Dist.of(p.get("per_record_ms"));
@@ -84,10 +65,13 @@ public final class ConsumerApp {
     new ConsumerApp(spec).run();
   }
 
+  @Override
+  protected void wakeup() {
+    if (consumer != null) consumer.wakeup();
+  }
+
   private void run() throws Exception {
-    Thread reader = new Thread(this::readCommands, "oracle-commands");
-    reader.setDaemon(true);
-    reader.start();
+    startCommandReader();
     // The KafkaConsumer is built before the scenario's start time: on a loaded machine its
     // construction takes seconds, and nothing of it reaches the group until subscribe() and poll().
     Properties props = new Properties();
@@ -96,10 +80,7 @@ public final class ConsumerApp {
     props.put("value.deserializer", ByteArrayDeserializer.class.getName());
     consumer = new KafkaConsumer<>(props);
     warmUp(props);
-    OUT.println("{\"ready\":true}");
-    synchronized (startLock) {
-      while (clock == null) startLock.wait();
-    }
+    awaitStart();
     emit("consumer.start", null);
     subscribe(topicsOf(spec.path("topics")));
     try {
@@ -202,7 +183,7 @@ public final class ConsumerApp {
       noteMember();
       int n = records.count();
       if (n == 0) {
-        if (emptyPolls++ == 0) emptySinceUs = clock.nowUs();
+        emptyPoll();
       } else {
         flushPolls();
         emitFetched(records);
@@ -333,16 +314,6 @@ public final class ConsumerApp {
   }
 
   /** A run of empty poll() returns is one line: how many, from when to when. */
-  private void flushPolls() {
-    if (emptyPolls == 0) return;
-    ObjectNode f = JSON.createObjectNode();
-    f.put("count", 0);
-    f.put("polls", emptyPolls);
-    f.put("first_us", emptySinceUs);
-    emptyPolls = 0;
-    emit("poll", f);
-  }
-
   private void noteMember() {
     try {
       var m = consumer.groupMetadata();
@@ -373,54 +344,6 @@ public final class ConsumerApp {
     ArrayNode a = f.putArray("owned");
     now.forEach(a::add);
     emit("assignment", f);
-  }
-
-  private void readCommands() {
-    try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
-      for (String line; (line = in.readLine()) != null; ) {
-        String[] cmd = line.trim().split(" ", 2);
-        switch (cmd[0]) {
-          case "start":
-            synchronized (startLock) {
-              clock = new Clock(Long.parseLong(cmd[1]));
-              startLock.notifyAll();
-            }
-            break;
-          case "stall":
-            emit("consumer.stall", null);
-            commands.add(cmd);
-            break;
-          case "stop":
-            emit("consumer.stop", null);
-            stopping = true;
-            if (consumer != null) consumer.wakeup();
-            break;
-          default:
-            commands.add(cmd);
-        }
-      }
-    } catch (Exception e) {
-      // the orchestrator went away
-    }
-    // stdin closed: the orchestrator is gone, so is this run
-    Runtime.getRuntime().halt(3);
-  }
-
-  private void emitError(String where, RuntimeException e) {
-    ObjectNode f = JSON.createObjectNode();
-    f.put("where", where);
-    f.put("error", e.getClass().getSimpleName());
-    f.put("message", String.valueOf(e.getMessage()));
-    emit("consumer.error", f);
-  }
-
-  private synchronized void emit(String type, ObjectNode fields) {
-    ObjectNode o = JSON.createObjectNode();
-    o.put("t_us", clock == null ? 0 : clock.nowUs());
-    o.put("type", type);
-    o.put("consumer", name);
-    if (fields != null) o.setAll(fields);
-    OUT.println(o.toString());
   }
 
   static List<String> topicsOf(JsonNode a) {

@@ -1,20 +1,14 @@
 package dev.rebalancesim.oracle;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.BufferedReader;
 import java.io.File;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Properties;
 import java.util.Random;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -39,13 +33,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * poll(), and the ACCEPT lines carry that poll's time. Times are the client's: the broker applies
  * an acknowledgement with the next ShareFetch or ShareAcknowledge request.
  */
-public final class ShareConsumerApp {
-  private static final ObjectMapper JSON = new ObjectMapper();
-  private static final PrintStream OUT =
-      new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true, StandardCharsets.UTF_8);
-
-  private final JsonNode spec;
-  private final String name;
+public final class ShareConsumerApp extends ConsumerProcess {
   private final String group;
   private final Random random;
   private final Dist perRecord, perBatch, perPoll;
@@ -53,23 +41,16 @@ public final class ShareConsumerApp {
   private final boolean explicit;
   private final int deliveryLimit;
   private final long pollTimeoutMs;
-  private final ConcurrentLinkedQueue<String[]> commands = new ConcurrentLinkedQueue<>();
-  private volatile boolean stopping;
   private volatile KafkaShareConsumer<byte[], byte[]> consumer;
-  private volatile Clock clock;
   private String clientId;
-  private final Object startLock = new Object();
   /** Implicit mode: the runs of the last poll, accepted by the next poll() or close(). */
   private List<Run> unacknowledged = new ArrayList<>();
-  private int emptyPolls;
-  private long emptySinceUs;
 
   /** Consecutive offsets of one partition delivered with one delivery count in one poll. */
   private record Run(String partition, long first, long last, int deliveryCount, List<ConsumerRecord<byte[], byte[]>> records) {}
 
   private ShareConsumerApp(JsonNode spec) {
-    this.spec = spec;
-    this.name = spec.path("name").asText();
+    super(spec);
     this.group = spec.path("config").path("group.id").asText();
     this.random = new Random(spec.path("seed").asLong(1) * 7919 + name.hashCode());
     JsonNode p = spec.path("processing");
@@ -89,10 +70,13 @@ public final class ShareConsumerApp {
     new ShareConsumerApp(spec).run();
   }
 
+  @Override
+  protected void wakeup() {
+    if (consumer != null) consumer.wakeup();
+  }
+
   private void run() throws Exception {
-    Thread reader = new Thread(this::readCommands, "oracle-commands");
-    reader.setDaemon(true);
-    reader.start();
+    startCommandReader();
     Properties props = new Properties();
     spec.path("config").fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
     props.put("key.deserializer", ByteArrayDeserializer.class.getName());
@@ -102,10 +86,7 @@ public final class ShareConsumerApp {
     props.putIfAbsent("client.id", "kafka-oracle-share-" + group + "-" + name);
     clientId = props.getProperty("client.id");
     consumer = new KafkaShareConsumer<>(props);
-    OUT.println("{\"ready\":true}");
-    synchronized (startLock) {
-      while (clock == null) startLock.wait();
-    }
+    awaitStart();
     ObjectNode started = JSON.createObjectNode();
     started.put("client_id", clientId);
     emit("consumer.start", started);
@@ -145,7 +126,7 @@ public final class ShareConsumerApp {
       }
       int n = records.count();
       if (n == 0) {
-        if (emptyPolls++ == 0) emptySinceUs = clock.nowUs();
+        emptyPoll();
       } else {
         flushPolls();
         process(records, n);
@@ -236,62 +217,5 @@ public final class ShareConsumerApp {
       clock.sleepUntilUs(Long.parseLong(cmd[1]));
       emit("consumer.resume", null);
     }
-  }
-
-  private void flushPolls() {
-    if (emptyPolls == 0) return;
-    ObjectNode f = JSON.createObjectNode();
-    f.put("count", 0);
-    f.put("polls", emptyPolls);
-    f.put("first_us", emptySinceUs);
-    emptyPolls = 0;
-    emit("poll", f);
-  }
-
-  private void readCommands() {
-    try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
-      for (String line; (line = in.readLine()) != null; ) {
-        String[] cmd = line.trim().split(" ", 2);
-        switch (cmd[0]) {
-          case "start":
-            synchronized (startLock) {
-              clock = new Clock(Long.parseLong(cmd[1]));
-              startLock.notifyAll();
-            }
-            break;
-          case "stall":
-            emit("consumer.stall", null);
-            commands.add(cmd);
-            break;
-          case "stop":
-            emit("consumer.stop", null);
-            stopping = true;
-            if (consumer != null) consumer.wakeup();
-            break;
-          default:
-            commands.add(cmd);
-        }
-      }
-    } catch (Exception e) {
-      // the orchestrator went away
-    }
-    Runtime.getRuntime().halt(3);
-  }
-
-  private void emitError(String where, RuntimeException e) {
-    ObjectNode f = JSON.createObjectNode();
-    f.put("where", where);
-    f.put("error", e.getClass().getSimpleName());
-    f.put("message", String.valueOf(e.getMessage()));
-    emit("consumer.error", f);
-  }
-
-  private synchronized void emit(String type, ObjectNode fields) {
-    ObjectNode o = JSON.createObjectNode();
-    o.put("t_us", clock == null ? 0 : clock.nowUs());
-    o.put("type", type);
-    o.put("consumer", name);
-    if (fields != null) o.setAll(fields);
-    OUT.println(o.toString());
   }
 }
