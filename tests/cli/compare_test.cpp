@@ -17,7 +17,7 @@
 #include "reports/analyses/compare.hpp"
 #include "reports/compare_report.hpp"
 #include "reports/timeline.hpp"
-#include "tools/compare_cli.hpp"
+#include "tools/commands/compare.hpp"
 
 namespace {
 

@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
-#include "tools/check.hpp"
+#include "tools/commands/check.hpp"
 #include "tools/staged_output.hpp"
 
 extern char** environ;

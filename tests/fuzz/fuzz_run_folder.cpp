@@ -10,7 +10,7 @@
 #include <string>
 
 #include "models/scenario/scenario.hpp"
-#include "tools/report_cli.hpp"
+#include "tools/commands/report.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const char* bytes = reinterpret_cast<const char*>(data);

@@ -14,9 +14,9 @@
 #include "reports/analyses/expectations.hpp"
 #include "reports/invariants.hpp"
 #include "reports/summary.hpp"
+#include "tools/commands/explore.hpp"
+#include "tools/commands/report.hpp"
 #include "tools/exit_codes.hpp"
-#include "tools/explore.hpp"
-#include "tools/report_cli.hpp"
 #include "tools/runner.hpp"
 #include "tools/staged_output.hpp"
 

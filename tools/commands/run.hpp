@@ -9,7 +9,7 @@
 
 #include "models/protocol/model_options.hpp"
 #include "sim/kernel.hpp"
-#include "tools/report_cli.hpp"
+#include "tools/commands/report.hpp"
 #include "tools/runner.hpp"
 
 namespace rsim::cli {

@@ -10,8 +10,8 @@
 #include "models/scenario/variants.hpp"
 #include "models/scenario/world.hpp"
 #include "reports/analyses/expectations.hpp"
+#include "tools/commands/settings_run.hpp"
 #include "tools/exit_codes.hpp"
-#include "tools/settings_run.hpp"
 
 namespace rsim::cli {
 

@@ -1,9 +1,9 @@
-#include "tools/check_variants.hpp"
+#include "tools/commands/check_variants.hpp"
 
 #include <fmt/format.h>
 
 #include "reports/analyses/expectations.hpp"
-#include "tools/settings_run.hpp"
+#include "tools/commands/settings_run.hpp"
 
 namespace rsim::cli {
 

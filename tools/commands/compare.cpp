@@ -1,4 +1,4 @@
-#include "tools/compare_cli.hpp"
+#include "tools/commands/compare.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "tools/shrink.hpp"
+#include "tools/commands/shrink.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -9,8 +9,8 @@
 
 #include "models/scenario/scenario.hpp"
 #include "models/scenario/world.hpp"
+#include "tools/commands/explore.hpp"
 #include "tools/exit_codes.hpp"
-#include "tools/explore.hpp"
 #include "tools/staged_output.hpp"
 
 namespace rsim::cli {

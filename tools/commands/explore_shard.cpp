@@ -1,4 +1,4 @@
-#include "tools/explore_shard.hpp"
+#include "tools/commands/explore_shard.hpp"
 
 #include <atomic>
 #include <filesystem>
@@ -13,10 +13,10 @@
 #include <fmt/ranges.h>
 
 #include "models/scenario/world.hpp"
+#include "tools/commands/explore_variants.hpp"
+#include "tools/commands/sweep.hpp"
 #include "tools/exit_codes.hpp"
-#include "tools/explore_variants.hpp"
 #include "tools/staged_output.hpp"
-#include "tools/sweep.hpp"
 
 namespace rsim::cli {
 
@@ -34,7 +34,8 @@ int cmd_explore_shard(const ExploreArgs& args, const std::string& shard_text) {
   const auto to = seed_range.second;
   const json base = load_scenario_json(args.scenario);
   const ScenarioSpec plain = load_scenario_file(args.scenario);
-  // Every (settings variant, protocol) run of a seed, by name (tools/explore_variants.hpp).
+  // Every (settings variant, protocol) run of a seed, by name
+  // (tools/commands/explore_variants.hpp).
   const auto plain_settings = explore_settings(base, args.scenario);
   const auto plain_runs = explore_runs(plain_settings, args.protocols);
   std::vector<std::string> variants;

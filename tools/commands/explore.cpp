@@ -1,4 +1,4 @@
-#include "tools/explore.hpp"
+#include "tools/commands/explore.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -17,8 +17,8 @@
 #include "models/spec/overloaded.hpp"
 #include "sim/assert.hpp"
 #include "sim/rng.hpp"
+#include "tools/commands/explore_variants.hpp"
 #include "tools/exit_codes.hpp"
-#include "tools/explore_variants.hpp"
 #include "tools/staged_output.hpp"
 
 namespace rsim::cli {
@@ -317,7 +317,8 @@ int cmd_explore(const ExploreArgs& args) {
   const auto to = seed_range.second;
   const json base = load_scenario_json(args.scenario);
   const ScenarioSpec plain = parse_scenario(base, args.scenario);
-  // Every (settings variant, protocol) run of a seed, by name (tools/explore_variants.hpp).
+  // Every (settings variant, protocol) run of a seed, by name
+  // (tools/commands/explore_variants.hpp).
   const auto plain_settings = explore_settings(base, args.scenario);
   const auto plain_runs = explore_runs(plain_settings, args.protocols);
   std::vector<std::string> variants;

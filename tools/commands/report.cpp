@@ -1,4 +1,4 @@
-#include "tools/report_cli.hpp"
+#include "tools/commands/report.hpp"
 
 #include <algorithm>
 #include <filesystem>

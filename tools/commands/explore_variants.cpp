@@ -1,4 +1,4 @@
-#include "tools/explore_variants.hpp"
+#include "tools/commands/explore_variants.hpp"
 
 #include <fmt/format.h>
 

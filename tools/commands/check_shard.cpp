@@ -1,4 +1,4 @@
-#include "tools/check_shard.hpp"
+#include "tools/commands/check_shard.hpp"
 
 #include <filesystem>
 #include <iostream>
@@ -8,9 +8,9 @@
 #include <fmt/ranges.h>
 
 #include "models/scenario/scenario.hpp"
+#include "tools/commands/sweep.hpp"
 #include "tools/exit_codes.hpp"
 #include "tools/staged_output.hpp"
-#include "tools/sweep.hpp"
 
 namespace rsim::cli {
 

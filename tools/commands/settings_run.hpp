@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "sim/kernel.hpp"
-#include "tools/report_cli.hpp"
+#include "tools/commands/report.hpp"
 #include "tools/runner.hpp"
 
 namespace rsim::cli {

@@ -1,4 +1,4 @@
-#include "tools/sweep_html.hpp"
+#include "tools/commands/sweep_html.hpp"
 
 #include <algorithm>
 #include <cmath>

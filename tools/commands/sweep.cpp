@@ -1,4 +1,4 @@
-#include "tools/sweep.hpp"
+#include "tools/commands/sweep.hpp"
 
 #include <unistd.h>
 #include <algorithm>
@@ -27,11 +27,11 @@
 #include "reports/analyses/expectations.hpp"
 #include "reports/escape.hpp"
 #include "tools/cli_args.hpp"
-#include "tools/explore.hpp"
-#include "tools/report_cli.hpp"
+#include "tools/commands/explore.hpp"
+#include "tools/commands/report.hpp"
+#include "tools/commands/sweep_html.hpp"
 #include "tools/runner.hpp"
 #include "tools/staged_output.hpp"
-#include "tools/sweep_html.hpp"
 
 namespace rsim::cli {
 

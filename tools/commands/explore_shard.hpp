@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/explore.hpp"
+#include "tools/commands/explore.hpp"
 
 namespace rsim::cli {
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/check.hpp"
+#include "tools/commands/check.hpp"
 
 namespace rsim::cli {
 

@@ -1,4 +1,4 @@
-#include "tools/inspect_cli.hpp"
+#include "tools/commands/inspect.hpp"
 
 #include <iostream>
 #include <set>

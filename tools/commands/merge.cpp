@@ -1,4 +1,4 @@
-#include "tools/merge.hpp"
+#include "tools/commands/merge.hpp"
 
 #include <fstream>
 #include <iterator>
@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "models/scenario/scenario.hpp"
-#include "tools/check_shard.hpp"
+#include "tools/commands/check_shard.hpp"
+#include "tools/commands/explore_shard.hpp"
+#include "tools/commands/sweep.hpp"
 #include "tools/exit_codes.hpp"
-#include "tools/explore_shard.hpp"
-#include "tools/sweep.hpp"
 
 namespace rsim::cli {
 

@@ -1,4 +1,4 @@
-#include "tools/check.hpp"
+#include "tools/commands/check.hpp"
 
 #include <unistd.h>
 
@@ -24,13 +24,13 @@
 #include "reports/escape.hpp"
 #include "reports/summary.hpp"
 #include "sim/assert.hpp"
-#include "tools/check_shard.hpp"
-#include "tools/check_variants.hpp"
+#include "tools/commands/check_shard.hpp"
+#include "tools/commands/check_variants.hpp"
+#include "tools/commands/report.hpp"
+#include "tools/commands/sweep.hpp"
 #include "tools/exit_codes.hpp"
-#include "tools/report_cli.hpp"
 #include "tools/runner.hpp"
 #include "tools/staged_output.hpp"
-#include "tools/sweep.hpp"
 
 namespace rsim::cli {
 
@@ -261,7 +261,8 @@ ScenarioResult check_one(const std::string& file, const std::string& out_name,
   ScenarioSpec spec;
   std::vector<double> wall_s;
   // Settings variants (a top-level `variants`): every variant x protocol is a suite of its own,
-  // named "<variant>/<protocol>" (tools/check_variants.hpp). Without: the scenario, unnamed.
+  // named "<variant>/<protocol>" (tools/commands/check_variants.hpp). Without: the scenario,
+  // unnamed.
   std::vector<SettingsVariant> settings;
   std::vector<std::size_t> setting_of;  // the settings variant of each output
   try {

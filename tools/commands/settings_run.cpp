@@ -1,4 +1,4 @@
-#include "tools/settings_run.hpp"
+#include "tools/commands/settings_run.hpp"
 
 #include <unistd.h>
 #include <algorithm>
@@ -15,8 +15,8 @@
 #include "reports/analyses/expectations.hpp"
 #include "reports/invariants.hpp"
 #include "reports/summary.hpp"
+#include "tools/commands/explore.hpp"
 #include "tools/exit_codes.hpp"
-#include "tools/explore.hpp"
 #include "tools/staged_output.hpp"
 
 namespace rsim::cli {

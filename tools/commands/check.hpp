@@ -29,7 +29,7 @@ struct CheckArgs {
   std::string regression_file;               // --regression-file FILE: {"METRIC": "+N%"}
   std::string junit_time = "wall";           // --junit-time wall|virtual|zero
   bool strict = false;                       // --strict: a variant with nothing to check fails
-  std::string shard;                         // --shard I/N (tools/check_shard.hpp)
+  std::string shard;                         // --shard I/N (tools/commands/check_shard.hpp)
 };
 
 CLI::App* add_check_subcommand(CLI::App& app, CheckArgs& args);

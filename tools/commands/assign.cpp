@@ -1,4 +1,4 @@
-#include "tools/assign.hpp"
+#include "tools/commands/assign.hpp"
 
 #include <algorithm>
 #include <cstdint>
