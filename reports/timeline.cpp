@@ -1267,37 +1267,6 @@ Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
   return tl;
 }
 
-bool LineReader::next(std::string_view& line) {
-  // The lines as std::getline() splits them, read in blocks (a line-at-a-time getline cost as
-  // much as scanning the line): `buffer_` holds [begin_, end_) of what was read.
-  constexpr std::size_t kBlock = 1 << 20;
-  for (;;) {
-    const char* data = buffer_.data();
-    if (const void* nl =
-            end_ > begin_ ? std::memchr(data + begin_, '\n', end_ - begin_) : nullptr) {
-      const auto at = static_cast<std::size_t>(static_cast<const char*>(nl) - data);
-      line = std::string_view(data + begin_, at - begin_);
-      begin_ = at + 1;
-      return true;
-    }
-    if (eof_) {
-      if (begin_ == end_) return false;
-      line = std::string_view(data + begin_, end_ - begin_);  // the last line, without '\n'
-      begin_ = end_;
-      return true;
-    }
-    // Keep the partial line, then read another block after it.
-    buffer_.erase(0, begin_);
-    end_ -= begin_;
-    begin_ = 0;
-    if (buffer_.size() < end_ + kBlock) buffer_.resize(end_ + kBlock);
-    in_.read(buffer_.data() + end_, static_cast<std::streamsize>(kBlock));
-    const auto got = static_cast<std::size_t>(in_.gcount());
-    end_ += got;
-    if (got < kBlock) eof_ = true;
-  }
-}
-
 Timeline build_timeline(std::istream& trace_jsonl, const json& summary) {
   LineReader reader(trace_jsonl);
   GapReader gaps(true);
