@@ -1389,7 +1389,9 @@ std::string trace_end_problem(const std::string& path) {
   const auto nl = tail.rfind('\n');
   const std::string last = nl == std::string::npos ? tail : tail.substr(nl + 1);
   const json doc = json::parse(last, nullptr, false);
-  if (!doc.is_discarded() && doc.is_object() && doc.contains("type") && doc["type"] == "run.end")
+  const auto type = doc.is_object() ? doc.find("type") : doc.end();
+  if (type != doc.end() && type->is_string() &&
+      kind_of(type->get_ref<const std::string&>()) == kKind<tr::RunEnd>)
     return "";
   return "does not end with its run.end line: the trace was cut short (copy or record it again)";
 }
