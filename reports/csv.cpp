@@ -3,17 +3,18 @@
 #include <istream>
 #include <map>
 #include <sstream>
-#include <stdexcept>
+#include <variant>
 
 #include <fmt/format.h>
 
-#include "reports/timeline.hpp"
+#include "reports/trace_reader.hpp"
 
 namespace reports {
 
 namespace {
 
 using json = nlohmann::ordered_json;
+namespace tr = rsim::trace;
 
 std::string cell(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
@@ -45,67 +46,43 @@ std::string joined(const json& v) {
   return out;
 }
 
-// A field that must have one type: a trace line with another is refused with its number.
-[[noreturn]] void wrong_type(std::size_t line_no, const char* key, const char* what,
-                             const json& v) {
-  std::string got = v.dump();
-  if (got.size() > 40) got = got.substr(0, 37) + "...";
-  throw std::runtime_error(
-      fmt::format("trace.jsonl line {}: \"{}\" must be {}, got {}", line_no, key, what, got));
-}
-
-std::string string_field(const json& f, const char* key, std::size_t line_no) {
-  const auto it = f.find(key);
-  if (it == f.end() || it->is_null()) return {};
-  if (!it->is_string()) wrong_type(line_no, key, "a string", *it);
-  return it->get<std::string>();
-}
-
-// Every non-empty line of the trace, parsed (one at a time: the trace is never held whole).
-template <class F>
-void each_line(std::istream& in, F&& f) {
-  LineReader reader(in);
-  std::string_view line;
-  std::size_t line_no = 0;
-  while (reader.next(line)) {
-    ++line_no;
-    if (line.empty()) continue;
-    f(parse_line(line, line_no), line_no);
-  }
-}
-
 }  // namespace
 
 std::string render_timeline_csv(std::istream& trace_jsonl) {
   std::string out = "time_ms,type,consumer,group,partitions,epoch,detail\n";
-  each_line(trace_jsonl, [&](const TraceLine& line, std::size_t line_no) {
-    if (line.type == "lag") return;  // lag.csv
+  TraceReader reader(trace_jsonl);
+  while (reader.next()) {
+    const tr::Event& e = reader.event();
+    if (std::holds_alternative<tr::Lag>(e)) continue;  // lag.csv
+    // The kinds whose `partitions` or `target` is no consumer's partitions.
+    const bool no_partitions = std::holds_alternative<tr::TopicPartitionCount>(e) ||
+                               std::holds_alternative<tr::ConsumerMetadata>(e) ||
+                               std::holds_alternative<tr::BrokerFail>(e);
     json rest = json::object();
     std::string consumer, group, partitions, epoch;
-    for (const auto& [key, value] : line.fields.items()) {
+    // Every field as the line writes it (a kind this build does not know included).
+    for (const auto& [key, value] : reader.line().items()) {
       if (key == "t_us" || key == "type") continue;
       if (key == "consumer" && consumer.empty())
         consumer = plain(value);
       else if (key == "group")
         group = plain(value);
       else if ((key == "owned" || key == "partitions" || key == "target") && partitions.empty() &&
-               line.type != "topic.partitions" && line.type != "consumer.metadata" &&
-               line.type != "broker.fail")
+               !no_partitions)
         partitions = joined(value);
       else if ((key == "generation" || key == "epoch" || key == "member_epoch") && epoch.empty())
         epoch = plain(value);
       else
         rest[key] = value;
     }
-    if (line.type == "rpc" && consumer.empty()) {
+    if (const auto* rpc = std::get_if<tr::Rpc>(&e); rpc != nullptr && consumer.empty())
       // The client end of a request: the sender of a request, the receiver of a response.
-      const bool send = string_field(line.fields, "dir", line_no) == "send";
-      consumer = string_field(line.fields, send ? "from" : "to", line_no);
-    }
-    out += fmt::format("{},{},{},{},{},{},{}\n", time_ms(line.t_us), cell(line.type),
-                       cell(consumer), cell(group), cell(partitions), cell(epoch),
+      consumer = rpc->dir == "send" ? rpc->from : rpc->to;
+    out += fmt::format("{},{},{},{},{},{},{}\n", time_ms(reader.t_us()),
+                       cell(std::string(tr::type_of(e))), cell(consumer), cell(group),
+                       cell(partitions), cell(epoch),
                        cell(rest.empty() ? std::string() : rest.dump()));
-  });
+  }
   return out;
 }
 
@@ -121,28 +98,22 @@ std::string render_lag_csv(std::istream& trace_jsonl) {
       out += fmt::format("{},{},(total),{},,,,\n", time_ms(last_t), cell(group), sum);
     }
   };
-  each_line(trace_jsonl, [&](const TraceLine& line, std::size_t line_no) {
-    if (line.type != "lag") return;
-    if (line.t_us != last_t) {
+  TraceReader reader(trace_jsonl);
+  while (reader.next()) {
+    const auto* l = std::get_if<tr::Lag>(&reader.event());
+    if (l == nullptr) continue;
+    if (reader.t_us() != last_t) {
       total();
-      last_t = line.t_us;
+      last_t = reader.t_us();
     }
-    const auto& f = line.fields;
-    const std::string group = f.contains("group") ? plain(f["group"]) : std::string();
-    const std::string partition = f.contains("partition") ? plain(f["partition"]) : std::string();
-    std::int64_t lag = 0;
-    if (const auto it = f.find("lag"); it != f.end() && !it->is_null()) {
-      if (!it->is_number_integer()) wrong_type(line_no, "lag", "an integer", *it);
-      lag = it->get<std::int64_t>();
-    }
-    now[group][partition] = lag;
-    auto field = [&](const char* k) {
-      return f.contains(k) && !f[k].is_null() ? cell(plain(f[k])) : std::string();
-    };
-    out += fmt::format("{},{},{},{},{},{},{},{}\n", time_ms(line.t_us), cell(group),
-                       cell(partition), field("lag"), field("log_end_offset"), field("offset"),
-                       field("owner"), field("reason"));
-  });
+    const std::string group(l->group);
+    const std::string partition = l->partition != nullptr ? partition_name(*l->partition) : "";
+    now[group][partition] = l->lag;
+    const std::string owner(l->owner.value.value_or(""));
+    out += fmt::format("{},{},{},{},{},{},{},{}\n", time_ms(reader.t_us()), cell(group),
+                       cell(partition), l->lag, l->log_end_offset, l->offset, cell(owner),
+                       cell(std::string(l->reason)));
+  }
   total();
   return out;
 }

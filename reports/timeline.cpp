@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -22,6 +23,7 @@ namespace reports {
 namespace {
 
 using json = nlohmann::ordered_json;
+namespace tr = rsim::trace;
 
 std::string str(const json& o, const char* key) {
   const auto it = o.find(key);
@@ -35,15 +37,6 @@ std::int64_t num(const json& o, const char* key, std::int64_t fallback = 0) {
   if (it == o.end() || !it->is_number()) return fallback;
   return it->is_number_integer() ? it->get<std::int64_t>()
                                  : static_cast<std::int64_t>(it->get<double>());
-}
-
-std::vector<std::string> strings(const json& o, const char* key) {
-  std::vector<std::string> out;
-  const auto it = o.find(key);
-  if (it == o.end() || !it->is_array()) return out;
-  for (const auto& v : *it)
-    if (v.is_string()) out.push_back(v.get<std::string>());
-  return out;
 }
 
 // Requests that move data rather than coordinate the group stay out of the message views.
@@ -330,27 +323,34 @@ class LineScan {
   std::string_view raw_[kKeys];
 };
 
-// Types the timeline passes over: not a consumer's own line and nothing it draws.
-bool ignored_type(std::string_view type) {
-  static constexpr std::string_view kIgnored[] = {"record",
-                                                  "log_end_offset",
-                                                  "produce",
-                                                  "position",
-                                                  "run.end",
-                                                  "net.change",
-                                                  "net.heal",
-                                                  "net.partition",
-                                                  "net.restore",
-                                                  "net.drop",
-                                                  "coordinator.elected",
-                                                  "coordinator.load",
-                                                  "coordinator.loaded",
-                                                  "coordinator.unloaded",
-                                                  "broker.fail",
-                                                  "broker.recover"};
-  for (const auto& t : kIgnored)
-    if (t == type) return true;
-  return false;
+// Kinds the timeline passes over: not a consumer's own line and nothing it draws (a member
+// record's `consumer` names the member, not an actor).
+bool ignored_kind(std::size_t kind) {
+  static constexpr std::size_t kIgnored[] = {kKind<tr::Record>,
+                                             kKind<tr::LogEndOffset>,
+                                             kKind<tr::Produce>,
+                                             kKind<tr::Position>,
+                                             kKind<tr::RunEnd>,
+                                             kKind<tr::NetChange>,
+                                             kKind<tr::NetHeal>,
+                                             kKind<tr::NetPartition>,
+                                             kKind<tr::NetRestore>,
+                                             kKind<tr::NetDrop>,
+                                             kKind<tr::CoordinatorElected>,
+                                             kKind<tr::CoordinatorLoad>,
+                                             kKind<tr::CoordinatorLoaded>,
+                                             kKind<tr::CoordinatorUnloaded>,
+                                             kKind<tr::BrokerFail>,
+                                             kKind<tr::BrokerRecover>};
+  return std::find(std::begin(kIgnored), std::end(kIgnored), kind) != std::end(kIgnored);
+}
+
+// The kinds the scan reads from a line's text (besides the ignored ones): the full parse reads
+// them from their JSON as leniently as the scan does, so that a line reads the same whatever its
+// spacing. Every other kind is read as its typed event.
+bool scanned_kind(std::size_t kind) {
+  return kind == kKind<tr::Lag> || kind == kKind<tr::Rpc> || kind == kKind<tr::RecordsFetched> ||
+         kind == kKind<tr::Commit> || kind == kKind<tr::RecordsProcessed>;
 }
 
 // Heterogeneous lookup of a partition's lag series by the name read from a line.
@@ -521,13 +521,14 @@ class TimelineBuilder {
   void index_rebalances();
   bool scanned_line();
   void parsed_line(std::string_view raw, std::size_t line_no, bool scanned);
-  void on_group_state(const json& f, std::int64_t t);
-  void on_group_epoch(const json& f, std::int64_t t);
+  bool on_typed(const tr::Event& e, const json& f, std::int64_t t);
+  void on_group_state(const tr::GroupStateChange& e, std::int64_t t);
+  void on_group_epoch(const tr::GroupEpoch& e, bool has_members, std::int64_t t);
   void on_rpc(const json& f, std::int64_t t);
-  bool on_consumer_life(const json& f, std::int64_t t, const std::string& type, LaneState& ls,
-                        Lane& ln);
-  void on_consumer_group(const json& f, std::int64_t t, const std::string& type,
-                         const std::string& name, LaneState& ls, Lane& ln);
+  void on_batch(const json& f, std::int64_t t, std::size_t kind, LaneState& ls);
+  bool on_consumer_life(const tr::Event& e, std::int64_t t, LaneState& ls, Lane& ln);
+  void on_consumer_group(const tr::Event& e, std::int64_t t, const std::string& name, LaneState& ls,
+                         Lane& ln);
 
   Timeline tl;
   bool consumer_protocol = false;
@@ -578,6 +579,8 @@ class TimelineBuilder {
   std::map<std::string, std::size_t> deployment_index;
   std::map<std::string, std::set<std::string>> ready_pods;
   LineScan scan;
+  std::size_t scan_kind = 0;  // kind_of(scan.type)
+  tr::ReadStorage storage;    // what the typed event of a parsed line points into
   bool scanned_members = false;
   std::size_t member_count = 0;
   std::vector<std::string> first_members;
@@ -755,18 +758,21 @@ class TimelineBuilder {
     }
   }
 
-  void on_fleet(const json& f, std::int64_t t, const std::string& type) {
-    const std::string d = str(f, "deployment");
-    auto [it, added] = deployment_index.emplace(d, tl.deployments.size());
-    if (added) tl.deployments.push_back(DeploymentBand{d, {}, {}, 0});
-    auto& band = tl.deployments[it->second];
-    if (type == "autoscaler.decision") {
-      band.decisions.push_back(ScalingDecision{t, num(f, "from"), num(f, "to"), str(f, "reason")});
-      return;
-    }
-    auto& pods = ready_pods[d];
-    const std::string pod = str(f, "pod");
-    const bool changed = type == "pod.ready" ? pods.insert(pod).second : pods.erase(pod) > 0;
+  DeploymentBand& deployment_band(std::string_view deployment) {
+    auto [it, added] = deployment_index.emplace(std::string(deployment), tl.deployments.size());
+    if (added) tl.deployments.push_back(DeploymentBand{it->first, {}, {}, 0});
+    return tl.deployments[it->second];
+  }
+  void on_scaling(const tr::AutoscalerDecision& e, std::int64_t t) {
+    deployment_band(e.deployment)
+        .decisions.push_back(ScalingDecision{t, e.from, e.to, std::string(e.reason)});
+  }
+  // A pod ready (`ready`), or terminating or killed.
+  void on_pod(std::string_view deployment, std::string_view pod_name, bool ready, std::int64_t t) {
+    auto& band = deployment_band(deployment);
+    auto& pods = ready_pods[std::string(deployment)];
+    const std::string pod(pod_name);
+    const bool changed = ready ? pods.insert(pod).second : pods.erase(pod) > 0;
     if (!changed) return;
     const int n = static_cast<int>(pods.size());
     // Changes at one time are one step: the count after the last of them.
@@ -846,22 +852,22 @@ void TimelineBuilder::read(const std::function<bool(std::string_view&)>& next_li
 // A high-volume line the scan read whole: false when it is one the parse below must read.
 bool TimelineBuilder::scanned_line() {
   const std::int64_t t = scan.t_us;
-  const std::string_view type = scan.type;
+  const std::size_t kind = scan_kind = kind_of(scan.type);
   std::string_view name, api, purpose, phase, dir, to, error;
   std::int64_t value = 0, count = 0;
   bool done = true;
-  if (ignored_type(type)) {
-  } else if (type == "lag" && scan.string(LineScan::kPartition, name) &&
+  if (ignored_kind(kind)) {
+  } else if (kind == kKind<tr::Lag> && scan.string(LineScan::kPartition, name) &&
              scan.integer(LineScan::kLag, value)) {
     on_lag(name, t, value);
-  } else if (type == "rpc" && scan.string(LineScan::kApi, api) && data_api(api)) {
-  } else if (type == "rpc" && scan.string(LineScan::kApi, api) &&
+  } else if (kind == kKind<tr::Rpc> && scan.string(LineScan::kApi, api) && data_api(api)) {
+  } else if (kind == kKind<tr::Rpc> && scan.string(LineScan::kApi, api) &&
              scan.string(LineScan::kDir, dir) && dir == "recv" && scan.string(LineScan::kTo, to) &&
              scan.integer(LineScan::kId, value) &&
              (scan.raw(LineScan::kError).empty() || scan.string(LineScan::kError, error))) {
     // A response, as the parse below reads it (an absent error is "").
     rpc_recv(t, std::string(to), std::string(api), value, std::string(error));
-  } else if (type == "rpc" && scan.string(LineScan::kApi, api) &&
+  } else if (kind == kKind<tr::Rpc> && scan.string(LineScan::kApi, api) &&
              scan.string(LineScan::kDir, dir) && dir == "send" &&
              scan.string(LineScan::kFrom, name) && scan.string(LineScan::kTo, to) &&
              scan.integer(LineScan::kId, value) &&
@@ -882,15 +888,15 @@ bool TimelineBuilder::scanned_line() {
       detail += "fields=" + fields;
     }
     rpc_send(t, std::string(name), std::string(to), std::string(api), value, std::move(detail));
-  } else if (type == "records.fetched" && scan.string(LineScan::kConsumer, name) &&
+  } else if (kind == kKind<tr::RecordsFetched> && scan.string(LineScan::kConsumer, name) &&
              scan.integer(LineScan::kBatch, value) && scan.integer(LineScan::kCount, count)) {
     lane(name, t).batches[value] = {t, count};
-  } else if (type == "commit" && scan.string(LineScan::kConsumer, name) &&
+  } else if (kind == kKind<tr::Commit> && scan.string(LineScan::kConsumer, name) &&
              scan.string(LineScan::kPurpose, purpose) && scan.string(LineScan::kPhase, phase)) {
     auto& ls = lane(name, t);
     if (purpose == "before revocation" && phase == "sent" && ls.revoking_since < 0)
       ls.revoking_since = t;
-  } else if (type == "records.processed" && scan.string(LineScan::kConsumer, name) &&
+  } else if (kind == kKind<tr::RecordsProcessed> && scan.string(LineScan::kConsumer, name) &&
              scan.integer(LineScan::kBatch, value)) {
     auto& ls = lane(name, t);
     const auto it = ls.batches.find(value);
@@ -913,7 +919,7 @@ void TimelineBuilder::parsed_line(std::string_view raw, std::size_t line_no, boo
   // the rest of the line is parsed.
   scanned_members = false;
   std::string reduced;
-  if (scanned && scan.type == "group.epoch" && !scan.raw(LineScan::kMembers).empty() &&
+  if (scanned && scan_kind == kKind<tr::GroupEpoch> && !scan.raw(LineScan::kMembers).empty() &&
       scan.strings(LineScan::kMembers, 8, member_count, first_members)) {
     const std::string_view m = scan.raw(LineScan::kMembers);
     const std::size_t at = static_cast<std::size_t>(m.data() - raw.data());
@@ -924,78 +930,104 @@ void TimelineBuilder::parsed_line(std::string_view raw, std::size_t line_no, boo
   const TraceLine line = parse_line(raw, line_no);
   const auto& f = line.fields;
   const std::int64_t t = line.t_us;
-  const std::string& type = line.type;
   last_t = std::max(last_t, t);
-  if (type == "run.start") {
-    tl.duration_us = num(f, "duration_ms") * 1000;
-    if (tl.scenario.empty()) tl.scenario = str(f, "scenario");
-    if (tl.protocol.empty()) tl.protocol = str(f, "protocol");
-  } else if (type == "topic.partitions") {
-    const std::string topic = str(f, "topic");
-    const auto n = num(f, "partitions");
-    for (std::int64_t p = 0; p < n && p < 1'000'000; ++p)
-      partition_names.insert(fmt::format("{}-{}", topic, p));
-  } else if (type == "lag") {
+  const std::size_t kind = kind_of(line.type);
+  if (ignored_kind(kind)) return;
+  if (kind == kKind<tr::Lag>) {
     on_lag(str(f, "partition"), t, num(f, "lag"));
-  } else if (type == "group.state") {
-    on_group_state(f, t);
-  } else if (type == "group.epoch") {
-    on_group_epoch(f, t);
-  } else if (type == "rpc") {
-    on_rpc(f, t);
-  } else if (type == "pod.ready" || type == "pod.terminating" || type == "pod.killed" ||
-             type == "autoscaler.decision") {
-    on_fleet(f, t, type);
-  } else if (type == "record" || type == "log_end_offset" || type == "produce" ||
-             type == "position" || type == "run.end" || type == "net.change" ||
-             type == "net.heal" || type == "net.partition" || type == "net.restore" ||
-             type == "net.drop" || type == "coordinator.elected" || type == "coordinator.load" ||
-             type == "coordinator.loaded" || type == "coordinator.unloaded" ||
-             type == "broker.fail" || type == "broker.recover") {
-    // not a consumer's own line (a member record's `consumer` names the member, not an actor)
-  } else if (f.contains("consumer") && f["consumer"].is_string()) {
-    const std::string name = str(f, "consumer");
-    auto& ls = lane(name, t);
-    auto& ln = tl.lanes[ls.index];
-    if (!on_consumer_life(f, t, type, ls, ln)) on_consumer_group(f, t, type, name, ls, ln);
+    return;
   }
+  if (kind == kKind<tr::Rpc>) {
+    on_rpc(f, t);
+    return;
+  }
+  const bool scanned_kind_line = scanned_kind(kind);
+  tr::Event e;
+  if (!scanned_kind_line) {
+    try {
+      e = typed_event(f, storage);
+    } catch (const json::exception& ex) {
+      throw std::runtime_error(fmt::format("trace.jsonl line {}: a field of an unexpected type: {}",
+                                           line_no, ex.what()));
+    } catch (const std::runtime_error& ex) {  // a partition that is not TOPIC-N
+      throw std::runtime_error(fmt::format("trace.jsonl line {}: {}", line_no, ex.what()));
+    }
+    if (on_typed(e, f, t)) return;
+  }
+  // Any line with a consumer is that consumer's (a kind this build does not know included).
+  const auto c = f.find("consumer");
+  if (c == f.end() || !c->is_string()) return;
+  const std::string& name = c->get_ref<const std::string&>();
+  auto& ls = lane(name, t);
+  auto& ln = tl.lanes[ls.index];
+  if (scanned_kind_line)
+    on_batch(f, t, kind, ls);
+  else if (!on_consumer_life(e, t, ls, ln))
+    on_consumer_group(e, t, name, ls, ln);
 }
 
-void TimelineBuilder::on_group_state(const json& f, std::int64_t t) {
-  auto& gs = group_band(str(f, "group"));
+// The run's, the groups' and the fleets' lines; false for any other.
+bool TimelineBuilder::on_typed(const tr::Event& e, const json& f, std::int64_t t) {
+  if (const auto* run = std::get_if<tr::RunStart>(&e)) {
+    tl.duration_us = run->duration_ms * 1000;
+    if (tl.scenario.empty()) tl.scenario = run->scenario;
+    if (tl.protocol.empty()) tl.protocol = run->protocol;
+  } else if (const auto* tp = std::get_if<tr::TopicPartitionCount>(&e)) {
+    for (std::int32_t p = 0; p < tp->partitions && p < 1'000'000; ++p)
+      partition_names.insert(fmt::format("{}-{}", tp->topic, p));
+  } else if (const auto* gs = std::get_if<tr::GroupStateChange>(&e)) {
+    on_group_state(*gs, t);
+  } else if (const auto* ge = std::get_if<tr::GroupEpoch>(&e)) {
+    on_group_epoch(*ge, f.contains("members"), t);
+  } else if (const auto* ready = std::get_if<tr::PodReady>(&e)) {
+    on_pod(ready->deployment, ready->pod, true, t);
+  } else if (const auto* term = std::get_if<tr::PodTerminating>(&e)) {
+    on_pod(term->deployment, term->pod, false, t);
+  } else if (const auto* killed = std::get_if<tr::PodKilled>(&e)) {
+    on_pod(killed->deployment, killed->pod, false, t);
+  } else if (const auto* decision = std::get_if<tr::AutoscalerDecision>(&e)) {
+    on_scaling(*decision, t);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void TimelineBuilder::on_group_state(const tr::GroupStateChange& e, std::int64_t t) {
+  const std::string g(e.group);
+  auto& gs = group_band(g);
   close_segment(gs, t);
-  gs.state = str(f, "state");
-  gs.reason = str(f, "reason");
+  gs.state = e.state;
+  gs.reason = e.reason.value_or("");
   gs.open = true;
-  if (f.contains("generation"))
-    gs.epoch_text = fmt::format("generation {}", num(f, "generation"));
-  else if (f.contains("epoch")) {
-    const std::string g = str(f, "group");
-    gs.epoch_text = fmt::format("epoch {}", num(f, "epoch"));
+  if (e.generation)
+    gs.epoch_text = fmt::format("generation {}", *e.generation);
+  else if (e.epoch) {
+    gs.epoch_text = fmt::format("epoch {}", *e.epoch);
     if (assignment_epoch.count(g)) gs.epoch_text += " / target " + assignment_epoch[g];
   }
 }
 
-void TimelineBuilder::on_group_epoch(const json& f, std::int64_t t) {
-  const std::string g = str(f, "group");
+void TimelineBuilder::on_group_epoch(const tr::GroupEpoch& e, bool has_members, std::int64_t t) {
+  const std::string g(e.group);
   auto& gs = group_band(g);
   std::string label;
-  if (f.contains("generation")) {
-    label = fmt::format("generation {}", num(f, "generation"));
-    if (f.contains("leader")) label += ", leader " + str(f, "leader");
+  if (e.generation) {
+    label = fmt::format("generation {}", *e.generation);
+    if (e.leader) label += fmt::format(", leader {}", *e.leader);
   } else {
-    if (f.contains("assignment_epoch")) assignment_epoch[g] = str(f, "assignment_epoch");
-    label = fmt::format("group epoch {}", num(f, "epoch"));
-    if (f.contains("assignment_epoch"))
+    if (e.assignment_epoch) assignment_epoch[g] = std::to_string(*e.assignment_epoch);
+    label = fmt::format("group epoch {}", e.epoch.value_or(0));
+    if (e.assignment_epoch)
       label += fmt::format(", target assignment epoch {}", assignment_epoch[g]);
   }
-  if (f.contains("members")) {
+  if (has_members) {
     // A thousand members would make every epoch's label kilobytes long: name the first few.
     if (!scanned_members) {
-      const auto all = strings(f, "members");
-      member_count = all.size();
-      first_members.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(
-                                                          std::min<std::size_t>(8, all.size())));
+      member_count = e.members.size();
+      first_members.assign(e.members.begin(),
+                           e.members.begin() + static_cast<std::ptrdiff_t>(
+                                                   std::min<std::size_t>(8, e.members.size())));
     }
     std::string names;
     for (std::size_t k = 0; k < first_members.size(); ++k) {
@@ -1005,17 +1037,17 @@ void TimelineBuilder::on_group_epoch(const json& f, std::int64_t t) {
     if (member_count > 8) names += fmt::format(" and {} more", member_count - 8);
     label += fmt::format(", {} member{}: {}", member_count, member_count == 1 ? "" : "s", names);
   }
-  if (f.contains("reason")) label += " (" + str(f, "reason") + ")";
+  if (e.reason) label += fmt::format(" ({})", *e.reason);
   tl.groups[gs.index].epochs.push_back(Instant{t, "epoch", label});
   if (gs.open) {
     close_segment(gs, t);
-    if (f.contains("generation"))
-      gs.epoch_text = fmt::format("generation {}", num(f, "generation"));
+    if (e.generation)
+      gs.epoch_text = fmt::format("generation {}", *e.generation);
     else {
-      gs.epoch_text = fmt::format("epoch {}", num(f, "epoch"));
+      gs.epoch_text = fmt::format("epoch {}", e.epoch.value_or(0));
       if (assignment_epoch.count(g)) gs.epoch_text += " / target " + assignment_epoch[g];
       // The new epoch's own trigger: the segment it opens is not the previous epoch's.
-      gs.reason = str(f, "reason");
+      gs.reason = e.reason.value_or("");
     }
   }
 }
@@ -1041,25 +1073,43 @@ void TimelineBuilder::on_rpc(const json& f, std::int64_t t) {
   }
 }
 
+// A consumer's fetched and processed batches and its commits, read as the scan reads them.
+void TimelineBuilder::on_batch(const json& f, std::int64_t t, std::size_t kind, LaneState& ls) {
+  if (kind == kKind<tr::Commit>) {
+    if (str(f, "purpose") == "before revocation" && str(f, "phase") == "sent" &&
+        ls.revoking_since < 0)
+      ls.revoking_since = t;
+  } else if (kind == kKind<tr::RecordsFetched>) {
+    ls.batches[num(f, "batch")] = {t, num(f, "count")};
+  } else if (kind == kKind<tr::RecordsProcessed>) {
+    const auto it = ls.batches.find(num(f, "batch"));
+    if (it != ls.batches.end()) {
+      span(ls, it->second.first, t, "processing",
+           fmt::format("processing batch {}: {} records", it->first, it->second.second));
+      ls.batches.erase(it);
+    }
+  }
+}
+
 // A consumer's process: started, stopped, crashed, stalled, paused; false for any other line.
-bool TimelineBuilder::on_consumer_life(const json& f, std::int64_t t, const std::string& type,
-                                       LaneState& ls, Lane& ln) {
-  if (type == "consumer.start") {
-    if (ln.group.empty()) ln.group = str(f, "group");
+bool TimelineBuilder::on_consumer_life(const tr::Event& e, std::int64_t t, LaneState& ls,
+                                       Lane& ln) {
+  if (const auto* start = std::get_if<tr::ConsumerStart>(&e)) {
+    if (ln.group.empty()) ln.group = start->group;
     if (ls.crashed_since >= 0) span(ls, ls.crashed_since, t, "crashed", "crashed (process down)");
     ls.crashed_since = -1;
     ls.owned.clear();
     ls.owned_since = t;
     ls.waiting_since = t;
     instant(ls, t, "start", "started (subscribe, poll)");
-  } else if (type == "consumer.stop") {
+  } else if (std::holds_alternative<tr::ConsumerStop>(e)) {
     instant(ls, t, "stop", "close() called");
-  } else if (type == "consumer.closed") {
+  } else if (std::holds_alternative<tr::ConsumerClosed>(e)) {
     close_owned(ls, t);
     ls.owned.clear();
     close_waiting(ls, t);
     instant(ls, t, "stop", "closed");
-  } else if (type == "consumer.crash") {
+  } else if (std::holds_alternative<tr::ConsumerCrash>(e)) {
     close_owned(ls, t);
     ls.owned.clear();
     close_waiting(ls, t);
@@ -1069,13 +1119,13 @@ bool TimelineBuilder::on_consumer_life(const json& f, std::int64_t t, const std:
     ls.batches.clear();
     ls.crashed_since = t;
     instant(ls, t, "crash", "crashed");
-  } else if (type == "consumer.stall") {
-    const auto for_ms = num(f, "for_ms");
+  } else if (const auto* stall = std::get_if<tr::ConsumerStall>(&e)) {
+    const auto for_ms = stall->for_ms;
     span(ls, t, t + for_ms * 1000, "stalled", fmt::format("stalled: no poll() for {} ms", for_ms));
-  } else if (type == "consumer.pause") {
+  } else if (const auto* pause = std::get_if<tr::ConsumerPause>(&e)) {
     ls.paused_since = t;
-    ls.paused_until = t + num(f, "for_ms") * 1000;
-  } else if (type == "consumer.resume") {
+    ls.paused_until = t + pause->for_ms * 1000;
+  } else if (std::holds_alternative<tr::ConsumerResume>(e)) {
     if (ls.paused_since >= 0)
       span(ls, ls.paused_since, t, "paused",
            fmt::format("process paused for {} ms", (t - ls.paused_since) / 1000));
@@ -1086,12 +1136,21 @@ bool TimelineBuilder::on_consumer_life(const json& f, std::int64_t t, const std:
   return true;
 }
 
-// A consumer's part in its group: callbacks, commits, assignments, batches, epochs.
-void TimelineBuilder::on_consumer_group(const json& f, std::int64_t t, const std::string& type,
-                                        const std::string& name, LaneState& ls, Lane& ln) {
-  if (type == "callback") {
-    const std::string cb = str(f, "callback");
-    if (str(f, "phase") == "start") {
+namespace {
+// What a line that resets or fences a member says: its kind without "consumer.", and why.
+std::string membership_note(std::string_view kind, std::string_view error,
+                            std::string_view reason) {
+  std::string detail(error.empty() ? reason : error);
+  return std::string(kind.substr(9)) + (detail.empty() ? "" : ": " + detail);
+}
+}  // namespace
+
+// A consumer's part in its group: callbacks, assignments, epochs.
+void TimelineBuilder::on_consumer_group(const tr::Event& e, std::int64_t t, const std::string& name,
+                                        LaneState& ls, Lane& ln) {
+  if (const auto* c = std::get_if<tr::Callback>(&e)) {
+    const std::string cb(c->callback);
+    if (c->phase == "start") {
       ls.callbacks[cb] = t;
       if (cb == "onPartitionsRevoked" && ls.revoking_since < 0) ls.revoking_since = t;
     } else {
@@ -1099,30 +1158,26 @@ void TimelineBuilder::on_consumer_group(const json& f, std::int64_t t, const std
       const std::int64_t from = it == ls.callbacks.end() ? t : it->second;
       if (it != ls.callbacks.end()) ls.callbacks.erase(it);
       span(ls, from, t, "callback",
-           fmt::format("{}({})", cb, compress_partitions(strings(f, "partitions"))));
+           fmt::format("{}({})", cb, compress_partitions(reports::partition_names(c->partitions))));
     }
-  } else if (type == "commit") {
-    if (str(f, "purpose") == "before revocation" && str(f, "phase") == "sent" &&
-        ls.revoking_since < 0)
-      ls.revoking_since = t;
-  } else if (type == "consumer.reconcile") {
-    const auto revoked = strings(f, "revoked"), added = strings(f, "added");
+  } else if (const auto* r = std::get_if<tr::ConsumerReconcile>(&e)) {
+    const auto revoked = reports::partition_names(r->revoked),
+               added = reports::partition_names(r->added);
+    const std::string target = compress_partitions(reports::partition_names(r->target));
     instant(ls, t, "heartbeat",
             fmt::format(
                 "ConsumerGroupHeartbeat response (member epoch {}, target {}, revoke {}, add {})",
-                num(f, "epoch"), compress_partitions(strings(f, "target")),
-                compress_partitions(revoked), compress_partitions(added)));
+                r->epoch, target, compress_partitions(revoked), compress_partitions(added)));
     if (!revoked.empty() && ls.revoking_since < 0) ls.revoking_since = t;
     if (ls.waiting_since < 0 && !added.empty()) ls.waiting_since = t;
     if (const auto hb = last_heartbeat_response.find(name);
         hb != last_heartbeat_response.end() && tl.messages[hb->second].recv_us == t)
       tl.messages[hb->second].reply =
-          fmt::format("member_epoch={} target=[{}]{}{}", num(f, "epoch"),
-                      compress_partitions(strings(f, "target")),
+          fmt::format("member_epoch={} target=[{}]{}{}", r->epoch, target,
                       revoked.empty() ? "" : " revoke=[" + compress_partitions(revoked) + "]",
                       added.empty() ? "" : " add=[" + compress_partitions(added) + "]");
-  } else if (type == "assignment") {
-    auto owned = strings(f, "owned");
+  } else if (const auto* a = std::get_if<tr::Assignment>(&e)) {
+    auto owned = reports::partition_names(a->owned);
     for (const auto& p : owned) partition_names.insert(p);
     if (ls.revoking_since >= 0) {
       std::vector<std::string> gone;
@@ -1137,32 +1192,25 @@ void TimelineBuilder::on_consumer_group(const json& f, std::int64_t t, const std
     const std::int64_t owed_until = still_owed(name, ln.group, t, owned);
     if (ls.unreleased || owed_until >= 0) ls.waiting_since = t;
     if (!ls.unreleased && owed_until >= 0) ls.waiting_cap = owed_until;
-  } else if (type == "records.fetched") {
-    ls.batches[num(f, "batch")] = {t, num(f, "count")};
-  } else if (type == "records.processed") {
-    const auto it = ls.batches.find(num(f, "batch"));
-    if (it != ls.batches.end()) {
-      span(ls, it->second.first, t, "processing",
-           fmt::format("processing batch {}: {} records", it->first, it->second.second));
-      ls.batches.erase(it);
-    }
-  } else if (type == "member.epoch") {
-    const std::string state = str(f, "state");
-    instant(ls, t, "epoch", fmt::format("member epoch {} ({})", num(f, "epoch"), state));
-    ls.unreleased = state == "UNRELEASED_PARTITIONS";
+  } else if (const auto* m = std::get_if<tr::MemberEpoch>(&e)) {
+    instant(ls, t, "epoch", fmt::format("member epoch {} ({})", m->epoch, m->state));
+    ls.unreleased = m->state == "UNRELEASED_PARTITIONS";
     if (ls.unreleased && ls.waiting_since < 0) ls.waiting_since = t;
-  } else if (type == "member.leave") {
-    instant(ls, t, "leave", "coordinator removed the member: " + str(f, "reason"));
-  } else if (type == "consumer.fenced" || type == "consumer.poll_timeout" ||
-             type == "consumer.error" || type == "consumer.rejoin" ||
-             type == "consumer.generation_reset") {
-    std::string detail = str(f, "error");
-    if (detail.empty()) detail = str(f, "reason");
-    if (type == "consumer.poll_timeout")
-      detail = fmt::format("max.poll.interval.ms {} expired", num(f, "max_poll_interval_ms"));
-    instant(ls, t,
-            type == "consumer.rejoin" || type == "consumer.generation_reset" ? "epoch" : "fenced",
-            type.substr(9) + (detail.empty() ? "" : ": " + detail));
+  } else if (const auto* leave = std::get_if<tr::MemberLeave>(&e)) {
+    instant(ls, t, "leave", fmt::format("coordinator removed the member: {}", leave->reason));
+  } else if (const auto* f = std::get_if<tr::ConsumerFenced>(&e)) {
+    instant(ls, t, "fenced", membership_note(f->kType, f->error, {}));
+  } else if (const auto* p = std::get_if<tr::ConsumerPollTimeout>(&e)) {
+    instant(
+        ls, t, "fenced",
+        membership_note(
+            p->kType, fmt::format("max.poll.interval.ms {} expired", p->max_poll_interval_ms), {}));
+  } else if (const auto* err = std::get_if<tr::ConsumerError>(&e)) {
+    instant(ls, t, "fenced", membership_note(err->kType, err->error, {}));
+  } else if (const auto* rejoin = std::get_if<tr::ConsumerRejoin>(&e)) {
+    instant(ls, t, "epoch", membership_note(rejoin->kType, {}, rejoin->reason));
+  } else if (const auto* reset = std::get_if<tr::ConsumerGenerationReset>(&e)) {
+    instant(ls, t, "epoch", membership_note(reset->kType, {}, reset->reason));
   }
 }
 
@@ -1267,37 +1315,6 @@ Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
   return tl;
 }
 
-bool LineReader::next(std::string_view& line) {
-  // The lines as std::getline() splits them, read in blocks (a line-at-a-time getline cost as
-  // much as scanning the line): `buffer_` holds [begin_, end_) of what was read.
-  constexpr std::size_t kBlock = 1 << 20;
-  for (;;) {
-    const char* data = buffer_.data();
-    if (const void* nl =
-            end_ > begin_ ? std::memchr(data + begin_, '\n', end_ - begin_) : nullptr) {
-      const auto at = static_cast<std::size_t>(static_cast<const char*>(nl) - data);
-      line = std::string_view(data + begin_, at - begin_);
-      begin_ = at + 1;
-      return true;
-    }
-    if (eof_) {
-      if (begin_ == end_) return false;
-      line = std::string_view(data + begin_, end_ - begin_);  // the last line, without '\n'
-      begin_ = end_;
-      return true;
-    }
-    // Keep the partial line, then read another block after it.
-    buffer_.erase(0, begin_);
-    end_ -= begin_;
-    begin_ = 0;
-    if (buffer_.size() < end_ + kBlock) buffer_.resize(end_ + kBlock);
-    in_.read(buffer_.data() + end_, static_cast<std::streamsize>(kBlock));
-    const auto got = static_cast<std::size_t>(in_.gcount());
-    end_ += got;
-    if (got < kBlock) eof_ = true;
-  }
-}
-
 Timeline build_timeline(std::istream& trace_jsonl, const json& summary) {
   LineReader reader(trace_jsonl);
   GapReader gaps(true);
@@ -1372,7 +1389,9 @@ std::string trace_end_problem(const std::string& path) {
   const auto nl = tail.rfind('\n');
   const std::string last = nl == std::string::npos ? tail : tail.substr(nl + 1);
   const json doc = json::parse(last, nullptr, false);
-  if (!doc.is_discarded() && doc.is_object() && doc.contains("type") && doc["type"] == "run.end")
+  const auto type = doc.is_object() ? doc.find("type") : doc.end();
+  if (type != doc.end() && type->is_string() &&
+      kind_of(type->get_ref<const std::string&>()) == kKind<tr::RunEnd>)
     return "";
   return "does not end with its run.end line: the trace was cut short (copy or record it again)";
 }

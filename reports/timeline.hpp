@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/summary.hpp"
+#include "reports/trace_reader.hpp"  // LineReader
 
 namespace reports {
 
@@ -178,20 +179,6 @@ Timeline build_timeline(std::string_view trace_jsonl, const nlohmann::ordered_js
                         std::vector<NotProcessedGaps> not_processed);
 /// The same, reading the trace one line at a time (memory follows the timeline, not the trace).
 Timeline build_timeline(std::istream& trace_jsonl, const nlohmann::ordered_json& summary);
-
-/// The lines of a trace read from a stream in blocks (memory: one block plus the longest line).
-/// A line is a view into the reader's buffer, valid until the next call of next().
-class LineReader {
- public:
-  explicit LineReader(std::istream& in) : in_(in) {}
-  bool next(std::string_view& line);
-
- private:
-  std::istream& in_;
-  std::string buffer_;
-  std::size_t begin_ = 0, end_ = 0;
-  bool eof_ = false;
-};
 
 /// What is wrong with the shape of a summary.json that `report` and `explain` read (valid JSON
 /// but not the object the simulator writes): "/rebalances/2/start_us: must be a number, got

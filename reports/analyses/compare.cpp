@@ -13,13 +13,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "reports/timeline.hpp"
+#include "reports/trace_reader.hpp"
 
 namespace rsim::compare {
 
 namespace {
 
 using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+namespace tr = rsim::trace;
 
 /// "orders-10" sorts after "orders-9": topic, then partition number.
 bool partition_less(const std::string& a, const std::string& b) {
@@ -32,7 +34,7 @@ bool partition_less(const std::string& a, const std::string& b) {
          std::strtol(b.c_str() + db + 1, nullptr, 10);
 }
 
-std::vector<std::string> partition_list(const json& a) {
+std::vector<std::string> partition_list(const ojson& a) {
   std::vector<std::string> out;
   if (!a.is_array()) return out;
   for (const auto& p : a)
@@ -41,12 +43,12 @@ std::vector<std::string> partition_list(const json& a) {
   return out;
 }
 
-std::int64_t int_of(const json& o, const char* key) {
+std::int64_t int_of(const ojson& o, const char* key) {
   const auto it = o.find(key);
   return it != o.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
 }
 
-std::string str_of(const json& o, const char* key) {
+std::string str_of(const ojson& o, const char* key) {
   const auto it = o.find(key);
   return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
@@ -78,7 +80,8 @@ std::string compact(const std::vector<std::string>& ps) {
   return fmt::format("[{}]", fmt::join(parts, " "));
 }
 
-Record record_of(const json& e) {
+// A coordinator record: the fields of a `record` line after its partition and offset.
+Record record_of(const ojson& e) {
   Record r;
   r.record = str_of(e, "record");
   r.consumer = str_of(e, "consumer");
@@ -92,15 +95,15 @@ Record record_of(const json& e) {
   else if (r.record == "GroupMetadata")
     r.epoch = int_of(e, "generation");
   if (r.record == "ConsumerGroupTargetAssignmentMember") {
-    r.partitions = partition_list(e.value("partitions", json::array()));
+    r.partitions = partition_list(e.value("partitions", ojson::array()));
   } else if (r.record == "ConsumerGroupCurrentMemberAssignment") {
-    r.partitions = partition_list(e.value("assigned", json::array()));
-    for (const auto& p : partition_list(e.value("pending_revocation", json::array())))
+    r.partitions = partition_list(e.value("assigned", ojson::array()));
+    for (const auto& p : partition_list(e.value("pending_revocation", ojson::array())))
       r.partitions.push_back("pending:" + p);
   } else if (r.record == "GroupMetadata" && e.contains("members") && e["members"].is_array()) {
     std::vector<std::string> all;
     for (const auto& m : e["members"])
-      for (const auto& p : partition_list(m.value("assignment", json::array())))
+      for (const auto& p : partition_list(m.value("assignment", ojson::array())))
         all.push_back(str_of(m, "consumer") + ":" + p);
     std::sort(all.begin(), all.end());
     r.partitions = all;
@@ -187,19 +190,18 @@ void add_share_event(ShareFacts& f, const char* kind, const std::string& partiti
 
 /// One share.records line: an acquisition (from AVAILABLE to ACQUIRED) or an acknowledgement
 /// (cause ACCEPT, RELEASE or REJECT); the broker's own transitions are no client's view.
-void add_share_records(ShareFacts& f, const json& e) {
+void add_share_records(ShareFacts& f, const tr::ShareRecords& e, std::int64_t t) {
   f.present = true;
-  const std::int64_t n = int_of(e, "records"), dc = int_of(e, "delivery_count"),
-                     t = int_of(e, "t_us");
-  const std::string from = str_of(e, "from"), to = str_of(e, "to"), cause = str_of(e, "cause"),
-                    partition = str_of(e, "partition");
+  const std::int64_t n = e.records, dc = e.delivery_count;
+  const tr::sv from = e.from, to = e.to, cause = e.cause;
+  const std::string partition =
+      e.partition != nullptr ? reports::partition_name(*e.partition) : std::string();
   if (from == "AVAILABLE" && to == "ACQUIRED") {
     f.acquired += n;
     f.max_delivery_count = std::max(f.max_delivery_count, dc);
     if (dc >= 2) {
       f.redelivered += n;
-      add_share_event(f, "redelivered", partition, int_of(e, "first_offset"),
-                      int_of(e, "last_offset"), dc, t);
+      add_share_event(f, "redelivered", partition, e.first_offset, e.last_offset, dc, t);
     }
     return;
   }
@@ -214,8 +216,7 @@ void add_share_records(ShareFacts& f, const json& e) {
     return;
   if (to == "ARCHIVED") {
     f.archived += n;
-    add_share_event(f, "archived", partition, int_of(e, "first_offset"), int_of(e, "last_offset"),
-                    dc, t);
+    add_share_event(f, "archived", partition, e.first_offset, e.last_offset, dc, t);
   }
 }
 
@@ -228,38 +229,52 @@ std::string ShareEvent::str() const {
 FactsBuilder::FactsBuilder() : s_(std::make_unique<State>()) {}
 FactsBuilder::~FactsBuilder() = default;
 
-void FactsBuilder::add(const json& e) {
+namespace {
+std::vector<std::string> sorted_names(tr::Partitions ps) {
+  auto out = reports::partition_names(ps);
+  std::sort(out.begin(), out.end(), partition_less);
+  return out;
+}
+}  // namespace
+
+void FactsBuilder::add(std::int64_t t_us, const tr::Event& e, const ojson& line) {
   auto& f = s_->f;
   auto& owned = s_->owned;
   auto& live = s_->live;
-  const std::string type = str_of(e, "type");
-  const std::string consumer = str_of(e, "consumer");
-  const std::string key = consumer + "#" + std::to_string(int_of(e, "incarnation"));
-  if (type == "callback" && str_of(e, "phase") == "start") {
-    f.callbacks.push_back({int_of(e, "t_us"), consumer, str_of(e, "callback"),
-                           partition_list(e.value("partitions", json::array()))});
-  } else if (type == "assignment") {
-    owned[key] = partition_list(e.value("owned", json::array()));
-  } else if (type == "consumer.start") {
-    live[consumer] = key;
-    owned[key].clear();
-  } else if (type == "consumer.stop" || type == "consumer.crash") {
-    if (live[consumer] == key || int_of(e, "incarnation") == 0) live[consumer].clear();
-  } else if (type == "record") {
-    const std::string rec = str_of(e, "record");
-    if (rec == "OffsetCommit") return;
-    Record r = record_of(e);
-    r.t_us = int_of(e, "t_us");
+  // Only a recording writes `incarnation` (a real client restarted in one process), on the lines
+  // of its consumers; the simulator writes none (incarnation 0).
+  const std::int64_t incarnation = int_of(line, "incarnation");
+  const auto key = [&](tr::sv consumer) { return fmt::format("{}#{}", consumer, incarnation); };
+  if (const auto* c = std::get_if<tr::Callback>(&e)) {
+    if (c->phase == "start")
+      f.callbacks.push_back(
+          {t_us, std::string(c->consumer), std::string(c->callback), sorted_names(c->partitions)});
+  } else if (const auto* a = std::get_if<tr::Assignment>(&e)) {
+    owned[key(a->consumer)] = sorted_names(a->owned);
+  } else if (const auto* start = std::get_if<tr::ConsumerStart>(&e)) {
+    const std::string k = key(start->consumer);
+    live[std::string(start->consumer)] = k;
+    owned[k].clear();
+  } else if (std::holds_alternative<tr::ConsumerStop>(e) ||
+             std::holds_alternative<tr::ConsumerCrash>(e)) {
+    const std::string consumer(std::holds_alternative<tr::ConsumerStop>(e)
+                                   ? std::get<tr::ConsumerStop>(e).consumer
+                                   : std::get<tr::ConsumerCrash>(e).consumer);
+    if (live[consumer] == key(consumer) || incarnation == 0) live[consumer].clear();
+  } else if (const auto* rec = std::get_if<tr::Record>(&e)) {
+    const ojson& v = rec->value.object != nullptr ? *rec->value.object : line;
+    const std::string name = str_of(v, "record");
+    if (name == "OffsetCommit") return;
+    Record r = record_of(v);
+    r.t_us = t_us;
     f.records.push_back(r);
-    if (!r.tombstone && r.epoch > 0 && (rec == "GroupMetadata" || rec == "ConsumerGroupMetadata"))
-      s_->generations[str_of(e, "group")].insert(r.epoch);
-  } else if (type == "share.records") {
-    add_share_records(f.share, e);
-  } else if (type == "records.fetched" && e.contains("ranges") && e["ranges"].is_array()) {
-    for (const auto& r : e["ranges"])
-      if (r.is_object())
-        s_->delivered[str_of(r, "partition")].emplace_back(int_of(r, "first_offset"),
-                                                           int_of(r, "last_offset"));
+    if (!r.tombstone && r.epoch > 0 && (name == "GroupMetadata" || name == "ConsumerGroupMetadata"))
+      s_->generations[str_of(v, "group")].insert(r.epoch);
+  } else if (const auto* sr = std::get_if<tr::ShareRecords>(&e)) {
+    add_share_records(f.share, *sr, t_us);
+  } else if (const auto* fetched = std::get_if<tr::RecordsFetched>(&e)) {
+    for (const auto& r : fetched->ranges)
+      s_->delivered[reports::partition_name(r.partition)].emplace_back(r.first, r.last);
   }
 }
 
@@ -305,38 +320,23 @@ TraceFacts FactsBuilder::finish() {
 
 TraceFacts facts_of(const std::vector<json>& trace) {
   FactsBuilder b;
-  for (const auto& e : trace) b.add(e);
+  tr::ReadStorage storage;
+  for (const auto& e : trace) {
+    const ojson line(e);
+    b.add(int_of(line, "t_us"), reports::typed_event(line, storage), line);
+  }
   return b.finish();
 }
 
 TraceFacts facts_of_stream(std::istream& in, const std::string& source, bool require_run_end) {
   FactsBuilder b;
-  reports::LineReader reader(in);
-  std::string_view line;
-  std::size_t n = 0, last = 0;
+  reports::TraceReader reader(in, source + ": ");
+  std::size_t last = 0;
   bool ended = false;
-  while (reader.next(line)) {
-    ++n;
-    if (line.empty()) continue;
-    last = n;
-    json e;
-    try {
-      e = json::parse(line);
-    } catch (const json::exception& ex) {
-      throw std::runtime_error(
-          fmt::format("{}: line {}: not valid json: {}", source, n, ex.what()));
-    }
-    if (!e.is_object())
-      throw std::runtime_error(
-          fmt::format("{}: line {}: a trace line must be a JSON object", source, n));
-    try {
-      b.add(e);
-    } catch (const json::exception& ex) {
-      throw std::runtime_error(
-          fmt::format("{}: line {}: a field of an unexpected type: {}", source, n, ex.what()));
-    }
-    const auto type = e.find("type");
-    ended = type != e.end() && *type == "run.end";
+  while (reader.next()) {
+    last = reader.line_no();
+    b.add(reader.t_us(), reader.event(), reader.line());
+    ended = std::holds_alternative<tr::RunEnd>(reader.event());
   }
   if (in.bad()) throw std::runtime_error(fmt::format("{}: cannot be read", source));
   // A trace cut short at a line boundary is well-formed line by line: its last line, run.end,

@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/trace/trace_events.hpp"
+
 namespace rsim::compare {
 
 struct Tolerances {
@@ -100,8 +102,9 @@ class FactsBuilder {
  public:
   FactsBuilder();
   ~FactsBuilder();
-  /// One trace line; a field of an unexpected type may throw nlohmann::json::exception.
-  void add(const nlohmann::json& line);
+  /// One trace line read as its typed event (reports::TraceReader), at `t_us`; `line` is its
+  /// JSON object (a recording's `incarnation` is read from it).
+  void add(std::int64_t t_us, const rsim::trace::Event& e, const nlohmann::ordered_json& line);
   TraceFacts finish();
 
  private:

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <set>
+#include <variant>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "reports/trace_reader.hpp"
 #include "sim/rng.hpp"
 
 namespace rsim::inspect {
@@ -14,12 +16,19 @@ namespace {
 
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
+namespace tr = rsim::trace;
 
 constexpr const char* kMissing = "-";  // ConsumerGroupCommand.MISSING_COLUMN_VALUE
 
 std::pair<std::string, std::int32_t> split_partition(const std::string& s) {
   const auto dash = s.rfind('-');
   return {s.substr(0, dash), static_cast<std::int32_t>(std::stol(s.substr(dash + 1)))};
+}
+
+// The fields of a __consumer_offsets record (after its partition and offset), as the describe
+// and dump-log views read them.
+json record_fields(const tr::Record& e) {
+  return e.value.object != nullptr ? json(*e.value.object) : json::object();
 }
 
 // "orders-0", "orders-2", "other-1" ->
@@ -340,13 +349,13 @@ std::vector<std::string> dump_offsets_partition(const std::vector<std::string>& 
                                                 std::int32_t partition) {
   std::vector<std::string> out{fmt::format("Dumping __consumer_offsets-{}", partition),
                                "Log starting offset: 0"};
-  for (const auto& line : trace_lines) {
-    if (line.find("\"type\":\"record\"") == std::string::npos) continue;
-    const json r = json::parse(line);
-    if (r.at("type") != "record" || r.at("partition").get<std::int32_t>() != partition) continue;
-    out.push_back(fmt::format(
-        "| offset: {} CreateTime: {} key: {} payload: {}", r.at("offset").get<std::int64_t>(),
-        r.at("t_us").get<std::int64_t>() / 1000, key_json(r), payload_json(r)));
+  reports::TraceReader reader(trace_lines);
+  while (reader.next()) {
+    const auto* rec = std::get_if<tr::Record>(&reader.event());
+    if (rec == nullptr || rec->partition != partition) continue;
+    const json r = record_fields(*rec);
+    out.push_back(fmt::format("| offset: {} CreateTime: {} key: {} payload: {}", rec->offset,
+                              reader.t_us() / 1000, key_json(r), payload_json(r)));
   }
   return out;
 }
@@ -439,49 +448,60 @@ struct GroupsAt {
   std::map<std::pair<std::string, std::int32_t>, std::int64_t> log_end;
 };
 
+// One event of the trace applied to the groups it names.
+struct GroupsReplay {
+  GroupsAt& at;
+  void operator()(const tr::LogEndOffset& e) { log_end(e.partition, e.log_end_offset); }
+  void operator()(const tr::Lag& e) { log_end(e.partition, e.log_end_offset); }
+  void operator()(const tr::GroupStateChange& e) {
+    Group& g = at.groups[std::string(e.group)];
+    g.exists = true;
+    g.state = capitalized(std::string(e.state));
+    if (e.state == "dead" || e.state == "Dead") g.exists = false;
+  }
+  void operator()(const tr::MemberLeave& e) {
+    Group& g = at.groups[std::string(e.group)];
+    if (!g.consumer_protocol) g.members.erase(std::string(e.member_id));
+  }
+  void operator()(const tr::MemberJoin& e) {
+    // A classic member the coordinator added: listed at once, as DescribeGroups does, though
+    // the GroupMetadata record naming it comes only with its generation's assignment.
+    Group& g = at.groups[std::string(e.group)];
+    Member& m = g.members[std::string(e.member_id)];
+    m.member_id = e.member_id;
+    m.consumer = e.consumer;
+    m.client_id = e.client_id;
+    m.host = "/" + m.consumer;
+    m.instance_id = e.group_instance_id.value_or("");
+    m.assignment.clear();
+  }
+  void operator()(const tr::MemberReplaced& e) {
+    Group& g = at.groups[std::string(e.group)];
+    auto node = g.members.extract(std::string(e.old_member_id));
+    if (!node.empty()) {
+      node.key() = e.member_id;
+      node.mapped().member_id = node.key();
+      g.members.insert(std::move(node));
+    }
+  }
+  void operator()(const tr::Record& e) {
+    const json r = record_fields(e);
+    apply_group_record(at.groups[r.at("group").get<std::string>()], r);
+  }
+  template <class Other>
+  void operator()(const Other&) {}  // nothing describe shows
+
+  void log_end(const TopicPartition* tp, std::int64_t offset) {
+    if (tp != nullptr) at.log_end[{tp->topic, tp->partition}] = offset;
+  }
+};
+
 GroupsAt replay_groups(const std::vector<std::string>& trace_lines, std::int64_t at_us) {
   GroupsAt at;
-  auto& groups = at.groups;
-  auto& log_end = at.log_end;
-  for (const auto& line : trace_lines) {
-    const json e = json::parse(line);
-    if (e.at("t_us").get<std::int64_t>() > at_us) break;
-    const std::string type = e.at("type").get<std::string>();
-    if (type == "log_end_offset" || type == "lag") {
-      log_end[split_partition(e.at("partition").get<std::string>())] =
-          e.at("log_end_offset").get<std::int64_t>();
-    } else if (type == "group.state") {
-      Group& g = groups[e.at("group").get<std::string>()];
-      g.exists = true;
-      const std::string state = e.at("state").get<std::string>();
-      g.state = capitalized(state);
-      if (state == "dead" || state == "Dead") g.exists = false;
-    } else if (type == "member.leave") {
-      Group& g = groups[e.at("group").get<std::string>()];
-      if (e.contains("member_id") && !g.consumer_protocol)
-        g.members.erase(e.at("member_id").get<std::string>());
-    } else if (type == "member.join") {
-      // A classic member the coordinator added: listed at once, as DescribeGroups does, though
-      // the GroupMetadata record naming it comes only with its generation's assignment.
-      Group& g = groups[e.at("group").get<std::string>()];
-      Member& m = g.members[e.at("member_id").get<std::string>()];
-      m.member_id = e.at("member_id").get<std::string>();
-      m.consumer = e.value("consumer", "");
-      m.client_id = e.value("client_id", m.consumer);
-      m.host = "/" + m.consumer;
-      m.instance_id = e.value("group_instance_id", "");
-      m.assignment.clear();
-    } else if (type == "member.replaced") {
-      Group& g = groups[e.at("group").get<std::string>()];
-      auto node = g.members.extract(e.at("old_member_id").get<std::string>());
-      if (!node.empty()) {
-        node.key() = e.at("member_id").get<std::string>();
-        node.mapped().member_id = node.key();
-        g.members.insert(std::move(node));
-      }
-    } else if (type == "record") {
-      apply_group_record(groups[e.at("group").get<std::string>()], e);
-    }
+  reports::TraceReader reader(trace_lines);
+  while (reader.next()) {
+    if (reader.t_us() > at_us) break;
+    std::visit(GroupsReplay{at}, reader.event());
   }
   return at;
 }

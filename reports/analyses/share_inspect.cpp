@@ -4,14 +4,18 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <variant>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "reports/trace_reader.hpp"
 
 namespace rsim::inspect {
 namespace {
 
 using json = nlohmann::json;
+namespace tr = rsim::trace;
 
 constexpr const char* kMissing = "-";  // ShareGroupCommand.MISSING_COLUMN_VALUE
 
@@ -75,18 +79,19 @@ DescribeOutput describe_share_groups(const std::vector<std::string>& trace_lines
                                      const DescribeOptions& options) {
   std::map<std::string, Group> groups;
   std::map<std::pair<std::string, std::int32_t>, std::int64_t> log_end;
-  for (const auto& line : trace_lines) {
-    const json e = json::parse(line);
-    if (e.at("t_us").get<std::int64_t>() > options.at_us) break;
-    const std::string type = e.at("type").get<std::string>();
-    if (type == "log_end_offset") {
-      log_end[split(e.at("partition").get<std::string>())] =
-          e.at("log_end_offset").get<std::int64_t>();
-    } else if (type == "group.state") {
-      std::string s = e.at("state").get<std::string>();
+  reports::TraceReader reader(trace_lines);
+  while (reader.next()) {
+    if (reader.t_us() > options.at_us) break;
+    const tr::Event& ev = reader.event();
+    if (const auto* leo = std::get_if<tr::LogEndOffset>(&ev)) {
+      if (leo->partition != nullptr)
+        log_end[{leo->partition->topic, leo->partition->partition}] = leo->log_end_offset;
+    } else if (const auto* gs = std::get_if<tr::GroupStateChange>(&ev)) {
+      std::string s(gs->state);
       if (!s.empty()) s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
-      groups[e.at("group").get<std::string>()].state = s;
-    } else if (type == "record") {
+      groups[std::string(gs->group)].state = s;
+    } else if (const auto* rec = std::get_if<tr::Record>(&ev)) {
+      const json e = rec->value.object != nullptr ? json(*rec->value.object) : json::object();
       Group& g = groups[e.at("group").get<std::string>()];
       const std::string name = e.at("record").get<std::string>();
       const bool tombstone = e.value("tombstone", false);
@@ -108,11 +113,13 @@ DescribeOutput describe_share_groups(const std::vector<std::string>& trace_lines
         g.members[id].epoch = e.at("member_epoch").get<std::int32_t>();
         g.members[id].assigned = e.at("assigned").get<std::vector<std::string>>();
       }
-    } else if (type == "share_state.record") {
-      Group& g = groups[e.at("group").get<std::string>()];
-      PartitionState& p = g.partitions[split(e.at("topic_partition").get<std::string>())];
-      p.start_offset = e.at("start_offset").get<std::int64_t>();
-      p.delivery_complete = e.value("delivery_complete_count", 0);
+    } else if (const auto* st = std::get_if<tr::ShareStateRecord>(&ev);
+               st != nullptr && st->topic_partition != nullptr) {
+      Group& g = groups[std::string(st->group)];
+      PartitionState& p =
+          g.partitions[{st->topic_partition->topic, st->topic_partition->partition}];
+      p.start_offset = st->start_offset;
+      p.delivery_complete = st->delivery_complete_count;
     }
   }
 
@@ -220,33 +227,32 @@ std::vector<std::string> dump_share_state_partition(const std::vector<std::strin
                                                     std::int32_t partition) {
   std::vector<std::string> out{fmt::format("Dumping __share_group_state-{}", partition),
                                "Log starting offset: 0"};
-  for (const auto& line : trace_lines) {
-    if (line.find("\"type\":\"share_state.record\"") == std::string::npos) continue;
-    const json r = json::parse(line);
-    if (r.at("partition").get<std::int32_t>() != partition) continue;
-    const auto [topic, p] = split(r.at("topic_partition").get<std::string>());
-    const bool snapshot = r.at("record") == "ShareSnapshot";
-    nlohmann::ordered_json key{
-        {"type", snapshot ? 0 : 1},
-        {"data",
-         {{"groupId", r.at("group")}, {"topicId", simulated_topic_id(topic)}, {"partition", p}}}};
+  reports::TraceReader reader(trace_lines);
+  while (reader.next()) {
+    const auto* r = std::get_if<tr::ShareStateRecord>(&reader.event());
+    if (r == nullptr || r->partition != partition || r->topic_partition == nullptr) continue;
+    const bool snapshot = r->record == "ShareSnapshot";
+    nlohmann::ordered_json key{{"type", snapshot ? 0 : 1},
+                               {"data",
+                                {{"groupId", std::string(r->group)},
+                                 {"topicId", simulated_topic_id(r->topic_partition->topic)},
+                                 {"partition", r->topic_partition->partition}}}};
     nlohmann::ordered_json batches = nlohmann::ordered_json::array();
-    for (const auto& b : r.at("state_batches")) {
-      batches.push_back({{"firstOffset", b.at("first_offset")},
-                         {"lastOffset", b.at("last_offset")},
-                         {"deliveryState", b.at("delivery_state")},
-                         {"deliveryCount", b.at("delivery_count")}});
+    for (const auto& b : r->state_batches) {
+      batches.push_back({{"firstOffset", b.first_offset},
+                         {"lastOffset", b.last_offset},
+                         {"deliveryState", b.delivery_state},
+                         {"deliveryCount", b.delivery_count}});
     }
-    nlohmann::ordered_json data{{"snapshotEpoch", r.at("snapshot_epoch")}};
-    if (snapshot) data["stateEpoch"] = r.value("state_epoch", 0);
-    data["leaderEpoch"] = r.at("leader_epoch");
-    data["startOffset"] = r.at("start_offset");
-    data["deliveryCompleteCount"] = r.at("delivery_complete_count");
+    nlohmann::ordered_json data{{"snapshotEpoch", r->snapshot_epoch}};
+    if (snapshot) data["stateEpoch"] = r->state_epoch.value_or(0);
+    data["leaderEpoch"] = r->leader_epoch;
+    data["startOffset"] = r->start_offset;
+    data["deliveryCompleteCount"] = r->delivery_complete_count;
     data["stateBatches"] = batches;
     nlohmann::ordered_json payload{{"version", 0}, {"data", data}};
-    out.push_back(fmt::format("| offset: {} CreateTime: {} key: {} payload: {}",
-                              r.at("offset").get<std::int64_t>(),
-                              r.at("t_us").get<std::int64_t>() / 1000, key.dump(), payload.dump()));
+    out.push_back(fmt::format("| offset: {} CreateTime: {} key: {} payload: {}", r->offset,
+                              reader.t_us() / 1000, key.dump(), payload.dump()));
   }
   return out;
 }
