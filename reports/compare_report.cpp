@@ -109,15 +109,8 @@ void render_pair_timeline(Out o, const SideBySideVariant& v, const Scale& sc,
                  "data-runs=\"{}\" width=\"{}\" height=\"{:.0f}\" "
                  "viewBox=\"0 0 {} {:.0f}\" xmlns=\"http://www.w3.org/2000/svg\">",
                  esc(v.variant), consumers.size(), runs, width, height, width, height);
-  fmt::format_to(o,
-                 "<defs><clipPath id=\"{}\"><rect x=\"0\" y=\"0\" width=\"{}\" "
-                 "height=\"100000\"/></clipPath></defs>",
-                 clip_id, kPlotWidth);
-  fmt::format_to(o, "<g class=\"axis\" transform=\"translate({},0)\" data-height=\"{:.0f}\"></g>",
-                 kLabelWidth, height);
   // The simulator's rebalance windows, behind every lane (the real runs have no summary.json).
-  fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">",
-                 kLabelWidth, clip_id);
+  plot_preamble(o, clip_id, height);
   for (const auto& r : a.sim.rebalances)
     rect(o, sc.x(r.start_us), top, sc.w(r.start_us, r.end_us, 1.0), cursor - top - kConsumerGap,
          "rgba(230,57,70,0.10)",

@@ -40,6 +40,11 @@ std::string partition_colour(int index);
 const char* span_colour(const std::string& kind);
 const char* instant_colour(const std::string& kind);
 
+/// What every timeline drawing writes after its <svg> tag: the plot's clip path, the axis group
+/// (`height` tall) and the opening of the clipped plot's rebalance-window group (`<g class="z">`,
+/// left open for the caller's shaded windows).
+void plot_preamble(Out o, const std::string& clip_id, double height);
+
 /// A rect with a hover title; `extra` is written verbatim into the tag (class, data-*).
 void rect(Out o, double x, double y, double w, double h, std::string_view fill,
           std::string_view title, std::string_view extra = "");

@@ -97,6 +97,17 @@ std::string Scale::min_width_attrs(std::int64_t from, std::int64_t to, double mi
   return fmt::format(" data-w=\"{:.6f}\" data-minw=\"{}\"", std::max(0.0, real), min);
 }
 
+void plot_preamble(Out o, const std::string& clip_id, double height) {
+  fmt::format_to(o,
+                 "<defs><clipPath id=\"{}\"><rect x=\"0\" y=\"0\" width=\"{}\" "
+                 "height=\"100000\"/></clipPath></defs>",
+                 clip_id, kPlotWidth);
+  fmt::format_to(o, "<g class=\"axis\" transform=\"translate({},0)\" data-height=\"{:.0f}\"></g>",
+                 kLabelWidth, height);
+  fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">",
+                 kLabelWidth, clip_id);
+}
+
 void rect(Out o, double x, double y, double w, double h, std::string_view fill,
           std::string_view title, std::string_view extra) {
   fmt::format_to(o,
@@ -438,15 +449,8 @@ void render_timeline(Out o, const Timeline& tl, const Scale& sc, std::int64_t ma
                  "xmlns=\"http://www.w3.org/2000/svg\">",
                  esc(tl.protocol), n, per_partition ? "per-partition" : "aggregated", width, height,
                  width, height);
-  fmt::format_to(o,
-                 "<defs><clipPath id=\"{}\"><rect x=\"0\" y=\"0\" width=\"{}\" "
-                 "height=\"100000\"/></clipPath></defs>",
-                 clip_id, kPlotWidth);
-  fmt::format_to(o, "<g class=\"axis\" transform=\"translate({},0)\" data-height=\"{:.0f}\"></g>",
-                 kLabelWidth, height);
   // Rebalance windows: shaded behind everything, across the band and every lane.
-  fmt::format_to(o, "<g transform=\"translate({},0)\"><g clip-path=\"url(#{})\"><g class=\"z\">",
-                 kLabelWidth, clip_id);
+  plot_preamble(o, clip_id, height);
   for (const auto& r : tl.rebalances) {
     rect(o, sc.x(r.start_us), band_top, sc.w(r.start_us, r.end_us, 1.0), lag_top - band_top - 4,
          "rgba(230,57,70,0.13)",

@@ -33,6 +33,7 @@
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using testing::own_peak_rss_kib;
+using testing::peak_rss_unmeasured;
 using testing::run_cli;
 using testing::run_measured;
 
@@ -416,19 +417,9 @@ TEST_CASE("bounds: compare streams a recording 10x the largest fixture within a 
   // per byte of it on top of the 1x run; streamed, its facts add a few MiB.
   MESSAGE(fmt::format("max RSS: 1x {} KiB, 10x {} KiB ({} bytes); this test process {} KiB",
                       x1.max_rss_kib, x10.max_rss_kib, size10, own_peak_rss_kib()));
-  // A forked child's peak counts the pages it shares with its parent: the figures are the
-  // binary's own only while this process is smaller (as under ctest, one test case per process).
-  if (own_peak_rss_kib() >= x1.max_rss_kib) {
-    MESSAGE(
-        "this process is larger than the compare it runs (test cases run in one process): not "
-        "measured");
-  } else if (testing::kAddressSanitizer) {
-    // AddressSanitizer holds freed blocks in its quarantine (256 MiB by default), so the peak
-    // grows with the bytes allocated over the run, not with the bytes alive at once: the bound
-    // is a property of the plain build, where `make test` checks it.
-    MESSAGE(
-        "built with AddressSanitizer: its quarantine, not the program, sets the peak; not "
-        "measured");
+  if (const std::string why = peak_rss_unmeasured(x1.max_rss_kib, "the compare it runs");
+      !why.empty()) {
+    MESSAGE(why);
   } else {
     CHECK(x10.max_rss_kib - x1.max_rss_kib < static_cast<long>(size10 / 1024 * 2));
   }

@@ -18,6 +18,7 @@
 namespace fs = std::filesystem;
 using testing::Measured;
 using testing::own_peak_rss_kib;
+using testing::peak_rss_unmeasured;
 using testing::run_measured;
 
 namespace {
@@ -64,16 +65,9 @@ TEST_CASE("run --check-invariants streams: ten times the run, not more memory") 
   CHECK(x10.out.find("long-check [classic-cooperative]: invariants hold") != std::string::npos);
   MESSAGE(fmt::format("max RSS: 20 s {} KiB, 200 s {} KiB; this test process {} KiB",
                       x1.max_rss_kib, x10.max_rss_kib, own_peak_rss_kib()));
-  if (own_peak_rss_kib() >= x1.max_rss_kib) {
-    MESSAGE(
-        "this process is larger than the run it measures (test cases run in one process): not "
-        "measured");
-  } else if (testing::kAddressSanitizer) {
-    // AddressSanitizer's quarantine holds freed blocks: the peak grows with the bytes allocated
-    // over the run, not with the bytes alive at once (the plain build's `make test` checks it).
-    MESSAGE(
-        "built with AddressSanitizer: its quarantine, not the program, sets the peak; not "
-        "measured");
+  if (const std::string why = peak_rss_unmeasured(x1.max_rss_kib, "the run it measures");
+      !why.empty()) {
+    MESSAGE(why);
   } else {
     // Held whole, the 180 s more of events (about 90,000 records fetched and processed, each a
     // line) took some 250 MiB more; streamed, the world's and the summary's state grow by a few.

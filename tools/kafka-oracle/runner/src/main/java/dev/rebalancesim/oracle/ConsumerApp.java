@@ -21,7 +21,6 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * One scenario consumer in its own JVM: the real KafkaConsumer in the application's poll loop.
@@ -74,10 +73,7 @@ public final class ConsumerApp extends ConsumerProcess {
     startCommandReader();
     // The KafkaConsumer is built before the scenario's start time: on a loaded machine its
     // construction takes seconds, and nothing of it reaches the group until subscribe() and poll().
-    Properties props = new Properties();
-    spec.path("config").fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
-    props.put("key.deserializer", ByteArrayDeserializer.class.getName());
-    props.put("value.deserializer", ByteArrayDeserializer.class.getName());
+    Properties props = clientProperties();
     consumer = new KafkaConsumer<>(props);
     warmUp(props);
     awaitStart();

@@ -7,7 +7,9 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Properties;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * What every scenario consumer process shares ({@link ConsumerApp}, {@link ShareConsumerApp}): the
@@ -36,6 +38,15 @@ abstract class ConsumerProcess {
   }
 
   /** Wakes the client out of poll() (a stop while it waits). */
+  // The client's properties: the scenario consumer's `config` as strings, records read as bytes.
+  protected Properties clientProperties() {
+    Properties props = new Properties();
+    spec.path("config").fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+    props.put("key.deserializer", ByteArrayDeserializer.class.getName());
+    props.put("value.deserializer", ByteArrayDeserializer.class.getName());
+    return props;
+  }
+
   protected abstract void wakeup();
 
   /** Reads the commands on a daemon thread from now on. */

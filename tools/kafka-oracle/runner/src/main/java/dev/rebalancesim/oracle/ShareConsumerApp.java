@@ -15,7 +15,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * One scenario consumer of a share group (KIP-932) in its own JVM: the real KafkaShareConsumer in
@@ -77,10 +76,7 @@ public final class ShareConsumerApp extends ConsumerProcess {
 
   private void run() throws Exception {
     startCommandReader();
-    Properties props = new Properties();
-    spec.path("config").fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
-    props.put("key.deserializer", ByteArrayDeserializer.class.getName());
-    props.put("value.deserializer", ByteArrayDeserializer.class.getName());
+    Properties props = clientProperties();
     // The group's records name the member by id only; its client.id (its ShareGroupMemberMetadata
     // record's) names the scenario's consumer there (OffsetsDecoder).
     props.putIfAbsent("client.id", "kafka-oracle-share-" + group + "-" + name);
