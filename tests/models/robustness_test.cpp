@@ -105,7 +105,7 @@ TEST_CASE("loader: a newline inside a value or a key cannot forge another error 
 TEST_CASE("loader: a folder and an endless file are refused, the read is bounded") {
   std::string what;
   try {
-    rsim::load_scenario_file(RSIM_SOURCE_DIR "/scenarios");
+    rsim::load_scenario_file(std::string(RSIM_SOURCE_DIR) + "/scenarios");
   } catch (const rsim::ScenarioError& e) {
     what = e.what();
   }
