@@ -63,6 +63,7 @@ void ShareConsumer::reset() {
   stopping_ = false;
   processing_ = false;
   assigned_.clear();
+  has_assignment_ = false;
   sessions_.clear();
   buffer_.clear();
   current_.reset();
@@ -151,6 +152,7 @@ void ShareConsumer::on_heartbeat_response(const ShareGroupHeartbeatResponse& r) 
     // Fenced: rejoin with epoch 0 and the same member id, giving up the assignment.
     member_epoch_ = 0;
     topics_changed_ = true;
+    has_assignment_ = false;
     if (!assigned_.empty()) {
       assigned_.clear();
       tracer_.publish(trace::Assignment{.consumer = spec_.name});
@@ -168,10 +170,13 @@ void ShareConsumer::on_heartbeat_response(const ShareGroupHeartbeatResponse& r) 
   if (r.assignment) {
     TopicPartitions next = *r.assignment;
     std::sort(next.begin(), next.end());
+    // The first assignment after a join is reconciled even when empty (the current one is
+    // NONE); ShareMembershipManager then sends the acknowledging heartbeat at once.
+    acknowledge = !has_assignment_ || next != assigned_;
+    has_assignment_ = true;
     if (next != assigned_) {
       assigned_ = std::move(next);
       tracer_.publish(trace::Assignment{.consumer = spec_.name, .owned = assigned_});
-      acknowledge = true;  // ShareMembershipManager sends the acknowledging heartbeat at once
     }
   }
   if (heartbeat_again_ || acknowledge) {

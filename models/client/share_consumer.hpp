@@ -109,6 +109,10 @@ class ShareConsumer final : public ConsumerProcess {
   bool stopping_ = false;
   bool processing_ = false;
   TopicPartitions assigned_;
+  // Whether the member has reconciled an assignment since it (re)joined: Kafka's current
+  // LocalAssignment is NONE until then, so the first assignment, even an empty one, is
+  // reconciled and acknowledged (AbstractMembershipManager.LocalAssignment.updateWith).
+  bool has_assignment_ = false;
   std::map<sim::NodeId, Session> sessions_;
   std::deque<Batch> buffer_;
   std::optional<Batch> current_;  // the batch poll() returned, being processed

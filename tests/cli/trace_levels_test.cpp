@@ -427,11 +427,12 @@ TEST_CASE(
 
 TEST_CASE("standard: a share group's steady ShareGroupHeartbeats are written at full only") {
   // One share consumer on one partition for 60 s (group.share.heartbeat.interval.ms 5000). Its
-  // join (epoch 0, with its subscription) and the answer are news. One interval after that answer
-  // (at 7.1 ms) it heartbeats with nothing new (a quiet request) and the answer brings its
-  // assignment (not quiet); it heartbeats again at once and then every 5 s until 60 s: 11 steady
-  // heartbeats, each a quiet request and a NONE answer at the same epoch without an assignment.
-  // full: 13 heartbeats, 26 lines; standard: the join's 2 and the assignment's answer.
+  // join (epoch 0, with its subscription) and the answer are news. It acknowledges the join's
+  // empty assignment at once (a quiet request, and a NONE answer at the same epoch without an
+  // assignment). One interval after that answer it heartbeats with nothing new (a quiet request)
+  // and the answer brings its assignment (not quiet); it heartbeats again at once and then every
+  // 5 s until 60 s: 11 steady heartbeats, each a quiet request and a quiet answer.
+  // full: 14 heartbeats, 28 lines; standard: the join's 2 and the assignment's answer.
   const auto d = temp_dir("share");
   testing::write_file(d / "share-one.json", R"({
   "name": "share-one-steady", "seed": 1, "duration_ms": 60000, "protocols": ["share"],
@@ -454,11 +455,11 @@ TEST_CASE("standard: a share group's steady ShareGroupHeartbeats are written at 
     summary[level] = testing::read_file(d / level / "share" / "summary.json");
   }
   CHECK(summary["full"] == summary["standard"]);
-  CHECK(heartbeats["full"].size() == 26);
+  CHECK(heartbeats["full"].size() == 28);
   REQUIRE(heartbeats["standard"].size() == 3);
   CHECK(heartbeats["standard"][0] == heartbeats["full"][0]);  // the join
   CHECK(heartbeats["standard"][1] == heartbeats["full"][1]);  // its answer: the member epoch
-  CHECK(heartbeats["standard"][2] == heartbeats["full"][3]);  // the answer bringing the assignment
+  CHECK(heartbeats["standard"][2] == heartbeats["full"][5]);  // the answer bringing the assignment
   CHECK(heartbeats["standard"][2].find("\"dir\":\"recv\"") != std::string::npos);
   fs::remove_all(d);
 }

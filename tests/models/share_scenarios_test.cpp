@@ -102,8 +102,10 @@ TEST_CASE("share: the article's membership table, step by step, through the simu
 }
 
 TEST_CASE("share: a new group's first member gets its partitions one heartbeat after joining") {
-  // M1 joins at 1000 ms: an empty assignment (nothing initialized yet), then T1-0 at its next
-  // heartbeat, 5000 ms (group.share.heartbeat.interval.ms) after the join's response.
+  // M1 joins at 1000 ms: an empty assignment (nothing initialized yet), which it acknowledges at
+  // once (its current assignment is NONE until it reconciles one, so even an empty one is
+  // reconciled: AbstractMembershipManager.LocalAssignment), then T1-0 at its next heartbeat,
+  // 5000 ms (group.share.heartbeat.interval.ms) after the acknowledgement's response.
   const auto& t = table_run().trace;
   std::vector<std::pair<std::int64_t, std::vector<std::string>>> m1;
   for (const auto& e : t)
@@ -111,8 +113,9 @@ TEST_CASE("share: a new group's first member gets its partitions one heartbeat a
       m1.emplace_back(us(e), e["owned"].get<std::vector<std::string>>());
   REQUIRE(!m1.empty());
   CHECK(m1[0].second == std::vector<std::string>{"T1-0"});
-  // Join at 1000 ms, response 2 ms later (1 ms each way), next heartbeat 5000 ms after that.
-  CHECK(m1[0].first == 1000 * 1000 + 2000 + 5000 * 1000 + 2000);
+  // Join at 1000 ms, response 2 ms later (1 ms each way), the acknowledgement's response 2 ms
+  // after that, the next heartbeat 5000 ms later and its response 2 ms after it.
+  CHECK(m1[0].first == 1000 * 1000 + 2000 + 2000 + 5000 * 1000 + 2000);
   std::vector<double> epochs;
   for (const auto& e : testing::events(t, "record"))
     if (e["record"] == "ShareGroupMetadata") epochs.push_back(e["epoch"].get<double>());
