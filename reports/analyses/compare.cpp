@@ -278,14 +278,15 @@ void FactsBuilder::add(std::int64_t t_us, const tr::Event& e, const ojson& line)
   }
 }
 
-TraceFacts FactsBuilder::finish() {
-  TraceFacts f = std::move(s_->f);
-  // Kafka writes one target assignment's member records in the order of a HashMap of member
-  // ids (TargetAssignmentBuilder.build iterates memberSpecs.keySet()), random UUIDs: the order
-  // within such a run of records is no fact of either side, so both are compared sorted.
-  for (auto it = f.records.begin(); it != f.records.end();) {
+namespace {
+
+/// Kafka writes one target assignment's member records in the order of a HashMap of member ids
+/// (TargetAssignmentBuilder.build iterates memberSpecs.keySet()), random UUIDs: the order within
+/// such a run of records is no fact of either side, so both are compared sorted.
+void sort_target_assignment_runs(std::vector<Record>& records) {
+  for (auto it = records.begin(); it != records.end();) {
     auto end = it;
-    while (end != f.records.end() && end->record == "ConsumerGroupTargetAssignmentMember" &&
+    while (end != records.end() && end->record == "ConsumerGroupTargetAssignmentMember" &&
            !end->tombstone)
       ++end;
     if (end == it) {
@@ -296,6 +297,65 @@ TraceFacts FactsBuilder::finish() {
                      [](const Record& a, const Record& b) { return a.consumer < b.consumer; });
     it = end;
   }
+}
+
+/// The members of `group` in the order they first appear in `records`.
+std::vector<std::string> arrival_order(const std::vector<Record>& records,
+                                       const std::vector<std::string>& group) {
+  std::vector<std::string> order;
+  for (const auto& r : records)
+    if (std::find(group.begin(), group.end(), r.consumer) != group.end() &&
+        std::find(order.begin(), order.end(), r.consumer) == order.end())
+      order.push_back(r.consumer);
+  return order;
+}
+
+/// A real run's records with each group of simultaneous starts renamed to the simulator's
+/// order: the k-th of the group to appear in the run's records as the k-th to appear in the
+/// simulator's. `note` says the run's own order where it is not the simulator's.
+std::vector<Record> in_simulator_order(const std::vector<Record>& sim,
+                                       const std::vector<Record>& run,
+                                       const std::vector<std::vector<std::string>>& groups,
+                                       std::string& note) {
+  std::map<std::string, std::string> rename;
+  for (const auto& g : groups) {
+    const auto s = arrival_order(sim, g), r = arrival_order(run, g);
+    if (s == r || s.size() != r.size()) continue;
+    for (std::size_t i = 0; i < s.size(); ++i) rename[r[i]] = s[i];
+    note += fmt::format("{}simultaneous starts of {}: reached the coordinator as {}",
+                        note.empty() ? "" : "; ", fmt::join(g, ", "), fmt::join(r, ", "));
+  }
+  if (rename.empty()) return run;
+  std::vector<Record> out = run;
+  for (auto& rec : out)
+    if (const auto it = rename.find(rec.consumer); it != rename.end()) rec.consumer = it->second;
+  sort_target_assignment_runs(out);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<std::string>> simultaneous_starts(
+    const std::vector<StartedMember>& members) {
+  std::vector<std::vector<std::string>> groups;
+  std::vector<bool> taken(members.size(), false);
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    if (taken[i] || members[i].first_start_us < 0) continue;
+    std::vector<std::string> g{members[i].name};
+    for (std::size_t j = i + 1; j < members.size(); ++j)
+      if (!taken[j] && members[j].first_start_us == members[i].first_start_us &&
+          members[j].spec == members[i].spec) {
+        taken[j] = true;
+        g.push_back(members[j].name);
+      }
+    if (g.size() > 1) groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
+TraceFacts FactsBuilder::finish() {
+  TraceFacts f = std::move(s_->f);
+  sort_target_assignment_runs(f.records);
   for (const auto& [name, key] : s_->live) {
     if (key.empty()) continue;
     const auto it = s_->owned.find(key);
@@ -478,14 +538,20 @@ void compare_records(VariantComparison& c, const TraceFacts& sim,
                      const std::vector<TraceFacts>& real, std::int64_t tol_us,
                      std::int64_t window_us) {
   const std::size_t runs = real.size();
-  const auto& r = real[0];
   c.records_sim = sim.records.size();
-  c.records_real = r.records.size();
+  c.records_real = real[0].records.size();
   const auto name_of = [runs](std::size_t k) {
     return runs == 1 ? std::string("real") : fmt::format("run {}", k + 1);
   };
+  // Each run's records, members of simultaneous starts in the simulator's order of arrival.
+  std::vector<std::vector<Record>> records(runs);
+  for (std::size_t k = 0; k < runs; ++k) {
+    std::string note;
+    records[k] = in_simulator_order(sim.records, real[k].records, sim.simultaneous, note);
+    if (!note.empty()) c.races.push_back(fmt::format("{}: {}", name_of(k), note));
+  }
   const auto m =
-      match_records(sim.records, r.records, tol_us, window_us, "sim", name_of(0).c_str());
+      match_records(sim.records, records[0], tol_us, window_us, "sim", name_of(0).c_str());
   c.records_matched = m.matched;
   c.records_beyond = m.beyond;
   // Every run's records against the simulator's: equal to all of them agrees; equal to some,
@@ -494,7 +560,7 @@ void compare_records(VariantComparison& c, const TraceFacts& sim,
   std::optional<RecordMatch> first_differing;
   for (std::size_t k = 0; k < runs; ++k) {
     auto mk = k == 0 ? m
-                     : match_records(sim.records, real[k].records, tol_us, window_us, "sim",
+                     : match_records(sim.records, records[k], tol_us, window_us, "sim",
                                      name_of(k).c_str());
     if (mk.equal)
       same.push_back(k);
@@ -507,7 +573,7 @@ void compare_records(VariantComparison& c, const TraceFacts& sim,
     bool runs_differ_on_records = false;
     for (std::size_t k = 0; k < runs && !runs_differ_on_records; ++k)
       runs_differ_on_records =
-          !match_records(real[same.front()].records, real[k].records, tol_us, window_us).equal;
+          !match_records(records[same.front()], records[k], tol_us, window_us).equal;
     if (runs_differ_on_records) {
       c.records_equal = true;
       c.races.push_back(fmt::format("__consumer_offsets records: {} (otherwise {})", run_list(same),

@@ -95,7 +95,25 @@ struct TraceFacts {
   std::int64_t duplicates = 0;  // (partition, offset) delivered to the application more than once
   std::int64_t lost = 0;        // offsets below a partition's highest delivered one never delivered
   ShareFacts share;
+  /// Set by the caller on the simulator's facts (simultaneous_starts): groups of members started
+  /// at the same instant with the same spec. A real run's records of such a group are compared
+  /// in the order its members reached the coordinator (docs/fidelity.md, finding 17).
+  std::vector<std::vector<std::string>> simultaneous;
 };
+
+/// A consumer of the scenario: its name, the instant of its first `start` (µs; -1 if it has
+/// none), and its spec written without its name and client.id (two members alike but for their
+/// names have equal `spec`).
+struct StartedMember {
+  std::string name;
+  std::int64_t first_start_us = -1;
+  std::string spec;
+};
+/// Groups of two or more members (each in script order) started at the same instant with the
+/// same spec: which of them reaches the coordinator first is the machine's order, a fact of
+/// neither side.
+std::vector<std::vector<std::string>> simultaneous_starts(
+    const std::vector<StartedMember>& members);
 
 /// The facts of a trace, one line at a time (add() each line, then finish() once).
 class FactsBuilder {

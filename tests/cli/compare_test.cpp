@@ -535,3 +535,52 @@ TEST_CASE(
   CHECK(compare_variant("consumer", sim, {real}, {"real"}, {}).failures() ==
         std::vector<std::string>{"final assignment differs"});
 }
+
+TEST_CASE(
+    "compare: members started at the same instant with the same spec are compared in the order "
+    "they reached the coordinator (docs/fidelity.md, finding 17)") {
+  using rsim::compare::simultaneous_starts;
+  using rsim::compare::StartedMember;
+  // W1..W3 start at 1000 ms alike; X at 1000 ms with another spec; Y alike W1 but at 2000 ms.
+  const auto groups = simultaneous_starts({{"W1", 1000000, "{\"group\":\"q\"}"},
+                                           {"X", 1000000, "{\"group\":\"other\"}"},
+                                           {"W2", 1000000, "{\"group\":\"q\"}"},
+                                           {"Y", 2000000, "{\"group\":\"q\"}"},
+                                           {"W3", 1000000, "{\"group\":\"q\"}"},
+                                           {"Z", -1, "{\"group\":\"q\"}"}});
+  REQUIRE(groups.size() == 1);
+  CHECK(groups[0] == std::vector<std::string>{"W1", "W2", "W3"});
+
+  // The simulator's members join in script order; the real run's W3 first, then W1, then W2.
+  const auto member = [](std::int64_t t_us, const char* consumer, int epoch) {
+    return fmt::format(
+        R"({{"t_us":{},"type":"record","record":"ShareGroupMemberMetadata","tombstone":false,"group":"q","consumer":"{}","member_epoch":{}}})",
+        t_us, consumer, epoch);
+  };
+  const auto facts = [&](const std::vector<const char*>& order, std::int64_t at_us) {
+    std::string text;
+    for (std::size_t k = 0; k < order.size(); ++k)
+      text += member(at_us + static_cast<std::int64_t>(k) * 1000, order[k], 0) + "\n";
+    return facts_of(trace(text));
+  };
+  auto sim = facts({"W1", "W2", "W3"}, 1001000);
+  const auto real = facts({"W3", "W1", "W2"}, 1050000);
+  // Without the groups the first record differs (W1 against W3).
+  const auto before = compare_variant("share", sim, {real}, {"real"}, {});
+  CHECK_FALSE(before.records_equal);
+  CHECK(before.first_record_difference.find("at record 1:") != std::string::npos);
+  // With them the real run's k-th to arrive is compared as the simulator's k-th: all 3 match,
+  // 49 ms apart (within the share tolerance of 400 ms), and the run's own order is shown.
+  sim.simultaneous = groups;
+  const auto after = compare_variant("share", sim, {real}, {"real"}, {});
+  CHECK(after.records_equal);
+  CHECK(after.records_matched == 3);
+  REQUIRE(after.races.size() == 1);
+  CHECK(after.races[0] ==
+        "real: simultaneous starts of W1, W2, W3: reached the coordinator as W3, W1, W2");
+  // A run in the simulator's own order needs no renaming and shows nothing.
+  const auto same =
+      compare_variant("share", sim, {facts({"W1", "W2", "W3"}, 1050000)}, {"real"}, {});
+  CHECK(same.records_equal);
+  CHECK(same.races.empty());
+}

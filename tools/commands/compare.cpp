@@ -24,6 +24,32 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// The scenario's members for compare::simultaneous_starts: each one's first start and its
+/// consumer object as written, without its name and client.id.
+std::vector<compare::StartedMember> started_members(const ScenarioSpec& spec,
+                                                    const std::string& scenario_text) {
+  std::vector<compare::StartedMember> out;
+  const auto doc = nlohmann::json::parse(scenario_text, nullptr, false, true);
+  for (const auto& c : spec.consumers) {
+    compare::StartedMember m{.name = c.name};
+    for (const auto& e : spec.events)
+      if (const auto* start = e.as<verb::Start>(); start != nullptr && start->consumer == c.name) {
+        m.first_start_us = e.at.count();
+        break;
+      }
+    if (doc.is_object() && doc.contains("consumers") && doc["consumers"].is_array())
+      for (auto written : doc["consumers"])
+        if (written.is_object() && written.value("name", "") == c.name) {
+          written.erase("name");
+          if (written.contains("config") && written["config"].is_object())
+            written["config"].erase("client.id");
+          m.spec = written.dump();
+        }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 // An istream over text held elsewhere (std::istringstream would copy a whole trace).
 struct TextStream {
   struct Buffer : std::streambuf {
@@ -172,7 +198,9 @@ CLI::App* add_compare_subcommand(CLI::App& app, CompareArgs& args) {
 
 int cmd_compare(const CompareArgs& args) {
   const ScenarioSpec spec = load_scenario_file(args.scenario);
-  const std::string sha = sha256_hex(read_file(args.scenario));
+  const std::string scenario_text = read_file(args.scenario);
+  const std::string sha = sha256_hex(scenario_text);
+  const auto simultaneous = compare::simultaneous_starts(started_members(spec, scenario_text));
   std::vector<std::string> variants = args.protocols.empty() ? spec.protocols : args.protocols;
   std::vector<std::string> recorded;
   for (const auto& v : variants) {
@@ -233,6 +261,7 @@ int cmd_compare(const CompareArgs& args) {
       TextStream sim_in(outputs.at(0).trace_jsonl);  // read in place, not copied
       sim_facts = compare::facts_of_stream(sim_in.stream, "simulator trace");
     }
+    sim_facts.simultaneous = simultaneous;
     const auto c = compare::compare_variant(v, sim_facts, real, dirs, args.tolerances);
     const std::string table = compare::render_table(spec.name, c);
     std::cout << escaped_lines(table) << "\n";  // names from the traces: control characters escaped
