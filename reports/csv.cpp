@@ -51,6 +51,7 @@ std::string joined(const json& v) {
 std::string render_timeline_csv(std::istream& trace_jsonl) {
   std::string out = "time_ms,type,consumer,group,partitions,epoch,detail\n";
   TraceReader reader(trace_jsonl);
+  reader.set_text_scan(false);  // every line's JSON is read below: parsed once
   while (reader.next()) {
     const tr::Event& e = reader.event();
     if (std::holds_alternative<tr::Lag>(e)) continue;  // lag.csv

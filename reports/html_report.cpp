@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "models/trace/trace_events.hpp"
 #include "reports/escape.hpp"
 #include "reports/html_parts.hpp"
 #include "reports/lesson_view.hpp"
@@ -569,8 +570,10 @@ std::string critical_steps(const SequenceRow& row, const json* steps,
     const std::string actor = st.value("actor", ""), event = st.value("event", ""),
                       what = st.value("what", "");
     if (!(actor == over || (actor == "coordinator" && over == coordinator))) continue;
-    bool shown = row.kind == SequenceRow::Kind::Note && event != "rpc";
-    if (event == "rpc" && row.kind != SequenceRow::Kind::Note) {
+    // A step's `event` is the kind of the trace line it was read from.
+    const bool rpc = event == rsim::trace::Rpc::kType;
+    bool shown = row.kind == SequenceRow::Kind::Note && !rpc;
+    if (rpc && row.kind != SequenceRow::Kind::Note) {
       const std::string api = row.text.substr(0, row.text.find(' '));
       const char* dir = row.kind == SequenceRow::Kind::Request ? " request" : " response";
       shown = what == api + dir;

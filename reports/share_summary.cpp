@@ -1,6 +1,7 @@
 #include "reports/share_summary.hpp"
 
 #include "models/trace/trace_jsonl.hpp"
+#include "reports/trace_reader.hpp"
 
 #include <algorithm>
 #include <array>
@@ -14,6 +15,7 @@ namespace reports {
 namespace {
 
 using ojson = nlohmann::ordered_json;
+namespace tr = rsim::trace;
 
 /// Disjoint closed offset ranges; add() returns how many of the added offsets were already in.
 class OffsetSet {
@@ -55,7 +57,7 @@ struct Window {
   std::int64_t max_in_flight = 0;
 };
 
-/// The share metrics' state, fed one event at a time (as its JSON object).
+/// The share metrics' state, fed one typed event at a time.
 struct ShareAccounting {
   bool share = false;
   std::int64_t acknowledged = 0, archived = 0, archived_rejected = 0, archived_limit = 0,
@@ -123,93 +125,99 @@ struct ShareAccounting {
     started_at.erase(it);
   }
 
-  void on(std::int64_t t, const std::string& type, const ojson& e) {
+  void on(std::int64_t t, const tr::Event& ev) {
     end_us = std::max(end_us, t);
-    if (type == "share.records") {
-      share = true;
-      const std::int64_t n = e.at("records").get<std::int64_t>();
-      const std::string to = e.at("to").get<std::string>();
-      const std::string cause = e.at("cause").get<std::string>();
-      const std::string p =
-          e.at("group").get<std::string>() + "/" + e.at("partition").get<std::string>();
-      if (cause == "fetch") {
-        delivered += n;
-        const std::int64_t count = e.at("delivery_count").get<std::int64_t>();
-        deliveries_by_count[std::to_string(count)] += n;
-        if (count > 1) redelivered += n;
-      }
-      if (cause == "lock_timeout") lock_timeouts += n;
-      if (cause == "RELEASE" || cause == "session_close" || cause == "disconnect") released += n;
-      if (cause == "disconnect") released_on_disconnect += n;
-      if (to == "ACKNOWLEDGED") {
-        acknowledged += n;
-        acknowledged_twice += acked[p].add(e.at("first_offset"), e.at("last_offset"));
-      }
-      if (to == "ARCHIVED") {
-        archived += n;
-        (cause == "REJECT" ? archived_rejected : archived_limit) += n;
-      }
-    } else if (type == "share.process") {
-      const std::string c = e.at("consumer").get<std::string>();
-      const std::int64_t n = e.at("records").get<std::int64_t>();
-      processed[c] += n;
-      processed_total += n;
-      duplicates += processed_offsets[e.at("partition").get<std::string>()].add(
-          e.at("first_offset"), e.at("last_offset"));
-    } else if (type == "share.ack_error") {
+    if (const auto* records = std::get_if<tr::ShareRecords>(&ev)) {
+      on_records(*records);
+    } else if (const auto* process = std::get_if<tr::ShareProcess>(&ev)) {
+      const std::string c(process->consumer);
+      processed[c] += process->records;
+      processed_total += process->records;
+      duplicates += processed_offsets[name(process->partition)].add(process->first_offset,
+                                                                    process->last_offset);
+    } else if (std::holds_alternative<tr::ShareAckError>(ev)) {
       ++ack_errors;
-    } else if (type == "share.window") {
-      share = true;
-      Window& w = windows[e.at("partition").get<std::string>()];
-      const std::int64_t spso = e.at("spso").get<std::int64_t>();
-      const std::int64_t speo = e.at("speo").get<std::int64_t>();
-      w.max_in_flight = std::max(w.max_in_flight, e.at("in_flight").get<std::int64_t>());
-      const std::int64_t t_ms = t / 1000;
-      if (!w.points.empty() && w.points.back()[0] / 1000 == t_ms / 1000) {
-        w.points.back() = {t_ms, spso, speo};
-      } else {
-        w.points.push_back({t_ms, spso, speo});
-      }
-    } else if (type == "share.partition.end") {
-      final_state[e.at("partition").get<std::string>()] = {
-          e.at("spso").get<std::int64_t>(), e.at("delivery_complete_count").get<std::int64_t>()};
-    } else if (type == "log_end_offset") {
-      log_end[e.at("partition").get<std::string>()] = e.at("log_end_offset").get<std::int64_t>();
-    } else if (type == "group.epoch" && e.contains("epoch")) {
-      const std::string g = e.at("group").get<std::string>();
-      const std::int64_t epoch = e.at("epoch").get<std::int64_t>();
-      if (epoch > group_epoch[g] && open.count(g) == 0) {
-        Change c;
-        c.start_us = t;
-        c.trigger = e.value("reason", "group epoch " + std::to_string(epoch));
-        for (const auto& [name, gg] : group_of)
-          if (gg == g) c.owned_before[name] = owned[name];
-        open[g] = c;
-      }
-      group_epoch[g] = std::max(group_epoch[g], epoch);
-      if (e.contains("assignment_epoch"))
-        assignment_epoch[g] = e.at("assignment_epoch").get<std::int64_t>();
+    } else if (const auto* window = std::get_if<tr::ShareWindow>(&ev)) {
+      on_window(t, *window);
+    } else if (const auto* end = std::get_if<tr::SharePartitionEnd>(&ev)) {
+      final_state[name(end->partition)] = {end->spso, end->delivery_complete_count};
+    } else if (const auto* leo = std::get_if<tr::LogEndOffset>(&ev)) {
+      log_end[name(leo->partition)] = leo->log_end_offset;
+    } else if (const auto* ge = std::get_if<tr::GroupEpoch>(&ev)) {
+      if (ge->epoch) on_group_epoch(t, *ge);
+    } else if (const auto* me = std::get_if<tr::MemberEpoch>(&ev)) {
+      const std::string g(me->group);
+      member_epochs[g][std::string(me->consumer)] = me->epoch;
       maybe_close(g, t);
-    } else if (type == "member.epoch") {
-      const std::string g = e.at("group").get<std::string>();
-      member_epochs[g][e.at("consumer").get<std::string>()] = e.at("epoch").get<std::int64_t>();
+    } else if (const auto* leave = std::get_if<tr::MemberLeave>(&ev)) {
+      const std::string g(leave->group);
+      member_epochs[g].erase(std::string(leave->consumer));
       maybe_close(g, t);
-    } else if (type == "member.leave") {
-      const std::string g = e.at("group").get<std::string>();
-      member_epochs[g].erase(e.at("consumer").get<std::string>());
-      maybe_close(g, t);
-    } else if (type == "assignment") {
-      auto& set = owned[e.at("consumer").get<std::string>()];
+    } else if (const auto* a = std::get_if<tr::Assignment>(&ev)) {
+      auto& set = owned[std::string(a->consumer)];
       set.clear();
-      for (const auto& p : e.at("owned")) set.insert(p.get<std::string>());
-    } else if (type == "consumer.start") {
-      started_at[e.at("consumer").get<std::string>()] = t;
-      group_of[e.at("consumer").get<std::string>()] = e.value("group", "");
-      processed[e.at("consumer").get<std::string>()] +=
-          0;  // a consumer that never got a record counts
-    } else if (type == "consumer.crash" || type == "consumer.closed") {
-      stop_clock(e.at("consumer").get<std::string>(), t);
+      for (const auto& p : a->owned) set.insert(partition_name(p));
+    } else if (const auto* start = std::get_if<tr::ConsumerStart>(&ev)) {
+      const std::string c(start->consumer);
+      started_at[c] = t;
+      group_of[c] = start->group;
+      processed[c] += 0;  // a consumer that never got a record counts
+    } else if (const auto* crash = std::get_if<tr::ConsumerCrash>(&ev)) {
+      stop_clock(std::string(crash->consumer), t);
+    } else if (const auto* closed = std::get_if<tr::ConsumerClosed>(&ev)) {
+      stop_clock(std::string(closed->consumer), t);
     }
+  }
+  static std::string name(const rsim::TopicPartition* tp) {
+    return tp != nullptr ? partition_name(*tp) : std::string();
+  }
+  void on_records(const tr::ShareRecords& e) {
+    share = true;
+    const std::int64_t n = e.records;
+    const std::string p = std::string(e.group) + "/" + name(e.partition);
+    if (e.cause == "fetch") {
+      delivered += n;
+      deliveries_by_count[std::to_string(e.delivery_count)] += n;
+      if (e.delivery_count > 1) redelivered += n;
+    }
+    if (e.cause == "lock_timeout") lock_timeouts += n;
+    if (e.cause == "RELEASE" || e.cause == "session_close" || e.cause == "disconnect")
+      released += n;
+    if (e.cause == "disconnect") released_on_disconnect += n;
+    if (e.to == "ACKNOWLEDGED") {
+      acknowledged += n;
+      acknowledged_twice += acked[p].add(e.first_offset, e.last_offset);
+    }
+    if (e.to == "ARCHIVED") {
+      archived += n;
+      (e.cause == "REJECT" ? archived_rejected : archived_limit) += n;
+    }
+  }
+  void on_window(std::int64_t t, const tr::ShareWindow& e) {
+    share = true;
+    Window& w = windows[name(e.partition)];
+    w.max_in_flight = std::max(w.max_in_flight, e.in_flight);
+    const std::int64_t t_ms = t / 1000;
+    if (!w.points.empty() && w.points.back()[0] / 1000 == t_ms / 1000) {
+      w.points.back() = {t_ms, e.spso, e.speo};
+    } else {
+      w.points.push_back({t_ms, e.spso, e.speo});
+    }
+  }
+  void on_group_epoch(std::int64_t t, const tr::GroupEpoch& e) {
+    const std::string g(e.group);
+    const std::int64_t epoch = *e.epoch;
+    if (epoch > group_epoch[g] && open.count(g) == 0) {
+      Change c;
+      c.start_us = t;
+      c.trigger = e.reason ? std::string(*e.reason) : "group epoch " + std::to_string(epoch);
+      for (const auto& [member, gg] : group_of)
+        if (gg == g) c.owned_before[member] = owned[member];
+      open[g] = c;
+    }
+    group_epoch[g] = std::max(group_epoch[g], epoch);
+    if (e.assignment_epoch) assignment_epoch[g] = *e.assignment_epoch;
+    maybe_close(g, t);
   }
 
   void finish(ojson& summary) {
@@ -292,16 +300,7 @@ ShareSummarySink::ShareSummarySink() : s_(std::make_unique<State>()) {}
 ShareSummarySink::~ShareSummarySink() = default;
 
 void ShareSummarySink::on_event(sim::SimTime t, const rsim::trace::Event& e) {
-  const std::string_view type = rsim::trace::type_of(e);
-  static const std::set<std::string_view> kRead{
-      "share.records",  "share.process",  "share.ack_error", "share.window", "share.partition.end",
-      "log_end_offset", "group.epoch",    "member.epoch",    "member.leave", "assignment",
-      "consumer.start", "consumer.crash", "consumer.closed"};
-  if (kRead.count(type) == 0) {
-    s_->acc.end_us = std::max(s_->acc.end_us, t.count());
-    return;
-  }
-  s_->acc.on(t.count(), std::string(type), rsim::trace::to_json(t, e));
+  s_->acc.on(t.count(), e);
 }
 
 void ShareSummarySink::finish(ojson& summary) {
@@ -310,10 +309,8 @@ void ShareSummarySink::finish(ojson& summary) {
 
 void add_share_metrics(const std::vector<std::string>& trace_lines, ojson& summary) {
   ShareAccounting acc;
-  for (const auto& line : trace_lines) {
-    const ojson e = ojson::parse(line);
-    acc.on(e.at("t_us").get<std::int64_t>(), e.at("type").get<std::string>(), e);
-  }
+  TraceReader reader(trace_lines);
+  while (reader.next()) acc.on(reader.t_us(), reader.event());
   acc.finish(summary);
 }
 

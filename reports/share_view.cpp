@@ -10,10 +10,13 @@
 
 #include "reports/escape.hpp"
 #include "reports/timeline.hpp"
+#include "reports/trace_reader.hpp"
 
 namespace reports {
 
 namespace {
+
+namespace tr = rsim::trace;
 
 constexpr double kLabel = 150;   // left margin, as the timelines
 constexpr double kWidth = 1100;  // plot width
@@ -45,7 +48,7 @@ void thin(std::vector<Point>& points, std::int64_t duration_us) {
 
 struct Counts {
   std::int64_t available = 0, acquired = 0, acknowledged = 0, archived = 0;
-  std::int64_t* of(const std::string& state) {
+  std::int64_t* of(std::string_view state) {
     if (state == "AVAILABLE") return &available;
     if (state == "ACQUIRED") return &acquired;
     if (state == "ACKNOWLEDGED") return &acknowledged;
@@ -176,48 +179,57 @@ ShareView build_share_view(std::string_view trace_jsonl, const std::string& prot
   view.protocol = protocol;
   std::map<std::pair<std::string, std::string>, SharePartitionSeries> by_key;
   std::map<std::pair<std::string, std::string>, Counts> counts;
-  std::size_t start = 0;
-  while (start < trace_jsonl.size()) {
-    std::size_t end = trace_jsonl.find('\n', start);
-    if (end == std::string_view::npos) end = trace_jsonl.size();
-    const std::string_view line = trace_jsonl.substr(start, end - start);
-    start = end + 1;
-    // Only the lines this view reads are parsed.
-    if (line.find("\"share.") == std::string_view::npos &&
-        line.find("\"run.start\"") == std::string_view::npos)
-      continue;
-    nlohmann::json e;
-    try {
-      e = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception&) {
-      throw std::runtime_error("a trace line is not JSON");
-    }
-    const std::string type = e.value("type", "");
-    const std::int64_t t = e.value("t_us", std::int64_t{0});
-    view.duration_us = std::max(view.duration_us, t);
-    if (type == "run.start") {
-      view.duration_us = std::max(view.duration_us, e.value("duration_ms", std::int64_t{0}) * 1000);
-      continue;
-    }
-    if (type != "share.window" && type != "share.records") continue;
-    const std::pair<std::string, std::string> key{e.value("group", ""), e.value("partition", "")};
+  const auto key_of = [](std::string_view group, const rsim::TopicPartition* tp) {
+    return std::pair<std::string, std::string>(group,
+                                               tp != nullptr ? partition_name(*tp) : std::string());
+  };
+  const auto series_of = [&](std::string_view group,
+                             const rsim::TopicPartition* tp) -> SharePartitionSeries& {
+    const auto key = key_of(group, tp);
     SharePartitionSeries& s = by_key[key];
     s.group = key.first;
     s.partition = key.second;
-    if (type == "share.window") {
-      s.window.push_back({t, e.value("spso", std::int64_t{0}), e.value("speo", std::int64_t{0}),
-                          e.value("in_flight", std::int64_t{0})});
-      continue;
-    }
-    Counts& c = counts[key];
-    const std::int64_t n = e.value("records", std::int64_t{0});
-    const std::string from = e.value("from", ""), to = e.value("to", "");
+    return s;
+  };
+  const auto on_records = [&](std::int64_t t, const tr::ShareRecords& r) {
+    SharePartitionSeries& s = series_of(r.group, r.partition);
+    Counts& c = counts[key_of(r.group, r.partition)];
     // A first delivery acquires records past SPEO: they were in no state of the window before.
-    const bool fresh = e.value("cause", "") == "fetch" && e.value("delivery_count", 0) == 1;
-    if (std::int64_t* f = c.of(from); f != nullptr && !fresh) *f -= n;
-    if (std::int64_t* d = c.of(to); d != nullptr) *d += n;
+    const bool fresh = r.cause == "fetch" && r.delivery_count == 1;
+    if (std::int64_t* f = c.of(r.from); f != nullptr && !fresh) *f -= r.records;
+    if (std::int64_t* d = c.of(r.to); d != nullptr) *d += r.records;
     if (!s.states.empty() && s.states.back().t_us == t) s.states.pop_back();
     s.states.push_back({t, c.available, c.acquired, c.acknowledged, c.archived});
+  };
+  // Only the kinds this view reads are read field by field; the duration is the run's, or its
+  // last share event's time when that is later.
+  KindSet kinds;
+  kinds.set(kKind<tr::RunStart>).set(kKind<tr::ShareWindow>).set(kKind<tr::ShareRecords>);
+  KindSet share_kinds = kinds;
+  share_kinds.set(kKind<tr::ShareConfig>)
+      .set(kKind<tr::SharePartitionInit>)
+      .set(kKind<tr::SharePartitionEnd>)
+      .set(kKind<tr::ShareAckError>)
+      .set(kKind<tr::ShareProcess>)
+      .set(kKind<tr::ShareAssignorError>)
+      .set(kKind<tr::ShareSession>);
+  share_kinds.reset(kKind<tr::RunStart>);
+  TraceReader reader(trace_jsonl);
+  reader.read_only(kinds);
+  while (reader.next()) {
+    const std::int64_t t = reader.t_us();
+    const tr::Event& e = reader.event();
+    if (const auto* run = std::get_if<tr::RunStart>(&e)) {
+      view.duration_us = std::max({view.duration_us, t, run->duration_ms * 1000});
+      continue;
+    }
+    if (!share_kinds[reader.kind()]) continue;
+    view.duration_us = std::max(view.duration_us, t);
+    if (const auto* w = std::get_if<tr::ShareWindow>(&e)) {
+      series_of(w->group, w->partition).window.push_back({t, w->spso, w->speo, w->in_flight});
+    } else if (const auto* r = std::get_if<tr::ShareRecords>(&e)) {
+      on_records(t, *r);
+    }
   }
   for (auto& [key, s] : by_key) {
     thin(s.window, view.duration_us);

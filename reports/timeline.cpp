@@ -71,258 +71,6 @@ struct GroupState {
   bool open = false;
 };
 
-// The few top-level fields the timeline needs from the trace's high-volume lines (lag samples,
-// fetched and processed batches, commits, rpcs), read from the line's text without building a json
-// value. It reads only the compact form the trace writer produces; anything else (whitespace,
-// escapes in a wanted string, a non-integer number) makes the caller parse the line in full.
-class LineScan {
- public:
-  enum Key {
-    kTUs,
-    kType,
-    kPartition,
-    kLag,
-    kConsumer,
-    kBatch,
-    kCount,
-    kApi,
-    kPurpose,
-    kPhase,
-    kMembers,
-    kDir,
-    kFrom,
-    kTo,
-    kId,
-    kError,
-    kMemberEpoch,
-    kFields,
-    kKeys
-  };
-
-  bool read(std::string_view line) {
-    for (auto& v : raw_) v = {};
-    std::size_t i = 0;
-    if (line.size() < 2 || line[i++] != '{' || line.back() != '}') return false;
-    while (i < line.size()) {
-      const std::size_t after_key = skip_string(line, i);
-      if (after_key == std::string_view::npos || after_key >= line.size() || line[after_key] != ':')
-        return false;
-      const std::size_t key_end = after_key - 1;
-      const std::string_view key = line.substr(i + 1, key_end - i - 1);
-      if (has_backslash(key)) return false;
-      const std::size_t value = key_end + 2;
-      const std::size_t value_end = skip_value(line, value);
-      if (value_end == std::string_view::npos || value_end >= line.size() || value_end == value)
-        return false;
-      const int k = key_index(key);
-      if (k < kKeys) raw_[k] = line.substr(value, value_end - value);
-      if (line[value_end] == '}')
-        return value_end + 1 == line.size() && integer(kTUs, t_us) && string(kType, type);
-      if (line[value_end] != ',') return false;
-      i = value_end + 1;
-    }
-    return false;
-  }
-  // A wanted string field without escapes, unquoted.
-  bool string(Key k, std::string_view& out) const {
-    const std::string_view v = raw_[k];
-    if (v.size() < 2 || v.front() != '"' || has_backslash(v)) return false;
-    out = v.substr(1, v.size() - 2);
-    return true;
-  }
-  std::string_view raw(Key k) const { return raw_[k]; }
-  // The number of strings in a wanted array of strings and the first `limit` of them.
-  bool strings(Key k, std::size_t limit, std::size_t& count,
-               std::vector<std::string>& first) const {
-    const std::string_view v = raw_[k];
-    count = 0;
-    first.clear();
-    if (v.size() < 2 || v.front() != '[' || v.back() != ']' || has_backslash(v)) return false;
-    std::size_t i = 1;
-    if (v[i] == ']') return i + 1 == v.size();
-    while (i < v.size()) {
-      if (v[i] != '"') return false;
-      const std::size_t end = v.find('"', i + 1);
-      if (end == std::string_view::npos || end + 1 >= v.size()) return false;
-      if (count++ < limit) first.emplace_back(v.substr(i + 1, end - i - 1));
-      if (v[end + 1] == ']') return end + 2 == v.size();
-      if (v[end + 1] != ',') return false;
-      i = end + 2;
-    }
-    return false;
-  }
-  bool integer(Key k, std::int64_t& out) const {
-    const std::string_view v = raw_[k];
-    if (v.empty()) return false;
-    const auto r = std::from_chars(v.data(), v.data() + v.size(), out);
-    return r.ec == std::errc() && r.ptr == v.data() + v.size();
-  }
-
-  std::int64_t t_us = 0;
-  std::string_view type;
-
- private:
-  // Inline: the strings looked at are a few bytes long, shorter than a memchr call costs.
-  static bool has_backslash(std::string_view v) {
-    for (const char c : v)
-      if (c == '\\') return true;
-    return false;
-  }
-  static int key_index(std::string_view key) {
-    // By length and first letter, then one comparison: every line has about ten keys, and a
-    // search through the names compared most of them.
-    // Compared inline, byte by byte (a memcmp call per key cost more than the compare).
-    auto is = [&](std::string_view name, Key k) {
-      if (key.size() != name.size()) return static_cast<int>(kKeys);
-      for (std::size_t i = 0; i < name.size(); ++i)
-        if (key[i] != name[i]) return static_cast<int>(kKeys);
-      return static_cast<int>(k);
-    };
-    if (key.empty()) return kKeys;
-    switch (key.size()) {
-      case 2:
-        return key[0] == 't' ? is("to", kTo) : is("id", kId);
-      case 3:
-        switch (key[0]) {
-          case 'l':
-            return is("lag", kLag);
-          case 'a':
-            return is("api", kApi);
-          case 'd':
-            return is("dir", kDir);
-          default:
-            return kKeys;
-        }
-      case 4:
-        switch (key[1]) {
-          case '_':
-            return is("t_us", kTUs);
-          case 'y':
-            return is("type", kType);
-          case 'r':
-            return is("from", kFrom);
-          default:
-            return kKeys;
-        }
-      case 5:
-        switch (key[0]) {
-          case 'b':
-            return is("batch", kBatch);
-          case 'c':
-            return is("count", kCount);
-          case 'p':
-            return is("phase", kPhase);
-          case 'e':
-            return is("error", kError);
-          default:
-            return kKeys;
-        }
-      case 6:
-        return is("fields", kFields);
-      case 7:
-        return key[0] == 'p'   ? is("purpose", kPurpose)
-               : key[0] == 'm' ? is("members", kMembers)
-                               : kKeys;
-      case 8:
-        return is("consumer", kConsumer);
-      case 9:
-        return is("partition", kPartition);
-      case 12:
-        return is("member_epoch", kMemberEpoch);
-      default:
-        return kKeys;
-    }
-  }
-  // The index just past the value starting at i, or npos.
-  // The index just past the JSON value starting at i, or npos. The value is checked as strictly
-  // as a parse would check it, over a narrower language: no whitespace, strings of printable
-  // ASCII and the two-character escapes, at most kMaxDepth levels. Anything outside gives npos
-  // and the caller's full parse (which accepts or rejects it as nlohmann does).
-  static constexpr int kMaxDepth = 32;
-  static std::size_t skip_value(std::string_view s, std::size_t i, int depth = 0) {
-    constexpr auto npos = std::string_view::npos;
-    if (i >= s.size() || depth > kMaxDepth) return npos;
-    const char c = s[i];
-    if (c == '"') return skip_string(s, i);
-    if (c == '[' || c == '{') {
-      const char close = c == '[' ? ']' : '}';
-      ++i;
-      if (i < s.size() && s[i] == close) return i + 1;
-      while (i < s.size()) {
-        if (close == '}') {
-          i = skip_string(s, i);
-          if (i == npos || i >= s.size() || s[i] != ':') return npos;
-          ++i;
-        }
-        i = skip_value(s, i, depth + 1);
-        if (i == npos || i >= s.size()) return npos;
-        if (s[i] == close) return i + 1;
-        if (s[i] != ',') return npos;
-        ++i;
-      }
-      return npos;
-    }
-    // Numbers first (most values), without comparing them to the literals.
-    if (c == '-' || (c >= '0' && c <= '9')) return skip_number(s, i);
-    for (const std::string_view literal : {"true", "false", "null"})
-      if (s.substr(i, literal.size()) == literal) return i + literal.size();
-    return std::string_view::npos;
-  }
-  static std::size_t skip_string(std::string_view s, std::size_t i) {
-    if (i >= s.size() || s[i] != '"') return std::string_view::npos;
-    ++i;
-    // Eight bytes at a time while all are printable ASCII other than '\\' (names and numbers
-    // in strings, nearly every byte of a line): the closing quote is found in the word when no
-    // byte before it needs a look. Anything else goes byte by byte from that word on.
-    while (i + 8 <= s.size()) {
-      std::uint64_t w;
-      std::memcpy(&w, s.data() + i, 8);
-      const std::uint64_t bad = unplain8(w), quote = zero_bytes(w ^ (kOnes * '"'));
-      if (quote != 0 && (bad == 0 || lowest_byte(quote) < lowest_byte(bad)))
-        return i + lowest_byte(quote) + 1;
-      if (bad != 0 || quote != 0) break;
-      i += 8;
-    }
-    for (; i < s.size(); ++i) {
-      const char c = s[i];
-      if (c == '"') return i + 1;
-      if (c < 0x20 || c > 0x7e) return std::string_view::npos;
-      if (c == '\\') {
-        if (++i >= s.size()) return std::string_view::npos;
-        if (std::string_view("\"\\/bfnrt").find(s[i]) == std::string_view::npos)
-          return std::string_view::npos;
-      }
-    }
-    return std::string_view::npos;
-  }
-  // Byte masks of a little-endian word of 8 bytes: the high bit of a byte is set where the
-  // test holds. The lowest flagged byte is always right (borrows and carries only flag bytes
-  // above a true one), which is all the callers read.
-  static constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
-  static std::uint64_t zero_bytes(std::uint64_t v) { return (v - kOnes) & ~v & kHighs; }
-  // Bytes outside printable ASCII [0x20, 0x7e], or '\\'.
-  static std::uint64_t unplain8(std::uint64_t w) {
-    return (w & kHighs) | ((w - kOnes * 0x20) & ~w & kHighs) | ((w + kOnes) & kHighs) |
-           zero_bytes(w ^ (kOnes * '\\'));
-  }
-  static std::size_t lowest_byte(std::uint64_t mask) {
-    return static_cast<std::size_t>(__builtin_ctzll(mask)) / 8;
-  }
-  // An integer of at most 18 digits: -?(0|[1-9][0-9]*). A fraction, an exponent or a longer
-  // integer (which a parse may find out of range) is left to the full parse.
-  static std::size_t skip_number(std::string_view s, std::size_t i) {
-    if (i < s.size() && s[i] == '-') ++i;
-    const std::size_t first = i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-    const std::size_t n = i - first;
-    if (n == 0 || n > 18 || (n > 1 && s[first] == '0')) return std::string_view::npos;
-    if (i < s.size() && (s[i] == '.' || s[i] == 'e' || s[i] == 'E')) return std::string_view::npos;
-    return i;
-  }
-
-  std::string_view raw_[kKeys];
-};
-
 // Kinds the timeline passes over: not a consumer's own line and nothing it draws (a member
 // record's `consumer` names the member, not an actor).
 bool ignored_kind(std::size_t kind) {
@@ -345,12 +93,46 @@ bool ignored_kind(std::size_t kind) {
   return std::find(std::begin(kIgnored), std::end(kIgnored), kind) != std::end(kIgnored);
 }
 
-// The kinds the scan reads from a line's text (besides the ignored ones): the full parse reads
-// them from their JSON as leniently as the scan does, so that a line reads the same whatever its
-// spacing. Every other kind is read as its typed event.
-bool scanned_kind(std::size_t kind) {
-  return kind == kKind<tr::Lag> || kind == kKind<tr::Rpc> || kind == kKind<tr::RecordsFetched> ||
-         kind == kKind<tr::Commit> || kind == kKind<tr::RecordsProcessed>;
+// The kinds the timeline reads field by field: all but the ignored ones.
+KindSet timeline_kinds() {
+  KindSet k;
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = !ignored_kind(i);
+  return k;
+}
+
+// The `consumer` a kind names (a string field of that name), when the line has one.
+struct ConsumerField {
+  std::string_view value;
+  bool found = false;
+  void operator()(std::string_view name, std::string_view v) {
+    if (name == "consumer") {
+      value = v;
+      found = true;
+    }
+  }
+  template <class T>
+  void operator()(std::string_view, const T&) {}
+};
+bool consumer_of(const TraceReader& in, std::string_view& out) {
+  return std::visit(
+      [&](const auto& ev) {
+        using E = std::decay_t<decltype(ev)>;
+        if constexpr (std::is_same_v<E, sim::RawTraceEvent>) {
+          // A kind this build does not know: its line's own `consumer`.
+          if (ev.fields == nullptr || !ev.fields->is_object()) return false;
+          const auto c = ev.fields->find("consumer");
+          if (c == ev.fields->end() || !c->is_string()) return false;
+          out = c->template get_ref<const std::string&>();
+          return true;
+        } else {
+          ConsumerField f;
+          E::fields(ev, f);
+          if (!f.found || !in.has("consumer")) return false;
+          out = f.value;
+          return true;
+        }
+      },
+      in.event());
 }
 
 // Heterogeneous lookup of a partition's lag series by the name read from a line.
@@ -362,39 +144,6 @@ struct NameHash {
 };
 
 }  // namespace
-
-std::vector<TraceLine> parse_trace(std::string_view jsonl) {
-  std::vector<TraceLine> out;
-  std::size_t pos = 0, line_no = 0;
-  while (pos < jsonl.size()) {
-    std::size_t end = jsonl.find('\n', pos);
-    if (end == std::string_view::npos) end = jsonl.size();
-    ++line_no;
-    const std::string_view line = jsonl.substr(pos, end - pos);
-    pos = end + 1;
-    if (line.empty()) continue;
-    out.push_back(parse_line(line, line_no));
-  }
-  return out;
-}
-
-TraceLine parse_line(std::string_view line, std::size_t line_no) {
-  TraceLine t;
-  try {
-    t.fields = json::parse(line);
-  } catch (const json::exception& e) {
-    throw std::runtime_error(
-        fmt::format("trace.jsonl line {}: not valid json: {}", line_no, e.what()));
-  }
-  if (!t.fields.is_object() || !t.fields.contains("t_us") ||
-      !t.fields["t_us"].is_number_integer() || !t.fields.contains("type") ||
-      !t.fields["type"].is_string())
-    throw std::runtime_error(
-        fmt::format("trace.jsonl line {}: needs an integer t_us and a string type", line_no));
-  t.t_us = t.fields["t_us"].get<std::int64_t>();
-  t.type = t.fields["type"].get<std::string>();
-  return t;
-}
 
 bool partition_less(const std::string& a, const std::string& b) {
   const auto da = a.rfind('-'), db = b.rfind('-');
@@ -462,17 +211,15 @@ namespace {
 class GapReader {
  public:
   explicit GapReader(bool on) : on_(on), sink_(inputs()) {}
-  void read(std::string_view raw) {
-    if (!on_ || raw.empty()) return;
+  bool on() const { return on_; }
+  void read(std::int64_t t, const rsim::trace::Event& e) {
+    if (!on_) return;
     if (++lines_ > kExactGapsMaxLines) {
       on_ = false;
       return;
     }
     try {
-      line_.assign(raw);
-      sim::SimTime t{0};
-      const rsim::trace::Event e = rsim::trace::parse_jsonl(line_, storage_, t);
-      sink_.on_event(t, e);
+      sink_.on_event(sim::SimTime{t}, e);
     } catch (const std::exception&) {
       on_ = false;
     }
@@ -498,8 +245,6 @@ class GapReader {
   bool on_;
   std::size_t lines_ = 0;
   SummarySink sink_;
-  rsim::trace::ReadStorage storage_;
-  std::string line_;
 };
 
 }  // namespace
@@ -511,21 +256,21 @@ namespace {
 class TimelineBuilder {
  public:
   explicit TimelineBuilder(const json& summary);
-  /// Reads every line `next_line` yields, one at a time (a trace is never held whole).
-  void read(const std::function<bool(std::string_view&)>& next_line);
+  /// Reads every line of `in`, one at a time (a trace is never held whole), each also through
+  /// `gaps` while it is on.
+  void read(TraceReader& in, GapReader& gaps);
   /// Closes what is still open at the end of the run.
   Timeline finish();
 
  private:
   void load_rebalances(const json& summary);
   void index_rebalances();
-  bool scanned_line();
-  void parsed_line(std::string_view raw, std::size_t line_no, bool scanned);
-  bool on_typed(const tr::Event& e, const json& f, std::int64_t t);
+  void on_line(const TraceReader& in);
+  bool on_typed(const tr::Event& e, const TraceReader& in, std::int64_t t);
   void on_group_state(const tr::GroupStateChange& e, std::int64_t t);
   void on_group_epoch(const tr::GroupEpoch& e, bool has_members, std::int64_t t);
-  void on_rpc(const json& f, std::int64_t t);
-  void on_batch(const json& f, std::int64_t t, std::size_t kind, LaneState& ls);
+  void on_rpc(const tr::Rpc& e, std::int64_t t);
+  bool on_batch(const tr::Event& e, std::int64_t t, LaneState& ls);
   bool on_consumer_life(const tr::Event& e, std::int64_t t, LaneState& ls, Lane& ln);
   void on_consumer_group(const tr::Event& e, std::int64_t t, const std::string& name, LaneState& ls,
                          Lane& ln);
@@ -541,6 +286,8 @@ class TimelineBuilder {
   // partition order (all that any renderer draws per partition).
   struct LagSeries {
     std::string name;
+    std::string topic;  // the partition read from the trace (-1: a name that is none)
+    std::int32_t number = -1;
     std::int64_t now = 0;
     bool kept = false;
     std::vector<LagPoint> points;
@@ -573,17 +320,10 @@ class TimelineBuilder {
   std::map<std::string, GroupRebalances, std::less<>> rebalances_of;
   std::vector<std::size_t> open_now;
   std::size_t lag_guess = 0;
-  std::vector<std::string> rpc_fields;  // a scanned request's `fields`
-  std::size_t field_count = 0;
   // Fleets: per deployment (index into tl.deployments) its ready pods, and the pods of each.
   std::map<std::string, std::size_t> deployment_index;
   std::map<std::string, std::set<std::string>> ready_pods;
-  LineScan scan;
-  std::size_t scan_kind = 0;  // kind_of(scan.type)
-  tr::ReadStorage storage;    // what the typed event of a parsed line points into
-  bool scanned_members = false;
-  std::size_t member_count = 0;
-  std::vector<std::string> first_members;
+  const KindSet kinds = timeline_kinds();
 
   LaneState& lane(std::string_view name, std::int64_t t) {
     auto it = lanes.find(name);
@@ -667,9 +407,14 @@ class TimelineBuilder {
   }
 
   // A partition's first sample: its series, kept if it is among the smallest sampled.
-  std::size_t new_lag_series(std::string_view partition) {
+  std::size_t new_lag_series(std::string_view partition, const rsim::TopicPartition* tp) {
     const auto it = lag_slot.emplace(std::string(partition), lag_series.size()).first;
-    lag_series.push_back(LagSeries{it->first, 0, false, {}});
+    lag_series.push_back(LagSeries{it->first,
+                                   tp != nullptr ? tp->topic : std::string(),
+                                   tp != nullptr ? tp->partition : -1,
+                                   0,
+                                   false,
+                                   {}});
     partition_names.insert(it->first);
     // The kept series are always the smallest sampled partitions: one pushed out (or never
     // let in) has kLagSeriesKept smaller ones sampled for good.
@@ -685,20 +430,24 @@ class TimelineBuilder {
     }
     return it->second;
   }
-  void on_lag(std::string_view partition, std::int64_t t, std::int64_t v) {
+  // A lag sample of `tp` (none: a line without a partition, the series named "").
+  void on_lag(const rsim::TopicPartition* tp, std::int64_t t, std::int64_t v) {
     if (t != last_lag_t) {
       flush_lag();
       last_lag_t = t;
     }
     // Samples come partition after partition in the same order at every tick: the series after
-    // the last one is tried first, and the hash lookup only when it is not that one.
+    // the last one is tried first, by topic and number; its name is looked up only when it is
+    // not that one.
     std::size_t slot = lag_guess < lag_series.size() ? lag_guess : 0;
-    if (slot >= lag_series.size() || lag_series[slot].name != partition) {
-      auto it = lag_slot.find(partition);
+    if (slot >= lag_series.size() || tp == nullptr || lag_series[slot].number != tp->partition ||
+        lag_series[slot].topic != tp->topic) {
+      const std::string name = tp != nullptr ? partition_name(*tp) : std::string();
+      auto it = lag_slot.find(name);
       if (it != lag_slot.end())
         slot = it->second;
       else
-        slot = new_lag_series(partition);
+        slot = new_lag_series(name, tp);
     }
     lag_guess = slot + 1;
     auto& series = lag_series[slot];
@@ -835,139 +584,47 @@ void TimelineBuilder::index_rebalances() {
   }
 }
 
-void TimelineBuilder::read(const std::function<bool(std::string_view&)>& next_line) {
-  std::string_view raw;
-  std::size_t line_no = 0;
-  while (next_line(raw)) {
-    ++line_no;
-    if (raw.empty()) continue;
-    // The high-volume lines, read without a json parse.
-    const bool scanned = scan.read(raw);
-    if (scanned && scanned_line()) continue;
-    parsed_line(raw, line_no, scanned);
+void TimelineBuilder::read(TraceReader& in, GapReader& gaps) {
+  // While the gaps are read, every kind is read (the summary's sink reads any); then only the
+  // timeline's.
+  if (!gaps.on()) in.read_only(kinds);
+  while (in.next()) {
+    if (gaps.on()) {
+      gaps.read(in.t_us(), in.event());
+      if (!gaps.on()) in.read_only(kinds);
+    }
+    on_line(in);
   }
   flush_lag();
 }
 
-// A high-volume line the scan read whole: false when it is one the parse below must read.
-bool TimelineBuilder::scanned_line() {
-  const std::int64_t t = scan.t_us;
-  const std::size_t kind = scan_kind = kind_of(scan.type);
-  std::string_view name, api, purpose, phase, dir, to, error;
-  std::int64_t value = 0, count = 0;
-  bool done = true;
-  if (ignored_kind(kind)) {
-  } else if (kind == kKind<tr::Lag> && scan.string(LineScan::kPartition, name) &&
-             scan.integer(LineScan::kLag, value)) {
-    on_lag(name, t, value);
-  } else if (kind == kKind<tr::Rpc> && scan.string(LineScan::kApi, api) && data_api(api)) {
-  } else if (kind == kKind<tr::Rpc> && scan.string(LineScan::kApi, api) &&
-             scan.string(LineScan::kDir, dir) && dir == "recv" && scan.string(LineScan::kTo, to) &&
-             scan.integer(LineScan::kId, value) &&
-             (scan.raw(LineScan::kError).empty() || scan.string(LineScan::kError, error))) {
-    // A response, as the parse below reads it (an absent error is "").
-    rpc_recv(t, std::string(to), std::string(api), value, std::string(error));
-  } else if (kind == kKind<tr::Rpc> && scan.string(LineScan::kApi, api) &&
-             scan.string(LineScan::kDir, dir) && dir == "send" &&
-             scan.string(LineScan::kFrom, name) && scan.string(LineScan::kTo, to) &&
-             scan.integer(LineScan::kId, value) &&
-             (scan.raw(LineScan::kMemberEpoch).empty() ||
-              scan.integer(LineScan::kMemberEpoch, count)) &&
-             (scan.raw(LineScan::kFields).empty() ||
-              scan.strings(LineScan::kFields, SIZE_MAX, field_count, rpc_fields))) {
-    // A request, as the parse below reads it.
-    std::string detail;
-    if (!scan.raw(LineScan::kMemberEpoch).empty()) detail = fmt::format("member_epoch={}", count);
-    if (!scan.raw(LineScan::kFields).empty()) {
-      std::string fields;
-      for (const auto& x : rpc_fields) {
-        if (!fields.empty()) fields += ',';
-        fields += x;
-      }
-      if (!detail.empty()) detail += ' ';
-      detail += "fields=" + fields;
-    }
-    rpc_send(t, std::string(name), std::string(to), std::string(api), value, std::move(detail));
-  } else if (kind == kKind<tr::RecordsFetched> && scan.string(LineScan::kConsumer, name) &&
-             scan.integer(LineScan::kBatch, value) && scan.integer(LineScan::kCount, count)) {
-    lane(name, t).batches[value] = {t, count};
-  } else if (kind == kKind<tr::Commit> && scan.string(LineScan::kConsumer, name) &&
-             scan.string(LineScan::kPurpose, purpose) && scan.string(LineScan::kPhase, phase)) {
-    auto& ls = lane(name, t);
-    if (purpose == "before revocation" && phase == "sent" && ls.revoking_since < 0)
-      ls.revoking_since = t;
-  } else if (kind == kKind<tr::RecordsProcessed> && scan.string(LineScan::kConsumer, name) &&
-             scan.integer(LineScan::kBatch, value)) {
-    auto& ls = lane(name, t);
-    const auto it = ls.batches.find(value);
-    if (it != ls.batches.end()) {
-      span(ls, it->second.first, t, "processing",
-           fmt::format("processing batch {}: {} records", it->first, it->second.second));
-      ls.batches.erase(it);
-    }
-  } else {
-    done = false;
-  }
-  if (!done) return false;
+// One line of the trace, as its typed event.
+void TimelineBuilder::on_line(const TraceReader& in) {
+  const std::int64_t t = in.t_us();
   last_t = std::max(last_t, t);
-  return true;
-}
-
-// Any other line, parsed (a group epoch's long member list counted from the scanned text).
-void TimelineBuilder::parsed_line(std::string_view raw, std::size_t line_no, bool scanned) {
-  // A group epoch's member list (ten thousand names in a large group) is counted from the text;
-  // the rest of the line is parsed.
-  scanned_members = false;
-  std::string reduced;
-  if (scanned && scan_kind == kKind<tr::GroupEpoch> && !scan.raw(LineScan::kMembers).empty() &&
-      scan.strings(LineScan::kMembers, 8, member_count, first_members)) {
-    const std::string_view m = scan.raw(LineScan::kMembers);
-    const std::size_t at = static_cast<std::size_t>(m.data() - raw.data());
-    reduced.append(raw.substr(0, at)).append("[]").append(raw.substr(at + m.size()));
-    raw = reduced;
-    scanned_members = true;
-  }
-  const TraceLine line = parse_line(raw, line_no);
-  const auto& f = line.fields;
-  const std::int64_t t = line.t_us;
-  last_t = std::max(last_t, t);
-  const std::size_t kind = kind_of(line.type);
+  const std::size_t kind = in.kind();
   if (ignored_kind(kind)) return;
-  if (kind == kKind<tr::Lag>) {
-    on_lag(str(f, "partition"), t, num(f, "lag"));
+  const tr::Event& e = in.event();
+  if (const auto* lag = std::get_if<tr::Lag>(&e)) {
+    on_lag(lag->partition, t, lag->lag);
     return;
   }
-  if (kind == kKind<tr::Rpc>) {
-    on_rpc(f, t);
+  if (const auto* rpc = std::get_if<tr::Rpc>(&e)) {
+    on_rpc(*rpc, t);
     return;
   }
-  const bool scanned_kind_line = scanned_kind(kind);
-  tr::Event e;
-  if (!scanned_kind_line) {
-    try {
-      e = typed_event(f, storage);
-    } catch (const json::exception& ex) {
-      throw std::runtime_error(fmt::format("trace.jsonl line {}: a field of an unexpected type: {}",
-                                           line_no, ex.what()));
-    } catch (const std::runtime_error& ex) {  // a partition that is not TOPIC-N
-      throw std::runtime_error(fmt::format("trace.jsonl line {}: {}", line_no, ex.what()));
-    }
-    if (on_typed(e, f, t)) return;
-  }
+  if (on_typed(e, in, t)) return;
   // Any line with a consumer is that consumer's (a kind this build does not know included).
-  const auto c = f.find("consumer");
-  if (c == f.end() || !c->is_string()) return;
-  const std::string& name = c->get_ref<const std::string&>();
-  auto& ls = lane(name, t);
+  std::string_view consumer;
+  if (!consumer_of(in, consumer)) return;
+  auto& ls = lane(consumer, t);
   auto& ln = tl.lanes[ls.index];
-  if (scanned_kind_line)
-    on_batch(f, t, kind, ls);
-  else if (!on_consumer_life(e, t, ls, ln))
-    on_consumer_group(e, t, name, ls, ln);
+  if (!on_batch(e, t, ls) && !on_consumer_life(e, t, ls, ln))
+    on_consumer_group(e, t, std::string(consumer), ls, ln);
 }
 
 // The run's, the groups' and the fleets' lines; false for any other.
-bool TimelineBuilder::on_typed(const tr::Event& e, const json& f, std::int64_t t) {
+bool TimelineBuilder::on_typed(const tr::Event& e, const TraceReader& in, std::int64_t t) {
   if (const auto* run = std::get_if<tr::RunStart>(&e)) {
     tl.duration_us = run->duration_ms * 1000;
     if (tl.scenario.empty()) tl.scenario = run->scenario;
@@ -978,7 +635,7 @@ bool TimelineBuilder::on_typed(const tr::Event& e, const json& f, std::int64_t t
   } else if (const auto* gs = std::get_if<tr::GroupStateChange>(&e)) {
     on_group_state(*gs, t);
   } else if (const auto* ge = std::get_if<tr::GroupEpoch>(&e)) {
-    on_group_epoch(*ge, f.contains("members"), t);
+    on_group_epoch(*ge, in.has("members"), t);
   } else if (const auto* ready = std::get_if<tr::PodReady>(&e)) {
     on_pod(ready->deployment, ready->pod, true, t);
   } else if (const auto* term = std::get_if<tr::PodTerminating>(&e)) {
@@ -1023,19 +680,14 @@ void TimelineBuilder::on_group_epoch(const tr::GroupEpoch& e, bool has_members, 
   }
   if (has_members) {
     // A thousand members would make every epoch's label kilobytes long: name the first few.
-    if (!scanned_members) {
-      member_count = e.members.size();
-      first_members.assign(e.members.begin(),
-                           e.members.begin() + static_cast<std::ptrdiff_t>(
-                                                   std::min<std::size_t>(8, e.members.size())));
-    }
+    const std::size_t count = e.members.size();
     std::string names;
-    for (std::size_t k = 0; k < first_members.size(); ++k) {
+    for (std::size_t k = 0; k < count && k < 8; ++k) {
       if (k > 0) names += ", ";
-      names += first_members[k];
+      names += e.members[k];
     }
-    if (member_count > 8) names += fmt::format(" and {} more", member_count - 8);
-    label += fmt::format(", {} member{}: {}", member_count, member_count == 1 ? "" : "s", names);
+    if (count > 8) names += fmt::format(" and {} more", count - 8);
+    label += fmt::format(", {} member{}: {}", count, count == 1 ? "" : "s", names);
   }
   if (e.reason) label += fmt::format(" ({})", *e.reason);
   tl.groups[gs.index].epochs.push_back(Instant{t, "epoch", label});
@@ -1052,43 +704,45 @@ void TimelineBuilder::on_group_epoch(const tr::GroupEpoch& e, bool has_members, 
   }
 }
 
-void TimelineBuilder::on_rpc(const json& f, std::int64_t t) {
-  const std::string dir = str(f, "dir"), api = str(f, "api");
-  if (data_api(api)) return;
-  if (dir == "send") {
+void TimelineBuilder::on_rpc(const tr::Rpc& e, std::int64_t t) {
+  if (data_api(e.api)) return;
+  const std::string api(e.api);
+  if (e.dir == "send") {
     std::string detail;
-    if (f.contains("member_epoch")) detail = fmt::format("member_epoch={}", num(f, "member_epoch"));
-    if (f.contains("fields") && f["fields"].is_array()) {
+    if (e.member_epoch) detail = fmt::format("member_epoch={}", *e.member_epoch);
+    if (e.sent_fields) {
       std::string fields;
-      for (const auto& x : f["fields"]) {
+      for (const auto& x : *e.sent_fields) {
         if (!fields.empty()) fields += ',';
-        fields += x.is_string() ? x.get<std::string>() : x.dump();
+        fields += x;
       }
       if (!detail.empty()) detail += ' ';
       detail += "fields=" + fields;
     }
-    rpc_send(t, str(f, "from"), str(f, "to"), api, num(f, "id", -1), std::move(detail));
+    rpc_send(t, std::string(e.from), std::string(e.to), api, e.id, std::move(detail));
   } else {
-    rpc_recv(t, str(f, "to"), api, num(f, "id", -1), str(f, "error"));
+    rpc_recv(t, std::string(e.to), api, e.id, std::string(e.error.value_or("")));
   }
 }
 
-// A consumer's fetched and processed batches and its commits, read as the scan reads them.
-void TimelineBuilder::on_batch(const json& f, std::int64_t t, std::size_t kind, LaneState& ls) {
-  if (kind == kKind<tr::Commit>) {
-    if (str(f, "purpose") == "before revocation" && str(f, "phase") == "sent" &&
-        ls.revoking_since < 0)
+// A consumer's fetched and processed batches and its commits; false for any other line.
+bool TimelineBuilder::on_batch(const tr::Event& e, std::int64_t t, LaneState& ls) {
+  if (const auto* c = std::get_if<tr::Commit>(&e)) {
+    if (c->purpose == "before revocation" && c->phase == "sent" && ls.revoking_since < 0)
       ls.revoking_since = t;
-  } else if (kind == kKind<tr::RecordsFetched>) {
-    ls.batches[num(f, "batch")] = {t, num(f, "count")};
-  } else if (kind == kKind<tr::RecordsProcessed>) {
-    const auto it = ls.batches.find(num(f, "batch"));
+  } else if (const auto* f = std::get_if<tr::RecordsFetched>(&e)) {
+    ls.batches[f->batch] = {t, f->count};
+  } else if (const auto* p = std::get_if<tr::RecordsProcessed>(&e)) {
+    const auto it = ls.batches.find(p->batch);
     if (it != ls.batches.end()) {
       span(ls, it->second.first, t, "processing",
            fmt::format("processing batch {}: {} records", it->first, it->second.second));
       ls.batches.erase(it);
     }
+  } else {
+    return false;
   }
+  return true;
 }
 
 // A consumer's process: started, stopped, crashed, stalled, paused; false for any other line.
@@ -1272,61 +926,34 @@ Timeline TimelineBuilder::finish() {
 
 }  // namespace
 
-static Timeline build_from(const std::function<bool(std::string_view&)>& next_line,
-                           const json& summary) {
+static Timeline build_from(TraceReader& in, const json& summary, GapReader& gaps) {
   TimelineBuilder builder(summary);
-  builder.read(next_line);
-  return builder.finish();
+  builder.read(in, gaps);
+  Timeline tl = builder.finish();
+  gaps.finish(tl);
+  return tl;
 }
-
-namespace {
-/// The next line of a JSONL text from `pos` on (moved past it); false at the text's end.
-bool next_jsonl_line(std::string_view text, std::size_t& pos, std::string_view& line) {
-  if (pos >= text.size()) return false;
-  std::size_t end = text.find('\n', pos);
-  if (end == std::string_view::npos) end = text.size();
-  line = text.substr(pos, end - pos);
-  pos = end + 1;
-  return true;
-}
-}  // namespace
 
 Timeline build_timeline(std::string_view trace_jsonl, const json& summary,
                         std::vector<NotProcessedGaps> not_processed) {
-  std::size_t pos = 0;
-  Timeline tl = build_from(
-      [&](std::string_view& line) { return next_jsonl_line(trace_jsonl, pos, line); }, summary);
+  TraceReader in(trace_jsonl);
+  GapReader off(false);
+  Timeline tl = build_from(in, summary, off);
   tl.not_processed = std::move(not_processed);
   tl.not_processed_exact = true;
   return tl;
 }
 
 Timeline build_timeline(std::string_view trace_jsonl, const json& summary) {
-  std::size_t pos = 0;
+  TraceReader in(trace_jsonl);
   GapReader gaps(true);
-  Timeline tl = build_from(
-      [&](std::string_view& line) {
-        if (!next_jsonl_line(trace_jsonl, pos, line)) return false;
-        gaps.read(line);
-        return true;
-      },
-      summary);
-  gaps.finish(tl);
-  return tl;
+  return build_from(in, summary, gaps);
 }
 
 Timeline build_timeline(std::istream& trace_jsonl, const json& summary) {
-  LineReader reader(trace_jsonl);
+  TraceReader in(trace_jsonl);
   GapReader gaps(true);
-  Timeline tl = build_from(
-      [&](std::string_view& line) {
-        if (!reader.next(line)) return false;
-        gaps.read(line);
-        return true;
-      },
-      summary);
-  gaps.finish(tl);
-  return tl;
+  return build_from(in, summary, gaps);
 }
 
 std::vector<std::string> summary_shape_problems(const json& summary) {
@@ -1388,11 +1015,12 @@ std::string trace_end_problem(const std::string& path) {
   while (!tail.empty() && tail.back() == '\n') tail.pop_back();
   const auto nl = tail.rfind('\n');
   const std::string last = nl == std::string::npos ? tail : tail.substr(nl + 1);
-  const json doc = json::parse(last, nullptr, false);
-  const auto type = doc.is_object() ? doc.find("type") : doc.end();
-  if (type != doc.end() && type->is_string() &&
-      kind_of(type->get_ref<const std::string&>()) == kKind<tr::RunEnd>)
-    return "";
+  TraceReader reader{std::string_view(last)};
+  reader.read_only(KindSet());  // only its kind
+  try {
+    if (reader.next() && reader.kind() == kKind<tr::RunEnd>) return "";
+  } catch (const std::runtime_error&) {
+  }
   return "does not end with its run.end line: the trace was cut short (copy or record it again)";
 }
 

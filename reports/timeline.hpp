@@ -12,22 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/summary.hpp"
-#include "reports/trace_reader.hpp"  // LineReader
+#include "reports/trace_reader.hpp"
 
 namespace reports {
-
-/// One trace.jsonl line, parsed. `t_us` and `type` are lifted out of `fields`.
-struct TraceLine {
-  std::int64_t t_us = 0;
-  std::string type;
-  nlohmann::ordered_json fields;  // the whole object, t_us and type included
-};
-
-/// Parses trace.jsonl text; throws std::runtime_error naming the line of a malformed entry.
-std::vector<TraceLine> parse_trace(std::string_view jsonl);
-
-/// Parses one non-empty trace.jsonl line (`line_no` 1-based, for the message); throws as above.
-TraceLine parse_line(std::string_view line, std::size_t line_no);
 
 /// A time interval of one consumer: `kind` is revoking, waiting, processing, stalled, paused,
 /// crashed or callback; `label` is what a reader sees on hover.

@@ -801,17 +801,16 @@ void AsyncConsumer::send_heartbeat() {
   sent_valid_ = true;
   sent_topics_ = topics_;
   sent_owned_ = owned;
-  rpc_fields_ = nlohmann::ordered_json{{"member_epoch", r.member_epoch}};
-  nlohmann::ordered_json fields = nlohmann::ordered_json::array();
-  if (r.rebalance_timeout_ms != -1) fields.push_back("RebalanceTimeoutMs");
-  if (r.subscribed_topic_names) fields.push_back("SubscribedTopicNames");
-  if (r.server_assignor) fields.push_back("ServerAssignor");
-  if (r.rack_id) fields.push_back("RackId");
-  if (r.topic_partitions) fields.push_back("TopicPartitions");
-  rpc_fields_["fields"] = fields;
+  rpc_fields_.member_epoch = r.member_epoch;
+  auto& fields = rpc_fields_.fields.emplace();
+  if (r.rebalance_timeout_ms != -1) fields.emplace_back("RebalanceTimeoutMs");
+  if (r.subscribed_topic_names) fields.emplace_back("SubscribedTopicNames");
+  if (r.server_assignor) fields.emplace_back("ServerAssignor");
+  if (r.rack_id) fields.emplace_back("RackId");
+  if (r.topic_partitions) fields.emplace_back("TopicPartitions");
   heartbeat_in_flight_ =
       send_request(*coordinator_, std::move(r), config_.request_timeout_ms, member_epoch_);
-  rpc_fields_ = nullptr;
+  rpc_fields_ = {};
   next_heartbeat_ =
       sim::saturating_add(kernel_.now(), sim::ms(heartbeat_interval_ms_));  // reset on every send
   if (state_ == State::ACKNOWLEDGING) {
@@ -827,11 +826,11 @@ void AsyncConsumer::send_leave_heartbeat(std::int32_t epoch) {
   r.member_epoch = epoch;
   r.instance_id = config_.group_instance_id;
   r.client_id = config_.client_id;
-  rpc_fields_ =
-      nlohmann::ordered_json{{"member_epoch", epoch}, {"fields", nlohmann::ordered_json::array()}};
+  rpc_fields_.member_epoch = epoch;
+  rpc_fields_.fields.emplace();
   const std::int32_t id =
       send_request(*coordinator_, std::move(r), config_.request_timeout_ms, epoch);
-  rpc_fields_ = nullptr;
+  rpc_fields_ = {};
   if (closing_leave_) leave_id_ = id;
   // Sending the leave ends membership: UNSUBSCRIBED, or STALE after a poll-timer leave.
   transition(leaving_due_to_poll_timer_ ? State::STALE : State::UNSUBSCRIBED);
@@ -1034,9 +1033,9 @@ void AsyncConsumer::update_fetch_positions() {
     }
     r.partitions = need;
     consumption_.lookup_sent(need);
-    rpc_fields_ = nlohmann::ordered_json{{"member_epoch", r.member_epoch}};
+    rpc_fields_.member_epoch = r.member_epoch;
     lookups_[send_request(*coordinator_, std::move(r), config_.request_timeout_ms)] = need;
-    rpc_fields_ = nullptr;
+    rpc_fields_ = {};
   }
   send_list_offsets(lookup_context());
 }

@@ -574,20 +574,12 @@ std::int32_t ConsumerClient::send_to(sim::NodeId to, Message request, std::int64
   // of a member at a positive epoch (not a join, -1 or -2: a leave) sending none of its
   // optional fields.
   const std::string_view a = api;
-  const auto member_epoch = [&] {
-    const auto it = rpc_fields_.find("member_epoch");
-    return it != rpc_fields_.end() && it->is_number_integer() ? it->get<std::int64_t>()
-                                                              : std::int64_t{0};
-  };
-  const auto no_fields = [&] {
-    const auto it = rpc_fields_.find("fields");
-    return it != rpc_fields_.end() && it->empty();
-  };
+  const bool no_fields = rpc_fields_.fields && rpc_fields_.fields->empty();
   // An auto-commit (purpose `auto-commit`) is quiet too: its `commit` events say what it carries.
   const bool auto_commit = std::exchange(auto_commit_send_, false) && a == "OffsetCommit";
-  const bool quiet = auto_commit || a == "Heartbeat" ||
-                     (a == "ConsumerGroupHeartbeat" && rpc_fields_.is_object() && no_fields() &&
-                      member_epoch() > 0);
+  const bool quiet =
+      auto_commit || a == "Heartbeat" ||
+      (a == "ConsumerGroupHeartbeat" && no_fields && rpc_fields_.member_epoch.value_or(0) > 0);
   trace_rpc("send", node_, to, api, id, nullptr, quiet);
   const sim::SimTime deadline = sim::saturating_add(kernel_.now(), sim::ms(timeout_ms));
   in_flight_.emplace(id, InFlight{api, to, deadline, std::move(context), quiet});
@@ -817,7 +809,10 @@ void ConsumerClient::trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to
   if (error != nullptr) f.error = error_name(*error);
   // A ConsumerGroupHeartbeat request also says its epoch and which optional fields it carries;
   // an OffsetFetch request the member epoch it carries (-1: none, and no member id).
-  if (error == nullptr && rpc_fields_.is_object()) f.extra.object = &rpc_fields_;
+  if (error == nullptr) {
+    f.member_epoch = rpc_fields_.member_epoch;
+    if (rpc_fields_.fields) f.sent_fields = trace::Names(*rpc_fields_.fields);
+  }
   tracer_.publish(f);
 }
 

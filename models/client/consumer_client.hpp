@@ -308,7 +308,7 @@ class ConsumerClient : public ConsumerProcess {
   /// FindCoordinator's backoff restarts at its first step after a success too
   /// (CoordinatorRequestManager's RequestState; the KIP-848 client), not only after a failure.
   bool lookup_backoff_after_success_ = false;
-  nlohmann::ordered_json rpc_fields_;  // extra fields of the next request's `rpc` trace event
+  trace::RpcRequestFields rpc_fields_;  // what the next request's `rpc` trace event adds
   /// The next send_to() carries an auto-commit: its request is quiet (trace::Rpc::quiet), and its
   /// answer too when NONE (the `commit` events stay at `standard`).
   bool auto_commit_send_ = false;

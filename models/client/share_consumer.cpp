@@ -9,9 +9,6 @@
 #include "sim/assert.hpp"
 
 namespace rsim {
-namespace {
-using ojson = nlohmann::ordered_json;
-}  // namespace
 
 ShareConsumer::ShareConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net,
                              const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed,

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -62,7 +63,7 @@ struct OffsetCommitValue {
   std::int32_t leader_epoch = -1;
   std::int64_t commit_timestamp = 0;
 };
-/// The members of a JSON object written in place (a `record`'s value, an rpc's extra fields),
+/// The members of a JSON object written in place (a `record`'s value),
 /// or of a typed OffsetCommit value (`commit`, set instead of `object`). An event read back from
 /// trace.jsonl always has `object`.
 struct Splice {
@@ -433,7 +434,11 @@ struct Rpc {
   sv dir, from, to, api;  // dir: send | recv
   std::int32_t id = 0;
   Opt<sv> error;
-  Splice extra;  // a request's extra fields (ConsumerGroupHeartbeat epoch, OffsetFetch epoch)
+  /// A request's own fields: a ConsumerGroupHeartbeat's member epoch and the optional fields it
+  /// carries (Kafka's names: RebalanceTimeoutMs, SubscribedTopicNames, ServerAssignor, RackId,
+  /// TopicPartitions), an OffsetFetch's member epoch (-1: none). Written only when set.
+  Opt<std::int64_t> member_epoch;
+  Opt<Names> sent_fields;  // written as "fields"
   /// Not written: a heartbeat that carries no news (a request with nothing new in it) or causes
   /// none (its response to such a request: NONE, no assignment, the same member epoch); only
   /// the `full` trace writes it.
@@ -446,8 +451,15 @@ struct Rpc {
     v("api", s.api);
     v("id", s.id);
     v("error", s.error);
-    v("", s.extra);
+    v("member_epoch", s.member_epoch);
+    v("fields", s.sent_fields);
   }
+};
+/// What a client's next request says in its `rpc` line besides the header (Rpc::member_epoch,
+/// Rpc::sent_fields), owned by the client while it sends the request.
+struct RpcRequestFields {
+  std::optional<std::int64_t> member_epoch;
+  std::optional<std::vector<std::string>> fields;
 };
 struct NetDisconnect {
   RSIM_TRACE_KIND("net.disconnect");

@@ -391,6 +391,7 @@ TraceFacts facts_of(const std::vector<json>& trace) {
 TraceFacts facts_of_stream(std::istream& in, const std::string& source, bool require_run_end) {
   FactsBuilder b;
   reports::TraceReader reader(in, source + ": ");
+  reader.set_text_scan(false);  // every line's JSON is read below: parsed once
   std::size_t last = 0;
   bool ended = false;
   while (reader.next()) {

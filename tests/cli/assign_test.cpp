@@ -250,6 +250,7 @@ TEST_CASE("without an assignor, a client-side case runs range, Kafka's default")
   // and 2 members gives the first member (by id) two (RangeAssignorTest's arithmetic).
   const fs::path file = fs::temp_directory_path() /
                         ("rebalance-sim-assign-default-" + std::to_string(getpid()) + ".json");
+  testing::remove_at_exit(file);
   std::ofstream(file) << R"({"topics": {"t": 3}, "members": [{"id": "B", "subscriptions": ["t"]},
                                                              {"id": "A", "subscriptions": ["t"]}]})";
   const json got = json::parse(assign(file.string() + " --json").out);
@@ -261,6 +262,7 @@ TEST_CASE("bad input exits 2 with the file, the JSON path and what is wrong") {
   const fs::path dir =
       fs::temp_directory_path() / ("rebalance-sim-assign-bad-" + std::to_string(getpid()));
   fs::create_directories(dir);
+  testing::remove_at_exit(dir);
   const fs::path bad = dir / "bad.json";
   std::ofstream(bad) << R"({"assignor": "cooperative-stiky", "topics": {"t": -1},
     "members": [{"id": "A", "subscription": ["t"], "owned": [["t", "x"]]}, {"id": "A"}]})";

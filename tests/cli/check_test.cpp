@@ -26,7 +26,7 @@ fs::path temp_dir(const std::string& name) {
                      ("rebalance-sim-check-test-" + name + "-" + std::to_string(getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
-  return d;
+  return testing::remove_at_exit(d);
 }
 
 Result run(const std::string& args, const std::string& tag) {

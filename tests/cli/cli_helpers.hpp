@@ -7,8 +7,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <system_error>
+#include <vector>
 
 namespace testing {
 
@@ -25,6 +28,27 @@ inline std::string read_file(const std::filesystem::path& p) {
   return ss.str();
 }
 
+/// Removes `p` (a file or a folder, whatever it holds by then) when the test process ends, so
+/// that the tests leave nothing in the temporary directory; RSIM_KEEP_TEST_FILES=1 keeps them for
+/// a look. Returns `p`.
+inline std::filesystem::path remove_at_exit(const std::filesystem::path& p) {
+  struct Paths {
+    std::mutex mutex;
+    std::vector<std::filesystem::path> paths;
+    ~Paths() {
+      if (std::getenv("RSIM_KEEP_TEST_FILES") != nullptr) return;
+      for (const auto& q : paths) {
+        std::error_code ec;
+        std::filesystem::remove_all(q, ec);
+      }
+    }
+  };
+  static Paths paths;
+  const std::lock_guard<std::mutex> lock(paths.mutex);
+  paths.paths.push_back(p);
+  return p;
+}
+
 /// Runs `rebalance-sim ARGS` in the source tree. `tag` names the output files (with the process
 /// id: ctest runs test cases as parallel processes); `merge_stderr` sends stderr into `out`.
 inline CliResult run_cli(const std::string& args, const std::string& tag,
@@ -36,18 +60,23 @@ inline CliResult run_cli(const std::string& args, const std::string& tag,
   const std::string cmd = std::string("cd ") + RSIM_SOURCE_DIR + " && " + RSIM_BINARY + " " + args +
                           " > " + out.string() + (merge_stderr ? " 2>&1" : " 2> " + err.string());
   const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out),
-          merge_stderr ? std::string() : read_file(err)};
+  CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out),
+              merge_stderr ? std::string() : read_file(err)};
+  std::error_code ec;
+  std::filesystem::remove(out, ec);
+  std::filesystem::remove(err, ec);
+  return r;
 }
 
 /// A fresh, empty scratch folder under the temporary directory, named by the test file's `prefix`,
-/// the test's `tag` and the process id (ctest runs test cases as parallel processes).
+/// the test's `tag` and the process id (ctest runs test cases as parallel processes); removed when
+/// the test process ends.
 inline std::filesystem::path scratch_dir(const std::string& prefix, const std::string& tag) {
   const std::filesystem::path p = std::filesystem::temp_directory_path() /
                                   ("rsim-" + prefix + "-" + tag + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
-  return p;
+  return remove_at_exit(p);
 }
 
 /// Writes `text` to `p`, replacing it.

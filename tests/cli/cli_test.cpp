@@ -23,7 +23,7 @@ fs::path temp_dir(const std::string& name) {
   const fs::path d = fs::temp_directory_path() / ("rebalance-sim-cli-test-" + name);
   fs::remove_all(d);
   fs::create_directories(d);
-  return d;
+  return testing::remove_at_exit(d);
 }
 
 /// Runs the binary; `out` holds stdout and stderr together.

@@ -224,6 +224,7 @@ TEST_CASE(
   const fs::path base =
       fs::temp_directory_path() / ("rebalance-sim-compare-out-" + std::to_string(getpid()));
   fs::remove_all(base);
+  testing::remove_at_exit(base);
   const std::string args =
       "compare scenarios/examples/two-consumers.json --real fidelity/real/two-consumers "
       "--real fidelity/real/two-consumers/run-2 --out ";
@@ -253,6 +254,7 @@ TEST_CASE(
   const fs::path base =
       fs::temp_directory_path() / ("rebalance-sim-compare-bad-" + std::to_string(getpid()));
   fs::remove_all(base);
+  testing::remove_at_exit(base);
   fs::create_directories(base / "real" / "classic-eager");
   std::ofstream(base / "file") << "x";
   const auto r = testing::run_cli(

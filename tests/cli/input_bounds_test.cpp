@@ -46,7 +46,7 @@ fs::path scratch(const std::string& tag) {
       fs::temp_directory_path() / ("rsim-bounds-" + tag + "-" + std::to_string(::getpid()));
   fs::remove_all(p);
   fs::create_directories(p);
-  return p;
+  return testing::remove_at_exit(p);
 }
 
 void write(const fs::path& p, const std::string& text) {
@@ -87,8 +87,11 @@ testing::CliResult run_cli_unprivileged(const std::string& args, const std::stri
                           " && setpriv --reuid=65534 --regid=65534 --clear-groups " + RSIM_BINARY +
                           " " + args + " > " + out.string() + " 2> " + err.string();
   const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, testing::read_file(out),
-          testing::read_file(err)};
+  testing::CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, testing::read_file(out),
+                       testing::read_file(err)};
+  fs::remove(out);
+  fs::remove(err);
+  return r;
 }
 
 }  // namespace

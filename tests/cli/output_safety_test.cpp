@@ -40,7 +40,7 @@ fs::path scratch(const std::string& tag) {
       fs::temp_directory_path() / ("rsim-cli-owned-" + tag + "-" + std::to_string(::getpid()));
   fs::remove_all(p);
   fs::create_directories(p);
-  return p;
+  return testing::remove_at_exit(p);
 }
 
 /// Every file under `dir` (relative path -> bytes), hidden ones included.

@@ -63,6 +63,7 @@ TEST_CASE(
   const fs::path d =
       fs::temp_directory_path() / ("rebalance-sim-report-fleet-" + std::to_string(getpid()));
   fs::remove_all(d);
+  testing::remove_at_exit(d);
   REQUIRE(
       testing::run_cli("run scenarios/library/fleet-burst-scale-out-in.json --out " + d.string(),
                        "report-fleet", true)
@@ -114,6 +115,7 @@ TEST_CASE("report.html without a fleet has no deployment band") {
   const fs::path d =
       fs::temp_directory_path() / ("rebalance-sim-report-nofleet-" + std::to_string(getpid()));
   fs::remove_all(d);
+  testing::remove_at_exit(d);
   REQUIRE(testing::run_cli("run scenarios/examples/two-consumers.json --out " + d.string(),
                            "report-nofleet", true)
               .code == 0);

@@ -15,7 +15,7 @@ fs::path fresh(const std::string& name) {
   const fs::path d = fs::temp_directory_path() /
                      ("rebalance-sim-report-test-" + name + "-" + std::to_string(getpid()));
   fs::remove_all(d);
-  return d;
+  return testing::remove_at_exit(d);
 }
 
 const char* kAll = " --format perfetto --format mermaid --format csv";

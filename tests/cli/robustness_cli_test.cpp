@@ -21,7 +21,7 @@ fs::path scratch(const std::string& tag) {
       fs::temp_directory_path() / ("rsim-cli-robust-" + tag + "-" + std::to_string(::getpid()));
   fs::remove_all(p);
   fs::create_directories(p);
-  return p;
+  return testing::remove_at_exit(p);
 }
 
 bool has_staging(const fs::path& dir) {

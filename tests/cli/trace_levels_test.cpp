@@ -29,7 +29,7 @@ fs::path temp_dir(const std::string& name) {
                      ("rebalance-sim-trace-levels-" + name + "-" + std::to_string(getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
-  return d;
+  return testing::remove_at_exit(d);
 }
 
 std::vector<std::string> lines_of(const std::string& text) {

@@ -1,8 +1,13 @@
-// libFuzzer target: the timeline's trace reader (what `report DIR` does with a trace.jsonl it is
-// given). The input is trace text. The reader reads most lines from their text without a json
-// parse; the same text with a space after each line's opening brace (which a parse ignores)
-// makes every line go through the full parse. Both must reject the text, or both give the same
-// timeline. A crash, a sanitizer report or a difference is a finding.
+// libFuzzer target: the one trace reader (reports::TraceReader) and the timeline built on it
+// (what `report DIR` does with a trace.jsonl it is given). The input is trace text.
+// 1. Line by line, the reader's two ways agree: a line read from its text and the same line read
+//    through the JSON parse (TraceReader::set_text_scan(false)) are both refused with the same
+//    message, or both give the same time, kind and typed event (the event written back by the
+//    trace writer: the same bytes).
+// 2. The timeline of the text and of the same text with a space after each line's opening brace
+//    (which a parse ignores and the text read refuses, so that every line goes through the parse)
+//    are the same, or both refused.
+// A crash, a sanitizer report or a difference is a finding.
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -11,7 +16,9 @@
 
 #include <fmt/format.h>
 
+#include "models/trace/trace_jsonl.hpp"
 #include "reports/timeline.hpp"
+#include "reports/trace_reader.hpp"
 
 namespace {
 
@@ -53,6 +60,30 @@ std::string read(std::string_view text) {
   }
 }
 
+// What the reader makes of its next line: the error, or the time, kind and event written back.
+std::string outcome(reports::TraceReader& r, bool& more) {
+  try {
+    more = r.next();
+    if (!more) return "end";
+    std::string out = std::to_string(r.t_us()) + " " + std::to_string(r.kind()) + " ";
+    rsim::trace::append_jsonl(out, sim::SimTime{r.t_us()}, r.event());
+    return out;
+  } catch (const std::exception& e) {
+    more = true;
+    return std::string("!") + e.what();
+  }
+}
+
+void same_lines(std::string_view text) {
+  reports::TraceReader scanned(text), parsed(text);
+  parsed.set_text_scan(false);
+  for (bool more = true; more;) {
+    bool more_parsed = true;
+    if (outcome(scanned, more) != outcome(parsed, more_parsed) || more != more_parsed)
+      __builtin_trap();
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -70,6 +101,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (end < text.size()) spaced += '\n';
     pos = end + 1;
   }
+  same_lines(text);
   if (read(text) != read(spaced)) __builtin_trap();
   return 0;
 }

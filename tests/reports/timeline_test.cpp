@@ -144,11 +144,17 @@ TEST_CASE("compress_partitions and seconds") {
   CHECK(reports::seconds(2'800'660) == "2.800660 s");
 }
 
-TEST_CASE("parse_trace names the line of a malformed entry") {
-  CHECK_THROWS_WITH(reports::parse_trace("{\"t_us\":0,\"type\":\"a\"}\n{oops\n"),
+TEST_CASE("the timeline names the line of a malformed entry") {
+  const auto none = nlohmann::ordered_json::object();
+  CHECK_THROWS_WITH(reports::build_timeline("{\"t_us\":0,\"type\":\"a\"}\n{oops\n", none),
                     doctest::Contains("trace.jsonl line 2: not valid json"));
-  CHECK_THROWS_WITH(reports::parse_trace("{\"type\":\"a\"}\n"),
+  CHECK_THROWS_WITH(reports::build_timeline("{\"type\":\"a\"}\n", none),
                     doctest::Contains("line 1: needs an integer t_us"));
+  // A field of the wrong type in any kind the timeline reads (a lag sample included).
+  CHECK_THROWS_WITH(
+      reports::build_timeline("{\"t_us\":0,\"type\":\"lag\",\"partition\":\"t-0\",\"lag\":\"x\"}\n",
+                              none),
+      doctest::Contains("trace.jsonl line 1: a field of an unexpected type"));
 }
 
 TEST_CASE(

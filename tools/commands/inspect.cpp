@@ -26,12 +26,15 @@ namespace {
 /// from the streamed trace (the coordinator keeps only its compacted state).
 class PartitionRecordsSink final : public TraceSink {
  public:
-  PartitionRecordsSink(std::int32_t partition, std::string_view type)
-      : partition_(partition), type_(type) {}
+  /// `share_state`: the __share_group_state records (all of them), else the __consumer_offsets
+  /// records of `partition`.
+  PartitionRecordsSink(std::int32_t partition, bool share_state)
+      : partition_(partition), share_state_(share_state) {}
   void on_event(sim::SimTime t, const trace::Event& e) override {
-    if (trace::type_of(e) != type_) return;
-    if (const auto* r = std::get_if<trace::Record>(&e); r != nullptr && r->partition != partition_)
-      return;
+    const auto* r = std::get_if<trace::Record>(&e);
+    const bool wanted = share_state_ ? std::holds_alternative<trace::ShareStateRecord>(e)
+                                     : r != nullptr && r->partition == partition_;
+    if (!wanted) return;
     std::string line;
     trace::append_jsonl(line, t, e);
     lines_.push_back(std::move(line));
@@ -40,7 +43,7 @@ class PartitionRecordsSink final : public TraceSink {
 
  private:
   std::int32_t partition_;
-  std::string_view type_;
+  bool share_state_;
   std::vector<std::string> lines_;
 };
 
@@ -122,8 +125,7 @@ int cmd_dump_log(const InspectArgs& args) {
     throw ScenarioError(spec.source_path,
                         {fmt::format("--partition: {} has {} partitions (0..{}), got {}", topic,
                                      partitions, partitions - 1, args.partition)});
-  PartitionRecordsSink records(args.partition,
-                               args.share_group_state ? "share_state.record" : "record");
+  PartitionRecordsSink records(args.partition, args.share_group_state);
   run_scenario(spec, protocol, args.seed.value_or(spec.seed), {&records});
   if (args.share_group_state) {
     for (const auto& line : inspect::dump_share_state_partition(records.lines(), args.partition))
