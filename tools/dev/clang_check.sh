@@ -39,7 +39,7 @@ for src in sorted(set(sources)):
     out, i = [], 1
     while i < len(args):
         a = args[i]
-        if a in ("-isystem", "-I", "-D") and i + 1 < len(args):
+        if a in ("-isystem", "-I", "-D", "-include") and i + 1 < len(args):
             out += [a, args[i + 1]]; i += 2; continue
         if a.startswith(("-I", "-D", "-std", "-isystem")):
             out.append(a)
