@@ -612,6 +612,11 @@ class SummaryBuilder {
   /// record metrics and lag series from `whole` (the same numbers a second pass gave: the series
   /// and `lost` do not depend on the window, the counts start with the window).
   void read_records_of(const SummaryBuilder* whole) { whole_ = whole; }
+  static bool read_by_whole(const trace::Event& e) {
+    return std::holds_alternative<trace::RecordsFetched>(e) ||
+           std::holds_alternative<trace::RecordsProcessed>(e) ||
+           std::holds_alternative<trace::Position>(e) || std::holds_alternative<trace::Lag>(e);
+  }
   // It keeps pointers into its own maps.
   SummaryBuilder(const SummaryBuilder&) = delete;
   SummaryBuilder& operator=(const SummaryBuilder&) = delete;
@@ -625,22 +630,15 @@ class SummaryBuilder {
     }
     if (!final_taken_ && t >= window_.to) take_final();
     end_t_ = t;
+    if (whole_ != nullptr && read_by_whole(event)) return;
     using namespace rsim::trace;
     std::visit(
         Overloaded{
-            [&](const RecordsFetched& e) {
-              if (whole_ == nullptr) on_records_fetched(e, t);
-            },
-            [&](const RecordsProcessed& e) {
-              if (whole_ == nullptr) on_records_processed(e, t);
-            },
-            [&](const Position& e) {
-              if (whole_ == nullptr) on_position(e);
-            },
+            [&](const RecordsFetched& e) { on_records_fetched(e, t); },
+            [&](const RecordsProcessed& e) { on_records_processed(e, t); },
+            [&](const Position& e) { on_position(e); },
             [&](const Record& e) { on_record(e, t); },
-            [&](const Lag& e) {
-              if (whole_ == nullptr) on_lag(e, t);
-            },
+            [&](const Lag& e) { on_lag(e, t); },
             [&](const RunStart& e) { duration_us_ = e.duration_ms * 1000; },
             [&](const TopicPartitionCount& e) {
               clock_.set_partitions(str(e.topic), e.partitions, t);
