@@ -476,6 +476,10 @@ struct Consumer {
   std::int64_t paused_since = 0;
   std::int64_t paused_us = 0;
   std::int64_t records_processed = 0;
+  // The same since the steady window opened (SummaryBuilder::steady_from()), and whether a batch
+  // it processed was counted there: the steady window's builder reads them (read_records_of()).
+  std::int64_t steady_records_processed = 0;
+  bool steady_processed = false;
   // onPartitionsRevoked run by close() before the leave that triggers the next rebalance.
   std::map<std::string, PartitionSet> leave_revoked;
 };
@@ -602,6 +606,17 @@ class SummaryBuilder {
     steady_consumers_ = std::move(names);
     steady_wanted_ = !steady_consumers_.empty();
   }
+  /// The steady window's builder: the records, offsets and lag (every batch, commit and lag
+  /// sample: most of a steady run's events) are read once, by `whole`, the whole run's builder,
+  /// which counts them also from its steady moment on; this builder skips them and takes its
+  /// record metrics and lag series from `whole` (the same numbers a second pass gave: the series
+  /// and `lost` do not depend on the window, the counts start with the window).
+  void read_records_of(const SummaryBuilder* whole) { whole_ = whole; }
+  static bool read_by_whole(const trace::Event& e) {
+    return std::holds_alternative<trace::RecordsFetched>(e) ||
+           std::holds_alternative<trace::RecordsProcessed>(e) ||
+           std::holds_alternative<trace::Position>(e) || std::holds_alternative<trace::Lag>(e);
+  }
   // It keeps pointers into its own maps.
   SummaryBuilder(const SummaryBuilder&) = delete;
   SummaryBuilder& operator=(const SummaryBuilder&) = delete;
@@ -615,6 +630,7 @@ class SummaryBuilder {
     }
     if (!final_taken_ && t >= window_.to) take_final();
     end_t_ = t;
+    if (whole_ != nullptr && read_by_whole(event)) return;
     using namespace rsim::trace;
     std::visit(
         Overloaded{
@@ -811,16 +827,22 @@ class SummaryBuilder {
     pending.second.clear();  // keeps its capacity: no allocation per batch
     auto& [group, table] = group_records(e.group);
     for (const auto& range : e.ranges) table.prefetch(range.partition);
+    std::int64_t delivered = 0, duplicates = 0;
     for (const auto& range : e.ranges) {
       const Range offsets{range.first, range.last};
       const std::string* topic = nullptr;
       PartitionRecords& r = table.find_or_add(range.partition, nullptr, &topic);
-      const std::int64_t again = r.delivered.add(offsets);
-      if (window_.contains(t)) {
-        delivered_ += offsets.second - offsets.first + 1;
-        duplicates_ += again;
-      }
+      duplicates += r.delivered.add(offsets);
+      delivered += offsets.second - offsets.first + 1;
       pending.second.push_back({&group, topic, range.partition.partition, &r, offsets});
+    }
+    if (window_.contains(t)) {
+      delivered_ += delivered;
+      duplicates_ += duplicates;
+    }
+    if (steady_from_) {
+      steady_counts_.delivered += delivered;
+      steady_counts_.duplicates += duplicates;
     }
   }
   void on_records_processed(const trace::RecordsProcessed& e, std::int64_t t) {
@@ -834,6 +856,7 @@ class SummaryBuilder {
       consumer = it->second.consumer;
     }
     for (const auto& range : it->second.second) __builtin_prefetch(range.records);
+    std::int64_t processed = 0;
     for (const auto& [group, topic, partition, records, offsets] : it->second.second) {
       // The entry the fetch found (table slots never move), unless the group differs.
       PartitionRecords& r =
@@ -841,9 +864,15 @@ class SummaryBuilder {
               ? *records
               : group_records(e.group).second.find_or_add(rsim::TopicPartition{*topic, partition});
       r.processed.add(offsets);
-      if (consumer != nullptr) {
-        processed_ += offsets.second - offsets.first + 1;
-        consumer->records_processed += offsets.second - offsets.first + 1;
+      processed += offsets.second - offsets.first + 1;
+    }
+    if (consumer != nullptr) {
+      processed_ += processed;
+      consumer->records_processed += processed;
+      if (steady_from_) {  // the steady window's builder would have made its entry too
+        steady_counts_.processed += processed;
+        consumer->steady_records_processed += processed;
+        consumer->steady_processed = true;
       }
     }
     it->second.first = -1;  // none in hand (batches count from 1); the entry stays for reuse
@@ -857,6 +886,7 @@ class SummaryBuilder {
   void on_lag(const trace::Lag& e, std::int64_t t) {
     if (e.partition == nullptr) return;
     if (window_.contains(t)) max_lag_ = std::max(max_lag_, e.lag);
+    if (steady_from_) steady_counts_.max_lag = std::max(steady_counts_.max_lag, e.lag);
     if (last_lag_ == nullptr || last_lag_->first != e.group) {
       auto g = latest_lag_.find(e.group);
       if (g == latest_lag_.end()) g = latest_lag_.emplace(str(e.group), GroupLag{}).first;
@@ -896,6 +926,7 @@ class SummaryBuilder {
   // --- the __consumer_offsets records ---
   void on_record(const trace::Record& rec, std::int64_t t) {
     if (const trace::OffsetCommitValue* c = rec.value.commit; c != nullptr) {
+      if (whole_ != nullptr) return;  // offsets are read by the whole run's builder
       // The typed OffsetCommit (a live run's): what the JSON branch below reads, unparsed.
       commit_topic_.topic.assign(c->topic);  // reused: no allocation per record
       commit_topic_.partition = c->partition_index;
@@ -911,6 +942,7 @@ class SummaryBuilder {
     const std::string& record = kind->get_ref<const std::string&>();
     const bool tombstone = e.value("tombstone", false);
     if (record == "OffsetCommit" && !tombstone) {
+      if (whole_ != nullptr) return;
       auto& r =
           group_records(e.at("group").get_ref<const std::string&>())
               .second.find_or_add(rsim::TopicPartition{
@@ -1610,6 +1642,16 @@ class SummaryBuilder {
     in_hand_by_slot_[slot] = e;
   }
   std::int64_t delivered_ = 0, processed_ = 0, duplicates_ = 0, revocations_ = 0, max_lag_ = 0;
+  /// The same counts since steady_from_ (what the steady window's builder reports).
+  struct RecordCounts {
+    std::int64_t delivered = 0, processed = 0, duplicates = 0, max_lag = 0;
+  } steady_counts_;
+  /// Set on the steady window's builder: the whole run's builder, which reads the records.
+  const SummaryBuilder* whole_ = nullptr;
+  /// The lag series per group: this builder's, or the whole run's (the same series).
+  const std::map<std::string, std::vector<LagPoint>>& lag_points() const {
+    return whole_ != nullptr ? whole_->group_lag_ : group_lag_;
+  }
   struct LatestLag {
     std::int64_t lag = 0;
     bool owned = false;
@@ -1634,6 +1676,11 @@ class SummaryBuilder {
 };
 
 ojson SummaryBuilder::finish(const SummaryInputs& inputs, bool entries) {
+  // The steady window's builder: a consumer that it knows only from a batch it processed in the
+  // window (only a hand-made trace has one) has its entry, as reading that batch made it.
+  if (whole_ != nullptr)
+    for (const auto& [name, c] : whole_->consumers_)
+      if (c.steady_processed) consumers_.try_emplace(name);
   close_run();
   std::optional<std::int64_t> max_drain_us;
   std::int64_t total_us = 0, max_us = 0, count = 0;
@@ -1694,8 +1741,9 @@ void SummaryBuilder::add_drain(const ClosedRebalance& r, ojson& j,
   // group's total lag is back at or below its level before the rebalance: the last observation
   // before its start at which every partition had an owner (so lag that built up while a dead
   // member still held its partitions counts as lag to drain).
-  const auto it = group_lag_.find(r.group);
-  if (it == group_lag_.end()) return;
+  const auto& group_lag = lag_points();
+  const auto it = group_lag.find(r.group);
+  if (it == group_lag.end()) return;
   std::optional<std::int64_t> before;
   for (const auto& p : it->second) {
     if (p.t_us >= r.start_us) break;
@@ -1757,28 +1805,39 @@ void SummaryBuilder::add_ownership_metrics(ojson& metrics) const {
 void SummaryBuilder::add_record_metrics(ojson& metrics,
                                         std::optional<std::int64_t> max_drain_us) const {
   metrics["revocations"] = revocations_;
-  std::int64_t lost = 0;
-  for (const auto& [group, table] : records_)
+  // The steady window's builder reads the records of the whole run's (read_records_of()).
+  const SummaryBuilder& reader = whole_ != nullptr ? *whole_ : *this;
+  std::int64_t lost = 0;  // always over the whole run
+  for (const auto& [group, table] : reader.records_)
     table.for_each([&](const PartitionRecords& r) {
       if (r.max_committed)
         lost += uncovered(r.processed.all(), r.first_position.value_or(0), *r.max_committed);
     });
   std::int64_t max_group_lag = 0;
-  for (const auto& [g, points] : group_lag_)
+  for (const auto& [g, points] : lag_points())
     for (const auto& p : points)
       if (window_.contains(p.t_us)) max_group_lag = std::max(max_group_lag, p.total);
   ojson paused = ojson::object(), processed_by = ojson::object();
   for (const auto& [name, c] : consumers_) {
     put_new(paused, name, ms_of(c.paused_us));
-    put_new(processed_by, name, c.records_processed);
+    if (whole_ == nullptr) {
+      put_new(processed_by, name, c.records_processed);
+    } else {
+      const auto w = whole_->consumers_.find(name);
+      put_new(processed_by, name,
+              w == whole_->consumers_.end() ? 0 : w->second.steady_records_processed);
+    }
   }
+  const RecordCounts counts = whole_ != nullptr
+                                  ? whole_->steady_counts_
+                                  : RecordCounts{delivered_, processed_, duplicates_, max_lag_};
   metrics["paused_ms_by_consumer"] = paused;
-  metrics["records_delivered"] = delivered_;
-  metrics["records_processed"] = processed_;
+  metrics["records_delivered"] = counts.delivered;
+  metrics["records_processed"] = counts.processed;
   metrics["records_processed_by_consumer"] = processed_by;
-  metrics["duplicates"] = duplicates_;
+  metrics["duplicates"] = counts.duplicates;
   metrics["lost"] = lost;
-  metrics["max_lag"] = max_lag_;
+  metrics["max_lag"] = counts.max_lag;
   metrics["max_group_lag"] = max_group_lag;
   metrics["max_drain_ms"] = max_drain_us ? ojson(ms_of(*max_drain_us)) : ojson(nullptr);
   metrics["final_assignment"] = final_;
@@ -1835,8 +1894,9 @@ ojson SummaryBuilder::scaling_entries(ojson& metrics) const {
 }
 
 ojson SummaryBuilder::scaling_drain_ms(const ScalingAction& a, std::int64_t rebalance_end) const {
-  const auto it = group_lag_.find(a.group);
-  if (it == group_lag_.end()) return nullptr;
+  const auto& group_lag = lag_points();
+  const auto it = group_lag.find(a.group);
+  if (it == group_lag.end()) return nullptr;
   std::optional<std::int64_t> at_action;
   for (const auto& p : it->second) {
     if (p.t_us > a.t_us) break;
@@ -1982,7 +2042,8 @@ SummarySink::SummarySink(SummaryInputs inputs)
   if (inputs_.steady_consumers && !inputs_.from_us && !inputs_.to_us) {
     s_->builder.set_steady_consumers(*inputs_.steady_consumers);
     s_->steady = std::make_unique<SummaryBuilder>(Window{INT64_MAX, INT64_MAX});
-    s_->steady->set_write_rebalances(false);  // only its metrics are read
+    s_->steady->set_write_rebalances(false);    // only its metrics are read
+    s_->steady->read_records_of(&s_->builder);  // not a second pass over every batch
   }
 }
 SummarySink::~SummarySink() = default;

@@ -736,7 +736,7 @@ void ConsumerGroupCoordinator::on_heartbeat(sim::NodeId from, std::int32_t corre
   }
   if (r.member_epoch < 0)
     leave(to, r);
-  else
+  else if (!steady_heartbeat(to, r))  // the steady state's, answered without copying the member
     regular_heartbeat(to, r);
 }
 
@@ -908,6 +908,47 @@ void ConsumerGroupCoordinator::reconcile_member(Write& w, ConsumerGroupState& g,
       tm.rebalance->cancel();
     }
   }
+}
+
+bool ConsumerGroupCoordinator::steady_heartbeat(const Reply& to,
+                                                const ConsumerGroupHeartbeatRequest& r) {
+  // Each condition that does not hold leaves the heartbeat to regular_heartbeat. A dynamic member
+  // of an existing group, at its own epoch (lookup_member's check passes, nothing is replaced)...
+  if (r.member_epoch <= 0 || r.instance_id) return false;
+  const auto git = groups_.find(r.group_id);
+  if (git == groups_.end()) return false;
+  const ConsumerGroupState& g = git->second;
+  const auto mit = g.members.find(r.member_id);
+  if (mit == g.members.end()) return false;
+  const ConsumerGroupMemberState& m = mit->second;
+  if (m.classic || r.member_epoch != m.member.member_epoch) return false;
+  // ... whose metadata the request leaves as it is (no ConsumerGroupMemberMetadata record, the
+  // subscription and the preferred assignor unchanged: no epoch bump) ...
+  if ((r.rack_id && r.rack_id != m.rack_id) ||
+      (r.rebalance_timeout_ms != -1 && r.rebalance_timeout_ms != m.rebalance_timeout_ms) ||
+      (r.server_assignor && r.server_assignor != m.server_assignor) ||
+      (!r.client_id.empty() && r.client_id != m.client_id) ||
+      (r.subscribed_topic_names && *r.subscribed_topic_names != m.member.subscribed_topic_names) ||
+      namer_(to.node) != m.consumer)
+    return false;
+  // ... in a group whose topics' metadata and target assignment are up to date, the member
+  // STABLE at the assignment epoch (no reconciliation, its partitions unchanged).
+  if (metadata_hash(g) != g.metadata_hash || g.assignment_epoch < g.group_epoch ||
+      m.member.state != MemberState::Stable || m.member.member_epoch != g.assignment_epoch)
+    return false;
+  // What regular_heartbeat does then: the session timer restarts, the answer carries the epoch
+  // (and the assignment only for a full request), no record is written.
+  timers(r.group_id, r.member_id).session->arm(sim::ms(config_.group_consumer_session_timeout_ms));
+  ConsumerGroupHeartbeatResponse resp;
+  resp.member_id = r.member_id;
+  resp.member_epoch = m.member.member_epoch;
+  resp.heartbeat_interval_ms =
+      static_cast<std::int32_t>(config_.group_consumer_heartbeat_interval_ms);
+  if (r.rebalance_timeout_ms != -1 && r.subscribed_topic_names && r.topic_partitions)
+    resp.assignment = to_wire(m.member.assigned_partitions);
+  Write w{r.group_id, {}};
+  commit(w, to, std::move(resp), std::string());
+  return true;
 }
 
 void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,

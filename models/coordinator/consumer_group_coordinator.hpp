@@ -210,6 +210,10 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
                   const std::optional<std::string>& instance_id) const;
   void regular_heartbeat(const Reply& to, const ConsumerGroupHeartbeatRequest& r,
                          const JoinGroupRequest* classic = nullptr);
+  /// regular_heartbeat of a heartbeat that changes nothing (a reconciled member at its epoch,
+  /// its metadata unchanged, the group's target up to date), answered without copying the
+  /// member: true when it was such a heartbeat and is answered, false (nothing done) otherwise.
+  bool steady_heartbeat(const Reply& to, const ConsumerGroupHeartbeatRequest& r);
   /// The member a heartbeat is from, as its group has it (a copy), or a new one.
   struct HeartbeatMember {
     ConsumerGroupMemberState member;
