@@ -741,9 +741,12 @@ class World {
     if (it == fence_due_.end()) return;
     const PendingFence pending = std::move(it->second);
     fence_due_.erase(it);
-    tracer_.publish(trace::BrokerFenced{.broker = b,
-                                        .controller = quorum_.active(),
-                                        .last_contact_us = quorum_.last_contact(b).count()});
+    trace::BrokerFenced fenced{.broker = b};
+    if (quorum_.active() >= 0) {  // (a new incarnation registering: fenced even without one)
+      fenced.controller = quorum_.active();
+      fenced.last_contact_us = quorum_.last_contact(b).count();
+    }
+    tracer_.publish(fenced);
     if (pending.moves_data) {
       cluster_.broker_fenced[static_cast<std::size_t>(b)] = true;
       move_data_leaders(b, "leader fenced");
