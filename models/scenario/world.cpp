@@ -833,11 +833,13 @@ class World {
   Workload workload_;
   ClusterMetadata cluster_;
   // What runs on the brokers: exactly one of the two.
-  std::optional<GroupRoom> group_;                  // classic-eager, classic-cooperative, consumer
-  std::optional<ShareRoom> share_;                  // share
-  std::vector<std::uint64_t> broker_epoch_;         // by broker id: bumped at every stop and start
+  std::optional<GroupRoom> group_;           // classic-eager, classic-cooperative, consumer
+  std::optional<ShareRoom> share_;           // share
+  std::vector<std::uint64_t> broker_epoch_;  // by broker id: bumped at every stop and start
+
   ControllerQuorum quorum_;                         // the KRaft voters and the active controller
   std::map<std::int32_t, PendingFence> fence_due_;  // down, not fenced yet (by broker id)
+
   std::map<std::string, std::unique_ptr<ConsumerModel>> consumers_;  // the current incarnations
   std::map<sim::NodeId, std::string> consumer_by_node_;  // the scenario's consumers, by node
   // Incarnations with their own configs (start/restart `config`).
