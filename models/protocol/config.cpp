@@ -165,6 +165,15 @@ const std::vector<ConfigKeySpec>& broker_config_specs() {
   static const std::vector<ConfigKeySpec> specs = sorted({
       int_key("broker.session.timeout.ms", 1, kIntMax, "9000",
               "KRaft: a broker not heard from for this long is fenced and loses its leaderships"),
+      int_key("broker.heartbeat.interval.ms", 1, kIntMax, "2000",
+              "KRaft: how often a broker heartbeats the active controller"),
+      int_key(
+          "controller.quorum.fetch.timeout.ms", 0, kIntMax, "2000",
+          "KRaft: a voter without a Fetch answer from the leader for this long starts an election"),
+      int_key("controller.quorum.election.timeout.ms", 0, kIntMax, "1000",
+              "KRaft: a voter's election timeout (drawn in [t, 2t))"),
+      int_key("controller.quorum.election.backoff.max.ms", 0, kIntMax, "1000",
+              "KRaft: most backoff before a new election (not reached by the modelled elections)"),
       int_key("group.initial.rebalance.delay.ms", 0, kIntMax, "3000",
               "classic: delay of the first rebalance of an empty group"),
       int_key("group.min.session.timeout.ms", 0, kIntMax, "6000",
@@ -702,6 +711,10 @@ BrokerConfig resolve_broker_config(const ClusterSpec& cluster) {
   };
   BrokerConfig b;
   read("broker.session.timeout.ms", b.broker_session_timeout_ms);
+  read("broker.heartbeat.interval.ms", b.broker_heartbeat_interval_ms);
+  read("controller.quorum.fetch.timeout.ms", b.controller_quorum_fetch_timeout_ms);
+  read("controller.quorum.election.timeout.ms", b.controller_quorum_election_timeout_ms);
+  read("controller.quorum.election.backoff.max.ms", b.controller_quorum_election_backoff_max_ms);
   read("group.initial.rebalance.delay.ms", b.group_initial_rebalance_delay_ms);
   read("group.min.session.timeout.ms", b.group_min_session_timeout_ms);
   read("group.max.session.timeout.ms", b.group_max_session_timeout_ms);

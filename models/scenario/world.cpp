@@ -31,6 +31,7 @@
 #include <fmt/format.h>
 
 #include "models/broker/broker.hpp"
+#include "models/broker/controller_quorum.hpp"
 #include "models/broker/share_partition_manager.hpp"
 #include "models/client/async_consumer.hpp"
 #include "models/client/classic_consumer.hpp"
@@ -133,7 +134,8 @@ class World {
         broker_config_(resolve_broker_config(spec.cluster)),
         log_(kernel_, tracer_, sim::Rng(seed, "offsets-log"), spec.cluster.write_latency,
              broker_config_.offsets_topic_num_partitions),
-        workload_(kernel_, tracer_, spec.topics, seed) {
+        workload_(kernel_, tracer_, spec.topics, seed),
+        quorum_(broker_config_, spec.cluster.brokers, seed) {
     kernel_.set_watchdog(limits);
     cluster_.offsets_topic_num_partitions = broker_config_.offsets_topic_num_partitions;
     cluster_.offsets_topic_replication_factor = broker_config_.offsets_topic_replication_factor;
@@ -584,17 +586,15 @@ class World {
     // Its data partitions move at once (the controller's fencing delay is modelled only for
     // crash-broker).
     move_data_leaders(b, "leader failed");
-    // The controller fences the broker only if it is still down from this very failure: a broker
-    // back (and registered again) before broker.session.timeout.ms keeps its leadership.
-    const std::uint64_t failure = ++broker_failures_[b];
-    const auto fence = sim::ms(broker_config_.broker_session_timeout_ms);
-    kernel_.schedule_closure_after(fence, [this, b, led, failure] {
-      if (broker_failures_[b] != failure || !cluster_.broker_down[static_cast<std::size_t>(b)])
-        return;
-      elect_after_failure(b, led);
-    });
+    // The controller fences the broker when the quorum's rules say (controller_quorum.hpp), if it
+    // is still down from this very failure: a broker back (and registered again) before keeps its
+    // leadership until it registers.
+    await_fence(b, {.led = led, .moves_data = false});
     if (e.has_down) {
       kernel_.schedule_closure_after(e.down, [this, b, node, led] {
+        fence_due_.erase(b);
+        quorum_.broker_up(b, kernel_.now());
+        schedule_fences();
         cluster_.broker_down[static_cast<std::size_t>(b)] = false;
         for (sim::NodeId n = 0; n < net_.size(); ++n)
           if (n != node) {
@@ -681,12 +681,14 @@ class World {
         [this, b, then = std::move(then), epoch = broker_epoch_[static_cast<std::size_t>(b)]] {
           if (broker_epoch_[static_cast<std::size_t>(b)] != epoch) return;
           take_down(b, {});
+          quorum_.broker_down(b, kernel_.now(), /*graceful=*/true);
+          schedule_fences();
           if (then) then();
         });
   }
 
-  /// `crash-broker`: the process dies; the controller fences it after broker.session.timeout.ms
-  /// and only then moves its leadership (data partitions included).
+  /// `crash-broker`: the process dies; the controller fences it when its session expires
+  /// (controller_quorum.hpp) and only then moves its leadership (data partitions included).
   void crash_broker(std::int32_t b) {
     require_group_brokers(verb::CrashBroker::kDo);
     if (cluster_.broker_down[static_cast<std::size_t>(b)]) {
@@ -696,21 +698,60 @@ class World {
     tracer_.publish(trace::BrokerCrash{.broker = b});
     const auto led = offsets_partitions_led_by(b);
     take_down(b, led);
-    kernel_.schedule_closure_after(
-        sim::ms(broker_config_.broker_session_timeout_ms),
-        [this, b, led, epoch = broker_epoch_[static_cast<std::size_t>(b)]] {
-          if (broker_epoch_[static_cast<std::size_t>(b)] == epoch) fence(b, led);
-        });
-    pending_fence_[b] = led;
+    await_fence(b, {.led = led, .moves_data = true});
   }
 
-  /// The controller fences a crashed broker: its leadership moves to the next live replicas.
-  void fence(std::int32_t b, const std::vector<std::int32_t>& led) {
-    pending_fence_.erase(b);
-    cluster_.broker_fenced[static_cast<std::size_t>(b)] = true;
-    tracer_.publish(trace::BrokerFenced{.broker = b});
-    move_data_leaders(b, "leader fenced");
-    elect_after_failure(b, led);
+  // ---- The KRaft controller's fence (issue 40) ----
+
+  /// A broker down and not fenced yet: what its fence moves.
+  struct PendingFence {
+    std::vector<std::int32_t> led;  // the __consumer_offsets partitions it led
+    bool moves_data = true;         // false: fail-coordinator moved its data partitions already
+    std::uint64_t generation = 0;   // the scheduled fence that is still valid
+  };
+
+  /// Broker b died now: the quorum learns it (a dead active controller is succeeded) and the
+  /// fence of every broker still waiting for one is (re)scheduled.
+  void await_fence(std::int32_t b, PendingFence pending) {
+    quorum_.broker_down(b, kernel_.now(), /*graceful=*/false);
+    pending.generation = fence_due_.contains(b) ? fence_due_.at(b).generation : 0;
+    fence_due_[b] = std::move(pending);
+    schedule_fences();
+  }
+
+  /// Schedules the fence of every broker in fence_due_ at the time the quorum gives now (a new
+  /// active controller moves them); none without an active controller.
+  void schedule_fences() {
+    for (auto& [b, pending] : fence_due_) {
+      const std::uint64_t generation = ++pending.generation;
+      const sim::SimTime at = quorum_.fence_time(b);
+      if (at == sim::kNever) continue;
+      const sim::SimTime delay = std::max(sim::SimTime{0}, at - kernel_.now());
+      kernel_.schedule_closure_after(delay, [this, b = b, generation] {
+        const auto it = fence_due_.find(b);
+        if (it == fence_due_.end() || it->second.generation != generation) return;
+        fence(b);
+      });
+    }
+  }
+
+  /// The active controller fences broker b: its leadership moves to the next live replicas.
+  void fence(std::int32_t b) {
+    const auto it = fence_due_.find(b);
+    if (it == fence_due_.end()) return;
+    const PendingFence pending = std::move(it->second);
+    fence_due_.erase(it);
+    trace::BrokerFenced fenced{.broker = b};
+    if (quorum_.active() >= 0) {  // (a new incarnation registering: fenced even without one)
+      fenced.controller = quorum_.active();
+      fenced.last_contact_us = quorum_.last_contact(b).count();
+    }
+    tracer_.publish(fenced);
+    if (pending.moves_data) {
+      cluster_.broker_fenced[static_cast<std::size_t>(b)] = true;
+      move_data_leaders(b, "leader fenced");
+    }
+    elect_after_failure(b, pending.led);
   }
 
   /// `start-broker`: the process starts and registers again, as a follower of everything (the
@@ -726,7 +767,9 @@ class World {
           .reason = cluster_.broker_fenced[i] ? "still shutting down" : "already running"});
       return;
     }
-    if (const auto it = pending_fence_.find(b); it != pending_fence_.end()) fence(b, it->second);
+    if (fence_due_.contains(b)) fence(b);  // a new incarnation: the old one is fenced at once
+    quorum_.broker_up(b, kernel_.now());
+    schedule_fences();
     const sim::NodeId node = cluster_.broker_nodes[i];
     cluster_.broker_down[i] = false;
     cluster_.broker_fenced[i] = false;
@@ -793,8 +836,10 @@ class World {
   std::optional<GroupRoom> group_;           // classic-eager, classic-cooperative, consumer
   std::optional<ShareRoom> share_;           // share
   std::vector<std::uint64_t> broker_epoch_;  // by broker id: bumped at every stop and start
-  std::map<std::int32_t, std::vector<std::int32_t>> pending_fence_;  // crashed, not yet fenced
-  std::map<std::int32_t, std::uint64_t> broker_failures_;            // failures so far, by broker
+
+  ControllerQuorum quorum_;                         // the KRaft voters and the active controller
+  std::map<std::int32_t, PendingFence> fence_due_;  // down, not fenced yet (by broker id)
+
   std::map<std::string, std::unique_ptr<ConsumerModel>> consumers_;  // the current incarnations
   std::map<sim::NodeId, std::string> consumer_by_node_;  // the scenario's consumers, by node
   // Incarnations with their own configs (start/restart `config`).

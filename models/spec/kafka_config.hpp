@@ -50,6 +50,11 @@ struct BrokerConfig {
   std::int64_t offsets_commit_timeout_ms = 5000;
   std::int64_t group_coordinator_append_linger_ms = -1;  // -1: adaptive (4.5 default)
   std::int64_t broker_session_timeout_ms = 9000;  // KRaft: the controller fences a silent broker
+  // The KRaft controller quorum (models/broker/controller_quorum.hpp), Kafka's defaults.
+  std::int64_t broker_heartbeat_interval_ms = 2000;
+  std::int64_t controller_quorum_fetch_timeout_ms = 2000;
+  std::int64_t controller_quorum_election_timeout_ms = 1000;
+  std::int64_t controller_quorum_election_backoff_max_ms = 1000;
   // KIP-848 (consumer protocol) group configs.
   std::int64_t group_consumer_session_timeout_ms = 45000;
   std::int64_t group_consumer_heartbeat_interval_ms = 5000;

@@ -733,9 +733,13 @@ struct BrokerCrash {
 struct BrokerFenced {
   RSIM_TRACE_KIND("broker.fenced");
   std::int32_t broker = 0;
+  Opt<std::int32_t> controller;       // the active controller that fences it
+  Opt<std::int64_t> last_contact_us;  // its last heartbeat, or the controller's activation
   template <class S, class V>
   static void fields(S& s, V& v) {
     v("broker", s.broker);
+    v("controller", s.controller);
+    v("last_contact_us", s.last_contact_us);
   }
 };
 struct BrokerStart {

@@ -225,7 +225,7 @@ TEST_CASE(
       {"at_ms": 40000, "do": "crash", "consumer": "B"}]})");
   const auto trace = run_bounded(doc, "classic-eager");
   // At 23 s the broker registers again: leadership moves away (no other replica: none) and comes
-  // back to it at once; the fencing timer of the failure does nothing at 29 s.
+  // back to it at once; the fence the controller had due for the failure does nothing.
   std::vector<json> elected;
   for (const auto& e : trace)
     if (e["type"] == "coordinator.elected") elected.push_back(e);
