@@ -523,7 +523,7 @@ class TimelineBuilder {
   void parsed_line(std::string_view raw, std::size_t line_no, bool scanned);
   bool on_typed(const tr::Event& e, const json& f, std::int64_t t);
   void on_group_state(const tr::GroupStateChange& e, std::int64_t t);
-  void on_group_epoch(const tr::GroupEpoch& e, bool has_members, std::int64_t t);
+  void on_group_epoch(const tr::GroupEpoch& e, const json& f, std::int64_t t);
   void on_rpc(const json& f, std::int64_t t);
   void on_batch(const json& f, std::int64_t t, std::size_t kind, LaneState& ls);
   bool on_consumer_life(const tr::Event& e, std::int64_t t, LaneState& ls, Lane& ln);
@@ -583,7 +583,8 @@ class TimelineBuilder {
   tr::ReadStorage storage;    // what the typed event of a parsed line points into
   bool scanned_members = false;
   std::size_t member_count = 0;
-  std::vector<std::string> first_members;
+  std::vector<std::string> scanned_names;  // a group epoch's members, scanned from its text
+  tr::GroupMembers group_members;          // carried over a standard trace's joined / left
 
   LaneState& lane(std::string_view name, std::int64_t t) {
     auto it = lanes.find(name);
@@ -915,12 +916,12 @@ bool TimelineBuilder::scanned_line() {
 
 // Any other line, parsed (a group epoch's long member list counted from the scanned text).
 void TimelineBuilder::parsed_line(std::string_view raw, std::size_t line_no, bool scanned) {
-  // A group epoch's member list (ten thousand names in a large group) is counted from the text;
+  // A group epoch's member list (ten thousand names in a large group) is read from the text;
   // the rest of the line is parsed.
   scanned_members = false;
   std::string reduced;
   if (scanned && scan_kind == kKind<tr::GroupEpoch> && !scan.raw(LineScan::kMembers).empty() &&
-      scan.strings(LineScan::kMembers, 8, member_count, first_members)) {
+      scan.strings(LineScan::kMembers, static_cast<std::size_t>(-1), member_count, scanned_names)) {
     const std::string_view m = scan.raw(LineScan::kMembers);
     const std::size_t at = static_cast<std::size_t>(m.data() - raw.data());
     reduced.append(raw.substr(0, at)).append("[]").append(raw.substr(at + m.size()));
@@ -978,7 +979,7 @@ bool TimelineBuilder::on_typed(const tr::Event& e, const json& f, std::int64_t t
   } else if (const auto* gs = std::get_if<tr::GroupStateChange>(&e)) {
     on_group_state(*gs, t);
   } else if (const auto* ge = std::get_if<tr::GroupEpoch>(&e)) {
-    on_group_epoch(*ge, f.contains("members"), t);
+    on_group_epoch(*ge, f, t);
   } else if (const auto* ready = std::get_if<tr::PodReady>(&e)) {
     on_pod(ready->deployment, ready->pod, true, t);
   } else if (const auto* term = std::get_if<tr::PodTerminating>(&e)) {
@@ -1008,7 +1009,7 @@ void TimelineBuilder::on_group_state(const tr::GroupStateChange& e, std::int64_t
   }
 }
 
-void TimelineBuilder::on_group_epoch(const tr::GroupEpoch& e, bool has_members, std::int64_t t) {
+void TimelineBuilder::on_group_epoch(const tr::GroupEpoch& e, const json& f, std::int64_t t) {
   const std::string g(e.group);
   auto& gs = group_band(g);
   std::string label;
@@ -1021,18 +1022,27 @@ void TimelineBuilder::on_group_epoch(const tr::GroupEpoch& e, bool has_members, 
     if (e.assignment_epoch)
       label += fmt::format(", target assignment epoch {}", assignment_epoch[g]);
   }
-  if (has_members) {
+  // The members, sorted by name: a full line's list, or a standard line's change carried over.
+  const std::vector<std::string>* members = nullptr;
+  if (f.contains("members")) {
+    members = &group_members.set(g, scanned_members ? tr::Names(scanned_names) : e.members);
+  } else if (f.contains("joined") || f.contains("left")) {
+    const auto names_of = [&](const char* key) {
+      std::vector<std::string> v;
+      if (const auto it = f.find(key); it != f.end() && it->is_array())
+        for (const auto& n : *it)
+          if (n.is_string()) v.push_back(n.get<std::string>());
+      return v;
+    };
+    members = &group_members.change(g, names_of("joined"), names_of("left"));
+  }
+  if (members != nullptr) {
     // A thousand members would make every epoch's label kilobytes long: name the first few.
-    if (!scanned_members) {
-      member_count = e.members.size();
-      first_members.assign(e.members.begin(),
-                           e.members.begin() + static_cast<std::ptrdiff_t>(
-                                                   std::min<std::size_t>(8, e.members.size())));
-    }
+    member_count = members->size();
     std::string names;
-    for (std::size_t k = 0; k < first_members.size(); ++k) {
+    for (std::size_t k = 0; k < std::min<std::size_t>(8, members->size()); ++k) {
       if (k > 0) names += ", ";
-      names += first_members[k];
+      names += (*members)[k];
     }
     if (member_count > 8) names += fmt::format(" and {} more", member_count - 8);
     label += fmt::format(", {} member{}: {}", member_count, member_count == 1 ? "" : "s", names);

@@ -87,6 +87,10 @@ bool TraceReader::next() {
   t_us_ = t->get<std::int64_t>();
   try {
     event_ = rsim::trace::parse_fields(type->get_ref<const std::string&>(), l, storage_);
+    // A group's members carried over a `standard` trace's joined / left: the line and the event
+    // read as a `full` line's, its members sorted by name.
+    if (auto* ge = std::get_if<rsim::trace::GroupEpoch>(&event_))
+      members_.read(storage_.line, *ge, true);
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(error(fmt::format("a field of an unexpected type: {}", e.what())));
   } catch (const std::runtime_error& e) {  // a partition that is not TOPIC-N

@@ -3,7 +3,9 @@
 // field lists of models/trace/trace_events.hpp), with its time and line number. A reader
 // dispatches on the event's type (std::visit, std::get_if), never on the `type` string. The
 // line's JSON object stays at hand for the few readers that show a line's fields as written (the
-// CSV's detail column) or read what only a recording writes (compare's `incarnation`).
+// CSV's detail column) or read what only a recording writes (compare's `incarnation`). A
+// `group.epoch` line reads as a `full` trace writes it, whatever the level: its `members` (carried
+// forward over a `standard` trace's `joined` / `left`), sorted by name.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -74,6 +76,7 @@ class TraceReader {
   std::int64_t t_us_ = 0;
   rsim::trace::ReadStorage storage_;
   rsim::trace::Event event_;
+  rsim::trace::GroupMembers members_;
 };
 
 /// The typed event of a trace line already parsed (an object with a string `type`): views into

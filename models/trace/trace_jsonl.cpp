@@ -1,7 +1,9 @@
 #include "models/trace/trace_jsonl.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -558,6 +560,45 @@ bool append_fast(std::string& out, sim::SimTime t, const Event& e) {
   return false;
 }
 
+// A group.epoch line at `standard` after its group's first: its fields as the generic writer
+// writes them, with `joined` and `left` in place of `members`.
+struct DeltaFields {
+  Writer& w;
+  const LevelFilter::MembersDelta& delta;
+  template <class T>
+  void operator()(std::string_view name, const T& v) {
+    if constexpr (std::is_same_v<T, Names>) {
+      if (name == "members") {
+        w("joined", Names(delta.joined));
+        w("left", Names(delta.left));
+        return;
+      }
+    }
+    w(name, v);
+  }
+};
+
+void append_group_epoch_delta(std::string& out, sim::SimTime t, const GroupEpoch& e,
+                              const LevelFilter::MembersDelta& delta) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, static_cast<std::int64_t>(t.count()));
+  out += "{\"t_us\":";
+  out.append(buf, r.ptr);
+  out += ",\"type\":";
+  sim::JsonWriter w(out);
+  w.value(GroupEpoch::kType);
+  Writer v{{}, w};
+  DeltaFields d{v, delta};
+  GroupEpoch::fields(e, d);
+  w.end_object();
+}
+
+std::vector<std::string> sorted_names(Names ns) {
+  std::vector<std::string> v(ns.begin(), ns.end());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
 }  // namespace
 
 std::string_view type_of(const Event& e) {
@@ -617,9 +658,49 @@ bool LevelFilter::keep_lag(const Lag& l) {
   return true;
 }
 
+const LevelFilter::MembersDelta* LevelFilter::members_delta(const GroupEpoch& e) {
+  if (!standard_) return nullptr;
+  const Names now = e.members;
+  const auto it = members_.find(e.group);
+  if (it == members_.end()) {
+    members_.emplace(std::string(e.group), std::vector<std::string>(now.begin(), now.end()));
+    return nullptr;
+  }
+  std::vector<std::string>& last = it->second;
+  // Both lists in the coordinator's one order (by member id): what changed lies between their
+  // common prefix and common suffix (a join or a leave: one name), compared as multisets.
+  std::size_t p = 0;
+  while (p < last.size() && p < now.size() && last[p] == now[p]) ++p;
+  std::size_t s = 0;
+  while (s < last.size() - p && s < now.size() - p &&
+         last[last.size() - 1 - s] == now[now.size() - 1 - s])
+    ++s;
+  const auto was_end = last.end() - static_cast<std::ptrdiff_t>(s);
+  std::vector<std::string> was(last.begin() + static_cast<std::ptrdiff_t>(p), was_end);
+  std::vector<std::string> is(now.begin() + static_cast<std::ptrdiff_t>(p),
+                              now.end() - static_cast<std::ptrdiff_t>(s));
+  std::sort(was.begin(), was.end());
+  std::sort(is.begin(), is.end());
+  delta_.joined.clear();
+  delta_.left.clear();
+  std::set_difference(is.begin(), is.end(), was.begin(), was.end(),
+                      std::back_inserter(delta_.joined));
+  std::set_difference(was.begin(), was.end(), is.begin(), is.end(),
+                      std::back_inserter(delta_.left));
+  last.erase(last.begin() + static_cast<std::ptrdiff_t>(p), was_end);
+  last.insert(last.begin() + static_cast<std::ptrdiff_t>(p),
+              now.begin() + static_cast<std::ptrdiff_t>(p),
+              now.end() - static_cast<std::ptrdiff_t>(s));
+  return &delta_;
+}
+
 bool LevelFilter::keep(const Event& e) {
   if (!standard_) return true;
   if (const auto* l = std::get_if<Lag>(&e)) return keep_lag(*l);
+  // An auto-commit answered NONE: its `sent` line (with the offsets) says what it carried.
+  if (const auto* c = std::get_if<Commit>(&e))
+    return !(c->phase == "completed" && c->purpose == "auto-commit" && c->error &&
+             *c->error == "NONE");
   if (std::holds_alternative<RecordsFetched>(e) || std::holds_alternative<RecordsProcessed>(e))
     return false;
   if (const auto* r = std::get_if<Rpc>(&e)) return !r->quiet;
@@ -635,6 +716,12 @@ bool LevelFilter::keep(const Event& e) {
 
 bool append_jsonl_at(std::string& out, sim::SimTime t, const Event& e, LevelFilter& filter) {
   if (!filter.keep(e)) return false;
+  if (const auto* ge = std::get_if<GroupEpoch>(&e)) {
+    if (const auto* delta = filter.members_delta(*ge)) {
+      append_group_epoch_delta(out, t, *ge, *delta);
+      return true;
+    }
+  }
   const std::size_t start = out.size();
   append_jsonl(out, t, e);
   if (std::holds_alternative<RunStart>(e) && out.size() > start && out.back() == '}') {
@@ -711,22 +798,82 @@ Event parse_jsonl(const std::string& text, ReadStorage& st, sim::SimTime& t) {
   return parse_fields(st.line.at("type").get_ref<const std::string&>(), st.line, st);
 }
 
+const std::vector<std::string>& GroupMembers::set(std::string_view group, Names members) {
+  auto it = groups_.find(group);
+  if (it == groups_.end())
+    it = groups_.emplace(std::string(group), std::vector<std::string>()).first;
+  it->second.assign(members.begin(), members.end());
+  std::sort(it->second.begin(), it->second.end());
+  return it->second;
+}
+
+const std::vector<std::string>& GroupMembers::change(std::string_view group, Names joined,
+                                                     Names left) {
+  auto it = groups_.find(group);
+  if (it == groups_.end())
+    it = groups_.emplace(std::string(group), std::vector<std::string>()).first;
+  std::vector<std::string>& now = it->second;
+  const std::vector<std::string> in = sorted_names(joined), out = sorted_names(left);
+  std::vector<std::string> stay;
+  stay.reserve(now.size());
+  std::set_difference(now.begin(), now.end(), out.begin(), out.end(), std::back_inserter(stay));
+  now.clear();
+  std::merge(stay.begin(), stay.end(), in.begin(), in.end(), std::back_inserter(now));
+  return now;
+}
+
+void GroupMembers::read(ojson& line, GroupEpoch& e, bool rewrite) {
+  const auto names = [&](std::string_view key) {
+    std::vector<std::string> v;
+    const auto it = line.find(key);
+    if (it != line.end() && it->is_array())
+      for (const auto& n : *it)
+        if (n.is_string()) v.push_back(n.get<std::string>());
+    return v;
+  };
+  const std::vector<std::string>* members = nullptr;
+  if (line.contains("members")) {
+    members = &set(e.group, e.members);
+  } else if (line.contains("joined") || line.contains("left")) {
+    const auto joined = names("joined"), left = names("left");
+    members = &change(e.group, joined, left);
+  }
+  if (members == nullptr) return;
+  e.members = *members;
+  if (!rewrite) return;
+  // `members` where a full line has it (where `joined` stood), sorted.
+  ojson full = ojson::object();
+  for (auto& [k, v] : line.items()) {
+    if (k == "left") continue;
+    if (k == "members" || k == "joined")
+      full["members"] = *members;
+    else
+      full[k] = std::move(v);
+  }
+  line = std::move(full);
+  e.group = line.at("group").get_ref<const std::string&>();
+}
+
 void read_jsonl(std::istream& in, TraceSink& sink) {
   ReadStorage st;
+  GroupMembers members;
   std::string line;
   sim::SimTime t{0};
   while (std::getline(in, line)) {
     if (line.empty()) continue;
-    const Event e = parse_jsonl(line, st, t);
+    Event e = parse_jsonl(line, st, t);
+    if (auto* ge = std::get_if<GroupEpoch>(&e)) members.read(st.line, *ge, false);
     sink.on_event(t, e);
   }
 }
 
 void read_jsonl(const std::vector<std::string>& lines, TraceSink& sink) {
   ReadStorage st;
+  GroupMembers members;
   sim::SimTime t{0};
   for (const auto& line : lines) {
-    const Event e = parse_jsonl(line, st, t);
+    Event e = parse_jsonl(line, st, t);
+    if (auto* ge = std::get_if<GroupEpoch>(&e)) members.read(st.line, *ge, false);
     sink.on_event(t, e);
   }
 }
