@@ -599,6 +599,30 @@ std::vector<std::string> sorted_names(Names ns) {
   return v;
 }
 
+// What changed from `last` to `now` (both lists in one order, the coordinator's: by member id),
+// as sorted multisets (a classic group may hold two incarnations of one consumer); `last`
+// becomes `now`. What changed lies between the lists' common prefix and common suffix (a join
+// or a leave: one name), so a group of ten thousand costs a scan, not a sort.
+void diff_members(std::vector<std::string>& last, Names now, std::vector<std::string>& joined,
+                  std::vector<std::string>& left) {
+  std::size_t p = 0;
+  while (p < last.size() && p < now.size() && last[p] == now[p]) ++p;
+  std::size_t s = 0;
+  while (s < last.size() - p && s < now.size() - p &&
+         last[last.size() - 1 - s] == now[now.size() - 1 - s])
+    ++s;
+  const auto from = static_cast<std::ptrdiff_t>(p), tail = static_cast<std::ptrdiff_t>(s);
+  std::vector<std::string> was(last.begin() + from, last.end() - tail);
+  const std::vector<std::string> is = sorted_names(now.subspan(p, now.size() - p - s));
+  std::sort(was.begin(), was.end());
+  joined.clear();
+  left.clear();
+  std::set_difference(is.begin(), is.end(), was.begin(), was.end(), std::back_inserter(joined));
+  std::set_difference(was.begin(), was.end(), is.begin(), is.end(), std::back_inserter(left));
+  last.erase(last.begin() + from, last.end() - tail);
+  last.insert(last.begin() + from, now.begin() + from, now.end() - tail);
+}
+
 }  // namespace
 
 std::string_view type_of(const Event& e) {
@@ -660,37 +684,13 @@ bool LevelFilter::keep_lag(const Lag& l) {
 
 const LevelFilter::MembersDelta* LevelFilter::members_delta(const GroupEpoch& e) {
   if (!standard_) return nullptr;
-  const Names now = e.members;
   const auto it = members_.find(e.group);
   if (it == members_.end()) {
-    members_.emplace(std::string(e.group), std::vector<std::string>(now.begin(), now.end()));
+    members_.emplace(std::string(e.group),
+                     std::vector<std::string>(e.members.begin(), e.members.end()));
     return nullptr;
   }
-  std::vector<std::string>& last = it->second;
-  // Both lists in the coordinator's one order (by member id): what changed lies between their
-  // common prefix and common suffix (a join or a leave: one name), compared as multisets.
-  std::size_t p = 0;
-  while (p < last.size() && p < now.size() && last[p] == now[p]) ++p;
-  std::size_t s = 0;
-  while (s < last.size() - p && s < now.size() - p &&
-         last[last.size() - 1 - s] == now[now.size() - 1 - s])
-    ++s;
-  const auto was_end = last.end() - static_cast<std::ptrdiff_t>(s);
-  std::vector<std::string> was(last.begin() + static_cast<std::ptrdiff_t>(p), was_end);
-  std::vector<std::string> is(now.begin() + static_cast<std::ptrdiff_t>(p),
-                              now.end() - static_cast<std::ptrdiff_t>(s));
-  std::sort(was.begin(), was.end());
-  std::sort(is.begin(), is.end());
-  delta_.joined.clear();
-  delta_.left.clear();
-  std::set_difference(is.begin(), is.end(), was.begin(), was.end(),
-                      std::back_inserter(delta_.joined));
-  std::set_difference(was.begin(), was.end(), is.begin(), is.end(),
-                      std::back_inserter(delta_.left));
-  last.erase(last.begin() + static_cast<std::ptrdiff_t>(p), was_end);
-  last.insert(last.begin() + static_cast<std::ptrdiff_t>(p),
-              now.begin() + static_cast<std::ptrdiff_t>(p),
-              now.end() - static_cast<std::ptrdiff_t>(s));
+  diff_members(it->second, e.members, delta_.joined, delta_.left);
   return &delta_;
 }
 
@@ -798,28 +798,41 @@ Event parse_jsonl(const std::string& text, ReadStorage& st, sim::SimTime& t) {
   return parse_fields(st.line.at("type").get_ref<const std::string&>(), st.line, st);
 }
 
-const std::vector<std::string>& GroupMembers::set(std::string_view group, Names members) {
-  auto it = groups_.find(group);
-  if (it == groups_.end())
-    it = groups_.emplace(std::string(group), std::vector<std::string>()).first;
-  it->second.assign(members.begin(), members.end());
-  std::sort(it->second.begin(), it->second.end());
+GroupMembers::Group& GroupMembers::group(std::string_view name) {
+  auto it = groups_.find(name);
+  if (it == groups_.end()) it = groups_.emplace(std::string(name), Group{}).first;
   return it->second;
 }
 
-const std::vector<std::string>& GroupMembers::change(std::string_view group, Names joined,
+const std::vector<std::string>& GroupMembers::set(std::string_view name, Names members) {
+  Group& g = group(name);
+  if (!g.has_listed) {
+    g.listed.assign(members.begin(), members.end());
+    g.sorted = sorted_names(members);
+    g.has_listed = true;
+    return g.sorted;
+  }
+  // A full trace lists every member on every line: the change from the last list, applied.
+  diff_members(g.listed, members, joined_, left_);
+  apply(g.sorted, joined_, left_);
+  return g.sorted;
+}
+
+const std::vector<std::string>& GroupMembers::change(std::string_view name, Names joined,
                                                      Names left) {
-  auto it = groups_.find(group);
-  if (it == groups_.end())
-    it = groups_.emplace(std::string(group), std::vector<std::string>()).first;
-  std::vector<std::string>& now = it->second;
-  const std::vector<std::string> in = sorted_names(joined), out = sorted_names(left);
-  std::vector<std::string> stay;
-  stay.reserve(now.size());
-  std::set_difference(now.begin(), now.end(), out.begin(), out.end(), std::back_inserter(stay));
-  now.clear();
-  std::merge(stay.begin(), stay.end(), in.begin(), in.end(), std::back_inserter(now));
-  return now;
+  Group& g = group(name);
+  g.has_listed = false;  // the next `members` line (if any) is read whole
+  apply(g.sorted, joined, left);
+  return g.sorted;
+}
+
+void GroupMembers::apply(std::vector<std::string>& sorted, Names joined, Names left) {
+  for (const auto& name : left) {
+    const auto at = std::lower_bound(sorted.begin(), sorted.end(), name);
+    if (at != sorted.end() && *at == name) sorted.erase(at);
+  }
+  for (const auto& name : joined)
+    sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), name), name);
 }
 
 void GroupMembers::read(ojson& line, GroupEpoch& e, bool rewrite) {
@@ -850,8 +863,7 @@ void GroupMembers::read(ojson& line, GroupEpoch& e, bool rewrite) {
     else
       full[k] = std::move(v);
   }
-  line = std::move(full);
-  e.group = line.at("group").get_ref<const std::string&>();
+  line = std::move(full);  // the event's views stay valid: a moved json string keeps its storage
 }
 
 void read_jsonl(std::istream& in, TraceSink& sink) {

@@ -100,7 +100,15 @@ class GroupMembers {
   const std::vector<std::string>& change(std::string_view group, Names joined, Names left);
 
  private:
-  std::map<std::string, std::vector<std::string>, std::less<>> groups_;
+  struct Group {
+    std::vector<std::string> listed;  // the last `members` as written (what the next is to)
+    bool has_listed = false;
+    std::vector<std::string> sorted;
+  };
+  Group& group(std::string_view name);
+  static void apply(std::vector<std::string>& sorted, Names joined, Names left);
+  std::map<std::string, Group, std::less<>> groups_;
+  std::vector<std::string> joined_, left_;
 };
 
 /// Appends the line of `e` as `filter`'s level writes it (run.start with its `trace_level`);
