@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -135,10 +136,12 @@ LevelWalk walk_levels(const std::string& full, const std::string& standard) {
     if (commit_rpc && e.value("dir", "") == "send" &&
         std::exchange(auto_commit_next[e.at("from")], false))
       auto_commits.emplace(e.at("from"), e.at("id").get<std::int64_t>());
-    if (type == "member.epoch") member_epoch[e.at("consumer")] = e.at("epoch");
+    if (type == "member.epoch")
+      member_epoch[e.at("consumer").get<std::string>()] = e.at("epoch").get<std::int64_t>();
     if (type == "rpc" && e.value("api", "") == "ConsumerGroupHeartbeat" &&
         e.value("dir", "") == "send")
-      heartbeat_epoch[{e.at("from"), e.at("id")}] = e.value("member_epoch", 0);
+      heartbeat_epoch[{e.at("from").get<std::string>(), e.at("id").get<std::int64_t>()}] =
+          e.value("member_epoch", std::int64_t{0});
     if (type == "group.epoch") {
       const std::string why = j < s.size()
                                   ? group_epoch_differs(e, nlohmann::json::parse(s[j]), members, w)
@@ -206,9 +209,10 @@ LevelWalk walk_levels(const std::string& full, const std::string& standard) {
              e.value("error", "") == "NONE") {
       ++w.heartbeats_dropped;
       // The answer to a request at an older epoch than the member's latest: a new epoch.
-      const auto sent = heartbeat_epoch.find({e.at("to"), e.at("id")});
+      const auto sent =
+          heartbeat_epoch.find({e.at("to").get<std::string>(), e.at("id").get<std::int64_t>()});
       if (sent != heartbeat_epoch.end() && sent->second > 0 &&
-          member_epoch[e.at("to")] > sent->second)
+          member_epoch[e.at("to").get<std::string>()] > sent->second)
         ++w.epoch_heartbeats_dropped;
     } else if (type == "commit" && e.value("phase", "") == "completed" &&
                e.value("purpose", "") == "auto-commit" && e.value("error", "") == "NONE")
