@@ -484,7 +484,7 @@ TEST_CASE(
   CHECK(full_lines[2] ==
         R"({"t_us":3,"type":"group.epoch","group":"g","epoch":4,"members":["A","A"]})");
   // Read back, both levels give every line's members, sorted by name.
-  struct Members final : TraceSink {
+  struct Members final : rsim::TraceSink {
     std::vector<std::vector<std::string>> seen;
     void on_event(sim::SimTime, const Event& e) override {
       if (const auto* ge = std::get_if<GroupEpoch>(&e))
