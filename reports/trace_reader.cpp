@@ -415,7 +415,8 @@ bool TraceReader::read_scanned() {
       !plain_string(*type_value, type))
     return false;
   const std::size_t kind = kind_of(type);
-  if (kind == kKind<sim::RawTraceEvent>) return false;
+  // group.epoch lines go to the parse, which carries a group's members forward (read_parsed)
+  if (kind == kKind<sim::RawTraceEvent> || kind == kKind<tr::GroupEpoch>) return false;
   if (!kinds_[kind]) {
     event_ = kBlank[kind]();
     return true;
@@ -444,12 +445,17 @@ void TraceReader::read_parsed() {
   t_us_ = t->get<std::int64_t>();
   const std::string& type_name = type->get_ref<const std::string&>();
   const std::size_t kind = kind_of(type_name);
-  if (!kinds_[kind] && kind != kKind<sim::RawTraceEvent>) {
+  // group.epoch lines are always read whole: the members carried forward need every one.
+  if (!kinds_[kind] && kind != kKind<sim::RawTraceEvent> && kind != kKind<tr::GroupEpoch>) {
     event_ = kBlank[kind]();
     return;
   }
   try {
     event_ = rsim::trace::parse_fields(type_name, l, storage_);
+    // A group's members carried over a `standard` trace's joined / left: the line and the event
+    // read as a `full` line's, its members sorted by name.
+    if (auto* ge = std::get_if<rsim::trace::GroupEpoch>(&event_))
+      group_members_.read(storage_.line, *ge, true);
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(error(fmt::format("a field of an unexpected type: {}", e.what())));
   } catch (const std::runtime_error& e) {  // a partition that is not TOPIC-N

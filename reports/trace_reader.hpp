@@ -3,7 +3,9 @@
 // the field lists of models/trace/trace_events.hpp), with its time and line number. A reader
 // dispatches on the event's type (std::visit, std::get_if), never on the `type` string. The
 // line's JSON object stays at hand for the few readers that show a line's fields as written (the
-// CSV's detail column) or read what only a recording writes (compare's `incarnation`).
+// CSV's detail column) or read what only a recording writes (compare's `incarnation`). A
+// `group.epoch` line reads as a `full` trace writes it, whatever the level: its `members` (carried
+// forward over a `standard` trace's `joined` / `left`), sorted by name.
 #pragma once
 #include <bitset>
 #include <cstddef>
@@ -114,6 +116,7 @@ class TraceReader {
   std::vector<Member> nested_;   // scratch: the members of a nested object
   mutable rsim::trace::ReadStorage storage_;
   rsim::trace::Event event_;
+  rsim::trace::GroupMembers group_members_;  // carried over a `standard` trace's joined / left
 };
 
 /// The typed event of a trace line already parsed (an object with a string `type`): views into

@@ -1127,11 +1127,11 @@ void AsyncConsumer::on_message(sim::NodeId from, Envelope&& envelope) {
   const InFlight req = it->second;
   in_flight_.erase(it);
   const ErrorCode e = error_of(envelope.message);
-  // A quiet heartbeat's answer causes nothing: NONE, no assignment, the same member epoch; a
-  // quiet auto-commit's: NONE.
+  // A quiet heartbeat's answer causes nothing: NONE, no assignment (the same one), at most a new
+  // member epoch (its `member.epoch` line and member record say so); a quiet auto-commit's: NONE.
   const auto* hb = std::get_if<ConsumerGroupHeartbeatResponse>(&envelope.message);
   const bool quiet = req.quiet && e == ErrorCode::NONE &&
-                     ((hb != nullptr && !hb->assignment && hb->member_epoch == req.context.epoch) ||
+                     ((hb != nullptr && !hb->assignment) ||
                       std::holds_alternative<OffsetCommitResponse>(envelope.message));
   trace_rpc("recv", from, node_, api_name(envelope.message), envelope.correlation_id, &e, quiet);
   handle_response(req, envelope.correlation_id, envelope.message);

@@ -339,10 +339,10 @@ void ShareConsumer::on_message(sim::NodeId from, Envelope&& e) {
         if constexpr (requires { m.error; }) f.error = error_name(m.error);
       },
       e.message);
-  // A quiet heartbeat's answer causes nothing: NONE, no assignment, the same member epoch.
+  // A quiet heartbeat's answer causes nothing: NONE, no assignment (the same one), at most a new
+  // member epoch (its `member.epoch` line and member record say so).
   if (const auto* hb = std::get_if<ShareGroupHeartbeatResponse>(&e.message))
-    f.quiet = quiet_heartbeat_ && hb->error == ErrorCode::NONE && !hb->assignment &&
-              hb->member_epoch == member_epoch_;
+    f.quiet = quiet_heartbeat_ && hb->error == ErrorCode::NONE && !hb->assignment;
   tracer_.publish(f);
   if (const auto* hb = std::get_if<ShareGroupHeartbeatResponse>(&e.message)) {
     on_heartbeat_response(*hb);

@@ -1,7 +1,9 @@
 #include "models/trace/trace_jsonl.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -558,6 +560,69 @@ bool append_fast(std::string& out, sim::SimTime t, const Event& e) {
   return false;
 }
 
+// A group.epoch line at `standard` after its group's first: its fields as the generic writer
+// writes them, with `joined` and `left` in place of `members`.
+struct DeltaFields {
+  Writer& w;
+  const LevelFilter::MembersDelta& delta;
+  template <class T>
+  void operator()(std::string_view name, const T& v) {
+    if constexpr (std::is_same_v<T, Names>) {
+      if (name == "members") {
+        w("joined", Names(delta.joined));
+        w("left", Names(delta.left));
+        return;
+      }
+    }
+    w(name, v);
+  }
+};
+
+void append_group_epoch_delta(std::string& out, sim::SimTime t, const GroupEpoch& e,
+                              const LevelFilter::MembersDelta& delta) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, static_cast<std::int64_t>(t.count()));
+  out += "{\"t_us\":";
+  out.append(buf, r.ptr);
+  out += ",\"type\":";
+  sim::JsonWriter w(out);
+  w.value(GroupEpoch::kType);
+  Writer v{{}, w};
+  DeltaFields d{v, delta};
+  GroupEpoch::fields(e, d);
+  w.end_object();
+}
+
+std::vector<std::string> sorted_names(Names ns) {
+  std::vector<std::string> v(ns.begin(), ns.end());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// What changed from `last` to `now` (both lists in one order, the coordinator's: by member id),
+// as sorted multisets (a classic group may hold two incarnations of one consumer); `last`
+// becomes `now`. What changed lies between the lists' common prefix and common suffix (a join
+// or a leave: one name), so a group of ten thousand costs a scan, not a sort.
+void diff_members(std::vector<std::string>& last, Names now, std::vector<std::string>& joined,
+                  std::vector<std::string>& left) {
+  std::size_t p = 0;
+  while (p < last.size() && p < now.size() && last[p] == now[p]) ++p;
+  std::size_t s = 0;
+  while (s < last.size() - p && s < now.size() - p &&
+         last[last.size() - 1 - s] == now[now.size() - 1 - s])
+    ++s;
+  const auto from = static_cast<std::ptrdiff_t>(p), tail = static_cast<std::ptrdiff_t>(s);
+  std::vector<std::string> was(last.begin() + from, last.end() - tail);
+  const std::vector<std::string> is = sorted_names(now.subspan(p, now.size() - p - s));
+  std::sort(was.begin(), was.end());
+  joined.clear();
+  left.clear();
+  std::set_difference(is.begin(), is.end(), was.begin(), was.end(), std::back_inserter(joined));
+  std::set_difference(was.begin(), was.end(), is.begin(), is.end(), std::back_inserter(left));
+  last.erase(last.begin() + from, last.end() - tail);
+  last.insert(last.begin() + from, now.begin() + from, now.end() - tail);
+}
+
 }  // namespace
 
 std::string_view type_of(const Event& e) {
@@ -617,9 +682,25 @@ bool LevelFilter::keep_lag(const Lag& l) {
   return true;
 }
 
+const LevelFilter::MembersDelta* LevelFilter::members_delta(const GroupEpoch& e) {
+  if (!standard_) return nullptr;
+  const auto it = members_.find(e.group);
+  if (it == members_.end()) {
+    members_.emplace(std::string(e.group),
+                     std::vector<std::string>(e.members.begin(), e.members.end()));
+    return nullptr;
+  }
+  diff_members(it->second, e.members, delta_.joined, delta_.left);
+  return &delta_;
+}
+
 bool LevelFilter::keep(const Event& e) {
   if (!standard_) return true;
   if (const auto* l = std::get_if<Lag>(&e)) return keep_lag(*l);
+  // An auto-commit answered NONE: its `sent` line (with the offsets) says what it carried.
+  if (const auto* c = std::get_if<Commit>(&e))
+    return !(c->phase == "completed" && c->purpose == "auto-commit" && c->error &&
+             *c->error == "NONE");
   if (std::holds_alternative<RecordsFetched>(e) || std::holds_alternative<RecordsProcessed>(e))
     return false;
   if (const auto* r = std::get_if<Rpc>(&e)) return !r->quiet;
@@ -635,6 +716,12 @@ bool LevelFilter::keep(const Event& e) {
 
 bool append_jsonl_at(std::string& out, sim::SimTime t, const Event& e, LevelFilter& filter) {
   if (!filter.keep(e)) return false;
+  if (const auto* ge = std::get_if<GroupEpoch>(&e)) {
+    if (const auto* delta = filter.members_delta(*ge)) {
+      append_group_epoch_delta(out, t, *ge, *delta);
+      return true;
+    }
+  }
   const std::size_t start = out.size();
   append_jsonl(out, t, e);
   if (std::holds_alternative<RunStart>(e) && out.size() > start && out.back() == '}') {
@@ -711,22 +798,94 @@ Event parse_jsonl(const std::string& text, ReadStorage& st, sim::SimTime& t) {
   return parse_fields(st.line.at("type").get_ref<const std::string&>(), st.line, st);
 }
 
+GroupMembers::Group& GroupMembers::group(std::string_view name) {
+  auto it = groups_.find(name);
+  if (it == groups_.end()) it = groups_.emplace(std::string(name), Group{}).first;
+  return it->second;
+}
+
+const std::vector<std::string>& GroupMembers::set(std::string_view name, Names members) {
+  Group& g = group(name);
+  if (!g.has_listed) {
+    g.listed.assign(members.begin(), members.end());
+    g.sorted = sorted_names(members);
+    g.has_listed = true;
+    return g.sorted;
+  }
+  // A full trace lists every member on every line: the change from the last list, applied.
+  diff_members(g.listed, members, joined_, left_);
+  apply(g.sorted, joined_, left_);
+  return g.sorted;
+}
+
+const std::vector<std::string>& GroupMembers::change(std::string_view name, Names joined,
+                                                     Names left) {
+  Group& g = group(name);
+  g.has_listed = false;  // the next `members` line (if any) is read whole
+  apply(g.sorted, joined, left);
+  return g.sorted;
+}
+
+void GroupMembers::apply(std::vector<std::string>& sorted, Names joined, Names left) {
+  for (const auto& name : left) {
+    const auto at = std::lower_bound(sorted.begin(), sorted.end(), name);
+    if (at != sorted.end() && *at == name) sorted.erase(at);
+  }
+  for (const auto& name : joined)
+    sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), name), name);
+}
+
+void GroupMembers::read(ojson& line, GroupEpoch& e, bool rewrite) {
+  const auto names = [&](std::string_view key) {
+    std::vector<std::string> v;
+    const auto it = line.find(key);
+    if (it != line.end() && it->is_array())
+      for (const auto& n : *it)
+        if (n.is_string()) v.push_back(n.get<std::string>());
+    return v;
+  };
+  const std::vector<std::string>* members = nullptr;
+  if (line.contains("members")) {
+    members = &set(e.group, e.members);
+  } else if (line.contains("joined") || line.contains("left")) {
+    const auto joined = names("joined"), left = names("left");
+    members = &change(e.group, joined, left);
+  }
+  if (members == nullptr) return;
+  e.members = *members;
+  if (!rewrite) return;
+  // `members` where a full line has it (where `joined` stood), sorted.
+  ojson full = ojson::object();
+  for (auto& [k, v] : line.items()) {
+    if (k == "left") continue;
+    if (k == "members" || k == "joined")
+      full["members"] = *members;
+    else
+      full[k] = std::move(v);
+  }
+  line = std::move(full);  // the event's views stay valid: a moved json string keeps its storage
+}
+
 void read_jsonl(std::istream& in, TraceSink& sink) {
   ReadStorage st;
+  GroupMembers members;
   std::string line;
   sim::SimTime t{0};
   while (std::getline(in, line)) {
     if (line.empty()) continue;
-    const Event e = parse_jsonl(line, st, t);
+    Event e = parse_jsonl(line, st, t);
+    if (auto* ge = std::get_if<GroupEpoch>(&e)) members.read(st.line, *ge, false);
     sink.on_event(t, e);
   }
 }
 
 void read_jsonl(const std::vector<std::string>& lines, TraceSink& sink) {
   ReadStorage st;
+  GroupMembers members;
   sim::SimTime t{0};
   for (const auto& line : lines) {
-    const Event e = parse_jsonl(line, st, t);
+    Event e = parse_jsonl(line, st, t);
+    if (auto* ge = std::get_if<GroupEpoch>(&e)) members.read(st.line, *ge, false);
     sink.on_event(t, e);
   }
 }

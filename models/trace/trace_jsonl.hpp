@@ -7,6 +7,7 @@
 #include <deque>
 #include <functional>
 #include <istream>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,16 +47,29 @@ class TraceByteBound {
 /// What trace.jsonl writes at a `--trace` level (docs/writing-scenarios.md, "Trace levels").
 /// `full`: every event the bus carries. `standard`: a `lag` line only when the partition's lag
 /// differs from the last value written for it or its owner changes; no `records.fetched` /
-/// `records.processed` lines, no OffsetCommit `record` lines, no quiet heartbeats (Rpc::quiet).
-/// Both say their level in `run.start` (`trace_level`). The sinks on the bus (the summary, the
-/// expectations) see every event whatever is written; this filter is the writer's alone.
+/// `records.processed` lines, no OffsetCommit `record` lines, no quiet heartbeats (Rpc::quiet),
+/// no `commit` line of phase `completed` for an auto-commit answered `NONE`; a `group.epoch`
+/// line lists the change (`joined`, `left`) since its group's previous line instead of
+/// `members` (the group's first line lists `members`). Both say their level in `run.start`
+/// (`trace_level`). The sinks on the bus (the summary, the expectations) see every event
+/// whatever is written; this filter is the writer's alone.
 class LevelFilter {
  public:
   explicit LevelFilter(Detail level) : standard_(level == Detail::Standard) {}
   /// "full" | "standard".
   std::string_view name() const { return standard_ ? "standard" : "full"; }
+  bool standard() const { return standard_; }
   /// Whether `e` is written at this level; a `lag` line let through is remembered.
   bool keep(const Event& e);
+
+  /// A `group.epoch` line's change of members since its group's previous line: sorted lists
+  /// (multisets: a classic group may hold two incarnations of one consumer).
+  struct MembersDelta {
+    std::vector<std::string> joined, left;
+  };
+  /// At `standard`, what `e`'s line writes instead of `members` (remembering `e.members`);
+  /// nullptr for its group's first line (written with `members`) and at `full`.
+  const MembersDelta* members_delta(const GroupEpoch& e);
 
  private:
   struct LastLag {
@@ -67,6 +81,34 @@ class LevelFilter {
   bool keep_lag(const Lag& l);
   bool standard_;
   std::vector<LastLag> last_lag_;  // by Lag::slot
+  // By group: the members of its last group.epoch line, in the event's order.
+  std::map<std::string, std::vector<std::string>, std::less<>> members_;
+  MembersDelta delta_;
+};
+
+/// Reading a trace: each group's members carried forward over its `group.epoch` lines (a line
+/// with `members` sets them, a `standard` line's `joined` / `left` change them), kept sorted by
+/// name, so that a reader sees the same members in a `standard` trace as in a `full` one.
+class GroupMembers {
+ public:
+  /// Reads `e`'s line (`line`, its JSON object): `e.members` then views the group's members,
+  /// sorted (valid until the group's next line). With `rewrite`, `line` is made to read as a
+  /// `full` line would, sorted: `members` in place of `joined` and `left`.
+  void read(nlohmann::ordered_json& line, GroupEpoch& e, bool rewrite);
+  /// The members of `group` after a line with `members` / with `joined` and `left`.
+  const std::vector<std::string>& set(std::string_view group, Names members);
+  const std::vector<std::string>& change(std::string_view group, Names joined, Names left);
+
+ private:
+  struct Group {
+    std::vector<std::string> listed;  // the last `members` as written (what the next is to)
+    bool has_listed = false;
+    std::vector<std::string> sorted;
+  };
+  Group& group(std::string_view name);
+  static void apply(std::vector<std::string>& sorted, Names joined, Names left);
+  std::map<std::string, Group, std::less<>> groups_;
+  std::vector<std::string> joined_, left_;
 };
 
 /// Appends the line of `e` as `filter`'s level writes it (run.start with its `trace_level`);

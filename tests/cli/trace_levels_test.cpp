@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -50,8 +51,55 @@ struct LevelWalk {
   std::string first_problem;
   int lag_written = 0, lag_held = 0, lag_owner_changes = 0, lag_value_changes = 0;
   int records_dropped = 0, commit_records_dropped = 0, heartbeats_dropped = 0, fetch_dropped = 0;
-  int auto_commit_rpcs_dropped = 0;  // an auto-commit's request, and its answer when NONE
+  int auto_commit_rpcs_dropped = 0;         // an auto-commit's request, and its answer when NONE
+  int auto_commit_completions_dropped = 0;  // its `commit` completed line when NONE
+  int epoch_heartbeats_dropped = 0;         // a NONE heartbeat answer that brings a new epoch
+  int group_epoch_changes = 0;              // group.epoch lines written as joined / left
+  int group_epoch_joined = 0, group_epoch_left = 0;  // names in them
 };
+
+using Names = std::multiset<std::string>;
+
+Names names_of(const nlohmann::json& a) {
+  Names out;
+  for (const auto& n : a) out.insert(n.get<std::string>());
+  return out;
+}
+
+/// A standard group.epoch line against full's: the group's first line the same; any other
+/// full's fields with `joined` and `left` (sorted: the change since the group's previous line)
+/// in place of `members`. Empty when they agree, else what differs.
+std::string group_epoch_differs(const nlohmann::json& f, const nlohmann::json& s,
+                                std::map<std::string, Names>& members, LevelWalk& w) {
+  const std::string group = f.at("group");
+  const Names now = names_of(f.at("members"));
+  const auto it = members.find(group);
+  if (it == members.end()) {
+    members[group] = now;
+    return f == s ? "" : "the group's first group.epoch line differs";
+  }
+  if (s.contains("members") || !s.contains("joined") || !s.contains("left"))
+    return "no joined / left";
+  auto a = f, b = s;
+  a.erase("members");
+  b.erase("joined");
+  b.erase("left");
+  if (a != b) return "other fields differ";
+  for (const char* key : {"joined", "left"})
+    if (!std::is_sorted(s.at(key).begin(), s.at(key).end())) return std::string(key) + " unsorted";
+  Names joined, left;
+  std::set_difference(now.begin(), now.end(), it->second.begin(), it->second.end(),
+                      std::inserter(joined, joined.end()));
+  std::set_difference(it->second.begin(), it->second.end(), now.begin(), now.end(),
+                      std::inserter(left, left.end()));
+  if (names_of(s.at("joined")) != joined || names_of(s.at("left")) != left)
+    return "joined / left are not the change";
+  ++w.group_epoch_changes;
+  w.group_epoch_joined += static_cast<int>(joined.size());
+  w.group_epoch_left += static_cast<int>(left.size());
+  it->second = now;
+  return "";
+}
 
 /// Walks the full trace line by line against the standard one: a line standard lacks must be one
 /// the rules leave to `full` (records.*, a Fetch rpc, an OffsetCommit record, a heartbeat
@@ -59,7 +107,9 @@ struct LevelWalk {
 /// with no optional field: never a join or a leave) or a NONE answer, a lag line equal in lag and
 /// owner to the last one written for its partition, an auto-commit's OffsetCommit request (the rpc
 /// line right after its `commit` sent event of purpose auto-commit) or its NONE answer); every
-/// other line must be there, in the same order.
+/// other line must be there, in the same order. A `commit` completed line of an auto-commit
+/// answered NONE, and a heartbeat's NONE answer (with or without a new epoch), are full's only;
+/// a group.epoch line is written as its change after the group's first (group_epoch_differs).
 LevelWalk walk_levels(const std::string& full, const std::string& standard) {
   LevelWalk w;
   const auto f = lines_of(full), s = lines_of(standard);
@@ -73,6 +123,10 @@ LevelWalk walk_levels(const std::string& full, const std::string& standard) {
   std::map<std::string, bool>
       auto_commit_next;  // consumer -> its next OffsetCommit is an auto-commit
   std::set<std::pair<std::string, std::int64_t>> auto_commits;  // (consumer, correlation id)
+  std::map<std::string, Names> members;                         // group -> full's last members
+  std::map<std::string, std::int64_t> member_epoch;             // consumer -> last member.epoch
+  std::map<std::pair<std::string, std::int64_t>, std::int64_t>
+      heartbeat_epoch;  // (consumer, id) -> the epoch its request carried
   for (std::size_t i = 0; i < f.size(); ++i) {
     const auto e = nlohmann::json::parse(f[i]);
     const std::string type = e.at("type");
@@ -82,6 +136,20 @@ LevelWalk walk_levels(const std::string& full, const std::string& standard) {
     if (commit_rpc && e.value("dir", "") == "send" &&
         std::exchange(auto_commit_next[e.at("from")], false))
       auto_commits.emplace(e.at("from"), e.at("id").get<std::int64_t>());
+    if (type == "member.epoch")
+      member_epoch[e.at("consumer").get<std::string>()] = e.at("epoch").get<std::int64_t>();
+    if (type == "rpc" && e.value("api", "") == "ConsumerGroupHeartbeat" &&
+        e.value("dir", "") == "send")
+      heartbeat_epoch[{e.at("from").get<std::string>(), e.at("id").get<std::int64_t>()}] =
+          e.value("member_epoch", std::int64_t{0});
+    if (type == "group.epoch") {
+      const std::string why = j < s.size()
+                                  ? group_epoch_differs(e, nlohmann::json::parse(s[j]), members, w)
+                                  : "missing";
+      if (!why.empty()) fail("group.epoch: " + why + ": " + f[i]);
+      ++j;
+      continue;
+    }
     if (type == "run.start") {
       auto a = e, b = nlohmann::json::parse(s.at(j++));
       if (a.value("trace_level", "") != "full" || b.value("trace_level", "") != "standard")
@@ -138,8 +206,17 @@ LevelWalk walk_levels(const std::string& full, const std::string& standard) {
               (e.contains("fields") && e["fields"].empty() && e.value("member_epoch", 0) > 0)))
       ++w.heartbeats_dropped;
     else if (type == "rpc" && heartbeat_api(e.value("api", "")) && e.value("dir", "") == "recv" &&
-             e.value("error", "") == "NONE")
+             e.value("error", "") == "NONE") {
       ++w.heartbeats_dropped;
+      // The answer to a request at an older epoch than the member's latest: a new epoch.
+      const auto sent =
+          heartbeat_epoch.find({e.at("to").get<std::string>(), e.at("id").get<std::int64_t>()});
+      if (sent != heartbeat_epoch.end() && sent->second > 0 &&
+          member_epoch[e.at("to").get<std::string>()] > sent->second)
+        ++w.epoch_heartbeats_dropped;
+    } else if (type == "commit" && e.value("phase", "") == "completed" &&
+               e.value("purpose", "") == "auto-commit" && e.value("error", "") == "NONE")
+      ++w.auto_commit_completions_dropped;
     else
       fail("a line only full writes that is not of a kind left to full: " + f[i]);
   }
@@ -218,7 +295,11 @@ std::string timeline_differs(const std::string& full, const std::string& standar
                            row.find("\"\"record\"\":\"\"OffsetCommit\"\"") != std::string::npos ||
                            row.find("\"\"api\"\":\"\"Fetch\"\"") != std::string::npos ||
                            row.find("\"\"api\"\":\"\"OffsetCommit\"\"") != std::string::npos ||
-                           row.find("Heartbeat\"\"") != std::string::npos;
+                           row.find("Heartbeat\"\"") != std::string::npos ||
+                           (row.find(",commit,") != std::string::npos &&
+                            row.find("\"\"phase\"\":\"\"completed\"\"") != std::string::npos &&
+                            row.find("\"\"purpose\"\":\"\"auto-commit\"\"") != std::string::npos &&
+                            row.find("\"\"error\"\":\"\"NONE\"\"") != std::string::npos);
     if (!full_only) return "missing at standard: " + row;
   }
   return j == s.size() ? "" : "extra rows at standard";
@@ -359,7 +440,8 @@ TEST_CASE(
   // (NETWORK_EXCEPTION at 15.301 s); B auto-commits at 19.8 s and A at 20.3 s. 6 commits, 12 rpc
   // lines at full; at standard 3: the commit before revocation's 2 and the failed answer (its
   // request, an auto-commit, is quiet like a steady heartbeat's).
-  // The `commit` events (sent and completed: 10 and 12) stay at both levels.
+  // The `commit` events (sent and completed: 10 and 12 at full) stay at standard, less the
+  // completions of the auto-commits answered NONE (4 in each: 6 and 8 lines).
   const auto d = temp_dir("auto-commit");
   testing::write_file(d / "auto-commit.json", R"({
   "name": "auto-commit-quiet", "seed": 1, "duration_ms": 21000, "protocols": ["classic-eager", "consumer"],
@@ -379,10 +461,10 @@ TEST_CASE(
   }
   struct Expected {
     std::string variant;
-    std::size_t full_rpcs, standard_rpcs, commits;
+    std::size_t full_rpcs, standard_rpcs, commits, standard_commits;
   };
   for (const Expected& x :
-       {Expected{"classic-eager", 10, 2, 10}, Expected{"consumer", 12, 3, 12}}) {
+       {Expected{"classic-eager", 10, 2, 10, 6}, Expected{"consumer", 12, 3, 12, 8}}) {
     CAPTURE(x.variant);
     const auto file = [&](const std::string& level, const std::string& name) {
       return testing::read_file(d / level / x.variant / name);
@@ -396,7 +478,13 @@ TEST_CASE(
     CHECK(rpcs["full"].size() == x.full_rpcs);
     REQUIRE(rpcs["standard"].size() == x.standard_rpcs);
     CHECK(commits["full"].size() == x.commits);
-    CHECK(commits["standard"] == commits["full"]);
+    CHECK(commits["standard"].size() == x.standard_commits);
+    std::vector<std::string> kept;
+    for (const auto& line : commits["full"])
+      if (line.find(R"("phase":"completed","purpose":"auto-commit","error":"NONE")") ==
+          std::string::npos)
+        kept.push_back(line);
+    CHECK(commits["standard"] == kept);
     // The commit before revocation's round trip, at both levels.
     const auto revocation =
         std::find_if(commits["full"].begin(), commits["full"].end(), [](const std::string& l) {
@@ -422,6 +510,133 @@ TEST_CASE(
                        lag_csv_steps(file("standard", "lag.csv"))) == "");
     CHECK(timeline_differs(file("full", "timeline.csv"), file("standard", "timeline.csv")) == "");
   }
+  fs::remove_all(d);
+}
+
+/// report.html's group epoch labels ("group epoch 3, ..., 2 members: A, B (member B joined)"), in
+/// order.
+std::vector<std::string> epoch_labels(const std::string& html) {
+  std::vector<std::string> out;
+  for (const std::string start : {"group epoch ", "generation "}) {
+    for (std::size_t at = html.find(start); at != std::string::npos;
+         at = html.find(start, at + 1)) {
+      const std::size_t end = html.find_first_of("\"<", at);
+      const std::string label = html.substr(at, end - at);
+      if (label.find(" member: ") != std::string::npos ||
+          label.find(" members: ") != std::string::npos)
+        out.push_back(label);
+    }
+  }
+  return out;
+}
+
+TEST_CASE(
+    "standard: group.epoch lines carry joined / left, auto-commit completions and epoch-only "
+    "heartbeat answers are full's only; every reader sees the same members") {
+  // One broker, 1 ms links, orders with 4 partitions (10 records/s each); A starts at 0, B at 3 s,
+  // C at 6 s; B stops (a graceful leave) at 9 s; 16 s in all. Every join and the leave make a
+  // group.epoch line:
+  // - classic-eager: generations 1 to 4 ([A], +B, +C, -B); commits: before revocation at each
+  //   of the 3 rebalances (A; A and B; C and A), B's close at 9 s, and A's and C's auto-commits
+  //   at 14.07 s (5 s after the last rebalance restarted their interval): 8 commits, 16 lines at
+  //   full; the two auto-commits' completions (NONE) are full's only: 14 at standard.
+  // - consumer: group epochs 2 to 5 ([A], +B, +C, -B at 9.008 s) and a fifth line at 10.303 s
+  //   when A's heartbeat computes the target of epoch 5 (no change of members: both lists
+  //   empty). Commits: A's auto-commits at 5.1, 10.3 and 15.3 s, C's at 11.1 s, A's before
+  //   revocation (B's join) at 5.2 s, C's before revocation at 11.2 s, B's close at 9 s: 7
+  //   commits, 14 lines at full, 10 at standard (the 4 auto-commit completions). A's heartbeat
+  //   at 10.3 s (sent at epoch 3) is answered NONE with epoch 5 and no assignment (A keeps its
+  //   2 partitions when B's go to C): an epoch-only answer, full's only now (its request too).
+  // - share: group epochs 2 to 5 and the target of epoch 5, as for the consumer protocol; B's
+  //   heartbeat at 8.0 s is answered with epoch 4 (C's join) and no assignment (a share group
+  //   gives every member every partition): full's only; 30 heartbeat lines at full (a first
+  //   assignment, even an empty one, is acknowledged at once), 11 at standard.
+  const auto d = temp_dir("members");
+  testing::write_file(d / "members.json", R"({
+  "name": "members-change", "seed": 1, "duration_ms": 16000, "protocols": ["classic-eager", "consumer", "share"],
+  "cluster": {"brokers": 1, "config": {"group.initial.rebalance.delay.ms": 0}},
+  "network": {"latency_ms": {"dist": "constant", "value": 1}},
+  "topics": [{"name": "orders", "partitions": 4, "produce": {"records_per_sec": 10}}],
+  "consumers": [{"name": "A", "group": "g", "topics": ["orders"]}, {"name": "B", "group": "g", "topics": ["orders"]},
+                {"name": "C", "group": "g", "topics": ["orders"]}],
+  "events": [{"at_ms": 0, "do": "start", "consumer": "A"}, {"at_ms": 3000, "do": "start", "consumer": "B"},
+             {"at_ms": 6000, "do": "start", "consumer": "C"}, {"at_ms": 9000, "do": "stop", "consumer": "B"}]
+})");
+  for (const std::string level : {"full", "standard"}) {
+    const auto r = testing::run_cli("run " + (d / "members.json").string() + " --trace " + level +
+                                        " --format csv --quiet --out " + (d / level).string(),
+                                    "levels-members");
+    REQUIRE(r.code == 0);
+  }
+  struct Expected {
+    std::string variant;
+    std::vector<std::string> epochs;  // standard's group.epoch lines: members or joined / left
+    std::size_t full_commits, standard_commits, full_heartbeats, standard_heartbeats;
+    int epoch_answers;  // epoch-only heartbeat answers left to full
+  };
+  const std::string first = R"("members":["A"])", plus_b = R"("joined":["B"],"left":[])",
+                    plus_c = R"("joined":["C"],"left":[])", minus_b = R"("joined":[],"left":["B"])",
+                    none = R"("joined":[],"left":[])";
+  for (const Expected& x :
+       {Expected{"classic-eager", {first, plus_b, plus_c, minus_b}, 16, 14, 18, 5, 0},
+        Expected{"consumer", {first, plus_b, plus_c, minus_b, none}, 14, 10, 30, 21, 1},
+        Expected{"share", {first, plus_b, plus_c, minus_b, none}, 0, 0, 30, 11, 1}}) {
+    CAPTURE(x.variant);
+    const auto file = [&](const std::string& level, const std::string& name) {
+      return testing::read_file(d / level / x.variant / name);
+    };
+    std::map<std::string, std::vector<std::string>> epochs, commits, heartbeats;
+    for (const std::string level : {"full", "standard"})
+      for (const auto& line : lines_of(file(level, "trace.jsonl"))) {
+        if (line.find(R"("type":"group.epoch")") != std::string::npos)
+          epochs[level].push_back(line);
+        if (line.find(R"("type":"commit")") != std::string::npos) commits[level].push_back(line);
+        if (line.find(R"(Heartbeat")") != std::string::npos) heartbeats[level].push_back(line);
+      }
+    REQUIRE(epochs["standard"].size() == x.epochs.size());
+    CHECK(epochs["full"].size() == x.epochs.size());
+    for (std::size_t i = 0; i < x.epochs.size(); ++i) {
+      CAPTURE(epochs["standard"][i]);
+      CHECK(epochs["standard"][i].find(x.epochs[i]) != std::string::npos);
+      CHECK((epochs["standard"][i].find(R"("members")") != std::string::npos) == (i == 0));
+      CHECK(epochs["full"][i].find(R"("joined")") == std::string::npos);  // full: as before
+    }
+    CHECK(commits["full"].size() == x.full_commits);
+    CHECK(commits["standard"].size() == x.standard_commits);
+    for (const auto& line : commits["full"]) {
+      const bool dropped =
+          line.find(R"("phase":"completed","purpose":"auto-commit","error":"NONE")") !=
+          std::string::npos;
+      CHECK((std::find(commits["standard"].begin(), commits["standard"].end(), line) ==
+             commits["standard"].end()) == dropped);
+    }
+    CHECK(heartbeats["full"].size() == x.full_heartbeats);
+    CHECK(heartbeats["standard"].size() == x.standard_heartbeats);
+    if (x.variant != "share") {  // a share heartbeat's request line does not say its epoch
+      const LevelWalk w = walk_levels(file("full", "trace.jsonl"), file("standard", "trace.jsonl"));
+      CAPTURE(w.first_problem);
+      CHECK(w.matched);
+      CHECK(w.group_epoch_changes == static_cast<int>(x.epochs.size()) - 1);
+      CHECK(w.group_epoch_joined == 2);
+      CHECK(w.group_epoch_left == 1);
+      CHECK(static_cast<std::size_t>(w.auto_commit_completions_dropped) ==
+            x.full_commits - x.standard_commits);
+      CHECK(w.epoch_heartbeats_dropped == x.epoch_answers);
+    }
+    // The readers: the summary, timeline.csv (its group.epoch rows with the same members,
+    // sorted), lag.csv, and report.html's epoch labels.
+    CHECK(file("full", "summary.json") == file("standard", "summary.json"));
+    CHECK(timeline_differs(file("full", "timeline.csv"), file("standard", "timeline.csv")) == "");
+    CHECK(steps_differ(lag_csv_steps(file("full", "lag.csv")),
+                       lag_csv_steps(file("standard", "lag.csv"))) == "");
+  }
+  const auto labels = epoch_labels(testing::read_file(d / "full" / "report.html"));
+  CHECK(labels.size() == 14);  // 4 classic generations, 5 epochs of each of the other two
+  CHECK(labels == epoch_labels(testing::read_file(d / "standard" / "report.html")));
+  CHECK(
+      std::find(labels.begin(), labels.end(),
+                "group epoch 4, target assignment epoch 4, 3 members: A, B, C (member C joined)") !=
+      labels.end());
   fs::remove_all(d);
 }
 

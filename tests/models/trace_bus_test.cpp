@@ -10,6 +10,7 @@
 #include "models/trace/trace_jsonl.hpp"
 #include "reports/share_summary.hpp"
 #include "reports/summary.hpp"
+#include "reports/trace_reader.hpp"
 #include "trace_helpers.hpp"
 
 namespace {
@@ -448,6 +449,78 @@ TEST_CASE(
   out.clear();
   CHECK_FALSE(append_jsonl_at(out, sim::SimTime{1}, Event{fetched}, standard));
   CHECK(out.empty());
+}
+
+TEST_CASE(
+    "the standard level's filter: group.epoch lines as joined / left after a group's first, an "
+    "auto-commit's NONE completion left out; readers carry the members forward, sorted") {
+  using namespace rsim::trace;
+  LevelFilter standard(Detail::Standard), full(Detail::Full);
+  // g: [X, A]; then B joins; then X and B leave and a second A (another incarnation) joins;
+  // h's first line; then g empties. The lists in the coordinator's order (by member id).
+  const std::vector<std::vector<std::string>> lists{
+      {"X", "A"}, {"X", "B", "A"}, {"A", "A"}, {"C"}, {}};
+  const std::vector<std::string> groups{"g", "g", "g", "h", "g"};
+  const std::vector<std::int64_t> epochs{2, 3, 4, 2, 5};
+  std::vector<std::string> written, full_lines;
+  for (std::size_t i = 0; i < lists.size(); ++i) {
+    const Event e{GroupEpoch{.group = groups[i], .epoch = epochs[i], .members = lists[i]}};
+    const sim::SimTime t{static_cast<std::int64_t>(i + 1)};
+    std::string line;
+    REQUIRE(append_jsonl_at(line, t, e, standard));
+    written.push_back(line);
+    line.clear();
+    REQUIRE(append_jsonl_at(line, t, e, full));
+    full_lines.push_back(line);
+  }
+  CHECK(
+      written ==
+      std::vector<std::string>{
+          R"({"t_us":1,"type":"group.epoch","group":"g","epoch":2,"members":["X","A"]})",
+          R"({"t_us":2,"type":"group.epoch","group":"g","epoch":3,"joined":["B"],"left":[]})",
+          R"({"t_us":3,"type":"group.epoch","group":"g","epoch":4,"joined":["A"],"left":["B","X"]})",
+          R"({"t_us":4,"type":"group.epoch","group":"h","epoch":2,"members":["C"]})",
+          R"({"t_us":5,"type":"group.epoch","group":"g","epoch":5,"joined":[],"left":["A","A"]})"});
+  CHECK(full_lines[2] ==
+        R"({"t_us":3,"type":"group.epoch","group":"g","epoch":4,"members":["A","A"]})");
+  // Read back, both levels give every line's members, sorted by name.
+  struct Members final : rsim::TraceSink {
+    std::vector<std::vector<std::string>> seen;
+    void on_event(sim::SimTime, const Event& e) override {
+      if (const auto* ge = std::get_if<GroupEpoch>(&e))
+        seen.emplace_back(ge->members.begin(), ge->members.end());
+    }
+  };
+  const std::vector<std::vector<std::string>> sorted{
+      {"A", "X"}, {"A", "B", "X"}, {"A", "A"}, {"C"}, {}};
+  for (const auto* lines : {&written, &full_lines}) {
+    Members m;
+    read_jsonl(*lines, m);
+    CHECK(m.seen == sorted);
+  }
+  // The reports' reader shows a standard line as the full line reads, sorted.
+  reports::TraceReader reader(written);
+  std::vector<std::string> shown;
+  while (reader.next()) shown.push_back(reader.line().dump());
+  CHECK(shown[1] ==
+        R"({"t_us":2,"type":"group.epoch","group":"g","epoch":3,"members":["A","B","X"]})");
+  CHECK(shown[2] == R"({"t_us":3,"type":"group.epoch","group":"g","epoch":4,"members":["A","A"]})");
+  CHECK(shown[4] == R"({"t_us":5,"type":"group.epoch","group":"g","epoch":5,"members":[]})");
+
+  // An auto-commit answered NONE: its completion is full's only; an error, a failure and every
+  // other purpose keep theirs.
+  const auto commit = [](const char* phase, const char* purpose, const char* error) {
+    Commit c{.consumer = "A", .group = "g", .phase = phase, .purpose = purpose};
+    if (error != nullptr) c.error = std::string_view(error);
+    return Event{c};
+  };
+  CHECK_FALSE(standard.keep(commit("completed", "auto-commit", "NONE")));
+  CHECK(full.keep(commit("completed", "auto-commit", "NONE")));
+  CHECK(standard.keep(commit("sent", "auto-commit", nullptr)));
+  CHECK(standard.keep(commit("completed", "auto-commit", "NOT_COORDINATOR")));
+  CHECK(standard.keep(commit("failed", "auto-commit", "REBALANCE_IN_PROGRESS")));
+  CHECK(standard.keep(commit("completed", "before revocation", "NONE")));
+  CHECK(standard.keep(commit("completed", "commitSync", "NONE")));
 }
 
 TEST_CASE(

@@ -101,7 +101,8 @@ CLI::App* add_run_subcommand(CLI::App& app, std::string& file, std::optional<std
                   "trace detail: standard (default: grows with what changes: lag lines only when a "
                   "lag or owner "
                   "changes, no per-batch records.* lines, OffsetCommit records, quiet heartbeats "
-                  "or the rpcs of auto-commits answered NONE), full (everything, "
+                  "or the rpcs and completions of auto-commits answered NONE; group.epoch "
+                  "lines list the members joined and left), full (everything, "
                   "also every Fetch rpc and lag sample), none (only summary.json); the summary is "
                   "the same at every level")
       ->check(CLI::IsMember({"full", "standard", "none"}));
