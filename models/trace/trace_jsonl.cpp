@@ -863,7 +863,19 @@ void GroupMembers::read(ojson& line, GroupEpoch& e, bool rewrite) {
     else
       full[k] = std::move(v);
   }
-  line = std::move(full);  // the event's views stay valid: a moved json string keeps its storage
+  line = std::move(full);
+  // The event's views pointed into the old line's strings, which moved (a short string keeps its
+  // characters inside the object, so a move does not keep them where they were): point them
+  // into the new line.
+  const auto view = [&line](const char* key) -> Opt<sv> {
+    const auto it = line.find(key);
+    if (it == line.end() || !it->is_string()) return std::nullopt;
+    return sv(it->get_ref<const std::string&>());
+  };
+  e.group = view("group").value_or(sv());
+  e.protocol = view("protocol");
+  e.leader = view("leader");
+  e.reason = view("reason");
 }
 
 void read_jsonl(std::istream& in, TraceSink& sink) {
