@@ -218,7 +218,7 @@ void ClassicConsumer::pass(bool resumed) {
     heartbeat_tick_.arm(sim::SimTime::zero());
   }
   if (heartbeat_failed_) {
-    fail_fatally(ErrorCode::FENCED_INSTANCE_ID, "heartbeat thread");
+    throw_heartbeat_failure();
     return;
   }
   // updateAssignmentMetadataIfNeeded: the coordinator's part, then positions when the group is
@@ -226,6 +226,21 @@ void ClassicConsumer::pass(bool resumed) {
   if (coordinator_poll()) update_fetch_positions(resumed);
   if (!process_.alive() || busy_ || fatal_ || close_stage_ != CloseStage::None) return;
   maybe_return_records();
+}
+
+void ClassicConsumer::throw_heartbeat_failure() {
+  // pollHeartbeat (AC:370-385) throws the heartbeat thread's FencedInstanceIdException from
+  // poll() and drops the thread; the next join starts a new one. The application catches it and
+  // calls poll() again at once (no records, no loop time), as the oracle's loop does. The member
+  // is not lost: the Heartbeat's FENCED_INSTANCE_ID reset its generation and member id and asked
+  // for a rejoin (AbstractCoordinator's HeartbeatResponseHandler), so that poll() runs
+  // onPartitionsLost and sends a JoinGroup with its group.instance.id, which takes the instance
+  // back from whoever holds it now.
+  heartbeat_failed_ = false;
+  in_poll_ = false;
+  poll_return_timer_.cancel();
+  fetch_wake_timer_.cancel();
+  on_poll_loop_continue();
 }
 
 bool ClassicConsumer::coordinator_poll() {
@@ -1060,7 +1075,8 @@ void ClassicConsumer::on_heartbeat_response(const InFlight& req, const Heartbeat
     case ErrorCode::UNKNOWN_MEMBER_ID:
     case ErrorCode::FENCED_INSTANCE_ID:
       if (generation_ == generation_of(req)) {
-        reset_generation(r.error == ErrorCode::UNKNOWN_MEMBER_ID,
+        // resetStateOnResponseError: the member id goes too, except on ILLEGAL_GENERATION.
+        reset_generation(r.error != ErrorCode::ILLEGAL_GENERATION,
                          fmt::format("Heartbeat: {}", error_name(r.error)));
         request_rejoin(fmt::format("Heartbeat: {}", error_name(r.error)));
         if (r.error == ErrorCode::FENCED_INSTANCE_ID) heartbeat_failed_ = true;

@@ -167,6 +167,7 @@ class ClassicConsumer final : public ConsumerClient {
   std::optional<std::int32_t> send_offset_commit(const std::string& purpose) override;
   void on_callback_end() override;
   void set_owned(TopicPartitions owned);
+  void throw_heartbeat_failure();
   void reset_generation(bool reset_member_id, const std::string& why);
   void request_rejoin(const std::string& why);
   void fail_fatally(ErrorCode error, const std::string& where);
