@@ -166,7 +166,7 @@ TEST_CASE("trace reader: a request's member epoch and fields are typed") {
 }
 
 TEST_CASE("trace reader: bad lines are refused with the same message both ways") {
-  for (const std::string text :
+  for (const std::string& text :
        {std::string(R"({"t_us":1,"type":"lag","partition":"t-0","lag":"x"})"),
         std::string(R"({"t_us":1,"type":"lag","partition":"nodash","lag":1})"),
         std::string(R"({"t_us":"1","type":"lag"})"), std::string("{oops")}) {
