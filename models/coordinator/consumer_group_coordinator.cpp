@@ -939,11 +939,7 @@ bool ConsumerGroupCoordinator::steady_heartbeat(const Reply& to,
   // What regular_heartbeat does then: the session timer restarts, the answer carries the epoch
   // (and the assignment only for a full request), no record is written.
   timers(r.group_id, r.member_id).session->arm(sim::ms(config_.group_consumer_session_timeout_ms));
-  ConsumerGroupHeartbeatResponse resp;
-  resp.member_id = r.member_id;
-  resp.member_epoch = m.member.member_epoch;
-  resp.heartbeat_interval_ms =
-      static_cast<std::int32_t>(config_.group_consumer_heartbeat_interval_ms);
+  ConsumerGroupHeartbeatResponse resp = answer(r.member_id, m.member.member_epoch);
   if (r.rebalance_timeout_ms != -1 && r.subscribed_topic_names && r.topic_partitions)
     resp.assignment = to_wire(m.member.assigned_partitions);
   Write w{r.group_id, {}};
@@ -1080,11 +1076,7 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
   }
   timers(r.group_id, r.member_id).session->arm(sim::ms(config_.group_consumer_session_timeout_ms));
 
-  ConsumerGroupHeartbeatResponse resp;
-  resp.member_id = r.member_id;
-  resp.member_epoch = done.member.member_epoch;
-  resp.heartbeat_interval_ms =
-      static_cast<std::int32_t>(config_.group_consumer_heartbeat_interval_ms);
+  ConsumerGroupHeartbeatResponse resp = answer(r.member_id, done.member.member_epoch);
   const bool full = r.rebalance_timeout_ms != -1 && r.subscribed_topic_names && r.topic_partitions;
   if (r.member_epoch == 0 || full || done.member.assigned_partitions != assigned_before)
     resp.assignment = to_wire(done.member.assigned_partitions);
@@ -1163,21 +1155,18 @@ void ConsumerGroupCoordinator::leave(const Reply& to, const ConsumerGroupHeartbe
     reason = fmt::format("static member {} left temporarily", consumer);
   } else {
     reason = fmt::format("member {} left the group", consumer);
-    fence_or_downgrade(
-        r.group_id, member_id, to,
-        ConsumerGroupHeartbeatResponse{.member_id = r.member_id,
-                                       .member_epoch = r.member_epoch,
-                                       .heartbeat_interval_ms = static_cast<std::int32_t>(
-                                           config_.group_consumer_heartbeat_interval_ms)},
-        reason);
+    fence_or_downgrade(r.group_id, member_id, to, answer(r.member_id, r.member_epoch), reason);
     return;
   }
-  commit(w, to,
-         ConsumerGroupHeartbeatResponse{.member_id = r.member_id,
-                                        .member_epoch = r.member_epoch,
+  commit(w, to, answer(r.member_id, r.member_epoch), reason);
+}
+
+ConsumerGroupHeartbeatResponse ConsumerGroupCoordinator::answer(const std::string& member_id,
+                                                                std::int32_t member_epoch) const {
+  return ConsumerGroupHeartbeatResponse{.member_id = member_id,
+                                        .member_epoch = member_epoch,
                                         .heartbeat_interval_ms = static_cast<std::int32_t>(
-                                            config_.group_consumer_heartbeat_interval_ms)},
-         reason);
+                                            config_.group_consumer_heartbeat_interval_ms)};
 }
 
 void ConsumerGroupCoordinator::on_session_timeout(const std::string& group_id,

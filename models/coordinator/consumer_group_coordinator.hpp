@@ -214,6 +214,9 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   /// its metadata unchanged, the group's target up to date), answered without copying the
   /// member: true when it was such a heartbeat and is answered, false (nothing done) otherwise.
   bool steady_heartbeat(const Reply& to, const ConsumerGroupHeartbeatRequest& r);
+  /// A NONE answer to a member: its id, its epoch and group.consumer.heartbeat.interval.ms.
+  ConsumerGroupHeartbeatResponse answer(const std::string& member_id,
+                                        std::int32_t member_epoch) const;
   /// The member a heartbeat is from, as its group has it (a copy), or a new one.
   struct HeartbeatMember {
     ConsumerGroupMemberState member;

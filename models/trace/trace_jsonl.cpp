@@ -578,15 +578,21 @@ struct DeltaFields {
   }
 };
 
-void append_group_epoch_delta(std::string& out, sim::SimTime t, const GroupEpoch& e,
-                              const LevelFilter::MembersDelta& delta) {
+// Every line starts with its time and type, written directly: `{"t_us":N,"type":"KIND"`.
+void append_line_start(std::string& out, sim::SimTime t, std::string_view type,
+                       sim::JsonWriter& w) {
   char buf[24];
   const auto r = std::to_chars(buf, buf + sizeof buf, static_cast<std::int64_t>(t.count()));
   out += "{\"t_us\":";
   out.append(buf, r.ptr);
   out += ",\"type\":";
+  w.value(type);
+}
+
+void append_group_epoch_delta(std::string& out, sim::SimTime t, const GroupEpoch& e,
+                              const LevelFilter::MembersDelta& delta) {
   sim::JsonWriter w(out);
-  w.value(GroupEpoch::kType);
+  append_line_start(out, t, GroupEpoch::kType, w);
   Writer v{{}, w};
   DeltaFields d{v, delta};
   GroupEpoch::fields(e, d);
@@ -639,14 +645,8 @@ std::string_view type_of(const Event& e) {
 
 void append_jsonl(std::string& out, sim::SimTime t, const Event& e) {
   if (append_fast(out, t, e)) return;
-  // The first two members written directly (every line starts with them).
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, static_cast<std::int64_t>(t.count()));
-  out += "{\"t_us\":";
-  out.append(buf, r.ptr);
-  out += ",\"type\":";
   sim::JsonWriter w(out);
-  w.value(type_of(e));
+  append_line_start(out, t, type_of(e), w);
   std::visit(
       [&](const auto& ev) {
         using E = std::decay_t<decltype(ev)>;
