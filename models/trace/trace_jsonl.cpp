@@ -342,6 +342,7 @@ class Cursor {
     p_ = out_.data() + start;
   }
   void lit(std::string_view s) {
+    if (s.empty()) return;  // an empty view's data() may be null, which memcpy must not get
     std::memcpy(p_, s.data(), s.size());
     p_ += s.size();
   }
