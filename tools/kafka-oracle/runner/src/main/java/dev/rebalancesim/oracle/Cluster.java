@@ -167,6 +167,13 @@ final class Cluster implements AutoCloseable {
     return processes[broker] != null && processes[broker].isAlive();
   }
 
+  /** SIGTERM to the broker's JVM: Kafka's controlled shutdown, then the process exits (not waited for). */
+  void terminate(int broker) {
+    Process p = processes[broker];
+    if (p == null) return;
+    p.descendants().forEach(ProcessHandle::destroy);
+  }
+
   /** SIGKILL, as a crashed machine: no controlled shutdown. */
   void kill(int broker) throws InterruptedException {
     Process p = processes[broker];

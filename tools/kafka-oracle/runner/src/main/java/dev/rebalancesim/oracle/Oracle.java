@@ -150,6 +150,13 @@ public final class Oracle {
         case "start": case "stop": case "crash": case "restart": case "stall": case "pause":
         case "add-partitions": case "produce":
           break;
+        case "stop-broker": case "crash-broker": case "start-broker": case "restart-broker": {
+          int b = ev.get(i).path("broker").asInt(-1);
+          if (b < 0 || b >= brokers) {
+            r.add(file + ": /events/" + i + "/broker: the oracle's brokers are 0.." + (brokers - 1) + ", got " + ev.get(i).path("broker"));
+          }
+          break;
+        }
         default:
           r.add(file + ": /events/" + i + "/do: \"" + d + "\" is not supported by the oracle");
       }
@@ -609,6 +616,26 @@ public final class Oracle {
         case "fail-coordinator":
           failCoordinator(e, q, admin, at);
           break;
+        case "stop-broker":
+          stopBroker(e.path("broker").asInt(), q, -1);
+          break;
+        case "crash-broker":
+          crashBroker(e.path("broker").asInt());
+          break;
+        case "start-broker":
+          startBroker(e.path("broker").asInt());
+          break;
+        case "restart-broker": {
+          int b = e.path("broker").asInt();
+          long after = e.path("after_ms").asLong() * 1000;
+          if (e.path("graceful").asBoolean(true)) {
+            stopBroker(b, q, after);
+          } else {
+            crashBroker(b);
+            q.add(new Action(at + after, order++, () -> startBroker(b)));
+          }
+          break;
+        }
         default:
           break;
       }
@@ -652,6 +679,46 @@ public final class Oracle {
         emit("broker.recover", obj().put("broker", b));
       }));
     }
+  }
+
+  /** A controlled shutdown (SIGTERM: the broker moves its leaderships away, then exits). With
+   *  startAfterUs >= 0 the broker starts again that long after its process has exited, as the
+   *  simulator's restart-broker does; the exit is watched from the script's own loop. */
+  private void stopBroker(int b, PriorityQueue<Action> q, long startAfterUs) {
+    if (!cluster.alive(b)) return;
+    cluster.terminate(b);
+    emit("broker.stop", obj().put("broker", b).put("graceful", true));
+    if (startAfterUs >= 0) q.add(new Action(clock.nowUs() + 10_000, order++, () -> startWhenExited(b, q, startAfterUs)));
+  }
+
+  private void startWhenExited(int b, PriorityQueue<Action> q, long afterUs) {
+    if (cluster.alive(b)) {
+      q.add(new Action(clock.nowUs() + 10_000, order++, () -> startWhenExited(b, q, afterUs)));
+      return;
+    }
+    log("broker-" + b + " exited by " + clock.nowUs() / 1000 + " ms; it starts again " + afterUs / 1000 + " ms later");
+    q.add(new Action(clock.nowUs() + afterUs, order++, () -> startBroker(b)));
+  }
+
+  private void crashBroker(int b) {
+    if (!cluster.alive(b)) return;
+    try {
+      cluster.kill(b);
+    } catch (InterruptedException ex) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(ex);
+    }
+    emit("broker.crash", obj().put("broker", b));
+  }
+
+  private void startBroker(int b) {
+    if (cluster.alive(b)) return;
+    try {
+      cluster.start(b);
+    } catch (IOException ex) {
+      throw new IllegalStateException(ex);
+    }
+    emit("broker.start", obj().put("broker", b));
   }
 
   // -------------------------------------------------------------------------------------------
