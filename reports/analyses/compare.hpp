@@ -99,6 +99,11 @@ struct TraceFacts {
   /// at the same instant with the same spec. A real run's records of such a group are compared
   /// in the order its members reached the coordinator (docs/fidelity.md, finding 17).
   std::vector<std::vector<std::string>> simultaneous;
+  /// Set by the caller on the simulator's facts: the scenario's production, records per second
+  /// over all partitions. A duplicate count is records re-read from a window of time, so it
+  /// agrees within what is produced during the variant's time tolerance (docs/fidelity.md,
+  /// finding 5).
+  double produced_per_sec = 0;
 };
 
 /// A consumer of the scenario: its name, the instant of its first `start` (µs; -1 if it has
@@ -187,6 +192,8 @@ struct VariantComparison {
                lost_sim = 0, lost_real = 0;  // the *_real: run 1's
   // each fact equal to run 1's, or to another run's where the runs differ (a race, in races)
   bool final_equal = true, rebalances_equal = true, duplicates_equal = true, lost_equal = true;
+  /// How far the duplicate counts may differ: the records produced in the time tolerance.
+  std::int64_t duplicates_tolerance = 0;
   bool final_observed = true;  // false under share: a KafkaShareConsumer has no assignment()
   // share groups: run 1's counts against the simulator's, and the redeliveries and archivals
   // matched in order (no further apart than the match window); a matched pair beyond share_ms

@@ -99,7 +99,28 @@ TEST_CASE(
   CHECK(c.callbacks_unmatched == 2);  // B's [t-1] only in sim, B's [t-0] only in real
   CHECK(c.duplicates_real == 5);      // offsets 5..9 of t-0 delivered twice
   const auto f = c.failures();
-  CHECK(std::find(f.begin(), f.end(), "duplicates: sim 0 real 5") != f.end());
+  CHECK(std::find(f.begin(), f.end(), "duplicates: sim 0 real 5 (beyond ±0)") != f.end());
+
+  // Produced at 20 records/s in all, the ±150 ms of classic allow 3 duplicates either way (the
+  // records produced in the tolerance); at 40/s, 6: then 0 against 5 agrees.
+  auto produced = sim;
+  produced.produced_per_sec = 20;
+  const auto at20 =
+      compare_variant("classic-eager", produced, {facts_of(trace(other))}, {"real"}, {});
+  CHECK(at20.duplicates_tolerance == 3);
+  CHECK_FALSE(at20.duplicates_equal);
+  produced.produced_per_sec = 40;
+  const auto at40 =
+      compare_variant("classic-eager", produced, {facts_of(trace(other))}, {"real"}, {});
+  CHECK(at40.duplicates_tolerance == 6);
+  CHECK(at40.duplicates_equal);
+  // Two runs 5 apart at ±3 (20/s): the simulator's 0 is run 2's outcome, a race.
+  produced.produced_per_sec = 20;
+  const auto race =
+      compare_variant("classic-eager", produced, {facts_of(trace(other)), sim}, {"r1", "r2"}, {});
+  CHECK(race.duplicates_equal);
+  CHECK(std::find(race.races.begin(), race.races.end(), "duplicates: race: matches run 2") !=
+        race.races.end());
 
   std::string fewer = kSim;
   const auto at = fewer.find(R"({"t_us":6051000)");

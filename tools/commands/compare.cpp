@@ -50,6 +50,25 @@ std::vector<compare::StartedMember> started_members(const ScenarioSpec& spec,
   return out;
 }
 
+/// The most records the scenario's producers write per second over all partitions: each topic at
+/// the highest rate it is given (its own `produce`, or a `produce` event's), times its partitions.
+double produced_per_sec(const ScenarioSpec& spec) {
+  const auto rate = [](const std::optional<sim::Distribution>& gap) {
+    if (!gap) return 0.0;
+    const double ms = gap->expected_ms();
+    return ms > 0 ? 1000.0 / ms : 0.0;
+  };
+  double total = 0;
+  for (const auto& t : spec.topics) {
+    double most = rate(t.produce_gap);
+    for (const auto& e : spec.events)
+      if (const auto* p = e.as<verb::Produce>(); p != nullptr && p->topic == t.name)
+        most = std::max(most, rate(p->produce_gap));
+    total += most * t.partitions;
+  }
+  return total;
+}
+
 // An istream over text held elsewhere (std::istringstream would copy a whole trace).
 struct TextStream {
   struct Buffer : std::streambuf {
@@ -262,6 +281,7 @@ int cmd_compare(const CompareArgs& args) {
       sim_facts = compare::facts_of_stream(sim_in.stream, "simulator trace");
     }
     sim_facts.simultaneous = simultaneous;
+    sim_facts.produced_per_sec = produced_per_sec(spec);
     const auto c = compare::compare_variant(v, sim_facts, real, dirs, args.tolerances);
     const std::string table = compare::render_table(spec.name, c);
     std::cout << escaped_lines(table) << "\n";  // names from the traces: control characters escaped
