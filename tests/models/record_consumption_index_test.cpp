@@ -308,3 +308,55 @@ TEST_CASE(
     CHECK(brokers() == std::vector<std::size_t>{2, 1});
   }
 }
+
+TEST_CASE("record consumption: leader_reachable is asked once per partition and reach_epoch") {
+  // Equal reach_epochs, equal answers: a partition's answer is kept with its route for the
+  // epoch it was asked at; another epoch asks again, once; 0 (unknown) asks at every visit.
+  sim::Kernel kernel;
+  testing::RecordedTracer tracer(kernel);
+  // A record every 100 ms in each of the 3 partitions (appends at 100, 200, ... ms).
+  rsim::Workload workload(kernel, tracer, {topic("t", 3, sim::Distribution::constant(100))}, 1);
+  std::uint64_t epoch = 1;
+  int asks = 0;
+  rsim::RecordConsumption c(
+      kernel, tracer, workload, nullptr,
+      rsim::RecordConsumption::Options{
+          .consumer = "c",
+          .group = "g",
+          .leader_reachable =
+              [&](const rsim::TopicPartition&, rsim::RecordConsumption::Route&) {
+                ++asks;
+                return true;
+              },
+          .reach_epoch = [&] { return epoch; }},
+      sim::Rng(1, "t"));
+  fetch_from_zero(c, {{"t", 0}, {"t", 1}, {"t", 2}});
+  kernel.run(sim::ms(150));
+  auto batch = c.poll();
+  REQUIRE(batch);
+  CHECK(batch->records == 3);
+  CHECK(asks == 3);  // the first pass visits each partition: asked once each
+  CHECK(c.next_fetchable() == sim::ms(200));
+  kernel.run(sim::ms(250));
+  batch = c.poll();
+  REQUIRE(batch);
+  CHECK(batch->records == 3);
+  CHECK(c.next_fetchable() == sim::ms(300));
+  CHECK(asks == 3);  // the same epoch: kept, through two passes and two next_fetchable()
+
+  epoch = 2;  // e.g. a broker down or a new route version: every partition asked again, once
+  kernel.run(sim::ms(350));
+  REQUIRE(c.poll());
+  CHECK(asks == 6);
+  REQUIRE_FALSE(c.poll());  // all three drained: none looked at
+  CHECK(asks == 6);
+
+  epoch = 0;  // unknown: asked at every visit
+  kernel.run(sim::ms(450));
+  REQUIRE(c.poll());
+  CHECK(asks == 9);  // the 3 partitions with a record
+  // next_fetchable(): ready_ is empty (all drained), and later_'s walk visits its root only (its
+  // children's instants, 500 ms like the root's, are no earlier than the best so far).
+  CHECK(c.next_fetchable() == sim::ms(500));
+  CHECK(asks == 10);
+}
