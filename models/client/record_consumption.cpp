@@ -188,9 +188,8 @@ std::vector<CommittedOffset> RecordConsumption::all_consumed() const {
   return out;
 }
 
-bool RecordConsumption::fetchable(const TopicPartition& tp, const Part& p,
-                                  std::uint64_t epoch) const {
-  return p.state == State::Fetching && !p.pending_revocation && reachable(tp, p.route, epoch);
+bool RecordConsumption::fetchable(const TopicPartition& tp, const Part& p) const {
+  return p.state == State::Fetching && !p.pending_revocation && reachable(tp, p.route);
 }
 
 bool RecordConsumption::any_fetchable() const {
@@ -198,7 +197,7 @@ bool RecordConsumption::any_fetchable() const {
   if (epoch != 0 && epoch == any_epoch_ && fetchable_changes_ == any_changes_) return any_;
   bool any = false;
   for (const auto& [tp, p] : parts_)
-    if (fetchable(tp, p, epoch)) {
+    if (fetchable(tp, p)) {
       any = true;
       break;
     }
@@ -212,7 +211,7 @@ const std::vector<std::size_t>& RecordConsumption::fetch_brokers(std::uint64_t e
   if (epoch == brokers_epoch_ && fetchable_changes_ == brokers_changes_) return brokers_;
   brokers_.clear();
   for (const auto& [tp, p] : parts_)
-    if (fetchable(tp, p, epoch) &&
+    if (fetchable(tp, p) &&
         std::find(brokers_.begin(), brokers_.end(), p.route.broker) == brokers_.end())
       brokers_.push_back(p.route.broker);
   brokers_epoch_ = epoch;
@@ -292,7 +291,6 @@ std::optional<Batch> RecordConsumption::poll() {
   if (parts_.empty() || quiet()) return std::nullopt;
   ensure_index();
   promote_due();
-  const std::uint64_t epoch = reach_epoch();
   // Partitions in order, starting with the one a previous poll() left partly drained (Kafka's
   // next-in-line fetch), else after the last one that returned records. Only partitions that may
   // have records are looked at: the others would return nothing.
@@ -312,7 +310,7 @@ std::optional<Batch> RecordConsumption::poll() {
     const TopicPartition& tp = e->first;
     Part& p = e->second;
     ++visited_;
-    if (reachable(tp, p.route, epoch)) {
+    if (reachable(tp, p.route)) {
       const std::int64_t available = workload_.log_end_offset(p.ref) - p.position;
       if (available > 0) {
         const std::int64_t n = std::min(room, available);
@@ -353,9 +351,9 @@ sim::SimTime RecordConsumption::next_fetchable() const {
   if (quiet()) return quiet_.next;
   ensure_index();
   promote_due();
-  const std::uint64_t epoch = reach_epoch();
-  if (walk_ready(&best, epoch)) return kernel_.now();
+  if (walk_ready(&best)) return kernel_.now();
   // Every reachable partition of ready_ went to later_: quiet until later_'s earliest instant.
+  const std::uint64_t epoch = reach_epoch();
   quiet_ = Quiet{epoch, index_changes_, later_.empty() ? sim::kNever : later_.front().first, best};
   // The rest are in later_, each until its instant (delays are >= 0): walk the heap from its
   // root, leaving out every subtree whose root's instant is no earlier than the best so far (its
@@ -370,7 +368,7 @@ sim::SimTime RecordConsumption::next_fetchable() const {
     if (at == sim::kNever || at >= best) continue;
     auto& [tp, p] = *order_[rank];
     ++visited_;
-    if (reachable(tp, p.route, epoch)) best = std::min(best, at + p.route.delay);
+    if (reachable(tp, p.route)) best = std::min(best, at + p.route.delay);
     if (2 * i + 2 < later_.size()) scratch_.push_back(2 * i + 2);
     if (2 * i + 1 < later_.size()) scratch_.push_back(2 * i + 1);
   }
@@ -383,15 +381,15 @@ bool RecordConsumption::records_waiting() const {
   ensure_index();
   promote_due();
   // next_fetchable()'s walk of ready_ up to its answer `now`; later_ holds only instants after now.
-  return walk_ready(nullptr, reach_epoch());
+  return walk_ready(nullptr);
 }
 
-bool RecordConsumption::walk_ready(sim::SimTime* best, std::uint64_t epoch) const {
+bool RecordConsumption::walk_ready(sim::SimTime* best) const {
   for (Entry* e : ready_) {
     const TopicPartition& tp = e->first;
     Part& p = e->second;
     ++visited_;
-    if (!reachable(tp, p.route, epoch)) continue;
+    if (!reachable(tp, p.route)) continue;
     if (workload_.log_end_offset(p.ref) > p.position) {
       demote_drained();
       return true;

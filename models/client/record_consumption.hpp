@@ -97,10 +97,6 @@ class RecordConsumption {
     /// How long a record takes to reach a consumer waiting in poll() once appended: the
     /// long-poll Fetch answers at once and the answer crosses the link.
     sim::SimTime delay{0};
-    /// leader_reachable's answer (`reachable`) kept for the reach_epoch it was asked at (0:
-    /// none): equal epochs, equal answers, so a poll pass asks once per partition and epoch.
-    std::uint64_t reach_epoch = 0;
-    bool reachable = false;
   };
   struct Options {
     std::string consumer;  // the scenario's name, for the trace
@@ -184,9 +180,8 @@ class RecordConsumption {
   /// revocation, its leader reachable), in partition order.
   template <class F>
   void for_each_fetchable(F&& f) const {
-    const std::uint64_t epoch = reach_epoch();
     for (const auto& [tp, p] : parts_)
-      if (fetchable(tp, p, epoch)) f(tp);
+      if (fetchable(tp, p)) f(tp);
   }
   /// Calls f(b) for each broker a fetchable partition's Fetch goes to (Route::broker), in the
   /// order of its first fetchable partition, while f returns true. What a walk of
@@ -198,8 +193,7 @@ class RecordConsumption {
     if (epoch == 0) {
       std::vector<std::size_t> seen;
       for (const auto& [tp, p] : parts_) {
-        if (!fetchable(tp, p, epoch) ||
-            std::find(seen.begin(), seen.end(), p.route.broker) != seen.end())
+        if (!fetchable(tp, p) || std::find(seen.begin(), seen.end(), p.route.broker) != seen.end())
           continue;
         seen.push_back(p.route.broker);
         if (!f(p.route.broker)) return;
@@ -260,18 +254,11 @@ class RecordConsumption {
     ++fetchable_changes_;
   }
   std::optional<TopicPartition> first_resetting() const;
-  bool fetchable(const TopicPartition& tp, const Part& p, std::uint64_t epoch) const;
+  bool fetchable(const TopicPartition& tp, const Part& p) const;
   std::uint64_t reach_epoch() const { return options_.reach_epoch ? options_.reach_epoch() : 0; }
   const std::vector<std::size_t>& fetch_brokers(std::uint64_t epoch) const;
-  /// leader_reachable(tp, route), asked once per reach_epoch `epoch` (the caller's
-  /// reach_epoch(), read once per walk; 0: asked every time).
-  bool reachable(const TopicPartition& tp, Route& route, std::uint64_t epoch) const {
-    if (!options_.leader_reachable) return true;
-    if (epoch != 0 && route.reach_epoch == epoch) return route.reachable;
-    const bool reachable = options_.leader_reachable(tp, route);
-    route.reach_epoch = epoch;
-    route.reachable = reachable;
-    return reachable;
+  bool reachable(const TopicPartition& tp, Route& route) const {
+    return !options_.leader_reachable || options_.leader_reachable(tp, route);
   }
 
   // The fetchable-data index. Every partition a Fetch would ask for (FETCHING, not pending
@@ -286,7 +273,7 @@ class RecordConsumption {
   /// Walks ready_: true at the first reachable partition with a record past its position; the
   /// others visited are marked drained (and leave ready_ with demote_drained()). With `best`,
   /// also lowers it to the earliest arrival among the drained ones.
-  bool walk_ready(sim::SimTime* best, std::uint64_t epoch) const;
+  bool walk_ready(sim::SimTime* best) const;
   mutable bool index_valid_ = false;
   mutable std::uint64_t index_layout_ = 0;
   mutable std::vector<Entry*> order_;  // every assigned partition, by rank (= partition order)
