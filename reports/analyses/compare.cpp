@@ -599,6 +599,45 @@ void compare_records(VariantComparison& c, const TraceFacts& sim,
   }
 }
 
+/// The final assignment and the counts (rebalances, duplicates, lost) against every real run's.
+void compare_facts(VariantComparison& c, const std::string& variant, const TraceFacts& sim,
+                   const std::vector<TraceFacts>& real) {
+  const auto& r = real[0];
+  const auto facts = [&](auto get) {
+    std::vector<std::decay_t<decltype(get(sim))>> v;
+    for (const auto& x : real) v.push_back(get(x));
+    return v;
+  };
+  // A KafkaShareConsumer has no assignment(): a real share run has no final assignment to
+  // compare (its group's assignment records are compared above).
+  c.final_observed = variant != "share";
+  const auto final_of = [](const TraceFacts& f) { return f.final_assignment; };
+  if (c.final_observed)
+    race_of_fact("final assignment", final_of(sim), facts(final_of), c.races, c.final_equal);
+  c.final_sim = sim.final_assignment;
+  c.final_real = r.final_assignment;
+  const auto count = [&](const char* what, auto get, std::int64_t& s_out, std::int64_t& r_out,
+                         bool& equal) {
+    race_of_fact(what, get(sim), facts(get), c.races, equal);
+    s_out = get(sim);
+    r_out = get(r);
+  };
+  count(
+      "rebalances", [](const TraceFacts& f) { return f.rebalances; }, c.rebalances_sim,
+      c.rebalances_real, c.rebalances_equal);
+  // Duplicates are the records re-read from a window of time (the commit before a revocation
+  // to the revocation), so their count agrees within the records produced in the tolerance.
+  c.duplicates_tolerance =
+      static_cast<std::int64_t>(sim.produced_per_sec * static_cast<double>(c.tolerance_ms) / 1000);
+  const auto dup_of = [](const TraceFacts& f) { return f.duplicates; };
+  race_of_count("duplicates", sim.duplicates, facts(dup_of), c.duplicates_tolerance, c.races,
+                c.duplicates_equal);
+  c.duplicates_sim = sim.duplicates;
+  c.duplicates_real = r.duplicates;
+  count(
+      "lost", [](const TraceFacts& f) { return f.lost; }, c.lost_sim, c.lost_real, c.lost_equal);
+}
+
 }  // namespace
 
 VariantComparison compare_variant(const std::string& variant, const TraceFacts& sim,
@@ -722,39 +761,7 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
   if (!real.empty()) {
     const auto& r = real[0];
     compare_records(c, sim, real, tol_us, window_us);
-    const auto facts = [&](auto get) {
-      std::vector<std::decay_t<decltype(get(sim))>> v;
-      for (const auto& x : real) v.push_back(get(x));
-      return v;
-    };
-    // A KafkaShareConsumer has no assignment(): a real share run has no final assignment to
-    // compare (its group's assignment records are compared above).
-    c.final_observed = variant != "share";
-    const auto final_of = [](const TraceFacts& f) { return f.final_assignment; };
-    if (c.final_observed)
-      race_of_fact("final assignment", final_of(sim), facts(final_of), c.races, c.final_equal);
-    c.final_sim = sim.final_assignment;
-    c.final_real = r.final_assignment;
-    const auto count = [&](const char* what, auto get, std::int64_t& s_out, std::int64_t& r_out,
-                           bool& equal) {
-      race_of_fact(what, get(sim), facts(get), c.races, equal);
-      s_out = get(sim);
-      r_out = get(r);
-    };
-    count(
-        "rebalances", [](const TraceFacts& f) { return f.rebalances; }, c.rebalances_sim,
-        c.rebalances_real, c.rebalances_equal);
-    // Duplicates are the records re-read from a window of time (the commit before a revocation
-    // to the revocation), so their count agrees within the records produced in the tolerance.
-    c.duplicates_tolerance = static_cast<std::int64_t>(sim.produced_per_sec *
-                                                       static_cast<double>(c.tolerance_ms) / 1000);
-    const auto dup_of = [](const TraceFacts& f) { return f.duplicates; };
-    race_of_count("duplicates", sim.duplicates, facts(dup_of), c.duplicates_tolerance, c.races,
-                  c.duplicates_equal);
-    c.duplicates_sim = sim.duplicates;
-    c.duplicates_real = r.duplicates;
-    count(
-        "lost", [](const TraceFacts& f) { return f.lost; }, c.lost_sim, c.lost_real, c.lost_equal);
+    compare_facts(c, variant, sim, real);
     if (sim.share.present || r.share.present) compare_share(c, sim.share, r.share, tol);
   }
   return c;
