@@ -357,17 +357,21 @@ public final class Oracle {
     Map<String, String> cfg = new TreeMap<>();
     boolean classic = variant.startsWith("classic");
     cfg.put("group.protocol", classic ? "classic" : "consumer");
-    if (variant.equals("classic-eager")) {
-      cfg.put("partition.assignment.strategy",
-          "org.apache.kafka.clients.consumer.RangeAssignor,org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
-    } else if (variant.equals("classic-cooperative")) {
-      cfg.put("partition.assignment.strategy", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
-    }
     if (!commit.equals("auto")) cfg.put("enable.auto.commit", "false");
     c.path("config").fields().forEachRemaining(e -> cfg.put(e.getKey(), propertyValue(e.getValue())));
     JsonNode byProtocol = c.path("config_by_protocol").path(classic ? "classic" : "consumer");
     byProtocol.fields().forEachRemaining(e -> cfg.put(e.getKey(), propertyValue(e.getValue())));
     if (eventConfig != null) eventConfig.fields().forEachRemaining(e -> cfg.put(e.getKey(), propertyValue(e.getValue())));
+    // The variant's default assignor, for a classic member only: an incarnation restarted with
+    // group.protocol=consumer (a migration) may not set it (KafkaConsumer refuses the config).
+    if (!cfg.containsKey("partition.assignment.strategy") && "classic".equals(cfg.get("group.protocol"))) {
+      if (variant.equals("classic-eager")) {
+        cfg.put("partition.assignment.strategy",
+            "org.apache.kafka.clients.consumer.RangeAssignor,org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+      } else if (variant.equals("classic-cooperative")) {
+        cfg.put("partition.assignment.strategy", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+      }
+    }
     if (cfg.containsKey("partition.assignment.strategy")) {
       cfg.put("partition.assignment.strategy", assignorClasses(cfg.get("partition.assignment.strategy")));
     }
