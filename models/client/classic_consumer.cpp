@@ -59,6 +59,7 @@ ClassicConsumer::ClassicConsumer(sim::Kernel& kernel, Tracer& tracer,
   }
   SIM_ASSERT(!common.empty());
   cooperative_ = *common.rbegin() == assignors::RebalanceProtocol::Cooperative;
+  coordinator_reconnect_backoff_ = true;  // AbstractCoordinator over NetworkClient
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -76,6 +77,10 @@ void ClassicConsumer::reset_client_state() {
   find_coordinator_in_flight_.reset();
   coordinator_lookup_attempts_ = 0;
   coordinator_lookup_not_before_ = kernel_.now();
+  // a new process: no connection of the old one is in its reconnect backoff
+  std::fill(coordinator_reconnect_at_.begin(), coordinator_reconnect_at_.end(), sim::SimTime{0});
+  std::fill(coordinator_reconnect_failures_.begin(), coordinator_reconnect_failures_.end(), 0);
+  coordinator_unavailable_attempts_ = 0;
   is_leader_ = false;
   owned_.clear();
   metadata_.clear();
@@ -781,6 +786,7 @@ void ClassicConsumer::on_message(sim::NodeId from, Envelope&& envelope) {
   if (it == in_flight_.end()) return;  // it timed out or the connection was closed meanwhile
   const InFlight req = it->second;
   in_flight_.erase(it);
+  broker_answered(from);
   const ErrorCode e = error_of(envelope.message);
   // A quiet Heartbeat's or auto-commit's answer causes nothing when it is NONE.
   const bool quiet = req.quiet && e == ErrorCode::NONE &&

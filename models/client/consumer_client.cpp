@@ -136,8 +136,11 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer, sim::Network
       fetch_failed_(cluster.broker_nodes.size(), false),
       connected_(cluster.broker_nodes.size(), false),
       least_loaded_rng_(seed, "least-loaded-" + spec.name),
-      lookup_rng_(seed, "find-coordinator-" + spec.name) {
+      lookup_rng_(seed, "find-coordinator-" + spec.name),
+      reconnect_rng_(seed, "reconnect-" + spec.name) {
   fetch_brokers_ = static_cast<std::uint32_t>(fetch_due_.size());
+  coordinator_reconnect_at_.assign(cluster.broker_nodes.size(), sim::SimTime{0});
+  coordinator_reconnect_failures_.assign(cluster.broker_nodes.size(), 0);
   node_ = network_.add_node(spec_.name, &network_thread_, [this](sim::NodeId from, Envelope&& e) {
     entered();
     on_message(from, std::move(e));
@@ -360,6 +363,7 @@ void ConsumerClient::ensure_coordinator() {
 void ConsumerClient::on_find_coordinator_response(const FindCoordinatorResponse& r) {
   find_coordinator_in_flight_.reset();
   const bool found = r.error == ErrorCode::NONE;
+  if (found && coordinator_unavailable(static_cast<std::size_t>(r.node_id))) return;
   if (found) {
     coordinator_ = cluster_.broker_nodes.at(static_cast<std::size_t>(r.node_id));
     coordinator_lookup_attempts_ = 0;
@@ -380,6 +384,7 @@ void ConsumerClient::mark_coordinator_unknown(const std::string& why) {
   tracer_.publish(trace::ConsumerCoordinatorUnknown{.consumer = spec_.name, .reason = why});
   const sim::NodeId old = *coordinator_;
   coordinator_.reset();
+  close_coordinator_connection(old);
   // In-flight requests to the old coordinator fail with a disconnect.
   bool any = false;
   for (const auto& [id, req] : in_flight_) any = any || req.node == old;
@@ -787,12 +792,60 @@ sim::NodeId ConsumerClient::least_loaded_broker() const {
 }
 
 std::int64_t ConsumerClient::exponential_backoff_ms(int attempts, sim::Rng& rng) {
-  const double initial = static_cast<double>(config_.retry_backoff_ms);
-  const double max = static_cast<double>(config_.retry_backoff_max_ms);
+  return exponential_backoff_ms(config_.retry_backoff_ms, config_.retry_backoff_max_ms, attempts,
+                                rng);
+}
+
+std::int64_t ConsumerClient::exponential_backoff_ms(std::int64_t initial_ms, std::int64_t max_ms,
+                                                    int attempts, sim::Rng& rng) {
+  const double initial = static_cast<double>(initial_ms);
+  const double max = static_cast<double>(max_ms);
   const double exp_max = max > initial ? std::log(max / std::max(initial, 1.0)) / std::log(2.0) : 0;
   const double term = initial * std::pow(2.0, std::min(static_cast<double>(attempts), exp_max));
   const double factor = 0.8 + 0.4 * rng.uniform01();
-  return std::min(static_cast<std::int64_t>(factor * term), config_.retry_backoff_max_ms);
+  return std::min(static_cast<std::int64_t>(factor * term), max_ms);
+}
+
+void ConsumerClient::close_coordinator_connection(sim::NodeId node) {
+  // A broker that is down refuses the connection anyway (send_to): its reconnect backoff is not
+  // modelled (docs/fidelity.md, finding 19).
+  if (!coordinator_reconnect_backoff_ || cluster_.is_down(node)) return;
+  // ClusterConnectionStates.disconnected(): the next connection attempt waits the reconnect
+  // backoff (reconnect.backoff.ms doubled per failed attempt up to reconnect.backoff.max.ms,
+  // jitter 0.2) from the close.
+  for (std::size_t b = 0; b < cluster_.broker_nodes.size(); ++b) {
+    if (cluster_.broker_nodes[b] != node) continue;
+    const std::int64_t backoff =
+        exponential_backoff_ms(config_.reconnect_backoff_ms, config_.reconnect_backoff_max_ms,
+                               coordinator_reconnect_failures_[b]++, reconnect_rng_);
+    coordinator_reconnect_at_[b] = sim::saturating_add(kernel_.now(), sim::ms(backoff));
+  }
+}
+
+void ConsumerClient::broker_answered(sim::NodeId node) {
+  // A connection to the broker works (ClusterConnectionStates.ready() resets the failed attempts).
+  for (std::size_t b = 0; b < coordinator_reconnect_failures_.size(); ++b)
+    if (cluster_.broker_nodes[b] == node) coordinator_reconnect_failures_[b] = 0;
+}
+
+bool ConsumerClient::coordinator_unavailable(std::size_t broker) {
+  if (!coordinator_reconnect_backoff_ || broker >= coordinator_reconnect_at_.size()) return false;
+  if (kernel_.now() >= coordinator_reconnect_at_[broker]) {
+    coordinator_unavailable_attempts_ = 0;
+    return false;
+  }
+  // AbstractCoordinator.ensureCoordinatorReady(): the coordinator is found, but its connection
+  // is disconnected and within its reconnect backoff (NetworkClientUtils.isUnavailable), so it is
+  // marked unknown again ("coordinator unavailable") and the lookup is retried after the retry
+  // backoff's step for this attempt (timer.sleep(retryBackoff.backoff(attempts++))).
+  find_coordinator_in_flight_.reset();
+  tracer_.publish(trace::ConsumerCoordinatorUnknown{.consumer = spec_.name,
+                                                    .reason = "coordinator unavailable"});
+  coordinator_lookup_not_before_ = sim::saturating_add(
+      kernel_.now(),
+      sim::ms(exponential_backoff_ms(coordinator_unavailable_attempts_++, reconnect_rng_)));
+  on_coordinator_lookup_done(false);
+  return true;
 }
 
 void ConsumerClient::trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,

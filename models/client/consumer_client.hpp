@@ -179,6 +179,17 @@ class ConsumerClient : public ConsumerProcess {
     return exponential_backoff_ms(attempts, rng_);
   }
   std::int64_t exponential_backoff_ms(int attempts, sim::Rng& rng);
+  /// ExponentialBackoff(initial, 2, max, jitter 0.2) after `attempts`, drawn from `rng`.
+  static std::int64_t exponential_backoff_ms(std::int64_t initial_ms, std::int64_t max_ms,
+                                             int attempts, sim::Rng& rng);
+  /// The coordinator connection to `node` closes now (AbstractCoordinator.markCoordinatorUnknown
+  /// disconnects it; the classic client only): it waits out its reconnect backoff from here.
+  void close_coordinator_connection(sim::NodeId node);
+  /// A FindCoordinator answer naming broker `broker` whose coordinator connection is still in its
+  /// reconnect backoff: the classic client marks it unknown again and asks again later (true).
+  bool coordinator_unavailable(std::size_t broker);
+  /// An answer came from `node`: its connections work, their reconnect backoff starts over.
+  void broker_answered(sim::NodeId node);
   /// `quiet`: trace::Rpc::quiet (a heartbeat that carries and causes no news).
   void trace_rpc(const char* dir, sim::NodeId from, sim::NodeId to, const char* api,
                  std::int32_t id, const ErrorCode* error, bool quiet = false);
@@ -308,6 +319,19 @@ class ConsumerClient : public ConsumerProcess {
   /// FindCoordinator's backoff restarts at its first step after a success too
   /// (CoordinatorRequestManager's RequestState; the KIP-848 client), not only after a failure.
   bool lookup_backoff_after_success_ = false;
+  /// The classic client's coordinator connection (AbstractCoordinator over NetworkClient): marking
+  /// the coordinator unknown closes it, and a coordinator found again on the same broker while that
+  /// connection is in its reconnect backoff is unavailable (ensureCoordinatorReady: marked unknown
+  /// again, FindCoordinator asked again after the retry backoff's step). Off for the KIP-848
+  /// client.
+  bool coordinator_reconnect_backoff_ = false;
+  /// By broker index: until when the coordinator connection there waits out its reconnect
+  /// backoff (kNever-free: SimTime 0 when it was never closed), and its failed attempts since it
+  /// was last usable (ClusterConnectionStates.failedAttempts).
+  std::vector<sim::SimTime> coordinator_reconnect_at_;
+  std::vector<int> coordinator_reconnect_failures_;
+  /// ensureCoordinatorReady's attempts at a coordinator found unavailable (its retry backoff step).
+  int coordinator_unavailable_attempts_ = 0;
   trace::RpcRequestFields rpc_fields_;  // what the next request's `rpc` trace event adds
   /// The next send_to() carries an auto-commit: its request is quiet (trace::Rpc::quiet), and its
   /// answer too when NONE (the `commit` events stay at `standard`).
@@ -340,6 +364,7 @@ class ConsumerClient : public ConsumerProcess {
   std::uint64_t fetch_answer_changes_ = UINT64_MAX;
   sim::Rng least_loaded_rng_;  // leastLoadedNode's random starting node
   sim::Rng lookup_rng_;        // the jitter of FindCoordinator's backoff after a success
+  sim::Rng reconnect_rng_;     // the coordinator connection's reconnect backoff, its retry step
 };
 
 }  // namespace rsim

@@ -239,6 +239,7 @@ public final class Oracle {
         }
       }
     }
+    if (ClientLog.enabled()) ClientLog.keep(tmp, outDir.resolve(variant), clock.nanosAt(0));
     return 0;
   }
 
@@ -441,9 +442,11 @@ public final class Oracle {
       this.incarnation = incarnation;
       Path specFile = tmp.resolve("consumer-" + name + "-" + incarnation + ".json");
       Files.writeString(specFile, spec.toString());
-      List<String> cmd = List.of("timeout", "-s", "KILL", Long.toString(lifetime), javaBin(),
-          "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classpath,
-          (variant.equals("share") ? ShareConsumerApp.class : ConsumerApp.class).getName(), specFile.toString());
+      List<String> cmd = new ArrayList<>(List.of("timeout", "-s", "KILL", Long.toString(lifetime), javaBin(),
+          "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classpath));
+      if (ClientLog.enabled()) cmd.add(ClientLog.jvmOption(tmp, name, incarnation));
+      cmd.add((variant.equals("share") ? ShareConsumerApp.class : ConsumerApp.class).getName());
+      cmd.add(specFile.toString());
       ProcessBuilder pb = new ProcessBuilder(cmd);
       pb.redirectError(tmp.resolve("consumer-" + name + "-" + incarnation + ".log").toFile());
       process = pb.start();
