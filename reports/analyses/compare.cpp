@@ -612,6 +612,49 @@ void compare_records(VariantComparison& c, const TraceFacts& sim,
 
 }  // namespace
 
+namespace {
+
+/// A share count of the simulator against run 1's (within max(share_count_min, share_count_pct
+/// of it)). Where the real runs' own counts differ beyond that, the count is a race the runs
+/// decide differently: a simulator within the tolerance of another run, or between the runs'
+/// lowest and highest count, agrees (a count set by an instant's phase, as the records a crashed
+/// member held acquired, takes any value the runs span).
+void compare_share_count(VariantComparison& c, const Tolerances& tol, const char* what,
+                         std::int64_t s, const std::vector<std::int64_t>& real) {
+  const auto allowed_of = [&tol](std::int64_t r) {
+    return std::max(tol.share_count_min, r * tol.share_count_pct / 100);
+  };
+  const std::int64_t r = real[0], allowed = allowed_of(r);
+  if (std::llabs(s - r) <= allowed) return;
+  const auto [lo, hi] = std::minmax_element(real.begin(), real.end());
+  if (*hi - *lo > allowed) {
+    std::vector<std::size_t> near;
+    for (std::size_t k = 1; k < real.size(); ++k)
+      if (std::llabs(s - real[k]) <= allowed_of(real[k])) near.push_back(k);
+    if (!near.empty()) {
+      c.races.push_back(fmt::format("share {}: sim {}: {}", what, s, run_list(near)));
+      return;
+    }
+    if (*lo <= s && s <= *hi) {
+      c.races.push_back(
+          fmt::format("share {}: sim {} between the runs' {} and {}", what, s, *lo, *hi));
+      return;
+    }
+  }
+  c.share_count_differences.push_back(
+      fmt::format("{}: sim {} real {} (beyond ±{})", what, s, r, allowed));
+}
+
+/// The share facts of sim against run 1's, the counts also against the further runs'.
+void compare_share_runs(VariantComparison& c, const TraceFacts& sim,
+                        const std::vector<TraceFacts>& real, const Tolerances& tol) {
+  std::vector<ShareFacts> others;
+  for (std::size_t k = 1; k < real.size(); ++k) others.push_back(real[k].share);
+  compare_share(c, sim.share, real[0].share, tol, others);
+}
+
+}  // namespace
+
 VariantComparison compare_variant(const std::string& variant, const TraceFacts& sim,
                                   const std::vector<TraceFacts>& real,
                                   const std::vector<std::string>& real_dirs,
@@ -766,49 +809,10 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
     c.duplicates_real = r.duplicates;
     count(
         "lost", [](const TraceFacts& f) { return f.lost; }, c.lost_sim, c.lost_real, c.lost_equal);
-    if (sim.share.present || r.share.present) {
-      std::vector<ShareFacts> others;
-      for (std::size_t k = 1; k < real.size(); ++k) others.push_back(real[k].share);
-      compare_share(c, sim.share, r.share, tol, others);
-    }
+    if (sim.share.present || r.share.present) compare_share_runs(c, sim, real, tol);
   }
   return c;
 }
-
-namespace {
-
-/// A share count of the simulator against run 1's (within max(share_count_min, share_count_pct
-/// of it)). Where the real runs' own counts differ beyond that, the count is a race the runs
-/// decide differently: a simulator within the tolerance of another run, or between the runs'
-/// lowest and highest count, agrees (a count set by an instant's phase, as the records a crashed
-/// member held acquired, takes any value the runs span).
-void compare_share_count(VariantComparison& c, const Tolerances& tol, const char* what,
-                         std::int64_t s, const std::vector<std::int64_t>& real) {
-  const auto allowed_of = [&tol](std::int64_t r) {
-    return std::max(tol.share_count_min, r * tol.share_count_pct / 100);
-  };
-  const std::int64_t r = real[0], allowed = allowed_of(r);
-  if (std::llabs(s - r) <= allowed) return;
-  const auto [lo, hi] = std::minmax_element(real.begin(), real.end());
-  if (*hi - *lo > allowed) {
-    std::vector<std::size_t> near;
-    for (std::size_t k = 1; k < real.size(); ++k)
-      if (std::llabs(s - real[k]) <= allowed_of(real[k])) near.push_back(k);
-    if (!near.empty()) {
-      c.races.push_back(fmt::format("share {}: sim {}: {}", what, s, run_list(near)));
-      return;
-    }
-    if (*lo <= s && s <= *hi) {
-      c.races.push_back(
-          fmt::format("share {}: sim {} between the runs' {} and {}", what, s, *lo, *hi));
-      return;
-    }
-  }
-  c.share_count_differences.push_back(
-      fmt::format("{}: sim {} real {} (beyond ±{})", what, s, r, allowed));
-}
-
-}  // namespace
 
 void compare_share(VariantComparison& c, const ShareFacts& sim, const ShareFacts& real,
                    const Tolerances& tol, const std::vector<ShareFacts>& other_runs) {
