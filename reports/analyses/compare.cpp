@@ -645,6 +645,26 @@ void compare_share_count(VariantComparison& c, const Tolerances& tol, const char
       fmt::format("{}: sim {} real {} (beyond ±{})", what, s, r, allowed));
 }
 
+/// How many callback rows some side lacks, and the rows in time order (the simulator's time,
+/// else the first real run's that has it).
+void order_callback_rows(VariantComparison& c) {
+  c.callbacks_unmatched = static_cast<std::size_t>(
+      std::count_if(c.callbacks.begin(), c.callbacks.end(), [](const CallbackRow& r) {
+        return !r.sim_us ||
+               std::any_of(r.real_us.begin(), r.real_us.end(), [](const auto& x) { return !x; });
+      }));
+  std::stable_sort(c.callbacks.begin(), c.callbacks.end(),
+                   [](const CallbackRow& a, const CallbackRow& b) {
+                     const auto first = [](const CallbackRow& r) {
+                       if (r.sim_us) return *r.sim_us;
+                       for (const auto& x : r.real_us)
+                         if (x) return *x;
+                       return std::int64_t{0};
+                     };
+                     return first(a) < first(b);
+                   });
+}
+
 /// The share facts of sim against run 1's, the counts also against the further runs'.
 void compare_share_runs(VariantComparison& c, const TraceFacts& sim,
                         const std::vector<TraceFacts>& real, const Tolerances& tol) {
@@ -758,21 +778,7 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
     }
     for (auto& row : rows) c.callbacks.push_back(std::move(row));
   }
-  c.callbacks_unmatched = static_cast<std::size_t>(
-      std::count_if(c.callbacks.begin(), c.callbacks.end(), [](const CallbackRow& r) {
-        return !r.sim_us ||
-               std::any_of(r.real_us.begin(), r.real_us.end(), [](const auto& x) { return !x; });
-      }));
-  std::stable_sort(c.callbacks.begin(), c.callbacks.end(),
-                   [](const CallbackRow& a, const CallbackRow& b) {
-                     const auto first = [](const CallbackRow& r) {
-                       if (r.sim_us) return *r.sim_us;
-                       for (const auto& x : r.real_us)
-                         if (x) return *x;
-                       return std::int64_t{0};
-                     };
-                     return first(a) < first(b);
-                   });
+  order_callback_rows(c);
   if (!real.empty()) {
     const auto& r = real[0];
     compare_records(c, sim, real, tol_us, window_us);
