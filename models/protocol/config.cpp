@@ -172,6 +172,9 @@ const std::vector<ConfigKeySpec>& broker_config_specs() {
           "KRaft: a voter without a Fetch answer from the leader for this long starts an election"),
       int_key("controller.quorum.election.timeout.ms", 0, kIntMax, "1000",
               "KRaft: a voter's election timeout (drawn in [t, 2t))"),
+      int_key("controller.quorum.append.linger.ms", 0, kIntMax, "25",
+              "KRaft: the active controller waits this long for more records before it appends "
+              "and flushes a batch (new partitions are seen that much later)"),
       int_key("controller.quorum.election.backoff.max.ms", 0, kIntMax, "1000",
               "KRaft: most backoff before a new election (not reached by the modelled elections)"),
       int_key("group.initial.rebalance.delay.ms", 0, kIntMax, "3000",
@@ -713,6 +716,7 @@ BrokerConfig resolve_broker_config(const ClusterSpec& cluster) {
   read("broker.session.timeout.ms", b.broker_session_timeout_ms);
   read("broker.heartbeat.interval.ms", b.broker_heartbeat_interval_ms);
   read("controller.quorum.fetch.timeout.ms", b.controller_quorum_fetch_timeout_ms);
+  read("controller.quorum.append.linger.ms", b.controller_quorum_append_linger_ms);
   read("controller.quorum.election.timeout.ms", b.controller_quorum_election_timeout_ms);
   read("controller.quorum.election.backoff.max.ms", b.controller_quorum_election_backoff_max_ms);
   read("group.initial.rebalance.delay.ms", b.group_initial_rebalance_delay_ms);

@@ -135,7 +135,8 @@ class World {
         log_(kernel_, tracer_, sim::Rng(seed, "offsets-log"), spec.cluster.write_latency,
              broker_config_.offsets_topic_num_partitions),
         workload_(kernel_, tracer_, spec.topics, seed),
-        quorum_(broker_config_, spec.cluster.brokers, seed) {
+        quorum_(broker_config_, spec.cluster.brokers, seed),
+        commit_rng_(seed, "kraft-commit") {
     kernel_.set_watchdog(limits);
     cluster_.offsets_topic_num_partitions = broker_config_.offsets_topic_num_partitions;
     cluster_.offsets_topic_replication_factor = broker_config_.offsets_topic_replication_factor;
@@ -485,13 +486,7 @@ class World {
               tracer_.publish(trace::ConsumerSubscribe{.consumer = v.consumer, .topics = v.topics});
               consumer(v.consumer).subscribe(v.topics);
             },
-            [this](const verb::AddPartitions& v) {
-              cluster_.partitions_per_topic[v.topic] = v.partitions;
-              workload_.set_partition_count(v.topic, v.partitions);
-              tracer_.publish(
-                  trace::TopicPartitionCount{.topic = v.topic, .partitions = v.partitions});
-              for (auto& [name, c] : consumers_) c->on_metadata_change();
-            },
+            [this](const verb::AddPartitions& v) { add_partitions(v); },
             [this](const verb::Produce& v) {
               workload_.set_production(v.topic, v.produce_gap, v.records_per_sec);
             },
@@ -561,6 +556,29 @@ class World {
   /// The group's coordinator broker dies. Its connections reset at once; the controller fences it
   /// after broker.session.timeout.ms and elects, for every __consumer_offsets partition it led,
   /// the next live replica, which loads the partition. With down_ms it comes back (a follower).
+  /// `add-partitions`, as Kafka's CreatePartitions: the admin's request reaches a broker, which
+  /// forwards it to the active controller (ControllerApis), whose batch accumulator waits
+  /// controller.quorum.append.linger.ms for more records before it appends and flushes the batch
+  /// (raft BatchAccumulator). At the commit the brokers' metadata loaders publish the new image:
+  /// the group coordinators (GroupMetadataManager.onMetadataUpdate asks each subscribed group for
+  /// a metadata refresh, done at the group's next heartbeat), the partition leaders and the
+  /// producer's rates. Commits keep the order of their requests (one controller event queue).
+  void add_partitions(const verb::AddPartitions& v) {
+    const sim::SimTime hops =
+        spec_.network.latency.sample(commit_rng_) + spec_.network.latency.sample(commit_rng_);
+    const sim::SimTime flush = spec_.cluster.write_latency.sample(commit_rng_);
+    const sim::SimTime at = std::max(
+        last_partition_commit_,
+        kernel_.now() + hops + sim::ms(broker_config_.controller_quorum_append_linger_ms) + flush);
+    last_partition_commit_ = at;
+    kernel_.schedule_closure_after(at - kernel_.now(), [this, topic = v.topic, n = v.partitions] {
+      cluster_.partitions_per_topic[topic] = n;
+      workload_.set_partition_count(topic, n);
+      tracer_.publish(trace::TopicPartitionCount{.topic = topic, .partitions = n});
+      for (auto& [name, c] : consumers_) c->on_metadata_change();
+    });
+  }
+
   void fail_coordinator(const verb::FailCoordinator& e) {
     require_group_brokers(verb::FailCoordinator::kDo);
     const std::int32_t p = coordinator_partition(e.group, cluster_.offsets_topic_num_partitions);
@@ -837,7 +855,9 @@ class World {
   std::optional<ShareRoom> share_;           // share
   std::vector<std::uint64_t> broker_epoch_;  // by broker id: bumped at every stop and start
 
-  ControllerQuorum quorum_;                         // the KRaft voters and the active controller
+  ControllerQuorum quorum_;  // the KRaft voters and the active controller
+  sim::Rng commit_rng_;      // the controller's commits of add-partitions (stream "kraft-commit")
+  sim::SimTime last_partition_commit_{0};
   std::map<std::int32_t, PendingFence> fence_due_;  // down, not fenced yet (by broker id)
 
   std::map<std::string, std::unique_ptr<ConsumerModel>> consumers_;  // the current incarnations

@@ -55,6 +55,9 @@ struct BrokerConfig {
   std::int64_t controller_quorum_fetch_timeout_ms = 2000;
   std::int64_t controller_quorum_election_timeout_ms = 1000;
   std::int64_t controller_quorum_election_backoff_max_ms = 1000;
+  /// How long the active controller's batch accumulator waits for more records before it
+  /// appends and flushes a batch (a CreatePartitions is committed that much later).
+  std::int64_t controller_quorum_append_linger_ms = 25;
   // KIP-848 (consumer protocol) group configs.
   std::int64_t group_consumer_session_timeout_ms = 45000;
   std::int64_t group_consumer_heartbeat_interval_ms = 5000;

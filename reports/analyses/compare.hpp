@@ -213,9 +213,10 @@ VariantComparison compare_variant(const std::string& variant, const TraceFacts& 
                                   const std::vector<TraceFacts>& real,
                                   const std::vector<std::string>& real_dirs, const Tolerances& tol);
 
-/// The share facts of sim against real (fills the share_* fields of c).
+/// The share facts of sim against real (fills the share_* fields of c); the counts also against
+/// `other_runs` (the further real runs), where the runs' own counts differ (a race).
 void compare_share(VariantComparison& c, const ShareFacts& sim, const ShareFacts& real,
-                   const Tolerances& tol);
+                   const Tolerances& tol, const std::vector<ShareFacts>& other_runs = {});
 
 std::string render_table(const std::string& scenario, const VariantComparison& c);
 /// The lines render_table prints below the callback rows (worst deviation, records, final

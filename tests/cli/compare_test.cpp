@@ -607,3 +607,72 @@ TEST_CASE(
   CHECK(same.records_equal);
   CHECK(same.races.empty());
 }
+
+namespace {
+// kShare and n more records of jobs-1 redelivered (acquired with delivery count 2) at 40 s.
+std::string share_with_redeliveries(int n) {
+  return std::string(kShare) +
+         fmt::format(
+             R"({{"t_us":40000000,"type":"share.records","group":"q","partition":"jobs-1","consumer":"W","from":"AVAILABLE","to":"ACQUIRED","first_offset":0,"last_offset":{},"records":{},"delivery_count":2,"cause":"fetch"}})",
+             n - 1, n) +
+         "\n";
+}
+}  // namespace
+
+TEST_CASE(
+    "compare: a share count the real runs decide differently is a race: the simulator within "
+    "either run's tolerance or between the runs agrees") {
+  // The records a crashed member held acquired, redelivered: 2 + 15 = 17 in run 1, 2 + 38 = 40
+  // in run 2 (beyond run 1's max(2, 10 % of 17) = 2 of each other). Acquired: 6 + 15 = 21 and
+  // 6 + 38 = 44.
+  const auto run1 = facts_of(trace(share_with_redeliveries(15)));
+  const auto run2 = facts_of(trace(share_with_redeliveries(38)));
+  const std::vector<std::string> dirs{"run-1", "run-2"};
+  // 31 redelivered (35 acquired): between the runs.
+  const auto between = compare_variant("share", facts_of(trace(share_with_redeliveries(29))),
+                                       {run1, run2}, dirs, {});
+  CHECK(between.share_count_differences.empty());
+  CHECK(between.races ==
+        std::vector<std::string>{"share acquired: sim 35 between the runs' 21 and 44",
+                                 "share redelivered: sim 31 between the runs' 17 and 40"});
+  CHECK(between.passed());
+  // 41 redelivered (45 acquired): within run 2's ±4 of 40 and ±4 of 44.
+  const auto near2 = compare_variant("share", facts_of(trace(share_with_redeliveries(39))),
+                                     {run1, run2}, dirs, {});
+  CHECK(near2.races == std::vector<std::string>{"share acquired: sim 45: race: matches run 2",
+                                                "share redelivered: sim 41: race: matches run 2"});
+  CHECK(near2.passed());
+  // 50 redelivered: beyond both runs and outside their span, a difference against run 1.
+  const auto beyond = compare_variant("share", facts_of(trace(share_with_redeliveries(48))),
+                                      {run1, run2}, dirs, {});
+  CHECK(beyond.share_count_differences ==
+        std::vector<std::string>{"acquired: sim 54 real 21 (beyond ±2)",
+                                 "redelivered: sim 50 real 17 (beyond ±2)"});
+  CHECK_FALSE(beyond.passed());
+  // With one real run there is no race: 31 against 17 differs.
+  const auto alone =
+      compare_variant("share", facts_of(trace(share_with_redeliveries(29))), {run1}, {"real"}, {});
+  CHECK(alone.share_count_differences.size() == 2);
+}
+
+TEST_CASE(
+    "compare: a share group's target record names no member (the member ids' order decides who "
+    "gets one), its tombstone does") {
+  const auto records = [](const char* a, const char* b, const char* gone) {
+    return fmt::format(
+        R"({{"t_us":6000000,"type":"record","record":"ShareGroupTargetAssignmentMember","tombstone":false,"group":"q","consumer":"{}","partitions":["jobs-0"]}}
+{{"t_us":6000000,"type":"record","record":"ShareGroupTargetAssignmentMember","tombstone":false,"group":"q","consumer":"{}","partitions":["jobs-1"]}}
+{{"t_us":9000000,"type":"record","record":"ShareGroupTargetAssignmentMember","tombstone":true,"group":"q","consumer":"{}"}}
+)",
+        a, b, gone);
+  };
+  const auto sim = facts_of(trace(records("C3", "C6", "C3")));
+  const auto other_members =
+      compare_variant("share", sim, {facts_of(trace(records("C2", "C7", "C3")))}, {"real"}, {});
+  CHECK(other_members.records_matched == 3);
+  CHECK(other_members.passed());
+  const auto other_tombstone =
+      compare_variant("share", sim, {facts_of(trace(records("C3", "C6", "C2")))}, {"real"}, {});
+  CHECK(other_tombstone.records_matched == 2);
+  CHECK_FALSE(other_tombstone.passed());
+}
