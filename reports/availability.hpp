@@ -8,6 +8,7 @@
 #include <iterator>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -247,7 +248,15 @@ class ProcessingClock {
 
   ClockWindow window_;
   bool record_ = false;
-  std::map<Key, State> states_;
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      return std::hash<std::string>{}(k.first) * 31 + std::hash<std::string>{}(k.second);
+    }
+  };
+  // Hashed: every ownership change and callback looks its partitions up here (a rebalance of
+  // 100,000 partitions, a few hundred thousand times). Nothing read from it depends on its
+  // order: it is iterated only into sums, maxima and maps ordered by partition.
+  std::unordered_map<Key, State, KeyHash> states_;
   std::map<std::string, Group> groups_;
   std::map<std::string, std::int64_t> by_consumer_;
   std::vector<Stop> stops_;

@@ -1,6 +1,7 @@
 #include "reports/summary.hpp"
 #include "reports/availability.hpp"
 #include "reports/critical_path.hpp"
+#include "reports/json_indent.hpp"
 #include "reports/wait_set.hpp"
 
 #include "models/trace/trace_jsonl.hpp"
@@ -71,6 +72,16 @@ ojson partition_list(const PartitionSet& parts) {
   ojson list = ojson::array();
   for (const auto& p : parts) list.push_back(p);
   return list;
+}
+
+/// Appends the keys of the object `more` to `text`, an object as compact dump() text: the text
+/// of the object with `more`'s keys set on it in order (none of them already in it).
+void append_keys(std::string& text, const ojson& more) {
+  if (more.empty() || text.size() < 2 || text.back() != '}') return;
+  const std::string tail = more.dump();
+  text.pop_back();
+  if (text.back() != '{') text += ',';
+  text.append(tail, 1, std::string::npos);
 }
 
 ojson partition_map(const std::map<std::string, PartitionSet>& m) {
@@ -719,9 +730,10 @@ class SummaryBuilder {
   ojson finish(const SummaryInputs& inputs, bool entries = true);
   /// Streaming: the closed rebalances' entries go to a spool file as they close (see EntrySpool).
   void spool_to(EntrySpool* spool) { spool_ = spool; }
-  /// After finish(): the `rebalances` entry of done_[i] as finish() writes it (false: not in the
-  /// window, or no entries written).
-  bool entry(std::size_t i, ojson& j) const;
+  /// After finish(): the `rebalances` entry of done_[i] as finish() writes it, as compact text:
+  /// the spooled text with add_drain's keys appended, its partition lists not parsed (false: not
+  /// in the window, or no entries written).
+  bool entry_compact(std::size_t i, std::string& text) const;
   std::size_t entry_slots() const { return done_.size(); }
   /// The bytes of closed rebalances' entries held in memory (none when spooled): what the
   /// bounded-memory test reads.
@@ -1778,12 +1790,14 @@ ojson SummaryBuilder::rebalance_entries(std::optional<std::int64_t>& max_drain_u
   return rebalances;
 }
 
-bool SummaryBuilder::entry(std::size_t i, ojson& j) const {
+bool SummaryBuilder::entry_compact(std::size_t i, std::string& text) const {
   const ClosedRebalance& r = done_[i];
   if (!write_rebalances_ || !window_.contains(r.start_us)) return false;
-  j = ojson::parse(entry_of(r));
+  text = entry_of(r);
+  ojson more = ojson::object();
   std::optional<std::int64_t> unused;
-  add_drain(r, j, unused);
+  add_drain(r, more, unused);
+  append_keys(text, more);
   return true;
 }
 
@@ -2168,25 +2182,22 @@ void SummarySink::write_json(const std::function<void(std::string_view)>& put,
     put(buffer);
     buffer.clear();
   };
-  // As dump(2) writes an array of objects one level down: each entry indented by 4 more.
+  // As dump(2) writes an array of objects one level down: each entry indented by 4 more. The
+  // entries' compact text is laid out directly (a parse of its partition lists cost more than
+  // the rest of the write at 10,000 x 100,000).
   bool first = true;
-  ojson j;
+  std::string e;
   for (std::size_t i = 0; i < s_->builder.entry_slots(); ++i) {
-    if (!s_->builder.entry(i, j)) continue;
-    if (inputs_.critical_paths)
-      j["critical_path"] =
-          s_->paths.to_json(j["group"].get<std::string>(), j["start_us"].get<std::int64_t>(),
-                            j["end_us"].get<std::int64_t>());
+    if (!s_->builder.entry_compact(i, e)) continue;
+    if (inputs_.critical_paths) {
+      const ClosedRebalance& r = s_->builder.closed(i);
+      ojson path = ojson::object();
+      path["critical_path"] = s_->paths.to_json(r.group, r.start_us, r.end_us);
+      append_keys(e, path);
+    }
     buffer += first ? "[\n    " : ",\n    ";
     first = false;
-    const std::string e = j.dump(2);
-    std::size_t from = 0;
-    for (std::size_t nl = e.find('\n'); nl != std::string::npos; nl = e.find('\n', from)) {
-      buffer.append(e, from, nl + 1 - from);
-      buffer += "    ";
-      from = nl + 1;
-    }
-    buffer.append(e, from, std::string::npos);
+    append_indented_json(buffer, e, 4);
     flush(false);
   }
   buffer += first ? "[]" : "\n  ]";

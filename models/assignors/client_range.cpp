@@ -20,8 +20,11 @@ struct TopicState {
   // Subscribed members in MemberInfo order: index into input.members, and rack (empty = none).
   std::vector<std::size_t> consumers;
   std::vector<std::string> consumer_racks;
-  std::vector<int> assigned_count;       // parallel to `consumers`
-  std::vector<std::int32_t> unassigned;  // ascending
+  std::vector<int> assigned_count;  // parallel to `consumers`
+  // Free partitions, ascending: unassigned[first_free..]. Ranges are cut from the front, so a
+  // member's take is usually the next `k` free partitions and only moves `first_free`.
+  std::vector<std::int32_t> unassigned;
+  std::size_t first_free = 0;
   // Replica racks per partition; filled only when some subscribed member has a rack.
   std::vector<std::set<std::string>> partition_racks;
   bool has_partition_racks = false;
@@ -44,8 +47,25 @@ struct TopicState {
     assigned_count[c] += static_cast<int>(partitions.size());
     // Kafka decrements once per call that leaves the member above the base quota.
     if (assigned_count[c] > quota) --members_with_extra;
-    std::set<std::int32_t> taken(partitions.begin(), partitions.end());
-    std::erase_if(unassigned, [&](std::int32_t p) { return taken.count(p) > 0; });
+    remove_free(partitions);
+  }
+
+  bool none_free() const { return first_free == unassigned.size(); }
+
+  // `partitions` is ascending (taken in free order); drops them from the free list.
+  void remove_free(const std::vector<std::int32_t>& partitions) {
+    const auto free_begin = unassigned.begin() + static_cast<std::ptrdiff_t>(first_free);
+    if (partitions.size() <= unassigned.size() - first_free &&
+        std::equal(partitions.begin(), partitions.end(), free_begin)) {
+      first_free += partitions.size();
+      return;
+    }
+    std::vector<std::int32_t> taken(partitions);
+    std::sort(taken.begin(), taken.end());
+    const auto kept = std::remove_if(free_begin, unassigned.end(), [&](std::int32_t p) {
+      return std::binary_search(taken.begin(), taken.end(), p);
+    });
+    unassigned.erase(kept, unassigned.end());
   }
 };
 
@@ -146,10 +166,11 @@ class RangeRun {
   // Each member in order takes the first free partitions it may take, up to its quota.
   void assign_ranges(TopicState& state, bool only_matching_racks) {
     for (std::size_t c = 0; c < state.consumers.size(); ++c) {
-      if (state.unassigned.empty()) break;
+      if (state.none_free()) break;
       const int limit = state.max_assignable(c);
       std::vector<std::int32_t> take;
-      for (const std::int32_t p : state.unassigned) {
+      for (std::size_t i = state.first_free; i < state.unassigned.size(); ++i) {
+        const std::int32_t p = state.unassigned[i];
         if (static_cast<int>(take.size()) >= limit) break;
         if (!only_matching_racks || state.racks_match(c, p)) take.push_back(p);
       }
