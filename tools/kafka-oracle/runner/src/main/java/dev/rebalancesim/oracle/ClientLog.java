@@ -11,7 +11,8 @@ import java.util.stream.Stream;
 /**
  * With ORACLE_CLIENT_LOG=1 every consumer JVM writes the Java client's own DEBUG log (the
  * coordinator, its heartbeat thread, the fetcher, the consumer network client, NetworkClient's
- * requests and responses, and Heartbeat's TRACE line on each heartbeat sent) to
+ * requests and responses, Heartbeat's TRACE line on each heartbeat sent, and AsyncKafkaConsumer's
+ * TRACE lines of each application-thread pass under the consumer protocol) to
  * client-NAME-INCARNATION.log, kept in the run's folder beside the trace (record-fidelity gzips
  * it). Each line starts with System.nanoTime() of the logging thread (the clock of the trace,
  * CLOCK_MONOTONIC, shared by every JVM of the run) and the wall-clock epoch ms, then the thread and
@@ -44,6 +45,8 @@ final class ClientLog {
         "appender.client.layout.pattern = %nano %d{UNIX_MILLIS} [%t] %c{1} %level %m%n",
         logger("internals", "org.apache.kafka.clients.consumer.internals", "debug"),
         logger("heartbeat", "org.apache.kafka.clients.consumer.internals.Heartbeat", "trace"),
+        // the KIP-848 application thread's passes ("Polling for fetches with timeout", finding 11)
+        logger("async", "org.apache.kafka.clients.consumer.internals.AsyncKafkaConsumer", "trace"),
         logger("network", "org.apache.kafka.clients.NetworkClient", "debug"),
         logger("consumer", "org.apache.kafka.clients.consumer.KafkaConsumer", "debug"),
         ""), StandardCharsets.UTF_8);
