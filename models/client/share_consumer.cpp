@@ -57,6 +57,7 @@ void ShareConsumer::reset() {
   quiet_heartbeat_ = false;
   heartbeat_again_ = false;
   leaving_ = false;
+  leave_in_flight_ = false;
   stopping_ = false;
   processing_ = false;
   assigned_.clear();
@@ -66,6 +67,7 @@ void ShareConsumer::reset() {
   current_.reset();
   current_acks_.clear();
   closes_pending_ = 0;
+  closing_sessions_ = false;
   topics_changed_ = true;
 }
 
@@ -132,6 +134,7 @@ void ShareConsumer::heartbeat() {
   }
   topics_changed_ = false;
   heartbeat_in_flight_ = true;
+  leave_in_flight_ = leaving_;
   heartbeat_timer_.cancel();
   // A steady heartbeat carries no news (a member at a positive epoch sending no subscription):
   // only the `full` trace writes it, and its answer when that causes none.
@@ -142,7 +145,12 @@ void ShareConsumer::heartbeat() {
 void ShareConsumer::on_heartbeat_response(const ShareGroupHeartbeatResponse& r) {
   heartbeat_in_flight_ = false;
   if (leaving_) {
-    finish_stop();
+    // The answer to the leave ends the close; a heartbeat sent before the close had ended its
+    // share sessions is answered first, and the leave goes then.
+    if (leave_in_flight_)
+      finish_stop();
+    else
+      heartbeat();
     return;
   }
   if (r.error == ErrorCode::UNKNOWN_MEMBER_ID || r.error == ErrorCode::FENCED_MEMBER_EPOCH) {
@@ -316,6 +324,10 @@ void ShareConsumer::flush_acks(sim::NodeId leader) {
 void ShareConsumer::on_fetch_response(sim::NodeId from, const ShareFetchResponse& r) {
   Session& s = sessions_[from];
   s.fetch_in_flight = false;
+  if (s.close_waiting) {  // closing: what this fetch acquired, the close releases
+    maybe_send_close(from);
+    return;
+  }
   bool got = false;
   for (const auto& p : r.partitions) {
     for (const auto& a : p.acquired_records) {
@@ -351,11 +363,12 @@ void ShareConsumer::on_message(sim::NodeId from, Envelope&& e) {
   } else if (std::holds_alternative<ShareAcknowledgeResponse>(e.message)) {
     Session& s = sessions_[from];
     s.ack_in_flight = false;
+    if (s.close_waiting) {  // a commit's ShareAcknowledge answered: the close may go now
+      maybe_send_close(from);
+      return;
+    }
     if (closes_pending_ > 0 && s.epoch == -1) {
-      if (--closes_pending_ == 0) {
-        leaving_ = true;
-        heartbeat();
-      }
+      on_close_answered();
       return;
     }
     if (!s.pending_acks.empty()) flush_acks(from);
@@ -369,29 +382,49 @@ void ShareConsumer::begin_close() {
 
 void ShareConsumer::close_sessions_and_leave() {
   // close(): acknowledge what is pending and end every share session with epoch -1, which
-  // releases the records still acquired (buffered ones included); then leave the group.
+  // releases the records still acquired (buffered ones included); then leave the group. Once:
+  // a later poll() pass while the closes are answered changes nothing.
+  if (closing_sessions_) return;
+  closing_sessions_ = true;
   buffer_.clear();
   std::vector<sim::NodeId> leaders;
   for (const auto& [leader, s] : sessions_)
     if (s.epoch > 0) leaders.push_back(leader);
   for (const sim::NodeId leader : leaders) {
-    Session& s = sessions_[leader];
-    ShareAcknowledgeRequest r;
-    r.group_id = spec_.group;
-    r.member_id = member_id_;
-    r.share_session_epoch = -1;
-    r.acknowledgements = std::move(s.pending_acks);
-    s.pending_acks.clear();
-    s.epoch = -1;
-    s.ack_in_flight = true;
+    sessions_[leader].close_waiting = true;
     ++closes_pending_;
-    send(leader, std::move(r));
   }
+  for (const sim::NodeId leader : leaders) maybe_send_close(leader);
   if (closes_pending_ == 0) {
     leaving_ = true;
     heartbeat_in_flight_ = false;
     heartbeat();
   }
+}
+
+void ShareConsumer::maybe_send_close(sim::NodeId leader) {
+  // ShareConsumeRequestManager.processAcknowledgements sends nothing to a node with a request
+  // in flight (nodesWithPendingRequests): the closing ShareAcknowledge waits for the ShareFetch
+  // parked in the broker's purgatory (or a commit's ShareAcknowledge) to be answered. What that
+  // ShareFetch acquired counted a delivery; the close releases it.
+  Session& s = sessions_[leader];
+  if (!s.close_waiting || s.fetch_in_flight || s.ack_in_flight) return;
+  s.close_waiting = false;
+  ShareAcknowledgeRequest r;
+  r.group_id = spec_.group;
+  r.member_id = member_id_;
+  r.share_session_epoch = -1;
+  r.acknowledgements = std::move(s.pending_acks);
+  s.pending_acks.clear();
+  s.epoch = -1;
+  s.ack_in_flight = true;
+  send(leader, std::move(r));
+}
+
+void ShareConsumer::on_close_answered() {
+  if (--closes_pending_ > 0) return;
+  leaving_ = true;
+  heartbeat();
 }
 
 void ShareConsumer::finish_stop() {

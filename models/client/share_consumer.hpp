@@ -57,6 +57,7 @@ class ShareConsumer final : public ConsumerProcess {
     std::int32_t epoch = 0;
     bool fetch_in_flight = false;
     bool ack_in_flight = false;
+    bool close_waiting = false;  // close(): its ShareAcknowledge waits for the answer in flight
     std::vector<PartitionAcknowledgements> pending_acks;
   };
 
@@ -82,6 +83,8 @@ class ShareConsumer final : public ConsumerProcess {
   void flush_acks(sim::NodeId leader);
   void on_fetch_response(sim::NodeId from, const ShareFetchResponse& r);
   void close_sessions_and_leave();
+  void maybe_send_close(sim::NodeId leader);
+  void on_close_answered();
   void finish_stop();
   std::string new_member_id();
   void reset();
@@ -106,6 +109,7 @@ class ShareConsumer final : public ConsumerProcess {
   bool quiet_heartbeat_ = false;  // the heartbeat in flight carries no news (trace::Rpc::quiet)
   bool heartbeat_again_ = false;
   bool leaving_ = false;
+  bool leave_in_flight_ = false;  // the heartbeat in flight is the leave (epoch -1)
   bool stopping_ = false;
   bool processing_ = false;
   TopicPartitions assigned_;
@@ -122,6 +126,7 @@ class ShareConsumer final : public ConsumerProcess {
   bool explicit_ = false;
   std::int32_t next_correlation_ = 0;
   std::int32_t closes_pending_ = 0;
+  bool closing_sessions_ = false;  // close() has started ending the share sessions (once)
 };
 
 }  // namespace rsim
