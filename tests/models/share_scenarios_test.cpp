@@ -5,9 +5,11 @@
 // delivery limit and REJECT archiving records, and eight consumers on four partitions.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "reports/share_summary.hpp"
 #include "trace_helpers.hpp"
@@ -368,4 +370,63 @@ TEST_CASE(
   // The other variants simulate every one of them.
   CHECK(rsim::unsupported_features(spec, "classic-eager").empty());
   CHECK(rsim::unsupported_features(spec, "consumer").empty());
+}
+
+TEST_CASE(
+    "share: close() waits for the ShareFetch in flight; the close releases what it acquired") {
+  // ShareConsumeRequestManager.processAcknowledgements sends nothing to a node with a request in
+  // flight, so the closing ShareAcknowledge (epoch -1) goes only when the parked ShareFetch is
+  // answered. Links take 1 ms, the broker no time. One record a second: offset k is appended at
+  // (k + 1) s. A's ShareFetch sent at 10,001 ms waits (fetch.max.wait.ms 5000) when A is stopped
+  // at 10,300 ms; offset 10, appended at 11,000, is acquired for it (a delivery, count 1) and
+  // answered at 11,001; the close goes then, releases offset 10 at 11,002 (count still 1), is
+  // answered at 11,003; the leave heartbeat is answered at 11,005 (consumer.closed). Restarted,
+  // A gets offset 10 again with delivery count 2.
+  const json doc = json::parse(R"({
+    "name": "share-close-waits", "seed": 3, "duration_ms": 20000, "protocols": ["share"],
+    "cluster": {"brokers": 1},
+    "network": {"latency_ms": {"dist": "constant", "value": 1}},
+    "topics": [{"name": "jobs", "partitions": 1, "produce": {"records_per_sec": 1}}],
+    "consumers": [{"name": "A", "group": "queue", "topics": ["jobs"],
+                   "config": {"fetch.max.wait.ms": 5000}}],
+    "events": [{"at_ms": 1000, "do": "start", "consumer": "A"},
+               {"at_ms": 10300, "do": "stop", "consumer": "A"},
+               {"at_ms": 13000, "do": "start", "consumer": "A"}]})");
+  const auto spec = testing::ideal_machine(doc);
+  const auto trace = testing::parse_trace(rsim::run_scenario(spec, "share", spec.seed).trace_lines);
+  std::vector<std::int64_t> fetch_sent;
+  std::vector<std::int64_t> fetch_answered;
+  std::vector<std::int64_t> acks_sent;
+  for (const auto& e : testing::events(trace, "rpc")) {
+    if (e["api"] == "ShareFetch" && e["dir"] == "send") fetch_sent.push_back(us(e));
+    if (e["api"] == "ShareFetch" && e["dir"] == "recv") fetch_answered.push_back(us(e));
+    if (e["api"] == "ShareAcknowledge" && e["dir"] == "send") acks_sent.push_back(us(e));
+  }
+  CHECK(std::count(fetch_sent.begin(), fetch_sent.end(), 10001000) == 1);
+  CHECK(std::count(fetch_answered.begin(), fetch_answered.end(), 11001000) == 1);
+  // The only ShareAcknowledge of the first incarnation is the close, at the fetch's answer.
+  REQUIRE(!acks_sent.empty());
+  CHECK(acks_sent[0] == 11001000);
+  std::vector<json> offset10;
+  for (const auto& e : testing::events(trace, "share.records"))
+    if (e["first_offset"] <= 10 && e["last_offset"] >= 10) offset10.push_back(e);
+  REQUIRE(offset10.size() >= 3);
+  CHECK(us(offset10[0]) == 11000000);
+  CHECK(offset10[0]["cause"] == "fetch");
+  CHECK(offset10[0]["consumer"] == "A");
+  CHECK(offset10[0]["delivery_count"] == 1);
+  CHECK(us(offset10[1]) == 11002000);
+  CHECK(offset10[1]["cause"] == "session_close");
+  CHECK(offset10[1]["to"] == "AVAILABLE");
+  CHECK(offset10[1]["delivery_count"] == 1);
+  CHECK(offset10[2]["cause"] == "fetch");
+  CHECK(offset10[2]["delivery_count"] == 2);
+  CHECK(us(offset10[2]) > 13000000);
+  const auto closed = testing::events(trace, "consumer.closed");
+  REQUIRE(!closed.empty());
+  CHECK(us(closed[0]) == 11005000);
+  const auto leaves = testing::events(trace, "member.leave");
+  REQUIRE(!leaves.empty());
+  CHECK(us(leaves[0]) == 11004000);
+  CHECK(leaves[0]["reason"] == "leave");
 }
