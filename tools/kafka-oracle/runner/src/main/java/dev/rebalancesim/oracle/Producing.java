@@ -29,6 +29,8 @@ final class Producing implements AutoCloseable {
     double perSec;
     Dist gap;
     long fromUs;
+    /** Each partition's origin of the rate: the rate's start, or the partition's creation. */
+    long[] originUs = new long[0];
     long[] count = new long[0];
     long[] nextUs = new long[0];
   }
@@ -83,17 +85,19 @@ final class Producing implements AutoCloseable {
     int n = partitions.get(topic);
     r.count = new long[n];
     r.nextUs = new long[n];
+    r.originUs = new long[n];
+    java.util.Arrays.fill(r.originUs, fromUs);
     for (int p = 0; p < n; p++) r.nextUs[p] = next(r, p);
     rates.put(topic, r);
   }
 
   private long next(Rate r, int p) {
     if (r.gap != null) {
-      long base = r.count[p] == 0 && r.nextUs[p] == 0 ? r.fromUs : r.nextUs[p];
+      long base = r.count[p] == 0 && r.nextUs[p] == 0 ? r.originUs[p] : r.nextUs[p];
       return base + Math.round(r.gap.sample(random) * 1000);
     }
     long k = r.count[p] + 1;
-    return r.fromUs + (long) Math.ceil(k * 1_000_000.0 / r.perSec);
+    return r.originUs[p] + (long) Math.ceil(k * 1_000_000.0 / r.perSec);
   }
 
   synchronized void change(String topic, JsonNode event) {
@@ -110,10 +114,14 @@ final class Producing implements AutoCloseable {
     long[] nx = java.util.Arrays.copyOf(r.nextUs, n);
     r.count = c;
     r.nextUs = nx;
+    r.originUs = java.util.Arrays.copyOf(r.originUs, n);
     long now = clock.nowUs();
     for (int p = old; p < n; p++) {
-      // a new partition produces at the topic's rate from its creation on
-      r.nextUs[p] = r.gap != null ? now + Math.round(r.gap.sample(random) * 1000) : now + (long) Math.ceil(1_000_000.0 / r.perSec);
+      // a new partition produces at the topic's rate from its creation on: its own origin, so
+      // that its k-th record is due k periods after the creation, not k periods after the run's
+      // start (which made the producer catch up the whole run at once)
+      r.originUs[p] = now;
+      r.nextUs[p] = next(r, p);
     }
   }
 
