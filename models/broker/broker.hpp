@@ -101,6 +101,12 @@ class Broker {
   /// Elected leader of a __consumer_offsets partition: load it (COORDINATOR_LOAD_IN_PROGRESS
   /// meanwhile), then serve it.
   void load(std::int32_t partition);
+  /// A recording's member ids, handed out by this broker's coordinators in place of their seeded
+  /// draws (the World's, shared by every broker; may be null).
+  void set_member_id_replay(MemberIdReplay* replay) {
+    coordinator_->set_member_id_replay(replay);
+    consumer_coordinator_->set_member_id_replay(replay);
+  }
 
  private:
   void on_message(sim::NodeId from, Envelope&& e);

@@ -178,7 +178,8 @@ void AsyncConsumer::reset_client_state() {
 }
 
 std::string AsyncConsumer::generate_member_id() {
-  return random_uuid_string([this] { return rng_.next(); });
+  return MemberIdReplay::replayed_or(member_ids_, spec_.name,
+                                     random_uuid_string([this] { return rng_.next(); }));
 }
 
 void AsyncConsumer::start() {

@@ -19,6 +19,7 @@
 #include "models/client/record_consumption.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
+#include "models/protocol/member_id_replay.hpp"
 #include "models/protocol/messages.hpp"
 #include "models/protocol/model_options.hpp"
 #include "models/spec/scenario_spec.hpp"
@@ -68,6 +69,9 @@ class AsyncConsumer final : public ConsumerClient {
   void check_quiet_passes(bool on) { check_quiet_passes_ = on; }
   /// Where the client counts its quiet passes (the world's ModelCounters); null: not counted.
   void count_into(ModelCounters* counters) { counters_ = counters; }
+  /// A recording's member ids, taken in place of this client's own draws (the World's; may be
+  /// null).
+  void set_member_id_replay(MemberIdReplay* replay) { member_ids_ = replay; }
 
  private:
   /// Work the background thread hands to the application thread (callbacks run in poll()).
@@ -249,6 +253,7 @@ class AsyncConsumer final : public ConsumerClient {
   QuietPass quiet_pass_;
   bool check_quiet_passes_ = false;
   ModelCounters* counters_ = nullptr;
+  MemberIdReplay* member_ids_ = nullptr;
 };
 
 }  // namespace rsim

@@ -44,7 +44,7 @@ std::string ShareConsumer::new_member_id() {
     id.push_back(kAlphabet[bits & 63U]);
     bits >>= 6;
   }
-  return id;
+  return MemberIdReplay::replayed_or(member_ids_, spec_.name, std::move(id));
 }
 
 void ShareConsumer::reset() {

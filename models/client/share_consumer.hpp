@@ -19,6 +19,7 @@
 #include "models/client/consumer_process.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
+#include "models/protocol/member_id_replay.hpp"
 #include "models/protocol/messages.hpp"
 #include "models/spec/scenario_spec.hpp"
 #include "models/trace/trace_events.hpp"
@@ -47,6 +48,9 @@ class ShareConsumer final : public ConsumerProcess {
   void start() override;
   std::vector<std::string> topics() const override { return topics_; }
   void subscribe(std::vector<std::string> topics) override;
+  /// A recording's member ids, taken in place of this client's own draws (the World's; may be
+  /// null).
+  void set_member_id_replay(MemberIdReplay* replay) { member_ids_ = replay; }
 
  private:
   struct Batch {
@@ -94,6 +98,7 @@ class ShareConsumer final : public ConsumerProcess {
   ConsumerConfig config_;
   sim::Rng rng_;
   sim::Rng start_rng_;  // start_latency_ms
+  MemberIdReplay* member_ids_ = nullptr;
   std::function<sim::NodeId(const TopicPartition&)> leader_of_;
   std::function<sim::NodeId()> coordinator_;
   sim::NodeId node_ = 0;

@@ -1424,11 +1424,13 @@ TopicPartitions to_topic_partitions(const PartitionsWithEpochs& tps) {
 }  // namespace
 
 std::string ConsumerGroupCoordinator::new_member_id(const std::string& group_id,
-                                                    const std::string& client_id) {
+                                                    const std::string& client_id,
+                                                    const std::string& consumer) {
   // Drawn from a hash of the group, the client and a counter (no RNG stream).
   std::uint64_t state =
       sim::fnv1a(fmt::format("classic-member/{}/{}/{}", group_id, client_id, ++member_ids_issued_));
-  return random_uuid_string([&state] { return sim::splitmix64(state); });
+  return MemberIdReplay::replayed_or(
+      member_ids_, consumer, random_uuid_string([&state] { return sim::splitmix64(state); }));
 }
 
 bool ConsumerGroupCoordinator::waiting_on_unreleased(const ConsumerGroupState& g,
@@ -1470,7 +1472,8 @@ void ConsumerGroupCoordinator::on_classic_join(sim::NodeId from, std::int32_t co
     return;
   }
   const bool unknown = r.member_id.empty();
-  const std::string member_id = unknown ? new_member_id(r.group_id, r.client_id) : r.member_id;
+  const std::string member_id =
+      unknown ? new_member_id(r.group_id, r.client_id, namer_(from)) : r.member_id;
   if (group_full(g, member_id, r.group_instance_id)) {
     fail(ErrorCode::GROUP_MAX_SIZE_REACHED, member_id);
     return;

@@ -26,6 +26,7 @@
 #include "models/protocol/config.hpp"
 #include "models/protocol/group_records.hpp"
 #include "models/protocol/group_snapshots.hpp"
+#include "models/protocol/member_id_replay.hpp"
 #include "models/protocol/messages.hpp"
 #include "models/protocol/model_options.hpp"
 #include "models/reconciliation/current_assignment_builder.hpp"
@@ -130,6 +131,8 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   using OffsetListener =
       std::function<void(const std::string& group, const TopicPartition&, std::int64_t)>;
   void set_offset_listener(OffsetListener listener) { offset_listener_ = std::move(listener); }
+  /// A recording's member ids to hand out in place of the seeded draws (the World's; may be null).
+  void set_member_id_replay(MemberIdReplay* replay) { member_ids_ = replay; }
 
   // Classic members of a consumer group (GMM.classicGroup*ToConsumerGroup): JoinGroup reconciles
   // the member against the target assignment like a heartbeat, SyncGroup hands out its assigned
@@ -247,7 +250,10 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   /// owned by another member.
   bool waiting_on_unreleased(const ConsumerGroupState& g, const ConsumerGroupMemberState& m) const;
   /// Uuid.randomUuid().toString() for a classic member joining without an id (deterministic).
-  std::string new_member_id(const std::string& group_id, const std::string& client_id);
+  /// A classic member's id in a consumer group; for `consumer` the recording's next id when one
+  /// is replayed (set_member_id_replay).
+  std::string new_member_id(const std::string& group_id, const std::string& client_id,
+                            const std::string& consumer);
   void leave(const Reply& to, const ConsumerGroupHeartbeatRequest& r);
   void fence_member(Write& w, const std::string& member_id);
   void remove_member_records(Write& w, const ConsumerGroupMemberState& m);
@@ -319,6 +325,7 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   sim::RetiredTimers retired_;  // timers of removed members the kernel may still fire
   Downgrader downgrader_;
   std::uint64_t member_ids_issued_ = 0;
+  MemberIdReplay* member_ids_ = nullptr;  // compare's replayed member ids (none: the seeded draw)
   // What the trace last said about each group and member, to emit only changes.
   struct Traced {
     std::string state;

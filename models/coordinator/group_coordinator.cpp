@@ -107,14 +107,16 @@ ErrorCode GroupCoordinator::validate_member(const ClassicGroup& g, const std::st
 }
 
 std::string GroupCoordinator::generate_member_id(const std::string& client_id,
-                                                 const std::optional<std::string>& instance_id) {
+                                                 const std::optional<std::string>& instance_id,
+                                                 const std::string& consumer) {
   // java.util.UUID.randomUUID(): version 4, variant 2, printed 8-4-4-4-12.
   const std::uint64_t hi = (rng_.next() & ~0xf000ULL) | 0x4000ULL;
   const std::uint64_t lo = (rng_.next() & ~(0x3ULL << 62)) | (0x2ULL << 62);
   const std::string uuid =
       fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xffff, hi & 0xffff,
                   lo >> 48, lo & 0xffffffffffffULL);
-  return (instance_id ? *instance_id : client_id) + "-" + uuid;
+  return MemberIdReplay::replayed_or(member_ids_, consumer,
+                                     (instance_id ? *instance_id : client_id) + "-" + uuid);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -204,7 +206,8 @@ void GroupCoordinator::join_new_member(ClassicGroup& g, const Reply& from,
     reply(from, JoinGroupResponse{.error = ErrorCode::INCONSISTENT_GROUP_PROTOCOL});
     return;
   }
-  const std::string member_id = generate_member_id(r.client_id, r.group_instance_id);
+  const std::string member_id =
+      generate_member_id(r.client_id, r.group_instance_id, namer_(from.node));
   if (r.group_instance_id) {
     // A static member joins directly, without the MEMBER_ID_REQUIRED round trip (KIP-345).
     if (const auto known = g.static_members.find(*r.group_instance_id);

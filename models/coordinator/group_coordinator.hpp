@@ -15,6 +15,7 @@
 #include "models/coordinator/offsets_log.hpp"
 #include "models/protocol/config.hpp"
 #include "models/protocol/group_snapshots.hpp"
+#include "models/protocol/member_id_replay.hpp"
 #include "models/protocol/messages.hpp"
 #include "models/trace/trace_events.hpp"
 #include "sim/distribution.hpp"
@@ -53,6 +54,8 @@ class GroupCoordinator final : private OffsetsLog::CommitListener {
   using OffsetListener =
       std::function<void(const std::string& group, const TopicPartition&, std::int64_t)>;
   void set_offset_listener(OffsetListener listener) { offset_listener_ = std::move(listener); }
+  /// A recording's member ids to hand out in place of the seeded draws (the World's; may be null).
+  void set_member_id_replay(MemberIdReplay* replay) { member_ids_ = replay; }
 
   // Online migration (group.consumer.migration.policy; the World's Broker routes the requests).
   /// Why a classic group may not be upgraded to a consumer group now (GMM.validateOnlineUpgrade),
@@ -134,8 +137,11 @@ class GroupCoordinator final : private OffsetsLog::CommitListener {
   /// Kafka's member validation (CG:798-818): UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID / NONE.
   ErrorCode validate_member(const ClassicGroup& g, const std::string& member_id,
                             const std::optional<std::string>& instance_id) const;
+  /// `<group.instance.id or client.id>-<UUID>`; for `consumer` the recording's next id when one
+  /// is replayed (set_member_id_replay).
   std::string generate_member_id(const std::string& client_id,
-                                 const std::optional<std::string>& instance_id);
+                                 const std::optional<std::string>& instance_id,
+                                 const std::string& consumer);
 
   /// An OffsetCommit's records committed: its offsets are stored (OffsetFetch sees them), and
   /// the request is answered.
@@ -153,6 +159,7 @@ class GroupCoordinator final : private OffsetsLog::CommitListener {
   OffsetsLog& log_;
   Sender sender_;
   NodeNamer namer_;
+  MemberIdReplay* member_ids_ = nullptr;  // compare's replayed member ids (none: the seeded draw)
   std::map<std::string, std::unique_ptr<ClassicGroup>> groups_;
   OffsetListener offset_listener_;
   // Timers of removed members: kept while the kernel may still fire them (removal can happen

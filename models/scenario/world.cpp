@@ -44,6 +44,7 @@
 #include "models/fleet/fleet.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
+#include "models/protocol/member_id_replay.hpp"
 #include "models/protocol/messages.hpp"
 #include "models/protocol/variant.hpp"
 #include "models/scenario/script_network.hpp"
@@ -136,7 +137,8 @@ class World {
              broker_config_.offsets_topic_num_partitions),
         workload_(kernel_, tracer_, spec.topics, seed),
         quorum_(broker_config_, spec.cluster.brokers, seed),
-        commit_rng_(seed, "kraft-commit") {
+        commit_rng_(seed, "kraft-commit"),
+        member_ids_(member_id_replay(spec)) {
     kernel_.set_watchdog(limits);
     cluster_.offsets_topic_num_partitions = broker_config_.offsets_topic_num_partitions;
     cluster_.offsets_topic_replication_factor = broker_config_.offsets_topic_replication_factor;
@@ -249,6 +251,7 @@ class World {
       group_->brokers.push_back(std::make_unique<Broker>(
           b, kernel_, tracer_, net_, cluster_, broker_config_, spec_.cluster.coordinator_load, log_,
           seed_, workload_, group_->lag, options_.bugs));
+      group_->brokers.back()->set_member_id_replay(member_ids_.get());
       node = group_->brokers.back()->node();
     }
     cluster_.broker_nodes.push_back(node);
@@ -273,16 +276,19 @@ class World {
   std::unique_ptr<ConsumerModel> make_consumer(const ConsumerSpec& c, ConsumerConfig config,
                                                std::uint64_t seed) {
     if (config.group_protocol == group_protocol_name(GroupProtocol::Share)) {
-      return std::make_unique<ShareConsumer>(
+      auto consumer = std::make_unique<ShareConsumer>(
           kernel_, tracer_, net_, c, std::move(config), seed,
           [this](const TopicPartition& tp) { return share_leader_node(tp); },
           [this, group = c.group] { return coordinator_node(group); });
+      consumer->set_member_id_replay(member_ids_.get());
+      return consumer;
     }
     if (config.group_protocol == group_protocol_name(GroupProtocol::Consumer)) {
       auto consumer = std::make_unique<AsyncConsumer>(
           kernel_, tracer_, net_, cluster_, c, std::move(config), seed, workload_, &group_->lag);
       consumer->check_quiet_passes(options_.check_quiet_passes);
       consumer->count_into(&counters_);
+      consumer->set_member_id_replay(member_ids_.get());
       return consumer;
     }
     return std::make_unique<ClassicConsumer>(kernel_, tracer_, net_, cluster_, c, std::move(config),
@@ -868,6 +874,15 @@ class World {
   std::deque<ConsumerSpec> incarnation_specs_;
   std::vector<std::unique_ptr<ConsumerModel>> retired_consumers_;
   std::unique_ptr<Fleet> fleet_;  // with deployments only
+  /// The consumers' replayed member ids (ConsumerSpec::member_ids); null when none has any.
+  std::unique_ptr<MemberIdReplay> member_ids_;
+
+  static std::unique_ptr<MemberIdReplay> member_id_replay(const ScenarioSpec& spec) {
+    std::map<std::string, std::vector<std::string>> ids;
+    for (const auto& c : spec.consumers)
+      if (!c.member_ids.empty()) ids[c.name] = c.member_ids;
+    return ids.empty() ? nullptr : std::make_unique<MemberIdReplay>(std::move(ids));
+  }
 };
 
 }  // namespace

@@ -116,6 +116,11 @@ struct ConsumerSpec {
   CommitMode commit = CommitMode::Auto;
   StopMode on_stop = StopMode::Wakeup;
   OutcomesSpec outcomes;  // `outcomes`
+  /// The member ids this consumer is given, in the order it needs fresh ones (each JoinGroup
+  /// without a member id under classic, each process start under consumer and share), before
+  /// the seeded draws take over. No scenario key: `compare` fills it from a recording's
+  /// `member.id` events (docs/fidelity.md, finding 21). Empty: the seeded draws only.
+  std::vector<std::string> member_ids;
 };
 
 /// One `expect` entry: a metric assertion (`metric`, `op`, `value`, ...) or, when it has

@@ -241,6 +241,16 @@ std::vector<std::string> sorted_names(tr::Partitions ps) {
   std::sort(out.begin(), out.end(), partition_less);
   return out;
 }
+
+/// A `member.id` line's id, or a member record's, added to its consumer's ids when new.
+void add_member_id(std::map<std::string, std::vector<std::string>>& ids, const ojson& line) {
+  const std::string type = str_of(line, "type");
+  if (type != "member.id" && type != "record") return;
+  const std::string consumer = str_of(line, "consumer"), id = str_of(line, "member_id");
+  if (consumer.empty() || id.empty()) return;
+  auto& known = ids[consumer];
+  if (std::find(known.begin(), known.end(), id) == known.end()) known.push_back(id);
+}
 }  // namespace
 
 void FactsBuilder::add(std::int64_t t_us, const tr::Event& e, const ojson& line) {
@@ -251,6 +261,7 @@ void FactsBuilder::add(std::int64_t t_us, const tr::Event& e, const ojson& line)
   // of its consumers; the simulator writes none (incarnation 0).
   const std::int64_t incarnation = int_of(line, "incarnation");
   const auto key = [&](tr::sv consumer) { return fmt::format("{}#{}", consumer, incarnation); };
+  add_member_id(f.member_ids, line);
   if (const auto* c = std::get_if<tr::Callback>(&e)) {
     if (c->phase == "start")
       f.callbacks.push_back(

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -104,6 +105,12 @@ struct TraceFacts {
   /// agrees within what is produced during the variant's time tolerance (docs/fidelity.md,
   /// finding 5).
   double produced_per_sec = 0;
+  /// Per consumer, the member ids it was given, in the order they first appear: from the
+  /// recording's `member.id` lines (`consumer`, `member_id`; the empty id before a first join is
+  /// none) and from member records (`member_id` and `consumer` at the top level: the KIP-848 and
+  /// share records). `compare` replays a real run's as the simulator's member ids
+  /// (ConsumerSpec::member_ids; docs/fidelity.md, finding 21).
+  std::map<std::string, std::vector<std::string>> member_ids;
 };
 
 /// A consumer of the scenario: its name, the instant of its first `start` (µs; -1 if it has

@@ -676,3 +676,37 @@ TEST_CASE(
   CHECK(other_tombstone.records_matched == 2);
   CHECK_FALSE(other_tombstone.passed());
 }
+
+TEST_CASE(
+    "compare: a recording's member ids, per consumer in the order they first appear (member.id "
+    "lines, member records), replayed into the scenario") {
+  // A: the empty id before its first join is none; its classic id twice (generations 1 and 2),
+  // then a new one after a fresh join. B: a KIP-848 / share id known from its member records
+  // only (and from the tombstone that repeats it). A classic GroupMetadata names its members only
+  // inside `members`: no id is taken from it.
+  const auto f = facts_of(trace(
+      R"({"t_us":1000,"type":"member.id","consumer":"A","member_id":"","generation":-1}
+{"t_us":2000,"type":"record","record":"GroupMetadata","tombstone":false,"group":"g","generation":1,"members":[{"member_id":"x-0","consumer":"C","assignment":[]}]}
+{"t_us":3000,"type":"member.id","consumer":"A","member_id":"consumer-g-1-1f4b","generation":1}
+{"t_us":4000,"type":"record","record":"ShareGroupMemberMetadata","tombstone":false,"group":"q","member_id":"D0Z4efKZ","consumer":"B"}
+{"t_us":5000,"type":"member.id","consumer":"A","member_id":"consumer-g-1-1f4b","generation":2}
+{"t_us":6000,"type":"member.id","consumer":"A","member_id":"consumer-g-1-0aa0","generation":4}
+{"t_us":7000,"type":"record","record":"ShareGroupMemberMetadata","tombstone":true,"group":"q","member_id":"D0Z4efKZ","consumer":"B"}
+{"t_us":8000,"type":"run.end"}
+)"));
+  CHECK(f.member_ids.size() == 2);
+  CHECK(f.member_ids.at("A") == std::vector<std::string>{"consumer-g-1-1f4b", "consumer-g-1-0aa0"});
+  CHECK(f.member_ids.at("B") == std::vector<std::string>{"D0Z4efKZ"});
+  CHECK(f.member_ids.count("C") == 0);
+
+  rsim::ScenarioSpec spec;
+  spec.consumers.resize(3);
+  spec.consumers[0].name = "A";
+  spec.consumers[1].name = "B";
+  spec.consumers[2].name = "C";
+  spec.consumers[2].member_ids = {"stale"};
+  const auto replayed = rsim::cli::with_recorded_member_ids(spec, f);
+  CHECK(replayed.consumers[0].member_ids == f.member_ids.at("A"));
+  CHECK(replayed.consumers[1].member_ids == std::vector<std::string>{"D0Z4efKZ"});
+  CHECK(replayed.consumers[2].member_ids.empty());  // none recorded: the seeded draws
+}

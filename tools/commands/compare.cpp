@@ -171,6 +171,15 @@ reports::SideBySideVariant side_by_side(const compare::VariantComparison& c, rep
   return v;
 }
 
+ScenarioSpec with_recorded_member_ids(const ScenarioSpec& spec, const compare::TraceFacts& run) {
+  ScenarioSpec out = spec;
+  for (auto& c : out.consumers) {
+    const auto it = run.member_ids.find(c.name);
+    c.member_ids = it == run.member_ids.end() ? std::vector<std::string>{} : it->second;
+  }
+  return out;
+}
+
 CLI::App* add_compare_subcommand(CLI::App& app, CompareArgs& args) {
   auto* c = app.add_subcommand("compare",
                                "run the simulator on a scenario and compare it with recorded "
@@ -204,6 +213,11 @@ CLI::App* add_compare_subcommand(CLI::App& app, CompareArgs& args) {
                 "run's, matched "
                 "callbacks linked, deviations beyond the tolerance in red, and this table) and "
                 "OUT/compare.json");
+  c->add_flag("--seeded-member-ids", args.seeded_member_ids,
+              "let the simulator draw its own member ids; by default it is given run 1's (the "
+              "first --real), consumer by consumer in the order they were drawn, because which "
+              "member gets which partitions follows the order of the ids (docs/fidelity.md, "
+              "finding 21)");
   c->add_flag("--force", args.force,
               "write --out into a non-empty folder that is not an output folder of "
               "rebalance-sim (no .rebalance-sim-manifest.json): what it holds is kept, except "
@@ -274,7 +288,10 @@ int cmd_compare(const CompareArgs& args) {
     RunOptions keep;  // the whole trace, in memory, as the simulator writes it at full detail
     keep.level = TraceLevel::Full;
     keep.keep_trace = true;
-    const auto outputs = run_variants(spec, {v}, std::nullopt, keep);
+    // Run 1's member ids are the simulator's (finding 21): the same draws give the same order.
+    const auto outputs =
+        run_variants(args.seeded_member_ids ? spec : with_recorded_member_ids(spec, real.front()),
+                     {v}, std::nullopt, keep);
     compare::TraceFacts sim_facts;
     {
       TextStream sim_in(outputs.at(0).trace_jsonl);  // read in place, not copied
