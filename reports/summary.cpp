@@ -401,7 +401,7 @@ class OwnershipClock {
     std::int64_t since = 0;
     std::int64_t gap_since = 0;  // start of the current unavailability
     std::int64_t max_gap_us = 0;
-    std::map<std::string, bool> owners;  // consumer -> running (not paused)
+    OwnerList owners;  // consumer -> running (not paused)
     bool unavailable = false;
     bool overlap = false;
     bool running = false;
