@@ -15,7 +15,9 @@ ReplicatedWrites::ReplicatedWrites(ReplicationTiming timing, sim::Rng rng, std::
     : timing_(std::move(timing)),
       rng_(std::move(rng)),
       brokers_(brokers),
-      empty_round_(timing_.fetch_wait_max + 2 * mean_of(timing_.network_latency)),
+      // At least 1 us: with no wait and no latency a follower is always asking.
+      empty_round_(
+          std::max(sim::us(1), timing_.fetch_wait_max + 2 * mean_of(timing_.network_latency))),
       followers_(static_cast<std::size_t>(brokers)),
       loops_(static_cast<std::size_t>(brokers) * static_cast<std::size_t>(brokers)) {}
 
@@ -69,6 +71,7 @@ sim::SimTime ReplicatedWrites::confirm(Loop& l, sim::SimTime written) {
 sim::SimTime ReplicatedWrites::committed_at(std::int32_t leader, std::int32_t first_replica,
                                             std::int32_t replicas, sim::SimTime written) {
   sim::SimTime commit = written;
+  if (leader < 0 || leader >= brokers_) return commit;  // no leader: nobody fetches from it
   for (std::int32_t k = 0; k < replicas; ++k) {
     const std::int32_t b = (first_replica + k) % brokers_;
     if (b == leader) continue;

@@ -76,3 +76,13 @@ TEST_CASE("controlled shutdown: the follower leaves the ISR at once") {
   r.out_of_isr(2);
   CHECK(r.committed_at(0, 0, 3, ms(200)) == ms(200));
 }
+
+TEST_CASE("no fetch wait and no latency: the follower is always asking") {
+  ReplicatedWrites r(rsim::ReplicationTiming{.network_latency = sim::Distribution::constant(0),
+                                             .follower_write = sim::Distribution::constant(2),
+                                             .fetch_wait_max = ms(0),
+                                             .lag_time_max = ms(30000)},
+                     sim::Rng(1, "replication"), 3);
+  CHECK(r.committed_at(0, 0, 3, ms(7)) == ms(9));     // the follower's write only
+  CHECK(r.committed_at(-1, 0, 3, ms(10)) == ms(10));  // no leader: nothing to wait for
+}
