@@ -24,9 +24,10 @@ std::int64_t OffsetsLog::log_end_offset(const std::string& group_id) const {
   return it == log_end_offset_.end() ? 0 : it->second;
 }
 
-sim::SimTime OffsetsLog::next_commit_at() {
-  const sim::SimTime commit_at =
-      std::max(last_commit_at_, kernel_.now() + write_latency_.sample(rng_));
+sim::SimTime OffsetsLog::next_commit_at(std::int32_t partition) {
+  sim::SimTime written = kernel_.now() + write_latency_.sample(rng_);
+  if (replication_ && partition >= 0) written = replication_(partition, written);
+  const sim::SimTime commit_at = std::max(last_commit_at_, written);
   last_commit_at_ = commit_at;
   return commit_at;
 }
@@ -42,7 +43,9 @@ std::uint32_t OffsetsLog::intern(const std::string& name) {
 
 void OffsetsLog::append(std::vector<records::GroupRecord> records,
                         std::function<void()> on_commit) {
-  const sim::SimTime commit_at = next_commit_at();
+  const sim::SimTime commit_at = next_commit_at(
+      records.empty() ? -1
+                      : coordinator_partition(records::group_of(records.front()), num_partitions_));
   for (auto& rec : records) {
     const std::int32_t partition = coordinator_partition(records::group_of(rec), num_partitions_);
     const std::int64_t offset = log_end_offset_[partition]++;
@@ -84,8 +87,8 @@ void OffsetsLog::append_offset_commits(const std::string& group_id,
                                        std::int64_t commit_timestamp_ms, CommitListener& listener,
                                        sim::NodeId node, std::int32_t correlation_id) {
   SIM_ASSERT(!offsets.empty());
-  const sim::SimTime commit_at = next_commit_at();
   const std::int32_t partition = coordinator_partition(group_id, num_partitions_);
+  const sim::SimTime commit_at = next_commit_at(partition);
   std::int64_t& end = log_end_offset_[partition];
   Partition& stored = records_[partition];
   const std::uint32_t group = intern(group_id);

@@ -1,7 +1,9 @@
 // The __consumer_offsets topic (its replicated log, shared by the brokers): every record a group
 // coordinator appends (OffsetCommit, GroupMetadata, ConsumerGroup* records) gets the next offset of
 // its group's partition and is emitted as a `record` trace event at append time, in log order.
-// Records commit after the write (replication) latency, in append order.
+// Records commit after the write latency, in append order; with more than one replica, once the
+// in-sync followers have fetched them (the replication wait set_replication() installs,
+// models/broker/replication.hpp).
 // In memory the log is kept as Kafka's log cleaner would leave it: once a later record of the
 // same key (record type and group, plus the member id or the topic and partition, as Kafka's
 // record keys) has committed, the earlier one is gone, and a committed tombstone goes with all
@@ -42,6 +44,11 @@ class OffsetsLog final : public sim::EventTarget {
              std::int32_t num_partitions);
   OffsetsLog(const OffsetsLog&) = delete;
   OffsetsLog& operator=(const OffsetsLog&) = delete;
+
+  /// The commit time of a write to `partition` whose leader's write ends at `written` (when the
+  /// high watermark passes it); none: the leader's write commits (one replica).
+  using ReplicationWait = std::function<sim::SimTime(std::int32_t partition, sim::SimTime written)>;
+  void set_replication(ReplicationWait wait) { replication_ = std::move(wait); }
 
   /// Appends the records of one write; `on_commit`, if set, runs once they are committed.
   void append(std::vector<records::GroupRecord> records, std::function<void()> on_commit);
@@ -154,13 +161,15 @@ class OffsetsLog final : public sim::EventTarget {
   std::uint32_t intern(const std::string& name);
   /// The record as committed_records() returns it.
   records::GroupRecord materialise(const Stored& s) const;
-  /// The commit time of a write appended now (draws the write latency).
-  sim::SimTime next_commit_at();
+  /// The commit time of a write to `partition` appended now (draws the write latency, then the
+  /// replication wait).
+  sim::SimTime next_commit_at(std::int32_t partition);
 
   sim::Kernel& kernel_;
   Tracer& tracer_;
   sim::Rng rng_;
   sim::Distribution write_latency_;
+  ReplicationWait replication_;
   std::int32_t num_partitions_;
   std::map<std::int32_t, std::int64_t> log_end_offset_;
   std::map<std::int32_t, Partition> records_;

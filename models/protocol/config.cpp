@@ -190,6 +190,10 @@ const std::vector<ConfigKeySpec>& broker_config_specs() {
       int_key("offsets.topic.replication.factor", 1, 32767, "3",
               "replication factor of __consumer_offsets"),
       int_key("offsets.commit.timeout.ms", 1, kIntMax, "5000", "timeout of a coordinator write"),
+      int_key("replica.fetch.wait.max.ms", 0, kIntMax, "500",
+              "longest a follower's Fetch waits at the leader for new records"),
+      int_key("replica.lag.time.max.ms", 1, kIntMax, "30000",
+              "a follower not caught up for longer leaves the ISR"),
       int_key("group.coordinator.append.linger.ms", -1, kIntMax, "-1",
               "coordinator write batching linger; -1 = adaptive"),
       int_key("group.consumer.session.timeout.ms", 1, kIntMax, "45000",
@@ -726,6 +730,8 @@ BrokerConfig resolve_broker_config(const ClusterSpec& cluster) {
   read("offsets.topic.num.partitions", b.offsets_topic_num_partitions);
   read("offsets.topic.replication.factor", b.offsets_topic_replication_factor);
   read("offsets.commit.timeout.ms", b.offsets_commit_timeout_ms);
+  read("replica.fetch.wait.max.ms", b.replica_fetch_wait_max_ms);
+  read("replica.lag.time.max.ms", b.replica_lag_time_max_ms);
   read("group.coordinator.append.linger.ms", b.group_coordinator_append_linger_ms);
   read("group.consumer.session.timeout.ms", b.group_consumer_session_timeout_ms);
   read("group.consumer.min.session.timeout.ms", b.group_consumer_min_session_timeout_ms);

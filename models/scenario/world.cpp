@@ -32,6 +32,7 @@
 
 #include "models/broker/broker.hpp"
 #include "models/broker/controller_quorum.hpp"
+#include "models/broker/replication.hpp"
 #include "models/broker/share_partition_manager.hpp"
 #include "models/client/async_consumer.hpp"
 #include "models/client/classic_consumer.hpp"
@@ -110,6 +111,15 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
+/// The followers' fetch loops of __consumer_offsets: the scenario's network and write latencies,
+/// the broker's replica.* configs.
+ReplicationTiming replication_timing(const ScenarioSpec& spec, const BrokerConfig& config) {
+  return ReplicationTiming{.network_latency = spec.network.latency,
+                           .follower_write = spec.cluster.write_latency,
+                           .fetch_wait_max = sim::ms(config.replica_fetch_wait_max_ms),
+                           .lag_time_max = sim::ms(config.replica_lag_time_max_ms)};
+}
+
 /// The scenario's `network`: every link's latency and loss, unless a network verb changes it.
 sim::LinkSpec link_defaults(const NetworkSpec& n) {
   sim::LinkSpec l;
@@ -138,12 +148,20 @@ class World {
         workload_(kernel_, tracer_, spec.topics, seed),
         quorum_(broker_config_, spec.cluster.brokers, seed),
         commit_rng_(seed, "kraft-commit"),
+        replication_(replication_timing(spec, broker_config_), sim::Rng(seed, "replication"),
+                     spec.cluster.brokers),
         member_ids_(member_id_replay(spec)) {
     kernel_.set_watchdog(limits);
     cluster_.offsets_topic_num_partitions = broker_config_.offsets_topic_num_partitions;
     cluster_.offsets_topic_replication_factor = broker_config_.offsets_topic_replication_factor;
     for (const auto& t : spec.topics) cluster_.partitions_per_topic[t.name] = t.partitions;
     cluster_.purgatory_lateness_ms = spec.cluster.purgatory_lateness.expected_ms();
+    if (spec.cluster.brokers > 1 && cluster_.offsets_topic_replication_factor > 1)
+      log_.set_replication([this](std::int32_t p, sim::SimTime written) {
+        return replication_.committed_at(
+            cluster_.leader_of_offsets_partition(p), p % cluster_.brokers(),
+            std::min(cluster_.offsets_topic_replication_factor, cluster_.brokers()), written);
+      });
     if (variant == Variant::Share)
       share_.emplace(*this);
     else
@@ -596,6 +614,7 @@ class World {
     const std::vector<std::int32_t> led = offsets_partitions_led_by(b);
     const sim::NodeId node = cluster_.broker_nodes[static_cast<std::size_t>(b)];
     cluster_.broker_down[static_cast<std::size_t>(b)] = true;
+    replication_.broker_down(b, kernel_.now());
     for (sim::NodeId n = 0; n < net_.size(); ++n)
       if (n != node) {
         net_.set_cut(node, n, true);
@@ -620,6 +639,7 @@ class World {
         quorum_.broker_up(b, kernel_.now());
         schedule_fences();
         cluster_.broker_down[static_cast<std::size_t>(b)] = false;
+        replication_.broker_up(b, kernel_.now());
         for (sim::NodeId n = 0; n < net_.size(); ++n)
           if (n != node) {
             net_.set_cut(node, n, false);
@@ -663,6 +683,7 @@ class World {
   void take_down(std::int32_t b, const std::vector<std::int32_t>& led) {
     const sim::NodeId node = cluster_.broker_nodes[static_cast<std::size_t>(b)];
     cluster_.broker_down[static_cast<std::size_t>(b)] = true;
+    replication_.broker_down(b, kernel_.now());
     ++broker_epoch_[static_cast<std::size_t>(b)];
     for (sim::NodeId n = 0; n < net_.size(); ++n)
       if (n != node) {
@@ -696,6 +717,7 @@ class World {
     tracer_.publish(trace::BrokerStop{.broker = b, .graceful = true});
     const auto led = offsets_partitions_led_by(b);
     cluster_.broker_fenced[static_cast<std::size_t>(b)] = true;  // no longer eligible as leader
+    replication_.out_of_isr(b);  // the controller takes it out of every ISR at once
     move_data_leaders(b, "controlled shutdown");
     broker(b).fail(led);  // resigns its coordinator shards
     for (const std::int32_t q : led)
@@ -749,6 +771,7 @@ class World {
     for (auto& [b, pending] : fence_due_) {
       const std::uint64_t generation = ++pending.generation;
       const sim::SimTime at = quorum_.fence_time(b);
+      replication_.expect_fence(b, at);
       if (at == sim::kNever) continue;
       const sim::SimTime delay = std::max(sim::SimTime{0}, at - kernel_.now());
       kernel_.schedule_closure_after(delay, [this, b = b, generation] {
@@ -771,6 +794,7 @@ class World {
       fenced.last_contact_us = quorum_.last_contact(b).count();
     }
     tracer_.publish(fenced);
+    replication_.out_of_isr(b);
     if (pending.moves_data) {
       cluster_.broker_fenced[static_cast<std::size_t>(b)] = true;
       move_data_leaders(b, "leader fenced");
@@ -797,6 +821,7 @@ class World {
     const sim::NodeId node = cluster_.broker_nodes[i];
     cluster_.broker_down[i] = false;
     cluster_.broker_fenced[i] = false;
+    replication_.broker_up(b, kernel_.now());
     ++broker_epoch_[i];
     for (sim::NodeId n = 0; n < net_.size(); ++n)
       if (n != node) {
@@ -864,6 +889,8 @@ class World {
   ControllerQuorum quorum_;  // the KRaft voters and the active controller
   sim::Rng commit_rng_;      // the controller's commits of add-partitions (stream "kraft-commit")
   sim::SimTime last_partition_commit_{0};
+  ReplicatedWrites
+      replication_;  // the followers' fetches of __consumer_offsets (stream "replication")
   std::map<std::int32_t, PendingFence> fence_due_;  // down, not fenced yet (by broker id)
 
   std::map<std::string, std::unique_ptr<ConsumerModel>> consumers_;  // the current incarnations

@@ -48,6 +48,9 @@ struct BrokerConfig {
   std::int32_t offsets_topic_num_partitions = 50;
   std::int32_t offsets_topic_replication_factor = 3;
   std::int64_t offsets_commit_timeout_ms = 5000;
+  // Replication of __consumer_offsets (models/broker/replication.hpp).
+  std::int64_t replica_fetch_wait_max_ms = 500;
+  std::int64_t replica_lag_time_max_ms = 30000;
   std::int64_t group_coordinator_append_linger_ms = -1;  // -1: adaptive (4.5 default)
   std::int64_t broker_session_timeout_ms = 9000;  // KRaft: the controller fences a silent broker
   // The KRaft controller quorum (models/broker/controller_quorum.hpp), Kafka's defaults.

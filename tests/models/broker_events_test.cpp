@@ -133,11 +133,17 @@ TEST_CASE("partition growth is noticed at the leader's first disconnect after it
     // its connection reset, the disconnect's metadata update shows 8 partitions at once (A's last
     // refresh was at 1 s, far beyond retry.backoff.ms). The Fetch in flight to broker-1 fails
     // with the reset, which ends poll()'s network wait, and the pass that follows rejoins (the
-    // refresh being instantaneous here, at once); its JoinGroup reaches the coordinator 3 ms later.
+    // refresh being instantaneous here, at once). Before it rejoins, A commits (eager: before its
+    // revocation); broker-1 follows the group's __consumer_offsets partition and, dead but not
+    // fenced, is still in its ISR: the high watermark stays behind the commit until the active
+    // controller fences broker-1 (70851.804 ms) and takes it out of the ISR (finding 22,
+    // models/broker/replication.hpp). The answer reaches A 1 ms later, its JoinGroup the
+    // coordinator 1 ms after that.
     CHECK(times(trace, "consumer.metadata", "consumer", "A") == std::vector<double>{1000, 60000});
     CHECK(events(trace, "consumer.metadata")[2]["reason"] == "disconnect");
     CHECK(times(trace, "consumer.rejoin", "consumer", "A") == std::vector<double>{60000});
-    CHECK(times(trace, "group.state", "reason", "leader A rejoined").back() == 60003);
+    CHECK(times(trace, "broker.fenced", "broker", 1) == std::vector<double>{70851.804});
+    CHECK(times(trace, "group.state", "reason", "leader A rejoined").back() == 70853.804);
     CHECK(testing::responses(trace, "A", "Fetch", "NETWORK_EXCEPTION").front() == 60000);
   }
 }
