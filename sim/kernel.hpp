@@ -259,6 +259,37 @@ class Timer : public EventTarget {
   }
   void cancel() { armed_ = false; }
   bool armed() const { return armed_; }
+  /// Whether the live entry waits in the kernel's queue, at queued_at() (not deferred).
+  bool queued() const { return queued_ && !deferred_; }
+  SimTime queued_at() const { return queued_at_; }
+  /// What arm_at(at) would have left, had it been called when `seq` was taken, for a timer
+  /// neither armed nor queued, except that the entry (at, seq) is another target's, already
+  /// queued: that target calls fire() with the generation returned when its entry fires. (A
+  /// target that stood in for the timer's entries hands them back so; see rsim::AsyncConsumer's
+  /// quiet chains.)
+  std::uint64_t adopt_queued(SimTime at, std::uint64_t seq) {
+    SIM_ASSERT(!armed_ && !queued_ && !deferred_);
+    deadline_ = at;
+    seq_ = seq;
+    armed_ = true;
+    ++holds_;
+    ++generation_;
+    queued_ = true;
+    elided_counted_ = false;
+    queued_at_ = at;
+    queued_seq_ = seq;
+    return generation_;
+  }
+  /// What arm_at(at) would have left, had it been called when `seq` was taken and elided the
+  /// entry (`counted`: Kernel::elide() counted it), for a timer whose live entry is queued no
+  /// later than `at` (the caller asked Kernel::elide() itself).
+  void restore_elided(SimTime at, std::uint64_t seq, bool counted) {
+    SIM_ASSERT(queued() && queued_at_ <= at);
+    deadline_ = at;
+    seq_ = seq;
+    armed_ = true;
+    elided_counted_ = counted;
+  }
   /// Nothing will call fire() any more: no queued entry (live or stale), no expiry waiting for
   /// its activity, and no fire() in progress. Only an idle timer may be destroyed while the
   /// kernel runs (see RetiredTimers).

@@ -258,7 +258,14 @@ class ConsumerClient : public ConsumerProcess {
   /// Counts every entry into the client: each of its timers' expiries, each message to its
   /// node, each call of the scenario's script. Between two entries nothing of the client changes
   /// but what time itself changes (see AsyncConsumer::quiet_poll_return()).
-  void entered() { ++entries_; }
+  void entered() {
+    if (chain_open_) close_chain();
+    ++entries_;
+  }
+  /// A quiet chain is open (AsyncConsumer): its quiet returns of poll() are not yet written into
+  /// the client's state; close_chain() writes them, before anything else enters the client.
+  bool chain_open_ = false;
+  virtual void close_chain() {}
   /// The end of an entry (of the frequent ones: messages, records and Fetch answers, processed
   /// batches): the protocol's client may note its state (AsyncConsumer::note_quiet_pass()).
   virtual void settled() {}

@@ -176,6 +176,12 @@ class RecordConsumption {
   bool finds_nothing() const { return !parts_.empty() && quiet(); }
   /// next_fetchable()'s answer while finds_nothing().
   sim::SimTime quiet_next() const { return quiet_.next; }
+  /// While finds_nothing(), it stays true until quiet_until(), unless the reach epoch leaves
+  /// quiet_epoch(), production changes (Workload::layout()) or the client itself changes
+  /// something (an entry into the client).
+  sim::SimTime quiet_until() const { return quiet_.until; }
+  std::uint64_t quiet_epoch() const { return quiet_.epoch; }
+  const Workload& workload() const { return workload_; }
   /// Calls f(tp) for every partition a Fetch would ask for now (a valid position, not pending
   /// revocation, its leader reachable), in partition order.
   template <class F>

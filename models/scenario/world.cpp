@@ -305,6 +305,7 @@ class World {
       auto consumer = std::make_unique<AsyncConsumer>(
           kernel_, tracer_, net_, cluster_, c, std::move(config), seed, workload_, &group_->lag);
       consumer->check_quiet_passes(options_.check_quiet_passes);
+      consumer->quiet_chains(options_.quiet_chains);
       consumer->count_into(&counters_);
       consumer->set_member_id_replay(member_ids_.get());
       return consumer;

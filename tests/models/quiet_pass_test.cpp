@@ -96,3 +96,79 @@ TEST_CASE("quiet passes: every consumer-protocol scenario passes the check") {
   CHECK(ran >= 20);
   CHECK(checked > 0);
 }
+
+namespace {
+
+// A steady group whose quiet chains (AsyncConsumer::quiet_pass) are closed by each kind of
+// interruption: entries into the client (answers, the script), heartbeats and records due, the
+// poll timer's own entry (max.poll.interval.ms 8 s), fetch wake-ups, production starting at 15 s
+// (no entry into any client; until then a record every 100 s: chains run long) and a change of the
+// network's latency from 10 to 12 s (the reach epoch), a pause at 18 s and a broker's crash at 30
+// s.
+rsim::ScenarioSpec interrupted_chains() {
+  nlohmann::json doc = {
+      {"name", "quiet-chains"},
+      {"seed", 5},
+      {"duration_ms", 40000},
+      {"protocols", {"consumer"}},
+      {"cluster", {{"brokers", 3}}},
+      {"topics", {{{"name", "t"}, {"partitions", 60}, {"produce", {{"records_per_sec", 0.01}}}}}}};
+  nlohmann::json consumers = nlohmann::json::array(), events = nlohmann::json::array();
+  for (int i = 0; i < 8; ++i) {
+    const std::string name = fmt::format("c{}", i);
+    consumers.push_back({{"name", name},
+                         {"group", "g"},
+                         {"topics", {"t"}},
+                         {"config", {{"max.poll.interval.ms", 8000}}}});
+    events.push_back({{"at_ms", 100 + i * 10}, {"do", "start"}, {"consumer", name}});
+  }
+  events.push_back({{"at_ms", 15000}, {"do", "produce"}, {"topic", "t"}, {"records_per_sec", 2}});
+  events.push_back({{"at_ms", 18000}, {"do", "pause"}, {"consumer", "c2"}, {"for_ms", 2000}});
+  events.push_back({{"at_ms", 10000},
+                    {"do", "network"},
+                    {"between", {"*", "*"}},
+                    {"latency_ms", 2},
+                    {"for_ms", 2000}});
+  events.push_back({{"at_ms", 30000}, {"do", "crash-broker"}, {"broker", 2}});
+  doc["consumers"] = consumers;
+  doc["events"] = events;
+  return rsim::parse_scenario(nlohmann::json::parse(doc.dump()), "quiet-chains.json");
+}
+
+}  // namespace
+
+TEST_CASE("quiet chains: the chained returns leave what the returns one by one leave") {
+  const rsim::ScenarioSpec spec = interrupted_chains();
+  rsim::ModelOptions one_by_one;
+  one_by_one.quiet_chains = false;
+  const auto full =
+      rsim::run_scenario(spec, "consumer", spec.seed, sim::WatchdogLimits{}, one_by_one);
+  const auto chained = rsim::run_scenario(spec, "consumer", spec.seed);
+  // The same trace to the byte, the run's end line (the kernel's event count) included, and the
+  // same events fired: every event at its instant, in its order, counted alike.
+  REQUIRE(chained.trace_lines.size() == full.trace_lines.size());
+  for (std::size_t i = 0; i < chained.trace_lines.size(); ++i)
+    REQUIRE(chained.trace_lines[i] == full.trace_lines[i]);
+  CHECK(chained.events_fired == full.events_fired);
+  CHECK(chained.counters.quiet_passes == full.counters.quiet_passes);
+  CHECK(full.counters.chain_returns == 0);
+  // Most quiet returns were the chains'.
+  CHECK(chained.counters.chain_returns * 2 > chained.counters.quiet_passes);
+  using rsim::ChainEnd;
+  const auto ended = [&](ChainEnd e) {
+    return chained.counters.chain_ends[static_cast<std::size_t>(e)];
+  };
+  CAPTURE(ended(ChainEnd::Entry));
+  CAPTURE(ended(ChainEnd::Until));
+  CAPTURE(ended(ChainEnd::PollTimer));
+  CAPTURE(ended(ChainEnd::FetchWake));
+  CAPTURE(ended(ChainEnd::NotRunnable));
+  CAPTURE(ended(ChainEnd::Production));
+  CAPTURE(ended(ChainEnd::ReachEpoch));
+  CHECK(ended(ChainEnd::Entry) > 0);
+  CHECK(ended(ChainEnd::Until) > 0);
+  CHECK(ended(ChainEnd::PollTimer) > 0);
+  CHECK(ended(ChainEnd::FetchWake) > 0);
+  CHECK(ended(ChainEnd::Production) > 0);
+  CHECK(ended(ChainEnd::ReachEpoch) > 0);
+}

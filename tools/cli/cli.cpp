@@ -49,6 +49,9 @@ ModelOptions model_options() {
   ModelOptions model;
   const char* check = std::getenv("RSIM_CHECK_QUIET_PASSES");
   model.check_quiet_passes = check != nullptr && std::string_view(check) == "1";
+  // RSIM_QUIET_CHAINS=0: quiet chains off (AsyncConsumer), to compare outputs and speed.
+  const char* chains = std::getenv("RSIM_QUIET_CHAINS");
+  model.quiet_chains = chains == nullptr || std::string_view(chains) != "0";
   return model;
 }
 
