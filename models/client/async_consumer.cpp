@@ -143,6 +143,7 @@ void AsyncConsumer::reset_client_state() {
   reset_fetching();
   buffer_woken_ = false;
   spinning_ = false;
+  loop_at_once_ = false;
   heartbeat_interval_ms_ = 0;
   next_heartbeat_ = kernel_.now();
   backoff_until_ = kernel_.now();
@@ -478,6 +479,12 @@ void AsyncConsumer::pass() {
   // event.
   last_poll_ = kernel_.now();
   drain_remaining_ = app_events_.size();
+  // A RECONCILING member's pass waits for its event's reconciliation check (collectFetch), so
+  // its wait reads the maximumTimeToWait the network thread cached as it woke for the event,
+  // before handling it: 0 when the auto-commit timer had expired with no commit in flight
+  // (CommitRequestManager.AutoCommitState.remainingMs). poll() then loops again at once.
+  loop_at_once_ = state_ == State::RECONCILING && config_.enable_auto_commit &&
+                  kernel_.now() >= next_auto_commit_ && !auto_commit_in_flight_ && !rec_commit_id_;
   on_poll_event();
   if (!process_.alive()) return;
   drain_app_events();
@@ -490,6 +497,10 @@ sim::SimTime AsyncConsumer::wait_bound() {
   if (buffer_woken_) {
     buffer_woken_ = false;
     return now;
+  }
+  if (loop_at_once_) {
+    loop_at_once_ = false;
+    if (last_poll_ == now) return now;  // later (a callback ran), the network thread has updated it
   }
   // retry.backoff.ms=0: the background thread spins; a kSpinTurn per turn here.
   const sim::SimTime backoff =

@@ -99,6 +99,12 @@ class AsyncConsumer final : public ConsumerClient {
   /// (the next heartbeat, the next auto-commit, retry.backoff.ms without a Fetch in flight).
   /// A bound of zero is a busy loop (the first join, while the heartbeat interval is still 0):
   /// spinning_ is set and the next response the network thread handles starts a pass.
+  /// The network thread caches maximumTimeToWait at the end of its loop, after its blocking
+  /// network poll. A RECONCILING member's pass waits for its AsyncPollEvent's reconciliation
+  /// check and then reads the value cached as the network thread woke for the event, before
+  /// handling it: when the auto-commit timer had expired with no commit in flight that is 0, so
+  /// the wait ends at once and poll() loops again in the same call (loop_at_once_). Other
+  /// passes use the fresh values (in Kafka they race with the network thread's wake).
   sim::SimTime wait_bound();
   /// FetchBuffer.wakeup(): a waiting poll() makes a pass now; otherwise its next wait ends at once.
   void wake_app();
@@ -226,6 +232,8 @@ class AsyncConsumer final : public ConsumerClient {
   sim::SimTime lookup_not_before_{0};  // backoff after a failed OffsetFetch
   bool buffer_woken_ = false;          // FetchBuffer's wokenup flag: the next wait ends at once
   bool spinning_ = false;              // the application's wait bound was zero (see wait_bound())
+  /// This pass's wait ends at once: the network thread's cached wait was 0 (see wait_bound()).
+  bool loop_at_once_ = false;
 
   // Coordinator discovery and the network client.
 

@@ -362,3 +362,66 @@ TEST_CASE(
         std::vector<std::string>{"t-2", "t-3"});
   CHECK(callback_starts(t, "A", "onPartitionsAssigned")[1] == 11300);
 }
+
+TEST_CASE(
+    "consumer protocol: a pass that sends the interval auto-commit loops again at once in the same "
+    "poll() call (issue 40, model error 4)") {
+  // One broker, 1 ms links, the ideal machine, no records. B starts at 1000 and owns t-0; A
+  // starts at 2000 and owns nothing, so each of its passes is a poll() call, 100 ms apart (its
+  // wait is retry.backoff.ms, the same as the poll() timeout). B stops at 5000; its leave
+  // heartbeat gives t-0 to A, whose next heartbeat brings it.
+  const auto run_with = [](std::int64_t auto_commit_interval_ms) {
+    auto doc = nlohmann::json::parse(R"({
+      "name": "loop-at-once", "seed": 1, "duration_ms": 9000, "protocols": ["consumer"],
+      "cluster": {"brokers": 1}, "network": {"latency_ms": 1},
+      "topics": [{"name": "t", "partitions": 1}],
+      "consumers": [{"name": "B", "group": "g", "topics": ["t"]},
+                    {"name": "A", "group": "g", "topics": ["t"]}],
+      "events": [{"at_ms": 1000, "do": "start", "consumer": "B"},
+                 {"at_ms": 2000, "do": "start", "consumer": "A"},
+                 {"at_ms": 5000, "do": "stop", "consumer": "B"}]})");
+    doc["consumers"][1]["config"] = {{"auto.commit.interval.ms", auto_commit_interval_ms}};
+    const auto spec = testing::ideal_machine(doc);
+    return testing::parse_trace(rsim::run_scenario(spec, "consumer", spec.seed).trace_lines);
+  };
+  const auto reconciled = [](const std::vector<nlohmann::json>& t) {
+    std::vector<double> out;
+    for (const auto& e : t)
+      if (e["type"] == "consumer.reconcile" && e["consumer"] == "A")
+        out.push_back(e["t_us"].get<double>() / 1000.0);
+    return out;
+  };
+  // A's join: FindCoordinator 2000-2002, join heartbeat 2002-2004 (target []); its busy loop
+  // reconciles at the answer and onPartitionsAssigned([]) runs at its next pass, the poll()
+  // call at 2100, whose acknowledgement anchors its heartbeats at 2100 + 5000k and whose end of
+  // reconciliation restarts the auto-commit timer (ConsumerMembershipManager: 2100 + interval).
+  // The heartbeat at 7100 brings t-0 (answer 7102); the next pass reconciles (nothing to commit:
+  // no record consumed).
+  SUBCASE("the auto-commit timer expires after the answer: the callback in the same poll() call") {
+    // auto.commit.interval.ms 5050: the timer expires at 7150, which bounds the wait of the
+    // poll() call from 7100 (CommitRequestManager.maximumTimeToWait). The pass at 7150 is a
+    // RECONCILING member's: its collectFetch waits for the AsyncPollEvent's reconciliation check
+    // (maybeReconcile(true), which queues onPartitionsAssigned: nothing to commit), then reads
+    // the maximumTimeToWait the network thread cached as it woke for the event, before handling
+    // it: 0 (the timer expired, no auto-commit in flight). pollForFetches waits 0 ms, the loop
+    // goes round at once, and its processBackgroundEvents runs onPartitionsAssigned: at 7150,
+    // 48 ms after the answer (without this rule: at the next poll() call, 7200).
+    const auto t = run_with(5050);
+    CHECK(last_heartbeat(t, "A", 7101) == 7100);
+    CHECK(first(t, "consumer.member_state", "A") == 2000);
+    CHECK(reconciled(t) == std::vector<double>{2004, 7150});
+    CHECK(callback_starts(t, "A", "onPartitionsAssigned") == std::vector<double>{2100, 7150});
+    CHECK(callback_partitions(t, "A", "onPartitionsAssigned", 1) ==
+          std::vector<std::string>{"t-0"});
+  }
+  SUBCASE("the timer did not expire: the callback waits for the next poll() call") {
+    // The default 5000: the timer expired at 7100 and the pass at 7100 (STABLE, before the
+    // answer) sent the auto-commit; at 7200 the cached wait is the timer's 4900 ms, bounded by
+    // retry.backoff.ms: onPartitionsAssigned at the poll() call at 7300 (Kafka's TRACE log shows
+    // the same: a reconciliation at 5,130 ms, "Polling for fetches with timeout 97", the
+    // callback at 5,230).
+    const auto t = run_with(5000);
+    CHECK(reconciled(t) == std::vector<double>{2004, 7200});
+    CHECK(callback_starts(t, "A", "onPartitionsAssigned") == std::vector<double>{2100, 7300});
+  }
+}
