@@ -65,8 +65,9 @@ class Network {
   /// The time the node takes to handle a message, as set by set_handling().
   const Distribution& handling(NodeId id) const { return nodes_.at(id)->handling; }
 
-  /// Sends; returns false if the message was dropped (cut link or random loss).
-  bool send(NodeId from, NodeId to, Payload payload) {
+  /// Sends; returns false if the message was dropped (cut link or random loss). `after`: the
+  /// sender's own wait before the message goes on the link (a connection being set up).
+  bool send(NodeId from, NodeId to, Payload payload, SimTime after = SimTime{0}) {
     Link& l = link(from, to);
     if (l.cut || rng_.chance_ppm(l.spec.drop_ppm)) {
       if (on_drop_) on_drop_(from, to, l.cut);
@@ -74,7 +75,7 @@ class Network {
     }
     Node& dest = *nodes_[to];
     const SimTime delay = l.spec.latency.sample(rng_) + dest.handling.sample(dest.handling_rng);
-    const SimTime arrival = std::max(l.last_delivery, kernel_.now() + delay);
+    const SimTime arrival = std::max(l.last_delivery, kernel_.now() + after + delay);
     l.last_delivery = arrival;
     l.in_flight.push_back(std::move(payload));
     kernel_.schedule_at(arrival, &l, 0);

@@ -31,11 +31,11 @@ inline std::vector<nlohmann::json> parse_trace(const std::vector<std::string>& l
 
 /// The idealized machine of the unit tests: the timing texture's knobs that a scenario left at
 /// their Kafka-like defaults (cluster.request_handling_ms, cluster.write_latency_ms,
-/// cluster.purgatory_lateness_ms, each consumer's heartbeat_wakeup_lateness_ms; docs/fidelity.md,
-/// "Timing texture") become 0, so that only Kafka's timers and the network take time and a test can
-/// derive every time by hand from Kafka's rules. A knob the scenario sets stays as set. The
-/// scenario files' own `expect` blocks (ctest "scenario") and tests/models/timing_texture_test.cpp
-/// run with the defaults.
+/// cluster.purgatory_lateness_ms, each consumer's heartbeat_wakeup_lateness_ms and
+/// connection_setup_ms; docs/fidelity.md, "Timing texture") become 0, so that only Kafka's timers
+/// and the network take time and a test can derive every time by hand from Kafka's rules. A knob
+/// the scenario sets stays as set. The scenario files' own `expect` blocks (ctest "scenario") and
+/// tests/models/timing_texture_test.cpp run with the defaults.
 inline bool is_default(const sim::Distribution& d, const sim::Distribution& def) {
   return d.kind == def.kind && d.median == def.median && d.sigma == def.sigma &&
          d.value == def.value;
@@ -51,6 +51,8 @@ inline rsim::ScenarioSpec ideal_machine(rsim::ScenarioSpec spec) {
   for (auto& c : spec.consumers)
     if (is_default(c.heartbeat_wakeup_lateness, rsim::kDefaultHeartbeatWakeupLateness))
       c.heartbeat_wakeup_lateness = zero;
+  for (auto& c : spec.consumers)
+    if (is_default(c.connection_setup, rsim::kDefaultConnectionSetup)) c.connection_setup = zero;
   return spec;
 }
 inline rsim::ScenarioSpec ideal_machine(const nlohmann::json& doc,

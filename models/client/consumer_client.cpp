@@ -137,7 +137,9 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer, sim::Network
       connected_(cluster.broker_nodes.size(), false),
       least_loaded_rng_(seed, "least-loaded-" + spec.name),
       lookup_rng_(seed, "find-coordinator-" + spec.name),
-      reconnect_rng_(seed, "reconnect-" + spec.name) {
+      reconnect_rng_(seed, "reconnect-" + spec.name),
+      connection_rng_(seed, "connection-" + spec.name) {
+  for (auto& c : connection_ready_) c.assign(cluster.broker_nodes.size(), sim::kNever);
   fetch_brokers_ = static_cast<std::uint32_t>(fetch_due_.size());
   coordinator_reconnect_at_.assign(cluster.broker_nodes.size(), sim::SimTime{0});
   coordinator_reconnect_failures_.assign(cluster.broker_nodes.size(), 0);
@@ -341,6 +343,7 @@ void ConsumerClient::on_broker_down(sim::NodeId broker) {
   for (std::size_t b = 0; b < fetch_due_.size(); ++b) {
     if (cluster_.broker_nodes[b] != broker) continue;
     connected_[b] = false;
+    connection_ready_[0][b] = connection_ready_[1][b] = sim::kNever;
     if (fetch_due_[b] != sim::kNever) {
       fetch_due_[b] = kernel_.now();
       fetch_failed_[b] = true;
@@ -595,7 +598,8 @@ std::int32_t ConsumerClient::send_to(sim::NodeId to, Message request, std::int64
     });
     return id;
   }
-  network_.send(node_, to, Envelope{id, std::move(request)});
+  network_.send(node_, to, Envelope{id, std::move(request)},
+                connection_wait(to, is_coordinator_api(api)));
   if (!is_coordinator_api(api))
     for (std::size_t b = 0; b < cluster_.broker_nodes.size(); ++b)
       if (cluster_.broker_nodes[b] == to) connected_[b] = true;
@@ -616,7 +620,28 @@ void ConsumerClient::on_request_timeout_check() {
   if (next != sim::kNever) request_timeout_timer_.arm_at(next);
 }
 
+sim::SimTime ConsumerClient::connection_wait(sim::NodeId to, bool coordinator_connection) {
+  const sim::SimTime now = kernel_.now();
+  for (std::size_t b = 0; b < cluster_.broker_nodes.size(); ++b) {
+    if (cluster_.broker_nodes[b] != to) continue;
+    sim::SimTime& ready = connection_ready_[coordinator_connection ? 1 : 0][b];
+    // NetworkClient.initiateConnect, then the ApiVersions round trip before any other request.
+    if (ready == sim::kNever) ready = now + spec_.connection_setup.sample(connection_rng_);
+    return ready > now ? ready - now : sim::SimTime{0};
+  }
+  return sim::SimTime{0};
+}
+
+void ConsumerClient::close_connections(sim::NodeId node, bool coordinator_only) {
+  for (std::size_t b = 0; b < cluster_.broker_nodes.size(); ++b) {
+    if (cluster_.broker_nodes[b] != node) continue;
+    connection_ready_[1][b] = sim::kNever;
+    if (!coordinator_only) connection_ready_[0][b] = sim::kNever;
+  }
+}
+
 void ConsumerClient::disconnect(sim::NodeId node, const std::string& why) {
+  close_connections(node);
   tracer_.publish(
       trace::NetDisconnect{.consumer = spec_.name, .node = network_.name(node), .reason = why});
   std::vector<std::pair<std::int32_t, InFlight>> failed;
@@ -720,6 +745,7 @@ void ConsumerClient::end_fetch(std::size_t b, ErrorCode error) {
 void ConsumerClient::reset_fetching() {
   clear_fetches();
   std::fill(connected_.begin(), connected_.end(), false);
+  for (auto& c : connection_ready_) std::fill(c.begin(), c.end(), sim::kNever);
 }
 
 void ConsumerClient::clear_fetches() {
@@ -809,7 +835,9 @@ std::int64_t ConsumerClient::exponential_backoff_ms(std::int64_t initial_ms, std
 void ConsumerClient::close_coordinator_connection(sim::NodeId node) {
   // A broker that is down refuses the connection anyway (send_to): its reconnect backoff is not
   // modelled (docs/fidelity.md, finding 19).
-  if (!coordinator_reconnect_backoff_ || cluster_.is_down(node)) return;
+  if (!coordinator_reconnect_backoff_) return;
+  close_connections(node, true);
+  if (cluster_.is_down(node)) return;
   // ClusterConnectionStates.disconnected(): the next connection attempt waits the reconnect
   // backoff (reconnect.backoff.ms doubled per failed attempt up to reconnect.backoff.max.ms,
   // jitter 0.2) from the close.

@@ -4,6 +4,7 @@
 // script does to the process (ConsumerProcess carries out stop, crash, restart, stall and pause
 // for every variant). Each protocol's client supplies the group logic through the hooks below.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -170,6 +171,13 @@ class ConsumerClient : public ConsumerProcess {
                        RequestContext context);
   void on_request_timeout_check();
   void disconnect(sim::NodeId node, const std::string& why);
+  /// How long a request to `to` sent now waits for its connection (data or coordinator's): a
+  /// connection that is not open opens now and is usable after `connection_setup_ms`; an open
+  /// one that is still being set up makes it wait the rest.
+  sim::SimTime connection_wait(sim::NodeId to, bool coordinator_connection);
+  /// The connections to broker `node` close (a disconnect, the broker went down); `coordinator`:
+  /// only the group coordinator's.
+  void close_connections(sim::NodeId node, bool coordinator_only = false);
   /// The least loaded live broker (fewest requests in flight from this client, then lowest id),
   /// where FindCoordinator goes.
   sim::NodeId least_loaded_broker() const;
@@ -372,6 +380,11 @@ class ConsumerClient : public ConsumerProcess {
   sim::Rng least_loaded_rng_;  // leastLoadedNode's random starting node
   sim::Rng lookup_rng_;        // the jitter of FindCoordinator's backoff after a success
   sim::Rng reconnect_rng_;     // the coordinator connection's reconnect backoff, its retry step
+  /// By connection (0: the broker's data and metadata connection, 1: the group coordinator's, a
+  /// node id of its own in Kafka), by broker index: when the open connection became or becomes
+  /// usable (its setup over); sim::kNever: not open.
+  std::array<std::vector<sim::SimTime>, 2> connection_ready_;
+  sim::Rng connection_rng_;  // connection_setup_ms
 };
 
 }  // namespace rsim

@@ -732,7 +732,7 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
         {"topic", {"initial_records", "name", "partitions", "produce"}},
         {"produce", {"gap_ms", "records_per_sec"}},
         {"consumer",
-         {"callbacks", "commit", "config", "config_by_protocol", "group",
+         {"callbacks", "commit", "config", "config_by_protocol", "connection_setup_ms", "group",
           "heartbeat_wakeup_lateness_ms", "name", "on_stop", "outcomes", "poll_timeout_ms",
           "processing", "start_latency_ms", "topics"}},
         {"outcomes", {"reject", "release"}},
@@ -1071,6 +1071,8 @@ class ScenarioReader {
       if (auto d = p.read_distribution(c, "start_latency_ms", ptr)) consumer.start_latency = *d;
       if (auto d = p.read_distribution(c, "heartbeat_wakeup_lateness_ms", ptr))
         consumer.heartbeat_wakeup_lateness = *d;
+      if (auto d = p.read_distribution(c, "connection_setup_ms", ptr))
+        consumer.connection_setup = *d;
       consumer_times(c, ptr, consumer);
       if (const auto oc = c.find("outcomes"); oc != c.end())
         consumer_outcomes(*oc, child(ptr, "outcomes"), consumer);

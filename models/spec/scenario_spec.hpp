@@ -49,6 +49,12 @@ inline const sim::Distribution kDefaultPurgatoryLateness = sim::Distribution::lo
 /// intervals of 22 recorded runs).
 inline const sim::Distribution kDefaultHeartbeatWakeupLateness =
     sim::Distribution::lognormal(1.0, 1.2);
+/// A consumer's `connection_setup_ms`: from a client's first request to a broker on a connection
+/// that is not open to the moment that request can go out (the TCP connect, then the ApiVersions
+/// round trip NetworkClient sends before anything else): median 4.97 ms, 10th-90th percentile
+/// 3.75-7.19 ms over 28 connections of 8 consumer starts with client DEBUG logs
+/// (docs/fidelity.md, finding 21).
+inline const sim::Distribution kDefaultConnectionSetup = sim::Distribution::lognormal(4.97, 0.25);
 
 struct TopicSpec {
   std::string name;
@@ -111,6 +117,9 @@ struct ConsumerSpec {
   /// wake-up: the heartbeat thread's `wait(retry.backoff.ms)` and a blocking poll()'s network wait
   /// for the next heartbeat. The next heartbeat is timed from the actual send, so it adds up.
   sim::Distribution heartbeat_wakeup_lateness = kDefaultHeartbeatWakeupLateness;
+  /// `connection_setup_ms`: how long a new connection to a broker takes before its first request
+  /// goes out (one per broker for data and metadata, one per broker for the group coordinator).
+  sim::Distribution connection_setup = kDefaultConnectionSetup;
   ProcessingSpec processing;
   CallbacksSpec callbacks;
   CommitMode commit = CommitMode::Auto;

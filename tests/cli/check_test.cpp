@@ -46,15 +46,16 @@ fs::path write(const fs::path& dir, const std::string& name, const std::string& 
 // 3118.982 -> 3126.12 ms (20.684 ms), t-0 and t-1 100 -> 113.546 and 3118.982 -> 3123.858
 // (18.422 ms): the longest gap is 13.546 ms, and nothing of the group runs in those two
 // intervals of A alone: stop-the-world 13.546 + 4.876 = 18.422 ms. The timing texture is off
-// (request handling, write latency and heartbeat lateness 0): only the network's draws take time.
+// (request handling, write latency, heartbeat lateness and connection setup 0): only the network's
+// draws take time.
 std::string scenario(const std::string& expect) {
   return R"({
   "name": "tiny", "seed": 3, "duration_ms": 20000, "protocols": ["classic-eager"],
   "cluster": {"config": {"group.initial.rebalance.delay.ms": 0}, "request_handling_ms": 0, "write_latency_ms": 0},
   "network": {"latency_ms": {"dist": "uniform", "min": 0.5, "max": 3}},
   "topics": [{"name": "t", "partitions": 4}],
-  "consumers": [{"name": "A", "group": "g", "topics": ["t"], "heartbeat_wakeup_lateness_ms": 0},
-                {"name": "B", "group": "g", "topics": ["t"], "heartbeat_wakeup_lateness_ms": 0}],
+  "consumers": [{"name": "A", "group": "g", "topics": ["t"], "heartbeat_wakeup_lateness_ms": 0, "connection_setup_ms": 0},
+                {"name": "B", "group": "g", "topics": ["t"], "heartbeat_wakeup_lateness_ms": 0, "connection_setup_ms": 0}],
   "events": [{"at_ms": 100, "do": "start", "consumer": "A"}, {"at_ms": 200, "do": "start", "consumer": "B"}],
   "expect": [)" +
          expect + R"(]

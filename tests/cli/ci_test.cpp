@@ -55,10 +55,10 @@ std::string scenario(const std::string& expect, const std::string& extra = "",
   "cluster": {"config": {"group.initial.rebalance.delay.ms": 0}, "request_handling_ms": 0, "write_latency_ms": 0},
   "network": {"latency_ms": {"dist": "uniform", "min": 0.5, "max": 3}},
   "topics": [{"name": "t", "partitions": 4}],
-  "consumers": [{"name": "A", "group": "g", "topics": ["t"], "heartbeat_wakeup_lateness_ms": 0,
+  "consumers": [{"name": "A", "group": "g", "topics": ["t"], "heartbeat_wakeup_lateness_ms": 0, "connection_setup_ms": 0,
                  "config": {"heartbeat.interval.ms": )" +
          std::to_string(heartbeat_ms) + R"(}},
-                {"name": "B", "group": "g", "topics": ["t"], "heartbeat_wakeup_lateness_ms": 0,
+                {"name": "B", "group": "g", "topics": ["t"], "heartbeat_wakeup_lateness_ms": 0, "connection_setup_ms": 0,
                  "config": {"heartbeat.interval.ms": )" +
          std::to_string(heartbeat_ms) + R"(}}],
   "events": [{"at_ms": 100, "do": "start", "consumer": "A"}, {"at_ms": 200, "do": "start", "consumer": "B"}],)" +

@@ -46,38 +46,38 @@ TEST_CASE("dump-log --partition 32: the consumer group's records decoded as Kafk
   CHECK(
       lines[2] ==
       std::string(
-          R"(| offset: 0 CreateTime: 2706 key: {"type":"5","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: {"version":"0","data":{"instanceId":null,"rackId":null,"clientId":"g-consumer-A","clientHost":"/A","subscribedTopicNames":["orders"],"subscribedTopicRegex":null,"rebalanceTimeoutMs":300000,"serverAssignor":null}})"));
+          R"(| offset: 0 CreateTime: 2717 key: {"type":"5","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: {"version":"0","data":{"instanceId":null,"rackId":null,"clientId":"g-consumer-A","clientHost":"/A","subscribedTopicNames":["orders"],"subscribedTopicRegex":null,"rebalanceTimeoutMs":300000,"serverAssignor":null}})"));
   CHECK(
       lines[3] ==
       std::string(
-          R"(| offset: 1 CreateTime: 2706 key: {"type":"3","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"epoch":2,"metadataHash":7430966600993625001}})"));
+          R"(| offset: 1 CreateTime: 2717 key: {"type":"3","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"epoch":2,"metadataHash":7430966600993625001}})"));
   CHECK(
       lines[4] ==
       std::string(
-          R"(| offset: 2 CreateTime: 2706 key: {"type":"7","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: {"version":"0","data":{"topicPartitions":[{"topicId":")" +
+          R"(| offset: 2 CreateTime: 2717 key: {"type":"7","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: {"version":"0","data":{"topicPartitions":[{"topicId":")" +
           id + R"(","partitions":[0,1,2,3,4,5]}]}})"));
   CHECK(
       lines[5] ==
       std::string(
-          R"(| offset: 3 CreateTime: 2706 key: {"type":"6","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"assignmentEpoch":2,"assignmentTimestamp":2706}})"));
+          R"(| offset: 3 CreateTime: 2717 key: {"type":"6","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"assignmentEpoch":2,"assignmentTimestamp":2717}})"));
   CHECK(
       lines[6] ==
       std::string(
-          R"(| offset: 4 CreateTime: 2706 key: {"type":"8","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: {"version":"0","data":{"memberEpoch":2,"previousMemberEpoch":0,"state":0,"assignedPartitions":[{"topicId":")" +
+          R"(| offset: 4 CreateTime: 2717 key: {"type":"8","data":{"groupId":"g-consumer","memberId":"ShozcdODTuGEN_MucqRJhQ"}} payload: {"version":"0","data":{"memberEpoch":2,"previousMemberEpoch":0,"state":0,"assignedPartitions":[{"topicId":")" +
           id +
           R"(","partitions":[0,1,2,3,4,5],"assignmentEpochs":[2,2,2,2,2,2]}],"partitionsPendingRevocation":[]}})"));
   CHECK(
       lines[7] ==
       std::string(
-          R"(| offset: 5 CreateTime: 2789 key: {"type":"5","data":{"groupId":"g-consumer","memberId":"k2XHHyNvSzSjHnYAVXXEHA"}} payload: {"version":"0","data":{"instanceId":null,"rackId":null,"clientId":"g-consumer-B","clientHost":"/B","subscribedTopicNames":["orders"],"subscribedTopicRegex":null,"rebalanceTimeoutMs":300000,"serverAssignor":null}})"));
+          R"(| offset: 5 CreateTime: 2797 key: {"type":"5","data":{"groupId":"g-consumer","memberId":"k2XHHyNvSzSjHnYAVXXEHA"}} payload: {"version":"0","data":{"instanceId":null,"rackId":null,"clientId":"g-consumer-B","clientHost":"/B","subscribedTopicNames":["orders"],"subscribedTopicRegex":null,"rebalanceTimeoutMs":300000,"serverAssignor":null}})"));
   CHECK(
       lines[8] ==
       std::string(
-          R"(| offset: 6 CreateTime: 2789 key: {"type":"3","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"epoch":3,"metadataHash":7430966600993625001}})"));
+          R"(| offset: 6 CreateTime: 2797 key: {"type":"3","data":{"groupId":"g-consumer"}} payload: {"version":"0","data":{"epoch":3,"metadataHash":7430966600993625001}})"));
   CHECK(
       lines[9] ==
       std::string(
-          R"(| offset: 7 CreateTime: 2789 key: {"type":"8","data":{"groupId":"g-consumer","memberId":"k2XHHyNvSzSjHnYAVXXEHA"}} payload: {"version":"0","data":{"memberEpoch":2,"previousMemberEpoch":0,"state":0,"assignedPartitions":[],"partitionsPendingRevocation":[]}})"));
+          R"(| offset: 7 CreateTime: 2797 key: {"type":"8","data":{"groupId":"g-consumer","memberId":"k2XHHyNvSzSjHnYAVXXEHA"}} payload: {"version":"0","data":{"memberEpoch":2,"previousMemberEpoch":0,"state":0,"assignedPartitions":[],"partitionsPendingRevocation":[]}})"));
   CHECK(
       lines[10] ==
       std::string(

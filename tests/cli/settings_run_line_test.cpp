@@ -39,7 +39,7 @@ TEST_CASE(
                  "never stopped as a whole"));
   // Each static restart takes its group.instance.id over: a decisive moment, printed as a warning.
   CHECK(contains(r.out,
-                 "\n  warning: at 35007.352 ms: A: group.instance.id a taken over by a new member: "
+                 "\n  warning: at 35017.457 ms: A: group.instance.id a taken over by a new member: "
                  "the old member is fenced\n"));
   CHECK(!contains(r.out, "total "));  // the old whole-run line is gone
   std::filesystem::remove_all(dir);

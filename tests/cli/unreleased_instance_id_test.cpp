@@ -31,9 +31,9 @@ std::string scenario(bool restart) {
   "network": {"latency_ms": 1},
   "topics": [{"name": "t", "partitions": 4}],
   "consumers": [
-    {"name": "A", "group": "g", "topics": ["t"], "heartbeat_wakeup_lateness_ms": 0,
+    {"name": "A", "group": "g", "topics": ["t"], "heartbeat_wakeup_lateness_ms": 0, "connection_setup_ms": 0,
      "config": {"client.id": "A", "group.instance.id": "a", "session.timeout.ms": 10000}},
-    {"name": "B", "group": "g", "topics": ["t"], "heartbeat_wakeup_lateness_ms": 0,
+    {"name": "B", "group": "g", "topics": ["t"], "heartbeat_wakeup_lateness_ms": 0, "connection_setup_ms": 0,
      "config": {"client.id": "B", "group.instance.id": "b", "session.timeout.ms": 10000}}],
   "events": [{"at_ms": 0, "do": "start", "consumer": "A"}, {"at_ms": 1000, "do": "start", "consumer": "B"}]
 })");
