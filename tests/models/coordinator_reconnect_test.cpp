@@ -9,6 +9,7 @@
 // the drawn backoffs is derived by hand.
 #include <doctest/doctest.h>
 
+#include "classic_pair.hpp"
 #include "trace_helpers.hpp"
 
 namespace {
@@ -18,17 +19,8 @@ using nlohmann::json;
 // A and B in one classic group; B's whole process is frozen from 10 s to 60 s (SIGSTOP), past
 // session.timeout.ms (45 s): on SIGCONT at 60 s its heartbeat thread finds the session expired.
 json paused_pair(const json& b_config) {
-  json doc = json::parse(R"({
-    "name": "coordinator-reconnect", "seed": 5, "duration_ms": 63000,
-    "protocols": ["classic-eager"],
-    "cluster": {"config": {"group.initial.rebalance.delay.ms": 0}},
-    "topics": [{"name": "t", "partitions": 4}],
-    "consumers": [{"name": "A", "group": "g", "topics": ["t"]},
-                  {"name": "B", "group": "g", "topics": ["t"]}],
-    "events": [{"at_ms": 1000, "do": "start", "consumer": "A"},
-               {"at_ms": 2000, "do": "start", "consumer": "B"},
-               {"at_ms": 10000, "do": "pause", "consumer": "B", "for_ms": 50000}]
-  })");
+  json doc = testing::classic_pair("coordinator-reconnect", 5, 63000,
+                                   {{"at_ms", 10000}, {"do", "pause"}, {"for_ms", 50000}});
   doc["consumers"][1]["config"] = b_config;
   return doc;
 }

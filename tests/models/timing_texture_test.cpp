@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "classic_pair.hpp"
 #include "trace_helpers.hpp"
 
 namespace {
@@ -67,16 +68,8 @@ std::vector<double> within(const std::vector<double>& v, double from, double to)
 // stops calling poll() from 10 s to 30 s, while its heartbeat thread goes on.
 json stalled_pair(const json& lateness_a, const json& lateness_b,
                   int max_poll_interval_ms = 300000) {
-  json doc = json::parse(R"({
-    "name": "heartbeat-thread", "seed": 3, "duration_ms": 40000, "protocols": ["classic-eager"],
-    "cluster": {"config": {"group.initial.rebalance.delay.ms": 0}},
-    "topics": [{"name": "t", "partitions": 4}],
-    "consumers": [{"name": "A", "group": "g", "topics": ["t"]},
-                  {"name": "B", "group": "g", "topics": ["t"]}],
-    "events": [{"at_ms": 1000, "do": "start", "consumer": "A"},
-               {"at_ms": 2000, "do": "start", "consumer": "B"},
-               {"at_ms": 10000, "do": "stall", "consumer": "B", "for_ms": 20000}]
-  })");
+  json doc = testing::classic_pair("heartbeat-thread", 3, 40000,
+                                   {{"at_ms", 10000}, {"do", "stall"}, {"for_ms", 20000}});
   doc["consumers"][0]["heartbeat_wakeup_lateness_ms"] = lateness_a;
   doc["consumers"][1]["heartbeat_wakeup_lateness_ms"] = lateness_b;
   doc["consumers"][1]["config"] = json{{"max.poll.interval.ms", max_poll_interval_ms}};
