@@ -79,6 +79,9 @@ public final class ConsumerApp extends ConsumerProcess {
     awaitStart();
     emit("consumer.start", null);
     subscribe(topicsOf(spec.path("topics")));
+    // The harness's own start latency ends here: subscribe() has returned and the first poll()
+    // follows (docs/fidelity.md, finding 24).
+    emit("consumer.subscribed", null);
     try {
       loop();
     } finally {

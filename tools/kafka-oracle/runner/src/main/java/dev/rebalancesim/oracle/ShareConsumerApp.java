@@ -87,6 +87,7 @@ public final class ShareConsumerApp extends ConsumerProcess {
     started.put("client_id", clientId);
     emit("consumer.start", started);
     consumer.subscribe(ConsumerApp.topicsOf(spec.path("topics")));
+    emit("consumer.subscribed", null);  // the first poll() follows (docs/fidelity.md, finding 24)
     try {
       loop();
     } finally {
