@@ -30,6 +30,10 @@ struct Tolerances {
   /// of the real run's): the application's random outcomes are drawn by another generator there.
   std::int64_t share_count_pct = 10;
   std::int64_t share_count_min = 2;
+  /// The counts that the application's per-record outcome draws decide (accepted, released,
+  /// rejected, archived) agree within the larger of that and this many standard deviations of
+  /// the difference of two independent binomial draws (docs/fidelity.md, finding 25).
+  std::int64_t share_draw_sigmas = 3;
 };
 
 /// One callback invocation (its `phase: start` event).
