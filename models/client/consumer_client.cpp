@@ -594,6 +594,7 @@ std::int32_t ConsumerClient::send_to(sim::NodeId to, Message request, std::int64
   if (cluster_.is_down(to)) {
     // Connection refused: the request fails with a disconnect as soon as it is tried.
     kernel_.schedule_closure_after(sim::SimTime{0}, [this, to, gen = process_.incarnation()] {
+      entered();
       if (process_.alive() && process_.incarnation() == gen) disconnect(to, "connection refused");
     });
     return id;

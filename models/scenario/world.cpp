@@ -310,8 +310,12 @@ class World {
       consumer->set_member_id_replay(member_ids_.get());
       return consumer;
     }
-    return std::make_unique<ClassicConsumer>(kernel_, tracer_, net_, cluster_, c, std::move(config),
-                                             seed, workload_, &group_->lag);
+    auto consumer = std::make_unique<ClassicConsumer>(
+        kernel_, tracer_, net_, cluster_, c, std::move(config), seed, workload_, &group_->lag);
+    consumer->check_quiet_passes(options_.check_quiet_passes);
+    consumer->quiet_chains(options_.quiet_chains);
+    consumer->count_into(&counters_);
+    return consumer;
   }
 
   ConsumerModel& consumer(const std::string& name) { return *consumers_.at(name); }

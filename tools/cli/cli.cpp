@@ -43,13 +43,14 @@ namespace fs = std::filesystem;
 namespace {
 
 /// The developer checks asked for in the environment: RSIM_CHECK_QUIET_PASSES=1 makes every quiet
-/// poll() pass of the KIP-848 client also run the full pass and compare (a developer's check,
-/// not an option of the tool). Read once per command and passed down: the models see no globals.
+/// poll() pass of the KIP-848 and classic clients also run the full pass and compare (a
+/// developer's check, not an option of the tool). Read once per command and passed down: the
+/// models see no globals.
 ModelOptions model_options() {
   ModelOptions model;
   const char* check = std::getenv("RSIM_CHECK_QUIET_PASSES");
   model.check_quiet_passes = check != nullptr && std::string_view(check) == "1";
-  // RSIM_QUIET_CHAINS=0: quiet chains off (AsyncConsumer), to compare outputs and speed.
+  // RSIM_QUIET_CHAINS=0: quiet chains off (both clients), to compare outputs and speed.
   const char* chains = std::getenv("RSIM_QUIET_CHAINS");
   model.quiet_chains = chains == nullptr || std::string_view(chains) != "0";
   return model;
