@@ -18,15 +18,18 @@ void LagMonitor::on_tick() {
     order_.clear();
     for (auto it = entries_.begin(); it != entries_.end(); ++it) order_.push_back(it);
   }
-  // Each sample reads an entry (a map node) and the owner's position (in that consumer's
-  // state): at 100,000 partitions both miss the cache, one after the other. Loading them a few
-  // entries ahead lets the misses of several entries overlap.
+  // Each sample reads an entry (a map node), the owner's position (in that consumer's state)
+  // and the partition's production (its Workload::Partition): at 100,000 partitions all three
+  // miss the cache, one after the other. Loading them a few entries ahead lets the misses of
+  // several entries overlap (a stale Ref's partition is only prefetched, never read).
   constexpr std::size_t kNodeAhead = 16, kPartAhead = 8;
   const std::size_t n = order_.size();
   for (std::size_t i = 0; i < n; ++i) {
     if (i + kNodeAhead < n) __builtin_prefetch(&*order_[i + kNodeAhead]);
     if (i + kPartAhead < n) {
-      if (const auto* part = order_[i + kPartAhead]->second.part) __builtin_prefetch(part);
+      const Entry& ahead = order_[i + kPartAhead]->second;
+      if (ahead.part != nullptr) __builtin_prefetch(ahead.part);
+      if (ahead.ref.partition != nullptr) __builtin_prefetch(ahead.ref.partition);
     }
     emit(order_[i]->first, order_[i]->second, "sample");
   }
