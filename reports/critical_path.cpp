@@ -234,6 +234,28 @@ struct CriticalPaths::Impl {
     fmt::format_to(std::back_inserter(buf), f, std::forward<A>(a)...);
     return intern(labels, label_ids, std::string_view(buf));
   }
+  /// A group API's "<api> request" and "<api> response" labels, formatted and looked up once
+  /// per API (each interned when first used, as label() would): an auto-commit's and a
+  /// heartbeat's rpcs come every few seconds from every member.
+  struct ApiLabels {
+    std::string api;
+    std::optional<std::uint32_t> request_label, response_label;
+    std::uint32_t request(Impl& impl, std::string_view a) {
+      if (!request_label) request_label = impl.label("{} request", a);
+      return *request_label;
+    }
+    std::uint32_t response(Impl& impl, std::string_view a) {
+      if (!response_label) response_label = impl.label("{} response", a);
+      return *response_label;
+    }
+  };
+  std::vector<ApiLabels> api_label_cache;
+  ApiLabels& api_labels(std::string_view api) {
+    for (auto& l : api_label_cache)
+      if (l.api == api) return l;
+    api_label_cache.push_back(ApiLabels{std::string(api), {}, {}});
+    return api_label_cache.back();
+  }
   std::uint32_t num(std::int64_t n, std::uint32_t lbl) {
     next_num = n;
     return lbl;
@@ -360,7 +382,7 @@ struct CriticalPaths::Impl {
       Pending p{
           .id = e.id,
           .t_send = t,
-          .api_label = label("{} request", e.api),
+          .api_label = api_labels(e.api).request(*this, e.api),
           .heartbeat = hb,
           .drives_group = e.api == "JoinGroup" || e.api == "SyncGroup" || e.api == "LeaveGroup",
           .attributable =
@@ -382,8 +404,8 @@ struct CriticalPaths::Impl {
       a.pending.erase(it);
     }
     const std::string_view error = e.error.value_or("NONE");
-    const std::uint32_t lbl =
-        error == "NONE" ? label("{} response", e.api) : label("{} response {}", e.api, error);
+    const std::uint32_t lbl = error == "NONE" ? api_labels(e.api).response(*this, e.api)
+                                              : label("{} response {}", e.api, error);
     if (hb) {
       if (!p) return;
       if (p->send == kNone && error == "NONE") return;  // carried and caused no change
