@@ -76,8 +76,8 @@ AsyncConsumer::AsyncConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<E
                              const ClusterMetadata& cluster, const ConsumerSpec& spec,
                              ConsumerConfig config, std::uint64_t seed, Workload& workload,
                              LagMonitor* lag)
-    : ConsumerClient(kernel, tracer, network, cluster, spec, std::move(config), seed, workload, lag,
-                     "network"),
+    : QuietReturns(kernel, tracer, network, cluster, spec, std::move(config), seed, workload, lag,
+                   "network"),
       close_retry_timer_(
           kernel,
           [this] {
@@ -248,42 +248,6 @@ void AsyncConsumer::on_poll_loop_continue() {
   begin_poll();
 }
 
-bool AsyncConsumer::quiet_poll_return() {
-  const bool quiet = quiet_pass_.valid && entries_ == quiet_pass_.entries + 1 &&
-                     kernel_.now() < quiet_pass_.until && consumption_.finds_nothing();
-  if (quiet && counters_ != nullptr) ++counters_->quiet_passes;
-  if (quiet && !check_quiet_passes_) {
-    quiet_pass(quiet_chains_);
-    quiet_pass_.entries = entries_;
-    return true;
-  }
-  quiet_pass_.valid = false;
-  if (!quiet) {
-    full_poll_return();
-    note_quiet_pass();
-    return true;
-  }
-  // Checking: the full pass, then what the quiet pass would have left, compared.
-  const std::uint64_t seq_before = kernel_.next_seq();
-  const QuietPass noted = quiet_pass_;
-  full_poll_return();
-  const std::uint64_t seqs = kernel_.next_seq() - seq_before;
-  const auto full = poll_state();
-  note_quiet_pass();
-  SIM_ASSERT_MSG(quiet_pass_.valid && quiet_pass_.until == noted.until &&
-                     quiet_pass_.fixed_bound == noted.fixed_bound &&
-                     quiet_pass_.backoff_bound == noted.backoff_bound,
-                 "quiet pass of " + spec_.name + ": the full pass left another quiet state");
-  // The quiet pass from the same state: the full pass's arms are undone by arming again.
-  const std::uint64_t seq_quiet = kernel_.next_seq();
-  quiet_pass(false);
-  const auto fast = poll_state();
-  SIM_ASSERT_MSG(full == fast && kernel_.next_seq() - seq_quiet == seqs,
-                 "quiet pass of " + spec_.name + " differs from the full pass");
-  quiet_pass_.entries = entries_;
-  return true;
-}
-
 auto AsyncConsumer::poll_state() const -> PollState {
   return {poll_return_timer_.armed(),
           poll_return_timer_.deadline(),
@@ -321,135 +285,6 @@ void AsyncConsumer::note_quiet_pass() {
   quiet_pass_.fixed_bound = until;
   quiet_pass_.backoff_bound =
       owned_.empty() || consumption_.any_fetchable() || fetches_in_flight_ == 0;
-}
-
-void AsyncConsumer::quiet_pass(bool may_chain) {
-  // full_poll_return(), begin_poll() and pass() in this state, step by step.
-  const sim::SimTime now = kernel_.now();
-  in_poll_ = false;
-  fetch_wake_timer_.cancel();
-  in_poll_ = true;
-  const sim::SimTime ret_at = sim::saturating_add(now, at_least_a_turn(spec_.poll_timeout));
-  sim::SimTime bound = quiet_pass_.fixed_bound;
-  if (quiet_pass_.backoff_bound)
-    bound = std::min(bound,
-                     sim::saturating_add(now, at_least_a_turn(sim::ms(config_.retry_backoff_ms))));
-  const sim::SimTime next = std::min(consumption_.quiet_next(), bound);
-  // The fetch wake-up is armed when it comes before the return (the return's timer is armed).
-  const bool wake = next != sim::kNever && next < ret_at;
-  const bool chain = may_chain && !wake && !poll_return_timer_.armed() &&
-                     !poll_return_timer_.queued() && ret_at != sim::kNever;
-  if (chain) {
-    chain_.next_at = ret_at;
-    chain_.next_seq = kernel_.take_seq();  // the return timer's arm
-    kernel_.schedule_at_seq(ret_at, chain_.next_seq, &chain_, chain_.id);
-  } else {
-    poll_return_timer_.arm_at(ret_at);
-  }
-  last_poll_ = now;
-  drain_remaining_ = 0;
-  poll_timer_.arm_at(sim::saturating_add(last_poll_, sim::ms(config_.max_poll_interval_ms)));
-  spinning_ = false;
-  if (wake)
-    fetch_wake_timer_.arm_at(std::max(next, now));
-  else
-    fetch_wake_timer_.cancel();
-  if (chain) open_chain(ret_at);
-}
-
-void AsyncConsumer::open_chain(sim::SimTime ret_at) {
-  QuietChain& c = chain_;
-  c.returns = 0;
-  c.next_at = ret_at;
-  c.backoff = quiet_pass_.backoff_bound;
-  c.until = std::min(quiet_pass_.until, consumption_.quiet_until());
-  c.poll_queued = poll_timer_.queued_at();
-  c.wake = std::min(consumption_.quiet_next(), quiet_pass_.fixed_bound);
-  c.turn = at_least_a_turn(spec_.poll_timeout);
-  c.backoff_turn = at_least_a_turn(sim::ms(config_.retry_backoff_ms));
-  c.max_poll = sim::ms(config_.max_poll_interval_ms);
-  c.epoch = consumption_.quiet_epoch();
-  c.layout = consumption_.workload().layout();
-  chain_open_ = true;
-}
-
-void AsyncConsumer::on_chain_return(std::uint64_t id) {
-  QuietChain& c = chain_;
-  if (id != c.id) {
-    // The next return of a chain an entry closed: the poll-return timer's now (write_chain()).
-    const auto it =
-        std::find_if(handed_.begin(), handed_.end(), [id](const auto& h) { return h.first == id; });
-    SIM_ASSERT(it != handed_.end());
-    const std::uint64_t generation = it->second;
-    handed_.erase(it);
-    poll_return_timer_.fire(generation);
-    return;
-  }
-  // Would the return be quiet, and its pass arm no fetch wake-up? quiet_poll_return()'s test:
-  // nothing entered the client since (the chain is open), nothing is due (until), and the
-  // records index is quiet (until, the reach epoch, production); the timer's: the application
-  // thread may run. The poll timer's queued entry must come after the next return (it reads the
-  // timer's last arm).
-  const sim::SimTime now = kernel_.now();
-  const sim::SimTime ret_at = sim::saturating_add(now, c.turn);
-  sim::SimTime wake = c.wake;
-  if (c.backoff) wake = std::min(wake, sim::saturating_add(now, c.backoff_turn));
-  std::optional<ChainEnd> end;
-  if (now >= c.until)
-    end = ChainEnd::Until;
-  else if (ret_at >= c.poll_queued)
-    end = ChainEnd::PollTimer;
-  else if (wake != sim::kNever && wake < ret_at)
-    end = ChainEnd::FetchWake;
-  else if (!app_.runnable())
-    end = ChainEnd::NotRunnable;
-  else if (c.layout != consumption_.workload().layout())
-    end = ChainEnd::Production;
-  else if (reach_epoch() != c.epoch)
-    end = ChainEnd::ReachEpoch;
-  if (end) {
-    // The client takes this return itself: this entry is the poll-return timer's now.
-    if (counters_ != nullptr) ++counters_->chain_ends[static_cast<std::size_t>(*end)];
-    poll_return_timer_.fire(write_chain());
-    return;
-  }
-  ++c.returns;
-  c.last = now;
-  c.next_at = ret_at;
-  c.next_seq = kernel_.take_seq();
-  kernel_.schedule_at_seq(ret_at, c.next_seq, &c, c.id);
-  c.poll_seq = kernel_.take_seq();
-  const sim::Kernel::Elision e = kernel_.elide(sim::saturating_add(now, c.max_poll));
-  SIM_ASSERT(e != sim::Kernel::Elision::No);
-  c.poll_counted = e == sim::Kernel::Elision::Counted;
-  if (counters_ != nullptr) {
-    ++counters_->quiet_passes;
-    ++counters_->chain_returns;
-  }
-}
-
-void AsyncConsumer::close_chain() {
-  if (counters_ != nullptr) ++counters_->chain_ends[static_cast<std::size_t>(ChainEnd::Entry)];
-  const std::uint64_t id = chain_.id;
-  handed_.emplace_back(id, write_chain());
-}
-
-std::uint64_t AsyncConsumer::write_chain() {
-  QuietChain& c = chain_;
-  chain_open_ = false;
-  ++c.id;
-  const std::uint64_t generation = poll_return_timer_.adopt_queued(c.next_at, c.next_seq);
-  if (c.returns == 0) return generation;
-  poll_timer_.restore_elided(sim::saturating_add(c.last, c.max_poll), c.poll_seq, c.poll_counted);
-  last_poll_ = c.last;
-  entries_ += c.returns;
-  quiet_pass_.entries += c.returns;
-  c.returns = 0;
-  return generation;
-}
-
-std::string AsyncConsumer::QuietChain::actor() const {
-  return owner.poll_return_timer_.actor();
 }
 
 void AsyncConsumer::on_positions_changed() {

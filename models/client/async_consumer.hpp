@@ -16,6 +16,7 @@
 
 #include "models/client/consumer_client.hpp"
 #include "models/client/consumer_model.hpp"
+#include "models/client/quiet_chain.hpp"
 #include "models/client/record_consumption.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
@@ -48,7 +49,7 @@ enum class ConsumerMemberState {
 };
 const char* member_state_name(ConsumerMemberState s);
 
-class AsyncConsumer final : public ConsumerClient {
+class AsyncConsumer final : public QuietReturns<AsyncConsumer> {
  public:
   AsyncConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& network,
                 const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
@@ -63,15 +64,6 @@ class AsyncConsumer final : public ConsumerClient {
 
   void on_message(sim::NodeId from, Envelope&& envelope) override;
 
-  /// Every quiet pass (see quiet_poll_return()) also runs the full pass and checks that both
-  /// leave the same state; a difference is an internal error (exit 3). ModelOptions::
-  /// check_quiet_passes, set by the world.
-  void check_quiet_passes(bool on) { check_quiet_passes_ = on; }
-  /// Whether quiet returns of poll() may form quiet chains (see quiet_pass()); on by default.
-  /// ModelOptions::quiet_chains, set by the world.
-  void quiet_chains(bool on) { quiet_chains_ = on; }
-  /// Where the client counts its quiet passes (the world's ModelCounters); null: not counted.
-  void count_into(ModelCounters* counters) { counters_ = counters; }
   /// A recording's member ids, taken in place of this client's own draws (the World's; may be
   /// null).
   void set_member_id_replay(MemberIdReplay* replay) { member_ids_ = replay; }
@@ -237,82 +229,30 @@ class AsyncConsumer final : public ConsumerClient {
 
   // Coordinator discovery and the network client.
 
-  // Quiet passes. In the steady state most returns of poll() at its timeout find nothing to do:
-  // the member is STABLE, a Fetch is in flight to every broker, no record can be there before
-  // the next append, and nothing is due. Such a pass only re-arms its timers; once a full pass
-  // left the client in that state and nothing entered the client since (entries_), the next
-  // return does just that, at the same instants, in the same order, with the same kernel
-  // sequence numbers as the full pass.
-  struct QuietPass {
-    bool valid = false;
-    std::uint64_t entries = 0;    // entries_ as the pass ended
-    sim::SimTime until{0};        // the next auto-commit or heartbeat: a pass then acts
-    sim::SimTime fixed_bound{0};  // wait_bound() without its retry.backoff.ms part
-    bool backoff_bound = false;   // wait_bound() includes now + retry.backoff.ms
-  };
-  bool quiet_poll_return() override;
-  void settled() override { note_quiet_pass(); }
+  // Quiet passes and quiet chains (QuietReturns), with the KIP-848 client's own bounds: a quiet
+  // pass finds the member STABLE, a Fetch in flight to every broker, no record there before the
+  // next append, and nothing due; it re-arms the next return, the poll timer
+  // (max.poll.interval.ms) and the fetch wake-up. Each return of a chain elides the poll timer's
+  // re-arm.
+  friend class QuietReturns<AsyncConsumer>;
   /// After a full return of poll(): whether the client is in the quiet state, and its bounds.
   void note_quiet_pass();
-  /// What a quiet pass does at `now`: the timers of the full pass, armed alike. With
-  /// `may_chain`, a pass that leaves no fetch wake-up armed opens a quiet chain (below).
-  void quiet_pass(bool may_chain);
-
-  // Quiet chains. In the steady state a quiet pass is followed by many more, one per
-  // poll.timeout, until something enters the client or a bound is reached. A pass that opens a
-  // chain queues its next return as an entry of `chain_` instead of the poll-return timer's,
-  // with the same (time, sequence number). When that entry fires and the return would be quiet
-  // again (the bounds below, the process runnable, the same reach epoch and production), the
-  // chain takes the return itself without touching the client: it takes the sequence numbers
-  // the pass's timers would take (the next return's, then the poll timer's, whose re-arm the
-  // kernel elides and counts as the pass would), queues its next entry and counts the pass. The
-  // first entry into the client (entered()) or a return that would not be quiet closes the
-  // chain: write_chain() writes the chain's passes into the client (last_poll_, entries_, the
-  // poll timer's last arm) and hands the chain's queued return to the poll-return timer
-  // (Timer::adopt_queued): when that entry fires, it fires the timer (at once, when the return
-  // itself closed the chain). No entry is added or left out: events, their order, their sequence
-  // numbers and Kernel::fired() are those of the returns one by one.
-  struct QuietChain final : sim::EventTarget {
-    explicit QuietChain(AsyncConsumer& c) : owner(c) {}
-    void fire(std::uint64_t id) override { owner.on_chain_return(id); }
-    std::string actor() const override;
-    AsyncConsumer& owner;
-    std::uint64_t id = 0;       // the open chain's; entries of closed chains are stale
-    std::uint64_t returns = 0;  // quiet returns the chain took since it opened
-    sim::SimTime next_at{0};    // the chain's queued return: (next_at, next_seq)
-    std::uint64_t next_seq = 0;
-    sim::SimTime last{0};          // the last return it took (when returns > 0)
-    std::uint64_t poll_seq = 0;    // that return's poll-timer arm: its sequence number
-    bool poll_counted = false;     // and whether the kernel counted its elision
-    bool backoff = false;          // quiet_pass_.backoff_bound
-    sim::SimTime until{0};         // a return at or after it may not be quiet
-    sim::SimTime poll_queued{0};   // the poll timer's queued entry (it wakes the timer)
-    sim::SimTime wake{0};          // min(quiet_next, fixed_bound): the fetch wake-up's bound
-    sim::SimTime turn{0};          // poll.timeout, at least a turn
-    sim::SimTime backoff_turn{0};  // retry.backoff.ms, at least a turn
-    sim::SimTime max_poll{0};      // max.poll.interval.ms
-    std::uint64_t epoch = 0;       // the reach epoch and production layout it holds for
-    std::uint64_t layout = 0;
-  };
-  void open_chain(sim::SimTime ret_at);
-  void on_chain_return(std::uint64_t id);
-  /// An entry into the client closes the open chain (see write_chain()).
-  void close_chain() override;
-  /// Writes the chain's returns into the client and hands its queued return to the timer: the
-  /// generation the entry fires the timer with.
-  std::uint64_t write_chain();
-  /// Returns of closed chains still queued, handed to the timer: (chain id, timer generation).
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> handed_;
+  /// The timer a quiet pass re-arms (and a chain's return elides the re-arm of): the poll
+  /// timer, max.poll.interval.ms after the pass.
+  sim::Timer* chain_timer() { return &poll_timer_; }
+  Rearm chain_rearm() const { return {sim::ms(config_.max_poll_interval_ms), true}; }
+  /// Any quiet pass may open a chain.
+  bool chain_may_open() const { return true; }
+  /// What else a quiet pass leaves: nothing left to drain, no spinning.
+  void quiet_pass_state() {
+    drain_remaining_ = 0;
+    spinning_ = false;
+  }
   /// What a pass leaves that the checked quiet pass compares: poll-return, poll and fetch-wake
   /// timers (armed, deadline), the last poll, in_poll, spinning and the drain left.
   using PollState = std::tuple<bool, sim::SimTime, bool, sim::SimTime, bool, sim::SimTime,
                                sim::SimTime, bool, bool, std::size_t>;
   PollState poll_state() const;
-  QuietPass quiet_pass_;
-  QuietChain chain_{*this};
-  bool quiet_chains_ = true;
-  bool check_quiet_passes_ = false;
-  ModelCounters* counters_ = nullptr;
   MemberIdReplay* member_ids_ = nullptr;
 };
 

@@ -30,8 +30,8 @@ ClassicConsumer::ClassicConsumer(sim::Kernel& kernel, Tracer& tracer,
                                  sim::Network<Envelope>& network, const ClusterMetadata& cluster,
                                  const ConsumerSpec& spec, ConsumerConfig config,
                                  std::uint64_t seed, Workload& workload, LagMonitor* lag)
-    : ConsumerClient(kernel, tracer, network, cluster, spec, std::move(config), seed, workload, lag,
-                     "heartbeat"),
+    : QuietReturns(kernel, tracer, network, cluster, spec, std::move(config), seed, workload, lag,
+                   "heartbeat"),
       // Every expiry enters the client (entered(), see ConsumerClient); those of the steady
       // state end with settled(), which notes whether the next return of poll() is quiet.
       retry_timer_(
@@ -42,21 +42,9 @@ ClassicConsumer::ClassicConsumer(sim::Kernel& kernel, Tracer& tracer,
           },
           &app_),
       auto_commit_timer_(
-          kernel,
-          [this] {
-            entered();
-            on_app_wake();
-            settled();
-          },
-          &app_),
+          kernel, [this] { on_app_wake_entry(); }, &app_),
       heartbeat_due_timer_(
-          kernel,
-          [this] {
-            entered();
-            on_app_wake();
-            settled();
-          },
-          &app_),
+          kernel, [this] { on_app_wake_entry(); }, &app_),
       heartbeat_tick_(
           kernel,
           [this] {
@@ -506,40 +494,6 @@ std::optional<std::int32_t> ClassicConsumer::send_offset_commit(const std::strin
 // Quiet returns of poll() and quiet chains (see the header; AsyncConsumer's, with the classic
 // client's bounds: its heartbeat notification and auto-commit live in its own poll() pass)
 
-bool ClassicConsumer::quiet_poll_return() {
-  const bool quiet = quiet_pass_.valid && entries_ == quiet_pass_.entries + 1 &&
-                     kernel_.now() < quiet_pass_.until && consumption_.finds_nothing();
-  if (quiet && counters_ != nullptr) ++counters_->quiet_passes;
-  if (quiet && !check_quiet_passes_) {
-    quiet_pass(quiet_chains_);
-    quiet_pass_.entries = entries_;
-    return true;
-  }
-  quiet_pass_.valid = false;
-  if (!quiet) {
-    full_poll_return();
-    note_quiet_pass();
-    return true;
-  }
-  // Checking: the full pass, then what the quiet pass would have left, compared.
-  const std::uint64_t seq_before = kernel_.next_seq();
-  const QuietPass noted = quiet_pass_;
-  full_poll_return();
-  const std::uint64_t seqs = kernel_.next_seq() - seq_before;
-  const auto full = poll_state();
-  note_quiet_pass();
-  SIM_ASSERT_MSG(quiet_pass_.valid && quiet_pass_.until == noted.until,
-                 "quiet pass of " + spec_.name + ": the full pass left another quiet state");
-  // The quiet pass from the same state: the full pass's arms are undone by arming again.
-  const std::uint64_t seq_quiet = kernel_.next_seq();
-  quiet_pass(false);
-  const auto fast = poll_state();
-  SIM_ASSERT_MSG(full == fast && kernel_.next_seq() - seq_quiet == seqs,
-                 "quiet pass of " + spec_.name + " differs from the full pass");
-  quiet_pass_.entries = entries_;
-  return true;
-}
-
 auto ClassicConsumer::poll_state() const -> PollState {
   return {poll_return_timer_.armed(),
           poll_return_timer_.deadline(),
@@ -578,135 +532,9 @@ void ClassicConsumer::note_quiet_pass() {
   quiet_pass_.valid = true;
   quiet_pass_.entries = entries_;
   quiet_pass_.until = until;
-}
-
-void ClassicConsumer::quiet_pass(bool may_chain) {
-  // full_poll_return(), begin_poll() and pass() in this state, step by step.
-  const sim::SimTime now = kernel_.now();
-  in_poll_ = false;
-  fetch_wake_timer_.cancel();
-  in_poll_ = true;
-  const sim::SimTime ret_at = sim::saturating_add(now, at_least_a_turn(spec_.poll_timeout));
-  // return_records_or_wait(sim::kNever): every position is valid, so no retry.backoff.ms bound.
-  const sim::SimTime next = consumption_.quiet_next();
-  // The fetch wake-up is armed when it comes before the return (the return's timer is armed).
-  const bool wake = next != sim::kNever && next < ret_at;
-  // A chain needs the auto-commit timer's re-arm at its unchanged deadline to be elided.
-  const bool commit_elided =
-      !config_.enable_auto_commit ||
-      (auto_commit_timer_.queued() && auto_commit_timer_.queued_at() <= next_auto_commit_);
-  const bool chain = may_chain && !wake && !poll_return_timer_.armed() &&
-                     !poll_return_timer_.queued() && ret_at != sim::kNever && commit_elided;
-  if (chain) {
-    chain_.next_at = ret_at;
-    chain_.next_seq = kernel_.take_seq();  // the return timer's arm
-    kernel_.schedule_at_seq(ret_at, chain_.next_seq, &chain_, chain_.id);
-  } else {
-    poll_return_timer_.arm_at(ret_at);
-  }
-  last_poll_ = now;
-  // maybe_auto_commit(): nothing due, the timer armed at its deadline again.
-  if (config_.enable_auto_commit) auto_commit_timer_.arm_at(next_auto_commit_);
-  all_fetch_positions_ = true;
-  if (wake)
-    fetch_wake_timer_.arm_at(std::max(next, now));
-  else
-    fetch_wake_timer_.cancel();
-  if (chain) open_chain(ret_at);
-}
-
-void ClassicConsumer::open_chain(sim::SimTime ret_at) {
-  QuietChain& c = chain_;
-  c.returns = 0;
-  c.next_at = ret_at;
-  c.until = std::min(quiet_pass_.until, consumption_.quiet_until());
-  c.auto_commit = config_.enable_auto_commit;
-  c.commit_queued = c.auto_commit ? auto_commit_timer_.queued_at() : sim::kNever;
-  c.wake = consumption_.quiet_next();
-  c.turn = at_least_a_turn(spec_.poll_timeout);
-  c.epoch = consumption_.quiet_epoch();
-  c.layout = consumption_.workload().layout();
-  chain_open_ = true;
-}
-
-void ClassicConsumer::on_chain_return(std::uint64_t id) {
-  QuietChain& c = chain_;
-  if (id != c.id) {
-    // The next return of a chain an entry closed: the poll-return timer's now (write_chain()).
-    const auto it =
-        std::find_if(handed_.begin(), handed_.end(), [id](const auto& h) { return h.first == id; });
-    SIM_ASSERT(it != handed_.end());
-    const std::uint64_t generation = it->second;
-    handed_.erase(it);
-    poll_return_timer_.fire(generation);
-    return;
-  }
-  // Would the return be quiet, and its pass arm no fetch wake-up? quiet_poll_return()'s test:
-  // nothing entered the client since (the chain is open), nothing is due (until), the records
-  // index is quiet (until, the reach epoch, production); the timer's: the application thread may
-  // run. The auto-commit timer's queued entry must come after the next return (it reads the
-  // timer's last arm).
-  const sim::SimTime now = kernel_.now();
-  const sim::SimTime ret_at = sim::saturating_add(now, c.turn);
-  std::optional<ChainEnd> end;
-  if (now >= c.until)
-    end = ChainEnd::Until;
-  else if (ret_at >= c.commit_queued)
-    end = ChainEnd::PollTimer;
-  else if (c.wake != sim::kNever && c.wake < ret_at)
-    end = ChainEnd::FetchWake;
-  else if (!app_.runnable())
-    end = ChainEnd::NotRunnable;
-  else if (c.layout != consumption_.workload().layout())
-    end = ChainEnd::Production;
-  else if (reach_epoch() != c.epoch)
-    end = ChainEnd::ReachEpoch;
-  if (end) {
-    // The client takes this return itself: this entry is the poll-return timer's now.
-    if (counters_ != nullptr) ++counters_->chain_ends[static_cast<std::size_t>(*end)];
-    poll_return_timer_.fire(write_chain());
-    return;
-  }
-  ++c.returns;
-  c.last = now;
-  c.next_at = ret_at;
-  c.next_seq = kernel_.take_seq();
-  kernel_.schedule_at_seq(ret_at, c.next_seq, &c, c.id);
-  if (c.auto_commit) {
-    c.commit_seq = kernel_.take_seq();
-    const sim::Kernel::Elision e = kernel_.elide(next_auto_commit_);
-    SIM_ASSERT(e != sim::Kernel::Elision::No);
-    c.commit_counted = e == sim::Kernel::Elision::Counted;
-  }
-  if (counters_ != nullptr) {
-    ++counters_->quiet_passes;
-    ++counters_->chain_returns;
-  }
-}
-
-void ClassicConsumer::close_chain() {
-  if (counters_ != nullptr) ++counters_->chain_ends[static_cast<std::size_t>(ChainEnd::Entry)];
-  const std::uint64_t id = chain_.id;
-  handed_.emplace_back(id, write_chain());
-}
-
-std::uint64_t ClassicConsumer::write_chain() {
-  QuietChain& c = chain_;
-  chain_open_ = false;
-  ++c.id;
-  const std::uint64_t generation = poll_return_timer_.adopt_queued(c.next_at, c.next_seq);
-  if (c.returns == 0) return generation;
-  if (c.auto_commit)
-    auto_commit_timer_.restore_elided(next_auto_commit_, c.commit_seq, c.commit_counted);
-  last_poll_ = c.last;
-  entries_ += c.returns;
-  quiet_pass_.entries += c.returns;
-  c.returns = 0;
-  return generation;
-}
-
-std::string ClassicConsumer::QuietChain::actor() const {
-  return owner.poll_return_timer_.actor();
+  // The fetch wake-up has no bound but the records' (every position is valid).
+  quiet_pass_.fixed_bound = sim::kNever;
+  quiet_pass_.backoff_bound = false;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@
 
 #include "models/client/consumer_client.hpp"
 #include "models/client/consumer_model.hpp"
+#include "models/client/quiet_chain.hpp"
 #include "models/client/record_consumption.hpp"
 #include "models/protocol/cluster.hpp"
 #include "models/protocol/config.hpp"
@@ -35,7 +36,7 @@ class LagMonitor;
 
 enum class MemberState { UNJOINED, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE };
 
-class ClassicConsumer final : public ConsumerClient {
+class ClassicConsumer final : public QuietReturns<ClassicConsumer> {
  public:
   ClassicConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& network,
                   const ClusterMetadata& cluster, const ConsumerSpec& spec, ConsumerConfig config,
@@ -51,16 +52,6 @@ class ClassicConsumer final : public ConsumerClient {
   void subscribe(std::vector<std::string> topics) override;
 
   void on_message(sim::NodeId from, Envelope&& envelope) override;
-
-  /// Every quiet return of poll() (see quiet_poll_return()) also runs the full pass and checks
-  /// that both leave the same state; a difference is an internal error (exit 3). ModelOptions::
-  /// check_quiet_passes, set by the world.
-  void check_quiet_passes(bool on) { check_quiet_passes_ = on; }
-  /// Whether quiet returns of poll() may form quiet chains (see quiet_pass()); on by default.
-  /// ModelOptions::quiet_chains, set by the world.
-  void quiet_chains(bool on) { quiet_chains_ = on; }
-  /// Where the client counts its quiet passes (the world's ModelCounters); null: not counted.
-  void count_into(ModelCounters* counters) { counters_ = counters; }
 
  private:
   struct Generation {
@@ -254,80 +245,33 @@ class ClassicConsumer final : public ConsumerClient {
 
   std::int32_t handling_id_ = 0;  // correlation id of the response being handled
 
-  // Quiet returns of poll(). In the steady state most returns of poll() at its timeout find
-  // nothing to do: the member is STABLE with nothing to join or commit, every position is valid,
-  // a Fetch is in flight to every broker, no record can be there before the next append, and no
-  // heartbeat or auto-commit is due. Such a return only re-arms its timers (the next return, the
-  // auto-commit timer at its unchanged deadline, the fetch wake-up); once a full return or a
-  // frequent entry left the client in that state and nothing entered the client since
-  // (entries_), the next return does just that, at the same instants, in the same order, with
-  // the same kernel sequence numbers as the full pass (AsyncConsumer's quiet passes, with the
-  // classic client's own bounds).
-  struct QuietPass {
-    bool valid = false;
-    std::uint64_t entries = 0;  // entries_ as the pass ended
-    /// The next heartbeat (the pass notifies the heartbeat thread then) or auto-commit: a pass
-    /// then acts.
-    sim::SimTime until{0};
-  };
-  bool quiet_poll_return() override;
-  void settled() override { note_quiet_pass(); }
+  // Quiet returns of poll() and quiet chains (QuietReturns), with the classic client's own
+  // bounds: a quiet return finds the member STABLE with nothing to join or commit, every
+  // position valid, a Fetch in flight to every broker, no record there before the next append,
+  // and no heartbeat (its notification) or auto-commit due; it re-arms the next return, the
+  // auto-commit timer at its unchanged deadline and the fetch wake-up. Each return of a chain
+  // elides the auto-commit timer's re-arm.
+  friend class QuietReturns<ClassicConsumer>;
   /// At the end of an entry: whether the client is in the quiet state, and its bound.
   void note_quiet_pass();
-  /// What a quiet return does at `now`: full_poll_return(), begin_poll() and pass() in the quiet
-  /// state, their timers armed alike. With `may_chain`, a return that arms no fetch wake-up
-  /// opens a quiet chain (below).
-  void quiet_pass(bool may_chain);
-
-  // Quiet chains (as AsyncConsumer's): a quiet return that opens a chain queues its next return
-  // as an entry of `chain_` instead of the poll-return timer's, with the same (time, sequence
-  // number). While each return would be quiet again the chain takes it without touching the
-  // client: it takes the sequence numbers the pass would take (the next return's, then the
-  // auto-commit timer's, whose re-arm at the same deadline the kernel elides and counts as the
-  // pass would), queues its next entry and counts the pass. The first entry into the client
-  // (entered()) or a return that would not be quiet closes the chain: write_chain() writes its
-  // passes into the client (last_poll_, entries_, the auto-commit timer's last arm) and hands the
-  // queued return to the poll-return timer (Timer::adopt_queued). Events, their order, their
-  // sequence numbers and Kernel::fired() are those of the returns one by one.
-  struct QuietChain final : sim::EventTarget {
-    explicit QuietChain(ClassicConsumer& c) : owner(c) {}
-    void fire(std::uint64_t id) override { owner.on_chain_return(id); }
-    std::string actor() const override;
-    ClassicConsumer& owner;
-    std::uint64_t id = 0;       // the open chain's; entries of closed chains are stale
-    std::uint64_t returns = 0;  // quiet returns the chain took since it opened
-    sim::SimTime next_at{0};    // the chain's queued return: (next_at, next_seq)
-    std::uint64_t next_seq = 0;
-    sim::SimTime last{0};           // the last return it took (when returns > 0)
-    std::uint64_t commit_seq = 0;   // that return's auto-commit re-arm: its sequence number
-    bool commit_counted = false;    // and whether the kernel counted its elision
-    bool auto_commit = false;       // the passes re-arm the auto-commit timer
-    sim::SimTime until{0};          // a return at or after it may not be quiet
-    sim::SimTime commit_queued{0};  // the auto-commit timer's queued entry (sim::kNever: none)
-    sim::SimTime wake{0};           // the fetch wake-up a pass would arm (sim::kNever: none)
-    sim::SimTime turn{0};           // poll.timeout, at least a turn
-    std::uint64_t epoch = 0;        // the reach epoch and production layout it holds for
-    std::uint64_t layout = 0;
-  };
-  void open_chain(sim::SimTime ret_at);
-  void on_chain_return(std::uint64_t id);
-  /// An entry into the client closes the open chain (see write_chain()).
-  void close_chain() override;
-  /// Writes the chain's returns into the client and hands its queued return to the timer: the
-  /// generation the entry fires the timer with.
-  std::uint64_t write_chain();
-  /// Returns of closed chains still queued, handed to the timer: (chain id, timer generation).
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> handed_;
+  /// The timer a quiet return re-arms (maybe_auto_commit(): nothing due, the timer armed at its
+  /// deadline again) and a chain's return elides the re-arm of: the auto-commit timer (when
+  /// enabled), at its unchanged deadline.
+  sim::Timer* chain_timer() { return config_.enable_auto_commit ? &auto_commit_timer_ : nullptr; }
+  Rearm chain_rearm() const { return {next_auto_commit_, false}; }
+  /// A chain needs the auto-commit timer's re-arm at its unchanged deadline to be elided.
+  bool chain_may_open() const {
+    return !config_.enable_auto_commit ||
+           (auto_commit_timer_.queued() && auto_commit_timer_.queued_at() <= next_auto_commit_);
+  }
+  /// What else a quiet return leaves: every position valid (updateFetchPositions), so no
+  /// retry.backoff.ms bound either.
+  void quiet_pass_state() { all_fetch_positions_ = true; }
   /// What a return leaves that the checked quiet pass compares: the poll-return, auto-commit and
   /// fetch-wake timers (armed, deadline), the last poll, in_poll and all_fetch_positions.
   using PollState = std::tuple<bool, sim::SimTime, bool, sim::SimTime, bool, sim::SimTime,
                                sim::SimTime, bool, bool>;
   PollState poll_state() const;
-  QuietPass quiet_pass_;
-  QuietChain chain_{*this};
-  bool quiet_chains_ = true;
-  bool check_quiet_passes_ = false;
-  ModelCounters* counters_ = nullptr;
 };
 
 }  // namespace rsim

@@ -49,13 +49,7 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer, sim::Network
           },
           &app_),
       fetch_wake_timer_(
-          kernel,
-          [this] {
-            entered();
-            on_app_wake();
-            settled();
-          },
-          &app_),
+          kernel, [this] { on_app_wake_entry(); }, &app_),
       processing_timer_(
           kernel,
           [this] {

@@ -91,8 +91,8 @@ class ConsumerClient : public ConsumerProcess {
   /// One pass of the application thread's poll() loop.
   virtual void poll_pass() = 0;
   virtual void on_app_wake() = 0;
-  /// The poll() timer returned: true when the protocol's client handled it all (the KIP-848
-  /// client's quiet passes), false for the shared full_poll_return().
+  /// The poll() timer returned: true when the protocol's client handled it all (both clients'
+  /// quiet passes, QuietReturns), false for the shared full_poll_return().
   virtual bool quiet_poll_return() { return false; }
   /// poll() returned at its timeout: the application's loop goes on.
   void full_poll_return();
@@ -265,18 +265,25 @@ class ConsumerClient : public ConsumerProcess {
 
   /// Counts every entry into the client: each of its timers' expiries, each message to its
   /// node, each call of the scenario's script. Between two entries nothing of the client changes
-  /// but what time itself changes (see AsyncConsumer::quiet_poll_return()).
+  /// but what time itself changes (see QuietReturns::quiet_poll_return()).
   void entered() {
     if (chain_open_) close_chain();
     ++entries_;
   }
-  /// A quiet chain is open (AsyncConsumer): its quiet returns of poll() are not yet written into
+  /// A quiet chain is open (QuietReturns): its quiet returns of poll() are not yet written into
   /// the client's state; close_chain() writes them, before anything else enters the client.
   bool chain_open_ = false;
   virtual void close_chain() {}
   /// The end of an entry (of the frequent ones: messages, records and Fetch answers, processed
-  /// batches): the protocol's client may note its state (AsyncConsumer::note_quiet_pass()).
+  /// batches): the protocol's client may note its state (QuietReturns::settled()).
   virtual void settled() {}
+  /// An application-thread timer that wakes the application's waiting poll(): entered(),
+  /// on_app_wake(), settled().
+  void on_app_wake_entry() {
+    entered();
+    on_app_wake();
+    settled();
+  }
   std::uint64_t entries_ = 0;
 
   sim::Network<Envelope>& network_;

@@ -1,9 +1,9 @@
-// The quiet passes of the KIP-848 client (AsyncConsumer::quiet_poll_return) and of the classic one
-// (ClassicConsumer::quiet_poll_return): a return of poll() at its timeout that finds nothing to do
-// only re-arms the pass's timers. Checked against the full
-// pass it stands for: in check mode every quiet pass also runs the full pass and compares the
-// timers, the client's state and the kernel sequence numbers both take (an InvariantViolation
-// otherwise), and with quiet passes on or checked the traces are the same bytes.
+// The quiet passes of the KIP-848 client and of the classic one (QuietReturns::quiet_poll_return,
+// with AsyncConsumer's and ClassicConsumer's own note_quiet_pass): a return of poll() at its
+// timeout that finds nothing to do only re-arms the pass's timers. Checked against the full pass it
+// stands for: in check mode every quiet pass also runs the full pass and compares the timers, the
+// client's state and the kernel sequence numbers both take (an InvariantViolation otherwise), and
+// with quiet passes on or checked the traces are the same bytes.
 #include <doctest/doctest.h>
 
 #include <algorithm>
