@@ -140,6 +140,15 @@ struct CriticalPaths::Impl {
   IdMap<std::uint32_t> group_ids;
   std::vector<std::string> types{""};
   IdMap<std::uint16_t> type_ids;
+  /// The trace types met so far by their text's address: every vertex's type is a trace event's
+  /// kType (or a literal), text of static storage, so an address names one text for the whole
+  /// run; a few dozen of them, looked up without hashing the text of every vertex.
+  struct TypeAt {
+    const char* data;
+    std::size_t size;
+    std::uint16_t id;
+  };
+  std::vector<TypeAt> type_at;
   std::vector<std::string> labels{""};
   IdMap<std::uint32_t> label_ids;
   // What the next vertex carries beside its label (add() takes them).
@@ -293,6 +302,13 @@ struct CriticalPaths::Impl {
     }
     return groups[it->second];
   }
+  std::uint16_t type_id(std::string_view type) {
+    for (const TypeAt& a : type_at)
+      if (a.data == type.data() && a.size == type.size()) return a.id;
+    const std::uint16_t id = intern(types, type_ids, type);
+    type_at.push_back(TypeAt{type.data(), type.size(), id});
+    return id;
+  }
   std::int64_t add(std::int64_t t, std::uint32_t actor_id, std::string_view type, std::uint32_t lbl,
                    Kind kind) {
     const auto v = static_cast<std::int64_t>(boost::add_vertex(g));
@@ -302,7 +318,7 @@ struct CriticalPaths::Impl {
     n.actor = actor_id;
     n.about = next_about;
     n.label = lbl;
-    n.type = intern(types, type_ids, type);
+    n.type = type_id(type);
     n.kind = kind;
     nodes.push_back(n);
     next_num = -1;
@@ -336,7 +352,11 @@ struct CriticalPaths::Impl {
   /// heartbeat response it has not acted on yet.
   std::int64_t app_event(std::int64_t t, std::string_view consumer, std::string_view type,
                          std::uint32_t lbl, Kind kind) {
-    const std::uint32_t id = actor(consumer);
+    return app_event(t, actor(consumer), type, lbl, kind);
+  }
+  /// The same for the consumer numbered `id` (a caller that has looked it up already).
+  std::int64_t app_event(std::int64_t t, std::uint32_t id, std::string_view type, std::uint32_t lbl,
+                         Kind kind) {
     const std::int64_t v = add(t, id, type, lbl, kind);
     Actor& a = actors[id];
     edge(a.last_app, v, app_cause(kind));
@@ -388,7 +408,7 @@ struct CriticalPaths::Impl {
           .attributable =
               hb || e.api == "JoinGroup" || e.api == "SyncGroup" || e.api == "LeaveGroup"};
       p.app_at_send = actors[id].last_app;
-      if (!hb) p.send = app_event(t, consumer, trace::Rpc::kType, p.api_label, Kind::RpcSend);
+      if (!hb) p.send = app_event(t, id, trace::Rpc::kType, p.api_label, Kind::RpcSend);
       Actor& a = actors[id];
       // A request id is used once per connection; a stale entry with the same id goes.
       std::erase_if(a.pending, [&](const Pending& q) { return q.id == e.id; });
@@ -404,11 +424,11 @@ struct CriticalPaths::Impl {
       a.pending.erase(it);
     }
     const std::string_view error = e.error.value_or("NONE");
+    // A heartbeat's response that carried and caused no change never enters the graph: no label.
+    if (hb && (!p || (p->send == kNone && error == "NONE"))) return;
     const std::uint32_t lbl = error == "NONE" ? api_labels(e.api).response(*this, e.api)
                                               : label("{} response {}", e.api, error);
     if (hb) {
-      if (!p) return;
-      if (p->send == kNone && error == "NONE") return;  // carried and caused no change
       materialize(a, id, *p);
       const std::int64_t v = add(t, id, trace::Rpc::kType, lbl, Kind::RpcRecv);
       Actor& b = actors[id];
@@ -418,7 +438,7 @@ struct CriticalPaths::Impl {
       b.hb_link = v;
       return;
     }
-    const std::int64_t v = app_event(t, consumer, trace::Rpc::kType, lbl, Kind::RpcRecv);
+    const std::int64_t v = app_event(t, id, trace::Rpc::kType, lbl, Kind::RpcRecv);
     if (p) {
       edge(p->send, v, Cause::Network);
       link_coordinator(actors[id], *p, v);
@@ -645,6 +665,13 @@ struct CriticalPaths::Impl {
 
   void on_event(std::int64_t t, const trace::Event& ev) {
     using namespace rsim::trace;
+    // The steady path's most frequent events, of which no vertex comes (the visit below ignores
+    // them): out before it builds its visitor, a few dozen instructions an event.
+    if (std::holds_alternative<Lag>(ev) || std::holds_alternative<RecordsFetched>(ev) ||
+        std::holds_alternative<RecordsProcessed>(ev) || std::holds_alternative<Position>(ev) ||
+        std::holds_alternative<Commit>(ev) || std::holds_alternative<Produce>(ev) ||
+        std::holds_alternative<LogEndOffset>(ev))
+      return;
     std::visit(
         rsim::Overloaded{
             [&](const Rpc& e) { on_rpc(t, e); },
