@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -205,6 +206,22 @@ struct Writer : Optionals<Writer> {
   }
 };
 
+// An integer field read from a JSON number: a float is truncated as nlohmann's get<> truncates it,
+// but only within the field's range (converting 4e+70 to an int is undefined behaviour, a fuzz
+// finding).
+template <class I>
+I integral(const ojson& j) {
+  if (j.is_number_float()) {
+    const double d = j.get<double>();
+    const double lo = static_cast<double>(std::numeric_limits<I>::min());
+    const double hi = static_cast<double>(std::numeric_limits<I>::max()) + 1.0;
+    if (!(d >= lo && d < hi))
+      throw std::runtime_error(j.dump() + " is out of the integer field's range");
+    return static_cast<I>(d);
+  }
+  return j.get<I>();
+}
+
 struct Reader {
   const ojson& line;
   ReadStorage& st;
@@ -238,24 +255,26 @@ struct Reader {
       auto& v = st.ranges.emplace_back();
       for (const auto& r : j)
         v.push_back({parse_partition(r.at("partition").get_ref<const std::string&>()),
-                     r.at("first_offset").get<std::int64_t>(),
-                     r.at("last_offset").get<std::int64_t>()});
+                     integral<std::int64_t>(r.at("first_offset")),
+                     integral<std::int64_t>(r.at("last_offset"))});
       out = v;
     } else if constexpr (std::is_same_v<T, std::span<const CommittedOffset>>) {
       auto& v = st.offsets.emplace_back();
       for (const auto& [k, o] : j.items())
-        v.push_back({parse_partition(k), o.template get<std::int64_t>(), -1});
+        v.push_back({parse_partition(k), integral<std::int64_t>(o), -1});
       out = v;
     } else if constexpr (std::is_same_v<T, std::span<const ShareStateBatch>>) {
       auto& v = st.share_batches.emplace_back();
       for (const auto& b : j)
-        v.push_back({b.at("first_offset").get<std::int64_t>(),
-                     b.at("last_offset").get<std::int64_t>(),
-                     b.at("delivery_state").get<std::int32_t>(),
-                     b.at("delivery_count").get<std::int32_t>()});
+        v.push_back({integral<std::int64_t>(b.at("first_offset")),
+                     integral<std::int64_t>(b.at("last_offset")),
+                     integral<std::int32_t>(b.at("delivery_state")),
+                     integral<std::int32_t>(b.at("delivery_count"))});
       out = v;
     } else if constexpr (std::is_same_v<T, Json>) {
       out = &j;
+    } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      out = integral<T>(j);
     } else {
       out = j.get<T>();
     }

@@ -534,3 +534,20 @@ TEST_CASE(
   CHECK_THROWS_AS(parse_partition("orders"), std::runtime_error);
   CHECK_THROWS_AS(parse_partition(""), std::runtime_error);
 }
+
+TEST_CASE(
+    "an integer field given a float out of its range is a bad trace line, not undefined behaviour "
+    "(fuzz finding)") {
+  rsim::trace::ReadStorage st;
+  const auto leo = [&](const nlohmann::ordered_json& value) {
+    const nlohmann::ordered_json line{{"partition", "t-0"}, {"log_end_offset", value}};
+    return std::get<rsim::trace::LogEndOffset>(
+               rsim::trace::parse_fields("log_end_offset", line, st))
+        .log_end_offset;
+  };
+  CHECK(leo(12) == 12);
+  CHECK(leo(12.0) == 12);  // a float in range is truncated, as before
+  CHECK(leo(12.5) == 12);
+  CHECK_THROWS_AS(leo(4e70), std::runtime_error);
+  CHECK_THROWS_AS(leo(9223372036854775808.0), std::runtime_error);  // 2^63: one past int64's max
+}
