@@ -46,27 +46,27 @@ TEST_CASE(
     "(cooperative-revocation-duplicates, classic-eager)") {
   const auto spec = testing::load_ideal(kClassic);
   // RangeAssignor orders the members by member id (both JVMs' client.id is consumer-g-1, so the
-  // coordinator's UUID decides). Run 1: A "...-1f4bfae3-..." < B "...-3d98356c-...": A first,
-  // A orders-0,1 and B orders-2,3, as Kafka wrote it. Run 2: B "...-cac6a29c-..." < A
-  // "...-df3af645-...": B first, the reverse.
-  const auto run1 = with_ids(spec, {{"A", {"consumer-g-1-1f4bfae3-598c-4b2c-aae1-805a67c9fe83"}},
-                                    {"B", {"consumer-g-1-3d98356c-40c2-47ec-904d-0693b211e3e5"}}});
-  const auto run2 = with_ids(spec, {{"A", {"consumer-g-1-df3af645-add4-4e5d-af17-2f7f531a6701"}},
-                                    {"B", {"consumer-g-1-cac6a29c-0f16-486a-a9d5-77507f20077e"}}});
+  // coordinator's UUID decides). The recordings of 2026-12-07 (finding 29): run 1, B
+  // "...-2f2bec58-..." < A "...-e8eb114d-...": B first, B orders-0,1 and A orders-2,3, as Kafka
+  // wrote it. Run 2: A "...-4d51a625-..." < B "...-7c8a31a1-...": A first, the reverse.
+  const auto run1 = with_ids(spec, {{"A", {"consumer-g-1-e8eb114d-3319-49e3-9881-5e0670ec3f49"}},
+                                    {"B", {"consumer-g-1-2f2bec58-e3af-4232-a2d5-bcb49c3156b5"}}});
+  const auto run2 = with_ids(spec, {{"A", {"consumer-g-1-4d51a625-0ecf-47d3-86b5-01d0235d22e6"}},
+                                    {"B", {"consumer-g-1-7c8a31a1-d4b6-4de3-b700-c1107303d783"}}});
   CHECK(final_assignment(run1, "classic-eager") ==
-        json::parse(R"({"A":["orders-0","orders-1"],"B":["orders-2","orders-3"]})"));
-  CHECK(final_assignment(run2, "classic-eager") ==
         json::parse(R"({"A":["orders-2","orders-3"],"B":["orders-0","orders-1"]})"));
+  CHECK(final_assignment(run2, "classic-eager") ==
+        json::parse(R"({"A":["orders-0","orders-1"],"B":["orders-2","orders-3"]})"));
   CHECK(joined_ids(run1, "classic-eager", "A") ==
-        std::vector<std::string>{"consumer-g-1-1f4bfae3-598c-4b2c-aae1-805a67c9fe83"});
+        std::vector<std::string>{"consumer-g-1-e8eb114d-3319-49e3-9881-5e0670ec3f49"});
   // A member with no recorded id falls back to the seeded draw, the same one as without any
   // replay: the coordinator still draws for A, so B's draw is where it was.
   const auto only_a =
-      with_ids(spec, {{"A", {"consumer-g-1-1f4bfae3-598c-4b2c-aae1-805a67c9fe83"}}});
+      with_ids(spec, {{"A", {"consumer-g-1-e8eb114d-3319-49e3-9881-5e0670ec3f49"}}});
   const auto seeded_b = joined_ids(spec, "classic-eager", "B");
   REQUIRE(seeded_b.size() == 1);
   CHECK(joined_ids(only_a, "classic-eager", "B") == seeded_b);
-  CHECK(seeded_b.front() != "consumer-g-1-3d98356c-40c2-47ec-904d-0693b211e3e5");
+  CHECK(seeded_b.front() != "consumer-g-1-2f2bec58-e3af-4232-a2d5-bcb49c3156b5");
 }
 
 TEST_CASE(
