@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "models/broker/broker.hpp"
 #include "models/coordinator/group_coordinator.hpp"
 #include "models/coordinator/share_group_coordinator.hpp"
 #include "models/coordinator/share_partition.hpp"
@@ -234,15 +235,26 @@ struct SharePartitionManager::Impl {
     kernel_.schedule_closure_after(delay, [this, broker, k, change = std::move(change),
                                            then = std::move(then)] {
       Leader& l = partitions_[k];
+      const std::int64_t start = l.sp->start_offset();
       l.sp->commit(change.first_offset, change.last_offset);
       state_log_.write(k, l.sp->start_offset(), change.persist, l.sp->delivery_complete_count());
       trace_window(k, *l.sp);
       if (then) then();
-      wake_parked(broker);
+      // SharePartition.rollbackOrProcessStateUpdates completes delayed share fetches after the
+      // write only when it moved the cached state (maybeUpdateCachedStateAndOffsets: SPSO past
+      // terminal records). The check SharePartitionManager makes at the acknowledgement or
+      // release itself finds the records still mid-transition (hasOngoingStateTransition), so a
+      // RELEASE or a closing session's release wakes no parked ShareFetch: the records go to the
+      // next fetch that acquires (a parked one when new records arrive, or at its MaxWaitMs).
+      if (l.sp->start_offset() != start) wake_parked(broker);
     });
   }
 
   void on_broker_message(std::int32_t broker, sim::NodeId from, Envelope&& e) {
+    if (const auto* find = std::get_if<FindCoordinatorRequest>(&e.message)) {
+      reply(broker, from, e.correlation_id, find_coordinator(cluster_, find->key));
+      return;
+    }
     if (const auto* hb = std::get_if<ShareGroupHeartbeatRequest>(&e.message)) {
       const sim::NodeId me = cluster_.broker_nodes.at(static_cast<std::size_t>(broker));
       group_coordinator_->on_heartbeat(

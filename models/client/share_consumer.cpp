@@ -13,15 +13,17 @@ namespace rsim {
 ShareConsumer::ShareConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net,
                              const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed,
                              std::function<sim::NodeId(const TopicPartition&)> leader_of,
-                             std::function<sim::NodeId()> coordinator)
+                             std::function<sim::NodeId()> coordinator, sim::NodeId bootstrap)
     : ConsumerProcess(kernel, tracer, spec.name, "background", "pause"),
       net_(net),
       spec_(spec),
       config_(std::move(config)),
       rng_(seed, "consumer-" + spec.name),
       start_rng_(seed, "start-" + spec.name),
+      connection_rng_(seed, "connection-" + spec.name),
       leader_of_(std::move(leader_of)),
       coordinator_(std::move(coordinator)),
+      bootstrap_(bootstrap),
       heartbeat_timer_(
           kernel, [this] { heartbeat(); }, &network_thread_),
       app_timer_(
@@ -69,6 +71,10 @@ void ShareConsumer::reset() {
   closes_pending_ = 0;
   closing_sessions_ = false;
   topics_changed_ = true;
+  // A new process: no coordinator known, no connection open.
+  coordinator_known_ = false;
+  find_coordinator_in_flight_ = false;
+  for (auto& ready : connection_ready_) ready.clear();
 }
 
 void ShareConsumer::send(sim::NodeId to, Message message, bool quiet) {
@@ -79,7 +85,31 @@ void ShareConsumer::send(sim::NodeId to, Message message, bool quiet) {
                              .api = api_name(message),
                              .id = id,
                              .quiet = quiet});
-  net_.send(node_, to, Envelope{id, std::move(message)});
+  const bool coordinator = std::holds_alternative<ShareGroupHeartbeatRequest>(message);
+  net_.send(node_, to, Envelope{id, std::move(message)}, connection_wait(to, coordinator));
+}
+
+sim::SimTime ShareConsumer::connection_wait(sim::NodeId to, bool coordinator) {
+  const sim::SimTime now = kernel_.now();
+  auto [it, opened] = connection_ready_[coordinator ? 1 : 0].try_emplace(to, now);
+  if (opened) it->second = now + spec_.connection_setup.sample(connection_rng_);
+  return it->second > now ? it->second - now : sim::SimTime{0};
+}
+
+void ShareConsumer::find_coordinator() {
+  if (find_coordinator_in_flight_) return;
+  find_coordinator_in_flight_ = true;
+  send(bootstrap_, FindCoordinatorRequest{spec_.group});
+}
+
+void ShareConsumer::on_find_coordinator_response(const FindCoordinatorResponse& r) {
+  find_coordinator_in_flight_ = false;
+  if (r.error != ErrorCode::NONE) {
+    schedule_heartbeat(sim::ms(config_.retry_backoff_ms));
+    return;
+  }
+  coordinator_known_ = true;
+  heartbeat();
 }
 
 void ShareConsumer::start() {
@@ -119,6 +149,12 @@ void ShareConsumer::schedule_heartbeat(sim::SimTime delay) {
 
 void ShareConsumer::heartbeat() {
   if (!process_.alive()) return;
+  // The heartbeat manager sends nothing until the coordinator is known; the background thread
+  // asks for it first (at the consumer's construction, which a start is here).
+  if (!coordinator_known_) {
+    find_coordinator();
+    return;
+  }
   if (heartbeat_in_flight_) {
     heartbeat_again_ = true;
     return;
@@ -358,6 +394,8 @@ void ShareConsumer::on_message(sim::NodeId from, Envelope&& e) {
   tracer_.publish(f);
   if (const auto* hb = std::get_if<ShareGroupHeartbeatResponse>(&e.message)) {
     on_heartbeat_response(*hb);
+  } else if (const auto* find = std::get_if<FindCoordinatorResponse>(&e.message)) {
+    on_find_coordinator_response(*find);
   } else if (const auto* fetch = std::get_if<ShareFetchResponse>(&e.message)) {
     on_fetch_response(from, *fetch);
   } else if (std::holds_alternative<ShareAcknowledgeResponse>(e.message)) {

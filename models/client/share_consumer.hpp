@@ -1,12 +1,16 @@
 // KafkaShareConsumer (ShareConsumerImpl) as far as it shapes timing (kafka-share-groups.md §6):
-// ShareGroupHeartbeat membership (first heartbeat at once, then the interval the coordinator
-// gives; an immediate heartbeat after a new assignment; leave with epoch -1), one share session
-// per partition leader (epoch 0 opens, +1 per request, -1 closes), ShareFetch driven by poll()
-// when nothing is buffered, acknowledgements piggybacked on the next ShareFetch to that leader
-// or sent in a ShareAcknowledge, implicit or explicit acknowledgement
-// (share.acknowledgement.mode), and the application loop with its processing time and its
-// per-record outcomes (ACCEPT, RELEASE, REJECT). No rebalance callbacks exist for share groups.
+// coordinator discovery (FindCoordinator to the least loaded broker, CoordinatorRequestManager)
+// and NetworkClient's connections (one per broker for data, one to the group coordinator, each
+// usable `connection_setup_ms` after it opens), ShareGroupHeartbeat membership (first heartbeat
+// once the coordinator is known, then the interval the coordinator gives; an immediate heartbeat
+// after a new assignment; leave with epoch -1), one share session per partition leader (epoch 0
+// opens, +1 per request, -1 closes), ShareFetch driven by poll() when nothing is buffered,
+// acknowledgements piggybacked on the next ShareFetch to that leader or sent in a ShareAcknowledge,
+// implicit or explicit acknowledgement (share.acknowledgement.mode), and the application loop with
+// its processing time and its per-record outcomes (ACCEPT, RELEASE, REJECT). No rebalance callbacks
+// exist for share groups.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -36,11 +40,12 @@ namespace rsim {
 class ShareConsumer final : public ConsumerProcess {
  public:
   /// `leader_of`: the broker node leading a data partition; `coordinator`: the group
-  /// coordinator's node.
+  /// coordinator's node; `bootstrap`: the broker a new process asks FindCoordinator (its least
+  /// loaded node: nothing is in flight yet, so the lowest id).
   ShareConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<Envelope>& net,
                 const ConsumerSpec& spec, ConsumerConfig config, std::uint64_t seed,
                 std::function<sim::NodeId(const TopicPartition&)> leader_of,
-                std::function<sim::NodeId()> coordinator);
+                std::function<sim::NodeId()> coordinator, sim::NodeId bootstrap);
   ShareConsumer(const ShareConsumer&) = delete;
   ShareConsumer& operator=(const ShareConsumer&) = delete;
 
@@ -74,7 +79,16 @@ class ShareConsumer final : public ConsumerProcess {
   void reset_process_state() override { reset(); }
 
   void send(sim::NodeId to, Message message, bool quiet = false);
+  /// How long a request to `to` sent now waits for its connection (NetworkClient.initiateConnect,
+  /// then the ApiVersions round trip): a connection not open opens now and is usable after
+  /// `connection_setup_ms`; one still being set up makes it wait the rest. `coordinator`: the
+  /// group coordinator's connection (a node id of its own in Kafka), else the broker's data one.
+  sim::SimTime connection_wait(sim::NodeId to, bool coordinator);
   void on_message(sim::NodeId from, Envelope&& e);
+  /// CoordinatorRequestManager: FindCoordinator until the coordinator is known (the background
+  /// thread sends it at once, backs off retry.backoff.ms after an error).
+  void find_coordinator();
+  void on_find_coordinator_response(const FindCoordinatorResponse& r);
   void heartbeat();
   void on_heartbeat_response(const ShareGroupHeartbeatResponse& r);
   void schedule_heartbeat(sim::SimTime delay);
@@ -97,16 +111,23 @@ class ShareConsumer final : public ConsumerProcess {
   const ConsumerSpec& spec_;
   ConsumerConfig config_;
   sim::Rng rng_;
-  sim::Rng start_rng_;  // start_latency_ms
+  sim::Rng start_rng_;       // start_latency_ms
+  sim::Rng connection_rng_;  // connection_setup_ms
   MemberIdReplay* member_ids_ = nullptr;
   std::function<sim::NodeId(const TopicPartition&)> leader_of_;
   std::function<sim::NodeId()> coordinator_;
+  sim::NodeId bootstrap_;
   sim::NodeId node_ = 0;
   sim::Timer heartbeat_timer_;
   sim::Timer app_timer_;  // the application thread: end of processing, or poll() waking up
 
   std::vector<std::string> topics_;
   bool topics_changed_ = true;
+  bool coordinator_known_ = false;  // a FindCoordinator answer named it (this process)
+  bool find_coordinator_in_flight_ = false;
+  /// By connection (0: a broker's data connection, 1: the group coordinator's), by broker node:
+  /// when the open connection became or becomes usable. Absent: not open.
+  std::array<std::map<sim::NodeId, sim::SimTime>, 2> connection_ready_;
   std::string member_id_;
   std::int32_t member_epoch_ = 0;
   std::int32_t heartbeat_interval_ms_ = 0;

@@ -297,7 +297,8 @@ class World {
       auto consumer = std::make_unique<ShareConsumer>(
           kernel_, tracer_, net_, c, std::move(config), seed,
           [this](const TopicPartition& tp) { return share_leader_node(tp); },
-          [this, group = c.group] { return coordinator_node(group); });
+          [this, group = c.group] { return coordinator_node(group); },
+          cluster_.broker_nodes.front());
       consumer->set_member_id_replay(member_ids_.get());
       return consumer;
     }

@@ -26,15 +26,16 @@ TEST_CASE(
   const auto trace = run(testing::load_ideal(kTable));
   // T1 grows from 1 to 4 partitions at 20,000 ms: committed at 20,027.
   CHECK(testing::times(trace, "topic.partitions", "partitions", 4) == std::vector<double>{20027});
-  // M2's heartbeat reaches the coordinator at 20,007 (sent at 20,006), before the commit: no
-  // bump. M1's next one (sent at 21,012) sees the new metadata hash: epoch 5 at 21,013, as in
+  // M2's heartbeat reaches the coordinator at 20,009 (sent at 20,008: each member's heartbeats
+  // come 2 ms after its start's FindCoordinator round trip), before the commit: no bump. M1's
+  // next one (sent at 21,014) sees the new metadata hash: epoch 5 at 21,015, as in
   // both real runs (M1's heartbeat at 21,133 and 21,134 ms, M2's at 20,045 and 20,049 still
   // answered epoch 4).
   CHECK(testing::times(trace, "group.epoch", "reason", "metadata change") ==
-        std::vector<double>{21013});
+        std::vector<double>{21015});
   // The three new partitions are initialized by then; the epoch that assigns them (6) comes with
-  // M2's next heartbeat, 5,000 ms after its last one (sent at 25,008).
-  CHECK(testing::times(trace, "group.epoch", "epoch", 6) == std::vector<double>{25009});
+  // M2's next heartbeat, 5,000 ms after its last one (sent at 25,010).
+  CHECK(testing::times(trace, "group.epoch", "epoch", 6) == std::vector<double>{25011});
 }
 
 TEST_CASE(
@@ -43,9 +44,9 @@ TEST_CASE(
   spec.cluster.config["controller.quorum.append.linger.ms"] = 0;
   const auto trace = run(spec);
   CHECK(testing::times(trace, "topic.partitions", "partitions", 4) == std::vector<double>{20002});
-  // M2's heartbeat at 20,007 now sees the new partitions and bumps the epoch itself.
+  // M2's heartbeat at 20,009 now sees the new partitions and bumps the epoch itself.
   CHECK(testing::times(trace, "group.epoch", "reason", "metadata change") ==
-        std::vector<double>{20007});
+        std::vector<double>{20009});
 }
 
 TEST_CASE(

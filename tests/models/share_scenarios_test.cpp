@@ -115,9 +115,10 @@ TEST_CASE("share: a new group's first member gets its partitions one heartbeat a
       m1.emplace_back(us(e), e["owned"].get<std::vector<std::string>>());
   REQUIRE(!m1.empty());
   CHECK(m1[0].second == std::vector<std::string>{"T1-0"});
-  // Join at 1000 ms, response 2 ms later (1 ms each way), the acknowledgement's response 2 ms
-  // after that, the next heartbeat 5000 ms later and its response 2 ms after it.
-  CHECK(m1[0].first == 1000 * 1000 + 2000 + 2000 + 5000 * 1000 + 2000);
+  // Start at 1000 ms: FindCoordinator answered 2 ms later (1 ms each way), the join's response
+  // 2 ms after that, the acknowledgement's response 2 ms after that, the next heartbeat 5000 ms
+  // later and its response 2 ms after it.
+  CHECK(m1[0].first == 1000 * 1000 + 2000 + 2000 + 2000 + 5000 * 1000 + 2000);
   std::vector<double> epochs;
   for (const auto& e : testing::events(t, "record"))
     if (e["record"] == "ShareGroupMetadata") epochs.push_back(e["epoch"].get<double>());
@@ -429,4 +430,118 @@ TEST_CASE(
   REQUIRE(!leaves.empty());
   CHECK(us(leaves[0]) == 11004000);
   CHECK(leaves[0]["reason"] == "leave");
+}
+
+TEST_CASE(
+    "share: the first ShareGroupHeartbeat goes after FindCoordinator's round trip, each request "
+    "on a new connection set up first") {
+  // ShareConsumerImpl's background thread asks FindCoordinator at once (CoordinatorRequestManager)
+  // and the heartbeat manager sends nothing until the coordinator is known; NetworkClient opens a
+  // connection to the broker for FindCoordinator (and later the ShareFetches) and another to the
+  // coordinator (a node id of its own) for the heartbeats, each usable once connected and its
+  // ApiVersions answered. Links take 1 ms, the broker no time, a connection 5 ms. A starts at
+  // 1,000 ms: FindCoordinator sent at 1,000, on the wire at 1,005 (setup), answered at 1,007;
+  // the join heartbeat sent at 1,007, on the wire at 1,012 (the coordinator connection's setup),
+  // answered at 1,014. The first ShareFetch (its partition comes one heartbeat later) goes on
+  // the data connection, open since 1,005: it waits for no setup, and with nothing produced the
+  // broker answers it after fetch.max.wait.ms (500): 502 ms after it is sent.
+  const json doc = json::parse(R"({
+    "name": "share-start-chain", "seed": 3, "duration_ms": 8000, "protocols": ["share"],
+    "cluster": {"brokers": 1},
+    "network": {"latency_ms": {"dist": "constant", "value": 1}},
+    "topics": [{"name": "jobs", "partitions": 1}],
+    "consumers": [{"name": "A", "group": "queue", "topics": ["jobs"],
+                   "connection_setup_ms": {"dist": "constant", "value": 5}}],
+    "events": [{"at_ms": 1000, "do": "start", "consumer": "A"}]})");
+  const auto spec = testing::ideal_machine(doc);
+  const auto trace = testing::parse_trace(rsim::run_scenario(spec, "share", spec.seed).trace_lines);
+  std::map<std::string, std::vector<std::int64_t>> sent;
+  std::map<std::string, std::vector<std::int64_t>> answered;
+  for (const auto& e : testing::events(trace, "rpc")) {
+    if (e["dir"] == "send") sent[e["api"].get<std::string>()].push_back(us(e));
+    if (e["dir"] == "recv") answered[e["api"].get<std::string>()].push_back(us(e));
+  }
+  REQUIRE(sent["FindCoordinator"].size() == 1);  // once per process
+  CHECK(sent["FindCoordinator"][0] == 1000000);
+  REQUIRE(answered["FindCoordinator"].size() == 1);
+  CHECK(answered["FindCoordinator"][0] == 1000000 + 5000 + 1000 + 1000);
+  REQUIRE(sent["ShareGroupHeartbeat"].size() >= 2);
+  CHECK(sent["ShareGroupHeartbeat"][0] == 1007000);
+  REQUIRE(answered["ShareGroupHeartbeat"].size() >= 2);
+  CHECK(answered["ShareGroupHeartbeat"][0] == 1007000 + 5000 + 1000 + 1000);
+  // The acknowledging heartbeat goes at the join's answer on the open connection: 2 ms.
+  CHECK(sent["ShareGroupHeartbeat"][1] == 1014000);
+  CHECK(answered["ShareGroupHeartbeat"][1] == 1016000);
+  REQUIRE(!sent["ShareFetch"].empty());
+  REQUIRE(!answered["ShareFetch"].empty());
+  CHECK(answered["ShareFetch"][0] - sent["ShareFetch"][0] == 502000);
+}
+
+TEST_CASE("share: a record released by a crash wakes no parked ShareFetch; the next record does") {
+  // SharePartitionManager.releaseSession (a closed connection's share session, or a close) and
+  // acknowledge (RELEASE) check the delayed share fetches of the partition right after starting
+  // the state transition, while the records are still mid-write (hasOngoingStateTransition), so
+  // nothing is acquired then; after the write SharePartition completes delayed fetches only when
+  // the cached state moved (maybeUpdateCachedStateAndOffsets: SPSO past terminal records), which
+  // a release to AVAILABLE does not do. A parked ShareFetch therefore gets the released record
+  // with the next one appended. One record a second (offset k at (k + 1) s), two members, each
+  // holding what it acquired 800 ms (processing), 1 ms links, the broker no time. The member
+  // holding offset 9 (acquired at 10,000 ms) is killed at 10,500; its connection's close reaches
+  // the broker at 10,501 and releases offset 9 (delivery count 1); the other member's ShareFetch,
+  // parked since before, acquires offset 9 (count 2) and offset 10 when offset 10 is appended, at
+  // 11,000 ms.
+  auto scenario = [](const std::string& crash) {
+    json doc = json::parse(R"({
+      "name": "share-release-wakes-nothing", "seed": 5, "duration_ms": 13000,
+      "protocols": ["share"], "cluster": {"brokers": 1},
+      "network": {"latency_ms": {"dist": "constant", "value": 1}},
+      "topics": [{"name": "jobs", "partitions": 1, "produce": {"records_per_sec": 1}}],
+      "consumers": [
+        {"name": "A", "group": "queue", "topics": ["jobs"], "config": {"fetch.max.wait.ms": 5000},
+         "processing": {"per_record_ms": 800}},
+        {"name": "B", "group": "queue", "topics": ["jobs"], "config": {"fetch.max.wait.ms": 5000},
+         "processing": {"per_record_ms": 800}}],
+      "events": [{"at_ms": 1000, "do": "start", "consumer": "A"},
+                 {"at_ms": 1000, "do": "start", "consumer": "B"}]})");
+    if (!crash.empty())
+      doc["events"].push_back({{"at_ms", 10500}, {"do", "crash"}, {"consumer", crash}});
+    const auto spec = testing::ideal_machine(doc);
+    return testing::parse_trace(rsim::run_scenario(spec, "share", spec.seed).trace_lines);
+  };
+  // Who acquires offset 9 at 10,000 ms (the run is the same up to the crash).
+  const auto quiet = scenario("");
+  std::string holder;
+  for (const auto& e : testing::events(quiet, "share.records"))
+    if (e["cause"] == "fetch" && e["first_offset"] <= 9 && e["last_offset"] >= 9) {
+      CHECK(us(e) == 10000000);
+      holder = e["consumer"].get<std::string>();
+      break;
+    }
+  REQUIRE(!holder.empty());
+  const std::string other = holder == "A" ? "B" : "A";
+  const auto trace = scenario(holder);
+  // The other member has a ShareFetch parked over the release: none sent from 10,000 to 11,000.
+  for (const auto& e : testing::events(trace, "rpc"))
+    if (e["api"] == "ShareFetch" && e["dir"] == "send" && e["from"] == other)
+      REQUIRE((us(e) < 10000000 || us(e) > 11000000));
+  std::vector<json> offset9;
+  for (const auto& e : testing::events(trace, "share.records"))
+    if (e["first_offset"] <= 9 && e["last_offset"] >= 9 && us(e) >= 10000000) offset9.push_back(e);
+  REQUIRE(offset9.size() >= 3);
+  CHECK(offset9[0]["consumer"] == holder);
+  CHECK(us(offset9[1]) == 10501000);
+  CHECK(offset9[1]["cause"] == "disconnect");
+  CHECK(offset9[1]["to"] == "AVAILABLE");
+  CHECK(offset9[2]["cause"] == "fetch");
+  CHECK(offset9[2]["consumer"] == other);
+  CHECK(offset9[2]["delivery_count"] == 2);
+  CHECK(us(offset9[2]) == 11000000);
+  // Offset 10 goes with it, in the same ShareFetch's answer.
+  std::vector<json> ten;
+  for (const auto& e : testing::events(trace, "share.records"))
+    if (e["cause"] == "fetch" && e["first_offset"] <= 10 && e["last_offset"] >= 10)
+      ten.push_back(e);
+  REQUIRE(!ten.empty());
+  CHECK(us(ten[0]) == 11000000);
+  CHECK(ten[0]["consumer"] == other);
 }
