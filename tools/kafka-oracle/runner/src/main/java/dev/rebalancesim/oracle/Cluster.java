@@ -191,6 +191,16 @@ final class Cluster implements AutoCloseable {
     return Admin.create(p);
   }
 
+  /** A broker JVM compiles with C1 only, as the consumer JVMs do: with C2 as well, the first
+   *  seconds of a multi-broker run, while every broker compiles, were the slowest of the run and
+   *  its replicated writes waited twice as long (docs/fidelity.md, finding 30). The JIT decides
+   *  how fast Kafka's code runs, never what it does. ORACLE_BROKER_JIT=c2 keeps the JVM's default
+   *  tiered compilation (C1 then C2). */
+  static List<String> jitOptions() {
+    if ("c2".equals(System.getenv("ORACLE_BROKER_JIT"))) return List.of();
+    return List.of("-XX:TieredStopAtLevel=1");
+  }
+
   private Process java(Path log, List<String> jvmOptions, String main, String... args) throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add("timeout");
@@ -200,6 +210,7 @@ final class Cluster implements AutoCloseable {
     cmd.add(Oracle.javaBin());
     cmd.add("-Xmx512m");
     cmd.add("-XX:+UseSerialGC");
+    cmd.addAll(jitOptions());
     cmd.add("-Djava.awt.headless=true");
     cmd.addAll(jvmOptions);
     cmd.add("-cp");
