@@ -191,13 +191,14 @@ final class Cluster implements AutoCloseable {
     return Admin.create(p);
   }
 
-  /** A broker JVM compiles with C1 only, as the consumer JVMs do: with C2 as well, the first
-   *  seconds of a multi-broker run, while every broker compiles, were the slowest of the run and
-   *  its replicated writes waited twice as long (docs/fidelity.md, finding 30). The JIT decides
-   *  how fast Kafka's code runs, never what it does. ORACLE_BROKER_JIT=c2 keeps the JVM's default
-   *  tiered compilation (C1 then C2). */
-  static List<String> jitOptions() {
-    if ("c2".equals(System.getenv("ORACLE_BROKER_JIT"))) return List.of();
+  /** With more than one broker, a broker JVM compiles with C1 only, as the consumer JVMs do: with
+   *  C2 as well, the first seconds of a multi-broker run, while every broker compiles, were the
+   *  slowest of the run and its replicated writes waited twice as long (docs/fidelity.md, finding
+   *  30). The JIT decides how fast Kafka's code runs, never what it does. A single broker keeps the
+   *  JVM's default tiered compilation (C1 then C2), on which the one-broker timings were measured;
+   *  so does every broker with ORACLE_BROKER_JIT=c2. */
+  List<String> jitOptions() {
+    if (size == 1 || "c2".equals(System.getenv("ORACLE_BROKER_JIT"))) return List.of();
     return List.of("-XX:TieredStopAtLevel=1");
   }
 
