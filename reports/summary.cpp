@@ -530,6 +530,7 @@ struct Consumer {
 /// ConsumerGroupCurrentMemberAssignment).
 struct CoordinatorMember {
   const std::string* interned = nullptr;  // its id, kept for the whole run (WaitSet points at it)
+  std::uint64_t wait_key = 0;             // WaitSet::key_of(*interned), for a bump's fill
   std::string group;
   std::string consumer;
   std::int64_t epoch = -1;
@@ -1001,7 +1002,10 @@ class SummaryBuilder {
       }
       auto [mit, created] = members_.try_emplace(member_id);
       CoordinatorMember& m = mit->second;
-      if (created) m.interned = &*interned_ids_.insert(member_id).first;
+      if (created) {
+        m.interned = &*interned_ids_.insert(member_id).first;
+        m.wait_key = WaitSet::key_of(member_id);
+      }
       std::string group = e.at("group").get<std::string>();
       if (created || group != m.group) {
         if (!created) unindex_group_member(m.group, member_id);
@@ -1405,10 +1409,19 @@ class SummaryBuilder {
     r->generation = epoch;
     r->waiting.clear();
     r->members.clear();
-    if (const auto gm = group_members_.find(group); gm != group_members_.end())
-      for (const auto& [id, m] : gm->second) r->members.push_back(id);  // in id order
-    r->check_all = true;
     r->to_check.clear();
+    // The wait is every member of the group, but only a member whose epoch is already at the
+    // bump's (its record came first) or below 0 can be reconciled at it: any other is not, and
+    // stays so until its state changes, which touch_member() notes. So only those are looked at
+    // when the group settles, not the whole wait (a join storm of n members bumps n times).
+    if (const auto gm = group_members_.find(group); gm != group_members_.end()) {
+      r->members.reserve(gm->second.size());
+      for (const auto& [id, m] : gm->second) {
+        r->members.push_back(m->wait_key, id);  // in id order
+        if (m->epoch < 0 || m->epoch >= epoch) r->to_check.push_back(id);
+      }
+    }
+    r->check_all = false;
     dirty_.insert(group);
     dirty_t_ = t;
   }

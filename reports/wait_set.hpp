@@ -25,10 +25,16 @@ class WaitSet {
     live_ = 0;
   }
   /// In increasing id order only.
-  void push_back(const std::string* id) {
-    ids_.push_back({key_of(*id), id});
+  void push_back(const std::string* id) { push_back(key_of(*id), id); }
+  /// The same with the id's key_of() already known (the id itself is not read).
+  void push_back(std::uint64_t key, const std::string* id) {
+    ids_.push_back({key, id});
     gone_.push_back(0);
     ++live_;
+  }
+  void reserve(std::size_t n) {
+    ids_.reserve(n);
+    gone_.reserve(n);
   }
   bool empty() const { return live_ == 0; }
   /// The index of a waiting id, or npos. The search compares the ids' first eight bytes, kept in

@@ -1,6 +1,8 @@
 #include "models/spec/scenario_spec.hpp"
 
 #include <algorithm>
+#include <set>
+#include <string_view>
 
 namespace rsim {
 
@@ -18,14 +20,14 @@ const ConsumerSpec* ScenarioSpec::consumer(const std::string& n) const {
 std::vector<std::string> start_up_consumers(const ScenarioSpec& spec) {
   // The script in time order (the loader keeps it sorted by at_ms, stable).
   std::vector<std::string> out;
+  std::set<std::string_view> seen;  // a start-up of n consumers: n lookups, not n scans of `out`
   const EventSpec* previous = nullptr;
   for (const auto& e : spec.events) {
     const auto* start = e.as<verb::Start>();
     if (start == nullptr) break;
     if (previous != nullptr && e.at - previous->at > sim::ms(kStartUpGapMs)) break;
     previous = &e;
-    if (std::find(out.begin(), out.end(), start->consumer) == out.end())
-      out.push_back(start->consumer);
+    if (seen.insert(start->consumer).second) out.push_back(start->consumer);
   }
   return out;
 }

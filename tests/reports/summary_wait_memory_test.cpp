@@ -110,3 +110,81 @@ TEST_CASE("a rebalance that does not settle notes no more members than it waits 
   CHECK(s["rebalances"][0]["completed"] == true);
   CHECK(f.sink.retained_wait_entries() == 0);
 }
+
+namespace {
+// A bump before the target of the previous one was computed (no `assignment_epoch`): the summary
+// folds it into the rebalance in progress, as a join storm's bumps are.
+void folded_bump(Feed& f, std::int64_t t_us, const std::string& group, std::int64_t epoch) {
+  f.line(fmt::format(
+      R"({{"t_us":{},"type":"group.epoch","group":"{}","epoch":{},"members":[],"reason":"bump {}"}})",
+      t_us, group, epoch, epoch));
+}
+}  // namespace
+
+TEST_CASE(
+    "a join storm folded into one rebalance: 400 joins, each bumping the epoch before any "
+    "target, complete when the last member reaches the last epoch, not before") {
+  // Each of 400 members joins (its record at epoch 1) and bumps the group's epoch at once, before
+  // any target: one rebalance, its wait refilled at every bump. At a bump nobody is at the new
+  // epoch, so the summary looks at nobody then (a walk of the whole wait at each bump cost
+  // 1 + 2 + ... + 400 = 80,200 looks; docs/performance.md, "Growth in members"), yet nobody may
+  // be taken for reconciled before reaching the last epoch.
+  constexpr int n = 400;
+  Feed f;
+  f.line(
+      R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":1000})");
+  std::int64_t t = 1000;
+  for (int i = 0; i < n; ++i) {
+    t += 1000;
+    f.member(t, "g", member_id("g", i), 1, 0);
+    folded_bump(f, t, "g", i + 2);
+  }
+  // All but one reach the last epoch, n + 1: the rebalance still waits.
+  t += 1000;
+  for (int i = 1; i < n; ++i) f.member(t, "g", member_id("g", i), n + 1, 0);
+  // The last one reaches it later: the rebalance completes then.
+  t += 1000;
+  f.member(t, "g", member_id("g", 0), n + 1, 0);
+  f.line(fmt::format(R"({{"t_us":{},"type":"run.end"}})", t + 1000));
+  const auto s = f.sink.finish();
+  REQUIRE(s["rebalances"].size() == 1);
+  CHECK(s["rebalances"][0]["start_us"] == 2000);
+  CHECK(s["rebalances"][0]["end_us"] == t);
+  CHECK(s["rebalances"][0]["completed"] == true);
+}
+
+TEST_CASE(
+    "at a bump, a member already at the new epoch or away (epoch -2) is found reconciled without "
+    "another change") {
+  SUBCASE("every member's record at the new epoch came before the bump: done at the bump") {
+    Feed f;
+    f.line(
+        R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":1000})");
+    for (int i = 0; i < 3; ++i) f.member(1000, "g", member_id("g", i), 1, 0);
+    for (int i = 0; i < 3; ++i) f.member(2000, "g", member_id("g", i), 2, 0);
+    f.bump(2000, "g", 2);
+    f.line(R"({"t_us":5000,"type":"run.end"})");
+    const auto s = f.sink.finish();
+    REQUIRE(s["rebalances"].size() == 1);
+    CHECK(s["rebalances"][0]["start_us"] == 2000);
+    CHECK(s["rebalances"][0]["end_us"] == 2000);
+    CHECK(s["rebalances"][0]["completed"] == true);
+  }
+  SUBCASE("a static member's temporary leave (epoch -2) is not waited for") {
+    Feed f;
+    f.line(
+        R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":1000})");
+    for (int i = 0; i < 3; ++i) f.member(1000, "g", member_id("g", i), 1, 0);
+    // Member 2 leaves for a while (a static member's temporary leave: epoch -2).
+    f.line(
+        R"({"t_us":1500,"type":"record","partition":0,"offset":0,"record":"ConsumerGroupCurrentMemberAssignment","tombstone":false,"group":"g","member_id":"g-member-002","consumer":"g-member-002","member_epoch":-2,"previous_member_epoch":1,"state":0,"assigned":[],"pending_revocation":[]})");
+    f.bump(2000, "g", 2);
+    for (int i = 0; i < 2; ++i) f.member(3000, "g", member_id("g", i), 2, 0);
+    f.line(R"({"t_us":5000,"type":"run.end"})");
+    const auto s = f.sink.finish();
+    REQUIRE(s["rebalances"].size() == 1);
+    CHECK(s["rebalances"][0]["start_us"] == 2000);
+    CHECK(s["rebalances"][0]["end_us"] == 3000);
+    CHECK(s["rebalances"][0]["completed"] == true);
+  }
+}
