@@ -1078,7 +1078,7 @@ void AsyncConsumer::on_message(sim::NodeId from, Envelope&& envelope) {
   if (!process_.alive()) return;
   const auto it = in_flight_.find(envelope.correlation_id);
   if (it == in_flight_.end()) return;
-  const InFlight req = it->second;
+  const InFlight req = std::move(it->second);
   in_flight_.erase(it);
   const ErrorCode e = error_of(envelope.message);
   // A quiet heartbeat's answer causes nothing: NONE, no assignment (the same one), at most a new

@@ -864,7 +864,7 @@ void ClassicConsumer::on_message(sim::NodeId from, Envelope&& envelope) {
   if (!process_.alive()) return;
   const auto it = in_flight_.find(envelope.correlation_id);
   if (it == in_flight_.end()) return;  // it timed out or the connection was closed meanwhile
-  const InFlight req = it->second;
+  const InFlight req = std::move(it->second);
   in_flight_.erase(it);
   broker_answered(from);
   const ErrorCode e = error_of(envelope.message);
@@ -991,7 +991,7 @@ void ClassicConsumer::send_metadata_request(MetadataRequest& req, sim::Timer& an
   const sim::NodeId broker = cluster_.broker_nodes[*b];
   req.id = next_correlation_id_++;
   req.broker = *b;
-  connected_[*b] = true;
+  fetch_[*b].connected = true;
   trace_rpc("send", node_, broker, "Metadata", req.id, nullptr);
   if (network_.is_cut(node_, broker) || network_.is_cut(broker, node_)) {
     // No answer comes: the request times out and the update is asked for again.

@@ -124,17 +124,13 @@ ConsumerClient::ConsumerClient(sim::Kernel& kernel, Tracer& tracer, sim::Network
             settled();
           },
           &network_thread_),
-      fetch_due_(cluster.broker_nodes.size(), sim::kNever),
-      fetch_sent_(cluster.broker_nodes.size(), sim::kNever),
-      fetch_id_(cluster.broker_nodes.size(), -1),
-      fetch_failed_(cluster.broker_nodes.size(), false),
-      connected_(cluster.broker_nodes.size(), false),
+      fetch_(cluster.broker_nodes.size()),
       least_loaded_rng_(seed, "least-loaded-" + spec.name),
       lookup_rng_(seed, "find-coordinator-" + spec.name),
       reconnect_rng_(seed, "reconnect-" + spec.name),
       connection_rng_(seed, "connection-" + spec.name) {
   for (auto& c : connection_ready_) c.assign(cluster.broker_nodes.size(), sim::kNever);
-  fetch_brokers_ = static_cast<std::uint32_t>(fetch_due_.size());
+  fetch_brokers_ = static_cast<std::uint32_t>(fetch_.size());
   coordinator_reconnect_at_.assign(cluster.broker_nodes.size(), sim::SimTime{0});
   coordinator_reconnect_failures_.assign(cluster.broker_nodes.size(), 0);
   node_ = network_.add_node(spec_.name, &network_thread_, [this](sim::NodeId from, Envelope&& e) {
@@ -334,13 +330,14 @@ void ConsumerClient::on_broker_down(sim::NodeId broker) {
   if (connected || coordinator_ == broker) disconnect(broker, "connection reset by peer");
   if (!process_.alive()) return;
   // A Fetch in flight to it fails at once (connection reset), which wakes the wait.
-  for (std::size_t b = 0; b < fetch_due_.size(); ++b) {
+  for (std::size_t b = 0; b < fetch_.size(); ++b) {
     if (cluster_.broker_nodes[b] != broker) continue;
-    connected_[b] = false;
+    FetchSlot& f = fetch_[b];
+    f.connected = false;
     connection_ready_[0][b] = connection_ready_[1][b] = sim::kNever;
-    if (fetch_due_[b] != sim::kNever) {
-      fetch_due_[b] = kernel_.now();
-      fetch_failed_[b] = true;
+    if (f.due != sim::kNever) {
+      f.due = kernel_.now();
+      f.failed = true;
       fetch_response_timer_.arm(sim::SimTime::zero());
     }
   }
@@ -597,7 +594,7 @@ std::int32_t ConsumerClient::send_to(sim::NodeId to, Message request, std::int64
                 connection_wait(to, is_coordinator_api(api)));
   if (!is_coordinator_api(api))
     for (std::size_t b = 0; b < cluster_.broker_nodes.size(); ++b)
-      if (cluster_.broker_nodes[b] == to) connected_[b] = true;
+      if (cluster_.broker_nodes[b] == to) fetch_[b].connected = true;
   if (!request_timeout_timer_.armed() || deadline < request_timeout_timer_.deadline())
     request_timeout_timer_.arm_at(deadline);
   return id;
@@ -661,8 +658,8 @@ void ConsumerClient::send_fetches() {
   // send, and the scan below stops once each has one (not O(assigned partitions) per pass).
   if (fetches_in_flight_ == fetch_brokers_) return;
   std::size_t open = 0;
-  for (std::size_t b = 0; b < fetch_due_.size(); ++b)
-    if (fetch_due_[b] == sim::kNever && !cluster_.is_down(cluster_.broker_nodes[b])) ++open;
+  for (std::size_t b = 0; b < fetch_.size(); ++b)
+    if (fetch_[b].due == sim::kNever && !cluster_.is_down(cluster_.broker_nodes[b])) ++open;
   if (open == 0) return;
   // Records waiting to be returned: this pass returns them, and the next one fetches.
   if (consumption_.records_waiting()) return;
@@ -670,18 +667,19 @@ void ConsumerClient::send_fetches() {
   // One Fetch per open broker, in the order of the fetchable partitions each one leads first.
   consumption_.for_each_fetch_broker_while([&](std::size_t b) {
     const sim::NodeId leader = cluster_.broker_nodes[b];
-    if (fetch_due_[b] != sim::kNever || cluster_.is_down(leader)) return true;
-    fetch_id_[b] = next_correlation_id_++;
-    trace_rpc("send", node_, leader, "Fetch", fetch_id_[b], nullptr);
-    fetch_sent_[b] = now;
-    connected_[b] = true;
-    fetch_due_[b] = now + fetch_answer(b);
+    FetchSlot& f = fetch_[b];
+    if (f.due != sim::kNever || cluster_.is_down(leader)) return true;
+    f.id = next_correlation_id_++;
+    trace_rpc("send", node_, leader, "Fetch", f.id, nullptr);
+    f.sent = now;
+    f.connected = true;
+    f.due = now + fetch_answer(b);
     ++fetches_in_flight_;
     sent = true;
     return --open > 0;
   });
   if (!sent) return;
-  const sim::SimTime first = *std::min_element(fetch_due_.begin(), fetch_due_.end());
+  const sim::SimTime first = first_fetch_due();
   if (!fetch_response_timer_.armed() || first < fetch_response_timer_.deadline())
     fetch_response_timer_.arm_at(first);
 }
@@ -690,9 +688,9 @@ sim::SimTime ConsumerClient::fetch_answer(std::size_t b) {
   // Sent several times a second per broker: derived from the links once per change of them.
   if (fetch_answer_changes_ != network_.changes()) {
     fetch_answer_changes_ = network_.changes();
-    fetch_answer_.assign(cluster_.broker_nodes.size(), sim::kNever);
+    for (FetchSlot& f : fetch_) f.answer = sim::kNever;
   }
-  sim::SimTime& answer = fetch_answer_[b];
+  sim::SimTime& answer = fetch_[b].answer;
   if (answer != sim::kNever) return answer;
   // The mean latency of both links and of the broker's handling and purgatory lateness (no
   // draw: the records' own delivery uses no RNG either), plus the broker's wait for records;
@@ -710,36 +708,43 @@ sim::SimTime ConsumerClient::fetch_answer(std::size_t b) {
 void ConsumerClient::on_fetch_response_due() {
   const sim::SimTime now = kernel_.now();
   bool ended = false;
-  for (std::size_t b = 0; b < fetch_due_.size(); ++b) {
-    if (fetch_due_[b] > now) continue;
+  for (std::size_t b = 0; b < fetch_.size(); ++b) {
+    FetchSlot& f = fetch_[b];
+    if (f.due > now) continue;
     const sim::NodeId leader = cluster_.broker_nodes[b];
-    const sim::SimTime timeout =
-        sim::saturating_add(fetch_sent_[b], sim::ms(config_.request_timeout_ms));
-    if (!fetch_failed_[b] && (network_.is_cut(node_, leader) || network_.is_cut(leader, node_)) &&
+    const sim::SimTime timeout = sim::saturating_add(f.sent, sim::ms(config_.request_timeout_ms));
+    if (!f.failed && (network_.is_cut(node_, leader) || network_.is_cut(leader, node_)) &&
         timeout > now) {
-      fetch_due_[b] = timeout;  // lost on a cut link: the request times out
-      fetch_failed_[b] = true;
+      f.due = timeout;  // lost on a cut link: the request times out
+      f.failed = true;
       continue;
     }
-    end_fetch(b, fetch_failed_[b] ? ErrorCode::NETWORK_EXCEPTION : ErrorCode::NONE);
+    end_fetch(b, f.failed ? ErrorCode::NETWORK_EXCEPTION : ErrorCode::NONE);
     ended = true;
   }
-  const sim::SimTime next = *std::min_element(fetch_due_.begin(), fetch_due_.end());
+  const sim::SimTime next = first_fetch_due();
   if (next != sim::kNever) fetch_response_timer_.arm_at(next);
   if (ended) on_fetch_ended();
 }
 
 void ConsumerClient::end_fetch(std::size_t b, ErrorCode error) {
-  trace_rpc("recv", cluster_.broker_nodes[b], node_, "Fetch", fetch_id_[b], &error);
-  SIM_ASSERT(fetch_due_[b] != sim::kNever && fetches_in_flight_ > 0);
-  fetch_due_[b] = sim::kNever;
+  FetchSlot& f = fetch_[b];
+  trace_rpc("recv", cluster_.broker_nodes[b], node_, "Fetch", f.id, &error);
+  SIM_ASSERT(f.due != sim::kNever && fetches_in_flight_ > 0);
+  f.due = sim::kNever;
   --fetches_in_flight_;
-  fetch_failed_[b] = false;
+  f.failed = false;
+}
+
+sim::SimTime ConsumerClient::first_fetch_due() const {
+  sim::SimTime first = sim::kNever;
+  for (const FetchSlot& f : fetch_) first = std::min(first, f.due);
+  return first;
 }
 
 void ConsumerClient::reset_fetching() {
   clear_fetches();
-  std::fill(connected_.begin(), connected_.end(), false);
+  for (FetchSlot& f : fetch_) f.connected = false;
   for (auto& c : connection_ready_) std::fill(c.begin(), c.end(), sim::kNever);
 }
 
@@ -747,24 +752,27 @@ void ConsumerClient::clear_fetches() {
   // The Fetches in flight answer now (with the records just returned); none is traced when
   // the client is reset.
   if (process_.alive())
-    for (std::size_t b = 0; b < fetch_due_.size(); ++b)
-      if (fetch_due_[b] != sim::kNever) end_fetch(b, ErrorCode::NONE);
-  std::fill(fetch_due_.begin(), fetch_due_.end(), sim::kNever);
+    for (std::size_t b = 0; b < fetch_.size(); ++b)
+      if (fetch_[b].due != sim::kNever) end_fetch(b, ErrorCode::NONE);
+  for (FetchSlot& f : fetch_) {
+    f.due = sim::kNever;
+    f.failed = false;
+  }
   fetches_in_flight_ = 0;
-  std::fill(fetch_failed_.begin(), fetch_failed_.end(), false);
   fetch_response_timer_.cancel();
 }
 
 sim::SimTime ConsumerClient::data_connection_free_at(std::size_t b) const {
   const sim::SimTime now = kernel_.now();
-  if (fetch_due_[b] == sim::kNever || fetch_failed_[b]) return now;
+  const FetchSlot& f = fetch_[b];
+  if (f.due == sim::kNever || f.failed) return now;
   // The broker answers the Fetch when records for it arrive (they reach the client `Route::delay`
   // after their append, one link after the answer) or when fetch.max.wait.ms is over (the Fetch's
   // due time is its arrival here); the connection is read again once the answer is sent.
   const sim::NodeId leader = cluster_.broker_nodes[b];
   const double back_ms = network_.link_spec(leader, node_).latency.expected_ms();
   const sim::SimTime back{static_cast<std::int64_t>(std::llround(back_ms * 1000.0))};
-  const sim::SimTime answered_here = std::min(fetch_due_[b], consumption_.next_fetchable());
+  const sim::SimTime answered_here = std::min(f.due, consumption_.next_fetchable());
   return std::max(now, answered_here - back);
 }
 
@@ -779,13 +787,13 @@ std::optional<std::size_t> ConsumerClient::least_loaded_data_connection() {
     const std::size_t b = (offset + i) % n;
     const sim::NodeId node = cluster_.broker_nodes[b];
     if (cluster_.is_down(node)) continue;
-    if (!connected_[b]) {
+    if (!fetch_[b].connected) {
       if (!can_connect) can_connect = b;
       continue;
     }
     // Requests in flight on the data connection: its Fetch and the requests that are not the
     // group coordinator's (those use a connection of their own).
-    std::size_t load = fetch_due_[b] != sim::kNever ? 1 : 0;
+    std::size_t load = fetch_[b].due != sim::kNever ? 1 : 0;
     for (const auto& [id, req] : in_flight_)
       if (req.node == node && !is_coordinator_api(req.api)) ++load;
     if (load == 0) return b;

@@ -294,9 +294,9 @@ class ConsumerClient : public ConsumerProcess {
   sim::Rng loop_rng_;   // the application loop's own time (processing.per_poll_ms)
   sim::Rng start_rng_;  // start_latency_ms
 
-  // Fetches in flight (fetch_due_ entries other than sim::kNever) and brokers, kept beside the
+  // Fetches in flight (fetch_ entries whose `due` is not sim::kNever) and brokers, kept beside the
   // process's state: a poll pass with a Fetch in flight to every broker (most passes) learns it
-  // here, without loading fetch_due_.
+  // here, without loading fetch_.
   std::uint32_t fetches_in_flight_ = 0;
   std::uint32_t fetch_brokers_ = 0;
   sim::NodeId node_ = 0;
@@ -370,19 +370,25 @@ class ConsumerClient : public ConsumerProcess {
   sim::SimTime commit_sync_deadline_{0};
   int commit_sync_attempts_ = 0;
 
-  // Fetches in flight, by broker index: when each answers (sim::kNever: none) and was sent.
+  // The Fetch state of each broker, by broker index, in one block (a pass that sends or ends
+  // Fetches reads all of it: one or two cache lines instead of one per field's vector).
+  struct FetchSlot {
+    sim::SimTime due = sim::kNever;   // when its Fetch in flight answers (sim::kNever: none)
+    sim::SimTime sent = sim::kNever;  // when it was sent
+    /// How long after it is sent a Fetch there answers at the latest (see send_fetches()),
+    /// derived from the links as of network_.changes() == fetch_answer_changes_ (sim::kNever:
+    /// not derived yet; the brokers' handling is set at wiring and never changes).
+    sim::SimTime answer = sim::kNever;
+    std::int32_t id = -1;  // its correlation id (rpc trace events)
+    bool failed = false;   // its connection was reset or it timed out
+    /// The data connection is open (a request was sent there since the start and the broker
+    /// did not go down since): leastLoadedNode prefers it.
+    bool connected = false;
+  };
   sim::Timer fetch_response_timer_;
-  std::vector<sim::SimTime> fetch_due_;
-  std::vector<sim::SimTime> fetch_sent_;
-  std::vector<std::int32_t> fetch_id_;  // its correlation id (rpc trace events)
-  std::vector<bool> fetch_failed_;      // its connection was reset or it timed out
-  /// Data connections open, by broker index (a request was sent there since the start and the
-  /// broker did not go down since): leastLoadedNode prefers them.
-  std::vector<bool> connected_;
-  /// By broker index, how long after it is sent a Fetch there answers at the latest (see
-  /// send_fetches()), derived from the links as of network_.changes() == fetch_answer_changes_
-  /// (the brokers' handling is set at wiring and never changes).
-  std::vector<sim::SimTime> fetch_answer_;
+  std::vector<FetchSlot> fetch_;
+  /// The earliest `due` of fetch_ (sim::kNever: no Fetch in flight).
+  sim::SimTime first_fetch_due() const;
   std::uint64_t fetch_answer_changes_ = UINT64_MAX;
   sim::Rng least_loaded_rng_;  // leastLoadedNode's random starting node
   sim::Rng lookup_rng_;        // the jitter of FindCoordinator's backoff after a success

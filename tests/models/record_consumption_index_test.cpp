@@ -5,6 +5,9 @@
 
 #include <map>
 #include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "models/client/record_consumption.hpp"
 #include "models/workload/workload.hpp"
@@ -307,4 +310,56 @@ TEST_CASE(
     cut = false;
     CHECK(brokers() == std::vector<std::size_t>{2, 1});
   }
+}
+
+TEST_CASE("record consumption: all_consumed() read through the index is the map's walk") {
+  // An auto-commit's offsets come from the index's list of assigned partitions while it is valid
+  // (every consumer, every auto.commit.interval.ms), else from the map. Both must give every
+  // FETCHING partition in partition order with its position and epoch, and nothing else.
+  sim::Kernel kernel;
+  testing::RecordedTracer tracer(kernel);
+  // "a": 3 partitions at 10 records/s; "b": 2 partitions without production.
+  rsim::Workload workload(
+      kernel, tracer,
+      {topic("a", 3, sim::Distribution::constant(100)), topic("b", 2, std::nullopt)}, 1);
+  rsim::RecordConsumption c(kernel, tracer, workload, nullptr,
+                            rsim::RecordConsumption::Options{.consumer = "c", .group = "g"},
+                            sim::Rng(1, "t"));
+  fetch_from_zero(c, {{"a", 0}, {"a", 1}, {"a", 2}, {"b", 0}, {"b", 1}});
+  c.assign({{"a", 3}});  // no such partition in the workload, and no position: INITIALIZING
+  using Offsets = std::vector<std::tuple<std::string, std::int32_t, std::int64_t, std::int32_t>>;
+  const auto consumed = [&c] {
+    Offsets out;
+    for (const auto& o : c.all_consumed())
+      out.emplace_back(o.partition.topic, o.partition.partition, o.offset, o.leader_epoch);
+    return out;
+  };
+  const std::int32_t data = rsim::kDataLeaderEpoch;
+  // Before any poll the index is not built: the map's walk. Positions from OffsetFetch (0, no
+  // epoch); a-3 has none.
+  CHECK(
+      consumed() ==
+      Offsets{{"a", 0, 0, -1}, {"a", 1, 0, -1}, {"a", 2, 0, -1}, {"b", 0, 0, -1}, {"b", 1, 0, -1}});
+  // At 1 s each of a-0..a-2 has 10 records; poll() returns them (and builds the index): the
+  // positions move to 10 with the data's epoch.
+  kernel.run(sim::ms(1000));
+  auto batch = c.poll();
+  REQUIRE(batch);
+  CHECK(batch->records == 30);
+  CHECK(consumed() == Offsets{{"a", 0, 10, data},
+                              {"a", 1, 10, data},
+                              {"a", 2, 10, data},
+                              {"b", 0, 0, -1},
+                              {"b", 1, 0, -1}});
+  // A revocation makes the index stale: the map's walk again, without a-1.
+  c.revoke({{"a", 1}});
+  CHECK(consumed() ==
+        Offsets{{"a", 0, 10, data}, {"a", 2, 10, data}, {"b", 0, 0, -1}, {"b", 1, 0, -1}});
+  // The next poll() rebuilds it: 10 more records each of a-0 and a-2 by 2 s.
+  kernel.run(sim::ms(2000));
+  batch = c.poll();
+  REQUIRE(batch);
+  CHECK(batch->records == 20);
+  CHECK(consumed() ==
+        Offsets{{"a", 0, 20, data}, {"a", 2, 20, data}, {"b", 0, 0, -1}, {"b", 1, 0, -1}});
 }
