@@ -152,9 +152,38 @@ void OffsetsLog::fire(std::uint64_t slot) {
   free_pending_.push_back(slot);  // only now: the listener may have appended (another slot)
 }
 
+std::uint32_t* OffsetsLog::offset_slot(Partition& p, const RecordKey& key) {
+  // (A partition index beyond any topic's size stays in the hash: no slot array that long.)
+  if (key.type != kOffsetCommitType || key.member != kNoName || key.topic == kNoName ||
+      key.partition < 0 || key.partition >= (1 << 24))
+    return nullptr;
+  auto& slots = p.latest_offsets[std::uint64_t{key.group} << 32 | key.topic];
+  const auto i = static_cast<std::size_t>(key.partition);
+  if (slots.size() <= i) slots.resize(i + 1, kNoIndex);
+  return &slots[i];
+}
+
 void OffsetsLog::settle(Partition& p, sim::SimTime at) {
   while (p.settled < p.records.size() && p.records[p.settled].committed_at <= at) {
     Stored& s = p.records[p.settled];
+    if (std::uint32_t* slot = offset_slot(p, s.key)) {
+      SIM_ASSERT(p.settled < kNoIndex);
+      if (*slot != kNoIndex) {
+        p.records[*slot].removed = true;
+        ++p.removed;
+        ++p.compacted;
+      }
+      *slot = static_cast<std::uint32_t>(p.settled);
+      if (s.tombstone) {
+        // The key is gone: the tombstone has nothing left to delete.
+        s.removed = true;
+        ++p.removed;
+        ++p.compacted;
+        *slot = kNoIndex;
+      }
+      ++p.settled;
+      continue;
+    }
     auto [it, inserted] = p.latest.try_emplace(s.key, p.settled);
     if (!inserted) {
       p.records[it->second].removed = true;
@@ -185,6 +214,9 @@ void OffsetsLog::settle(Partition& p, sim::SimTime at) {
   }
   p.records.erase(p.records.begin() + static_cast<std::ptrdiff_t>(kept), p.records.end());
   for (auto& [key, index] : p.latest) index = new_index[index];
+  for (auto& [group_topic, slots] : p.latest_offsets)
+    for (std::uint32_t& index : slots)
+      if (index != kNoIndex) index = static_cast<std::uint32_t>(new_index[index]);
   p.settled = settled;
   p.removed = 0;
 }

@@ -142,9 +142,18 @@ class OffsetsLog final : public sim::EventTarget {
     std::size_t settled = 0;      // records before this index are committed and compacted
     std::size_t removed = 0;      // removed entries still in `records`
     std::int64_t compacted = 0;   // records compacted away since the start
-    // key -> index of its latest committed value (hashed: only looked up, and renumbered whole)
+    // key -> index of its latest committed value (hashed: only looked up, and renumbered whole),
+    // for every key but an OffsetCommit's
     std::unordered_map<RecordKey, std::size_t, RecordKeyHash> latest;
+    // The same for OffsetCommit keys (most of the log), by group and topic (group << 32 | topic)
+    // then by partition index (kNoIndex: none): a commit's offsets are of neighbouring
+    // partitions, whose slots share a cache line, where the hash spread them over the table.
+    std::map<std::uint64_t, std::vector<std::uint32_t>> latest_offsets;
   };
+  static constexpr std::uint32_t kNoIndex = UINT32_MAX;
+  /// The slot of latest_offsets holding an OffsetCommit key's latest index; nullptr for the keys
+  /// `latest` holds.
+  static std::uint32_t* offset_slot(Partition& p, const RecordKey& key);
   /// An OffsetCommit write waiting for its commit event (slots are reused: no allocation once
   /// the pool has grown to the writes in flight).
   struct PendingCommit {

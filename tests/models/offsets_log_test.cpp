@@ -203,3 +203,59 @@ TEST_CASE("typed and JSON OffsetCommit records of one key compact together") {
   CHECK(commit_of(loaded[1]).committed_offset == 4);
   CHECK(log.committed_count(partition, kernel.now()) == 4);
 }
+
+TEST_CASE("OffsetCommit records: compaction keeps each key's latest through many renumberings") {
+  // 3 partitions committed 100 times each: the log compacts in place whenever half of it is
+  // superseded (64 records at least), renumbering each key's latest index, many times over. The
+  // latest of every key must survive each one; a tombstone deletes its key's records, and a
+  // later commit of it is kept again. Every record committed counts (300 + 1 + 1).
+  sim::Kernel kernel;
+  testing::RecordedTracer tracer(kernel);
+  rsim::OffsetsLog log(kernel, tracer, sim::Rng(1, "log"), sim::Distribution::constant(0), 50);
+  Listener listener(kernel);
+  const std::int32_t partition = rsim::coordinator_partition("g", 50);
+  kernel.schedule_closure_after(sim::ms(1), [&] {
+    for (std::int64_t round = 0; round < 100; ++round)
+      log.append_offset_commits(
+          "g",
+          std::vector<CommittedOffset>{
+              {{"t", 0}, round, -1}, {{"t", 1}, 1000 + round, -1}, {{"t", 2}, 2000 + round, 5}},
+          1, listener, 0, 0);
+  });
+  kernel.run(sim::ms(2));
+  auto loaded = log.committed_records(partition, kernel.now());
+  REQUIRE(loaded.size() == 3);
+  CHECK(commit_of(loaded[0]).partition_index == 0);
+  CHECK(commit_of(loaded[0]).committed_offset == 99);
+  CHECK(commit_of(loaded[1]).committed_offset == 1099);
+  CHECK(commit_of(loaded[2]).committed_offset == 2099);
+  CHECK(commit_of(loaded[2]).leader_epoch == 5);
+  CHECK(log.committed_count(partition, kernel.now()) == 300);
+  CHECK(log.retained_records() == 3);
+
+  kernel.schedule_closure_after(sim::ms(1), [&] {
+    log.append({rsim::records::Tombstone{.type = rsim::records::RecordType::OffsetCommit,
+                                         .group = "g",
+                                         .topic = "t",
+                                         .partition_index = 1}},
+               nullptr);
+  });
+  kernel.run(sim::ms(3));
+  loaded = log.committed_records(partition, kernel.now());
+  REQUIRE(loaded.size() == 2);
+  CHECK(commit_of(loaded[0]).committed_offset == 99);
+  CHECK(commit_of(loaded[1]).committed_offset == 2099);
+
+  kernel.schedule_closure_after(sim::ms(1), [&] {
+    log.append_offset_commits("g", std::vector<CommittedOffset>{{{"t", 1}, 5000, -1}}, 1, listener,
+                              0, 0);
+  });
+  kernel.run(sim::ms(4));
+  loaded = log.committed_records(partition, kernel.now());
+  REQUIRE(loaded.size() == 3);
+  CHECK(commit_of(loaded[0]).committed_offset == 99);
+  CHECK(commit_of(loaded[1]).committed_offset == 2099);
+  CHECK(commit_of(loaded[2]).partition_index == 1);
+  CHECK(commit_of(loaded[2]).committed_offset == 5000);
+  CHECK(log.committed_count(partition, kernel.now()) == 302);
+}
