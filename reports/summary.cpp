@@ -14,6 +14,7 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -134,75 +135,27 @@ struct Window {
 
 using Range = std::pair<std::int64_t, std::int64_t>;  // [first, last] offsets
 
-// Ranges appended in order, [first, last] merged into the previous range when it continues it
-// (the usual case: a consumer reads a partition in order), which keeps long runs to a few
-// ranges. The last range lives inline: a partition read in order never allocates.
-class RangeList {
- public:
-  void add(Range r) {
-    if (last_ && last_->second + 1 == r.first) {
-      last_->second = r.second;
-      return;
+/// Adds [r.first, r.second] to the disjoint ranges `ranges` (first -> last), merging what it
+/// touches; returns how many of its offsets were already covered.
+std::int64_t add_to_ranges(std::map<std::int64_t, std::int64_t>& ranges, Range r) {
+  std::int64_t seen = 0;
+  auto it = ranges.upper_bound(r.first);
+  if (it != ranges.begin()) --it;
+  std::int64_t first = r.first, last = r.second;
+  while (it != ranges.end() && it->first <= r.second + 1) {
+    if (it->second + 1 < r.first) {
+      ++it;
+      continue;
     }
-    if (last_) older_.push_back(*last_);
-    last_ = r;
+    seen += std::max<std::int64_t>(
+        0, std::min(it->second, r.second) - std::max(it->first, r.first) + 1);
+    first = std::min(first, it->first);
+    last = std::max(last, it->second);
+    it = ranges.erase(it);
   }
-  std::vector<Range> all() const {
-    std::vector<Range> out = older_;
-    if (last_) out.push_back(*last_);
-    return out;
-  }
-
- private:
-  std::vector<Range> older_;
-  std::optional<Range> last_;
-};
-
-/// Offsets seen so far, as disjoint ranges (first -> last). The range that starts last lives
-/// inline, the others in a map: a partition delivered in order (the usual case) extends the
-/// inline range and never touches the map.
-class OffsetCoverage {
- public:
-  /// Adds [first, last]; returns how many of its offsets were already covered.
-  std::int64_t add(Range r) {
-    if (last_ && last_->first <= r.first && r.first <= last_->second + 1) {
-      // Nothing starts after the inline range: it only grows.
-      const std::int64_t seen =
-          std::max<std::int64_t>(0, std::min(last_->second, r.second) - r.first + 1);
-      last_->second = std::max(last_->second, r.second);
-      return seen;
-    }
-    if (last_) ranges_.emplace(last_->first, last_->second);
-    const std::int64_t seen = add_to_map(r);
-    const auto top = std::prev(ranges_.end());
-    last_ = Range{top->first, top->second};
-    ranges_.erase(top);
-    return seen;
-  }
-
- private:
-  std::int64_t add_to_map(Range r) {
-    std::int64_t seen = 0;
-    auto it = ranges_.upper_bound(r.first);
-    if (it != ranges_.begin()) --it;
-    std::int64_t first = r.first, last = r.second;
-    while (it != ranges_.end() && it->first <= r.second + 1) {
-      if (it->second + 1 < r.first) {
-        ++it;
-        continue;
-      }
-      seen += std::max<std::int64_t>(
-          0, std::min(it->second, r.second) - std::max(it->first, r.first) + 1);
-      first = std::min(first, it->first);
-      last = std::max(last, it->second);
-      it = ranges_.erase(it);
-    }
-    ranges_.emplace(first, last);
-    return seen;
-  }
-  std::map<std::int64_t, std::int64_t> ranges_;
-  std::optional<Range> last_;
-};
+  ranges.emplace(first, last);
+  return seen;
+}
 
 /// Values per partition of one group, in a deque per topic indexed by the partition number: a
 /// lookup compares one topic name (the last topic found is remembered) and indexes, where a hash
@@ -230,7 +183,7 @@ class PartitionTable {
     Slot& slot = slots[i];
     if (created != nullptr) *created = !slot.present;
     slot.present = true;
-    return slot.value;
+    return slot;
   }
   /// Starts loading the slot of `tp`, if it has one: a batch's partitions are spread over a table
   /// too large for the cache, and their misses overlap when every slot is asked for first.
@@ -245,14 +198,14 @@ class PartitionTable {
   void for_each(F&& f) const {
     for (const auto& [name, slots] : topics_)
       for (const auto& slot : slots)
-        if (slot.present) f(slot.value);
+        if (slot.present) f(static_cast<const T&>(slot));
     for (const auto& [tp, value] : sparse_) f(value);
   }
 
  private:
   static constexpr std::int32_t kDense = 1 << 22;
-  struct Slot {
-    T value{};
+  // The flag in the value's tail padding where the ABI allows it (a class that is not POD).
+  struct Slot : T {
     bool present = false;
   };
   using Topic = std::pair<const std::string, std::deque<Slot>>;
@@ -268,13 +221,89 @@ class PartitionTable {
   std::map<rsim::TopicPartition, T> sparse_;
 };
 
-// Offsets of one group's partition: what was delivered, processed, committed, where it started.
-struct PartitionRecords {
-  OffsetCoverage delivered;
-  RangeList processed;
-  std::optional<std::int64_t> first_position;
-  std::optional<std::int64_t> max_committed;
+/// Offsets of one group's partition: what was delivered (as disjoint ranges: a delivery that
+/// covers offsets again counts duplicates), what was processed (ranges in order), where it
+/// started and the highest offset committed. A partition's fetch, its processing and its commits
+/// each touch it, every second at 100,000 partitions: its state is one cache line (with the
+/// table's flag). The range that starts last and the last range processed live inline; the
+/// others (a partition read out of order, or again from an older offset: rare) out of line.
+class PartitionRecords {
+ public:
+  /// Adds [first, last] delivered; returns how many of its offsets were already delivered.
+  std::int64_t add_delivered(Range r) {
+    if ((flags_ & kDelivered) != 0 && delivered_.first <= r.first &&
+        r.first <= delivered_.second + 1) {
+      // Nothing starts after the inline range: it only grows.
+      const std::int64_t seen =
+          std::max<std::int64_t>(0, std::min(delivered_.second, r.second) - r.first + 1);
+      delivered_.second = std::max(delivered_.second, r.second);
+      return seen;
+    }
+    if ((flags_ & kDelivered) == 0) {  // the first: nothing out of line yet either
+      delivered_ = r;
+      flags_ |= kDelivered;
+      return 0;
+    }
+    auto& ranges = cold().delivered;
+    ranges.emplace(delivered_.first, delivered_.second);
+    const std::int64_t seen = add_to_ranges(ranges, r);
+    const auto top = std::prev(ranges.end());
+    delivered_ = Range{top->first, top->second};
+    flags_ |= kDelivered;
+    ranges.erase(top);
+    return seen;
+  }
+  /// Appends [first, last] processed, merged into the previous range when it continues it (the
+  /// usual case: a consumer reads a partition in order).
+  void add_processed(Range r) {
+    if ((flags_ & kProcessed) != 0 && processed_.second + 1 == r.first) {
+      processed_.second = r.second;
+      return;
+    }
+    if ((flags_ & kProcessed) != 0) cold().processed.push_back(processed_);
+    processed_ = r;
+    flags_ |= kProcessed;
+  }
+  /// Every range processed, in the order they came.
+  std::vector<Range> processed() const {
+    std::vector<Range> out;
+    if (cold_) out = cold_->processed;
+    if ((flags_ & kProcessed) != 0) out.push_back(processed_);
+    return out;
+  }
+  /// The first position reported is kept.
+  void position(std::int64_t offset) {
+    if ((flags_ & kPosition) != 0) return;
+    first_position_ = offset;
+    flags_ |= kPosition;
+  }
+  void committed(std::int64_t offset) {
+    max_committed_ = (flags_ & kCommitted) != 0 ? std::max(max_committed_, offset) : offset;
+    flags_ |= kCommitted;
+  }
+  std::optional<std::int64_t> first_position() const {
+    return (flags_ & kPosition) != 0 ? std::optional<std::int64_t>(first_position_) : std::nullopt;
+  }
+  std::optional<std::int64_t> max_committed() const {
+    return (flags_ & kCommitted) != 0 ? std::optional<std::int64_t>(max_committed_) : std::nullopt;
+  }
+
+ private:
+  struct Cold {
+    std::map<std::int64_t, std::int64_t> delivered;  // the delivered ranges but the inline one
+    std::vector<Range> processed;                    // the processed ranges before the inline one
+  };
+  Cold& cold() {
+    if (!cold_) cold_ = std::make_unique<Cold>();
+    return *cold_;
+  }
+  static constexpr std::uint8_t kDelivered = 1, kProcessed = 2, kPosition = 4, kCommitted = 8;
+  Range delivered_{0, 0}, processed_{0, 0};
+  std::int64_t first_position_ = 0, max_committed_ = 0;
+  std::unique_ptr<Cold> cold_;
+  std::uint8_t flags_ = 0;  // which of the values above are set
 };
+static_assert(sizeof(PartitionRecords) <= 64, "a partition's records: one cache line");
 
 // Offsets in [from, to) not covered by any range.
 std::int64_t uncovered(std::vector<Range> ranges, std::int64_t from, std::int64_t to) {
@@ -855,10 +884,23 @@ class SummaryBuilder {
     }
     return true;
   }
+  /// The publishers list partitions in Kafka's order: each name is tried at the set's end first,
+  /// one comparison instead of a walk down the tree (the same set whatever the order).
   static PartitionSet partition_set(trace::Partitions ps) {
     PartitionSet out;
-    for (const auto& tp : ps) out.insert(tp.str());
+    for (const auto& tp : ps) out.emplace_hint(out.end(), tp.str());
     return out;
+  }
+  /// Calls f(p) for each p of `a` that `b` does not hold (as `b.count(p) == 0` would say): one
+  /// walk of both sets (both in Kafka's order), no lookup per partition.
+  template <class F>
+  static void for_each_missing(const PartitionSet& a, const PartitionSet& b, F&& f) {
+    const PartitionLess less;
+    auto it = b.begin();
+    for (const auto& p : a) {
+      while (it != b.end() && less(*it, p)) ++it;
+      if (it == b.end() || less(p, *it)) f(p);
+    }
   }
 
   // --- records and lag ---
@@ -876,7 +918,7 @@ class SummaryBuilder {
       const Range offsets{range.first, range.last};
       const std::string* topic = nullptr;
       PartitionRecords& r = table.find_or_add(range.partition, nullptr, &topic);
-      duplicates += r.delivered.add(offsets);
+      duplicates += r.add_delivered(offsets);
       delivered += offsets.second - offsets.first + 1;
       pending.second.push_back({&group, topic, range.partition.partition, &r, offsets});
     }
@@ -907,7 +949,7 @@ class SummaryBuilder {
           *group == e.group
               ? *records
               : group_records(e.group).second.find_or_add(rsim::TopicPartition{*topic, partition});
-      r.processed.add(offsets);
+      r.add_processed(offsets);
       processed += offsets.second - offsets.first + 1;
     }
     if (consumer != nullptr) {
@@ -925,7 +967,7 @@ class SummaryBuilder {
   void on_position(const trace::Position& e) {
     if (e.partition == nullptr) return;
     auto& r = group_records(e.group).second.find_or_add(*e.partition);
-    if (!r.first_position) r.first_position = e.offset;
+    r.position(e.offset);
   }
   void on_lag(const trace::Lag& e, std::int64_t t) {
     if (e.partition == nullptr) return;
@@ -975,8 +1017,7 @@ class SummaryBuilder {
       commit_topic_.topic.assign(c->topic);  // reused: no allocation per record
       commit_topic_.partition = c->partition_index;
       auto& r = group_records(c->group).second.find_or_add(commit_topic_);
-      r.max_committed =
-          std::max(r.max_committed.value_or(c->committed_offset), c->committed_offset);
+      r.committed(c->committed_offset);
       return;
     }
     if (rec.value.object == nullptr) return;
@@ -992,7 +1033,7 @@ class SummaryBuilder {
               .second.find_or_add(rsim::TopicPartition{
                   e.at("topic").get<std::string>(), e.at("partition_index").get<std::int32_t>()});
       const auto offset = e.at("committed_offset").get<std::int64_t>();
-      r.max_committed = std::max(r.max_committed.value_or(offset), offset);
+      r.committed(offset);
     } else if (record == "ConsumerGroupMemberMetadata" ||
                record == "ConsumerGroupCurrentMemberAssignment") {
       const std::string member_id = e.at("member_id").get<std::string>();
@@ -1027,8 +1068,9 @@ class SummaryBuilder {
         const auto a = e.find("assigned");
         if (a == e.end() ? !m.assigned.empty() : !same_partitions(*a, m.assigned)) {
           m.assigned = PartitionSet{};
-          if (a != e.end())
-            for (const auto& p : *a) m.assigned.insert(p.get<std::string>());
+          if (a != e.end())  // in Kafka's order: tried at the end first (partition_set)
+            for (const auto& p : *a)
+              m.assigned.emplace_hint(m.assigned.end(), p.get<std::string>());
         }
         reevaluate(m.group, member_id, t);
       }
@@ -1144,10 +1186,8 @@ class SummaryBuilder {
     Consumer& c = consumers_[name];
     PartitionSet now_owned = partition_set(e.owned);
     if (c.live) {
-      for (const auto& p : c.owned)
-        if (now_owned.count(p) == 0) disown(c, name, p, t);
-      for (const auto& p : now_owned)
-        if (c.owned.count(p) == 0) own(c, name, p, t);
+      for_each_missing(c.owned, now_owned, [&](const std::string& p) { disown(c, name, p, t); });
+      for_each_missing(now_owned, c.owned, [&](const std::string& p) { own(c, name, p, t); });
     }
     c.owned = std::move(now_owned);
     if (c.live) c.assigned = true;
@@ -1876,8 +1916,8 @@ void SummaryBuilder::add_record_metrics(ojson& metrics,
   std::int64_t lost = 0;  // always over the whole run
   for (const auto& [group, table] : reader.records_)
     table.for_each([&](const PartitionRecords& r) {
-      if (r.max_committed)
-        lost += uncovered(r.processed.all(), r.first_position.value_or(0), *r.max_committed);
+      if (const auto committed = r.max_committed())
+        lost += uncovered(r.processed(), r.first_position().value_or(0), *committed);
     });
   std::int64_t max_group_lag = 0;
   for (const auto& [g, points] : lag_points())
