@@ -514,6 +514,7 @@ RecordMatch match_records(const std::vector<Record>& a, const std::vector<Record
     std::size_t i = 0, j = 0, k = 0;
     while (k < m.size() && m[k].first == i && m[k].second == j) ++i, ++j, ++k;
     if (!first_beyond || *first_beyond >= k) {
+      out.first_index = i + 1;
       out.first_difference = fmt::format("at record {}: {} {}, {} {}", i + 1, a_name,
                                          i < a.size() ? a[i].str() : std::string("(none)"), b_name,
                                          j < b.size() ? b[j].str() : std::string("(none)"));
@@ -522,6 +523,7 @@ RecordMatch match_records(const std::vector<Record>& a, const std::vector<Record
   }
   if (first_beyond) {
     const auto [i, j] = m[*first_beyond];
+    out.first_index = i + 1;
     out.first_difference =
         fmt::format("at record {}: {}: {} at {} ms, {} at {} ms ({} ms), beyond ±{} ms", i + 1,
                     a[i].str(), a_name, fmt_ms(a[i].t_us), b_name, fmt_ms(b[j].t_us),
@@ -617,6 +619,15 @@ void compare_records(VariantComparison& c, const TraceFacts& sim,
   }
   c.records_equal = same.size() == runs;
   if (first_differing) c.first_record_difference = first_differing->first_difference;
+  if (runs > 1 && same.empty()) {
+    // Different from every run: where it departs from each (for the table; no verdict).
+    for (std::size_t k = 0; k < runs; ++k) {
+      const auto mk = k == 0 ? m
+                             : match_records(sim.records, records[k], tol_us, window_us, "sim",
+                                             name_of(k).c_str());
+      c.record_departures.push_back({k, mk.first_index, mk.first_difference});
+    }
+  }
   if (!c.records_equal && !same.empty()) {
     bool runs_differ_on_records = false;
     for (std::size_t k = 0; k < runs && !runs_differ_on_records; ++k)
@@ -951,6 +962,25 @@ std::string render_table(const std::string& scenario, const VariantComparison& c
   return out;
 }
 
+std::string departures_line(const std::vector<RecordDeparture>& departures) {
+  if (departures.size() < 2) return "";
+  const auto by_at = [](const RecordDeparture& x, const RecordDeparture& y) { return x.at < y.at; };
+  const auto first = *std::min_element(departures.begin(), departures.end(), by_at);
+  const auto last = *std::max_element(departures.begin(), departures.end(), by_at);
+  if (first.at == last.at)
+    return fmt::format("records against each run: every run first differs at record {}", last.at);
+  std::vector<std::string> each;
+  for (const auto& d : departures)
+    each.push_back(fmt::format("run {} at record {}", d.run + 1, d.at));
+  // Up to its record `last.at` the simulator has run `last.run`'s records, so where it first
+  // departs from another run that run and run `last.run` decide the record differently.
+  return fmt::format(
+      "records against each run: first differs from {}; at record {} run {} has the simulator's "
+      "record and run {} does not (the runs decide it differently); it departs from every run at "
+      "record {}: {}",
+      fmt::join(each, ", "), first.at, last.run + 1, first.run + 1, last.at, last.difference);
+}
+
 std::vector<std::string> summary_lines(const VariantComparison& c) {
   std::vector<std::string> out;
   out.push_back(fmt::format(
@@ -964,6 +994,7 @@ std::vector<std::string> summary_lines(const VariantComparison& c) {
       "beyond ±{} ms in time{}",
       c.records_sim, c.records_real, c.records_matched, c.records_beyond, c.tolerance_ms,
       c.first_record_difference.empty() ? "" : "; first difference " + c.first_record_difference));
+  if (const auto line = departures_line(c.record_departures); !line.empty()) out.push_back(line);
   if (!c.final_observed)
     out.push_back(
         "final assignment: not compared (a KafkaShareConsumer has no assignment(); the group's "
@@ -1027,6 +1058,11 @@ nlohmann::ordered_json to_json(const std::string& scenario, const VariantCompari
                   {"beyond_tolerance", c.records_beyond},
                   {"first_difference", c.first_record_difference},
                   {"equal", c.records_equal}};
+  if (!c.record_departures.empty()) {
+    auto& d = j["records"]["departures"] = nlohmann::ordered_json::array();
+    for (const auto& r : c.record_departures)
+      d.push_back({{"run", r.run + 1}, {"at_record", r.at}, {"first_difference", r.difference}});
+  }
   j["final_assignment"] = {{"sim", c.final_sim}, {"real", c.final_real}, {"equal", c.final_equal}};
   j["rebalances"] = {{"sim", c.rebalances_sim}, {"real", c.rebalances_real}};
   j["duplicates"] = {{"sim", c.duplicates_sim},

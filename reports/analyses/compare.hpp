@@ -172,6 +172,19 @@ struct RecordMatch {
   std::size_t beyond = 0;  // matched pairs further apart in time than the tolerance
   bool equal = true;       // every record matched, in order, within the tolerance
   std::string first_difference;
+  /// Where `first_difference` is, as the 1-based index of `a`'s record (the simulator's): the
+  /// first record where the two sequences part, or the first matched pair beyond the tolerance
+  /// (`a.size() + 1` when only `b` goes on); 0 when equal.
+  std::size_t first_index = 0;
+};
+
+/// Where the simulator's records first differ from one real run's (run: 0-based), when they
+/// differ from every run: `at` is the simulator's record (1-based), `difference` the run's
+/// first difference as the records line prints it.
+struct RecordDeparture {
+  std::size_t run = 0;
+  std::size_t at = 0;
+  std::string difference;
 };
 RecordMatch match_records(const std::vector<Record>& a, const std::vector<Record>& b,
                           std::int64_t tolerance_us, std::int64_t window_us,
@@ -194,6 +207,11 @@ struct VariantComparison {
   std::string first_record_difference;
   bool records_equal =
       true;  // against run 1, or against another run where the runs differ (a race)
+  /// With two or more real runs whose records all differ from the simulator's: each run's first
+  /// difference, so that the table says where the simulator departs from every run, and whether
+  /// it departed from run 1 on a record where another run has the simulator's (the runs decide
+  /// that record differently). Empty otherwise.
+  std::vector<RecordDeparture> record_departures;
   /// Every event on which the real runs differ beyond the tolerance and the simulator has one of
   /// their outcomes: "callback B onPartitionsAssigned [t-2,t-3]: race: matches run 1", "final
   /// assignment: race: matches run 2". Such an event agrees.
@@ -230,6 +248,9 @@ void compare_share(VariantComparison& c, const ShareFacts& sim, const ShareFacts
                    const Tolerances& tol, const std::vector<ShareFacts>& other_runs = {});
 
 std::string render_table(const std::string& scenario, const VariantComparison& c);
+/// "records against each run: ..." (the line summary_lines prints for record_departures), or ""
+/// when there are none.
+std::string departures_line(const std::vector<RecordDeparture>& departures);
 /// The lines render_table prints below the callback rows (worst deviation, records, final
 /// assignment, counts, the verdict), without their indentation.
 std::vector<std::string> summary_lines(const VariantComparison& c);

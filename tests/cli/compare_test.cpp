@@ -2,6 +2,7 @@
 // (reports/analyses/compare.hpp), and the exit codes of `rebalance-sim compare`.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -129,6 +130,53 @@ TEST_CASE(
   CHECK_FALSE(r.records_equal);
   CHECK(r.first_record_difference ==
         "at record 2: sim GroupMetadata epoch 2 [A:t-0 B:t-1], real (none)");
+}
+
+TEST_CASE(
+    "compare: records that differ from every run say where they depart from each (run 1 at "
+    "record 2, where run 2 has the simulator's record; every run at record 3)") {
+  // Three generations, one a second; run 1 gave generation 2 to B, run 2 generation 3.
+  const auto records = [](const char* second, const char* third) {
+    return fmt::format(
+        R"({{"t_us":1000000,"type":"record","record":"GroupMetadata","tombstone":false,"group":"g","generation":1,"members":[{{"consumer":"A","assignment":["t-0"]}}]}}
+{{"t_us":2000000,"type":"record","record":"GroupMetadata","tombstone":false,"group":"g","generation":2,"members":[{{"consumer":"{}","assignment":["t-0"]}}]}}
+{{"t_us":3000000,"type":"record","record":"GroupMetadata","tombstone":false,"group":"g","generation":3,"members":[{{"consumer":"{}","assignment":["t-0"]}}]}}
+)",
+        second, third);
+  };
+  const auto sim = facts_of(trace(records("A", "A")));
+  const auto run1 = facts_of(trace(records("B", "A")));
+  const auto run2 = facts_of(trace(records("A", "B")));
+  const auto c = compare_variant("classic-eager", sim, {run1, run2}, {"r1", "r2"}, {});
+  CHECK_FALSE(c.records_equal);
+  REQUIRE(c.record_departures.size() == 2);
+  CHECK(c.record_departures[0].at == 2);
+  CHECK(c.record_departures[1].at == 3);
+  CHECK(rsim::compare::departures_line(c.record_departures) ==
+        "records against each run: first differs from run 1 at record 2, run 2 at record 3; at "
+        "record 2 run 2 has the simulator's record and run 1 does not (the runs decide it "
+        "differently); it departs from every run at record 3: at record 3: sim GroupMetadata "
+        "epoch 3 [A:t-0], run 2 GroupMetadata epoch 3 [B:t-0]");
+  const auto lines = rsim::compare::summary_lines(c);
+  CHECK(std::count(lines.begin(), lines.end(),
+                   rsim::compare::departures_line(c.record_departures)) == 1);
+  const auto j = rsim::compare::to_json("s", c);
+  CHECK(j["records"]["departures"][1]["at_record"] == 3);
+  // The verdict is the same as without the line: run 1's first difference.
+  CHECK(c.first_record_difference ==
+        "at record 2: sim GroupMetadata epoch 2 [A:t-0], run 1 GroupMetadata epoch 2 [B:t-0]");
+
+  // Both runs part from the simulator at the same record: no run has its record there.
+  const auto same = compare_variant("classic-eager", sim, {run1, run1}, {"r1", "r2"}, {});
+  CHECK(rsim::compare::departures_line(same.record_departures) ==
+        "records against each run: every run first differs at record 2");
+  // Equal to one run (a race the simulator matches): no departures.
+  const auto race = compare_variant("classic-eager", sim, {run1, sim}, {"r1", "r2"}, {});
+  CHECK(race.records_equal);
+  CHECK(race.record_departures.empty());
+  // One run: nothing to say beyond the records line.
+  const auto one = compare_variant("classic-eager", sim, {run1}, {"r1"}, {});
+  CHECK(one.record_departures.empty());
 }
 
 TEST_CASE("compare: the command refuses a directory without a recorded variant (exit 2)") {
