@@ -100,4 +100,57 @@ std::vector<std::size_t> iteration_order(const std::vector<std::int32_t>& hashes
   return order;
 }
 
+std::size_t timeline_slot(std::int32_t hash, std::size_t capacity) {
+  // (int) ((hashCode * -7046029254386353131L) >>> (65 - (32 - numberOfLeadingZeros(capacity)))):
+  // the top log2(capacity) bits of the 64-bit product.
+  const auto product = static_cast<std::uint64_t>(static_cast<std::int64_t>(hash)) *
+                       static_cast<std::uint64_t>(-7046029254386353131LL);
+  int log2 = 0;
+  while ((std::size_t{1} << log2) < capacity) ++log2;
+  return log2 == 0 ? 0 : static_cast<std::size_t>(product >> (64 - log2));
+}
+
+void TimelineTable::put(const std::string& key) {
+  // The load check comes before the lookup: a replacement can grow the table as well.
+  if (static_cast<double>(first_put_.size() + 1) * 0.75 > static_cast<double>(capacity_))
+    capacity_ *= 2;
+  if (first_put_.try_emplace(key, next_).second) ++next_;
+}
+
+void TimelineTable::remove(const std::string& key) {
+  first_put_.erase(key);
+}
+
+std::vector<std::string> TimelineTable::order(std::size_t capacity,
+                                              std::uint64_t before_puts) const {
+  struct Entry {
+    std::size_t slot;
+    std::uint64_t rank;
+    const std::string* key;
+  };
+  std::vector<Entry> entries;
+  for (const auto& [key, rank] : first_put_)
+    if (rank < before_puts)
+      entries.push_back({timeline_slot(string_hash(key), capacity), rank, &key});
+  // Slots ascending; within a slot the last key put comes first.
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.slot != b.slot ? a.slot < b.slot : a.rank > b.rank;
+  });
+  std::vector<std::string> out;
+  out.reserve(entries.size());
+  for (const auto& e : entries) out.push_back(*e.key);
+  return out;
+}
+
+std::vector<std::string> TimelineTable::added_since(std::uint64_t puts) const {
+  std::vector<std::pair<std::uint64_t, const std::string*>> added;
+  for (const auto& [key, rank] : first_put_)
+    if (rank >= puts) added.emplace_back(rank, &key);
+  std::sort(added.begin(), added.end());
+  std::vector<std::string> out;
+  out.reserve(added.size());
+  for (const auto& [rank, key] : added) out.push_back(*key);
+  return out;
+}
+
 }  // namespace rsim::assignors::server_java

@@ -5,7 +5,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -39,5 +41,39 @@ std::size_t growth_capacity(std::size_t n);
 /// these hashes, inserted in position order (bucket ascending, then insertion order).
 std::vector<std::size_t> iteration_order(const std::vector<std::int32_t>& hashes,
                                          std::size_t capacity);
+
+/// The iteration order of Kafka's timeline hash table (org.apache.kafka.timeline.BaseHashTable,
+/// under the group coordinator's TimelineHashMap of a consumer group's members) with String
+/// keys. A table starts with 2 slots; a put (new key or replacement) first doubles it while
+/// (size + 1) * 0.75 exceeds the slots; a key's slot is the top log2(slots) bits of
+/// String.hashCode times -7046029254386353131 (Fibonacci hashing); a new key goes last in its
+/// slot, a replaced one keeps its place, a removed one leaves the others in order (so a slot holds
+/// its keys in the order they were first put, at every size). The current iterator walks the slots
+/// in ascending order and each slot from its last key to its first.
+class TimelineTable {
+ public:
+  /// BaseHashTable.baseAddOrReplace.
+  void put(const std::string& key);
+  /// BaseHashTable.baseRemove (the table never shrinks).
+  void remove(const std::string& key);
+  std::size_t capacity() const { return capacity_; }
+  /// The number of puts of new keys so far: `order(capacity(), puts())` is the current order.
+  std::uint64_t puts() const { return next_; }
+  /// The keys present now that were first put before the `before_puts`-th new key, in the order
+  /// the current iterator walks them in a table of `capacity` slots: the table as it was then,
+  /// less the keys removed since.
+  std::vector<std::string> order(std::size_t capacity, std::uint64_t before_puts) const;
+  /// The keys present now that were first put at or after the `puts`-th new key, in put order.
+  std::vector<std::string> added_since(std::uint64_t puts) const;
+  bool operator==(const TimelineTable&) const = default;
+
+ private:
+  std::map<std::string, std::uint64_t> first_put_;  // key -> its rank among new keys
+  std::size_t capacity_ = 2;                        // BaseHashTable.MIN_CAPACITY
+  std::uint64_t next_ = 0;
+};
+
+/// The slot of a key hash in a timeline hash table of `capacity` (a power of two) slots.
+std::size_t timeline_slot(std::int32_t hash, std::size_t capacity);
 
 }  // namespace rsim::assignors::server_java

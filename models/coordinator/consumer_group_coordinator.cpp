@@ -234,12 +234,14 @@ void remove_member_metadata(ConsumerGroupState& g, const std::string& member_id)
   count_subscriptions(g, it->second, -1);
   g.reconciled_members -= reconciled(it->second.member, g.assignment_epoch) ? 1 : 0;
   g.members.erase(it);
+  g.member_table.remove(member_id);
 }
 
 void replay_member_metadata(ConsumerGroupState& g,
                             const records::ConsumerGroupMemberMetadata& rec) {
   const std::string& member_id = rec.member_id;
   auto [it, created] = g.members.try_emplace(member_id);
+  g.member_table.put(member_id);  // ConsumerGroup.updateMember
   ConsumerGroupMemberState& m = it->second;
   if (created) {
     m.member.member_id = member_id;
@@ -279,6 +281,7 @@ void replay_current_assignment(ConsumerGroupState& g, const std::string& member_
                                const records::ConsumerGroupCurrentMemberAssignment* rec,
                                const InjectedBugs& bugs) {
   auto [it, created] = g.members.try_emplace(member_id);
+  g.member_table.put(member_id);  // ConsumerGroup.updateMember, for the tombstone as well
   ConsumerGroupMember& m = it->second.member;
   if (created) {
     m.member_id = member_id;
@@ -411,6 +414,7 @@ bool holds(const ConsumerGroupMember& m, const std::string& topic, std::int32_t 
 void apply_current_assignment(ConsumerGroupState& g, const ConsumerGroupMember& from,
                               const InjectedBugs& bugs) {
   auto [it, created] = g.members.try_emplace(from.member_id);
+  g.member_table.put(from.member_id);  // as replay_current_assignment
   ConsumerGroupMember& m = it->second.member;
   ConsumerGroupMember next;
   next.member_id = from.member_id;
@@ -807,20 +811,28 @@ ErrorCode ConsumerGroupCoordinator::lookup_member(const ConsumerGroupState& befo
   return ErrorCode::NONE;
 }
 
-void ConsumerGroupCoordinator::compute_target_assignment(Write& w, ConsumerGroupState& g,
-                                                         std::int64_t now_ms) {
+void ConsumerGroupCoordinator::compute_target_assignment(
+    Write& w, ConsumerGroupState& g, std::int64_t now_ms,
+    std::pair<std::size_t, std::uint64_t> base) {
   assignors::ServerAssignorInput in;
   for (const auto& [t, count] : g.subscribed_topic_counts) {
     const std::int32_t n = cluster_.partitions(t);
     if (n > 0) in.topics.push_back({t, t, n});
   }
-  // Members in java.util.HashMap<String, ...> order of their ids.
+  // Members in java.util.HashMap<String, ...> order of their ids (TargetAssignmentBuilder's
+  // memberSpecs), put in the order Kafka walks the group's members: the TimelineHashMap as it
+  // was before this heartbeat (less a member it removed), then the member it added. Where two
+  // ids share a HashMap bucket, that order decides which comes first.
   std::vector<const ConsumerGroupMemberState*> ms;
   std::vector<std::int32_t> hashes;
-  for (const auto& [id, m] : g.members) {
-    ms.push_back(&m);
+  const auto add = [&](const std::string& id) {
+    const auto it = g.members.find(id);
+    if (it == g.members.end()) return;
+    ms.push_back(&it->second);
     hashes.push_back(assignors::server_java::string_hash(id));
-  }
+  };
+  for (const auto& id : g.member_table.order(base.first, base.second)) add(id);
+  for (const auto& id : g.member_table.added_since(base.second)) add(id);
   const auto order = assignors::server_java::iteration_order(
       hashes, assignors::server_java::growth_capacity(ms.size()));
   std::vector<const ConsumerGroupMemberState*> ordered;
@@ -968,6 +980,9 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
   ConsumerGroupState fresh;
   fresh.group_id = r.group_id;
   const ConsumerGroupState& before = new_group ? fresh : git->second;
+  // The members' table as this heartbeat finds it (its records put and remove members).
+  const std::pair<std::size_t, std::uint64_t> base_table{before.member_table.capacity(),
+                                                         before.member_table.puts()};
   if (group_full(before, r.member_id, r.instance_id)) {
     fail(ErrorCode::GROUP_MAX_SIZE_REACHED);
     return;
@@ -1050,7 +1065,7 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
   const std::int64_t interval = config_.group_consumer_assignment_interval_ms;
   if (g.assignment_epoch < g.group_epoch && (g.assignment_timestamp_ms == 0 || interval == 0 ||
                                              now_ms >= g.assignment_timestamp_ms + interval))
-    compute_target_assignment(w, g, now_ms);
+    compute_target_assignment(w, g, now_ms, base_table);
 
   // Reconciliation (CurrentAssignmentBuilder), unless the member is already there.
   ConsumerGroupMemberState& current = g.members.at(r.member_id);

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/assignors/server_java_order.hpp"
 #include "models/coordinator/group_conversion.hpp"
 #include "models/coordinator/offsets_log.hpp"
 #include "models/protocol/cluster.hpp"
@@ -67,6 +68,10 @@ struct ConsumerGroupState {
   std::int32_t assignment_epoch = 1;
   std::int64_t assignment_timestamp_ms = 0;
   std::map<std::string, ConsumerGroupMemberState> members;
+  /// Kafka's TimelineHashMap of the members, for its iteration order: a member is put by each
+  /// replayed member record (ConsumerGroupMemberMetadata, ConsumerGroupCurrentMemberAssignment and
+  /// its tombstone) and removed by its metadata tombstone. The target assignment walks it.
+  assignors::server_java::TimelineTable member_table;
   std::map<std::string, reconciliation::TopicIdPartitions> target;  // member id -> target
   // Derived on replay.
   std::map<std::string, std::string> static_members;  // instance id -> member id
@@ -232,7 +237,11 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
                           bool classic, HeartbeatMember& out) const;
   /// regular_heartbeat's target assignment (assign_server over the members in Java HashMap order):
   /// a ConsumerGroupTargetAssignmentMember record per changed target, then the metadata record.
-  void compute_target_assignment(Write& w, ConsumerGroupState& g, std::int64_t now_ms);
+  /// `base` is g.member_table's capacity and puts before the heartbeat's records: Kafka builds
+  /// its HashMap of members from the group's members as they were (the TimelineHashMap's order),
+  /// then the heartbeat's new member.
+  void compute_target_assignment(Write& w, ConsumerGroupState& g, std::int64_t now_ms,
+                                 std::pair<std::size_t, std::uint64_t> base);
   /// regular_heartbeat's reconciliation (CurrentAssignmentBuilder) of the heartbeat's member,
   /// with its rebalance timer.
   void reconcile_member(Write& w, ConsumerGroupState& g, const ConsumerGroupHeartbeatRequest& r,

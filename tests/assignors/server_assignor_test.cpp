@@ -3,6 +3,7 @@
 // helpers. Property tests on seeded random groups live in server_assignor_property_test.cpp.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -289,4 +290,48 @@ TEST_CASE("range: more members than partitions, mixed static members, subscripti
        {"id": "C", "subscriptions": ["topic2"], "assigned": [["topic2", 2], ["topic3", 0], ["topic3", 1]]}],
      "expected": {"A": {"topic1": [0, 1]}, "B": {"topic1": [2], "topic2": [0, 1], "topic3": [0, 1]},
                   "C": {"topic2": [2]}}}]})");
+}
+
+TEST_CASE(
+    "Java order: the timeline hash table of a consumer group's members (BaseHashTable): slots by "
+    "Fibonacci hashing, each slot last-put first, growth checked before a replacement too") {
+  using rsim::assignors::server_java::string_hash;
+  using rsim::assignors::server_java::timeline_slot;
+  using rsim::assignors::server_java::TimelineTable;
+  // Run 2 of scale-out-10 (consumer): c1 and c2's ids share a slot at 2, 4 and 8 slots (the top
+  // bits of String.hashCode × -7046029254386353131), c3's is slot 0.
+  const std::string c1 = "6Q_MzuxzSQWiXXbu5L5KZQ", c2 = "nnGhP2AhReetVWoG6mCtiA",
+                    c3 = "gJQMy1MzQ8ehrP5Y0HJA_A";
+  CHECK(string_hash(c1) == -361354515);
+  CHECK(timeline_slot(string_hash(c1), 2) == 1);
+  CHECK(timeline_slot(string_hash(c2), 2) == 1);
+  CHECK(timeline_slot(string_hash(c1), 8) == 5);
+  CHECK(timeline_slot(string_hash(c2), 8) == 5);
+  CHECK(timeline_slot(string_hash(c3), 8) == 0);
+  TimelineTable t;
+  t.put(c1);
+  t.put(c2);
+  // The iterator takes a slot's keys from the last put: c2 before c1, as Kafka's target records
+  // of epoch 4 came (c3, c2, c1 in the recording, the HashMap built in this order).
+  CHECK(t.order(t.capacity(), t.puts()) == std::vector<std::string>{c2, c1});
+  CHECK(t.capacity() == 2);
+  t.put(c3);  // (2 + 1) × 0.75 > 2: 4 slots
+  CHECK(t.capacity() == 4);
+  CHECK(t.order(t.capacity(), t.puts()) == std::vector<std::string>{c3, c2, c1});
+  t.put(c2);  // a replacement keeps its place: (3 + 1) × 0.75 is not above 4
+  CHECK(t.capacity() == 4);
+  CHECK(t.order(t.capacity(), t.puts()) == std::vector<std::string>{c3, c2, c1});
+  // The table as it was before c3 (2 slots, 2 keys), and what was added since.
+  CHECK(t.order(2, 2) == std::vector<std::string>{c2, c1});
+  CHECK(t.added_since(2) == std::vector<std::string>{c3});
+  t.put("k4");
+  t.put("k5");  // 5 keys in 4 slots: (4 + 1) × 0.75 = 3.75 is not above 4
+  CHECK(t.capacity() == 4);
+  t.put(c1);  // a replacement: (5 + 1) × 0.75 = 4.5 > 4 doubles the table first
+  CHECK(t.capacity() == 8);
+  CHECK(t.puts() == 5);
+  t.remove(c2);
+  const auto now = t.order(t.capacity(), t.puts());
+  CHECK(std::find(now.begin(), now.end(), c2) == now.end());
+  CHECK(now.size() == 4);
 }

@@ -88,3 +88,39 @@ TEST_CASE(
         json::parse(R"({"A":["t-0","t-1","t-4","t-5"],"B":["t-2","t-3","t-6","t-7"]})"));
   CHECK(joined_ids(run1, "consumer", "B") == std::vector<std::string>{"0TlssJhuQWespuJsGv2oiA"});
 }
+
+TEST_CASE(
+    "member ids replayed, KIP-848: a target's members are put in Kafka's HashMap in the order of "
+    "the group's timeline table, then the joining member (scale-out-10, run 2's ids)") {
+  // TargetAssignmentBuilder.build() puts the group's members (a TimelineHashMap: slots by
+  // Fibonacci hashing, each slot last-put first) and then the heartbeat's new member into a
+  // HashMap<String, ...>; its iteration order is the uniform assignor's member order and the
+  // order of the target records. Run 2's c1 "6Q_MzuxzSQWiXXbu5L5KZQ" and c2
+  // "nnGhP2AhReetVWoG6mCtiA" share HashMap bucket 11 of 16 and timeline slot 1, where c2 (put
+  // last) comes first: so c2 goes into the HashMap before c1, and Kafka wrote epoch 4's target
+  // records for c3 (bucket 6), c2, c1 (records 15-17 of the recording). Put in id order, c1 came
+  // before c2.
+  const auto spec = with_ids(testing::load_ideal("scenarios/consumer/scale-out-10.json"),
+                             {{"c1", {"6Q_MzuxzSQWiXXbu5L5KZQ"}},
+                              {"c2", {"nnGhP2AhReetVWoG6mCtiA"}},
+                              {"c3", {"gJQMy1MzQ8ehrP5Y0HJA_A"}},
+                              {"c4", {"TQThBXHYRFmMxYJXa1T4Ig"}}});
+  const auto trace =
+      testing::parse_trace(rsim::run_scenario(spec, "consumer", spec.seed).trace_lines);
+  std::vector<std::vector<std::string>> targets;  // the members of each target, in record order
+  bool in_target = false;
+  for (const auto& e : testing::events(trace, "record")) {
+    const std::string name = e.value("record", "");
+    if (name == "ConsumerGroupTargetAssignmentMember" && !e.value("tombstone", false)) {
+      if (!in_target) targets.emplace_back();
+      in_target = true;
+      targets.back().push_back(e.value("consumer", ""));
+    } else {
+      in_target = false;
+    }
+  }
+  REQUIRE(targets.size() >= 3);
+  CHECK(targets[0] == std::vector<std::string>{"c1"});
+  CHECK(targets[1] == std::vector<std::string>{"c1", "c2"});
+  CHECK(targets[2] == std::vector<std::string>{"c3", "c2", "c1"});
+}
