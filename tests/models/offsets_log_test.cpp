@@ -50,6 +50,15 @@ struct Listener final : rsim::OffsetsLog::CommitListener {
   std::function<void()> then;  // run inside the callback (a listener that appends again)
 };
 
+/// One log that commits at once, and group "g"'s partition of it.
+struct OneLog {
+  sim::Kernel kernel;
+  testing::RecordedTracer tracer{kernel};
+  rsim::OffsetsLog log{kernel, tracer, sim::Rng(1, "log"), sim::Distribution::constant(0), 50};
+  Listener listener{kernel};
+  const std::int32_t partition = rsim::coordinator_partition("g", 50);
+};
+
 /// One log written with typed records, one with the same records as JSON.
 struct Pair {
   sim::Kernel kernel;
@@ -183,25 +192,21 @@ TEST_CASE("typed OffsetCommit records: a new leader truncates the uncommitted on
 }
 
 TEST_CASE("typed and JSON OffsetCommit records of one key compact together") {
-  sim::Kernel kernel;
-  testing::RecordedTracer tracer(kernel);
-  rsim::OffsetsLog log(kernel, tracer, sim::Rng(1, "log"), sim::Distribution::constant(0), 50);
-  Listener listener(kernel);
-  const std::int32_t partition = rsim::coordinator_partition("g", 50);
-  kernel.schedule_closure_after(sim::ms(1), [&] {
-    log.append_offset_commits("g", std::vector<CommittedOffset>{{{"t", 0}, 1, -1}}, 1, listener, 0,
-                              0);
-    log.append({as_json("g", {{"t", 0}, 2, -1}, 1)}, nullptr);
-    log.append({as_json("g", {{"t", 1}, 3, -1}, 1)}, nullptr);
-    log.append_offset_commits("g", std::vector<CommittedOffset>{{{"t", 1}, 4, -1}}, 1, listener, 0,
-                              0);
+  OneLog f;
+  f.kernel.schedule_closure_after(sim::ms(1), [&] {
+    f.log.append_offset_commits("g", std::vector<CommittedOffset>{{{"t", 0}, 1, -1}}, 1, f.listener,
+                                0, 0);
+    f.log.append({as_json("g", {{"t", 0}, 2, -1}, 1)}, nullptr);
+    f.log.append({as_json("g", {{"t", 1}, 3, -1}, 1)}, nullptr);
+    f.log.append_offset_commits("g", std::vector<CommittedOffset>{{{"t", 1}, 4, -1}}, 1, f.listener,
+                                0, 0);
   });
-  kernel.run(sim::ms(10));
-  const auto loaded = log.committed_records(partition, kernel.now());
+  f.kernel.run(sim::ms(10));
+  const auto loaded = f.log.committed_records(f.partition, f.kernel.now());
   REQUIRE(loaded.size() == 2);
   CHECK(commit_of(loaded[0]).committed_offset == 2);
   CHECK(commit_of(loaded[1]).committed_offset == 4);
-  CHECK(log.committed_count(partition, kernel.now()) == 4);
+  CHECK(f.log.committed_count(f.partition, f.kernel.now()) == 4);
 }
 
 TEST_CASE("OffsetCommit records: compaction keeps each key's latest through many renumberings") {
@@ -209,53 +214,49 @@ TEST_CASE("OffsetCommit records: compaction keeps each key's latest through many
   // superseded (64 records at least), renumbering each key's latest index, many times over. The
   // latest of every key must survive each one; a tombstone deletes its key's records, and a
   // later commit of it is kept again. Every record committed counts (300 + 1 + 1).
-  sim::Kernel kernel;
-  testing::RecordedTracer tracer(kernel);
-  rsim::OffsetsLog log(kernel, tracer, sim::Rng(1, "log"), sim::Distribution::constant(0), 50);
-  Listener listener(kernel);
-  const std::int32_t partition = rsim::coordinator_partition("g", 50);
-  kernel.schedule_closure_after(sim::ms(1), [&] {
+  OneLog f;
+  f.kernel.schedule_closure_after(sim::ms(1), [&] {
     for (std::int64_t round = 0; round < 100; ++round)
-      log.append_offset_commits(
+      f.log.append_offset_commits(
           "g",
           std::vector<CommittedOffset>{
               {{"t", 0}, round, -1}, {{"t", 1}, 1000 + round, -1}, {{"t", 2}, 2000 + round, 5}},
-          1, listener, 0, 0);
+          1, f.listener, 0, 0);
   });
-  kernel.run(sim::ms(2));
-  auto loaded = log.committed_records(partition, kernel.now());
+  f.kernel.run(sim::ms(2));
+  auto loaded = f.log.committed_records(f.partition, f.kernel.now());
   REQUIRE(loaded.size() == 3);
   CHECK(commit_of(loaded[0]).partition_index == 0);
   CHECK(commit_of(loaded[0]).committed_offset == 99);
   CHECK(commit_of(loaded[1]).committed_offset == 1099);
   CHECK(commit_of(loaded[2]).committed_offset == 2099);
   CHECK(commit_of(loaded[2]).leader_epoch == 5);
-  CHECK(log.committed_count(partition, kernel.now()) == 300);
-  CHECK(log.retained_records() == 3);
+  CHECK(f.log.committed_count(f.partition, f.kernel.now()) == 300);
+  CHECK(f.log.retained_records() == 3);
 
-  kernel.schedule_closure_after(sim::ms(1), [&] {
-    log.append({rsim::records::Tombstone{.type = rsim::records::RecordType::OffsetCommit,
-                                         .group = "g",
-                                         .topic = "t",
-                                         .partition_index = 1}},
-               nullptr);
+  f.kernel.schedule_closure_after(sim::ms(1), [&] {
+    f.log.append({rsim::records::Tombstone{.type = rsim::records::RecordType::OffsetCommit,
+                                           .group = "g",
+                                           .topic = "t",
+                                           .partition_index = 1}},
+                 nullptr);
   });
-  kernel.run(sim::ms(3));
-  loaded = log.committed_records(partition, kernel.now());
+  f.kernel.run(sim::ms(3));
+  loaded = f.log.committed_records(f.partition, f.kernel.now());
   REQUIRE(loaded.size() == 2);
   CHECK(commit_of(loaded[0]).committed_offset == 99);
   CHECK(commit_of(loaded[1]).committed_offset == 2099);
 
-  kernel.schedule_closure_after(sim::ms(1), [&] {
-    log.append_offset_commits("g", std::vector<CommittedOffset>{{{"t", 1}, 5000, -1}}, 1, listener,
-                              0, 0);
+  f.kernel.schedule_closure_after(sim::ms(1), [&] {
+    f.log.append_offset_commits("g", std::vector<CommittedOffset>{{{"t", 1}, 5000, -1}}, 1,
+                                f.listener, 0, 0);
   });
-  kernel.run(sim::ms(4));
-  loaded = log.committed_records(partition, kernel.now());
+  f.kernel.run(sim::ms(4));
+  loaded = f.log.committed_records(f.partition, f.kernel.now());
   REQUIRE(loaded.size() == 3);
   CHECK(commit_of(loaded[0]).committed_offset == 99);
   CHECK(commit_of(loaded[1]).committed_offset == 2099);
   CHECK(commit_of(loaded[2]).partition_index == 1);
   CHECK(commit_of(loaded[2]).committed_offset == 5000);
-  CHECK(log.committed_count(partition, kernel.now()) == 302);
+  CHECK(f.log.committed_count(f.partition, f.kernel.now()) == 302);
 }

@@ -89,6 +89,19 @@ struct Reference {
   }
 };
 
+/// One consumer ("c" of group "g", default options) fetching from a workload of `topics` (seed
+/// 1) on a kernel of its own.
+struct Consuming {
+  sim::Kernel kernel;
+  testing::RecordedTracer tracer{kernel};
+  rsim::Workload workload;
+  rsim::RecordConsumption c;
+  explicit Consuming(const std::vector<rsim::TopicSpec>& topics)
+      : workload(kernel, tracer, topics, 1),
+        c(kernel, tracer, workload, nullptr,
+          rsim::RecordConsumption::Options{.consumer = "c", .group = "g"}, sim::Rng(1, "t")) {}
+};
+
 bool same(const std::vector<rsim::FetchedRange>& a, const std::vector<rsim::FetchedRange>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
@@ -100,15 +113,11 @@ bool same(const std::vector<rsim::FetchedRange>& a, const std::vector<rsim::Fetc
 }  // namespace
 
 TEST_CASE("record consumption: a poll pass visits only the partitions with records") {
-  sim::Kernel kernel;
-  testing::RecordedTracer tracer(kernel);
   // 2 busy partitions (10 records/s) among 100 assigned; the other 98 never get a record.
-  rsim::Workload workload(
-      kernel, tracer,
-      {topic("busy", 2, sim::Distribution::constant(100)), topic("idle", 98, std::nullopt)}, 1);
-  rsim::RecordConsumption c(kernel, tracer, workload, nullptr,
-                            rsim::RecordConsumption::Options{.consumer = "c", .group = "g"},
-                            sim::Rng(1, "t"));
+  Consuming f(
+      {topic("busy", 2, sim::Distribution::constant(100)), topic("idle", 98, std::nullopt)});
+  auto& kernel = f.kernel;
+  auto& c = f.c;
   rsim::TopicPartitions all;
   for (std::int32_t p = 0; p < 2; ++p) all.push_back({"busy", p});
   for (std::int32_t p = 0; p < 98; ++p) all.push_back({"idle", p});
@@ -316,15 +325,10 @@ TEST_CASE("record consumption: all_consumed() read through the index is the map'
   // An auto-commit's offsets come from the index's list of assigned partitions while it is valid
   // (every consumer, every auto.commit.interval.ms), else from the map. Both must give every
   // FETCHING partition in partition order with its position and epoch, and nothing else.
-  sim::Kernel kernel;
-  testing::RecordedTracer tracer(kernel);
   // "a": 3 partitions at 10 records/s; "b": 2 partitions without production.
-  rsim::Workload workload(
-      kernel, tracer,
-      {topic("a", 3, sim::Distribution::constant(100)), topic("b", 2, std::nullopt)}, 1);
-  rsim::RecordConsumption c(kernel, tracer, workload, nullptr,
-                            rsim::RecordConsumption::Options{.consumer = "c", .group = "g"},
-                            sim::Rng(1, "t"));
+  Consuming f({topic("a", 3, sim::Distribution::constant(100)), topic("b", 2, std::nullopt)});
+  auto& kernel = f.kernel;
+  auto& c = f.c;
   fetch_from_zero(c, {{"a", 0}, {"a", 1}, {"a", 2}, {"b", 0}, {"b", 1}});
   c.assign({{"a", 3}});  // no such partition in the workload, and no position: INITIALIZING
   using Offsets = std::vector<std::tuple<std::string, std::int32_t, std::int64_t, std::int32_t>>;

@@ -23,6 +23,21 @@ struct Feed {
     const rsim::trace::Event e = rsim::trace::parse_jsonl(l, storage, t);
     sink.on_event(t, e);
   }
+  void start() {
+    line(
+        R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":1000})");
+  }
+  /// Ends the run at `end_us`: its summary must hold one rebalance, begun at `start_us` and
+  /// completed at `completed_us`.
+  void end_with_one_rebalance(std::int64_t end_us, std::int64_t start_us,
+                              std::int64_t completed_us) {
+    line(fmt::format(R"({{"t_us":{},"type":"run.end"}})", end_us));
+    const auto s = sink.finish();
+    REQUIRE(s["rebalances"].size() == 1);
+    CHECK(s["rebalances"][0]["start_us"] == start_us);
+    CHECK(s["rebalances"][0]["end_us"] == completed_us);
+    CHECK(s["rebalances"][0]["completed"] == true);
+  }
   void bump(std::int64_t t_us, const std::string& group, std::int64_t epoch) {
     line(fmt::format(
         R"({{"t_us":{},"type":"group.epoch","group":"{}","epoch":{},"assignment_epoch":{},"members":[],"reason":"bump {}"}})",
@@ -47,8 +62,7 @@ TEST_CASE(
     "a completed rebalance gives back its wait: 100 epoch bumps of a 200-member group hold one "
     "wait") {
   Feed f;
-  f.line(
-      R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":1000})");
+  f.start();
   std::int64_t t = 1000;
   for (int i = 0; i < 200; ++i) f.member(t, "g", member_id("g", i), 1, 0);
   std::size_t most = 0;
@@ -81,8 +95,7 @@ TEST_CASE("a rebalance that does not settle notes no more members than it waits 
   // is noted for every open rebalance. h's notes stop at its 50 slots and it looks at its whole
   // wait instead, which finds the same members reconciled.
   Feed f;
-  f.line(
-      R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":1000})");
+  f.start();
   std::int64_t t = 1000;
   for (int i = 0; i < 50; ++i) f.member(t, "h", member_id("h", i), 1, 0);
   for (int i = 0; i < 200; ++i) f.member(t, "g", member_id("g", i), 1, 0);
@@ -102,12 +115,7 @@ TEST_CASE("a rebalance that does not settle notes no more members than it waits 
   // The stuck member reaches its epoch: h's rebalance completes then, and not before.
   t += 1000;
   f.member(t, "h", member_id("h", 0), 2, 0);
-  f.line(fmt::format(R"({{"t_us":{},"type":"run.end"}})", t + 1000));
-  const auto s = f.sink.finish();
-  REQUIRE(s["rebalances"].size() == 1);
-  CHECK(s["rebalances"][0]["start_us"] == 2000);
-  CHECK(s["rebalances"][0]["end_us"] == t);
-  CHECK(s["rebalances"][0]["completed"] == true);
+  f.end_with_one_rebalance(t + 1000, 2000, t);
   CHECK(f.sink.retained_wait_entries() == 0);
 }
 
@@ -131,8 +139,7 @@ TEST_CASE(
   // be taken for reconciled before reaching the last epoch.
   constexpr int n = 400;
   Feed f;
-  f.line(
-      R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":1000})");
+  f.start();
   std::int64_t t = 1000;
   for (int i = 0; i < n; ++i) {
     t += 1000;
@@ -145,12 +152,7 @@ TEST_CASE(
   // The last one reaches it later: the rebalance completes then.
   t += 1000;
   f.member(t, "g", member_id("g", 0), n + 1, 0);
-  f.line(fmt::format(R"({{"t_us":{},"type":"run.end"}})", t + 1000));
-  const auto s = f.sink.finish();
-  REQUIRE(s["rebalances"].size() == 1);
-  CHECK(s["rebalances"][0]["start_us"] == 2000);
-  CHECK(s["rebalances"][0]["end_us"] == t);
-  CHECK(s["rebalances"][0]["completed"] == true);
+  f.end_with_one_rebalance(t + 1000, 2000, t);
 }
 
 TEST_CASE(
@@ -158,33 +160,21 @@ TEST_CASE(
     "another change") {
   SUBCASE("every member's record at the new epoch came before the bump: done at the bump") {
     Feed f;
-    f.line(
-        R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":1000})");
+    f.start();
     for (int i = 0; i < 3; ++i) f.member(1000, "g", member_id("g", i), 1, 0);
     for (int i = 0; i < 3; ++i) f.member(2000, "g", member_id("g", i), 2, 0);
     f.bump(2000, "g", 2);
-    f.line(R"({"t_us":5000,"type":"run.end"})");
-    const auto s = f.sink.finish();
-    REQUIRE(s["rebalances"].size() == 1);
-    CHECK(s["rebalances"][0]["start_us"] == 2000);
-    CHECK(s["rebalances"][0]["end_us"] == 2000);
-    CHECK(s["rebalances"][0]["completed"] == true);
+    f.end_with_one_rebalance(5000, 2000, 2000);
   }
   SUBCASE("a static member's temporary leave (epoch -2) is not waited for") {
     Feed f;
-    f.line(
-        R"({"t_us":0,"type":"run.start","scenario":"s","protocol":"consumer","seed":1,"duration_ms":1000})");
+    f.start();
     for (int i = 0; i < 3; ++i) f.member(1000, "g", member_id("g", i), 1, 0);
     // Member 2 leaves for a while (a static member's temporary leave: epoch -2).
     f.line(
         R"({"t_us":1500,"type":"record","partition":0,"offset":0,"record":"ConsumerGroupCurrentMemberAssignment","tombstone":false,"group":"g","member_id":"g-member-002","consumer":"g-member-002","member_epoch":-2,"previous_member_epoch":1,"state":0,"assigned":[],"pending_revocation":[]})");
     f.bump(2000, "g", 2);
     for (int i = 0; i < 2; ++i) f.member(3000, "g", member_id("g", i), 2, 0);
-    f.line(R"({"t_us":5000,"type":"run.end"})");
-    const auto s = f.sink.finish();
-    REQUIRE(s["rebalances"].size() == 1);
-    CHECK(s["rebalances"][0]["start_us"] == 2000);
-    CHECK(s["rebalances"][0]["end_us"] == 3000);
-    CHECK(s["rebalances"][0]["completed"] == true);
+    f.end_with_one_rebalance(5000, 2000, 3000);
   }
 }
