@@ -246,7 +246,7 @@ struct SharePartitionManager::Impl {
       // release itself finds the records still mid-transition (hasOngoingStateTransition), so a
       // RELEASE or a closing session's release wakes no parked ShareFetch: the records go to the
       // next fetch that acquires (a parked one when new records arrive, or at its MaxWaitMs).
-      if (l.sp->start_offset() != start) wake_parked(broker);
+      if (l.sp->start_offset() != start) wake_parked(broker, k);
     });
   }
 
@@ -437,7 +437,7 @@ struct SharePartitionManager::Impl {
           ShareChange c = l.sp->expire_locks(first, last, deadline);
           if (c.changes.empty()) return;
           trace_changes(k, c.changes, "lock_timeout");
-          wake_parked(broker);  // available again at once, before the write completes
+          wake_parked(broker, k);  // available again at once, before the write completes
           persist(broker, k, std::move(c), nullptr);
         });
   }
@@ -538,10 +538,17 @@ struct SharePartitionManager::Impl {
                                    });
   }
 
-  void wake_parked(std::int32_t broker) {
+  /// SharePartition.maybeCompleteDelayedShareFetchRequest: the partition's change completes the
+  /// delayed share fetches watched on its own key (DelayedShareFetchGroupKey: group and
+  /// partition), i.e. the parked ShareFetches of `k`'s group that ask for `k`'s partition; a
+  /// parked fetch for other partitions stays parked even where records of those are available.
+  void wake_parked(std::int32_t broker, const ShareKey& k) {
     std::vector<std::uint64_t> ids;
     for (const auto& [id, p] : parked_)
-      if (p.broker == broker) ids.push_back(id);
+      if (p.broker == broker && p.request.group_id == k.group &&
+          std::find(p.request.partitions.begin(), p.request.partitions.end(), k.partition) !=
+              p.request.partitions.end())
+        ids.push_back(id);
     for (const std::uint64_t id : ids) {
       const auto it = parked_.find(id);
       if (it == parked_.end()) continue;

@@ -545,3 +545,72 @@ TEST_CASE("share: a record released by a crash wakes no parked ShareFetch; the n
   CHECK(us(ten[0]) == 11000000);
   CHECK(ten[0]["consumer"] == other);
 }
+
+TEST_CASE("share: another partition's acknowledgement wakes no ShareFetch parked on this one") {
+  // SharePartition.maybeCompleteDelayedShareFetchRequest hands its own DelayedShareFetchGroupKey
+  // (group, topic partition) to the purgatory, and a delayed share fetch is watched on the keys
+  // of the partitions it asks for (SharePartitionManager: delayedShareFetchWatchKeys), so a
+  // write that moves one partition's SPSO completes only the fetches parked on that partition.
+  // `jobs` has two partitions, one record a second on each (offset k at (k + 1) s), four
+  // members, each partition shared by two of them (SimpleAssignor: desired sharing 2), each
+  // holding what it acquired 800 ms, 1 ms links, the broker no time. The holder of jobs-0@9
+  // (acquired at 10,000 ms) is killed at 10,500: its connection's close releases jobs-0@9 at
+  // 10,501, which wakes nothing (finding 26). jobs-1@9's holder accepts it at 10,800 and the
+  // write moves jobs-1's SPSO at 10,801: the other jobs-0 member's parked ShareFetch stays parked
+  // (it asks for jobs-0 only) and acquires jobs-0@9 (delivery count 2) with offset 10 at 11,000.
+  // Waking every parked fetch of the broker gave it jobs-0@9 at 10,802 (and offset 10 at 11,604).
+  auto scenario = [](const std::string& crash) {
+    json doc = json::parse(R"({
+      "name": "share-other-partition-wakes-nothing", "seed": 5, "duration_ms": 13000,
+      "protocols": ["share"], "cluster": {"brokers": 1},
+      "network": {"latency_ms": {"dist": "constant", "value": 1}},
+      "topics": [{"name": "jobs", "partitions": 2, "produce": {"records_per_sec": 1}}],
+      "consumers": [
+        {"name": "A", "group": "queue", "topics": ["jobs"], "config": {"fetch.max.wait.ms": 5000},
+         "processing": {"per_record_ms": 800}},
+        {"name": "B", "group": "queue", "topics": ["jobs"], "config": {"fetch.max.wait.ms": 5000},
+         "processing": {"per_record_ms": 800}},
+        {"name": "C", "group": "queue", "topics": ["jobs"], "config": {"fetch.max.wait.ms": 5000},
+         "processing": {"per_record_ms": 800}},
+        {"name": "D", "group": "queue", "topics": ["jobs"], "config": {"fetch.max.wait.ms": 5000},
+         "processing": {"per_record_ms": 800}}],
+      "events": [{"at_ms": 1000, "do": "start", "consumer": "A"},
+                 {"at_ms": 1000, "do": "start", "consumer": "B"},
+                 {"at_ms": 1000, "do": "start", "consumer": "C"},
+                 {"at_ms": 1000, "do": "start", "consumer": "D"}]})");
+    if (!crash.empty())
+      doc["events"].push_back({{"at_ms", 10500}, {"do", "crash"}, {"consumer", crash}});
+    const auto spec = testing::ideal_machine(doc);
+    return testing::parse_trace(rsim::run_scenario(spec, "share", spec.seed).trace_lines);
+  };
+  const auto acquired = [](const std::vector<json>& trace, const std::string& partition,
+                           std::int64_t offset) {
+    std::vector<json> out;
+    for (const auto& e : testing::events(trace, "share.records"))
+      if (e["partition"] == partition && e["cause"] == "fetch" && e["first_offset"] <= offset &&
+          e["last_offset"] >= offset)
+        out.push_back(e);
+    return out;
+  };
+  // Who acquires jobs-0@9 at 10,000 ms (the run is the same up to the crash).
+  const auto quiet = scenario("");
+  const auto first = acquired(quiet, "jobs-0", 9);
+  REQUIRE(!first.empty());
+  CHECK(us(first[0]) == 10000000);
+  const std::string holder = first[0]["consumer"].get<std::string>();
+  const auto trace = scenario(holder);
+  // jobs-1's SPSO moves between the release and the next record: the old rule's wake-up.
+  bool jobs1_moved = false;
+  for (const auto& e : testing::events(trace, "share.window"))
+    if (e["partition"] == "jobs-1" && us(e) > 10501000 && us(e) < 11000000) jobs1_moved = true;
+  CHECK(jobs1_moved);
+  const auto again = acquired(trace, "jobs-0", 9);
+  REQUIRE(again.size() >= 2);
+  CHECK(again[1]["consumer"] != holder);
+  CHECK(again[1]["delivery_count"] == 2);
+  CHECK(us(again[1]) == 11000000);
+  const auto ten = acquired(trace, "jobs-0", 10);
+  REQUIRE(!ten.empty());
+  CHECK(us(ten[0]) == 11000000);
+  CHECK(ten[0]["consumer"] == again[1]["consumer"]);
+}
