@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -195,8 +196,29 @@ void add_share_event(ShareFacts& f, const char* kind, const std::string& partiti
     f.events.push_back({t_us, kind, partition, o, delivery_count});
 }
 
+/// A closing session's release (the simulator's `session_close`) takes back the acquisition of
+/// the records it releases: they were acquired by the ShareFetch the close waited for, or
+/// buffered by the client, and no poll() ever returned them, so a real run, whose share.records
+/// lines are what poll() returned (the oracle's ShareConsumerApp), never shows them.
+void take_back_acquisition(ShareFacts& f, const std::string& partition, std::int64_t first,
+                           std::int64_t last, std::int64_t n, std::int64_t dc) {
+  f.acquired -= n;
+  auto& by_count = f.acquired_by_delivery_count;
+  if (const auto it = by_count.find(dc); it != by_count.end() && (it->second -= n) <= 0)
+    by_count.erase(it);
+  f.max_delivery_count = by_count.empty() ? 0 : by_count.rbegin()->first;
+  if (dc < 2) return;
+  f.redelivered -= n;
+  const auto taken = [&](const ShareEvent& ev) {
+    return ev.kind == "redelivered" && ev.partition == partition && ev.offset >= first &&
+           ev.offset <= last && ev.delivery_count == dc;
+  };
+  f.events.erase(std::remove_if(f.events.begin(), f.events.end(), taken), f.events.end());
+}
+
 /// One share.records line: an acquisition (from AVAILABLE to ACQUIRED) or an acknowledgement
-/// (cause ACCEPT, RELEASE or REJECT); the broker's own transitions are no client's view.
+/// (cause ACCEPT, RELEASE or REJECT); the broker's own transitions are no client's view, but a
+/// closing session's release takes back what the application never saw (take_back_acquisition).
 void add_share_records(ShareFacts& f, const tr::ShareRecords& e, std::int64_t t) {
   f.present = true;
   const std::int64_t n = e.records, dc = e.delivery_count;
@@ -205,6 +227,7 @@ void add_share_records(ShareFacts& f, const tr::ShareRecords& e, std::int64_t t)
       e.partition != nullptr ? reports::partition_name(*e.partition) : std::string();
   if (from == "AVAILABLE" && to == "ACQUIRED") {
     f.acquired += n;
+    f.acquired_by_delivery_count[dc] += n;
     f.max_delivery_count = std::max(f.max_delivery_count, dc);
     if (dc >= 2) {
       f.redelivered += n;
@@ -213,6 +236,10 @@ void add_share_records(ShareFacts& f, const tr::ShareRecords& e, std::int64_t t)
     return;
   }
   if (from != "ACQUIRED") return;
+  if (cause == "session_close") {
+    take_back_acquisition(f, partition, e.first_offset, e.last_offset, n, dc);
+    return;
+  }
   if (cause == "ACCEPT")
     f.accepted += n;
   else if (cause == "RELEASE")
@@ -362,6 +389,57 @@ std::vector<Record> in_simulator_order(const std::vector<Record>& sim,
     if (const auto it = rename.find(rec.consumer); it != rename.end()) rec.consumer = it->second;
   sort_target_assignment_runs(out);
   return out;
+}
+
+/// The members of `stop` in the order their leave (their first tombstone in the window) appears.
+std::vector<std::string> leave_order(const std::vector<Record>& records,
+                                     const SimultaneousStop& stop) {
+  std::vector<std::string> order;
+  for (const auto& r : records)
+    if (r.tombstone && r.t_us >= stop.at_us && r.t_us <= stop.at_us + stop.bound_us &&
+        std::find(stop.members.begin(), stop.members.end(), r.consumer) != stop.members.end() &&
+        std::find(order.begin(), order.end(), r.consumer) == order.end())
+      order.push_back(r.consumer);
+  return order;
+}
+
+/// Each close window of simultaneous stops (SimultaneousStop), from the stop to the last of the
+/// group's leave records, in a canonical order. Inside it, which member leaves when is the race;
+/// so is what a group record or a heartbeat there sees: which of the closing members have left
+/// when a remaining member's heartbeat computes a new target (so which members get a target
+/// record, and how many), and which target a closing member's own heartbeat moves it to before
+/// its leave. So the window keeps each member's leave (its tombstones), the group records and the
+/// remaining members' own records, sorted by record name and member (each matched pair still
+/// held to the tolerance in time), and leaves out the target member records and the closing
+/// members' records that are no tombstone.
+void canonical_close_windows(std::vector<Record>& records,
+                             const std::vector<SimultaneousStop>& stops) {
+  for (const auto& stop : stops) {
+    const auto closing = [&](const std::string& name) {
+      return std::find(stop.members.begin(), stop.members.end(), name) != stop.members.end();
+    };
+    std::int64_t end_us = -1;
+    for (const auto& r : records)
+      if (r.tombstone && closing(r.consumer) && r.t_us >= stop.at_us &&
+          r.t_us <= stop.at_us + stop.bound_us)
+        end_us = std::max(end_us, r.t_us);
+    if (end_us < 0) continue;
+    const auto first = std::find_if(records.begin(), records.end(),
+                                    [&](const Record& r) { return r.t_us >= stop.at_us; });
+    const auto last =
+        std::find_if(first, records.end(), [&](const Record& r) { return r.t_us > end_us; });
+    std::vector<Record> window;
+    for (auto it = first; it != last; ++it)
+      if (it->tombstone ||
+          (!closing(it->consumer) && it->record != "ShareGroupTargetAssignmentMember"))
+        window.push_back(*it);
+    std::stable_sort(window.begin(), window.end(), [](const Record& a, const Record& b) {
+      return std::tie(a.record, a.consumer, a.tombstone) <
+             std::tie(b.record, b.consumer, b.tombstone);
+    });
+    const auto at = records.erase(first, last);
+    records.insert(at, window.begin(), window.end());
+  }
 }
 
 }  // namespace
@@ -588,20 +666,31 @@ void compare_records(VariantComparison& c, const TraceFacts& sim,
                      const std::vector<TraceFacts>& real, std::int64_t tol_us,
                      std::int64_t window_us) {
   const std::size_t runs = real.size();
-  c.records_sim = sim.records.size();
-  c.records_real = real[0].records.size();
   const auto name_of = [runs](std::size_t k) {
     return runs == 1 ? std::string("real") : fmt::format("run {}", k + 1);
   };
-  // Each run's records, members of simultaneous starts in the simulator's order of arrival.
+  // Each run's records, members of simultaneous starts in the simulator's order of arrival,
+  // and each trace's close windows of simultaneous stops in their canonical order (the run's own
+  // order of leaves listed with the races where it is not the simulator's).
+  std::vector<Record> sim_records = sim.records;
+  canonical_close_windows(sim_records, sim.simultaneous_stops);
   std::vector<std::vector<Record>> records(runs);
   for (std::size_t k = 0; k < runs; ++k) {
     std::string note;
     records[k] = in_simulator_order(sim.records, real[k].records, sim.simultaneous, note);
+    for (const auto& stop : sim.simultaneous_stops) {
+      const auto s = leave_order(sim.records, stop), r = leave_order(records[k], stop);
+      if (s == r || r.empty()) continue;
+      note += fmt::format("{}simultaneous stops of {}: left as {}", note.empty() ? "" : "; ",
+                          fmt::join(stop.members, ", "), fmt::join(r, ", "));
+    }
+    canonical_close_windows(records[k], sim.simultaneous_stops);
     if (!note.empty()) c.races.push_back(fmt::format("{}: {}", name_of(k), note));
   }
+  c.records_sim = sim_records.size();
+  c.records_real = records[0].size();
   const auto m =
-      match_records(sim.records, records[0], tol_us, window_us, "sim", name_of(0).c_str());
+      match_records(sim_records, records[0], tol_us, window_us, "sim", name_of(0).c_str());
   c.records_matched = m.matched;
   c.records_beyond = m.beyond;
   // Every run's records against the simulator's: equal to all of them agrees; equal to some,
@@ -610,7 +699,7 @@ void compare_records(VariantComparison& c, const TraceFacts& sim,
   std::optional<RecordMatch> first_differing;
   for (std::size_t k = 0; k < runs; ++k) {
     auto mk = k == 0 ? m
-                     : match_records(sim.records, records[k], tol_us, window_us, "sim",
+                     : match_records(sim_records, records[k], tol_us, window_us, "sim",
                                      name_of(k).c_str());
     if (mk.equal)
       same.push_back(k);
@@ -623,7 +712,7 @@ void compare_records(VariantComparison& c, const TraceFacts& sim,
     // Different from every run: where it departs from each (for the table; no verdict).
     for (std::size_t k = 0; k < runs; ++k) {
       const auto mk = k == 0 ? m
-                             : match_records(sim.records, records[k], tol_us, window_us, "sim",
+                             : match_records(sim_records, records[k], tol_us, window_us, "sim",
                                              name_of(k).c_str());
       c.record_departures.push_back({k, mk.first_index, mk.first_difference});
     }

@@ -86,9 +86,27 @@ struct ShareFacts {
   std::int64_t accepted = 0, released = 0, rejected = 0;  // acknowledgements, by type
   std::int64_t archived = 0;  // records an acknowledgement archived (REJECT, RELEASE at the limit)
   std::int64_t max_delivery_count = 0;
+  /// Records acquired by delivery count (for max_delivery_count when an acquisition is taken
+  /// back: see add_share_records).
+  std::map<std::int64_t, std::int64_t> acquired_by_delivery_count;
   /// Each redelivered record and each archived one, in time order; without the consumer (which
   /// member of a share group gets a record is no fact of the group).
   std::vector<ShareEvent> events;
+};
+
+/// Members of a share group stopped at the same instant (two or more): each one's close() waits
+/// for the ShareFetch it has parked in the broker's purgatory before its closing ShareAcknowledge
+/// and its leave (ShareConsumeRequestManager skips a node with a request in flight), so their
+/// leaves come in the order in which those fetches are answered, set by each partition's next
+/// records and by which member of a partition's sharers holds the parked fetch: the runs' own
+/// timing, decided differently by each run (docs/fidelity.md, finding 32). Between the stop and
+/// the last of their leaves (no later than `bound_us` after the stop) `compare` takes each
+/// trace's records in a canonical order (see canonical_close_windows in compare.cpp).
+struct SimultaneousStop {
+  std::int64_t at_us = 0;
+  std::vector<std::string> members;
+  /// fetch.max.wait.ms (the longest a parked ShareFetch waits) plus the variant's tolerance.
+  std::int64_t bound_us = 0;
 };
 
 /// What compare reads of one trace.
@@ -104,6 +122,8 @@ struct TraceFacts {
   /// at the same instant with the same spec. A real run's records of such a group are compared
   /// in the order its members reached the coordinator (docs/fidelity.md, finding 17).
   std::vector<std::vector<std::string>> simultaneous;
+  /// Set by the caller on the simulator's facts of a share run: its simultaneous stops.
+  std::vector<SimultaneousStop> simultaneous_stops;
   /// Set by the caller on the simulator's facts: the scenario's production, records per second
   /// over all partitions. A duplicate count is records re-read from a window of time, so it
   /// agrees within what is produced during the variant's time tolerance (docs/fidelity.md,

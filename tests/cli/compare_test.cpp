@@ -530,6 +530,41 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "compare: share facts: what a closing session releases was never returned by poll(): its "
+    "acquisitions are taken back") {
+  // V closes at 36,700 ms: the ShareFetch its close waited for (ShareConsumeRequestManager sends
+  // the closing ShareAcknowledge only when no request to the node is in flight) acquired 34..35
+  // (delivery count 1), 36 (count 2) and 37 (count 3), and the close's ShareAcknowledge (epoch
+  // -1) released them. No poll() returned them, so the oracle's ShareConsumerApp, which writes
+  // what poll() returned, never shows them: the simulator's trace, written by the broker, does.
+  std::string closing = kShare;
+  const auto line = [](std::int64_t t_ms, const char* from, const char* to, std::int64_t first,
+                       std::int64_t last, std::int64_t dc, const char* cause) {
+    return fmt::format(
+        R"({{"t_us":{},"type":"share.records","group":"q","partition":"jobs-0","consumer":"V","from":"{}","to":"{}","first_offset":{},"last_offset":{},"records":{},"delivery_count":{},"cause":"{}"}})"
+        "\n",
+        t_ms * 1000, from, to, first, last, last - first + 1, dc, cause);
+  };
+  closing += line(36700, "AVAILABLE", "ACQUIRED", 34, 35, 1, "fetch");
+  closing += line(36700, "AVAILABLE", "ACQUIRED", 36, 36, 2, "fetch");
+  closing += line(36700, "AVAILABLE", "ACQUIRED", 37, 37, 3, "fetch");
+  const auto before = facts_of(trace(closing)).share;  // the acquisitions alone count
+  CHECK(before.acquired == 10);
+  CHECK(before.redelivered == 4);
+  CHECK(before.max_delivery_count == 3);
+  closing += line(36703, "ACQUIRED", "AVAILABLE", 34, 35, 1, "session_close");
+  closing += line(36703, "ACQUIRED", "AVAILABLE", 36, 36, 2, "session_close");
+  closing += line(36703, "ACQUIRED", "AVAILABLE", 37, 37, 3, "session_close");
+  const auto s = facts_of(trace(closing)).share;
+  const auto plain = facts_of(trace(kShare)).share;
+  CHECK(s.acquired == 6);
+  CHECK(s.redelivered == 2);
+  CHECK(s.max_delivery_count == 2);
+  CHECK(s.released == plain.released);  // a session's close is no acknowledgement
+  CHECK(s.events == plain.events);      // 36 at count 2 is no redelivery the application saw
+}
+
+TEST_CASE(
     "compare: share redeliveries and archivals matched by order and time: 400 ms late agrees (±400 "
     "ms), 401 ms not") {
   const auto sim = facts_of(trace(kShare));
@@ -847,4 +882,79 @@ TEST_CASE(
   CHECK(replayed.consumers[0].member_ids == f.member_ids.at("A"));
   CHECK(replayed.consumers[1].member_ids == std::vector<std::string>{"D0Z4efKZ"});
   CHECK(replayed.consumers[2].member_ids.empty());  // none recorded: the seeded draws
+}
+
+TEST_CASE(
+    "compare: members of a share group stopped at one instant leave in the order their parked "
+    "ShareFetches are answered: a race, each trace's close window in a canonical order "
+    "(docs/fidelity.md, finding 32)") {
+  using rsim::compare::Record;
+  using rsim::compare::TraceFacts;
+  const auto rec = [](std::int64_t t_ms, const char* record, const char* consumer, bool tomb) {
+    Record r;
+    r.t_us = t_ms * 1000;
+    r.record = record;
+    r.consumer = consumer;
+    r.tombstone = tomb;
+    return r;
+  };
+  // A member's leave: its three tombstones, then the group epoch's bump (GroupMetadataManager).
+  const auto leave = [&](std::vector<Record>& out, std::int64_t t_ms, const char* m) {
+    out.push_back(rec(t_ms, "ShareGroupCurrentMemberAssignment", m, true));
+    out.push_back(rec(t_ms, "ShareGroupTargetAssignmentMember", m, true));
+    out.push_back(rec(t_ms, "ShareGroupMemberMetadata", m, true));
+    out.push_back(rec(t_ms, "ShareGroupMetadata", "", false));
+  };
+  // A target computed by a heartbeat: a member record (no member named, finding 18), its metadata.
+  const auto target = [&](std::vector<Record>& out, std::int64_t t_ms) {
+    out.push_back(rec(t_ms, "ShareGroupTargetAssignmentMember", "(a member)", false));
+    out.push_back(rec(t_ms, "ShareGroupTargetAssignmentMetadata", "", false));
+  };
+  const auto current = [&](std::vector<Record>& out, std::int64_t t_ms, const char* m) {
+    out.push_back(rec(t_ms, "ShareGroupCurrentMemberAssignment", m, false));
+  };
+  // share-membership-table's close, in small: A, B and C stop at 10,000 ms, D stays. The
+  // simulator: A's parked ShareFetch is answered first (A leaves at 10,012), a heartbeat computes
+  // a target, B's heartbeat moves it there while it waits (10,052), D moves (10,117), then B and
+  // C leave with their partitions' next records (10,212, 10,239). A run (as run 1 of the
+  // recording: the leaves 55-268 ms after the stop): C first, then the target, A's heartbeat
+  // while closing, A's leave, D, B.
+  TraceFacts sim, run;
+  current(sim.records, 5000, "D");
+  leave(sim.records, 10012, "A");
+  target(sim.records, 10046);
+  current(sim.records, 10052, "B");
+  current(sim.records, 10117, "D");
+  leave(sim.records, 10212, "B");
+  leave(sim.records, 10239, "C");
+  target(sim.records, 15000);
+  current(sim.records, 15000, "D");
+  current(run.records, 5040, "D");
+  leave(run.records, 10055, "C");
+  target(run.records, 10063);
+  current(run.records, 10063, "A");
+  leave(run.records, 10071, "A");
+  current(run.records, 10255, "D");
+  leave(run.records, 10268, "B");
+  target(run.records, 15130);
+  current(run.records, 15130, "D");
+  // Without the stops the records part at the first leave.
+  const auto plain = compare_variant("share", sim, {run}, {"real"}, {});
+  CHECK_FALSE(plain.records_equal);
+  // fetch.max.wait.ms 500 plus the share tolerance 400: the leaves come within 900 ms.
+  sim.simultaneous_stops = {{.at_us = 10000000, .members = {"A", "B", "C"}, .bound_us = 900000}};
+  const auto c = compare_variant("share", sim, {run}, {"real"}, {});
+  CHECK(c.records_equal);
+  CHECK(c.records_sim == 18);  // B's heartbeat and the window's target member record left out
+  CHECK(c.records_real == 18);
+  CHECK(c.records_matched == 18);
+  REQUIRE(c.races.size() == 1);
+  CHECK(c.races[0] == "real: simultaneous stops of A, B, C: left as C, A, B");
+  // A leave later than the bound is no part of the close's race: B's at 10,901 ms stays where it
+  // is, after the window, and the records differ.
+  TraceFacts late = run;
+  for (auto& r : late.records)
+    if (r.consumer == "B" || (r.record == "ShareGroupMetadata" && r.t_us == 10268000))
+      r.t_us = 10901000;
+  CHECK_FALSE(compare_variant("share", sim, {late}, {"real"}, {}).records_equal);
 }

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/scenario/scenario.hpp"
+#include "models/spec/kafka_config.hpp"
 #include "reports/compare_report.hpp"
 #include "reports/timeline.hpp"
 #include "tools/exit_codes.hpp"
@@ -47,6 +49,39 @@ std::vector<compare::StartedMember> started_members(const ScenarioSpec& spec,
         }
     out.push_back(std::move(m));
   }
+  return out;
+}
+
+/// The scenario's simultaneous stops (compare::SimultaneousStop): the members whose `stop` events
+/// are at one instant, two or more. Each one's leave waits at most for its parked ShareFetch
+/// (fetch.max.wait.ms: the consumer's share config, else its config, else Kafka's 500) and the
+/// close's two round trips, which like every record time are allowed the share tolerance.
+std::vector<compare::SimultaneousStop> simultaneous_stops(const ScenarioSpec& spec,
+                                                          std::int64_t tolerance_ms) {
+  const auto fetch_max_wait_ms = [&](const std::string& name) {
+    std::int64_t ms = ConsumerConfig{}.fetch_max_wait_ms;
+    for (const auto& c : spec.consumers) {
+      if (c.name != name) continue;
+      std::vector<const ConfigMap*> maps{&c.config};
+      if (const auto it = c.config_by_protocol.find("share"); it != c.config_by_protocol.end())
+        maps.push_back(&it->second);
+      for (const ConfigMap* m : maps)
+        if (const auto v = m->find("fetch.max.wait.ms"); v != m->end() && v->second.is_integer())
+          ms = v->second.get<std::int64_t>();
+    }
+    return ms;
+  };
+  std::map<std::int64_t, compare::SimultaneousStop> by_instant;
+  for (const auto& e : spec.events)
+    if (const auto* stop = e.as<verb::Stop>(); stop != nullptr) {
+      auto& g = by_instant[e.at.count()];
+      g.at_us = e.at.count();
+      g.members.push_back(stop->consumer);
+      g.bound_us = std::max(g.bound_us, (fetch_max_wait_ms(stop->consumer) + tolerance_ms) * 1000);
+    }
+  std::vector<compare::SimultaneousStop> out;
+  for (auto& [at, g] : by_instant)
+    if (g.members.size() > 1) out.push_back(std::move(g));
   return out;
 }
 
@@ -298,6 +333,8 @@ int cmd_compare(const CompareArgs& args) {
       sim_facts = compare::facts_of_stream(sim_in.stream, "simulator trace");
     }
     sim_facts.simultaneous = simultaneous;
+    if (v == "share")
+      sim_facts.simultaneous_stops = simultaneous_stops(spec, args.tolerances.share_ms);
     sim_facts.produced_per_sec = produced_per_sec(spec);
     const auto c = compare::compare_variant(v, sim_facts, real, dirs, args.tolerances);
     const std::string table = compare::render_table(spec.name, c);
