@@ -36,6 +36,8 @@ struct ServerMember {
   /// metadata are ignored, as Kafka's TopicIds view does.
   std::vector<std::string> subscribed_topics;
   /// The member's current target assignment, which the sticky `uniform` assignor starts from.
+  /// Each topic's partitions in the order of the target record that set it: Kafka walks the
+  /// HashSet<Integer> its replay built from that list (Assignment.fromRecord).
   MemberAssignment target;
   /// Kafka walks `target` in Java HashMap/HashSet order (the coordinator's maps), which is
   /// emulated when this is empty. Set it to walk the topics in this order instead, each topic's
@@ -49,11 +51,17 @@ struct ServerAssignorInput {
   /// the coordinator). `uniform` depends on this order; `range` sorts members itself.
   std::vector<ServerMember> members;
   SubscriptionType subscription_type = SubscriptionType::Homogeneous;
+  /// When set, the homogeneous `uniform` builder returns each topic's partitions in the iteration
+  /// order of the HashSet Kafka's builder leaves them in (the order Kafka's target record lists
+  /// them): a kept set as its replay built it (its record's order, bucket by bucket), a copied one
+  /// with the removed partitions left out, the added partitions after the kept ones, in a table
+  /// grown as HashSet.add grows it. Otherwise (and for the other builders) sorted.
+  bool java_set_order = false;
 };
 
-/// member id -> its new target assignment (partitions sorted). Which members appear follows
-/// Kafka: `uniform` returns no member at all when nobody subscribes to an existing topic,
-/// otherwise every member (possibly with nothing); `range` always returns every member.
+/// member id -> its new target assignment (partitions sorted, or see java_set_order). Which members
+/// appear follows Kafka: `uniform` returns no member at all when nobody subscribes to an existing
+/// topic, otherwise every member (possibly with nothing); `range` always returns every member.
 using ServerAssignment = std::map<std::string, MemberAssignment>;
 
 /// Kafka's PartitionAssignorException (e.g. partitions left over by an inconsistent input).

@@ -168,13 +168,8 @@ std::vector<TargetTopic> GroupView::target_in_java_order(std::size_t member) con
 std::vector<std::int32_t> GroupView::partitions_in_java_order(
     std::size_t member, const std::vector<std::int32_t>& partitions) const {
   if (!input_.members[member].target_topic_order.empty()) return partitions;
-  // A HashSet<Integer> built from the record's list: Integer.hashCode is the value itself.
-  const std::size_t capacity = server_java::copy_capacity(partitions.size());
-  std::vector<std::int32_t> ordered = partitions;
-  std::stable_sort(ordered.begin(), ordered.end(), [&](std::int32_t a, std::int32_t b) {
-    return server_java::bucket_of(a, capacity) < server_java::bucket_of(b, capacity);
-  });
-  return ordered;
+  // A HashSet<Integer> built from the record's list (Assignment.fromRecord).
+  return server_java::int_set_order(partitions, server_java::copy_capacity(partitions.size()));
 }
 
 int GroupView::compare_ids(int a, int b) const {

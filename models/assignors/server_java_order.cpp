@@ -83,9 +83,7 @@ std::size_t copy_capacity(std::size_t n) {
 }
 
 std::size_t growth_capacity(std::size_t n) {
-  std::size_t capacity = 16;
-  while (n > capacity / 4 * 3) capacity <<= 1;
-  return capacity;
+  return grown_capacity(16, n);
 }
 
 std::vector<std::size_t> iteration_order(const std::vector<std::int32_t>& hashes,
@@ -98,6 +96,21 @@ std::vector<std::size_t> iteration_order(const std::vector<std::int32_t>& hashes
     return bucket_of(hashes[a], capacity) < bucket_of(hashes[b], capacity);
   });
   return order;
+}
+
+std::vector<std::int32_t> int_set_order(std::vector<std::int32_t> inserted, std::size_t capacity) {
+  const auto bucket = [capacity](std::int32_t p) { return bucket_of(p, capacity); };
+  const auto before = [&](std::int32_t a, std::int32_t b) { return bucket(a) < bucket(b); };
+  // A set copied from another's iteration at the same capacity is in order already.
+  if (!std::is_sorted(inserted.begin(), inserted.end(), before))
+    std::stable_sort(inserted.begin(), inserted.end(), before);
+  return inserted;
+}
+
+std::size_t grown_capacity(std::size_t capacity, std::size_t size) {
+  // HashMap.putVal: resize() once ++size exceeds the threshold, capacity x 0.75.
+  while (size > capacity / 4 * 3) capacity <<= 1;
+  return capacity;
 }
 
 std::size_t timeline_slot(std::int32_t hash, std::size_t capacity) {

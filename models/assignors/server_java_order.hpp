@@ -41,6 +41,14 @@ std::size_t growth_capacity(std::size_t n);
 /// these hashes, inserted in position order (bucket ascending, then insertion order).
 std::vector<std::size_t> iteration_order(const std::vector<std::int32_t>& hashes,
                                          std::size_t capacity);
+/// A java.util.HashSet<Integer> of `capacity` buckets holding `inserted` (distinct values, in the
+/// order they were added; removals leave the others in order): its iteration order, bucket
+/// ascending (Integer.hashCode is the value), each bucket in insertion order, whatever the table's
+/// growth in between (a resize splits a bucket keeping its order).
+std::vector<std::int32_t> int_set_order(std::vector<std::int32_t> inserted, std::size_t capacity);
+/// HashSet.add's growth: the capacity after a set of `capacity` buckets grew to `size` elements
+/// (doubled whenever the size passes three quarters of it).
+std::size_t grown_capacity(std::size_t capacity, std::size_t size);
 
 /// The iteration order of Kafka's timeline hash table (org.apache.kafka.timeline.BaseHashTable,
 /// under the group coordinator's TimelineHashMap of a consumer group's members) with String

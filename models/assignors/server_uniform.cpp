@@ -19,6 +19,39 @@ struct Unassigned {
   std::int32_t partition;
 };
 
+/// assignRemainingPartitions' `computeIfAbsent(topic, new HashSet<>()).add(partition)` on a
+/// member's sets (`parts`, each in insertion order, and their table sizes).
+void add_to_java_set(TopicParts& parts, std::vector<std::size_t>& capacity, int topic,
+                     std::int32_t partition) {
+  std::size_t e = parts.size();
+  if (e > 0 && parts[e - 1].first == topic) {
+    e -= 1;
+  } else {
+    e = static_cast<std::size_t>(std::find_if(parts.begin(), parts.end(),
+                                              [topic](const auto& p) { return p.first == topic; }) -
+                                 parts.begin());
+  }
+  if (e == parts.size()) {
+    parts.emplace_back(topic, std::vector<std::int32_t>{});
+    capacity.push_back(16);  // a default HashSet's table
+  }
+  parts[e].second.push_back(partition);
+  capacity[e] = server_java::grown_capacity(capacity[e], parts[e].second.size());
+}
+
+/// A member's result in its sets' iteration order (java_set_order).
+MemberAssignment java_set_assignment(const GroupView& group, TopicParts& parts,
+                                     const std::vector<std::size_t>& capacity) {
+  MemberAssignment out;
+  for (std::size_t e = 0; e < parts.size(); ++e) {
+    auto& [t, partitions] = parts[e];
+    if (partitions.empty()) continue;
+    out.emplace(group.input().topics[static_cast<std::size_t>(t)].id,
+                server_java::int_set_order(std::move(partitions), capacity[e]));
+  }
+  return out;
+}
+
 }  // namespace
 
 ServerAssignment uniform_homogeneous(GroupView& group) {
@@ -65,7 +98,22 @@ ServerAssignment uniform_homogeneous(GroupView& group) {
   const auto min_quota = static_cast<std::int64_t>(total_partitions) / members;
   std::int64_t remaining_extra = static_cast<std::int64_t>(total_partitions) % members;
 
+  // java_set_order: each kept topic's partitions in the HashSet's iteration order, and the
+  // set's table size (the replayed set's; a deep copy of it has the same).
+  const bool java_order = group.input().java_set_order;
+  const auto kept_order = [&](std::size_t i, const std::vector<std::int32_t>& partitions) {
+    if (java_order) return group.partitions_in_java_order(i, partitions);
+    std::vector<std::int32_t> keep = partitions;
+    std::sort(keep.begin(), keep.end());
+    return keep;
+  };
   std::vector<TopicParts> kept(member_count);
+  std::vector<std::vector<std::size_t>> capacity(java_order ? member_count : 0);
+  const auto keep_topic = [&](std::size_t i, int t, std::vector<std::int32_t> keep,
+                              std::size_t old_size) {
+    kept[i].emplace_back(t, std::move(keep));
+    if (java_order) capacity[i].push_back(server_java::copy_capacity(old_size));
+  };
   std::vector<std::pair<std::size_t, std::int64_t>> unfilled;  // member, quota left
   for (std::size_t i = 0; i < member_count; ++i) {
     std::int64_t quota = min_quota;
@@ -87,9 +135,7 @@ ServerAssignment uniform_homogeneous(GroupView& group) {
       for (const auto& [id, partitions] : member.target) {
         const int t = group.topic_by_id(id);
         if (t < 0 || subscribed[static_cast<std::size_t>(t)] == 0) continue;
-        std::vector<std::int32_t> keep = partitions;
-        std::sort(keep.begin(), keep.end());
-        kept[i].emplace_back(t, std::move(keep));
+        keep_topic(i, t, kept_order(i, partitions), partitions.size());
       }
       quota -= held;
     } else {
@@ -97,9 +143,7 @@ ServerAssignment uniform_homogeneous(GroupView& group) {
         if (entry.topic < 0 || subscribed[static_cast<std::size_t>(entry.topic)] == 0) continue;
         const auto size = static_cast<std::int64_t>(entry.partitions->size());
         if (size <= quota) {
-          std::vector<std::int32_t> keep = *entry.partitions;
-          std::sort(keep.begin(), keep.end());
-          kept[i].emplace_back(entry.topic, std::move(keep));
+          keep_topic(i, entry.topic, kept_order(i, *entry.partitions), entry.partitions->size());
           quota -= size;
           continue;
         }
@@ -114,8 +158,9 @@ ServerAssignment uniform_homogeneous(GroupView& group) {
             unassigned.push_back({entry.topic, p});
           }
         }
-        std::sort(keep.begin(), keep.end());
-        kept[i].emplace_back(entry.topic, std::move(keep));
+        // The deep copy less the released partitions: the walk order's first `quota`.
+        if (!java_order) std::sort(keep.begin(), keep.end());
+        keep_topic(i, entry.topic, std::move(keep), entry.partitions->size());
       }
     }
     // KAFKA-18688: a member that still has room gives its claim on an extra partition back,
@@ -133,6 +178,10 @@ ServerAssignment uniform_homogeneous(GroupView& group) {
     TopicParts& parts = kept[i];
     for (std::int64_t k = 0; k < quota && next < unassigned.size(); ++k, ++next) {
       const Unassigned& u = unassigned[next];
+      if (java_order) {
+        add_to_java_set(parts, capacity[i], u.topic, u.partition);
+        continue;
+      }
       if (parts.empty() || parts.back().first != u.topic)
         parts.emplace_back(u.topic, std::vector<std::int32_t>{});
       parts.back().second.push_back(u.partition);
@@ -142,7 +191,9 @@ ServerAssignment uniform_homogeneous(GroupView& group) {
 
   ServerAssignment out;
   for (std::size_t i = 0; i < member_count; ++i) {
-    out.emplace(group.input().members[i].member_id, group.make_assignment(kept[i]));
+    out.emplace(group.input().members[i].member_id,
+                java_order ? java_set_assignment(group, kept[i], capacity[i])
+                           : group.make_assignment(kept[i]));
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -334,4 +335,66 @@ TEST_CASE(
   const auto now = t.order(t.capacity(), t.puts());
   CHECK(std::find(now.begin(), now.end(), c2) == now.end());
   CHECK(now.size() == 4);
+}
+
+TEST_CASE(
+    "uniform, java_set_order: each target as Kafka's HashSet iterates it, and a member over its "
+    "quota keeps the first partitions of that order (scale-out-10, run 1, epochs 3 to 6)") {
+  // UniformHomogeneousAssignmentBuilder: a member over its quota keeps the first partitions it
+  // walks in its target's HashSet<Integer> (built from the target record's list), releasing the
+  // rest into the unassigned list behind the never-assigned ones, member by member; a member with
+  // room gets them in that order through computeIfAbsent(topic, new HashSet<>()).add. The record
+  // lists each set in its iteration order: bucket (the value mod the table size) ascending, a
+  // bucket in insertion order. The member order is the records' (a HashMap of member ids).
+  // Recorded 2026-12-07 16:43 UTC, target records at offsets 187-188, 316-318, 324-327, 333-337.
+  auto in = single_topic_group(60, {"c2", "c1"}, {{"c1", {{"tid", P(60)}}}});
+  std::iota(in.members[1].target["tid"].begin(), in.members[1].target["tid"].end(), 0);
+  in.java_set_order = true;
+  ServerAssignment a = rsim::assignors::assign_server("uniform", in);
+  const auto range = [](std::int32_t from, std::int32_t to) {
+    P out;
+    for (std::int32_t p = from; p <= to; ++p) out.push_back(p);
+    return out;
+  };
+  // c1 walks 0..59 (128 buckets) and keeps 0..29; c2 gets 30..59 in a table grown to 64.
+  CHECK(partitions_of(a, "c1") == range(0, 29));
+  CHECK(partitions_of(a, "c2") == range(30, 59));
+  // Epoch 4: c3 joins first in order. c2 walks 30..59 (copy of 30: 64 buckets), keeps 30..49;
+  // c1 keeps 0..19. c3's set receives 50..59 then 20..29 and grows to 32 buckets, where 52 and 20
+  // share bucket 20 (52 first), 53 and 21 bucket 21, ...
+  in = single_topic_group(60, {"c3", "c2", "c1"}, a);
+  in.java_set_order = true;
+  a = rsim::assignors::assign_server("uniform", in);
+  CHECK(partitions_of(a, "c3") ==
+        P{50, 51, 52, 20, 53, 21, 54, 22, 55, 23, 56, 24, 57, 25, 58, 26, 59, 27, 28, 29});
+  CHECK(partitions_of(a, "c2") == range(30, 49));
+  CHECK(partitions_of(a, "c1") == range(0, 19));
+  // Epoch 5: c3 (20 in 32 buckets, walked in the record's order) keeps its first 15,
+  // t-20..25 and t-50..58, and releases 26, 59, 27, 28, 29; c2's 30..49 in 32 buckets walk
+  // 32..49 then 30, 31: it keeps 32..46 and releases 47, 48, 49, 30, 31; c1 releases 15..19.
+  // c4 receives them in that order (a table of 32: 47 before 15 in bucket 15, ...).
+  in = single_topic_group(60, {"c3", "c4", "c2", "c1"}, a);
+  in.java_set_order = true;
+  a = rsim::assignors::assign_server("uniform", in);
+  CHECK(partitions_of(a, "c3") == P{50, 51, 52, 20, 53, 21, 54, 22, 55, 23, 56, 24, 57, 25, 58});
+  CHECK(partitions_of(a, "c4") == P{47, 15, 48, 16, 49, 17, 18, 19, 26, 59, 27, 28, 29, 30, 31});
+  CHECK(partitions_of(a, "c2") == range(32, 46));
+  CHECK(partitions_of(a, "c1") == range(0, 14));
+  // Epoch 6: c5 receives 57, 25, 58 (c3's), 29, 30, 31 (c4's), 44, 45, 46 (c2's), 12, 13, 14
+  // (c1's) in a table of 16, never grown (12 is not above 12).
+  in = single_topic_group(60, {"c3", "c4", "c2", "c5", "c1"}, a);
+  in.java_set_order = true;
+  a = rsim::assignors::assign_server("uniform", in);
+  CHECK(partitions_of(a, "c5") == P{57, 25, 58, 44, 12, 29, 45, 13, 30, 46, 14, 31});
+  CHECK(partitions_of(a, "c3") == P{50, 51, 52, 20, 53, 21, 54, 22, 55, 23, 56, 24});
+  CHECK(partitions_of(a, "c4") == P{47, 15, 48, 16, 49, 17, 18, 19, 26, 59, 27, 28});
+  // The same group with sorted targets (the order of the simulator before): c3 walks 20 before
+  // 52 and keeps t-20..26, t-50..57, which no run of Kafka wrote.
+  in = single_topic_group(60, {"c3", "c4", "c2", "c1"},
+                          {{"c1", {{"tid", range(0, 19)}}},
+                           {"c2", {{"tid", range(30, 49)}}},
+                           {"c3", {{"tid", P{20, 21, 22, 23, 24, 25, 26, 27, 28, 29,
+                                             50, 51, 52, 53, 54, 55, 56, 57, 58, 59}}}}});
+  a = rsim::assignors::assign_server("uniform", in);
+  CHECK(partitions_of(a, "c3") == P{20, 21, 22, 23, 24, 25, 26, 50, 51, 52, 53, 54, 55, 56, 57});
 }
