@@ -49,14 +49,12 @@ MemberState state_of_byte(int b) {
   }
 }
 
-/// A target's partitions as its record lists them: each topic's sorted.
+/// A target's partitions as its record lists them: each topic's in the order given (the
+/// iteration order of Kafka's HashSet of them).
 TopicPartitions partition_names(const TopicIdPartitions& tps) {
   TopicPartitions list;
-  for (const auto& [topic, ps] : tps) {
-    std::vector<std::int32_t> sorted = ps;
-    std::sort(sorted.begin(), sorted.end());
-    for (const auto p : sorted) list.push_back({topic, p});
-  }
+  for (const auto& [topic, ps] : tps)
+    for (const auto p : ps) list.push_back({topic, p});
   return list;
 }
 
@@ -848,6 +846,7 @@ void ConsumerGroupCoordinator::compute_target_assignment(
     in.members.push_back(std::move(sm));
   }
   in.subscription_type = assignors::subscription_type_by_names(in.members);
+  in.java_set_order = true;  // the records list each set as Kafka iterates it
   const auto result = assignors::assign_server(preferred_assignor(g), in);
   const std::int32_t epoch = g.group_epoch;
   for (const auto* m : ordered) {
@@ -1004,7 +1003,11 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
   if (replaced) {
     // A static member comes back: the old member's records are replaced, no epoch bump.
     const auto t = before.target.find(replaced->member.member_id);
-    const TopicIdPartitions old_target = t == before.target.end() ? TopicIdPartitions{} : t->second;
+    TopicIdPartitions old_target = t == before.target.end() ? TopicIdPartitions{} : t->second;
+    // Kafka writes the old member's target as it iterates the sets its replay built.
+    for (auto& [topic, ps] : old_target)
+      ps = assignors::server_java::int_set_order(ps,
+                                                 assignors::server_java::copy_capacity(ps.size()));
     remove_member_records(w, *replaced);
     emit(w, member_metadata_record(r.group_id, member));
     emit(w,

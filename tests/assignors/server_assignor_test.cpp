@@ -299,41 +299,43 @@ TEST_CASE(
   using rsim::assignors::server_java::string_hash;
   using rsim::assignors::server_java::timeline_slot;
   using rsim::assignors::server_java::TimelineTable;
-  // Run 2 of scale-out-10 (consumer): c1 and c2's ids share a slot at 2, 4 and 8 slots (the top
-  // bits of String.hashCode × -7046029254386353131), c3's is slot 0.
-  const std::string c1 = "6Q_MzuxzSQWiXXbu5L5KZQ", c2 = "nnGhP2AhReetVWoG6mCtiA",
-                    c3 = "gJQMy1MzQ8ehrP5Y0HJA_A";
-  CHECK(string_hash(c1) == -361354515);
-  CHECK(timeline_slot(string_hash(c1), 2) == 1);
-  CHECK(timeline_slot(string_hash(c2), 2) == 1);
-  CHECK(timeline_slot(string_hash(c1), 8) == 5);
-  CHECK(timeline_slot(string_hash(c2), 8) == 5);
-  CHECK(timeline_slot(string_hash(c3), 8) == 0);
+  // Run 1 of scale-out-10 (consumer, recorded 2026-12-07 16:43 UTC): c5 and c6's ids share a slot
+  // at 2, 4 and 8 slots (the top bits of String.hashCode × -7046029254386353131) and HashMap
+  // bucket 11 of 16; c7's is slot 1, 3 and 6.
+  const std::string c5 = "ga7F8ggZRiSEFoIuUB0PHg", c6 = "09ztvucgSAGkTolYSghr_w",
+                    c7 = "xvlv80S_QvuyRPq5DVF_OQ";
+  CHECK(string_hash(c5) == -147960587);
+  CHECK(timeline_slot(string_hash(c5), 2) == 0);
+  CHECK(timeline_slot(string_hash(c6), 2) == 0);
+  CHECK(timeline_slot(string_hash(c5), 8) == 1);
+  CHECK(timeline_slot(string_hash(c6), 8) == 1);
+  CHECK(timeline_slot(string_hash(c7), 8) == 6);
   TimelineTable t;
-  t.put(c1);
-  t.put(c2);
-  // The iterator takes a slot's keys from the last put: c2 before c1, as Kafka's target records
-  // of epoch 4 came (c3, c2, c1 in the recording, the HashMap built in this order).
-  CHECK(t.order(t.capacity(), t.puts()) == std::vector<std::string>{c2, c1});
+  t.put(c5);
+  t.put(c6);
+  // The iterator takes a slot's keys from the last put: c6 before c5, as Kafka's target records
+  // of epoch 8 came (c6 before c5 in the recording, the HashMap's bucket 11 filled in this order;
+  // at epoch 7, when c6 joined, the new member came after the table's and c5 was first).
+  CHECK(t.order(t.capacity(), t.puts()) == std::vector<std::string>{c6, c5});
   CHECK(t.capacity() == 2);
-  t.put(c3);  // (2 + 1) × 0.75 > 2: 4 slots
+  t.put(c7);  // (2 + 1) × 0.75 > 2: 4 slots
   CHECK(t.capacity() == 4);
-  CHECK(t.order(t.capacity(), t.puts()) == std::vector<std::string>{c3, c2, c1});
-  t.put(c2);  // a replacement keeps its place: (3 + 1) × 0.75 is not above 4
+  CHECK(t.order(t.capacity(), t.puts()) == std::vector<std::string>{c6, c5, c7});
+  t.put(c6);  // a replacement keeps its place: (3 + 1) × 0.75 is not above 4
   CHECK(t.capacity() == 4);
-  CHECK(t.order(t.capacity(), t.puts()) == std::vector<std::string>{c3, c2, c1});
-  // The table as it was before c3 (2 slots, 2 keys), and what was added since.
-  CHECK(t.order(2, 2) == std::vector<std::string>{c2, c1});
-  CHECK(t.added_since(2) == std::vector<std::string>{c3});
+  CHECK(t.order(t.capacity(), t.puts()) == std::vector<std::string>{c6, c5, c7});
+  // The table as it was before c7 (2 slots, 2 keys), and what was added since.
+  CHECK(t.order(2, 2) == std::vector<std::string>{c6, c5});
+  CHECK(t.added_since(2) == std::vector<std::string>{c7});
   t.put("k4");
   t.put("k5");  // 5 keys in 4 slots: (4 + 1) × 0.75 = 3.75 is not above 4
   CHECK(t.capacity() == 4);
-  t.put(c1);  // a replacement: (5 + 1) × 0.75 = 4.5 > 4 doubles the table first
+  t.put(c5);  // a replacement: (5 + 1) × 0.75 = 4.5 > 4 doubles the table first
   CHECK(t.capacity() == 8);
   CHECK(t.puts() == 5);
-  t.remove(c2);
+  t.remove(c6);
   const auto now = t.order(t.capacity(), t.puts());
-  CHECK(std::find(now.begin(), now.end(), c2) == now.end());
+  CHECK(std::find(now.begin(), now.end(), c6) == now.end());
   CHECK(now.size() == 4);
 }
 

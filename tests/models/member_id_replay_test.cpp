@@ -5,6 +5,10 @@
 // (fidelity/real/*/trace.jsonl, `member.id` lines). Idealized machine (tests/trace_helpers.hpp).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <map>
+
 #include "trace_helpers.hpp"
 
 namespace {
@@ -90,37 +94,62 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "member ids replayed, KIP-848: a target's members are put in Kafka's HashMap in the order of "
-    "the group's timeline table, then the joining member (scale-out-10, run 2's ids)") {
-  // TargetAssignmentBuilder.build() puts the group's members (a TimelineHashMap: slots by
-  // Fibonacci hashing, each slot last-put first) and then the heartbeat's new member into a
-  // HashMap<String, ...>; its iteration order is the uniform assignor's member order and the
-  // order of the target records. Run 2's c1 "6Q_MzuxzSQWiXXbu5L5KZQ" and c2
-  // "nnGhP2AhReetVWoG6mCtiA" share HashMap bucket 11 of 16 and timeline slot 1, where c2 (put
-  // last) comes first: so c2 goes into the HashMap before c1, and Kafka wrote epoch 4's target
-  // records for c3 (bucket 6), c2, c1 (records 15-17 of the recording). Put in id order, c1 came
-  // before c2.
-  const auto spec = with_ids(testing::load_ideal("scenarios/consumer/scale-out-10.json"),
-                             {{"c1", {"6Q_MzuxzSQWiXXbu5L5KZQ"}},
-                              {"c2", {"nnGhP2AhReetVWoG6mCtiA"}},
-                              {"c3", {"gJQMy1MzQ8ehrP5Y0HJA_A"}},
-                              {"c4", {"TQThBXHYRFmMxYJXa1T4Ig"}}});
-  const auto trace =
-      testing::parse_trace(rsim::run_scenario(spec, "consumer", spec.seed).trace_lines);
-  std::vector<std::vector<std::string>> targets;  // the members of each target, in record order
-  bool in_target = false;
-  for (const auto& e : testing::events(trace, "record")) {
-    const std::string name = e.value("record", "");
-    if (name == "ConsumerGroupTargetAssignmentMember" && !e.value("tombstone", false)) {
-      if (!in_target) targets.emplace_back();
-      in_target = true;
-      targets.back().push_back(e.value("consumer", ""));
-    } else {
-      in_target = false;
+    "member ids replayed, KIP-848: every target of scale-out-10's three recordings, its members in "
+    "Kafka's HashMap order and each member's partitions in its HashSet's order") {
+  // The joins are 1,500 ms apart (docs/fidelity.md, finding 31): each join's own heartbeat
+  // computes its target in every run, so given a run's member ids the simulator must write that
+  // run's target records exactly, ten computations (epochs 2 to 11; 49, 50 and 50 member records),
+  // in the record's order of members and of partitions. The member order is
+  // TargetAssignmentBuilder's HashMap<String, ...> filled from the group's timeline table (finding
+  // 28): run 1's c5 and c6 share bucket 11 and a slot, and epoch 8 has c6 before c5, epoch 7 (c6
+  // the joiner, put last) c5 before c6. The partition order is
+  // UniformHomogeneousAssignmentBuilder's sets (finding 31): at epoch 4 c3 receives c2's
+  // released 50..59 and then c1's 20..29 (runs 1 and 3; run 2 walks c1 first) into a HashSet grown
+  // to 32 buckets, and at epoch 5 keeps the first 15 it walks, t-20..25 and t-50..58 (runs 1 and 3)
+  // or t-20..26 and t-50..57 (run 2). One line per target computation: "c3 t-50 t-51 ...; c2 t-30
+  // ...", records and partitions in their order.
+  const auto targets_of = [](const std::vector<json>& trace) {
+    std::vector<std::string> out;
+    bool in_target = false;
+    for (const auto& e : trace) {
+      if (e.value("type", "") != "record") continue;
+      if (e.value("record", "") == "ConsumerGroupTargetAssignmentMember" &&
+          !e.value("tombstone", false)) {
+        if (!in_target) out.emplace_back();
+        in_target = true;
+        std::string& line = out.back();
+        line += (line.empty() ? "" : "; ") + e.value("consumer", "");
+        for (const auto& p : e.value("partitions", std::vector<std::string>{})) line += " " + p;
+      } else {
+        in_target = false;
+      }
+    }
+    return out;
+  };
+  const auto spec = testing::load_ideal("scenarios/consumer/scale-out-10.json");
+  for (const char* run : {"consumer", "run-2/consumer", "run-3/consumer"}) {
+    INFO(run);
+    std::ifstream in(std::string(RSIM_SOURCE_DIR) + "/fidelity/real/scale-out-10/" + run +
+                     "/trace.jsonl");
+    REQUIRE(in.good());
+    std::vector<json> recorded;
+    std::map<std::string, std::vector<std::string>> ids;
+    for (std::string line; std::getline(in, line);) {
+      recorded.push_back(json::parse(line));
+      const auto& e = recorded.back();
+      if (e.value("record", "") == "ConsumerGroupMemberMetadata" && !e.value("tombstone", false))
+        ids.try_emplace(e.value("consumer", ""),
+                        std::vector<std::string>{e.value("member_id", "")});
+    }
+    REQUIRE(ids.size() == 10);
+    const auto real = targets_of(recorded);
+    REQUIRE(real.size() == 10);
+    const auto sim = targets_of(testing::parse_trace(
+        rsim::run_scenario(with_ids(spec, ids), "consumer", spec.seed).trace_lines));
+    CHECK(sim.size() == real.size());
+    for (std::size_t i = 0; i < std::min(sim.size(), real.size()); ++i) {
+      INFO("target " << i << " (epoch " << i + 2 << ")");
+      CHECK(sim[i] == real[i]);
     }
   }
-  REQUIRE(targets.size() >= 3);
-  CHECK(targets[0] == std::vector<std::string>{"c1"});
-  CHECK(targets[1] == std::vector<std::string>{"c1", "c2"});
-  CHECK(targets[2] == std::vector<std::string>{"c3", "c2", "c1"});
 }
