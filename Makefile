@@ -1,6 +1,7 @@
 # The whole set-up on a fresh Debian bookworm machine:
 #   make demo   install missing packages, build (release), run the example scenario
 #   make test   install missing packages, build, run every test through ctest
+#   make build-pgo   build, then rebalance-sim optimised with a profile of a training run (g++), in build-pgo/
 #   make install [PREFIX=/usr/local] [DESTDIR=]   build, then install (binary, man page, schema, docs)
 #   make deb     build, then the .deb (CPack) in $(BUILD_DIR)/
 #   make image   the container image (ci/Containerfile) with podman, else buildah (chroot)
@@ -23,7 +24,7 @@ DEMO_OUT := out/two-consumers
 FUZZ_DEB_PACKAGES := clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
-.PHONY: format deps test-deps sanitize-deps build demo test install deb image image-test sanitize sanitize-build tsan fuzz clean oracle-assignors oracle oracle-smoke oracle-share-smoke site
+.PHONY: format deps test-deps sanitize-deps build build-pgo demo test install deb image image-test sanitize sanitize-build tsan fuzz clean oracle-assignors oracle oracle-smoke oracle-share-smoke site
 
 deps test-deps:
 	@missing=""; for p in $(if $(filter test-deps,$@),$(TEST_PACKAGES),$(DEB_PACKAGES)); do \
@@ -42,6 +43,15 @@ format: test-deps
 build: deps
 	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# The PGO build (tools/pgo/build.sh, docs/performance.md "The compiler"): g++ builds rebalance-sim
+# instrumented in $(PGO_DIR), tools/pgo/train.sh runs it on a fixed workload the repository owns
+# (the shape of `bench scale` under the three protocols of the classic and the consumer group, the
+# scenario library), g++ compiles it again with that profile, and ctest checks that it writes the
+# Release binary's outputs byte for byte. The benchmark figures of docs/performance.md come from it.
+PGO_DIR ?= build-pgo
+build-pgo: build
+	sh tools/pgo/build.sh $(PGO_DIR) $(abspath $(BUILD_DIR))/rebalance-sim $(JOBS)
 
 demo: build
 	./$(BUILD_DIR)/rebalance-sim run $(DEMO_SCENARIO) --out $(DEMO_OUT) --format perfetto --format mermaid --format csv
@@ -129,7 +139,7 @@ fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD=$(SANITIZE_DIR) tools/fuzz.sh
 
 clean:
-	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(TSAN_DIR) $(WASM_DIR) $(SITE_DIR) build-asan build-fuzz out
+	rm -rf $(BUILD_DIR) $(PGO_DIR) $(SANITIZE_DIR) $(TSAN_DIR) $(WASM_DIR) $(SITE_DIR) build-asan build-fuzz out
 
 # The playground (docs/playground.md): the kernel, the models, the summary and the report compiled
 # to WebAssembly with Debian's emscripten (3.1.6) in $(WASM_DIR), and the static site in

@@ -4,13 +4,14 @@
 # run.start's trace_level (which older binaries do not write; also in timeline.csv) are set aside.
 # The output folder's manifest (.rebalance-sim-manifest.json, which older binaries do not write) is not compared.
 # Usage: tools/same_outputs.sh OLD_BINARY NEW_BINARY [LEVEL] [WORKDIR]
+# SCENARIOS="a.json b.json ..." runs those instead of every scenario (tests/pgo/same_outputs_test.sh).
 set -u
 old=$1 new=$2 level=${3:-full} work=${4:-$(mktemp -d)}
 oc=$("$old" --version | sed -n 's/.*(\([0-9a-f]*\)).*/\1/p')
 nc=$("$new" --version | sed -n 's/.*(\([0-9a-f]*\)).*/\1/p')
 mkdir -p "$work/old" "$work/new"
 same=0 differ=0
-for f in $(find scenarios -name '*.json' ! -name schema.json ! -name '*.golden.json' ! -path '*/assign/*' | sort); do
+for f in ${SCENARIOS:-$(find scenarios -name '*.json' ! -name schema.json ! -name '*.golden.json' ! -path '*/assign/*' | sort)}; do
   n=$(echo "$f" | tr / _)
   for side in old new; do
     bin=$old; [ $side = new ] && bin=$new
