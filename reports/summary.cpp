@@ -558,12 +558,14 @@ struct Consumer {
 /// A consumer-protocol member as the coordinator sees it (its
 /// ConsumerGroupCurrentMemberAssignment).
 struct CoordinatorMember {
+  // What a bump's fill reads of every member first, together (one cache line, not two).
   const std::string* interned = nullptr;  // its id, kept for the whole run (WaitSet points at it)
   std::uint64_t wait_key = 0;             // WaitSet::key_of(*interned), for a bump's fill
+  std::int64_t epoch = -1;
+  std::uint32_t dense = 0;  // the id's dense number (SummaryBuilder::intern)
+  bool stable = false;
   std::string group;
   std::string consumer;
-  std::int64_t epoch = -1;
-  bool stable = false;
   PartitionSet assigned;
 };
 
@@ -584,9 +586,9 @@ struct Rebalance {
   // Consumer protocol: the members of `members` to look at when the group settles, those whose
   // state (or their application's) changed since they were last found not reconciled; all of
   // them when `check_all` (the wait was filled or its epoch changed since).
-  // Interned ids (SummaryBuilder::interned_ids_), in the order they were touched, repeats
-  // included: a member is noted in O(1), whatever the size of the wait.
-  std::vector<const std::string*> to_check;
+  // The interned ids' dense numbers (SummaryBuilder::intern), in the order they were touched,
+  // repeats included: a member is noted in O(1), whatever the size of the wait.
+  std::vector<std::uint32_t> to_check;
   bool check_all = false;
 
   void add_cause(const std::string& c) {
@@ -824,6 +826,8 @@ class SummaryBuilder {
     return "zombie overlap in group " + group + ": " + who + " both believed they owned " +
            std::to_string(partitions) + (partitions == 1 ? " partition" : " partitions");
   }
+  /// The members' index (group_members_, member_of_dense_) holds exactly members_.
+  bool member_index_consistent() const { return group_index_consistent(); }
   std::size_t retained_wait_entries() const {
     std::size_t n = 0;
     for (const auto& [g, rs] : open_)
@@ -1044,13 +1048,17 @@ class SummaryBuilder {
       auto [mit, created] = members_.try_emplace(member_id);
       CoordinatorMember& m = mit->second;
       if (created) {
-        m.interned = &*interned_ids_.insert(member_id).first;
+        const auto& [id, dense] = intern(member_id);
+        m.interned = &id;
+        m.dense = dense;
         m.wait_key = WaitSet::key_of(member_id);
+        member_of_dense_[dense] = &m;
       }
       std::string group = e.at("group").get<std::string>();
       if (created || group != m.group) {
         if (!created) unindex_group_member(m.group, member_id);
-        index_group_member(group, m.interned, &m);
+        m.group = group;
+        index_group_member(group, m);
       }
       m.group = std::move(group);
       std::string consumer = e.value("consumer", "");
@@ -1059,9 +1067,9 @@ class SummaryBuilder {
         members_by_consumer_[consumer].insert(member_id);
         m.consumer = std::move(consumer);
       }
-      touch_member(m.interned);
+      touch_member(m.dense);
       if (record == "ConsumerGroupCurrentMemberAssignment") {
-        m.epoch = e.at("member_epoch").get<std::int64_t>();
+        set_epoch(m, e.at("member_epoch").get<std::int64_t>());
         m.stable = e.value("state", 0) == 0;
         // An epoch bump mostly leaves the partitions as they were: the set is rebuilt only when the
         // record's list (in the set's order when unchanged) differs from it.
@@ -1081,25 +1089,26 @@ class SummaryBuilder {
     const std::string member_id = str(e.member_id);
     const auto it = members_.find(member_id);
     if (it == members_.end()) return;
-    it->second.epoch = e.epoch;
+    set_epoch(it->second, e.epoch);
     it->second.stable = e.state == "STABLE";
-    touch_member(it->second.interned);
+    touch_member(it->second.dense);
     reevaluate(it->second.group, member_id, t);
   }
   void remove_member(const std::string& member_id, std::int64_t t) {
     const auto it = members_.find(member_id);
     if (it == members_.end()) return;
     const std::string group = it->second.group;
-    const std::string* const interned = it->second.interned;
+    const std::uint32_t dense = it->second.dense;
     unindex_member(it->second.consumer, member_id);
     unindex_group_member(group, member_id);
+    member_of_dense_[dense] = nullptr;
     members_.erase(it);
     // A member fenced or removed leaves the wait of every open rebalance.
     for (auto& r : open_[group]) {
       r.waiting.erase(member_id);
       r.members.erase(member_id);
     }
-    touch_member(interned);
+    touch_member(dense);
     dirty_.insert(group);
     dirty_t_ = t;
   }
@@ -1366,7 +1375,10 @@ class SummaryBuilder {
   }
   void on_group_epoch(const trace::GroupEpoch& e, std::int64_t t) {
     const std::string group = str(e.group);
-    last_members_[group].assign(e.members.begin(), e.members.end());
+    // Only a classic generation's members are read (a classic rebalance's Stable, in
+    // on_group_state): a consumer-protocol bump's list of every member is not copied (a join
+    // storm of n members bumps n times: n^2 names).
+    if (e.generation || !e.epoch) last_members_[group].assign(e.members.begin(), e.members.end());
     if (e.generation) {
       auto& rs = open_[group];
       if (!rs.empty()) {
@@ -1456,9 +1468,10 @@ class SummaryBuilder {
     // when the group settles, not the whole wait (a join storm of n members bumps n times).
     if (const auto gm = group_members_.find(group); gm != group_members_.end()) {
       r->members.reserve(gm->second.size());
-      for (const auto& [id, m] : gm->second) {
-        r->members.push_back(m->wait_key, id);  // in id order
-        if (m->epoch < 0 || m->epoch >= epoch) r->to_check.push_back(id);
+      // One walk of the group's own array (every field it reads is there): no member's node.
+      for (const GroupMember& gm_entry : gm->second) {
+        r->members.push_back(gm_entry.key, gm_entry.id, gm_entry.dense);  // in id order
+        if (gm_entry.epoch < 0 || gm_entry.epoch >= epoch) r->to_check.push_back(gm_entry.dense);
       }
     }
     r->check_all = false;
@@ -1467,12 +1480,8 @@ class SummaryBuilder {
   }
   /// A member has reconciled to the target of epoch `epoch` when the coordinator has it STABLE at
   /// that epoch or later and, if its application is alive, the application owns exactly what the
-  /// coordinator assigned it and runs no rebalance callback.
-  bool reconciled(const std::string& member_id, std::int64_t epoch) const {
-    const auto it = members_.find(member_id);
-    return reconciled(member_id, it == members_.end() ? nullptr : &it->second, epoch);
-  }
-  /// The same, with the member already looked up (nullptr: not a member).
+  /// coordinator assigned it and runs no rebalance callback. `found` is its member (nullptr: not
+  /// a member).
   bool reconciled(const std::string& member_id, const CoordinatorMember* found,
                   std::int64_t epoch) const {
     if (found == nullptr) return true;
@@ -1493,12 +1502,12 @@ class SummaryBuilder {
   }
   /// The member's state changed: the open rebalances waiting for it look at it again when their
   /// group settles (the others need not: nothing reconciled() reads of them changed).
-  /// `member_id` is the interned id. A member not (or no longer) in a wait is found missing
-  /// when the group settles, as it would be here.
+  /// `dense` is the interned id's dense number. A member not (or no longer) in a wait is found
+  /// missing when the group settles, as it would be here.
   /// Once a rebalance has noted as many members as its wait has slots, it looks at its whole
   /// wait instead (the same answer: a member not noted is unchanged): noting stays O(1) and the
   /// notes never outgrow the wait, however long the group goes without settling.
-  void touch_member(const std::string* member_id) {
+  void touch_member(std::uint32_t dense) {
     for (auto& [g, rs] : open_)
       for (auto& r : rs) {
         if (!r.consumer_protocol || r.check_all) continue;
@@ -1506,7 +1515,7 @@ class SummaryBuilder {
           r.check_all = true;
           r.to_check.clear();
         } else {
-          r.to_check.push_back(member_id);
+          r.to_check.push_back(dense);
         }
       }
   }
@@ -1514,22 +1523,62 @@ class SummaryBuilder {
   void touch_consumer(const std::string& name) {
     const auto it = members_by_consumer_.find(name);
     if (it == members_by_consumer_.end()) return;
-    for (const auto& id : it->second) touch_member(&*interned_ids_.find(id));
+    for (const auto& id : it->second) touch_member(interned_ids_.find(id)->second);
   }
-  using GroupMembers = std::vector<std::pair<const std::string*, CoordinatorMember*>>;  // by id
+  /// A member of a group's array, in id order: what a bump's fill reads of it, copied (its key,
+  /// dense number and epoch), so that the fill walks one array and reads no member's node.
+  struct GroupMember {
+    std::uint64_t key;  // WaitSet::key_of(*id)
+    const std::string* id;
+    std::int64_t epoch;  // the member's epoch (set_epoch keeps it equal to CoordinatorMember's)
+    std::uint32_t dense;
+  };
+  using GroupMembers = std::vector<GroupMember>;  // by id
+  /// The first entry not below `id` (its key compared first: the array's own bytes; the id's
+  /// string only on equal keys).
   static GroupMembers::iterator find_in(GroupMembers& v, const std::string& id) {
+    const std::uint64_t key = WaitSet::key_of(id);
     return std::lower_bound(v.begin(), v.end(), id,
-                            [](const auto& a, const std::string& b) { return *a.first < b; });
+                            [key](const GroupMember& a, const std::string& b) {
+                              return a.key != key ? a.key < key : *a.id < b;
+                            });
   }
-  void index_group_member(const std::string& group, const std::string* id, CoordinatorMember* m) {
+  void index_group_member(const std::string& group, const CoordinatorMember& m) {
     auto& v = group_members_[group];
-    v.insert(find_in(v, *id), {id, m});
+    v.insert(find_in(v, *m.interned), GroupMember{m.wait_key, m.interned, m.epoch, m.dense});
   }
   void unindex_group_member(const std::string& group, const std::string& id) {
     const auto g = group_members_.find(group);
     if (g == group_members_.end()) return;
     const auto it = find_in(g->second, id);
-    if (it != g->second.end() && *it->first == id) g->second.erase(it);
+    if (it != g->second.end() && *it->id == id) g->second.erase(it);
+  }
+  /// The member's epoch, in its node and in its group's array.
+  void set_epoch(CoordinatorMember& m, std::int64_t epoch) {
+    m.epoch = epoch;
+    const auto g = group_members_.find(m.group);
+    if (g == group_members_.end()) return;
+    const auto it = find_in(g->second, *m.interned);
+    if (it != g->second.end() && it->id == m.interned) it->epoch = epoch;
+  }
+  /// Whether every group's array holds exactly its members (by id, in id order), each with its
+  /// member's key, dense number and epoch: what the index test checks after joins, leaves and
+  /// fencing.
+  bool group_index_consistent() const {
+    std::size_t indexed = 0;
+    for (const auto& [group, v] : group_members_) {
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        const GroupMember& e = v[i];
+        if (i > 0 && !(*v[i - 1].id < *e.id)) return false;
+        const auto m = members_.find(*e.id);
+        if (m == members_.end() || m->second.group != group || m->second.interned != e.id ||
+            m->second.epoch != e.epoch || m->second.dense != e.dense ||
+            m->second.wait_key != e.key || member_of_dense_[e.dense] != &m->second)
+          return false;
+      }
+      indexed += v.size();
+    }
+    return indexed == members_.size();
   }
   void unindex_member(const std::string& consumer, const std::string& member_id) {
     const auto it = members_by_consumer_.find(consumer);
@@ -1542,37 +1591,22 @@ class SummaryBuilder {
       for (auto& r : open_[group]) {
         if (!r.consumer_protocol) continue;
         if (r.check_all) {
-          // Every waiting member, walking the group's members alongside (both in id order): no
-          // lookup each (a member now in another group is looked up).
-          static const std::vector<std::pair<const std::string*, CoordinatorMember*>> none;
-          const auto gmit = group_members_.find(group);
-          const auto& gm = gmit == group_members_.end() ? none : gmit->second;
-          std::size_t j = 0;
+          // Every waiting member, each found by its dense number (no lookup by id).
           for (std::size_t i = 0; i < r.members.size(); ++i) {
             if (!r.members.live(i)) continue;
             const std::string& id = r.members.at(i);
-            const CoordinatorMember* found = nullptr;
-            if (j < gm.size() && gm[j].first == &id) {
-              // Both point at the interned id (the usual case: the wait was filled from gm):
-              // no string comparison; the next waiting id is greater, so gm[j] is behind it.
-              found = gm[j++].second;
-            } else {
-              while (j < gm.size() && *gm[j].first < id) ++j;
-              found = j < gm.size() && *gm[j].first == id ? gm[j].second : nullptr;
-            }
-            if (found == nullptr) {
-              const auto m = members_.find(id);
-              found = m == members_.end() ? nullptr : &m->second;
-            }
-            if (reconciled(id, found, r.generation)) r.members.erase_at(i);
+            if (reconciled(id, member_of_dense(r.members.dense_at(i), id), r.generation))
+              r.members.erase_at(i);
           }
         } else {
           // Only the members whose state changed: the others are still not reconciled.
           std::sort(r.to_check.begin(), r.to_check.end());
           r.to_check.erase(std::unique(r.to_check.begin(), r.to_check.end()), r.to_check.end());
-          for (const std::string* id : r.to_check)
-            if (const std::size_t w = r.members.find(*id);
-                w != WaitSet::npos && reconciled(*id, r.generation))
+          // Each by its dense number: its slot in the wait and its member, one read each.
+          for (const std::uint32_t d : r.to_check)
+            if (const std::size_t w = r.members.find_dense(d);
+                w != WaitSet::npos &&
+                reconciled(r.members.at(w), member_of_dense_[d], r.generation))
               r.members.erase_at(w);
         }
         r.check_all = false;
@@ -1681,13 +1715,27 @@ class SummaryBuilder {
   std::map<std::string, Consumer> consumers_;
   std::map<std::string, CoordinatorMember> members_;  // by member id (consumer protocol)
   std::map<std::string, std::set<std::string>>
-      members_by_consumer_;             // consumer -> its members' ids
-  std::set<std::string> interned_ids_;  // every member id seen, never erased
+      members_by_consumer_;  // consumer -> its members' ids
+  // Every member id seen, never erased, and its dense number (0, 1, 2, ... in the order seen).
+  std::map<std::string, std::uint32_t> interned_ids_;
+  // The member (members_'s entry) of each dense number, nullptr while it is not a member.
+  std::vector<CoordinatorMember*> member_of_dense_;
+  const std::pair<const std::string, std::uint32_t>& intern(const std::string& id) {
+    const auto [it, fresh] =
+        interned_ids_.try_emplace(id, static_cast<std::uint32_t>(member_of_dense_.size()));
+    if (fresh) member_of_dense_.push_back(nullptr);
+    return *it;
+  }
+  /// members_'s entry of `id`, whose dense number is `dense` (kNoDense: looked up by the id).
+  const CoordinatorMember* member_of_dense(std::uint32_t dense, const std::string& id) const {
+    if (dense != WaitSet::kNoDense) return member_of_dense_[dense];
+    const auto m = members_.find(id);
+    return m == members_.end() ? nullptr : &m->second;
+  }
   // Each group's members_ (by their group), in id order: what a bump's wait is filled from.
-  std::map<std::string, std::vector<std::pair<const std::string*, CoordinatorMember*>>>
-      group_members_;
+  std::map<std::string, GroupMembers> group_members_;
   std::map<std::string, std::vector<std::string>>
-      last_members_;  // group -> members of its last generation
+      last_members_;  // group -> members of its last classic generation
   std::map<std::string, std::int64_t> group_epoch_, assignment_epoch_;
   std::map<std::string, std::vector<Rebalance>> open_;  // per group, oldest first
   std::vector<ClosedRebalance> done_;
@@ -2303,6 +2351,10 @@ std::size_t SummarySink::retained_entry_bytes() const {
 
 std::size_t SummarySink::retained_wait_entries() const {
   return s_->builder.retained_wait_entries();
+}
+bool SummarySink::member_index_consistent() const {
+  return s_->builder.member_index_consistent() &&
+         (s_->steady == nullptr || s_->steady->member_index_consistent());
 }
 std::size_t SummarySink::retained_path_vertices() const {
   return s_->paths.vertices();

@@ -88,6 +88,11 @@ class SummarySink final : public rsim::TraceSink {
   /// noted for their next look): only open rebalances hold any, each at most twice its wait.
   /// What the bounded-memory test reads.
   std::size_t retained_wait_entries() const;
+  /// Whether the index of the consumer-protocol members the sink keeps for the rebalances' waits
+  /// (each group's members in id order, with their epochs and dense numbers, and the member of
+  /// each dense number) holds exactly the members the coordinator's records left: what the
+  /// index test reads after joins, leaves and fencing.
+  bool member_index_consistent() const;
   /// The vertices the critical paths' happens-before graph holds now (CriticalPaths::prune):
   /// what the bounded-memory test reads.
   std::size_t retained_path_vertices() const;

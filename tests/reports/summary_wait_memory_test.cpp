@@ -178,3 +178,62 @@ TEST_CASE(
     f.end_with_one_rebalance(5000, 2000, 3000);
   }
 }
+
+TEST_CASE(
+    "the members' index stays exact through joins, epoch changes, fencing and a rejoin, and the "
+    "wait found through it completes each rebalance when its last member reconciles") {
+  // The summary keeps each group's members in id order with their epochs and dense numbers
+  // (what a bump's wait is filled from) and finds a noted member by its dense number: after
+  // every line the index must hold exactly the members the records left, and the rebalances end
+  // at the instants a lookup by id gave.
+  Feed f;
+  f.start();
+  const auto step = [&f](const std::string& l) {
+    f.line(l);
+    REQUIRE(f.sink.member_index_consistent());
+  };
+  const auto record = [&](std::int64_t t_us, const std::string& group, const std::string& id,
+                          std::int64_t epoch, int state) {
+    f.member(t_us, group, id, epoch, state);
+    REQUIRE(f.sink.member_index_consistent());
+  };
+  const auto fence = [&](std::int64_t t_us, const std::string& group, const std::string& id) {
+    step(fmt::format(
+        R"({{"t_us":{},"type":"record","partition":0,"offset":0,"record":"ConsumerGroupCurrentMemberAssignment","tombstone":true,"group":"{}","member_id":"{}"}})",
+        t_us, group, id));
+  };
+  // Six members of g and three of h join in an order that is not their ids'.
+  for (const int i : {3, 0, 5, 1, 4, 2}) record(1000, "g", member_id("g", i), 1, 0);
+  for (const int i : {2, 0, 1}) record(1000, "h", member_id("h", i), 1, 0);
+  // g's epoch 2: members 0 to 3 reach it, member 4 is fenced, member 5 is still at 1.
+  step(
+      R"({"t_us":2000,"type":"group.epoch","group":"g","epoch":2,"assignment_epoch":2,"members":[],"reason":"bump 2"})");
+  for (int i = 0; i < 4; ++i) record(3000, "g", member_id("g", i), 2, 0);
+  fence(3000, "g", member_id("g", 4));
+  CHECK(f.sink.retained_rebalances().first == 1);  // member 5 is still waited for
+  // Member 5 reaches epoch 2 by its member.epoch event (no record): the rebalance ends at 4000.
+  step(
+      R"({"t_us":4000,"type":"member.epoch","group":"g","consumer":"g-member-005","member_id":"g-member-005","epoch":2,"state":"STABLE"})");
+  step(
+      R"({"t_us":4500,"type":"member.epoch","group":"h","consumer":"h-member-000","member_id":"h-member-000","epoch":1,"state":"STABLE"})");
+  CHECK(f.sink.retained_rebalances().first == 0);
+  // The fenced member rejoins with its old id (its dense number again); g's epoch 3 waits for it
+  // and for member 0, which stays in UNREVOKED_PARTITIONS (state 1) until 7000.
+  record(5000, "g", member_id("g", 4), 2, 0);
+  step(
+      R"({"t_us":5500,"type":"group.epoch","group":"g","epoch":3,"assignment_epoch":3,"members":[],"reason":"bump 3"})");
+  for (const int i : {1, 2, 3, 5}) record(6000, "g", member_id("g", i), 3, 0);
+  record(6000, "g", member_id("g", 0), 3, 1);
+  record(6500, "g", member_id("g", 4), 3, 0);
+  CHECK(f.sink.retained_rebalances().first == 1);
+  record(7000, "g", member_id("g", 0), 3, 0);
+  f.line(R"({"t_us":9000,"type":"run.end"})");
+  REQUIRE(f.sink.member_index_consistent());
+  const auto s = f.sink.finish();
+  REQUIRE(s["rebalances"].size() == 2);
+  CHECK(s["rebalances"][0]["start_us"] == 2000);
+  CHECK(s["rebalances"][0]["end_us"] == 4000);
+  CHECK(s["rebalances"][1]["start_us"] == 5500);
+  CHECK(s["rebalances"][1]["end_us"] == 7000);
+  for (const auto& r : s["rebalances"]) CHECK(r["completed"] == true);
+}
