@@ -1756,6 +1756,32 @@ void ConsumerGroupCoordinator::downgrade(const std::string& group_id, const std:
                                  group_id));
 }
 
+namespace {
+
+std::vector<ConsumerGroupMemberState> in_conversion_order(
+    std::vector<ConsumerGroupMemberState> members) {
+  // ConsumerGroup.fromClassicGroup puts the members into the consumer group's TimelineHashMap in
+  // the order of the classic group's HashMap (ClassicGroup.allMembers(), filled member by
+  // member), and createConsumerGroupRecords walks that TimelineHashMap: the member records come
+  // in its order (docs/fidelity.md, finding 27).
+  namespace sj = assignors::server_java;
+  std::vector<std::int32_t> hashes;
+  for (const auto& m : members) hashes.push_back(sj::string_hash(m.member.member_id));
+  sj::TimelineTable table;
+  std::map<std::string, std::size_t> at;
+  for (const auto i : sj::iteration_order(hashes, sj::growth_capacity(members.size()))) {
+    table.put(members[i].member.member_id);
+    at.emplace(members[i].member.member_id, i);
+  }
+  std::vector<ConsumerGroupMemberState> out;
+  out.reserve(members.size());
+  for (const auto& id : table.order(table.capacity(), table.puts()))
+    out.push_back(std::move(members[at.at(id)]));
+  return out;
+}
+
+}  // namespace
+
 void ConsumerGroupCoordinator::adopt_classic(const ClassicGroupImage& image,
                                              const std::string& reason) {
   const std::string& gid = image.group_id;
@@ -1785,6 +1811,7 @@ void ConsumerGroupCoordinator::adopt_classic(const ClassicGroupImage& image,
     m.classic = ClassicMemberMetadata{im.session_timeout_ms, im.protocols};
     members.push_back(std::move(m));
   }
+  members = in_conversion_order(std::move(members));
   tracer_.publish(trace::GroupMigration{
       .group = gid, .from = "classic", .to = "consumer", .generation = epoch, .reason = reason});
   // ConsumerGroup.createConsumerGroupRecords, in its order.

@@ -153,3 +153,41 @@ TEST_CASE(
     }
   }
 }
+
+TEST_CASE(
+    "member ids replayed, online upgrade: the conversion writes the classic members in the "
+    "order of Kafka's maps (rolling-upgrade-to-consumer, runs 1 and 2's ids)") {
+  // A's first ConsumerGroupHeartbeat converts the classic group of B and C:
+  // ConsumerGroup.fromClassicGroup puts them into the consumer group's TimelineHashMap in the
+  // order of the classic group's HashMap (allMembers()), and createConsumerGroupRecords walks the
+  // TimelineHashMap. Run 1's ids (B 2bd25fd8..., C ec77474c...) share HashMap bucket 0 (so B,
+  // which joined first, comes first) and timeline slot 0, where C, put last, comes first: run 1
+  // wrote C's records before B's. Run 2's ids (B 176c834b..., C 6ab150e8...) are in buckets 4
+  // and 2, so C is put first, and again share slot 0: run 2 wrote B's first. Put in the classic
+  // image's order, B came first with both.
+  const auto conversion_order = [](const std::map<std::string, std::vector<std::string>>& ids) {
+    const auto spec =
+        with_ids(testing::load_ideal("scenarios/migration/rolling-upgrade-to-consumer.json"), ids);
+    const auto trace = testing::parse_trace(
+        rsim::run_scenario(spec, "classic-cooperative", spec.seed).trace_lines);
+    std::vector<std::string> out;  // the first ConsumerGroupMemberMetadata records, in order
+    for (const auto& e : testing::events(trace, "record")) {
+      if (e.value("record", "") == "ConsumerGroupMemberMetadata" && !e.value("tombstone", false))
+        out.push_back(e.value("consumer", ""));
+      if (out.size() == 2) break;
+    }
+    return out;
+  };
+  CHECK(conversion_order(
+            {{"A", {"consumer-g-1-e965344b-67f4-4822-aafe-336535b67591", "rDXFmc3IQC6V5OQOYkvMQw"}},
+             {"B", {"consumer-g-1-2bd25fd8-9b11-49e8-b96e-31ed12289d84", "z_hlmSeFSam9D0d1KlWaew"}},
+             {"C",
+              {"consumer-g-1-ec77474c-640f-4ba4-8da6-b123bca8dce4", "TRXs_N4nSMGGxFwvuM78zQ"}}}) ==
+        std::vector<std::string>{"C", "B"});
+  CHECK(conversion_order(
+            {{"A", {"consumer-g-1-a5bb19ba-d2b8-4350-8dbc-f8f7fc70e647", "ok4VtFAcQu6SKndQsnzOyw"}},
+             {"B", {"consumer-g-1-176c834b-4f64-4df5-8bf4-34c827aec0e5", "rFUEwObTQ8WRMT4YKLyH8g"}},
+             {"C",
+              {"consumer-g-1-6ab150e8-72e8-4a69-b956-3f6d87500de7", "8F67cjalQkiZkzCA8bOfVw"}}}) ==
+        std::vector<std::string>{"B", "C"});
+}
