@@ -442,6 +442,93 @@ void canonical_close_windows(std::vector<Record>& records,
   }
 }
 
+/// Two members' writes of a consumer group within this much of each other (CreateTime, ms) are
+/// a race of their requests: rolling-upgrade-to-consumer's B and C had their Heartbeats,
+/// OffsetCommits and JoinGroups read by the broker 0.10-2.37 ms apart, in both orders within one
+/// run (docs/fidelity.md, finding 27).
+constexpr std::int64_t kSimultaneousWritesUs = 2000;
+
+/// Whether `r` is a consumer-group member record that one member's own request writes.
+bool member_write(const Record& r) {
+  return !r.tombstone && !r.consumer.empty() &&
+         (r.record == "ConsumerGroupMemberMetadata" ||
+          r.record == "ConsumerGroupCurrentMemberAssignment");
+}
+
+/// A real run's near-simultaneous member writes in the simulator's order. A write is the run of
+/// consecutive member records of one member at one time (its request's ConsumerGroupMemberMetadata
+/// and ConsumerGroupCurrentMemberAssignment); consecutive writes of different members, each within
+/// kSimultaneousWritesUs of the one before and nothing between them, were a race of their
+/// requests' arrival at the coordinator, so their order is no fact of the run: they are taken in
+/// the order the simulator wrote the same records (each by its nearest equal record in time;
+/// writes the simulator lacks keep their place after the others). What a write says, and its
+/// time, are compared as before: a write that depended on another's (a member waiting for a
+/// partition another revokes) says something else in the other order. `note` says where the
+/// run's own order was another.
+std::vector<Record> writes_in_simulator_order(const std::vector<Record>& sim,
+                                              std::vector<Record> run, std::string& note) {
+  struct Write {
+    std::size_t begin, end;
+  };
+  std::vector<Write> writes;
+  for (std::size_t i = 0; i < run.size();) {
+    std::size_t e = i;
+    while (e < run.size() && member_write(run[e]) && run[e].consumer == run[i].consumer &&
+           run[e].t_us == run[i].t_us)
+      ++e;
+    if (e == i) e = i + 1;
+    writes.push_back({i, e});
+    i = e;
+  }
+  const auto sim_position = [&](const Write& w) {
+    const Record& key = run[w.end - 1];
+    std::size_t best = sim.size();
+    std::int64_t best_dt = 0;
+    for (std::size_t j = 0; j < sim.size(); ++j) {
+      if (!(sim[j] == key)) continue;
+      const std::int64_t dt = std::llabs(sim[j].t_us - key.t_us);
+      if (best == sim.size() || dt < best_dt) best = j, best_dt = dt;
+    }
+    return best;
+  };
+  std::vector<Record> out;
+  out.reserve(run.size());
+  for (std::size_t k = 0; k < writes.size();) {
+    // The block: writes of distinct members, each within the bound of the one before.
+    std::size_t end = k + 1;
+    std::set<std::string> members{run[writes[k].begin].consumer};
+    while (member_write(run[writes[k].begin]) && end < writes.size() &&
+           member_write(run[writes[end].begin]) &&
+           run[writes[end].begin].t_us - run[writes[end - 1].begin].t_us <= kSimultaneousWritesUs &&
+           members.insert(run[writes[end].begin].consumer).second)
+      ++end;
+    std::vector<std::pair<std::size_t, std::size_t>> order;  // (sim position, write)
+    for (std::size_t w = k; w < end; ++w)
+      order.emplace_back(end - k > 1 ? sim_position(writes[w]) : 0, w);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    bool moved = false;
+    for (std::size_t n = 0; n < order.size(); ++n) {
+      moved = moved || order[n].second != k + n;
+      const Write& w = writes[order[n].second];
+      out.insert(out.end(), run.begin() + static_cast<std::ptrdiff_t>(w.begin),
+                 run.begin() + static_cast<std::ptrdiff_t>(w.end));
+    }
+    if (moved) {
+      std::vector<std::string> names;
+      for (std::size_t w = k; w < end; ++w) names.push_back(run[writes[w].begin].consumer);
+      const Record& first = run[writes[k].begin];
+      note += fmt::format(
+          "{}member writes of {} within {} ms at {} ms, taken in the "
+          "simulator's order",
+          note.empty() ? "" : "; ", fmt::join(names, ", "),
+          (run[writes[end - 1].begin].t_us - first.t_us) / 1000, fmt_ms(first.t_us));
+    }
+    k = end;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::vector<std::string>> simultaneous_starts(
@@ -678,6 +765,7 @@ void compare_records(VariantComparison& c, const TraceFacts& sim,
   for (std::size_t k = 0; k < runs; ++k) {
     std::string note;
     records[k] = in_simulator_order(sim.records, real[k].records, sim.simultaneous, note);
+    records[k] = writes_in_simulator_order(sim.records, std::move(records[k]), note);
     for (const auto& stop : sim.simultaneous_stops) {
       const auto s = leave_order(sim.records, stop), r = leave_order(records[k], stop);
       if (s == r || r.empty()) continue;
