@@ -31,8 +31,9 @@ inline std::vector<nlohmann::json> parse_trace(const std::vector<std::string>& l
 
 /// The idealized machine of the unit tests: the timing texture's knobs that a scenario left at
 /// their Kafka-like defaults (cluster.request_handling_ms, cluster.write_latency_ms,
-/// cluster.purgatory_lateness_ms, each consumer's heartbeat_wakeup_lateness_ms and
-/// connection_setup_ms; docs/fidelity.md, "Timing texture") become 0, so that only Kafka's timers
+/// cluster.purgatory_lateness_ms, each consumer's heartbeat_wakeup_lateness_ms,
+/// connection_setup_ms and poll_return_lateness_ms; docs/fidelity.md, "Timing texture") become 0,
+/// so that only Kafka's timers
 /// and the network take time and a test can derive every time by hand from Kafka's rules. A knob
 /// the scenario sets stays as set. The scenario files' own `expect` blocks (ctest "scenario") and
 /// tests/models/timing_texture_test.cpp run with the defaults.
@@ -53,6 +54,9 @@ inline rsim::ScenarioSpec ideal_machine(rsim::ScenarioSpec spec) {
       c.heartbeat_wakeup_lateness = zero;
   for (auto& c : spec.consumers)
     if (is_default(c.connection_setup, rsim::kDefaultConnectionSetup)) c.connection_setup = zero;
+  for (auto& c : spec.consumers)
+    if (c.poll_return_lateness == rsim::kDefaultPollReturnLateness)
+      c.poll_return_lateness = sim::SimTime::zero();
   return spec;
 }
 inline rsim::ScenarioSpec ideal_machine(const nlohmann::json& doc,

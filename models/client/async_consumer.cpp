@@ -115,6 +115,8 @@ AsyncConsumer::AsyncConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<E
           },
           &network_thread_) {
   lookup_backoff_after_success_ = true;  // CoordinatorRequestManager's RequestState
+  // A poll() that finds nothing returns poll_return_lateness_ms after its timeout (finding 27).
+  poll_return_lateness_ = spec.poll_return_lateness;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -144,6 +146,8 @@ void AsyncConsumer::reset_client_state() {
   buffer_woken_ = false;
   spinning_ = false;
   loop_at_once_ = false;
+  network_woke_ = kernel_.now();
+  pass_wait_ = false;
   heartbeat_interval_ms_ = 0;
   next_heartbeat_ = kernel_.now();
   backoff_until_ = kernel_.now();
@@ -312,14 +316,19 @@ void AsyncConsumer::pass() {
   // it handles this pass's AsyncPollEvent (a reconciliation whose commit was empty, say) waits
   // for the next pass, as the application thread drains its queue right after submitting the
   // event.
+  // The event wakes the network thread: the wait below reads the maximumTimeToWait of its loop
+  // that started at its previous wake, with the deadlines as they were (see wait_bound()).
+  pass_wake_ = network_wake();
+  pass_auto_commit_ = next_auto_commit_;
+  pass_wait_ = true;
   last_poll_ = kernel_.now();
   drain_remaining_ = app_events_.size();
   // A RECONCILING member's pass waits for its event's reconciliation check (collectFetch), so
-  // its wait reads the maximumTimeToWait the network thread cached as it woke for the event,
-  // before handling it: 0 when the auto-commit timer had expired with no commit in flight
-  // (CommitRequestManager.AutoCommitState.remainingMs). poll() then loops again at once.
+  // it reads that value for sure: 0 when the auto-commit timer had expired by that wake with no
+  // commit in flight (CommitRequestManager.AutoCommitState.remainingMs). poll() then loops
+  // again at once.
   loop_at_once_ = state_ == State::RECONCILING && config_.enable_auto_commit &&
-                  kernel_.now() >= next_auto_commit_ && !auto_commit_in_flight_ && !rec_commit_id_;
+                  pass_wake_ >= next_auto_commit_ && !auto_commit_in_flight_ && !rec_commit_id_;
   on_poll_event();
   if (!process_.alive()) return;
   drain_app_events();
@@ -329,6 +338,12 @@ void AsyncConsumer::pass() {
 sim::SimTime AsyncConsumer::wait_bound() {
   const sim::SimTime now = kernel_.now();
   spinning_ = false;
+  // The pass's own wait reads the network thread's loop from its wake before the pass (see
+  // wait_bound() in the header); later ones read it afresh.
+  const bool pass_wait = pass_wait_ && last_poll_ == now;
+  pass_wait_ = false;
+  const sim::SimTime wake = pass_wait ? pass_wake_ : now;
+  const sim::SimTime auto_commit = pass_wait ? pass_auto_commit_ : next_auto_commit_;
   if (buffer_woken_) {
     buffer_woken_ = false;
     return now;
@@ -346,7 +361,11 @@ sim::SimTime AsyncConsumer::wait_bound() {
   // maximumTimeToWait: FetchRequestManager (nothing in flight), CommitRequestManager (the next
   // auto-commit), the heartbeat manager (the next heartbeat).
   if (fetches_in_flight_ == 0) bound = std::min(bound, backoff);
-  if (config_.enable_auto_commit && next_auto_commit_ > now)
+  // (expired by the wake: the value was 0, which only a RECONCILING pass is sure to read,
+  // loop_at_once_; the timer the event restarted bounds the wait then.)
+  if (config_.enable_auto_commit && auto_commit > wake)
+    bound = std::min(bound, sim::saturating_add(auto_commit, now - wake));
+  else if (config_.enable_auto_commit && next_auto_commit_ > now)
     bound = std::min(bound, next_auto_commit_);
   if (state_ != State::UNSUBSCRIBED) {
     sim::SimTime heartbeat;
@@ -356,7 +375,7 @@ sim::SimTime AsyncConsumer::wait_bound() {
     else if ((state_ == State::JOINING || state_ == State::ACKNOWLEDGING) && !heartbeat_in_flight_)
       heartbeat = std::max(now, retry_now_not_before_);
     else if (next_heartbeat_ > now)
-      heartbeat = next_heartbeat_;
+      heartbeat = sim::saturating_add(next_heartbeat_, now - wake);
     else
       heartbeat = std::max(now, backoff_until_);
     if (heartbeat <= now)
@@ -364,6 +383,10 @@ sim::SimTime AsyncConsumer::wait_bound() {
     else
       bound = std::min(bound, heartbeat);
   }
+  // A wait that would end at or after poll()'s timer ends with it (pollForFetches waits at most
+  // the timer's remainder): poll() returns, poll_return_lateness_ms later.
+  if (poll_return_timer_.armed() && bound >= poll_return_timer_.deadline() - poll_return_lateness_)
+    bound = sim::kNever;
   return bound;
 }
 
@@ -441,7 +464,10 @@ void AsyncConsumer::on_callback_end() {
 }
 
 void AsyncConsumer::on_app_event_done(const AppEvent& e) {
-  // The completion goes back to the background thread.
+  // The completion goes back to the background thread, which wakes: a wait after it reads
+  // maximumTimeToWait afresh (see wait_bound()).
+  network_woke_ = kernel_.now();
+  pass_wait_ = false;
   switch (e.kind) {
     case AppEvent::Kind::Revoke:
       if (e.reconciliation != reconciliation_ || reconcile_ != Reconcile::Revoking) return;
@@ -1053,6 +1079,7 @@ void AsyncConsumer::fail_fatally(ErrorCode error) {
 
 std::int32_t AsyncConsumer::send_request(sim::NodeId to, Message request, std::int64_t timeout_ms,
                                          std::int32_t epoch) {
+  network_woke_ = kernel_.now();  // a loop of the network thread sends it (see wait_bound())
   return send_to(to, std::move(request), timeout_ms, RequestContext{epoch, {}, {}});
 }
 
@@ -1092,6 +1119,7 @@ void AsyncConsumer::on_message(sim::NodeId from, Envelope&& envelope) {
 }
 
 void AsyncConsumer::handle_response(const InFlight& req, std::int32_t id, const Message& response) {
+  network_woke_ = kernel_.now();  // the network thread wakes for it (see wait_bound())
   std::visit(Overloaded{
                  [&](const FindCoordinatorResponse& r) { on_find_coordinator_response(r); },
                  [&](const ConsumerGroupHeartbeatResponse& r) { on_heartbeat_response(req, r); },

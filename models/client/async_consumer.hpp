@@ -6,6 +6,7 @@
 // ListOffsets for auto.offset.reset; commits (auto-commit, before reconciliation, commitSync /
 // commitAsync, close) carry all_consumed().
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -92,12 +93,21 @@ class AsyncConsumer final : public QuietReturns<AsyncConsumer> {
   /// A bound of zero is a busy loop (the first join, while the heartbeat interval is still 0):
   /// spinning_ is set and the next response the network thread handles starts a pass.
   /// The network thread caches maximumTimeToWait at the end of its loop, after its blocking
-  /// network poll. A RECONCILING member's pass waits for its AsyncPollEvent's reconciliation
-  /// check and then reads the value cached as the network thread woke for the event, before
-  /// handling it: when the auto-commit timer had expired with no commit in flight that is 0, so
-  /// the wait ends at once and poll() loops again in the same call (loop_at_once_). Other
-  /// passes use the fresh values (in Kafka they race with the network thread's wake).
+  /// network poll, computed with the time the loop started (ConsumerNetworkThread.runOnce). A
+  /// pass's AsyncPollEvent wakes it: the pass's wait reads the value of the loop the event ends,
+  /// which started at the network thread's previous wake (network_wake(): the previous pass, a
+  /// request sent, a response, a Fetch's end, a callback's completion), with the deadlines as
+  /// they were before the event. So the next heartbeat and auto-commit bound the wait from that
+  /// wake, not from the pass: a deadline d bounds it at now + (d - wake), and a pass does not wake
+  /// at a deadline inside its call when the network thread did not wake since the previous pass
+  /// (finding 27). When the auto-commit timer had expired by that wake with no commit in
+  /// flight, the value is 0: a RECONCILING member's pass (which waits for its event's
+  /// reconciliation check, so it reads that value) ends its wait at once and poll() loops again
+  /// in the same call (loop_at_once_, finding 11). Later waits of the pass (after a callback, a
+  /// wake) read the deadlines afresh: the network thread has run since.
   sim::SimTime wait_bound();
+  /// The start of the network thread's latest loop before now: its last wake (see wait_bound()).
+  sim::SimTime network_wake() const { return std::max(last_poll_, network_woke_); }
   /// FetchBuffer.wakeup(): a waiting poll() makes a pass now; otherwise its next wait ends at once.
   void wake_app();
   // Records (fetch, processing, commits after a batch), around RecordConsumption.
@@ -141,7 +151,10 @@ class AsyncConsumer final : public QuietReturns<AsyncConsumer> {
   /// A Fetch ended (ConsumerClient's fetching): like any Fetch's end, it wakes the
   /// application's wait. Records themselves are delivered by RecordConsumption (a waiting poll()
   /// gets them `Route::delay` after their append), which also ends the Fetch that carried them.
-  void on_fetch_ended() override { wake_app(); }
+  void on_fetch_ended() override {
+    network_woke_ = kernel_.now();
+    wake_app();
+  }
   // Positions (OffsetsRequestManager): OffsetFetch, then ListOffsets.
   void update_fetch_positions();
   /// The context of position lookups (OffsetForLeaderEpoch, ListOffsets): no member epoch.
@@ -226,6 +239,14 @@ class AsyncConsumer final : public QuietReturns<AsyncConsumer> {
   bool spinning_ = false;              // the application's wait bound was zero (see wait_bound())
   /// This pass's wait ends at once: the network thread's cached wait was 0 (see wait_bound()).
   bool loop_at_once_ = false;
+  /// The network thread's last wake other than a pass (a request sent, a response, a Fetch's
+  /// end, a callback's completion); see network_wake().
+  sim::SimTime network_woke_{0};
+  /// The pass's own wait is next (see wait_bound()): the network thread's wake before the pass
+  /// and the auto-commit deadline before its AsyncPollEvent.
+  bool pass_wait_ = false;
+  sim::SimTime pass_wake_{0};
+  sim::SimTime pass_auto_commit_{0};
 
   // Coordinator discovery and the network client.
 
@@ -248,6 +269,18 @@ class AsyncConsumer final : public QuietReturns<AsyncConsumer> {
     drain_remaining_ = 0;
     spinning_ = false;
   }
+  /// The quiet state's fixed bound (the next heartbeat or auto-commit) as a quiet return's wait
+  /// reads it: from the network thread's last wake (see wait_bound()).
+  /// (A pass at this instant already read that wake: the checked quiet pass runs after the full
+  /// one.)
+  sim::SimTime quiet_fixed_bound(sim::SimTime now) const {
+    const sim::SimTime fixed = quiet_pass_.fixed_bound;
+    const sim::SimTime wake = last_poll_ == now ? pass_wake_ : network_wake();
+    return fixed == sim::kNever ? fixed : sim::saturating_add(fixed, now - wake);
+  }
+  /// In a chain the network thread's last wake is the previous return, a poll_call_length()
+  /// before: the bound is `until` + that, after the next return, so it never ends a chain.
+  sim::SimTime chain_fixed_bound() const { return sim::kNever; }
   /// What a pass leaves that the checked quiet pass compares: poll-return, poll and fetch-wake
   /// timers (armed, deadline), the last poll, in_poll, spinning and the drain left.
   using PollState = std::tuple<bool, sim::SimTime, bool, sim::SimTime, bool, sim::SimTime,

@@ -267,6 +267,9 @@ class ClassicConsumer final : public QuietReturns<ClassicConsumer> {
   /// What else a quiet return leaves: every position valid (updateFetchPositions), so no
   /// retry.backoff.ms bound either.
   void quiet_pass_state() { all_fetch_positions_ = true; }
+  /// The quiet state's fixed bound as it is (none: sim::kNever), at a return and in a chain.
+  sim::SimTime quiet_fixed_bound(sim::SimTime) const { return quiet_pass_.fixed_bound; }
+  sim::SimTime chain_fixed_bound() const { return quiet_pass_.fixed_bound; }
   /// What a return leaves that the checked quiet pass compares: the poll-return, auto-commit and
   /// fetch-wake timers (armed, deadline), the last poll, in_poll and all_fetch_positions.
   using PollState = std::tuple<bool, sim::SimTime, bool, sim::SimTime, bool, sim::SimTime,

@@ -440,7 +440,7 @@ void ConsumerClient::begin_poll() {
   in_poll_ = true;
   // A wakeup() between two poll() calls makes the next one throw at once.
   if (maybe_trigger_wakeup()) return;
-  poll_return_timer_.arm(at_least_a_turn(spec_.poll_timeout));
+  poll_return_timer_.arm(poll_call_length());
   poll_pass();
 }
 

@@ -136,6 +136,12 @@ class ConsumerClient : public ConsumerProcess {
   /// True when it did; the caller's pass is over.
   bool maybe_trigger_wakeup();
   void begin_poll();
+  /// How long a poll() call that finds nothing takes from its start to the application's next
+  /// call: poll_timeout_ms (at least a turn), plus the client's poll_return_lateness_ (the
+  /// KIP-848 client's `poll_return_lateness_ms`; 0 for the others).
+  sim::SimTime poll_call_length() const {
+    return at_least_a_turn(spec_.poll_timeout) + poll_return_lateness_;
+  }
   /// Draws `start_latency_ms` for a start: zero calls first_poll() at once; otherwise the call
   /// comes when the latency is over. Returns the latency drawn.
   sim::SimTime draw_start_latency();
@@ -300,6 +306,9 @@ class ConsumerClient : public ConsumerProcess {
   std::uint32_t fetches_in_flight_ = 0;
   std::uint32_t fetch_brokers_ = 0;
   sim::NodeId node_ = 0;
+
+  /// See poll_call_length(): set by the client that models it (AsyncConsumer).
+  sim::SimTime poll_return_lateness_{0};
 
   // Application-thread timers.
   sim::Timer poll_return_timer_;

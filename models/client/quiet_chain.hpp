@@ -24,6 +24,9 @@ namespace rsim {
 ///     chain_rearm(): that re-arm's deadline (a Rearm);
 ///   chain_may_open(): whether a quiet return may open a chain (besides the shared conditions);
 ///   quiet_pass_state(): the rest of the state a quiet return leaves (no timers);
+///   quiet_fixed_bound(now): the fetch wake-up's bound besides the records' and retry.backoff.ms
+///     at a quiet return at `now` (from quiet_pass_.fixed_bound), and chain_fixed_bound(): the
+///     one a chain's returns test (sim::kNever: it never ends a chain before `until`);
 ///   last_poll_: the last poll, written by quiet returns.
 template <class Client>
 class QuietReturns : public ConsumerClient {
@@ -105,8 +108,10 @@ class QuietReturns : public ConsumerClient {
     Rearm rearm;                   // chain_rearm()
     sim::SimTime timer_queued{0};  // its queued entry (sim::kNever: none)
     sim::SimTime until{0};         // a return at or after it may not be quiet
-    sim::SimTime wake{0};          // the fetch wake-up's bound (sim::kNever: none)
-    sim::SimTime turn{0};          // poll.timeout, at least a turn
+    sim::SimTime wake{0};          // the records' fetch wake-up (sim::kNever: none)
+    sim::SimTime fixed{0};         // the client's bound besides (chain_fixed_bound())
+    sim::SimTime turn{0};          // poll_call_length()
+    sim::SimTime timer_turn{0};    // poll.timeout, at least a turn: poll()'s timer
     sim::SimTime backoff_turn{0};  // retry.backoff.ms, at least a turn
     std::uint64_t epoch = 0;       // the reach epoch and production layout it holds for
     std::uint64_t layout = 0;
@@ -175,12 +180,14 @@ void QuietReturns<Client>::quiet_pass(bool may_chain) {
   in_poll_ = false;
   fetch_wake_timer_.cancel();
   in_poll_ = true;
-  const sim::SimTime ret_at = sim::saturating_add(now, at_least_a_turn(spec_.poll_timeout));
+  const sim::SimTime ret_at = sim::saturating_add(now, poll_call_length());
   // The fetch wake-up's bound: the records', the client's, and retry.backoff.ms when it applies.
-  sim::SimTime bound = quiet_pass_.fixed_bound;
+  sim::SimTime bound = self().quiet_fixed_bound(now);
   if (quiet_pass_.backoff_bound)
     bound = std::min(bound,
                      sim::saturating_add(now, at_least_a_turn(sim::ms(config_.retry_backoff_ms))));
+  // A wait that would end at or after poll()'s timer ends with it: poll() returns.
+  if (bound >= sim::saturating_add(now, at_least_a_turn(spec_.poll_timeout))) bound = sim::kNever;
   const sim::SimTime next = std::min(consumption_.quiet_next(), bound);
   // The fetch wake-up is armed when it comes before the return (the return's timer is armed).
   const bool wake = next != sim::kNever && next < ret_at;
@@ -216,8 +223,10 @@ void QuietReturns<Client>::open_chain(sim::SimTime ret_at) {
   c.timer = self().chain_timer();
   c.rearm = self().chain_rearm();
   c.timer_queued = c.timer != nullptr ? c.timer->queued_at() : sim::kNever;
-  c.wake = std::min(consumption_.quiet_next(), quiet_pass_.fixed_bound);
-  c.turn = at_least_a_turn(spec_.poll_timeout);
+  c.wake = consumption_.quiet_next();
+  c.fixed = self().chain_fixed_bound();
+  c.turn = poll_call_length();
+  c.timer_turn = at_least_a_turn(spec_.poll_timeout);
   c.backoff_turn = at_least_a_turn(sim::ms(config_.retry_backoff_ms));
   c.epoch = consumption_.quiet_epoch();
   c.layout = consumption_.workload().layout();
@@ -244,8 +253,10 @@ void QuietReturns<Client>::on_chain_return(std::uint64_t id) {
   // timer's last arm).
   const sim::SimTime now = kernel_.now();
   const sim::SimTime ret_at = sim::saturating_add(now, c.turn);
-  sim::SimTime wake = c.wake;
-  if (c.backoff) wake = std::min(wake, sim::saturating_add(now, c.backoff_turn));
+  sim::SimTime bound = c.fixed;
+  if (c.backoff) bound = std::min(bound, sim::saturating_add(now, c.backoff_turn));
+  if (bound >= sim::saturating_add(now, c.timer_turn)) bound = sim::kNever;  // poll() returns
+  const sim::SimTime wake = std::min(c.wake, bound);
   std::optional<ChainEnd> end;
   if (now >= c.until)
     end = ChainEnd::Until;

@@ -2,6 +2,7 @@
 #include "models/scenario/fleet_parse.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -733,8 +734,8 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
         {"produce", {"gap_ms", "records_per_sec"}},
         {"consumer",
          {"callbacks", "commit", "config", "config_by_protocol", "connection_setup_ms", "group",
-          "heartbeat_wakeup_lateness_ms", "name", "on_stop", "outcomes", "poll_timeout_ms",
-          "processing", "start_latency_ms", "topics"}},
+          "heartbeat_wakeup_lateness_ms", "name", "on_stop", "outcomes", "poll_return_lateness_ms",
+          "poll_timeout_ms", "processing", "start_latency_ms", "topics"}},
         {"outcomes", {"reject", "release"}},
         {"config_by_protocol", {"classic", "consumer", "share"}},
         {"processing", {"per_batch_ms", "per_poll_ms", "per_record_ms"}},
@@ -1073,6 +1074,8 @@ class ScenarioReader {
         consumer.heartbeat_wakeup_lateness = *d;
       if (auto d = p.read_distribution(c, "connection_setup_ms", ptr))
         consumer.connection_setup = *d;
+      if (auto v = p.read_number(c, "poll_return_lateness_ms", ptr, 0, false, 1000))
+        consumer.poll_return_lateness = sim::SimTime{std::llround(*v * 1000.0)};
       consumer_times(c, ptr, consumer);
       if (const auto oc = c.find("outcomes"); oc != c.end())
         consumer_outcomes(*oc, child(ptr, "outcomes"), consumer);

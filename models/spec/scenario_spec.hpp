@@ -55,6 +55,12 @@ inline const sim::Distribution kDefaultHeartbeatWakeupLateness =
 /// 3.75-7.19 ms over 28 connections of 8 consumer starts with client DEBUG logs
 /// (docs/fidelity.md, finding 21).
 inline const sim::Distribution kDefaultConnectionSetup = sim::Distribution::lognormal(4.97, 0.25);
+/// A consumer's `poll_return_lateness_ms`: how much later than its timeout a KIP-848 poll() that
+/// found nothing returns to the application's next call (the wait's wake-up, the client's code
+/// after it, the application's loop): consecutive empty poll(100) calls 100.31-100.35 ms apart
+/// in the recordings (docs/fidelity.md, finding 27). A constant: it sets the phase of the passes
+/// against the client's timers, which drifts by it per call.
+inline constexpr sim::SimTime kDefaultPollReturnLateness = sim::SimTime{330};
 
 struct TopicSpec {
   std::string name;
@@ -120,6 +126,9 @@ struct ConsumerSpec {
   /// `connection_setup_ms`: how long a new connection to a broker takes before its first request
   /// goes out (one per broker for data and metadata, one per broker for the group coordinator).
   sim::Distribution connection_setup = kDefaultConnectionSetup;
+  /// `poll_return_lateness_ms`: how much later than poll_timeout a KIP-848 poll() that finds
+  /// nothing returns (the next call comes that much later); the consumer protocol only.
+  sim::SimTime poll_return_lateness = kDefaultPollReturnLateness;
   ProcessingSpec processing;
   CallbacksSpec callbacks;
   CommitMode commit = CommitMode::Auto;

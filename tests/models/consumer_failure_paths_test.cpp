@@ -370,7 +370,8 @@ TEST_CASE(
   // starts at 2000 and owns nothing, so each of its passes is a poll() call, 100 ms apart (its
   // wait is retry.backoff.ms, the same as the poll() timeout). B stops at 5000; its leave
   // heartbeat gives t-0 to A, whose next heartbeat brings it.
-  const auto run_with = [](std::int64_t auto_commit_interval_ms) {
+  const auto run_with = [](std::int64_t auto_commit_interval_ms,
+                           sim::SimTime poll_return_lateness = sim::SimTime::zero()) {
     auto doc = nlohmann::json::parse(R"({
       "name": "loop-at-once", "seed": 1, "duration_ms": 9000, "protocols": ["consumer"],
       "cluster": {"brokers": 1}, "network": {"latency_ms": 1},
@@ -381,7 +382,8 @@ TEST_CASE(
                  {"at_ms": 2000, "do": "start", "consumer": "A"},
                  {"at_ms": 5000, "do": "stop", "consumer": "B"}]})");
     doc["consumers"][1]["config"] = {{"auto.commit.interval.ms", auto_commit_interval_ms}};
-    const auto spec = testing::ideal_machine(doc);
+    auto spec = testing::ideal_machine(doc);
+    spec.consumers[1].poll_return_lateness = poll_return_lateness;
     return testing::parse_trace(rsim::run_scenario(spec, "consumer", spec.seed).trace_lines);
   };
   const auto reconciled = [](const std::vector<nlohmann::json>& t) {
@@ -397,20 +399,22 @@ TEST_CASE(
   // reconciliation restarts the auto-commit timer (ConsumerMembershipManager: 2100 + interval).
   // The heartbeat at 7100 brings t-0 (answer 7102); the next pass reconciles (nothing to commit:
   // no record consumed).
-  SUBCASE("the auto-commit timer expires after the answer: the callback in the same poll() call") {
-    // auto.commit.interval.ms 5050: the timer expires at 7150, which bounds the wait of the
-    // poll() call from 7100 (CommitRequestManager.maximumTimeToWait). The pass at 7150 is a
-    // RECONCILING member's: its collectFetch waits for the AsyncPollEvent's reconciliation check
+  SUBCASE("the auto-commit timer expires after the answer: the wait reads it from the answer") {
+    // auto.commit.interval.ms 5050: the timer expires at 7150. The pass at 7100 comes after the
+    // heartbeat sent at 7100 (its timer was armed first), so its wait reads the network
+    // thread's loop from 7100 (ConsumerNetworkThread.runOnce computes maximumTimeToWait with its
+    // loop's start time): 50 ms, a wake at 7150. That pass is a RECONCILING member's (the answer
+    // came at 7102): its collectFetch waits for the AsyncPollEvent's reconciliation check
     // (maybeReconcile(true), which queues onPartitionsAssigned: nothing to commit), then reads
-    // the maximumTimeToWait the network thread cached as it woke for the event, before handling
-    // it: 0 (the timer expired, no auto-commit in flight). pollForFetches waits 0 ms, the loop
-    // goes round at once, and its processBackgroundEvents runs onPartitionsAssigned: at 7150,
-    // 48 ms after the answer (without this rule: at the next poll() call, 7200).
+    // the value the network thread cached as the event woke it, computed at its previous wake,
+    // the answer at 7102: the timer's 48 ms then (finding 11 took 0, the value at the event
+    // itself; finding 27). The wait ends at 7150 + 48 and that pass runs onPartitionsAssigned:
+    // at 7198, 96 ms after the answer, still inside the poll() call of 7100.
     const auto t = run_with(5050);
     CHECK(last_heartbeat(t, "A", 7101) == 7100);
     CHECK(first(t, "consumer.member_state", "A") == 2000);
     CHECK(reconciled(t) == std::vector<double>{2004, 7150});
-    CHECK(callback_starts(t, "A", "onPartitionsAssigned") == std::vector<double>{2100, 7150});
+    CHECK(callback_starts(t, "A", "onPartitionsAssigned") == std::vector<double>{2100, 7198});
     CHECK(callback_partitions(t, "A", "onPartitionsAssigned", 1) ==
           std::vector<std::string>{"t-0"});
   }
@@ -423,5 +427,32 @@ TEST_CASE(
     const auto t = run_with(5000);
     CHECK(reconciled(t) == std::vector<double>{2004, 7200});
     CHECK(callback_starts(t, "A", "onPartitionsAssigned") == std::vector<double>{2100, 7300});
+  }
+  // The phase of the poll() calls against the timers (finding 27): each call that finds nothing
+  // returns poll_return_lateness_ms after its 100 ms, so A's calls come at 2000 + k (100 + that),
+  // while the auto-commit timer and the heartbeats keep the phase of the acknowledgement, sent
+  // from the call after the join (k = 1). Between two passes nothing wakes the network thread,
+  // so no pass's wait ends at the timer's expiry (its value is read from the previous pass,
+  // 100 ms stale): what decides is whether a call start falls between the expiry and the answer.
+  SUBCASE("0.33 ms a call: the call after the answer is the first after the expiry: loop at once") {
+    // Acknowledgement at 2100.33: timer expiry and heartbeat at 7100.33, answer (t-0) at
+    // 7102.33. Call 50 at 7016.5 (before the expiry), call 51 at 7116.83: a RECONCILING pass
+    // whose network thread last woke at the answer, after the expiry, with no auto-commit sent
+    // since: the cached wait is 0, the loop goes round at once and runs onPartitionsAssigned
+    // at 7116.83 (rolling-upgrade-to-consumer's A, the same case: 22,140.2, 22,147.6 and
+    // 22,138.2 ms in Kafka's three runs, 13 ms after its heartbeat's answer in run 1).
+    const auto t = run_with(5000, sim::SimTime{330});
+    CHECK(last_heartbeat(t, "A", 7101) == 7100.33);
+    CHECK(reconciled(t) == std::vector<double>{2004, 7116.83});
+    CHECK(callback_starts(t, "A", "onPartitionsAssigned") == std::vector<double>{2100.33, 7116.83});
+  }
+  SUBCASE("0.02 ms a call: a call start between the expiry and the answer sends the auto-commit") {
+    // Expiry and heartbeat at 7100.02, answer at 7102.02; call 51 at 7101.02 finds the timer
+    // expired while A is STABLE: it sends the auto-commit (nothing to commit: the timer restarts
+    // anyway, CommitRequestManager.maybeAutoCommitAsync). Call 52 (7201.04) reconciles with the
+    // timer running, waits to the end of the call, and call 53 (7301.06) runs the callback.
+    const auto t = run_with(5000, sim::SimTime{20});
+    CHECK(reconciled(t) == std::vector<double>{2004, 7201.04});
+    CHECK(callback_starts(t, "A", "onPartitionsAssigned") == std::vector<double>{2100.02, 7301.06});
   }
 }

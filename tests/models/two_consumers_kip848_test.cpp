@@ -60,17 +60,19 @@ TEST_CASE("consumer protocol: callbacks fall within 400 ms of the real Kafka 4.5
 
 TEST_CASE(
     "consumer protocol: each instant where the heartbeat, throttle and poll-pass rules put it") {
-  // Links are 1 ms each way; write latency 0. Each poll(100) call is followed by the program's
-  // own 0.66 ms (processing.per_poll_ms), so A's poll() calls start at 2700 + 100.66k and B's at
-  // 2784 + 100.66k. Besides those passes, the application thread makes one when a Fetch ends
-  // (an empty answer after fetch.max.wait.ms = 500, i.e. 502 ms after it was sent), at the next
-  // heartbeat or auto-commit, and at once after a response during the first join (its busy loop
-  // while the heartbeat interval is still 0).
+  // Links are 1 ms each way; write latency 0; on the idealized machine a poll(100) that finds
+  // nothing returns at its timeout (poll_return_lateness_ms 0) and the program's own 0.33 ms
+  // (processing.per_poll_ms) follows, so A's poll() calls start at 2700 + 100.33k and B's at
+  // 2784 + 100.33k. Besides those passes, the application thread makes one when a Fetch ends
+  // (an empty answer after fetch.max.wait.ms = 500, i.e. 502 ms after it was sent), when a wait
+  // bounded by the next heartbeat or auto-commit ends (read from the network thread's last wake
+  // before the pass: deadline - wake after the pass; docs/fidelity.md, finding 27), and at once
+  // after a response during the first join (its busy loop while the heartbeat interval is 0).
   const auto a_assigned = callback_starts(trace(), "A", "onPartitionsAssigned");
   const auto a_revoked = callback_starts(trace(), "A", "onPartitionsRevoked");
   const auto b_assigned = callback_starts(trace(), "B", "onPartitionsAssigned");
-  auto a_poll = [](int k) { return 2700 + k * 100.66; };
-  auto b_poll = [](int k) { return 2784 + k * 100.66; };
+  auto a_poll = [](int k) { return 2700 + k * 100.33; };
+  auto b_poll = [](int k) { return 2784 + k * 100.33; };
   // A: FindCoordinator (2 ms), join heartbeat answered at 2704; the busy loop's pass at 2704
   // starts the reconciliation (an empty commit), whose onPartitionsAssigned runs at the next
   // pass, the next poll() call.
@@ -80,28 +82,32 @@ TEST_CASE(
   // loop's pass at once): callback [] one poll later.
   CHECK(first_of(trace(), "consumer.reconcile", "B") == 2788);
   CHECK(b_assigned[0] == doctest::Approx(b_poll(1)));
-  // A's ack at 2800.66 sets its heartbeat phase: 7800.66 is the first heartbeat after the
-  // interval; the target is computed at 7801.66 and answered at 7802.66. A's next poll()
-  // (7833.66) commits; the pass after the commit's answer is the end of a Fetch: A's first Fetch
-  // went out when ListOffsets answered (2905.32), each next one from the pass its answer started,
-  // so they end at 2905.32 + 502k; the 10th, at 7925.32, runs onPartitionsRevoked. The next poll()
-  // (7934.32) runs onPartitionsAssigned([]) and acknowledges.
-  CHECK(a_revoked[0] == doctest::Approx(2905.32 + 10 * 502));
+  // A's ack at 2800.33 sets its heartbeat phase and restarts its auto-commit timer: both at
+  // 7800.33; the target is computed at 7801.33 and answered at 7802.33. A's next poll()
+  // (7816.83, its 50th call after the ack) sends the commit before revocation, answered at
+  // 7818.83; the network thread last woke there, after the auto-commit expiry with no commit in
+  // flight, so at the next poll() (7917.16; A's Fetches end at 2904.66 + 502k, the 10th at
+  // 7924.66, later) the cached wait is 0: onPartitionsRevoked, then poll() loops at once and
+  // runs onPartitionsAssigned([]) in the same instant, and acknowledges.
+  CHECK(a_revoked[0] == doctest::Approx(a_poll(52)));
   CHECK(a_assigned[1] == doctest::Approx(a_poll(52)));
-  // B's heartbeat at 7884.66 comes before A's ack: UNRELEASED, then a full interval. At 12884.66
-  // it gets [3,4,5]; its next poll() (12950.66) reconciles (empty commit), the one after runs
-  // the callback.
-  CHECK(b_assigned[1] == doctest::Approx(b_poll(102)));
-  // B's stop at 31443 reaches its thread when poll() returns (31472.10); commitSync takes 2 ms.
+  // B's heartbeat at 7884.33 comes before A's ack: UNRELEASED, then a full interval. B's
+  // auto-commit went at its first pass after 7884.33 (7900.83, its 51st call), so it is due at
+  // 12900.83. At 12884.33 B's heartbeat gets [3,4,5] (answered 12886.33); its next poll()
+  // (12917.33) reconciles (an empty commit) and waits what the network thread computed at the
+  // answer, the auto-commit's 14.5 ms: the callback runs when that wait ends, 12931.83.
+  CHECK(b_assigned[1] == doctest::Approx(b_poll(101) + (12900.83 - 12886.33)));
+  // B's stop at 31443 reaches its loop after its poll() returns; its next call would start at
+  // 31478.38; commitSync takes 2 ms.
   CHECK(callback_starts(trace(), "B", "onPartitionsRevoked")[0] ==
-        doctest::Approx(b_poll(285) + 2));
-  CHECK(first_of(trace(), "consumer.closed", "B") == doctest::Approx(b_poll(285) + 4));
-  // B's leave only bumps the epoch; A gets [3,4,5] at its next heartbeat (7934.32 + 5000k =
-  // 32934.32, answered at 32936.32); its next poll() (32998.66) commits and the 60th Fetch end
-  // (33025.32) runs the callback, before A's stop (33093), which closes A at its next poll()
-  // return (33099.32).
-  CHECK(a_assigned[2] == doctest::Approx(2905.32 + 60 * 502));
-  CHECK(a_revoked[1] == doctest::Approx(a_poll(302) + 2));
+        doctest::Approx(b_poll(286) + 2));
+  CHECK(first_of(trace(), "consumer.closed", "B") == doctest::Approx(b_poll(286) + 4));
+  // B's leave only bumps the epoch; A gets [3,4,5] at its next heartbeat (7917.16 + 5000k =
+  // 32917.16, answered at 32919.16); its next poll() (32999.66) commits and the 60th Fetch end
+  // (33024.66) runs the callback, before A's stop (33093), which closes A at its next poll()
+  // (33099.99).
+  CHECK(a_assigned[2] == doctest::Approx(2904.66 + 60 * 502));
+  CHECK(a_revoked[1] == doctest::Approx(a_poll(303) + 2));
 }
 
 TEST_CASE("consumer protocol: the group's records are the real __consumer_offsets sequence") {
@@ -175,21 +181,25 @@ TEST_CASE("consumer protocol: the group's records are the real __consumer_offset
     INFO("record #" << i << " " << std::get<0>(expected[i]) << " " << std::get<1>(expected[i]));
     CHECK(got[i] == expected[i]);
   }
-  // On partition 32 (abs("g-consumer".hashCode()) % 50), at the real log's offsets 0-11, 24-26
-  // and 51-57: the OffsetCommit records between them are the real ones too (the 7.8 s
-  // auto-commit and the commit before A's revocation, 6 partitions each; then 3 partitions
-  // per commit). A's leave follows at 67-71 where the real log has it at 64-68: this A commits
-  // three times after its epoch-4 assignment (the interval auto-commit due with its heartbeat,
-  // the commit before the reconciliation, close()), the real one twice, and Kafka's code paths
-  // do not say which of the three it skipped.
+  // On partition 32 (abs("g-consumer".hashCode()) % 50). The real log has these records at
+  // offsets 0-11, 24-26, 51-57 and A's leave at 64-68; here 0-11, 18, 25-26, 51-57 and 70-74.
+  // A's 7.8 s auto-commit: the real A sent it before its commit before revocation (two 6-partition
+  // commits at 12-23, then B's UNRELEASED record at 24). Here both timers expire at 7800.33 and A's
+  // first pass after them is its 50th call (7816.83), after the heartbeat answer: that pass
+  // reconciles first (ApplicationEventProcessor.process(AsyncPollEvent): maybeReconcile, then
+  // updateTimerAndMaybeCommit), so the commit before revocation (12-17) is in flight and the
+  // auto-commit waits for the next pass (7917.16, 19-24), after B's record (18; docs/fidelity.md,
+  // finding 27). After its epoch-4 assignment A commits three times (the commit before the
+  // reconciliation 58-60, the auto-commit due at the 60th Fetch end 61-63, close() 64-69), the
+  // real one twice.
   std::vector<std::int64_t> offsets;
   for (const auto& e : trace()) {
     if (e["type"] != "record") continue;
     CHECK(e["partition"] == 32);
     if (e["record"] != "OffsetCommit") offsets.push_back(e["offset"].get<std::int64_t>());
   }
-  CHECK(offsets == std::vector<std::int64_t>{0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 24, 25,
-                                             26, 51, 52, 53, 54, 55, 56, 57, 67, 68, 69, 70, 71});
+  CHECK(offsets == std::vector<std::int64_t>{0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 18, 25,
+                                             26, 51, 52, 53, 54, 55, 56, 57, 70, 71, 72, 73, 74});
 }
 
 TEST_CASE("consumer protocol: per-partition assignment epochs (KIP-1251) after B leaves") {
@@ -225,11 +235,11 @@ TEST_CASE("consumer protocol: which heartbeat fields are sent when (AsyncKafkaCo
   CHECK(a[0] == std::make_tuple(
                     2702.0, 0, F{"RebalanceTimeoutMs", "SubscribedTopicNames", "TopicPartitions"}));
   // The acknowledgement right after the reconciliation: only the owned partitions.
-  CHECK(a[1] == std::make_tuple(2800.66, 2, F{"TopicPartitions"}));
+  CHECK(a[1] == std::make_tuple(2800.33, 2, F{"TopicPartitions"}));
   // Regular heartbeats 5 s after the last send carry nothing optional (owned = null, "unchanged").
-  CHECK(a[2] == std::make_tuple(7800.66, 2, F{}));
-  CHECK(a[3] == std::make_tuple(7934.32, 2, F{"TopicPartitions"}));  // the ack of the revocation
-  CHECK(a[4] == std::make_tuple(12934.32, 3, F{}));
+  CHECK(a[2] == std::make_tuple(7800.33, 2, F{}));
+  CHECK(a[3] == std::make_tuple(7917.16, 2, F{"TopicPartitions"}));  // the ack of the revocation
+  CHECK(a[4] == std::make_tuple(12917.16, 3, F{}));
   // The leave at close() carries epoch -1 and no optional field.
   bool leave = false;
   for (const auto& e : trace())
