@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -733,4 +734,55 @@ TEST_CASE(
   const auto bad =
       testing::run_cli("bench scale --sizes 20x200 --trace verbose", "bench-bad", true);
   CHECK(bad.code == 2);
+}
+
+TEST_CASE("bench scale --print-scenario: the bench's scenario of one size, runnable by `run`") {
+  // 20 consumers x 200 partitions for 10 virtual s (tools/bench/scale_bench.cpp's shape): starts
+  // 100 + i * 900 / 20 ms; 1 % crash (at least one): c0 at a quarter of the run, 2,500 ms, back
+  // 10 s later; 10 % (two) restart gracefully from four fifths, 8,000 ms, 200 ms apart: c19, then
+  // c(19 - 7) = c12.
+  const auto printed = testing::run_cli(
+      "bench scale --print-scenario --sizes 20x200 --virtual-ms 10000 --protocol classic-eager "
+      "--protocol consumer",
+      "bench-print");
+  REQUIRE(printed.code == 0);
+  const auto doc = nlohmann::json::parse(printed.out);
+  CHECK(doc["protocols"] == nlohmann::json({"classic-eager", "consumer"}));
+  CHECK(doc["duration_ms"] == 10000);
+  CHECK(doc["topics"][0]["partitions"] == 200);
+  REQUIRE(doc["consumers"].size() == 20);
+  const auto& events = doc["events"];
+  REQUIRE(events.size() == 23);
+  CHECK(events[0]["at_ms"] == 100);
+  CHECK(events[19]["at_ms"] == 955);
+  CHECK(events[20] == nlohmann::json({{"at_ms", 2500},
+                                      {"do", "restart"},
+                                      {"consumer", "c0"},
+                                      {"after_ms", 10000},
+                                      {"graceful", false}}));
+  CHECK(events[21]["at_ms"] == 8000);
+  CHECK(events[21]["consumer"] == "c19");
+  CHECK(events[22]["at_ms"] == 8200);
+  CHECK(events[22]["consumer"] == "c12");
+  CHECK(events[22]["graceful"] == true);
+  // What it prints runs as a scenario file, every protocol it names.
+  const fs::path d = temp_dir("print-scenario");
+  fs::create_directories(d);
+  { std::ofstream(d / "scale.json") << printed.out; }
+  const auto run = testing::run_cli(
+      "run " + (d / "scale.json").string() + " --trace none --quiet --out " + (d / "out").string(),
+      "bench-print-run");
+  CHECK(run.code == 0);
+  CHECK(fs::exists(d / "out" / "classic-eager" / "summary.json"));
+  CHECK(fs::exists(d / "out" / "consumer" / "summary.json"));
+  fs::remove_all(d);
+  // One size only; more than one protocol only when printing.
+  CHECK(
+      testing::run_cli("bench scale --print-scenario --sizes 20x200,40x400", "bench-print-2", true)
+          .code == 2);
+  CHECK(testing::run_cli(
+            "bench scale --sizes 20x200 --virtual-ms 10000 --protocol consumer --protocol "
+            "classic-eager",
+            "bench-two-protocols", true)
+            .code == 2);
 }

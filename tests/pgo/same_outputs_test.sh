@@ -3,7 +3,7 @@
 # neither optimisation changes floating-point arithmetic, so every output must be the same bytes.
 # 8 scenarios (two examples; a crash; a fleet autoscaler; a share group; an online migration; a
 # static member fenced; the shape of `bench scale` at 100 x 1,000 for 30 virtual s under the three
-# protocols of tools/pgo/scale_scenario.sh), each at --trace standard and full with every format,
+# protocols, printed by `bench scale --print-scenario`), each at --trace standard and full with every format,
 # through tools/same_outputs.sh. Fails as well when the two binaries are the same bytes, or when
 # the PGO binary is still the instrumented one (it would write profiles).
 # Usage: tests/pgo/same_outputs_test.sh PGO_BINARY RELEASE_BINARY WORK_DIR   (from the source folder)
@@ -20,7 +20,8 @@ if grep -q __gcov_merge "$pgo"; then
 fi
 rm -rf "$work"
 mkdir -p "$work"
-sh tools/pgo/scale_scenario.sh 100 1000 30000 >"$work/scale-100x1000.json"
+"$release" bench scale --print-scenario --sizes 100x1000 --virtual-ms 30000 \
+  --protocol classic-eager --protocol classic-cooperative --protocol consumer >"$work/scale-100x1000.json"
 scenarios="scenarios/examples/two-consumers.json scenarios/examples/two-consumers-kip848.json
   scenarios/library/crash.json scenarios/library/fleet-autoscaling-storm.json
   scenarios/share/eight-consumers-one-crash.json scenarios/migration/online-upgrade-and-downgrade.json

@@ -45,7 +45,7 @@ std::vector<ScaleSize> parse_scale_sizes(const std::string& text) {
   return out;
 }
 
-nlohmann::json scale_scenario(const ScaleSize& size, const std::string& protocol,
+nlohmann::json scale_scenario(const ScaleSize& size, const std::vector<std::string>& protocols,
                               std::int64_t virtual_ms) {
   using json = nlohmann::json;
   json doc;
@@ -55,7 +55,7 @@ nlohmann::json scale_scenario(const ScaleSize& size, const std::string& protocol
       "restart";
   doc["seed"] = 1;
   doc["duration_ms"] = virtual_ms;
-  doc["protocols"] = {protocol};
+  doc["protocols"] = protocols;
   doc["cluster"] = {{"brokers", 3}};
   doc["topics"] = json::array(
       {{{"name", "t"}, {"partitions", size.partitions}, {"produce", {{"records_per_sec", 1}}}}});
@@ -130,8 +130,9 @@ std::string run_scale_bench(const std::vector<ScaleSize>& sizes, const std::stri
   for (const auto& size : sizes) {
     const auto child = assignors::bench::run_in_child([&]() -> std::string {
       // Through text, as a scenario file is read (the loader expects parsed numbers' types).
-      const ScenarioSpec spec = parse_scenario(
-          nlohmann::json::parse(scale_scenario(size, protocol, virtual_ms).dump()), "bench-scale");
+      const ScenarioSpec spec =
+          parse_scenario(nlohmann::json::parse(scale_scenario(size, {protocol}, virtual_ms).dump()),
+                         "bench-scale");
       std::filesystem::create_directories(tmp);
       const double before = cpu_seconds();
       std::optional<trace::JsonlFileSink> jsonl;

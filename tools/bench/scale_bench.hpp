@@ -20,8 +20,9 @@ struct ScaleSize {
 /// "100x1000,1000x10000" as sizes; throws std::invalid_argument on anything else.
 std::vector<ScaleSize> parse_scale_sizes(const std::string& text);
 
-/// The scenario of one size (what the bench runs; also handy to write out and `run`).
-nlohmann::json scale_scenario(const ScaleSize& size, const std::string& protocol,
+/// The scenario of one size (what the bench runs), its `protocols` those given: `bench scale
+/// --print-scenario` prints it, to `run` the bench's shape with every output (tools/pgo/train.sh).
+nlohmann::json scale_scenario(const ScaleSize& size, const std::vector<std::string>& protocols,
                               std::int64_t virtual_ms);
 
 /// Runs every size and returns the table.

@@ -181,7 +181,8 @@ CLI::App* add_bench_subcommand(CLI::App& app, std::string& what, std::uint64_t& 
                 "consumers x P partitions)");
   c->add_option("--events", events, "events to fire (kernel)")
       ->check(non_negative_integer(UINT64_MAX));
-  c->add_option("--protocol", scale.protocol, "scale: protocol variant (default consumer)");
+  c->add_option("--protocol", scale.protocols,
+                "scale: protocol variant (default consumer); repeatable with --print-scenario");
   c->add_option("--sizes", scale.sizes,
                 "scale: CONSUMERSxPARTITIONS,... (default 100x1000,1000x10000)");
   c->add_option("--virtual-ms", scale.virtual_ms, "scale: virtual time per size (default 120000)");
@@ -193,6 +194,9 @@ CLI::App* add_bench_subcommand(CLI::App& app, std::string& what, std::uint64_t& 
   c->add_flag(
       "--no-critical-paths", scale.no_critical_paths,
       "scale: summary.json without the rebalances' critical paths (to measure what they cost)");
+  c->add_flag("--print-scenario", scale.print_scenario,
+              "scale: print the scenario the bench runs for one size (its protocols those of "
+              "--protocol) instead of running it, to `run` it with every output");
   c->footer("Example: rebalance-sim bench kernel --events 20000000");
   return c;
 }

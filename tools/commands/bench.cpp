@@ -24,17 +24,36 @@ int cmd_bench(const std::string& what, std::uint64_t events, const ScaleArgs& sc
     } catch (const std::invalid_argument& e) {
       throw BadInput(std::string("rebalance-sim bench scale: ") + e.what());
     }
-    if (std::find(protocol_variants().begin(), protocol_variants().end(), scale.protocol) ==
-            protocol_variants().end() ||
-        !variant_supported(scale.protocol)) {
-      throw BadInput("rebalance-sim bench scale: --protocol: unknown variant \"" + scale.protocol +
-                     "\"");
+    for (const auto& protocol : scale.protocols) {
+      if (std::find(protocol_variants().begin(), protocol_variants().end(), protocol) ==
+              protocol_variants().end() ||
+          !variant_supported(protocol)) {
+        throw BadInput("rebalance-sim bench scale: --protocol: unknown variant \"" + protocol +
+                       "\"");
+      }
     }
     if (scale.virtual_ms < 10000) {
       throw BadInput("rebalance-sim bench scale: --virtual-ms: must be >= 10000, got " +
                      std::to_string(scale.virtual_ms));
     }
-    std::cout << run_scale_bench(sizes, scale.protocol, scale.virtual_ms, scale.trace,
+    if (scale.print_scenario) {
+      if (sizes.size() != 1) {
+        throw BadInput(fmt::format(
+            "rebalance-sim bench scale: --print-scenario prints one size, --sizes gives {}: "
+            "give one, e.g. --sizes 1000x10000",
+            sizes.size()));
+      }
+      std::cout << scale_scenario(sizes.front(), scale.protocols, scale.virtual_ms).dump(2) << "\n"
+                << std::flush;
+      return kOk;
+    }
+    if (scale.protocols.size() != 1) {
+      throw BadInput(fmt::format(
+          "rebalance-sim bench scale: --protocol given {} times: the bench runs one protocol "
+          "(more than one only with --print-scenario)",
+          scale.protocols.size()));
+    }
+    std::cout << run_scale_bench(sizes, scale.protocols.front(), scale.virtual_ms, scale.trace,
                                  !scale.no_critical_paths)
               << std::flush;
     return kOk;

@@ -2,7 +2,7 @@
 # The training run of the PGO build (`make build-pgo`, tools/pgo/build.sh, docs/performance.md
 # "The compiler"): runs the instrumented rebalance-sim (-fprofile-generate) on a fixed,
 # deterministic workload the repository owns, so the same sources give the same profile:
-# - the shape of `bench scale` (tools/pgo/scale_scenario.sh) at 1,000 x 10,000 for 60 virtual s
+# - the shape of `bench scale` (its --print-scenario) at 1,000 x 10,000 for 60 virtual s
 #   under classic-eager, classic-cooperative and consumer, at the default trace level;
 # - the same shape at 100 x 1,000 for 30 virtual s at --trace full with every output format;
 # - `check` of the scenario library and the examples, one scenario at a time (every protocol, a
@@ -18,8 +18,11 @@ work=$build/pgo-train
 find "$build" -name '*.gcda' -delete
 rm -rf "$work"
 mkdir -p "$work"
-sh tools/pgo/scale_scenario.sh 1000 10000 60000 >"$work/scale-1000x10000.json"
-sh tools/pgo/scale_scenario.sh 100 1000 30000 >"$work/scale-100x1000.json"
+protocols="--protocol classic-eager --protocol classic-cooperative --protocol consumer"
+"$bin" bench scale --print-scenario --sizes 1000x10000 --virtual-ms 60000 $protocols \
+  >"$work/scale-1000x10000.json"
+"$bin" bench scale --print-scenario --sizes 100x1000 --virtual-ms 30000 $protocols \
+  >"$work/scale-100x1000.json"
 "$bin" run "$work/scale-1000x10000.json" --out "$work/scale-1000x10000" --quiet >"$work/run.log"
 "$bin" run "$work/scale-100x1000.json" --trace full --format perfetto --format mermaid --format csv \
   --out "$work/scale-100x1000" --quiet >>"$work/run.log"
