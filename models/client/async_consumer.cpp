@@ -473,6 +473,14 @@ void AsyncConsumer::on_app_event_done(const AppEvent& e) {
       if (e.reconciliation != reconciliation_ || reconcile_ != Reconcile::Revoking) return;
       set_owned(minus(owned_, rec_revoked_));
       reconcile_ = Reconcile::Assigning;
+      // The network thread queues onPartitionsAssigned when it handles this completion
+      // (revokeAndAssign's revocationResult.thenCompose → assignPartitions); a queued background
+      // event wakes no wait (BackgroundEventHandler.add), and the application thread drains the
+      // queue only when poll() loops (checkInflightPoll). So the pass that ran the revocation
+      // does not loop into it, even with a cached wait of 0: by the time it reads that value the
+      // network thread has mostly refreshed it, or has not yet queued the callback. It runs at
+      // the application thread's next wake: a Fetch's end, records, the next call (finding 33).
+      loop_at_once_ = false;
       app_events_.push_back({AppEvent::Kind::Assign, rec_added_, reconciliation_});
       return;
     case AppEvent::Kind::Assign:

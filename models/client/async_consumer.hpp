@@ -103,8 +103,9 @@ class AsyncConsumer final : public QuietReturns<AsyncConsumer> {
   /// (finding 27). When the auto-commit timer had expired by that wake with no commit in
   /// flight, the value is 0: a RECONCILING member's pass (which waits for its event's
   /// reconciliation check, so it reads that value) ends its wait at once and poll() loops again
-  /// in the same call (loop_at_once_, finding 11). Later waits of the pass (after a callback, a
-  /// wake) read the deadlines afresh: the network thread has run since.
+  /// in the same call (loop_at_once_, finding 11), though not into the onPartitionsAssigned that
+  /// a revocation in that pass leads to (finding 33). Later waits of the pass (after a callback,
+  /// a wake) read the deadlines afresh: the network thread has run since.
   sim::SimTime wait_bound();
   /// The start of the network thread's latest loop before now: its last wake (see wait_bound()).
   sim::SimTime network_wake() const { return std::max(last_poll_, network_woke_); }

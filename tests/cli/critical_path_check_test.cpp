@@ -71,14 +71,18 @@ TEST_CASE("check: critical_path paths validate; a misspelt cause or step field i
 namespace {
 
 // Two consumers: A's classic heartbeat.interval.ms is 1000 (config_by_protocol), B restarts at
-// 10 s with max.poll.interval.ms 60000 (its first incarnation has Kafka's 300000).
+// 10 s with max.poll.interval.ms 60000 (its first incarnation has Kafka's 300000). B's loop
+// spends 20 ms after each poll() (processing.per_poll_ms), so that under consumer its poll()
+// waits lead the second rebalance's critical path (277.772 ms), ahead of A's: since A's
+// onPartitionsAssigned([]) after its revocation waits for its Fetch's end (docs/fidelity.md,
+// finding 33), A's poll waits on that path are 127.7 ms, more than B's 92.7 ms without it.
 constexpr const char* kConfigScenario = R"({"name": "cfg", "duration_ms": 20000, "seed": 3,
  "protocols": ["classic-eager", "consumer"],
  "cluster": {"config": {"group.initial.rebalance.delay.ms": 0}},
  "topics": [{"name": "t", "partitions": 4}],
  "consumers": [{"name": "A", "group": "g", "topics": ["t"],
                 "config_by_protocol": {"classic": {"heartbeat.interval.ms": 1000}}},
-               {"name": "B", "group": "g", "topics": ["t"]}],
+               {"name": "B", "group": "g", "topics": ["t"], "processing": {"per_poll_ms": 20}}],
  "events": [{"at_ms": 0, "do": "start", "consumer": "A"}, {"at_ms": 3000, "do": "start", "consumer": "B"},
             {"at_ms": 10000, "do": "restart", "consumer": "B", "after_ms": 500,
              "config": {"max.poll.interval.ms": 60000}}]})";

@@ -456,3 +456,71 @@ TEST_CASE(
     CHECK(callback_starts(t, "A", "onPartitionsAssigned") == std::vector<double>{2100.02, 7301.06});
   }
 }
+
+TEST_CASE(
+    "consumer protocol: the onPartitionsAssigned that follows a revocation waits for the "
+    "application thread's next wake (docs/fidelity.md, finding 33)") {
+  // One broker, 1 ms links, the ideal machine, no records. B starts at 1000 and owns t-0 and t-1;
+  // A starts at 3000 and its join computes a target that takes t-1 from B. B's acknowledgement at
+  // its first poll() call (1100) anchors its heartbeats at 1100 + 5000k and restarts its
+  // auto-commit timer; its positions come at 1204 (OffsetFetch, ListOffsets) and its Fetches
+  // end at 1204 + 502k. The heartbeat at 6100 brings the target (answer 6102); the call at 6200
+  // reconciles and sends the commit before revocation (answered 6202), which queues
+  // onPartitionsRevoked; the next pass is the Fetch end at 6224 (1204 + 10 * 502).
+  // Kafka: the network thread queues onPartitionsAssigned only when it handles the revocation
+  // callback's completion (AbstractMembershipManager.revokeAndAssign: revocationResult
+  // .thenCompose(assignPartitions)), and a queued background event wakes no wait
+  // (BackgroundEventHandler.add); the application thread drains the queue when poll() loops
+  // (checkInflightPoll). In the recordings (scale-out-10, 2026-12-07, with client DEBUG logs)
+  // the loop right after the callback found the queue empty or did not happen ("Polling for
+  // fetches with timeout 99", the cache refreshed by the network thread that sent the pass's
+  // auto-commit), and onPartitionsAssigned ran at the next wake: a Fetch's end or the next call.
+  const auto run_with = [](std::int64_t auto_commit_interval_ms) {
+    auto doc = nlohmann::json::parse(R"({
+      "name": "revoke-then-assign", "seed": 1, "duration_ms": 9000, "protocols": ["consumer"],
+      "cluster": {"brokers": 1}, "network": {"latency_ms": 1},
+      "topics": [{"name": "t", "partitions": 2}],
+      "consumers": [{"name": "B", "group": "g", "topics": ["t"]},
+                    {"name": "A", "group": "g", "topics": ["t"]}],
+      "events": [{"at_ms": 1000, "do": "start", "consumer": "B"},
+                 {"at_ms": 3000, "do": "start", "consumer": "A"}]})");
+    doc["consumers"][0]["config"] = {{"auto.commit.interval.ms", auto_commit_interval_ms}};
+    const auto spec = testing::ideal_machine(doc);
+    return testing::parse_trace(rsim::run_scenario(spec, "consumer", spec.seed).trace_lines);
+  };
+  const auto auto_commits = [](const std::vector<nlohmann::json>& t) {
+    std::vector<double> out;
+    for (const auto& e : t)
+      if (e["type"] == "commit" && e["consumer"] == "B" && e["phase"] == "sent" &&
+          e.value("purpose", "") == "auto-commit")
+        out.push_back(e["t_us"].get<double>() / 1000.0);
+    return out;
+  };
+  SUBCASE("the auto-commit expired by the commit's answer: the cached wait is 0, no loop into it") {
+    // auto.commit.interval.ms 5110: the timer expires at 6210, after the call at 6200 (whose
+    // commit before revocation is in flight there in any case) and before that commit's answer
+    // at 6202, the network thread's last wake before the Fetch end at 6224. That pass sends the
+    // auto-commit and runs onPartitionsRevoked([t-1]) with a cached wait of 0 (as c3's at
+    // 32,116 ms in the recording with client logs); onPartitionsAssigned([]) and the
+    // acknowledgement come at the next wake, the call at 6300, not in the instant of the
+    // revocation (6224, the rule before finding 33).
+    const auto t = run_with(5110);
+    CHECK(last_heartbeat(t, "B", 6101) == 6100);
+    CHECK(first(t, "consumer.reconcile", "B") == 1004);
+    CHECK(auto_commits(t) == std::vector<double>{6224});  // the first pass after 6210
+    CHECK(callback_starts(t, "B", "onPartitionsRevoked") == std::vector<double>{6224});
+    CHECK(callback_partitions(t, "B", "onPartitionsRevoked", 0) == std::vector<std::string>{"t-1"});
+    CHECK(callback_starts(t, "B", "onPartitionsAssigned") == std::vector<double>{1100, 6300});
+    CHECK(callback_partitions(t, "B", "onPartitionsAssigned", 1).empty());
+    CHECK(last_heartbeat(t, "B", 6301) == 6300);  // the acknowledgement, with the callback
+    CHECK(last_heartbeat(t, "B", 6299) == 6100);
+  }
+  SUBCASE("the auto-commit not yet expired: the same pass, the same next wake") {
+    // The default 5000: the timer expired at 6100 and the call at 6100 sent the auto-commit;
+    // the revocation at 6224 reads a cached wait of the timer's remainder. The same instants.
+    const auto t = run_with(5000);
+    CHECK(auto_commits(t) == std::vector<double>{6100});
+    CHECK(callback_starts(t, "B", "onPartitionsRevoked") == std::vector<double>{6224});
+    CHECK(callback_starts(t, "B", "onPartitionsAssigned") == std::vector<double>{1100, 6300});
+  }
+}
