@@ -49,6 +49,28 @@ MemberState state_of_byte(int b) {
   }
 }
 
+/// Whether two targets hold the same partitions: each topic's as a set, topics without partitions
+/// left out (what comparing both with each topic's partitions sorted and empty topics erased
+/// gives), without copying either; `a` and `b` are scratch space.
+bool same_partitions(const TopicIdPartitions& x, const TopicIdPartitions& y,
+                     std::vector<std::int32_t>& a, std::vector<std::int32_t>& b) {
+  auto ix = x.begin();
+  auto iy = y.begin();
+  for (;;) {
+    while (ix != x.end() && ix->second.empty()) ++ix;
+    while (iy != y.end() && iy->second.empty()) ++iy;
+    if (ix == x.end() || iy == y.end()) return ix == x.end() && iy == y.end();
+    if (ix->first != iy->first || ix->second.size() != iy->second.size()) return false;
+    a.assign(ix->second.begin(), ix->second.end());
+    b.assign(iy->second.begin(), iy->second.end());
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    if (a != b) return false;
+    ++ix;
+    ++iy;
+  }
+}
+
 /// A target's partitions as its record lists them: each topic's in the order given (the
 /// iteration order of Kafka's HashSet of them).
 TopicPartitions partition_names(const TopicIdPartitions& tps) {
@@ -135,7 +157,8 @@ void add_owned(ConsumerGroupState& g, const ConsumerGroupMember& m, const Inject
             inserted || it->second.first == m.member_id || bugs.skip_revocation,
             fmt::format("group {}: {}-{} given to member {} while member {} still owns it",
                         g.group_id, topic, pe.partition, m.member_id, it->second.first));
-        it->second = {m.member_id, m.member_epoch};
+        it->second.first = m.member_id;  // in place: no temporary copy of the member id
+        it->second.second = m.member_epoch;
       }
     }
   }
@@ -409,7 +432,7 @@ bool holds(const ConsumerGroupMember& m, const std::string& topic, std::int32_t 
 }
 }  // namespace
 
-void apply_current_assignment(ConsumerGroupState& g, const ConsumerGroupMember& from,
+bool apply_current_assignment(ConsumerGroupState& g, const ConsumerGroupMember& from,
                               const InjectedBugs& bugs) {
   auto [it, created] = g.members.try_emplace(from.member_id);
   g.member_table.put(from.member_id);  // as replay_current_assignment
@@ -445,7 +468,10 @@ void apply_current_assignment(ConsumerGroupState& g, const ConsumerGroupMember& 
             inserted || o->second.first == m.member_id || bugs.skip_revocation,
             fmt::format("group {}: {}-{} given to member {} while member {} still owns it",
                         g.group_id, topic, pe.partition, m.member_id, o->second.first));
-        if (!inserted) o->second = {m.member_id, next.member_epoch};
+        if (!inserted) {  // assigned in place: no temporary copy of the member id
+          o->second.first = m.member_id;
+          o->second.second = next.member_epoch;
+        }
       }
   m.member_epoch = next.member_epoch;
   m.previous_member_epoch = next.previous_member_epoch;
@@ -453,6 +479,7 @@ void apply_current_assignment(ConsumerGroupState& g, const ConsumerGroupMember& 
   m.assigned_partitions = std::move(next.assigned_partitions);
   m.partitions_pending_revocation = std::move(next.partitions_pending_revocation);
   g.reconciled_members += reconciled(m, g.assignment_epoch) ? 1 : 0;
+  return created;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -486,27 +513,44 @@ void ConsumerGroupCoordinator::emit(Write& w, records::GroupRecord rec) {
 }
 
 void ConsumerGroupCoordinator::emit_current_assignment(Write& w, const std::string& group_id,
-                                                       const ConsumerGroupMemberState& m) {
-  records::ConsumerGroupCurrentMemberAssignment rec = current_assignment_record(group_id, m);
+                                                       const std::string& consumer,
+                                                       const ConsumerGroupMember& member) {
+  records::ConsumerGroupCurrentMemberAssignment rec =
+      current_assignment_record(group_id, consumer, member);
   const auto git = groups_.find(group_id);
   if (git == groups_.end()) {
     emit(w, std::move(rec));  // replay creates the group
     return;
   }
-  // What replay_record() would read back from `rec`, applied without reading it.
-  apply_current_assignment(git->second, m.member, bugs_);
-  sync_member_name(group_id, m.member.member_id);
+  // What replay_record() would read back from `rec`, applied without reading it. The record
+  // changes no member's consumer name: group.epoch's names change only if it adds the member.
+  if (apply_current_assignment(git->second, member, bugs_))
+    sync_member_name(group_id, member.member_id);
   w.records.push_back(std::move(rec));
 }
 
 void ConsumerGroupCoordinator::commit(Write& w, const std::optional<Reply>& to, Message response,
                                       const std::string& reason) {
   // Trace what changed, in the order a reader needs: epochs, members, then the group's state.
-  std::set<std::string> touched;
-  for (const auto& rec : w.records) {
-    if (records::type_of(rec) != records::RecordType::ConsumerGroupCurrentMemberAssignment)
-      continue;
-    if (const std::string* id = records::member_id_of(rec)) touched.insert(*id);
+  // The members whose current assignment the write sets, in member-id order, each once: the
+  // records were replayed when emitted, so the members are looked up now (a tombstone's member
+  // is gone), and their nodes stay put while the write is appended and traced.
+  auto touched = std::move(touched_);  // reused; empty if a commit were ever nested
+  touched.clear();
+  const bool wrote = !w.records.empty();
+  const auto git0 = wrote ? groups_.find(w.group_id) : groups_.end();
+  if (git0 != groups_.end()) {
+    for (const auto& rec : w.records) {
+      if (records::type_of(rec) != records::RecordType::ConsumerGroupCurrentMemberAssignment)
+        continue;
+      const std::string* id = records::member_id_of(rec);
+      if (id == nullptr) continue;
+      const auto it = git0->second.members.find(*id);
+      if (it != git0->second.members.end()) touched.push_back(&*it);
+    }
+    std::sort(touched.begin(), touched.end(),
+              [](const auto* a, const auto* b) { return a->first < b->first; });
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
   }
   // The response goes out once the records (or, without records, every earlier write) commit;
   // a heartbeat that writes nothing while nothing is pending is answered at once, as
@@ -523,7 +567,11 @@ void ConsumerGroupCoordinator::commit(Write& w, const std::optional<Reply>& to, 
     }
   }
   const auto git = groups_.find(w.group_id);
-  if (git == groups_.end()) return;
+  if (git == groups_.end()) {
+    touched_ = std::move(touched);
+    return;
+  }
+  SIM_ASSERT(!wrote || git == git0);
   const ConsumerGroupState& g = git->second;
   Traced& tr = traced_[w.group_id];
   if (g.group_epoch != tr.epoch || g.assignment_epoch != tr.assignment_epoch) {
@@ -535,16 +583,15 @@ void ConsumerGroupCoordinator::commit(Write& w, const std::optional<Reply>& to, 
     tr.epoch = g.group_epoch;
     tr.assignment_epoch = g.assignment_epoch;
   }
-  for (const auto& id : touched) {
-    const auto it = g.members.find(id);
-    if (it == g.members.end()) continue;
-    const auto& m = it->second;
+  for (const auto* entry : touched) {
+    const auto& [id, m] = *entry;
     tracer_.publish(trace::MemberEpoch{.group = g.group_id,
                                        .consumer = m.consumer,
                                        .member_id = id,
                                        .epoch = m.member.member_epoch,
                                        .state = reconciliation::to_string(m.member.state)});
   }
+  touched_ = std::move(touched);
   const std::string state = g.state();
   if (state != tr.state) {
     trace::GroupStateChange f{.group = g.group_id, .state = state, .epoch = g.group_epoch};
@@ -585,16 +632,17 @@ records::ConsumerGroupMemberMetadata ConsumerGroupCoordinator::member_metadata_r
 }
 
 records::ConsumerGroupCurrentMemberAssignment ConsumerGroupCoordinator::current_assignment_record(
-    const std::string& group_id, const ConsumerGroupMemberState& m) const {
+    const std::string& group_id, const std::string& consumer,
+    const ConsumerGroupMember& member) const {
   records::ConsumerGroupCurrentMemberAssignment rec{
       .group = group_id,
-      .member_id = m.member.member_id,
-      .consumer = m.consumer,
-      .member_epoch = m.member.member_epoch,
-      .previous_member_epoch = m.member.previous_member_epoch,
-      .state = state_byte(m.member.state)};
-  partitions_with_epochs(m.member.assigned_partitions, rec.assigned, rec.assigned_epochs);
-  partitions_with_epochs(m.member.partitions_pending_revocation, rec.pending_revocation,
+      .member_id = member.member_id,
+      .consumer = consumer,
+      .member_epoch = member.member_epoch,
+      .previous_member_epoch = member.previous_member_epoch,
+      .state = state_byte(member.state)};
+  partitions_with_epochs(member.assigned_partitions, rec.assigned, rec.assigned_epochs);
+  partitions_with_epochs(member.partitions_pending_revocation, rec.pending_revocation,
                          rec.pending_revocation_epochs);
   return rec;
 }
@@ -834,7 +882,14 @@ void ConsumerGroupCoordinator::compute_target_assignment(
   const auto order = assignors::server_java::iteration_order(
       hashes, assignors::server_java::growth_capacity(ms.size()));
   std::vector<const ConsumerGroupMemberState*> ordered;
+  ordered.reserve(ms.size());
   for (const auto i : order) ordered.push_back(ms[i]);
+  // Each member's target before this computation (null: none), looked up once. A member's entry
+  // changes only by its own record below, written after its comparison; the map's other values
+  // stay where they are.
+  std::vector<const TopicIdPartitions*> targets;
+  targets.reserve(ordered.size());
+  in.members.reserve(ordered.size());
   for (const auto* m : ordered) {
     assignors::ServerMember sm;
     sm.member_id = m->member.member_id;
@@ -842,6 +897,7 @@ void ConsumerGroupCoordinator::compute_target_assignment(
     sm.rack = m->rack_id;
     sm.subscribed_topics = m->member.subscribed_topic_names;
     const auto t = g.target.find(sm.member_id);
+    targets.push_back(t == g.target.end() ? nullptr : &t->second);
     if (t != g.target.end()) sm.target = t->second;
     in.members.push_back(std::move(sm));
   }
@@ -849,19 +905,14 @@ void ConsumerGroupCoordinator::compute_target_assignment(
   in.java_set_order = true;  // the records list each set as Kafka iterates it
   const auto result = assignors::assign_server(preferred_assignor(g), in);
   const std::int32_t epoch = g.group_epoch;
-  for (const auto* m : ordered) {
+  const TopicIdPartitions none;
+  std::vector<std::int32_t> scratch_a, scratch_b;  // same_partitions()'s, reused
+  for (std::size_t i = 0; i < ordered.size(); ++i) {
+    const auto* m = ordered[i];
     const std::string& id = m->member.member_id;
     const auto nit = result.find(id);
-    TopicIdPartitions next = nit == result.end()
-                                 ? TopicIdPartitions{}
-                                 : TopicIdPartitions(nit->second.begin(), nit->second.end());
-    const auto t = g.target.find(id);
-    const auto norm = [](TopicIdPartitions x) {
-      for (auto& [k, v] : x) std::sort(v.begin(), v.end());
-      std::erase_if(x, [](const auto& kv) { return kv.second.empty(); });
-      return x;
-    };
-    if (t == g.target.end() || norm(t->second) != norm(next)) {
+    const TopicIdPartitions& next = nit == result.end() ? none : nit->second;
+    if (targets[i] == nullptr || !same_partitions(*targets[i], next, scratch_a, scratch_b)) {
       emit(w, records::ConsumerGroupTargetAssignmentMember{.group = w.group_id,
                                                            .member_id = id,
                                                            .consumer = m->consumer,
@@ -904,17 +955,16 @@ void ConsumerGroupCoordinator::reconcile_member(Write& w, ConsumerGroupState& g,
   SIM_ASSERT_MSG(result.error == reconciliation::ReconciliationError::None,
                  "no member reaches state UNKNOWN in this model");
   if (result.next && *result.next != current.member) {  // a record only for a real change
-    ConsumerGroupMemberState next = current;
-    next.member = *result.next;
-    emit_current_assignment(w, r.group_id, next);
+    // The member's node stays where it is: the record only sets its assignment.
+    emit_current_assignment(w, r.group_id, current.consumer, *result.next);
     MemberTimers& tm = timers(r.group_id, r.member_id);
-    const ConsumerGroupMember& now_member = g.members.at(r.member_id).member;
+    const ConsumerGroupMember& now_member = current.member;
     // Classic members have only their join and sync timers (GMM.maybeReconcile).
     if (classic) {
     } else if (now_member.state == MemberState::UnrevokedPartitions) {
       // The member must revoke within its rebalance timeout (max.poll.interval.ms).
       tm.rebalance_epoch = now_member.member_epoch;
-      tm.rebalance->arm(sim::ms(std::max(0, g.members.at(r.member_id).rebalance_timeout_ms)));
+      tm.rebalance->arm(sim::ms(std::max(0, current.rebalance_timeout_ms)));
     } else {
       tm.rebalance->cancel();
     }
@@ -1077,7 +1127,7 @@ void ConsumerGroupCoordinator::regular_heartbeat(const Reply& to,
   if (subscription_changed || current.member.state != MemberState::Stable ||
       current.member.member_epoch != g.assignment_epoch)
     reconcile_member(w, g, r, subscription_changed, classic != nullptr);
-  const ConsumerGroupMemberState& done = g.members.at(r.member_id);
+  const ConsumerGroupMemberState& done = current;  // reconciled in place
   if (classic != nullptr) {
     // The join is over: its join timer stops, the session timer restarts, and the member must
     // sync within its rebalance timeout.

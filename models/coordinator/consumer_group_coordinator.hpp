@@ -108,7 +108,8 @@ void replay_record(ConsumerGroups& groups, const records::GroupRecord& record,
 /// tombstone) of `member` in `g`, without building and reading the record: the member's epochs,
 /// state and partitions (each topic's sorted, empty topics left out) and the partitions' owners.
 /// The coordinator applies its own records so; a test holds it equal to replay_record().
-void apply_current_assignment(ConsumerGroupState& g,
+/// Returns true when the record created the member (it was not one of `g`'s members).
+bool apply_current_assignment(ConsumerGroupState& g,
                               const reconciliation::ConsumerGroupMember& member,
                               const InjectedBugs& bugs = {});
 
@@ -287,10 +288,17 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   records::ConsumerGroupMemberMetadata member_metadata_record(
       const std::string& group_id, const ConsumerGroupMemberState& m) const;
   records::ConsumerGroupCurrentMemberAssignment current_assignment_record(
-      const std::string& group_id, const ConsumerGroupMemberState& m) const;
+      const std::string& group_id, const std::string& consumer,
+      const reconciliation::ConsumerGroupMember& member) const;
   /// emit() of current_assignment_record(group_id, m), applied with apply_current_assignment().
   void emit_current_assignment(Write& w, const std::string& group_id,
-                               const ConsumerGroupMemberState& m);
+                               const ConsumerGroupMemberState& m) {
+    emit_current_assignment(w, group_id, m.consumer, m.member);
+  }
+  /// The same for the member `member` of consumer `consumer` (its other metadata unchanged):
+  /// a reconciliation's next member, without copying the rest of the member's state.
+  void emit_current_assignment(Write& w, const std::string& group_id, const std::string& consumer,
+                               const reconciliation::ConsumerGroupMember& member);
   std::int64_t metadata_hash(const ConsumerGroupState& g) const;
   std::string preferred_assignor(const ConsumerGroupState& g) const;
 
@@ -351,6 +359,9 @@ class ConsumerGroupCoordinator final : private OffsetsLog::CommitListener {
   const std::vector<std::string>& member_names(const ConsumerGroupState& g);
   void sync_member_name(const std::string& group_id, const std::string& member_id);
   std::map<std::string, MemberNames> member_names_;
+  /// commit()'s members with a new current assignment (reused: no allocation per write; taken
+  /// out while a commit runs).
+  std::vector<const std::pair<const std::string, ConsumerGroupMemberState>*> touched_;
 };
 
 }  // namespace rsim

@@ -160,14 +160,16 @@ TEST_CASE("apply_current_assignment keeps the partitions a member keeps, with th
   m.member_id = "A";
   m.member_epoch = 3;
   m.assigned_partitions["t"] = {{2, 3}, {0, 3}};
-  apply_current_assignment(g, m);
+  CHECK(apply_current_assignment(g, m));  // A is new: the record creates it
+  CHECK(g.members.size() == 1);
   CHECK(g.partition_epoch("t", 0) == 3);
   CHECK(g.members.at("A").member.assigned_partitions.at("t") ==
         std::vector<PartitionEpoch>{{0, 3}, {2, 3}});
   CHECK(g.reconciled_members == 0);  // stable, but at epoch 3 of 4
   m.member_epoch = 4;
   m.assigned_partitions["t"] = {{0, 4}};
-  apply_current_assignment(g, m);
+  CHECK_FALSE(apply_current_assignment(g, m));  // A exists: updated in place
+  CHECK(g.members.size() == 1);
   CHECK(g.partition_epoch("t", 0) == 4);
   CHECK(g.partition_epoch("t", 2) == -1);  // released
   CHECK(g.reconciled_members == 1);
