@@ -178,7 +178,7 @@ struct CriticalPaths::Impl {
   void remember(const std::string& group_name, std::int64_t start, std::int64_t end) {
     PathKey key{group_name, start, end};
     if (kept_paths.contains(key)) return;
-    const CriticalPath p = find(group_name, start, end);
+    const CriticalPath p = find(group_name, start, end, /*text=*/false);
     KeptPath k;
     k.causes_us = p.causes_us;
     // Only the steps summary.json keeps (a long path has thousands: the 1,000 x 10,000 bench
@@ -812,16 +812,22 @@ struct CriticalPaths::Impl {
       }
       if (hb != kNone) return {p.v, hb, Cause::HeartbeatWait, Cause::Network};
     }
-    if (!p.timer && p.runner_up != kNone && t_of(p.runner_up) > start) {
-      const Pick before = pick(p.v);
-      // (Not a timer's end that a heartbeat ended, such as the assignment interval's: that
-      // wait is split in its own step.)
-      if (before.v != kNone && before.cause == Cause::HeartbeatWait && !before.timer &&
-          t_of(before.v) < t_of(p.runner_up))
-        // (Two edges from one source: the same vertex, reached by the edge that came first.)
-        return {p.runner_up, p.v, p.runner_up == p.v ? p.cause : Cause::HeartbeatWait, p.cause};
-    }
+    if (runner_up_taken(p, start))
+      // (Two edges from one source: the same vertex, reached by the edge that came first.)
+      return {p.runner_up, p.v, p.runner_up == p.v ? p.cause : Cause::HeartbeatWait, p.cause};
     return {p.v, kNone, p.cause, Cause::Other};
+  }
+  /// Whether the walk back (after `start`) goes from the vertex `p` was picked at to its
+  /// runner-up instead of p.v: the picked predecessor waited for a heartbeat that came after the
+  /// runner-up was ready (after `start`). Only the runner-up's time depends on `start`: what holds
+  /// for a start holds for every earlier one.
+  bool runner_up_taken(const Pick& p, std::int64_t start) const {
+    if (p.timer || p.runner_up == kNone || t_of(p.runner_up) <= start) return false;
+    const Pick before = pick(p.v);
+    // (Not a timer's end that a heartbeat ended, such as the assignment interval's: that
+    // wait is split in its own step.)
+    return before.v != kNone && before.cause == Cause::HeartbeatWait && !before.timer &&
+           t_of(before.v) < t_of(p.runner_up);
   }
 
   /// What a later find() can read. Its rebalance is open now (it started at one of
@@ -866,22 +872,34 @@ struct CriticalPaths::Impl {
         if (keep[s] == kDrop) keep[s] = kKeep;
       }
     };
-    std::vector<std::uint32_t> seen(n, 0);  // the walks of open start number k - 1 passed here
-    for (std::size_t k = 0; k < open_starts.size(); ++k) {
-      const std::int64_t start = open_starts[k];
-      const auto stamp = static_cast<std::uint32_t>(k + 1);
-      for (std::int64_t cur : frontier) {
-        while (cur != kNone && t_of(cur) > start && seen[static_cast<std::size_t>(cur)] != stamp) {
-          const auto c = static_cast<std::size_t>(cur);
-          seen[c] = stamp;
-          with_edges(c);
-          // The step may look at a predecessor's own predecessors.
-          for (auto [ei, ee] = boost::in_edges(c, g); ei != ee; ++ei) {
-            const std::size_t s = boost::source(*ei, g);
-            if (nodes[s].t > start && keep[s] != kKeepWithEdges) with_edges(s);
-          }
-          cur = step_back(cur, start).next;
+    // One walk for all the open starts, from the earliest: the walk back for a start S goes, at
+    // each vertex after S, to the vertex step_back() picks, which is always the predecessor
+    // pick() chose or its runner-up, the latter only where the runner-up is after S (so after
+    // the earliest start as well). This walk follows both wherever either can be taken for some
+    // open start, so it passes every vertex each start's own walk passes, and keeps (with their
+    // in-edges) every vertex any of them reads; each vertex once, not once per open start (at
+    // 10,000 members dozens of consumer-protocol rebalances are open at once).
+    if (!open_starts.empty()) {
+      const std::int64_t start = *std::min_element(open_starts.begin(), open_starts.end());
+      std::vector<char> seen(n, 0);
+      std::vector<std::int64_t> todo(frontier.rbegin(), frontier.rend());
+      while (!todo.empty()) {
+        const std::int64_t cur = todo.back();
+        todo.pop_back();
+        if (cur == kNone || t_of(cur) <= start || seen[static_cast<std::size_t>(cur)] != 0)
+          continue;
+        const auto c = static_cast<std::size_t>(cur);
+        seen[c] = 1;
+        with_edges(c);
+        // The step may look at a predecessor's own predecessors.
+        for (auto [ei, ee] = boost::in_edges(c, g); ei != ee; ++ei) {
+          const std::size_t s = boost::source(*ei, g);
+          if (nodes[s].t > start && keep[s] != kKeepWithEdges) with_edges(s);
         }
+        const Pick p = pick(cur);
+        if (p.v == kNone) continue;
+        todo.push_back(p.v);
+        if (runner_up_taken(p, start)) todo.push_back(p.runner_up);
       }
     }
     std::vector<std::int64_t> to(n, kNone);
@@ -921,7 +939,11 @@ struct CriticalPaths::Impl {
     prune_at = 2 * kept + CriticalPaths::kPruneSlack;
   }
 
-  CriticalPath find(const std::string& group_name, std::int64_t start, std::int64_t end) const {
+  /// The path; with `text` false its steps carry no text (`actor`, `event`, `what` and the
+  /// waited-for request's `actor` and `what` empty): remember() keeps vertices, not text, and
+  /// writes a few hundred of a path's thousands of steps.
+  CriticalPath find(const std::string& group_name, std::int64_t start, std::int64_t end,
+                    bool text = true) const {
     CriticalPath out;
     const std::int64_t total = std::max<std::int64_t>(end - start, 0);
     const auto git = group_ids.find(group_name);
@@ -972,9 +994,11 @@ struct CriticalPaths::Impl {
       PathStep s;
       s.node = static_cast<std::size_t>(chain[i].v);
       s.t_us = n.t;
-      s.actor = actors[n.actor].name;
-      s.event = types[n.type];
-      s.what = what(n);
+      if (text) {
+        s.actor = actors[n.actor].name;
+        s.event = types[n.type];
+        s.what = what(n);
+      }
       if (i == 0 && clip(first_t) > start)
         add_part(s, lead_wait ? Cause::HeartbeatWait : Cause::Other, clip(first_t) - start);
       if (i > 0) {
@@ -988,8 +1012,10 @@ struct CriticalPaths::Impl {
           const Node& w = nodes[static_cast<std::size_t>(b.via)];
           s.waited_for = static_cast<std::size_t>(b.via);
           s.waited_for_t_us = w.t;
-          s.waited_for_actor = actors[w.actor].name;
-          s.waited_for_what = what(w);
+          if (text) {
+            s.waited_for_actor = actors[w.actor].name;
+            s.waited_for_what = what(w);
+          }
         } else {
           add_part(s, b.cause, clip(n.t) - from);
         }

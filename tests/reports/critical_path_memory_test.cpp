@@ -28,8 +28,8 @@ struct Watch final : rsim::TraceSink {
 };
 
 /// `members` consumers of group g; A restarts (gracefully, back 5 s later) every 20 s from 20 s
-/// on, `restarts` times.
-json restart_loop(const std::string& protocol, int members, int restarts) {
+/// on, `restarts` times; with `b_after_ms`, B restarts the same way that long after each of A's.
+json restart_loop(const std::string& protocol, int members, int restarts, int b_after_ms = -1) {
   json consumers = json::array();
   json events = json::array();
   for (int i = 0; i < members; ++i) {
@@ -41,6 +41,12 @@ json restart_loop(const std::string& protocol, int members, int restarts) {
   for (int k = 1; k <= restarts; ++k)
     events.push_back(
         {{"at_ms", 20000 * k}, {"do", "restart"}, {"consumer", "A"}, {"after_ms", 5000}});
+  if (b_after_ms >= 0)
+    for (int k = 1; k <= restarts; ++k)
+      events.push_back({{"at_ms", 20000 * k + b_after_ms},
+                        {"do", "restart"},
+                        {"consumer", "B"},
+                        {"after_ms", 5000}});
   return {{"name", "critical-path-memory"},
           {"seed", 1},
           {"duration_ms", 20000 * (restarts + 1)},
@@ -53,11 +59,12 @@ json restart_loop(const std::string& protocol, int members, int restarts) {
 
 struct Result {
   std::size_t most = 0, whole = 0, rebalances = 0;
+  std::size_t overlapping = 0;  // rebalances that started while an earlier one was still open
 };
 
-Result run_loop(const std::string& protocol, int members, int restarts) {
-  const auto spec =
-      testing::ideal_machine(json::parse(restart_loop(protocol, members, restarts).dump()));
+Result run_loop(const std::string& protocol, int members, int restarts, int b_after_ms = -1) {
+  const auto spec = testing::ideal_machine(
+      json::parse(restart_loop(protocol, members, restarts, b_after_ms).dump()));
   const auto lines = rsim::run_scenario(spec, protocol, spec.seed).trace_lines;
   Watch w;
   rsim::trace::read_jsonl(lines, w);
@@ -69,7 +76,13 @@ Result run_loop(const std::string& protocol, int members, int restarts) {
                         r["end_us"].get<std::int64_t>());
     CHECK(r["critical_path"] == whole);
   }
-  return {w.most, w.whole.vertices(), summary["rebalances"].size()};
+  std::size_t overlapping = 0;
+  std::int64_t open_until = -1;
+  for (const auto& r : summary["rebalances"]) {
+    if (r["start_us"].get<std::int64_t>() < open_until) ++overlapping;
+    open_until = std::max(open_until, r["end_us"].get<std::int64_t>());
+  }
+  return {w.most, w.whole.vertices(), summary["rebalances"].size(), overlapping};
 }
 
 }  // namespace
@@ -97,6 +110,22 @@ TEST_CASE("critical paths: a restart loop's graph stays bounded by the group (co
   CHECK(r.rebalances == 302);
   const std::size_t bound = reports::CriticalPaths::kPruneSlack + 2 * 64 * members;
   MESSAGE("most retained ", r.most, ", whole graph ", r.whole, ", bound ", bound);
+  CHECK(r.most <= bound);
+  CHECK(r.whole > 10 * bound);
+}
+
+TEST_CASE(
+    "critical paths: rebalances open at once, pruned by one walk, find the whole graph's paths") {
+  // KIP-848: B's restarts come 1.5 s after A's, while the rebalance of A's leave still waits
+  // for members that learn of it at their next heartbeat (heartbeat.interval 5 s): a prune
+  // then keeps the walks back to both rebalances' starts (CriticalPaths::prune walks once, from
+  // the earliest), and every path found after it is the whole graph's (run_loop checks each).
+  const int members = 4;
+  const Result r = run_loop("consumer", members, 100, 1500);
+  MESSAGE("rebalances ", r.rebalances, ", overlapping ", r.overlapping, ", most retained ", r.most,
+          ", whole graph ", r.whole);
+  CHECK(r.overlapping > 0);
+  const std::size_t bound = reports::CriticalPaths::kPruneSlack + 2 * 64 * members;
   CHECK(r.most <= bound);
   CHECK(r.whole > 10 * bound);
 }
