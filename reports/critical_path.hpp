@@ -95,7 +95,9 @@ class CriticalPaths {
   /// one that starts now or later (now: the last event fed). Kept: the vertices the actors and
   /// groups point at (last events, requests in flight, the open rebalance's arm: later events
   /// get edges from them only), each group's last end, and for each open start, the walks back
-  /// from those (with the in-edges they read); nothing else.
+  /// from those (with the in-edges they read), found by one walk back to the earliest open
+  /// start that follows both of a vertex's candidate predecessors where a later start's walk
+  /// could take the other (so it may keep a branch no start takes); nothing else.
   void prune(const std::vector<std::int64_t>& open_starts_us);
   /// Whether the graph has grown enough since the last prune() for another to pay off: twice
   /// what the last one kept, plus kPruneSlack (so pruning costs O(1) per vertex, amortized).
