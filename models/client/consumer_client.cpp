@@ -423,7 +423,9 @@ void ConsumerClient::finish_close() {
 }
 
 sim::SimTime ConsumerClient::draw_start_latency() {
-  return spec_.start_latency.sample(start_rng_);
+  const sim::SimTime drawn = spec_.start_latency.sample(start_rng_);
+  const std::size_t k = starts_++;
+  return k < spec_.start_latencies.size() ? spec_.start_latencies[k] : drawn;
 }
 
 void ConsumerClient::schedule_first_poll(sim::SimTime latency) {

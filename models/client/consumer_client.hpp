@@ -40,6 +40,7 @@ class ConsumerClient : public ConsumerProcess {
   sim::NodeId node() const override { return node_; }
 
   // The scenario's script (the process's part: ConsumerProcess).
+  std::size_t process_starts() const override { return starts_; }
   std::vector<std::string> topics() const override { return spec_.topics; }
   /// The broker's process died: a connection to it (requests in flight, or the coordinator's)
   /// is reset at once.
@@ -297,8 +298,9 @@ class ConsumerClient : public ConsumerProcess {
   ConsumerSpec spec_;
   ConsumerConfig config_;
   sim::Rng rng_;
-  sim::Rng loop_rng_;   // the application loop's own time (processing.per_poll_ms)
-  sim::Rng start_rng_;  // start_latency_ms
+  sim::Rng loop_rng_;       // the application loop's own time (processing.per_poll_ms)
+  sim::Rng start_rng_;      // start_latency_ms
+  std::size_t starts_ = 0;  // process starts so far (ConsumerSpec::start_latencies' cursor)
 
   // Fetches in flight (fetch_ entries whose `due` is not sim::kNever) and brokers, kept beside the
   // process's state: a poll pass with a Fetch in flight to every broker (most passes) learns it

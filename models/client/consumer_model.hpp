@@ -1,6 +1,7 @@
 // What the scenario's script can do to a simulated KafkaConsumer, whichever group.protocol it
 // speaks: the classic ClassicConsumer and the KIP-848 consumer implement this.
 #pragma once
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ class ConsumerModel {
   /// graceful close that takes longer: when it is done). `next`, when given, starts the next
   /// incarnation instead of this object (a new client with other configs).
   virtual void restart(sim::SimTime after, bool graceful, std::function<void()> next = {}) = 0;
+  /// The processes this client object has started so far (a replaced client's successor takes
+  /// the replayed start latencies from there: ConsumerSpec::start_latencies).
+  virtual std::size_t process_starts() const = 0;
   /// The topics the next start() subscribes to.
   virtual std::vector<std::string> topics() const = 0;
   virtual void stall(sim::SimTime duration) = 0;

@@ -117,7 +117,9 @@ void ShareConsumer::start() {
   reset();
   process_.start();
   member_id_ = new_member_id();
-  const sim::SimTime latency = spec_.start_latency.sample(start_rng_);
+  const sim::SimTime drawn = spec_.start_latency.sample(start_rng_);
+  const std::size_t k = starts_++;
+  const sim::SimTime latency = k < spec_.start_latencies.size() ? spec_.start_latencies[k] : drawn;
   // start_latency_ms: subscribe() and the first poll() come that much later.
   tracer_.publish(trace::ConsumerStart{.consumer = spec_.name,
                                        .group = spec_.group,

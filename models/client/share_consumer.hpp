@@ -51,6 +51,7 @@ class ShareConsumer final : public ConsumerProcess {
 
   sim::NodeId node() const override { return node_; }
   void start() override;
+  std::size_t process_starts() const override { return starts_; }
   std::vector<std::string> topics() const override { return topics_; }
   void subscribe(std::vector<std::string> topics) override;
   /// A recording's member ids, taken in place of this client's own draws (the World's; may be
@@ -112,6 +113,7 @@ class ShareConsumer final : public ConsumerProcess {
   ConsumerConfig config_;
   sim::Rng rng_;
   sim::Rng start_rng_;       // start_latency_ms
+  std::size_t starts_ = 0;   // process starts so far (ConsumerSpec::start_latencies' cursor)
   sim::Rng connection_rng_;  // connection_setup_ms
   MemberIdReplay* member_ids_ = nullptr;
   std::function<sim::NodeId(const TopicPartition&)> leader_of_;

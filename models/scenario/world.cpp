@@ -408,6 +408,13 @@ class World {
     }
     // A new process draws new random ids (a KIP-848 member id is the client's own UUID).
     const int n = ++incarnations_[name];
+    // The processes so far (of every client object of this consumer) had the first replayed
+    // start latencies, one each.
+    std::size_t& started = process_starts_[name];
+    started += consumer(name).process_starts();
+    s.start_latencies.erase(s.start_latencies.begin(),
+                            s.start_latencies.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                            started, s.start_latencies.size())));
     const std::uint64_t seed = seed_ ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(n));
     auto next = make_consumer(s, resolve_consumer_config(s, variant_name(variant), 1), seed);
     const std::string protocol = variant_name(variant);
@@ -902,8 +909,9 @@ class World {
   std::map<std::string, std::unique_ptr<ConsumerModel>> consumers_;  // the current incarnations
   std::map<sim::NodeId, std::string> consumer_by_node_;  // the scenario's consumers, by node
   // Incarnations with their own configs (start/restart `config`).
-  std::map<std::string, ConfigMap> overrides_;  // consumer -> configs
-  std::map<std::string, int> incarnations_;     // consumer -> replacements so far
+  std::map<std::string, ConfigMap> overrides_;         // consumer -> configs
+  std::map<std::string, int> incarnations_;            // consumer -> replacements so far
+  std::map<std::string, std::size_t> process_starts_;  // consumer -> starts of replaced clients
   std::deque<ConsumerSpec> incarnation_specs_;
   std::vector<std::unique_ptr<ConsumerModel>> retired_consumers_;
   std::unique_ptr<Fleet> fleet_;  // with deployments only

@@ -139,6 +139,12 @@ struct ConsumerSpec {
   /// the seeded draws take over. No scenario key: `compare` fills it from a recording's
   /// `member.id` events (docs/fidelity.md, finding 21). Empty: the seeded draws only.
   std::vector<std::string> member_ids;
+  /// The start latencies this consumer is given, one per process start in order (the first
+  /// `start`, then each restart's new process), instead of `start_latency`'s draws (which are
+  /// still made, so that the stream stays where it would be); beyond them, the draws. No scenario
+  /// key: `compare` fills it from a recording's `consumer.subscribed` lines (docs/fidelity.md,
+  /// finding 34). Empty: the draws only.
+  std::vector<sim::SimTime> start_latencies;
 };
 
 /// One `expect` entry: a metric assertion (`metric`, `op`, `value`, ...) or, when it has

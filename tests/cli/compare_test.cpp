@@ -3,11 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
+#include "models/scenario/scenario.hpp"
 #include "reports/analyses/compare.hpp"
 #include "reports/compare_report.hpp"
 #include "reports/timeline.hpp"
@@ -1009,4 +1013,58 @@ TEST_CASE(
     if (r.consumer == "B" || (r.record == "ShareGroupMetadata" && r.t_us == 10268000))
       r.t_us = 10901000;
   CHECK_FALSE(compare_variant("share", sim, {late}, {"real"}, {}).records_equal);
+}
+
+TEST_CASE(
+    "compare: a recording's first poll() per process start (consumer.subscribed, else "
+    "consumer.start) replayed as the start latency from the script's instant (docs/fidelity.md, "
+    "finding 34)") {
+  // rolling-upgrade-to-consumer's run 1, classic-cooperative: A starts at 1,000 ms and restarts
+  // at 15,000 ms with after_ms 2,000 (its new process at 17,000 ms, incarnation 1); B's
+  // subscribed line is missing (its consumer.start stands in); C was never started.
+  const std::string recording =
+      R"({"t_us":1002125,"type":"consumer.start","consumer":"A"}
+{"t_us":1014730,"type":"consumer.subscribed","consumer":"A"}
+{"t_us":1100935,"type":"consumer.start","consumer":"B"}
+{"t_us":15000518,"type":"consumer.stop","consumer":"A"}
+{"t_us":15022982,"type":"consumer.closed","consumer":"A"}
+{"t_us":17000994,"type":"consumer.start","consumer":"A","incarnation":1}
+{"t_us":17020546,"type":"consumer.subscribed","consumer":"A","incarnation":1}
+{"t_us":40000000,"type":"run.end"}
+)";
+  std::istringstream in(recording);
+  const auto starts = rsim::cli::recorded_starts(in);
+  CHECK(starts.subscribed);
+  CHECK(starts.first_poll_us.at("A") ==
+        std::map<std::int64_t, std::int64_t>{{0, 1014730}, {1, 17020546}});
+  CHECK(starts.first_poll_us.at("B") == std::map<std::int64_t, std::int64_t>{{0, 1100935}});
+  const auto spec = rsim::parse_scenario(json::parse(R"({
+    "name": "replay", "seed": 1, "duration_ms": 40000, "protocols": ["classic-cooperative"],
+    "topics": [{"name": "t", "partitions": 2}],
+    "consumers": [{"name": "A", "group": "g", "topics": ["t"]},
+                  {"name": "B", "group": "g", "topics": ["t"], "start_latency_ms": 50},
+                  {"name": "C", "group": "g", "topics": ["t"]}],
+    "events": [{"at_ms": 1000, "do": "start", "consumer": "A"},
+               {"at_ms": 1100, "do": "start", "consumer": "B"},
+               {"at_ms": 15000, "do": "restart", "consumer": "A", "after_ms": 2000,
+                "config": {"group.protocol": "consumer"}}]})"),
+                                         "replay.json");
+  const auto replayed = rsim::cli::with_recorded_starts(spec, starts);
+  using us = std::chrono::microseconds;
+  // From the script's instant, not from consumer.start: the harness's lateness in reading the
+  // command (2.125 ms for A) is part of the time to the first poll(), as in the simulator's
+  // start_latency_ms.
+  CHECK(replayed.consumers[0].start_latencies == std::vector<us>{us(14730), us(20546)});
+  CHECK(replayed.consumers[1].start_latencies == std::vector<us>{us(935)});
+  CHECK(replayed.consumers[2].start_latencies.empty());
+  // A recording made before consumer.subscribed existed replays nothing: compared as before.
+  std::istringstream old(
+      R"({"t_us":1002125,"type":"consumer.start","consumer":"A"}
+{"t_us":1100935,"type":"consumer.start","consumer":"B"}
+)");
+  const auto before = rsim::cli::recorded_starts(old);
+  CHECK_FALSE(before.subscribed);
+  const auto unchanged = rsim::cli::with_recorded_starts(spec, before);
+  CHECK(unchanged.consumers[0].start_latencies.empty());
+  CHECK(unchanged.consumers[1].start_latencies.empty());
 }

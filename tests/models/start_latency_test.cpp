@@ -5,6 +5,8 @@
 // application would.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -182,4 +184,44 @@ TEST_CASE("a share consumer's start_latency_ms holds back its first ShareGroupHe
   CHECK(sends(late, "W1").front() == 1000.0);
   // and 0 is no change at all
   CHECK(run_lines(with_latency(doc, "W2", 0), "share") == run_lines(doc, "share"));
+}
+
+TEST_CASE(
+    "replayed start latencies (compare, docs/fidelity.md finding 34): one per process start, in "
+    "order, also across a restart that replaces the client; beyond them the draws") {
+  // rolling-upgrade-to-consumer in small: A restarts at 5,000 ms into the KIP-848 protocol
+  // (a new client object) 2,000 ms after the verb; run 1's first polls, 14.730 ms after A's start
+  // and 20.546 ms after its restart's new process, and 15.620 ms after B's start.
+  json doc = pair("classic-cooperative");
+  doc["events"] = json::parse(R"([{"at_ms": 1000, "do": "start", "consumer": "A"},
+                                  {"at_ms": 1080, "do": "start", "consumer": "B"},
+                                  {"at_ms": 5000, "do": "restart", "consumer": "A", "after_ms": 2000,
+                                   "config": {"group.protocol": "consumer"}},
+                                  {"at_ms": 9000, "do": "restart", "consumer": "B", "after_ms": 2000}])");
+  rsim::ScenarioSpec spec = rsim::parse_scenario(doc, "test.json");
+  spec.consumers[0].start_latencies = {std::chrono::microseconds(14730),
+                                       std::chrono::microseconds(20546)};
+  spec.consumers[1].start_latencies = {std::chrono::microseconds(15620)};
+  const auto trace =
+      testing::parse_trace(rsim::run_scenario(spec, "classic-cooperative", spec.seed).trace_lines);
+  const auto a = of_type(trace, "consumer.start", "A");
+  const auto b = of_type(trace, "consumer.start", "B");
+  REQUIRE(a.size() == 2);
+  REQUIRE(b.size() == 2);
+  CHECK(a[0]["start_latency_ms"] == 14.73);
+  CHECK(a[1]["t_us"] == 7000000);
+  CHECK(a[1]["start_latency_ms"] == 20.546);  // the new client takes the second one
+  CHECK(b[0]["start_latency_ms"] == 15.62);
+  CHECK(b[1]["t_us"] == 11000000);
+  CHECK_FALSE(b[1].contains("start_latency_ms"));  // none recorded: the draw (constant 0)
+  // Each process's first request leaves when its application's first poll() begins.
+  const auto a_sends = sends(trace, "A");
+  REQUIRE(!a_sends.empty());
+  CHECK(a_sends.front() == doctest::Approx(1014.73));
+  const auto after_restart =
+      std::find_if(a_sends.begin(), a_sends.end(), [](double t) { return t >= 7000.0; });
+  REQUIRE(after_restart != a_sends.end());
+  CHECK(*after_restart == doctest::Approx(7020.546));
+  REQUIRE(!sends(trace, "B").empty());
+  CHECK(sends(trace, "B").front() == doctest::Approx(1095.62));
 }

@@ -215,6 +215,58 @@ ScenarioSpec with_recorded_member_ids(const ScenarioSpec& spec, const compare::T
   return out;
 }
 
+RecordedStarts recorded_starts(std::istream& trace_jsonl) {
+  RecordedStarts out;
+  std::string line;
+  while (std::getline(trace_jsonl, line)) {
+    const bool subscribed = line.find("\"consumer.subscribed\"") != std::string::npos;
+    if (!subscribed && line.find("\"consumer.start\"") == std::string::npos) continue;
+    const auto e = nlohmann::json::parse(line, nullptr, false);
+    if (!e.is_object() || !e.contains("t_us") || !e["t_us"].is_number() ||
+        !e.contains("consumer") || !e["consumer"].is_string())
+      continue;  // facts_of_stream names a malformed line; nothing to replay from it
+    const std::string type = e.value("type", "");
+    if (type != "consumer.subscribed" && type != "consumer.start") continue;
+    const std::int64_t incarnation =
+        e.contains("incarnation") && e["incarnation"].is_number_integer()
+            ? e["incarnation"].get<std::int64_t>()
+            : 0;
+    auto& at = out.first_poll_us[e["consumer"].get<std::string>()];
+    const auto t = static_cast<std::int64_t>(e["t_us"].get<double>());
+    // subscribe() returned: the first poll() follows. A consumer.start only until then.
+    if (type == "consumer.subscribed") {
+      at[incarnation] = t;
+      out.subscribed = true;
+    } else {
+      at.try_emplace(incarnation, t);
+    }
+  }
+  return out;
+}
+
+ScenarioSpec with_recorded_starts(const ScenarioSpec& spec, const RecordedStarts& run) {
+  ScenarioSpec out = spec;
+  if (!run.subscribed) return out;
+  for (auto& c : out.consumers) {
+    c.start_latencies.clear();
+    const auto rec = run.first_poll_us.find(c.name);
+    if (rec == run.first_poll_us.end()) continue;
+    std::vector<std::int64_t> scripted;  // its process starts' instants, µs, in script order
+    for (const auto& e : spec.events)
+      if (const auto* start = e.as<verb::Start>(); start != nullptr && start->consumer == c.name)
+        scripted.push_back(e.at.count());
+      else if (const auto* r = e.as<verb::Restart>(); r != nullptr && r->consumer == c.name)
+        scripted.push_back((e.at + r->after).count());
+    for (std::size_t k = 0; k < scripted.size(); ++k) {
+      const auto it = rec->second.find(static_cast<std::int64_t>(k));
+      if (it == rec->second.end()) break;  // no such process recorded: the draws from here
+      c.start_latencies.push_back(
+          sim::SimTime(std::max<std::int64_t>(0, it->second - scripted[k])));
+    }
+  }
+  return out;
+}
+
 CLI::App* add_compare_subcommand(CLI::App& app, CompareArgs& args) {
   auto* c = app.add_subcommand("compare",
                                "run the simulator on a scenario and compare it with recorded "
@@ -324,9 +376,16 @@ int cmd_compare(const CompareArgs& args) {
     keep.level = TraceLevel::Full;
     keep.keep_trace = true;
     // Run 1's member ids are the simulator's (finding 21): the same draws give the same order.
-    const auto outputs =
-        run_variants(args.seeded_member_ids ? spec : with_recorded_member_ids(spec, real.front()),
-                     {v}, std::nullopt, keep);
+    // Its starts too (finding 34): each consumer's first poll() when run 1's began.
+    RecordedStarts starts;
+    {
+      std::ifstream in(fs::path(args.real.front()) / v / "trace.jsonl", std::ios::binary);
+      starts = recorded_starts(in);
+    }
+    const auto outputs = run_variants(
+        with_recorded_starts(
+            args.seeded_member_ids ? spec : with_recorded_member_ids(spec, real.front()), starts),
+        {v}, std::nullopt, keep);
     compare::TraceFacts sim_facts;
     {
       TextStream sim_in(outputs.at(0).trace_jsonl);  // read in place, not copied

@@ -1,6 +1,8 @@
 // The `compare` subcommand: `rebalance-sim compare SCENARIO --real DIR [--real DIR2 ...]`.
 #pragma once
 #include <cstdint>
+#include <istream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,25 @@ reports::SideBySideVariant side_by_side(const compare::VariantComparison& c, rep
 /// ids it was given there, in their order (ConsumerSpec::member_ids); a consumer the run gave no
 /// id keeps the seeded draws.
 ScenarioSpec with_recorded_member_ids(const ScenarioSpec& spec, const compare::TraceFacts& run);
+/// A recording's process starts, per consumer, by incarnation (0 = the first process): when its
+/// application's first poll() began, i.e. its `consumer.subscribed` line (µs; written once
+/// subscribe() has returned), else its `consumer.start` line's. `subscribed` says whether the
+/// recording has any `consumer.subscribed` line (those made after finding 24).
+struct RecordedStarts {
+  std::map<std::string, std::map<std::int64_t, std::int64_t>> first_poll_us;
+  bool subscribed = false;
+};
+/// The starts of a recorded trace (JSON lines); lines that are not a consumer's start are skipped
+/// unparsed.
+RecordedStarts recorded_starts(std::istream& trace_jsonl);
+/// `spec` with each consumer's start latencies replayed from a recording (docs/fidelity.md,
+/// finding 34): its k-th process start (the k-th of its `start` instants and restarts' new
+/// processes, `at` + `after`, in script order) is given the recorded first poll() of incarnation k
+/// less that scripted instant (at least 0) as its start latency (ConsumerSpec::start_latencies),
+/// which is what the simulator's `start_latency_ms` means: from the script's instant to the
+/// application's first poll(), after which both sides set up their connections. A recording
+/// without `consumer.subscribed` replays nothing (`spec` as it is).
+ScenarioSpec with_recorded_starts(const ScenarioSpec& spec, const RecordedStarts& run);
 int cmd_compare(const CompareArgs& args);
 
 }  // namespace rsim::cli
