@@ -64,6 +64,7 @@ void ShareConsumer::reset() {
   processing_ = false;
   assigned_.clear();
   has_assignment_ = false;
+  acknowledging_ = false;
   sessions_.clear();
   buffer_.clear();
   current_.reset();
@@ -171,6 +172,7 @@ void ShareConsumer::heartbeat() {
     if (config_.client_rack) r.rack_id = config_.client_rack;
   }
   topics_changed_ = false;
+  acknowledging_ = false;  // any heartbeat acknowledges (onHeartbeatRequestGenerated)
   heartbeat_in_flight_ = true;
   leave_in_flight_ = leaving_;
   heartbeat_timer_.cancel();
@@ -214,7 +216,7 @@ void ShareConsumer::on_heartbeat_response(const ShareGroupHeartbeatResponse& r) 
     TopicPartitions next = *r.assignment;
     std::sort(next.begin(), next.end());
     // The first assignment after a join is reconciled even when empty (the current one is
-    // NONE); ShareMembershipManager then sends the acknowledging heartbeat at once.
+    // NONE), and then acknowledged.
     acknowledge = !has_assignment_ || next != assigned_;
     has_assignment_ = true;
     if (next != assigned_) {
@@ -222,13 +224,25 @@ void ShareConsumer::on_heartbeat_response(const ShareGroupHeartbeatResponse& r) 
       tracer_.publish(trace::Assignment{.consumer = spec_.name, .owned = assigned_});
     }
   }
-  if (heartbeat_again_ || acknowledge) {
+  // The background thread's loop after this answer polls the heartbeat manager (the member is
+  // RECONCILING: nothing to send), then ShareMembershipManager.poll reconciles (ACKNOWLEDGING),
+  // then ShareConsumeRequestManager.poll, and blocks until its next wake-up; the heartbeat
+  // manager sends the acknowledgement there (docs/fidelity.md, finding 35).
+  acknowledging_ = acknowledge;
+  if (heartbeat_again_) {
     heartbeat_again_ = false;
     heartbeat();
   } else {
     schedule_heartbeat(sim::ms(heartbeat_interval_ms_));
   }
-  if (acknowledge && !processing_) app_timer_.arm(sim::SimTime::zero());
+  // The same loop fetches the new partitions when the application waits in poll() for records
+  // (fetchMoreRecords); a request sent makes the thread loop again at once.
+  if (acknowledging_ && !processing_ && !stopping_ && buffer_.empty() && maybe_fetch())
+    network_wake();
+}
+
+void ShareConsumer::network_wake() {
+  if (acknowledging_ && process_.alive() && !leaving_) heartbeat();
 }
 
 void ShareConsumer::app_step() {
@@ -241,6 +255,7 @@ void ShareConsumer::app_step() {
 
 void ShareConsumer::poll() {
   if (!process_.alive() || leaving_) return;
+  network_wake();  // a poll() call's SharePollEvent wakes the background thread
   if (stopping_) {
     close_sessions_and_leave();
     return;
@@ -316,12 +331,16 @@ void ShareConsumer::queue_acks(const TopicPartition& tp, std::vector<Acknowledge
   s.pending_acks.push_back({tp, std::move(acks)});
 }
 
-void ShareConsumer::maybe_fetch() {
+bool ShareConsumer::maybe_fetch() {
   std::set<sim::NodeId> leaders;
   for (const auto& tp : assigned_) leaders.insert(leader_of_(tp));
+  bool sent = false;
   for (const sim::NodeId leader : leaders) {
-    if (!sessions_[leader].fetch_in_flight) send_fetch(leader);
+    if (sessions_[leader].fetch_in_flight) continue;
+    send_fetch(leader);
+    sent = true;
   }
+  return sent;
 }
 
 void ShareConsumer::send_fetch(sim::NodeId leader) {
@@ -394,6 +413,9 @@ void ShareConsumer::on_message(sim::NodeId from, Envelope&& e) {
   if (const auto* hb = std::get_if<ShareGroupHeartbeatResponse>(&e.message))
     f.quiet = quiet_heartbeat_ && hb->error == ErrorCode::NONE && !hb->assignment;
   tracer_.publish(f);
+  // A response wakes the background thread: a pending acknowledgement goes in its next loop,
+  // whose heartbeat manager is polled before the consume manager sends what this answer causes.
+  network_wake();
   if (const auto* hb = std::get_if<ShareGroupHeartbeatResponse>(&e.message)) {
     on_heartbeat_response(*hb);
   } else if (const auto* find = std::get_if<FindCoordinatorResponse>(&e.message)) {

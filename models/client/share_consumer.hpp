@@ -2,13 +2,13 @@
 // coordinator discovery (FindCoordinator to the least loaded broker, CoordinatorRequestManager)
 // and NetworkClient's connections (one per broker for data, one to the group coordinator, each
 // usable `connection_setup_ms` after it opens), ShareGroupHeartbeat membership (first heartbeat
-// once the coordinator is known, then the interval the coordinator gives; an immediate heartbeat
-// after a new assignment; leave with epoch -1), one share session per partition leader (epoch 0
-// opens, +1 per request, -1 closes), ShareFetch driven by poll() when nothing is buffered,
-// acknowledgements piggybacked on the next ShareFetch to that leader or sent in a ShareAcknowledge,
-// implicit or explicit acknowledgement (share.acknowledgement.mode), and the application loop with
-// its processing time and its per-record outcomes (ACCEPT, RELEASE, REJECT). No rebalance callbacks
-// exist for share groups.
+// once the coordinator is known, then the interval the coordinator gives; a new assignment's
+// acknowledging heartbeat at the background thread's next wake-up; leave with epoch -1), one share
+// session per partition leader (epoch 0 opens, +1 per request, -1 closes), ShareFetch driven by
+// poll() when nothing is buffered, acknowledgements piggybacked on the next ShareFetch to that
+// leader or sent in a ShareAcknowledge, implicit or explicit acknowledgement
+// (share.acknowledgement.mode), and the application loop with its processing time and its
+// per-record outcomes (ACCEPT, RELEASE, REJECT). No rebalance callbacks exist for share groups.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -92,12 +92,17 @@ class ShareConsumer final : public ConsumerProcess {
   void on_find_coordinator_response(const FindCoordinatorResponse& r);
   void heartbeat();
   void on_heartbeat_response(const ShareGroupHeartbeatResponse& r);
+  /// The background thread wakes (ConsumerNetworkThread.runOnce): a response, an application
+  /// event (a poll() call, a close), a request it sent. A reconciled assignment's acknowledging
+  /// heartbeat goes now (docs/fidelity.md, finding 35).
+  void network_wake();
   void schedule_heartbeat(sim::SimTime delay);
   void app_step();
   void poll();
   void finish_batch();
   void queue_acks(const TopicPartition& tp, std::vector<AcknowledgementBatch> acks);
-  void maybe_fetch();
+  /// A ShareFetch to each leader of the assignment with none in flight; true if one was sent.
+  bool maybe_fetch();
   void send_fetch(sim::NodeId leader);
   void flush_acks(sim::NodeId leader);
   void on_fetch_response(sim::NodeId from, const ShareFetchResponse& r);
@@ -145,6 +150,10 @@ class ShareConsumer final : public ConsumerProcess {
   // LocalAssignment is NONE until then, so the first assignment, even an empty one, is
   // reconciled and acknowledged (AbstractMembershipManager.LocalAssignment.updateWith).
   bool has_assignment_ = false;
+  // MemberState.ACKNOWLEDGING: the assignment is reconciled (in the background thread's loop
+  // after the answer, where the heartbeat manager has already been polled), and its
+  // acknowledging heartbeat waits for the thread's next wake-up (network_wake()).
+  bool acknowledging_ = false;
   std::map<sim::NodeId, Session> sessions_;
   std::deque<Batch> buffer_;
   std::optional<Batch> current_;  // the batch poll() returned, being processed
