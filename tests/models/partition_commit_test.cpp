@@ -26,13 +26,15 @@ TEST_CASE(
   const auto trace = run(testing::load_ideal(kTable));
   // T1 grows from 1 to 4 partitions at 20,000 ms: committed at 20,027.
   CHECK(testing::times(trace, "topic.partitions", "partitions", 4) == std::vector<double>{20027});
-  // M2's heartbeat reaches the coordinator at 20,009 (sent at 20,008: each member's heartbeats
-  // come 2 ms after its start's FindCoordinator round trip), before the commit: no bump. M1's
-  // next one (sent at 21,014) sees the new metadata hash: epoch 5 at 21,015, as in
-  // both real runs (M1's heartbeat at 21,133 and 21,134 ms, M2's at 20,045 and 20,049 still
-  // answered epoch 4).
+  // M2's heartbeat reaches the coordinator at 20,009 (sent at 20,008: M2 acknowledged its first
+  // assignment at its join's answer, 10,004, with its first ShareFetch; each heartbeat 5,000 ms
+  // after the previous one's answer), before the commit: no bump. M1's next one (sent at 21,110:
+  // it acknowledged its join's empty assignment at its poll() call of 1,100, docs/fidelity.md
+  // finding 35, and T1-0 at 6,104) sees the new metadata hash: epoch 5 at 21,111, as in both real
+  // runs (M1's heartbeat at 21,133 and 21,134 ms, M2's at 20,045 and 20,049 still answered
+  // epoch 4).
   CHECK(testing::times(trace, "group.epoch", "reason", "metadata change") ==
-        std::vector<double>{21015});
+        std::vector<double>{21111});
   // The three new partitions are initialized by then; the epoch that assigns them (6) comes with
   // M2's next heartbeat, 5,000 ms after its last one (sent at 25,010).
   CHECK(testing::times(trace, "group.epoch", "epoch", 6) == std::vector<double>{25011});
