@@ -387,11 +387,7 @@ TEST_CASE(
     return testing::parse_trace(rsim::run_scenario(spec, "consumer", spec.seed).trace_lines);
   };
   const auto reconciled = [](const std::vector<nlohmann::json>& t) {
-    std::vector<double> out;
-    for (const auto& e : t)
-      if (e["type"] == "consumer.reconcile" && e["consumer"] == "A")
-        out.push_back(e["t_us"].get<double>() / 1000.0);
-    return out;
+    return testing::times(t, "consumer.reconcile", "consumer", "A");
   };
   // A's join: FindCoordinator 2000-2002, join heartbeat 2002-2004 (target []); its busy loop
   // reconciles at the answer and onPartitionsAssigned([]) runs at its next pass, the poll()
