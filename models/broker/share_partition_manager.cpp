@@ -1,8 +1,11 @@
 #include "models/broker/share_partition_manager.hpp"
 
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -132,6 +135,16 @@ struct SharePartitionManager::Impl {
     std::int32_t correlation_id = 0;
     ShareFetchRequest request;
     sim::SimTime deadline{0};
+  };
+  /// A ShareFetch's answer waits for its fetch and for its acknowledgements' state writes.
+  struct Response {
+    std::int32_t broker = 0;
+    sim::NodeId from = 0;
+    std::int32_t correlation_id = 0;
+    std::string member_id;
+    bool acks_done = false;
+    std::map<TopicPartition, ErrorCode> ack_errors;
+    std::optional<ShareFetchResponse> fetched;
   };
   struct Leader {
     std::unique_ptr<SharePartition> sp;
@@ -365,6 +378,7 @@ struct SharePartitionManager::Impl {
       for (auto it = parked_.begin(); it != parked_.end();) {
         if (it->second.request.member_id == member_id && it->second.broker == broker) {
           reply(broker, it->second.from, it->second.correlation_id, ShareFetchResponse{});
+          responses_.erase(it->first);
           it = parked_.erase(it);
         } else {
           ++it;
@@ -414,15 +428,18 @@ struct SharePartitionManager::Impl {
       release_session(broker, group, member_id, "disconnect", [&](ShareKey k, ShareChange c) {
         persist(broker, k, std::move(c), nullptr);
       });
-      // A fetch parked for that member has no connection to answer on.
+      // A fetch parked for that member, or one waiting for its acknowledgements' writes, has no
+      // connection to answer on (what it acquired was released above).
       for (auto it = parked_.begin(); it != parked_.end();) {
         if (it->second.request.member_id == member_id && it->second.broker == broker) {
-          ack_errors_.erase(it->first);
           it = parked_.erase(it);
         } else {
           ++it;
         }
       }
+      std::erase_if(responses_, [&](const auto& e) {
+        return e.second.member_id == member_id && e.second.broker == broker;
+      });
     }
   }
 
@@ -463,24 +480,53 @@ struct SharePartitionManager::Impl {
     // Epoch 0 opens a share session on this connection (a session of the same member is
     // replaced, as ShareSessionCache.maybeCreateSession does).
     if (r.share_session_epoch == 0) sessions_[{broker, r.group_id, r.member_id}] = from;
-    const std::string group = r.group_id;
-    const std::string member_id = r.member_id;
-    const auto acks = r.acknowledgements;
-    apply_acks(broker, from, group, member_id, acks, close,
-               [this, broker, from, id,
-                r = std::move(r)](std::map<TopicPartition, ErrorCode> errors) mutable {
-                 // Every share-partition of the request must exist before records are acquired.
-                 auto remaining = std::make_shared<std::size_t>(r.partitions.size() + 1);
-                 auto go = [this, broker, from, id, remaining, errors, r] {
-                   if (--*remaining > 0) return;
-                   Parked p{
-                       next_parked_++, broker, from, id, r, kernel_.now() + sim::ms(r.max_wait_ms)};
-                   ack_errors_[p.id] = errors;
-                   try_fetch(std::move(p));
-                 };
-                 for (const auto& tp : r.partitions) with_partition(broker, {r.group_id, tp}, go);
-                 go();
+    const std::uint64_t pid = next_parked_++;
+    responses_[pid] = Response{broker, from, id, r.member_id};
+    // KafkaApis.handleShareFetchRequest starts the piggybacked acknowledgements and the fetch
+    // together and answers when both are done (thenCombine): the records are acquired at once,
+    // while the acknowledgements' state write is still under way (docs/fidelity.md, finding 37).
+    // A closing request (epoch -1) acquires nothing before its session's release.
+    auto fetch = [this, broker, from, id, pid, r] {
+      // Every share-partition of the request must exist before records are acquired.
+      auto remaining = std::make_shared<std::size_t>(r.partitions.size() + 1);
+      auto go = [this, broker, from, id, pid, remaining, r] {
+        if (--*remaining > 0) return;
+        try_fetch(Parked{pid, broker, from, id, r, kernel_.now() + sim::ms(r.max_wait_ms)});
+      };
+      for (const auto& tp : r.partitions) with_partition(broker, {r.group_id, tp}, go);
+      go();
+    };
+    apply_acks(broker, from, r.group_id, r.member_id, r.acknowledgements, close,
+               [this, pid, close, fetch](std::map<TopicPartition, ErrorCode> errors) {
+                 const auto it = responses_.find(pid);
+                 if (it == responses_.end()) return;  // its connection is gone
+                 it->second.ack_errors = std::move(errors);
+                 it->second.acks_done = true;
+                 if (close)
+                   fetch();
+                 else if (it->second.fetched)
+                   send_response(pid);
                });
+    if (!close) fetch();
+  }
+
+  /// The fetch of request `pid` is done: it answers now if the request's acknowledgements are
+  /// written, else when they are.
+  void on_fetched(std::uint64_t pid, ShareFetchResponse response) {
+    const auto it = responses_.find(pid);
+    if (it == responses_.end()) return;
+    it->second.fetched = std::move(response);
+    if (it->second.acks_done) send_response(pid);
+  }
+
+  void send_response(std::uint64_t pid) {
+    const auto it = responses_.find(pid);
+    Response done = std::move(it->second);
+    responses_.erase(it);
+    for (auto& out : done.fetched->partitions)
+      if (const auto e = done.ack_errors.find(out.partition); e != done.ack_errors.end())
+        out.acknowledge_error = e->second;
+    reply(done.broker, done.from, done.correlation_id, std::move(*done.fetched));
   }
 
   /// Acquires for a (possibly parked) fetch; responds when something was acquired or the wait
@@ -500,8 +546,6 @@ struct SharePartitionManager::Impl {
       SharePartition& sp = *partitions_[k].sp;
       ShareFetchPartition out;
       out.partition = tp;
-      const auto& errs = ack_errors_[p.id];
-      if (const auto it = errs.find(tp); it != errs.end()) out.acknowledge_error = it->second;
       if (budget > 0) {
         std::vector<StateChange> changes;
         out.acquired_records =
@@ -520,8 +564,7 @@ struct SharePartitionManager::Impl {
       response.partitions.push_back(std::move(out));
     }
     if (any || kernel_.now() >= p.deadline || p.request.partitions.empty()) {
-      ack_errors_.erase(p.id);
-      reply(p.broker, p.from, p.correlation_id, std::move(response));
+      on_fetched(p.id, std::move(response));
       return;
     }
     // Delayed share fetch: wait for data, a released record, or the end of MaxWaitMs.
@@ -585,7 +628,8 @@ struct SharePartitionManager::Impl {
   std::map<std::uint64_t, Parked> parked_;
   /// Open share sessions: (broker, group, member id) -> the client's node (its connection).
   std::map<std::tuple<std::int32_t, std::string, std::string>, sim::NodeId> sessions_;
-  std::map<std::uint64_t, std::map<TopicPartition, ErrorCode>> ack_errors_;
+  /// ShareFetches not answered yet, by request: their fetch and their acknowledgements' writes.
+  std::map<std::uint64_t, Response> responses_;
   std::uint64_t next_parked_ = 1;
 };
 
