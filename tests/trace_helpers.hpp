@@ -32,7 +32,8 @@ inline std::vector<nlohmann::json> parse_trace(const std::vector<std::string>& l
 /// The idealized machine of the unit tests: the timing texture's knobs that a scenario left at
 /// their Kafka-like defaults (cluster.request_handling_ms, cluster.write_latency_ms,
 /// cluster.purgatory_lateness_ms, each consumer's heartbeat_wakeup_lateness_ms,
-/// connection_setup_ms and poll_return_lateness_ms; docs/fidelity.md, "Timing texture") become 0,
+/// connection_setup_ms, poll_return_lateness_ms and reconciliation_ms; docs/fidelity.md, "Timing
+/// texture") become 0,
 /// so that only Kafka's timers
 /// and the network take time and a test can derive every time by hand from Kafka's rules. A knob
 /// the scenario sets stays as set. The scenario files' own `expect` blocks (ctest "scenario") and
@@ -57,6 +58,8 @@ inline rsim::ScenarioSpec ideal_machine(rsim::ScenarioSpec spec) {
   for (auto& c : spec.consumers)
     if (c.poll_return_lateness == rsim::kDefaultPollReturnLateness)
       c.poll_return_lateness = sim::SimTime::zero();
+  for (auto& c : spec.consumers)
+    if (is_default(c.reconciliation, rsim::kDefaultReconciliation)) c.reconciliation = zero;
   return spec;
 }
 inline rsim::ScenarioSpec ideal_machine(const nlohmann::json& doc,

@@ -21,6 +21,7 @@ ShareConsumer::ShareConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<E
       rng_(seed, "consumer-" + spec.name),
       start_rng_(seed, "start-" + spec.name),
       connection_rng_(seed, "connection-" + spec.name),
+      reconcile_rng_(seed, "reconcile-" + spec.name),
       leader_of_(std::move(leader_of)),
       coordinator_(std::move(coordinator)),
       bootstrap_(bootstrap),
@@ -28,6 +29,9 @@ ShareConsumer::ShareConsumer(sim::Kernel& kernel, Tracer& tracer, sim::Network<E
           kernel, [this] { heartbeat(); }, &network_thread_),
       app_timer_(
           kernel, [this] { app_step(); }, &app_),
+      reconcile_timer_(
+          kernel, [this] { reconciled(std::move(reconciling_), woken_while_reconciling_); },
+          &network_thread_),
       topics_(spec.topics) {
   node_ = net.add_node(spec.name, &network_thread_,
                        [this](sim::NodeId from, Envelope&& e) { on_message(from, std::move(e)); });
@@ -52,6 +56,9 @@ std::string ShareConsumer::new_member_id() {
 void ShareConsumer::reset() {
   heartbeat_timer_.cancel();
   app_timer_.cancel();
+  reconcile_timer_.cancel();
+  reconciling_.clear();
+  woken_while_reconciling_ = false;
   cancel_script_timers();
   member_epoch_ = 0;
   heartbeat_interval_ms_ = 0;
@@ -198,6 +205,8 @@ void ShareConsumer::on_heartbeat_response(const ShareGroupHeartbeatResponse& r) 
     member_epoch_ = 0;
     topics_changed_ = true;
     has_assignment_ = false;
+    reconcile_timer_.cancel();  // the reconciliation is no longer relevant (aborted)
+    reconciling_.clear();
     if (!assigned_.empty()) {
       assigned_.clear();
       tracer_.publish(trace::Assignment{.consumer = spec_.name});
@@ -212,17 +221,37 @@ void ShareConsumer::on_heartbeat_response(const ShareGroupHeartbeatResponse& r) 
   member_epoch_ = r.member_epoch;
   heartbeat_interval_ms_ = r.heartbeat_interval_ms;
   bool acknowledge = false;
+  // A reconciliation that adds partitions keeps the background thread busy for
+  // reconciliation_ms (resolving and assigning them, building the first ShareFetch for them),
+  // after which the assignment takes effect (docs/fidelity.md, finding 38).
+  bool deferred = false;
   if (r.assignment) {
     TopicPartitions next = *r.assignment;
     std::sort(next.begin(), next.end());
-    // The first assignment after a join is reconciled even when empty (the current one is
-    // NONE), and then acknowledged.
-    acknowledge = !has_assignment_ || next != assigned_;
-    has_assignment_ = true;
-    if (next != assigned_) {
-      assigned_ = std::move(next);
-      tracer_.publish(trace::Assignment{.consumer = spec_.name, .owned = assigned_});
+    if (reconcile_timer_.armed()) {
+      // A reconciliation in progress: the newest target is applied when it ends.
+      reconciling_ = std::move(next);
+    } else {
+      // The first assignment after a join is reconciled even when empty (the current one is
+      // NONE), and then acknowledged.
+      acknowledge = !has_assignment_ || next != assigned_;
+      const bool adds = std::any_of(next.begin(), next.end(), [this](const TopicPartition& tp) {
+        return !std::binary_search(assigned_.begin(), assigned_.end(), tp);
+      });
+      const sim::SimTime cost =
+          adds ? spec_.reconciliation.sample(reconcile_rng_) : sim::SimTime::zero();
+      if (cost > sim::SimTime::zero()) {
+        deferred = true;
+        acknowledge = false;
+        reconciling_ = std::move(next);
+        woken_while_reconciling_ = false;
+        reconcile_timer_.arm(cost);
+      } else if (next != assigned_) {
+        assigned_ = std::move(next);
+        tracer_.publish(trace::Assignment{.consumer = spec_.name, .owned = assigned_});
+      }
     }
+    has_assignment_ = true;
   }
   // The background thread's loop after this answer polls the heartbeat manager (the member is
   // RECONCILING: nothing to send), then ShareMembershipManager.poll reconciles (ACKNOWLEDGING),
@@ -235,13 +264,29 @@ void ShareConsumer::on_heartbeat_response(const ShareGroupHeartbeatResponse& r) 
   } else {
     schedule_heartbeat(sim::ms(heartbeat_interval_ms_));
   }
+  if (deferred) return;
   // The same loop fetches the new partitions when the application waits in poll() for records
   // (fetchMoreRecords); a request sent makes the thread loop again at once.
   if (acknowledging_ && !processing_ && !stopping_ && buffer_.empty() && maybe_fetch())
     network_wake();
 }
 
+void ShareConsumer::reconciled(TopicPartitions next, bool woken) {
+  if (!process_.alive() || leaving_) return;  // the reconciliation was aborted
+  if (next != assigned_) {
+    assigned_ = std::move(next);
+    tracer_.publish(trace::Assignment{.consumer = spec_.name, .owned = assigned_});
+  }
+  acknowledging_ = true;
+  // The loop's ShareFetch for the new partitions, when the application waits in poll(); a
+  // request sent, or a wake-up while the thread was busy, makes it loop again at once.
+  const bool fetched = !processing_ && !stopping_ && buffer_.empty() && maybe_fetch();
+  if (fetched || woken) network_wake();
+}
+
 void ShareConsumer::network_wake() {
+  // While it reconciles, the thread is busy: it loops again once the reconciliation is done.
+  if (reconcile_timer_.armed()) woken_while_reconciling_ = true;
   if (acknowledging_ && process_.alive() && !leaving_) heartbeat();
 }
 

@@ -3,7 +3,8 @@
 // and NetworkClient's connections (one per broker for data, one to the group coordinator, each
 // usable `connection_setup_ms` after it opens), ShareGroupHeartbeat membership (first heartbeat
 // once the coordinator is known, then the interval the coordinator gives; a new assignment's
-// acknowledging heartbeat at the background thread's next wake-up; leave with epoch -1), one share
+// acknowledging heartbeat at the background thread's next wake-up after its reconciliation, which
+// takes `reconciliation_ms` when it adds partitions; leave with epoch -1), one share
 // session per partition leader (epoch 0 opens, +1 per request, -1 closes), ShareFetch driven by
 // poll() when nothing is buffered, acknowledgements piggybacked on the next ShareFetch to that
 // leader or sent in a ShareAcknowledge, implicit or explicit acknowledgement
@@ -92,6 +93,10 @@ class ShareConsumer final : public ConsumerProcess {
   void on_find_coordinator_response(const FindCoordinatorResponse& r);
   void heartbeat();
   void on_heartbeat_response(const ShareGroupHeartbeatResponse& r);
+  /// The end of the background thread's loop that reconciles a new assignment (`next`, sorted):
+  /// the member owns it, ACKNOWLEDGING, and the loop's ShareFetch for the new partitions goes when
+  /// the application waits in poll(). `woken`: the thread was woken while it reconciled.
+  void reconciled(TopicPartitions next, bool woken);
   /// The background thread wakes (ConsumerNetworkThread.runOnce): a response, an application
   /// event (a poll() call, a close), a request it sent. A reconciled assignment's acknowledging
   /// heartbeat goes now (docs/fidelity.md, finding 35).
@@ -120,6 +125,7 @@ class ShareConsumer final : public ConsumerProcess {
   sim::Rng start_rng_;       // start_latency_ms
   std::size_t starts_ = 0;   // process starts so far (ConsumerSpec::start_latencies' cursor)
   sim::Rng connection_rng_;  // connection_setup_ms
+  sim::Rng reconcile_rng_;   // reconciliation_ms
   MemberIdReplay* member_ids_ = nullptr;
   std::function<sim::NodeId(const TopicPartition&)> leader_of_;
   std::function<sim::NodeId()> coordinator_;
@@ -127,6 +133,11 @@ class ShareConsumer final : public ConsumerProcess {
   sim::NodeId node_ = 0;
   sim::Timer heartbeat_timer_;
   sim::Timer app_timer_;  // the application thread: end of processing, or poll() waking up
+  // The background thread reconciling an assignment that adds partitions (reconciliation_ms):
+  // the assignment it applies, and whether something woke the thread meanwhile.
+  sim::Timer reconcile_timer_;
+  TopicPartitions reconciling_;
+  bool woken_while_reconciling_ = false;
 
   std::vector<std::string> topics_;
   bool topics_changed_ = true;

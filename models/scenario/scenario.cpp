@@ -735,7 +735,7 @@ const std::map<std::string, std::vector<std::string>>& scenario_accepted_keys() 
         {"consumer",
          {"callbacks", "commit", "config", "config_by_protocol", "connection_setup_ms", "group",
           "heartbeat_wakeup_lateness_ms", "name", "on_stop", "outcomes", "poll_return_lateness_ms",
-          "poll_timeout_ms", "processing", "start_latency_ms", "topics"}},
+          "poll_timeout_ms", "processing", "reconciliation_ms", "start_latency_ms", "topics"}},
         {"outcomes", {"reject", "release"}},
         {"config_by_protocol", {"classic", "consumer", "share"}},
         {"processing", {"per_batch_ms", "per_poll_ms", "per_record_ms"}},
@@ -1076,6 +1076,7 @@ class ScenarioReader {
         consumer.connection_setup = *d;
       if (auto v = p.read_number(c, "poll_return_lateness_ms", ptr, 0, false, 1000))
         consumer.poll_return_lateness = sim::SimTime{std::llround(*v * 1000.0)};
+      if (auto d = p.read_distribution(c, "reconciliation_ms", ptr)) consumer.reconciliation = *d;
       consumer_times(c, ptr, consumer);
       if (const auto oc = c.find("outcomes"); oc != c.end())
         consumer_outcomes(*oc, child(ptr, "outcomes"), consumer);

@@ -61,6 +61,14 @@ inline const sim::Distribution kDefaultConnectionSetup = sim::Distribution::logn
 /// in the recordings (docs/fidelity.md, finding 27). A constant: it sets the phase of the passes
 /// against the client's timers, which drifts by it per call.
 inline constexpr sim::SimTime kDefaultPollReturnLateness = sim::SimTime{330};
+/// A share consumer's `reconciliation_ms`: the background thread's own time from a
+/// ShareGroupHeartbeat answer that adds partitions to the end of the loop that reconciles them
+/// (the assignment resolved and applied, ACKNOWLEDGING, the first ShareFetch for them built and
+/// sent), before which the acknowledging heartbeat cannot go: a join answered with partitions to
+/// the member's next heartbeat read by the broker, less the simulator's two 1 ms links: median
+/// 18.3 ms, 10.3-83.3 ms over 17 joins of the 11 share runs with request logs (docs/fidelity.md,
+/// finding 38).
+inline const sim::Distribution kDefaultReconciliation = sim::Distribution::lognormal(18.3, 0.6);
 
 struct TopicSpec {
   std::string name;
@@ -129,6 +137,10 @@ struct ConsumerSpec {
   /// `poll_return_lateness_ms`: how much later than poll_timeout a KIP-848 poll() that finds
   /// nothing returns (the next call comes that much later); the consumer protocol only.
   sim::SimTime poll_return_lateness = kDefaultPollReturnLateness;
+  /// `reconciliation_ms`: how long a share consumer's background thread takes to reconcile an
+  /// assignment that adds partitions (its acknowledgement and first ShareFetch for them wait for
+  /// it); the share protocol only.
+  sim::Distribution reconciliation = kDefaultReconciliation;
   ProcessingSpec processing;
   CallbacksSpec callbacks;
   CommitMode commit = CommitMode::Auto;

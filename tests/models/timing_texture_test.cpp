@@ -110,10 +110,11 @@ TEST_CASE(
           json{{"dist", "lognormal"}, {"median", 1}, {"sigma", 1.2}};
       c["connection_setup_ms"] = json{{"dist", "lognormal"}, {"median", 4.97}, {"sigma", 0.25}};
       c["poll_return_lateness_ms"] = 0.33;
+      c["reconciliation_ms"] = json{{"dist", "lognormal"}, {"median", 18.3}, {"sigma", 0.6}};
     }
     const auto with_defaults = run_default_lines(doc, variant);
     CHECK(run_default_lines(written, variant) == with_defaults);
-    // All six at 0 is the idealized machine of the unit tests, and another trace.
+    // All seven at 0 is the idealized machine of the unit tests, and another trace.
     json zero = doc;
     zero["cluster"]["request_handling_ms"] = 0;
     zero["cluster"]["write_latency_ms"] = 0;
@@ -122,6 +123,7 @@ TEST_CASE(
       c["heartbeat_wakeup_lateness_ms"] = json{{"dist", "constant"}, {"value", 0}};
       c["connection_setup_ms"] = 0;
       c["poll_return_lateness_ms"] = 0;
+      c["reconciliation_ms"] = 0;
     }
     const auto ideal = run_default_lines(zero, variant);
     CHECK(run_lines(doc, variant) == ideal);
