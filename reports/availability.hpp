@@ -68,6 +68,19 @@ class ProcessingClock {
  public:
   using Key = std::pair<std::string, std::string>;  // (group, "topic-partition")
 
+  /// A partition's entry. Entries are never removed and stay where they are (nodes of a hash
+  /// table), so a caller may keep one (entry()) and hand it to the calls that take an entry
+  /// instead of looking its key up again: the same effect, without hashing two strings.
+  struct State {
+    OwnerList owners;  // consumer -> active
+    std::string last_owner;
+    std::int64_t since = 0, gap_since = 0, sum_us = 0, max_gap_us = 0;
+    std::int64_t gap_closed_at = -1;  // when the last interval closed (one reopened then goes on)
+    bool wanted = false, not_processed = false, processed = false, unowned = false;
+    std::vector<std::pair<std::int64_t, std::int64_t>> gaps;  // with record_gaps() only
+    const Key* key = nullptr;                                 // its key in the table
+  };
+
   explicit ProcessingClock(ClockWindow w) : window_(w) {}
   /// The window starts at `from` (a steady window found while the run goes).
   void set_from(std::int64_t from) { window_.from = from; }
@@ -75,21 +88,31 @@ class ProcessingClock {
   /// report's partition view draws. Off by default (a run keeps only the sums).
   void record_gaps() { record_ = true; }
 
-  void want(const Key& key, bool wanted, std::int64_t now) {
-    State& st = touch(key, now);
-    st.wanted = wanted;
-    refresh(key, st, now);
-  }
+  void want(const Key& key, bool wanted, std::int64_t now) { want(entry(key, now), wanted, now); }
   void own(const Key& key, const std::string& consumer, bool active, std::int64_t now) {
-    State& st = touch(key, now);
-    st.owners[consumer] = active;
-    st.last_owner = consumer;
-    refresh(key, st, now);
+    own(entry(key, now), consumer, active, now);
   }
   void disown(const Key& key, const std::string& consumer, std::int64_t now) {
-    State& st = touch(key, now);
+    disown(entry(key, now), consumer, now);
+  }
+  /// The entry of `key`, added if new, its time accrued up to `now`.
+  State& entry(const Key& key, std::int64_t now) { return touch(key, now); }
+  /// As the calls above, on an entry from entry().
+  void want(State& st, bool wanted, std::int64_t now) {
+    accrue(st, now);
+    st.wanted = wanted;
+    refresh(*st.key, st, now);
+  }
+  void own(State& st, const std::string& consumer, bool active, std::int64_t now) {
+    accrue(st, now);
+    st.owners[consumer] = active;
+    if (st.last_owner != consumer) st.last_owner.assign(consumer);
+    refresh(*st.key, st, now);
+  }
+  void disown(State& st, const std::string& consumer, std::int64_t now) {
+    accrue(st, now);
     st.owners.erase(consumer);
-    refresh(key, st, now);
+    refresh(*st.key, st, now);
   }
   void live(const std::string& group, int delta, std::int64_t now) {
     const auto git = groups_.try_emplace(group).first;
@@ -167,14 +190,6 @@ class ProcessingClock {
   const std::vector<Stop>& stops() const { return stops_; }
 
  private:
-  struct State {
-    OwnerList owners;  // consumer -> active
-    std::string last_owner;
-    std::int64_t since = 0, gap_since = 0, sum_us = 0, max_gap_us = 0;
-    std::int64_t gap_closed_at = -1;  // when the last interval closed (one reopened then goes on)
-    bool wanted = false, not_processed = false, processed = false, unowned = false;
-    std::vector<std::pair<std::int64_t, std::int64_t>> gaps;  // with record_gaps() only
-  };
   struct Group {
     int live = 0;
     int processed = 0;  // partitions processed now
@@ -188,7 +203,10 @@ class ProcessingClock {
 
   State& touch(const Key& key, std::int64_t now) {
     auto [it, inserted] = states_.try_emplace(key);
-    if (inserted) it->second.since = now;
+    if (inserted) {
+      it->second.since = now;
+      it->second.key = &it->first;
+    }
     accrue(it->second, now);
     return it->second;
   }

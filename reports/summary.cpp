@@ -327,6 +327,24 @@ class OwnershipClock {
  public:
   using Key = std::pair<std::string, std::string>;  // (group, "topic-partition")
 
+  /// A partition's entry (a node of states_: never removed, never moved), which a caller may
+  /// keep (entry()) and hand to the calls that take one instead of the partition's name.
+  struct State {
+    std::int64_t unavailable_us = 0;
+    std::int64_t overlap_us = 0;
+    std::int64_t since = 0;
+    std::int64_t gap_since = 0;  // start of the current unavailability
+    std::int64_t max_gap_us = 0;
+    OwnerList owners;  // consumer -> running (not paused)
+    // The same partition's entry in the processing clock, found at the first refresh (entries
+    // are never removed, nor moved).
+    ProcessingClock::State* processing = nullptr;
+    const Key* key = nullptr;  // its key in states_
+    bool unavailable = false;
+    bool overlap = false;
+    bool running = false;
+  };
+
   explicit OwnershipClock(Window w) : window_(w) {}
   /// The processing clock told of every change of a partition's being wanted.
   void attach(ProcessingClock* processing) { processing_ = processing; }
@@ -345,17 +363,30 @@ class OwnershipClock {
       if (key.second == topic && n > 0)
         for_partitions(key.first, topic, std::min(old, count), std::max(old, count), now);
   }
-  void own(const std::string& group, const std::string& partition, const std::string& consumer,
-           bool running, std::int64_t now) {
-    State& st = touch({group, partition}, now);
+  /// Both return the partition's entry, whose `processing` the caller tells of the same change
+  /// without looking the partition up again (nullptr if no processing clock is attached).
+  State& own(const std::string& group, const std::string& partition, const std::string& consumer,
+             bool running, std::int64_t now) {
+    const Key key{group, partition};
+    State& st = touch(key, now);
     st.owners[consumer] = running;
-    refresh({group, partition}, st, now);
+    refresh(key, st, now);
+    return st;
   }
-  void disown(const std::string& group, const std::string& partition, const std::string& consumer,
-              std::int64_t now) {
-    State& st = touch({group, partition}, now);
+  State& disown(const std::string& group, const std::string& partition, const std::string& consumer,
+                std::int64_t now) {
+    return disown(entry(group, partition, now), consumer, now);
+  }
+  /// As disown() above, on an entry from own() or entry().
+  State& disown(State& st, const std::string& consumer, std::int64_t now) {
+    accrue(st, now);
     st.owners.erase(consumer);
-    refresh({group, partition}, st, now);
+    refresh(*st.key, st, now);
+    return st;
+  }
+  /// The partition's entry, added (from `now`) if new; nothing accrued, nothing refreshed.
+  State& entry(const std::string& group, const std::string& partition, std::int64_t now) {
+    return add(Key{group, partition}, now);
   }
   /// A live member of `group` came (+1) or went (-1).
   void live(const std::string& group, int delta, std::int64_t now) {
@@ -424,17 +455,6 @@ class OwnershipClock {
   const ojson& overlaps() const { return overlaps_; }
 
  private:
-  struct State {
-    std::int64_t unavailable_us = 0;
-    std::int64_t overlap_us = 0;
-    std::int64_t since = 0;
-    std::int64_t gap_since = 0;  // start of the current unavailability
-    std::int64_t max_gap_us = 0;
-    OwnerList owners;  // consumer -> running (not paused)
-    bool unavailable = false;
-    bool overlap = false;
-    bool running = false;
-  };
   struct GroupState {
     int live = 0;
     int running = 0;  // partitions with a running owner
@@ -473,11 +493,18 @@ class OwnershipClock {
       g.max_stopped_us = std::max(g.max_stopped_us, window_.clip(g.stopped_since, now));
     g.stopped = stopped;
   }
-  State& touch(const Key& key, std::int64_t now) {
+  State& add(const Key& key, std::int64_t now) {
     auto [it, inserted] = states_.try_emplace(key);
-    if (inserted) it->second.since = now;
-    accrue(it->second, now);
+    if (inserted) {
+      it->second.since = now;
+      it->second.key = &it->first;
+    }
     return it->second;
+  }
+  State& touch(const Key& key, std::int64_t now) {
+    State& st = add(key, now);
+    accrue(st, now);
+    return st;
   }
   bool wanted(const Key& key, const State& st) const {
     if (!st.owners.empty()) return true;
@@ -487,7 +514,10 @@ class OwnershipClock {
   }
   void refresh(const Key& key, State& st, std::int64_t now) {
     const bool w = wanted(key, st);
-    if (processing_ != nullptr) processing_->want(key, w, now);
+    if (processing_ != nullptr) {
+      if (st.processing == nullptr) st.processing = &processing_->entry(key, now);
+      processing_->want(*st.processing, w, now);
+    }
     bool running = false;
     for (const auto& [c, r] : st.owners) running = running || r;
     const bool unavailable = w && !running;
@@ -537,6 +567,10 @@ struct Consumer {
   std::string member_id;  // of the current incarnation (consumer protocol)
   std::set<std::string> topics;
   PartitionSet owned;
+  // The ownership clock's entries of `owned`, in its order, while owned_entries_valid
+  // (SummaryBuilder::owned_entries(): kept with `owned` by its assignments and clears).
+  std::vector<OwnershipClock::State*> owned_entries;
+  bool owned_entries_valid = true;
   bool live = false;
   bool paused = false;   // the whole process is frozen: it owns, but consumes nothing
   bool closing = false;  // close() began (consumer.stop), not yet closed
@@ -897,13 +931,32 @@ class SummaryBuilder {
   }
   /// Calls f(p) for each p of `a` that `b` does not hold (as `b.count(p) == 0` would say): one
   /// walk of both sets (both in Kafka's order), no lookup per partition.
+  /// With `f(p, i)`, also p's index in `a`.
   template <class F>
   static void for_each_missing(const PartitionSet& a, const PartitionSet& b, F&& f) {
     const PartitionLess less;
     auto it = b.begin();
-    for (const auto& p : a) {
-      while (it != b.end() && less(*it, p)) ++it;
-      if (it == b.end() || less(p, *it)) f(p);
+    std::size_t i = 0;
+    for (auto pa = a.begin(); pa != a.end(); ++pa, ++i) {
+      while (it != b.end() && less(*it, *pa)) ++it;
+      if (it == b.end() || less(*pa, *it)) {
+        if constexpr (std::is_invocable_v<F&, const std::string&, std::size_t>)
+          f(*pa, i);
+        else
+          f(*pa);
+      }
+    }
+  }
+  /// Calls f(i, j) for each partition both hold, at index i in `a` and j in `b`.
+  template <class F>
+  static void for_each_kept(const PartitionSet& a, const PartitionSet& b, F&& f) {
+    const PartitionLess less;
+    auto it = b.begin();
+    std::size_t j = 0;
+    std::size_t i = 0;
+    for (auto pa = a.begin(); pa != a.end(); ++pa, ++i) {
+      while (it != b.end() && less(*it, *pa)) ++it, ++j;
+      if (it != b.end() && !less(*pa, *it)) f(i, j);
     }
   }
 
@@ -1118,7 +1171,7 @@ class SummaryBuilder {
     const std::string name = str(e.consumer);
     Consumer& c = consumers_[name];
     if (c.live) {  // a start without an end of the previous incarnation: end it first
-      for (const auto& p : c.owned) disown(c, name, p, t);
+      for (OwnershipClock::State* st : owned_entries(c, t)) disown(name, *st, t);
       for (const auto& topic : c.topics) clock_.subscribe(c.group, topic, -1, t);
       live(c.group, -1, t);
     }
@@ -1127,6 +1180,8 @@ class SummaryBuilder {
     c.topics.clear();
     for (const auto& tp : e.topics) c.topics.insert(tp);
     c.owned.clear();
+    c.owned_entries.clear();
+    c.owned_entries_valid = true;
     c.live = true;
     c.paused = false;
     c.closing = false;
@@ -1172,7 +1227,7 @@ class SummaryBuilder {
     if (c.paused) c.paused_us += window_.clip(c.paused_since, t);
     c.paused = false;
     if (c.live) {
-      for (const auto& p : c.owned) disown(c, name, p, t);
+      for (OwnershipClock::State* st : owned_entries(c, t)) disown(name, *st, t);
       for (const auto& topic : c.topics) clock_.subscribe(c.group, topic, -1, t);
       live(c.group, -1, t);
     }
@@ -1181,6 +1236,8 @@ class SummaryBuilder {
     c.stalled = false;
     c.callbacks_running = 0;
     c.owned.clear();
+    c.owned_entries.clear();
+    c.owned_entries_valid = true;
     c.leave_revoked.clear();
     touch_consumer(name);
     for (auto& r : open_[c.group])
@@ -1195,8 +1252,19 @@ class SummaryBuilder {
     Consumer& c = consumers_[name];
     PartitionSet now_owned = partition_set(e.owned);
     if (c.live) {
-      for_each_missing(c.owned, now_owned, [&](const std::string& p) { disown(c, name, p, t); });
-      for_each_missing(now_owned, c.owned, [&](const std::string& p) { own(c, name, p, t); });
+      // The partitions given up, then those taken, each set in its order; the entries of the
+      // partitions kept carry over to the new set's.
+      const std::vector<OwnershipClock::State*>& was = owned_entries(c, t);
+      for_each_missing(c.owned, now_owned,
+                       [&](const std::string&, std::size_t i) { disown(name, *was[i], t); });
+      std::vector<OwnershipClock::State*> is(now_owned.size());
+      for_each_missing(now_owned, c.owned,
+                       [&](const std::string& p, std::size_t i) { is[i] = &own(c, name, p, t); });
+      for_each_kept(now_owned, c.owned, [&](std::size_t i, std::size_t j) { is[i] = was[j]; });
+      c.owned_entries = std::move(is);
+      c.owned_entries_valid = true;
+    } else {
+      c.owned_entries_valid = false;
     }
     c.owned = std::move(now_owned);
     if (c.live) c.assigned = true;
@@ -1290,23 +1358,42 @@ class SummaryBuilder {
   static bool active(const Consumer& c) {
     return c.live && !c.paused && !c.stalled && !c.closing && c.callbacks_running == 0;
   }
-  void own(const Consumer& c, const std::string& name, const std::string& p, std::int64_t t) {
-    clock_.own(c.group, p, name, !c.paused, t);
-    processing_.own({c.group, p}, name, active(c), t);
+  OwnershipClock::State& own(const Consumer& c, const std::string& name, const std::string& p,
+                             std::int64_t t) {
+    // The ownership clock hands over the partition's entry, and with it the processing clock's.
+    OwnershipClock::State& st = clock_.own(c.group, p, name, !c.paused, t);
+    processing_.own(processing_of(st, t), name, active(c), t);
+    return st;
   }
-  void disown(const Consumer& c, const std::string& name, const std::string& p, std::int64_t t) {
-    clock_.disown(c.group, p, name, t);
-    processing_.disown({c.group, p}, name, t);
+  void disown(const std::string& name, OwnershipClock::State& st, std::int64_t t) {
+    processing_.disown(processing_of(clock_.disown(st, name, t), t), name, t);
+  }
+  /// The processing clock's entry of an ownership clock's partition (set by its refresh).
+  ProcessingClock::State& processing_of(OwnershipClock::State& st, std::int64_t t) {
+    if (st.processing == nullptr) st.processing = &processing_.entry(*st.key, t);
+    return *st.processing;
+  }
+  /// c.owned's entries in the ownership clock, in its order.
+  std::vector<OwnershipClock::State*>& owned_entries(Consumer& c, std::int64_t t) {
+    if (!c.owned_entries_valid) {
+      c.owned_entries.clear();
+      for (const auto& p : c.owned) c.owned_entries.push_back(&clock_.entry(c.group, p, t));
+      c.owned_entries_valid = true;
+    }
+    return c.owned_entries;
   }
   void live(const std::string& group, int delta, std::int64_t t) {
     clock_.live(group, delta, t);
     processing_.live(group, delta, t);
   }
   /// The consumer became (in)active: its owned partitions say so.
-  void refresh_active(const Consumer& c, const std::string& name, std::int64_t t) {
+  void refresh_active(Consumer& c, const std::string& name, std::int64_t t) {
     if (!c.live) return;
     const bool a = active(c);
-    for (const auto& p : c.owned) processing_.own({c.group, p}, name, a, t);
+    // Through the owned partitions' entries (a callback's start and end each refresh them all:
+    // four times an eager rebalance), not their names.
+    for (OwnershipClock::State* st : owned_entries(c, t))
+      processing_.own(processing_of(*st, t), name, a, t);
   }
   void on_stall(std::string_view consumer, std::int64_t t, bool stall) {
     const std::string name = str(consumer);
