@@ -339,7 +339,8 @@ const std::map<std::string_view, ParseFn>& parsers() {
 
 // --- fast paths for the high-volume kinds ------------------------------------------------------
 // At --trace standard, lag, records.fetched, record (OffsetCommit), records.processed and commit
-// lines are nearly all of the bytes, and the generic writer's many small appends (each checking
+// lines are nearly all of the bytes (and position, callback and assignment lines in an eager
+// rebalance), and the generic writer's many small appends (each checking
 // capacity) and per-character escaping cost more than the bytes themselves. These write the same
 // bytes through a raw cursor into room reserved once; a line whose strings need escaping (or whose
 // record holds anything but scalars) is left to the generic writer, which is what decides the
@@ -411,7 +412,16 @@ struct Room : Optionals<Room> {
   void operator()(std::string_view n, sv s) { name(n), text(s); }
   void operator()(std::string_view n, std::int64_t) { name(n), bytes += kNumber; }
   void operator()(std::string_view n, const TopicPartition* tp) {
-    name(n), text(tp->topic), bytes += kNumber;
+    name(n);
+    if (tp == nullptr) {  // a line read back without it: written `null` the generic way
+      ok = false;
+      return;
+    }
+    text(tp->topic), bytes += kNumber;
+  }
+  void operator()(std::string_view n, Partitions ps) {
+    name(n), bytes += 2;
+    for (const auto& tp : ps) text(tp.topic), bytes += kNumber + 1;
   }
   void operator()(std::string_view n, std::span<const FetchedRange> rs) {
     name(n);
@@ -439,6 +449,15 @@ struct Put : Optionals<Put> {
   void operator()(std::string_view n, sv s) { name(n), c.str(s); }
   void operator()(std::string_view n, std::int64_t v) { name(n), c.num(v); }
   void operator()(std::string_view n, const TopicPartition* tp) { name(n), c.partition(*tp); }
+  void operator()(std::string_view n, Partitions ps) {
+    name(n);
+    c.ch('[');
+    for (std::size_t i = 0; i < ps.size(); ++i) {
+      if (i > 0) c.ch(',');
+      c.partition(ps[i]);
+    }
+    c.ch(']');
+  }
   void operator()(std::string_view n, std::span<const FetchedRange> rs) {
     name(n);
     c.ch('[');
@@ -581,6 +600,10 @@ bool append_fast(std::string& out, sim::SimTime t, const Event& e) {
   if (const auto* x = std::get_if<Record>(&e)) return fast_record(out, t, *x);
   if (const auto* x = std::get_if<RecordsProcessed>(&e)) return fast_fields(out, t, *x);
   if (const auto* x = std::get_if<Commit>(&e)) return fast_fields(out, t, *x);
+  // An eager rebalance writes one of each per partition or per member of the group.
+  if (const auto* x = std::get_if<Position>(&e)) return fast_fields(out, t, *x);
+  if (const auto* x = std::get_if<Callback>(&e)) return fast_fields(out, t, *x);
+  if (const auto* x = std::get_if<Assignment>(&e)) return fast_fields(out, t, *x);
   return false;
 }
 

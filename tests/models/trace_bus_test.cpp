@@ -162,6 +162,21 @@ TEST_CASE("the hot kinds' direct writers write what dump() writes, names to esca
       tr::Record{.partition = 3, .offset = 1, .value = {&nested}},
       tr::Record{.partition = 3, .offset = 2, .value = {&escaped}},
       tr::Record{.partition = 3, .offset = 3},
+      tr::Position{.consumer = "c0",
+                   .group = "g",
+                   .partition = &tps[0],
+                   .offset = 17,
+                   .source = "committed",
+                   .state = "FETCHING"},
+      tr::Position{.consumer = "c\"0", .group = "g", .partition = &tps[1], .source = "reset"},
+      tr::Position{.consumer = "c0", .group = "g", .source = "reset"},  // read back: no partition
+      tr::Callback{.consumer = "c0",
+                   .callback = "onPartitionsAssigned",
+                   .partitions = tps,
+                   .phase = "start"},
+      tr::Callback{.consumer = "c0", .callback = "onPartitionsRevoked", .phase = "end"},
+      tr::Assignment{.consumer = "c0", .owned = tr::Partitions(tps.data(), 1)},
+      tr::Assignment{.consumer = "c\n", .owned = tps},
   };
   for (const auto& e : events) {
     std::string line = "prefix";
@@ -186,6 +201,29 @@ TEST_CASE("the hot kinds' direct writers write what dump() writes, names to esca
   CHECK(
       line ==
       R"({"t_us":5,"type":"records.fetched","consumer":"c0","group":"g","batch":2,"count":0,"ranges":[]})");
+  line.clear();
+  tr::append_jsonl(line, sim::SimTime{5}, events[11]);
+  CHECK(
+      line ==
+      R"({"t_us":5,"type":"position","consumer":"c0","group":"g","partition":"t-0","offset":17,"source":"committed","state":"FETCHING"})");
+  line.clear();
+  tr::append_jsonl(line, sim::SimTime{5}, events[13]);
+  CHECK(
+      line ==
+      R"({"t_us":5,"type":"position","consumer":"c0","group":"g","partition":null,"offset":0,"source":"reset","state":""})");
+  line.clear();
+  tr::append_jsonl(line, sim::SimTime{5}, events[14]);
+  CHECK(
+      line ==
+      R"({"t_us":5,"type":"callback","consumer":"c0","callback":"onPartitionsAssigned","partitions":["t-0","q\"t-12"],"phase":"start"})");
+  line.clear();
+  tr::append_jsonl(line, sim::SimTime{5}, events[15]);
+  CHECK(
+      line ==
+      R"({"t_us":5,"type":"callback","consumer":"c0","callback":"onPartitionsRevoked","partitions":[],"phase":"end"})");
+  line.clear();
+  tr::append_jsonl(line, sim::SimTime{5}, events[16]);
+  CHECK(line == R"({"t_us":5,"type":"assignment","consumer":"c0","owned":["t-0"]})");
 }
 
 TEST_CASE("every line of example traces reads back into a typed event that writes the same line") {
