@@ -52,19 +52,28 @@ void count_protocols(std::map<std::string, std::int32_t>& counts,
 
 }  // namespace
 
+ClassicGroupMember& ClassicGroup::member(std::string_view id) {
+  ClassicGroupMember* m = find_member(id);
+  SIM_ASSERT_MSG(m != nullptr, "no member " + std::string(id));
+  return *m;
+}
+
 ClassicGroupMember& ClassicGroup::add_member(ClassicGroupMember m) {
   const auto [it, inserted] = members.emplace(m.member_id, std::move(m));
   SIM_ASSERT_MSG(inserted, "a member added twice: " + it->first);
+  member_index.emplace(std::string_view(it->first), &it->second);
   count_protocols(supported_protocols, it->second.protocols, +1);
   return it->second;
 }
 
 void ClassicGroup::remove_member(std::map<std::string, ClassicGroupMember>::iterator it) {
   count_protocols(supported_protocols, it->second.protocols, -1);
+  member_index.erase(std::string_view(it->first));
   members.erase(it);
 }
 
 ClassicGroupMember ClassicGroup::take_member(const std::string& member_id) {
+  member_index.erase(std::string_view(member_id));
   auto node = members.extract(member_id);
   SIM_ASSERT_MSG(!node.empty(), "taking a member that is not in the group: " + member_id);
   count_protocols(supported_protocols, node.mapped().protocols, -1);

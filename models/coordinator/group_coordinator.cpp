@@ -102,7 +102,7 @@ ErrorCode GroupCoordinator::validate_member(const ClassicGroup& g, const std::st
     if (it == g.static_members.end()) return ErrorCode::UNKNOWN_MEMBER_ID;
     if (it->second != member_id) return ErrorCode::FENCED_INSTANCE_ID;
   }
-  if (g.members.count(member_id) == 0) return ErrorCode::UNKNOWN_MEMBER_ID;
+  if (g.find_member(member_id) == nullptr) return ErrorCode::UNKNOWN_MEMBER_ID;
   return ErrorCode::NONE;
 }
 
@@ -172,8 +172,8 @@ void GroupCoordinator::on_join_group(const Reply& from, const JoinGroupRequest& 
 
 bool GroupCoordinator::accept_joining_member(const ClassicGroup& g,
                                              const std::string& member_id) const {
-  const auto member = g.members.find(member_id);
-  const bool known = member != g.members.end();
+  const ClassicGroupMember* member = g.find_member(member_id);
+  const bool known = member != nullptr;
   switch (g.state) {
     case ClassicGroupState::Empty:
     case ClassicGroupState::Dead:
@@ -181,7 +181,7 @@ bool GroupCoordinator::accept_joining_member(const ClassicGroup& g,
     case ClassicGroupState::PreparingRebalance: {
       // A member already awaiting its join answer stays; new ones up to the size, counted by the
       // members awaiting an answer (the group may be above the size until the join completes).
-      if (known && member->second.awaiting_join) return true;
+      if (known && member->awaiting_join) return true;
       // Fewer members than the size (group.max.size is unbounded by default): fewer awaiting
       // too, so no count per JoinGroup.
       if (static_cast<std::int64_t>(g.members.size()) < config_.group_max_size) return true;
@@ -253,7 +253,7 @@ void GroupCoordinator::join_existing_member(ClassicGroup& g, const Reply& from,
     reply(from, JoinGroupResponse{.error = invalid, .member_id = r.member_id});
     return;
   }
-  ClassicGroupMember& m = g.members.at(r.member_id);
+  ClassicGroupMember& m = g.member(r.member_id);
   switch (g.state) {
     case ClassicGroupState::PreparingRebalance:
       update_member_then_rebalance_or_complete_join(g, m, from, r, "member rejoined");
@@ -602,7 +602,7 @@ void GroupCoordinator::on_sync_group(const Reply& from, const SyncGroupRequest& 
     reply(from, SyncGroupResponse{.error = ErrorCode::INCONSISTENT_GROUP_PROTOCOL});
     return;
   }
-  ClassicGroupMember& m = g.members.at(r.member_id);
+  ClassicGroupMember& m = g.member(r.member_id);
   switch (g.state) {
     case ClassicGroupState::PreparingRebalance:
       reply(from, SyncGroupResponse{.error = ErrorCode::REBALANCE_IN_PROGRESS});
@@ -691,7 +691,7 @@ void GroupCoordinator::on_heartbeat(const Reply& from, const HeartbeatRequest& r
     reply_after_pending_writes(from, HeartbeatResponse{ErrorCode::ILLEGAL_GENERATION});
     return;
   }
-  ClassicGroupMember& m = g.members.at(r.member_id);
+  ClassicGroupMember& m = g.member(r.member_id);
   switch (g.state) {
     case ClassicGroupState::Empty:
     case ClassicGroupState::Dead:
@@ -867,7 +867,7 @@ void GroupCoordinator::on_offset_commit(const Reply& from, const OffsetCommitReq
       return;
     }
     if (g.state == ClassicGroupState::Stable || g.state == ClassicGroupState::PreparingRebalance) {
-      auto& m = g.members.at(r.member_id);
+      auto& m = g.member(r.member_id);
       rearm_heartbeat(g, m, m.session_timeout_ms);  // a commit counts as a heartbeat
     }
   }

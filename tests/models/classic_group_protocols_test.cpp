@@ -80,3 +80,51 @@ TEST_CASE("classic group: candidate protocols follow every add, change, take and
   CHECK(g.candidate_protocols().empty());
   CHECK(g.supported_protocols.empty());
 }
+
+TEST_CASE(
+    "classic group: the member index finds every member by id through adds, takes and removals") {
+  sim::Rng rng(11, "classic-member-index");
+  rsim::ClassicGroup g;
+  int next_id = 0;
+  std::vector<std::string> gone;  // ids taken or removed, never to be found again
+  for (int step = 0; step < 3000; ++step) {
+    CAPTURE(step);
+    const auto op = rng.uniform(0, 2);
+    if (op == 0 || g.members.empty()) {
+      rsim::ClassicGroupMember m;
+      m.member_id = "consumer-g-" + std::to_string(next_id++) + "-0123456789abcdef";
+      g.add_member(std::move(m));
+    } else {
+      auto it = g.members.begin();
+      std::advance(it, rng.uniform(0, static_cast<std::int64_t>(g.members.size()) - 1));
+      gone.push_back(it->first);
+      if (op == 1) {
+        g.remove_member(it);
+      } else {
+        rsim::ClassicGroupMember m = g.take_member(it->first);
+        m.member_id = "consumer-g-" + std::to_string(next_id++) + "-0123456789abcdef";
+        g.add_member(std::move(m));
+      }
+    }
+    REQUIRE(g.member_index.size() == g.members.size());
+    for (auto& [id, m] : g.members) REQUIRE(g.find_member(id) == &m);
+  }
+  for (const auto& id : gone) CHECK(g.find_member(id) == nullptr);
+
+  // By hand: a, b and c join; b comes back as d (a static member's new id); a leaves.
+  rsim::ClassicGroup h;
+  for (const char* id : {"a", "b", "c"}) {
+    rsim::ClassicGroupMember m;
+    m.member_id = id;
+    h.add_member(std::move(m));
+  }
+  rsim::ClassicGroupMember b = h.take_member("b");
+  b.member_id = "d";
+  h.add_member(std::move(b));
+  h.remove_member(h.members.find("a"));
+  CHECK(h.member_index.size() == 2);
+  CHECK(h.find_member("a") == nullptr);
+  CHECK(h.find_member("b") == nullptr);
+  CHECK(h.find_member("c") == &h.members.at("c"));
+  CHECK(&h.member("d") == &h.members.at("d"));
+}
