@@ -60,6 +60,33 @@ std::int64_t us(const json& e) {
   return e["t_us"].get<std::int64_t>();
 }
 
+/// One share consumer A on `jobs` (1 partition, 1 broker, 1 ms links, the broker no time),
+/// started at 1,000 ms, with `knob` set on A: its trace and the times (µs) A sent its
+/// ShareGroupHeartbeats and ShareFetches.
+struct LoneMember {
+  std::vector<json> trace;
+  std::vector<std::int64_t> heartbeats, fetches;
+};
+LoneMember lone_member(const std::string& knob, std::int64_t value) {
+  json doc = json::parse(R"({
+    "name": "share-lone-member", "seed": 3, "duration_ms": 8000, "protocols": ["share"],
+    "cluster": {"brokers": 1},
+    "network": {"latency_ms": {"dist": "constant", "value": 1}},
+    "topics": [{"name": "jobs", "partitions": 1}],
+    "consumers": [{"name": "A", "group": "queue", "topics": ["jobs"]}],
+    "events": [{"at_ms": 1000, "do": "start", "consumer": "A"}]})");
+  doc["consumers"][0][knob] = value;
+  const auto spec = testing::ideal_machine(doc);
+  LoneMember m;
+  m.trace = testing::parse_trace(rsim::run_scenario(spec, "share", spec.seed).trace_lines);
+  for (const auto& e : testing::events(m.trace, "rpc")) {
+    if (e["dir"] != "send") continue;
+    if (e["api"] == "ShareGroupHeartbeat") m.heartbeats.push_back(us(e));
+    if (e["api"] == "ShareFetch") m.fetches.push_back(us(e));
+  }
+  return m;
+}
+
 }  // namespace
 
 TEST_CASE("share: the article's membership table, step by step, through the simulation") {
@@ -643,24 +670,7 @@ TEST_CASE(
   // ShareFetch and the acknowledgement in the same instant.
   for (const std::int64_t poll_ms : {100, 250}) {
     INFO("poll_timeout_ms " << poll_ms);
-    json doc = json::parse(R"({
-      "name": "share-ack-at-wake", "seed": 3, "duration_ms": 8000, "protocols": ["share"],
-      "cluster": {"brokers": 1},
-      "network": {"latency_ms": {"dist": "constant", "value": 1}},
-      "topics": [{"name": "jobs", "partitions": 1}],
-      "consumers": [{"name": "A", "group": "queue", "topics": ["jobs"]}],
-      "events": [{"at_ms": 1000, "do": "start", "consumer": "A"}]})");
-    doc["consumers"][0]["poll_timeout_ms"] = poll_ms;
-    const auto spec = testing::ideal_machine(doc);
-    const auto trace =
-        testing::parse_trace(rsim::run_scenario(spec, "share", spec.seed).trace_lines);
-    std::vector<std::int64_t> heartbeats;
-    std::vector<std::int64_t> fetches;
-    for (const auto& e : testing::events(trace, "rpc")) {
-      if (e["dir"] != "send") continue;
-      if (e["api"] == "ShareGroupHeartbeat") heartbeats.push_back(us(e));
-      if (e["api"] == "ShareFetch") fetches.push_back(us(e));
-    }
+    const auto [trace, heartbeats, fetches] = lone_member("poll_timeout_ms", poll_ms);
     const std::int64_t ack = (1000 + poll_ms) * 1000;
     const std::int64_t next = ack + 2000 + 5000 * 1000;
     REQUIRE(heartbeats.size() >= 4);
@@ -697,24 +707,7 @@ TEST_CASE(
   // nothing: the loop's ShareFetch goes at its end anyway).
   for (const std::int64_t cost_ms : {0, 20, 150}) {
     INFO("reconciliation_ms " << cost_ms);
-    json doc = json::parse(R"({
-      "name": "share-reconciliation", "seed": 3, "duration_ms": 8000, "protocols": ["share"],
-      "cluster": {"brokers": 1},
-      "network": {"latency_ms": {"dist": "constant", "value": 1}},
-      "topics": [{"name": "jobs", "partitions": 1}],
-      "consumers": [{"name": "A", "group": "queue", "topics": ["jobs"]}],
-      "events": [{"at_ms": 1000, "do": "start", "consumer": "A"}]})");
-    doc["consumers"][0]["reconciliation_ms"] = cost_ms;
-    const auto spec = testing::ideal_machine(doc);
-    const auto trace =
-        testing::parse_trace(rsim::run_scenario(spec, "share", spec.seed).trace_lines);
-    std::vector<std::int64_t> heartbeats;
-    std::vector<std::int64_t> fetches;
-    for (const auto& e : testing::events(trace, "rpc")) {
-      if (e["dir"] != "send") continue;
-      if (e["api"] == "ShareGroupHeartbeat") heartbeats.push_back(us(e));
-      if (e["api"] == "ShareFetch") fetches.push_back(us(e));
-    }
+    const auto [trace, heartbeats, fetches] = lone_member("reconciliation_ms", cost_ms);
     const std::int64_t reconciled = 6104000 + cost_ms * 1000;
     REQUIRE(heartbeats.size() >= 4);
     CHECK(heartbeats[0] == 1002000);     // the join, answered with nothing
