@@ -437,8 +437,10 @@ struct SharePartitionManager::Impl {
           ++it;
         }
       }
+      // (clang 14 cannot capture a structured binding in a lambda: a plain reference instead.)
+      const std::string& member = member_id;
       std::erase_if(responses_, [&](const auto& e) {
-        return e.second.member_id == member_id && e.second.broker == broker;
+        return e.second.member_id == member && e.second.broker == broker;
       });
     }
   }
