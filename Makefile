@@ -22,12 +22,15 @@ DEMO_SCENARIO := scenarios/examples/two-consumers.json
 DEMO_OUT := out/two-consumers
 
 FUZZ_DEB_PACKAGES := clang libclang-rt-14-dev
+# What `make image` builds with: buildah (or podman where it can start a container) and, where no
+# image registry is reachable, mmdebstrap for the base (ci/image_base.sh, docs/ci.md).
+IMAGE_PACKAGES := buildah podman mmdebstrap
 FUZZ_SECONDS ?= 60
 
-.PHONY: format deps test-deps sanitize-deps build build-pgo demo test install deb image image-test sanitize sanitize-build tsan fuzz clean oracle-assignors oracle oracle-smoke oracle-share-smoke site
+.PHONY: format deps test-deps image-deps sanitize-deps build build-pgo demo test install deb image image-test sanitize sanitize-build tsan fuzz clean oracle-assignors oracle oracle-smoke oracle-share-smoke site
 
-deps test-deps:
-	@missing=""; for p in $(if $(filter test-deps,$@),$(TEST_PACKAGES),$(DEB_PACKAGES)); do \
+deps test-deps image-deps:
+	@missing=""; for p in $(if $(filter test-deps,$@),$(TEST_PACKAGES),$(if $(filter image-deps,$@),$(IMAGE_PACKAGES),$(DEB_PACKAGES))); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -78,7 +81,7 @@ IMAGE_BASE ?= docker.io/library/debian:bookworm-slim
 # The base: IMAGE_BASE when local or pullable, else one made with mmdebstrap (ci/image_base.sh).
 # The build stage compiles through ccache with the host's cache mounted (ci/Containerfile).
 IMAGE_BUILDER ?=
-image:
+image: image-deps
 	@base=$$(sh ci/image_base.sh $(IMAGE_BASE)) && cache=$$(ccache -k cache_dir) && mkdir -p "$$cache" && \
 	builder='$(IMAGE_BUILDER)' && if [ -z "$$builder" ]; then \
 	  if podman run --rm --pull=never "$$base" true >/dev/null 2>&1; then builder='podman build'; \
